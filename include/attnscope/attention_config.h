@@ -1,0 +1,106 @@
+/*
+ * attention_config.h: every knob a learner can turn, in one struct.
+ *
+ * The six variants are the classes of the book's chapter 3; each draws its
+ * parameters in the order the PyTorch class does, so one seed gives the same
+ * numbers in attnscope and in PyTorch.
+ */
+#ifndef ATTNSCOPE_ATTENTION_CONFIG_H
+#define ATTNSCOPE_ATTENTION_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "attnscope/rng.h"
+#include "attnscope/status.h"
+
+/* X(enum, name, book class, one-line description) */
+#define ATTN_VARIANT_LIST(X)                                                              \
+    X(ATTN_SIMPLE, "simple", "(no class: section 3.3)",                                   \
+      "no weights: queries = keys = values = the inputs, no scaling")                     \
+    X(ATTN_V1, "v1", "SelfAttention_v1",                                                  \
+      "torch.rand weight matrices, x @ W")                                                \
+    X(ATTN_V2, "v2", "SelfAttention_v2",                                                  \
+      "nn.Linear projections")                                                            \
+    X(ATTN_CAUSAL, "causal", "CausalAttention",                                           \
+      "nn.Linear projections, causal mask, dropout")                                      \
+    X(ATTN_WRAPPER, "wrapper", "MultiHeadAttentionWrapper",                               \
+      "independent CausalAttention heads, concatenated")                                  \
+    X(ATTN_MHA, "mha", "MultiHeadAttention",                                              \
+      "d_out split into heads, then an output projection")
+
+enum attn_variant {
+#define ATTN_VARIANT_ENUM(e, name, cls, desc) e,
+    ATTN_VARIANT_LIST(ATTN_VARIANT_ENUM)
+#undef ATTN_VARIANT_ENUM
+    ATTN_VARIANT_COUNT
+};
+
+enum attn_mask {
+    ATTN_MASK_NONE,
+    ATTN_MASK_CAUSAL /* query i sees keys 0..i only */
+};
+
+/* Documented limits (doc/attnscope.1), checked by attention_config_check. */
+#define ATTN_MAX_DIM 8192
+#define ATTN_MAX_HEADS 256
+#define ATTN_MAX_DROPOUT_PASS 1000000
+
+struct attention_config {
+    enum attn_variant variant;
+    int d_out;            /* per head for wrapper, in total for mha; simple ignores it */
+    int heads;            /* wrapper and mha; the other variants have one head */
+    uint64_t seed;        /* torch.manual_seed(seed) before the parameters are drawn */
+    double dropout;       /* p, in [0, 1) */
+    bool train;           /* dropout acts in training mode only */
+    enum attn_mask mask;
+    bool scale;           /* divide the scores by sqrt(d_k) */
+    bool qkv_bias;        /* nn.Linear(..., bias=qkv_bias) for W_query, W_key, W_value */
+    double temperature;   /* softmax(scores / (sqrt(d_k) * T)); T > 0 */
+    bool positional;      /* add the sinusoidal positional encoding to the embeddings */
+    enum rng_path rng_path;
+    bool dropout_reseed;  /* torch.manual_seed(dropout_seed) just before dropout, as the book does */
+    uint64_t dropout_seed;
+    int dropout_pass;     /* the mask of the (dropout_pass + 1)-th forward call */
+};
+
+/*
+ * The defaults of the command line: mha, d_out 2, 2 heads, seed 123, no
+ * dropout, training mode, the variant's mask and scaling, T = 1, the
+ * default generator path.
+ */
+void attention_config_init(struct attention_config *cfg);
+
+/* Sets the variant and the mask and scaling the book's class uses. */
+void attention_config_set_variant(struct attention_config *cfg, enum attn_variant variant);
+
+/*
+ * Checks the knobs against each other and the limits, for d_in-dimensional
+ * embeddings.  Messages name the command-line option to change.
+ */
+enum attn_status attention_config_check(const struct attention_config *cfg, int d_in,
+                                        struct attn_error *err);
+
+const char *attention_variant_name(enum attn_variant v);
+const char *attention_variant_class(enum attn_variant v);
+const char *attention_variant_description(enum attn_variant v);
+/* Returns 0 and sets *v if name is a variant's name, -1 otherwise. */
+int attention_variant_parse(const char *name, enum attn_variant *v);
+
+/* The shapes a configuration implies (all derived, never set by hand). */
+struct attention_shape {
+    int d_in;
+    int heads;        /* 1 unless wrapper or mha */
+    int head_dim;     /* columns of Q, K and V per head (d_k) */
+    int d_qkv;        /* heads * head_dim: the width of Q, K, V and context */
+    int d_output;     /* the width of the output: d_out for mha, d_qkv otherwise */
+    int sets;         /* independent projection sets: heads for wrapper, 0 for simple, else 1 */
+    int d_set;        /* columns each projection set produces */
+    bool dropout_on;  /* train && dropout > 0 */
+    int dropout_calls;/* separate nn.Dropout calls per forward: heads for wrapper, else 1 */
+    double divisor;   /* scaled = masked / divisor */
+};
+
+void attention_shape_of(const struct attention_config *cfg, int d_in, struct attention_shape *s);
+
+#endif

@@ -1,0 +1,76 @@
+/*
+ * params.h: the trainable parameters of a variant.
+ *
+ * Parameters are listed in the order the PyTorch class constructs them, which
+ * is the order their random numbers are drawn in, and named by their
+ * state_dict keys ("W_query.weight", "heads.1.W_key.bias", "out_proj.bias"),
+ * which are also the file names --export writes and --weights reads.  Each is
+ * stored in PyTorch's layout: an nn.Linear weight is (out, in), a bias is
+ * (1, out), and SelfAttention_v1's torch.rand matrices are (in, out).
+ */
+#ifndef ATTNSCOPE_PARAMS_H
+#define ATTNSCOPE_PARAMS_H
+
+#include <stdbool.h>
+
+#include "attnscope/attention_config.h"
+#include "attnscope/matrix.h"
+#include "attnscope/rng.h"
+#include "attnscope/status.h"
+
+enum param_role { PARAM_QUERY, PARAM_KEY, PARAM_VALUE, PARAM_OUT };
+
+enum param_init {
+    PARAM_INIT_RAND,    /* torch.rand: uniform_(0, 1) */
+    PARAM_INIT_KAIMING, /* nn.Linear weight: kaiming_uniform_(a = sqrt(5)) */
+    PARAM_INIT_BIAS     /* nn.Linear bias: uniform_(-1/sqrt(in), 1/sqrt(in)) */
+};
+
+#define PARAM_NAME_MAX 48
+
+struct param {
+    char name[PARAM_NAME_MAX]; /* the PyTorch state_dict key */
+    enum param_role role;
+    int set;                   /* the head, for the wrapper; 0 otherwise */
+    bool is_bias;
+    bool transposed;           /* (in, out), used as x @ W: SelfAttention_v1 */
+    enum param_init init;
+    int fan_in;
+    struct matrix m;           /* a view into the params' storage */
+};
+
+struct attention_params {
+    enum attn_variant variant;
+    int count;
+    struct param *p;  /* (count) in construction order */
+    float *storage;
+};
+
+/* Lays out (zero-filled) the parameters of cfg's variant for d_in inputs. */
+enum attn_status params_create(struct attention_params *ps, const struct attention_config *cfg,
+                               int d_in, struct attn_error *err);
+void params_destroy(struct attention_params *ps);
+
+/* Draws every parameter from r in construction order, as PyTorch does. */
+void params_draw(struct attention_params *ps, struct rng *r);
+
+/* The parameter with that role, set and kind, or NULL (e.g. no bias). */
+const struct param *params_find(const struct attention_params *ps, enum param_role role,
+                                int set, bool is_bias);
+
+/* A deep copy of src into dst (which must be unused). */
+enum attn_status params_copy(struct attention_params *dst, const struct attention_params *src,
+                             struct attn_error *err);
+
+/*
+ * Reads every parameter of the layout in ps from dir/NAME.csv (as --export
+ * writes them) and checks its shape.  A missing file or a wrong shape is
+ * refused with a message naming the file and the shape expected.
+ */
+enum attn_status params_load(struct attention_params *ps, const char *dir,
+                             struct attn_error *err);
+
+/* True when a and b have the same names and shapes. */
+bool params_same_layout(const struct attention_params *a, const struct attention_params *b);
+
+#endif

@@ -1,0 +1,97 @@
+/*
+ * pipeline.h: a sentence in, every stage of attention out.
+ *
+ * A struct pipeline owns everything one configuration computes: the tokens,
+ * the embeddings (and positional encoding), the parameters and the stage
+ * buffers.  Front ends build a new pipeline when a knob or the sentence
+ * changes and swap it in only when it succeeds, so a bad input never loses
+ * what is on screen.  Stages are reached by name through
+ * pipeline_stage_view(), the single accessor the TUI, --print, --export and
+ * the tests all use.
+ */
+#ifndef ATTNSCOPE_PIPELINE_H
+#define ATTNSCOPE_PIPELINE_H
+
+#include <stdbool.h>
+
+#include "attnscope/attention.h"
+#include "attnscope/attention_config.h"
+#include "attnscope/params.h"
+#include "attnscope/rng.h"
+#include "attnscope/status.h"
+#include "attnscope/tokenizer.h"
+#include "attnscope/vocab.h"
+
+/* X(enum, name, per-head, formula) in pipeline order. */
+#define PIPELINE_STAGE_LIST(X)                                        \
+    X(STAGE_EMBEDDINGS, "embeddings", false, "vocabulary[token]")     \
+    X(STAGE_POSITIONAL, "positional", false, "PE(pos, i)")            \
+    X(STAGE_INPUTS, "inputs", false, "x = embeddings (+ PE)")         \
+    X(STAGE_QUERIES, "queries", false, "Q = x W_q^T")                 \
+    X(STAGE_KEYS, "keys", false, "K = x W_k^T")                       \
+    X(STAGE_VALUES, "values", false, "V = x W_v^T")                   \
+    X(STAGE_SCORES, "scores", true, "Q_h K_h^T")                      \
+    X(STAGE_MASKED, "masked", true, "scores, -inf where j > i")       \
+    X(STAGE_SCALED, "scaled", true, "masked / sqrt(d_k)")             \
+    X(STAGE_WEIGHTS, "weights", true, "softmax(scaled) by row")       \
+    X(STAGE_DROPPED, "dropped", true, "dropout(weights)")             \
+    X(STAGE_CONTEXT, "context", false, "dropped_h V_h, concatenated") \
+    X(STAGE_OUTPUT, "output", false, "context W_o^T + b_o")
+
+enum pipeline_stage {
+#define PIPELINE_STAGE_ENUM(e, name, per_head, formula) e,
+    PIPELINE_STAGE_LIST(PIPELINE_STAGE_ENUM)
+#undef PIPELINE_STAGE_ENUM
+    STAGE_COUNT
+};
+
+struct pipeline_source {
+    const char *sentence;
+    const struct vocab *vocab;              /* borrowed */
+    const struct attention_params *weights; /* borrowed; NULL: draw from the seed */
+};
+
+struct pipeline {
+    struct attention_config cfg;
+    struct token_list tokens;
+    unsigned char *made_up;          /* (n) 1 where the vocabulary lacked the token */
+    int d_in;
+    struct matrix embeddings;        /* (n, d_in) */
+    struct matrix positional;        /* (n, d_in); empty unless cfg.positional */
+    struct matrix inputs;            /* (n, d_in) embeddings + positional */
+    struct attention_params params;
+    bool params_given;               /* loaded (--weights), not drawn */
+    struct rng rng_after_params;     /* the generator where dropout starts */
+    struct attention_stages st;
+};
+
+/*
+ * Runs the whole pipeline for cfg on src.  On failure p is left empty (safe
+ * to destroy) and err says why.
+ */
+enum attn_status pipeline_create(struct pipeline *p, const struct attention_config *cfg,
+                                 const struct pipeline_source *src, struct attn_error *err);
+void pipeline_destroy(struct pipeline *p);
+
+/* A stage's matrix and labels, as every front end shows it. */
+struct pipeline_view {
+    struct matrix m;                /* a view: never destroyed */
+    const char *const *row_labels;  /* (m.rows) query tokens */
+    const char *const *col_labels;  /* (m.cols) key tokens, or NULL: "d0", "d1", ... */
+    int col_group;                  /* columns per head (0: no heads across the columns) */
+};
+
+const char *pipeline_stage_name(enum pipeline_stage s);
+const char *pipeline_stage_formula(enum pipeline_stage s);
+bool pipeline_stage_per_head(enum pipeline_stage s);
+/* Returns 0 and sets *s if name is a stage's name, -1 otherwise. */
+int pipeline_stage_parse(const char *name, enum pipeline_stage *s);
+
+/* Whether p has this stage (embeddings and positional exist only with PE on). */
+bool pipeline_stage_present(const struct pipeline *p, enum pipeline_stage s);
+
+/* The view of stage s (for per-head stages, of head; otherwise head is ignored). */
+void pipeline_stage_view(const struct pipeline *p, enum pipeline_stage s, int head,
+                         struct pipeline_view *v);
+
+#endif

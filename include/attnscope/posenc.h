@@ -1,0 +1,19 @@
+/*
+ * posenc.h: the sinusoidal positional encoding of "Attention Is All You
+ * Need", as seed document 004 presents it:
+ *
+ *   PE(pos, 2i)   = sin(pos / 10000^(2i / d))
+ *   PE(pos, 2i+1) = cos(pos / 10000^(2i / d))
+ *
+ * with positions counted from 0.  attnscope adds it to the embeddings when
+ * the positional knob is on (off by default, as in the book's chapter 3).
+ */
+#ifndef ATTNSCOPE_POSENC_H
+#define ATTNSCOPE_POSENC_H
+
+#include "attnscope/matrix.h"
+
+/* Fills out (n, d) with the encoding of positions 0..n-1. */
+void posenc_sinusoidal(struct matrix *out);
+
+#endif

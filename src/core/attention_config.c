@@ -1,0 +1,148 @@
+/* attention_config.c: knobs, their defaults and their checks (see attention_config.h). */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "attnscope/attention_config.h"
+
+struct variant_info {
+    const char *name;
+    const char *cls;
+    const char *desc;
+};
+
+static const struct variant_info variants[] = {
+#define ATTN_VARIANT_INFO(e, name, cls, desc) { name, cls, desc },
+    ATTN_VARIANT_LIST(ATTN_VARIANT_INFO)
+#undef ATTN_VARIANT_INFO
+};
+
+const char *
+attention_variant_name(enum attn_variant v)
+{
+    return (unsigned)v < ATTN_VARIANT_COUNT ? variants[v].name : "?";
+}
+
+const char *
+attention_variant_class(enum attn_variant v)
+{
+    return (unsigned)v < ATTN_VARIANT_COUNT ? variants[v].cls : "?";
+}
+
+const char *
+attention_variant_description(enum attn_variant v)
+{
+    return (unsigned)v < ATTN_VARIANT_COUNT ? variants[v].desc : "?";
+}
+
+int
+attention_variant_parse(const char *name, enum attn_variant *v)
+{
+    for (int i = 0; i < ATTN_VARIANT_COUNT; i++) {
+        if (strcmp(name, variants[i].name) == 0) {
+            *v = (enum attn_variant)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+void
+attention_config_init(struct attention_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->d_out = 2;
+    cfg->heads = 2;
+    cfg->seed = 123;
+    cfg->dropout = 0.0;
+    cfg->train = true;
+    cfg->qkv_bias = false;
+    cfg->temperature = 1.0;
+    cfg->positional = false;
+    cfg->rng_path = RNG_PATH_DEFAULT;
+    attention_config_set_variant(cfg, ATTN_MHA);
+}
+
+void
+attention_config_set_variant(struct attention_config *cfg, enum attn_variant variant)
+{
+    cfg->variant = variant;
+    cfg->mask = variant >= ATTN_CAUSAL ? ATTN_MASK_CAUSAL : ATTN_MASK_NONE;
+    cfg->scale = variant != ATTN_SIMPLE;
+}
+
+static bool
+uses_heads(enum attn_variant v)
+{
+    return v == ATTN_WRAPPER || v == ATTN_MHA;
+}
+
+void
+attention_shape_of(const struct attention_config *cfg, int d_in, struct attention_shape *s)
+{
+    memset(s, 0, sizeof *s);
+    s->d_in = d_in;
+    s->heads = uses_heads(cfg->variant) ? cfg->heads : 1;
+    switch (cfg->variant) {
+    case ATTN_SIMPLE:
+        s->head_dim = d_in;
+        s->sets = 0;
+        break;
+    case ATTN_WRAPPER:
+        s->head_dim = cfg->d_out;
+        s->sets = s->heads;
+        break;
+    case ATTN_MHA:
+        s->head_dim = s->heads > 0 ? cfg->d_out / s->heads : 0;
+        s->sets = 1;
+        break;
+    default:
+        s->head_dim = cfg->d_out;
+        s->sets = 1;
+        break;
+    }
+    s->d_qkv = s->heads * s->head_dim;
+    s->d_set = s->sets > 0 ? s->d_qkv / s->sets : 0;
+    s->d_output = cfg->variant == ATTN_MHA ? cfg->d_out : s->d_qkv;
+    s->dropout_on = cfg->train && cfg->dropout > 0.0;
+    s->dropout_calls = cfg->variant == ATTN_WRAPPER ? s->heads : 1;
+    /* keys.shape[-1] ** 0.5 in the book; the temperature divides as well. */
+    s->divisor = (cfg->scale ? sqrt((double)s->head_dim) : 1.0) * cfg->temperature;
+}
+
+enum attn_status
+attention_config_check(const struct attention_config *cfg, int d_in, struct attn_error *err)
+{
+    if ((unsigned)cfg->variant >= ATTN_VARIANT_COUNT)
+        return attn_fail(err, ATTN_EVALUE, "--variant: unknown variant");
+    if (d_in < 1 || d_in > ATTN_MAX_DIM)
+        return attn_fail(err, ATTN_EVALUE, "the embeddings have %d dimensions; 1 to %d are allowed",
+                         d_in, ATTN_MAX_DIM);
+    if (cfg->variant != ATTN_SIMPLE && (cfg->d_out < 1 || cfg->d_out > ATTN_MAX_DIM))
+        return attn_fail(err, ATTN_EVALUE, "--d-out %d: give a size from 1 to %d", cfg->d_out,
+                         ATTN_MAX_DIM);
+    if (uses_heads(cfg->variant) && (cfg->heads < 1 || cfg->heads > ATTN_MAX_HEADS))
+        return attn_fail(err, ATTN_EVALUE, "--heads %d: give a count from 1 to %d", cfg->heads,
+                         ATTN_MAX_HEADS);
+    if (cfg->variant == ATTN_MHA && cfg->d_out % cfg->heads != 0)
+        return attn_fail(err, ATTN_EVALUE,
+                         "--heads %d does not divide --d-out %d: mha splits d_out into equal heads",
+                         cfg->heads, cfg->d_out);
+    if (cfg->variant == ATTN_WRAPPER && (long)cfg->d_out * cfg->heads > ATTN_MAX_DIM)
+        return attn_fail(err, ATTN_EVALUE,
+                         "--d-out %d x --heads %d: the wrapper's concatenated width is over %d",
+                         cfg->d_out, cfg->heads, ATTN_MAX_DIM);
+    if (!(cfg->dropout >= 0.0 && cfg->dropout < 1.0))
+        return attn_fail(err, ATTN_EVALUE, "--dropout %g: p must be at least 0 and below 1",
+                         cfg->dropout);
+    if (!(cfg->temperature > 0.0) || !isfinite(cfg->temperature))
+        return attn_fail(err, ATTN_EVALUE, "--temperature %g: T must be a positive number",
+                         cfg->temperature);
+    if (cfg->dropout_pass < 0 || cfg->dropout_pass > ATTN_MAX_DROPOUT_PASS)
+        return attn_fail(err, ATTN_EVALUE, "dropout pass %d: give 0 to %d", cfg->dropout_pass,
+                         ATTN_MAX_DROPOUT_PASS);
+    if ((unsigned)cfg->rng_path > RNG_PATH_MKL)
+        return attn_fail(err, ATTN_EVALUE, "--rng: unknown generator path");
+    return ATTN_OK;
+}

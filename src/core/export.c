@@ -1,0 +1,197 @@
+/* export.c: stages and parameters as CSV files (see export.h). */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnscope/csvio.h"
+#include "attnscope/export.h"
+#include "attnscope/fileio.h"
+
+void
+export_file_name(enum pipeline_stage s, int head, char *buf, size_t size)
+{
+    if (pipeline_stage_per_head(s))
+        snprintf(buf, size, "%s.h%d.csv", pipeline_stage_name(s), head);
+    else
+        snprintf(buf, size, "%s.csv", pipeline_stage_name(s));
+}
+
+static enum attn_status
+write_matrix(struct fileio_batch *b, const char *name, const struct matrix *m,
+             struct csvio_labels rows, struct csvio_labels cols, struct attn_error *err)
+{
+    FILE *f;
+    enum attn_status st = fileio_batch_open(b, name, &f, err);
+
+    if (st != ATTN_OK)
+        return st;
+    csvio_write_matrix(f, m, rows, cols);
+    return fileio_batch_close(b, err);
+}
+
+static enum attn_status
+write_stage(struct fileio_batch *b, const struct pipeline *p, enum pipeline_stage s,
+            struct attn_error *err)
+{
+    int heads = pipeline_stage_per_head(s) ? p->st.shape.heads : 1;
+
+    for (int h = 0; h < heads; h++) {
+        struct pipeline_view v;
+        struct csvio_labels rows;
+        struct csvio_labels cols;
+        char name[64];
+        enum attn_status st;
+
+        pipeline_stage_view(p, s, h, &v);
+        rows.names = v.row_labels;
+        rows.prefix = NULL;
+        cols.names = v.col_labels;
+        cols.prefix = "d";
+        export_file_name(s, h, name, sizeof name);
+        st = write_matrix(b, name, &v.m, rows, cols, err);
+        if (st != ATTN_OK)
+            return st;
+    }
+    return ATTN_OK;
+}
+
+static enum attn_status
+write_tokens(struct fileio_batch *b, const struct pipeline *p, struct attn_error *err)
+{
+    FILE *f;
+    enum attn_status st = fileio_batch_open(b, "tokens.csv", &f, err);
+
+    if (st != ATTN_OK)
+        return st;
+    fputs("token,position,source\n", f);
+    for (int t = 0; t < p->tokens.count; t++) {
+        csvio_write_field(f, p->tokens.text[t]);
+        fprintf(f, ",%d,%s\n", t, p->made_up[t] ? "made-up" : "vocabulary");
+    }
+    return fileio_batch_close(b, err);
+}
+
+/* The sentence's own vocabulary: each distinct token once, made-up ones too. */
+static enum attn_status
+write_vocabulary(struct fileio_batch *b, const struct pipeline *p, struct attn_error *err)
+{
+    FILE *f;
+    char value[32];
+    enum attn_status st = fileio_batch_open(b, "vocabulary.csv", &f, err);
+
+    if (st != ATTN_OK)
+        return st;
+    fputs("token", f);
+    for (int j = 0; j < p->d_in; j++)
+        fprintf(f, ",d%d", j);
+    fputc('\n', f);
+    for (int t = 0; t < p->tokens.count; t++) {
+        int seen = 0;
+        for (int u = 0; u < t && !seen; u++)
+            seen = strcmp(p->tokens.text[u], p->tokens.text[t]) == 0;
+        if (seen)
+            continue;
+        csvio_write_field(f, p->tokens.text[t]);
+        for (int j = 0; j < p->d_in; j++) {
+            csvio_format_value(value, sizeof value, MAT_AT(&p->embeddings, t, j));
+            fprintf(f, ",%s", value);
+        }
+        fputc('\n', f);
+    }
+    return fileio_batch_close(b, err);
+}
+
+static enum attn_status
+write_keep(struct fileio_batch *b, const struct pipeline *p, struct attn_error *err)
+{
+    const struct attention_stages *st = &p->st;
+    struct matrix m;
+    enum attn_status status = matrix_create(&m, st->nq, st->nk, err);
+
+    if (status != ATTN_OK)
+        return status;
+    for (int h = 0; h < st->shape.heads && status == ATTN_OK; h++) {
+        const unsigned char *keep = st->keep + (size_t)h * matrix_size(&m);
+        struct csvio_labels labels = { (const char *const *)p->tokens.text, NULL };
+        char name[32];
+        for (size_t e = 0; e < matrix_size(&m); e++)
+            m.data[e] = keep[e] ? 1.0f : 0.0f;
+        snprintf(name, sizeof name, "keep.h%d.csv", h);
+        status = write_matrix(b, name, &m, labels, labels, err);
+    }
+    matrix_destroy(&m);
+    return status;
+}
+
+static enum attn_status
+write_params(struct fileio_batch *b, const struct pipeline *p, struct attn_error *err)
+{
+    for (int i = 0; i < p->params.count; i++) {
+        const struct param *pa = &p->params.p[i];
+        struct csvio_labels rows = { NULL, "r" };
+        struct csvio_labels cols = { NULL, "c" };
+        char name[PARAM_NAME_MAX + 8];
+        enum attn_status st;
+
+        snprintf(name, sizeof name, "%s.csv", pa->name);
+        st = write_matrix(b, name, &pa->m, rows, cols, err);
+        if (st != ATTN_OK)
+            return st;
+    }
+    return ATTN_OK;
+}
+
+static enum attn_status
+finish(struct fileio_batch *b, enum attn_status st, int *written, struct attn_error *err)
+{
+    int count = b->count;
+
+    if (st != ATTN_OK) {
+        fileio_batch_abort(b);
+        return st;
+    }
+    st = fileio_batch_commit(b, err);
+    if (st == ATTN_OK && written != NULL)
+        *written = count;
+    return st;
+}
+
+enum attn_status
+export_all(const struct pipeline *p, const char *dir, int *written, struct attn_error *err)
+{
+    struct fileio_batch b;
+    enum attn_status st = fileio_batch_begin(&b, dir, err);
+
+    if (written != NULL)
+        *written = 0;
+    if (st != ATTN_OK)
+        return st;
+    st = write_tokens(&b, p, err);
+    if (st == ATTN_OK)
+        st = write_vocabulary(&b, p, err);
+    for (int s = 0; s < STAGE_COUNT && st == ATTN_OK; s++)
+        if (pipeline_stage_present(p, (enum pipeline_stage)s))
+            st = write_stage(&b, p, (enum pipeline_stage)s, err);
+    if (st == ATTN_OK && p->st.dropout_on)
+        st = write_keep(&b, p, err);
+    if (st == ATTN_OK)
+        st = write_params(&b, p, err);
+    return finish(&b, st, written, err);
+}
+
+enum attn_status
+export_stage(const struct pipeline *p, enum pipeline_stage s, const char *dir, int *written,
+             struct attn_error *err)
+{
+    struct fileio_batch b;
+    enum attn_status st = fileio_batch_begin(&b, dir, err);
+
+    if (written != NULL)
+        *written = 0;
+    if (st != ATTN_OK)
+        return st;
+    st = write_stage(&b, p, s, err);
+    return finish(&b, st, written, err);
+}

@@ -1,0 +1,245 @@
+/* fileio.c: bounded reads and all-or-nothing batches of files (see fileio.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "attnscope/fileio.h"
+
+enum attn_status
+fileio_read_all(const char *path, size_t max_bytes, char **buf, size_t *len,
+                struct attn_error *err)
+{
+    struct stat st;
+    size_t cap = 4096;
+    size_t used = 0;
+    char *data;
+    int fd;
+
+    *buf = NULL;
+    *len = 0;
+    fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return attn_fail(err, ATTN_EIO, "%s: cannot open: %s", path, strerror(errno));
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        close(fd);
+        return attn_fail(err, ATTN_EIO, "%s: is a folder, not a file", path);
+    }
+    if (S_ISREG(st.st_mode) && (uintmax_t)st.st_size > (uintmax_t)max_bytes) {
+        close(fd);
+        return attn_fail(err, ATTN_ELIMIT, "%s: %jd bytes is more than attnscope reads (%zu bytes)",
+                         path, (intmax_t)st.st_size, max_bytes);
+    }
+    data = malloc(cap);
+    if (data == NULL) {
+        close(fd);
+        return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
+    }
+    for (;;) {
+        ssize_t got;
+        if (used + 1 >= cap) {
+            char *bigger;
+            if (cap > max_bytes) {
+                free(data);
+                close(fd);
+                return attn_fail(err, ATTN_ELIMIT, "%s: longer than attnscope reads (%zu bytes)",
+                                 path, max_bytes);
+            }
+            bigger = realloc(data, cap * 2);
+            if (bigger == NULL) {
+                free(data);
+                close(fd);
+                return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
+            }
+            data = bigger;
+            cap *= 2;
+        }
+        got = read(fd, data + used, cap - used - 1);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            int e = errno;
+            free(data);
+            close(fd);
+            return attn_fail(err, ATTN_EIO, "%s: cannot read: %s", path, strerror(e));
+        }
+        if (got == 0)
+            break;
+        used += (size_t)got;
+    }
+    close(fd);
+    if (used > max_bytes) {
+        free(data);
+        return attn_fail(err, ATTN_ELIMIT, "%s: longer than attnscope reads (%zu bytes)",
+                         path, max_bytes);
+    }
+    data[used] = '\0';
+    *buf = data;
+    *len = used;
+    return ATTN_OK;
+}
+
+static char *
+join_path(const char *dir, const char *name)
+{
+    size_t a = strlen(dir);
+    size_t b = strlen(name);
+    char *p = malloc(a + b + 2);
+
+    if (p == NULL)
+        return NULL;
+    memcpy(p, dir, a);
+    p[a] = '/';
+    memcpy(p + a + 1, name, b + 1);
+    return p;
+}
+
+enum attn_status
+fileio_batch_begin(struct fileio_batch *b, const char *dir, struct attn_error *err)
+{
+    struct stat st;
+
+    memset(b, 0, sizeof *b);
+    b->open_index = -1;
+    if (dir[0] == '\0')
+        return attn_fail(err, ATTN_EVALUE, "the export folder name is empty");
+    if (stat(dir, &st) != 0) {
+        if (errno != ENOENT || mkdir(dir, 0777) != 0)
+            return attn_fail(err, ATTN_EIO, "%s: cannot create the folder: %s", dir, strerror(errno));
+    } else if (!S_ISDIR(st.st_mode)) {
+        return attn_fail(err, ATTN_EIO, "%s: exists and is not a folder", dir);
+    }
+    if (access(dir, W_OK | X_OK) != 0)
+        return attn_fail(err, ATTN_EIO, "%s: cannot write into the folder: %s", dir, strerror(errno));
+    b->dir = strdup(dir);
+    if (b->dir == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    return ATTN_OK;
+}
+
+enum attn_status
+fileio_batch_open(struct fileio_batch *b, const char *name, FILE **f, struct attn_error *err)
+{
+    struct fileio_entry *e;
+    char *tmpl;
+    size_t len;
+    int fd;
+
+    *f = NULL;
+    if (strchr(name, '/') != NULL || name[0] == '\0' || name[0] == '.')
+        return attn_fail(err, ATTN_EVALUE, "'%s' is not a plain file name", name);
+    if (b->count == b->cap) {
+        int cap = b->cap ? b->cap * 2 : 16;
+        struct fileio_entry *bigger = realloc(b->entry, (size_t)cap * sizeof *bigger);
+        if (bigger == NULL)
+            return attn_fail(err, ATTN_ENOMEM, "out of memory");
+        b->entry = bigger;
+        b->cap = cap;
+    }
+    e = &b->entry[b->count];
+    e->final_path = join_path(b->dir, name);
+    len = strlen(b->dir) + strlen(name) + 32;
+    tmpl = malloc(len);
+    if (e->final_path == NULL || tmpl == NULL) {
+        free(e->final_path);
+        free(tmpl);
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    }
+    /* Hidden, in the same folder (so rename() is atomic), and unique. */
+    snprintf(tmpl, len, "%s/.%s.XXXXXX", b->dir, name);
+    fd = mkstemp(tmpl);
+    if (fd < 0) {
+        int saved = errno;
+        free(e->final_path);
+        free(tmpl);
+        return attn_fail(err, ATTN_EIO, "%s/%s: cannot create: %s", b->dir, name, strerror(saved));
+    }
+    e->temp_path = tmpl;
+    b->count++;
+    /* mkstemp makes the file 0600; exports are ordinary files. */
+    {
+        mode_t mask = umask(0);
+        umask(mask);
+        (void)fchmod(fd, 0666 & ~mask);
+    }
+    b->open = fdopen(fd, "w");
+    if (b->open == NULL) {
+        close(fd);
+        return attn_fail(err, ATTN_ENOMEM, "%s: cannot open a stream", e->final_path);
+    }
+    b->open_index = b->count - 1;
+    *f = b->open;
+    return ATTN_OK;
+}
+
+enum attn_status
+fileio_batch_close(struct fileio_batch *b, struct attn_error *err)
+{
+    FILE *f = b->open;
+    int failed;
+
+    if (f == NULL)
+        return ATTN_OK;
+    b->open = NULL;
+    failed = ferror(f) != 0;
+    if (fflush(f) != 0)
+        failed = 1;
+    if (!failed && fsync(fileno(f)) != 0 && errno != EINVAL)
+        failed = 1;
+    if (fclose(f) != 0)
+        failed = 1;
+    if (failed)
+        return attn_fail(err, ATTN_EIO, "%s: cannot write: %s",
+                         b->entry[b->open_index].final_path, strerror(errno));
+    return ATTN_OK;
+}
+
+enum attn_status
+fileio_batch_commit(struct fileio_batch *b, struct attn_error *err)
+{
+    enum attn_status st = fileio_batch_close(b, err);
+
+    if (st != ATTN_OK) {
+        fileio_batch_abort(b);
+        return st;
+    }
+    for (int i = 0; i < b->count; i++) {
+        struct fileio_entry *e = &b->entry[i];
+        if (rename(e->temp_path, e->final_path) != 0) {
+            int saved = errno;
+            attn_fail(err, ATTN_EIO, "%s: cannot move into place: %s (%d of %d files were written)",
+                      e->final_path, strerror(saved), i, b->count);
+            fileio_batch_abort(b);
+            return ATTN_EIO;
+        }
+        free(e->temp_path);
+        e->temp_path = NULL;
+    }
+    fileio_batch_abort(b);
+    return ATTN_OK;
+}
+
+void
+fileio_batch_abort(struct fileio_batch *b)
+{
+    if (b->open != NULL) {
+        fclose(b->open);
+        b->open = NULL;
+    }
+    for (int i = 0; i < b->count; i++) {
+        if (b->entry[i].temp_path != NULL) {
+            unlink(b->entry[i].temp_path);
+            free(b->entry[i].temp_path);
+        }
+        free(b->entry[i].final_path);
+    }
+    free(b->entry);
+    free(b->dir);
+    memset(b, 0, sizeof *b);
+    b->open_index = -1;
+}

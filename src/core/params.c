@@ -1,0 +1,232 @@
+/* params.c: parameter layouts, draws and loading (see params.h). */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnscope/csvio.h"
+#include "attnscope/params.h"
+
+static const char *const role_names[] = { "W_query", "W_key", "W_value", "out_proj" };
+
+struct layout {
+    struct param *p;
+    int count;
+    int cap;
+};
+
+static void
+add(struct layout *l, const char *prefix, enum param_role role, int set, bool is_bias,
+    bool transposed, enum param_init init, int rows, int cols, int fan_in)
+{
+    struct param *p = &l->p[l->count++];
+
+    snprintf(p->name, sizeof p->name, "%s%s%s", prefix, role_names[role],
+             init == PARAM_INIT_RAND ? "" : (is_bias ? ".bias" : ".weight"));
+    p->role = role;
+    p->set = set;
+    p->is_bias = is_bias;
+    p->transposed = transposed;
+    p->init = init;
+    p->fan_in = fan_in;
+    p->m.rows = rows;
+    p->m.cols = cols;
+}
+
+/* One nn.Linear(in, out, bias): the weight is constructed, then the bias. */
+static void
+add_linear(struct layout *l, const char *prefix, enum param_role role, int set, int in,
+           int out, bool bias)
+{
+    add(l, prefix, role, set, false, false, PARAM_INIT_KAIMING, out, in, in);
+    if (bias)
+        add(l, prefix, role, set, true, false, PARAM_INIT_BIAS, 1, out, in);
+}
+
+enum attn_status
+params_create(struct attention_params *ps, const struct attention_config *cfg, int d_in,
+              struct attn_error *err)
+{
+    struct attention_shape s;
+    struct layout l;
+    size_t total = 0;
+    char prefix[32];
+
+    memset(ps, 0, sizeof *ps);
+    attention_shape_of(cfg, d_in, &s);
+    ps->variant = cfg->variant;
+    /* At most three projections with biases per set, and out_proj. */
+    l.cap = 6 * (s.sets > 0 ? s.sets : 1) + 2;
+    l.count = 0;
+    l.p = calloc((size_t)l.cap, sizeof *l.p);
+    if (l.p == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory for the parameters");
+
+    switch (cfg->variant) {
+    case ATTN_SIMPLE:
+        break;
+    case ATTN_V1:
+        for (int r = PARAM_QUERY; r <= PARAM_VALUE; r++)
+            add(&l, "", (enum param_role)r, 0, false, true, PARAM_INIT_RAND, d_in, s.d_set, d_in);
+        break;
+    case ATTN_WRAPPER:
+        for (int h = 0; h < s.sets; h++) {
+            snprintf(prefix, sizeof prefix, "heads.%d.", h);
+            for (int r = PARAM_QUERY; r <= PARAM_VALUE; r++)
+                add_linear(&l, prefix, (enum param_role)r, h, d_in, s.d_set, cfg->qkv_bias);
+        }
+        break;
+    default: /* v2, causal, mha */
+        for (int r = PARAM_QUERY; r <= PARAM_VALUE; r++)
+            add_linear(&l, "", (enum param_role)r, 0, d_in, s.d_set, cfg->qkv_bias);
+        if (cfg->variant == ATTN_MHA)
+            add_linear(&l, "", PARAM_OUT, 0, s.d_qkv, s.d_output, true);
+        break;
+    }
+
+    for (int i = 0; i < l.count; i++)
+        total += matrix_size(&l.p[i].m);
+    ps->p = l.p;
+    ps->count = l.count;
+    if (total > 0) {
+        ps->storage = calloc(total, sizeof(float));
+        if (ps->storage == NULL) {
+            params_destroy(ps);
+            return attn_fail(err, ATTN_ENOMEM, "out of memory for %zu parameters", total);
+        }
+    }
+    total = 0;
+    for (int i = 0; i < l.count; i++) {
+        ps->p[i].m.data = ps->storage + total;
+        total += matrix_size(&ps->p[i].m);
+    }
+    return ATTN_OK;
+}
+
+void
+params_destroy(struct attention_params *ps)
+{
+    if (ps == NULL)
+        return;
+    free(ps->p);
+    free(ps->storage);
+    memset(ps, 0, sizeof *ps);
+}
+
+void
+params_draw(struct attention_params *ps, struct rng *r)
+{
+    for (int i = 0; i < ps->count; i++) {
+        struct param *p = &ps->p[i];
+        size_t n = matrix_size(&p->m);
+        switch (p->init) {
+        case PARAM_INIT_RAND:
+            rng_uniform_f32(r, p->m.data, n, 0.0, 1.0);
+            break;
+        case PARAM_INIT_KAIMING:
+            rng_kaiming_uniform(r, p->m.data, n, p->fan_in);
+            break;
+        case PARAM_INIT_BIAS:
+            rng_bias_uniform(r, p->m.data, n, p->fan_in);
+            break;
+        }
+    }
+}
+
+const struct param *
+params_find(const struct attention_params *ps, enum param_role role, int set, bool is_bias)
+{
+    for (int i = 0; i < ps->count; i++) {
+        const struct param *p = &ps->p[i];
+        if (p->role == role && p->set == set && p->is_bias == is_bias)
+            return p;
+    }
+    return NULL;
+}
+
+enum attn_status
+params_copy(struct attention_params *dst, const struct attention_params *src,
+            struct attn_error *err)
+{
+    size_t total = 0;
+
+    memset(dst, 0, sizeof *dst);
+    dst->variant = src->variant;
+    for (int i = 0; i < src->count; i++)
+        total += matrix_size(&src->p[i].m);
+    if (src->count > 0) {
+        dst->p = malloc((size_t)src->count * sizeof *dst->p);
+        if (dst->p == NULL)
+            return attn_fail(err, ATTN_ENOMEM, "out of memory for the parameters");
+        memcpy(dst->p, src->p, (size_t)src->count * sizeof *dst->p);
+    }
+    dst->count = src->count;
+    if (total > 0) {
+        dst->storage = malloc(total * sizeof(float));
+        if (dst->storage == NULL) {
+            params_destroy(dst);
+            return attn_fail(err, ATTN_ENOMEM, "out of memory for the parameters");
+        }
+        memcpy(dst->storage, src->storage, total * sizeof(float));
+    }
+    total = 0;
+    for (int i = 0; i < dst->count; i++) {
+        dst->p[i].m.data = dst->storage + total;
+        total += matrix_size(&dst->p[i].m);
+    }
+    return ATTN_OK;
+}
+
+bool
+params_same_layout(const struct attention_params *a, const struct attention_params *b)
+{
+    if (a->count != b->count)
+        return false;
+    for (int i = 0; i < a->count; i++) {
+        if (strcmp(a->p[i].name, b->p[i].name) != 0 || a->p[i].m.rows != b->p[i].m.rows ||
+            a->p[i].m.cols != b->p[i].m.cols)
+            return false;
+    }
+    return true;
+}
+
+enum attn_status
+params_load(struct attention_params *ps, const char *dir, struct attn_error *err)
+{
+    for (int i = 0; i < ps->count; i++) {
+        struct param *p = &ps->p[i];
+        struct csvio_table t;
+        struct matrix m;
+        enum attn_status st;
+        size_t len = strlen(dir) + strlen(p->name) + 6;
+        char *path = malloc(len);
+
+        if (path == NULL)
+            return attn_fail(err, ATTN_ENOMEM, "out of memory");
+        snprintf(path, len, "%s/%s.csv", dir, p->name);
+        st = csvio_read_table(path, &t, err);
+        if (st != ATTN_OK) {
+            free(path);
+            return st;
+        }
+        /* A header row and a label column around the values, as exported. */
+        if (t.rows - 1 != p->m.rows || t.cols - 1 != p->m.cols) {
+            st = attn_fail(err, ATTN_ESHAPE,
+                           "%s: %d x %d values, but %s here is %d x %d (a header row and a "
+                           "label column around them)",
+                           path, t.rows - 1, t.cols - 1, p->name, p->m.rows, p->m.cols);
+        } else {
+            st = csvio_table_matrix(&t, 1, 1, &m, err);
+            if (st == ATTN_OK) {
+                memcpy(p->m.data, m.data, matrix_size(&m) * sizeof(float));
+                matrix_destroy(&m);
+            }
+        }
+        csvio_table_destroy(&t);
+        free(path);
+        if (st != ATTN_OK)
+            return st;
+    }
+    return ATTN_OK;
+}

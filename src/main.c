@@ -1,0 +1,106 @@
+/*
+ * main.c: attnscope's entry point.  Parses the command line, loads the
+ * vocabulary and any given weights, runs the pipeline and hands it to the
+ * chosen front end: --print, --export or the interactive view.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "attnscope/export.h"
+#include "attnscope/params.h"
+#include "attnscope/pipeline.h"
+#include "attnscope/vocab.h"
+#include "cli.h"
+#include "print.h"
+
+enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
+
+static int
+die(int code, const char *msg)
+{
+    fprintf(stderr, "attnscope: %s\n", msg);
+    if (code == EXIT_USAGE)
+        fprintf(stderr, "Try 'attnscope --help' for the options.\n");
+    return code;
+}
+
+static int
+load_weights(const struct cli_options *o, int d_in, struct attention_params *w,
+             struct attn_error *err)
+{
+    if (attention_config_check(&o->cfg, d_in, err) != ATTN_OK)
+        return -1;
+    if (params_create(w, &o->cfg, d_in, err) != ATTN_OK)
+        return -1;
+    if (params_load(w, o->weights_dir, err) != ATTN_OK) {
+        params_destroy(w);
+        return -1;
+    }
+    return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+    struct cli_options o;
+    struct attn_error err;
+    struct vocab vocab;
+    struct attention_params weights;
+    struct pipeline p;
+    struct pipeline_source src;
+    char msg[1024];
+    int code = 0;
+
+    if (cli_parse(argc, argv, &o, msg, sizeof msg) != 0)
+        return die(EXIT_USAGE, msg);
+    if (o.mode == CLI_HELP) {
+        fputs(cli_usage(), stdout);
+        return 0;
+    }
+    if (o.mode == CLI_VERSION) {
+        printf("attnscope %s\n", PACKAGE_VERSION);
+        return 0;
+    }
+
+    attn_error_clear(&err);
+    if ((o.embeddings ? vocab_load_csv(&vocab, o.embeddings, &err)
+                      : vocab_builtin(&vocab, &err)) != ATTN_OK)
+        return die(EXIT_INPUT, err.msg);
+    if (o.weights_dir != NULL && load_weights(&o, vocab.dim, &weights, &err) != 0) {
+        vocab_destroy(&vocab);
+        return die(err.status == ATTN_EVALUE ? EXIT_USAGE : EXIT_INPUT, err.msg);
+    }
+    src.sentence = o.sentence;
+    src.vocab = &vocab;
+    src.weights = o.weights_dir != NULL ? &weights : NULL;
+    if (pipeline_create(&p, &o.cfg, &src, &err) != ATTN_OK) {
+        /* Here bad values come from options (-s, --heads, ...), files were read above. */
+        int usage = err.status == ATTN_EVALUE || err.status == ATTN_EPARSE ||
+                    err.status == ATTN_ELIMIT;
+        code = die(usage ? EXIT_USAGE : EXIT_INPUT, err.msg);
+        goto out;
+    }
+
+    if (o.mode == CLI_EXPORT) {
+        int written = 0;
+        if (export_all(&p, o.export_dir, &written, &err) != ATTN_OK)
+            code = die(EXIT_INPUT, err.msg);
+        else
+            fprintf(stderr, "attnscope: wrote %d files into %s\n", written, o.export_dir);
+    } else {
+        /* Until the interactive view is built, it shows what --print shows. */
+        struct print_options po = { o.digits, o.stage_count, o.stages, vocab.source };
+        if (print_pipeline(stdout, &p, &po, msg, sizeof msg) != 0)
+            code = die(EXIT_USAGE, msg);
+        else if (fflush(stdout) != 0 || ferror(stdout))
+            code = die(EXIT_INPUT, "cannot write to standard output");
+    }
+    pipeline_destroy(&p);
+out:
+    if (o.weights_dir != NULL)
+        params_destroy(&weights);
+    vocab_destroy(&vocab);
+    return code;
+}

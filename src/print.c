@@ -1,0 +1,300 @@
+/* print.c: aligned text tables for --print (see print.h). */
+#include "config.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "print.h"
+
+#define LABEL_MAX_WIDTH 12
+
+int
+print_text_width(const char *s)
+{
+    int w = 0;
+
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        w += (*p & 0xC0) != 0x80;
+    return w;
+}
+
+/* Writes s cut to at most width columns (with '~' when cut), padded on the right. */
+static void
+put_label(FILE *out, const char *s, int width, int right)
+{
+    int w = print_text_width(s);
+    int cut = w > width;
+    int shown = cut ? width - 1 : w;
+    int pad = width - shown - cut;
+    const unsigned char *p = (const unsigned char *)s;
+    int cols = 0;
+
+    if (right)
+        fprintf(out, "%*s", pad, "");
+    while (*p && cols < shown) {
+        do
+            fputc(*p++, out);
+        while ((*p & 0xC0) == 0x80);
+        cols++;
+    }
+    if (cut)
+        fputc('~', out);
+    if (!right)
+        fprintf(out, "%*s", pad, "");
+}
+
+static void
+format_value(char *buf, size_t size, float v, int digits)
+{
+    if (isnan(v))
+        snprintf(buf, size, "nan");
+    else if (isinf(v))
+        snprintf(buf, size, v < 0 ? "-inf" : "inf");
+    else
+        snprintf(buf, size, "%.*f", digits, (double)v);
+}
+
+struct table {
+    const char *title;
+    const struct matrix *m;
+    const char *const *rows;   /* labels, or NULL: prefix + index */
+    const char *row_prefix;
+    const char *const *cols;
+    const char *col_prefix;
+    const unsigned char *mark; /* (rows) 1: append '*' to the row label */
+};
+
+static void
+index_label(char *buf, size_t size, const char *const *names, const char *prefix, int i)
+{
+    if (names != NULL)
+        snprintf(buf, size, "%s", names[i]);
+    else
+        snprintf(buf, size, "%s%d", prefix, i);
+}
+
+static void
+print_table(FILE *out, const struct table *t, int digits)
+{
+    char buf[64];
+    int label_w = 1;
+    int col_w = 1;
+
+    fprintf(out, "%s\n", t->title);
+    for (int i = 0; i < t->m->rows; i++) {
+        int w;
+        index_label(buf, sizeof buf, t->rows, t->row_prefix, i);
+        w = print_text_width(buf) + (t->mark != NULL && t->mark[i]);
+        label_w = w > label_w ? w : label_w;
+    }
+    label_w = label_w > LABEL_MAX_WIDTH ? LABEL_MAX_WIDTH : label_w;
+    for (size_t e = 0; e < matrix_size(t->m); e++) {
+        format_value(buf, sizeof buf, t->m->data[e], digits);
+        col_w = (int)strlen(buf) > col_w ? (int)strlen(buf) : col_w;
+    }
+    for (int j = 0; j < t->m->cols; j++) {
+        int w;
+        index_label(buf, sizeof buf, t->cols, t->col_prefix, j);
+        w = print_text_width(buf);
+        if (w > col_w)
+            col_w = w > LABEL_MAX_WIDTH ? LABEL_MAX_WIDTH : w;
+    }
+
+    fprintf(out, "  %*s", label_w, "");
+    for (int j = 0; j < t->m->cols; j++) {
+        index_label(buf, sizeof buf, t->cols, t->col_prefix, j);
+        fputs("  ", out);
+        put_label(out, buf, col_w, 1);
+    }
+    fputc('\n', out);
+    for (int i = 0; i < t->m->rows; i++) {
+        index_label(buf, sizeof buf, t->rows, t->row_prefix, i);
+        if (t->mark != NULL && t->mark[i])
+            strncat(buf, "*", sizeof buf - strlen(buf) - 1);
+        fputs("  ", out);
+        put_label(out, buf, label_w, 0);
+        for (int j = 0; j < t->m->cols; j++) {
+            format_value(buf, sizeof buf, MAT_AT(t->m, i, j), digits);
+            fprintf(out, "  %*s", col_w, buf);
+        }
+        fputc('\n', out);
+    }
+    fputc('\n', out);
+}
+
+static void
+print_header(FILE *out, const struct pipeline *p, const struct print_options *po)
+{
+    const struct attention_config *c = &p->cfg;
+    const struct attention_shape *s = &p->st.shape;
+    int made_up = 0;
+
+    fprintf(out, "attnscope: %s (%s), seed %llu\n", attention_variant_name(c->variant),
+            attention_variant_class(c->variant), (unsigned long long)c->seed);
+    fprintf(out, "  d_in %d, ", p->d_in);
+    if (c->variant == ATTN_SIMPLE)
+        fprintf(out, "no weights (Q = K = V = x)");
+    else if (c->variant == ATTN_WRAPPER)
+        fprintf(out, "%d heads of d_out %d, concatenated to %d", s->heads, s->head_dim, s->d_qkv);
+    else if (c->variant == ATTN_MHA)
+        fprintf(out, "d_out %d in %d head%s of d_k %d", c->d_out, s->heads,
+                s->heads == 1 ? "" : "s", s->head_dim);
+    else
+        fprintf(out, "d_out %d", c->d_out);
+    fprintf(out, "%s\n", c->qkv_bias && c->variant != ATTN_SIMPLE ? ", qkv bias" : "");
+    fprintf(out, "  mask %s, scores / %g", c->mask == ATTN_MASK_CAUSAL ? "causal" : "none",
+            (double)p->st.divisor);
+    if (c->scale)
+        fprintf(out, " (sqrt(%d)%s)", s->head_dim, c->temperature != 1.0 ? " * T" : "");
+    if (c->temperature != 1.0)
+        fprintf(out, ", temperature %g", c->temperature);
+    fprintf(out, "\n  dropout %g, %s mode", c->dropout, c->train ? "training" : "evaluation");
+    if (p->st.dropout_on)
+        fprintf(out, ", %s generator path%s", c->rng_path == RNG_PATH_MKL ? "MKL" : "default",
+                c->dropout_reseed ? " (reseeded)" : "");
+    fprintf(out, "\n  embeddings: %s%s; parameters: %s\n", po->vocab_source,
+            c->positional ? " + positional encoding" : "",
+            p->params.count == 0 ? "none" : p->params_given ? "loaded" : "drawn from the seed");
+    fprintf(out, "tokens (%d):", p->tokens.count);
+    for (int t = 0; t < p->tokens.count; t++) {
+        fprintf(out, " %s%s", p->tokens.text[t], p->made_up[t] ? "*" : "");
+        made_up += p->made_up[t];
+    }
+    fputc('\n', out);
+    if (made_up > 0)
+        fprintf(out, "  * not in the vocabulary: its vector is made up from the word itself\n");
+    fputc('\n', out);
+}
+
+static void
+print_stage(FILE *out, const struct pipeline *p, enum pipeline_stage s, int head, int digits)
+{
+    struct pipeline_view v;
+    struct table t;
+    char title[160];
+    const int heads = p->st.shape.heads;
+
+    pipeline_stage_view(p, s, head, &v);
+    if (pipeline_stage_per_head(s) && heads > 1)
+        snprintf(title, sizeof title, "%s, head %d of %d (%d x %d): %s", pipeline_stage_name(s),
+                 head, heads, v.m.rows, v.m.cols, pipeline_stage_formula(s));
+    else
+        snprintf(title, sizeof title, "%s (%d x %d): %s", pipeline_stage_name(s), v.m.rows,
+                 v.m.cols, pipeline_stage_formula(s));
+    memset(&t, 0, sizeof t);
+    t.title = title;
+    t.m = &v.m;
+    t.rows = v.row_labels;
+    t.cols = v.col_labels;
+    t.col_prefix = "d";
+    if (s == STAGE_EMBEDDINGS || s == STAGE_INPUTS)
+        t.mark = p->made_up;
+    print_table(out, &t, digits);
+}
+
+static void
+print_param(FILE *out, const struct param *pa, int digits)
+{
+    struct table t;
+    char title[128];
+
+    snprintf(title, sizeof title, "%s (%d x %d)%s", pa->name, pa->m.rows, pa->m.cols,
+             pa->transposed ? ", used as x @ W" : pa->is_bias ? "" : ", used as x @ W^T");
+    memset(&t, 0, sizeof t);
+    t.title = title;
+    t.m = &pa->m;
+    t.row_prefix = "r";
+    t.col_prefix = "c";
+    print_table(out, &t, digits);
+}
+
+/* What one --stage value names. */
+struct selection {
+    enum pipeline_stage stage;
+    int head;                 /* -1: every head */
+    const struct param *param;
+};
+
+static int
+select_name(const struct pipeline *p, const char *name, struct selection *sel)
+{
+    char base[64];
+    const char *dot = strrchr(name, '.');
+
+    sel->param = NULL;
+    sel->head = -1;
+    for (int i = 0; i < p->params.count; i++) {
+        if (strcmp(p->params.p[i].name, name) == 0) {
+            sel->param = &p->params.p[i];
+            return 0;
+        }
+    }
+    if (pipeline_stage_parse(name, &sel->stage) == 0)
+        return pipeline_stage_present(p, sel->stage) ? 0 : -1;
+    if (dot != NULL && dot[1] == 'h' && (size_t)(dot - name) < sizeof base) {
+        char *end;
+        long h = strtol(dot + 2, &end, 10);
+        memcpy(base, name, (size_t)(dot - name));
+        base[dot - name] = '\0';
+        if (dot[2] != '\0' && *end == '\0' && pipeline_stage_parse(base, &sel->stage) == 0 &&
+            pipeline_stage_per_head(sel->stage) && h >= 0 && h < p->st.shape.heads) {
+            sel->head = (int)h;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static void
+print_selection(FILE *out, const struct pipeline *p, const struct selection *sel, int digits)
+{
+    if (sel->param != NULL) {
+        print_param(out, sel->param, digits);
+    } else if (pipeline_stage_per_head(sel->stage) && sel->head < 0) {
+        for (int h = 0; h < p->st.shape.heads; h++)
+            print_stage(out, p, sel->stage, h, digits);
+    } else {
+        print_stage(out, p, sel->stage, sel->head < 0 ? 0 : sel->head, digits);
+    }
+}
+
+int
+print_pipeline(FILE *out, const struct pipeline *p, const struct print_options *po, char *err,
+               size_t err_size)
+{
+    struct selection sel;
+
+    for (int i = 0; i < po->stage_count; i++) {
+        if (select_name(p, po->stages[i], &sel) != 0) {
+            snprintf(err, err_size,
+                     "--stage %s: no such stage here; stages are %sinputs, queries, keys, "
+                     "values, scores, masked, scaled, weights, dropped, context, output "
+                     "(NAME.hH for one head), and the parameters",
+                     po->stages[i], p->cfg.positional ? "embeddings, positional, " : "");
+            return -1;
+        }
+    }
+    print_header(out, p, po);
+    if (po->stage_count > 0) {
+        for (int i = 0; i < po->stage_count; i++) {
+            select_name(p, po->stages[i], &sel);
+            print_selection(out, p, &sel, po->digits);
+        }
+        return 0;
+    }
+    for (int s = 0; s < STAGE_COUNT; s++) {
+        if (!pipeline_stage_present(p, (enum pipeline_stage)s))
+            continue;
+        sel.stage = (enum pipeline_stage)s;
+        sel.head = -1;
+        sel.param = NULL;
+        print_selection(out, p, &sel, po->digits);
+        /* The parameters come where they are used: after the inputs. */
+        if (s == STAGE_INPUTS)
+            for (int i = 0; i < p->params.count; i++)
+                print_param(out, &p->params.p[i], po->digits);
+    }
+    return 0;
+}
