@@ -1,0 +1,64 @@
+/*
+ * testutil.h: what every Check program of attnscope shares.
+ *
+ * Each test program is one module's suite; TEST_MAIN runs it and exits
+ * non-zero if any test failed.  Fixtures are found through $top_srcdir,
+ * which tests/Makefile.inc exports.
+ */
+#ifndef ATTNSCOPE_TESTUTIL_H
+#define ATTNSCOPE_TESTUTIL_H
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnscope/matrix.h"
+
+#define TEST_MAIN(make_suite)                                 \
+    int main(void)                                            \
+    {                                                         \
+        SRunner *sr = srunner_create(make_suite());           \
+        int failed;                                           \
+        srunner_run_all(sr, CK_NORMAL);                       \
+        failed = srunner_ntests_failed(sr);                   \
+        srunner_free(sr);                                     \
+        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;     \
+    }
+
+/* $top_srcdir/rel (or ./rel when run by hand from the top of the tree). */
+static inline const char *
+test_path(const char *rel)
+{
+    static char buf[4096];
+    const char *top = getenv("top_srcdir");
+
+    snprintf(buf, sizeof buf, "%s/%s", top != NULL ? top : ".", rel);
+    return buf;
+}
+
+/*
+ * Fails unless every element of m is within tol of ref (rows x cols, row-major).
+ * Infinities must match exactly; NaN matches only NaN.
+ */
+#define expect_matrix_near(m, ref, nrows, ncols, tol, what)                                  \
+    do {                                                                                     \
+        const struct matrix *em_ = (m);                                                      \
+        const float *er_ = (ref);                                                            \
+        ck_assert_msg(em_->rows == (nrows) && em_->cols == (ncols),                          \
+                      "%s: shape %d x %d, expected %d x %d", (what), em_->rows, em_->cols,   \
+                      (int)(nrows), (int)(ncols));                                           \
+        for (int ei_ = 0; ei_ < (nrows); ei_++)                                              \
+            for (int ej_ = 0; ej_ < (ncols); ej_++) {                                        \
+                float got_ = MAT_AT(em_, ei_, ej_);                                          \
+                float want_ = er_[ei_ * (ncols) + ej_];                                      \
+                int ok_ = (isnan(want_) && isnan(got_)) ||                                   \
+                          (isinf(want_) && got_ == want_) ||                                 \
+                          (isfinite(want_) && fabs((double)got_ - (double)want_) <= (tol));  \
+                ck_assert_msg(ok_, "%s[%d][%d] = %.9g, expected %.9g (tolerance %g)",        \
+                              (what), ei_, ej_, (double)got_, (double)want_, (double)(tol)); \
+            }                                                                                \
+    } while (0)
+
+#endif
