@@ -9,6 +9,7 @@
 #define ATTNSCOPE_TESTUTIL_H
 
 #include <check.h>
+#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,5 +61,53 @@ test_path(const char *rel)
                               (what), ei_, ej_, (double)got_, (double)want_, (double)(tol)); \
             }                                                                                \
     } while (0)
+
+/*
+ * A fresh folder under $TMPDIR (or /tmp) for one test, and a file in it
+ * holding text.  Check runs each test in its own process, so the static
+ * buffers are never shared.
+ */
+static inline const char *
+test_tmpdir(void)
+{
+    static char dir[256];
+    const char *base = getenv("TMPDIR");
+
+    snprintf(dir, sizeof dir, "%s/attnscope-test-XXXXXX", base != NULL ? base : "/tmp");
+    ck_assert_msg(mkdtemp(dir) != NULL, "mkdtemp failed");
+    return dir;
+}
+
+static inline const char *
+test_write_file(const char *dir, const char *name, const char *text, size_t len)
+{
+    static char path[512];
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    f = fopen(path, "wb");
+    ck_assert_msg(f != NULL, "cannot create %s", path);
+    ck_assert(fwrite(text, 1, len, f) == len);
+    fclose(f);
+    return path;
+}
+
+static inline int
+test_remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+/* Removes a folder test_tmpdir() made, and everything in it. */
+static inline void
+test_remove_dir(const char *dir)
+{
+    nftw(dir, test_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+#define test_write_text(dir, name, text) test_write_file((dir), (name), (text), strlen(text))
 
 #endif

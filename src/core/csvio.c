@@ -23,6 +23,7 @@ struct reader {
     int failed;
     int line;       /* the line being fed, from 1 */
     int rec_line;   /* the line the current record started on */
+    int in_record;  /* a record has begun and not yet ended */
     int fields;     /* fields seen in the current record */
     size_t text_len;
     size_t text_cap;
@@ -65,8 +66,10 @@ on_field(void *data, size_t len, void *user)
 
     if (rd->failed)
         return;
-    if (rd->fields == 0)
+    if (!rd->in_record) {
         rd->rec_line = rd->line;
+        rd->in_record = 1;
+    }
     rd->fields++;
     if (rd->fields > CSVIO_MAX_COLS) {
         rd->failed = 1;
@@ -129,6 +132,7 @@ on_record(int c, void *user)
     rd->line_cap = (int)lines;
     t->line[t->rows++] = rd->rec_line;
     rd->fields = 0;
+    rd->in_record = 0;
 }
 
 static enum attn_status
@@ -161,6 +165,11 @@ parse_buffer(struct reader *rd, const char *buf, size_t len)
     while (pos < len && !rd->failed) {
         const char *nl = memchr(buf + pos, '\n', len - pos);
         size_t chunk = nl ? (size_t)(nl - (buf + pos)) + 1 : len - pos;
+        /* A record starts on the first line with something on it. */
+        if (!rd->in_record && strspn(buf + pos, " \t\r\n") < chunk) {
+            rd->rec_line = rd->line;
+            rd->in_record = 1;
+        }
         if (csv_parse(&p, buf + pos, chunk, on_field, on_record, rd) != chunk) {
             st = parse_error(rd, &p);
             break;

@@ -1,0 +1,129 @@
+/* check_tokenizer.c: sentences into tokens (src/core/tokenizer.c). */
+#include "config.h"
+
+#include "attnscope/tokenizer.h"
+#include "testutil.h"
+
+static void
+expect_tokens(const char *sentence, int count, const char *const *want)
+{
+    struct token_list tl;
+    struct attn_error err;
+
+    ck_assert_msg(tokenizer_split(sentence, &tl, &err) == ATTN_OK, "'%s': %s", sentence, err.msg);
+    ck_assert_int_eq(tl.count, count);
+    for (int i = 0; i < count; i++)
+        ck_assert_str_eq(tl.text[i], want[i]);
+    token_list_destroy(&tl);
+}
+
+START_TEST(words_and_punctuation_split)
+{
+    const char *const a[] = { "Hello", "shiny", "sun", "!" };
+    const char *const b[] = { "Your", "journey", "starts", "with", "one", "step" };
+    const char *const c[] = { "don", "'", "t", "stop", ",", "3", ".", "14" };
+
+    expect_tokens("Hello shiny sun!", 4, a);
+    expect_tokens("  Your\tjourney\nstarts with   one step ", 6, b);
+    expect_tokens("don't stop, 3.14", 8, c);
+}
+END_TEST
+
+START_TEST(non_ascii_letters_stay_in_words)
+{
+    const char *const a[] = { "café", "naïve", "Ηλιος", "?" };
+
+    expect_tokens("café naïve Ηλιος?", 4, a);
+}
+END_TEST
+
+START_TEST(offsets_point_into_the_sentence)
+{
+    struct token_list tl;
+    const char *s = "ab, cd";
+
+    ck_assert_int_eq(tokenizer_split(s, &tl, NULL), ATTN_OK);
+    ck_assert_int_eq(tl.count, 3);
+    ck_assert_int_eq(tl.offset[0], 0);
+    ck_assert_int_eq(tl.length[0], 2);
+    ck_assert_int_eq(tl.offset[1], 2);
+    ck_assert_int_eq(tl.offset[2], 4);
+    ck_assert_int_eq(tl.length[2], 2);
+    token_list_destroy(&tl);
+}
+END_TEST
+
+static void
+expect_refused(const char *sentence, enum attn_status status, const char *needle)
+{
+    struct token_list tl;
+    struct attn_error err;
+
+    attn_error_clear(&err);
+    ck_assert_int_eq(tokenizer_split(sentence, &tl, &err), status);
+    ck_assert_msg(strstr(err.msg, needle) != NULL, "'%s' not in: %s", needle, err.msg);
+    ck_assert_int_eq(tl.count, 0);
+}
+
+START_TEST(bad_sentences_are_refused)
+{
+    expect_refused("", ATTN_EVALUE, "empty");
+    expect_refused(" \t\n", ATTN_EVALUE, "empty");
+    expect_refused("ok \xff", ATTN_EPARSE, "not valid UTF-8 (byte 4, 0xFF)");
+    expect_refused("\xc0\xaf", ATTN_EPARSE, "not valid UTF-8");     /* overlong '/' */
+    expect_refused("\xed\xa0\x80", ATTN_EPARSE, "not valid UTF-8"); /* a surrogate */
+    expect_refused("caf\xc3", ATTN_EPARSE, "not valid UTF-8");      /* cut short */
+    expect_refused("a\x01" "b", ATTN_EPARSE, "control character");
+}
+END_TEST
+
+START_TEST(token_limit_is_enforced)
+{
+    size_t n = TOKENIZER_MAX_TOKENS;
+    char *s = malloc(2 * (n + 1) + 1);
+    struct token_list tl;
+    struct attn_error err;
+
+    for (size_t i = 0; i < n; i++) {
+        s[2 * i] = 'a';
+        s[2 * i + 1] = ' ';
+    }
+    s[2 * n] = '\0';
+    ck_assert_int_eq(tokenizer_split(s, &tl, &err), ATTN_OK);
+    ck_assert_int_eq(tl.count, TOKENIZER_MAX_TOKENS);
+    token_list_destroy(&tl);
+    strcpy(s + 2 * n, "b");
+    ck_assert_int_eq(tokenizer_split(s, &tl, &err), ATTN_ELIMIT);
+    ck_assert_msg(strstr(err.msg, "4096 tokens") != NULL, "%s", err.msg);
+    free(s);
+}
+END_TEST
+
+START_TEST(utf8_length)
+{
+    ck_assert_int_eq(tokenizer_utf8_length((const unsigned char *)"a", 1), 1);
+    ck_assert_int_eq(tokenizer_utf8_length((const unsigned char *)"\xc3\xa9", 2), 2);
+    ck_assert_int_eq(tokenizer_utf8_length((const unsigned char *)"\xe2\x96\x88", 3), 3);
+    ck_assert_int_eq(tokenizer_utf8_length((const unsigned char *)"\xf0\x9f\x98\x80", 4), 4);
+    ck_assert_int_eq(tokenizer_utf8_length((const unsigned char *)"\xf4\x90\x80\x80", 4), 0);
+    ck_assert_int_eq(tokenizer_utf8_length((const unsigned char *)"\xe2\x96", 2), 0);
+}
+END_TEST
+
+static Suite *
+tokenizer_suite(void)
+{
+    Suite *s = suite_create("tokenizer");
+    TCase *tc = tcase_create("split");
+
+    tcase_add_test(tc, words_and_punctuation_split);
+    tcase_add_test(tc, non_ascii_letters_stay_in_words);
+    tcase_add_test(tc, offsets_point_into_the_sentence);
+    tcase_add_test(tc, bad_sentences_are_refused);
+    tcase_add_test(tc, token_limit_is_enforced);
+    tcase_add_test(tc, utf8_length);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TEST_MAIN(tokenizer_suite)
