@@ -208,6 +208,16 @@ fileio_batch_commit(struct fileio_batch *b, struct attn_error *err)
         fileio_batch_abort(b);
         return st;
     }
+    /* Refuse before moving anything if a name is taken by a folder. */
+    for (int i = 0; i < b->count; i++) {
+        struct stat sb;
+        if (lstat(b->entry[i].final_path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            attn_fail(err, ATTN_EIO, "%s: is a folder; nothing was written",
+                      b->entry[i].final_path);
+            fileio_batch_abort(b);
+            return ATTN_EIO;
+        }
+    }
     for (int i = 0; i < b->count; i++) {
         struct fileio_entry *e = &b->entry[i];
         if (rename(e->temp_path, e->final_path) != 0) {

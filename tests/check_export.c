@@ -1,0 +1,327 @@
+/*
+ * check_export.c: --export's files, --weights round trips, and exports that
+ * fail without leaving anything behind (src/core/export.c, params.c, fileio.c).
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "attnscope/csvio.h"
+#include "attnscope/export.h"
+#include "attnscope/fileio.h"
+#include "testutil.h"
+
+static const char *dir;
+static struct vocab book;
+
+static void
+setup(void)
+{
+    dir = test_tmpdir();
+    ck_assert_int_eq(vocab_builtin(&book, NULL), ATTN_OK);
+}
+
+static void
+teardown(void)
+{
+    vocab_destroy(&book);
+    test_remove_dir(dir);
+}
+
+static void
+run(struct pipeline *p, const struct attention_config *cfg, const struct attention_params *w)
+{
+    struct pipeline_source src = { "Your journey starts with one step", &book, w };
+    struct attn_error err;
+
+    ck_assert_msg(pipeline_create(p, cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+}
+
+static int
+count_entries(const char *path, int *hidden)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    int n = 0;
+
+    ck_assert(d != NULL);
+    *hidden = 0;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (e->d_name[0] == '.')
+            (*hidden)++;
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+static int
+exists(const char *folder, const char *name)
+{
+    char path[1024];
+    struct stat sb;
+
+    snprintf(path, sizeof path, "%s/%s", folder, name);
+    return stat(path, &sb) == 0;
+}
+
+START_TEST(export_writes_every_stage_and_parameter)
+{
+    static const char *const names[] = {
+        "tokens.csv", "vocabulary.csv", "inputs.csv", "queries.csv", "keys.csv", "values.csv",
+        "scores.h0.csv", "scores.h1.csv", "masked.h0.csv", "masked.h1.csv", "scaled.h0.csv",
+        "scaled.h1.csv", "weights.h0.csv", "weights.h1.csv", "dropped.h0.csv", "dropped.h1.csv",
+        "context.csv", "output.csv", "W_query.weight.csv", "W_key.weight.csv",
+        "W_value.weight.csv", "out_proj.weight.csv", "out_proj.bias.csv",
+    };
+    const int count = (int)(sizeof names / sizeof names[0]);
+    struct attention_config cfg;
+    struct pipeline p;
+    int written = 0;
+    int hidden;
+    char out[512];
+
+    attention_config_init(&cfg);
+    run(&p, &cfg, NULL);
+    snprintf(out, sizeof out, "%s/run", dir);
+    ck_assert_int_eq(export_all(&p, out, &written, NULL), ATTN_OK);
+    ck_assert_int_eq(written, count);
+    for (int i = 0; i < count; i++)
+        ck_assert_msg(exists(out, names[i]), "%s was not written", names[i]);
+    ck_assert_int_eq(count_entries(out, &hidden), count);
+    ck_assert_int_eq(hidden, 0);
+    ck_assert(!exists(out, "keep.h0.csv"));
+    ck_assert(!exists(out, "positional.csv"));
+    pipeline_destroy(&p);
+}
+END_TEST
+
+START_TEST(exported_values_are_the_stage_values)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    struct csvio_table t;
+    struct matrix m;
+    struct pipeline_view v;
+    char path[512];
+
+    attention_config_init(&cfg);
+    run(&p, &cfg, NULL);
+    ck_assert_int_eq(export_all(&p, dir, NULL, NULL), ATTN_OK);
+
+    snprintf(path, sizeof path, "%s/masked.h1.csv", dir);
+    ck_assert_int_eq(csvio_read_table(path, &t, NULL), ATTN_OK);
+    ck_assert_str_eq(csvio_cell(&t, 0, 1), "Your");
+    ck_assert_str_eq(csvio_cell(&t, 2, 0), "journey");
+    ck_assert_str_eq(csvio_cell(&t, 1, 6), "-inf");
+    csvio_table_destroy(&t);
+
+    snprintf(path, sizeof path, "%s/weights.h1.csv", dir);
+    ck_assert_int_eq(csvio_read_table(path, &t, NULL), ATTN_OK);
+    ck_assert_int_eq(csvio_table_matrix(&t, 1, 1, &m, NULL), ATTN_OK);
+    pipeline_stage_view(&p, STAGE_WEIGHTS, 1, &v);
+    /* Nine significant digits bring every float32 back exactly. */
+    ck_assert_mem_eq(m.data, v.m.data, matrix_size(&m) * sizeof(float));
+    matrix_destroy(&m);
+    csvio_table_destroy(&t);
+
+    snprintf(path, sizeof path, "%s/context.csv", dir);
+    ck_assert_int_eq(csvio_read_table(path, &t, NULL), ATTN_OK);
+    ck_assert_str_eq(csvio_cell(&t, 0, 2), "d1");
+    csvio_table_destroy(&t);
+    pipeline_destroy(&p);
+}
+END_TEST
+
+static void
+round_trip(struct attention_config *cfg)
+{
+    struct pipeline drawn;
+    struct pipeline loaded;
+    struct attention_params w;
+    struct attn_error err;
+
+    run(&drawn, cfg, NULL);
+    ck_assert_int_eq(export_all(&drawn, dir, NULL, NULL), ATTN_OK);
+    ck_assert_int_eq(params_create(&w, cfg, 3, NULL), ATTN_OK);
+    ck_assert_msg(params_load(&w, dir, &err) == ATTN_OK, "%s", err.msg);
+    run(&loaded, cfg, &w);
+    ck_assert(loaded.params_given);
+    ck_assert_mem_eq(loaded.st.output.data, drawn.st.output.data,
+                     matrix_size(&drawn.st.output) * sizeof(float));
+    ck_assert_mem_eq(loaded.st.weights, drawn.st.weights,
+                     (size_t)drawn.st.shape.heads * 36 * sizeof(float));
+    params_destroy(&w);
+    pipeline_destroy(&drawn);
+    pipeline_destroy(&loaded);
+}
+
+START_TEST(weights_load_back_and_reproduce_the_outputs)
+{
+    struct attention_config cfg;
+
+    for (int v = ATTN_V1; v < ATTN_VARIANT_COUNT; v++) {
+        attention_config_init(&cfg);
+        attention_config_set_variant(&cfg, (enum attn_variant)v);
+        cfg.qkv_bias = v % 2 == 0;
+        cfg.d_out = 4;
+        round_trip(&cfg);
+    }
+}
+END_TEST
+
+START_TEST(loading_weights_names_the_file_and_shape)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    struct attention_params w;
+    struct attn_error err;
+    char path[512];
+
+    attention_config_init(&cfg);
+    run(&p, &cfg, NULL);
+    ck_assert_int_eq(export_all(&p, dir, NULL, NULL), ATTN_OK);
+    pipeline_destroy(&p);
+
+    cfg.d_out = 4;
+    ck_assert_int_eq(params_create(&w, &cfg, 3, NULL), ATTN_OK);
+    ck_assert_int_eq(params_load(&w, dir, &err), ATTN_ESHAPE);
+    ck_assert_msg(strstr(err.msg, "W_query.weight.csv: 2 x 3 values, but W_query.weight here is 4 x 3") != NULL,
+                  "%s", err.msg);
+    params_destroy(&w);
+
+    cfg.d_out = 2;
+    cfg.qkv_bias = true;
+    ck_assert_int_eq(params_create(&w, &cfg, 3, NULL), ATTN_OK);
+    ck_assert_int_eq(params_load(&w, dir, &err), ATTN_EIO);
+    ck_assert_msg(strstr(err.msg, "W_query.bias.csv: cannot open") != NULL, "%s", err.msg);
+    params_destroy(&w);
+
+    snprintf(path, sizeof path, "%s/W_key.weight.csv", dir);
+    test_write_text(dir, "W_key.weight.csv", ",c0,c1,c2\nr0,1,2,3\nr1,4,five,6\n");
+    cfg.qkv_bias = false;
+    ck_assert_int_eq(params_create(&w, &cfg, 3, NULL), ATTN_OK);
+    ck_assert_int_eq(params_load(&w, dir, &err), ATTN_EPARSE);
+    ck_assert_msg(strstr(err.msg, "W_key.weight.csv: row 3, column 3: 'five' is not a number") != NULL,
+                  "%s", err.msg);
+    params_destroy(&w);
+}
+END_TEST
+
+START_TEST(dropout_exports_its_keep_mask)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    int hidden;
+
+    attention_config_init(&cfg);
+    cfg.dropout = 0.5;
+    run(&p, &cfg, NULL);
+    ck_assert_int_eq(export_all(&p, dir, NULL, NULL), ATTN_OK);
+    ck_assert(exists(dir, "keep.h0.csv"));
+    ck_assert(exists(dir, "keep.h1.csv"));
+    ck_assert_int_eq(count_entries(dir, &hidden), 25);
+    pipeline_destroy(&p);
+}
+END_TEST
+
+START_TEST(a_failed_export_leaves_nothing)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    struct attn_error err;
+    char sub[512];
+    int hidden;
+
+    attention_config_init(&cfg);
+    run(&p, &cfg, NULL);
+
+    /* A file where the folder should be. */
+    test_write_text(dir, "file", "x");
+    snprintf(sub, sizeof sub, "%s/file", dir);
+    ck_assert_int_eq(export_all(&p, sub, NULL, &err), ATTN_EIO);
+    ck_assert_msg(strstr(err.msg, "exists and is not a folder") != NULL, "%s", err.msg);
+    snprintf(sub, sizeof sub, "%s/file/below", dir);
+    ck_assert_int_eq(export_all(&p, sub, NULL, &err), ATTN_EIO);
+
+    /* A folder taking the name of the last file: nothing may be moved into place. */
+    snprintf(sub, sizeof sub, "%s/out", dir);
+    ck_assert_int_eq(mkdir(sub, 0777), 0);
+    snprintf(sub, sizeof sub, "%s/out/out_proj.bias.csv", dir);
+    ck_assert_int_eq(mkdir(sub, 0777), 0);
+    snprintf(sub, sizeof sub, "%s/out", dir);
+    ck_assert_int_eq(export_all(&p, sub, NULL, &err), ATTN_EIO);
+    ck_assert_msg(strstr(err.msg, "out_proj.bias.csv: is a folder; nothing was written") != NULL,
+                  "%s", err.msg);
+    ck_assert_int_eq(count_entries(sub, &hidden), 1);
+    ck_assert_int_eq(hidden, 0);
+    pipeline_destroy(&p);
+}
+END_TEST
+
+START_TEST(export_replaces_old_files_whole)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    struct csvio_table t;
+    char path[512];
+    float v;
+
+    test_write_text(dir, "output.csv", "stale\n");
+    attention_config_init(&cfg);
+    run(&p, &cfg, NULL);
+    ck_assert_int_eq(export_stage(&p, STAGE_OUTPUT, dir, NULL, NULL), ATTN_OK);
+    snprintf(path, sizeof path, "%s/output.csv", dir);
+    ck_assert_int_eq(csvio_read_table(path, &t, NULL), ATTN_OK);
+    ck_assert_int_eq(t.rows, 7);
+    ck_assert_int_eq(csvio_parse_value(path, 2, 2, csvio_cell(&t, 1, 1), &v, NULL), ATTN_OK);
+    ck_assert_float_eq_tol(v, 0.319018f, 1e-6f); /* the book's first output, as PyTorch has it */
+    csvio_table_destroy(&t);
+    pipeline_destroy(&p);
+}
+END_TEST
+
+START_TEST(batch_abort_removes_temporaries)
+{
+    struct fileio_batch b;
+    FILE *f;
+    int hidden;
+
+    ck_assert_int_eq(fileio_batch_begin(&b, dir, NULL), ATTN_OK);
+    ck_assert_int_eq(fileio_batch_open(&b, "a.csv", &f, NULL), ATTN_OK);
+    fputs("half a file", f);
+    ck_assert_int_eq(count_entries(dir, &hidden), 1);
+    ck_assert_int_eq(hidden, 1);
+    fileio_batch_abort(&b);
+    ck_assert_int_eq(count_entries(dir, &hidden), 0);
+    ck_assert_int_eq(fileio_batch_begin(&b, dir, NULL), ATTN_OK);
+    ck_assert_int_ne(fileio_batch_open(&b, "../escape.csv", &f, NULL), ATTN_OK);
+    ck_assert_int_ne(fileio_batch_open(&b, ".hidden", &f, NULL), ATTN_OK);
+    fileio_batch_abort(&b);
+}
+END_TEST
+
+static Suite *
+export_suite(void)
+{
+    Suite *s = suite_create("export");
+    TCase *tc = tcase_create("export");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, export_writes_every_stage_and_parameter);
+    tcase_add_test(tc, exported_values_are_the_stage_values);
+    tcase_add_test(tc, weights_load_back_and_reproduce_the_outputs);
+    tcase_add_test(tc, loading_weights_names_the_file_and_shape);
+    tcase_add_test(tc, dropout_exports_its_keep_mask);
+    tcase_add_test(tc, a_failed_export_leaves_nothing);
+    tcase_add_test(tc, export_replaces_old_files_whole);
+    tcase_add_test(tc, batch_abort_removes_temporaries);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TEST_MAIN(export_suite)
