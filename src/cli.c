@@ -96,7 +96,8 @@ static const char usage_text[] =
     "\n"
     "Output:\n"
     "      --print             print the stages instead of starting the interactive view\n"
-    "      --stage NAME        with --print, only this stage (repeatable); NAME is a stage\n"
+    "      --stage NAME        only this stage (repeatable), with --print or --export; NAME\n"
+    "                          is a stage\n"
     "                          (inputs queries keys values scores masked scaled weights\n"
     "                          dropped context output embeddings positional), a stage of\n"
     "                          one head (weights.h1) or a parameter (W_query.weight)\n"
@@ -326,8 +327,8 @@ cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_si
     if (optind < argc)
         return fail(err, err_size,
                     "'%s': unexpected argument (give the sentence with -s \"...\")", argv[optind]);
-    if (o->stage_count > 0 && o->mode != CLI_PRINT)
-        return fail(err, err_size, "--stage works with --print");
+    if (o->stage_count > 0 && o->mode != CLI_PRINT && o->mode != CLI_EXPORT)
+        return fail(err, err_size, "--stage works with --print and --export");
 
     attention_config_set_variant(&o->cfg, variant);
     if (has_mask)

@@ -41,6 +41,24 @@ load_weights(const struct cli_options *o, int d_in, struct attention_params *w,
     return 0;
 }
 
+/* Resolves every --stage name; an unknown one is a usage error naming it. */
+static int
+resolve_stages(const struct pipeline *p, const struct cli_options *o,
+               struct pipeline_selection *chosen, char *msg, size_t size)
+{
+    for (int i = 0; i < o->stage_count; i++) {
+        if (pipeline_select(p, o->stages[i], &chosen[i]) != 0) {
+            snprintf(msg, size,
+                     "--stage %s: no such stage here; stages are %sinputs, queries, keys, "
+                     "values, scores, masked, scaled, weights, dropped, context, output "
+                     "(NAME.hH for one head), and the parameters",
+                     o->stages[i], p->cfg.positional ? "embeddings, positional, " : "");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -50,6 +68,7 @@ main(int argc, char **argv)
     struct attention_params weights;
     struct pipeline p;
     struct pipeline_source src;
+    struct pipeline_selection chosen[CLI_MAX_STAGES];
     char msg[1024];
     int code = 0;
 
@@ -83,18 +102,23 @@ main(int argc, char **argv)
         goto out;
     }
 
-    if (o.mode == CLI_EXPORT) {
+    if (resolve_stages(&p, &o, chosen, msg, sizeof msg) != 0) {
+        code = die(EXIT_USAGE, msg);
+    } else if (o.mode == CLI_EXPORT) {
         int written = 0;
-        if (export_all(&p, o.export_dir, &written, &err) != ATTN_OK)
+        enum attn_status st =
+            o.stage_count > 0
+                ? export_selection(&p, chosen, o.stage_count, o.export_dir, &written, &err)
+                : export_all(&p, o.export_dir, &written, &err);
+        if (st != ATTN_OK)
             code = die(EXIT_INPUT, err.msg);
         else
             fprintf(stderr, "attnscope: wrote %d files into %s\n", written, o.export_dir);
     } else {
         /* Until the interactive view is built, it shows what --print shows. */
-        struct print_options po = { o.digits, o.stage_count, o.stages, vocab.source };
-        if (print_pipeline(stdout, &p, &po, msg, sizeof msg) != 0)
-            code = die(EXIT_USAGE, msg);
-        else if (fflush(stdout) != 0 || ferror(stdout))
+        struct print_options po = { o.digits, o.stage_count, chosen, vocab.source };
+        print_pipeline(stdout, &p, &po);
+        if (fflush(stdout) != 0 || ferror(stdout))
             code = die(EXIT_INPUT, "cannot write to standard output");
     }
     pipeline_destroy(&p);

@@ -210,45 +210,8 @@ print_param(FILE *out, const struct param *pa, int digits)
     print_table(out, &t, digits);
 }
 
-/* What one --stage value names. */
-struct selection {
-    enum pipeline_stage stage;
-    int head;                 /* -1: every head */
-    const struct param *param;
-};
-
-static int
-select_name(const struct pipeline *p, const char *name, struct selection *sel)
-{
-    char base[64];
-    const char *dot = strrchr(name, '.');
-
-    sel->param = NULL;
-    sel->head = -1;
-    for (int i = 0; i < p->params.count; i++) {
-        if (strcmp(p->params.p[i].name, name) == 0) {
-            sel->param = &p->params.p[i];
-            return 0;
-        }
-    }
-    if (pipeline_stage_parse(name, &sel->stage) == 0)
-        return pipeline_stage_present(p, sel->stage) ? 0 : -1;
-    if (dot != NULL && dot[1] == 'h' && (size_t)(dot - name) < sizeof base) {
-        char *end;
-        long h = strtol(dot + 2, &end, 10);
-        memcpy(base, name, (size_t)(dot - name));
-        base[dot - name] = '\0';
-        if (dot[2] != '\0' && *end == '\0' && pipeline_stage_parse(base, &sel->stage) == 0 &&
-            pipeline_stage_per_head(sel->stage) && h >= 0 && h < p->st.shape.heads) {
-            sel->head = (int)h;
-            return 0;
-        }
-    }
-    return -1;
-}
-
 static void
-print_selection(FILE *out, const struct pipeline *p, const struct selection *sel, int digits)
+print_selection(FILE *out, const struct pipeline *p, const struct pipeline_selection *sel, int digits)
 {
     if (sel->param != NULL) {
         print_param(out, sel->param, digits);
@@ -260,41 +223,23 @@ print_selection(FILE *out, const struct pipeline *p, const struct selection *sel
     }
 }
 
-int
-print_pipeline(FILE *out, const struct pipeline *p, const struct print_options *po, char *err,
-               size_t err_size)
+void
+print_pipeline(FILE *out, const struct pipeline *p, const struct print_options *po)
 {
-    struct selection sel;
-
-    for (int i = 0; i < po->stage_count; i++) {
-        if (select_name(p, po->stages[i], &sel) != 0) {
-            snprintf(err, err_size,
-                     "--stage %s: no such stage here; stages are %sinputs, queries, keys, "
-                     "values, scores, masked, scaled, weights, dropped, context, output "
-                     "(NAME.hH for one head), and the parameters",
-                     po->stages[i], p->cfg.positional ? "embeddings, positional, " : "");
-            return -1;
-        }
-    }
     print_header(out, p, po);
-    if (po->stage_count > 0) {
-        for (int i = 0; i < po->stage_count; i++) {
-            select_name(p, po->stages[i], &sel);
-            print_selection(out, p, &sel, po->digits);
-        }
-        return 0;
+    if (po->count > 0) {
+        for (int i = 0; i < po->count; i++)
+            print_selection(out, p, &po->chosen[i], po->digits);
+        return;
     }
     for (int s = 0; s < STAGE_COUNT; s++) {
-        if (!pipeline_stage_present(p, (enum pipeline_stage)s))
+        struct pipeline_selection sel = { (enum pipeline_stage)s, -1, NULL };
+        if (!pipeline_stage_present(p, sel.stage))
             continue;
-        sel.stage = (enum pipeline_stage)s;
-        sel.head = -1;
-        sel.param = NULL;
         print_selection(out, p, &sel, po->digits);
         /* The parameters come where they are used: after the inputs. */
         if (s == STAGE_INPUTS)
             for (int i = 0; i < p->params.count; i++)
                 print_param(out, &p->params.p[i], po->digits);
     }
-    return 0;
 }

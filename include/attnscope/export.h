@@ -27,6 +27,11 @@
 enum attn_status export_all(const struct pipeline *p, const char *dir, int *written,
                             struct attn_error *err);
 
+/* Writes only the selected stages, heads and parameters into dir. */
+enum attn_status export_selection(const struct pipeline *p,
+                                  const struct pipeline_selection *sel, int count,
+                                  const char *dir, int *written, struct attn_error *err);
+
 /* Writes one stage (every head of a per-head stage) into dir. */
 enum attn_status export_stage(const struct pipeline *p, enum pipeline_stage s, const char *dir,
                               int *written, struct attn_error *err);

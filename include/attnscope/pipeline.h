@@ -94,4 +94,18 @@ bool pipeline_stage_present(const struct pipeline *p, enum pipeline_stage s);
 void pipeline_stage_view(const struct pipeline *p, enum pipeline_stage s, int head,
                          struct pipeline_view *v);
 
+/* What a stage name given by the user (--stage) picks out. */
+struct pipeline_selection {
+    enum pipeline_stage stage;
+    int head;                 /* -1: every head of a per-head stage */
+    const struct param *param; /* not NULL: this parameter instead of a stage */
+};
+
+/*
+ * Resolves name: a stage ("weights"), one head of a per-head stage
+ * ("weights.h1") or a parameter ("W_query.weight").  Returns 0, or -1 when
+ * p has nothing by that name.
+ */
+int pipeline_select(const struct pipeline *p, const char *name, struct pipeline_selection *sel);
+
 #endif

@@ -31,13 +31,15 @@ write_matrix(struct fileio_batch *b, const char *name, const struct matrix *m,
     return fileio_batch_close(b, err);
 }
 
+/* Writes stage s: one head, or every head when head is -1. */
 static enum attn_status
-write_stage(struct fileio_batch *b, const struct pipeline *p, enum pipeline_stage s,
+write_stage(struct fileio_batch *b, const struct pipeline *p, enum pipeline_stage s, int head,
             struct attn_error *err)
 {
-    int heads = pipeline_stage_per_head(s) ? p->st.shape.heads : 1;
+    int first = head < 0 ? 0 : head;
+    int last = head >= 0 ? head : pipeline_stage_per_head(s) ? p->st.shape.heads - 1 : 0;
 
-    for (int h = 0; h < heads; h++) {
+    for (int h = first; h <= last; h++) {
         struct pipeline_view v;
         struct csvio_labels rows;
         struct csvio_labels cols;
@@ -126,17 +128,21 @@ write_keep(struct fileio_batch *b, const struct pipeline *p, struct attn_error *
 }
 
 static enum attn_status
+write_param(struct fileio_batch *b, const struct param *pa, struct attn_error *err)
+{
+    struct csvio_labels rows = { NULL, "r" };
+    struct csvio_labels cols = { NULL, "c" };
+    char name[PARAM_NAME_MAX + 8];
+
+    snprintf(name, sizeof name, "%s.csv", pa->name);
+    return write_matrix(b, name, &pa->m, rows, cols, err);
+}
+
+static enum attn_status
 write_params(struct fileio_batch *b, const struct pipeline *p, struct attn_error *err)
 {
     for (int i = 0; i < p->params.count; i++) {
-        const struct param *pa = &p->params.p[i];
-        struct csvio_labels rows = { NULL, "r" };
-        struct csvio_labels cols = { NULL, "c" };
-        char name[PARAM_NAME_MAX + 8];
-        enum attn_status st;
-
-        snprintf(name, sizeof name, "%s.csv", pa->name);
-        st = write_matrix(b, name, &pa->m, rows, cols, err);
+        enum attn_status st = write_param(b, &p->params.p[i], err);
         if (st != ATTN_OK)
             return st;
     }
@@ -173,7 +179,7 @@ export_all(const struct pipeline *p, const char *dir, int *written, struct attn_
         st = write_vocabulary(&b, p, err);
     for (int s = 0; s < STAGE_COUNT && st == ATTN_OK; s++)
         if (pipeline_stage_present(p, (enum pipeline_stage)s))
-            st = write_stage(&b, p, (enum pipeline_stage)s, err);
+            st = write_stage(&b, p, (enum pipeline_stage)s, -1, err);
     if (st == ATTN_OK && p->st.dropout_on)
         st = write_keep(&b, p, err);
     if (st == ATTN_OK)
@@ -192,6 +198,23 @@ export_stage(const struct pipeline *p, enum pipeline_stage s, const char *dir, i
         *written = 0;
     if (st != ATTN_OK)
         return st;
-    st = write_stage(&b, p, s, err);
+    st = write_stage(&b, p, s, -1, err);
+    return finish(&b, st, written, err);
+}
+
+enum attn_status
+export_selection(const struct pipeline *p, const struct pipeline_selection *sel, int count,
+                 const char *dir, int *written, struct attn_error *err)
+{
+    struct fileio_batch b;
+    enum attn_status st = fileio_batch_begin(&b, dir, err);
+
+    if (written != NULL)
+        *written = 0;
+    if (st != ATTN_OK)
+        return st;
+    for (int i = 0; i < count && st == ATTN_OK; i++)
+        st = sel[i].param != NULL ? write_param(&b, sel[i].param, err)
+                                  : write_stage(&b, p, sel[i].stage, sel[i].head, err);
     return finish(&b, st, written, err);
 }

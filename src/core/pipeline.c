@@ -204,3 +204,35 @@ pipeline_destroy(struct pipeline *p)
     attention_stages_destroy(&p->st);
     memset(p, 0, sizeof *p);
 }
+
+int
+pipeline_select(const struct pipeline *p, const char *name, struct pipeline_selection *sel)
+{
+    char base[64];
+    const char *dot = strrchr(name, '.');
+
+    sel->param = NULL;
+    sel->head = -1;
+    sel->stage = STAGE_INPUTS;
+    for (int i = 0; i < p->params.count; i++) {
+        if (strcmp(p->params.p[i].name, name) == 0) {
+            sel->param = &p->params.p[i];
+            return 0;
+        }
+    }
+    if (pipeline_stage_parse(name, &sel->stage) == 0)
+        return pipeline_stage_present(p, sel->stage) ? 0 : -1;
+    if (dot != NULL && dot[1] == 'h' && dot[2] >= '0' && dot[2] <= '9' &&
+        (size_t)(dot - name) < sizeof base) {
+        char *end;
+        long h = strtol(dot + 2, &end, 10);
+        memcpy(base, name, (size_t)(dot - name));
+        base[dot - name] = '\0';
+        if (*end == '\0' && pipeline_stage_parse(base, &sel->stage) == 0 &&
+            pipeline_stage_per_head(sel->stage) && h < p->st.shape.heads) {
+            sel->head = (int)h;
+            return 0;
+        }
+    }
+    return -1;
+}

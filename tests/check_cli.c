@@ -1,0 +1,169 @@
+/* check_cli.c: the command line (src/cli.c). */
+#include "config.h"
+
+#include <stdarg.h>
+
+#include "cli.h"
+#include "testutil.h"
+
+static int
+parse(struct cli_options *o, char *err, const char *first, ...)
+{
+    char *argv[64];
+    int argc = 0;
+    va_list ap;
+    const char *a;
+
+    argv[argc++] = (char *)"attnscope";
+    va_start(ap, first);
+    for (a = first; a != NULL && argc < 63; a = va_arg(ap, const char *))
+        argv[argc++] = (char *)a;
+    va_end(ap);
+    argv[argc] = NULL;
+    err[0] = '\0';
+    return cli_parse(argc, argv, o, err, 512);
+}
+
+START_TEST(defaults_are_the_books_mha)
+{
+    struct cli_options o;
+    char err[512];
+
+    ck_assert_int_eq(parse(&o, err, NULL), 0);
+    ck_assert_int_eq(o.mode, CLI_TUI);
+    ck_assert_int_eq(o.cfg.variant, ATTN_MHA);
+    ck_assert_int_eq(o.cfg.d_out, 2);
+    ck_assert_int_eq(o.cfg.heads, 2);
+    ck_assert_uint_eq(o.cfg.seed, 123);
+    ck_assert_int_eq(o.cfg.mask, ATTN_MASK_CAUSAL);
+    ck_assert(o.cfg.scale);
+    ck_assert(o.cfg.train);
+    ck_assert_str_eq(o.sentence, "Your journey starts with one step");
+    ck_assert_ptr_null(o.embeddings);
+}
+END_TEST
+
+START_TEST(every_option_reaches_the_config)
+{
+    struct cli_options o;
+    char err[512];
+
+    ck_assert_msg(parse(&o, err, "--print", "-s", "Hello shiny sun!", "-e", "v.csv", "--variant",
+                        "wrapper", "--d-out", "5", "--heads", "3", "--seed", "18446744073709551615",
+                        "--dropout", "0.25", "--eval", "--qkv-bias", "--mask", "none",
+                        "--no-scale", "--temperature", "0.5", "--positional", "--rng", "mkl",
+                        "--weights", "w", "--stage", "weights", "--stage", "W_query.weight",
+                        "--digits", "6", "--dropout-seed", "7", "--dropout-pass", "2", "--mono",
+                        NULL) == 0,
+                  "%s", err);
+    ck_assert_int_eq(o.mode, CLI_PRINT);
+    ck_assert_str_eq(o.sentence, "Hello shiny sun!");
+    ck_assert_str_eq(o.embeddings, "v.csv");
+    ck_assert_int_eq(o.cfg.variant, ATTN_WRAPPER);
+    ck_assert_int_eq(o.cfg.d_out, 5);
+    ck_assert_int_eq(o.cfg.heads, 3);
+    ck_assert_uint_eq(o.cfg.seed, UINT64_MAX);
+    ck_assert_double_eq(o.cfg.dropout, 0.25);
+    ck_assert(!o.cfg.train);
+    ck_assert(o.cfg.qkv_bias);
+    ck_assert_int_eq(o.cfg.mask, ATTN_MASK_NONE);
+    ck_assert(!o.cfg.scale);
+    ck_assert_double_eq(o.cfg.temperature, 0.5);
+    ck_assert(o.cfg.positional);
+    ck_assert_int_eq(o.cfg.rng_path, RNG_PATH_MKL);
+    ck_assert_str_eq(o.weights_dir, "w");
+    ck_assert_int_eq(o.stage_count, 2);
+    ck_assert_str_eq(o.stages[1], "W_query.weight");
+    ck_assert_int_eq(o.digits, 6);
+    ck_assert(o.cfg.dropout_reseed);
+    ck_assert_uint_eq(o.cfg.dropout_seed, 7);
+    ck_assert_int_eq(o.cfg.dropout_pass, 2);
+    ck_assert(o.mono);
+}
+END_TEST
+
+START_TEST(variant_defaults_follow_the_book)
+{
+    struct cli_options o;
+    char err[512];
+
+    ck_assert_int_eq(parse(&o, err, "--variant", "simple", NULL), 0);
+    ck_assert(!o.cfg.scale);
+    ck_assert_int_eq(o.cfg.mask, ATTN_MASK_NONE);
+    ck_assert_int_eq(parse(&o, err, "--variant", "v2", NULL), 0);
+    ck_assert(o.cfg.scale);
+    ck_assert_int_eq(o.cfg.mask, ATTN_MASK_NONE);
+    /* Explicit choices win whatever their place on the line. */
+    ck_assert_int_eq(parse(&o, err, "--mask", "causal", "--scale", "--variant", "simple", NULL), 0);
+    ck_assert(o.cfg.scale);
+    ck_assert_int_eq(o.cfg.mask, ATTN_MASK_CAUSAL);
+    ck_assert_int_eq(parse(&o, err, "--export", "out", NULL), 0);
+    ck_assert_int_eq(o.mode, CLI_EXPORT);
+    ck_assert_str_eq(o.export_dir, "out");
+}
+END_TEST
+
+static void
+expect_error(const char *needle, const char *a, const char *b, const char *c)
+{
+    struct cli_options o;
+    char err[512];
+
+    ck_assert_int_eq(parse(&o, err, a, b, c, NULL), -1);
+    ck_assert_msg(strstr(err, needle) != NULL, "'%s' not in: %s", needle, err);
+}
+
+START_TEST(bad_options_are_named)
+{
+    expect_error("--bogus: unknown option", "--bogus", NULL, NULL);
+    expect_error("-x: unknown option", "-x", NULL, NULL);
+    expect_error("--heads needs a value", "--heads", NULL, NULL);
+    expect_error("--heads 0: give a number from 1 to 256", "--heads", "0", NULL);
+    expect_error("--d-out: 'two' is not a whole number", "--d-out", "two", NULL);
+    expect_error("--d-out -3: give a number from 1 to 8192", "--d-out", "-3", NULL);
+    expect_error("--d-out 99999999999999999999: give", "--d-out", "99999999999999999999", NULL);
+    expect_error("--dropout 1: p must be at least 0 and below 1", "--dropout", "1", NULL);
+    expect_error("--dropout -0.1: p must be", "--dropout", "-0.1", NULL);
+    expect_error("--dropout: 'nan' is not a finite number", "--dropout", "nan", NULL);
+    expect_error("--seed 18446744073709551616: beyond 64 bits", "--seed", "18446744073709551616", NULL);
+    expect_error("--seed: '-1' is not a whole number", "--seed", "-1", NULL);
+    expect_error("--temperature 0: T must be above 0", "--temperature", "0", NULL);
+    expect_error("--mask: 'upper' is not a mask", "--mask", "upper", NULL);
+    expect_error("--variant: 'gpt' is not a variant", "--variant", "gpt", NULL);
+    expect_error("--rng: 'cuda' is not a generator path", "--rng", "cuda", NULL);
+    expect_error("--print and --export: choose one", "--print", "--export", "d");
+    expect_error("--stage works with --print and --export", "--stage", "weights", NULL);
+    expect_error("'hello': unexpected argument", "hello", NULL, NULL);
+    expect_error("--digits 12: give a number from 0 to 9", "--digits", "12", NULL);
+}
+END_TEST
+
+START_TEST(help_and_version)
+{
+    struct cli_options o;
+    char err[512];
+
+    ck_assert_int_eq(parse(&o, err, "--heads", "2", "--help", NULL), 0);
+    ck_assert_int_eq(o.mode, CLI_HELP);
+    ck_assert_int_eq(parse(&o, err, "--version", NULL), 0);
+    ck_assert_int_eq(o.mode, CLI_VERSION);
+    ck_assert(strstr(cli_usage(), "--export DIR") != NULL);
+}
+END_TEST
+
+static Suite *
+cli_suite(void)
+{
+    Suite *s = suite_create("cli");
+    TCase *tc = tcase_create("parse");
+
+    tcase_add_test(tc, defaults_are_the_books_mha);
+    tcase_add_test(tc, every_option_reaches_the_config);
+    tcase_add_test(tc, variant_defaults_follow_the_book);
+    tcase_add_test(tc, bad_options_are_named);
+    tcase_add_test(tc, help_and_version);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TEST_MAIN(cli_suite)

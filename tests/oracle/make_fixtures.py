@@ -1,0 +1,69 @@
+#!/usr/bin/python3
+"""Writes tests/golden/oracle/: PyTorch's stages for many configurations.
+
+Run by hand with Debian's python3-torch from the top of the tree:
+    /usr/bin/python3 tests/oracle/make_fixtures.py
+Each case folder holds `args` (attnscope's command line, one argument per line,
+with -e naming the case's vocabulary.csv), that vocabulary, and one CSV per
+stage and parameter as PyTorch computed them (the --export layout).
+tests/check_oracle.c runs attnscope's core on each case and compares.
+"""
+import os
+import random
+import shutil
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_attention as ta  # noqa: E402
+
+OUT = "tests/golden/oracle"
+# Large cases keep a few stages only, so the fixtures stay small.
+LARGE_KEEP = ("context", "output", "weights.h0", "dropped.h0")
+
+
+def write_case(name, knobs, vocab, sentence, keep=None):
+    folder = os.path.join(OUT, name)
+    os.makedirs(folder)
+    ta.write_vocab(os.path.join(folder, "vocabulary.csv"), vocab)
+    with open(os.path.join(folder, "args"), "w") as f:
+        for a in ["-e", "vocabulary.csv", "-s", " ".join(sentence)] + knobs.args():
+            f.write(a + "\n")
+    stages = ta.run(knobs, ta.embed(vocab, sentence))
+    for stage, m in stages.items():
+        if keep is not None and stage not in keep:
+            continue
+        labels = sentence if m.shape[0] == len(sentence) else ["r%d" % i for i in range(m.shape[0])]
+        ta.write_matrix(os.path.join(folder, stage + ".csv"), m, labels)
+
+
+def main():
+    shutil.rmtree(OUT, ignore_errors=True)
+    os.makedirs(OUT)
+    with open(os.path.join(OUT, "README"), "w") as f:
+        f.write("Made by tests/oracle/make_fixtures.py with PyTorch %s (Debian python3-torch,\n"
+                "built without MKL). Do not edit: run the script again.\n" % torch.__version__)
+    rng = random.Random(20261122)
+    for i in range(40):
+        knobs, vocab, sentence = ta.random_case(rng)
+        write_case("random%02d-%s" % (i, knobs.variant), knobs, vocab, sentence)
+    # Wider and longer: every variant at d_in 64, n 48; then n 200 for two variants.
+    for j, variant in enumerate(ta.VARIANTS):
+        knobs, vocab, sentence = ta.random_case(rng, n_max=48, d_max=64)
+        knobs.variant = variant
+        knobs.heads = 4
+        knobs.d_out = 16
+        vocab = {w: [round(rng.uniform(-1, 1), 4) for _ in range(64)] for w in vocab}
+        sentence = [rng.choice(list(vocab)) for _ in range(48)]
+        write_case("wide%d-%s" % (j, variant), knobs, vocab, sentence, keep=LARGE_KEEP)
+    for variant, p in (("mha", 0.1), ("wrapper", 0.0)):
+        knobs = ta.Knobs(variant=variant, d_out=24, heads=3, seed=rng.randrange(2 ** 64),
+                         dropout=p, qkv_bias=True)
+        vocab = {"t%d" % i: [round(rng.uniform(-1, 1), 4) for _ in range(32)] for i in range(50)}
+        sentence = [rng.choice(list(vocab)) for _ in range(200)]
+        write_case("long-%s" % variant, knobs, vocab, sentence, keep=("context", "output"))
+
+
+if __name__ == "__main__":
+    main()
