@@ -1,0 +1,96 @@
+#!/bin/sh
+# cli.sh: attnscope's command line end to end: the book's answer, exports and
+# --weights round trips, and every kind of bad input giving a one-line error
+# that names the option or the file, row and column, with the right exit code.
+
+set -u
+bin="${top_builddir:-.}/attnscope"
+src="${top_srcdir:-.}"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/attnscope-cli-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+count=0
+
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+
+# expect CODE NEEDLE -- ARGS...: exit status CODE and NEEDLE on stderr (one line).
+expect() {
+    code=$1
+    needle=$2
+    shift 3
+    count=$((count + 1))
+    "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
+    got=$?
+    if [ "$got" -ne "$code" ]; then
+        fail "attnscope $*: exit $got, expected $code ($(cat "$tmp/err"))"
+    elif ! grep -qF -- "$needle" "$tmp/err"; then
+        fail "attnscope $*: stderr lacks '$needle': $(cat "$tmp/err")"
+    elif [ "$code" -ne 0 ] && [ "$(grep -c '^attnscope: ' "$tmp/err")" -ne 1 ]; then
+        fail "attnscope $*: expected exactly one error line: $(cat "$tmp/err")"
+    fi
+}
+
+# The book's MultiHeadAttention output, first row.
+count=$((count + 1))
+"$bin" --print >"$tmp/book" 2>&1 || fail "--print failed"
+grep -q "^  Your     0.3190  0.4858$" "$tmp/book" || fail "--print lacks the book's output row 0.3190 0.4858"
+grep -q "^output (6 x 2)" "$tmp/book" || fail "--print lacks the output stage"
+
+count=$((count + 1))
+"$bin" --print --variant simple --stage weights --digits 6 | grep -q "^  journey  0.138548  0.237891  0.233274  0.123992  0.108182  0.158114$" ||
+    fail "--variant simple: the book's weights of 'journey'"
+
+count=$((count + 1))
+"$bin" --print -e "$src/samples/hello-shiny-sun.csv" -s "Hello shiny sun!" --variant simple >"$tmp/hss" 2>&1 ||
+    fail "hello shiny sun failed"
+grep -q "tokens (4): Hello shiny sun !\*" "$tmp/hss" || fail "made-up token not marked in --print"
+
+# Export, then load the weights back: the same output, to the last digit.
+count=$((count + 1))
+"$bin" --export "$tmp/run" --variant mha --d-out 4 --heads 2 --qkv-bias --seed 7 2>"$tmp/err" ||
+    fail "--export failed: $(cat "$tmp/err")"
+grep -q "wrote 26 files into $tmp/run" "$tmp/err" || fail "--export message: $(cat "$tmp/err")"
+"$bin" --export "$tmp/again" --variant mha --d-out 4 --heads 2 --qkv-bias --seed 999 --weights "$tmp/run" 2>/dev/null ||
+    fail "--weights failed"
+cmp -s "$tmp/run/output.csv" "$tmp/again/output.csv" || fail "--weights did not reproduce output.csv"
+"$bin" --export "$tmp/one" --stage weights.h1 --stage out_proj.bias 2>/dev/null || fail "--export --stage failed"
+[ "$(ls "$tmp/one" | tr '\n' ' ')" = "out_proj.bias.csv weights.h1.csv " ] || fail "--export --stage wrote: $(ls "$tmp/one")"
+
+# Bad options: exit 2, the option named.
+expect 2 "--heads 3 does not divide --d-out 4" -- --print --d-out 4 --heads 3
+expect 2 "--dropout 1: p must be at least 0 and below 1" -- --print --dropout 1
+expect 2 "--d-out 0: give a number from 1 to 8192" -- --print --d-out 0
+expect 2 "--bogus: unknown option" -- --bogus
+expect 2 "--seed 99999999999999999999: beyond 64 bits" -- --seed 99999999999999999999
+expect 2 "the sentence is empty" -- --print -s "  "
+expect 2 "not valid UTF-8" -- --print -s "$(printf 'caf\377')"
+expect 2 "--stage weights.h7: no such stage" -- --print --stage weights.h7
+expect 2 "--temperature 0: T must be above 0" -- --print --temperature 0
+
+# Bad files: exit 1, file, row and column named.
+printf 'token,d0,d1\nsun,1,2\nmoon,3\n' >"$tmp/ragged.csv"
+expect 1 "ragged.csv: row 3 has 2 columns, but row 1 has 3" -- --print -e "$tmp/ragged.csv"
+printf 'token,d0,d1\nsun,1,2\nmoon,3,x\n' >"$tmp/word.csv"
+expect 1 "word.csv: row 3, column 3: 'x' is not a number" -- --print -e "$tmp/word.csv"
+printf 'sun,1,inf\n' >"$tmp/inf.csv"
+expect 1 "inf.csv: row 1, column 3: 'inf' is not a finite number" -- --print -e "$tmp/inf.csv"
+expect 1 "missing.csv: cannot open" -- --print -e "$tmp/missing.csv"
+expect 1 "W_query.weight.csv: cannot open" -- --print --weights "$tmp"
+expect 1 "W_query.weight.csv: 4 x 3 values, but W_query.weight here is 2 x 3" -- --print --weights "$tmp/run"
+
+# An export that cannot be written leaves no files behind.
+: >"$tmp/plainfile"
+expect 1 "plainfile: exists and is not a folder" -- --export "$tmp/plainfile"
+mkdir -p "$tmp/blocked/output.csv"
+expect 1 "output.csv: is a folder; nothing was written" -- --export "$tmp/blocked"
+[ "$(ls -A "$tmp/blocked")" = "output.csv" ] || fail "a failed export left files: $(ls -A "$tmp/blocked")"
+
+count=$((count + 1))
+"$bin" --help | grep -q -- "--export DIR" || fail "--help"
+"$bin" --version | grep -q "^attnscope [0-9]" || fail "--version"
+
+echo "$count checks, $failures failed"
+[ "$failures" -eq 0 ]
