@@ -88,6 +88,14 @@ mkdir -p "$tmp/blocked/output.csv"
 expect 1 "output.csv: is a folder; nothing was written" -- --export "$tmp/blocked"
 [ "$(ls -A "$tmp/blocked")" = "output.csv" ] || fail "a failed export left files: $(ls -A "$tmp/blocked")"
 
+# The README shows real output: it must stay what attnscope prints.
+count=$((count + 1))
+cmd='./attnscope --print --stage weights.h0 --stage output'
+awk -v cmd="\$ $cmd" '$0 == cmd { on = 1; next } on && /^```/ { exit } on { print }' "$src/README.md" >"$tmp/readme"
+"$bin" --print --stage weights.h0 --stage output | sed '$ { /^$/d; }' >"$tmp/actual"
+[ -s "$tmp/readme" ] || fail "README.md lacks the sample output of '$cmd'"
+cmp -s "$tmp/readme" "$tmp/actual" || fail "README.md's sample output differs from '$cmd': $(diff "$tmp/readme" "$tmp/actual")"
+
 count=$((count + 1))
 "$bin" --help | grep -q -- "--export DIR" || fail "--help"
 "$bin" --version | grep -q "^attnscope [0-9]" || fail "--version"
