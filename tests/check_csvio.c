@@ -6,20 +6,6 @@
 #include "attnscope/csvio.h"
 #include "testutil.h"
 
-static const char *dir;
-
-static void
-setup(void)
-{
-    dir = test_tmpdir();
-}
-
-static void
-teardown(void)
-{
-    test_remove_dir(dir);
-}
-
 START_TEST(reads_a_plain_table)
 {
     const char *path = test_write_text(dir, "a.csv", "token,d0,d1\nYour,0.43,0.15\njourney,0.55,0.87\n");
@@ -189,7 +175,7 @@ csvio_suite(void)
     Suite *s = suite_create("csvio");
     TCase *tc = tcase_create("tables");
 
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, test_tmpdir_setup, test_tmpdir_teardown);
     tcase_add_test(tc, reads_a_plain_table);
     tcase_add_test(tc, bom_crlf_quotes_and_blank_lines);
     tcase_add_test(tc, broken_files_are_refused_with_their_place);

@@ -13,13 +13,12 @@
 #include "attnscope/fileio.h"
 #include "testutil.h"
 
-static const char *dir;
 static struct vocab book;
 
 static void
 setup(void)
 {
-    dir = test_tmpdir();
+    test_tmpdir_setup();
     ck_assert_int_eq(vocab_builtin(&book, NULL), ATTN_OK);
 }
 
@@ -27,7 +26,7 @@ static void
 teardown(void)
 {
     vocab_destroy(&book);
-    test_remove_dir(dir);
+    test_tmpdir_teardown();
 }
 
 static void

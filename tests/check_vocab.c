@@ -4,20 +4,6 @@
 #include "attnscope/vocab.h"
 #include "testutil.h"
 
-static const char *dir;
-
-static void
-setup(void)
-{
-    dir = test_tmpdir();
-}
-
-static void
-teardown(void)
-{
-    test_remove_dir(dir);
-}
-
 START_TEST(builtin_is_the_books_six_words)
 {
     struct vocab v;
@@ -162,7 +148,7 @@ vocab_suite(void)
     Suite *s = suite_create("vocab");
     TCase *tc = tcase_create("vocab");
 
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, test_tmpdir_setup, test_tmpdir_teardown);
     tcase_add_test(tc, builtin_is_the_books_six_words);
     tcase_add_test(tc, exact_case_wins_over_caseless);
     tcase_add_test(tc, made_up_vectors_are_stable_and_book_like);

@@ -110,4 +110,19 @@ test_remove_dir(const char *dir)
 
 #define test_write_text(dir, name, text) test_write_file((dir), (name), (text), strlen(text))
 
+/* A checked fixture giving each test a fresh folder `dir`, removed after it. */
+static const char *dir;
+
+static inline void
+test_tmpdir_setup(void)
+{
+    dir = test_tmpdir();
+}
+
+static inline void
+test_tmpdir_teardown(void)
+{
+    test_remove_dir(dir);
+}
+
 #endif
