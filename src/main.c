@@ -14,6 +14,8 @@
 #include "attnscope/vocab.h"
 #include "cli.h"
 #include "print.h"
+#include "tui/app.h"
+#include "tui/tui.h"
 
 enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
@@ -38,6 +40,31 @@ load_weights(const struct cli_options *o, int d_in, struct attention_params *w,
         params_destroy(w);
         return -1;
     }
+    return 0;
+}
+
+static int
+is_usage_status(enum attn_status st)
+{
+    /* Bad values here come from options (-s, --heads, ...); files were read before. */
+    return st == ATTN_EVALUE || st == ATTN_EPARSE || st == ATTN_ELIMIT;
+}
+
+static int
+run_tui(const struct cli_options *o, const struct vocab *vocab, const struct attention_params *w)
+{
+    struct app app;
+    struct attn_error err;
+    enum attn_status st;
+
+    attn_error_clear(&err);
+    st = app_init(&app, &o->cfg, o->sentence, vocab, w, o->weights_dir, &err);
+    if (st != ATTN_OK)
+        return die(is_usage_status(st) ? EXIT_USAGE : EXIT_INPUT, err.msg);
+    st = tui_run(&app, o->mono, &err);
+    app_destroy(&app);
+    if (st != ATTN_OK)
+        return die(EXIT_INPUT, err.msg);
     return 0;
 }
 
@@ -91,14 +118,15 @@ main(int argc, char **argv)
         vocab_destroy(&vocab);
         return die(err.status == ATTN_EVALUE ? EXIT_USAGE : EXIT_INPUT, err.msg);
     }
+    if (o.mode == CLI_TUI) {
+        code = run_tui(&o, &vocab, o.weights_dir != NULL ? &weights : NULL);
+        goto out;
+    }
     src.sentence = o.sentence;
     src.vocab = &vocab;
     src.weights = o.weights_dir != NULL ? &weights : NULL;
     if (pipeline_create(&p, &o.cfg, &src, &err) != ATTN_OK) {
-        /* Here bad values come from options (-s, --heads, ...), files were read above. */
-        int usage = err.status == ATTN_EVALUE || err.status == ATTN_EPARSE ||
-                    err.status == ATTN_ELIMIT;
-        code = die(usage ? EXIT_USAGE : EXIT_INPUT, err.msg);
+        code = die(is_usage_status(err.status) ? EXIT_USAGE : EXIT_INPUT, err.msg);
         goto out;
     }
 
@@ -115,7 +143,6 @@ main(int argc, char **argv)
         else
             fprintf(stderr, "attnscope: wrote %d files into %s\n", written, o.export_dir);
     } else {
-        /* Until the interactive view is built, it shows what --print shows. */
         struct print_options po = { o.digits, o.stage_count, chosen, vocab.source };
         print_pipeline(stdout, &p, &po);
         if (fflush(stdout) != 0 || ferror(stdout))

@@ -1,0 +1,92 @@
+/*
+ * grid.h: an off-screen frame of character cells.
+ *
+ * The renderer draws every frame into a struct grid; the TUI copies it to the
+ * terminal, --heatmap turns it into text with escapes, and the tests turn it
+ * into golden text.  Nothing here knows of curses.
+ */
+#ifndef ATTNSCOPE_RENDER_GRID_H
+#define ATTNSCOPE_RENDER_GRID_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "render/palette.h"
+
+/* The second column of a double-width character. */
+#define GRID_CONTINUATION 0xFFFFFFFFu
+
+struct cell {
+    uint32_t ch;      /* a code point, or GRID_CONTINUATION */
+    uint8_t role;     /* enum palette_role */
+    uint8_t attr;     /* ATTR_* on top of the role's own */
+    uint8_t ramp;     /* enum palette_ramp, for ROLE_HEAT */
+    uint8_t level;    /* 0..255 along the ramp, for ROLE_HEAT */
+};
+
+struct grid {
+    int width;
+    int height;
+    struct cell *cells; /* (height, width) */
+};
+
+struct rect {
+    int x, y, w, h;
+};
+
+struct style {
+    enum palette_role role;
+    int attr;
+    enum palette_ramp ramp;
+    int level;
+};
+
+/* A grid of blanks; returns -1 when out of memory. */
+int grid_create(struct grid *g, int width, int height);
+void grid_destroy(struct grid *g);
+void grid_clear(struct grid *g);
+
+static inline struct cell *
+grid_at(const struct grid *g, int x, int y)
+{
+    return &g->cells[(size_t)y * (size_t)g->width + (size_t)x];
+}
+
+static inline struct style
+style_role(enum palette_role role)
+{
+    struct style s = { role, 0, RAMP_SEQUENTIAL, 0 };
+    return s;
+}
+
+/*
+ * Writes UTF-8 text at (x, y), clipped to max_w columns and to the grid;
+ * returns the columns written.
+ */
+int grid_put(struct grid *g, int x, int y, int max_w, struct style st, const char *text);
+
+/* Like grid_put, with printf formatting. */
+int grid_printf(struct grid *g, int x, int y, int max_w, struct style st, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+/* Sets one cell. */
+void grid_set(struct grid *g, int x, int y, uint32_t ch, struct style st);
+
+/* Fills a rectangle with ch in a style. */
+void grid_fill(struct grid *g, struct rect r, uint32_t ch, struct style st);
+
+/* Adds attributes to every cell of a rectangle (the cursor's reverse video). */
+void grid_add_attr(struct grid *g, struct rect r, int attr);
+
+/* Writes the characters of the grid, one line per row, trailing blanks cut. */
+void grid_dump_text(const struct grid *g, FILE *out);
+
+/*
+ * Writes the styles of the grid, one line per row: each cell as its role's
+ * letter (see palette.h), heatmap cells as a digit 0-9 for their level, and
+ * the cursor (reverse video) as '#'.
+ */
+void grid_dump_styles(const struct grid *g, FILE *out);
+
+#endif

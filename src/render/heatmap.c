@@ -1,0 +1,342 @@
+/* heatmap.c: matrices as heatmaps (see heatmap.h). */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "render/heatmap.h"
+#include "render/text.h"
+
+#define LABEL_MAX 12
+
+void
+heatmap_format(char *buf, size_t size, float v, int width, int decimals)
+{
+    if (isnan(v)) {
+        snprintf(buf, size, "nan");
+        return;
+    }
+    if (isinf(v)) {
+        snprintf(buf, size, v < 0 ? "-inf" : "inf");
+        return;
+    }
+    for (int d = decimals; d >= 0; d--) {
+        snprintf(buf, size, "%.*f", d, (double)v);
+        if ((int)strlen(buf) <= width)
+            return;
+    }
+    /* Too large for fixed notation in this width. */
+    for (int p = 3; p >= 1; p--) {
+        snprintf(buf, size, "%.*g", p, (double)v);
+        if ((int)strlen(buf) <= width)
+            return;
+    }
+}
+
+int
+heatmap_level(const struct heatmap_spec *spec, float v)
+{
+    double t;
+
+    if (!isfinite(v))
+        return 0;
+    if (spec->ramp == RAMP_DIVERGING) {
+        double m = fmax(fabs((double)spec->lo), fabs((double)spec->hi));
+        t = m > 0 ? 0.5 + (double)v / (2.0 * m) : 0.5;
+    } else {
+        double span = (double)spec->hi - (double)spec->lo;
+        t = span > 0 ? ((double)v - spec->lo) / span : 1.0;
+    }
+    if (t < 0)
+        t = 0;
+    if (t > 1)
+        t = 1;
+    return (int)lround(t * 255.0);
+}
+
+enum heat_kind
+heatmap_kind(const struct heatmap_spec *spec, int i, int j)
+{
+    float v = MAT_AT(spec->m, i, j);
+
+    if (spec->kind != NULL) {
+        enum heat_kind k = spec->kind(spec->kind_ctx, i, j);
+        if (k != HEAT_VALUE)
+            return k;
+    }
+    if (isnan(v))
+        return HEAT_NAN;
+    if (isinf(v) && v < 0)
+        return HEAT_NEG_INF;
+    return HEAT_VALUE;
+}
+
+static void
+col_label(const struct heatmap_spec *spec, int j, char *buf, size_t size)
+{
+    if (spec->col_labels != NULL)
+        snprintf(buf, size, "%s", spec->col_labels[j]);
+    else if (spec->col_group > 0)
+        snprintf(buf, size, "h%d.%d", j / spec->col_group, j % spec->col_group);
+    else
+        snprintf(buf, size, "%s%d", spec->col_prefix ? spec->col_prefix : "d", j);
+}
+
+/* The widest formatted value at d decimals. */
+static int
+value_width(const struct heatmap_spec *spec, int d)
+{
+    char buf[64];
+    int w = 1;
+
+    for (size_t e = 0; e < matrix_size(spec->m); e++) {
+        float v = spec->m->data[e];
+        if (!isfinite(v))
+            continue;
+        snprintf(buf, sizeof buf, "%.*f", d, (double)v);
+        if ((int)strlen(buf) > w)
+            w = (int)strlen(buf);
+    }
+    return w;
+}
+
+static int
+label_width(const struct heatmap_spec *spec)
+{
+    int w = 3;
+
+    for (int i = 0; i < spec->m->rows; i++) {
+        int lw = text_width(spec->row_labels[i]) + (spec->row_marked && spec->row_marked[i]);
+        if (lw > w)
+            w = lw;
+    }
+    return w > LABEL_MAX ? LABEL_MAX : w;
+}
+
+/* Chooses the cell width and decimals: all columns with numbers if possible. */
+static void
+choose_cells(const struct heatmap_spec *spec, int avail, struct heatmap_geometry *geo)
+{
+    const int cols = spec->m->cols;
+    const int max_w = spec->max_cell_w > 0 ? spec->max_cell_w : 10;
+    /* Small matrices (the book's) get 4 decimals; large ones cost a scan each. */
+    const bool scan = matrix_size(spec->m) <= 65536;
+    /* Without colour each number carries a glyph and a space before it. */
+    const int extra = spec->colour ? 1 : 3;
+    const int w4 = (scan ? value_width(spec, 4) : 7) + extra;
+    const int w2 = (scan ? value_width(spec, 2) : 5) + extra;
+
+    if (w4 <= max_w && cols * w4 <= avail) {
+        geo->cell_w = avail / cols < max_w ? avail / cols : max_w;
+        geo->decimals = 4;
+    } else if (w2 <= max_w && cols * w2 <= avail) {
+        geo->cell_w = w2;
+        geo->decimals = 2;
+    } else if (cols * 2 <= avail) {
+        geo->cell_w = avail / cols > 3 ? 3 : avail / cols;
+        geo->decimals = -1;
+    } else {
+        geo->cell_w = 2;
+        geo->decimals = -1;
+    }
+    if (geo->cell_w < 1)
+        geo->cell_w = 1;
+}
+
+static void
+clamp_scroll(int *first, int visible, int total, int cursor)
+{
+    if (cursor >= 0) {
+        if (cursor < *first)
+            *first = cursor;
+        if (cursor >= *first + visible)
+            *first = cursor - visible + 1;
+    }
+    if (*first > total - visible)
+        *first = total - visible;
+    if (*first < 0)
+        *first = 0;
+}
+
+static void
+draw_cell(struct grid *g, int x, int y, const struct heatmap_spec *spec,
+          const struct heatmap_geometry *geo, int i, int j)
+{
+    const int w = geo->cell_w;
+    const float v = MAT_AT(spec->m, i, j);
+    const enum heat_kind kind = heatmap_kind(spec, i, j);
+    struct style st = style_role(ROLE_HEAT);
+    char text[64] = "";
+    struct rect r = { x, y, w, 1 };
+
+    switch (kind) {
+    case HEAT_NEG_INF:
+        st = style_role(ROLE_NEG_INF);
+        snprintf(text, sizeof text, "%s", w >= 5 ? "-inf" : spec->utf8 ? "-\xe2\x88\x9e" : "-i");
+        break;
+    case HEAT_MASKED:
+        st = style_role(ROLE_MASKED);
+        snprintf(text, sizeof text, "%s", spec->utf8 ? "\xc2\xb7" : ".");
+        break;
+    case HEAT_DROPPED:
+        st = style_role(ROLE_DROPPED);
+        snprintf(text, sizeof text, "%s", spec->utf8 ? "\xe2\x9c\x95" : "x");
+        break;
+    case HEAT_NAN:
+        st = style_role(ROLE_NAN);
+        snprintf(text, sizeof text, "%s", w >= 4 ? "nan" : "?");
+        break;
+    case HEAT_ALLOW:
+        st = style_role(ROLE_MASK_ALLOW);
+        snprintf(text, sizeof text, "%s", w >= 5 ? "see" : spec->utf8 ? "\xe2\x9c\x93" : "+");
+        break;
+    case HEAT_FORBID:
+        st = style_role(ROLE_MASK_FORBID);
+        snprintf(text, sizeof text, "%s", w >= 5 ? "hide" : "-");
+        break;
+    case HEAT_VALUE:
+        st.ramp = spec->ramp;
+        st.level = heatmap_level(spec, v);
+        if (geo->decimals >= 0)
+            heatmap_format(text, sizeof text, v, w - (spec->colour ? 1 : 3), geo->decimals);
+        break;
+    }
+    grid_fill(g, r, ' ', st);
+    if (text[0] != '\0') {
+        int tw = text_width(text);
+        int tx = kind == HEAT_VALUE ? x + w - tw : x + (w - tw) / 2;
+        if (kind == HEAT_VALUE && tx < x)
+            tx = x;
+        grid_put(g, tx, y, w, st, text);
+        /* Without colour a glyph of the ramp, before the number, carries the value. */
+        if (kind == HEAT_VALUE && !spec->colour && tx - 2 >= x)
+            grid_set(g, tx - 2, y, palette_ramp_glyph(st.level, spec->utf8), st);
+    } else if (kind == HEAT_VALUE && !spec->colour) {
+        uint32_t glyph = palette_ramp_glyph(st.level, spec->utf8);
+        for (int k = 0; k < w - (w > 1); k++)
+            grid_set(g, x + k, y, glyph, st);
+    }
+}
+
+void
+heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *spec, int *scroll_row,
+               int *scroll_col, struct heatmap_geometry *geo)
+{
+    const int rows = spec->m->rows;
+    const int cols = spec->m->cols;
+    const int lw = label_width(spec);
+    struct style label = style_role(ROLE_LABEL);
+    char buf[64];
+
+    memset(geo, 0, sizeof *geo);
+    if (r.w < lw + 3 || r.h < 2 || rows == 0 || cols == 0)
+        return;
+    choose_cells(spec, r.w - lw - 1, geo);
+    geo->vis_cols = (r.w - lw - 1) / geo->cell_w;
+    geo->vis_rows = r.h - 1;
+    if (geo->vis_cols > cols)
+        geo->vis_cols = cols;
+    if (geo->vis_rows > rows)
+        geo->vis_rows = rows;
+    clamp_scroll(scroll_row, geo->vis_rows, rows, spec->cursor_row);
+    clamp_scroll(scroll_col, geo->vis_cols, cols, spec->cursor_col);
+    geo->row0 = *scroll_row;
+    geo->col0 = *scroll_col;
+    geo->x0 = r.x + lw + 1;
+    geo->y0 = r.y + 1;
+
+    /* Column labels, cut to the cell and right-aligned like the numbers. */
+    for (int c = 0; c < geo->vis_cols; c++) {
+        int j = geo->col0 + c;
+        int x = geo->x0 + c * geo->cell_w;
+        struct style st = label;
+        int tw;
+        int room = geo->cell_w - (geo->cell_w > 1);
+        col_label(spec, j, buf, sizeof buf);
+        if (j == spec->cursor_col)
+            st.attr |= ATTR_BOLD | ATTR_UNDERLINE;
+        tw = text_width(buf);
+        if (tw > room)
+            tw = room;
+        grid_put(g, x + geo->cell_w - tw, r.y, room, st, buf);
+    }
+    for (int k = 0; k < geo->vis_rows; k++) {
+        int i = geo->row0 + k;
+        int y = geo->y0 + k;
+        struct style st = style_role(spec->row_marked && spec->row_marked[i] ? ROLE_LABEL_MADE_UP
+                                                                            : ROLE_LABEL);
+        int used;
+        if (i == spec->cursor_row)
+            st.attr |= ATTR_BOLD;
+        used = grid_put(g, r.x, y, lw - (spec->row_marked && spec->row_marked[i]), st,
+                        spec->row_labels[i]);
+        if (spec->row_marked && spec->row_marked[i])
+            grid_put(g, r.x + used, y, 1, st, "*");
+        for (int c = 0; c < geo->vis_cols; c++)
+            draw_cell(g, geo->x0 + c * geo->cell_w, y, spec, geo, i, geo->col0 + c);
+    }
+    if (spec->cursor_row >= geo->row0 && spec->cursor_row < geo->row0 + geo->vis_rows &&
+        spec->cursor_col >= geo->col0 && spec->cursor_col < geo->col0 + geo->vis_cols) {
+        struct rect cur = { geo->x0 + (spec->cursor_col - geo->col0) * geo->cell_w,
+                            geo->y0 + spec->cursor_row - geo->row0, geo->cell_w, 1 };
+        grid_add_attr(g, cur, ATTR_REVERSE);
+    }
+}
+
+int
+heatmap_hit(const struct heatmap_geometry *geo, int sx, int sy, int *row, int *col)
+{
+    int c;
+    int k;
+
+    if (geo->cell_w <= 0 || sx < geo->x0 || sy < geo->y0)
+        return -1;
+    c = (sx - geo->x0) / geo->cell_w;
+    k = sy - geo->y0;
+    if (c >= geo->vis_cols || k >= geo->vis_rows)
+        return -1;
+    *row = geo->row0 + k;
+    *col = geo->col0 + c;
+    return 0;
+}
+
+void
+heatmap_legend(struct grid *g, int x, int y, int w, const struct heatmap_spec *spec)
+{
+    char lo[32];
+    char hi[32];
+    int used = 0;
+    int seen[7] = { 0 };
+    const int end = x + w;
+    static const char *const names[] = { "", "-inf", "masked", "dropped", "NaN" };
+    static const enum palette_role roles[] = { ROLE_TEXT, ROLE_NEG_INF, ROLE_MASKED, ROLE_DROPPED,
+                                               ROLE_NAN };
+
+    heatmap_format(lo, sizeof lo, spec->lo, 10, 4);
+    heatmap_format(hi, sizeof hi, spec->hi, 10, 4);
+    used += grid_printf(g, x + used, y, end - x - used, style_role(ROLE_DIM), "min %s ", lo);
+    for (int k = 0; k < 16 && x + used < end; k++) {
+        struct style st = style_role(ROLE_HEAT);
+        st.ramp = spec->ramp;
+        st.level = k * 255 / 15;
+        grid_set(g, x + used++, y, spec->colour ? ' ' : palette_ramp_glyph(st.level, spec->utf8),
+                 st);
+    }
+    used += grid_printf(g, x + used, y, end - x - used, style_role(ROLE_DIM), " max %s", hi);
+
+    for (int i = 0; i < spec->m->rows; i++)
+        for (int j = 0; j < spec->m->cols; j++)
+            seen[heatmap_kind(spec, i, j)] = 1;
+    for (int k = 1; k < 5; k++) {
+        const char *glyph = k == HEAT_NEG_INF ? (spec->utf8 ? "-\xe2\x88\x9e" : "-i")
+                            : k == HEAT_MASKED ? (spec->utf8 ? "\xc2\xb7" : ".")
+                            : k == HEAT_DROPPED ? (spec->utf8 ? "\xe2\x9c\x95" : "x")
+                                                : "?";
+        if (!seen[k] || x + used + 3 >= end)
+            continue;
+        used += grid_put(g, x + used, y, end - x - used, style_role(ROLE_DIM), "   ");
+        used += grid_put(g, x + used, y, end - x - used, style_role(roles[k]), glyph);
+        used += grid_printf(g, x + used, y, end - x - used, style_role(ROLE_DIM), " %s", names[k]);
+    }
+}

@@ -1,0 +1,82 @@
+/*
+ * heatmap.h: a matrix drawn as a heatmap into a rectangle of a grid.
+ *
+ * Token labels run down the left and across the top; each cell is coloured
+ * by its value along a ramp (or, without colour, carries a glyph of a ramp)
+ * and shows the value when it fits.  Cells that are -inf, hidden by the
+ * mask, dropped by dropout or NaN each look different from any value.  A
+ * matrix larger than the rectangle scrolls so that the cursor stays visible.
+ */
+#ifndef ATTNSCOPE_RENDER_HEATMAP_H
+#define ATTNSCOPE_RENDER_HEATMAP_H
+
+#include <stdbool.h>
+
+#include "attnscope/matrix.h"
+#include "render/grid.h"
+
+enum heat_kind {
+    HEAT_VALUE,
+    HEAT_NEG_INF,  /* -inf: a masked score */
+    HEAT_MASKED,   /* a weight that is 0 because the mask hides the key */
+    HEAT_DROPPED,  /* a weight dropout set to 0 */
+    HEAT_NAN,
+    HEAT_ALLOW,    /* the mask itself: this key is visible */
+    HEAT_FORBID    /* the mask itself: this key is hidden */
+};
+
+struct heatmap_spec {
+    const struct matrix *m;          /* (rows, cols) */
+    const char *const *row_labels;   /* (rows) */
+    const unsigned char *row_marked; /* (rows) 1: a made-up token (underlined, '*'), or NULL */
+    const char *const *col_labels;   /* (cols), or NULL for col_prefix + index */
+    const char *col_prefix;
+    int col_group;                   /* columns per head, to label "h1.0"; 0: none */
+    enum palette_ramp ramp;
+    float lo, hi;                    /* the range the ramp spans */
+    /* The kind of cell (i, j); NULL: from the value alone (-inf, NaN). */
+    enum heat_kind (*kind)(const void *ctx, int i, int j);
+    const void *kind_ctx;
+    int cursor_row, cursor_col;      /* -1: no cursor */
+    int max_cell_w;                  /* widest cell (larger in presentation mode) */
+    bool colour;
+    bool utf8;
+};
+
+struct heatmap_geometry {
+    int x0, y0;        /* the top-left visible data cell on screen */
+    int cell_w;        /* columns per cell */
+    int row0, col0;    /* the first visible row and column */
+    int vis_rows, vis_cols;
+    int decimals;      /* decimals shown in cells; -1: no numbers (too narrow) */
+};
+
+/*
+ * Draws spec into r of g; scroll (in and out) is the first visible row and
+ * column, adjusted to keep the cursor in view.  Fills geo for hit-testing.
+ */
+void heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *spec,
+                    int *scroll_row, int *scroll_col, struct heatmap_geometry *geo);
+
+/* The ramp level (0..255) of value v under spec's range. */
+int heatmap_level(const struct heatmap_spec *spec, float v);
+
+/* The cell kind of (i, j), asking spec->kind when there is one. */
+enum heat_kind heatmap_kind(const struct heatmap_spec *spec, int i, int j);
+
+/*
+ * Draws the legend on row y from x, at most w columns: the range with the
+ * ramp between, then the special cells this matrix has.
+ */
+void heatmap_legend(struct grid *g, int x, int y, int w, const struct heatmap_spec *spec);
+
+/*
+ * Maps screen (sx, sy) to a cell; returns 0 and sets *row, *col, or -1 when
+ * the point is not on a data cell.
+ */
+int heatmap_hit(const struct heatmap_geometry *geo, int sx, int sy, int *row, int *col);
+
+/* Formats v in at most width columns with up to decimals decimals. */
+void heatmap_format(char *buf, size_t size, float v, int width, int decimals);
+
+#endif

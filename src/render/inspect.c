@@ -1,0 +1,346 @@
+/* inspect.c: the arithmetic behind a cell (see inspect.h). */
+#include "config.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "render/heatmap.h"
+#include "render/inspect.h"
+
+struct out {
+    char *buf;
+    size_t size;
+    size_t len;
+    const char *times;
+};
+
+static void
+emit(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+emit(struct out *o, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (o->len + 1 >= o->size)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(o->buf + o->len, o->size - o->len, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    o->len += (size_t)n;
+    if (o->len >= o->size)
+        o->len = o->size - 1;
+}
+
+/* A number as the inspector shows it: 4 decimals, or 4 significant digits when large. */
+static const char *
+num(char *buf, float v)
+{
+    if (isfinite(v) && fabsf(v) >= 10000.0f)
+        snprintf(buf, 24, "%.4g", (double)v);
+    else
+        heatmap_format(buf, 24, v, 23, 4);
+    return buf;
+}
+
+/* Spells out sum_k a[k] * b[k] (strided), eliding past max_terms. */
+static void
+emit_products(struct out *o, const float *a, int sa, const float *b, int sb, int n, int max_terms)
+{
+    char x[24];
+    char y[24];
+
+    for (int k = 0; k < n; k++) {
+        if (k == max_terms && n > max_terms + 1) {
+            emit(o, " + ... (%d terms in all)", n);
+            return;
+        }
+        emit(o, "%s%s%s%s", k ? " + " : "", num(x, a[(size_t)k * (size_t)sa]), o->times,
+             num(y, b[(size_t)k * (size_t)sb]));
+    }
+}
+
+static const char *
+token(const struct pipeline *p, int i)
+{
+    return p->tokens.text[i];
+}
+
+static void
+inspect_embedding(struct out *o, const struct pipeline *p, int i, int j)
+{
+    char v[24];
+    char e[24];
+    char pe[24];
+
+    emit(o, "input x[%s][%d] = %s\n", token(p, i), j, num(v, MAT_AT(&p->inputs, i, j)));
+    if (p->made_up[i])
+        emit(o, "'%s' is not in the vocabulary: its vector is made up from a hash of the word.\n",
+             token(p, i));
+    else
+        emit(o, "from the vocabulary's row for '%s'.\n", token(p, i));
+    if (p->cfg.positional)
+        emit(o, "= embedding %s + PE(%d, %d) %s\n", num(e, MAT_AT(&p->embeddings, i, j)), i, j,
+             num(pe, MAT_AT(&p->positional, i, j)));
+}
+
+static void
+inspect_positional(struct out *o, const struct pipeline *p, int i, int j)
+{
+    char v[24];
+    int two_k = j - j % 2;
+
+    emit(o, "PE(%d, %d) = %s(%d / 10000^(%d/%d)) = %s\n", i, j, j % 2 ? "cos" : "sin", i, two_k,
+         p->d_in, num(v, MAT_AT(&p->positional, i, j)));
+    emit(o, "column %d is a %s wave; its wavelength grows with the column.\n", j,
+         j % 2 ? "cosine" : "sine");
+}
+
+static void
+inspect_projection(struct out *o, const struct pipeline *p, int head, int i, int col, int max_terms)
+{
+    static const char *const names[] = { "q", "k", "v" };
+    static const char *const params[] = { "W_q", "W_k", "W_v" };
+    const struct attention_shape *s = &p->st.shape;
+    const int hd = s->head_dim;
+    const int which = col / hd;
+    const int c = col % hd;
+    const int gc = head * hd + c;
+    const struct matrix *qkv[3] = { &p->st.queries, &p->st.keys, &p->st.values };
+    const float *x = matrix_row(&p->inputs, i);
+    char v[24];
+    char b[24];
+
+    emit(o, "%s[%s][%d] (head %d) = %s\n", names[which], token(p, i), c, head,
+         num(v, MAT_AT(qkv[which], i, gc)));
+    if (p->cfg.variant == ATTN_SIMPLE) {
+        emit(o, "no weights: the input x[%s][%d] itself.\n", token(p, i), gc);
+        return;
+    }
+    {
+        int set = s->sets > 1 ? head : 0;
+        int local = s->sets > 1 ? c : gc;
+        const struct param *w = params_find(&p->params, (enum param_role)which, set, false);
+        const struct param *bias = params_find(&p->params, (enum param_role)which, set, true);
+        if (w->transposed) {
+            emit(o, "x[%s] . column %d of %s:\n", token(p, i), local, params[which]);
+            emit_products(o, x, 1, w->m.data + local, w->m.cols, s->d_in, max_terms);
+        } else {
+            emit(o, "x[%s] . row %d of %s (%s):\n", token(p, i), local, params[which], w->name);
+            emit_products(o, x, 1, matrix_row(&w->m, local), 1, s->d_in, max_terms);
+        }
+        if (bias != NULL)
+            emit(o, " + bias %s", num(b, bias->m.data[local]));
+        emit(o, "\n");
+    }
+}
+
+static void
+inspect_score(struct out *o, const struct pipeline *p, int head, int i, int j, int max_terms)
+{
+    const struct attention_shape *s = &p->st.shape;
+    const int hd = s->head_dim;
+    struct matrix scores = attention_head(&p->st, p->st.scores, head);
+    char v[24];
+
+    emit(o, "score[%s][%s] = q_%s . k_%s = %s\n", token(p, i), token(p, j), token(p, i),
+         token(p, j), num(v, MAT_AT(&scores, i, j)));
+    emit_products(o, matrix_row(&p->st.queries, i) + head * hd, 1,
+                  matrix_row(&p->st.keys, j) + head * hd, 1, hd, max_terms);
+    emit(o, "\n");
+}
+
+static void
+inspect_mask(struct out *o, const struct pipeline *p, int head, int i, int j, bool mask_matrix)
+{
+    struct matrix masked = attention_head(&p->st, p->st.masked, head);
+    char v[24];
+    bool hidden = attention_masked(&p->cfg, i, j);
+
+    if (p->cfg.mask == ATTN_MASK_NONE)
+        emit(o, "no mask: '%s' sees '%s'%s.\n", token(p, i), token(p, j),
+             j > i ? ", a token after it" : "");
+    else if (hidden)
+        emit(o, "'%s' comes after '%s' (%d > %d): hidden, the score becomes -inf.\n", token(p, j),
+             token(p, i), j, i);
+    else
+        emit(o, "'%s' is at or before '%s' (%d <= %d): visible, the score stays.\n", token(p, j),
+             token(p, i), j, i);
+    if (!mask_matrix)
+        emit(o, "masked[%s][%s] = %s\n", token(p, i), token(p, j), num(v, MAT_AT(&masked, i, j)));
+}
+
+static void
+inspect_scaled(struct out *o, const struct pipeline *p, int head, int i, int j)
+{
+    struct matrix masked = attention_head(&p->st, p->st.masked, head);
+    struct matrix scaled = attention_head(&p->st, p->st.scaled, head);
+    char a[24];
+    char b[24];
+    char c[24];
+
+    emit(o, "scaled[%s][%s] = %s / %s = %s\n", token(p, i), token(p, j),
+         num(a, MAT_AT(&masked, i, j)), num(b, p->st.divisor), num(c, MAT_AT(&scaled, i, j)));
+    if (p->cfg.scale)
+        emit(o, "divided by sqrt(d_k) = sqrt(%d)%s.\n", p->st.shape.head_dim,
+             p->cfg.temperature != 1.0 ? " times the temperature" : "");
+    else
+        emit(o, "scaling is off%s.\n", p->cfg.temperature != 1.0 ? ": divided by T only" : "");
+}
+
+static void
+inspect_weight(struct out *o, const struct pipeline *p, int head, int i, int j, int max_terms)
+{
+    struct matrix scaled = attention_head(&p->st, p->st.scaled, head);
+    struct matrix weights = attention_head(&p->st, p->st.weights, head);
+    const float *row = matrix_row(&scaled, i);
+    const int n = scaled.cols;
+    float max = -INFINITY;
+    double sum = 0.0;
+    char a[24];
+    char b[24];
+    char c[24];
+    int shown = 0;
+
+    for (int k = 0; k < n; k++)
+        if (row[k] > max)
+            max = row[k];
+    for (int k = 0; k < n; k++)
+        sum += exp((double)row[k] - (double)max);
+    emit(o, "weight[%s][%s] = exp(%s - max) / sum = %s\n", token(p, i), token(p, j),
+         num(a, row[j]), num(b, MAT_AT(&weights, i, j)));
+    emit(o, "row '%s': max %s; exp(s - max) per key:\n", token(p, i), num(a, max));
+    for (int k = 0; k < n && shown < max_terms; k++) {
+        if (n > max_terms && k != j && k > max_terms - 2)
+            continue;
+        emit(o, "%s%s %s", shown ? ", " : "", token(p, k),
+             isinf(row[k]) ? "0 (-inf)" : num(c, (float)exp((double)row[k] - (double)max)));
+        shown++;
+    }
+    if (shown < n)
+        emit(o, ", ... (%d keys)", n);
+    emit(o, "\nsum %s; the row's weights sum to 1.\n", num(a, (float)sum));
+}
+
+static void
+inspect_dropout(struct out *o, const struct pipeline *p, int head, int i, int j)
+{
+    const struct attention_stages *st = &p->st;
+    struct matrix weights = attention_head(st, st->weights, head);
+    struct matrix dropped = attention_head(st, st->dropped, head);
+    size_t e = (size_t)head * (size_t)st->nq * (size_t)st->nk + (size_t)i * (size_t)st->nk + (size_t)j;
+    double before = 0.0;
+    double after = 0.0;
+    char a[24];
+    char b[24];
+    char c[24];
+
+    if (!st->dropout_on) {
+        emit(o, "dropped[%s][%s] = weight %s: %s.\n", token(p, i), token(p, j),
+             num(a, MAT_AT(&weights, i, j)),
+             p->cfg.train ? "p = 0, nothing is dropped" : "evaluation mode, nothing is dropped");
+        return;
+    }
+    for (int k = 0; k < st->nk; k++) {
+        before += MAT_AT(&weights, i, k);
+        after += MAT_AT(&dropped, i, k);
+    }
+    if (st->keep[e])
+        emit(o, "draw u = %.4f < 1 - p = %g: kept, scaled by 1/(1-p) = %s\n", (double)st->draw[e],
+             1.0 - p->cfg.dropout, num(c, st->dropout_scale));
+    else
+        emit(o, "draw u = %.4f >= 1 - p = %g: dropped, set to 0\n", (double)st->draw[e],
+             1.0 - p->cfg.dropout);
+    emit(o, "dropped[%s][%s] = %s%s%s = %s\n", token(p, i), token(p, j),
+         num(a, MAT_AT(&weights, i, j)), o->times, st->keep[e] ? num(c, st->dropout_scale) : "0",
+         num(b, MAT_AT(&dropped, i, j)));
+    emit(o, "row '%s' sums to %s now (it was %s).\n", token(p, i), num(a, (float)after),
+         num(b, (float)before));
+}
+
+static void
+inspect_context(struct out *o, const struct pipeline *p, int head, int i, int c, int max_terms)
+{
+    const struct attention_stages *st = &p->st;
+    const int hd = st->shape.head_dim;
+    struct matrix dropped = attention_head(st, st->dropped, head);
+    char v[24];
+
+    emit(o, "z[%s][%d] (head %d) = sum_j a'[%s][j] * v[j][%d] = %s\n", token(p, i), c, head,
+         token(p, i), c, num(v, MAT_AT(&st->context, i, head * hd + c)));
+    emit_products(o, matrix_row(&dropped, i), 1, st->values.data + head * hd + c, st->shape.d_qkv,
+                  st->nk, max_terms);
+    emit(o, "\n");
+}
+
+static void
+inspect_output(struct out *o, const struct pipeline *p, int i, int c, int max_terms)
+{
+    const struct param *w = params_find(&p->params, PARAM_OUT, 0, false);
+    const struct param *b = params_find(&p->params, PARAM_OUT, 0, true);
+    char v[24];
+
+    emit(o, "out[%s][%d] = %s\n", token(p, i), c, num(v, MAT_AT(&p->st.output, i, c)));
+    if (w == NULL) {
+        emit(o, "no output projection: the context itself.\n");
+        return;
+    }
+    emit(o, "z[%s] . row %d of out_proj.weight:\n", token(p, i), c);
+    emit_products(o, matrix_row(&p->st.context, i), 1, matrix_row(&w->m, c), 1, w->m.cols,
+                  max_terms);
+    emit(o, " + bias %s\n", num(v, b->m.data[c]));
+}
+
+void
+inspect_cell(const struct pipeline *p, enum view_stage s, int head, int row, int col,
+             bool mask_matrix, int max_terms, bool utf8, char *buf, size_t size)
+{
+    struct out o = { buf, size, 0, utf8 ? " \xc3\x97 " : " * " };
+    const int hd = p->st.shape.head_dim;
+
+    buf[0] = '\0';
+    if (max_terms < 2)
+        max_terms = 2;
+    switch (s) {
+    case VIEW_EMBEDDINGS:
+        inspect_embedding(&o, p, row, col);
+        break;
+    case VIEW_POSITIONAL:
+        inspect_positional(&o, p, row, col);
+        break;
+    case VIEW_QKV:
+        inspect_projection(&o, p, head, row, col, max_terms);
+        break;
+    case VIEW_SCORES:
+        inspect_score(&o, p, head, row, col, max_terms);
+        break;
+    case VIEW_MASK:
+        inspect_mask(&o, p, head, row, col, mask_matrix);
+        break;
+    case VIEW_SCALED:
+        inspect_scaled(&o, p, head, row, col);
+        break;
+    case VIEW_WEIGHTS:
+        inspect_weight(&o, p, head, row, col, max_terms);
+        break;
+    case VIEW_DROPOUT:
+        inspect_dropout(&o, p, head, row, col);
+        break;
+    case VIEW_CONTEXT:
+        inspect_context(&o, p, head, row, col, max_terms);
+        break;
+    case VIEW_CONCAT:
+        emit(&o, "column %d is head %d's context column %d.\n", col, col / hd, col % hd);
+        inspect_context(&o, p, col / hd, row, col % hd, max_terms);
+        break;
+    case VIEW_OUTPUT:
+    default:
+        inspect_output(&o, p, row, col, max_terms);
+        break;
+    }
+}

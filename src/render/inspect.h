@@ -1,0 +1,29 @@
+/*
+ * inspect.h: how one cell was made, in numbers.
+ *
+ * For a score: q_i, k_j and the sum of their products.  For a weight: the
+ * row's scaled scores, their exponentials and the sum.  For a dropped weight:
+ * the keep/drop draw, the 1/(1-p) rescale and the row's new sum.  For a
+ * context value: the weighted sum of values.  And likewise for the other
+ * stages.  The text is plain lines; the view wraps and colours it.
+ */
+#ifndef ATTNSCOPE_RENDER_INSPECT_H
+#define ATTNSCOPE_RENDER_INSPECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "attnscope/pipeline.h"
+#include "render/explain.h"
+
+/*
+ * Writes the explanation of cell (row, col) of stage s, head head, into buf:
+ * a title line, then lines of arithmetic, separated by '\n'.  max_terms
+ * bounds the terms of a sum spelled out (the rest are summarised).
+ * mask_matrix: the mask stage shows the mask itself.  utf8: products are
+ * written with a multiplication sign rather than '*'.
+ */
+void inspect_cell(const struct pipeline *p, enum view_stage s, int head, int row, int col,
+                  bool mask_matrix, int max_terms, bool utf8, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,281 @@
+/*
+ * palette.c: ramps, quantisation and role tables (see palette.h).
+ *
+ * The sequential ramp follows viridis's control points (dark purple to
+ * yellow: readable for colour-blind viewers and in greyscale print); the
+ * diverging ramp runs blue - light grey - red.  The 256-colour quantiser
+ * picks the nearer of the 6x6x6 cube and the grey ramp, as terminals lay
+ * them out.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "render/palette.h"
+
+static const char role_letters[] = {
+#define PALETTE_ROLE_LETTER(r, c) c,
+    PALETTE_ROLE_LIST(PALETTE_ROLE_LETTER)
+#undef PALETTE_ROLE_LETTER
+};
+
+char
+palette_role_letter(enum palette_role role)
+{
+    return (unsigned)role < ROLE_COUNT ? role_letters[role] : '?';
+}
+
+static const struct rgb sequential[] = {
+    { 68, 1, 84 }, { 59, 82, 139 }, { 33, 145, 140 }, { 94, 201, 98 }, { 253, 231, 37 },
+};
+
+static const struct rgb diverging[] = {
+    { 33, 102, 172 }, { 146, 197, 222 }, { 235, 235, 235 }, { 244, 165, 130 }, { 178, 24, 43 },
+};
+
+struct rgb
+palette_ramp_rgb(enum palette_ramp ramp, int level)
+{
+    const struct rgb *stops = ramp == RAMP_SEQUENTIAL ? sequential : diverging;
+    int segment;
+    int frac;
+    struct rgb a;
+    struct rgb b;
+    struct rgb out;
+
+    if (level < 0)
+        level = 0;
+    if (level > 255)
+        level = 255;
+    /* Four segments between five stops, interpolated in integers. */
+    segment = level * 4 / 255;
+    if (segment > 3)
+        segment = 3;
+    frac = level * 4 - segment * 255;
+    a = stops[segment];
+    b = stops[segment + 1];
+    out.r = (uint8_t)(a.r + (b.r - a.r) * frac / 255);
+    out.g = (uint8_t)(a.g + (b.g - a.g) * frac / 255);
+    out.b = (uint8_t)(a.b + (b.b - a.b) * frac / 255);
+    return out;
+}
+
+struct rgb
+palette_text_on(struct rgb bg)
+{
+    /* Rec. 601 luma, in integers. */
+    int luma = (299 * bg.r + 587 * bg.g + 114 * bg.b) / 1000;
+    struct rgb black = { 0, 0, 0 };
+    struct rgb white = { 255, 255, 255 };
+
+    return luma > 140 ? black : white;
+}
+
+static int
+sq(int x)
+{
+    return x * x;
+}
+
+static int
+cube_level(int v)
+{
+    /* The cube's levels are 0, 95, 135, 175, 215, 255. */
+    if (v < 48)
+        return 0;
+    if (v < 115)
+        return 1;
+    return (v - 35) / 40;
+}
+
+int
+palette_rgb_to_256(struct rgb c)
+{
+    static const int levels[] = { 0, 95, 135, 175, 215, 255 };
+    int r = cube_level(c.r);
+    int g = cube_level(c.g);
+    int b = cube_level(c.b);
+    int cube = 16 + 36 * r + 6 * g + b;
+    int cube_d = sq(levels[r] - c.r) + sq(levels[g] - c.g) + sq(levels[b] - c.b);
+    int avg = (c.r + c.g + c.b) / 3;
+    int grey = avg > 238 ? 23 : avg < 3 ? 0 : (avg - 3) / 10;
+    int gv = 8 + 10 * grey;
+    int grey_d = sq(gv - c.r) + sq(gv - c.g) + sq(gv - c.b);
+
+    return grey_d < cube_d ? 232 + grey : cube;
+}
+
+int
+palette_ramp_to_8(enum palette_ramp ramp, int level)
+{
+    /* 0 black 1 red 2 green 3 yellow 4 blue 5 magenta 6 cyan 7 white */
+    static const int seq[] = { 0, 4, 6, 2, 3 };
+    static const int div[] = { 4, 6, 7, 3, 1 };
+    int bucket = level * 5 / 256;
+
+    return ramp == RAMP_SEQUENTIAL ? seq[bucket] : div[bucket];
+}
+
+bool
+palette_role_rgb(enum palette_role role, struct rgb *fg, struct rgb *bg)
+{
+    static const struct rgb grey_dark = { 58, 58, 58 };
+    static const struct rgb grey_mid = { 118, 118, 118 };
+    static const struct rgb grey_light = { 178, 178, 178 };
+    static const struct rgb white = { 255, 255, 255 };
+    static const struct rgb black = { 0, 0, 0 };
+    static const struct rgb red = { 215, 0, 0 };
+    static const struct rgb magenta = { 215, 0, 215 };
+    static const struct rgb blue_bar = { 0, 55, 110 };
+    static const struct rgb yellow = { 255, 215, 0 };
+    static const struct rgb green = { 0, 135, 95 };
+
+    switch (role) {
+    case ROLE_NEG_INF:
+        *fg = grey_light;
+        *bg = grey_dark;
+        return true;
+    case ROLE_MASKED:
+        *fg = grey_mid;
+        *bg = black;
+        return true;
+    case ROLE_DROPPED:
+        *fg = white;
+        *bg = red;
+        return true;
+    case ROLE_NAN:
+        *fg = white;
+        *bg = magenta;
+        return true;
+    case ROLE_MASK_ALLOW:
+        *fg = black;
+        *bg = green;
+        return true;
+    case ROLE_MASK_FORBID:
+        *fg = grey_light;
+        *bg = grey_dark;
+        return true;
+    case ROLE_BAR:
+    case ROLE_STAGE:
+        *fg = white;
+        *bg = blue_bar;
+        return true;
+    case ROLE_BAR_KEY:
+    case ROLE_STAGE_ACTIVE:
+        *fg = black;
+        *bg = yellow;
+        return true;
+    case ROLE_EDIT:
+        *fg = black;
+        *bg = white;
+        return true;
+    case ROLE_ERROR:
+        *fg = white;
+        *bg = red;
+        return true;
+    default:
+        return false;
+    }
+}
+
+void
+palette_role_8(enum palette_role role, int *fg, int *bg)
+{
+    *fg = -1;
+    *bg = -1;
+    switch (role) {
+    case ROLE_NEG_INF:
+    case ROLE_MASKED:
+    case ROLE_MASK_FORBID:
+        *fg = 7;
+        *bg = 0;
+        break;
+    case ROLE_DROPPED:
+    case ROLE_ERROR:
+        *fg = 7;
+        *bg = 1;
+        break;
+    case ROLE_NAN:
+        *fg = 7;
+        *bg = 5;
+        break;
+    case ROLE_MASK_ALLOW:
+        *fg = 0;
+        *bg = 2;
+        break;
+    case ROLE_BAR:
+    case ROLE_STAGE:
+        *fg = 7;
+        *bg = 4;
+        break;
+    case ROLE_BAR_KEY:
+    case ROLE_STAGE_ACTIVE:
+        *fg = 0;
+        *bg = 3;
+        break;
+    case ROLE_EDIT:
+        *fg = 0;
+        *bg = 7;
+        break;
+    case ROLE_FORMULA:
+        *fg = 6;
+        break;
+    case ROLE_LABEL_MADE_UP:
+        *fg = 3;
+        break;
+    case ROLE_MESSAGE:
+        *fg = 2;
+        break;
+    default:
+        break;
+    }
+}
+
+int
+palette_role_attrs(enum palette_role role, bool colour)
+{
+    switch (role) {
+    case ROLE_TITLE:
+    case ROLE_INSPECT_TITLE:
+        return ATTR_BOLD;
+    case ROLE_DIM:
+    case ROLE_BORDER:
+        return ATTR_DIM;
+    case ROLE_LABEL_MADE_UP:
+        return ATTR_UNDERLINE;
+    case ROLE_BAR:
+    case ROLE_STAGE:
+        return colour ? 0 : ATTR_REVERSE;
+    case ROLE_BAR_KEY:
+    case ROLE_STAGE_ACTIVE:
+        return colour ? ATTR_BOLD : ATTR_BOLD | ATTR_UNDERLINE;
+    case ROLE_DROPPED:
+    case ROLE_ERROR:
+    case ROLE_NAN:
+        return ATTR_BOLD;
+    case ROLE_NEG_INF:
+    case ROLE_MASKED:
+    case ROLE_MASK_FORBID:
+        return ATTR_DIM;
+    case ROLE_EDIT:
+        return colour ? 0 : ATTR_UNDERLINE;
+    default:
+        return 0;
+    }
+}
+
+uint32_t
+palette_ramp_glyph(int level, bool utf8)
+{
+    static const uint32_t shades[] = { ' ', 0x2591, 0x2592, 0x2593, 0x2588 };
+    /* No '-' or '+': next to a number they would read as its sign. */
+    static const char ascii[] = " .:;=o*#%@";
+
+    if (level < 0)
+        level = 0;
+    if (level > 255)
+        level = 255;
+    if (utf8)
+        return shades[level * 5 / 256];
+    return (uint32_t)(unsigned char)ascii[level * 10 / 256];
+}

@@ -1,0 +1,743 @@
+/*
+ * view.c: composing a frame (see view.h).
+ *
+ * Layout, top to bottom: the knob bar, the sentence, the stage bar, the
+ * stage's title and formula, its explanation, the heatmap (or the grid of
+ * heads) with its legend, the inspector (to the right on wide screens,
+ * below otherwise), and the footer with the keys or a message.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render/inspect.h"
+#include "render/text.h"
+#include "render/view.h"
+
+#define WIDE_SCREEN 110
+
+struct kind_ctx {
+    const struct pipeline *p;
+    enum view_stage stage;
+    int head;
+    bool mask_matrix;
+};
+
+/* One per view: heatmap specs point at it while a frame is drawn. */
+static struct kind_ctx kind_context;
+
+void
+view_init(struct view *v)
+{
+    memset(v, 0, sizeof *v);
+    v->stage = VIEW_OUTPUT;
+    v->colour = true;
+    v->utf8 = true;
+}
+
+void
+view_destroy(struct view *v)
+{
+    free(v->scratch);
+    free(v->labels);
+    free(v->label_text);
+    memset(v, 0, sizeof *v);
+}
+
+static int
+reserve_scratch(struct view *v, size_t floats)
+{
+    if (floats <= v->scratch_cap)
+        return 0;
+    float *bigger = realloc(v->scratch, floats * sizeof(float));
+    if (bigger == NULL)
+        return -1;
+    v->scratch = bigger;
+    v->scratch_cap = floats;
+    return 0;
+}
+
+/* Column labels "q0".."v<hd-1>" for the Q|K|V view. */
+static int
+qkv_labels(struct view *v, int hd)
+{
+    size_t need = (size_t)3 * (size_t)hd;
+    char *text;
+    char **labels;
+
+    if (need > v->labels_cap) {
+        labels = realloc(v->labels, need * sizeof *labels);
+        if (labels == NULL)
+            return -1;
+        v->labels = labels;
+        text = realloc(v->label_text, need * 16);
+        if (text == NULL)
+            return -1;
+        v->label_text = text;
+        v->labels_cap = need;
+    }
+    for (size_t c = 0; c < need; c++) {
+        v->labels[c] = v->label_text + c * 16;
+        snprintf(v->labels[c], 16, "%c%d", "qkv"[c / (size_t)hd], (int)(c % (size_t)hd));
+    }
+    return 0;
+}
+
+static enum heat_kind
+stage_kind(const void *ctx, int i, int j)
+{
+    const struct kind_ctx *k = ctx;
+    const struct pipeline *p = k->p;
+
+    switch (k->stage) {
+    case VIEW_MASK:
+        if (k->mask_matrix)
+            return attention_masked(&p->cfg, i, j) ? HEAT_FORBID : HEAT_ALLOW;
+        return HEAT_VALUE;
+    case VIEW_WEIGHTS:
+        return attention_masked(&p->cfg, i, j) ? HEAT_MASKED : HEAT_VALUE;
+    case VIEW_DROPOUT:
+        if (attention_masked(&p->cfg, i, j))
+            return HEAT_MASKED;
+        if (p->st.dropout_on &&
+            !p->st.keep[(size_t)k->head * (size_t)p->st.nq * (size_t)p->st.nk +
+                        (size_t)i * (size_t)p->st.nk + (size_t)j])
+            return HEAT_DROPPED;
+        return HEAT_VALUE;
+    default:
+        return HEAT_VALUE;
+    }
+}
+
+static void
+finite_range(const float *x, size_t n, float *lo, float *hi)
+{
+    float a = INFINITY;
+    float b = -INFINITY;
+
+    for (size_t e = 0; e < n; e++) {
+        if (!isfinite(x[e]))
+            continue;
+        if (x[e] < a)
+            a = x[e];
+        if (x[e] > b)
+            b = x[e];
+    }
+    if (a > b)
+        a = b = 0.0f;
+    *lo = a;
+    *hi = b;
+}
+
+int
+view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int head,
+                struct heatmap_spec *spec)
+{
+    const struct attention_stages *st = &p->st;
+    const int hd = st->shape.head_dim;
+    const int n = st->nq;
+    const size_t per_head = (size_t)st->nq * (size_t)st->nk;
+    struct pipeline_view pv;
+
+    memset(spec, 0, sizeof *spec);
+    spec->row_labels = (const char *const *)p->tokens.text;
+    spec->col_prefix = "d";
+    spec->ramp = RAMP_DIVERGING;
+    spec->cursor_row = -1;
+    spec->cursor_col = -1;
+    spec->colour = v->colour;
+    spec->utf8 = v->utf8;
+    kind_context.p = p;
+    kind_context.stage = s;
+    kind_context.head = head;
+    kind_context.mask_matrix = v->mask_matrix;
+    spec->kind = stage_kind;
+    spec->kind_ctx = &kind_context;
+
+    switch (s) {
+    case VIEW_QKV: {
+        const struct matrix *src[3] = { &st->queries, &st->keys, &st->values };
+        static struct matrix m;
+        if (reserve_scratch(v, (size_t)n * 3 * (size_t)hd) != 0 || qkv_labels(v, hd) != 0)
+            return -1;
+        for (int i = 0; i < n; i++)
+            for (int w = 0; w < 3; w++)
+                memcpy(v->scratch + ((size_t)i * 3 + (size_t)w) * (size_t)hd,
+                       matrix_row(src[w], i) + (size_t)head * (size_t)hd, (size_t)hd * sizeof(float));
+        m = matrix_view(v->scratch, n, 3 * hd);
+        spec->m = &m;
+        spec->col_labels = (const char *const *)v->labels;
+        /* One range for Q, K and V together, so their colours compare. */
+        spec->lo = INFINITY;
+        spec->hi = -INFINITY;
+        for (int w = 0; w < 3; w++) {
+            float lo;
+            float hi;
+            finite_range(src[w]->data, matrix_size(src[w]), &lo, &hi);
+            spec->lo = fminf(spec->lo, lo);
+            spec->hi = fmaxf(spec->hi, hi);
+        }
+        return 0;
+    }
+    case VIEW_CONTEXT: {
+        static struct matrix m;
+        if (reserve_scratch(v, (size_t)n * (size_t)hd) != 0)
+            return -1;
+        for (int i = 0; i < n; i++)
+            memcpy(v->scratch + (size_t)i * (size_t)hd,
+                   matrix_row(&st->context, i) + (size_t)head * (size_t)hd, (size_t)hd * sizeof(float));
+        m = matrix_view(v->scratch, n, hd);
+        spec->m = &m;
+        finite_range(st->context.data, matrix_size(&st->context), &spec->lo, &spec->hi);
+        return 0;
+    }
+    default:
+        break;
+    }
+
+    {
+        static struct matrix m;
+        enum pipeline_stage ps = explain_pipeline_stage(s, v->mask_matrix);
+        pipeline_stage_view(p, ps, head, &pv);
+        m = pv.m;
+        spec->m = &m;
+        spec->col_labels = pv.col_labels;
+        if (s == VIEW_CONCAT)
+            spec->col_group = pv.col_group;
+        if (s == VIEW_EMBEDDINGS)
+            spec->row_marked = p->made_up;
+        if (pipeline_stage_per_head(ps)) {
+            const float *all = ps == STAGE_SCORES   ? st->scores
+                               : ps == STAGE_MASKED ? st->masked
+                               : ps == STAGE_SCALED ? st->scaled
+                               : ps == STAGE_WEIGHTS ? st->weights
+                                                    : st->dropped;
+            finite_range(all, per_head * (size_t)st->shape.heads, &spec->lo, &spec->hi);
+        } else {
+            finite_range(m.data, matrix_size(&m), &spec->lo, &spec->hi);
+        }
+        if (s == VIEW_WEIGHTS || s == VIEW_DROPOUT) {
+            spec->ramp = RAMP_SEQUENTIAL;
+            spec->lo = 0.0f;
+        }
+    }
+    return 0;
+}
+
+static bool
+stage_visible(const struct pipeline *p, enum view_stage s)
+{
+    return explain_stage_present(p, s);
+}
+
+void
+view_step_stage(struct view *v, const struct pipeline *p, int dir)
+{
+    int s = (int)v->stage;
+
+    do {
+        s += dir;
+    } while (s >= 0 && s < VIEW_STAGE_COUNT && !stage_visible(p, (enum view_stage)s));
+    if (s >= 0 && s < VIEW_STAGE_COUNT)
+        v->stage = (enum view_stage)s;
+}
+
+static void
+shape_of(struct view *v, const struct pipeline *p, int *rows, int *cols)
+{
+    struct heatmap_spec spec;
+
+    if (view_stage_spec(v, p, v->stage, v->head, &spec) != 0) {
+        *rows = *cols = 0;
+        return;
+    }
+    *rows = spec.m->rows;
+    *cols = spec.m->cols;
+}
+
+void
+view_clamp(struct view *v, const struct pipeline *p)
+{
+    int rows;
+    int cols;
+
+    if (!stage_visible(p, v->stage))
+        view_step_stage(v, p, 1);
+    if (v->head >= p->st.shape.heads)
+        v->head = p->st.shape.heads - 1;
+    if (v->head < 0)
+        v->head = 0;
+    shape_of(v, p, &rows, &cols);
+    if (v->cursor_row >= rows)
+        v->cursor_row = rows - 1;
+    if (v->cursor_col >= cols)
+        v->cursor_col = cols - 1;
+    if (v->cursor_row < 0)
+        v->cursor_row = 0;
+    if (v->cursor_col < 0)
+        v->cursor_col = 0;
+    v->rows = rows;
+    v->cols = cols;
+}
+
+/* ------------------------------------------------------------------ bars */
+
+struct knob {
+    const char *key;
+    char value[40];
+};
+
+/*
+ * The knobs and their keys: "v:mha d:d_out 2 ...", or, when that does not
+ * fit, the same values without their names.
+ */
+static void
+draw_knob_bar(struct grid *g, const struct pipeline *p)
+{
+    const struct attention_config *c = &p->cfg;
+    char full[12][40];
+    char terse[12][40];
+    static const char *const keys[12] = { "v", "d", "h", "s", "o", "t", "m", "/", "<>", "P", "k", "b" };
+    const int d_out = c->variant == ATTN_SIMPLE ? p->d_in : c->d_out;
+    int full_len = 0;
+    int x = 0;
+    struct rect bar = { 0, 0, g->width, 1 };
+    char (*use)[40];
+
+    snprintf(full[0], 40, "%s", attention_variant_name(c->variant));
+    snprintf(full[1], 40, "d_out %d", d_out);
+    snprintf(full[2], 40, "heads %d", p->st.shape.heads);
+    snprintf(full[3], 40, "seed %llu", (unsigned long long)c->seed);
+    snprintf(full[4], 40, "p %.1f", c->dropout);
+    snprintf(full[5], 40, "%s", c->train ? "train" : "eval");
+    snprintf(full[6], 40, "%s", c->mask == ATTN_MASK_CAUSAL ? "causal" : "no mask");
+    snprintf(full[7], 40, "%s", c->scale ? "scaled" : "unscaled");
+    snprintf(full[8], 40, "T %g", c->temperature);
+    snprintf(full[9], 40, "%s", c->positional ? "PE" : "no PE");
+    snprintf(full[10], 40, "rng %s", c->rng_path == RNG_PATH_MKL ? "mkl" : "std");
+    snprintf(full[11], 40, "%s", c->qkv_bias ? "bias" : "no bias");
+    for (int i = 0; i < 12; i++) {
+        const char *space = strchr(full[i], ' ');
+        /* "d_out 2" -> "2"; one-word values stay. */
+        snprintf(terse[i], 40, "%.39s", space && i != 6 && i != 9 && i != 11 ? space + 1 : full[i]);
+        full_len += (int)strlen(keys[i]) + 2 + (int)strlen(full[i]);
+    }
+    use = full_len <= g->width ? full : terse;
+    grid_fill(g, bar, ' ', style_role(ROLE_BAR));
+    for (int i = 0; i < 12; i++) {
+        int need = (int)strlen(keys[i]) + 2 + (int)strlen(use[i]);
+        if (x + need > g->width + 1)
+            break;
+        x += grid_put(g, x, 0, g->width - x, style_role(ROLE_BAR_KEY), keys[i]);
+        x += grid_printf(g, x, 0, g->width - x, style_role(ROLE_BAR), ":%s ", use[i]);
+    }
+}
+
+static void
+draw_sentence(struct grid *g, const struct view *v, const struct pipeline *p, int y)
+{
+    const char *prefix = "sentence: ";
+    int x = grid_put(g, 0, y, g->width, style_role(ROLE_DIM), prefix);
+
+    if (v->editing) {
+        const char *t = v->edit_text;
+        size_t pos = 0;
+        struct rect field = { x, y, g->width - x, 1 };
+        grid_fill(g, field, ' ', style_role(ROLE_EDIT));
+        /* Scroll the field so that the cursor is visible. */
+        {
+            int before = 0;
+            for (size_t b = 0; b < v->edit_cursor && t[b];) {
+                uint32_t cp;
+                int len = text_decode(t + b, &cp);
+                before += text_char_width(cp);
+                b += (size_t)len;
+            }
+            while (before > field.w - 2 && t[pos]) {
+                uint32_t cp;
+                int len = text_decode(t + pos, &cp);
+                before -= text_char_width(cp);
+                pos += (size_t)len;
+            }
+        }
+        {
+            int col = x;
+            size_t b = pos;
+            while (t[b] && col < g->width) {
+                uint32_t cp;
+                int len = text_decode(t + b, &cp);
+                struct style st = style_role(ROLE_EDIT);
+                if (b == v->edit_cursor)
+                    st.attr |= ATTR_REVERSE;
+                grid_set(g, col, y, cp, st);
+                col += text_char_width(cp) > 0 ? text_char_width(cp) : 0;
+                b += (size_t)len;
+            }
+            if (v->edit_cursor >= strlen(t) && col < g->width) {
+                struct style st = style_role(ROLE_EDIT);
+                st.attr |= ATTR_REVERSE;
+                grid_set(g, col, y, ' ', st);
+            }
+        }
+        return;
+    }
+    {
+        /* The tokens, with made-up ones marked '*'. */
+        for (int t = 0; t < p->tokens.count && x < g->width; t++) {
+            struct style st = style_role(p->made_up[t] ? ROLE_LABEL_MADE_UP : ROLE_TEXT);
+            if (t > 0)
+                x += grid_put(g, x, y, g->width - x, style_role(ROLE_TEXT), " ");
+            x += grid_put(g, x, y, g->width - x, st, p->tokens.text[t]);
+            if (p->made_up[t])
+                x += grid_put(g, x, y, g->width - x, st, "*");
+        }
+        x += grid_printf(g, x, y, g->width - x, style_role(ROLE_DIM), "   (%d tokens, d_in %d)",
+                         p->tokens.count, p->d_in);
+    }
+}
+
+static void
+draw_stage_bar(struct grid *g, const struct view *v, const struct pipeline *p, int y)
+{
+    int x = 0;
+    struct rect bar = { 0, y, g->width, 1 };
+
+    grid_fill(g, bar, ' ', style_role(ROLE_STAGE));
+    for (int s = 0; s < VIEW_STAGE_COUNT; s++) {
+        char label[32];
+        char key = explain_stage_key((enum view_stage)s);
+        enum palette_role role = s == (int)v->stage ? ROLE_STAGE_ACTIVE : ROLE_STAGE;
+        if (!stage_visible(p, (enum view_stage)s))
+            continue;
+        snprintf(label, sizeof label, " %c %s ", key ? key : '+', explain_stage_short((enum view_stage)s));
+        if (x + (int)strlen(label) > g->width)
+            break;
+        x += grid_put(g, x, y, g->width - x, style_role(role), label);
+    }
+}
+
+/* Writes wrapped text into r; returns the rows used. */
+static int
+draw_wrapped(struct grid *g, struct rect r, struct style st, const char *text)
+{
+    int rows = 0;
+    const char *line = text;
+
+    while (*line && rows < r.h) {
+        size_t next;
+        size_t len = text_wrap(line, r.w, &next);
+        char buf[1024];
+        if (len >= sizeof buf)
+            len = sizeof buf - 1;
+        memcpy(buf, line, len);
+        buf[len] = '\0';
+        grid_put(g, r.x, r.y + rows, r.w, st, buf);
+        rows++;
+        line += next;
+    }
+    return rows;
+}
+
+static int
+count_wrapped(const char *text, int width)
+{
+    int rows = 0;
+
+    while (*text) {
+        size_t next;
+        text_wrap(text, width, &next);
+        rows++;
+        text += next;
+        if (next == 0)
+            break;
+    }
+    return rows;
+}
+
+static void
+draw_footer(struct grid *g, const struct view *v, int y)
+{
+    struct rect bar = { 0, y, g->width, 1 };
+
+    grid_fill(g, bar, ' ', style_role(ROLE_TEXT));
+    if (v->message != NULL) {
+        grid_put(g, 0, y, g->width, style_role(v->message_is_error ? ROLE_ERROR : ROLE_MESSAGE),
+                 v->message);
+        return;
+    }
+    if (v->editing) {
+        grid_put(g, 0, y, g->width, style_role(ROLE_DIM),
+                 "Enter apply  Esc cancel  arrows Home End  Backspace Delete  Ctrl-U Ctrl-W");
+        return;
+    }
+    grid_put(g, 0, y, g->width, style_role(ROLE_DIM),
+             v->utf8 ? "q quit  ? help  e edit  \xe2\x86\x90\xe2\x86\x91\xe2\x86\x93\xe2\x86\x92 cell  "
+                       "Space/p stage  Tab head  g grid  x export"
+                     : "q quit  ? help  e edit  arrows cell  Space/p stage  Tab head  g grid  x export");
+}
+
+/* --------------------------------------------------------------- panels */
+
+static void
+draw_inspector(struct grid *g, struct rect r, struct view *v, const struct pipeline *p)
+{
+    char text[4096];
+    const char *line;
+    int y = r.y;
+    int max_terms = r.w >= 60 ? 6 : r.w >= 40 ? 4 : 3;
+
+    if (r.h < 1 || r.w < 10 || v->rows == 0)
+        return;
+    grid_put(g, r.x, y++, r.w, style_role(ROLE_INSPECT_TITLE), "How this cell is made");
+    inspect_cell(p, v->stage, v->head, v->cursor_row, v->cursor_col, v->mask_matrix, max_terms,
+                 v->utf8, text, sizeof text);
+    line = text;
+    while (*line && y < r.y + r.h) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        char buf[1024];
+        struct rect rr = { r.x, y, r.w, r.y + r.h - y };
+        if (len >= sizeof buf)
+            len = sizeof buf - 1;
+        memcpy(buf, line, len);
+        buf[len] = '\0';
+        y += draw_wrapped(g, rr, style_role(ROLE_TEXT), buf);
+        line += len + (end != NULL);
+    }
+}
+
+/* How the all-heads grid tiles width w: heads per row and rows of tiles. */
+static void
+tile_layout(int w, int heads, int *tiles, int *per_row, int *tile_rows)
+{
+    *tiles = heads < VIEW_MAX_TILES ? heads : VIEW_MAX_TILES;
+    *per_row = *tiles;
+    while (*per_row > 1 && w / *per_row < 16)
+        (*per_row)--;
+    *tile_rows = (*tiles + *per_row - 1) / *per_row;
+}
+
+static bool
+showing_grid(const struct view *v, const struct pipeline *p)
+{
+    return v->grid_heads && explain_stage_per_head(v->stage) && p->st.shape.heads > 1;
+}
+
+static void
+draw_heatmaps(struct grid *g, struct rect r, struct view *v, const struct pipeline *p)
+{
+    struct heatmap_spec spec;
+    const int heads = p->st.shape.heads;
+
+    v->tiles = 0;
+    if (showing_grid(v, p)) {
+        /* Small multiples: one tile per head, the same cursor on each. */
+        int tiles;
+        int per_row;
+        int tile_rows;
+        int tw;
+        int th;
+        tile_layout(r.w, heads, &tiles, &per_row, &tile_rows);
+        tw = r.w / per_row;
+        th = r.h / tile_rows;
+        if (th < 3)
+            tiles = per_row * (r.h / 3 > 0 ? r.h / 3 : 1), th = 3;
+        for (int t = 0; t < tiles && t < heads; t++) {
+            struct rect tr = { r.x + (t % per_row) * tw, r.y + (t / per_row) * th, tw - 1, th };
+            int sr = v->scroll_row;
+            int sc = v->scroll_col;
+            if (tr.y + 2 > r.y + r.h)
+                break;
+            if (view_stage_spec(v, p, v->stage, t, &spec) != 0)
+                return;
+            spec.cursor_row = v->cursor_row;
+            spec.cursor_col = v->cursor_col;
+            spec.max_cell_w = 8;
+            grid_printf(g, tr.x, tr.y, tr.w, style_role(t == v->head ? ROLE_INSPECT_TITLE : ROLE_DIM),
+                        "head %d%s", t, t == v->head ? " *" : "");
+            tr.y++;
+            tr.h--;
+            heatmap_render(g, tr, &spec, &sr, &sc, &v->geo[v->tiles]);
+            v->tile_head[v->tiles++] = t;
+        }
+        return;
+    }
+    if (view_stage_spec(v, p, v->stage, v->head, &spec) != 0)
+        return;
+    spec.cursor_row = v->cursor_row;
+    spec.cursor_col = v->cursor_col;
+    spec.max_cell_w = 10;
+    heatmap_render(g, r, &spec, &v->scroll_row, &v->scroll_col, &v->geo[0]);
+    v->tile_head[0] = v->head;
+    v->tiles = 1;
+}
+
+static void
+draw_legend(struct grid *g, int y, int w, struct view *v, const struct pipeline *p)
+{
+    struct heatmap_spec spec;
+    const struct heatmap_geometry *geo = &v->geo[0];
+    char where[96] = "";
+
+    if (view_stage_spec(v, p, v->stage, v->head, &spec) != 0)
+        return;
+    if (v->stage == VIEW_MASK && v->mask_matrix) {
+        int x = grid_put(g, 0, y, w, style_role(ROLE_MASK_ALLOW), "see");
+        x += grid_put(g, x, y, w - x, style_role(ROLE_DIM), " the query sees this key   ");
+        x += grid_put(g, x, y, w - x, style_role(ROLE_MASK_FORBID), "hide");
+        grid_put(g, x, y, w - x, style_role(ROLE_DIM), " its score becomes -inf (M: the scores)");
+        return;
+    }
+    if (geo->vis_rows < spec.m->rows || geo->vis_cols < spec.m->cols)
+        snprintf(where, sizeof where, "rows %d-%d of %d, cols %d-%d of %d", geo->row0 + 1,
+                 geo->row0 + geo->vis_rows, spec.m->rows, geo->col0 + 1, geo->col0 + geo->vis_cols,
+                 spec.m->cols);
+    heatmap_legend(g, 0, y, w - (int)strlen(where) - 1, &spec);
+    if (where[0])
+        grid_put(g, w - (int)strlen(where), y, (int)strlen(where), style_role(ROLE_DIM), where);
+}
+
+static void
+draw_help(struct grid *g, const struct view *v)
+{
+    int y = 1;
+    int col_w = g->width >= 150 ? g->width / 2 : g->width;
+    int per_col = g->height - 4;
+    int first = v->help_scroll;
+
+    grid_clear(g);
+    grid_put(g, 0, 0, g->width, style_role(ROLE_TITLE),
+             "attnscope keys  (Esc or ? to close; arrows scroll)");
+    for (int i = first; i < v->help_count; i++) {
+        int k = i - first;
+        int col = k / per_col;
+        int x = col * col_w;
+        if (col_w * (col + 1) > g->width)
+            break;
+        y = 2 + k % per_col;
+        grid_put(g, x + 1, y, 14, style_role(ROLE_BAR_KEY), v->help_lines[i].keys);
+        grid_put(g, x + 16, y, col_w - 17, style_role(ROLE_TEXT), v->help_lines[i].what);
+    }
+    grid_put(g, 0, g->height - 1, g->width, style_role(ROLE_DIM),
+             "Every knob recomputes all stages at once; see man attnscope for the options.");
+}
+
+void
+view_render(struct view *v, const struct pipeline *p, struct grid *g)
+{
+    char formula[256];
+    char text[1024];
+    char title[512];
+    int y;
+    int explain_rows;
+    bool wide = g->width >= WIDE_SCREEN;
+    struct rect heat;
+    struct rect insp;
+    int legend_y;
+    struct heatmap_spec spec;
+
+    grid_clear(g);
+    v->tiles = 0;
+    if (g->width < VIEW_MIN_WIDTH || g->height < VIEW_MIN_HEIGHT) {
+        grid_printf(g, 0, 0, g->width, style_role(ROLE_ERROR), "attnscope needs %dx%d",
+                    VIEW_MIN_WIDTH, VIEW_MIN_HEIGHT);
+        grid_printf(g, 0, 1, g->width, style_role(ROLE_TEXT), "this is %dx%d", g->width, g->height);
+        grid_put(g, 0, 2, g->width, style_role(ROLE_DIM), "q quits");
+        return;
+    }
+    if (v->help) {
+        draw_help(g, v);
+        return;
+    }
+    view_clamp(v, p);
+
+    draw_knob_bar(g, p);
+    draw_sentence(g, v, p, 1);
+    draw_stage_bar(g, v, p, 2);
+
+    explain_formula(p, v->stage, formula, sizeof formula);
+    if (view_stage_spec(v, p, v->stage, v->head, &spec) != 0)
+        return;
+    if (explain_stage_per_head(v->stage) && p->st.shape.heads > 1)
+        snprintf(title, sizeof title, "%s, head %d of %d (%d x %d)", explain_title(v->stage),
+                 v->head, p->st.shape.heads, spec.m->rows, spec.m->cols);
+    else
+        snprintf(title, sizeof title, "%s (%d x %d)", explain_title(v->stage), spec.m->rows,
+                 spec.m->cols);
+    if (v->stage == VIEW_MASK && v->mask_matrix)
+        strncat(title, ": the mask itself", sizeof title - strlen(title) - 1);
+    y = 3;
+    {
+        int x = grid_put(g, 0, y, g->width, style_role(ROLE_TITLE), title);
+        x += grid_put(g, x, y, g->width - x, style_role(ROLE_TEXT), "   ");
+        if (x + text_width(formula) <= g->width)
+            grid_put(g, x, y, g->width - x, style_role(ROLE_FORMULA), formula);
+        else
+            grid_put(g, 2, ++y, g->width - 2, style_role(ROLE_FORMULA), formula);
+    }
+    y++;
+    explain_text(p, v->stage, text, sizeof text);
+    explain_rows = count_wrapped(text, g->width);
+    if (explain_rows > 3)
+        explain_rows = 3;
+    if (g->height < 22 && explain_rows > 2)
+        explain_rows = 2;
+    {
+        struct rect er = { 0, y, g->width, explain_rows };
+        draw_wrapped(g, er, style_role(ROLE_DIM), text);
+    }
+    y += explain_rows + 1;
+
+    /* The heatmap gets the rows it needs; the inspector the rest. */
+    {
+        int bottom = g->height - 1; /* the footer */
+        int avail = bottom - y - 1; /* one row for the legend */
+        int want = spec.m->rows + 1;
+        int insp_min = wide ? 0 : 5;
+        if (showing_grid(v, p)) {
+            int tiles;
+            int per_row;
+            int tile_rows;
+            tile_layout(wide ? g->width - (g->width * 2 / 5 > 56 ? 56 : g->width * 2 / 5) - 2
+                             : g->width,
+                        p->st.shape.heads, &tiles, &per_row, &tile_rows);
+            want = tile_rows * (spec.m->rows + 2);
+        }
+        if (want > avail - insp_min)
+            want = avail - insp_min;
+        if (want < 3)
+            want = avail < 3 ? avail : 3;
+        if (wide) {
+            int iw = g->width * 2 / 5 > 56 ? 56 : g->width * 2 / 5;
+            heat.x = 0;
+            heat.y = y;
+            heat.w = g->width - iw - 2;
+            heat.h = want;
+            insp.x = g->width - iw;
+            insp.y = y;
+            insp.w = iw;
+            insp.h = bottom - y;
+        } else {
+            heat.x = 0;
+            heat.y = y;
+            heat.w = g->width;
+            heat.h = want;
+            insp.x = 0;
+            insp.y = y + want + 2;
+            insp.w = g->width;
+            insp.h = bottom - insp.y;
+        }
+        legend_y = y + want;
+    }
+    draw_heatmaps(g, heat, v, p);
+    draw_legend(g, legend_y, heat.w, v, p);
+    if (wide) {
+        struct rect sep = { insp.x - 2, insp.y, 1, insp.h };
+        grid_fill(g, sep, v->utf8 ? 0x2502 : '|', style_role(ROLE_BORDER));
+    }
+    draw_inspector(g, insp, v, p);
+    draw_footer(g, v, g->height - 1);
+}

@@ -1,0 +1,88 @@
+/*
+ * view.h: one whole frame of the interactive view, drawn into a grid.
+ *
+ * struct view holds what the user is looking at (stage, head, cursor,
+ * scrolling, the all-heads grid, the help screen, the sentence editor) and
+ * scratch space; view_render() is a pure function of it and the pipeline.
+ * The front end changes the state on keys and copies the grid to the
+ * terminal; the tests compare the grid with golden text.
+ */
+#ifndef ATTNSCOPE_RENDER_VIEW_H
+#define ATTNSCOPE_RENDER_VIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "attnscope/pipeline.h"
+#include "render/explain.h"
+#include "render/grid.h"
+#include "render/heatmap.h"
+
+/* Smaller than this, the view says so instead of drawing. */
+#define VIEW_MIN_WIDTH 50
+#define VIEW_MIN_HEIGHT 16
+
+/* The all-heads grid shows at most this many heads at once. */
+#define VIEW_MAX_TILES 16
+
+struct view_help_line {
+    const char *keys;
+    const char *what;
+};
+
+struct view {
+    enum view_stage stage;
+    int head;
+    int cursor_row;
+    int cursor_col;
+    int scroll_row;
+    int scroll_col;
+    bool grid_heads;      /* every head side by side */
+    bool mask_matrix;     /* the mask stage shows the mask itself */
+    bool help;
+    int help_scroll;
+    bool editing;
+    const char *edit_text;   /* the editor's text (the front end's) */
+    size_t edit_cursor;      /* byte offset in edit_text */
+    const char *message;     /* shown in the footer, or NULL */
+    bool message_is_error;
+    bool colour;
+    bool utf8;
+    const struct view_help_line *help_lines; /* the front end's key table */
+    int help_count;
+
+    /* Filled by view_render, for the front end. */
+    int tiles;                                  /* heatmaps drawn */
+    int tile_head[VIEW_MAX_TILES];
+    struct heatmap_geometry geo[VIEW_MAX_TILES]; /* for mouse clicks */
+    int rows;                                   /* the shape of the shown matrix */
+    int cols;
+
+    /* Scratch for matrices assembled from several buffers. */
+    float *scratch;
+    size_t scratch_cap;
+    char **labels;
+    size_t labels_cap;
+    char *label_text;
+};
+
+void view_init(struct view *v);
+void view_destroy(struct view *v);
+
+/* Draws the frame; g's size is the terminal's. */
+void view_render(struct view *v, const struct pipeline *p, struct grid *g);
+
+/*
+ * The matrix the current stage shows for head, as a heatmap spec (the view's
+ * scratch may hold it).  Returns -1 when memory runs out.
+ */
+int view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int head,
+                    struct heatmap_spec *spec);
+
+/* Moves to the next (+1) or previous (-1) stage p shows. */
+void view_step_stage(struct view *v, const struct pipeline *p, int dir);
+
+/* Keeps stage, head and cursor inside what p has (after a knob changed). */
+void view_clamp(struct view *v, const struct pipeline *p);
+
+#endif

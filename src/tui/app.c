@@ -1,0 +1,671 @@
+/* app.c: keys, knobs and the sentence editor (see app.h). */
+#include "config.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnscope/export.h"
+#include "render/text.h"
+#include "tui/app.h"
+
+const struct view_help_line app_help[] = {
+    { "Space n", "next stage" },
+    { "Backspace p", "previous stage" },
+    { "1-9 0", "jump to a stage (Space and p also reach the positional encoding)" },
+    { "arrows", "move the cursor; the panel below explains the cell" },
+    { "Home End", "first / last column" },
+    { "PgUp PgDn", "a page of rows up / down" },
+    { "mouse click", "put the cursor on a cell" },
+    { "Tab Shift-Tab", "next / previous head" },
+    { "g", "all heads side by side, the same cursor on each" },
+    { "M", "show the causal mask as a matrix of its own" },
+    { "e", "edit the sentence (Enter applies, Esc cancels)" },
+    { "v V", "next / previous variant (simple v1 v2 causal wrapper mha)" },
+    { "d D", "d_out up / down (mha: a column more or less per head)" },
+    { "h H", "heads up / down (wrapper, mha)" },
+    { "s S", "seed up / down" },
+    { "o O", "dropout p up / down by 0.1" },
+    { "r R", "draw the next dropout mask / back to the first" },
+    { "t", "training / evaluation mode" },
+    { "m", "causal mask on / off" },
+    { "/", "scaling by 1/sqrt(d_k) on / off" },
+    { "> <", "softmax temperature up / down" },
+    { "P", "positional encoding on / off" },
+    { "k", "generator path: default / MKL" },
+    { "b", "bias in W_query, W_key, W_value on / off" },
+    { "x X", "export this stage / every stage to CSV" },
+    { "?", "this help" },
+    { "Esc", "close the help, cancel an edit, clear the message" },
+    { "q", "quit" },
+};
+
+const int app_help_count = (int)(sizeof app_help / sizeof app_help[0]);
+
+static void
+say(struct app *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+say(struct app *a, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(a->message, sizeof a->message, fmt, ap);
+    va_end(ap);
+    a->view.message = a->message;
+    a->view.message_is_error = false;
+}
+
+static void
+complain(struct app *a, const char *msg)
+{
+    snprintf(a->message, sizeof a->message, "%s", msg);
+    a->view.message = a->message;
+    a->view.message_is_error = true;
+}
+
+/*
+ * Builds a pipeline for cfg and sentence and swaps it in.  Returns 0, or -1
+ * (with the reason in the footer) leaving the old pipeline in place.
+ */
+static int
+rebuild(struct app *a, const struct attention_config *cfg, const char *sentence)
+{
+    struct pipeline next;
+    struct pipeline_source src = { sentence, a->vocab, a->weights };
+    struct attn_error err;
+
+    if (a->weights != NULL) {
+        struct attention_params layout;
+        if (params_create(&layout, cfg, a->vocab->dim, &err) == ATTN_OK) {
+            if (!params_same_layout(&layout, a->weights))
+                src.weights = NULL;
+            params_destroy(&layout);
+        }
+    }
+    attn_error_clear(&err);
+    if (pipeline_create(&next, cfg, &src, &err) != ATTN_OK) {
+        complain(a, err.msg);
+        return -1;
+    }
+    pipeline_destroy(&a->pipe);
+    a->pipe = next;
+    a->cfg = *cfg;
+    if (sentence != a->sentence) {
+        char *copy = strdup(sentence);
+        if (copy != NULL) {
+            free(a->sentence);
+            a->sentence = copy;
+        }
+    }
+    view_clamp(&a->view, &a->pipe);
+    if (a->weights != NULL && src.weights == NULL)
+        say(a, "the weights from %s do not fit this configuration: drawn from seed %llu",
+            a->weights_dir ? a->weights_dir : "--weights", (unsigned long long)cfg->seed);
+    return 0;
+}
+
+enum attn_status
+app_init(struct app *a, const struct attention_config *cfg, const char *sentence,
+         const struct vocab *vocab, const struct attention_params *weights,
+         const char *weights_dir, struct attn_error *err)
+{
+    struct pipeline_source src = { sentence, vocab, weights };
+    enum attn_status st;
+
+    memset(a, 0, sizeof *a);
+    view_init(&a->view);
+    a->view.help_lines = app_help;
+    a->view.help_count = app_help_count;
+    a->cfg = *cfg;
+    a->vocab = vocab;
+    a->weights = weights;
+    a->weights_dir = weights_dir;
+    a->export_dir = APP_DEFAULT_EXPORT_DIR;
+    a->sentence = strdup(sentence);
+    if (a->sentence == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    st = pipeline_create(&a->pipe, cfg, &src, err);
+    if (st != ATTN_OK) {
+        free(a->sentence);
+        a->sentence = NULL;
+        view_destroy(&a->view);
+        return st;
+    }
+    /* Start where the book's answer is: the output of the default mha. */
+    a->view.stage = VIEW_OUTPUT;
+    view_clamp(&a->view, &a->pipe);
+    return ATTN_OK;
+}
+
+void
+app_destroy(struct app *a)
+{
+    pipeline_destroy(&a->pipe);
+    view_destroy(&a->view);
+    free(a->sentence);
+    memset(a, 0, sizeof *a);
+}
+
+void
+app_render(struct app *a, struct grid *g)
+{
+    a->view.edit_text = a->edit;
+    a->view.edit_cursor = a->edit_cursor;
+    view_render(&a->view, &a->pipe, g);
+}
+
+/* ------------------------------------------------------------------ knobs */
+
+static void
+change_variant(struct app *a, int dir)
+{
+    struct attention_config c = a->cfg;
+    int v = ((int)c.variant + dir + ATTN_VARIANT_COUNT) % ATTN_VARIANT_COUNT;
+
+    attention_config_set_variant(&c, (enum attn_variant)v);
+    if (c.variant == ATTN_MHA && c.d_out % c.heads != 0)
+        c.d_out = c.heads * (c.d_out / c.heads > 0 ? c.d_out / c.heads : 1);
+    if (rebuild(a, &c, a->sentence) == 0 && a->view.message == NULL)
+        say(a, "variant %s: %s (%s)", attention_variant_name(c.variant),
+            attention_variant_class(c.variant), attention_variant_description(c.variant));
+}
+
+static void
+change_d_out(struct app *a, int dir)
+{
+    struct attention_config c = a->cfg;
+
+    if (c.variant == ATTN_SIMPLE) {
+        complain(a, "simple has no weights: its d_out is d_in");
+        return;
+    }
+    if (c.variant == ATTN_MHA) {
+        int hd = c.d_out / c.heads + dir;
+        if (hd < 1)
+            return;
+        c.d_out = c.heads * hd;
+    } else {
+        c.d_out += dir;
+        if (c.d_out < 1)
+            return;
+    }
+    if (rebuild(a, &c, a->sentence) == 0 && a->view.message == NULL)
+        say(a, "d_out %d%s", c.d_out,
+            c.variant == ATTN_MHA ? " (split into the heads)" : c.variant == ATTN_WRAPPER ? " per head" : "");
+}
+
+static void
+change_heads(struct app *a, int dir)
+{
+    struct attention_config c = a->cfg;
+
+    if (c.variant != ATTN_MHA && c.variant != ATTN_WRAPPER) {
+        complain(a, "only wrapper and mha have several heads: press v to change the variant");
+        return;
+    }
+    if (c.heads + dir < 1)
+        return;
+    if (c.variant == ATTN_MHA)
+        c.d_out = (c.d_out / c.heads) * (c.heads + dir);
+    c.heads += dir;
+    if (rebuild(a, &c, a->sentence) == 0 && a->view.message == NULL)
+        say(a, "%d head%s%s", c.heads, c.heads == 1 ? "" : "s",
+            c.variant == ATTN_MHA ? " (d_out grows with them)" : "");
+}
+
+static void
+change_dropout(struct app *a, int dir)
+{
+    struct attention_config c = a->cfg;
+    double tenths = round(c.dropout * 10.0) + dir;
+
+    if (tenths < 0 || tenths > 9)
+        return;
+    c.dropout = tenths / 10.0;
+    if (rebuild(a, &c, a->sentence) == 0 && a->view.message == NULL)
+        say(a, "dropout p = %.1f%s", c.dropout,
+            c.dropout > 0 && !c.train ? " (evaluation mode: press t to train)" : "");
+}
+
+static void
+change_temperature(struct app *a, int dir)
+{
+    static const double steps[] = { 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0 };
+    const int n = (int)(sizeof steps / sizeof steps[0]);
+    struct attention_config c = a->cfg;
+    int k = 0;
+
+    while (k < n - 1 && steps[k] < c.temperature - 1e-9)
+        k++;
+    k += dir;
+    if (k < 0 || k >= n)
+        return;
+    c.temperature = steps[k];
+    if (rebuild(a, &c, a->sentence) == 0 && a->view.message == NULL)
+        say(a, "softmax temperature %g: %s", c.temperature,
+            c.temperature < 1 ? "sharper rows" : c.temperature > 1 ? "flatter rows" : "as the book");
+}
+
+static void
+toggle(struct app *a, int knob)
+{
+    struct attention_config c = a->cfg;
+    const char *what = "";
+
+    switch (knob) {
+    case 't':
+        c.train = !c.train;
+        what = c.train ? "training mode: dropout acts" : "evaluation mode: dropout off";
+        break;
+    case 'm':
+        c.mask = c.mask == ATTN_MASK_CAUSAL ? ATTN_MASK_NONE : ATTN_MASK_CAUSAL;
+        what = c.mask == ATTN_MASK_CAUSAL ? "causal mask on" : "mask off: tokens see the future";
+        break;
+    case '/':
+        c.scale = !c.scale;
+        what = c.scale ? "scores divided by sqrt(d_k)" : "scaling off: softmax gets raw scores";
+        break;
+    case 'P':
+        c.positional = !c.positional;
+        what = c.positional ? "positional encoding added" : "positional encoding off";
+        break;
+    case 'k':
+        c.rng_path = c.rng_path == RNG_PATH_MKL ? RNG_PATH_DEFAULT : RNG_PATH_MKL;
+        what = c.rng_path == RNG_PATH_MKL ? "dropout as an MKL build of PyTorch draws it"
+                                          : "dropout as a default build of PyTorch draws it";
+        break;
+    case 'b':
+        c.qkv_bias = !c.qkv_bias;
+        what = c.qkv_bias ? "W_query, W_key, W_value with a bias" : "no bias in W_query, W_key, W_value";
+        break;
+    default:
+        return;
+    }
+    if (rebuild(a, &c, a->sentence) == 0 && a->view.message == NULL)
+        say(a, "%s", what);
+}
+
+static void
+change_seed(struct app *a, int dir)
+{
+    struct attention_config c = a->cfg;
+
+    c.seed += (uint64_t)(int64_t)dir;
+    if (rebuild(a, &c, a->sentence) == 0 && a->view.message == NULL)
+        say(a, "seed %llu%s", (unsigned long long)c.seed,
+            a->pipe.params_given ? " (the loaded weights stay; dropout redraws)" : "");
+}
+
+static void
+change_pass(struct app *a, bool reset)
+{
+    struct attention_config c = a->cfg;
+
+    c.dropout_pass = reset ? 0 : c.dropout_pass + 1;
+    if (rebuild(a, &c, a->sentence) == 0 && a->view.message == NULL) {
+        if (!a->pipe.st.dropout_on)
+            say(a, "no dropout to redraw: raise p with o%s", c.train ? "" : " and press t");
+        else
+            say(a, "dropout mask of forward call %d", c.dropout_pass + 1);
+    }
+}
+
+/* ---------------------------------------------------------------- export */
+
+static void
+export_current(struct app *a, bool all)
+{
+    struct attn_error err;
+    int written = 0;
+    enum attn_status st;
+
+    if (all) {
+        st = export_all(&a->pipe, a->export_dir, &written, &err);
+    } else {
+        enum pipeline_stage ps = explain_pipeline_stage(a->view.stage, false);
+        if (a->view.stage == VIEW_QKV) {
+            struct pipeline_selection sel[3] = { { STAGE_QUERIES, -1, NULL },
+                                                 { STAGE_KEYS, -1, NULL },
+                                                 { STAGE_VALUES, -1, NULL } };
+            st = export_selection(&a->pipe, sel, 3, a->export_dir, &written, &err);
+        } else {
+            st = export_stage(&a->pipe, ps, a->export_dir, &written, &err);
+        }
+    }
+    if (st != ATTN_OK) {
+        complain(a, err.msg);
+        return;
+    }
+    if (all) {
+        say(a, "wrote %d files into %s/", written, a->export_dir);
+    } else {
+        char name[64];
+        enum pipeline_stage ps = explain_pipeline_stage(a->view.stage, false);
+        export_file_name(ps, 0, name, sizeof name);
+        if (a->view.stage == VIEW_QKV)
+            say(a, "wrote queries.csv, keys.csv, values.csv into %s/", a->export_dir);
+        else if (written > 1)
+            say(a, "wrote %d files (%s.h0.csv ...) into %s/", written, pipeline_stage_name(ps),
+                a->export_dir);
+        else
+            say(a, "wrote %s into %s/", name, a->export_dir);
+    }
+}
+
+/* ---------------------------------------------------------------- editor */
+
+static size_t
+prev_char(const char *s, size_t pos)
+{
+    if (pos == 0)
+        return 0;
+    pos--;
+    while (pos > 0 && ((unsigned char)s[pos] & 0xC0) == 0x80)
+        pos--;
+    return pos;
+}
+
+static size_t
+next_char(const char *s, size_t pos)
+{
+    uint32_t cp;
+
+    if (s[pos] == '\0')
+        return pos;
+    return pos + (size_t)text_decode(s + pos, &cp);
+}
+
+static void
+edit_delete(struct app *a, size_t from, size_t to)
+{
+    size_t len = strlen(a->edit);
+
+    memmove(a->edit + from, a->edit + to, len - to + 1);
+    a->edit_cursor = from;
+}
+
+static void
+edit_key(struct app *a, int key)
+{
+    struct view *v = &a->view;
+    size_t len = strlen(a->edit);
+
+    switch (key) {
+    case APP_KEY_ENTER:
+        v->editing = false;
+        if (rebuild(a, &a->cfg, a->edit) == 0 && v->message == NULL)
+            say(a, "%d tokens", a->pipe.tokens.count);
+        return;
+    case APP_KEY_ESCAPE:
+        v->editing = false;
+        say(a, "edit cancelled");
+        return;
+    case APP_KEY_LEFT:
+        a->edit_cursor = prev_char(a->edit, a->edit_cursor);
+        return;
+    case APP_KEY_RIGHT:
+        a->edit_cursor = next_char(a->edit, a->edit_cursor);
+        return;
+    case APP_KEY_HOME:
+    case APP_KEY_CTRL('a'):
+        a->edit_cursor = 0;
+        return;
+    case APP_KEY_END:
+    case APP_KEY_CTRL('e'):
+        a->edit_cursor = len;
+        return;
+    case APP_KEY_BACKSPACE:
+        if (a->edit_cursor > 0)
+            edit_delete(a, prev_char(a->edit, a->edit_cursor), a->edit_cursor);
+        return;
+    case APP_KEY_DELETE:
+        if (a->edit_cursor < len)
+            edit_delete(a, a->edit_cursor, next_char(a->edit, a->edit_cursor));
+        return;
+    case APP_KEY_CTRL('u'):
+        edit_delete(a, 0, a->edit_cursor);
+        return;
+    case APP_KEY_CTRL('w'): {
+        size_t from = a->edit_cursor;
+        while (from > 0 && a->edit[from - 1] == ' ')
+            from--;
+        while (from > 0 && a->edit[from - 1] != ' ')
+            from--;
+        edit_delete(a, from, a->edit_cursor);
+        return;
+    }
+    default:
+        break;
+    }
+    if (key >= 0x20 && key < 0x110000 && key != 0x7F) {
+        char buf[8];
+        int n = text_encode((uint32_t)key, buf);
+        if (len + (size_t)n + 1 > sizeof a->edit) {
+            complain(a, "the sentence is as long as the editor takes");
+            return;
+        }
+        memmove(a->edit + a->edit_cursor + n, a->edit + a->edit_cursor, len - a->edit_cursor + 1);
+        memcpy(a->edit + a->edit_cursor, buf, (size_t)n);
+        a->edit_cursor += (size_t)n;
+    }
+}
+
+/* ---------------------------------------------------------------- cursor */
+
+static void
+move_cursor(struct app *a, int drow, int dcol)
+{
+    struct view *v = &a->view;
+
+    v->cursor_row += drow;
+    v->cursor_col += dcol;
+    view_clamp(v, &a->pipe);
+}
+
+static int
+page_rows(const struct app *a)
+{
+    int rows = a->view.geo[0].vis_rows;
+    return rows > 1 ? rows - 1 : 1;
+}
+
+static void
+help_key(struct app *a, int key)
+{
+    struct view *v = &a->view;
+
+    switch (key) {
+    case APP_KEY_UP:
+        if (v->help_scroll > 0)
+            v->help_scroll--;
+        break;
+    case APP_KEY_DOWN:
+        if (v->help_scroll < app_help_count - 1)
+            v->help_scroll++;
+        break;
+    case 'q':
+        a->quit = true;
+        break;
+    default:
+        v->help = false;
+        v->help_scroll = 0;
+        break;
+    }
+}
+
+void
+app_key(struct app *a, int key)
+{
+    struct view *v = &a->view;
+    enum view_stage jump;
+
+    if (v->editing) {
+        v->message = NULL;
+        edit_key(a, key);
+        return;
+    }
+    if (v->help) {
+        help_key(a, key);
+        return;
+    }
+    v->message = NULL;
+    if (explain_stage_for_key(key, &jump) == 0) {
+        v->stage = jump;
+        view_clamp(v, &a->pipe);
+        return;
+    }
+    switch (key) {
+    case 'q':
+        a->quit = true;
+        break;
+    case '?':
+        v->help = true;
+        break;
+    case APP_KEY_ESCAPE:
+        break;
+    case 'e':
+        snprintf(a->edit, sizeof a->edit, "%s", a->sentence);
+        a->edit_cursor = strlen(a->edit);
+        v->editing = true;
+        break;
+    case ' ':
+    case 'n':
+        view_step_stage(v, &a->pipe, 1);
+        view_clamp(v, &a->pipe);
+        break;
+    case APP_KEY_BACKSPACE:
+    case 'p':
+        view_step_stage(v, &a->pipe, -1);
+        view_clamp(v, &a->pipe);
+        break;
+    case APP_KEY_UP:
+        move_cursor(a, -1, 0);
+        break;
+    case APP_KEY_DOWN:
+        move_cursor(a, 1, 0);
+        break;
+    case APP_KEY_LEFT:
+        move_cursor(a, 0, -1);
+        break;
+    case APP_KEY_RIGHT:
+        move_cursor(a, 0, 1);
+        break;
+    case APP_KEY_HOME:
+        move_cursor(a, 0, -v->cursor_col);
+        break;
+    case APP_KEY_END:
+        move_cursor(a, 0, v->cols);
+        break;
+    case APP_KEY_PAGE_UP:
+        move_cursor(a, -page_rows(a), 0);
+        break;
+    case APP_KEY_PAGE_DOWN:
+        move_cursor(a, page_rows(a), 0);
+        break;
+    case APP_KEY_TAB:
+        v->head = (v->head + 1) % a->pipe.st.shape.heads;
+        if (a->pipe.st.shape.heads == 1)
+            say(a, "%s has one head", attention_variant_name(a->cfg.variant));
+        break;
+    case APP_KEY_BACKTAB:
+        v->head = (v->head + a->pipe.st.shape.heads - 1) % a->pipe.st.shape.heads;
+        break;
+    case 'g':
+        v->grid_heads = !v->grid_heads;
+        if (v->grid_heads && a->pipe.st.shape.heads == 1)
+            say(a, "one head: the grid shows it alone");
+        else if (v->grid_heads && !explain_stage_per_head(v->stage))
+            say(a, "grid on: it shows on the per-head stages (2-8)");
+        break;
+    case 'M':
+        if (v->stage != VIEW_MASK) {
+            v->stage = VIEW_MASK;
+            v->mask_matrix = true;
+        } else {
+            v->mask_matrix = !v->mask_matrix;
+        }
+        break;
+    case 'v':
+        change_variant(a, 1);
+        break;
+    case 'V':
+        change_variant(a, -1);
+        break;
+    case 'd':
+        change_d_out(a, 1);
+        break;
+    case 'D':
+        change_d_out(a, -1);
+        break;
+    case 'h':
+        change_heads(a, 1);
+        break;
+    case 'H':
+        change_heads(a, -1);
+        break;
+    case 's':
+        change_seed(a, 1);
+        break;
+    case 'S':
+        change_seed(a, -1);
+        break;
+    case 'o':
+        change_dropout(a, 1);
+        break;
+    case 'O':
+        change_dropout(a, -1);
+        break;
+    case 'r':
+        change_pass(a, false);
+        break;
+    case 'R':
+        change_pass(a, true);
+        break;
+    case '>':
+        change_temperature(a, 1);
+        break;
+    case '<':
+        change_temperature(a, -1);
+        break;
+    case 't':
+    case 'm':
+    case '/':
+    case 'P':
+    case 'k':
+    case 'b':
+        toggle(a, key);
+        break;
+    case 'x':
+        export_current(a, false);
+        break;
+    case 'X':
+        export_current(a, true);
+        break;
+    default:
+        break;
+    }
+}
+
+void
+app_click(struct app *a, int x, int y)
+{
+    struct view *v = &a->view;
+
+    if (v->help || v->editing)
+        return;
+    for (int t = 0; t < v->tiles; t++) {
+        int row;
+        int col;
+        if (heatmap_hit(&v->geo[t], x, y, &row, &col) == 0) {
+            v->cursor_row = row;
+            v->cursor_col = col;
+            v->head = v->tile_head[t];
+            view_clamp(v, &a->pipe);
+            return;
+        }
+    }
+}

@@ -1,0 +1,78 @@
+/*
+ * app.h: the interactive view's state and what every key does to it.
+ *
+ * No curses here: keys arrive as code points or APP_KEY_* values, so the
+ * tests can drive the whole application without a terminal.  Every knob
+ * change builds a new pipeline and swaps it in only if it succeeds; a bad
+ * value leaves the last good state on screen and says why in the footer.
+ */
+#ifndef ATTNSCOPE_TUI_APP_H
+#define ATTNSCOPE_TUI_APP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "attnscope/pipeline.h"
+#include "render/view.h"
+
+/* Keys beyond Unicode. */
+enum {
+    APP_KEY_UP = 0x110000,
+    APP_KEY_DOWN,
+    APP_KEY_LEFT,
+    APP_KEY_RIGHT,
+    APP_KEY_HOME,
+    APP_KEY_END,
+    APP_KEY_PAGE_UP,
+    APP_KEY_PAGE_DOWN,
+    APP_KEY_BACKSPACE,
+    APP_KEY_DELETE,
+    APP_KEY_ENTER,
+    APP_KEY_ESCAPE,
+    APP_KEY_TAB,
+    APP_KEY_BACKTAB
+};
+
+#define APP_KEY_CTRL(c) ((c) & 0x1F)
+
+#define APP_EDIT_MAX 4096
+#define APP_DEFAULT_EXPORT_DIR "attnscope-export"
+
+struct app {
+    struct attention_config cfg;
+    char *sentence;
+    const struct vocab *vocab;               /* borrowed */
+    const struct attention_params *weights;  /* borrowed; NULL: drawn from the seed */
+    const char *weights_dir;                 /* for messages */
+    const char *export_dir;
+    struct pipeline pipe;
+    struct view view;
+    char edit[APP_EDIT_MAX];
+    size_t edit_cursor;
+    char message[512];
+    bool quit;
+};
+
+/*
+ * Builds the first pipeline; fails (with err) when cfg or the sentence is
+ * bad, as the command line would.
+ */
+enum attn_status app_init(struct app *a, const struct attention_config *cfg, const char *sentence,
+                          const struct vocab *vocab, const struct attention_params *weights,
+                          const char *weights_dir, struct attn_error *err);
+void app_destroy(struct app *a);
+
+/* Handles one key. */
+void app_key(struct app *a, int key);
+
+/* Handles a click at screen column x, row y (as drawn by the last frame). */
+void app_click(struct app *a, int x, int y);
+
+/* Draws the current frame into g. */
+void app_render(struct app *a, struct grid *g);
+
+/* The key table the help screen lists. */
+extern const struct view_help_line app_help[];
+extern const int app_help_count;
+
+#endif

@@ -1,0 +1,343 @@
+/*
+ * tui.c: ncursesw front end (see tui.h).
+ *
+ * Colour: direct RGB when COLORTERM says truecolor and a "-direct" terminfo
+ * entry exists for the terminal, the 256-colour cube when the terminal has
+ * 256 colours, the 8 basic colours otherwise, and none at all with NO_COLOR,
+ * --mono or a terminal without colour (the renderer then draws glyph ramps).
+ * Signals only set a flag; the main loop notices it within a tenth of a
+ * second and leaves through endwin().
+ */
+#include "config.h"
+
+#include <langinfo.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <wchar.h>
+
+#ifdef HAVE_NCURSESW_CURSES_H
+#include <ncursesw/curses.h>
+#include <ncursesw/term.h>
+#else
+#include <curses.h>
+#include <term.h>
+#endif
+
+#include "render/grid.h"
+#include "render/palette.h"
+#include "tui/tui.h"
+
+static volatile sig_atomic_t caught_signal;
+static int curses_active;
+
+static void
+on_signal(int sig)
+{
+    caught_signal = sig;
+}
+
+static void
+restore_terminal(void)
+{
+    if (curses_active) {
+        curses_active = 0;
+        endwin();
+    }
+}
+
+static void
+catch_signals(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+static bool
+env_set(const char *name)
+{
+    const char *v = getenv(name);
+    return v != NULL && v[0] != '\0';
+}
+
+/* A "-direct" terminfo entry for $TERM, when COLORTERM promises 24-bit colour. */
+static const char *
+direct_terminal(char *buf, size_t size)
+{
+    const char *colorterm = getenv("COLORTERM");
+    const char *term = getenv("TERM");
+    const char *dash;
+    int errret = 0;
+
+    if (colorterm == NULL || term == NULL ||
+        (strcmp(colorterm, "truecolor") != 0 && strcmp(colorterm, "24bit") != 0))
+        return NULL;
+    if (strstr(term, "-direct") != NULL)
+        return NULL;
+    dash = strchr(term, '-');
+    snprintf(buf, size, "%.*s-direct", dash ? (int)(dash - term) : (int)strlen(term), term);
+    if (setupterm(buf, STDOUT_FILENO, &errret) != OK)
+        return NULL;
+    del_curterm(cur_term);
+    return buf;
+}
+
+struct screen {
+    enum palette_depth depth;
+    bool utf8;
+};
+
+static int
+colour_of_rgb(const struct screen *s, struct rgb c)
+{
+    if (s->depth == DEPTH_DIRECT)
+        return (c.r << 16) | (c.g << 8) | c.b;
+    return palette_rgb_to_256(c);
+}
+
+static int
+pair_for(const struct screen *s, const struct cell *c)
+{
+    int fg = -1;
+    int bg = -1;
+    struct rgb f;
+    struct rgb b;
+    int pair;
+
+    if (s->depth == DEPTH_MONO)
+        return 0;
+    if (c->role == ROLE_HEAT) {
+        b = palette_ramp_rgb((enum palette_ramp)c->ramp, c->level);
+        if (s->depth == DEPTH_8) {
+            bg = palette_ramp_to_8((enum palette_ramp)c->ramp, c->level);
+            fg = (bg == 0 || bg == 1 || bg == 4 || bg == 5) ? COLOR_WHITE : COLOR_BLACK;
+        } else {
+            bg = colour_of_rgb(s, b);
+            fg = colour_of_rgb(s, palette_text_on(b));
+        }
+    } else if (s->depth == DEPTH_8) {
+        palette_role_8((enum palette_role)c->role, &fg, &bg);
+    } else if (palette_role_rgb((enum palette_role)c->role, &f, &b)) {
+        fg = colour_of_rgb(s, f);
+        bg = colour_of_rgb(s, b);
+    } else {
+        int f8;
+        int b8;
+        palette_role_8((enum palette_role)c->role, &f8, &b8);
+        fg = f8;
+        bg = b8;
+    }
+    if (fg == -1 && bg == -1)
+        return 0;
+    pair = alloc_pair(fg, bg);
+    return pair < 0 ? 0 : pair;
+}
+
+static attr_t
+attrs_for(const struct screen *s, const struct cell *c)
+{
+    int a = palette_role_attrs((enum palette_role)c->role, s->depth != DEPTH_MONO) | c->attr;
+    attr_t out = A_NORMAL;
+
+    if (a & ATTR_BOLD)
+        out |= A_BOLD;
+    if (a & ATTR_REVERSE)
+        out |= A_REVERSE;
+    if (a & ATTR_UNDERLINE)
+        out |= A_UNDERLINE;
+    if (a & ATTR_DIM)
+        out |= A_DIM;
+    return out;
+}
+
+/* Copies the frame into curses' buffer; curses sends only what changed. */
+static void
+blit(const struct screen *s, const struct grid *g)
+{
+    for (int y = 0; y < g->height && y < LINES; y++) {
+        for (int x = 0; x < g->width && x < COLS; x++) {
+            const struct cell *c = grid_at(g, x, y);
+            wchar_t wc[2] = { 0, 0 };
+            cchar_t cc;
+            int pair;
+            if (c->ch == GRID_CONTINUATION)
+                continue;
+            wc[0] = (wchar_t)c->ch;
+            if (!s->utf8 && c->ch > 0x7E)
+                wc[0] = L'?';
+            pair = pair_for(s, c);
+            setcchar(&cc, wc, attrs_for(s, c), 0, &pair);
+            mvwadd_wch(stdscr, y, x, &cc);
+        }
+    }
+}
+
+static int
+translate_key(int status, wint_t ch)
+{
+    if (status == KEY_CODE_YES) {
+        switch (ch) {
+        case KEY_UP:
+            return APP_KEY_UP;
+        case KEY_DOWN:
+            return APP_KEY_DOWN;
+        case KEY_LEFT:
+            return APP_KEY_LEFT;
+        case KEY_RIGHT:
+            return APP_KEY_RIGHT;
+        case KEY_HOME:
+            return APP_KEY_HOME;
+        case KEY_END:
+            return APP_KEY_END;
+        case KEY_PPAGE:
+            return APP_KEY_PAGE_UP;
+        case KEY_NPAGE:
+            return APP_KEY_PAGE_DOWN;
+        case KEY_BACKSPACE:
+            return APP_KEY_BACKSPACE;
+        case KEY_DC:
+            return APP_KEY_DELETE;
+        case KEY_ENTER:
+            return APP_KEY_ENTER;
+        case KEY_BTAB:
+            return APP_KEY_BACKTAB;
+        default:
+            return -1;
+        }
+    }
+    switch (ch) {
+    case '\n':
+    case '\r':
+        return APP_KEY_ENTER;
+    case 27:
+        return APP_KEY_ESCAPE;
+    case '\t':
+        return APP_KEY_TAB;
+    case 127:
+    case 8:
+        return APP_KEY_BACKSPACE;
+    default:
+        return (int)ch;
+    }
+}
+
+static void
+choose_depth(struct screen *s, bool mono, bool direct)
+{
+    s->depth = DEPTH_MONO;
+    if (mono || env_set("NO_COLOR") || !has_colors())
+        return;
+    start_color();
+    use_default_colors();
+    if (direct && COLORS >= 0x1000000)
+        s->depth = DEPTH_DIRECT;
+    else if (COLORS >= 256)
+        s->depth = DEPTH_256;
+    else if (COLORS >= 8)
+        s->depth = DEPTH_8;
+}
+
+enum attn_status
+tui_run(struct app *a, bool mono, struct attn_error *err)
+{
+    struct screen s;
+    struct grid g;
+    char direct_buf[128];
+    const char *direct;
+    SCREEN *scr;
+    const char *codeset;
+    bool dirty;
+
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+        return attn_fail(err, ATTN_EIO,
+                         "the interactive view needs a terminal on stdin and stdout; "
+                         "use --print to see the stages as text or --export DIR for CSV files");
+    /* Only the character type: numbers keep the C locale's decimal point. */
+    setlocale(LC_CTYPE, "");
+    codeset = nl_langinfo(CODESET);
+    s.utf8 = codeset != NULL && strcmp(codeset, "UTF-8") == 0;
+    a->view.utf8 = s.utf8;
+
+    direct = direct_terminal(direct_buf, sizeof direct_buf);
+    scr = newterm(direct, stdout, stdin);
+    if (scr == NULL && direct != NULL)
+        scr = newterm(NULL, stdout, stdin);
+    if (scr == NULL)
+        return attn_fail(err, ATTN_EIO, "cannot use the terminal '%s'; try TERM=xterm or --print",
+                         getenv("TERM") ? getenv("TERM") : "(unset)");
+    curses_active = 1;
+    atexit(restore_terminal);
+    catch_signals();
+    cbreak();
+    noecho();
+    nonl();
+    keypad(stdscr, TRUE);
+    set_escdelay(25);
+    curs_set(0);
+    mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED, NULL);
+    mouseinterval(0);
+    wtimeout(stdscr, 100);
+    choose_depth(&s, mono, direct != NULL);
+    a->view.colour = s.depth != DEPTH_MONO;
+
+    if (grid_create(&g, COLS, LINES) != 0) {
+        restore_terminal();
+        delscreen(scr);
+        return attn_fail(err, ATTN_ENOMEM, "out of memory for a %dx%d screen", COLS, LINES);
+    }
+    dirty = true;
+    while (!a->quit && !caught_signal) {
+        wint_t ch;
+        int status;
+        if (dirty) {
+            if (g.width != COLS || g.height != LINES) {
+                grid_destroy(&g);
+                if (grid_create(&g, COLS, LINES) != 0)
+                    break;
+            }
+            app_render(a, &g);
+            blit(&s, &g);
+            wnoutrefresh(stdscr);
+            doupdate();
+            dirty = false;
+        }
+        status = wget_wch(stdscr, &ch);
+        if (status == ERR)
+            continue;
+        dirty = true;
+        if (status == KEY_CODE_YES && ch == KEY_RESIZE) {
+            werase(stdscr);
+            continue;
+        }
+        if (status == KEY_CODE_YES && ch == KEY_MOUSE) {
+            MEVENT ev;
+            if (getmouse(&ev) == OK)
+                app_click(a, ev.x, ev.y);
+            continue;
+        }
+        {
+            int key = translate_key(status, ch);
+            if (key >= 0)
+                app_key(a, key);
+        }
+    }
+    grid_destroy(&g);
+    restore_terminal();
+    delscreen(scr);
+    if (caught_signal) {
+        /* The terminal is back; now die of the signal as the sender expects. */
+        int sig = (int)caught_signal;
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
+    return ATTN_OK;
+}
