@@ -14,10 +14,11 @@
 struct stage_info {
     char key;
     const char *name;
+    const char *brief;
 };
 
 static const struct stage_info stages[] = {
-#define VIEW_STAGE_INFO(e, key, name) { key, name },
+#define VIEW_STAGE_INFO(e, key, name, brief) { key, name, brief },
     VIEW_STAGE_LIST(VIEW_STAGE_INFO)
 #undef VIEW_STAGE_INFO
 };
@@ -41,9 +42,11 @@ explain_stage_for_key(int key, enum view_stage *s)
 }
 
 const char *
-explain_stage_short(enum view_stage s)
+explain_stage_short(enum view_stage s, bool brief)
 {
-    return (unsigned)s < VIEW_STAGE_COUNT ? stages[s].name : "?";
+    if ((unsigned)s >= VIEW_STAGE_COUNT)
+        return "?";
+    return brief ? stages[s].brief : stages[s].name;
 }
 
 bool

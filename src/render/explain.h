@@ -14,22 +14,22 @@
 
 #include "attnscope/pipeline.h"
 
-/* X(enum, digit key or 0 for none, short name for the stage bar) */
-#define VIEW_STAGE_LIST(X)             \
-    X(VIEW_EMBEDDINGS, '1', "embed")   \
-    X(VIEW_POSITIONAL, 0, "pos")       \
-    X(VIEW_QKV, '2', "Q K V")          \
-    X(VIEW_SCORES, '3', "scores")      \
-    X(VIEW_MASK, '4', "mask")          \
-    X(VIEW_SCALED, '5', "scale")       \
-    X(VIEW_WEIGHTS, '6', "softmax")    \
-    X(VIEW_DROPOUT, '7', "dropout")    \
-    X(VIEW_CONTEXT, '8', "context")    \
-    X(VIEW_CONCAT, '9', "concat")      \
-    X(VIEW_OUTPUT, '0', "output")
+/* X(enum, digit key or 0 for none, name in the stage bar, shorter name) */
+#define VIEW_STAGE_LIST(X)                    \
+    X(VIEW_EMBEDDINGS, '1', "embed", "emb")   \
+    X(VIEW_POSITIONAL, 0, "pos", "pos")       \
+    X(VIEW_QKV, '2', "Q K V", "QKV")          \
+    X(VIEW_SCORES, '3', "scores", "score")    \
+    X(VIEW_MASK, '4', "mask", "mask")         \
+    X(VIEW_SCALED, '5', "scale", "scale")     \
+    X(VIEW_WEIGHTS, '6', "softmax", "soft")   \
+    X(VIEW_DROPOUT, '7', "dropout", "drop")   \
+    X(VIEW_CONTEXT, '8', "context", "ctx")    \
+    X(VIEW_CONCAT, '9', "concat", "cat")      \
+    X(VIEW_OUTPUT, '0', "output", "out")
 
 enum view_stage {
-#define VIEW_STAGE_ENUM(e, key, name) e,
+#define VIEW_STAGE_ENUM(e, key, name, brief) e,
     VIEW_STAGE_LIST(VIEW_STAGE_ENUM)
 #undef VIEW_STAGE_ENUM
     VIEW_STAGE_COUNT
@@ -39,7 +39,8 @@ enum view_stage {
 char explain_stage_key(enum view_stage s);
 /* The stage a digit jumps to; returns -1 for other characters. */
 int explain_stage_for_key(int key, enum view_stage *s);
-const char *explain_stage_short(enum view_stage s);
+/* The stage's name in the stage bar; brief: the shorter one. */
+const char *explain_stage_short(enum view_stage s, bool brief);
 
 /* Whether p shows stage s (the positional encoding only when it is on). */
 bool explain_stage_present(const struct pipeline *p, enum view_stage s);

@@ -385,18 +385,37 @@ draw_sentence(struct grid *g, const struct view *v, const struct pipeline *p, in
         return;
     }
     {
-        /* The tokens, with made-up ones marked '*'. */
-        for (int t = 0; t < p->tokens.count && x < g->width; t++) {
+        /* The tokens, with made-up ones marked '*'; an ellipsis when they do not fit. */
+        const char *more = v->utf8 ? "\xe2\x80\xa6" : "...";
+        int room = g->width - x - (v->utf8 ? 1 : 3);
+        int t;
+        for (t = 0; t < p->tokens.count; t++) {
             struct style st = style_role(p->made_up[t] ? ROLE_LABEL_MADE_UP : ROLE_TEXT);
+            int need = (t > 0) + text_width(p->tokens.text[t]) + p->made_up[t];
+            if (x + need > room && !(t == p->tokens.count - 1 && x + need <= g->width))
+                break;
             if (t > 0)
                 x += grid_put(g, x, y, g->width - x, style_role(ROLE_TEXT), " ");
             x += grid_put(g, x, y, g->width - x, st, p->tokens.text[t]);
             if (p->made_up[t])
                 x += grid_put(g, x, y, g->width - x, st, "*");
         }
+        if (t < p->tokens.count)
+            x += grid_put(g, x, y, g->width - x, style_role(ROLE_DIM), more);
         x += grid_printf(g, x, y, g->width - x, style_role(ROLE_DIM), "   (%d tokens, d_in %d)",
                          p->tokens.count, p->d_in);
     }
+}
+
+static int
+stage_bar_width(const struct pipeline *p, bool brief)
+{
+    int w = 0;
+
+    for (int s = 0; s < VIEW_STAGE_COUNT; s++)
+        if (stage_visible(p, (enum view_stage)s))
+            w += 3 + (int)strlen(explain_stage_short((enum view_stage)s, brief)) + !brief;
+    return w;
 }
 
 static void
@@ -404,6 +423,7 @@ draw_stage_bar(struct grid *g, const struct view *v, const struct pipeline *p, i
 {
     int x = 0;
     struct rect bar = { 0, y, g->width, 1 };
+    bool brief = stage_bar_width(p, false) > g->width;
 
     grid_fill(g, bar, ' ', style_role(ROLE_STAGE));
     for (int s = 0; s < VIEW_STAGE_COUNT; s++) {
@@ -412,7 +432,8 @@ draw_stage_bar(struct grid *g, const struct view *v, const struct pipeline *p, i
         enum palette_role role = s == (int)v->stage ? ROLE_STAGE_ACTIVE : ROLE_STAGE;
         if (!stage_visible(p, (enum view_stage)s))
             continue;
-        snprintf(label, sizeof label, " %c %s ", key ? key : '+', explain_stage_short((enum view_stage)s));
+        snprintf(label, sizeof label, brief ? " %c %s" : " %c %s ", key ? key : '+',
+                 explain_stage_short((enum view_stage)s, brief));
         if (x + (int)strlen(label) > g->width)
             break;
         x += grid_put(g, x, y, g->width - x, style_role(role), label);

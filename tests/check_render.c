@@ -1,0 +1,296 @@
+/*
+ * check_render.c: the renderer, stage matrix -> cell grid -> text
+ * (src/render).  Pictures are compared with golden text in
+ * tests/golden/render/ in colour and without; GENERATE=1 rewrites them.
+ */
+#include "config.h"
+
+#include "attnscope/pipeline.h"
+#include "golden.h"
+#include "render/grid.h"
+#include "render/heatmap.h"
+#include "render/inspect.h"
+#include "render/palette.h"
+#include "render/text.h"
+#include "render/view.h"
+#include "testutil.h"
+
+static struct vocab book;
+
+static void
+setup(void)
+{
+    ck_assert_int_eq(vocab_builtin(&book, NULL), ATTN_OK);
+}
+
+static void
+teardown(void)
+{
+    vocab_destroy(&book);
+}
+
+static void
+run(struct pipeline *p, struct attention_config *cfg, const char *sentence)
+{
+    struct pipeline_source src = { sentence, &book, NULL };
+    struct attn_error err;
+
+    ck_assert_msg(pipeline_create(p, cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+}
+
+/* The grid as golden text: the characters, then the styles. */
+static char *
+dump(const struct grid *g)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+
+    grid_dump_text(g, f);
+    fputs("--- styles\n", f);
+    grid_dump_styles(g, f);
+    fclose(f);
+    return buf;
+}
+
+static void
+frame(struct pipeline *p, enum view_stage stage, int w, int h, bool colour, bool utf8,
+      int cursor_row, int cursor_col, const char *golden)
+{
+    struct view v;
+    struct grid g;
+    char *text;
+
+    view_init(&v);
+    v.stage = stage;
+    v.colour = colour;
+    v.utf8 = utf8;
+    v.cursor_row = cursor_row;
+    v.cursor_col = cursor_col;
+    ck_assert_int_eq(grid_create(&g, w, h), 0);
+    view_render(&v, p, &g);
+    text = dump(&g);
+    golden_compare(golden, text);
+    free(text);
+    grid_destroy(&g);
+    view_destroy(&v);
+}
+
+START_TEST(weights_heatmap_in_colour_and_without)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+
+    attention_config_init(&cfg);
+    run(&p, &cfg, "Your journey starts with one step");
+    frame(&p, VIEW_WEIGHTS, 80, 24, true, true, 2, 1, "tests/golden/render/weights-colour.txt");
+    frame(&p, VIEW_WEIGHTS, 80, 24, false, true, 2, 1, "tests/golden/render/weights-mono.txt");
+    frame(&p, VIEW_WEIGHTS, 80, 24, false, false, 2, 1, "tests/golden/render/weights-ascii.txt");
+    pipeline_destroy(&p);
+}
+END_TEST
+
+START_TEST(masked_dropped_and_inf_cells_differ)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+
+    attention_config_init(&cfg);
+    cfg.dropout = 0.5;
+    run(&p, &cfg, "Your journey starts with one step");
+    frame(&p, VIEW_DROPOUT, 80, 24, true, true, 1, 0, "tests/golden/render/dropout-colour.txt");
+    frame(&p, VIEW_DROPOUT, 80, 24, false, false, 1, 0, "tests/golden/render/dropout-ascii.txt");
+    frame(&p, VIEW_MASK, 80, 24, true, true, 0, 3, "tests/golden/render/masked-colour.txt");
+    pipeline_destroy(&p);
+}
+END_TEST
+
+START_TEST(scores_output_and_wide_screen)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+
+    attention_config_init(&cfg);
+    attention_config_set_variant(&cfg, ATTN_V1);
+    run(&p, &cfg, "Your journey starts with one step");
+    frame(&p, VIEW_SCORES, 120, 30, true, true, 1, 2, "tests/golden/render/scores-wide.txt");
+    pipeline_destroy(&p);
+    attention_config_init(&cfg);
+    run(&p, &cfg, "Your journey starts with one step");
+    frame(&p, VIEW_OUTPUT, 80, 24, true, true, 0, 0, "tests/golden/render/output-colour.txt");
+    pipeline_destroy(&p);
+}
+END_TEST
+
+START_TEST(large_matrices_scroll_with_the_cursor)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    char sentence[512] = "";
+
+    for (int i = 0; i < 50; i++) {
+        char w[16];
+        snprintf(w, sizeof w, "%sw%d", i ? " " : "", i);
+        strcat(sentence, w);
+    }
+    attention_config_init(&cfg);
+    run(&p, &cfg, sentence);
+    frame(&p, VIEW_SCORES, 80, 24, true, true, 45, 44, "tests/golden/render/scroll.txt");
+    pipeline_destroy(&p);
+}
+END_TEST
+
+START_TEST(too_small_says_so)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+
+    attention_config_init(&cfg);
+    run(&p, &cfg, "Your journey");
+    frame(&p, VIEW_WEIGHTS, 40, 10, true, true, 0, 0, "tests/golden/render/too-small.txt");
+    pipeline_destroy(&p);
+}
+END_TEST
+
+START_TEST(heatmap_levels_and_hits)
+{
+    float data[] = { -2.0f, 0.0f, 2.0f, 1.0f };
+    struct matrix m = matrix_view(data, 2, 2);
+    const char *const rows[] = { "a", "b" };
+    struct heatmap_spec spec;
+    struct heatmap_geometry geo;
+    struct grid g;
+    int sr = 0;
+    int sc = 0;
+    int row;
+    int col;
+    struct rect r = { 0, 0, 30, 5 };
+
+    memset(&spec, 0, sizeof spec);
+    spec.m = &m;
+    spec.row_labels = rows;
+    spec.ramp = RAMP_DIVERGING;
+    spec.lo = -2.0f;
+    spec.hi = 2.0f;
+    spec.cursor_row = -1;
+    spec.cursor_col = -1;
+    spec.colour = true;
+    ck_assert_int_eq(heatmap_level(&spec, -2.0f), 0);
+    ck_assert_int_eq(heatmap_level(&spec, 0.0f), 128);
+    ck_assert_int_eq(heatmap_level(&spec, 2.0f), 255);
+    spec.ramp = RAMP_SEQUENTIAL;
+    spec.lo = 0.0f;
+    ck_assert_int_eq(heatmap_level(&spec, 1.0f), 128);
+    ck_assert_int_eq(heatmap_level(&spec, -INFINITY), 0);
+
+    ck_assert_int_eq(grid_create(&g, 30, 5), 0);
+    heatmap_render(&g, r, &spec, &sr, &sc, &geo);
+    ck_assert_int_eq(geo.vis_rows, 2);
+    ck_assert_int_eq(geo.vis_cols, 2);
+    ck_assert_int_eq(heatmap_hit(&geo, geo.x0 + geo.cell_w, geo.y0 + 1, &row, &col), 0);
+    ck_assert_int_eq(row, 1);
+    ck_assert_int_eq(col, 1);
+    ck_assert_int_eq(heatmap_hit(&geo, 0, 0, &row, &col), -1);
+    ck_assert_int_eq(heatmap_hit(&geo, geo.x0 + 2 * geo.cell_w, geo.y0, &row, &col), -1);
+    grid_destroy(&g);
+}
+END_TEST
+
+START_TEST(palette_quantises_like_terminals)
+{
+    struct rgb red = { 255, 0, 0 };
+    struct rgb black = { 0, 0, 0 };
+    struct rgb grey = { 128, 128, 128 };
+    struct rgb white = { 255, 255, 255 };
+    struct rgb lo = palette_ramp_rgb(RAMP_SEQUENTIAL, 0);
+    struct rgb hi = palette_ramp_rgb(RAMP_SEQUENTIAL, 255);
+
+    ck_assert_int_eq(palette_rgb_to_256(red), 196);
+    ck_assert_int_eq(palette_rgb_to_256(black), 16);
+    ck_assert_int_eq(palette_rgb_to_256(white), 231);
+    ck_assert_int_eq(palette_rgb_to_256(grey), 244);
+    ck_assert(lo.r == 68 && lo.g == 1 && lo.b == 84);
+    ck_assert(hi.r == 253 && hi.g == 231 && hi.b == 37);
+    ck_assert(palette_text_on(hi).r == 0);
+    ck_assert(palette_text_on(lo).r == 255);
+    ck_assert_uint_eq(palette_ramp_glyph(0, true), ' ');
+    ck_assert_uint_eq(palette_ramp_glyph(255, true), 0x2588);
+    ck_assert_uint_eq(palette_ramp_glyph(255, false), '@');
+    for (int level = 0; level < 256; level++) {
+        uint32_t gch = palette_ramp_glyph(level, false);
+        ck_assert_msg(gch != '-' && gch != '+', "glyph %c reads as a sign", (int)gch);
+    }
+    ck_assert_int_eq(palette_ramp_to_8(RAMP_DIVERGING, 128), 7);
+}
+END_TEST
+
+START_TEST(text_widths_and_wrapping)
+{
+    size_t next;
+
+    ck_assert_int_eq(text_width("abc"), 3);
+    ck_assert_int_eq(text_width("caf\xc3\xa9"), 4);
+    ck_assert_int_eq(text_width("\xe4\xbd\xa0\xe5\xa5\xbd"), 4);   /* two CJK characters */
+    ck_assert_int_eq(text_width("e\xcc\x81"), 1);                    /* e + combining acute */
+    ck_assert_uint_eq(text_wrap("one two three", 9, &next), 7);
+    ck_assert_uint_eq(next, 8);
+    ck_assert_uint_eq(text_wrap("abcdefgh", 3, &next), 3);          /* no space: cut */
+    ck_assert_uint_eq(text_wrap("x", 0, &next), 1);                  /* never stuck */
+}
+END_TEST
+
+START_TEST(inspector_spells_out_each_stage)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    char buf[4096];
+
+    attention_config_init(&cfg);
+    cfg.dropout = 0.5;
+    run(&p, &cfg, "Your journey starts with one step");
+    inspect_cell(&p, VIEW_SCORES, 0, 1, 0, false, 4, false, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "score[journey][Your] = q_journey . k_Your") != NULL, "%s", buf);
+    inspect_cell(&p, VIEW_WEIGHTS, 1, 2, 1, false, 6, false, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "weight[starts][journey]") != NULL && strstr(buf, "sum ") != NULL, "%s",
+                  buf);
+    inspect_cell(&p, VIEW_DROPOUT, 0, 1, 1, false, 4, false, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "draw u = ") != NULL && strstr(buf, "sums to") != NULL, "%s", buf);
+    inspect_cell(&p, VIEW_MASK, 0, 1, 4, false, 4, false, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "hidden, the score becomes -inf") != NULL, "%s", buf);
+    inspect_cell(&p, VIEW_CONTEXT, 1, 3, 0, false, 3, false, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "... (6 terms in all)") != NULL, "%s", buf);
+    pipeline_destroy(&p);
+
+    cfg.dropout = 0.0;
+    run(&p, &cfg, "Your journey starts with one step");
+    inspect_cell(&p, VIEW_OUTPUT, 0, 0, 0, false, 4, true, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "out[Your][0] = 0.3190") != NULL && strstr(buf, "\xc3\x97") != NULL,
+                  "%s", buf);
+    pipeline_destroy(&p);
+}
+END_TEST
+
+static Suite *
+render_suite(void)
+{
+    Suite *s = suite_create("render");
+    TCase *golden = tcase_create("golden");
+    TCase *units = tcase_create("units");
+
+    tcase_add_checked_fixture(golden, setup, teardown);
+    tcase_add_test(golden, weights_heatmap_in_colour_and_without);
+    tcase_add_test(golden, masked_dropped_and_inf_cells_differ);
+    tcase_add_test(golden, scores_output_and_wide_screen);
+    tcase_add_test(golden, large_matrices_scroll_with_the_cursor);
+    tcase_add_test(golden, too_small_says_so);
+    suite_add_tcase(s, golden);
+    tcase_add_checked_fixture(units, setup, teardown);
+    tcase_add_test(units, heatmap_levels_and_hits);
+    tcase_add_test(units, palette_quantises_like_terminals);
+    tcase_add_test(units, text_widths_and_wrapping);
+    tcase_add_test(units, inspector_spells_out_each_stage);
+    suite_add_tcase(s, units);
+    return s;
+}
+
+TEST_MAIN(render_suite)
