@@ -387,12 +387,16 @@ draw_sentence(struct grid *g, const struct view *v, const struct pipeline *p, in
     {
         /* The tokens, with made-up ones marked '*'; an ellipsis when they do not fit. */
         const char *more = v->utf8 ? "\xe2\x80\xa6" : "...";
-        int room = g->width - x - (v->utf8 ? 1 : 3);
+        char count[48];
+        int room;
         int t;
+        snprintf(count, sizeof count, "   (%d tokens, d_in %d)", p->tokens.count, p->d_in);
+        room = g->width - x - (v->utf8 ? 1 : 3) - (int)strlen(count);
         for (t = 0; t < p->tokens.count; t++) {
             struct style st = style_role(p->made_up[t] ? ROLE_LABEL_MADE_UP : ROLE_TEXT);
             int need = (t > 0) + text_width(p->tokens.text[t]) + p->made_up[t];
-            if (x + need > room && !(t == p->tokens.count - 1 && x + need <= g->width))
+            if (x + need > room &&
+                !(t == p->tokens.count - 1 && x + need + (int)strlen(count) <= g->width))
                 break;
             if (t > 0)
                 x += grid_put(g, x, y, g->width - x, style_role(ROLE_TEXT), " ");
@@ -402,8 +406,7 @@ draw_sentence(struct grid *g, const struct view *v, const struct pipeline *p, in
         }
         if (t < p->tokens.count)
             x += grid_put(g, x, y, g->width - x, style_role(ROLE_DIM), more);
-        x += grid_printf(g, x, y, g->width - x, style_role(ROLE_DIM), "   (%d tokens, d_in %d)",
-                         p->tokens.count, p->d_in);
+        grid_put(g, x, y, g->width - x, style_role(ROLE_DIM), count);
     }
 }
 

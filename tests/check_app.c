@@ -1,0 +1,379 @@
+/*
+ * check_app.c: the interactive view's keys and knobs, driven without a
+ * terminal (src/tui/app.c).  Each test presses keys and checks what the
+ * user would see change: the stage, the cursor, the pipeline's numbers, the
+ * message in the footer.
+ */
+#include "config.h"
+
+#include <dirent.h>
+
+#include "testutil.h"
+#include "tui/app.h"
+
+static struct vocab book;
+static struct app a;
+
+static void
+setup(void)
+{
+    struct attention_config cfg;
+    struct attn_error err;
+
+    test_tmpdir_setup();
+    ck_assert_int_eq(vocab_builtin(&book, NULL), ATTN_OK);
+    attention_config_init(&cfg);
+    ck_assert_msg(app_init(&a, &cfg, "Your journey starts with one step", &book, NULL, NULL, &err) ==
+                      ATTN_OK,
+                  "%s", err.msg);
+    a.export_dir = dir;
+}
+
+static void
+teardown(void)
+{
+    app_destroy(&a);
+    vocab_destroy(&book);
+    test_tmpdir_teardown();
+}
+
+static void
+keys(const char *s)
+{
+    for (; *s; s++)
+        app_key(&a, (unsigned char)*s);
+}
+
+static float
+weight(int head, int i, int j)
+{
+    struct pipeline_view v;
+
+    pipeline_stage_view(&a.pipe, STAGE_WEIGHTS, head, &v);
+    return MAT_AT(&v.m, i, j);
+}
+
+START_TEST(starts_on_the_books_output)
+{
+    ck_assert_int_eq(a.view.stage, VIEW_OUTPUT);
+    ck_assert_float_eq_tol(MAT_AT(&a.pipe.st.output, 0, 0), 0.3190f, 1e-4f);
+}
+END_TEST
+
+START_TEST(stages_step_and_jump)
+{
+    keys("1");
+    ck_assert_int_eq(a.view.stage, VIEW_EMBEDDINGS);
+    keys(" ");
+    ck_assert_int_eq(a.view.stage, VIEW_QKV); /* the positional encoding is off */
+    keys("n");
+    ck_assert_int_eq(a.view.stage, VIEW_SCORES);
+    app_key(&a, APP_KEY_BACKSPACE);
+    keys("p");
+    ck_assert_int_eq(a.view.stage, VIEW_EMBEDDINGS);
+    keys("p");
+    ck_assert_int_eq(a.view.stage, VIEW_EMBEDDINGS); /* stays at the first */
+    keys("P");                                         /* positional encoding on */
+    keys(" ");
+    ck_assert_int_eq(a.view.stage, VIEW_POSITIONAL);
+    keys("0");
+    ck_assert_int_eq(a.view.stage, VIEW_OUTPUT);
+    keys(" ");
+    ck_assert_int_eq(a.view.stage, VIEW_OUTPUT); /* stays at the last */
+}
+END_TEST
+
+START_TEST(cursor_moves_and_stays_inside)
+{
+    keys("6");
+    app_key(&a, APP_KEY_DOWN);
+    app_key(&a, APP_KEY_DOWN);
+    app_key(&a, APP_KEY_RIGHT);
+    ck_assert_int_eq(a.view.cursor_row, 2);
+    ck_assert_int_eq(a.view.cursor_col, 1);
+    app_key(&a, APP_KEY_END);
+    ck_assert_int_eq(a.view.cursor_col, 5);
+    app_key(&a, APP_KEY_RIGHT);
+    ck_assert_int_eq(a.view.cursor_col, 5);
+    app_key(&a, APP_KEY_HOME);
+    ck_assert_int_eq(a.view.cursor_col, 0);
+    for (int i = 0; i < 10; i++)
+        app_key(&a, APP_KEY_DOWN);
+    ck_assert_int_eq(a.view.cursor_row, 5);
+    keys("0"); /* the output has 2 columns: the cursor follows */
+    app_key(&a, APP_KEY_END);
+    ck_assert_int_eq(a.view.cursor_col, 1);
+}
+END_TEST
+
+START_TEST(heads_cycle_and_grid)
+{
+    keys("6");
+    app_key(&a, APP_KEY_TAB);
+    ck_assert_int_eq(a.view.head, 1);
+    app_key(&a, APP_KEY_TAB);
+    ck_assert_int_eq(a.view.head, 0);
+    app_key(&a, APP_KEY_BACKTAB);
+    ck_assert_int_eq(a.view.head, 1);
+    keys("g");
+    ck_assert(a.view.grid_heads);
+    keys("h"); /* a third head: d_out grows with it */
+    ck_assert_int_eq(a.pipe.st.shape.heads, 3);
+    ck_assert_int_eq(a.cfg.d_out, 3);
+    keys("HH");
+    ck_assert_int_eq(a.pipe.st.shape.heads, 1);
+    ck_assert_int_eq(a.view.head, 0);
+}
+END_TEST
+
+START_TEST(breaking_the_mask_lets_tokens_see_the_future)
+{
+    ck_assert_float_eq(weight(0, 0, 5), 0.0f);
+    keys("m");
+    ck_assert_int_eq(a.cfg.mask, ATTN_MASK_NONE);
+    ck_assert(weight(0, 0, 5) > 0.0f);
+    ck_assert_ptr_nonnull(strstr(a.message, "tokens see the future"));
+    keys("m");
+    ck_assert_float_eq(weight(0, 0, 5), 0.0f);
+}
+END_TEST
+
+START_TEST(scaling_off_makes_rows_peakier)
+{
+    float before;
+    float after;
+
+    keys("dd"); /* d_k = 3: sqrt(3) matters */
+    before = weight(0, 5, 0);
+    keys("/");
+    ck_assert(!a.cfg.scale);
+    after = weight(0, 5, 0);
+    ck_assert_msg(before != after, "scaling off should change the weights");
+    ck_assert_float_eq(a.pipe.st.divisor, 1.0f);
+    keys(">");
+    ck_assert_double_eq(a.cfg.temperature, 1.5);
+    keys("<<");
+    ck_assert_double_eq(a.cfg.temperature, 0.75);
+}
+END_TEST
+
+START_TEST(dropout_knobs)
+{
+    unsigned char first[72];
+
+    keys("ooooo");
+    ck_assert_double_eq(a.cfg.dropout, 0.5);
+    ck_assert(a.pipe.st.dropout_on);
+    memcpy(first, a.pipe.st.keep, sizeof first);
+    keys("r");
+    ck_assert_int_eq(a.cfg.dropout_pass, 1);
+    ck_assert_msg(memcmp(first, a.pipe.st.keep, sizeof first) != 0, "r draws a new mask");
+    keys("R");
+    ck_assert_mem_eq(first, a.pipe.st.keep, sizeof first);
+    keys("k");
+    ck_assert_int_eq(a.cfg.rng_path, RNG_PATH_MKL);
+    keys("t");
+    ck_assert(!a.pipe.st.dropout_on);
+    keys("OOOOOOOOOO");
+    ck_assert_double_eq(a.cfg.dropout, 0.0);
+}
+END_TEST
+
+START_TEST(variants_cycle_through_the_book)
+{
+    static const enum attn_variant order[] = { ATTN_SIMPLE, ATTN_V1, ATTN_V2, ATTN_CAUSAL,
+                                               ATTN_WRAPPER, ATTN_MHA };
+
+    for (int i = 0; i < 6; i++) {
+        keys("v");
+        ck_assert_int_eq(a.cfg.variant, order[i]);
+        ck_assert_ptr_nonnull(strstr(a.message, attention_variant_class(order[i])));
+    }
+    /* The variant brings the book's mask and scaling with it. */
+    keys("V");
+    ck_assert_int_eq(a.cfg.variant, ATTN_WRAPPER);
+    ck_assert_int_eq(a.cfg.mask, ATTN_MASK_CAUSAL);
+    keys("VVVV");
+    ck_assert_int_eq(a.cfg.variant, ATTN_SIMPLE);
+    ck_assert(!a.cfg.scale);
+    ck_assert_int_eq(a.cfg.mask, ATTN_MASK_NONE);
+    keys("d");
+    ck_assert(a.view.message_is_error);
+    ck_assert_ptr_nonnull(strstr(a.message, "simple has no weights"));
+    keys("h");
+    ck_assert_ptr_nonnull(strstr(a.message, "only wrapper and mha"));
+}
+END_TEST
+
+START_TEST(seed_and_bias_redraw_the_parameters)
+{
+    float w0 = a.pipe.params.p[0].m.data[0];
+
+    keys("s");
+    ck_assert_uint_eq(a.cfg.seed, 124);
+    ck_assert(a.pipe.params.p[0].m.data[0] != w0);
+    keys("S");
+    ck_assert_float_eq(a.pipe.params.p[0].m.data[0], w0);
+    keys("b");
+    ck_assert(a.cfg.qkv_bias);
+    ck_assert_int_eq(a.pipe.params.count, 8);
+}
+END_TEST
+
+static void
+type(const char *s)
+{
+    for (; *s; s++)
+        app_key(&a, (unsigned char)*s);
+}
+
+START_TEST(editing_the_sentence)
+{
+    keys("e");
+    ck_assert(a.view.editing);
+    app_key(&a, APP_KEY_CTRL('w'));
+    app_key(&a, APP_KEY_CTRL('w'));
+    ck_assert_str_eq(a.edit, "Your journey starts with ");
+    type("a giant leap!");
+    app_key(&a, APP_KEY_HOME);
+    app_key(&a, APP_KEY_DELETE);
+    type("y");
+    app_key(&a, APP_KEY_END);
+    app_key(&a, APP_KEY_BACKSPACE);
+    app_key(&a, APP_KEY_LEFT);
+    app_key(&a, APP_KEY_RIGHT);
+    ck_assert_str_eq(a.edit, "your journey starts with a giant leap");
+    app_key(&a, APP_KEY_ENTER);
+    ck_assert(!a.view.editing);
+    ck_assert_int_eq(a.pipe.tokens.count, 7);
+    ck_assert_int_eq(a.pipe.made_up[0], 0); /* case-insensitive lookup */
+    ck_assert_int_eq(a.pipe.made_up[5], 1);
+    ck_assert_str_eq(a.sentence, "your journey starts with a giant leap");
+
+    /* Esc cancels; Ctrl-U clears to the start; non-ASCII text is fine. */
+    keys("e");
+    app_key(&a, APP_KEY_CTRL('u'));
+    type("x");
+    app_key(&a, APP_KEY_ESCAPE);
+    ck_assert_str_eq(a.sentence, "your journey starts with a giant leap");
+    keys("e");
+    app_key(&a, APP_KEY_CTRL('u'));
+    app_key(&a, 0x00E9); /* é */
+    app_key(&a, APP_KEY_BACKSPACE);
+    ck_assert_str_eq(a.edit, "");
+    type("caf");
+    app_key(&a, 0x00E9);
+    app_key(&a, APP_KEY_ENTER);
+    ck_assert_str_eq(a.pipe.tokens.text[0], "caf\xc3\xa9");
+}
+END_TEST
+
+START_TEST(a_bad_edit_keeps_the_last_good_state)
+{
+    keys("e");
+    app_key(&a, APP_KEY_CTRL('u'));
+    type("   ");
+    app_key(&a, APP_KEY_ENTER);
+    ck_assert(a.view.message_is_error);
+    ck_assert_ptr_nonnull(strstr(a.message, "the sentence is empty"));
+    ck_assert_int_eq(a.pipe.tokens.count, 6);
+    ck_assert_str_eq(a.sentence, "Your journey starts with one step");
+    keys("6"); /* the next key clears the message */
+    ck_assert_ptr_null(a.view.message);
+}
+END_TEST
+
+static int
+files_in(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    int n = 0;
+
+    if (d == NULL)
+        return -1;
+    while ((e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+START_TEST(export_keys_write_csv)
+{
+    keys("6x");
+    ck_assert_int_eq(files_in(dir), 2);
+    ck_assert_ptr_nonnull(strstr(a.message, "wrote 2 files (weights.h0.csv ...) into"));
+    keys("0x");
+    ck_assert_ptr_nonnull(strstr(a.message, "wrote output.csv into"));
+    keys("X");
+    ck_assert_ptr_nonnull(strstr(a.message, "wrote 23 files into"));
+    ck_assert_int_eq(files_in(dir), 23);
+    a.export_dir = "/proc/attnscope-cannot-write-here";
+    keys("x");
+    ck_assert(a.view.message_is_error);
+}
+END_TEST
+
+START_TEST(help_quit_and_clicks)
+{
+    struct grid g;
+
+    keys("?");
+    ck_assert(a.view.help);
+    app_key(&a, APP_KEY_DOWN);
+    ck_assert_int_eq(a.view.help_scroll, 1);
+    app_key(&a, APP_KEY_ESCAPE);
+    ck_assert(!a.view.help);
+
+    /* A click lands on the cell drawn there. */
+    keys("6");
+    ck_assert_int_eq(grid_create(&g, 100, 30), 0);
+    app_render(&a, &g);
+    app_click(&a, a.view.geo[0].x0 + 3 * a.view.geo[0].cell_w + 1, a.view.geo[0].y0 + 4);
+    ck_assert_int_eq(a.view.cursor_row, 4);
+    ck_assert_int_eq(a.view.cursor_col, 3);
+    app_click(&a, 0, 0); /* not a cell: nothing moves */
+    ck_assert_int_eq(a.view.cursor_row, 4);
+    grid_destroy(&g);
+
+    keys("q");
+    ck_assert(a.quit);
+}
+END_TEST
+
+START_TEST(mask_matrix_key)
+{
+    keys("M");
+    ck_assert_int_eq(a.view.stage, VIEW_MASK);
+    ck_assert(a.view.mask_matrix);
+    keys("M");
+    ck_assert(!a.view.mask_matrix);
+}
+END_TEST
+
+static Suite *
+app_suite(void)
+{
+    Suite *s = suite_create("app");
+    TCase *tc = tcase_create("keys");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, starts_on_the_books_output);
+    tcase_add_test(tc, stages_step_and_jump);
+    tcase_add_test(tc, cursor_moves_and_stays_inside);
+    tcase_add_test(tc, heads_cycle_and_grid);
+    tcase_add_test(tc, breaking_the_mask_lets_tokens_see_the_future);
+    tcase_add_test(tc, scaling_off_makes_rows_peakier);
+    tcase_add_test(tc, dropout_knobs);
+    tcase_add_test(tc, variants_cycle_through_the_book);
+    tcase_add_test(tc, seed_and_bias_redraw_the_parameters);
+    tcase_add_test(tc, editing_the_sentence);
+    tcase_add_test(tc, a_bad_edit_keeps_the_last_good_state);
+    tcase_add_test(tc, export_keys_write_csv);
+    tcase_add_test(tc, help_quit_and_clicks);
+    tcase_add_test(tc, mask_matrix_key);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TEST_MAIN(app_suite)
