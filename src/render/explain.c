@@ -259,10 +259,10 @@ explain_text(const struct pipeline *p, enum view_stage s, char *buf, size_t size
         if (p->st.shape.heads > 1)
             snprintf(buf, size,
                      "Each head attended in its own way, with %s. Their context vectors are put "
-                     "side by side: %d heads of %d columns.",
+                     "side by side: %d heads of %d column%s.",
                      c->variant == ATTN_WRAPPER ? "its own projections"
                                                 : "its own slice of the projections",
-                     p->st.shape.heads, p->st.shape.head_dim);
+                     p->st.shape.heads, p->st.shape.head_dim, p->st.shape.head_dim == 1 ? "" : "s");
         else
             snprintf(buf, size, "This variant has one head: there is nothing to concatenate.");
         break;

@@ -5,8 +5,8 @@
  * entry exists for the terminal, the 256-colour cube when the terminal has
  * 256 colours, the 8 basic colours otherwise, and none at all with NO_COLOR,
  * --mono or a terminal without colour (the renderer then draws glyph ramps).
- * Signals only set a flag; the main loop notices it within a tenth of a
- * second and leaves through endwin().
+ * Signals only set a flag; the main loop notices it within 25 ms (the
+ * input timeout) and leaves through endwin().
  */
 #include "config.h"
 
@@ -285,7 +285,8 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
     curs_set(0);
     mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED, NULL);
     mouseinterval(0);
-    wtimeout(stdscr, 100);
+    /* ncurses reports a resize only when a read returns: keep reads short. */
+    wtimeout(stdscr, 25);
     choose_depth(&s, mono, direct != NULL);
     a->view.colour = s.depth != DEPTH_MONO;
 
