@@ -130,10 +130,16 @@ keys p BSpace
 snap "back to 8 context"
 finish stages
 
-# 3. The inspector follows the cursor.
+# 3. The inspector follows the cursor.  The first screen is the README's.
 start 100 30
 keys 6 Down Down Right
 snap "weights, cursor on starts/journey"
+checks=$((checks + 1))
+awk '/^<!-- tui-capture/ { on = 1; next } on && /^```$/ { if (inside) exit; inside = 1; next } on && inside { print }' \
+    "${top_srcdir:-.}/README.md" >"$tmp/readme-screen"
+sed -n '/^=== weights, cursor on starts/,$p' "$tmp/capture" | sed '1d' >"$tmp/actual-screen"
+cmp -s "$tmp/readme-screen" "$tmp/actual-screen" ||
+    fail "README.md's screen capture differs from the screen: $(diff "$tmp/readme-screen" "$tmp/actual-screen" | head -10)"
 keys 3 Up
 snap "scores, cursor on journey/journey"
 keys 8 Right
