@@ -231,7 +231,18 @@ for sig in TERM INT HUP; do
     restored "SIG$sig" "$code"
 done
 
-# 12. Without a terminal: a clear message pointing at --print and --export.
+# 12. A terminal that cannot move the cursor is refused with a message.
+checks=$((checks + 1))
+scenario=$((scenario + 1))
+sock="$base-$scenario"
+t new -d -x 100 -y 30 "env TERM=dumb sh -c '\"$bin\" 2>$tmp/dumb; echo \$? > $tmp/dumb.rc; sleep 30'"
+i=0
+while [ $i -lt 100 ] && [ ! -s "$tmp/dumb.rc" ]; do sleep 0.05; i=$((i + 1)); done
+[ "$(cat "$tmp/dumb.rc" 2>/dev/null)" = 1 ] && grep -q "cannot move the cursor; use --print" "$tmp/dumb" ||
+    fail "TERM=dumb: exit $(cat "$tmp/dumb.rc" 2>/dev/null), message: $(cat "$tmp/dumb" 2>/dev/null)"
+t kill-server 2>/dev/null
+
+# 13. Without a terminal: a clear message pointing at --print and --export.
 checks=$((checks + 1))
 msg=$(echo | "$bin" 2>&1 >/dev/null)
 rc=$?

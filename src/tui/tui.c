@@ -274,6 +274,18 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
     if (scr == NULL)
         return attn_fail(err, ATTN_EIO, "cannot use the terminal '%s'; try TERM=xterm or --print",
                          getenv("TERM") ? getenv("TERM") : "(unset)");
+    {
+        /* A terminal that cannot put the cursor anywhere (TERM=dumb) cannot show a view. */
+        char *cup = tigetstr("cup");
+        if (cup == NULL || cup == (char *)-1) {
+            endwin();
+            delscreen(scr);
+            return attn_fail(err, ATTN_EIO,
+                             "the terminal '%s' cannot move the cursor; use --print or --export DIR, "
+                             "or a terminal such as TERM=xterm",
+                             getenv("TERM") ? getenv("TERM") : "(unset)");
+        }
+    }
     curses_active = 1;
     atexit(restore_terminal);
     catch_signals();
