@@ -301,7 +301,7 @@ change_seed(struct app *a, int dir)
 }
 
 static void
-change_pass(struct app *a, bool reset)
+change_pass(struct app *a, int reset)
 {
     struct attention_config c = a->cfg;
 
@@ -317,7 +317,7 @@ change_pass(struct app *a, bool reset)
 /* ---------------------------------------------------------------- export */
 
 static void
-export_current(struct app *a, bool all)
+export_current(struct app *a, int all)
 {
     struct attn_error err;
     int written = 0;
@@ -456,16 +456,6 @@ edit_key(struct app *a, int key)
 
 /* ---------------------------------------------------------------- cursor */
 
-static void
-move_cursor(struct app *a, int drow, int dcol)
-{
-    struct view *v = &a->view;
-
-    v->cursor_row += drow;
-    v->cursor_col += dcol;
-    view_clamp(v, &a->pipe);
-}
-
 static int
 page_rows(const struct app *a)
 {
@@ -497,6 +487,88 @@ help_key(struct app *a, int key)
     }
 }
 
+/* Keys outside the editor and the help screen that only touch the view. */
+static void
+view_key(struct app *a, int key)
+{
+    struct view *v = &a->view;
+
+    switch (key) {
+    case ' ':
+    case 'n':
+        view_step_stage(v, &a->pipe, 1);
+        break;
+    case APP_KEY_BACKSPACE:
+    case 'p':
+        view_step_stage(v, &a->pipe, -1);
+        break;
+    case APP_KEY_UP:
+        v->cursor_row--;
+        break;
+    case APP_KEY_DOWN:
+        v->cursor_row++;
+        break;
+    case APP_KEY_LEFT:
+        v->cursor_col--;
+        break;
+    case APP_KEY_RIGHT:
+        v->cursor_col++;
+        break;
+    case APP_KEY_HOME:
+        v->cursor_col = 0;
+        break;
+    case APP_KEY_END:
+        v->cursor_col = v->cols - 1;
+        break;
+    case APP_KEY_PAGE_UP:
+        v->cursor_row -= page_rows(a);
+        break;
+    case APP_KEY_PAGE_DOWN:
+        v->cursor_row += page_rows(a);
+        break;
+    case APP_KEY_TAB:
+    case APP_KEY_BACKTAB: {
+        int heads = a->pipe.st.shape.heads;
+        v->head = (v->head + (key == APP_KEY_TAB ? 1 : heads - 1)) % heads;
+        if (heads == 1)
+            say(a, "%s has one head", attention_variant_name(a->cfg.variant));
+        break;
+    }
+    case 'g':
+        v->grid_heads = !v->grid_heads;
+        if (v->grid_heads && a->pipe.st.shape.heads == 1)
+            say(a, "one head: the grid shows it alone");
+        else if (v->grid_heads && !explain_stage_per_head(v->stage))
+            say(a, "grid on: it shows on the per-head stages (2-8)");
+        break;
+    case 'M':
+        v->mask_matrix = v->stage != VIEW_MASK || !v->mask_matrix;
+        v->stage = VIEW_MASK;
+        break;
+    default:
+        break;
+    }
+    view_clamp(v, &a->pipe);
+}
+
+/* The knobs: each key calls its action with a direction or a knob name. */
+struct binding {
+    int key;
+    void (*action)(struct app *a, int arg);
+    int arg;
+};
+
+static const struct binding bindings[] = {
+    { 'v', change_variant, 1 },     { 'V', change_variant, -1 },   { 'd', change_d_out, 1 },
+    { 'D', change_d_out, -1 },      { 'h', change_heads, 1 },      { 'H', change_heads, -1 },
+    { 's', change_seed, 1 },        { 'S', change_seed, -1 },      { 'o', change_dropout, 1 },
+    { 'O', change_dropout, -1 },    { 'r', change_pass, 0 },          { 'R', change_pass, 1 },
+    { '>', change_temperature, 1 }, { '<', change_temperature, -1 }, { 't', toggle, 't' },
+    { 'm', toggle, 'm' },      { '/', toggle, '/' },     { 'P', toggle, 'P' },
+    { 'k', toggle, 'k' },      { 'b', toggle, 'b' },     { 'x', export_current, 0 },
+    { 'X', export_current, 1 },
+};
+
 void
 app_key(struct app *a, int key)
 {
@@ -518,6 +590,12 @@ app_key(struct app *a, int key)
         view_clamp(v, &a->pipe);
         return;
     }
+    for (size_t i = 0; i < sizeof bindings / sizeof bindings[0]; i++) {
+        if (bindings[i].key == key) {
+            bindings[i].action(a, bindings[i].arg);
+            return;
+        }
+    }
     switch (key) {
     case 'q':
         a->quit = true;
@@ -525,127 +603,13 @@ app_key(struct app *a, int key)
     case '?':
         v->help = true;
         break;
-    case APP_KEY_ESCAPE:
-        break;
     case 'e':
         snprintf(a->edit, sizeof a->edit, "%s", a->sentence);
         a->edit_cursor = strlen(a->edit);
         v->editing = true;
         break;
-    case ' ':
-    case 'n':
-        view_step_stage(v, &a->pipe, 1);
-        view_clamp(v, &a->pipe);
-        break;
-    case APP_KEY_BACKSPACE:
-    case 'p':
-        view_step_stage(v, &a->pipe, -1);
-        view_clamp(v, &a->pipe);
-        break;
-    case APP_KEY_UP:
-        move_cursor(a, -1, 0);
-        break;
-    case APP_KEY_DOWN:
-        move_cursor(a, 1, 0);
-        break;
-    case APP_KEY_LEFT:
-        move_cursor(a, 0, -1);
-        break;
-    case APP_KEY_RIGHT:
-        move_cursor(a, 0, 1);
-        break;
-    case APP_KEY_HOME:
-        move_cursor(a, 0, -v->cursor_col);
-        break;
-    case APP_KEY_END:
-        move_cursor(a, 0, v->cols);
-        break;
-    case APP_KEY_PAGE_UP:
-        move_cursor(a, -page_rows(a), 0);
-        break;
-    case APP_KEY_PAGE_DOWN:
-        move_cursor(a, page_rows(a), 0);
-        break;
-    case APP_KEY_TAB:
-        v->head = (v->head + 1) % a->pipe.st.shape.heads;
-        if (a->pipe.st.shape.heads == 1)
-            say(a, "%s has one head", attention_variant_name(a->cfg.variant));
-        break;
-    case APP_KEY_BACKTAB:
-        v->head = (v->head + a->pipe.st.shape.heads - 1) % a->pipe.st.shape.heads;
-        break;
-    case 'g':
-        v->grid_heads = !v->grid_heads;
-        if (v->grid_heads && a->pipe.st.shape.heads == 1)
-            say(a, "one head: the grid shows it alone");
-        else if (v->grid_heads && !explain_stage_per_head(v->stage))
-            say(a, "grid on: it shows on the per-head stages (2-8)");
-        break;
-    case 'M':
-        if (v->stage != VIEW_MASK) {
-            v->stage = VIEW_MASK;
-            v->mask_matrix = true;
-        } else {
-            v->mask_matrix = !v->mask_matrix;
-        }
-        break;
-    case 'v':
-        change_variant(a, 1);
-        break;
-    case 'V':
-        change_variant(a, -1);
-        break;
-    case 'd':
-        change_d_out(a, 1);
-        break;
-    case 'D':
-        change_d_out(a, -1);
-        break;
-    case 'h':
-        change_heads(a, 1);
-        break;
-    case 'H':
-        change_heads(a, -1);
-        break;
-    case 's':
-        change_seed(a, 1);
-        break;
-    case 'S':
-        change_seed(a, -1);
-        break;
-    case 'o':
-        change_dropout(a, 1);
-        break;
-    case 'O':
-        change_dropout(a, -1);
-        break;
-    case 'r':
-        change_pass(a, false);
-        break;
-    case 'R':
-        change_pass(a, true);
-        break;
-    case '>':
-        change_temperature(a, 1);
-        break;
-    case '<':
-        change_temperature(a, -1);
-        break;
-    case 't':
-    case 'm':
-    case '/':
-    case 'P':
-    case 'k':
-    case 'b':
-        toggle(a, key);
-        break;
-    case 'x':
-        export_current(a, false);
-        break;
-    case 'X':
-        export_current(a, true);
-        break;
     default:
+        view_key(a, key);
         break;
     }
 }
