@@ -34,6 +34,8 @@ enum {
     OPT_DROPOUT_SEED,
     OPT_DROPOUT_PASS,
     OPT_MONO,
+    OPT_QKV,
+    OPT_SCALE_DIM,
     OPT_VERSION
 };
 
@@ -62,6 +64,8 @@ static const struct option long_options[] = {
     { "dropout-seed", required_argument, NULL, OPT_DROPOUT_SEED },
     { "dropout-pass", required_argument, NULL, OPT_DROPOUT_PASS },
     { "mono", no_argument, NULL, OPT_MONO },
+    { "qkv", required_argument, NULL, OPT_QKV },
+    { "scale-dim", required_argument, NULL, OPT_SCALE_DIM },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, OPT_VERSION },
     { NULL, 0, NULL, 0 },
@@ -77,6 +81,8 @@ static const char usage_text[] =
     "  -e, --embeddings FILE   vocabulary CSV: token,v1,...,vd (default: the book's six words)\n"
     "      --positional        add the sinusoidal positional encoding\n"
     "      --weights DIR       load the parameters --export wrote instead of drawing them\n"
+    "      --qkv DIR           take Q, K and V from DIR/queries.csv, keys.csv, values.csv\n"
+    "                          (as --export writes them) instead of a sentence\n"
     "\n"
     "Attention:\n"
     "      --variant NAME      simple | v1 | v2 | causal | wrapper | mha (default mha)\n"
@@ -86,6 +92,7 @@ static const char usage_text[] =
     "      --qkv-bias          give W_query, W_key and W_value a bias\n"
     "      --mask causal|none  default: causal for causal, wrapper and mha; none otherwise\n"
     "      --no-scale          do not divide the scores by sqrt(d_k) (--scale to force it)\n"
+    "      --scale-dim N       divide by sqrt(N) instead of sqrt(d_k)\n"
     "      --temperature T     softmax(scores / (sqrt(d_k) * T)) (default 1)\n"
     "      --dropout P         dropout on the attention weights, 0 <= P < 1 (default 0)\n"
     "      --eval              evaluation mode: dropout off (--train is the default)\n"
@@ -190,6 +197,7 @@ cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_si
     int has_mask = 0;
     enum attn_mask mask = ATTN_MASK_NONE;
     int scale_choice = -1;
+    int variant_given = 0;
     enum attn_variant variant = ATTN_MHA;
     int c;
 
@@ -212,6 +220,7 @@ cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_si
             o->embeddings = arg;
             break;
         case OPT_VARIANT:
+            variant_given = 1;
             if (attention_variant_parse(arg, &variant) != 0)
                 return fail(err, err_size,
                             "--variant: '%s' is not a variant; choose simple, v1, v2, causal, "
@@ -308,6 +317,12 @@ cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_si
         case OPT_MONO:
             o->mono = true;
             break;
+        case OPT_QKV:
+            o->qkv_dir = arg;
+            break;
+        case OPT_SCALE_DIM:
+            r = parse_int("--scale-dim", arg, 1, ATTN_MAX_DIM, &o->cfg.scale_dim, err, err_size);
+            break;
         case 'h':
             o->mode = CLI_HELP;
             return 0;
@@ -330,7 +345,18 @@ cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_si
     if (o->stage_count > 0 && o->mode != CLI_PRINT && o->mode != CLI_EXPORT)
         return fail(err, err_size, "--stage works with --print and --export");
 
+    if (o->qkv_dir != NULL) {
+        if (variant_given && variant != ATTN_SIMPLE)
+            return fail(err, err_size,
+                        "--qkv gives Q, K and V directly: it works with --variant simple only");
+        if (o->embeddings != NULL || o->weights_dir != NULL)
+            return fail(err, err_size, "--qkv replaces the sentence and the weights: drop %s",
+                        o->embeddings != NULL ? "--embeddings" : "--weights");
+        variant = ATTN_SIMPLE;
+    }
     attention_config_set_variant(&o->cfg, variant);
+    if (o->cfg.scale_dim > 0 && scale_choice < 0)
+        scale_choice = 1;
     if (has_mask)
         o->cfg.mask = mask;
     if (scale_choice >= 0)

@@ -22,6 +22,7 @@ struct cli_options {
     const char *sentence;
     const char *embeddings;          /* vocabulary CSV, or NULL for the built-in one */
     const char *weights_dir;         /* --weights, or NULL */
+    const char *qkv_dir;             /* --qkv: queries.csv, keys.csv, values.csv, or NULL */
     const char *export_dir;          /* --export */
     int stage_count;                 /* --stage, in the order given */
     const char *stages[CLI_MAX_STAGES];

@@ -11,6 +11,7 @@
 #include "attnscope/export.h"
 #include "attnscope/params.h"
 #include "attnscope/pipeline.h"
+#include "attnscope/qkv.h"
 #include "attnscope/vocab.h"
 #include "cli.h"
 #include "print.h"
@@ -51,14 +52,14 @@ is_usage_status(enum attn_status st)
 }
 
 static int
-run_tui(const struct cli_options *o, const struct vocab *vocab, const struct attention_params *w)
+run_tui(const struct cli_options *o, const struct pipeline_source *src)
 {
     struct app app;
     struct attn_error err;
     enum attn_status st;
 
     attn_error_clear(&err);
-    st = app_init(&app, &o->cfg, o->sentence, vocab, w, o->weights_dir, &err);
+    st = app_init(&app, &o->cfg, src, o->weights_dir, &err);
     if (st != ATTN_OK)
         return die(is_usage_status(st) ? EXIT_USAGE : EXIT_INPUT, err.msg);
     st = tui_run(&app, o->mono, &err);
@@ -93,6 +94,7 @@ main(int argc, char **argv)
     struct attn_error err;
     struct vocab vocab;
     struct attention_params weights;
+    struct qkv_given qkv;
     struct pipeline p;
     struct pipeline_source src;
     struct pipeline_selection chosen[CLI_MAX_STAGES];
@@ -118,13 +120,18 @@ main(int argc, char **argv)
         vocab_destroy(&vocab);
         return die(err.status == ATTN_EVALUE ? EXIT_USAGE : EXIT_INPUT, err.msg);
     }
-    if (o.mode == CLI_TUI) {
-        code = run_tui(&o, &vocab, o.weights_dir != NULL ? &weights : NULL);
+    if (o.qkv_dir != NULL && qkv_load(&qkv, o.qkv_dir, &err) != ATTN_OK) {
+        code = die(EXIT_INPUT, err.msg);
         goto out;
     }
     src.sentence = o.sentence;
     src.vocab = &vocab;
     src.weights = o.weights_dir != NULL ? &weights : NULL;
+    src.qkv = o.qkv_dir != NULL ? &qkv : NULL;
+    if (o.mode == CLI_TUI) {
+        code = run_tui(&o, &src);
+        goto out;
+    }
     if (pipeline_create(&p, &o.cfg, &src, &err) != ATTN_OK) {
         code = die(is_usage_status(err.status) ? EXIT_USAGE : EXIT_INPUT, err.msg);
         goto out;
@@ -143,13 +150,16 @@ main(int argc, char **argv)
         else
             fprintf(stderr, "attnscope: wrote %d files into %s\n", written, o.export_dir);
     } else {
-        struct print_options po = { o.digits, o.stage_count, chosen, vocab.source };
+        struct print_options po = { o.digits, o.stage_count, chosen,
+                                    o.qkv_dir != NULL ? o.qkv_dir : vocab.source };
         print_pipeline(stdout, &p, &po);
         if (fflush(stdout) != 0 || ferror(stdout))
             code = die(EXIT_INPUT, "cannot write to standard output");
     }
     pipeline_destroy(&p);
 out:
+    if (o.qkv_dir != NULL)
+        qkv_destroy(&qkv);
     if (o.weights_dir != NULL)
         params_destroy(&weights);
     vocab_destroy(&vocab);

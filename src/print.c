@@ -133,8 +133,10 @@ print_header(FILE *out, const struct pipeline *p, const struct print_options *po
 
     fprintf(out, "attnscope: %s (%s), seed %llu\n", attention_variant_name(c->variant),
             attention_variant_class(c->variant), (unsigned long long)c->seed);
-    fprintf(out, "  d_in %d, ", p->d_in);
-    if (c->variant == ATTN_SIMPLE)
+    fprintf(out, "  %s %d, ", p->qkv_given ? "d" : "d_in", p->d_in);
+    if (p->qkv_given)
+        fprintf(out, "Q, K and V given (%d queries, %d keys)", p->st.nq, p->st.nk);
+    else if (c->variant == ATTN_SIMPLE)
         fprintf(out, "no weights (Q = K = V = x)");
     else if (c->variant == ATTN_WRAPPER)
         fprintf(out, "%d heads of d_out %d, concatenated to %d", s->heads, s->head_dim, s->d_qkv);
@@ -147,16 +149,31 @@ print_header(FILE *out, const struct pipeline *p, const struct print_options *po
     fprintf(out, "  mask %s, scores / %g", c->mask == ATTN_MASK_CAUSAL ? "causal" : "none",
             (double)p->st.divisor);
     if (c->scale)
-        fprintf(out, " (sqrt(%d)%s)", s->head_dim, c->temperature != 1.0 ? " * T" : "");
+        fprintf(out, " (sqrt(%d)%s)", c->scale_dim ? c->scale_dim : s->head_dim,
+                c->temperature != 1.0 ? " * T" : "");
     if (c->temperature != 1.0)
         fprintf(out, ", temperature %g", c->temperature);
     fprintf(out, "\n  dropout %g, %s mode", c->dropout, c->train ? "training" : "evaluation");
     if (p->st.dropout_on)
         fprintf(out, ", %s generator path%s", c->rng_path == RNG_PATH_MKL ? "MKL" : "default",
                 c->dropout_reseed ? " (reseeded)" : "");
-    fprintf(out, "\n  embeddings: %s%s; parameters: %s\n", po->vocab_source,
-            c->positional ? " + positional encoding" : "",
-            p->params.count == 0 ? "none" : p->params_given ? "loaded" : "drawn from the seed");
+    if (p->qkv_given)
+        fprintf(out, "\n  queries, keys and values given directly (%s)\n", po->vocab_source);
+    else
+        fprintf(out, "\n  embeddings: %s%s; parameters: %s\n", po->vocab_source,
+                c->positional ? " + positional encoding" : "",
+                p->params.count == 0 ? "none" : p->params_given ? "loaded" : "drawn from the seed");
+    if (p->qkv_given) {
+        fprintf(out, "queries (%d):", p->st.nq);
+        for (int i = 0; i < p->st.nq; i++)
+            fprintf(out, " %s", p->query_labels[i]);
+        fprintf(out, "\nkeys (%d):", p->st.nk);
+        for (int j = 0; j < p->st.nk; j++)
+            fprintf(out, " %s", p->key_labels[j]);
+        fputc('\n', out);
+        fputc('\n', out);
+        return;
+    }
     fprintf(out, "tokens (%d):", p->tokens.count);
     for (int t = 0; t < p->tokens.count; t++) {
         fprintf(out, " %s%s", p->tokens.text[t], p->made_up[t] ? "*" : "");
@@ -179,10 +196,10 @@ print_stage(FILE *out, const struct pipeline *p, enum pipeline_stage s, int head
     pipeline_stage_view(p, s, head, &v);
     if (pipeline_stage_per_head(s) && heads > 1)
         snprintf(title, sizeof title, "%s, head %d of %d (%d x %d): %s", pipeline_stage_name(s),
-                 head, heads, v.m.rows, v.m.cols, pipeline_stage_formula(s));
+                 head, heads, v.m.rows, v.m.cols, pipeline_stage_formula(p, s));
     else
         snprintf(title, sizeof title, "%s (%d x %d): %s", pipeline_stage_name(s), v.m.rows,
-                 v.m.cols, pipeline_stage_formula(s));
+                 v.m.cols, pipeline_stage_formula(p, s));
     memset(&t, 0, sizeof t);
     t.title = title;
     t.m = &v.m;

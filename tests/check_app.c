@@ -19,13 +19,12 @@ setup(void)
 {
     struct attention_config cfg;
     struct attn_error err;
+    struct pipeline_source src = { "Your journey starts with one step", &book, NULL, NULL };
 
     test_tmpdir_setup();
     ck_assert_int_eq(vocab_builtin(&book, NULL), ATTN_OK);
     attention_config_init(&cfg);
-    ck_assert_msg(app_init(&a, &cfg, "Your journey starts with one step", &book, NULL, NULL, &err) ==
-                      ATTN_OK,
-                  "%s", err.msg);
+    ck_assert_msg(app_init(&a, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
     a.export_dir = dir;
 }
 

@@ -31,7 +31,7 @@ static void
 run(struct pipeline *p, const struct attention_config *cfg, const char *sentence,
     const struct vocab *v)
 {
-    struct pipeline_source src = { sentence, v, NULL };
+    struct pipeline_source src = { sentence, v, NULL, NULL };
     struct attn_error err;
 
     attn_error_clear(&err);
@@ -411,6 +411,49 @@ START_TEST(hello_shiny_sun)
 }
 END_TEST
 
+/* Section 8: the soft dictionary lookup of seed document 004, Q, K, V given, / sqrt(4). */
+START_TEST(soft_dictionary_lookup)
+{
+    static const float weights[] = {
+        0.000000f, 1.000000f, 0.000000f, 0.000000f,
+        0.000000f, 0.000000f, 0.500000f, 0.500000f,
+        0.500000f, 0.500000f, 0.000000f, 0.000000f,
+    };
+    static const float output[] = {
+        10.000000f, 0.000000f, 2.000000f, 550.000000f, 5.500000f, 0.000000f,
+        5.500000f, 0.000000f, 1.500000f,
+    };
+    struct qkv_given g;
+    struct attention_config cfg;
+    struct pipeline p;
+    struct pipeline_source src = { NULL, NULL, NULL, &g };
+    struct attn_error err;
+    struct pipeline_view v;
+
+    ck_assert_msg(qkv_load(&g, test_path("samples/soft-dictionary"), &err) == ATTN_OK, "%s", err.msg);
+    attention_config_init(&cfg);
+    attention_config_set_variant(&cfg, ATTN_SIMPLE);
+    cfg.scale = true;
+    cfg.scale_dim = 4;
+    ck_assert_msg(pipeline_create(&p, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_float_eq(p.st.divisor, 2.0f);
+    ck_assert(!pipeline_stage_present(&p, STAGE_INPUTS));
+    expect_stage(&p, STAGE_WEIGHTS, 0, weights, 3, 4, "weights");
+    expect_stage(&p, STAGE_OUTPUT, 0, output, 3, 3, "output");
+    pipeline_stage_view(&p, STAGE_KEYS, 0, &v);
+    ck_assert_str_eq(v.row_labels[3], "k4");
+    pipeline_stage_view(&p, STAGE_WEIGHTS, 0, &v);
+    ck_assert_str_eq(v.row_labels[2], "q3");
+    ck_assert_str_eq(v.col_labels[3], "k4");
+    pipeline_destroy(&p);
+
+    attention_config_set_variant(&cfg, ATTN_MHA);
+    ck_assert_int_eq(pipeline_create(&p, &cfg, &src, &err), ATTN_EVALUE);
+    ck_assert_msg(strstr(err.msg, "--variant simple only") != NULL, "%s", err.msg);
+    qkv_destroy(&g);
+}
+END_TEST
+
 START_TEST(eval_mode_draws_no_dropout)
 {
     struct attention_config cfg;
@@ -535,7 +578,7 @@ START_TEST(bad_configurations_are_refused)
 {
     struct attention_config cfg;
     struct pipeline p;
-    struct pipeline_source src = { "Your journey", &book_vocab, NULL };
+    struct pipeline_source src = { "Your journey", &book_vocab, NULL, NULL };
     struct attn_error err;
 
     attention_config_init(&cfg);
@@ -573,6 +616,7 @@ pipeline_suite(void)
     tcase_add_test(book_tc, multi_head_wrapper);
     tcase_add_test(book_tc, multi_head_attention);
     tcase_add_test(book_tc, hello_shiny_sun);
+    tcase_add_test(book_tc, soft_dictionary_lookup);
     suite_add_tcase(s, book_tc);
 
     tcase_add_checked_fixture(knobs, setup, teardown);

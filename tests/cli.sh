@@ -81,6 +81,17 @@ expect 1 "missing.csv: cannot open" -- --print -e "$tmp/missing.csv"
 expect 1 "W_query.weight.csv: cannot open" -- --print --weights "$tmp"
 expect 1 "W_query.weight.csv: 4 x 3 values, but W_query.weight here is 2 x 3" -- --print --weights "$tmp/run"
 
+# Q, K and V given directly.
+count=$((count + 1))
+"$bin" --print --qkv "$src/samples/soft-dictionary" --scale-dim 4 --stage output --digits 1 |
+    grep -q "^  q2  550.0    5.5    0.0$" || fail "--qkv: the soft dictionary's second output"
+mkdir -p "$tmp/qkv"
+cp "$src/samples/soft-dictionary/"*.csv "$tmp/qkv/"
+printf ',d0,d1\nk1,1,0\nk2,1,1\nk3,0,0\nk4,2,2\n' >"$tmp/qkv/values.csv"
+expect 1 "values.csv has 2 value columns but keys.csv has 3" -- --print --qkv "$tmp/qkv"
+expect 2 "--qkv gives Q, K and V directly: it works with --variant simple only" -- --print --qkv "$tmp/qkv" --variant mha
+expect 1 "queries.csv: cannot open" -- --print --qkv "$tmp/nothing-here"
+
 # An export that cannot be written leaves no files behind.
 : >"$tmp/plainfile"
 expect 1 "plainfile: exists and is not a folder" -- --export "$tmp/plainfile"

@@ -13,7 +13,8 @@ bin="${top_builddir:-.}/attnscope"
 missing=0
 for opt in $("$bin" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
     escaped=$(printf '%s' "$opt" | sed 's/-/\\\\-/g')
-    if ! grep -q -- "$escaped" "$page"; then
+    # Whole options only: --qkv must not pass for --qkv-bias.
+    if ! grep -E -q -- "${escaped}(\$|[^a-z\\])" "$page"; then
         echo "$page does not document $opt"
         missing=1
     fi

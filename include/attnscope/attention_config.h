@@ -16,7 +16,7 @@
 
 /* X(enum, name, book class, one-line description) */
 #define ATTN_VARIANT_LIST(X)                                                              \
-    X(ATTN_SIMPLE, "simple", "(no class: section 3.3)",                                   \
+    X(ATTN_SIMPLE, "simple", "no class, section 3.3",                                     \
       "no weights: queries = keys = values = the inputs, no scaling")                     \
     X(ATTN_V1, "v1", "SelfAttention_v1",                                                  \
       "torch.rand weight matrices, x @ W")                                                \
@@ -55,6 +55,7 @@ struct attention_config {
     bool train;           /* dropout acts in training mode only */
     enum attn_mask mask;
     bool scale;           /* divide the scores by sqrt(d_k) */
+    int scale_dim;        /* divide by sqrt(scale_dim) instead of sqrt(d_k); 0: d_k */
     bool qkv_bias;        /* nn.Linear(..., bias=qkv_bias) for W_query, W_key, W_value */
     double temperature;   /* softmax(scores / (sqrt(d_k) * T)); T > 0 */
     bool positional;      /* add the sinusoidal positional encoding to the embeddings */

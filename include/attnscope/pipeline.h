@@ -17,6 +17,7 @@
 #include "attnscope/attention.h"
 #include "attnscope/attention_config.h"
 #include "attnscope/params.h"
+#include "attnscope/qkv.h"
 #include "attnscope/rng.h"
 #include "attnscope/status.h"
 #include "attnscope/tokenizer.h"
@@ -49,12 +50,17 @@ struct pipeline_source {
     const char *sentence;
     const struct vocab *vocab;              /* borrowed */
     const struct attention_params *weights; /* borrowed; NULL: draw from the seed */
+    const struct qkv_given *qkv;            /* borrowed; not NULL: Q, K, V given, no sentence */
 };
 
 struct pipeline {
     struct attention_config cfg;
-    struct token_list tokens;
-    unsigned char *made_up;          /* (n) 1 where the vocabulary lacked the token */
+    struct token_list tokens;        /* the sentence's tokens; empty when Q, K, V are given */
+    unsigned char *made_up;          /* (nq) 1 where the vocabulary lacked the token */
+    bool qkv_given;                  /* Q, K and V came from files: no inputs, no weights */
+    const char *const *query_labels; /* (nq) the rows of every stage */
+    const char *const *key_labels;   /* (nk) the columns of the per-head stages */
+    char *label_storage;             /* the labels' text when Q, K, V are given */
     int d_in;
     struct matrix embeddings;        /* (n, d_in) */
     struct matrix positional;        /* (n, d_in); empty unless cfg.positional */
@@ -82,7 +88,8 @@ struct pipeline_view {
 };
 
 const char *pipeline_stage_name(enum pipeline_stage s);
-const char *pipeline_stage_formula(enum pipeline_stage s);
+/* The stage's formula under p's variant ("Q = x W_q^T", "out = context"). */
+const char *pipeline_stage_formula(const struct pipeline *p, enum pipeline_stage s);
 bool pipeline_stage_per_head(enum pipeline_stage s);
 /* Returns 0 and sets *s if name is a stage's name, -1 otherwise. */
 int pipeline_stage_parse(const char *name, enum pipeline_stage *s);

@@ -108,7 +108,8 @@ attention_shape_of(const struct attention_config *cfg, int d_in, struct attentio
     s->dropout_on = cfg->train && cfg->dropout > 0.0;
     s->dropout_calls = cfg->variant == ATTN_WRAPPER ? s->heads : 1;
     /* keys.shape[-1] ** 0.5 in the book; the temperature divides as well. */
-    s->divisor = (cfg->scale ? sqrt((double)s->head_dim) : 1.0) * cfg->temperature;
+    s->divisor = (cfg->scale ? sqrt((double)(cfg->scale_dim > 0 ? cfg->scale_dim : s->head_dim)) : 1.0) *
+                 cfg->temperature;
 }
 
 enum attn_status
@@ -142,6 +143,9 @@ attention_config_check(const struct attention_config *cfg, int d_in, struct attn
     if (cfg->dropout_pass < 0 || cfg->dropout_pass > ATTN_MAX_DROPOUT_PASS)
         return attn_fail(err, ATTN_EVALUE, "dropout pass %d: give 0 to %d", cfg->dropout_pass,
                          ATTN_MAX_DROPOUT_PASS);
+    if (cfg->scale_dim < 0 || cfg->scale_dim > ATTN_MAX_DIM)
+        return attn_fail(err, ATTN_EVALUE, "--scale-dim %d: give 1 to %d", cfg->scale_dim,
+                         ATTN_MAX_DIM);
     if ((unsigned)cfg->rng_path > RNG_PATH_MKL)
         return attn_fail(err, ATTN_EVALUE, "--rng: unknown generator path");
     return ATTN_OK;

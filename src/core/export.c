@@ -116,12 +116,13 @@ write_keep(struct fileio_batch *b, const struct pipeline *p, struct attn_error *
         return status;
     for (int h = 0; h < st->shape.heads && status == ATTN_OK; h++) {
         const unsigned char *keep = st->keep + (size_t)h * matrix_size(&m);
-        struct csvio_labels labels = { (const char *const *)p->tokens.text, NULL };
+        struct csvio_labels rows = { p->query_labels, NULL };
+        struct csvio_labels cols = { p->key_labels, NULL };
         char name[32];
         for (size_t e = 0; e < matrix_size(&m); e++)
             m.data[e] = keep[e] ? 1.0f : 0.0f;
         snprintf(name, sizeof name, "keep.h%d.csv", h);
-        status = write_matrix(b, name, &m, labels, labels, err);
+        status = write_matrix(b, name, &m, rows, cols, err);
     }
     matrix_destroy(&m);
     return status;
@@ -174,9 +175,11 @@ export_all(const struct pipeline *p, const char *dir, int *written, struct attn_
         *written = 0;
     if (st != ATTN_OK)
         return st;
-    st = write_tokens(&b, p, err);
-    if (st == ATTN_OK)
-        st = write_vocabulary(&b, p, err);
+    if (!p->qkv_given) {
+        st = write_tokens(&b, p, err);
+        if (st == ATTN_OK)
+            st = write_vocabulary(&b, p, err);
+    }
     for (int s = 0; s < STAGE_COUNT && st == ATTN_OK; s++)
         if (pipeline_stage_present(p, (enum pipeline_stage)s))
             st = write_stage(&b, p, (enum pipeline_stage)s, -1, err);

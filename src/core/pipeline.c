@@ -26,8 +26,35 @@ pipeline_stage_name(enum pipeline_stage s)
 }
 
 const char *
-pipeline_stage_formula(enum pipeline_stage s)
+pipeline_stage_formula(const struct pipeline *p, enum pipeline_stage s)
 {
+    const enum attn_variant v = p->cfg.variant;
+    const bool bias = p->cfg.qkv_bias;
+
+    if (s >= STAGE_QUERIES && s <= STAGE_VALUES) {
+        static const char *const given[] = { "given", "given", "given" };
+        static const char *const plain[] = { "Q = x", "K = x", "V = x" };
+        static const char *const rand[] = { "Q = x W_q", "K = x W_k", "V = x W_v" };
+        static const char *const lin[] = { "Q = x W_q^T", "K = x W_k^T", "V = x W_v^T" };
+        static const char *const lin_b[] = { "Q = x W_q^T + b_q", "K = x W_k^T + b_k",
+                                             "V = x W_v^T + b_v" };
+        int k = (int)s - (int)STAGE_QUERIES;
+        if (p->qkv_given)
+            return given[k];
+        if (v == ATTN_SIMPLE)
+            return plain[k];
+        if (v == ATTN_V1)
+            return rand[k];
+        return bias ? lin_b[k] : lin[k];
+    }
+    if (s == STAGE_MASKED && p->cfg.mask == ATTN_MASK_NONE)
+        return "scores (no mask)";
+    if (s == STAGE_SCALED && !p->cfg.scale)
+        return p->cfg.temperature != 1.0 ? "masked / T" : "masked (not scaled)";
+    if (s == STAGE_DROPPED && !p->st.dropout_on)
+        return "weights (no dropout)";
+    if (s == STAGE_OUTPUT && v != ATTN_MHA)
+        return "context (no output projection)";
     return (unsigned)s < STAGE_COUNT ? stages[s].formula : "?";
 }
 
@@ -53,7 +80,9 @@ bool
 pipeline_stage_present(const struct pipeline *p, enum pipeline_stage s)
 {
     if (s == STAGE_EMBEDDINGS || s == STAGE_POSITIONAL)
-        return p->cfg.positional;
+        return p->cfg.positional && !p->qkv_given;
+    if (s == STAGE_INPUTS)
+        return !p->qkv_given;
     return (unsigned)s < STAGE_COUNT;
 }
 
@@ -62,10 +91,9 @@ pipeline_stage_view(const struct pipeline *p, enum pipeline_stage s, int head,
                     struct pipeline_view *v)
 {
     const struct attention_stages *st = &p->st;
-    const char *const *tokens = (const char *const *)p->tokens.text;
 
     memset(v, 0, sizeof *v);
-    v->row_labels = tokens;
+    v->row_labels = p->query_labels;
     switch (s) {
     case STAGE_EMBEDDINGS:
         v->m = p->embeddings;
@@ -82,10 +110,12 @@ pipeline_stage_view(const struct pipeline *p, enum pipeline_stage s, int head,
         break;
     case STAGE_KEYS:
         v->m = st->keys;
+        v->row_labels = p->key_labels;
         v->col_group = st->shape.heads > 1 ? st->shape.head_dim : 0;
         break;
     case STAGE_VALUES:
         v->m = st->values;
+        v->row_labels = p->key_labels;
         v->col_group = st->shape.heads > 1 ? st->shape.head_dim : 0;
         break;
     case STAGE_SCORES:
@@ -101,7 +131,7 @@ pipeline_stage_view(const struct pipeline *p, enum pipeline_stage s, int head,
         if (head < 0 || head >= st->shape.heads)
             head = 0;
         v->m = attention_head(st, buf, head);
-        v->col_labels = tokens;
+        v->col_labels = p->key_labels;
         break;
     }
     case STAGE_CONTEXT:
@@ -115,17 +145,88 @@ pipeline_stage_view(const struct pipeline *p, enum pipeline_stage s, int head,
     }
 }
 
-enum attn_status
-pipeline_create(struct pipeline *p, const struct attention_config *cfg,
-                const struct pipeline_source *src, struct attn_error *err)
+/* Copies n labels into one block the pipeline owns; returns NULL when out of memory. */
+static const char **
+copy_labels(const char *const *labels, int n, char **storage, size_t *used, size_t cap)
+{
+    const char **out = malloc((size_t)n * sizeof *out);
+
+    if (out == NULL)
+        return NULL;
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(labels[i]) + 1;
+        if (*used + len > cap) {
+            free(out);
+            return NULL;
+        }
+        memcpy(*storage + *used, labels[i], len);
+        out[i] = *storage + *used;
+        *used += len;
+    }
+    return out;
+}
+
+/* Q, K and V given: no sentence, no embeddings, no weights. */
+static enum attn_status
+create_from_qkv(struct pipeline *p, const struct attention_config *cfg, const struct qkv_given *g,
+                struct attn_error *err)
+{
+    const int nq = g->q.rows;
+    const int nk = g->k.rows;
+    size_t cap = 0;
+    size_t used = 0;
+    enum attn_status st;
+    struct rng r;
+    const char **q_labels;
+    const char **k_labels;
+
+    p->qkv_given = true;
+    p->d_in = g->q.cols;
+    if (cfg->variant != ATTN_SIMPLE)
+        return attn_fail(err, ATTN_EVALUE,
+                         "--qkv gives Q, K and V directly: it works with --variant simple only");
+    st = attention_config_check(cfg, p->d_in, err);
+    if (st != ATTN_OK)
+        return st;
+    for (int i = 0; i < nq; i++)
+        cap += strlen(g->q_labels[i]) + 1;
+    for (int j = 0; j < nk; j++)
+        cap += strlen(g->k_labels[j]) + 1;
+    p->label_storage = malloc(cap);
+    p->made_up = calloc((size_t)nq, 1);
+    if (p->label_storage == NULL || p->made_up == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    q_labels = copy_labels(g->q_labels, nq, &p->label_storage, &used, cap);
+    k_labels = copy_labels(g->k_labels, nk, &p->label_storage, &used, cap);
+    p->query_labels = q_labels;
+    p->key_labels = k_labels;
+    if (q_labels == NULL || k_labels == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    st = params_create(&p->params, cfg, p->d_in, err);
+    if (st != ATTN_OK)
+        return st;
+    st = attention_stages_create(&p->st, cfg, p->d_in, nq, nk, err);
+    if (st != ATTN_OK)
+        return st;
+    memcpy(p->st.queries.data, g->q.data, matrix_size(&g->q) * sizeof(float));
+    memcpy(p->st.keys.data, g->k.data, matrix_size(&g->k) * sizeof(float));
+    memcpy(p->st.values.data, g->v.data, matrix_size(&g->v) * sizeof(float));
+    rng_seed(&r, cfg->seed);
+    p->rng_after_params = r;
+    attention_attend(&p->st, cfg, &p->params, &r);
+    return ATTN_OK;
+}
+
+/* A sentence: tokens, embeddings, parameters, every stage. */
+static enum attn_status
+create_from_sentence(struct pipeline *p, const struct attention_config *cfg,
+                     const struct pipeline_source *src, struct attn_error *err)
 {
     const struct vocab *vocab = src->vocab;
     enum attn_status st;
     struct rng r;
     int n;
 
-    memset(p, 0, sizeof *p);
-    p->cfg = *cfg;
     p->d_in = vocab->dim;
     st = attention_config_check(cfg, vocab->dim, err);
     if (st != ATTN_OK)
@@ -134,19 +235,19 @@ pipeline_create(struct pipeline *p, const struct attention_config *cfg,
     if (st != ATTN_OK)
         return st;
     n = p->tokens.count;
+    p->query_labels = (const char *const *)p->tokens.text;
+    p->key_labels = (const char *const *)p->tokens.text;
 
     p->made_up = calloc((size_t)n, 1);
-    if (p->made_up == NULL) {
-        st = attn_fail(err, ATTN_ENOMEM, "out of memory");
-        goto fail;
-    }
+    if (p->made_up == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
     st = matrix_create(&p->embeddings, n, p->d_in, err);
     if (st == ATTN_OK)
         st = matrix_create(&p->inputs, n, p->d_in, err);
     if (st == ATTN_OK && cfg->positional)
         st = matrix_create(&p->positional, n, p->d_in, err);
     if (st != ATTN_OK)
-        goto fail;
+        return st;
     vocab_embed(vocab, &p->tokens, &p->embeddings, p->made_up);
     memcpy(p->inputs.data, p->embeddings.data, matrix_size(&p->inputs) * sizeof(float));
     if (cfg->positional) {
@@ -157,21 +258,19 @@ pipeline_create(struct pipeline *p, const struct attention_config *cfg,
 
     st = params_create(&p->params, cfg, p->d_in, err);
     if (st != ATTN_OK)
-        goto fail;
+        return st;
     rng_seed(&r, cfg->seed);
     if (src->weights != NULL) {
         /* Loaded parameters draw nothing: dropout starts from a fresh seed. */
-        if (!params_same_layout(&p->params, src->weights)) {
-            st = attn_fail(err, ATTN_ESHAPE,
-                           "the given weights do not fit --variant %s with d_in %d, --d-out %d "
-                           "and --heads %d",
-                           attention_variant_name(cfg->variant), p->d_in, cfg->d_out, cfg->heads);
-            goto fail;
-        }
+        if (!params_same_layout(&p->params, src->weights))
+            return attn_fail(err, ATTN_ESHAPE,
+                             "the given weights do not fit --variant %s with d_in %d, --d-out %d "
+                             "and --heads %d",
+                             attention_variant_name(cfg->variant), p->d_in, cfg->d_out, cfg->heads);
         params_destroy(&p->params);
         st = params_copy(&p->params, src->weights, err);
         if (st != ATTN_OK)
-            goto fail;
+            return st;
         p->params_given = true;
     } else {
         params_draw(&p->params, &r);
@@ -180,13 +279,24 @@ pipeline_create(struct pipeline *p, const struct attention_config *cfg,
 
     st = attention_stages_create(&p->st, cfg, p->d_in, n, n, err);
     if (st != ATTN_OK)
-        goto fail;
+        return st;
     attention_project(&p->st, cfg, &p->inputs, &p->params);
     attention_attend(&p->st, cfg, &p->params, &r);
     return ATTN_OK;
+}
 
-fail:
-    pipeline_destroy(p);
+enum attn_status
+pipeline_create(struct pipeline *p, const struct attention_config *cfg,
+                const struct pipeline_source *src, struct attn_error *err)
+{
+    enum attn_status st;
+
+    memset(p, 0, sizeof *p);
+    p->cfg = *cfg;
+    st = src->qkv != NULL ? create_from_qkv(p, cfg, src->qkv, err)
+                          : create_from_sentence(p, cfg, src, err);
+    if (st != ATTN_OK)
+        pipeline_destroy(p);
     return st;
 }
 
@@ -197,6 +307,11 @@ pipeline_destroy(struct pipeline *p)
         return;
     token_list_destroy(&p->tokens);
     free(p->made_up);
+    if (p->qkv_given) {
+        free((void *)p->query_labels);
+        free((void *)p->key_labels);
+    }
+    free(p->label_storage);
     matrix_destroy(&p->embeddings);
     matrix_destroy(&p->positional);
     matrix_destroy(&p->inputs);

@@ -52,7 +52,9 @@ explain_stage_short(enum view_stage s, bool brief)
 bool
 explain_stage_present(const struct pipeline *p, enum view_stage s)
 {
-    return s != VIEW_POSITIONAL || p->cfg.positional;
+    if (s == VIEW_EMBEDDINGS)
+        return !p->qkv_given;
+    return s != VIEW_POSITIONAL || (p->cfg.positional && !p->qkv_given);
 }
 
 bool
@@ -117,7 +119,13 @@ explain_formula(const struct pipeline *p, enum view_stage s, char *buf, size_t s
         snprintf(buf, size, "PE(i,2k) = sin(i/10000^(2k/d)), PE(i,2k+1) = cos(...)");
         break;
     case VIEW_QKV:
-        if (c->variant == ATTN_SIMPLE)
+        if (p->qkv_given)
+            snprintf(buf, size,
+                     "Here queries, keys and values are given directly (%d queries, %d keys): a "
+                     "query asks, the keys are what it is compared with, the values what it gets "
+                     "back in proportion to the matches.",
+                     p->st.nq, p->st.nk);
+        else if (c->variant == ATTN_SIMPLE)
             snprintf(buf, size, "Q = K = V = x");
         else if (c->variant == ATTN_V1)
             snprintf(buf, size, "Q = x W_q,  K = x W_k,  V = x W_v");
@@ -134,7 +142,8 @@ explain_formula(const struct pipeline *p, enum view_stage s, char *buf, size_t s
         if (c->scale && c->temperature != 1.0)
             snprintf(buf, size, "w_ij / (sqrt(d_k) T) = w_ij / %.4g", (double)p->st.divisor);
         else if (c->scale)
-            snprintf(buf, size, "w_ij / sqrt(d_k) = w_ij / sqrt(%d)", p->st.shape.head_dim);
+            snprintf(buf, size, "w_ij / sqrt(%s) = w_ij / sqrt(%d)", c->scale_dim ? "n" : "d_k",
+                     c->scale_dim ? c->scale_dim : p->st.shape.head_dim);
         else if (c->temperature != 1.0)
             snprintf(buf, size, "w_ij / T = w_ij / %g", c->temperature);
         else
@@ -168,7 +177,7 @@ explain_text(const struct pipeline *p, enum view_stage s, char *buf, size_t size
     const struct attention_config *c = &p->cfg;
     int made_up = 0;
 
-    for (int t = 0; t < p->tokens.count; t++)
+    for (int t = 0; t < p->st.nq; t++)
         made_up += p->made_up[t];
     switch (s) {
     case VIEW_EMBEDDINGS:
@@ -188,7 +197,13 @@ explain_text(const struct pipeline *p, enum view_stage s, char *buf, size_t size
                  "tell first from third. Position 0 adds sin 0 = 0 and cos 0 = 1.");
         break;
     case VIEW_QKV:
-        if (c->variant == ATTN_SIMPLE)
+        if (p->qkv_given)
+            snprintf(buf, size,
+                     "Here queries, keys and values are given directly (%d queries, %d keys): a "
+                     "query asks, the keys are what it is compared with, the values what it gets "
+                     "back in proportion to the matches.",
+                     p->st.nq, p->st.nk);
+        else if (c->variant == ATTN_SIMPLE)
             snprintf(buf, size,
                      "This variant has no trainable weights: each token's embedding serves as "
                      "its query (what it looks for), its key (what it offers to be found by) and "

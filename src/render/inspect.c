@@ -65,10 +65,18 @@ emit_products(struct out *o, const float *a, int sa, const float *b, int sb, int
     }
 }
 
+/* The label of query (row) i. */
 static const char *
 token(const struct pipeline *p, int i)
 {
-    return p->tokens.text[i];
+    return p->query_labels[i];
+}
+
+/* The label of key (column) j. */
+static const char *
+key(const struct pipeline *p, int j)
+{
+    return p->key_labels[j];
 }
 
 static void
@@ -116,8 +124,12 @@ inspect_projection(struct out *o, const struct pipeline *p, int head, int i, int
     char v[24];
     char b[24];
 
-    emit(o, "%s[%s][%d] (head %d) = %s\n", names[which], token(p, i), c, head,
+    emit(o, "%s[%s][%d] (head %d) = %s\n", names[which], which ? key(p, i) : token(p, i), c, head,
          num(v, MAT_AT(qkv[which], i, gc)));
+    if (p->qkv_given) {
+        emit(o, "given: read from %s.csv.\n", which == 0 ? "queries" : which == 1 ? "keys" : "values");
+        return;
+    }
     if (p->cfg.variant == ATTN_SIMPLE) {
         emit(o, "no weights: the input x[%s][%d] itself.\n", token(p, i), gc);
         return;
@@ -148,8 +160,8 @@ inspect_score(struct out *o, const struct pipeline *p, int head, int i, int j, i
     struct matrix scores = attention_head(&p->st, p->st.scores, head);
     char v[24];
 
-    emit(o, "score[%s][%s] = q_%s . k_%s = %s\n", token(p, i), token(p, j), token(p, i),
-         token(p, j), num(v, MAT_AT(&scores, i, j)));
+    emit(o, "score[%s][%s] = q_%s . k_%s = %s\n", token(p, i), key(p, j), token(p, i),
+         key(p, j), num(v, MAT_AT(&scores, i, j)));
     emit_products(o, matrix_row(&p->st.queries, i) + head * hd, 1,
                   matrix_row(&p->st.keys, j) + head * hd, 1, hd, max_terms);
     emit(o, "\n");
@@ -163,16 +175,16 @@ inspect_mask(struct out *o, const struct pipeline *p, int head, int i, int j, bo
     bool hidden = attention_masked(&p->cfg, i, j);
 
     if (p->cfg.mask == ATTN_MASK_NONE)
-        emit(o, "no mask: '%s' sees '%s'%s.\n", token(p, i), token(p, j),
+        emit(o, "no mask: '%s' sees '%s'%s.\n", token(p, i), key(p, j),
              j > i ? ", a token after it" : "");
     else if (hidden)
-        emit(o, "'%s' comes after '%s' (%d > %d): hidden, the score becomes -inf.\n", token(p, j),
+        emit(o, "'%s' comes after '%s' (%d > %d): hidden, the score becomes -inf.\n", key(p, j),
              token(p, i), j, i);
     else
-        emit(o, "'%s' is at or before '%s' (%d <= %d): visible, the score stays.\n", token(p, j),
+        emit(o, "'%s' is at or before '%s' (%d <= %d): visible, the score stays.\n", key(p, j),
              token(p, i), j, i);
     if (!mask_matrix)
-        emit(o, "masked[%s][%s] = %s\n", token(p, i), token(p, j), num(v, MAT_AT(&masked, i, j)));
+        emit(o, "masked[%s][%s] = %s\n", token(p, i), key(p, j), num(v, MAT_AT(&masked, i, j)));
 }
 
 static void
@@ -184,7 +196,7 @@ inspect_scaled(struct out *o, const struct pipeline *p, int head, int i, int j)
     char b[24];
     char c[24];
 
-    emit(o, "scaled[%s][%s] = %s / %s = %s\n", token(p, i), token(p, j),
+    emit(o, "scaled[%s][%s] = %s / %s = %s\n", token(p, i), key(p, j),
          num(a, MAT_AT(&masked, i, j)), num(b, p->st.divisor), num(c, MAT_AT(&scaled, i, j)));
     if (p->cfg.scale)
         emit(o, "divided by sqrt(d_k) = sqrt(%d)%s.\n", p->st.shape.head_dim,
@@ -212,13 +224,13 @@ inspect_weight(struct out *o, const struct pipeline *p, int head, int i, int j, 
             max = row[k];
     for (int k = 0; k < n; k++)
         sum += exp((double)row[k] - (double)max);
-    emit(o, "weight[%s][%s] = exp(%s - max) / sum = %s\n", token(p, i), token(p, j),
+    emit(o, "weight[%s][%s] = exp(%s - max) / sum = %s\n", token(p, i), key(p, j),
          num(a, row[j]), num(b, MAT_AT(&weights, i, j)));
     emit(o, "row '%s': max %s; exp(s - max) per key:\n", token(p, i), num(a, max));
     for (int k = 0; k < n && shown < max_terms; k++) {
         if (n > max_terms && k != j && k > max_terms - 2)
             continue;
-        emit(o, "%s%s %s", shown ? ", " : "", token(p, k),
+        emit(o, "%s%s %s", shown ? ", " : "", key(p, k),
              isinf(row[k]) ? "0 (-inf)" : num(c, (float)exp((double)row[k] - (double)max)));
         shown++;
     }
@@ -241,7 +253,7 @@ inspect_dropout(struct out *o, const struct pipeline *p, int head, int i, int j)
     char c[24];
 
     if (!st->dropout_on) {
-        emit(o, "dropped[%s][%s] = weight %s: %s.\n", token(p, i), token(p, j),
+        emit(o, "dropped[%s][%s] = weight %s: %s.\n", token(p, i), key(p, j),
              num(a, MAT_AT(&weights, i, j)),
              p->cfg.train ? "p = 0, nothing is dropped" : "evaluation mode, nothing is dropped");
         return;
@@ -256,7 +268,7 @@ inspect_dropout(struct out *o, const struct pipeline *p, int head, int i, int j)
     else
         emit(o, "draw u = %.4f >= 1 - p = %g: dropped, set to 0\n", (double)st->draw[e],
              1.0 - p->cfg.dropout);
-    emit(o, "dropped[%s][%s] = %s%s%s = %s\n", token(p, i), token(p, j),
+    emit(o, "dropped[%s][%s] = %s%s%s = %s\n", token(p, i), key(p, j),
          num(a, MAT_AT(&weights, i, j)), o->times, st->keep[e] ? num(c, st->dropout_scale) : "0",
          num(b, MAT_AT(&dropped, i, j)));
     emit(o, "row '%s' sums to %s now (it was %s).\n", token(p, i), num(a, (float)after),

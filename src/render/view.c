@@ -143,7 +143,7 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
     struct pipeline_view pv;
 
     memset(spec, 0, sizeof *spec);
-    spec->row_labels = (const char *const *)p->tokens.text;
+    spec->row_labels = p->query_labels;
     spec->col_prefix = "d";
     spec->ramp = RAMP_DIVERGING;
     spec->cursor_row = -1;
@@ -342,6 +342,11 @@ draw_sentence(struct grid *g, const struct view *v, const struct pipeline *p, in
     const char *prefix = "sentence: ";
     int x = grid_put(g, 0, y, g->width, style_role(ROLE_DIM), prefix);
 
+    if (p->qkv_given && !v->editing) {
+        grid_printf(g, x, y, g->width - x, style_role(ROLE_TEXT),
+                    "no sentence: %d queries and %d keys given directly", p->st.nq, p->st.nk);
+        return;
+    }
     if (v->editing) {
         const char *t = v->edit_text;
         size_t pos = 0;

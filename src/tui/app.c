@@ -75,7 +75,7 @@ static int
 rebuild(struct app *a, const struct attention_config *cfg, const char *sentence)
 {
     struct pipeline next;
-    struct pipeline_source src = { sentence, a->vocab, a->weights };
+    struct pipeline_source src = { sentence, a->vocab, a->weights, a->qkv };
     struct attn_error err;
 
     if (a->weights != NULL) {
@@ -94,7 +94,7 @@ rebuild(struct app *a, const struct attention_config *cfg, const char *sentence)
     pipeline_destroy(&a->pipe);
     a->pipe = next;
     a->cfg = *cfg;
-    if (sentence != a->sentence) {
+    if (sentence != a->sentence && sentence != NULL) {
         char *copy = strdup(sentence);
         if (copy != NULL) {
             free(a->sentence);
@@ -109,11 +109,9 @@ rebuild(struct app *a, const struct attention_config *cfg, const char *sentence)
 }
 
 enum attn_status
-app_init(struct app *a, const struct attention_config *cfg, const char *sentence,
-         const struct vocab *vocab, const struct attention_params *weights,
+app_init(struct app *a, const struct attention_config *cfg, const struct pipeline_source *src,
          const char *weights_dir, struct attn_error *err)
 {
-    struct pipeline_source src = { sentence, vocab, weights };
     enum attn_status st;
 
     memset(a, 0, sizeof *a);
@@ -121,14 +119,15 @@ app_init(struct app *a, const struct attention_config *cfg, const char *sentence
     a->view.help_lines = app_help;
     a->view.help_count = app_help_count;
     a->cfg = *cfg;
-    a->vocab = vocab;
-    a->weights = weights;
+    a->vocab = src->vocab;
+    a->weights = src->weights;
+    a->qkv = src->qkv;
     a->weights_dir = weights_dir;
     a->export_dir = APP_DEFAULT_EXPORT_DIR;
-    a->sentence = strdup(sentence);
+    a->sentence = strdup(src->sentence != NULL ? src->sentence : "");
     if (a->sentence == NULL)
         return attn_fail(err, ATTN_ENOMEM, "out of memory");
-    st = pipeline_create(&a->pipe, cfg, &src, err);
+    st = pipeline_create(&a->pipe, cfg, src, err);
     if (st != ATTN_OK) {
         free(a->sentence);
         a->sentence = NULL;
@@ -166,6 +165,10 @@ change_variant(struct app *a, int dir)
     struct attention_config c = a->cfg;
     int v = ((int)c.variant + dir + ATTN_VARIANT_COUNT) % ATTN_VARIANT_COUNT;
 
+    if (a->qkv != NULL) {
+        complain(a, "Q, K and V are given directly: only simple (no weights) applies");
+        return;
+    }
     attention_config_set_variant(&c, (enum attn_variant)v);
     if (c.variant == ATTN_MHA && c.d_out % c.heads != 0)
         c.d_out = c.heads * (c.d_out / c.heads > 0 ? c.d_out / c.heads : 1);
@@ -604,6 +607,10 @@ app_key(struct app *a, int key)
         v->help = true;
         break;
     case 'e':
+        if (a->qkv != NULL) {
+            complain(a, "Q, K and V are given directly: there is no sentence to edit");
+            break;
+        }
         snprintf(a->edit, sizeof a->edit, "%s", a->sentence);
         a->edit_cursor = strlen(a->edit);
         v->editing = true;

@@ -43,6 +43,7 @@ struct app {
     char *sentence;
     const struct vocab *vocab;               /* borrowed */
     const struct attention_params *weights;  /* borrowed; NULL: drawn from the seed */
+    const struct qkv_given *qkv;             /* borrowed; not NULL: Q, K, V given */
     const char *weights_dir;                 /* for messages */
     const char *export_dir;
     struct pipeline pipe;
@@ -54,12 +55,13 @@ struct app {
 };
 
 /*
- * Builds the first pipeline; fails (with err) when cfg or the sentence is
- * bad, as the command line would.
+ * Builds the first pipeline from src (everything in it is borrowed for the
+ * app's life); fails (with err) when cfg or the sentence is bad, as the
+ * command line would.  weights_dir names src->weights in messages.
  */
-enum attn_status app_init(struct app *a, const struct attention_config *cfg, const char *sentence,
-                          const struct vocab *vocab, const struct attention_params *weights,
-                          const char *weights_dir, struct attn_error *err);
+enum attn_status app_init(struct app *a, const struct attention_config *cfg,
+                          const struct pipeline_source *src, const char *weights_dir,
+                          struct attn_error *err);
 void app_destroy(struct app *a);
 
 /* Handles one key. */

@@ -1,0 +1,87 @@
+/* qkv.c: Q, K and V read from CSV files (see qkv.h). */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnscope/qkv.h"
+
+static const char *const file_names[3] = { "queries.csv", "keys.csv", "values.csv" };
+
+static enum attn_status
+load_one(struct qkv_given *g, const char *dir, int which, struct matrix *m, struct attn_error *err)
+{
+    char path[4096];
+    struct csvio_table *t = &g->table[which];
+    enum attn_status st;
+
+    snprintf(path, sizeof path, "%s/%s", dir, file_names[which]);
+    st = csvio_read_table(path, t, err);
+    if (st != ATTN_OK)
+        return st;
+    if (t->rows < 2 || t->cols < 2)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: a header row and at least one row of a label and values are needed",
+                         path);
+    return csvio_table_matrix(t, 1, 1, m, err);
+}
+
+static const char **
+labels_of(const struct csvio_table *t)
+{
+    const char **labels = calloc((size_t)t->rows, sizeof *labels);
+
+    if (labels == NULL)
+        return NULL;
+    for (int i = 1; i < t->rows; i++)
+        labels[i - 1] = csvio_cell(t, i, 0);
+    return labels;
+}
+
+enum attn_status
+qkv_load(struct qkv_given *g, const char *dir, struct attn_error *err)
+{
+    struct matrix *m[3] = { &g->q, &g->k, &g->v };
+    enum attn_status st = ATTN_OK;
+
+    memset(g, 0, sizeof *g);
+    for (int w = 0; w < 3 && st == ATTN_OK; w++)
+        st = load_one(g, dir, w, m[w], err);
+    if (st == ATTN_OK && g->q.cols != g->k.cols)
+        st = attn_fail(err, ATTN_ESHAPE,
+                       "%s/queries.csv has %d value columns but keys.csv has %d: a query and a key "
+                       "need the same length to be multiplied",
+                       dir, g->q.cols, g->k.cols);
+    if (st == ATTN_OK && g->k.rows != g->v.rows)
+        st = attn_fail(err, ATTN_ESHAPE,
+                       "%s/keys.csv has %d rows but values.csv has %d: every key needs its value",
+                       dir, g->k.rows, g->v.rows);
+    if (st == ATTN_OK && g->v.cols != g->k.cols)
+        st = attn_fail(err, ATTN_ESHAPE,
+                       "%s/values.csv has %d value columns but keys.csv has %d: attnscope needs one "
+                       "width for Q, K and V",
+                       dir, g->v.cols, g->k.cols);
+    if (st == ATTN_OK) {
+        g->q_labels = labels_of(&g->table[0]);
+        g->k_labels = labels_of(&g->table[1]);
+        if (g->q_labels == NULL || g->k_labels == NULL)
+            st = attn_fail(err, ATTN_ENOMEM, "out of memory");
+    }
+    if (st != ATTN_OK)
+        qkv_destroy(g);
+    return st;
+}
+
+void
+qkv_destroy(struct qkv_given *g)
+{
+    matrix_destroy(&g->q);
+    matrix_destroy(&g->k);
+    matrix_destroy(&g->v);
+    free(g->q_labels);
+    free(g->k_labels);
+    for (int w = 0; w < 3; w++)
+        csvio_table_destroy(&g->table[w]);
+    memset(g, 0, sizeof *g);
+}
