@@ -120,11 +120,7 @@ explain_formula(const struct pipeline *p, enum view_stage s, char *buf, size_t s
         break;
     case VIEW_QKV:
         if (p->qkv_given)
-            snprintf(buf, size,
-                     "Here queries, keys and values are given directly (%d queries, %d keys): a "
-                     "query asks, the keys are what it is compared with, the values what it gets "
-                     "back in proportion to the matches.",
-                     p->st.nq, p->st.nk);
+            snprintf(buf, size, "Q, K, V given");
         else if (c->variant == ATTN_SIMPLE)
             snprintf(buf, size, "Q = K = V = x");
         else if (c->variant == ATTN_V1)

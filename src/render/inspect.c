@@ -120,10 +120,15 @@ inspect_projection(struct out *o, const struct pipeline *p, int head, int i, int
     const int c = col % hd;
     const int gc = head * hd + c;
     const struct matrix *qkv[3] = { &p->st.queries, &p->st.keys, &p->st.values };
-    const float *x = matrix_row(&p->inputs, i);
+    const float *x = p->qkv_given ? NULL : matrix_row(&p->inputs, i);
     char v[24];
     char b[24];
 
+    if (i >= qkv[which]->rows) {
+        emit(o, "there are only %d %s: this row has no %s.\n", qkv[which]->rows,
+             which == 0 ? "queries" : "keys", names[which]);
+        return;
+    }
     emit(o, "%s[%s][%d] (head %d) = %s\n", names[which], which ? key(p, i) : token(p, i), c, head,
          num(v, MAT_AT(qkv[which], i, gc)));
     if (p->qkv_given) {

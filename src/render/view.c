@@ -14,20 +14,11 @@
 #include <string.h>
 
 #include "render/inspect.h"
+#include "render/stagemap.h"
 #include "render/text.h"
 #include "render/view.h"
 
 #define WIDE_SCREEN 110
-
-struct kind_ctx {
-    const struct pipeline *p;
-    enum view_stage stage;
-    int head;
-    bool mask_matrix;
-};
-
-/* One per view: heatmap specs point at it while a frame is drawn. */
-static struct kind_ctx kind_context;
 
 void
 view_init(struct view *v)
@@ -44,6 +35,8 @@ view_destroy(struct view *v)
     free(v->scratch);
     free(v->labels);
     free(v->label_text);
+    free(v->row_label);
+    free(v->row_label_text);
     memset(v, 0, sizeof *v);
 }
 
@@ -86,50 +79,28 @@ qkv_labels(struct view *v, int hd)
     return 0;
 }
 
-static enum heat_kind
-stage_kind(const void *ctx, int i, int j)
+/* "q1/k1" row labels for Q, K and V given with their own labels. */
+static int
+row_labels(struct view *v, const struct pipeline *p, int rows)
 {
-    const struct kind_ctx *k = ctx;
-    const struct pipeline *p = k->p;
-
-    switch (k->stage) {
-    case VIEW_MASK:
-        if (k->mask_matrix)
-            return attention_masked(&p->cfg, i, j) ? HEAT_FORBID : HEAT_ALLOW;
-        return HEAT_VALUE;
-    case VIEW_WEIGHTS:
-        return attention_masked(&p->cfg, i, j) ? HEAT_MASKED : HEAT_VALUE;
-    case VIEW_DROPOUT:
-        if (attention_masked(&p->cfg, i, j))
-            return HEAT_MASKED;
-        if (p->st.dropout_on &&
-            !p->st.keep[(size_t)k->head * (size_t)p->st.nq * (size_t)p->st.nk +
-                        (size_t)i * (size_t)p->st.nk + (size_t)j])
-            return HEAT_DROPPED;
-        return HEAT_VALUE;
-    default:
-        return HEAT_VALUE;
+    if ((size_t)rows > v->row_label_cap) {
+        char **labels = realloc(v->row_label, (size_t)rows * sizeof *labels);
+        char *text;
+        if (labels == NULL)
+            return -1;
+        v->row_label = labels;
+        text = realloc(v->row_label_text, (size_t)rows * 40);
+        if (text == NULL)
+            return -1;
+        v->row_label_text = text;
+        v->row_label_cap = (size_t)rows;
     }
-}
-
-static void
-finite_range(const float *x, size_t n, float *lo, float *hi)
-{
-    float a = INFINITY;
-    float b = -INFINITY;
-
-    for (size_t e = 0; e < n; e++) {
-        if (!isfinite(x[e]))
-            continue;
-        if (x[e] < a)
-            a = x[e];
-        if (x[e] > b)
-            b = x[e];
+    for (int i = 0; i < rows; i++) {
+        v->row_label[i] = v->row_label_text + (size_t)i * 40;
+        snprintf(v->row_label[i], 40, "%.18s/%.18s", i < p->st.nq ? p->query_labels[i] : "-",
+                 i < p->st.nk ? p->key_labels[i] : "-");
     }
-    if (a > b)
-        a = b = 0.0f;
-    *lo = a;
-    *hi = b;
+    return 0;
 }
 
 int
@@ -139,91 +110,56 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
     const struct attention_stages *st = &p->st;
     const int hd = st->shape.head_dim;
     const int n = st->nq;
-    const size_t per_head = (size_t)st->nq * (size_t)st->nk;
-    struct pipeline_view pv;
 
-    memset(spec, 0, sizeof *spec);
-    spec->row_labels = p->query_labels;
-    spec->col_prefix = "d";
-    spec->ramp = RAMP_DIVERGING;
-    spec->cursor_row = -1;
-    spec->cursor_col = -1;
-    spec->colour = v->colour;
-    spec->utf8 = v->utf8;
-    kind_context.p = p;
-    kind_context.stage = s;
-    kind_context.head = head;
-    kind_context.mask_matrix = v->mask_matrix;
-    spec->kind = stage_kind;
-    spec->kind_ctx = &kind_context;
-
-    switch (s) {
-    case VIEW_QKV: {
+    if (s != VIEW_QKV && s != VIEW_CONTEXT) {
+        enum pipeline_stage ps = explain_pipeline_stage(s, v->mask_matrix);
+        stagemap_spec(&v->map, p, ps, head, s == VIEW_MASK && v->mask_matrix, v->colour, v->utf8,
+                      spec);
+        if (s != VIEW_CONCAT)
+            spec->col_group = 0;
+        return 0;
+    }
+    /* Q | K | V side by side, or one head's context: copied into scratch. */
+    stagemap_spec(&v->map, p, s == VIEW_QKV ? STAGE_QUERIES : STAGE_CONTEXT, head, false,
+                  v->colour, v->utf8, spec);
+    spec->col_group = 0;
+    if (s == VIEW_QKV) {
         const struct matrix *src[3] = { &st->queries, &st->keys, &st->values };
-        static struct matrix m;
-        if (reserve_scratch(v, (size_t)n * 3 * (size_t)hd) != 0 || qkv_labels(v, hd) != 0)
+        int rows = st->nk > n ? st->nk : n;
+        if (reserve_scratch(v, (size_t)rows * 3 * (size_t)hd) != 0 || qkv_labels(v, hd) != 0)
             return -1;
-        for (int i = 0; i < n; i++)
+        /* With more keys than queries the query columns run out first: NaN shows as '?'. */
+        for (int i = 0; i < rows; i++)
             for (int w = 0; w < 3; w++)
-                memcpy(v->scratch + ((size_t)i * 3 + (size_t)w) * (size_t)hd,
-                       matrix_row(src[w], i) + (size_t)head * (size_t)hd, (size_t)hd * sizeof(float));
-        m = matrix_view(v->scratch, n, 3 * hd);
-        spec->m = &m;
+                for (int c = 0; c < hd; c++)
+                    v->scratch[((size_t)i * 3 + (size_t)w) * (size_t)hd + (size_t)c] =
+                        i < src[w]->rows ? MAT_AT(src[w], i, head * hd + c) : NAN;
+        v->map.m = matrix_view(v->scratch, rows, 3 * hd);
+        spec->row_labels = p->query_labels;
+        if (p->qkv_given) {
+            /* Rows pair the i-th query with the i-th key: label both. */
+            if (row_labels(v, p, rows) != 0)
+                return -1;
+            spec->row_labels = (const char *const *)v->row_label;
+        }
         spec->col_labels = (const char *const *)v->labels;
-        /* One range for Q, K and V together, so their colours compare. */
         spec->lo = INFINITY;
         spec->hi = -INFINITY;
         for (int w = 0; w < 3; w++) {
             float lo;
             float hi;
-            finite_range(src[w]->data, matrix_size(src[w]), &lo, &hi);
+            stagemap_range(src[w]->data, matrix_size(src[w]), &lo, &hi);
             spec->lo = fminf(spec->lo, lo);
             spec->hi = fmaxf(spec->hi, hi);
         }
         return 0;
     }
-    case VIEW_CONTEXT: {
-        static struct matrix m;
-        if (reserve_scratch(v, (size_t)n * (size_t)hd) != 0)
-            return -1;
-        for (int i = 0; i < n; i++)
-            memcpy(v->scratch + (size_t)i * (size_t)hd,
-                   matrix_row(&st->context, i) + (size_t)head * (size_t)hd, (size_t)hd * sizeof(float));
-        m = matrix_view(v->scratch, n, hd);
-        spec->m = &m;
-        finite_range(st->context.data, matrix_size(&st->context), &spec->lo, &spec->hi);
-        return 0;
-    }
-    default:
-        break;
-    }
-
-    {
-        static struct matrix m;
-        enum pipeline_stage ps = explain_pipeline_stage(s, v->mask_matrix);
-        pipeline_stage_view(p, ps, head, &pv);
-        m = pv.m;
-        spec->m = &m;
-        spec->col_labels = pv.col_labels;
-        if (s == VIEW_CONCAT)
-            spec->col_group = pv.col_group;
-        if (s == VIEW_EMBEDDINGS)
-            spec->row_marked = p->made_up;
-        if (pipeline_stage_per_head(ps)) {
-            const float *all = ps == STAGE_SCORES   ? st->scores
-                               : ps == STAGE_MASKED ? st->masked
-                               : ps == STAGE_SCALED ? st->scaled
-                               : ps == STAGE_WEIGHTS ? st->weights
-                                                    : st->dropped;
-            finite_range(all, per_head * (size_t)st->shape.heads, &spec->lo, &spec->hi);
-        } else {
-            finite_range(m.data, matrix_size(&m), &spec->lo, &spec->hi);
-        }
-        if (s == VIEW_WEIGHTS || s == VIEW_DROPOUT) {
-            spec->ramp = RAMP_SEQUENTIAL;
-            spec->lo = 0.0f;
-        }
-    }
+    if (reserve_scratch(v, (size_t)n * (size_t)hd) != 0)
+        return -1;
+    for (int i = 0; i < n; i++)
+        memcpy(v->scratch + (size_t)i * (size_t)hd,
+               matrix_row(&st->context, i) + (size_t)head * (size_t)hd, (size_t)hd * sizeof(float));
+    v->map.m = matrix_view(v->scratch, n, hd);
     return 0;
 }
 

@@ -17,6 +17,7 @@
 #include "render/explain.h"
 #include "render/grid.h"
 #include "render/heatmap.h"
+#include "render/stagemap.h"
 
 /* Smaller than this, the view says so instead of drawing. */
 #define VIEW_MIN_WIDTH 50
@@ -58,12 +59,17 @@ struct view {
     int rows;                                   /* the shape of the shown matrix */
     int cols;
 
-    /* Scratch for matrices assembled from several buffers. */
+    /* What the current heatmap spec points at, and scratch for matrices
+     * assembled from several buffers. */
+    struct stagemap map;
     float *scratch;
     size_t scratch_cap;
     char **labels;
     size_t labels_cap;
     char *label_text;
+    char **row_label;
+    size_t row_label_cap;
+    char *row_label_text;
 };
 
 void view_init(struct view *v);

@@ -1,0 +1,96 @@
+/* stagemap.c: pipeline stages as heatmap specs (see stagemap.h). */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "render/stagemap.h"
+
+void
+stagemap_range(const float *x, size_t n, float *lo, float *hi)
+{
+    float a = INFINITY;
+    float b = -INFINITY;
+
+    for (size_t e = 0; e < n; e++) {
+        if (!isfinite(x[e]))
+            continue;
+        if (x[e] < a)
+            a = x[e];
+        if (x[e] > b)
+            b = x[e];
+    }
+    if (a > b)
+        a = b = 0.0f;
+    *lo = a;
+    *hi = b;
+}
+
+enum heat_kind
+stagemap_kind(const void *ctx, int i, int j)
+{
+    const struct stagemap *sm = ctx;
+    const struct pipeline *p = sm->p;
+    const struct attention_stages *st = &p->st;
+
+    if (sm->mask_matrix)
+        return attention_masked(&p->cfg, i, j) ? HEAT_FORBID : HEAT_ALLOW;
+    switch (sm->stage) {
+    case STAGE_WEIGHTS:
+        return attention_masked(&p->cfg, i, j) ? HEAT_MASKED : HEAT_VALUE;
+    case STAGE_DROPPED:
+        if (attention_masked(&p->cfg, i, j))
+            return HEAT_MASKED;
+        if (st->dropout_on && !st->keep[(size_t)sm->head * (size_t)st->nq * (size_t)st->nk +
+                                        (size_t)i * (size_t)st->nk + (size_t)j])
+            return HEAT_DROPPED;
+        return HEAT_VALUE;
+    default:
+        return HEAT_VALUE;
+    }
+}
+
+void
+stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage s, int head,
+              bool mask_matrix, bool colour, bool utf8, struct heatmap_spec *spec)
+{
+    const struct attention_stages *st = &p->st;
+    struct pipeline_view pv;
+
+    pipeline_stage_view(p, s, head, &pv);
+    sm->p = p;
+    sm->stage = s;
+    sm->head = head;
+    sm->mask_matrix = mask_matrix;
+    sm->m = pv.m;
+
+    memset(spec, 0, sizeof *spec);
+    spec->m = &sm->m;
+    spec->row_labels = pv.row_labels;
+    spec->col_labels = pv.col_labels;
+    spec->col_prefix = "d";
+    spec->col_group = pv.col_group;
+    spec->row_marked = s == STAGE_INPUTS || s == STAGE_EMBEDDINGS ? p->made_up : NULL;
+    spec->ramp = RAMP_DIVERGING;
+    spec->kind = stagemap_kind;
+    spec->kind_ctx = sm;
+    spec->cursor_row = -1;
+    spec->cursor_col = -1;
+    spec->colour = colour;
+    spec->utf8 = utf8;
+    if (pipeline_stage_per_head(s)) {
+        const float *all = s == STAGE_SCORES   ? st->scores
+                           : s == STAGE_MASKED ? st->masked
+                           : s == STAGE_SCALED ? st->scaled
+                           : s == STAGE_WEIGHTS ? st->weights
+                                                : st->dropped;
+        stagemap_range(all, (size_t)st->nq * (size_t)st->nk * (size_t)st->shape.heads, &spec->lo,
+                       &spec->hi);
+    } else {
+        stagemap_range(pv.m.data, matrix_size(&pv.m), &spec->lo, &spec->hi);
+    }
+    if (s == STAGE_WEIGHTS || s == STAGE_DROPPED) {
+        spec->ramp = RAMP_SEQUENTIAL;
+        spec->lo = 0.0f;
+    }
+}

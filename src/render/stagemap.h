@@ -1,0 +1,41 @@
+/*
+ * stagemap.h: how a stage of the pipeline is drawn as a heatmap.
+ *
+ * One place decides, for every stage, the ramp (sequential for weights,
+ * diverging for signed values), the range the colours span (the stage's own
+ * minimum and maximum over every head, so heads compare), and which cells
+ * are special: masked weights, dropped weights, the mask itself.  The
+ * interactive view and --heatmap both draw through it.
+ */
+#ifndef ATTNSCOPE_RENDER_STAGEMAP_H
+#define ATTNSCOPE_RENDER_STAGEMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "attnscope/pipeline.h"
+#include "render/heatmap.h"
+
+struct stagemap {
+    const struct pipeline *p;
+    enum pipeline_stage stage;
+    int head;
+    bool mask_matrix;  /* draw the mask itself: visible and hidden cells */
+    struct matrix m;   /* what the spec points at */
+};
+
+/*
+ * Fills spec for stage s (head, for per-head stages) of p.  sm holds what
+ * the spec points at and must outlive it.  mask_matrix: cells show the mask
+ * rather than values.
+ */
+void stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage s, int head,
+                   bool mask_matrix, bool colour, bool utf8, struct heatmap_spec *spec);
+
+/* The finite minimum and maximum of x (0 and 0 when there is none). */
+void stagemap_range(const float *x, size_t n, float *lo, float *hi);
+
+/* The cell kinds of a stage (the heatmap_spec kind callback); ctx is a struct stagemap. */
+enum heat_kind stagemap_kind(const void *ctx, int i, int j);
+
+#endif
