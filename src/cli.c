@@ -36,6 +36,8 @@ enum {
     OPT_MONO,
     OPT_QKV,
     OPT_SCALE_DIM,
+    OPT_FORMAT,
+    OPT_HEATMAP,
     OPT_VERSION
 };
 
@@ -65,6 +67,8 @@ static const struct option long_options[] = {
     { "dropout-pass", required_argument, NULL, OPT_DROPOUT_PASS },
     { "mono", no_argument, NULL, OPT_MONO },
     { "qkv", required_argument, NULL, OPT_QKV },
+    { "format", required_argument, NULL, OPT_FORMAT },
+    { "heatmap", no_argument, NULL, OPT_HEATMAP },
     { "scale-dim", required_argument, NULL, OPT_SCALE_DIM },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, OPT_VERSION },
@@ -109,6 +113,9 @@ static const char usage_text[] =
     "                          dropped context output embeddings positional), a stage of\n"
     "                          one head (weights.h1) or a parameter (W_query.weight)\n"
     "      --digits N          decimals printed by --print (default 4)\n"
+    "      --format F          --print's tables as text (default), csv, markdown or latex\n"
+    "      --heatmap           --print heatmaps instead of tables (colour on a terminal,\n"
+    "                          glyphs otherwise)\n"
     "      --export DIR        write every stage and parameter as CSV files into DIR\n"
     "      --mono              no colour in the interactive view\n"
     "  -h, --help              this help\n"
@@ -320,6 +327,14 @@ cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_si
         case OPT_QKV:
             o->qkv_dir = arg;
             break;
+        case OPT_FORMAT:
+            if (print_format_parse(arg, &o->format) != 0)
+                r = fail(err, err_size,
+                         "--format: '%s' is not a format; choose text, csv, markdown or latex", arg);
+            break;
+        case OPT_HEATMAP:
+            o->heatmap = true;
+            break;
         case OPT_SCALE_DIM:
             r = parse_int("--scale-dim", arg, 1, ATTN_MAX_DIM, &o->cfg.scale_dim, err, err_size);
             break;
@@ -342,6 +357,11 @@ cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_si
     if (optind < argc)
         return fail(err, err_size,
                     "'%s': unexpected argument (give the sentence with -s \"...\")", argv[optind]);
+    if ((o->heatmap || o->format != PRINT_TEXT) && o->mode == CLI_EXPORT)
+        return fail(err, err_size, "--%s works with --print, not --export",
+                    o->heatmap ? "heatmap" : "format");
+    if ((o->heatmap || o->format != PRINT_TEXT) && o->mode == CLI_TUI)
+        o->mode = CLI_PRINT;
     if (o->stage_count > 0 && o->mode != CLI_PRINT && o->mode != CLI_EXPORT)
         return fail(err, err_size, "--stage works with --print and --export");
 

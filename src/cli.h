@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "attnscope/attention_config.h"
+#include "print.h"
 
 enum cli_mode { CLI_TUI, CLI_PRINT, CLI_EXPORT, CLI_HELP, CLI_VERSION };
 
@@ -27,6 +28,8 @@ struct cli_options {
     int stage_count;                 /* --stage, in the order given */
     const char *stages[CLI_MAX_STAGES];
     int digits;                      /* decimals printed by --print */
+    enum print_format format;        /* --format */
+    bool heatmap;                    /* --heatmap */
     bool mono;                       /* --mono: no colour in the TUI */
 };
 

@@ -5,8 +5,13 @@
  */
 #include "config.h"
 
+#include <langinfo.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "attnscope/export.h"
 #include "attnscope/params.h"
@@ -67,6 +72,41 @@ run_tui(const struct cli_options *o, const struct pipeline_source *src)
     if (st != ATTN_OK)
         return die(EXIT_INPUT, err.msg);
     return 0;
+}
+
+/*
+ * How --heatmap draws: colours when stdout is a terminal (and neither
+ * NO_COLOR nor --mono), glyphs otherwise; as wide as the terminal.
+ */
+static void
+heatmap_output(const struct cli_options *o, struct print_options *po)
+{
+    const char *nocolor = getenv("NO_COLOR");
+    const char *colorterm = getenv("COLORTERM");
+    const char *term = getenv("TERM");
+    const char *columns = getenv("COLUMNS");
+    const char *codeset;
+    struct winsize ws;
+    bool tty = isatty(STDOUT_FILENO);
+
+    setlocale(LC_CTYPE, "");
+    codeset = nl_langinfo(CODESET);
+    po->utf8 = codeset != NULL && strcmp(codeset, "UTF-8") == 0;
+    po->depth = DEPTH_MONO;
+    if (tty && !o->mono && (nocolor == NULL || nocolor[0] == '\0') &&
+        (term == NULL || strcmp(term, "dumb") != 0)) {
+        if (colorterm != NULL && (strcmp(colorterm, "truecolor") == 0 || strcmp(colorterm, "24bit") == 0))
+            po->depth = DEPTH_DIRECT;
+        else if (term != NULL && strstr(term, "256") != NULL)
+            po->depth = DEPTH_256;
+        else
+            po->depth = DEPTH_8;
+    }
+    po->width = 100;
+    if (tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        po->width = ws.ws_col;
+    else if (columns != NULL && atoi(columns) > 20)
+        po->width = atoi(columns);
 }
 
 /* Resolves every --stage name; an unknown one is a usage error naming it. */
@@ -150,8 +190,16 @@ main(int argc, char **argv)
         else
             fprintf(stderr, "attnscope: wrote %d files into %s\n", written, o.export_dir);
     } else {
-        struct print_options po = { o.digits, o.stage_count, chosen,
-                                    o.qkv_dir != NULL ? o.qkv_dir : vocab.source };
+        struct print_options po;
+        memset(&po, 0, sizeof po);
+        po.digits = o.digits;
+        po.count = o.stage_count;
+        po.chosen = chosen;
+        po.vocab_source = o.qkv_dir != NULL ? o.qkv_dir : vocab.source;
+        po.format = o.format;
+        po.heatmap = o.heatmap;
+        if (o.heatmap)
+            heatmap_output(&o, &po);
         print_pipeline(stdout, &p, &po);
         if (fflush(stdout) != 0 || ferror(stdout))
             code = die(EXIT_INPUT, "cannot write to standard output");

@@ -6,7 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnscope/csvio.h"
+
 #include "print.h"
+#include "render/grid.h"
+#include "render/heatmap.h"
+#include "render/stagemap.h"
 
 #define LABEL_MAX_WIDTH 12
 
@@ -76,7 +81,7 @@ index_label(char *buf, size_t size, const char *const *names, const char *prefix
 }
 
 static void
-print_table(FILE *out, const struct table *t, int digits)
+print_text_table(FILE *out, const struct table *t, int digits)
 {
     char buf[64];
     int label_w = 1;
@@ -122,6 +127,157 @@ print_table(FILE *out, const struct table *t, int digits)
         fputc('\n', out);
     }
     fputc('\n', out);
+}
+
+/* A label as a CSV field, a Markdown cell or LaTeX text. */
+static void
+put_escaped(FILE *out, const char *s, enum print_format f)
+{
+    if (f == PRINT_CSV) {
+        csvio_write_field(out, s);
+        return;
+    }
+    for (; *s; s++) {
+        if (f == PRINT_MARKDOWN && (*s == '|' || *s == '\\' || *s == '*' || *s == '_'))
+            fputc('\\', out);
+        if (f == PRINT_LATEX) {
+            switch (*s) {
+            case '&': case '%': case '$': case '#': case '_': case '{': case '}':
+                fputc('\\', out);
+                break;
+            case '~':
+                fputs("\\textasciitilde{}", out);
+                continue;
+            case '^':
+                fputs("\\textasciicircum{}", out);
+                continue;
+            case '\\':
+                fputs("\\textbackslash{}", out);
+                continue;
+            default:
+                break;
+            }
+        }
+        fputc(*s, out);
+    }
+}
+
+static void
+put_value(FILE *out, float v, int digits, enum print_format f)
+{
+    char buf[64];
+
+    if (f == PRINT_LATEX && isinf(v))
+        fputs(v < 0 ? "$-\\infty$" : "$\\infty$", out);
+    else if (f == PRINT_LATEX && !isnan(v) && v < 0) {
+        format_value(buf, sizeof buf, v, digits);
+        fprintf(out, "$-$%s", buf + 1);
+    } else {
+        format_value(buf, sizeof buf, v, digits);
+        fputs(buf, out);
+    }
+}
+
+/* CSV, Markdown and LaTeX tables, for slides and handouts. */
+static void
+print_other_table(FILE *out, const struct table *t, int digits, enum print_format f)
+{
+    char buf[64];
+    const char *sep = f == PRINT_CSV ? "," : f == PRINT_MARKDOWN ? " | " : " & ";
+    const char *end = f == PRINT_CSV ? "\n" : f == PRINT_MARKDOWN ? " |\n" : " \\\\\n";
+
+    if (f == PRINT_CSV) {
+        fprintf(out, "# %s\n", t->title);
+    } else if (f == PRINT_MARKDOWN) {
+        fputs("**", out);
+        put_escaped(out, t->title, f);
+        fputs("**\n\n| ", out);
+    } else {
+        fprintf(out, "%% %s\n\\begin{tabular}{l", t->title);
+        for (int j = 0; j < t->m->cols; j++)
+            fputc('r', out);
+        fputs("}\n\\hline\n", out);
+    }
+    for (int j = 0; j < t->m->cols; j++) {
+        fputs(sep, out);
+        index_label(buf, sizeof buf, t->cols, t->col_prefix, j);
+        put_escaped(out, buf, f);
+    }
+    fputs(end, out);
+    if (f == PRINT_MARKDOWN) {
+        fputs("|---", out);
+        for (int j = 0; j < t->m->cols; j++)
+            fputs("|---:", out);
+        fputs("|\n", out);
+    } else if (f == PRINT_LATEX) {
+        fputs("\\hline\n", out);
+    }
+    for (int i = 0; i < t->m->rows; i++) {
+        if (f == PRINT_MARKDOWN)
+            fputs("| ", out);
+        index_label(buf, sizeof buf, t->rows, t->row_prefix, i);
+        put_escaped(out, buf, f);
+        for (int j = 0; j < t->m->cols; j++) {
+            fputs(sep, out);
+            put_value(out, MAT_AT(t->m, i, j), digits, f);
+        }
+        fputs(end, out);
+    }
+    if (f == PRINT_LATEX)
+        fputs("\\hline\n\\end{tabular}\n", out);
+    fputc('\n', out);
+}
+
+static void
+print_table(FILE *out, const struct table *t, const struct print_options *po)
+{
+    if (po->format == PRINT_TEXT)
+        print_text_table(out, t, po->digits);
+    else
+        print_other_table(out, t, po->digits, po->format);
+}
+
+int
+print_format_parse(const char *name, enum print_format *f)
+{
+    static const char *const names[] = { "text", "csv", "markdown", "latex" };
+
+    for (int i = 0; i < 4; i++) {
+        if (strcmp(name, names[i]) == 0) {
+            *f = (enum print_format)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* A matrix as a heatmap, through the same renderer as the interactive view. */
+static void
+print_heatmap(FILE *out, const char *title, const struct heatmap_spec *spec,
+              const struct print_options *po)
+{
+    struct grid g;
+    struct heatmap_geometry geo;
+    struct rect r;
+    int scroll_row = 0;
+    int scroll_col = 0;
+    int height = spec->m->rows + 2;
+
+    fprintf(out, "%s\n", title);
+    if (grid_create(&g, po->width, height) != 0)
+        return;
+    r.x = 0;
+    r.y = 0;
+    r.w = po->width;
+    r.h = height - 1;
+    heatmap_render(&g, r, spec, &scroll_row, &scroll_col, &geo);
+    heatmap_legend(&g, 0, height - 1, po->width, spec);
+    grid_write_ansi(&g, out, po->depth);
+    if (geo.vis_cols < spec->m->cols)
+        fprintf(out, "(columns 1-%d of %d shown: a wider terminal shows more)\n", geo.vis_cols,
+                spec->m->cols);
+    fputc('\n', out);
+    grid_destroy(&g);
 }
 
 static void
@@ -186,7 +342,8 @@ print_header(FILE *out, const struct pipeline *p, const struct print_options *po
 }
 
 static void
-print_stage(FILE *out, const struct pipeline *p, enum pipeline_stage s, int head, int digits)
+print_stage(FILE *out, const struct pipeline *p, enum pipeline_stage s, int head,
+            const struct print_options *po)
 {
     struct pipeline_view v;
     struct table t;
@@ -200,6 +357,14 @@ print_stage(FILE *out, const struct pipeline *p, enum pipeline_stage s, int head
     else
         snprintf(title, sizeof title, "%s (%d x %d): %s", pipeline_stage_name(s), v.m.rows,
                  v.m.cols, pipeline_stage_formula(p, s));
+    if (po->heatmap) {
+        struct stagemap sm;
+        struct heatmap_spec spec;
+        stagemap_spec(&sm, p, s, head, false, po->depth != DEPTH_MONO, po->utf8, &spec);
+        spec.max_cell_w = 10;
+        print_heatmap(out, title, &spec, po);
+        return;
+    }
     memset(&t, 0, sizeof t);
     t.title = title;
     t.m = &v.m;
@@ -208,55 +373,81 @@ print_stage(FILE *out, const struct pipeline *p, enum pipeline_stage s, int head
     t.col_prefix = "d";
     if (s == STAGE_EMBEDDINGS || s == STAGE_INPUTS)
         t.mark = p->made_up;
-    print_table(out, &t, digits);
+    print_table(out, &t, po);
 }
 
 static void
-print_param(FILE *out, const struct param *pa, int digits)
+print_param(FILE *out, const struct param *pa, const struct print_options *po)
 {
     struct table t;
     char title[128];
 
     snprintf(title, sizeof title, "%s (%d x %d)%s", pa->name, pa->m.rows, pa->m.cols,
              pa->transposed ? ", used as x @ W" : pa->is_bias ? "" : ", used as x @ W^T");
+    if (po->heatmap) {
+        char labels[64][8];
+        const char *row_labels[64];
+        struct heatmap_spec spec;
+        int rows = pa->m.rows < 64 ? pa->m.rows : 64;
+        struct matrix shown = matrix_view(pa->m.data, rows, pa->m.cols);
+        for (int i = 0; i < rows; i++) {
+            snprintf(labels[i], sizeof labels[i], "r%d", i);
+            row_labels[i] = labels[i];
+        }
+        memset(&spec, 0, sizeof spec);
+        spec.m = &shown;
+        spec.row_labels = row_labels;
+        spec.col_prefix = "c";
+        spec.ramp = RAMP_DIVERGING;
+        stagemap_range(pa->m.data, matrix_size(&pa->m), &spec.lo, &spec.hi);
+        spec.cursor_row = -1;
+        spec.cursor_col = -1;
+        spec.max_cell_w = 10;
+        spec.colour = po->depth != DEPTH_MONO;
+        spec.utf8 = po->utf8;
+        print_heatmap(out, title, &spec, po);
+        return;
+    }
     memset(&t, 0, sizeof t);
     t.title = title;
     t.m = &pa->m;
     t.row_prefix = "r";
     t.col_prefix = "c";
-    print_table(out, &t, digits);
+    print_table(out, &t, po);
 }
 
 static void
-print_selection(FILE *out, const struct pipeline *p, const struct pipeline_selection *sel, int digits)
+print_selection(FILE *out, const struct pipeline *p, const struct pipeline_selection *sel,
+                const struct print_options *po)
 {
     if (sel->param != NULL) {
-        print_param(out, sel->param, digits);
+        print_param(out, sel->param, po);
     } else if (pipeline_stage_per_head(sel->stage) && sel->head < 0) {
         for (int h = 0; h < p->st.shape.heads; h++)
-            print_stage(out, p, sel->stage, h, digits);
+            print_stage(out, p, sel->stage, h, po);
     } else {
-        print_stage(out, p, sel->stage, sel->head < 0 ? 0 : sel->head, digits);
+        print_stage(out, p, sel->stage, sel->head < 0 ? 0 : sel->head, po);
     }
 }
 
 void
 print_pipeline(FILE *out, const struct pipeline *p, const struct print_options *po)
 {
-    print_header(out, p, po);
+    if (po->format == PRINT_TEXT || po->heatmap)
+        print_header(out, p, po);
     if (po->count > 0) {
         for (int i = 0; i < po->count; i++)
-            print_selection(out, p, &po->chosen[i], po->digits);
+            print_selection(out, p, &po->chosen[i], po);
         return;
     }
     for (int s = 0; s < STAGE_COUNT; s++) {
         struct pipeline_selection sel = { (enum pipeline_stage)s, -1, NULL };
         if (!pipeline_stage_present(p, sel.stage))
             continue;
-        print_selection(out, p, &sel, po->digits);
+        print_selection(out, p, &sel, po);
         /* The parameters come where they are used: after the inputs. */
         if (s == STAGE_INPUTS)
             for (int i = 0; i < p->params.count; i++)
-                print_param(out, &p->params.p[i], po->digits);
+                print_param(out, &p->params.p[i], po);
     }
 }

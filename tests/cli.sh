@@ -81,6 +81,23 @@ expect 1 "missing.csv: cannot open" -- --print -e "$tmp/missing.csv"
 expect 1 "W_query.weight.csv: cannot open" -- --print --weights "$tmp"
 expect 1 "W_query.weight.csv: 4 x 3 values, but W_query.weight here is 2 x 3" -- --print --weights "$tmp/run"
 
+# Tables for slides: Markdown, LaTeX, CSV; heatmaps as text.
+count=$((count + 1))
+"$bin" --print --format markdown --stage output | grep -qF "| Your | 0.3190 | 0.4858 |" ||
+    fail "--format markdown: the output row"
+"$bin" --print --format latex --stage masked.h0 | grep -qF 'Your & 0.2029 & $-\infty$ &' ||
+    fail "--format latex: -inf as \$-\\infty\$"
+"$bin" --print --format latex --stage context | grep -qF 'Your & $-$0.4519 & 0.2216' ||
+    fail "--format latex: a negative number"
+"$bin" --format csv --stage context | grep -qx "Your,-0.4519,0.2216" || fail "--format csv: the context row"
+"$bin" --heatmap --stage weights.h0 >"$tmp/heat" || fail "--heatmap failed"
+grep -q "Your .* 1.0000" "$tmp/heat" && ! grep -q "$(printf '\033')" "$tmp/heat" ||
+    fail "--heatmap into a pipe: plain text expected"
+LANG=C.UTF-8 "$bin" --heatmap --stage weights.h0 | grep -q "$(printf '\342\226\210') 1.0000" ||
+    fail "--heatmap in UTF-8: a full block before the weight 1.0000"
+expect 2 "--format: 'pdf' is not a format" -- --print --format pdf
+expect 2 "--heatmap works with --print, not --export" -- --export "$tmp/x" --heatmap
+
 # Q, K and V given directly.
 count=$((count + 1))
 "$bin" --print --qkv "$src/samples/soft-dictionary" --scale-dim 4 --stage output --digits 1 |

@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "render/grid.h"
@@ -151,6 +152,117 @@ grid_dump_styles(const struct grid *g, FILE *out)
                 ch = palette_role_letter((enum palette_role)c->role);
             fputc(ch, out);
         }
+        fputc('\n', out);
+    }
+}
+
+static int
+depth_colour(struct rgb c, enum palette_depth depth)
+{
+    if (depth == DEPTH_DIRECT)
+        return (c.r << 16) | (c.g << 8) | c.b;
+    return palette_rgb_to_256(c);
+}
+
+void
+grid_cell_colours(const struct cell *c, enum palette_depth depth, int *fg, int *bg)
+{
+    struct rgb f;
+    struct rgb b;
+
+    *fg = -1;
+    *bg = -1;
+    if (depth == DEPTH_MONO)
+        return;
+    if (c->role == ROLE_HEAT) {
+        b = palette_ramp_rgb((enum palette_ramp)c->ramp, c->level);
+        if (depth == DEPTH_8) {
+            *bg = palette_ramp_to_8((enum palette_ramp)c->ramp, c->level);
+            *fg = (*bg == 0 || *bg == 1 || *bg == 4 || *bg == 5) ? 7 : 0;
+        } else {
+            *bg = depth_colour(b, depth);
+            *fg = depth_colour(palette_text_on(b), depth);
+        }
+    } else if (depth != DEPTH_8 && palette_role_rgb((enum palette_role)c->role, &f, &b)) {
+        *fg = depth_colour(f, depth);
+        *bg = depth_colour(b, depth);
+    } else {
+        palette_role_8((enum palette_role)c->role, fg, bg);
+    }
+}
+
+int
+grid_cell_attrs(const struct cell *c, enum palette_depth depth)
+{
+    return palette_role_attrs((enum palette_role)c->role, depth != DEPTH_MONO) | c->attr;
+}
+
+/* Appends the SGR parameters of one colour (fg or bg) to buf. */
+static int
+sgr_colour(char *buf, size_t size, int colour, bool background, enum palette_depth depth)
+{
+    if (colour < 0)
+        return snprintf(buf, size, ";%d", background ? 49 : 39);
+    if (depth == DEPTH_DIRECT)
+        return snprintf(buf, size, ";%d;2;%d;%d;%d", background ? 48 : 38, (colour >> 16) & 255,
+                        (colour >> 8) & 255, colour & 255);
+    if (depth == DEPTH_256)
+        return snprintf(buf, size, ";%d;5;%d", background ? 48 : 38, colour);
+    return snprintf(buf, size, ";%d", (background ? 40 : 30) + colour);
+}
+
+void
+grid_write_ansi(const struct grid *g, FILE *out, enum palette_depth depth)
+{
+    char enc[8];
+
+    for (int y = 0; y < g->height; y++) {
+        int end = g->width;
+        char current[96] = "";
+        while (end > 0) {
+            const struct cell *c = grid_at(g, end - 1, y);
+            int fg;
+            int bg;
+            grid_cell_colours(c, depth, &fg, &bg);
+            if (c->ch != ' ' || bg >= 0 || (grid_cell_attrs(c, depth) & ATTR_REVERSE))
+                break;
+            end--;
+        }
+        for (int x = 0; x < end; x++) {
+            const struct cell *c = grid_at(g, x, y);
+            char sgr[96];
+            int fg;
+            int bg;
+            int attrs = grid_cell_attrs(c, depth);
+            int n;
+            if (c->ch == GRID_CONTINUATION)
+                continue;
+            /* Without colour the text is plain: glyphs carry the values. */
+            if (depth != DEPTH_MONO) {
+                grid_cell_colours(c, depth, &fg, &bg);
+                n = snprintf(sgr, sizeof sgr, "\033[0");
+                if (attrs & ATTR_BOLD)
+                    n += snprintf(sgr + n, sizeof sgr - (size_t)n, ";1");
+                if (attrs & ATTR_DIM)
+                    n += snprintf(sgr + n, sizeof sgr - (size_t)n, ";2");
+                if (attrs & ATTR_UNDERLINE)
+                    n += snprintf(sgr + n, sizeof sgr - (size_t)n, ";4");
+                if (attrs & ATTR_REVERSE)
+                    n += snprintf(sgr + n, sizeof sgr - (size_t)n, ";7");
+                if (depth != DEPTH_MONO) {
+                    n += sgr_colour(sgr + n, sizeof sgr - (size_t)n, fg, false, depth);
+                    n += sgr_colour(sgr + n, sizeof sgr - (size_t)n, bg, true, depth);
+                }
+                snprintf(sgr + n, sizeof sgr - (size_t)n, "m");
+                if (strcmp(sgr, current) != 0) {
+                    fputs(sgr, out);
+                    snprintf(current, sizeof current, "%s", sgr);
+                }
+            }
+            fwrite(enc, 1, (size_t)text_encode(c->ch, enc), out);
+        }
+        if (current[0] != '\0')
+            fputs("\033[0m", out);
         fputc('\n', out);
     }
 }

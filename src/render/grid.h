@@ -79,6 +79,23 @@ void grid_fill(struct grid *g, struct rect r, uint32_t ch, struct style st);
 /* Adds attributes to every cell of a rectangle (the cursor's reverse video). */
 void grid_add_attr(struct grid *g, struct rect r, int attr);
 
+/*
+ * The colours a cell is drawn in on a terminal of the given depth: colour
+ * numbers in that depth's numbering (0xRRGGBB for DEPTH_DIRECT, 0-255, or
+ * 0-7), -1 for the terminal's default.  Without colour both are -1.
+ */
+void grid_cell_colours(const struct cell *c, enum palette_depth depth, int *fg, int *bg);
+
+/* The attributes (ATTR_*) a cell is drawn with: its role's and its own. */
+int grid_cell_attrs(const struct cell *c, enum palette_depth depth);
+
+/*
+ * Writes the grid as text with ANSI escape sequences for its colours and
+ * attributes, one line per row, trailing blanks cut.  At DEPTH_MONO the text
+ * is plain, without any escape sequence.
+ */
+void grid_write_ansi(const struct grid *g, FILE *out, enum palette_depth depth);
+
 /* Writes the characters of the grid, one line per row, trailing blanks cut. */
 void grid_dump_text(const struct grid *g, FILE *out);
 

@@ -97,45 +97,13 @@ struct screen {
 };
 
 static int
-colour_of_rgb(const struct screen *s, struct rgb c)
-{
-    if (s->depth == DEPTH_DIRECT)
-        return (c.r << 16) | (c.g << 8) | c.b;
-    return palette_rgb_to_256(c);
-}
-
-static int
 pair_for(const struct screen *s, const struct cell *c)
 {
-    int fg = -1;
-    int bg = -1;
-    struct rgb f;
-    struct rgb b;
+    int fg;
+    int bg;
     int pair;
 
-    if (s->depth == DEPTH_MONO)
-        return 0;
-    if (c->role == ROLE_HEAT) {
-        b = palette_ramp_rgb((enum palette_ramp)c->ramp, c->level);
-        if (s->depth == DEPTH_8) {
-            bg = palette_ramp_to_8((enum palette_ramp)c->ramp, c->level);
-            fg = (bg == 0 || bg == 1 || bg == 4 || bg == 5) ? COLOR_WHITE : COLOR_BLACK;
-        } else {
-            bg = colour_of_rgb(s, b);
-            fg = colour_of_rgb(s, palette_text_on(b));
-        }
-    } else if (s->depth == DEPTH_8) {
-        palette_role_8((enum palette_role)c->role, &fg, &bg);
-    } else if (palette_role_rgb((enum palette_role)c->role, &f, &b)) {
-        fg = colour_of_rgb(s, f);
-        bg = colour_of_rgb(s, b);
-    } else {
-        int f8;
-        int b8;
-        palette_role_8((enum palette_role)c->role, &f8, &b8);
-        fg = f8;
-        bg = b8;
-    }
+    grid_cell_colours(c, s->depth, &fg, &bg);
     if (fg == -1 && bg == -1)
         return 0;
     pair = alloc_pair(fg, bg);
@@ -145,7 +113,7 @@ pair_for(const struct screen *s, const struct cell *c)
 static attr_t
 attrs_for(const struct screen *s, const struct cell *c)
 {
-    int a = palette_role_attrs((enum palette_role)c->role, s->depth != DEPTH_MONO) | c->attr;
+    int a = grid_cell_attrs(c, s->depth);
     attr_t out = A_NORMAL;
 
     if (a & ATTR_BOLD)
