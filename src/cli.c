@@ -38,6 +38,8 @@ enum {
     OPT_SCALE_DIM,
     OPT_FORMAT,
     OPT_HEATMAP,
+    OPT_WALKTHROUGH,
+    OPT_PRESENT,
     OPT_VERSION
 };
 
@@ -69,6 +71,8 @@ static const struct option long_options[] = {
     { "qkv", required_argument, NULL, OPT_QKV },
     { "format", required_argument, NULL, OPT_FORMAT },
     { "heatmap", no_argument, NULL, OPT_HEATMAP },
+    { "walkthrough", required_argument, NULL, OPT_WALKTHROUGH },
+    { "present", no_argument, NULL, OPT_PRESENT },
     { "scale-dim", required_argument, NULL, OPT_SCALE_DIM },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, OPT_VERSION },
@@ -118,6 +122,9 @@ static const char usage_text[] =
     "                          glyphs otherwise)\n"
     "      --export DIR        write every stage and parameter as CSV files into DIR\n"
     "      --mono              no colour in the interactive view\n"
+    "      --present           presentation mode: big cells, high contrast, no bars\n"
+    "      --walkthrough FILE  play a scripted lesson (a file, or the name of an installed\n"
+    "                          one); with --print, write it out as a handout\n"
     "  -h, --help              this help\n"
     "      --version           the version\n"
     "\n"
@@ -335,6 +342,12 @@ cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_si
         case OPT_HEATMAP:
             o->heatmap = true;
             break;
+        case OPT_WALKTHROUGH:
+            o->walkthrough = arg;
+            break;
+        case OPT_PRESENT:
+            o->present = true;
+            break;
         case OPT_SCALE_DIM:
             r = parse_int("--scale-dim", arg, 1, ATTN_MAX_DIM, &o->cfg.scale_dim, err, err_size);
             break;
@@ -357,6 +370,9 @@ cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_si
     if (optind < argc)
         return fail(err, err_size,
                     "'%s': unexpected argument (give the sentence with -s \"...\")", argv[optind]);
+    if (o->walkthrough != NULL && (o->mode == CLI_EXPORT || o->stage_count > 0))
+        return fail(err, err_size, "--walkthrough: each step names its own stage; drop %s",
+                    o->mode == CLI_EXPORT ? "--export" : "--stage");
     if ((o->heatmap || o->format != PRINT_TEXT) && o->mode == CLI_EXPORT)
         return fail(err, err_size, "--%s works with --print, not --export",
                     o->heatmap ? "heatmap" : "format");

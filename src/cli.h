@@ -31,6 +31,8 @@ struct cli_options {
     enum print_format format;        /* --format */
     bool heatmap;                    /* --heatmap */
     bool mono;                       /* --mono: no colour in the TUI */
+    bool present;                    /* --present: presentation mode */
+    const char *walkthrough;         /* --walkthrough FILE, or NULL */
 };
 
 /* The sentence attnscope starts on: the book's. */

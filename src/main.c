@@ -22,6 +22,7 @@
 #include "print.h"
 #include "tui/app.h"
 #include "tui/tui.h"
+#include "walkthrough.h"
 
 enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
@@ -56,17 +57,53 @@ is_usage_status(enum attn_status st)
     return st == ATTN_EVALUE || st == ATTN_EPARSE || st == ATTN_ELIMIT;
 }
 
+/*
+ * Loads and checks the walkthrough --walkthrough names, so that a bad file
+ * is reported before the screen changes.
+ */
+static int
+load_walkthrough(const struct cli_options *o, struct walkthrough *w, struct attn_error *err)
+{
+    char path[4096];
+
+    if (walkthrough_find(o->walkthrough, path, sizeof path) != 0) {
+        attn_fail(err, ATTN_EIO,
+                  "--walkthrough %s: no such file, and no installed walkthrough of that name",
+                  o->walkthrough);
+        return -1;
+    }
+    if (walkthrough_load(w, path, err) != ATTN_OK)
+        return -1;
+    if (walkthrough_verify(w, err) < 0) {
+        walkthrough_destroy(w);
+        return -1;
+    }
+    return 0;
+}
+
 static int
 run_tui(const struct cli_options *o, const struct pipeline_source *src)
 {
     struct app app;
     struct attn_error err;
     enum attn_status st;
+    struct walkthrough w;
 
     attn_error_clear(&err);
+    if (o->walkthrough != NULL && load_walkthrough(o, &w, &err) != 0)
+        return die(EXIT_INPUT, err.msg);
     st = app_init(&app, &o->cfg, src, o->weights_dir, &err);
-    if (st != ATTN_OK)
+    if (st != ATTN_OK) {
+        if (o->walkthrough != NULL)
+            walkthrough_destroy(&w);
         return die(is_usage_status(st) ? EXIT_USAGE : EXIT_INPUT, err.msg);
+    }
+    app.view.present = o->present;
+    if (o->walkthrough != NULL && app_play(&app, &w, &err) != ATTN_OK) {
+        walkthrough_destroy(&w);
+        app_destroy(&app);
+        return die(EXIT_INPUT, err.msg);
+    }
     st = tui_run(&app, o->mono, &err);
     app_destroy(&app);
     if (st != ATTN_OK)
@@ -107,6 +144,29 @@ heatmap_output(const struct cli_options *o, struct print_options *po)
         po->width = ws.ws_col;
     else if (columns != NULL && atoi(columns) > 20)
         po->width = atoi(columns);
+}
+
+static int
+print_handout(const struct cli_options *o)
+{
+    struct walkthrough w;
+    struct attn_error err;
+    struct print_options po;
+    int rc;
+
+    if (load_walkthrough(o, &w, &err) != 0)
+        return die(EXIT_INPUT, err.msg);
+    memset(&po, 0, sizeof po);
+    po.digits = o->digits;
+    po.format = o->format;
+    po.heatmap = o->heatmap;
+    if (o->heatmap)
+        heatmap_output(o, &po);
+    rc = walkthrough_print(stdout, &w, &po, 78, &err);
+    walkthrough_destroy(&w);
+    if (rc != 0)
+        return die(EXIT_INPUT, err.msg);
+    return fflush(stdout) == 0 ? 0 : die(EXIT_INPUT, "cannot write to standard output");
 }
 
 /* Resolves every --stage name; an unknown one is a usage error naming it. */
@@ -170,6 +230,10 @@ main(int argc, char **argv)
     src.qkv = o.qkv_dir != NULL ? &qkv : NULL;
     if (o.mode == CLI_TUI) {
         code = run_tui(&o, &src);
+        goto out;
+    }
+    if (o.walkthrough != NULL) {
+        code = print_handout(&o);
         goto out;
     }
     if (pipeline_create(&p, &o.cfg, &src, &err) != ATTN_OK) {

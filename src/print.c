@@ -341,7 +341,7 @@ print_header(FILE *out, const struct pipeline *p, const struct print_options *po
     fputc('\n', out);
 }
 
-static void
+void
 print_stage(FILE *out, const struct pipeline *p, enum pipeline_stage s, int head,
             const struct print_options *po)
 {

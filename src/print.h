@@ -29,6 +29,10 @@ int print_format_parse(const char *name, enum print_format *f);
 /* Writes the header and the chosen stages (or all of them) to out. */
 void print_pipeline(FILE *out, const struct pipeline *p, const struct print_options *po);
 
+/* Writes one stage (one head of a per-head stage) as po says. */
+void print_stage(FILE *out, const struct pipeline *p, enum pipeline_stage s, int head,
+                 const struct print_options *po);
+
 /* The number of terminal columns a UTF-8 string takes (one per code point). */
 int print_text_width(const char *s);
 

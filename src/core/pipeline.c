@@ -51,6 +51,10 @@ pipeline_stage_formula(const struct pipeline *p, enum pipeline_stage s)
         return "scores (no mask)";
     if (s == STAGE_SCALED && !p->cfg.scale)
         return p->cfg.temperature != 1.0 ? "masked / T" : "masked (not scaled)";
+    if (s == STAGE_SCALED && p->cfg.scale_dim > 0)
+        return p->cfg.temperature != 1.0 ? "masked / (sqrt(--scale-dim) T)" : "masked / sqrt(--scale-dim)";
+    if (s == STAGE_SCALED && p->cfg.temperature != 1.0)
+        return "masked / (sqrt(d_k) T)";
     if (s == STAGE_DROPPED && !p->st.dropout_on)
         return "weights (no dropout)";
     if (s == STAGE_OUTPUT && v != ATTN_MHA)

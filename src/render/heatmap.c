@@ -41,7 +41,7 @@ heatmap_level(const struct heatmap_spec *spec, float v)
 
     if (!isfinite(v))
         return 0;
-    if (spec->ramp == RAMP_DIVERGING) {
+    if (spec->ramp == RAMP_DIVERGING || spec->ramp == RAMP_DIVERGING_HC) {
         double m = fmax(fabs((double)spec->lo), fabs((double)spec->hi));
         t = m > 0 ? 0.5 + (double)v / (2.0 * m) : 0.5;
     } else {
@@ -233,8 +233,9 @@ heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *spec, i
     if (r.w < lw + 3 || r.h < 2 || rows == 0 || cols == 0)
         return;
     choose_cells(spec, r.w - lw - 1, geo);
+    geo->row_h = 1 + (spec->row_gap > 0 ? spec->row_gap : 0);
     geo->vis_cols = (r.w - lw - 1) / geo->cell_w;
-    geo->vis_rows = r.h - 1;
+    geo->vis_rows = (r.h - 1 + spec->row_gap) / geo->row_h;
     if (geo->vis_cols > cols)
         geo->vis_cols = cols;
     if (geo->vis_rows > rows)
@@ -263,7 +264,7 @@ heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *spec, i
     }
     for (int k = 0; k < geo->vis_rows; k++) {
         int i = geo->row0 + k;
-        int y = geo->y0 + k;
+        int y = geo->y0 + k * geo->row_h;
         struct style st = style_role(spec->row_marked && spec->row_marked[i] ? ROLE_LABEL_MADE_UP
                                                                             : ROLE_LABEL);
         int used;
@@ -279,7 +280,7 @@ heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *spec, i
     if (spec->cursor_row >= geo->row0 && spec->cursor_row < geo->row0 + geo->vis_rows &&
         spec->cursor_col >= geo->col0 && spec->cursor_col < geo->col0 + geo->vis_cols) {
         struct rect cur = { geo->x0 + (spec->cursor_col - geo->col0) * geo->cell_w,
-                            geo->y0 + spec->cursor_row - geo->row0, geo->cell_w, 1 };
+                            geo->y0 + (spec->cursor_row - geo->row0) * geo->row_h, geo->cell_w, 1 };
         grid_add_attr(g, cur, ATTR_REVERSE);
     }
 }
@@ -293,7 +294,9 @@ heatmap_hit(const struct heatmap_geometry *geo, int sx, int sy, int *row, int *c
     if (geo->cell_w <= 0 || sx < geo->x0 || sy < geo->y0)
         return -1;
     c = (sx - geo->x0) / geo->cell_w;
-    k = sy - geo->y0;
+    if ((sy - geo->y0) % (geo->row_h > 0 ? geo->row_h : 1) != 0)
+        return -1;
+    k = (sy - geo->y0) / (geo->row_h > 0 ? geo->row_h : 1);
     if (c >= geo->vis_cols || k >= geo->vis_rows)
         return -1;
     *row = geo->row0 + k;

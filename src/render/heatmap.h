@@ -39,12 +39,14 @@ struct heatmap_spec {
     const void *kind_ctx;
     int cursor_row, cursor_col;      /* -1: no cursor */
     int max_cell_w;                  /* widest cell (larger in presentation mode) */
+    int row_gap;                     /* blank lines between rows (presentation mode) */
     bool colour;
     bool utf8;
 };
 
 struct heatmap_geometry {
     int x0, y0;        /* the top-left visible data cell on screen */
+    int row_h;         /* screen rows per matrix row */
     int cell_w;        /* columns per cell */
     int row0, col0;    /* the first visible row and column */
     int vis_rows, vis_cols;

@@ -33,10 +33,30 @@ static const struct rgb diverging[] = {
     { 33, 102, 172 }, { 146, 197, 222 }, { 235, 235, 235 }, { 244, 165, 130 }, { 178, 24, 43 },
 };
 
+/* Presentation: luminance alone carries the value, so a washed-out projector
+ * or a black-and-white printout keeps it. */
+static const struct rgb sequential_hc[] = {
+    { 255, 255, 255 }, { 191, 191, 191 }, { 128, 128, 128 }, { 64, 64, 64 }, { 0, 0, 0 },
+};
+
+static const struct rgb diverging_hc[] = {
+    { 0, 0, 128 }, { 128, 128, 200 }, { 255, 255, 255 }, { 200, 128, 128 }, { 128, 0, 0 },
+};
+
+enum palette_ramp
+palette_high_contrast(enum palette_ramp ramp)
+{
+    return ramp == RAMP_SEQUENTIAL || ramp == RAMP_SEQUENTIAL_HC ? RAMP_SEQUENTIAL_HC
+                                                                 : RAMP_DIVERGING_HC;
+}
+
 struct rgb
 palette_ramp_rgb(enum palette_ramp ramp, int level)
 {
-    const struct rgb *stops = ramp == RAMP_SEQUENTIAL ? sequential : diverging;
+    const struct rgb *stops = ramp == RAMP_SEQUENTIAL      ? sequential
+                              : ramp == RAMP_DIVERGING    ? diverging
+                              : ramp == RAMP_SEQUENTIAL_HC ? sequential_hc
+                                                          : diverging_hc;
     int segment;
     int frac;
     struct rgb a;
@@ -111,9 +131,14 @@ palette_ramp_to_8(enum palette_ramp ramp, int level)
     /* 0 black 1 red 2 green 3 yellow 4 blue 5 magenta 6 cyan 7 white */
     static const int seq[] = { 0, 4, 6, 2, 3 };
     static const int div[] = { 4, 6, 7, 3, 1 };
+    static const int seq_hc[] = { 7, 7, 3, 4, 0 };
     int bucket = level * 5 / 256;
 
-    return ramp == RAMP_SEQUENTIAL ? seq[bucket] : div[bucket];
+    if (ramp == RAMP_SEQUENTIAL)
+        return seq[bucket];
+    if (ramp == RAMP_SEQUENTIAL_HC)
+        return seq_hc[bucket];
+    return div[bucket];
 }
 
 bool

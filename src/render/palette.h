@@ -46,9 +46,14 @@ enum palette_role {
 };
 
 enum palette_ramp {
-    RAMP_SEQUENTIAL, /* 0 .. max: attention weights */
-    RAMP_DIVERGING   /* -m .. 0 .. +m: scores, projections, embeddings */
+    RAMP_SEQUENTIAL,    /* 0 .. max: attention weights */
+    RAMP_DIVERGING,     /* -m .. 0 .. +m: scores, projections, embeddings */
+    RAMP_SEQUENTIAL_HC, /* the same for projectors and print: white to black */
+    RAMP_DIVERGING_HC   /* dark blue - white - dark red: the magnitude is the darkness */
 };
+
+/* The high-contrast twin of a ramp (presentation mode). */
+enum palette_ramp palette_high_contrast(enum palette_ramp ramp);
 
 /* Text attributes; the cursor is ATTR_REVERSE on top of a cell's own style. */
 enum {

@@ -117,12 +117,16 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
                       spec);
         if (s != VIEW_CONCAT)
             spec->col_group = 0;
+        if (v->present)
+            spec->ramp = palette_high_contrast(spec->ramp);
         return 0;
     }
     /* Q | K | V side by side, or one head's context: copied into scratch. */
     stagemap_spec(&v->map, p, s == VIEW_QKV ? STAGE_QUERIES : STAGE_CONTEXT, head, false,
                   v->colour, v->utf8, spec);
     spec->col_group = 0;
+    if (v->present)
+        spec->ramp = palette_high_contrast(spec->ramp);
     if (s == VIEW_QKV) {
         const struct matrix *src[3] = { &st->queries, &st->keys, &st->values };
         int rows = st->nk > n ? st->nk : n;
@@ -438,6 +442,14 @@ draw_footer(struct grid *g, const struct view *v, int y)
                  "Enter apply  Esc cancel  arrows Home End  Backspace Delete  Ctrl-U Ctrl-W");
         return;
     }
+    if (v->narration != NULL) {
+        grid_put(g, 0, y, g->width, style_role(ROLE_DIM),
+                 v->following ? "Space next step  Backspace previous  arrows cell  w walkthroughs  "
+                                "z present  ? help  q quit"
+                              : "Enter back to the step  Space/p stage  any knob explores  "
+                                "w walkthroughs  q quit");
+        return;
+    }
     grid_put(g, 0, y, g->width, style_role(ROLE_DIM),
              v->utf8 ? "q quit  ? help  e edit  \xe2\x86\x90\xe2\x86\x91\xe2\x86\x93\xe2\x86\x92 cell  "
                        "Space/p stage  Tab head  g grid  x export"
@@ -534,7 +546,9 @@ draw_heatmaps(struct grid *g, struct rect r, struct view *v, const struct pipeli
         return;
     spec.cursor_row = v->cursor_row;
     spec.cursor_col = v->cursor_col;
-    spec.max_cell_w = 10;
+    spec.max_cell_w = v->present ? 14 : 10;
+    /* Presentation mode spaces the rows out when the screen has room. */
+    spec.row_gap = v->present && r.h >= 2 * spec.m->rows + 1 ? 1 : 0;
     heatmap_render(g, r, &spec, &v->scroll_row, &v->scroll_col, &v->geo[0]);
     v->tile_head[0] = v->head;
     v->tiles = 1;
@@ -590,6 +604,88 @@ draw_help(struct grid *g, const struct view *v)
              "Every knob recomputes all stages at once; see man attnscope for the options.");
 }
 
+static void
+draw_picker(struct grid *g, const struct view *v)
+{
+    int first = v->picker_sel - (g->height - 5) + 1;
+
+    if (first < 0)
+        first = 0;
+    grid_clear(g);
+    grid_put(g, 0, 0, g->width, style_role(ROLE_TITLE),
+             "Walkthroughs  (arrows choose, Enter plays, Esc closes)");
+    if (v->picker_count == 0)
+        grid_put(g, 2, 2, g->width - 2, style_role(ROLE_TEXT),
+                 "none found: install attnscope, or run it from its source folder");
+    for (int i = first; i < v->picker_count && 2 + i - first < g->height - 2; i++) {
+        struct style st = style_role(i == v->picker_sel ? ROLE_STAGE_ACTIVE : ROLE_TEXT);
+        grid_printf(g, 2, 2 + i - first, g->width - 2, st, " %s ", v->picker_items[i]);
+    }
+}
+
+/* The walkthrough's title and the step, then its narration; returns the rows used. */
+static int
+draw_narration(struct grid *g, const struct view *v, int y, int max_rows)
+{
+    char head[512];
+    int used = 0;
+    struct rect r;
+
+    snprintf(head, sizeof head, "%s %s - step %d of %d: %s", v->utf8 ? "\xe2\x96\xb6" : ">",
+             v->walk_title, v->step + 1, v->steps, v->step_title);
+    grid_put(g, 0, y, g->width, style_role(ROLE_INSPECT_TITLE), head);
+    used++;
+    if (!v->following && used < max_rows) {
+        grid_printf(g, 0, y + used, g->width, style_role(ROLE_MESSAGE),
+                    "exploring on your own: Enter goes back to step %d", v->step + 1);
+        used++;
+    }
+    r.x = 0;
+    r.y = y + used;
+    r.w = g->width;
+    r.h = max_rows - used;
+    {
+        /* Paragraphs are separated by '\n'; each is wrapped on its own. */
+        const char *para = v->narration;
+        while (*para && r.h > 0) {
+            const char *end = strchr(para, '\n');
+            size_t len = end ? (size_t)(end - para) : strlen(para);
+            char buf[4096];
+            int rows;
+            if (len >= sizeof buf)
+                len = sizeof buf - 1;
+            memcpy(buf, para, len);
+            buf[len] = '\0';
+            rows = draw_wrapped(g, r, style_role(ROLE_TEXT), buf);
+            r.y += rows;
+            r.h -= rows;
+            used += rows;
+            para += len + (end != NULL);
+        }
+    }
+    return used;
+}
+
+static int
+narration_rows(const struct view *v, int width)
+{
+    int rows = 1 + !v->following;
+    const char *para = v->narration;
+
+    while (*para) {
+        const char *end = strchr(para, '\n');
+        size_t len = end ? (size_t)(end - para) : strlen(para);
+        char buf[4096];
+        if (len >= sizeof buf)
+            len = sizeof buf - 1;
+        memcpy(buf, para, len);
+        buf[len] = '\0';
+        rows += count_wrapped(buf, width);
+        para += len + (end != NULL);
+    }
+    return rows;
+}
+
 void
 view_render(struct view *v, const struct pipeline *p, struct grid *g)
 {
@@ -617,11 +713,20 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
         draw_help(g, v);
         return;
     }
+    if (v->picker) {
+        draw_picker(g, v);
+        return;
+    }
     view_clamp(v, p);
 
-    draw_knob_bar(g, p);
-    draw_sentence(g, v, p, 1);
-    draw_stage_bar(g, v, p, 2);
+    /* Presentation mode keeps the stage, the narration and the picture. */
+    y = 0;
+    if (!v->present) {
+        draw_knob_bar(g, p);
+        draw_sentence(g, v, p, 1);
+        draw_stage_bar(g, v, p, 2);
+        y = 3;
+    }
 
     explain_formula(p, v->stage, formula, sizeof formula);
     if (view_stage_spec(v, p, v->stage, v->head, &spec) != 0)
@@ -634,7 +739,6 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
                  spec.m->cols);
     if (v->stage == VIEW_MASK && v->mask_matrix)
         strncat(title, ": the mask itself", sizeof title - strlen(title) - 1);
-    y = 3;
     {
         int x = grid_put(g, 0, y, g->width, style_role(ROLE_TITLE), title);
         x += grid_put(g, x, y, g->width - x, style_role(ROLE_TEXT), "   ");
@@ -644,15 +748,24 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
             grid_put(g, 2, ++y, g->width - 2, style_role(ROLE_FORMULA), formula);
     }
     y++;
-    explain_text(p, v->stage, text, sizeof text);
-    explain_rows = count_wrapped(text, g->width);
-    if (explain_rows > 3)
-        explain_rows = 3;
-    if (g->height < 22 && explain_rows > 2)
-        explain_rows = 2;
-    {
-        struct rect er = { 0, y, g->width, explain_rows };
-        draw_wrapped(g, er, style_role(ROLE_DIM), text);
+    if (v->narration != NULL) {
+        /* The lesson's words replace the stage's own explanation. */
+        int cap = g->height / 3;
+        explain_rows = narration_rows(v, g->width);
+        if (explain_rows > cap)
+            explain_rows = cap;
+        explain_rows = draw_narration(g, v, y, explain_rows);
+    } else {
+        explain_text(p, v->stage, text, sizeof text);
+        explain_rows = count_wrapped(text, g->width);
+        if (explain_rows > 3)
+            explain_rows = 3;
+        if (g->height < 22 && explain_rows > 2)
+            explain_rows = 2;
+        {
+            struct rect er = { 0, y, g->width, explain_rows };
+            draw_wrapped(g, er, style_role(ROLE_DIM), text);
+        }
     }
     y += explain_rows + 1;
 
@@ -662,6 +775,8 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
         int avail = bottom - y - 1; /* one row for the legend */
         int want = spec.m->rows + 1;
         int insp_min = wide ? 0 : 5;
+        if (v->present && avail - insp_min >= 2 * spec.m->rows + 1)
+            want = 2 * spec.m->rows;
         if (showing_grid(v, p)) {
             int tiles;
             int per_row;
@@ -704,5 +819,6 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
         grid_fill(g, sep, v->utf8 ? 0x2502 : '|', style_role(ROLE_BORDER));
     }
     draw_inspector(g, insp, v, p);
-    draw_footer(g, v, g->height - 1);
+    if (!v->present || v->message != NULL)
+        draw_footer(g, v, g->height - 1);
 }

@@ -51,6 +51,21 @@ struct view {
     bool utf8;
     const struct view_help_line *help_lines; /* the front end's key table */
     int help_count;
+    bool present;            /* presentation mode: no bars, big cells, high contrast */
+
+    /* A walkthrough being played (narration NULL: none). */
+    const char *narration;   /* the step's narration, its references resolved */
+    const char *walk_title;
+    const char *step_title;
+    int step;                /* from 0 */
+    int steps;
+    bool following;          /* on the script (false: exploring away from it) */
+
+    /* The walkthrough picker. */
+    bool picker;
+    const char *const *picker_items;
+    int picker_count;
+    int picker_sel;
 
     /* Filled by view_render, for the front end. */
     int tiles;                                  /* heatmaps drawn */

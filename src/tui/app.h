@@ -14,6 +14,7 @@
 
 #include "attnscope/pipeline.h"
 #include "render/view.h"
+#include "walkthrough.h"
 
 /* Keys beyond Unicode. */
 enum {
@@ -52,6 +53,18 @@ struct app {
     size_t edit_cursor;
     char message[512];
     bool quit;
+
+    /* A walkthrough being played: the app owns it and its step's inputs. */
+    struct walkthrough walk;
+    bool walking;
+    struct walk_resources res;
+    bool have_res;
+    char narration[8192];
+
+    /* The picker's choices. */
+    char **picks;          /* paths */
+    char **pick_titles;
+    int pick_count;
 };
 
 /*
@@ -63,6 +76,12 @@ enum attn_status app_init(struct app *a, const struct attention_config *cfg,
                           const struct pipeline_source *src, const char *weights_dir,
                           struct attn_error *err);
 void app_destroy(struct app *a);
+
+/*
+ * Starts playing w (the app takes it over) at its first step.  Fails, with
+ * err naming the file and line, when the step cannot be built.
+ */
+enum attn_status app_play(struct app *a, struct walkthrough *w, struct attn_error *err);
 
 /* Handles one key. */
 void app_key(struct app *a, int key);

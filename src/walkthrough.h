@@ -1,0 +1,132 @@
+/*
+ * walkthrough.h: scripted lessons (doc/walkthroughs.md describes the format).
+ *
+ * A walkthrough is a text file of steps; each step names a configuration
+ * (the command-line options), a stage, optionally a head and a cell, and has
+ * a paragraph of narration.  Numbers in the narration are references into
+ * the pipeline, {weights[journey][starts]=0.2333}, shown with the core's value
+ * and checked against the number written after '='.
+ */
+#ifndef ATTNSCOPE_WALKTHROUGH_H
+#define ATTNSCOPE_WALKTHROUGH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "attnscope/pipeline.h"
+#include "attnscope/qkv.h"
+#include "attnscope/status.h"
+#include "attnscope/vocab.h"
+#include "cli.h"
+#include "print.h"
+#include "render/explain.h"
+
+/* A walkthrough file may not be larger than this. */
+#define WALK_MAX_BYTES (1u << 20)
+#define WALK_MAX_ARGS 62
+
+struct walk_step {
+    char *title;
+    int line;                 /* where "step:" is */
+    char *options;            /* the step's options, added to the walkthrough's */
+    int options_line;
+    enum view_stage stage;
+    int stage_line;
+    int head;
+    char *cell_row;           /* a label or a number, or NULL */
+    char *cell_col;
+    int cell_line;
+    bool grid;                /* view: grid */
+    bool mask_matrix;         /* view: mask */
+    char *narration;          /* with {references} */
+    int narration_line;
+};
+
+struct walkthrough {
+    char *path;
+    char *dir;                /* relative paths in options are relative to it */
+    char *title;
+    char *options;            /* options for every step */
+    int options_line;
+    int count;
+    struct walk_step *steps;
+};
+
+/* Reads and parses path; errors name path:line. */
+enum attn_status walkthrough_load(struct walkthrough *w, const char *path, struct attn_error *err);
+void walkthrough_destroy(struct walkthrough *w);
+
+/* What one step needs loaded to build its pipeline. */
+struct walk_resources {
+    struct cli_options opts;
+    char *argv_text;           /* the argument strings opts points into */
+    char *paths[3];            /* resolved -e, --qkv, --weights */
+    struct vocab vocab;
+    bool have_vocab;
+    struct qkv_given qkv;
+    bool have_qkv;
+    struct attention_params weights;
+    bool have_weights;
+};
+
+/*
+ * Parses step k's options (the walkthrough's, then the step's) and loads
+ * its vocabulary, Q/K/V and weights; errors name path:line.
+ */
+enum attn_status walkthrough_resources(const struct walkthrough *w, int k,
+                                       struct walk_resources *res, struct attn_error *err);
+void walk_resources_destroy(struct walk_resources *res);
+
+/* The pipeline source of loaded resources. */
+struct pipeline_source walk_resources_source(const struct walk_resources *res);
+
+/*
+ * Where step k puts the cursor: the cell's row and column in the view's
+ * matrix of p.  Returns 0, or -1 with path:line in err when the step names
+ * a cell p does not have.
+ */
+int walkthrough_cell(const struct walkthrough *w, int k, const struct pipeline *p, int *row,
+                     int *col, struct attn_error *err);
+
+/*
+ * Writes step k's narration with every reference replaced by its value from
+ * p and the `quotes` marks removed.  Returns 0, or -1 with path:line in err
+ * for a reference p has no value for.
+ */
+int walkthrough_narrate(const struct walkthrough *w, int k, const struct pipeline *p, char *buf,
+                        size_t size, struct attn_error *err);
+
+/*
+ * Checks everything step k's narration quotes against p: every reference
+ * must resolve and round to the number written after '=', and every number
+ * with three or more decimals must be such a reference or in `quotes`.
+ * Returns the number of references checked, or -1 with path:line in err.
+ */
+int walkthrough_verify_step(const struct walkthrough *w, int k, const struct pipeline *p,
+                            struct attn_error *err);
+
+/* Builds every step and verifies it; the number of references checked, or -1. */
+int walkthrough_verify(const struct walkthrough *w, struct attn_error *err);
+
+/*
+ * Writes the walkthrough as a handout: each step's title, narration
+ * (wrapped to width columns) and the table of its stage.  Returns 0, or -1
+ * with err set.
+ */
+int walkthrough_print(FILE *out, const struct walkthrough *w, const struct print_options *po,
+                      int width, struct attn_error *err);
+
+/*
+ * The folders the installed walkthroughs are looked for in, in order:
+ * $ATTNSCOPE_WALKTHROUGHS, the package's data folder, ./samples/walkthroughs.
+ * Returns how many of them exist (up to max).
+ */
+int walkthrough_dirs(const char **dirs, int max);
+
+/*
+ * The walkthrough named name: a path, or a file name (with or without
+ * ".walk") in one of walkthrough_dirs().  Writes the path into buf.
+ */
+int walkthrough_find(const char *name, char *buf, size_t size);
+
+#endif
