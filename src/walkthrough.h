@@ -118,7 +118,8 @@ int walkthrough_print(FILE *out, const struct walkthrough *w, const struct print
 
 /*
  * The folders the installed walkthroughs are looked for in, in order:
- * $ATTNSCOPE_WALKTHROUGHS, the package's data folder, ./samples/walkthroughs.
+ * $ATTNSCOPE_WALKTHROUGHS, the package's data folder, samples/walkthroughs
+ * beside the program, and ./samples/walkthroughs.
  * Returns how many of them exist (up to max).
  */
 int walkthrough_dirs(const char **dirs, int max);

@@ -11,6 +11,7 @@ set -u
 command -v tmux >/dev/null 2>&1 || { echo "tmux is not installed: skipping"; exit 77; }
 
 bin=$(cd "${top_builddir:-.}" && pwd)/attnscope
+srcdir=$(cd "${top_srcdir:-.}" && pwd)
 golden="${top_srcdir:-.}/tests/golden/screens"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/attnscope-tui-XXXXXX")
 base="attnscope-test-$$"
@@ -57,7 +58,7 @@ start() {
     sock="$base-$scenario"
     rm -f "$tmp/before" "$tmp/after" "$tmp/rc"
     t new -d -x "$w" -y "$h" -c "$tmp" \
-        "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color sh -c 'stty -g > $tmp/before; \"$bin\" $*; echo \$? > $tmp/rc; stty -g > $tmp/after; sleep 30'"
+        "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color ATTNSCOPE_WALKTHROUGHS=$srcdir/samples/walkthroughs sh -c 'stty -g > $tmp/before; \"$bin\" $*; echo \$? > $tmp/rc; stty -g > $tmp/after; sleep 30'"
     i=0
     while [ $i -lt 100 ] && ! t capture-pane -p 2>/dev/null | grep -q "sentence:"; do
         sleep 0.05
@@ -215,12 +216,46 @@ checks=$((checks + 1))
 [ -f "$tmp/attnscope-export/weights.h1.csv" ] && [ -f "$tmp/attnscope-export/out_proj.bias.csv" ] ||
     fail "export: files missing in $tmp/attnscope-export"
 
-# 10. Quitting gives the terminal back.
+# 10. Every shipped walkthrough played to the end; the last step's screen is golden.
+for walk in "$srcdir"/samples/walkthroughs/*.walk; do
+    name=$(basename "$walk" .walk)
+    steps=$(grep -c '^step:' "$walk")
+    start 100 30 --walkthrough "$walk"
+    snap "$name: step 1"
+    i=1
+    while [ $i -lt "$steps" ]; do
+        keys Space
+        i=$((i + 1))
+    done
+    snap "$name: step $steps"
+    keys Space
+    snap "$name: after the last step"
+    checks=$((checks + 1))
+    grep -q "step $steps of $steps" "$tmp/capture" && grep -q "the end of" "$tmp/capture" ||
+        fail "walkthrough $name did not reach its last step"
+    finish "walk-$name"
+done
+
+# 11. Leaving a walkthrough to explore, and coming back; the picker; presentation mode.
+start 100 30 --walkthrough "$srcdir/samples/walkthroughs/03-causal-and-dropout.walk"
+keys Space m
+snap "exploring: the mask switched off"
+keys Enter
+snap "back to step 2"
+keys z
+snap "presentation mode"
+keys z w
+snap "the picker"
+keys Down Enter
+snap "walkthrough 2 from the picker"
+finish walk-explore
+
+# 12. Quitting gives the terminal back.
 start 100 30
 keys 6 q
 restored "q" 0
 
-# 11. So do SIGTERM, SIGINT and SIGHUP, and the exit status tells which.
+# 13. So do SIGTERM, SIGINT and SIGHUP, and the exit status tells which.
 for sig in TERM INT HUP; do
     start 100 30
     keys 6
@@ -231,7 +266,7 @@ for sig in TERM INT HUP; do
     restored "SIG$sig" "$code"
 done
 
-# 12. A terminal that cannot move the cursor is refused with a message.
+# 14. A terminal that cannot move the cursor is refused with a message.
 checks=$((checks + 1))
 scenario=$((scenario + 1))
 sock="$base-$scenario"
@@ -242,7 +277,7 @@ while [ $i -lt 100 ] && [ ! -s "$tmp/dumb.rc" ]; do sleep 0.05; i=$((i + 1)); do
     fail "TERM=dumb: exit $(cat "$tmp/dumb.rc" 2>/dev/null), message: $(cat "$tmp/dumb" 2>/dev/null)"
 t kill-server 2>/dev/null
 
-# 13. Without a terminal: a clear message pointing at --print and --export.
+# 15. Without a terminal: a clear message pointing at --print and --export.
 checks=$((checks + 1))
 msg=$(echo | "$bin" 2>&1 >/dev/null)
 rc=$?

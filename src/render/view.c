@@ -548,7 +548,7 @@ draw_heatmaps(struct grid *g, struct rect r, struct view *v, const struct pipeli
     spec.cursor_col = v->cursor_col;
     spec.max_cell_w = v->present ? 14 : 10;
     /* Presentation mode spaces the rows out when the screen has room. */
-    spec.row_gap = v->present && r.h >= 2 * spec.m->rows + 1 ? 1 : 0;
+    spec.row_gap = v->present && r.h >= 2 * spec.m->rows ? 1 : 0;
     heatmap_render(g, r, &spec, &v->scroll_row, &v->scroll_col, &v->geo[0]);
     v->tile_head[0] = v->head;
     v->tiles = 1;
@@ -775,7 +775,8 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
         int avail = bottom - y - 1; /* one row for the legend */
         int want = spec.m->rows + 1;
         int insp_min = wide ? 0 : 5;
-        if (v->present && avail - insp_min >= 2 * spec.m->rows + 1)
+        /* A header row, the rows, and a blank line between each two. */
+        if (v->present && avail - insp_min >= 2 * spec.m->rows)
             want = 2 * spec.m->rows;
         if (showing_grid(v, p)) {
             int tiles;

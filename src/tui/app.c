@@ -494,8 +494,8 @@ step_to(struct app *a, int k)
 static void
 open_picker(struct app *a)
 {
-    const char *dirs[3];
-    int n = walkthrough_dirs(dirs, 3);
+    const char *dirs[4];
+    int n = walkthrough_dirs(dirs, 4);
 
     free_picks(a);
     for (int d = 0; d < n; d++) {

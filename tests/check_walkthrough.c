@@ -1,0 +1,186 @@
+/*
+ * check_walkthrough.c: the walkthrough format and every shipped walkthrough
+ * (src/walkthrough.c, samples/walkthroughs/).  Each shipped lesson is built
+ * step by step and every number its narration quotes is checked against
+ * the core.
+ */
+#include "config.h"
+
+#include <dirent.h>
+
+#include "testutil.h"
+#include "walkthrough.h"
+
+START_TEST(every_shipped_walkthrough_verifies)
+{
+    DIR *d = opendir(test_path("samples/walkthroughs"));
+    struct dirent *e;
+    int files = 0;
+    int refs = 0;
+
+    ck_assert_msg(d != NULL, "samples/walkthroughs is missing");
+    while ((e = readdir(d)) != NULL) {
+        char path[4200];
+        struct walkthrough w;
+        struct attn_error err;
+        int n;
+        size_t len = strlen(e->d_name);
+        if (len < 6 || strcmp(e->d_name + len - 5, ".walk") != 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", test_path("samples/walkthroughs"), e->d_name);
+        ck_assert_msg(walkthrough_load(&w, path, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_msg(w.count >= 4, "%s: only %d steps", e->d_name, w.count);
+        n = walkthrough_verify(&w, &err);
+        ck_assert_msg(n > 0, "%s", err.msg);
+        refs += n;
+        files++;
+        walkthrough_destroy(&w);
+    }
+    closedir(d);
+    ck_assert_int_eq(files, 7);
+    ck_assert_msg(refs >= 90, "only %d numbers are checked", refs);
+    printf("walkthroughs: %d files, %d quoted numbers checked against the core\n", files, refs);
+}
+END_TEST
+
+static void
+expect_load_error(const char *text, const char *needle)
+{
+    const char *path = test_write_text(dir, "bad.walk", text);
+    struct walkthrough w;
+    struct attn_error err;
+
+    attn_error_clear(&err);
+    ck_assert_int_ne(walkthrough_load(&w, path, &err), ATTN_OK);
+    ck_assert_msg(strstr(err.msg, needle) != NULL, "'%s' not in: %s", needle, err.msg);
+}
+
+static void
+expect_verify_error(const char *text, const char *needle)
+{
+    const char *path = test_write_text(dir, "bad.walk", text);
+    struct walkthrough w;
+    struct attn_error err;
+
+    attn_error_clear(&err);
+    ck_assert_msg(walkthrough_load(&w, path, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_lt(walkthrough_verify(&w, &err), 0);
+    ck_assert_msg(strstr(err.msg, needle) != NULL, "'%s' not in: %s", needle, err.msg);
+    walkthrough_destroy(&w);
+}
+
+START_TEST(format_errors_name_file_and_line)
+{
+    expect_load_error("title: t\nsteps: x\n", "bad.walk:2: 'steps:' is not a header directive");
+    expect_load_error("title: t\n", "no steps");
+    expect_load_error("step: one\nstage: weights\nnote: hi\n\ntext\n",
+                      "bad.walk:3: 'note:' is not a step directive");
+    expect_load_error("step: one\nstage: attention\n\ntext\n",
+                      "bad.walk:2: stage 'attention' does not exist");
+    expect_load_error("step: one\n\ntext\n", "bad.walk:1: step 'one' has no stage");
+    expect_load_error("step: one\nstage: weights\n", "bad.walk:1: step 'one' has no narration");
+    expect_load_error("step: one\nstage: weights\ncell: journey\n\ntext\n",
+                      "bad.walk:3: cell 'journey' needs a row and a column");
+    expect_load_error("step: one\nstage: weights\nhead: first\n\ntext\n",
+                      "bad.walk:3: head 'first' is not a head number");
+    expect_load_error("step: one\nstage: weights\nview: zoom\n\ntext\n",
+                      "bad.walk:3: view 'zoom' is not grid or mask");
+    expect_load_error("step: \nstage: weights\n\ntext\n", "bad.walk:1: a step needs a title");
+    expect_load_error("step: one\nstage: weights\n\ntext \xff\n", "bad.walk:4: not UTF-8");
+}
+END_TEST
+
+START_TEST(steps_that_cannot_be_built_name_their_line)
+{
+    expect_verify_error("options: --heads 3\nstep: one\nstage: weights\n\ntext\n",
+                        "bad.walk:2: --heads 3 does not divide --d-out 2");
+    expect_verify_error("step: one\noptions: --sentence \"unclosed\nstage: weights\n\ntext\n",
+                        "bad.walk:2: a quote is not closed");
+    expect_verify_error("step: one\noptions: --print\nstage: weights\n\ntext\n",
+                        "bad.walk:2: only options that configure attention");
+    expect_verify_error("step: one\noptions: -e nowhere.csv\nstage: weights\n\ntext\n",
+                        "bad.walk:2: ");
+    expect_verify_error("step: one\nstage: weights\ncell: journey moon\n\ntext\n",
+                        "bad.walk:3: the weights stage has no column 'moon'");
+    expect_verify_error("step: one\nstage: weights\nhead: 4\n\ntext\n",
+                        "bad.walk:1: head 4 does not exist (2 heads)");
+    expect_verify_error("step: one\nstage: positional\n\ntext\n",
+                        "bad.walk:2: this configuration has no positional stage");
+}
+END_TEST
+
+START_TEST(quoted_numbers_are_checked)
+{
+    /* A right number passes; a wrong one, a bad reference and a bare number do not. */
+    const char *path = test_write_text(dir, "ok.walk",
+                                       "step: one\nstage: output\n\n"
+                                       "The book's {output[Your][d0]=0.3190}, quoted `0.1234`,\n"
+                                       "and {masked.h0[Your][step]=-inf}.\n");
+    struct walkthrough w;
+    struct attn_error err;
+
+    ck_assert_msg(walkthrough_load(&w, path, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(walkthrough_verify(&w, &err), 2);
+    walkthrough_destroy(&w);
+
+    expect_verify_error("step: one\nstage: output\n\nline one\nthe {output[Your][d0]=0.3191}\n",
+                        "bad.walk:5: {output[Your][d0]=0.3191}: attnscope computes 0.319018");
+    expect_verify_error("step: one\nstage: output\n\nthe {output[Your][d9]}\n",
+                        "bad.walk:4: {output[Your][d9]}: output has no column 'd9'");
+    expect_verify_error("step: one\nstage: output\n\nthe {weights[Your]}\n",
+                        "bad.walk:4: '{weights[Your]}' is not a reference");
+    expect_verify_error("step: one\nstage: output\n\nabout 0.3190 here\n",
+                        "bad.walk:4: the number 0.3190 is not checked");
+}
+END_TEST
+
+START_TEST(narration_renders_values_and_paragraphs)
+{
+    const char *path = test_write_text(dir, "ok.walk",
+                                       "title: T\noptions: --variant simple\n"
+                                       "step: one\nstage: weights\ncell: journey starts\n\n"
+                                       "first {weights[journey][journey]=0.24} line\ncontinues `x`\n\n"
+                                       "second paragraph\n");
+    struct walkthrough w;
+    struct walk_resources res;
+    struct pipeline p;
+    struct pipeline_source src;
+    struct attn_error err;
+    char buf[512];
+    int row;
+    int col;
+
+    ck_assert_msg(walkthrough_load(&w, path, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_str_eq(w.title, "T");
+    ck_assert_int_eq(walkthrough_resources(&w, 0, &res, &err), ATTN_OK);
+    src = walk_resources_source(&res);
+    ck_assert_int_eq(pipeline_create(&p, &res.opts.cfg, &src, &err), ATTN_OK);
+    ck_assert_int_eq(walkthrough_narrate(&w, 0, &p, buf, sizeof buf, &err), 0);
+    ck_assert_str_eq(buf, "first 0.24 line continues x\nsecond paragraph");
+    ck_assert_int_eq(walkthrough_cell(&w, 0, &p, &row, &col, &err), 0);
+    ck_assert_int_eq(row, 1);
+    ck_assert_int_eq(col, 2);
+    pipeline_destroy(&p);
+    walk_resources_destroy(&res);
+    walkthrough_destroy(&w);
+}
+END_TEST
+
+static Suite *
+walkthrough_suite(void)
+{
+    Suite *s = suite_create("walkthrough");
+    TCase *tc = tcase_create("walkthrough");
+
+    tcase_add_checked_fixture(tc, test_tmpdir_setup, test_tmpdir_teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, every_shipped_walkthrough_verifies);
+    tcase_add_test(tc, format_errors_name_file_and_line);
+    tcase_add_test(tc, steps_that_cannot_be_built_name_their_line);
+    tcase_add_test(tc, quoted_numbers_are_checked);
+    tcase_add_test(tc, narration_renders_values_and_paragraphs);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TEST_MAIN(walkthrough_suite)

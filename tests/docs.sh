@@ -1,0 +1,38 @@
+#!/bin/sh
+# docs.sh: the screens the documents show are the screens attnscope draws.
+#
+# doc/guide.md embeds sections of the golden screens (tests/golden/screens/),
+# which tests/tui.sh compares with the real program; here each embedded
+# screen must equal its section, so the guide cannot drift from attnscope.
+set -u
+src="${top_srcdir:-.}"
+failures=0
+count=0
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/attnscope-docs-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+grep -n '^<!-- screen: ' "$src/doc/guide.md" | while IFS= read -r marker; do
+    line=${marker%%:*}
+    golden=$(printf '%s' "$marker" | sed 's/.*screen: \([^ ]*\) ".*/\1/')
+    name=$(printf '%s' "$marker" | sed 's/.*screen: [^ ]* "\(.*\)" (.*/\1/')
+    # The fenced block after the marker.
+    tail -n +"$((line + 2))" "$src/doc/guide.md" | sed '/^```$/,$d' >"$tmp/shown"
+    # The section of the golden file, trailing blank lines cut.
+    awk -v name="=== $name" '$0 == name { on = 1; next } on && /^=== / { exit } on { print }' \
+        "$src/tests/golden/screens/$golden.txt" | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' >"$tmp/golden"
+    if [ ! -s "$tmp/golden" ]; then
+        echo "FAIL: doc/guide.md:$line: no section '$name' in tests/golden/screens/$golden.txt"
+        echo x >>"$tmp/failed"
+    elif ! cmp -s "$tmp/shown" "$tmp/golden"; then
+        echo "FAIL: doc/guide.md:$line: the screen differs from $golden '$name':"
+        diff "$tmp/golden" "$tmp/shown" | head -10
+        echo x >>"$tmp/failed"
+    fi
+    echo x >>"$tmp/count"
+done
+count=0
+failures=0
+[ -f "$tmp/count" ] && count=$(wc -l <"$tmp/count")
+[ -f "$tmp/failed" ] && failures=$(wc -l <"$tmp/failed")
+echo "$count screens in doc/guide.md, $failures differ"
+[ "$count" -ge 4 ] && [ "$failures" -eq 0 ]
