@@ -81,6 +81,16 @@ expect 1 "missing.csv: cannot open" -- --print -e "$tmp/missing.csv"
 expect 1 "W_query.weight.csv: cannot open" -- --print --weights "$tmp"
 expect 1 "W_query.weight.csv: 4 x 3 values, but W_query.weight here is 2 x 3" -- --print --weights "$tmp/run"
 
+# Every instruction set computes the same bits (a CPU without one falls back to the next).
+count=$((count + 1))
+sentence="Your journey starts with one step and then another one starts with your step"
+for isa in portable avx2 avx512; do
+    ATTNSCOPE_ISA=$isa "$bin" --export "$tmp/isa-$isa" --d-out 48 --heads 4 --qkv-bias \
+        --dropout 0.2 --temperature 0.7 -s "$sentence" 2>/dev/null || fail "ATTNSCOPE_ISA=$isa --export"
+done
+diff -r "$tmp/isa-portable" "$tmp/isa-avx2" >/dev/null && diff -r "$tmp/isa-portable" "$tmp/isa-avx512" >/dev/null ||
+    fail "the portable, AVX2 and AVX-512 kernels computed different bits"
+
 # Tables for slides: Markdown, LaTeX, CSV; heatmaps as text.
 count=$((count + 1))
 "$bin" --print --format markdown --stage output | grep -qF "| Your | 0.3190 | 0.4858 |" ||

@@ -3,7 +3,8 @@
  *
  * All matrices are row-major float32 with an explicit leading dimension (the
  * distance in floats between two rows), so that one head's columns of Q, K or
- * V can be used in place without copying.
+ * V can be used in place without copying.  Each element of c is the sum of
+ * its products taken in order of k with fused multiply-adds, on every CPU.
  */
 #ifndef ATTNSCOPE_LINALG_H
 #define ATTNSCOPE_LINALG_H
@@ -25,5 +26,32 @@ void linalg_gemm_nn(int m, int n, int k,
                     const float *a, int lda,
                     const float *b, int ldb,
                     float *c, int ldc);
+
+/*
+ * A right-hand matrix packed once for many products (the weights of a
+ * projection): the same products, without repacking B on every call.
+ */
+struct linalg_packed {
+    int n;       /* columns of the product */
+    int k;       /* the shared dimension */
+    int nr;      /* the kernel's panel width it was packed for */
+    float *data;
+};
+
+/*
+ * Packs B for c = a . B: trans means B is stored (n, k), b[j * ldb + p], as
+ * nn.Linear's weight is used in x W^T; otherwise (k, n).  Returns 0, or -1
+ * when out of memory (pk is then empty).
+ */
+int linalg_pack(struct linalg_packed *pk, int n, int k, const float *b, int ldb, int trans);
+void linalg_packed_destroy(struct linalg_packed *pk);
+
+/*
+ * c (m, pk->n) = a (m, pk->k) . B, the same bits as the unpacked products.
+ * Returns 0, or -1 (c untouched) when pk is empty or memory runs out: the
+ * caller then uses linalg_gemm_nt or linalg_gemm_nn.
+ */
+int linalg_gemm_packed(int m, const float *a, int lda, const struct linalg_packed *pk, float *c,
+                       int ldc);
 
 #endif

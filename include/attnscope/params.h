@@ -14,6 +14,7 @@
 #include <stdbool.h>
 
 #include "attnscope/attention_config.h"
+#include "attnscope/linalg.h"
 #include "attnscope/matrix.h"
 #include "attnscope/rng.h"
 #include "attnscope/status.h"
@@ -37,6 +38,7 @@ struct param {
     enum param_init init;
     int fan_in;
     struct matrix m;           /* a view into the params' storage */
+    struct linalg_packed packed; /* a weight packed for the products (empty for biases) */
 };
 
 struct attention_params {
@@ -53,6 +55,13 @@ void params_destroy(struct attention_params *ps);
 
 /* Draws every parameter from r in construction order, as PyTorch does. */
 void params_draw(struct attention_params *ps, struct rng *r);
+
+/*
+ * Packs every weight for the matrix products; call after the values change
+ * (params_draw, params_load and params_copy do).  Without memory for it the
+ * products simply pack as they go.
+ */
+void params_pack(struct attention_params *ps);
 
 /* The parameter with that role, set and kind, or NULL (e.g. no bias). */
 const struct param *params_find(const struct attention_params *ps, enum param_role role,

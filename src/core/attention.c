@@ -8,9 +8,17 @@
 
 #include "attnscope/attention.h"
 #include "attnscope/linalg.h"
+#include "attnscope/rowops.h"
+
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 /* Every buffer starts on a 64-byte boundary, for the vector units. */
 #define ARENA_ALIGN_FLOATS 16
+
+/* Rows of the causal context product done at once (the same on every CPU). */
+#define CAUSAL_BLOCK 64
 
 static size_t
 pad(size_t floats)
@@ -18,17 +26,24 @@ pad(size_t floats)
     return (floats + ARENA_ALIGN_FLOATS - 1) / ARENA_ALIGN_FLOATS * ARENA_ALIGN_FLOATS;
 }
 
+/*
+ * A stage equal to the one before it shares its buffer instead of keeping a
+ * copy: masked is scores without a mask, scaled is masked when the divisor
+ * is 1, dropped is weights without dropout.
+ */
 struct arena_plan {
     size_t q, k, v;    /* floats, padded */
     size_t hh;         /* one (H, nq, nk) buffer, padded */
     size_t ctx, out;
-    int hh_buffers;    /* scores, masked, scaled, weights, dropped (+ draw) */
+    bool own_masked, own_scaled, own_dropped;
+    int hh_buffers;    /* the (H, nq, nk) buffers allocated */
     size_t keep_bytes;
     size_t total_bytes;
 };
 
 static void
-plan_arena(struct arena_plan *pl, const struct attention_shape *s, int nq, int nk)
+plan_arena(struct arena_plan *pl, const struct attention_config *cfg,
+           const struct attention_shape *s, int nq, int nk)
 {
     size_t hh = (size_t)s->heads * (size_t)nq * (size_t)nk;
     size_t floats;
@@ -39,7 +54,10 @@ plan_arena(struct arena_plan *pl, const struct attention_shape *s, int nq, int n
     pl->hh = pad(hh);
     pl->ctx = pad((size_t)nq * (size_t)s->d_qkv);
     pl->out = pad((size_t)nq * (size_t)s->d_output);
-    pl->hh_buffers = 5 + (s->dropout_on ? 1 : 0);
+    pl->own_masked = cfg->mask != ATTN_MASK_NONE;
+    pl->own_scaled = (float)s->divisor != 1.0f;
+    pl->own_dropped = s->dropout_on;
+    pl->hh_buffers = 2 + pl->own_masked + pl->own_scaled + pl->own_dropped + s->dropout_on;
     pl->keep_bytes = s->dropout_on ? hh : 0;
     floats = pl->q + pl->k + pl->v + (size_t)pl->hh_buffers * pl->hh + pl->ctx + pl->out;
     pl->total_bytes = floats * sizeof(float) + pl->keep_bytes;
@@ -52,8 +70,66 @@ attention_stages_bytes(const struct attention_config *cfg, int d_in, int nq, int
     struct arena_plan pl;
 
     attention_shape_of(cfg, d_in, &s);
-    plan_arena(&pl, &s, nq, nk);
+    plan_arena(&pl, cfg, &s, nq, nk);
     return pl.total_bytes;
+}
+
+/*
+ * One arena is kept when a pipeline is destroyed and handed to the next one
+ * that fits: fresh memory costs a page fault per page, which dominates a
+ * forward pass (attnscope rebuilds the pipeline on every knob).
+ */
+static void *spare_arena;
+static size_t spare_bytes;
+
+static void
+release_spare(void)
+{
+    free(spare_arena);
+    spare_arena = NULL;
+    spare_bytes = 0;
+}
+
+static void *
+arena_get(size_t bytes, size_t *got)
+{
+    void *arena = NULL;
+    static int registered;
+
+    if (spare_arena != NULL && spare_bytes >= bytes && spare_bytes <= 2 * bytes + (64u << 20)) {
+        arena = spare_arena;
+        *got = spare_bytes;
+        spare_arena = NULL;
+        spare_bytes = 0;
+        return arena;
+    }
+    if (!registered) {
+        atexit(release_spare);
+        registered = 1;
+    }
+    /* Large arenas ask for 2 MiB pages: far fewer faults. */
+    if (posix_memalign(&arena, bytes >= (4u << 20) ? (2u << 20) : 64, bytes > 0 ? bytes : 64) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    if (bytes >= (4u << 20))
+        madvise(arena, bytes, MADV_HUGEPAGE);
+#endif
+    *got = bytes;
+    return arena;
+}
+
+static void
+arena_put(void *arena, size_t bytes)
+{
+    if (arena == NULL)
+        return;
+    if (spare_arena == NULL || spare_bytes < bytes) {
+        free(spare_arena);
+        spare_arena = arena;
+        spare_bytes = bytes;
+        return;
+    }
+    free(arena);
 }
 
 enum attn_status
@@ -68,17 +144,17 @@ attention_stages_create(struct attention_stages *st, const struct attention_conf
     attention_shape_of(cfg, d_in, &st->shape);
     if (nq < 1 || nk < 1)
         return attn_fail(err, ATTN_EVALUE, "no tokens to attend over");
-    plan_arena(&pl, &st->shape, nq, nk);
+    plan_arena(&pl, cfg, &st->shape, nq, nk);
     if (pl.total_bytes > ATTN_MAX_STAGE_BYTES)
         return attn_fail(err, ATTN_ELIMIT,
                          "%d tokens with %d heads need %zu MiB of stage buffers; attnscope's "
                          "limit is %zu MiB: use fewer tokens or heads",
                          nq, st->shape.heads, pl.total_bytes >> 20, ATTN_MAX_STAGE_BYTES >> 20);
-    if (posix_memalign(&arena, 64, pl.total_bytes > 0 ? pl.total_bytes : 64) != 0)
+    arena = arena_get(pl.total_bytes, &st->arena_bytes);
+    if (arena == NULL)
         return attn_fail(err, ATTN_ENOMEM, "out of memory for %zu MiB of stage buffers",
                          pl.total_bytes >> 20);
     st->arena = arena;
-    st->arena_bytes = pl.total_bytes;
     st->nq = nq;
     st->nk = nk;
     st->divisor = (float)st->shape.divisor;
@@ -94,14 +170,23 @@ attention_stages_create(struct attention_stages *st, const struct attention_conf
     f += pl.v;
     st->scores = f;
     f += pl.hh;
-    st->masked = f;
-    f += pl.hh;
-    st->scaled = f;
-    f += pl.hh;
+    st->masked = st->scores;
+    if (pl.own_masked) {
+        st->masked = f;
+        f += pl.hh;
+    }
+    st->scaled = st->masked;
+    if (pl.own_scaled) {
+        st->scaled = f;
+        f += pl.hh;
+    }
     st->weights = f;
     f += pl.hh;
-    st->dropped = f;
-    f += pl.hh;
+    st->dropped = st->weights;
+    if (pl.own_dropped) {
+        st->dropped = f;
+        f += pl.hh;
+    }
     if (st->dropout_on) {
         st->draw = f;
         f += pl.hh;
@@ -120,7 +205,7 @@ attention_stages_destroy(struct attention_stages *st)
 {
     if (st == NULL)
         return;
-    free(st->arena);
+    arena_put(st->arena, st->arena_bytes);
     memset(st, 0, sizeof *st);
 }
 
@@ -167,7 +252,9 @@ attention_project(struct attention_stages *st, const struct attention_config *cf
         for (int r = PARAM_QUERY; r <= PARAM_VALUE; r++) {
             const struct param *w = params_find(ps, (enum param_role)r, set, false);
             float *out = dest[r]->data + (size_t)set * (size_t)s->d_set;
-            if (w->transposed)
+            if (linalg_gemm_packed(n, inputs->data, s->d_in, &w->packed, out, s->d_qkv) == 0)
+                ; /* packed once when the weights were made */
+            else if (w->transposed)
                 linalg_gemm_nn(n, s->d_set, s->d_in, inputs->data, s->d_in, w->m.data,
                                s->d_set, out, s->d_qkv);
             else
@@ -182,25 +269,10 @@ attention_project(struct attention_stages *st, const struct attention_config *cf
 void
 attention_softmax_rows(const float *x, float *y, int rows, int cols)
 {
+    /* A row that is -inf everywhere becomes NaN, as in PyTorch. */
     for (int i = 0; i < rows; i++) {
-        const float *xi = x + (size_t)i * (size_t)cols;
-        float *yi = y + (size_t)i * (size_t)cols;
-        float max = -INFINITY;
-        float sum = 0.0f;
-        float inv;
-
-        for (int j = 0; j < cols; j++)
-            if (xi[j] > max)
-                max = xi[j];
-        /* A row masked everywhere has max = -inf and becomes NaN, as in PyTorch. */
-        for (int j = 0; j < cols; j++) {
-            yi[j] = expf(xi[j] - max);
-            sum += yi[j];
-        }
-        /* PyTorch multiplies by the reciprocal of the sum rather than dividing. */
-        inv = 1.0f / sum;
-        for (int j = 0; j < cols; j++)
-            yi[j] *= inv;
+        float *xi = (float *)x + (size_t)i * (size_t)cols;
+        rowops_softmax(xi, xi, xi, y + (size_t)i * (size_t)cols, cols, cols, 1.0f);
     }
 }
 
@@ -211,10 +283,8 @@ run_dropout(struct attention_stages *st, const struct attention_config *cfg, str
     const int calls = st->shape.dropout_calls;
     const size_t per_call = total / (size_t)calls;
 
-    if (!st->dropout_on) {
-        memcpy(st->dropped, st->weights, total * sizeof(float));
-        return;
-    }
+    if (!st->dropout_on)
+        return; /* dropped is weights */
     if (cfg->dropout_reseed)
         rng_seed(r, cfg->dropout_seed);
     /* Earlier forward calls of the same module drew their masks first. */
@@ -236,7 +306,6 @@ attention_attend(struct attention_stages *st, const struct attention_config *cfg
     const int nq = st->nq;
     const int nk = st->nk;
     const size_t per_head = (size_t)nq * (size_t)nk;
-    const size_t total = per_head * (size_t)s->heads;
 
     /* 1. scores = Q_h K_h^T */
     for (int h = 0; h < s->heads; h++)
@@ -244,36 +313,42 @@ attention_attend(struct attention_stages *st, const struct attention_config *cfg
                        s->d_qkv, st->keys.data + (size_t)h * s->head_dim, s->d_qkv,
                        st->scores + (size_t)h * per_head, nk);
 
-    /* 2. masked: -inf where the mask forbids */
-    memcpy(st->masked, st->scores, total * sizeof(float));
-    if (cfg->mask != ATTN_MASK_NONE)
-        for (int h = 0; h < s->heads; h++)
-            for (int i = 0; i < nq; i++)
-                for (int j = 0; j < nk; j++)
-                    if (attention_masked(cfg, i, j))
-                        st->masked[(size_t)h * per_head + (size_t)i * nk + j] = -INFINITY;
-
-    /* 3. scaled = masked / divisor */
-    for (size_t e = 0; e < total; e++)
-        st->scaled[e] = st->masked[e] / st->divisor;
-
-    /* 4. weights = softmax over each row */
-    attention_softmax_rows(st->scaled, st->weights, s->heads * nq, nk);
+    /* 2-4. masked (-inf where the mask forbids), scaled (masked / divisor) and
+     * weights (softmax of each row), row by row in one pass */
+    for (int h = 0; h < s->heads; h++) {
+        for (int i = 0; i < nq; i++) {
+            size_t row = (size_t)h * per_head + (size_t)i * (size_t)nk;
+            int visible = cfg->mask == ATTN_MASK_CAUSAL ? (i + 1 < nk ? i + 1 : nk) : nk;
+            rowops_softmax(st->scores + row, st->masked + row, st->scaled + row, st->weights + row,
+                           nk, visible, st->divisor);
+        }
+    }
 
     /* 5. dropped = dropout(weights) in training mode */
     run_dropout(st, cfg, r);
 
-    /* 6. context_h = dropped_h V_h, heads side by side */
-    for (int h = 0; h < s->heads; h++)
-        linalg_gemm_nn(nq, s->head_dim, nk, st->dropped + (size_t)h * per_head, nk,
-                       st->values.data + (size_t)h * s->head_dim, s->d_qkv,
-                       st->context.data + (size_t)h * s->head_dim, s->d_qkv);
+    /* 6. context_h = dropped_h V_h, heads side by side.  Under the causal
+     * mask row i has nothing past key i, so blocks of rows stop there. */
+    for (int h = 0; h < s->heads; h++) {
+        const int block = cfg->mask == ATTN_MASK_CAUSAL ? CAUSAL_BLOCK : nq;
+        for (int i0 = 0; i0 < nq; i0 += block) {
+            int rows = nq - i0 < block ? nq - i0 : block;
+            int keys = cfg->mask == ATTN_MASK_CAUSAL && i0 + rows < nk ? i0 + rows : nk;
+            linalg_gemm_nn(rows, s->head_dim, keys,
+                           st->dropped + (size_t)h * per_head + (size_t)i0 * (size_t)nk, nk,
+                           st->values.data + (size_t)h * s->head_dim, s->d_qkv,
+                           st->context.data + (size_t)i0 * (size_t)s->d_qkv + (size_t)h * s->head_dim,
+                           s->d_qkv);
+        }
+    }
 
     /* 7. output = out_proj(context) for mha */
     if (cfg->variant == ATTN_MHA) {
         const struct param *w = params_find(ps, PARAM_OUT, 0, false);
-        linalg_gemm_nt(nq, s->d_output, s->d_qkv, st->context.data, s->d_qkv, w->m.data,
-                       s->d_qkv, st->output.data, s->d_output);
+        if (linalg_gemm_packed(nq, st->context.data, s->d_qkv, &w->packed, st->output.data,
+                               s->d_output) != 0)
+            linalg_gemm_nt(nq, s->d_output, s->d_qkv, st->context.data, s->d_qkv, w->m.data,
+                           s->d_qkv, st->output.data, s->d_output);
         add_bias(&st->output, 0, s->d_output, params_find(ps, PARAM_OUT, 0, true));
     } else {
         memcpy(st->output.data, st->context.data, matrix_size(&st->context) * sizeof(float));

@@ -104,11 +104,36 @@ params_create(struct attention_params *ps, const struct attention_config *cfg, i
     return ATTN_OK;
 }
 
+static void
+unpack_all(struct attention_params *ps)
+{
+    for (int i = 0; i < ps->count; i++)
+        linalg_packed_destroy(&ps->p[i].packed);
+}
+
+void
+params_pack(struct attention_params *ps)
+{
+    unpack_all(ps);
+    for (int i = 0; i < ps->count; i++) {
+        struct param *p = &ps->p[i];
+        if (p->is_bias)
+            continue;
+        /* x W^T for nn.Linear (W is (out, in)); x W for torch.rand's (in, out). */
+        if (p->transposed)
+            linalg_pack(&p->packed, p->m.cols, p->m.rows, p->m.data, p->m.cols, 0);
+        else
+            linalg_pack(&p->packed, p->m.rows, p->m.cols, p->m.data, p->m.cols, 1);
+    }
+}
+
 void
 params_destroy(struct attention_params *ps)
 {
     if (ps == NULL)
         return;
+    if (ps->p != NULL)
+        unpack_all(ps);
     free(ps->p);
     free(ps->storage);
     memset(ps, 0, sizeof *ps);
@@ -132,6 +157,7 @@ params_draw(struct attention_params *ps, struct rng *r)
             break;
         }
     }
+    params_pack(ps);
 }
 
 const struct param *
@@ -173,8 +199,10 @@ params_copy(struct attention_params *dst, const struct attention_params *src,
     total = 0;
     for (int i = 0; i < dst->count; i++) {
         dst->p[i].m.data = dst->storage + total;
+        memset(&dst->p[i].packed, 0, sizeof dst->p[i].packed);
         total += matrix_size(&dst->p[i].m);
     }
+    params_pack(dst);
     return ATTN_OK;
 }
 
@@ -228,5 +256,6 @@ params_load(struct attention_params *ps, const char *dir, struct attn_error *err
         if (st != ATTN_OK)
             return st;
     }
+    params_pack(ps);
     return ATTN_OK;
 }

@@ -48,17 +48,14 @@ mt_twist(struct rng *r)
     r->index = 0;
 }
 
+static inline uint32_t temper(uint32_t y);
+
 uint32_t
 rng_next32(struct rng *r)
 {
     if (r->index >= RNG_MT_N)
         mt_twist(r);
-    uint32_t y = r->state[r->index++];
-    y ^= y >> 11;
-    y ^= (y << 7) & 0x9D2C5680u;
-    y ^= (y << 15) & 0xEFC60000u;
-    y ^= y >> 18;
-    return y;
+    return temper(r->state[r->index++]);
 }
 
 uint64_t
@@ -76,15 +73,75 @@ rng_uniform_f64(struct rng *r)
     return (double)(rng_next64(r) & mask) * (1.0 / 9007199254740992.0);
 }
 
+static inline uint32_t
+temper(uint32_t y)
+{
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9D2C5680u;
+    y ^= (y << 15) & 0xEFC60000u;
+    y ^= y >> 18;
+    return y;
+}
+
+/* n outputs of the generator into words, a twisted block at a time. */
+static void
+fill32(struct rng *r, uint32_t *words, size_t n)
+{
+    while (n > 0) {
+        size_t run;
+        if (r->index >= RNG_MT_N)
+            mt_twist(r);
+        run = (size_t)(RNG_MT_N - r->index);
+        if (run > n)
+            run = n;
+        for (size_t i = 0; i < run; i++)
+            words[i] = temper(r->state[r->index + (int)i]);
+        r->index += (int)run;
+        words += run;
+        n -= run;
+    }
+}
+
+/*
+ * x * width + from, rounded once: PyTorch's x86-64 builds fuse this
+ * multiply-add, so we must.  fmaf is exact whatever computes it; where the
+ * CPU has an FMA unit it is used inline rather than through libm.
+ */
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("fma"))) static void
+scale_fma_hw(const uint32_t *words, float *out, size_t n, float width, float from)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = __builtin_fmaf((float)(words[i] & 0xFFFFFFu) * (1.0f / 16777216.0f), width, from);
+}
+#endif
+
+static void
+scale_fma(const uint32_t *words, float *out, size_t n, float width, float from)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("fma")) {
+        scale_fma_hw(words, out, n, width, from);
+        return;
+    }
+#endif
+    for (size_t i = 0; i < n; i++)
+        out[i] = fmaf((float)(words[i] & 0xFFFFFFu) * (1.0f / 16777216.0f), width, from);
+}
+
 void
 rng_uniform_f32(struct rng *r, float *out, size_t n, double from, double to)
 {
     const float f = (float)from;
     const float width = (float)to - f;
-    for (size_t i = 0; i < n; i++) {
-        float x = (float)(rng_next32(r) & 0xFFFFFFu) * (1.0f / 16777216.0f);
-        /* PyTorch's x86-64 builds fuse this multiply-add; so must we. */
-        out[i] = fmaf(x, width, f);
+    uint32_t words[RNG_MT_N];
+
+    while (n > 0) {
+        size_t run = n < RNG_MT_N ? n : RNG_MT_N;
+        fill32(r, words, run);
+        scale_fma(words, out, run, width, f);
+        out += run;
+        n -= run;
     }
 }
 

@@ -1,0 +1,31 @@
+/*
+ * rowops.h: one row of attention after the scores, in one pass.
+ *
+ * For a row of scores this writes the masked row (-inf from column `visible`
+ * on), the scaled row (masked / divisor) and the softmax weights, the stages
+ * attnscope keeps, touching each element as few times as it can.  The
+ * exponential is computed the same way by every kernel (Cody-Waite range
+ * reduction and the degree-5 polynomial of the Cephes library's expf, by
+ * S. L. Moshier), and the row's sum is taken in a fixed order (16 running
+ * partial sums, then a fixed tree), so every CPU gets the same bits.
+ */
+#ifndef ATTNSCOPE_ROWOPS_H
+#define ATTNSCOPE_ROWOPS_H
+
+/*
+ * The exponential every kernel computes, for x <= 0 (softmax's shifted
+ * scores): within 2 units in the last place of exp(x); 0 below -87.33
+ * (where exp(x) is below the smallest normal float); NaN stays NaN.
+ */
+float rowops_exp(float x);
+
+/*
+ * scores, masked, scaled and weights are rows of n floats.  Columns j >=
+ * visible are hidden by the mask.  masked may equal scores (no mask: it is
+ * not written) and scaled may equal masked (divisor 1: likewise).  A row
+ * with nothing visible becomes NaN, as PyTorch's softmax makes it.
+ */
+void rowops_softmax(const float *scores, float *masked, float *scaled, float *weights, int n,
+                    int visible, float divisor);
+
+#endif
