@@ -12,7 +12,13 @@
 #include <math.h>
 #include <string.h>
 
+#include "attnscope/cpu.h"
 #include "attnscope/rng.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define RNG_X86 1
+#endif
 
 #define MT_M 397
 #define MT_MATRIX_A 0x9908B0DFu
@@ -34,16 +40,102 @@ rng_seed(struct rng *r, uint64_t seed)
     r->index = RNG_MT_N;
 }
 
+static inline void
+twist_one(uint32_t *s, int i)
+{
+    uint32_t y = (s[i] & MT_UPPER) | (s[(i + 1) % RNG_MT_N] & MT_LOWER);
+    uint32_t next = s[(i + MT_M) % RNG_MT_N] ^ (y >> 1);
+    if (y & 1u)
+        next ^= MT_MATRIX_A;
+    s[i] = next;
+}
+
+/*
+ * A chunk of `width` words starting at i can be twisted at once when its
+ * s[i + 1 ...] are all still old (i + width <= N - 1) and its s[i + M ...]
+ * do not straddle the end of the state (all old, or all already new).
+ */
+static int
+chunk_ok(int i, int width)
+{
+    int lo = i + MT_M;
+    int hi = i + MT_M + width - 1;
+    return i + width <= RNG_MT_N - 1 && (hi < RNG_MT_N || lo >= RNG_MT_N);
+}
+
+#ifdef RNG_X86
+__attribute__((target("avx512f"))) static void
+twist_avx512(uint32_t *s)
+{
+    const __m512i upper = _mm512_set1_epi32((int)MT_UPPER);
+    const __m512i lower = _mm512_set1_epi32((int)MT_LOWER);
+    const __m512i one = _mm512_set1_epi32(1);
+    const __m512i matrix = _mm512_set1_epi32((int)MT_MATRIX_A);
+
+    for (int i = 0; i < RNG_MT_N;) {
+        if (!chunk_ok(i, 16)) {
+            twist_one(s, i++);
+            continue;
+        }
+        {
+            __m512i cur = _mm512_loadu_si512(s + i);
+            __m512i nxt = _mm512_loadu_si512(s + i + 1);
+            __m512i mid = _mm512_loadu_si512(s + (i + MT_M) % RNG_MT_N);
+            __m512i y = _mm512_or_si512(_mm512_and_si512(cur, upper), _mm512_and_si512(nxt, lower));
+            __m512i mag = _mm512_and_si512(_mm512_sub_epi32(_mm512_setzero_si512(),
+                                                            _mm512_and_si512(y, one)),
+                                           matrix);
+            _mm512_storeu_si512(s + i, _mm512_xor_si512(_mm512_xor_si512(mid, _mm512_srli_epi32(y, 1)), mag));
+        }
+        i += 16;
+    }
+}
+
+__attribute__((target("avx2"))) static void
+twist_avx2(uint32_t *s)
+{
+    const __m256i upper = _mm256_set1_epi32((int)MT_UPPER);
+    const __m256i lower = _mm256_set1_epi32((int)MT_LOWER);
+    const __m256i one = _mm256_set1_epi32(1);
+    const __m256i matrix = _mm256_set1_epi32((int)MT_MATRIX_A);
+
+    for (int i = 0; i < RNG_MT_N;) {
+        if (!chunk_ok(i, 8)) {
+            twist_one(s, i++);
+            continue;
+        }
+        {
+            __m256i cur = _mm256_loadu_si256((const __m256i *)(s + i));
+            __m256i nxt = _mm256_loadu_si256((const __m256i *)(s + i + 1));
+            __m256i mid = _mm256_loadu_si256((const __m256i *)(s + (i + MT_M) % RNG_MT_N));
+            __m256i y = _mm256_or_si256(_mm256_and_si256(cur, upper), _mm256_and_si256(nxt, lower));
+            __m256i mag = _mm256_and_si256(_mm256_sub_epi32(_mm256_setzero_si256(),
+                                                            _mm256_and_si256(y, one)),
+                                           matrix);
+            _mm256_storeu_si256((__m256i *)(s + i),
+                                _mm256_xor_si256(_mm256_xor_si256(mid, _mm256_srli_epi32(y, 1)), mag));
+        }
+        i += 8;
+    }
+}
+#endif
+
 static void
 mt_twist(struct rng *r)
 {
-    uint32_t *s = r->state;
-    for (int i = 0; i < RNG_MT_N; i++) {
-        uint32_t y = (s[i] & MT_UPPER) | (s[(i + 1) % RNG_MT_N] & MT_LOWER);
-        uint32_t next = s[(i + MT_M) % RNG_MT_N] ^ (y >> 1);
-        if (y & 1u)
-            next ^= MT_MATRIX_A;
-        s[i] = next;
+    switch (cpu_isa()) {
+#ifdef RNG_X86
+    case CPU_AVX512:
+        twist_avx512(r->state);
+        break;
+    case CPU_AVX2:
+        twist_avx2(r->state);
+        break;
+#endif
+    default:
+        for (int i = 0; i < RNG_MT_N; i++)
+            twist_one(r->state, i);
+        break;
     }
     r->index = 0;
 }
@@ -83,50 +175,81 @@ temper(uint32_t y)
     return y;
 }
 
-/* n outputs of the generator into words, a twisted block at a time. */
-static void
-fill32(struct rng *r, uint32_t *words, size_t n)
-{
-    while (n > 0) {
-        size_t run;
-        if (r->index >= RNG_MT_N)
-            mt_twist(r);
-        run = (size_t)(RNG_MT_N - r->index);
-        if (run > n)
-            run = n;
-        for (size_t i = 0; i < run; i++)
-            words[i] = temper(r->state[r->index + (int)i]);
-        r->index += (int)run;
-        words += run;
-        n -= run;
-    }
-}
-
 /*
- * x * width + from, rounded once: PyTorch's x86-64 builds fuse this
- * multiply-add, so we must.  fmaf is exact whatever computes it; where the
- * CPU has an FMA unit it is used inline rather than through libm.
+ * Tempered state words into floats: x = (word & 0xFFFFFF) / 2^24, then
+ * fma(x, width, from), rounded once as PyTorch's x86-64 builds compute it.
  */
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("fma"))) static void
-scale_fma_hw(const uint32_t *words, float *out, size_t n, float width, float from)
+static void
+uniform_portable(const uint32_t *state, float *out, size_t n, float width, float from)
 {
     for (size_t i = 0; i < n; i++)
-        out[i] = __builtin_fmaf((float)(words[i] & 0xFFFFFFu) * (1.0f / 16777216.0f), width, from);
+        out[i] = fmaf((float)(temper(state[i]) & 0xFFFFFFu) * (1.0f / 16777216.0f), width, from);
+}
+
+#ifdef RNG_X86
+__attribute__((target("avx512f"))) static void
+uniform_avx512(const uint32_t *state, float *out, size_t n, float width, float from)
+{
+    const __m512i m1 = _mm512_set1_epi32((int)0x9D2C5680u);
+    const __m512i m2 = _mm512_set1_epi32((int)0xEFC60000u);
+    const __m512i low24 = _mm512_set1_epi32(0xFFFFFF);
+    const __m512 scale = _mm512_set1_ps(1.0f / 16777216.0f);
+    const __m512 w = _mm512_set1_ps(width);
+    const __m512 f = _mm512_set1_ps(from);
+    size_t i = 0;
+
+    for (; i + 16 <= n; i += 16) {
+        __m512i y = _mm512_loadu_si512(state + i);
+        y = _mm512_xor_si512(y, _mm512_srli_epi32(y, 11));
+        y = _mm512_xor_si512(y, _mm512_and_si512(_mm512_slli_epi32(y, 7), m1));
+        y = _mm512_xor_si512(y, _mm512_and_si512(_mm512_slli_epi32(y, 15), m2));
+        y = _mm512_xor_si512(y, _mm512_srli_epi32(y, 18));
+        __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_and_si512(y, low24)), scale);
+        _mm512_storeu_ps(out + i, _mm512_fmadd_ps(x, w, f));
+    }
+    uniform_portable(state + i, out + i, n - i, width, from);
+}
+
+__attribute__((target("avx2,fma"))) static void
+uniform_avx2(const uint32_t *state, float *out, size_t n, float width, float from)
+{
+    const __m256i m1 = _mm256_set1_epi32((int)0x9D2C5680u);
+    const __m256i m2 = _mm256_set1_epi32((int)0xEFC60000u);
+    const __m256i low24 = _mm256_set1_epi32(0xFFFFFF);
+    const __m256 scale = _mm256_set1_ps(1.0f / 16777216.0f);
+    const __m256 w = _mm256_set1_ps(width);
+    const __m256 f = _mm256_set1_ps(from);
+    size_t i = 0;
+
+    for (; i + 8 <= n; i += 8) {
+        __m256i y = _mm256_loadu_si256((const __m256i *)(state + i));
+        y = _mm256_xor_si256(y, _mm256_srli_epi32(y, 11));
+        y = _mm256_xor_si256(y, _mm256_and_si256(_mm256_slli_epi32(y, 7), m1));
+        y = _mm256_xor_si256(y, _mm256_and_si256(_mm256_slli_epi32(y, 15), m2));
+        y = _mm256_xor_si256(y, _mm256_srli_epi32(y, 18));
+        __m256 x = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_and_si256(y, low24)), scale);
+        _mm256_storeu_ps(out + i, _mm256_fmadd_ps(x, w, f));
+    }
+    uniform_portable(state + i, out + i, n - i, width, from);
 }
 #endif
 
 static void
-scale_fma(const uint32_t *words, float *out, size_t n, float width, float from)
+uniform_from_state(const uint32_t *state, float *out, size_t n, float width, float from)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (__builtin_cpu_supports("fma")) {
-        scale_fma_hw(words, out, n, width, from);
-        return;
-    }
+    switch (cpu_isa()) {
+#ifdef RNG_X86
+    case CPU_AVX512:
+        uniform_avx512(state, out, n, width, from);
+        break;
+    case CPU_AVX2:
+        uniform_avx2(state, out, n, width, from);
+        break;
 #endif
-    for (size_t i = 0; i < n; i++)
-        out[i] = fmaf((float)(words[i] & 0xFFFFFFu) * (1.0f / 16777216.0f), width, from);
+    default:
+        uniform_portable(state, out, n, width, from);
+        break;
+    }
 }
 
 void
@@ -134,12 +257,16 @@ rng_uniform_f32(struct rng *r, float *out, size_t n, double from, double to)
 {
     const float f = (float)from;
     const float width = (float)to - f;
-    uint32_t words[RNG_MT_N];
 
     while (n > 0) {
-        size_t run = n < RNG_MT_N ? n : RNG_MT_N;
-        fill32(r, words, run);
-        scale_fma(words, out, run, width, f);
+        size_t run;
+        if (r->index >= RNG_MT_N)
+            mt_twist(r);
+        run = (size_t)(RNG_MT_N - r->index);
+        if (run > n)
+            run = n;
+        uniform_from_state(r->state + r->index, out, run, width, f);
+        r->index += (int)run;
         out += run;
         n -= run;
     }
