@@ -360,6 +360,7 @@ print_stage(FILE *out, const struct pipeline *p, enum pipeline_stage s, int head
     if (po->heatmap) {
         struct stagemap sm;
         struct heatmap_spec spec;
+        memset(&sm, 0, sizeof sm);
         stagemap_spec(&sm, p, s, head, false, po->depth != DEPTH_MONO, po->utf8, &spec);
         spec.max_cell_w = 10;
         print_heatmap(out, title, &spec, po);

@@ -574,6 +574,99 @@ START_TEST(positional_encoding_is_added)
 }
 END_TEST
 
+/* Every stage buffer of a and b, bit for bit. */
+static void
+expect_same_stages(const struct pipeline *a, const struct pipeline *b, const char *what)
+{
+    const struct attention_stages *x = &a->st;
+    const struct attention_stages *y = &b->st;
+    const size_t hh = (size_t)x->shape.heads * (size_t)x->nq * (size_t)x->nk;
+
+    ck_assert_msg(x->nq == y->nq && x->shape.heads == y->shape.heads, "%s: shapes differ", what);
+    ck_assert_msg(memcmp(x->queries.data, y->queries.data, matrix_size(&x->queries) * 4) == 0, "%s: queries", what);
+    ck_assert_msg(memcmp(x->values.data, y->values.data, matrix_size(&x->values) * 4) == 0, "%s: values", what);
+    ck_assert_msg(memcmp(x->scores, y->scores, hh * 4) == 0, "%s: scores", what);
+    ck_assert_msg(memcmp(x->masked, y->masked, hh * 4) == 0, "%s: masked", what);
+    ck_assert_msg(memcmp(x->scaled, y->scaled, hh * 4) == 0, "%s: scaled", what);
+    ck_assert_msg(memcmp(x->weights, y->weights, hh * 4) == 0, "%s: weights", what);
+    ck_assert_msg(memcmp(x->dropped, y->dropped, hh * 4) == 0, "%s: dropped", what);
+    ck_assert_msg(memcmp(x->output.data, y->output.data, matrix_size(&x->output) * 4) == 0, "%s: output", what);
+}
+
+START_TEST(shortcuts_compute_what_a_fresh_pipeline_computes)
+{
+    /* Recomputing only the attention, taking over the parameters, and
+     * re-projecting only edited tokens must give the bits of a new pipeline. */
+    static const char *const sentences[] = {
+        "Your journey starts with one step",
+        "Your journey starts with one giant step",
+        "Your journey ends",
+        "Your journey starts with one step and another",
+    };
+    struct attention_config cfg;
+    struct attention_config next;
+    struct pipeline cur;
+    struct pipeline fresh;
+    struct pipeline rebuilt;
+    struct pipeline_source src = { sentences[0], &book_vocab, NULL, NULL };
+    struct attn_error err;
+
+    attention_config_init(&cfg);
+    cfg.d_out = 8;
+    cfg.heads = 2;
+    run(&cur, &cfg, sentences[0]);
+
+    /* Attention-only knobs, in place, one after another. */
+    for (int step = 0; step < 6; step++) {
+        next = cur.cfg;
+        switch (step) {
+        case 0: next.mask = ATTN_MASK_NONE; break;
+        case 1: next.temperature = 0.5; break;
+        case 2: next.dropout = 0.3; break;
+        case 3: next.rng_path = RNG_PATH_MKL; next.dropout_pass = 2; break;
+        case 4: next.scale = false; next.train = false; break;
+        default: next.mask = ATTN_MASK_CAUSAL; next.dropout = 0.0; next.scale = true; break;
+        }
+        ck_assert(pipeline_attend_only(&cur, &next));
+        ck_assert_msg(pipeline_reattend(&cur, &next, &err) == ATTN_OK, "%s", err.msg);
+        run(&fresh, &next, sentences[0]);
+        expect_same_stages(&cur, &fresh, "reattend");
+        pipeline_destroy(&fresh);
+    }
+    next = cur.cfg;
+    next.seed = 7;
+    ck_assert(!pipeline_attend_only(&cur, &next));
+
+    /* Sentence edits keep the parameters and the unchanged rows of Q, K, V. */
+    for (int k = 1; k < 4; k++) {
+        src.sentence = sentences[k];
+        ck_assert_msg(pipeline_rebuild(&rebuilt, &cur, &cur.cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_ptr_null(cur.params.p); /* taken over */
+        run(&fresh, &cur.cfg, sentences[k]);
+        expect_same_stages(&rebuilt, &fresh, sentences[k]);
+        pipeline_destroy(&fresh);
+        pipeline_destroy(&cur);
+        cur = rebuilt;
+    }
+
+    /* A new seed cannot take the parameters over: they are drawn again. */
+    next = cur.cfg;
+    next.seed = 99;
+    ck_assert_int_eq(pipeline_rebuild(&rebuilt, &cur, &next, &src, &err), ATTN_OK);
+    ck_assert_ptr_nonnull(cur.params.p);
+    run(&fresh, &next, sentences[3]);
+    expect_same_stages(&rebuilt, &fresh, "new seed");
+    pipeline_destroy(&fresh);
+    pipeline_destroy(&rebuilt);
+
+    /* A failing rebuild leaves the previous pipeline whole. */
+    src.sentence = "   ";
+    ck_assert_int_ne(pipeline_rebuild(&rebuilt, &cur, &cur.cfg, &src, &err), ATTN_OK);
+    ck_assert_ptr_nonnull(cur.params.p);
+    pipeline_destroy(&cur);
+}
+END_TEST
+
 START_TEST(bad_configurations_are_refused)
 {
     struct attention_config cfg;
@@ -627,6 +720,7 @@ pipeline_suite(void)
     tcase_add_test(knobs, temperature_and_scaling_change_the_divisor);
     tcase_add_test(knobs, positional_encoding_is_added);
     tcase_add_test(knobs, bad_configurations_are_refused);
+    tcase_add_test(knobs, shortcuts_compute_what_a_fresh_pipeline_computes);
     suite_add_tcase(s, knobs);
     return s;
 }

@@ -48,7 +48,10 @@ struct attention_params {
     float *storage;
 };
 
-/* Lays out (zero-filled) the parameters of cfg's variant for d_in inputs. */
+/*
+ * Lays out the parameters of cfg's variant for d_in inputs; their values are
+ * left for params_draw, params_load or params_copy to fill.
+ */
 enum attn_status params_create(struct attention_params *ps, const struct attention_config *cfg,
                                int d_in, struct attn_error *err);
 void params_destroy(struct attention_params *ps);

@@ -54,6 +54,7 @@ struct pipeline_source {
 };
 
 struct pipeline {
+    unsigned long generation;        /* new for every computation: caches key on it */
     struct attention_config cfg;
     struct token_list tokens;        /* the sentence's tokens; empty when Q, K, V are given */
     unsigned char *made_up;          /* (nq) 1 where the vocabulary lacked the token */
@@ -78,6 +79,30 @@ struct pipeline {
 enum attn_status pipeline_create(struct pipeline *p, const struct attention_config *cfg,
                                  const struct pipeline_source *src, struct attn_error *err);
 void pipeline_destroy(struct pipeline *p);
+
+/*
+ * Like pipeline_create, but when prev's parameters are the ones cfg would
+ * draw (same variant, sizes, seed and bias, or the same given weights) they
+ * are moved from prev instead of drawn again.  On failure prev is as it was.
+ */
+enum attn_status pipeline_rebuild(struct pipeline *p, struct pipeline *prev,
+                                  const struct attention_config *cfg,
+                                  const struct pipeline_source *src, struct attn_error *err);
+
+/*
+ * Whether going from p's knobs to cfg changes only the stages after the
+ * projections (mask, scaling, temperature, dropout, training mode, the
+ * generator path, the dropout pass or seed).
+ */
+bool pipeline_attend_only(const struct pipeline *p, const struct attention_config *cfg);
+
+/*
+ * Recomputes p's stages from the scores on, for cfg, when
+ * pipeline_attend_only(p, cfg).  On failure (a bad knob, or no memory for
+ * the buffers cfg needs) p is as it was.
+ */
+enum attn_status pipeline_reattend(struct pipeline *p, const struct attention_config *cfg,
+                                   struct attn_error *err);
 
 /* A stage's matrix and labels, as every front end shows it. */
 struct pipeline_view {

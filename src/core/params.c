@@ -90,7 +90,8 @@ params_create(struct attention_params *ps, const struct attention_config *cfg, i
     ps->p = l.p;
     ps->count = l.count;
     if (total > 0) {
-        ps->storage = calloc(total, sizeof(float));
+        /* Not zeroed: params_draw, params_load or params_copy fill every value. */
+        ps->storage = malloc(total * sizeof(float));
         if (ps->storage == NULL) {
             params_destroy(ps);
             return attn_fail(err, ATTN_ENOMEM, "out of memory for %zu parameters", total);

@@ -221,10 +221,71 @@ create_from_qkv(struct pipeline *p, const struct attention_config *cfg, const st
     return ATTN_OK;
 }
 
-/* A sentence: tokens, embeddings, parameters, every stage. */
+/*
+ * Q, K and V for p's inputs, copying the rows of prev whose input row is the
+ * same (an edit leaves most tokens as they were).  A row's projection
+ * depends on that row alone, and every element of a product is computed
+ * the same way whatever rows it is computed with, so the copy is exact.
+ */
+static void
+project_changed_rows(struct pipeline *p, const struct pipeline *prev,
+                     const struct attention_config *cfg)
+{
+    const int n = p->inputs.rows;
+    const int d = p->d_in;
+    const int w = p->st.shape.d_qkv;
+    struct matrix *out[3] = { &p->st.queries, &p->st.keys, &p->st.values };
+    const struct matrix *old[3] = { &prev->st.queries, &prev->st.keys, &prev->st.values };
+    int *changed = malloc((size_t)n * sizeof *changed);
+    int count = 0;
+    bool comparable = prev->st.shape.d_qkv == w && prev->st.nq == prev->inputs.rows;
+
+    if (changed == NULL || !comparable) {
+        free(changed);
+        attention_project(&p->st, cfg, &p->inputs, &p->params);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        if (i < prev->inputs.rows &&
+            memcmp(matrix_row(&p->inputs, i), matrix_row(&prev->inputs, i), (size_t)d * sizeof(float)) == 0) {
+            for (int k = 0; k < 3; k++)
+                memcpy(matrix_row(out[k], i), matrix_row(old[k], i), (size_t)w * sizeof(float));
+        } else {
+            changed[count++] = i;
+        }
+    }
+    if (count == n) {
+        attention_project(&p->st, cfg, &p->inputs, &p->params);
+    } else if (count > 0) {
+        struct attention_stages part;
+        struct matrix rows;
+        if (matrix_create(&rows, count, d, NULL) != ATTN_OK ||
+            attention_stages_create(&part, cfg, d, count, count, NULL) != ATTN_OK) {
+            matrix_destroy(&rows);
+            attention_project(&p->st, cfg, &p->inputs, &p->params);
+        } else {
+            for (int c = 0; c < count; c++)
+                memcpy(matrix_row(&rows, c), matrix_row(&p->inputs, changed[c]), (size_t)d * sizeof(float));
+            attention_project(&part, cfg, &rows, &p->params);
+            {
+                const struct matrix *got[3] = { &part.queries, &part.keys, &part.values };
+                for (int c = 0; c < count; c++)
+                    for (int k = 0; k < 3; k++)
+                        memcpy(matrix_row(out[k], changed[c]), matrix_row(got[k], c),
+                               (size_t)w * sizeof(float));
+            }
+            attention_stages_destroy(&part);
+            matrix_destroy(&rows);
+        }
+    }
+    free(changed);
+}
+
+/* A sentence: tokens, embeddings, parameters (drawn, given or moved from prev), every stage. */
 static enum attn_status
 create_from_sentence(struct pipeline *p, const struct attention_config *cfg,
-                     const struct pipeline_source *src, struct attn_error *err)
+                     const struct pipeline_source *src, struct pipeline *prev,
+                     struct attn_error *err)
 {
     const struct vocab *vocab = src->vocab;
     enum attn_status st;
@@ -260,6 +321,20 @@ create_from_sentence(struct pipeline *p, const struct attention_config *cfg,
             p->inputs.data[e] += p->positional.data[e];
     }
 
+    if (prev != NULL) {
+        /* The same parameters as before: taken over, not drawn again. */
+        p->params = prev->params;
+        memset(&prev->params, 0, sizeof prev->params);
+        p->params_given = prev->params_given;
+        p->rng_after_params = prev->rng_after_params;
+        r = prev->rng_after_params;
+        st = attention_stages_create(&p->st, cfg, p->d_in, n, n, err);
+        if (st != ATTN_OK)
+            return st;
+        project_changed_rows(p, prev, cfg);
+        attention_attend(&p->st, cfg, &p->params, &r);
+        return ATTN_OK;
+    }
     st = params_create(&p->params, cfg, p->d_in, err);
     if (st != ATTN_OK)
         return st;
@@ -289,6 +364,8 @@ create_from_sentence(struct pipeline *p, const struct attention_config *cfg,
     return ATTN_OK;
 }
 
+static unsigned long generations;
+
 enum attn_status
 pipeline_create(struct pipeline *p, const struct attention_config *cfg,
                 const struct pipeline_source *src, struct attn_error *err)
@@ -296,12 +373,116 @@ pipeline_create(struct pipeline *p, const struct attention_config *cfg,
     enum attn_status st;
 
     memset(p, 0, sizeof *p);
+    p->generation = ++generations;
     p->cfg = *cfg;
     st = src->qkv != NULL ? create_from_qkv(p, cfg, src->qkv, err)
-                          : create_from_sentence(p, cfg, src, err);
+                          : create_from_sentence(p, cfg, src, NULL, err);
     if (st != ATTN_OK)
         pipeline_destroy(p);
     return st;
+}
+
+/* Whether cfg draws exactly the parameters prev holds. */
+static bool
+same_parameters(const struct pipeline *prev, const struct attention_config *cfg,
+                const struct pipeline_source *src)
+{
+    const struct attention_config *c = &prev->cfg;
+
+    if (prev->qkv_given || src->qkv != NULL || prev->d_in != src->vocab->dim)
+        return false;
+    if (c->variant != cfg->variant || c->qkv_bias != cfg->qkv_bias)
+        return false;
+    if (cfg->variant != ATTN_SIMPLE && c->d_out != cfg->d_out)
+        return false;
+    if ((cfg->variant == ATTN_WRAPPER || cfg->variant == ATTN_MHA) && c->heads != cfg->heads)
+        return false;
+    if (prev->params_given)
+        return src->weights != NULL && params_same_layout(&prev->params, src->weights);
+    return src->weights == NULL && c->seed == cfg->seed;
+}
+
+enum attn_status
+pipeline_rebuild(struct pipeline *p, struct pipeline *prev, const struct attention_config *cfg,
+                 const struct pipeline_source *src, struct attn_error *err)
+{
+    enum attn_status st;
+    struct attention_params kept;
+
+    if (prev == NULL || !same_parameters(prev, cfg, src) || attention_config_check(cfg, src->vocab->dim, NULL) != ATTN_OK)
+        return pipeline_create(p, cfg, src, err);
+    kept = prev->params;
+    memset(p, 0, sizeof *p);
+    p->generation = ++generations;
+    p->cfg = *cfg;
+    st = create_from_sentence(p, cfg, src, prev, err);
+    if (st != ATTN_OK) {
+        /* Give the parameters back before the half-built pipeline goes. */
+        if (prev->params.p == NULL) {
+            prev->params = kept;
+            memset(&p->params, 0, sizeof p->params);
+        }
+        pipeline_destroy(p);
+    }
+    return st;
+}
+
+bool
+pipeline_attend_only(const struct pipeline *p, const struct attention_config *cfg)
+{
+    struct attention_config a = p->cfg;
+    struct attention_config b = *cfg;
+
+    /* Blank out what attend-only knobs may change; the rest must be equal. */
+    a.mask = b.mask = ATTN_MASK_NONE;
+    a.scale = b.scale = false;
+    a.scale_dim = b.scale_dim = 0;
+    a.temperature = b.temperature = 1.0;
+    a.dropout = b.dropout = 0.0;
+    a.train = b.train = true;
+    a.rng_path = b.rng_path = RNG_PATH_DEFAULT;
+    a.dropout_reseed = b.dropout_reseed = false;
+    a.dropout_seed = b.dropout_seed = 0;
+    a.dropout_pass = b.dropout_pass = 0;
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+enum attn_status
+pipeline_reattend(struct pipeline *p, const struct attention_config *cfg, struct attn_error *err)
+{
+    struct attention_stages next;
+    enum attn_status st;
+    struct rng r;
+
+    st = attention_config_check(cfg, p->d_in, err);
+    if (st != ATTN_OK)
+        return st;
+    if (attention_stages_bytes(cfg, p->d_in, p->st.nq, p->st.nk) !=
+            attention_stages_bytes(&p->cfg, p->d_in, p->st.nq, p->st.nk) ||
+        (cfg->mask == ATTN_MASK_NONE) != (p->cfg.mask == ATTN_MASK_NONE)) {
+        /* Different buffers (a stage now shares or stops sharing one): new ones, same Q, K, V. */
+        st = attention_stages_create(&next, cfg, p->d_in, p->st.nq, p->st.nk, err);
+        if (st != ATTN_OK)
+            return st;
+        memcpy(next.queries.data, p->st.queries.data, matrix_size(&p->st.queries) * sizeof(float));
+        memcpy(next.keys.data, p->st.keys.data, matrix_size(&p->st.keys) * sizeof(float));
+        memcpy(next.values.data, p->st.values.data, matrix_size(&p->st.values) * sizeof(float));
+        attention_stages_destroy(&p->st);
+        p->st = next;
+    } else {
+        /* The same buffers: only the knobs' numbers change. */
+        struct attention_shape shape;
+        attention_shape_of(cfg, p->d_in, &shape);
+        p->st.shape = shape;
+        p->st.divisor = (float)shape.divisor;
+        p->st.dropout_on = shape.dropout_on;
+        p->st.dropout_scale = shape.dropout_on ? rng_dropout_scale(cfg->dropout) : 1.0f;
+    }
+    p->cfg = *cfg;
+    p->generation = ++generations;
+    r = p->rng_after_params;
+    attention_attend(&p->st, cfg, &p->params, &r);
+    return ATTN_OK;
 }
 
 void

@@ -252,6 +252,56 @@ uniform_from_state(const uint32_t *state, float *out, size_t n, float width, flo
     }
 }
 
+static void
+temper_portable(const uint32_t *state, uint32_t *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = temper(state[i]);
+}
+
+#ifdef RNG_X86
+__attribute__((target("avx512f"))) static void
+temper_avx512(const uint32_t *state, uint32_t *out, size_t n)
+{
+    const __m512i m1 = _mm512_set1_epi32((int)0x9D2C5680u);
+    const __m512i m2 = _mm512_set1_epi32((int)0xEFC60000u);
+    size_t i = 0;
+
+    for (; i + 16 <= n; i += 16) {
+        __m512i y = _mm512_loadu_si512(state + i);
+        y = _mm512_xor_si512(y, _mm512_srli_epi32(y, 11));
+        y = _mm512_xor_si512(y, _mm512_and_si512(_mm512_slli_epi32(y, 7), m1));
+        y = _mm512_xor_si512(y, _mm512_and_si512(_mm512_slli_epi32(y, 15), m2));
+        y = _mm512_xor_si512(y, _mm512_srli_epi32(y, 18));
+        _mm512_storeu_si512(out + i, y);
+    }
+    temper_portable(state + i, out + i, n - i);
+}
+#endif
+
+/* n outputs of the generator, in order, into words. */
+static void
+fill32(struct rng *r, uint32_t *words, size_t n)
+{
+    while (n > 0) {
+        size_t run;
+        if (r->index >= RNG_MT_N)
+            mt_twist(r);
+        run = (size_t)(RNG_MT_N - r->index);
+        if (run > n)
+            run = n;
+#ifdef RNG_X86
+        if (cpu_isa() == CPU_AVX512)
+            temper_avx512(r->state + r->index, words, run);
+        else
+#endif
+            temper_portable(r->state + r->index, words, run);
+        r->index += (int)run;
+        words += run;
+        n -= run;
+    }
+}
+
 void
 rng_uniform_f32(struct rng *r, float *out, size_t n, double from, double to)
 {
@@ -307,16 +357,25 @@ rng_linear_init(struct rng *r, float *weight, float *bias, int in, int out)
  * with it (0 becomes 1) and walks that sequence, the first element using
  * the seed itself.
  */
+#define BERNOULLI_BLOCK 256
+
 struct bernoulli_stream {
     enum rng_path path;
     uint64_t mcg;
+    /* The default path's words, two per element, drawn a block at a time. */
+    uint32_t words[2 * BERNOULLI_BLOCK];
+    size_t used;
+    size_t have;
+    size_t left;   /* elements still to draw for */
 };
 
 static void
-bernoulli_start(struct bernoulli_stream *bs, struct rng *r, enum rng_path path)
+bernoulli_start(struct bernoulli_stream *bs, struct rng *r, enum rng_path path, size_t n)
 {
     bs->path = path;
     bs->mcg = 0;
+    bs->used = bs->have = 0;
+    bs->left = n;
     if (path == RNG_PATH_MKL) {
         bs->mcg = rng_next32(r) % MCG31_MODULUS;
         if (bs->mcg == 0)
@@ -327,12 +386,25 @@ bernoulli_start(struct bernoulli_stream *bs, struct rng *r, enum rng_path path)
 static double
 bernoulli_next(struct bernoulli_stream *bs, struct rng *r)
 {
+    uint64_t x;
+
     if (bs->path == RNG_PATH_MKL) {
         double u = (double)bs->mcg / (double)MCG31_MODULUS;
         bs->mcg = (bs->mcg * MCG31_MULTIPLIER) % MCG31_MODULUS;
         return u;
     }
-    return rng_uniform_f64(r);
+    if (bs->used == bs->have) {
+        /* Never draw past the last element: the generator must end where PyTorch's does. */
+        size_t elements = bs->left < BERNOULLI_BLOCK ? bs->left : BERNOULLI_BLOCK;
+        fill32(r, bs->words, 2 * elements);
+        bs->have = 2 * elements;
+        bs->used = 0;
+    }
+    /* random64(): the first word is the high half. */
+    x = ((uint64_t)bs->words[bs->used] << 32) | bs->words[bs->used + 1];
+    bs->used += 2;
+    bs->left--;
+    return (double)(x & ((UINT64_C(1) << 53) - 1)) * (1.0 / 9007199254740992.0);
 }
 
 void
@@ -341,7 +413,7 @@ rng_bernoulli(struct rng *r, enum rng_path path, double keep_p,
 {
     struct bernoulli_stream bs;
 
-    bernoulli_start(&bs, r, path);
+    bernoulli_start(&bs, r, path, n);
     for (size_t i = 0; i < n; i++) {
         double u = bernoulli_next(&bs, r);
         keep[i] = u < keep_p;
@@ -365,7 +437,7 @@ rng_dropout(struct rng *r, enum rng_path path, double p, const float *x,
     const double keep_p = 1.0 - p;
     struct bernoulli_stream bs;
 
-    bernoulli_start(&bs, r, path);
+    bernoulli_start(&bs, r, path, n);
     for (size_t i = 0; i < n; i++) {
         double u = bernoulli_next(&bs, r);
         int kept = u < keep_p;
@@ -380,10 +452,15 @@ rng_dropout(struct rng *r, enum rng_path path, double p, const float *x,
 void
 rng_dropout_skip(struct rng *r, enum rng_path path, size_t n)
 {
+    uint32_t words[2 * BERNOULLI_BLOCK];
+
     if (path == RNG_PATH_MKL) {
         (void)rng_next32(r);
         return;
     }
-    for (size_t i = 0; i < n; i++)
-        (void)rng_next64(r);
+    while (n > 0) {
+        size_t run = n < BERNOULLI_BLOCK ? n : BERNOULLI_BLOCK;
+        fill32(r, words, 2 * run);
+        n -= run;
+    }
 }

@@ -83,22 +83,32 @@ col_label(const struct heatmap_spec *spec, int j, char *buf, size_t size)
         snprintf(buf, size, "%s%d", spec->col_prefix ? spec->col_prefix : "d", j);
 }
 
-/* The widest formatted value at d decimals. */
+/*
+ * The widest formatted value at d decimals.  Fixed notation is widest for
+ * the largest magnitude of each sign, so formatting the matrix's finite
+ * minimum and maximum is enough.
+ */
 static int
 value_width(const struct heatmap_spec *spec, int d)
 {
     char buf[64];
+    float lo = INFINITY;
+    float hi = -INFINITY;
     int w = 1;
 
     for (size_t e = 0; e < matrix_size(spec->m); e++) {
         float v = spec->m->data[e];
         if (!isfinite(v))
             continue;
-        snprintf(buf, sizeof buf, "%.*f", d, (double)v);
-        if ((int)strlen(buf) > w)
-            w = (int)strlen(buf);
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
     }
-    return w;
+    if (lo > hi)
+        return w;
+    snprintf(buf, sizeof buf, "%.*f", d, (double)lo);
+    w = (int)strlen(buf);
+    snprintf(buf, sizeof buf, "%.*f", d, (double)hi);
+    return (int)strlen(buf) > w ? (int)strlen(buf) : w;
 }
 
 static int
@@ -120,12 +130,10 @@ choose_cells(const struct heatmap_spec *spec, int avail, struct heatmap_geometry
 {
     const int cols = spec->m->cols;
     const int max_w = spec->max_cell_w > 0 ? spec->max_cell_w : 10;
-    /* Small matrices (the book's) get 4 decimals; large ones cost a scan each. */
-    const bool scan = matrix_size(spec->m) <= 65536;
     /* Without colour each number carries a glyph and a space before it. */
     const int extra = spec->colour ? 1 : 3;
-    const int w4 = (scan ? value_width(spec, 4) : 7) + extra;
-    const int w2 = (scan ? value_width(spec, 2) : 5) + extra;
+    const int w4 = value_width(spec, 4) + extra;
+    const int w2 = value_width(spec, 2) + extra;
 
     if (w4 <= max_w && cols * w4 <= avail) {
         geo->cell_w = avail / cols < max_w ? avail / cols : max_w;

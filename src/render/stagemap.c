@@ -78,7 +78,10 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
     spec->cursor_col = -1;
     spec->colour = colour;
     spec->utf8 = utf8;
-    if (pipeline_stage_per_head(s)) {
+    if (sm->range_generation == p->generation && sm->range_stage == s) {
+        spec->lo = sm->range_lo;
+        spec->hi = sm->range_hi;
+    } else if (pipeline_stage_per_head(s)) {
         const float *all = s == STAGE_SCORES   ? st->scores
                            : s == STAGE_MASKED ? st->masked
                            : s == STAGE_SCALED ? st->scaled
@@ -89,6 +92,10 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
     } else {
         stagemap_range(pv.m.data, matrix_size(&pv.m), &spec->lo, &spec->hi);
     }
+    sm->range_generation = p->generation;
+    sm->range_stage = s;
+    sm->range_lo = spec->lo;
+    sm->range_hi = spec->hi;
     if (s == STAGE_WEIGHTS || s == STAGE_DROPPED) {
         spec->ramp = RAMP_SEQUENTIAL;
         spec->lo = 0.0f;

@@ -22,12 +22,18 @@ struct stagemap {
     int head;
     bool mask_matrix;  /* draw the mask itself: visible and hidden cells */
     struct matrix m;   /* what the spec points at */
+    /* The last range computed, for the same pipeline generation and stage. */
+    unsigned long range_generation;
+    enum pipeline_stage range_stage;
+    float range_lo;
+    float range_hi;
 };
 
 /*
  * Fills spec for stage s (head, for per-head stages) of p.  sm holds what
- * the spec points at and must outlive it.  mask_matrix: cells show the mask
- * rather than values.
+ * the spec points at and must outlive it; kept from frame to frame (zeroed
+ * at first), it also remembers the stage's range.  mask_matrix: cells show
+ * the mask rather than values.
  */
 void stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage s, int head,
                    bool mask_matrix, bool colour, bool utf8, struct heatmap_spec *spec);

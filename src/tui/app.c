@@ -2,6 +2,9 @@
 #include "config.h"
 
 #include <dirent.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -92,7 +95,17 @@ rebuild(struct app *a, const struct attention_config *cfg, const char *sentence)
         }
     }
     attn_error_clear(&err);
-    if (pipeline_create(&next, cfg, &src, &err) != ATTN_OK) {
+    if (sentence == a->sentence && src.weights == a->weights && pipeline_attend_only(&a->pipe, cfg)) {
+        /* Only the stages after the projections change: recompute those in place. */
+        if (pipeline_reattend(&a->pipe, cfg, &err) != ATTN_OK) {
+            complain(a, err.msg);
+            return -1;
+        }
+        a->cfg = *cfg;
+        view_clamp(&a->view, &a->pipe);
+        return 0;
+    }
+    if (pipeline_rebuild(&next, &a->pipe, cfg, &src, &err) != ATTN_OK) {
         complain(a, err.msg);
         return -1;
     }
@@ -120,6 +133,15 @@ app_init(struct app *a, const struct attention_config *cfg, const struct pipelin
     enum attn_status st;
 
     memset(a, 0, sizeof *a);
+#ifdef M_MMAP_THRESHOLD
+    /*
+     * Every knob builds new buffers and frees the old ones.  Keep freed
+     * memory in the heap for the next ones: handing it back to the kernel
+     * and faulting it in again costs more than the computation.
+     */
+    mallopt(M_MMAP_THRESHOLD, 256 << 20);
+    mallopt(M_TRIM_THRESHOLD, 512 << 20);
+#endif
     view_init(&a->view);
     a->view.help_lines = app_help;
     a->view.help_count = app_help_count;

@@ -214,49 +214,55 @@ choose_depth(struct screen *s, bool mono, bool direct)
         s->depth = DEPTH_8;
 }
 
-enum attn_status
-tui_run(struct app *a, bool mono, struct attn_error *err)
-{
+struct tui {
     struct screen s;
     struct grid g;
+    SCREEN *scr;
+};
+
+struct tui *
+tui_open(FILE *out, FILE *in, bool mono, struct app *a, struct attn_error *err)
+{
+    struct tui *t = calloc(1, sizeof *t);
     char direct_buf[128];
     const char *direct;
-    SCREEN *scr;
     const char *codeset;
-    bool dirty;
 
-    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
-        return attn_fail(err, ATTN_EIO,
-                         "the interactive view needs a terminal on stdin and stdout; "
-                         "use --print to see the stages as text or --export DIR for CSV files");
+    if (t == NULL) {
+        attn_fail(err, ATTN_ENOMEM, "out of memory");
+        return NULL;
+    }
     /* Only the character type: numbers keep the C locale's decimal point. */
     setlocale(LC_CTYPE, "");
     codeset = nl_langinfo(CODESET);
-    s.utf8 = codeset != NULL && strcmp(codeset, "UTF-8") == 0;
-    a->view.utf8 = s.utf8;
+    t->s.utf8 = codeset != NULL && strcmp(codeset, "UTF-8") == 0;
+    a->view.utf8 = t->s.utf8;
 
     direct = direct_terminal(direct_buf, sizeof direct_buf);
-    scr = newterm(direct, stdout, stdin);
-    if (scr == NULL && direct != NULL)
-        scr = newterm(NULL, stdout, stdin);
-    if (scr == NULL)
-        return attn_fail(err, ATTN_EIO, "cannot use the terminal '%s'; try TERM=xterm or --print",
-                         getenv("TERM") ? getenv("TERM") : "(unset)");
+    t->scr = newterm(direct, out, in);
+    if (t->scr == NULL && direct != NULL)
+        t->scr = newterm(NULL, out, in);
+    if (t->scr == NULL) {
+        free(t);
+        attn_fail(err, ATTN_EIO, "cannot use the terminal '%s'; try TERM=xterm or --print",
+                  getenv("TERM") ? getenv("TERM") : "(unset)");
+        return NULL;
+    }
     {
         /* A terminal that cannot put the cursor anywhere (TERM=dumb) cannot show a view. */
         char *cup = tigetstr("cup");
         if (cup == NULL || cup == (char *)-1) {
             endwin();
-            delscreen(scr);
-            return attn_fail(err, ATTN_EIO,
-                             "the terminal '%s' cannot move the cursor; use --print or --export DIR, "
-                             "or a terminal such as TERM=xterm",
-                             getenv("TERM") ? getenv("TERM") : "(unset)");
+            delscreen(t->scr);
+            free(t);
+            attn_fail(err, ATTN_EIO,
+                      "the terminal '%s' cannot move the cursor; use --print or --export DIR, "
+                      "or a terminal such as TERM=xterm",
+                      getenv("TERM") ? getenv("TERM") : "(unset)");
+            return NULL;
         }
     }
     curses_active = 1;
-    atexit(restore_terminal);
-    catch_signals();
     cbreak();
     noecho();
     nonl();
@@ -267,30 +273,64 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
     mouseinterval(0);
     /* ncurses reports a resize only when a read returns: keep reads short. */
     wtimeout(stdscr, 25);
-    choose_depth(&s, mono, direct != NULL);
-    a->view.colour = s.depth != DEPTH_MONO;
-
-    if (grid_create(&g, COLS, LINES) != 0) {
-        restore_terminal();
-        delscreen(scr);
-        return attn_fail(err, ATTN_ENOMEM, "out of memory for a %dx%d screen", COLS, LINES);
+    choose_depth(&t->s, mono, direct != NULL);
+    a->view.colour = t->s.depth != DEPTH_MONO;
+    if (grid_create(&t->g, COLS, LINES) != 0) {
+        tui_close(t);
+        attn_fail(err, ATTN_ENOMEM, "out of memory for a %dx%d screen", COLS, LINES);
+        return NULL;
     }
-    dirty = true;
+    return t;
+}
+
+int
+tui_frame(struct tui *t, struct app *a)
+{
+    if (t->g.width != COLS || t->g.height != LINES) {
+        grid_destroy(&t->g);
+        if (grid_create(&t->g, COLS, LINES) != 0)
+            return -1;
+    }
+    app_render(a, &t->g);
+    blit(&t->s, &t->g);
+    wnoutrefresh(stdscr);
+    doupdate();
+    return 0;
+}
+
+void
+tui_close(struct tui *t)
+{
+    if (t == NULL)
+        return;
+    grid_destroy(&t->g);
+    restore_terminal();
+    if (t->scr != NULL)
+        delscreen(t->scr);
+    free(t);
+}
+
+enum attn_status
+tui_run(struct app *a, bool mono, struct attn_error *err)
+{
+    struct tui *t;
+    bool dirty = true;
+
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+        return attn_fail(err, ATTN_EIO,
+                         "the interactive view needs a terminal on stdin and stdout; "
+                         "use --print to see the stages as text or --export DIR for CSV files");
+    t = tui_open(stdout, stdin, mono, a, err);
+    if (t == NULL)
+        return err != NULL ? err->status : ATTN_EIO;
+    atexit(restore_terminal);
+    catch_signals();
     while (!a->quit && !caught_signal) {
         wint_t ch;
         int status;
-        if (dirty) {
-            if (g.width != COLS || g.height != LINES) {
-                grid_destroy(&g);
-                if (grid_create(&g, COLS, LINES) != 0)
-                    break;
-            }
-            app_render(a, &g);
-            blit(&s, &g);
-            wnoutrefresh(stdscr);
-            doupdate();
-            dirty = false;
-        }
+        if (dirty && tui_frame(t, a) != 0)
+            break;
+        dirty = false;
         status = wget_wch(stdscr, &ch);
         if (status == ERR)
             continue;
@@ -311,9 +351,7 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
                 app_key(a, key);
         }
     }
-    grid_destroy(&g);
-    restore_terminal();
-    delscreen(scr);
+    tui_close(t);
     if (caught_signal) {
         /* The terminal is back; now die of the signal as the sender expects. */
         int sig = (int)caught_signal;

@@ -13,7 +13,18 @@
 #include "attnscope/status.h"
 #include "tui/app.h"
 
+#include <stdio.h>
+
 /* Runs the interactive view until the user quits or a signal arrives. */
 enum attn_status tui_run(struct app *a, bool mono, struct attn_error *err);
+
+/*
+ * The pieces tui_run is made of, for the benchmark: a screen on the given
+ * streams, one frame of the app drawn and sent, and closing it.
+ */
+struct tui;
+struct tui *tui_open(FILE *out, FILE *in, bool mono, struct app *a, struct attn_error *err);
+int tui_frame(struct tui *t, struct app *a);
+void tui_close(struct tui *t);
 
 #endif

@@ -1,0 +1,470 @@
+/*
+ * bench.c: attnscope's measurements (tests/bench/run prints them as a table).
+ *
+ *   bench probe             peak fused multiply-add rate of one core
+ *   bench forward N REPS    the core forward (mha, causal, d 768, 12 heads),
+ *                           every stage kept, and its matrix products alone
+ *   bench rss N             one pipeline in a fresh process: peak RSS and the
+ *                           bytes of the kept stage buffers
+ *   bench frame REPS        keystroke to frame in the interactive view on a
+ *                           200x60 screen, and the bytes sent to the terminal
+ *   bench spawn REPS CMD..  wall time of running a command
+ *
+ * Every timing line is "name<TAB>median_ms<TAB>min_ms<TAB>max_ms[<TAB>...]".
+ * Not a test: timings belong in doc/performance.md, not in make check.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
+#include "attnscope/cpu.h"
+#include "attnscope/linalg.h"
+#include "attnscope/pipeline.h"
+#include "tui/app.h"
+#include "tui/tui.h"
+
+#define D_MODEL 768
+#define HEADS 12
+#define MAX_REPS 101
+
+static double
+now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a;
+    double y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Prints "name median min max" in milliseconds, then extra. */
+static void
+report(const char *name, double *t, int n, const char *extra)
+{
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    printf("%s\t%.3f\t%.3f\t%.3f%s%s\n", name, t[n / 2] * 1e3, t[0] * 1e3, t[n - 1] * 1e3,
+           extra ? "\t" : "", extra ? extra : "");
+}
+
+/* ------------------------------------------------------------------ probe */
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define CHAINS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+__attribute__((target("avx512f"))) static float
+probe512(long iters)
+{
+    __m512 b = _mm512_set1_ps(1.0000001f);
+    __m512 c = _mm512_set1_ps(1e-7f);
+#define DECL(i) __m512 a##i = _mm512_set1_ps((float)i);
+    CHAINS(DECL)
+#undef DECL
+    for (long it = 0; it < iters; it++) {
+#define FMA(i) a##i = _mm512_fmadd_ps(a##i, b, c);
+        CHAINS(FMA)
+#undef FMA
+    }
+    __m512 s = a0;
+#define ADD(i) s = _mm512_add_ps(s, a##i);
+    CHAINS(ADD)
+#undef ADD
+    return _mm512_reduce_add_ps(s);
+}
+
+__attribute__((target("avx2,fma"))) static float
+probe256(long iters)
+{
+    __m256 b = _mm256_set1_ps(1.0000001f);
+    __m256 c = _mm256_set1_ps(1e-7f);
+    float out[8];
+#define DECL(i) __m256 a##i = _mm256_set1_ps((float)i);
+    CHAINS(DECL)
+#undef DECL
+    for (long it = 0; it < iters; it++) {
+#define FMA(i) a##i = _mm256_fmadd_ps(a##i, b, c);
+        CHAINS(FMA)
+#undef FMA
+    }
+    __m256 s = a0;
+#define ADD(i) s = _mm256_add_ps(s, a##i);
+    CHAINS(ADD)
+#undef ADD
+    _mm256_storeu_ps(out, s);
+    return out[0];
+}
+#endif
+
+static int
+cmd_probe(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    const long iters = 100000000;
+    double t;
+    volatile float sink;
+
+    if (__builtin_cpu_supports("avx512f")) {
+        t = now();
+        sink = probe512(iters);
+        t = now() - t;
+        printf("peak_avx512_gflops\t%.1f\n", (double)iters * 12 * 16 * 2 / t / 1e9);
+    }
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        t = now();
+        sink = probe256(iters);
+        t = now() - t;
+        printf("peak_avx2_gflops\t%.1f\n", (double)iters * 12 * 8 * 2 / t / 1e9);
+    }
+    (void)sink;
+#endif
+    printf("kernels\t%s\n", cpu_isa_name());
+    return 0;
+}
+
+/* ------------------------------------------------------------ fixtures */
+
+/* A 768-wide vocabulary of 50 tokens t0..t49 with fixed values, in a file. */
+static int
+make_vocab(struct vocab *v, struct attn_error *err)
+{
+    char path[256];
+    const char *tmp = getenv("TMPDIR");
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/attnscope-bench-vocab-%d.csv", tmp ? tmp : "/tmp", (int)getpid());
+    f = fopen(path, "w");
+    if (f == NULL)
+        return -1;
+    for (int w = 0; w < 50; w++) {
+        fprintf(f, "t%d", w);
+        for (int j = 0; j < D_MODEL; j++)
+            fprintf(f, ",%.4f", ((w * 31 + j * 17) % 200) / 100.0 - 1.0);
+        fputc('\n', f);
+    }
+    fclose(f);
+    if (vocab_load_csv(v, path, err) != ATTN_OK) {
+        unlink(path);
+        return -1;
+    }
+    unlink(path);
+    return 0;
+}
+
+static char *
+make_sentence(int n)
+{
+    char *s = malloc((size_t)n * 5 + 1);
+    size_t len = 0;
+
+    if (s == NULL)
+        return NULL;
+    for (int i = 0; i < n; i++)
+        len += (size_t)sprintf(s + len, "%st%d", i ? " " : "", i % 50);
+    return s;
+}
+
+static void
+gpt2_config(struct attention_config *c)
+{
+    attention_config_init(c);
+    c->d_out = D_MODEL;
+    c->heads = HEADS;
+}
+
+/* ---------------------------------------------------------------- forward */
+
+static int
+cmd_forward(int n, int reps)
+{
+    struct vocab v;
+    struct attn_error err;
+    struct attention_config cfg;
+    struct pipeline p;
+    struct pipeline_source src;
+    char *sentence = make_sentence(n);
+    double total[MAX_REPS];
+    double mm[MAX_REPS];
+    char extra[128];
+    /* Multiply-adds: Q, K, V and out_proj; Q K^T; under the causal mask
+     * attnscope multiplies only the lower triangle of weights by V (rounded
+     * up to its 64-row blocks), PyTorch all of it: count PyTorch's. */
+    const double flops = 4.0 * 2 * n * D_MODEL * (double)D_MODEL + HEADS * 2.0 * n * (double)n * 64 * 2;
+    const double mm_flops = 4.0 * 2 * n * D_MODEL * (double)D_MODEL;
+
+    if (reps > MAX_REPS)
+        reps = MAX_REPS;
+    if (sentence == NULL || make_vocab(&v, &err) != 0)
+        return 1;
+    gpt2_config(&cfg);
+    src.sentence = sentence;
+    src.vocab = &v;
+    src.weights = NULL;
+    src.qkv = NULL;
+    if (pipeline_create(&p, &cfg, &src, &err) != ATTN_OK) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        return 1;
+    }
+    for (int r = 0; r < reps; r++) {
+        struct rng rr = p.rng_after_params;
+        double t0 = now();
+        attention_project(&p.st, &cfg, &p.inputs, &p.params);
+        attention_attend(&p.st, &cfg, &p.params, &rr);
+        total[r] = now() - t0;
+    }
+    /* The four d x d products alone, the biggest matrix multiply of the forward. */
+    for (int r = 0; r < reps; r++) {
+        double t0 = now();
+        for (int w = 0; w < 4; w++)
+            linalg_gemm_packed(n, p.inputs.data, D_MODEL, &p.params.p[w].packed,
+                               p.st.output.data, D_MODEL);
+        mm[r] = now() - t0;
+    }
+    qsort(total, (size_t)reps, sizeof total[0], cmp_double);
+    qsort(mm, (size_t)reps, sizeof mm[0], cmp_double);
+    snprintf(extra, sizeof extra, "%.1f\t%.1f", flops / total[reps / 2] / 1e9,
+             mm_flops / mm[reps / 2] / 1e9);
+    {
+        char name[32];
+        snprintf(name, sizeof name, "forward_%d", n);
+        report(name, total, reps, extra);
+    }
+    pipeline_destroy(&p);
+    vocab_destroy(&v);
+    free(sentence);
+    return 0;
+}
+
+/* -------------------------------------------------------------------- rss */
+
+static int
+cmd_rss(int n)
+{
+    struct vocab v;
+    struct attn_error err;
+    struct attention_config cfg;
+    struct pipeline p;
+    struct pipeline_source src;
+    struct rusage ru;
+    char *sentence = make_sentence(n);
+
+    if (sentence == NULL || make_vocab(&v, &err) != 0)
+        return 1;
+    gpt2_config(&cfg);
+    src.sentence = sentence;
+    src.vocab = &v;
+    src.weights = NULL;
+    src.qkv = NULL;
+    if (pipeline_create(&p, &cfg, &src, &err) != ATTN_OK) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        return 1;
+    }
+    getrusage(RUSAGE_SELF, &ru);
+    printf("rss_%d\t%ld\t%zu\n", n, ru.ru_maxrss * 1024L, p.st.arena_bytes);
+    pipeline_destroy(&p);
+    vocab_destroy(&v);
+    free(sentence);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ frame */
+
+struct frame_case {
+    const char *name;
+    int n;            /* tokens; 0: the book's sentence and defaults */
+    bool grid;
+};
+
+static long
+out_bytes(FILE *out)
+{
+    fflush(out);
+    return ftell(out);
+}
+
+/* The time from key to a finished frame, reps times; keys alternate so the state stays alike. */
+static void
+time_keys(const char *label, struct tui *t, struct app *a, const int *keys, int nkeys, int reps)
+{
+    double times[MAX_REPS];
+
+    for (int r = 0; r < reps; r++) {
+        double t0 = now();
+        app_key(a, keys[r % nkeys]);
+        tui_frame(t, a);
+        times[r] = now() - t0;
+    }
+    report(label, times, reps, NULL);
+}
+
+static int
+cmd_frame(int reps)
+{
+    static const struct frame_case cases[] = {
+        { "book", 0, false },
+        { "n64", 64, false },
+        { "n64_grid", 64, true },
+        { "n256", 256, false },
+        { "n256_grid", 256, true },
+    };
+    struct vocab book;
+    struct vocab wide;
+    struct attn_error err;
+    FILE *in = fopen("/dev/null", "r");
+    FILE *out = tmpfile();
+
+    if (reps > MAX_REPS)
+        reps = MAX_REPS;
+    if (in == NULL || out == NULL || vocab_builtin(&book, &err) != ATTN_OK || make_vocab(&wide, &err) != 0)
+        return 1;
+    setenv("COLUMNS", "200", 1);
+    setenv("LINES", "60", 1);
+    setenv("TERM", "xterm-256color", 1);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const struct frame_case *fc = &cases[c];
+        struct attention_config cfg;
+        struct pipeline_source src;
+        char *sentence = fc->n ? make_sentence(fc->n) : NULL;
+        struct app a;
+        struct tui *t;
+        char label[64];
+        long before;
+
+        attention_config_init(&cfg);
+        if (fc->n)
+            gpt2_config(&cfg);
+        src.sentence = sentence ? sentence : "Your journey starts with one step";
+        src.vocab = fc->n ? &wide : &book;
+        src.weights = NULL;
+        src.qkv = NULL;
+        if (app_init(&a, &cfg, &src, NULL, &err) != ATTN_OK) {
+            fprintf(stderr, "bench: %s\n", err.msg);
+            return 1;
+        }
+        t = tui_open(out, in, false, &a, &err);
+        if (t == NULL) {
+            fprintf(stderr, "bench: %s\n", err.msg);
+            return 1;
+        }
+        app_key(&a, '6'); /* the weights */
+        if (fc->grid)
+            app_key(&a, 'g');
+        tui_frame(t, &a);
+
+        {
+            static const int cursor[] = { APP_KEY_RIGHT, APP_KEY_DOWN, APP_KEY_LEFT, APP_KEY_UP };
+            static const int stage[] = { ' ', 'p' };
+            static const int seed[] = { 's', 'S' };
+            static const int mask[] = { 'm' };
+            static const int temp[] = { '>', '<' };
+            static const int drop[] = { 'o', 'O' };
+            snprintf(label, sizeof label, "frame_%s_cursor", fc->name);
+            time_keys(label, t, &a, cursor, 4, reps);
+            snprintf(label, sizeof label, "frame_%s_stage", fc->name);
+            time_keys(label, t, &a, stage, 2, reps);
+            snprintf(label, sizeof label, "frame_%s_seed", fc->name);
+            time_keys(label, t, &a, seed, 2, reps);
+            snprintf(label, sizeof label, "frame_%s_mask", fc->name);
+            time_keys(label, t, &a, mask, 1, reps);
+            snprintf(label, sizeof label, "frame_%s_temperature", fc->name);
+            time_keys(label, t, &a, temp, 2, reps);
+            snprintf(label, sizeof label, "frame_%s_dropout", fc->name);
+            time_keys(label, t, &a, drop, 2, reps);
+        }
+        {
+            /* A sentence edit: e, the last character deleted and typed again, Enter. */
+            double times[MAX_REPS];
+            for (int r = 0; r < reps; r++) {
+                double t0;
+                const char *s = a.sentence;
+                int last = (unsigned char)s[strlen(s) - 1];
+                app_key(&a, 'e');
+                app_key(&a, APP_KEY_BACKSPACE);
+                app_key(&a, last);
+                t0 = now();
+                app_key(&a, APP_KEY_ENTER);
+                tui_frame(t, &a);
+                times[r] = now() - t0;
+            }
+            snprintf(label, sizeof label, "frame_%s_sentence", fc->name);
+            report(label, times, reps, NULL);
+        }
+        /* Bytes sent for one cursor move and for one stage change. */
+        before = out_bytes(out);
+        app_key(&a, APP_KEY_RIGHT);
+        tui_frame(t, &a);
+        printf("bytes_%s_cursor\t%ld\n", fc->name, out_bytes(out) - before);
+        before = out_bytes(out);
+        app_key(&a, ' ');
+        tui_frame(t, &a);
+        printf("bytes_%s_stage\t%ld\n", fc->name, out_bytes(out) - before);
+        tui_close(t);
+        app_destroy(&a);
+        free(sentence);
+    }
+    vocab_destroy(&book);
+    vocab_destroy(&wide);
+    fclose(in);
+    fclose(out);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ spawn */
+
+static int
+cmd_spawn(const char *name, int reps, char **argv)
+{
+    double times[MAX_REPS];
+
+    if (reps > MAX_REPS)
+        reps = MAX_REPS;
+    for (int r = 0; r < reps; r++) {
+        double t0 = now();
+        pid_t pid = fork();
+        int status;
+        if (pid == 0) {
+            FILE *null = freopen("/dev/null", "w", stdout);
+            (void)null;
+            execvp(argv[0], argv);
+            _exit(127);
+        }
+        if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            fprintf(stderr, "bench: %s failed\n", argv[0]);
+            return 1;
+        }
+        times[r] = now() - t0;
+    }
+    report(name, times, reps, NULL);
+    return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "probe") == 0)
+        return cmd_probe();
+    if (argc >= 4 && strcmp(argv[1], "forward") == 0)
+        return cmd_forward(atoi(argv[2]), atoi(argv[3]));
+    if (argc >= 3 && strcmp(argv[1], "rss") == 0)
+        return cmd_rss(atoi(argv[2]));
+    if (argc >= 3 && strcmp(argv[1], "frame") == 0)
+        return cmd_frame(atoi(argv[2]));
+    if (argc >= 5 && strcmp(argv[1], "spawn") == 0)
+        return cmd_spawn(argv[2], atoi(argv[3]), argv + 4);
+    fprintf(stderr, "usage: bench probe | forward N REPS | rss N | frame REPS | "
+                    "spawn NAME REPS CMD...\n");
+    return 2;
+}
