@@ -1,0 +1,79 @@
+#!/usr/bin/python3
+"""PyTorch's side of attnscope's benchmark (tests/bench/run runs it).
+
+    torch_bench.py book       print the chapter-3 MultiHeadAttention output (seed 123),
+                              as a fresh process would: the workload-1 reference
+    torch_bench.py forward    time MultiHeadAttention's forward, d 768, 12 heads,
+                              causal, no dropout, in torch.no_grad(), with 1 and 2
+                              threads, n = 6, 64, 256, 1024
+
+The class is attnscope's own restatement of the book's MultiHeadAttention
+(the same modules in the same order and the same forward).  Lines are
+"name<TAB>median_ms<TAB>min_ms<TAB>max_ms".  Needs Debian's python3-torch;
+OpenBLAS (libopenblas0-pthread) is the BLAS to measure against.
+"""
+import sys
+import time
+
+import torch
+from torch import nn
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.d_out = d_out
+        self.num_heads = num_heads
+        self.head_dim = d_out // num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length),
+                                                diagonal=1))
+
+    def forward(self, x):
+        b, n, _ = x.shape
+        split = (b, n, self.num_heads, self.head_dim)
+        keys = self.W_key(x).view(*split).transpose(1, 2)
+        queries = self.W_query(x).view(*split).transpose(1, 2)
+        values = self.W_value(x).view(*split).transpose(1, 2)
+        scores = queries @ keys.transpose(2, 3)
+        scores.masked_fill_(self.mask.bool()[:n, :n], -torch.inf)
+        weights = self.dropout(torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1))
+        context = (weights @ values).transpose(1, 2).contiguous().view(b, n, self.d_out)
+        return self.out_proj(context)
+
+
+def book():
+    torch.manual_seed(123)
+    inputs = torch.tensor([[0.43, 0.15, 0.89], [0.55, 0.87, 0.66], [0.57, 0.85, 0.64],
+                           [0.22, 0.58, 0.33], [0.77, 0.25, 0.10], [0.05, 0.80, 0.55]])
+    mha = MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)
+    print(mha(inputs.unsqueeze(0)))
+
+
+def forward():
+    for threads in (1, 2):
+        torch.set_num_threads(threads)
+        for n, reps in ((6, 41), (64, 41), (256, 21), (1024, 9)):
+            torch.manual_seed(123)
+            mha = MultiHeadAttention(768, 768, n, 0.0, num_heads=12).eval()
+            x = torch.rand(1, n, 768)
+            times = []
+            with torch.no_grad():
+                for _ in range(3):
+                    mha(x)
+                for _ in range(reps):
+                    start = time.perf_counter()
+                    mha(x)
+                    times.append(time.perf_counter() - start)
+            times.sort()
+            print("torch_forward_%d_%d\t%.3f\t%.3f\t%.3f" % (threads, n, times[len(times) // 2] * 1e3,
+                                                          times[0] * 1e3, times[-1] * 1e3))
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    {"book": book, "forward": forward}[sys.argv[1]]()

@@ -41,9 +41,11 @@ def write_case(name, knobs, vocab, sentence, keep=None):
 def main():
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT)
+    blas = os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
     with open(os.path.join(OUT, "README"), "w") as f:
         f.write("Made by tests/oracle/make_fixtures.py with PyTorch %s (Debian python3-torch,\n"
-                "built without MKL). Do not edit: run the script again.\n" % torch.__version__)
+                "built without MKL), BLAS %s.\n"
+                "Do not edit: run the script again.\n" % (torch.__version__, blas))
     rng = random.Random(20261122)
     for i in range(40):
         knobs, vocab, sentence = ta.random_case(rng)
