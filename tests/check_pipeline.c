@@ -614,7 +614,7 @@ START_TEST(shortcuts_compute_what_a_fresh_pipeline_computes)
     attention_config_init(&cfg);
     cfg.d_out = 8;
     cfg.heads = 2;
-    run(&cur, &cfg, sentences[0]);
+    run(&cur, &cfg, sentences[0], &book_vocab);
 
     /* Attention-only knobs, in place, one after another. */
     for (int step = 0; step < 6; step++) {
@@ -629,7 +629,7 @@ START_TEST(shortcuts_compute_what_a_fresh_pipeline_computes)
         }
         ck_assert(pipeline_attend_only(&cur, &next));
         ck_assert_msg(pipeline_reattend(&cur, &next, &err) == ATTN_OK, "%s", err.msg);
-        run(&fresh, &next, sentences[0]);
+        run(&fresh, &next, sentences[0], &book_vocab);
         expect_same_stages(&cur, &fresh, "reattend");
         pipeline_destroy(&fresh);
     }
@@ -642,7 +642,7 @@ START_TEST(shortcuts_compute_what_a_fresh_pipeline_computes)
         src.sentence = sentences[k];
         ck_assert_msg(pipeline_rebuild(&rebuilt, &cur, &cur.cfg, &src, &err) == ATTN_OK, "%s", err.msg);
         ck_assert_ptr_null(cur.params.p); /* taken over */
-        run(&fresh, &cur.cfg, sentences[k]);
+        run(&fresh, &cur.cfg, sentences[k], &book_vocab);
         expect_same_stages(&rebuilt, &fresh, sentences[k]);
         pipeline_destroy(&fresh);
         pipeline_destroy(&cur);
@@ -654,7 +654,7 @@ START_TEST(shortcuts_compute_what_a_fresh_pipeline_computes)
     next.seed = 99;
     ck_assert_int_eq(pipeline_rebuild(&rebuilt, &cur, &next, &src, &err), ATTN_OK);
     ck_assert_ptr_nonnull(cur.params.p);
-    run(&fresh, &next, sentences[3]);
+    run(&fresh, &next, sentences[3], &book_vocab);
     expect_same_stages(&rebuilt, &fresh, "new seed");
     pipeline_destroy(&fresh);
     pipeline_destroy(&rebuilt);
