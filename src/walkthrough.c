@@ -301,50 +301,60 @@ parse(struct parser *ps, char *text)
 }
 
 enum attn_status
-walkthrough_load(struct walkthrough *w, const char *path, struct attn_error *err)
+walkthrough_parse(struct walkthrough *w, const char *path, const char *text, size_t len,
+                  struct attn_error *err)
 {
     struct parser ps;
+    char *copy;
+    enum attn_status st;
+    const char *slash;
+    int line = 1;
+
+    memset(w, 0, sizeof *w);
+    if (len > WALK_MAX_BYTES)
+        return attn_fail(err, ATTN_ELIMIT, "%s: longer than attnscope reads (%u bytes)", path,
+                         WALK_MAX_BYTES);
+    /* The narration is shown as text: it must be UTF-8, without NUL bytes. */
+    for (size_t i = 0; i < len;) {
+        unsigned char c = (unsigned char)text[i];
+        int n = tokenizer_utf8_length((const unsigned char *)text + i, len - i);
+        if (c == '\0' || n == 0)
+            return attn_fail(err, ATTN_EPARSE, "%s:%d: not UTF-8 text (byte 0x%02X)", path, line, c);
+        line += c == '\n';
+        i += (size_t)n;
+    }
+    w->path = strdup(path);
+    slash = strrchr(path, '/');
+    w->dir = slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
+    copy = strndup(text, len);
+    if (w->path == NULL || w->dir == NULL || copy == NULL) {
+        free(copy);
+        walkthrough_destroy(w);
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    }
+    ps.w = w;
+    ps.err = err;
+    ps.line = 0;
+    st = parse(&ps, copy);
+    free(copy);
+    if (st != ATTN_OK)
+        walkthrough_destroy(w);
+    return st;
+}
+
+enum attn_status
+walkthrough_load(struct walkthrough *w, const char *path, struct attn_error *err)
+{
     char *text;
     size_t len;
     enum attn_status st;
-    const char *slash;
 
     memset(w, 0, sizeof *w);
     st = fileio_read_all(path, WALK_MAX_BYTES, &text, &len, err);
     if (st != ATTN_OK)
         return st;
-    w->path = strdup(path);
-    slash = strrchr(path, '/');
-    w->dir = slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
-    if (w->path == NULL || w->dir == NULL) {
-        free(text);
-        walkthrough_destroy(w);
-        return attn_fail(err, ATTN_ENOMEM, "out of memory");
-    }
-    {
-        /* The narration is shown as text: it must be UTF-8, without NUL bytes. */
-        int line = 1;
-        for (size_t i = 0; i < len;) {
-            unsigned char c = (unsigned char)text[i];
-            int n = tokenizer_utf8_length((const unsigned char *)text + i, len - i);
-            if (c == '\0' || n == 0) {
-                free(text);
-                st = attn_fail(err, ATTN_EPARSE, "%s:%d: not UTF-8 text (byte 0x%02X)", path, line,
-                               c);
-                walkthrough_destroy(w);
-                return st;
-            }
-            line += c == '\n';
-            i += (size_t)n;
-        }
-    }
-    ps.w = w;
-    ps.err = err;
-    ps.line = 0;
-    st = parse(&ps, text);
+    st = walkthrough_parse(w, path, text, len, err);
     free(text);
-    if (st != ATTN_OK)
-        walkthrough_destroy(w);
     return st;
 }
 

@@ -54,6 +54,10 @@ struct walkthrough {
 
 /* Reads and parses path; errors name path:line. */
 enum attn_status walkthrough_load(struct walkthrough *w, const char *path, struct attn_error *err);
+
+/* Parses len bytes of walkthrough text; path names it in messages and anchors relative paths. */
+enum attn_status walkthrough_parse(struct walkthrough *w, const char *path, const char *text,
+                                   size_t len, struct attn_error *err);
 void walkthrough_destroy(struct walkthrough *w);
 
 /* What one step needs loaded to build its pipeline. */

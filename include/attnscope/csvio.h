@@ -35,6 +35,10 @@ struct csvio_table {
 /* Parses the CSV file at path.  A UTF-8 byte order mark is skipped. */
 enum attn_status csvio_read_table(const char *path, struct csvio_table *t,
                                   struct attn_error *err);
+
+/* Parses len bytes of CSV text at buf; name stands for the file in messages. */
+enum attn_status csvio_parse_table(const char *name, const char *buf, size_t len,
+                                   struct csvio_table *t, struct attn_error *err);
 void csvio_table_destroy(struct csvio_table *t);
 
 static inline const char *

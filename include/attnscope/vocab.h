@@ -32,6 +32,11 @@ struct vocab {
 
 enum attn_status vocab_builtin(struct vocab *v, struct attn_error *err);
 enum attn_status vocab_load_csv(struct vocab *v, const char *path, struct attn_error *err);
+
+struct csvio_table;
+/* The vocabulary a parsed CSV table holds (what vocab_load_csv() does after reading). */
+enum attn_status vocab_from_table(struct vocab *v, const struct csvio_table *t,
+                                  struct attn_error *err);
 void vocab_destroy(struct vocab *v);
 
 /* The index of token, or -1 when the vocabulary lacks it. */

@@ -187,49 +187,58 @@ parse_buffer(struct reader *rd, const char *buf, size_t len)
 }
 
 enum attn_status
-csvio_read_table(const char *path, struct csvio_table *t, struct attn_error *err)
+csvio_parse_table(const char *name, const char *buf, size_t len, struct csvio_table *t,
+                  struct attn_error *err)
 {
     struct reader rd;
-    char *buf;
-    size_t len;
-    const char *start;
     const char *nul;
     enum attn_status st;
 
     memset(t, 0, sizeof *t);
-    t->path = strdup(path);
+    if (len > CSVIO_MAX_FILE_BYTES)
+        return attn_fail(err, ATTN_ELIMIT, "%s: larger than %u MiB; attnscope reads CSV files "
+                         "up to that size", name, CSVIO_MAX_FILE_BYTES >> 20);
+    t->path = strdup(name);
     if (t->path == NULL)
         return attn_fail(err, ATTN_ENOMEM, "out of memory");
-    st = fileio_read_all(path, CSVIO_MAX_FILE_BYTES, &buf, &len, err);
-    if (st != ATTN_OK) {
-        csvio_table_destroy(t);
-        return st;
-    }
-    start = buf;
     if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) {
-        start += 3;
+        buf += 3;
         len -= 3;
     }
-    nul = memchr(start, '\0', len);
+    nul = memchr(buf, '\0', len);
     if (nul != NULL) {
         int line = 1;
-        for (const char *c = start; c < nul; c++)
+        for (const char *c = buf; c < nul; c++)
             line += *c == '\n';
-        free(buf);
         st = attn_fail(err, ATTN_EPARSE, "%s: row %d: binary data (a NUL byte); expected CSV text",
-                       path, line);
+                       name, line);
         csvio_table_destroy(t);
         return st;
     }
     memset(&rd, 0, sizeof rd);
     rd.t = t;
     rd.err = err;
-    st = parse_buffer(&rd, start, len);
-    free(buf);
+    st = parse_buffer(&rd, buf, len);
     if (st == ATTN_OK && t->rows == 0)
-        st = attn_fail(err, ATTN_EPARSE, "%s: the file is empty", path);
+        st = attn_fail(err, ATTN_EPARSE, "%s: the file is empty", name);
     if (st != ATTN_OK)
         csvio_table_destroy(t);
+    return st;
+}
+
+enum attn_status
+csvio_read_table(const char *path, struct csvio_table *t, struct attn_error *err)
+{
+    char *buf;
+    size_t len;
+    enum attn_status st;
+
+    memset(t, 0, sizeof *t);
+    st = fileio_read_all(path, CSVIO_MAX_FILE_BYTES, &buf, &len, err);
+    if (st != ATTN_OK)
+        return st;
+    st = csvio_parse_table(path, buf, len, t, err);
+    free(buf);
     return st;
 }
 

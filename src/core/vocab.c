@@ -182,6 +182,22 @@ enum attn_status
 vocab_load_csv(struct vocab *v, const char *path, struct attn_error *err)
 {
     struct csvio_table t;
+    enum attn_status st;
+
+    memset(v, 0, sizeof *v);
+    st = csvio_read_table(path, &t, err);
+    if (st != ATTN_OK)
+        return st;
+    st = vocab_from_table(v, &t, err);
+    csvio_table_destroy(&t);
+    return st;
+}
+
+enum attn_status
+vocab_from_table(struct vocab *v, const struct csvio_table *tp, struct attn_error *err)
+{
+    const struct csvio_table t = *tp;
+    const char *path = t.path;
     struct matrix m;
     enum attn_status st;
     int header;
@@ -189,9 +205,6 @@ vocab_load_csv(struct vocab *v, const char *path, struct attn_error *err)
     int d2 = 0;
 
     memset(v, 0, sizeof *v);
-    st = csvio_read_table(path, &t, err);
-    if (st != ATTN_OK)
-        return st;
     header = fold_equal(csvio_cell(&t, 0, 0), "token");
     if (t.cols < 2) {
         st = attn_fail(err, ATTN_EPARSE,
@@ -246,7 +259,6 @@ vocab_load_csv(struct vocab *v, const char *path, struct attn_error *err)
 fail:
     vocab_destroy(v);
 out:
-    csvio_table_destroy(&t);
     return st;
 }
 
