@@ -144,10 +144,12 @@ static int
 fail(char *err, size_t size, const char *fmt, ...)
 {
     va_list ap;
+    char raw[1024];
 
     va_start(ap, fmt);
-    vsnprintf(err, size, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    attn_escape_text(err, size, raw); /* it quotes what was typed */
     return -1;
 }
 

@@ -143,9 +143,15 @@ static enum attn_status
 step_directive(struct parser *ps, struct walk_step *s, const char *name, char *value)
 {
     int failed = 0;
+    int first = strcmp(name, "options") == 0 ? s->options_line
+                : strcmp(name, "stage") == 0 ? s->stage_line
+                : strcmp(name, "cell") == 0  ? s->cell_line
+                                             : 0;
 
+    if (first != 0)
+        return fail_at(ps, ps->line, "a second '%s:' in this step (the first is on line %d)", name,
+                       first);
     if (strcmp(name, "options") == 0) {
-        free(s->options);
         s->options = dup_or_fail(ps, value, &failed);
         s->options_line = ps->line;
     } else if (strcmp(name, "stage") == 0) {
@@ -314,12 +320,16 @@ walkthrough_parse(struct walkthrough *w, const char *path, const char *text, siz
     if (len > WALK_MAX_BYTES)
         return attn_fail(err, ATTN_ELIMIT, "%s: longer than attnscope reads (%u bytes)", path,
                          WALK_MAX_BYTES);
-    /* The narration is shown as text: it must be UTF-8, without NUL bytes. */
+    /* The narration is shown as text: UTF-8, with no control characters but line ends and tabs. */
     for (size_t i = 0; i < len;) {
-        unsigned char c = (unsigned char)text[i];
-        int n = tokenizer_utf8_length((const unsigned char *)text + i, len - i);
+        const unsigned char *at = (const unsigned char *)text + i;
+        unsigned char c = *at;
+        int n = tokenizer_utf8_length(at, len - i);
         if (c == '\0' || n == 0)
             return attn_fail(err, ATTN_EPARSE, "%s:%d: not UTF-8 text (byte 0x%02X)", path, line, c);
+        if (c != '\n' && c != '\r' && c != '\t' && tokenizer_control_length(at, len - i) > 0)
+            return attn_fail(err, ATTN_EPARSE, "%s:%d: a control character (byte 0x%02X)", path,
+                             line, c);
         line += c == '\n';
         i += (size_t)n;
     }

@@ -74,6 +74,11 @@ START_TEST(bad_sentences_are_refused)
     expect_refused("\xed\xa0\x80", ATTN_EPARSE, "not valid UTF-8"); /* a surrogate */
     expect_refused("caf\xc3", ATTN_EPARSE, "not valid UTF-8");      /* cut short */
     expect_refused("a\x01" "b", ATTN_EPARSE, "control character");
+    expect_refused("a \x7f", ATTN_EPARSE, "control character (byte 3, 0x7F)");
+    expect_refused("\x1b[31m", ATTN_EPARSE, "control character (byte 1, 0x1B)");
+    /* A C1 control (U+009B, a terminal's CSI) at a word's start and inside one. */
+    expect_refused("\xc2\x9b" "31m", ATTN_EPARSE, "control character (byte 1, 0xC2)");
+    expect_refused("caf\xc3\xa9\xc2\x9b" "x", ATTN_EPARSE, "control character (byte 6, 0xC2)");
 }
 END_TEST
 
@@ -110,6 +115,24 @@ START_TEST(utf8_length)
 }
 END_TEST
 
+START_TEST(messages_show_control_characters_escaped)
+{
+    char out[64];
+    struct attn_error err;
+
+    attn_escape_text(out, sizeof out, "a\nb\tc\r\x1b[2J\x7f caf\xc3\xa9 \xc2\x9b \xff");
+    ck_assert_str_eq(out, "a\\nb\\tc\\r\\x1B[2J\\x7F caf\xc3\xa9 \\xC2\\x9B \\xFF");
+    /* Cut short where an escape would not fit, never in the middle of one. */
+    ck_assert_uint_eq(attn_escape_text(out, 6, "ab\x01" "cd"), 2);
+    ck_assert_str_eq(out, "ab");
+    ck_assert_uint_eq(attn_escape_text(out, 1, "abc"), 0);
+    ck_assert_str_eq(out, "");
+    /* Every core message goes through it: one line, whatever it quotes. */
+    attn_fail(&err, ATTN_EPARSE, "'%s' is not a number", "1\n2");
+    ck_assert_str_eq(err.msg, "'1\\n2' is not a number");
+}
+END_TEST
+
 static Suite *
 tokenizer_suite(void)
 {
@@ -122,6 +145,7 @@ tokenizer_suite(void)
     tcase_add_test(tc, bad_sentences_are_refused);
     tcase_add_test(tc, token_limit_is_enforced);
     tcase_add_test(tc, utf8_length);
+    tcase_add_test(tc, messages_show_control_characters_escaped);
     suite_add_tcase(s, tc);
     return s;
 }

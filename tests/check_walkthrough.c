@@ -87,6 +87,11 @@ START_TEST(format_errors_name_file_and_line)
                       "bad.walk:3: view 'zoom' is not grid or mask");
     expect_load_error("step: \nstage: weights\n\ntext\n", "bad.walk:1: a step needs a title");
     expect_load_error("step: one\nstage: weights\n\ntext \xff\n", "bad.walk:4: not UTF-8");
+    expect_load_error("step: one\nstage: weights\ncell: 0 0\ncell: 1 1\n\ntext\n",
+                      "bad.walk:4: a second 'cell:' in this step (the first is on line 3)");
+    expect_load_error("step: one\nstage: weights\nstage: scores\n\ntext\n",
+                      "bad.walk:3: a second 'stage:'");
+    expect_load_error("step: one\nstage: weights\n\nclear \x1b[2J\n", "bad.walk:4: a control character (byte 0x1B)");
 }
 END_TEST
 

@@ -69,6 +69,10 @@ expect 2 "the sentence is empty" -- --print -s "  "
 expect 2 "not valid UTF-8" -- --print -s "$(printf 'caf\377')"
 expect 2 "--stage weights.h7: no such stage" -- --print --stage weights.h7
 expect 2 "--temperature 0: T must be above 0" -- --print --temperature 0
+# What was typed is quoted escaped: one line, nothing a terminal acts on.
+expect 2 "'\\x1B[31mred' is not a variant" -- --variant "$(printf '\033[31mred')"
+expect 2 "'two\\nlines': unexpected argument" -- --print "$(printf 'two\nlines')"
+expect 2 "the sentence holds a control character (byte 3, 0x1B)" -- --print -s "$(printf 'a \033[2J')"
 
 # Bad files: exit 1, file, row and column named.
 printf 'token,d0,d1\nsun,1,2\nmoon,3\n' >"$tmp/ragged.csv"
@@ -118,6 +122,10 @@ printf ',d0,d1\nk1,1,0\nk2,1,1\nk3,0,0\nk4,2,2\n' >"$tmp/qkv/values.csv"
 expect 1 "values.csv has 2 value columns but keys.csv has 3" -- --print --qkv "$tmp/qkv"
 expect 2 "--qkv gives Q, K and V directly: it works with --variant simple only" -- --print --qkv "$tmp/qkv" --variant mha
 expect 1 "queries.csv: cannot open" -- --print --qkv "$tmp/nothing-here"
+mkdir -p "$tmp/qkv-label"
+cp "$src/samples/soft-dictionary/"*.csv "$tmp/qkv-label/"
+printf ',d0,d1,d2\n"q\033[2J",1,2,3\n' >"$tmp/qkv-label/queries.csv"
+expect 1 "queries.csv: row 2, column 1: a label must be one line of UTF-8 text" -- --print --qkv "$tmp/qkv-label"
 
 # An export that cannot be written leaves no files behind.
 : >"$tmp/plainfile"

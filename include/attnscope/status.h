@@ -40,13 +40,23 @@ struct attn_error {
 const char *attn_status_text(enum attn_status status);
 
 /*
- * Records status and a printf-style message in err (err may be NULL) and
- * returns status, so that callers can write `return attn_fail(err, ...)`.
+ * Records status and a printf-style message in err (err may be NULL),
+ * escaped by attn_escape_text(), and returns status, so that callers can
+ * write `return attn_fail(err, ...)`.
  */
 enum attn_status attn_fail(struct attn_error *err, enum attn_status status,
                            const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 void attn_error_clear(struct attn_error *err);
+
+/*
+ * Copies src into dst (size bytes, always NUL-terminated) as one line of
+ * text that is safe to show: line ends and tabs become \n, \r and \t, and
+ * every other control character and every byte that is not valid UTF-8
+ * becomes \xHH.  Messages quote what users typed and what files hold;
+ * attn_fail() passes every message through this.  Returns the length.
+ */
+size_t attn_escape_text(char *dst, size_t size, const char *src);
 
 #endif

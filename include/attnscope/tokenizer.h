@@ -42,4 +42,19 @@ void token_list_destroy(struct token_list *tokens);
  */
 int tokenizer_utf8_length(const unsigned char *s, size_t avail);
 
+/*
+ * The number of bytes of the control character at s (1 for C0 and DEL, 2
+ * for a C1 code point U+0080 to U+009F), or 0 if s does not start one.
+ * Terminals act on these, so attnscope never shows them as they are.
+ */
+static inline int
+tokenizer_control_length(const unsigned char *s, size_t avail)
+{
+    if (avail >= 1 && (s[0] < 0x20 || s[0] == 0x7F))
+        return 1;
+    if (avail >= 2 && s[0] == 0xC2 && s[1] >= 0x80 && s[1] <= 0x9F)
+        return 2;
+    return 0;
+}
+
 #endif

@@ -152,6 +152,16 @@ parse_error(struct reader *rd, struct csv_parser *p)
                      csv_strerror(code));
 }
 
+/* Whether the len bytes at s are only spaces, tabs and line ends (s need not end in NUL). */
+static int
+all_blank(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n')
+            return 0;
+    return 1;
+}
+
 static enum attn_status
 parse_buffer(struct reader *rd, const char *buf, size_t len)
 {
@@ -166,7 +176,7 @@ parse_buffer(struct reader *rd, const char *buf, size_t len)
         const char *nl = memchr(buf + pos, '\n', len - pos);
         size_t chunk = nl ? (size_t)(nl - (buf + pos)) + 1 : len - pos;
         /* A record starts on the first line with something on it. */
-        if (!rd->in_record && strspn(buf + pos, " \t\r\n") < chunk) {
+        if (!rd->in_record && !all_blank(buf + pos, chunk)) {
             rd->rec_line = rd->line;
             rd->in_record = 1;
         }

@@ -3,8 +3,10 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "attnscope/status.h"
+#include "attnscope/tokenizer.h"
 
 static const char *const status_texts[] = {
 #define ATTN_STATUS_TEXT(name, text) text,
@@ -24,14 +26,50 @@ enum attn_status
 attn_fail(struct attn_error *err, enum attn_status status, const char *fmt, ...)
 {
     va_list ap;
+    char raw[ATTN_ERROR_MAX];
 
     if (err == NULL)
         return status;
     err->status = status;
     va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    attn_escape_text(err->msg, sizeof err->msg, raw);
     return status;
+}
+
+size_t
+attn_escape_text(char *dst, size_t size, const char *src)
+{
+    const unsigned char *s = (const unsigned char *)src;
+    size_t len = strlen(src);
+    size_t out = 0;
+
+    if (size == 0)
+        return 0;
+    for (size_t i = 0; i < len;) {
+        char piece[8];
+        size_t n;
+        size_t step = 1;
+        int valid = s[i] < 0x80 ? 1 : tokenizer_utf8_length(s + i, len - i);
+        if (s[i] == '\n' || s[i] == '\r' || s[i] == '\t') {
+            piece[0] = '\\';
+            piece[1] = s[i] == '\n' ? 'n' : s[i] == '\r' ? 'r' : 't';
+            n = 2;
+        } else if (valid == 0 || tokenizer_control_length(s + i, len - i) > 0) {
+            n = (size_t)snprintf(piece, sizeof piece, "\\x%02X", s[i]);
+        } else {
+            memcpy(piece, s + i, (size_t)valid);
+            n = step = (size_t)valid;
+        }
+        if (out + n >= size)
+            break;
+        memcpy(dst + out, piece, n);
+        out += n;
+        i += step;
+    }
+    dst[out] = '\0';
+    return out;
 }
 
 void

@@ -73,7 +73,8 @@ scan(const unsigned char *s, size_t len, struct attn_error *err)
                           "the sentence is not valid UTF-8 (byte %zu, 0x%02X)", i + 1, c);
                 return -1;
             }
-        } else if (c < 0x20 && !is_space_byte(c)) {
+        }
+        if (!is_space_byte(c) && tokenizer_control_length(s + i, len - i) > 0) {
             attn_fail(err, ATTN_EPARSE,
                       "the sentence holds a control character (byte %zu, 0x%02X)", i + 1, c);
             return -1;
@@ -92,7 +93,7 @@ scan(const unsigned char *s, size_t len, struct attn_error *err)
         if (is_word_byte(c)) {
             while (i < len && is_word_byte(s[i])) {
                 int n = s[i] >= 0x80 ? tokenizer_utf8_length(s + i, len - i) : 1;
-                if (n == 0)
+                if (n == 0 || tokenizer_control_length(s + i, len - i) > 0)
                     break; /* reported by the outer loop */
                 i += (size_t)n;
             }

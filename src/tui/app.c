@@ -59,10 +59,12 @@ static void
 say(struct app *a, const char *fmt, ...)
 {
     va_list ap;
+    char raw[sizeof a->message];
 
     va_start(ap, fmt);
-    vsnprintf(a->message, sizeof a->message, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    attn_escape_text(a->message, sizeof a->message, raw);
     a->view.message = a->message;
     a->view.message_is_error = false;
 }
@@ -70,7 +72,7 @@ say(struct app *a, const char *fmt, ...)
 static void
 complain(struct app *a, const char *msg)
 {
-    snprintf(a->message, sizeof a->message, "%s", msg);
+    attn_escape_text(a->message, sizeof a->message, msg);
     a->view.message = a->message;
     a->view.message_is_error = true;
 }

@@ -1,0 +1,46 @@
+/*
+ * fuzz.h: what attnscope's fuzz harnesses share.
+ *
+ * Each harness (csv.c, tokenizer.c, walkthrough.c, options.c, keys.c)
+ * defines LLVMFuzzerTestOneInput().  Linked with clang's -fsanitize=fuzzer
+ * it is a libFuzzer target (tests/fuzz/run builds and runs them); linked
+ * with replay.c it replays a corpus, which is how `make check` keeps every
+ * input in tests/fuzz/corpus/ and tests/fuzz/regressions/ passing.
+ */
+#ifndef ATTNSCOPE_FUZZ_H
+#define ATTNSCOPE_FUZZ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attnscope/attention_config.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/*
+ * Whether a configuration the fuzzer reached is small enough to compute
+ * quickly.  Large ones are valid (the limits are tested elsewhere), but
+ * computing them would only slow the search down.
+ */
+static inline bool
+fuzz_small(const struct attention_config *cfg, const char *sentence)
+{
+    return cfg->d_out <= 256 && cfg->heads <= 32 && cfg->dropout_pass <= 8 &&
+           (sentence == NULL || strlen(sentence) <= 512);
+}
+
+/* A stream that discards what is written to it. */
+static inline FILE *
+fuzz_sink(void)
+{
+    static FILE *sink;
+
+    if (sink == NULL)
+        sink = fopen("/dev/null", "w");
+    return sink;
+}
+
+#endif

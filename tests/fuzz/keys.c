@@ -1,0 +1,86 @@
+/*
+ * keys.c: fuzzes the interactive view without a terminal.  Each input byte
+ * is a key, pressed on the book's sentence, and every key is followed by a
+ * frame drawn at the current size, as the TUI does:
+ *
+ *     0x00-0x7F   that character (letters are the knobs, digits jump, ...)
+ *     0x80-0x8D   the arrows, Home, End, PgUp, PgDn, Backspace, Delete,
+ *                 Enter, Esc, Tab and Shift-Tab
+ *     0xF0 W H    a resize to (1 + W % 160) x (1 + H % 60)
+ *     0xF1 X Y    a mouse click at (X, Y)
+ *     others      a non-ASCII character (U+00A0 + byte), for the editor
+ *
+ * Exports go to a temporary folder made once.  Inputs are cut at 512 keys.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "attnscope/vocab.h"
+#include "fuzz.h"
+#include "render/grid.h"
+#include "tui/app.h"
+
+#define MAX_KEYS 512
+
+static struct vocab book;
+static char export_dir[] = "/tmp/attnscope-fuzz-keys-XXXXXX";
+
+static void
+setup_once(void)
+{
+    if (book.count != 0)
+        return;
+    if (vocab_builtin(&book, NULL) != ATTN_OK || mkdtemp(export_dir) == NULL)
+        abort();
+}
+
+static void
+resize(struct grid *g, int w, int h)
+{
+    grid_destroy(g);
+    if (grid_create(g, w, h) != 0)
+        abort();
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct attention_config cfg;
+    struct pipeline_source src = { "Your journey starts with one step", NULL, NULL, NULL };
+    struct attn_error err;
+    struct app a;
+    struct grid g = { 0 };
+
+    setup_once();
+    src.vocab = &book;
+    attention_config_init(&cfg);
+    if (app_init(&a, &cfg, &src, NULL, &err) != ATTN_OK)
+        abort();
+    a.export_dir = export_dir;
+    resize(&g, 100, 30);
+    for (size_t i = 0; i < size && i < MAX_KEYS && !a.quit; i++) {
+        uint8_t b = data[i];
+        if (b == 0xF0 && i + 2 < size) {
+            resize(&g, 1 + data[i + 1] % 160, 1 + data[i + 2] % 60);
+            i += 2;
+        } else if (b == 0xF1 && i + 2 < size) {
+            app_click(&a, data[i + 1], data[i + 2]);
+            i += 2;
+        } else if (b < 0x80) {
+            app_key(&a, b);
+        } else if (b <= 0x8D) {
+            app_key(&a, APP_KEY_UP + (b - 0x80));
+        } else {
+            app_key(&a, 0xA0 + b);
+        }
+        /* Keep the model small enough to stay fast; the limits are tested elsewhere. */
+        if (!fuzz_small(&a.cfg, a.sentence))
+            break;
+        app_render(&a, &g);
+    }
+    grid_destroy(&g);
+    app_destroy(&a);
+    return 0;
+}
