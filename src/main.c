@@ -7,6 +7,7 @@
 
 #include <langinfo.h>
 #include <locale.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "attnscope/export.h"
+#include "attnscope/fileio.h"
 #include "attnscope/params.h"
 #include "attnscope/pipeline.h"
 #include "attnscope/qkv.h"
@@ -187,6 +189,31 @@ resolve_stages(const struct pipeline *p, const struct cli_options *o,
     return 0;
 }
 
+/* SIGINT, SIGTERM or SIGHUP outside the interactive view: no half-written export is left. */
+static void
+on_fatal_signal(int sig)
+{
+    fileio_remove_temporaries();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void
+catch_signals(void)
+{
+    static const int fatal[] = { SIGINT, SIGTERM, SIGHUP };
+
+    /* A file size limit makes writes fail (and the export say so) rather than kill. */
+    signal(SIGXFSZ, SIG_IGN);
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(fatal[i], &sa, NULL);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -212,6 +239,7 @@ main(int argc, char **argv)
         return 0;
     }
 
+    catch_signals();
     attn_error_clear(&err);
     if ((o.embeddings ? vocab_load_csv(&vocab, o.embeddings, &err)
                       : vocab_builtin(&vocab, &err)) != ATTN_OK)

@@ -282,6 +282,59 @@ START_TEST(a_bad_edit_keeps_the_last_good_state)
 }
 END_TEST
 
+START_TEST(hostile_edits_and_knobs_keep_a_working_view)
+{
+    struct grid g;
+    struct attention_config good;
+
+    ck_assert_int_eq(grid_create(&g, 80, 24), 0);
+    /* Controls, DEL, C1 and surrogates are not typed into the sentence. */
+    keys("e");
+    app_key(&a, APP_KEY_CTRL('u'));
+    app_key(&a, 0x1B);
+    app_key(&a, 0x7F);
+    app_key(&a, 0x9B);
+    app_key(&a, 0xD800);
+    app_key(&a, 0x110000 - 1);
+    type("ok");
+    ck_assert_str_eq(a.edit, "\xf4\x8f\xbf\xbfok");
+    /* Past the editor's 4096 bytes: refused with a message, the text kept. */
+    for (int i = 0; i < 2100; i++)
+        type("w ");
+    ck_assert(a.view.message_is_error);
+    ck_assert_ptr_nonnull(strstr(a.message, "as long as the editor takes"));
+    ck_assert_uint_lt(strlen(a.edit), APP_EDIT_MAX);
+    app_key(&a, APP_KEY_ENTER);
+    ck_assert_str_eq(a.sentence, a.edit);
+    ck_assert_int_gt(a.pipe.tokens.count, 2000);
+    app_render(&a, &g);
+    /* Knobs pushed past their ends: the last good state stays, and says why. */
+    keys("e");
+    app_key(&a, APP_KEY_CTRL('u'));
+    type("Your journey starts with one step");
+    app_key(&a, APP_KEY_ENTER);
+    for (int i = 0; i < 40; i++)
+        keys("DHO<");
+    ck_assert_int_eq(a.cfg.heads, 1);
+    ck_assert_int_eq(a.cfg.d_out, 1);
+    ck_assert(a.cfg.dropout == 0.0);
+    ck_assert(a.cfg.temperature == 0.1);
+    keys("S");
+    ck_assert_uint_eq(a.cfg.seed, 122);
+    good = a.cfg;
+    keys("v"); /* mha -> simple */
+    keys("dh");
+    ck_assert(a.view.message_is_error);
+    ck_assert_ptr_nonnull(strstr(a.message, "only wrapper and mha have several heads"));
+    ck_assert_int_eq(a.cfg.variant, ATTN_SIMPLE);
+    keys("V");
+    ck_assert_int_eq(a.cfg.variant, good.variant);
+    app_render(&a, &g);
+    ck_assert_int_eq(a.pipe.tokens.count, 6);
+    grid_destroy(&g);
+}
+END_TEST
+
 static int
 files_in(const char *path)
 {
@@ -368,6 +421,7 @@ app_suite(void)
     tcase_add_test(tc, seed_and_bias_redraw_the_parameters);
     tcase_add_test(tc, editing_the_sentence);
     tcase_add_test(tc, a_bad_edit_keeps_the_last_good_state);
+    tcase_add_test(tc, hostile_edits_and_knobs_keep_a_working_view);
     tcase_add_test(tc, export_keys_write_csv);
     tcase_add_test(tc, help_quit_and_clicks);
     tcase_add_test(tc, mask_matrix_key);

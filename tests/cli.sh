@@ -56,6 +56,7 @@ grep -q "wrote 26 files into $tmp/run" "$tmp/err" || fail "--export message: $(c
 "$bin" --export "$tmp/again" --variant mha --d-out 4 --heads 2 --qkv-bias --seed 999 --weights "$tmp/run" 2>/dev/null ||
     fail "--weights failed"
 cmp -s "$tmp/run/output.csv" "$tmp/again/output.csv" || fail "--weights did not reproduce output.csv"
+"$bin" --export "$tmp/one-default" 2>/dev/null || fail "--export with the defaults failed"
 "$bin" --export "$tmp/one" --stage weights.h1 --stage out_proj.bias 2>/dev/null || fail "--export --stage failed"
 [ "$(ls "$tmp/one" | tr '\n' ' ')" = "out_proj.bias.csv weights.h1.csv " ] || fail "--export --stage wrote: $(ls "$tmp/one")"
 
@@ -69,6 +70,14 @@ expect 2 "the sentence is empty" -- --print -s "  "
 expect 2 "not valid UTF-8" -- --print -s "$(printf 'caf\377')"
 expect 2 "--stage weights.h7: no such stage" -- --print --stage weights.h7
 expect 2 "--temperature 0: T must be above 0" -- --print --temperature 0
+expect 2 "the sentence has more than 4096 tokens, attnscope's limit" -- --print -s "$(awk 'BEGIN { for (i = 0; i < 50000; i++) printf "w,"; }')"
+expect 2 "4096 tokens with 256 heads need 49172 MiB of stage buffers; attnscope's limit is 2048 MiB" -- --print --heads 256 --d-out 256 -s "$(awk 'BEGIN { for (i = 0; i < 4096; i++) printf "w "; }')"
+expect 2 "--d-out 8193: give a number from 1 to 8192" -- --print --d-out 8193
+expect 2 "--heads -1: give a number from 1 to 256" -- --print --heads -1
+expect 2 "--d-out needs a value" -- --print --d-out
+expect 2 "--temperature -2: T must be above 0" -- --print --temperature -2
+expect 2 "--dropout -0.1: p must be at least 0 and below 1" -- --print --dropout -0.1
+expect 2 "--dropout: 'nan' is not a finite number" -- --print --dropout nan
 # What was typed is quoted escaped: one line, nothing a terminal acts on.
 expect 2 "'\\x1B[31mred' is not a variant" -- --variant "$(printf '\033[31mred')"
 expect 2 "'two\\nlines': unexpected argument" -- --print "$(printf 'two\nlines')"
@@ -84,6 +93,23 @@ expect 1 "inf.csv: row 1, column 3: 'inf' is not a finite number" -- --print -e 
 expect 1 "missing.csv: cannot open" -- --print -e "$tmp/missing.csv"
 expect 1 "W_query.weight.csv: cannot open" -- --print --weights "$tmp"
 expect 1 "W_query.weight.csv: 4 x 3 values, but W_query.weight here is 2 x 3" -- --print --weights "$tmp/run"
+expect 1 "W_query.weight.csv: 2 x 3 values, but W_query.weight here is 2 x 6" -- --print --weights "$tmp/one-default" -e "$src/samples/dry-run-6d.csv"
+printf 'token,d0\n\001\002\377\376,\033[2J\n' >"$tmp/junk.csv"
+expect 1 "junk.csv: row 2, column 2: '\\x1B[2J' is not a number" -- --print -e "$tmp/junk.csv"
+expect 1 "/dev/null: the file is empty" -- --print -e /dev/null
+expect 1 "is a folder, not a file" -- --print -e "$tmp"
+if [ -r /proc/self/mem ]; then
+    # Unreadable (as root, permissions do not stop a read; this file's first page does).
+    expect 1 "/proc/self/mem: cannot read: Input/output error" -- --print -e /proc/self/mem
+fi
+# The documented limits: refused before anything is allocated for them.
+truncate -s 300M "$tmp/sparse.csv"
+expect 1 "sparse.csv: 314572800 bytes is more than attnscope reads (268435456 bytes)" -- --print -e "$tmp/sparse.csv"
+awk 'BEGIN { printf "token"; for (i = 0; i < 65537; i++) printf ",1"; print "" }' >"$tmp/wide.csv"
+expect 1 "wide.csv: row 1: more than 65536 columns, attnscope's limit" -- --print -e "$tmp/wide.csv"
+awk 'BEGIN { for (i = 0; i <= 1000000; i++) print "a,1" }' >"$tmp/long.csv"
+expect 1 "long.csv: more than 1000000 rows, attnscope's limit" -- --print -e "$tmp/long.csv"
+rm -f "$tmp/sparse.csv" "$tmp/wide.csv" "$tmp/long.csv"
 
 # Every instruction set computes the same bits (a CPU without one falls back to the next).
 count=$((count + 1))
@@ -133,6 +159,42 @@ expect 1 "plainfile: exists and is not a folder" -- --export "$tmp/plainfile"
 mkdir -p "$tmp/blocked/output.csv"
 expect 1 "output.csv: is a folder; nothing was written" -- --export "$tmp/blocked"
 [ "$(ls -A "$tmp/blocked")" = "output.csv" ] || fail "a failed export left files: $(ls -A "$tmp/blocked")"
+
+# A full disk (a file size limit here): the export fails, says nothing was
+# written, and the files of an earlier export stay as they were.
+big_sentence=$(i=0; while [ $i -lt 300 ]; do printf 'w%d ' $i; i=$((i + 1)); done)
+mkdir -p "$tmp/full"
+echo "an earlier export" >"$tmp/full/output.csv"
+count=$((count + 1))
+(ulimit -f 16; "$bin" --export "$tmp/full" --d-out 64 --heads 4 -s "$big_sentence") 2>"$tmp/err"
+got=$?
+[ "$got" -eq 1 ] || fail "export past the file size limit: exit $got"
+grep -q "cannot write: File too large; nothing was written" "$tmp/err" ||
+    fail "export past the file size limit: $(cat "$tmp/err")"
+[ "$(ls -A "$tmp/full")" = "output.csv" ] && [ "$(cat "$tmp/full/output.csv")" = "an earlier export" ] ||
+    fail "a failed export touched the folder: $(ls -A "$tmp/full")"
+(ulimit -f 16; "$bin" --export "$tmp/new-folder" --d-out 64 --heads 4 -s "$big_sentence") 2>/dev/null
+[ ! -e "$tmp/new-folder" ] || fail "a failed export left the folder it made: $(ls -A "$tmp/new-folder")"
+
+# Interrupted while writing: no hidden temporary file is left behind.
+count=$((count + 1))
+"$bin" --export "$tmp/stopped" --d-out 512 --heads 8 -s "$big_sentence $big_sentence $big_sentence" 2>/dev/null &
+pid=$!
+tries=0
+while [ -z "$(ls -A "$tmp/stopped" 2>/dev/null)" ] && [ $tries -lt 500 ]; do
+    sleep 0.01
+    tries=$((tries + 1))
+done
+kill -INT $pid 2>/dev/null
+wait $pid
+got=$?
+if [ $tries -ge 500 ]; then
+    fail "the interrupted export never started writing"
+elif [ "$got" -ne 130 ]; then
+    fail "an interrupted export: exit $got, expected 130 (SIGINT)"
+elif [ -e "$tmp/stopped" ]; then
+    fail "an interrupted export left: $(ls -A "$tmp/stopped")"
+fi
 
 # The README shows real output: it must stay what attnscope prints.
 count=$((count + 1))

@@ -35,6 +35,8 @@ struct fileio_batch {
     struct fileio_entry *entry;
     FILE *open;      /* the file being written, if any */
     int open_index;
+    int created;     /* the batch made dir */
+    int committed;   /* files were moved into place */
 };
 
 /*
@@ -60,7 +62,19 @@ enum attn_status fileio_batch_close(struct fileio_batch *b, struct attn_error *e
  */
 enum attn_status fileio_batch_commit(struct fileio_batch *b, struct attn_error *err);
 
-/* Removes every temporary file and frees the batch; safe after commit. */
+/*
+ * Removes every temporary file and frees the batch; safe after commit.  A
+ * folder fileio_batch_begin() made is removed too if nothing was moved
+ * into it.
+ */
 void fileio_batch_abort(struct fileio_batch *b);
+
+/*
+ * Removes the temporary files of the batch being written, if any.  Uses
+ * only unlink() and rmdir(): front ends call it from a signal handler
+ * before letting SIGINT, SIGTERM or SIGHUP end the program, so that no
+ * hidden half-written file is left behind.
+ */
+void fileio_remove_temporaries(void);
 
 #endif

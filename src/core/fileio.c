@@ -11,6 +11,14 @@
 
 #include "attnscope/fileio.h"
 
+/*
+ * The batch being written, so that a signal handler can remove its
+ * temporary files (fileio_remove_temporaries()).  attnscope writes one batch
+ * at a time, from one thread; the entry array is replaced, never realloc'ed
+ * in place, so a handler that interrupts the batch sees a whole array.
+ */
+static struct fileio_batch *volatile active;
+
 enum attn_status
 fileio_read_all(const char *path, size_t max_bytes, char **buf, size_t *len,
                 struct attn_error *err)
@@ -84,6 +92,14 @@ fileio_read_all(const char *path, size_t max_bytes, char **buf, size_t *len,
     return ATTN_OK;
 }
 
+static const char *
+base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+
+    return slash ? slash + 1 : path;
+}
+
 static char *
 join_path(const char *dir, const char *name)
 {
@@ -111,6 +127,7 @@ fileio_batch_begin(struct fileio_batch *b, const char *dir, struct attn_error *e
     if (stat(dir, &st) != 0) {
         if (errno != ENOENT || mkdir(dir, 0777) != 0)
             return attn_fail(err, ATTN_EIO, "%s: cannot create the folder: %s", dir, strerror(errno));
+        b->created = 1;
     } else if (!S_ISDIR(st.st_mode)) {
         return attn_fail(err, ATTN_EIO, "%s: exists and is not a folder", dir);
     }
@@ -119,6 +136,7 @@ fileio_batch_begin(struct fileio_batch *b, const char *dir, struct attn_error *e
     b->dir = strdup(dir);
     if (b->dir == NULL)
         return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    active = b;
     return ATTN_OK;
 }
 
@@ -135,11 +153,15 @@ fileio_batch_open(struct fileio_batch *b, const char *name, FILE **f, struct att
         return attn_fail(err, ATTN_EVALUE, "'%s' is not a plain file name", name);
     if (b->count == b->cap) {
         int cap = b->cap ? b->cap * 2 : 16;
-        struct fileio_entry *bigger = realloc(b->entry, (size_t)cap * sizeof *bigger);
+        struct fileio_entry *bigger = malloc((size_t)cap * sizeof *bigger);
+        struct fileio_entry *old = b->entry;
         if (bigger == NULL)
             return attn_fail(err, ATTN_ENOMEM, "out of memory");
+        if (b->count > 0)
+            memcpy(bigger, old, (size_t)b->count * sizeof *bigger);
         b->entry = bigger;
         b->cap = cap;
+        free(old);
     }
     e = &b->entry[b->count];
     e->final_path = join_path(b->dir, name);
@@ -157,7 +179,8 @@ fileio_batch_open(struct fileio_batch *b, const char *name, FILE **f, struct att
         int saved = errno;
         free(e->final_path);
         free(tmpl);
-        return attn_fail(err, ATTN_EIO, "%s/%s: cannot create: %s", b->dir, name, strerror(saved));
+        return attn_fail(err, ATTN_EIO, "%s/%s: cannot create: %s; nothing was written", b->dir,
+                         name, strerror(saved));
     }
     e->temp_path = tmpl;
     b->count++;
@@ -194,7 +217,7 @@ fileio_batch_close(struct fileio_batch *b, struct attn_error *err)
     if (fclose(f) != 0)
         failed = 1;
     if (failed)
-        return attn_fail(err, ATTN_EIO, "%s: cannot write: %s",
+        return attn_fail(err, ATTN_EIO, "%s: cannot write: %s; nothing was written",
                          b->entry[b->open_index].final_path, strerror(errno));
     return ATTN_OK;
 }
@@ -220,16 +243,25 @@ fileio_batch_commit(struct fileio_batch *b, struct attn_error *err)
     }
     for (int i = 0; i < b->count; i++) {
         struct fileio_entry *e = &b->entry[i];
-        if (rename(e->temp_path, e->final_path) != 0) {
+        char *temp = e->temp_path;
+        if (rename(temp, e->final_path) != 0) {
             int saved = errno;
-            attn_fail(err, ATTN_EIO, "%s: cannot move into place: %s (%d of %d files were written)",
-                      e->final_path, strerror(saved), i, b->count);
+            if (i == 0)
+                attn_fail(err, ATTN_EIO, "%s: cannot move into place: %s; nothing was written",
+                          e->final_path, strerror(saved));
+            else
+                attn_fail(err, ATTN_EIO,
+                          "%s: cannot move into place: %s; %d of %d files were written (%s to %s)",
+                          e->final_path, strerror(saved), i, b->count,
+                          base_name(b->entry[0].final_path), base_name(b->entry[i - 1].final_path));
+            b->committed = i > 0;
             fileio_batch_abort(b);
             return ATTN_EIO;
         }
-        free(e->temp_path);
         e->temp_path = NULL;
+        free(temp);
     }
+    b->committed = 1;
     fileio_batch_abort(b);
     return ATTN_OK;
 }
@@ -248,8 +280,27 @@ fileio_batch_abort(struct fileio_batch *b)
         }
         free(b->entry[i].final_path);
     }
+    /* A folder this batch made and filled with nothing goes too. */
+    if (b->created && !b->committed && b->dir != NULL)
+        (void)rmdir(b->dir);
+    if (active == b)
+        active = NULL;
     free(b->entry);
     free(b->dir);
     memset(b, 0, sizeof *b);
     b->open_index = -1;
+}
+
+void
+fileio_remove_temporaries(void)
+{
+    struct fileio_batch *b = active;
+
+    if (b == NULL)
+        return;
+    for (int i = 0; i < b->count; i++)
+        if (b->entry[i].temp_path != NULL)
+            (void)unlink(b->entry[i].temp_path);
+    if (b->created && !b->committed)
+        (void)rmdir(b->dir);
 }

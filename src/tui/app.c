@@ -699,7 +699,9 @@ edit_key(struct app *a, int key)
     default:
         break;
     }
-    if (key >= 0x20 && key < 0x110000 && key != 0x7F) {
+    /* Printable characters only: no controls (C0, DEL, C1) and no UTF-16 surrogates. */
+    if (key >= 0x20 && key < 0x110000 && !(key >= 0x7F && key <= 0x9F) &&
+        !(key >= 0xD800 && key <= 0xDFFF)) {
         char buf[8];
         int n = text_encode((uint32_t)key, buf);
         if (len + (size_t)n + 1 > sizeof a->edit) {
