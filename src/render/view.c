@@ -702,7 +702,8 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
 
     grid_clear(g);
     v->tiles = 0;
-    if (g->width < VIEW_MIN_WIDTH || g->height < VIEW_MIN_HEIGHT) {
+    v->too_small = g->width < VIEW_MIN_WIDTH || g->height < VIEW_MIN_HEIGHT;
+    if (v->too_small) {
         grid_printf(g, 0, 0, g->width, style_role(ROLE_ERROR), "attnscope needs %dx%d",
                     VIEW_MIN_WIDTH, VIEW_MIN_HEIGHT);
         grid_printf(g, 0, 1, g->width, style_role(ROLE_TEXT), "this is %dx%d", g->width, g->height);

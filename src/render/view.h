@@ -68,6 +68,7 @@ struct view {
     int picker_sel;
 
     /* Filled by view_render, for the front end. */
+    bool too_small;                             /* the screen was too small to draw on */
     int tiles;                                  /* heatmaps drawn */
     int tile_head[VIEW_MAX_TILES];
     struct heatmap_geometry geo[VIEW_MAX_TILES]; /* for mouse clicks */

@@ -864,6 +864,12 @@ app_key(struct app *a, int key)
     struct view *v = &a->view;
     enum view_stage jump;
 
+    /* Nothing can be seen on a screen too small to draw on: only q works, as it says. */
+    if (v->too_small) {
+        if (key == 'q')
+            a->quit = true;
+        return;
+    }
     if (v->editing) {
         v->message = NULL;
         edit_key(a, key);

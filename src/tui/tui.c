@@ -31,6 +31,11 @@
 #include "render/palette.h"
 #include "tui/tui.h"
 
+/* How long a read waits for a key, so that resizes and signals are seen promptly. */
+#define TUI_READ_MS 25
+/* Keys handled at most before a frame is drawn, when keys keep coming. */
+#define TUI_KEYS_PER_FRAME 32
+
 static volatile sig_atomic_t caught_signal;
 static int curses_active;
 
@@ -44,7 +49,13 @@ static void
 restore_terminal(void)
 {
     if (curses_active) {
+        char *rmcup = tigetstr("rmcup");
         curses_active = 0;
+        /* Without an alternate screen (vt100, the Linux console) the last frame would stay. */
+        if (rmcup == NULL || rmcup == (char *)-1) {
+            clear();
+            refresh();
+        }
         endwin();
     }
 }
@@ -272,7 +283,7 @@ tui_open(FILE *out, FILE *in, bool mono, struct app *a, struct attn_error *err)
     mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED, NULL);
     mouseinterval(0);
     /* ncurses reports a resize only when a read returns: keep reads short. */
-    wtimeout(stdscr, 25);
+    wtimeout(stdscr, TUI_READ_MS);
     choose_depth(&t->s, mono, direct != NULL);
     a->view.colour = t->s.depth != DEPTH_MONO;
     if (grid_create(&t->g, COLS, LINES) != 0) {
@@ -315,6 +326,7 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
 {
     struct tui *t;
     bool dirty = true;
+    int batch = 0;
 
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
         return attn_fail(err, ATTN_EIO,
@@ -328,13 +340,28 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
     while (!a->quit && !caught_signal) {
         wint_t ch;
         int status;
-        if (dirty && tui_frame(t, a) != 0)
-            break;
-        dirty = false;
+        /*
+         * Keys already waiting (a paste, a held key) are handled before the
+         * next frame, up to TUI_KEYS_PER_FRAME of them: a burst costs one
+         * frame, and the screen still follows a steady stream.
+         */
+        if (dirty && batch >= TUI_KEYS_PER_FRAME) {
+            if (tui_frame(t, a) != 0)
+                break;
+            dirty = false;
+            batch = 0;
+        }
+        wtimeout(stdscr, dirty ? 0 : TUI_READ_MS);
         status = wget_wch(stdscr, &ch);
-        if (status == ERR)
+        if (status == ERR) {
+            if (dirty && tui_frame(t, a) != 0)
+                break;
+            dirty = false;
+            batch = 0;
             continue;
+        }
         dirty = true;
+        batch++;
         if (status == KEY_CODE_YES && ch == KEY_RESIZE) {
             werase(stdscr);
             continue;

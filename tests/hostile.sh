@@ -1,0 +1,166 @@
+#!/bin/sh
+# hostile.sh: attnscope in the terminals a classroom has.  Tiny windows,
+# windows resized many times a second, vt100 and the Linux console, an
+# unknown or missing TERM, NO_COLOR, LANG=C, stdin closed, Ctrl-Z and fg in
+# a job-control shell, and signals at any moment: attnscope never crashes,
+# and the terminal always comes back as it was (tests/tmuxlib.sh compares
+# `stty -g` before and after, and that nothing of the view stays on screen).
+
+name=hostile
+. "${top_srcdir:-.}/tests/tmuxlib.sh"
+
+book="sentence: Your journey starts with one step"
+
+# alive WHAT: this scenario's attnscope is still running.
+alive() {
+    checks=$((checks + 1))
+    pane_attnscope >/dev/null || fail "$1: attnscope is gone"
+}
+
+# shows WHAT TEXT: the screen holds TEXT.
+shows() {
+    checks=$((checks + 1))
+    screen >"$tmp/screen"
+    grep -qF -- "$2" "$tmp/screen" || fail "$1: the screen lacks '$2': $(head -5 "$tmp/screen")"
+}
+
+# 1. Tiny windows: a message, keys ignored (nothing can be seen), q quits.
+for size in 1x1 2x2 12x4 20x8 40x10 49x15; do
+    READY="" start "${size%x*}" "${size#*x}"
+    keys Space Down g e x Enter Tab M z ?
+    alive "$size"
+    [ "${size%x*}" -ge 21 ] && shows "$size" "attnscope needs 50x16"
+    resize 100 30
+    shows "$size, then 100x30" "$book"
+    shows "$size, then 100x30: the keys typed blind were ignored" "Output projection (6 x 2)"
+    resize "${size%x*}" "${size#*x}"
+    keys q
+    restored "$size" 0
+done
+
+# 2. Resized hundreds of times, as fast as tmux can, with keys in between.
+start 100 30
+i=0
+while [ $i -lt 300 ]; do
+    t resize-window -x $((1 + (i * 37) % 160)) -y $((1 + (i * 11) % 50))
+    [ $((i % 10)) -eq 0 ] && keys Right Down Tab
+    i=$((i + 1))
+done
+alive "300 resizes"
+resize 100 30
+shows "300 resizes, then 100x30" "$book"
+keys q
+restored "300 resizes" 0
+
+# 3. Terminals without colour, an alternate screen or a mouse.
+for term in vt100 linux; do
+    TUI_ENV="LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=$term" start 80 24
+    shows "TERM=$term" "$book"
+    keys 6 Down Right g
+    alive "TERM=$term"
+    keys q
+    restored "TERM=$term" 0
+done
+
+# 4. LANG=C: nothing but ASCII on the screen.
+TUI_ENV="LANG=C LC_ALL=C TERM=screen-256color" start 100 30
+keys 6 Down Right
+shows "LANG=C" "$book"
+checks=$((checks + 1))
+[ "$(LC_ALL=C tr -d '\n -~' <"$tmp/screen" | wc -c)" -eq 0 ] || fail "LANG=C: bytes beyond ASCII on the screen"
+keys q
+restored "LANG=C" 0
+
+# 5. NO_COLOR and --mono: attributes (bold, reverse), never a colour.
+# colours FILE: the SGR colour parameters (30-49, 90-107, but 39 and 49, the defaults) in FILE.
+colours() {
+    LC_ALL=C grep -o "$(printf '\033')\[[0-9;]*m" "$1" | tr -d 'm\033[' | tr ';' '\n' |
+        awk '$1 != "" && $1 != 39 && $1 != 49 && (($1 >= 30 && $1 <= 48) || ($1 >= 90 && $1 <= 107))' | wc -l
+}
+for how in NO_COLOR --mono; do
+    if [ "$how" = NO_COLOR ]; then
+        TUI_ENV="LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color NO_COLOR=1" start 100 30
+    else
+        start 100 30 --mono
+    fi
+    keys 6
+    screen >/dev/null
+    t capture-pane -p -e >"$tmp/styled"
+    checks=$((checks + 1))
+    [ "$(colours "$tmp/styled")" -eq 0 ] || fail "$how: colours on the screen"
+    keys q
+    restored "$how" 0
+done
+# (The same count on a coloured screen is not zero, or the check above could not fail.)
+start 100 30
+keys 6
+screen >/dev/null
+t capture-pane -p -e >"$tmp/styled"
+checks=$((checks + 1))
+[ "$(colours "$tmp/styled")" -gt 0 ] || fail "the colour check finds no colour on a colour screen"
+keys q
+restored "colour" 0
+
+# 6. A terminal attnscope cannot use: a message, exit 1, the terminal untouched.
+for env in "TERM=no-such-terminal" "TERM=" "TERM=dumb"; do
+    READY="attnscope:" TUI_ENV="LANG=C.UTF-8 $env" start 100 30
+    shows "$env" "attnscope: "
+    restored "$env" 1
+done
+READY="attnscope:" start 100 30 "<&-"
+shows "stdin closed" "needs a terminal on stdin and stdout"
+restored "stdin closed" 1
+READY="attnscope:" start 100 30 ">$tmp/out.txt"
+restored "stdout into a file" 1
+checks=$((checks + 1))
+[ ! -s "$tmp/out.txt" ] || fail "stdout into a file: something was written to it"
+
+# 7. Ctrl-Z in a job-control shell: the terminal is the shell's while
+# attnscope is stopped, and fg brings the view back.
+scenario=$((scenario + 1))
+sock="$base-$scenario"
+t new -d -x 100 -y 30 -c "$tmp" \
+    "env -i PATH=/usr/bin:/bin HOME=$tmp LANG=C.UTF-8 TERM=screen-256color PS1='ready\$ ' bash --norc --noprofile -i"
+i=0
+while [ $i -lt 100 ] && ! t capture-pane -p | grep -q 'ready\$'; do sleep 0.05; i=$((i + 1)); done
+keys "stty -g >$tmp/before; \"$bin\"" Enter
+shows "before Ctrl-Z" "$book"
+keys C-z
+shows "Ctrl-Z" "Stopped"
+keys "stty -g >$tmp/stopped; fg" Enter
+shows "fg" "$book"
+keys 6
+shows "keys after fg" "Attention weights"
+keys q
+keys "stty -g >$tmp/after" Enter
+i=0
+while [ $i -lt 100 ] && [ ! -s "$tmp/after" ]; do sleep 0.05; i=$((i + 1)); done
+checks=$((checks + 1))
+cmp -s "$tmp/before" "$tmp/stopped" || fail "Ctrl-Z: the terminal was not restored while stopped"
+cmp -s "$tmp/before" "$tmp/after" || fail "Ctrl-Z, fg, q: the terminal settings changed"
+
+# 8. Signals at any moment: during start-up, while editing, in the help,
+# in the middle of a walkthrough.
+n=0
+for moment in start-up editing help walkthrough; do
+    for sig in TERM INT HUP; do
+        n=$((n + 1))
+        case $moment in
+        start-up) READY="" start 100 30 ;;
+        walkthrough) start 100 30 --walkthrough 03-causal-and-dropout ;;
+        *) start 100 30 ;;
+        esac
+        case $moment in
+        editing) keys e C-w ;;
+        help) keys ? ;;
+        walkthrough) keys Space Space ;;
+        esac
+        i=0
+        while [ $i -lt 100 ] && ! signal_attnscope "$sig" 2>/dev/null; do sleep 0.01; i=$((i + 1)); done
+        case $sig in TERM) code=143 ;; INT) code=130 ;; HUP) code=129 ;; esac
+        restored "SIG$sig during $moment" "$code"
+    done
+done
+
+echo "$checks checks, $failures failed"
+[ "$failures" -eq 0 ]

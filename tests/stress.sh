@@ -1,0 +1,66 @@
+#!/bin/sh
+# stress.sh: 10,000 random keystrokes and 100 resizes, seeded and so
+# reproducible, sent to attnscope in tmux as fast as tmux takes them.  At
+# the end attnscope must still be running, answer a key (the help screen),
+# quit on q and give the terminal back as it was.
+#
+#     STRESS_SEED=N STRESS_KEYS=N tests/stress.sh    (defaults 1 and 10000)
+#
+# The keys are every key attnscope has but q: stages, cursor, heads, every
+# knob, the editor (with letters to type), exports, the walkthrough picker,
+# help, presentation mode.  The random numbers are Park and Miller's minimal
+# standard generator, so every awk draws the same sequence.
+
+name=stress
+. "${top_srcdir:-.}/tests/tmuxlib.sh"
+
+seed=${STRESS_SEED:-1}
+total=${STRESS_KEYS:-10000}
+batch=50
+
+# The plan: one line per tmux command, "keys K1 K2 ..." or "resize W H".
+awk -v seed="$seed" -v total="$total" -v batch="$batch" '
+function draw(n) { x = (x * 16807) % 2147483647; return x % n }
+BEGIN {
+    x = seed % 2147483646 + 1
+    n = split("Space BSpace Up Down Left Right Home End PPage NPage Tab BTab Enter Escape " \
+              "0 1 2 3 4 5 6 7 8 9 n p g M e v V d D h H s S o O r R t m / > < P k b x X w z ? " \
+              "a c f i j l u y A E G", pool, " ")
+    line = ""
+    for (k = 1; k <= total; k++) {
+        line = line " " pool[draw(n) + 1]
+        if (k % batch == 0 || k == total) { print "keys" line; line = "" }
+        if (k % 100 == 0) print "resize", 10 + draw(190), 5 + draw(56)
+    }
+}' >"$tmp/plan"
+
+start 100 30
+pid=$(pane_attnscope)
+rss() { awk '/^VmRSS/ { print $2 }' "/proc/$pid/status" 2>/dev/null; }
+rss_before=$(rss)
+began=$(date +%s)
+while read -r what a b; do
+    case $what in
+    keys) # shellcheck disable=SC2086
+        t send-keys $a $b ;;
+    resize) t resize-window -x "$a" -y "$b" ;;
+    esac
+done <"$tmp/plan"
+checks=$((checks + 1))
+[ "$(pane_attnscope)" = "$pid" ] || fail "attnscope did not survive $total keys (seed $seed)"
+rss_after=$(rss)
+resize 100 30
+keys Escape Escape Escape
+screen >/dev/null
+keys ?
+checks=$((checks + 1))
+screen | grep -q "previous stage" || fail "after $total keys attnscope does not answer ? (seed $seed): $(screen | head -5)"
+keys Escape
+checks=$((checks + 1))
+screen | grep -q "previous stage" && fail "after $total keys Escape does not close the help (seed $seed)"
+keys q
+restored "after $total keys (seed $seed)" 0
+echo "$total keys and $((total / 100)) resizes in $(($(date +%s) - began)) s (seed $seed); resident memory ${rss_before:-?} kB before, ${rss_after:-?} kB after"
+
+echo "$checks checks, $failures failed"
+[ "$failures" -eq 0 ]

@@ -1,0 +1,134 @@
+# tmuxlib.sh: what the terminal tests (tui.sh, hostile.sh, stress.sh) share.
+#
+# Sourced, not run.  Each scenario starts attnscope in a private tmux server
+# (tmux -L NAME -f /dev/null) whose shell records the terminal settings
+# (stty -g) before and after attnscope, and its exit status.  The caller
+# sets name (used in temporary names) before sourcing.  Exits 77 (skip) only
+# when tmux is not installed.
+#
+#   TUI_ENV   the environment attnscope runs in (default: a UTF-8 locale and
+#             TERM=screen-256color)
+#   READY     what start waits for on the screen (default "sentence:")
+
+set -u
+command -v tmux >/dev/null 2>&1 || { echo "tmux is not installed: skipping"; exit 77; }
+
+bin=$(cd "${top_builddir:-.}" && pwd)/attnscope
+srcdir=$(cd "${top_srcdir:-.}" && pwd)
+golden="${top_srcdir:-.}/tests/golden/screens"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/attnscope-$name-XXXXXX")
+base="attnscope-$name-$$"
+sock="$base-0"
+scenario=0
+failures=0
+checks=0
+
+t() { tmux -L "$sock" -f /dev/null "$@"; }
+cleanup() { t kill-server 2>/dev/null; rm -rf "$tmp"; }
+# Each scenario gets a server of its own: restarting one on the same socket races.
+trap cleanup EXIT
+
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+
+# Waits until the screen stops changing, then prints it.
+screen() {
+    prev=""
+    i=0
+    while [ $i -lt 60 ]; do
+        cur=$(t capture-pane -p 2>/dev/null)
+        if [ -n "$cur" ] && [ "$cur" = "$prev" ]; then
+            printf '%s\n' "$cur"
+            return
+        fi
+        prev=$cur
+        sleep 0.05
+        i=$((i + 1))
+    done
+    printf '%s\n' "$prev"
+}
+
+# start W H ARGS...: attnscope in a fresh server; the shell around it records
+# the terminal settings before and after, and attnscope's exit status.
+start() {
+    w=$1
+    h=$2
+    shift 2
+    t kill-server 2>/dev/null
+    scenario=$((scenario + 1))
+    sock="$base-$scenario"
+    rm -f "$tmp/before" "$tmp/after" "$tmp/rc"
+    t new -d -x "$w" -y "$h" -c "$tmp" \
+        "env ${TUI_ENV:-LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color} ATTNSCOPE_WALKTHROUGHS=$srcdir/samples/walkthroughs sh -c 'stty -g > $tmp/before; \"$bin\" $*; echo \$? > $tmp/rc; stty -g > $tmp/after; sleep 30'"
+    i=0
+    while [ $i -lt 100 ] && ! t capture-pane -p 2>/dev/null | grep -q "${READY:-sentence:}"; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+}
+
+# keys KEY...: sends tmux key names, then lets the screen settle.
+keys() {
+    t send-keys "$@"
+}
+
+# expect NAME: appends the screen, under a header, to the scenario's capture.
+snap() {
+    printf '=== %s\n' "$1" >>"$tmp/capture"
+    screen >>"$tmp/capture"
+}
+
+# finish NAME: compares the scenario's capture with its golden screen.
+finish() {
+    checks=$((checks + 1))
+    if [ "${GENERATE:-}" = 1 ]; then
+        { echo "# attnscope golden screens: tests/tui.sh with GENERATE=1 (tmux capture-pane -p)"; cat "$tmp/capture"; } >"$golden/$1.txt"
+    elif ! tail -n +2 "$golden/$1.txt" | cmp -s - "$tmp/capture"; then
+        fail "screen $1 differs from $golden/$1.txt:"
+        tail -n +2 "$golden/$1.txt" | diff - "$tmp/capture" | head -40
+    fi
+    rm -f "$tmp/capture"
+}
+
+wait_exit() {
+    i=0
+    while [ $i -lt 100 ] && [ ! -s "$tmp/after" ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+}
+
+# restored: the terminal settings after attnscope are the ones before it.
+restored() {
+    checks=$((checks + 1))
+    wait_exit
+    if [ ! -s "$tmp/after" ]; then
+        fail "$1: attnscope did not exit"
+    elif ! cmp -s "$tmp/before" "$tmp/after"; then
+        fail "$1: the terminal settings changed: before $(cat "$tmp/before"), after $(cat "$tmp/after")"
+    elif [ "$(cat "$tmp/rc")" != "$2" ]; then
+        fail "$1: exit status $(cat "$tmp/rc"), expected $2"
+    fi
+    # Nothing of the interactive view may stay on the screen (alternate screen left).
+    if screen | grep -q "sentence:"; then
+        fail "$1: the view is still on the screen after exit"
+    fi
+}
+
+# The attnscope of this scenario: the child of the pane's shell.
+pane_attnscope() {
+    pgrep -P "$(t list-panes -F '#{pane_pid}')" -x attnscope
+}
+
+# signal_attnscope SIG: sends SIG to this scenario's attnscope.
+signal_attnscope() {
+    pkill -"$1" -P "$(t list-panes -F '#{pane_pid}')" -x attnscope
+}
+
+# resize W H: resizes this scenario's window and lets attnscope redraw.
+resize() {
+    t resize-window -x "$1" -y "$2"
+    sleep 0.3
+}
