@@ -9,6 +9,7 @@
 #   TUI_ENV   the environment attnscope runs in (default: a UTF-8 locale and
 #             TERM=screen-256color)
 #   READY     what start waits for on the screen (default "sentence:")
+#   WRAP      a command attnscope runs under (valgrind.sh: valgrind)
 
 set -u
 command -v tmux >/dev/null 2>&1 || { echo "tmux is not installed: skipping"; exit 77; }
@@ -61,7 +62,7 @@ start() {
     sock="$base-$scenario"
     rm -f "$tmp/before" "$tmp/after" "$tmp/rc"
     t new -d -x "$w" -y "$h" -c "$tmp" \
-        "env ${TUI_ENV:-LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color} ATTNSCOPE_WALKTHROUGHS=$srcdir/samples/walkthroughs sh -c 'stty -g > $tmp/before; \"$bin\" $*; echo \$? > $tmp/rc; stty -g > $tmp/after; sleep 30'"
+        "env ${TUI_ENV:-LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color} ATTNSCOPE_WALKTHROUGHS=$srcdir/samples/walkthroughs sh -c 'stty -g > $tmp/before; ${WRAP:-} \"$bin\" $*; echo \$? > $tmp/rc; stty -g > $tmp/after; sleep 30'"
     i=0
     while [ $i -lt 100 ] && ! t capture-pane -p 2>/dev/null | grep -q "${READY:-sentence:}"; do
         sleep 0.05
