@@ -230,13 +230,13 @@ main(int argc, char **argv)
 
     if (cli_parse(argc, argv, &o, msg, sizeof msg) != 0)
         return die(EXIT_USAGE, msg);
-    if (o.mode == CLI_HELP) {
-        fputs(cli_usage(), stdout);
-        return 0;
-    }
-    if (o.mode == CLI_VERSION) {
-        printf("attnscope %s\n", PACKAGE_VERSION);
-        return 0;
+    if (o.mode == CLI_HELP || o.mode == CLI_VERSION) {
+        if (o.mode == CLI_HELP)
+            fputs(cli_usage(), stdout);
+        else
+            printf("attnscope %s\n", PACKAGE_VERSION);
+        return fflush(stdout) == 0 && !ferror(stdout) ? 0
+                                                      : die(EXIT_INPUT, "cannot write to standard output");
     }
 
     catch_signals();

@@ -101,6 +101,16 @@ START_TEST(token_limit_is_enforced)
     ck_assert_int_eq(tokenizer_split(s, &tl, &err), ATTN_ELIMIT);
     ck_assert_msg(strstr(err.msg, "4096 tokens") != NULL, "%s", err.msg);
     free(s);
+
+    /* Past the byte limit (what no command line can carry, but a file can). */
+    s = malloc(TOKENIZER_MAX_BYTES + 2);
+    memset(s, ' ', TOKENIZER_MAX_BYTES + 1);
+    s[0] = 'a';
+    s[TOKENIZER_MAX_BYTES + 1] = '\0';
+    ck_assert_int_eq(tokenizer_split(s, &tl, &err), ATTN_ELIMIT);
+    ck_assert_msg(strstr(err.msg, "1048577 bytes long; attnscope's limit is 1048576 bytes") != NULL,
+                  "%s", err.msg);
+    free(s);
 }
 END_TEST
 

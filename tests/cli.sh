@@ -73,6 +73,7 @@ expect 2 "--temperature 0: T must be above 0" -- --print --temperature 0
 expect 2 "the sentence has more than 4096 tokens, attnscope's limit" -- --print -s "$(awk 'BEGIN { for (i = 0; i < 50000; i++) printf "w,"; }')"
 expect 2 "4096 tokens with 256 heads need 49172 MiB of stage buffers; attnscope's limit is 2048 MiB" -- --print --heads 256 --d-out 256 -s "$(awk 'BEGIN { for (i = 0; i < 4096; i++) printf "w "; }')"
 expect 2 "--d-out 8193: give a number from 1 to 8192" -- --print --d-out 8193
+expect 2 "--d-out 8192 x --heads 256: the wrapper's concatenated width is over 8192" -- --print --variant wrapper --d-out 8192 --heads 256
 expect 2 "--heads -1: give a number from 1 to 256" -- --print --heads -1
 expect 2 "--d-out needs a value" -- --print --d-out
 expect 2 "--temperature -2: T must be above 0" -- --print --temperature -2
@@ -109,7 +110,10 @@ awk 'BEGIN { printf "token"; for (i = 0; i < 65537; i++) printf ",1"; print "" }
 expect 1 "wide.csv: row 1: more than 65536 columns, attnscope's limit" -- --print -e "$tmp/wide.csv"
 awk 'BEGIN { for (i = 0; i <= 1000000; i++) print "a,1" }' >"$tmp/long.csv"
 expect 1 "long.csv: more than 1000000 rows, attnscope's limit" -- --print -e "$tmp/long.csv"
-rm -f "$tmp/sparse.csv" "$tmp/wide.csv" "$tmp/long.csv"
+awk 'BEGIN { printf "token"; for (i = 0; i < 8193; i++) printf ",1"; print ""; printf "sun"; for (i = 0; i < 8193; i++) printf ",1"; print "" }' >"$tmp/deep.csv"
+expect 1 "deep.csv: 8193 dimensions; attnscope's limit is 8192" -- --print -e "$tmp/deep.csv"
+rm -f "$tmp/sparse.csv" "$tmp/wide.csv" "$tmp/long.csv" "$tmp/deep.csv"
+expect 1 "--walkthrough no-such-lesson: no such file, and no installed walkthrough of that name" -- --walkthrough no-such-lesson --print
 
 # Every instruction set computes the same bits (a CPU without one falls back to the next).
 count=$((count + 1))
@@ -203,6 +207,16 @@ awk -v cmd="\$ $cmd" '$0 == cmd { on = 1; next } on && /^```/ { exit } on { prin
 "$bin" --print --stage weights.h0 --stage output | sed '$ { /^$/d; }' >"$tmp/actual"
 [ -s "$tmp/readme" ] || fail "README.md lacks the sample output of '$cmd'"
 cmp -s "$tmp/readme" "$tmp/actual" || fail "README.md's sample output differs from '$cmd': $(diff "$tmp/readme" "$tmp/actual")"
+
+# Standard output that cannot be written (a full disk): said, and exit 1.
+for args in "--print" "--help" "--version" "--print --walkthrough $src/samples/walkthroughs/01-no-weights.walk"; do
+    count=$((count + 1))
+    # shellcheck disable=SC2086
+    "$bin" $args >/dev/full 2>"$tmp/err"
+    got=$?
+    [ "$got" -eq 1 ] && grep -q "cannot write to standard output" "$tmp/err" ||
+        fail "attnscope $args >/dev/full: exit $got, $(cat "$tmp/err")"
+done
 
 count=$((count + 1))
 "$bin" --help | grep -q -- "--export DIR" || fail "--help"
