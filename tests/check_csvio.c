@@ -63,7 +63,10 @@ START_TEST(broken_files_are_refused_with_their_place)
                        "row 4 has 2 columns, but row 1 has 3");
     expect_table_error("long.csv", "a,1\nb,2,3\n", 0, ATTN_EPARSE, "row 2 has 3 columns");
     expect_table_error("quote.csv", "a,1\nb\"x,2\n", 0, ATTN_EPARSE, "row 2: malformed quoting");
-    expect_table_error("open.csv", "a,1\n\"b,2\n", 0, ATTN_EPARSE, "malformed quoting");
+    expect_table_error("open.csv", "a,1\n\"b,2\n", 0, ATTN_EPARSE,
+                       "row 2: a quoted field is never closed");
+    expect_table_error("open2.csv", "a,1\n\"b\n\nc,2\n", 0, ATTN_EPARSE,
+                       "row 2: a quoted field is never closed");
     expect_table_error("empty.csv", "", 0, ATTN_EPARSE, "empty");
     expect_table_error("blank.csv", "\n\n\r\n", 0, ATTN_EPARSE, "empty");
     expect_table_error("binary.csv", "a,1\nb,\0\x01\n", 9, ATTN_EPARSE, "row 2: binary data");

@@ -188,8 +188,14 @@ parse_buffer(struct reader *rd, const char *buf, size_t len)
         if (nl != NULL)
             rd->line++;
     }
-    if (st == ATTN_OK && !rd->failed && csv_fini(&p, on_field, on_record, rd) != 0)
-        st = parse_error(rd, &p);
+    if (st == ATTN_OK && !rd->failed && csv_fini(&p, on_field, on_record, rd) != 0) {
+        if (csv_error(&p) == CSV_EPARSE)
+            st = attn_fail(rd->err, ATTN_EPARSE,
+                           "%s: row %d: a quoted field is never closed (the file ends inside it)",
+                           rd->t->path, rd->rec_line);
+        else
+            st = parse_error(rd, &p);
+    }
     csv_free(&p);
     if (st == ATTN_OK && rd->failed)
         st = rd->err != NULL ? rd->err->status : ATTN_EPARSE;
