@@ -304,6 +304,67 @@ START_TEST(batch_abort_removes_temporaries)
 }
 END_TEST
 
+START_TEST(a_symlink_in_the_folder_is_replaced_not_followed)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    char outside[512];
+    char link[512];
+    char buf[64] = { 0 };
+    struct stat st;
+    FILE *f;
+
+    /* output.csv links to a file outside the folder: the export must not write there. */
+    test_write_text(dir, "outside.txt", "keep me\n");
+    snprintf(outside, sizeof outside, "%s/outside.txt", dir);
+    snprintf(link, sizeof link, "%s/out", dir);
+    ck_assert_int_eq(mkdir(link, 0777), 0);
+    snprintf(link, sizeof link, "%s/out/output.csv", dir);
+    ck_assert_int_eq(symlink(outside, link), 0);
+    attention_config_init(&cfg);
+    run(&p, &cfg, NULL);
+    snprintf(link, sizeof link, "%s/out", dir);
+    ck_assert_int_eq(export_stage(&p, STAGE_OUTPUT, link, NULL, NULL), ATTN_OK);
+    f = fopen(outside, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(buf, sizeof buf, f));
+    fclose(f);
+    ck_assert_str_eq(buf, "keep me\n");
+    snprintf(link, sizeof link, "%s/out/output.csv", dir);
+    ck_assert_int_eq(lstat(link, &st), 0);
+    ck_assert(S_ISREG(st.st_mode));
+    pipeline_destroy(&p);
+}
+END_TEST
+
+START_TEST(temporaries_go_when_a_signal_ends_the_batch)
+{
+    struct fileio_batch b;
+    FILE *f;
+    int hidden;
+    char sub[512];
+
+    /* What main.c's handler does: the files being written go, and so does a folder made for them. */
+    snprintf(sub, sizeof sub, "%s/new", dir);
+    ck_assert_int_eq(fileio_batch_begin(&b, sub, NULL), ATTN_OK);
+    for (int i = 0; i < 40; i++) { /* past the first growth of the entry table */
+        char name[32];
+        snprintf(name, sizeof name, "f%d.csv", i);
+        ck_assert_int_eq(fileio_batch_open(&b, name, &f, NULL), ATTN_OK);
+        fputs("1,2\n", f);
+        ck_assert_int_eq(fileio_batch_close(&b, NULL), ATTN_OK);
+    }
+    ck_assert_int_eq(count_entries(sub, &hidden), 40);
+    ck_assert_int_eq(hidden, 40);
+    fileio_remove_temporaries();
+    ck_assert_int_eq(access(sub, F_OK), -1); /* the folder is gone */
+    fileio_batch_abort(&b);
+    /* With no batch being written it does nothing. */
+    fileio_remove_temporaries();
+    ck_assert_int_eq(count_entries(dir, &hidden), 0);
+}
+END_TEST
+
 static Suite *
 export_suite(void)
 {
@@ -319,6 +380,8 @@ export_suite(void)
     tcase_add_test(tc, a_failed_export_leaves_nothing);
     tcase_add_test(tc, export_replaces_old_files_whole);
     tcase_add_test(tc, batch_abort_removes_temporaries);
+    tcase_add_test(tc, a_symlink_in_the_folder_is_replaced_not_followed);
+    tcase_add_test(tc, temporaries_go_when_a_signal_ends_the_batch);
     suite_add_tcase(s, tc);
     return s;
 }
