@@ -112,7 +112,10 @@ awk 'BEGIN { for (i = 0; i <= 1000000; i++) print "a,1" }' >"$tmp/long.csv"
 expect 1 "long.csv: more than 1000000 rows, attnscope's limit" -- --print -e "$tmp/long.csv"
 awk 'BEGIN { printf "token"; for (i = 0; i < 8193; i++) printf ",1"; print ""; printf "sun"; for (i = 0; i < 8193; i++) printf ",1"; print "" }' >"$tmp/deep.csv"
 expect 1 "deep.csv: 8193 dimensions; attnscope's limit is 8192" -- --print -e "$tmp/deep.csv"
-rm -f "$tmp/sparse.csv" "$tmp/wide.csv" "$tmp/long.csv" "$tmp/deep.csv"
+# 763 rows of 65,536 ones: 100 MB, and the 50,000,001st cell is on row 763.
+yes "$(awk 'BEGIN { printf "1"; for (i = 1; i < 65536; i++) printf ",1" }')" | head -n 763 >"$tmp/many.csv"
+expect 1 "many.csv: row 763: more than 50000000 cells, attnscope's limit" -- --print -e "$tmp/many.csv"
+rm -f "$tmp/sparse.csv" "$tmp/wide.csv" "$tmp/long.csv" "$tmp/deep.csv" "$tmp/many.csv"
 expect 1 "--walkthrough no-such-lesson: no such file, and no installed walkthrough of that name" -- --walkthrough no-such-lesson --print
 
 # Every instruction set computes the same bits (a CPU without one falls back to the next).
