@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +15,26 @@
 #include "testutil.h"
 
 static struct vocab book;
+
+/*
+ * check_export is linked with -Wl,--wrap=rename, so every rename() in it and
+ * in the core comes here first: a test sets rename_fails_at to make the Nth
+ * call fail, as a full or read-only file system could part-way through a batch.
+ */
+int __real_rename(const char *from, const char *to);
+int __wrap_rename(const char *from, const char *to);
+static int rename_fails_at; /* 0: none fails */
+static int rename_calls;
+
+int
+__wrap_rename(const char *from, const char *to)
+{
+    if (rename_fails_at > 0 && ++rename_calls == rename_fails_at) {
+        errno = EROFS;
+        return -1;
+    }
+    return __real_rename(from, to);
+}
 
 static void
 setup(void)
@@ -304,6 +325,71 @@ START_TEST(batch_abort_removes_temporaries)
 }
 END_TEST
 
+/* Reads a small file of the folder whole, for comparing. */
+static void
+read_back(const char *name, char *buf, size_t size)
+{
+    char path[512];
+    FILE *f;
+    size_t n;
+
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "%s is missing", name);
+    n = fread(buf, 1, size - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+}
+
+START_TEST(a_rename_failing_part_way_says_what_was_written)
+{
+    static const char *const names[] = { "a.csv", "b.csv", "c.csv", "d.csv" };
+    struct fileio_batch b;
+    struct attn_error err;
+    char buf[64];
+    FILE *f;
+    int hidden;
+
+    for (int i = 0; i < 4; i++)
+        test_write_text(dir, names[i], "old\n");
+    ck_assert_int_eq(fileio_batch_begin(&b, dir, NULL), ATTN_OK);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(fileio_batch_open(&b, names[i], &f, NULL), ATTN_OK);
+        fputs("new\n", f);
+        ck_assert_int_eq(fileio_batch_close(&b, NULL), ATTN_OK);
+    }
+    rename_calls = 0;
+    rename_fails_at = 3;
+    ck_assert_int_eq(fileio_batch_commit(&b, &err), ATTN_EIO);
+    ck_assert_msg(strstr(err.msg, "c.csv: cannot move into place: Read-only file system; "
+                                  "2 of 4 files were written (a.csv to b.csv)") != NULL,
+                  "%s", err.msg);
+    /* The first two are new, the rest old; every file is whole, no temporary is left. */
+    for (int i = 0; i < 4; i++) {
+        read_back(names[i], buf, sizeof buf);
+        ck_assert_str_eq(buf, i < 2 ? "new\n" : "old\n");
+    }
+    ck_assert_int_eq(count_entries(dir, &hidden), 4);
+    ck_assert_int_eq(hidden, 0);
+
+    /* The first rename failing: nothing was written. */
+    ck_assert_int_eq(fileio_batch_begin(&b, dir, NULL), ATTN_OK);
+    ck_assert_int_eq(fileio_batch_open(&b, "a.csv", &f, NULL), ATTN_OK);
+    fputs("newer\n", f);
+    rename_calls = 0;
+    rename_fails_at = 1;
+    ck_assert_int_eq(fileio_batch_commit(&b, &err), ATTN_EIO);
+    ck_assert_msg(strstr(err.msg, "a.csv: cannot move into place: Read-only file system; "
+                                  "nothing was written") != NULL,
+                  "%s", err.msg);
+    read_back("a.csv", buf, sizeof buf);
+    ck_assert_str_eq(buf, "new\n");
+    ck_assert_int_eq(count_entries(dir, &hidden), 4);
+    ck_assert_int_eq(hidden, 0);
+    rename_fails_at = 0;
+}
+END_TEST
+
 START_TEST(a_symlink_in_the_folder_is_replaced_not_followed)
 {
     struct attention_config cfg;
@@ -380,6 +466,7 @@ export_suite(void)
     tcase_add_test(tc, a_failed_export_leaves_nothing);
     tcase_add_test(tc, export_replaces_old_files_whole);
     tcase_add_test(tc, batch_abort_removes_temporaries);
+    tcase_add_test(tc, a_rename_failing_part_way_says_what_was_written);
     tcase_add_test(tc, a_symlink_in_the_folder_is_replaced_not_followed);
     tcase_add_test(tc, temporaries_go_when_a_signal_ends_the_batch);
     suite_add_tcase(s, tc);
