@@ -341,14 +341,31 @@ read_back(const char *name, char *buf, size_t size)
     fclose(f);
 }
 
+/*
+ * Commits b with its nth rename failing; the message must hold want, and the
+ * folder must hold its `files` files and no temporary.
+ */
+static void
+commit_failing_rename(struct fileio_batch *b, int nth, const char *want, int files)
+{
+    struct attn_error err;
+    int hidden;
+
+    rename_calls = 0;
+    rename_fails_at = nth;
+    ck_assert_int_eq(fileio_batch_commit(b, &err), ATTN_EIO);
+    rename_fails_at = 0;
+    ck_assert_msg(strstr(err.msg, want) != NULL, "%s", err.msg);
+    ck_assert_int_eq(count_entries(dir, &hidden), files);
+    ck_assert_int_eq(hidden, 0);
+}
+
 START_TEST(a_rename_failing_part_way_says_what_was_written)
 {
     static const char *const names[] = { "a.csv", "b.csv", "c.csv", "d.csv" };
     struct fileio_batch b;
-    struct attn_error err;
     char buf[64];
     FILE *f;
-    int hidden;
 
     for (int i = 0; i < 4; i++)
         test_write_text(dir, names[i], "old\n");
@@ -358,35 +375,22 @@ START_TEST(a_rename_failing_part_way_says_what_was_written)
         fputs("new\n", f);
         ck_assert_int_eq(fileio_batch_close(&b, NULL), ATTN_OK);
     }
-    rename_calls = 0;
-    rename_fails_at = 3;
-    ck_assert_int_eq(fileio_batch_commit(&b, &err), ATTN_EIO);
-    ck_assert_msg(strstr(err.msg, "c.csv: cannot move into place: Read-only file system; "
-                                  "2 of 4 files were written (a.csv to b.csv)") != NULL,
-                  "%s", err.msg);
-    /* The first two are new, the rest old; every file is whole, no temporary is left. */
+    commit_failing_rename(&b, 3, "c.csv: cannot move into place: Read-only file system; "
+                                 "2 of 4 files were written (a.csv to b.csv)", 4);
+    /* The first two are new, the rest old, every one whole. */
     for (int i = 0; i < 4; i++) {
         read_back(names[i], buf, sizeof buf);
         ck_assert_str_eq(buf, i < 2 ? "new\n" : "old\n");
     }
-    ck_assert_int_eq(count_entries(dir, &hidden), 4);
-    ck_assert_int_eq(hidden, 0);
 
     /* The first rename failing: nothing was written. */
     ck_assert_int_eq(fileio_batch_begin(&b, dir, NULL), ATTN_OK);
     ck_assert_int_eq(fileio_batch_open(&b, "a.csv", &f, NULL), ATTN_OK);
     fputs("newer\n", f);
-    rename_calls = 0;
-    rename_fails_at = 1;
-    ck_assert_int_eq(fileio_batch_commit(&b, &err), ATTN_EIO);
-    ck_assert_msg(strstr(err.msg, "a.csv: cannot move into place: Read-only file system; "
-                                  "nothing was written") != NULL,
-                  "%s", err.msg);
+    commit_failing_rename(&b, 1, "a.csv: cannot move into place: Read-only file system; "
+                                 "nothing was written", 4);
     read_back("a.csv", buf, sizeof buf);
     ck_assert_str_eq(buf, "new\n");
-    ck_assert_int_eq(count_entries(dir, &hidden), 4);
-    ck_assert_int_eq(hidden, 0);
-    rename_fails_at = 0;
 }
 END_TEST
 
