@@ -144,12 +144,10 @@ static int
 fail(char *err, size_t size, const char *fmt, ...)
 {
     va_list ap;
-    char raw[1024];
 
     va_start(ap, fmt);
-    vsnprintf(raw, sizeof raw, fmt, ap);
+    attn_vformat_text(err, size, fmt, ap); /* it quotes what was typed */
     va_end(ap);
-    attn_escape_text(err, size, raw); /* it quotes what was typed */
     return -1;
 }
 

@@ -10,6 +10,7 @@
 #ifndef ATTNSCOPE_STATUS_H
 #define ATTNSCOPE_STATUS_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 /* X-macro: the enum and its message table are generated from one list. */
@@ -58,5 +59,13 @@ void attn_error_clear(struct attn_error *err);
  * attn_fail() passes every message through this.  Returns the length.
  */
 size_t attn_escape_text(char *dst, size_t size, const char *src);
+
+/*
+ * Formats a printf-style message into dst (size bytes) and escapes it by
+ * attn_escape_text(): the one way attnscope makes a message it will show.
+ * Returns the length.
+ */
+size_t attn_vformat_text(char *dst, size_t size, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
 #endif

@@ -26,16 +26,24 @@ enum attn_status
 attn_fail(struct attn_error *err, enum attn_status status, const char *fmt, ...)
 {
     va_list ap;
-    char raw[ATTN_ERROR_MAX];
 
     if (err == NULL)
         return status;
     err->status = status;
     va_start(ap, fmt);
-    vsnprintf(raw, sizeof raw, fmt, ap);
+    attn_vformat_text(err->msg, sizeof err->msg, fmt, ap);
     va_end(ap);
-    attn_escape_text(err->msg, sizeof err->msg, raw);
     return status;
+}
+
+size_t
+attn_vformat_text(char *dst, size_t size, const char *fmt, va_list ap)
+{
+    /* Escaping only grows a message: what does not fit raw would not fit escaped. */
+    char raw[1024];
+
+    vsnprintf(raw, size < sizeof raw ? size : sizeof raw, fmt, ap);
+    return attn_escape_text(dst, size, raw);
 }
 
 size_t

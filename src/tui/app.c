@@ -59,12 +59,10 @@ static void
 say(struct app *a, const char *fmt, ...)
 {
     va_list ap;
-    char raw[sizeof a->message];
 
     va_start(ap, fmt);
-    vsnprintf(raw, sizeof raw, fmt, ap);
+    attn_vformat_text(a->message, sizeof a->message, fmt, ap);
     va_end(ap);
-    attn_escape_text(a->message, sizeof a->message, raw);
     a->view.message = a->message;
     a->view.message_is_error = false;
 }
@@ -72,8 +70,7 @@ say(struct app *a, const char *fmt, ...)
 static void
 complain(struct app *a, const char *msg)
 {
-    attn_escape_text(a->message, sizeof a->message, msg);
-    a->view.message = a->message;
+    say(a, "%s", msg);
     a->view.message_is_error = true;
 }
 
