@@ -266,6 +266,20 @@ fileio_batch_commit(struct fileio_batch *b, struct attn_error *err)
     return ATTN_OK;
 }
 
+/*
+ * Unlinks b's temporary files, and the folder b made if nothing was moved
+ * into it.  Only unlink() and rmdir(): a signal handler calls this.
+ */
+static void
+remove_files(const struct fileio_batch *b)
+{
+    for (int i = 0; i < b->count; i++)
+        if (b->entry[i].temp_path != NULL)
+            (void)unlink(b->entry[i].temp_path);
+    if (b->created && !b->committed && b->dir != NULL)
+        (void)rmdir(b->dir);
+}
+
 void
 fileio_batch_abort(struct fileio_batch *b)
 {
@@ -273,16 +287,11 @@ fileio_batch_abort(struct fileio_batch *b)
         fclose(b->open);
         b->open = NULL;
     }
+    remove_files(b);
     for (int i = 0; i < b->count; i++) {
-        if (b->entry[i].temp_path != NULL) {
-            unlink(b->entry[i].temp_path);
-            free(b->entry[i].temp_path);
-        }
+        free(b->entry[i].temp_path);
         free(b->entry[i].final_path);
     }
-    /* A folder this batch made and filled with nothing goes too. */
-    if (b->created && !b->committed && b->dir != NULL)
-        (void)rmdir(b->dir);
     if (active == b)
         active = NULL;
     free(b->entry);
@@ -296,11 +305,6 @@ fileio_remove_temporaries(void)
 {
     struct fileio_batch *b = active;
 
-    if (b == NULL)
-        return;
-    for (int i = 0; i < b->count; i++)
-        if (b->entry[i].temp_path != NULL)
-            (void)unlink(b->entry[i].temp_path);
-    if (b->created && !b->committed)
-        (void)rmdir(b->dir);
+    if (b != NULL)
+        remove_files(b);
 }
