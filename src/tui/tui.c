@@ -325,8 +325,9 @@ enum attn_status
 tui_run(struct app *a, bool mono, struct attn_error *err)
 {
     struct tui *t;
-    bool dirty = true;
-    int batch = 0;
+    bool dirty = true; /* keys were handled since the last frame */
+    bool idle = true;  /* the last read found no key waiting */
+    int batch = 0;     /* keys handled since the last frame */
 
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
         return attn_fail(err, ATTN_EIO,
@@ -345,7 +346,7 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
          * next frame, up to TUI_KEYS_PER_FRAME of them: a burst costs one
          * frame, and the screen still follows a steady stream.
          */
-        if (dirty && batch >= TUI_KEYS_PER_FRAME) {
+        if (dirty && (idle || batch >= TUI_KEYS_PER_FRAME)) {
             if (tui_frame(t, a) != 0)
                 break;
             dirty = false;
@@ -353,13 +354,9 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
         }
         wtimeout(stdscr, dirty ? 0 : TUI_READ_MS);
         status = wget_wch(stdscr, &ch);
-        if (status == ERR) {
-            if (dirty && tui_frame(t, a) != 0)
-                break;
-            dirty = false;
-            batch = 0;
+        idle = status == ERR;
+        if (idle)
             continue;
-        }
         dirty = true;
         batch++;
         if (status == KEY_CODE_YES && ch == KEY_RESIZE) {
