@@ -314,24 +314,24 @@ walkthrough_parse(struct walkthrough *w, const char *path, const char *text, siz
     char *copy;
     enum attn_status st;
     const char *slash;
-    int line = 1;
+    const unsigned char *bytes = (const unsigned char *)text;
+    size_t shown;
 
     memset(w, 0, sizeof *w);
     if (len > WALK_MAX_BYTES)
         return attn_fail(err, ATTN_ELIMIT, "%s: longer than attnscope reads (%u bytes)", path,
                          WALK_MAX_BYTES);
     /* The narration is shown as text: UTF-8, with no control characters but line ends and tabs. */
-    for (size_t i = 0; i < len;) {
-        const unsigned char *at = (const unsigned char *)text + i;
-        unsigned char c = *at;
-        int n = tokenizer_utf8_length(at, len - i);
-        if (c == '\0' || n == 0)
+    shown = tokenizer_text_span(bytes, len, "\n\r\t");
+    if (shown < len) {
+        unsigned char c = bytes[shown];
+        int line = 1;
+        for (size_t i = 0; i < shown; i++)
+            line += bytes[i] == '\n';
+        if (c == '\0' || tokenizer_utf8_length(bytes + shown, len - shown) == 0)
             return attn_fail(err, ATTN_EPARSE, "%s:%d: not UTF-8 text (byte 0x%02X)", path, line, c);
-        if (c != '\n' && c != '\r' && c != '\t' && tokenizer_control_length(at, len - i) > 0)
-            return attn_fail(err, ATTN_EPARSE, "%s:%d: a control character (byte 0x%02X)", path,
-                             line, c);
-        line += c == '\n';
-        i += (size_t)n;
+        return attn_fail(err, ATTN_EPARSE, "%s:%d: a control character (byte 0x%02X)", path, line,
+                         c);
     }
     w->path = strdup(path);
     slash = strrchr(path, '/');

@@ -27,16 +27,13 @@ load_one(struct qkv_given *g, const char *dir, int which, struct matrix *m, stru
                          path);
     /* Labels are shown on screen and in tables: one line of UTF-8 text each. */
     for (int i = 0; i < t->rows; i++) {
-        const unsigned char *label = (const unsigned char *)csvio_cell(t, i, 0);
-        size_t len = strlen((const char *)label);
-        for (size_t b = 0, n = 1; b < len; b += n) {
-            n = (size_t)tokenizer_utf8_length(label + b, len - b);
-            if (n == 0 || tokenizer_control_length(label + b, len - b) > 0)
-                return attn_fail(err, ATTN_EPARSE,
-                                 "%s: row %d, column 1: a label must be one line of UTF-8 text "
-                                 "without control characters",
-                                 path, t->line[i]);
-        }
+        const char *label = csvio_cell(t, i, 0);
+        size_t len = strlen(label);
+        if (tokenizer_text_span((const unsigned char *)label, len, "") < len)
+            return attn_fail(err, ATTN_EPARSE,
+                             "%s: row %d, column 1: a label must be one line of UTF-8 text "
+                             "without control characters",
+                             path, t->line[i]);
     }
     return csvio_table_matrix(t, 1, 1, m, err);
 }

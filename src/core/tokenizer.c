@@ -44,6 +44,23 @@ tokenizer_utf8_length(const unsigned char *s, size_t avail)
     return len;
 }
 
+size_t
+tokenizer_text_span(const unsigned char *s, size_t len, const char *allowed)
+{
+    size_t i = 0;
+
+    while (i < len) {
+        int n = tokenizer_utf8_length(s + i, len - i);
+        if (n == 0)
+            break;
+        if (tokenizer_control_length(s + i, len - i) > 0 &&
+            (s[i] == '\0' || strchr(allowed, s[i]) == NULL))
+            break;
+        i += (size_t)n;
+    }
+    return i;
+}
+
 static int
 is_space_byte(unsigned char c)
 {
