@@ -119,8 +119,7 @@ scenario=$((scenario + 1))
 sock="$base-$scenario"
 t new -d -x 100 -y 30 -c "$tmp" \
     "env -i PATH=/usr/bin:/bin HOME=$tmp LANG=C.UTF-8 TERM=screen-256color PS1='ready\$ ' bash --norc --noprofile -i"
-i=0
-while [ $i -lt 100 ] && ! t capture-pane -p | grep -q 'ready\$'; do sleep 0.05; i=$((i + 1)); done
+wait_screen 'ready\$'
 keys "stty -g >$tmp/before; \"$bin\"" Enter
 shows "before Ctrl-Z" "$book"
 keys C-z
@@ -131,8 +130,7 @@ keys 6
 shows "keys after fg" "Attention weights"
 keys q
 keys "stty -g >$tmp/after" Enter
-i=0
-while [ $i -lt 100 ] && [ ! -s "$tmp/after" ]; do sleep 0.05; i=$((i + 1)); done
+wait_exit
 checks=$((checks + 1))
 cmp -s "$tmp/before" "$tmp/stopped" || fail "Ctrl-Z: the terminal was not restored while stopped"
 cmp -s "$tmp/before" "$tmp/after" || fail "Ctrl-Z, fg, q: the terminal settings changed"

@@ -59,14 +59,11 @@ screen >/dev/null
 keys ?
 # The keys may still be queued (tmux takes them faster than a loaded machine
 # draws them): wait for the help screen as long as it takes, up to 2 minutes.
-i=0
-while [ $i -lt 1200 ] && ! t capture-pane -p | grep -q "previous stage"; do
-    sleep 0.1
-    i=$((i + 1))
-done
+wait_screen "previous stage" 2400
+answering=$?
 answered=$(($(date +%s) - sent))
 checks=$((checks + 1))
-[ $i -lt 1200 ] || fail "after $total keys attnscope does not answer ? (seed $seed): $(screen | head -5)"
+[ $answering -eq 0 ] || fail "after $total keys attnscope does not answer ? (seed $seed): $(screen | head -5)"
 keys Escape
 checks=$((checks + 1))
 screen | grep -q "previous stage" && fail "after $total keys Escape does not close the help (seed $seed)"

@@ -63,8 +63,15 @@ start() {
     rm -f "$tmp/before" "$tmp/after" "$tmp/rc"
     t new -d -x "$w" -y "$h" -c "$tmp" \
         "env ${TUI_ENV:-LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color} ATTNSCOPE_WALKTHROUGHS=$srcdir/samples/walkthroughs sh -c 'stty -g > $tmp/before; ${WRAP:-} \"$bin\" $*; echo \$? > $tmp/rc; stty -g > $tmp/after; sleep 30'"
+    wait_screen "${READY:-sentence:}"
+}
+
+# wait_screen PATTERN [TRIES]: waits until the screen matches PATTERN (grep),
+# checking every 0.05 s, TRIES times at most (default 100); 1 if it never does.
+wait_screen() {
     i=0
-    while [ $i -lt 100 ] && ! t capture-pane -p 2>/dev/null | grep -q "${READY:-sentence:}"; do
+    while ! t capture-pane -p 2>/dev/null | grep -q -- "$1"; do
+        [ $i -ge "${2:-100}" ] && return 1
         sleep 0.05
         i=$((i + 1))
     done
@@ -93,9 +100,11 @@ finish() {
     rm -f "$tmp/capture"
 }
 
+# wait_exit [TRIES]: waits until attnscope has exited and the shell recorded
+# the terminal settings, checking every 0.05 s, TRIES times at most (default 100).
 wait_exit() {
     i=0
-    while [ $i -lt 100 ] && [ ! -s "$tmp/after" ]; do
+    while [ $i -lt "${1:-100}" ] && [ ! -s "$tmp/after" ]; do
         sleep 0.05
         i=$((i + 1))
     done

@@ -55,8 +55,7 @@ screen >/dev/null
 resize 60 20
 resize 100 30
 keys q
-i=0
-while [ $i -lt 200 ] && [ ! -s "$tmp/after" ]; do sleep 0.05; i=$((i + 1)); done
+wait_exit 200
 restored "the interactive view under memcheck" 0
 [ "$(cat "$tmp/rc" 2>/dev/null)" = 0 ] || cat "$tmp"/vg.*.log
 
