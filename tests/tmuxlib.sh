@@ -100,6 +100,16 @@ finish() {
     rm -f "$tmp/capture"
 }
 
+# wait_gone PATTERN [TRIES]: the opposite, until the screen no longer matches.
+wait_gone() {
+    i=0
+    while t capture-pane -p 2>/dev/null | grep -q -- "$1"; do
+        [ $i -ge "${2:-100}" ] && return 1
+        sleep 0.05
+        i=$((i + 1))
+    done
+}
+
 # wait_exit [TRIES]: waits until attnscope has exited and the shell recorded
 # the terminal settings, checking every 0.05 s, TRIES times at most (default 100).
 wait_exit() {
