@@ -137,6 +137,25 @@ restored() {
     fi
 }
 
+# wait_idle PID [SECONDS]: waits until PID has used no more than one clock
+# tick of CPU time in each of two half-second spells in a row, that is until
+# it has handled every key queued for it and sits waiting for the next;
+# SECONDS at most (default 120).  1 if it never settles or is gone.
+wait_idle() {
+    spent() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
+    last=$(spent "$1")
+    quiet=0
+    i=0
+    while [ $quiet -lt 2 ]; do
+        [ -n "$last" ] && [ $i -lt $((${2:-120} * 2)) ] || return 1
+        sleep 0.5
+        now=$(spent "$1")
+        if [ -n "$now" ] && [ $((now - last)) -le 1 ]; then quiet=$((quiet + 1)); else quiet=0; fi
+        last=$now
+        i=$((i + 1))
+    done
+}
+
 # The attnscope of this scenario: the child of the pane's shell.
 pane_attnscope() {
     pgrep -P "$(t list-panes -F '#{pane_pid}')" -x attnscope
