@@ -111,10 +111,11 @@ wait_gone() {
 }
 
 # wait_exit [TRIES]: waits until attnscope has exited and the shell recorded
-# the terminal settings, checking every 0.05 s, TRIES times at most (default 100).
+# the terminal settings, checking every 0.05 s, TRIES times at most (default
+# 400: a sanitizer build on a loaded machine may take seconds to exit).
 wait_exit() {
     i=0
-    while [ $i -lt "${1:-100}" ] && [ ! -s "$tmp/after" ]; do
+    while [ $i -lt "${1:-400}" ] && [ ! -s "$tmp/after" ]; do
         sleep 0.05
         i=$((i + 1))
     done
