@@ -152,6 +152,71 @@ START_TEST(too_small_says_so)
 }
 END_TEST
 
+/* The legend's line of a frame of stage s at 100x30: "min ... max ...". */
+static void
+legend_line(struct pipeline *p, enum view_stage s, char *line, size_t size)
+{
+    struct view v;
+    struct grid g;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    const char *at;
+
+    view_init(&v);
+    v.stage = s;
+    ck_assert_int_eq(grid_create(&g, 100, 30), 0);
+    view_render(&v, p, &g);
+    grid_dump_text(&g, f);
+    fclose(f);
+    at = strstr(buf, "\nmin ");
+    ck_assert_msg(at != NULL, "no legend in:\n%s", buf);
+    snprintf(line, size, "%.*s", (int)strcspn(at + 1, "\n"), at + 1);
+    free(buf);
+    grid_destroy(&g);
+    view_destroy(&v);
+}
+
+START_TEST(legend_says_when_its_scale_spans_every_head)
+{
+    static const struct {
+        int heads;
+        const char *says; /* NULL: nothing about heads */
+    } cases[] = { { 1, NULL }, { 2, "max 0.3079 (both heads)" }, { 3, "(all 3 heads)" } };
+    static const enum view_stage sliced[] = { VIEW_QKV, VIEW_SCORES, VIEW_WEIGHTS, VIEW_CONTEXT };
+    char line[256];
+
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        struct attention_config cfg;
+        struct pipeline p;
+
+        attention_config_init(&cfg);
+        cfg.heads = cases[c].heads;
+        cfg.d_out = 6;
+        if (cases[c].heads == 2)
+            cfg.d_out = 2; /* the book's: the scores' max is head 0's 0.3079 */
+        run(&p, &cfg, "Your journey starts with one step");
+        for (size_t k = 0; k < sizeof sliced / sizeof sliced[0]; k++) {
+            legend_line(&p, sliced[k], line, sizeof line);
+            if (cases[c].says == NULL)
+                ck_assert_msg(strstr(line, "head") == NULL, "%d head(s): %s", cases[c].heads, line);
+            else if (sliced[k] == VIEW_SCORES || cases[c].heads == 3)
+                ck_assert_msg(strstr(line, cases[c].says) != NULL, "%d heads: %s", cases[c].heads,
+                              line);
+            else
+                ck_assert_msg(strstr(line, "(both heads)") != NULL, "%d heads: %s", cases[c].heads,
+                              line);
+        }
+        /* Stages of all heads at once have their own range: nothing to say. */
+        legend_line(&p, VIEW_CONCAT, line, sizeof line);
+        ck_assert_msg(strstr(line, "head") == NULL, "concat: %s", line);
+        legend_line(&p, VIEW_OUTPUT, line, sizeof line);
+        ck_assert_msg(strstr(line, "head") == NULL, "output: %s", line);
+        pipeline_destroy(&p);
+    }
+}
+END_TEST
+
 START_TEST(heatmap_levels_and_hits)
 {
     float data[] = { -2.0f, 0.0f, 2.0f, 1.0f };
@@ -286,6 +351,7 @@ render_suite(void)
     suite_add_tcase(s, golden);
     tcase_add_checked_fixture(units, setup, teardown);
     tcase_add_test(units, heatmap_levels_and_hits);
+    tcase_add_test(units, legend_says_when_its_scale_spans_every_head);
     tcase_add_test(units, palette_quantises_like_terminals);
     tcase_add_test(units, text_widths_and_wrapping);
     tcase_add_test(units, inspector_spells_out_each_stage);

@@ -335,6 +335,18 @@ heatmap_legend(struct grid *g, int x, int y, int w, const struct heatmap_spec *s
                  st);
     }
     used += grid_printf(g, x + used, y, end - x - used, style_role(ROLE_DIM), " max %s", hi);
+    /*
+     * Heads share one scale so that they can be compared: say so (when it
+     * fits whole), or a min that no cell shows puzzles.
+     */
+    if (spec->range_heads > 1) {
+        char heads[32];
+        int n = spec->range_heads == 2 ? snprintf(heads, sizeof heads, " (both heads)")
+                                       : snprintf(heads, sizeof heads, " (all %d heads)",
+                                                  spec->range_heads);
+        if (x + used + n <= end)
+            used += grid_put(g, x + used, y, n, style_role(ROLE_DIM), heads);
+    }
 
     for (int i = 0; i < spec->m->rows; i++)
         for (int j = 0; j < spec->m->cols; j++)

@@ -34,6 +34,7 @@ struct heatmap_spec {
     int col_group;                   /* columns per head, to label "h1.0"; 0: none */
     enum palette_ramp ramp;
     float lo, hi;                    /* the range the ramp spans */
+    int range_heads;                 /* >1: lo..hi spans that many heads, not just m (legend says so) */
     /* The kind of cell (i, j); NULL: from the value alone (-inf, NaN). */
     enum heat_kind (*kind)(const void *ctx, int i, int j);
     const void *kind_ctx;
