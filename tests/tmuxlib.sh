@@ -66,16 +66,25 @@ start() {
     wait_screen "${READY:-sentence:}"
 }
 
-# wait_screen PATTERN [TRIES]: waits until the screen matches PATTERN (grep),
-# checking every 0.05 s, TRIES times at most (default 100); 1 if it never does.
-wait_screen() {
+# poll_screen WANT PATTERN TRIES: waits until grep PATTERN on the screen exits
+# WANT (0: it matches, 1: it does not), checking every 0.05 s, TRIES times
+# at most; 1 if it never does.
+poll_screen() {
     i=0
-    while ! t capture-pane -p 2>/dev/null | grep -q -- "$1"; do
-        [ $i -ge "${2:-100}" ] && return 1
+    while :; do
+        t capture-pane -p 2>/dev/null | grep -q -- "$2"
+        [ $? -eq "$1" ] && return 0
+        [ $i -ge "$3" ] && return 1
         sleep 0.05
         i=$((i + 1))
     done
 }
+
+# wait_screen PATTERN [TRIES]: until the screen matches PATTERN (default 100 tries).
+wait_screen() { poll_screen 0 "$1" "${2:-100}"; }
+
+# wait_gone PATTERN [TRIES]: the opposite, until the screen no longer matches.
+wait_gone() { poll_screen 1 "$1" "${2:-100}"; }
 
 # keys KEY...: sends tmux key names, then lets the screen settle.
 keys() {
@@ -100,16 +109,6 @@ finish() {
     rm -f "$tmp/capture"
 }
 
-# wait_gone PATTERN [TRIES]: the opposite, until the screen no longer matches.
-wait_gone() {
-    i=0
-    while t capture-pane -p 2>/dev/null | grep -q -- "$1"; do
-        [ $i -ge "${2:-100}" ] && return 1
-        sleep 0.05
-        i=$((i + 1))
-    done
-}
-
 # wait_exit [TRIES]: waits until attnscope has exited and the shell recorded
 # the terminal settings, checking every 0.05 s, TRIES times at most (default
 # 400: a sanitizer build on a loaded machine may take seconds to exit).
@@ -121,12 +120,18 @@ wait_exit() {
     done
 }
 
-# restored: the terminal settings after attnscope are the ones before it.
+# restored WHAT STATUS [TRIES]: attnscope exits with STATUS within TRIES
+# checks (wait_exit) and leaves the terminal settings as they were before it.
 restored() {
     checks=$((checks + 1))
-    wait_exit
+    wait_exit "${3:-}"
     if [ ! -s "$tmp/after" ]; then
-        fail "$1: attnscope did not exit"
+        # Say what it is doing: its process state, where the kernel has it wait.
+        state=""
+        running=$(pane_attnscope)
+        [ -n "$running" ] && state=" (state $(awk '{ print $3 }' "/proc/$running/stat"), waiting in $(cat "/proc/$running/wchan"))"
+        fail "$1: attnscope did not exit$state; the screen:"
+        screen
     elif ! cmp -s "$tmp/before" "$tmp/after"; then
         fail "$1: the terminal settings changed: before $(cat "$tmp/before"), after $(cat "$tmp/after")"
     elif [ "$(cat "$tmp/rc")" != "$2" ]; then
