@@ -38,18 +38,24 @@ run(struct pipeline *p, struct attention_config *cfg, const char *sentence)
     ck_assert_msg(pipeline_create(p, cfg, &src, &err) == ATTN_OK, "%s", err.msg);
 }
 
-/* The grid as golden text: the characters, then the styles. */
+/* A w x h frame of v on p as text: the characters, then (styles) the styles. */
 static char *
-dump(const struct grid *g)
+rendered(const struct pipeline *p, struct view *v, int w, int h, bool styles)
 {
+    struct grid g;
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
 
-    grid_dump_text(g, f);
-    fputs("--- styles\n", f);
-    grid_dump_styles(g, f);
+    ck_assert_int_eq(grid_create(&g, w, h), 0);
+    view_render(v, p, &g);
+    grid_dump_text(&g, f);
+    if (styles) {
+        fputs("--- styles\n", f);
+        grid_dump_styles(&g, f);
+    }
     fclose(f);
+    grid_destroy(&g);
     return buf;
 }
 
@@ -58,7 +64,6 @@ frame(struct pipeline *p, enum view_stage stage, int w, int h, bool colour, bool
       int cursor_row, int cursor_col, const char *golden)
 {
     struct view v;
-    struct grid g;
     char *text;
 
     view_init(&v);
@@ -67,12 +72,9 @@ frame(struct pipeline *p, enum view_stage stage, int w, int h, bool colour, bool
     v.utf8 = utf8;
     v.cursor_row = cursor_row;
     v.cursor_col = cursor_col;
-    ck_assert_int_eq(grid_create(&g, w, h), 0);
-    view_render(&v, p, &g);
-    text = dump(&g);
+    text = rendered(p, &v, w, h, true);
     golden_compare(golden, text);
     free(text);
-    grid_destroy(&g);
     view_destroy(&v);
 }
 
@@ -157,23 +159,16 @@ static void
 legend_line(struct pipeline *p, enum view_stage s, char *line, size_t size)
 {
     struct view v;
-    struct grid g;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
+    char *text;
     const char *at;
 
     view_init(&v);
     v.stage = s;
-    ck_assert_int_eq(grid_create(&g, 100, 30), 0);
-    view_render(&v, p, &g);
-    grid_dump_text(&g, f);
-    fclose(f);
-    at = strstr(buf, "\nmin ");
-    ck_assert_msg(at != NULL, "no legend in:\n%s", buf);
+    text = rendered(p, &v, 100, 30, false);
+    at = strstr(text, "\nmin ");
+    ck_assert_msg(at != NULL, "no legend in:\n%s", text);
     snprintf(line, size, "%.*s", (int)strcspn(at + 1, "\n"), at + 1);
-    free(buf);
-    grid_destroy(&g);
+    free(text);
     view_destroy(&v);
 }
 

@@ -93,7 +93,7 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
         stagemap_range(pv.m.data, matrix_size(&pv.m), &spec->lo, &spec->hi);
     }
     /* One head's matrix drawn on the scale of all of them: the legend says so. */
-    if (pipeline_stage_per_head(s) && st->shape.heads > 1)
+    if (pipeline_stage_per_head(s))
         spec->range_heads = st->shape.heads;
     sm->range_generation = p->generation;
     sm->range_stage = s;

@@ -128,7 +128,7 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
     if (v->present)
         spec->ramp = palette_high_contrast(spec->ramp);
     /* Both show one head on the scale of the whole matrix (every head). */
-    spec->range_heads = st->shape.heads > 1 ? st->shape.heads : 0;
+    spec->range_heads = st->shape.heads;
     if (s == VIEW_QKV) {
         const struct matrix *src[3] = { &st->queries, &st->keys, &st->values };
         int rows = st->nk > n ? st->nk : n;
