@@ -79,7 +79,7 @@ static const struct option long_options[] = {
     { NULL, 0, NULL, 0 },
 };
 
-static const char usage_text[] =
+static const char usage_head[] =
     "Usage: attnscope [options]                 step through attention interactively\n"
     "       attnscope --print [options]         every stage as text tables\n"
     "       attnscope --export DIR [options]    every stage and parameter as CSV files\n"
@@ -112,10 +112,12 @@ static const char usage_text[] =
     "Output:\n"
     "      --print             print the stages instead of starting the interactive view\n"
     "      --stage NAME        only this stage (repeatable), with --print or --export; NAME\n"
-    "                          is a stage\n"
-    "                          (inputs queries keys values scores masked scaled weights\n"
-    "                          dropped context output embeddings positional), a stage of\n"
-    "                          one head (weights.h1) or a parameter (W_query.weight)\n"
+    "                          is a stage (";
+
+static const char usage_tail[] =
+    "),\n"
+    "                          a stage of one head (weights.h1) or a parameter\n"
+    "                          (W_query.weight)\n"
     "      --digits N          decimals printed by --print (default 4)\n"
     "      --format F          --print's tables as text (default), csv, markdown or latex\n"
     "      --heatmap           --print heatmaps instead of tables (colour on a terminal,\n"
@@ -131,10 +133,40 @@ static const char usage_text[] =
     "Exit status: 0 on success, 1 when an input or output fails, 2 for a bad option.\n"
     "See attnscope(1) for the keys, the CSV layouts and examples.\n";
 
+/* The stage names, from the stage table, wrapped to the usage text's column. */
+static void
+append_stage_names(char *buf, size_t size)
+{
+    char names[512];
+    const char *indent = "\n                          ";
+    size_t line = strlen("                          is a stage (");
+    char *save = NULL;
+
+    pipeline_stage_names(NULL, " ", names, sizeof names);
+    for (char *w = strtok_r(names, " ", &save); w != NULL; w = strtok_r(NULL, " ", &save)) {
+        size_t len = strlen(buf);
+        bool first = line == strlen("                          is a stage (");
+        if (!first && line + 1 + strlen(w) > 78) {
+            snprintf(buf + len, size - len, "%s%s", indent, w);
+            line = strlen(indent) - 1 + strlen(w);
+        } else {
+            snprintf(buf + len, size - len, "%s%s", first ? "" : " ", w);
+            line += strlen(w) + !first;
+        }
+    }
+}
+
 const char *
 cli_usage(void)
 {
-    return usage_text;
+    static char text[sizeof usage_head + sizeof usage_tail + 640];
+
+    if (text[0] == '\0') {
+        snprintf(text, sizeof text, "%s", usage_head);
+        append_stage_names(text, sizeof text);
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%s", usage_tail);
+    }
+    return text;
 }
 
 static int

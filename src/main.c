@@ -178,11 +178,11 @@ resolve_stages(const struct pipeline *p, const struct cli_options *o,
 {
     for (int i = 0; i < o->stage_count; i++) {
         if (pipeline_select(p, o->stages[i], &chosen[i]) != 0) {
+            char names[512];
             snprintf(msg, size,
-                     "--stage %s: no such stage here; stages are %sinputs, queries, keys, "
-                     "values, scores, masked, scaled, weights, dropped, context, output "
-                     "(NAME.hH for one head), and the parameters",
-                     o->stages[i], p->cfg.positional ? "embeddings, positional, " : "");
+                     "--stage %s: no such stage here; stages are %s (NAME.hH for one head), "
+                     "and the parameters",
+                     o->stages[i], pipeline_stage_names(p, ", ", names, sizeof names));
             return -1;
         }
     }

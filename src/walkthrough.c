@@ -22,24 +22,6 @@
 #define PKGDATADIR "/usr/local/share/attnscope"
 #endif
 
-/* The names stage: takes, in the order of the view. */
-static const char *const stage_names[VIEW_STAGE_COUNT] = {
-    "embeddings", "positional", "qkv",     "scores", "mask",   "scaled",
-    "weights",    "dropout",    "context", "concat", "output",
-};
-
-static int
-stage_from_name(const char *name, enum view_stage *s)
-{
-    for (int i = 0; i < VIEW_STAGE_COUNT; i++) {
-        if (strcmp(name, stage_names[i]) == 0) {
-            *s = (enum view_stage)i;
-            return 0;
-        }
-    }
-    return -1;
-}
-
 /* ------------------------------------------------------------------ parse */
 
 struct parser {
@@ -155,11 +137,11 @@ step_directive(struct parser *ps, struct walk_step *s, const char *name, char *v
         s->options = dup_or_fail(ps, value, &failed);
         s->options_line = ps->line;
     } else if (strcmp(name, "stage") == 0) {
-        if (stage_from_name(value, &s->stage) != 0)
-            return fail_at(ps, ps->line,
-                           "stage '%s' does not exist; stages are embeddings, positional, qkv, "
-                           "scores, mask, scaled, weights, dropout, context, concat, output",
-                           value);
+        if (explain_stage_parse(value, &s->stage) != 0) {
+            char names[256];
+            return fail_at(ps, ps->line, "stage '%s' does not exist; stages are %s", value,
+                           explain_stage_names(", ", names, sizeof names));
+        }
         s->stage_line = ps->line;
     } else if (strcmp(name, "head") == 0) {
         char *end;
@@ -605,7 +587,7 @@ walkthrough_cell(const struct walkthrough *w, int k, const struct pipeline *p, i
         attn_fail(err, ATTN_EPARSE,
                   "%s:%d: the %s stage has no %s '%s' (it is %d x %d; name a token, or a number "
                   "from 0)",
-                  w->path, s->cell_line, stage_names[s->stage], *row < 0 ? "row" : "column",
+                  w->path, s->cell_line, explain_stage_name(s->stage), *row < 0 ? "row" : "column",
                   *row < 0 ? s->cell_row : s->cell_col, spec.m->rows, spec.m->cols);
         rc = -1;
     }
@@ -857,7 +839,7 @@ walkthrough_verify(const struct walkthrough *w, struct attn_error *err)
         refs = -1;
         if (!explain_stage_present(&p, s->stage))
             attn_fail(err, ATTN_EPARSE, "%s:%d: this configuration has no %s stage", w->path,
-                      s->stage_line, stage_names[s->stage]);
+                      s->stage_line, explain_stage_name(s->stage));
         else if (s->head >= p.st.shape.heads)
             attn_fail(err, ATTN_EPARSE, "%s:%d: head %d does not exist (%d head%s)", w->path,
                       s->line, s->head, p.st.shape.heads, p.st.shape.heads == 1 ? "" : "s");

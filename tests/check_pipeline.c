@@ -691,6 +691,72 @@ START_TEST(bad_configurations_are_refused)
 }
 END_TEST
 
+/* The stage table: names round-trip, each stage's numbers are where the stage says. */
+START_TEST(stage_table_is_consistent)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    char names[512];
+    const struct attention_stages *st;
+
+    attention_config_init(&cfg);
+    cfg.positional = true;
+    cfg.dropout = 0.5;
+    cfg.heads = 2;
+    cfg.d_out = 4;
+    run(&p, &cfg, "Your journey starts with one step", &book_vocab);
+    st = &p.st;
+    for (int s = 0; s < STAGE_COUNT; s++) {
+        enum pipeline_stage back;
+        struct pipeline_view v;
+        size_t count;
+        const float *all = pipeline_stage_all_heads(&p, (enum pipeline_stage)s, &count);
+        ck_assert_int_eq(pipeline_stage_parse(pipeline_stage_name((enum pipeline_stage)s), &back), 0);
+        ck_assert_int_eq(back, s);
+        ck_assert(pipeline_stage_present(&p, (enum pipeline_stage)s));
+        pipeline_stage_view(&p, (enum pipeline_stage)s, 1, &v);
+        ck_assert_ptr_nonnull(v.m.data);
+        ck_assert_int_eq(v.m.rows, 6);
+        ck_assert_ptr_nonnull(v.row_labels);
+        ck_assert_str_ne(pipeline_stage_formula(&p, (enum pipeline_stage)s), "?");
+        if (pipeline_stage_per_head((enum pipeline_stage)s)) {
+            ck_assert_ptr_nonnull(all);
+            ck_assert_uint_eq(count, 2u * 6u * 6u);
+            /* Head 1 is the second (nq, nk) block of the stage's buffer. */
+            ck_assert_ptr_eq(v.m.data, all + 36);
+            ck_assert_ptr_nonnull(v.col_labels);
+        } else {
+            ck_assert_ptr_null(all);
+        }
+    }
+    {
+        struct pipeline_view v;
+        pipeline_stage_view(&p, STAGE_DROPPED, 0, &v);
+        ck_assert_ptr_eq(v.m.data, st->dropped);
+        pipeline_stage_view(&p, STAGE_KEYS, 0, &v);
+        ck_assert_ptr_eq(v.m.data, st->keys.data);
+        ck_assert_int_eq(v.col_group, 2);
+    }
+    ck_assert_int_eq(pipeline_stage_cells(STAGE_WEIGHTS), CELLS_WEIGHTS);
+    ck_assert_int_eq(pipeline_stage_cells(STAGE_DROPPED), CELLS_DROPPED);
+    ck_assert_int_eq(pipeline_stage_cells(STAGE_SCORES), CELLS_VALUES);
+    ck_assert_str_eq(pipeline_stage_names(&p, ",", names, sizeof names),
+                     "embeddings,positional,inputs,queries,keys,values,scores,masked,scaled,"
+                     "weights,dropped,context,output");
+    ck_assert_int_eq(pipeline_stage_parse("nope", &(enum pipeline_stage){ 0 }), -1);
+    pipeline_destroy(&p);
+
+    cfg.positional = false;
+    run(&p, &cfg, "Your journey starts with one step", &book_vocab);
+    ck_assert(!pipeline_stage_present(&p, STAGE_POSITIONAL));
+    ck_assert(!pipeline_stage_present(&p, STAGE_EMBEDDINGS));
+    ck_assert_str_eq(pipeline_stage_names(&p, " ", names, sizeof names),
+                     "inputs queries keys values scores masked scaled weights dropped context output");
+    ck_assert_str_eq(pipeline_stage_names(&p, " ", names, 12), "inputs");
+    pipeline_destroy(&p);
+}
+END_TEST
+
 static Suite *
 pipeline_suite(void)
 {
@@ -720,6 +786,7 @@ pipeline_suite(void)
     tcase_add_test(knobs, temperature_and_scaling_change_the_divisor);
     tcase_add_test(knobs, positional_encoding_is_added);
     tcase_add_test(knobs, bad_configurations_are_refused);
+    tcase_add_test(knobs, stage_table_is_consistent);
     tcase_add_test(knobs, shortcuts_compute_what_a_fresh_pipeline_computes);
     suite_add_tcase(s, knobs);
     return s;

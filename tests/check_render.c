@@ -7,6 +7,7 @@
 
 #include "attnscope/pipeline.h"
 #include "golden.h"
+#include "render/explain.h"
 #include "render/grid.h"
 #include "render/heatmap.h"
 #include "render/inspect.h"
@@ -330,6 +331,77 @@ START_TEST(inspector_spells_out_each_stage)
 }
 END_TEST
 
+/* The core's formula, the view's and the inspector's describe one divisor. */
+START_TEST(scaling_is_described_once)
+{
+    static const struct {
+        int scale_dim;
+        double temperature;
+        bool scale;
+        const char *core, *view, *inspector;
+    } cases[] = {
+        { 16, 2.0, true, "masked / (sqrt(--scale-dim) T)", "w_ij / (sqrt(--scale-dim) T) = w_ij / 8",
+          "divided by sqrt(--scale-dim) = sqrt(16) times the temperature." },
+        { 16, 1.0, true, "masked / sqrt(--scale-dim)", "w_ij / sqrt(--scale-dim) = w_ij / sqrt(16)",
+          "divided by sqrt(--scale-dim) = sqrt(16)." },
+        { 0, 1.0, true, "masked / sqrt(d_k)", "w_ij / sqrt(d_k) = w_ij / sqrt(1)",
+          "divided by sqrt(d_k) = sqrt(1)." },
+        { 0, 2.0, false, "masked / T", "w_ij / T = w_ij / 2", "scaling is off: divided by T only." },
+    };
+
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        struct attention_config cfg;
+        struct pipeline p;
+        char buf[1024];
+
+        attention_config_init(&cfg);
+        cfg.scale_dim = cases[k].scale_dim;
+        cfg.temperature = cases[k].temperature;
+        cfg.scale = cases[k].scale;
+        run(&p, &cfg, "Your journey starts with one step");
+        ck_assert_str_eq(pipeline_stage_formula(&p, STAGE_SCALED), cases[k].core);
+        explain_formula(&p, VIEW_SCALED, buf, sizeof buf);
+        ck_assert_str_eq(buf, cases[k].view);
+        inspect_cell(&p, VIEW_SCALED, 0, 1, 0, false, 4, false, buf, sizeof buf);
+        ck_assert_msg(strstr(buf, cases[k].inspector) != NULL, "case %zu: %s", k, buf);
+        pipeline_destroy(&p);
+    }
+}
+END_TEST
+
+/* Every view stage has its name, title, formula and inspector, and names round-trip. */
+START_TEST(every_view_stage_is_complete)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    char buf[2048];
+    char names[256];
+
+    attention_config_init(&cfg);
+    cfg.positional = true;
+    run(&p, &cfg, "Your journey starts with one step");
+    explain_stage_names(" ", names, sizeof names);
+    for (int s = 0; s < VIEW_STAGE_COUNT; s++) {
+        enum view_stage back;
+        const char *name = explain_stage_name((enum view_stage)s);
+        ck_assert_int_eq(explain_stage_parse(name, &back), 0);
+        ck_assert_int_eq(back, s);
+        ck_assert_msg(strstr(names, name) != NULL, "%s not in '%s'", name, names);
+        ck_assert(explain_stage_present(&p, (enum view_stage)s));
+        ck_assert_str_ne(explain_title((enum view_stage)s), "?");
+        explain_formula(&p, (enum view_stage)s, buf, sizeof buf);
+        ck_assert_msg(buf[0] != '\0', "stage %s has no formula", name);
+        explain_text(&p, (enum view_stage)s, buf, sizeof buf);
+        ck_assert_msg(strlen(buf) > 40, "stage %s has no explanation", name);
+        inspect_cell(&p, (enum view_stage)s, 0, 1, 0, false, 4, false, buf, sizeof buf);
+        ck_assert_msg(buf[0] != '\0', "stage %s has no inspector", name);
+    }
+    ck_assert_int_eq(explain_stage_parse("nope", &(enum view_stage){ 0 }), -1);
+    ck_assert_int_eq(explain_stage_parse("", &(enum view_stage){ 0 }), -1);
+    pipeline_destroy(&p);
+}
+END_TEST
+
 static Suite *
 render_suite(void)
 {
@@ -350,6 +422,8 @@ render_suite(void)
     tcase_add_test(units, palette_quantises_like_terminals);
     tcase_add_test(units, text_widths_and_wrapping);
     tcase_add_test(units, inspector_spells_out_each_stage);
+    tcase_add_test(units, scaling_is_described_once);
+    tcase_add_test(units, every_view_stage_is_complete);
     suite_add_tcase(s, units);
     return s;
 }

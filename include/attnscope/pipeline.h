@@ -13,6 +13,7 @@
 #define ATTNSCOPE_PIPELINE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "attnscope/attention.h"
 #include "attnscope/attention_config.h"
@@ -23,27 +24,51 @@
 #include "attnscope/tokenizer.h"
 #include "attnscope/vocab.h"
 
-/* X(enum, name, per-head, formula) in pipeline order. */
-#define PIPELINE_STAGE_LIST(X)                                        \
-    X(STAGE_EMBEDDINGS, "embeddings", false, "vocabulary[token]")     \
-    X(STAGE_POSITIONAL, "positional", false, "PE(pos, i)")            \
-    X(STAGE_INPUTS, "inputs", false, "x = embeddings (+ PE)")         \
-    X(STAGE_QUERIES, "queries", false, "Q = x W_q^T")                 \
-    X(STAGE_KEYS, "keys", false, "K = x W_k^T")                       \
-    X(STAGE_VALUES, "values", false, "V = x W_v^T")                   \
-    X(STAGE_SCORES, "scores", true, "Q_h K_h^T")                      \
-    X(STAGE_MASKED, "masked", true, "scores, -inf where j > i")       \
-    X(STAGE_SCALED, "scaled", true, "masked / sqrt(d_k)")             \
-    X(STAGE_WEIGHTS, "weights", true, "softmax(scaled) by row")       \
-    X(STAGE_DROPPED, "dropped", true, "dropout(weights)")             \
-    X(STAGE_CONTEXT, "context", false, "dropped_h V_h, concatenated") \
-    X(STAGE_OUTPUT, "output", false, "context W_o^T + b_o")
+/*
+ * The stages, in pipeline order: one row each, and every list, name table
+ * and accessor is made from these rows (src/core/pipeline_stage.c).
+ * X(enum, id, per-head, cells, needs)
+ *   id     the stage's name (--stage, --export's file names) and the suffix
+ *          of its functions in pipeline_stage.c (stage_view_ID, formula_ID):
+ *          a row whose functions are missing does not compile.
+ *   cells  what the numbers are (enum stage_cells): signed values, or
+ *          weights (proportions) with masked and, after dropout, dropped cells.
+ *   needs  when a pipeline has the stage (enum stage_needs).
+ */
+#define PIPELINE_STAGE_LIST(X)                                            \
+    X(STAGE_EMBEDDINGS, embeddings, false, CELLS_VALUES, NEEDS_POSITIONAL) \
+    X(STAGE_POSITIONAL, positional, false, CELLS_VALUES, NEEDS_POSITIONAL) \
+    X(STAGE_INPUTS, inputs, false, CELLS_VALUES, NEEDS_SENTENCE)           \
+    X(STAGE_QUERIES, queries, false, CELLS_VALUES, NEEDS_NOTHING)          \
+    X(STAGE_KEYS, keys, false, CELLS_VALUES, NEEDS_NOTHING)                \
+    X(STAGE_VALUES, values, false, CELLS_VALUES, NEEDS_NOTHING)            \
+    X(STAGE_SCORES, scores, true, CELLS_VALUES, NEEDS_NOTHING)             \
+    X(STAGE_MASKED, masked, true, CELLS_VALUES, NEEDS_NOTHING)             \
+    X(STAGE_SCALED, scaled, true, CELLS_VALUES, NEEDS_NOTHING)             \
+    X(STAGE_WEIGHTS, weights, true, CELLS_WEIGHTS, NEEDS_NOTHING)          \
+    X(STAGE_DROPPED, dropped, true, CELLS_DROPPED, NEEDS_NOTHING)          \
+    X(STAGE_CONTEXT, context, false, CELLS_VALUES, NEEDS_NOTHING)          \
+    X(STAGE_OUTPUT, output, false, CELLS_VALUES, NEEDS_NOTHING)
 
 enum pipeline_stage {
-#define PIPELINE_STAGE_ENUM(e, name, per_head, formula) e,
+#define PIPELINE_STAGE_ENUM(e, id, per_head, cells, needs) e,
     PIPELINE_STAGE_LIST(PIPELINE_STAGE_ENUM)
 #undef PIPELINE_STAGE_ENUM
     STAGE_COUNT
+};
+
+/* What a stage's numbers are, which decides how they are drawn. */
+enum stage_cells {
+    CELLS_VALUES,  /* any real numbers */
+    CELLS_WEIGHTS, /* proportions in [0, 1]; cells the mask hides are masked */
+    CELLS_DROPPED, /* weights after dropout: masked cells and dropped ones */
+};
+
+/* When a pipeline has a stage. */
+enum stage_needs {
+    NEEDS_NOTHING,    /* always */
+    NEEDS_SENTENCE,   /* a sentence (not --qkv) */
+    NEEDS_POSITIONAL, /* a sentence and the positional encoding on */
 };
 
 struct pipeline_source {
@@ -113,18 +138,44 @@ struct pipeline_view {
 };
 
 const char *pipeline_stage_name(enum pipeline_stage s);
-/* The stage's formula under p's variant ("Q = x W_q^T", "out = context"). */
+/* The stage's formula under p's variant and knobs ("Q = x W_q^T", "out = context"). */
 const char *pipeline_stage_formula(const struct pipeline *p, enum pipeline_stage s);
 bool pipeline_stage_per_head(enum pipeline_stage s);
+enum stage_cells pipeline_stage_cells(enum pipeline_stage s);
 /* Returns 0 and sets *s if name is a stage's name, -1 otherwise. */
 int pipeline_stage_parse(const char *name, enum pipeline_stage *s);
 
 /* Whether p has this stage (embeddings and positional exist only with PE on). */
 bool pipeline_stage_present(const struct pipeline *p, enum pipeline_stage s);
 
+/*
+ * The names of the stages p has, in pipeline order, separated by sep, into
+ * buf (for messages and the usage text); returns buf.
+ */
+char *pipeline_stage_names(const struct pipeline *p, const char *sep, char *buf, size_t size);
+
 /* The view of stage s (for per-head stages, of head; otherwise head is ignored). */
 void pipeline_stage_view(const struct pipeline *p, enum pipeline_stage s, int head,
                          struct pipeline_view *v);
+
+/*
+ * Every head of a per-head stage: (H, nq, nk), or NULL for other stages.
+ * *count is the number of floats.
+ */
+const float *pipeline_stage_all_heads(const struct pipeline *p, enum pipeline_stage s,
+                                      size_t *count);
+
+/*
+ * What the scores are divided by, in words and numbers: the one description
+ * of the scaling that formulas and the inspector all use.
+ */
+struct pipeline_scaling {
+    const char *symbol; /* "sqrt(d_k)", "sqrt(--scale-dim)", or NULL when not scaled */
+    int dim;            /* the number under the square root (when symbol) */
+    bool temperature;   /* divided by the temperature too */
+    float divisor;      /* what the scores are divided by */
+};
+void pipeline_scaling_of(const struct pipeline *p, struct pipeline_scaling *sc);
 
 /* What a stage name given by the user (--stage) picks out. */
 struct pipeline_selection {

@@ -14,22 +14,33 @@
 
 #include "attnscope/pipeline.h"
 
-/* X(enum, digit key or 0 for none, name in the stage bar, shorter name) */
-#define VIEW_STAGE_LIST(X)                    \
-    X(VIEW_EMBEDDINGS, '1', "embed", "emb")   \
-    X(VIEW_POSITIONAL, 0, "pos", "pos")       \
-    X(VIEW_QKV, '2', "Q K V", "QKV")          \
-    X(VIEW_SCORES, '3', "scores", "score")    \
-    X(VIEW_MASK, '4', "mask", "mask")         \
-    X(VIEW_SCALED, '5', "scale", "scale")     \
-    X(VIEW_WEIGHTS, '6', "softmax", "soft")   \
-    X(VIEW_DROPOUT, '7', "dropout", "drop")   \
-    X(VIEW_CONTEXT, '8', "context", "ctx")    \
-    X(VIEW_CONCAT, '9', "concat", "cat")      \
-    X(VIEW_OUTPUT, '0', "output", "out")
+/*
+ * The view's stages, one row each; every name table, key binding and
+ * mapping of the view is made from these rows.
+ * X(enum, id, digit key or 0, name in the stage bar, shorter name, title,
+ *   per-head, the pipeline stage it shows)
+ *   id  the name walkthroughs use (stage: qkv) and the suffix of the stage's
+ *       functions: formula_ID and text_ID in explain.c, inspect_ID in
+ *       inspect.c; a row without them does not compile.
+ * A view stage is present when its pipeline stage is.
+ */
+#define VIEW_STAGE_LIST(X)                                                                     \
+    X(VIEW_EMBEDDINGS, embeddings, '1', "embed", "emb", "Tokens and embeddings", false,          \
+      STAGE_INPUTS)                                                                            \
+    X(VIEW_POSITIONAL, positional, 0, "pos", "pos", "Positional encoding", false,                \
+      STAGE_POSITIONAL)                                                                        \
+    X(VIEW_QKV, qkv, '2', "Q K V", "QKV", "Queries, keys and values", true, STAGE_QUERIES)      \
+    X(VIEW_SCORES, scores, '3', "scores", "score", "Attention scores", true, STAGE_SCORES)      \
+    X(VIEW_MASK, mask, '4', "mask", "mask", "Causal mask", true, STAGE_MASKED)                  \
+    X(VIEW_SCALED, scaled, '5', "scale", "scale", "Scaling", true, STAGE_SCALED)               \
+    X(VIEW_WEIGHTS, weights, '6', "softmax", "soft", "Attention weights", true, STAGE_WEIGHTS) \
+    X(VIEW_DROPOUT, dropout, '7', "dropout", "drop", "Dropout", true, STAGE_DROPPED)           \
+    X(VIEW_CONTEXT, context, '8', "context", "ctx", "Context vectors", true, STAGE_CONTEXT)    \
+    X(VIEW_CONCAT, concat, '9', "concat", "cat", "Heads concatenated", false, STAGE_CONTEXT)   \
+    X(VIEW_OUTPUT, output, '0', "output", "out", "Output projection", false, STAGE_OUTPUT)
 
 enum view_stage {
-#define VIEW_STAGE_ENUM(e, key, name, brief) e,
+#define VIEW_STAGE_ENUM(e, id, key, name, brief, title, per_head, stage) e,
     VIEW_STAGE_LIST(VIEW_STAGE_ENUM)
 #undef VIEW_STAGE_ENUM
     VIEW_STAGE_COUNT
@@ -41,6 +52,12 @@ char explain_stage_key(enum view_stage s);
 int explain_stage_for_key(int key, enum view_stage *s);
 /* The stage's name in the stage bar; brief: the shorter one. */
 const char *explain_stage_short(enum view_stage s, bool brief);
+/* The stage's name in walkthroughs ("qkv"). */
+const char *explain_stage_name(enum view_stage s);
+/* Every stage's walkthrough name, separated by sep, into buf; returns buf. */
+char *explain_stage_names(const char *sep, char *buf, size_t size);
+/* Returns 0 and sets *s if name is a stage's walkthrough name, -1 otherwise. */
+int explain_stage_parse(const char *name, enum view_stage *s);
 
 /* Whether p shows stage s (the positional encoding only when it is on). */
 bool explain_stage_present(const struct pipeline *p, enum view_stage s);

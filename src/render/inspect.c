@@ -65,6 +65,16 @@ emit_products(struct out *o, const float *a, int sa, const float *b, int sb, int
     }
 }
 
+/* Where the inspected cell is. */
+struct cell_at {
+    const struct pipeline *p;
+    int head;
+    int row;
+    int col;
+    bool mask_matrix;
+    int max_terms;
+};
+
 /* The label of query (row) i. */
 static const char *
 token(const struct pipeline *p, int i)
@@ -80,8 +90,11 @@ key(const struct pipeline *p, int j)
 }
 
 static void
-inspect_embedding(struct out *o, const struct pipeline *p, int i, int j)
+inspect_embeddings(struct out *o, const struct cell_at *at)
 {
+    const struct pipeline *p = at->p;
+    const int i = at->row;
+    const int j = at->col;
     char v[24];
     char e[24];
     char pe[24];
@@ -98,8 +111,11 @@ inspect_embedding(struct out *o, const struct pipeline *p, int i, int j)
 }
 
 static void
-inspect_positional(struct out *o, const struct pipeline *p, int i, int j)
+inspect_positional(struct out *o, const struct cell_at *at)
 {
+    const struct pipeline *p = at->p;
+    const int i = at->row;
+    const int j = at->col;
     char v[24];
     int two_k = j - j % 2;
 
@@ -110,8 +126,13 @@ inspect_positional(struct out *o, const struct pipeline *p, int i, int j)
 }
 
 static void
-inspect_projection(struct out *o, const struct pipeline *p, int head, int i, int col, int max_terms)
+inspect_qkv(struct out *o, const struct cell_at *at)
 {
+    const struct pipeline *p = at->p;
+    const int head = at->head;
+    const int i = at->row;
+    const int col = at->col;
+    const int max_terms = at->max_terms;
     static const char *const names[] = { "q", "k", "v" };
     static const char *const params[] = { "W_q", "W_k", "W_v" };
     const struct attention_shape *s = &p->st.shape;
@@ -158,8 +179,13 @@ inspect_projection(struct out *o, const struct pipeline *p, int head, int i, int
 }
 
 static void
-inspect_score(struct out *o, const struct pipeline *p, int head, int i, int j, int max_terms)
+inspect_scores(struct out *o, const struct cell_at *at)
 {
+    const struct pipeline *p = at->p;
+    const int head = at->head;
+    const int i = at->row;
+    const int j = at->col;
+    const int max_terms = at->max_terms;
     const struct attention_shape *s = &p->st.shape;
     const int hd = s->head_dim;
     struct matrix scores = attention_head(&p->st, p->st.scores, head);
@@ -173,8 +199,13 @@ inspect_score(struct out *o, const struct pipeline *p, int head, int i, int j, i
 }
 
 static void
-inspect_mask(struct out *o, const struct pipeline *p, int head, int i, int j, bool mask_matrix)
+inspect_mask(struct out *o, const struct cell_at *at)
 {
+    const struct pipeline *p = at->p;
+    const int head = at->head;
+    const int i = at->row;
+    const int j = at->col;
+    const bool mask_matrix = at->mask_matrix;
     struct matrix masked = attention_head(&p->st, p->st.masked, head);
     char v[24];
     bool hidden = attention_masked(&p->cfg, i, j);
@@ -193,26 +224,37 @@ inspect_mask(struct out *o, const struct pipeline *p, int head, int i, int j, bo
 }
 
 static void
-inspect_scaled(struct out *o, const struct pipeline *p, int head, int i, int j)
+inspect_scaled(struct out *o, const struct cell_at *at)
 {
+    const struct pipeline *p = at->p;
+    const int head = at->head;
+    const int i = at->row;
+    const int j = at->col;
     struct matrix masked = attention_head(&p->st, p->st.masked, head);
     struct matrix scaled = attention_head(&p->st, p->st.scaled, head);
+    struct pipeline_scaling sc;
     char a[24];
     char b[24];
     char c[24];
 
     emit(o, "scaled[%s][%s] = %s / %s = %s\n", token(p, i), key(p, j),
          num(a, MAT_AT(&masked, i, j)), num(b, p->st.divisor), num(c, MAT_AT(&scaled, i, j)));
-    if (p->cfg.scale)
-        emit(o, "divided by sqrt(d_k) = sqrt(%d)%s.\n", p->st.shape.head_dim,
-             p->cfg.temperature != 1.0 ? " times the temperature" : "");
+    pipeline_scaling_of(p, &sc);
+    if (sc.symbol != NULL)
+        emit(o, "divided by %s = sqrt(%d)%s.\n", sc.symbol, sc.dim,
+             sc.temperature ? " times the temperature" : "");
     else
-        emit(o, "scaling is off%s.\n", p->cfg.temperature != 1.0 ? ": divided by T only" : "");
+        emit(o, "scaling is off%s.\n", sc.temperature ? ": divided by T only" : "");
 }
 
 static void
-inspect_weight(struct out *o, const struct pipeline *p, int head, int i, int j, int max_terms)
+inspect_weights(struct out *o, const struct cell_at *at)
 {
+    const struct pipeline *p = at->p;
+    const int head = at->head;
+    const int i = at->row;
+    const int j = at->col;
+    const int max_terms = at->max_terms;
     struct matrix scaled = attention_head(&p->st, p->st.scaled, head);
     struct matrix weights = attention_head(&p->st, p->st.weights, head);
     const float *row = matrix_row(&scaled, i);
@@ -245,8 +287,12 @@ inspect_weight(struct out *o, const struct pipeline *p, int head, int i, int j, 
 }
 
 static void
-inspect_dropout(struct out *o, const struct pipeline *p, int head, int i, int j)
+inspect_dropout(struct out *o, const struct cell_at *at)
 {
+    const struct pipeline *p = at->p;
+    const int head = at->head;
+    const int i = at->row;
+    const int j = at->col;
     const struct attention_stages *st = &p->st;
     struct matrix weights = attention_head(st, st->weights, head);
     struct matrix dropped = attention_head(st, st->dropped, head);
@@ -280,8 +326,9 @@ inspect_dropout(struct out *o, const struct pipeline *p, int head, int i, int j)
          num(b, (float)before));
 }
 
+/* Spells out head's context column c of row i. */
 static void
-inspect_context(struct out *o, const struct pipeline *p, int head, int i, int c, int max_terms)
+context_sum(struct out *o, const struct pipeline *p, int head, int i, int c, int max_terms)
 {
     const struct attention_stages *st = &p->st;
     const int hd = st->shape.head_dim;
@@ -296,8 +343,12 @@ inspect_context(struct out *o, const struct pipeline *p, int head, int i, int c,
 }
 
 static void
-inspect_output(struct out *o, const struct pipeline *p, int i, int c, int max_terms)
+inspect_output(struct out *o, const struct cell_at *at)
 {
+    const struct pipeline *p = at->p;
+    const int i = at->row;
+    const int c = at->col;
+    const int max_terms = at->max_terms;
     const struct param *w = params_find(&p->params, PARAM_OUT, 0, false);
     const struct param *b = params_find(&p->params, PARAM_OUT, 0, true);
     char v[24];
@@ -313,51 +364,38 @@ inspect_output(struct out *o, const struct pipeline *p, int i, int c, int max_te
     emit(o, " + bias %s\n", num(v, b->m.data[c]));
 }
 
+static void
+inspect_context(struct out *o, const struct cell_at *at)
+{
+    context_sum(o, at->p, at->head, at->row, at->col, at->max_terms);
+}
+
+static void
+inspect_concat(struct out *o, const struct cell_at *at)
+{
+    const int hd = at->p->st.shape.head_dim;
+
+    emit(o, "column %d is head %d's context column %d.\n", at->col, at->col / hd, at->col % hd);
+    context_sum(o, at->p, at->col / hd, at->row, at->col % hd, at->max_terms);
+}
+
+/* One inspector per view stage, named after its row of VIEW_STAGE_LIST. */
+static void (*const inspectors[])(struct out *o, const struct cell_at *c) = {
+#define VIEW_STAGE_INSPECTOR(e, id, key, name, brief, title, per_head, stage) [e] = inspect_##id,
+    VIEW_STAGE_LIST(VIEW_STAGE_INSPECTOR)
+#undef VIEW_STAGE_INSPECTOR
+};
+_Static_assert(sizeof inspectors / sizeof inspectors[0] == VIEW_STAGE_COUNT,
+               "one inspector per stage");
+
 void
 inspect_cell(const struct pipeline *p, enum view_stage s, int head, int row, int col,
              bool mask_matrix, int max_terms, bool utf8, char *buf, size_t size)
 {
     struct out o = { buf, size, 0, utf8 ? " \xc3\x97 " : " * " };
-    const int hd = p->st.shape.head_dim;
+    const struct cell_at at = { p, head, row, col, mask_matrix, max_terms < 2 ? 2 : max_terms };
 
     buf[0] = '\0';
-    if (max_terms < 2)
-        max_terms = 2;
-    switch (s) {
-    case VIEW_EMBEDDINGS:
-        inspect_embedding(&o, p, row, col);
-        break;
-    case VIEW_POSITIONAL:
-        inspect_positional(&o, p, row, col);
-        break;
-    case VIEW_QKV:
-        inspect_projection(&o, p, head, row, col, max_terms);
-        break;
-    case VIEW_SCORES:
-        inspect_score(&o, p, head, row, col, max_terms);
-        break;
-    case VIEW_MASK:
-        inspect_mask(&o, p, head, row, col, mask_matrix);
-        break;
-    case VIEW_SCALED:
-        inspect_scaled(&o, p, head, row, col);
-        break;
-    case VIEW_WEIGHTS:
-        inspect_weight(&o, p, head, row, col, max_terms);
-        break;
-    case VIEW_DROPOUT:
-        inspect_dropout(&o, p, head, row, col);
-        break;
-    case VIEW_CONTEXT:
-        inspect_context(&o, p, head, row, col, max_terms);
-        break;
-    case VIEW_CONCAT:
-        emit(&o, "column %d is head %d's context column %d.\n", col, col / hd, col % hd);
-        inspect_context(&o, p, col / hd, row, col % hd, max_terms);
-        break;
-    case VIEW_OUTPUT:
-    default:
-        inspect_output(&o, p, row, col, max_terms);
-        break;
-    }
+    if ((unsigned)s < VIEW_STAGE_COUNT)
+        inspectors[s](&o, &at);
 }

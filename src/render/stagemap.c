@@ -35,19 +35,20 @@ stagemap_kind(const void *ctx, int i, int j)
 
     if (sm->mask_matrix)
         return attention_masked(&p->cfg, i, j) ? HEAT_FORBID : HEAT_ALLOW;
-    switch (sm->stage) {
-    case STAGE_WEIGHTS:
+    switch (pipeline_stage_cells(sm->stage)) {
+    case CELLS_VALUES:
+        return HEAT_VALUE;
+    case CELLS_WEIGHTS:
         return attention_masked(&p->cfg, i, j) ? HEAT_MASKED : HEAT_VALUE;
-    case STAGE_DROPPED:
+    case CELLS_DROPPED:
         if (attention_masked(&p->cfg, i, j))
             return HEAT_MASKED;
         if (st->dropout_on && !st->keep[(size_t)sm->head * (size_t)st->nq * (size_t)st->nk +
                                         (size_t)i * (size_t)st->nk + (size_t)j])
             return HEAT_DROPPED;
         return HEAT_VALUE;
-    default:
-        return HEAT_VALUE;
     }
+    return HEAT_VALUE;
 }
 
 void
@@ -82,13 +83,9 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
         spec->lo = sm->range_lo;
         spec->hi = sm->range_hi;
     } else if (pipeline_stage_per_head(s)) {
-        const float *all = s == STAGE_SCORES   ? st->scores
-                           : s == STAGE_MASKED ? st->masked
-                           : s == STAGE_SCALED ? st->scaled
-                           : s == STAGE_WEIGHTS ? st->weights
-                                                : st->dropped;
-        stagemap_range(all, (size_t)st->nq * (size_t)st->nk * (size_t)st->shape.heads, &spec->lo,
-                       &spec->hi);
+        size_t count;
+        const float *all = pipeline_stage_all_heads(p, s, &count);
+        stagemap_range(all, count, &spec->lo, &spec->hi);
     } else {
         stagemap_range(pv.m.data, matrix_size(&pv.m), &spec->lo, &spec->hi);
     }
@@ -99,7 +96,8 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
     sm->range_stage = s;
     sm->range_lo = spec->lo;
     sm->range_hi = spec->hi;
-    if (s == STAGE_WEIGHTS || s == STAGE_DROPPED) {
+    if (pipeline_stage_cells(s) != CELLS_VALUES) {
+        /* Proportions: a ramp from 0, not one around it. */
         spec->ramp = RAMP_SEQUENTIAL;
         spec->lo = 0.0f;
     }

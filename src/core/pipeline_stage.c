@@ -1,0 +1,380 @@
+/*
+ * pipeline_stage.c: the stage table (see PIPELINE_STAGE_LIST in pipeline.h).
+ *
+ * Each row of the list becomes one descriptor here: its name, whether it has
+ * a matrix per head, what its cells are, when a pipeline has it, where its
+ * numbers are (stage_view_ID) and its formula (formula_ID).  The functions
+ * are named after the row, so a new row without its functions is a compile
+ * error, not a stage that silently shows another one's numbers.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "attnscope/pipeline.h"
+
+struct stage_desc {
+    const char *name;
+    bool per_head;
+    enum stage_cells cells;
+    enum stage_needs needs;
+    void (*view)(const struct pipeline *p, int head, struct pipeline_view *v);
+    const char *(*formula)(const struct pipeline *p);
+};
+
+/* ------------------------------------------------------------ scaling */
+
+void
+pipeline_scaling_of(const struct pipeline *p, struct pipeline_scaling *sc)
+{
+    const struct attention_config *c = &p->cfg;
+
+    sc->symbol = NULL;
+    sc->dim = 0;
+    if (c->scale) {
+        sc->symbol = c->scale_dim > 0 ? "sqrt(--scale-dim)" : "sqrt(d_k)";
+        sc->dim = c->scale_dim > 0 ? c->scale_dim : p->st.shape.head_dim;
+    }
+    sc->temperature = c->temperature != 1.0;
+    sc->divisor = p->st.divisor;
+}
+
+/* ------------------------------------------------------ where numbers are */
+
+/* Columns per head of a (n, H d_k) stage, or 0 with one head. */
+static int
+head_columns(const struct pipeline *p)
+{
+    return p->st.shape.heads > 1 ? p->st.shape.head_dim : 0;
+}
+
+static void
+stage_view_embeddings(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->embeddings;
+}
+
+static void
+stage_view_positional(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->positional;
+}
+
+static void
+stage_view_inputs(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->inputs;
+}
+
+static void
+stage_view_queries(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->st.queries;
+    v->col_group = head_columns(p);
+}
+
+static void
+stage_view_keys(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->st.keys;
+    v->row_labels = p->key_labels;
+    v->col_group = head_columns(p);
+}
+
+static void
+stage_view_values(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->st.values;
+    v->row_labels = p->key_labels;
+    v->col_group = head_columns(p);
+}
+
+/* One head of a (H, nq, nk) stage, rows the queries and columns the keys. */
+static void
+one_head(const struct pipeline *p, const float *all, int head, struct pipeline_view *v)
+{
+    if (head < 0 || head >= p->st.shape.heads)
+        head = 0;
+    v->m = attention_head(&p->st, all, head);
+    v->col_labels = p->key_labels;
+}
+
+static void
+stage_view_scores(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    one_head(p, p->st.scores, head, v);
+}
+
+static void
+stage_view_masked(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    one_head(p, p->st.masked, head, v);
+}
+
+static void
+stage_view_scaled(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    one_head(p, p->st.scaled, head, v);
+}
+
+static void
+stage_view_weights(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    one_head(p, p->st.weights, head, v);
+}
+
+static void
+stage_view_dropped(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    one_head(p, p->st.dropped, head, v);
+}
+
+static void
+stage_view_context(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->st.context;
+    v->col_group = head_columns(p);
+}
+
+static void
+stage_view_output(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->st.output;
+}
+
+/* ----------------------------------------------------------------- formulas */
+
+static const char *
+formula_embeddings(const struct pipeline *p)
+{
+    (void)p;
+    return "vocabulary[token]";
+}
+
+static const char *
+formula_positional(const struct pipeline *p)
+{
+    (void)p;
+    return "PE(pos, i)";
+}
+
+static const char *
+formula_inputs(const struct pipeline *p)
+{
+    (void)p;
+    return "x = embeddings (+ PE)";
+}
+
+/* The projection of Q, K or V (k = 0, 1, 2) under p's variant. */
+static const char *
+projection(const struct pipeline *p, int k)
+{
+    static const char *const plain[] = { "Q = x", "K = x", "V = x" };
+    static const char *const rand[] = { "Q = x W_q", "K = x W_k", "V = x W_v" };
+    static const char *const lin[] = { "Q = x W_q^T", "K = x W_k^T", "V = x W_v^T" };
+    static const char *const lin_b[] = { "Q = x W_q^T + b_q", "K = x W_k^T + b_k",
+                                         "V = x W_v^T + b_v" };
+
+    if (p->qkv_given)
+        return "given";
+    switch (p->cfg.variant) {
+    case ATTN_SIMPLE:
+        return plain[k];
+    case ATTN_V1:
+        return rand[k];
+    case ATTN_V2:
+    case ATTN_CAUSAL:
+    case ATTN_WRAPPER:
+    case ATTN_MHA:
+    case ATTN_VARIANT_COUNT:
+        break;
+    }
+    return p->cfg.qkv_bias ? lin_b[k] : lin[k];
+}
+
+static const char *
+formula_queries(const struct pipeline *p)
+{
+    return projection(p, 0);
+}
+
+static const char *
+formula_keys(const struct pipeline *p)
+{
+    return projection(p, 1);
+}
+
+static const char *
+formula_values(const struct pipeline *p)
+{
+    return projection(p, 2);
+}
+
+static const char *
+formula_scores(const struct pipeline *p)
+{
+    (void)p;
+    return "Q_h K_h^T";
+}
+
+static const char *
+formula_masked(const struct pipeline *p)
+{
+    return p->cfg.mask == ATTN_MASK_NONE ? "scores (no mask)" : "scores, -inf where j > i";
+}
+
+static const char *
+formula_scaled(const struct pipeline *p)
+{
+    struct pipeline_scaling sc;
+
+    pipeline_scaling_of(p, &sc);
+    if (sc.symbol == NULL)
+        return sc.temperature ? "masked / T" : "masked (not scaled)";
+    if (p->cfg.scale_dim > 0)
+        return sc.temperature ? "masked / (sqrt(--scale-dim) T)" : "masked / sqrt(--scale-dim)";
+    return sc.temperature ? "masked / (sqrt(d_k) T)" : "masked / sqrt(d_k)";
+}
+
+static const char *
+formula_weights(const struct pipeline *p)
+{
+    (void)p;
+    return "softmax(scaled) by row";
+}
+
+static const char *
+formula_dropped(const struct pipeline *p)
+{
+    return p->st.dropout_on ? "dropout(weights)" : "weights (no dropout)";
+}
+
+static const char *
+formula_context(const struct pipeline *p)
+{
+    (void)p;
+    return "dropped_h V_h, concatenated";
+}
+
+static const char *
+formula_output(const struct pipeline *p)
+{
+    return p->cfg.variant == ATTN_MHA ? "context W_o^T + b_o" : "context (no output projection)";
+}
+
+/* ------------------------------------------------------------------ table */
+
+static const struct stage_desc stages[] = {
+#define PIPELINE_STAGE_DESC(e, id, per_head, cells, needs) \
+    [e] = { #id, per_head, cells, needs, stage_view_##id, formula_##id },
+    PIPELINE_STAGE_LIST(PIPELINE_STAGE_DESC)
+#undef PIPELINE_STAGE_DESC
+};
+_Static_assert(sizeof stages / sizeof stages[0] == STAGE_COUNT, "one descriptor per stage");
+
+const char *
+pipeline_stage_name(enum pipeline_stage s)
+{
+    return (unsigned)s < STAGE_COUNT ? stages[s].name : "?";
+}
+
+const char *
+pipeline_stage_formula(const struct pipeline *p, enum pipeline_stage s)
+{
+    return (unsigned)s < STAGE_COUNT ? stages[s].formula(p) : "?";
+}
+
+bool
+pipeline_stage_per_head(enum pipeline_stage s)
+{
+    return (unsigned)s < STAGE_COUNT && stages[s].per_head;
+}
+
+enum stage_cells
+pipeline_stage_cells(enum pipeline_stage s)
+{
+    return (unsigned)s < STAGE_COUNT ? stages[s].cells : CELLS_VALUES;
+}
+
+int
+pipeline_stage_parse(const char *name, enum pipeline_stage *s)
+{
+    for (int i = 0; i < STAGE_COUNT; i++) {
+        if (strcmp(name, stages[i].name) == 0) {
+            *s = (enum pipeline_stage)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+bool
+pipeline_stage_present(const struct pipeline *p, enum pipeline_stage s)
+{
+    if ((unsigned)s >= STAGE_COUNT)
+        return false;
+    switch (stages[s].needs) {
+    case NEEDS_NOTHING:
+        return true;
+    case NEEDS_SENTENCE:
+        return !p->qkv_given;
+    case NEEDS_POSITIONAL:
+        return !p->qkv_given && p->cfg.positional;
+    }
+    return false;
+}
+
+char *
+pipeline_stage_names(const struct pipeline *p, const char *sep, char *buf, size_t size)
+{
+    size_t len = 0;
+
+    if (size == 0)
+        return buf;
+    buf[0] = '\0';
+    for (int i = 0; i < STAGE_COUNT; i++) {
+        int n;
+        if (p != NULL && !pipeline_stage_present(p, (enum pipeline_stage)i))
+            continue;
+        n = snprintf(buf + len, size - len, "%s%s", len ? sep : "", stages[i].name);
+        if (n < 0 || (size_t)n >= size - len) {
+            buf[len] = '\0'; /* whole names only */
+            break;
+        }
+        len += (size_t)n;
+    }
+    return buf;
+}
+
+void
+pipeline_stage_view(const struct pipeline *p, enum pipeline_stage s, int head,
+                    struct pipeline_view *v)
+{
+    memset(v, 0, sizeof *v);
+    v->row_labels = p->query_labels;
+    if ((unsigned)s < STAGE_COUNT)
+        stages[s].view(p, head, v);
+}
+
+const float *
+pipeline_stage_all_heads(const struct pipeline *p, enum pipeline_stage s, size_t *count)
+{
+    struct pipeline_view v;
+
+    *count = 0;
+    if (!pipeline_stage_per_head(s))
+        return NULL;
+    /* Head 0's matrix starts the (H, nq, nk) buffer. */
+    pipeline_stage_view(p, s, 0, &v);
+    *count = (size_t)p->st.shape.heads * (size_t)p->st.nq * (size_t)p->st.nk;
+    return v.m.data;
+}
