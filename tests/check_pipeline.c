@@ -2,9 +2,9 @@
  * check_pipeline.c: every table of the book's chapter 3, through the same
  * pipeline_create() and pipeline_stage_view() the front ends use.
  *
- * The expected numbers are PyTorch's (6 decimals), as listed in the team's
- * chapter-3 reference (made with PyTorch running the book's classes on the
- * book's embeddings).  The tolerance is 1e-6.
+ * The expected numbers are PyTorch's (6 decimals): the book's classes run
+ * by PyTorch on the book's embeddings (tests/oracle/torch_attention.py
+ * re-makes any of them).  The tolerance is 1e-6.
  */
 #include "config.h"
 

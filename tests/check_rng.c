@@ -1,9 +1,9 @@
 /*
  * check_rng.c: the generator against PyTorch, bit for bit.
  *
- * The raw Mersenne Twister vectors and the check values come from the team's
- * notes on PyTorch's random numbers; tests/golden/rng-vectors.txt holds
- * thousands more draws made by PyTorch itself (see its first line).
+ * The raw Mersenne Twister vectors and the check values are those of
+ * doc/random-numbers.md; tests/golden/rng-vectors.txt holds thousands more
+ * draws made by PyTorch itself (see its first line).
  */
 #include "config.h"
 

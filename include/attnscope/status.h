@@ -13,21 +13,18 @@
 #include <stdarg.h>
 #include <stddef.h>
 
-/* X-macro: the enum and its message table are generated from one list. */
-#define ATTN_STATUS_LIST(X)                                      \
-    X(ATTN_OK, "success")                                        \
-    X(ATTN_ENOMEM, "out of memory")                              \
-    X(ATTN_EIO, "cannot read or write a file")                   \
-    X(ATTN_EPARSE, "malformed input")                            \
-    X(ATTN_EVALUE, "value out of range")                         \
-    X(ATTN_ELIMIT, "size beyond attnscope's documented limits")  \
-    X(ATTN_ESHAPE, "shapes do not fit together")
-
+/*
+ * What kind of failure; the message in struct attn_error says the rest.
+ * A plain enum: every front end reports the message, never a generic text.
+ */
 enum attn_status {
-#define ATTN_STATUS_ENUM(name, text) name,
-    ATTN_STATUS_LIST(ATTN_STATUS_ENUM)
-#undef ATTN_STATUS_ENUM
-    ATTN_STATUS_COUNT
+    ATTN_OK,
+    ATTN_ENOMEM, /* out of memory */
+    ATTN_EIO,    /* cannot read or write a file */
+    ATTN_EPARSE, /* malformed input */
+    ATTN_EVALUE, /* a value out of range */
+    ATTN_ELIMIT, /* a size beyond attnscope's documented limits */
+    ATTN_ESHAPE, /* shapes that do not fit together */
 };
 
 #define ATTN_ERROR_MAX 512
@@ -36,9 +33,6 @@ struct attn_error {
     enum attn_status status;
     char msg[ATTN_ERROR_MAX];
 };
-
-/* The generic text of a status ("out of memory"). */
-const char *attn_status_text(enum attn_status status);
 
 /*
  * Records status and a printf-style message in err (err may be NULL),

@@ -3,9 +3,9 @@
  *
  * Sources of the algorithms: the MT19937 reference (Matsumoto and
  * Nishimura, 1998) and PyTorch's CPU generator and distribution
- * transformations as described in the team's notes on PyTorch's random
- * numbers.  Every transformation below was checked against PyTorch bit for
- * bit by tests/check_rng.c.
+ * transformations, described in doc/random-numbers.md.  Every
+ * transformation below was checked against PyTorch bit for bit by
+ * tests/check_rng.c.
  */
 #include "config.h"
 

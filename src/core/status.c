@@ -8,20 +8,6 @@
 #include "attnscope/status.h"
 #include "attnscope/tokenizer.h"
 
-static const char *const status_texts[] = {
-#define ATTN_STATUS_TEXT(name, text) text,
-    ATTN_STATUS_LIST(ATTN_STATUS_TEXT)
-#undef ATTN_STATUS_TEXT
-};
-
-const char *
-attn_status_text(enum attn_status status)
-{
-    if ((unsigned)status >= (unsigned)ATTN_STATUS_COUNT)
-        return "unknown status";
-    return status_texts[status];
-}
-
 enum attn_status
 attn_fail(struct attn_error *err, enum attn_status status, const char *fmt, ...)
 {

@@ -227,11 +227,6 @@ view_clamp(struct view *v, const struct pipeline *p)
 
 /* ------------------------------------------------------------------ bars */
 
-struct knob {
-    const char *key;
-    char value[40];
-};
-
 /*
  * The knobs and their keys: "v:mha d:d_out 2 ...", or, when that does not
  * fit, the same values without their names.
