@@ -8,6 +8,7 @@
 
 #include "attnscope/csvio.h"
 
+#include "attnscope/utf8.h"
 #include "print.h"
 #include "render/grid.h"
 #include "render/heatmap.h"
@@ -15,35 +16,19 @@
 
 #define LABEL_MAX_WIDTH 12
 
-int
-print_text_width(const char *s)
-{
-    int w = 0;
-
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-        w += (*p & 0xC0) != 0x80;
-    return w;
-}
-
 /* Writes s cut to at most width columns (with '~' when cut), padded on the right. */
 static void
 put_label(FILE *out, const char *s, int width, int right)
 {
-    int w = print_text_width(s);
+    int w = utf8_width(s);
     int cut = w > width;
-    int shown = cut ? width - 1 : w;
+    int shown;
+    size_t bytes = utf8_prefix(s, cut ? width - 1 : width, &shown);
     int pad = width - shown - cut;
-    const unsigned char *p = (const unsigned char *)s;
-    int cols = 0;
 
     if (right)
         fprintf(out, "%*s", pad, "");
-    while (*p && cols < shown) {
-        do
-            fputc(*p++, out);
-        while ((*p & 0xC0) == 0x80);
-        cols++;
-    }
+    fwrite(s, 1, bytes, out);
     if (cut)
         fputc('~', out);
     if (!right)
@@ -91,7 +76,7 @@ print_text_table(FILE *out, const struct table *t, int digits)
     for (int i = 0; i < t->m->rows; i++) {
         int w;
         index_label(buf, sizeof buf, t->rows, t->row_prefix, i);
-        w = print_text_width(buf) + (t->mark != NULL && t->mark[i]);
+        w = utf8_width(buf) + (t->mark != NULL && t->mark[i]);
         label_w = w > label_w ? w : label_w;
     }
     label_w = label_w > LABEL_MAX_WIDTH ? LABEL_MAX_WIDTH : label_w;
@@ -102,7 +87,7 @@ print_text_table(FILE *out, const struct table *t, int digits)
     for (int j = 0; j < t->m->cols; j++) {
         int w;
         index_label(buf, sizeof buf, t->cols, t->col_prefix, j);
-        w = print_text_width(buf);
+        w = utf8_width(buf);
         if (w > col_w)
             col_w = w > LABEL_MAX_WIDTH ? LABEL_MAX_WIDTH : w;
     }

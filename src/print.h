@@ -33,7 +33,5 @@ void print_pipeline(FILE *out, const struct pipeline *p, const struct print_opti
 void print_stage(FILE *out, const struct pipeline *p, enum pipeline_stage s, int head,
                  const struct print_options *po);
 
-/* The number of terminal columns a UTF-8 string takes (one per code point). */
-int print_text_width(const char *s);
 
 #endif

@@ -15,6 +15,7 @@
 
 #include "attnscope/fileio.h"
 #include "attnscope/tokenizer.h"
+#include "attnscope/utf8.h"
 #include "render/view.h"
 #include "walkthrough.h"
 
@@ -304,13 +305,13 @@ walkthrough_parse(struct walkthrough *w, const char *path, const char *text, siz
         return attn_fail(err, ATTN_ELIMIT, "%s: longer than attnscope reads (%u bytes)", path,
                          WALK_MAX_BYTES);
     /* The narration is shown as text: UTF-8, with no control characters but line ends and tabs. */
-    shown = tokenizer_text_span(bytes, len, "\n\r\t");
+    shown = utf8_text_span(bytes, len, "\n\r\t");
     if (shown < len) {
         unsigned char c = bytes[shown];
         int line = 1;
         for (size_t i = 0; i < shown; i++)
             line += bytes[i] == '\n';
-        if (c == '\0' || tokenizer_utf8_length(bytes + shown, len - shown) == 0)
+        if (c == '\0' || utf8_length(bytes + shown, len - shown) == 0)
             return attn_fail(err, ATTN_EPARSE, "%s:%d: not UTF-8 text (byte 0x%02X)", path, line, c);
         return attn_fail(err, ATTN_EPARSE, "%s:%d: a control character (byte 0x%02X)", path, line,
                          c);

@@ -114,39 +114,6 @@ START_TEST(token_limit_is_enforced)
 }
 END_TEST
 
-START_TEST(utf8_length)
-{
-    ck_assert_int_eq(tokenizer_utf8_length((const unsigned char *)"a", 1), 1);
-    ck_assert_int_eq(tokenizer_utf8_length((const unsigned char *)"\xc3\xa9", 2), 2);
-    ck_assert_int_eq(tokenizer_utf8_length((const unsigned char *)"\xe2\x96\x88", 3), 3);
-    ck_assert_int_eq(tokenizer_utf8_length((const unsigned char *)"\xf0\x9f\x98\x80", 4), 4);
-    ck_assert_int_eq(tokenizer_utf8_length((const unsigned char *)"\xf4\x90\x80\x80", 4), 0);
-    ck_assert_int_eq(tokenizer_utf8_length((const unsigned char *)"\xe2\x96", 2), 0);
-}
-END_TEST
-
-/* The length of the text at s that tokenizer_text_span() lets through. */
-static size_t
-span(const char *s, size_t len, const char *allowed)
-{
-    return tokenizer_text_span((const unsigned char *)s, len, allowed);
-}
-
-START_TEST(text_span_stops_at_what_cannot_be_shown)
-{
-    ck_assert_uint_eq(span("caf\xc3\xa9 \xf0\x9f\x8c\x8d", 10, ""), 10);
-    ck_assert_uint_eq(span("one\ntwo", 7, ""), 3);
-    ck_assert_uint_eq(span("one\ntwo\tthree", 13, "\n\t"), 13);
-    ck_assert_uint_eq(span("one\r\n", 5, "\n"), 3);
-    ck_assert_uint_eq(span("a\x1b[2J", 6, "\n"), 1);
-    ck_assert_uint_eq(span("a\x7f", 2, "\n"), 1);
-    ck_assert_uint_eq(span("ab\xc2\x9b", 4, "\n"), 2);  /* C1 */
-    ck_assert_uint_eq(span("ab\xc3", 3, ""), 2);          /* cut UTF-8 */
-    ck_assert_uint_eq(span("ab\xff", 3, ""), 2);          /* never UTF-8 */
-    ck_assert_uint_eq(span("ab\0cd", 5, "\n"), 2);        /* NUL is never allowed */
-    ck_assert_uint_eq(span("", 0, ""), 0);
-}
-END_TEST
 
 START_TEST(messages_show_control_characters_escaped)
 {
@@ -177,8 +144,6 @@ tokenizer_suite(void)
     tcase_add_test(tc, offsets_point_into_the_sentence);
     tcase_add_test(tc, bad_sentences_are_refused);
     tcase_add_test(tc, token_limit_is_enforced);
-    tcase_add_test(tc, utf8_length);
-    tcase_add_test(tc, text_span_stops_at_what_cannot_be_shown);
     tcase_add_test(tc, messages_show_control_characters_escaped);
     suite_add_tcase(s, tc);
     return s;

@@ -48,6 +48,14 @@ count=$((count + 1))
     fail "hello shiny sun failed"
 grep -q "tokens (4): Hello shiny sun !\*" "$tmp/hss" || fail "made-up token not marked in --print"
 
+# Wide (CJK) characters take two columns in --print's tables, so the header
+# and the rows line up (each CJK character is 3 bytes but 2 columns).
+count=$((count + 1))
+cjk=$(printf '\346\227\245\346\234\254\350\252\236')
+"$bin" --print -s "$cjk is fun" --stage weights.h0 >"$tmp/wide" 2>&1 || fail "--print of a CJK sentence failed"
+grep -qxF "          $cjk      is     fun" "$tmp/wide" && grep -qxF "  $cjk  1.0000  0.0000  0.0000" "$tmp/wide" &&
+    grep -qxF "  is      0.4951  0.5049  0.0000" "$tmp/wide" || fail "--print misaligns a CJK sentence: $(cat "$tmp/wide")"
+
 # Export, then load the weights back: the same output, to the last digit.
 count=$((count + 1))
 "$bin" --export "$tmp/run" --variant mha --d-out 4 --heads 2 --qkv-bias --seed 7 2>"$tmp/err" ||

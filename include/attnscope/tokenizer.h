@@ -36,32 +36,4 @@ enum attn_status tokenizer_split(const char *sentence, struct token_list *out,
 
 void token_list_destroy(struct token_list *tokens);
 
-/*
- * The number of bytes of the valid UTF-8 sequence starting at s (1 to 4), or
- * 0 if s does not start one.  Shared with the renderer's width handling.
- */
-int tokenizer_utf8_length(const unsigned char *s, size_t avail);
-
-/*
- * How many of the len bytes at s are text safe to show as they are: valid
- * UTF-8 without control characters (see below), but for the ASCII ones in
- * allowed (such as "\n\t").  len if all of them are.
- */
-size_t tokenizer_text_span(const unsigned char *s, size_t len, const char *allowed);
-
-/*
- * The number of bytes of the control character at s (1 for C0 and DEL, 2
- * for a C1 code point U+0080 to U+009F), or 0 if s does not start one.
- * Terminals act on these, so attnscope never shows them as they are.
- */
-static inline int
-tokenizer_control_length(const unsigned char *s, size_t avail)
-{
-    if (avail >= 1 && (s[0] < 0x20 || s[0] == 0x7F))
-        return 1;
-    if (avail >= 2 && s[0] == 0xC2 && s[1] >= 0x80 && s[1] <= 0x9F)
-        return 2;
-    return 0;
-}
-
 #endif

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "attnscope/qkv.h"
-#include "attnscope/tokenizer.h"
+#include "attnscope/utf8.h"
 
 static const char *const file_names[3] = { "queries.csv", "keys.csv", "values.csv" };
 
@@ -29,7 +29,7 @@ load_one(struct qkv_given *g, const char *dir, int which, struct matrix *m, stru
     for (int i = 0; i < t->rows; i++) {
         const char *label = csvio_cell(t, i, 0);
         size_t len = strlen(label);
-        if (tokenizer_text_span((const unsigned char *)label, len, "") < len)
+        if (utf8_text_span((const unsigned char *)label, len, "") < len)
             return attn_fail(err, ATTN_EPARSE,
                              "%s: row %d, column 1: a label must be one line of UTF-8 text "
                              "without control characters",

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "attnscope/status.h"
-#include "attnscope/tokenizer.h"
+#include "attnscope/utf8.h"
 
 enum attn_status
 attn_fail(struct attn_error *err, enum attn_status status, const char *fmt, ...)
@@ -45,12 +45,12 @@ attn_escape_text(char *dst, size_t size, const char *src)
         char piece[8];
         size_t n;
         size_t step = 1;
-        int valid = s[i] < 0x80 ? 1 : tokenizer_utf8_length(s + i, len - i);
+        int valid = s[i] < 0x80 ? 1 : utf8_length(s + i, len - i);
         if (s[i] == '\n' || s[i] == '\r' || s[i] == '\t') {
             piece[0] = '\\';
             piece[1] = s[i] == '\n' ? 'n' : s[i] == '\r' ? 'r' : 't';
             n = 2;
-        } else if (valid == 0 || tokenizer_control_length(s + i, len - i) > 0) {
+        } else if (valid == 0 || utf8_control_length(s + i, len - i) > 0) {
             n = (size_t)snprintf(piece, sizeof piece, "\\x%02X", s[i]);
         } else {
             memcpy(piece, s + i, (size_t)valid);

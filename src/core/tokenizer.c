@@ -5,61 +5,7 @@
 #include <string.h>
 
 #include "attnscope/tokenizer.h"
-
-int
-tokenizer_utf8_length(const unsigned char *s, size_t avail)
-{
-    unsigned char c = s[0];
-    int len;
-    unsigned min;
-    unsigned cp;
-
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF) {
-        len = 2;
-        cp = c & 0x1Fu;
-        min = 0x80;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        cp = c & 0x0Fu;
-        min = 0x800;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        cp = c & 0x07u;
-        min = 0x10000;
-    } else {
-        return 0;
-    }
-    if ((size_t)len > avail)
-        return 0;
-    for (int i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3Fu);
-    }
-    /* Overlong forms, UTF-16 surrogates and code points past U+10FFFF. */
-    if (cp < min || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
-        return 0;
-    return len;
-}
-
-size_t
-tokenizer_text_span(const unsigned char *s, size_t len, const char *allowed)
-{
-    size_t i = 0;
-
-    while (i < len) {
-        int n = tokenizer_utf8_length(s + i, len - i);
-        if (n == 0)
-            break;
-        if (tokenizer_control_length(s + i, len - i) > 0 &&
-            (s[i] == '\0' || strchr(allowed, s[i]) == NULL))
-            break;
-        i += (size_t)n;
-    }
-    return i;
-}
+#include "attnscope/utf8.h"
 
 static int
 is_space_byte(unsigned char c)
@@ -85,13 +31,13 @@ scan(const unsigned char *s, size_t len, struct attn_error *err)
     while (i < len) {
         unsigned char c = s[i];
         if (c >= 0x80) {
-            if (tokenizer_utf8_length(s + i, len - i) == 0) {
+            if (utf8_length(s + i, len - i) == 0) {
                 attn_fail(err, ATTN_EPARSE,
                           "the sentence is not valid UTF-8 (byte %zu, 0x%02X)", i + 1, c);
                 return -1;
             }
         }
-        if (!is_space_byte(c) && tokenizer_control_length(s + i, len - i) > 0) {
+        if (!is_space_byte(c) && utf8_control_length(s + i, len - i) > 0) {
             attn_fail(err, ATTN_EPARSE,
                       "the sentence holds a control character (byte %zu, 0x%02X)", i + 1, c);
             return -1;
@@ -109,8 +55,8 @@ scan(const unsigned char *s, size_t len, struct attn_error *err)
         }
         if (is_word_byte(c)) {
             while (i < len && is_word_byte(s[i])) {
-                int n = s[i] >= 0x80 ? tokenizer_utf8_length(s + i, len - i) : 1;
-                if (n == 0 || tokenizer_control_length(s + i, len - i) > 0)
+                int n = s[i] >= 0x80 ? utf8_length(s + i, len - i) : 1;
+                if (n == 0 || utf8_control_length(s + i, len - i) > 0)
                     break; /* reported by the outer loop */
                 i += (size_t)n;
             }
@@ -160,7 +106,7 @@ tokenizer_split(const char *sentence, struct token_list *out, struct attn_error 
         }
         if (is_word_byte(s[i])) {
             while (i < len && is_word_byte(s[i]))
-                i += s[i] >= 0x80 ? (size_t)tokenizer_utf8_length(s + i, len - i) : 1;
+                i += s[i] >= 0x80 ? (size_t)utf8_length(s + i, len - i) : 1;
         } else {
             i++;
         }

@@ -73,8 +73,8 @@ grid_put(struct grid *g, int x, int y, int max_w, struct style st, const char *t
     while (*text) {
         uint32_t cp;
         int w;
-        text += text_decode(text, &cp);
-        w = text_char_width(cp);
+        text += utf8_decode(text, &cp);
+        w = utf8_char_width(cp);
         if (w == 0)
             continue;
         if (col + w > max_w || x + col + w > g->width)
@@ -131,7 +131,7 @@ grid_dump_text(const struct grid *g, FILE *out)
             uint32_t ch = grid_at(g, x, y)->ch;
             if (ch == GRID_CONTINUATION)
                 continue;
-            fwrite(buf, 1, (size_t)text_encode(ch, buf), out);
+            fwrite(buf, 1, (size_t)utf8_encode(ch, buf), out);
         }
         fputc('\n', out);
     }
@@ -259,7 +259,7 @@ grid_write_ansi(const struct grid *g, FILE *out, enum palette_depth depth)
                     snprintf(current, sizeof current, "%s", sgr);
                 }
             }
-            fwrite(enc, 1, (size_t)text_encode(c->ch, enc), out);
+            fwrite(enc, 1, (size_t)utf8_encode(c->ch, enc), out);
         }
         if (current[0] != '\0')
             fputs("\033[0m", out);

@@ -117,7 +117,7 @@ label_width(const struct heatmap_spec *spec)
     int w = 3;
 
     for (int i = 0; i < spec->m->rows; i++) {
-        int lw = text_width(spec->row_labels[i]) + (spec->row_marked && spec->row_marked[i]);
+        int lw = utf8_width(spec->row_labels[i]) + (spec->row_marked && spec->row_marked[i]);
         if (lw > w)
             w = lw;
     }
@@ -212,7 +212,7 @@ draw_cell(struct grid *g, int x, int y, const struct heatmap_spec *spec,
     }
     grid_fill(g, r, ' ', st);
     if (text[0] != '\0') {
-        int tw = text_width(text);
+        int tw = utf8_width(text);
         int tx = kind == HEAT_VALUE ? x + w - tw : x + (w - tw) / 2;
         if (kind == HEAT_VALUE && tx < x)
             tx = x;
@@ -265,7 +265,7 @@ heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *spec, i
         col_label(spec, j, buf, sizeof buf);
         if (j == spec->cursor_col)
             st.attr |= ATTR_BOLD | ATTR_UNDERLINE;
-        tw = text_width(buf);
+        tw = utf8_width(buf);
         if (tw > room)
             tw = room;
         grid_put(g, x + geo->cell_w - tw, r.y, room, st, buf);

@@ -1,9 +1,6 @@
 /*
- * text.h: UTF-8 decoding and display widths for the renderer.
- *
- * Widths come from a small built-in table (combining marks 0, East Asian wide
- * and emoji 2, everything else 1) rather than wcwidth(), so a frame does not
- * depend on the locale and the golden screens are the same everywhere.
+ * text.h: word wrap for the renderer's panels.  Characters and their widths
+ * are attnscope/utf8.h's.
  */
 #ifndef ATTNSCOPE_RENDER_TEXT_H
 #define ATTNSCOPE_RENDER_TEXT_H
@@ -11,18 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Decodes one code point at s (NUL-terminated); returns the bytes used (>= 1).
- * Invalid bytes decode as U+FFFD, one byte each. */
-int text_decode(const char *s, uint32_t *cp);
-
-/* Columns code point cp takes: 0, 1 or 2. */
-int text_char_width(uint32_t cp);
-
-/* Columns the UTF-8 string s takes. */
-int text_width(const char *s);
-
-/* Encodes cp as UTF-8 into buf (at least 5 bytes); returns the length. */
-int text_encode(uint32_t cp, char *buf);
+#include "attnscope/utf8.h"
 
 /*
  * Greedy word wrap: the byte length of the longest prefix of s (from start)

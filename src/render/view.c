@@ -294,14 +294,14 @@ draw_sentence(struct grid *g, const struct view *v, const struct pipeline *p, in
             int before = 0;
             for (size_t b = 0; b < v->edit_cursor && t[b];) {
                 uint32_t cp;
-                int len = text_decode(t + b, &cp);
-                before += text_char_width(cp);
+                int len = utf8_decode(t + b, &cp);
+                before += utf8_char_width(cp);
                 b += (size_t)len;
             }
             while (before > field.w - 2 && t[pos]) {
                 uint32_t cp;
-                int len = text_decode(t + pos, &cp);
-                before -= text_char_width(cp);
+                int len = utf8_decode(t + pos, &cp);
+                before -= utf8_char_width(cp);
                 pos += (size_t)len;
             }
         }
@@ -310,12 +310,12 @@ draw_sentence(struct grid *g, const struct view *v, const struct pipeline *p, in
             size_t b = pos;
             while (t[b] && col < g->width) {
                 uint32_t cp;
-                int len = text_decode(t + b, &cp);
+                int len = utf8_decode(t + b, &cp);
                 struct style st = style_role(ROLE_EDIT);
                 if (b == v->edit_cursor)
                     st.attr |= ATTR_REVERSE;
                 grid_set(g, col, y, cp, st);
-                col += text_char_width(cp) > 0 ? text_char_width(cp) : 0;
+                col += utf8_char_width(cp) > 0 ? utf8_char_width(cp) : 0;
                 b += (size_t)len;
             }
             if (v->edit_cursor >= strlen(t) && col < g->width) {
@@ -336,7 +336,7 @@ draw_sentence(struct grid *g, const struct view *v, const struct pipeline *p, in
         room = g->width - x - (v->utf8 ? 1 : 3) - (int)strlen(count);
         for (t = 0; t < p->tokens.count; t++) {
             struct style st = style_role(p->made_up[t] ? ROLE_LABEL_MADE_UP : ROLE_TEXT);
-            int need = (t > 0) + text_width(p->tokens.text[t]) + p->made_up[t];
+            int need = (t > 0) + utf8_width(p->tokens.text[t]) + p->made_up[t];
             if (x + need > room &&
                 !(t == p->tokens.count - 1 && x + need + (int)strlen(count) <= g->width))
                 break;
@@ -740,7 +740,7 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
     {
         int x = grid_put(g, 0, y, g->width, style_role(ROLE_TITLE), title);
         x += grid_put(g, x, y, g->width - x, style_role(ROLE_TEXT), "   ");
-        if (x + text_width(formula) <= g->width)
+        if (x + utf8_width(formula) <= g->width)
             grid_put(g, x, y, g->width - x, style_role(ROLE_FORMULA), formula);
         else
             grid_put(g, 2, ++y, g->width - 2, style_role(ROLE_FORMULA), formula);

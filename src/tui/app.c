@@ -614,24 +614,13 @@ picker_key(struct app *a, int key)
 /* ---------------------------------------------------------------- editor */
 
 static size_t
-prev_char(const char *s, size_t pos)
-{
-    if (pos == 0)
-        return 0;
-    pos--;
-    while (pos > 0 && ((unsigned char)s[pos] & 0xC0) == 0x80)
-        pos--;
-    return pos;
-}
-
-static size_t
 next_char(const char *s, size_t pos)
 {
     uint32_t cp;
 
     if (s[pos] == '\0')
         return pos;
-    return pos + (size_t)text_decode(s + pos, &cp);
+    return pos + (size_t)utf8_decode(s + pos, &cp);
 }
 
 static void
@@ -660,7 +649,7 @@ edit_key(struct app *a, int key)
         say(a, "edit cancelled");
         return;
     case APP_KEY_LEFT:
-        a->edit_cursor = prev_char(a->edit, a->edit_cursor);
+        a->edit_cursor = utf8_prev(a->edit, a->edit_cursor);
         return;
     case APP_KEY_RIGHT:
         a->edit_cursor = next_char(a->edit, a->edit_cursor);
@@ -675,7 +664,7 @@ edit_key(struct app *a, int key)
         return;
     case APP_KEY_BACKSPACE:
         if (a->edit_cursor > 0)
-            edit_delete(a, prev_char(a->edit, a->edit_cursor), a->edit_cursor);
+            edit_delete(a, utf8_prev(a->edit, a->edit_cursor), a->edit_cursor);
         return;
     case APP_KEY_DELETE:
         if (a->edit_cursor < len)
@@ -700,7 +689,7 @@ edit_key(struct app *a, int key)
     if (key >= 0x20 && key < 0x110000 && !(key >= 0x7F && key <= 0x9F) &&
         !(key >= 0xD800 && key <= 0xDFFF)) {
         char buf[8];
-        int n = text_encode((uint32_t)key, buf);
+        int n = utf8_encode((uint32_t)key, buf);
         if (len + (size_t)n + 1 > sizeof a->edit) {
             complain(a, "the sentence is as long as the editor takes");
             return;
