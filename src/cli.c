@@ -9,162 +9,199 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnscope/knob.h"
 #include "cli.h"
 
+/* The options that are not knobs (the knobs' come from knob_table). */
 enum {
-    OPT_VARIANT = 256,
-    OPT_D_OUT,
-    OPT_HEADS,
-    OPT_SEED,
-    OPT_DROPOUT,
-    OPT_EVAL,
-    OPT_TRAIN,
-    OPT_QKV_BIAS,
-    OPT_MASK,
-    OPT_NO_SCALE,
-    OPT_SCALE,
-    OPT_TEMPERATURE,
-    OPT_POSITIONAL,
-    OPT_RNG,
-    OPT_WEIGHTS,
+    OPT_WEIGHTS = 256,
     OPT_PRINT,
     OPT_EXPORT,
     OPT_STAGE,
     OPT_DIGITS,
-    OPT_DROPOUT_SEED,
-    OPT_DROPOUT_PASS,
     OPT_MONO,
     OPT_QKV,
-    OPT_SCALE_DIM,
     OPT_FORMAT,
     OPT_HEATMAP,
     OPT_WALKTHROUGH,
     OPT_PRESENT,
-    OPT_VERSION
+    OPT_VERSION,
+    OPT_KNOB /* + 2 * knob + option: the knobs' options */
 };
 
-static const struct option long_options[] = {
-    { "sentence", required_argument, NULL, 's' },
-    { "embeddings", required_argument, NULL, 'e' },
-    { "variant", required_argument, NULL, OPT_VARIANT },
-    { "d-out", required_argument, NULL, OPT_D_OUT },
-    { "heads", required_argument, NULL, OPT_HEADS },
-    { "seed", required_argument, NULL, OPT_SEED },
-    { "dropout", required_argument, NULL, OPT_DROPOUT },
-    { "eval", no_argument, NULL, OPT_EVAL },
-    { "train", no_argument, NULL, OPT_TRAIN },
-    { "qkv-bias", no_argument, NULL, OPT_QKV_BIAS },
-    { "mask", required_argument, NULL, OPT_MASK },
-    { "no-scale", no_argument, NULL, OPT_NO_SCALE },
-    { "scale", no_argument, NULL, OPT_SCALE },
-    { "temperature", required_argument, NULL, OPT_TEMPERATURE },
-    { "positional", no_argument, NULL, OPT_POSITIONAL },
-    { "rng", required_argument, NULL, OPT_RNG },
-    { "weights", required_argument, NULL, OPT_WEIGHTS },
-    { "print", no_argument, NULL, OPT_PRINT },
-    { "export", required_argument, NULL, OPT_EXPORT },
-    { "stage", required_argument, NULL, OPT_STAGE },
-    { "digits", required_argument, NULL, OPT_DIGITS },
-    { "dropout-seed", required_argument, NULL, OPT_DROPOUT_SEED },
-    { "dropout-pass", required_argument, NULL, OPT_DROPOUT_PASS },
-    { "mono", no_argument, NULL, OPT_MONO },
-    { "qkv", required_argument, NULL, OPT_QKV },
-    { "format", required_argument, NULL, OPT_FORMAT },
-    { "heatmap", no_argument, NULL, OPT_HEATMAP },
-    { "walkthrough", required_argument, NULL, OPT_WALKTHROUGH },
-    { "present", no_argument, NULL, OPT_PRESENT },
-    { "scale-dim", required_argument, NULL, OPT_SCALE_DIM },
-    { "help", no_argument, NULL, 'h' },
-    { "version", no_argument, NULL, OPT_VERSION },
-    { NULL, 0, NULL, 0 },
+enum usage_group { GROUP_INPUT, GROUP_ATTENTION, GROUP_OUTPUT };
+
+struct plain_option {
+    const char *name;
+    char short_name;
+    int val;
+    const char *metavar; /* NULL: no argument */
+    enum usage_group group;
+    const char *help;    /* "%STAGES%" stands for the stage names */
 };
 
-static const char usage_head[] =
-    "Usage: attnscope [options]                 step through attention interactively\n"
-    "       attnscope --print [options]         every stage as text tables\n"
-    "       attnscope --export DIR [options]    every stage and parameter as CSV files\n"
-    "\n"
-    "Input:\n"
-    "  -s, --sentence TEXT     the sentence (default \"" CLI_DEFAULT_SENTENCE "\")\n"
-    "  -e, --embeddings FILE   vocabulary CSV: token,v1,...,vd (default: the book's six words)\n"
-    "      --positional        add the sinusoidal positional encoding\n"
-    "      --weights DIR       load the parameters --export wrote instead of drawing them\n"
-    "      --qkv DIR           take Q, K and V from DIR/queries.csv, keys.csv, values.csv\n"
-    "                          (as --export writes them) instead of a sentence\n"
-    "\n"
-    "Attention:\n"
-    "      --variant NAME      simple | v1 | v2 | causal | wrapper | mha (default mha)\n"
-    "      --d-out N           output size: per head for wrapper, in total for mha (default 2)\n"
-    "      --heads N           heads of wrapper and mha (default 2)\n"
-    "      --seed N            torch.manual_seed before the parameters are drawn (default 123)\n"
-    "      --qkv-bias          give W_query, W_key and W_value a bias\n"
-    "      --mask causal|none  default: causal for causal, wrapper and mha; none otherwise\n"
-    "      --no-scale          do not divide the scores by sqrt(d_k) (--scale to force it)\n"
-    "      --scale-dim N       divide by sqrt(N) instead of sqrt(d_k)\n"
-    "      --temperature T     softmax(scores / (sqrt(d_k) * T)) (default 1)\n"
-    "      --dropout P         dropout on the attention weights, 0 <= P < 1 (default 0)\n"
-    "      --eval              evaluation mode: dropout off (--train is the default)\n"
-    "      --rng default|mkl   how dropout draws its mask: PyTorch built without MKL\n"
-    "                          (default) or with it (older x86-64 wheels)\n"
-    "      --dropout-seed N    reseed the generator just before dropout, as the book does\n"
-    "      --dropout-pass K    the mask of the (K+1)-th forward call (default 0)\n"
-    "\n"
-    "Output:\n"
-    "      --print             print the stages instead of starting the interactive view\n"
-    "      --stage NAME        only this stage (repeatable), with --print or --export; NAME\n"
-    "                          is a stage (";
+static const struct plain_option plain_options[] = {
+    { "sentence", 's', 's', "TEXT", GROUP_INPUT, "the sentence (default \"" CLI_DEFAULT_SENTENCE "\")" },
+    { "embeddings", 'e', 'e', "FILE", GROUP_INPUT,
+      "vocabulary CSV: token,v1,...,vd (default: the book's six words)" },
+    { "weights", 0, OPT_WEIGHTS, "DIR", GROUP_INPUT,
+      "load the parameters --export wrote instead of drawing them" },
+    { "qkv", 0, OPT_QKV, "DIR", GROUP_INPUT,
+      "take Q, K and V from DIR/queries.csv, keys.csv, values.csv (as --export writes them) "
+      "instead of a sentence" },
+    { "print", 0, OPT_PRINT, NULL, GROUP_OUTPUT,
+      "print the stages instead of starting the interactive view" },
+    { "stage", 0, OPT_STAGE, "NAME", GROUP_OUTPUT,
+      "only this stage (repeatable), with --print or --export; NAME is a stage (%STAGES%), a "
+      "stage of one head (weights.h1) or a parameter (W_query.weight)" },
+    { "digits", 0, OPT_DIGITS, "N", GROUP_OUTPUT, "decimals printed by --print (default 4)" },
+    { "format", 0, OPT_FORMAT, "F", GROUP_OUTPUT,
+      "--print's tables as text (default), csv, markdown or latex" },
+    { "heatmap", 0, OPT_HEATMAP, NULL, GROUP_OUTPUT,
+      "--print heatmaps instead of tables (colour on a terminal, glyphs otherwise)" },
+    { "export", 0, OPT_EXPORT, "DIR", GROUP_OUTPUT, "write every stage and parameter as CSV files into DIR" },
+    { "mono", 0, OPT_MONO, NULL, GROUP_OUTPUT, "no colour in the interactive view" },
+    { "present", 0, OPT_PRESENT, NULL, GROUP_OUTPUT,
+      "presentation mode: big cells, high contrast, no bars" },
+    { "walkthrough", 0, OPT_WALKTHROUGH, "FILE", GROUP_OUTPUT,
+      "play a scripted lesson (a file, or the name of an installed one); with --print, write it "
+      "out as a handout" },
+    { "help", 'h', 'h', NULL, GROUP_OUTPUT, "this help" },
+    { "version", 0, OPT_VERSION, NULL, GROUP_OUTPUT, "the version" },
+};
 
-static const char usage_tail[] =
-    "),\n"
-    "                          a stage of one head (weights.h1) or a parameter\n"
-    "                          (W_query.weight)\n"
-    "      --digits N          decimals printed by --print (default 4)\n"
-    "      --format F          --print's tables as text (default), csv, markdown or latex\n"
-    "      --heatmap           --print heatmaps instead of tables (colour on a terminal,\n"
-    "                          glyphs otherwise)\n"
-    "      --export DIR        write every stage and parameter as CSV files into DIR\n"
-    "      --mono              no colour in the interactive view\n"
-    "      --present           presentation mode: big cells, high contrast, no bars\n"
-    "      --walkthrough FILE  play a scripted lesson (a file, or the name of an installed\n"
-    "                          one); with --print, write it out as a handout\n"
-    "  -h, --help              this help\n"
-    "      --version           the version\n"
-    "\n"
-    "Exit status: 0 on success, 1 when an input or output fails, 2 for a bad option.\n"
-    "See attnscope(1) for the keys, the CSV layouts and examples.\n";
+#define PLAIN_COUNT (sizeof plain_options / sizeof plain_options[0])
+#define KNOB_OPTIONS (sizeof knob_table[0].options / sizeof knob_table[0].options[0])
 
-/* The stage names, from the stage table, wrapped to the usage text's column. */
-static void
-append_stage_names(char *buf, size_t size)
+/* getopt's table, made from the two tables above. */
+static const struct option *
+long_options(void)
 {
-    char names[512];
-    const char *indent = "\n                          ";
-    size_t line = strlen("                          is a stage (");
-    char *save = NULL;
+    static struct option all[PLAIN_COUNT + KNOB_COUNT * KNOB_OPTIONS + 1];
 
-    pipeline_stage_names(NULL, " ", names, sizeof names);
-    for (char *w = strtok_r(names, " ", &save); w != NULL; w = strtok_r(NULL, " ", &save)) {
-        size_t len = strlen(buf);
-        bool first = line == strlen("                          is a stage (");
-        if (!first && line + 1 + strlen(w) > 78) {
-            snprintf(buf + len, size - len, "%s%s", indent, w);
-            line = strlen(indent) - 1 + strlen(w);
-        } else {
-            snprintf(buf + len, size - len, "%s%s", first ? "" : " ", w);
-            line += strlen(w) + !first;
+    if (all[0].name == NULL) {
+        size_t n = 0;
+        for (size_t i = 0; i < PLAIN_COUNT; i++)
+            all[n++] = (struct option){ plain_options[i].name,
+                                        plain_options[i].metavar ? required_argument : no_argument,
+                                        NULL, plain_options[i].val };
+        for (int k = 0; k < KNOB_COUNT; k++)
+            for (size_t j = 0; j < KNOB_OPTIONS; j++)
+                if (knob_table[k].options[j].name != NULL)
+                    all[n++] = (struct option){ knob_table[k].options[j].name,
+                                                knob_table[k].options[j].metavar ? required_argument
+                                                                                 : no_argument,
+                                                NULL, OPT_KNOB + 2 * k + (int)j };
+    }
+    return all;
+}
+
+/* ------------------------------------------------------------------ usage */
+
+#define USAGE_HELP_COLUMN 26
+#define USAGE_WIDTH 92
+
+struct usage {
+    char *buf;
+    size_t size;
+    size_t len;
+};
+
+static void
+add(struct usage *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+add(struct usage *u, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (u->len + 1 >= u->size)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(u->buf + u->len, u->size - u->len, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        u->len = u->len + (size_t)n < u->size ? u->len + (size_t)n : u->size - 1;
+}
+
+/* One option: its names on the left, its help wrapped in the column on the right. */
+static void
+add_option(struct usage *u, char short_name, const char *name, const char *metavar, const char *help)
+{
+    char left[64];
+    char text[512];
+    const char *t = text;
+    int col = 0;
+
+    snprintf(left, sizeof left, "  %c%c%s--%s%s%s", short_name ? '-' : ' ',
+             short_name ? short_name : ' ', short_name ? ", " : "  ", name, metavar ? " " : "",
+             metavar ? metavar : "");
+    add(u, "%s", left);
+    col = (int)strlen(left);
+    if (strstr(help, "%STAGES%") != NULL) {
+        char names[512];
+        const char *at = strstr(help, "%STAGES%");
+        snprintf(text, sizeof text, "%.*s%s%s", (int)(at - help), help,
+                 pipeline_stage_names(NULL, " ", names, sizeof names), at + strlen("%STAGES%"));
+    } else {
+        snprintf(text, sizeof text, "%s", help);
+    }
+    if (col + 1 > USAGE_HELP_COLUMN) {
+        add(u, "\n");
+        col = 0;
+    }
+    while (*t != '\0') {
+        size_t fit = strlen(t);
+        if (fit > (size_t)(USAGE_WIDTH - USAGE_HELP_COLUMN)) {
+            fit = (size_t)(USAGE_WIDTH - USAGE_HELP_COLUMN);
+            while (fit > 0 && t[fit] != ' ')
+                fit--;
+            if (fit == 0)
+                fit = strcspn(t, " ");
         }
+        add(u, "%*s%.*s\n", USAGE_HELP_COLUMN - col, "", (int)fit, t);
+        col = 0;
+        t += fit;
+        while (*t == ' ')
+            t++;
+    }
+}
+
+static void
+add_group(struct usage *u, enum usage_group g, const char *title)
+{
+    add(u, "\n%s:\n", title);
+    for (size_t i = 0; i < PLAIN_COUNT; i++) {
+        const struct plain_option *o = &plain_options[i];
+        if (o->group == g)
+            add_option(u, o->short_name, o->name, o->metavar, o->help);
+    }
+    for (int k = 0; k < KNOB_COUNT; k++) {
+        const struct knob *kn = &knob_table[k];
+        bool in = g == GROUP_INPUT ? kn->group == KNOB_GROUP_INPUT
+                                   : g == GROUP_ATTENTION && kn->group == KNOB_GROUP_ATTENTION;
+        for (size_t j = 0; in && j < KNOB_OPTIONS; j++)
+            if (kn->options[j].name != NULL && kn->options[j].help != NULL)
+                add_option(u, 0, kn->options[j].name, kn->options[j].metavar, kn->options[j].help);
     }
 }
 
 const char *
 cli_usage(void)
 {
-    static char text[sizeof usage_head + sizeof usage_tail + 640];
+    static char text[8192];
 
     if (text[0] == '\0') {
-        snprintf(text, sizeof text, "%s", usage_head);
-        append_stage_names(text, sizeof text);
-        snprintf(text + strlen(text), sizeof text - strlen(text), "%s", usage_tail);
+        struct usage u = { text, sizeof text, 0 };
+        add(&u, "Usage: attnscope [options]                 step through attention interactively\n"
+                "       attnscope --print [options]         every stage as text tables\n"
+                "       attnscope --export DIR [options]    every stage and parameter as CSV files\n");
+        add_group(&u, GROUP_INPUT, "Input");
+        add_group(&u, GROUP_ATTENTION, "Attention");
+        add_group(&u, GROUP_OUTPUT, "Output");
+        add(&u, "\nExit status: 0 on success, 1 when an input or output fails, 2 for a bad option.\n"
+                "See attnscope(1) for the keys, the CSV layouts and examples.\n");
     }
     return text;
 }
@@ -183,69 +220,71 @@ fail(char *err, size_t size, const char *fmt, ...)
     return -1;
 }
 
-static int
-parse_int(const char *opt, const char *text, long min, long max, int *out, char *err,
-          size_t size)
-{
-    char *end;
-    long v;
+/* A knob's option as given: applied once every option is read, in knob priority order. */
+struct knob_setting {
+    const struct knob *knob;
+    const char *option;
+    const char *text;
+};
 
-    errno = 0;
-    v = strtol(text, &end, 10);
-    if (end == text || *end != '\0')
-        return fail(err, size, "%s: '%s' is not a whole number", opt, text);
-    if (errno == ERANGE || v < min || v > max)
-        return fail(err, size, "%s %s: give a number from %ld to %ld", opt, text, min, max);
-    *out = (int)v;
-    return 0;
+/* Sets knob k from an option's text into cfg; the message names "--NAME". */
+static int
+set_knob(struct attention_config *cfg, const struct knob_setting *ks, char *err, size_t size)
+{
+    char option[64];
+
+    snprintf(option, sizeof option, "--%s", ks->option);
+    return ks->knob->parse(cfg, option, ks->text, err, size);
 }
 
+/*
+ * The checks that need every option, then the knobs in priority order: the
+ * variant first (it sets the mask and scaling its class uses), then the
+ * knobs, then the explicit --mask and --scale/--no-scale.
+ */
 static int
-parse_u64(const char *opt, const char *text, uint64_t *out, char *err, size_t size)
+check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
+            const struct knob_setting *settings, int count, char *err, size_t err_size)
 {
-    char *end;
-    unsigned long long v;
-
-    if (text[0] < '0' || text[0] > '9')
-        return fail(err, size, "%s: '%s' is not a whole number from 0 to 18446744073709551615",
-                    opt, text);
-    errno = 0;
-    v = strtoull(text, &end, 10);
-    if (*end != '\0')
-        return fail(err, size, "%s: '%s' is not a whole number", opt, text);
-    if (errno == ERANGE)
-        return fail(err, size, "%s %s: beyond 64 bits (the largest seed is 18446744073709551615)",
-                    opt, text);
-    *out = (uint64_t)v;
-    return 0;
-}
-
-static int
-parse_real(const char *opt, const char *text, double *out, char *err, size_t size)
-{
-    char *end;
-    double v;
-
-    errno = 0;
-    v = strtod(text, &end);
-    if (end == text || *end != '\0')
-        return fail(err, size, "%s: '%s' is not a number", opt, text);
-    if (!isfinite(v))
-        return fail(err, size, "%s: '%s' is not a finite number", opt, text);
-    *out = v;
+    if (optind < argc)
+        return fail(err, err_size,
+                    "'%s': unexpected argument (give the sentence with -s \"...\")", argv[optind]);
+    if (o->walkthrough != NULL && (o->mode == CLI_EXPORT || o->stage_count > 0))
+        return fail(err, err_size, "--walkthrough: each step names its own stage; drop %s",
+                    o->mode == CLI_EXPORT ? "--export" : "--stage");
+    if ((o->heatmap || o->format != PRINT_TEXT) && o->mode == CLI_EXPORT)
+        return fail(err, err_size, "--%s works with --print, not --export",
+                    o->heatmap ? "heatmap" : "format");
+    if ((o->heatmap || o->format != PRINT_TEXT) && o->mode == CLI_TUI)
+        o->mode = CLI_PRINT;
+    if (o->stage_count > 0 && o->mode != CLI_PRINT && o->mode != CLI_EXPORT)
+        return fail(err, err_size, "--stage works with --print and --export");
+    for (int priority = 0; priority <= 2; priority++) {
+        for (int i = 0; i < count; i++)
+            if (settings[i].knob->priority == priority &&
+                set_knob(&o->cfg, &settings[i], err, err_size) != 0)
+                return -1;
+        if (priority == 0 && o->qkv_dir != NULL) {
+            if (variant_given && o->cfg.variant != ATTN_SIMPLE)
+                return fail(err, err_size,
+                            "--qkv gives Q, K and V directly: it works with --variant simple only");
+            if (o->embeddings != NULL || o->weights_dir != NULL)
+                return fail(err, err_size, "--qkv replaces the sentence and the weights: drop %s",
+                            o->embeddings != NULL ? "--embeddings" : "--weights");
+            attention_config_set_variant(&o->cfg, ATTN_SIMPLE);
+        }
+    }
     return 0;
 }
 
 int
 cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_size)
 {
-    /* Options that depend on the variant are applied after it is known. */
-    int has_mask = 0;
-    enum attn_mask mask = ATTN_MASK_NONE;
-    int scale_choice = -1;
-    int variant_given = 0;
-    enum attn_variant variant = ATTN_MHA;
+    struct knob_setting *settings = NULL;
+    int setting_count = 0;
+    bool variant_given = false;
     int c;
+    int r = 0;
 
     memset(o, 0, sizeof *o);
     attention_config_init(&o->cfg);
@@ -253,11 +292,24 @@ cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_si
     o->sentence = CLI_DEFAULT_SENTENCE;
     o->digits = 4;
 
+    settings = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *settings);
+    if (settings == NULL)
+        return fail(err, err_size, "out of memory");
     optind = 0; /* glibc: a full reset, so tests can parse again */
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":s:e:h", long_options, NULL)) != -1) {
+    while (r == 0 && (c = getopt_long(argc, argv, ":s:e:h", long_options(), NULL)) != -1) {
         const char *arg = optarg;
-        int r = 0;
+        if (c >= OPT_KNOB) {
+            const struct knob *k = &knob_table[(c - OPT_KNOB) / 2];
+            const struct knob_option *ko = &k->options[(c - OPT_KNOB) % 2];
+            struct knob_setting ks = { k, ko->name, ko->metavar ? arg : ko->value };
+            struct attention_config scratch = o->cfg;
+            /* Checked now, so errors come in the order the options were given. */
+            r = set_knob(&scratch, &ks, err, err_size);
+            settings[setting_count++] = ks;
+            variant_given |= k == &knob_table[KNOB_VARIANT];
+            continue;
+        }
         switch (c) {
         case 's':
             o->sentence = arg;
@@ -265,100 +317,30 @@ cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_si
         case 'e':
             o->embeddings = arg;
             break;
-        case OPT_VARIANT:
-            variant_given = 1;
-            if (attention_variant_parse(arg, &variant) != 0)
-                return fail(err, err_size,
-                            "--variant: '%s' is not a variant; choose simple, v1, v2, causal, "
-                            "wrapper or mha",
-                            arg);
-            break;
-        case OPT_D_OUT:
-            r = parse_int("--d-out", arg, 1, ATTN_MAX_DIM, &o->cfg.d_out, err, err_size);
-            break;
-        case OPT_HEADS:
-            r = parse_int("--heads", arg, 1, ATTN_MAX_HEADS, &o->cfg.heads, err, err_size);
-            break;
-        case OPT_SEED:
-            r = parse_u64("--seed", arg, &o->cfg.seed, err, err_size);
-            break;
-        case OPT_DROPOUT:
-            r = parse_real("--dropout", arg, &o->cfg.dropout, err, err_size);
-            if (r == 0 && !(o->cfg.dropout >= 0.0 && o->cfg.dropout < 1.0))
-                r = fail(err, err_size, "--dropout %s: p must be at least 0 and below 1", arg);
-            break;
-        case OPT_EVAL:
-            o->cfg.train = false;
-            break;
-        case OPT_TRAIN:
-            o->cfg.train = true;
-            break;
-        case OPT_QKV_BIAS:
-            o->cfg.qkv_bias = true;
-            break;
-        case OPT_MASK:
-            has_mask = 1;
-            if (strcmp(arg, "causal") == 0)
-                mask = ATTN_MASK_CAUSAL;
-            else if (strcmp(arg, "none") == 0)
-                mask = ATTN_MASK_NONE;
-            else
-                r = fail(err, err_size, "--mask: '%s' is not a mask; choose causal or none", arg);
-            break;
-        case OPT_NO_SCALE:
-            scale_choice = 0;
-            break;
-        case OPT_SCALE:
-            scale_choice = 1;
-            break;
-        case OPT_TEMPERATURE:
-            r = parse_real("--temperature", arg, &o->cfg.temperature, err, err_size);
-            if (r == 0 && !(o->cfg.temperature > 0.0))
-                r = fail(err, err_size, "--temperature %s: T must be above 0", arg);
-            break;
-        case OPT_POSITIONAL:
-            o->cfg.positional = true;
-            break;
-        case OPT_RNG:
-            if (strcmp(arg, "default") == 0)
-                o->cfg.rng_path = RNG_PATH_DEFAULT;
-            else if (strcmp(arg, "mkl") == 0)
-                o->cfg.rng_path = RNG_PATH_MKL;
-            else
-                r = fail(err, err_size, "--rng: '%s' is not a generator path; choose default or mkl",
-                         arg);
-            break;
         case OPT_WEIGHTS:
             o->weights_dir = arg;
             break;
         case OPT_PRINT:
             if (o->mode == CLI_EXPORT)
-                return fail(err, err_size, "--print and --export: choose one");
+                r = fail(err, err_size, "--print and --export: choose one");
             o->mode = CLI_PRINT;
             break;
         case OPT_EXPORT:
             if (o->mode == CLI_PRINT)
-                return fail(err, err_size, "--print and --export: choose one");
-            if (arg[0] == '\0')
-                return fail(err, err_size, "--export: the folder name is empty");
+                r = fail(err, err_size, "--print and --export: choose one");
+            else if (arg[0] == '\0')
+                r = fail(err, err_size, "--export: the folder name is empty");
             o->mode = CLI_EXPORT;
             o->export_dir = arg;
             break;
         case OPT_STAGE:
             if (o->stage_count == CLI_MAX_STAGES)
-                return fail(err, err_size, "--stage: at most %d stages", CLI_MAX_STAGES);
-            o->stages[o->stage_count++] = arg;
+                r = fail(err, err_size, "--stage: at most %d stages", CLI_MAX_STAGES);
+            else
+                o->stages[o->stage_count++] = arg;
             break;
         case OPT_DIGITS:
-            r = parse_int("--digits", arg, 0, 9, &o->digits, err, err_size);
-            break;
-        case OPT_DROPOUT_SEED:
-            o->cfg.dropout_reseed = true;
-            r = parse_u64("--dropout-seed", arg, &o->cfg.dropout_seed, err, err_size);
-            break;
-        case OPT_DROPOUT_PASS:
-            r = parse_int("--dropout-pass", arg, 0, ATTN_MAX_DROPOUT_PASS, &o->cfg.dropout_pass,
-                          err, err_size);
+            r = knob_parse_int("--digits", arg, 0, 9, &o->digits, err, err_size);
             break;
         case OPT_MONO:
             o->mono = true;
@@ -380,54 +362,27 @@ cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_si
         case OPT_PRESENT:
             o->present = true;
             break;
-        case OPT_SCALE_DIM:
-            r = parse_int("--scale-dim", arg, 1, ATTN_MAX_DIM, &o->cfg.scale_dim, err, err_size);
-            break;
         case 'h':
             o->mode = CLI_HELP;
+            free(settings);
             return 0;
         case OPT_VERSION:
             o->mode = CLI_VERSION;
+            free(settings);
             return 0;
         case ':':
-            return fail(err, err_size, "%s needs a value", argv[optind - 1]);
+            r = fail(err, err_size, "%s needs a value", argv[optind - 1]);
+            break;
         default:
             if (optopt != 0 && optopt < 256)
-                return fail(err, err_size, "-%c: unknown option", optopt);
-            return fail(err, err_size, "%s: unknown option", argv[optind - 1]);
+                r = fail(err, err_size, "-%c: unknown option", optopt);
+            else
+                r = fail(err, err_size, "%s: unknown option", argv[optind - 1]);
+            break;
         }
-        if (r != 0)
-            return -1;
     }
-    if (optind < argc)
-        return fail(err, err_size,
-                    "'%s': unexpected argument (give the sentence with -s \"...\")", argv[optind]);
-    if (o->walkthrough != NULL && (o->mode == CLI_EXPORT || o->stage_count > 0))
-        return fail(err, err_size, "--walkthrough: each step names its own stage; drop %s",
-                    o->mode == CLI_EXPORT ? "--export" : "--stage");
-    if ((o->heatmap || o->format != PRINT_TEXT) && o->mode == CLI_EXPORT)
-        return fail(err, err_size, "--%s works with --print, not --export",
-                    o->heatmap ? "heatmap" : "format");
-    if ((o->heatmap || o->format != PRINT_TEXT) && o->mode == CLI_TUI)
-        o->mode = CLI_PRINT;
-    if (o->stage_count > 0 && o->mode != CLI_PRINT && o->mode != CLI_EXPORT)
-        return fail(err, err_size, "--stage works with --print and --export");
-
-    if (o->qkv_dir != NULL) {
-        if (variant_given && variant != ATTN_SIMPLE)
-            return fail(err, err_size,
-                        "--qkv gives Q, K and V directly: it works with --variant simple only");
-        if (o->embeddings != NULL || o->weights_dir != NULL)
-            return fail(err, err_size, "--qkv replaces the sentence and the weights: drop %s",
-                        o->embeddings != NULL ? "--embeddings" : "--weights");
-        variant = ATTN_SIMPLE;
-    }
-    attention_config_set_variant(&o->cfg, variant);
-    if (o->cfg.scale_dim > 0 && scale_choice < 0)
-        scale_choice = 1;
-    if (has_mask)
-        o->cfg.mask = mask;
-    if (scale_choice >= 0)
-        o->cfg.scale = scale_choice == 1;
-    return 0;
+    if (r == 0)
+        r = check_modes(argc, argv, o, variant_given, settings, setting_count, err, err_size);
+    free(settings);
+    return r;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnscope/knob.h"
 #include "attnscope/pipeline.h"
 #include "attnscope/posenc.h"
 
@@ -288,21 +289,7 @@ pipeline_rebuild(struct pipeline *p, struct pipeline *prev, const struct attenti
 bool
 pipeline_attend_only(const struct pipeline *p, const struct attention_config *cfg)
 {
-    struct attention_config a = p->cfg;
-    struct attention_config b = *cfg;
-
-    /* Blank out what attend-only knobs may change; the rest must be equal. */
-    a.mask = b.mask = ATTN_MASK_NONE;
-    a.scale = b.scale = false;
-    a.scale_dim = b.scale_dim = 0;
-    a.temperature = b.temperature = 1.0;
-    a.dropout = b.dropout = 0.0;
-    a.train = b.train = true;
-    a.rng_path = b.rng_path = RNG_PATH_DEFAULT;
-    a.dropout_reseed = b.dropout_reseed = false;
-    a.dropout_seed = b.dropout_seed = 0;
-    a.dropout_pass = b.dropout_pass = 0;
-    return memcmp(&a, &b, sizeof a) == 0;
+    return knob_differ_at_most(&p->cfg, cfg, RECOMPUTE_ATTENTION);
 }
 
 enum attn_status

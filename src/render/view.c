@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnscope/knob.h"
 #include "render/inspect.h"
 #include "render/stagemap.h"
 #include "render/text.h"
@@ -228,47 +229,37 @@ view_clamp(struct view *v, const struct pipeline *p)
 /* ------------------------------------------------------------------ bars */
 
 /*
- * The knobs and their keys: "v:mha d:d_out 2 ...", or, when that does not
- * fit, the same values without their names.
+ * The knobs and their keys, from the knob table: "v:mha d:d_out 2 ...", or,
+ * when that does not fit, the same values without their names.
  */
 static void
 draw_knob_bar(struct grid *g, const struct pipeline *p)
 {
-    const struct attention_config *c = &p->cfg;
-    char full[12][40];
-    char terse[12][40];
-    static const char *const keys[12] = { "v", "d", "h", "s", "o", "t", "m", "/", "<>", "P", "k", "b" };
-    const int d_out = c->variant == ATTN_SIMPLE ? p->d_in : c->d_out;
+    char full[KNOB_COUNT][KNOB_TEXT_MAX];
+    char terse[KNOB_COUNT][KNOB_TEXT_MAX];
+    bool shown[KNOB_COUNT];
     int full_len = 0;
     int x = 0;
     struct rect bar = { 0, 0, g->width, 1 };
-    char (*use)[40];
+    char (*use)[KNOB_TEXT_MAX];
 
-    snprintf(full[0], 40, "%s", attention_variant_name(c->variant));
-    snprintf(full[1], 40, "d_out %d", d_out);
-    snprintf(full[2], 40, "heads %d", p->st.shape.heads);
-    snprintf(full[3], 40, "seed %llu", (unsigned long long)c->seed);
-    snprintf(full[4], 40, "p %.1f", c->dropout);
-    snprintf(full[5], 40, "%s", c->train ? "train" : "eval");
-    snprintf(full[6], 40, "%s", c->mask == ATTN_MASK_CAUSAL ? "causal" : "no mask");
-    snprintf(full[7], 40, "%s", c->scale ? "scaled" : "unscaled");
-    snprintf(full[8], 40, "T %g", c->temperature);
-    snprintf(full[9], 40, "%s", c->positional ? "PE" : "no PE");
-    snprintf(full[10], 40, "rng %s", c->rng_path == RNG_PATH_MKL ? "mkl" : "std");
-    snprintf(full[11], 40, "%s", c->qkv_bias ? "bias" : "no bias");
-    for (int i = 0; i < 12; i++) {
-        const char *space = strchr(full[i], ' ');
-        /* "d_out 2" -> "2"; one-word values stay. */
-        snprintf(terse[i], 40, "%.39s", space && i != 6 && i != 9 && i != 11 ? space + 1 : full[i]);
-        full_len += (int)strlen(keys[i]) + 2 + (int)strlen(full[i]);
+    for (int i = 0; i < KNOB_COUNT; i++) {
+        const struct knob *k = &knob_table[i];
+        shown[i] = k->bar_key != NULL && k->bar(p, full[i], terse[i]);
+        if (shown[i])
+            full_len += (int)strlen(k->bar_key) + 2 + (int)strlen(full[i]);
     }
     use = full_len <= g->width ? full : terse;
     grid_fill(g, bar, ' ', style_role(ROLE_BAR));
-    for (int i = 0; i < 12; i++) {
-        int need = (int)strlen(keys[i]) + 2 + (int)strlen(use[i]);
+    for (int i = 0; i < KNOB_COUNT; i++) {
+        const char *key = knob_table[i].bar_key;
+        int need;
+        if (!shown[i])
+            continue;
+        need = (int)strlen(key) + 2 + (int)strlen(use[i]);
         if (x + need > g->width + 1)
             break;
-        x += grid_put(g, x, 0, g->width - x, style_role(ROLE_BAR_KEY), keys[i]);
+        x += grid_put(g, x, 0, g->width - x, style_role(ROLE_BAR_KEY), key);
         x += grid_printf(g, x, 0, g->width - x, style_role(ROLE_BAR), ":%s ", use[i]);
     }
 }

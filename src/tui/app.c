@@ -12,10 +12,12 @@
 #include <string.h>
 
 #include "attnscope/export.h"
+#include "attnscope/knob.h"
 #include "render/text.h"
 #include "tui/app.h"
 
-const struct view_help_line app_help[] = {
+/* The help screen: these lines, with the knobs' (from the knob table) after the editor's. */
+static const struct view_help_line help_before[] = {
     { "Space n", "next stage" },
     { "Backspace p", "previous stage" },
     { "1-9 0", "jump to a stage (Space and p also reach the positional encoding)" },
@@ -27,19 +29,9 @@ const struct view_help_line app_help[] = {
     { "g", "all heads side by side, the same cursor on each" },
     { "M", "show the causal mask as a matrix of its own" },
     { "e", "edit the sentence (Enter applies, Esc cancels)" },
-    { "v V", "next / previous variant (simple v1 v2 causal wrapper mha)" },
-    { "d D", "d_out up / down (mha: a column more or less per head)" },
-    { "h H", "heads up / down (wrapper, mha)" },
-    { "s S", "seed up / down" },
-    { "o O", "dropout p up / down by 0.1" },
-    { "r R", "draw the next dropout mask / back to the first" },
-    { "t", "training / evaluation mode" },
-    { "m", "causal mask on / off" },
-    { "/", "scaling by 1/sqrt(d_k) on / off" },
-    { "> <", "softmax temperature up / down" },
-    { "P", "positional encoding on / off" },
-    { "k", "generator path: default / MKL" },
-    { "b", "bias in W_query, W_key, W_value on / off" },
+};
+
+static const struct view_help_line help_after[] = {
     { "x X", "export this stage / every stage to CSV" },
     { "w", "choose a walkthrough (a scripted lesson)" },
     { "Space Backspace", "in a walkthrough: next / previous step" },
@@ -50,7 +42,27 @@ const struct view_help_line app_help[] = {
     { "q", "quit" },
 };
 
-const int app_help_count = (int)(sizeof app_help / sizeof app_help[0]);
+#define HELP_BEFORE (sizeof help_before / sizeof help_before[0])
+#define HELP_AFTER (sizeof help_after / sizeof help_after[0])
+
+const struct view_help_line *
+app_help(int *count)
+{
+    static struct view_help_line lines[HELP_BEFORE + KNOB_COUNT + HELP_AFTER];
+    static int n;
+
+    if (n == 0) {
+        for (size_t i = 0; i < HELP_BEFORE; i++)
+            lines[n++] = help_before[i];
+        for (int k = 0; k < KNOB_COUNT; k++)
+            if (knob_table[k].keys != NULL)
+                lines[n++] = (struct view_help_line){ knob_table[k].keys, knob_table[k].key_help };
+        for (size_t i = 0; i < HELP_AFTER; i++)
+            lines[n++] = help_after[i];
+    }
+    *count = n;
+    return lines;
+}
 
 static void
 say(struct app *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -142,8 +154,7 @@ app_init(struct app *a, const struct attention_config *cfg, const struct pipelin
     mallopt(M_TRIM_THRESHOLD, 512 << 20);
 #endif
     view_init(&a->view);
-    a->view.help_lines = app_help;
-    a->view.help_count = app_help_count;
+    a->view.help_lines = app_help(&a->view.help_count);
     a->cfg = *cfg;
     a->vocab = src->vocab;
     a->weights = src->weights;
@@ -204,161 +215,28 @@ app_render(struct app *a, struct grid *g)
 
 /* ------------------------------------------------------------------ knobs */
 
+/*
+ * Turns knob k one step (dir 1 or -1) and says what changed.  A knob that
+ * does not apply says why; one at the end of its range says so.
+ */
 static void
-change_variant(struct app *a, int dir)
+turn(struct app *a, const struct knob *k, int dir)
 {
     struct attention_config c = a->cfg;
-    int v = ((int)c.variant + dir + ATTN_VARIANT_COUNT) % ATTN_VARIANT_COUNT;
+    char msg[sizeof a->message];
+    int r;
 
-    if (a->qkv != NULL) {
-        complain(a, "Q, K and V are given directly: only simple (no weights) applies");
+    msg[0] = '\0';
+    r = k->step(&c, dir, &a->pipe, msg, sizeof msg);
+    if (r < 0) {
+        complain(a, msg);
         return;
     }
-    attention_config_set_variant(&c, (enum attn_variant)v);
-    if (c.variant == ATTN_MHA && c.d_out % c.heads != 0)
-        c.d_out = c.heads * (c.d_out / c.heads > 0 ? c.d_out / c.heads : 1);
-    if (rebuild(a, &c, a->sentence) == 0 && a->view.message == NULL)
-        say(a, "variant %s: %s (%s)", attention_variant_name(c.variant),
-            attention_variant_class(c.variant), attention_variant_description(c.variant));
-}
-
-static void
-change_d_out(struct app *a, int dir)
-{
-    struct attention_config c = a->cfg;
-
-    if (c.variant == ATTN_SIMPLE) {
-        complain(a, "simple has no weights: its d_out is d_in");
+    if (r == 0)
         return;
-    }
-    if (c.variant == ATTN_MHA) {
-        int hd = c.d_out / c.heads + dir;
-        if (hd < 1)
-            return;
-        c.d_out = c.heads * hd;
-    } else {
-        c.d_out += dir;
-        if (c.d_out < 1)
-            return;
-    }
-    if (rebuild(a, &c, a->sentence) == 0 && a->view.message == NULL)
-        say(a, "d_out %d%s", c.d_out,
-            c.variant == ATTN_MHA ? " (split into the heads)" : c.variant == ATTN_WRAPPER ? " per head" : "");
-}
-
-static void
-change_heads(struct app *a, int dir)
-{
-    struct attention_config c = a->cfg;
-
-    if (c.variant != ATTN_MHA && c.variant != ATTN_WRAPPER) {
-        complain(a, "only wrapper and mha have several heads: press v to change the variant");
-        return;
-    }
-    if (c.heads + dir < 1)
-        return;
-    if (c.variant == ATTN_MHA)
-        c.d_out = (c.d_out / c.heads) * (c.heads + dir);
-    c.heads += dir;
-    if (rebuild(a, &c, a->sentence) == 0 && a->view.message == NULL)
-        say(a, "%d head%s%s", c.heads, c.heads == 1 ? "" : "s",
-            c.variant == ATTN_MHA ? " (d_out grows with them)" : "");
-}
-
-static void
-change_dropout(struct app *a, int dir)
-{
-    struct attention_config c = a->cfg;
-    double tenths = round(c.dropout * 10.0) + dir;
-
-    if (tenths < 0 || tenths > 9)
-        return;
-    c.dropout = tenths / 10.0;
-    if (rebuild(a, &c, a->sentence) == 0 && a->view.message == NULL)
-        say(a, "dropout p = %.1f%s", c.dropout,
-            c.dropout > 0 && !c.train ? " (evaluation mode: press t to train)" : "");
-}
-
-static void
-change_temperature(struct app *a, int dir)
-{
-    static const double steps[] = { 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0 };
-    const int n = (int)(sizeof steps / sizeof steps[0]);
-    struct attention_config c = a->cfg;
-    int k = 0;
-
-    while (k < n - 1 && steps[k] < c.temperature - 1e-9)
-        k++;
-    k += dir;
-    if (k < 0 || k >= n)
-        return;
-    c.temperature = steps[k];
-    if (rebuild(a, &c, a->sentence) == 0 && a->view.message == NULL)
-        say(a, "softmax temperature %g: %s", c.temperature,
-            c.temperature < 1 ? "sharper rows" : c.temperature > 1 ? "flatter rows" : "as the book");
-}
-
-static void
-toggle(struct app *a, int knob)
-{
-    struct attention_config c = a->cfg;
-    const char *what = "";
-
-    switch (knob) {
-    case 't':
-        c.train = !c.train;
-        what = c.train ? "training mode: dropout acts" : "evaluation mode: dropout off";
-        break;
-    case 'm':
-        c.mask = c.mask == ATTN_MASK_CAUSAL ? ATTN_MASK_NONE : ATTN_MASK_CAUSAL;
-        what = c.mask == ATTN_MASK_CAUSAL ? "causal mask on" : "mask off: tokens see the future";
-        break;
-    case '/':
-        c.scale = !c.scale;
-        what = c.scale ? "scores divided by sqrt(d_k)" : "scaling off: softmax gets raw scores";
-        break;
-    case 'P':
-        c.positional = !c.positional;
-        what = c.positional ? "positional encoding added" : "positional encoding off";
-        break;
-    case 'k':
-        c.rng_path = c.rng_path == RNG_PATH_MKL ? RNG_PATH_DEFAULT : RNG_PATH_MKL;
-        what = c.rng_path == RNG_PATH_MKL ? "dropout as an MKL build of PyTorch draws it"
-                                          : "dropout as a default build of PyTorch draws it";
-        break;
-    case 'b':
-        c.qkv_bias = !c.qkv_bias;
-        what = c.qkv_bias ? "W_query, W_key, W_value with a bias" : "no bias in W_query, W_key, W_value";
-        break;
-    default:
-        return;
-    }
-    if (rebuild(a, &c, a->sentence) == 0 && a->view.message == NULL)
-        say(a, "%s", what);
-}
-
-static void
-change_seed(struct app *a, int dir)
-{
-    struct attention_config c = a->cfg;
-
-    c.seed += (uint64_t)(int64_t)dir;
-    if (rebuild(a, &c, a->sentence) == 0 && a->view.message == NULL)
-        say(a, "seed %llu%s", (unsigned long long)c.seed,
-            a->pipe.params_given ? " (the loaded weights stay; dropout redraws)" : "");
-}
-
-static void
-change_pass(struct app *a, int reset)
-{
-    struct attention_config c = a->cfg;
-
-    c.dropout_pass = reset ? 0 : c.dropout_pass + 1;
-    if (rebuild(a, &c, a->sentence) == 0 && a->view.message == NULL) {
-        if (!a->pipe.st.dropout_on)
-            say(a, "no dropout to redraw: raise p with o%s", c.train ? "" : " and press t");
-        else
-            say(a, "dropout mask of forward call %d", c.dropout_pass + 1);
+    if (rebuild(a, &c, a->sentence) == 0 && a->view.message == NULL && k->said != NULL) {
+        k->said(&a->pipe, msg, sizeof msg);
+        say(a, "%s", msg);
     }
 }
 
@@ -720,7 +598,7 @@ help_key(struct app *a, int key)
             v->help_scroll--;
         break;
     case APP_KEY_DOWN:
-        if (v->help_scroll < app_help_count - 1)
+        if (v->help_scroll < v->help_count - 1)
             v->help_scroll++;
         break;
     case 'q':
@@ -797,24 +675,6 @@ view_key(struct app *a, int key)
     view_clamp(v, &a->pipe);
 }
 
-/* The knobs: each key calls its action with a direction or a knob name. */
-struct binding {
-    int key;
-    void (*action)(struct app *a, int arg);
-    int arg;
-};
-
-static const struct binding bindings[] = {
-    { 'v', change_variant, 1 },     { 'V', change_variant, -1 },   { 'd', change_d_out, 1 },
-    { 'D', change_d_out, -1 },      { 'h', change_heads, 1 },      { 'H', change_heads, -1 },
-    { 's', change_seed, 1 },        { 'S', change_seed, -1 },      { 'o', change_dropout, 1 },
-    { 'O', change_dropout, -1 },    { 'r', change_pass, 0 },          { 'R', change_pass, 1 },
-    { '>', change_temperature, 1 }, { '<', change_temperature, -1 }, { 't', toggle, 't' },
-    { 'm', toggle, 'm' },      { '/', toggle, '/' },     { 'P', toggle, 'P' },
-    { 'k', toggle, 'k' },      { 'b', toggle, 'b' },     { 'x', export_current, 0 },
-    { 'X', export_current, 1 },
-};
-
 /* Keys that look around without changing what a walkthrough step shows. */
 static bool
 is_view_only(int key)
@@ -849,6 +709,8 @@ app_key(struct app *a, int key)
 {
     struct view *v = &a->view;
     enum view_stage jump;
+    const struct knob *knob;
+    int dir;
 
     /* Nothing can be seen on a screen too small to draw on: only q works, as it says. */
     if (v->too_small) {
@@ -892,13 +754,16 @@ app_key(struct app *a, int key)
         view_clamp(v, &a->pipe);
         return;
     }
-    for (size_t i = 0; i < sizeof bindings / sizeof bindings[0]; i++) {
-        if (bindings[i].key == key) {
-            bindings[i].action(a, bindings[i].arg);
-            return;
-        }
+    knob = knob_for_key(key, &dir);
+    if (knob != NULL) {
+        turn(a, knob, dir);
+        return;
     }
     switch (key) {
+    case 'x':
+    case 'X':
+        export_current(a, key == 'X');
+        break;
     case 'q':
         a->quit = true;
         break;

@@ -92,8 +92,7 @@ void app_click(struct app *a, int x, int y);
 /* Draws the current frame into g. */
 void app_render(struct app *a, struct grid *g);
 
-/* The key table the help screen lists. */
-extern const struct view_help_line app_help[];
-extern const int app_help_count;
+/* Every key of the view, for the help screen; *count gets how many. */
+const struct view_help_line *app_help(int *count);
 
 #endif
