@@ -270,6 +270,7 @@ print_header(FILE *out, const struct pipeline *p, const struct print_options *po
 {
     const struct attention_config *c = &p->cfg;
     const struct attention_shape *s = &p->st.shape;
+    struct pipeline_scaling sc;
     int made_up = 0;
 
     fprintf(out, "attnscope: %s (%s), seed %llu\n", attention_variant_name(c->variant),
@@ -287,11 +288,11 @@ print_header(FILE *out, const struct pipeline *p, const struct print_options *po
     else
         fprintf(out, "d_out %d", c->d_out);
     fprintf(out, "%s\n", c->qkv_bias && c->variant != ATTN_SIMPLE ? ", qkv bias" : "");
+    pipeline_scaling_of(p, &sc);
     fprintf(out, "  mask %s, scores / %g", c->mask == ATTN_MASK_CAUSAL ? "causal" : "none",
-            (double)p->st.divisor);
-    if (c->scale)
-        fprintf(out, " (sqrt(%d)%s)", c->scale_dim ? c->scale_dim : s->head_dim,
-                c->temperature != 1.0 ? " * T" : "");
+            (double)sc.divisor);
+    if (sc.symbol != NULL)
+        fprintf(out, " (%s = sqrt(%d)%s)", sc.symbol, sc.dim, sc.temperature ? " * T" : "");
     if (c->temperature != 1.0)
         fprintf(out, ", temperature %g", c->temperature);
     fprintf(out, "\n  dropout %g, %s mode", c->dropout, c->train ? "training" : "evaluation");
