@@ -265,7 +265,7 @@ check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
                 set_knob(&o->cfg, &settings[i], err, err_size) != 0)
                 return -1;
         if (priority == 0 && o->qkv_dir != NULL) {
-            if (variant_given && o->cfg.variant != ATTN_SIMPLE)
+            if (variant_given && attention_variant_has_weights(o->cfg.variant))
                 return fail(err, err_size,
                             "--qkv gives Q, K and V directly: it works with --variant simple only");
             if (o->embeddings != NULL || o->weights_dir != NULL)

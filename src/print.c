@@ -278,16 +278,24 @@ print_header(FILE *out, const struct pipeline *p, const struct print_options *po
     fprintf(out, "  %s %d, ", p->qkv_given ? "d" : "d_in", p->d_in);
     if (p->qkv_given)
         fprintf(out, "Q, K and V given (%d queries, %d keys)", p->st.nq, p->st.nk);
-    else if (c->variant == ATTN_SIMPLE)
-        fprintf(out, "no weights (Q = K = V = x)");
-    else if (c->variant == ATTN_WRAPPER)
-        fprintf(out, "%d heads of d_out %d, concatenated to %d", s->heads, s->head_dim, s->d_qkv);
-    else if (c->variant == ATTN_MHA)
-        fprintf(out, "d_out %d in %d head%s of d_k %d", c->d_out, s->heads,
-                s->heads == 1 ? "" : "s", s->head_dim);
     else
-        fprintf(out, "d_out %d", c->d_out);
-    fprintf(out, "%s\n", c->qkv_bias && c->variant != ATTN_SIMPLE ? ", qkv bias" : "");
+        switch (attention_variant_info(c->variant)->proj) {
+        case PROJ_NONE:
+            fprintf(out, "no weights (Q = K = V = x)");
+            break;
+        case PROJ_LINEAR_PER_HEAD:
+            fprintf(out, "%d heads of d_out %d, concatenated to %d", s->heads, s->head_dim, s->d_qkv);
+            break;
+        case PROJ_LINEAR_SPLIT:
+            fprintf(out, "d_out %d in %d head%s of d_k %d", c->d_out, s->heads,
+                    s->heads == 1 ? "" : "s", s->head_dim);
+            break;
+        case PROJ_RAND:
+        case PROJ_LINEAR:
+            fprintf(out, "d_out %d", c->d_out);
+            break;
+        }
+    fprintf(out, "%s\n", c->qkv_bias && attention_variant_has_weights(c->variant) ? ", qkv bias" : "");
     pipeline_scaling_of(p, &sc);
     fprintf(out, "  mask %s, scores / %g", c->mask == ATTN_MASK_CAUSAL ? "causal" : "none",
             (double)sc.divisor);

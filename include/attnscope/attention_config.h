@@ -14,31 +14,46 @@
 #include "attnscope/rng.h"
 #include "attnscope/status.h"
 
-/* X(enum, name, book class, one-line description) */
+/*
+ * The variants, one row each: what sets them apart is data in the row, so
+ * code asks what a variant has (weights? heads? an output projection?)
+ * rather than which one it is.
+ * X(enum, name, book class, one-line description, projections, heads,
+ *   default mask, scaled by default)
+ *   projections  PROJ_NONE (Q = K = V = x), PROJ_RAND (torch.rand matrices,
+ *                x @ W), PROJ_LINEAR (nn.Linear, x W^T + b), PROJ_LINEAR_PER_HEAD
+ *                (an nn.Linear set per head), PROJ_LINEAR_SPLIT (one set split
+ *                into heads, then an output projection)
+ *   heads        whether --heads applies
+ */
 #define ATTN_VARIANT_LIST(X)                                                              \
     X(ATTN_SIMPLE, "simple", "no class, section 3.3",                                     \
-      "no weights: queries = keys = values = the inputs, no scaling")                     \
-    X(ATTN_V1, "v1", "SelfAttention_v1",                                                  \
-      "torch.rand weight matrices, x @ W")                                                \
-    X(ATTN_V2, "v2", "SelfAttention_v2",                                                  \
-      "nn.Linear projections")                                                            \
+      "no weights: queries = keys = values = the inputs, no scaling", PROJ_NONE, false,    \
+      ATTN_MASK_NONE, false)                                                              \
+    X(ATTN_V1, "v1", "SelfAttention_v1", "torch.rand weight matrices, x @ W", PROJ_RAND,  \
+      false, ATTN_MASK_NONE, true)                                                        \
+    X(ATTN_V2, "v2", "SelfAttention_v2", "nn.Linear projections", PROJ_LINEAR, false,     \
+      ATTN_MASK_NONE, true)                                                               \
     X(ATTN_CAUSAL, "causal", "CausalAttention",                                           \
-      "nn.Linear projections, causal mask, dropout")                                      \
+      "nn.Linear projections, causal mask, dropout", PROJ_LINEAR, false, ATTN_MASK_CAUSAL, \
+      true)                                                                               \
     X(ATTN_WRAPPER, "wrapper", "MultiHeadAttentionWrapper",                               \
-      "independent CausalAttention heads, concatenated")                                  \
+      "independent CausalAttention heads, concatenated", PROJ_LINEAR_PER_HEAD, true,      \
+      ATTN_MASK_CAUSAL, true)                                                             \
     X(ATTN_MHA, "mha", "MultiHeadAttention",                                              \
-      "d_out split into heads, then an output projection")
-
-enum attn_variant {
-#define ATTN_VARIANT_ENUM(e, name, cls, desc) e,
-    ATTN_VARIANT_LIST(ATTN_VARIANT_ENUM)
-#undef ATTN_VARIANT_ENUM
-    ATTN_VARIANT_COUNT
-};
+      "d_out split into heads, then an output projection", PROJ_LINEAR_SPLIT, true,       \
+      ATTN_MASK_CAUSAL, true)
 
 enum attn_mask {
     ATTN_MASK_NONE,
     ATTN_MASK_CAUSAL /* query i sees keys 0..i only */
+};
+
+enum attn_variant {
+#define ATTN_VARIANT_ENUM(e, name, cls, desc, proj, heads, mask, scaled) e,
+    ATTN_VARIANT_LIST(ATTN_VARIANT_ENUM)
+#undef ATTN_VARIANT_ENUM
+    ATTN_VARIANT_COUNT
 };
 
 /* Documented limits (doc/attnscope.1), checked by attention_config_check. */
@@ -81,6 +96,32 @@ void attention_config_set_variant(struct attention_config *cfg, enum attn_varian
  */
 enum attn_status attention_config_check(const struct attention_config *cfg, int d_in,
                                         struct attn_error *err);
+
+/* How a variant projects its inputs into Q, K and V. */
+enum attn_projection {
+    PROJ_NONE,            /* no weights: Q = K = V = x */
+    PROJ_RAND,            /* torch.rand (in, out) matrices, x @ W */
+    PROJ_LINEAR,          /* nn.Linear (out, in), x W^T (+ b) */
+    PROJ_LINEAR_PER_HEAD, /* one nn.Linear set per head, concatenated; d_out per head */
+    PROJ_LINEAR_SPLIT,    /* one nn.Linear set split into heads, then out_proj; d_out in total */
+};
+
+struct attn_variant_info {
+    const char *name;
+    const char *cls;
+    const char *desc;
+    enum attn_projection proj;
+    bool heads;                  /* --heads applies */
+    enum attn_mask mask;         /* the class's mask */
+    bool scaled;                 /* the class divides by sqrt(d_k) */
+};
+
+/* The row of variant v (an unknown v gets the simple variant's). */
+const struct attn_variant_info *attention_variant_info(enum attn_variant v);
+/* Whether the variant has weights (every one but simple). */
+bool attention_variant_has_weights(enum attn_variant v);
+/* Whether the variant ends with an output projection (mha). */
+bool attention_variant_has_out_proj(enum attn_variant v);
 
 const char *attention_variant_name(enum attn_variant v);
 const char *attention_variant_class(enum attn_variant v);

@@ -243,7 +243,7 @@ attention_project(struct attention_stages *st, const struct attention_config *cf
     const struct attention_shape *s = &st->shape;
     const int n = inputs->rows;
 
-    if (cfg->variant == ATTN_SIMPLE) {
+    if (!attention_variant_has_weights(cfg->variant)) {
         for (int r = 0; r < 3; r++)
             memcpy(dest[r]->data, inputs->data, matrix_size(inputs) * sizeof(float));
         return;
@@ -343,7 +343,7 @@ attention_attend(struct attention_stages *st, const struct attention_config *cfg
     }
 
     /* 7. output = out_proj(context) for mha */
-    if (cfg->variant == ATTN_MHA) {
+    if (attention_variant_has_out_proj(cfg->variant)) {
         const struct param *w = params_find(ps, PARAM_OUT, 0, false);
         if (linalg_gemm_packed(nq, st->context.data, s->d_qkv, &w->packed, st->output.data,
                                s->d_output) != 0)

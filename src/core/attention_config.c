@@ -6,17 +6,31 @@
 
 #include "attnscope/attention_config.h"
 
-struct variant_info {
-    const char *name;
-    const char *cls;
-    const char *desc;
-};
-
-static const struct variant_info variants[] = {
-#define ATTN_VARIANT_INFO(e, name, cls, desc) { name, cls, desc },
+static const struct attn_variant_info variants[] = {
+#define ATTN_VARIANT_INFO(e, name, cls, desc, proj, heads, mask, scaled) \
+    [e] = { name, cls, desc, proj, heads, mask, scaled },
     ATTN_VARIANT_LIST(ATTN_VARIANT_INFO)
 #undef ATTN_VARIANT_INFO
 };
+_Static_assert(sizeof variants / sizeof variants[0] == ATTN_VARIANT_COUNT, "one row per variant");
+
+const struct attn_variant_info *
+attention_variant_info(enum attn_variant v)
+{
+    return &variants[(unsigned)v < ATTN_VARIANT_COUNT ? v : ATTN_SIMPLE];
+}
+
+bool
+attention_variant_has_weights(enum attn_variant v)
+{
+    return attention_variant_info(v)->proj != PROJ_NONE;
+}
+
+bool
+attention_variant_has_out_proj(enum attn_variant v)
+{
+    return attention_variant_info(v)->proj == PROJ_LINEAR_SPLIT;
+}
 
 const char *
 attention_variant_name(enum attn_variant v)
@@ -68,14 +82,14 @@ void
 attention_config_set_variant(struct attention_config *cfg, enum attn_variant variant)
 {
     cfg->variant = variant;
-    cfg->mask = variant >= ATTN_CAUSAL ? ATTN_MASK_CAUSAL : ATTN_MASK_NONE;
-    cfg->scale = variant != ATTN_SIMPLE;
+    cfg->mask = attention_variant_info(variant)->mask;
+    cfg->scale = attention_variant_info(variant)->scaled;
 }
 
 static bool
 uses_heads(enum attn_variant v)
 {
-    return v == ATTN_WRAPPER || v == ATTN_MHA;
+    return attention_variant_info(v)->heads;
 }
 
 void
@@ -84,29 +98,31 @@ attention_shape_of(const struct attention_config *cfg, int d_in, struct attentio
     memset(s, 0, sizeof *s);
     s->d_in = d_in;
     s->heads = uses_heads(cfg->variant) ? cfg->heads : 1;
-    switch (cfg->variant) {
-    case ATTN_SIMPLE:
+    switch (attention_variant_info(cfg->variant)->proj) {
+    case PROJ_NONE:
         s->head_dim = d_in;
         s->sets = 0;
         break;
-    case ATTN_WRAPPER:
+    case PROJ_LINEAR_PER_HEAD:
         s->head_dim = cfg->d_out;
         s->sets = s->heads;
         break;
-    case ATTN_MHA:
+    case PROJ_LINEAR_SPLIT:
         s->head_dim = s->heads > 0 ? cfg->d_out / s->heads : 0;
         s->sets = 1;
         break;
-    default:
+    case PROJ_RAND:
+    case PROJ_LINEAR:
         s->head_dim = cfg->d_out;
         s->sets = 1;
         break;
     }
     s->d_qkv = s->heads * s->head_dim;
     s->d_set = s->sets > 0 ? s->d_qkv / s->sets : 0;
-    s->d_output = cfg->variant == ATTN_MHA ? cfg->d_out : s->d_qkv;
+    s->d_output = attention_variant_has_out_proj(cfg->variant) ? cfg->d_out : s->d_qkv;
     s->dropout_on = cfg->train && cfg->dropout > 0.0;
-    s->dropout_calls = cfg->variant == ATTN_WRAPPER ? s->heads : 1;
+    /* Each head of the wrapper is a module of its own with its own nn.Dropout. */
+    s->dropout_calls = s->sets > 1 ? s->heads : 1;
     /* keys.shape[-1] ** 0.5 in the book; the temperature divides as well. */
     s->divisor = (cfg->scale ? sqrt((double)(cfg->scale_dim > 0 ? cfg->scale_dim : s->head_dim)) : 1.0) *
                  cfg->temperature;
@@ -120,17 +136,18 @@ attention_config_check(const struct attention_config *cfg, int d_in, struct attn
     if (d_in < 1 || d_in > ATTN_MAX_DIM)
         return attn_fail(err, ATTN_EVALUE, "the embeddings have %d dimensions; 1 to %d are allowed",
                          d_in, ATTN_MAX_DIM);
-    if (cfg->variant != ATTN_SIMPLE && (cfg->d_out < 1 || cfg->d_out > ATTN_MAX_DIM))
+    if (attention_variant_has_weights(cfg->variant) && (cfg->d_out < 1 || cfg->d_out > ATTN_MAX_DIM))
         return attn_fail(err, ATTN_EVALUE, "--d-out %d: give a size from 1 to %d", cfg->d_out,
                          ATTN_MAX_DIM);
     if (uses_heads(cfg->variant) && (cfg->heads < 1 || cfg->heads > ATTN_MAX_HEADS))
         return attn_fail(err, ATTN_EVALUE, "--heads %d: give a count from 1 to %d", cfg->heads,
                          ATTN_MAX_HEADS);
-    if (cfg->variant == ATTN_MHA && cfg->d_out % cfg->heads != 0)
+    if (attention_variant_info(cfg->variant)->proj == PROJ_LINEAR_SPLIT && cfg->d_out % cfg->heads != 0)
         return attn_fail(err, ATTN_EVALUE,
                          "--heads %d does not divide --d-out %d: mha splits d_out into equal heads",
                          cfg->heads, cfg->d_out);
-    if (cfg->variant == ATTN_WRAPPER && (long)cfg->d_out * cfg->heads > ATTN_MAX_DIM)
+    if (attention_variant_info(cfg->variant)->proj == PROJ_LINEAR_PER_HEAD &&
+        (long)cfg->d_out * cfg->heads > ATTN_MAX_DIM)
         return attn_fail(err, ATTN_EVALUE,
                          "--d-out %d x --heads %d: the wrapper's concatenated width is over %d",
                          cfg->d_out, cfg->heads, ATTN_MAX_DIM);

@@ -113,7 +113,7 @@ step_variant(struct attention_config *c, int dir, const struct pipeline *p, char
         return -1;
     }
     attention_config_set_variant(c, (enum attn_variant)v);
-    if (c->variant == ATTN_MHA && c->d_out % c->heads != 0)
+    if (attention_variant_info(c->variant)->proj == PROJ_LINEAR_SPLIT && c->d_out % c->heads != 0)
         c->d_out = c->heads * (c->d_out / c->heads > 0 ? c->d_out / c->heads : 1);
     return 1;
 }
@@ -145,11 +145,11 @@ static int
 step_d_out(struct attention_config *c, int dir, const struct pipeline *p, char *msg, size_t size)
 {
     (void)p;
-    if (c->variant == ATTN_SIMPLE) {
-        snprintf(msg, size, "simple has no weights: its d_out is d_in");
+    if (!attention_variant_has_weights(c->variant)) {
+        snprintf(msg, size, "%s has no weights: its d_out is d_in", attention_variant_name(c->variant));
         return -1;
     }
-    if (c->variant == ATTN_MHA) {
+    if (attention_variant_info(c->variant)->proj == PROJ_LINEAR_SPLIT) {
         int hd = c->d_out / c->heads + dir;
         if (hd < 1)
             return 0;
@@ -165,7 +165,7 @@ step_d_out(struct attention_config *c, int dir, const struct pipeline *p, char *
 static bool
 bar_d_out(const struct pipeline *p, char *full, char *terse)
 {
-    int d_out = p->cfg.variant == ATTN_SIMPLE ? p->d_in : p->cfg.d_out;
+    int d_out = attention_variant_has_weights(p->cfg.variant) ? p->cfg.d_out : p->d_in;
 
     snprintf(full, KNOB_TEXT_MAX, "d_out %d", d_out);
     snprintf(terse, KNOB_TEXT_MAX, "%d", d_out);
@@ -177,10 +177,12 @@ said_d_out(const struct pipeline *p, char *msg, size_t size)
 {
     const struct attention_config *c = &p->cfg;
 
+    enum attn_projection proj = attention_variant_info(c->variant)->proj;
+
     snprintf(msg, size, "d_out %d%s", c->d_out,
-             c->variant == ATTN_MHA       ? " (split into the heads)"
-             : c->variant == ATTN_WRAPPER ? " per head"
-                                          : "");
+             proj == PROJ_LINEAR_SPLIT      ? " (split into the heads)"
+             : proj == PROJ_LINEAR_PER_HEAD ? " per head"
+                                            : "");
 }
 
 /* --------------------------------------------------------------- heads */
@@ -195,13 +197,13 @@ static int
 step_heads(struct attention_config *c, int dir, const struct pipeline *p, char *msg, size_t size)
 {
     (void)p;
-    if (c->variant != ATTN_MHA && c->variant != ATTN_WRAPPER) {
+    if (!attention_variant_info(c->variant)->heads) {
         snprintf(msg, size, "only wrapper and mha have several heads: press v to change the variant");
         return -1;
     }
     if (c->heads + dir < 1)
         return 0;
-    if (c->variant == ATTN_MHA)
+    if (attention_variant_info(c->variant)->proj == PROJ_LINEAR_SPLIT)
         c->d_out = (c->d_out / c->heads) * (c->heads + dir);
     c->heads += dir;
     return 1;
@@ -221,7 +223,8 @@ said_heads(const struct pipeline *p, char *msg, size_t size)
     const struct attention_config *c = &p->cfg;
 
     snprintf(msg, size, "%d head%s%s", c->heads, c->heads == 1 ? "" : "s",
-             c->variant == ATTN_MHA ? " (d_out grows with them)" : "");
+             attention_variant_info(c->variant)->proj == PROJ_LINEAR_SPLIT ? " (d_out grows with them)"
+                                                                          : "");
 }
 
 /* ---------------------------------------------------------------- seed */

@@ -63,24 +63,25 @@ params_create(struct attention_params *ps, const struct attention_config *cfg, i
     if (l.p == NULL)
         return attn_fail(err, ATTN_ENOMEM, "out of memory for the parameters");
 
-    switch (cfg->variant) {
-    case ATTN_SIMPLE:
+    switch (attention_variant_info(cfg->variant)->proj) {
+    case PROJ_NONE:
         break;
-    case ATTN_V1:
+    case PROJ_RAND:
         for (int r = PARAM_QUERY; r <= PARAM_VALUE; r++)
             add(&l, "", (enum param_role)r, 0, false, true, PARAM_INIT_RAND, d_in, s.d_set, d_in);
         break;
-    case ATTN_WRAPPER:
+    case PROJ_LINEAR_PER_HEAD:
         for (int h = 0; h < s.sets; h++) {
             snprintf(prefix, sizeof prefix, "heads.%d.", h);
             for (int r = PARAM_QUERY; r <= PARAM_VALUE; r++)
                 add_linear(&l, prefix, (enum param_role)r, h, d_in, s.d_set, cfg->qkv_bias);
         }
         break;
-    default: /* v2, causal, mha */
+    case PROJ_LINEAR:
+    case PROJ_LINEAR_SPLIT:
         for (int r = PARAM_QUERY; r <= PARAM_VALUE; r++)
             add_linear(&l, "", (enum param_role)r, 0, d_in, s.d_set, cfg->qkv_bias);
-        if (cfg->variant == ATTN_MHA)
+        if (attention_variant_has_out_proj(cfg->variant))
             add_linear(&l, "", PARAM_OUT, 0, s.d_qkv, s.d_output, true);
         break;
     }

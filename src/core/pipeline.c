@@ -45,7 +45,7 @@ create_from_qkv(struct pipeline *p, const struct attention_config *cfg, const st
 
     p->qkv_given = true;
     p->d_in = g->q.cols;
-    if (cfg->variant != ATTN_SIMPLE)
+    if (attention_variant_has_weights(cfg->variant))
         return attn_fail(err, ATTN_EVALUE,
                          "--qkv gives Q, K and V directly: it works with --variant simple only");
     st = attention_config_check(cfg, p->d_in, err);
@@ -252,9 +252,9 @@ same_parameters(const struct pipeline *prev, const struct attention_config *cfg,
         return false;
     if (c->variant != cfg->variant || c->qkv_bias != cfg->qkv_bias)
         return false;
-    if (cfg->variant != ATTN_SIMPLE && c->d_out != cfg->d_out)
+    if (attention_variant_has_weights(cfg->variant) && c->d_out != cfg->d_out)
         return false;
-    if ((cfg->variant == ATTN_WRAPPER || cfg->variant == ATTN_MHA) && c->heads != cfg->heads)
+    if (attention_variant_info(cfg->variant)->heads && c->heads != cfg->heads)
         return false;
     if (prev->params_given)
         return src->weights != NULL && params_same_layout(&prev->params, src->weights);

@@ -186,16 +186,14 @@ projection(const struct pipeline *p, int k)
 
     if (p->qkv_given)
         return "given";
-    switch (p->cfg.variant) {
-    case ATTN_SIMPLE:
+    switch (attention_variant_info(p->cfg.variant)->proj) {
+    case PROJ_NONE:
         return plain[k];
-    case ATTN_V1:
+    case PROJ_RAND:
         return rand[k];
-    case ATTN_V2:
-    case ATTN_CAUSAL:
-    case ATTN_WRAPPER:
-    case ATTN_MHA:
-    case ATTN_VARIANT_COUNT:
+    case PROJ_LINEAR:
+    case PROJ_LINEAR_PER_HEAD:
+    case PROJ_LINEAR_SPLIT:
         break;
     }
     return p->cfg.qkv_bias ? lin_b[k] : lin[k];
@@ -268,7 +266,8 @@ formula_context(const struct pipeline *p)
 static const char *
 formula_output(const struct pipeline *p)
 {
-    return p->cfg.variant == ATTN_MHA ? "context W_o^T + b_o" : "context (no output projection)";
+    return attention_variant_has_out_proj(p->cfg.variant) ? "context W_o^T + b_o"
+                                                          : "context (no output projection)";
 }
 
 /* ------------------------------------------------------------------ table */

@@ -35,9 +35,9 @@ formula_qkv(const struct pipeline *p, char *buf, size_t size)
 
     if (p->qkv_given)
         snprintf(buf, size, "Q, K, V given");
-    else if (c->variant == ATTN_SIMPLE)
+    else if (!attention_variant_has_weights(c->variant))
         snprintf(buf, size, "Q = K = V = x");
-    else if (c->variant == ATTN_V1)
+    else if (attention_variant_info(c->variant)->proj == PROJ_RAND)
         snprintf(buf, size, "Q = x W_q,  K = x W_k,  V = x W_v");
     else
         snprintf(buf, size, "Q = x W_q^T%s,  K = x W_k^T%s,  V = x W_v^T%s", bias, bias, bias);
@@ -110,7 +110,7 @@ formula_output(const struct pipeline *p, char *buf, size_t size)
 {
     const struct attention_config *c = &p->cfg;
 
-    snprintf(buf, size, c->variant == ATTN_MHA ? "out = Z W_o^T + b_o" : "out = Z");
+    snprintf(buf, size, attention_variant_has_out_proj(c->variant) ? "out = Z W_o^T + b_o" : "out = Z");
 }
 
 static void
@@ -152,7 +152,7 @@ text_qkv(const struct pipeline *p, char *buf, size_t size)
                  "query asks, the keys are what it is compared with, the values what it gets "
                  "back in proportion to the matches.",
                  p->st.nq, p->st.nk);
-    else if (c->variant == ATTN_SIMPLE)
+    else if (!attention_variant_has_weights(c->variant))
         snprintf(buf, size,
                  "This variant has no trainable weights: each token's embedding serves as "
                  "its query (what it looks for), its key (what it offers to be found by) and "
@@ -250,13 +250,11 @@ text_context(const struct pipeline *p, char *buf, size_t size)
 static void
 text_concat(const struct pipeline *p, char *buf, size_t size)
 {
-    const struct attention_config *c = &p->cfg;
-
     if (p->st.shape.heads > 1)
         snprintf(buf, size,
                  "Each head attended in its own way, with %s. Their context vectors are put "
                  "side by side: %d heads of %d column%s.",
-                 c->variant == ATTN_WRAPPER ? "its own projections"
+                 p->st.shape.sets > 1 ? "its own projections"
                                             : "its own slice of the projections",
                  p->st.shape.heads, p->st.shape.head_dim, p->st.shape.head_dim == 1 ? "" : "s");
     else
@@ -268,7 +266,7 @@ text_output(const struct pipeline *p, char *buf, size_t size)
 {
     const struct attention_config *c = &p->cfg;
 
-    if (c->variant == ATTN_MHA)
+    if (attention_variant_has_out_proj(c->variant))
         snprintf(buf, size,
                  "A last linear layer mixes the heads' outputs so that what different heads "
                  "found can combine. This is what MultiHeadAttention returns.");

@@ -156,7 +156,7 @@ inspect_qkv(struct out *o, const struct cell_at *at)
         emit(o, "given: read from %s.csv.\n", which == 0 ? "queries" : which == 1 ? "keys" : "values");
         return;
     }
-    if (p->cfg.variant == ATTN_SIMPLE) {
+    if (!attention_variant_has_weights(p->cfg.variant)) {
         emit(o, "no weights: the input x[%s][%d] itself.\n", token(p, i), gc);
         return;
     }
