@@ -8,6 +8,8 @@
  */
 #include "config.h"
 
+#include <pthread.h>
+
 #include "attnscope/pipeline.h"
 #include "testutil.h"
 
@@ -757,6 +759,70 @@ START_TEST(stage_table_is_consistent)
 }
 END_TEST
 
+/* Two pipelines computed at once in two threads: each gets the bits of one computed alone. */
+struct threaded {
+    const struct attention_config *cfg;
+    const struct vocab *vocab;
+    const float *want;
+    size_t floats;
+    int bad;
+};
+
+static const char threaded_sentence[] =
+    "Your journey starts with one step and every step after it is another small journey "
+    "that starts the same way with one more step";
+
+static void *
+compute_many(void *arg)
+{
+    struct threaded *t = arg;
+
+    for (int r = 0; r < 20; r++) {
+        struct pipeline p;
+        struct pipeline_source src = { threaded_sentence, t->vocab, NULL, NULL };
+        if (pipeline_create(&p, t->cfg, &src, NULL) != ATTN_OK) {
+            t->bad++;
+            continue;
+        }
+        t->bad += memcmp(p.st.output.data, t->want, t->floats * sizeof(float)) != 0;
+        t->bad += memcmp(p.st.dropped, t->want + t->floats, 2 * sizeof(float)) != 0;
+        pipeline_destroy(&p);
+    }
+    return NULL;
+}
+
+START_TEST(pipelines_in_two_threads_are_independent)
+{
+    struct attention_config cfg;
+    struct pipeline ref;
+    struct threaded t[2];
+    pthread_t th[2];
+    float *want;
+    size_t floats;
+
+    attention_config_init(&cfg);
+    cfg.d_out = 64;
+    cfg.heads = 4;
+    cfg.dropout = 0.1;
+    cfg.positional = true;
+    run(&ref, &cfg, threaded_sentence, &book_vocab);
+    floats = matrix_size(&ref.st.output);
+    want = malloc((floats + 2) * sizeof(float));
+    memcpy(want, ref.st.output.data, floats * sizeof(float));
+    memcpy(want + floats, ref.st.dropped, 2 * sizeof(float));
+    pipeline_destroy(&ref);
+    for (int i = 0; i < 2; i++) {
+        t[i] = (struct threaded){ &cfg, &book_vocab, want, floats, 0 };
+        ck_assert_int_eq(pthread_create(&th[i], NULL, compute_many, &t[i]), 0);
+    }
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+        ck_assert_int_eq(t[i].bad, 0);
+    }
+    free(want);
+}
+END_TEST
+
 static Suite *
 pipeline_suite(void)
 {
@@ -787,6 +853,7 @@ pipeline_suite(void)
     tcase_add_test(knobs, positional_encoding_is_added);
     tcase_add_test(knobs, bad_configurations_are_refused);
     tcase_add_test(knobs, stage_table_is_consistent);
+    tcase_add_test(knobs, pipelines_in_two_threads_are_independent);
     tcase_add_test(knobs, shortcuts_compute_what_a_fresh_pipeline_computes);
     suite_add_tcase(s, knobs);
     return s;

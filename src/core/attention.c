@@ -9,10 +9,7 @@
 #include "attnscope/attention.h"
 #include "attnscope/linalg.h"
 #include "attnscope/rowops.h"
-
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
+#include "attnscope/workspace.h"
 
 /* Every buffer starts on a 64-byte boundary, for the vector units. */
 #define ARENA_ALIGN_FLOATS 16
@@ -74,64 +71,6 @@ attention_stages_bytes(const struct attention_config *cfg, int d_in, int nq, int
     return pl.total_bytes;
 }
 
-/*
- * One arena is kept when a pipeline is destroyed and handed to the next one
- * that fits: fresh memory costs a page fault per page, which dominates a
- * forward pass (attnscope rebuilds the pipeline on every knob).
- */
-static void *spare_arena;
-static size_t spare_bytes;
-
-static void
-release_spare(void)
-{
-    free(spare_arena);
-    spare_arena = NULL;
-    spare_bytes = 0;
-}
-
-static void *
-arena_get(size_t bytes, size_t *got)
-{
-    void *arena = NULL;
-    static int registered;
-
-    if (spare_arena != NULL && spare_bytes >= bytes && spare_bytes <= 2 * bytes + (64u << 20)) {
-        arena = spare_arena;
-        *got = spare_bytes;
-        spare_arena = NULL;
-        spare_bytes = 0;
-        return arena;
-    }
-    if (!registered) {
-        atexit(release_spare);
-        registered = 1;
-    }
-    /* Large arenas ask for 2 MiB pages: far fewer faults. */
-    if (posix_memalign(&arena, bytes >= (4u << 20) ? (2u << 20) : 64, bytes > 0 ? bytes : 64) != 0)
-        return NULL;
-#ifdef MADV_HUGEPAGE
-    if (bytes >= (4u << 20))
-        madvise(arena, bytes, MADV_HUGEPAGE);
-#endif
-    *got = bytes;
-    return arena;
-}
-
-static void
-arena_put(void *arena, size_t bytes)
-{
-    if (arena == NULL)
-        return;
-    if (spare_arena == NULL || spare_bytes < bytes) {
-        free(spare_arena);
-        spare_arena = arena;
-        spare_bytes = bytes;
-        return;
-    }
-    free(arena);
-}
-
 enum attn_status
 attention_stages_create(struct attention_stages *st, const struct attention_config *cfg,
                         int d_in, int nq, int nk, struct attn_error *err)
@@ -150,7 +89,8 @@ attention_stages_create(struct attention_stages *st, const struct attention_conf
                          "%d tokens with %d heads need %zu MiB of stage buffers; attnscope's "
                          "limit is %zu MiB: use fewer tokens or heads",
                          nq, st->shape.heads, pl.total_bytes >> 20, ATTN_MAX_STAGE_BYTES >> 20);
-    arena = arena_get(pl.total_bytes, &st->arena_bytes);
+    /* A destroyed pipeline's arena is reused: fresh memory costs a fault per page. */
+    arena = workspace_arena_get(workspace_thread(), pl.total_bytes, &st->arena_bytes);
     if (arena == NULL)
         return attn_fail(err, ATTN_ENOMEM, "out of memory for %zu MiB of stage buffers",
                          pl.total_bytes >> 20);
@@ -205,7 +145,7 @@ attention_stages_destroy(struct attention_stages *st)
 {
     if (st == NULL)
         return;
-    arena_put(st->arena, st->arena_bytes);
+    workspace_arena_put(workspace_thread(), st->arena, st->arena_bytes);
     memset(st, 0, sizeof *st);
 }
 

@@ -1,13 +1,14 @@
 /* cpu.c: choosing the kernels' instruction set (see cpu.h). */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attnscope/cpu.h"
 
 static enum cpu_isa chosen;
-static int decided;
+static pthread_once_t decided = PTHREAD_ONCE_INIT;
 
 static enum cpu_isa
 detect(void)
@@ -29,13 +30,27 @@ detect(void)
     return CPU_PORTABLE;
 }
 
+static void
+decide(void)
+{
+    chosen = detect();
+}
+
 enum cpu_isa
 cpu_isa(void)
 {
-    if (!decided) {
-        chosen = detect();
-        decided = 1;
-    }
+    pthread_once(&decided, decide);
+    return chosen;
+}
+
+enum cpu_isa
+cpu_isa_limit(enum cpu_isa max)
+{
+    enum cpu_isa best;
+
+    pthread_once(&decided, decide);
+    best = detect();
+    chosen = max < best ? max : best;
     return chosen;
 }
 

@@ -22,6 +22,7 @@
 
 #include "attnscope/cpu.h"
 #include "attnscope/linalg.h"
+#include "attnscope/workspace.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -205,36 +206,6 @@ pack_a(int mc, int kc, int mr, const float *a, int lda, float *out)
 
 /* ------------------------------------------------------------------- gemm */
 
-static float *scratch;
-static size_t scratch_floats;
-
-static void
-release_scratch(void)
-{
-    free(scratch);
-    scratch = NULL;
-    scratch_floats = 0;
-}
-
-static float *
-workspace(size_t floats)
-{
-    static int registered;
-
-    if (floats > scratch_floats) {
-        float *bigger = realloc(scratch, floats * sizeof(float));
-        if (bigger == NULL)
-            return NULL;
-        scratch = bigger;
-        scratch_floats = floats;
-        if (!registered) {
-            atexit(release_scratch);
-            registered = 1;
-        }
-    }
-    return scratch;
-}
-
 /* The products done one element at a time, when even the workspace fails. */
 static void
 gemm_plain(int m, int n, int k, const float *a, int lda, const float *b, int ldb, int trans,
@@ -322,7 +293,7 @@ gemm(int m, int n, int k, const float *a, int lda, const float *b, int ldb, int 
         zero_c(m, n, c, ldc);
         return;
     }
-    pb = workspace(b_floats + (size_t)MC * KC);
+    pb = workspace_scratch(workspace_thread(), b_floats + (size_t)MC * KC);
     if (pb == NULL) {
         gemm_plain(m, n, k, a, lda, b, ldb, trans, c, ldc);
         return;
@@ -380,7 +351,7 @@ linalg_gemm_packed(int m, const float *a, int lda, const struct linalg_packed *p
         return -1;
     if (m <= 0)
         return 0;
-    pa = workspace((size_t)MC * KC);
+    pa = workspace_scratch(workspace_thread(), (size_t)MC * KC);
     if (pa == NULL)
         return -1;
     gemm_core(kn, m, pk->n, pk->k, a, lda, pk->data, pa, c, ldc);

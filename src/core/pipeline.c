@@ -1,6 +1,7 @@
 /* pipeline.c: sentence -> every stage (see pipeline.h). */
 #include "config.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -223,7 +224,8 @@ create_from_sentence(struct pipeline *p, const struct attention_config *cfg,
     return ATTN_OK;
 }
 
-static unsigned long generations;
+/* Shared by every pipeline of every thread: a computation's number is never reused. */
+static _Atomic unsigned long generations;
 
 enum attn_status
 pipeline_create(struct pipeline *p, const struct attention_config *cfg,
@@ -232,7 +234,7 @@ pipeline_create(struct pipeline *p, const struct attention_config *cfg,
     enum attn_status st;
 
     memset(p, 0, sizeof *p);
-    p->generation = ++generations;
+    p->generation = atomic_fetch_add(&generations, 1) + 1;
     p->cfg = *cfg;
     st = src->qkv != NULL ? create_from_qkv(p, cfg, src->qkv, err)
                           : create_from_sentence(p, cfg, src, NULL, err);
@@ -272,7 +274,7 @@ pipeline_rebuild(struct pipeline *p, struct pipeline *prev, const struct attenti
         return pipeline_create(p, cfg, src, err);
     kept = prev->params;
     memset(p, 0, sizeof *p);
-    p->generation = ++generations;
+    p->generation = atomic_fetch_add(&generations, 1) + 1;
     p->cfg = *cfg;
     st = create_from_sentence(p, cfg, src, prev, err);
     if (st != ATTN_OK) {
@@ -324,7 +326,7 @@ pipeline_reattend(struct pipeline *p, const struct attention_config *cfg, struct
         p->st.dropout_scale = shape.dropout_on ? rng_dropout_scale(cfg->dropout) : 1.0f;
     }
     p->cfg = *cfg;
-    p->generation = ++generations;
+    p->generation = atomic_fetch_add(&generations, 1) + 1;
     r = p->rng_after_params;
     attention_attend(&p->st, cfg, &p->params, &r);
     return ATTN_OK;

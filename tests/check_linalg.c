@@ -1,0 +1,223 @@
+/*
+ * check_linalg.c: the matrix products (src/core/linalg.c) and the
+ * workspace they pack into (src/core/workspace.c).
+ *
+ * Every element of a product must be the chain of fused multiply-adds in
+ * order of k, whatever the instruction set, the tile edges or the blocks of
+ * k: each result is compared bit for bit with that chain written out.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "attnscope/cpu.h"
+#include "attnscope/linalg.h"
+#include "attnscope/workspace.h"
+#include "testutil.h"
+
+/* Shapes that hit full tiles, edge tiles, several row blocks and k blocks. */
+static const int shapes[][3] = {
+    { 1, 1, 1 },   { 5, 7, 3 },    { 6, 16, 1 },    { 12, 32, 256 }, { 13, 33, 17 },
+    { 25, 49, 257 }, { 97, 50, 300 }, { 100, 65, 513 }, { 200, 3, 2 },
+};
+
+static void
+fill(float *x, size_t n, uint32_t seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        x[i] = (float)((int32_t)(seed >> 8) % 2001 - 1000) / 997.0f;
+    }
+}
+
+/* c = a . B, b stored (n, k) when trans, else (k, n): the chain of FMAs in order of k. */
+static void
+reference(int m, int n, int k, const float *a, int lda, const float *b, int ldb, int trans,
+          float *c, int ldc)
+{
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            float acc = 0.0f;
+            for (int p = 0; p < k; p++)
+                acc = fmaf(a[(size_t)i * (size_t)lda + (size_t)p],
+                           trans ? b[(size_t)j * (size_t)ldb + (size_t)p]
+                                 : b[(size_t)p * (size_t)ldb + (size_t)j],
+                           acc);
+            c[(size_t)i * (size_t)ldc + (size_t)j] = acc;
+        }
+}
+
+/* The products of one shape under the instruction set in force, against the reference. */
+static void
+check_shape(int m, int n, int k)
+{
+    const int lda = k + 3;
+    const int ldb_t = k + 1;
+    const int ldb_n = n + 2;
+    const int ldc = n + 5;
+    float *a = malloc((size_t)m * (size_t)lda * sizeof(float));
+    float *bt = malloc((size_t)n * (size_t)ldb_t * sizeof(float));
+    float *bn = malloc((size_t)k * (size_t)ldb_n * sizeof(float));
+    float *want = calloc((size_t)m * (size_t)ldc, sizeof(float));
+    float *got = malloc((size_t)m * (size_t)ldc * sizeof(float));
+    struct linalg_packed pk;
+
+    ck_assert(a && bt && bn && want && got);
+    fill(a, (size_t)m * (size_t)lda, 1u + (uint32_t)m);
+    fill(bt, (size_t)n * (size_t)ldb_t, 2u + (uint32_t)n);
+    fill(bn, (size_t)k * (size_t)ldb_n, 3u + (uint32_t)k);
+
+    /* Columns past n (the leading dimension's padding) must be left alone: 7.0. */
+    for (int pass = 0; pass < 4; pass++) {
+        for (size_t e = 0; e < (size_t)m * (size_t)ldc; e++)
+            got[e] = want[e] = 7.0f;
+        if (pass == 0 || pass == 2)
+            reference(m, n, k, a, lda, bt, ldb_t, 1, want, ldc);
+        else
+            reference(m, n, k, a, lda, bn, ldb_n, 0, want, ldc);
+        switch (pass) {
+        case 0:
+            linalg_gemm_nt(m, n, k, a, lda, bt, ldb_t, got, ldc);
+            break;
+        case 1:
+            linalg_gemm_nn(m, n, k, a, lda, bn, ldb_n, got, ldc);
+            break;
+        case 2:
+            ck_assert_int_eq(linalg_pack(&pk, n, k, bt, ldb_t, 1), 0);
+            ck_assert_int_eq(linalg_gemm_packed(m, a, lda, &pk, got, ldc), 0);
+            linalg_packed_destroy(&pk);
+            break;
+        case 3:
+            ck_assert_int_eq(linalg_pack(&pk, n, k, bn, ldb_n, 0), 0);
+            ck_assert_int_eq(linalg_gemm_packed(m, a, lda, &pk, got, ldc), 0);
+            linalg_packed_destroy(&pk);
+            break;
+        }
+        ck_assert_msg(memcmp(want, got, (size_t)m * (size_t)ldc * sizeof(float)) == 0,
+                      "%s: pass %d, %d x %d x %d differs from the FMA chain", cpu_isa_name(), pass,
+                      m, n, k);
+    }
+    free(a);
+    free(bt);
+    free(bn);
+    free(want);
+    free(got);
+}
+
+START_TEST(products_are_the_fma_chain_on_every_isa)
+{
+    const enum cpu_isa best = cpu_isa();
+    int isas = 0;
+
+    for (int isa = CPU_PORTABLE; isa <= (int)best; isa++) {
+        ck_assert_int_eq(cpu_isa_limit((enum cpu_isa)isa), isa);
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            check_shape(shapes[s][0], shapes[s][1], shapes[s][2]);
+        isas++;
+    }
+    cpu_isa_limit(best);
+    ck_assert_int_ge(isas, 1);
+}
+END_TEST
+
+START_TEST(an_empty_pack_falls_back)
+{
+    struct linalg_packed pk = { 0 };
+    float a[4] = { 1, 2, 3, 4 };
+    float c[4] = { 9, 9, 9, 9 };
+
+    ck_assert_int_eq(linalg_gemm_packed(2, a, 2, &pk, c, 2), -1);
+    ck_assert(c[0] == 9.0f && c[3] == 9.0f);
+    linalg_packed_destroy(&pk);
+}
+END_TEST
+
+/* Two threads multiplying at once each pack into their own workspace. */
+static void *
+multiply_many(void *arg)
+{
+    const int m = 150, n = 70, k = 300;
+    float *a = malloc((size_t)m * k * sizeof(float));
+    float *b = malloc((size_t)n * k * sizeof(float));
+    float *want = malloc((size_t)m * n * sizeof(float));
+    float *got = malloc((size_t)m * n * sizeof(float));
+    intptr_t bad = 0;
+
+    (void)arg;
+    fill(a, (size_t)m * k, 11);
+    fill(b, (size_t)n * k, 12);
+    reference(m, n, k, a, k, b, k, 1, want, n);
+    for (int r = 0; r < 30; r++) {
+        linalg_gemm_nt(m, n, k, a, k, b, k, got, n);
+        bad += memcmp(want, got, (size_t)m * n * sizeof(float)) != 0;
+    }
+    free(a);
+    free(b);
+    free(want);
+    free(got);
+    return (void *)bad;
+}
+
+START_TEST(threads_have_their_own_workspace)
+{
+    pthread_t t[2];
+    void *bad[2];
+    struct attn_workspace *mine = workspace_thread();
+
+    ck_assert_ptr_nonnull(mine);
+    ck_assert_ptr_eq(workspace_thread(), mine);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(pthread_create(&t[i], NULL, multiply_many, NULL), 0);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(pthread_join(t[i], &bad[i]), 0);
+        ck_assert_ptr_null(bad[i]);
+    }
+}
+END_TEST
+
+START_TEST(the_spare_arena_is_reused_when_it_fits)
+{
+    struct attn_workspace ws = { 0 };
+    size_t got;
+    void *x = workspace_arena_get(&ws, 1000, &got);
+    void *y;
+
+    ck_assert_ptr_nonnull(x);
+    ck_assert_uint_eq(got, 1000);
+    ck_assert_uint_eq((uintptr_t)x % 64, 0);
+    workspace_arena_put(&ws, x, got);
+    ck_assert_ptr_eq(ws.spare, x);
+    y = workspace_arena_get(&ws, 800, &got); /* fits: the same memory, its full size */
+    ck_assert_ptr_eq(y, x);
+    ck_assert_uint_eq(got, 1000);
+    ck_assert_ptr_null(ws.spare);
+    workspace_arena_put(&ws, y, got);
+    y = workspace_arena_get(&ws, 4000, &got); /* too small: a new one */
+    ck_assert_ptr_ne(y, x);
+    workspace_arena_put(&ws, y, got); /* the larger one is kept */
+    ck_assert_ptr_eq(ws.spare, y);
+    ck_assert_ptr_nonnull(workspace_scratch(&ws, 100));
+    ck_assert_uint_ge(ws.scratch_floats, 100);
+    workspace_release(&ws);
+    ck_assert_ptr_null(ws.spare);
+    ck_assert_ptr_null(ws.scratch);
+}
+END_TEST
+
+static Suite *
+linalg_suite(void)
+{
+    Suite *s = suite_create("linalg");
+    TCase *tc = tcase_create("linalg");
+
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, products_are_the_fma_chain_on_every_isa);
+    tcase_add_test(tc, an_empty_pack_falls_back);
+    tcase_add_test(tc, threads_have_their_own_workspace);
+    tcase_add_test(tc, the_spare_arena_is_reused_when_it_fits);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TEST_MAIN(linalg_suite)

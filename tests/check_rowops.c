@@ -1,0 +1,146 @@
+/*
+ * check_rowops.c: mask, scale and softmax of one row (src/core/rowops.c):
+ * against a double-precision softmax, and bit for bit between the scalar
+ * and vector kernels.
+ */
+#include "config.h"
+
+#include <float.h>
+#include <stdint.h>
+
+#include "attnscope/cpu.h"
+#include "attnscope/rowops.h"
+#include "testutil.h"
+
+START_TEST(exp_is_within_two_ulp)
+{
+    for (float x = -87.0f; x <= 0.0f; x += 0.0137f) {
+        double want = exp((double)x);
+        float got = rowops_exp(x);
+        double ulp = (double)nextafterf((float)want, INFINITY) - (double)(float)want;
+        ck_assert_msg(fabs((double)got - want) <= 2.0 * ulp, "exp(%.9g) = %.9g, want %.9g", (double)x,
+                      (double)got, want);
+    }
+    ck_assert(rowops_exp(0.0f) == 1.0f);
+    ck_assert(rowops_exp(-90.0f) == 0.0f);
+    ck_assert(rowops_exp(-INFINITY) == 0.0f);
+    ck_assert(isnan(rowops_exp(NAN)));
+}
+END_TEST
+
+/* One row through rowops_softmax with separate buffers for every stage. */
+static void
+row(const float *s, int n, int visible, float divisor, float *m, float *c, float *w)
+{
+    rowops_softmax(s, m, c, w, n, visible, divisor);
+}
+
+START_TEST(softmax_matches_double_precision)
+{
+    float s[70];
+    float m[70];
+    float c[70];
+    float w[70];
+
+    for (int n = 1; n <= 70; n += 3) {
+        for (int j = 0; j < n; j++)
+            s[j] = (float)((j * 37) % 23 - 11) / 3.0f;
+        for (int visible = 1; visible <= n; visible += 5) {
+            double max = -INFINITY;
+            double sum = 0.0;
+            row(s, n, visible, 2.0f, m, c, w);
+            for (int j = 0; j < visible; j++)
+                max = fmax(max, (double)(s[j] / 2.0f));
+            for (int j = 0; j < visible; j++)
+                sum += exp((double)(s[j] / 2.0f) - max);
+            for (int j = 0; j < n; j++) {
+                if (j < visible) {
+                    ck_assert(m[j] == s[j]);
+                    ck_assert(c[j] == s[j] / 2.0f);
+                    ck_assert_msg(fabs((double)w[j] - exp((double)c[j] - max) / sum) < 1e-6,
+                                  "n %d visible %d j %d", n, visible, j);
+                } else {
+                    ck_assert(isinf(m[j]) && m[j] < 0);
+                    ck_assert(isinf(c[j]) && c[j] < 0);
+                    ck_assert(w[j] == 0.0f);
+                }
+            }
+        }
+    }
+}
+END_TEST
+
+START_TEST(nothing_visible_is_nan_like_pytorch)
+{
+    float s[3] = { 1, 2, 3 };
+    float m[3];
+    float c[3];
+    float w[3];
+
+    row(s, 3, 0, 1.0f, m, c, w);
+    for (int j = 0; j < 3; j++)
+        ck_assert(isnan(w[j]) && isinf(m[j]));
+}
+END_TEST
+
+START_TEST(shared_buffers_are_not_written)
+{
+    float s[5] = { 0.5f, -1, 2, 0.25f, 3 };
+    float keep[5];
+    float w[5];
+
+    memcpy(keep, s, sizeof s);
+    /* No mask and divisor 1: masked and scaled are the scores themselves. */
+    rowops_softmax(s, s, s, w, 5, 5, 1.0f);
+    ck_assert(memcmp(keep, s, sizeof s) == 0);
+    ck_assert_float_eq_tol(w[0] + w[1] + w[2] + w[3] + w[4], 1.0f, 1e-6f);
+}
+END_TEST
+
+START_TEST(every_isa_gives_the_same_bits)
+{
+    const enum cpu_isa best = cpu_isa();
+    float s[131];
+    float want[3][131];
+
+    for (int j = 0; j < 131; j++)
+        s[j] = (float)((j * 53) % 97 - 48) / 7.0f;
+    for (int n = 1; n <= 131; n += 10) {
+        for (int isa = CPU_PORTABLE; isa <= (int)best; isa++) {
+            float m[131];
+            float c[131];
+            float w[131];
+            cpu_isa_limit((enum cpu_isa)isa);
+            row(s, n, n - n / 3, 1.7f, m, c, w);
+            if (isa == CPU_PORTABLE) {
+                memcpy(want[0], m, sizeof m);
+                memcpy(want[1], c, sizeof c);
+                memcpy(want[2], w, sizeof w);
+                continue;
+            }
+            ck_assert_msg(memcmp(want[0], m, (size_t)n * sizeof(float)) == 0 &&
+                              memcmp(want[1], c, (size_t)n * sizeof(float)) == 0 &&
+                              memcmp(want[2], w, (size_t)n * sizeof(float)) == 0,
+                          "%s differs from portable at n = %d", cpu_isa_name(), n);
+        }
+    }
+    cpu_isa_limit(best);
+}
+END_TEST
+
+static Suite *
+rowops_suite(void)
+{
+    Suite *s = suite_create("rowops");
+    TCase *tc = tcase_create("rowops");
+
+    tcase_add_test(tc, exp_is_within_two_ulp);
+    tcase_add_test(tc, softmax_matches_double_precision);
+    tcase_add_test(tc, nothing_visible_is_nan_like_pytorch);
+    tcase_add_test(tc, shared_buffers_are_not_written);
+    tcase_add_test(tc, every_isa_gives_the_same_bits);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TEST_MAIN(rowops_suite)
