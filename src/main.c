@@ -21,6 +21,7 @@
 #include "attnscope/qkv.h"
 #include "attnscope/vocab.h"
 #include "cli.h"
+#include "inputs.h"
 #include "print.h"
 #include "tui/app.h"
 #include "tui/tui.h"
@@ -35,21 +36,6 @@ die(int code, const char *msg)
     if (code == EXIT_USAGE)
         fprintf(stderr, "Try 'attnscope --help' for the options.\n");
     return code;
-}
-
-static int
-load_weights(const struct cli_options *o, int d_in, struct attention_params *w,
-             struct attn_error *err)
-{
-    if (attention_config_check(&o->cfg, d_in, err) != ATTN_OK)
-        return -1;
-    if (params_create(w, &o->cfg, d_in, err) != ATTN_OK)
-        return -1;
-    if (params_load(w, o->weights_dir, err) != ATTN_OK) {
-        params_destroy(w);
-        return -1;
-    }
-    return 0;
 }
 
 static int
@@ -219,9 +205,7 @@ main(int argc, char **argv)
 {
     struct cli_options o;
     struct attn_error err;
-    struct vocab vocab;
-    struct attention_params weights;
-    struct qkv_given qkv;
+    struct inputs in;
     struct pipeline p;
     struct pipeline_source src;
     struct pipeline_selection chosen[CLI_MAX_STAGES];
@@ -241,21 +225,13 @@ main(int argc, char **argv)
 
     catch_signals();
     attn_error_clear(&err);
-    if ((o.embeddings ? vocab_load_csv(&vocab, o.embeddings, &err)
-                      : vocab_builtin(&vocab, &err)) != ATTN_OK)
-        return die(EXIT_INPUT, err.msg);
-    if (o.weights_dir != NULL && load_weights(&o, vocab.dim, &weights, &err) != 0) {
-        vocab_destroy(&vocab);
-        return die(err.status == ATTN_EVALUE ? EXIT_USAGE : EXIT_INPUT, err.msg);
+    {
+        const struct inputs_paths where = { o.embeddings, o.qkv_dir, o.weights_dir };
+        /* A configuration the weights cannot have is the options' fault, not the files'. */
+        if (inputs_load(&in, &o.cfg, &where, &err) != ATTN_OK)
+            return die(err.status == ATTN_EVALUE ? EXIT_USAGE : EXIT_INPUT, err.msg);
     }
-    if (o.qkv_dir != NULL && qkv_load(&qkv, o.qkv_dir, &err) != ATTN_OK) {
-        code = die(EXIT_INPUT, err.msg);
-        goto out;
-    }
-    src.sentence = o.sentence;
-    src.vocab = &vocab;
-    src.weights = o.weights_dir != NULL ? &weights : NULL;
-    src.qkv = o.qkv_dir != NULL ? &qkv : NULL;
+    src = inputs_source(&in, o.sentence);
     if (o.mode == CLI_TUI) {
         code = run_tui(&o, &src);
         goto out;
@@ -287,7 +263,7 @@ main(int argc, char **argv)
         po.digits = o.digits;
         po.count = o.stage_count;
         po.chosen = chosen;
-        po.vocab_source = o.qkv_dir != NULL ? o.qkv_dir : vocab.source;
+        po.vocab_source = o.qkv_dir != NULL ? o.qkv_dir : in.vocab.source;
         po.format = o.format;
         po.heatmap = o.heatmap;
         if (o.heatmap)
@@ -298,10 +274,6 @@ main(int argc, char **argv)
     }
     pipeline_destroy(&p);
 out:
-    if (o.qkv_dir != NULL)
-        qkv_destroy(&qkv);
-    if (o.weights_dir != NULL)
-        params_destroy(&weights);
-    vocab_destroy(&vocab);
+    inputs_destroy(&in);
     return code;
 }

@@ -485,21 +485,10 @@ walkthrough_resources(const struct walkthrough *w, int k, struct walk_resources 
         }
     }
     attn_error_clear(&sub);
-    st = res->opts.embeddings ? vocab_load_csv(&res->vocab, res->opts.embeddings, &sub)
-                              : vocab_builtin(&res->vocab, &sub);
-    res->have_vocab = st == ATTN_OK;
-    if (st == ATTN_OK && res->opts.qkv_dir != NULL) {
-        st = qkv_load(&res->qkv, res->opts.qkv_dir, &sub);
-        res->have_qkv = st == ATTN_OK;
-    }
-    if (st == ATTN_OK && res->opts.weights_dir != NULL) {
-        st = attention_config_check(&res->opts.cfg, res->vocab.dim, &sub);
-        if (st == ATTN_OK)
-            st = params_create(&res->weights, &res->opts.cfg, res->vocab.dim, &sub);
-        if (st == ATTN_OK) {
-            res->have_weights = true;
-            st = params_load(&res->weights, res->opts.weights_dir, &sub);
-        }
+    {
+        const struct inputs_paths where = { res->opts.embeddings, res->opts.qkv_dir,
+                                            res->opts.weights_dir };
+        st = inputs_load(&res->in, &res->opts.cfg, &where, &sub);
     }
     if (st != ATTN_OK) {
         walk_resources_destroy(res);
@@ -511,12 +500,7 @@ walkthrough_resources(const struct walkthrough *w, int k, struct walk_resources 
 void
 walk_resources_destroy(struct walk_resources *res)
 {
-    if (res->have_vocab)
-        vocab_destroy(&res->vocab);
-    if (res->have_qkv)
-        qkv_destroy(&res->qkv);
-    if (res->have_weights)
-        params_destroy(&res->weights);
+    inputs_destroy(&res->in);
     for (int i = 0; i < 3; i++)
         free(res->paths[i]);
     free(res->argv_text);
@@ -526,13 +510,7 @@ walk_resources_destroy(struct walk_resources *res)
 struct pipeline_source
 walk_resources_source(const struct walk_resources *res)
 {
-    struct pipeline_source src;
-
-    src.sentence = res->opts.sentence;
-    src.vocab = &res->vocab;
-    src.weights = res->have_weights ? &res->weights : NULL;
-    src.qkv = res->have_qkv ? &res->qkv : NULL;
-    return src;
+    return inputs_source(&res->in, res->opts.sentence);
 }
 
 /* ---------------------------------------------------------------- cells */

@@ -18,6 +18,7 @@
 #include "attnscope/status.h"
 #include "attnscope/vocab.h"
 #include "cli.h"
+#include "inputs.h"
 #include "print.h"
 #include "render/explain.h"
 
@@ -65,12 +66,7 @@ struct walk_resources {
     struct cli_options opts;
     char *argv_text;           /* the argument strings opts points into */
     char *paths[3];            /* resolved -e, --qkv, --weights */
-    struct vocab vocab;
-    bool have_vocab;
-    struct qkv_given qkv;
-    bool have_qkv;
-    struct attention_params weights;
-    bool have_weights;
+    struct inputs in;          /* what they load */
 };
 
 /*

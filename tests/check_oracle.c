@@ -15,6 +15,7 @@
 #include "attnscope/csvio.h"
 #include "attnscope/pipeline.h"
 #include "cli.h"
+#include "inputs.h"
 #include "testutil.h"
 
 #define TOL 1e-5
@@ -22,7 +23,7 @@
 struct case_run {
     char dir[4400];
     struct cli_options o;
-    struct vocab vocab;
+    struct inputs in;
     struct pipeline p;
     char *argv_storage[64];
 };
@@ -54,10 +55,11 @@ load_case(struct case_run *c, const char *name)
     argv[argc] = NULL;
     ck_assert_msg(cli_parse(argc, argv, &c->o, err, sizeof err) == 0, "%s: %s", name, err);
     snprintf(path, sizeof path, "%s/%s", c->dir, c->o.embeddings);
-    ck_assert_msg(vocab_load_csv(&c->vocab, path, &aerr) == ATTN_OK, "%s", aerr.msg);
-    src.sentence = c->o.sentence;
-    src.vocab = &c->vocab;
-    src.weights = NULL;
+    {
+        const struct inputs_paths where = { path, NULL, NULL };
+        ck_assert_msg(inputs_load(&c->in, &c->o.cfg, &where, &aerr) == ATTN_OK, "%s", aerr.msg);
+    }
+    src = inputs_source(&c->in, c->o.sentence);
     ck_assert_msg(pipeline_create(&c->p, &c->o.cfg, &src, &aerr) == ATTN_OK, "%s: %s", name,
                   aerr.msg);
 }
@@ -158,7 +160,7 @@ START_TEST(every_case_agrees_with_pytorch)
         }
         closedir(files);
         pipeline_destroy(&c.p);
-        vocab_destroy(&c.vocab);
+        inputs_destroy(&c.in);
         for (int i = 0; i < 64; i++)
             free(c.argv_storage[i]);
         case_count++;

@@ -328,9 +328,9 @@ play_step(struct app *a, int k, struct attn_error *err)
     a->res = res;
     a->have_res = true;
     a->cfg = res.opts.cfg;
-    a->vocab = &a->res.vocab;
-    a->weights = a->res.have_weights ? &a->res.weights : NULL;
-    a->qkv = a->res.have_qkv ? &a->res.qkv : NULL;
+    a->vocab = &a->res.in.vocab;
+    a->weights = a->res.in.have_weights ? &a->res.in.weights : NULL;
+    a->qkv = a->res.in.have_qkv ? &a->res.in.qkv : NULL;
     a->weights_dir = a->res.opts.weights_dir;
     free(a->sentence);
     a->sentence = sentence;

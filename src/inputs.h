@@ -1,0 +1,46 @@
+/*
+ * inputs.h: what a pipeline is computed from, loaded in one place.
+ *
+ * The vocabulary (a CSV file or the built-in one), Q/K/V given as files and
+ * weights saved by --export: main.c, walkthrough steps and the tests load
+ * them through inputs_load(), in one order, with one set of messages.
+ */
+#ifndef ATTNSCOPE_INPUTS_H
+#define ATTNSCOPE_INPUTS_H
+
+#include <stdbool.h>
+
+#include "attnscope/params.h"
+#include "attnscope/pipeline.h"
+#include "attnscope/qkv.h"
+#include "attnscope/vocab.h"
+
+struct inputs {
+    struct vocab vocab;
+    bool have_vocab;
+    struct qkv_given qkv;
+    bool have_qkv;
+    struct attention_params weights; /* laid out for cfg's variant, then read */
+    bool have_weights;
+};
+
+/* Where the inputs come from; NULL: none (the built-in vocabulary). */
+struct inputs_paths {
+    const char *embeddings; /* -e */
+    const char *qkv;        /* --qkv */
+    const char *weights;    /* --weights */
+};
+
+/*
+ * Loads the vocabulary, then Q/K/V, then the weights for cfg (whose shape
+ * depends on the vocabulary's width).  On failure in is empty and err names
+ * the file (or, for a configuration the weights cannot have, the option).
+ */
+enum attn_status inputs_load(struct inputs *in, const struct attention_config *cfg,
+                             const struct inputs_paths *paths, struct attn_error *err);
+void inputs_destroy(struct inputs *in);
+
+/* The pipeline source for sentence and the loaded inputs. */
+struct pipeline_source inputs_source(const struct inputs *in, const char *sentence);
+
+#endif
