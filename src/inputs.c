@@ -7,11 +7,13 @@
 
 enum attn_status
 inputs_load(struct inputs *in, const struct attention_config *cfg, const struct inputs_paths *paths,
-            struct attn_error *err)
+            bool *options_fault, struct attn_error *err)
 {
     enum attn_status st;
 
     memset(in, 0, sizeof *in);
+    if (options_fault != NULL)
+        *options_fault = false;
     st = paths->embeddings ? vocab_load_csv(&in->vocab, paths->embeddings, err)
                            : vocab_builtin(&in->vocab, err);
     in->have_vocab = st == ATTN_OK;
@@ -22,6 +24,8 @@ inputs_load(struct inputs *in, const struct attention_config *cfg, const struct 
     if (st == ATTN_OK && paths->weights != NULL) {
         /* The files' shapes follow from the configuration: check it first. */
         st = attention_config_check(cfg, in->vocab.dim, err);
+        if (st != ATTN_OK && options_fault != NULL)
+            *options_fault = true;
         if (st == ATTN_OK)
             st = params_create(&in->weights, cfg, in->vocab.dim, err);
         if (st == ATTN_OK) {

@@ -34,10 +34,12 @@ struct inputs_paths {
 /*
  * Loads the vocabulary, then Q/K/V, then the weights for cfg (whose shape
  * depends on the vocabulary's width).  On failure in is empty and err names
- * the file (or, for a configuration the weights cannot have, the option).
+ * the file, or, when cfg itself is refused before the weights are read, the
+ * option; *options_fault (may be NULL) says which.
  */
 enum attn_status inputs_load(struct inputs *in, const struct attention_config *cfg,
-                             const struct inputs_paths *paths, struct attn_error *err);
+                             const struct inputs_paths *paths, bool *options_fault,
+                             struct attn_error *err);
 void inputs_destroy(struct inputs *in);
 
 /* The pipeline source for sentence and the loaded inputs. */

@@ -227,9 +227,9 @@ main(int argc, char **argv)
     attn_error_clear(&err);
     {
         const struct inputs_paths where = { o.embeddings, o.qkv_dir, o.weights_dir };
-        /* A configuration the weights cannot have is the options' fault, not the files'. */
-        if (inputs_load(&in, &o.cfg, &where, &err) != ATTN_OK)
-            return die(err.status == ATTN_EVALUE ? EXIT_USAGE : EXIT_INPUT, err.msg);
+        bool options_fault;
+        if (inputs_load(&in, &o.cfg, &where, &options_fault, &err) != ATTN_OK)
+            return die(options_fault ? EXIT_USAGE : EXIT_INPUT, err.msg);
     }
     src = inputs_source(&in, o.sentence);
     if (o.mode == CLI_TUI) {
