@@ -32,7 +32,7 @@ END_TEST
 static void
 row(const float *s, int n, int visible, float divisor, float *m, float *c, float *w)
 {
-    rowops_softmax(s, m, c, w, n, visible, divisor);
+    rowops_softmax(s, m, c, w, n, 0, visible, divisor);
 }
 
 START_TEST(softmax_matches_double_precision)
@@ -91,7 +91,7 @@ START_TEST(shared_buffers_are_not_written)
 
     memcpy(keep, s, sizeof s);
     /* No mask and divisor 1: masked and scaled are the scores themselves. */
-    rowops_softmax(s, s, s, w, 5, 5, 1.0f);
+    rowops_softmax(s, s, s, w, 5, 0, 5, 1.0f);
     ck_assert(memcmp(keep, s, sizeof s) == 0);
     ck_assert_float_eq_tol(w[0] + w[1] + w[2] + w[3] + w[4], 1.0f, 1e-6f);
 }
@@ -128,6 +128,41 @@ START_TEST(every_isa_gives_the_same_bits)
 }
 END_TEST
 
+/* A range that starts past column 0: the columns before it are hidden too. */
+START_TEST(a_range_hides_both_sides)
+{
+    const enum cpu_isa best = cpu_isa();
+    float s[40];
+    float want[40];
+
+    for (int j = 0; j < 40; j++)
+        s[j] = (float)(j % 7) - 2.5f;
+    for (int isa = CPU_PORTABLE; isa <= (int)best; isa++) {
+        float m[40];
+        float c[40];
+        float w[40];
+        float m0[40];
+        float c0[40];
+        float w0[40];
+        cpu_isa_limit((enum cpu_isa)isa);
+        rowops_softmax(s, m, c, w, 40, 5, 29, 2.0f);
+        /* The same numbers as the range moved to the start of a row of its own. */
+        rowops_softmax(s + 5, m0, c0, w0, 24, 0, 24, 2.0f);
+        for (int j = 0; j < 40; j++) {
+            if (j < 5 || j >= 29) {
+                ck_assert(isinf(m[j]) && isinf(c[j]) && w[j] == 0.0f);
+            } else {
+                ck_assert(m[j] == m0[j - 5] && c[j] == c0[j - 5] && w[j] == w0[j - 5]);
+            }
+        }
+        if (isa == CPU_PORTABLE)
+            memcpy(want, w, sizeof w);
+        ck_assert_msg(memcmp(want, w, sizeof w) == 0, "%s differs", cpu_isa_name());
+    }
+    cpu_isa_limit(best);
+}
+END_TEST
+
 static Suite *
 rowops_suite(void)
 {
@@ -139,6 +174,7 @@ rowops_suite(void)
     tcase_add_test(tc, nothing_visible_is_nan_like_pytorch);
     tcase_add_test(tc, shared_buffers_are_not_written);
     tcase_add_test(tc, every_isa_gives_the_same_bits);
+    tcase_add_test(tc, a_range_hides_both_sides);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -69,6 +69,13 @@ void attention_stages_destroy(struct attention_stages *st);
 /* One head's view of a per-head stage buffer: (nq, nk). */
 struct matrix attention_head(const struct attention_stages *st, const float *stage, int head);
 
+/*
+ * The keys query i may see, first to end - 1, out of nk: every mask is a
+ * range per row (no mask: all keys; causal: keys 0 to i), which the softmax
+ * and the context products use to skip what is hidden.
+ */
+void attention_mask_range(const struct attention_config *cfg, int i, int nk, int *first, int *end);
+
 /* True when the mask forbids query i from seeing key j. */
 bool attention_masked(const struct attention_config *cfg, int i, int j);
 

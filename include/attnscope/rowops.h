@@ -20,12 +20,13 @@
 float rowops_exp(float x);
 
 /*
- * scores, masked, scaled and weights are rows of n floats.  Columns j >=
- * visible are hidden by the mask.  masked may equal scores (no mask: it is
- * not written) and scaled may equal masked (divisor 1: likewise).  A row
- * with nothing visible becomes NaN, as PyTorch's softmax makes it.
+ * scores, masked, scaled and weights are rows of n floats.  The mask lets
+ * the row see columns first to end - 1; the others are hidden (-inf, then
+ * weight 0).  masked may equal scores (no mask: it is not written) and
+ * scaled may equal masked (divisor 1: likewise).  A row with nothing
+ * visible becomes NaN, as PyTorch's softmax makes it.
  */
 void rowops_softmax(const float *scores, float *masked, float *scaled, float *weights, int n,
-                    int visible, float divisor);
+                    int first, int end, float divisor);
 
 #endif

@@ -14,8 +14,8 @@
 /* Every buffer starts on a 64-byte boundary, for the vector units. */
 #define ARENA_ALIGN_FLOATS 16
 
-/* Rows of the causal context product done at once (the same on every CPU). */
-#define CAUSAL_BLOCK 64
+/* Rows of the context product done at once, each block over the keys its rows see. */
+#define CONTEXT_BLOCK 64
 
 static size_t
 pad(size_t floats)
@@ -157,10 +157,28 @@ attention_head(const struct attention_stages *st, const float *stage, int head)
     return matrix_view((float *)stage + (size_t)head * per_head, st->nq, st->nk);
 }
 
+void
+attention_mask_range(const struct attention_config *cfg, int i, int nk, int *first, int *end)
+{
+    *first = 0;
+    *end = nk;
+    switch (cfg->mask) {
+    case ATTN_MASK_NONE:
+        break;
+    case ATTN_MASK_CAUSAL:
+        *end = i + 1 < nk ? i + 1 : nk;
+        break;
+    }
+}
+
 bool
 attention_masked(const struct attention_config *cfg, int i, int j)
 {
-    return cfg->mask == ATTN_MASK_CAUSAL && j > i;
+    int first;
+    int end;
+
+    attention_mask_range(cfg, i, j + 1, &first, &end);
+    return j < first || j >= end;
 }
 
 static void
@@ -212,12 +230,52 @@ attention_softmax_rows(const float *x, float *y, int rows, int cols)
     /* A row that is -inf everywhere becomes NaN, as in PyTorch. */
     for (int i = 0; i < rows; i++) {
         float *xi = (float *)x + (size_t)i * (size_t)cols;
-        rowops_softmax(xi, xi, xi, y + (size_t)i * (size_t)cols, cols, cols, 1.0f);
+        rowops_softmax(xi, xi, xi, y + (size_t)i * (size_t)cols, cols, 0, cols, 1.0f);
     }
 }
 
+/*
+ * The passes after the projections, one function each over named buffers,
+ * in the style of llm.c: shapes in the comments, outputs first.
+ */
+
+/* 1. scores (H, nq, nk) = Q_h K_h^T, for Q (nq, H hd) and K (nk, H hd) with row stride ld. */
 static void
-run_dropout(struct attention_stages *st, const struct attention_config *cfg, struct rng *r)
+scores_forward(float *scores, const float *q, const float *k, int nq, int nk, int heads, int hd,
+               int ld)
+{
+    const size_t per_head = (size_t)nq * (size_t)nk;
+
+    for (int h = 0; h < heads; h++)
+        linalg_gemm_nt(nq, nk, hd, q + (size_t)h * (size_t)hd, ld, k + (size_t)h * (size_t)hd, ld,
+                       scores + (size_t)h * per_head, nk);
+}
+
+/*
+ * 2-4. masked (-inf outside each row's range), scaled (masked / divisor)
+ * and weights (softmax of each row), all (H, nq, nk), row by row in one pass.
+ */
+static void
+softmax_forward(float *weights, float *scaled, float *masked, const float *scores,
+                const struct attention_config *cfg, int nq, int nk, int heads, float divisor)
+{
+    const size_t per_head = (size_t)nq * (size_t)nk;
+
+    for (int h = 0; h < heads; h++) {
+        for (int i = 0; i < nq; i++) {
+            size_t row = (size_t)h * per_head + (size_t)i * (size_t)nk;
+            int first;
+            int end;
+            attention_mask_range(cfg, i, nk, &first, &end);
+            rowops_softmax(scores + row, masked + row, scaled + row, weights + row, nk, first, end,
+                           divisor);
+        }
+    }
+}
+
+/* 5. dropped (H, nq, nk) = dropout(weights) in training mode, as cfg's module draws it. */
+static void
+dropout_forward(struct attention_stages *st, const struct attention_config *cfg, struct rng *r)
 {
     const size_t total = (size_t)st->shape.heads * (size_t)st->nq * (size_t)st->nk;
     const int calls = st->shape.dropout_calls;
@@ -238,59 +296,72 @@ run_dropout(struct attention_stages *st, const struct attention_config *cfg, str
     }
 }
 
+/*
+ * 6. context (nq, H hd) = dropped_h V_h, heads side by side, for V (nk, H hd)
+ * with row stride ld.  A block of rows multiplies only the keys its rows'
+ * ranges reach: the weights outside are 0, and skipping a 0 * v term leaves
+ * every FMA chain as it is.
+ */
+static void
+context_forward(float *context, const float *dropped, const float *v,
+                const struct attention_config *cfg, int nq, int nk, int heads, int hd, int ld)
+{
+    const size_t per_head = (size_t)nq * (size_t)nk;
+
+    for (int i0 = 0; i0 < nq; i0 += CONTEXT_BLOCK) {
+        const int rows = nq - i0 < CONTEXT_BLOCK ? nq - i0 : CONTEXT_BLOCK;
+        int lo = nk;
+        int hi = 0;
+        for (int i = i0; i < i0 + rows; i++) {
+            int first;
+            int end;
+            attention_mask_range(cfg, i, nk, &first, &end);
+            lo = first < lo ? first : lo;
+            hi = end > hi ? end : hi;
+        }
+        if (hi <= lo) {
+            /* Nothing visible (such rows are NaN, as PyTorch's): multiply them all. */
+            lo = 0;
+            hi = nk;
+        }
+        for (int h = 0; h < heads; h++)
+            linalg_gemm_nn(rows, hd, hi - lo,
+                           dropped + (size_t)h * per_head + (size_t)i0 * (size_t)nk + (size_t)lo, nk,
+                           v + (size_t)lo * (size_t)ld + (size_t)h * (size_t)hd, ld,
+                           context + (size_t)i0 * (size_t)ld + (size_t)h * (size_t)hd, ld);
+    }
+}
+
+/* 7. output (nq, d_output) = context W_o^T + b_o, or the context itself without out_proj. */
+static void
+output_forward(struct matrix *output, const struct matrix *context, const struct attention_params *ps,
+               bool out_proj)
+{
+    const struct param *w = out_proj ? params_find(ps, PARAM_OUT, 0, false) : NULL;
+
+    if (w == NULL) {
+        memcpy(output->data, context->data, matrix_size(context) * sizeof(float));
+        return;
+    }
+    if (linalg_gemm_packed(context->rows, context->data, context->cols, &w->packed, output->data,
+                           output->cols) != 0)
+        linalg_gemm_nt(context->rows, output->cols, context->cols, context->data, context->cols,
+                       w->m.data, context->cols, output->data, output->cols);
+    add_bias(output, 0, output->cols, params_find(ps, PARAM_OUT, 0, true));
+}
+
 void
 attention_attend(struct attention_stages *st, const struct attention_config *cfg,
                  const struct attention_params *ps, struct rng *r)
 {
     const struct attention_shape *s = &st->shape;
-    const int nq = st->nq;
-    const int nk = st->nk;
-    const size_t per_head = (size_t)nq * (size_t)nk;
 
-    /* 1. scores = Q_h K_h^T */
-    for (int h = 0; h < s->heads; h++)
-        linalg_gemm_nt(nq, nk, s->head_dim, st->queries.data + (size_t)h * s->head_dim,
-                       s->d_qkv, st->keys.data + (size_t)h * s->head_dim, s->d_qkv,
-                       st->scores + (size_t)h * per_head, nk);
-
-    /* 2-4. masked (-inf where the mask forbids), scaled (masked / divisor) and
-     * weights (softmax of each row), row by row in one pass */
-    for (int h = 0; h < s->heads; h++) {
-        for (int i = 0; i < nq; i++) {
-            size_t row = (size_t)h * per_head + (size_t)i * (size_t)nk;
-            int visible = cfg->mask == ATTN_MASK_CAUSAL ? (i + 1 < nk ? i + 1 : nk) : nk;
-            rowops_softmax(st->scores + row, st->masked + row, st->scaled + row, st->weights + row,
-                           nk, visible, st->divisor);
-        }
-    }
-
-    /* 5. dropped = dropout(weights) in training mode */
-    run_dropout(st, cfg, r);
-
-    /* 6. context_h = dropped_h V_h, heads side by side.  Under the causal
-     * mask row i has nothing past key i, so blocks of rows stop there. */
-    for (int h = 0; h < s->heads; h++) {
-        const int block = cfg->mask == ATTN_MASK_CAUSAL ? CAUSAL_BLOCK : nq;
-        for (int i0 = 0; i0 < nq; i0 += block) {
-            int rows = nq - i0 < block ? nq - i0 : block;
-            int keys = cfg->mask == ATTN_MASK_CAUSAL && i0 + rows < nk ? i0 + rows : nk;
-            linalg_gemm_nn(rows, s->head_dim, keys,
-                           st->dropped + (size_t)h * per_head + (size_t)i0 * (size_t)nk, nk,
-                           st->values.data + (size_t)h * s->head_dim, s->d_qkv,
-                           st->context.data + (size_t)i0 * (size_t)s->d_qkv + (size_t)h * s->head_dim,
-                           s->d_qkv);
-        }
-    }
-
-    /* 7. output = out_proj(context) for mha */
-    if (attention_variant_has_out_proj(cfg->variant)) {
-        const struct param *w = params_find(ps, PARAM_OUT, 0, false);
-        if (linalg_gemm_packed(nq, st->context.data, s->d_qkv, &w->packed, st->output.data,
-                               s->d_output) != 0)
-            linalg_gemm_nt(nq, s->d_output, s->d_qkv, st->context.data, s->d_qkv, w->m.data,
-                           s->d_qkv, st->output.data, s->d_output);
-        add_bias(&st->output, 0, s->d_output, params_find(ps, PARAM_OUT, 0, true));
-    } else {
-        memcpy(st->output.data, st->context.data, matrix_size(&st->context) * sizeof(float));
-    }
+    scores_forward(st->scores, st->queries.data, st->keys.data, st->nq, st->nk, s->heads,
+                   s->head_dim, s->d_qkv);
+    softmax_forward(st->weights, st->scaled, st->masked, st->scores, cfg, st->nq, st->nk, s->heads,
+                    st->divisor);
+    dropout_forward(st, cfg, r);
+    context_forward(st->context.data, st->dropped, st->values.data, cfg, st->nq, st->nk, s->heads,
+                    s->head_dim, s->d_qkv);
+    output_forward(&st->output, &st->context, ps, attention_variant_has_out_proj(cfg->variant));
 }

@@ -280,11 +280,12 @@ softmax_avx512(const float *s, float *m, float *c, float *w, int visible, float 
 #endif
 
 void
-rowops_softmax(const float *scores, float *masked, float *scaled, float *weights, int n,
-               int visible, float divisor)
+rowops_softmax(const float *scores, float *masked, float *scaled, float *weights, int n, int first,
+               int end, float divisor)
 {
-    if (visible > n)
-        visible = n;
+    const int visible = (end > n ? n : end) - (first > 0 ? first : 0);
+
+    first = first > 0 ? first : 0;
     if (visible <= 0) {
         /* Everything hidden: max is -inf and -inf - -inf is NaN, as in PyTorch. */
         hide_tail(masked, scaled, weights, scores, n, 0);
@@ -292,6 +293,13 @@ rowops_softmax(const float *scores, float *masked, float *scaled, float *weights
             weights[j] = NAN;
         return;
     }
+    /* Columns before first are hidden like those after the range. */
+    hide_tail(masked, scaled, weights, scores, first, 0);
+    scores += first;
+    masked += first;
+    scaled += first;
+    weights += first;
+    n -= first;
     switch (cpu_isa()) {
 #ifdef ROWOPS_X86
     case CPU_AVX512:
@@ -301,6 +309,7 @@ rowops_softmax(const float *scores, float *masked, float *scaled, float *weights
         softmax_avx2(scores, masked, scaled, weights, visible, divisor);
         break;
 #endif
+    case CPU_PORTABLE:
     default:
         softmax_portable(scores, masked, scaled, weights, visible, divisor);
         break;
