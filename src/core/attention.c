@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,52 +13,90 @@
 #include "attnscope/workspace.h"
 
 /* Every buffer starts on a 64-byte boundary, for the vector units. */
-#define ARENA_ALIGN_FLOATS 16
+#define ARENA_ALIGN 64
 
 /* Rows of the context product done at once, each block over the keys its rows see. */
 #define CONTEXT_BLOCK 64
 
-static size_t
-pad(size_t floats)
-{
-    return (floats + ARENA_ALIGN_FLOATS - 1) / ARENA_ALIGN_FLOATS * ARENA_ALIGN_FLOATS;
-}
-
 /*
- * A stage equal to the one before it shares its buffer instead of keeping a
- * copy: masked is scores without a mask, scaled is masked when the divisor
- * is 1, dropped is weights without dropout.
+ * The arena's plan, one slot per buffer of struct attention_stages (as
+ * llm.c's fill_in_activation_sizes): its size, and whether it has memory of
+ * its own, shares the buffer of the stage before it, or is absent.  A stage
+ * equal to the one before it shares: masked is scores without a mask, scaled
+ * is masked when the divisor is 1, dropped is weights without dropout.
  */
+enum slot {
+    SLOT_QUERIES, SLOT_KEYS, SLOT_VALUES, SLOT_SCORES, SLOT_MASKED, SLOT_SCALED, SLOT_WEIGHTS,
+    SLOT_DROPPED, SLOT_DRAW, SLOT_CONTEXT, SLOT_OUTPUT, SLOT_KEEP, SLOT_COUNT
+};
+
+enum slot_use { SLOT_OWN, SLOT_SHARES_PREVIOUS, SLOT_ABSENT };
+
+/* Where each slot's buffer goes: a struct matrix, or a bare pointer. */
+static const struct {
+    size_t field;
+    bool matrix;
+    size_t elem;
+} slot_info[SLOT_COUNT] = {
+    [SLOT_QUERIES] = { offsetof(struct attention_stages, queries), true, sizeof(float) },
+    [SLOT_KEYS] = { offsetof(struct attention_stages, keys), true, sizeof(float) },
+    [SLOT_VALUES] = { offsetof(struct attention_stages, values), true, sizeof(float) },
+    [SLOT_SCORES] = { offsetof(struct attention_stages, scores), false, sizeof(float) },
+    [SLOT_MASKED] = { offsetof(struct attention_stages, masked), false, sizeof(float) },
+    [SLOT_SCALED] = { offsetof(struct attention_stages, scaled), false, sizeof(float) },
+    [SLOT_WEIGHTS] = { offsetof(struct attention_stages, weights), false, sizeof(float) },
+    [SLOT_DROPPED] = { offsetof(struct attention_stages, dropped), false, sizeof(float) },
+    [SLOT_DRAW] = { offsetof(struct attention_stages, draw), false, sizeof(float) },
+    [SLOT_CONTEXT] = { offsetof(struct attention_stages, context), true, sizeof(float) },
+    [SLOT_OUTPUT] = { offsetof(struct attention_stages, output), true, sizeof(float) },
+    /* Last: bytes, so every float buffer before it stays aligned. */
+    [SLOT_KEEP] = { offsetof(struct attention_stages, keep), false, 1 },
+};
+
+struct slot_plan {
+    int rows;
+    int cols;
+    enum slot_use use;
+};
+
 struct arena_plan {
-    size_t q, k, v;    /* floats, padded */
-    size_t hh;         /* one (H, nq, nk) buffer, padded */
-    size_t ctx, out;
-    bool own_masked, own_scaled, own_dropped;
-    int hh_buffers;    /* the (H, nq, nk) buffers allocated */
-    size_t keep_bytes;
+    struct slot_plan slot[SLOT_COUNT];
     size_t total_bytes;
 };
+
+/* The bytes a slot takes in the arena, padded so the next one stays aligned. */
+static size_t
+slot_bytes(const struct arena_plan *pl, int i)
+{
+    size_t n = (size_t)pl->slot[i].rows * (size_t)pl->slot[i].cols * slot_info[i].elem;
+
+    return pl->slot[i].use == SLOT_OWN ? (n + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN : 0;
+}
 
 static void
 plan_arena(struct arena_plan *pl, const struct attention_config *cfg,
            const struct attention_shape *s, int nq, int nk)
 {
-    size_t hh = (size_t)s->heads * (size_t)nq * (size_t)nk;
-    size_t floats;
+    const int hh_rows = s->heads * nq; /* (H, nq, nk) as (H nq, nk) */
+    struct slot_plan *p = pl->slot;
 
-    pl->q = pad((size_t)nq * (size_t)s->d_qkv);
-    pl->k = pad((size_t)nk * (size_t)s->d_qkv);
-    pl->v = pl->k;
-    pl->hh = pad(hh);
-    pl->ctx = pad((size_t)nq * (size_t)s->d_qkv);
-    pl->out = pad((size_t)nq * (size_t)s->d_output);
-    pl->own_masked = cfg->mask != ATTN_MASK_NONE;
-    pl->own_scaled = (float)s->divisor != 1.0f;
-    pl->own_dropped = s->dropout_on;
-    pl->hh_buffers = 2 + pl->own_masked + pl->own_scaled + pl->own_dropped + s->dropout_on;
-    pl->keep_bytes = s->dropout_on ? hh : 0;
-    floats = pl->q + pl->k + pl->v + (size_t)pl->hh_buffers * pl->hh + pl->ctx + pl->out;
-    pl->total_bytes = floats * sizeof(float) + pl->keep_bytes;
+    p[SLOT_QUERIES] = (struct slot_plan){ nq, s->d_qkv, SLOT_OWN };
+    p[SLOT_KEYS] = (struct slot_plan){ nk, s->d_qkv, SLOT_OWN };
+    p[SLOT_VALUES] = (struct slot_plan){ nk, s->d_qkv, SLOT_OWN };
+    p[SLOT_SCORES] = (struct slot_plan){ hh_rows, nk, SLOT_OWN };
+    p[SLOT_MASKED] = (struct slot_plan){ hh_rows, nk,
+                                         cfg->mask != ATTN_MASK_NONE ? SLOT_OWN : SLOT_SHARES_PREVIOUS };
+    p[SLOT_SCALED] = (struct slot_plan){ hh_rows, nk,
+                                         (float)s->divisor != 1.0f ? SLOT_OWN : SLOT_SHARES_PREVIOUS };
+    p[SLOT_WEIGHTS] = (struct slot_plan){ hh_rows, nk, SLOT_OWN };
+    p[SLOT_DROPPED] = (struct slot_plan){ hh_rows, nk, s->dropout_on ? SLOT_OWN : SLOT_SHARES_PREVIOUS };
+    p[SLOT_DRAW] = (struct slot_plan){ hh_rows, nk, s->dropout_on ? SLOT_OWN : SLOT_ABSENT };
+    p[SLOT_CONTEXT] = (struct slot_plan){ nq, s->d_qkv, SLOT_OWN };
+    p[SLOT_OUTPUT] = (struct slot_plan){ nq, s->d_output, SLOT_OWN };
+    p[SLOT_KEEP] = (struct slot_plan){ hh_rows, nk, s->dropout_on ? SLOT_OWN : SLOT_ABSENT };
+    pl->total_bytes = 0;
+    for (int i = 0; i < SLOT_COUNT; i++)
+        pl->total_bytes += slot_bytes(pl, i);
 }
 
 size_t
@@ -71,12 +110,40 @@ attention_stages_bytes(const struct attention_config *cfg, int d_in, int nq, int
     return pl.total_bytes;
 }
 
+/* Points every slot's field of st into the arena, following the plan. */
+static void
+point_slots(struct attention_stages *st, const struct arena_plan *pl, char *arena)
+{
+    void *previous = NULL;
+
+    for (int i = 0; i < SLOT_COUNT; i++) {
+        void *at = NULL;
+        switch (pl->slot[i].use) {
+        case SLOT_OWN:
+            at = arena;
+            arena += slot_bytes(pl, i);
+            break;
+        case SLOT_SHARES_PREVIOUS:
+            at = previous;
+            break;
+        case SLOT_ABSENT:
+            break;
+        }
+        if (slot_info[i].matrix) {
+            struct matrix m = matrix_view(at, pl->slot[i].rows, pl->slot[i].cols);
+            memcpy((char *)st + slot_info[i].field, &m, sizeof m);
+        } else {
+            memcpy((char *)st + slot_info[i].field, &at, sizeof at);
+        }
+        previous = at;
+    }
+}
+
 enum attn_status
 attention_stages_create(struct attention_stages *st, const struct attention_config *cfg,
                         int d_in, int nq, int nk, struct attn_error *err)
 {
     struct arena_plan pl;
-    float *f;
     void *arena = NULL;
 
     memset(st, 0, sizeof *st);
@@ -100,43 +167,7 @@ attention_stages_create(struct attention_stages *st, const struct attention_conf
     st->divisor = (float)st->shape.divisor;
     st->dropout_on = st->shape.dropout_on;
     st->dropout_scale = st->dropout_on ? rng_dropout_scale(cfg->dropout) : 1.0f;
-
-    f = arena;
-    st->queries = matrix_view(f, nq, st->shape.d_qkv);
-    f += pl.q;
-    st->keys = matrix_view(f, nk, st->shape.d_qkv);
-    f += pl.k;
-    st->values = matrix_view(f, nk, st->shape.d_qkv);
-    f += pl.v;
-    st->scores = f;
-    f += pl.hh;
-    st->masked = st->scores;
-    if (pl.own_masked) {
-        st->masked = f;
-        f += pl.hh;
-    }
-    st->scaled = st->masked;
-    if (pl.own_scaled) {
-        st->scaled = f;
-        f += pl.hh;
-    }
-    st->weights = f;
-    f += pl.hh;
-    st->dropped = st->weights;
-    if (pl.own_dropped) {
-        st->dropped = f;
-        f += pl.hh;
-    }
-    if (st->dropout_on) {
-        st->draw = f;
-        f += pl.hh;
-    }
-    st->context = matrix_view(f, nq, st->shape.d_qkv);
-    f += pl.ctx;
-    st->output = matrix_view(f, nq, st->shape.d_output);
-    f += pl.out;
-    if (st->dropout_on)
-        st->keep = (unsigned char *)f;
+    point_slots(st, &pl, arena);
     return ATTN_OK;
 }
 
