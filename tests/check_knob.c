@@ -122,7 +122,7 @@ START_TEST(view_keys_help_and_bar)
 {
     struct vocab book;
     struct attention_config cfg;
-    struct pipeline_source src = { "Your journey starts with one step", NULL, NULL, NULL };
+    struct pipeline_source src = { "Your journey starts with one step", NULL, NULL, NULL, NULL };
     struct attn_error err;
     struct app a;
     int count;

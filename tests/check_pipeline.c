@@ -33,7 +33,7 @@ static void
 run(struct pipeline *p, const struct attention_config *cfg, const char *sentence,
     const struct vocab *v)
 {
-    struct pipeline_source src = { sentence, v, NULL, NULL };
+    struct pipeline_source src = { sentence, v, NULL, NULL, NULL };
     struct attn_error err;
 
     attn_error_clear(&err);
@@ -428,7 +428,7 @@ START_TEST(soft_dictionary_lookup)
     struct qkv_given g;
     struct attention_config cfg;
     struct pipeline p;
-    struct pipeline_source src = { NULL, NULL, NULL, &g };
+    struct pipeline_source src = { NULL, NULL, NULL, &g, NULL };
     struct attn_error err;
     struct pipeline_view v;
 
@@ -610,7 +610,7 @@ START_TEST(shortcuts_compute_what_a_fresh_pipeline_computes)
     struct pipeline cur;
     struct pipeline fresh;
     struct pipeline rebuilt;
-    struct pipeline_source src = { sentences[0], &book_vocab, NULL, NULL };
+    struct pipeline_source src = { sentences[0], &book_vocab, NULL, NULL, NULL };
     struct attn_error err;
 
     attention_config_init(&cfg);
@@ -673,7 +673,7 @@ START_TEST(bad_configurations_are_refused)
 {
     struct attention_config cfg;
     struct pipeline p;
-    struct pipeline_source src = { "Your journey", &book_vocab, NULL, NULL };
+    struct pipeline_source src = { "Your journey", &book_vocab, NULL, NULL, NULL };
     struct attn_error err;
 
     attention_config_init(&cfg);
@@ -779,7 +779,7 @@ compute_many(void *arg)
 
     for (int r = 0; r < 20; r++) {
         struct pipeline p;
-        struct pipeline_source src = { threaded_sentence, t->vocab, NULL, NULL };
+        struct pipeline_source src = { threaded_sentence, t->vocab, NULL, NULL, NULL };
         if (pipeline_create(&p, t->cfg, &src, NULL) != ATTN_OK) {
             t->bad++;
             continue;
@@ -823,6 +823,94 @@ START_TEST(pipelines_in_two_threads_are_independent)
 }
 END_TEST
 
+/*
+ * A family made here, outside the core: inputs are each token's position
+ * and length, attended over by the simple variant's passes.  It shows the
+ * seam: pipeline_create, the stage accessor and presence work for it
+ * without any change to the book's family.
+ */
+static int echo_destroyed;
+
+static enum attn_status
+echo_create(struct pipeline *p, const struct attention_config *cfg, const struct pipeline_source *src,
+            struct attn_error *err)
+{
+    struct attention_config simple = *cfg;
+    enum attn_status st;
+    struct rng r;
+
+    attention_config_set_variant(&simple, ATTN_SIMPLE);
+    st = tokenizer_split(src->sentence, &p->tokens, err);
+    if (st != ATTN_OK)
+        return st;
+    p->query_labels = (const char *const *)p->tokens.text;
+    p->key_labels = (const char *const *)p->tokens.text;
+    p->made_up = calloc((size_t)p->tokens.count, 1);
+    p->d_in = 2;
+    st = matrix_create(&p->inputs, p->tokens.count, 2, err);
+    if (st == ATTN_OK)
+        st = params_create(&p->params, &simple, 2, err);
+    if (st == ATTN_OK)
+        st = attention_stages_create(&p->st, &simple, 2, p->tokens.count, p->tokens.count, err);
+    if (st != ATTN_OK)
+        return st;
+    for (int i = 0; i < p->tokens.count; i++) {
+        MAT_AT(&p->inputs, i, 0) = (float)i;
+        MAT_AT(&p->inputs, i, 1) = (float)strlen(p->tokens.text[i]);
+    }
+    rng_seed(&r, cfg->seed);
+    attention_project(&p->st, &simple, &p->inputs, &p->params);
+    attention_attend(&p->st, &simple, &p->params, &r);
+    return ATTN_OK;
+}
+
+static void
+echo_destroy(struct pipeline *p)
+{
+    (void)p;
+    echo_destroyed++;
+}
+
+static const struct family echo_family = {
+    "echo", "positions and lengths",
+    (FAMILY_STAGE(STAGE_COUNT) - 1) & ~(FAMILY_STAGE(STAGE_EMBEDDINGS) | FAMILY_STAGE(STAGE_POSITIONAL)),
+    echo_create, NULL, NULL, echo_destroy,
+};
+
+START_TEST(a_family_plugs_in_through_the_seam)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    struct pipeline q;
+    struct pipeline_source src = { "ab cde f", NULL, NULL, NULL, &echo_family };
+    struct pipeline_view v;
+    struct attn_error err;
+
+    attention_config_init(&cfg);
+    cfg.positional = true; /* the book's encoding: not this family's stage */
+    ck_assert_int_eq(pipeline_create(&p, &cfg, &src, &err), ATTN_OK);
+    ck_assert_ptr_eq(p.family, &echo_family);
+    ck_assert(!pipeline_stage_present(&p, STAGE_POSITIONAL));
+    ck_assert(!pipeline_stage_present(&p, STAGE_EMBEDDINGS));
+    ck_assert(pipeline_stage_present(&p, STAGE_WEIGHTS));
+    pipeline_stage_view(&p, STAGE_QUERIES, 0, &v);
+    ck_assert_int_eq(v.m.rows, 3);
+    ck_assert(MAT_AT(&v.m, 1, 1) == 3.0f); /* "cde" */
+    pipeline_stage_view(&p, STAGE_SCORES, 0, &v);
+    ck_assert(MAT_AT(&v.m, 2, 1) == 2.0f * 1.0f + 1.0f * 3.0f);
+    /* No rebuild or reattend of its own: the pipeline computes it anew. */
+    ck_assert(!pipeline_attend_only(&p, &cfg));
+    ck_assert_int_eq(pipeline_rebuild(&q, &p, &cfg, &src, &err), ATTN_OK);
+    ck_assert_ptr_eq(q.family, &echo_family);
+    ck_assert_ptr_eq(family_find("book"), &family_book);
+    ck_assert_ptr_null(family_find("echo"));
+    echo_destroyed = 0;
+    pipeline_destroy(&p);
+    pipeline_destroy(&q);
+    ck_assert_int_eq(echo_destroyed, 2);
+}
+END_TEST
+
 static Suite *
 pipeline_suite(void)
 {
@@ -854,6 +942,7 @@ pipeline_suite(void)
     tcase_add_test(knobs, bad_configurations_are_refused);
     tcase_add_test(knobs, stage_table_is_consistent);
     tcase_add_test(knobs, pipelines_in_two_threads_are_independent);
+    tcase_add_test(knobs, a_family_plugs_in_through_the_seam);
     tcase_add_test(knobs, shortcuts_compute_what_a_fresh_pipeline_computes);
     suite_add_tcase(s, knobs);
     return s;

@@ -33,7 +33,7 @@ teardown(void)
 static void
 run(struct pipeline *p, struct attention_config *cfg, const char *sentence)
 {
-    struct pipeline_source src = { sentence, &book, NULL, NULL };
+    struct pipeline_source src = { sentence, &book, NULL, NULL, NULL };
     struct attn_error err;
 
     ck_assert_msg(pipeline_create(p, cfg, &src, &err) == ATTN_OK, "%s", err.msg);

@@ -17,6 +17,7 @@
 
 #include "attnscope/attention.h"
 #include "attnscope/attention_config.h"
+#include "attnscope/family.h"
 #include "attnscope/params.h"
 #include "attnscope/qkv.h"
 #include "attnscope/rng.h"
@@ -76,9 +77,11 @@ struct pipeline_source {
     const struct vocab *vocab;              /* borrowed */
     const struct attention_params *weights; /* borrowed; NULL: draw from the seed */
     const struct qkv_given *qkv;            /* borrowed; not NULL: Q, K, V given, no sentence */
+    const struct family *family;            /* the model family; NULL: the book's */
 };
 
 struct pipeline {
+    const struct family *family;     /* how the stages are computed */
     unsigned long generation;        /* new for every computation: caches key on it */
     struct attention_config cfg;
     struct token_list tokens;        /* the sentence's tokens; empty when Q, K, V are given */

@@ -319,7 +319,7 @@ pipeline_stage_parse(const char *name, enum pipeline_stage *s)
 bool
 pipeline_stage_present(const struct pipeline *p, enum pipeline_stage s)
 {
-    if ((unsigned)s >= STAGE_COUNT)
+    if ((unsigned)s >= STAGE_COUNT || p->family == NULL || !(p->family->stages & FAMILY_STAGE(s)))
         return false;
     switch (stages[s].needs) {
     case NEEDS_NOTHING:

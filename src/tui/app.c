@@ -94,7 +94,7 @@ static int
 rebuild(struct app *a, const struct attention_config *cfg, const char *sentence)
 {
     struct pipeline next;
-    struct pipeline_source src = { sentence, a->vocab, a->weights, a->qkv };
+    struct pipeline_source src = { sentence, a->vocab, a->weights, a->qkv, NULL };
     struct attn_error err;
 
     if (a->weights != NULL) {

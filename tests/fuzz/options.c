@@ -23,7 +23,7 @@ static struct vocab book;
 static void
 run(const struct cli_options *o)
 {
-    struct pipeline_source src = { o->sentence, &book, NULL, NULL };
+    struct pipeline_source src = { o->sentence, &book, NULL, NULL, NULL };
     struct pipeline_selection chosen[CLI_MAX_STAGES];
     struct print_options po;
     struct pipeline p;

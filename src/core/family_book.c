@@ -1,0 +1,324 @@
+/*
+ * family_book.c: the book's chapter-3 classes as a model family (see
+ * family.h): the word tokenizer and a vocabulary (with made-up vectors for
+ * words it lacks), the sinusoidal encoding, parameters drawn in PyTorch's
+ * construction order (or loaded), and the attention passes of attention.c.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnscope/family.h"
+#include "attnscope/pipeline.h"
+#include "attnscope/posenc.h"
+
+/* Copies n labels into one block the pipeline owns; returns NULL when out of memory. */
+static const char **
+copy_labels(const char *const *labels, int n, char **storage, size_t *used, size_t cap)
+{
+    const char **out = malloc((size_t)n * sizeof *out);
+
+    if (out == NULL)
+        return NULL;
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(labels[i]) + 1;
+        if (*used + len > cap) {
+            free(out);
+            return NULL;
+        }
+        memcpy(*storage + *used, labels[i], len);
+        out[i] = *storage + *used;
+        *used += len;
+    }
+    return out;
+}
+
+/* Q, K and V given: no sentence, no embeddings, no weights. */
+static enum attn_status
+create_from_qkv(struct pipeline *p, const struct attention_config *cfg, const struct qkv_given *g,
+                struct attn_error *err)
+{
+    const int nq = g->q.rows;
+    const int nk = g->k.rows;
+    size_t cap = 0;
+    size_t used = 0;
+    enum attn_status st;
+    struct rng r;
+    const char **q_labels;
+    const char **k_labels;
+
+    p->qkv_given = true;
+    p->d_in = g->q.cols;
+    if (attention_variant_has_weights(cfg->variant))
+        return attn_fail(err, ATTN_EVALUE,
+                         "--qkv gives Q, K and V directly: it works with --variant simple only");
+    st = attention_config_check(cfg, p->d_in, err);
+    if (st != ATTN_OK)
+        return st;
+    for (int i = 0; i < nq; i++)
+        cap += strlen(g->q_labels[i]) + 1;
+    for (int j = 0; j < nk; j++)
+        cap += strlen(g->k_labels[j]) + 1;
+    p->label_storage = malloc(cap);
+    p->made_up = calloc((size_t)nq, 1);
+    if (p->label_storage == NULL || p->made_up == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    q_labels = copy_labels(g->q_labels, nq, &p->label_storage, &used, cap);
+    k_labels = copy_labels(g->k_labels, nk, &p->label_storage, &used, cap);
+    p->query_labels = q_labels;
+    p->key_labels = k_labels;
+    if (q_labels == NULL || k_labels == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    st = params_create(&p->params, cfg, p->d_in, err);
+    if (st != ATTN_OK)
+        return st;
+    st = attention_stages_create(&p->st, cfg, p->d_in, nq, nk, err);
+    if (st != ATTN_OK)
+        return st;
+    memcpy(p->st.queries.data, g->q.data, matrix_size(&g->q) * sizeof(float));
+    memcpy(p->st.keys.data, g->k.data, matrix_size(&g->k) * sizeof(float));
+    memcpy(p->st.values.data, g->v.data, matrix_size(&g->v) * sizeof(float));
+    rng_seed(&r, cfg->seed);
+    p->rng_after_params = r;
+    attention_attend(&p->st, cfg, &p->params, &r);
+    return ATTN_OK;
+}
+
+/*
+ * Q, K and V for p's inputs, copying the rows of prev whose input row is the
+ * same (an edit leaves most tokens as they were).  A row's projection
+ * depends on that row alone, and every element of a product is computed
+ * the same way whatever rows it is computed with, so the copy is exact.
+ */
+static void
+project_changed_rows(struct pipeline *p, const struct pipeline *prev,
+                     const struct attention_config *cfg)
+{
+    const int n = p->inputs.rows;
+    const int d = p->d_in;
+    const int w = p->st.shape.d_qkv;
+    struct matrix *out[3] = { &p->st.queries, &p->st.keys, &p->st.values };
+    const struct matrix *old[3] = { &prev->st.queries, &prev->st.keys, &prev->st.values };
+    int *changed = malloc((size_t)n * sizeof *changed);
+    int count = 0;
+    bool comparable = prev->st.shape.d_qkv == w && prev->st.nq == prev->inputs.rows;
+
+    if (changed == NULL || !comparable) {
+        free(changed);
+        attention_project(&p->st, cfg, &p->inputs, &p->params);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        if (i < prev->inputs.rows &&
+            memcmp(matrix_row(&p->inputs, i), matrix_row(&prev->inputs, i), (size_t)d * sizeof(float)) == 0) {
+            for (int k = 0; k < 3; k++)
+                memcpy(matrix_row(out[k], i), matrix_row(old[k], i), (size_t)w * sizeof(float));
+        } else {
+            changed[count++] = i;
+        }
+    }
+    if (count == n) {
+        attention_project(&p->st, cfg, &p->inputs, &p->params);
+    } else if (count > 0) {
+        struct attention_stages part;
+        struct matrix rows;
+        if (matrix_create(&rows, count, d, NULL) != ATTN_OK ||
+            attention_stages_create(&part, cfg, d, count, count, NULL) != ATTN_OK) {
+            matrix_destroy(&rows);
+            attention_project(&p->st, cfg, &p->inputs, &p->params);
+        } else {
+            for (int c = 0; c < count; c++)
+                memcpy(matrix_row(&rows, c), matrix_row(&p->inputs, changed[c]), (size_t)d * sizeof(float));
+            attention_project(&part, cfg, &rows, &p->params);
+            {
+                const struct matrix *got[3] = { &part.queries, &part.keys, &part.values };
+                for (int c = 0; c < count; c++)
+                    for (int k = 0; k < 3; k++)
+                        memcpy(matrix_row(out[k], changed[c]), matrix_row(got[k], c),
+                               (size_t)w * sizeof(float));
+            }
+            attention_stages_destroy(&part);
+            matrix_destroy(&rows);
+        }
+    }
+    free(changed);
+}
+
+/* A sentence: tokens, embeddings, parameters (drawn, given or moved from prev), every stage. */
+static enum attn_status
+create_from_sentence(struct pipeline *p, const struct attention_config *cfg,
+                     const struct pipeline_source *src, struct pipeline *prev,
+                     struct attn_error *err)
+{
+    const struct vocab *vocab = src->vocab;
+    enum attn_status st;
+    struct rng r;
+    int n;
+
+    p->d_in = vocab->dim;
+    st = attention_config_check(cfg, vocab->dim, err);
+    if (st != ATTN_OK)
+        return st;
+    st = tokenizer_split(src->sentence, &p->tokens, err);
+    if (st != ATTN_OK)
+        return st;
+    n = p->tokens.count;
+    p->query_labels = (const char *const *)p->tokens.text;
+    p->key_labels = (const char *const *)p->tokens.text;
+
+    p->made_up = calloc((size_t)n, 1);
+    if (p->made_up == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    st = matrix_create(&p->embeddings, n, p->d_in, err);
+    if (st == ATTN_OK)
+        st = matrix_create(&p->inputs, n, p->d_in, err);
+    if (st == ATTN_OK && cfg->positional)
+        st = matrix_create(&p->positional, n, p->d_in, err);
+    if (st != ATTN_OK)
+        return st;
+    vocab_embed(vocab, &p->tokens, &p->embeddings, p->made_up);
+    memcpy(p->inputs.data, p->embeddings.data, matrix_size(&p->inputs) * sizeof(float));
+    if (cfg->positional) {
+        posenc_sinusoidal(&p->positional);
+        for (size_t e = 0; e < matrix_size(&p->inputs); e++)
+            p->inputs.data[e] += p->positional.data[e];
+    }
+
+    if (prev != NULL) {
+        /* The same parameters as before: taken over, not drawn again. */
+        p->params = prev->params;
+        memset(&prev->params, 0, sizeof prev->params);
+        p->params_given = prev->params_given;
+        p->rng_after_params = prev->rng_after_params;
+        r = prev->rng_after_params;
+        st = attention_stages_create(&p->st, cfg, p->d_in, n, n, err);
+        if (st != ATTN_OK)
+            return st;
+        project_changed_rows(p, prev, cfg);
+        attention_attend(&p->st, cfg, &p->params, &r);
+        return ATTN_OK;
+    }
+    st = params_create(&p->params, cfg, p->d_in, err);
+    if (st != ATTN_OK)
+        return st;
+    rng_seed(&r, cfg->seed);
+    if (src->weights != NULL) {
+        /* Loaded parameters draw nothing: dropout starts from a fresh seed. */
+        if (!params_same_layout(&p->params, src->weights))
+            return attn_fail(err, ATTN_ESHAPE,
+                             "the given weights do not fit --variant %s with d_in %d, --d-out %d "
+                             "and --heads %d",
+                             attention_variant_name(cfg->variant), p->d_in, cfg->d_out, cfg->heads);
+        params_destroy(&p->params);
+        st = params_copy(&p->params, src->weights, err);
+        if (st != ATTN_OK)
+            return st;
+        p->params_given = true;
+    } else {
+        params_draw(&p->params, &r);
+    }
+    p->rng_after_params = r;
+
+    st = attention_stages_create(&p->st, cfg, p->d_in, n, n, err);
+    if (st != ATTN_OK)
+        return st;
+    attention_project(&p->st, cfg, &p->inputs, &p->params);
+    attention_attend(&p->st, cfg, &p->params, &r);
+    return ATTN_OK;
+}
+
+/* Whether cfg draws exactly the parameters prev holds. */
+static bool
+same_parameters(const struct pipeline *prev, const struct attention_config *cfg,
+                const struct pipeline_source *src)
+{
+    const struct attention_config *c = &prev->cfg;
+
+    if (prev->qkv_given || src->qkv != NULL || prev->d_in != src->vocab->dim)
+        return false;
+    if (c->variant != cfg->variant || c->qkv_bias != cfg->qkv_bias)
+        return false;
+    if (attention_variant_has_weights(cfg->variant) && c->d_out != cfg->d_out)
+        return false;
+    if (attention_variant_info(cfg->variant)->heads && c->heads != cfg->heads)
+        return false;
+    if (prev->params_given)
+        return src->weights != NULL && params_same_layout(&prev->params, src->weights);
+    return src->weights == NULL && c->seed == cfg->seed;
+}
+
+static enum attn_status
+book_create(struct pipeline *p, const struct attention_config *cfg, const struct pipeline_source *src,
+            struct attn_error *err)
+{
+    return src->qkv != NULL ? create_from_qkv(p, cfg, src->qkv, err)
+                            : create_from_sentence(p, cfg, src, NULL, err);
+}
+
+static enum attn_status
+book_rebuild(struct pipeline *p, struct pipeline *prev, const struct attention_config *cfg,
+             const struct pipeline_source *src, struct attn_error *err)
+{
+    enum attn_status st;
+    struct attention_params kept;
+
+    if (!same_parameters(prev, cfg, src) || attention_config_check(cfg, src->vocab->dim, NULL) != ATTN_OK)
+        return book_create(p, cfg, src, err);
+    kept = prev->params;
+    st = create_from_sentence(p, cfg, src, prev, err);
+    if (st != ATTN_OK && prev->params.p == NULL) {
+        /* Give the parameters back before the half-built pipeline goes. */
+        prev->params = kept;
+        memset(&p->params, 0, sizeof p->params);
+    }
+    return st;
+}
+
+static enum attn_status
+book_reattend(struct pipeline *p, const struct attention_config *cfg, struct attn_error *err)
+{
+    struct attention_stages next;
+    enum attn_status st;
+    struct rng r;
+
+    st = attention_config_check(cfg, p->d_in, err);
+    if (st != ATTN_OK)
+        return st;
+    if (attention_stages_bytes(cfg, p->d_in, p->st.nq, p->st.nk) !=
+            attention_stages_bytes(&p->cfg, p->d_in, p->st.nq, p->st.nk) ||
+        (cfg->mask == ATTN_MASK_NONE) != (p->cfg.mask == ATTN_MASK_NONE)) {
+        /* Different buffers (a stage now shares or stops sharing one): new ones, same Q, K, V. */
+        st = attention_stages_create(&next, cfg, p->d_in, p->st.nq, p->st.nk, err);
+        if (st != ATTN_OK)
+            return st;
+        memcpy(next.queries.data, p->st.queries.data, matrix_size(&p->st.queries) * sizeof(float));
+        memcpy(next.keys.data, p->st.keys.data, matrix_size(&p->st.keys) * sizeof(float));
+        memcpy(next.values.data, p->st.values.data, matrix_size(&p->st.values) * sizeof(float));
+        attention_stages_destroy(&p->st);
+        p->st = next;
+    } else {
+        /* The same buffers: only the knobs' numbers change. */
+        struct attention_shape shape;
+        attention_shape_of(cfg, p->d_in, &shape);
+        p->st.shape = shape;
+        p->st.divisor = (float)shape.divisor;
+        p->st.dropout_on = shape.dropout_on;
+        p->st.dropout_scale = shape.dropout_on ? rng_dropout_scale(cfg->dropout) : 1.0f;
+    }
+    p->cfg = *cfg;
+    r = p->rng_after_params;
+    attention_attend(&p->st, cfg, &p->params, &r);
+    return ATTN_OK;
+}
+
+/* Every stage of PIPELINE_STAGE_LIST: the list was written for this family. */
+const struct family family_book = {
+    "book",
+    "the attention classes of chapter 3 of \"Build a Large Language Model (From Scratch)\"",
+    FAMILY_STAGE(STAGE_COUNT) - 1,
+    book_create,
+    book_rebuild,
+    book_reattend,
+    NULL,
+};
