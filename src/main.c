@@ -20,12 +20,12 @@
 #include "attnscope/pipeline.h"
 #include "attnscope/qkv.h"
 #include "attnscope/vocab.h"
-#include "cli.h"
-#include "inputs.h"
-#include "print.h"
-#include "tui/app.h"
+#include "front/cli.h"
+#include "front/inputs.h"
+#include "front/print.h"
+#include "front/app.h"
 #include "tui/tui.h"
-#include "walkthrough.h"
+#include "front/walkthrough.h"
 
 enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 

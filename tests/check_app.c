@@ -9,7 +9,7 @@
 #include <dirent.h>
 
 #include "testutil.h"
-#include "tui/app.h"
+#include "front/app.h"
 
 static struct vocab book;
 static struct app a;

@@ -3,7 +3,7 @@
 
 #include <stdarg.h>
 
-#include "cli.h"
+#include "front/cli.h"
 #include "testutil.h"
 
 static int

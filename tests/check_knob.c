@@ -10,10 +10,10 @@
 #include "attnscope/knob.h"
 #include "attnscope/pipeline.h"
 #include "attnscope/utf8.h"
-#include "cli.h"
+#include "front/cli.h"
 #include "testutil.h"
 #include "render/grid.h"
-#include "tui/app.h"
+#include "front/app.h"
 
 /* Keys the view uses for other things than knobs. */
 static const char view_keys[] = " npqgMewzxX?0123456789";

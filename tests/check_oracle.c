@@ -14,8 +14,8 @@
 
 #include "attnscope/csvio.h"
 #include "attnscope/pipeline.h"
-#include "cli.h"
-#include "inputs.h"
+#include "front/cli.h"
+#include "front/inputs.h"
 #include "testutil.h"
 
 #define TOL 1e-5

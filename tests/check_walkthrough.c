@@ -9,7 +9,7 @@
 #include <dirent.h>
 
 #include "testutil.h"
-#include "walkthrough.h"
+#include "front/walkthrough.h"
 
 START_TEST(every_shipped_walkthrough_verifies)
 {

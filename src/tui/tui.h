@@ -11,7 +11,7 @@
 #include <stdbool.h>
 
 #include "attnscope/status.h"
-#include "tui/app.h"
+#include "front/app.h"
 
 #include <stdio.h>
 

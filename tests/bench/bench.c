@@ -30,7 +30,7 @@
 #include "attnscope/cpu.h"
 #include "attnscope/linalg.h"
 #include "attnscope/pipeline.h"
-#include "tui/app.h"
+#include "front/app.h"
 #include "tui/tui.h"
 
 #define D_MODEL 768

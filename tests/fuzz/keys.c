@@ -20,7 +20,7 @@
 #include "attnscope/vocab.h"
 #include "fuzz.h"
 #include "render/grid.h"
-#include "tui/app.h"
+#include "front/app.h"
 
 #define MAX_KEYS 512
 

@@ -12,9 +12,9 @@
 
 #include "attnscope/pipeline.h"
 #include "attnscope/vocab.h"
-#include "cli.h"
+#include "front/cli.h"
 #include "fuzz.h"
-#include "print.h"
+#include "front/print.h"
 
 #define MAX_ARGS 32
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "fuzz.h"
-#include "walkthrough.h"
+#include "front/walkthrough.h"
 
 static void
 build_step(const struct walkthrough *w, int k)

@@ -14,7 +14,7 @@
 
 #include "attnscope/pipeline.h"
 #include "render/view.h"
-#include "walkthrough.h"
+#include "front/walkthrough.h"
 
 /* Keys beyond Unicode. */
 enum {

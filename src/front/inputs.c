@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "inputs.h"
+#include "front/inputs.h"
 
 enum attn_status
 inputs_load(struct inputs *in, const struct attention_config *cfg, const struct inputs_paths *paths,

@@ -7,9 +7,8 @@
 #include <stdio.h>
 
 #include "attnscope/pipeline.h"
+#include "front/print_format.h"
 #include "render/palette.h"
-
-enum print_format { PRINT_TEXT, PRINT_CSV, PRINT_MARKDOWN, PRINT_LATEX };
 
 struct print_options {
     int digits;                               /* decimals */
@@ -22,9 +21,6 @@ struct print_options {
     bool utf8;                                /* heatmap glyphs in UTF-8 */
     int width;                                /* heatmap width in columns */
 };
-
-/* Parses a --format value; returns 0, or -1 for an unknown name. */
-int print_format_parse(const char *name, enum print_format *f);
 
 /* Writes the header and the chosen stages (or all of them) to out. */
 void print_pipeline(FILE *out, const struct pipeline *p, const struct print_options *po);

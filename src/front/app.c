@@ -14,7 +14,7 @@
 #include "attnscope/export.h"
 #include "attnscope/knob.h"
 #include "render/text.h"
-#include "tui/app.h"
+#include "front/app_internal.h"
 
 /* The help screen: these lines, with the knobs' (from the knob table) after the editor's. */
 static const struct view_help_line help_before[] = {
@@ -64,11 +64,8 @@ app_help(int *count)
     return lines;
 }
 
-static void
-say(struct app *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void
-say(struct app *a, const char *fmt, ...)
+void
+app_say(struct app *a, const char *fmt, ...)
 {
     va_list ap;
 
@@ -79,10 +76,10 @@ say(struct app *a, const char *fmt, ...)
     a->view.message_is_error = false;
 }
 
-static void
-complain(struct app *a, const char *msg)
+void
+app_complain(struct app *a, const char *msg)
 {
-    say(a, "%s", msg);
+    app_say(a, "%s", msg);
     a->view.message_is_error = true;
 }
 
@@ -90,8 +87,8 @@ complain(struct app *a, const char *msg)
  * Builds a pipeline for cfg and sentence and swaps it in.  Returns 0, or -1
  * (with the reason in the footer) leaving the old pipeline in place.
  */
-static int
-rebuild(struct app *a, const struct attention_config *cfg, const char *sentence)
+int
+app_rebuild(struct app *a, const struct attention_config *cfg, const char *sentence)
 {
     struct pipeline next;
     struct pipeline_source src = { sentence, a->vocab, a->weights, a->qkv, NULL };
@@ -109,7 +106,7 @@ rebuild(struct app *a, const struct attention_config *cfg, const char *sentence)
     if (sentence == a->sentence && src.weights == a->weights && pipeline_attend_only(&a->pipe, cfg)) {
         /* Only the stages after the projections change: recompute those in place. */
         if (pipeline_reattend(&a->pipe, cfg, &err) != ATTN_OK) {
-            complain(a, err.msg);
+            app_complain(a, err.msg);
             return -1;
         }
         a->cfg = *cfg;
@@ -117,7 +114,7 @@ rebuild(struct app *a, const struct attention_config *cfg, const char *sentence)
         return 0;
     }
     if (pipeline_rebuild(&next, &a->pipe, cfg, &src, &err) != ATTN_OK) {
-        complain(a, err.msg);
+        app_complain(a, err.msg);
         return -1;
     }
     pipeline_destroy(&a->pipe);
@@ -132,7 +129,7 @@ rebuild(struct app *a, const struct attention_config *cfg, const char *sentence)
     }
     view_clamp(&a->view, &a->pipe);
     if (a->weights != NULL && src.weights == NULL)
-        say(a, "the weights from %s do not fit this configuration: drawn from seed %llu",
+        app_say(a, "the weights from %s do not fit this configuration: drawn from seed %llu",
             a->weights_dir ? a->weights_dir : "--weights", (unsigned long long)cfg->seed);
     return 0;
 }
@@ -177,8 +174,8 @@ app_init(struct app *a, const struct attention_config *cfg, const struct pipelin
     return ATTN_OK;
 }
 
-static void
-free_picks(struct app *a)
+void
+app_free_picks(struct app *a)
 {
     for (int i = 0; i < a->pick_count; i++) {
         free(a->picks[i]);
@@ -198,7 +195,7 @@ app_destroy(struct app *a)
         walkthrough_destroy(&a->walk);
     if (a->have_res)
         walk_resources_destroy(&a->res);
-    free_picks(a);
+    app_free_picks(a);
     pipeline_destroy(&a->pipe);
     view_destroy(&a->view);
     free(a->sentence);
@@ -229,14 +226,14 @@ turn(struct app *a, const struct knob *k, int dir)
     msg[0] = '\0';
     r = k->step(&c, dir, &a->pipe, msg, sizeof msg);
     if (r < 0) {
-        complain(a, msg);
+        app_complain(a, msg);
         return;
     }
     if (r == 0)
         return;
-    if (rebuild(a, &c, a->sentence) == 0 && a->view.message == NULL && k->said != NULL) {
+    if (app_rebuild(a, &c, a->sentence) == 0 && a->view.message == NULL && k->said != NULL) {
         k->said(&a->pipe, msg, sizeof msg);
-        say(a, "%s", msg);
+        app_say(a, "%s", msg);
     }
 }
 
@@ -263,318 +260,22 @@ export_current(struct app *a, int all)
         }
     }
     if (st != ATTN_OK) {
-        complain(a, err.msg);
+        app_complain(a, err.msg);
         return;
     }
     if (all) {
-        say(a, "wrote %d files into %s/", written, a->export_dir);
+        app_say(a, "wrote %d files into %s/", written, a->export_dir);
     } else {
         char name[64];
         enum pipeline_stage ps = explain_pipeline_stage(a->view.stage, false);
         export_file_name(ps, 0, name, sizeof name);
         if (a->view.stage == VIEW_QKV)
-            say(a, "wrote queries.csv, keys.csv, values.csv into %s/", a->export_dir);
+            app_say(a, "wrote queries.csv, keys.csv, values.csv into %s/", a->export_dir);
         else if (written > 1)
-            say(a, "wrote %d files (%s.h0.csv ...) into %s/", written, pipeline_stage_name(ps),
+            app_say(a, "wrote %d files (%s.h0.csv ...) into %s/", written, pipeline_stage_name(ps),
                 a->export_dir);
         else
-            say(a, "wrote %s into %s/", name, a->export_dir);
-    }
-}
-
-/* ----------------------------------------------------------- walkthroughs */
-
-/*
- * Builds step k: its own inputs, its configuration, its stage, head and
- * cell, and its narration.  On failure the screen stays as it was.
- */
-static int
-play_step(struct app *a, int k, struct attn_error *err)
-{
-    const struct walk_step *s = &a->walk.steps[k];
-    struct walk_resources res;
-    struct pipeline next;
-    struct pipeline_source src;
-    struct attn_error sub;
-    int row;
-    int col;
-    char *sentence;
-
-    if (walkthrough_resources(&a->walk, k, &res, err) != ATTN_OK)
-        return -1;
-    src = walk_resources_source(&res);
-    if (pipeline_create(&next, &res.opts.cfg, &src, &sub) != ATTN_OK) {
-        attn_fail(err, sub.status, "%s:%d: %s", a->walk.path, s->line, sub.msg);
-        walk_resources_destroy(&res);
-        return -1;
-    }
-    if (walkthrough_cell(&a->walk, k, &next, &row, &col, err) != 0 ||
-        walkthrough_narrate(&a->walk, k, &next, a->narration, sizeof a->narration, err) != 0) {
-        pipeline_destroy(&next);
-        walk_resources_destroy(&res);
-        return -1;
-    }
-    sentence = strdup(res.opts.sentence);
-    if (sentence == NULL) {
-        pipeline_destroy(&next);
-        walk_resources_destroy(&res);
-        attn_fail(err, ATTN_ENOMEM, "out of memory");
-        return -1;
-    }
-    pipeline_destroy(&a->pipe);
-    a->pipe = next;
-    if (a->have_res)
-        walk_resources_destroy(&a->res);
-    a->res = res;
-    a->have_res = true;
-    a->cfg = res.opts.cfg;
-    a->vocab = &a->res.in.vocab;
-    a->weights = a->res.in.have_weights ? &a->res.in.weights : NULL;
-    a->qkv = a->res.in.have_qkv ? &a->res.in.qkv : NULL;
-    a->weights_dir = a->res.opts.weights_dir;
-    free(a->sentence);
-    a->sentence = sentence;
-
-    a->view.stage = s->stage;
-    a->view.head = s->head;
-    a->view.cursor_row = row;
-    a->view.cursor_col = col;
-    a->view.grid_heads = s->grid;
-    a->view.mask_matrix = s->mask_matrix;
-    a->view.narration = a->narration;
-    a->view.walk_title = a->walk.title;
-    a->view.step_title = s->title;
-    a->view.step = k;
-    a->view.steps = a->walk.count;
-    a->view.following = true;
-    view_clamp(&a->view, &a->pipe);
-    a->view.cursor_row = row;
-    a->view.cursor_col = col;
-    return 0;
-}
-
-enum attn_status
-app_play(struct app *a, struct walkthrough *w, struct attn_error *err)
-{
-    struct walkthrough old = a->walk;
-    bool was_walking = a->walking;
-
-    a->walk = *w;
-    a->walking = true;
-    if (play_step(a, 0, err) != 0) {
-        a->walk = old;
-        a->walking = was_walking;
-        return err != NULL ? err->status : ATTN_EPARSE;
-    }
-    if (was_walking)
-        walkthrough_destroy(&old);
-    memset(w, 0, sizeof *w);
-    return ATTN_OK;
-}
-
-static void
-step_to(struct app *a, int k)
-{
-    struct attn_error err;
-
-    if (k < 0) {
-        say(a, "this is the first step");
-        return;
-    }
-    if (k >= a->walk.count) {
-        say(a, "the end of \"%s\": w picks another walkthrough, q quits", a->walk.title);
-        return;
-    }
-    if (play_step(a, k, &err) != 0)
-        complain(a, err.msg);
-}
-
-/* Lists the *.walk files of the walkthrough folders for the picker. */
-static void
-open_picker(struct app *a)
-{
-    const char *dirs[4];
-    int n = walkthrough_dirs(dirs, 4);
-
-    free_picks(a);
-    for (int d = 0; d < n; d++) {
-        DIR *dir = opendir(dirs[d]);
-        struct dirent *e;
-        if (dir == NULL)
-            continue;
-        while ((e = readdir(dir)) != NULL) {
-            size_t len = strlen(e->d_name);
-            char path[4096];
-            struct walkthrough w;
-            char **picks;
-            char **titles;
-            bool seen = false;
-            if (len < 6 || strcmp(e->d_name + len - 5, ".walk") != 0)
-                continue;
-            for (int i = 0; i < a->pick_count && !seen; i++) {
-                const char *base = strrchr(a->picks[i], '/');
-                seen = base != NULL && strcmp(base + 1, e->d_name) == 0;
-            }
-            snprintf(path, sizeof path, "%s/%s", dirs[d], e->d_name);
-            if (seen || walkthrough_load(&w, path, NULL) != ATTN_OK)
-                continue;
-            picks = realloc(a->picks, (size_t)(a->pick_count + 1) * sizeof *picks);
-            titles = picks ? realloc(a->pick_titles, (size_t)(a->pick_count + 1) * sizeof *titles)
-                           : NULL;
-            if (picks != NULL)
-                a->picks = picks;
-            if (titles != NULL) {
-                a->pick_titles = titles;
-                a->picks[a->pick_count] = strdup(path);
-                a->pick_titles[a->pick_count] = strdup(w.title);
-                a->pick_count++;
-            }
-            walkthrough_destroy(&w);
-        }
-        closedir(dir);
-    }
-    /* By file name: the shipped ones are numbered in teaching order. */
-    for (int i = 1; i < a->pick_count; i++) {
-        for (int j = i; j > 0 && strcmp(a->picks[j - 1], a->picks[j]) > 0; j--) {
-            char *t = a->picks[j];
-            a->picks[j] = a->picks[j - 1];
-            a->picks[j - 1] = t;
-            t = a->pick_titles[j];
-            a->pick_titles[j] = a->pick_titles[j - 1];
-            a->pick_titles[j - 1] = t;
-        }
-    }
-    a->view.picker = true;
-    a->view.picker_items = (const char *const *)a->pick_titles;
-    a->view.picker_count = a->pick_count;
-    a->view.picker_sel = 0;
-}
-
-static void
-picker_key(struct app *a, int key)
-{
-    struct view *v = &a->view;
-
-    switch (key) {
-    case APP_KEY_UP:
-        if (v->picker_sel > 0)
-            v->picker_sel--;
-        break;
-    case APP_KEY_DOWN:
-        if (v->picker_sel < v->picker_count - 1)
-            v->picker_sel++;
-        break;
-    case APP_KEY_ENTER: {
-        struct walkthrough w;
-        struct attn_error err;
-        v->picker = false;
-        if (v->picker_count == 0)
-            break;
-        if (walkthrough_load(&w, a->picks[v->picker_sel], &err) != ATTN_OK) {
-            complain(a, err.msg);
-            break;
-        }
-        if (app_play(a, &w, &err) != ATTN_OK) {
-            walkthrough_destroy(&w);
-            complain(a, err.msg);
-        }
-        break;
-    }
-    case 'q':
-        a->quit = true;
-        break;
-    default:
-        v->picker = false;
-        break;
-    }
-}
-
-/* ---------------------------------------------------------------- editor */
-
-static size_t
-next_char(const char *s, size_t pos)
-{
-    uint32_t cp;
-
-    if (s[pos] == '\0')
-        return pos;
-    return pos + (size_t)utf8_decode(s + pos, &cp);
-}
-
-static void
-edit_delete(struct app *a, size_t from, size_t to)
-{
-    size_t len = strlen(a->edit);
-
-    memmove(a->edit + from, a->edit + to, len - to + 1);
-    a->edit_cursor = from;
-}
-
-static void
-edit_key(struct app *a, int key)
-{
-    struct view *v = &a->view;
-    size_t len = strlen(a->edit);
-
-    switch (key) {
-    case APP_KEY_ENTER:
-        v->editing = false;
-        if (rebuild(a, &a->cfg, a->edit) == 0 && v->message == NULL)
-            say(a, "%d tokens", a->pipe.tokens.count);
-        return;
-    case APP_KEY_ESCAPE:
-        v->editing = false;
-        say(a, "edit cancelled");
-        return;
-    case APP_KEY_LEFT:
-        a->edit_cursor = utf8_prev(a->edit, a->edit_cursor);
-        return;
-    case APP_KEY_RIGHT:
-        a->edit_cursor = next_char(a->edit, a->edit_cursor);
-        return;
-    case APP_KEY_HOME:
-    case APP_KEY_CTRL('a'):
-        a->edit_cursor = 0;
-        return;
-    case APP_KEY_END:
-    case APP_KEY_CTRL('e'):
-        a->edit_cursor = len;
-        return;
-    case APP_KEY_BACKSPACE:
-        if (a->edit_cursor > 0)
-            edit_delete(a, utf8_prev(a->edit, a->edit_cursor), a->edit_cursor);
-        return;
-    case APP_KEY_DELETE:
-        if (a->edit_cursor < len)
-            edit_delete(a, a->edit_cursor, next_char(a->edit, a->edit_cursor));
-        return;
-    case APP_KEY_CTRL('u'):
-        edit_delete(a, 0, a->edit_cursor);
-        return;
-    case APP_KEY_CTRL('w'): {
-        size_t from = a->edit_cursor;
-        while (from > 0 && a->edit[from - 1] == ' ')
-            from--;
-        while (from > 0 && a->edit[from - 1] != ' ')
-            from--;
-        edit_delete(a, from, a->edit_cursor);
-        return;
-    }
-    default:
-        break;
-    }
-    /* Printable characters only: no controls (C0, DEL, C1) and no UTF-16 surrogates. */
-    if (key >= 0x20 && key < 0x110000 && !(key >= 0x7F && key <= 0x9F) &&
-        !(key >= 0xD800 && key <= 0xDFFF)) {
-        char buf[8];
-        int n = utf8_encode((uint32_t)key, buf);
-        if (len + (size_t)n + 1 > sizeof a->edit) {
-            complain(a, "the sentence is as long as the editor takes");
-            return;
-        }
-        memmove(a->edit + a->edit_cursor + n, a->edit + a->edit_cursor, len - a->edit_cursor + 1);
-        memcpy(a->edit + a->edit_cursor, buf, (size_t)n);
-        a->edit_cursor += (size_t)n;
+            app_say(a, "wrote %s into %s/", name, a->export_dir);
     }
 }
 
@@ -655,15 +356,15 @@ view_key(struct app *a, int key)
         int heads = a->pipe.st.shape.heads;
         v->head = (v->head + (key == APP_KEY_TAB ? 1 : heads - 1)) % heads;
         if (heads == 1)
-            say(a, "%s has one head", attention_variant_name(a->cfg.variant));
+            app_say(a, "%s has one head", attention_variant_name(a->cfg.variant));
         break;
     }
     case 'g':
         v->grid_heads = !v->grid_heads;
         if (v->grid_heads && a->pipe.st.shape.heads == 1)
-            say(a, "one head: the grid shows it alone");
+            app_say(a, "one head: the grid shows it alone");
         else if (v->grid_heads && !explain_stage_per_head(v->stage))
-            say(a, "grid on: it shows on the per-head stages (2-8)");
+            app_say(a, "grid on: it shows on the per-head stages (2-8)");
         break;
     case 'M':
         v->mask_matrix = v->stage != VIEW_MASK || !v->mask_matrix;
@@ -720,7 +421,7 @@ app_key(struct app *a, int key)
     }
     if (v->editing) {
         v->message = NULL;
-        edit_key(a, key);
+        app_edit_key(a, key);
         return;
     }
     if (v->help) {
@@ -728,22 +429,22 @@ app_key(struct app *a, int key)
         return;
     }
     if (v->picker) {
-        picker_key(a, key);
+        app_picker_key(a, key);
         return;
     }
     v->message = NULL;
     if (a->walking) {
         /* On the script, Space and Backspace walk the steps; Enter comes back to it. */
         if (v->following && (key == ' ' || key == 'n')) {
-            step_to(a, v->step + 1);
+            app_step_to(a, v->step + 1);
             return;
         }
         if (v->following && (key == APP_KEY_BACKSPACE || key == 'p')) {
-            step_to(a, v->step - 1);
+            app_step_to(a, v->step - 1);
             return;
         }
         if (key == APP_KEY_ENTER) {
-            step_to(a, v->step);
+            app_step_to(a, v->step);
             return;
         }
         if (!is_view_only(key))
@@ -771,14 +472,14 @@ app_key(struct app *a, int key)
         v->help = true;
         break;
     case 'w':
-        open_picker(a);
+        app_open_picker(a);
         break;
     case 'z':
         v->present = !v->present;
         break;
     case 'e':
         if (a->qkv != NULL) {
-            complain(a, "Q, K and V are given directly: there is no sentence to edit");
+            app_complain(a, "Q, K and V are given directly: there is no sentence to edit");
             break;
         }
         snprintf(a->edit, sizeof a->edit, "%s", a->sentence);

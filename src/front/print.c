@@ -9,7 +9,7 @@
 #include "attnscope/csvio.h"
 
 #include "attnscope/utf8.h"
-#include "print.h"
+#include "front/print.h"
 #include "render/grid.h"
 #include "render/heatmap.h"
 #include "render/stagemap.h"
@@ -220,20 +220,6 @@ print_table(FILE *out, const struct table *t, const struct print_options *po)
         print_text_table(out, t, po->digits);
     else
         print_other_table(out, t, po->digits, po->format);
-}
-
-int
-print_format_parse(const char *name, enum print_format *f)
-{
-    static const char *const names[] = { "text", "csv", "markdown", "latex" };
-
-    for (int i = 0; i < 4; i++) {
-        if (strcmp(name, names[i]) == 0) {
-            *f = (enum print_format)i;
-            return 0;
-        }
-    }
-    return -1;
 }
 
 /* A matrix as a heatmap, through the same renderer as the interactive view. */

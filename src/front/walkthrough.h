@@ -17,9 +17,9 @@
 #include "attnscope/qkv.h"
 #include "attnscope/status.h"
 #include "attnscope/vocab.h"
-#include "cli.h"
-#include "inputs.h"
-#include "print.h"
+#include "front/cli.h"
+#include "front/inputs.h"
+#include "front/print.h"
 #include "render/explain.h"
 
 /* A walkthrough file may not be larger than this. */
@@ -129,5 +129,12 @@ int walkthrough_dirs(const char **dirs, int max);
  * ".walk") in one of walkthrough_dirs().  Writes the path into buf.
  */
 int walkthrough_find(const char *name, char *buf, size_t size);
+
+/*
+ * The index of a row or column named by its label (labels), by prefix and
+ * its number ("d2"), or by a number from 0; -1 when n has none of that name.
+ * (Shared by the walkthrough files.)
+ */
+int walkthrough_find_label(const char *name, const char *const *labels, const char *prefix, int n);
 
 #endif

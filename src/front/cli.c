@@ -10,7 +10,8 @@
 #include <string.h>
 
 #include "attnscope/knob.h"
-#include "cli.h"
+#include "attnscope/pipeline.h"
+#include "front/cli.h"
 
 /* The options that are not knobs (the knobs' come from knob_table). */
 enum {

@@ -1,0 +1,99 @@
+/* app_editor.c: the sentence editor of the view (see app.h). */
+#include "config.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnscope/utf8.h"
+#include "front/app_internal.h"
+
+/* ---------------------------------------------------------------- editor */
+
+static size_t
+next_char(const char *s, size_t pos)
+{
+    uint32_t cp;
+
+    if (s[pos] == '\0')
+        return pos;
+    return pos + (size_t)utf8_decode(s + pos, &cp);
+}
+
+static void
+edit_delete(struct app *a, size_t from, size_t to)
+{
+    size_t len = strlen(a->edit);
+
+    memmove(a->edit + from, a->edit + to, len - to + 1);
+    a->edit_cursor = from;
+}
+
+void
+app_edit_key(struct app *a, int key)
+{
+    struct view *v = &a->view;
+    size_t len = strlen(a->edit);
+
+    switch (key) {
+    case APP_KEY_ENTER:
+        v->editing = false;
+        if (app_rebuild(a, &a->cfg, a->edit) == 0 && v->message == NULL)
+            app_say(a, "%d tokens", a->pipe.tokens.count);
+        return;
+    case APP_KEY_ESCAPE:
+        v->editing = false;
+        app_say(a, "edit cancelled");
+        return;
+    case APP_KEY_LEFT:
+        a->edit_cursor = utf8_prev(a->edit, a->edit_cursor);
+        return;
+    case APP_KEY_RIGHT:
+        a->edit_cursor = next_char(a->edit, a->edit_cursor);
+        return;
+    case APP_KEY_HOME:
+    case APP_KEY_CTRL('a'):
+        a->edit_cursor = 0;
+        return;
+    case APP_KEY_END:
+    case APP_KEY_CTRL('e'):
+        a->edit_cursor = len;
+        return;
+    case APP_KEY_BACKSPACE:
+        if (a->edit_cursor > 0)
+            edit_delete(a, utf8_prev(a->edit, a->edit_cursor), a->edit_cursor);
+        return;
+    case APP_KEY_DELETE:
+        if (a->edit_cursor < len)
+            edit_delete(a, a->edit_cursor, next_char(a->edit, a->edit_cursor));
+        return;
+    case APP_KEY_CTRL('u'):
+        edit_delete(a, 0, a->edit_cursor);
+        return;
+    case APP_KEY_CTRL('w'): {
+        size_t from = a->edit_cursor;
+        while (from > 0 && a->edit[from - 1] == ' ')
+            from--;
+        while (from > 0 && a->edit[from - 1] != ' ')
+            from--;
+        edit_delete(a, from, a->edit_cursor);
+        return;
+    }
+    default:
+        break;
+    }
+    /* Printable characters only: no controls (C0, DEL, C1) and no UTF-16 surrogates. */
+    if (key >= 0x20 && key < 0x110000 && !(key >= 0x7F && key <= 0x9F) &&
+        !(key >= 0xD800 && key <= 0xDFFF)) {
+        char buf[8];
+        int n = utf8_encode((uint32_t)key, buf);
+        if (len + (size_t)n + 1 > sizeof a->edit) {
+            app_complain(a, "the sentence is as long as the editor takes");
+            return;
+        }
+        memmove(a->edit + a->edit_cursor + n, a->edit + a->edit_cursor, len - a->edit_cursor + 1);
+        memcpy(a->edit + a->edit_cursor, buf, (size_t)n);
+        a->edit_cursor += (size_t)n;
+    }
+}

@@ -1,0 +1,37 @@
+/*
+ * app_internal.h: what the files of the view's controller share (app.c,
+ * app_player.c, app_editor.c); front ends use app.h.
+ */
+#ifndef ATTNSCOPE_FRONT_APP_INTERNAL_H
+#define ATTNSCOPE_FRONT_APP_INTERNAL_H
+
+#include "front/app.h"
+
+/* Shows a message in the footer (escaped to one safe line). */
+void app_say(struct app *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Shows msg in the footer as an error. */
+void app_complain(struct app *a, const char *msg);
+
+/*
+ * Builds a pipeline for cfg and sentence and swaps it in.  Returns 0, or -1
+ * (with the reason in the footer) leaving the old pipeline in place.
+ */
+int app_rebuild(struct app *a, const struct attention_config *cfg, const char *sentence);
+
+/* Forgets the picker's list of lessons. */
+void app_free_picks(struct app *a);
+
+/* Shows step k of the walkthrough being played; before the first or past the last it says so. */
+void app_step_to(struct app *a, int k);
+
+/* Opens the lesson picker: the installed lessons and those in the folders searched. */
+void app_open_picker(struct app *a);
+
+/* A key while the picker is open. */
+void app_picker_key(struct app *a, int key);
+
+/* A key while the sentence is edited. */
+void app_edit_key(struct app *a, int key);
+
+#endif

@@ -1,0 +1,220 @@
+/*
+ * app_player.c: playing a walkthrough in the view, and the lesson picker
+ * (see app.h).
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnscope/utf8.h"
+#include "front/app_internal.h"
+
+/* ----------------------------------------------------------- walkthroughs */
+
+/*
+ * Builds step k: its own inputs, its configuration, its stage, head and
+ * cell, and its narration.  On failure the screen stays as it was.
+ */
+static int
+play_step(struct app *a, int k, struct attn_error *err)
+{
+    const struct walk_step *s = &a->walk.steps[k];
+    struct walk_resources res;
+    struct pipeline next;
+    struct pipeline_source src;
+    struct attn_error sub;
+    int row;
+    int col;
+    char *sentence;
+
+    if (walkthrough_resources(&a->walk, k, &res, err) != ATTN_OK)
+        return -1;
+    src = walk_resources_source(&res);
+    if (pipeline_create(&next, &res.opts.cfg, &src, &sub) != ATTN_OK) {
+        attn_fail(err, sub.status, "%s:%d: %s", a->walk.path, s->line, sub.msg);
+        walk_resources_destroy(&res);
+        return -1;
+    }
+    if (walkthrough_cell(&a->walk, k, &next, &row, &col, err) != 0 ||
+        walkthrough_narrate(&a->walk, k, &next, a->narration, sizeof a->narration, err) != 0) {
+        pipeline_destroy(&next);
+        walk_resources_destroy(&res);
+        return -1;
+    }
+    sentence = strdup(res.opts.sentence);
+    if (sentence == NULL) {
+        pipeline_destroy(&next);
+        walk_resources_destroy(&res);
+        attn_fail(err, ATTN_ENOMEM, "out of memory");
+        return -1;
+    }
+    pipeline_destroy(&a->pipe);
+    a->pipe = next;
+    if (a->have_res)
+        walk_resources_destroy(&a->res);
+    a->res = res;
+    a->have_res = true;
+    a->cfg = res.opts.cfg;
+    a->vocab = &a->res.in.vocab;
+    a->weights = a->res.in.have_weights ? &a->res.in.weights : NULL;
+    a->qkv = a->res.in.have_qkv ? &a->res.in.qkv : NULL;
+    a->weights_dir = a->res.opts.weights_dir;
+    free(a->sentence);
+    a->sentence = sentence;
+
+    a->view.stage = s->stage;
+    a->view.head = s->head;
+    a->view.cursor_row = row;
+    a->view.cursor_col = col;
+    a->view.grid_heads = s->grid;
+    a->view.mask_matrix = s->mask_matrix;
+    a->view.narration = a->narration;
+    a->view.walk_title = a->walk.title;
+    a->view.step_title = s->title;
+    a->view.step = k;
+    a->view.steps = a->walk.count;
+    a->view.following = true;
+    view_clamp(&a->view, &a->pipe);
+    a->view.cursor_row = row;
+    a->view.cursor_col = col;
+    return 0;
+}
+
+enum attn_status
+app_play(struct app *a, struct walkthrough *w, struct attn_error *err)
+{
+    struct walkthrough old = a->walk;
+    bool was_walking = a->walking;
+
+    a->walk = *w;
+    a->walking = true;
+    if (play_step(a, 0, err) != 0) {
+        a->walk = old;
+        a->walking = was_walking;
+        return err != NULL ? err->status : ATTN_EPARSE;
+    }
+    if (was_walking)
+        walkthrough_destroy(&old);
+    memset(w, 0, sizeof *w);
+    return ATTN_OK;
+}
+
+void
+app_step_to(struct app *a, int k)
+{
+    struct attn_error err;
+
+    if (k < 0) {
+        app_say(a, "this is the first step");
+        return;
+    }
+    if (k >= a->walk.count) {
+        app_say(a, "the end of \"%s\": w picks another walkthrough, q quits", a->walk.title);
+        return;
+    }
+    if (play_step(a, k, &err) != 0)
+        app_complain(a, err.msg);
+}
+
+/* Lists the *.walk files of the walkthrough folders for the picker. */
+void
+app_open_picker(struct app *a)
+{
+    const char *dirs[4];
+    int n = walkthrough_dirs(dirs, 4);
+
+    app_free_picks(a);
+    for (int d = 0; d < n; d++) {
+        DIR *dir = opendir(dirs[d]);
+        struct dirent *e;
+        if (dir == NULL)
+            continue;
+        while ((e = readdir(dir)) != NULL) {
+            size_t len = strlen(e->d_name);
+            char path[4096];
+            struct walkthrough w;
+            char **picks;
+            char **titles;
+            bool seen = false;
+            if (len < 6 || strcmp(e->d_name + len - 5, ".walk") != 0)
+                continue;
+            for (int i = 0; i < a->pick_count && !seen; i++) {
+                const char *base = strrchr(a->picks[i], '/');
+                seen = base != NULL && strcmp(base + 1, e->d_name) == 0;
+            }
+            snprintf(path, sizeof path, "%s/%s", dirs[d], e->d_name);
+            if (seen || walkthrough_load(&w, path, NULL) != ATTN_OK)
+                continue;
+            picks = realloc(a->picks, (size_t)(a->pick_count + 1) * sizeof *picks);
+            titles = picks ? realloc(a->pick_titles, (size_t)(a->pick_count + 1) * sizeof *titles)
+                           : NULL;
+            if (picks != NULL)
+                a->picks = picks;
+            if (titles != NULL) {
+                a->pick_titles = titles;
+                a->picks[a->pick_count] = strdup(path);
+                a->pick_titles[a->pick_count] = strdup(w.title);
+                a->pick_count++;
+            }
+            walkthrough_destroy(&w);
+        }
+        closedir(dir);
+    }
+    /* By file name: the shipped ones are numbered in teaching order. */
+    for (int i = 1; i < a->pick_count; i++) {
+        for (int j = i; j > 0 && strcmp(a->picks[j - 1], a->picks[j]) > 0; j--) {
+            char *t = a->picks[j];
+            a->picks[j] = a->picks[j - 1];
+            a->picks[j - 1] = t;
+            t = a->pick_titles[j];
+            a->pick_titles[j] = a->pick_titles[j - 1];
+            a->pick_titles[j - 1] = t;
+        }
+    }
+    a->view.picker = true;
+    a->view.picker_items = (const char *const *)a->pick_titles;
+    a->view.picker_count = a->pick_count;
+    a->view.picker_sel = 0;
+}
+
+void
+app_picker_key(struct app *a, int key)
+{
+    struct view *v = &a->view;
+
+    switch (key) {
+    case APP_KEY_UP:
+        if (v->picker_sel > 0)
+            v->picker_sel--;
+        break;
+    case APP_KEY_DOWN:
+        if (v->picker_sel < v->picker_count - 1)
+            v->picker_sel++;
+        break;
+    case APP_KEY_ENTER: {
+        struct walkthrough w;
+        struct attn_error err;
+        v->picker = false;
+        if (v->picker_count == 0)
+            break;
+        if (walkthrough_load(&w, a->picks[v->picker_sel], &err) != ATTN_OK) {
+            app_complain(a, err.msg);
+            break;
+        }
+        if (app_play(a, &w, &err) != ATTN_OK) {
+            walkthrough_destroy(&w);
+            app_complain(a, err.msg);
+        }
+        break;
+    }
+    case 'q':
+        a->quit = true;
+        break;
+    default:
+        v->picker = false;
+        break;
+    }
+}

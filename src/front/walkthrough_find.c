@@ -1,0 +1,86 @@
+/*
+ * walkthrough_find.c: finding a lesson by file or by the name of an
+ * installed one (see walkthrough.h).
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "attnscope/fileio.h"
+#include "attnscope/tokenizer.h"
+#include "attnscope/utf8.h"
+#include "render/view.h"
+#include "front/walkthrough.h"
+
+#ifndef PKGDATADIR
+#define PKGDATADIR "/usr/local/share/attnscope"
+#endif
+
+/* ---------------------------------------------------------------- finding */
+
+static bool
+is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int
+walkthrough_dirs(const char **dirs, int max)
+{
+    static char beside_exe[4096];
+    const char *candidates[4];
+    int n = 0;
+    ssize_t len;
+
+    /* Beside the program: a build in a clone finds its samples without installing. */
+    len = readlink("/proc/self/exe", beside_exe, sizeof beside_exe - 32);
+    if (len > 0) {
+        char *slash;
+        beside_exe[len] = '\0';
+        slash = strrchr(beside_exe, '/');
+        if (slash != NULL)
+            strcpy(slash, "/samples/walkthroughs");
+    } else {
+        beside_exe[0] = '\0';
+    }
+    candidates[0] = getenv("ATTNSCOPE_WALKTHROUGHS");
+    candidates[1] = PKGDATADIR "/samples/walkthroughs";
+    candidates[2] = beside_exe;
+    candidates[3] = "samples/walkthroughs";
+    for (int i = 0; i < 4 && n < max; i++)
+        if (candidates[i] != NULL && candidates[i][0] != '\0' && is_dir(candidates[i]))
+            dirs[n++] = candidates[i];
+    return n;
+}
+
+int
+walkthrough_find(const char *name, char *buf, size_t size)
+{
+    const char *dirs[4];
+    int n;
+
+    if (access(name, R_OK) == 0 || strchr(name, '/') != NULL) {
+        snprintf(buf, size, "%s", name);
+        return 0;
+    }
+    n = walkthrough_dirs(dirs, 4);
+    for (int i = 0; i < n; i++) {
+        snprintf(buf, size, "%s/%s", dirs[i], name);
+        if (access(buf, R_OK) == 0)
+            return 0;
+        snprintf(buf, size, "%s/%s.walk", dirs[i], name);
+        if (access(buf, R_OK) == 0)
+            return 0;
+    }
+    snprintf(buf, size, "%s", name);
+    return -1;
+}

@@ -1,0 +1,100 @@
+/* walkthrough_handout.c: a lesson written out for paper (see walkthrough.h). */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "attnscope/fileio.h"
+#include "attnscope/tokenizer.h"
+#include "attnscope/utf8.h"
+#include "render/view.h"
+#include "front/walkthrough.h"
+
+/* --------------------------------------------------------------- handout */
+
+static void
+print_wrapped(FILE *out, const char *text, int width)
+{
+    const char *para = text;
+
+    while (*para) {
+        const char *end = strchr(para, '\n');
+        size_t len = end ? (size_t)(end - para) : strlen(para);
+        size_t col = 0;
+        const char *word = para;
+        while (word < para + len) {
+            const char *stop = word;
+            size_t wl;
+            while (stop < para + len && *stop != ' ')
+                stop++;
+            wl = (size_t)(stop - word);
+            if (col > 0 && col + 1 + wl > (size_t)width) {
+                fputc('\n', out);
+                col = 0;
+            } else if (col > 0) {
+                fputc(' ', out);
+                col++;
+            }
+            fwrite(word, 1, wl, out);
+            col += wl;
+            word = stop;
+            while (word < para + len && *word == ' ')
+                word++;
+        }
+        fputs("\n\n", out);
+        para += len + (end != NULL);
+    }
+}
+
+int
+walkthrough_print(FILE *out, const struct walkthrough *w, const struct print_options *po,
+                  int width, struct attn_error *err)
+{
+    static char narration[8192];
+
+    fprintf(out, "%s\n", w->title);
+    for (size_t i = 0; i < strlen(w->title); i++)
+        fputc('=', out);
+    fputs("\n\n", out);
+    for (int k = 0; k < w->count; k++) {
+        const struct walk_step *s = &w->steps[k];
+        struct walk_resources res;
+        struct pipeline p;
+        struct pipeline_source src;
+        struct attn_error sub;
+        enum pipeline_stage ps = explain_pipeline_stage(s->stage, s->mask_matrix);
+
+        if (walkthrough_resources(w, k, &res, err) != ATTN_OK)
+            return -1;
+        src = walk_resources_source(&res);
+        if (pipeline_create(&p, &res.opts.cfg, &src, &sub) != ATTN_OK) {
+            attn_fail(err, sub.status, "%s:%d: %s", w->path, s->line, sub.msg);
+            walk_resources_destroy(&res);
+            return -1;
+        }
+        if (walkthrough_narrate(w, k, &p, narration, sizeof narration, err) != 0) {
+            pipeline_destroy(&p);
+            walk_resources_destroy(&res);
+            return -1;
+        }
+        fprintf(out, "Step %d of %d: %s\n\n", k + 1, w->count, s->title);
+        print_wrapped(out, narration, width);
+        if (s->stage == VIEW_QKV) {
+            print_stage(out, &p, STAGE_QUERIES, 0, po);
+            print_stage(out, &p, STAGE_KEYS, 0, po);
+            print_stage(out, &p, STAGE_VALUES, 0, po);
+        } else {
+            print_stage(out, &p, ps, s->head, po);
+        }
+        pipeline_destroy(&p);
+        walk_resources_destroy(&res);
+    }
+    return 0;
+}

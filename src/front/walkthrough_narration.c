@@ -1,0 +1,281 @@
+/*
+ * walkthrough_narration.c: a step's narration with its {references}
+ * rendered from the core, and the check that every quoted number is the
+ * number the core computes (see walkthrough.h and doc/walkthroughs.md).
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "attnscope/fileio.h"
+#include "attnscope/tokenizer.h"
+#include "attnscope/utf8.h"
+#include "render/view.h"
+#include "front/walkthrough.h"
+
+/* ---------------------------------------------------------- references */
+
+struct reference {
+    char name[64];
+    char row[64];
+    char col[64];
+    bool has_expected;
+    double expected;
+    int decimals;
+};
+
+/* Parses the inside of {...}; returns 0 or -1. */
+static int
+parse_reference(const char *s, size_t len, struct reference *r)
+{
+    char buf[256];
+    char *open1;
+    char *close1;
+    char *open2;
+    char *close2;
+    char *eq;
+
+    if (len >= sizeof buf)
+        return -1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    memset(r, 0, sizeof *r);
+    eq = strchr(buf, '=');
+    if (eq != NULL) {
+        char *end;
+        char *dot = strchr(eq + 1, '.');
+        *eq = '\0';
+        errno = 0;
+        r->expected = strtod(eq + 1, &end);
+        if (end == eq + 1 || *end != '\0')
+            return -1;
+        r->has_expected = true;
+        r->decimals = dot ? (int)strlen(dot + 1) : 0;
+    } else {
+        r->decimals = 4;
+    }
+    open1 = strchr(buf, '[');
+    close1 = open1 ? strchr(open1, ']') : NULL;
+    open2 = close1 ? close1 + 1 : NULL;
+    close2 = open2 && *open2 == '[' ? strchr(open2, ']') : NULL;
+    if (open1 == NULL || close1 == NULL || close2 == NULL || close2[1] != '\0')
+        return -1;
+    *open1 = *close1 = *close2 = '\0';
+    if (strlen(buf) >= sizeof r->name || strlen(open1 + 1) >= sizeof r->row ||
+        strlen(open2 + 1) >= sizeof r->col)
+        return -1;
+    strcpy(r->name, buf);
+    strcpy(r->row, open1 + 1);
+    strcpy(r->col, open2 + 1);
+    return 0;
+}
+
+/* The value a reference names in p; returns 0, or -1 with a reason in why. */
+static int
+reference_value(const struct pipeline *p, const struct reference *r, float *value, char *why,
+                size_t size)
+{
+    struct pipeline_selection sel;
+    const struct matrix *m;
+    struct pipeline_view v;
+    int i;
+    int j;
+
+    if (pipeline_select(p, r->name, &sel) != 0) {
+        snprintf(why, size, "'%s' is not a stage or parameter here", r->name);
+        return -1;
+    }
+    if (sel.param != NULL) {
+        m = &sel.param->m;
+        i = walkthrough_find_label(r->row, NULL, "r", m->rows);
+        j = walkthrough_find_label(r->col, NULL, "c", m->cols);
+    } else {
+        pipeline_stage_view(p, sel.stage, sel.head < 0 ? 0 : sel.head, &v);
+        m = &v.m;
+        i = walkthrough_find_label(r->row, v.row_labels, NULL, m->rows);
+        j = walkthrough_find_label(r->col, v.col_labels, v.col_labels ? NULL : "d", m->cols);
+    }
+    if (i < 0 || j < 0) {
+        snprintf(why, size, "%s has no %s '%s'", r->name, i < 0 ? "row" : "column",
+                 i < 0 ? r->row : r->col);
+        return -1;
+    }
+    *value = MAT_AT(m, i, j);
+    return 0;
+}
+
+static int
+line_of(const struct walk_step *s, const char *at)
+{
+    int line = s->narration_line;
+
+    for (const char *c = s->narration; c < at; c++)
+        line += *c == '\n';
+    return line;
+}
+
+/*
+ * Walks a narration: copies it into buf (when buf is not NULL) with
+ * references replaced and paragraphs reflowed, and checks it when check is
+ * set.  Returns the references seen, or -1 with err set.
+ */
+static int
+walk_narration(const struct walkthrough *w, int k, const struct pipeline *p, char *buf,
+               size_t size, bool check, struct attn_error *err)
+{
+    const struct walk_step *s = &w->steps[k];
+    const char *c = s->narration;
+    size_t out = 0;
+    int refs = 0;
+    bool quoted = false;
+
+#define PUT(ch)                          \
+    do {                                 \
+        if (buf != NULL && out + 1 < size) \
+            buf[out++] = (ch);           \
+    } while (0)
+
+    while (*c) {
+        if (*c == '`') {
+            quoted = !quoted;
+            c++;
+            continue;
+        }
+        if (*c == '\n') {
+            /* A blank line separates paragraphs; single line breaks are spaces. */
+            if (c[1] == '\n') {
+                PUT('\n');
+                while (*c == '\n')
+                    c++;
+            } else {
+                PUT(' ');
+                c++;
+            }
+            continue;
+        }
+        if (*c == '{' && !quoted) {
+            const char *end = strchr(c, '}');
+            struct reference r;
+            float v;
+            char why[256];
+            char num[64];
+            if (end == NULL || parse_reference(c + 1, (size_t)(end - c - 1), &r) != 0) {
+                attn_fail(err, ATTN_EPARSE,
+                          "%s:%d: '%.40s' is not a reference like {weights[journey][starts]=0.2333}",
+                          w->path, line_of(s, c), c);
+                return -1;
+            }
+            if (reference_value(p, &r, &v, why, sizeof why) != 0) {
+                attn_fail(err, ATTN_EPARSE, "%s:%d: {%.*s}: %s", w->path, line_of(s, c),
+                          (int)(end - c - 1), c + 1, why);
+                return -1;
+            }
+            if (check && r.has_expected) {
+                double tol = 0.5 * pow(10.0, -r.decimals) * (1.0 + 1e-6) + 1e-7;
+                bool ok = isinf(r.expected) ? (double)v == r.expected
+                                            : fabs((double)v - r.expected) <= tol;
+                if (!ok) {
+                    attn_fail(err, ATTN_EVALUE, "%s:%d: {%.*s}: attnscope computes %.*f", w->path,
+                              line_of(s, c), (int)(end - c - 1), c + 1, r.decimals + 2, (double)v);
+                    return -1;
+                }
+            }
+            if (isinf(v))
+                snprintf(num, sizeof num, "%s", v < 0 ? "-inf" : "inf");
+            else
+                snprintf(num, sizeof num, "%.*f", r.decimals, (double)v);
+            for (const char *n = num; *n; n++)
+                PUT(*n);
+            refs++;
+            c = end + 1;
+            continue;
+        }
+        if (check && !quoted && isdigit((unsigned char)*c) &&
+            (c == s->narration || !isalnum((unsigned char)c[-1]))) {
+            /* A number with three or more decimals must come from the core or be quoted. */
+            const char *d = c;
+            while (isdigit((unsigned char)*d))
+                d++;
+            if (*d == '.' && isdigit((unsigned char)d[1]) && isdigit((unsigned char)d[2]) &&
+                isdigit((unsigned char)d[3])) {
+                const char *e = d + 1;
+                while (isdigit((unsigned char)*e))
+                    e++;
+                attn_fail(err, ATTN_EVALUE,
+                          "%s:%d: the number %.*s is not checked: write it as a reference "
+                          "({stage[row][col]=%.*s}) or, for a number from elsewhere, in `quotes`",
+                          w->path, line_of(s, c), (int)(e - c), c, (int)(e - c), c);
+                return -1;
+            }
+        }
+        PUT(*c);
+        c++;
+    }
+#undef PUT
+    if (buf != NULL && size > 0)
+        buf[out < size ? out : size - 1] = '\0';
+    return refs;
+}
+
+int
+walkthrough_narrate(const struct walkthrough *w, int k, const struct pipeline *p, char *buf,
+                    size_t size, struct attn_error *err)
+{
+    return walk_narration(w, k, p, buf, size, false, err) < 0 ? -1 : 0;
+}
+
+int
+walkthrough_verify_step(const struct walkthrough *w, int k, const struct pipeline *p,
+                        struct attn_error *err)
+{
+    return walk_narration(w, k, p, NULL, 0, true, err);
+}
+
+int
+walkthrough_verify(const struct walkthrough *w, struct attn_error *err)
+{
+    int total = 0;
+
+    for (int k = 0; k < w->count; k++) {
+        const struct walk_step *s = &w->steps[k];
+        struct walk_resources res;
+        struct pipeline p;
+        struct pipeline_source src;
+        struct attn_error sub;
+        int row;
+        int col;
+        int refs;
+
+        if (walkthrough_resources(w, k, &res, err) != ATTN_OK)
+            return -1;
+        src = walk_resources_source(&res);
+        if (pipeline_create(&p, &res.opts.cfg, &src, &sub) != ATTN_OK) {
+            attn_fail(err, sub.status, "%s:%d: %s", w->path, s->line, sub.msg);
+            walk_resources_destroy(&res);
+            return -1;
+        }
+        refs = -1;
+        if (!explain_stage_present(&p, s->stage))
+            attn_fail(err, ATTN_EPARSE, "%s:%d: this configuration has no %s stage", w->path,
+                      s->stage_line, explain_stage_name(s->stage));
+        else if (s->head >= p.st.shape.heads)
+            attn_fail(err, ATTN_EPARSE, "%s:%d: head %d does not exist (%d head%s)", w->path,
+                      s->line, s->head, p.st.shape.heads, p.st.shape.heads == 1 ? "" : "s");
+        else if (walkthrough_cell(w, k, &p, &row, &col, err) == 0)
+            refs = walkthrough_verify_step(w, k, &p, err);
+        pipeline_destroy(&p);
+        walk_resources_destroy(&res);
+        if (refs < 0)
+            return -1;
+        total += refs;
+    }
+    return total;
+}

@@ -1,0 +1,224 @@
+/*
+ * walkthrough_step.c: what one step of a lesson needs: its options parsed
+ * and its inputs loaded, and the cell its cursor goes to (see walkthrough.h).
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "attnscope/fileio.h"
+#include "attnscope/tokenizer.h"
+#include "attnscope/utf8.h"
+#include "render/view.h"
+#include "front/walkthrough.h"
+
+/* -------------------------------------------------------------- options */
+
+/*
+ * Splits options as a shell would for plain words and "..." or '...'
+ * quotes, into NUL-separated words in out; returns the word count or -1
+ * for an unterminated quote.
+ */
+static int
+split_words(const char *s, char *out, char **words, int max)
+{
+    int n = 0;
+
+    while (*s) {
+        char quote = 0;
+        while (*s == ' ' || *s == '\t')
+            s++;
+        if (*s == '\0')
+            break;
+        if (n == max)
+            return -2;
+        words[n++] = out;
+        while (*s && (quote || (*s != ' ' && *s != '\t'))) {
+            if (quote && *s == quote) {
+                quote = 0;
+            } else if (!quote && (*s == '"' || *s == '\'')) {
+                quote = *s;
+            } else if (*s == '\\' && quote != '\'' && s[1] != '\0') {
+                *out++ = *++s;
+            } else {
+                *out++ = *s;
+            }
+            s++;
+        }
+        if (quote)
+            return -1;
+        *out++ = '\0';
+    }
+    return n;
+}
+
+/* A path from the walkthrough, relative to its folder unless absolute. */
+static char *
+resolve_path(const struct walkthrough *w, const char *p)
+{
+    size_t len;
+    char *out;
+
+    if (p[0] == '/')
+        return strdup(p);
+    len = strlen(w->dir) + strlen(p) + 2;
+    out = malloc(len);
+    if (out != NULL)
+        snprintf(out, len, "%s/%s", w->dir, p);
+    return out;
+}
+
+enum attn_status
+walkthrough_resources(const struct walkthrough *w, int k, struct walk_resources *res,
+                      struct attn_error *err)
+{
+    const struct walk_step *s = &w->steps[k];
+    const char *base = w->options ? w->options : "";
+    const char *own = s->options ? s->options : "";
+    const int line = s->options ? s->options_line : w->options_line ? w->options_line : s->line;
+    char *argv[WALK_MAX_ARGS + 2];
+    char msg[512];
+    int argc = 1;
+    int n;
+    enum attn_status st;
+    struct attn_error sub;
+
+    memset(res, 0, sizeof *res);
+    res->argv_text = malloc(strlen(base) + strlen(own) + 4);
+    if (res->argv_text == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    argv[0] = (char *)"attnscope";
+    n = split_words(base, res->argv_text, argv + argc, WALK_MAX_ARGS);
+    if (n >= 0) {
+        char *after = n > 0 ? argv[argc + n - 1] + strlen(argv[argc + n - 1]) + 1 : res->argv_text;
+        argc += n;
+        n = split_words(own, after, argv + argc, WALK_MAX_ARGS - (argc - 1));
+        if (n >= 0)
+            argc += n;
+    }
+    if (n < 0) {
+        walk_resources_destroy(res);
+        return attn_fail(err, ATTN_EPARSE, "%s:%d: %s", w->path, line,
+                         n == -1 ? "a quote is not closed" : "too many options");
+    }
+    argv[argc] = NULL;
+    if (cli_parse(argc, argv, &res->opts, msg, sizeof msg) != 0) {
+        walk_resources_destroy(res);
+        return attn_fail(err, ATTN_EPARSE, "%s:%d: %s", w->path, line, msg);
+    }
+    if (res->opts.mode != CLI_TUI || res->opts.stage_count > 0 || res->opts.mono) {
+        walk_resources_destroy(res);
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s:%d: only options that configure attention belong in a walkthrough "
+                         "(not --print, --export, --stage, --format, --heatmap or --mono)",
+                         w->path, line);
+    }
+    {
+        const char **paths[3] = { &res->opts.embeddings, &res->opts.qkv_dir, &res->opts.weights_dir };
+        for (int i = 0; i < 3; i++) {
+            if (*paths[i] == NULL)
+                continue;
+            res->paths[i] = resolve_path(w, *paths[i]);
+            if (res->paths[i] == NULL) {
+                walk_resources_destroy(res);
+                return attn_fail(err, ATTN_ENOMEM, "out of memory");
+            }
+            *paths[i] = res->paths[i];
+        }
+    }
+    attn_error_clear(&sub);
+    {
+        const struct inputs_paths where = { res->opts.embeddings, res->opts.qkv_dir,
+                                            res->opts.weights_dir };
+        st = inputs_load(&res->in, &res->opts.cfg, &where, NULL, &sub);
+    }
+    if (st != ATTN_OK) {
+        walk_resources_destroy(res);
+        return attn_fail(err, st, "%s:%d: %s", w->path, line, sub.msg);
+    }
+    return ATTN_OK;
+}
+
+void
+walk_resources_destroy(struct walk_resources *res)
+{
+    inputs_destroy(&res->in);
+    for (int i = 0; i < 3; i++)
+        free(res->paths[i]);
+    free(res->argv_text);
+    memset(res, 0, sizeof *res);
+}
+
+struct pipeline_source
+walk_resources_source(const struct walk_resources *res)
+{
+    return inputs_source(&res->in, res->opts.sentence);
+}
+
+/* ---------------------------------------------------------------- cells */
+
+int
+walkthrough_find_label(const char *name, const char *const *labels, const char *prefix, int n)
+{
+    char buf[32];
+    char *end;
+    long idx;
+
+    for (int i = 0; i < n; i++) {
+        if (labels != NULL) {
+            if (strcmp(labels[i], name) == 0)
+                return i;
+        } else if (prefix != NULL) {
+            snprintf(buf, sizeof buf, "%s%d", prefix, i);
+            if (strcmp(buf, name) == 0)
+                return i;
+        }
+    }
+    idx = strtol(name, &end, 10);
+    if (end != name && *end == '\0' && idx >= 0 && idx < n)
+        return (int)idx;
+    return -1;
+}
+
+int
+walkthrough_cell(const struct walkthrough *w, int k, const struct pipeline *p, int *row, int *col,
+                 struct attn_error *err)
+{
+    const struct walk_step *s = &w->steps[k];
+    struct view v;
+    struct heatmap_spec spec;
+    int rc = 0;
+
+    *row = 0;
+    *col = 0;
+    if (s->cell_row == NULL)
+        return 0;
+    view_init(&v);
+    v.mask_matrix = s->mask_matrix;
+    if (view_stage_spec(&v, p, s->stage, s->head, &spec) != 0) {
+        view_destroy(&v);
+        attn_fail(err, ATTN_ENOMEM, "out of memory");
+        return -1;
+    }
+    *row = walkthrough_find_label(s->cell_row, spec.row_labels, NULL, spec.m->rows);
+    *col = walkthrough_find_label(s->cell_col, spec.col_labels, spec.col_labels ? NULL : spec.col_prefix,
+                      spec.m->cols);
+    if (*row < 0 || *col < 0) {
+        attn_fail(err, ATTN_EPARSE,
+                  "%s:%d: the %s stage has no %s '%s' (it is %d x %d; name a token, or a number "
+                  "from 0)",
+                  w->path, s->cell_line, explain_stage_name(s->stage), *row < 0 ? "row" : "column",
+                  *row < 0 ? s->cell_row : s->cell_col, spec.m->rows, spec.m->cols);
+        rc = -1;
+    }
+    view_destroy(&v);
+    return rc;
+}
