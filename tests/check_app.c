@@ -381,7 +381,7 @@ START_TEST(help_quit_and_clicks)
     keys("6");
     ck_assert_int_eq(grid_create(&g, 100, 30), 0);
     app_render(&a, &g);
-    app_click(&a, a.view.geo[0].x0 + 3 * a.view.geo[0].cell_w + 1, a.view.geo[0].y0 + 4);
+    app_click(&a, a.view.frame.geo[0].x0 + 3 * a.view.frame.geo[0].cell_w + 1, a.view.frame.geo[0].y0 + 4);
     ck_assert_int_eq(a.view.cursor_row, 4);
     ck_assert_int_eq(a.view.cursor_col, 3);
     app_click(&a, 0, 0); /* not a cell: nothing moves */

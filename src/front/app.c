@@ -284,7 +284,7 @@ export_current(struct app *a, int all)
 static int
 page_rows(const struct app *a)
 {
-    int rows = a->view.geo[0].vis_rows;
+    int rows = a->view.frame.geo[0].vis_rows;
     return rows > 1 ? rows - 1 : 1;
 }
 
@@ -343,7 +343,7 @@ view_key(struct app *a, int key)
         v->cursor_col = 0;
         break;
     case APP_KEY_END:
-        v->cursor_col = v->cols - 1;
+        v->cursor_col = v->frame.cols - 1;
         break;
     case APP_KEY_PAGE_UP:
         v->cursor_row -= page_rows(a);
@@ -414,7 +414,7 @@ app_key(struct app *a, int key)
     int dir;
 
     /* Nothing can be seen on a screen too small to draw on: only q works, as it says. */
-    if (v->too_small) {
+    if (v->frame.too_small) {
         if (key == 'q')
             a->quit = true;
         return;
@@ -499,13 +499,13 @@ app_click(struct app *a, int x, int y)
 
     if (v->help || v->editing)
         return;
-    for (int t = 0; t < v->tiles; t++) {
+    for (int t = 0; t < v->frame.tiles; t++) {
         int row;
         int col;
-        if (heatmap_hit(&v->geo[t], x, y, &row, &col) == 0) {
+        if (heatmap_hit(&v->frame.geo[t], x, y, &row, &col) == 0) {
             v->cursor_row = row;
             v->cursor_col = col;
-            v->head = v->tile_head[t];
+            v->head = v->frame.tile_head[t];
             view_clamp(v, &a->pipe);
             return;
         }

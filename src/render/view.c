@@ -33,24 +33,24 @@ view_init(struct view *v)
 void
 view_destroy(struct view *v)
 {
-    free(v->scratch);
-    free(v->labels);
-    free(v->label_text);
-    free(v->row_label);
-    free(v->row_label_text);
+    free(v->work.scratch);
+    free(v->work.labels);
+    free(v->work.label_text);
+    free(v->work.row_label);
+    free(v->work.row_label_text);
     memset(v, 0, sizeof *v);
 }
 
 static int
 reserve_scratch(struct view *v, size_t floats)
 {
-    if (floats <= v->scratch_cap)
+    if (floats <= v->work.scratch_cap)
         return 0;
-    float *bigger = realloc(v->scratch, floats * sizeof(float));
+    float *bigger = realloc(v->work.scratch, floats * sizeof(float));
     if (bigger == NULL)
         return -1;
-    v->scratch = bigger;
-    v->scratch_cap = floats;
+    v->work.scratch = bigger;
+    v->work.scratch_cap = floats;
     return 0;
 }
 
@@ -62,20 +62,20 @@ qkv_labels(struct view *v, int hd)
     char *text;
     char **labels;
 
-    if (need > v->labels_cap) {
-        labels = realloc(v->labels, need * sizeof *labels);
+    if (need > v->work.labels_cap) {
+        labels = realloc(v->work.labels, need * sizeof *labels);
         if (labels == NULL)
             return -1;
-        v->labels = labels;
-        text = realloc(v->label_text, need * 16);
+        v->work.labels = labels;
+        text = realloc(v->work.label_text, need * 16);
         if (text == NULL)
             return -1;
-        v->label_text = text;
-        v->labels_cap = need;
+        v->work.label_text = text;
+        v->work.labels_cap = need;
     }
     for (size_t c = 0; c < need; c++) {
-        v->labels[c] = v->label_text + c * 16;
-        snprintf(v->labels[c], 16, "%c%d", "qkv"[c / (size_t)hd], (int)(c % (size_t)hd));
+        v->work.labels[c] = v->work.label_text + c * 16;
+        snprintf(v->work.labels[c], 16, "%c%d", "qkv"[c / (size_t)hd], (int)(c % (size_t)hd));
     }
     return 0;
 }
@@ -84,21 +84,21 @@ qkv_labels(struct view *v, int hd)
 static int
 row_labels(struct view *v, const struct pipeline *p, int rows)
 {
-    if ((size_t)rows > v->row_label_cap) {
-        char **labels = realloc(v->row_label, (size_t)rows * sizeof *labels);
+    if ((size_t)rows > v->work.row_label_cap) {
+        char **labels = realloc(v->work.row_label, (size_t)rows * sizeof *labels);
         char *text;
         if (labels == NULL)
             return -1;
-        v->row_label = labels;
-        text = realloc(v->row_label_text, (size_t)rows * 40);
+        v->work.row_label = labels;
+        text = realloc(v->work.row_label_text, (size_t)rows * 40);
         if (text == NULL)
             return -1;
-        v->row_label_text = text;
-        v->row_label_cap = (size_t)rows;
+        v->work.row_label_text = text;
+        v->work.row_label_cap = (size_t)rows;
     }
     for (int i = 0; i < rows; i++) {
-        v->row_label[i] = v->row_label_text + (size_t)i * 40;
-        snprintf(v->row_label[i], 40, "%.18s/%.18s", i < p->st.nq ? p->query_labels[i] : "-",
+        v->work.row_label[i] = v->work.row_label_text + (size_t)i * 40;
+        snprintf(v->work.row_label[i], 40, "%.18s/%.18s", i < p->st.nq ? p->query_labels[i] : "-",
                  i < p->st.nk ? p->key_labels[i] : "-");
     }
     return 0;
@@ -114,7 +114,7 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
 
     if (s != VIEW_QKV && s != VIEW_CONTEXT) {
         enum pipeline_stage ps = explain_pipeline_stage(s, v->mask_matrix);
-        stagemap_spec(&v->map, p, ps, head, s == VIEW_MASK && v->mask_matrix, v->colour, v->utf8,
+        stagemap_spec(&v->work.map, p, ps, head, s == VIEW_MASK && v->mask_matrix, v->colour, v->utf8,
                       spec);
         if (s != VIEW_CONCAT)
             spec->col_group = 0;
@@ -123,7 +123,7 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
         return 0;
     }
     /* Q | K | V side by side, or one head's context: copied into scratch. */
-    stagemap_spec(&v->map, p, s == VIEW_QKV ? STAGE_QUERIES : STAGE_CONTEXT, head, false,
+    stagemap_spec(&v->work.map, p, s == VIEW_QKV ? STAGE_QUERIES : STAGE_CONTEXT, head, false,
                   v->colour, v->utf8, spec);
     spec->col_group = 0;
     if (v->present)
@@ -139,17 +139,17 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
         for (int i = 0; i < rows; i++)
             for (int w = 0; w < 3; w++)
                 for (int c = 0; c < hd; c++)
-                    v->scratch[((size_t)i * 3 + (size_t)w) * (size_t)hd + (size_t)c] =
+                    v->work.scratch[((size_t)i * 3 + (size_t)w) * (size_t)hd + (size_t)c] =
                         i < src[w]->rows ? MAT_AT(src[w], i, head * hd + c) : NAN;
-        v->map.m = matrix_view(v->scratch, rows, 3 * hd);
+        v->work.map.m = matrix_view(v->work.scratch, rows, 3 * hd);
         spec->row_labels = p->query_labels;
         if (p->qkv_given) {
             /* Rows pair the i-th query with the i-th key: label both. */
             if (row_labels(v, p, rows) != 0)
                 return -1;
-            spec->row_labels = (const char *const *)v->row_label;
+            spec->row_labels = (const char *const *)v->work.row_label;
         }
-        spec->col_labels = (const char *const *)v->labels;
+        spec->col_labels = (const char *const *)v->work.labels;
         spec->lo = INFINITY;
         spec->hi = -INFINITY;
         for (int w = 0; w < 3; w++) {
@@ -164,9 +164,9 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
     if (reserve_scratch(v, (size_t)n * (size_t)hd) != 0)
         return -1;
     for (int i = 0; i < n; i++)
-        memcpy(v->scratch + (size_t)i * (size_t)hd,
+        memcpy(v->work.scratch + (size_t)i * (size_t)hd,
                matrix_row(&st->context, i) + (size_t)head * (size_t)hd, (size_t)hd * sizeof(float));
-    v->map.m = matrix_view(v->scratch, n, hd);
+    v->work.map.m = matrix_view(v->work.scratch, n, hd);
     return 0;
 }
 
@@ -222,8 +222,8 @@ view_clamp(struct view *v, const struct pipeline *p)
         v->cursor_row = 0;
     if (v->cursor_col < 0)
         v->cursor_col = 0;
-    v->rows = rows;
-    v->cols = cols;
+    v->frame.rows = rows;
+    v->frame.cols = cols;
 }
 
 /* ------------------------------------------------------------------ bars */
@@ -454,7 +454,7 @@ draw_inspector(struct grid *g, struct rect r, struct view *v, const struct pipel
     int y = r.y;
     int max_terms = r.w >= 60 ? 6 : r.w >= 40 ? 4 : 3;
 
-    if (r.h < 1 || r.w < 10 || v->rows == 0)
+    if (r.h < 1 || r.w < 10 || v->frame.rows == 0)
         return;
     grid_put(g, r.x, y++, r.w, style_role(ROLE_INSPECT_TITLE), "How this cell is made");
     inspect_cell(p, v->stage, v->head, v->cursor_row, v->cursor_col, v->mask_matrix, max_terms,
@@ -497,7 +497,7 @@ draw_heatmaps(struct grid *g, struct rect r, struct view *v, const struct pipeli
     struct heatmap_spec spec;
     const int heads = p->st.shape.heads;
 
-    v->tiles = 0;
+    v->frame.tiles = 0;
     if (showing_grid(v, p)) {
         /* Small multiples: one tile per head, the same cursor on each. */
         int tiles;
@@ -525,8 +525,8 @@ draw_heatmaps(struct grid *g, struct rect r, struct view *v, const struct pipeli
                         "head %d%s", t, t == v->head ? " *" : "");
             tr.y++;
             tr.h--;
-            heatmap_render(g, tr, &spec, &sr, &sc, &v->geo[v->tiles]);
-            v->tile_head[v->tiles++] = t;
+            heatmap_render(g, tr, &spec, &sr, &sc, &v->frame.geo[v->frame.tiles]);
+            v->frame.tile_head[v->frame.tiles++] = t;
         }
         return;
     }
@@ -537,16 +537,16 @@ draw_heatmaps(struct grid *g, struct rect r, struct view *v, const struct pipeli
     spec.max_cell_w = v->present ? 14 : 10;
     /* Presentation mode spaces the rows out when the screen has room. */
     spec.row_gap = v->present && r.h >= 2 * spec.m->rows ? 1 : 0;
-    heatmap_render(g, r, &spec, &v->scroll_row, &v->scroll_col, &v->geo[0]);
-    v->tile_head[0] = v->head;
-    v->tiles = 1;
+    heatmap_render(g, r, &spec, &v->scroll_row, &v->scroll_col, &v->frame.geo[0]);
+    v->frame.tile_head[0] = v->head;
+    v->frame.tiles = 1;
 }
 
 static void
 draw_legend(struct grid *g, int y, int w, struct view *v, const struct pipeline *p)
 {
     struct heatmap_spec spec;
-    const struct heatmap_geometry *geo = &v->geo[0];
+    const struct heatmap_geometry *geo = &v->frame.geo[0];
     char where[96] = "";
 
     if (view_stage_spec(v, p, v->stage, v->head, &spec) != 0)
@@ -689,9 +689,9 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
     struct heatmap_spec spec;
 
     grid_clear(g);
-    v->tiles = 0;
-    v->too_small = g->width < VIEW_MIN_WIDTH || g->height < VIEW_MIN_HEIGHT;
-    if (v->too_small) {
+    v->frame.tiles = 0;
+    v->frame.too_small = g->width < VIEW_MIN_WIDTH || g->height < VIEW_MIN_HEIGHT;
+    if (v->frame.too_small) {
         grid_printf(g, 0, 0, g->width, style_role(ROLE_ERROR), "attnscope needs %dx%d",
                     VIEW_MIN_WIDTH, VIEW_MIN_HEIGHT);
         grid_printf(g, 0, 1, g->width, style_role(ROLE_TEXT), "this is %dx%d", g->width, g->height);

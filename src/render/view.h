@@ -31,6 +31,33 @@ struct view_help_line {
     const char *what;
 };
 
+/* Filled by view_render: what the frame holds, for keys and clicks. */
+struct view_frame {
+    bool too_small;                             /* the screen was too small to draw on */
+    int tiles;                                  /* heatmaps drawn */
+    int tile_head[VIEW_MAX_TILES];
+    struct heatmap_geometry geo[VIEW_MAX_TILES]; /* for mouse clicks */
+    int rows;                                   /* the shape of the shown matrix */
+    int cols;
+};
+
+/*
+ * view.c's working memory, kept from frame to frame: what the current
+ * heatmap spec points at, and matrices and labels assembled from several
+ * buffers.  Nothing outside view.c reads it.
+ */
+struct view_work {
+    struct stagemap map;
+    float *scratch;
+    size_t scratch_cap;
+    char **labels;
+    size_t labels_cap;
+    char *label_text;
+    char **row_label;
+    size_t row_label_cap;
+    char *row_label_text;
+};
+
 struct view {
     enum view_stage stage;
     int head;
@@ -67,25 +94,8 @@ struct view {
     int picker_count;
     int picker_sel;
 
-    /* Filled by view_render, for the front end. */
-    bool too_small;                             /* the screen was too small to draw on */
-    int tiles;                                  /* heatmaps drawn */
-    int tile_head[VIEW_MAX_TILES];
-    struct heatmap_geometry geo[VIEW_MAX_TILES]; /* for mouse clicks */
-    int rows;                                   /* the shape of the shown matrix */
-    int cols;
-
-    /* What the current heatmap spec points at, and scratch for matrices
-     * assembled from several buffers. */
-    struct stagemap map;
-    float *scratch;
-    size_t scratch_cap;
-    char **labels;
-    size_t labels_cap;
-    char *label_text;
-    char **row_label;
-    size_t row_label_cap;
-    char *row_label_text;
+    struct view_frame frame; /* what view_render drew, for the front end */
+    struct view_work work;   /* view.c's own */
 };
 
 void view_init(struct view *v);
