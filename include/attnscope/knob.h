@@ -77,7 +77,8 @@ struct knob {
     struct knob_option options[2];  /* name NULL: none */
     /*
      * Sets the knob from text (an option's argument or value).  Returns 0,
-     * or -1 with a message naming the option in err.
+     * or -1 with a message naming the option in err.  NULL: an on/off knob
+     * ("on" or "off").
      */
     int (*parse)(struct attention_config *c, const char *option, const char *text, char *err,
                  size_t size);
@@ -104,10 +105,29 @@ struct knob {
     size_t field_size;
     size_t field2;                  /* a second field it sets, or field again */
     size_t field2_size;
+    /*
+     * An on/off knob (a bool field) gives its texts instead of functions: on
+     * and off on the bar, then what the view says after turning it on and
+     * off.  A function in the row still takes precedence.
+     */
+    const char *flag_text[4];
 };
 
 /* The knob table: KNOB_COUNT rows. */
 extern const struct knob knob_table[];
+
+/*
+ * A knob's behaviour, through its row's function or, for an on/off knob
+ * without one, the generic one: parse and step as the row's parse and step
+ * say, the bar's text (false: not on the bar now), the message after a
+ * change.  Front ends call these, never the row's pointers.
+ */
+int knob_parse(const struct knob *k, struct attention_config *c, const char *option, const char *text,
+               char *err, size_t size);
+int knob_step(const struct knob *k, struct attention_config *c, int dir, const struct pipeline *p,
+              char *msg, size_t size);
+bool knob_bar(const struct knob *k, const struct pipeline *p, char *full, char *terse);
+void knob_said(const struct knob *k, const struct pipeline *p, char *msg, size_t size);
 
 /* The knob with key key (as key or key_back); *dir gets 1 or -1.  NULL: none. */
 const struct knob *knob_for_key(int key, int *dir);

@@ -55,6 +55,13 @@ void attn_error_clear(struct attn_error *err);
 size_t attn_escape_text(char *dst, size_t size, const char *src);
 
 /*
+ * Formats a message as attn_fail does into a caller's buffer of size bytes
+ * (for parsers that report into char buffers); returns -1, so that
+ * `return attn_fail_text(...)` fails.
+ */
+int attn_fail_text(char *dst, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/*
  * Formats a printf-style message into dst (size bytes) and escapes it by
  * attn_escape_text(): the one way attnscope makes a message it will show.
  * Returns the length.

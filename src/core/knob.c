@@ -13,20 +13,6 @@
 
 /* ----------------------------------------------------------- parsing */
 
-static int
-fail(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int
-fail(char *err, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    attn_vformat_text(err, size, fmt, ap); /* it quotes what was typed */
-    va_end(ap);
-    return -1;
-}
-
 int
 knob_parse_int(const char *option, const char *text, long min, long max, int *out, char *err,
                size_t size)
@@ -37,9 +23,9 @@ knob_parse_int(const char *option, const char *text, long min, long max, int *ou
     errno = 0;
     v = strtol(text, &end, 10);
     if (end == text || *end != '\0')
-        return fail(err, size, "%s: '%s' is not a whole number", option, text);
+        return attn_fail_text(err, size, "%s: '%s' is not a whole number", option, text);
     if (errno == ERANGE || v < min || v > max)
-        return fail(err, size, "%s %s: give a number from %ld to %ld", option, text, min, max);
+        return attn_fail_text(err, size, "%s %s: give a number from %ld to %ld", option, text, min, max);
     *out = (int)v;
     return 0;
 }
@@ -51,14 +37,14 @@ parse_u64(const char *option, const char *text, uint64_t *out, char *err, size_t
     unsigned long long v;
 
     if (text[0] < '0' || text[0] > '9')
-        return fail(err, size, "%s: '%s' is not a whole number from 0 to 18446744073709551615",
+        return attn_fail_text(err, size, "%s: '%s' is not a whole number from 0 to 18446744073709551615",
                     option, text);
     errno = 0;
     v = strtoull(text, &end, 10);
     if (*end != '\0')
-        return fail(err, size, "%s: '%s' is not a whole number", option, text);
+        return attn_fail_text(err, size, "%s: '%s' is not a whole number", option, text);
     if (errno == ERANGE)
-        return fail(err, size, "%s %s: beyond 64 bits (the largest seed is 18446744073709551615)",
+        return attn_fail_text(err, size, "%s %s: beyond 64 bits (the largest seed is 18446744073709551615)",
                     option, text);
     *out = (uint64_t)v;
     return 0;
@@ -73,9 +59,9 @@ parse_real(const char *option, const char *text, double *out, char *err, size_t 
     errno = 0;
     v = strtod(text, &end);
     if (end == text || *end != '\0')
-        return fail(err, size, "%s: '%s' is not a number", option, text);
+        return attn_fail_text(err, size, "%s: '%s' is not a number", option, text);
     if (!isfinite(v))
-        return fail(err, size, "%s: '%s' is not a finite number", option, text);
+        return attn_fail_text(err, size, "%s: '%s' is not a finite number", option, text);
     *out = v;
     return 0;
 }
@@ -96,7 +82,7 @@ parse_variant(struct attention_config *c, const char *option, const char *text, 
     enum attn_variant v;
 
     if (attention_variant_parse(text, &v) != 0)
-        return fail(err, size,
+        return attn_fail_text(err, size,
                     "%s: '%s' is not a variant; choose simple, v1, v2, causal, wrapper or mha",
                     option, text);
     attention_config_set_variant(c, v);
@@ -269,7 +255,7 @@ parse_dropout(struct attention_config *c, const char *option, const char *text, 
     if (parse_real(option, text, &c->dropout, err, size) != 0)
         return -1;
     if (!(c->dropout >= 0.0 && c->dropout < 1.0))
-        return fail(err, size, "%s %s: p must be at least 0 and below 1", option, text);
+        return attn_fail_text(err, size, "%s %s: p must be at least 0 and below 1", option, text);
     return 0;
 }
 
@@ -338,50 +324,6 @@ said_dropout_pass(const struct pipeline *p, char *msg, size_t size)
 
 /* ------------------------------------------------------- on/off knobs */
 
-/* Flips the bool at offset off of c. */
-static int
-flip(struct attention_config *c, size_t off)
-{
-    bool *b = (bool *)((char *)c + off);
-
-    *b = !*b;
-    return 1;
-}
-
-static int
-parse_train(struct attention_config *c, const char *option, const char *text, char *err, size_t size)
-{
-    (void)option;
-    (void)err;
-    (void)size;
-    c->train = is_on(text);
-    return 0;
-}
-
-static int
-step_train(struct attention_config *c, int dir, const struct pipeline *p, char *msg, size_t size)
-{
-    (void)dir;
-    (void)p;
-    (void)msg;
-    (void)size;
-    return flip(c, offsetof(struct attention_config, train));
-}
-
-static bool
-bar_train(const struct pipeline *p, char *full, char *terse)
-{
-    snprintf(full, KNOB_TEXT_MAX, "%s", p->cfg.train ? "train" : "eval");
-    snprintf(terse, KNOB_TEXT_MAX, "%s", full);
-    return true;
-}
-
-static void
-said_train(const struct pipeline *p, char *msg, size_t size)
-{
-    snprintf(msg, size, "%s", p->cfg.train ? "training mode: dropout acts" : "evaluation mode: dropout off");
-}
-
 static int
 parse_mask(struct attention_config *c, const char *option, const char *text, char *err, size_t size)
 {
@@ -390,7 +332,7 @@ parse_mask(struct attention_config *c, const char *option, const char *text, cha
     else if (strcmp(text, "none") == 0)
         c->mask = ATTN_MASK_NONE;
     else
-        return fail(err, size, "%s: '%s' is not a mask; choose causal or none", option, text);
+        return attn_fail_text(err, size, "%s: '%s' is not a mask; choose causal or none", option, text);
     return 0;
 }
 
@@ -418,34 +360,6 @@ said_mask(const struct pipeline *p, char *msg, size_t size)
 {
     snprintf(msg, size, "%s",
              p->cfg.mask == ATTN_MASK_CAUSAL ? "causal mask on" : "mask off: tokens see the future");
-}
-
-static int
-parse_scale(struct attention_config *c, const char *option, const char *text, char *err, size_t size)
-{
-    (void)option;
-    (void)err;
-    (void)size;
-    c->scale = is_on(text);
-    return 0;
-}
-
-static int
-step_scale(struct attention_config *c, int dir, const struct pipeline *p, char *msg, size_t size)
-{
-    (void)dir;
-    (void)p;
-    (void)msg;
-    (void)size;
-    return flip(c, offsetof(struct attention_config, scale));
-}
-
-static bool
-bar_scale(const struct pipeline *p, char *full, char *terse)
-{
-    snprintf(full, KNOB_TEXT_MAX, "%s", p->cfg.scale ? "scaled" : "unscaled");
-    snprintf(terse, KNOB_TEXT_MAX, "%s", full);
-    return true;
 }
 
 static void
@@ -524,7 +438,7 @@ parse_temperature(struct attention_config *c, const char *option, const char *te
     if (parse_real(option, text, &c->temperature, err, size) != 0)
         return -1;
     if (!(c->temperature > 0.0))
-        return fail(err, size, "%s %s: T must be above 0", option, text);
+        return attn_fail_text(err, size, "%s %s: T must be above 0", option, text);
     return 0;
 }
 
@@ -567,42 +481,6 @@ said_temperature(const struct pipeline *p, char *msg, size_t size)
 
 /* ---------------------------------------------------------- positional */
 
-static int
-parse_positional(struct attention_config *c, const char *option, const char *text, char *err,
-                 size_t size)
-{
-    (void)option;
-    (void)err;
-    (void)size;
-    c->positional = is_on(text);
-    return 0;
-}
-
-static int
-step_positional(struct attention_config *c, int dir, const struct pipeline *p, char *msg,
-                size_t size)
-{
-    (void)dir;
-    (void)p;
-    (void)msg;
-    (void)size;
-    return flip(c, offsetof(struct attention_config, positional));
-}
-
-static bool
-bar_positional(const struct pipeline *p, char *full, char *terse)
-{
-    snprintf(full, KNOB_TEXT_MAX, "%s", p->cfg.positional ? "PE" : "no PE");
-    snprintf(terse, KNOB_TEXT_MAX, "%s", full);
-    return true;
-}
-
-static void
-said_positional(const struct pipeline *p, char *msg, size_t size)
-{
-    snprintf(msg, size, "%s", p->cfg.positional ? "positional encoding added" : "positional encoding off");
-}
-
 /* ----------------------------------------------------------------- rng */
 
 static int
@@ -613,7 +491,7 @@ parse_rng(struct attention_config *c, const char *option, const char *text, char
     else if (strcmp(text, "mkl") == 0)
         c->rng_path = RNG_PATH_MKL;
     else
-        return fail(err, size, "%s: '%s' is not a generator path; choose default or mkl", option, text);
+        return attn_fail_text(err, size, "%s: '%s' is not a generator path; choose default or mkl", option, text);
     return 0;
 }
 
@@ -645,41 +523,6 @@ said_rng(const struct pipeline *p, char *msg, size_t size)
 }
 
 /* ---------------------------------------------------------------- bias */
-
-static int
-parse_bias(struct attention_config *c, const char *option, const char *text, char *err, size_t size)
-{
-    (void)option;
-    (void)err;
-    (void)size;
-    c->qkv_bias = is_on(text);
-    return 0;
-}
-
-static int
-step_bias(struct attention_config *c, int dir, const struct pipeline *p, char *msg, size_t size)
-{
-    (void)dir;
-    (void)p;
-    (void)msg;
-    (void)size;
-    return flip(c, offsetof(struct attention_config, qkv_bias));
-}
-
-static bool
-bar_bias(const struct pipeline *p, char *full, char *terse)
-{
-    snprintf(full, KNOB_TEXT_MAX, "%s", p->cfg.qkv_bias ? "bias" : "no bias");
-    snprintf(terse, KNOB_TEXT_MAX, "%s", full);
-    return true;
-}
-
-static void
-said_bias(const struct pipeline *p, char *msg, size_t size)
-{
-    snprintf(msg, size, "%s",
-             p->cfg.qkv_bias ? "W_query, W_key, W_value with a bias" : "no bias in W_query, W_key, W_value");
-}
 
 /* -------------------------------------------------------- dropout seed */
 
@@ -731,8 +574,9 @@ const struct knob knob_table[] = {
         "training mode", RECOMPUTE_ATTENTION, KNOB_GROUP_ATTENTION, 1,
         { { "eval", NULL, "off", "evaluation mode: dropout off (--train is the default)" },
           { "train", NULL, "on", NULL } },
-        parse_train, 't', 0, "t", "training / evaluation mode",
-        step_train, "t", bar_train, said_train, FIELDS(train) },
+        NULL, 't', 0, "t", "training / evaluation mode",
+        NULL, "t", NULL, NULL, FIELDS(train),
+        { "train", "eval", "training mode: dropout acts", "evaluation mode: dropout off" } },
     [KNOB_MASK] = {
         "mask", RECOMPUTE_ATTENTION, KNOB_GROUP_ATTENTION, 2,
         { { "mask", "causal|none", NULL, "default: causal for causal, wrapper and mha; none otherwise" } },
@@ -742,8 +586,8 @@ const struct knob knob_table[] = {
         "scaling", RECOMPUTE_ATTENTION, KNOB_GROUP_ATTENTION, 2,
         { { "no-scale", NULL, "off", "do not divide the scores by sqrt(d_k) (--scale to force it)" },
           { "scale", NULL, "on", NULL } },
-        parse_scale, '/', 0, "/", "scaling by 1/sqrt(d_k) on / off",
-        step_scale, "/", bar_scale, said_scale, FIELDS(scale) },
+        NULL, '/', 0, "/", "scaling by 1/sqrt(d_k) on / off",
+        NULL, "/", NULL, said_scale, FIELDS(scale), { "scaled", "unscaled", NULL, NULL } },
     [KNOB_SCALE_DIM] = {
         "scale dimension", RECOMPUTE_ATTENTION, KNOB_GROUP_ATTENTION, 1,
         { { "scale-dim", "N", NULL, "divide by sqrt(N) instead of sqrt(d_k)" } },
@@ -757,8 +601,9 @@ const struct knob knob_table[] = {
     [KNOB_POSITIONAL] = {
         "positional encoding", RECOMPUTE_INPUTS, KNOB_GROUP_INPUT, 1,
         { { "positional", NULL, "on", "add the sinusoidal positional encoding" } },
-        parse_positional, 'P', 0, "P", "positional encoding on / off",
-        step_positional, "P", bar_positional, said_positional, FIELDS(positional) },
+        NULL, 'P', 0, "P", "positional encoding on / off",
+        NULL, "P", NULL, NULL, FIELDS(positional),
+        { "PE", "no PE", "positional encoding added", "positional encoding off" } },
     [KNOB_RNG] = {
         "generator path", RECOMPUTE_ATTENTION, KNOB_GROUP_ATTENTION, 1,
         { { "rng", "default|mkl", NULL,
@@ -769,8 +614,9 @@ const struct knob knob_table[] = {
     [KNOB_BIAS] = {
         "bias", RECOMPUTE_ALL, KNOB_GROUP_ATTENTION, 1,
         { { "qkv-bias", NULL, "on", "give W_query, W_key and W_value a bias" } },
-        parse_bias, 'b', 0, "b", "bias in W_query, W_key, W_value on / off",
-        step_bias, "b", bar_bias, said_bias, FIELDS(qkv_bias) },
+        NULL, 'b', 0, "b", "bias in W_query, W_key, W_value on / off",
+        NULL, "b", NULL, NULL, FIELDS(qkv_bias),
+        { "bias", "no bias", "W_query, W_key, W_value with a bias", "no bias in W_query, W_key, W_value" } },
     [KNOB_DROPOUT_SEED] = {
         "dropout seed", RECOMPUTE_ATTENTION, KNOB_GROUP_ATTENTION, 1,
         { { "dropout-seed", "N", NULL, "reseed the generator just before dropout, as the book does" } },
@@ -808,4 +654,60 @@ knob_differ_at_most(const struct attention_config *a, const struct attention_con
         memcpy((char *)&x + k->field2, (const char *)b + k->field2, k->field2_size);
     }
     return memcmp(&x, b, sizeof x) == 0;
+}
+
+/* ------------------------------------------------------------- the calls */
+
+/* The bool an on/off knob sets. */
+static bool *
+flag(const struct knob *k, struct attention_config *c)
+{
+    return (bool *)((char *)c + k->field);
+}
+
+static bool
+flag_of(const struct knob *k, const struct pipeline *p)
+{
+    return *(const bool *)((const char *)&p->cfg + k->field);
+}
+
+int
+knob_parse(const struct knob *k, struct attention_config *c, const char *option, const char *text,
+           char *err, size_t size)
+{
+    if (k->parse != NULL)
+        return k->parse(c, option, text, err, size);
+    *flag(k, c) = is_on(text);
+    return 0;
+}
+
+int
+knob_step(const struct knob *k, struct attention_config *c, int dir, const struct pipeline *p,
+          char *msg, size_t size)
+{
+    if (k->step != NULL)
+        return k->step(c, dir, p, msg, size);
+    *flag(k, c) = !*flag(k, c);
+    return 1;
+}
+
+bool
+knob_bar(const struct knob *k, const struct pipeline *p, char *full, char *terse)
+{
+    if (k->bar_key == NULL)
+        return false;
+    if (k->bar != NULL)
+        return k->bar(p, full, terse);
+    snprintf(full, KNOB_TEXT_MAX, "%s", k->flag_text[flag_of(k, p) ? 0 : 1]);
+    snprintf(terse, KNOB_TEXT_MAX, "%s", full);
+    return true;
+}
+
+void
+knob_said(const struct knob *k, const struct pipeline *p, char *msg, size_t size)
+{
+    if (k->said != NULL)
+        k->said(p, msg, size);
+    else
+        snprintf(msg, size, "%s", k->flag_text[flag_of(k, p) ? 2 : 3]);
 }

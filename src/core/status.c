@@ -22,6 +22,17 @@ attn_fail(struct attn_error *err, enum attn_status status, const char *fmt, ...)
     return status;
 }
 
+int
+attn_fail_text(char *dst, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    attn_vformat_text(dst, size, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
 size_t
 attn_vformat_text(char *dst, size_t size, const char *fmt, va_list ap)
 {

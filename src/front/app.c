@@ -224,15 +224,15 @@ turn(struct app *a, const struct knob *k, int dir)
     int r;
 
     msg[0] = '\0';
-    r = k->step(&c, dir, &a->pipe, msg, sizeof msg);
+    r = knob_step(k, &c, dir, &a->pipe, msg, sizeof msg);
     if (r < 0) {
         app_complain(a, msg);
         return;
     }
     if (r == 0)
         return;
-    if (app_rebuild(a, &c, a->sentence) == 0 && a->view.message == NULL && k->said != NULL) {
-        k->said(&a->pipe, msg, sizeof msg);
+    if (app_rebuild(a, &c, a->sentence) == 0 && a->view.message == NULL) {
+        knob_said(k, &a->pipe, msg, sizeof msg);
         app_say(a, "%s", msg);
     }
 }

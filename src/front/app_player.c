@@ -24,20 +24,12 @@ play_step(struct app *a, int k, struct attn_error *err)
     const struct walk_step *s = &a->walk.steps[k];
     struct walk_resources res;
     struct pipeline next;
-    struct pipeline_source src;
-    struct attn_error sub;
     int row;
     int col;
     char *sentence;
 
-    if (walkthrough_resources(&a->walk, k, &res, err) != ATTN_OK)
+    if (walkthrough_step_pipeline(&a->walk, k, &res, &next, err) != ATTN_OK)
         return -1;
-    src = walk_resources_source(&res);
-    if (pipeline_create(&next, &res.opts.cfg, &src, &sub) != ATTN_OK) {
-        attn_fail(err, sub.status, "%s:%d: %s", a->walk.path, s->line, sub.msg);
-        walk_resources_destroy(&res);
-        return -1;
-    }
     if (walkthrough_cell(&a->walk, k, &next, &row, &col, err) != 0 ||
         walkthrough_narrate(&a->walk, k, &next, a->narration, sizeof a->narration, err) != 0) {
         pipeline_destroy(&next);

@@ -207,20 +207,6 @@ cli_usage(void)
     return text;
 }
 
-static int
-fail(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int
-fail(char *err, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    attn_vformat_text(err, size, fmt, ap); /* it quotes what was typed */
-    va_end(ap);
-    return -1;
-}
-
 /* A knob's option as given: applied once every option is read, in knob priority order. */
 struct knob_setting {
     const struct knob *knob;
@@ -235,7 +221,7 @@ set_knob(struct attention_config *cfg, const struct knob_setting *ks, char *err,
     char option[64];
 
     snprintf(option, sizeof option, "--%s", ks->option);
-    return ks->knob->parse(cfg, option, ks->text, err, size);
+    return knob_parse(ks->knob, cfg, option, ks->text, err, size);
 }
 
 /*
@@ -248,18 +234,18 @@ check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
             const struct knob_setting *settings, int count, char *err, size_t err_size)
 {
     if (optind < argc)
-        return fail(err, err_size,
+        return attn_fail_text(err, err_size,
                     "'%s': unexpected argument (give the sentence with -s \"...\")", argv[optind]);
     if (o->walkthrough != NULL && (o->mode == CLI_EXPORT || o->stage_count > 0))
-        return fail(err, err_size, "--walkthrough: each step names its own stage; drop %s",
+        return attn_fail_text(err, err_size, "--walkthrough: each step names its own stage; drop %s",
                     o->mode == CLI_EXPORT ? "--export" : "--stage");
     if ((o->heatmap || o->format != PRINT_TEXT) && o->mode == CLI_EXPORT)
-        return fail(err, err_size, "--%s works with --print, not --export",
+        return attn_fail_text(err, err_size, "--%s works with --print, not --export",
                     o->heatmap ? "heatmap" : "format");
     if ((o->heatmap || o->format != PRINT_TEXT) && o->mode == CLI_TUI)
         o->mode = CLI_PRINT;
     if (o->stage_count > 0 && o->mode != CLI_PRINT && o->mode != CLI_EXPORT)
-        return fail(err, err_size, "--stage works with --print and --export");
+        return attn_fail_text(err, err_size, "--stage works with --print and --export");
     for (int priority = 0; priority <= 2; priority++) {
         for (int i = 0; i < count; i++)
             if (settings[i].knob->priority == priority &&
@@ -267,10 +253,10 @@ check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
                 return -1;
         if (priority == 0 && o->qkv_dir != NULL) {
             if (variant_given && attention_variant_has_weights(o->cfg.variant))
-                return fail(err, err_size,
+                return attn_fail_text(err, err_size,
                             "--qkv gives Q, K and V directly: it works with --variant simple only");
             if (o->embeddings != NULL || o->weights_dir != NULL)
-                return fail(err, err_size, "--qkv replaces the sentence and the weights: drop %s",
+                return attn_fail_text(err, err_size, "--qkv replaces the sentence and the weights: drop %s",
                             o->embeddings != NULL ? "--embeddings" : "--weights");
             attention_config_set_variant(&o->cfg, ATTN_SIMPLE);
         }
@@ -295,7 +281,7 @@ cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_si
 
     settings = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *settings);
     if (settings == NULL)
-        return fail(err, err_size, "out of memory");
+        return attn_fail_text(err, err_size, "out of memory");
     optind = 0; /* glibc: a full reset, so tests can parse again */
     opterr = 0;
     while (r == 0 && (c = getopt_long(argc, argv, ":s:e:h", long_options(), NULL)) != -1) {
@@ -323,20 +309,20 @@ cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_si
             break;
         case OPT_PRINT:
             if (o->mode == CLI_EXPORT)
-                r = fail(err, err_size, "--print and --export: choose one");
+                r = attn_fail_text(err, err_size, "--print and --export: choose one");
             o->mode = CLI_PRINT;
             break;
         case OPT_EXPORT:
             if (o->mode == CLI_PRINT)
-                r = fail(err, err_size, "--print and --export: choose one");
+                r = attn_fail_text(err, err_size, "--print and --export: choose one");
             else if (arg[0] == '\0')
-                r = fail(err, err_size, "--export: the folder name is empty");
+                r = attn_fail_text(err, err_size, "--export: the folder name is empty");
             o->mode = CLI_EXPORT;
             o->export_dir = arg;
             break;
         case OPT_STAGE:
             if (o->stage_count == CLI_MAX_STAGES)
-                r = fail(err, err_size, "--stage: at most %d stages", CLI_MAX_STAGES);
+                r = attn_fail_text(err, err_size, "--stage: at most %d stages", CLI_MAX_STAGES);
             else
                 o->stages[o->stage_count++] = arg;
             break;
@@ -351,7 +337,7 @@ cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_si
             break;
         case OPT_FORMAT:
             if (print_format_parse(arg, &o->format) != 0)
-                r = fail(err, err_size,
+                r = attn_fail_text(err, err_size,
                          "--format: '%s' is not a format; choose text, csv, markdown or latex", arg);
             break;
         case OPT_HEATMAP:
@@ -372,13 +358,13 @@ cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_si
             free(settings);
             return 0;
         case ':':
-            r = fail(err, err_size, "%s needs a value", argv[optind - 1]);
+            r = attn_fail_text(err, err_size, "%s needs a value", argv[optind - 1]);
             break;
         default:
             if (optopt != 0 && optopt < 256)
-                r = fail(err, err_size, "-%c: unknown option", optopt);
+                r = attn_fail_text(err, err_size, "-%c: unknown option", optopt);
             else
-                r = fail(err, err_size, "%s: unknown option", argv[optind - 1]);
+                r = attn_fail_text(err, err_size, "%s: unknown option", argv[optind - 1]);
             break;
         }
     }

@@ -77,6 +77,14 @@ enum attn_status walkthrough_resources(const struct walkthrough *w, int k,
                                        struct walk_resources *res, struct attn_error *err);
 void walk_resources_destroy(struct walk_resources *res);
 
+/*
+ * Loads step k's resources into res and computes its pipeline into p; on
+ * failure neither is left to destroy and err names path:line.
+ */
+enum attn_status walkthrough_step_pipeline(const struct walkthrough *w, int k,
+                                           struct walk_resources *res, struct pipeline *p,
+                                           struct attn_error *err);
+
 /* The pipeline source of loaded resources. */
 struct pipeline_source walk_resources_source(const struct walk_resources *res);
 

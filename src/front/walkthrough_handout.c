@@ -67,18 +67,10 @@ walkthrough_print(FILE *out, const struct walkthrough *w, const struct print_opt
         const struct walk_step *s = &w->steps[k];
         struct walk_resources res;
         struct pipeline p;
-        struct pipeline_source src;
-        struct attn_error sub;
         enum pipeline_stage ps = explain_pipeline_stage(s->stage, s->mask_matrix);
 
-        if (walkthrough_resources(w, k, &res, err) != ATTN_OK)
+        if (walkthrough_step_pipeline(w, k, &res, &p, err) != ATTN_OK)
             return -1;
-        src = walk_resources_source(&res);
-        if (pipeline_create(&p, &res.opts.cfg, &src, &sub) != ATTN_OK) {
-            attn_fail(err, sub.status, "%s:%d: %s", w->path, s->line, sub.msg);
-            walk_resources_destroy(&res);
-            return -1;
-        }
         if (walkthrough_narrate(w, k, &p, narration, sizeof narration, err) != 0) {
             pipeline_destroy(&p);
             walk_resources_destroy(&res);

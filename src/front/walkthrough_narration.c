@@ -248,20 +248,12 @@ walkthrough_verify(const struct walkthrough *w, struct attn_error *err)
         const struct walk_step *s = &w->steps[k];
         struct walk_resources res;
         struct pipeline p;
-        struct pipeline_source src;
-        struct attn_error sub;
         int row;
         int col;
         int refs;
 
-        if (walkthrough_resources(w, k, &res, err) != ATTN_OK)
+        if (walkthrough_step_pipeline(w, k, &res, &p, err) != ATTN_OK)
             return -1;
-        src = walk_resources_source(&res);
-        if (pipeline_create(&p, &res.opts.cfg, &src, &sub) != ATTN_OK) {
-            attn_fail(err, sub.status, "%s:%d: %s", w->path, s->line, sub.msg);
-            walk_resources_destroy(&res);
-            return -1;
-        }
         refs = -1;
         if (!explain_stage_present(&p, s->stage))
             attn_fail(err, ATTN_EPARSE, "%s:%d: this configuration has no %s stage", w->path,

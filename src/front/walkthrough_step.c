@@ -147,6 +147,25 @@ walkthrough_resources(const struct walkthrough *w, int k, struct walk_resources 
     return ATTN_OK;
 }
 
+enum attn_status
+walkthrough_step_pipeline(const struct walkthrough *w, int k, struct walk_resources *res,
+                          struct pipeline *p, struct attn_error *err)
+{
+    struct pipeline_source src;
+    struct attn_error sub;
+    enum attn_status st = walkthrough_resources(w, k, res, err);
+
+    if (st != ATTN_OK)
+        return st;
+    src = walk_resources_source(res);
+    st = pipeline_create(p, &res->opts.cfg, &src, &sub);
+    if (st != ATTN_OK) {
+        attn_fail(err, st, "%s:%d: %s", w->path, w->steps[k].line, sub.msg);
+        walk_resources_destroy(res);
+    }
+    return st;
+}
+
 void
 walk_resources_destroy(struct walk_resources *res)
 {

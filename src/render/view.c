@@ -245,7 +245,7 @@ draw_knob_bar(struct grid *g, const struct pipeline *p)
 
     for (int i = 0; i < KNOB_COUNT; i++) {
         const struct knob *k = &knob_table[i];
-        shown[i] = k->bar_key != NULL && k->bar(p, full[i], terse[i]);
+        shown[i] = knob_bar(k, p, full[i], terse[i]);
         if (shown[i])
             full_len += (int)strlen(k->bar_key) + 2 + (int)strlen(full[i]);
     }
