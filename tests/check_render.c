@@ -259,6 +259,7 @@ END_TEST
 
 START_TEST(palette_quantises_like_terminals)
 {
+    ck_assert(palette_scheme_complete());
     struct rgb red = { 255, 0, 0 };
     struct rgb black = { 0, 0, 0 };
     struct rgb grey = { 128, 128, 128 };

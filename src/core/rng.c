@@ -124,15 +124,21 @@ static void
 mt_twist(struct rng *r)
 {
     switch (cpu_isa()) {
-#ifdef RNG_X86
     case CPU_AVX512:
+#ifdef RNG_X86
         twist_avx512(r->state);
         break;
+#else
+        /* fall through: no vector code for this processor family */
+#endif
     case CPU_AVX2:
+#ifdef RNG_X86
         twist_avx2(r->state);
         break;
+#else
+        /* fall through */
 #endif
-    default:
+    case CPU_PORTABLE:
         for (int i = 0; i < RNG_MT_N; i++)
             twist_one(r->state, i);
         break;
@@ -238,15 +244,21 @@ static void
 uniform_from_state(const uint32_t *state, float *out, size_t n, float width, float from)
 {
     switch (cpu_isa()) {
-#ifdef RNG_X86
     case CPU_AVX512:
+#ifdef RNG_X86
         uniform_avx512(state, out, n, width, from);
         break;
+#else
+        /* fall through: no vector code for this processor family */
+#endif
     case CPU_AVX2:
+#ifdef RNG_X86
         uniform_avx2(state, out, n, width, from);
         break;
+#else
+        /* fall through */
 #endif
-    default:
+    case CPU_PORTABLE:
         uniform_portable(state, out, n, width, from);
         break;
     }

@@ -301,16 +301,21 @@ rowops_softmax(const float *scores, float *masked, float *scaled, float *weights
     weights += first;
     n -= first;
     switch (cpu_isa()) {
-#ifdef ROWOPS_X86
     case CPU_AVX512:
+#ifdef ROWOPS_X86
         softmax_avx512(scores, masked, scaled, weights, visible, divisor);
         break;
+#else
+        /* fall through: no vector code for this processor family */
+#endif
     case CPU_AVX2:
+#ifdef ROWOPS_X86
         softmax_avx2(scores, masked, scaled, weights, visible, divisor);
         break;
+#else
+        /* fall through */
 #endif
     case CPU_PORTABLE:
-    default:
         softmax_portable(scores, masked, scaled, weights, visible, divisor);
         break;
     }

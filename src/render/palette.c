@@ -141,152 +141,97 @@ palette_ramp_to_8(enum palette_ramp ramp, int level)
     return div[bucket];
 }
 
+/*
+ * The colour scheme, one row per role (as htop's CRT.c): its colours as RGB
+ * (for direct colour and the 256-colour cube; none: the terminal's own), among
+ * the 8 basic colours (-1: the terminal's own) and its attributes with and
+ * without colour.  Every role has a row: a new role without one fails the
+ * assertion below.
+ */
+struct role_scheme {
+    bool has_rgb;
+    struct rgb fg, bg;
+    int fg8, bg8;
+    int attrs_colour, attrs_mono;
+    bool listed;
+};
+
+#define GREY_DARK { 58, 58, 58 }
+#define GREY_MID { 118, 118, 118 }
+#define GREY_LIGHT { 178, 178, 178 }
+#define WHITE { 255, 255, 255 }
+#define BLACK { 0, 0, 0 }
+#define RED { 215, 0, 0 }
+#define MAGENTA { 215, 0, 215 }
+#define BLUE_BAR { 0, 55, 110 }
+#define YELLOW { 255, 215, 0 }
+#define GREEN { 0, 135, 95 }
+#define NO_RGB false, BLACK, BLACK
+
+static const struct role_scheme schemes[ROLE_COUNT] = {
+    [ROLE_TEXT] = { NO_RGB, -1, -1, 0, 0, true },
+    [ROLE_DIM] = { NO_RGB, -1, -1, ATTR_DIM, ATTR_DIM, true },
+    [ROLE_TITLE] = { NO_RGB, -1, -1, ATTR_BOLD, ATTR_BOLD, true },
+    [ROLE_BAR] = { true, WHITE, BLUE_BAR, 7, 4, 0, ATTR_REVERSE, true },
+    [ROLE_BAR_KEY] = { true, BLACK, YELLOW, 0, 3, ATTR_BOLD, ATTR_BOLD | ATTR_UNDERLINE, true },
+    [ROLE_STAGE] = { true, WHITE, BLUE_BAR, 7, 4, 0, ATTR_REVERSE, true },
+    [ROLE_STAGE_ACTIVE] = { true, BLACK, YELLOW, 0, 3, ATTR_BOLD, ATTR_BOLD | ATTR_UNDERLINE, true },
+    [ROLE_FORMULA] = { NO_RGB, 6, -1, 0, 0, true },
+    [ROLE_LABEL] = { NO_RGB, -1, -1, 0, 0, true },
+    [ROLE_LABEL_MADE_UP] = { NO_RGB, 3, -1, ATTR_UNDERLINE, ATTR_UNDERLINE, true },
+    [ROLE_HEAT] = { NO_RGB, -1, -1, 0, 0, true },
+    [ROLE_NEG_INF] = { true, GREY_LIGHT, GREY_DARK, 7, 0, ATTR_DIM, ATTR_DIM, true },
+    [ROLE_MASKED] = { true, GREY_MID, BLACK, 7, 0, ATTR_DIM, ATTR_DIM, true },
+    [ROLE_DROPPED] = { true, WHITE, RED, 7, 1, ATTR_BOLD, ATTR_BOLD, true },
+    [ROLE_NAN] = { true, WHITE, MAGENTA, 7, 5, ATTR_BOLD, ATTR_BOLD, true },
+    [ROLE_MASK_ALLOW] = { true, BLACK, GREEN, 0, 2, 0, 0, true },
+    [ROLE_MASK_FORBID] = { true, GREY_LIGHT, GREY_DARK, 7, 0, ATTR_DIM, ATTR_DIM, true },
+    [ROLE_INSPECT_TITLE] = { NO_RGB, -1, -1, ATTR_BOLD, ATTR_BOLD, true },
+    [ROLE_ERROR] = { true, WHITE, RED, 7, 1, ATTR_BOLD, ATTR_BOLD, true },
+    [ROLE_MESSAGE] = { NO_RGB, 2, -1, 0, 0, true },
+    [ROLE_EDIT] = { true, BLACK, WHITE, 0, 7, 0, ATTR_UNDERLINE, true },
+    [ROLE_BORDER] = { NO_RGB, -1, -1, ATTR_DIM, ATTR_DIM, true },
+};
+
+/* The row of role, or the text's for an unknown one. */
+static const struct role_scheme *
+scheme(enum palette_role role)
+{
+    return &schemes[(unsigned)role < ROLE_COUNT ? role : ROLE_TEXT];
+}
+
+bool
+palette_scheme_complete(void)
+{
+    for (int r = 0; r < ROLE_COUNT; r++)
+        if (!schemes[r].listed)
+            return false;
+    return true;
+}
+
 bool
 palette_role_rgb(enum palette_role role, struct rgb *fg, struct rgb *bg)
 {
-    static const struct rgb grey_dark = { 58, 58, 58 };
-    static const struct rgb grey_mid = { 118, 118, 118 };
-    static const struct rgb grey_light = { 178, 178, 178 };
-    static const struct rgb white = { 255, 255, 255 };
-    static const struct rgb black = { 0, 0, 0 };
-    static const struct rgb red = { 215, 0, 0 };
-    static const struct rgb magenta = { 215, 0, 215 };
-    static const struct rgb blue_bar = { 0, 55, 110 };
-    static const struct rgb yellow = { 255, 215, 0 };
-    static const struct rgb green = { 0, 135, 95 };
+    const struct role_scheme *s = scheme(role);
 
-    switch (role) {
-    case ROLE_NEG_INF:
-        *fg = grey_light;
-        *bg = grey_dark;
-        return true;
-    case ROLE_MASKED:
-        *fg = grey_mid;
-        *bg = black;
-        return true;
-    case ROLE_DROPPED:
-        *fg = white;
-        *bg = red;
-        return true;
-    case ROLE_NAN:
-        *fg = white;
-        *bg = magenta;
-        return true;
-    case ROLE_MASK_ALLOW:
-        *fg = black;
-        *bg = green;
-        return true;
-    case ROLE_MASK_FORBID:
-        *fg = grey_light;
-        *bg = grey_dark;
-        return true;
-    case ROLE_BAR:
-    case ROLE_STAGE:
-        *fg = white;
-        *bg = blue_bar;
-        return true;
-    case ROLE_BAR_KEY:
-    case ROLE_STAGE_ACTIVE:
-        *fg = black;
-        *bg = yellow;
-        return true;
-    case ROLE_EDIT:
-        *fg = black;
-        *bg = white;
-        return true;
-    case ROLE_ERROR:
-        *fg = white;
-        *bg = red;
-        return true;
-    default:
+    if (!s->has_rgb)
         return false;
-    }
+    *fg = s->fg;
+    *bg = s->bg;
+    return true;
 }
 
 void
 palette_role_8(enum palette_role role, int *fg, int *bg)
 {
-    *fg = -1;
-    *bg = -1;
-    switch (role) {
-    case ROLE_NEG_INF:
-    case ROLE_MASKED:
-    case ROLE_MASK_FORBID:
-        *fg = 7;
-        *bg = 0;
-        break;
-    case ROLE_DROPPED:
-    case ROLE_ERROR:
-        *fg = 7;
-        *bg = 1;
-        break;
-    case ROLE_NAN:
-        *fg = 7;
-        *bg = 5;
-        break;
-    case ROLE_MASK_ALLOW:
-        *fg = 0;
-        *bg = 2;
-        break;
-    case ROLE_BAR:
-    case ROLE_STAGE:
-        *fg = 7;
-        *bg = 4;
-        break;
-    case ROLE_BAR_KEY:
-    case ROLE_STAGE_ACTIVE:
-        *fg = 0;
-        *bg = 3;
-        break;
-    case ROLE_EDIT:
-        *fg = 0;
-        *bg = 7;
-        break;
-    case ROLE_FORMULA:
-        *fg = 6;
-        break;
-    case ROLE_LABEL_MADE_UP:
-        *fg = 3;
-        break;
-    case ROLE_MESSAGE:
-        *fg = 2;
-        break;
-    default:
-        break;
-    }
+    *fg = scheme(role)->fg8;
+    *bg = scheme(role)->bg8;
 }
 
 int
 palette_role_attrs(enum palette_role role, bool colour)
 {
-    switch (role) {
-    case ROLE_TITLE:
-    case ROLE_INSPECT_TITLE:
-        return ATTR_BOLD;
-    case ROLE_DIM:
-    case ROLE_BORDER:
-        return ATTR_DIM;
-    case ROLE_LABEL_MADE_UP:
-        return ATTR_UNDERLINE;
-    case ROLE_BAR:
-    case ROLE_STAGE:
-        return colour ? 0 : ATTR_REVERSE;
-    case ROLE_BAR_KEY:
-    case ROLE_STAGE_ACTIVE:
-        return colour ? ATTR_BOLD : ATTR_BOLD | ATTR_UNDERLINE;
-    case ROLE_DROPPED:
-    case ROLE_ERROR:
-    case ROLE_NAN:
-        return ATTR_BOLD;
-    case ROLE_NEG_INF:
-    case ROLE_MASKED:
-    case ROLE_MASK_FORBID:
-        return ATTR_DIM;
-    case ROLE_EDIT:
-        return colour ? 0 : ATTR_UNDERLINE;
-    default:
-        return 0;
-    }
+    return colour ? scheme(role)->attrs_colour : scheme(role)->attrs_mono;
 }
 
 uint32_t

@@ -93,8 +93,11 @@ bool palette_role_rgb(enum palette_role role, struct rgb *fg, struct rgb *bg);
 /* The role's colours among the 8 basic ones (-1: the terminal's default). */
 void palette_role_8(enum palette_role role, int *fg, int *bg);
 
-/* Attributes a role gets without colour (and on top of colour). */
+/* Attributes a role gets with colour, or without. */
 int palette_role_attrs(enum palette_role role, bool colour);
+
+/* Whether every role has its row in the colour scheme (a unit test asks). */
+bool palette_scheme_complete(void);
 
 /*
  * The glyph for a level without colour: the shades " ░▒▓█" in UTF-8, or the
