@@ -214,6 +214,7 @@ cmd_forward(int n, int reps)
     src.vocab = &v;
     src.weights = NULL;
     src.qkv = NULL;
+    src.family = NULL;
     if (pipeline_create(&p, &cfg, &src, &err) != ATTN_OK) {
         fprintf(stderr, "bench: %s\n", err.msg);
         return 1;
@@ -268,6 +269,7 @@ cmd_rss(int n)
     src.vocab = &v;
     src.weights = NULL;
     src.qkv = NULL;
+    src.family = NULL;
     if (pipeline_create(&p, &cfg, &src, &err) != ATTN_OK) {
         fprintf(stderr, "bench: %s\n", err.msg);
         return 1;
@@ -350,6 +352,7 @@ cmd_frame(int reps)
         src.vocab = fc->n ? &wide : &book;
         src.weights = NULL;
         src.qkv = NULL;
+        src.family = NULL;
         if (app_init(&a, &cfg, &src, NULL, &err) != ATTN_OK) {
             fprintf(stderr, "bench: %s\n", err.msg);
             return 1;
