@@ -228,7 +228,7 @@ main(int argc, char **argv)
     {
         const struct inputs_paths where = { o.embeddings, o.qkv_dir, o.weights_dir };
         bool options_fault;
-        if (inputs_load(&in, &o.cfg, &where, &options_fault, &err) != ATTN_OK)
+        if (inputs_load(&in, &o.cfg, &where, o.knobs_given, &options_fault, &err) != ATTN_OK)
             return die(options_fault ? EXIT_USAGE : EXIT_INPUT, err.msg);
     }
     src = inputs_source(&in, o.sentence);

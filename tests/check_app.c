@@ -358,8 +358,8 @@ START_TEST(export_keys_write_csv)
     keys("0x");
     ck_assert_ptr_nonnull(strstr(a.message, "wrote output.csv into"));
     keys("X");
-    ck_assert_ptr_nonnull(strstr(a.message, "wrote 23 files into"));
-    ck_assert_int_eq(files_in(dir), 23);
+    ck_assert_ptr_nonnull(strstr(a.message, "wrote 24 files into"));
+    ck_assert_int_eq(files_in(dir), 24);
     a.export_dir = "/proc/attnscope-cannot-write-here";
     keys("x");
     ck_assert(a.view.message_is_error);

@@ -95,7 +95,7 @@ START_TEST(export_writes_every_stage_and_parameter)
         "tokens.csv", "vocabulary.csv", "inputs.csv", "queries.csv", "keys.csv", "values.csv",
         "scores.h0.csv", "scores.h1.csv", "masked.h0.csv", "masked.h1.csv", "scaled.h0.csv",
         "scaled.h1.csv", "weights.h0.csv", "weights.h1.csv", "dropped.h0.csv", "dropped.h1.csv",
-        "context.csv", "output.csv", "W_query.weight.csv", "W_key.weight.csv",
+        "context.csv", "output.csv", "model.csv", "W_query.weight.csv", "W_key.weight.csv",
         "W_value.weight.csv", "out_proj.weight.csv", "out_proj.bias.csv",
     };
     const int count = (int)(sizeof names / sizeof names[0]);
@@ -244,7 +244,7 @@ START_TEST(dropout_exports_its_keep_mask)
     ck_assert_int_eq(export_all(&p, dir, NULL, NULL), ATTN_OK);
     ck_assert(exists(dir, "keep.h0.csv"));
     ck_assert(exists(dir, "keep.h1.csv"));
-    ck_assert_int_eq(count_entries(dir, &hidden), 25);
+    ck_assert_int_eq(count_entries(dir, &hidden), 26);
     pipeline_destroy(&p);
 }
 END_TEST

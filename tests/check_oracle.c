@@ -57,7 +57,7 @@ load_case(struct case_run *c, const char *name)
     snprintf(path, sizeof path, "%s/%s", c->dir, c->o.embeddings);
     {
         const struct inputs_paths where = { path, NULL, NULL };
-        ck_assert_msg(inputs_load(&c->in, &c->o.cfg, &where, NULL, &aerr) == ATTN_OK, "%s", aerr.msg);
+        ck_assert_msg(inputs_load(&c->in, &c->o.cfg, &where, c->o.knobs_given, NULL, &aerr) == ATTN_OK, "%s", aerr.msg);
     }
     src = inputs_source(&c->in, c->o.sentence);
     ck_assert_msg(pipeline_create(&c->p, &c->o.cfg, &src, &aerr) == ATTN_OK, "%s: %s", name,

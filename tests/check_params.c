@@ -151,6 +151,51 @@ START_TEST(loading_names_the_file_and_the_shape)
 }
 END_TEST
 
+START_TEST(a_model_description_round_trips)
+{
+    struct attention_config cfg;
+    struct params_model m;
+    struct params_model back;
+    struct attn_error err;
+    bool found;
+    char path[600];
+    FILE *f;
+
+    ck_assert_int_eq(params_model_read(dir, &back, &found, &err), ATTN_OK);
+    ck_assert(!found); /* no model.csv: not an error */
+    attention_config_init(&cfg);
+    attention_config_set_variant(&cfg, ATTN_WRAPPER);
+    cfg.heads = 3;
+    cfg.qkv_bias = true;
+    params_model_of(&cfg, 5, &m);
+    snprintf(path, sizeof path, "%s/model.csv", dir);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    params_model_write(f, &m);
+    fclose(f);
+    ck_assert_msg(params_model_read(dir, &back, &found, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert(found);
+    ck_assert_int_eq(back.variant, ATTN_WRAPPER);
+    ck_assert_int_eq(back.d_in, 5);
+    ck_assert_int_eq(back.d_out, 2);
+    ck_assert_int_eq(back.heads, 3);
+    ck_assert(back.qkv_bias);
+    test_write_text(dir, "model.csv", "key,value\nfamily,gpt\n");
+    ck_assert_int_eq(params_model_read(dir, &back, &found, &err), ATTN_EPARSE);
+    ck_assert_msg(strstr(err.msg, "row 2, column 2: family 'gpt' is not one attnscope has") != NULL, "%s",
+                  err.msg);
+    ck_assert(!found);
+    test_write_text(dir, "model.csv", "key,value\nfamily,book\nvariant,mha\nd_in,3\nd_out,0\n");
+    ck_assert_int_eq(params_model_read(dir, &back, &found, &err), ATTN_EPARSE);
+    ck_assert_msg(strstr(err.msg, "row 5, column 2: '0' is not a whole number from 1 to") != NULL, "%s",
+                  err.msg);
+    test_write_text(dir, "model.csv", "key,value\ncolour,blue\n");
+    ck_assert_int_eq(params_model_read(dir, &back, &found, &err), ATTN_EPARSE);
+    ck_assert_msg(strstr(err.msg, "row 2, column 1: 'colour' is not a key of model.csv") != NULL, "%s",
+                  err.msg);
+}
+END_TEST
+
 static Suite *
 params_suite(void)
 {
@@ -164,6 +209,7 @@ params_suite(void)
     suite_add_tcase(s, tc);
     tcase_add_checked_fixture(files, test_tmpdir_setup, test_tmpdir_teardown);
     tcase_add_test(files, loading_names_the_file_and_the_shape);
+    tcase_add_test(files, a_model_description_round_trips);
     suite_add_tcase(s, files);
     return s;
 }

@@ -60,10 +60,29 @@ grep -qxF "          $cjk      is     fun" "$tmp/wide" && grep -qxF "  $cjk  1.0
 count=$((count + 1))
 "$bin" --export "$tmp/run" --variant mha --d-out 4 --heads 2 --qkv-bias --seed 7 2>"$tmp/err" ||
     fail "--export failed: $(cat "$tmp/err")"
-grep -q "wrote 26 files into $tmp/run" "$tmp/err" || fail "--export message: $(cat "$tmp/err")"
+grep -q "wrote 27 files into $tmp/run" "$tmp/err" || fail "--export message: $(cat "$tmp/err")"
 "$bin" --export "$tmp/again" --variant mha --d-out 4 --heads 2 --qkv-bias --seed 999 --weights "$tmp/run" 2>/dev/null ||
     fail "--weights failed"
 cmp -s "$tmp/run/output.csv" "$tmp/again/output.csv" || fail "--weights did not reproduce output.csv"
+
+# A weights folder describes itself (model.csv): no options needed to read it
+# back, options that ask for another layout are refused naming both, and a
+# vocabulary of another width names the file.
+count=$((count + 1))
+"$bin" --print --weights "$tmp/run" --stage output >"$tmp/adopted" 2>&1 || fail "--weights without options: $(cat "$tmp/adopted")"
+"$bin" --print --weights "$tmp/run" --variant mha --d-out 4 --heads 2 --qkv-bias --stage output >"$tmp/asked" 2>&1
+cmp -s "$tmp/adopted" "$tmp/asked" || fail "--weights without options differs from the same with them"
+grep -q "^attnscope: mha (MultiHeadAttention)" "$tmp/adopted" || fail "--weights did not take the variant from model.csv"
+expect 2 "holds the weights of --variant mha --d-out 4 --heads 2 --qkv-bias (its model.csv); the options ask for --heads 3" -- --print --weights "$tmp/run" --heads 3
+expect 2 "the options ask for --variant wrapper" -- --print --weights "$tmp/run" --variant wrapper --heads 2
+expect 1 "model.csv: the weights take 3-dimensional embeddings; the vocabulary's have 6" -- --print --weights "$tmp/run" -e "$src/samples/dry-run-6d.csv"
+cp -r "$tmp/run" "$tmp/badmodel"
+printf 'key,value\nfamily,book\nvariant,mhx\nd_in,3\nd_out,4\nheads,2\nqkv_bias,1\n' >"$tmp/badmodel/model.csv"
+expect 1 "badmodel/model.csv: row 3, column 2: 'mhx' is not a variant" -- --print --weights "$tmp/badmodel"
+printf 'key,value\nfamily,book\nvariant,mha\n' >"$tmp/badmodel/model.csv"
+expect 1 "needs the rows family, variant, d_in, d_out, heads and qkv_bias" -- --print --weights "$tmp/badmodel"
+printf 'key\nfamily\n' >"$tmp/badmodel/model.csv"
+expect 1 "model.csv: 1 columns; model.csv has two, key and value" -- --print --weights "$tmp/badmodel"
 "$bin" --export "$tmp/one-default" 2>/dev/null || fail "--export with the defaults failed"
 "$bin" --export "$tmp/one" --stage weights.h1 --stage out_proj.bias 2>/dev/null || fail "--export --stage failed"
 [ "$(ls "$tmp/one" | tr '\n' ' ')" = "out_proj.bias.csv weights.h1.csv " ] || fail "--export --stage wrote: $(ls "$tmp/one")"
@@ -101,8 +120,11 @@ printf 'sun,1,inf\n' >"$tmp/inf.csv"
 expect 1 "inf.csv: row 1, column 3: 'inf' is not a finite number" -- --print -e "$tmp/inf.csv"
 expect 1 "missing.csv: cannot open" -- --print -e "$tmp/missing.csv"
 expect 1 "W_query.weight.csv: cannot open" -- --print --weights "$tmp"
-expect 1 "W_query.weight.csv: 4 x 3 values, but W_query.weight here is 2 x 3" -- --print --weights "$tmp/run"
-expect 1 "W_query.weight.csv: 2 x 3 values, but W_query.weight here is 2 x 6" -- --print --weights "$tmp/one-default" -e "$src/samples/dry-run-6d.csv"
+# Folders without model.csv (exports from before it) are read with the options' layout.
+cp -r "$tmp/run" "$tmp/run-old" && rm "$tmp/run-old/model.csv"
+cp -r "$tmp/one-default" "$tmp/one-default-old" && rm "$tmp/one-default-old/model.csv"
+expect 1 "W_query.weight.csv: 4 x 3 values, but W_query.weight here is 2 x 3" -- --print --weights "$tmp/run-old"
+expect 1 "W_query.weight.csv: 2 x 3 values, but W_query.weight here is 2 x 6" -- --print --weights "$tmp/one-default-old" -e "$src/samples/dry-run-6d.csv"
 printf 'token,d0\n\001\002\377\376,\033[2J\n' >"$tmp/junk.csv"
 expect 1 "junk.csv: row 2, column 2: '\\x1B[2J' is not a number" -- --print -e "$tmp/junk.csv"
 expect 1 "/dev/null: the file is empty" -- --print -e /dev/null

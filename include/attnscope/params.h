@@ -12,6 +12,7 @@
 #define ATTNSCOPE_PARAMS_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "attnscope/attention_config.h"
 #include "attnscope/linalg.h"
@@ -81,6 +82,32 @@ enum attn_status params_copy(struct attention_params *dst, const struct attentio
  */
 enum attn_status params_load(struct attention_params *ps, const char *dir,
                              struct attn_error *err);
+
+/*
+ * What a folder of saved weights was made with (model.csv, written by
+ * --export): enough to lay out its parameters without being told.
+ */
+struct params_model {
+    enum attn_variant variant;
+    int d_in;
+    int d_out;
+    int heads;
+    bool qkv_bias;
+};
+
+/* The description of the weights of cfg's variant for d_in inputs. */
+void params_model_of(const struct attention_config *cfg, int d_in, struct params_model *m);
+
+/* Writes m as model.csv's text ("key,value" rows) to f. */
+void params_model_write(FILE *f, const struct params_model *m);
+
+/*
+ * Reads dir/model.csv.  Returns ATTN_OK with *found set, or an error naming
+ * the file, row and column of what is wrong; a folder without model.csv (an
+ * export from before it was written) is found = false, not an error.
+ */
+enum attn_status params_model_read(const char *dir, struct params_model *m, bool *found,
+                                   struct attn_error *err);
 
 /* True when a and b have the same names and shapes. */
 bool params_same_layout(const struct attention_params *a, const struct attention_params *b);

@@ -142,6 +142,19 @@ write_param(struct fileio_batch *b, const struct param *pa, struct attn_error *e
 static enum attn_status
 write_params(struct fileio_batch *b, const struct pipeline *p, struct attn_error *err)
 {
+    if (p->params.count > 0) {
+        /* The folder describes its weights, so --weights needs no options to read them. */
+        struct params_model m;
+        FILE *f;
+        enum attn_status st = fileio_batch_open(b, "model.csv", &f, err);
+        if (st != ATTN_OK)
+            return st;
+        params_model_of(&p->cfg, p->d_in, &m);
+        params_model_write(f, &m);
+        st = fileio_batch_close(b, err);
+        if (st != ATTN_OK)
+            return st;
+    }
     for (int i = 0; i < p->params.count; i++) {
         enum attn_status st = write_param(b, &p->params.p[i], err);
         if (st != ATTN_OK)

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -115,28 +116,63 @@ join_path(const char *dir, const char *name)
     return p;
 }
 
+/* Holds the signals that end a batch (their handler removes its temporaries) until released. */
+static void
+hold_signals(sigset_t *old)
+{
+    sigset_t set;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    sigprocmask(SIG_BLOCK, &set, old);
+}
+
+static void
+release_signals(const sigset_t *old)
+{
+    sigprocmask(SIG_SETMASK, old, NULL);
+}
+
 enum attn_status
 fileio_batch_begin(struct fileio_batch *b, const char *dir, struct attn_error *err)
 {
     struct stat st;
+    sigset_t held;
+    int saved;
 
     memset(b, 0, sizeof *b);
     b->open_index = -1;
     if (dir[0] == '\0')
         return attn_fail(err, ATTN_EVALUE, "the export folder name is empty");
-    if (stat(dir, &st) != 0) {
-        if (errno != ENOENT || mkdir(dir, 0777) != 0)
-            return attn_fail(err, ATTN_EIO, "%s: cannot create the folder: %s", dir, strerror(errno));
-        b->created = 1;
-    } else if (!S_ISDIR(st.st_mode)) {
-        return attn_fail(err, ATTN_EIO, "%s: exists and is not a folder", dir);
-    }
-    if (access(dir, W_OK | X_OK) != 0)
-        return attn_fail(err, ATTN_EIO, "%s: cannot write into the folder: %s", dir, strerror(errno));
     b->dir = strdup(dir);
     if (b->dir == NULL)
         return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    /* A signal between making the folder and recording it would leave it behind. */
+    hold_signals(&held);
+    if (stat(dir, &st) != 0) {
+        saved = errno;
+        if (saved == ENOENT && mkdir(dir, 0777) == 0) {
+            b->created = 1;
+        } else {
+            saved = saved == ENOENT ? errno : saved;
+            release_signals(&held);
+            fileio_batch_abort(b);
+            return attn_fail(err, ATTN_EIO, "%s: cannot create the folder: %s", dir, strerror(saved));
+        }
+    } else if (!S_ISDIR(st.st_mode)) {
+        release_signals(&held);
+        fileio_batch_abort(b);
+        return attn_fail(err, ATTN_EIO, "%s: exists and is not a folder", dir);
+    }
     active = b;
+    release_signals(&held);
+    if (access(dir, W_OK | X_OK) != 0) {
+        saved = errno;
+        fileio_batch_abort(b);
+        return attn_fail(err, ATTN_EIO, "%s: cannot write into the folder: %s", dir, strerror(saved));
+    }
     return ATTN_OK;
 }
 
@@ -147,6 +183,7 @@ fileio_batch_open(struct fileio_batch *b, const char *name, FILE **f, struct att
     char *tmpl;
     size_t len;
     int fd;
+    sigset_t held;
 
     *f = NULL;
     if (strchr(name, '/') != NULL || name[0] == '\0' || name[0] == '.')
@@ -174,7 +211,17 @@ fileio_batch_open(struct fileio_batch *b, const char *name, FILE **f, struct att
     }
     /* Hidden, in the same folder (so rename() is atomic), and unique. */
     snprintf(tmpl, len, "%s/.%s.XXXXXX", b->dir, name);
+    /*
+     * A signal between creating the file and counting it would leave it
+     * behind (fileio_remove_temporaries() would not know it): hold them.
+     */
+    hold_signals(&held);
     fd = mkstemp(tmpl);
+    if (fd >= 0) {
+        e->temp_path = tmpl;
+        b->count++;
+    }
+    release_signals(&held);
     if (fd < 0) {
         int saved = errno;
         free(e->final_path);
@@ -182,8 +229,6 @@ fileio_batch_open(struct fileio_batch *b, const char *name, FILE **f, struct att
         return attn_fail(err, ATTN_EIO, "%s/%s: cannot create: %s; nothing was written", b->dir,
                          name, strerror(saved));
     }
-    e->temp_path = tmpl;
-    b->count++;
     /* mkstemp makes the file 0600; exports are ordinary files. */
     {
         mode_t mask = umask(0);

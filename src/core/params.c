@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "attnscope/csvio.h"
 #include "attnscope/params.h"
@@ -260,4 +261,104 @@ params_load(struct attention_params *ps, const char *dir, struct attn_error *err
     }
     params_pack(ps);
     return ATTN_OK;
+}
+
+/* ---------------------------------------------------------- model.csv */
+
+void
+params_model_of(const struct attention_config *cfg, int d_in, struct params_model *m)
+{
+    m->variant = cfg->variant;
+    m->d_in = d_in;
+    m->d_out = cfg->d_out;
+    m->heads = cfg->heads;
+    m->qkv_bias = cfg->qkv_bias;
+}
+
+void
+params_model_write(FILE *f, const struct params_model *m)
+{
+    fprintf(f, "key,value\nfamily,book\nvariant,%s\nd_in,%d\nd_out,%d\nheads,%d\nqkv_bias,%d\n",
+            attention_variant_name(m->variant), m->d_in, m->d_out, m->heads, m->qkv_bias ? 1 : 0);
+}
+
+/* A whole number from min to max in row r's value, or an error naming the cell. */
+static enum attn_status
+model_int(const struct csvio_table *t, int r, const char *path, long min, long max, int *out,
+          struct attn_error *err)
+{
+    const char *text = csvio_cell(t, r, 1);
+    char *end;
+    long v = strtol(text, &end, 10);
+
+    if (end == text || *end != '\0' || v < min || v > max)
+        return attn_fail(err, ATTN_EPARSE, "%s: row %d, column 2: '%s' is not a whole number from %ld to %ld",
+                         path, t->line[r], text, min, max);
+    *out = (int)v;
+    return ATTN_OK;
+}
+
+enum attn_status
+params_model_read(const char *dir, struct params_model *m, bool *found, struct attn_error *err)
+{
+    size_t len = strlen(dir) + sizeof "/model.csv";
+    char *path = malloc(len);
+    struct csvio_table t;
+    enum attn_status st = ATTN_OK;
+    unsigned seen = 0;
+    struct stat sb;
+
+    *found = false;
+    if (path == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    snprintf(path, len, "%s/model.csv", dir);
+    if (stat(path, &sb) != 0) {
+        free(path);
+        return ATTN_OK;
+    }
+    st = csvio_read_table(path, &t, err);
+    if (st != ATTN_OK) {
+        free(path);
+        return st;
+    }
+    memset(m, 0, sizeof *m);
+    if (t.cols != 2)
+        st = attn_fail(err, ATTN_EPARSE, "%s: %d columns; model.csv has two, key and value", path, t.cols);
+    for (int r = 1; r < t.rows && st == ATTN_OK; r++) {
+        const char *key = csvio_cell(&t, r, 0);
+        const char *value = csvio_cell(&t, r, 1);
+        int flag = 0;
+        if (strcmp(key, "family") == 0) {
+            if (strcmp(value, "book") != 0)
+                st = attn_fail(err, ATTN_EPARSE, "%s: row %d, column 2: family '%s' is not one attnscope has (book)",
+                               path, t.line[r], value);
+            seen |= 1;
+        } else if (strcmp(key, "variant") == 0) {
+            if (attention_variant_parse(value, &m->variant) != 0)
+                st = attn_fail(err, ATTN_EPARSE, "%s: row %d, column 2: '%s' is not a variant", path, t.line[r], value);
+            seen |= 2;
+        } else if (strcmp(key, "d_in") == 0) {
+            st = model_int(&t, r, path, 1, ATTN_MAX_DIM, &m->d_in, err);
+            seen |= 4;
+        } else if (strcmp(key, "d_out") == 0) {
+            st = model_int(&t, r, path, 1, ATTN_MAX_DIM, &m->d_out, err);
+            seen |= 8;
+        } else if (strcmp(key, "heads") == 0) {
+            st = model_int(&t, r, path, 1, ATTN_MAX_HEADS, &m->heads, err);
+            seen |= 16;
+        } else if (strcmp(key, "qkv_bias") == 0) {
+            st = model_int(&t, r, path, 0, 1, &flag, err);
+            m->qkv_bias = flag != 0;
+            seen |= 32;
+        } else {
+            st = attn_fail(err, ATTN_EPARSE, "%s: row %d, column 1: '%s' is not a key of model.csv", path, t.line[r], key);
+        }
+    }
+    if (st == ATTN_OK && seen != 63)
+        st = attn_fail(err, ATTN_EPARSE,
+                       "%s: needs the rows family, variant, d_in, d_out, heads and qkv_bias", path);
+    csvio_table_destroy(&t);
+    free(path);
+    *found = st == ATTN_OK;
+    return st;
 }

@@ -52,9 +52,9 @@ utf8_decode(const char *s, uint32_t *cp)
     const unsigned char *p = (const unsigned char *)s;
     int len;
 
-    if (p[0] == '\0') {
-        *cp = 0;
-        return 0;
+    if (p[0] < 0x80) {
+        *cp = p[0];
+        return p[0] != '\0';
     }
     len = utf8_length(p, strnlen(s, 4));
     if (len == 0) {

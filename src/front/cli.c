@@ -294,6 +294,7 @@ cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_si
             /* Checked now, so errors come in the order the options were given. */
             r = set_knob(&scratch, &ks, err, err_size);
             settings[setting_count++] = ks;
+            o->knobs_given |= (uint64_t)1 << (k - knob_table);
             variant_given |= k == &knob_table[KNOB_VARIANT];
             continue;
         }

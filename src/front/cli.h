@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "attnscope/attention_config.h"
 #include "front/print_format.h"
@@ -33,6 +34,7 @@ struct cli_options {
     bool mono;                       /* --mono: no colour in the TUI */
     bool present;                    /* --present: presentation mode */
     const char *walkthrough;         /* --walkthrough FILE, or NULL */
+    uint64_t knobs_given;            /* bit k: an option set knob k (enum knob_id) */
 };
 
 /* The sentence attnscope starts on: the book's. */

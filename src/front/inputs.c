@@ -1,13 +1,100 @@
 /* inputs.c: vocabulary, given Q/K/V and saved weights (see inputs.h). */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
+
+#include "attnscope/knob.h"
 
 #include "front/inputs.h"
 
-enum attn_status
-inputs_load(struct inputs *in, const struct attention_config *cfg, const struct inputs_paths *paths,
+/* "--variant wrapper --d-out 2 --heads 3 --qkv-bias", as options would say it. */
+static void
+describe(const struct params_model *m, char *buf, size_t size)
+{
+    size_t n = (size_t)snprintf(buf, size, "--variant %s --d-out %d", attention_variant_name(m->variant),
+                                m->d_out);
+
+    if (attention_variant_info(m->variant)->heads && n < size)
+        n += (size_t)snprintf(buf + n, size - n, " --heads %d", m->heads);
+    if (m->qkv_bias && n < size)
+        snprintf(buf + n, size - n, " --qkv-bias");
+}
+
+/*
+ * Whether an option in given asked for another layout than m; wanted lists
+ * those options as typed.
+ */
+static bool
+conflicts(const struct attention_config *cfg, const struct params_model *m, uint64_t given,
+          char *wanted, size_t size)
+{
+    size_t n = 0;
+
+    wanted[0] = '\0';
+    if ((given & ((uint64_t)1 << KNOB_VARIANT)) && cfg->variant != m->variant)
+        n += (size_t)snprintf(wanted + n, size - n, " --variant %s", attention_variant_name(cfg->variant));
+    if ((given & ((uint64_t)1 << KNOB_D_OUT)) && cfg->d_out != m->d_out && n < size)
+        n += (size_t)snprintf(wanted + n, size - n, " --d-out %d", cfg->d_out);
+    if ((given & ((uint64_t)1 << KNOB_HEADS)) && attention_variant_info(m->variant)->heads &&
+        cfg->heads != m->heads && n < size)
+        n += (size_t)snprintf(wanted + n, size - n, " --heads %d", cfg->heads);
+    if ((given & ((uint64_t)1 << KNOB_BIAS)) && cfg->qkv_bias != m->qkv_bias && n < size)
+        n += (size_t)snprintf(wanted + n, size - n, " --qkv-bias");
+    if (n > 0)
+        memmove(wanted, wanted + 1, strlen(wanted)); /* the leading space */
+    return n > 0;
+}
+
+/*
+ * Takes the layout a weights folder describes into cfg; an option that asked
+ * for another is refused.
+ */
+static enum attn_status
+adopt_model(struct attention_config *cfg, const char *dir, int d_in, uint64_t given,
             bool *options_fault, struct attn_error *err)
+{
+    struct params_model m;
+    bool found;
+    enum attn_status st = params_model_read(dir, &m, &found, err);
+    char held[128];
+    char wanted[128];
+
+    if (st != ATTN_OK || !found)
+        return st;
+    if (m.d_in != d_in)
+        return attn_fail(err, ATTN_ESHAPE,
+                         "%s/model.csv: the weights take %d-dimensional embeddings; the vocabulary's "
+                         "have %d",
+                         dir, m.d_in, d_in);
+    describe(&m, held, sizeof held);
+    if (conflicts(cfg, &m, given, wanted, sizeof wanted)) {
+        if (options_fault != NULL)
+            *options_fault = true;
+        return attn_fail(err, ATTN_EVALUE,
+                         "--weights %s holds the weights of %s (its model.csv); the options ask for "
+                         "%s: drop them or choose another folder",
+                         dir, held, wanted);
+    }
+    if (cfg->variant != m.variant) {
+        /* The variant brings its class's mask and scaling, unless options chose them. */
+        enum attn_mask mask = cfg->mask;
+        bool scale = cfg->scale;
+        attention_config_set_variant(cfg, m.variant);
+        if (given & ((uint64_t)1 << KNOB_MASK))
+            cfg->mask = mask;
+        if (given & (((uint64_t)1 << KNOB_SCALE) | ((uint64_t)1 << KNOB_SCALE_DIM)))
+            cfg->scale = scale;
+    }
+    cfg->d_out = m.d_out;
+    cfg->heads = m.heads;
+    cfg->qkv_bias = m.qkv_bias;
+    return ATTN_OK;
+}
+
+enum attn_status
+inputs_load(struct inputs *in, struct attention_config *cfg, const struct inputs_paths *paths,
+            uint64_t knobs_given, bool *options_fault, struct attn_error *err)
 {
     enum attn_status st;
 
@@ -21,6 +108,8 @@ inputs_load(struct inputs *in, const struct attention_config *cfg, const struct 
         st = qkv_load(&in->qkv, paths->qkv, err);
         in->have_qkv = st == ATTN_OK;
     }
+    if (st == ATTN_OK && paths->weights != NULL)
+        st = adopt_model(cfg, paths->weights, in->vocab.dim, knobs_given, options_fault, err);
     if (st == ATTN_OK && paths->weights != NULL) {
         /* The files' shapes follow from the configuration: check it first. */
         st = attention_config_check(cfg, in->vocab.dim, err);

@@ -9,6 +9,7 @@
 #define ATTNSCOPE_INPUTS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "attnscope/params.h"
 #include "attnscope/pipeline.h"
@@ -33,13 +34,16 @@ struct inputs_paths {
 
 /*
  * Loads the vocabulary, then Q/K/V, then the weights for cfg (whose shape
- * depends on the vocabulary's width).  On failure in is empty and err names
+ * depends on the vocabulary's width).  A weights folder that describes
+ * itself (model.csv) sets cfg's variant, d_out, heads and bias, unless an
+ * option in knobs_given (bits of enum knob_id) asked for another value:
+ * that is an error naming both.  On failure in is empty and err names
  * the file, or, when cfg itself is refused before the weights are read, the
  * option; *options_fault (may be NULL) says which.
  */
-enum attn_status inputs_load(struct inputs *in, const struct attention_config *cfg,
-                             const struct inputs_paths *paths, bool *options_fault,
-                             struct attn_error *err);
+enum attn_status inputs_load(struct inputs *in, struct attention_config *cfg,
+                             const struct inputs_paths *paths, uint64_t knobs_given,
+                             bool *options_fault, struct attn_error *err);
 void inputs_destroy(struct inputs *in);
 
 /* The pipeline source for sentence and the loaded inputs. */

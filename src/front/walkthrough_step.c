@@ -138,7 +138,7 @@ walkthrough_resources(const struct walkthrough *w, int k, struct walk_resources 
     {
         const struct inputs_paths where = { res->opts.embeddings, res->opts.qkv_dir,
                                             res->opts.weights_dir };
-        st = inputs_load(&res->in, &res->opts.cfg, &where, NULL, &sub);
+        st = inputs_load(&res->in, &res->opts.cfg, &where, res->opts.knobs_given, NULL, &sub);
     }
     if (st != ATTN_OK) {
         walk_resources_destroy(res);
