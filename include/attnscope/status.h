@@ -55,6 +55,13 @@ void attn_error_clear(struct attn_error *err);
 size_t attn_escape_text(char *dst, size_t size, const char *src);
 
 /*
+ * Appends printf-style text to buf (size bytes, *len used so far), cutting
+ * it at the end of the buffer; *len stays below size.
+ */
+void attn_appendf(char *buf, size_t size, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/*
  * Formats a message as attn_fail does into a caller's buffer of size bytes
  * (for parsers that report into char buffers); returns -1, so that
  * `return attn_fail_text(...)` fails.

@@ -22,6 +22,22 @@ attn_fail(struct attn_error *err, enum attn_status status, const char *fmt, ...)
     return status;
 }
 
+void
+attn_appendf(char *buf, size_t size, size_t *len, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (*len + 1 >= size)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(buf + *len, size - *len, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    *len = *len + (size_t)n < size ? *len + (size_t)n : size - 1;
+}
+
 int
 attn_fail_text(char *dst, size_t size, const char *fmt, ...)
 {

@@ -108,23 +108,8 @@ struct usage {
     size_t len;
 };
 
-static void
-add(struct usage *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void
-add(struct usage *u, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    if (u->len + 1 >= u->size)
-        return;
-    va_start(ap, fmt);
-    n = vsnprintf(u->buf + u->len, u->size - u->len, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        u->len = u->len + (size_t)n < u->size ? u->len + (size_t)n : u->size - 1;
-}
+/* Appends to the usage text. */
+#define add(u, ...) attn_appendf((u)->buf, (u)->size, &(u)->len, __VA_ARGS__)
 
 /* One option: its names on the left, its help wrapped in the column on the right. */
 static void

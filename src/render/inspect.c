@@ -16,26 +16,8 @@ struct out {
     const char *times;
 };
 
-static void
-emit(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void
-emit(struct out *o, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    if (o->len + 1 >= o->size)
-        return;
-    va_start(ap, fmt);
-    n = vsnprintf(o->buf + o->len, o->size - o->len, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    o->len += (size_t)n;
-    if (o->len >= o->size)
-        o->len = o->size - 1;
-}
+/* Appends to the inspector's text. */
+#define emit(o, ...) attn_appendf((o)->buf, (o)->size, &(o)->len, __VA_ARGS__)
 
 /* A number as the inspector shows it: 4 decimals, or 4 significant digits when large. */
 static const char *
