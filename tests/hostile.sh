@@ -158,5 +158,24 @@ for moment in start-up editing help walkthrough; do
     done
 done
 
+# 9. Every other signal that ends a process by default restores the terminal
+# too (before, SIGQUIT from Ctrl-\\ left it without echo), and the exit
+# status still names the signal.
+for pair in QUIT:3 USR1:10 USR2:12 ALRM:14 PIPE:13 VTALRM:26 PROF:27; do
+    sig=${pair%:*}
+    start 100 30
+    signal_attnscope "$sig"
+    restored "SIG$sig" "$((128 + ${pair#*:}))"
+done
+
+# 10. Ctrl-S does not freeze the view (flow control is off): the next key
+# still draws its stage.
+start 100 30
+keys C-s 3
+checks=$((checks + 1))
+wait_screen "^Attention scores" || fail "after Ctrl-S the view no longer answers: $(screen | head -5)"
+keys C-q q
+restored "Ctrl-S, Ctrl-Q, q" 0
+
 echo "$checks checks, $failures failed"
 [ "$failures" -eq 0 ]

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 #include <wchar.h>
 
@@ -60,6 +61,15 @@ restore_terminal(void)
     }
 }
 
+/*
+ * Every signal whose default is to end the process: each is caught, the
+ * terminal restored, and the signal raised again so that the exit status
+ * still names it.  (SIGKILL cannot be caught; SIGSEGV and its kind mean a
+ * bug, and atexit does not run for them either.)
+ */
+static const int fatal_signals[] = { SIGINT,  SIGTERM, SIGHUP,    SIGQUIT, SIGUSR1,
+                                     SIGUSR2, SIGALRM, SIGPIPE, SIGVTALRM, SIGPROF };
+
 static void
 catch_signals(void)
 {
@@ -68,9 +78,25 @@ catch_signals(void)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++)
+        sigaction(fatal_signals[i], &sa, NULL);
+}
+
+/*
+ * Flow control off: Ctrl-S would freeze the screen until Ctrl-Q.  ncurses
+ * restores the settings it found at endwin(); def_prog_mode() makes these
+ * the ones it returns to after Ctrl-Z and fg.
+ */
+static void
+no_flow_control(void)
+{
+    struct termios tio;
+
+    if (tcgetattr(STDIN_FILENO, &tio) == 0) {
+        tio.c_iflag &= ~(tcflag_t)(IXON | IXOFF);
+        tcsetattr(STDIN_FILENO, TCSANOW, &tio);
+        def_prog_mode();
+    }
 }
 
 static bool
@@ -277,6 +303,7 @@ tui_open(FILE *out, FILE *in, bool mono, struct app *a, struct attn_error *err)
     cbreak();
     noecho();
     nonl();
+    no_flow_control();
     keypad(stdscr, TRUE);
     set_escdelay(25);
     curs_set(0);
