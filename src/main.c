@@ -255,8 +255,12 @@ main(int argc, char **argv)
                 : export_all(&p, o.export_dir, &written, &err);
         if (st != ATTN_OK)
             code = die(EXIT_INPUT, err.msg);
-        else
-            fprintf(stderr, "attnscope: wrote %d files into %s\n", written, o.export_dir);
+        else {
+            /* The folder is what the user typed: escaped like every message. */
+            attn_fail_text(msg, sizeof msg, "wrote %d file%s into %s", written, written == 1 ? "" : "s",
+                           o.export_dir);
+            fprintf(stderr, "attnscope: %s\n", msg);
+        }
     } else {
         struct print_options po;
         memset(&po, 0, sizeof po);

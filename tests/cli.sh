@@ -85,6 +85,17 @@ printf 'key\nfamily\n' >"$tmp/badmodel/model.csv"
 expect 1 "model.csv: 1 columns; model.csv has two, key and value" -- --print --weights "$tmp/badmodel"
 "$bin" --export "$tmp/one-default" 2>/dev/null || fail "--export with the defaults failed"
 "$bin" --export "$tmp/one" --stage weights.h1 --stage out_proj.bias 2>/dev/null || fail "--export --stage failed"
+
+# The export message says "1 file", and prints a folder name with a newline or
+# an escape sequence escaped, never raw to the terminal.
+count=$((count + 1))
+"$bin" --export "$tmp/single" --stage output 2>"$tmp/err" && grep -q "wrote 1 file into $tmp/single$" "$tmp/err" ||
+    fail "--export of one file: $(cat "$tmp/err")"
+odd="$tmp/odd$(printf '\033')[31mname
+line"
+"$bin" --export "$odd" --stage output 2>"$tmp/err" || fail "--export into an odd folder name failed"
+grep -qF 'odd\x1B[31mname\nline' "$tmp/err" && ! grep -q "$(printf '\033')" "$tmp/err" && [ "$(wc -l <"$tmp/err")" -eq 1 ] ||
+    fail "--export message not escaped: $(od -c "$tmp/err" | head -3)"
 [ "$(ls "$tmp/one" | tr '\n' ' ')" = "out_proj.bias.csv weights.h1.csv " ] || fail "--export --stage wrote: $(ls "$tmp/one")"
 
 # Bad options: exit 2, the option named.
@@ -104,6 +115,11 @@ expect 2 "--d-out 8192 x --heads 256: the wrapper's concatenated width is over 8
 expect 2 "--heads -1: give a number from 1 to 256" -- --print --heads -1
 expect 2 "--d-out needs a value" -- --print --d-out
 expect 2 "--temperature -2: T must be above 0" -- --print --temperature -2
+expect 2 "--temperature 1e-46: the scores would be divided by 1e-46, which float32 cannot hold" -- --print --temperature 1e-46
+expect 2 "--temperature 1e+39: the scores would be divided by 1e+39, which float32 cannot hold" -- --print --temperature 1e39
+count=$((count + 1))
+"$bin" --print --dropout 0.99999999 --stage output | grep -q "^  dropout 0.99999999, training mode" ||
+    fail "--dropout 0.99999999 is not shown as the p in use"
 expect 2 "--dropout -0.1: p must be at least 0 and below 1" -- --print --dropout -0.1
 expect 2 "--dropout: 'nan' is not a finite number" -- --print --dropout nan
 # What was typed is quoted escaped: one line, nothing a terminal acts on.
@@ -119,6 +135,11 @@ expect 1 "word.csv: row 3, column 3: 'x' is not a number" -- --print -e "$tmp/wo
 printf 'sun,1,inf\n' >"$tmp/inf.csv"
 expect 1 "inf.csv: row 1, column 3: 'inf' is not a finite number" -- --print -e "$tmp/inf.csv"
 expect 1 "missing.csv: cannot open" -- --print -e "$tmp/missing.csv"
+expect 2 "--embeddings: the file name is empty" -- --print -e ""
+expect 2 "--weights: the folder name is empty" -- --print --weights ""
+expect 2 "--qkv: the folder name is empty" -- --print --qkv ""
+expect 2 "--walkthrough: the file name is empty" -- --print --walkthrough ""
+expect 2 "--embeddings: the file name is empty" -- --print --embeddings=""
 expect 1 "W_query.weight.csv: cannot open" -- --print --weights "$tmp"
 # Folders without model.csv (exports from before it) are read with the options' layout.
 cp -r "$tmp/run" "$tmp/run-old" && rm "$tmp/run-old/model.csv"

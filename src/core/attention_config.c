@@ -1,6 +1,7 @@
 /* attention_config.c: knobs, their defaults and their checks (see attention_config.h). */
 #include "config.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -157,6 +158,18 @@ attention_config_check(const struct attention_config *cfg, int d_in, struct attn
     if (!(cfg->temperature > 0.0) || !isfinite(cfg->temperature))
         return attn_fail(err, ATTN_EVALUE, "--temperature %g: T must be a positive number",
                          cfg->temperature);
+    {
+        /* The divisor is used in float32: it must stay a positive, finite float there. */
+        struct attention_shape s;
+        float divisor;
+        attention_shape_of(cfg, d_in, &s);
+        divisor = (float)s.divisor;
+        if (!(isfinite(divisor) && divisor >= FLT_MIN))
+            return attn_fail(err, ATTN_EVALUE,
+                             "--temperature %g: the scores would be divided by %g, which float32 "
+                             "cannot hold; give a T from 1e-30 to 1e30",
+                             cfg->temperature, s.divisor);
+    }
     if (cfg->dropout_pass < 0 || cfg->dropout_pass > ATTN_MAX_DROPOUT_PASS)
         return attn_fail(err, ATTN_EVALUE, "dropout pass %d: give 0 to %d", cfg->dropout_pass,
                          ATTN_MAX_DROPOUT_PASS);

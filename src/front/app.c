@@ -264,7 +264,7 @@ export_current(struct app *a, int all)
         return;
     }
     if (all) {
-        app_say(a, "wrote %d files into %s/", written, a->export_dir);
+        app_say(a, "wrote %d file%s into %s/", written, written == 1 ? "" : "s", a->export_dir);
     } else {
         char name[64];
         enum pipeline_stage ps = explain_pipeline_stage(a->view.stage, false);

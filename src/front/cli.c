@@ -74,6 +74,16 @@ static const struct plain_option plain_options[] = {
 #define PLAIN_COUNT (sizeof plain_options / sizeof plain_options[0])
 #define KNOB_OPTIONS (sizeof knob_table[0].options / sizeof knob_table[0].options[0])
 
+/* The long name of the plain option with value val. */
+static const char *
+plain_name(int val)
+{
+    for (size_t i = 0; i < PLAIN_COUNT; i++)
+        if (plain_options[i].val == val)
+            return plain_options[i].name;
+    return "?";
+}
+
 /* getopt's table, made from the two tables above. */
 static const struct option *
 long_options(void)
@@ -282,6 +292,12 @@ cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_si
             o->knobs_given |= (uint64_t)1 << (k - knob_table);
             variant_given |= k == &knob_table[KNOB_VARIANT];
             continue;
+        }
+        /* An empty path would name "/W_query.weight.csv" or a folder: refused as an option. */
+        if ((c == 'e' || c == OPT_WEIGHTS || c == OPT_QKV || c == OPT_WALKTHROUGH) && arg[0] == '\0') {
+            r = attn_fail_text(err, err_size, "--%s: the %s name is empty", plain_name(c),
+                               c == 'e' || c == OPT_WALKTHROUGH ? "file" : "folder");
+            break;
         }
         switch (c) {
         case 's':

@@ -289,7 +289,7 @@ print_header(FILE *out, const struct pipeline *p, const struct print_options *po
         fprintf(out, " (%s = sqrt(%d)%s)", sc.symbol, sc.dim, sc.temperature ? " * T" : "");
     if (c->temperature != 1.0)
         fprintf(out, ", temperature %g", c->temperature);
-    fprintf(out, "\n  dropout %g, %s mode", c->dropout, c->train ? "training" : "evaluation");
+    fprintf(out, "\n  dropout %.9g, %s mode", c->dropout, c->train ? "training" : "evaluation");
     if (p->st.dropout_on)
         fprintf(out, ", %s generator path%s", c->rng_path == RNG_PATH_MKL ? "MKL" : "default",
                 c->dropout_reseed ? " (reseeded)" : "");
