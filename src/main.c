@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <signal.h>
@@ -128,10 +129,17 @@ heatmap_output(const struct cli_options *o, struct print_options *po)
             po->depth = DEPTH_8;
     }
     po->width = 100;
-    if (tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+    if (tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
         po->width = ws.ws_col;
-    else if (columns != NULL && atoi(columns) > 20)
-        po->width = atoi(columns);
+    } else if (columns != NULL) {
+        /* A width as the shell gives it; nonsense (1e9, a huge number) keeps the default. */
+        char *end;
+        long w;
+        errno = 0;
+        w = strtol(columns, &end, 10);
+        if (errno == 0 && end != columns && *end == '\0' && w > 20 && w <= 1000000)
+            po->width = (int)w;
+    }
 }
 
 static int
@@ -263,6 +271,7 @@ main(int argc, char **argv)
         }
     } else {
         struct print_options po;
+        bool heatmap_failed = false;
         memset(&po, 0, sizeof po);
         po.digits = o.digits;
         po.count = o.stage_count;
@@ -272,9 +281,12 @@ main(int argc, char **argv)
         po.heatmap = o.heatmap;
         if (o.heatmap)
             heatmap_output(&o, &po);
+        po.failed = &heatmap_failed;
         print_pipeline(stdout, &p, &po);
         if (fflush(stdout) != 0 || ferror(stdout))
             code = die(EXIT_INPUT, "cannot write to standard output");
+        else if (heatmap_failed)
+            code = die(EXIT_INPUT, "a heatmap could not be drawn: out of memory");
     }
     pipeline_destroy(&p);
 out:

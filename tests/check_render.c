@@ -399,6 +399,19 @@ START_TEST(every_view_stage_is_complete)
 }
 END_TEST
 
+/* A grid too large to address is refused, never wrapped around to a small one. */
+START_TEST(huge_grids_are_refused)
+{
+    struct grid g;
+
+    ck_assert_int_eq(grid_create(&g, 268435457, 268435457), -1);
+    ck_assert_int_eq(g.width, 0);
+    ck_assert_ptr_null(g.cells);
+    ck_assert_int_eq(grid_create(&g, 0, 5), 0);
+    grid_destroy(&g);
+}
+END_TEST
+
 static Suite *
 render_suite(void)
 {
@@ -421,6 +434,7 @@ render_suite(void)
     tcase_add_test(units, inspector_spells_out_each_stage);
     tcase_add_test(units, scaling_is_described_once);
     tcase_add_test(units, every_view_stage_is_complete);
+    tcase_add_test(units, huge_grids_are_refused);
     suite_add_tcase(s, units);
     return s;
 }

@@ -140,6 +140,15 @@ expect 2 "--weights: the folder name is empty" -- --print --weights ""
 expect 2 "--qkv: the folder name is empty" -- --print --qkv ""
 expect 2 "--walkthrough: the file name is empty" -- --print --walkthrough ""
 expect 2 "--embeddings: the file name is empty" -- --print --embeddings=""
+# COLUMNS as the environment gives it: nonsense or a huge width keeps a sane
+# one, and the heatmap is never wider than its table needs (before: a crash
+# at 268435457, nothing at 1e9, 6 GB at 1e8).
+for cols in 268435457 1e9 100000000 5000 abc; do
+    count=$((count + 1))
+    COLUMNS=$cols "$bin" --heatmap --stage weights.h0 >"$tmp/hm" 2>"$tmp/err" || fail "COLUMNS=$cols: exit $? ($(cat "$tmp/err"))"
+    grep -q "max 1.0000" "$tmp/hm" || fail "COLUMNS=$cols: no heatmap"
+    [ "$(awk '{ if (length > m) m = length } END { print m }' "$tmp/hm")" -le 120 ] || fail "COLUMNS=$cols: wider than the table needs"
+done
 expect 1 "W_query.weight.csv: cannot open" -- --print --weights "$tmp"
 # Folders without model.csv (exports from before it) are read with the options' layout.
 cp -r "$tmp/run" "$tmp/run-old" && rm "$tmp/run-old/model.csv"

@@ -233,16 +233,23 @@ print_heatmap(FILE *out, const char *title, const struct heatmap_spec *spec,
     int scroll_row = 0;
     int scroll_col = 0;
     int height = spec->m->rows + 2;
+    /* No wider than the table can use: its labels, every column at the widest cell, the legend. */
+    long need = 16 + 14L * spec->m->cols;
+    int width = po->width < need ? po->width : need < 80 ? 80 : (int)need;
 
     fprintf(out, "%s\n", title);
-    if (grid_create(&g, po->width, height) != 0)
+    if (grid_create(&g, width, height) != 0) {
+        fprintf(out, "(no memory for a %d x %d heatmap)\n\n", width, height);
+        if (po->failed != NULL)
+            *po->failed = true;
         return;
+    }
     r.x = 0;
     r.y = 0;
-    r.w = po->width;
+    r.w = width;
     r.h = height - 1;
     heatmap_render(&g, r, spec, &scroll_row, &scroll_col, &geo);
-    heatmap_legend(&g, 0, height - 1, po->width, spec);
+    heatmap_legend(&g, 0, height - 1, width, spec);
     grid_write_ansi(&g, out, po->depth);
     if (geo.vis_cols < spec->m->cols)
         fprintf(out, "(columns 1-%d of %d shown: a wider terminal shows more)\n", geo.vis_cols,

@@ -20,6 +20,7 @@ struct print_options {
     enum palette_depth depth;                 /* heatmap colours (DEPTH_MONO: glyphs) */
     bool utf8;                                /* heatmap glyphs in UTF-8 */
     int width;                                /* heatmap width in columns */
+    bool *failed;                             /* set when a heatmap could not be drawn (may be NULL) */
 };
 
 /* Writes the header and the chosen stages (or all of them) to out. */

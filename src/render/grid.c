@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <stdbool.h>
 #include <string.h>
@@ -15,7 +16,12 @@ grid_create(struct grid *g, int width, int height)
     g->width = width > 0 ? width : 0;
     g->height = height > 0 ? height : 0;
     g->cells = NULL;
-    if (g->width * g->height > 0) {
+    if (g->width > 0 && g->height > 0) {
+        /* Sizes in size_t, and no product that wraps around. */
+        if ((size_t)g->width > SIZE_MAX / sizeof *g->cells / (size_t)g->height) {
+            g->width = g->height = 0;
+            return -1;
+        }
         g->cells = malloc((size_t)g->width * (size_t)g->height * sizeof *g->cells);
         if (g->cells == NULL) {
             g->width = g->height = 0;
