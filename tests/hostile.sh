@@ -177,5 +177,24 @@ wait_screen "^Attention scores" || fail "after Ctrl-S the view no longer answers
 keys C-q q
 restored "Ctrl-S, Ctrl-Q, q" 0
 
+# 11. The terminal goes away without a SIGHUP (attnscope in a session of its
+# own, then the tmux server killed): attnscope notices and exits instead of
+# spinning on failed reads (before: 100 % CPU forever).
+WRAP=setsid start 100 30
+checks=$((checks + 1))
+pid=$(pane_attnscope)
+t kill-server
+i=0
+while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ $i -lt 400 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+if [ -z "$pid" ]; then
+    fail "terminal gone: attnscope was not found under setsid"
+elif kill -0 "$pid" 2>/dev/null; then
+    fail "terminal gone: attnscope still runs (state $(awk '{ print $3 }' "/proc/$pid/stat"))"
+    kill -9 "$pid"
+fi
+
 echo "$checks checks, $failures failed"
 [ "$failures" -eq 0 ]

@@ -12,6 +12,7 @@
 
 #include <langinfo.h>
 #include <locale.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +98,15 @@ no_flow_control(void)
         tcsetattr(STDIN_FILENO, TCSANOW, &tio);
         def_prog_mode();
     }
+}
+
+/* Whether the terminal on stdin has hung up or failed (its master side closed). */
+static bool
+terminal_gone(void)
+{
+    struct pollfd pfd = { STDIN_FILENO, POLLIN, 0 };
+
+    return poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR | POLLNVAL)) != 0;
 }
 
 static bool
@@ -355,6 +365,7 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
     bool dirty = true; /* keys were handled since the last frame */
     bool idle = true;  /* the last read found no key waiting */
     int batch = 0;     /* keys handled since the last frame */
+    bool gone = false; /* the terminal went away */
 
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
         return attn_fail(err, ATTN_EIO,
@@ -382,8 +393,14 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
         wtimeout(stdscr, dirty ? 0 : TUI_READ_MS);
         status = wget_wch(stdscr, &ch);
         idle = status == ERR;
-        if (idle)
+        if (idle) {
+            /* ERR is a timeout, or a terminal that is gone without a SIGHUP: stop then. */
+            if (terminal_gone()) {
+                gone = true;
+                break;
+            }
             continue;
+        }
         dirty = true;
         batch++;
         if (status == KEY_CODE_YES && ch == KEY_RESIZE) {
@@ -409,5 +426,7 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
         signal(sig, SIG_DFL);
         raise(sig);
     }
+    if (gone)
+        return attn_fail(err, ATTN_EIO, "the terminal went away");
     return ATTN_OK;
 }
