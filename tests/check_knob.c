@@ -9,6 +9,7 @@
 
 #include "attnscope/knob.h"
 #include "attnscope/pipeline.h"
+#include "attnscope/qkv.h"
 #include "attnscope/utf8.h"
 #include "front/cli.h"
 #include "testutil.h"
@@ -173,6 +174,33 @@ START_TEST(view_keys_help_and_bar)
 }
 END_TEST
 
+/* A knob that does not apply says so: no positional encoding without embeddings. */
+START_TEST(positional_says_why_under_qkv)
+{
+    struct qkv_given g;
+    struct vocab book;
+    struct attention_config cfg;
+    struct pipeline_source src = { NULL, NULL, NULL, NULL, NULL };
+    struct attn_error err;
+    struct app a;
+
+    ck_assert_msg(qkv_load(&g, test_path("samples/soft-dictionary"), &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(vocab_builtin(&book, NULL), ATTN_OK);
+    src.vocab = &book;
+    src.qkv = &g;
+    attention_config_init(&cfg);
+    attention_config_set_variant(&cfg, ATTN_SIMPLE);
+    ck_assert_int_eq(app_init(&a, &cfg, &src, NULL, &err), ATTN_OK);
+    app_key(&a, 'P');
+    ck_assert(!a.cfg.positional);
+    ck_assert(a.view.message_is_error);
+    ck_assert_msg(strstr(a.message, "no embeddings to add positions to") != NULL, "%s", a.message);
+    app_destroy(&a);
+    vocab_destroy(&book);
+    qkv_destroy(&g);
+}
+END_TEST
+
 static Suite *
 knob_suite(void)
 {
@@ -183,6 +211,7 @@ knob_suite(void)
     tcase_add_test(tc, options_come_from_the_table);
     tcase_add_test(tc, recompute_follows_the_rows);
     tcase_add_test(tc, view_keys_help_and_bar);
+    tcase_add_test(tc, positional_says_why_under_qkv);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -103,6 +103,8 @@ START_TEST(steps_that_cannot_be_built_name_their_line)
                         "bad.walk:2: a quote is not closed");
     expect_verify_error("step: one\noptions: --print\nstage: weights\n\ntext\n",
                         "bad.walk:2: only options that configure attention");
+    expect_verify_error("step: one\noptions: --walkthrough other\nstage: weights\n\ntext\n",
+                        "bad.walk:2: only options that configure attention");
     expect_verify_error("step: one\noptions: -e nowhere.csv\nstage: weights\n\ntext\n",
                         "bad.walk:2: ");
     expect_verify_error("step: one\nstage: weights\ncell: journey moon\n\ntext\n",

@@ -140,6 +140,12 @@ expect 2 "--weights: the folder name is empty" -- --print --weights ""
 expect 2 "--qkv: the folder name is empty" -- --print --qkv ""
 expect 2 "--walkthrough: the file name is empty" -- --print --walkthrough ""
 expect 2 "--embeddings: the file name is empty" -- --print --embeddings=""
+# Options that would be accepted and then ignored are refused.
+expect 2 "--qkv gives Q, K and V instead of a sentence: drop --sentence" -- --print --qkv "$src/samples/soft-dictionary" -s "a b"
+expect 2 "--qkv gives Q, K and V instead of a sentence: drop --positional" -- --print --qkv "$src/samples/soft-dictionary" --positional
+expect 2 "--weights: --variant simple has no weights to load" -- --print --variant simple --weights "$tmp"
+expect 2 "--walkthrough: each step gives its own inputs; drop --sentence" -- --print --walkthrough 01-no-weights -s "a b"
+expect 2 "--walkthrough: each step gives its own inputs; drop --embeddings" -- --print --walkthrough 01-no-weights -e "$src/samples/book.csv"
 # COLUMNS as the environment gives it: nonsense or a huge width keeps a sane
 # one, and the heatmap is never wider than its table needs (before: a crash
 # at 268435457, nothing at 1e9, 6 GB at 1e8).

@@ -524,6 +524,21 @@ said_rng(const struct pipeline *p, char *msg, size_t size)
 
 /* ---------------------------------------------------------------- bias */
 
+/* -------------------------------------------------------- positional */
+
+static int
+step_positional(struct attention_config *c, int dir, const struct pipeline *p, char *msg,
+                size_t size)
+{
+    (void)dir;
+    if (p->qkv_given) {
+        snprintf(msg, size, "Q, K and V are given directly: there are no embeddings to add positions to");
+        return -1;
+    }
+    c->positional = !c->positional;
+    return 1;
+}
+
 /* -------------------------------------------------------- dropout seed */
 
 static int
@@ -602,7 +617,7 @@ const struct knob knob_table[] = {
         "positional encoding", RECOMPUTE_INPUTS, KNOB_GROUP_INPUT, 1,
         { { "positional", NULL, "on", "add the sinusoidal positional encoding" } },
         NULL, 'P', 0, "P", "positional encoding on / off",
-        NULL, "P", NULL, NULL, FIELDS(positional),
+        step_positional, "P", NULL, NULL, FIELDS(positional),
         { "PE", "no PE", "positional encoding added", "positional encoding off" } },
     [KNOB_RNG] = {
         "generator path", RECOMPUTE_ATTENTION, KNOB_GROUP_ATTENTION, 1,

@@ -241,6 +241,18 @@ check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
         o->mode = CLI_PRINT;
     if (o->stage_count > 0 && o->mode != CLI_PRINT && o->mode != CLI_EXPORT)
         return attn_fail_text(err, err_size, "--stage works with --print and --export");
+    /* Options that would be accepted and then ignored are refused instead. */
+    if (o->walkthrough != NULL && (o->embeddings || o->sentence_given || o->weights_dir || o->qkv_dir))
+        return attn_fail_text(err, err_size,
+                              "--walkthrough: each step gives its own inputs; drop %s",
+                              o->embeddings    ? "--embeddings"
+                              : o->sentence_given ? "--sentence"
+                              : o->weights_dir ? "--weights"
+                                               : "--qkv");
+    if (o->qkv_dir != NULL && (o->sentence_given || (o->knobs_given & ((uint64_t)1 << KNOB_POSITIONAL))))
+        return attn_fail_text(err, err_size,
+                              "--qkv gives Q, K and V instead of a sentence: drop %s",
+                              o->sentence_given ? "--sentence" : "--positional");
     for (int priority = 0; priority <= 2; priority++) {
         for (int i = 0; i < count; i++)
             if (settings[i].knob->priority == priority &&
@@ -256,6 +268,9 @@ check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
             attention_config_set_variant(&o->cfg, ATTN_SIMPLE);
         }
     }
+    if (o->weights_dir != NULL && !attention_variant_has_weights(o->cfg.variant))
+        return attn_fail_text(err, err_size, "--weights: --variant %s has no weights to load",
+                              attention_variant_name(o->cfg.variant));
     return 0;
 }
 
@@ -302,6 +317,7 @@ cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_si
         switch (c) {
         case 's':
             o->sentence = arg;
+            o->sentence_given = true;
             break;
         case 'e':
             o->embeddings = arg;

@@ -35,6 +35,7 @@ struct cli_options {
     bool present;                    /* --present: presentation mode */
     const char *walkthrough;         /* --walkthrough FILE, or NULL */
     uint64_t knobs_given;            /* bit k: an option set knob k (enum knob_id) */
+    bool sentence_given;             /* -s was given */
 };
 
 /* The sentence attnscope starts on: the book's. */

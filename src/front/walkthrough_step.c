@@ -114,11 +114,13 @@ walkthrough_resources(const struct walkthrough *w, int k, struct walk_resources 
         walk_resources_destroy(res);
         return attn_fail(err, ATTN_EPARSE, "%s:%d: %s", w->path, line, msg);
     }
-    if (res->opts.mode != CLI_TUI || res->opts.stage_count > 0 || res->opts.mono) {
+    if (res->opts.mode != CLI_TUI || res->opts.stage_count > 0 || res->opts.mono ||
+        res->opts.walkthrough != NULL || res->opts.present) {
         walk_resources_destroy(res);
         return attn_fail(err, ATTN_EPARSE,
                          "%s:%d: only options that configure attention belong in a walkthrough "
-                         "(not --print, --export, --stage, --format, --heatmap or --mono)",
+                         "(not --print, --export, --stage, --format, --heatmap, --mono, --present "
+                         "or --walkthrough)",
                          w->path, line);
     }
     {
