@@ -109,7 +109,7 @@ START_TEST(bad_vocabularies_are_refused)
 {
     expect_load_error("dup.csv", "token,a\nsun,1\nmoon,2\nsun,3\n",
                       "dup.csv: row 4, column 1: 'sun' is already on row 2");
-    expect_load_error("late.csv", "sun,1\ntoken,2\n", "row 2, column 1: a header row must be the first");
+    expect_load_error("late.csv", "sun,1\ntoken,d0\n", "late.csv: row 2, column 2: 'd0' is not a number");
     expect_load_error("space.csv", "sun rise,1\n", "row 1, column 1: 'sun rise' is not one token");
     expect_load_error("narrow.csv", "sun\nmoon\n", "row 1 has 1 column");
     expect_load_error("header.csv", "token,d0\n", "a header row and no tokens");
@@ -142,6 +142,28 @@ START_TEST(header_is_optional_and_write_reads_back)
 }
 END_TEST
 
+/* Only the first row can be a header, and only when none of its values is a number. */
+START_TEST(the_word_token_is_a_token)
+{
+    const char *path = test_write_text(dir, "t.csv", "token,1,2\nsun,3,4\n");
+    struct vocab v;
+
+    ck_assert_int_eq(vocab_load_csv(&v, path, NULL), ATTN_OK);
+    ck_assert_int_eq(v.count, 2);
+    ck_assert_int_eq(vocab_find(&v, "token"), 0);
+    vocab_destroy(&v);
+    path = test_write_text(dir, "t.csv", "token,d0,d1\nsun,3,4\n");
+    ck_assert_int_eq(vocab_load_csv(&v, path, NULL), ATTN_OK);
+    ck_assert_int_eq(v.count, 1);
+    vocab_destroy(&v);
+    path = test_write_text(dir, "t.csv", "word,x,y\ntoken,3,4\n");
+    ck_assert_int_eq(vocab_load_csv(&v, path, NULL), ATTN_OK);
+    ck_assert_int_eq(v.count, 1);
+    ck_assert_int_eq(vocab_find(&v, "token"), 0);
+    vocab_destroy(&v);
+}
+END_TEST
+
 static Suite *
 vocab_suite(void)
 {
@@ -155,6 +177,7 @@ vocab_suite(void)
     tcase_add_test(tc, made_up_vector_golden);
     tcase_add_test(tc, embed_flags_made_up_tokens);
     tcase_add_test(tc, bad_vocabularies_are_refused);
+    tcase_add_test(tc, the_word_token_is_a_token);
     tcase_add_test(tc, header_is_optional_and_write_reads_back);
     suite_add_tcase(s, tc);
     return s;

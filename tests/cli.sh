@@ -141,6 +141,12 @@ expect 2 "--qkv: the folder name is empty" -- --print --qkv ""
 expect 2 "--walkthrough: the file name is empty" -- --print --walkthrough ""
 expect 2 "--embeddings: the file name is empty" -- --print --embeddings=""
 # Options that would be accepted and then ignored are refused.
+# A --qkv file without a header row keeps its first row (before: lost as a header).
+count=$((count + 1))
+mkdir -p "$tmp/nohead" && cp "$src/samples/soft-dictionary/"*.csv "$tmp/nohead/"
+tail -n +2 "$src/samples/soft-dictionary/queries.csv" >"$tmp/nohead/queries.csv"
+"$bin" --print --qkv "$tmp/nohead" --scale-dim 4 --stage output >"$tmp/nohead.out" 2>&1 &&
+    grep -q "^queries (3):" "$tmp/nohead.out" || fail "--qkv without a header row: $(head -8 "$tmp/nohead.out")"
 expect 2 "--qkv gives Q, K and V instead of a sentence: drop --sentence" -- --print --qkv "$src/samples/soft-dictionary" -s "a b"
 expect 2 "--qkv gives Q, K and V instead of a sentence: drop --positional" -- --print --qkv "$src/samples/soft-dictionary" --positional
 expect 2 "--weights: --variant simple has no weights to load" -- --print --variant simple --weights "$tmp"

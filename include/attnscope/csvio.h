@@ -56,6 +56,13 @@ enum attn_status csvio_parse_value(const char *path, int line, int col,
                                    struct attn_error *err);
 
 /*
+ * 1 when t's first row is a header, 0 when it is data: only the first row
+ * can be one, and only when none of its cells from col0 on is a number (so
+ * a token called "token" or a label row of numbers is never lost).
+ */
+int csvio_header_rows(const struct csvio_table *t, int col0);
+
+/*
  * The block of t from (row0, col0) to its end as a new matrix the caller
  * owns.
  */

@@ -270,6 +270,19 @@ csvio_table_destroy(struct csvio_table *t)
     memset(t, 0, sizeof *t);
 }
 
+int
+csvio_header_rows(const struct csvio_table *t, int col0)
+{
+    float v;
+
+    if (t->rows < 1 || t->cols <= col0)
+        return 0;
+    for (int j = col0; j < t->cols; j++)
+        if (csvio_parse_value(t->path, t->line[0], j + 1, csvio_cell(t, 0, j), &v, NULL) == ATTN_OK)
+            return 0;
+    return 1;
+}
+
 enum attn_status
 csvio_parse_value(const char *path, int line, int col, const char *text, float *out,
                   struct attn_error *err)

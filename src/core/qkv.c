@@ -21,9 +21,10 @@ load_one(struct qkv_given *g, const char *dir, int which, struct matrix *m, stru
     st = csvio_read_table(path, t, err);
     if (st != ATTN_OK)
         return st;
-    if (t->rows < 2 || t->cols < 2)
+    if (t->cols < 2 || t->rows - csvio_header_rows(t, 1) < 1)
         return attn_fail(err, ATTN_EPARSE,
-                         "%s: a header row and at least one row of a label and values are needed",
+                         "%s: at least one row of a label and values is needed (after an optional "
+                         "header row)",
                          path);
     /* Labels are shown on screen and in tables: one line of UTF-8 text each. */
     for (int i = 0; i < t->rows; i++) {
@@ -35,18 +36,20 @@ load_one(struct qkv_given *g, const char *dir, int which, struct matrix *m, stru
                              "without control characters",
                              path, t->line[i]);
     }
-    return csvio_table_matrix(t, 1, 1, m, err);
+    return csvio_table_matrix(t, csvio_header_rows(t, 1), 1, m, err);
 }
 
 static const char **
 labels_of(const struct csvio_table *t)
 {
+    const int header = csvio_header_rows(t, 1);
     const char **labels = calloc((size_t)t->rows, sizeof *labels);
 
     if (labels == NULL)
         return NULL;
-    for (int i = 1; i < t->rows; i++)
-        labels[i - 1] = csvio_cell(t, i, 0);
+
+    for (int i = header; i < t->rows; i++)
+        labels[i - header] = csvio_cell(t, i, 0);
     return labels;
 }
 

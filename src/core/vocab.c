@@ -205,7 +205,7 @@ vocab_from_table(struct vocab *v, const struct csvio_table *tp, struct attn_erro
     int d2 = 0;
 
     memset(v, 0, sizeof *v);
-    header = fold_equal(csvio_cell(&t, 0, 0), "token");
+    header = csvio_header_rows(&t, 1);
     if (t.cols < 2) {
         st = attn_fail(err, ATTN_EPARSE,
                        "%s: row %d has 1 column; a vocabulary row is token,v1,...,vd", path,
@@ -220,14 +220,6 @@ vocab_from_table(struct vocab *v, const struct csvio_table *tp, struct attn_erro
     if (t.rows - header == 0) {
         st = attn_fail(err, ATTN_EPARSE, "%s: a header row and no tokens", path);
         goto out;
-    }
-    for (int i = header; i < t.rows; i++) {
-        if (i > 0 && fold_equal(csvio_cell(&t, i, 0), "token")) {
-            st = attn_fail(err, ATTN_EPARSE,
-                           "%s: row %d, column 1: a header row must be the first row", path,
-                           t.line[i]);
-            goto out;
-        }
     }
     st = csvio_table_matrix(&t, header, 1, &m, err);
     if (st != ATTN_OK)
