@@ -2,7 +2,6 @@
 #include "config.h"
 
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <stdbool.h>
 #include <string.h>
@@ -17,8 +16,8 @@ grid_create(struct grid *g, int width, int height)
     g->height = height > 0 ? height : 0;
     g->cells = NULL;
     if (g->width > 0 && g->height > 0) {
-        /* Sizes in size_t, and no product that wraps around. */
-        if ((size_t)g->width > SIZE_MAX / sizeof *g->cells / (size_t)g->height) {
+        /* Sizes in size_t, no product that wraps around, and no frame past GRID_MAX_CELLS. */
+        if ((size_t)g->width > GRID_MAX_CELLS / (size_t)g->height) {
             g->width = g->height = 0;
             return -1;
         }

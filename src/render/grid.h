@@ -17,6 +17,9 @@
 /* The second column of a double-width character. */
 #define GRID_CONTINUATION 0xFFFFFFFFu
 
+/* The most cells a grid may have (2 GiB of cells): larger ones are refused. */
+#define GRID_MAX_CELLS ((size_t)1 << 28)
+
 struct cell {
     uint32_t ch;      /* a code point, or GRID_CONTINUATION */
     uint8_t role;     /* enum palette_role */
