@@ -335,19 +335,14 @@ START_TEST(hostile_edits_and_knobs_keep_a_working_view)
 }
 END_TEST
 
+/* The files of a folder, hidden ones not counted. */
 static int
 files_in(const char *path)
 {
-    DIR *d = opendir(path);
-    struct dirent *e;
-    int n = 0;
+    int hidden;
+    int n = test_count_entries(path, &hidden);
 
-    if (d == NULL)
-        return -1;
-    while ((e = readdir(d)) != NULL)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
+    return n < 0 ? n : n - hidden;
 }
 
 START_TEST(export_keys_write_csv)

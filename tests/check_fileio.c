@@ -5,27 +5,10 @@
  */
 #include "config.h"
 
-#include <dirent.h>
 #include <sys/stat.h>
 
 #include "attnscope/fileio.h"
 #include "testutil.h"
-
-/* How many entries dir has, hidden ones included. */
-static int
-entries(const char *path)
-{
-    DIR *d = opendir(path);
-    struct dirent *e;
-    int n = 0;
-
-    if (d == NULL)
-        return -1;
-    while ((e = readdir(d)) != NULL)
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-    closedir(d);
-    return n;
-}
 
 START_TEST(reads_whole_files_within_the_limit)
 {
@@ -65,9 +48,9 @@ START_TEST(a_batch_appears_whole_or_not_at_all)
     ck_assert_int_eq(fileio_batch_open(&b, "one.csv", &f, &err), ATTN_OK);
     fputs("1\n", f);
     ck_assert_int_eq(fileio_batch_close(&b, &err), ATTN_OK);
-    ck_assert_int_eq(entries(out), 1); /* only the hidden temporary */
+    ck_assert_int_eq(test_count_entries(out, NULL), 1); /* only the hidden temporary */
     fileio_batch_abort(&b);
-    ck_assert_int_eq(entries(out), -1);
+    ck_assert_int_eq(test_count_entries(out, NULL), -1);
 
     /* Committed: both files under their names, no temporaries. */
     ck_assert_int_eq(fileio_batch_begin(&b, out, &err), ATTN_OK);
@@ -78,7 +61,7 @@ START_TEST(a_batch_appears_whole_or_not_at_all)
     }
     ck_assert_int_eq(fileio_batch_commit(&b, &err), ATTN_OK);
     fileio_batch_abort(&b); /* after a commit: frees, removes nothing */
-    ck_assert_int_eq(entries(out), 2);
+    ck_assert_int_eq(test_count_entries(out, NULL), 2);
     snprintf(out, sizeof out, "%s/out/two.csv", dir);
     ck_assert_int_eq(fileio_read_all(out, 100, &buf, &len, &err), ATTN_OK);
     ck_assert_str_eq(buf, "2\n");
@@ -100,7 +83,7 @@ START_TEST(names_and_folders_are_checked)
     ck_assert_int_eq(fileio_batch_open(&b, "../escape.csv", &f, &err), ATTN_EVALUE);
     ck_assert_msg(strstr(err.msg, "is not a plain file name") != NULL, "%s", err.msg);
     fileio_batch_abort(&b);
-    ck_assert_int_eq(entries(dir), 1); /* the folder existed: kept, with its file */
+    ck_assert_int_eq(test_count_entries(dir, NULL), 1); /* the folder existed: kept, with its file */
 }
 END_TEST
 

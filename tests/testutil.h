@@ -9,6 +9,7 @@
 #define ATTNSCOPE_TESTUTIL_H
 
 #include <check.h>
+#include <dirent.h>
 #include <ftw.h>
 #include <math.h>
 #include <stdio.h>
@@ -99,6 +100,32 @@ test_remove_entry(const char *path, const struct stat *sb, int flag, struct FTW 
     (void)flag;
     (void)ftw;
     return remove(path);
+}
+
+/*
+ * How many entries the folder at path has, hidden ones included, and how
+ * many of them are hidden (hidden may be NULL); -1 when it cannot be opened.
+ */
+static inline int
+test_count_entries(const char *path, int *hidden)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    int n = 0;
+    int h = 0;
+
+    if (d == NULL)
+        return -1;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        h += e->d_name[0] == '.';
+        n++;
+    }
+    closedir(d);
+    if (hidden != NULL)
+        *hidden = h;
+    return n;
 }
 
 /* Removes a folder test_tmpdir() made, and everything in it. */
