@@ -196,5 +196,19 @@ elif kill -0 "$pid" 2>/dev/null; then
     kill -9 "$pid"
 fi
 
+# 12. A FIFO named like a lesson in the lessons folder: the picker lists the
+# real lessons instead of waiting forever in open() for a writer.
+mkdir -p "$tmp/walks"
+cp "$srcdir/samples/walkthroughs/01-no-weights.walk" "$tmp/walks/"
+rm -f "$tmp/walks/00-fifo.walk"
+mkfifo "$tmp/walks/00-fifo.walk"
+WALKS="$tmp/walks" start 100 30
+keys w
+checks=$((checks + 1))
+wait_screen "$(sed -n 's/^title: //p' "$tmp/walks/01-no-weights.walk" | head -1)" ||
+    fail "a FIFO in the lessons folder: no picker: $(screen | head -5)"
+keys Escape q
+restored "a FIFO in the lessons folder" 0
+
 echo "$checks checks, $failures failed"
 [ "$failures" -eq 0 ]

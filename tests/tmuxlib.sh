@@ -62,7 +62,7 @@ start() {
     sock="$base-$scenario"
     rm -f "$tmp/before" "$tmp/after" "$tmp/rc"
     t new -d -x "$w" -y "$h" -c "$tmp" \
-        "env ${TUI_ENV:-LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color} ATTNSCOPE_WALKTHROUGHS=$srcdir/samples/walkthroughs sh -c 'stty -g > $tmp/before; ${WRAP:-} \"$bin\" $*; echo \$? > $tmp/rc; stty -g > $tmp/after; sleep 30'"
+        "env ${TUI_ENV:-LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color} ATTNSCOPE_WALKTHROUGHS=${WALKS:-$srcdir/samples/walkthroughs} sh -c 'stty -g > $tmp/before; ${WRAP:-} \"$bin\" $*; echo \$? > $tmp/rc; stty -g > $tmp/after; sleep 30'"
     wait_screen "${READY:-sentence:}"
 }
 

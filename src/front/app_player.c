@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "attnscope/utf8.h"
 #include "front/app_internal.h"
@@ -127,6 +128,7 @@ app_open_picker(struct app *a)
         while ((e = readdir(dir)) != NULL) {
             size_t len = strlen(e->d_name);
             char path[4096];
+            struct stat st;
             struct walkthrough w;
             char **picks;
             char **titles;
@@ -138,7 +140,9 @@ app_open_picker(struct app *a)
                 seen = base != NULL && strcmp(base + 1, e->d_name) == 0;
             }
             snprintf(path, sizeof path, "%s/%s", dirs[d], e->d_name);
-            if (seen || walkthrough_load(&w, path, NULL) != ATTN_OK)
+            /* Only regular files: opening a FIFO named x.walk would wait for a writer forever. */
+            if (seen || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+                walkthrough_load(&w, path, NULL) != ATTN_OK)
                 continue;
             picks = realloc(a->picks, (size_t)(a->pick_count + 1) * sizeof *picks);
             titles = picks ? realloc(a->pick_titles, (size_t)(a->pick_count + 1) * sizeof *titles)

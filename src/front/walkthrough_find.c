@@ -33,6 +33,14 @@ is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* A regular file that can be read: a FIFO or a device in a lessons folder is skipped, not opened. */
+static bool
+is_readable_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, R_OK) == 0;
+}
+
 int
 walkthrough_dirs(const char **dirs, int max)
 {
@@ -75,10 +83,10 @@ walkthrough_find(const char *name, char *buf, size_t size)
     n = walkthrough_dirs(dirs, 4);
     for (int i = 0; i < n; i++) {
         snprintf(buf, size, "%s/%s", dirs[i], name);
-        if (access(buf, R_OK) == 0)
+        if (is_readable_file(buf))
             return 0;
         snprintf(buf, size, "%s/%s.walk", dirs[i], name);
-        if (access(buf, R_OK) == 0)
+        if (is_readable_file(buf))
             return 0;
     }
     snprintf(buf, size, "%s", name);
