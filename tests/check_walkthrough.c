@@ -141,6 +141,40 @@ START_TEST(quoted_numbers_are_checked)
 }
 END_TEST
 
+START_TEST(long_narration_is_whole)
+{
+    /* 3,000 words (15 KB) and a reference at the very end: nothing cut (was 8 KiB). */
+    static char text[16384];
+    const char *path;
+    struct walkthrough w;
+    struct walk_resources res;
+    struct pipeline p;
+    struct pipeline_source src;
+    struct attn_error err;
+    size_t used = 0;
+    char *got;
+
+    used += (size_t)snprintf(text, sizeof text,
+                             "options: --variant simple\nstep: one\nstage: weights\n\n");
+    for (int i = 0; i < 3000; i++)
+        used += (size_t)snprintf(text + used, sizeof text - used, "word ");
+    snprintf(text + used, sizeof text - used, "{weights[journey][journey]=0.24} end\n");
+    path = test_write_text(dir, "long.walk", text);
+    ck_assert_msg(walkthrough_load(&w, path, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(walkthrough_resources(&w, 0, &res, &err), ATTN_OK);
+    src = walk_resources_source(&res);
+    ck_assert_int_eq(pipeline_create(&p, &res.opts.cfg, &src, &err), ATTN_OK);
+    got = walkthrough_narrate(&w, 0, &p, &err);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_uint_eq(strlen(got), 3000 * 5 + strlen("0.24 end"));
+    ck_assert_str_eq(got + 3000 * 5, "0.24 end");
+    free(got);
+    pipeline_destroy(&p);
+    walk_resources_destroy(&res);
+    walkthrough_destroy(&w);
+}
+END_TEST
+
 START_TEST(narration_renders_values_and_paragraphs)
 {
     const char *path = test_write_text(dir, "ok.walk",
@@ -153,7 +187,7 @@ START_TEST(narration_renders_values_and_paragraphs)
     struct pipeline p;
     struct pipeline_source src;
     struct attn_error err;
-    char buf[512];
+    char *text;
     int row;
     int col;
 
@@ -162,8 +196,10 @@ START_TEST(narration_renders_values_and_paragraphs)
     ck_assert_int_eq(walkthrough_resources(&w, 0, &res, &err), ATTN_OK);
     src = walk_resources_source(&res);
     ck_assert_int_eq(pipeline_create(&p, &res.opts.cfg, &src, &err), ATTN_OK);
-    ck_assert_int_eq(walkthrough_narrate(&w, 0, &p, buf, sizeof buf, &err), 0);
-    ck_assert_str_eq(buf, "first 0.24 line continues x\nsecond paragraph");
+    text = walkthrough_narrate(&w, 0, &p, &err);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_str_eq(text, "first 0.24 line continues x\nsecond paragraph");
+    free(text);
     ck_assert_int_eq(walkthrough_cell(&w, 0, &p, &row, &col, &err), 0);
     ck_assert_int_eq(row, 1);
     ck_assert_int_eq(col, 2);
@@ -186,6 +222,7 @@ walkthrough_suite(void)
     tcase_add_test(tc, steps_that_cannot_be_built_name_their_line);
     tcase_add_test(tc, quoted_numbers_are_checked);
     tcase_add_test(tc, narration_renders_values_and_paragraphs);
+    tcase_add_test(tc, long_narration_is_whole);
     suite_add_tcase(s, tc);
     return s;
 }

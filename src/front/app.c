@@ -199,6 +199,7 @@ app_destroy(struct app *a)
     pipeline_destroy(&a->pipe);
     view_destroy(&a->view);
     free(a->sentence);
+    free(a->narration);
     memset(a, 0, sizeof *a);
 }
 

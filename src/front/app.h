@@ -59,7 +59,7 @@ struct app {
     bool walking;
     struct walk_resources res;
     bool have_res;
-    char narration[8192];
+    char *narration; /* the step's, rendered (walkthrough_narrate) */
 
     /* The picker's choices. */
     char **picks;          /* paths */

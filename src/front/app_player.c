@@ -28,17 +28,19 @@ play_step(struct app *a, int k, struct attn_error *err)
     int row;
     int col;
     char *sentence;
+    char *narration = NULL;
 
     if (walkthrough_step_pipeline(&a->walk, k, &res, &next, err) != ATTN_OK)
         return -1;
     if (walkthrough_cell(&a->walk, k, &next, &row, &col, err) != 0 ||
-        walkthrough_narrate(&a->walk, k, &next, a->narration, sizeof a->narration, err) != 0) {
+        (narration = walkthrough_narrate(&a->walk, k, &next, err)) == NULL) {
         pipeline_destroy(&next);
         walk_resources_destroy(&res);
         return -1;
     }
     sentence = strdup(res.opts.sentence);
     if (sentence == NULL) {
+        free(narration);
         pipeline_destroy(&next);
         walk_resources_destroy(&res);
         attn_fail(err, ATTN_ENOMEM, "out of memory");
@@ -57,6 +59,8 @@ play_step(struct app *a, int k, struct attn_error *err)
     a->weights_dir = a->res.opts.weights_dir;
     free(a->sentence);
     a->sentence = sentence;
+    free(a->narration);
+    a->narration = narration;
 
     a->view.stage = s->stage;
     a->view.head = s->head;

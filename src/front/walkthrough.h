@@ -97,12 +97,12 @@ int walkthrough_cell(const struct walkthrough *w, int k, const struct pipeline *
                      int *col, struct attn_error *err);
 
 /*
- * Writes step k's narration with every reference replaced by its value from
- * p and the `quotes` marks removed.  Returns 0, or -1 with path:line in err
- * for a reference p has no value for.
+ * Step k's narration with every reference replaced by its value from p and
+ * the `quotes` marks removed, however long, in a string the caller frees.
+ * NULL with path:line in err for a reference p has no value for.
  */
-int walkthrough_narrate(const struct walkthrough *w, int k, const struct pipeline *p, char *buf,
-                        size_t size, struct attn_error *err);
+char *walkthrough_narrate(const struct walkthrough *w, int k, const struct pipeline *p,
+                          struct attn_error *err);
 
 /*
  * Checks everything step k's narration quotes against p: every reference

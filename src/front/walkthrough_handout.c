@@ -57,8 +57,6 @@ int
 walkthrough_print(FILE *out, const struct walkthrough *w, const struct print_options *po,
                   int width, struct attn_error *err)
 {
-    static char narration[8192];
-
     fprintf(out, "%s\n", w->title);
     for (size_t i = 0; i < strlen(w->title); i++)
         fputc('=', out);
@@ -67,17 +65,20 @@ walkthrough_print(FILE *out, const struct walkthrough *w, const struct print_opt
         const struct walk_step *s = &w->steps[k];
         struct walk_resources res;
         struct pipeline p;
+        char *narration;
         enum pipeline_stage ps = explain_pipeline_stage(s->stage, s->mask_matrix);
 
         if (walkthrough_step_pipeline(w, k, &res, &p, err) != ATTN_OK)
             return -1;
-        if (walkthrough_narrate(w, k, &p, narration, sizeof narration, err) != 0) {
+        narration = walkthrough_narrate(w, k, &p, err);
+        if (narration == NULL) {
             pipeline_destroy(&p);
             walk_resources_destroy(&res);
             return -1;
         }
         fprintf(out, "Step %d of %d: %s\n\n", k + 1, w->count, s->title);
         print_wrapped(out, narration, width);
+        free(narration);
         if (s->stage == VIEW_QKV) {
             print_stage(out, &p, STAGE_QUERIES, 0, po);
             print_stage(out, &p, STAGE_KEYS, 0, po);

@@ -123,13 +123,15 @@ line_of(const struct walk_step *s, const char *at)
 }
 
 /*
- * Walks a narration: copies it into buf (when buf is not NULL) with
- * references replaced and paragraphs reflowed, and checks it when check is
- * set.  Returns the references seen, or -1 with err set.
+ * Walks a narration: copies it into buf (when buf is not NULL, up to size
+ * bytes with the terminating NUL) with references replaced and paragraphs
+ * reflowed, and checks it when check is set.  *length gets the whole
+ * rendered length, however much of it fitted.  Returns the references
+ * seen, or -1 with err set.
  */
 static int
 walk_narration(const struct walkthrough *w, int k, const struct pipeline *p, char *buf,
-               size_t size, bool check, struct attn_error *err)
+               size_t size, size_t *length, bool check, struct attn_error *err)
 {
     const struct walk_step *s = &w->steps[k];
     const char *c = s->narration;
@@ -137,10 +139,11 @@ walk_narration(const struct walkthrough *w, int k, const struct pipeline *p, cha
     int refs = 0;
     bool quoted = false;
 
-#define PUT(ch)                          \
-    do {                                 \
+#define PUT(ch)                            \
+    do {                                   \
         if (buf != NULL && out + 1 < size) \
-            buf[out++] = (ch);           \
+            buf[out] = (ch);               \
+        out++;                             \
     } while (0)
 
     while (*c) {
@@ -222,21 +225,39 @@ walk_narration(const struct walkthrough *w, int k, const struct pipeline *p, cha
 #undef PUT
     if (buf != NULL && size > 0)
         buf[out < size ? out : size - 1] = '\0';
+    *length = out;
     return refs;
 }
 
-int
-walkthrough_narrate(const struct walkthrough *w, int k, const struct pipeline *p, char *buf,
-                    size_t size, struct attn_error *err)
+char *
+walkthrough_narrate(const struct walkthrough *w, int k, const struct pipeline *p,
+                    struct attn_error *err)
 {
-    return walk_narration(w, k, p, buf, size, false, err) < 0 ? -1 : 0;
+    size_t length;
+    char *text;
+
+    /* Measured first, then written whole: a narration has no length limit. */
+    if (walk_narration(w, k, p, NULL, 0, &length, false, err) < 0)
+        return NULL;
+    text = malloc(length + 1);
+    if (text == NULL) {
+        attn_fail(err, ATTN_ENOMEM, "%s: out of memory for step %d's narration", w->path, k + 1);
+        return NULL;
+    }
+    if (walk_narration(w, k, p, text, length + 1, &length, false, err) < 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
 }
 
 int
 walkthrough_verify_step(const struct walkthrough *w, int k, const struct pipeline *p,
                         struct attn_error *err)
 {
-    return walk_narration(w, k, p, NULL, 0, true, err);
+    size_t length;
+
+    return walk_narration(w, k, p, NULL, 0, &length, true, err);
 }
 
 int
