@@ -328,6 +328,33 @@ START_TEST(inspector_spells_out_each_stage)
 }
 END_TEST
 
+/* A row with an infinite score is nan, and the panel says why instead of "sums to 1". */
+START_TEST(inspector_explains_nan_rows)
+{
+    const char *csv = "token,d0,d1,d2\nbig,1e30,1e30,1e30\nsmall,-1e30,2e30,1e30\n";
+    struct attention_config cfg;
+    struct pipeline p;
+    struct vocab big;
+    struct pipeline_source src = { "big small big", &big, NULL, NULL, NULL };
+    struct attn_error err;
+    char buf[4096];
+
+    test_tmpdir_setup();
+    ck_assert_int_eq(vocab_load_csv(&big, test_write_file(dir, "big.csv", csv, strlen(csv)), &err),
+                     ATTN_OK);
+    attention_config_init(&cfg);
+    attention_config_set_variant(&cfg, ATTN_SIMPLE);
+    ck_assert_msg(pipeline_create(&p, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    inspect_cell(&p, VIEW_WEIGHTS, 0, 0, 0, false, 4, false, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "sum to 1") == NULL, "%s", buf);
+    ck_assert_msg(strstr(buf, "the largest score is +inf and exp(inf - inf) is nan") != NULL, "%s",
+                  buf);
+    pipeline_destroy(&p);
+    vocab_destroy(&big);
+    test_tmpdir_teardown();
+}
+END_TEST
+
 /* The core's formula, the view's and the inspector's describe one divisor. */
 START_TEST(scaling_is_described_once)
 {
@@ -433,6 +460,7 @@ render_suite(void)
     tcase_add_test(units, text_wrapping);
     tcase_add_test(units, inspector_spells_out_each_stage);
     tcase_add_test(units, scaling_is_described_once);
+    tcase_add_test(units, inspector_explains_nan_rows);
     tcase_add_test(units, every_view_stage_is_complete);
     tcase_add_test(units, huge_grids_are_refused);
     suite_add_tcase(s, units);

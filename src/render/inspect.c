@@ -260,12 +260,21 @@ inspect_weights(struct out *o, const struct cell_at *at)
         if (n > max_terms && k != j && k > max_terms - 2)
             continue;
         emit(o, "%s%s %s", shown ? ", " : "", key(p, k),
-             isinf(row[k]) ? "0 (-inf)" : num(c, (float)exp((double)row[k] - (double)max)));
+             row[k] == -INFINITY ? "0 (-inf)" : num(c, (float)exp((double)row[k] - (double)max)));
         shown++;
     }
     if (shown < n)
         emit(o, ", ... (%d keys)", n);
-    emit(o, "\nsum %s; the row's weights sum to 1.\n", num(a, (float)sum));
+    if (isnan(sum) || isinf(max))
+        /* exp(inf - inf) or 0/0: the row is NaN, in PyTorch too; say why instead of "sums to 1". */
+        emit(o, "\nsum %s: %s, so every weight in the row is nan (PyTorch's softmax "
+                "gives nan too). Smaller inputs or a larger divisor keep scores finite.\n",
+             num(a, (float)sum),
+             max == INFINITY    ? "the largest score is +inf and exp(inf - inf) is nan"
+             : max == -INFINITY ? "every score in the row is -inf and 0 / 0 is nan"
+                                : "a score in the row is nan");
+    else
+        emit(o, "\nsum %s; the row's weights sum to 1.\n", num(a, (float)sum));
 }
 
 static void
