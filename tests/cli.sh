@@ -226,6 +226,12 @@ cp "$src/samples/soft-dictionary/"*.csv "$tmp/qkv/"
 printf ',d0,d1\nk1,1,0\nk2,1,1\nk3,0,0\nk4,2,2\n' >"$tmp/qkv/values.csv"
 expect 1 "values.csv has 2 value columns but keys.csv has 3" -- --print --qkv "$tmp/qkv"
 expect 2 "--qkv gives Q, K and V directly: it works with --variant simple only" -- --print --qkv "$tmp/qkv" --variant mha
+# Too many value columns is the file's fault: exit 1 naming it (before: exit 2, no file).
+mkdir -p "$tmp/wideqkv"
+awk 'BEGIN { for (r = 0; r < 3; r++) { printf "t%d", r; for (c = 0; c < 8193; c++) printf ",0.5"; print "" } }' >"$tmp/wideqkv/queries.csv"
+cp "$tmp/wideqkv/queries.csv" "$tmp/wideqkv/keys.csv"
+cp "$tmp/wideqkv/queries.csv" "$tmp/wideqkv/values.csv"
+expect 1 "wideqkv/queries.csv: 8193 value columns; attnscope's limit is 8192" -- --print --qkv "$tmp/wideqkv"
 expect 1 "queries.csv: cannot open" -- --print --qkv "$tmp/nothing-here"
 mkdir -p "$tmp/qkv-label"
 cp "$src/samples/soft-dictionary/"*.csv "$tmp/qkv-label/"

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnscope/attention_config.h"
 #include "attnscope/qkv.h"
 #include "attnscope/utf8.h"
 
@@ -26,6 +27,9 @@ load_one(struct qkv_given *g, const char *dir, int which, struct matrix *m, stru
                          "%s: at least one row of a label and values is needed (after an optional "
                          "header row)",
                          path);
+    if (t->cols - 1 > ATTN_MAX_DIM)
+        return attn_fail(err, ATTN_ELIMIT, "%s: %d value columns; attnscope's limit is %d", path,
+                         t->cols - 1, ATTN_MAX_DIM);
     /* Labels are shown on screen and in tables: one line of UTF-8 text each. */
     for (int i = 0; i < t->rows; i++) {
         const char *label = csvio_cell(t, i, 0);
