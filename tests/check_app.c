@@ -288,13 +288,15 @@ START_TEST(hostile_edits_and_knobs_keep_a_working_view)
     struct attention_config good;
 
     ck_assert_int_eq(grid_create(&g, 80, 24), 0);
-    /* Controls, DEL, C1 and surrogates are not typed into the sentence. */
+    /* Controls, DEL, C1, bidi controls and surrogates are not typed into the sentence. */
     keys("e");
     app_key(&a, APP_KEY_CTRL('u'));
     app_key(&a, 0x1B);
     app_key(&a, 0x7F);
     app_key(&a, 0x9B);
     app_key(&a, 0xD800);
+    app_key(&a, 0x202E); /* right-to-left override */
+    app_key(&a, 0x2066);
     app_key(&a, 0x110000 - 1);
     type("ok");
     ck_assert_str_eq(a.edit, "\xf4\x8f\xbf\xbfok");

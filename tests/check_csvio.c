@@ -116,6 +116,21 @@ START_TEST(values_must_be_finite_float32)
     /* Through double, as torch.tensor() converts a Python float. */
     ck_assert_int_eq(csvio_parse_value("f", 1, 1, "0.43", &v, NULL), ATTN_OK);
     ck_assert_float_eq(v, (float)0.43);
+    {
+        /* Long but valid numbers are numbers (before: "not a number" past 127 bytes). */
+        char longnum[300];
+        memset(longnum, '0', sizeof longnum);
+        memcpy(longnum, "0.", 2);
+        memcpy(longnum + 250, "25", 3);
+        ck_assert_int_eq(csvio_parse_value("f", 1, 1, longnum, &v, NULL), ATTN_OK);
+        ck_assert_float_eq(v, 0.0f);
+        memcpy(longnum, "1.", 2);
+        ck_assert_int_eq(csvio_parse_value("f", 1, 1, longnum, &v, NULL), ATTN_OK);
+        ck_assert_float_eq(v, 1.0f);
+        memcpy(longnum + 250, "2x", 3);
+        expect_value_error(longnum, "'1.00000000000000000000000000000000000000...' is not a number");
+    }
+    expect_value_error(" \n5", "is not a number");
 }
 END_TEST
 

@@ -74,11 +74,14 @@ START_TEST(bad_sentences_are_refused)
     expect_refused("\xed\xa0\x80", ATTN_EPARSE, "not valid UTF-8"); /* a surrogate */
     expect_refused("caf\xc3", ATTN_EPARSE, "not valid UTF-8");      /* cut short */
     expect_refused("a\x01" "b", ATTN_EPARSE, "control character");
-    expect_refused("a \x7f", ATTN_EPARSE, "control character (byte 3, 0x7F)");
-    expect_refused("\x1b[31m", ATTN_EPARSE, "control character (byte 1, 0x1B)");
+    expect_refused("a \x7f", ATTN_EPARSE, "control character (byte 3, U+007F)");
+    expect_refused("\x1b[31m", ATTN_EPARSE, "control character (byte 1, U+001B)");
     /* A C1 control (U+009B, a terminal's CSI) at a word's start and inside one. */
-    expect_refused("\xc2\x9b" "31m", ATTN_EPARSE, "control character (byte 1, 0xC2)");
-    expect_refused("caf\xc3\xa9\xc2\x9b" "x", ATTN_EPARSE, "control character (byte 6, 0xC2)");
+    expect_refused("\xc2\x9b" "31m", ATTN_EPARSE, "control character (byte 1, U+009B)");
+    expect_refused("caf\xc3\xa9\xc2\x9b" "x", ATTN_EPARSE, "control character (byte 6, U+009B)");
+    /* Bidirectional controls reorder the terminal's row: U+202E (RLO) and U+2067 (RLI). */
+    expect_refused("abc \xe2\x80\xae" "def", ATTN_EPARSE, "control character (byte 5, U+202E)");
+    expect_refused("ab\xe2\x81\xa7", ATTN_EPARSE, "control character (byte 3, U+2067)");
 }
 END_TEST
 

@@ -89,6 +89,12 @@ START_TEST(safe_text_has_no_controls)
     ck_assert_int_eq(utf8_control_length(U("\x7f"), 1), 1);
     ck_assert_int_eq(utf8_control_length(U("\xc2\x9b"), 2), 2); /* C1 CSI */
     ck_assert_int_eq(utf8_control_length(U("\xc2\xa0"), 2), 0); /* no-break space */
+    ck_assert_int_eq(utf8_control_length(U("\xe2\x80\xae"), 3), 3); /* RLO */
+    ck_assert_int_eq(utf8_control_length(U("\xe2\x80\x8f"), 3), 3); /* RLM */
+    ck_assert_int_eq(utf8_control_length(U("\xe2\x81\xa9"), 3), 3); /* PDI */
+    ck_assert_int_eq(utf8_control_length(U("\xd8\x9c"), 2), 2);     /* ALM */
+    ck_assert_int_eq(utf8_control_length(U("\xe2\x80\xaf"), 3), 0); /* narrow no-break space */
+    ck_assert_int_eq(utf8_control_length(U("\xe2\x80\xa9"), 3), 0); /* paragraph separator: width 0, no reordering */
     ck_assert_uint_eq(utf8_text_span(U("ok\tthen"), 7, "\t"), 7);
     ck_assert_uint_eq(utf8_text_span(U("ok\tthen"), 7, ""), 2);
     ck_assert_uint_eq(utf8_text_span(U("a\xc2\x9b" "b"), 4, ""), 1);

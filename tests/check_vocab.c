@@ -111,6 +111,7 @@ START_TEST(bad_vocabularies_are_refused)
                       "dup.csv: row 4, column 1: 'sun' is already on row 2");
     expect_load_error("late.csv", "sun,1\ntoken,d0\n", "late.csv: row 2, column 2: 'd0' is not a number");
     expect_load_error("space.csv", "sun rise,1\n", "row 1, column 1: 'sun rise' is not one token");
+    expect_load_error("blank.csv", "\" \",1\n", "row 1, column 1: the token is only spaces");
     expect_load_error("narrow.csv", "sun\nmoon\n", "row 1 has 1 column");
     expect_load_error("header.csv", "token,d0\n", "a header row and no tokens");
     expect_load_error("nan.csv", "token,d0,d1\nsun,1,nan\n", "nan.csv: row 2, column 3: 'nan' is not a finite");

@@ -125,7 +125,7 @@ expect 2 "--dropout: 'nan' is not a finite number" -- --print --dropout nan
 # What was typed is quoted escaped: one line, nothing a terminal acts on.
 expect 2 "'\\x1B[31mred' is not a variant" -- --variant "$(printf '\033[31mred')"
 expect 2 "'two\\nlines': unexpected argument" -- --print "$(printf 'two\nlines')"
-expect 2 "the sentence holds a control character (byte 3, 0x1B)" -- --print -s "$(printf 'a \033[2J')"
+expect 2 "the sentence holds a control character (byte 3, U+001B)" -- --print -s "$(printf 'a \033[2J')"
 
 # Bad files: exit 1, file, row and column named.
 printf 'token,d0,d1\nsun,1,2\nmoon,3\n' >"$tmp/ragged.csv"

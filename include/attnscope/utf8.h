@@ -48,8 +48,11 @@ size_t utf8_prefix(const char *s, int width, int *cols);
 
 /*
  * The number of bytes of the control character at s (1 for C0 and DEL, 2
- * for a C1 code point U+0080 to U+009F), or 0 if s does not start one.
- * Terminals act on these, so attnscope never shows them as they are.
+ * for a C1 code point U+0080 to U+009F, 2 or 3 for a bidirectional
+ * formatting character: U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to
+ * U+2069), or 0 if s does not start one.  Terminals act on these (bidi
+ * controls reverse or shift what follows on the row), so attnscope never
+ * shows them as they are.
  */
 int utf8_control_length(const unsigned char *s, size_t avail);
 

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <csv.h>
+#include <ctype.h>
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -287,10 +288,11 @@ enum attn_status
 csvio_parse_value(const char *path, int line, int col, const char *text, float *out,
                   struct attn_error *err)
 {
-    char buf[128];
     size_t len;
     char *end;
     double d;
+    /* Quoted in messages whole when short, else its first 40 bytes and "...". */
+#define CELL_QUOTE(len) (len) > 60 ? 40 : (int)(len), text, (len) > 60 ? "..." : ""
 
     while (*text == ' ' || *text == '\t')
         text++;
@@ -300,23 +302,20 @@ csvio_parse_value(const char *path, int line, int col, const char *text, float *
     if (len == 0)
         return attn_fail(err, ATTN_EPARSE, "%s: row %d, column %d: empty; expected a number",
                          path, line, col);
-    if (len >= sizeof buf)
-        return attn_fail(err, ATTN_EPARSE, "%s: row %d, column %d: '%.20s...' is not a number",
-                         path, line, col, text);
-    memcpy(buf, text, len);
-    buf[len] = '\0';
+    /* In place, however long: 1e0 written with 200 zeros is still a number. */
     errno = 0;
-    d = strtod(buf, &end);
-    if (end == buf || *end != '\0')
-        return attn_fail(err, ATTN_EPARSE, "%s: row %d, column %d: '%s' is not a number",
-                         path, line, col, buf);
+    d = isspace((unsigned char)text[0]) ? 0.0 : strtod(text, &end);
+    if (isspace((unsigned char)text[0]) || end != text + len)
+        return attn_fail(err, ATTN_EPARSE, "%s: row %d, column %d: '%.*s%s' is not a number", path,
+                         line, col, CELL_QUOTE(len));
     if (!isfinite(d))
-        return attn_fail(err, ATTN_EVALUE, "%s: row %d, column %d: '%s' is not a finite number",
-                         path, line, col, buf);
+        return attn_fail(err, ATTN_EVALUE, "%s: row %d, column %d: '%.*s%s' is not a finite number",
+                         path, line, col, CELL_QUOTE(len));
     if (fabs(d) > FLT_MAX)
         return attn_fail(err, ATTN_EVALUE,
-                         "%s: row %d, column %d: '%s' is beyond the float32 range (|x| <= %g)",
-                         path, line, col, buf, (double)FLT_MAX);
+                         "%s: row %d, column %d: '%.*s%s' is beyond the float32 range (|x| <= %g)",
+                         path, line, col, CELL_QUOTE(len), (double)FLT_MAX);
+#undef CELL_QUOTE
     /* Through double, as torch.tensor() converts a Python float. */
     *out = (float)d;
     return ATTN_OK;

@@ -38,8 +38,11 @@ scan(const unsigned char *s, size_t len, struct attn_error *err)
             }
         }
         if (!is_space_byte(c) && utf8_control_length(s + i, len - i) > 0) {
-            attn_fail(err, ATTN_EPARSE,
-                      "the sentence holds a control character (byte %zu, 0x%02X)", i + 1, c);
+            uint32_t cp = c;
+            if (c >= 0x80)
+                utf8_decode((const char *)s + i, &cp);
+            attn_fail(err, ATTN_EPARSE, "the sentence holds a control character (byte %zu, U+%04X)",
+                      i + 1, (unsigned)cp);
             return -1;
         }
         if (is_space_byte(c)) {

@@ -183,6 +183,14 @@ utf8_control_length(const unsigned char *s, size_t avail)
         return 1;
     if (avail >= 2 && s[0] == 0xC2 && s[1] >= 0x80 && s[1] <= 0x9F)
         return 2;
+    /* Bidirectional formatting: U+061C, U+200E/F, U+202A-E and U+2066-9 reorder what follows. */
+    if (avail >= 2 && s[0] == 0xD8 && s[1] == 0x9C)
+        return 2;
+    if (avail >= 3 && s[0] == 0xE2 && s[1] == 0x80 &&
+        (s[2] == 0x8E || s[2] == 0x8F || (s[2] >= 0xAA && s[2] <= 0xAE)))
+        return 3;
+    if (avail >= 3 && s[0] == 0xE2 && s[1] == 0x81 && s[2] >= 0xA6 && s[2] <= 0xA9)
+        return 3;
     return 0;
 }
 

@@ -166,9 +166,18 @@ check_token(const struct csvio_table *t, int row, const char *text, struct attn_
     if (text[0] == '\0')
         return attn_fail(err, ATTN_EPARSE, "%s: row %d, column 1: the token is empty",
                          t->path, t->line[row]);
-    if (tokenizer_split(text, &tl, &terr) != ATTN_OK)
+    switch (tokenizer_split(text, &tl, &terr)) {
+    case ATTN_OK:
+        break;
+    case ATTN_EVALUE: /* no token at all: only spaces */
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: row %d, column 1: the token is only spaces; sentences are split at "
+                         "spaces, so no sentence can use it",
+                         t->path, t->line[row]);
+    default:
         return attn_fail(err, ATTN_EPARSE, "%s: row %d, column 1: %s", t->path, t->line[row],
                          terr.msg);
+    }
     ok = tl.count == 1 && strcmp(tl.text[0], text) == 0;
     token_list_destroy(&tl);
     if (!ok)

@@ -83,11 +83,12 @@ app_edit_key(struct app *a, int key)
     default:
         break;
     }
-    /* Printable characters only: no controls (C0, DEL, C1) and no UTF-16 surrogates. */
-    if (key >= 0x20 && key < 0x110000 && !(key >= 0x7F && key <= 0x9F) &&
-        !(key >= 0xD800 && key <= 0xDFFF)) {
+    /* Printable characters only: no controls (C0, DEL, C1, bidi) and no UTF-16 surrogates. */
+    if (key >= 0x20 && key < 0x110000 && !(key >= 0xD800 && key <= 0xDFFF)) {
         char buf[8];
         int n = utf8_encode((uint32_t)key, buf);
+        if (utf8_control_length((const unsigned char *)buf, (size_t)n) > 0)
+            return;
         if (len + (size_t)n + 1 > sizeof a->edit) {
             app_complain(a, "the sentence is as long as the editor takes");
             return;
