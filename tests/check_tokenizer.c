@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "attnscope/tokenizer.h"
+#include "attnscope/utf8.h"
 #include "testutil.h"
 
 static void
@@ -133,6 +134,28 @@ START_TEST(messages_show_control_characters_escaped)
     /* Every core message goes through it: one line, whatever it quotes. */
     attn_fail(&err, ATTN_EPARSE, "'%s' is not a number", "1\n2");
     ck_assert_str_eq(err.msg, "'1\\n2' is not a number");
+    {
+        /* Too long for the message: the middle goes, the start and the reason stay. */
+        char path[2000];
+        size_t len;
+        memset(path, 'p', sizeof path);
+        memcpy(path, "start/", 6);
+        path[sizeof path - 1] = '\0';
+        attn_fail(&err, ATTN_EIO, "%s: cannot open: No such file or directory", path);
+        len = strlen(err.msg);
+        ck_assert_uint_eq(len, sizeof err.msg - 1);
+        ck_assert_msg(strncmp(err.msg, "start/ppp", 9) == 0, "%s", err.msg);
+        ck_assert_ptr_nonnull(strstr(err.msg, "ppp ... ppp"));
+        ck_assert_str_eq(err.msg + len - 40, "ppp: cannot open: No such file or directory" + 3);
+        /* Cut on a character boundary: a run of 2-byte characters stays valid UTF-8. */
+        for (size_t i = 0; i + 2 < sizeof path; i += 2)
+            memcpy(path + i, "\xc3\xa9", 2);
+        path[sizeof path - 1] = '\0';
+        attn_fail(&err, ATTN_EIO, "%s!", path);
+        len = strlen(err.msg);
+        ck_assert_uint_eq(utf8_text_span((const unsigned char *)err.msg, len, ""), len);
+        ck_assert_int_eq(err.msg[len - 1], '!');
+    }
 }
 END_TEST
 

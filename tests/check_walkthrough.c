@@ -71,6 +71,15 @@ expect_verify_error(const char *text, const char *needle)
 
 START_TEST(format_errors_name_file_and_line)
 {
+    {
+        /* A byte order mark before the first line is skipped, not read as text. */
+        const char *path = test_write_text(dir, "bom.walk", "\xEF\xBB\xBFtitle: T\nstep: one\nstage: weights\n\ntext\n");
+        struct walkthrough w;
+        struct attn_error err;
+        ck_assert_msg(walkthrough_load(&w, path, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_str_eq(w.title, "T");
+        walkthrough_destroy(&w);
+    }
     expect_load_error("title: t\nsteps: x\n", "bad.walk:2: 'steps:' is not a header directive");
     expect_load_error("title: t\n", "no steps");
     expect_load_error("step: one\nstage: weights\nnote: hi\n\ntext\n",
@@ -98,7 +107,10 @@ END_TEST
 START_TEST(steps_that_cannot_be_built_name_their_line)
 {
     expect_verify_error("options: --heads 3\nstep: one\nstage: weights\n\ntext\n",
-                        "bad.walk:2: --heads 3 does not divide --d-out 2");
+                        "bad.walk:1: --heads 3 does not divide --d-out 2");
+    /* What the core refuses cites the options line that asked for it, not the step's. */
+    expect_verify_error("step: one\noptions: -s \"\"\nstage: weights\n\ntext\n",
+                        "bad.walk:2: the sentence is empty");
     expect_verify_error("step: one\noptions: --sentence \"unclosed\nstage: weights\n\ntext\n",
                         "bad.walk:2: a quote is not closed");
     expect_verify_error("step: one\noptions: --print\nstage: weights\n\ntext\n",

@@ -210,5 +210,15 @@ wait_screen "$(sed -n 's/^title: //p' "$tmp/walks/01-no-weights.walk" | head -1)
 keys Escape q
 restored "a FIFO in the lessons folder" 0
 
+# 13. A window too large for the memory attnscope may use (curses keeps
+# copies of the whole screen): it says so, not "cannot use the terminal".
+# The sanitizer build reserves terabytes of address space, so an address
+# space limit cannot be set under it.
+if ! grep -q __asan_init "$bin"; then
+    WRAP="prlimit --as=400000000" READY="out of memory" start 3000 3000
+    shows "a 3000 x 3000 window" "out of memory for a terminal of 3000 x 3000 characters"
+    restored "a 3000 x 3000 window" 1
+fi
+
 echo "$checks checks, $failures failed"
 [ "$failures" -eq 0 ]

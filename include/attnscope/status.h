@@ -71,7 +71,8 @@ int attn_fail_text(char *dst, size_t size, const char *fmt, ...) __attribute__((
 /*
  * Formats a printf-style message into dst (size bytes) and escapes it by
  * attn_escape_text(): the one way attnscope makes a message it will show.
- * Returns the length.
+ * A message too long for dst loses its middle, not its end: the start
+ * names what and where, the end says why.  Returns the length.
  */
 size_t attn_vformat_text(char *dst, size_t size, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));

@@ -2,7 +2,9 @@
 #include "config.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attnscope/status.h"
@@ -49,14 +51,76 @@ attn_fail_text(char *dst, size_t size, const char *fmt, ...)
     return -1;
 }
 
+/*
+ * Copies src (len bytes) into dst (size bytes); when it does not fit, keeps
+ * its start (what and where) and its end (why) around " ... ", cutting on
+ * UTF-8 character boundaries.  Returns the length written.
+ */
+static size_t
+fit_middle(char *dst, size_t size, const char *src, size_t len)
+{
+    static const char cut[] = " ... ";
+    const size_t mark = sizeof cut - 1;
+    size_t head;
+    size_t tail;
+
+    if (len < size) {
+        memcpy(dst, src, len + 1);
+        return len;
+    }
+    if (size < 2 * mark + 1) {
+        head = size - 1;
+        while (head > 0 && ((unsigned char)src[head] & 0xC0) == 0x80)
+            head--;
+        memcpy(dst, src, head);
+        dst[head] = '\0';
+        return head;
+    }
+    head = (size - 1 - mark) / 2;
+    while (head > 0 && ((unsigned char)src[head] & 0xC0) == 0x80)
+        head--;
+    tail = len - (size - 1 - mark - head);
+    while (tail < len && ((unsigned char)src[tail] & 0xC0) == 0x80)
+        tail++;
+    memcpy(dst, src, head);
+    memcpy(dst + head, cut, mark);
+    memcpy(dst + head + mark, src + tail, len - tail + 1);
+    return head + mark + len - tail;
+}
+
 size_t
 attn_vformat_text(char *dst, size_t size, const char *fmt, va_list ap)
 {
-    /* Escaping only grows a message: what does not fit raw would not fit escaped. */
-    char raw[1024];
+    va_list again;
+    char *raw = NULL;
+    char *escaped = NULL;
+    size_t len;
+    int n;
 
-    vsnprintf(raw, size < sizeof raw ? size : sizeof raw, fmt, ap);
-    return attn_escape_text(dst, size, raw);
+    if (size == 0)
+        return 0;
+    va_copy(again, ap);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    if (n >= 0 && (size_t)n < SIZE_MAX / 4 - 1) {
+        raw = malloc((size_t)n + 1);
+        escaped = malloc(4 * (size_t)n + 1); /* an escape is at most 4 bytes per byte */
+    }
+    if (raw == NULL || escaped == NULL) {
+        /* No memory for the whole message (out of memory is reported this way): its start. */
+        char small[1024];
+        free(raw);
+        free(escaped);
+        vsnprintf(small, sizeof small, fmt, again);
+        va_end(again);
+        return attn_escape_text(dst, size, small);
+    }
+    vsnprintf(raw, (size_t)n + 1, fmt, again);
+    va_end(again);
+    len = attn_escape_text(escaped, 4 * (size_t)n + 1, raw);
+    len = fit_middle(dst, size, escaped, len);
+    free(raw);
+    free(escaped);
+    return len;
 }
 
 size_t

@@ -301,6 +301,12 @@ walkthrough_parse(struct walkthrough *w, const char *path, const char *text, siz
     if (len > WALK_MAX_BYTES)
         return attn_fail(err, ATTN_ELIMIT, "%s: longer than attnscope reads (%u bytes)", path,
                          WALK_MAX_BYTES);
+    /* A byte order mark, as some Windows editors write, is not part of the first line. */
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+        text += 3;
+        len -= 3;
+        bytes += 3;
+    }
     /* The narration is shown as text: UTF-8, with no control characters but line ends and tabs. */
     shown = utf8_text_span(bytes, len, "\n\r\t");
     if (shown < len) {

@@ -76,6 +76,15 @@ resolve_path(const struct walkthrough *w, const char *p)
     return out;
 }
 
+/* The line that configures step k: its own options:, the file's, or its step: line. */
+static int
+options_line(const struct walkthrough *w, int k)
+{
+    const struct walk_step *s = &w->steps[k];
+
+    return s->options ? s->options_line : w->options_line ? w->options_line : s->line;
+}
+
 enum attn_status
 walkthrough_resources(const struct walkthrough *w, int k, struct walk_resources *res,
                       struct attn_error *err)
@@ -83,7 +92,7 @@ walkthrough_resources(const struct walkthrough *w, int k, struct walk_resources 
     const struct walk_step *s = &w->steps[k];
     const char *base = w->options ? w->options : "";
     const char *own = s->options ? s->options : "";
-    const int line = s->options ? s->options_line : w->options_line ? w->options_line : s->line;
+    const int line = options_line(w, k);
     char *argv[WALK_MAX_ARGS + 2];
     char msg[512];
     int argc = 1;
@@ -162,7 +171,8 @@ walkthrough_step_pipeline(const struct walkthrough *w, int k, struct walk_resour
     src = walk_resources_source(res);
     st = pipeline_create(p, &res->opts.cfg, &src, &sub);
     if (st != ATTN_OK) {
-        attn_fail(err, st, "%s:%d: %s", w->path, w->steps[k].line, sub.msg);
+        /* What the core refuses (an empty sentence, a mismatch) came from the options. */
+        attn_fail(err, st, "%s:%d: %s", w->path, options_line(w, k), sub.msg);
         walk_resources_destroy(res);
     }
     return st;

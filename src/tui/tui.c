@@ -10,6 +10,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <poll.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <termios.h>
 #include <unistd.h>
 #include <wchar.h>
@@ -286,13 +288,25 @@ tui_open(FILE *out, FILE *in, bool mono, struct app *a, struct attn_error *err)
     a->view.utf8 = t->s.utf8;
 
     direct = direct_terminal(direct_buf, sizeof direct_buf);
+    errno = 0;
     t->scr = newterm(direct, out, in);
-    if (t->scr == NULL && direct != NULL)
+    if (t->scr == NULL && direct != NULL && errno != ENOMEM)
         t->scr = newterm(NULL, out, in);
     if (t->scr == NULL) {
+        struct winsize ws;
+        const bool no_memory = errno == ENOMEM;
         free(t);
-        attn_fail(err, ATTN_EIO, "cannot use the terminal '%s'; try TERM=xterm or --print",
-                  getenv("TERM") ? getenv("TERM") : "(unset)");
+        /* curses keeps a few copies of the whole screen: a huge window can exhaust memory. */
+        if (no_memory && ioctl(fileno(out), TIOCGWINSZ, &ws) == 0)
+            attn_fail(err, ATTN_ENOMEM,
+                      "out of memory for a terminal of %u x %u characters; use a smaller window "
+                      "or --print",
+                      (unsigned)ws.ws_col, (unsigned)ws.ws_row);
+        else if (no_memory)
+            attn_fail(err, ATTN_ENOMEM, "out of memory setting up the terminal; use --print");
+        else
+            attn_fail(err, ATTN_EIO, "cannot use the terminal '%s'; try TERM=xterm or --print",
+                      getenv("TERM") ? getenv("TERM") : "(unset)");
         return NULL;
     }
     {
