@@ -9,7 +9,9 @@
 #include <dirent.h>
 
 #include "testutil.h"
+#include "attnscope/tokenizer.h"
 #include "front/app.h"
+#include "front/app_internal.h"
 
 static struct vocab book;
 static struct app a;
@@ -300,16 +302,36 @@ START_TEST(hostile_edits_and_knobs_keep_a_working_view)
     app_key(&a, 0x110000 - 1);
     type("ok");
     ck_assert_str_eq(a.edit, "\xf4\x8f\xbf\xbfok");
-    /* Past the editor's 4096 bytes: refused with a message, the text kept. */
-    for (int i = 0; i < 2100; i++)
-        type("w ");
-    ck_assert(a.view.message_is_error);
-    ck_assert_ptr_nonnull(strstr(a.message, "as long as the editor takes"));
-    ck_assert_uint_lt(strlen(a.edit), APP_EDIT_MAX);
+    /* A long sentence is edited whole (before: cut at 4,096 bytes, 841 of 4,096 tokens applied). */
+    for (int i = 0; i < 4000; i++)
+        type(i % 2 ? "\xc3\xa9t\xc3\xa9 " : "w ");
+    ck_assert(!a.view.message_is_error);
     app_key(&a, APP_KEY_ENTER);
     ck_assert_str_eq(a.sentence, a.edit);
-    ck_assert_int_gt(a.pipe.tokens.count, 2000);
+    ck_assert_int_eq(a.pipe.tokens.count, 4000); /* "ok" and the first "w" are one word */
     app_render(&a, &g);
+    /* Editing it again starts from all of it, and Enter changes nothing. */
+    keys("e");
+    ck_assert_uint_eq(strlen(a.edit), strlen(a.sentence));
+    app_key(&a, APP_KEY_ENTER);
+    ck_assert_int_eq(a.pipe.tokens.count, 4000); /* "ok" and the first "w" are one word */
+    /* Past the tokenizer's bytes: refused with a message, the text kept whole. */
+    {
+        char *big = malloc(TOKENIZER_MAX_BYTES);
+        ck_assert_ptr_nonnull(big);
+        memset(big, 'a', TOKENIZER_MAX_BYTES - 1);
+        big[TOKENIZER_MAX_BYTES - 1] = '\0';
+        keys("e");
+        ck_assert_int_eq(app_edit_start(&a, big), 0);
+        free(big);
+    }
+    type("x");
+    ck_assert(!a.view.message_is_error);
+    type("y");
+    ck_assert(a.view.message_is_error);
+    ck_assert_ptr_nonnull(strstr(a.message, "as long as attnscope takes"));
+    ck_assert_uint_eq(strlen(a.edit), TOKENIZER_MAX_BYTES);
+    app_key(&a, APP_KEY_ESCAPE);
     /* Knobs pushed past their ends: the last good state stays, and says why. */
     keys("e");
     app_key(&a, APP_KEY_CTRL('u'));

@@ -200,6 +200,7 @@ app_destroy(struct app *a)
     view_destroy(&a->view);
     free(a->sentence);
     free(a->narration);
+    free(a->edit);
     memset(a, 0, sizeof *a);
 }
 
@@ -483,9 +484,8 @@ app_key(struct app *a, int key)
             app_complain(a, "Q, K and V are given directly: there is no sentence to edit");
             break;
         }
-        snprintf(a->edit, sizeof a->edit, "%s", a->sentence);
-        a->edit_cursor = strlen(a->edit);
-        v->editing = true;
+        if (app_edit_start(a, a->sentence) == 0)
+            v->editing = true;
         break;
     default:
         view_key(a, key);

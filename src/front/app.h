@@ -36,7 +36,6 @@ enum {
 
 #define APP_KEY_CTRL(c) ((c) & 0x1F)
 
-#define APP_EDIT_MAX 4096
 #define APP_DEFAULT_EXPORT_DIR "attnscope-export"
 
 struct app {
@@ -49,7 +48,8 @@ struct app {
     const char *export_dir;
     struct pipeline pipe;
     struct view view;
-    char edit[APP_EDIT_MAX];
+    char *edit;         /* the sentence being edited: as long as the tokenizer takes */
+    size_t edit_cap;    /* bytes allocated for edit */
     size_t edit_cursor;
     char message[512];
     bool quit;

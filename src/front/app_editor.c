@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnscope/tokenizer.h"
 #include "attnscope/utf8.h"
 #include "front/app_internal.h"
 
@@ -19,6 +20,45 @@ next_char(const char *s, size_t pos)
     if (s[pos] == '\0')
         return pos;
     return pos + (size_t)utf8_decode(s + pos, &cp);
+}
+
+/* Room in the editor for need bytes and the NUL; -1 (with a message) past the tokenizer's limit. */
+static int
+edit_reserve(struct app *a, size_t need)
+{
+    size_t cap = a->edit_cap ? a->edit_cap : 256;
+    char *bigger;
+
+    if (need > TOKENIZER_MAX_BYTES) {
+        app_say(a, "the sentence is as long as attnscope takes (%u bytes)", TOKENIZER_MAX_BYTES);
+        a->view.message_is_error = true;
+        return -1;
+    }
+    if (need < a->edit_cap)
+        return 0;
+    while (cap <= need)
+        cap *= 2;
+    bigger = realloc(a->edit, cap);
+    if (bigger == NULL) {
+        app_say(a, "out of memory for a sentence of %zu bytes", need);
+        a->view.message_is_error = true;
+        return -1;
+    }
+    a->edit = bigger;
+    a->edit_cap = cap;
+    return 0;
+}
+
+int
+app_edit_start(struct app *a, const char *text)
+{
+    size_t len = strlen(text);
+
+    if (edit_reserve(a, len) != 0)
+        return -1;
+    memcpy(a->edit, text, len + 1);
+    a->edit_cursor = len;
+    return 0;
 }
 
 static void
@@ -89,10 +129,8 @@ app_edit_key(struct app *a, int key)
         int n = utf8_encode((uint32_t)key, buf);
         if (utf8_control_length((const unsigned char *)buf, (size_t)n) > 0)
             return;
-        if (len + (size_t)n + 1 > sizeof a->edit) {
-            app_complain(a, "the sentence is as long as the editor takes");
+        if (edit_reserve(a, len + (size_t)n) != 0)
             return;
-        }
         memmove(a->edit + a->edit_cursor + n, a->edit + a->edit_cursor, len - a->edit_cursor + 1);
         memcpy(a->edit + a->edit_cursor, buf, (size_t)n);
         a->edit_cursor += (size_t)n;

@@ -31,6 +31,9 @@ void app_open_picker(struct app *a);
 /* A key while the picker is open. */
 void app_picker_key(struct app *a, int key);
 
+/* Opens the editor on text, the cursor at its end; -1 (said) if it cannot hold it. */
+int app_edit_start(struct app *a, const char *text);
+
 /* A key while the sentence is edited. */
 void app_edit_key(struct app *a, int key);
 
