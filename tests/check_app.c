@@ -228,6 +228,32 @@ type(const char *s)
         app_key(&a, (unsigned char)*s);
 }
 
+/* A paste is sentence text, never keys (bracketed paste, W4). */
+START_TEST(pastes_are_text)
+{
+    static const char p1[] = "hello world\r\nXq\x1b[2J\xe2\x80\xae!";
+
+    /* Outside the editor: the editor opens holding the paste; nothing runs as a key. */
+    app_paste(&a, p1, sizeof p1 - 1);
+    ck_assert(a.view.editing);
+    ck_assert(!a.quit);
+    ck_assert_str_eq(a.edit, "hello world Xq[2J!");
+    ck_assert_ptr_nonnull(strstr(a.message, "Enter applies"));
+    ck_assert_str_eq(a.sentence, "Your journey starts with one step");
+    /* In the editor: at the cursor. */
+    app_key(&a, APP_KEY_HOME);
+    app_paste(&a, "big ", 4);
+    ck_assert_str_eq(a.edit, "big hello world Xq[2J!");
+    app_key(&a, APP_KEY_ENTER);
+    ck_assert_str_eq(a.sentence, "big hello world Xq[2J!");
+    /* Esc after a paste keeps the old sentence. */
+    app_paste(&a, "q", 1);
+    app_key(&a, APP_KEY_ESCAPE);
+    ck_assert(!a.quit);
+    ck_assert_str_eq(a.sentence, "big hello world Xq[2J!");
+}
+END_TEST
+
 START_TEST(editing_the_sentence)
 {
     keys("e");
@@ -439,6 +465,7 @@ app_suite(void)
     tcase_add_test(tc, variants_cycle_through_the_book);
     tcase_add_test(tc, seed_and_bias_redraw_the_parameters);
     tcase_add_test(tc, editing_the_sentence);
+    tcase_add_test(tc, pastes_are_text);
     tcase_add_test(tc, a_bad_edit_keeps_the_last_good_state);
     tcase_add_test(tc, hostile_edits_and_knobs_keep_a_working_view);
     tcase_add_test(tc, export_keys_write_csv);

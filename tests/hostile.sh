@@ -128,7 +128,11 @@ keys "stty -g >$tmp/stopped; fg" Enter
 shows "fg" "$book"
 keys 6
 shows "keys after fg" "Attention weights"
-keys q
+# bash turns bracketed paste off to run fg: attnscope turns it back on when continued.
+t set-buffer "after fg"
+t paste-buffer -p
+shows "a paste after fg" "sentence: after fg"
+keys Escape q
 keys "stty -g >$tmp/after" Enter
 wait_exit
 checks=$((checks + 1))
@@ -218,6 +222,38 @@ if ! grep -q __asan_init "$bin"; then
     WRAP="prlimit --as=400000000" READY="out of memory" start 3000 3000
     shows "a 3000 x 3000 window" "out of memory for a terminal of 3000 x 3000 characters"
     restored "a 3000 x 3000 window" 1
+fi
+
+# 14. A paste is text, never keys (bracketed paste): "hello world", a line
+# end, then "Xq" lands in the editor instead of exporting and quitting;
+# after q the terminal is out of paste mode (what is pasted then reaches
+# the shell's next command without the marks).
+scenario=$((scenario + 1))
+sock="$base-$scenario"
+t new -d -x 100 -y 30 -c "$tmp" \
+    "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color sh -c '\"$bin\"; echo done >$tmp/rc; cat >$tmp/pasted'"
+wait_screen "sentence:"
+t set-buffer "$(printf 'hello world\nXq')"
+t paste-buffer -p
+shows "a paste" "sentence: hello world Xq"
+shows "a paste" "pasted 14 bytes"
+keys Enter
+shows "a paste applied" "(3 tokens"
+checks=$((checks + 1))
+[ ! -e attnscope-export ] && [ ! -e "$tmp/attnscope-export" ] || fail "a paste: its x exported"
+keys q
+i=0
+while [ ! -s "$tmp/rc" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+t set-buffer after
+t paste-buffer -p
+keys Enter
+i=0
+while ! grep -q after "$tmp/pasted" 2>/dev/null && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+checks=$((checks + 1))
+if ! grep -q after "$tmp/pasted" 2>/dev/null; then
+    fail "after q: a paste did not reach the next program"
+elif grep -q "$(printf '\033')" "$tmp/pasted"; then
+    fail "after q: the terminal is still in bracketed paste mode: $(od -c "$tmp/pasted" | head -2)"
 fi
 
 echo "$checks checks, $failures failed"

@@ -86,6 +86,14 @@ enum attn_status app_play(struct app *a, struct walkthrough *w, struct attn_erro
 /* Handles one key. */
 void app_key(struct app *a, int key);
 
+/*
+ * Handles pasted text (a terminal's bracketed paste): always sentence text,
+ * never keys.  In the editor it goes in at the cursor; elsewhere it opens
+ * the editor holding it, for Enter to apply or Esc to cancel.  Line ends
+ * become spaces; control characters are dropped.
+ */
+void app_paste(struct app *a, const char *text, size_t len);
+
 /* Handles a click at screen column x, row y (as drawn by the last frame). */
 void app_click(struct app *a, int x, int y);
 

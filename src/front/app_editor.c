@@ -136,3 +136,81 @@ app_edit_key(struct app *a, int key)
         a->edit_cursor += (size_t)n;
     }
 }
+
+/* ----------------------------------------------------------------- pastes */
+
+/*
+ * Pasted bytes as sentence text: line ends and tabs become one space, and
+ * control characters and bytes that are not UTF-8 are dropped.  Returns
+ * a new string (NULL: out of memory).
+ */
+static char *
+paste_text(const char *text, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    char *out = malloc(len + 1);
+    size_t used = 0;
+
+    if (out == NULL)
+        return NULL;
+    for (size_t i = 0; i < len;) {
+        int n = utf8_length(s + i, len - i);
+        if (s[i] == '\n' || s[i] == '\r' || s[i] == '\t') {
+            if (used > 0 && out[used - 1] != ' ')
+                out[used++] = ' ';
+            i++;
+        } else if (n == 0) {
+            i++;
+        } else if (utf8_control_length(s + i, len - i) > 0) {
+            i += (size_t)utf8_control_length(s + i, len - i);
+        } else {
+            memcpy(out + used, s + i, (size_t)n);
+            used += (size_t)n;
+            i += (size_t)n;
+        }
+    }
+    out[used] = '\0';
+    return out;
+}
+
+void
+app_paste(struct app *a, const char *text, size_t len)
+{
+    struct view *v = &a->view;
+    char *clean;
+    size_t add;
+    size_t have;
+
+    if (v->frame.too_small)
+        return;
+    if (a->qkv != NULL) {
+        app_complain(a, "Q, K and V are given directly: there is no sentence to paste into");
+        return;
+    }
+    clean = paste_text(text, len);
+    if (clean == NULL) {
+        app_complain(a, "out of memory for the paste");
+        return;
+    }
+    /* Outside the editor a paste is a new sentence to look at before Enter applies it. */
+    if (!v->editing) {
+        v->help = false;
+        v->picker = false;
+        if (app_edit_start(a, "") != 0) {
+            free(clean);
+            return;
+        }
+        v->editing = true;
+    }
+    add = strlen(clean);
+    have = strlen(a->edit);
+    if (edit_reserve(a, have + add) != 0) {
+        free(clean);
+        return;
+    }
+    memmove(a->edit + a->edit_cursor + add, a->edit + a->edit_cursor, have - a->edit_cursor + 1);
+    memcpy(a->edit + a->edit_cursor, clean, add);
+    a->edit_cursor += add;
+    free(clean);
+    app_say(a, "pasted %zu bytes: Enter applies the sentence, Esc cancels", add);
+}

@@ -31,6 +31,8 @@
 #include <term.h>
 #endif
 
+#include "attnscope/tokenizer.h"
+#include "attnscope/utf8.h"
 #include "render/grid.h"
 #include "render/palette.h"
 #include "tui/tui.h"
@@ -40,13 +42,58 @@
 /* Keys handled at most before a frame is drawn, when keys keep coming. */
 #define TUI_KEYS_PER_FRAME 32
 
+/*
+ * Bracketed paste: the terminal wraps pasted text in two marks, read as two
+ * key codes of our own, so that a paste is text for the sentence and never
+ * keys (a pasted "q" does not quit).  A paste whose end mark never comes
+ * ends after this long without input.
+ */
+#define TUI_KEY_PASTE_BEGIN (KEY_MAX + 101)
+#define TUI_KEY_PASTE_END (KEY_MAX + 102)
+#define TUI_PASTE_GAP_MS 500
+
 static volatile sig_atomic_t caught_signal;
+static volatile sig_atomic_t resumed;
 static int curses_active;
+static int paste_active;
 
 static void
 on_signal(int sig)
 {
     caught_signal = sig;
+}
+
+static void
+on_continue(int sig)
+{
+    (void)sig;
+    resumed = 1;
+}
+
+/* A terminfo string, or fallback when the entry lacks it (screen's entries lack BE and BD). */
+static const char *
+cap_or(const char *name, const char *fallback)
+{
+    char *cap = tigetstr(name);
+
+    return cap == NULL || cap == (char *)-1 ? fallback : cap;
+}
+
+/* Turns bracketed paste on or off; written at once, outside curses' buffer. */
+static void
+paste_mode(bool on)
+{
+    const char *seq = on ? cap_or("BE", "\033[?2004h") : cap_or("BD", "\033[?2004l");
+    size_t len = strlen(seq);
+
+    while (len > 0) {
+        ssize_t n = write(STDOUT_FILENO, seq, len);
+        if (n <= 0)
+            break;
+        seq += n;
+        len -= (size_t)n;
+    }
+    paste_active = on;
 }
 
 static void
@@ -61,6 +108,8 @@ restore_terminal(void)
             refresh();
         }
         endwin();
+        if (paste_active)
+            paste_mode(false);
     }
 }
 
@@ -83,6 +132,9 @@ catch_signals(void)
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++)
         sigaction(fatal_signals[i], &sa, NULL);
+    /* Back from Ctrl-Z: the shell may have turned bracketed paste off meanwhile. */
+    sa.sa_handler = on_continue;
+    sigaction(SIGCONT, &sa, NULL);
 }
 
 /*
@@ -333,6 +385,9 @@ tui_open(FILE *out, FILE *in, bool mono, struct app *a, struct attn_error *err)
     curs_set(0);
     mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED, NULL);
     mouseinterval(0);
+    define_key(cap_or("PS", "\033[200~"), TUI_KEY_PASTE_BEGIN);
+    define_key(cap_or("PE", "\033[201~"), TUI_KEY_PASTE_END);
+    paste_mode(true);
     /* ncurses reports a resize only when a read returns: keep reads short. */
     wtimeout(stdscr, TUI_READ_MS);
     choose_depth(&t->s, mono, direct != NULL);
@@ -372,6 +427,53 @@ tui_close(struct tui *t)
     free(t);
 }
 
+/*
+ * Reads a paste up to its end mark (or TUI_PASTE_GAP_MS of silence) and
+ * hands it to the app as text.  Returns false if the terminal went away.
+ */
+static bool
+read_paste(struct app *a)
+{
+    /* No more than the editor could take, plus a little to be refused with a message. */
+    const size_t limit = (size_t)TOKENIZER_MAX_BYTES + 8;
+    char *buf = NULL;
+    size_t len = 0;
+    size_t cap = 0;
+    bool alive = true;
+
+    wtimeout(stdscr, TUI_PASTE_GAP_MS);
+    for (;;) {
+        wint_t ch;
+        char piece[8];
+        int n;
+        int status = wget_wch(stdscr, &ch);
+        if (status == ERR) {
+            alive = !terminal_gone();
+            break;
+        }
+        if (status == KEY_CODE_YES && ch == TUI_KEY_PASTE_END)
+            break;
+        if (status == KEY_CODE_YES && ch != KEY_ENTER)
+            continue; /* a key code inside a paste: no text */
+        n = status == KEY_CODE_YES ? (piece[0] = '\n', 1) : utf8_encode((uint32_t)ch, piece);
+        if (len + (size_t)n > limit)
+            continue; /* drained, not kept */
+        if (len + (size_t)n > cap) {
+            size_t bigger = cap ? cap * 2 : 256;
+            char *grown = realloc(buf, bigger);
+            if (grown == NULL)
+                continue;
+            buf = grown;
+            cap = bigger;
+        }
+        memcpy(buf + len, piece, (size_t)n);
+        len += (size_t)n;
+    }
+    app_paste(a, buf != NULL ? buf : "", len);
+    free(buf);
+    return alive;
+}
+
 enum attn_status
 tui_run(struct app *a, bool mono, struct attn_error *err)
 {
@@ -393,6 +495,10 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
     while (!a->quit && !caught_signal) {
         wint_t ch;
         int status;
+        if (resumed) {
+            resumed = 0;
+            paste_mode(true);
+        }
         /*
          * Keys already waiting (a paste, a held key) are handled before the
          * next frame, up to TUI_KEYS_PER_FRAME of them: a burst costs one
@@ -417,6 +523,13 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
         }
         dirty = true;
         batch++;
+        if (status == KEY_CODE_YES && ch == TUI_KEY_PASTE_BEGIN) {
+            if (!read_paste(a)) {
+                gone = true;
+                break;
+            }
+            continue;
+        }
         if (status == KEY_CODE_YES && ch == KEY_RESIZE) {
             werase(stdscr);
             continue;
