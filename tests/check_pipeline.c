@@ -509,6 +509,42 @@ START_TEST(dropout_pass_is_the_next_forward_call)
 }
 END_TEST
 
+/* A pass whose earlier calls draw more than 2^32 numbers is refused, created or stepped to. */
+START_TEST(dropout_pass_skips_are_bounded)
+{
+    static char sentence[1000 * 3];
+    struct attention_config cfg;
+    struct attention_config next;
+    struct pipeline p;
+    struct pipeline_source src = { sentence, &book_vocab, NULL, NULL, NULL };
+    struct attn_error err;
+
+    for (int i = 0; i < 1000; i++) {
+        sentence[2 * i] = 'a';
+        sentence[2 * i + 1] = ' ';
+    }
+    sentence[1999] = '\0';
+    attention_config_init(&cfg);
+    cfg.dropout = 0.1;
+    cfg.dropout_pass = 2148; /* 2148 x 2 x 1000 x 1000 > 2^32 */
+    ck_assert_int_eq(pipeline_create(&p, &cfg, &src, &err), ATTN_ELIMIT);
+    ck_assert_msg(strstr(err.msg, "pass 2147 at most here") != NULL, "%s", err.msg);
+    cfg.dropout_pass = 3;
+    ck_assert_msg(pipeline_create(&p, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(p.tokens.count, 1000);
+    next = cfg;
+    next.dropout_pass = 1000000;
+    ck_assert(pipeline_attend_only(&p, &next));
+    ck_assert_int_eq(pipeline_reattend(&p, &next, &err), ATTN_ELIMIT);
+    ck_assert_msg(strstr(err.msg, "--dropout-pass 1000000") != NULL, "%s", err.msg);
+    ck_assert_int_eq(p.cfg.dropout_pass, 3); /* the last good state stays */
+    /* The MKL path skips a call with one draw: no bound. */
+    next.rng_path = RNG_PATH_MKL;
+    ck_assert_msg(pipeline_reattend(&p, &next, &err) == ATTN_OK, "%s", err.msg);
+    pipeline_destroy(&p);
+}
+END_TEST
+
 START_TEST(fully_masked_row_is_nan_like_pytorch)
 {
     const float x[] = { -INFINITY, -INFINITY, -INFINITY, 1.0f, -INFINITY, 2.0f };
@@ -935,6 +971,7 @@ pipeline_suite(void)
     tcase_add_checked_fixture(knobs, setup, teardown);
     tcase_add_test(knobs, eval_mode_draws_no_dropout);
     tcase_add_test(knobs, dropout_pass_is_the_next_forward_call);
+    tcase_add_test(knobs, dropout_pass_skips_are_bounded);
     tcase_add_test(knobs, fully_masked_row_is_nan_like_pytorch);
     tcase_add_test(knobs, no_mask_lets_tokens_see_the_future);
     tcase_add_test(knobs, temperature_and_scaling_change_the_divisor);

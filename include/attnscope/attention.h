@@ -57,6 +57,15 @@ struct attention_stages {
     size_t arena_bytes;
 };
 
+/*
+ * Refuses a --dropout-pass whose earlier forward calls draw more than
+ * ATTN_MAX_DROPOUT_SKIP numbers for nq x nk weights in s's heads (skipping
+ * them is linear in their count), naming the largest pass that fits.
+ */
+enum attn_status attention_dropout_check(const struct attention_config *cfg,
+                                         const struct attention_shape *s, int nq, int nk,
+                                         struct attn_error *err);
+
 /* The bytes attention_stages_create would allocate, for limits and reports. */
 size_t attention_stages_bytes(const struct attention_config *cfg, int d_in, int nq, int nk);
 

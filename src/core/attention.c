@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -140,6 +141,26 @@ point_slots(struct attention_stages *st, const struct arena_plan *pl, char *aren
 }
 
 enum attn_status
+attention_dropout_check(const struct attention_config *cfg, const struct attention_shape *s,
+                        int nq, int nk, struct attn_error *err)
+{
+    const uint64_t per_pass = (uint64_t)s->heads * (uint64_t)nq * (uint64_t)nk;
+    uint64_t most;
+
+    /* Without dropout nothing is drawn; the MKL path skips a call with one draw. */
+    if (!s->dropout_on || cfg->rng_path == RNG_PATH_MKL || cfg->dropout_pass == 0)
+        return ATTN_OK;
+    if ((uint64_t)cfg->dropout_pass * per_pass <= ATTN_MAX_DROPOUT_SKIP)
+        return ATTN_OK;
+    most = ATTN_MAX_DROPOUT_SKIP / per_pass;
+    return attn_fail(err, ATTN_ELIMIT,
+                     "--dropout-pass %d with %d x %d weights in %d head%s first draws %.3g numbers; "
+                     "attnscope draws at most 2^32 before a mask: pass %" PRIu64 " at most here",
+                     cfg->dropout_pass, nq, nk, s->heads, s->heads == 1 ? "" : "s",
+                     (double)cfg->dropout_pass * (double)per_pass, most);
+}
+
+enum attn_status
 attention_stages_create(struct attention_stages *st, const struct attention_config *cfg,
                         int d_in, int nq, int nk, struct attn_error *err)
 {
@@ -150,6 +171,8 @@ attention_stages_create(struct attention_stages *st, const struct attention_conf
     attention_shape_of(cfg, d_in, &st->shape);
     if (nq < 1 || nk < 1)
         return attn_fail(err, ATTN_EVALUE, "no tokens to attend over");
+    if (attention_dropout_check(cfg, &st->shape, nq, nk, err) != ATTN_OK)
+        return ATTN_ELIMIT;
     plan_arena(&pl, cfg, &st->shape, nq, nk);
     if (pl.total_bytes > ATTN_MAX_STAGE_BYTES)
         return attn_fail(err, ATTN_ELIMIT,

@@ -301,6 +301,9 @@ book_reattend(struct pipeline *p, const struct attention_config *cfg, struct att
         /* The same buffers: only the knobs' numbers change. */
         struct attention_shape shape;
         attention_shape_of(cfg, p->d_in, &shape);
+        st = attention_dropout_check(cfg, &shape, p->st.nq, p->st.nk, err);
+        if (st != ATTN_OK)
+            return st;
         p->st.shape = shape;
         p->st.divisor = (float)shape.divisor;
         p->st.dropout_on = shape.dropout_on;

@@ -464,15 +464,21 @@ rng_dropout(struct rng *r, enum rng_path path, double p, const float *x,
 void
 rng_dropout_skip(struct rng *r, enum rng_path path, size_t n)
 {
-    uint32_t words[2 * BERNOULLI_BLOCK];
+    /* Two words per element, consumed untempered: only the state's position matters. */
+    uint64_t words = 2 * (uint64_t)n;
 
     if (path == RNG_PATH_MKL) {
         (void)rng_next32(r);
         return;
     }
-    while (n > 0) {
-        size_t run = n < BERNOULLI_BLOCK ? n : BERNOULLI_BLOCK;
-        fill32(r, words, 2 * run);
-        n -= run;
+    while (words > 0) {
+        uint64_t run;
+        if (r->index >= RNG_MT_N)
+            mt_twist(r);
+        run = (uint64_t)(RNG_MT_N - r->index);
+        if (run > words)
+            run = words;
+        r->index += (int)run;
+        words -= run;
     }
 }
