@@ -256,5 +256,18 @@ elif grep -q "$(printf '\033')" "$tmp/pasted"; then
     fail "after q: the terminal is still in bracketed paste mode: $(od -c "$tmp/pasted" | head -2)"
 fi
 
+# 15. A lesson is checked step by step as it is played, not all before the
+# first frame (200 steps on 4,096 tokens kept the screen blank for minutes,
+# q unread): with a wrong number in its last step the view still opens on
+# step 1, and reaching the last step says what is wrong there.
+printf 'title: Lazy\noptions: --variant simple\n\nstep: one\nstage: weights\n\nfirst {weights[journey][journey]=0.24}\n\nstep: two\nstage: weights\n\nsecond {weights[journey][journey]=0.99}\n' >"$tmp/lazy.walk"
+start 100 30 --walkthrough ./lazy.walk
+shows "a lesson with a bad last step" "Lazy - step 1 of 2: one"
+keys Space
+shows "its bad step, reached" ":12: {weights[journey][journey]=0.99}: attnscope computes"
+shows "its bad step, reached" "Lazy - step 1 of 2: one"
+keys q
+restored "a lesson with a bad last step" 0
+
 echo "$checks checks, $failures failed"
 [ "$failures" -eq 0 ]

@@ -32,7 +32,9 @@ play_step(struct app *a, int k, struct attn_error *err)
 
     if (walkthrough_step_pipeline(&a->walk, k, &res, &next, err) != ATTN_OK)
         return -1;
-    if (walkthrough_cell(&a->walk, k, &next, &row, &col, err) != 0 ||
+    /* Checked as it is played: a lesson of hundreds of long steps starts at once. */
+    if (walkthrough_check_step(&a->walk, k, &next, err) < 0 ||
+        walkthrough_cell(&a->walk, k, &next, &row, &col, err) != 0 ||
         (narration = walkthrough_narrate(&a->walk, k, &next, err)) == NULL) {
         pipeline_destroy(&next);
         walk_resources_destroy(&res);

@@ -113,7 +113,16 @@ char *walkthrough_narrate(const struct walkthrough *w, int k, const struct pipel
 int walkthrough_verify_step(const struct walkthrough *w, int k, const struct pipeline *p,
                             struct attn_error *err);
 
-/* Builds every step and verifies it; the number of references checked, or -1. */
+/*
+ * Everything step k asks of p: its stage exists, its head, its cell, and
+ * its narration's numbers (walkthrough_verify_step).  The references
+ * checked, or -1 with path:line in err.  The view checks each step this way
+ * when it is played, so a long lesson starts at once.
+ */
+int walkthrough_check_step(const struct walkthrough *w, int k, const struct pipeline *p,
+                           struct attn_error *err);
+
+/* Builds every step and checks it (the handout, the tests); the references checked, or -1. */
 int walkthrough_verify(const struct walkthrough *w, struct attn_error *err);
 
 /*

@@ -261,29 +261,41 @@ walkthrough_verify_step(const struct walkthrough *w, int k, const struct pipelin
 }
 
 int
+walkthrough_check_step(const struct walkthrough *w, int k, const struct pipeline *p,
+                       struct attn_error *err)
+{
+    const struct walk_step *s = &w->steps[k];
+    int row;
+    int col;
+
+    if (!explain_stage_present(p, s->stage)) {
+        attn_fail(err, ATTN_EPARSE, "%s:%d: this configuration has no %s stage", w->path,
+                  s->stage_line, explain_stage_name(s->stage));
+        return -1;
+    }
+    if (s->head >= p->st.shape.heads) {
+        attn_fail(err, ATTN_EPARSE, "%s:%d: head %d does not exist (%d head%s)", w->path, s->line,
+                  s->head, p->st.shape.heads, p->st.shape.heads == 1 ? "" : "s");
+        return -1;
+    }
+    if (walkthrough_cell(w, k, p, &row, &col, err) != 0)
+        return -1;
+    return walkthrough_verify_step(w, k, p, err);
+}
+
+int
 walkthrough_verify(const struct walkthrough *w, struct attn_error *err)
 {
     int total = 0;
 
     for (int k = 0; k < w->count; k++) {
-        const struct walk_step *s = &w->steps[k];
         struct walk_resources res;
         struct pipeline p;
-        int row;
-        int col;
         int refs;
 
         if (walkthrough_step_pipeline(w, k, &res, &p, err) != ATTN_OK)
             return -1;
-        refs = -1;
-        if (!explain_stage_present(&p, s->stage))
-            attn_fail(err, ATTN_EPARSE, "%s:%d: this configuration has no %s stage", w->path,
-                      s->stage_line, explain_stage_name(s->stage));
-        else if (s->head >= p.st.shape.heads)
-            attn_fail(err, ATTN_EPARSE, "%s:%d: head %d does not exist (%d head%s)", w->path,
-                      s->line, s->head, p.st.shape.heads, p.st.shape.heads == 1 ? "" : "s");
-        else if (walkthrough_cell(w, k, &p, &row, &col, err) == 0)
-            refs = walkthrough_verify_step(w, k, &p, err);
+        refs = walkthrough_check_step(w, k, &p, err);
         pipeline_destroy(&p);
         walk_resources_destroy(&res);
         if (refs < 0)

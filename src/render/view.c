@@ -414,6 +414,51 @@ count_wrapped(const char *text, int width)
     return rows;
 }
 
+/*
+ * A message ending on row y, wrapped over as many rows above it as it needs
+ * (a quarter of the screen at most): an error's reason comes last and must
+ * not be cut off at the screen's edge.  When even that is too few rows, the
+ * last one shows the message's end after "... ".
+ */
+static void
+draw_message(struct grid *g, const struct view *v, int y)
+{
+    const struct style st = style_role(v->message_is_error ? ROLE_ERROR : ROLE_MESSAGE);
+    const int most = g->height / 4 > 1 ? g->height / 4 : 1;
+    int rows = count_wrapped(v->message, g->width);
+    const char *t = v->message;
+
+    if (rows > most)
+        rows = most;
+    if (rows > y + 1)
+        rows = y + 1;
+    for (int r = 0; r < rows; r++) {
+        const int row_y = y - (rows - 1) + r;
+        struct rect bar = { 0, row_y, g->width, 1 };
+        char line[1024];
+        size_t next;
+        size_t n = text_wrap(t, g->width, &next);
+
+        grid_fill(g, bar, ' ', style_role(ROLE_TEXT));
+        if (r == rows - 1 && t[next] != '\0' && g->width > 8) {
+            /* The end: from the last character back, as much as fits after "... ". */
+            size_t from = strlen(t);
+            while (from > 0 && utf8_width(t + utf8_prev(t, from)) <= g->width - 4)
+                from = utf8_prev(t, from);
+            grid_printf(g, 0, row_y, g->width, st, "... %s", t + from);
+            return;
+        }
+        if (n >= sizeof line)
+            n = sizeof line - 1;
+        memcpy(line, t, n);
+        line[n] = '\0';
+        grid_put(g, 0, row_y, g->width, st, line);
+        t += next;
+        if (next == 0)
+            break;
+    }
+}
+
 static void
 draw_footer(struct grid *g, const struct view *v, int y)
 {
@@ -421,8 +466,7 @@ draw_footer(struct grid *g, const struct view *v, int y)
 
     grid_fill(g, bar, ' ', style_role(ROLE_TEXT));
     if (v->message != NULL) {
-        grid_put(g, 0, y, g->width, style_role(v->message_is_error ? ROLE_ERROR : ROLE_MESSAGE),
-                 v->message);
+        draw_message(g, v, y);
         return;
     }
     if (v->editing) {
