@@ -36,6 +36,22 @@ __wrap_rename(const char *from, const char *to)
     return __real_rename(from, to);
 }
 
+/* And -Wl,--wrap=renameat2: exchange_fails makes the next exchange fail as an old kernel would. */
+int __real_renameat2(int olddirfd, const char *from, int newdirfd, const char *to, unsigned flags);
+int __wrap_renameat2(int olddirfd, const char *from, int newdirfd, const char *to, unsigned flags);
+static int exchange_fails;
+
+int
+__wrap_renameat2(int olddirfd, const char *from, int newdirfd, const char *to, unsigned flags)
+{
+    if (exchange_fails) {
+        exchange_fails = 0;
+        errno = EINVAL;
+        return -1;
+    }
+    return __real_renameat2(olddirfd, from, newdirfd, to, flags);
+}
+
 static void
 setup(void)
 {
@@ -300,14 +316,19 @@ START_TEST(batch_abort_removes_temporaries)
     struct fileio_batch b;
     FILE *f;
     int hidden;
+    char out[512];
 
-    ck_assert_int_eq(fileio_batch_begin(&b, dir, NULL), ATTN_OK);
+    snprintf(out, sizeof out, "%s/out", dir);
+    ck_assert_int_eq(mkdir(out, 0777), 0);
+    ck_assert_int_eq(fileio_batch_begin(&b, out, NULL), ATTN_OK);
     ck_assert_int_eq(fileio_batch_open(&b, "a.csv", &f, NULL), ATTN_OK);
     fputs("half a file", f);
-    ck_assert_int_eq(count_entries(dir, &hidden), 1);
+    ck_assert_int_eq(count_entries(dir, &hidden), 2); /* out and its staging folder */
     ck_assert_int_eq(hidden, 1);
     fileio_batch_abort(&b);
-    ck_assert_int_eq(count_entries(dir, &hidden), 0);
+    ck_assert_int_eq(count_entries(dir, &hidden), 1);
+    ck_assert_int_eq(hidden, 0);
+    ck_assert_int_eq(count_entries(out, &hidden), 0);
     ck_assert_int_eq(fileio_batch_begin(&b, dir, NULL), ATTN_OK);
     ck_assert_int_ne(fileio_batch_open(&b, "../escape.csv", &f, NULL), ATTN_OK);
     ck_assert_int_ne(fileio_batch_open(&b, ".hidden", &f, NULL), ATTN_OK);
@@ -357,6 +378,11 @@ START_TEST(a_rename_failing_part_way_says_what_was_written)
     char buf[64];
     FILE *f;
 
+    char keep[512];
+
+    /* A subfolder: the folder cannot be exchanged whole, so the files move one by one. */
+    snprintf(keep, sizeof keep, "%s/keep", dir);
+    ck_assert_int_eq(mkdir(keep, 0777), 0);
     for (int i = 0; i < 4; i++)
         test_write_text(dir, names[i], "old\n");
     ck_assert_int_eq(fileio_batch_begin(&b, dir, NULL), ATTN_OK);
@@ -366,7 +392,7 @@ START_TEST(a_rename_failing_part_way_says_what_was_written)
         ck_assert_int_eq(fileio_batch_close(&b, NULL), ATTN_OK);
     }
     commit_failing_rename(&b, 3, "c.csv: cannot move into place: Read-only file system; "
-                                 "2 of 4 files were written (a.csv to b.csv)", 4);
+                                 "2 of 4 files were written (a.csv to b.csv)", 5);
     /* The first two are new, the rest old, every one whole. */
     for (int i = 0; i < 4; i++) {
         read_back(names[i], buf, sizeof buf);
@@ -378,7 +404,7 @@ START_TEST(a_rename_failing_part_way_says_what_was_written)
     ck_assert_int_eq(fileio_batch_open(&b, "a.csv", &f, NULL), ATTN_OK);
     fputs("newer\n", f);
     commit_failing_rename(&b, 1, "a.csv: cannot move into place: Read-only file system; "
-                                 "nothing was written", 4);
+                                 "nothing was written", 5);
     read_back("a.csv", buf, sizeof buf);
     ck_assert_str_eq(buf, "new\n");
 }
@@ -417,6 +443,90 @@ START_TEST(a_symlink_in_the_folder_is_replaced_not_followed)
 }
 END_TEST
 
+/*
+ * An export replaces the folder whole (W10): the other files it held stay
+ * (the same files), what killed exports left is removed, the folder keeps
+ * its permissions, and nothing hidden is left beside or inside it.
+ */
+static void
+export_over_a_lived_in_folder(bool exchange_works)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    struct stat before;
+    struct stat after;
+    char out[256];
+    char path[300];
+    int hidden;
+    int written = 0;
+
+    snprintf(out, sizeof out, "%s/out", dir);
+    ck_assert_int_eq(mkdir(out, 0750), 0);
+    ck_assert_int_eq(chmod(out, 0750), 0);
+    test_write_text(out, "notes.txt", "mine\n");
+    test_write_text(out, "output.csv", "stale\n");
+    test_write_text(out, ".output.csv.AbC123", "a killed run's temporary\n");
+    /* A killed run's staging folder: process 999999999 cannot exist (pid_max is far lower). */
+    snprintf(path, sizeof path, "%s/.out.attnscope-999999999-AbC123", dir);
+    ck_assert_int_eq(mkdir(path, 0777), 0);
+    test_write_text(path, "output.csv", "half\n");
+    snprintf(path, sizeof path, "%s/notes.txt", out);
+    ck_assert_int_eq(stat(path, &before), 0);
+
+    attention_config_init(&cfg);
+    run(&p, &cfg, NULL);
+    exchange_fails = !exchange_works;
+    ck_assert_int_eq(export_all(&p, out, &written, NULL), ATTN_OK);
+    ck_assert_int_eq(exchange_fails, 0); /* the exchange was tried */
+    ck_assert_int_eq(written, 24);
+    ck_assert_int_eq(count_entries(out, &hidden), 25);
+    ck_assert_int_eq(hidden, 0);
+    ck_assert_int_eq(count_entries(dir, &hidden), 1);
+    ck_assert_int_eq(hidden, 0);
+    ck_assert_int_eq(stat(path, &after), 0);
+    ck_assert_uint_eq(after.st_ino, before.st_ino); /* the same file, not a copy */
+    ck_assert_int_eq(stat(out, &after), 0);
+    ck_assert_int_eq(after.st_mode & 07777, 0750);
+    pipeline_destroy(&p);
+}
+
+START_TEST(an_export_replaces_the_folder_whole)
+{
+    export_over_a_lived_in_folder(true);
+}
+END_TEST
+
+START_TEST(without_an_exchange_files_move_one_by_one)
+{
+    export_over_a_lived_in_folder(false);
+}
+END_TEST
+
+/* The working folder is written in place, never exchanged (a shell in it would be stranded). */
+START_TEST(the_working_folder_is_written_in_place)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    struct stat before;
+    struct stat after;
+    char here[4096];
+    int hidden;
+
+    ck_assert_ptr_nonnull(getcwd(here, sizeof here));
+    ck_assert_int_eq(chdir(dir), 0);
+    ck_assert_int_eq(stat(".", &before), 0);
+    attention_config_init(&cfg);
+    run(&p, &cfg, NULL);
+    ck_assert_int_eq(export_stage(&p, STAGE_OUTPUT, ".", NULL, NULL), ATTN_OK);
+    ck_assert_int_eq(stat(".", &after), 0);
+    ck_assert_uint_eq(after.st_ino, before.st_ino);
+    ck_assert_int_eq(count_entries(".", &hidden), 1);
+    ck_assert_int_eq(hidden, 0);
+    ck_assert_int_eq(chdir(here), 0);
+    pipeline_destroy(&p);
+}
+END_TEST
+
 START_TEST(temporaries_go_when_a_signal_ends_the_batch)
 {
     struct fileio_batch b;
@@ -434,10 +544,11 @@ START_TEST(temporaries_go_when_a_signal_ends_the_batch)
         fputs("1,2\n", f);
         ck_assert_int_eq(fileio_batch_close(&b, NULL), ATTN_OK);
     }
-    ck_assert_int_eq(count_entries(sub, &hidden), 40);
-    ck_assert_int_eq(hidden, 40);
+    ck_assert_int_eq(access(sub, F_OK), -1); /* written beside it, in a hidden staging folder */
+    ck_assert_int_eq(count_entries(dir, &hidden), 1);
+    ck_assert_int_eq(hidden, 1);
     fileio_remove_temporaries();
-    ck_assert_int_eq(access(sub, F_OK), -1); /* the folder is gone */
+    ck_assert_int_eq(count_entries(dir, &hidden), 0); /* the staging folder is gone */
     fileio_batch_abort(&b);
     /* With no batch being written it does nothing. */
     fileio_remove_temporaries();
@@ -463,6 +574,9 @@ export_suite(void)
     tcase_add_test(tc, a_rename_failing_part_way_says_what_was_written);
     tcase_add_test(tc, a_symlink_in_the_folder_is_replaced_not_followed);
     tcase_add_test(tc, temporaries_go_when_a_signal_ends_the_batch);
+    tcase_add_test(tc, an_export_replaces_the_folder_whole);
+    tcase_add_test(tc, without_an_exchange_files_move_one_by_one);
+    tcase_add_test(tc, the_working_folder_is_written_in_place);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -48,9 +48,16 @@ START_TEST(a_batch_appears_whole_or_not_at_all)
     ck_assert_int_eq(fileio_batch_open(&b, "one.csv", &f, &err), ATTN_OK);
     fputs("1\n", f);
     ck_assert_int_eq(fileio_batch_close(&b, &err), ATTN_OK);
-    ck_assert_int_eq(test_count_entries(out, NULL), 1); /* only the hidden temporary */
+    {
+        /* Written into a hidden staging folder beside it: out does not exist yet. */
+        int hidden;
+        ck_assert_int_eq(test_count_entries(out, NULL), -1);
+        ck_assert_int_eq(test_count_entries(dir, &hidden), 1);
+        ck_assert_int_eq(hidden, 1);
+    }
     fileio_batch_abort(&b);
     ck_assert_int_eq(test_count_entries(out, NULL), -1);
+    ck_assert_int_eq(test_count_entries(dir, NULL), 0);
 
     /* Committed: both files under their names, no temporaries. */
     ck_assert_int_eq(fileio_batch_begin(&b, out, &err), ATTN_OK);

@@ -1,12 +1,20 @@
 /*
  * fileio.h: whole-file reads with a size limit, and writes that never leave
- * half a file behind.
+ * half a file, or half an export, behind.
  *
- * A struct fileio_batch writes a group of files into one folder: each file is
- * written to a hidden temporary name in that folder, and only when every one
- * of them has been written and flushed are they renamed into place.  If
- * anything fails, the temporaries are removed and the folder is as it was,
- * apart from files an earlier, completed batch wrote.
+ * A struct fileio_batch writes a group of files into one folder, all or
+ * nothing, even against SIGKILL or a power cut: the files are written and
+ * flushed in a hidden staging folder beside the target, the files of the
+ * target the batch does not write are hard-linked into it, and one
+ * renameat2(RENAME_EXCHANGE) swaps the two folders; the old one is then
+ * removed.  At every instant the target holds the old set or the new one.
+ * Where a folder cannot be exchanged (".", the working folder, a mount
+ * point, a folder with subfolders, a kernel or file system without the
+ * exchange) the staging folder is inside the target and the files are
+ * renamed into place one by one, with SIGINT, SIGTERM and SIGHUP held until
+ * the last: only SIGKILL or a power cut can mix old and new files there.
+ * What killed batches left (staging folders of processes that are gone,
+ * older versions' ".NAME.csv.XXXXXX" files) is removed by the next batch.
  */
 #ifndef ATTNSCOPE_FILEIO_H
 #define ATTNSCOPE_FILEIO_H
@@ -29,19 +37,22 @@ struct fileio_entry {
 };
 
 struct fileio_batch {
-    char *dir;
+    char *dir;       /* the folder as given, for messages */
+    char *target;    /* the folder replaced: dir, or the folder its symbolic link names */
+    char *stage;     /* where the files are written first */
+    int existed;     /* target existed when the batch began */
+    int swap;        /* stage is a sibling of target, exchanged with it whole */
     int count;
     int cap;
     struct fileio_entry *entry;
     FILE *open;      /* the file being written, if any */
     int open_index;
-    int created;     /* the batch made dir */
     int committed;   /* files were moved into place */
 };
 
 /*
- * Starts a batch that writes into dir, creating dir (one level) if it does
- * not exist.  Fails if dir cannot be created or written.
+ * Starts a batch that writes into dir, which commit creates (one level) if
+ * it does not exist.  Fails if dir cannot be created or written.
  */
 enum attn_status fileio_batch_begin(struct fileio_batch *b, const char *dir,
                                     struct attn_error *err);
@@ -57,16 +68,13 @@ enum attn_status fileio_batch_open(struct fileio_batch *b, const char *name,
 enum attn_status fileio_batch_close(struct fileio_batch *b, struct attn_error *err);
 
 /*
- * Renames every file into place.  On failure, files already renamed stay
- * (the message lists how many) and the rest are removed.
+ * Puts every file in place at once (see above).  On failure nothing
+ * changes; only in the one-by-one case can a rename fail midway, and the
+ * message then lists how many files were written.
  */
 enum attn_status fileio_batch_commit(struct fileio_batch *b, struct attn_error *err);
 
-/*
- * Removes every temporary file and frees the batch; safe after commit.  A
- * folder fileio_batch_begin() made is removed too if nothing was moved
- * into it.
- */
+/* Removes every temporary file and the staging folder and frees the batch; safe after commit. */
 void fileio_batch_abort(struct fileio_batch *b);
 
 /*

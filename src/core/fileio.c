@@ -1,14 +1,20 @@
 /* fileio.c: bounded reads and all-or-nothing batches of files (see fileio.h). */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <linux/fs.h>
 
 #include "attnscope/fileio.h"
 
@@ -19,6 +25,9 @@
  * in place, so a handler that interrupts the batch sees a whole array.
  */
 static struct fileio_batch *volatile active;
+
+/* What a staging folder's name holds after the dot and the target's name. */
+#define STAGE_TAG ".attnscope-"
 
 enum attn_status
 fileio_read_all(const char *path, size_t max_bytes, char **buf, size_t *len,
@@ -135,11 +144,204 @@ release_signals(const sigset_t *old)
     sigprocmask(SIG_SETMASK, old, NULL);
 }
 
+/* Makes a folder's entries durable (renames, links, removals). */
+static void
+sync_folder(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+    if (fd >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+}
+
+/* path with its trailing slashes removed ("/" stays "/"). */
+static char *
+trimmed(const char *path)
+{
+    size_t len = strlen(path);
+    char *p;
+
+    while (len > 1 && path[len - 1] == '/')
+        len--;
+    p = malloc(len + 1);
+    if (p != NULL) {
+        memcpy(p, path, len);
+        p[len] = '\0';
+    }
+    return p;
+}
+
+/* The folder that holds path ("." for a bare name). */
+static char *
+parent_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+
+    if (slash == NULL)
+        return strdup(".");
+    if (slash == path)
+        return strdup("/");
+    return strndup(path, (size_t)(slash - path));
+}
+
+static bool
+is_our_name(const struct fileio_batch *b, const char *name)
+{
+    for (int i = 0; i < b->count; i++)
+        if (strcmp(base_name(b->entry[i].final_path), name) == 0)
+            return true;
+    return false;
+}
+
+/*
+ * A hidden temporary an earlier attnscope left when it was killed: the
+ * per-file ".NAME.csv.XXXXXX" of versions before the staging folder.
+ */
+static bool
+is_old_temporary(const char *name)
+{
+    size_t len = strlen(name);
+
+    return name[0] == '.' && len > 12 && strncmp(name + len - 11, ".csv.", 5) == 0;
+}
+
+/*
+ * The process id in a staging folder name that starts with prefix
+ * ("PID-XXXXXX" follows), or 0 if name is not one.
+ */
+static long
+stage_owner(const char *name, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    char *end;
+    long pid;
+
+    if (strncmp(name, prefix, n) != 0)
+        return 0;
+    errno = 0;
+    pid = strtol(name + n, &end, 10);
+    if (errno != 0 || pid <= 0 || *end != '-' || strlen(end + 1) != 6)
+        return 0;
+    return pid;
+}
+
+/* Removes a folder's files and then the folder; a subfolder in it keeps it. */
+static void
+remove_folder_files(int at, const char *name)
+{
+    int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    struct dirent *e;
+
+    if (d == NULL) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            (void)unlinkat(fd, e->d_name, 0);
+    closedir(d);
+    (void)unlinkat(at, name, AT_REMOVEDIR);
+}
+
+/*
+ * Removes what killed exports left in folder: staging folders whose names
+ * start with prefix and whose process is gone, and (in_target) the old
+ * per-file temporaries.  A live process's staging folder is left alone.
+ */
+static void
+remove_leftovers(const char *folder, const char *prefix, bool in_target)
+{
+    DIR *d = opendir(folder);
+    struct dirent *e;
+
+    if (d == NULL)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        long pid = stage_owner(e->d_name, prefix);
+        if (pid > 0 && pid <= INT_MAX && kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+            remove_folder_files(dirfd(d), e->d_name);
+        else if (in_target && pid == 0 && is_old_temporary(e->d_name))
+            (void)unlinkat(dirfd(d), e->d_name, 0);
+    }
+    closedir(d);
+}
+
+/*
+ * Whether target can be replaced whole by a sibling folder: a plain folder
+ * name (not "." or ".."), not the working folder (a shell in it would be
+ * left in a removed folder), not a mount point, and without subfolders (a
+ * folder cannot be carried over by a hard link).
+ */
+static bool
+can_swap(const char *target, const char *parent, const struct stat *st)
+{
+    const char *base = base_name(target);
+    struct stat up;
+    struct stat here;
+    DIR *d;
+    struct dirent *e;
+    bool ok = true;
+
+    if (strcmp(base, ".") == 0 || strcmp(base, "..") == 0 || strcmp(target, "/") == 0)
+        return false;
+    if (stat(".", &here) == 0 && here.st_dev == st->st_dev && here.st_ino == st->st_ino)
+        return false;
+    if (stat(parent, &up) != 0 || up.st_dev != st->st_dev || access(parent, W_OK | X_OK) != 0)
+        return false;
+    d = opendir(target);
+    if (d == NULL)
+        return false;
+    while (ok && (e = readdir(d)) != NULL) {
+        struct stat sb;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        ok = fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(sb.st_mode);
+    }
+    closedir(d);
+    return ok;
+}
+
+/* Makes the staging folder from template tmpl (freed on failure); signals held. */
+static int
+make_stage(struct fileio_batch *b, char *tmpl)
+{
+    sigset_t held;
+    int ok;
+
+    hold_signals(&held);
+    ok = mkdtemp(tmpl) != NULL;
+    if (ok) {
+        b->stage = tmpl;
+        active = b;
+    }
+    release_signals(&held);
+    if (!ok)
+        free(tmpl);
+    return ok ? 0 : -1;
+}
+
+static char *
+stage_template(const char *folder, const char *base)
+{
+    size_t len = strlen(folder) + strlen(base) + sizeof STAGE_TAG + 40;
+    char *t = malloc(len);
+
+    if (t != NULL)
+        snprintf(t, len, "%s/.%s" STAGE_TAG "%ld-XXXXXX", folder, base, (long)getpid());
+    return t;
+}
+
 enum attn_status
 fileio_batch_begin(struct fileio_batch *b, const char *dir, struct attn_error *err)
 {
     struct stat st;
-    sigset_t held;
+    char prefix[NAME_MAX + 32];
+    char *parent = NULL;
+    char *tmpl;
     int saved;
 
     memset(b, 0, sizeof *b);
@@ -147,31 +349,70 @@ fileio_batch_begin(struct fileio_batch *b, const char *dir, struct attn_error *e
     if (dir[0] == '\0')
         return attn_fail(err, ATTN_EVALUE, "the export folder name is empty");
     b->dir = strdup(dir);
-    if (b->dir == NULL)
+    b->target = trimmed(dir);
+    if (b->dir == NULL || b->target == NULL) {
+        fileio_batch_abort(b);
         return attn_fail(err, ATTN_ENOMEM, "out of memory");
-    /* A signal between making the folder and recording it would leave it behind. */
-    hold_signals(&held);
-    if (stat(dir, &st) != 0) {
-        saved = errno;
-        if (saved == ENOENT && mkdir(dir, 0777) == 0) {
-            b->created = 1;
-        } else {
-            saved = saved == ENOENT ? errno : saved;
-            release_signals(&held);
-            fileio_batch_abort(b);
-            return attn_fail(err, ATTN_EIO, "%s: cannot create the folder: %s", dir, strerror(saved));
-        }
-    } else if (!S_ISDIR(st.st_mode)) {
-        release_signals(&held);
-        fileio_batch_abort(b);
-        return attn_fail(err, ATTN_EIO, "%s: exists and is not a folder", dir);
     }
-    active = b;
-    release_signals(&held);
-    if (access(dir, W_OK | X_OK) != 0) {
+    if (stat(b->target, &st) == 0) {
+        if (!S_ISDIR(st.st_mode)) {
+            fileio_batch_abort(b);
+            return attn_fail(err, ATTN_EIO, "%s: exists and is not a folder", dir);
+        }
+        if (access(b->target, W_OK | X_OK) != 0) {
+            saved = errno;
+            fileio_batch_abort(b);
+            return attn_fail(err, ATTN_EIO, "%s: cannot write into the folder: %s", dir,
+                             strerror(saved));
+        }
+        b->existed = 1;
+        /* A symbolic link to a folder: the folder it names is the one replaced. */
+        {
+            char *real = realpath(b->target, NULL);
+            struct stat lst;
+            if (lstat(b->target, &lst) == 0 && S_ISLNK(lst.st_mode) && real != NULL) {
+                free(b->target);
+                b->target = real;
+            } else {
+                free(real);
+            }
+        }
+    } else if (errno != ENOENT) {
         saved = errno;
         fileio_batch_abort(b);
-        return attn_fail(err, ATTN_EIO, "%s: cannot write into the folder: %s", dir, strerror(saved));
+        return attn_fail(err, ATTN_EIO, "%s: cannot create the folder: %s", dir, strerror(saved));
+    }
+    parent = parent_of(b->target);
+    if (parent == NULL) {
+        fileio_batch_abort(b);
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    }
+    snprintf(prefix, sizeof prefix, ".%.*s" STAGE_TAG, NAME_MAX, base_name(b->target));
+    b->swap = !b->existed || can_swap(b->target, parent, &st);
+    if (b->swap) {
+        remove_leftovers(parent, prefix, false);
+        tmpl = stage_template(parent, base_name(b->target));
+        if (tmpl != NULL && make_stage(b, tmpl) != 0 && !b->existed) {
+            saved = errno;
+            free(parent);
+            fileio_batch_abort(b);
+            return attn_fail(err, ATTN_EIO, "%s: cannot create the folder: %s", dir,
+                             strerror(saved));
+        }
+        b->swap = b->stage != NULL;
+    }
+    free(parent);
+    if (b->existed)
+        remove_leftovers(b->target, STAGE_TAG, true);
+    if (b->stage == NULL) {
+        /* Inside the folder: the files are moved into place one by one. */
+        tmpl = stage_template(b->target, "");
+        if (tmpl == NULL || make_stage(b, tmpl) != 0) {
+            saved = errno;
+            fileio_batch_abort(b);
+            return attn_fail(err, ATTN_EIO, "%s: cannot write into the folder: %s", dir,
+                             strerror(saved));
+        }
     }
     return ATTN_OK;
 }
@@ -179,16 +420,17 @@ fileio_batch_begin(struct fileio_batch *b, const char *dir, struct attn_error *e
 enum attn_status
 fileio_batch_open(struct fileio_batch *b, const char *name, FILE **f, struct attn_error *err)
 {
-    struct fileio_entry *e;
-    char *tmpl;
-    size_t len;
-    int fd;
+    struct fileio_entry *e = NULL;
     sigset_t held;
+    int fd;
 
     *f = NULL;
     if (strchr(name, '/') != NULL || name[0] == '\0' || name[0] == '.')
         return attn_fail(err, ATTN_EVALUE, "'%s' is not a plain file name", name);
-    if (b->count == b->cap) {
+    for (int i = 0; i < b->count; i++)
+        if (strcmp(base_name(b->entry[i].final_path), name) == 0)
+            e = &b->entry[i]; /* the same file asked for twice: written again */
+    if (e == NULL && b->count == b->cap) {
         int cap = b->cap ? b->cap * 2 : 16;
         struct fileio_entry *bigger = malloc((size_t)cap * sizeof *bigger);
         struct fileio_entry *old = b->entry;
@@ -200,47 +442,30 @@ fileio_batch_open(struct fileio_batch *b, const char *name, FILE **f, struct att
         b->cap = cap;
         free(old);
     }
-    e = &b->entry[b->count];
-    e->final_path = join_path(b->dir, name);
-    len = strlen(b->dir) + strlen(name) + 32;
-    tmpl = malloc(len);
-    if (e->final_path == NULL || tmpl == NULL) {
-        free(e->final_path);
-        free(tmpl);
-        return attn_fail(err, ATTN_ENOMEM, "out of memory");
-    }
-    /* Hidden, in the same folder (so rename() is atomic), and unique. */
-    snprintf(tmpl, len, "%s/.%s.XXXXXX", b->dir, name);
-    /*
-     * A signal between creating the file and counting it would leave it
-     * behind (fileio_remove_temporaries() would not know it): hold them.
-     */
-    hold_signals(&held);
-    fd = mkstemp(tmpl);
-    if (fd >= 0) {
-        e->temp_path = tmpl;
+    if (e == NULL) {
+        e = &b->entry[b->count];
+        e->final_path = join_path(b->dir, name);
+        e->temp_path = join_path(b->stage, name);
+        if (e->final_path == NULL || e->temp_path == NULL) {
+            free(e->final_path);
+            free(e->temp_path);
+            return attn_fail(err, ATTN_ENOMEM, "out of memory");
+        }
+        /* Counted before it exists, so that a signal handler removes it. */
+        hold_signals(&held);
         b->count++;
+        release_signals(&held);
     }
-    release_signals(&held);
-    if (fd < 0) {
-        int saved = errno;
-        free(e->final_path);
-        free(tmpl);
-        return attn_fail(err, ATTN_EIO, "%s/%s: cannot create: %s; nothing was written", b->dir,
-                         name, strerror(saved));
-    }
-    /* mkstemp makes the file 0600; exports are ordinary files. */
-    {
-        mode_t mask = umask(0);
-        umask(mask);
-        (void)fchmod(fd, 0666 & ~mask);
-    }
+    fd = open(e->temp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return attn_fail(err, ATTN_EIO, "%s: cannot create: %s; nothing was written",
+                         e->final_path, strerror(errno));
     b->open = fdopen(fd, "w");
     if (b->open == NULL) {
         close(fd);
         return attn_fail(err, ATTN_ENOMEM, "%s: cannot open a stream", e->final_path);
     }
-    b->open_index = b->count - 1;
+    b->open_index = (int)(e - b->entry);
     *f = b->open;
     return ATTN_OK;
 }
@@ -267,29 +492,105 @@ fileio_batch_close(struct fileio_batch *b, struct attn_error *err)
     return ATTN_OK;
 }
 
-enum attn_status
-fileio_batch_commit(struct fileio_batch *b, struct attn_error *err)
+/*
+ * Refuses, before anything moves, a name the batch writes that the target
+ * holds as a folder or as a file that cannot be replaced (immutable or
+ * append-only): moving the rest would mix old and new files.
+ */
+static enum attn_status
+check_replaceable(const struct fileio_batch *b, struct attn_error *err)
 {
-    enum attn_status st = fileio_batch_close(b, err);
-
-    if (st != ATTN_OK) {
-        fileio_batch_abort(b);
-        return st;
-    }
-    /* Refuse before moving anything if a name is taken by a folder. */
     for (int i = 0; i < b->count; i++) {
+        const char *final = b->entry[i].final_path;
         struct stat sb;
-        if (lstat(b->entry[i].final_path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-            attn_fail(err, ATTN_EIO, "%s: is a folder; nothing was written",
-                      b->entry[i].final_path);
-            fileio_batch_abort(b);
-            return ATTN_EIO;
+        int fd;
+        if (lstat(final, &sb) != 0)
+            continue;
+        if (S_ISDIR(sb.st_mode))
+            return attn_fail(err, ATTN_EIO, "%s: is a folder; nothing was written", final);
+        if (!S_ISREG(sb.st_mode))
+            continue;
+        fd = open(final, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0) {
+            int flags = 0;
+            bool fixed = ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 &&
+                         (flags & (FS_IMMUTABLE_FL | FS_APPEND_FL)) != 0;
+            close(fd);
+            if (fixed)
+                return attn_fail(err, ATTN_EIO,
+                                 "%s: cannot be replaced (immutable or append-only); nothing was "
+                                 "written",
+                                 final);
         }
     }
+    return ATTN_OK;
+}
+
+/*
+ * Hard-links every file of the target the batch does not write into the
+ * staging folder, so that the exchanged folder keeps them (the same files,
+ * not copies).  0, or -1 (links undone) when one cannot be carried: a
+ * folder appeared, or the link is refused (another user's file).
+ */
+static int
+carry_over(struct fileio_batch *b)
+{
+    DIR *d = opendir(b->target);
+    int stage = open(b->stage, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct dirent *e;
+    int rc = 0;
+
+    if (d == NULL || stage < 0) {
+        if (d != NULL)
+            closedir(d);
+        if (stage >= 0)
+            close(stage);
+        return -1;
+    }
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        struct stat sb;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+            is_our_name(b, e->d_name) || is_old_temporary(e->d_name))
+            continue;
+        if (fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(sb.st_mode) ||
+            linkat(dirfd(d), e->d_name, stage, e->d_name, 0) != 0)
+            rc = -1;
+    }
+    if (rc != 0) {
+        /* Back to the batch's own files only. */
+        rewinddir(d);
+        while ((e = readdir(d)) != NULL)
+            if (!is_our_name(b, e->d_name) && strcmp(e->d_name, ".") != 0 &&
+                strcmp(e->d_name, "..") != 0)
+                (void)unlinkat(stage, e->d_name, 0);
+    }
+    closedir(d);
+    close(stage);
+    return rc;
+}
+
+/* After the exchange the old folder is at the staging name: remove it. */
+static void
+remove_old_folder(struct fileio_batch *b)
+{
+    char *parent = parent_of(b->stage);
+    int at = parent ? open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+
+    /* Everything in it was replaced or carried over (linked) into the new one. */
+    if (at >= 0) {
+        remove_folder_files(at, base_name(b->stage));
+        close(at);
+    }
+    free(parent);
+}
+
+/* Moves the files one by one (the folder could not be exchanged whole). */
+static enum attn_status
+move_each(struct fileio_batch *b, struct attn_error *err)
+{
     for (int i = 0; i < b->count; i++) {
         struct fileio_entry *e = &b->entry[i];
-        char *temp = e->temp_path;
-        if (rename(temp, e->final_path) != 0) {
+        if (rename(e->temp_path, e->final_path) != 0) {
             int saved = errno;
             if (i == 0)
                 attn_fail(err, ATTN_EIO, "%s: cannot move into place: %s; nothing was written",
@@ -300,20 +601,104 @@ fileio_batch_commit(struct fileio_batch *b, struct attn_error *err)
                           e->final_path, strerror(saved), i, b->count,
                           base_name(b->entry[0].final_path), base_name(b->entry[i - 1].final_path));
             b->committed = i > 0;
-            fileio_batch_abort(b);
             return ATTN_EIO;
         }
+        free(e->temp_path);
         e->temp_path = NULL;
-        free(temp);
     }
     b->committed = 1;
-    fileio_batch_abort(b);
+    (void)rmdir(b->stage);
+    remove_leftovers(b->target, STAGE_TAG, true);
+    sync_folder(b->target);
     return ATTN_OK;
 }
 
+/* The exchanged (or new) folder takes the old one's permissions. */
+static void
+keep_mode(const struct fileio_batch *b)
+{
+    struct stat st;
+
+    if (stat(b->target, &st) == 0)
+        (void)chmod(b->stage, st.st_mode & 07777);
+}
+
+enum attn_status
+fileio_batch_commit(struct fileio_batch *b, struct attn_error *err)
+{
+    enum attn_status st = fileio_batch_close(b, err);
+    sigset_t held;
+    char *parent;
+    bool whole = false; /* the staging folder itself went into place */
+
+    if (st != ATTN_OK) {
+        fileio_batch_abort(b);
+        return st;
+    }
+    st = check_replaceable(b, err);
+    if (st != ATTN_OK) {
+        fileio_batch_abort(b);
+        return st;
+    }
+    parent = parent_of(b->target);
+    if (parent == NULL) {
+        fileio_batch_abort(b);
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    }
+    /* From here to the end a signal waits: the folder is never left half-replaced. */
+    hold_signals(&held);
+    sync_folder(b->stage); /* its entries as well as its files, before it can become the target */
+    if (b->swap && !b->existed) {
+        if (rename(b->stage, b->target) == 0) {
+            b->committed = 1;
+            whole = true;
+        } else {
+            st = attn_fail(err, ATTN_EIO, "%s: cannot move into place: %s; nothing was written",
+                           b->dir, strerror(errno));
+        }
+    } else if (b->swap && carry_over(b) == 0) {
+        keep_mode(b);
+        if (renameat2(AT_FDCWD, b->stage, AT_FDCWD, b->target, RENAME_EXCHANGE) == 0) {
+            b->committed = 1;
+            whole = true;
+            remove_old_folder(b);
+        } else {
+            /* No exchange here (an old kernel, a file system without it): one by one. */
+            int stage = open(b->stage, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            DIR *d = stage >= 0 ? fdopendir(stage) : NULL;
+            struct dirent *e;
+            while (d != NULL && (e = readdir(d)) != NULL)
+                if (!is_our_name(b, e->d_name) && e->d_name[0] != '.')
+                    (void)unlinkat(stage, e->d_name, 0);
+            if (d != NULL)
+                closedir(d);
+            else if (stage >= 0)
+                close(stage);
+            st = move_each(b, err);
+        }
+    } else {
+        st = move_each(b, err);
+    }
+    if (whole) {
+        /* The files went with the folder: nothing of the staging folder is left to remove. */
+        for (int i = 0; i < b->count; i++) {
+            free(b->entry[i].temp_path);
+            b->entry[i].temp_path = NULL;
+        }
+        free(b->stage);
+        b->stage = NULL;
+    }
+    if (b->committed)
+        sync_folder(parent);
+    release_signals(&held);
+    free(parent);
+    fileio_batch_abort(b);
+    return st;
+}
+
 /*
- * Unlinks b's temporary files, and the folder b made if nothing was moved
- * into it.  Only unlink() and rmdir(): a signal handler calls this.
+ * Unlinks b's temporary files and its staging folder.  Only unlink() and
+ * rmdir(): a signal handler calls this.
  */
 static void
 remove_files(const struct fileio_batch *b)
@@ -321,8 +706,8 @@ remove_files(const struct fileio_batch *b)
     for (int i = 0; i < b->count; i++)
         if (b->entry[i].temp_path != NULL)
             (void)unlink(b->entry[i].temp_path);
-    if (b->created && !b->committed && b->dir != NULL)
-        (void)rmdir(b->dir);
+    if (b->stage != NULL)
+        (void)rmdir(b->stage);
 }
 
 void
@@ -341,6 +726,8 @@ fileio_batch_abort(struct fileio_batch *b)
         active = NULL;
     free(b->entry);
     free(b->dir);
+    free(b->target);
+    free(b->stage);
     memset(b, 0, sizeof *b);
     b->open_index = -1;
 }

@@ -22,7 +22,7 @@ build_step(const struct walkthrough *w, int k)
     struct pipeline_source src;
     struct pipeline p;
     struct attn_error err;
-    char narration[8192];
+    char *narration;
     int row;
     int col;
 
@@ -35,8 +35,9 @@ build_step(const struct walkthrough *w, int k)
     if (fuzz_small(&res.opts.cfg, res.opts.sentence) &&
         pipeline_create(&p, &res.opts.cfg, &src, &err) == ATTN_OK) {
         walkthrough_cell(w, k, &p, &row, &col, &err);
-        walkthrough_narrate(w, k, &p, narration, sizeof narration, &err);
-        walkthrough_verify_step(w, k, &p, &err);
+        narration = walkthrough_narrate(w, k, &p, &err);
+        free(narration);
+        walkthrough_check_step(w, k, &p, &err);
         pipeline_destroy(&p);
     }
     walk_resources_destroy(&res);
