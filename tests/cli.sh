@@ -311,6 +311,18 @@ leftovers=$(ls -A "$tmp" | grep -c '^\.atomic\.attnscope-')
 [ "$leftovers" -eq 0 ] || fail "killed exports left $leftovers staging folders beside the folder"
 [ -z "$(ls -A "$tmp/atomic" | grep '^\.')" ] || fail "killed exports left hidden files: $(ls -A "$tmp/atomic" | grep '^\.')"
 
+# An immutable file where the export writes (when chattr works here: root on
+# ext4 or the like): refused before anything moves, the folder as it was.
+mkdir -p "$tmp/immutable"
+echo "old" >"$tmp/immutable/output.csv"
+echo "old" >"$tmp/immutable/tokens.csv"
+if chattr +i "$tmp/immutable/output.csv" 2>/dev/null; then
+    expect 1 "immutable/output.csv: cannot be replaced (immutable or append-only); nothing was written" -- --export "$tmp/immutable"
+    chattr -i "$tmp/immutable/output.csv"
+    [ "$(ls -A "$tmp/immutable" | tr '\n' ' ')" = "output.csv tokens.csv " ] && [ "$(cat "$tmp/immutable/tokens.csv")" = old ] ||
+        fail "an export refused for an immutable file changed the folder: $(ls -A "$tmp/immutable")"
+fi
+
 # The README shows real output: it must stay what attnscope prints.
 count=$((count + 1))
 cmd='./attnscope --print --stage weights.h0 --stage output'
