@@ -9,7 +9,10 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include "attnscope/linalg.h"
 #include "attnscope/pipeline.h"
 #include "testutil.h"
 
@@ -705,6 +708,125 @@ START_TEST(shortcuts_compute_what_a_fresh_pipeline_computes)
 }
 END_TEST
 
+/* The address space this process uses now (/proc/self/statm's first field). */
+static rlim_t
+test_address_space(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0;
+
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fscanf(f, "%lu", &pages), 1);
+    fclose(f);
+    return (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE);
+}
+
+/* The memory a configuration holds, as allocated: parameters (and their packed copies), inputs, stage buffers. */
+static size_t
+allocated(const struct pipeline *p)
+{
+    size_t floats = matrix_size(&p->embeddings) + matrix_size(&p->inputs) +
+                    matrix_size(&p->positional);
+
+    for (int i = 0; i < p->params.count; i++) {
+        const struct linalg_packed *pk = &p->params.p[i].packed;
+        floats += matrix_size(&p->params.p[i].m);
+        if (pk->data != NULL) /* the copy the GEMM kernel reads */
+            floats += linalg_pack_floats(pk->n, pk->k);
+    }
+    return floats * sizeof(float) + attention_stages_bytes(&p->cfg, p->d_in, p->st.nq, p->st.nk);
+}
+
+/* The estimate made before allocating is what is then allocated, for every variant (W17). */
+START_TEST(the_memory_estimate_is_what_is_allocated)
+{
+    for (int v = 0; v < ATTN_VARIANT_COUNT; v++) {
+        for (int bias = 0; bias < 2; bias++) {
+            struct attention_config cfg;
+            struct pipeline p;
+            attention_config_init(&cfg);
+            attention_config_set_variant(&cfg, (enum attn_variant)v);
+            cfg.qkv_bias = bias;
+            cfg.positional = bias;
+            cfg.dropout = 0.1 * bias;
+            if (attention_variant_info(cfg.variant)->heads) {
+                cfg.d_out = 4;
+                cfg.heads = 2;
+            }
+            run(&p, &cfg, "Your journey starts with one step", &book_vocab);
+            ck_assert_msg(p.bytes == allocated(&p), "variant %d bias %d: estimated %zu, allocated %zu",
+                          v, bias, p.bytes, allocated(&p));
+            ck_assert_uint_gt(p.bytes, 0);
+            pipeline_destroy(&p);
+        }
+    }
+}
+END_TEST
+
+/* Past the limit: refused before allocating, alone or beside the pipeline it replaces. */
+START_TEST(memory_past_the_limit_is_refused_before_allocating)
+{
+    static char sentence[4096 * 2];
+    struct attention_config cfg;
+    struct attention_config next;
+    struct pipeline p;
+    struct pipeline q;
+    struct pipeline_source src = { sentence, &book_vocab, NULL, NULL, NULL };
+    struct attn_error err;
+
+    for (int i = 0; i < 4096; i++) {
+        sentence[2 * i] = 'a';
+        sentence[2 * i + 1] = ' ';
+    }
+    sentence[2 * 4096 - 1] = '\0';
+    attention_config_init(&cfg);
+    attention_config_set_variant(&cfg, ATTN_WRAPPER);
+    cfg.d_out = 1;
+    cfg.heads = 256; /* 4096 x 4096 weights in 256 heads: tens of GiB */
+#if !defined(__SANITIZE_ADDRESS__)
+    {
+        /* With 256 MiB more address space any allocation of that size would fail first. */
+        struct rlimit was;
+        struct rlimit small;
+        ck_assert_int_eq(getrlimit(RLIMIT_AS, &was), 0);
+        small = was;
+        small.rlim_cur = test_address_space() + ((rlim_t)256 << 20);
+        ck_assert_int_eq(setrlimit(RLIMIT_AS, &small), 0);
+        ck_assert_int_eq(pipeline_create(&p, &cfg, &src, &err), ATTN_ELIMIT);
+        ck_assert_int_eq(setrlimit(RLIMIT_AS, &was), 0);
+    }
+#endif
+    ck_assert_int_eq(pipeline_create(&p, &cfg, &src, &err), ATTN_ELIMIT);
+    ck_assert_msg(strstr(err.msg, "MiB (parameters, inputs and stage buffers); attnscope's limit is "
+                                  "2048 MiB") != NULL,
+                  "%s", err.msg);
+
+    /* Beside the pipeline shown: the two together are counted. */
+    attention_config_init(&cfg);
+    run(&p, &cfg, "Your journey starts with one step", &book_vocab);
+    p.bytes = PIPELINE_MAX_BYTES - 100; /* as if it held nearly all of it */
+    next = cfg;
+    next.d_out = 4;
+    ck_assert_int_eq(pipeline_rebuild(&q, &p, &next, &(struct pipeline_source){ "Your journey", &book_vocab, NULL, NULL, NULL }, &err),
+                     ATTN_ELIMIT);
+    ck_assert_msg(strstr(err.msg, "beside the 2047 MiB of the one shown") != NULL, "%s", err.msg);
+    /* A knob that makes new stage buffers counts them beside the old ones. */
+    next = cfg;
+    next.mask = ATTN_MASK_NONE;
+    ck_assert(pipeline_attend_only(&p, &next));
+    ck_assert_int_eq(pipeline_reattend(&p, &next, &err), ATTN_ELIMIT);
+    ck_assert_msg(strstr(err.msg, "beside the 2047 MiB shown") != NULL, "%s", err.msg);
+    /* One that reuses them allocates nothing: allowed. */
+    next = cfg;
+    next.temperature = 2.0; /* d_k 1 with T = 1 shares the scaled buffer; T = 2 needs its own */
+    ck_assert_int_eq(pipeline_reattend(&p, &next, &err), ATTN_ELIMIT);
+    next = cfg;
+    next.dropout_pass = 3; /* no dropout in this configuration: the same buffers */
+    ck_assert_msg(pipeline_reattend(&p, &next, &err) == ATTN_OK, "%s", err.msg);
+    pipeline_destroy(&p);
+}
+END_TEST
+
 START_TEST(bad_configurations_are_refused)
 {
     struct attention_config cfg;
@@ -910,7 +1032,7 @@ echo_destroy(struct pipeline *p)
 static const struct family echo_family = {
     "echo", "positions and lengths",
     (FAMILY_STAGE(STAGE_COUNT) - 1) & ~(FAMILY_STAGE(STAGE_EMBEDDINGS) | FAMILY_STAGE(STAGE_POSITIONAL)),
-    echo_create, NULL, NULL, echo_destroy,
+    echo_create, NULL, NULL, echo_destroy, NULL,
 };
 
 START_TEST(a_family_plugs_in_through_the_seam)
@@ -977,6 +1099,8 @@ pipeline_suite(void)
     tcase_add_test(knobs, temperature_and_scaling_change_the_divisor);
     tcase_add_test(knobs, positional_encoding_is_added);
     tcase_add_test(knobs, bad_configurations_are_refused);
+    tcase_add_test(knobs, the_memory_estimate_is_what_is_allocated);
+    tcase_add_test(knobs, memory_past_the_limit_is_refused_before_allocating);
     tcase_add_test(knobs, stage_table_is_consistent);
     tcase_add_test(knobs, pipelines_in_two_threads_are_independent);
     tcase_add_test(knobs, a_family_plugs_in_through_the_seam);

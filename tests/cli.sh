@@ -109,7 +109,7 @@ expect 2 "not valid UTF-8" -- --print -s "$(printf 'caf\377')"
 expect 2 "--stage weights.h7: no such stage" -- --print --stage weights.h7
 expect 2 "--temperature 0: T must be above 0" -- --print --temperature 0
 expect 2 "the sentence has more than 4096 tokens, attnscope's limit" -- --print -s "$(awk 'BEGIN { for (i = 0; i < 50000; i++) printf "w,"; }')"
-expect 2 "4096 tokens with 256 heads need 49172 MiB of stage buffers; attnscope's limit is 2048 MiB" -- --print --heads 256 --d-out 256 -s "$(awk 'BEGIN { for (i = 0; i < 4096; i++) printf "w "; }')"
+expect 2 "this configuration needs 49172 MiB (parameters, inputs and stage buffers); attnscope's limit is 2048 MiB" -- --print --heads 256 --d-out 256 -s "$(awk 'BEGIN { for (i = 0; i < 4096; i++) printf "w "; }')"
 expect 2 "--d-out 8193: give a number from 1 to 8192" -- --print --d-out 8193
 expect 2 "--d-out 8192 x --heads 256: the wrapper's concatenated width is over 8192" -- --print --variant wrapper --d-out 8192 --heads 256
 expect 2 "--heads -1: give a number from 1 to 256" -- --print --heads -1
@@ -321,6 +321,16 @@ if chattr +i "$tmp/immutable/output.csv" 2>/dev/null; then
     chattr -i "$tmp/immutable/output.csv"
     [ "$(ls -A "$tmp/immutable" | tr '\n' ' ')" = "output.csv tokens.csv " ] && [ "$(cat "$tmp/immutable/tokens.csv")" = old ] ||
         fail "an export refused for an immutable file changed the folder: $(ls -A "$tmp/immutable")"
+fi
+
+# An endless file is refused at the limit, holding no more than the limit
+# (before: 514 MB to refuse /dev/zero at 256 MiB).  Not under the
+# sanitizers, which reserve terabytes of address space.
+if ! grep -q __asan_init "$bin"; then
+    count=$((count + 1))
+    (ulimit -v 400000; "$bin" --print -e /dev/zero) >/dev/null 2>"$tmp/err"
+    grep -q "/dev/zero: longer than attnscope reads (268435456 bytes)" "$tmp/err" ||
+        fail "/dev/zero in 400 MB of address space: $(cat "$tmp/err")"
 fi
 
 # The README shows real output: it must stay what attnscope prints.

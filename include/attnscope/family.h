@@ -16,6 +16,7 @@
 #define ATTNSCOPE_FAMILY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "attnscope/attention_config.h"
@@ -55,6 +56,15 @@ struct family {
                                  struct attn_error *err);
     /* Frees what the family keeps in p beyond the common fields, or NULL. */
     void (*destroy)(struct pipeline *p);
+    /*
+     * The bytes create would allocate for cfg and src (parameters, inputs
+     * and stage buffers), worked out before anything is allocated, or NULL
+     * (no estimate: no memory limit is checked).  Fails only for inputs
+     * create would refuse anyway (an empty sentence), with err set.
+     */
+    enum attn_status (*estimate)(const struct attention_config *cfg,
+                                 const struct pipeline_source *src, size_t *bytes,
+                                 struct attn_error *err);
 };
 
 /* The book's chapter-3 classes. */

@@ -44,6 +44,9 @@ struct linalg_packed {
  * when out of memory (pk is then empty).
  */
 int linalg_pack(struct linalg_packed *pk, int n, int k, const float *b, int ldb, int trans);
+
+/* The floats linalg_pack allocates for n and k with this processor's kernel. */
+size_t linalg_pack_floats(int n, int k);
 void linalg_packed_destroy(struct linalg_packed *pk);
 
 /*

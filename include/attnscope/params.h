@@ -53,6 +53,9 @@ struct attention_params {
  * Lays out the parameters of cfg's variant for d_in inputs; their values are
  * left for params_draw, params_load or params_copy to fill.
  */
+/* The bytes params_create allocates for cfg and d_in, before allocating them. */
+size_t params_bytes(const struct attention_config *cfg, int d_in);
+
 enum attn_status params_create(struct attention_params *ps, const struct attention_config *cfg,
                                int d_in, struct attn_error *err);
 void params_destroy(struct attention_params *ps);

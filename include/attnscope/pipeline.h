@@ -98,7 +98,16 @@ struct pipeline {
     bool params_given;               /* loaded (--weights), not drawn */
     struct rng rng_after_params;     /* the generator where dropout starts */
     struct attention_stages st;
+    size_t bytes;                    /* what it holds, as its family estimated (0: unknown) */
 };
+
+/*
+ * The most memory one configuration may take (parameters, inputs, stage
+ * buffers), checked before anything is allocated.  In the view, a knob that
+ * rebuilds the pipeline holds the old one until the new one is built, so
+ * there the two together must fit: the peak is what is counted.
+ */
+#define PIPELINE_MAX_BYTES ((size_t)2 << 30)
 
 /*
  * Runs the whole pipeline for cfg on src.  On failure p is left empty (safe

@@ -248,6 +248,40 @@ same_parameters(const struct pipeline *prev, const struct attention_config *cfg,
     return src->weights == NULL && c->seed == cfg->seed;
 }
 
+/* Parameters, embeddings, inputs (and the positional encoding) and every stage buffer. */
+static enum attn_status
+book_estimate(const struct attention_config *cfg, const struct pipeline_source *src,
+              size_t *bytes, struct attn_error *err)
+{
+    int d_in;
+    int nq;
+    int nk;
+    enum attn_status st;
+    size_t inputs = 0;
+
+    if (src->qkv != NULL) {
+        d_in = src->qkv->q.cols;
+        nq = src->qkv->q.rows;
+        nk = src->qkv->k.rows;
+        inputs = matrix_size(&src->qkv->q) + matrix_size(&src->qkv->k) + matrix_size(&src->qkv->v);
+    } else {
+        struct token_list tl;
+        d_in = src->vocab->dim;
+        st = tokenizer_split(src->sentence, &tl, err);
+        if (st != ATTN_OK)
+            return st;
+        nq = nk = tl.count;
+        token_list_destroy(&tl);
+        inputs = (cfg->positional ? 3 : 2) * (size_t)nq * (size_t)d_in;
+    }
+    st = attention_config_check(cfg, d_in, err);
+    if (st != ATTN_OK)
+        return st;
+    *bytes = params_bytes(cfg, d_in) + inputs * sizeof(float) +
+             attention_stages_bytes(cfg, d_in, nq, nk);
+    return ATTN_OK;
+}
+
 static enum attn_status
 book_create(struct pipeline *p, const struct attention_config *cfg, const struct pipeline_source *src,
             struct attn_error *err)
@@ -289,6 +323,13 @@ book_reattend(struct pipeline *p, const struct attention_config *cfg, struct att
             attention_stages_bytes(&p->cfg, p->d_in, p->st.nq, p->st.nk) ||
         (cfg->mask == ATTN_MASK_NONE) != (p->cfg.mask == ATTN_MASK_NONE)) {
         /* Different buffers (a stage now shares or stops sharing one): new ones, same Q, K, V. */
+        const size_t more = attention_stages_bytes(cfg, p->d_in, p->st.nq, p->st.nk);
+        const size_t less = attention_stages_bytes(&p->cfg, p->d_in, p->st.nq, p->st.nk);
+        if (p->bytes > 0 && (p->bytes > PIPELINE_MAX_BYTES || more > PIPELINE_MAX_BYTES - p->bytes))
+            return attn_fail(err, ATTN_ELIMIT,
+                             "these stage buffers need %zu MiB beside the %zu MiB shown (kept until "
+                             "they are made); attnscope's limit is %zu MiB",
+                             more >> 20, p->bytes >> 20, PIPELINE_MAX_BYTES >> 20);
         st = attention_stages_create(&next, cfg, p->d_in, p->st.nq, p->st.nk, err);
         if (st != ATTN_OK)
             return st;
@@ -297,6 +338,8 @@ book_reattend(struct pipeline *p, const struct attention_config *cfg, struct att
         memcpy(next.values.data, p->st.values.data, matrix_size(&p->st.values) * sizeof(float));
         attention_stages_destroy(&p->st);
         p->st = next;
+        if (p->bytes > 0)
+            p->bytes = p->bytes - less + more;
     } else {
         /* The same buffers: only the knobs' numbers change. */
         struct attention_shape shape;
@@ -324,4 +367,5 @@ const struct family family_book = {
     book_rebuild,
     book_reattend,
     NULL,
+    book_estimate,
 };

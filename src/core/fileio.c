@@ -62,20 +62,22 @@ fileio_read_all(const char *path, size_t max_bytes, char **buf, size_t *len,
         ssize_t got;
         if (used + 1 >= cap) {
             char *bigger;
-            if (cap > max_bytes) {
+            /* Never more than the limit and two bytes: the byte past it is enough to refuse. */
+            size_t next = cap > max_bytes / 2 ? max_bytes + 2 : cap * 2;
+            if (used > max_bytes) {
                 free(data);
                 close(fd);
                 return attn_fail(err, ATTN_ELIMIT, "%s: longer than attnscope reads (%zu bytes)",
                                  path, max_bytes);
             }
-            bigger = realloc(data, cap * 2);
+            bigger = realloc(data, next);
             if (bigger == NULL) {
                 free(data);
                 close(fd);
                 return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
             }
             data = bigger;
-            cap *= 2;
+            cap = next;
         }
         got = read(fd, data + used, cap - used - 1);
         if (got < 0 && errno == EINTR)

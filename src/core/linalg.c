@@ -334,6 +334,12 @@ linalg_pack(struct linalg_packed *pk, int n, int k, const float *b, int ldb, int
     return 0;
 }
 
+size_t
+linalg_pack_floats(int n, int k)
+{
+    return n <= 0 || k <= 0 ? 0 : packed_floats(n, k, kernel()->nr);
+}
+
 void
 linalg_packed_destroy(struct linalg_packed *pk)
 {

@@ -1,12 +1,14 @@
 /* params.c: parameter layouts, draws and loading (see params.h). */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "attnscope/csvio.h"
+#include "attnscope/linalg.h"
 #include "attnscope/params.h"
 
 static const char *const role_names[] = { "W_query", "W_key", "W_value", "out_proj" };
@@ -45,23 +47,19 @@ add_linear(struct layout *l, const char *prefix, enum param_role role, int set, 
         add(l, prefix, role, set, true, false, PARAM_INIT_BIAS, 1, out, in);
 }
 
-enum attn_status
-params_create(struct attention_params *ps, const struct attention_config *cfg, int d_in,
-              struct attn_error *err)
+/* The parameters cfg has, shapes and names but no storage, in l (l.p is the caller's to free). */
+static enum attn_status
+layout_of(struct layout *l, const struct attention_config *cfg, int d_in, struct attn_error *err)
 {
     struct attention_shape s;
-    struct layout l;
-    size_t total = 0;
     char prefix[32];
 
-    memset(ps, 0, sizeof *ps);
     attention_shape_of(cfg, d_in, &s);
-    ps->variant = cfg->variant;
     /* At most three projections with biases per set, and out_proj. */
-    l.cap = 6 * (s.sets > 0 ? s.sets : 1) + 2;
-    l.count = 0;
-    l.p = calloc((size_t)l.cap, sizeof *l.p);
-    if (l.p == NULL)
+    l->cap = 6 * (s.sets > 0 ? s.sets : 1) + 2;
+    l->count = 0;
+    l->p = calloc((size_t)l->cap, sizeof *l->p);
+    if (l->p == NULL)
         return attn_fail(err, ATTN_ENOMEM, "out of memory for the parameters");
 
     switch (attention_variant_info(cfg->variant)->proj) {
@@ -69,24 +67,69 @@ params_create(struct attention_params *ps, const struct attention_config *cfg, i
         break;
     case PROJ_RAND:
         for (int r = PARAM_QUERY; r <= PARAM_VALUE; r++)
-            add(&l, "", (enum param_role)r, 0, false, true, PARAM_INIT_RAND, d_in, s.d_set, d_in);
+            add(l, "", (enum param_role)r, 0, false, true, PARAM_INIT_RAND, d_in, s.d_set, d_in);
         break;
     case PROJ_LINEAR_PER_HEAD:
         for (int h = 0; h < s.sets; h++) {
             snprintf(prefix, sizeof prefix, "heads.%d.", h);
             for (int r = PARAM_QUERY; r <= PARAM_VALUE; r++)
-                add_linear(&l, prefix, (enum param_role)r, h, d_in, s.d_set, cfg->qkv_bias);
+                add_linear(l, prefix, (enum param_role)r, h, d_in, s.d_set, cfg->qkv_bias);
         }
         break;
     case PROJ_LINEAR:
     case PROJ_LINEAR_SPLIT:
         for (int r = PARAM_QUERY; r <= PARAM_VALUE; r++)
-            add_linear(&l, "", (enum param_role)r, 0, d_in, s.d_set, cfg->qkv_bias);
+            add_linear(l, "", (enum param_role)r, 0, d_in, s.d_set, cfg->qkv_bias);
         if (attention_variant_has_out_proj(cfg->variant))
-            add_linear(&l, "", PARAM_OUT, 0, s.d_qkv, s.d_output, true);
+            add_linear(l, "", PARAM_OUT, 0, s.d_qkv, s.d_output, true);
         break;
     }
+    return ATTN_OK;
+}
 
+/* The n and k a weight is packed with for the GEMM kernel (params_pack). */
+static void
+pack_shape(const struct param *p, int *n, int *k)
+{
+    /* x W^T for nn.Linear (W is (out, in)); x W for torch.rand's (in, out). */
+    *n = p->transposed ? p->m.cols : p->m.rows;
+    *k = p->transposed ? p->m.rows : p->m.cols;
+}
+
+size_t
+params_bytes(const struct attention_config *cfg, int d_in)
+{
+    struct layout l;
+    size_t floats = 0;
+
+    if (layout_of(&l, cfg, d_in, NULL) != ATTN_OK)
+        return SIZE_MAX;
+    for (int i = 0; i < l.count; i++) {
+        floats += matrix_size(&l.p[i].m);
+        if (!l.p[i].is_bias) {
+            int n;
+            int k;
+            pack_shape(&l.p[i], &n, &k);
+            floats += linalg_pack_floats(n, k);
+        }
+    }
+    free(l.p);
+    return floats * sizeof(float);
+}
+
+enum attn_status
+params_create(struct attention_params *ps, const struct attention_config *cfg, int d_in,
+              struct attn_error *err)
+{
+    struct layout l;
+    size_t total = 0;
+    enum attn_status st;
+
+    memset(ps, 0, sizeof *ps);
+    ps->variant = cfg->variant;
+    st = layout_of(&l, cfg, d_in, err);
+    if (st != ATTN_OK)
+        return st;
     for (int i = 0; i < l.count; i++)
         total += matrix_size(&l.p[i].m);
     ps->p = l.p;
@@ -122,11 +165,10 @@ params_pack(struct attention_params *ps)
         struct param *p = &ps->p[i];
         if (p->is_bias)
             continue;
-        /* x W^T for nn.Linear (W is (out, in)); x W for torch.rand's (in, out). */
-        if (p->transposed)
-            linalg_pack(&p->packed, p->m.cols, p->m.rows, p->m.data, p->m.cols, 0);
-        else
-            linalg_pack(&p->packed, p->m.rows, p->m.cols, p->m.data, p->m.cols, 1);
+        int n;
+        int k;
+        pack_shape(p, &n, &k);
+        linalg_pack(&p->packed, n, k, p->m.data, p->m.cols, p->transposed ? 0 : 1);
     }
 }
 

@@ -24,14 +24,54 @@ begin(struct pipeline *p, const struct family *f, const struct attention_config 
     p->cfg = *cfg;
 }
 
+/*
+ * What f would allocate for cfg and src, refused past PIPELINE_MAX_BYTES
+ * together with held bytes that stay allocated meanwhile (the pipeline a
+ * rebuild replaces).  Before any allocation.
+ */
+static enum attn_status
+check_budget(const struct family *f, const struct attention_config *cfg,
+             const struct pipeline_source *src, size_t held, size_t *bytes,
+             struct attn_error *err)
+{
+    enum attn_status st;
+
+    *bytes = 0;
+    if (f->estimate == NULL)
+        return ATTN_OK;
+    st = f->estimate(cfg, src, bytes, err);
+    if (st != ATTN_OK)
+        return st;
+    if (*bytes > PIPELINE_MAX_BYTES - (held < PIPELINE_MAX_BYTES ? held : PIPELINE_MAX_BYTES)) {
+        if (held == 0)
+            return attn_fail(err, ATTN_ELIMIT,
+                             "this configuration needs %zu MiB (parameters, inputs and stage "
+                             "buffers); attnscope's limit is %zu MiB: use fewer tokens, heads or "
+                             "dimensions",
+                             *bytes >> 20, PIPELINE_MAX_BYTES >> 20);
+        return attn_fail(err, ATTN_ELIMIT,
+                         "this configuration needs %zu MiB beside the %zu MiB of the one shown "
+                         "(kept until the new one is built); attnscope's limit is %zu MiB: make "
+                         "one of them smaller",
+                         *bytes >> 20, held >> 20, PIPELINE_MAX_BYTES >> 20);
+    }
+    return ATTN_OK;
+}
+
 enum attn_status
 pipeline_create(struct pipeline *p, const struct attention_config *cfg,
                 const struct pipeline_source *src, struct attn_error *err)
 {
     const struct family *f = src->family != NULL ? src->family : &family_book;
     enum attn_status st;
+    size_t bytes;
 
+    memset(p, 0, sizeof *p);
+    st = check_budget(f, cfg, src, 0, &bytes, err);
+    if (st != ATTN_OK)
+        return st;
     begin(p, f, cfg);
+    p->bytes = bytes;
     st = f->create(p, cfg, src, err);
     if (st != ATTN_OK)
         pipeline_destroy(p);
@@ -44,10 +84,16 @@ pipeline_rebuild(struct pipeline *p, struct pipeline *prev, const struct attenti
 {
     const struct family *f = src->family != NULL ? src->family : &family_book;
     enum attn_status st;
+    size_t bytes;
 
+    memset(p, 0, sizeof *p);
+    st = check_budget(f, cfg, src, prev != NULL ? prev->bytes : 0, &bytes, err);
+    if (st != ATTN_OK)
+        return st;
     if (prev == NULL || prev->family != f || f->rebuild == NULL)
         return pipeline_create(p, cfg, src, err);
     begin(p, f, cfg);
+    p->bytes = bytes;
     st = f->rebuild(p, prev, cfg, src, err);
     if (st != ATTN_OK)
         pipeline_destroy(p);
