@@ -120,6 +120,12 @@ expect 2 "--temperature 1e+39: the scores would be divided by 1e+39, which float
 count=$((count + 1))
 "$bin" --print --dropout 0.99999999 --stage output | grep -q "^  dropout 0.99999999, training mode" ||
     fail "--dropout 0.99999999 is not shown as the p in use"
+# Every number typed is shown as typed (the shortest text that reads back the same): not "1", not "-0".
+count=$((count + 1))
+"$bin" --print --dropout 0.9999999999 --temperature 0.1234567 --stage output >"$tmp/shortest"
+grep -q "^  dropout 0.9999999999, training mode" "$tmp/shortest" && grep -q "temperature 0.1234567$" "$tmp/shortest" ||
+    fail "typed numbers are not shown as typed: $(sed -n 3,4p "$tmp/shortest")"
+"$bin" --print --dropout -0 --stage output | grep -q "^  dropout 0, training mode" || fail "--dropout -0 is shown as -0"
 expect 2 "--dropout -0.1: p must be at least 0 and below 1" -- --print --dropout -0.1
 expect 2 "--dropout: 'nan' is not a finite number" -- --print --dropout nan
 # What was typed is quoted escaped: one line, nothing a terminal acts on.

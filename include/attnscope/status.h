@@ -46,6 +46,12 @@ enum attn_status attn_fail(struct attn_error *err, enum attn_status status,
 void attn_error_clear(struct attn_error *err);
 
 /*
+ * The shortest %g text that reads back as v (0.9999999999, not 1; 0.1,
+ * not 0.10000000000000001), for numbers users typed.  Returns its length.
+ */
+size_t attn_shortest(char *buf, size_t size, double v);
+
+/*
  * Copies src into dst (size bytes, always NUL-terminated) as one line of
  * text that is safe to show: line ends and tabs become \n, \r and \t, and
  * every other control character and every byte that is not valid UTF-8

@@ -62,7 +62,7 @@ parse_real(const char *option, const char *text, double *out, char *err, size_t 
         return attn_fail_text(err, size, "%s: '%s' is not a number", option, text);
     if (!isfinite(v))
         return attn_fail_text(err, size, "%s: '%s' is not a finite number", option, text);
-    *out = v;
+    *out = v + 0.0; /* -0 is 0 */
     return 0;
 }
 
@@ -465,8 +465,8 @@ step_temperature(struct attention_config *c, int dir, const struct pipeline *p, 
 static bool
 bar_temperature(const struct pipeline *p, char *full, char *terse)
 {
-    snprintf(full, KNOB_TEXT_MAX, "T %g", p->cfg.temperature);
-    snprintf(terse, KNOB_TEXT_MAX, "%g", p->cfg.temperature);
+    attn_shortest(terse, KNOB_TEXT_MAX, p->cfg.temperature);
+    snprintf(full, KNOB_TEXT_MAX, "T %s", terse);
     return true;
 }
 

@@ -157,6 +157,19 @@ attn_escape_text(char *dst, size_t size, const char *src)
     return out;
 }
 
+size_t
+attn_shortest(char *buf, size_t size, double v)
+{
+    int n = 0;
+
+    for (int digits = 1; digits <= 17; digits++) {
+        n = snprintf(buf, size, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    return n < 0 ? 0 : (size_t)n;
+}
+
 void
 attn_error_clear(struct attn_error *err)
 {

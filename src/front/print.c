@@ -264,6 +264,7 @@ print_header(FILE *out, const struct pipeline *p, const struct print_options *po
     const struct attention_config *c = &p->cfg;
     const struct attention_shape *s = &p->st.shape;
     struct pipeline_scaling sc;
+    char num[32];
     int made_up = 0;
 
     fprintf(out, "attnscope: %s (%s), seed %llu\n", attention_variant_name(c->variant),
@@ -294,9 +295,12 @@ print_header(FILE *out, const struct pipeline *p, const struct print_options *po
             (double)sc.divisor);
     if (sc.symbol != NULL)
         fprintf(out, " (%s = sqrt(%d)%s)", sc.symbol, sc.dim, sc.temperature ? " * T" : "");
-    if (c->temperature != 1.0)
-        fprintf(out, ", temperature %g", c->temperature);
-    fprintf(out, "\n  dropout %.9g, %s mode", c->dropout, c->train ? "training" : "evaluation");
+    if (c->temperature != 1.0) {
+        attn_shortest(num, sizeof num, c->temperature);
+        fprintf(out, ", temperature %s", num);
+    }
+    attn_shortest(num, sizeof num, c->dropout);
+    fprintf(out, "\n  dropout %s, %s mode", num, c->train ? "training" : "evaluation");
     if (p->st.dropout_on)
         fprintf(out, ", %s generator path%s", c->rng_path == RNG_PATH_MKL ? "MKL" : "default",
                 c->dropout_reseed ? " (reseeded)" : "");
