@@ -130,18 +130,8 @@ heatmap_output(const struct cli_options *o, struct print_options *po)
         else
             po->depth = DEPTH_8;
     }
-    po->width = 100;
-    if (tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
-        po->width = ws.ws_col;
-    } else if (columns != NULL) {
-        /* A width as the shell gives it; nonsense (1e9, a huge number) keeps the default. */
-        char *end;
-        long w;
-        errno = 0;
-        w = strtol(columns, &end, 10);
-        if (errno == 0 && end != columns && *end == '\0' && w > 20 && w <= 1000000)
-            po->width = (int)w;
-    }
+    po->width = print_width(tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 ? ws.ws_col : 0,
+                            columns);
 }
 
 static int

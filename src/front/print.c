@@ -1,6 +1,7 @@
 /* print.c: aligned text tables for --print (see print.h). */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -442,4 +443,19 @@ print_pipeline(FILE *out, const struct pipeline *p, const struct print_options *
             for (int i = 0; i < p->params.count; i++)
                 print_param(out, &p->params.p[i], po);
     }
+}
+
+int
+print_width(int terminal_cols, const char *columns_env)
+{
+    char *end;
+    long w;
+
+    if (terminal_cols > 0)
+        return terminal_cols;
+    if (columns_env == NULL)
+        return 100;
+    errno = 0;
+    w = strtol(columns_env, &end, 10);
+    return errno == 0 && end != columns_env && *end == '\0' && w > 20 && w <= 1000000 ? (int)w : 100;
 }

@@ -23,6 +23,13 @@ struct print_options {
     bool *failed;                             /* set when a heatmap could not be drawn (may be NULL) */
 };
 
+/*
+ * The width heatmaps are drawn in: the terminal's columns when known (not
+ * 0), else $COLUMNS as the shell gives it (columns_env, may be NULL), else 100.
+ * Nonsense (1e9, abc, a huge number) keeps the default.
+ */
+int print_width(int terminal_cols, const char *columns_env);
+
 /* Writes the header and the chosen stages (or all of them) to out. */
 void print_pipeline(FILE *out, const struct pipeline *p, const struct print_options *po);
 

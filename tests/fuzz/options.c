@@ -4,7 +4,9 @@
  * --print would run it, with the built-in vocabulary: the pipeline, the
  * --stage names, and the tables or heatmaps in the chosen format, written
  * to /dev/null.  Options that name files or folders (-e, --weights, --qkv,
- * --export, --walkthrough) are parsed but not acted on.
+ * --export, --walkthrough) are parsed but not acted on.  An argument
+ * COLUMNS=TEXT is not an option: it is $COLUMNS, the heatmaps' width as
+ * main.c reads it (print_width), so widths from 1e9 to garbage are reached.
  */
 #include "config.h"
 
@@ -21,7 +23,7 @@
 static struct vocab book;
 
 static void
-run(const struct cli_options *o)
+run(const struct cli_options *o, const char *columns)
 {
     struct pipeline_source src = { o->sentence, &book, NULL, NULL, NULL };
     struct pipeline_selection chosen[CLI_MAX_STAGES];
@@ -43,7 +45,7 @@ run(const struct cli_options *o)
     po.heatmap = o->heatmap;
     po.depth = DEPTH_256;
     po.utf8 = true;
-    po.width = 100;
+    po.width = print_width(0, columns);
     print_pipeline(fuzz_sink(), &p, &po);
 out:
     pipeline_destroy(&p);
@@ -57,6 +59,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int argc = 1;
     struct cli_options o;
     char msg[1024];
+    const char *columns = NULL;
 
     if (text == NULL)
         return 0;
@@ -65,15 +68,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(text, data, size);
     text[size] = '\0';
     argv[0] = (char *)"attnscope";
-    for (size_t at = 0; at <= size && argc <= MAX_ARGS; at += strlen(text + at) + 1)
-        argv[argc++] = text + at;
+    for (size_t at = 0; at <= size && argc <= MAX_ARGS; at += strlen(text + at) + 1) {
+        if (strncmp(text + at, "COLUMNS=", 8) == 0)
+            columns = text + at + 8;
+        else
+            argv[argc++] = text + at;
+    }
     argv[argc] = NULL;
     if (cli_parse(argc, argv, &o, msg, sizeof msg) != 0) {
         if (msg[0] == '\0' || strchr(msg, '\n') != NULL)
             abort(); /* an error is one line, and says something */
     } else if (o.mode != CLI_HELP && o.mode != CLI_VERSION && o.embeddings == NULL &&
                o.weights_dir == NULL && o.qkv_dir == NULL && o.walkthrough == NULL) {
-        run(&o);
+        run(&o, columns);
     }
     free(text);
     return 0;
