@@ -269,5 +269,25 @@ shows "its bad step, reached" "Lazy - step 1 of 2: one"
 keys q
 restored "a lesson with a bad last step" 0
 
+# 16. A direct-colour terminal (TERM=xterm-direct, Debian's ncurses-term):
+# colours go out as 24-bit RGB, the weights' ramp as it is drawn everywhere
+# (before: palette indexes sent as RGB made the screen shades of blue), and
+# nothing dark turns into one of the 8 themed ANSI colours.
+if infocmp xterm-direct >/dev/null 2>&1; then
+    TUI_ENV="LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-direct" start 100 30
+    keys 6
+    wait_screen "^Attention weights"
+    checks=$((checks + 1))
+    t capture-pane -e -p >"$tmp/direct"
+    grep -q "48;2;253;231;37m    1.0000" "$tmp/direct" ||
+        fail "xterm-direct: the top weight is not drawn in the ramp's yellow (253,231,37): $(grep -a 1.0000 "$tmp/direct" | head -1 | cat -v)"
+    # Palette indexes (16 to 255) sent as RGB come out as 0,0,N.
+    if grep -Eq "[34]8;2;0;0;(1[6-9]|[2-9][0-9]|[12][0-9][0-9])m" "$tmp/direct"; then
+        fail "xterm-direct: colours of the form 0,0,N (palette indexes taken as RGB): $(grep -Eo "[34]8;2;0;0;[0-9]+m" "$tmp/direct" | sort -u | head -3)"
+    fi
+    keys q
+    restored "xterm-direct" 0
+fi
+
 echo "$checks checks, $failures failed"
 [ "$failures" -eq 0 ]

@@ -207,6 +207,13 @@ pair_for(const struct screen *s, const struct cell *c)
     grid_cell_colours(c, s->depth, &fg, &bg);
     if (fg == -1 && bg == -1)
         return 0;
+    if (s->depth == DEPTH_DIRECT) {
+        /* Direct entries send 0 to 7 as the 8 themed ANSI colours: 0x000007 would be white. */
+        if (fg >= 0 && fg < 8)
+            fg = 8;
+        if (bg >= 0 && bg < 8)
+            bg = 8;
+    }
     pair = alloc_pair(fg, bg);
     return pair < 0 ? 0 : pair;
 }
@@ -300,14 +307,18 @@ translate_key(int status, wint_t ch)
 }
 
 static void
-choose_depth(struct screen *s, bool mono, bool direct)
+choose_depth(struct screen *s, bool mono)
 {
     s->depth = DEPTH_MONO;
     if (mono || env_set("NO_COLOR") || !has_colors())
         return;
     start_color();
     use_default_colors();
-    if (direct && COLORS >= 0x1000000)
+    /*
+     * A direct-colour entry (xterm-direct, or the one COLORTERM chose)
+     * takes colours as 0xRRGGBB: palette indexes would be shades of blue.
+     */
+    if (COLORS >= 0x1000000)
         s->depth = DEPTH_DIRECT;
     else if (COLORS >= 256)
         s->depth = DEPTH_256;
@@ -390,7 +401,7 @@ tui_open(FILE *out, FILE *in, bool mono, struct app *a, struct attn_error *err)
     paste_mode(true);
     /* ncurses reports a resize only when a read returns: keep reads short. */
     wtimeout(stdscr, TUI_READ_MS);
-    choose_depth(&t->s, mono, direct != NULL);
+    choose_depth(&t->s, mono);
     a->view.colour = t->s.depth != DEPTH_MONO;
     if (grid_create(&t->g, COLS, LINES) != 0) {
         tui_close(t);
