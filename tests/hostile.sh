@@ -289,5 +289,24 @@ if infocmp xterm-direct >/dev/null 2>&1; then
     restored "xterm-direct" 0
 fi
 
+# 17. Keys as other terminals send them, under a TERM that does not list
+# them (TERM=xterm-256color inside tmux gets ESC[1~ for Home; rxvt sends
+# ESC[7~ and ESC[8~): Home and End move the cursor, and no digit of an
+# escape sequence, known or not, jumps to a stage.
+TUI_ENV="LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color" start 100 30
+esc=$(printf '\033')
+keys Right
+wait_screen "out\[Your\]\[1\]"
+for seq in "[1~:0" "[8~:1" "[7~:0" "[4~:1" "OH:0" "[15~:0" "[99~:0" "[1;5C:0"; do
+    t send-keys -l "$esc${seq%:*}"
+    [ "${seq#*:}" = 1 ] && want="out\[Your\]\[1\]" || want="out\[Your\]\[0\]"
+    [ "${seq%:*}" = "[15~" ] || [ "${seq%:*}" = "[99~" ] || [ "${seq%:*}" = "[1;5C" ] && keys Home
+    checks=$((checks + 1))
+    wait_screen "$want" || fail "ESC${seq%:*}: the cursor is not where it should be: $(screen | grep 'out\[')"
+    screen | grep -q "^Output projection" || fail "ESC${seq%:*}: the stage changed: $(screen | sed -n 4p)"
+done
+keys q
+restored "keys of other terminals" 0
+
 echo "$checks checks, $failures failed"
 [ "$failures" -eq 0 ]

@@ -257,6 +257,64 @@ blit(const struct screen *s, const struct grid *g)
     }
 }
 
+/*
+ * The sequences other terminals send for the keys attnscope uses, whatever
+ * TERM says: TERM=xterm-256color inside tmux or screen gets ESC[1~ for
+ * Home, rxvt sends ESC[7~ and ESC[8~.  Unknown to the terminfo entry, their
+ * bytes would arrive one by one and the digits jump to stages.
+ */
+static void
+define_other_keys(void)
+{
+    static const struct {
+        const char *seq;
+        int key;
+    } keys[] = {
+        { "\033[1~", KEY_HOME }, { "\033[7~", KEY_HOME }, { "\033[H", KEY_HOME },
+        { "\033OH", KEY_HOME },  { "\033[4~", KEY_END },  { "\033[8~", KEY_END },
+        { "\033[F", KEY_END },   { "\033OF", KEY_END },   { "\033[5~", KEY_PPAGE },
+        { "\033[6~", KEY_NPAGE }, { "\033[3~", KEY_DC },   { "\033[A", KEY_UP },
+        { "\033[B", KEY_DOWN },  { "\033[C", KEY_RIGHT }, { "\033[D", KEY_LEFT },
+        { "\033OA", KEY_UP },    { "\033OB", KEY_DOWN },  { "\033OC", KEY_RIGHT },
+        { "\033OD", KEY_LEFT },  { "\033[Z", KEY_BTAB },
+    };
+
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (key_defined(keys[i].seq) == 0)
+            define_key(keys[i].seq, keys[i].key);
+}
+
+/*
+ * After an ESC: if a control sequence follows (ESC [ or ESC O, already in
+ * the input, as a terminal sends it at once), reads it to its final byte
+ * and returns true: a key attnscope does not know is dropped whole, never
+ * read as the characters it is made of.  Otherwise puts back what it read
+ * and returns false: the ESC is the Esc key.
+ */
+static bool
+swallow_sequence(void)
+{
+    wint_t ch;
+    int status;
+
+    wtimeout(stdscr, 0);
+    status = wget_wch(stdscr, &ch);
+    if (status == ERR)
+        return false;
+    if (status != OK || (ch != '[' && ch != 'O')) {
+        if (status == OK)
+            unget_wch((wchar_t)ch);
+        return false;
+    }
+    /* Parameters and intermediates (0x20-0x3F), then one final byte (0x40-0x7E). */
+    for (int n = 0; n < 32; n++) {
+        status = wget_wch(stdscr, &ch);
+        if (status != OK || (ch >= 0x40 && ch <= 0x7E))
+            break;
+    }
+    return true;
+}
+
 static int
 translate_key(int status, wint_t ch)
 {
@@ -398,6 +456,7 @@ tui_open(FILE *out, FILE *in, bool mono, struct app *a, struct attn_error *err)
     mouseinterval(0);
     define_key(cap_or("PS", "\033[200~"), TUI_KEY_PASTE_BEGIN);
     define_key(cap_or("PE", "\033[201~"), TUI_KEY_PASTE_END);
+    define_other_keys();
     paste_mode(true);
     /* ncurses reports a resize only when a read returns: keep reads short. */
     wtimeout(stdscr, TUI_READ_MS);
@@ -551,6 +610,8 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
                 app_click(a, ev.x, ev.y);
             continue;
         }
+        if (status == OK && ch == 27 && swallow_sequence())
+            continue;
         {
             int key = translate_key(status, ch);
             if (key >= 0)
