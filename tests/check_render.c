@@ -328,6 +328,45 @@ START_TEST(inspector_spells_out_each_stage)
 }
 END_TEST
 
+/* With the positional encoding the view goes as it is computed: E, then E + PE (issue 13, item 4). */
+START_TEST(positional_encoding_in_the_order_it_is_computed)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    struct view v;
+    char buf[2048];
+    char *text;
+
+    attention_config_init(&cfg);
+    cfg.positional = true;
+    run(&p, &cfg, "Your journey starts with one step");
+    ck_assert_int_eq(explain_pipeline_stage(&p, VIEW_EMBEDDINGS, false), STAGE_EMBEDDINGS);
+    ck_assert_int_eq(explain_pipeline_stage(&p, VIEW_POSITIONAL, false), STAGE_INPUTS);
+    view_init(&v);
+    v.stage = VIEW_EMBEDDINGS;
+    text = rendered(&p, &v, 100, 30, false);
+    /* Your's d1: 0.15 as looked up, 1.15 with cos 0 = 1 added. */
+    ck_assert_msg(strstr(text, "0.1500") != NULL && strstr(text, "1.1500") == NULL, "%s", text);
+    free(text);
+    v.stage = VIEW_POSITIONAL;
+    text = rendered(&p, &v, 100, 30, false);
+    ck_assert_msg(strstr(text, "1.1500") != NULL, "%s", text);
+    free(text);
+    view_destroy(&v);
+    explain_text(&p, VIEW_EMBEDDINGS, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "The next stage adds the positional encoding") != NULL, "%s", buf);
+    inspect_cell(&p, VIEW_POSITIONAL, 0, 1, 0, false, 4, false, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "x[journey][0] = E 0.5500 + PE(1, 0) 0.8415 = 1.3915") != NULL, "%s",
+                  buf);
+    pipeline_destroy(&p);
+    /* Without it, stage 1 is the inputs themselves. */
+    cfg.positional = false;
+    run(&p, &cfg, "Your journey starts with one step");
+    ck_assert_int_eq(explain_pipeline_stage(&p, VIEW_EMBEDDINGS, false), STAGE_INPUTS);
+    pipeline_destroy(&p);
+}
+END_TEST
+
 /* A row with an infinite score is nan, and the panel says why instead of "sums to 1". */
 START_TEST(inspector_explains_nan_rows)
 {
@@ -461,6 +500,7 @@ render_suite(void)
     tcase_add_test(units, inspector_spells_out_each_stage);
     tcase_add_test(units, scaling_is_described_once);
     tcase_add_test(units, inspector_explains_nan_rows);
+    tcase_add_test(units, positional_encoding_in_the_order_it_is_computed);
     tcase_add_test(units, every_view_stage_is_complete);
     tcase_add_test(units, huge_grids_are_refused);
     suite_add_tcase(s, units);

@@ -251,7 +251,7 @@ export_current(struct app *a, int all)
     if (all) {
         st = export_all(&a->pipe, a->export_dir, &written, &err);
     } else {
-        enum pipeline_stage ps = explain_pipeline_stage(a->view.stage, false);
+        enum pipeline_stage ps = explain_pipeline_stage(&a->pipe, a->view.stage, false);
         if (a->view.stage == VIEW_QKV) {
             struct pipeline_selection sel[3] = { { STAGE_QUERIES, -1, NULL },
                                                  { STAGE_KEYS, -1, NULL },
@@ -269,7 +269,7 @@ export_current(struct app *a, int all)
         app_say(a, "wrote %d file%s into %s/", written, written == 1 ? "" : "s", a->export_dir);
     } else {
         char name[64];
-        enum pipeline_stage ps = explain_pipeline_stage(a->view.stage, false);
+        enum pipeline_stage ps = explain_pipeline_stage(&a->pipe, a->view.stage, false);
         export_file_name(ps, 0, name, sizeof name);
         if (a->view.stage == VIEW_QKV)
             app_say(a, "wrote queries.csv, keys.csv, values.csv into %s/", a->export_dir);

@@ -66,7 +66,7 @@ walkthrough_print(FILE *out, const struct walkthrough *w, const struct print_opt
         struct walk_resources res;
         struct pipeline p;
         char *narration;
-        enum pipeline_stage ps = explain_pipeline_stage(s->stage, s->mask_matrix);
+        enum pipeline_stage ps = explain_pipeline_stage(NULL, s->stage, s->mask_matrix);
 
         if (walkthrough_step_pipeline(w, k, &res, &p, err) != ATTN_OK)
             return -1;

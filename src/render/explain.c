@@ -17,14 +17,15 @@ formula_embeddings(const struct pipeline *p, char *buf, size_t size)
 {
     const struct attention_config *c = &p->cfg;
 
-    snprintf(buf, size, "x_i = E[token_i]%s", c->positional ? " + PE(i)" : "");
+    snprintf(buf, size, c->positional ? "E[token_i]" : "x_i = E[token_i]");
 }
 
 static void
 formula_positional(const struct pipeline *p, char *buf, size_t size)
 {
     (void)p;
-    snprintf(buf, size, "PE(i,2k) = sin(i/10000^(2k/d)), PE(i,2k+1) = cos(...)");
+    snprintf(buf, size, "x_i = E[token_i] + PE(i), PE(i,2k) = sin(i/10000^(2k/d)), "
+                        "PE(i,2k+1) = cos(...)");
 }
 
 static void
@@ -128,7 +129,7 @@ text_embeddings(const struct pipeline *p, char *buf, size_t size)
              made_up ? " Tokens marked * are not in the vocabulary: their vectors are made up "
                        "from the word itself."
                      : "",
-             c->positional ? " The positional encoding is added next." : "");
+             c->positional ? " The next stage adds the positional encoding to them." : "");
 }
 
 static void
@@ -136,9 +137,10 @@ text_positional(const struct pipeline *p, char *buf, size_t size)
 {
     (void)p;
     snprintf(buf, size,
-             "Attention alone is blind to word order: shuffle the tokens and each gets the "
-             "same context. Adding a different wave pattern to each position lets the model "
-             "tell first from third. Position 0 adds sin 0 = 0 and cos 0 = 1.");
+             "Attention alone is blind to word order. Adding a different wave to each "
+             "position lets the model tell first from third. Shown: the embeddings plus the "
+             "encoding, the inputs Q, K and V are made from (the cell panel splits them); "
+             "position 0 adds sin 0 = 0 and cos 0 = 1.");
 }
 
 static void
@@ -369,11 +371,22 @@ explain_stage_per_head(enum view_stage s)
 }
 
 enum pipeline_stage
-explain_pipeline_stage(enum view_stage s, bool show_mask_matrix)
+explain_pipeline_stage(const struct pipeline *p, enum view_stage s, bool show_mask_matrix)
 {
     /* The mask as a matrix of its own is drawn over the scores it hides. */
     if (s == VIEW_MASK && show_mask_matrix)
         return STAGE_SCORES;
+    /*
+     * With the positional encoding, in the order it is computed: the
+     * embeddings as looked up, then the inputs with the encoding added (the
+     * encoding alone is in the cell explanation and --print).
+     */
+    if (p != NULL && p->cfg.positional && !p->qkv_given) {
+        if (s == VIEW_EMBEDDINGS)
+            return STAGE_EMBEDDINGS;
+        if (s == VIEW_POSITIONAL)
+            return STAGE_INPUTS;
+    }
     return (unsigned)s < VIEW_STAGE_COUNT ? stages[s].stage : STAGE_OUTPUT;
 }
 

@@ -65,8 +65,12 @@ bool explain_stage_present(const struct pipeline *p, enum view_stage s);
 /* Whether the stage has one matrix per head. */
 bool explain_stage_per_head(enum view_stage s);
 
-/* The pipeline stage whose numbers a view stage shows (QKV shows three). */
-enum pipeline_stage explain_pipeline_stage(enum view_stage s, bool show_mask_matrix);
+/*
+ * The pipeline stage whose numbers a view stage shows on p (QKV shows
+ * three); p may be NULL for the row's own stage.
+ */
+enum pipeline_stage explain_pipeline_stage(const struct pipeline *p, enum view_stage s,
+                                           bool show_mask_matrix);
 
 /* The title ("Attention weights"). */
 const char *explain_title(enum view_stage s);

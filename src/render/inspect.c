@@ -81,15 +81,18 @@ inspect_embeddings(struct out *o, const struct cell_at *at)
     char e[24];
     char pe[24];
 
-    emit(o, "input x[%s][%d] = %s\n", token(p, i), j, num(v, MAT_AT(&p->inputs, i, j)));
+    if (p->cfg.positional)
+        emit(o, "embedding E[%s][%d] = %s\n", token(p, i), j, num(e, MAT_AT(&p->embeddings, i, j)));
+    else
+        emit(o, "input x[%s][%d] = %s\n", token(p, i), j, num(v, MAT_AT(&p->inputs, i, j)));
     if (p->made_up[i])
         emit(o, "'%s' is not in the vocabulary: its vector is made up from a hash of the word.\n",
              token(p, i));
     else
         emit(o, "from the vocabulary's row for '%s'.\n", token(p, i));
     if (p->cfg.positional)
-        emit(o, "= embedding %s + PE(%d, %d) %s\n", num(e, MAT_AT(&p->embeddings, i, j)), i, j,
-             num(pe, MAT_AT(&p->positional, i, j)));
+        emit(o, "The next stage adds PE(%d, %d) = %s: x = %s.\n", i, j,
+             num(pe, MAT_AT(&p->positional, i, j)), num(v, MAT_AT(&p->inputs, i, j)));
 }
 
 static void
@@ -101,8 +104,14 @@ inspect_positional(struct out *o, const struct cell_at *at)
     char v[24];
     int two_k = j - j % 2;
 
-    emit(o, "PE(%d, %d) = %s(%d / 10000^(%d/%d)) = %s\n", i, j, j % 2 ? "cos" : "sin", i, two_k,
-         p->d_in, num(v, MAT_AT(&p->positional, i, j)));
+    char e[24];
+    char x[24];
+
+    emit(o, "x[%s][%d] = E %s + PE(%d, %d) %s = %s\n", token(p, i), j,
+         num(e, MAT_AT(&p->embeddings, i, j)), i, j, num(v, MAT_AT(&p->positional, i, j)),
+         num(x, MAT_AT(&p->inputs, i, j)));
+    emit(o, "PE(%d, %d) = %s(%d / 10000^(%d/%d))\n", i, j, j % 2 ? "cos" : "sin", i, two_k,
+         p->d_in);
     emit(o, "column %d is a %s wave; its wavelength grows with the column.\n", j,
          j % 2 ? "cosine" : "sine");
 }

@@ -113,7 +113,7 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
     const int n = st->nq;
 
     if (s != VIEW_QKV && s != VIEW_CONTEXT) {
-        enum pipeline_stage ps = explain_pipeline_stage(s, v->mask_matrix);
+        enum pipeline_stage ps = explain_pipeline_stage(p, s, v->mask_matrix);
         stagemap_spec(&v->work.map, p, ps, head, s == VIEW_MASK && v->mask_matrix, v->colour, v->utf8,
                       spec);
         if (s != VIEW_CONCAT)
