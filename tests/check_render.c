@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "attnscope/pipeline.h"
+#include "attnscope/qkv.h"
 #include "golden.h"
 #include "render/explain.h"
 #include "render/grid.h"
@@ -367,6 +368,39 @@ START_TEST(positional_encoding_in_the_order_it_is_computed)
 }
 END_TEST
 
+/* Given Q, K, V with fewer queries than keys: the missing query cells are blank, not NaN (item 5). */
+START_TEST(absent_queries_are_blank_not_nan)
+{
+    struct qkv_given q;
+    struct attention_config cfg;
+    struct pipeline p;
+    struct pipeline_source src = { NULL, NULL, NULL, &q, NULL };
+    struct attn_error err;
+    struct heatmap_spec spec;
+    struct view v;
+    char *text;
+
+    ck_assert_msg(qkv_load(&q, test_path("samples/soft-dictionary"), &err) == ATTN_OK, "%s", err.msg);
+    attention_config_init(&cfg);
+    attention_config_set_variant(&cfg, ATTN_SIMPLE);
+    cfg.scale_dim = 4;
+    ck_assert_msg(pipeline_create(&p, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    view_init(&v);
+    v.stage = VIEW_QKV;
+    ck_assert_int_eq(view_stage_spec(&v, &p, VIEW_QKV, 0, &spec), 0);
+    ck_assert_int_eq(spec.m->rows, 4);
+    ck_assert_int_eq(heatmap_kind(&spec, 3, 0), HEAT_ABSENT); /* query 4 does not exist */
+    ck_assert_int_eq(heatmap_kind(&spec, 3, 3), HEAT_VALUE);  /* key 4 does */
+    ck_assert_int_eq(heatmap_kind(&spec, 2, 0), HEAT_VALUE);
+    text = rendered(&p, &v, 100, 30, false);
+    ck_assert_msg(strstr(text, "nan") == NULL && strstr(text, "NaN") == NULL, "%s", text);
+    free(text);
+    view_destroy(&v);
+    pipeline_destroy(&p);
+    qkv_destroy(&q);
+}
+END_TEST
+
 /* A row with an infinite score is nan, and the panel says why instead of "sums to 1". */
 START_TEST(inspector_explains_nan_rows)
 {
@@ -501,6 +535,7 @@ render_suite(void)
     tcase_add_test(units, scaling_is_described_once);
     tcase_add_test(units, inspector_explains_nan_rows);
     tcase_add_test(units, positional_encoding_in_the_order_it_is_computed);
+    tcase_add_test(units, absent_queries_are_blank_not_nan);
     tcase_add_test(units, every_view_stage_is_complete);
     tcase_add_test(units, huge_grids_are_refused);
     suite_add_tcase(s, units);

@@ -203,6 +203,9 @@ draw_cell(struct grid *g, int x, int y, const struct heatmap_spec *spec,
         st = style_role(ROLE_MASK_FORBID);
         snprintf(text, sizeof text, "%s", w >= 5 ? "hide" : "-");
         break;
+    case HEAT_ABSENT:
+        st = style_role(ROLE_TEXT);
+        break;
     case HEAT_VALUE:
         st.ramp = spec->ramp;
         st.level = heatmap_level(spec, v);
@@ -318,7 +321,7 @@ heatmap_legend(struct grid *g, int x, int y, int w, const struct heatmap_spec *s
     char lo[32];
     char hi[32];
     int used = 0;
-    int seen[7] = { 0 };
+    int seen[HEAT_ABSENT + 1] = { 0 };
     const int end = x + w;
     static const char *const names[] = { "", "-inf", "masked", "dropped", "NaN" };
     static const enum palette_role roles[] = { ROLE_TEXT, ROLE_NEG_INF, ROLE_MASKED, ROLE_DROPPED,

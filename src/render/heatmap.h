@@ -22,7 +22,8 @@ enum heat_kind {
     HEAT_DROPPED,  /* a weight dropout set to 0 */
     HEAT_NAN,
     HEAT_ALLOW,    /* the mask itself: this key is visible */
-    HEAT_FORBID    /* the mask itself: this key is hidden */
+    HEAT_FORBID,   /* the mask itself: this key is hidden */
+    HEAT_ABSENT    /* no number here (a query row past the last query): left blank */
 };
 
 struct heatmap_spec {

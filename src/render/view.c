@@ -104,6 +104,15 @@ row_labels(struct view *v, const struct pipeline *p, int rows)
     return 0;
 }
 
+/* Q | K | V side by side: a cell past the last row of its matrix holds nothing. */
+static enum heat_kind
+qkv_kind(const void *ctx, int i, int j)
+{
+    const struct view_work *w = ctx;
+
+    return i >= w->qkv_rows[j / w->qkv_width] ? HEAT_ABSENT : HEAT_VALUE;
+}
+
 int
 view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int head,
                 struct heatmap_spec *spec)
@@ -135,12 +144,17 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
         int rows = st->nk > n ? st->nk : n;
         if (reserve_scratch(v, (size_t)rows * 3 * (size_t)hd) != 0 || qkv_labels(v, hd) != 0)
             return -1;
-        /* With more keys than queries the query columns run out first: NaN shows as '?'. */
+        /* With more keys than queries the query columns run out first: those cells are blank. */
         for (int i = 0; i < rows; i++)
             for (int w = 0; w < 3; w++)
                 for (int c = 0; c < hd; c++)
                     v->work.scratch[((size_t)i * 3 + (size_t)w) * (size_t)hd + (size_t)c] =
-                        i < src[w]->rows ? MAT_AT(src[w], i, head * hd + c) : NAN;
+                        i < src[w]->rows ? MAT_AT(src[w], i, head * hd + c) : 0.0f;
+        for (int w = 0; w < 3; w++)
+            v->work.qkv_rows[w] = src[w]->rows;
+        v->work.qkv_width = hd;
+        spec->kind = qkv_kind;
+        spec->kind_ctx = &v->work;
         v->work.map.m = matrix_view(v->work.scratch, rows, 3 * hd);
         spec->row_labels = p->query_labels;
         if (p->qkv_given) {

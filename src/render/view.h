@@ -56,6 +56,8 @@ struct view_work {
     char **row_label;
     size_t row_label_cap;
     char *row_label_text;
+    int qkv_rows[3];   /* Q | K | V side by side: the rows each has (fewer queries than keys) */
+    int qkv_width;     /* columns each of them takes */
 };
 
 struct view {
