@@ -368,6 +368,31 @@ START_TEST(positional_encoding_in_the_order_it_is_computed)
 }
 END_TEST
 
+/* A made-up token keeps its '*' on every stage, not only the embeddings (issue 13, item 6). */
+START_TEST(made_up_tokens_stay_marked)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    struct view v;
+    char *text;
+
+    attention_config_init(&cfg);
+    run(&p, &cfg, "Your journey starts with one leap");
+    view_init(&v);
+    for (int s = 0; s < VIEW_STAGE_COUNT; s++) {
+        if (!explain_stage_present(&p, (enum view_stage)s))
+            continue;
+        v.stage = (enum view_stage)s;
+        text = rendered(&p, &v, 100, 30, false);
+        ck_assert_msg(strstr(text, "\nleap*") != NULL, "stage %s: %s",
+                      explain_stage_name((enum view_stage)s), text);
+        free(text);
+    }
+    view_destroy(&v);
+    pipeline_destroy(&p);
+}
+END_TEST
+
 /* Given Q, K, V with fewer queries than keys: the missing query cells are blank, not NaN (item 5). */
 START_TEST(absent_queries_are_blank_not_nan)
 {
@@ -536,6 +561,7 @@ render_suite(void)
     tcase_add_test(units, inspector_explains_nan_rows);
     tcase_add_test(units, positional_encoding_in_the_order_it_is_computed);
     tcase_add_test(units, absent_queries_are_blank_not_nan);
+    tcase_add_test(units, made_up_tokens_stay_marked);
     tcase_add_test(units, every_view_stage_is_complete);
     tcase_add_test(units, huge_grids_are_refused);
     suite_add_tcase(s, units);

@@ -364,7 +364,7 @@ print_stage(FILE *out, const struct pipeline *p, enum pipeline_stage s, int head
     t.rows = v.row_labels;
     t.cols = v.col_labels;
     t.col_prefix = "d";
-    if (s == STAGE_EMBEDDINGS || s == STAGE_INPUTS)
+    if (!p->qkv_given) /* every stage's rows are the tokens */
         t.mark = p->made_up;
     print_table(out, &t, po);
 }
