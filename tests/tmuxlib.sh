@@ -60,9 +60,10 @@ start() {
     t kill-server 2>/dev/null
     scenario=$((scenario + 1))
     sock="$base-$scenario"
-    rm -f "$tmp/before" "$tmp/after" "$tmp/rc"
+    rm -f "$tmp/before" "$tmp/after" "$tmp/rc" "$tmp/keylog"
+    sent=0
     t new -d -x "$w" -y "$h" -c "$tmp" \
-        "env ${TUI_ENV:-LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color} ATTNSCOPE_WALKTHROUGHS=${WALKS:-$srcdir/samples/walkthroughs} sh -c 'stty -g > $tmp/before; ${WRAP:-} \"$bin\" $*; echo \$? > $tmp/rc; stty -g > $tmp/after; sleep 30'"
+        "env ${TUI_ENV:-LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color} ATTNSCOPE_WALKTHROUGHS=${WALKS:-$srcdir/samples/walkthroughs} ATTNSCOPE_KEYLOG=$tmp/keylog sh -c 'stty -g > $tmp/before; ${WRAP:-} \"$bin\" $*; echo \$? > $tmp/rc; stty -g > $tmp/after; sleep 30'"
     wait_screen "${READY:-sentence:}"
 }
 
@@ -86,13 +87,44 @@ wait_screen() { poll_screen 0 "$1" "${2:-100}"; }
 # wait_gone PATTERN [TRIES]: the opposite, until the screen no longer matches.
 wait_gone() { poll_screen 1 "$1" "${2:-100}"; }
 
-# keys KEY...: sends tmux key names, then lets the screen settle.
+# keys KEY...: sends tmux key names (or strings, one key per character) and
+# counts them, for settle.
 keys() {
     t send-keys "$@"
+    literal=0
+    for k in "$@"; do
+        if [ "$k" = -l ]; then
+            literal=1
+            continue
+        fi
+        [ $literal = 1 ] && k="$k:literal"
+        case $k in
+        *:literal) sent=$((sent + $(printf '%s' "${k%:literal}" | LC_ALL=C.UTF-8 wc -m))) ;;
+        Up | Down | Left | Right | Home | End | PPage | NPage | PageUp | PageDown | Space | Enter | \
+            Escape | BSpace | BTab | Tab | DC | IC | F[0-9] | F1[0-2] | [CMS]-*) sent=$((sent + 1)) ;;
+        *) sent=$((sent + $(printf '%s' "$k" | LC_ALL=C.UTF-8 wc -m))) ;;
+        esac
+    done
+}
+
+# settle: waits until attnscope has drawn a frame after reading every key
+# keys sent (ATTNSCOPE_KEYLOG), a state, not a time: 0.02 s checks, for two
+# minutes at most (a sanitizer or valgrind build on a loaded machine).
+settle() {
+    i=0
+    while [ $i -lt 6000 ]; do
+        [ "$(cat "$tmp/keylog" 2>/dev/null || echo 0)" -ge "$sent" ] 2>/dev/null && return 0
+        # Gone (q, a signal): nothing more will be drawn.
+        [ -s "$tmp/after" ] && return 0
+        sleep 0.02
+        i=$((i + 1))
+    done
+    fail "attnscope did not read the $sent keys sent (it read $(cat "$tmp/keylog" 2>/dev/null))"
 }
 
 # expect NAME: appends the screen, under a header, to the scenario's capture.
 snap() {
+    settle
     printf '=== %s\n' "$1" >>"$tmp/capture"
     screen >>"$tmp/capture"
 }

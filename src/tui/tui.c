@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <poll.h>
@@ -544,6 +545,27 @@ read_paste(struct app *a)
     return alive;
 }
 
+/*
+ * For tests that wait for a state, not a time: with ATTNSCOPE_KEYLOG=FILE,
+ * after every frame FILE holds the number of keys read before it was drawn
+ * (resizes and mouse events not counted).  tests/tmuxlib.sh waits for the
+ * count of the keys it sent.
+ */
+static void
+log_keys(const char *path, unsigned long keys)
+{
+    char text[32];
+    int n = snprintf(text, sizeof text, "%lu\n", keys);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+    if (fd < 0)
+        return;
+    if (write(fd, text, (size_t)n) != n) {
+        /* Nothing to do: the test waiting for it will say what it saw. */
+    }
+    close(fd);
+}
+
 enum attn_status
 tui_run(struct app *a, bool mono, struct attn_error *err)
 {
@@ -552,6 +574,8 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
     bool idle = true;  /* the last read found no key waiting */
     int batch = 0;     /* keys handled since the last frame */
     bool gone = false; /* the terminal went away */
+    const char *keylog = getenv("ATTNSCOPE_KEYLOG");
+    unsigned long keys_read = 0;
 
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
         return attn_fail(err, ATTN_EIO,
@@ -579,6 +603,8 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
                 break;
             dirty = false;
             batch = 0;
+            if (keylog != NULL)
+                log_keys(keylog, keys_read);
         }
         wtimeout(stdscr, dirty ? 0 : TUI_READ_MS);
         status = wget_wch(stdscr, &ch);
@@ -593,6 +619,8 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
         }
         dirty = true;
         batch++;
+        if (!(status == KEY_CODE_YES && (ch == KEY_RESIZE || ch == KEY_MOUSE)))
+            keys_read++;
         if (status == KEY_CODE_YES && ch == TUI_KEY_PASTE_BEGIN) {
             if (!read_paste(a)) {
                 gone = true;
