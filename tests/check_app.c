@@ -54,10 +54,39 @@ weight(int head, int i, int j)
     return MAT_AT(&v.m, i, j);
 }
 
-START_TEST(starts_on_the_books_output)
+START_TEST(starts_at_the_beginning_of_the_pipeline)
 {
-    ck_assert_int_eq(a.view.stage, VIEW_OUTPUT);
+    /* Space goes on from the first stage (issue 13, item 8); the book's output is there. */
+    ck_assert_int_eq(a.view.stage, VIEW_EMBEDDINGS);
     ck_assert_float_eq_tol(MAT_AT(&a.pipe.st.output, 0, 0), 0.3190f, 1e-4f);
+}
+END_TEST
+
+/* A key that cannot act where it is pressed says so: never silence (item 8). */
+START_TEST(keys_that_cannot_act_say_why)
+{
+    keys("p");
+    ck_assert_int_eq(a.view.stage, VIEW_EMBEDDINGS);
+    ck_assert_ptr_nonnull(strstr(a.message, "is the first stage: Space or n goes on"));
+    keys("0 ");
+    ck_assert_int_eq(a.view.stage, VIEW_OUTPUT);
+    ck_assert_ptr_nonnull(strstr(a.message, "Output projection is the last stage"));
+    app_key(&a, APP_KEY_TAB);
+    ck_assert_ptr_nonnull(strstr(a.message, "is not split by head"));
+    keys("g");
+    ck_assert_ptr_nonnull(strstr(a.message, "per-head stages"));
+    app_click(&a, 0, 0); /* the knob bar */
+    ck_assert_ptr_nonnull(strstr(a.message, "a click on a cell explains it"));
+    {
+        /* A click on a stage in the stage bar goes there. */
+        struct grid g;
+        ck_assert_int_eq(grid_create(&g, 100, 30), 0);
+        app_render(&a, &g);
+        ck_assert_int_ge(a.view.frame.stage_x[VIEW_WEIGHTS][0], 0);
+        app_click(&a, a.view.frame.stage_x[VIEW_WEIGHTS][0] + 1, a.view.frame.stage_bar_y);
+        ck_assert_int_eq(a.view.stage, VIEW_WEIGHTS);
+        grid_destroy(&g);
+    }
 }
 END_TEST
 
@@ -456,7 +485,8 @@ app_suite(void)
     TCase *tc = tcase_create("keys");
 
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, starts_on_the_books_output);
+    tcase_add_test(tc, starts_at_the_beginning_of_the_pipeline);
+    tcase_add_test(tc, keys_that_cannot_act_say_why);
     tcase_add_test(tc, stages_step_and_jump);
     tcase_add_test(tc, cursor_moves_and_stays_inside);
     tcase_add_test(tc, heads_cycle_and_grid);

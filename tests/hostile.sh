@@ -32,7 +32,7 @@ for size in 1x1 2x2 12x4 20x8 40x10 49x15; do
     [ "${size%x*}" -ge 21 ] && shows "$size" "attnscope needs 50x16"
     resize 100 30
     shows "$size, then 100x30" "$book"
-    shows "$size, then 100x30: the keys typed blind were ignored" "Output projection (6 x 2)"
+    shows "$size, then 100x30: the keys typed blind were ignored" "Tokens and embeddings (6 x 3)"
     resize "${size%x*}" "${size#*x}"
     keys q
     restored "$size" 0
@@ -295,7 +295,7 @@ fi
 # escape sequence, known or not, jumps to a stage.
 TUI_ENV="LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color" start 100 30
 esc=$(printf '\033')
-keys Right
+keys 0 Right
 wait_screen "out\[Your\]\[1\]"
 for seq in "[1~:0" "[8~:1" "[7~:0" "[4~:1" "OH:0" "[15~:0" "[99~:0" "[1;5C:0"; do
     t send-keys -l "$esc${seq%:*}"

@@ -168,8 +168,8 @@ app_init(struct app *a, const struct attention_config *cfg, const struct pipelin
         view_destroy(&a->view);
         return st;
     }
-    /* Start where the book's answer is: the output of the default mha. */
-    a->view.stage = VIEW_OUTPUT;
+    /* Start at the beginning of the pipeline (Q, K and V when they are given): Space goes on. */
+    a->view.stage = VIEW_EMBEDDINGS;
     view_clamp(&a->view, &a->pipe);
     return ATTN_OK;
 }
@@ -323,11 +323,14 @@ view_key(struct app *a, int key)
     switch (key) {
     case ' ':
     case 'n':
-        view_step_stage(v, &a->pipe, 1);
+        if (!view_step_stage(v, &a->pipe, 1))
+            app_say(a, "%s is the last stage: p or Backspace goes back, 1 to the start",
+                    explain_title(v->stage));
         break;
     case APP_KEY_BACKSPACE:
     case 'p':
-        view_step_stage(v, &a->pipe, -1);
+        if (!view_step_stage(v, &a->pipe, -1))
+            app_say(a, "%s is the first stage: Space or n goes on", explain_title(v->stage));
         break;
     case APP_KEY_UP:
         v->cursor_row--;
@@ -359,6 +362,9 @@ view_key(struct app *a, int key)
         v->head = (v->head + (key == APP_KEY_TAB ? 1 : heads - 1)) % heads;
         if (heads == 1)
             app_say(a, "%s has one head", attention_variant_name(a->cfg.variant));
+        else if (!explain_stage_per_head(v->stage))
+            app_say(a, "head %d of %d: %s is not split by head; Tab shows on stages 2 to 8",
+                    v->head, heads, explain_title(v->stage));
         break;
     }
     case 'g':
@@ -511,4 +517,16 @@ app_click(struct app *a, int x, int y)
             return;
         }
     }
+    {
+        int s = view_stage_at(v, x, y);
+        if (s >= 0) {
+            if (a->walking && s != (int)v->stage)
+                v->following = false; /* off the script, as a stage key leaves it */
+            v->stage = (enum view_stage)s;
+            v->message = NULL;
+            view_clamp(v, &a->pipe);
+            return;
+        }
+    }
+    app_say(a, "a click on a cell explains it; one on the stage bar goes to that stage");
 }

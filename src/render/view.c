@@ -190,7 +190,7 @@ stage_visible(const struct pipeline *p, enum view_stage s)
     return explain_stage_present(p, s);
 }
 
-void
+bool
 view_step_stage(struct view *v, const struct pipeline *p, int dir)
 {
     int s = (int)v->stage;
@@ -198,8 +198,21 @@ view_step_stage(struct view *v, const struct pipeline *p, int dir)
     do {
         s += dir;
     } while (s >= 0 && s < VIEW_STAGE_COUNT && !stage_visible(p, (enum view_stage)s));
-    if (s >= 0 && s < VIEW_STAGE_COUNT)
-        v->stage = (enum view_stage)s;
+    if (s < 0 || s >= VIEW_STAGE_COUNT)
+        return false;
+    v->stage = (enum view_stage)s;
+    return true;
+}
+
+int
+view_stage_at(const struct view *v, int x, int y)
+{
+    if (y != v->frame.stage_bar_y || y < 0)
+        return -1;
+    for (int s = 0; s < VIEW_STAGE_COUNT; s++)
+        if (x >= v->frame.stage_x[s][0] && x < v->frame.stage_x[s][1])
+            return s;
+    return -1;
 }
 
 static void
@@ -369,13 +382,14 @@ stage_bar_width(const struct pipeline *p, bool brief)
 }
 
 static void
-draw_stage_bar(struct grid *g, const struct view *v, const struct pipeline *p, int y)
+draw_stage_bar(struct grid *g, struct view *v, const struct pipeline *p, int y)
 {
     int x = 0;
     struct rect bar = { 0, y, g->width, 1 };
     bool brief = stage_bar_width(p, false) > g->width;
 
     grid_fill(g, bar, ' ', style_role(ROLE_STAGE));
+    v->frame.stage_bar_y = y;
     for (int s = 0; s < VIEW_STAGE_COUNT; s++) {
         char label[32];
         char key = explain_stage_key((enum view_stage)s);
@@ -386,7 +400,9 @@ draw_stage_bar(struct grid *g, const struct view *v, const struct pipeline *p, i
                  explain_stage_short((enum view_stage)s, brief));
         if (x + (int)strlen(label) > g->width)
             break;
+        v->frame.stage_x[s][0] = x;
         x += grid_put(g, x, y, g->width - x, style_role(role), label);
+        v->frame.stage_x[s][1] = x;
     }
 }
 
@@ -748,6 +764,9 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
 
     grid_clear(g);
     v->frame.tiles = 0;
+    v->frame.stage_bar_y = -1;
+    for (int s = 0; s < VIEW_STAGE_COUNT; s++)
+        v->frame.stage_x[s][0] = v->frame.stage_x[s][1] = -1;
     v->frame.too_small = g->width < VIEW_MIN_WIDTH || g->height < VIEW_MIN_HEIGHT;
     if (v->frame.too_small) {
         grid_printf(g, 0, 0, g->width, style_role(ROLE_ERROR), "attnscope needs %dx%d",

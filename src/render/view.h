@@ -39,6 +39,8 @@ struct view_frame {
     struct heatmap_geometry geo[VIEW_MAX_TILES]; /* for mouse clicks */
     int rows;                                   /* the shape of the shown matrix */
     int cols;
+    int stage_bar_y;                            /* the stage bar's row; -1: not drawn */
+    int stage_x[VIEW_STAGE_COUNT][2];           /* its entries' columns [from, to); -1: none */
 };
 
 /*
@@ -113,8 +115,11 @@ void view_render(struct view *v, const struct pipeline *p, struct grid *g);
 int view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int head,
                     struct heatmap_spec *spec);
 
-/* Moves to the next (+1) or previous (-1) stage p shows. */
-void view_step_stage(struct view *v, const struct pipeline *p, int dir);
+/* Moves to the next (+1) or previous (-1) stage p shows; false at either end. */
+bool view_step_stage(struct view *v, const struct pipeline *p, int dir);
+
+/* The stage whose entry in the stage bar the last frame drew at (x, y), or -1. */
+int view_stage_at(const struct view *v, int x, int y);
 
 /* Keeps stage, head and cursor inside what p has (after a knob changed). */
 void view_clamp(struct view *v, const struct pipeline *p);
