@@ -59,6 +59,9 @@ START_TEST(starts_at_the_beginning_of_the_pipeline)
     /* Space goes on from the first stage (issue 13, item 8); the book's output is there. */
     ck_assert_int_eq(a.view.stage, VIEW_EMBEDDINGS);
     ck_assert_float_eq_tol(MAT_AT(&a.pipe.st.output, 0, 0), 0.3190f, 1e-4f);
+    /* And it says plainly that the weights are untrained (item 9). */
+    ck_assert_ptr_nonnull(a.view.message);
+    ck_assert_ptr_nonnull(strstr(a.message, "untrained weights drawn from seed 123"));
 }
 END_TEST
 

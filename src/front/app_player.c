@@ -98,6 +98,7 @@ app_play(struct app *a, struct walkthrough *w, struct attn_error *err)
     if (was_walking)
         walkthrough_destroy(&old);
     memset(w, 0, sizeof *w);
+    a->view.message = NULL; /* the lesson speaks now, not the start-up hint */
     return ATTN_OK;
 }
 

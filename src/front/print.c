@@ -311,6 +311,8 @@ print_header(FILE *out, const struct pipeline *p, const struct print_options *po
         fprintf(out, "\n  embeddings: %s%s; parameters: %s\n", po->vocab_source,
                 c->positional ? " + positional encoding" : "",
                 p->params.count == 0 ? "none" : p->params_given ? "loaded" : "drawn from the seed");
+    if (!p->qkv_given && !p->params_given)
+        fprintf(out, "  untrained: the patterns show how attention computes, not what words mean\n");
     if (p->qkv_given) {
         fprintf(out, "queries (%d):", p->st.nq);
         for (int i = 0; i < p->st.nq; i++)
@@ -329,7 +331,8 @@ print_header(FILE *out, const struct pipeline *p, const struct print_options *po
     }
     fputc('\n', out);
     if (made_up > 0)
-        fprintf(out, "  * not in the vocabulary: its vector is made up from the word itself\n");
+        fprintf(out, "  * not in the vocabulary: its vector is made up from the word itself, "
+                     "so it carries no meaning\n");
     fputc('\n', out);
 }
 
