@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include "attnscope/knob.h"
 #include "attnscope/pipeline.h"
 #include "attnscope/qkv.h"
 #include "golden.h"
@@ -368,6 +369,33 @@ START_TEST(positional_encoding_in_the_order_it_is_computed)
 }
 END_TEST
 
+/* A knob that changes nothing here says why and what to press (issue 13, item 10). */
+START_TEST(scaling_by_one_says_so)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    char buf[1024];
+    int dir;
+    const struct knob *slash = knob_for_key('/', &dir);
+
+    ck_assert_ptr_nonnull(slash);
+    attention_config_init(&cfg); /* mha, d_out 2, 2 heads: d_k 1 */
+    run(&p, &cfg, "Your journey starts with one step");
+    explain_text(&p, VIEW_SCALED, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "Here d_k is 1 and sqrt(1) = 1, so / changes nothing") != NULL, "%s", buf);
+    knob_said(slash, &p, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "sqrt(1) = 1 changes nothing here") != NULL, "%s", buf);
+    pipeline_destroy(&p);
+    cfg.d_out = 8; /* d_k 4 */
+    run(&p, &cfg, "Your journey starts with one step");
+    explain_text(&p, VIEW_SCALED, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "changes nothing") == NULL, "%s", buf);
+    knob_said(slash, &p, buf, sizeof buf);
+    ck_assert_str_eq(buf, "scores divided by sqrt(d_k)");
+    pipeline_destroy(&p);
+}
+END_TEST
+
 /* A made-up token keeps its '*' on every stage, not only the embeddings (issue 13, item 6). */
 START_TEST(made_up_tokens_stay_marked)
 {
@@ -562,6 +590,7 @@ render_suite(void)
     tcase_add_test(units, positional_encoding_in_the_order_it_is_computed);
     tcase_add_test(units, absent_queries_are_blank_not_nan);
     tcase_add_test(units, made_up_tokens_stay_marked);
+    tcase_add_test(units, scaling_by_one_says_so);
     tcase_add_test(units, every_view_stage_is_complete);
     tcase_add_test(units, huge_grids_are_refused);
     suite_add_tcase(s, units);

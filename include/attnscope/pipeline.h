@@ -184,6 +184,7 @@ const float *pipeline_stage_all_heads(const struct pipeline *p, enum pipeline_st
 struct pipeline_scaling {
     const char *symbol; /* "sqrt(d_k)", "sqrt(--scale-dim)", or NULL when not scaled */
     int dim;            /* the number under the square root (when symbol) */
+    int root_of;        /* the number under it, on or off: 1 means scaling changes nothing */
     bool temperature;   /* divided by the temperature too */
     float divisor;      /* what the scores are divided by */
 };

@@ -368,7 +368,11 @@ said_scale(const struct pipeline *p, char *msg, size_t size)
     struct pipeline_scaling sc;
 
     pipeline_scaling_of(p, &sc);
-    if (sc.symbol != NULL)
+    if (sc.root_of == 1)
+        snprintf(msg, size, "scaling %s, but sqrt(1) = 1 changes nothing here: d widens the heads, "
+                            "u divides by sqrt(N)",
+                 sc.symbol != NULL ? "on" : "off");
+    else if (sc.symbol != NULL)
         snprintf(msg, size, "scores divided by %s", sc.symbol);
     else
         snprintf(msg, size, "scaling off: softmax gets raw scores");

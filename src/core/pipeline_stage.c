@@ -32,6 +32,7 @@ pipeline_scaling_of(const struct pipeline *p, struct pipeline_scaling *sc)
 
     sc->symbol = NULL;
     sc->dim = 0;
+    sc->root_of = c->scale_dim > 0 ? c->scale_dim : p->st.shape.head_dim;
     if (c->scale) {
         sc->symbol = c->scale_dim > 0 ? "sqrt(--scale-dim)" : "sqrt(d_k)";
         sc->dim = c->scale_dim > 0 ? c->scale_dim : p->st.shape.head_dim;

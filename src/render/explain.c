@@ -198,8 +198,16 @@ static void
 text_scaled(const struct pipeline *p, char *buf, size_t size)
 {
     const struct attention_config *c = &p->cfg;
+    struct pipeline_scaling sc;
 
-    if (c->scale)
+    pipeline_scaling_of(p, &sc);
+    if (sc.root_of == 1 && !p->qkv_given)
+        /* The defaults' d_k is 1: the knob would seem broken. */
+        snprintf(buf, size,
+                 "Dot products grow with d_k, and dividing by sqrt(d_k) keeps softmax soft. "
+                 "Here d_k is 1 and sqrt(1) = 1, so / changes nothing: press d for wider heads "
+                 "(d_k = d_out / heads) or u to divide by sqrt(N), then / to compare.");
+    else if (c->scale)
         snprintf(buf, size,
                  "Dot products grow with d_k; large scores make softmax nearly one-hot and "
                  "learning stalls. Dividing by sqrt(d_k) keeps the scores where softmax "
