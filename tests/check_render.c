@@ -375,8 +375,8 @@ START_TEST(scaling_by_one_says_so)
     struct attention_config cfg;
     struct pipeline p;
     char buf[1024];
-    int dir;
-    const struct knob *slash = knob_for_key('/', &dir);
+    int key_dir;
+    const struct knob *slash = knob_for_key('/', &key_dir);
 
     ck_assert_ptr_nonnull(slash);
     attention_config_init(&cfg); /* mha, d_out 2, 2 heads: d_k 1 */
