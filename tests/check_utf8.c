@@ -60,6 +60,19 @@ START_TEST(widths_do_not_depend_on_the_locale)
     ck_assert_int_eq(utf8_width("\xf0\x9f\x98\x80"), 2);                    /* an emoji */
     ck_assert_int_eq(utf8_char_width(0x07), 0);
     ck_assert_int_eq(utf8_char_width(0x85), 0);
+    {
+        /* The tables' edges, on both sides (binary search, Latin fast path). */
+        static const struct { uint32_t cp; int w; } edges[] = {
+            { 0x2FF, 1 },   { 0x300, 0 },   { 0x36F, 0 },   { 0x370, 1 },   { 0x0E31, 0 },
+            { 0x0E32, 1 },  { 0x1100, 2 },  { 0x115F, 2 },  { 0x1160, 1 },  { 0x200B, 0 },
+            { 0x2010, 1 },  { 0xFE0F, 0 },  { 0xFE10, 1 },  { 0xFE2F, 0 },  { 0xFE30, 2 },
+            { 0xFE4F, 2 },  { 0xFE50, 1 },  { 0x1F64F, 2 }, { 0x1F650, 1 }, { 0x3FFFD, 2 },
+            { 0x3FFFE, 1 }, { 0x10FFFF, 1 },
+        };
+        for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
+            ck_assert_msg(utf8_char_width(edges[i].cp) == edges[i].w, "U+%04X: width %d, not %d",
+                          (unsigned)edges[i].cp, utf8_char_width(edges[i].cp), edges[i].w);
+    }
 }
 END_TEST
 

@@ -121,12 +121,22 @@ static const struct range wide[] = {
     { 0x1F900, 0x1F9FF }, { 0x20000, 0x2FFFD }, { 0x30000, 0x3FFFD },
 };
 
+/* Whether cp is in one of n sorted, disjoint ranges (a binary search). */
 static int
 in_ranges(uint32_t cp, const struct range *r, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        if (cp >= r[i].lo && cp <= r[i].hi)
+    size_t lo = 0;
+    size_t hi = n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cp < r[mid].lo)
+            hi = mid;
+        else if (cp > r[mid].hi)
+            lo = mid + 1;
+        else
             return 1;
+    }
     return 0;
 }
 
@@ -135,6 +145,8 @@ utf8_char_width(uint32_t cp)
 {
     if (cp < 0x20 || (cp >= 0x7F && cp < 0xA0))
         return 0;
+    if (cp < 0x300) /* Latin: below every zero-width and wide range, most of any screen */
+        return 1;
     if (in_ranges(cp, zero_width, sizeof zero_width / sizeof zero_width[0]))
         return 0;
     if (in_ranges(cp, wide, sizeof wide / sizeof wide[0]))
