@@ -42,10 +42,19 @@ grid_destroy(struct grid *g)
 void
 grid_clear(struct grid *g)
 {
-    struct cell blank = { ' ', ROLE_TEXT, 0, 0, 0 };
+    const struct cell blank = { ' ', ROLE_TEXT, 0, 0, 0 };
+    const size_t n = (size_t)g->width * (size_t)g->height;
+    size_t done = 1;
 
-    for (int i = 0; i < g->width * g->height; i++)
-        g->cells[i] = blank;
+    if (n == 0)
+        return;
+    /* One cell, then copies of what is done, doubling: a few memcpy calls per frame. */
+    g->cells[0] = blank;
+    while (done < n) {
+        size_t more = done < n - done ? done : n - done;
+        memcpy(g->cells + done, g->cells, more * sizeof *g->cells);
+        done += more;
+    }
 }
 
 static void
