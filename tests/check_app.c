@@ -65,6 +65,38 @@ START_TEST(starts_at_the_beginning_of_the_pipeline)
 }
 END_TEST
 
+/* The help at 80x24: nothing cut, a "more" line, PgDn scrolls, q quits (issue 13, item 12). */
+START_TEST(help_scrolls_and_says_there_is_more)
+{
+    struct grid g;
+    char *text;
+    size_t len;
+    FILE *f;
+
+    ck_assert_int_eq(grid_create(&g, 80, 24), 0);
+    keys("?");
+    app_render(&a, &g);
+    ck_assert(a.view.help);
+    ck_assert_int_gt(a.view.frame.help_rows, a.view.frame.help_page);
+    f = open_memstream(&text, &len);
+    grid_dump_text(&g, f);
+    fclose(f);
+    ck_assert_msg(strstr(text, "q quits") != NULL && strstr(text, "more below: Down or PgDn") != NULL,
+                  "%s", text);
+    /* A long description wraps onto a second row instead of being cut. */
+    ck_assert_msg(strstr(text, "(Space and p also reach the positional\n") != NULL, "%s", text);
+    free(text);
+    app_key(&a, APP_KEY_PAGE_DOWN);
+    app_render(&a, &g);
+    ck_assert(a.view.help);
+    ck_assert_int_gt(a.view.help_scroll, 0);
+    ck_assert_int_le(a.view.help_scroll, a.view.frame.help_rows - a.view.frame.help_page);
+    keys("q");
+    ck_assert(a.quit);
+    grid_destroy(&g);
+}
+END_TEST
+
 /* A key that cannot act where it is pressed says so: never silence (item 8). */
 START_TEST(keys_that_cannot_act_say_why)
 {
@@ -450,6 +482,9 @@ START_TEST(help_quit_and_clicks)
 
     keys("?");
     ck_assert(a.view.help);
+    ck_assert_int_eq(grid_create(&g, 80, 24), 0);
+    app_render(&a, &g); /* the help scrolls by the rows it drew */
+    grid_destroy(&g);
     app_key(&a, APP_KEY_DOWN);
     ck_assert_int_eq(a.view.help_scroll, 1);
     app_key(&a, APP_KEY_ESCAPE);
@@ -490,6 +525,7 @@ app_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, starts_at_the_beginning_of_the_pipeline);
     tcase_add_test(tc, keys_that_cannot_act_say_why);
+    tcase_add_test(tc, help_scrolls_and_says_there_is_more);
     tcase_add_test(tc, stages_step_and_jump);
     tcase_add_test(tc, cursor_moves_and_stays_inside);
     tcase_add_test(tc, heads_cycle_and_grid);

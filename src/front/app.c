@@ -24,7 +24,7 @@ static const struct view_help_line help_before[] = {
     { "arrows", "move the cursor; the panel below explains the cell" },
     { "Home End", "first / last column" },
     { "PgUp PgDn", "a page of rows up / down" },
-    { "mouse click", "put the cursor on a cell" },
+    { "mouse click", "put the cursor on a cell; on the stage bar, go to that stage" },
     { "Tab Shift-Tab", "next / previous head" },
     { "g", "all heads side by side, the same cursor on each" },
     { "M", "show the causal mask as a matrix of its own" },
@@ -308,8 +308,24 @@ help_key(struct app *a, int key)
             v->help_scroll--;
         break;
     case APP_KEY_DOWN:
-        if (v->help_scroll < v->help_count - 1)
+        if (v->help_scroll < v->frame.help_rows - v->frame.help_page)
             v->help_scroll++;
+        break;
+    case APP_KEY_PAGE_UP:
+        v->help_scroll -= v->frame.help_page > 1 ? v->frame.help_page - 1 : 1;
+        if (v->help_scroll < 0)
+            v->help_scroll = 0;
+        break;
+    case APP_KEY_PAGE_DOWN:
+    case ' ':
+        /* The view clamps it to the last page when it draws. */
+        v->help_scroll += v->frame.help_page > 1 ? v->frame.help_page - 1 : 1;
+        break;
+    case APP_KEY_HOME:
+        v->help_scroll = 0;
+        break;
+    case APP_KEY_END:
+        v->help_scroll = v->frame.help_rows;
         break;
     case 'q':
         a->quit = true;

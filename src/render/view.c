@@ -489,6 +489,22 @@ draw_message(struct grid *g, const struct view *v, int y)
     }
 }
 
+/* Key hints on row y, two spaces apart, as many as fit whole, in order. */
+static void
+draw_key_items(struct grid *g, int y, const char *const *items, size_t n)
+{
+    int x = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        int w = utf8_width(items[i]);
+        if (x + (x > 0 ? 2 : 0) + w > g->width)
+            break;
+        if (x > 0)
+            x += 2;
+        x += grid_put(g, x, y, g->width - x, style_role(ROLE_DIM), items[i]);
+    }
+}
+
 static void
 draw_footer(struct grid *g, const struct view *v, int y)
 {
@@ -500,22 +516,32 @@ draw_footer(struct grid *g, const struct view *v, int y)
         return;
     }
     if (v->editing) {
-        grid_put(g, 0, y, g->width, style_role(ROLE_DIM),
-                 "Enter apply  Esc cancel  arrows Home End  Backspace Delete  Ctrl-U Ctrl-W");
+        static const char *const items[] = { "Enter apply", "Esc cancel", "arrows Home End",
+                                             "Backspace Delete", "Ctrl-U Ctrl-W" };
+        draw_key_items(g, y, items, sizeof items / sizeof items[0]);
+        return;
+    }
+    if (v->narration != NULL && v->following) {
+        static const char *const items[] = { "q quit", "? help", "Space next step",
+                                             "Backspace previous", "arrows cell", "w lessons",
+                                             "z present" };
+        draw_key_items(g, y, items, sizeof items / sizeof items[0]);
         return;
     }
     if (v->narration != NULL) {
-        grid_put(g, 0, y, g->width, style_role(ROLE_DIM),
-                 v->following ? "Space next step  Backspace previous  arrows cell  w walkthroughs  "
-                                "z present  ? help  q quit"
-                              : "Enter back to the step  Space/p stage  any knob explores  "
-                                "w walkthroughs  q quit");
+        static const char *const items[] = { "q quit", "Enter back to the step", "Space/p stage",
+                                             "any knob explores", "w lessons" };
+        draw_key_items(g, y, items, sizeof items / sizeof items[0]);
         return;
     }
-    grid_put(g, 0, y, g->width, style_role(ROLE_DIM),
-             v->utf8 ? "q quit  ? help  e edit  \xe2\x86\x90\xe2\x86\x91\xe2\x86\x93\xe2\x86\x92 cell  "
-                       "Space/p stage  Tab head  g grid  x export"
-                     : "q quit  ? help  e edit  arrows cell  Space/p stage  Tab head  g grid  x export");
+    {
+        /* Most used first: what does not fit a narrow screen is what the help lists anyway. */
+        const char *arrows = v->utf8 ? "\xe2\x86\x90\xe2\x86\x91\xe2\x86\x93\xe2\x86\x92 cell"
+                                     : "arrows cell";
+        const char *const items[] = { "q quit", "? help",   "Space/p stage", arrows,    "e edit",
+                                      "Tab head", "g grid", "x export",      "w lessons", "z present" };
+        draw_key_items(g, y, items, sizeof items / sizeof items[0]);
+    }
 }
 
 /* --------------------------------------------------------------- panels */
@@ -641,29 +667,65 @@ draw_legend(struct grid *g, int y, int w, struct view *v, const struct pipeline 
         grid_put(g, w - (int)strlen(where), y, (int)strlen(where), style_role(ROLE_DIM), where);
 }
 
+/*
+ * The help: every key with what it does, descriptions wrapped (never cut),
+ * in two columns on wide screens, scrolled by rows; the last row says when
+ * more follows.  frame.help_rows and help_page let the keys scroll it.
+ */
 static void
-draw_help(struct grid *g, const struct view *v)
+draw_help(struct grid *g, struct view *v)
 {
-    int y = 1;
-    int col_w = g->width >= 150 ? g->width / 2 : g->width;
-    int per_col = g->height - 4;
-    int first = v->help_scroll;
+    const int cols = g->width >= 150 ? 2 : 1;
+    const int col_w = g->width / cols;
+    const int tw = col_w - 17 > 10 ? col_w - 17 : 10;
+    const int per_col = g->height - 4 > 1 ? g->height - 4 : 1;
+    const int page = per_col * cols;
+    int total = 0;
+    int row = 0;
 
+    for (int i = 0; i < v->help_count; i++) {
+        int rows = count_wrapped(v->help_lines[i].what, tw);
+        total += rows > 0 ? rows : 1;
+    }
+    v->frame.help_rows = total;
+    v->frame.help_page = page;
+    if (v->help_scroll > total - page)
+        v->help_scroll = total - page > 0 ? total - page : 0;
     grid_clear(g);
     grid_put(g, 0, 0, g->width, style_role(ROLE_TITLE),
-             "attnscope keys  (Esc or ? to close; arrows scroll)");
-    for (int i = first; i < v->help_count; i++) {
-        int k = i - first;
-        int col = k / per_col;
-        int x = col * col_w;
-        if (col_w * (col + 1) > g->width)
-            break;
-        y = 2 + k % per_col;
-        grid_put(g, x + 1, y, 14, style_role(ROLE_BAR_KEY), v->help_lines[i].keys);
-        grid_put(g, x + 16, y, col_w - 17, style_role(ROLE_TEXT), v->help_lines[i].what);
+             "attnscope keys  (q quits; Esc or ? closes; arrows, PgUp and PgDn scroll)");
+    for (int i = 0; i < v->help_count; i++) {
+        const char *t = v->help_lines[i].what;
+        bool first_line = true;
+        do {
+            size_t next;
+            size_t n = text_wrap(t, tw, &next);
+            int k = row - v->help_scroll;
+            if (k >= 0 && k < page) {
+                char piece[256];
+                int x = (k / per_col) * col_w;
+                int y = 2 + k % per_col;
+                if (first_line)
+                    grid_put(g, x + 1, y, 14, style_role(ROLE_BAR_KEY), v->help_lines[i].keys);
+                if (n >= sizeof piece)
+                    n = sizeof piece - 1;
+                memcpy(piece, t, n);
+                piece[n] = '\0';
+                grid_put(g, x + 16, y, col_w - 17, style_role(ROLE_TEXT), piece);
+            }
+            row++;
+            first_line = false;
+            t += next;
+            if (next == 0)
+                break;
+        } while (*t);
     }
-    grid_put(g, 0, g->height - 1, g->width, style_role(ROLE_DIM),
-             "Every knob recomputes all stages at once; see man attnscope for the options.");
+    if (v->help_scroll + page < total)
+        grid_printf(g, 0, g->height - 1, g->width, style_role(ROLE_MESSAGE),
+                    "-- %d more below: Down or PgDn --", total - v->help_scroll - page);
+    else
+        grid_put(g, 0, g->height - 1, g->width, style_role(ROLE_DIM),
+                 "Every knob recomputes all stages at once; see the manual for the options.");
 }
 
 static void

@@ -39,6 +39,8 @@ struct view_frame {
     struct heatmap_geometry geo[VIEW_MAX_TILES]; /* for mouse clicks */
     int rows;                                   /* the shape of the shown matrix */
     int cols;
+    int help_rows;                              /* the help's rows, wrapped */
+    int help_page;                              /* how many of them one screen shows */
     int stage_bar_y;                            /* the stage bar's row; -1: not drawn */
     int stage_x[VIEW_STAGE_COUNT][2];           /* its entries' columns [from, to); -1: none */
 };
