@@ -708,6 +708,33 @@ START_TEST(shortcuts_compute_what_a_fresh_pipeline_computes)
 }
 END_TEST
 
+/* A token the sentence repeats is labelled with its position, everywhere (issue 13, item 11). */
+START_TEST(repeated_tokens_are_told_apart)
+{
+    static const char *const want[] = { "the#0", "cat", "saw", "the#3", "dog" };
+    struct attention_config cfg;
+    struct pipeline p;
+    struct pipeline_view v;
+    struct pipeline_selection sel;
+
+    attention_config_init(&cfg);
+    run(&p, &cfg, "the cat saw the dog", &book_vocab);
+    pipeline_stage_view(&p, STAGE_WEIGHTS, 0, &v);
+    for (int i = 0; i < 5; i++) {
+        ck_assert_str_eq(p.query_labels[i], want[i]);
+        ck_assert_str_eq(v.row_labels[i], want[i]);
+        ck_assert_str_eq(v.col_labels[i], want[i]);
+    }
+    ck_assert_str_eq(p.tokens.text[3], "the"); /* the sentence itself is unchanged */
+    ck_assert_int_eq(pipeline_select(&p, "weights.h0", &sel), 0);
+    pipeline_destroy(&p);
+    /* Without repeats the labels are the tokens. */
+    run(&p, &cfg, "Your journey starts with one step", &book_vocab);
+    ck_assert_ptr_eq(p.query_labels, (const char *const *)p.tokens.text);
+    pipeline_destroy(&p);
+}
+END_TEST
+
 /* The address space this process uses now (/proc/self/statm's first field). */
 static rlim_t
 test_address_space(void)
@@ -1100,6 +1127,7 @@ pipeline_suite(void)
     tcase_add_test(knobs, positional_encoding_is_added);
     tcase_add_test(knobs, bad_configurations_are_refused);
     tcase_add_test(knobs, the_memory_estimate_is_what_is_allocated);
+    tcase_add_test(knobs, repeated_tokens_are_told_apart);
     tcase_add_test(knobs, memory_past_the_limit_is_refused_before_allocating);
     tcase_add_test(knobs, stage_table_is_consistent);
     tcase_add_test(knobs, pipelines_in_two_threads_are_independent);

@@ -369,6 +369,30 @@ START_TEST(positional_encoding_in_the_order_it_is_computed)
 }
 END_TEST
 
+/* Column labels that would be cut alike ("to" for tok0 ... tok29) show their position (item 11). */
+START_TEST(cut_labels_show_positions)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    struct view v;
+    char sentence[400];
+    size_t used = 0;
+    char *text;
+
+    for (int i = 0; i < 30; i++)
+        used += (size_t)snprintf(sentence + used, sizeof sentence - used, "%stok%d", i ? " " : "", i);
+    attention_config_init(&cfg);
+    run(&p, &cfg, sentence);
+    view_init(&v);
+    v.stage = VIEW_WEIGHTS;
+    text = rendered(&p, &v, 100, 30, false);
+    ck_assert_msg(strstr(text, " 10 11 12 ") != NULL && strstr(text, " to to ") == NULL, "%s", text);
+    free(text);
+    view_destroy(&v);
+    pipeline_destroy(&p);
+}
+END_TEST
+
 /* A knob that changes nothing here says why and what to press (issue 13, item 10). */
 START_TEST(scaling_by_one_says_so)
 {
@@ -591,6 +615,7 @@ render_suite(void)
     tcase_add_test(units, absent_queries_are_blank_not_nan);
     tcase_add_test(units, made_up_tokens_stay_marked);
     tcase_add_test(units, scaling_by_one_says_so);
+    tcase_add_test(units, cut_labels_show_positions);
     tcase_add_test(units, every_view_stage_is_complete);
     tcase_add_test(units, huge_grids_are_refused);
     suite_add_tcase(s, units);

@@ -187,6 +187,32 @@ START_TEST(long_narration_is_whole)
 }
 END_TEST
 
+/* A lesson names a repeated token by its label ("the#3"), or plainly for its first place. */
+START_TEST(cells_name_repeated_tokens)
+{
+    const char *path = test_write_text(dir, "rep.walk",
+                                       "options: --variant simple -s \"the cat saw the dog\"\n"
+                                       "step: one\nstage: weights\ncell: the#3 the\n\n"
+                                       "{weights[the#3][the#0]=0.2766}\n");
+    struct walkthrough w;
+    struct walk_resources res;
+    struct pipeline p;
+    struct attn_error err;
+    int row;
+    int col;
+
+    ck_assert_msg(walkthrough_load(&w, path, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(walkthrough_step_pipeline(&w, 0, &res, &p, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(walkthrough_cell(&w, 0, &p, &row, &col, &err), 0);
+    ck_assert_int_eq(row, 3);
+    ck_assert_int_eq(col, 0);
+    ck_assert_msg(walkthrough_check_step(&w, 0, &p, &err) == 1, "%s", err.msg);
+    pipeline_destroy(&p);
+    walk_resources_destroy(&res);
+    walkthrough_destroy(&w);
+}
+END_TEST
+
 START_TEST(narration_renders_values_and_paragraphs)
 {
     const char *path = test_write_text(dir, "ok.walk",
@@ -235,6 +261,7 @@ walkthrough_suite(void)
     tcase_add_test(tc, quoted_numbers_are_checked);
     tcase_add_test(tc, narration_renders_values_and_paragraphs);
     tcase_add_test(tc, long_narration_is_whole);
+    tcase_add_test(tc, cells_name_repeated_tokens);
     suite_add_tcase(s, tc);
     return s;
 }

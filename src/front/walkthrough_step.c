@@ -213,6 +213,13 @@ walkthrough_find_label(const char *name, const char *const *labels, const char *
                 return i;
         }
     }
+    /* A repeated token's label is "the#6": plain "the" still names its first place. */
+    if (labels != NULL) {
+        size_t len = strlen(name);
+        for (int i = 0; i < n; i++)
+            if (strncmp(labels[i], name, len) == 0 && labels[i][len] == '#')
+                return i;
+    }
     idx = strtol(name, &end, 10);
     if (end != name && *end == '\0' && idx >= 0 && idx < n)
         return (int)idx;
