@@ -58,9 +58,15 @@ load_walkthrough(const struct cli_options *o, struct walkthrough *w, bool every_
     char path[4096];
 
     if (walkthrough_find(o->walkthrough, path, sizeof path) != 0) {
-        attn_fail(err, ATTN_EIO,
-                  "--walkthrough %s: no such file, and no installed walkthrough of that name",
-                  o->walkthrough);
+        char names[1024];
+        if (walkthrough_names(names, sizeof names) > 0)
+            attn_fail(err, ATTN_EIO, "--walkthrough %s: no such file, and no lesson of that name; "
+                                     "the lessons are %s",
+                      o->walkthrough, names);
+        else
+            attn_fail(err, ATTN_EIO,
+                      "--walkthrough %s: no such file, and no installed walkthrough of that name",
+                      o->walkthrough);
         return -1;
     }
     if (walkthrough_load(w, path, err) != ATTN_OK)

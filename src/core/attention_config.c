@@ -3,6 +3,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "attnscope/attention_config.h"
@@ -143,10 +144,26 @@ attention_config_check(const struct attention_config *cfg, int d_in, struct attn
     if (uses_heads(cfg->variant) && (cfg->heads < 1 || cfg->heads > ATTN_MAX_HEADS))
         return attn_fail(err, ATTN_EVALUE, "--heads %d: give a count from 1 to %d", cfg->heads,
                          ATTN_MAX_HEADS);
-    if (attention_variant_info(cfg->variant)->proj == PROJ_LINEAR_SPLIT && cfg->d_out % cfg->heads != 0)
+    if (attention_variant_info(cfg->variant)->proj == PROJ_LINEAR_SPLIT && cfg->d_out % cfg->heads != 0) {
+        /* Say what would work: the nearest d_out for these heads, and heads that divide d_out. */
+        int below = cfg->d_out / cfg->heads * cfg->heads;
+        int above = below + cfg->heads;
+        char divisors[128];
+        size_t used = 0;
+        divisors[0] = '\0';
+        for (int h = 1; h <= cfg->d_out && h <= ATTN_MAX_HEADS && used + 16 < sizeof divisors; h++)
+            if (cfg->d_out % h == 0)
+                attn_appendf(divisors, sizeof divisors, &used, "%s%d", used ? ", " : "", h);
+        char sizes[32];
+        if (below > 0)
+            snprintf(sizes, sizeof sizes, "%d or %d", below, above);
+        else
+            snprintf(sizes, sizeof sizes, "%d", above);
         return attn_fail(err, ATTN_EVALUE,
-                         "--heads %d does not divide --d-out %d: mha splits d_out into equal heads",
-                         cfg->heads, cfg->d_out);
+                         "--heads %d does not divide --d-out %d: mha splits d_out into equal heads "
+                         "(try --d-out %s, or --heads %s)",
+                         cfg->heads, cfg->d_out, sizes, divisors);
+    }
     if (attention_variant_info(cfg->variant)->proj == PROJ_LINEAR_PER_HEAD &&
         (long)cfg->d_out * cfg->heads > ATTN_MAX_DIM)
         return attn_fail(err, ATTN_EVALUE,

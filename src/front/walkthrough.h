@@ -148,6 +148,12 @@ int walkthrough_dirs(const char **dirs, int max);
 int walkthrough_find(const char *name, char *buf, size_t size);
 
 /*
+ * The names of the lessons in the lessons folders (without .walk), sorted,
+ * comma-separated into buf; returns how many.
+ */
+size_t walkthrough_names(char *buf, size_t size);
+
+/*
  * The index of a row or column named by its label (labels), by prefix and
  * its number ("d2"), or by a number from 0; -1 when n has none of that name.
  * (Shared by the walkthrough files.)

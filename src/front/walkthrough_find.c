@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -91,4 +92,47 @@ walkthrough_find(const char *name, char *buf, size_t size)
     }
     snprintf(buf, size, "%s", name);
     return -1;
+}
+
+/* For sorting names with qsort. */
+static int
+by_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+size_t
+walkthrough_names(char *buf, size_t size)
+{
+    const char *dirs[4];
+    char *names[256];
+    int count = 0;
+    int n = walkthrough_dirs(dirs, 4);
+    size_t used = 0;
+
+    if (size > 0)
+        buf[0] = '\0';
+    for (int d = 0; d < n; d++) {
+        DIR *dir = opendir(dirs[d]);
+        struct dirent *e;
+        if (dir == NULL)
+            continue;
+        while ((e = readdir(dir)) != NULL && count < 256) {
+            size_t len = strlen(e->d_name);
+            bool seen = false;
+            if (len < 6 || strcmp(e->d_name + len - 5, ".walk") != 0)
+                continue;
+            for (int i = 0; i < count && !seen; i++)
+                seen = strncmp(names[i], e->d_name, len - 5) == 0 && names[i][len - 5] == '\0';
+            if (!seen && (names[count] = strndup(e->d_name, len - 5)) != NULL)
+                count++;
+        }
+        closedir(dir);
+    }
+    qsort(names, (size_t)count, sizeof names[0], by_name);
+    for (int i = 0; i < count; i++) {
+        attn_appendf(buf, size, &used, "%s%s", i ? ", " : "", names[i]);
+        free(names[i]);
+    }
+    return (size_t)count;
 }
