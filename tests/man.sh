@@ -19,4 +19,13 @@ for opt in $("$bin" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
         missing=1
     fi
 done
+# The examples run in a clone after the quick start: no installed paths
+# (issue 13, item 21), and the sample files they name exist.
+if sed -n '/^\.SH EXAMPLES/,/^\.SH FILES/p' "$page" | grep -n '/usr/\|/share/attnscope/samples/' | grep -v 'PREFIX'; then
+    echo "$page: an example uses an installed path"
+    missing=1
+fi
+for f in $(grep -o 'samples/[a-z0-9\\-]*\(\.csv\|\.walk\)\?' "$page" | sed 's/\\-/-/g' | sort -u); do
+    [ -e "${top_srcdir:-.}/$f" ] || { echo "$page names $f, which the source tree lacks"; missing=1; }
+done
 exit $missing

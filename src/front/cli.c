@@ -197,7 +197,8 @@ cli_usage(void)
         add_group(&u, GROUP_ATTENTION, "Attention");
         add_group(&u, GROUP_OUTPUT, "Output");
         add(&u, "\nExit status: 0 on success, 1 when an input or output fails, 2 for a bad option.\n"
-                "See attnscope(1) for the keys, the CSV layouts and examples.\n");
+                "See attnscope(1) for the keys, the CSV layouts and examples (in a clone of\n"
+                "the source: man -l doc/attnscope.1).\n");
     }
     return text;
 }
