@@ -369,6 +369,28 @@ START_TEST(positional_encoding_in_the_order_it_is_computed)
 }
 END_TEST
 
+/* The mask text on a variant without a mask does not say "again" (issue 13, item 19). */
+START_TEST(mask_text_fits_the_variant)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    char buf[1024];
+
+    attention_config_init(&cfg);
+    attention_config_set_variant(&cfg, ATTN_SIMPLE);
+    run(&p, &cfg, "Your journey starts with one step");
+    explain_text(&p, VIEW_MASK, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "has no mask") != NULL && strstr(buf, "again") == NULL, "%s", buf);
+    pipeline_destroy(&p);
+    attention_config_init(&cfg);
+    cfg.mask = ATTN_MASK_NONE; /* mha with its mask switched off */
+    run(&p, &cfg, "Your journey starts with one step");
+    explain_text(&p, VIEW_MASK, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "hide the future again") != NULL, "%s", buf);
+    pipeline_destroy(&p);
+}
+END_TEST
+
 /* Column labels that would be cut alike ("to" for tok0 ... tok29) show their position (item 11). */
 START_TEST(cut_labels_show_positions)
 {
@@ -616,6 +638,7 @@ render_suite(void)
     tcase_add_test(units, made_up_tokens_stay_marked);
     tcase_add_test(units, scaling_by_one_says_so);
     tcase_add_test(units, cut_labels_show_positions);
+    tcase_add_test(units, mask_text_fits_the_variant);
     tcase_add_test(units, every_view_stage_is_complete);
     tcase_add_test(units, huge_grids_are_refused);
     suite_add_tcase(s, units);

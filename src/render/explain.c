@@ -188,6 +188,11 @@ text_mask(const struct pipeline *p, char *buf, size_t size)
                  "A language model predicts the next token, so no token may see the ones "
                  "after it. Their scores become -inf, which softmax turns into exactly 0. "
                  "Press M to see the mask itself, m to switch it off.");
+    else if (attention_variant_info(c->variant)->mask == ATTN_MASK_NONE)
+        snprintf(buf, size,
+                 "%s has no mask: every token sees every other, the future included. "
+                 "Press m to add a causal mask, as CausalAttention does.",
+                 attention_variant_info(c->variant)->cls);
     else
         snprintf(buf, size,
                  "The mask is off: every token sees every other, the future included. "
