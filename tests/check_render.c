@@ -369,6 +369,46 @@ START_TEST(positional_encoding_in_the_order_it_is_computed)
 }
 END_TEST
 
+/* Off the script a lesson's narration is dimmed: it no longer matches the screen (item 19). */
+START_TEST(narration_dims_off_the_script)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    struct view v;
+    char *text;
+    const char *styles;
+    const char *at;
+    int row = 0;
+
+    attention_config_init(&cfg);
+    run(&p, &cfg, "Your journey starts with one step");
+    view_init(&v);
+    v.stage = VIEW_WEIGHTS;
+    v.narration = "Narration about the weights.";
+    v.walk_title = "Lesson";
+    v.step_title = "Step";
+    v.steps = 1;
+    for (int following = 1; following >= 0; following--) {
+        v.following = following;
+        text = rendered(&p, &v, 100, 30, true);
+        at = strstr(text, "Narration about");
+        ck_assert_ptr_nonnull(at);
+        for (const char *c = text; c < at; c++)
+            row += *c == '\n';
+        /* The same row of the style dump: 'd' is dim, '.' plain text. */
+        styles = strstr(text, "--- styles\n") + strlen("--- styles\n");
+        for (int r = 0; r < row; r++)
+            styles = strchr(styles, '\n') + 1;
+        ck_assert_msg(styles[0] == (following ? '.' : 'd'), "following %d: style '%c'", following,
+                      styles[0]);
+        free(text);
+        row = 0;
+    }
+    view_destroy(&v);
+    pipeline_destroy(&p);
+}
+END_TEST
+
 /* The mask text on a variant without a mask does not say "again" (issue 13, item 19). */
 START_TEST(mask_text_fits_the_variant)
 {
@@ -639,6 +679,7 @@ render_suite(void)
     tcase_add_test(units, scaling_by_one_says_so);
     tcase_add_test(units, cut_labels_show_positions);
     tcase_add_test(units, mask_text_fits_the_variant);
+    tcase_add_test(units, narration_dims_off_the_script);
     tcase_add_test(units, every_view_stage_is_complete);
     tcase_add_test(units, huge_grids_are_refused);
     suite_add_tcase(s, units);

@@ -771,16 +771,17 @@ draw_narration(struct grid *g, const struct view *v, int y, int max_rows)
     {
         /* Paragraphs are separated by '\n'; each is wrapped on its own. */
         const char *para = v->narration;
+        /* Off the script the screen no longer shows what the narration says: dimmed. */
+        const struct style st = style_role(v->following ? ROLE_TEXT : ROLE_DIM);
         while (*para && r.h > 0) {
             const char *end = strchr(para, '\n');
             size_t len = end ? (size_t)(end - para) : strlen(para);
-            char buf[4096];
+            char *buf = strndup(para, len); /* a paragraph of any length */
             int rows;
-            if (len >= sizeof buf)
-                len = sizeof buf - 1;
-            memcpy(buf, para, len);
-            buf[len] = '\0';
-            rows = draw_wrapped(g, r, style_role(ROLE_TEXT), buf);
+            if (buf == NULL)
+                break;
+            rows = draw_wrapped(g, r, st, buf);
+            free(buf);
             r.y += rows;
             r.h -= rows;
             used += rows;
@@ -799,12 +800,11 @@ narration_rows(const struct view *v, int width)
     while (*para) {
         const char *end = strchr(para, '\n');
         size_t len = end ? (size_t)(end - para) : strlen(para);
-        char buf[4096];
-        if (len >= sizeof buf)
-            len = sizeof buf - 1;
-        memcpy(buf, para, len);
-        buf[len] = '\0';
+        char *buf = strndup(para, len);
+        if (buf == NULL)
+            break;
         rows += count_wrapped(buf, width);
+        free(buf);
         para += len + (end != NULL);
     }
     return rows;
