@@ -3,7 +3,8 @@
  * (see explain.h).
  *
  * The explanations are attnscope's own, written from the material of the
- * book's chapter 3 and the lecture notes the README names.
+ * book's chapter 3 and the lecture notes the README names (Zhitomirsky's
+ * "Transformers", a Greek course's "Attention mechanisms").
  */
 #include "config.h"
 
