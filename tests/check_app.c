@@ -12,6 +12,7 @@
 #include "attnscope/tokenizer.h"
 #include "front/app.h"
 #include "front/app_internal.h"
+#include "front/walkthrough.h"
 
 static struct vocab book;
 static struct app a;
@@ -62,6 +63,42 @@ START_TEST(starts_at_the_beginning_of_the_pipeline)
     /* And it says plainly that the weights are untrained (item 9). */
     ck_assert_ptr_nonnull(a.view.message);
     ck_assert_ptr_nonnull(strstr(a.message, "untrained weights drawn from seed 123"));
+}
+END_TEST
+
+/* A presenter's clicker steps a lesson; l lists its steps, a digit goes to one (issue 13, item 17). */
+START_TEST(clicker_keys_and_the_step_list)
+{
+    struct walkthrough w;
+    struct attn_error err;
+
+    ck_assert_msg(walkthrough_load(&w, test_path("samples/walkthroughs/04-multi-head.walk"), &err) ==
+                      ATTN_OK,
+                  "%s", err.msg);
+    ck_assert_msg(app_play(&a, &w, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(a.view.step, 0);
+    app_key(&a, APP_KEY_PAGE_DOWN); /* not in presentation mode: a page of rows, no step */
+    ck_assert_int_eq(a.view.step, 0);
+    keys("z");
+    ck_assert(a.view.present);
+    app_key(&a, APP_KEY_PAGE_DOWN);
+    ck_assert_int_eq(a.view.step, 1);
+    app_key(&a, APP_KEY_RIGHT);
+    ck_assert_int_eq(a.view.step, 2);
+    app_key(&a, APP_KEY_PAGE_UP);
+    ck_assert_int_eq(a.view.step, 1);
+    keys("l");
+    ck_assert(a.view.picker);
+    ck_assert_int_eq(a.view.picker_count, a.walk.count);
+    ck_assert_int_eq(a.view.picker_sel, 1);
+    ck_assert_str_eq(a.view.picker_items[0], a.walk.steps[0].title);
+    keys("4");
+    ck_assert(!a.view.picker);
+    ck_assert_int_eq(a.view.step, 3);
+    keys("l");
+    app_key(&a, APP_KEY_UP);
+    app_key(&a, APP_KEY_ENTER);
+    ck_assert_int_eq(a.view.step, 2);
 }
 END_TEST
 
@@ -526,6 +563,7 @@ app_suite(void)
     tcase_add_test(tc, starts_at_the_beginning_of_the_pipeline);
     tcase_add_test(tc, keys_that_cannot_act_say_why);
     tcase_add_test(tc, help_scrolls_and_says_there_is_more);
+    tcase_add_test(tc, clicker_keys_and_the_step_list);
     tcase_add_test(tc, stages_step_and_jump);
     tcase_add_test(tc, cursor_moves_and_stays_inside);
     tcase_add_test(tc, heads_cycle_and_grid);

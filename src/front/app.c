@@ -36,6 +36,9 @@ static const struct view_help_line help_after[] = {
     { "w", "choose a walkthrough (a scripted lesson)" },
     { "Space Backspace", "in a walkthrough: next / previous step" },
     { "Enter", "in a walkthrough: back to the step after exploring" },
+    { "l", "in a walkthrough: the list of its steps (Enter or 1-9 goes to one)" },
+    { "PgDn PgUp", "in a walkthrough in presentation mode: next / previous step (a clicker's keys; "
+                   "Right and Left too)" },
     { "z", "presentation mode: big cells, high contrast, no bars" },
     { "?", "this help" },
     { "Esc", "close the help, cancel an edit, clear the message" },
@@ -208,6 +211,7 @@ app_destroy(struct app *a)
     free(a->sentence);
     free(a->narration);
     free(a->edit);
+    free((void *)a->step_titles);
     memset(a, 0, sizeof *a);
 }
 
@@ -476,6 +480,17 @@ app_key(struct app *a, int key)
         }
         if (key == APP_KEY_ENTER) {
             app_step_to(a, v->step);
+            return;
+        }
+        /* A presenter's clicker sends PgDn/PgUp (some Right/Left): steps, in presentation mode. */
+        if (v->following && v->present &&
+            (key == APP_KEY_PAGE_DOWN || key == APP_KEY_RIGHT || key == APP_KEY_PAGE_UP ||
+             key == APP_KEY_LEFT)) {
+            app_step_to(a, v->step + (key == APP_KEY_PAGE_DOWN || key == APP_KEY_RIGHT ? 1 : -1));
+            return;
+        }
+        if (key == 'l') {
+            app_open_step_list(a);
             return;
         }
         if (!is_view_only(key))

@@ -65,6 +65,8 @@ struct app {
     char **picks;          /* paths */
     char **pick_titles;
     int pick_count;
+    const char **step_titles; /* the step list (l): the lesson's step titles, borrowed */
+    bool picking_step;        /* the picker lists the lesson's steps, not lessons */
 };
 
 /*

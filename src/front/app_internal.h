@@ -28,6 +28,9 @@ void app_step_to(struct app *a, int k);
 /* Opens the lesson picker: the installed lessons and those in the folders searched. */
 void app_open_picker(struct app *a);
 
+/* Opens the list of the playing lesson's steps (l); says so when none plays. */
+void app_open_step_list(struct app *a);
+
 /* A key while the picker is open. */
 void app_picker_key(struct app *a, int key);
 

@@ -178,6 +178,8 @@ app_open_picker(struct app *a)
         }
     }
     a->view.picker = true;
+    a->view.picker_title = NULL;
+    a->picking_step = false;
     a->view.picker_items = (const char *const *)a->pick_titles;
     a->view.picker_count = a->pick_count;
     a->view.picker_sel = 0;
@@ -203,6 +205,11 @@ app_picker_key(struct app *a, int key)
         v->picker = false;
         if (v->picker_count == 0)
             break;
+        if (a->picking_step) {
+            a->picking_step = false;
+            app_step_to(a, v->picker_sel);
+            break;
+        }
         if (walkthrough_load(&w, a->picks[v->picker_sel], &err) != ATTN_OK) {
             app_complain(a, err.msg);
             break;
@@ -217,7 +224,41 @@ app_picker_key(struct app *a, int key)
         a->quit = true;
         break;
     default:
+        /* In the step list a digit goes straight to that step (1 to 9). */
+        if (a->picking_step && key >= '1' && key <= '9' && key - '1' < v->picker_count) {
+            v->picker = false;
+            a->picking_step = false;
+            app_step_to(a, key - '1');
+            break;
+        }
         v->picker = false;
+        a->picking_step = false;
         break;
     }
+}
+
+void
+app_open_step_list(struct app *a)
+{
+    struct view *v = &a->view;
+    const char **titles;
+
+    if (!a->walking) {
+        app_say(a, "no lesson is playing: w picks one");
+        return;
+    }
+    titles = realloc((void *)a->step_titles, (size_t)a->walk.count * sizeof *titles);
+    if (titles == NULL) {
+        app_complain(a, "out of memory");
+        return;
+    }
+    for (int k = 0; k < a->walk.count; k++)
+        titles[k] = a->walk.steps[k].title;
+    a->step_titles = titles;
+    a->picking_step = true;
+    v->picker = true;
+    v->picker_title = "Steps  (arrows choose, Enter or 1-9 goes there, Esc closes)";
+    v->picker_items = titles;
+    v->picker_count = a->walk.count;
+    v->picker_sel = v->step;
 }

@@ -737,7 +737,8 @@ draw_picker(struct grid *g, const struct view *v)
         first = 0;
     grid_clear(g);
     grid_put(g, 0, 0, g->width, style_role(ROLE_TITLE),
-             "Walkthroughs  (arrows choose, Enter plays, Esc closes)");
+             v->picker_title != NULL ? v->picker_title
+                                     : "Walkthroughs  (arrows choose, Enter plays, Esc closes)");
     if (v->picker_count == 0)
         grid_put(g, 2, 2, g->width - 2, style_role(ROLE_TEXT),
                  "none found: install attnscope, or run it from its source folder");

@@ -94,8 +94,9 @@ struct view {
     int steps;
     bool following;          /* on the script (false: exploring away from it) */
 
-    /* The walkthrough picker. */
+    /* The walkthrough picker, or the list of a lesson's steps. */
     bool picker;
+    const char *picker_title;  /* its heading; NULL: the lessons */
     const char *const *picker_items;
     int picker_count;
     int picker_sel;
