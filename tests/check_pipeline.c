@@ -735,6 +735,7 @@ START_TEST(repeated_tokens_are_told_apart)
 }
 END_TEST
 
+#if !defined(__SANITIZE_ADDRESS__)
 /* The address space this process uses now (/proc/self/statm's first field). */
 static rlim_t
 test_address_space(void)
@@ -747,6 +748,7 @@ test_address_space(void)
     fclose(f);
     return (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE);
 }
+#endif
 
 /* The memory a configuration holds, as allocated: parameters (and their packed copies), inputs, stage buffers. */
 static size_t
