@@ -74,29 +74,31 @@ heatmap_kind(const struct heatmap_spec *spec, int i, int j)
 
 static void col_label(const struct heatmap_spec *spec, int j, char *buf, size_t size);
 
-/* Whether two of the visible column labels, cut to the cell, read the same. */
+/*
+ * Whether visible column c's label, cut to the cell, reads the same as
+ * another visible label (cut too where it does not fit): "the#0" and
+ * "the#6" both read "the", tok1 and tok29 both "to".
+ */
 static bool
-cut_labels_collide(const struct heatmap_spec *spec, const struct heatmap_geometry *geo)
+cut_label_collides(const struct heatmap_spec *spec, const struct heatmap_geometry *geo, int c)
 {
     const int room = geo->cell_w - (geo->cell_w > 1);
     char a[64];
     char b[64];
+    size_t na;
 
-    for (int c = 0; c < geo->vis_cols; c++) {
-        size_t na;
-        col_label(spec, geo->col0 + c, a, sizeof a);
-        if (utf8_width(a) <= room)
+    col_label(spec, geo->col0 + c, a, sizeof a);
+    if (utf8_width(a) <= room)
+        return false;
+    na = utf8_prefix(a, room, NULL);
+    for (int d = 0; d < geo->vis_cols; d++) {
+        size_t nb;
+        if (d == c)
             continue;
-        na = utf8_prefix(a, room, NULL);
-        for (int d = 0; d < geo->vis_cols; d++) {
-            size_t nb;
-            if (d == c)
-                continue;
-            col_label(spec, geo->col0 + d, b, sizeof b);
-            nb = utf8_prefix(b, room, NULL);
-            if (na == nb && memcmp(a, b, na) == 0)
-                return true;
-        }
+        col_label(spec, geo->col0 + d, b, sizeof b);
+        nb = utf8_prefix(b, room, NULL);
+        if (na == nb && memcmp(a, b, na) == 0)
+            return true;
     }
     return false;
 }
@@ -288,7 +290,6 @@ heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *spec, i
     geo->y0 = r.y + 1;
 
     /* Column labels, cut to the cell and right-aligned like the numbers. */
-    bool ambiguous = cut_labels_collide(spec, geo);
     for (int c = 0; c < geo->vis_cols; c++) {
         int j = geo->col0 + c;
         int x = geo->x0 + c * geo->cell_w;
@@ -296,8 +297,8 @@ heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *spec, i
         int tw;
         int room = geo->cell_w - (geo->cell_w > 1);
         col_label(spec, j, buf, sizeof buf);
-        /* Cut labels that would read alike ("to" for tok1 ... tok29) show their position. */
-        if (ambiguous && utf8_width(buf) > room && snprintf(NULL, 0, "%d", j) <= room)
+        /* A cut label that would read like another ("to" for tok1 ... tok29) shows its position. */
+        if (snprintf(NULL, 0, "%d", j) <= room && cut_label_collides(spec, geo, c))
             snprintf(buf, sizeof buf, "%d", j);
         if (j == spec->cursor_col)
             st.attr |= ATTR_BOLD | ATTR_UNDERLINE;
