@@ -708,6 +708,32 @@ START_TEST(shortcuts_compute_what_a_fresh_pipeline_computes)
 }
 END_TEST
 
+/* Captions follow the configuration (issue 13, item 18): no "scaled" unscaled, no "(+ PE)" without PE. */
+START_TEST(captions_follow_the_configuration)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+
+    attention_config_init(&cfg);
+    attention_config_set_variant(&cfg, ATTN_SIMPLE);
+    run(&p, &cfg, "Your journey starts with one step", &book_vocab);
+    ck_assert_str_eq(pipeline_stage_formula(&p, STAGE_WEIGHTS), "softmax(scores) by row");
+    ck_assert_str_eq(pipeline_stage_formula(&p, STAGE_INPUTS), "x = embeddings");
+    pipeline_destroy(&p);
+    attention_config_init(&cfg);
+    cfg.scale = false;
+    cfg.positional = true;
+    run(&p, &cfg, "Your journey starts with one step", &book_vocab);
+    ck_assert_str_eq(pipeline_stage_formula(&p, STAGE_WEIGHTS), "softmax(masked) by row");
+    ck_assert_str_eq(pipeline_stage_formula(&p, STAGE_INPUTS), "x = embeddings + PE");
+    pipeline_destroy(&p);
+    attention_config_init(&cfg);
+    run(&p, &cfg, "Your journey starts with one step", &book_vocab);
+    ck_assert_str_eq(pipeline_stage_formula(&p, STAGE_WEIGHTS), "softmax(scaled) by row");
+    pipeline_destroy(&p);
+}
+END_TEST
+
 /* A token the sentence repeats is labelled with its position, everywhere (issue 13, item 11). */
 START_TEST(repeated_tokens_are_told_apart)
 {
@@ -1130,6 +1156,7 @@ pipeline_suite(void)
     tcase_add_test(knobs, bad_configurations_are_refused);
     tcase_add_test(knobs, the_memory_estimate_is_what_is_allocated);
     tcase_add_test(knobs, repeated_tokens_are_told_apart);
+    tcase_add_test(knobs, captions_follow_the_configuration);
     tcase_add_test(knobs, memory_past_the_limit_is_refused_before_allocating);
     tcase_add_test(knobs, stage_table_is_consistent);
     tcase_add_test(knobs, pipelines_in_two_threads_are_independent);

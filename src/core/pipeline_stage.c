@@ -171,8 +171,7 @@ formula_positional(const struct pipeline *p)
 static const char *
 formula_inputs(const struct pipeline *p)
 {
-    (void)p;
-    return "x = embeddings (+ PE)";
+    return p->cfg.positional ? "x = embeddings + PE" : "x = embeddings";
 }
 
 /* The projection of Q, K or V (k = 0, 1, 2) under p's variant. */
@@ -247,8 +246,13 @@ formula_scaled(const struct pipeline *p)
 static const char *
 formula_weights(const struct pipeline *p)
 {
-    (void)p;
-    return "softmax(scaled) by row";
+    struct pipeline_scaling sc;
+
+    /* What softmax is given: the scaled scores only when something divided them. */
+    pipeline_scaling_of(p, &sc);
+    if (sc.symbol != NULL || sc.temperature)
+        return "softmax(scaled) by row";
+    return p->cfg.mask == ATTN_MASK_NONE ? "softmax(scores) by row" : "softmax(masked) by row";
 }
 
 static const char *
