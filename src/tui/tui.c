@@ -575,6 +575,8 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
     int batch = 0;     /* keys handled since the last frame */
     bool gone = false; /* the terminal went away */
     const char *keylog = getenv("ATTNSCOPE_KEYLOG");
+    int no_frame_w = 0; /* the screen size no frame could be made for */
+    int no_frame_h = 0;
     unsigned long keys_read = 0;
 
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
@@ -599,8 +601,12 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
          * frame, and the screen still follows a steady stream.
          */
         if (dirty && (idle || batch >= TUI_KEYS_PER_FRAME)) {
-            if (tui_frame(t, a) != 0)
+            if (tui_frame(t, a) != 0) {
+                /* A resize to more than a frame can hold: say so after leaving, not just leave. */
+                no_frame_w = COLS;
+                no_frame_h = LINES;
                 break;
+            }
             dirty = false;
             batch = 0;
             if (keylog != NULL)
@@ -655,5 +661,9 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
     }
     if (gone)
         return attn_fail(err, ATTN_EIO, "the terminal went away");
+    if (no_frame_w > 0)
+        return attn_fail(err, ATTN_ENOMEM,
+                         "cannot draw a %d x %d screen (out of memory, or past %zu cells)", no_frame_w,
+                         no_frame_h, GRID_MAX_CELLS);
     return ATTN_OK;
 }
