@@ -344,6 +344,13 @@ if ! grep -q __asan_init "$bin"; then
         fail "/dev/zero in 400 MB of address space: $(cat "$tmp/err")"
 fi
 
+# A handout in Markdown: the lesson and its steps are headings, not a
+# numbered list ("1. Title" over a rule) (issue 13, item 18).
+count=$((count + 1))
+"$bin" --walkthrough "$src/samples/walkthroughs/01-no-weights.walk" --print --format markdown >"$tmp/handout.md" 2>&1
+head -1 "$tmp/handout.md" | grep -qxF "# 1. Attention without trainable weights" &&
+    grep -qx "## Step 1 of 4: .*" "$tmp/handout.md" || fail "a Markdown handout's headings: $(head -3 "$tmp/handout.md")"
+
 # The README shows real output: it must stay what attnscope prints.
 count=$((count + 1))
 cmd='./attnscope --print --stage weights.h0 --stage output'

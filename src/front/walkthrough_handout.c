@@ -57,10 +57,17 @@ int
 walkthrough_print(FILE *out, const struct walkthrough *w, const struct print_options *po,
                   int width, struct attn_error *err)
 {
-    fprintf(out, "%s\n", w->title);
-    for (size_t i = 0; i < strlen(w->title); i++)
-        fputc('=', out);
-    fputs("\n\n", out);
+    const bool markdown = po->format == PRINT_MARKDOWN;
+
+    /* In Markdown, "1. Title" over a rule would be a numbered list: headings say what they are. */
+    if (markdown) {
+        fprintf(out, "# %s\n\n", w->title);
+    } else {
+        fprintf(out, "%s\n", w->title);
+        for (size_t i = 0; i < strlen(w->title); i++)
+            fputc('=', out);
+        fputs("\n\n", out);
+    }
     for (int k = 0; k < w->count; k++) {
         const struct walk_step *s = &w->steps[k];
         struct walk_resources res;
@@ -76,7 +83,7 @@ walkthrough_print(FILE *out, const struct walkthrough *w, const struct print_opt
             walk_resources_destroy(&res);
             return -1;
         }
-        fprintf(out, "Step %d of %d: %s\n\n", k + 1, w->count, s->title);
+        fprintf(out, "%sStep %d of %d: %s\n\n", markdown ? "## " : "", k + 1, w->count, s->title);
         print_wrapped(out, narration, width);
         free(narration);
         if (s->stage == VIEW_QKV) {
