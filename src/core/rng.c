@@ -291,17 +291,24 @@ temper_avx512(const uint32_t *state, uint32_t *out, size_t n)
 }
 #endif
 
+/* How many of the next want words the state holds untempered now (twisting when it has none). */
+static size_t
+words_ready(struct rng *r, uint64_t want)
+{
+    size_t run;
+
+    if (r->index >= RNG_MT_N)
+        mt_twist(r);
+    run = (size_t)(RNG_MT_N - r->index);
+    return want < run ? (size_t)want : run;
+}
+
 /* n outputs of the generator, in order, into words. */
 static void
 fill32(struct rng *r, uint32_t *words, size_t n)
 {
     while (n > 0) {
-        size_t run;
-        if (r->index >= RNG_MT_N)
-            mt_twist(r);
-        run = (size_t)(RNG_MT_N - r->index);
-        if (run > n)
-            run = n;
+        size_t run = words_ready(r, n);
 #ifdef RNG_X86
         if (cpu_isa() == CPU_AVX512)
             temper_avx512(r->state + r->index, words, run);
@@ -472,12 +479,7 @@ rng_dropout_skip(struct rng *r, enum rng_path path, size_t n)
         return;
     }
     while (words > 0) {
-        uint64_t run;
-        if (r->index >= RNG_MT_N)
-            mt_twist(r);
-        run = (uint64_t)(RNG_MT_N - r->index);
-        if (run > words)
-            run = words;
+        size_t run = words_ready(r, words);
         r->index += (int)run;
         words -= run;
     }
