@@ -512,6 +512,17 @@ START_TEST(dropout_pass_is_the_next_forward_call)
 }
 END_TEST
 
+/* "a a ... a": n one-letter words into buf (2n bytes). */
+static void
+words_of_a(char *buf, int n)
+{
+    for (int i = 0; i < n; i++) {
+        buf[2 * i] = 'a';
+        buf[2 * i + 1] = ' ';
+    }
+    buf[2 * n - 1] = '\0';
+}
+
 /* A pass whose earlier calls draw more than 2^32 numbers is refused, created or stepped to. */
 START_TEST(dropout_pass_skips_are_bounded)
 {
@@ -522,11 +533,7 @@ START_TEST(dropout_pass_skips_are_bounded)
     struct pipeline_source src = { sentence, &book_vocab, NULL, NULL, NULL };
     struct attn_error err;
 
-    for (int i = 0; i < 1000; i++) {
-        sentence[2 * i] = 'a';
-        sentence[2 * i + 1] = ' ';
-    }
-    sentence[1999] = '\0';
+    words_of_a(sentence, 1000);
     attention_config_init(&cfg);
     cfg.dropout = 0.1;
     cfg.dropout_pass = 2148; /* 2148 x 2 x 1000 x 1000 > 2^32 */
@@ -829,11 +836,7 @@ START_TEST(memory_past_the_limit_is_refused_before_allocating)
     struct pipeline_source src = { sentence, &book_vocab, NULL, NULL, NULL };
     struct attn_error err;
 
-    for (int i = 0; i < 4096; i++) {
-        sentence[2 * i] = 'a';
-        sentence[2 * i + 1] = ' ';
-    }
-    sentence[2 * 4096 - 1] = '\0';
+    words_of_a(sentence, 4096);
     attention_config_init(&cfg);
     attention_config_set_variant(&cfg, ATTN_WRAPPER);
     cfg.d_out = 1;
