@@ -176,7 +176,7 @@ START_TEST(long_narration_is_whole)
     ck_assert_int_eq(walkthrough_resources(&w, 0, &res, &err), ATTN_OK);
     src = walk_resources_source(&res);
     ck_assert_int_eq(pipeline_create(&p, &res.opts.cfg, &src, &err), ATTN_OK);
-    got = walkthrough_narrate(&w, 0, &p, &err);
+    got = walkthrough_narrate(&w, 0, &p, WALK_VIEW, &err);
     ck_assert_ptr_nonnull(got);
     ck_assert_uint_eq(strlen(got), 3000 * 5 + strlen("0.24 end"));
     ck_assert_str_eq(got + 3000 * 5, "0.24 end");
@@ -213,6 +213,66 @@ START_TEST(cells_name_repeated_tokens)
 }
 END_TEST
 
+/* What the view says and what paper says: {view: ...} and {paper: ...} spans, references inside. */
+START_TEST(narration_spans_pick_the_audience)
+{
+    const char *path = test_write_text(
+        dir, "spans.walk",
+        "options: --variant simple\nstep: one\nstage: weights\n\n"
+        "Softmax makes rows sum to 1. {view: Move the cursor: the panel below\nexplains "
+        "{weights[journey][journey]=0.24}.}{paper: The table below lists them.}\n\n"
+        "{view: Press / to compare.}\n\n"
+        "Last {paper:printed} words {view:shown}.\n");
+    struct walkthrough w;
+    struct walk_resources res;
+    struct pipeline p;
+    struct attn_error err;
+    char *text;
+
+    ck_assert_msg(walkthrough_load(&w, path, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(walkthrough_step_pipeline(&w, 0, &res, &p, &err) == ATTN_OK, "%s", err.msg);
+    text = walkthrough_narrate(&w, 0, &p, WALK_VIEW, &err);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_str_eq(text, "Softmax makes rows sum to 1. Move the cursor: the panel below explains "
+                           "0.24.\nPress / to compare.\nLast words shown.");
+    free(text);
+    text = walkthrough_narrate(&w, 0, &p, WALK_PAPER, &err);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_str_eq(text, "Softmax makes rows sum to 1. The table below lists them.\n"
+                           "Last printed words.");
+    free(text);
+    /* The view's reference is checked even though paper never shows it. */
+    ck_assert_int_eq(walkthrough_check_step(&w, 0, &p, &err), 1);
+    pipeline_destroy(&p);
+    walk_resources_destroy(&res);
+    walkthrough_destroy(&w);
+
+    /* (test_write_text's path is its own buffer: each file is written when it is read.) */
+    path = test_write_text(dir, "open.walk",
+                           "options: --variant simple\nstep: one\nstage: weights\n\n"
+                           "ends {view: never\n\nclosed}\n");
+    ck_assert_msg(walkthrough_load(&w, path, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(walkthrough_step_pipeline(&w, 0, &res, &p, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_ptr_null(walkthrough_narrate(&w, 0, &p, WALK_PAPER, &err));
+    ck_assert_msg(strstr(err.msg, "open.walk:5: '{view: never") != NULL &&
+                      strstr(err.msg, "not closed") != NULL, "%s", err.msg);
+    pipeline_destroy(&p);
+    walk_resources_destroy(&res);
+    walkthrough_destroy(&w);
+
+    path = test_write_text(dir, "badref.walk",
+                           "options: --variant simple\nstep: one\nstage: weights\n\n"
+                           "ok {view: {weights[journey][journey]=0.99}}\n");
+    ck_assert_msg(walkthrough_load(&w, path, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(walkthrough_step_pipeline(&w, 0, &res, &p, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(walkthrough_check_step(&w, 0, &p, &err), -1);
+    ck_assert_msg(strstr(err.msg, "attnscope computes") != NULL, "%s", err.msg);
+    pipeline_destroy(&p);
+    walk_resources_destroy(&res);
+    walkthrough_destroy(&w);
+}
+END_TEST
+
 START_TEST(narration_renders_values_and_paragraphs)
 {
     const char *path = test_write_text(dir, "ok.walk",
@@ -234,7 +294,7 @@ START_TEST(narration_renders_values_and_paragraphs)
     ck_assert_int_eq(walkthrough_resources(&w, 0, &res, &err), ATTN_OK);
     src = walk_resources_source(&res);
     ck_assert_int_eq(pipeline_create(&p, &res.opts.cfg, &src, &err), ATTN_OK);
-    text = walkthrough_narrate(&w, 0, &p, &err);
+    text = walkthrough_narrate(&w, 0, &p, WALK_VIEW, &err);
     ck_assert_ptr_nonnull(text);
     ck_assert_str_eq(text, "first 0.24 line continues x\nsecond paragraph");
     free(text);
@@ -260,6 +320,7 @@ walkthrough_suite(void)
     tcase_add_test(tc, steps_that_cannot_be_built_name_their_line);
     tcase_add_test(tc, quoted_numbers_are_checked);
     tcase_add_test(tc, narration_renders_values_and_paragraphs);
+    tcase_add_test(tc, narration_spans_pick_the_audience);
     tcase_add_test(tc, long_narration_is_whole);
     tcase_add_test(tc, cells_name_repeated_tokens);
     suite_add_tcase(s, tc);

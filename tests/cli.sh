@@ -351,6 +351,22 @@ count=$((count + 1))
 head -1 "$tmp/handout.md" | grep -qxF "# 1. Attention without trainable weights" &&
     grep -qx "## Step 1 of 4: .*" "$tmp/handout.md" || fail "a Markdown handout's headings: $(head -3 "$tmp/handout.md")"
 
+# A handout reads right on paper: no keys to press, no cursor or panel to look
+# at; a step that shows every head on screen prints every head (item 18).
+for lesson in "$src"/samples/walkthroughs/*.walk; do
+    count=$((count + 1))
+    "$bin" --walkthrough "$lesson" --print >"$tmp/handout.txt" 2>&1 ||
+        fail "$lesson: the handout: $(cat "$tmp/handout.txt")"
+    if grep -n -i -E "press |the panel|cursor|try e |\(press|[{}]" "$tmp/handout.txt" >"$tmp/said"; then
+        fail "$(basename "$lesson")'s handout speaks of the screen: $(cat "$tmp/said")"
+    fi
+done
+count=$((count + 1))
+"$bin" --walkthrough "$src/samples/walkthroughs/04-multi-head.walk" --print >"$tmp/handout.txt"
+sed -n '/^Step 2 of 5/,/^Step 3 of 5/p' "$tmp/handout.txt" >"$tmp/step"
+grep -q "^weights, head 0 of 2" "$tmp/step" && grep -q "^weights, head 1 of 2" "$tmp/step" ||
+    fail "lesson 4 step 2 quotes both heads and must print both: $(cat "$tmp/step")"
+
 # The README shows real output: it must stay what attnscope prints.
 count=$((count + 1))
 cmd='./attnscope --print --stage weights.h0 --stage output'

@@ -35,7 +35,7 @@ play_step(struct app *a, int k, struct attn_error *err)
     /* Checked as it is played: a lesson of hundreds of long steps starts at once. */
     if (walkthrough_check_step(&a->walk, k, &next, err) < 0 ||
         walkthrough_cell(&a->walk, k, &next, &row, &col, err) != 0 ||
-        (narration = walkthrough_narrate(&a->walk, k, &next, err)) == NULL) {
+        (narration = walkthrough_narrate(&a->walk, k, &next, WALK_VIEW, err)) == NULL) {
         pipeline_destroy(&next);
         walk_resources_destroy(&res);
         return -1;

@@ -96,13 +96,18 @@ struct pipeline_source walk_resources_source(const struct walk_resources *res);
 int walkthrough_cell(const struct walkthrough *w, int k, const struct pipeline *p, int *row,
                      int *col, struct attn_error *err);
 
+/* Who a narration is for: the interactive view, or a handout on paper. */
+enum walk_audience { WALK_VIEW, WALK_PAPER };
+
 /*
- * Step k's narration with every reference replaced by its value from p and
- * the `quotes` marks removed, however long, in a string the caller frees.
- * NULL with path:line in err for a reference p has no value for.
+ * Step k's narration for audience, with every reference replaced by its
+ * value from p, the `quotes` marks removed and only that audience's
+ * {view: ...} or {paper: ...} spans kept, however long, in a string the
+ * caller frees.  NULL with path:line in err for a reference p has no value
+ * for or a span left open.
  */
 char *walkthrough_narrate(const struct walkthrough *w, int k, const struct pipeline *p,
-                          struct attn_error *err);
+                          enum walk_audience audience, struct attn_error *err);
 
 /*
  * Checks everything step k's narration quotes against p: every reference

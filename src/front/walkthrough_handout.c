@@ -77,7 +77,7 @@ walkthrough_print(FILE *out, const struct walkthrough *w, const struct print_opt
 
         if (walkthrough_step_pipeline(w, k, &res, &p, err) != ATTN_OK)
             return -1;
-        narration = walkthrough_narrate(w, k, &p, err);
+        narration = walkthrough_narrate(w, k, &p, WALK_PAPER, err);
         if (narration == NULL) {
             pipeline_destroy(&p);
             walk_resources_destroy(&res);
@@ -90,6 +90,10 @@ walkthrough_print(FILE *out, const struct walkthrough *w, const struct print_opt
             print_stage(out, &p, STAGE_QUERIES, 0, po);
             print_stage(out, &p, STAGE_KEYS, 0, po);
             print_stage(out, &p, STAGE_VALUES, 0, po);
+        } else if (s->grid && pipeline_stage_per_head(ps)) {
+            /* On screen a grid step shows every head; so does paper. */
+            for (int h = 0; h < p.st.shape.heads; h++)
+                print_stage(out, &p, ps, h, po);
         } else {
             print_stage(out, &p, ps, s->head, po);
         }

@@ -129,21 +129,68 @@ line_of(const struct walk_step *s, const char *at)
  * rendered length, however much of it fitted.  Returns the references
  * seen, or -1 with err set.
  */
+/* The audience marks: {view: ...} is said on screen only, {paper: ...} in handouts only. */
+static const struct {
+    const char *mark;
+    enum walk_audience audience;
+} audience_marks[] = {{"{view:", WALK_VIEW}, {"{paper:", WALK_PAPER}};
+
+/* The audience of the span c starts, and its mark's length in *skip; -1 when c starts none. */
 static int
-walk_narration(const struct walkthrough *w, int k, const struct pipeline *p, char *buf,
-               size_t size, size_t *length, bool check, struct attn_error *err)
+audience_span(const char *c, size_t *skip)
+{
+    for (size_t i = 0; i < sizeof audience_marks / sizeof audience_marks[0]; i++) {
+        size_t n = strlen(audience_marks[i].mark);
+        if (strncmp(c, audience_marks[i].mark, n) == 0) {
+            *skip = n;
+            while (c[*skip] == ' ')
+                (*skip)++;
+            return (int)audience_marks[i].audience;
+        }
+    }
+    return -1;
+}
+
+static int
+walk_narration(const struct walkthrough *w, int k, const struct pipeline *p,
+               enum walk_audience audience, char *buf, size_t size, size_t *length, bool check,
+               struct attn_error *err)
 {
     const struct walk_step *s = &w->steps[k];
     const char *c = s->narration;
+    const char *span = NULL; /* where the open audience span starts */
+    bool shown = true;       /* whether the text at c is for this audience */
     size_t out = 0;
+    char last = '\n';        /* the last character put ('\n' at the start) */
     int refs = 0;
     bool quoted = false;
 
+    /*
+     * Text another audience's span drops leaves no doubled spaces and no
+     * empty paragraphs: a space or paragraph break is put only after text,
+     * and a space is taken back before a break.
+     */
 #define PUT(ch)                            \
     do {                                   \
         if (buf != NULL && out + 1 < size) \
             buf[out] = (ch);               \
         out++;                             \
+        last = (ch);                       \
+    } while (0)
+#define TAKE_BACK_SPACE()                                                     \
+    do {                                                                      \
+        if (last == ' ' && out > 0) {                                         \
+            out--;                                                            \
+            last = out > 0 && buf != NULL && out - 1 < size ? buf[out - 1] : 'x'; \
+        }                                                                     \
+    } while (0)
+#define PUT_SHOWN(ch)                                                     \
+    do {                                                                  \
+        char ch_ = (ch);                                                  \
+        if (!shown || ((ch_ == ' ' || ch_ == '\n') &&                     \
+                       (last == ' ' || last == '\n')))                    \
+            break;                                                        \
+        PUT(ch_);                                                         \
     } while (0)
 
     while (*c) {
@@ -155,13 +202,40 @@ walk_narration(const struct walkthrough *w, int k, const struct pipeline *p, cha
         if (*c == '\n') {
             /* A blank line separates paragraphs; single line breaks are spaces. */
             if (c[1] == '\n') {
-                PUT('\n');
+                if (span != NULL) {
+                    attn_fail(err, ATTN_EPARSE,
+                              "%s:%d: '%.20s' is not closed with } before the paragraph ends",
+                              w->path, line_of(s, span), span);
+                    return -1;
+                }
+                if (shown)
+                    TAKE_BACK_SPACE();
+                PUT_SHOWN('\n');
                 while (*c == '\n')
                     c++;
             } else {
-                PUT(' ');
+                PUT_SHOWN(' ');
                 c++;
             }
+            continue;
+        }
+        if (*c == '{' && !quoted && span == NULL) {
+            size_t skip;
+            int a = audience_span(c, &skip);
+            if (a >= 0) {
+                span = c;
+                shown = a == (int)audience;
+                c += skip;
+                continue;
+            }
+        }
+        if (*c == '}' && !quoted && span != NULL) {
+            /* "words {view:shown}." on paper is "words.", not "words .". */
+            if (!shown && c[1] != '\0' && strchr(".,;:!?)", c[1]) != NULL)
+                TAKE_BACK_SPACE();
+            span = NULL;
+            shown = true;
+            c++;
             continue;
         }
         if (*c == '{' && !quoted) {
@@ -196,7 +270,7 @@ walk_narration(const struct walkthrough *w, int k, const struct pipeline *p, cha
             else
                 snprintf(num, sizeof num, "%.*f", r.decimals, (double)v);
             for (const char *n = num; *n; n++)
-                PUT(*n);
+                PUT_SHOWN(*n);
             refs++;
             c = end + 1;
             continue;
@@ -219,10 +293,20 @@ walk_narration(const struct walkthrough *w, int k, const struct pipeline *p, cha
                 return -1;
             }
         }
-        PUT(*c);
+        PUT_SHOWN(*c);
         c++;
     }
+    TAKE_BACK_SPACE();
+    if (last == '\n' && out > 0)
+        out--;
+#undef PUT_SHOWN
+#undef TAKE_BACK_SPACE
 #undef PUT
+    if (span != NULL) {
+        attn_fail(err, ATTN_EPARSE, "%s:%d: '%.20s' is not closed with }", w->path,
+                  line_of(s, span), span);
+        return -1;
+    }
     if (buf != NULL && size > 0)
         buf[out < size ? out : size - 1] = '\0';
     *length = out;
@@ -231,20 +315,20 @@ walk_narration(const struct walkthrough *w, int k, const struct pipeline *p, cha
 
 char *
 walkthrough_narrate(const struct walkthrough *w, int k, const struct pipeline *p,
-                    struct attn_error *err)
+                    enum walk_audience audience, struct attn_error *err)
 {
     size_t length;
     char *text;
 
     /* Measured first, then written whole: a narration has no length limit. */
-    if (walk_narration(w, k, p, NULL, 0, &length, false, err) < 0)
+    if (walk_narration(w, k, p, audience, NULL, 0, &length, false, err) < 0)
         return NULL;
     text = malloc(length + 1);
     if (text == NULL) {
         attn_fail(err, ATTN_ENOMEM, "%s: out of memory for step %d's narration", w->path, k + 1);
         return NULL;
     }
-    if (walk_narration(w, k, p, text, length + 1, &length, false, err) < 0) {
+    if (walk_narration(w, k, p, audience, text, length + 1, &length, false, err) < 0) {
         free(text);
         return NULL;
     }
@@ -257,7 +341,8 @@ walkthrough_verify_step(const struct walkthrough *w, int k, const struct pipelin
 {
     size_t length;
 
-    return walk_narration(w, k, p, NULL, 0, &length, true, err);
+    /* Both audiences' text is checked: every span is read either way. */
+    return walk_narration(w, k, p, WALK_VIEW, NULL, 0, &length, true, err);
 }
 
 int

@@ -35,7 +35,9 @@ build_step(const struct walkthrough *w, int k)
     if (fuzz_small(&res.opts.cfg, res.opts.sentence) &&
         pipeline_create(&p, &res.opts.cfg, &src, &err) == ATTN_OK) {
         walkthrough_cell(w, k, &p, &row, &col, &err);
-        narration = walkthrough_narrate(w, k, &p, &err);
+        narration = walkthrough_narrate(w, k, &p, WALK_VIEW, &err);
+        free(narration);
+        narration = walkthrough_narrate(w, k, &p, WALK_PAPER, &err);
         free(narration);
         walkthrough_check_step(w, k, &p, &err);
         pipeline_destroy(&p);
