@@ -288,6 +288,106 @@ START_TEST(palette_quantises_like_terminals)
 }
 END_TEST
 
+/*
+ * Projector contrast (issue 13, item 15): text on every ramp colour and every
+ * fixed pair of colours has WCAG AA's 4.5:1, and a role on the terminal's own
+ * background has it on black and on white.
+ */
+START_TEST(colours_have_contrast)
+{
+    const struct rgb black = { 0, 0, 0 };
+    const struct rgb white = { 255, 255, 255 };
+    const enum palette_ramp ramps[] = { RAMP_SEQUENTIAL, RAMP_DIVERGING, RAMP_SEQUENTIAL_HC,
+                                        RAMP_DIVERGING_HC };
+
+    ck_assert_double_eq_tol(palette_contrast(black, white), 21.0, 1e-9);
+    ck_assert_double_eq_tol(palette_contrast(white, white), 1.0, 1e-9);
+    for (size_t r = 0; r < sizeof ramps / sizeof ramps[0]; r++)
+        for (int level = 0; level < 256; level++) {
+            struct rgb bg = palette_ramp_rgb(ramps[r], level);
+            double c = palette_contrast(palette_text_on(bg), bg);
+            ck_assert_msg(c >= 4.5, "ramp %zu level %d: text contrast %.2f", r, level, c);
+        }
+    for (int role = 0; role < ROLE_COUNT; role++) {
+        struct rgb fg;
+        struct rgb bg;
+        bool own_bg;
+        if (!palette_role_rgb((enum palette_role)role, &fg, &bg, &own_bg))
+            continue;
+        if (own_bg) {
+            ck_assert_msg(palette_contrast(fg, black) >= 4.5 && palette_contrast(fg, white) >= 4.5,
+                          "role %c on the terminal's background", palette_role_letter(role));
+        } else {
+            ck_assert_msg(palette_contrast(fg, bg) >= 4.5, "role %c: contrast %.2f",
+                          palette_role_letter(role), palette_contrast(fg, bg));
+            /* Colour already says it; dim on top would make it faint. */
+            ck_assert_msg(!(palette_role_attrs((enum palette_role)role, true) & ATTR_DIM),
+                          "role %c is dim on its own colours", palette_role_letter(role));
+        }
+    }
+}
+END_TEST
+
+/*
+ * The projector (issue 13, item 15): in presentation mode a masked cell has
+ * neither the colours nor the glyphs of any weight, at every colour depth;
+ * the cursor keeps its cell's colours (reverse video made 1.0 look like 0.0);
+ * and no text is dim.
+ */
+START_TEST(masked_never_looks_like_a_weight)
+{
+    const enum palette_depth depths[] = { DEPTH_8, DEPTH_256, DEPTH_DIRECT };
+    struct attention_config cfg;
+    struct pipeline p;
+    struct view v;
+    struct grid g;
+    int masked = 0;
+    int weights = 0;
+
+    attention_config_init(&cfg);
+    run(&p, &cfg, "Your journey starts with one step");
+    view_init(&v);
+    v.stage = VIEW_WEIGHTS;
+    v.present = true;
+    v.colour = true;
+    v.utf8 = true;
+    v.cursor_row = 0; /* Your attends only to itself: weight 1.0, the ramp's darkest */
+    v.cursor_col = 0;
+    ck_assert_int_eq(grid_create(&g, 100, 30), 0);
+    view_render(&v, &p, &g);
+    for (size_t d = 0; d < sizeof depths / sizeof depths[0]; d++) {
+        for (int y = 0; y < g.height; y++)
+            for (int x = 0; x < g.width; x++) {
+                const struct cell *c = grid_at(&g, x, y);
+                int fg;
+                int bg;
+                grid_cell_colours(c, depths[d], &fg, &bg);
+                ck_assert_msg(!(grid_cell_attrs(&g, c, depths[d]) & (ATTR_DIM | ATTR_REVERSE)),
+                              "cell %d,%d is dim or reversed on a projector", x, y);
+                if (c->role == ROLE_MASKED) {
+                    masked++;
+                    ck_assert_int_eq(bg, -1); /* the terminal's own: never a ramp colour */
+                } else if (c->role == ROLE_HEAT) {
+                    weights++;
+                    ck_assert_int_ge(bg, 0);
+                    ck_assert_uint_ne(c->ch, HEAT_HATCH);
+                }
+            }
+    }
+    ck_assert_int_gt(masked, 0);
+    ck_assert_int_gt(weights, 0);
+    /* The cursor's cell: the darkest weight, its own colour, a pointer before its number. */
+    {
+        char *text = rendered(&p, &v, 100, 30, false);
+        ck_assert_msg(strstr(text, "\xe2\x96\xb8" "1.0000") != NULL, "%s", text);
+        free(text);
+    }
+    grid_destroy(&g);
+    view_destroy(&v);
+    pipeline_destroy(&p);
+}
+END_TEST
+
 START_TEST(text_wrapping)
 {
     size_t next;
@@ -669,6 +769,8 @@ render_suite(void)
     tcase_add_test(units, heatmap_levels_and_hits);
     tcase_add_test(units, legend_says_when_its_scale_spans_every_head);
     tcase_add_test(units, palette_quantises_like_terminals);
+    tcase_add_test(units, colours_have_contrast);
+    tcase_add_test(units, masked_never_looks_like_a_weight);
     tcase_add_test(units, text_wrapping);
     tcase_add_test(units, inspector_spells_out_each_stage);
     tcase_add_test(units, scaling_is_described_once);

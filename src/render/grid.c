@@ -15,6 +15,7 @@ grid_create(struct grid *g, int width, int height)
     g->width = width > 0 ? width : 0;
     g->height = height > 0 ? height : 0;
     g->cells = NULL;
+    g->high_contrast = false;
     if (g->width > 0 && g->height > 0) {
         /* Sizes in size_t, no product that wraps around, and no frame past GRID_MAX_CELLS. */
         if ((size_t)g->width > GRID_MAX_CELLS / (size_t)g->height) {
@@ -183,6 +184,7 @@ grid_cell_colours(const struct cell *c, enum palette_depth depth, int *fg, int *
 {
     struct rgb f;
     struct rgb b;
+    bool own_bg;
 
     *fg = -1;
     *bg = -1;
@@ -197,18 +199,21 @@ grid_cell_colours(const struct cell *c, enum palette_depth depth, int *fg, int *
             *bg = depth_colour(b, depth);
             *fg = depth_colour(palette_text_on(b), depth);
         }
-    } else if (depth != DEPTH_8 && palette_role_rgb((enum palette_role)c->role, &f, &b)) {
+    } else if (depth != DEPTH_8 && palette_role_rgb((enum palette_role)c->role, &f, &b, &own_bg)) {
         *fg = depth_colour(f, depth);
-        *bg = depth_colour(b, depth);
+        *bg = own_bg ? -1 : depth_colour(b, depth);
     } else {
         palette_role_8((enum palette_role)c->role, fg, bg);
     }
 }
 
 int
-grid_cell_attrs(const struct cell *c, enum palette_depth depth)
+grid_cell_attrs(const struct grid *g, const struct cell *c, enum palette_depth depth)
 {
-    return palette_role_attrs((enum palette_role)c->role, depth != DEPTH_MONO) | c->attr;
+    int attrs = palette_role_attrs((enum palette_role)c->role, depth != DEPTH_MONO) | c->attr;
+
+    /* Dim text is faint on a projector: a high-contrast grid has none. */
+    return g->high_contrast ? attrs & ~ATTR_DIM : attrs;
 }
 
 /* Appends the SGR parameters of one colour (fg or bg) to buf. */
@@ -238,7 +243,7 @@ grid_write_ansi(const struct grid *g, FILE *out, enum palette_depth depth)
             int fg;
             int bg;
             grid_cell_colours(c, depth, &fg, &bg);
-            if (c->ch != ' ' || bg >= 0 || (grid_cell_attrs(c, depth) & ATTR_REVERSE))
+            if (c->ch != ' ' || bg >= 0 || (grid_cell_attrs(g, c, depth) & ATTR_REVERSE))
                 break;
             end--;
         }
@@ -247,7 +252,7 @@ grid_write_ansi(const struct grid *g, FILE *out, enum palette_depth depth)
             char sgr[96];
             int fg;
             int bg;
-            int attrs = grid_cell_attrs(c, depth);
+            int attrs = grid_cell_attrs(g, c, depth);
             int n;
             if (c->ch == GRID_CONTINUATION)
                 continue;

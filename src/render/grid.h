@@ -32,6 +32,7 @@ struct grid {
     int width;
     int height;
     struct cell *cells; /* (height, width) */
+    bool high_contrast; /* for a projector: no dim text (presentation mode) */
 };
 
 struct rect {
@@ -89,8 +90,8 @@ void grid_add_attr(struct grid *g, struct rect r, int attr);
  */
 void grid_cell_colours(const struct cell *c, enum palette_depth depth, int *fg, int *bg);
 
-/* The attributes (ATTR_*) a cell is drawn with: its role's and its own. */
-int grid_cell_attrs(const struct cell *c, enum palette_depth depth);
+/* The attributes (ATTR_*) a cell of g is drawn with: its role's and its own (no dim if g is high_contrast). */
+int grid_cell_attrs(const struct grid *g, const struct cell *c, enum palette_depth depth);
 
 /*
  * Writes the grid as text with ANSI escape sequences for its colours and

@@ -215,9 +215,12 @@ draw_cell(struct grid *g, int x, int y, const struct heatmap_spec *spec,
         snprintf(text, sizeof text, "%s", w >= 5 ? "-inf" : spec->utf8 ? "-\xe2\x88\x9e" : "-i");
         break;
     case HEAT_MASKED:
-        st = style_role(ROLE_MASKED);
-        snprintf(text, sizeof text, "%s", spec->utf8 ? "\xc2\xb7" : ".");
-        break;
+        /* Hatched, on the terminal's own background: like no weight, in colour or on paper. */
+        grid_fill(g, r, ' ', style_role(ROLE_MASKED));
+        if (w > 1) /* the gap before it, as before a number */
+            r.x++, r.w--;
+        grid_fill(g, r, spec->utf8 ? HEAT_HATCH : '/', style_role(ROLE_MASKED));
+        return;
     case HEAT_DROPPED:
         st = style_role(ROLE_DROPPED);
         snprintf(text, sizeof text, "%s", spec->utf8 ? "\xe2\x9c\x95" : "x");
@@ -259,6 +262,42 @@ draw_cell(struct grid *g, int x, int y, const struct heatmap_spec *spec,
         for (int k = 0; k < w - (w > 1); k++)
             grid_set(g, x + k, y, glyph, st);
     }
+}
+
+/*
+ * The cursor.  Without colour it is reverse video.  In colour, reversing
+ * would turn the darkest cell into the lightest, a different weight (on a
+ * projector's white-to-black ramp, 1.0 would read as 0.0): the cell keeps its
+ * colours, its text is bold and underlined, and a pointer sits just before
+ * the text (in a cell with no text, in its middle).
+ */
+static void
+draw_cursor(struct grid *g, const struct heatmap_spec *spec, const struct heatmap_geometry *geo)
+{
+    const int x = geo->x0 + (spec->cursor_col - geo->col0) * geo->cell_w;
+    const int y = geo->y0 + (spec->cursor_row - geo->row0) * geo->row_h;
+    struct rect cur = { x, y, geo->cell_w, 1 };
+    const struct cell *left = grid_at(g, x, y);
+    int mx = x;
+    struct style st;
+
+    if (!spec->colour) {
+        grid_add_attr(g, cur, ATTR_REVERSE);
+        return;
+    }
+    grid_add_attr(g, cur, ATTR_BOLD | ATTR_UNDERLINE);
+    if (left->ch != ' ')
+        return; /* text fills the cell: bold and underline say it */
+    for (int k = 1; k < geo->cell_w && grid_at(g, x + k, y)->ch == ' '; k++)
+        mx = x + k;
+    if (mx == x + geo->cell_w - 1) /* no text at all: the middle */
+        mx = x + (geo->cell_w - 1) / 2;
+    /* else mx is the blank just before the text or the hatching */
+    st.role = (enum palette_role)left->role;
+    st.attr = left->attr;
+    st.ramp = (enum palette_ramp)left->ramp;
+    st.level = left->level;
+    grid_set(g, mx, y, spec->utf8 ? HEAT_POINTER : '>', st);
 }
 
 void
@@ -323,11 +362,8 @@ heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *spec, i
             draw_cell(g, geo->x0 + c * geo->cell_w, y, spec, geo, i, geo->col0 + c);
     }
     if (spec->cursor_row >= geo->row0 && spec->cursor_row < geo->row0 + geo->vis_rows &&
-        spec->cursor_col >= geo->col0 && spec->cursor_col < geo->col0 + geo->vis_cols) {
-        struct rect cur = { geo->x0 + (spec->cursor_col - geo->col0) * geo->cell_w,
-                            geo->y0 + (spec->cursor_row - geo->row0) * geo->row_h, geo->cell_w, 1 };
-        grid_add_attr(g, cur, ATTR_REVERSE);
-    }
+        spec->cursor_col >= geo->col0 && spec->cursor_col < geo->col0 + geo->vis_cols)
+        draw_cursor(g, spec, geo);
 }
 
 int
@@ -390,7 +426,7 @@ heatmap_legend(struct grid *g, int x, int y, int w, const struct heatmap_spec *s
             seen[heatmap_kind(spec, i, j)] = 1;
     for (int k = 1; k < 5; k++) {
         const char *glyph = k == HEAT_NEG_INF ? (spec->utf8 ? "-\xe2\x88\x9e" : "-i")
-                            : k == HEAT_MASKED ? (spec->utf8 ? "\xc2\xb7" : ".")
+                            : k == HEAT_MASKED ? (spec->utf8 ? "\xe2\x95\xb1" : "/")
                             : k == HEAT_DROPPED ? (spec->utf8 ? "\xe2\x9c\x95" : "x")
                                                 : "?";
         if (!seen[k] || x + used + 3 >= end)

@@ -15,6 +15,10 @@
 #include "attnscope/matrix.h"
 #include "render/grid.h"
 
+/* A masked cell's hatching and the cursor's pointer, in UTF-8 ('/' and '>' in ASCII). */
+#define HEAT_HATCH 0x2571u   /* BOX DRAWINGS LIGHT DIAGONAL UPPER RIGHT TO LOWER LEFT */
+#define HEAT_POINTER 0x25B8u /* BLACK RIGHT-POINTING SMALL TRIANGLE */
+
 enum heat_kind {
     HEAT_VALUE,
     HEAT_NEG_INF,  /* -inf: a masked score */

@@ -9,6 +9,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 #include "render/palette.h"
@@ -80,15 +81,35 @@ palette_ramp_rgb(enum palette_ramp ramp, int level)
     return out;
 }
 
+/* WCAG 2's relative luminance: sRGB channels made linear, weighted. */
+static double
+luminance(struct rgb c)
+{
+    const double v[3] = { c.r / 255.0, c.g / 255.0, c.b / 255.0 };
+    double lin[3];
+
+    for (int k = 0; k < 3; k++)
+        lin[k] = v[k] <= 0.04045 ? v[k] / 12.92 : pow((v[k] + 0.055) / 1.055, 2.4);
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2];
+}
+
+double
+palette_contrast(struct rgb a, struct rgb b)
+{
+    double la = luminance(a);
+    double lb = luminance(b);
+
+    return la > lb ? (la + 0.05) / (lb + 0.05) : (lb + 0.05) / (la + 0.05);
+}
+
 struct rgb
 palette_text_on(struct rgb bg)
 {
-    /* Rec. 601 luma, in integers. */
-    int luma = (299 * bg.r + 587 * bg.g + 114 * bg.b) / 1000;
     struct rgb black = { 0, 0, 0 };
     struct rgb white = { 255, 255, 255 };
 
-    return luma > 140 ? black : white;
+    /* The better of the two has at least sqrt(21) = 4.58:1, above WCAG AA's 4.5:1. */
+    return palette_contrast(black, bg) >= palette_contrast(white, bg) ? black : white;
 }
 
 static int
@@ -151,45 +172,46 @@ palette_ramp_to_8(enum palette_ramp ramp, int level)
 struct role_scheme {
     bool has_rgb;
     struct rgb fg, bg;
+    bool own_bg; /* with has_rgb: fg on the terminal's own background */
     int fg8, bg8;
     int attrs_colour, attrs_mono;
     bool listed;
 };
 
 #define GREY_DARK { 58, 58, 58 }
-#define GREY_MID { 118, 118, 118 }
+#define GREY_MID PALETTE_GREY_ON_ANY
 #define GREY_LIGHT { 178, 178, 178 }
 #define WHITE { 255, 255, 255 }
 #define BLACK { 0, 0, 0 }
 #define RED { 215, 0, 0 }
-#define MAGENTA { 215, 0, 215 }
+#define MAGENTA { 175, 0, 175 }
 #define BLUE_BAR { 0, 55, 110 }
 #define YELLOW { 255, 215, 0 }
 #define GREEN { 0, 135, 95 }
-#define NO_RGB false, BLACK, BLACK
+#define NO_RGB false, BLACK, BLACK, false
 
 static const struct role_scheme schemes[ROLE_COUNT] = {
     [ROLE_TEXT] = { NO_RGB, -1, -1, 0, 0, true },
     [ROLE_DIM] = { NO_RGB, -1, -1, ATTR_DIM, ATTR_DIM, true },
     [ROLE_TITLE] = { NO_RGB, -1, -1, ATTR_BOLD, ATTR_BOLD, true },
-    [ROLE_BAR] = { true, WHITE, BLUE_BAR, 7, 4, 0, ATTR_REVERSE, true },
-    [ROLE_BAR_KEY] = { true, BLACK, YELLOW, 0, 3, ATTR_BOLD, ATTR_BOLD | ATTR_UNDERLINE, true },
-    [ROLE_STAGE] = { true, WHITE, BLUE_BAR, 7, 4, 0, ATTR_REVERSE, true },
-    [ROLE_STAGE_ACTIVE] = { true, BLACK, YELLOW, 0, 3, ATTR_BOLD, ATTR_BOLD | ATTR_UNDERLINE, true },
+    [ROLE_BAR] = { true, WHITE, BLUE_BAR, false, 7, 4, 0, ATTR_REVERSE, true },
+    [ROLE_BAR_KEY] = { true, BLACK, YELLOW, false, 0, 3, ATTR_BOLD, ATTR_BOLD | ATTR_UNDERLINE, true },
+    [ROLE_STAGE] = { true, WHITE, BLUE_BAR, false, 7, 4, 0, ATTR_REVERSE, true },
+    [ROLE_STAGE_ACTIVE] = { true, BLACK, YELLOW, false, 0, 3, ATTR_BOLD, ATTR_BOLD | ATTR_UNDERLINE, true },
     [ROLE_FORMULA] = { NO_RGB, 6, -1, 0, 0, true },
     [ROLE_LABEL] = { NO_RGB, -1, -1, 0, 0, true },
     [ROLE_LABEL_MADE_UP] = { NO_RGB, 3, -1, ATTR_UNDERLINE, ATTR_UNDERLINE, true },
     [ROLE_HEAT] = { NO_RGB, -1, -1, 0, 0, true },
-    [ROLE_NEG_INF] = { true, GREY_LIGHT, GREY_DARK, 7, 0, ATTR_DIM, ATTR_DIM, true },
-    [ROLE_MASKED] = { true, GREY_MID, BLACK, 7, 0, ATTR_DIM, ATTR_DIM, true },
-    [ROLE_DROPPED] = { true, WHITE, RED, 7, 1, ATTR_BOLD, ATTR_BOLD, true },
-    [ROLE_NAN] = { true, WHITE, MAGENTA, 7, 5, ATTR_BOLD, ATTR_BOLD, true },
-    [ROLE_MASK_ALLOW] = { true, BLACK, GREEN, 0, 2, 0, 0, true },
-    [ROLE_MASK_FORBID] = { true, GREY_LIGHT, GREY_DARK, 7, 0, ATTR_DIM, ATTR_DIM, true },
+    [ROLE_NEG_INF] = { true, GREY_LIGHT, GREY_DARK, false, 7, 0, 0, ATTR_DIM, true },
+    [ROLE_MASKED] = { true, GREY_MID, BLACK, true, -1, -1, 0, 0, true },
+    [ROLE_DROPPED] = { true, WHITE, RED, false, 7, 1, ATTR_BOLD, ATTR_BOLD, true },
+    [ROLE_NAN] = { true, WHITE, MAGENTA, false, 7, 5, ATTR_BOLD, ATTR_BOLD, true },
+    [ROLE_MASK_ALLOW] = { true, BLACK, GREEN, false, 0, 2, 0, 0, true },
+    [ROLE_MASK_FORBID] = { true, GREY_LIGHT, GREY_DARK, false, 7, 0, 0, ATTR_DIM, true },
     [ROLE_INSPECT_TITLE] = { NO_RGB, -1, -1, ATTR_BOLD, ATTR_BOLD, true },
-    [ROLE_ERROR] = { true, WHITE, RED, 7, 1, ATTR_BOLD, ATTR_BOLD, true },
+    [ROLE_ERROR] = { true, WHITE, RED, false, 7, 1, ATTR_BOLD, ATTR_BOLD, true },
     [ROLE_MESSAGE] = { NO_RGB, 2, -1, 0, 0, true },
-    [ROLE_EDIT] = { true, BLACK, WHITE, 0, 7, 0, ATTR_UNDERLINE, true },
+    [ROLE_EDIT] = { true, BLACK, WHITE, false, 0, 7, 0, ATTR_UNDERLINE, true },
     [ROLE_BORDER] = { NO_RGB, -1, -1, ATTR_DIM, ATTR_DIM, true },
 };
 
@@ -210,7 +232,7 @@ palette_scheme_complete(void)
 }
 
 bool
-palette_role_rgb(enum palette_role role, struct rgb *fg, struct rgb *bg)
+palette_role_rgb(enum palette_role role, struct rgb *fg, struct rgb *bg, bool *own_bg)
 {
     const struct role_scheme *s = scheme(role);
 
@@ -218,6 +240,7 @@ palette_role_rgb(enum palette_role role, struct rgb *fg, struct rgb *bg)
         return false;
     *fg = s->fg;
     *bg = s->bg;
+    *own_bg = s->own_bg;
     return true;
 }
 

@@ -75,7 +75,10 @@ char palette_role_letter(enum palette_role role);
 /* A ramp's colour at level (0..255). */
 struct rgb palette_ramp_rgb(enum palette_ramp ramp, int level);
 
-/* Black or white, whichever reads better on bg. */
+/* WCAG 2's contrast ratio of two colours, from 1 (the same) to 21 (black on white). */
+double palette_contrast(struct rgb a, struct rgb b);
+
+/* Black or white, whichever has the higher contrast on bg (at least 4.58:1). */
 struct rgb palette_text_on(struct rgb bg);
 
 /* The nearest xterm 256-colour index (the 6x6x6 cube or the grey ramp). */
@@ -86,9 +89,13 @@ int palette_ramp_to_8(enum palette_ramp ramp, int level);
 
 /*
  * Fixed colours of the roles that have one (foreground, background) as RGB;
- * returns false for roles drawn in the terminal's own colours.
+ * returns false for roles drawn in the terminal's own colours.  *own_bg
+ * says the role draws fg on the terminal's own background (bg unused).
  */
-bool palette_role_rgb(enum palette_role role, struct rgb *fg, struct rgb *bg);
+bool palette_role_rgb(enum palette_role role, struct rgb *fg, struct rgb *bg, bool *own_bg);
+
+/* The fixed grey of roles on the terminal's own background: 4.5:1 on black and on white. */
+#define PALETTE_GREY_ON_ANY { 118, 118, 118 }
 
 /* The role's colours among the 8 basic ones (-1: the terminal's default). */
 void palette_role_8(enum palette_role role, int *fg, int *bg);

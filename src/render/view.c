@@ -826,6 +826,7 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
     struct heatmap_spec spec;
 
     grid_clear(g);
+    g->high_contrast = v->present;
     v->frame.tiles = 0;
     v->frame.stage_bar_y = -1;
     for (int s = 0; s < VIEW_STAGE_COUNT; s++)

@@ -220,9 +220,9 @@ pair_for(const struct screen *s, const struct cell *c)
 }
 
 static attr_t
-attrs_for(const struct screen *s, const struct cell *c)
+attrs_for(const struct screen *s, const struct grid *g, const struct cell *c)
 {
-    int a = grid_cell_attrs(c, s->depth);
+    int a = grid_cell_attrs(g, c, s->depth);
     attr_t out = A_NORMAL;
 
     if (a & ATTR_BOLD)
@@ -252,7 +252,7 @@ blit(const struct screen *s, const struct grid *g)
             if (!s->utf8 && c->ch > 0x7E)
                 wc[0] = L'?';
             pair = pair_for(s, c);
-            setcchar(&cc, wc, attrs_for(s, c), 0, &pair);
+            setcchar(&cc, wc, attrs_for(s, g, c), 0, &pair);
             mvwadd_wch(stdscr, y, x, &cc);
         }
     }
