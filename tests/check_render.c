@@ -5,6 +5,8 @@
  */
 #include "config.h"
 
+#include <limits.h>
+
 #include "attnscope/knob.h"
 #include "attnscope/pipeline.h"
 #include "attnscope/qkv.h"
@@ -385,6 +387,105 @@ START_TEST(masked_never_looks_like_a_weight)
     grid_destroy(&g);
     view_destroy(&v);
     pipeline_destroy(&p);
+}
+END_TEST
+
+/*
+ * A wider or taller terminal never shows less (issue 13, item 14): for
+ * sentences of 6, 13 and 24 tokens, one head and the all-heads grid, every
+ * size from 80x24 to 250x60 shows at least the columns and decimals of every
+ * smaller size, every tile alike, and a taller one at least its rows; a
+ * wider one shows fewer rows only to show more numbers (the panel leaving
+ * the matrix's side for below it); the legend is never cut.
+ */
+struct shown {
+    int cols, rows, decimals, tiles;
+};
+
+static struct shown
+shown_at(const struct pipeline *p, enum view_stage stage, bool grid_heads, int w, int h,
+         char **text)
+{
+    struct view v;
+    struct grid g;
+    struct shown sh = { INT_MAX, INT_MAX, 4, 0 };
+
+    view_init(&v);
+    v.stage = stage;
+    v.colour = true;
+    v.utf8 = true;
+    v.grid_heads = grid_heads;
+    ck_assert_int_eq(grid_create(&g, w, h), 0);
+    view_render(&v, p, &g);
+    sh.tiles = v.frame.tiles;
+    for (int t = 0; t < v.frame.tiles; t++) {
+        const struct heatmap_geometry *geo = &v.frame.geo[t];
+        sh.cols = geo->vis_cols < sh.cols ? geo->vis_cols : sh.cols;
+        sh.rows = geo->vis_rows < sh.rows ? geo->vis_rows : sh.rows;
+        sh.decimals = geo->decimals < sh.decimals ? geo->decimals : sh.decimals;
+        if (t > 0)
+            ck_assert_msg(geo->decimals == v.frame.geo[0].decimals,
+                          "%dx%d: head %d shows %d decimals, head 0 %d", w, h, t, geo->decimals,
+                          v.frame.geo[0].decimals);
+    }
+    if (text != NULL) {
+        size_t len = 0;
+        FILE *f = open_memstream(text, &len);
+        grid_dump_text(&g, f);
+        fclose(f);
+    }
+    grid_destroy(&g);
+    view_destroy(&v);
+    return sh;
+}
+
+START_TEST(wider_never_shows_less)
+{
+    const char *sentences[] = { "Your journey starts with one step",
+                                "the cat sat on the mat and the dog saw the cat today",
+                                "a b c d e f g h i j k l m n o p q r s t u v w x" };
+    const enum view_stage stages[] = { VIEW_WEIGHTS, VIEW_SCORES, VIEW_DROPOUT, VIEW_EMBEDDINGS };
+    struct attention_config cfg;
+
+    for (size_t k = 0; k < sizeof sentences / sizeof sentences[0]; k++) {
+        struct pipeline p;
+        attention_config_init(&cfg);
+        cfg.dropout = 0.5;
+        run(&p, &cfg, sentences[k]);
+        for (size_t s = 0; s < sizeof stages / sizeof stages[0]; s++)
+            for (int grid_heads = 0; grid_heads < 2; grid_heads++)
+                for (int h = 24; h <= 60; h += 6) {
+                    struct shown before = { 0, 0, -1, 0 };
+                    for (int w = 80; w <= 250; w += 5) {
+                        char *text = NULL;
+                        struct shown now = shown_at(&p, stages[s], grid_heads, w, h, &text);
+                        struct shown taller = shown_at(&p, stages[s], grid_heads, w, h + 6, NULL);
+                        bool more_numbers = now.decimals > before.decimals || now.cols > before.cols;
+                        bool ok = now.cols >= before.cols && now.decimals >= before.decimals &&
+                                  (now.rows >= before.rows || more_numbers) &&
+                                  now.tiles >= before.tiles;
+                        if (!ok) /* the screen, for whoever reads the log */
+                            fprintf(stderr, "%s", text);
+                        ck_assert_msg(ok,
+                                      "'%s' stage %d grid %d: %dx%d shows %d cols %d rows %d "
+                                      "decimals, 5 columns fewer showed %d, %d, %d",
+                                      sentences[k], (int)stages[s], grid_heads, w, h, now.cols,
+                                      now.rows, now.decimals, before.cols, before.rows,
+                                      before.decimals);
+                        ck_assert_msg(taller.cols >= now.cols && taller.decimals >= now.decimals &&
+                                          taller.rows >= now.rows,
+                                      "'%s' stage %d grid %d: %dx%d shows less than %dx%d",
+                                      sentences[k], (int)stages[s], grid_heads, w, h + 6, w, h);
+                        /* The legend's items come whole: no "✕ dr". */
+                        ck_assert_msg(strstr(text, "\xe2\x9c\x95 dropped") != NULL ||
+                                          strstr(text, "\xe2\x9c\x95 d") == NULL,
+                                      "%dx%d: a legend item is cut", w, h);
+                        free(text);
+                        before = now;
+                    }
+                }
+        pipeline_destroy(&p);
+    }
 }
 END_TEST
 
@@ -771,6 +872,7 @@ render_suite(void)
     tcase_add_test(units, palette_quantises_like_terminals);
     tcase_add_test(units, colours_have_contrast);
     tcase_add_test(units, masked_never_looks_like_a_weight);
+    tcase_add_test(units, wider_never_shows_less);
     tcase_add_test(units, text_wrapping);
     tcase_add_test(units, inspector_spells_out_each_stage);
     tcase_add_test(units, scaling_is_described_once);

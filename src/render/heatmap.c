@@ -1,6 +1,7 @@
 /* heatmap.c: matrices as heatmaps (see heatmap.h). */
 #include "config.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -166,10 +167,10 @@ choose_cells(const struct heatmap_spec *spec, int avail, struct heatmap_geometry
     const int w4 = value_width(spec, 4) + extra;
     const int w2 = value_width(spec, 2) + extra;
 
-    if (w4 <= max_w && cols * w4 <= avail) {
+    if (spec->decimals_cap == 0 && w4 <= max_w && cols * w4 <= avail) {
         geo->cell_w = avail / cols < max_w ? avail / cols : max_w;
         geo->decimals = 4;
-    } else if (w2 <= max_w && cols * w2 <= avail) {
+    } else if (spec->decimals_cap >= 0 && w2 <= max_w && cols * w2 <= avail) {
         geo->cell_w = w2;
         geo->decimals = 2;
     } else if (cols * 2 <= avail) {
@@ -300,6 +301,30 @@ draw_cursor(struct grid *g, const struct heatmap_spec *spec, const struct heatma
     grid_set(g, mx, y, spec->utf8 ? HEAT_POINTER : '>', st);
 }
 
+int
+heatmap_measure(const struct heatmap_spec *spec, struct rect r, struct heatmap_geometry *geo)
+{
+    const int rows = spec->m->rows;
+    const int cols = spec->m->cols;
+    const int lw = label_width(spec);
+
+    memset(geo, 0, sizeof *geo);
+    if (r.w < lw + 3 || r.h < 2 || rows == 0 || cols == 0)
+        return -1;
+    choose_cells(spec, r.w - lw - 1, geo);
+    geo->row_h = 1 + (spec->row_gap > 0 ? spec->row_gap : 0);
+    geo->vis_cols = (r.w - lw - 1) / geo->cell_w;
+    geo->vis_rows = (r.h - 1 + spec->row_gap) / geo->row_h;
+    if (geo->vis_cols > cols)
+        geo->vis_cols = cols;
+    if (geo->vis_rows > rows)
+        geo->vis_rows = rows;
+    geo->x0 = r.x + lw + 1;
+    geo->y0 = r.y + 1;
+    geo->width = lw + 1 + geo->vis_cols * geo->cell_w;
+    return 0;
+}
+
 void
 heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *spec, int *scroll_row,
                int *scroll_col, struct heatmap_geometry *geo)
@@ -310,23 +335,12 @@ heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *spec, i
     struct style label = style_role(ROLE_LABEL);
     char buf[64];
 
-    memset(geo, 0, sizeof *geo);
-    if (r.w < lw + 3 || r.h < 2 || rows == 0 || cols == 0)
+    if (heatmap_measure(spec, r, geo) != 0)
         return;
-    choose_cells(spec, r.w - lw - 1, geo);
-    geo->row_h = 1 + (spec->row_gap > 0 ? spec->row_gap : 0);
-    geo->vis_cols = (r.w - lw - 1) / geo->cell_w;
-    geo->vis_rows = (r.h - 1 + spec->row_gap) / geo->row_h;
-    if (geo->vis_cols > cols)
-        geo->vis_cols = cols;
-    if (geo->vis_rows > rows)
-        geo->vis_rows = rows;
     clamp_scroll(scroll_row, geo->vis_rows, rows, spec->cursor_row);
     clamp_scroll(scroll_col, geo->vis_cols, cols, spec->cursor_col);
     geo->row0 = *scroll_row;
     geo->col0 = *scroll_col;
-    geo->x0 = r.x + lw + 1;
-    geo->y0 = r.y + 1;
 
     /* Column labels, cut to the cell and right-aligned like the numbers. */
     for (int c = 0; c < geo->vis_cols; c++) {
@@ -385,40 +399,53 @@ heatmap_hit(const struct heatmap_geometry *geo, int sx, int sy, int *row, int *c
     return 0;
 }
 
-void
+/* Writes text at x unless g is NULL (measuring); its width either way. */
+static int
+legend_piece(struct grid *g, int x, int y, enum palette_role role, const char *text)
+{
+    return g != NULL ? grid_put(g, x, y, INT_MAX / 2, style_role(role), text) : utf8_width(text);
+}
+
+int
 heatmap_legend(struct grid *g, int x, int y, int w, const struct heatmap_spec *spec)
 {
     char lo[32];
     char hi[32];
+    char piece[64];
     int used = 0;
     int seen[HEAT_ABSENT + 1] = { 0 };
-    const int end = x + w;
     static const char *const names[] = { "", "-inf", "masked", "dropped", "NaN" };
     static const enum palette_role roles[] = { ROLE_TEXT, ROLE_NEG_INF, ROLE_MASKED, ROLE_DROPPED,
                                                ROLE_NAN };
 
     heatmap_format(lo, sizeof lo, spec->lo, 10, 4);
     heatmap_format(hi, sizeof hi, spec->hi, 10, 4);
-    used += grid_printf(g, x + used, y, end - x - used, style_role(ROLE_DIM), "min %s ", lo);
-    for (int k = 0; k < 16 && x + used < end; k++) {
+    /* The scale comes whole or not at all; each item after it only when it fits whole. */
+    snprintf(piece, sizeof piece, "min %s ", lo);
+    if (utf8_width(piece) + 16 + 5 + utf8_width(hi) > w)
+        return 0;
+    used += legend_piece(g, x + used, y, ROLE_DIM, piece);
+    for (int k = 0; k < 16; k++, used++) {
         struct style st = style_role(ROLE_HEAT);
         st.ramp = spec->ramp;
         st.level = k * 255 / 15;
-        grid_set(g, x + used++, y, spec->colour ? ' ' : palette_ramp_glyph(st.level, spec->utf8),
-                 st);
+        if (g != NULL)
+            grid_set(g, x + used, y, spec->colour ? ' ' : palette_ramp_glyph(st.level, spec->utf8),
+                     st);
     }
-    used += grid_printf(g, x + used, y, end - x - used, style_role(ROLE_DIM), " max %s", hi);
+    snprintf(piece, sizeof piece, " max %s", hi);
+    used += legend_piece(g, x + used, y, ROLE_DIM, piece);
     /*
      * Heads share one scale so that they can be compared: say so (when it
      * fits whole), or a min that no cell shows puzzles.
      */
     if (spec->range_heads > 1) {
-        char heads[32];
-        int n = spec->range_heads == 2 ? snprintf(heads, sizeof heads, " (both heads)")
-                                       : snprintf(heads, sizeof heads, " (all %d heads)",
-                                                  spec->range_heads);
-        if (x + used + n <= end)
-            used += grid_put(g, x + used, y, n, style_role(ROLE_DIM), heads);
+        if (spec->range_heads == 2)
+            snprintf(piece, sizeof piece, " (both heads)");
+        else
+            snprintf(piece, sizeof piece, " (all %d heads)", spec->range_heads);
+        if (used + utf8_width(piece) <= w)
+            used += legend_piece(g, x + used, y, ROLE_DIM, piece);
     }
 
     for (int i = 0; i < spec->m->rows; i++)
@@ -429,10 +456,12 @@ heatmap_legend(struct grid *g, int x, int y, int w, const struct heatmap_spec *s
                             : k == HEAT_MASKED ? (spec->utf8 ? "\xe2\x95\xb1" : "/")
                             : k == HEAT_DROPPED ? (spec->utf8 ? "\xe2\x9c\x95" : "x")
                                                 : "?";
-        if (!seen[k] || x + used + 3 >= end)
+        snprintf(piece, sizeof piece, " %s", names[k]);
+        if (!seen[k] || used + 3 + utf8_width(glyph) + utf8_width(piece) > w)
             continue;
-        used += grid_put(g, x + used, y, end - x - used, style_role(ROLE_DIM), "   ");
-        used += grid_put(g, x + used, y, end - x - used, style_role(roles[k]), glyph);
-        used += grid_printf(g, x + used, y, end - x - used, style_role(ROLE_DIM), " %s", names[k]);
+        used += legend_piece(g, x + used, y, ROLE_DIM, "   ");
+        used += legend_piece(g, x + used, y, roles[k], glyph);
+        used += legend_piece(g, x + used, y, ROLE_DIM, piece);
     }
+    return used;
 }

@@ -46,6 +46,7 @@ struct heatmap_spec {
     int cursor_row, cursor_col;      /* -1: no cursor */
     int max_cell_w;                  /* widest cell (larger in presentation mode) */
     int row_gap;                     /* blank lines between rows (presentation mode) */
+    int decimals_cap;                /* 0: as many as fit; 2: at most 2; -1: no numbers */
     bool colour;
     bool utf8;
 };
@@ -57,7 +58,14 @@ struct heatmap_geometry {
     int row0, col0;    /* the first visible row and column */
     int vis_rows, vis_cols;
     int decimals;      /* decimals shown in cells; -1: no numbers (too narrow) */
+    int width;         /* columns used: the labels and the visible cells */
 };
+
+/*
+ * The geometry spec would have in r, without drawing (scrolled to the top
+ * left); -1 when r is too small for any cell.
+ */
+int heatmap_measure(const struct heatmap_spec *spec, struct rect r, struct heatmap_geometry *geo);
 
 /*
  * Draws spec into r of g; scroll (in and out) is the first visible row and
@@ -74,9 +82,10 @@ enum heat_kind heatmap_kind(const struct heatmap_spec *spec, int i, int j);
 
 /*
  * Draws the legend on row y from x, at most w columns: the range with the
- * ramp between, then the special cells this matrix has.
+ * ramp between, then the special cells this matrix has, each item whole or
+ * not at all.  Returns the columns used; with g NULL only measures.
  */
-void heatmap_legend(struct grid *g, int x, int y, int w, const struct heatmap_spec *spec);
+int heatmap_legend(struct grid *g, int x, int y, int w, const struct heatmap_spec *spec);
 
 /*
  * Maps screen (sx, sy) to a cell; returns 0 and sets *row, *col, or -1 when

@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -552,7 +553,12 @@ draw_inspector(struct grid *g, struct rect r, struct view *v, const struct pipel
     char text[4096];
     const char *line;
     int y = r.y;
+    /* Sums and softmax rows list as many terms as about three lines of the panel hold. */
+    const int lines = r.h >= 16 ? 3 : r.h >= 10 ? 2 : 1;
     int max_terms = r.w >= 60 ? 6 : r.w >= 40 ? 4 : 3;
+
+    if (r.w * lines / 16 > max_terms)
+        max_terms = r.w * lines / 16 < 64 ? r.w * lines / 16 : 64;
 
     if (r.h < 1 || r.w < 10 || v->frame.rows == 0)
         return;
@@ -591,8 +597,159 @@ showing_grid(const struct view *v, const struct pipeline *p)
     return v->grid_heads && explain_stage_per_head(v->stage) && p->st.shape.heads > 1;
 }
 
+#define TILE_MAX_CELL_W 8
+
+static int
+heat_max_cell_w(const struct view *v)
+{
+    return v->present ? 14 : 10;
+}
+
+/* The decimals_cap that gives the first tiles heads, w x h each, the decimals of the tightest. */
+static int
+tile_decimals_cap(struct view *v, const struct pipeline *p, int tiles, int w, int h)
+{
+    int fewest = 4;
+
+    for (int t = 0; t < tiles; t++) {
+        struct heatmap_spec spec;
+        struct heatmap_geometry geo;
+        struct rect r = { 0, 0, w, h };
+        if (view_stage_spec(v, p, v->stage, t, &spec) != 0)
+            continue;
+        spec.max_cell_w = TILE_MAX_CELL_W;
+        if (heatmap_measure(&spec, r, &geo) == 0 && geo.decimals < fewest)
+            fewest = geo.decimals;
+    }
+    return fewest == 4 ? 0 : fewest;
+}
+
+/*
+ * Heads side by side in the all-heads grid of a w x h area: as many as show
+ * the most decimals, among the layouts whose rows of tiles fit h (the most
+ * side by side always may).  Two heads of 13 tokens in 120 columns show
+ * numbers one above the other where side by side they are colour only.
+ */
+static int
+choose_per_row(struct view *v, const struct pipeline *p, int w, int h)
+{
+    int tiles;
+    int most;
+    int tile_rows;
+    int best = 0;
+    int best_decimals = -2;
+    const int rows = p->st.nq;
+
+    tile_layout(w, p->st.shape.heads, &tiles, &most, &tile_rows);
+    for (int per_row = most; per_row >= 1; per_row--) {
+        int cap;
+        int decimals;
+        tile_rows = (tiles + per_row - 1) / per_row;
+        if (per_row < most && tile_rows * (rows + 2) > h)
+            break;
+        cap = tile_decimals_cap(v, p, tiles, w / per_row - 1, rows + 1);
+        decimals = cap == 0 ? 4 : cap;
+        if (decimals > best_decimals) {
+            best_decimals = decimals;
+            best = per_row;
+        }
+    }
+    return best > 0 ? best : most;
+}
+
+/* What the heatmaps show in a w-column area: the fewest columns and decimals of any tile. */
+struct heat_fit {
+    int cols;
+    int rows;
+    int decimals;
+    int per_row; /* tiles side by side (1 without the grid) */
+    int width;   /* the columns they use */
+};
+
 static void
-draw_heatmaps(struct grid *g, struct rect r, struct view *v, const struct pipeline *p)
+heat_fit(struct view *v, const struct pipeline *p, int w, int h, struct heat_fit *f)
+{
+    struct heatmap_spec spec;
+    struct heatmap_geometry geo;
+    int tiles = 1;
+    int tile_rows = 1;
+    int tw = w;
+
+    f->cols = INT_MAX;
+    f->rows = INT_MAX;
+    f->decimals = 4;
+    f->per_row = 1;
+    f->width = 0;
+    if (showing_grid(v, p)) {
+        tile_layout(w, p->st.shape.heads, &tiles, &f->per_row, &tile_rows);
+        f->per_row = choose_per_row(v, p, w, h);
+        tw = w / f->per_row;
+        tile_rows = (tiles + f->per_row - 1) / f->per_row;
+    }
+    for (int t = 0; t < tiles; t++) {
+        /* (A tile's first row is its title.) */
+        struct rect r = { 0, 0, showing_grid(v, p) ? tw - 1 : tw,
+                          showing_grid(v, p) ? h / tile_rows - 1 : h };
+        if (view_stage_spec(v, p, v->stage, showing_grid(v, p) ? t : v->head, &spec) != 0 ||
+            (spec.max_cell_w = showing_grid(v, p) ? TILE_MAX_CELL_W : heat_max_cell_w(v),
+             heatmap_measure(&spec, r, &geo) != 0)) {
+            f->cols = f->rows = 0;
+            f->decimals = -1;
+            continue;
+        }
+        f->cols = geo.vis_cols < f->cols ? geo.vis_cols : f->cols;
+        f->rows = geo.vis_rows < f->rows ? geo.vis_rows : f->rows;
+        f->decimals = geo.decimals < f->decimals ? geo.decimals : f->decimals;
+        if (geo.width + (showing_grid(v, p) ? 1 : 0) > f->width)
+            f->width = geo.width + (showing_grid(v, p) ? 1 : 0);
+    }
+    f->width *= f->per_row;
+}
+
+/*
+ * Whether the explanation panel goes beside the heatmaps, and how wide the
+ * heatmaps are then, with height rows for the heatmaps and the panel.  The
+ * matrix gets the room first.  Below the matrix the panel takes
+ * PANEL_BELOW rows; beside it, PANEL_MIN columns.  The panel moves beside
+ * the matrix when the matrix there still shows all it shows across the
+ * whole screen (every column, as many decimals, as many tiles in a row).
+ * Then the matrix (and its legend) take what they use and the panel the
+ * rest.  So a wider or taller screen never shows fewer columns or decimals;
+ * the one trade is rows: where widening brings the panel back below the
+ * matrix, numbers appear and rows may scroll (check_render holds it to that).
+ */
+#define PANEL_MIN 44
+#define PANEL_BELOW 5
+
+static bool
+panel_beside(struct view *v, const struct pipeline *p, int width, int height, int *heat_w)
+{
+    struct heat_fit whole;
+    struct heat_fit beside;
+    struct heatmap_spec spec;
+    int legend;
+
+    *heat_w = width;
+    if (width < WIDE_SCREEN)
+        return false;
+    heat_fit(v, p, width, height - PANEL_BELOW, &whole);
+    heat_fit(v, p, width - PANEL_MIN - 2, height, &beside);
+    if (beside.cols < whole.cols || beside.decimals < whole.decimals ||
+        beside.per_row < whole.per_row)
+        return false;
+    *heat_w = beside.width;
+    if (view_stage_spec(v, p, v->stage, v->head, &spec) == 0) {
+        legend = heatmap_legend(NULL, 0, 0, width - PANEL_MIN - 2, &spec);
+        if (legend > *heat_w)
+            *heat_w = legend;
+    }
+    if (*heat_w > width - PANEL_MIN - 2)
+        *heat_w = width - PANEL_MIN - 2;
+    return true;
+}
+
+static void
+draw_heatmaps(struct grid *g, struct rect r, struct view *v, const struct pipeline *p, int per_row)
 {
     struct heatmap_spec spec;
     const int heads = p->st.shape.heads;
@@ -601,15 +758,19 @@ draw_heatmaps(struct grid *g, struct rect r, struct view *v, const struct pipeli
     if (showing_grid(v, p)) {
         /* Small multiples: one tile per head, the same cursor on each. */
         int tiles;
-        int per_row;
+        int most;
         int tile_rows;
         int tw;
         int th;
-        tile_layout(r.w, heads, &tiles, &per_row, &tile_rows);
+        int cap;
+        tile_layout(r.w, heads, &tiles, &most, &tile_rows);
+        tile_rows = (tiles + per_row - 1) / per_row;
         tw = r.w / per_row;
         th = r.h / tile_rows;
         if (th < 3)
             tiles = per_row * (r.h / 3 > 0 ? r.h / 3 : 1), th = 3;
+        /* Every tile shows as many decimals as the one with least room: heads side by side compare. */
+        cap = tile_decimals_cap(v, p, tiles < heads ? tiles : heads, tw - 1, th - 1);
         for (int t = 0; t < tiles && t < heads; t++) {
             struct rect tr = { r.x + (t % per_row) * tw, r.y + (t / per_row) * th, tw - 1, th };
             int sr = v->scroll_row;
@@ -620,7 +781,8 @@ draw_heatmaps(struct grid *g, struct rect r, struct view *v, const struct pipeli
                 return;
             spec.cursor_row = v->cursor_row;
             spec.cursor_col = v->cursor_col;
-            spec.max_cell_w = 8;
+            spec.max_cell_w = TILE_MAX_CELL_W;
+            spec.decimals_cap = cap;
             grid_printf(g, tr.x, tr.y, tr.w, style_role(t == v->head ? ROLE_INSPECT_TITLE : ROLE_DIM),
                         "head %d%s", t, t == v->head ? " *" : "");
             tr.y++;
@@ -634,7 +796,7 @@ draw_heatmaps(struct grid *g, struct rect r, struct view *v, const struct pipeli
         return;
     spec.cursor_row = v->cursor_row;
     spec.cursor_col = v->cursor_col;
-    spec.max_cell_w = v->present ? 14 : 10;
+    spec.max_cell_w = heat_max_cell_w(v);
     /* Presentation mode spaces the rows out when the screen has room. */
     spec.row_gap = v->present && r.h >= 2 * spec.m->rows ? 1 : 0;
     heatmap_render(g, r, &spec, &v->scroll_row, &v->scroll_col, &v->frame.geo[0]);
@@ -662,7 +824,7 @@ draw_legend(struct grid *g, int y, int w, struct view *v, const struct pipeline 
         snprintf(where, sizeof where, "rows %d-%d of %d, cols %d-%d of %d", geo->row0 + 1,
                  geo->row0 + geo->vis_rows, spec.m->rows, geo->col0 + 1, geo->col0 + geo->vis_cols,
                  spec.m->cols);
-    heatmap_legend(g, 0, y, w - (int)strlen(where) - 1, &spec);
+    heatmap_legend(g, 0, y, where[0] ? w - (int)strlen(where) - 1 : w, &spec);
     if (where[0])
         grid_put(g, w - (int)strlen(where), y, (int)strlen(where), style_role(ROLE_DIM), where);
 }
@@ -819,7 +981,9 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
     char title[512];
     int y;
     int explain_rows;
-    bool wide = g->width >= WIDE_SCREEN;
+    bool wide;
+    int heat_w;
+    int per_row = 1; /* heads side by side in the grid */
     struct rect heat;
     struct rect insp;
     int legend_y;
@@ -899,22 +1063,22 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
     }
     y += explain_rows + 1;
 
-    /* The heatmap gets the rows it needs; the inspector the rest. */
+    /* The heatmap gets the room it needs; the inspector the rest. */
+    wide = panel_beside(v, p, g->width, g->height - y - 2 /* the legend, the footer */, &heat_w);
     {
         int bottom = g->height - 1; /* the footer */
         int avail = bottom - y - 1; /* one row for the legend */
         int want = spec.m->rows + 1;
-        int insp_min = wide ? 0 : 5;
+        int insp_min = wide ? 0 : PANEL_BELOW;
         /* A header row, the rows, and a blank line between each two. */
         if (v->present && avail - insp_min >= 2 * spec.m->rows)
             want = 2 * spec.m->rows;
         if (showing_grid(v, p)) {
             int tiles;
-            int per_row;
             int tile_rows;
-            tile_layout(wide ? g->width - (g->width * 2 / 5 > 56 ? 56 : g->width * 2 / 5) - 2
-                             : g->width,
-                        p->st.shape.heads, &tiles, &per_row, &tile_rows);
+            tile_layout(heat_w, p->st.shape.heads, &tiles, &per_row, &tile_rows);
+            per_row = choose_per_row(v, p, heat_w, avail - insp_min);
+            tile_rows = (tiles + per_row - 1) / per_row;
             want = tile_rows * (spec.m->rows + 2);
         }
         if (want > avail - insp_min)
@@ -922,14 +1086,13 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
         if (want < 3)
             want = avail < 3 ? avail : 3;
         if (wide) {
-            int iw = g->width * 2 / 5 > 56 ? 56 : g->width * 2 / 5;
             heat.x = 0;
             heat.y = y;
-            heat.w = g->width - iw - 2;
+            heat.w = heat_w;
             heat.h = want;
-            insp.x = g->width - iw;
+            insp.x = heat_w + 3; /* a blank column, the separator, a blank column */
             insp.y = y;
-            insp.w = iw;
+            insp.w = g->width - insp.x;
             insp.h = bottom - y;
         } else {
             heat.x = 0;
@@ -943,7 +1106,7 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
         }
         legend_y = y + want;
     }
-    draw_heatmaps(g, heat, v, p);
+    draw_heatmaps(g, heat, v, p, per_row);
     draw_legend(g, legend_y, heat.w, v, p);
     if (wide) {
         struct rect sep = { insp.x - 2, insp.y, 1, insp.h };
