@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <limits.h>
+#include <stdlib.h>
 
 #include "attnscope/knob.h"
 #include "attnscope/pipeline.h"
@@ -489,6 +490,149 @@ START_TEST(wider_never_shows_less)
 }
 END_TEST
 
+/* The first and last rows of g with anything on them, and the leftmost and rightmost columns. */
+static void
+content_box(const struct grid *g, int *top, int *bottom, int *left, int *right)
+{
+    *top = g->height;
+    *bottom = -1;
+    *left = g->width;
+    *right = -1;
+    for (int y = 0; y < g->height; y++)
+        for (int x = 0; x < g->width; x++) {
+            const struct cell *c = grid_at(g, x, y);
+            if (c->ch == ' ' && c->role != ROLE_HEAT)
+                continue;
+            *top = y < *top ? y : *top;
+            *bottom = y > *bottom ? y : *bottom;
+            *left = x < *left ? x : *left;
+            *right = x > *right ? x : *right;
+        }
+}
+
+/*
+ * Presentation mode presents (issue 13, item 16): on a bigger screen the
+ * cells are wider and the rows spaced out, and the content sits in the
+ * middle, not in the top-left corner.
+ */
+START_TEST(presentation_scales_and_centres)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    int cell_w[2];
+    int row_h[2];
+    const int sizes[2][2] = { { 100, 30 }, { 160, 45 } };
+
+    attention_config_init(&cfg);
+    run(&p, &cfg, "Your journey starts with one step");
+    for (int k = 0; k < 2; k++) {
+        struct view v;
+        struct grid g;
+        int top;
+        int bottom;
+        int left;
+        int right;
+        view_init(&v);
+        v.stage = VIEW_WEIGHTS;
+        v.present = true;
+        v.colour = true;
+        v.utf8 = true;
+        ck_assert_int_eq(grid_create(&g, sizes[k][0], sizes[k][1]), 0);
+        view_render(&v, &p, &g);
+        cell_w[k] = v.frame.geo[0].cell_w;
+        row_h[k] = v.frame.geo[0].row_h;
+        content_box(&g, &top, &bottom, &left, &right);
+        ck_assert_msg(abs(left - (g.width - 1 - right)) <= 2 && left > 0,
+                      "%dx%d: columns %d-%d are not centred", g.width, g.height, left, right);
+        /* (At 100x30 the spaced-out rows and the panel fill the screen.) */
+        ck_assert_msg(abs(top - (g.height - 1 - bottom)) <= 2 && (top > 0 || k == 0),
+                      "%dx%d: rows %d-%d are not centred", g.width, g.height, top, bottom);
+        grid_destroy(&g);
+        view_destroy(&v);
+    }
+    ck_assert_int_gt(cell_w[1], cell_w[0]);
+    ck_assert_int_gt(row_h[1], 1);
+    pipeline_destroy(&p);
+}
+END_TEST
+
+/*
+ * At the sizes a zoomed projector font leaves (64x20, down to the 50x16 the
+ * view needs) a lesson's step keeps its title whole, the cursor's row in
+ * view and its narration whole: a narration longer than its room is paged,
+ * and the pages together hold every word of it.
+ */
+START_TEST(presentation_small_keeps_the_step)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    char narration[4096] = "";
+    const int sizes[3][2] = { { 64, 20 }, { 60, 17 }, { 50, 16 } };
+
+    for (int w = 0; w < 60; w++) {
+        char word[32];
+        snprintf(word, sizeof word, "%sword%02d", w > 0 ? (w % 20 == 0 ? "\n" : " ") : "", w);
+        strcat(narration, word);
+    }
+    attention_config_init(&cfg);
+    run(&p, &cfg, "Your journey starts with one step");
+    for (int k = 0; k < 3; k++) {
+        struct view v;
+        bool seen[60] = { false };
+        view_init(&v);
+        v.stage = VIEW_WEIGHTS;
+        v.present = true;
+        v.colour = true;
+        v.utf8 = true;
+        v.narration = narration;
+        v.walk_title = "4. Multi-head attention";
+        v.step_title = "Each head attends its own way, and this title is long";
+        v.steps = 5;
+        v.step = 1;
+        v.following = true;
+        v.cursor_row = 5;
+        v.cursor_col = 2;
+        for (int page = 0; page < 40; page++) {
+            struct grid g;
+            char *text;
+            size_t len = 0;
+            FILE *f;
+            ck_assert_int_eq(grid_create(&g, sizes[k][0], sizes[k][1]), 0);
+            view_render(&v, &p, &g);
+            f = open_memstream(&text, &len);
+            grid_dump_text(&g, f);
+            fclose(f);
+            /* The title, wrapped but whole; the cursor's row; a page that says where the rest is. */
+            ck_assert_msg(strstr(text, "step 2 of 5") != NULL && strstr(text, "is long") != NULL,
+                          "%dx%d: the step's title is cut:\n%s", g.width, g.height, text);
+            ck_assert_msg(v.frame.tiles == 1 &&
+                              v.frame.geo[0].row0 <= 5 &&
+                              5 < v.frame.geo[0].row0 + v.frame.geo[0].vis_rows,
+                          "%dx%d: the cursor's row is not shown:\n%s", g.width, g.height, text);
+            for (int w = 0; w < 60; w++) {
+                char word[16];
+                snprintf(word, sizeof word, "word%02d", w);
+                seen[w] = seen[w] || strstr(text, word) != NULL;
+            }
+            if (v.frame.narration_rows > v.frame.narration_page)
+                ck_assert_msg(strstr(text, " of ") != NULL && (strstr(text, "] more") != NULL ||
+                                                               strstr(text, "[ back") != NULL),
+                              "%dx%d: a page that does not say there is more:\n%s", g.width,
+                              g.height, text);
+            free(text);
+            grid_destroy(&g);
+            if (v.narration_scroll + v.frame.narration_page >= v.frame.narration_rows)
+                break;
+            v.narration_scroll += v.frame.narration_page; /* what ] does */
+        }
+        for (int w = 0; w < 60; w++)
+            ck_assert_msg(seen[w], "%dx%d: word%02d is on no page", sizes[k][0], sizes[k][1], w);
+        view_destroy(&v);
+    }
+    pipeline_destroy(&p);
+}
+END_TEST
+
 START_TEST(text_wrapping)
 {
     size_t next;
@@ -873,6 +1017,8 @@ render_suite(void)
     tcase_add_test(units, colours_have_contrast);
     tcase_add_test(units, masked_never_looks_like_a_weight);
     tcase_add_test(units, wider_never_shows_less);
+    tcase_add_test(units, presentation_scales_and_centres);
+    tcase_add_test(units, presentation_small_keeps_the_step);
     tcase_add_test(units, text_wrapping);
     tcase_add_test(units, inspector_spells_out_each_stage);
     tcase_add_test(units, scaling_is_described_once);

@@ -28,6 +28,7 @@ static const struct view_help_line help_before[] = {
     { "Tab Shift-Tab", "next / previous head" },
     { "g", "all heads side by side, the same cursor on each" },
     { "M", "show the causal mask as a matrix of its own" },
+    { "i", "hide / show the panel that explains the cell (more room for the matrix)" },
     { "e", "edit the sentence (Enter applies, Esc cancels)" },
 };
 
@@ -37,9 +38,10 @@ static const struct view_help_line help_after[] = {
     { "Space Backspace", "in a walkthrough: next / previous step" },
     { "Enter", "in a walkthrough: back to the step after exploring" },
     { "l", "in a walkthrough: the list of its steps (Enter or 1-9 goes to one)" },
+    { "] [", "in a walkthrough: the next / previous page of a narration longer than the screen" },
     { "PgDn PgUp", "in a walkthrough in presentation mode: next / previous step (a clicker's keys; "
                    "Right and Left too)" },
-    { "z", "presentation mode: big cells, high contrast, no bars" },
+    { "z", "presentation mode: scaled to the screen and centred, high contrast, no bars" },
     { "?", "this help" },
     { "Esc", "close the help, cancel an edit, clear the message" },
     { "q", "quit" },
@@ -342,6 +344,34 @@ help_key(struct app *a, int key)
 }
 
 /* Keys outside the editor and the help screen that only touch the view. */
+/* ] and [: the next or previous page of a narration longer than its room. */
+static void
+narration_page(struct app *a, int dir)
+{
+    struct view *v = &a->view;
+    const int page = v->frame.narration_page > 0 ? v->frame.narration_page : 1;
+
+    if (v->narration == NULL) {
+        app_say(a, "] and [ page a lesson's narration: w chooses a lesson");
+        return;
+    }
+    if (v->frame.narration_rows <= page) {
+        app_say(a, "the whole narration is on the screen");
+        return;
+    }
+    if (dir > 0 && v->narration_scroll + page >= v->frame.narration_rows) {
+        app_say(a, "that is the narration's end: [ goes back");
+        return;
+    }
+    if (dir < 0 && v->narration_scroll == 0) {
+        app_say(a, "that is the narration's start: ] goes on");
+        return;
+    }
+    v->narration_scroll += dir * page;
+    if (v->narration_scroll < 0)
+        v->narration_scroll = 0;
+}
+
 static void
 view_key(struct app *a, int key)
 {
@@ -405,6 +435,15 @@ view_key(struct app *a, int key)
         v->mask_matrix = v->stage != VIEW_MASK || !v->mask_matrix;
         v->stage = VIEW_MASK;
         break;
+    case 'i':
+        v->hide_panel = !v->hide_panel;
+        if (v->hide_panel)
+            app_say(a, "the panel that explains the cell is hidden: i shows it again");
+        break;
+    case ']':
+    case '[':
+        narration_page(a, key == ']' ? 1 : -1);
+        break;
     default:
         break;
     }
@@ -428,6 +467,9 @@ is_view_only(int key)
     case APP_KEY_BACKTAB:
     case APP_KEY_ESCAPE:
     case 'g':
+    case 'i':
+    case '[':
+    case ']':
     case '?':
     case 'q':
     case 'w':

@@ -76,6 +76,7 @@ play_step(struct app *a, int k, struct attn_error *err)
     a->view.step = k;
     a->view.steps = a->walk.count;
     a->view.following = true;
+    a->view.narration_scroll = 0;
     view_clamp(&a->view, &a->pipe);
     a->view.cursor_row = row;
     a->view.cursor_col = col;

@@ -63,7 +63,7 @@ static const struct plain_option plain_options[] = {
     { "export", 0, OPT_EXPORT, "DIR", GROUP_OUTPUT, "write every stage and parameter as CSV files into DIR" },
     { "mono", 0, OPT_MONO, NULL, GROUP_OUTPUT, "no colour in the interactive view" },
     { "present", 0, OPT_PRESENT, NULL, GROUP_OUTPUT,
-      "presentation mode: big cells, high contrast, no bars" },
+      "presentation mode: scaled to the screen and centred, high contrast, no bars" },
     { "walkthrough", 0, OPT_WALKTHROUGH, "FILE", GROUP_OUTPUT,
       "play a scripted lesson (a file, or the name of an installed one); with --print, write it "
       "out as a handout" },

@@ -19,6 +19,7 @@
 #include "render/stagemap.h"
 #include "render/text.h"
 #include "render/view.h"
+#include "render/view_parts.h"
 
 #define WIDE_SCREEN 110
 
@@ -408,8 +409,8 @@ draw_stage_bar(struct grid *g, struct view *v, const struct pipeline *p, int y)
 }
 
 /* Writes wrapped text into r; returns the rows used. */
-static int
-draw_wrapped(struct grid *g, struct rect r, struct style st, const char *text)
+int
+view_draw_wrapped(struct grid *g, struct rect r, struct style st, const char *text)
 {
     int rows = 0;
     const char *line = text;
@@ -429,8 +430,8 @@ draw_wrapped(struct grid *g, struct rect r, struct style st, const char *text)
     return rows;
 }
 
-static int
-count_wrapped(const char *text, int width)
+int
+view_count_wrapped(const char *text, int width)
 {
     int rows = 0;
 
@@ -456,7 +457,7 @@ draw_message(struct grid *g, const struct view *v, int y)
 {
     const struct style st = style_role(v->message_is_error ? ROLE_ERROR : ROLE_MESSAGE);
     const int most = g->height / 4 > 1 ? g->height / 4 : 1;
-    int rows = count_wrapped(v->message, g->width);
+    int rows = view_count_wrapped(v->message, g->width);
     const char *t = v->message;
 
     if (rows > most)
@@ -506,8 +507,8 @@ draw_key_items(struct grid *g, int y, const char *const *items, size_t n)
     }
 }
 
-static void
-draw_footer(struct grid *g, const struct view *v, int y)
+void
+view_draw_footer(struct grid *g, const struct view *v, int y)
 {
     struct rect bar = { 0, y, g->width, 1 };
 
@@ -547,8 +548,8 @@ draw_footer(struct grid *g, const struct view *v, int y)
 
 /* --------------------------------------------------------------- panels */
 
-static void
-draw_inspector(struct grid *g, struct rect r, struct view *v, const struct pipeline *p)
+void
+view_draw_inspector(struct grid *g, struct rect r, struct view *v, const struct pipeline *p)
 {
     char text[4096];
     const char *line;
@@ -575,7 +576,7 @@ draw_inspector(struct grid *g, struct rect r, struct view *v, const struct pipel
             len = sizeof buf - 1;
         memcpy(buf, line, len);
         buf[len] = '\0';
-        y += draw_wrapped(g, rr, style_role(ROLE_TEXT), buf);
+        y += view_draw_wrapped(g, rr, style_role(ROLE_TEXT), buf);
         line += len + (end != NULL);
     }
 }
@@ -591,18 +592,20 @@ tile_layout(int w, int heads, int *tiles, int *per_row, int *tile_rows)
     *tile_rows = (*tiles + *per_row - 1) / *per_row;
 }
 
-static bool
-showing_grid(const struct view *v, const struct pipeline *p)
+bool
+view_showing_grid(const struct view *v, const struct pipeline *p)
 {
     return v->grid_heads && explain_stage_per_head(v->stage) && p->st.shape.heads > 1;
 }
 
 #define TILE_MAX_CELL_W 8
 
+/* The widest cell of one heatmap (presentation mode scales its own). */
 static int
 heat_max_cell_w(const struct view *v)
 {
-    return v->present ? 14 : 10;
+    (void)v;
+    return 10;
 }
 
 /* The decimals_cap that gives the first tiles heads, w x h each, the decimals of the tightest. */
@@ -630,8 +633,8 @@ tile_decimals_cap(struct view *v, const struct pipeline *p, int tiles, int w, in
  * side by side always may).  Two heads of 13 tokens in 120 columns show
  * numbers one above the other where side by side they are colour only.
  */
-static int
-choose_per_row(struct view *v, const struct pipeline *p, int w, int h)
+int
+view_choose_per_row(struct view *v, const struct pipeline *p, int w, int h)
 {
     int tiles;
     int most;
@@ -680,18 +683,18 @@ heat_fit(struct view *v, const struct pipeline *p, int w, int h, struct heat_fit
     f->decimals = 4;
     f->per_row = 1;
     f->width = 0;
-    if (showing_grid(v, p)) {
+    if (view_showing_grid(v, p)) {
         tile_layout(w, p->st.shape.heads, &tiles, &f->per_row, &tile_rows);
-        f->per_row = choose_per_row(v, p, w, h);
+        f->per_row = view_choose_per_row(v, p, w, h);
         tw = w / f->per_row;
         tile_rows = (tiles + f->per_row - 1) / f->per_row;
     }
     for (int t = 0; t < tiles; t++) {
         /* (A tile's first row is its title.) */
-        struct rect r = { 0, 0, showing_grid(v, p) ? tw - 1 : tw,
-                          showing_grid(v, p) ? h / tile_rows - 1 : h };
-        if (view_stage_spec(v, p, v->stage, showing_grid(v, p) ? t : v->head, &spec) != 0 ||
-            (spec.max_cell_w = showing_grid(v, p) ? TILE_MAX_CELL_W : heat_max_cell_w(v),
+        struct rect r = { 0, 0, view_showing_grid(v, p) ? tw - 1 : tw,
+                          view_showing_grid(v, p) ? h / tile_rows - 1 : h };
+        if (view_stage_spec(v, p, v->stage, view_showing_grid(v, p) ? t : v->head, &spec) != 0 ||
+            (spec.max_cell_w = view_showing_grid(v, p) ? TILE_MAX_CELL_W : heat_max_cell_w(v),
              heatmap_measure(&spec, r, &geo) != 0)) {
             f->cols = f->rows = 0;
             f->decimals = -1;
@@ -700,8 +703,8 @@ heat_fit(struct view *v, const struct pipeline *p, int w, int h, struct heat_fit
         f->cols = geo.vis_cols < f->cols ? geo.vis_cols : f->cols;
         f->rows = geo.vis_rows < f->rows ? geo.vis_rows : f->rows;
         f->decimals = geo.decimals < f->decimals ? geo.decimals : f->decimals;
-        if (geo.width + (showing_grid(v, p) ? 1 : 0) > f->width)
-            f->width = geo.width + (showing_grid(v, p) ? 1 : 0);
+        if (geo.width + (view_showing_grid(v, p) ? 1 : 0) > f->width)
+            f->width = geo.width + (view_showing_grid(v, p) ? 1 : 0);
     }
     f->width *= f->per_row;
 }
@@ -748,14 +751,15 @@ panel_beside(struct view *v, const struct pipeline *p, int width, int height, in
     return true;
 }
 
-static void
-draw_heatmaps(struct grid *g, struct rect r, struct view *v, const struct pipeline *p, int per_row)
+void
+view_draw_heatmaps(struct grid *g, struct rect r, struct view *v, const struct pipeline *p,
+                   int per_row, int max_cell_w, int row_gap)
 {
     struct heatmap_spec spec;
     const int heads = p->st.shape.heads;
 
     v->frame.tiles = 0;
-    if (showing_grid(v, p)) {
+    if (view_showing_grid(v, p)) {
         /* Small multiples: one tile per head, the same cursor on each. */
         int tiles;
         int most;
@@ -796,16 +800,15 @@ draw_heatmaps(struct grid *g, struct rect r, struct view *v, const struct pipeli
         return;
     spec.cursor_row = v->cursor_row;
     spec.cursor_col = v->cursor_col;
-    spec.max_cell_w = heat_max_cell_w(v);
-    /* Presentation mode spaces the rows out when the screen has room. */
-    spec.row_gap = v->present && r.h >= 2 * spec.m->rows ? 1 : 0;
+    spec.max_cell_w = max_cell_w;
+    spec.row_gap = row_gap;
     heatmap_render(g, r, &spec, &v->scroll_row, &v->scroll_col, &v->frame.geo[0]);
     v->frame.tile_head[0] = v->head;
     v->frame.tiles = 1;
 }
 
-static void
-draw_legend(struct grid *g, int y, int w, struct view *v, const struct pipeline *p)
+void
+view_draw_legend(struct grid *g, int x0, int y, int w, struct view *v, const struct pipeline *p)
 {
     struct heatmap_spec spec;
     const struct heatmap_geometry *geo = &v->frame.geo[0];
@@ -814,19 +817,19 @@ draw_legend(struct grid *g, int y, int w, struct view *v, const struct pipeline 
     if (view_stage_spec(v, p, v->stage, v->head, &spec) != 0)
         return;
     if (v->stage == VIEW_MASK && v->mask_matrix) {
-        int x = grid_put(g, 0, y, w, style_role(ROLE_MASK_ALLOW), "see");
-        x += grid_put(g, x, y, w - x, style_role(ROLE_DIM), " the query sees this key   ");
-        x += grid_put(g, x, y, w - x, style_role(ROLE_MASK_FORBID), "hide");
-        grid_put(g, x, y, w - x, style_role(ROLE_DIM), " its score becomes -inf (M: the scores)");
+        int x = grid_put(g, x0, y, w, style_role(ROLE_MASK_ALLOW), "see");
+        x += grid_put(g, x0 + x, y, w - x, style_role(ROLE_DIM), " the query sees this key   ");
+        x += grid_put(g, x0 + x, y, w - x, style_role(ROLE_MASK_FORBID), "hide");
+        grid_put(g, x0 + x, y, w - x, style_role(ROLE_DIM), " its score becomes -inf (M: the scores)");
         return;
     }
     if (geo->vis_rows < spec.m->rows || geo->vis_cols < spec.m->cols)
         snprintf(where, sizeof where, "rows %d-%d of %d, cols %d-%d of %d", geo->row0 + 1,
                  geo->row0 + geo->vis_rows, spec.m->rows, geo->col0 + 1, geo->col0 + geo->vis_cols,
                  spec.m->cols);
-    heatmap_legend(g, 0, y, where[0] ? w - (int)strlen(where) - 1 : w, &spec);
+    heatmap_legend(g, x0, y, where[0] ? w - (int)strlen(where) - 1 : w, &spec);
     if (where[0])
-        grid_put(g, w - (int)strlen(where), y, (int)strlen(where), style_role(ROLE_DIM), where);
+        grid_put(g, x0 + w - (int)strlen(where), y, (int)strlen(where), style_role(ROLE_DIM), where);
 }
 
 /*
@@ -846,7 +849,7 @@ draw_help(struct grid *g, struct view *v)
     int row = 0;
 
     for (int i = 0; i < v->help_count; i++) {
-        int rows = count_wrapped(v->help_lines[i].what, tw);
+        int rows = view_count_wrapped(v->help_lines[i].what, tw);
         total += rows > 0 ? rows : 1;
     }
     v->frame.help_rows = total;
@@ -910,67 +913,135 @@ draw_picker(struct grid *g, const struct view *v)
     }
 }
 
-/* The walkthrough's title and the step, then its narration; returns the rows used. */
+/* Calls line(ctx, text, n) for each row of the narration's body wrapped at width; returns the rows. */
 static int
-draw_narration(struct grid *g, const struct view *v, int y, int max_rows)
+narration_lines(const char *narration, int width, void (*line)(void *, const char *, size_t),
+                void *ctx)
+{
+    const char *t = narration;
+    int rows = 0;
+
+    /* Paragraphs are separated by '\n', where text_wrap ends a line too. */
+    while (*t) {
+        size_t next;
+        size_t n = text_wrap(t, width, &next);
+        if (line != NULL)
+            line(ctx, t, n);
+        rows++;
+        t += next > 0 ? next : 1;
+    }
+    return rows;
+}
+
+struct narration_page {
+    struct grid *g;
+    struct rect r;
+    struct style st;
+    int row;   /* the body row being drawn */
+    int first; /* the first one shown */
+    int shown; /* how many fit */
+};
+
+static void
+put_narration_line(void *ctx, const char *text, size_t n)
+{
+    struct narration_page *pg = ctx;
+    int k = pg->row++ - pg->first;
+    char *buf;
+
+    if (k < 0 || k >= pg->shown || (buf = strndup(text, n)) == NULL)
+        return;
+    grid_put(pg->g, pg->r.x, pg->r.y + k, pg->r.w, pg->st, buf);
+    free(buf);
+}
+
+/* The line over a narration: the lesson, the step and its title. */
+static void
+narration_head(const struct view *v, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s %s - step %d of %d: %s", v->utf8 ? "\xe2\x96\xb6" : ">",
+             v->walk_title, v->step + 1, v->steps, v->step_title);
+}
+
+int
+view_draw_narration(struct grid *g, struct view *v, struct rect r)
 {
     char head[512];
     int used = 0;
-    struct rect r;
+    int body;
+    int room;
+    struct narration_page pg;
 
-    snprintf(head, sizeof head, "%s %s - step %d of %d: %s", v->utf8 ? "\xe2\x96\xb6" : ">",
-             v->walk_title, v->step + 1, v->steps, v->step_title);
-    grid_put(g, 0, y, g->width, style_role(ROLE_INSPECT_TITLE), head);
-    used++;
-    if (!v->following && used < max_rows) {
-        grid_printf(g, 0, y + used, g->width, style_role(ROLE_MESSAGE),
+    narration_head(v, head, sizeof head);
+    {
+        struct rect hr = { r.x, r.y, r.w, r.h };
+        used += view_draw_wrapped(g, hr, style_role(ROLE_INSPECT_TITLE), head);
+    }
+    if (!v->following && used < r.h) {
+        grid_printf(g, r.x, r.y + used, r.w, style_role(ROLE_MESSAGE),
                     "exploring on your own: Enter goes back to step %d", v->step + 1);
         used++;
     }
-    r.x = 0;
-    r.y = y + used;
-    r.w = g->width;
-    r.h = max_rows - used;
-    {
-        /* Paragraphs are separated by '\n'; each is wrapped on its own. */
-        const char *para = v->narration;
-        /* Off the script the screen no longer shows what the narration says: dimmed. */
-        const struct style st = style_role(v->following ? ROLE_TEXT : ROLE_DIM);
-        while (*para && r.h > 0) {
-            const char *end = strchr(para, '\n');
-            size_t len = end ? (size_t)(end - para) : strlen(para);
-            char *buf = strndup(para, len); /* a paragraph of any length */
-            int rows;
-            if (buf == NULL)
-                break;
-            rows = draw_wrapped(g, r, st, buf);
-            free(buf);
-            r.y += rows;
-            r.h -= rows;
-            used += rows;
-            para += len + (end != NULL);
-        }
+    body = narration_lines(v->narration, r.w, NULL, NULL);
+    room = r.h - used;
+    v->frame.narration_rows = body;
+    if (room <= 0) {
+        v->frame.narration_page = 0;
+        return used;
+    }
+    /* What does not fit is paged: the last row says where the rest is. */
+    pg.shown = body <= room ? body : room - 1;
+    if (pg.shown < 1)
+        pg.shown = 1;
+    if (v->narration_scroll > body - pg.shown)
+        v->narration_scroll = body - pg.shown > 0 ? body - pg.shown : 0;
+    pg.g = g;
+    pg.r = (struct rect){ r.x, r.y + used, r.w, pg.shown };
+    /* Off the script the screen no longer shows what the narration says: dimmed. */
+    pg.st = style_role(v->following ? ROLE_TEXT : ROLE_DIM);
+    pg.row = 0;
+    pg.first = v->narration_scroll;
+    narration_lines(v->narration, r.w, put_narration_line, &pg);
+    used += pg.shown;
+    v->frame.narration_page = pg.shown;
+    if (body > pg.shown && used < r.h) {
+        char more[128];
+        snprintf(more, sizeof more, "lines %d-%d of %d:%s%s", pg.first + 1, pg.first + pg.shown,
+                 body, pg.first + pg.shown < body ? " ] more" : "", pg.first > 0 ? " [ back" : "");
+        grid_put(g, r.x, r.y + used, r.w, style_role(ROLE_MESSAGE), more);
+        used++;
     }
     return used;
 }
 
-static int
-narration_rows(const struct view *v, int width)
+int
+view_narration_rows(const struct view *v, int width)
 {
-    int rows = 1 + !v->following;
-    const char *para = v->narration;
+    char head[512];
 
-    while (*para) {
-        const char *end = strchr(para, '\n');
-        size_t len = end ? (size_t)(end - para) : strlen(para);
-        char *buf = strndup(para, len);
-        if (buf == NULL)
-            break;
-        rows += count_wrapped(buf, width);
-        free(buf);
-        para += len + (end != NULL);
-    }
-    return rows;
+    narration_head(v, head, sizeof head);
+    return view_count_wrapped(head, width) + !v->following +
+           narration_lines(v->narration, width, NULL, NULL);
+}
+
+void
+view_stage_title(struct view *v, const struct pipeline *p, char *title, size_t title_size,
+                 char *formula, size_t formula_size)
+{
+    struct heatmap_spec spec;
+    int rows = 0;
+    int cols = 0;
+
+    explain_formula(p, v->stage, formula, formula_size);
+    if (view_stage_spec(v, p, v->stage, v->head, &spec) == 0)
+        rows = spec.m->rows, cols = spec.m->cols;
+    if (explain_stage_per_head(v->stage) && p->st.shape.heads > 1)
+        snprintf(title, title_size, "%s, head %d of %d (%d x %d)", explain_title(v->stage), v->head,
+                 p->st.shape.heads, rows, cols);
+    else
+        snprintf(title, title_size, "%s (%d x %d)", explain_title(v->stage), rows, cols);
+    if (v->stage == VIEW_MASK && v->mask_matrix)
+        strncat(title, ": the mask itself", title_size - strlen(title) - 1);
 }
 
 void
@@ -982,7 +1053,7 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
     int y;
     int explain_rows;
     bool wide;
-    int heat_w;
+    int heat_w = 0;
     int per_row = 1; /* heads side by side in the grid */
     struct rect heat;
     struct rect insp;
@@ -1012,27 +1083,18 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
         return;
     }
     view_clamp(v, p);
-
-    /* Presentation mode keeps the stage, the narration and the picture. */
-    y = 0;
-    if (!v->present) {
-        draw_knob_bar(g, p);
-        draw_sentence(g, v, p, 1);
-        draw_stage_bar(g, v, p, 2);
-        y = 3;
+    if (v->present) {
+        view_render_present(v, p, g);
+        return;
     }
 
-    explain_formula(p, v->stage, formula, sizeof formula);
+    draw_knob_bar(g, p);
+    draw_sentence(g, v, p, 1);
+    draw_stage_bar(g, v, p, 2);
+    y = 3;
+    view_stage_title(v, p, title, sizeof title, formula, sizeof formula);
     if (view_stage_spec(v, p, v->stage, v->head, &spec) != 0)
         return;
-    if (explain_stage_per_head(v->stage) && p->st.shape.heads > 1)
-        snprintf(title, sizeof title, "%s, head %d of %d (%d x %d)", explain_title(v->stage),
-                 v->head, p->st.shape.heads, spec.m->rows, spec.m->cols);
-    else
-        snprintf(title, sizeof title, "%s (%d x %d)", explain_title(v->stage), spec.m->rows,
-                 spec.m->cols);
-    if (v->stage == VIEW_MASK && v->mask_matrix)
-        strncat(title, ": the mask itself", sizeof title - strlen(title) - 1);
     {
         int x = grid_put(g, 0, y, g->width, style_role(ROLE_TITLE), title);
         x += grid_put(g, x, y, g->width - x, style_role(ROLE_TEXT), "   ");
@@ -1045,39 +1107,39 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
     if (v->narration != NULL) {
         /* The lesson's words replace the stage's own explanation. */
         int cap = g->height / 3;
-        explain_rows = narration_rows(v, g->width);
-        if (explain_rows > cap)
-            explain_rows = cap;
-        explain_rows = draw_narration(g, v, y, explain_rows);
+        struct rect nr = { 0, y, g->width, 0 };
+        nr.h = view_narration_rows(v, g->width);
+        if (nr.h > cap)
+            nr.h = cap;
+        explain_rows = view_draw_narration(g, v, nr);
     } else {
         explain_text(p, v->stage, text, sizeof text);
-        explain_rows = count_wrapped(text, g->width);
+        explain_rows = view_count_wrapped(text, g->width);
         if (explain_rows > 3)
             explain_rows = 3;
         if (g->height < 22 && explain_rows > 2)
             explain_rows = 2;
         {
             struct rect er = { 0, y, g->width, explain_rows };
-            draw_wrapped(g, er, style_role(ROLE_DIM), text);
+            view_draw_wrapped(g, er, style_role(ROLE_DIM), text);
         }
     }
     y += explain_rows + 1;
 
     /* The heatmap gets the room it needs; the inspector the rest. */
-    wide = panel_beside(v, p, g->width, g->height - y - 2 /* the legend, the footer */, &heat_w);
+    heat_w = g->width;
+    wide = !v->hide_panel &&
+           panel_beside(v, p, g->width, g->height - y - 2 /* the legend, the footer */, &heat_w);
     {
         int bottom = g->height - 1; /* the footer */
         int avail = bottom - y - 1; /* one row for the legend */
         int want = spec.m->rows + 1;
-        int insp_min = wide ? 0 : PANEL_BELOW;
-        /* A header row, the rows, and a blank line between each two. */
-        if (v->present && avail - insp_min >= 2 * spec.m->rows)
-            want = 2 * spec.m->rows;
-        if (showing_grid(v, p)) {
+        int insp_min = wide || v->hide_panel ? 0 : PANEL_BELOW;
+        if (view_showing_grid(v, p)) {
             int tiles;
             int tile_rows;
             tile_layout(heat_w, p->st.shape.heads, &tiles, &per_row, &tile_rows);
-            per_row = choose_per_row(v, p, heat_w, avail - insp_min);
+            per_row = view_choose_per_row(v, p, heat_w, avail - insp_min);
             tile_rows = (tiles + per_row - 1) / per_row;
             want = tile_rows * (spec.m->rows + 2);
         }
@@ -1106,13 +1168,13 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
         }
         legend_y = y + want;
     }
-    draw_heatmaps(g, heat, v, p, per_row);
-    draw_legend(g, legend_y, heat.w, v, p);
+    view_draw_heatmaps(g, heat, v, p, per_row, heat_max_cell_w(v), 0);
+    view_draw_legend(g, 0, legend_y, heat.w, v, p);
     if (wide) {
         struct rect sep = { insp.x - 2, insp.y, 1, insp.h };
         grid_fill(g, sep, v->utf8 ? 0x2502 : '|', style_role(ROLE_BORDER));
     }
-    draw_inspector(g, insp, v, p);
-    if (!v->present || v->message != NULL)
-        draw_footer(g, v, g->height - 1);
+    if (!v->hide_panel)
+        view_draw_inspector(g, insp, v, p);
+    view_draw_footer(g, v, g->height - 1);
 }

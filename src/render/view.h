@@ -43,6 +43,8 @@ struct view_frame {
     int help_page;                              /* how many of them one screen shows */
     int stage_bar_y;                            /* the stage bar's row; -1: not drawn */
     int stage_x[VIEW_STAGE_COUNT][2];           /* its entries' columns [from, to); -1: none */
+    int narration_rows;                         /* the narration's body, wrapped */
+    int narration_page;                         /* how many of them were shown */
 };
 
 /*
@@ -93,6 +95,8 @@ struct view {
     int step;                /* from 0 */
     int steps;
     bool following;          /* on the script (false: exploring away from it) */
+    int narration_scroll;    /* the first row of the narration shown (paged with [ and ]) */
+    bool hide_panel;         /* the cell's explanation hidden (i): more room for the matrix */
 
     /* The walkthrough picker, or the list of a lesson's steps. */
     bool picker;

@@ -1,0 +1,57 @@
+/*
+ * view_parts.h: the pieces of a frame that view.c draws and the
+ * presentation layout (view_present.c) arranges differently.  Internal to
+ * the renderer: front ends use view.h.
+ */
+#ifndef ATTNSCOPE_RENDER_VIEW_PARTS_H
+#define ATTNSCOPE_RENDER_VIEW_PARTS_H
+
+#include "render/view.h"
+
+/* Wraps text into r at spaces; returns the rows used. */
+int view_draw_wrapped(struct grid *g, struct rect r, struct style st, const char *text);
+
+/* The rows text takes wrapped at width. */
+int view_count_wrapped(const char *text, int width);
+
+/* The footer: a message, or the keys that matter now. */
+void view_draw_footer(struct grid *g, const struct view *v, int y);
+
+/* "How this cell is made" for the cursor's cell, in r. */
+void view_draw_inspector(struct grid *g, struct rect r, struct view *v, const struct pipeline *p);
+
+/* Whether the all-heads grid is showing. */
+bool view_showing_grid(const struct view *v, const struct pipeline *p);
+
+/* Heads side by side in the grid of a w x h area (see view.c). */
+int view_choose_per_row(struct view *v, const struct pipeline *p, int w, int h);
+
+/*
+ * The heatmap (or the grid's tiles, per_row heads side by side) in r, cells
+ * at most max_cell_w wide and row_gap blank lines between rows.
+ */
+void view_draw_heatmaps(struct grid *g, struct rect r, struct view *v, const struct pipeline *p,
+                        int per_row, int max_cell_w, int row_gap);
+
+/* The legend on row y, in w columns from x. */
+void view_draw_legend(struct grid *g, int x, int y, int w, struct view *v,
+                      const struct pipeline *p);
+
+/*
+ * The lesson's title and step, then the narration in r from the row
+ * v->narration_scroll, with a last row saying how to page when it does not
+ * fit; returns the rows used and records the body's rows in v->frame.
+ */
+int view_draw_narration(struct grid *g, struct view *v, struct rect r);
+
+/* The rows the whole narration (title line included) takes at width. */
+int view_narration_rows(const struct view *v, int width);
+
+/* The stage's title ("Attention weights, head 0 of 2 (6 x 6)") and formula. */
+void view_stage_title(struct view *v, const struct pipeline *p, char *title, size_t title_size,
+                      char *formula, size_t formula_size);
+
+/* The presentation layout (v->present): centred, scaled to the screen. */
+void view_render_present(struct view *v, const struct pipeline *p, struct grid *g);
+
+#endif
