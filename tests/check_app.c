@@ -102,6 +102,45 @@ START_TEST(clicker_keys_and_the_step_list)
 }
 END_TEST
 
+/*
+ * On a projector's small screen ] and [ page a long narration and i hides the
+ * panel, all without leaving the script; a new step starts at the top of its
+ * narration (issue 13, item 16).
+ */
+START_TEST(narration_pages_and_the_panel_hides)
+{
+    struct walkthrough w;
+    struct attn_error err;
+    struct grid g;
+
+    ck_assert_msg(walkthrough_load(&w, test_path("samples/walkthroughs/03-causal-and-dropout.walk"),
+                                   &err) == ATTN_OK,
+                  "%s", err.msg);
+    ck_assert_msg(app_play(&a, &w, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(grid_create(&g, 64, 17), 0);
+    keys("z   "); /* presentation mode, step 4: dropout, a long narration */
+    ck_assert_int_eq(a.view.step, 3);
+    app_render(&a, &g);
+    ck_assert_int_gt(a.view.frame.narration_rows, a.view.frame.narration_page);
+    keys("]");
+    ck_assert_int_gt(a.view.narration_scroll, 0);
+    ck_assert(a.view.following);
+    app_render(&a, &g);
+    keys("]"); /* at the end: said, not moved */
+    ck_assert_ptr_nonnull(strstr(a.message, "the narration's end"));
+    keys("[");
+    ck_assert_int_eq(a.view.narration_scroll, 0);
+    keys("]");
+    keys("i");
+    ck_assert(a.view.hide_panel);
+    ck_assert(a.view.following);
+    keys(" ");
+    ck_assert_int_eq(a.view.step, 4);
+    ck_assert_int_eq(a.view.narration_scroll, 0);
+    grid_destroy(&g);
+}
+END_TEST
+
 /* The help at 80x24: nothing cut, a "more" line, PgDn scrolls, q quits (issue 13, item 12). */
 START_TEST(help_scrolls_and_says_there_is_more)
 {
@@ -564,6 +603,7 @@ app_suite(void)
     tcase_add_test(tc, keys_that_cannot_act_say_why);
     tcase_add_test(tc, help_scrolls_and_says_there_is_more);
     tcase_add_test(tc, clicker_keys_and_the_step_list);
+    tcase_add_test(tc, narration_pages_and_the_panel_hides);
     tcase_add_test(tc, stages_step_and_jump);
     tcase_add_test(tc, cursor_moves_and_stays_inside);
     tcase_add_test(tc, heads_cycle_and_grid);
