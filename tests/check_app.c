@@ -582,6 +582,58 @@ START_TEST(help_quit_and_clicks)
 }
 END_TEST
 
+/*
+ * W shows the parameters a stage uses (issue 13, item 13): from any stage it
+ * goes to Q K V's weights, on the output stage out_proj's; the panel names
+ * the parameter and its origin; x writes them; W goes back; a variant with
+ * none says so.
+ */
+START_TEST(parameters_key)
+{
+    struct grid g;
+    char panel[1024];
+
+    ck_assert_int_eq(grid_create(&g, 100, 30), 0);
+    keys("6W");
+    ck_assert_int_eq(a.view.stage, VIEW_QKV);
+    ck_assert(view_params_shown(&a.view, &a.pipe, VIEW_QKV));
+    ck_assert_int_eq(a.view.frame.rows, 3);     /* d_in 3, no bias */
+    ck_assert_int_eq(a.view.frame.cols, 3);     /* q0 k0 v0 of head 0 (d_k 1) */
+    app_render(&a, &g);
+    snprintf(panel, sizeof panel, "%s", "");
+    for (int y = 0; y < g.height; y++)
+        for (int x = 0; x < g.width; x++)
+            if (grid_at(&g, x, y)->ch == 'W' && x + 14 < g.width) {
+                char word[16];
+                for (int k = 0; k < 14; k++)
+                    word[k] = (char)grid_at(&g, x + k, y)->ch;
+                word[14] = '\0';
+                if (strncmp(word, "W_query.weight", 14) == 0)
+                    snprintf(panel, sizeof panel, "%s", word);
+            }
+    ck_assert_str_eq(panel, "W_query.weight");
+    keys("x");
+    ck_assert_msg(strstr(a.message, "wrote 3 parameter files (W_query.weight.csv ...)") != NULL, "%s",
+                  a.message);
+    keys("W");
+    ck_assert(!view_params_shown(&a.view, &a.pipe, VIEW_QKV));
+    keys("0W");
+    ck_assert_int_eq(a.view.stage, VIEW_OUTPUT);
+    ck_assert(view_params_shown(&a.view, &a.pipe, VIEW_OUTPUT));
+    ck_assert_int_eq(a.view.frame.rows, 3);     /* z's 2 columns and the bias */
+    keys("8");
+    ck_assert(!view_params_shown(&a.view, &a.pipe, VIEW_CONTEXT));
+    keys("0");
+    ck_assert(!view_params_shown(&a.view, &a.pipe, VIEW_OUTPUT)); /* a stage key leaves them */
+    while (a.cfg.variant != ATTN_SIMPLE)
+        keys("v");
+    keys("W");
+    ck_assert(a.view.message_is_error);
+    ck_assert_ptr_nonnull(strstr(a.message, "no trainable parameters"));
+    grid_destroy(&g);
+}
+END_TEST
+
 START_TEST(mask_matrix_key)
 {
     keys("M");
@@ -619,6 +671,7 @@ app_suite(void)
     tcase_add_test(tc, export_keys_write_csv);
     tcase_add_test(tc, help_quit_and_clicks);
     tcase_add_test(tc, mask_matrix_key);
+    tcase_add_test(tc, parameters_key);
     suite_add_tcase(s, tc);
     return s;
 }

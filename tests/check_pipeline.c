@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -77,6 +78,75 @@ expect_param(const struct pipeline *p, const char *name, const float *want, int 
 }
 
 /* Section 1: no trainable weights. */
+/*
+ * params_column names the weights behind every column the view's W shows: for
+ * every variant with parameters, with and without biases, every head and
+ * column, x times the column (plus its bias) is the queries', keys' and
+ * values' column the core computed, and z times out_proj's the output's.
+ */
+START_TEST(parameter_columns_make_the_stages)
+{
+    const enum attn_variant variants[] = { ATTN_V1, ATTN_V2, ATTN_CAUSAL, ATTN_WRAPPER, ATTN_MHA };
+    const enum pipeline_stage made[] = { STAGE_QUERIES, STAGE_KEYS, STAGE_VALUES };
+
+    for (size_t k = 0; k < sizeof variants / sizeof variants[0]; k++)
+        for (int bias = 0; bias < 2; bias++) {
+            struct attention_config cfg;
+            struct pipeline p;
+            struct pipeline_view x;
+            int hd;
+            attention_config_init(&cfg);
+            attention_config_set_variant(&cfg, variants[k]);
+            if (attention_variant_info(variants[k])->heads) {
+                cfg.heads = 2;
+                cfg.d_out = 4;
+            }
+            cfg.qkv_bias = bias;
+            run(&p, &cfg, "Your journey starts with one step", &book_vocab);
+            hd = p.st.shape.head_dim;
+            pipeline_stage_view(&p, STAGE_INPUTS, 0, &x);
+            for (int h = 0; h < p.st.shape.heads; h++)
+                for (int r = PARAM_QUERY; r <= PARAM_VALUE; r++)
+                    for (int c = 0; c < hd; c++) {
+                        struct param_column pc;
+                        struct pipeline_view out;
+                        ck_assert_int_eq(params_column(&p.params, (enum param_role)r, h, hd, c, &pc), 0);
+                        /* (SelfAttention_v1's torch.rand matrices have no biases.) */
+                        ck_assert(bias == (pc.bias != NULL) || (variants[k] == ATTN_V1 && pc.bias == NULL));
+                        pipeline_stage_view(&p, made[r], 0, &out);
+                        for (int i = 0; i < x.m.rows; i++) {
+                            double sum = pc.bias != NULL ? pc.bias->m.data[pc.out] : 0.0;
+                            for (int in = 0; in < x.m.cols; in++)
+                                sum += (double)MAT_AT(&x.m, i, in) * param_weight_at(pc.weight, in, pc.out);
+                            ck_assert_msg(fabs(sum - MAT_AT(&out.m, i, h * hd + c)) < 1e-5,
+                                          "variant %d bias %d head %d role %d column %d row %d", (int)variants[k],
+                                          bias, h, r, c, i);
+                        }
+                    }
+            if (attention_variant_has_out_proj(variants[k])) {
+                struct pipeline_view z;
+                struct pipeline_view out;
+                pipeline_stage_view(&p, STAGE_CONTEXT, 0, &z);
+                pipeline_stage_view(&p, STAGE_OUTPUT, 0, &out);
+                for (int c = 0; c < out.m.cols; c++) {
+                    struct param_column pc;
+                    ck_assert_int_eq(params_column(&p.params, PARAM_OUT, 0, hd, c, &pc), 0);
+                    for (int i = 0; i < z.m.rows; i++) {
+                        double sum = pc.bias->m.data[pc.out];
+                        for (int in = 0; in < z.m.cols; in++)
+                            sum += (double)MAT_AT(&z.m, i, in) * param_weight_at(pc.weight, in, pc.out);
+                        ck_assert(fabs(sum - MAT_AT(&out.m, i, c)) < 1e-5);
+                    }
+                }
+            } else {
+                struct param_column pc;
+                ck_assert_int_eq(params_column(&p.params, PARAM_OUT, 0, hd, 0, &pc), -1);
+            }
+            pipeline_destroy(&p);
+        }
+}
+END_TEST
+
 START_TEST(simple_attention)
 {
     static const float scores[] = {
@@ -1136,6 +1206,7 @@ pipeline_suite(void)
 
     tcase_add_checked_fixture(book_tc, setup, teardown);
     tcase_add_test(book_tc, simple_attention);
+    tcase_add_test(book_tc, parameter_columns_make_the_stages);
     tcase_add_test(book_tc, self_attention_v1);
     tcase_add_test(book_tc, self_attention_v2);
     tcase_add_test(book_tc, causal_attention_seed_789);

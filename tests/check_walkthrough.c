@@ -93,7 +93,7 @@ START_TEST(format_errors_name_file_and_line)
     expect_load_error("step: one\nstage: weights\nhead: first\n\ntext\n",
                       "bad.walk:3: head 'first' is not a head number");
     expect_load_error("step: one\nstage: weights\nview: zoom\n\ntext\n",
-                      "bad.walk:3: view 'zoom' is not grid or mask");
+                      "bad.walk:3: view 'zoom' is not grid, mask or params");
     expect_load_error("step: \nstage: weights\n\ntext\n", "bad.walk:1: a step needs a title");
     expect_load_error("step: one\nstage: weights\n\ntext \xff\n", "bad.walk:4: not UTF-8");
     expect_load_error("step: one\nstage: weights\ncell: 0 0\ncell: 1 1\n\ntext\n",
@@ -125,6 +125,13 @@ START_TEST(steps_that_cannot_be_built_name_their_line)
                         "bad.walk:1: head 4 does not exist (2 heads)");
     expect_verify_error("step: one\nstage: positional\n\ntext\n",
                         "bad.walk:2: this configuration has no positional stage");
+    /* view: params shows the parameters of Q K V or the output: a stage or variant without any. */
+    expect_verify_error("step: one\nstage: weights\nview: params\n\ntext\n",
+                        "bad.walk:2: view: params shows the parameters of stage qkv or output");
+    expect_verify_error("options: --variant simple\nstep: one\nstage: qkv\nview: params\n\ntext\n",
+                        "bad.walk:3: view: params shows the parameters of stage qkv or output");
+    expect_verify_error("step: one\nstage: qkv\nview: params\ncell: d0 x9\n\ntext\n",
+                        "bad.walk:4: the qkv stage has no column 'x9'");
 }
 END_TEST
 

@@ -70,6 +70,36 @@ void params_draw(struct attention_params *ps, struct rng *r);
  */
 void params_pack(struct attention_params *ps);
 
+/* What makes one output column of a projection: its weight, its bias (or NULL), and where. */
+struct param_column {
+    const struct param *weight;
+    const struct param *bias;
+    int out; /* the output feature in weight and bias */
+};
+
+/*
+ * Column c of head's queries, keys or values (role; c from 0 to head_dim - 1),
+ * or column c of the output (PARAM_OUT; head and head_dim unused): the
+ * wrapper's heads have their own weights, MultiHeadAttention's are slices of
+ * one.  Returns 0, or -1 when the variant has no such parameter.
+ */
+int params_column(const struct attention_params *ps, enum param_role role, int head, int head_dim,
+                  int c, struct param_column *pc);
+
+/* The weight from input feature in to output feature out, however w is stored. */
+static inline float
+param_weight_at(const struct param *w, int in, int out)
+{
+    return w->transposed ? MAT_AT(&w->m, in, out) : MAT_AT(&w->m, out, in);
+}
+
+/* The input features of a weight. */
+static inline int
+param_in_features(const struct param *w)
+{
+    return w->transposed ? w->m.rows : w->m.cols;
+}
+
 /* The parameter with that role, set and kind, or NULL (e.g. no bias). */
 const struct param *params_find(const struct attention_params *ps, enum param_role role,
                                 int set, bool is_bias);

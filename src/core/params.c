@@ -216,6 +216,26 @@ params_find(const struct attention_params *ps, enum param_role role, int set, bo
     return NULL;
 }
 
+int
+params_column(const struct attention_params *ps, enum param_role role, int head, int head_dim,
+              int c, struct param_column *pc)
+{
+    const struct param *w = params_find(ps, role, role == PARAM_OUT ? 0 : head, false);
+    int offset = 0;
+
+    /* MultiHeadAttention: one weight for every head, each head a slice of its columns. */
+    if (w == NULL && role != PARAM_OUT) {
+        w = params_find(ps, role, 0, false);
+        offset = head * head_dim;
+    }
+    if (w == NULL || c < 0 || offset + c >= (w->transposed ? w->m.cols : w->m.rows))
+        return -1;
+    pc->weight = w;
+    pc->bias = params_find(ps, role, w->set, true);
+    pc->out = offset + c;
+    return 0;
+}
+
 enum attn_status
 params_copy(struct attention_params *dst, const struct attention_params *src,
             struct attn_error *err)

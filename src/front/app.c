@@ -28,6 +28,8 @@ static const struct view_help_line help_before[] = {
     { "Tab Shift-Tab", "next / previous head" },
     { "g", "all heads side by side, the same cursor on each" },
     { "M", "show the causal mask as a matrix of its own" },
+    { "W", "show the parameters: W_query, W_key, W_value (on Q K V) or out_proj (on output); "
+           "W again goes back" },
     { "i", "hide / show the panel that explains the cell (more room for the matrix)" },
     { "e", "edit the sentence (Enter applies, Esc cancels)" },
 };
@@ -254,6 +256,35 @@ turn(struct app *a, const struct knob *k, int dir)
 
 /* ---------------------------------------------------------------- export */
 
+/* x on the parameters: the ones shown (every head's, as --export writes them). */
+static void
+export_shown_parameters(struct app *a)
+{
+    struct pipeline_selection sel[8];
+    struct attn_error err;
+    int n = 0;
+    int written = 0;
+    const bool out = a->view.stage == VIEW_OUTPUT;
+
+    for (int i = 0; i < a->pipe.params.count && n < 8; i++) {
+        const struct param *pa = &a->pipe.params.p[i];
+        /* The wrapper's heads have their own (set = head); the others one set, 0. */
+        bool heads_own = params_find(&a->pipe.params, pa->role, a->view.head, false) != NULL;
+        if ((pa->role == PARAM_OUT) == out && pa->set == (heads_own ? a->view.head : 0)) {
+            sel[n].stage = STAGE_OUTPUT;
+            sel[n].head = -1;
+            sel[n].param = pa;
+            n++;
+        }
+    }
+    if (export_selection(&a->pipe, sel, n, a->export_dir, &written, &err) != ATTN_OK) {
+        app_complain(a, err.msg);
+        return;
+    }
+    app_say(a, "wrote %d parameter file%s (%s.csv ...) into %s/", written, written == 1 ? "" : "s",
+            sel[0].param->name, a->export_dir);
+}
+
 static void
 export_current(struct app *a, int all)
 {
@@ -265,6 +296,10 @@ export_current(struct app *a, int all)
         st = export_all(&a->pipe, a->export_dir, &written, &err);
     } else {
         enum pipeline_stage ps = explain_pipeline_stage(&a->pipe, a->view.stage, false);
+        if (view_params_shown(&a->view, &a->pipe, a->view.stage)) {
+            export_shown_parameters(a);
+            return;
+        }
         if (a->view.stage == VIEW_QKV) {
             struct pipeline_selection sel[3] = { { STAGE_QUERIES, -1, NULL },
                                                  { STAGE_KEYS, -1, NULL },
@@ -344,6 +379,38 @@ help_key(struct app *a, int key)
 }
 
 /* Keys outside the editor and the help screen that only touch the view. */
+/*
+ * W: the parameters the stage uses, as a matrix of their own: on the output
+ * stage out_proj, elsewhere W_query, W_key and W_value (on the Q K V stage);
+ * W again goes back to the stage's own numbers.
+ */
+static void
+show_parameters(struct app *a)
+{
+    struct view *v = &a->view;
+    const enum view_stage at = v->stage == VIEW_OUTPUT ? VIEW_OUTPUT : VIEW_QKV;
+
+    char why[160];
+
+    if (a->pipe.params.count == 0) {
+        snprintf(why, sizeof why, "%s has no trainable parameters: v picks a variant that has",
+                 attention_variant_name(a->cfg.variant));
+        app_complain(a, why);
+        return;
+    }
+    if (at == VIEW_OUTPUT && !attention_variant_has_out_proj(a->cfg.variant)) {
+        snprintf(why, sizeof why,
+                 "%s has no output projection: W on any other stage shows W_query, W_key and "
+                 "W_value",
+                 attention_variant_name(a->cfg.variant));
+        app_complain(a, why);
+        return;
+    }
+    v->param_matrix = !(v->param_matrix && v->param_stage == at && v->stage == at);
+    v->param_stage = at;
+    v->stage = at;
+}
+
 /* ] and [: the next or previous page of a narration longer than its room. */
 static void
 narration_page(struct app *a, int dir)
@@ -434,6 +501,9 @@ view_key(struct app *a, int key)
     case 'M':
         v->mask_matrix = v->stage != VIEW_MASK || !v->mask_matrix;
         v->stage = VIEW_MASK;
+        break;
+    case 'W':
+        show_parameters(a);
         break;
     case 'i':
         v->hide_panel = !v->hide_panel;

@@ -70,6 +70,8 @@ play_step(struct app *a, int k, struct attn_error *err)
     a->view.cursor_col = col;
     a->view.grid_heads = s->grid;
     a->view.mask_matrix = s->mask_matrix;
+    a->view.param_matrix = s->param_matrix;
+    a->view.param_stage = s->stage;
     a->view.narration = a->narration;
     a->view.walk_title = a->walk.title;
     a->view.step_title = s->title;

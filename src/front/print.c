@@ -412,6 +412,19 @@ print_param(FILE *out, const struct param *pa, const struct print_options *po)
     print_table(out, &t, po);
 }
 
+void
+print_stage_params(FILE *out, const struct pipeline *p, bool out_proj, int head,
+                   const struct print_options *po)
+{
+    for (int i = 0; i < p->params.count; i++) {
+        const struct param *pa = &p->params.p[i];
+        /* The wrapper's heads have their own (set = head); the others one set, 0. */
+        bool heads_own = params_find(&p->params, pa->role, head, false) != NULL;
+        if ((pa->role == PARAM_OUT) == out_proj && pa->set == (heads_own ? head : 0))
+            print_param(out, pa, po);
+    }
+}
+
 static void
 print_selection(FILE *out, const struct pipeline *p, const struct pipeline_selection *sel,
                 const struct print_options *po)

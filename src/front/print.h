@@ -33,6 +33,13 @@ int print_width(int terminal_cols, const char *columns_env);
 /* Writes the header and the chosen stages (or all of them) to out. */
 void print_pipeline(FILE *out, const struct pipeline *p, const struct print_options *po);
 
+/*
+ * Writes the parameters a stage uses: out_proj's (out_proj), or the queries',
+ * keys' and values' weights and biases that head uses.
+ */
+void print_stage_params(FILE *out, const struct pipeline *p, bool out_proj, int head,
+                        const struct print_options *po);
+
 /* Writes one stage (one head of a per-head stage) as po says. */
 void print_stage(FILE *out, const struct pipeline *p, enum pipeline_stage s, int head,
                  const struct print_options *po);

@@ -164,8 +164,10 @@ step_directive(struct parser *ps, struct walk_step *s, const char *name, char *v
             s->grid = true;
         else if (strcmp(value, "mask") == 0)
             s->mask_matrix = true;
+        else if (strcmp(value, "params") == 0)
+            s->param_matrix = true;
         else
-            return fail_at(ps, ps->line, "view '%s' is not grid or mask", value);
+            return fail_at(ps, ps->line, "view '%s' is not grid, mask or params", value);
     } else {
         return fail_at(ps, ps->line,
                        "'%s:' is not a step directive (options:, stage:, head:, cell:, view:); "

@@ -39,6 +39,7 @@ struct walk_step {
     int cell_line;
     bool grid;                /* view: grid */
     bool mask_matrix;         /* view: mask */
+    bool param_matrix;        /* view: params (on qkv or output: the parameters it uses) */
     char *narration;          /* with {references} */
     int narration_line;
 };

@@ -86,7 +86,9 @@ walkthrough_print(FILE *out, const struct walkthrough *w, const struct print_opt
         fprintf(out, "%sStep %d of %d: %s\n\n", markdown ? "## " : "", k + 1, w->count, s->title);
         print_wrapped(out, narration, width);
         free(narration);
-        if (s->stage == VIEW_QKV) {
+        if (s->param_matrix) {
+            print_stage_params(out, &p, s->stage == VIEW_OUTPUT, s->head, po);
+        } else if (s->stage == VIEW_QKV) {
             print_stage(out, &p, STAGE_QUERIES, 0, po);
             print_stage(out, &p, STAGE_KEYS, 0, po);
             print_stage(out, &p, STAGE_VALUES, 0, po);

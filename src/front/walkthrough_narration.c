@@ -363,6 +363,22 @@ walkthrough_check_step(const struct walkthrough *w, int k, const struct pipeline
                   s->head, p->st.shape.heads, p->st.shape.heads == 1 ? "" : "s");
         return -1;
     }
+    if (s->param_matrix) {
+        struct view v;
+        bool shown;
+        view_init(&v);
+        v.param_matrix = true;
+        v.param_stage = s->stage;
+        shown = view_params_shown(&v, p, s->stage);
+        view_destroy(&v);
+        if (!shown) {
+            attn_fail(err, ATTN_EPARSE,
+                      "%s:%d: view: params shows the parameters of stage qkv or output, and this "
+                      "configuration has none there",
+                      w->path, s->stage_line);
+            return -1;
+        }
+    }
     if (walkthrough_cell(w, k, p, &row, &col, err) != 0)
         return -1;
     return walkthrough_verify_step(w, k, p, err);

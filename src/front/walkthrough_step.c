@@ -241,6 +241,8 @@ walkthrough_cell(const struct walkthrough *w, int k, const struct pipeline *p, i
         return 0;
     view_init(&v);
     v.mask_matrix = s->mask_matrix;
+    v.param_matrix = s->param_matrix;
+    v.param_stage = s->stage;
     if (view_stage_spec(&v, p, s->stage, s->head, &spec) != 0) {
         view_destroy(&v);
         attn_fail(err, ATTN_ENOMEM, "out of memory");

@@ -399,3 +399,64 @@ inspect_cell(const struct pipeline *p, enum view_stage s, int head, int row, int
     if ((unsigned)s < VIEW_STAGE_COUNT)
         inspectors[s](&o, &at);
 }
+
+void
+inspect_param_cell(const struct pipeline *p, enum view_stage s, int head, int row, int col,
+                   char *buf, size_t size)
+{
+    static const char *const role_names[] = { "query", "key", "value", "output" };
+    struct out o = { buf, size, 0, " * " };
+    const int hd = p->st.shape.head_dim;
+    const enum param_role role = s == VIEW_OUTPUT ? PARAM_OUT : (enum param_role)(col / hd);
+    const int c = s == VIEW_OUTPUT ? col : col % hd;
+    struct param_column pc;
+    const struct param *w;
+    const struct param *cell;
+    char x[24];
+    char label[16];
+    int in;
+
+    buf[0] = '\0';
+    if (params_column(&p->params, role, head, hd, c, &pc) != 0)
+        return;
+    w = pc.weight;
+    in = param_in_features(w);
+    if (s == VIEW_OUTPUT)
+        snprintf(label, sizeof label, "d%d", c);
+    else
+        snprintf(label, sizeof label, "%c%d", "qkv"[role], c);
+    cell = row < in ? w : pc.bias;
+    if (cell == NULL)
+        return;
+    if (row < in) {
+        const int r = w->transposed ? row : pc.out;
+        const int k = w->transposed ? pc.out : row;
+        emit(&o, "%s[%d][%d] = %s\n", w->name, r, k, num(x, param_weight_at(w, row, pc.out)));
+        emit(&o, "%s column %s%s = %s's columns times this column: this cell weighs %s's d%d\n",
+             role_names[role], label, s == VIEW_QKV && p->st.shape.heads > 1 ? " of this head" : "",
+             s == VIEW_OUTPUT ? "z" : "x", s == VIEW_OUTPUT ? "z" : "x", row);
+    } else {
+        emit(&o, "%s[%d] = %s\n", cell->name, pc.out, num(x, cell->m.data[pc.out]));
+        emit(&o, "added to %s column %s of every token\n", role_names[role], label);
+    }
+    if (p->params_given)
+        emit(&o, "loaded with --weights\n");
+    else if (cell->init == PARAM_INIT_RAND)
+        emit(&o, "drawn by torch.rand (uniform in [0, 1)) after torch.manual_seed(%llu)\n",
+             (unsigned long long)p->cfg.seed);
+    else
+        emit(&o, "drawn after torch.manual_seed(%llu) by nn.Linear's %s: uniform in +-1/sqrt(%d) "
+                 "= +-%s\n",
+             (unsigned long long)p->cfg.seed,
+             cell->init == PARAM_INIT_KAIMING ? "kaiming_uniform_(a=sqrt(5))" : "bias init",
+             cell->fan_in, num(x, 1.0f / sqrtf((float)cell->fan_in)));
+    if (row < in) {
+        if (w->transposed)
+            emit(&o, "stored (in, out) = (%d, %d) and used as x W: shown as stored", w->m.rows,
+                 w->m.cols);
+        else
+            emit(&o, "nn.Linear stores it (out, in) = (%d, %d) and computes %s W^T: shown "
+                     "transposed, a row per column of %s",
+                 w->m.rows, w->m.cols, s == VIEW_OUTPUT ? "z" : "x", s == VIEW_OUTPUT ? "z" : "x");
+    }
+}

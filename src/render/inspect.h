@@ -26,4 +26,13 @@
 void inspect_cell(const struct pipeline *p, enum view_stage s, int head, int row, int col,
                   bool mask_matrix, int max_terms, bool utf8, char *buf, size_t size);
 
+/*
+ * The same for cell (row, col) of the parameters stage s uses (the view's
+ * W: Q K V or output), shown as "x times this matrix", the bias last: the
+ * parameter's own name and indices, what the cell does, where its value
+ * came from and how the weight is stored.
+ */
+void inspect_param_cell(const struct pipeline *p, enum view_stage s, int head, int row, int col,
+                        char *buf, size_t size);
+
 #endif

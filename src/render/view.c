@@ -43,8 +43,8 @@ view_destroy(struct view *v)
     memset(v, 0, sizeof *v);
 }
 
-static int
-reserve_scratch(struct view *v, size_t floats)
+int
+view_reserve_scratch(struct view *v, size_t floats)
 {
     if (floats <= v->work.scratch_cap)
         return 0;
@@ -57,8 +57,8 @@ reserve_scratch(struct view *v, size_t floats)
 }
 
 /* Column labels "q0".."v<hd-1>" for the Q|K|V view. */
-static int
-qkv_labels(struct view *v, int hd)
+int
+view_qkv_labels(struct view *v, int hd)
 {
     size_t need = (size_t)3 * (size_t)hd;
     char *text;
@@ -82,9 +82,9 @@ qkv_labels(struct view *v, int hd)
     return 0;
 }
 
-/* "q1/k1" row labels for Q, K and V given with their own labels. */
-static int
-row_labels(struct view *v, const struct pipeline *p, int rows)
+/* Room for rows row labels of up to 39 bytes in v->work.row_label. */
+int
+view_reserve_row_labels(struct view *v, int rows)
 {
     if ((size_t)rows > v->work.row_label_cap) {
         char **labels = realloc(v->work.row_label, (size_t)rows * sizeof *labels);
@@ -98,8 +98,18 @@ row_labels(struct view *v, const struct pipeline *p, int rows)
         v->work.row_label_text = text;
         v->work.row_label_cap = (size_t)rows;
     }
-    for (int i = 0; i < rows; i++) {
+    for (int i = 0; i < rows; i++)
         v->work.row_label[i] = v->work.row_label_text + (size_t)i * 40;
+    return 0;
+}
+
+/* "q1/k1" row labels for Q, K and V given with their own labels. */
+static int
+row_labels(struct view *v, const struct pipeline *p, int rows)
+{
+    if (view_reserve_row_labels(v, rows) != 0)
+        return -1;
+    for (int i = 0; i < rows; i++) {
         snprintf(v->work.row_label[i], 40, "%.18s/%.18s", i < p->st.nq ? p->query_labels[i] : "-",
                  i < p->st.nk ? p->key_labels[i] : "-");
     }
@@ -123,6 +133,8 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
     const int hd = st->shape.head_dim;
     const int n = st->nq;
 
+    if (view_params_shown(v, p, s))
+        return view_params_spec(v, p, s, head, spec);
     if (s != VIEW_QKV && s != VIEW_CONTEXT) {
         enum pipeline_stage ps = explain_pipeline_stage(p, s, v->mask_matrix);
         stagemap_spec(&v->work.map, p, ps, head, s == VIEW_MASK && v->mask_matrix, v->colour, v->utf8,
@@ -144,7 +156,7 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
     if (s == VIEW_QKV) {
         const struct matrix *src[3] = { &st->queries, &st->keys, &st->values };
         int rows = st->nk > n ? st->nk : n;
-        if (reserve_scratch(v, (size_t)rows * 3 * (size_t)hd) != 0 || qkv_labels(v, hd) != 0)
+        if (view_reserve_scratch(v, (size_t)rows * 3 * (size_t)hd) != 0 || view_qkv_labels(v, hd) != 0)
             return -1;
         /* With more keys than queries the query columns run out first: those cells are blank. */
         for (int i = 0; i < rows; i++)
@@ -177,7 +189,7 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
         }
         return 0;
     }
-    if (reserve_scratch(v, (size_t)n * (size_t)hd) != 0)
+    if (view_reserve_scratch(v, (size_t)n * (size_t)hd) != 0)
         return -1;
     for (int i = 0; i < n; i++)
         memcpy(v->work.scratch + (size_t)i * (size_t)hd,
@@ -238,6 +250,9 @@ view_clamp(struct view *v, const struct pipeline *p)
 
     if (!stage_visible(p, v->stage))
         view_step_stage(v, p, 1);
+    /* The parameters (W) belong to the stage they were asked on: another stage leaves them. */
+    if (v->param_matrix && v->stage != v->param_stage)
+        v->param_matrix = false;
     if (v->head >= p->st.shape.heads)
         v->head = p->st.shape.heads - 1;
     if (v->head < 0)
@@ -564,8 +579,11 @@ view_draw_inspector(struct grid *g, struct rect r, struct view *v, const struct 
     if (r.h < 1 || r.w < 10 || v->frame.rows == 0)
         return;
     grid_put(g, r.x, y++, r.w, style_role(ROLE_INSPECT_TITLE), "How this cell is made");
-    inspect_cell(p, v->stage, v->head, v->cursor_row, v->cursor_col, v->mask_matrix, max_terms,
-                 v->utf8, text, sizeof text);
+    if (view_params_shown(v, p, v->stage))
+        inspect_param_cell(p, v->stage, v->head, v->cursor_row, v->cursor_col, text, sizeof text);
+    else
+        inspect_cell(p, v->stage, v->head, v->cursor_row, v->cursor_col, v->mask_matrix, max_terms,
+                     v->utf8, text, sizeof text);
     line = text;
     while (*line && y < r.y + r.h) {
         const char *end = strchr(line, '\n');
@@ -1025,12 +1043,26 @@ view_narration_rows(const struct view *v, int width)
 }
 
 void
+view_explain_text(const struct view *v, const struct pipeline *p, char *buf, size_t size)
+{
+    if (view_params_shown(v, p, v->stage))
+        view_params_text(v, p, buf, size);
+    else
+        explain_text(p, v->stage, buf, size);
+}
+
+void
 view_stage_title(struct view *v, const struct pipeline *p, char *title, size_t title_size,
                  char *formula, size_t formula_size)
 {
     struct heatmap_spec spec;
     int rows = 0;
     int cols = 0;
+
+    if (view_params_shown(v, p, v->stage)) {
+        view_params_title(v, p, title, title_size, formula, formula_size);
+        return;
+    }
 
     explain_formula(p, v->stage, formula, formula_size);
     if (view_stage_spec(v, p, v->stage, v->head, &spec) == 0)
@@ -1113,7 +1145,7 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
             nr.h = cap;
         explain_rows = view_draw_narration(g, v, nr);
     } else {
-        explain_text(p, v->stage, text, sizeof text);
+        view_explain_text(v, p, text, sizeof text);
         explain_rows = view_count_wrapped(text, g->width);
         if (explain_rows > 3)
             explain_rows = 3;

@@ -75,6 +75,8 @@ struct view {
     int scroll_col;
     bool grid_heads;      /* every head side by side */
     bool mask_matrix;     /* the mask stage shows the mask itself */
+    bool param_matrix;    /* param_stage (Q K V or output) shows the parameters it uses (W) */
+    enum view_stage param_stage;
     bool help;
     int help_scroll;
     bool editing;
@@ -108,6 +110,9 @@ struct view {
     struct view_frame frame; /* what view_render drew, for the front end */
     struct view_work work;   /* view.c's own */
 };
+
+/* Whether stage s of v shows the parameters it uses instead of its numbers (W). */
+bool view_params_shown(const struct view *v, const struct pipeline *p, enum view_stage s);
 
 void view_init(struct view *v);
 void view_destroy(struct view *v);

@@ -51,6 +51,23 @@ int view_narration_rows(const struct view *v, int width);
 void view_stage_title(struct view *v, const struct pipeline *p, char *title, size_t title_size,
                       char *formula, size_t formula_size);
 
+/* view.c's scratch: room for floats numbers, column labels q0..v<hd-1>, rows row labels. */
+int view_reserve_scratch(struct view *v, size_t floats);
+int view_qkv_labels(struct view *v, int hd);
+int view_reserve_row_labels(struct view *v, int rows);
+
+/* The parameters of stage s for head as a heatmap spec: 0, or -1 out of memory. */
+int view_params_spec(struct view *v, const struct pipeline *p, enum view_stage s, int head,
+                     struct heatmap_spec *spec);
+
+/* Their title and formula. */
+void view_params_title(const struct view *v, const struct pipeline *p, char *title,
+                       size_t title_size, char *formula, size_t formula_size);
+
+/* What the stage shows, in two or three sentences (its parameters' when W shows them). */
+void view_explain_text(const struct view *v, const struct pipeline *p, char *buf, size_t size);
+void view_params_text(const struct view *v, const struct pipeline *p, char *buf, size_t size);
+
 /* The presentation layout (v->present): centred, scaled to the screen. */
 void view_render_present(struct view *v, const struct pipeline *p, struct grid *g);
 

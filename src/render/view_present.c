@@ -70,7 +70,7 @@ view_render_present(struct view *v, const struct pipeline *p, struct grid *g)
     if (v->narration != NULL) {
         text_rows = view_narration_rows(v, text_w);
     } else {
-        explain_text(p, v->stage, explanation, sizeof explanation);
+        view_explain_text(v, p, explanation, sizeof explanation);
         text_rows = view_count_wrapped(explanation, text_w);
     }
     {
