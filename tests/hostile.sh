@@ -309,5 +309,21 @@ done
 keys q
 restored "keys of other terminals" 0
 
+# The same inside tmux under TERM=rxvt-unicode-256color, whose entry names
+# tmux's Home and End (ESC[1~, ESC[4~) Find and Select: they are Home and End.
+if infocmp rxvt-unicode-256color >/dev/null 2>&1; then
+    TUI_ENV="LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=rxvt-unicode-256color" start 100 30
+    keys 0 Right
+    wait_screen "out\[Your\]\[1\]"
+    for seq in "[1~:0" "[4~:1"; do
+        t send-keys -l "$esc${seq%:*}"
+        [ "${seq#*:}" = 1 ] && want="out\[Your\]\[1\]" || want="out\[Your\]\[0\]"
+        checks=$((checks + 1))
+        wait_screen "$want" || fail "rxvt: ESC${seq%:*}: the cursor is not where it should be: $(screen | grep 'out\[')"
+    done
+    keys q
+    restored "rxvt's Find and Select" 0
+fi
+
 echo "$checks checks, $failures failed"
 [ "$failures" -eq 0 ]

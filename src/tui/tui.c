@@ -330,8 +330,10 @@ translate_key(int status, wint_t ch)
         case KEY_RIGHT:
             return APP_KEY_RIGHT;
         case KEY_HOME:
+        case KEY_FIND:   /* rxvt's entry names ESC[1~, tmux's Home, Find */
             return APP_KEY_HOME;
         case KEY_END:
+        case KEY_SELECT: /* and ESC[4~, tmux's End, Select */
             return APP_KEY_END;
         case KEY_PPAGE:
             return APP_KEY_PAGE_UP;
