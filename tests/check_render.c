@@ -84,6 +84,17 @@ frame(struct pipeline *p, enum view_stage stage, int w, int h, bool colour, bool
     view_destroy(&v);
 }
 
+/* A view of stage in colour and UTF-8, in presentation mode or not. */
+static void
+view_at(struct view *v, enum view_stage stage, bool present)
+{
+    view_init(v);
+    v->stage = stage;
+    v->colour = true;
+    v->utf8 = true;
+    v->present = present;
+}
+
 START_TEST(weights_heatmap_in_colour_and_without)
 {
     struct attention_config cfg;
@@ -349,11 +360,7 @@ START_TEST(masked_never_looks_like_a_weight)
 
     attention_config_init(&cfg);
     run(&p, &cfg, "Your journey starts with one step");
-    view_init(&v);
-    v.stage = VIEW_WEIGHTS;
-    v.present = true;
-    v.colour = true;
-    v.utf8 = true;
+    view_at(&v, VIEW_WEIGHTS, true);
     v.cursor_row = 0; /* Your attends only to itself: weight 1.0, the ramp's darkest */
     v.cursor_col = 0;
     ck_assert_int_eq(grid_create(&g, 100, 30), 0);
@@ -411,10 +418,7 @@ shown_at(const struct pipeline *p, enum view_stage stage, bool grid_heads, int w
     struct grid g;
     struct shown sh = { INT_MAX, INT_MAX, 4, 0 };
 
-    view_init(&v);
-    v.stage = stage;
-    v.colour = true;
-    v.utf8 = true;
+    view_at(&v, stage, false);
     v.grid_heads = grid_heads;
     ck_assert_int_eq(grid_create(&g, w, h), 0);
     view_render(&v, p, &g);
@@ -532,11 +536,7 @@ START_TEST(presentation_scales_and_centres)
         int bottom;
         int left;
         int right;
-        view_init(&v);
-        v.stage = VIEW_WEIGHTS;
-        v.present = true;
-        v.colour = true;
-        v.utf8 = true;
+        view_at(&v, VIEW_WEIGHTS, true);
         ck_assert_int_eq(grid_create(&g, sizes[k][0], sizes[k][1]), 0);
         view_render(&v, &p, &g);
         cell_w[k] = v.frame.geo[0].cell_w;
@@ -579,11 +579,7 @@ START_TEST(presentation_small_keeps_the_step)
     for (int k = 0; k < 3; k++) {
         struct view v;
         bool seen[60] = { false };
-        view_init(&v);
-        v.stage = VIEW_WEIGHTS;
-        v.present = true;
-        v.colour = true;
-        v.utf8 = true;
+        view_at(&v, VIEW_WEIGHTS, true);
         v.narration = narration;
         v.walk_title = "4. Multi-head attention";
         v.step_title = "Each head attends its own way, and this title is long";
