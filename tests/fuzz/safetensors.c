@@ -1,0 +1,58 @@
+/*
+ * safetensors.c: fuzzes the safetensors reader: the input is a whole file
+ * (header length, JSON header, data), written to a temporary file and
+ * mapped as a model's would be.  Whatever it holds, the reader either
+ * refuses it with a message or returns tensors whose every value can be
+ * read, inside the mapping.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "attnscope/safetensors.h"
+#include "fuzz.h"
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static char path[64];
+    struct safetensors st;
+    struct attn_error err;
+    FILE *f;
+
+    if (path[0] == '\0')
+        snprintf(path, sizeof path, "/tmp/attnscope-fuzz-st-%ld", (long)getpid());
+    f = fopen(path, "wb");
+    if (f == NULL)
+        return 0;
+    if (size > 0 && fwrite(data, 1, size, f) != size) {
+        fclose(f);
+        return 0;
+    }
+    fclose(f);
+    if (safetensors_open(&st, path, &err) == ATTN_OK) {
+        for (int i = 0; i < st.count; i++) {
+            const struct st_tensor *t = &st.tensors[i];
+            float *copy;
+            const float *v;
+            volatile float sum = 0.0f;
+            /* What the header promises is inside the file. */
+            if (t->end > st.data_size || t->end - t->begin != t->numel * safetensors_dtype_size(t->dtype))
+                abort();
+            if (safetensors_find(&st, t->name) == NULL)
+                abort();
+            v = safetensors_f32(&st, t, &copy, &err);
+            if (v == NULL)
+                continue;
+            for (size_t k = 0; k < t->numel; k++)
+                sum += v[k];
+            free(copy);
+        }
+        safetensors_close(&st);
+    } else if (err.msg[0] == '\0' || strstr(err.msg, path) == NULL) {
+        abort(); /* a refusal always says why, and names the file */
+    }
+    unlink(path);
+    return 0;
+}
