@@ -1,0 +1,114 @@
+/*
+ * gpt2.h: a GPT-2 model from the files users have (issue 11).
+ *
+ * A model folder holds config.json and model.safetensors.  Two layouts of
+ * tensor names are read, decided by the names alone: Hugging Face's
+ * (`wte.weight`, `h.N.attn.c_attn.weight` stored (in, out) as GPT-2's Conv1D
+ * computes x W + b; with or without a `transformer.` prefix) and the book's
+ * GPTModel (`tok_emb.weight`, `trf_blocks.N.att.W_query.weight` stored
+ * (out, in) as nn.Linear computes x W^T + b).  Every tensor's shape is
+ * checked against config.json before the model is used; weights stay where
+ * the file is mapped when they are F32 and aligned, and are converted once
+ * otherwise.
+ */
+#ifndef ATTNSCOPE_GPT2_H
+#define ATTNSCOPE_GPT2_H
+
+#include <stdbool.h>
+
+#include "attnscope/safetensors.h"
+#include "attnscope/status.h"
+
+struct gpt2_config {
+    int n_layer;
+    int n_head;
+    int n_embd;
+    int n_positions; /* the longest text (n_ctx in older files) */
+    int vocab_size;
+    int n_inner;     /* the MLP's width: 4 n_embd unless config.json says */
+    float eps;       /* layer_norm_epsilon */
+};
+
+/* Reads and checks config.json; errors name the file and the field. */
+enum attn_status gpt2_config_load(struct gpt2_config *c, const char *path,
+                                  struct attn_error *err);
+
+/* y = x W + b with W as the file stores it: (in, out) rows of ld floats, or (out, in) when out_in. */
+struct gpt2_linear {
+    const float *w;
+    const float *b;
+    int in, out;
+    int ld;
+    bool out_in;
+};
+
+struct gpt2_block {
+    const float *ln1_g, *ln1_b;
+    struct gpt2_linear q, k, v; /* each n_embd -> n_embd, the heads side by side */
+    struct gpt2_linear attn_out;
+    const float *ln2_g, *ln2_b;
+    struct gpt2_linear fc, fc_out;
+};
+
+enum gpt2_layout { GPT2_LAYOUT_HF, GPT2_LAYOUT_BOOK };
+
+struct gpt2_model {
+    struct gpt2_config cfg;
+    enum gpt2_layout layout;
+    char prefix[16];            /* "" or "transformer." (Hugging Face's layout) */
+    struct safetensors st;
+    const float *wte;           /* (vocab_size, n_embd) */
+    const float *wpe;           /* (n_positions, n_embd) */
+    struct gpt2_block *blocks;  /* (n_layer) */
+    const float *lnf_g, *lnf_b;
+    const float *lm_head;       /* (vocab_size, n_embd): wte when tied */
+    float **owned;              /* converted copies, freed with the model */
+    int owned_count;
+};
+
+/* Loads dir/config.json and dir/model.safetensors; nothing is left half-loaded on failure. */
+enum attn_status gpt2_load(struct gpt2_model *m, const char *dir, struct attn_error *err);
+void gpt2_destroy(struct gpt2_model *m);
+
+/* One block's stages for n tokens, each row-major; H = n_head, C = n_embd, F = n_inner. */
+struct gpt2_layer_stages {
+    float *ln1;     /* (n, C) ln_1's output */
+    float *q;       /* (n, C) queries, the heads side by side (head h: columns h*C/H ...) */
+    float *k;       /* (n, C) keys */
+    float *v;       /* (n, C) values */
+    float *scores;  /* (H, n, n) q k^T, before the mask and the scaling */
+    float *weights; /* (H, n, n) softmax of the masked scores / sqrt(C/H) */
+    float *context; /* (n, C) the weights times the values, heads side by side */
+    float *attn;    /* (n, C) c_proj (out_proj) of the context */
+    float *resid1;  /* (n, C) the block's input + attn */
+    float *ln2;     /* (n, C) ln_2's output */
+    float *fc;      /* (n, F) c_fc */
+    float *gelu;    /* (n, F) GELU, the tanh approximation (gelu_new) */
+    float *mlp;     /* (n, C) c_proj of the MLP */
+    float *resid2;  /* (n, C) resid1 + mlp: the block's output */
+};
+
+/* A forward pass over n tokens: every stage of every layer, and the top next tokens. */
+struct gpt2_run {
+    int n;
+    int top;                          /* next tokens kept per position */
+    float *embed;                     /* (n, C) wte[id] + wpe[position] */
+    struct gpt2_layer_stages *layers; /* (n_layer) */
+    float *final;                     /* (n, C) ln_f's output */
+    int *top_ids;                     /* (n, top) the likeliest next tokens, likeliest first */
+    float *top_probs;                 /* (n, top) their probabilities */
+    float *arena;                     /* one allocation behind every buffer */
+};
+
+/*
+ * Runs the model over ids (n of them, each below vocab_size, n at most
+ * n_positions), keeping the top next tokens of every position.  Causal,
+ * scaled by 1/sqrt(head size), no dropout: GPT-2 as Hugging Face's and the
+ * book's code compute it in evaluation mode.  r is the caller's to
+ * gpt2_run_destroy() when this returns ATTN_OK.
+ */
+enum attn_status gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top,
+                              struct gpt2_run *r, struct attn_error *err);
+void gpt2_run_destroy(struct gpt2_run *r);
+
+#endif

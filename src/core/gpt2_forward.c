@@ -1,0 +1,220 @@
+/*
+ * gpt2_forward.c: GPT-2's forward pass, every stage kept (see gpt2.h).
+ *
+ * In the book's chapter-4 terms: token and position embeddings; per block
+ * layer norm, the three projections, causal scaled attention per head, the
+ * output projection and a residual add, layer norm, the feed-forward
+ * network with GELU (the tanh approximation) and a second residual add; a
+ * final layer norm, and the logits through the tied embedding, of which
+ * the top few of every position are kept.  The products are linalg's, the
+ * softmax rowops', so every CPU computes the same bits.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnscope/gpt2.h"
+#include "attnscope/linalg.h"
+#include "attnscope/rowops.h"
+
+/* y (n, out) = x (n, in) W + b, W as the file stores it. */
+static void
+apply_linear(const struct gpt2_linear *l, const float *x, int n, float *y)
+{
+    if (l->out_in)
+        linalg_gemm_nt(n, l->out, l->in, x, l->in, l->w, l->ld, y, l->out);
+    else
+        linalg_gemm_nn(n, l->out, l->in, x, l->in, l->w, l->ld, y, l->out);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < l->out; j++)
+            y[(size_t)i * (size_t)l->out + (size_t)j] += l->b[j];
+}
+
+/* Layer norm of each row (biased variance, eps inside the root), as torch's layer_norm. */
+static void
+layer_norm(const float *x, int n, int c, const float *g, const float *b, float eps, float *y)
+{
+    for (int i = 0; i < n; i++) {
+        const float *row = x + (size_t)i * (size_t)c;
+        float *out = y + (size_t)i * (size_t)c;
+        double mean = 0.0;
+        double var = 0.0;
+        float inv;
+        for (int j = 0; j < c; j++)
+            mean += row[j];
+        mean /= c;
+        for (int j = 0; j < c; j++)
+            var += (row[j] - mean) * (row[j] - mean);
+        var /= c;
+        inv = (float)(1.0 / sqrt(var + (double)eps));
+        for (int j = 0; j < c; j++)
+            out[j] = ((float)(row[j] - mean)) * inv * g[j] + b[j];
+    }
+}
+
+/* GELU, the tanh approximation GPT-2 was trained with (Hugging Face's gelu_new). */
+static float
+gelu_tanh(float x)
+{
+    const float k = 0.7978845608028654f; /* sqrt(2 / pi) */
+
+    return 0.5f * x * (1.0f + tanhf(k * (x + 0.044715f * x * x * x)));
+}
+
+/* The floats every buffer of a run takes, in the order they are carved. */
+static size_t
+run_floats(const struct gpt2_config *c, int n, int top)
+{
+    const size_t nn = (size_t)n;
+    const size_t C = (size_t)c->n_embd;
+    const size_t F = (size_t)c->n_inner;
+    const size_t H = (size_t)c->n_head;
+    /* ln1 q k v context attn resid1 ln2 mlp resid2; scores weights; fc gelu */
+    size_t per_layer = 10 * nn * C + 2 * H * nn * nn + 2 * nn * F;
+
+    return nn * C /* embed */ + (size_t)c->n_layer * per_layer + nn * C /* final */ +
+           nn * (size_t)top /* probabilities */ + (size_t)c->vocab_size /* a row of logits */ +
+           3 * nn /* masked, scaled scratch rows */;
+}
+
+/* Keeps the top k of a row of v logits turned into probabilities (softmax). */
+static void
+keep_top(float *logits, int v, int k, int *ids, float *probs)
+{
+    float max = -INFINITY;
+    double sum = 0.0;
+
+    for (int j = 0; j < v; j++)
+        max = logits[j] > max ? logits[j] : max;
+    for (int j = 0; j < v; j++) {
+        logits[j] = expf(logits[j] - max);
+        sum += logits[j];
+    }
+    for (int t = 0; t < k; t++) {
+        int best = -1;
+        for (int j = 0; j < v; j++) {
+            bool taken = false;
+            for (int s = 0; s < t; s++)
+                taken = taken || ids[s] == j;
+            if (!taken && (best < 0 || logits[j] > logits[best]))
+                best = j;
+        }
+        ids[t] = best;
+        probs[t] = best >= 0 ? (float)(logits[best] / sum) : 0.0f;
+    }
+}
+
+enum attn_status
+gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top, struct gpt2_run *r,
+             struct attn_error *err)
+{
+    const struct gpt2_config *c = &m->cfg;
+    const int C = c->n_embd;
+    const int F = c->n_inner;
+    const int H = c->n_head;
+    const int hd = C / H;
+    const float divisor = sqrtf((float)hd);
+    float *at;
+    float *logits;
+    float *scratch;
+    const float *x;
+
+    memset(r, 0, sizeof *r);
+    if (n < 1 || n > c->n_positions)
+        return attn_fail(err, ATTN_ELIMIT, "%d tokens: the model reads 1 to %d (n_positions)", n,
+                         c->n_positions);
+    if (top < 0 || top > c->vocab_size)
+        top = top < 0 ? 0 : c->vocab_size;
+    for (int i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= c->vocab_size)
+            return attn_fail(err, ATTN_EVALUE, "token %d has id %d; the vocabulary has %d", i,
+                             ids[i], c->vocab_size);
+    r->n = n;
+    r->top = top;
+    r->arena = malloc(run_floats(c, n, top) * sizeof(float));
+    r->layers = calloc((size_t)c->n_layer, sizeof *r->layers);
+    r->top_ids = malloc(((size_t)n * (size_t)top + 1) * sizeof *r->top_ids);
+    if (r->arena == NULL || r->layers == NULL || r->top_ids == NULL) {
+        gpt2_run_destroy(r);
+        return attn_fail(err, ATTN_ENOMEM, "out of memory for the stages of %d tokens", n);
+    }
+    at = r->arena;
+#define CARVE(p, count) ((p) = at, at += (size_t)(count))
+    CARVE(r->embed, (size_t)n * C);
+    for (int l = 0; l < c->n_layer; l++) {
+        struct gpt2_layer_stages *s = &r->layers[l];
+        CARVE(s->ln1, (size_t)n * C);
+        CARVE(s->q, (size_t)n * C);
+        CARVE(s->k, (size_t)n * C);
+        CARVE(s->v, (size_t)n * C);
+        CARVE(s->scores, (size_t)H * n * n);
+        CARVE(s->weights, (size_t)H * n * n);
+        CARVE(s->context, (size_t)n * C);
+        CARVE(s->attn, (size_t)n * C);
+        CARVE(s->resid1, (size_t)n * C);
+        CARVE(s->ln2, (size_t)n * C);
+        CARVE(s->fc, (size_t)n * F);
+        CARVE(s->gelu, (size_t)n * F);
+        CARVE(s->mlp, (size_t)n * C);
+        CARVE(s->resid2, (size_t)n * C);
+    }
+    CARVE(r->final, (size_t)n * C);
+    CARVE(r->top_probs, (size_t)n * top);
+    CARVE(logits, c->vocab_size);
+    CARVE(scratch, 3 * (size_t)n);
+#undef CARVE
+
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < C; j++)
+            r->embed[(size_t)i * C + j] =
+                m->wte[(size_t)ids[i] * C + j] + m->wpe[(size_t)i * C + j];
+    x = r->embed;
+    for (int l = 0; l < c->n_layer; l++) {
+        const struct gpt2_block *b = &m->blocks[l];
+        struct gpt2_layer_stages *s = &r->layers[l];
+
+        layer_norm(x, n, C, b->ln1_g, b->ln1_b, c->eps, s->ln1);
+        apply_linear(&b->q, s->ln1, n, s->q);
+        apply_linear(&b->k, s->ln1, n, s->k);
+        apply_linear(&b->v, s->ln1, n, s->v);
+        for (int h = 0; h < H; h++) {
+            float *sc = s->scores + (size_t)h * n * n;
+            float *w = s->weights + (size_t)h * n * n;
+            linalg_gemm_nt(n, n, hd, s->q + h * hd, C, s->k + h * hd, C, sc, n);
+            for (int i = 0; i < n; i++)
+                rowops_softmax(sc + (size_t)i * n, scratch, scratch + n, w + (size_t)i * n, n, 0,
+                               i + 1, divisor);
+            linalg_gemm_nn(n, hd, n, w, n, s->v + h * hd, C, s->context + h * hd, C);
+        }
+        apply_linear(&b->attn_out, s->context, n, s->attn);
+        for (size_t e = 0; e < (size_t)n * C; e++)
+            s->resid1[e] = x[e] + s->attn[e];
+        layer_norm(s->resid1, n, C, b->ln2_g, b->ln2_b, c->eps, s->ln2);
+        apply_linear(&b->fc, s->ln2, n, s->fc);
+        for (size_t e = 0; e < (size_t)n * F; e++)
+            s->gelu[e] = gelu_tanh(s->fc[e]);
+        apply_linear(&b->fc_out, s->gelu, n, s->mlp);
+        for (size_t e = 0; e < (size_t)n * C; e++)
+            s->resid2[e] = s->resid1[e] + s->mlp[e];
+        x = s->resid2;
+    }
+    layer_norm(x, n, C, m->lnf_g, m->lnf_b, c->eps, r->final);
+    for (int i = 0; i < n && top > 0; i++) {
+        linalg_gemm_nt(1, c->vocab_size, C, r->final + (size_t)i * C, C, m->lm_head, C, logits,
+                       c->vocab_size);
+        keep_top(logits, c->vocab_size, top, r->top_ids + (size_t)i * top,
+                 r->top_probs + (size_t)i * top);
+    }
+    return ATTN_OK;
+}
+
+void
+gpt2_run_destroy(struct gpt2_run *r)
+{
+    free(r->arena);
+    free(r->layers);
+    free(r->top_ids);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,310 @@
+/* gpt2_load.c: config.json and the weights of a GPT-2 folder (see gpt2.h). */
+#include "config.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnscope/gpt2.h"
+
+/* The integer field name of config.json, at least min; -1 with err set. */
+static int
+config_int(json_t *root, const char *path, const char *name, const char *alias, int min,
+           struct attn_error *err)
+{
+    json_t *v = json_object_get(root, name);
+
+    if (v == NULL && alias != NULL)
+        v = json_object_get(root, alias);
+    if (v == NULL) {
+        attn_fail(err, ATTN_EPARSE, "%s: \"%s\" is missing", path, name);
+        return -1;
+    }
+    if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > 1 << 24) {
+        attn_fail(err, ATTN_EPARSE, "%s: \"%s\" is not a whole number from %d to %d", path, name,
+                  min, 1 << 24);
+        return -1;
+    }
+    return (int)json_integer_value(v);
+}
+
+enum attn_status
+gpt2_config_load(struct gpt2_config *c, const char *path, struct attn_error *err)
+{
+    json_error_t jerr;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *v;
+    enum attn_status rc = ATTN_EPARSE;
+
+    memset(c, 0, sizeof *c);
+    if (root == NULL)
+        return attn_fail(err, jerr.line < 0 ? ATTN_EIO : ATTN_EPARSE, "%s: %s%s", path,
+                         jerr.line > 0 ? "not JSON: " : "", jerr.text);
+    if (!json_is_object(root)) {
+        attn_fail(err, ATTN_EPARSE, "%s: not a JSON object", path);
+        goto done;
+    }
+    if ((c->n_layer = config_int(root, path, "n_layer", NULL, 1, err)) < 0 ||
+        (c->n_head = config_int(root, path, "n_head", NULL, 1, err)) < 0 ||
+        (c->n_embd = config_int(root, path, "n_embd", NULL, 1, err)) < 0 ||
+        (c->n_positions = config_int(root, path, "n_positions", "n_ctx", 1, err)) < 0 ||
+        (c->vocab_size = config_int(root, path, "vocab_size", NULL, 1, err)) < 0)
+        goto done;
+    if (c->n_embd % c->n_head != 0) {
+        attn_fail(err, ATTN_EPARSE, "%s: n_embd %d is not a multiple of n_head %d", path, c->n_embd,
+                  c->n_head);
+        goto done;
+    }
+    v = json_object_get(root, "n_inner");
+    c->n_inner = 4 * c->n_embd;
+    if (v != NULL && !json_is_null(v) &&
+        (c->n_inner = config_int(root, path, "n_inner", NULL, 1, err)) < 0)
+        goto done;
+    v = json_object_get(root, "layer_norm_epsilon");
+    c->eps = 1e-5f;
+    if (v != NULL) {
+        if (!json_is_number(v) || !(json_number_value(v) > 0) || json_number_value(v) > 1) {
+            attn_fail(err, ATTN_EPARSE, "%s: \"layer_norm_epsilon\" is not a small positive number",
+                      path);
+            goto done;
+        }
+        c->eps = (float)json_number_value(v);
+    }
+    v = json_object_get(root, "activation_function");
+    if (v != NULL && (!json_is_string(v) || (strcmp(json_string_value(v), "gelu_new") != 0 &&
+                                             strcmp(json_string_value(v), "gelu_pytorch_tanh") != 0))) {
+        attn_fail(err, ATTN_EPARSE,
+                  "%s: \"activation_function\" is %s; attnscope computes GPT-2's gelu_new (the tanh "
+                  "approximation)",
+                  path, json_is_string(v) ? json_string_value(v) : "not a string");
+        goto done;
+    }
+    rc = ATTN_OK;
+done:
+    json_decref(root);
+    return rc;
+}
+
+/* ------------------------------------------------------------ the tensors */
+
+/* The tensor name (after the layout's prefix) as float32 of the given shape; NULL with err set. */
+static const float *
+tensor(struct gpt2_model *m, const char *name, int ndim, int d0, int d1, struct attn_error *err)
+{
+    char full[128];
+    const struct st_tensor *t;
+    float *copy;
+    const float *v;
+
+    snprintf(full, sizeof full, "%s%s", m->prefix, name);
+    t = safetensors_find(&m->st, full);
+    if (t == NULL) {
+        attn_fail(err, ATTN_EPARSE, "%s: no tensor '%s'", m->st.path, full);
+        return NULL;
+    }
+    if (t->ndim != ndim || t->shape[0] != d0 || (ndim == 2 && t->shape[1] != d1)) {
+        char shape[64];
+        int at = 0;
+        for (int d = 0; d < t->ndim && at < (int)sizeof shape - 24; d++)
+            at += snprintf(shape + at, sizeof shape - (size_t)at, "%s%lld", d ? ", " : "",
+                           (long long)t->shape[d]);
+        if (ndim == 2)
+            attn_fail(err, ATTN_ESHAPE, "%s: tensor '%s' is (%s); config.json makes it (%d, %d)",
+                      m->st.path, full, shape, d0, d1);
+        else
+            attn_fail(err, ATTN_ESHAPE, "%s: tensor '%s' is (%s); config.json makes it (%d)",
+                      m->st.path, full, shape, d0);
+        return NULL;
+    }
+    v = safetensors_f32(&m->st, t, &copy, err);
+    if (v != NULL && copy != NULL) {
+        float **more = realloc(m->owned, ((size_t)m->owned_count + 1) * sizeof *more);
+        if (more == NULL) {
+            free(copy);
+            attn_fail(err, ATTN_ENOMEM, "%s: out of memory", m->st.path);
+            return NULL;
+        }
+        m->owned = more;
+        m->owned[m->owned_count++] = copy;
+    }
+    return v;
+}
+
+/* A linear layer stored (in, out) with its columns from col: Hugging Face's Conv1D. */
+static int
+conv1d(struct gpt2_model *m, struct gpt2_linear *l, const char *name, int in, int out_all, int col,
+       int out, struct attn_error *err)
+{
+    char w[96];
+    char b[96];
+    const float *wv;
+    const float *bv;
+
+    snprintf(w, sizeof w, "%s.weight", name);
+    snprintf(b, sizeof b, "%s.bias", name);
+    if ((wv = tensor(m, w, 2, in, out_all, err)) == NULL || (bv = tensor(m, b, 1, out_all, 0, err)) == NULL)
+        return -1;
+    *l = (struct gpt2_linear){ wv + col, bv + col, in, out, out_all, false };
+    return 0;
+}
+
+/* A linear layer stored (out, in): nn.Linear, the book's GPTModel. */
+static int
+linear(struct gpt2_model *m, struct gpt2_linear *l, const char *name, int in, int out,
+       struct attn_error *err)
+{
+    char w[96];
+    char b[96];
+    const float *wv;
+    const float *bv;
+
+    snprintf(w, sizeof w, "%s.weight", name);
+    snprintf(b, sizeof b, "%s.bias", name);
+    if ((wv = tensor(m, w, 2, out, in, err)) == NULL || (bv = tensor(m, b, 1, out, 0, err)) == NULL)
+        return -1;
+    *l = (struct gpt2_linear){ wv, bv, in, out, in, true };
+    return 0;
+}
+
+static int
+load_block_hf(struct gpt2_model *m, int i, struct attn_error *err)
+{
+    const int C = m->cfg.n_embd;
+    struct gpt2_block *b = &m->blocks[i];
+    char n[96];
+
+#define NAME(s) (snprintf(n, sizeof n, "h.%d.%s", i, (s)), n)
+    if ((b->ln1_g = tensor(m, NAME("ln_1.weight"), 1, C, 0, err)) == NULL ||
+        (b->ln1_b = tensor(m, NAME("ln_1.bias"), 1, C, 0, err)) == NULL ||
+        conv1d(m, &b->q, NAME("attn.c_attn"), C, 3 * C, 0, C, err) != 0 ||
+        conv1d(m, &b->k, NAME("attn.c_attn"), C, 3 * C, C, C, err) != 0 ||
+        conv1d(m, &b->v, NAME("attn.c_attn"), C, 3 * C, 2 * C, C, err) != 0 ||
+        conv1d(m, &b->attn_out, NAME("attn.c_proj"), C, C, 0, C, err) != 0 ||
+        (b->ln2_g = tensor(m, NAME("ln_2.weight"), 1, C, 0, err)) == NULL ||
+        (b->ln2_b = tensor(m, NAME("ln_2.bias"), 1, C, 0, err)) == NULL ||
+        conv1d(m, &b->fc, NAME("mlp.c_fc"), C, m->cfg.n_inner, 0, m->cfg.n_inner, err) != 0 ||
+        conv1d(m, &b->fc_out, NAME("mlp.c_proj"), m->cfg.n_inner, C, 0, C, err) != 0)
+        return -1;
+#undef NAME
+    return 0;
+}
+
+static int
+load_block_book(struct gpt2_model *m, int i, struct attn_error *err)
+{
+    const int C = m->cfg.n_embd;
+    struct gpt2_block *b = &m->blocks[i];
+    char n[96];
+
+#define NAME(s) (snprintf(n, sizeof n, "trf_blocks.%d.%s", i, (s)), n)
+    if ((b->ln1_g = tensor(m, NAME("norm1.scale"), 1, C, 0, err)) == NULL ||
+        (b->ln1_b = tensor(m, NAME("norm1.shift"), 1, C, 0, err)) == NULL ||
+        linear(m, &b->q, NAME("att.W_query"), C, C, err) != 0 ||
+        linear(m, &b->k, NAME("att.W_key"), C, C, err) != 0 ||
+        linear(m, &b->v, NAME("att.W_value"), C, C, err) != 0 ||
+        linear(m, &b->attn_out, NAME("att.out_proj"), C, C, err) != 0 ||
+        (b->ln2_g = tensor(m, NAME("norm2.scale"), 1, C, 0, err)) == NULL ||
+        (b->ln2_b = tensor(m, NAME("norm2.shift"), 1, C, 0, err)) == NULL ||
+        linear(m, &b->fc, NAME("ff.layers.0"), C, m->cfg.n_inner, err) != 0 ||
+        linear(m, &b->fc_out, NAME("ff.layers.2"), m->cfg.n_inner, C, err) != 0)
+        return -1;
+#undef NAME
+    return 0;
+}
+
+/* Which layout the names say, and Hugging Face's prefix; -1 when neither. */
+static int
+choose_layout(struct gpt2_model *m, struct attn_error *err)
+{
+    if (safetensors_find(&m->st, "tok_emb.weight") != NULL) {
+        m->layout = GPT2_LAYOUT_BOOK;
+        return 0;
+    }
+    m->layout = GPT2_LAYOUT_HF;
+    if (safetensors_find(&m->st, "wte.weight") != NULL)
+        return 0;
+    if (safetensors_find(&m->st, "transformer.wte.weight") != NULL) {
+        snprintf(m->prefix, sizeof m->prefix, "transformer.");
+        return 0;
+    }
+    attn_fail(err, ATTN_EPARSE,
+              "%s: neither GPT-2's tensor names (wte.weight, h.0.attn.c_attn.weight, ...) nor the "
+              "book's GPTModel's (tok_emb.weight, trf_blocks.0.att.W_query.weight, ...)",
+              m->st.path);
+    return -1;
+}
+
+enum attn_status
+gpt2_load(struct gpt2_model *m, const char *dir, struct attn_error *err)
+{
+    char path[4096];
+    enum attn_status rc;
+
+    memset(m, 0, sizeof *m);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    if ((rc = gpt2_config_load(&m->cfg, path, err)) != ATTN_OK)
+        return rc;
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    if ((rc = safetensors_open(&m->st, path, err)) != ATTN_OK)
+        return rc;
+    rc = ATTN_EPARSE;
+    if (choose_layout(m, err) != 0)
+        goto fail;
+    m->blocks = calloc((size_t)m->cfg.n_layer, sizeof *m->blocks);
+    if (m->blocks == NULL) {
+        rc = attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
+        goto fail;
+    }
+    if (m->layout == GPT2_LAYOUT_HF) {
+        const struct st_tensor *head;
+        if ((m->wte = tensor(m, "wte.weight", 2, m->cfg.vocab_size, m->cfg.n_embd, err)) == NULL ||
+            (m->wpe = tensor(m, "wpe.weight", 2, m->cfg.n_positions, m->cfg.n_embd, err)) == NULL ||
+            (m->lnf_g = tensor(m, "ln_f.weight", 1, m->cfg.n_embd, 0, err)) == NULL ||
+            (m->lnf_b = tensor(m, "ln_f.bias", 1, m->cfg.n_embd, 0, err)) == NULL)
+            goto fail;
+        for (int i = 0; i < m->cfg.n_layer; i++)
+            if (load_block_hf(m, i, err) != 0)
+                goto fail;
+        /* GPT-2 ties its output to the token embedding; a saved lm_head.weight is that copy. */
+        head = safetensors_find(&m->st, "lm_head.weight");
+        m->lm_head = m->wte;
+        if (head != NULL) {
+            char saved[16];
+            memcpy(saved, m->prefix, sizeof saved);
+            m->prefix[0] = '\0';
+            m->lm_head = tensor(m, "lm_head.weight", 2, m->cfg.vocab_size, m->cfg.n_embd, err);
+            memcpy(m->prefix, saved, sizeof saved);
+            if (m->lm_head == NULL)
+                goto fail;
+        }
+    } else {
+        if ((m->wte = tensor(m, "tok_emb.weight", 2, m->cfg.vocab_size, m->cfg.n_embd, err)) == NULL ||
+            (m->wpe = tensor(m, "pos_emb.weight", 2, m->cfg.n_positions, m->cfg.n_embd, err)) == NULL ||
+            (m->lnf_g = tensor(m, "final_norm.scale", 1, m->cfg.n_embd, 0, err)) == NULL ||
+            (m->lnf_b = tensor(m, "final_norm.shift", 1, m->cfg.n_embd, 0, err)) == NULL ||
+            (m->lm_head = tensor(m, "out_head.weight", 2, m->cfg.vocab_size, m->cfg.n_embd, err)) ==
+                NULL)
+            goto fail;
+        for (int i = 0; i < m->cfg.n_layer; i++)
+            if (load_block_book(m, i, err) != 0)
+                goto fail;
+    }
+    return ATTN_OK;
+fail:
+    rc = err->status != ATTN_OK ? err->status : rc;
+    gpt2_destroy(m);
+    return rc;
+}
+
+void
+gpt2_destroy(struct gpt2_model *m)
+{
+    for (int i = 0; i < m->owned_count; i++)
+        free(m->owned[i]);
+    free(m->owned);
+    free(m->blocks);
+    safetensors_close(&m->st);
+    memset(m, 0, sizeof *m);
+}

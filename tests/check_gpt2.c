@@ -1,0 +1,221 @@
+/*
+ * check_gpt2.c: GPT-2 from its files (src/core/gpt2_load.c, gpt2_forward.c).
+ *
+ * tests/fixtures/gpt2/ holds tiny models and what a float32 PyTorch forward
+ * of them computes (tests/oracle/gpt2_fixtures.py wrote both, with Debian's
+ * python3-torch): several shapes, F32, F16 and BF16, Hugging Face's names
+ * with and without the `transformer.` prefix, a saved lm_head, and the
+ * book's GPTModel names.  Every layer's attention weights must agree to
+ * 1e-5, hidden states, ln_f's output and the next-token probabilities to
+ * 1e-5 relative, and the top next tokens must be the same.
+ */
+#include "config.h"
+
+#include <math.h>
+
+#include "attnscope/gpt2.h"
+#include "testutil.h"
+
+/* Reads count floats (or ints) after the word key of expected.txt's line starting with key. */
+struct expected {
+    char *text;
+};
+
+static void
+expected_load(struct expected *e, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    long len;
+
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    e->text = malloc((size_t)len + 1);
+    ck_assert_ptr_nonnull(e->text);
+    ck_assert(fread(e->text, 1, (size_t)len, f) == (size_t)len);
+    e->text[len] = '\0';
+    fclose(f);
+}
+
+/* The numbers of the line "key [index ...]": skips skip numbers, returns a pointer after them. */
+static const char *
+line_of(const struct expected *e, const char *key, int layer)
+{
+    const char *at = e->text;
+    size_t kl = strlen(key);
+
+    while (at != NULL && *at) {
+        if (strncmp(at, key, kl) == 0 && at[kl] == ' ') {
+            char *end;
+            long l = layer >= 0 ? strtol(at + kl, &end, 10) : -1;
+            if (layer < 0)
+                return at + kl;
+            if (l == layer)
+                return end;
+        }
+        at = strchr(at, '\n');
+        at = at != NULL ? at + 1 : NULL;
+    }
+    ck_abort_msg("expected.txt has no line '%s %d'", key, layer);
+    return NULL;
+}
+
+static double
+next_number(const char **at)
+{
+    char *end;
+    double v = strtod(*at, &end);
+
+    ck_assert_msg(end != *at, "a number was expected near '%.20s'", *at);
+    *at = end;
+    return v;
+}
+
+/* |got - want| <= tol * max(1, |want|) for count values. */
+static void
+compare(const char *what, const float *got, const char *want, size_t count, double tol)
+{
+    for (size_t i = 0; i < count; i++) {
+        double w = next_number(&want);
+        double scale = fabs(w) > 1.0 ? fabs(w) : 1.0;
+        ck_assert_msg(fabs((double)got[i] - w) <= tol * scale, "%s[%zu]: %.9g, PyTorch %.9g", what,
+                      i, (double)got[i], w);
+    }
+}
+
+static void
+check_case(const char *name)
+{
+    char dirpath[4096];
+    char path[4300];
+    struct gpt2_model m;
+    struct gpt2_run r;
+    struct attn_error err;
+    struct expected e;
+    const char *at;
+    int ids[64];
+    int n;
+    int top;
+
+    snprintf(dirpath, sizeof dirpath, "%s", test_path("tests/fixtures/gpt2"));
+    snprintf(path, sizeof path, "%s/%s/expected.txt", dirpath, name);
+    expected_load(&e, path);
+    snprintf(path, sizeof path, "%s/%s", dirpath, name);
+    ck_assert_msg(gpt2_load(&m, path, &err) == ATTN_OK, "%s: %s", name, err.msg);
+    at = line_of(&e, "ids", -1);
+    n = (int)next_number(&at);
+    for (int i = 0; i < n; i++)
+        ids[i] = (int)next_number(&at);
+    at = line_of(&e, "top", -1);
+    top = (int)next_number(&at);
+    ck_assert_msg(gpt2_forward(&m, ids, n, top, &r, &err) == ATTN_OK, "%s", err.msg);
+    for (int l = 0; l < m.cfg.n_layer; l++) {
+        char what[64];
+        at = line_of(&e, "weights", l);
+        ck_assert_int_eq((int)next_number(&at), m.cfg.n_head);
+        snprintf(what, sizeof what, "%s weights layer %d", name, l);
+        compare(what, r.layers[l].weights, at, (size_t)m.cfg.n_head * n * n, 1e-5);
+        snprintf(what, sizeof what, "%s resid2 layer %d", name, l);
+        compare(what, r.layers[l].resid2, line_of(&e, "resid2", l), (size_t)n * m.cfg.n_embd, 1e-5);
+    }
+    compare("final", r.final, line_of(&e, "final", -1), (size_t)n * m.cfg.n_embd, 1e-5);
+    at = line_of(&e, "top", -1);
+    next_number(&at);
+    for (int i = 0; i < n * top; i++)
+        ck_assert_msg(r.top_ids[i] == (int)next_number(&at), "%s: top token %d differs", name, i);
+    compare("next-token probabilities", r.top_probs, at, (size_t)n * top, 1e-5);
+    gpt2_run_destroy(&r);
+    gpt2_destroy(&m);
+    free(e.text);
+}
+
+START_TEST(agrees_with_pytorch)
+{
+    check_case("hf-f32");
+    check_case("hf-prefix-f16");
+    check_case("hf-bf16-head");
+    check_case("book-f32");
+}
+END_TEST
+
+/* Copies the fixture case into dir/name, with its config.json replaced when config is not NULL. */
+static const char *
+model_copy(const char *name, const char *config)
+{
+    static char out[256];
+    char src[4096];
+    char cmd[10000];
+
+    snprintf(out, sizeof out, "%s/%s", dir, name);
+    snprintf(src, sizeof src, "%s", test_path("tests/fixtures/gpt2/hf-f32"));
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cp '%s/model.safetensors' '%s/config.json' '%s/'",
+             out, src, src, out);
+    ck_assert_int_eq(system(cmd), 0);
+    if (config != NULL) {
+        char file[128];
+        snprintf(file, sizeof file, "%.64s/config.json", name);
+        test_write_text(dir, file, config);
+    }
+    return out;
+}
+
+static void
+expect_load_error(const char *model_dir, const char *want)
+{
+    struct gpt2_model m;
+    struct attn_error err;
+
+    ck_assert_int_ne(gpt2_load(&m, model_dir, &err), ATTN_OK);
+    ck_assert_msg(strstr(err.msg, want) != NULL, "'%s' not in: %s", want, err.msg);
+    ck_assert_ptr_null(m.blocks); /* nothing half-loaded */
+}
+
+START_TEST(bad_folders_say_what_is_wrong)
+{
+    const char *good = "{\"n_layer\":2,\"n_head\":2,\"n_embd\":8,\"vocab_size\":32,\"n_positions\":16}";
+    struct gpt2_model m;
+    struct attn_error err;
+    struct gpt2_run r;
+    int ids[20] = { 0 };
+
+    expect_load_error(dir, "config.json");
+    expect_load_error(model_copy("noconf", "{\"n_layer\":2}"), "config.json: \"n_head\" is missing");
+    expect_load_error(model_copy("json", "{\"n_layer\":"), "config.json: not JSON");
+    expect_load_error(model_copy("heads", "{\"n_layer\":2,\"n_head\":3,\"n_embd\":8,"
+                                          "\"vocab_size\":32,\"n_positions\":16}"),
+                      "n_embd 8 is not a multiple of n_head 3");
+    expect_load_error(model_copy("relu", "{\"n_layer\":2,\"n_head\":2,\"n_embd\":8,\"vocab_size\":32,"
+                                         "\"n_positions\":16,\"activation_function\":\"relu\"}"),
+                      "\"activation_function\" is relu");
+    expect_load_error(model_copy("wide", "{\"n_layer\":2,\"n_head\":2,\"n_embd\":16,"
+                                         "\"vocab_size\":32,\"n_positions\":16}"),
+                      "tensor 'wte.weight' is (32, 8); config.json makes it (32, 16)");
+    expect_load_error(model_copy("deep", "{\"n_layer\":3,\"n_head\":2,\"n_embd\":8,"
+                                         "\"vocab_size\":32,\"n_positions\":16}"),
+                      "no tensor 'h.2.ln_1.weight'");
+    /* The forward refuses what the model cannot read. */
+    ck_assert_int_eq(gpt2_load(&m, model_copy("ok", good), &err), ATTN_OK);
+    ck_assert_int_eq(gpt2_forward(&m, ids, 17, 3, &r, &err), ATTN_ELIMIT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "17 tokens: the model reads 1 to 16 (n_positions)"));
+    ids[1] = 32;
+    ck_assert_int_eq(gpt2_forward(&m, ids, 2, 3, &r, &err), ATTN_EVALUE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "token 1 has id 32; the vocabulary has 32"));
+    gpt2_destroy(&m);
+}
+END_TEST
+
+static Suite *
+gpt2_suite(void)
+{
+    Suite *s = suite_create("gpt2");
+    TCase *tc = tcase_create("gpt2");
+
+    tcase_add_checked_fixture(tc, test_tmpdir_setup, test_tmpdir_teardown);
+    tcase_add_test(tc, agrees_with_pytorch);
+    tcase_add_test(tc, bad_folders_say_what_is_wrong);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TEST_MAIN(gpt2_suite)
