@@ -1,0 +1,52 @@
+/*
+ * bpe.h: GPT-2's byte-level BPE tokenizer.
+ *
+ * Text is split by GPT-2's pre-tokenizer pattern (PCRE2, in UTF and UCP
+ * mode, so \p{L} and \s are Unicode's), each piece's bytes are spelled with
+ * GPT-2's byte-to-character table (the printable bytes stand for
+ * themselves, the others for U+0100 onwards: a space is 'Ġ'), and the
+ * merges are applied lowest rank first.  The vocabulary is vocab.json or
+ * encoder.json (a token -> id object), the merges merges.txt or vocab.bpe
+ * (a "#version" line, then "a b" per line).
+ */
+#ifndef ATTNSCOPE_BPE_H
+#define ATTNSCOPE_BPE_H
+
+#include <stddef.h>
+
+#include "attnscope/status.h"
+
+/* GPT-2's pre-tokenizer pattern, as its encoder.py writes it. */
+#define BPE_GPT2_PATTERN \
+    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"
+
+struct bpe_table; /* a string -> number hash table (bpe.c) */
+
+struct bpe {
+    int vocab_size;
+    char **token;              /* (vocab_size) each id's token, as the vocabulary spells it */
+    struct bpe_table *ids;     /* token -> id */
+    struct bpe_table *ranks;   /* "a b" -> the merge's rank, from 0 */
+    int merges;
+    void *re;                  /* the compiled pattern (pcre2_code) */
+    char byte_char[256][3];    /* each byte's character, UTF-8, NUL-terminated */
+    short char_byte[324];      /* and back: the byte of code points 0 to 323, or -1 */
+};
+
+/* Loads the vocabulary and the merges; errors name the file (and line). */
+enum attn_status bpe_load(struct bpe *b, const char *vocab_path, const char *merges_path,
+                          struct attn_error *err);
+void bpe_destroy(struct bpe *b);
+
+/*
+ * The ids of len bytes of UTF-8 text, in *ids (malloc'd, the caller
+ * frees) and *count.  Bytes that are not UTF-8 are refused with their
+ * position.
+ */
+enum attn_status bpe_encode(const struct bpe *b, const char *text, size_t len, int **ids,
+                            int *count, struct attn_error *err);
+
+/* The bytes token id stands for (its text), NUL-terminated in buf; returns their count or -1. */
+int bpe_token_bytes(const struct bpe *b, int id, char *buf, size_t size);
+
+#endif
