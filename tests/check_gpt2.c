@@ -136,6 +136,7 @@ START_TEST(agrees_with_pytorch)
     check_case("hf-prefix-f16");
     check_case("hf-bf16-head");
     check_case("book-f32");
+    check_case("hf-vocab-f16");
 }
 END_TEST
 

@@ -63,6 +63,9 @@ gelu_tanh(float x)
     return 0.5f * x * (1.0f + tanhf(k * (x + 0.044715f * x * x * x)));
 }
 
+/* The vocabulary is scored in slices of this many tokens: the products pack each slice once. */
+#define LOGIT_SLICE 2048
+
 /* The floats every buffer of a run takes, in the order they are carved. */
 static size_t
 run_floats(const struct gpt2_config *c, int n, int top)
@@ -75,34 +78,41 @@ run_floats(const struct gpt2_config *c, int n, int top)
     size_t per_layer = 10 * nn * C + 2 * H * nn * nn + 2 * nn * F;
 
     return nn * C /* embed */ + (size_t)c->n_layer * per_layer + nn * C /* final */ +
-           nn * (size_t)top /* probabilities */ + (size_t)c->vocab_size /* a row of logits */ +
+           nn * (size_t)top /* probabilities */ + nn * LOGIT_SLICE /* a slice of logits */ +
            3 * nn /* masked, scaled scratch rows */;
 }
 
-/* Keeps the top k of a row of v logits turned into probabilities (softmax). */
-static void
-keep_top(float *logits, int v, int k, int *ids, float *probs)
-{
-    float max = -INFINITY;
-    double sum = 0.0;
+/* A row's running softmax and top k, over the slices of the vocabulary seen so far. */
+struct next_tokens {
+    float max;  /* the largest logit so far */
+    double sum; /* sum of exp(logit - max) so far */
+};
 
-    for (int j = 0; j < v; j++)
-        max = logits[j] > max ? logits[j] : max;
-    for (int j = 0; j < v; j++) {
-        logits[j] = expf(logits[j] - max);
-        sum += logits[j];
-    }
-    for (int t = 0; t < k; t++) {
-        int best = -1;
-        for (int j = 0; j < v; j++) {
-            bool taken = false;
-            for (int s = 0; s < t; s++)
-                taken = taken || ids[s] == j;
-            if (!taken && (best < 0 || logits[j] > logits[best]))
-                best = j;
+/* Folds logits of tokens first .. first + count - 1 into one row's running state and top k. */
+static void
+fold_logits(const float *logits, int first, int count, int k, struct next_tokens *nt, int *ids,
+            float *best)
+{
+    for (int j = 0; j < count; j++) {
+        float x = logits[j];
+        int at;
+        if (x > nt->max) {
+            nt->sum = nt->sum * (double)expf(nt->max - x) + 1.0;
+            nt->max = x;
+        } else {
+            nt->sum += (double)expf(x - nt->max);
         }
-        ids[t] = best;
-        probs[t] = best >= 0 ? (float)(logits[best] / sum) : 0.0f;
+        if (k == 0 || (ids[k - 1] >= 0 && x <= best[k - 1]))
+            continue;
+        /* Into the top k, which stays sorted, likeliest first (ties: the lower id first). */
+        at = k - 1;
+        while (at > 0 && (ids[at - 1] < 0 || x > best[at - 1])) {
+            ids[at] = ids[at - 1];
+            best[at] = best[at - 1];
+            at--;
+        }
+        ids[at] = first + j;
+        best[at] = x;
     }
 }
 
@@ -162,7 +172,7 @@ gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top, struct 
     }
     CARVE(r->final, (size_t)n * C);
     CARVE(r->top_probs, (size_t)n * top);
-    CARVE(logits, c->vocab_size);
+    CARVE(logits, (size_t)n * LOGIT_SLICE);
     CARVE(scratch, 3 * (size_t)n);
 #undef CARVE
 
@@ -201,11 +211,32 @@ gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top, struct 
         x = s->resid2;
     }
     layer_norm(x, n, C, m->lnf_g, m->lnf_b, c->eps, r->final);
-    for (int i = 0; i < n && top > 0; i++) {
-        linalg_gemm_nt(1, c->vocab_size, C, r->final + (size_t)i * C, C, m->lm_head, C, logits,
-                       c->vocab_size);
-        keep_top(logits, c->vocab_size, top, r->top_ids + (size_t)i * top,
-                 r->top_probs + (size_t)i * top);
+    if (top > 0) {
+        struct next_tokens *nt = malloc((size_t)n * sizeof *nt);
+        if (nt == NULL) {
+            gpt2_run_destroy(r);
+            return attn_fail(err, ATTN_ENOMEM, "out of memory for the next tokens");
+        }
+        for (int i = 0; i < n; i++) {
+            nt[i].max = -INFINITY;
+            nt[i].sum = 0.0;
+            for (int t = 0; t < top; t++)
+                r->top_ids[(size_t)i * top + t] = -1;
+        }
+        /* Logits through the tied embedding, a slice of the vocabulary at a time. */
+        for (int v0 = 0; v0 < c->vocab_size; v0 += LOGIT_SLICE) {
+            const int vb = c->vocab_size - v0 < LOGIT_SLICE ? c->vocab_size - v0 : LOGIT_SLICE;
+            linalg_gemm_nt(n, vb, C, r->final, C, m->lm_head + (size_t)v0 * C, C, logits, vb);
+            for (int i = 0; i < n; i++)
+                fold_logits(logits + (size_t)i * vb, v0, vb, top, &nt[i],
+                            r->top_ids + (size_t)i * top, r->top_probs + (size_t)i * top);
+        }
+        for (int i = 0; i < n; i++)
+            for (int t = 0; t < top; t++) {
+                float *pr = &r->top_probs[(size_t)i * top + t];
+                *pr = (float)((double)expf(*pr - nt[i].max) / nt[i].sum);
+            }
+        free(nt);
     }
     return ATTN_OK;
 }

@@ -9,6 +9,9 @@
  *   bench frame REPS        keystroke to frame in the interactive view on a
  *                           200x60 screen, and the bytes sent to the terminal
  *   bench spawn REPS CMD..  wall time of running a command
+ *   bench gpt2 N REPS       GPT-2 small's forward (12 layers, d 768, 12 heads,
+ *                           vocabulary 50,257) over N tokens, random weights,
+ *                           every stage kept, top 5 next tokens per position
  *
  * Every timing line is "name<TAB>median_ms<TAB>min_ms<TAB>max_ms[<TAB>...]".
  * Not a test: timings belong in doc/performance.md, not in make check.
@@ -28,6 +31,7 @@
 #endif
 
 #include "attnscope/cpu.h"
+#include "attnscope/gpt2.h"
 #include "attnscope/linalg.h"
 #include "attnscope/pipeline.h"
 #include "front/app.h"
@@ -454,6 +458,90 @@ cmd_spawn(const char *name, int reps, char **argv)
     return 0;
 }
 
+/* ------------------------------------------------------------------- gpt2 */
+
+/* Random numbers in [-0.05, 0.05): a weight matrix of the benchmark's model. */
+static float *
+random_floats(size_t n, unsigned *seed)
+{
+    float *x = malloc(n * sizeof *x);
+
+    if (x == NULL) {
+        fprintf(stderr, "bench: out of memory\n");
+        exit(1);
+    }
+    for (size_t i = 0; i < n; i++) {
+        *seed = *seed * 1103515245u + 12345u;
+        x[i] = ((float)(*seed >> 8) / 16777216.0f - 0.5f) * 0.1f;
+    }
+    return x;
+}
+
+static struct gpt2_linear
+random_linear(int in, int out, unsigned *seed)
+{
+    return (struct gpt2_linear){ random_floats((size_t)in * (size_t)out, seed),
+                                 random_floats((size_t)out, seed), in, out, out, false };
+}
+
+static int
+cmd_gpt2(int n, int reps)
+{
+    struct gpt2_model m;
+    unsigned seed = 1;
+    double times[MAX_REPS];
+    const int C = 768;
+
+    /* GPT-2 small's shapes, in memory (the loader is not what is timed). */
+    memset(&m, 0, sizeof m);
+    m.cfg = (struct gpt2_config){ 12, 12, C, 1024, 50257, 4 * C, 1e-5f };
+    m.wte = random_floats((size_t)50257 * C, &seed);
+    m.wpe = random_floats((size_t)1024 * C, &seed);
+    m.lm_head = m.wte;
+    m.lnf_g = random_floats(C, &seed);
+    m.lnf_b = random_floats(C, &seed);
+    m.blocks = calloc(12, sizeof *m.blocks);
+    if (n < 1 || n > 1024 || m.blocks == NULL)
+        return 1;
+    for (int l = 0; l < 12; l++) {
+        struct gpt2_block *b = &m.blocks[l];
+        b->ln1_g = random_floats(C, &seed);
+        b->ln1_b = random_floats(C, &seed);
+        b->q = random_linear(C, C, &seed);
+        b->k = random_linear(C, C, &seed);
+        b->v = random_linear(C, C, &seed);
+        b->attn_out = random_linear(C, C, &seed);
+        b->ln2_g = random_floats(C, &seed);
+        b->ln2_b = random_floats(C, &seed);
+        b->fc = random_linear(C, 4 * C, &seed);
+        b->fc_out = random_linear(4 * C, C, &seed);
+    }
+    if (reps > MAX_REPS)
+        reps = MAX_REPS;
+    for (int r = 0; r < reps; r++) {
+        int *ids = malloc((size_t)n * sizeof *ids);
+        struct gpt2_run run;
+        struct attn_error err;
+        double t0;
+        for (int i = 0; i < n; i++)
+            ids[i] = (i * 7919) % 50257;
+        t0 = now();
+        if (gpt2_forward(&m, ids, n, getenv("BENCH_TOP") ? atoi(getenv("BENCH_TOP")) : 5, &run, &err) != ATTN_OK) {
+            fprintf(stderr, "bench: %s\n", err.msg);
+            return 1;
+        }
+        times[r] = now() - t0;
+        gpt2_run_destroy(&run);
+        free(ids);
+    }
+    {
+        char name[32];
+        snprintf(name, sizeof name, "gpt2_%d", n);
+        report(name, times, reps, NULL);
+    }
+    return 0; /* (the model's memory goes with the process) */
+}
+
 int
 main(int argc, char **argv)
 {
@@ -465,9 +553,11 @@ main(int argc, char **argv)
         return cmd_rss(atoi(argv[2]));
     if (argc >= 3 && strcmp(argv[1], "frame") == 0)
         return cmd_frame(atoi(argv[2]));
+    if (argc >= 4 && strcmp(argv[1], "gpt2") == 0)
+        return cmd_gpt2(atoi(argv[2]), atoi(argv[3]));
     if (argc >= 5 && strcmp(argv[1], "spawn") == 0)
         return cmd_spawn(argv[2], atoi(argv[3]), argv + 4);
     fprintf(stderr, "usage: bench probe | forward N REPS | rss N | frame REPS | "
-                    "spawn NAME REPS CMD...\n");
+                    "gpt2 N REPS | spawn NAME REPS CMD...\n");
     return 2;
 }

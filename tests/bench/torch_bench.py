@@ -3,6 +3,8 @@
 
     torch_bench.py book       print the chapter-3 MultiHeadAttention output (seed 123),
                               as a fresh process would: the workload-1 reference
+    torch_bench.py gpt2       time GPT-2 small's forward with random weights, 1 and 2
+                              threads, n = 64, 512
     torch_bench.py forward    time MultiHeadAttention's forward, d 768, 12 heads,
                               causal, no dropout, in torch.no_grad(), with 1 and 2
                               threads, n = 6, 64, 256, 1024
@@ -75,5 +77,56 @@ def forward():
             sys.stdout.flush()
 
 
+def gpt2():
+    """GPT-2 small's forward (12 layers, d 768, 12 heads, vocabulary 50,257), random
+    float32 weights, the same operations as tests/oracle/gpt2_fixtures.py, the
+    probabilities of every next token and the top 5 per position, one thread
+    (and two)."""
+    import math
+    import torch.nn.functional as F
+    C, L, H, V = 768, 12, 12, 50257
+    torch.manual_seed(1)
+    w = lambda *shape: torch.randn(*shape) * 0.02
+    wte, wpe = w(V, C), w(1024, C)
+    blocks = [dict(g1=1 + w(C), b1=w(C), attn=w(C, 3 * C), attn_b=w(3 * C), proj=w(C, C),
+                   proj_b=w(C), g2=1 + w(C), b2=w(C), fc=w(C, 4 * C), fc_b=w(4 * C),
+                   fc2=w(4 * C, C), fc2_b=w(C)) for _ in range(L)]
+    gf, bf = 1 + w(C), w(C)
+
+    def run(ids):
+        n = ids.shape[0]
+        hd = C // H
+        causal = torch.tril(torch.ones(n, n, dtype=torch.bool))
+        x = wte[ids] + wpe[:n]
+        for b in blocks:
+            h = F.layer_norm(x, (C,), b["g1"], b["b1"], 1e-5)
+            q, k, v = (h @ b["attn"] + b["attn_b"]).split(C, dim=1)
+            q, k, v = (t.view(n, H, hd).transpose(0, 1) for t in (q, k, v))
+            att = (q @ k.transpose(-1, -2)) / math.sqrt(hd)
+            att = torch.softmax(att.masked_fill(~causal, torch.finfo(torch.float32).min), dim=-1)
+            x = x + (att @ v).transpose(0, 1).reshape(n, C) @ b["proj"] + b["proj_b"]
+            h = F.layer_norm(x, (C,), b["g2"], b["b2"], 1e-5)
+            f = F.gelu(h @ b["fc"] + b["fc_b"], approximate="tanh")
+            x = x + f @ b["fc2"] + b["fc2_b"]
+        probs = torch.softmax(F.layer_norm(x, (C,), gf, bf, 1e-5) @ wte.T, dim=-1)
+        return torch.topk(probs, 5, dim=-1)
+
+    for threads in (1, 2):
+        torch.set_num_threads(threads)
+        for n, reps in ((64, 7), (512, 3)):
+            ids = torch.tensor([(i * 7919) % V for i in range(n)])
+            times = []
+            with torch.no_grad():
+                run(ids)
+                for _ in range(reps):
+                    start = time.perf_counter()
+                    run(ids)
+                    times.append(time.perf_counter() - start)
+            times.sort()
+            print("torch_gpt2_%d_%d\t%.3f\t%.3f\t%.3f" % (threads, n, times[len(times) // 2] * 1e3,
+                                                         times[0] * 1e3, times[-1] * 1e3))
+            sys.stdout.flush()
+
+
 if __name__ == "__main__":
-    {"book": book, "forward": forward}[sys.argv[1]]()
+    {"book": book, "forward": forward, "gpt2": gpt2}[sys.argv[1]]()

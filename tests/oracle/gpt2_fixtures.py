@@ -39,6 +39,8 @@ CASES = [
     ("hf-prefix-f16", 2, 4, 16, 40, 12, "F16", "hf-prefix", 2),
     ("hf-bf16-head", 3, 1, 8, 24, 10, "BF16", "hf-lm-head", 3),
     ("book-f32", 2, 2, 12, 30, 16, "F32", "book", 4),
+    # A vocabulary wider than one slice of the logits (attnscope scores 2,048 at a time).
+    ("hf-vocab-f16", 1, 2, 8, 4500, 8, "F16", "hf", 5),
 ]
 IDS = [3, 17, 5, 5, 0, 21, 9]
 TOP = 3
