@@ -132,40 +132,44 @@ tensor(struct gpt2_model *m, const char *name, int ndim, int d0, int d1, struct 
     return v;
 }
 
-/* A linear layer stored (in, out) with its columns from col: Hugging Face's Conv1D. */
+/*
+ * A linear layer NAME.weight and NAME.bias, in -> out: stored (in, out_all)
+ * and used from column col (Hugging Face's Conv1D; c_attn holds Q, K and V
+ * side by side), or stored (out, in) when out_in (nn.Linear, the book's).
+ */
+static int
+load_linear(struct gpt2_model *m, struct gpt2_linear *l, const char *name, int in, int out,
+            bool out_in, int out_all, int col, struct attn_error *err)
+{
+    char w[96];
+    char b[96];
+    const float *wv;
+    const float *bv;
+
+    snprintf(w, sizeof w, "%s.weight", name);
+    snprintf(b, sizeof b, "%s.bias", name);
+    wv = out_in ? tensor(m, w, 2, out, in, err) : tensor(m, w, 2, in, out_all, err);
+    if (wv == NULL || (bv = tensor(m, b, 1, out_in ? out : out_all, 0, err)) == NULL)
+        return -1;
+    *l = out_in ? (struct gpt2_linear){ wv, bv, in, out, in, true }
+                : (struct gpt2_linear){ wv + col, bv + col, in, out, out_all, false };
+    return 0;
+}
+
+/* Hugging Face's Conv1D, (in, out_all), its columns from col. */
 static int
 conv1d(struct gpt2_model *m, struct gpt2_linear *l, const char *name, int in, int out_all, int col,
        int out, struct attn_error *err)
 {
-    char w[96];
-    char b[96];
-    const float *wv;
-    const float *bv;
-
-    snprintf(w, sizeof w, "%s.weight", name);
-    snprintf(b, sizeof b, "%s.bias", name);
-    if ((wv = tensor(m, w, 2, in, out_all, err)) == NULL || (bv = tensor(m, b, 1, out_all, 0, err)) == NULL)
-        return -1;
-    *l = (struct gpt2_linear){ wv + col, bv + col, in, out, out_all, false };
-    return 0;
+    return load_linear(m, l, name, in, out, false, out_all, col, err);
 }
 
-/* A linear layer stored (out, in): nn.Linear, the book's GPTModel. */
+/* nn.Linear, (out, in): the book's GPTModel. */
 static int
 linear(struct gpt2_model *m, struct gpt2_linear *l, const char *name, int in, int out,
        struct attn_error *err)
 {
-    char w[96];
-    char b[96];
-    const float *wv;
-    const float *bv;
-
-    snprintf(w, sizeof w, "%s.weight", name);
-    snprintf(b, sizeof b, "%s.bias", name);
-    if ((wv = tensor(m, w, 2, out, in, err)) == NULL || (bv = tensor(m, b, 1, out, 0, err)) == NULL)
-        return -1;
-    *l = (struct gpt2_linear){ wv, bv, in, out, in, true };
-    return 0;
+    return load_linear(m, l, name, in, out, true, out, 0, err);
 }
 
 static int

@@ -56,6 +56,22 @@ def book():
     print(mha(inputs.unsqueeze(0)))
 
 
+def timed(name, work, warmup, reps):
+    """Prints "name median min max" in milliseconds of reps runs of work, after warmup runs."""
+    times = []
+    with torch.no_grad():
+        for _ in range(warmup):
+            work()
+        for _ in range(reps):
+            start = time.perf_counter()
+            work()
+            times.append(time.perf_counter() - start)
+    times.sort()
+    print("%s\t%.3f\t%.3f\t%.3f" % (name, times[len(times) // 2] * 1e3, times[0] * 1e3,
+                                     times[-1] * 1e3))
+    sys.stdout.flush()
+
+
 def forward():
     for threads in (1, 2):
         torch.set_num_threads(threads)
@@ -63,18 +79,7 @@ def forward():
             torch.manual_seed(123)
             mha = MultiHeadAttention(768, 768, n, 0.0, num_heads=12).eval()
             x = torch.rand(1, n, 768)
-            times = []
-            with torch.no_grad():
-                for _ in range(3):
-                    mha(x)
-                for _ in range(reps):
-                    start = time.perf_counter()
-                    mha(x)
-                    times.append(time.perf_counter() - start)
-            times.sort()
-            print("torch_forward_%d_%d\t%.3f\t%.3f\t%.3f" % (threads, n, times[len(times) // 2] * 1e3,
-                                                          times[0] * 1e3, times[-1] * 1e3))
-            sys.stdout.flush()
+            timed("torch_forward_%d_%d" % (threads, n), lambda: mha(x), 3, reps)
 
 
 def gpt2():
@@ -115,17 +120,7 @@ def gpt2():
         torch.set_num_threads(threads)
         for n, reps in ((64, 7), (512, 3)):
             ids = torch.tensor([(i * 7919) % V for i in range(n)])
-            times = []
-            with torch.no_grad():
-                run(ids)
-                for _ in range(reps):
-                    start = time.perf_counter()
-                    run(ids)
-                    times.append(time.perf_counter() - start)
-            times.sort()
-            print("torch_gpt2_%d_%d\t%.3f\t%.3f\t%.3f" % (threads, n, times[len(times) // 2] * 1e3,
-                                                         times[0] * 1e3, times[-1] * 1e3))
-            sys.stdout.flush()
+            timed("torch_gpt2_%d_%d" % (threads, n), lambda: run(ids), 1, reps)
 
 
 if __name__ == "__main__":
