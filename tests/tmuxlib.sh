@@ -25,7 +25,23 @@ failures=0
 checks=0
 
 t() { tmux -L "$sock" -f /dev/null "$@"; }
-cleanup() { t kill-server 2>/dev/null; rm -rf "$tmp"; }
+# stop_server: ends this scenario's tmux server, and the attnscope in it if
+# it outlives its terminal by a second or two: a sanitizer build can spin in
+# LeakSanitizer's exit-time check once its terminal is gone (ptrace is not
+# permitted here), and would hog a core for every test after it.
+stop_server() {
+    left=$(pgrep -P "$(t list-panes -F '#{pane_pid}' 2>/dev/null | head -1)" -x attnscope 2>/dev/null)
+    t kill-server 2>/dev/null
+    [ -n "$left" ] || return 0
+    i=0
+    while kill -0 $left 2>/dev/null && [ $i -lt 40 ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+    kill -9 $left 2>/dev/null
+    return 0
+}
+cleanup() { stop_server; rm -rf "$tmp"; }
 # Each scenario gets a server of its own: restarting one on the same socket races.
 trap cleanup EXIT
 
@@ -57,7 +73,7 @@ start() {
     w=$1
     h=$2
     shift 2
-    t kill-server 2>/dev/null
+    stop_server
     scenario=$((scenario + 1))
     sock="$base-$scenario"
     rm -f "$tmp/before" "$tmp/after" "$tmp/rc" "$tmp/keylog"
