@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 #include "attnscope/gpt2.h"
 #include "testutil.h"
@@ -140,6 +141,109 @@ START_TEST(agrees_with_pytorch)
 }
 END_TEST
 
+/* Random numbers in [-0.1, 0.1): a weight of an in-memory model. */
+static float *
+random_floats(size_t n, unsigned *seed)
+{
+    float *x = malloc(n * sizeof *x);
+
+    ck_assert_ptr_nonnull(x);
+    for (size_t i = 0; i < n; i++) {
+        *seed = *seed * 1103515245u + 12345u;
+        x[i] = ((float)(*seed >> 8) / 16777216.0f - 0.5f) * 0.2f;
+    }
+    return x;
+}
+
+static struct gpt2_linear
+random_linear(int in, int out, unsigned *seed)
+{
+    return (struct gpt2_linear){ random_floats((size_t)in * (size_t)out, seed),
+                                 random_floats((size_t)out, seed), in, out, out, false };
+}
+
+/*
+ * Threads split the columns of every product; each element is computed the
+ * same way whichever thread does it, so 1, 2, 3 and 7 threads give the same
+ * bits in every stage (a model large enough that the products are split,
+ * at column boundaries that are not the kernels' block widths).
+ */
+START_TEST(threads_give_the_same_bits)
+{
+    const int C = 192;
+    const int n = 37;
+    struct gpt2_model m;
+    unsigned seed = 7;
+    int ids[37];
+    struct gpt2_run one;
+    struct attn_error err;
+    const int counts[] = { 2, 3, 7 };
+
+    memset(&m, 0, sizeof m);
+    m.cfg = (struct gpt2_config){ 2, 4, C, 64, 3001, 4 * C, 1e-5f };
+    m.wte = random_floats((size_t)3001 * C, &seed);
+    m.wpe = random_floats((size_t)64 * C, &seed);
+    m.lm_head = m.wte;
+    m.lnf_g = random_floats(C, &seed);
+    m.lnf_b = random_floats(C, &seed);
+    m.blocks = calloc(2, sizeof *m.blocks);
+    ck_assert_ptr_nonnull(m.blocks);
+    for (int l = 0; l < 2; l++) {
+        struct gpt2_block *b = &m.blocks[l];
+        b->ln1_g = random_floats(C, &seed);
+        b->ln1_b = random_floats(C, &seed);
+        b->q = random_linear(C, C, &seed);
+        b->k = random_linear(C, C, &seed);
+        b->v = random_linear(C, C, &seed);
+        b->attn_out = random_linear(C, C, &seed);
+        b->ln2_g = random_floats(C, &seed);
+        b->ln2_b = random_floats(C, &seed);
+        b->fc = random_linear(C, 4 * C, &seed);
+        b->fc_out = random_linear(4 * C, C, &seed);
+    }
+    for (int i = 0; i < n; i++)
+        ids[i] = (i * 613) % 3001;
+    setenv("ATTNSCOPE_THREADS", "1", 1);
+    ck_assert_msg(gpt2_forward(&m, ids, n, 5, &one, &err) == ATTN_OK, "%s", err.msg);
+    for (size_t t = 0; t < sizeof counts / sizeof counts[0]; t++) {
+        struct gpt2_run more;
+        char value[8];
+        snprintf(value, sizeof value, "%d", counts[t]);
+        setenv("ATTNSCOPE_THREADS", value, 1);
+        ck_assert_msg(gpt2_forward(&m, ids, n, 5, &more, &err) == ATTN_OK, "%s", err.msg);
+        for (int l = 0; l < 2; l++) {
+            ck_assert(memcmp(one.layers[l].q, more.layers[l].q, (size_t)n * C * sizeof(float)) == 0);
+            ck_assert(memcmp(one.layers[l].fc, more.layers[l].fc, (size_t)n * 4 * C * sizeof(float)) == 0);
+            ck_assert(memcmp(one.layers[l].resid2, more.layers[l].resid2, (size_t)n * C * sizeof(float)) == 0);
+        }
+        ck_assert(memcmp(one.final, more.final, (size_t)n * C * sizeof(float)) == 0);
+        ck_assert(memcmp(one.top_ids, more.top_ids, (size_t)n * 5 * sizeof(int)) == 0);
+        ck_assert(memcmp(one.top_probs, more.top_probs, (size_t)n * 5 * sizeof(float)) == 0);
+        gpt2_run_destroy(&more);
+    }
+    unsetenv("ATTNSCOPE_THREADS");
+    gpt2_run_destroy(&one);
+    /* (An in-memory model: its weights are this test's to free.) */
+    free((void *)m.wte);
+    free((void *)m.wpe);
+    free((void *)m.lnf_g);
+    free((void *)m.lnf_b);
+    for (int l = 0; l < 2; l++) {
+        struct gpt2_block *b = &m.blocks[l];
+        const struct gpt2_linear *lin[] = { &b->q, &b->k, &b->v, &b->attn_out, &b->fc, &b->fc_out };
+        free((void *)b->ln1_g);
+        free((void *)b->ln1_b);
+        free((void *)b->ln2_g);
+        free((void *)b->ln2_b);
+        for (int i = 0; i < 6; i++) {
+            free((void *)lin[i]->w);
+            free((void *)lin[i]->b);
+        }
+    }
+    free(m.blocks);
+}
+END_TEST
+
 /* Copies the fixture case into dir/name, with its config.json replaced when config is not NULL. */
 static const char *
 model_copy(const char *name, const char *config)
@@ -215,6 +319,7 @@ gpt2_suite(void)
     tcase_add_checked_fixture(tc, test_tmpdir_setup, test_tmpdir_teardown);
     tcase_add_test(tc, agrees_with_pytorch);
     tcase_add_test(tc, bad_folders_say_what_is_wrong);
+    tcase_add_test(tc, threads_give_the_same_bits);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -133,6 +133,13 @@ t set-buffer "after fg"
 t paste-buffer -p
 shows "a paste after fg" "sentence: after fg"
 keys Escape q
+# The shell's turn only once attnscope has gone (typed before, the command
+# would reach attnscope or a terminal it has not restored yet).
+i=0
+while [ $i -lt 600 ] && [ "$(t display -p '#{pane_current_command}')" != bash ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
 keys "stty -g >$tmp/after" Enter
 wait_exit
 checks=$((checks + 1))

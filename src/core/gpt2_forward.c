@@ -17,16 +17,14 @@
 
 #include "attnscope/gpt2.h"
 #include "attnscope/linalg.h"
+#include "attnscope/parallel.h"
 #include "attnscope/rowops.h"
 
-/* y (n, out) = x (n, in) W + b, W as the file stores it. */
+/* y (n, out) = x (n, in) W + b, W as the file stores it, on threads threads. */
 static void
-apply_linear(const struct gpt2_linear *l, const float *x, int n, float *y)
+apply_linear(const struct gpt2_linear *l, const float *x, int n, float *y, int threads)
 {
-    if (l->out_in)
-        linalg_gemm_nt(n, l->out, l->in, x, l->in, l->w, l->ld, y, l->out);
-    else
-        linalg_gemm_nn(n, l->out, l->in, x, l->in, l->w, l->ld, y, l->out);
+    parallel_gemm(l->out_in, n, l->out, l->in, x, l->in, l->w, l->ld, y, l->out, threads);
     for (int i = 0; i < n; i++)
         for (int j = 0; j < l->out; j++)
             y[(size_t)i * (size_t)l->out + (size_t)j] += l->b[j];
@@ -126,6 +124,7 @@ gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top, struct 
     const int H = c->n_head;
     const int hd = C / H;
     const float divisor = sqrtf((float)hd);
+    const int threads = parallel_threads();
     float *at;
     float *logits;
     float *scratch;
@@ -186,9 +185,9 @@ gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top, struct 
         struct gpt2_layer_stages *s = &r->layers[l];
 
         layer_norm(x, n, C, b->ln1_g, b->ln1_b, c->eps, s->ln1);
-        apply_linear(&b->q, s->ln1, n, s->q);
-        apply_linear(&b->k, s->ln1, n, s->k);
-        apply_linear(&b->v, s->ln1, n, s->v);
+        apply_linear(&b->q, s->ln1, n, s->q, threads);
+        apply_linear(&b->k, s->ln1, n, s->k, threads);
+        apply_linear(&b->v, s->ln1, n, s->v, threads);
         for (int h = 0; h < H; h++) {
             float *sc = s->scores + (size_t)h * n * n;
             float *w = s->weights + (size_t)h * n * n;
@@ -198,14 +197,14 @@ gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top, struct 
                                i + 1, divisor);
             linalg_gemm_nn(n, hd, n, w, n, s->v + h * hd, C, s->context + h * hd, C);
         }
-        apply_linear(&b->attn_out, s->context, n, s->attn);
+        apply_linear(&b->attn_out, s->context, n, s->attn, threads);
         for (size_t e = 0; e < (size_t)n * C; e++)
             s->resid1[e] = x[e] + s->attn[e];
         layer_norm(s->resid1, n, C, b->ln2_g, b->ln2_b, c->eps, s->ln2);
-        apply_linear(&b->fc, s->ln2, n, s->fc);
+        apply_linear(&b->fc, s->ln2, n, s->fc, threads);
         for (size_t e = 0; e < (size_t)n * F; e++)
             s->gelu[e] = gelu_tanh(s->fc[e]);
-        apply_linear(&b->fc_out, s->gelu, n, s->mlp);
+        apply_linear(&b->fc_out, s->gelu, n, s->mlp, threads);
         for (size_t e = 0; e < (size_t)n * C; e++)
             s->resid2[e] = s->resid1[e] + s->mlp[e];
         x = s->resid2;
@@ -226,7 +225,8 @@ gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top, struct 
         /* Logits through the tied embedding, a slice of the vocabulary at a time. */
         for (int v0 = 0; v0 < c->vocab_size; v0 += LOGIT_SLICE) {
             const int vb = c->vocab_size - v0 < LOGIT_SLICE ? c->vocab_size - v0 : LOGIT_SLICE;
-            linalg_gemm_nt(n, vb, C, r->final, C, m->lm_head + (size_t)v0 * C, C, logits, vb);
+            parallel_gemm(true, n, vb, C, r->final, C, m->lm_head + (size_t)v0 * C, C, logits, vb,
+                          threads);
             for (int i = 0; i < n; i++)
                 fold_logits(logits + (size_t)i * vb, v0, vb, top, &nt[i],
                             r->top_ids + (size_t)i * top, r->top_probs + (size_t)i * top);

@@ -1,0 +1,27 @@
+/*
+ * parallel.h: matrix products spread over threads, with the same bits.
+ *
+ * Each element of a product is one chain of fused multiply-adds in order of
+ * k (linalg.h), whichever thread computes it, so splitting the columns of C
+ * among threads changes nothing but the time: a forward pass gives the same
+ * bits with 1 thread or 64.  Each thread packs only its own columns of B,
+ * in its own workspace.
+ */
+#ifndef ATTNSCOPE_PARALLEL_H
+#define ATTNSCOPE_PARALLEL_H
+
+#include <stdbool.h>
+
+#define PARALLEL_MAX_THREADS 64
+
+/* The threads to use: $ATTNSCOPE_THREADS when it is 1 to 64, else the online cores. */
+int parallel_threads(void);
+
+/*
+ * c (m, n) = a (m, k) . b^T (b stored (n, k)) when nt, else a . b (b stored
+ * (k, n)), on up to threads threads (fewer for small products).
+ */
+void parallel_gemm(bool nt, int m, int n, int k, const float *a, int lda, const float *b, int ldb,
+                   float *c, int ldc, int threads);
+
+#endif
