@@ -285,6 +285,17 @@ START_TEST(bad_folders_say_what_is_wrong)
     int ids[20] = { 0 };
 
     expect_load_error(dir, "config.json");
+    /* Pickled PyTorch weights and TensorFlow checkpoints are refused, saying what to get. */
+    {
+        char pickled[512];
+        snprintf(pickled, sizeof pickled, "%s/pickled", dir);
+        ck_assert_int_eq(mkdir(pickled, 0755), 0);
+        test_write_text(dir, "pickled/config.json", good);
+        test_write_text(dir, "pickled/pytorch_model.bin", "PK");
+        expect_load_error(pickled, "pytorch_model.bin: attnscope reads safetensors, not PyTorch's "
+                                   "pickle format");
+        expect_load_error(pickled, "get model.safetensors");
+    }
     expect_load_error(model_copy("noconf", "{\"n_layer\":2}"), "config.json: \"n_head\" is missing");
     expect_load_error(model_copy("json", "{\"n_layer\":"), "config.json: not JSON");
     expect_load_error(model_copy("heads", "{\"n_layer\":2,\"n_head\":3,\"n_embd\":8,"

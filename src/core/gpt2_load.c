@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attnscope/gpt2.h"
 
@@ -240,6 +241,30 @@ choose_layout(struct gpt2_model *m, struct attn_error *err)
     return -1;
 }
 
+/*
+ * Without model.safetensors, the weights files attnscope does not read:
+ * pickled PyTorch files (loading them runs code) and TensorFlow checkpoints.
+ * Says which file to get instead; ATTN_OK when there are none of those.
+ */
+static enum attn_status
+refuse_other_formats(const char *dir, struct attn_error *err)
+{
+    static const char *const others[] = { "pytorch_model.bin", "model.pth", "model.pt",
+                                          "tf_model.h5", "model.ckpt.index", "checkpoint" };
+    char path[4096];
+
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, others[i]);
+        if (access(path, F_OK) == 0)
+            return attn_fail(err, ATTN_EPARSE,
+                             "%s: attnscope reads safetensors, not %s (pickled files run code "
+                             "when loaded): get model.safetensors from the model's Hugging Face "
+                             "page, or save the weights with safetensors' save_file",
+                             path, i < 3 ? "PyTorch's pickle format" : "TensorFlow checkpoints");
+    }
+    return ATTN_OK;
+}
+
 enum attn_status
 gpt2_load(struct gpt2_model *m, const char *dir, struct attn_error *err)
 {
@@ -251,6 +276,8 @@ gpt2_load(struct gpt2_model *m, const char *dir, struct attn_error *err)
     if ((rc = gpt2_config_load(&m->cfg, path, err)) != ATTN_OK)
         return rc;
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    if (access(path, F_OK) != 0 && refuse_other_formats(dir, err) != ATTN_OK)
+        return err->status;
     if ((rc = safetensors_open(&m->st, path, err)) != ATTN_OK)
         return rc;
     rc = ATTN_EPARSE;
