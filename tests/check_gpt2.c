@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "attnscope/gpt2.h"
+#include "gpt2_random.h"
 #include "testutil.h"
 
 /* Reads count floats (or ints) after the word key of expected.txt's line starting with key. */
@@ -141,27 +142,6 @@ START_TEST(agrees_with_pytorch)
 }
 END_TEST
 
-/* Random numbers in [-0.1, 0.1): a weight of an in-memory model. */
-static float *
-random_floats(size_t n, unsigned *seed)
-{
-    float *x = malloc(n * sizeof *x);
-
-    ck_assert_ptr_nonnull(x);
-    for (size_t i = 0; i < n; i++) {
-        *seed = *seed * 1103515245u + 12345u;
-        x[i] = ((float)(*seed >> 8) / 16777216.0f - 0.5f) * 0.2f;
-    }
-    return x;
-}
-
-static struct gpt2_linear
-random_linear(int in, int out, unsigned *seed)
-{
-    return (struct gpt2_linear){ random_floats((size_t)in * (size_t)out, seed),
-                                 random_floats((size_t)out, seed), in, out, out, false };
-}
-
 /*
  * Threads split the columns of every product; each element is computed the
  * same way whichever thread does it, so 1, 2, 3 and 7 threads give the same
@@ -172,35 +152,14 @@ START_TEST(threads_give_the_same_bits)
 {
     const int C = 192;
     const int n = 37;
+    const struct gpt2_config cfg = { 2, 4, C, 64, 3001, 4 * C, 1e-5f };
     struct gpt2_model m;
-    unsigned seed = 7;
     int ids[37];
     struct gpt2_run one;
     struct attn_error err;
     const int counts[] = { 2, 3, 7 };
 
-    memset(&m, 0, sizeof m);
-    m.cfg = (struct gpt2_config){ 2, 4, C, 64, 3001, 4 * C, 1e-5f };
-    m.wte = random_floats((size_t)3001 * C, &seed);
-    m.wpe = random_floats((size_t)64 * C, &seed);
-    m.lm_head = m.wte;
-    m.lnf_g = random_floats(C, &seed);
-    m.lnf_b = random_floats(C, &seed);
-    m.blocks = calloc(2, sizeof *m.blocks);
-    ck_assert_ptr_nonnull(m.blocks);
-    for (int l = 0; l < 2; l++) {
-        struct gpt2_block *b = &m.blocks[l];
-        b->ln1_g = random_floats(C, &seed);
-        b->ln1_b = random_floats(C, &seed);
-        b->q = random_linear(C, C, &seed);
-        b->k = random_linear(C, C, &seed);
-        b->v = random_linear(C, C, &seed);
-        b->attn_out = random_linear(C, C, &seed);
-        b->ln2_g = random_floats(C, &seed);
-        b->ln2_b = random_floats(C, &seed);
-        b->fc = random_linear(C, 4 * C, &seed);
-        b->fc_out = random_linear(4 * C, C, &seed);
-    }
+    gpt2_random_model(&m, &cfg, 0.2f, 7);
     for (int i = 0; i < n; i++)
         ids[i] = (i * 613) % 3001;
     setenv("ATTNSCOPE_THREADS", "1", 1);
@@ -223,24 +182,7 @@ START_TEST(threads_give_the_same_bits)
     }
     unsetenv("ATTNSCOPE_THREADS");
     gpt2_run_destroy(&one);
-    /* (An in-memory model: its weights are this test's to free.) */
-    free((void *)m.wte);
-    free((void *)m.wpe);
-    free((void *)m.lnf_g);
-    free((void *)m.lnf_b);
-    for (int l = 0; l < 2; l++) {
-        struct gpt2_block *b = &m.blocks[l];
-        const struct gpt2_linear *lin[] = { &b->q, &b->k, &b->v, &b->attn_out, &b->fc, &b->fc_out };
-        free((void *)b->ln1_g);
-        free((void *)b->ln1_b);
-        free((void *)b->ln2_g);
-        free((void *)b->ln2_b);
-        for (int i = 0; i < 6; i++) {
-            free((void *)lin[i]->w);
-            free((void *)lin[i]->b);
-        }
-    }
-    free(m.blocks);
+    gpt2_random_free(&m);
 }
 END_TEST
 

@@ -619,12 +619,7 @@ view_showing_grid(const struct view *v, const struct pipeline *p)
 #define TILE_MAX_CELL_W 8
 
 /* The widest cell of one heatmap (presentation mode scales its own). */
-static int
-heat_max_cell_w(const struct view *v)
-{
-    (void)v;
-    return 10;
-}
+#define HEAT_MAX_CELL_W 10
 
 /* The decimals_cap that gives the first tiles heads, w x h each, the decimals of the tightest. */
 static int
@@ -692,6 +687,7 @@ heat_fit(struct view *v, const struct pipeline *p, int w, int h, struct heat_fit
 {
     struct heatmap_spec spec;
     struct heatmap_geometry geo;
+    const bool grid = view_showing_grid(v, p);
     int tiles = 1;
     int tile_rows = 1;
     int tw = w;
@@ -701,19 +697,22 @@ heat_fit(struct view *v, const struct pipeline *p, int w, int h, struct heat_fit
     f->decimals = 4;
     f->per_row = 1;
     f->width = 0;
-    if (view_showing_grid(v, p)) {
+    if (grid) {
         tile_layout(w, p->st.shape.heads, &tiles, &f->per_row, &tile_rows);
         f->per_row = view_choose_per_row(v, p, w, h);
         tw = w / f->per_row;
         tile_rows = (tiles + f->per_row - 1) / f->per_row;
     }
     for (int t = 0; t < tiles; t++) {
-        /* (A tile's first row is its title.) */
-        struct rect r = { 0, 0, view_showing_grid(v, p) ? tw - 1 : tw,
-                          view_showing_grid(v, p) ? h / tile_rows - 1 : h };
-        if (view_stage_spec(v, p, v->stage, view_showing_grid(v, p) ? t : v->head, &spec) != 0 ||
-            (spec.max_cell_w = view_showing_grid(v, p) ? TILE_MAX_CELL_W : heat_max_cell_w(v),
-             heatmap_measure(&spec, r, &geo) != 0)) {
+        /* A tile has a title row above it and a blank column after it. */
+        struct rect r = { 0, 0, grid ? tw - 1 : tw, grid ? h / tile_rows - 1 : h };
+        int used;
+        bool measured = view_stage_spec(v, p, v->stage, grid ? t : v->head, &spec) == 0;
+        if (measured) {
+            spec.max_cell_w = grid ? TILE_MAX_CELL_W : HEAT_MAX_CELL_W;
+            measured = heatmap_measure(&spec, r, &geo) == 0;
+        }
+        if (!measured) {
             f->cols = f->rows = 0;
             f->decimals = -1;
             continue;
@@ -721,8 +720,8 @@ heat_fit(struct view *v, const struct pipeline *p, int w, int h, struct heat_fit
         f->cols = geo.vis_cols < f->cols ? geo.vis_cols : f->cols;
         f->rows = geo.vis_rows < f->rows ? geo.vis_rows : f->rows;
         f->decimals = geo.decimals < f->decimals ? geo.decimals : f->decimals;
-        if (geo.width + (view_showing_grid(v, p) ? 1 : 0) > f->width)
-            f->width = geo.width + (view_showing_grid(v, p) ? 1 : 0);
+        used = geo.width + (grid ? 1 : 0);
+        f->width = used > f->width ? used : f->width;
     }
     f->width *= f->per_row;
 }
@@ -1200,7 +1199,7 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
         }
         legend_y = y + want;
     }
-    view_draw_heatmaps(g, heat, v, p, per_row, heat_max_cell_w(v), 0);
+    view_draw_heatmaps(g, heat, v, p, per_row, HEAT_MAX_CELL_W, 0);
     view_draw_legend(g, 0, legend_y, heat.w, v, p);
     if (wide) {
         struct rect sep = { insp.x - 2, insp.y, 1, insp.h };

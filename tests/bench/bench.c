@@ -32,6 +32,7 @@
 
 #include "attnscope/cpu.h"
 #include "attnscope/gpt2.h"
+#include "../gpt2_random.h"
 #include "attnscope/linalg.h"
 #include "attnscope/pipeline.h"
 #include "front/app.h"
@@ -460,62 +461,19 @@ cmd_spawn(const char *name, int reps, char **argv)
 
 /* ------------------------------------------------------------------- gpt2 */
 
-/* Random numbers in [-0.05, 0.05): a weight matrix of the benchmark's model. */
-static float *
-random_floats(size_t n, unsigned *seed)
-{
-    float *x = malloc(n * sizeof *x);
-
-    if (x == NULL) {
-        fprintf(stderr, "bench: out of memory\n");
-        exit(1);
-    }
-    for (size_t i = 0; i < n; i++) {
-        *seed = *seed * 1103515245u + 12345u;
-        x[i] = ((float)(*seed >> 8) / 16777216.0f - 0.5f) * 0.1f;
-    }
-    return x;
-}
-
-static struct gpt2_linear
-random_linear(int in, int out, unsigned *seed)
-{
-    return (struct gpt2_linear){ random_floats((size_t)in * (size_t)out, seed),
-                                 random_floats((size_t)out, seed), in, out, out, false };
-}
-
 static int
 cmd_gpt2(int n, int reps)
 {
     struct gpt2_model m;
-    unsigned seed = 1;
     double times[MAX_REPS];
     const int C = 768;
 
     /* GPT-2 small's shapes, in memory (the loader is not what is timed). */
-    memset(&m, 0, sizeof m);
-    m.cfg = (struct gpt2_config){ 12, 12, C, 1024, 50257, 4 * C, 1e-5f };
-    m.wte = random_floats((size_t)50257 * C, &seed);
-    m.wpe = random_floats((size_t)1024 * C, &seed);
-    m.lm_head = m.wte;
-    m.lnf_g = random_floats(C, &seed);
-    m.lnf_b = random_floats(C, &seed);
-    m.blocks = calloc(12, sizeof *m.blocks);
-    if (n < 1 || n > 1024 || m.blocks == NULL)
+    const struct gpt2_config cfg = { 12, 12, C, 1024, 50257, 4 * C, 1e-5f };
+
+    if (n < 1 || n > 1024)
         return 1;
-    for (int l = 0; l < 12; l++) {
-        struct gpt2_block *b = &m.blocks[l];
-        b->ln1_g = random_floats(C, &seed);
-        b->ln1_b = random_floats(C, &seed);
-        b->q = random_linear(C, C, &seed);
-        b->k = random_linear(C, C, &seed);
-        b->v = random_linear(C, C, &seed);
-        b->attn_out = random_linear(C, C, &seed);
-        b->ln2_g = random_floats(C, &seed);
-        b->ln2_b = random_floats(C, &seed);
-        b->fc = random_linear(C, 4 * C, &seed);
-        b->fc_out = random_linear(4 * C, C, &seed);
-    }
+    gpt2_random_model(&m, &cfg, 0.1f, 1);
     if (reps > MAX_REPS)
         reps = MAX_REPS;
     for (int r = 0; r < reps; r++) {
