@@ -16,8 +16,12 @@
 #include <unistd.h>
 
 #include "attnscope/export.h"
+#include "attnscope/family_gpt2.h"
 #include "attnscope/fileio.h"
+#include "attnscope/model.h"
+#include "attnscope/parallel.h"
 #include "attnscope/params.h"
+#include "attnscope/tokenizer.h"
 #include "attnscope/pipeline.h"
 #include "attnscope/qkv.h"
 #include "attnscope/vocab.h"
@@ -206,6 +210,130 @@ catch_signals(void)
     }
 }
 
+/*
+ * The text of -f FILE ("-": standard input) in *text (the caller frees),
+ * without one final newline (an editor's, not the user's).
+ */
+static int
+read_sentence_file(const char *path, char **text, struct attn_error *err)
+{
+    size_t len = 0;
+
+    *text = NULL;
+    if (strcmp(path, "-") == 0) {
+        size_t cap = 4096;
+        char *buf = malloc(cap);
+        size_t got;
+        while (buf != NULL && (got = fread(buf + len, 1, cap - len - 1, stdin)) > 0) {
+            len += got;
+            if (len > TOKENIZER_MAX_BYTES) {
+                free(buf);
+                attn_fail(err, ATTN_ELIMIT, "--sentence-file -: standard input is longer than "
+                                            "%u bytes", TOKENIZER_MAX_BYTES);
+                return -1;
+            }
+            if (cap - len - 1 == 0) {
+                char *bigger = realloc(buf, cap * 2);
+                if (bigger == NULL)
+                    free(buf);
+                buf = bigger;
+                cap *= 2;
+            }
+        }
+        if (buf == NULL) {
+            attn_fail(err, ATTN_ENOMEM, "out of memory");
+            return -1;
+        }
+        if (ferror(stdin)) {
+            free(buf);
+            attn_fail(err, ATTN_EIO, "--sentence-file -: cannot read standard input");
+            return -1;
+        }
+        buf[len] = '\0';
+        *text = buf;
+    } else if (fileio_read_all(path, TOKENIZER_MAX_BYTES, text, &len, err) != ATTN_OK) {
+        return -1;
+    }
+    if (strlen(*text) != len) {
+        attn_fail(err, ATTN_EPARSE, "%s: holds a NUL byte at byte %zu: not text", path,
+                  strlen(*text));
+        free(*text);
+        *text = NULL;
+        return -1;
+    }
+    if (len > 0 && (*text)[len - 1] == '\n')
+        (*text)[--len] = '\0';
+    if (len > 0 && (*text)[len - 1] == '\r')
+        (*text)[--len] = '\0';
+    return 0;
+}
+
+/* --print or --export on a trained model (--model). */
+static int
+run_model(const struct cli_options *o, const char *sentence)
+{
+    static struct model m; /* large (paths); one per process */
+    struct pipeline p;
+    struct pipeline_source src;
+    struct pipeline_selection chosen[CLI_MAX_STAGES];
+    struct attn_error err;
+    char msg[1024];
+    int code = 0;
+
+    attn_error_clear(&err);
+    if (model_open(&m, o->model, &err) != ATTN_OK)
+        return die(EXIT_INPUT, err.msg);
+    memset(&src, 0, sizeof src);
+    src.sentence = sentence;
+    src.family = &family_gpt2;
+    src.model = &m;
+    src.top = o->top;
+    src.bos = o->bos;
+    if (pipeline_create(&p, &o->cfg, &src, &err) != ATTN_OK) {
+        model_close(&m);
+        return die(is_usage_status(err.status) ? EXIT_USAGE : EXIT_INPUT, err.msg);
+    }
+    if (o->layer >= p.layers) {
+        attn_fail_text(msg, sizeof msg, "--layer %d: %s has layers 0 to %d", o->layer, m.name,
+                       p.layers - 1);
+        code = die(EXIT_USAGE, msg);
+    } else if (o->layer > 0 && pipeline_select_layer(&p, o->layer, &err) != ATTN_OK) {
+        code = die(EXIT_INPUT, err.msg);
+    } else if (resolve_stages(&p, o, chosen, msg, sizeof msg) != 0) {
+        code = die(EXIT_USAGE, msg);
+    } else if (o->mode == CLI_EXPORT) {
+        int written = 0;
+        if (export_model(&p, o->stage_count > 0 ? chosen : NULL, o->stage_count, o->export_dir,
+                         &written, &err) != ATTN_OK) {
+            code = die(EXIT_INPUT, err.msg);
+        } else {
+            attn_fail_text(msg, sizeof msg, "wrote %d file%s into %s", written,
+                           written == 1 ? "" : "s", o->export_dir);
+            fprintf(stderr, "attnscope: %s\n", msg);
+        }
+    } else {
+        struct print_options po;
+        bool heatmap_failed = false;
+        memset(&po, 0, sizeof po);
+        po.digits = o->digits;
+        po.count = o->stage_count;
+        po.chosen = chosen;
+        po.format = o->format;
+        po.heatmap = o->heatmap;
+        if (o->heatmap)
+            heatmap_output(o, &po);
+        po.failed = &heatmap_failed;
+        print_model(stdout, &p, &po);
+        if (fflush(stdout) != 0 || ferror(stdout))
+            code = die(EXIT_INPUT, "cannot write to standard output");
+        else if (heatmap_failed)
+            code = die(EXIT_INPUT, "a heatmap could not be drawn: out of memory");
+    }
+    pipeline_destroy(&p);
+    model_close(&m);
+    return code;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -216,6 +344,7 @@ main(int argc, char **argv)
     struct pipeline_source src;
     struct pipeline_selection chosen[CLI_MAX_STAGES];
     char msg[1024];
+    char *file_text = NULL;
     int code = 0;
 
     if (cli_parse(argc, argv, &o, msg, sizeof msg) != 0)
@@ -231,11 +360,25 @@ main(int argc, char **argv)
 
     catch_signals();
     attn_error_clear(&err);
+    if (o.threads > 0)
+        parallel_set_threads(o.threads);
+    if (o.sentence_file != NULL) {
+        if (read_sentence_file(o.sentence_file, &file_text, &err) != 0)
+            return die(EXIT_INPUT, err.msg);
+        o.sentence = file_text;
+    }
+    if (o.model != NULL) {
+        code = run_model(&o, o.sentence);
+        free(file_text);
+        return code;
+    }
     {
         const struct inputs_paths where = { o.embeddings, o.qkv_dir, o.weights_dir };
         bool options_fault;
-        if (inputs_load(&in, &o.cfg, &where, o.knobs_given, &options_fault, &err) != ATTN_OK)
+        if (inputs_load(&in, &o.cfg, &where, o.knobs_given, &options_fault, &err) != ATTN_OK) {
+            free(file_text);
             return die(options_fault ? EXIT_USAGE : EXIT_INPUT, err.msg);
+        }
     }
     src = inputs_source(&in, o.sentence);
     if (o.mode == CLI_TUI) {
@@ -289,5 +432,6 @@ main(int argc, char **argv)
     pipeline_destroy(&p);
 out:
     inputs_destroy(&in);
+    free(file_text);
     return code;
 }

@@ -124,7 +124,7 @@ START_TEST(bad_files_and_text_are_named)
     ck_assert_int_ne(bpe_load(&b, test_write_text(dir, "notjson.json", "{\"a\":"),
                               test_write_text(dir, "m.txt", "a b\n"), &err),
                      ATTN_OK);
-    ck_assert_msg(strstr(err.msg, "notjson.json: not JSON") != NULL, "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "notjson.json:1:5: not JSON") != NULL, "%s", err.msg);
 
     /* A merge must make a token of the vocabulary. */
     ck_assert_int_ne(bpe_load(&b, vocab, test_write_text(dir, "one.txt", "h i\n"), &err), ATTN_OK);

@@ -15,76 +15,9 @@
 #include <stdlib.h>
 
 #include "attnscope/gpt2.h"
+#include "expected.h"
 #include "gpt2_random.h"
 #include "testutil.h"
-
-/* Reads count floats (or ints) after the word key of expected.txt's line starting with key. */
-struct expected {
-    char *text;
-};
-
-static void
-expected_load(struct expected *e, const char *path)
-{
-    FILE *f = fopen(path, "r");
-    long len;
-
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    e->text = malloc((size_t)len + 1);
-    ck_assert_ptr_nonnull(e->text);
-    ck_assert(fread(e->text, 1, (size_t)len, f) == (size_t)len);
-    e->text[len] = '\0';
-    fclose(f);
-}
-
-/* The numbers of the line "key [index ...]": skips skip numbers, returns a pointer after them. */
-static const char *
-line_of(const struct expected *e, const char *key, int layer)
-{
-    const char *at = e->text;
-    size_t kl = strlen(key);
-
-    while (at != NULL && *at) {
-        if (strncmp(at, key, kl) == 0 && at[kl] == ' ') {
-            char *end;
-            long l = layer >= 0 ? strtol(at + kl, &end, 10) : -1;
-            if (layer < 0)
-                return at + kl;
-            if (l == layer)
-                return end;
-        }
-        at = strchr(at, '\n');
-        at = at != NULL ? at + 1 : NULL;
-    }
-    ck_abort_msg("expected.txt has no line '%s %d'", key, layer);
-    return NULL;
-}
-
-static double
-next_number(const char **at)
-{
-    char *end;
-    double v = strtod(*at, &end);
-
-    ck_assert_msg(end != *at, "a number was expected near '%.20s'", *at);
-    *at = end;
-    return v;
-}
-
-/* |got - want| <= tol * max(1, |want|) for count values. */
-static void
-compare(const char *what, const float *got, const char *want, size_t count, double tol)
-{
-    for (size_t i = 0; i < count; i++) {
-        double w = next_number(&want);
-        double scale = fabs(w) > 1.0 ? fabs(w) : 1.0;
-        ck_assert_msg(fabs((double)got[i] - w) <= tol * scale, "%s[%zu]: %.9g, PyTorch %.9g", what,
-                      i, (double)got[i], w);
-    }
-}
 
 static void
 check_case(const char *name)
@@ -105,24 +38,24 @@ check_case(const char *name)
     expected_load(&e, path);
     snprintf(path, sizeof path, "%s/%s", dirpath, name);
     ck_assert_msg(gpt2_load(&m, path, &err) == ATTN_OK, "%s: %s", name, err.msg);
-    at = line_of(&e, "ids", -1);
+    at = line_of(e.text, "ids", -1);
     n = (int)next_number(&at);
     for (int i = 0; i < n; i++)
         ids[i] = (int)next_number(&at);
-    at = line_of(&e, "top", -1);
+    at = line_of(e.text, "top", -1);
     top = (int)next_number(&at);
-    ck_assert_msg(gpt2_forward(&m, ids, n, top, &r, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(gpt2_forward(&m, ids, n, top, NULL, &r, &err) == ATTN_OK, "%s", err.msg);
     for (int l = 0; l < m.cfg.n_layer; l++) {
         char what[64];
-        at = line_of(&e, "weights", l);
+        at = line_of(e.text, "weights", l);
         ck_assert_int_eq((int)next_number(&at), m.cfg.n_head);
         snprintf(what, sizeof what, "%s weights layer %d", name, l);
         compare(what, r.layers[l].weights, at, (size_t)m.cfg.n_head * n * n, 1e-5);
         snprintf(what, sizeof what, "%s resid2 layer %d", name, l);
-        compare(what, r.layers[l].resid2, line_of(&e, "resid2", l), (size_t)n * m.cfg.n_embd, 1e-5);
+        compare(what, r.layers[l].resid2, line_of(e.text, "resid2", l), (size_t)n * m.cfg.n_embd, 1e-5);
     }
-    compare("final", r.final, line_of(&e, "final", -1), (size_t)n * m.cfg.n_embd, 1e-5);
-    at = line_of(&e, "top", -1);
+    compare("final", r.final, line_of(e.text, "final", -1), (size_t)n * m.cfg.n_embd, 1e-5);
+    at = line_of(e.text, "top", -1);
     next_number(&at);
     for (int i = 0; i < n * top; i++)
         ck_assert_msg(r.top_ids[i] == (int)next_number(&at), "%s: top token %d differs", name, i);
@@ -163,13 +96,13 @@ START_TEST(threads_give_the_same_bits)
     for (int i = 0; i < n; i++)
         ids[i] = (i * 613) % 3001;
     setenv("ATTNSCOPE_THREADS", "1", 1);
-    ck_assert_msg(gpt2_forward(&m, ids, n, 5, &one, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(gpt2_forward(&m, ids, n, 5, NULL, &one, &err) == ATTN_OK, "%s", err.msg);
     for (size_t t = 0; t < sizeof counts / sizeof counts[0]; t++) {
         struct gpt2_run more;
         char value[8];
         snprintf(value, sizeof value, "%d", counts[t]);
         setenv("ATTNSCOPE_THREADS", value, 1);
-        ck_assert_msg(gpt2_forward(&m, ids, n, 5, &more, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_msg(gpt2_forward(&m, ids, n, 5, NULL, &more, &err) == ATTN_OK, "%s", err.msg);
         for (int l = 0; l < 2; l++) {
             ck_assert(memcmp(one.layers[l].q, more.layers[l].q, (size_t)n * C * sizeof(float)) == 0);
             ck_assert(memcmp(one.layers[l].fc, more.layers[l].fc, (size_t)n * 4 * C * sizeof(float)) == 0);
@@ -254,10 +187,10 @@ START_TEST(bad_folders_say_what_is_wrong)
                       "no tensor 'h.2.ln_1.weight'");
     /* The forward refuses what the model cannot read. */
     ck_assert_int_eq(gpt2_load(&m, model_copy("ok", good), &err), ATTN_OK);
-    ck_assert_int_eq(gpt2_forward(&m, ids, 17, 3, &r, &err), ATTN_ELIMIT);
+    ck_assert_int_eq(gpt2_forward(&m, ids, 17, 3, NULL, &r, &err), ATTN_ELIMIT);
     ck_assert_ptr_nonnull(strstr(err.msg, "17 tokens: the model reads 1 to 16 (n_positions)"));
     ids[1] = 32;
-    ck_assert_int_eq(gpt2_forward(&m, ids, 2, 3, &r, &err), ATTN_EVALUE);
+    ck_assert_int_eq(gpt2_forward(&m, ids, 2, 3, NULL, &r, &err), ATTN_EVALUE);
     ck_assert_ptr_nonnull(strstr(err.msg, "token 1 has id 32; the vocabulary has 32"));
     gpt2_destroy(&m);
 }

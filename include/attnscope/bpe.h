@@ -36,6 +36,12 @@ struct bpe {
 /* Loads the vocabulary and the merges; errors name the file (and line). */
 enum attn_status bpe_load(struct bpe *b, const char *vocab_path, const char *merges_path,
                           struct attn_error *err);
+/*
+ * Loads Hugging Face's tokenizer.json instead: model.vocab and model.merges,
+ * whose merges are "a b" strings in older files and ["a", "b"] pairs in
+ * newer ones (both are read; none at all is refused).
+ */
+enum attn_status bpe_load_tokenizer_json(struct bpe *b, const char *path, struct attn_error *err);
 void bpe_destroy(struct bpe *b);
 
 /*

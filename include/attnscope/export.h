@@ -36,6 +36,19 @@ enum attn_status export_selection(const struct pipeline *p,
 enum attn_status export_stage(const struct pipeline *p, enum pipeline_stage s, const char *dir,
                               int *written, struct attn_error *err);
 
+/*
+ * A trained model's export (family_gpt2): tokens.csv (position,id,token),
+ * the model-wide stages (embeddings.csv, positional.csv, final.csv),
+ * layerL/ for every layer with its stages under the names above
+ * (weights.hH.csv, ln1.csv, residual1.csv, ...), and next.csv
+ * (position,rank,id,token,probability); or only the selected ones (count
+ * of them, when sel is not NULL: "tokens" and "next" among them), a per-
+ * layer stage in every layer's folder.  All or nothing.  Moves through
+ * p's layers and back to the one shown.
+ */
+enum attn_status export_model(struct pipeline *p, const struct pipeline_selection *sel, int count,
+                              const char *dir, int *written, struct attn_error *err);
+
 /* The file name of stage s (and head, for per-head stages): "weights.h1.csv". */
 void export_file_name(enum pipeline_stage s, int head, char *buf, size_t size);
 

@@ -65,10 +65,24 @@ struct family {
     enum attn_status (*estimate)(const struct attention_config *cfg,
                                  const struct pipeline_source *src, size_t *bytes,
                                  struct attn_error *err);
+    /*
+     * Points p's per-layer stages at block layer (checked by the caller),
+     * or NULL: one block.  On failure p is as it was.
+     */
+    enum attn_status (*select_layer)(struct pipeline *p, int layer, struct attn_error *err);
+    /* The stages with a matrix per layer (0: none). */
+    uint64_t layer_stages;
+    /*
+     * Whether estimate enforces the family's own memory limit instead of
+     * PIPELINE_MAX_BYTES (a trained model's stages are sized by the model).
+     */
+    bool own_limit;
 };
 
 /* The book's chapter-3 classes. */
 extern const struct family family_book;
+/* A trained GPT-2 from its files (model.h), every block's stages. */
+extern const struct family family_gpt2;
 
 /* Every family attnscope has, NULL-terminated. */
 extern const struct family *const families[];

@@ -32,6 +32,7 @@ enum attn_status fileio_read_all(const char *path, size_t max_bytes, char **buf,
                                  size_t *len, struct attn_error *err);
 
 struct fileio_entry {
+    char *name;       /* as given: "weights.h0.csv" or "layer0/weights.h0.csv" */
     char *final_path;
     char *temp_path;
 };
@@ -45,6 +46,9 @@ struct fileio_batch {
     int count;
     int cap;
     struct fileio_entry *entry;
+    char **sub_stage; /* the subfolders made in the staging folder (layer0, ...) */
+    int sub_count;
+    int sub_cap;
     FILE *open;      /* the file being written, if any */
     int open_index;
     int committed;   /* files were moved into place */
@@ -58,8 +62,10 @@ enum attn_status fileio_batch_begin(struct fileio_batch *b, const char *dir,
                                     struct attn_error *err);
 
 /*
- * Opens the next file of the batch; name is a plain file name (no '/').  The
- * stream is the batch's: finish it with fileio_batch_close().
+ * Opens the next file of the batch; name is a plain file name, or one in a
+ * subfolder of the batch's own ("layer0/weights.h0.csv": one level, made
+ * as needed).  The stream is the batch's: finish it with
+ * fileio_batch_close().
  */
 enum attn_status fileio_batch_open(struct fileio_batch *b, const char *name,
                                    FILE **f, struct attn_error *err);

@@ -15,6 +15,7 @@
 #define ATTNSCOPE_GPT2_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "attnscope/safetensors.h"
 #include "attnscope/status.h"
@@ -92,7 +93,9 @@ struct gpt2_layer_stages {
 struct gpt2_run {
     int n;
     int top;                          /* next tokens kept per position */
-    float *embed;                     /* (n, C) wte[id] + wpe[position] */
+    float *tok;                       /* (n, C) wte[id]: the token embeddings */
+    float *pos;                       /* (n, C) wpe[position]: the position embeddings */
+    float *embed;                     /* (n, C) tok + pos: the first block's input */
     struct gpt2_layer_stages *layers; /* (n_layer) */
     float *final;                     /* (n, C) ln_f's output */
     int *top_ids;                     /* (n, top) the likeliest next tokens, likeliest first */
@@ -101,14 +104,33 @@ struct gpt2_run {
 };
 
 /*
+ * What a learner may change in the attention of a trained model (NULL in
+ * gpt2_forward: GPT-2's own: causal, scaled, T = 1).  The scores are
+ * divided by sqrt(head size) * temperature when scaled, by the temperature
+ * alone otherwise.
+ */
+struct gpt2_knobs {
+    bool causal;       /* query i sees keys 0..i only */
+    bool scaled;       /* divide the scores by sqrt(head size) */
+    double temperature; /* > 0 */
+};
+
+/* The number the scores are divided by under k (NULL: GPT-2's own). */
+float gpt2_divisor(const struct gpt2_model *m, const struct gpt2_knobs *k);
+
+/*
  * Runs the model over ids (n of them, each below vocab_size, n at most
- * n_positions), keeping the top next tokens of every position.  Causal,
- * scaled by 1/sqrt(head size), no dropout: GPT-2 as Hugging Face's and the
- * book's code compute it in evaluation mode.  r is the caller's to
+ * n_positions), keeping the top next tokens of every position.  With k
+ * NULL: causal, scaled by 1/sqrt(head size), no dropout: GPT-2 as Hugging
+ * Face's and the book's code compute it in evaluation mode.  r is the caller's to
  * gpt2_run_destroy() when this returns ATTN_OK.
  */
 enum attn_status gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top,
-                              struct gpt2_run *r, struct attn_error *err);
+                              const struct gpt2_knobs *k, struct gpt2_run *r,
+                              struct attn_error *err);
 void gpt2_run_destroy(struct gpt2_run *r);
+
+/* The bytes gpt2_forward allocates for n tokens keeping top next tokens each. */
+size_t gpt2_run_bytes(const struct gpt2_config *c, int n, int top);
 
 #endif

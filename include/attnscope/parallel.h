@@ -14,8 +14,14 @@
 
 #define PARALLEL_MAX_THREADS 64
 
-/* The threads to use: $ATTNSCOPE_THREADS when it is 1 to 64, else the online cores. */
+/*
+ * The threads to use: parallel_set_threads's, else $ATTNSCOPE_THREADS when it
+ * is 1 to 64, else the online cores.
+ */
 int parallel_threads(void);
+
+/* Uses n threads from now on whatever $ATTNSCOPE_THREADS says (--threads); 0: back to it. */
+void parallel_set_threads(int n);
 
 /*
  * c (m, n) = a (m, k) . b^T (b stored (n, k)) when nt, else a . b (b stored

@@ -25,6 +25,8 @@
 #include "attnscope/tokenizer.h"
 #include "attnscope/vocab.h"
 
+struct model;
+
 /*
  * The stages, in pipeline order: one row each, and every list, name table
  * and accessor is made from these rows (src/core/pipeline_stage.c).
@@ -40,6 +42,7 @@
     X(STAGE_EMBEDDINGS, embeddings, false, CELLS_VALUES, NEEDS_POSITIONAL) \
     X(STAGE_POSITIONAL, positional, false, CELLS_VALUES, NEEDS_POSITIONAL) \
     X(STAGE_INPUTS, inputs, false, CELLS_VALUES, NEEDS_SENTENCE)           \
+    X(STAGE_LN1, ln1, false, CELLS_VALUES, NEEDS_NOTHING)                  \
     X(STAGE_QUERIES, queries, false, CELLS_VALUES, NEEDS_NOTHING)          \
     X(STAGE_KEYS, keys, false, CELLS_VALUES, NEEDS_NOTHING)                \
     X(STAGE_VALUES, values, false, CELLS_VALUES, NEEDS_NOTHING)            \
@@ -49,7 +52,23 @@
     X(STAGE_WEIGHTS, weights, true, CELLS_WEIGHTS, NEEDS_NOTHING)          \
     X(STAGE_DROPPED, dropped, true, CELLS_DROPPED, NEEDS_NOTHING)          \
     X(STAGE_CONTEXT, context, false, CELLS_VALUES, NEEDS_NOTHING)          \
-    X(STAGE_OUTPUT, output, false, CELLS_VALUES, NEEDS_NOTHING)
+    X(STAGE_OUTPUT, output, false, CELLS_VALUES, NEEDS_NOTHING)            \
+    X(STAGE_RESIDUAL1, residual1, false, CELLS_VALUES, NEEDS_NOTHING)      \
+    X(STAGE_LN2, ln2, false, CELLS_VALUES, NEEDS_NOTHING)                  \
+    X(STAGE_FC, fc, false, CELLS_VALUES, NEEDS_NOTHING)                    \
+    X(STAGE_GELU, gelu, false, CELLS_VALUES, NEEDS_NOTHING)                \
+    X(STAGE_MLP, mlp, false, CELLS_VALUES, NEEDS_NOTHING)                  \
+    X(STAGE_RESIDUAL2, residual2, false, CELLS_VALUES, NEEDS_NOTHING)      \
+    X(STAGE_FINAL, final, false, CELLS_VALUES, NEEDS_NOTHING)
+
+/*
+ * The stages of a transformer block beyond attention, and ln_f after the
+ * last block: a trained model's (family_gpt2), never the book's classes'.
+ */
+#define PIPELINE_BLOCK_STAGES                                                            \
+    (FAMILY_STAGE(STAGE_LN1) | FAMILY_STAGE(STAGE_RESIDUAL1) | FAMILY_STAGE(STAGE_LN2) | \
+     FAMILY_STAGE(STAGE_FC) | FAMILY_STAGE(STAGE_GELU) | FAMILY_STAGE(STAGE_MLP) |       \
+     FAMILY_STAGE(STAGE_RESIDUAL2) | FAMILY_STAGE(STAGE_FINAL))
 
 enum pipeline_stage {
 #define PIPELINE_STAGE_ENUM(e, id, per_head, cells, needs) e,
@@ -78,6 +97,21 @@ struct pipeline_source {
     const struct attention_params *weights; /* borrowed; NULL: draw from the seed */
     const struct qkv_given *qkv;            /* borrowed; not NULL: Q, K, V given, no sentence */
     const struct family *family;            /* the model family; NULL: the book's */
+    const struct model *model;              /* borrowed; a trained model's files (family_gpt2) */
+    int top;                                /* next tokens kept per position (a model) */
+    bool bos;                               /* put <|endoftext|> first (a model) */
+};
+
+/* A transformer block's own stages, of the layer shown (views; a model only). */
+struct pipeline_block {
+    struct matrix ln1;       /* (n, C) */
+    struct matrix residual1; /* (n, C) the block's input + the attention's output */
+    struct matrix ln2;       /* (n, C) */
+    struct matrix fc;        /* (n, F) */
+    struct matrix gelu;      /* (n, F) */
+    struct matrix mlp;       /* (n, C) */
+    struct matrix residual2; /* (n, C) the block's output */
+    struct matrix final;     /* (n, C) ln_f's output, after the last block */
 };
 
 struct pipeline {
@@ -99,6 +133,10 @@ struct pipeline {
     struct rng rng_after_params;     /* the generator where dropout starts */
     struct attention_stages st;
     size_t bytes;                    /* what it holds, as its family estimated (0: unknown) */
+    int layers;                      /* the model's blocks (1 for the book's classes) */
+    int layer;                       /* the block the stages show, from 0 */
+    struct pipeline_block block;     /* its own stages (a model's) */
+    void *family_state;              /* what the family keeps beyond these fields */
 };
 
 /*
@@ -140,6 +178,22 @@ bool pipeline_attend_only(const struct pipeline *p, const struct attention_confi
  */
 enum attn_status pipeline_reattend(struct pipeline *p, const struct attention_config *cfg,
                                    struct attn_error *err);
+
+/*
+ * Shows block layer (from 0, below p->layers) in every per-layer stage:
+ * the stage views then read that layer's numbers.  ATTN_OK, or an error
+ * naming the range.
+ */
+enum attn_status pipeline_select_layer(struct pipeline *p, int layer, struct attn_error *err);
+
+/* Whether stage s has one matrix per layer (the block's stages of a model). */
+bool pipeline_stage_per_layer(const struct pipeline *p, enum pipeline_stage s);
+
+/*
+ * Gives p's tokens their labels: each token's text, "text#i" for a text
+ * the sentence has more than once (for the families' create).
+ */
+enum attn_status pipeline_label_tokens(struct pipeline *p, struct attn_error *err);
 
 /* A stage's matrix and labels, as every front end shows it. */
 struct pipeline_view {
@@ -198,9 +252,17 @@ struct pipeline_selection {
 };
 
 /*
+ * What --stage tokens and --stage next select on a trained model: its
+ * tokens with their ids, and its next-token predictions (not stages: they
+ * have no matrix of numbers).
+ */
+#define PIPELINE_SELECT_TOKENS ((enum pipeline_stage)STAGE_COUNT)
+#define PIPELINE_SELECT_NEXT ((enum pipeline_stage)(STAGE_COUNT + 1))
+
+/*
  * Resolves name: a stage ("weights"), one head of a per-head stage
- * ("weights.h1") or a parameter ("W_query.weight").  Returns 0, or -1 when
- * p has nothing by that name.
+ * ("weights.h1"), a parameter ("W_query.weight"), or on a trained model
+ * "tokens" and "next".  Returns 0, or -1 when p has nothing by that name.
  */
 int pipeline_select(const struct pipeline *p, const char *name, struct pipeline_selection *sel);
 

@@ -3,6 +3,7 @@
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <jansson.h>
+#include <limits.h>
 #include <pcre2.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -139,62 +140,106 @@ byte_to_char(int b)
     return 256u + (uint32_t)n;
 }
 
-static enum attn_status
-load_vocab(struct bpe *b, const char *path, struct attn_error *err)
+/* A JSON file, or an error naming it (and the line and column of bad JSON). */
+static json_t *
+load_json(const char *path, struct attn_error *err)
 {
     json_error_t jerr;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+
+    if (root == NULL) {
+        if (jerr.line > 0)
+            attn_fail(err, ATTN_EPARSE, "%s:%d:%d: not JSON: %s", path, jerr.line, jerr.column,
+                      jerr.text);
+        else
+            attn_fail(err, ATTN_EIO, "%s: %s", path, jerr.text);
+    }
+    return root;
+}
+
+/* The vocabulary from root, a token -> id object (where: its place, for messages). */
+static enum attn_status
+vocab_from_object(struct bpe *b, json_t *root, const char *where, struct attn_error *err)
+{
     const char *key;
     json_t *value;
-    enum attn_status rc = ATTN_EPARSE;
+    const char *path = where;
 
-    if (root == NULL)
-        return attn_fail(err, jerr.line < 0 ? ATTN_EIO : ATTN_EPARSE, "%s: %s%s", path,
-                         jerr.line > 0 ? "not JSON: " : "", jerr.text);
     if (!json_is_object(root) || json_object_size(root) == 0 ||
-        json_object_size(root) > (1u << 24)) {
-        attn_fail(err, ATTN_EPARSE, "%s: not an object of tokens and their ids", path);
-        goto done;
-    }
+        json_object_size(root) > (1u << 24))
+        return attn_fail(err, ATTN_EPARSE, "%s: not an object of tokens and their ids", path);
     b->vocab_size = (int)json_object_size(root);
     b->token = calloc((size_t)b->vocab_size, sizeof *b->token);
     b->ids = table_create((size_t)b->vocab_size);
-    if (b->token == NULL || b->ids == NULL) {
-        rc = attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
-        goto done;
-    }
+    if (b->token == NULL || b->ids == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
     json_object_foreach(root, key, value)
     {
         json_int_t id = json_is_integer(value) ? json_integer_value(value) : -1;
-        if (id < 0 || id >= b->vocab_size) {
-            attn_fail(err, ATTN_EPARSE, "%s: token '%s' has id %s, not one from 0 to %d", path, key,
-                      json_is_integer(value) ? "out of range" : "that is not a number",
-                      b->vocab_size - 1);
-            goto done;
-        }
-        if (b->token[id] != NULL) {
-            attn_fail(err, ATTN_EPARSE, "%s: tokens '%s' and '%s' have the same id %lld", path,
-                      b->token[id], key, (long long)id);
-            goto done;
-        }
+        if (id < 0 || id >= b->vocab_size)
+            return attn_fail(err, ATTN_EPARSE, "%s: token '%s' has id %s, not one from 0 to %d",
+                             path, key,
+                             json_is_integer(value) ? "out of range" : "that is not a number",
+                             b->vocab_size - 1);
+        if (b->token[id] != NULL)
+            return attn_fail(err, ATTN_EPARSE, "%s: tokens '%s' and '%s' have the same id %lld",
+                             path, b->token[id], key, (long long)id);
         b->token[id] = strdup(key);
-        if (b->token[id] == NULL || table_put(b->ids, key, strlen(key), (int)id) < 0) {
-            rc = attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
-            goto done;
-        }
+        if (b->token[id] == NULL || table_put(b->ids, key, strlen(key), (int)id) < 0)
+            return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
     }
     /* Every byte must have its token, or some text could not be encoded. */
     for (int c = 0; c < 256; c++)
-        if (table_get(b->ids, b->byte_char[c], strlen(b->byte_char[c])) < 0) {
-            attn_fail(err, ATTN_EPARSE,
-                      "%s: no token for the byte 0x%02x ('%s'): not a byte-level BPE vocabulary",
-                      path, c, b->byte_char[c]);
-            goto done;
-        }
-    rc = ATTN_OK;
-done:
+        if (table_get(b->ids, b->byte_char[c], strlen(b->byte_char[c])) < 0)
+            return attn_fail(err, ATTN_EPARSE,
+                             "%s: no token for the byte 0x%02x ('%s'): not a byte-level BPE "
+                             "vocabulary",
+                             path, c, b->byte_char[c]);
+    return ATTN_OK;
+}
+
+static enum attn_status
+load_vocab(struct bpe *b, const char *path, struct attn_error *err)
+{
+    json_t *root = load_json(path, err);
+    enum attn_status rc;
+
+    if (root == NULL)
+        return err != NULL ? err->status : ATTN_EPARSE;
+    rc = vocab_from_object(b, root, path, err);
     json_decref(root);
     return rc;
+}
+
+/*
+ * Adds the merge of tokens a and c (na and nc bytes), the next rank; where
+ * names it in messages ("merges.txt:12").
+ */
+static enum attn_status
+add_merge(struct bpe *b, const char *a, size_t na, const char *c, size_t nc, const char *where,
+          struct attn_error *err)
+{
+    char joined[512];
+
+    if (na == 0 || nc == 0 || memchr(a, ' ', na) != NULL || memchr(c, ' ', nc) != NULL)
+        return attn_fail(err, ATTN_EPARSE, "%s: '%.*s %.*s' is not a merge (two tokens and a space)",
+                         where, (int)(na > 20 ? 20 : na), a, (int)(nc > 20 ? 20 : nc), c);
+    /* A merge makes a token of the vocabulary, or encoding would find none. */
+    if (na + 1 + nc >= sizeof joined)
+        return attn_fail(err, ATTN_EPARSE, "%s: '%.*s %.*s' makes a token the vocabulary lacks",
+                         where, 20, a, 20, c);
+    memcpy(joined, a, na);
+    memcpy(joined + na, c, nc);
+    if (table_get(b->ids, joined, na + nc) < 0)
+        return attn_fail(err, ATTN_EPARSE, "%s: '%.*s %.*s' makes a token the vocabulary lacks",
+                         where, (int)(na > 20 ? 20 : na), a, (int)(nc > 20 ? 20 : nc), c);
+    /* The ranks' keys are "a c", as merges.txt spells them. */
+    joined[na] = ' ';
+    memcpy(joined + na + 1, c, nc);
+    if (table_put(b->ranks, joined, na + 1 + nc, b->merges) < 0)
+        return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", where);
+    b->merges++;
+    return ATTN_OK;
 }
 
 static enum attn_status
@@ -204,6 +249,7 @@ load_merges(struct bpe *b, const char *path, struct attn_error *err)
     size_t len;
     char *line;
     int number = 0;
+    char where[PATH_MAX + 32];
     enum attn_status rc = fileio_read_all(path, BPE_FILE_MAX, &text, &len, err);
 
     if (rc != ATTN_OK)
@@ -226,34 +272,19 @@ load_merges(struct bpe *b, const char *path, struct attn_error *err)
             continue;
         }
         space = memchr(line, ' ', n);
-        if (space == NULL || space == line || space == line + n - 1 ||
-            memchr(space + 1, ' ', (size_t)(line + n - space - 1)) != NULL) {
-            attn_fail(err, ATTN_EPARSE, "%s:%d: '%.*s' is not a merge (two tokens and a space)", path,
-                      number, (int)(n > 40 ? 40 : n), line);
+        snprintf(where, sizeof where, "%s:%d", path, number);
+        if (space == NULL) {
+            attn_fail(err, ATTN_EPARSE, "%s: '%.*s' is not a merge (two tokens and a space)",
+                      where, (int)(n > 40 ? 40 : n), line);
             free(text); /* (after the message, which quotes it) */
             return ATTN_EPARSE;
         }
-        /* A merge makes a token of the vocabulary, or encoding would find none. */
-        {
-            char joined[512];
-            size_t a = (size_t)(space - line);
-            size_t c = n - a - 1;
-            if (a + c < sizeof joined) {
-                memcpy(joined, line, a);
-                memcpy(joined + a, space + 1, c);
-            }
-            if (a + c >= sizeof joined || table_get(b->ids, joined, a + c) < 0) {
-                attn_fail(err, ATTN_EPARSE, "%s:%d: '%.*s' makes a token the vocabulary lacks",
-                          path, number, (int)(n > 40 ? 40 : n), line);
-                free(text); /* (after the message, which quotes it) */
-                return ATTN_EPARSE;
-            }
+        rc = add_merge(b, line, (size_t)(space - line), space + 1, (size_t)(line + n - space - 1),
+                       where, err);
+        if (rc != ATTN_OK) {
+            free(text); /* (after the message, which quotes it) */
+            return rc;
         }
-        if (table_put(b->ranks, line, n, b->merges) < 0) {
-            free(text);
-            return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
-        }
-        b->merges++;
         line += n + (end != NULL) + (line[n] == '\r');
     }
     free(text);
@@ -263,13 +294,10 @@ load_merges(struct bpe *b, const char *path, struct attn_error *err)
     return ATTN_OK;
 }
 
-enum attn_status
-bpe_load(struct bpe *b, const char *vocab_path, const char *merges_path, struct attn_error *err)
+/* An empty tokenizer with GPT-2's byte-to-character table. */
+static void
+begin(struct bpe *b)
 {
-    int code;
-    PCRE2_SIZE offset;
-    enum attn_status rc;
-
     memset(b, 0, sizeof *b);
     for (int c = 0; c < 324; c++)
         b->char_byte[c] = -1;
@@ -277,8 +305,16 @@ bpe_load(struct bpe *b, const char *vocab_path, const char *merges_path, struct 
         b->byte_char[c][utf8_encode(byte_to_char(c), b->byte_char[c])] = '\0';
         b->char_byte[byte_to_char(c)] = (short)c;
     }
-    if ((rc = load_vocab(b, vocab_path, err)) != ATTN_OK ||
-        (rc = load_merges(b, merges_path, err)) != ATTN_OK) {
+}
+
+/* Compiles the pattern once the vocabulary and merges are in (b destroyed on failure). */
+static enum attn_status
+finish(struct bpe *b, enum attn_status rc, struct attn_error *err)
+{
+    int code;
+    PCRE2_SIZE offset;
+
+    if (rc != ATTN_OK) {
         bpe_destroy(b);
         return rc;
     }
@@ -292,6 +328,98 @@ bpe_load(struct bpe *b, const char *vocab_path, const char *merges_path, struct 
                          (const char *)msg);
     }
     return ATTN_OK;
+}
+
+enum attn_status
+bpe_load(struct bpe *b, const char *vocab_path, const char *merges_path, struct attn_error *err)
+{
+    enum attn_status rc;
+
+    begin(b);
+    rc = load_vocab(b, vocab_path, err);
+    if (rc == ATTN_OK)
+        rc = load_merges(b, merges_path, err);
+    return finish(b, rc, err);
+}
+
+/* tokenizer.json's merges: "a b" strings (older files) or ["a", "b"] pairs (newer ones). */
+static enum attn_status
+merges_from_array(struct bpe *b, json_t *merges, const char *path, struct attn_error *err)
+{
+    size_t i;
+    json_t *m;
+    char where[PATH_MAX + 48];
+
+    if (!json_is_array(merges))
+        return attn_fail(err, ATTN_EPARSE, "%s: model.merges is not a list of merges", path);
+    b->ranks = table_create(json_array_size(merges) + 1);
+    if (b->ranks == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
+    json_array_foreach(merges, i, m)
+    {
+        const char *a;
+        const char *c;
+        size_t na;
+        size_t nc;
+        enum attn_status rc;
+        snprintf(where, sizeof where, "%s: model.merges[%zu]", path, i);
+        if (json_is_string(m)) {
+            const char *space;
+            a = json_string_value(m);
+            space = strchr(a, ' ');
+            if (space == NULL)
+                return attn_fail(err, ATTN_EPARSE, "%s: '%.40s' is not a merge (two tokens and a "
+                                 "space)", where, a);
+            na = (size_t)(space - a);
+            c = space + 1;
+            nc = strlen(c);
+        } else if (json_is_array(m) && json_array_size(m) == 2 &&
+                   json_is_string(json_array_get(m, 0)) && json_is_string(json_array_get(m, 1))) {
+            a = json_string_value(json_array_get(m, 0));
+            c = json_string_value(json_array_get(m, 1));
+            na = strlen(a);
+            nc = strlen(c);
+        } else {
+            return attn_fail(err, ATTN_EPARSE, "%s: neither \"a b\" nor [\"a\", \"b\"]", where);
+        }
+        rc = add_merge(b, a, na, c, nc, where, err);
+        if (rc != ATTN_OK)
+            return rc;
+    }
+    if (b->merges == 0)
+        return attn_fail(err, ATTN_EPARSE, "%s: no merges: every word would be spelled byte by byte",
+                         path);
+    return ATTN_OK;
+}
+
+enum attn_status
+bpe_load_tokenizer_json(struct bpe *b, const char *path, struct attn_error *err)
+{
+    json_t *root;
+    json_t *model;
+    json_t *type;
+    enum attn_status rc;
+
+    begin(b);
+    root = load_json(path, err);
+    if (root == NULL)
+        return finish(b, err != NULL ? err->status : ATTN_EPARSE, err);
+    model = json_object_get(root, "model");
+    type = json_object_get(model, "type");
+    if (!json_is_object(model))
+        rc = attn_fail(err, ATTN_EPARSE, "%s: no \"model\" object: not a tokenizers file", path);
+    else if (type != NULL && !(json_is_string(type) && strcmp(json_string_value(type), "BPE") == 0))
+        rc = attn_fail(err, ATTN_EPARSE, "%s: model.type is not \"BPE\": not GPT-2's tokenizer",
+                       path);
+    else {
+        char where[PATH_MAX + 16];
+        snprintf(where, sizeof where, "%s: model.vocab", path);
+        rc = vocab_from_object(b, json_object_get(model, "vocab"), where, err);
+        if (rc == ATTN_OK)
+            rc = merges_from_array(b, json_object_get(model, "merges"), path, err);
+    }
+    json_decref(root);
+    return finish(b, rc, err);
 }
 
 void

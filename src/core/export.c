@@ -7,6 +7,7 @@
 
 #include "attnscope/csvio.h"
 #include "attnscope/export.h"
+#include "attnscope/family_gpt2.h"
 #include "attnscope/fileio.h"
 
 void
@@ -31,10 +32,10 @@ write_matrix(struct fileio_batch *b, const char *name, const struct matrix *m,
     return fileio_batch_close(b, err);
 }
 
-/* Writes stage s: one head, or every head when head is -1. */
+/* Writes stage s into folder (NULL: the top): one head, or every head when head is -1. */
 static enum attn_status
-write_stage(struct fileio_batch *b, const struct pipeline *p, enum pipeline_stage s, int head,
-            struct attn_error *err)
+write_stage_in(struct fileio_batch *b, const struct pipeline *p, enum pipeline_stage s, int head,
+               const char *folder, struct attn_error *err)
 {
     int first = head < 0 ? 0 : head;
     int last = head >= 0 ? head : pipeline_stage_per_head(s) ? p->st.shape.heads - 1 : 0;
@@ -44,6 +45,7 @@ write_stage(struct fileio_batch *b, const struct pipeline *p, enum pipeline_stag
         struct csvio_labels rows;
         struct csvio_labels cols;
         char name[64];
+        char path[96];
         enum attn_status st;
 
         pipeline_stage_view(p, s, h, &v);
@@ -52,11 +54,20 @@ write_stage(struct fileio_batch *b, const struct pipeline *p, enum pipeline_stag
         cols.names = v.col_labels;
         cols.prefix = "d";
         export_file_name(s, h, name, sizeof name);
-        st = write_matrix(b, name, &v.m, rows, cols, err);
+        snprintf(path, sizeof path, "%s%s%s", folder != NULL ? folder : "",
+                 folder != NULL ? "/" : "", name);
+        st = write_matrix(b, path, &v.m, rows, cols, err);
         if (st != ATTN_OK)
             return st;
     }
     return ATTN_OK;
+}
+
+static enum attn_status
+write_stage(struct fileio_batch *b, const struct pipeline *p, enum pipeline_stage s, int head,
+            struct attn_error *err)
+{
+    return write_stage_in(b, p, s, head, NULL, err);
 }
 
 static enum attn_status
@@ -232,5 +243,124 @@ export_selection(const struct pipeline *p, const struct pipeline_selection *sel,
     for (int i = 0; i < count && st == ATTN_OK; i++)
         st = sel[i].param != NULL ? write_param(&b, sel[i].param, err)
                                   : write_stage(&b, p, sel[i].stage, sel[i].head, err);
+    return finish(&b, st, written, err);
+}
+
+/* ------------------------------------------------------- a trained model */
+
+/* tokens.csv: position,id,token, the token as the text it stands for. */
+static enum attn_status
+write_model_tokens(struct fileio_batch *b, const struct gpt2_state *g, struct attn_error *err)
+{
+    FILE *f;
+    char text[256];
+    enum attn_status st = fileio_batch_open(b, "tokens.csv", &f, err);
+
+    if (st != ATTN_OK)
+        return st;
+    fputs("position,id,token\n", f);
+    for (int i = 0; i < g->run.n; i++) {
+        if (bpe_token_bytes(&g->model->bpe, g->ids[i], text, sizeof text) < 0)
+            text[0] = '\0';
+        fprintf(f, "%d,%d,", i, g->ids[i]);
+        csvio_write_field(f, text);
+        fputc('\n', f);
+    }
+    return fileio_batch_close(b, err);
+}
+
+/* next.csv: position,rank,id,token,probability, the top K after every position. */
+static enum attn_status
+write_model_next(struct fileio_batch *b, const struct gpt2_state *g, struct attn_error *err)
+{
+    FILE *f;
+    char text[256];
+    char value[32];
+    enum attn_status st = fileio_batch_open(b, "next.csv", &f, err);
+
+    if (st != ATTN_OK)
+        return st;
+    fputs("position,rank,id,token,probability\n", f);
+    for (int i = 0; i < g->run.n; i++)
+        for (int t = 0; t < g->run.top; t++) {
+            const int id = g->run.top_ids[(size_t)i * g->run.top + t];
+            if (bpe_token_bytes(&g->model->bpe, id, text, sizeof text) < 0)
+                text[0] = '\0';
+            fprintf(f, "%d,%d,%d,", i, t + 1, id);
+            csvio_write_field(f, text);
+            csvio_format_value(value, sizeof value, g->run.top_probs[(size_t)i * g->run.top + t]);
+            fprintf(f, ",%s\n", value);
+        }
+    return fileio_batch_close(b, err);
+}
+
+/*
+ * The selected stages (all present ones when sel is NULL): each layer's
+ * into its folder, a layer at a time (moving to a layer works out its
+ * masked scores), then the model-wide ones at the top.
+ */
+static enum attn_status
+write_model_stages(struct fileio_batch *b, struct pipeline *p, const struct pipeline_selection *sel,
+                   int count, struct attn_error *err)
+{
+    enum attn_status st = ATTN_OK;
+    const int n = sel != NULL ? count : STAGE_COUNT;
+
+    for (int l = 0; l < p->layers && st == ATTN_OK; l++) {
+        char folder[32];
+        snprintf(folder, sizeof folder, "layer%d", l);
+        st = pipeline_select_layer(p, l, err);
+        for (int i = 0; i < n && st == ATTN_OK; i++) {
+            enum pipeline_stage s = sel != NULL ? sel[i].stage : (enum pipeline_stage)i;
+            if ((unsigned)s < STAGE_COUNT && (sel != NULL ? sel[i].param == NULL
+                                                         : pipeline_stage_present(p, s)) &&
+                pipeline_stage_per_layer(p, s))
+                st = write_stage_in(b, p, s, sel != NULL ? sel[i].head : -1, folder, err);
+        }
+    }
+    for (int i = 0; i < n && st == ATTN_OK; i++) {
+        enum pipeline_stage s = sel != NULL ? sel[i].stage : (enum pipeline_stage)i;
+        if ((unsigned)s < STAGE_COUNT &&
+            (sel != NULL ? sel[i].param == NULL : pipeline_stage_present(p, s)) &&
+            !pipeline_stage_per_layer(p, s))
+            st = write_stage(b, p, s, sel != NULL ? sel[i].head : -1, err);
+    }
+    return st;
+}
+
+enum attn_status
+export_model(struct pipeline *p, const struct pipeline_selection *sel, int count, const char *dir,
+             int *written, struct attn_error *err)
+{
+    const struct gpt2_state *g = pipeline_gpt2(p);
+    const int shown = p->layer;
+    struct fileio_batch b;
+    enum attn_status st;
+
+    if (written != NULL)
+        *written = 0;
+    if (g == NULL)
+        return attn_fail(err, ATTN_EVALUE, "not a trained model's pipeline");
+    st = fileio_batch_begin(&b, dir, err);
+    if (st != ATTN_OK)
+        return st;
+    if (sel == NULL || count == 0) {
+        st = write_model_tokens(&b, g, err);
+        if (st == ATTN_OK)
+            st = write_model_stages(&b, p, NULL, 0, err);
+        if (st == ATTN_OK && g->run.top > 0)
+            st = write_model_next(&b, g, err);
+    } else {
+        for (int i = 0; i < count && st == ATTN_OK; i++) {
+            if (sel[i].stage == PIPELINE_SELECT_TOKENS)
+                st = write_model_tokens(&b, g, err);
+            else if (sel[i].stage == PIPELINE_SELECT_NEXT)
+                st = write_model_next(&b, g, err);
+        }
+        if (st == ATTN_OK)
+            st = write_model_stages(&b, p, sel, count, err);
+    }
+    if (p->layer != shown && pipeline_select_layer(p, shown, NULL) != ATTN_OK)
+        st = attn_fail(err, ATTN_ENOMEM, "out of memory");
     return finish(&b, st, written, err);
 }

@@ -6,7 +6,7 @@
 
 #include "attnscope/family.h"
 
-const struct family *const families[] = { &family_book, NULL };
+const struct family *const families[] = { &family_book, &family_gpt2, NULL };
 
 const struct family *
 family_find(const char *name)

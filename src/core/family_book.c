@@ -145,80 +145,6 @@ project_changed_rows(struct pipeline *p, const struct pipeline *prev,
     free(changed);
 }
 
-static const char *const *sort_text; /* for by_text: qsort has no context argument in C11 */
-
-static int
-by_text(const void *a, const void *b)
-{
-    int ia = *(const int *)a;
-    int ib = *(const int *)b;
-    int c = strcmp(sort_text[ia], sort_text[ib]);
-
-    return c != 0 ? c : (ia > ib) - (ia < ib);
-}
-
-/*
- * The rows' and columns' labels: each token, and "token#i" (i its position)
- * for a token the sentence has more than once, so that "the" at 0 and 6 can
- * be told apart on screen, in explanations, in CSV headers and in lessons'
- * cell: lines.  Without repeats the labels are the tokens themselves.
- */
-static enum attn_status
-label_tokens(struct pipeline *p, struct attn_error *err)
-{
-    const int n = p->tokens.count;
-    const char *const *text = (const char *const *)p->tokens.text;
-    int *order = malloc((size_t)n * sizeof *order);
-    unsigned char *repeated = calloc((size_t)n, 1);
-    size_t bytes = (size_t)n * sizeof(char *);
-    int repeats = 0;
-    char **labels;
-    char *at;
-
-    p->query_labels = text;
-    p->key_labels = text;
-    if (order == NULL || repeated == NULL) {
-        free(order);
-        free(repeated);
-        return attn_fail(err, ATTN_ENOMEM, "out of memory");
-    }
-    for (int i = 0; i < n; i++)
-        order[i] = i;
-    sort_text = text;
-    qsort(order, (size_t)n, sizeof *order, by_text);
-    for (int k = 1; k < n; k++)
-        if (strcmp(text[order[k - 1]], text[order[k]]) == 0)
-            repeated[order[k - 1]] = repeated[order[k]] = 1;
-    free(order);
-    for (int i = 0; i < n; i++) {
-        repeats += repeated[i];
-        bytes += strlen(text[i]) + 1 + (repeated[i] ? 12 : 0);
-    }
-    if (repeats == 0) {
-        free(repeated);
-        return ATTN_OK;
-    }
-    /* One block: the pointers, then the text (freed with label_storage). */
-    p->label_storage = malloc(bytes);
-    if (p->label_storage == NULL) {
-        free(repeated);
-        return attn_fail(err, ATTN_ENOMEM, "out of memory");
-    }
-    labels = (char **)(void *)p->label_storage;
-    at = p->label_storage + (size_t)n * sizeof(char *);
-    for (int i = 0; i < n; i++) {
-        labels[i] = at;
-        if (repeated[i])
-            at += (size_t)sprintf(at, "%s#%d", text[i], i) + 1;
-        else
-            at += (size_t)sprintf(at, "%s", text[i]) + 1;
-    }
-    free(repeated);
-    p->query_labels = (const char *const *)labels;
-    p->key_labels = (const char *const *)labels;
-    return ATTN_OK;
-}
-
 /* A sentence: tokens, embeddings, parameters (drawn, given or moved from prev), every stage. */
 static enum attn_status
 create_from_sentence(struct pipeline *p, const struct attention_config *cfg,
@@ -238,7 +164,7 @@ create_from_sentence(struct pipeline *p, const struct attention_config *cfg,
     if (st != ATTN_OK)
         return st;
     n = p->tokens.count;
-    st = label_tokens(p, err);
+    st = pipeline_label_tokens(p, err);
     if (st != ATTN_OK)
         return st;
 
@@ -433,14 +359,17 @@ book_reattend(struct pipeline *p, const struct attention_config *cfg, struct att
     return ATTN_OK;
 }
 
-/* Every stage of PIPELINE_STAGE_LIST: the list was written for this family. */
+/* Every stage of PIPELINE_STAGE_LIST but a transformer block's own. */
 const struct family family_book = {
     "book",
     "the attention classes of chapter 3 of \"Build a Large Language Model (From Scratch)\"",
-    FAMILY_STAGE(STAGE_COUNT) - 1,
+    (FAMILY_STAGE(STAGE_COUNT) - 1) & ~PIPELINE_BLOCK_STAGES,
     book_create,
     book_rebuild,
     book_reattend,
     NULL,
     book_estimate,
+    NULL,
+    0,
+    false,
 };

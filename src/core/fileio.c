@@ -188,12 +188,17 @@ parent_of(const char *path)
     return strndup(path, (size_t)(slash - path));
 }
 
+/* Whether the batch writes name: one of its files, or the subfolder some are in. */
 static bool
 is_our_name(const struct fileio_batch *b, const char *name)
 {
-    for (int i = 0; i < b->count; i++)
-        if (strcmp(base_name(b->entry[i].final_path), name) == 0)
+    const size_t n = strlen(name);
+
+    for (int i = 0; i < b->count; i++) {
+        const char *ours = b->entry[i].name;
+        if (strncmp(ours, name, n) == 0 && (ours[n] == '\0' || ours[n] == '/'))
             return true;
+    }
     return false;
 }
 
@@ -229,9 +234,12 @@ stage_owner(const char *name, const char *prefix)
     return pid;
 }
 
-/* Removes a folder's files and then the folder; a subfolder in it keeps it. */
+/*
+ * Removes a folder's files and then the folder, with subfolders depth
+ * levels down (batches make one level); a deeper subfolder keeps it.
+ */
 static void
-remove_folder_files(int at, const char *name)
+remove_tree(int at, const char *name, int depth)
 {
     int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -242,11 +250,20 @@ remove_folder_files(int at, const char *name)
             close(fd);
         return;
     }
-    while ((e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-            (void)unlinkat(fd, e->d_name, 0);
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (unlinkat(fd, e->d_name, 0) != 0 && errno == EISDIR && depth > 0)
+            remove_tree(fd, e->d_name, depth - 1);
+    }
     closedir(d);
     (void)unlinkat(at, name, AT_REMOVEDIR);
+}
+
+static void
+remove_folder_files(int at, const char *name)
+{
+    remove_tree(at, name, 1);
 }
 
 /*
@@ -275,8 +292,9 @@ remove_leftovers(const char *folder, const char *prefix, bool in_target)
 /*
  * Whether target can be replaced whole by a sibling folder: a plain folder
  * name (not "." or ".."), not the working folder (a shell in it would be
- * left in a removed folder), not a mount point, and without subfolders (a
- * folder cannot be carried over by a hard link).
+ * left in a removed folder), not a mount point.  A subfolder the batch
+ * does not write cannot be carried over by a hard link: carry_over() finds
+ * it at commit and the files then move one by one.
  */
 static bool
 can_swap(const char *target, const char *parent, const struct stat *st)
@@ -284,27 +302,13 @@ can_swap(const char *target, const char *parent, const struct stat *st)
     const char *base = base_name(target);
     struct stat up;
     struct stat here;
-    DIR *d;
-    struct dirent *e;
-    bool ok = true;
 
     if (strcmp(base, ".") == 0 || strcmp(base, "..") == 0 || strcmp(target, "/") == 0)
         return false;
     if (stat(".", &here) == 0 && here.st_dev == st->st_dev && here.st_ino == st->st_ino)
         return false;
-    if (stat(parent, &up) != 0 || up.st_dev != st->st_dev || access(parent, W_OK | X_OK) != 0)
-        return false;
-    d = opendir(target);
-    if (d == NULL)
-        return false;
-    while (ok && (e = readdir(d)) != NULL) {
-        struct stat sb;
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        ok = fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(sb.st_mode);
-    }
-    closedir(d);
-    return ok;
+    return stat(parent, &up) == 0 && up.st_dev == st->st_dev && access(parent, W_OK | X_OK) == 0 &&
+           access(target, R_OK | X_OK) == 0;
 }
 
 /* Makes the staging folder from template tmpl (freed on failure); signals held. */
@@ -419,6 +423,59 @@ fileio_batch_begin(struct fileio_batch *b, const char *dir, struct attn_error *e
     return ATTN_OK;
 }
 
+/* A file name of a batch: "name" or "folder/name", each part plain (no leading dot). */
+static bool
+batch_name_ok(const char *name)
+{
+    const char *slash = strchr(name, '/');
+
+    if (name[0] == '\0' || name[0] == '.')
+        return false;
+    return slash == NULL ||
+           (slash[1] != '\0' && slash[1] != '.' && strchr(slash + 1, '/') == NULL);
+}
+
+/* The staging folder's subfolder for name ("layer0/..."), made once; 0 or -1 (errno). */
+static int
+make_sub_stage(struct fileio_batch *b, const char *name)
+{
+    const size_t n = (size_t)(strchr(name, '/') - name);
+    size_t len = strlen(b->stage) + n + 2;
+    char *path;
+    sigset_t held;
+
+    for (int i = 0; i < b->sub_count; i++) {
+        const char *sub = base_name(b->sub_stage[i]);
+        if (strlen(sub) == n && strncmp(sub, name, n) == 0)
+            return 0;
+    }
+    if (b->sub_count == b->sub_cap) {
+        int cap = b->sub_cap ? b->sub_cap * 2 : 16;
+        char **bigger = malloc((size_t)cap * sizeof *bigger);
+        char **old = b->sub_stage;
+        if (bigger == NULL) {
+            errno = ENOMEM;
+            return -1;
+        }
+        if (b->sub_count > 0)
+            memcpy(bigger, old, (size_t)b->sub_count * sizeof *bigger);
+        b->sub_stage = bigger;
+        b->sub_cap = cap;
+        free(old);
+    }
+    path = malloc(len);
+    if (path == NULL) {
+        errno = ENOMEM;
+        return -1;
+    }
+    snprintf(path, len, "%s/%.*s", b->stage, (int)n, name);
+    /* Counted before it exists, so that a signal handler removes it. */
+    hold_signals(&held);
+    b->sub_stage[b->sub_count++] = path;
+    release_signals(&held);
+    return mkdir(path, 0777) == 0 || errno == EEXIST ? 0 : -1;
+}
+
 enum attn_status
 fileio_batch_open(struct fileio_batch *b, const char *name, FILE **f, struct attn_error *err)
 {
@@ -427,11 +484,14 @@ fileio_batch_open(struct fileio_batch *b, const char *name, FILE **f, struct att
     int fd;
 
     *f = NULL;
-    if (strchr(name, '/') != NULL || name[0] == '\0' || name[0] == '.')
+    if (!batch_name_ok(name))
         return attn_fail(err, ATTN_EVALUE, "'%s' is not a plain file name", name);
     for (int i = 0; i < b->count; i++)
-        if (strcmp(base_name(b->entry[i].final_path), name) == 0)
+        if (strcmp(b->entry[i].name, name) == 0)
             e = &b->entry[i]; /* the same file asked for twice: written again */
+    if (e == NULL && strchr(name, '/') != NULL && make_sub_stage(b, name) != 0)
+        return attn_fail(err, ATTN_EIO, "%s: cannot create a folder: %s; nothing was written",
+                         b->dir, strerror(errno));
     if (e == NULL && b->count == b->cap) {
         int cap = b->cap ? b->cap * 2 : 16;
         struct fileio_entry *bigger = malloc((size_t)cap * sizeof *bigger);
@@ -446,9 +506,11 @@ fileio_batch_open(struct fileio_batch *b, const char *name, FILE **f, struct att
     }
     if (e == NULL) {
         e = &b->entry[b->count];
+        e->name = strdup(name);
         e->final_path = join_path(b->dir, name);
         e->temp_path = join_path(b->stage, name);
-        if (e->final_path == NULL || e->temp_path == NULL) {
+        if (e->name == NULL || e->final_path == NULL || e->temp_path == NULL) {
+            free(e->name);
             free(e->final_path);
             free(e->temp_path);
             return attn_fail(err, ATTN_ENOMEM, "out of memory");
@@ -592,6 +654,13 @@ move_each(struct fileio_batch *b, struct attn_error *err)
 {
     for (int i = 0; i < b->count; i++) {
         struct fileio_entry *e = &b->entry[i];
+        char *slash = strrchr(e->final_path, '/');
+        if (strchr(e->name, '/') != NULL && slash != NULL) {
+            /* Its subfolder in the target, made as the first of its files moves. */
+            *slash = '\0';
+            (void)mkdir(e->final_path, 0777);
+            *slash = '/';
+        }
         if (rename(e->temp_path, e->final_path) != 0) {
             int saved = errno;
             if (i == 0)
@@ -609,6 +678,8 @@ move_each(struct fileio_batch *b, struct attn_error *err)
         e->temp_path = NULL;
     }
     b->committed = 1;
+    for (int i = 0; i < b->sub_count; i++)
+        (void)rmdir(b->sub_stage[i]);
     (void)rmdir(b->stage);
     remove_leftovers(b->target, STAGE_TAG, true);
     sync_folder(b->target);
@@ -687,6 +758,10 @@ fileio_batch_commit(struct fileio_batch *b, struct attn_error *err)
             free(b->entry[i].temp_path);
             b->entry[i].temp_path = NULL;
         }
+        for (int i = 0; i < b->sub_count; i++) {
+            free(b->sub_stage[i]);
+            b->sub_stage[i] = NULL;
+        }
         free(b->stage);
         b->stage = NULL;
     }
@@ -708,6 +783,9 @@ remove_files(const struct fileio_batch *b)
     for (int i = 0; i < b->count; i++)
         if (b->entry[i].temp_path != NULL)
             (void)unlink(b->entry[i].temp_path);
+    for (int i = 0; i < b->sub_count; i++)
+        if (b->sub_stage[i] != NULL)
+            (void)rmdir(b->sub_stage[i]);
     if (b->stage != NULL)
         (void)rmdir(b->stage);
 }
@@ -721,9 +799,13 @@ fileio_batch_abort(struct fileio_batch *b)
     }
     remove_files(b);
     for (int i = 0; i < b->count; i++) {
+        free(b->entry[i].name);
         free(b->entry[i].temp_path);
         free(b->entry[i].final_path);
     }
+    for (int i = 0; i < b->sub_count; i++)
+        free(b->sub_stage[i]);
+    free(b->sub_stage);
     if (active == b)
         active = NULL;
     free(b->entry);

@@ -75,9 +75,16 @@ run_floats(const struct gpt2_config *c, int n, int top)
     /* ln1 q k v context attn resid1 ln2 mlp resid2; scores weights; fc gelu */
     size_t per_layer = 10 * nn * C + 2 * H * nn * nn + 2 * nn * F;
 
-    return nn * C /* embed */ + (size_t)c->n_layer * per_layer + nn * C /* final */ +
+    return 3 * nn * C /* tok pos embed */ + (size_t)c->n_layer * per_layer + nn * C /* final */ +
            nn * (size_t)top /* probabilities */ + nn * LOGIT_SLICE /* a slice of logits */ +
            3 * nn /* masked, scaled scratch rows */;
+}
+
+size_t
+gpt2_run_bytes(const struct gpt2_config *c, int n, int top)
+{
+    return run_floats(c, n, top) * sizeof(float) + ((size_t)n * (size_t)top + 1) * sizeof(int) +
+           (size_t)c->n_layer * sizeof(struct gpt2_layer_stages);
 }
 
 /* A row's running softmax and top k, over the slices of the vocabulary seen so far. */
@@ -114,16 +121,28 @@ fold_logits(const float *logits, int first, int count, int k, struct next_tokens
     }
 }
 
+float
+gpt2_divisor(const struct gpt2_model *m, const struct gpt2_knobs *k)
+{
+    const double root = sqrt((double)(m->cfg.n_embd / m->cfg.n_head));
+
+    if (k == NULL)
+        return (float)root;
+    /* As the book's family divides: sqrt(d_k) * T worked out in double, used in float. */
+    return (float)((k->scaled ? root : 1.0) * k->temperature);
+}
+
 enum attn_status
-gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top, struct gpt2_run *r,
-             struct attn_error *err)
+gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top,
+             const struct gpt2_knobs *k, struct gpt2_run *r, struct attn_error *err)
 {
     const struct gpt2_config *c = &m->cfg;
     const int C = c->n_embd;
     const int F = c->n_inner;
     const int H = c->n_head;
     const int hd = C / H;
-    const float divisor = sqrtf((float)hd);
+    const float divisor = gpt2_divisor(m, k);
+    const bool causal = k == NULL || k->causal;
     const int threads = parallel_threads();
     float *at;
     float *logits;
@@ -151,6 +170,8 @@ gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top, struct 
     }
     at = r->arena;
 #define CARVE(p, count) ((p) = at, at += (size_t)(count))
+    CARVE(r->tok, (size_t)n * C);
+    CARVE(r->pos, (size_t)n * C);
     CARVE(r->embed, (size_t)n * C);
     for (int l = 0; l < c->n_layer; l++) {
         struct gpt2_layer_stages *s = &r->layers[l];
@@ -175,10 +196,12 @@ gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top, struct 
     CARVE(scratch, 3 * (size_t)n);
 #undef CARVE
 
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < C; j++)
-            r->embed[(size_t)i * C + j] =
-                m->wte[(size_t)ids[i] * C + j] + m->wpe[(size_t)i * C + j];
+    for (int i = 0; i < n; i++) {
+        memcpy(r->tok + (size_t)i * C, m->wte + (size_t)ids[i] * C, (size_t)C * sizeof(float));
+        memcpy(r->pos + (size_t)i * C, m->wpe + (size_t)i * C, (size_t)C * sizeof(float));
+    }
+    for (size_t e = 0; e < (size_t)n * C; e++)
+        r->embed[e] = r->tok[e] + r->pos[e];
     x = r->embed;
     for (int l = 0; l < c->n_layer; l++) {
         const struct gpt2_block *b = &m->blocks[l];
@@ -194,7 +217,7 @@ gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top, struct 
             linalg_gemm_nt(n, n, hd, s->q + h * hd, C, s->k + h * hd, C, sc, n);
             for (int i = 0; i < n; i++)
                 rowops_softmax(sc + (size_t)i * n, scratch, scratch + n, w + (size_t)i * n, n, 0,
-                               i + 1, divisor);
+                               causal ? i + 1 : n, divisor);
             linalg_gemm_nn(n, hd, n, w, n, s->v + h * hd, C, s->context + h * hd, C);
         }
         apply_linear(&b->attn_out, s->context, n, s->attn, threads);

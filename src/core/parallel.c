@@ -13,12 +13,23 @@
 /* Columns are split in multiples of this (the kernels' widest block). */
 #define PARALLEL_COLUMN_STEP 32
 
+/* Set by parallel_set_threads (--threads); 0: not set. */
+static int chosen;
+
+void
+parallel_set_threads(int n)
+{
+    chosen = n >= 1 && n <= PARALLEL_MAX_THREADS ? n : 0;
+}
+
 int
 parallel_threads(void)
 {
     const char *env = getenv("ATTNSCOPE_THREADS");
     long n;
 
+    if (chosen > 0)
+        return chosen;
     if (env != NULL) {
         char *end;
         n = strtol(env, &end, 10);

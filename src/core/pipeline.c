@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,7 @@ begin(struct pipeline *p, const struct family *f, const struct attention_config 
     p->family = f;
     p->generation = atomic_fetch_add(&generations, 1) + 1;
     p->cfg = *cfg;
+    p->layers = 1;
 }
 
 /*
@@ -40,7 +42,7 @@ check_budget(const struct family *f, const struct attention_config *cfg,
     if (f->estimate == NULL)
         return ATTN_OK;
     st = f->estimate(cfg, src, bytes, err);
-    if (st != ATTN_OK)
+    if (st != ATTN_OK || f->own_limit)
         return st;
     if (*bytes > PIPELINE_MAX_BYTES - (held < PIPELINE_MAX_BYTES ? held : PIPELINE_MAX_BYTES)) {
         if (held == 0)
@@ -142,6 +144,103 @@ pipeline_destroy(struct pipeline *p)
     memset(p, 0, sizeof *p);
 }
 
+static const char *const *sort_text; /* for by_text: qsort has no context argument in C11 */
+
+static int
+by_text(const void *a, const void *b)
+{
+    int ia = *(const int *)a;
+    int ib = *(const int *)b;
+    int c = strcmp(sort_text[ia], sort_text[ib]);
+
+    return c != 0 ? c : (ia > ib) - (ia < ib);
+}
+
+/*
+ * The rows' and columns' labels: each token, and "token#i" (i its position)
+ * for a token the sentence has more than once, so that "the" at 0 and 6 can
+ * be told apart on screen, in explanations, in CSV headers and in lessons'
+ * cell: lines.  Without repeats the labels are the tokens themselves.
+ */
+enum attn_status
+pipeline_label_tokens(struct pipeline *p, struct attn_error *err)
+{
+    const int n = p->tokens.count;
+    const char *const *text = (const char *const *)p->tokens.text;
+    int *order = malloc((size_t)n * sizeof *order);
+    unsigned char *repeated = calloc((size_t)n, 1);
+    size_t bytes = (size_t)n * sizeof(char *);
+    int repeats = 0;
+    char **labels;
+    char *at;
+
+    p->query_labels = text;
+    p->key_labels = text;
+    if (order == NULL || repeated == NULL) {
+        free(order);
+        free(repeated);
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    sort_text = text;
+    qsort(order, (size_t)n, sizeof *order, by_text);
+    for (int k = 1; k < n; k++)
+        if (strcmp(text[order[k - 1]], text[order[k]]) == 0)
+            repeated[order[k - 1]] = repeated[order[k]] = 1;
+    free(order);
+    for (int i = 0; i < n; i++) {
+        repeats += repeated[i];
+        bytes += strlen(text[i]) + 1 + (repeated[i] ? 12 : 0);
+    }
+    if (repeats == 0) {
+        free(repeated);
+        return ATTN_OK;
+    }
+    /* One block: the pointers, then the text (freed with label_storage). */
+    p->label_storage = malloc(bytes);
+    if (p->label_storage == NULL) {
+        free(repeated);
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    }
+    labels = (char **)(void *)p->label_storage;
+    at = p->label_storage + (size_t)n * sizeof(char *);
+    for (int i = 0; i < n; i++) {
+        labels[i] = at;
+        if (repeated[i])
+            at += (size_t)sprintf(at, "%s#%d", text[i], i) + 1;
+        else
+            at += (size_t)sprintf(at, "%s", text[i]) + 1;
+    }
+    free(repeated);
+    p->query_labels = (const char *const *)labels;
+    p->key_labels = (const char *const *)labels;
+    return ATTN_OK;
+}
+
+enum attn_status
+pipeline_select_layer(struct pipeline *p, int layer, struct attn_error *err)
+{
+    enum attn_status st;
+
+    if (layer < 0 || layer >= p->layers)
+        return attn_fail(err, ATTN_EVALUE, "layer %d: the model has layers 0 to %d", layer,
+                         p->layers - 1);
+    if (layer == p->layer || p->family->select_layer == NULL)
+        return ATTN_OK;
+    st = p->family->select_layer(p, layer, err);
+    if (st == ATTN_OK)
+        p->layer = layer;
+    return st;
+}
+
+bool
+pipeline_stage_per_layer(const struct pipeline *p, enum pipeline_stage s)
+{
+    return (unsigned)s < STAGE_COUNT && p->family != NULL &&
+           (p->family->layer_stages & FAMILY_STAGE(s)) != 0;
+}
+
 int
 pipeline_select(const struct pipeline *p, const char *name, struct pipeline_selection *sel)
 {
@@ -159,6 +258,12 @@ pipeline_select(const struct pipeline *p, const char *name, struct pipeline_sele
     }
     if (pipeline_stage_parse(name, &sel->stage) == 0)
         return pipeline_stage_present(p, sel->stage) ? 0 : -1;
+    if (p->layers > 1 || pipeline_stage_present(p, STAGE_LN1)) {
+        if (strcmp(name, "tokens") == 0 || strcmp(name, "next") == 0) {
+            sel->stage = name[0] == 't' ? PIPELINE_SELECT_TOKENS : PIPELINE_SELECT_NEXT;
+            return 0;
+        }
+    }
     if (dot != NULL && dot[1] == 'h' && dot[2] >= '0' && dot[2] <= '9' &&
         (size_t)(dot - name) < sizeof base) {
         char *end;

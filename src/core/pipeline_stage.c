@@ -152,26 +152,96 @@ stage_view_output(const struct pipeline *p, int head, struct pipeline_view *v)
     v->m = p->st.output;
 }
 
+static void
+stage_view_ln1(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.ln1;
+}
+
+static void
+stage_view_residual1(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.residual1;
+}
+
+static void
+stage_view_ln2(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.ln2;
+}
+
+static void
+stage_view_fc(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.fc;
+}
+
+static void
+stage_view_gelu(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.gelu;
+}
+
+static void
+stage_view_mlp(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.mlp;
+}
+
+static void
+stage_view_residual2(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.residual2;
+}
+
+static void
+stage_view_final(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.final;
+}
+
 /* ----------------------------------------------------------------- formulas */
+
+/* Whether p is a trained model's (its stages are a transformer block's). */
+static bool
+is_model(const struct pipeline *p)
+{
+    return p->family != NULL && (p->family->stages & FAMILY_STAGE(STAGE_LN1)) != 0;
+}
 
 static const char *
 formula_embeddings(const struct pipeline *p)
 {
-    (void)p;
-    return "vocabulary[token]";
+    return is_model(p) ? "wte[token id]" : "vocabulary[token]";
 }
 
 static const char *
 formula_positional(const struct pipeline *p)
 {
-    (void)p;
-    return "PE(pos, i)";
+    return is_model(p) ? "wpe[position]" : "PE(pos, i)";
 }
 
 static const char *
 formula_inputs(const struct pipeline *p)
 {
+    if (is_model(p))
+        return p->layer == 0 ? "x = embeddings + positional" : "x = the block before's residual2";
     return p->cfg.positional ? "x = embeddings + PE" : "x = embeddings";
+}
+
+static const char *
+formula_ln1(const struct pipeline *p)
+{
+    (void)p;
+    return "LayerNorm(x) = (x - mean) / sqrt(var + eps) * g + b";
 }
 
 /* The projection of Q, K or V (k = 0, 1, 2) under p's variant. */
@@ -184,8 +254,13 @@ projection(const struct pipeline *p, int k)
     static const char *const lin_b[] = { "Q = x W_q^T + b_q", "K = x W_k^T + b_k",
                                          "V = x W_v^T + b_v" };
 
+    static const char *const model[] = { "Q = ln1 W_q + b_q", "K = ln1 W_k + b_k",
+                                         "V = ln1 W_v + b_v" };
+
     if (p->qkv_given)
         return "given";
+    if (is_model(p))
+        return model[k];
     switch (attention_variant_info(p->cfg.variant)->proj) {
     case PROJ_NONE:
         return plain[k];
@@ -264,15 +339,65 @@ formula_dropped(const struct pipeline *p)
 static const char *
 formula_context(const struct pipeline *p)
 {
-    (void)p;
-    return "dropped_h V_h, concatenated";
+    return is_model(p) ? "weights_h V_h, concatenated" : "dropped_h V_h, concatenated";
 }
 
 static const char *
 formula_output(const struct pipeline *p)
 {
+    if (is_model(p))
+        return "context W_o + b_o";
     return attention_variant_has_out_proj(p->cfg.variant) ? "context W_o^T + b_o"
                                                           : "context (no output projection)";
+}
+
+static const char *
+formula_residual1(const struct pipeline *p)
+{
+    (void)p;
+    return "x + output";
+}
+
+static const char *
+formula_ln2(const struct pipeline *p)
+{
+    (void)p;
+    return "LayerNorm(residual1)";
+}
+
+static const char *
+formula_fc(const struct pipeline *p)
+{
+    (void)p;
+    return "ln2 W_fc + b_fc";
+}
+
+static const char *
+formula_gelu(const struct pipeline *p)
+{
+    (void)p;
+    return "0.5 fc (1 + tanh(sqrt(2/pi) (fc + 0.044715 fc^3)))";
+}
+
+static const char *
+formula_mlp(const struct pipeline *p)
+{
+    (void)p;
+    return "gelu W_proj + b_proj";
+}
+
+static const char *
+formula_residual2(const struct pipeline *p)
+{
+    (void)p;
+    return "residual1 + mlp";
+}
+
+static const char *
+formula_final(const struct pipeline *p)
+{
+    (void)p;
+    return "LayerNorm(the last residual2) (ln_f)";
 }
 
 /* ------------------------------------------------------------------ table */

@@ -98,7 +98,7 @@ int
 app_rebuild(struct app *a, const struct attention_config *cfg, const char *sentence)
 {
     struct pipeline next;
-    struct pipeline_source src = { sentence, a->vocab, a->weights, a->qkv, NULL };
+    struct pipeline_source src = { sentence, a->vocab, a->weights, a->qkv, NULL, NULL, 0, false };
     struct attn_error err;
 
     if (a->weights != NULL) {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "attnscope/knob.h"
+#include "attnscope/parallel.h"
 #include "attnscope/pipeline.h"
 #include "front/cli.h"
 
@@ -27,6 +28,11 @@ enum {
     OPT_WALKTHROUGH,
     OPT_PRESENT,
     OPT_VERSION,
+    OPT_MODEL,
+    OPT_LAYER,
+    OPT_TOP,
+    OPT_BOS,
+    OPT_THREADS,
     OPT_KNOB /* + 2 * knob + option: the knobs' options */
 };
 
@@ -43,6 +49,20 @@ struct plain_option {
 
 static const struct plain_option plain_options[] = {
     { "sentence", 's', 's', "TEXT", GROUP_INPUT, "the sentence (default \"" CLI_DEFAULT_SENTENCE "\")" },
+    { "sentence-file", 'f', 'f', "FILE", GROUP_INPUT,
+      "read the sentence from FILE (- for standard input; one final newline is dropped)" },
+    { "model", 0, OPT_MODEL, "DIR", GROUP_INPUT,
+      "a trained GPT-2: a folder with config.json, model.safetensors and its tokenizer, or a name "
+      "in the Hugging Face cache (gpt2, distilgpt2, ...); default $ATTNSCOPE_MODEL, none for the "
+      "book's classes" },
+    { "layer", 0, OPT_LAYER, "L", GROUP_INPUT,
+      "with --model: the layer --print shows (from 0; default 0)" },
+    { "top", 0, OPT_TOP, "K", GROUP_INPUT,
+      "with --model: the next tokens shown per position (default 5)" },
+    { "bos", 0, OPT_BOS, NULL, GROUP_INPUT,
+      "with --model: put <|endoftext|> before the text, as interpretability tools do" },
+    { "threads", 0, OPT_THREADS, "N", GROUP_INPUT,
+      "with --model: threads for the forward pass (default $ATTNSCOPE_THREADS, or every core)" },
     { "embeddings", 'e', 'e', "FILE", GROUP_INPUT,
       "vocabulary CSV: token,v1,...,vd (default: the book's six words)" },
     { "weights", 0, OPT_WEIGHTS, "DIR", GROUP_INPUT,
@@ -192,7 +212,8 @@ cli_usage(void)
         struct usage u = { text, sizeof text, 0 };
         add(&u, "Usage: attnscope [options]                 step through attention interactively\n"
                 "       attnscope --print [options]         every stage as text tables\n"
-                "       attnscope --export DIR [options]    every stage and parameter as CSV files\n");
+                "       attnscope --export DIR [options]    every stage and parameter as CSV files\n"
+                "       attnscope --model DIR --print       a trained GPT-2, layer by layer\n");
         add_group(&u, GROUP_INPUT, "Input");
         add_group(&u, GROUP_ATTENTION, "Attention");
         add_group(&u, GROUP_OUTPUT, "Output");
@@ -220,6 +241,43 @@ set_knob(struct attention_config *cfg, const struct knob_setting *ks, char *err,
     return knob_parse(ks->knob, cfg, option, ks->text, err, size);
 }
 
+/* The knobs a trained model has: the rest are the book's classes' own. */
+#define MODEL_KNOBS \
+    (((uint64_t)1 << KNOB_MASK) | ((uint64_t)1 << KNOB_SCALE) | ((uint64_t)1 << KNOB_TEMPERATURE))
+
+/* --model with options that only the book's classes have: refused, naming the option. */
+static int
+check_model(const struct cli_options *o, const struct knob_setting *settings, int count, char *err,
+            size_t err_size)
+{
+    const char *env = o->model_from_env ? " ($ATTNSCOPE_MODEL names a model: --model none for the "
+                                          "book's classes)"
+                                        : "";
+    const char *input = o->embeddings != NULL    ? "--embeddings"
+                        : o->weights_dir != NULL ? "--weights"
+                        : o->qkv_dir != NULL     ? "--qkv"
+                        : o->walkthrough != NULL ? "--walkthrough"
+                                                 : NULL;
+
+    if (input != NULL)
+        return attn_fail_text(err, err_size,
+                              "%s is for the book's classes; a trained model brings its own "
+                              "vocabulary and weights%s",
+                              input, env);
+    for (int i = 0; i < count; i++)
+        if (!(MODEL_KNOBS & ((uint64_t)1 << (settings[i].knob - knob_table))))
+            return attn_fail_text(err, err_size,
+                                  "--%s does not apply to a trained model: its weights fix the "
+                                  "attention (the knobs that do apply: --mask, --scale, "
+                                  "--no-scale, --temperature)%s",
+                                  settings[i].option, env);
+    if (o->mode == CLI_TUI)
+        return attn_fail_text(err, err_size,
+                              "--model: the interactive view of a trained model is not built yet; "
+                              "use --print or --export");
+    return 0;
+}
+
 /*
  * The checks that need every option, then the knobs in priority order: the
  * variant first (it sets the mask and scaling its class uses), then the
@@ -243,6 +301,9 @@ check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
     if (o->stage_count > 0 && o->mode != CLI_PRINT && o->mode != CLI_EXPORT)
         return attn_fail_text(err, err_size, "--stage works with --print and --export");
     /* Options that would be accepted and then ignored are refused instead. */
+    if (o->walkthrough != NULL && o->sentence_file != NULL)
+        return attn_fail_text(err, err_size,
+                              "--walkthrough: each step gives its own inputs; drop --sentence-file");
     if (o->walkthrough != NULL && (o->embeddings || o->sentence_given || o->weights_dir || o->qkv_dir))
         return attn_fail_text(err, err_size,
                               "--walkthrough: each step gives its own inputs; drop %s",
@@ -250,10 +311,20 @@ check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
                               : o->sentence_given ? "--sentence"
                               : o->weights_dir ? "--weights"
                                                : "--qkv");
-    if (o->qkv_dir != NULL && (o->sentence_given || (o->knobs_given & ((uint64_t)1 << KNOB_POSITIONAL))))
+    if (o->sentence_file != NULL && o->sentence_given)
+        return attn_fail_text(err, err_size, "--sentence and --sentence-file: choose one");
+    if (o->model != NULL && check_model(o, settings, count, err, err_size) != 0)
+        return -1;
+    if (o->model == NULL && (o->layer >= 0 || o->top != CLI_DEFAULT_TOP || o->bos))
+        return attn_fail_text(err, err_size, "--%s works with --model (a trained GPT-2)",
+                              o->layer >= 0 ? "layer" : o->bos ? "bos" : "top");
+    if (o->qkv_dir != NULL && (o->sentence_given || o->sentence_file != NULL ||
+                               (o->knobs_given & ((uint64_t)1 << KNOB_POSITIONAL))))
         return attn_fail_text(err, err_size,
                               "--qkv gives Q, K and V instead of a sentence: drop %s",
-                              o->sentence_given ? "--sentence" : "--positional");
+                              o->sentence_given            ? "--sentence"
+                              : o->sentence_file != NULL ? "--sentence-file"
+                                                         : "--positional");
     for (int priority = 0; priority <= 2; priority++) {
         for (int i = 0; i < count; i++)
             if (settings[i].knob->priority == priority &&
@@ -289,13 +360,15 @@ cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_si
     o->mode = CLI_TUI;
     o->sentence = CLI_DEFAULT_SENTENCE;
     o->digits = 4;
+    o->layer = -1;
+    o->top = CLI_DEFAULT_TOP;
 
     settings = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *settings);
     if (settings == NULL)
         return attn_fail_text(err, err_size, "out of memory");
     optind = 0; /* glibc: a full reset, so tests can parse again */
     opterr = 0;
-    while (r == 0 && (c = getopt_long(argc, argv, ":s:e:h", long_options(), NULL)) != -1) {
+    while (r == 0 && (c = getopt_long(argc, argv, ":s:f:e:h", long_options(), NULL)) != -1) {
         const char *arg = optarg;
         if (c >= OPT_KNOB) {
             const struct knob *k = &knob_table[(c - OPT_KNOB) / 2];
@@ -310,9 +383,11 @@ cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_si
             continue;
         }
         /* An empty path would name "/W_query.weight.csv" or a folder: refused as an option. */
-        if ((c == 'e' || c == OPT_WEIGHTS || c == OPT_QKV || c == OPT_WALKTHROUGH) && arg[0] == '\0') {
+        if ((c == 'e' || c == 'f' || c == OPT_WEIGHTS || c == OPT_QKV || c == OPT_WALKTHROUGH ||
+             c == OPT_MODEL) &&
+            arg[0] == '\0') {
             r = attn_fail_text(err, err_size, "--%s: the %s name is empty", plain_name(c),
-                               c == 'e' || c == OPT_WALKTHROUGH ? "file" : "folder");
+                               c == 'e' || c == 'f' || c == OPT_WALKTHROUGH ? "file" : "folder");
             break;
         }
         switch (c) {
@@ -322,6 +397,24 @@ cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_si
             break;
         case 'e':
             o->embeddings = arg;
+            break;
+        case 'f':
+            o->sentence_file = arg;
+            break;
+        case OPT_MODEL:
+            o->model = arg;
+            break;
+        case OPT_LAYER:
+            r = knob_parse_int("--layer", arg, 0, 100000, &o->layer, err, err_size);
+            break;
+        case OPT_TOP:
+            r = knob_parse_int("--top", arg, 0, 1000, &o->top, err, err_size);
+            break;
+        case OPT_BOS:
+            o->bos = true;
+            break;
+        case OPT_THREADS:
+            r = knob_parse_int("--threads", arg, 1, PARALLEL_MAX_THREADS, &o->threads, err, err_size);
             break;
         case OPT_WEIGHTS:
             o->weights_dir = arg;
@@ -386,6 +479,17 @@ cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_si
                 r = attn_fail_text(err, err_size, "%s: unknown option", argv[optind - 1]);
             break;
         }
+    }
+    if (r == 0 && o->model == NULL) {
+        const char *env = getenv("ATTNSCOPE_MODEL");
+        if (env != NULL && env[0] != '\0') {
+            o->model = env;
+            o->model_from_env = true;
+        }
+    }
+    if (r == 0 && o->model != NULL && strcmp(o->model, "none") == 0) {
+        o->model = NULL;
+        o->model_from_env = false;
     }
     if (r == 0)
         r = check_modes(argc, argv, o, variant_given, settings, setting_count, err, err_size);

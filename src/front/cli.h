@@ -36,7 +36,17 @@ struct cli_options {
     const char *walkthrough;         /* --walkthrough FILE, or NULL */
     uint64_t knobs_given;            /* bit k: an option set knob k (enum knob_id) */
     bool sentence_given;             /* -s was given */
+    const char *sentence_file;       /* -f: the text from a file ("-": standard input), or NULL */
+    const char *model;               /* --model (or $ATTNSCOPE_MODEL): a folder or a name, or NULL */
+    bool model_from_env;             /* the model came from $ATTNSCOPE_MODEL */
+    int layer;                       /* --layer, or -1 */
+    int top;                         /* --top: next tokens per position */
+    bool bos;                        /* --bos */
+    int threads;                     /* --threads, or 0: $ATTNSCOPE_THREADS or every core */
 };
+
+/* The next tokens --print and --export show per position, unless --top says. */
+#define CLI_DEFAULT_TOP 5
 
 /* The sentence attnscope starts on: the book's. */
 #define CLI_DEFAULT_SENTENCE "Your journey starts with one step"

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "attnscope/csvio.h"
+#include "attnscope/family_gpt2.h"
 
 #include "attnscope/utf8.h"
 #include "front/print.h"
@@ -345,13 +346,18 @@ print_stage(FILE *out, const struct pipeline *p, enum pipeline_stage s, int head
     char title[160];
     const int heads = p->st.shape.heads;
 
+    char layer[32] = "";
+
     pipeline_stage_view(p, s, head, &v);
+    if (pipeline_stage_per_layer(p, s))
+        snprintf(layer, sizeof layer, "layer %d, ", p->layer);
     if (pipeline_stage_per_head(s) && heads > 1)
-        snprintf(title, sizeof title, "%s, head %d of %d (%d x %d): %s", pipeline_stage_name(s),
-                 head, heads, v.m.rows, v.m.cols, pipeline_stage_formula(p, s));
+        snprintf(title, sizeof title, "%s%s, head %d of %d (%d x %d): %s", layer,
+                 pipeline_stage_name(s), head, heads, v.m.rows, v.m.cols,
+                 pipeline_stage_formula(p, s));
     else
-        snprintf(title, sizeof title, "%s (%d x %d): %s", pipeline_stage_name(s), v.m.rows,
-                 v.m.cols, pipeline_stage_formula(p, s));
+        snprintf(title, sizeof title, "%s%s (%d x %d): %s", layer, pipeline_stage_name(s),
+                 v.m.rows, v.m.cols, pipeline_stage_formula(p, s));
     if (po->heatmap) {
         struct stagemap sm;
         struct heatmap_spec spec;
@@ -458,6 +464,92 @@ print_pipeline(FILE *out, const struct pipeline *p, const struct print_options *
         if (s == STAGE_INPUTS)
             for (int i = 0; i < p->params.count; i++)
                 print_param(out, &p->params.p[i], po);
+    }
+}
+
+/* The header of a trained model's --print: what it is, the layer, the knobs. */
+static void
+print_model_header(FILE *out, const struct pipeline *p, const struct gpt2_state *g)
+{
+    const struct gpt2_config *c = &g->model->gpt2.cfg;
+    struct pipeline_scaling sc;
+    char num[32];
+
+    fprintf(out, "attnscope: %s (GPT-2 from %s: %d layers, %d heads of %d, n_embd %d, vocabulary "
+                 "%d, context %d)\n",
+            g->model->name, g->model->dir, c->n_layer, c->n_head, c->n_embd / c->n_head, c->n_embd,
+            c->vocab_size, c->n_positions);
+    pipeline_scaling_of(p, &sc);
+    fprintf(out, "  layer %d of 0-%d, mask %s, scores / %g", p->layer, p->layers - 1,
+            p->cfg.mask == ATTN_MASK_CAUSAL ? "causal" : "none", (double)sc.divisor);
+    if (sc.symbol != NULL)
+        fprintf(out, " (%s = sqrt(%d)%s)", sc.symbol, sc.dim, sc.temperature ? " * T" : "");
+    if (p->cfg.temperature != 1.0) {
+        attn_shortest(num, sizeof num, p->cfg.temperature);
+        fprintf(out, ", temperature %s", num);
+    }
+    fprintf(out, "\n\n");
+}
+
+/* The tokens, with their ids and where they are in the text. */
+static void
+print_model_tokens(FILE *out, const struct pipeline *p, const struct gpt2_state *g)
+{
+    fprintf(out, "tokens (%d; a space shows as \xc2\xb7)\n", p->tokens.count);
+    fprintf(out, "  %8s  %6s  %s\n", "position", "id", "token");
+    for (int i = 0; i < p->tokens.count; i++) {
+        fprintf(out, "  %8d  %6d  ", i, g->ids[i]);
+        put_label(out, p->tokens.text[i], 40, 0);
+        fputc('\n', out);
+    }
+    fputc('\n', out);
+}
+
+/* The likeliest next tokens after every position. */
+static void
+print_model_next(FILE *out, const struct pipeline *p, const struct gpt2_state *g,
+                 const struct print_options *po)
+{
+    const int top = g->run.top;
+    char shown[256];
+
+    if (top == 0)
+        return;
+    fprintf(out, "next tokens (the %d likeliest after each position, with probabilities)\n", top);
+    for (int i = 0; i < p->tokens.count; i++) {
+        fprintf(out, "  %4d  ", i);
+        put_label(out, p->tokens.text[i], LABEL_MAX_WIDTH, 0);
+        for (int t = 0; t < top; t++) {
+            const int id = g->run.top_ids[(size_t)i * top + t];
+            fprintf(out, "  %s %.*f", model_token_display(g->model, id, shown, sizeof shown),
+                    po->digits, (double)g->run.top_probs[(size_t)i * top + t]);
+        }
+        fputc('\n', out);
+    }
+}
+
+void
+print_model(FILE *out, const struct pipeline *p, const struct print_options *po)
+{
+    const struct gpt2_state *g = pipeline_gpt2(p);
+
+    if (g == NULL)
+        return;
+    print_model_header(out, p, g);
+    if (po->count == 0) {
+        struct pipeline_selection sel = { STAGE_WEIGHTS, -1, NULL };
+        print_model_tokens(out, p, g);
+        print_selection(out, p, &sel, po);
+        print_model_next(out, p, g, po);
+        return;
+    }
+    for (int i = 0; i < po->count; i++) {
+        if (po->chosen[i].stage == PIPELINE_SELECT_TOKENS)
+            print_model_tokens(out, p, g);
+        else if (po->chosen[i].stage == PIPELINE_SELECT_NEXT)
+            print_model_next(out, p, g, po);
+        else
+            print_selection(out, p, &po->chosen[i], po);
     }
 }
 

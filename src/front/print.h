@@ -30,6 +30,13 @@ struct print_options {
  */
 int print_width(int terminal_cols, const char *columns_env);
 
+/*
+ * A trained model's --print: the model and the layer, then the tokens with
+ * their ids, the chosen stages of the layer shown (every head's weights
+ * without --stage), then the likeliest next tokens after every position.
+ */
+void print_model(FILE *out, const struct pipeline *p, const struct print_options *po);
+
 /* Writes the header and the chosen stages (or all of them) to out. */
 void print_pipeline(FILE *out, const struct pipeline *p, const struct print_options *po);
 

@@ -484,7 +484,7 @@ cmd_gpt2(int n, int reps)
         for (int i = 0; i < n; i++)
             ids[i] = (i * 7919) % 50257;
         t0 = now();
-        if (gpt2_forward(&m, ids, n, getenv("BENCH_TOP") ? atoi(getenv("BENCH_TOP")) : 5, &run, &err) != ATTN_OK) {
+        if (gpt2_forward(&m, ids, n, getenv("BENCH_TOP") ? atoi(getenv("BENCH_TOP")) : 5, NULL, &run, &err) != ATTN_OK) {
             fprintf(stderr, "bench: %s\n", err.msg);
             return 1;
         }

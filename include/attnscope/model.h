@@ -1,0 +1,55 @@
+/*
+ * model.h: a trained model as users have it: a folder (or a name in the
+ * Hugging Face cache) holding GPT-2's weights, config and tokenizer.
+ *
+ * model_open() finds the folder, reads config.json and model.safetensors
+ * (gpt2.h) and the tokenizer in whichever of its three forms the folder has
+ * (bpe.h): vocab.json + merges.txt (Hugging Face), encoder.json + vocab.bpe
+ * (OpenAI's files, as the book's chapter 5 downloads them) or
+ * tokenizer.json.  Nothing is half-loaded: on failure the model is empty and
+ * the error names the file and the fault.
+ */
+#ifndef ATTNSCOPE_MODEL_H
+#define ATTNSCOPE_MODEL_H
+
+#include <stddef.h>
+
+#include "attnscope/bpe.h"
+#include "attnscope/gpt2.h"
+#include "attnscope/status.h"
+
+#define MODEL_PATH_MAX 4096
+
+struct model {
+    char dir[MODEL_PATH_MAX]; /* the folder read */
+    char name[256];           /* its short name: the repository's ("gpt2") or the folder's */
+    char tokenizer[32];       /* which files the tokenizer came from ("vocab.json") */
+    struct gpt2_model gpt2;
+    struct bpe bpe;
+    int eot;                  /* <|endoftext|>'s id, or -1 when the vocabulary lacks it */
+};
+
+/*
+ * The folder what names: what itself when it is a folder, otherwise a model
+ * of the Hugging Face cache ("gpt2", "openai-community/gpt2"): under
+ * $HF_HUB_CACHE, $HF_HOME/hub, $XDG_CACHE_HOME/huggingface/hub or
+ * ~/.cache/huggingface/hub, models--ORG--NAME/snapshots/REVISION (the
+ * revision refs/main names, or the newest with a config.json).  A bare
+ * name is also looked for under openai-community and distilbert, where
+ * GPT-2's repositories now live.  name gets the short name.
+ */
+enum attn_status model_locate(const char *what, char *dir, size_t size, char *name,
+                              size_t name_size, struct attn_error *err);
+
+enum attn_status model_open(struct model *m, const char *what, struct attn_error *err);
+void model_close(struct model *m);
+
+/*
+ * How token id reads on screen and in labels: its text, with every space
+ * shown as '·' (U+00B7: GPT-2's words carry their leading space) and a newline, tab or other control byte as its
+ * escape ("\n", "\t", "\x01"); bytes that are not whole UTF-8 characters
+ * (a piece of an emoji) as "\xHH".  Returns buf.
+ */
+char *model_token_display(const struct model *m, int id, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,657 @@
+/*
+ * check_model.c: a trained model through the family seam (model.c,
+ * family_gpt2.c, export_model): what the front ends see.
+ *
+ * tests/fixtures/gpt2/tiny/ is a 2-layer GPT-2 with its own byte-level BPE
+ * vocabulary, and expected.txt what a float32 PyTorch forward of it
+ * computes for one sentence under the knobs a trained model keeps (causal
+ * or not, scaled or not, a temperature, <|endoftext|> first); both were
+ * written by tests/oracle/gpt2_tiny_model.py with Debian's python3-torch.
+ * Every stage of every layer, read through pipeline_stage_view() as the
+ * front ends read it, must agree to 1e-5 (relative past 1).
+ */
+#include "config.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "attnscope/export.h"
+#include "attnscope/family_gpt2.h"
+#include "attnscope/model.h"
+#include "attnscope/pipeline.h"
+#include "expected.h"
+#include "testutil.h"
+
+#define TINY "tests/fixtures/gpt2/tiny"
+
+static struct model tiny;
+static struct expected want;
+
+static void
+setup(void)
+{
+    struct attn_error err;
+    char path[4096];
+
+    ck_assert_msg(model_open(&tiny, test_path(TINY), &err) == ATTN_OK, "%s", err.msg);
+    snprintf(path, sizeof path, "%s", test_path(TINY "/expected.txt"));
+    expected_load(&want, path);
+}
+
+static void
+teardown(void)
+{
+    model_close(&tiny);
+    free(want.text);
+}
+
+/* The sentence expected.txt was made for. */
+static char *
+sentence(void)
+{
+    const char *at = strstr(want.text, "sentence ");
+    size_t n;
+    char *s;
+
+    ck_assert_ptr_nonnull(at);
+    at += strlen("sentence ");
+    n = strcspn(at, "\n");
+    s = malloc(n + 1);
+    memcpy(s, at, n);
+    s[n] = '\0';
+    return s;
+}
+
+/* A pipeline of the tiny model for case's knobs; returns where the case starts in expected.txt. */
+static const char *
+run_case(const char *name, struct pipeline *p, const char *text)
+{
+    struct attention_config cfg;
+    struct pipeline_source src;
+    struct attn_error err;
+    char key[64];
+    const char *at;
+
+    snprintf(key, sizeof key, "\ncase %s ", name);
+    at = strstr(want.text, key);
+    ck_assert_msg(at != NULL, "no case %s", name);
+    at += 1;
+    attention_config_init(&cfg);
+    {
+        const char *k = at + strlen(key) - 1;
+        cfg.mask = next_number(&k) != 0 ? ATTN_MASK_CAUSAL : ATTN_MASK_NONE;
+        cfg.scale = next_number(&k) != 0;
+        cfg.temperature = next_number(&k);
+        memset(&src, 0, sizeof src);
+        src.bos = next_number(&k) != 0;
+    }
+    src.sentence = text;
+    src.family = &family_gpt2;
+    src.model = &tiny;
+    src.top = 4;
+    ck_assert_msg(pipeline_create(p, &cfg, &src, &err) == ATTN_OK, "%s: %s", name, err.msg);
+    return at;
+}
+
+/* Compares a stage of p's current layer (every head of a per-head one) with the line key. */
+static void
+check_stage(const struct pipeline *p, const char *c, const char *key, enum pipeline_stage s)
+{
+    const char *at = line_of(c, key, p->layer);
+    char what[96];
+
+    for (int h = 0; h < (pipeline_stage_per_head(s) ? p->st.shape.heads : 1); h++) {
+        struct pipeline_view v;
+        pipeline_stage_view(p, s, h, &v);
+        snprintf(what, sizeof what, "layer %d %s head %d", p->layer, key, h);
+        for (int i = 0; i < v.m.rows; i++) {
+            char row[128];
+            snprintf(row, sizeof row, "%s row %d", what, i);
+            /* compare() reads on from at: one row at a time, in order. */
+            for (int j = 0; j < v.m.cols; j++) {
+                double w = next_number(&at);
+                double got = MAT_AT(&v.m, i, j);
+                double scale = fabs(w) > 1.0 ? fabs(w) : 1.0;
+                ck_assert_msg(fabs(got - w) <= 1e-5 * scale, "%s col %d: %.9g, PyTorch %.9g", row,
+                              j, got, w);
+            }
+        }
+    }
+}
+
+/* masked and scaled are worked out from the scores: -inf where hidden, divided by the divisor. */
+static void
+check_masked_scaled(const struct pipeline *p)
+{
+    for (int h = 0; h < p->st.shape.heads; h++) {
+        struct pipeline_view sc, ma, sd;
+        pipeline_stage_view(p, STAGE_SCORES, h, &sc);
+        pipeline_stage_view(p, STAGE_MASKED, h, &ma);
+        pipeline_stage_view(p, STAGE_SCALED, h, &sd);
+        for (int i = 0; i < sc.m.rows; i++)
+            for (int j = 0; j < sc.m.cols; j++) {
+                bool hidden = p->cfg.mask == ATTN_MASK_CAUSAL && j > i;
+                float s = MAT_AT(&sc.m, i, j);
+                if (hidden) {
+                    ck_assert(isinf(MAT_AT(&ma.m, i, j)) && MAT_AT(&ma.m, i, j) < 0);
+                    ck_assert(isinf(MAT_AT(&sd.m, i, j)) && MAT_AT(&sd.m, i, j) < 0);
+                } else {
+                    ck_assert(MAT_AT(&ma.m, i, j) == s);
+                    ck_assert(fabsf(MAT_AT(&sd.m, i, j) - s / p->st.divisor) <= 1e-6f * fabsf(s));
+                }
+            }
+    }
+}
+
+/* The case's token ids, next tokens, ln_f and each layer's stages (all, or the three kept). */
+static void
+check_case(const char *name, bool every_stage)
+{
+    char *text = sentence();
+    struct pipeline p;
+    const char *c = run_case(name, &p, text);
+    const struct gpt2_state *g = pipeline_gpt2(&p);
+    const char *at = line_of(c, "ids", -1);
+    const int n = (int)next_number(&at);
+    int top;
+
+    ck_assert_ptr_nonnull(g);
+    ck_assert_int_eq(p.tokens.count, n);
+    for (int i = 0; i < n; i++)
+        ck_assert_int_eq(g->ids[i], (int)next_number(&at));
+    ck_assert_int_eq(p.layers, tiny.gpt2.cfg.n_layer);
+    for (int l = p.layers - 1; l >= 0; l--) {
+        struct pipeline_view in;
+        ck_assert_int_eq(pipeline_select_layer(&p, l, NULL), ATTN_OK);
+        ck_assert_int_eq(p.layer, l);
+        check_stage(&p, c, "scores", STAGE_SCORES);
+        check_stage(&p, c, "weights", STAGE_WEIGHTS);
+        check_stage(&p, c, "resid2", STAGE_RESIDUAL2);
+        check_masked_scaled(&p);
+        /* A block's input is the one before's output (the embeddings' sum for the first). */
+        pipeline_stage_view(&p, STAGE_INPUTS, 0, &in);
+        if (l > 0) {
+            ck_assert_int_eq(pipeline_select_layer(&p, l - 1, NULL), ATTN_OK);
+            {
+                struct pipeline_view out;
+                pipeline_stage_view(&p, STAGE_RESIDUAL2, 0, &out);
+                ck_assert(memcmp(in.m.data, out.m.data, matrix_size(&out.m) * sizeof(float)) == 0);
+            }
+            ck_assert_int_eq(pipeline_select_layer(&p, l, NULL), ATTN_OK);
+        } else {
+            struct pipeline_view e, pos;
+            pipeline_stage_view(&p, STAGE_EMBEDDINGS, 0, &e);
+            pipeline_stage_view(&p, STAGE_POSITIONAL, 0, &pos);
+            for (size_t k = 0; k < matrix_size(&in.m); k++)
+                ck_assert(in.m.data[k] == e.m.data[k] + pos.m.data[k]);
+        }
+        if (!every_stage)
+            continue;
+        check_stage(&p, c, "ln1", STAGE_LN1);
+        check_stage(&p, c, "q", STAGE_QUERIES);
+        check_stage(&p, c, "k", STAGE_KEYS);
+        check_stage(&p, c, "v", STAGE_VALUES);
+        check_stage(&p, c, "context", STAGE_CONTEXT);
+        check_stage(&p, c, "attn", STAGE_OUTPUT);
+        check_stage(&p, c, "resid1", STAGE_RESIDUAL1);
+        check_stage(&p, c, "ln2", STAGE_LN2);
+        check_stage(&p, c, "fc", STAGE_FC);
+        check_stage(&p, c, "gelu", STAGE_GELU);
+        check_stage(&p, c, "mlp", STAGE_MLP);
+    }
+    {
+        struct pipeline_view f;
+        pipeline_stage_view(&p, STAGE_FINAL, 0, &f);
+        compare("final", f.m.data, line_of(c, "final", -1), matrix_size(&f.m), 1e-5);
+    }
+    at = line_of(c, "top", -1);
+    top = (int)next_number(&at);
+    ck_assert_int_eq(g->run.top, top);
+    for (int i = 0; i < n * top; i++)
+        ck_assert_msg(g->run.top_ids[i] == (int)next_number(&at), "%s: next token %d differs",
+                      name, i);
+    compare("next-token probabilities", g->run.top_probs, at, (size_t)n * top, 1e-5);
+    pipeline_destroy(&p);
+    free(text);
+}
+
+START_TEST(every_stage_agrees_with_pytorch)
+{
+    check_case("gpt2", true);
+    check_case("bos", true);
+}
+END_TEST
+
+START_TEST(the_knobs_that_apply_recompute)
+{
+    check_case("no-mask", false);
+    check_case("no-scale", false);
+    check_case("temperature", false);
+}
+END_TEST
+
+START_TEST(the_stages_a_model_has)
+{
+    char *text = sentence();
+    struct pipeline p;
+    struct pipeline_selection sel;
+    char names[512];
+
+    run_case("gpt2", &p, text);
+    /* No dropout in a trained model's forward; every block stage, and the book's names. */
+    ck_assert(!pipeline_stage_present(&p, STAGE_DROPPED));
+    for (int s = 0; s < STAGE_COUNT; s++)
+        if (s != STAGE_DROPPED)
+            ck_assert_msg(pipeline_stage_present(&p, (enum pipeline_stage)s), "%s",
+                          pipeline_stage_name((enum pipeline_stage)s));
+    ck_assert_str_eq(pipeline_stage_names(&p, " ", names, sizeof names),
+                     "embeddings positional inputs ln1 queries keys values scores masked scaled "
+                     "weights context output residual1 ln2 fc gelu mlp residual2 final");
+    ck_assert(pipeline_stage_per_layer(&p, STAGE_WEIGHTS));
+    ck_assert(!pipeline_stage_per_layer(&p, STAGE_FINAL));
+    ck_assert(!pipeline_stage_per_layer(&p, STAGE_EMBEDDINGS));
+    ck_assert_int_eq(pipeline_select(&p, "tokens", &sel), 0);
+    ck_assert(sel.stage == PIPELINE_SELECT_TOKENS);
+    ck_assert_int_eq(pipeline_select(&p, "next", &sel), 0);
+    ck_assert(sel.stage == PIPELINE_SELECT_NEXT);
+    ck_assert_int_eq(pipeline_select(&p, "weights.h1", &sel), 0);
+    ck_assert_int_eq(pipeline_select(&p, "weights.h2", &sel), -1);
+    ck_assert_int_eq(pipeline_select(&p, "dropped", &sel), -1);
+    ck_assert_int_eq(pipeline_select_layer(&p, 2, NULL), ATTN_EVALUE);
+    ck_assert_int_eq(pipeline_select_layer(&p, -1, NULL), ATTN_EVALUE);
+    /* Labels tell repeated tokens apart, and spaces show. */
+    ck_assert_str_eq(p.tokens.text[1], "\xc2\xb7" "cat");
+    ck_assert_str_eq(p.query_labels[4], "\xc2\xb7the#4");
+    pipeline_destroy(&p);
+    /* The book's classes have none of a block's stages, and nothing for tokens or next. */
+    {
+        struct attention_config cfg;
+        struct pipeline_source src;
+        struct vocab v;
+        struct attn_error err;
+        attention_config_init(&cfg);
+        ck_assert_int_eq(vocab_builtin(&v, &err), ATTN_OK);
+        memset(&src, 0, sizeof src);
+        src.sentence = "Your journey starts";
+        src.vocab = &v;
+        ck_assert_int_eq(pipeline_create(&p, &cfg, &src, &err), ATTN_OK);
+        ck_assert(!pipeline_stage_present(&p, STAGE_LN1));
+        ck_assert(!pipeline_stage_present(&p, STAGE_FINAL));
+        ck_assert_int_eq(pipeline_select(&p, "tokens", &sel), -1);
+        ck_assert_int_eq(pipeline_select(&p, "ln1", &sel), -1);
+        ck_assert_int_eq(p.layers, 1);
+        pipeline_destroy(&p);
+        vocab_destroy(&v);
+    }
+    free(text);
+}
+END_TEST
+
+START_TEST(texts_the_model_cannot_read)
+{
+    struct attention_config cfg;
+    struct pipeline_source src;
+    struct pipeline p;
+    struct attn_error err;
+    char long_text[400];
+
+    attention_config_init(&cfg);
+    memset(&src, 0, sizeof src);
+    src.family = &family_gpt2;
+    src.model = &tiny;
+    src.top = 3;
+    /* 30 words: more than the 24 positions. */
+    long_text[0] = '\0';
+    for (int i = 0; i < 30; i++)
+        strcat(long_text, " cat");
+    src.sentence = long_text;
+    ck_assert_int_eq(pipeline_create(&p, &cfg, &src, &err), ATTN_ELIMIT);
+    ck_assert_msg(strstr(err.msg, "30 tokens") && strstr(err.msg, "at most 24") &&
+                      strstr(err.msg, "n_positions"),
+                  "%s", err.msg);
+    src.sentence = "";
+    ck_assert_int_eq(pipeline_create(&p, &cfg, &src, &err), ATTN_EVALUE);
+    ck_assert_msg(strstr(err.msg, "empty"), "%s", err.msg);
+    /* <|endoftext|> alone is a text. */
+    src.bos = true;
+    ck_assert_int_eq(pipeline_create(&p, &cfg, &src, &err), ATTN_OK);
+    ck_assert_int_eq(p.tokens.count, 1);
+    ck_assert_str_eq(p.tokens.text[0], "<|endoftext|>");
+    pipeline_destroy(&p);
+    src.sentence = "caf\xc3";
+    src.bos = false;
+    ck_assert_int_ne(pipeline_create(&p, &cfg, &src, &err), ATTN_OK);
+    cfg.temperature = 0.0;
+    src.sentence = "cat";
+    ck_assert_int_eq(pipeline_create(&p, &cfg, &src, &err), ATTN_EVALUE);
+}
+END_TEST
+
+/* test_path(rel) made absolute, for symbolic links made elsewhere. */
+static const char *
+absolute(const char *rel)
+{
+    static char buf[PATH_MAX];
+
+    ck_assert_msg(realpath(test_path(rel), buf) != NULL, "%s is missing", rel);
+    return buf;
+}
+
+/* Reads a whole small file into buf. */
+static void
+slurp(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    size_t n;
+
+    ck_assert_msg(f != NULL, "%s is missing", path);
+    n = fread(buf, 1, size - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+}
+
+static int
+lines_in(const char *text)
+{
+    int n = 0;
+
+    for (const char *c = text; *c; c++)
+        n += *c == '\n';
+    return n;
+}
+
+START_TEST(exports_every_layer)
+{
+    const char *tmp = test_tmpdir();
+    char out[600];
+    char path[700];
+    char text[8192];
+    struct pipeline p;
+    struct attn_error err;
+    struct pipeline_selection sel[2];
+    int written;
+    char *s = sentence();
+
+    snprintf(out, sizeof out, "%s/export", tmp);
+    run_case("gpt2", &p, s);
+    ck_assert_int_eq(pipeline_select_layer(&p, 1, NULL), ATTN_OK);
+    ck_assert_msg(export_model(&p, NULL, 0, out, &written, &err) == ATTN_OK, "%s", err.msg);
+    /* tokens, embeddings, positional, final, next, and per layer 17 stages (4 of them per head). */
+    ck_assert_int_eq(written, 5 + 2 * (13 + 4 * 2));
+    ck_assert_int_eq(p.layer, 1); /* back where it was */
+    snprintf(path, sizeof path, "%s/tokens.csv", out);
+    slurp(path, text, sizeof text);
+    ck_assert_int_eq(strncmp(text, "position,id,token\n0,274,The\n1,267,\" cat\"\n", 41), 0);
+    ck_assert_int_eq(lines_in(text), 1 + p.tokens.count);
+    snprintf(path, sizeof path, "%s/next.csv", out);
+    slurp(path, text, sizeof text);
+    ck_assert_int_eq(strncmp(text, "position,rank,id,token,probability\n0,1,", 39), 0);
+    ck_assert_int_eq(lines_in(text), 1 + 4 * p.tokens.count);
+    snprintf(path, sizeof path, "%s/layer0/weights.h1.csv", out);
+    slurp(path, text, sizeof text);
+    ck_assert_int_eq(strncmp(text, ",The,\xc2\xb7" "cat,", 10), 0);
+    ck_assert_int_eq(lines_in(text), 1 + p.tokens.count);
+    snprintf(path, sizeof path, "%s/layer1/residual2.csv", out);
+    ck_assert_int_eq(access(path, R_OK), 0);
+    snprintf(path, sizeof path, "%s/final.csv", out);
+    ck_assert_int_eq(access(path, R_OK), 0);
+    /* Again into the same folder, now holding layer folders: replaced, nothing left over. */
+    ck_assert_msg(export_model(&p, NULL, 0, out, &written, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(test_count_entries(out, NULL), 5 + 2);
+    /* --stage tokens --stage weights.h0: tokens.csv and each layer's head 0. */
+    ck_assert_int_eq(pipeline_select(&p, "tokens", &sel[0]), 0);
+    ck_assert_int_eq(pipeline_select(&p, "weights.h0", &sel[1]), 0);
+    snprintf(out, sizeof out, "%s/some", tmp);
+    ck_assert_msg(export_model(&p, sel, 2, out, &written, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(written, 3);
+    snprintf(path, sizeof path, "%s/layer1/weights.h0.csv", out);
+    ck_assert_int_eq(access(path, R_OK), 0);
+    snprintf(path, sizeof path, "%s/layer1/weights.h1.csv", out);
+    ck_assert_int_ne(access(path, R_OK), 0);
+    pipeline_destroy(&p);
+    free(s);
+    test_remove_dir(tmp);
+}
+END_TEST
+
+/* A copy of the tiny model's weights and config in dir/name, without its tokenizer files. */
+static const char *
+model_copy(const char *where, const char *name)
+{
+    static char out[300];
+    char from[4096];
+    char to[700];
+
+    snprintf(out, sizeof out, "%.200s/%.60s", where, name);
+    ck_assert_int_eq(mkdir(out, 0777), 0);
+    snprintf(from, sizeof from, "%s", absolute(TINY "/config.json"));
+    snprintf(to, sizeof to, "%s/config.json", out);
+    ck_assert_int_eq(symlink(from, to), 0);
+    snprintf(from, sizeof from, "%s", absolute(TINY "/model.safetensors"));
+    snprintf(to, sizeof to, "%s/model.safetensors", out);
+    ck_assert_int_eq(symlink(from, to), 0);
+    return out;
+}
+
+/* The tiny vocabulary as tokenizer.json, merges as "a b" strings or ["a", "b"] pairs. */
+static void
+write_tokenizer_json(const char *folder, bool pairs, int merges)
+{
+    char vocab[8192];
+    char merges_txt[4096];
+    char *json = malloc(65536);
+    size_t len = 0;
+    char path[4096];
+    const char *line;
+    int count = 0;
+
+    snprintf(path, sizeof path, "%s", test_path(TINY "/vocab.json"));
+    slurp(path, vocab, sizeof vocab);
+    snprintf(path, sizeof path, "%s", test_path(TINY "/merges.txt"));
+    slurp(path, merges_txt, sizeof merges_txt);
+    len += (size_t)sprintf(json + len, "{\"version\":\"1.0\",\"model\":{\"type\":\"BPE\",\"vocab\":%s,"
+                                       "\"merges\":[", vocab);
+    line = strchr(merges_txt, '\n') + 1; /* after #version */
+    while (*line && count < merges) {
+        const char *end = strchr(line, '\n');
+        const char *space = memchr(line, ' ', (size_t)(end - line));
+        if (pairs)
+            len += (size_t)sprintf(json + len, "%s[\"%.*s\",\"%.*s\"]", count ? "," : "",
+                                   (int)(space - line), line, (int)(end - space - 1), space + 1);
+        else
+            len += (size_t)sprintf(json + len, "%s\"%.*s\"", count ? "," : "", (int)(end - line),
+                                   line);
+        count++;
+        line = end + 1;
+    }
+    len += (size_t)sprintf(json + len, "]}}");
+    test_write_file(folder, "tokenizer.json", json, len);
+    free(json);
+}
+
+START_TEST(tokenizers_in_every_form)
+{
+    const char *tmp = test_tmpdir();
+    char base[200];
+    char path[700];
+    char from[4096];
+    struct model m;
+    struct attn_error err;
+    int *ids;
+    int *want_ids;
+    int n;
+    int want_n;
+    const char *text = "The dog sat on the log, and the cat sat on the mat.";
+
+    snprintf(base, sizeof base, "%.190s", tmp);
+    ck_assert_int_eq(bpe_encode(&tiny.bpe, text, strlen(text), &want_ids, &want_n, &err), ATTN_OK);
+    for (int form = 0; form < 3; form++) {
+        const char *d = model_copy(base, form == 0 ? "strings" : form == 1 ? "pairs" : "openai");
+        char folder[300];
+        snprintf(folder, sizeof folder, "%s", d);
+        if (form < 2) {
+            write_tokenizer_json(folder, form == 1, 1000);
+        } else {
+            /* OpenAI's names, as the book's chapter 5 downloads them. */
+            snprintf(from, sizeof from, "%s", absolute(TINY "/vocab.json"));
+            snprintf(path, sizeof path, "%s/encoder.json", folder);
+            ck_assert_int_eq(symlink(from, path), 0);
+            snprintf(from, sizeof from, "%s", absolute(TINY "/merges.txt"));
+            snprintf(path, sizeof path, "%s/vocab.bpe", folder);
+            ck_assert_int_eq(symlink(from, path), 0);
+        }
+        ck_assert_msg(model_open(&m, folder, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_str_eq(m.tokenizer, form < 2 ? "tokenizer.json" : "encoder.json");
+        ck_assert_int_eq(m.bpe.merges, tiny.bpe.merges);
+        ck_assert_int_eq(bpe_encode(&m.bpe, text, strlen(text), &ids, &n, &err), ATTN_OK);
+        ck_assert_int_eq(n, want_n);
+        ck_assert(memcmp(ids, want_ids, (size_t)n * sizeof *ids) == 0);
+        free(ids);
+        model_close(&m);
+    }
+    /* No merges at all is refused, not a tokenizer that spells every word byte by byte. */
+    {
+        const char *d = model_copy(base, "nomerges");
+        char folder[300];
+        snprintf(folder, sizeof folder, "%s", d);
+        write_tokenizer_json(folder, true, 0);
+        ck_assert_int_ne(model_open(&m, folder, &err), ATTN_OK);
+        ck_assert_msg(strstr(err.msg, "tokenizer.json") && strstr(err.msg, "no merges"), "%s",
+                      err.msg);
+    }
+    free(want_ids);
+    test_remove_dir(tmp);
+}
+END_TEST
+
+START_TEST(bad_model_folders_say_what_is_wrong)
+{
+    const char *tmp = test_tmpdir();
+    char base[200];
+    char folder[300];
+    char from[4096];
+    char path[700];
+    struct model m;
+    struct attn_error err;
+
+    snprintf(base, sizeof base, "%.190s", tmp);
+    /* Weights but no tokenizer. */
+    ck_assert_int_ne(model_open(&m, test_path("tests/fixtures/gpt2/hf-f32"), &err), ATTN_OK);
+    ck_assert_msg(strstr(err.msg, "no tokenizer") && strstr(err.msg, "vocab.json") &&
+                      strstr(err.msg, "encoder.json") && strstr(err.msg, "tokenizer.json"),
+                  "%s", err.msg);
+    /* Half a pair. */
+    snprintf(folder, sizeof folder, "%s", model_copy(base, "half"));
+    snprintf(from, sizeof from, "%s", absolute(TINY "/vocab.json"));
+    snprintf(path, sizeof path, "%s/vocab.json", folder);
+    ck_assert_int_eq(symlink(from, path), 0);
+    ck_assert_int_ne(model_open(&m, folder, &err), ATTN_OK);
+    ck_assert_msg(strstr(err.msg, "merges.txt: missing"), "%s", err.msg);
+    /* A tokenizer with more tokens than the model has embeddings. */
+    snprintf(folder, sizeof folder, "%s", model_copy(base, "wide"));
+    {
+        char vocab[8192];
+        char *brace;
+        slurp(test_path(TINY "/vocab.json"), vocab, sizeof vocab);
+        brace = strrchr(vocab, '}');
+        strcpy(brace, ",\"extra\":317}");
+        test_write_text(folder, "vocab.json", vocab);
+        snprintf(from, sizeof from, "%s", absolute(TINY "/merges.txt"));
+        snprintf(path, sizeof path, "%s/merges.txt", folder);
+        ck_assert_int_eq(symlink(from, path), 0);
+    }
+    ck_assert_int_ne(model_open(&m, folder, &err), ATTN_OK);
+    ck_assert_msg(strstr(err.msg, "318 tokens") && strstr(err.msg, "vocab_size is 317"), "%s",
+                  err.msg);
+    /* A name that is neither a folder nor in the cache. */
+    setenv("HF_HUB_CACHE", base, 1);
+    ck_assert_int_ne(model_open(&m, "no-such-model", &err), ATTN_OK);
+    ck_assert_msg(strstr(err.msg, "no-such-model") && strstr(err.msg, "Hugging Face cache"), "%s",
+                  err.msg);
+    ck_assert_int_ne(model_open(&m, "./nowhere/at-all", &err), ATTN_OK);
+    ck_assert_msg(strstr(err.msg, "no such folder"), "%s", err.msg);
+    unsetenv("HF_HUB_CACHE");
+    test_remove_dir(tmp);
+}
+END_TEST
+
+/* dir/models--ID/snapshots/REV holding the tiny model, and refs/main naming REV when ref. */
+static void
+cache_entry(const char *hub, const char *id, const char *rev, bool ref)
+{
+    char path[1200];
+    char repo[700];
+
+    snprintf(repo, sizeof repo, "%s/models--%s", hub, id);
+    ck_assert_int_eq(mkdir(repo, 0777), 0);
+    snprintf(path, sizeof path, "%s/snapshots", repo);
+    ck_assert_int_eq(mkdir(path, 0777), 0);
+    snprintf(path, sizeof path, "%s/snapshots/%s", repo, rev);
+    ck_assert_int_eq(symlink(absolute(TINY), path), 0);
+    if (ref) {
+        snprintf(path, sizeof path, "%s/refs", repo);
+        ck_assert_int_eq(mkdir(path, 0777), 0);
+        char rel[200];
+        snprintf(rel, sizeof rel, "models--%.100s/refs/main", id);
+        test_write_text(hub, rel, rev);
+    }
+}
+
+START_TEST(names_are_found_in_the_hugging_face_cache)
+{
+    const char *tmp = test_tmpdir();
+    char base[200];
+    char hub[400];
+    char found[MODEL_PATH_MAX];
+    char name[256];
+    struct attn_error err;
+
+    snprintf(base, sizeof base, "%.190s", tmp);
+    snprintf(hub, sizeof hub, "%s/hub", base);
+    ck_assert_int_eq(mkdir(hub, 0777), 0);
+    cache_entry(hub, "org--tiny", "abc123", true);
+    cache_entry(hub, "openai-community--gpt2", "def456", false);
+    unsetenv("HF_HUB_CACHE");
+    setenv("HF_HOME", base, 1);
+    ck_assert_int_eq(model_locate("org/tiny", found, sizeof found, name, sizeof name, &err), ATTN_OK);
+    ck_assert_msg(strstr(found, "models--org--tiny/snapshots/abc123") != NULL, "%s", found);
+    ck_assert_str_eq(name, "tiny");
+    /* A bare name is looked for where GPT-2 now lives too; no refs/main: the snapshot there. */
+    ck_assert_int_eq(model_locate("gpt2", found, sizeof found, name, sizeof name, &err), ATTN_OK);
+    ck_assert_msg(strstr(found, "models--openai-community--gpt2/snapshots/def456") != NULL, "%s",
+                  found);
+    ck_assert_str_eq(name, "gpt2");
+    /* $HF_HUB_CACHE first. */
+    setenv("HF_HUB_CACHE", hub, 1);
+    unsetenv("HF_HOME");
+    ck_assert_int_eq(model_locate("org/tiny", found, sizeof found, name, sizeof name, &err), ATTN_OK);
+    ck_assert_int_ne(model_locate("org/other", found, sizeof found, name, sizeof name, &err), ATTN_OK);
+    ck_assert_int_ne(model_locate("../tiny", found, sizeof found, name, sizeof name, &err), ATTN_OK);
+    unsetenv("HF_HUB_CACHE");
+    test_remove_dir(tmp);
+}
+END_TEST
+
+static Suite *
+model_suite(void)
+{
+    Suite *s = suite_create("model");
+    TCase *tc = tcase_create("tiny");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, every_stage_agrees_with_pytorch);
+    tcase_add_test(tc, the_knobs_that_apply_recompute);
+    tcase_add_test(tc, the_stages_a_model_has);
+    tcase_add_test(tc, texts_the_model_cannot_read);
+    tcase_add_test(tc, exports_every_layer);
+    tcase_add_test(tc, tokenizers_in_every_form);
+    tcase_add_test(tc, bad_model_folders_say_what_is_wrong);
+    tcase_add_test(tc, names_are_found_in_the_hugging_face_cache);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TEST_MAIN(model_suite)
