@@ -385,6 +385,67 @@ for args in "--print" "--help" "--version" "--print --walkthrough $src/samples/w
         fail "attnscope $args >/dev/full: exit $got, $(cat "$tmp/err")"
 done
 
+# A trained model (--model): the tiny GPT-2 of tests/fixtures/gpt2/tiny, whose
+# numbers check_model compares with PyTorch's; here the command line around it.
+tiny="$src/tests/fixtures/gpt2/tiny"
+say="The cat sat on the mat, and the dog sat on the log."
+count=$((count + 1))
+"$bin" --model "$tiny" --print -s "$say" >"$tmp/model" 2>&1 || fail "--model --print failed: $(cat "$tmp/model")"
+grep -q "^attnscope: tiny (GPT-2 from .*: 2 layers, 2 heads of 8, n_embd 16, vocabulary 317, context 24)$" "$tmp/model" &&
+    grep -q "^tokens (18; a space shows as " "$tmp/model" &&
+    grep -q "^         1     267  $(printf '\302\267')cat$" "$tmp/model" &&
+    grep -q "^layer 0, weights, head 1 of 2 (18 x 18)" "$tmp/model" &&
+    grep -q "^next tokens (the 5 likeliest after each position" "$tmp/model" ||
+    fail "--model --print lacks the model, the tokens with ids, the weights or the next tokens: $(head -20 "$tmp/model")"
+count=$((count + 1))
+"$bin" --model "$tiny" --print -s "$say" --layer 1 --stage ln2 --stage next --top 2 >"$tmp/model" 2>&1 &&
+    grep -q "^layer 1, ln2 (18 x 16)" "$tmp/model" && ! grep -q "^tokens" "$tmp/model" &&
+    [ "$(grep -c '^ *[0-9]*  [^ ]* *[^ ]* [0-9.]*  [^ ]* [0-9.]*$' "$tmp/model")" -eq 18 ] ||
+    fail "--layer 1 --stage ln2 --stage next --top 2: $(cat "$tmp/model")"
+# The sentence from a file and from standard input, one final newline dropped.
+count=$((count + 1))
+printf '%s\n' "$say" >"$tmp/say.txt"
+"$bin" --model "$tiny" --print -f "$tmp/say.txt" --stage tokens >"$tmp/a" 2>&1 &&
+    printf '%s\n' "$say" | "$bin" --model "$tiny" --print -f - --stage tokens >"$tmp/b" 2>&1 &&
+    "$bin" --model "$tiny" --print -s "$say" --stage tokens >"$tmp/c" 2>&1 &&
+    cmp -s "$tmp/a" "$tmp/c" && cmp -s "$tmp/b" "$tmp/c" || fail "-f FILE and -f - read the sentence -s gives"
+# --bos puts <|endoftext|> first; --mask none and --threads change what they say.
+count=$((count + 1))
+"$bin" --model "$tiny" --print -s "$say" --bos --stage tokens | grep -q "^         0     316  <|endoftext|>$" ||
+    fail "--bos: <|endoftext|> (id 316) first"
+count=$((count + 1))
+"$bin" --model "$tiny" --print -s "$say" --mask none --temperature 2 --stage weights.h0 --threads 1 >"$tmp/a" &&
+    grep -q "mask none, scores / 5.65685 (sqrt(d_k) = sqrt(8) \* T), temperature 2" "$tmp/a" ||
+    fail "--mask none --temperature 2 on a model: $(head -3 "$tmp/a")"
+# Every layer exported; the model from $ATTNSCOPE_MODEL; none for the book's classes.
+count=$((count + 1))
+ATTNSCOPE_MODEL="$tiny" "$bin" --export "$tmp/mx" -s "$say" 2>"$tmp/err" &&
+    grep -q "wrote 47 files into" "$tmp/err" && [ -f "$tmp/mx/layer1/weights.h1.csv" ] &&
+    [ "$(head -1 "$tmp/mx/next.csv")" = "position,rank,id,token,probability" ] &&
+    [ "$(wc -l <"$tmp/mx/next.csv")" -eq $((1 + 18 * 5)) ] || fail "--export of a model: $(cat "$tmp/err")"
+count=$((count + 1))
+ATTNSCOPE_MODEL="$tiny" "$bin" --model none --print >"$tmp/a" 2>&1 && grep -q "^  Your     0.3190  0.4858$" "$tmp/a" ||
+    fail "--model none: the book's classes even with ATTNSCOPE_MODEL"
+expect 2 "--heads does not apply to a trained model: its weights fix the attention" -- --model "$tiny" --print --heads 3
+expect 2 "--qkv-bias does not apply to a trained model" -- --model "$tiny" --print --qkv-bias
+count=$((count + 1))
+ATTNSCOPE_MODEL="$tiny" "$bin" --print --seed 3 >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -qF -- "--seed does not apply to a trained model" "$tmp/err" &&
+    grep -qF "(\$ATTNSCOPE_MODEL names a model: --model none for the book's classes)" "$tmp/err" ||
+    fail "a toy knob with \$ATTNSCOPE_MODEL set: $(cat "$tmp/err")"
+expect 2 "--embeddings is for the book's classes; a trained model brings its own vocabulary and weights" -- --model "$tiny" --print -e x.csv
+expect 2 "--layer works with --model" -- --print --layer 1
+expect 2 "--bos works with --model" -- --print --bos
+expect 2 "--model: the interactive view of a trained model is not built yet; use --print or --export" -- --model "$tiny"
+expect 2 "--layer 2: tiny has layers 0 to 1" -- --model "$tiny" --print --layer 2 -s "$say"
+expect 2 "the text is 30 tokens; tiny reads at most 24 (n_positions in its config.json): shorten it" -- --model "$tiny" --print -s "$(awk 'BEGIN { for (i = 0; i < 30; i++) printf " cat"; }')"
+expect 2 "--stage dropped: no such stage here" -- --model "$tiny" --print --stage dropped -s "$say"
+expect 2 "--sentence and --sentence-file: choose one" -- --print -s hi -f "$tmp/say.txt"
+expect 1 "nowhere.txt: cannot open" -- --model "$tiny" --print -f "$tmp/nowhere.txt"
+expect 1 "no tokenizer: attnscope reads vocab.json and merges.txt" -- --model "$src/tests/fixtures/gpt2/hf-f32" --print
+expect 1 "--model no-such-model: no such folder, and no download of it in the Hugging Face cache" -- --model no-such-model --print
+expect 2 "--threads 65: give a number from 1 to 64" -- --model "$tiny" --print --threads 65
+
 count=$((count + 1))
 "$bin" --help | grep -q -- "--export DIR" || fail "--help"
 "$bin" --version | grep -q "^attnscope [0-9]" || fail "--version"

@@ -26,6 +26,9 @@ struct gpt2_state {
 /* p's model state, or NULL when p is not a trained model's. */
 const struct gpt2_state *pipeline_gpt2(const struct pipeline *p);
 
+/* What a pipeline of n tokens of this model holds beside the weights (its estimate). */
+size_t gpt2_pipeline_bytes(const struct gpt2_config *c, int n, int top);
+
 /* The knobs of cfg that a trained model has (mask, scaling, temperature). */
 void gpt2_knobs_of(const struct attention_config *cfg, struct gpt2_knobs *k);
 

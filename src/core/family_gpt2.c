@@ -87,14 +87,14 @@ encode(const struct pipeline_source *src, int **ids, int *n, struct attn_error *
     return ATTN_OK;
 }
 
-static size_t
-stage_bytes(const struct model *m, int n, int top)
+size_t
+gpt2_pipeline_bytes(const struct gpt2_config *c, int n, int top)
 {
     const size_t nn = (size_t)n;
 
     /* The forward's buffers, one layer's masked and scaled scores, the tokens' text. */
-    return gpt2_run_bytes(&m->gpt2.cfg, n, top) +
-           (2 * (size_t)m->gpt2.cfg.n_head * nn * nn + nn) * sizeof(float) + nn * 64;
+    return gpt2_run_bytes(c, n, top) + (2 * (size_t)c->n_head * nn * nn + nn) * sizeof(float) +
+           nn * 64;
 }
 
 /* The machine's memory, in bytes (0: unknown). */
@@ -123,7 +123,7 @@ gpt2_estimate(const struct attention_config *cfg, const struct pipeline_source *
     if (st != ATTN_OK)
         return st;
     free(ids);
-    *bytes = stage_bytes(src->model, n, src->top);
+    *bytes = gpt2_pipeline_bytes(&src->model->gpt2.cfg, n, src->top);
     /* The mapped weights stay in the page cache; the stages must fit beside them. */
     if (have > 0 && *bytes > have / 10 * 8)
         return attn_fail(err, ATTN_ELIMIT,

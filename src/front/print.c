@@ -491,17 +491,25 @@ print_model_header(FILE *out, const struct pipeline *p, const struct gpt2_state 
     fprintf(out, "\n\n");
 }
 
-/* The tokens, with their ids and where they are in the text. */
+/* The tokens, with their ids (CSV with --format csv). */
 static void
-print_model_tokens(FILE *out, const struct pipeline *p, const struct gpt2_state *g)
+print_model_tokens(FILE *out, const struct pipeline *p, const struct gpt2_state *g,
+                   const struct print_options *po)
 {
+    if (po->format == PRINT_CSV) {
+        fputs("# tokens\nposition,id,token\n", out);
+        for (int i = 0; i < p->tokens.count; i++) {
+            fprintf(out, "%d,%d,", i, g->ids[i]);
+            csvio_write_field(out, p->tokens.text[i]);
+            fputc('\n', out);
+        }
+        fputc('\n', out);
+        return;
+    }
     fprintf(out, "tokens (%d; a space shows as \xc2\xb7)\n", p->tokens.count);
     fprintf(out, "  %8s  %6s  %s\n", "position", "id", "token");
-    for (int i = 0; i < p->tokens.count; i++) {
-        fprintf(out, "  %8d  %6d  ", i, g->ids[i]);
-        put_label(out, p->tokens.text[i], 40, 0);
-        fputc('\n', out);
-    }
+    for (int i = 0; i < p->tokens.count; i++)
+        fprintf(out, "  %8d  %6d  %s\n", i, g->ids[i], p->tokens.text[i]);
     fputc('\n', out);
 }
 
@@ -515,6 +523,17 @@ print_model_next(FILE *out, const struct pipeline *p, const struct gpt2_state *g
 
     if (top == 0)
         return;
+    if (po->format == PRINT_CSV) {
+        fputs("# next tokens\nposition,rank,id,token,probability\n", out);
+        for (int i = 0; i < p->tokens.count; i++)
+            for (int t = 0; t < top; t++) {
+                const int id = g->run.top_ids[(size_t)i * top + t];
+                fprintf(out, "%d,%d,%d,", i, t + 1, id);
+                csvio_write_field(out, model_token_display(g->model, id, shown, sizeof shown));
+                fprintf(out, ",%.*f\n", po->digits, (double)g->run.top_probs[(size_t)i * top + t]);
+            }
+        return;
+    }
     fprintf(out, "next tokens (the %d likeliest after each position, with probabilities)\n", top);
     for (int i = 0; i < p->tokens.count; i++) {
         fprintf(out, "  %4d  ", i);
@@ -535,17 +554,18 @@ print_model(FILE *out, const struct pipeline *p, const struct print_options *po)
 
     if (g == NULL)
         return;
-    print_model_header(out, p, g);
+    if (po->format == PRINT_TEXT || po->heatmap)
+        print_model_header(out, p, g);
     if (po->count == 0) {
         struct pipeline_selection sel = { STAGE_WEIGHTS, -1, NULL };
-        print_model_tokens(out, p, g);
+        print_model_tokens(out, p, g, po);
         print_selection(out, p, &sel, po);
         print_model_next(out, p, g, po);
         return;
     }
     for (int i = 0; i < po->count; i++) {
         if (po->chosen[i].stage == PIPELINE_SELECT_TOKENS)
-            print_model_tokens(out, p, g);
+            print_model_tokens(out, p, g, po);
         else if (po->chosen[i].stage == PIPELINE_SELECT_NEXT)
             print_model_next(out, p, g, po);
         else
