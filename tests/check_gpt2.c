@@ -172,13 +172,17 @@ START_TEST(bad_folders_say_what_is_wrong)
         expect_load_error(pickled, "get model.safetensors");
     }
     expect_load_error(model_copy("noconf", "{\"n_layer\":2}"), "config.json: \"n_head\" is missing");
-    expect_load_error(model_copy("json", "{\"n_layer\":"), "config.json: not JSON");
+    expect_load_error(model_copy("json", "{\"n_layer\":"), "config.json:1:11: not JSON");
     expect_load_error(model_copy("heads", "{\"n_layer\":2,\"n_head\":3,\"n_embd\":8,"
                                           "\"vocab_size\":32,\"n_positions\":16}"),
                       "n_embd 8 is not a multiple of n_head 3");
     expect_load_error(model_copy("relu", "{\"n_layer\":2,\"n_head\":2,\"n_embd\":8,\"vocab_size\":32,"
                                          "\"n_positions\":16,\"activation_function\":\"relu\"}"),
                       "\"activation_function\" is relu");
+    /* 1e-51 is positive as JSON's double and 0 as the float layer norm adds (found by fuzzing). */
+    expect_load_error(model_copy("eps", "{\"n_layer\":2,\"n_head\":2,\"n_embd\":8,\"vocab_size\":32,"
+                                        "\"n_positions\":16,\"layer_norm_epsilon\":1e-51}"),
+                      "\"layer_norm_epsilon\" is not a small positive number");
     expect_load_error(model_copy("wide", "{\"n_layer\":2,\"n_head\":2,\"n_embd\":16,"
                                          "\"vocab_size\":32,\"n_positions\":16}"),
                       "tensor 'wte.weight' is (32, 8); config.json makes it (32, 16)");

@@ -40,9 +40,12 @@ gpt2_config_load(struct gpt2_config *c, const char *path, struct attn_error *err
     enum attn_status rc = ATTN_EPARSE;
 
     memset(c, 0, sizeof *c);
-    if (root == NULL)
-        return attn_fail(err, jerr.line < 0 ? ATTN_EIO : ATTN_EPARSE, "%s: %s%s", path,
-                         jerr.line > 0 ? "not JSON: " : "", jerr.text);
+    if (root == NULL) {
+        if (jerr.line > 0)
+            return attn_fail(err, ATTN_EPARSE, "%s:%d:%d: not JSON: %s", path, jerr.line,
+                             jerr.column, jerr.text);
+        return attn_fail(err, ATTN_EIO, "%s: %s", path, jerr.text);
+    }
     if (!json_is_object(root)) {
         attn_fail(err, ATTN_EPARSE, "%s: not a JSON object", path);
         goto done;
@@ -66,7 +69,9 @@ gpt2_config_load(struct gpt2_config *c, const char *path, struct attn_error *err
     v = json_object_get(root, "layer_norm_epsilon");
     c->eps = 1e-5f;
     if (v != NULL) {
-        if (!json_is_number(v) || !(json_number_value(v) > 0) || json_number_value(v) > 1) {
+        /* Positive as the float it is used as (1e-51 is 0 there). */
+        if (!json_is_number(v) || !((float)json_number_value(v) > 0.0f) ||
+            json_number_value(v) > 1) {
             attn_fail(err, ATTN_EPARSE, "%s: \"layer_norm_epsilon\" is not a small positive number",
                       path);
             goto done;

@@ -1,0 +1,108 @@
+/*
+ * modelfiles.c: fuzzes the JSON files of a model folder that are not
+ * weights: the input is a config.json, a NUL byte and a tokenizer.json.
+ * Whatever they hold, each loader either refuses with a message naming
+ * the file, or gives what the forward pass and the tokenizer rely on: a
+ * config whose sizes are positive, whose heads divide n_embd and whose
+ * epsilon is a small positive number; a tokenizer whose ids for a text
+ * are in its vocabulary and spell the text back.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "attnscope/bpe.h"
+#include "attnscope/gpt2.h"
+#include "fuzz.h"
+
+static const char *
+write_part(int which, const uint8_t *data, size_t size)
+{
+    static char paths[2][80];
+    char *path = paths[which];
+    FILE *f;
+
+    snprintf(path, 80, "/tmp/attnscope-fuzz-model-%ld.%s", (long)getpid(),
+             which == 0 ? "config.json" : "tokenizer.json");
+    f = fopen(path, "wb");
+    if (f == NULL)
+        return NULL;
+    if (size > 0 && fwrite(data, 1, size, f) != size) {
+        fclose(f);
+        return NULL;
+    }
+    fclose(f);
+    return path;
+}
+
+static void
+check_config(const char *path)
+{
+    struct gpt2_config c;
+    struct attn_error err;
+
+    if (gpt2_config_load(&c, path, &err) == ATTN_OK) {
+        if (c.n_layer < 1 || c.n_head < 1 || c.n_embd < 1 || c.n_positions < 1 ||
+            c.vocab_size < 1 || c.n_inner < 1 || c.n_embd % c.n_head != 0 || !(c.eps > 0.0f) ||
+            c.eps > 1.0f)
+            abort();
+    } else if (err.msg[0] == '\0' || strstr(err.msg, path) == NULL) {
+        abort(); /* a refusal always says why, and names the file */
+    }
+}
+
+static void
+check_tokenizer(const char *path)
+{
+    static const char text[] = "It's 2 o'clock  in Z\xc3\xbcrich \xe2\x80\x94 caf\xc3\xa9!\n";
+    struct bpe b;
+    struct attn_error err;
+    int *ids;
+    int count;
+
+    if (bpe_load_tokenizer_json(&b, path, &err) != ATTN_OK) {
+        if (err.msg[0] == '\0' || strstr(err.msg, path) == NULL)
+            abort();
+        return;
+    }
+    if (b.merges < 1)
+        abort(); /* zero merges are refused, never loaded */
+    if (bpe_encode(&b, text, sizeof text - 1, &ids, &count, &err) == ATTN_OK) {
+        char back[sizeof text];
+        size_t at = 0;
+        for (int i = 0; i < count; i++) {
+            int n;
+            if (ids[i] < 0 || ids[i] >= b.vocab_size)
+                abort();
+            n = bpe_token_bytes(&b, ids[i], back + at, sizeof back - at);
+            if (n < 0)
+                abort();
+            at += (size_t)n;
+        }
+        if (at != sizeof text - 1 || memcmp(back, text, at) != 0)
+            abort();
+        free(ids);
+    }
+    bpe_destroy(&b);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const uint8_t *nul = memchr(data, 0, size);
+    const char *config;
+    const char *tokenizer;
+
+    if (nul == NULL)
+        return 0;
+    config = write_part(0, data, (size_t)(nul - data));
+    tokenizer = write_part(1, nul + 1, size - (size_t)(nul - data) - 1);
+    if (config == NULL || tokenizer == NULL)
+        return 0;
+    check_config(config);
+    check_tokenizer(tokenizer);
+    unlink(config);
+    unlink(tokenizer);
+    return 0;
+}
