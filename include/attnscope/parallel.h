@@ -30,4 +30,14 @@ void parallel_set_threads(int n);
 void parallel_gemm(bool nt, int m, int n, int k, const float *a, int lda, const float *b, int ldb,
                    float *c, int ldc, int threads);
 
+/*
+ * Calls fn(ctx, begin, end) on contiguous ranges covering [0, count), on up
+ * to threads threads (fewer when count * work_per_item, in multiply-adds,
+ * is small).  Each item must be computed the same way whichever range it
+ * is in, as the heads of a layer or the rows of a layer norm are: then any
+ * thread count gives the same bits.
+ */
+void parallel_for(int count, long work_per_item, int threads,
+                  void (*fn)(void *ctx, int begin, int end), void *ctx);
+
 #endif

@@ -61,6 +61,78 @@ gelu_tanh(float x)
     return 0.5f * x * (1.0f + tanhf(k * (x + 0.044715f * x * x * x)));
 }
 
+/* One layer's attention, head by head: each head's scores, weights and context. */
+struct heads_job {
+    struct gpt2_layer_stages *s;
+    int n, C, hd;
+    bool causal;
+    float divisor;
+    float *scratch; /* (H, 2 n) a masked and a scaled row per head */
+};
+
+static void
+attend_heads(void *ctx, int h0, int h1)
+{
+    const struct heads_job *j = ctx;
+    const int n = j->n;
+
+    for (int h = h0; h < h1; h++) {
+        float *sc = j->s->scores + (size_t)h * n * n;
+        float *w = j->s->weights + (size_t)h * n * n;
+        float *rows = j->scratch + (size_t)h * 2 * n;
+        linalg_gemm_nt(n, n, j->hd, j->s->q + h * j->hd, j->C, j->s->k + h * j->hd, j->C, sc, n);
+        for (int i = 0; i < n; i++)
+            rowops_softmax(sc + (size_t)i * n, rows, rows + n, w + (size_t)i * n, n, 0,
+                           j->causal ? i + 1 : n, j->divisor);
+        linalg_gemm_nn(n, j->hd, n, w, n, j->s->v + h * j->hd, j->C, j->s->context + h * j->hd,
+                       j->C);
+    }
+}
+
+/* GELU of rows begin..end of an (n, F) stage. */
+struct gelu_job {
+    const float *x;
+    float *y;
+    int F;
+};
+
+static void
+gelu_rows(void *ctx, int begin, int end)
+{
+    const struct gelu_job *j = ctx;
+
+    for (size_t e = (size_t)begin * j->F; e < (size_t)end * j->F; e++)
+        j->y[e] = gelu_tanh(j->x[e]);
+}
+
+/* Layer norm of rows begin..end. */
+struct norm_job {
+    const float *x;
+    int c;
+    const float *g, *b;
+    float eps;
+    float *y;
+};
+
+static void
+norm_rows(void *ctx, int begin, int end)
+{
+    const struct norm_job *j = ctx;
+
+    layer_norm(j->x + (size_t)begin * j->c, end - begin, j->c, j->g, j->b, j->eps,
+               j->y + (size_t)begin * j->c);
+}
+
+/* Layer norm of n rows on threads threads. */
+static void
+layer_norm_rows(const float *x, int n, int c, const float *g, const float *b, float eps, float *y,
+                int threads)
+{
+    struct norm_job job = { x, c, g, b, eps, y };
+
+    parallel_for(n, 8L * c, threads, norm_rows, &job);
+}
+
 /* The vocabulary is scored in slices of this many tokens: the products pack each slice once. */
 #define LOGIT_SLICE 2048
 
@@ -77,7 +149,7 @@ run_floats(const struct gpt2_config *c, int n, int top)
 
     return 3 * nn * C /* tok pos embed */ + (size_t)c->n_layer * per_layer + nn * C /* final */ +
            nn * (size_t)top /* probabilities */ + nn * LOGIT_SLICE /* a slice of logits */ +
-           3 * nn /* masked, scaled scratch rows */;
+           2 * H * nn /* a masked and a scaled scratch row per head */;
 }
 
 size_t
@@ -130,6 +202,25 @@ gpt2_divisor(const struct gpt2_model *m, const struct gpt2_knobs *k)
         return (float)root;
     /* As the book's family divides: sqrt(d_k) * T worked out in double, used in float. */
     return (float)((k->scaled ? root : 1.0) * k->temperature);
+}
+
+/* fold_logits for the positions begin..end of a slice. */
+struct fold_job {
+    const float *logits;
+    int first, count, top;
+    struct next_tokens *nt;
+    int *ids;
+    float *best;
+};
+
+static void
+fold_rows(void *ctx, int begin, int end)
+{
+    const struct fold_job *j = ctx;
+
+    for (int i = begin; i < end; i++)
+        fold_logits(j->logits + (size_t)i * j->count, j->first, j->count, j->top, &j->nt[i],
+                    j->ids + (size_t)i * j->top, j->best + (size_t)i * j->top);
 }
 
 enum attn_status
@@ -193,7 +284,7 @@ gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top,
     CARVE(r->final, (size_t)n * C);
     CARVE(r->top_probs, (size_t)n * top);
     CARVE(logits, (size_t)n * LOGIT_SLICE);
-    CARVE(scratch, 3 * (size_t)n);
+    CARVE(scratch, 2 * (size_t)H * n);
 #undef CARVE
 
     for (int i = 0; i < n; i++) {
@@ -207,32 +298,29 @@ gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top,
         const struct gpt2_block *b = &m->blocks[l];
         struct gpt2_layer_stages *s = &r->layers[l];
 
-        layer_norm(x, n, C, b->ln1_g, b->ln1_b, c->eps, s->ln1);
+        layer_norm_rows(x, n, C, b->ln1_g, b->ln1_b, c->eps, s->ln1, threads);
         apply_linear(&b->q, s->ln1, n, s->q, threads);
         apply_linear(&b->k, s->ln1, n, s->k, threads);
         apply_linear(&b->v, s->ln1, n, s->v, threads);
-        for (int h = 0; h < H; h++) {
-            float *sc = s->scores + (size_t)h * n * n;
-            float *w = s->weights + (size_t)h * n * n;
-            linalg_gemm_nt(n, n, hd, s->q + h * hd, C, s->k + h * hd, C, sc, n);
-            for (int i = 0; i < n; i++)
-                rowops_softmax(sc + (size_t)i * n, scratch, scratch + n, w + (size_t)i * n, n, 0,
-                               causal ? i + 1 : n, divisor);
-            linalg_gemm_nn(n, hd, n, w, n, s->v + h * hd, C, s->context + h * hd, C);
+        {
+            struct heads_job job = { s, n, C, hd, causal, divisor, scratch };
+            parallel_for(H, 2L * n * n * hd, threads, attend_heads, &job);
         }
         apply_linear(&b->attn_out, s->context, n, s->attn, threads);
         for (size_t e = 0; e < (size_t)n * C; e++)
             s->resid1[e] = x[e] + s->attn[e];
-        layer_norm(s->resid1, n, C, b->ln2_g, b->ln2_b, c->eps, s->ln2);
+        layer_norm_rows(s->resid1, n, C, b->ln2_g, b->ln2_b, c->eps, s->ln2, threads);
         apply_linear(&b->fc, s->ln2, n, s->fc, threads);
-        for (size_t e = 0; e < (size_t)n * F; e++)
-            s->gelu[e] = gelu_tanh(s->fc[e]);
+        {
+            struct gelu_job job = { s->fc, s->gelu, F };
+            parallel_for(n, 16L * F, threads, gelu_rows, &job);
+        }
         apply_linear(&b->fc_out, s->gelu, n, s->mlp, threads);
         for (size_t e = 0; e < (size_t)n * C; e++)
             s->resid2[e] = s->resid1[e] + s->mlp[e];
         x = s->resid2;
     }
-    layer_norm(x, n, C, m->lnf_g, m->lnf_b, c->eps, r->final);
+    layer_norm_rows(x, n, C, m->lnf_g, m->lnf_b, c->eps, r->final, threads);
     if (top > 0) {
         struct next_tokens *nt = malloc((size_t)n * sizeof *nt);
         if (nt == NULL) {
@@ -250,9 +338,10 @@ gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top,
             const int vb = c->vocab_size - v0 < LOGIT_SLICE ? c->vocab_size - v0 : LOGIT_SLICE;
             parallel_gemm(true, n, vb, C, r->final, C, m->lm_head + (size_t)v0 * C, C, logits, vb,
                           threads);
-            for (int i = 0; i < n; i++)
-                fold_logits(logits + (size_t)i * vb, v0, vb, top, &nt[i],
-                            r->top_ids + (size_t)i * top, r->top_probs + (size_t)i * top);
+            {
+                struct fold_job job = { logits, v0, vb, top, nt, r->top_ids, r->top_probs };
+                parallel_for(n, 4L * vb, threads, fold_rows, &job);
+            }
         }
         for (int i = 0; i < n; i++)
             for (int t = 0; t < top; t++) {

@@ -108,3 +108,55 @@ parallel_gemm(bool nt, int m, int n, int k, const float *a, int lda, const float
             run_slice(&s[t]);
     }
 }
+
+struct range {
+    void (*fn)(void *ctx, int begin, int end);
+    void *ctx;
+    int begin, end;
+};
+
+static void *
+range_thread(void *arg)
+{
+    struct range *r = arg;
+
+    r->fn(r->ctx, r->begin, r->end);
+    return NULL;
+}
+
+void
+parallel_for(int count, long work_per_item, int threads, void (*fn)(void *ctx, int begin, int end),
+             void *ctx)
+{
+    struct range r[PARALLEL_MAX_THREADS];
+    pthread_t tid[PARALLEL_MAX_THREADS];
+    bool started[PARALLEL_MAX_THREADS] = { false };
+    int per;
+    int parts;
+
+    if (count <= 0)
+        return;
+    if (threads > PARALLEL_MAX_THREADS)
+        threads = PARALLEL_MAX_THREADS;
+    if (threads > count)
+        threads = count;
+    while (threads > 1 && (long)count * work_per_item / threads < PARALLEL_MIN_WORK)
+        threads--;
+    if (threads <= 1) {
+        fn(ctx, 0, count);
+        return;
+    }
+    per = (count + threads - 1) / threads;
+    parts = (count + per - 1) / per;
+    for (int t = 0; t < parts; t++)
+        r[t] = (struct range){ fn, ctx, t * per, (t + 1) * per < count ? (t + 1) * per : count };
+    for (int t = 1; t < parts; t++)
+        started[t] = pthread_create(&tid[t], NULL, range_thread, &r[t]) == 0;
+    fn(ctx, r[0].begin, r[0].end);
+    for (int t = 1; t < parts; t++) {
+        if (started[t])
+            pthread_join(tid[t], NULL);
+        else
+            fn(ctx, r[t].begin, r[t].end);
+    }
+}
