@@ -200,6 +200,102 @@ START_TEST(bad_folders_say_what_is_wrong)
 }
 END_TEST
 
+/*
+ * Writes the tensors of st whose index has parity `half` (0 or 1) as the
+ * safetensors file dir/name, and their names into index (the weight_map's
+ * entries, JSON), the data copied byte for byte.
+ */
+static void
+write_shard(const struct safetensors *st, int half, const char *name, char *index, size_t size)
+{
+    char header[16384];
+    size_t len = 0;
+    size_t at = 0;
+    char path[512];
+    FILE *f;
+
+    len += (size_t)snprintf(header + len, sizeof header - len, "{");
+    for (int i = half; i < st->count; i += 2) {
+        const struct st_tensor *t = &st->tensors[i];
+        size_t bytes = t->end - t->begin;
+        len += (size_t)snprintf(header + len, sizeof header - len,
+                                "%s\"%s\":{\"dtype\":\"%s\",\"shape\":[", len > 1 ? "," : "",
+                                t->name, safetensors_dtype_name(t->dtype));
+        for (int d = 0; d < t->ndim; d++)
+            len += (size_t)snprintf(header + len, sizeof header - len, "%s%lld", d ? "," : "",
+                                    (long long)t->shape[d]);
+        len += (size_t)snprintf(header + len, sizeof header - len, "],\"data_offsets\":[%zu,%zu]}",
+                                at, at + bytes);
+        at += bytes;
+        snprintf(index + strlen(index), size - strlen(index), "%s\"%s\":\"%s\"",
+                 index[strlen(index) - 1] == '{' ? "" : ",", t->name, name);
+    }
+    len += (size_t)snprintf(header + len, sizeof header - len, "}");
+    while (len % 8 != 0)
+        header[len++] = ' ';
+    snprintf(path, sizeof path, "%s/sharded/%s", dir, name);
+    f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    for (int b = 0; b < 8; b++)
+        fputc((int)(((uint64_t)len >> (8 * b)) & 255), f);
+    fwrite(header, 1, len, f);
+    for (int i = half; i < st->count; i += 2)
+        fwrite(st->data + st->tensors[i].begin, 1, st->tensors[i].end - st->tensors[i].begin, f);
+    fclose(f);
+}
+
+/* A checkpoint in two shards and an index loads as the one file does: the same bits. */
+START_TEST(sharded_checkpoints_load)
+{
+    struct gpt2_model whole;
+    struct gpt2_model parts;
+    struct gpt2_run a;
+    struct gpt2_run b;
+    struct attn_error err;
+    char index[8192] = "{\"metadata\":{},\"weight_map\":{";
+    char folder[300];
+    const int ids[] = { 3, 1, 4, 1, 5 };
+
+    ck_assert_int_eq(gpt2_load(&whole, test_path("tests/fixtures/gpt2/hf-f32"), &err), ATTN_OK);
+    snprintf(folder, sizeof folder, "%s/sharded", dir);
+    ck_assert_int_eq(mkdir(folder, 0755), 0);
+    write_shard(&whole.shards[0], 0, "model-00001-of-00002.safetensors", index, sizeof index);
+    write_shard(&whole.shards[0], 1, "model-00002-of-00002.safetensors", index, sizeof index);
+    strcat(index, "}}");
+    test_write_text(dir, "sharded/model.safetensors.index.json", index);
+    {
+        char cmd[5000];
+        snprintf(cmd, sizeof cmd, "cp '%s/config.json' '%s/'",
+                 test_path("tests/fixtures/gpt2/hf-f32"), folder);
+        ck_assert_int_eq(system(cmd), 0);
+    }
+    ck_assert_msg(gpt2_load(&parts, folder, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(parts.shard_count, 2);
+    ck_assert_int_eq(gpt2_forward(&whole, ids, 5, 3, NULL, &a, &err), ATTN_OK);
+    ck_assert_int_eq(gpt2_forward(&parts, ids, 5, 3, NULL, &b, &err), ATTN_OK);
+    ck_assert(memcmp(a.final, b.final, 5 * (size_t)whole.cfg.n_embd * sizeof(float)) == 0);
+    ck_assert(memcmp(a.top_ids, b.top_ids, 15 * sizeof(int)) == 0);
+    gpt2_run_destroy(&a);
+    gpt2_run_destroy(&b);
+    gpt2_destroy(&parts);
+    /* A map naming a shard without the tensor, or a path: refused, naming the index. */
+    test_write_text(dir, "sharded/model.safetensors.index.json",
+                    "{\"weight_map\":{\"wte.weight\":\"model-00002-of-00002.safetensors\"}}");
+    ck_assert_int_ne(gpt2_load(&parts, folder, &err), ATTN_OK);
+    ck_assert_msg(strstr(err.msg, "model.safetensors.index.json: tensor 'wte.weight' is mapped to "
+                                  "model-00002-of-00002.safetensors, which lacks it") != NULL,
+                  "%s", err.msg);
+    test_write_text(dir, "sharded/model.safetensors.index.json",
+                    "{\"weight_map\":{\"wte.weight\":\"../elsewhere.safetensors\"}}");
+    ck_assert_int_ne(gpt2_load(&parts, folder, &err), ATTN_OK);
+    ck_assert_msg(strstr(err.msg, "not a file beside it") != NULL, "%s", err.msg);
+    test_write_text(dir, "sharded/model.safetensors.index.json", "{\"weight_map\":{}}");
+    ck_assert_int_ne(gpt2_load(&parts, folder, &err), ATTN_OK);
+    ck_assert_msg(strstr(err.msg, "no \"weight_map\"") != NULL, "%s", err.msg);
+    gpt2_destroy(&whole);
+}
+END_TEST
+
 static Suite *
 gpt2_suite(void)
 {
@@ -210,6 +306,7 @@ gpt2_suite(void)
     tcase_add_test(tc, agrees_with_pytorch);
     tcase_add_test(tc, bad_folders_say_what_is_wrong);
     tcase_add_test(tc, threads_give_the_same_bits);
+    tcase_add_test(tc, sharded_checkpoints_load);
     suite_add_tcase(s, tc);
     return s;
 }

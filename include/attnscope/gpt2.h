@@ -57,7 +57,9 @@ struct gpt2_model {
     struct gpt2_config cfg;
     enum gpt2_layout layout;
     char prefix[16];            /* "" or "transformer." (Hugging Face's layout) */
-    struct safetensors st;
+    struct safetensors *shards; /* model.safetensors, or the files its index names */
+    int shard_count;
+    char weights_path[4096];    /* model.safetensors or model.safetensors.index.json */
     const float *wte;           /* (vocab_size, n_embd) */
     const float *wpe;           /* (n_positions, n_embd) */
     struct gpt2_block *blocks;  /* (n_layer) */
@@ -67,7 +69,12 @@ struct gpt2_model {
     int owned_count;
 };
 
-/* Loads dir/config.json and dir/model.safetensors; nothing is left half-loaded on failure. */
+/*
+ * Loads dir/config.json and dir/model.safetensors (or, for a checkpoint in
+ * shards, the files dir/model.safetensors.index.json's weight_map names,
+ * each tensor checked to be in its shard); nothing is left half-loaded on
+ * failure.
+ */
 enum attn_status gpt2_load(struct gpt2_model *m, const char *dir, struct attn_error *err);
 void gpt2_destroy(struct gpt2_model *m);
 

@@ -95,19 +95,35 @@ done:
 
 /* ------------------------------------------------------------ the tensors */
 
+/* The tensor called name in any shard (and its shard), or NULL. */
+static const struct st_tensor *
+find(const struct gpt2_model *m, const char *name, const struct safetensors **in)
+{
+    for (int i = 0; i < m->shard_count; i++) {
+        const struct st_tensor *t = safetensors_find(&m->shards[i], name);
+        if (t != NULL) {
+            if (in != NULL)
+                *in = &m->shards[i];
+            return t;
+        }
+    }
+    return NULL;
+}
+
 /* The tensor name (after the layout's prefix) as float32 of the given shape; NULL with err set. */
 static const float *
 tensor(struct gpt2_model *m, const char *name, int ndim, int d0, int d1, struct attn_error *err)
 {
     char full[128];
     const struct st_tensor *t;
+    const struct safetensors *st = NULL;
     float *copy;
     const float *v;
 
     snprintf(full, sizeof full, "%s%s", m->prefix, name);
-    t = safetensors_find(&m->st, full);
+    t = find(m, full, &st);
     if (t == NULL) {
-        attn_fail(err, ATTN_EPARSE, "%s: no tensor '%s'", m->st.path, full);
+        attn_fail(err, ATTN_EPARSE, "%s: no tensor '%s'", m->weights_path, full);
         return NULL;
     }
     if (t->ndim != ndim || t->shape[0] != d0 || (ndim == 2 && t->shape[1] != d1)) {
@@ -118,18 +134,18 @@ tensor(struct gpt2_model *m, const char *name, int ndim, int d0, int d1, struct 
                            (long long)t->shape[d]);
         if (ndim == 2)
             attn_fail(err, ATTN_ESHAPE, "%s: tensor '%s' is (%s); config.json makes it (%d, %d)",
-                      m->st.path, full, shape, d0, d1);
+                      st->path, full, shape, d0, d1);
         else
             attn_fail(err, ATTN_ESHAPE, "%s: tensor '%s' is (%s); config.json makes it (%d)",
-                      m->st.path, full, shape, d0);
+                      st->path, full, shape, d0);
         return NULL;
     }
-    v = safetensors_f32(&m->st, t, &copy, err);
+    v = safetensors_f32(st, t, &copy, err);
     if (v != NULL && copy != NULL) {
         float **more = realloc(m->owned, ((size_t)m->owned_count + 1) * sizeof *more);
         if (more == NULL) {
             free(copy);
-            attn_fail(err, ATTN_ENOMEM, "%s: out of memory", m->st.path);
+            attn_fail(err, ATTN_ENOMEM, "%s: out of memory", st->path);
             return NULL;
         }
         m->owned = more;
@@ -228,21 +244,21 @@ load_block_book(struct gpt2_model *m, int i, struct attn_error *err)
 static int
 choose_layout(struct gpt2_model *m, struct attn_error *err)
 {
-    if (safetensors_find(&m->st, "tok_emb.weight") != NULL) {
+    if (find(m, "tok_emb.weight", NULL) != NULL) {
         m->layout = GPT2_LAYOUT_BOOK;
         return 0;
     }
     m->layout = GPT2_LAYOUT_HF;
-    if (safetensors_find(&m->st, "wte.weight") != NULL)
+    if (find(m, "wte.weight", NULL) != NULL)
         return 0;
-    if (safetensors_find(&m->st, "transformer.wte.weight") != NULL) {
+    if (find(m, "transformer.wte.weight", NULL) != NULL) {
         snprintf(m->prefix, sizeof m->prefix, "transformer.");
         return 0;
     }
     attn_fail(err, ATTN_EPARSE,
               "%s: neither GPT-2's tensor names (wte.weight, h.0.attn.c_attn.weight, ...) nor the "
               "book's GPTModel's (tok_emb.weight, trf_blocks.0.att.W_query.weight, ...)",
-              m->st.path);
+              m->weights_path);
     return -1;
 }
 
@@ -270,6 +286,72 @@ refuse_other_formats(const char *dir, struct attn_error *err)
     return ATTN_OK;
 }
 
+/*
+ * The shards a model.safetensors.index.json names in its weight_map (plain
+ * file names beside it), each opened once, and every tensor of the map
+ * checked to be in the shard it names.
+ */
+static enum attn_status
+open_shards(struct gpt2_model *m, const char *dir, struct attn_error *err)
+{
+    const char *index = m->weights_path;
+    json_error_t jerr;
+    json_t *root = json_load_file(index, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *map;
+    const char *name;
+    json_t *file;
+    enum attn_status rc = ATTN_EPARSE;
+
+    if (root == NULL) {
+        if (jerr.line > 0)
+            return attn_fail(err, ATTN_EPARSE, "%s:%d:%d: not JSON: %s", index, jerr.line,
+                             jerr.column, jerr.text);
+        return attn_fail(err, ATTN_EIO, "%s: %s", index, jerr.text);
+    }
+    map = json_object_get(root, "weight_map");
+    if (!json_is_object(map) || json_object_size(map) == 0 || json_object_size(map) > 100000) {
+        attn_fail(err, ATTN_EPARSE, "%s: no \"weight_map\" of tensor names and their files",
+                  index);
+        goto done;
+    }
+    m->shards = calloc(json_object_size(map), sizeof *m->shards);
+    if (m->shards == NULL) {
+        rc = attn_fail(err, ATTN_ENOMEM, "%s: out of memory", index);
+        goto done;
+    }
+    json_object_foreach(map, name, file)
+    {
+        const char *f = json_is_string(file) ? json_string_value(file) : NULL;
+        char path[4096];
+        const struct safetensors *in = NULL;
+        int shard = -1;
+        if (f == NULL || f[0] == '\0' || f[0] == '.' || strchr(f, '/') != NULL) {
+            attn_fail(err, ATTN_EPARSE, "%s: tensor '%s' is mapped to %s, not a file beside it",
+                      index, name, f != NULL ? f : "something that is not a file name");
+            goto done;
+        }
+        snprintf(path, sizeof path, "%s/%s", dir, f);
+        for (int i = 0; i < m->shard_count && shard < 0; i++)
+            if (strcmp(m->shards[i].path, path) == 0)
+                shard = i;
+        if (shard < 0) {
+            if ((rc = safetensors_open(&m->shards[m->shard_count], path, err)) != ATTN_OK)
+                goto done;
+            shard = m->shard_count++;
+            rc = ATTN_EPARSE;
+        }
+        if (find(m, name, &in) == NULL || in != &m->shards[shard]) {
+            attn_fail(err, ATTN_EPARSE, "%s: tensor '%s' is mapped to %s, which lacks it", index,
+                      name, f);
+            goto done;
+        }
+    }
+    rc = ATTN_OK;
+done:
+    json_decref(root);
+    return rc;
+}
+
 enum attn_status
 gpt2_load(struct gpt2_model *m, const char *dir, struct attn_error *err)
 {
@@ -280,11 +362,31 @@ gpt2_load(struct gpt2_model *m, const char *dir, struct attn_error *err)
     snprintf(path, sizeof path, "%s/config.json", dir);
     if ((rc = gpt2_config_load(&m->cfg, path, err)) != ATTN_OK)
         return rc;
-    snprintf(path, sizeof path, "%s/model.safetensors", dir);
-    if (access(path, F_OK) != 0 && refuse_other_formats(dir, err) != ATTN_OK)
-        return err->status;
-    if ((rc = safetensors_open(&m->st, path, err)) != ATTN_OK)
-        return rc;
+    snprintf(m->weights_path, sizeof m->weights_path, "%s/model.safetensors", dir);
+    if (access(m->weights_path, F_OK) != 0) {
+        snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
+        if (access(path, F_OK) == 0) {
+            snprintf(m->weights_path, sizeof m->weights_path, "%s", path);
+            rc = open_shards(m, dir, err);
+            if (rc != ATTN_OK) {
+                gpt2_destroy(m);
+                return rc;
+            }
+        } else if (refuse_other_formats(dir, err) != ATTN_OK) {
+            return err->status;
+        }
+    }
+    if (m->shard_count == 0) {
+        m->shards = calloc(1, sizeof *m->shards);
+        if (m->shards == NULL)
+            return attn_fail(err, ATTN_ENOMEM, "out of memory");
+        if ((rc = safetensors_open(&m->shards[0], m->weights_path, err)) != ATTN_OK) {
+            gpt2_destroy(m);
+            return rc;
+        }
+        m->shard_count = 1;
+    }
+    snprintf(path, sizeof path, "%s", m->weights_path);
     rc = ATTN_EPARSE;
     if (choose_layout(m, err) != 0)
         goto fail;
@@ -304,7 +406,7 @@ gpt2_load(struct gpt2_model *m, const char *dir, struct attn_error *err)
             if (load_block_hf(m, i, err) != 0)
                 goto fail;
         /* GPT-2 ties its output to the token embedding; a saved lm_head.weight is that copy. */
-        head = safetensors_find(&m->st, "lm_head.weight");
+        head = find(m, "lm_head.weight", NULL);
         m->lm_head = m->wte;
         if (head != NULL) {
             char saved[16];
@@ -341,6 +443,8 @@ gpt2_destroy(struct gpt2_model *m)
         free(m->owned[i]);
     free(m->owned);
     free(m->blocks);
-    safetensors_close(&m->st);
+    for (int i = 0; i < m->shard_count; i++)
+        safetensors_close(&m->shards[i]);
+    free(m->shards);
     memset(m, 0, sizeof *m);
 }
