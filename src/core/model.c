@@ -2,6 +2,9 @@
 #include "config.h"
 
 #include <dirent.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,6 +250,10 @@ model_open(struct model *m, const char *what, struct attn_error *err)
     for (int id = 0; id < m->bpe.vocab_size && m->eot < 0; id++)
         if (strcmp(m->bpe.token[id], "<|endoftext|>") == 0)
             m->eot = id;
+#ifdef __GLIBC__
+    /* The vocabulary's JSON tree is freed: give its pages back before the weights come in. */
+    malloc_trim(0);
+#endif
     return ATTN_OK;
 }
 
