@@ -108,6 +108,8 @@ struct gpt2_run {
     int *top_ids;                     /* (n, top) the likeliest next tokens, likeliest first */
     float *top_probs;                 /* (n, top) their probabilities */
     float *arena;                     /* one allocation behind every buffer */
+    void *arena_map;                  /* the mapping it is carved from (munmap), or NULL */
+    size_t arena_map_bytes;
 };
 
 /*

@@ -149,6 +149,56 @@ kernel(void)
 
 /* ---------------------------------------------------------------- packing */
 
+#ifdef LINALG_X86
+/*
+ * out[q * ldo + i] = in[i * ldi + q] for a 16 x 16 block: pairs of rows
+ * interleaved, then pairs of pairs, then the 128-bit lanes exchanged twice.
+ * Only moves numbers, so packing this way gives the products the same bits.
+ */
+__attribute__((target("avx512f"))) static void
+transpose16_avx512(const float *in, size_t ldi, float *out, size_t ldo)
+{
+    __m512 r[16];
+    __m512 t[16];
+
+    for (int i = 0; i < 16; i++)
+        r[i] = _mm512_loadu_ps(in + (size_t)i * ldi);
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) {
+        r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
+        r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
+        r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+    for (int i = 0; i < 4; i++) {
+        t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
+        t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xDD);
+        t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
+        t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xDD);
+    }
+    for (int i = 0; i < 8; i++) {
+        r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+        r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xDD);
+    }
+    for (int i = 0; i < 16; i++)
+        _mm512_storeu_ps(out + (size_t)i * ldo, r[i]);
+}
+
+/* rows rows of 32 floats, ldi apart, one after another into out (a call per row cost more). */
+__attribute__((target("avx512f"))) static void
+copy32_avx512(const float *in, size_t ldi, int rows, float *out)
+{
+    for (int p = 0; p < rows; p++) {
+        const float *row = in + (size_t)p * ldi;
+        _mm512_storeu_ps(out + (size_t)p * 32, _mm512_loadu_ps(row));
+        _mm512_storeu_ps(out + (size_t)p * 32 + 16, _mm512_loadu_ps(row + 16));
+    }
+}
+#endif
+
 /*
  * B (k, n) into the kernel's layout: k in blocks of KC; within a block,
  * panels of nr columns, each holding for every p of the block nr
@@ -171,11 +221,30 @@ pack_b(int k, int n, int nr, const float *b, int ldb, int trans, float *out)
             float *panel = block + (size_t)j0 * (size_t)kc;
             if (trans) {
                 const float *src = b + (size_t)j0 * (size_t)ldb + (size_t)p0;
-                for (int p = 0; p < kc; p++)
+                int done = 0;
+#ifdef LINALG_X86
+                if (nr == 32 && w == 32 && cpu_isa() == CPU_AVX512) {
+                    /* Whole 16 x 16 blocks by vector transposes; the rest below, one by one. */
+                    done = kc / 16 * 16;
+                    for (int pb = 0; pb < done; pb += 16)
+                        for (int jb = 0; jb < 32; jb += 16)
+                            transpose16_avx512(src + (size_t)jb * (size_t)ldb + (size_t)pb,
+                                               (size_t)ldb, panel + (size_t)pb * 32 + (size_t)jb,
+                                               32);
+                }
+#endif
+                for (int p = done; p < kc; p++)
                     for (int j = 0; j < w; j++)
                         panel[(size_t)p * (size_t)nr + (size_t)j] = src[(size_t)j * (size_t)ldb + (size_t)p];
             } else {
-                for (int p = 0; p < kc; p++)
+                int done = 0;
+#ifdef LINALG_X86
+                if (nr == 32 && w == 32 && cpu_isa() == CPU_AVX512) {
+                    copy32_avx512(b + (size_t)p0 * (size_t)ldb + (size_t)j0, (size_t)ldb, kc, panel);
+                    done = kc;
+                }
+#endif
+                for (int p = done; p < kc; p++)
                     memcpy(panel + (size_t)p * (size_t)nr,
                            b + (size_t)(p0 + p) * (size_t)ldb + (size_t)j0, (size_t)w * sizeof(float));
             }
