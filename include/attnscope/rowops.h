@@ -12,6 +12,8 @@
 #ifndef ATTNSCOPE_ROWOPS_H
 #define ATTNSCOPE_ROWOPS_H
 
+#include <stddef.h>
+
 /*
  * The exponential every kernel computes, for x <= 0 (softmax's shifted
  * scores): within 2 units in the last place of exp(x); 0 below -87.33
@@ -28,5 +30,13 @@ float rowops_exp(float x);
  */
 void rowops_softmax(const float *scores, float *masked, float *scaled, float *weights, int n,
                     int first, int end, float divisor);
+
+/*
+ * y[j] = GELU(x[j]) for n values, the tanh approximation GPT-2 uses
+ * (0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), PyTorch's
+ * gelu(approximate="tanh")), the same bits on every instruction set.
+ * y may equal x.
+ */
+void rowops_gelu(const float *x, float *y, size_t n);
 
 #endif

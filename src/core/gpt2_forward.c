@@ -54,15 +54,6 @@ layer_norm(const float *x, int n, int c, const float *g, const float *b, float e
     }
 }
 
-/* GELU, the tanh approximation GPT-2 was trained with (Hugging Face's gelu_new). */
-static float
-gelu_tanh(float x)
-{
-    const float k = 0.7978845608028654f; /* sqrt(2 / pi) */
-
-    return 0.5f * x * (1.0f + tanhf(k * (x + 0.044715f * x * x * x)));
-}
-
 /* One layer's attention, head by head: each head's scores, weights and context. */
 struct heads_job {
     struct gpt2_layer_stages *s;
@@ -91,7 +82,7 @@ attend_heads(void *ctx, int h0, int h1)
     }
 }
 
-/* GELU of rows begin..end of an (n, F) stage. */
+/* GELU (rowops_gelu: the tanh approximation, Hugging Face's gelu_new) of rows begin..end. */
 struct gelu_job {
     const float *x;
     float *y;
@@ -103,8 +94,8 @@ gelu_rows(void *ctx, int begin, int end)
 {
     const struct gelu_job *j = ctx;
 
-    for (size_t e = (size_t)begin * j->F; e < (size_t)end * j->F; e++)
-        j->y[e] = gelu_tanh(j->x[e]);
+    rowops_gelu(j->x + (size_t)begin * j->F, j->y + (size_t)begin * j->F,
+                (size_t)(end - begin) * (size_t)j->F);
 }
 
 /* Layer norm of rows begin..end. */

@@ -321,3 +321,95 @@ rowops_softmax(const float *scores, float *masked, float *scaled, float *weights
     }
     hide_tail(masked, scaled, weights, scores, n, visible);
 }
+
+/* ------------------------------------------------------------------ GELU */
+
+/*
+ * GELU's tanh approximation, 0.5 x (1 + tanh(u)) with u = sqrt(2/pi) (x +
+ * 0.044715 x^3), computed as x / (1 + exp(-2u)) (the same function: 1 +
+ * tanh(u) = 2 / (1 + exp(-2u))), without the cancellation of 1 + tanh(u)
+ * when x is negative, and with the exponential every kernel shares: the
+ * exponent is made non-positive (exp(-|z|); x exp(-z) / (1 + exp(-z)) when
+ * z > 0), so every instruction set rounds the same operations the same way.
+ */
+#define GELU_C 0.044715f
+#define GELU_K (-1.59576912160573071f) /* -2 sqrt(2 / pi) */
+
+static float
+gelu_one(float x)
+{
+    const float x3 = x * x * x;
+    const float z = fmaf(GELU_C, x3, x) * GELU_K;
+    const float e = rowops_exp(-fabsf(z));
+    const float num = z > 0.0f ? x * e : x;
+
+    return num / (1.0f + e);
+}
+
+#ifdef ROWOPS_X86
+__attribute__((target("avx512f"))) static void
+gelu_avx512(const float *x, float *y, size_t n)
+{
+    size_t j = 0;
+
+    for (; j + 16 <= n; j += 16) {
+        const __m512 v = _mm512_loadu_ps(x + j);
+        const __m512 x3 = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
+        const __m512 z = _mm512_mul_ps(_mm512_fmadd_ps(_mm512_set1_ps(GELU_C), x3, v),
+                                       _mm512_set1_ps(GELU_K));
+        const __m512 neg = _mm512_castsi512_ps(
+            _mm512_or_si512(_mm512_castps_si512(z), _mm512_set1_epi32((int)0x80000000u)));
+        const __m512 e = exp16(neg);
+        const __mmask16 pos = _mm512_cmp_ps_mask(z, _mm512_setzero_ps(), _CMP_GT_OQ);
+        const __m512 num = _mm512_mask_mul_ps(v, pos, v, e);
+        _mm512_storeu_ps(y + j, _mm512_div_ps(num, _mm512_add_ps(_mm512_set1_ps(1.0f), e)));
+    }
+    for (; j < n; j++)
+        y[j] = gelu_one(x[j]);
+}
+
+__attribute__((target("avx2,fma"))) static void
+gelu_avx2(const float *x, float *y, size_t n)
+{
+    size_t j = 0;
+
+    for (; j + 8 <= n; j += 8) {
+        const __m256 v = _mm256_loadu_ps(x + j);
+        const __m256 x3 = _mm256_mul_ps(_mm256_mul_ps(v, v), v);
+        const __m256 z = _mm256_mul_ps(_mm256_fmadd_ps(_mm256_set1_ps(GELU_C), x3, v),
+                                       _mm256_set1_ps(GELU_K));
+        const __m256 neg = _mm256_or_ps(z, _mm256_set1_ps(-0.0f));
+        const __m256 e = exp8(neg);
+        const __m256 pos = _mm256_cmp_ps(z, _mm256_setzero_ps(), _CMP_GT_OQ);
+        const __m256 num = _mm256_blendv_ps(v, _mm256_mul_ps(v, e), pos);
+        _mm256_storeu_ps(y + j, _mm256_div_ps(num, _mm256_add_ps(_mm256_set1_ps(1.0f), e)));
+    }
+    for (; j < n; j++)
+        y[j] = gelu_one(x[j]);
+}
+#endif
+
+void
+rowops_gelu(const float *x, float *y, size_t n)
+{
+    switch (cpu_isa()) {
+    case CPU_AVX512:
+#ifdef ROWOPS_X86
+        gelu_avx512(x, y, n);
+        return;
+#else
+        /* fall through: no vector code for this processor family */
+#endif
+    case CPU_AVX2:
+#ifdef ROWOPS_X86
+        gelu_avx2(x, y, n);
+        return;
+#else
+        /* fall through */
+#endif
+    case CPU_PORTABLE:
+        for (size_t j = 0; j < n; j++)
+            y[j] = gelu_one(x[j]);
+        return;
+    }
+}
