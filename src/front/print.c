@@ -479,6 +479,12 @@ print_model_header(FILE *out, const struct pipeline *p, const struct gpt2_state 
                  "%d, context %d)\n",
             g->model->name, g->model->dir, c->n_layer, c->n_head, c->n_embd / c->n_head, c->n_embd,
             c->vocab_size, c->n_positions);
+    if (g->model->gpt2.layout == GPT2_LAYOUT_BOOK)
+        fprintf(out, "  the book's GPTModel: ln1 is trf_blocks.L.norm1, queries ... output are "
+                     "att.W_query, W_key, W_value and out_proj, fc and mlp ff.layers.0 and 2\n");
+    else
+        fprintf(out, "  Hugging Face's names: ln1 is h.L.ln_1, queries, keys and values attn.c_attn, "
+                     "output attn.c_proj, fc and mlp mlp.c_fc and c_proj\n");
     pipeline_scaling_of(p, &sc);
     fprintf(out, "  layer %d of 0-%d, mask %s, scores / %g", p->layer, p->layers - 1,
             p->cfg.mask == ATTN_MASK_CAUSAL ? "causal" : "none", (double)sc.divisor);
