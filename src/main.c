@@ -100,6 +100,10 @@ run_tui(const struct cli_options *o, const struct pipeline_source *src)
         return die(is_usage_status(st) ? EXIT_USAGE : EXIT_INPUT, err.msg);
     }
     app.view.present = o->present;
+    if (o->layer > 0 && pipeline_select_layer(&app.pipe, o->layer, &err) != ATTN_OK) {
+        app_destroy(&app);
+        return die(EXIT_INPUT, err.msg);
+    }
     if (o->walkthrough != NULL && app_play(&app, &w, &err) != ATTN_OK) {
         walkthrough_destroy(&w);
         app_destroy(&app);
@@ -289,15 +293,23 @@ run_model(const struct cli_options *o, const char *sentence)
     src.model = &m;
     src.top = o->top;
     src.bos = o->bos;
+    if (o->layer >= m.gpt2.cfg.n_layer) {
+        attn_fail_text(msg, sizeof msg, "--layer %d: %s has layers 0 to %d", o->layer, m.name,
+                       m.gpt2.cfg.n_layer - 1);
+        model_close(&m);
+        return die(EXIT_USAGE, msg);
+    }
+    if (o->mode == CLI_TUI) {
+        /* The view builds its own pipeline from the same source. */
+        code = run_tui(o, &src);
+        model_close(&m);
+        return code;
+    }
     if (pipeline_create(&p, &o->cfg, &src, &err) != ATTN_OK) {
         model_close(&m);
         return die(is_usage_status(err.status) ? EXIT_USAGE : EXIT_INPUT, err.msg);
     }
-    if (o->layer >= p.layers) {
-        attn_fail_text(msg, sizeof msg, "--layer %d: %s has layers 0 to %d", o->layer, m.name,
-                       p.layers - 1);
-        code = die(EXIT_USAGE, msg);
-    } else if (o->layer > 0 && pipeline_select_layer(&p, o->layer, &err) != ATTN_OK) {
+    if (o->layer > 0 && pipeline_select_layer(&p, o->layer, &err) != ATTN_OK) {
         code = die(EXIT_INPUT, err.msg);
     } else if (resolve_stages(&p, o, chosen, msg, sizeof msg) != 0) {
         code = die(EXIT_USAGE, msg);

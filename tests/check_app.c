@@ -7,8 +7,11 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <unistd.h>
 
 #include "testutil.h"
+#include "attnscope/family_gpt2.h"
+#include "attnscope/model.h"
 #include "attnscope/tokenizer.h"
 #include "front/app.h"
 #include "front/app_internal.h"
@@ -644,6 +647,170 @@ START_TEST(mask_matrix_key)
 }
 END_TEST
 
+/* ------------------------------------------------- a trained model (--model) */
+
+static struct model tiny;
+
+static void
+setup_model(void)
+{
+    struct attention_config cfg;
+    struct attn_error err;
+    struct pipeline_source src;
+
+    test_tmpdir_setup();
+    ck_assert_msg(model_open(&tiny, test_path("tests/fixtures/gpt2/tiny"), &err) == ATTN_OK, "%s",
+                  err.msg);
+    attention_config_init(&cfg);
+    memset(&src, 0, sizeof src);
+    src.sentence = "The cat sat on the mat.";
+    src.family = &family_gpt2;
+    src.model = &tiny;
+    src.top = 3;
+    ck_assert_msg(app_init(&a, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
+    a.export_dir = dir;
+}
+
+static void
+teardown_model(void)
+{
+    app_destroy(&a);
+    model_close(&tiny);
+    test_tmpdir_teardown();
+}
+
+/* The frame as text, a row per line. */
+static char *
+frame_text(int w, int h)
+{
+    struct grid g;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+
+    ck_assert_int_eq(grid_create(&g, w, h), 0);
+    app_render(&a, &g);
+    grid_dump_text(&g, f);
+    fclose(f);
+    grid_destroy(&g);
+    return text;
+}
+
+START_TEST(a_model_steps_through_its_layers)
+{
+    char *text;
+    struct pipeline_view v;
+    float first;
+
+    ck_assert_int_eq(a.pipe.layers, 2);
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "tiny ,.:layer 0 of 0-1 m:causal /:scaled <>:T 1") != NULL, "%s",
+                  text);
+    ck_assert_msg(strstr(text, "v:mha") == NULL, "the book's knobs on a model's bar: %s", text);
+    free(text);
+    keys("6");
+    pipeline_stage_view(&a.pipe, STAGE_WEIGHTS, 0, &v);
+    first = MAT_AT(&v.m, 3, 1);
+    keys(".");
+    ck_assert_int_eq(a.pipe.layer, 1);
+    ck_assert_ptr_nonnull(strstr(a.message, "layer 1 of 0-1"));
+    pipeline_stage_view(&a.pipe, STAGE_WEIGHTS, 0, &v);
+    ck_assert(MAT_AT(&v.m, 3, 1) != first); /* another layer's weights */
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "Layer 1: Attention weights, head 0 of 2 (9 x 9)") != NULL, "%s", text);
+    free(text);
+    keys(".");
+    ck_assert_int_eq(a.pipe.layer, 1);
+    ck_assert_ptr_nonnull(strstr(a.message, "layer 1 is the last"));
+    keys(",,");
+    ck_assert_int_eq(a.pipe.layer, 0);
+    ck_assert_ptr_nonnull(strstr(a.message, "layer 0 is the first"));
+    pipeline_stage_view(&a.pipe, STAGE_WEIGHTS, 0, &v);
+    ck_assert(MAT_AT(&v.m, 3, 1) == first);
+}
+END_TEST
+
+START_TEST(a_model_keeps_only_the_knobs_it_has)
+{
+    struct pipeline_view v;
+    const unsigned long before = a.pipe.generation;
+
+    /* The book's knobs say they do not apply, and change nothing. */
+    keys("v");
+    ck_assert(a.view.message_is_error);
+    ck_assert_ptr_nonnull(strstr(a.message, "--variant does not apply to a trained model"));
+    keys("h");
+    ck_assert_ptr_nonnull(strstr(a.message, "--heads does not apply"));
+    ck_assert_int_eq(a.pipe.generation, before);
+    keys("W");
+    ck_assert_ptr_nonnull(strstr(a.message, "a trained model's stay in its file"));
+    keys("w");
+    ck_assert_ptr_nonnull(strstr(a.message, "the lessons run on the book's classes"));
+    /* The mask recomputes every layer, and the layer shown stays. */
+    keys(".m");
+    ck_assert_int_eq(a.pipe.layer, 1);
+    ck_assert_int_eq(a.pipe.cfg.mask, ATTN_MASK_NONE);
+    pipeline_stage_view(&a.pipe, STAGE_WEIGHTS, 1, &v);
+    ck_assert(MAT_AT(&v.m, 0, 5) > 0.0f); /* the first token sees the future now */
+}
+END_TEST
+
+START_TEST(a_model_explains_its_cells)
+{
+    char *text;
+
+    keys("2");
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "ln1[The] . column 0 of W_q:") != NULL, "%s", text);
+    ck_assert_msg(strstr(text, "Q = LN1(x) W_q + b_q") != NULL, "%s", text);
+    free(text);
+    keys("0");
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "z[The] . column 0 of W_o (c_proj):") != NULL, "%s", text);
+    free(text);
+    keys("1");
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "wte[274][0] =") != NULL && strstr(text, "The next stage adds wpe[0][0]"),
+                  "%s", text);
+    free(text);
+    keys(". ");
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "Layer 1: The block's input (9 x 16)") != NULL &&
+                      strstr(text, "the output (residual2) of layer 0 for this token") != NULL,
+                  "%s", text);
+    free(text);
+}
+END_TEST
+
+START_TEST(a_model_takes_new_sentences)
+{
+    keys(".e");
+    ck_assert(a.view.editing);
+    app_key(&a, APP_KEY_CTRL('u'));
+    keys("The dog sat.");
+    app_key(&a, APP_KEY_ENTER);
+    ck_assert(!a.view.editing);
+    ck_assert_int_eq(a.pipe.tokens.count, 4);
+    ck_assert_str_eq(a.pipe.tokens.text[1], "\xc2\xb7" "dog");
+    ck_assert_int_eq(a.pipe.layer, 1); /* the layer shown stays */
+    /* Longer than the model's 24 positions: refused, the last good text stays. */
+    keys("e");
+    app_key(&a, APP_KEY_CTRL('u'));
+    for (int i = 0; i < 30; i++)
+        keys(" cat");
+    app_key(&a, APP_KEY_ENTER);
+    ck_assert_int_eq(a.pipe.tokens.count, 4);
+    ck_assert_ptr_nonnull(strstr(a.message, "reads at most 24"));
+    /* X writes the model's export: every layer. */
+    keys("X");
+    {
+        char path[600];
+        snprintf(path, sizeof path, "%s/layer1/weights.h1.csv", dir);
+        ck_assert_msg(access(path, R_OK) == 0, "%s", a.message);
+    }
+}
+END_TEST
+
 static Suite *
 app_suite(void)
 {
@@ -672,6 +839,13 @@ app_suite(void)
     tcase_add_test(tc, help_quit_and_clicks);
     tcase_add_test(tc, mask_matrix_key);
     tcase_add_test(tc, parameters_key);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("model");
+    tcase_add_checked_fixture(tc, setup_model, teardown_model);
+    tcase_add_test(tc, a_model_steps_through_its_layers);
+    tcase_add_test(tc, a_model_keeps_only_the_knobs_it_has);
+    tcase_add_test(tc, a_model_explains_its_cells);
+    tcase_add_test(tc, a_model_takes_new_sentences);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -436,7 +436,6 @@ ATTNSCOPE_MODEL="$tiny" "$bin" --print --seed 3 >/dev/null 2>"$tmp/err"
 expect 2 "--embeddings is for the book's classes; a trained model brings its own vocabulary and weights" -- --model "$tiny" --print -e x.csv
 expect 2 "--layer works with --model" -- --print --layer 1
 expect 2 "--bos works with --model" -- --print --bos
-expect 2 "--model: the interactive view of a trained model is not built yet; use --print or --export" -- --model "$tiny"
 expect 2 "--layer 2: tiny has layers 0 to 1" -- --model "$tiny" --print --layer 2 -s "$say"
 expect 2 "the text is 30 tokens; tiny reads at most 24 (n_positions in its config.json): shorten it" -- --model "$tiny" --print -s "$(awk 'BEGIN { for (i = 0; i < 30; i++) printf " cat"; }')"
 expect 2 "--stage dropped: no such stage here" -- --model "$tiny" --print --stage dropped -s "$say"

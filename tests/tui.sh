@@ -175,5 +175,17 @@ rc=$?
 [ $rc -eq 1 ] && printf '%s' "$msg" | grep -q -- "--print" && printf '%s' "$msg" | grep -q -- "--export" ||
     fail "no terminal: exit $rc, message: $msg"
 
+# 16. A trained model (--model: the tiny GPT-2 of tests/fixtures/gpt2/tiny):
+# its name and layer in the bar, the block's input, a layer's weights, and a
+# query's products with c_attn's weights.
+printf '%s\n' "The cat sat on the mat." >"$tmp/say.txt"
+start 100 30 --model "$srcdir/tests/fixtures/gpt2/tiny" -f say.txt
+snap "model: tokens and embeddings"
+keys 6 .
+snap "model: layer 1, weights"
+keys 2 Tab
+snap "model: layer 1, Q K V of head 1"
+finish model
+
 echo "$checks checks, $failures failed"
 [ "$failures" -eq 0 ]

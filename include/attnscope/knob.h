@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "attnscope/attention_config.h"
 
@@ -127,6 +128,13 @@ int knob_parse(const struct knob *k, struct attention_config *c, const char *opt
 int knob_step(const struct knob *k, struct attention_config *c, int dir, const struct pipeline *p,
               char *msg, size_t size);
 bool knob_bar(const struct knob *k, const struct pipeline *p, char *full, char *terse);
+
+/* The knobs a trained model has (its weights fix the rest): bits of enum knob_id. */
+#define KNOB_MODEL_SET                                                                     \
+    (((uint64_t)1 << KNOB_MASK) | ((uint64_t)1 << KNOB_SCALE) | ((uint64_t)1 << KNOB_TEMPERATURE))
+
+/* Whether knob k means something for p (every knob for the book's classes). */
+bool knob_applies(const struct knob *k, const struct pipeline *p);
 void knob_said(const struct knob *k, const struct pipeline *p, char *msg, size_t size);
 
 /* The knob with key key (as key or key_back); *dir gets 1 or -1.  NULL: none. */

@@ -711,9 +711,18 @@ knob_step(const struct knob *k, struct attention_config *c, int dir, const struc
 }
 
 bool
+knob_applies(const struct knob *k, const struct pipeline *p)
+{
+    /* A trained model's pipeline has a transformer block's stages. */
+    const bool model = p != NULL && p->family != NULL && (p->family->stages & FAMILY_STAGE(STAGE_LN1));
+
+    return !model || (KNOB_MODEL_SET & ((uint64_t)1 << (k - knob_table))) != 0;
+}
+
+bool
 knob_bar(const struct knob *k, const struct pipeline *p, char *full, char *terse)
 {
-    if (k->bar_key == NULL)
+    if (k->bar_key == NULL || !knob_applies(k, p))
         return false;
     if (k->bar != NULL)
         return k->bar(p, full, terse);

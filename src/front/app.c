@@ -26,6 +26,7 @@ static const struct view_help_line help_before[] = {
     { "PgUp PgDn", "a page of rows up / down" },
     { "mouse click", "put the cursor on a cell; on the stage bar, go to that stage" },
     { "Tab Shift-Tab", "next / previous head" },
+    { ", .", "with --model: previous / next layer" },
     { "g", "all heads side by side, the same cursor on each" },
     { "M", "show the causal mask as a matrix of its own" },
     { "W", "show the parameters: W_query, W_key, W_value (on Q K V) or out_proj (on output); "
@@ -98,7 +99,9 @@ int
 app_rebuild(struct app *a, const struct attention_config *cfg, const char *sentence)
 {
     struct pipeline next;
-    struct pipeline_source src = { sentence, a->vocab, a->weights, a->qkv, NULL, NULL, 0, false };
+    struct pipeline_source src = { sentence, a->vocab,  a->weights, a->qkv,
+                                   a->family, a->model, a->top,     a->bos };
+    const int layer = a->pipe.layer;
     struct attn_error err;
 
     if (a->weights != NULL) {
@@ -127,6 +130,9 @@ app_rebuild(struct app *a, const struct attention_config *cfg, const char *sente
     pipeline_destroy(&a->pipe);
     a->pipe = next;
     a->cfg = *cfg;
+    /* A model's new pipeline shows the layer the old one did. */
+    if (layer > 0 && layer < a->pipe.layers)
+        (void)pipeline_select_layer(&a->pipe, layer, NULL);
     if (sentence != a->sentence && sentence != NULL) {
         char *copy = strdup(sentence);
         if (copy != NULL) {
@@ -163,6 +169,10 @@ app_init(struct app *a, const struct attention_config *cfg, const struct pipelin
     a->vocab = src->vocab;
     a->weights = src->weights;
     a->qkv = src->qkv;
+    a->family = src->family;
+    a->model = src->model;
+    a->top = src->top;
+    a->bos = src->bos;
     a->weights_dir = weights_dir;
     a->export_dir = APP_DEFAULT_EXPORT_DIR;
     a->sentence = strdup(src->sentence != NULL ? src->sentence : "");
@@ -241,6 +251,13 @@ turn(struct app *a, const struct knob *k, int dir)
     int r;
 
     msg[0] = '\0';
+    if (!knob_applies(k, &a->pipe)) {
+        app_say(a, "--%s does not apply to a trained model: its weights fix the attention "
+                   "(m, / and < > do apply)",
+                k->options[0].name);
+        a->view.message_is_error = true;
+        return;
+    }
     r = knob_step(k, &c, dir, &a->pipe, msg, sizeof msg);
     if (r < 0) {
         app_complain(a, msg);
@@ -252,6 +269,30 @@ turn(struct app *a, const struct knob *k, int dir)
         knob_said(k, &a->pipe, msg, sizeof msg);
         app_say(a, "%s", msg);
     }
+}
+
+/* , and .: a model's previous or next layer (the book's classes have one). */
+static void
+step_layer(struct app *a, int dir)
+{
+    const int to = a->pipe.layer + dir;
+    struct attn_error err;
+
+    if (a->pipe.layers <= 1) {
+        app_say(a, "one layer here: , and . step through a trained model's layers (--model)");
+        return;
+    }
+    if (to < 0 || to >= a->pipe.layers) {
+        app_say(a, "layer %d is the %s (layers 0 to %d)", a->pipe.layer, dir < 0 ? "first" : "last",
+                a->pipe.layers - 1);
+        return;
+    }
+    if (pipeline_select_layer(&a->pipe, to, &err) != ATTN_OK) {
+        app_complain(a, err.msg);
+        return;
+    }
+    view_clamp(&a->view, &a->pipe);
+    app_say(a, "layer %d of 0-%d", to, a->pipe.layers - 1);
 }
 
 /* ---------------------------------------------------------------- export */
@@ -293,7 +334,8 @@ export_current(struct app *a, int all)
     enum attn_status st;
 
     if (all) {
-        st = export_all(&a->pipe, a->export_dir, &written, &err);
+        st = a->model != NULL ? export_model(&a->pipe, NULL, 0, a->export_dir, &written, &err)
+                              : export_all(&a->pipe, a->export_dir, &written, &err);
     } else {
         enum pipeline_stage ps = explain_pipeline_stage(&a->pipe, a->view.stage, false);
         if (view_params_shown(&a->view, &a->pipe, a->view.stage)) {
@@ -392,6 +434,11 @@ show_parameters(struct app *a)
 
     char why[160];
 
+    if (a->model != NULL) {
+        app_complain(a, "W shows the book's classes' parameters; a trained model's stay in its "
+                        "file: the panel below shows each cell's products with them");
+        return;
+    }
     if (a->pipe.params.count == 0) {
         snprintf(why, sizeof why, "%s has no trainable parameters: v picks a variant that has",
                  attention_variant_name(a->cfg.variant));
@@ -613,6 +660,10 @@ app_key(struct app *a, int key)
         view_clamp(v, &a->pipe);
         return;
     }
+    if (key == ',' || key == '.') {
+        step_layer(a, key == '.' ? 1 : -1);
+        return;
+    }
     knob = knob_for_key(key, &dir);
     if (knob != NULL) {
         turn(a, knob, dir);
@@ -630,6 +681,11 @@ app_key(struct app *a, int key)
         v->help = true;
         break;
     case 'w':
+        if (a->model != NULL) {
+            app_complain(a, "the lessons run on the book's classes: start attnscope without --model "
+                            "for them");
+            break;
+        }
         app_open_picker(a);
         break;
     case 'z':

@@ -44,6 +44,10 @@ struct app {
     const struct vocab *vocab;               /* borrowed */
     const struct attention_params *weights;  /* borrowed; NULL: drawn from the seed */
     const struct qkv_given *qkv;             /* borrowed; not NULL: Q, K, V given */
+    const struct family *family;             /* the source's (NULL: the book's) */
+    const struct model *model;               /* borrowed; a trained model (family_gpt2) */
+    int top;                                 /* its next tokens per position */
+    bool bos;                                /* <|endoftext|> first */
     const char *weights_dir;                 /* for messages */
     const char *export_dir;
     struct pipeline pipe;

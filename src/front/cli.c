@@ -241,10 +241,6 @@ set_knob(struct attention_config *cfg, const struct knob_setting *ks, char *err,
     return knob_parse(ks->knob, cfg, option, ks->text, err, size);
 }
 
-/* The knobs a trained model has: the rest are the book's classes' own. */
-#define MODEL_KNOBS \
-    (((uint64_t)1 << KNOB_MASK) | ((uint64_t)1 << KNOB_SCALE) | ((uint64_t)1 << KNOB_TEMPERATURE))
-
 /* --model with options that only the book's classes have: refused, naming the option. */
 static int
 check_model(const struct cli_options *o, const struct knob_setting *settings, int count, char *err,
@@ -265,16 +261,12 @@ check_model(const struct cli_options *o, const struct knob_setting *settings, in
                               "vocabulary and weights%s",
                               input, env);
     for (int i = 0; i < count; i++)
-        if (!(MODEL_KNOBS & ((uint64_t)1 << (settings[i].knob - knob_table))))
+        if (!(KNOB_MODEL_SET & ((uint64_t)1 << (settings[i].knob - knob_table))))
             return attn_fail_text(err, err_size,
                                   "--%s does not apply to a trained model: its weights fix the "
                                   "attention (the knobs that do apply: --mask, --scale, "
                                   "--no-scale, --temperature)%s",
                                   settings[i].option, env);
-    if (o->mode == CLI_TUI)
-        return attn_fail_text(err, err_size,
-                              "--model: the interactive view of a trained model is not built yet; "
-                              "use --print or --export");
     return 0;
 }
 

@@ -11,22 +11,36 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attnscope/family_gpt2.h"
 #include "render/explain.h"
+
+/* Whether p is a trained model's (GPT-2): its stages read differently. */
+static bool
+is_model(const struct pipeline *p)
+{
+    return pipeline_gpt2(p) != NULL;
+}
 
 static void
 formula_embeddings(const struct pipeline *p, char *buf, size_t size)
 {
     const struct attention_config *c = &p->cfg;
 
-    snprintf(buf, size, c->positional ? "E[token_i]" : "x_i = E[token_i]");
+    if (is_model(p))
+        snprintf(buf, size, "wte[id_i]");
+    else
+        snprintf(buf, size, c->positional ? "E[token_i]" : "x_i = E[token_i]");
 }
 
 static void
 formula_positional(const struct pipeline *p, char *buf, size_t size)
 {
-    (void)p;
-    snprintf(buf, size, "x_i = E[token_i] + PE(i), PE(i,2k) = sin(i/10000^(2k/d)), "
-                        "PE(i,2k+1) = cos(...)");
+    if (is_model(p))
+        snprintf(buf, size, p->layer == 0 ? "x_i = wte[id_i] + wpe[i]"
+                                          : "x = the output of the block before (residual2)");
+    else
+        snprintf(buf, size, "x_i = E[token_i] + PE(i), PE(i,2k) = sin(i/10000^(2k/d)), "
+                            "PE(i,2k+1) = cos(...)");
 }
 
 static void
@@ -35,7 +49,9 @@ formula_qkv(const struct pipeline *p, char *buf, size_t size)
     const struct attention_config *c = &p->cfg;
     const char *bias = c->qkv_bias ? " + b" : "";
 
-    if (p->qkv_given)
+    if (is_model(p))
+        snprintf(buf, size, "Q = LN1(x) W_q + b_q,  K = LN1(x) W_k + b_k,  V = LN1(x) W_v + b_v");
+    else if (p->qkv_given)
         snprintf(buf, size, "Q, K, V given");
     else if (!attention_variant_has_weights(c->variant))
         snprintf(buf, size, "Q = K = V = x");
@@ -112,7 +128,11 @@ formula_output(const struct pipeline *p, char *buf, size_t size)
 {
     const struct attention_config *c = &p->cfg;
 
-    snprintf(buf, size, attention_variant_has_out_proj(c->variant) ? "out = Z W_o^T + b_o" : "out = Z");
+    if (is_model(p))
+        snprintf(buf, size, "out = Z W_o + b_o");
+    else
+        snprintf(buf, size,
+                 attention_variant_has_out_proj(c->variant) ? "out = Z W_o^T + b_o" : "out = Z");
 }
 
 static void
@@ -121,6 +141,14 @@ text_embeddings(const struct pipeline *p, char *buf, size_t size)
     const struct attention_config *c = &p->cfg;
     int made_up = 0;
 
+    if (is_model(p)) {
+        snprintf(buf, size,
+                 "Each token id picks its row of %d numbers from the token embedding wte, learned "
+                 "in training. The next stage adds the position embedding; , and . step through "
+                 "the layers.",
+                 p->d_in);
+        return;
+    }
     for (int t = 0; t < p->st.nq; t++)
         made_up += p->made_up[t];
     snprintf(buf, size,
@@ -136,7 +164,20 @@ text_embeddings(const struct pipeline *p, char *buf, size_t size)
 static void
 text_positional(const struct pipeline *p, char *buf, size_t size)
 {
-    (void)p;
+    if (is_model(p)) {
+        if (p->layer == 0)
+            snprintf(buf, size,
+                     "GPT-2 learns its positions instead of computing waves: the position "
+                     "embedding wpe has a row per position, added to the token's embedding. Shown: "
+                     "the sum, what the first block reads.");
+        else
+            snprintf(buf, size,
+                     "What block %d reads: the residual stream, the embeddings plus every earlier "
+                     "block's attention and MLP output. The block normalises it (ln_1) before "
+                     "making its queries, keys and values.",
+                     p->layer);
+        return;
+    }
     snprintf(buf, size,
              "Attention alone is blind to word order. Adding a different wave to each "
              "position lets the model tell first from third. Shown: the embeddings plus the "
@@ -149,7 +190,13 @@ text_qkv(const struct pipeline *p, char *buf, size_t size)
 {
     const struct attention_config *c = &p->cfg;
 
-    if (p->qkv_given)
+    if (is_model(p))
+        snprintf(buf, size,
+                 "The block normalises its input (ln_1), then one learned layer, c_attn, gives "
+                 "every token a query, a key and a value for each of the %d heads at once. "
+                 "Shown: this head's columns of each (Tab: the next head).",
+                 p->st.shape.heads);
+    else if (p->qkv_given)
         snprintf(buf, size,
                  "Here queries, keys and values are given directly (%d queries, %d keys): a "
                  "query asks, the keys are what it is compared with, the values what it gets "
@@ -282,6 +329,13 @@ text_output(const struct pipeline *p, char *buf, size_t size)
 {
     const struct attention_config *c = &p->cfg;
 
+    if (is_model(p)) {
+        snprintf(buf, size,
+                 "c_proj, a linear layer, mixes the heads' context vectors. Its output is added "
+                 "to the block's input (the residual), then the MLP follows; the sum of both is "
+                 "what the next layer reads.");
+        return;
+    }
     if (attention_variant_has_out_proj(c->variant))
         snprintf(buf, size,
                  "A last linear layer mixes the heads' outputs so that what different heads "

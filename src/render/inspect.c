@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attnscope/family_gpt2.h"
 #include "render/heatmap.h"
 #include "render/inspect.h"
 
@@ -80,7 +81,16 @@ inspect_embeddings(struct out *o, const struct cell_at *at)
     char v[24];
     char e[24];
     char pe[24];
+    const struct gpt2_state *g = pipeline_gpt2(p);
 
+    if (g != NULL) {
+        emit(o, "wte[%d][%d] = %s\n", g->ids[i], j, num(e, MAT_AT(&p->embeddings, i, j)));
+        emit(o, "the row of token id %d ('%s') in the token embedding.\n", g->ids[i], token(p, i));
+        emit(o, "The next stage adds wpe[%d][%d] = %s: x = %s.\n", i, j,
+             num(pe, MAT_AT(&p->positional, i, j)),
+             num(v, MAT_AT(&p->embeddings, i, j) + MAT_AT(&p->positional, i, j)));
+        return;
+    }
     if (p->cfg.positional)
         emit(o, "embedding E[%s][%d] = %s\n", token(p, i), j, num(e, MAT_AT(&p->embeddings, i, j)));
     else
@@ -107,6 +117,18 @@ inspect_positional(struct out *o, const struct cell_at *at)
     char e[24];
     char x[24];
 
+    if (pipeline_gpt2(p) != NULL) {
+        if (p->layer > 0) {
+            emit(o, "x[%s][%d] = %s\n", token(p, i), j, num(x, MAT_AT(&p->inputs, i, j)));
+            emit(o, "the output (residual2) of layer %d for this token.\n", p->layer - 1);
+            return;
+        }
+        emit(o, "x[%s][%d] = wte %s + wpe[%d][%d] %s = %s\n", token(p, i), j,
+             num(e, MAT_AT(&p->embeddings, i, j)), i, j, num(v, MAT_AT(&p->positional, i, j)),
+             num(x, MAT_AT(&p->inputs, i, j)));
+        emit(o, "wpe was learned in training: row %d is what position %d adds.\n", i, i);
+        return;
+    }
     emit(o, "x[%s][%d] = E %s + PE(%d, %d) %s = %s\n", token(p, i), j,
          num(e, MAT_AT(&p->embeddings, i, j)), i, j, num(v, MAT_AT(&p->positional, i, j)),
          num(x, MAT_AT(&p->inputs, i, j)));
@@ -145,6 +167,16 @@ inspect_qkv(struct out *o, const struct cell_at *at)
          num(v, MAT_AT(qkv[which], i, gc)));
     if (p->qkv_given) {
         emit(o, "given: read from %s.csv.\n", which == 0 ? "queries" : which == 1 ? "keys" : "values");
+        return;
+    }
+    if (pipeline_gpt2(p) != NULL) {
+        const struct gpt2_block *blk = &pipeline_gpt2(p)->model->gpt2.blocks[p->layer];
+        const struct gpt2_linear *l = which == 0 ? &blk->q : which == 1 ? &blk->k : &blk->v;
+        emit(o, "ln1[%s] . column %d of %s:\n", token(p, i), gc, params[which]);
+        emit_products(o, matrix_row(&p->block.ln1, i), 1,
+                      l->out_in ? l->w + (size_t)gc * (size_t)l->ld : l->w + gc,
+                      l->out_in ? 1 : l->ld, l->in, max_terms);
+        emit(o, " + bias %s\n", num(b, l->b[gc]));
         return;
     }
     if (!attention_variant_has_weights(p->cfg.variant)) {
@@ -354,6 +386,15 @@ inspect_output(struct out *o, const struct cell_at *at)
     char v[24];
 
     emit(o, "out[%s][%d] = %s\n", token(p, i), c, num(v, MAT_AT(&p->st.output, i, c)));
+    if (pipeline_gpt2(p) != NULL) {
+        const struct gpt2_linear *l = &pipeline_gpt2(p)->model->gpt2.blocks[p->layer].attn_out;
+        emit(o, "z[%s] . column %d of W_o (c_proj):\n", token(p, i), c);
+        emit_products(o, matrix_row(&p->st.context, i), 1,
+                      l->out_in ? l->w + (size_t)c * (size_t)l->ld : l->w + c, l->out_in ? 1 : l->ld,
+                      l->in, max_terms);
+        emit(o, " + bias %s\n", num(v, l->b[c]));
+        return;
+    }
     if (w == NULL) {
         emit(o, "no output projection: the context itself.\n");
         return;

@@ -14,10 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnscope/family_gpt2.h"
 #include "attnscope/knob.h"
 #include "render/inspect.h"
 #include "render/stagemap.h"
 #include "render/text.h"
+#include "attnscope/family_gpt2.h"
 #include "render/view.h"
 #include "render/view_parts.h"
 
@@ -295,6 +297,14 @@ draw_knob_bar(struct grid *g, const struct pipeline *p)
     }
     use = full_len <= g->width ? full : terse;
     grid_fill(g, bar, ' ', style_role(ROLE_BAR));
+    if (pipeline_gpt2(p) != NULL) {
+        /* A trained model: its name and the layer shown come first. */
+        const struct gpt2_state *m = pipeline_gpt2(p);
+        x += grid_printf(g, x, 0, g->width - x, style_role(ROLE_BAR), "%s ", m->model->name);
+        x += grid_put(g, x, 0, g->width - x, style_role(ROLE_BAR_KEY), ",.");
+        x += grid_printf(g, x, 0, g->width - x, style_role(ROLE_BAR), ":layer %d of 0-%d ",
+                         p->layer, p->layers - 1);
+    }
     for (int i = 0; i < KNOB_COUNT; i++) {
         const char *key = knob_table[i].bar_key;
         int need;
@@ -1057,6 +1067,7 @@ view_stage_title(struct view *v, const struct pipeline *p, char *title, size_t t
     struct heatmap_spec spec;
     int rows = 0;
     int cols = 0;
+    char layer[24] = "";
 
     if (view_params_shown(v, p, v->stage)) {
         view_params_title(v, p, title, title_size, formula, formula_size);
@@ -1066,11 +1077,17 @@ view_stage_title(struct view *v, const struct pipeline *p, char *title, size_t t
     explain_formula(p, v->stage, formula, formula_size);
     if (view_stage_spec(v, p, v->stage, v->head, &spec) == 0)
         rows = spec.m->rows, cols = spec.m->cols;
+    if (pipeline_stage_per_layer(p, explain_pipeline_stage(p, v->stage, false)))
+        snprintf(layer, sizeof layer, "Layer %d: ", p->layer);
     if (explain_stage_per_head(v->stage) && p->st.shape.heads > 1)
-        snprintf(title, title_size, "%s, head %d of %d (%d x %d)", explain_title(v->stage), v->head,
-                 p->st.shape.heads, rows, cols);
+        snprintf(title, title_size, "%s%s, head %d of %d (%d x %d)", layer, explain_title(v->stage),
+                 v->head, p->st.shape.heads, rows, cols);
+    else if (v->stage == VIEW_POSITIONAL && pipeline_gpt2(p) != NULL)
+        snprintf(title, title_size, "%s%s (%d x %d)", layer,
+                 p->layer == 0 ? "Position embeddings added: the block's input" : "The block's input",
+                 rows, cols);
     else
-        snprintf(title, title_size, "%s (%d x %d)", explain_title(v->stage), rows, cols);
+        snprintf(title, title_size, "%s%s (%d x %d)", layer, explain_title(v->stage), rows, cols);
     if (v->stage == VIEW_MASK && v->mask_matrix)
         strncat(title, ": the mask itself", title_size - strlen(title) - 1);
 }
