@@ -20,6 +20,8 @@
 #include "render/text.h"
 #include "render/view.h"
 #include "testutil.h"
+#include "attnscope/family_gpt2.h"
+#include "attnscope/model.h"
 
 static struct vocab book;
 
@@ -970,6 +972,11 @@ START_TEST(every_view_stage_is_complete)
         ck_assert_int_eq(explain_stage_parse(name, &back), 0);
         ck_assert_int_eq(back, s);
         ck_assert_msg(strstr(names, name) != NULL, "%s not in '%s'", name, names);
+        if (PIPELINE_BLOCK_STAGES & FAMILY_STAGE(explain_pipeline_stage(&p, (enum view_stage)s, false))) {
+            /* A transformer block's own: a trained model's (below), not the book's. */
+            ck_assert(!explain_stage_present(&p, (enum view_stage)s));
+            continue;
+        }
         ck_assert(explain_stage_present(&p, (enum view_stage)s));
         ck_assert_str_ne(explain_title((enum view_stage)s), "?");
         explain_formula(&p, (enum view_stage)s, buf, sizeof buf);
@@ -982,6 +989,51 @@ START_TEST(every_view_stage_is_complete)
     ck_assert_int_eq(explain_stage_parse("nope", &(enum view_stage){ 0 }), -1);
     ck_assert_int_eq(explain_stage_parse("", &(enum view_stage){ 0 }), -1);
     pipeline_destroy(&p);
+    /* A trained model has every view stage but dropout, each explained and inspected. */
+    {
+        static struct model tiny;
+        struct pipeline_source src;
+        struct attn_error err;
+        ck_assert_msg(model_open(&tiny, test_path("tests/fixtures/gpt2/tiny"), &err) == ATTN_OK, "%s",
+                      err.msg);
+        memset(&src, 0, sizeof src);
+        src.sentence = "The cat sat on the mat.";
+        src.family = &family_gpt2;
+        src.model = &tiny;
+        src.top = 2;
+        ck_assert_msg(pipeline_create(&p, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_int_eq(pipeline_select_layer(&p, 1, &err), ATTN_OK);
+        for (int s = 0; s < VIEW_STAGE_COUNT; s++) {
+            const char *name = explain_stage_name((enum view_stage)s);
+            if (s == VIEW_DROPOUT) {
+                ck_assert(!explain_stage_present(&p, (enum view_stage)s));
+                continue;
+            }
+            ck_assert_msg(explain_stage_present(&p, (enum view_stage)s), "%s", name);
+            explain_formula(&p, (enum view_stage)s, buf, sizeof buf);
+            ck_assert_msg(buf[0] != '\0', "stage %s has no formula", name);
+            explain_text(&p, (enum view_stage)s, buf, sizeof buf);
+            ck_assert_msg(strlen(buf) > 40, "stage %s has no explanation", name);
+            inspect_cell(&p, (enum view_stage)s, 1, 2, 3, false, 4, false, buf, sizeof buf);
+            ck_assert_msg(buf[0] != '\0', "stage %s has no inspector", name);
+        }
+        /* The inspector's numbers are the stages' own (layer norm: spelled from its row). */
+        inspect_cell(&p, VIEW_LN2, 0, 2, 3, false, 4, false, buf, sizeof buf);
+        ck_assert_msg(strstr(buf, "ln2[\xc2\xb7sat][3] = ") && strstr(buf, "row residual1: mean "),
+                      "%s", buf);
+        inspect_cell(&p, VIEW_RESIDUAL2, 0, 2, 3, false, 4, false, buf, sizeof buf);
+        ck_assert_msg(strstr(buf, "the last block's output: ln_f reads it"), "%s", buf);
+        {
+            char want[64];
+            char got[32];
+            snprintf(got, sizeof got, "%.4f", (double)MAT_AT(&p.block.gelu, 2, 3));
+            snprintf(want, sizeof want, ") = %s", got);
+            inspect_cell(&p, VIEW_GELU, 0, 2, 3, false, 4, false, buf, sizeof buf);
+            ck_assert_msg(strstr(buf, want) != NULL, "%s (want '%s')", buf, want);
+        }
+        pipeline_destroy(&p);
+        model_close(&tiny);
+    }
 }
 END_TEST
 

@@ -176,8 +176,8 @@ rc=$?
     fail "no terminal: exit $rc, message: $msg"
 
 # 16. A trained model (--model: the tiny GPT-2 of tests/fixtures/gpt2/tiny):
-# its name and layer in the bar, the block's input, a layer's weights, and a
-# query's products with c_attn's weights.
+# its name and layer in the bar, the block's input, a layer's weights, a
+# query's products with c_attn's weights, and a layer norm's cell.
 printf '%s\n' "The cat sat on the mat." >"$tmp/say.txt"
 start 100 30 --model "$srcdir/tests/fixtures/gpt2/tiny" -f say.txt
 snap "model: tokens and embeddings"
@@ -185,6 +185,8 @@ keys 6 .
 snap "model: layer 1, weights"
 keys 2 Tab
 snap "model: layer 1, Q K V of head 1"
+keys 0 Space Space
+snap "model: layer 1, ln_2 (the bar follows the stage)"
 finish model
 
 echo "$checks checks, $failures failed"

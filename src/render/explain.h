@@ -29,6 +29,7 @@
       STAGE_INPUTS)                                                                            \
     X(VIEW_POSITIONAL, positional, 0, "pos", "pos", "Positional encoding", false,                \
       STAGE_POSITIONAL)                                                                        \
+    X(VIEW_LN1, ln1, 0, "ln1", "ln1", "Layer norm (ln_1)", false, STAGE_LN1)                    \
     X(VIEW_QKV, qkv, '2', "Q K V", "QKV", "Queries, keys and values", true, STAGE_QUERIES)      \
     X(VIEW_SCORES, scores, '3', "scores", "score", "Attention scores", true, STAGE_SCORES)      \
     X(VIEW_MASK, mask, '4', "mask", "mask", "Causal mask", true, STAGE_MASKED)                  \
@@ -37,7 +38,18 @@
     X(VIEW_DROPOUT, dropout, '7', "dropout", "drop", "Dropout", true, STAGE_DROPPED)           \
     X(VIEW_CONTEXT, context, '8', "context", "ctx", "Context vectors", true, STAGE_CONTEXT)    \
     X(VIEW_CONCAT, concat, '9', "concat", "cat", "Heads concatenated", false, STAGE_CONTEXT)   \
-    X(VIEW_OUTPUT, output, '0', "output", "out", "Output projection", false, STAGE_OUTPUT)
+    X(VIEW_OUTPUT, output, '0', "output", "out", "Output projection", false, STAGE_OUTPUT)      \
+    X(VIEW_RESIDUAL1, residual1, 0, "res1", "res1", "Residual: the block's input plus attention",   \
+      false, STAGE_RESIDUAL1)                                                                  \
+    X(VIEW_LN2, ln2, 0, "ln2", "ln2", "Layer norm (ln_2)", false, STAGE_LN2)                    \
+    X(VIEW_FC, fc, 0, "fc", "fc", "MLP: the first linear layer (c_fc)", false, STAGE_FC)        \
+    X(VIEW_GELU, gelu, 0, "gelu", "gelu", "MLP: GELU", false, STAGE_GELU)                      \
+    X(VIEW_MLP, mlp, 0, "mlp", "mlp", "MLP: the second linear layer (c_proj)", false,           \
+      STAGE_MLP)                                                                               \
+    X(VIEW_RESIDUAL2, residual2, 0, "res2", "res2", "Residual: the block's output", false,      \
+      STAGE_RESIDUAL2)                                                                         \
+    X(VIEW_FINAL, final, 0, "ln_f", "lnf", "Final layer norm (ln_f), after the last block",     \
+      false, STAGE_FINAL)
 
 enum view_stage {
 #define VIEW_STAGE_ENUM(e, id, key, name, brief, title, per_head, stage) e,

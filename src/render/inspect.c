@@ -420,6 +420,168 @@ inspect_concat(struct out *o, const struct cell_at *at)
     context_sum(o, at->p, at->col / hd, at->row, at->col % hd, at->max_terms);
 }
 
+/* ---------------------------------------------- a transformer block's own */
+
+/* The block of the layer shown (only a model has these stages). */
+static const struct gpt2_block *
+block_of(const struct pipeline *p)
+{
+    return &pipeline_gpt2(p)->model->gpt2.blocks[p->layer];
+}
+
+/*
+ * Layer norm at one cell: the row's mean and variance (over its c numbers,
+ * as the forward pass takes them), the normalised value, then g and b.
+ */
+static void
+layer_norm_cell(struct out *o, const struct cell_at *at, const char *name, const char *from,
+                const float *x, int c, const float *g, const float *b, float got)
+{
+    const int j = at->col;
+    double mean = 0.0;
+    double var = 0.0;
+    float inv;
+    char v[24];
+    char m[24];
+    char s2[24];
+    char z[24];
+    char gv[24];
+    char bv[24];
+
+    for (int k = 0; k < c; k++)
+        mean += (double)x[k];
+    mean /= c;
+    for (int k = 0; k < c; k++)
+        var += ((double)x[k] - mean) * ((double)x[k] - mean);
+    var /= c;
+    inv = (float)(1.0 / sqrt(var + (double)pipeline_gpt2(at->p)->model->gpt2.cfg.eps));
+    emit(o, "%s[%s][%d] = %s\n", name, token(at->p, at->row), j, num(v, got));
+    emit(o, "row %s: mean %s, variance %s (over its %d numbers)\n", from, num(m, (float)mean),
+         num(s2, (float)var), c);
+    num(z, (float)(x[j] - mean) * inv);
+    emit(o, "(%s - mean) / sqrt(variance + eps) = %s;\n%s%sg[%d] %s + b[%d] %s\n", num(v, x[j]), z, z,
+         o->times, j, num(gv, g[j]), j, num(bv, b[j]));
+}
+
+static void
+inspect_ln1(struct out *o, const struct cell_at *at)
+{
+    const struct pipeline *p = at->p;
+    const struct gpt2_block *blk = block_of(p);
+
+    layer_norm_cell(o, at, "ln1", "x (the block's input)", matrix_row(&p->inputs, at->row),
+                    p->inputs.cols, blk->ln1_g, blk->ln1_b, MAT_AT(&p->block.ln1, at->row, at->col));
+}
+
+static void
+inspect_ln2(struct out *o, const struct cell_at *at)
+{
+    const struct pipeline *p = at->p;
+    const struct gpt2_block *blk = block_of(p);
+
+    layer_norm_cell(o, at, "ln2", "residual1", matrix_row(&p->block.residual1, at->row),
+                    p->block.residual1.cols, blk->ln2_g, blk->ln2_b,
+                    MAT_AT(&p->block.ln2, at->row, at->col));
+}
+
+static void
+inspect_final(struct out *o, const struct cell_at *at)
+{
+    const struct pipeline *p = at->p;
+    const struct gpt2_model *m = &pipeline_gpt2(p)->model->gpt2;
+    const struct gpt2_run *r = &pipeline_gpt2(p)->run;
+    const float *x = r->layers[m->cfg.n_layer - 1].resid2 + (size_t)at->row * (size_t)m->cfg.n_embd;
+
+    layer_norm_cell(o, at, "ln_f", "residual2 of the last layer", x, m->cfg.n_embd, m->lnf_g,
+                    m->lnf_b, MAT_AT(&p->block.final, at->row, at->col));
+}
+
+/* A sum of two stages at one cell. */
+static void
+sum_cell(struct out *o, const struct cell_at *at, const char *name, const char *a_name,
+         const struct matrix *a, const char *b_name, const struct matrix *b, const struct matrix *sum)
+{
+    char x[24];
+    char y[24];
+    char z[24];
+
+    emit(o, "%s[%s][%d] = %s %s + %s %s = %s\n", name, token(at->p, at->row), at->col, a_name,
+         num(x, MAT_AT(a, at->row, at->col)), b_name, num(y, MAT_AT(b, at->row, at->col)),
+         num(z, MAT_AT(sum, at->row, at->col)));
+}
+
+static void
+inspect_residual1(struct out *o, const struct cell_at *at)
+{
+    const struct pipeline *p = at->p;
+
+    sum_cell(o, at, "residual1", "x", &p->inputs, "out", &p->st.output, &p->block.residual1);
+    emit(o, "the block's input, plus what attention adds to it.\n");
+}
+
+static void
+inspect_residual2(struct out *o, const struct cell_at *at)
+{
+    const struct pipeline *p = at->p;
+
+    sum_cell(o, at, "residual2", "residual1", &p->block.residual1, "mlp", &p->block.mlp,
+             &p->block.residual2);
+    if (p->layer + 1 < p->layers)
+        emit(o, "what layer %d reads.\n", p->layer + 1);
+    else
+        emit(o, "the last block's output: ln_f reads it.\n");
+}
+
+/* A linear layer's cell: the input row times a column of the weights, plus the bias. */
+static void
+linear_cell(struct out *o, const struct cell_at *at, const char *name, const char *in_name,
+            const struct matrix *in, const struct gpt2_linear *l, float got)
+{
+    const int c = at->col;
+    char v[24];
+
+    emit(o, "%s[%s][%d] = %s\n", name, token(at->p, at->row), c, num(v, got));
+    emit(o, "%s[%s] . column %d of the weights:\n", in_name, token(at->p, at->row), c);
+    emit_products(o, matrix_row(in, at->row), 1,
+                  l->out_in ? l->w + (size_t)c * (size_t)l->ld : l->w + c, l->out_in ? 1 : l->ld,
+                  l->in, at->max_terms);
+    emit(o, " + bias %s\n", num(v, l->b[c]));
+}
+
+static void
+inspect_fc(struct out *o, const struct cell_at *at)
+{
+    const struct pipeline *p = at->p;
+
+    linear_cell(o, at, "fc", "ln2", &p->block.ln2, &block_of(p)->fc,
+                MAT_AT(&p->block.fc, at->row, at->col));
+}
+
+static void
+inspect_mlp(struct out *o, const struct cell_at *at)
+{
+    const struct pipeline *p = at->p;
+
+    linear_cell(o, at, "mlp", "gelu", &p->block.gelu, &block_of(p)->fc_out,
+                MAT_AT(&p->block.mlp, at->row, at->col));
+}
+
+static void
+inspect_gelu(struct out *o, const struct cell_at *at)
+{
+    const struct pipeline *p = at->p;
+    const float x = MAT_AT(&p->block.fc, at->row, at->col);
+    char a[24];
+    char v[24];
+
+    emit(o, "gelu[%s][%d] = GELU(fc %s) = %s\n", token(p, at->row), at->col, num(a, x),
+         num(v, MAT_AT(&p->block.gelu, at->row, at->col)));
+    emit(o, "GELU(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))\n");
+    emit(o, "%s\n", x > 2.0f    ? "large and positive: about x itself."
+                     : x < -3.0f ? "large and negative: about 0."
+                                 : "near 0: the curve bends between 0 and x.");
+}
+
 /* One inspector per view stage, named after its row of VIEW_STAGE_LIST. */
 static void (*const inspectors[])(struct out *o, const struct cell_at *c) = {
 #define VIEW_STAGE_INSPECTOR(e, id, key, name, brief, title, per_head, stage) [e] = inspect_##id,

@@ -415,13 +415,31 @@ draw_stage_bar(struct grid *g, struct view *v, const struct pipeline *p, int y)
     struct rect bar = { 0, y, g->width, 1 };
     bool brief = stage_bar_width(p, false) > g->width;
 
+    int first = 0;
+
     grid_fill(g, bar, ' ', style_role(ROLE_STAGE));
     v->frame.stage_bar_y = y;
+    /*
+     * When the bar is wider than the screen and the stage shown would fall
+     * off its end (a model's block has many), the bar starts later, "<"
+     * saying that stages come before.
+     */
+    for (;;) {
+        int end = first > 0 ? 2 : 0;
+        for (int s = first; s < VIEW_STAGE_COUNT && s <= (int)v->stage; s++)
+            if (stage_visible(p, (enum view_stage)s))
+                end += (int)strlen(explain_stage_short((enum view_stage)s, brief)) + 3 + !brief;
+        if (end <= g->width || first >= (int)v->stage)
+            break;
+        first++;
+    }
+    if (first > 0)
+        x += grid_put(g, x, y, g->width - x, style_role(ROLE_STAGE), " <");
     for (int s = 0; s < VIEW_STAGE_COUNT; s++) {
         char label[32];
         char key = explain_stage_key((enum view_stage)s);
         enum palette_role role = s == (int)v->stage ? ROLE_STAGE_ACTIVE : ROLE_STAGE;
-        if (!stage_visible(p, (enum view_stage)s))
+        if (!stage_visible(p, (enum view_stage)s) || s < first)
             continue;
         snprintf(label, sizeof label, brief ? " %c %s" : " %c %s ", key ? key : '+',
                  explain_stage_short((enum view_stage)s, brief));
