@@ -707,6 +707,8 @@ START_TEST(a_model_steps_through_its_layers)
     ck_assert_msg(strstr(text, "tiny ,.:layer 0 of 0-1 m:causal /:scaled <>:T 1") != NULL, "%s",
                   text);
     ck_assert_msg(strstr(text, "v:mha") == NULL, "the book's knobs on a model's bar: %s", text);
+    /* The next token after the text, from every stage: the likeliest, as --print gives it. */
+    ck_assert_msg(strstr(text, "(9 of 24 tokens)  next: \xc2\xb7st 7%") != NULL, "%s", text);
     free(text);
     keys("6");
     pipeline_stage_view(&a.pipe, STAGE_WEIGHTS, 0, &v);

@@ -374,10 +374,24 @@ draw_sentence(struct grid *g, const struct view *v, const struct pipeline *p, in
     {
         /* The tokens, with made-up ones marked '*'; an ellipsis when they do not fit. */
         const char *more = v->utf8 ? "\xe2\x80\xa6" : "...";
-        char count[48];
+        char count[160];
         int room;
         int t;
-        snprintf(count, sizeof count, "   (%d tokens, d_in %d)", p->tokens.count, p->d_in);
+        const struct gpt2_state *m = pipeline_gpt2(p);
+        if (m != NULL && m->run.top > 0) {
+            /* What a language model is asked first: its next token, from every stage. */
+            const size_t last = (size_t)(m->run.n - 1) * (size_t)m->run.top;
+            char next[64];
+            model_token_display(m->model, m->run.top_ids[last], next, sizeof next);
+            snprintf(count, sizeof count, "   (%d of %d tokens)  next: %.40s %.0f%%",
+                     p->tokens.count, m->model->gpt2.cfg.n_positions, next,
+                     100.0 * (double)m->run.top_probs[last]);
+        } else if (m != NULL) {
+            snprintf(count, sizeof count, "   (%d of %d tokens)", p->tokens.count,
+                     m->model->gpt2.cfg.n_positions);
+        } else {
+            snprintf(count, sizeof count, "   (%d tokens, d_in %d)", p->tokens.count, p->d_in);
+        }
         room = g->width - x - (v->utf8 ? 1 : 3) - (int)strlen(count);
         for (t = 0; t < p->tokens.count; t++) {
             struct style st = style_role(p->made_up[t] ? ROLE_LABEL_MADE_UP : ROLE_TEXT);
