@@ -277,6 +277,7 @@ static int
 run_model(const struct cli_options *o, const char *sentence)
 {
     static struct model m; /* large (paths); one per process */
+    unsigned char *ablated = NULL;
     struct pipeline p;
     struct pipeline_source src;
     struct pipeline_selection chosen[CLI_MAX_STAGES];
@@ -293,19 +294,42 @@ run_model(const struct cli_options *o, const char *sentence)
     src.model = &m;
     src.top = o->top;
     src.bos = o->bos;
+    if (o->ablate_count > 0) {
+        const int L = m.gpt2.cfg.n_layer;
+        const int H = m.gpt2.cfg.n_head;
+        ablated = calloc((size_t)L * (size_t)H, 1);
+        if (ablated == NULL) {
+            model_close(&m);
+            return die(EXIT_INPUT, "out of memory");
+        }
+        for (int i = 0; i < o->ablate_count; i++) {
+            if (o->ablate[i][0] >= L || o->ablate[i][1] >= H) {
+                attn_fail_text(msg, sizeof msg, "--ablate %d.%d: %s has layers 0 to %d and heads 0 to %d",
+                               o->ablate[i][0], o->ablate[i][1], m.name, L - 1, H - 1);
+                free(ablated);
+                model_close(&m);
+                return die(EXIT_USAGE, msg);
+            }
+            ablated[o->ablate[i][0] * H + o->ablate[i][1]] = 1;
+        }
+        src.ablated = ablated;
+    }
     if (o->layer >= m.gpt2.cfg.n_layer) {
         attn_fail_text(msg, sizeof msg, "--layer %d: %s has layers 0 to %d", o->layer, m.name,
                        m.gpt2.cfg.n_layer - 1);
+        free(ablated);
         model_close(&m);
         return die(EXIT_USAGE, msg);
     }
     if (o->mode == CLI_TUI) {
         /* The view builds its own pipeline from the same source. */
         code = run_tui(o, &src);
+        free(ablated);
         model_close(&m);
         return code;
     }
     if (pipeline_create(&p, &o->cfg, &src, &err) != ATTN_OK) {
+        free(ablated);
         model_close(&m);
         return die(is_usage_status(err.status) ? EXIT_USAGE : EXIT_INPUT, err.msg);
     }
@@ -342,6 +366,7 @@ run_model(const struct cli_options *o, const char *sentence)
             code = die(EXIT_INPUT, "a heatmap could not be drawn: out of memory");
     }
     pipeline_destroy(&p);
+    free(ablated);
     model_close(&m);
     return code;
 }

@@ -25,7 +25,7 @@ setup(void)
 {
     struct attention_config cfg;
     struct attn_error err;
-    struct pipeline_source src = { "Your journey starts with one step", &book, NULL, NULL, NULL, NULL, 0, false };
+    struct pipeline_source src = { "Your journey starts with one step", &book, NULL, NULL, NULL, NULL, 0, false, NULL };
 
     test_tmpdir_setup();
     ck_assert_int_eq(vocab_builtin(&book, NULL), ATTN_OK);
@@ -784,6 +784,35 @@ START_TEST(a_model_explains_its_cells)
 }
 END_TEST
 
+/* a ablates the head shown; the predictions change, and come back bit for bit with a again. */
+START_TEST(a_model_head_is_ablated_and_restored)
+{
+    const struct gpt2_state *g = pipeline_gpt2(&a.pipe);
+    const size_t count = (size_t)g->run.n * (size_t)g->run.top;
+    float *before = malloc(count * sizeof *before);
+    char *text;
+
+    memcpy(before, g->run.top_probs, count * sizeof *before);
+    keys("6.");
+    app_key(&a, APP_KEY_TAB); /* layer 1, head 1 */
+    keys("a");
+    g = pipeline_gpt2(&a.pipe);
+    ck_assert_int_eq(g->ablated_heads, 1);
+    ck_assert_int_eq(a.pipe.layer, 1);
+    ck_assert_ptr_nonnull(strstr(a.message, "head 1 of layer 1 ablated (its context zeroed)"));
+    ck_assert(memcmp(before, g->run.top_probs, count * sizeof *before) != 0);
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "a:1 head off") != NULL, "%s", text);
+    free(text);
+    keys("a");
+    g = pipeline_gpt2(&a.pipe);
+    ck_assert_int_eq(g->ablated_heads, 0);
+    ck_assert_ptr_nonnull(strstr(a.message, "head 1 of layer 1 back"));
+    ck_assert(memcmp(before, g->run.top_probs, count * sizeof *before) == 0);
+    free(before);
+}
+END_TEST
+
 START_TEST(a_model_takes_new_sentences)
 {
     keys(".e");
@@ -848,6 +877,7 @@ app_suite(void)
     tcase_add_test(tc, a_model_keeps_only_the_knobs_it_has);
     tcase_add_test(tc, a_model_explains_its_cells);
     tcase_add_test(tc, a_model_takes_new_sentences);
+    tcase_add_test(tc, a_model_head_is_ablated_and_restored);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -85,8 +85,20 @@ run_case(const char *name, struct pipeline *p, const char *text)
         cfg.mask = next_number(&k) != 0 ? ATTN_MASK_CAUSAL : ATTN_MASK_NONE;
         cfg.scale = next_number(&k) != 0;
         cfg.temperature = next_number(&k);
+        static unsigned char ablated[64];
         memset(&src, 0, sizeof src);
         src.bos = next_number(&k) != 0;
+        /* Then "L.H" for each head ablated, to the end of the line. */
+        memset(ablated, 0, sizeof ablated);
+        while (*k == ' ') {
+            char *end;
+            long l = strtol(k, &end, 10);
+            if (end == k || *end != '.')
+                break;
+            ablated[l * tiny.gpt2.cfg.n_head + strtol(end + 1, &end, 10)] = 1;
+            src.ablated = ablated;
+            k = end;
+        }
     }
     src.sentence = text;
     src.family = &family_gpt2;
@@ -230,6 +242,37 @@ START_TEST(the_knobs_that_apply_recompute)
     check_case("no-mask", false);
     check_case("no-scale", false);
     check_case("temperature", false);
+    check_case("ablate", false);
+}
+END_TEST
+
+/* An ablated head's context is zero in its layer, and nothing else of that layer's attention moves. */
+START_TEST(ablation_zeroes_one_head)
+{
+    char *text = sentence();
+    struct pipeline with;
+    struct pipeline without;
+    struct pipeline_view a;
+    struct pipeline_view b;
+
+    run_case("ablate", &with, text);
+    run_case("gpt2", &without, text);
+    ck_assert_int_eq(pipeline_gpt2(&with)->ablated_heads, 2);
+    /* Layer 0, head 1 ablated: its columns of the context are 0, head 0's are untouched. */
+    pipeline_stage_view(&with, STAGE_CONTEXT, 0, &a);
+    pipeline_stage_view(&without, STAGE_CONTEXT, 0, &b);
+    for (int i = 0; i < a.m.rows; i++)
+        for (int c = 0; c < 8; c++) {
+            ck_assert(MAT_AT(&a.m, i, 8 + c) == 0.0f);
+            ck_assert(MAT_AT(&a.m, i, c) == MAT_AT(&b.m, i, c));
+        }
+    /* The weights it would have used are still shown: ablation acts after them. */
+    pipeline_stage_view(&with, STAGE_WEIGHTS, 1, &a);
+    pipeline_stage_view(&without, STAGE_WEIGHTS, 1, &b);
+    ck_assert(memcmp(a.m.data, b.m.data, matrix_size(&a.m) * sizeof(float)) == 0);
+    pipeline_destroy(&with);
+    pipeline_destroy(&without);
+    free(text);
 }
 END_TEST
 
@@ -644,6 +687,7 @@ model_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, every_stage_agrees_with_pytorch);
     tcase_add_test(tc, the_knobs_that_apply_recompute);
+    tcase_add_test(tc, ablation_zeroes_one_head);
     tcase_add_test(tc, the_stages_a_model_has);
     tcase_add_test(tc, texts_the_model_cannot_read);
     tcase_add_test(tc, exports_every_layer);

@@ -37,7 +37,7 @@ static void
 run(struct pipeline *p, const struct attention_config *cfg, const char *sentence,
     const struct vocab *v)
 {
-    struct pipeline_source src = { sentence, v, NULL, NULL, NULL, NULL, 0, false };
+    struct pipeline_source src = { sentence, v, NULL, NULL, NULL, NULL, 0, false, NULL };
     struct attn_error err;
 
     attn_error_clear(&err);
@@ -501,7 +501,7 @@ START_TEST(soft_dictionary_lookup)
     struct qkv_given g;
     struct attention_config cfg;
     struct pipeline p;
-    struct pipeline_source src = { NULL, NULL, NULL, &g, NULL, NULL, 0, false };
+    struct pipeline_source src = { NULL, NULL, NULL, &g, NULL, NULL, 0, false, NULL };
     struct attn_error err;
     struct pipeline_view v;
 
@@ -600,7 +600,7 @@ START_TEST(dropout_pass_skips_are_bounded)
     struct attention_config cfg;
     struct attention_config next;
     struct pipeline p;
-    struct pipeline_source src = { sentence, &book_vocab, NULL, NULL, NULL, NULL, 0, false };
+    struct pipeline_source src = { sentence, &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL };
     struct attn_error err;
 
     words_of_a(sentence, 1000);
@@ -726,7 +726,7 @@ START_TEST(shortcuts_compute_what_a_fresh_pipeline_computes)
     struct pipeline cur;
     struct pipeline fresh;
     struct pipeline rebuilt;
-    struct pipeline_source src = { sentences[0], &book_vocab, NULL, NULL, NULL, NULL, 0, false };
+    struct pipeline_source src = { sentences[0], &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL };
     struct attn_error err;
 
     attention_config_init(&cfg);
@@ -903,7 +903,7 @@ START_TEST(memory_past_the_limit_is_refused_before_allocating)
     struct attention_config next;
     struct pipeline p;
     struct pipeline q;
-    struct pipeline_source src = { sentence, &book_vocab, NULL, NULL, NULL, NULL, 0, false };
+    struct pipeline_source src = { sentence, &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL };
     struct attn_error err;
 
     words_of_a(sentence, 4096);
@@ -935,7 +935,7 @@ START_TEST(memory_past_the_limit_is_refused_before_allocating)
     p.bytes = PIPELINE_MAX_BYTES - 100; /* as if it held nearly all of it */
     next = cfg;
     next.d_out = 4;
-    ck_assert_int_eq(pipeline_rebuild(&q, &p, &next, &(struct pipeline_source){ "Your journey", &book_vocab, NULL, NULL, NULL, NULL, 0, false }, &err),
+    ck_assert_int_eq(pipeline_rebuild(&q, &p, &next, &(struct pipeline_source){ "Your journey", &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL }, &err),
                      ATTN_ELIMIT);
     ck_assert_msg(strstr(err.msg, "beside the 2047 MiB of the one shown") != NULL, "%s", err.msg);
     /* A knob that makes new stage buffers counts them beside the old ones. */
@@ -959,7 +959,7 @@ START_TEST(bad_configurations_are_refused)
 {
     struct attention_config cfg;
     struct pipeline p;
-    struct pipeline_source src = { "Your journey", &book_vocab, NULL, NULL, NULL, NULL, 0, false };
+    struct pipeline_source src = { "Your journey", &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL };
     struct attn_error err;
 
     attention_config_init(&cfg);
@@ -1070,7 +1070,7 @@ compute_many(void *arg)
 
     for (int r = 0; r < 20; r++) {
         struct pipeline p;
-        struct pipeline_source src = { threaded_sentence, t->vocab, NULL, NULL, NULL, NULL, 0, false };
+        struct pipeline_source src = { threaded_sentence, t->vocab, NULL, NULL, NULL, NULL, 0, false, NULL };
         if (pipeline_create(&p, t->cfg, &src, NULL) != ATTN_OK) {
             t->bad++;
             continue;
@@ -1174,7 +1174,7 @@ START_TEST(a_family_plugs_in_through_the_seam)
     struct attention_config cfg;
     struct pipeline p;
     struct pipeline q;
-    struct pipeline_source src = { "ab cde f", NULL, NULL, NULL, &echo_family, NULL, 0, false };
+    struct pipeline_source src = { "ab cde f", NULL, NULL, NULL, &echo_family, NULL, 0, false, NULL };
     struct pipeline_view v;
     struct attn_error err;
 

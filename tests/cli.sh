@@ -444,6 +444,14 @@ expect 1 "nowhere.txt: cannot open" -- --model "$tiny" --print -f "$tmp/nowhere.
 expect 1 "no tokenizer: attnscope reads vocab.json and merges.txt" -- --model "$src/tests/fixtures/gpt2/hf-f32" --print
 expect 1 "--model no-such-model: no such folder, and no download of it in the Hugging Face cache" -- --model no-such-model --print
 expect 2 "--threads 65: give a number from 1 to 64" -- --model "$tiny" --print --threads 65
+expect 2 "--ablate 2.0: tiny has layers 0 to 1 and heads 0 to 1" -- --model "$tiny" --print --ablate 2.0 -s "$say"
+expect 2 "--ablate x: give a layer and a head, from 0" -- --model "$tiny" --print --ablate x
+expect 2 "--ablate works with --model" -- --print --ablate 1.1
+count=$((count + 1))
+"$bin" --model "$tiny" --print -s "$say" --stage next --ablate 1.0 --ablate 0.1 >"$tmp/a" &&
+    grep -q "^  2 heads ablated (--ablate): their context zeroed before c_proj$" "$tmp/a" &&
+    "$bin" --model "$tiny" --print -s "$say" --stage next >"$tmp/b" && ! cmp -s "$tmp/a" "$tmp/b" ||
+    fail "--ablate: the header says it and the next tokens change"
 
 count=$((count + 1))
 "$bin" --help | grep -q -- "--export DIR" || fail "--help"

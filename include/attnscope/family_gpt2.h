@@ -21,6 +21,7 @@ struct gpt2_state {
     float *scaled;             /* (H, n, n) and scaled */
     float *row;                /* (n) the weights of one row, worked out again and dropped */
     char *labels;              /* the tokens' display text */
+    int ablated_heads;         /* heads whose context the source zeroed (pipeline_source) */
 };
 
 /* p's model state, or NULL when p is not a trained model's. */

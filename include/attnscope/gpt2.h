@@ -122,6 +122,11 @@ struct gpt2_knobs {
     bool causal;       /* query i sees keys 0..i only */
     bool scaled;       /* divide the scores by sqrt(head size) */
     double temperature; /* > 0 */
+    /*
+     * (n_layer * n_head) 1 where a head is ablated: its context is zeroed
+     * before c_proj, as if the head had attended to nothing; NULL: none.
+     */
+    const unsigned char *ablated;
 };
 
 /* The number the scores are divided by under k (NULL: GPT-2's own). */

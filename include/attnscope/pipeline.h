@@ -100,6 +100,7 @@ struct pipeline_source {
     const struct model *model;              /* borrowed; a trained model's files (family_gpt2) */
     int top;                                /* next tokens kept per position (a model) */
     bool bos;                               /* put <|endoftext|> first (a model) */
+    const unsigned char *ablated;           /* (layers * heads) 1: a head zeroed (a model), or NULL */
 };
 
 /* A transformer block's own stages, of the layer shown (views; a model only). */

@@ -38,6 +38,7 @@ gpt2_knobs_of(const struct attention_config *cfg, struct gpt2_knobs *k)
     k->causal = cfg->mask != ATTN_MASK_NONE;
     k->scaled = cfg->scale;
     k->temperature = cfg->temperature;
+    k->ablated = NULL;
 }
 
 /* The sentence's ids, <|endoftext|> first with bos; errors say what to change. */
@@ -273,6 +274,9 @@ gpt2_create(struct pipeline *p, const struct attention_config *cfg,
     if (st != ATTN_OK)
         return st;
     gpt2_knobs_of(cfg, &k);
+    k.ablated = src->ablated;
+    for (int e = 0; src->ablated != NULL && e < c->n_layer * c->n_head; e++)
+        s->ablated_heads += src->ablated[e] != 0;
     st = gpt2_forward(&m->gpt2, s->ids, n, src->top, &k, &s->run, err);
     if (st != ATTN_OK)
         return st;

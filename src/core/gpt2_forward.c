@@ -61,6 +61,7 @@ struct heads_job {
     bool causal;
     float divisor;
     float *scratch; /* (H, 2 n) a masked and a scaled row per head */
+    const unsigned char *ablated; /* (H) 1: the head's context is zeroed, or NULL */
 };
 
 static void
@@ -79,6 +80,10 @@ attend_heads(void *ctx, int h0, int h1)
                            j->causal ? i + 1 : n, j->divisor);
         linalg_gemm_nn(n, j->hd, n, w, n, j->s->v + h * j->hd, j->C, j->s->context + h * j->hd,
                        j->C);
+        if (j->ablated != NULL && j->ablated[h])
+            for (int i = 0; i < n; i++)
+                memset(j->s->context + (size_t)i * j->C + (size_t)h * j->hd, 0,
+                       (size_t)j->hd * sizeof(float));
     }
 }
 
@@ -324,7 +329,11 @@ gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top,
         apply_linear(&b->k, s->ln1, n, s->k, threads);
         apply_linear(&b->v, s->ln1, n, s->v, threads);
         {
-            struct heads_job job = { s, n, C, hd, causal, divisor, scratch };
+            struct heads_job job = { s,       n,       C,
+                                     hd,      causal,  divisor,
+                                     scratch, k != NULL && k->ablated != NULL
+                                                  ? k->ablated + (size_t)l * (size_t)H
+                                                  : NULL };
             parallel_for(H, 2L * n * n * hd, threads, attend_heads, &job);
         }
         apply_linear(&b->attn_out, s->context, n, s->attn, threads);

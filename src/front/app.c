@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "attnscope/export.h"
+#include "attnscope/family_gpt2.h"
 #include "attnscope/knob.h"
 #include "render/text.h"
 #include "front/app_internal.h"
@@ -27,6 +28,7 @@ static const struct view_help_line help_before[] = {
     { "mouse click", "put the cursor on a cell; on the stage bar, go to that stage" },
     { "Tab Shift-Tab", "next / previous head" },
     { ", .", "with --model: previous / next layer" },
+    { "a", "with --model: ablate the head shown (its context zeroed), a again brings it back" },
     { "g", "all heads side by side, the same cursor on each" },
     { "M", "show the causal mask as a matrix of its own" },
     { "W", "show the parameters: W_query, W_key, W_value (on Q K V) or out_proj (on output); "
@@ -99,8 +101,9 @@ int
 app_rebuild(struct app *a, const struct attention_config *cfg, const char *sentence)
 {
     struct pipeline next;
-    struct pipeline_source src = { sentence, a->vocab,  a->weights, a->qkv,
-                                   a->family, a->model, a->top,     a->bos };
+    struct pipeline_source src = { sentence,  a->vocab, a->weights, a->qkv,
+                                   a->family, a->model, a->top,     a->bos,
+                                   a->ablated };
     const int layer = a->pipe.layer;
     struct attn_error err;
 
@@ -185,6 +188,13 @@ app_init(struct app *a, const struct attention_config *cfg, const struct pipelin
         view_destroy(&a->view);
         return st;
     }
+    if (src->ablated != NULL && pipeline_gpt2(&a->pipe) != NULL) {
+        /* --ablate's heads, the app's own from here: a toggles them. */
+        const size_t n = (size_t)a->pipe.layers * (size_t)a->pipe.st.shape.heads;
+        a->ablated = malloc(n);
+        if (a->ablated != NULL)
+            memcpy(a->ablated, src->ablated, n);
+    }
     /* Start at the beginning of the pipeline (Q, K and V when they are given): Space goes on. */
     a->view.stage = VIEW_EMBEDDINGS;
     view_clamp(&a->view, &a->pipe);
@@ -225,6 +235,7 @@ app_destroy(struct app *a)
     free(a->sentence);
     free(a->narration);
     free(a->edit);
+    free(a->ablated);
     free((void *)a->step_titles);
     memset(a, 0, sizeof *a);
 }
@@ -293,6 +304,43 @@ step_layer(struct app *a, int dir)
     }
     view_clamp(&a->view, &a->pipe);
     app_say(a, "layer %d of 0-%d", to, a->pipe.layers - 1);
+}
+
+/* a: zero the context of the head shown (a model's), or bring it back, and recompute. */
+static void
+ablate_head(struct app *a)
+{
+    const struct gpt2_state *g = pipeline_gpt2(&a->pipe);
+    const int heads = a->pipe.st.shape.heads;
+    size_t at;
+    char next[64];
+
+    if (g == NULL) {
+        app_say(a, "a ablates a trained model's head (--model): the book's classes have none to "
+                   "learn from");
+        return;
+    }
+    if (a->ablated == NULL) {
+        a->ablated = calloc((size_t)a->pipe.layers * (size_t)heads, 1);
+        if (a->ablated == NULL) {
+            app_complain(a, "out of memory");
+            return;
+        }
+    }
+    at = (size_t)a->pipe.layer * (size_t)heads + (size_t)a->view.head;
+    a->ablated[at] ^= 1;
+    if (app_rebuild(a, &a->cfg, a->sentence) != 0) {
+        a->ablated[at] ^= 1;
+        return;
+    }
+    g = pipeline_gpt2(&a->pipe);
+    model_token_display(g->model, g->run.top_ids[(size_t)(g->run.n - 1) * (size_t)g->run.top],
+                        next, sizeof next);
+    app_say(a, "head %d of layer %d %s: the next token is now %s (%.0f%%)", a->view.head,
+            a->pipe.layer, a->ablated[at] ? "ablated (its context zeroed)" : "back",
+            g->run.top > 0 ? next : "(none asked for)",
+            g->run.top > 0 ? 100.0 * (double)g->run.top_probs[(size_t)(g->run.n - 1) * (size_t)g->run.top]
+                           : 0.0);
 }
 
 /* ---------------------------------------------------------------- export */
@@ -662,6 +710,10 @@ app_key(struct app *a, int key)
     }
     if (key == ',' || key == '.') {
         step_layer(a, key == '.' ? 1 : -1);
+        return;
+    }
+    if (key == 'a') {
+        ablate_head(a);
         return;
     }
     knob = knob_for_key(key, &dir);

@@ -48,6 +48,7 @@ struct app {
     const struct model *model;               /* borrowed; a trained model (family_gpt2) */
     int top;                                 /* its next tokens per position */
     bool bos;                                /* <|endoftext|> first */
+    unsigned char *ablated;                  /* (layers * heads) a: heads zeroed, or NULL */
     const char *weights_dir;                 /* for messages */
     const char *export_dir;
     struct pipeline pipe;

@@ -33,6 +33,7 @@ enum {
     OPT_TOP,
     OPT_BOS,
     OPT_THREADS,
+    OPT_ABLATE,
     OPT_KNOB /* + 2 * knob + option: the knobs' options */
 };
 
@@ -61,6 +62,8 @@ static const struct plain_option plain_options[] = {
       "with --model: the next tokens shown per position (default 5)" },
     { "bos", 0, OPT_BOS, NULL, GROUP_INPUT,
       "with --model: put <|endoftext|> before the text, as interpretability tools do" },
+    { "ablate", 0, OPT_ABLATE, "L.H", GROUP_INPUT,
+      "with --model: zero the context of head H of layer L (repeatable), to see what it does" },
     { "threads", 0, OPT_THREADS, "N", GROUP_INPUT,
       "with --model: threads for the forward pass (default $ATTNSCOPE_THREADS, or every core)" },
     { "embeddings", 'e', 'e', "FILE", GROUP_INPUT,
@@ -307,9 +310,13 @@ check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
         return attn_fail_text(err, err_size, "--sentence and --sentence-file: choose one");
     if (o->model != NULL && check_model(o, settings, count, err, err_size) != 0)
         return -1;
-    if (o->model == NULL && (o->layer >= 0 || o->top != CLI_DEFAULT_TOP || o->bos))
+    if (o->model == NULL &&
+        (o->layer >= 0 || o->top != CLI_DEFAULT_TOP || o->bos || o->ablate_count > 0))
         return attn_fail_text(err, err_size, "--%s works with --model (a trained GPT-2)",
-                              o->layer >= 0 ? "layer" : o->bos ? "bos" : "top");
+                              o->layer >= 0          ? "layer"
+                              : o->bos               ? "bos"
+                              : o->ablate_count > 0 ? "ablate"
+                                                     : "top");
     if (o->qkv_dir != NULL && (o->sentence_given || o->sentence_file != NULL ||
                                (o->knobs_given & ((uint64_t)1 << KNOB_POSITIONAL))))
         return attn_fail_text(err, err_size,
@@ -405,6 +412,23 @@ cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_si
         case OPT_BOS:
             o->bos = true;
             break;
+        case OPT_ABLATE: {
+            char *end;
+            long l = strtol(arg, &end, 10);
+            long h = *end == '.' ? strtol(end + 1, &end, 10) : -1;
+            if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || l < 0 || h < 0 || l > 100000 ||
+                h > 100000)
+                r = attn_fail_text(err, err_size,
+                                   "--ablate %s: give a layer and a head, from 0: --ablate 5.1", arg);
+            else if (o->ablate_count == CLI_MAX_STAGES)
+                r = attn_fail_text(err, err_size, "--ablate: at most %d heads", CLI_MAX_STAGES);
+            else {
+                o->ablate[o->ablate_count][0] = (int)l;
+                o->ablate[o->ablate_count][1] = (int)h;
+                o->ablate_count++;
+            }
+            break;
+        }
         case OPT_THREADS:
             r = knob_parse_int("--threads", arg, 1, PARALLEL_MAX_THREADS, &o->threads, err, err_size);
             break;

@@ -43,6 +43,8 @@ struct cli_options {
     int top;                         /* --top: next tokens per position */
     bool bos;                        /* --bos */
     int threads;                     /* --threads, or 0: $ATTNSCOPE_THREADS or every core */
+    int ablate_count;                /* --ablate L.H, in the order given */
+    int ablate[CLI_MAX_STAGES][2];   /* (layer, head) */
 };
 
 /* The next tokens --print and --export show per position, unless --top says. */

@@ -143,6 +143,6 @@ struct pipeline_source
 inputs_source(const struct inputs *in, const char *sentence)
 {
     struct pipeline_source src = { sentence, &in->vocab, in->have_weights ? &in->weights : NULL,
-                                   in->have_qkv ? &in->qkv : NULL, NULL, NULL, 0, false };
+                                   in->have_qkv ? &in->qkv : NULL, NULL, NULL, 0, false, NULL };
     return src;
 }

@@ -485,6 +485,10 @@ print_model_header(FILE *out, const struct pipeline *p, const struct gpt2_state 
     else
         fprintf(out, "  Hugging Face's names: ln1 is h.L.ln_1, queries, keys and values attn.c_attn, "
                      "output attn.c_proj, fc and mlp mlp.c_fc and c_proj\n");
+    if (g->ablated_heads > 0)
+        fprintf(out, "  %d head%s ablated (--ablate): %s context zeroed before c_proj\n",
+                g->ablated_heads, g->ablated_heads == 1 ? "" : "s",
+                g->ablated_heads == 1 ? "its" : "their");
     pipeline_scaling_of(p, &sc);
     fprintf(out, "  layer %d of 0-%d, mask %s, scores / %g", p->layer, p->layers - 1,
             p->cfg.mask == ATTN_MASK_CAUSAL ? "causal" : "none", (double)sc.divisor);

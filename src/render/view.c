@@ -304,6 +304,11 @@ draw_knob_bar(struct grid *g, const struct pipeline *p)
         x += grid_put(g, x, 0, g->width - x, style_role(ROLE_BAR_KEY), ",.");
         x += grid_printf(g, x, 0, g->width - x, style_role(ROLE_BAR), ":layer %d of 0-%d ",
                          p->layer, p->layers - 1);
+        if (m->ablated_heads > 0) {
+            x += grid_put(g, x, 0, g->width - x, style_role(ROLE_BAR_KEY), "a");
+            x += grid_printf(g, x, 0, g->width - x, style_role(ROLE_BAR), ":%d head%s off ",
+                             m->ablated_heads, m->ablated_heads == 1 ? "" : "s");
+        }
     }
     for (int i = 0; i < KNOB_COUNT; i++) {
         const char *key = knob_table[i].bar_key;

@@ -12,7 +12,9 @@ Writes tests/fixtures/gpt2/tiny/:
   expected.txt             for SENTENCE and each case of CASES (the knobs a
                            trained model keeps: the mask, the scaling, the
                            temperature, and <|endoftext|> first), lines
-                               case NAME causal scaled temperature bos
+                               case NAME causal scaled temperature bos [L.H ...]
+                                    (the last: heads ablated, their context
+                                    zeroed before c_proj)
                                ids N i0 i1 ...
                                STAGE L values...   (every stage of every layer:
                                                     ln1 q k v scores weights context
@@ -48,12 +50,13 @@ of another one: the cat and the dog will meet again tomorrow on the same road.""
 MERGES = 60
 SENTENCE = "The cat sat on the mat, and the dog sat on the log."
 CASES = [
-    # name, causal, scaled, temperature, bos
-    ("gpt2", True, True, 1.0, False),
-    ("no-mask", False, True, 1.0, False),
-    ("no-scale", True, False, 1.0, False),
-    ("temperature", True, True, 2.5, False),
-    ("bos", True, True, 1.0, True),
+    # name, causal, scaled, temperature, bos, ablated (layer, head) pairs
+    ("gpt2", True, True, 1.0, False, ()),
+    ("no-mask", False, True, 1.0, False, ()),
+    ("no-scale", True, False, 1.0, False, ()),
+    ("temperature", True, True, 2.5, False, ()),
+    ("bos", True, True, 1.0, True, ()),
+    ("ablate", True, True, 1.0, False, ((0, 1), (1, 0))),
 ]
 N_LAYER, N_HEAD, N_EMBD, N_POSITIONS, TOP = 2, 2, 16, 24, 4
 PATTERN = re.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?[A-Za-z]+| ?[0-9]+| ?[^\sA-Za-z0-9]+|\s+(?!\S)|\s+""")
@@ -141,7 +144,7 @@ def numbers(t):
     return " ".join("%.8g" % e for e in t.flatten().tolist())
 
 
-def forward(p, ids, causal, scaled, temperature, lines, every_stage):
+def forward(p, ids, causal, scaled, temperature, lines, every_stage, ablated=()):
     n, C, H = len(ids), N_EMBD, N_HEAD
     hd = C // H
     x = p["wte"][torch.tensor(ids)] + p["wpe"][:n]
@@ -162,7 +165,11 @@ def forward(p, ids, causal, scaled, temperature, lines, every_stage):
         att = (scores / torch.tensor(divisor, dtype=torch.float32)).masked_fill(~keep, float("-inf"))
         att = torch.softmax(att, dim=-1)
         out["weights"] = att
-        ctx = (att @ vh).transpose(0, 1).reshape(n, C)
+        ctx_h = att @ vh
+        for (al, ah) in ablated:
+            if al == l:
+                ctx_h[ah] = 0.0
+        ctx = ctx_h.transpose(0, 1).reshape(n, C)
         out["context"] = ctx
         a = ctx @ p[(l, "proj")] + p[(l, "proj_b")]
         out["attn"] = a
@@ -243,11 +250,12 @@ def main():
         f.write("\n")
 
     lines = ["sentence %s" % SENTENCE]
-    for name, causal, scaled, temperature, bos in CASES:
+    for name, causal, scaled, temperature, bos, ablated in CASES:
         ids = ([vocab["<|endoftext|>"]] if bos else []) + encode(SENTENCE, vocab, ranks)
-        lines.append("case %s %d %d %.9g %d" % (name, causal, scaled, temperature, bos))
+        lines.append("case %s %d %d %.9g %d%s" % (name, causal, scaled, temperature, bos,
+                                                  "".join(" %d.%d" % a for a in ablated)))
         lines.append("ids %d %s" % (len(ids), " ".join(map(str, ids))))
-        forward(p, ids, causal, scaled, temperature, lines, name in ("gpt2", "bos"))
+        forward(p, ids, causal, scaled, temperature, lines, name in ("gpt2", "bos"), ablated)
     with open(os.path.join(d, "expected.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("wrote", d, "(%d tokens, %d merges)" % (V, len(merges)))
