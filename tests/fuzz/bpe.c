@@ -17,19 +17,8 @@ static const char *
 write_part(const char *suffix, const uint8_t *data, size_t size)
 {
     static char paths[2][80];
-    char *path = paths[suffix[0] == 'm'];
-    FILE *f;
 
-    snprintf(path, 80, "/tmp/attnscope-fuzz-bpe-%ld.%s", (long)getpid(), suffix);
-    f = fopen(path, "wb");
-    if (f == NULL)
-        return NULL;
-    if (size > 0 && fwrite(data, 1, size, f) != size) {
-        fclose(f);
-        return NULL;
-    }
-    fclose(f);
-    return path;
+    return fuzz_write_file(paths[suffix[0] == 'm'], sizeof paths[0], "bpe", suffix, data, size);
 }
 
 int

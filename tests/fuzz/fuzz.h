@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attnscope/attention_config.h"
 
@@ -31,6 +32,29 @@ fuzz_small(const struct attention_config *cfg, const char *sentence)
     /* Tables of every stage are printed per input: a few thousand numbers at most. */
     return cfg->d_out <= 64 && cfg->heads <= 8 && cfg->dropout_pass <= 8 &&
            (sentence == NULL || strlen(sentence) <= 160);
+}
+
+/*
+ * Writes size bytes of data to a temporary file of this process named
+ * "/tmp/attnscope-fuzz-TAG-PID.NAME" into path (size bytes of room);
+ * returns path, or NULL when it cannot be written.
+ */
+static inline const char *
+fuzz_write_file(char *path, size_t room, const char *tag, const char *name, const uint8_t *data,
+                size_t size)
+{
+    FILE *f;
+
+    snprintf(path, room, "/tmp/attnscope-fuzz-%s-%ld.%s", tag, (long)getpid(), name);
+    f = fopen(path, "wb");
+    if (f == NULL)
+        return NULL;
+    if (size > 0 && fwrite(data, 1, size, f) != size) {
+        fclose(f);
+        return NULL;
+    }
+    fclose(f);
+    return path;
 }
 
 /* A stream that discards what is written to it. */

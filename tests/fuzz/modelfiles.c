@@ -20,20 +20,9 @@ static const char *
 write_part(int which, const uint8_t *data, size_t size)
 {
     static char paths[2][80];
-    char *path = paths[which];
-    FILE *f;
 
-    snprintf(path, 80, "/tmp/attnscope-fuzz-model-%ld.%s", (long)getpid(),
-             which == 0 ? "config.json" : "tokenizer.json");
-    f = fopen(path, "wb");
-    if (f == NULL)
-        return NULL;
-    if (size > 0 && fwrite(data, 1, size, f) != size) {
-        fclose(f);
-        return NULL;
-    }
-    fclose(f);
-    return path;
+    return fuzz_write_file(paths[which], sizeof paths[0], "model",
+                           which == 0 ? "config.json" : "tokenizer.json", data, size);
 }
 
 static void

@@ -37,10 +37,13 @@ import json
 import math
 import os
 import re
-import struct
+import sys
 
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpt2_fixtures import write_safetensors  # noqa: E402  (the format, written byte by byte)
 
 CORPUS = """The cat sat on the mat. The dog sat on the log. A cat and a dog met on the
 road, and the cat said that the dog was slow. The dog said that the cat was loud.
@@ -122,22 +125,6 @@ def encode(text, vocab, ranks):
             word = word[:i] + [word[i] + word[i + 1]] + word[i + 2:]
         ids.extend(vocab[t] for t in word)
     return ids
-
-
-def write_safetensors(path, tensors):
-    header, blobs, at = {}, [], 0
-    for name, t in tensors:
-        raw = struct.pack("<%df" % t.numel(), *t.flatten().tolist())
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [at, at + len(raw)]}
-        blobs.append(raw)
-        at += len(raw)
-    text = json.dumps(header, separators=(",", ":"))
-    text += " " * ((8 - len(text) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text.encode())
-        for raw in blobs:
-            f.write(raw)
 
 
 def numbers(t):
