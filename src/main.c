@@ -180,9 +180,11 @@ resolve_stages(const struct pipeline *p, const struct cli_options *o,
         if (pipeline_select(p, o->stages[i], &chosen[i]) != 0) {
             char names[512];
             snprintf(msg, size,
-                     "--stage %s: no such stage here; stages are %s (NAME.hH for one head), "
-                     "and the parameters",
-                     o->stages[i], pipeline_stage_names(p, ", ", names, sizeof names));
+                     "--stage %s: no such stage here; stages are %s (NAME.hH for one head), %s",
+                     o->stages[i], pipeline_stage_names(p, ", ", names, sizeof names),
+                     p->layers > 1 || pipeline_stage_present(p, STAGE_LN1)
+                         ? "and tokens, next and heads (the model map)"
+                         : "and the parameters");
             return -1;
         }
     }

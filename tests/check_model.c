@@ -20,6 +20,7 @@
 
 #include "attnscope/export.h"
 #include "attnscope/family_gpt2.h"
+#include "attnscope/headmap.h"
 #include "attnscope/model.h"
 #include "attnscope/pipeline.h"
 #include "expected.h"
@@ -329,6 +330,71 @@ START_TEST(the_stages_a_model_has)
         pipeline_destroy(&p);
         vocab_destroy(&v);
     }
+    free(text);
+}
+END_TEST
+
+/*
+ * The model map's measures, each against its definition worked out here
+ * from the weights as pipeline_stage_view shows them, on a text with
+ * repeats (" the", " sat", " on": induction has rows to measure).
+ */
+START_TEST(head_measures_are_their_definitions)
+{
+    char *text = sentence();
+    struct pipeline p;
+    float got[MEASURE_COUNT][4];
+    const int *ids;
+
+    run_case("gpt2", &p, text);
+    ids = pipeline_gpt2(&p)->ids;
+    for (int k = 0; k < MEASURE_COUNT; k++)
+        ck_assert_int_eq(head_measures(&p, (enum head_measure)k, got[k]), 0);
+    for (int l = 0; l < 2; l++) {
+        ck_assert_int_eq(pipeline_select_layer(&p, l, NULL), ATTN_OK);
+        for (int h = 0; h < 2; h++) {
+            struct pipeline_view v;
+            const int n = p.tokens.count;
+            double ent = 0, prev = 0, first = 0, self = 0, ind = 0;
+            int ind_rows = 0;
+            pipeline_stage_view(&p, STAGE_WEIGHTS, h, &v);
+            for (int i = 0; i < n; i++) {
+                double e = 0, row_ind = 0;
+                bool repeats = false;
+                for (int j = 0; j <= i; j++) {
+                    double w = MAT_AT(&v.m, i, j);
+                    if (w > 0)
+                        e -= w * log(w);
+                    if (j >= 1 && j < i && ids[j - 1] == ids[i]) {
+                        row_ind += w;
+                        repeats = true;
+                    }
+                }
+                ent += e / n;
+                if (i >= 1) {
+                    prev += MAT_AT(&v.m, i, i - 1) / (n - 1);
+                    first += MAT_AT(&v.m, i, 0) / (n - 1);
+                    self += MAT_AT(&v.m, i, i) / (n - 1);
+                }
+                if (repeats) {
+                    ind += row_ind;
+                    ind_rows++;
+                }
+            }
+            ck_assert_int_gt(ind_rows, 0);
+            ck_assert_float_eq_tol(got[MEASURE_ENTROPY][l * 2 + h], ent, 1e-5);
+            ck_assert_float_eq_tol(got[MEASURE_PREVIOUS][l * 2 + h], prev, 1e-6);
+            ck_assert_float_eq_tol(got[MEASURE_FIRST][l * 2 + h], first, 1e-6);
+            ck_assert_float_eq_tol(got[MEASURE_SELF][l * 2 + h], self, 1e-6);
+            ck_assert_float_eq_tol(got[MEASURE_INDUCTION][l * 2 + h], ind / ind_rows, 1e-6);
+        }
+    }
+    pipeline_destroy(&p);
+    /* No repeated token: induction has nothing to measure. */
+    run_case("gpt2", &p, "The cat sat.");
+    ck_assert_int_eq(head_measures(&p, MEASURE_INDUCTION, got[0]), 0);
+    ck_assert(isnan(got[0][0]));
+    pipeline_destroy(&p);
     free(text);
 }
 END_TEST
@@ -690,6 +756,7 @@ model_suite(void)
     tcase_add_test(tc, ablation_zeroes_one_head);
     tcase_add_test(tc, the_stages_a_model_has);
     tcase_add_test(tc, texts_the_model_cannot_read);
+    tcase_add_test(tc, head_measures_are_their_definitions);
     tcase_add_test(tc, exports_every_layer);
     tcase_add_test(tc, tokenizers_in_every_form);
     tcase_add_test(tc, bad_model_folders_say_what_is_wrong);

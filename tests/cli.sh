@@ -448,6 +448,11 @@ expect 2 "--ablate 2.0: tiny has layers 0 to 1 and heads 0 to 1" -- --model "$ti
 expect 2 "--ablate x: give a layer and a head, from 0" -- --model "$tiny" --print --ablate x
 expect 2 "--ablate works with --model" -- --print --ablate 1.1
 count=$((count + 1))
+"$bin" --model "$tiny" --print -s "$say" --stage heads >"$tmp/a" &&
+    [ "$(grep -c '^heads: ' "$tmp/a")" -eq 5 ] && grep -q "^heads: induction, weight on what followed the token before (layers x heads)$" "$tmp/a" &&
+    grep -q "^  layer 1  " "$tmp/a" || fail "--stage heads: the model map's five measures: $(cat "$tmp/a")"
+expect 1 "--stage heads is for --print (the model map)" -- --model "$tiny" --export "$tmp/heads" --stage heads -s "$say"
+count=$((count + 1))
 "$bin" --model "$tiny" --print -s "$say" --stage next --ablate 1.0 --ablate 0.1 >"$tmp/a" &&
     grep -q "^  2 heads ablated (--ablate): their context zeroed before c_proj$" "$tmp/a" &&
     "$bin" --model "$tiny" --print -s "$say" --stage next >"$tmp/b" && ! cmp -s "$tmp/a" "$tmp/b" ||

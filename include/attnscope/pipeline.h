@@ -259,11 +259,13 @@ struct pipeline_selection {
  */
 #define PIPELINE_SELECT_TOKENS ((enum pipeline_stage)STAGE_COUNT)
 #define PIPELINE_SELECT_NEXT ((enum pipeline_stage)(STAGE_COUNT + 1))
+/* And --stage heads: the model map, one number per head (headmap.h). */
+#define PIPELINE_SELECT_HEADS ((enum pipeline_stage)(STAGE_COUNT + 2))
 
 /*
  * Resolves name: a stage ("weights"), one head of a per-head stage
  * ("weights.h1"), a parameter ("W_query.weight"), or on a trained model
- * "tokens" and "next".  Returns 0, or -1 when p has nothing by that name.
+ * "tokens", "next" and "heads".  Returns 0, or -1 when p has nothing by that name.
  */
 int pipeline_select(const struct pipeline *p, const char *name, struct pipeline_selection *sel);
 

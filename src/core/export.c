@@ -356,6 +356,8 @@ export_model(struct pipeline *p, const struct pipeline_selection *sel, int count
                 st = write_model_tokens(&b, g, err);
             else if (sel[i].stage == PIPELINE_SELECT_NEXT)
                 st = write_model_next(&b, g, err);
+            else if (sel[i].stage == PIPELINE_SELECT_HEADS)
+                st = attn_fail(err, ATTN_EVALUE, "--stage heads is for --print (the model map)");
         }
         if (st == ATTN_OK)
             st = write_model_stages(&b, p, sel, count, err);

@@ -9,6 +9,7 @@
 
 #include "attnscope/csvio.h"
 #include "attnscope/family_gpt2.h"
+#include "attnscope/headmap.h"
 
 #include "attnscope/utf8.h"
 #include "front/print.h"
@@ -557,6 +558,42 @@ print_model_next(FILE *out, const struct pipeline *p, const struct gpt2_state *g
     }
 }
 
+/* The model map: every measure of every head, a table of layers x heads each. */
+static void
+print_model_heads(FILE *out, const struct pipeline *p, const struct print_options *po)
+{
+    const int heads = p->st.shape.heads;
+    struct matrix m;
+    char **labels;
+    char title[160];
+
+    if (matrix_create(&m, p->layers, heads, NULL) != ATTN_OK)
+        return;
+    labels = calloc((size_t)p->layers, sizeof *labels);
+    for (int l = 0; labels != NULL && l < p->layers; l++) {
+        labels[l] = malloc(24);
+        if (labels[l] != NULL)
+            snprintf(labels[l], 24, "layer %d", l);
+    }
+    for (int k = 0; k < MEASURE_COUNT && labels != NULL; k++) {
+        struct table t;
+        head_measures(p, (enum head_measure)k, m.data);
+        snprintf(title, sizeof title, "heads: %s, %s (layers x heads)",
+                 head_measure_name((enum head_measure)k),
+                 head_measure_description((enum head_measure)k));
+        memset(&t, 0, sizeof t);
+        t.title = title;
+        t.m = &m;
+        t.rows = (const char *const *)labels;
+        t.col_prefix = "h";
+        print_table(out, &t, po);
+    }
+    for (int l = 0; labels != NULL && l < p->layers; l++)
+        free(labels[l]);
+    free(labels);
+    matrix_destroy(&m);
+}
+
 void
 print_model(FILE *out, const struct pipeline *p, const struct print_options *po)
 {
@@ -578,6 +615,8 @@ print_model(FILE *out, const struct pipeline *p, const struct print_options *po)
             print_model_tokens(out, p, g, po);
         else if (po->chosen[i].stage == PIPELINE_SELECT_NEXT)
             print_model_next(out, p, g, po);
+        else if (po->chosen[i].stage == PIPELINE_SELECT_HEADS)
+            print_model_heads(out, p, po);
         else
             print_selection(out, p, &po->chosen[i], po);
     }
