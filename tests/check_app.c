@@ -11,6 +11,7 @@
 
 #include "testutil.h"
 #include "attnscope/family_gpt2.h"
+#include "attnscope/headmap.h"
 #include "attnscope/model.h"
 #include "attnscope/tokenizer.h"
 #include "front/app.h"
@@ -57,6 +58,22 @@ weight(int head, int i, int j)
     pipeline_stage_view(&a.pipe, STAGE_WEIGHTS, head, &v);
     return MAT_AT(&v.m, i, j);
 }
+
+/* The model's keys say what they are for on the book's classes, and change nothing. */
+START_TEST(model_keys_on_the_book_say_so)
+{
+    const unsigned long before = a.pipe.generation;
+
+    keys("L");
+    ck_assert(!a.view.map);
+    ck_assert_ptr_nonnull(strstr(a.message, "L shows a trained model's map"));
+    keys("a");
+    ck_assert_ptr_nonnull(strstr(a.message, "a ablates a trained model's head"));
+    keys(".");
+    ck_assert_ptr_nonnull(strstr(a.message, "one layer here"));
+    ck_assert_int_eq(a.pipe.generation, before);
+}
+END_TEST
 
 START_TEST(starts_at_the_beginning_of_the_pipeline)
 {
@@ -813,6 +830,40 @@ START_TEST(a_model_head_is_ablated_and_restored)
 }
 END_TEST
 
+/* L: the model map; Tab picks the measure, the arrows a head, Enter opens it. */
+START_TEST(the_model_map_opens_a_head)
+{
+    char *text;
+    float want[4];
+
+    keys("L");
+    ck_assert(a.view.map);
+    app_key(&a, APP_KEY_TAB);
+    ck_assert_int_eq(a.view.map_measure, MEASURE_PREVIOUS);
+    app_key(&a, APP_KEY_DOWN);
+    app_key(&a, APP_KEY_RIGHT);
+    app_key(&a, APP_KEY_DOWN); /* stays on the last layer */
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "Model map: previous, weight on the previous token (2 layers x 2 heads)"),
+                  "%s", text);
+    ck_assert_int_eq(head_measures(&a.pipe, MEASURE_PREVIOUS, want), 0);
+    {
+        char line[64];
+        snprintf(line, sizeof line, "layer 1, head 1: previous %.4f", (double)want[3]);
+        ck_assert_msg(strstr(text, line) != NULL, "%s (want '%s')", text, line);
+    }
+    free(text);
+    app_key(&a, APP_KEY_ENTER);
+    ck_assert(!a.view.map);
+    ck_assert_int_eq(a.pipe.layer, 1);
+    ck_assert_int_eq(a.view.head, 1);
+    ck_assert_int_eq(a.view.stage, VIEW_WEIGHTS);
+    keys("L");
+    app_key(&a, APP_KEY_ESCAPE);
+    ck_assert(!a.view.map);
+}
+END_TEST
+
 START_TEST(a_model_takes_new_sentences)
 {
     keys(".e");
@@ -850,6 +901,7 @@ app_suite(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, starts_at_the_beginning_of_the_pipeline);
+    tcase_add_test(tc, model_keys_on_the_book_say_so);
     tcase_add_test(tc, keys_that_cannot_act_say_why);
     tcase_add_test(tc, help_scrolls_and_says_there_is_more);
     tcase_add_test(tc, clicker_keys_and_the_step_list);
@@ -878,6 +930,7 @@ app_suite(void)
     tcase_add_test(tc, a_model_explains_its_cells);
     tcase_add_test(tc, a_model_takes_new_sentences);
     tcase_add_test(tc, a_model_head_is_ablated_and_restored);
+    tcase_add_test(tc, the_model_map_opens_a_head);
     suite_add_tcase(s, tc);
     return s;
 }

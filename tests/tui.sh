@@ -187,6 +187,8 @@ keys 2 Tab
 snap "model: layer 1, Q K V of head 1"
 keys 0 Space Space
 snap "model: layer 1, ln_2 (the bar follows the stage)"
+keys L Tab
+snap "model: the map, previous-token weights"
 finish model
 
 echo "$checks checks, $failures failed"

@@ -13,6 +13,7 @@
 
 #include "attnscope/export.h"
 #include "attnscope/family_gpt2.h"
+#include "attnscope/headmap.h"
 #include "attnscope/knob.h"
 #include "render/text.h"
 #include "front/app_internal.h"
@@ -29,6 +30,8 @@ static const struct view_help_line help_before[] = {
     { "Tab Shift-Tab", "next / previous head" },
     { ", .", "with --model: previous / next layer" },
     { "a", "with --model: ablate the head shown (its context zeroed), a again brings it back" },
+    { "L", "with --model: the model map, one number per layer and head (Tab: the measure, Enter: "
+           "open the head)" },
     { "g", "all heads side by side, the same cursor on each" },
     { "M", "show the causal mask as a matrix of its own" },
     { "W", "show the parameters: W_query, W_key, W_value (on Q K V) or out_proj (on output); "
@@ -304,6 +307,63 @@ step_layer(struct app *a, int dir)
     }
     view_clamp(&a->view, &a->pipe);
     app_say(a, "layer %d of 0-%d", to, a->pipe.layers - 1);
+}
+
+/* The model map's keys: a head with the arrows, a measure with Tab, Enter opens the head. */
+static void
+map_key(struct app *a, int key)
+{
+    struct view *v = &a->view;
+    const int heads = a->pipe.st.shape.heads;
+    struct attn_error err;
+
+    v->message = NULL;
+    switch (key) {
+    case APP_KEY_UP:
+        v->map_row -= v->map_row > 0;
+        break;
+    case APP_KEY_DOWN:
+        v->map_row += v->map_row + 1 < a->pipe.layers;
+        break;
+    case APP_KEY_LEFT:
+        v->map_col -= v->map_col > 0;
+        break;
+    case APP_KEY_RIGHT:
+        v->map_col += v->map_col + 1 < heads;
+        break;
+    case APP_KEY_TAB:
+        v->map_measure = (v->map_measure + 1) % MEASURE_COUNT;
+        break;
+    case APP_KEY_BACKTAB:
+        v->map_measure = (v->map_measure + MEASURE_COUNT - 1) % MEASURE_COUNT;
+        break;
+    case APP_KEY_ENTER:
+        if (pipeline_select_layer(&a->pipe, v->map_row, &err) != ATTN_OK) {
+            app_complain(a, err.msg);
+            break;
+        }
+        v->head = v->map_col;
+        v->stage = VIEW_WEIGHTS;
+        v->grid_heads = false;
+        v->map = false;
+        view_clamp(v, &a->pipe);
+        app_say(a, "layer %d, head %d", v->map_row, v->map_col);
+        break;
+    case 'L':
+    case APP_KEY_ESCAPE:
+        v->map = false;
+        break;
+    case 'q':
+        a->quit = true;
+        break;
+    case '?':
+        v->map = false;
+        v->help = true;
+        break;
+    default:
+        app_say(a, "in the map: arrows pick a head, Tab a measure, Enter opens it, L or Esc goes back");
+        break;
+    }
 }
 
 /* a: zero the context of the head shown (a model's), or bring it back, and recompute. */
@@ -674,6 +734,10 @@ app_key(struct app *a, int key)
         app_picker_key(a, key);
         return;
     }
+    if (v->map) {
+        map_key(a, key);
+        return;
+    }
     v->message = NULL;
     if (a->walking) {
         /* On the script, Space and Backspace walk the steps; Enter comes back to it. */
@@ -714,6 +778,16 @@ app_key(struct app *a, int key)
     }
     if (key == 'a') {
         ablate_head(a);
+        return;
+    }
+    if (key == 'L') {
+        if (pipeline_gpt2(&a->pipe) == NULL) {
+            app_say(a, "L shows a trained model's map of layers and heads (--model)");
+            return;
+        }
+        v->map = true;
+        v->map_row = a->pipe.layer;
+        v->map_col = v->head;
         return;
     }
     knob = knob_for_key(key, &dir);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "attnscope/family_gpt2.h"
+#include "attnscope/headmap.h"
 #include "attnscope/knob.h"
 #include "render/inspect.h"
 #include "render/stagemap.h"
@@ -1129,6 +1130,77 @@ view_stage_title(struct view *v, const struct pipeline *p, char *title, size_t t
         strncat(title, ": the mask itself", title_size - strlen(title) - 1);
 }
 
+/*
+ * The model map: every layer (rows) and head (columns) of a trained model as
+ * one number, the measure chosen with Tab (headmap.h), the cursor on one
+ * head; Enter opens it.
+ */
+static void
+draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
+{
+    static char labels[256][16];
+    static const char *rows[256];
+    const int heads = p->st.shape.heads;
+    const int layers = p->layers < 256 ? p->layers : 256;
+    const enum head_measure m = (enum head_measure)v->map_measure;
+    struct heatmap_spec spec;
+    struct heatmap_geometry geo;
+    struct matrix mat;
+    struct rect r;
+    int scroll_row = 0;
+    int scroll_col = 0;
+    int y;
+    float value;
+    char num[32];
+
+    if (view_reserve_scratch(v, (size_t)p->layers * (size_t)heads) != 0)
+        return;
+    mat = matrix_view(v->work.scratch, layers, heads);
+    head_measures(p, m, v->work.scratch);
+    for (int l = 0; l < layers; l++) {
+        snprintf(labels[l], sizeof labels[l], "layer %d", l);
+        rows[l] = labels[l];
+    }
+    if (v->map_row >= layers)
+        v->map_row = layers - 1;
+    if (v->map_col >= heads)
+        v->map_col = heads - 1;
+    draw_knob_bar(g, p);
+    draw_sentence(g, v, p, 1);
+    grid_printf(g, 0, 3, g->width, style_role(ROLE_TITLE), "Model map: %s, %s (%d layers x %d heads)",
+                head_measure_name(m), head_measure_description(m), layers, heads);
+    grid_put(g, 0, 4, g->width, style_role(ROLE_DIM),
+             "Tab: the next measure   arrows: a head   Enter: open it   L or Esc: back");
+    memset(&spec, 0, sizeof spec);
+    spec.m = &mat;
+    spec.row_labels = rows;
+    spec.col_prefix = "h";
+    spec.ramp = RAMP_SEQUENTIAL;
+    stagemap_range(mat.data, matrix_size(&mat), &spec.lo, &spec.hi);
+    if (m != MEASURE_ENTROPY)
+        spec.lo = 0.0f; /* proportions: 0 is none */
+    spec.cursor_row = v->map_row;
+    spec.cursor_col = v->map_col;
+    spec.max_cell_w = 10;
+    spec.colour = v->colour;
+    spec.utf8 = v->utf8;
+    r = (struct rect){ 0, 6, g->width, g->height - 11 };
+    heatmap_render(g, r, &spec, &scroll_row, &scroll_col, &geo);
+    y = 6 + geo.vis_rows * geo.row_h + 1;
+    heatmap_legend(g, 0, y, g->width, &spec);
+    value = MAT_AT(&mat, v->map_row, v->map_col);
+    heatmap_format(num, sizeof num, value, 12, 4);
+    grid_printf(g, 0, y + 2, g->width, style_role(ROLE_TEXT), "layer %d, head %d: %s %s",
+                v->map_row, v->map_col, head_measure_name(m), num);
+    grid_put(g, 0, y + 3, g->width, style_role(ROLE_DIM),
+             m == MEASURE_PREVIOUS    ? "near 1: a previous-token head (each token looks at the one before)"
+             : m == MEASURE_INDUCTION ? "high: an induction head (A B ... A looks at B); nan: no token repeats"
+             : m == MEASURE_FIRST     ? "high: attention resting on the first token (try --bos)"
+             : m == MEASURE_SELF      ? "high: each token looks at itself"
+                                      : "low: focused on few keys; high: spread over many");
+    view_draw_footer(g, v, g->height - 1);
+}
+
 void
 view_render(struct view *v, const struct pipeline *p, struct grid *g)
 {
@@ -1165,6 +1237,10 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
     }
     if (v->picker) {
         draw_picker(g, v);
+        return;
+    }
+    if (v->map && pipeline_gpt2(p) != NULL) {
+        draw_model_map(g, v, p);
         return;
     }
     view_clamp(v, p);

@@ -100,6 +100,11 @@ struct view {
     int narration_scroll;    /* the first row of the narration shown (paged with [ and ]) */
     bool hide_panel;         /* the cell's explanation hidden (i): more room for the matrix */
 
+    /* The model map (L, a trained model): one number per layer and head. */
+    bool map;
+    int map_measure;         /* enum head_measure */
+    int map_row, map_col;    /* the cursor: layer, head */
+
     /* The walkthrough picker, or the list of a lesson's steps. */
     bool picker;
     const char *picker_title;  /* its heading; NULL: the lessons */
