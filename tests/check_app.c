@@ -864,6 +864,41 @@ START_TEST(the_model_map_opens_a_head)
 }
 END_TEST
 
+/* T: the sentence view, shaded by the query's weights; the list says which keys weigh most. */
+START_TEST(the_sentence_view_follows_the_query)
+{
+    char *text;
+    char want[96];
+    struct pipeline_view v;
+
+    keys("T");
+    ck_assert(a.view.text_view);
+    for (int i = 0; i < 3; i++)
+        app_key(&a, APP_KEY_RIGHT); /* '·on' */
+    app_key(&a, APP_KEY_TAB);   /* head 1 */
+    keys(".");                  /* layer 1 */
+    ck_assert_int_eq(a.pipe.layer, 1);
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "What '\xc2\xb7on' attends to: layer 1, head 1 of 2") != NULL, "%s",
+                  text);
+    /* The heaviest key first, with the weight the stage holds. */
+    pipeline_stage_view(&a.pipe, STAGE_WEIGHTS, 1, &v);
+    {
+        int best = 0;
+        for (int j = 1; j <= 3; j++)
+            if (MAT_AT(&v.m, 3, j) > MAT_AT(&v.m, 3, best))
+                best = j;
+        snprintf(want, sizeof want, "most weight: %s %.2f", a.pipe.key_labels[best],
+                 (double)MAT_AT(&v.m, 3, best));
+    }
+    ck_assert_msg(strstr(text, want) != NULL, "%s (want '%s')", text, want);
+    ck_assert_msg(strstr(text, "The cat sat on the mat.") != NULL, "the text itself: %s", text);
+    free(text);
+    app_key(&a, APP_KEY_ESCAPE);
+    ck_assert(!a.view.text_view);
+}
+END_TEST
+
 START_TEST(a_model_takes_new_sentences)
 {
     keys(".e");
@@ -931,6 +966,7 @@ app_suite(void)
     tcase_add_test(tc, a_model_takes_new_sentences);
     tcase_add_test(tc, a_model_head_is_ablated_and_restored);
     tcase_add_test(tc, the_model_map_opens_a_head);
+    tcase_add_test(tc, the_sentence_view_follows_the_query);
     suite_add_tcase(s, tc);
     return s;
 }

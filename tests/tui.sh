@@ -189,6 +189,8 @@ keys 0 Space Space
 snap "model: layer 1, ln_2 (the bar follows the stage)"
 keys L Tab
 snap "model: the map, previous-token weights"
+keys Escape T Right Right Right
+snap "model: the sentence view, what '·on' attends to"
 finish model
 
 echo "$checks checks, $failures failed"

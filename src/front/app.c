@@ -30,6 +30,8 @@ static const struct view_help_line help_before[] = {
     { "Tab Shift-Tab", "next / previous head" },
     { ", .", "with --model: previous / next layer" },
     { "a", "with --model: ablate the head shown (its context zeroed), a again brings it back" },
+    { "T", "the sentence view: the text shaded by the weights of the query token (Left, Right), "
+           "in the head shown" },
     { "L", "with --model: the model map, one number per layer and head (Tab: the measure, Enter: "
            "open the head)" },
     { "g", "all heads side by side, the same cursor on each" },
@@ -307,6 +309,48 @@ step_layer(struct app *a, int dir)
     }
     view_clamp(&a->view, &a->pipe);
     app_say(a, "layer %d of 0-%d", to, a->pipe.layers - 1);
+}
+
+/* The sentence view's keys: the query token, the head, the layer. */
+static void
+text_view_key(struct app *a, int key)
+{
+    struct view *v = &a->view;
+    const int heads = a->pipe.st.shape.heads;
+
+    v->message = NULL;
+    switch (key) {
+    case APP_KEY_LEFT:
+        v->cursor_row -= v->cursor_row > 0;
+        break;
+    case APP_KEY_RIGHT:
+        v->cursor_row += v->cursor_row + 1 < a->pipe.st.nq;
+        break;
+    case APP_KEY_TAB:
+    case APP_KEY_BACKTAB:
+        v->head = (v->head + (key == APP_KEY_TAB ? 1 : heads - 1)) % heads;
+        break;
+    case ',':
+    case '.':
+        step_layer(a, key == '.' ? 1 : -1);
+        break;
+    case 'T':
+    case APP_KEY_ESCAPE:
+        v->text_view = false;
+        view_clamp(v, &a->pipe);
+        break;
+    case 'q':
+        a->quit = true;
+        break;
+    case '?':
+        v->text_view = false;
+        v->help = true;
+        break;
+    default:
+        app_say(a, "in the sentence view: Left and Right pick the query, Tab the head, T or Esc "
+                   "goes back");
+        break;
+    }
 }
 
 /* The model map's keys: a head with the arrows, a measure with Tab, Enter opens the head. */
@@ -738,6 +782,10 @@ app_key(struct app *a, int key)
         map_key(a, key);
         return;
     }
+    if (v->text_view) {
+        text_view_key(a, key);
+        return;
+    }
     v->message = NULL;
     if (a->walking) {
         /* On the script, Space and Backspace walk the steps; Enter comes back to it. */
@@ -778,6 +826,14 @@ app_key(struct app *a, int key)
     }
     if (key == 'a') {
         ablate_head(a);
+        return;
+    }
+    if (key == 'T') {
+        if (a->pipe.qkv_given) {
+            app_say(a, "T shows the sentence; Q, K and V are given directly here");
+            return;
+        }
+        v->text_view = true;
         return;
     }
     if (key == 'L') {

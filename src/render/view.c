@@ -1131,6 +1131,88 @@ view_stage_title(struct view *v, const struct pipeline *p, char *title, size_t t
 }
 
 /*
+ * The sentence view: the text itself, each token shaded by the weight the
+ * query token (the cursor's row) gives it in the head shown; the tokens
+ * after the query, which a causal mask hides from it, dimmed.
+ */
+static void
+draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
+{
+    const struct gpt2_state *m = pipeline_gpt2(p);
+    struct pipeline_view w;
+    const int q = v->cursor_row < p->st.nq ? v->cursor_row : p->st.nq - 1;
+    int x = 0;
+    int y = 6;
+    int order[5];
+    int shown = 0;
+    char layer[32] = "";
+
+    pipeline_stage_view(p, STAGE_WEIGHTS, v->head, &w);
+    draw_knob_bar(g, p);
+    draw_sentence(g, v, p, 1);
+    if (m != NULL)
+        snprintf(layer, sizeof layer, "layer %d, ", p->layer);
+    grid_printf(g, 0, 3, g->width, style_role(ROLE_TITLE), "What '%s' attends to: %shead %d of %d",
+                p->query_labels[q], layer, v->head, p->st.shape.heads);
+    grid_put(g, 0, 4, g->width, style_role(ROLE_DIM),
+             m != NULL ? "Left Right: the query token   Tab: the head   , .: the layer   T or Esc: back"
+                       : "Left Right: the query token   Tab: the head   T or Esc: back");
+    for (int j = 0; j < p->tokens.count && y < g->height - 6; j++) {
+        const char *t = p->tokens.text[j];
+        const float wt = j < w.m.cols ? MAT_AT(&w.m, q, j) : 0.0f;
+        const bool hidden = attention_masked(&p->cfg, q, j);
+        struct style st = style_role(hidden ? ROLE_DIM : ROLE_HEAT);
+        char mark[16] = "";
+        int need;
+        /* A model's token carries its own space (shown as a dot elsewhere); the book's get one. */
+        bool space = m != NULL ? strncmp(t, "\xc2\xb7", 2) == 0 : j > 0;
+        if (m != NULL && space)
+            t += 2;
+        if (!hidden) {
+            st.ramp = RAMP_SEQUENTIAL;
+            st.level = (int)(wt * 255.0f + 0.5f);
+            if (!v->colour && wt >= 0.095f)
+                snprintf(mark, sizeof mark, "(%.2f)", (double)wt);
+        }
+        if (j == q)
+            st.attr |= ATTR_BOLD | ATTR_UNDERLINE;
+        need = (space ? 1 : 0) + utf8_width(t) + (int)strlen(mark);
+        if (x > 0 && x + need > g->width) {
+            x = 0;
+            y += 2;
+            space = false;
+        }
+        if (space)
+            x += grid_put(g, x, y, g->width - x, style_role(ROLE_TEXT), " ");
+        x += grid_put(g, x, y, g->width - x, st, t);
+        if (mark[0] != '\0')
+            x += grid_put(g, x, y, g->width - x, style_role(ROLE_DIM), mark);
+    }
+    y += 2;
+    /* The keys it weighs most, largest first. */
+    for (int k = 0; k < 5; k++) {
+        int best = -1;
+        for (int j = 0; j <= q && j < w.m.cols; j++) {
+            bool taken = false;
+            for (int u = 0; u < shown; u++)
+                taken |= order[u] == j;
+            if (!taken && (best < 0 || MAT_AT(&w.m, q, j) > MAT_AT(&w.m, q, best)))
+                best = j;
+        }
+        if (best >= 0)
+            order[shown++] = best;
+    }
+    x = grid_put(g, 0, y, g->width, style_role(ROLE_TEXT), "most weight: ");
+    for (int u = 0; u < shown; u++) {
+        char item[96];
+        snprintf(item, sizeof item, "%s%s %.2f", u ? ", " : "", p->key_labels[order[u]],
+                 (double)MAT_AT(&w.m, q, order[u]));
+        x += grid_put(g, x, y, g->width - x, style_role(ROLE_TEXT), item);
+    }
+    view_draw_footer(g, v, g->height - 1);
+}
+
+/*
  * The model map: every layer (rows) and head (columns) of a trained model as
  * one number, the measure chosen with Tab (headmap.h), the cursor on one
  * head; Enter opens it.
@@ -1241,6 +1323,10 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
     }
     if (v->map && pipeline_gpt2(p) != NULL) {
         draw_model_map(g, v, p);
+        return;
+    }
+    if (v->text_view && !p->qkv_given) {
+        draw_text_view(g, v, p);
         return;
     }
     view_clamp(v, p);

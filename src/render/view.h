@@ -100,6 +100,9 @@ struct view {
     int narration_scroll;    /* the first row of the narration shown (paged with [ and ]) */
     bool hide_panel;         /* the cell's explanation hidden (i): more room for the matrix */
 
+    /* The sentence view (T): the text shaded by the weights of the query at cursor_row. */
+    bool text_view;
+
     /* The model map (L, a trained model): one number per layer and head. */
     bool map;
     int map_measure;         /* enum head_measure */
