@@ -183,7 +183,7 @@ resolve_stages(const struct pipeline *p, const struct cli_options *o,
                      "--stage %s: no such stage here; stages are %s (NAME.hH for one head), %s",
                      o->stages[i], pipeline_stage_names(p, ", ", names, sizeof names),
                      p->layers > 1 || pipeline_stage_present(p, STAGE_LN1)
-                         ? "and tokens, next and heads (the model map)"
+                         ? "and tokens, next, heads (the model map) and lens (the logit lens)"
                          : "and the parameters");
             return -1;
         }

@@ -220,6 +220,18 @@ check_case(const char *name, bool every_stage)
         pipeline_stage_view(&p, STAGE_FINAL, 0, &f);
         compare("final", f.m.data, line_of(c, "final", -1), matrix_size(&f.m), 1e-5);
     }
+    /* The logit lens at the last position: each layer read through ln_f and wte. */
+    for (int l = 0; l < p.layers; l++) {
+        int lid[2 * 3];
+        float lp[2 * 3];
+        char what[48];
+        ck_assert_int_eq(gpt2_logit_lens(&tiny.gpt2, &g->run, n - 1, 3, lid, lp, NULL), ATTN_OK);
+        at = line_of(c, "lens", l);
+        for (int t = 0; t < 3; t++)
+            ck_assert_int_eq(lid[l * 3 + t], (int)next_number(&at));
+        snprintf(what, sizeof what, "%s lens layer %d", name, l);
+        compare(what, lp + l * 3, at, 3, 1e-5);
+    }
     at = line_of(c, "top", -1);
     top = (int)next_number(&at);
     ck_assert_int_eq(g->run.top, top);

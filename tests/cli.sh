@@ -451,7 +451,12 @@ count=$((count + 1))
 "$bin" --model "$tiny" --print -s "$say" --stage heads >"$tmp/a" &&
     [ "$(grep -c '^heads: ' "$tmp/a")" -eq 5 ] && grep -q "^heads: induction, weight on what followed the token before (layers x heads)$" "$tmp/a" &&
     grep -q "^  layer 1  " "$tmp/a" || fail "--stage heads: the model map's five measures: $(cat "$tmp/a")"
-expect 1 "--stage heads is for --print (the model map)" -- --model "$tiny" --export "$tmp/heads" --stage heads -s "$say"
+expect 1 "--stage heads (the model map) is for --print" -- --model "$tiny" --export "$tmp/heads" --stage heads -s "$say"
+count=$((count + 1))
+"$bin" --model "$tiny" --print -s "$say" --stage lens --stage next --top 3 >"$tmp/a" &&
+    grep -q "^logit lens after '.': each layer's stream through ln_f and wte" "$tmp/a" &&
+    [ "$(grep '^  layer   1 ' "$tmp/a" | sed 's/^  layer   1 *//')" = "$(grep '^    17  \.  ' "$tmp/a" | sed 's/^    17  \. *//')" ] ||
+    fail "--stage lens: the last layer's lens is the model's own prediction: $(cat "$tmp/a")"
 count=$((count + 1))
 "$bin" --model "$tiny" --print -s "$say" --stage next --ablate 1.0 --ablate 0.1 >"$tmp/a" &&
     grep -q "^  2 heads ablated (--ablate): their context zeroed before c_proj$" "$tmp/a" &&

@@ -144,6 +144,17 @@ enum attn_status gpt2_forward(const struct gpt2_model *m, const int *ids, int n,
                               struct attn_error *err);
 void gpt2_run_destroy(struct gpt2_run *r);
 
+/*
+ * The logit lens: every layer's residual stream at position read through
+ * ln_f and the unembedding as if it were the last layer's, its k likeliest
+ * next tokens: ids and probs hold n_layer * k each (layer by layer).  The
+ * last layer's are the model's own prediction; the layer where the answer
+ * settles is where the model "knew" it.
+ */
+enum attn_status gpt2_logit_lens(const struct gpt2_model *m, const struct gpt2_run *r,
+                                 int position, int k, int *ids, float *probs,
+                                 struct attn_error *err);
+
 /* The bytes gpt2_forward allocates for n tokens keeping top next tokens each. */
 size_t gpt2_run_bytes(const struct gpt2_config *c, int n, int top);
 

@@ -356,8 +356,10 @@ export_model(struct pipeline *p, const struct pipeline_selection *sel, int count
                 st = write_model_tokens(&b, g, err);
             else if (sel[i].stage == PIPELINE_SELECT_NEXT)
                 st = write_model_next(&b, g, err);
-            else if (sel[i].stage == PIPELINE_SELECT_HEADS)
-                st = attn_fail(err, ATTN_EVALUE, "--stage heads is for --print (the model map)");
+            else if (sel[i].stage == PIPELINE_SELECT_HEADS || sel[i].stage == PIPELINE_SELECT_LENS)
+                st = attn_fail(err, ATTN_EVALUE, "--stage %s is for --print",
+                               sel[i].stage == PIPELINE_SELECT_HEADS ? "heads (the model map)"
+                                                                     : "lens (the logit lens)");
         }
         if (st == ATTN_OK)
             st = write_model_stages(&b, p, sel, count, err);

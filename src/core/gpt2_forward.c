@@ -392,3 +392,38 @@ gpt2_run_destroy(struct gpt2_run *r)
     free(r->top_ids);
     memset(r, 0, sizeof *r);
 }
+
+enum attn_status
+gpt2_logit_lens(const struct gpt2_model *m, const struct gpt2_run *r, int position, int k,
+                int *ids, float *probs, struct attn_error *err)
+{
+    const struct gpt2_config *c = &m->cfg;
+    const int C = c->n_embd;
+    float *x = malloc(((size_t)C + LOGIT_SLICE) * sizeof *x);
+    float *logits = x + C;
+
+    if (position < 0 || position >= r->n || k < 1 || k > c->vocab_size) {
+        free(x);
+        return attn_fail(err, ATTN_EVALUE, "position %d, %d tokens: out of range", position, k);
+    }
+    if (x == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory for the logit lens");
+    for (int l = 0; l < c->n_layer; l++) {
+        struct next_tokens nt = { -INFINITY, 0.0 };
+        int *lid = ids + (size_t)l * k;
+        float *lp = probs + (size_t)l * k;
+        /* This layer's stream at the position, read as if it were the last: ln_f, then wte. */
+        layer_norm(r->layers[l].resid2 + (size_t)position * C, 1, C, m->lnf_g, m->lnf_b, c->eps, x);
+        for (int t = 0; t < k; t++)
+            lid[t] = -1;
+        for (int v0 = 0; v0 < c->vocab_size; v0 += LOGIT_SLICE) {
+            const int vb = c->vocab_size - v0 < LOGIT_SLICE ? c->vocab_size - v0 : LOGIT_SLICE;
+            linalg_gemm_nt(1, vb, C, x, C, m->lm_head + (size_t)v0 * C, C, logits, vb);
+            fold_logits(logits, v0, vb, k, &nt, lid, lp);
+        }
+        for (int t = 0; t < k; t++)
+            lp[t] = (float)((double)expf(lp[t] - nt.max) / nt.sum);
+    }
+    free(x);
+    return ATTN_OK;
+}

@@ -260,10 +260,11 @@ pipeline_select(const struct pipeline *p, const char *name, struct pipeline_sele
         return pipeline_stage_present(p, sel->stage) ? 0 : -1;
     if (p->layers > 1 || pipeline_stage_present(p, STAGE_LN1)) {
         if (strcmp(name, "tokens") == 0 || strcmp(name, "next") == 0 ||
-            strcmp(name, "heads") == 0) {
+            strcmp(name, "heads") == 0 || strcmp(name, "lens") == 0) {
             sel->stage = name[0] == 't'   ? PIPELINE_SELECT_TOKENS
                          : name[0] == 'n' ? PIPELINE_SELECT_NEXT
-                                          : PIPELINE_SELECT_HEADS;
+                         : name[0] == 'h' ? PIPELINE_SELECT_HEADS
+                                          : PIPELINE_SELECT_LENS;
             return 0;
         }
     }

@@ -594,6 +594,35 @@ print_model_heads(FILE *out, const struct pipeline *p, const struct print_option
     matrix_destroy(&m);
 }
 
+/* The logit lens after the last token: what each layer would predict if it were the last. */
+static void
+print_model_lens(FILE *out, const struct pipeline *p, const struct gpt2_state *g,
+                 const struct print_options *po)
+{
+    enum { K = 3 };
+    int *ids = malloc((size_t)p->layers * K * sizeof *ids);
+    float *probs = malloc((size_t)p->layers * K * sizeof *probs);
+    char shown[256];
+
+    if (ids != NULL && probs != NULL &&
+        gpt2_logit_lens(&g->model->gpt2, &g->run, g->run.n - 1, K, ids, probs, NULL) == ATTN_OK) {
+        fprintf(out, "logit lens after '%s': each layer's stream through ln_f and wte, the %d "
+                     "likeliest next tokens\n",
+                p->query_labels[g->run.n - 1], K);
+        for (int l = 0; l < p->layers; l++) {
+            fprintf(out, "  layer %3d ", l);
+            for (int t = 0; t < K; t++)
+                fprintf(out, "  %s %.*f",
+                        model_token_display(g->model, ids[l * K + t], shown, sizeof shown),
+                        po->digits, (double)probs[l * K + t]);
+            fputc('\n', out);
+        }
+        fputc('\n', out);
+    }
+    free(ids);
+    free(probs);
+}
+
 void
 print_model(FILE *out, const struct pipeline *p, const struct print_options *po)
 {
@@ -617,6 +646,8 @@ print_model(FILE *out, const struct pipeline *p, const struct print_options *po)
             print_model_next(out, p, g, po);
         else if (po->chosen[i].stage == PIPELINE_SELECT_HEADS)
             print_model_heads(out, p, po);
+        else if (po->chosen[i].stage == PIPELINE_SELECT_LENS)
+            print_model_lens(out, p, g, po);
         else
             print_selection(out, p, &po->chosen[i], po);
     }

@@ -21,6 +21,9 @@ Writes tests/fixtures/gpt2/tiny/:
                                                     attn resid1 ln2 fc gelu mlp resid2;
                                                     scores, weights and resid2 only
                                                     for the cases that change a knob)
+                               lens L ids... probabilities...  (the logit lens at the last
+                                                    position: layer L's stream through
+                                                    ln_f and wte, its 3 likeliest tokens)
                                final values...
                                top K ids... probabilities...
 
@@ -176,6 +179,10 @@ def forward(p, ids, causal, scaled, temperature, lines, every_stage, ablated=())
                      "fc", "gelu", "mlp", "resid2"):
             if every_stage or name in ("scores", "weights", "resid2"):
                 lines.append("%s %d %s" % (name, l, numbers(out[name])))
+        # The logit lens at the last position: this layer's stream through ln_f and wte.
+        lens = torch.softmax(F.layer_norm(x[-1], (C,), p["lnf_g"], p["lnf_b"], eps=1e-5) @ p["wte"].T, dim=-1)
+        top_l = torch.topk(lens, 3)
+        lines.append("lens %d %s %s" % (l, " ".join(map(str, top_l.indices.tolist())), numbers(top_l.values)))
     final = F.layer_norm(x, (C,), p["lnf_g"], p["lnf_b"], eps=1e-5)
     lines.append("final %s" % numbers(final))
     probs = torch.softmax(final @ p["wte"].T, dim=-1)
