@@ -71,6 +71,9 @@ START_TEST(model_keys_on_the_book_say_so)
     ck_assert_ptr_nonnull(strstr(a.message, "a ablates a trained model's head"));
     keys(".");
     ck_assert_ptr_nonnull(strstr(a.message, "one layer here"));
+    keys("N");
+    ck_assert(!a.view.next_view);
+    ck_assert_ptr_nonnull(strstr(a.message, "N shows a trained model's next-token predictions"));
     ck_assert_int_eq(a.pipe.generation, before);
 }
 END_TEST
@@ -899,6 +902,29 @@ START_TEST(the_sentence_view_follows_the_query)
 }
 END_TEST
 
+/* N: the next tokens after each position and the logit lens, as the core has them. */
+START_TEST(the_predictions_view)
+{
+    const struct gpt2_state *g = pipeline_gpt2(&a.pipe);
+    char *text;
+    char want[64];
+    char tok[64];
+
+    keys("N");
+    ck_assert(a.view.next_view);
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "Next tokens: the likeliest after each position") != NULL, "%s", text);
+    model_token_display(&tiny, g->run.top_ids[8 * 3], tok, sizeof tok);
+    snprintf(want, sizeof want, " %.40s %.3f", tok, (double)g->run.top_probs[8 * 3]);
+    ck_assert_msg(strstr(text, want) != NULL, "%s (want '%s')", text, want);
+    ck_assert_msg(strstr(text, "Logit lens after '.'") != NULL && strstr(text, "layer   1 ") != NULL,
+                  "%s", text);
+    free(text);
+    app_key(&a, APP_KEY_ESCAPE);
+    ck_assert(!a.view.next_view);
+}
+END_TEST
+
 START_TEST(a_model_takes_new_sentences)
 {
     keys(".e");
@@ -967,6 +993,7 @@ app_suite(void)
     tcase_add_test(tc, a_model_head_is_ablated_and_restored);
     tcase_add_test(tc, the_model_map_opens_a_head);
     tcase_add_test(tc, the_sentence_view_follows_the_query);
+    tcase_add_test(tc, the_predictions_view);
     suite_add_tcase(s, tc);
     return s;
 }

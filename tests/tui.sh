@@ -191,6 +191,8 @@ keys L Tab
 snap "model: the map, previous-token weights"
 keys Escape T Right Right Right
 snap "model: the sentence view, what '·on' attends to"
+keys Escape N
+snap "model: the predictions and the logit lens"
 finish model
 
 echo "$checks checks, $failures failed"

@@ -30,6 +30,8 @@ static const struct view_help_line help_before[] = {
     { "Tab Shift-Tab", "next / previous head" },
     { ", .", "with --model: previous / next layer" },
     { "a", "with --model: ablate the head shown (its context zeroed), a again brings it back" },
+    { "N", "with --model: the next tokens after each position, and the logit lens after the "
+           "last" },
     { "T", "the sentence view: the text shaded by the weights of the query token (Left, Right), "
            "in the head shown" },
     { "L", "with --model: the model map, one number per layer and head (Tab: the measure, Enter: "
@@ -786,6 +788,16 @@ app_key(struct app *a, int key)
         text_view_key(a, key);
         return;
     }
+    if (v->next_view) {
+        v->message = NULL;
+        if (key == 'N' || key == APP_KEY_ESCAPE)
+            v->next_view = false;
+        else if (key == 'q')
+            a->quit = true;
+        else
+            app_say(a, "the predictions: N or Esc goes back");
+        return;
+    }
     v->message = NULL;
     if (a->walking) {
         /* On the script, Space and Backspace walk the steps; Enter comes back to it. */
@@ -826,6 +838,14 @@ app_key(struct app *a, int key)
     }
     if (key == 'a') {
         ablate_head(a);
+        return;
+    }
+    if (key == 'N') {
+        if (pipeline_gpt2(&a->pipe) == NULL) {
+            app_say(a, "N shows a trained model's next-token predictions (--model)");
+            return;
+        }
+        v->next_view = true;
         return;
     }
     if (key == 'T') {

@@ -100,6 +100,9 @@ struct view {
     int narration_scroll;    /* the first row of the narration shown (paged with [ and ]) */
     bool hide_panel;         /* the cell's explanation hidden (i): more room for the matrix */
 
+    /* The predictions (N, a trained model): next tokens per position, and the logit lens. */
+    bool next_view;
+
     /* The sentence view (T): the text shaded by the weights of the query at cursor_row. */
     bool text_view;
 
