@@ -794,6 +794,9 @@ START_TEST(a_model_explains_its_cells)
     text = frame_text(100, 30);
     ck_assert_msg(strstr(text, "wte[274][0] =") != NULL && strstr(text, "The next stage adds wpe[0][0]"),
                   "%s", text);
+    /* And how the tokenizer made it: 'The' is T, h, e merged by rank. */
+    ck_assert_msg(strstr(text, "the token: bytes 54 68 65; as characters T h e; merged by rank:") != NULL,
+                  "%s", text);
     free(text);
     keys(". ");
     text = frame_text(100, 30);

@@ -137,6 +137,37 @@ START_TEST(bad_files_and_text_are_named)
 }
 END_TEST
 
+/* How a token is made: its bytes, their characters, the merges by rank, ending on the token. */
+START_TEST(a_token_tells_how_it_was_made)
+{
+    char story[512];
+    int *ids;
+    int n;
+    struct attn_error err;
+
+    ck_assert_int_gt(bpe_token_story(&gpt2, 3797, story, sizeof story), 0);
+    ck_assert_msg(strncmp(story, "bytes 20 63 61 74; as characters \xc4\xa0 c a t; merged by rank:",
+                          strlen("bytes 20 63 61 74; as characters \xc4\xa0 c a t; merged by rank:")) == 0,
+                  "%s", story);
+    ck_assert_msg(strstr(story, " -> \xc4\xa0" "cat (id 3797)") != NULL, "%s", story);
+    /* Three merges join four characters, and the last one makes the token. */
+    {
+        int merges = 0;
+        for (const char *c = story; (c = strchr(c, '(')) != NULL; c++)
+            merges++;
+        ck_assert_int_eq(merges, 3 + 1); /* three ranks and the id */
+    }
+    /* The encoder makes the same token of the same text. */
+    ck_assert_int_eq(bpe_encode(&gpt2, " cat", 4, &ids, &n, &err), ATTN_OK);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(ids[0], 3797);
+    free(ids);
+    ck_assert_int_gt(bpe_token_story(&gpt2, 64, story, sizeof story), 0); /* 'a' */
+    ck_assert_msg(strstr(story, "a byte token: no merges") != NULL, "%s", story);
+    ck_assert_int_eq(bpe_token_story(&gpt2, -1, story, sizeof story), -1);
+}
+END_TEST
+
 static Suite *
 bpe_suite(void)
 {
@@ -148,6 +179,7 @@ bpe_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, gives_gpt2s_ids);
     tcase_add_test(tc, bad_files_and_text_are_named);
+    tcase_add_test(tc, a_token_tells_how_it_was_made);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -52,6 +52,15 @@ void bpe_destroy(struct bpe *b);
 enum attn_status bpe_encode(const struct bpe *b, const char *text, size_t len, int **ids,
                             int *count, struct attn_error *err);
 
+/*
+ * How token id is made, into buf: its bytes, GPT-2's characters for them,
+ * and the merges that join those characters, in the order the merges'
+ * ranks apply them ("bytes 20 63 61 74; as characters Ġ c a t; merged by
+ * rank: Ġ+c (9) a+t (4) Ġc+at (11) -> Ġcat (id 267)").  Returns its
+ * length, or -1 for an unknown id.
+ */
+int bpe_token_story(const struct bpe *b, int id, char *buf, size_t size);
+
 /* The bytes token id stands for (its text), NUL-terminated in buf; returns their count or -1. */
 int bpe_token_bytes(const struct bpe *b, int id, char *buf, size_t size);
 

@@ -5,7 +5,9 @@
 #include <jansson.h>
 #include <limits.h>
 #include <pcre2.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -443,29 +445,19 @@ struct symbol {
 };
 
 /* Appends the ids of one piece (its bytes spelled with the byte table, merged) to out. */
-static enum attn_status
-encode_piece(const struct bpe *b, const unsigned char *piece, size_t n, int **ids, int *count,
-             size_t *cap, struct attn_error *err)
-{
-    char *w = malloc(2 * n + 1);
-    struct symbol *sym = malloc((n + 1) * sizeof *sym);
-    char *pair = malloc(4 * n + 2);
-    size_t len = 0;
-    size_t count_sym = n;
-    enum attn_status rc = ATTN_OK;
+/* Called for each merge applied: the two symbols and the merge's rank. */
+typedef void (*merge_step_fn)(void *ctx, const char *a, size_t na, const char *c, size_t nc,
+                              int rank);
 
-    if (w == NULL || sym == NULL || pair == NULL) {
-        rc = attn_fail(err, ATTN_ENOMEM, "out of memory");
-        goto done;
-    }
-    for (size_t i = 0; i < n; i++) {
-        size_t cl = strlen(b->byte_char[piece[i]]);
-        sym[i].at = len;
-        sym[i].len = cl;
-        memcpy(w + len, b->byte_char[piece[i]], cl);
-        len += cl;
-    }
-    /* Merge the adjacent pair of lowest rank, everywhere it occurs, until none is a merge. */
+/*
+ * Merges the adjacent pair of lowest rank, everywhere it occurs, until no
+ * pair is a merge; w holds the symbols' text, pair room for two of them.
+ * Returns the symbols left; step (may be NULL) hears of every merge.
+ */
+static size_t
+merge_symbols(const struct bpe *b, const char *w, struct symbol *sym, size_t count_sym, char *pair,
+              merge_step_fn step, void *ctx)
+{
     while (count_sym > 1) {
         int best = -1;
         size_t first = 0;
@@ -490,6 +482,8 @@ encode_piece(const struct bpe *b, const unsigned char *piece, size_t n, int **id
             const size_t flen = sym[first].len;
             const char *fs = w + sym[first].at;
             const char *ss = w + sym[first + 1].at;
+            if (step != NULL)
+                step(ctx, fs, flen, ss, second_len, best);
             for (size_t i = 0; i < count_sym; i++) {
                 if (i + 1 < count_sym && sym[i].len == flen && sym[i + 1].len == second_len &&
                     memcmp(w + sym[i].at, fs, flen) == 0 &&
@@ -505,6 +499,32 @@ encode_piece(const struct bpe *b, const unsigned char *piece, size_t n, int **id
         }
         count_sym = out;
     }
+    return count_sym;
+}
+
+static enum attn_status
+encode_piece(const struct bpe *b, const unsigned char *piece, size_t n, int **ids, int *count,
+             size_t *cap, struct attn_error *err)
+{
+    char *w = malloc(2 * n + 1);
+    struct symbol *sym = malloc((n + 1) * sizeof *sym);
+    char *pair = malloc(4 * n + 2);
+    size_t len = 0;
+    size_t count_sym = n;
+    enum attn_status rc = ATTN_OK;
+
+    if (w == NULL || sym == NULL || pair == NULL) {
+        rc = attn_fail(err, ATTN_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t cl = strlen(b->byte_char[piece[i]]);
+        sym[i].at = len;
+        sym[i].len = cl;
+        memcpy(w + len, b->byte_char[piece[i]], cl);
+        len += cl;
+    }
+    count_sym = merge_symbols(b, w, sym, count_sym, pair, NULL, NULL);
     for (size_t i = 0; i < count_sym; i++) {
         int id = table_get(b->ids, w + sym[i].at, sym[i].len);
         if (id < 0) {
@@ -589,4 +609,68 @@ bpe_token_bytes(const struct bpe *b, int id, char *buf, size_t size)
     }
     buf[n] = '\0';
     return (int)n;
+}
+
+/* Appends to a story, whole pieces only. */
+struct story {
+    char *buf;
+    size_t size;
+    size_t len;
+};
+
+static void
+story_add(struct story *s, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (s->len >= s->size)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(s->buf + s->len, s->size - s->len, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= s->size - s->len)
+        s->buf[s->len] = '\0'; /* (cut: the pieces so far stay) */
+    else
+        s->len += (size_t)n;
+}
+
+static void
+story_step(void *ctx, const char *a, size_t na, const char *c, size_t nc, int rank)
+{
+    story_add(ctx, " %.*s+%.*s (%d)", (int)na, a, (int)nc, c, rank);
+}
+
+int
+bpe_token_story(const struct bpe *b, int id, char *buf, size_t size)
+{
+    unsigned char bytes[256];
+    int n = bpe_token_bytes(b, id, (char *)bytes, sizeof bytes);
+    char w[2 * 256 + 1];
+    char pair[4 * 256 + 2];
+    struct symbol sym[256];
+    size_t len = 0;
+    struct story s = { buf, size, 0 };
+
+    if (size == 0)
+        return -1;
+    buf[0] = '\0';
+    if (n <= 0 || n > 255)
+        return -1;
+    story_add(&s, "bytes");
+    for (int i = 0; i < n; i++)
+        story_add(&s, " %02x", bytes[i]);
+    story_add(&s, "; as characters");
+    for (int i = 0; i < n; i++) {
+        const size_t cl = strlen(b->byte_char[bytes[i]]);
+        story_add(&s, " %s", b->byte_char[bytes[i]]);
+        sym[i].at = len;
+        sym[i].len = cl;
+        memcpy(w + len, b->byte_char[bytes[i]], cl);
+        len += cl;
+    }
+    story_add(&s, n > 1 ? "; merged by rank:" : "; a byte token: no merges");
+    merge_symbols(b, w, sym, (size_t)n, pair, story_step, &s);
+    story_add(&s, " -> %s (id %d)", b->token[id], id);
+    return (int)s.len;
 }

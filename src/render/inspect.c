@@ -89,6 +89,12 @@ inspect_embeddings(struct out *o, const struct cell_at *at)
         emit(o, "The next stage adds wpe[%d][%d] = %s: x = %s.\n", i, j,
              num(pe, MAT_AT(&p->positional, i, j)),
              num(v, MAT_AT(&p->embeddings, i, j) + MAT_AT(&p->positional, i, j)));
+        {
+            /* How the tokenizer made this token (the book's chapter 2). */
+            char story[512];
+            if (bpe_token_story(&g->model->bpe, g->ids[i], story, sizeof story) > 0)
+                emit(o, "the token: %s\n", story);
+        }
         return;
     }
     if (p->cfg.positional)
