@@ -752,6 +752,16 @@ START_TEST(names_are_found_in_the_hugging_face_cache)
     ck_assert_int_ne(model_locate("org/other", found, sizeof found, name, sizeof name, &err), ATTN_OK);
     ck_assert_int_ne(model_locate("../tiny", found, sizeof found, name, sizeof name, &err), ATTN_OK);
     unsetenv("HF_HUB_CACHE");
+    /* A model that ships with attnscope is found by its folder's name ($ATTNSCOPE_MODELS first). */
+    {
+        char models[4096];
+        snprintf(models, sizeof models, "%s", absolute("tests/fixtures/gpt2"));
+        setenv("ATTNSCOPE_MODELS", models, 1);
+        ck_assert_int_eq(model_locate("tiny", found, sizeof found, name, sizeof name, &err), ATTN_OK);
+        ck_assert_msg(strstr(found, "tests/fixtures/gpt2/tiny") != NULL, "%s", found);
+        ck_assert_str_eq(name, "tiny");
+        unsetenv("ATTNSCOPE_MODELS");
+    }
     test_remove_dir(tmp);
 }
 END_TEST

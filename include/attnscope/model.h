@@ -30,8 +30,10 @@ struct model {
 };
 
 /*
- * The folder what names: what itself when it is a folder, otherwise a model
- * of the Hugging Face cache ("gpt2", "openai-community/gpt2"): under
+ * The folder what names: what itself when it is a folder, a model that
+ * ships with attnscope ("induction": $ATTNSCOPE_MODELS, the installed
+ * samples/models, or beside the program), otherwise a model of the Hugging
+ * Face cache ("gpt2", "openai-community/gpt2"): under
  * $HF_HUB_CACHE, $HF_HOME/hub, $XDG_CACHE_HOME/huggingface/hub or
  * ~/.cache/huggingface/hub, models--ORG--NAME/snapshots/REVISION (the
  * revision refs/main names, or the newest with a config.json).  A bare

@@ -141,6 +141,44 @@ repo_id(const char *what)
     return true;
 }
 
+#ifndef PKGDATADIR
+#define PKGDATADIR "/usr/local/share/attnscope"
+#endif
+
+/*
+ * A model that ships with attnscope, by its folder's name: under
+ * $ATTNSCOPE_MODELS, the installed samples, beside the program (a build in
+ * a clone), or samples/models here.  0 with dir set, or -1.
+ */
+static int
+shipped_model(const char *what, char *dir, size_t size)
+{
+    char beside[MODEL_PATH_MAX];
+    const char *roots[4];
+    ssize_t len = readlink("/proc/self/exe", beside, sizeof beside - 32);
+
+    if (len > 0 && len < (ssize_t)sizeof beside - 32) {
+        char *slash;
+        beside[len] = '\0';
+        slash = strrchr(beside, '/');
+        if (slash != NULL)
+            strcpy(slash, "/samples/models");
+    } else {
+        beside[0] = '\0';
+    }
+    roots[0] = getenv("ATTNSCOPE_MODELS");
+    roots[1] = PKGDATADIR "/samples/models";
+    roots[2] = beside;
+    roots[3] = "samples/models";
+    if (strchr(what, '/') != NULL)
+        return -1;
+    for (int i = 0; i < 4; i++)
+        if (roots[i] != NULL && roots[i][0] != '\0' && join(dir, size, roots[i], "/", what) &&
+            is_file(dir, "config.json"))
+            return 0;
+    return -1;
+}
+
 enum attn_status
 model_locate(const char *what, char *dir, size_t size, char *name, size_t name_size,
              struct attn_error *err)
@@ -160,6 +198,10 @@ model_locate(const char *what, char *dir, size_t size, char *name, size_t name_s
     }
     if (!repo_id(what))
         return attn_fail(err, ATTN_EIO, "--model %s: no such folder", what);
+    if (shipped_model(what, dir, size) == 0) {
+        short_name(what, name, name_size);
+        return ATTN_OK;
+    }
     nroots = cache_roots(roots, 4);
     for (int r = 0; r < nroots; r++)
         for (size_t o = 0; o < sizeof orgs / sizeof orgs[0]; o++) {
