@@ -900,6 +900,22 @@ START_TEST(the_sentence_view_follows_the_query)
     ck_assert_msg(strstr(text, want) != NULL, "%s (want '%s')", text, want);
     ck_assert_msg(strstr(text, "The cat sat on the mat.") != NULL, "the text itself: %s", text);
     free(text);
+    /* g: the mean of the layer's heads. */
+    keys("g");
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "What '\xc2\xb7on' attends to: layer 1, the mean of the 2 heads") != NULL,
+                  "%s", text);
+    {
+        struct pipeline_view v0;
+        struct pipeline_view v1;
+        pipeline_stage_view(&a.pipe, STAGE_WEIGHTS, 0, &v0);
+        pipeline_stage_view(&a.pipe, STAGE_WEIGHTS, 1, &v1);
+        snprintf(want, sizeof want, "The %.2f",
+                 (double)((MAT_AT(&v0.m, 3, 0) + MAT_AT(&v1.m, 3, 0)) / 2.0f));
+        ck_assert_msg(strstr(text, want) != NULL, "%s (want '%s')", text, want);
+    }
+    free(text);
+    keys("g");
     app_key(&a, APP_KEY_ESCAPE);
     ck_assert(!a.view.text_view);
 }

@@ -336,6 +336,9 @@ text_view_key(struct app *a, int key)
     case '.':
         step_layer(a, key == '.' ? 1 : -1);
         break;
+    case 'g':
+        v->grid_heads = !v->grid_heads;
+        break;
     case 'T':
     case APP_KEY_ESCAPE:
         v->text_view = false;
@@ -349,8 +352,8 @@ text_view_key(struct app *a, int key)
         v->help = true;
         break;
     default:
-        app_say(a, "in the sentence view: Left and Right pick the query, Tab the head, T or Esc "
-                   "goes back");
+        app_say(a, "in the sentence view: Left and Right pick the query, Tab the head, g their "
+                   "mean, T or Esc goes back");
         break;
     }
 }

@@ -1233,15 +1233,38 @@ draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
     char layer[32] = "";
 
     pipeline_stage_view(p, STAGE_WEIGHTS, v->head, &w);
+    if (v->grid_heads && p->st.shape.heads > 1 &&
+        view_reserve_scratch(v, (size_t)w.m.rows * (size_t)w.m.cols) == 0) {
+        /* g: the mean of the layer's heads, each key's weight averaged over them. */
+        const int heads = p->st.shape.heads;
+        struct matrix mean = matrix_view(v->work.scratch, w.m.rows, w.m.cols);
+        for (size_t e = 0; e < matrix_size(&mean); e++) {
+            float sum = 0.0f;
+            for (int h = 0; h < heads; h++) {
+                struct pipeline_view hv;
+                pipeline_stage_view(p, STAGE_WEIGHTS, h, &hv);
+                sum += hv.m.data[e];
+            }
+            mean.data[e] = sum / (float)heads;
+        }
+        w.m = mean;
+    }
     draw_knob_bar(g, p);
     draw_sentence(g, v, p, 1);
     if (m != NULL)
         snprintf(layer, sizeof layer, "layer %d, ", p->layer);
-    grid_printf(g, 0, 3, g->width, style_role(ROLE_TITLE), "What '%s' attends to: %shead %d of %d",
-                p->query_labels[q], layer, v->head, p->st.shape.heads);
+    if (v->grid_heads && p->st.shape.heads > 1)
+        grid_printf(g, 0, 3, g->width, style_role(ROLE_TITLE),
+                    "What '%s' attends to: %sthe mean of the %d heads", p->query_labels[q], layer,
+                    p->st.shape.heads);
+    else
+        grid_printf(g, 0, 3, g->width, style_role(ROLE_TITLE),
+                    "What '%s' attends to: %shead %d of %d", p->query_labels[q], layer, v->head,
+                    p->st.shape.heads);
     grid_put(g, 0, 4, g->width, style_role(ROLE_DIM),
-             m != NULL ? "Left Right: the query token   Tab: the head   , .: the layer   T or Esc: back"
-                       : "Left Right: the query token   Tab: the head   T or Esc: back");
+             m != NULL ? "Left Right: the query   Tab: the head   g: their mean   , .: the layer   "
+                         "T or Esc: back"
+                       : "Left Right: the query   Tab: the head   g: their mean   T or Esc: back");
     for (int j = 0; j < p->tokens.count && y < g->height - 6; j++) {
         const char *t = p->tokens.text[j];
         const float wt = j < w.m.cols ? MAT_AT(&w.m, q, j) : 0.0f;
