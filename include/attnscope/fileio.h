@@ -28,6 +28,13 @@
  * Reads the file at path into a NUL-terminated buffer the caller frees.
  * Directories, unreadable files and files longer than max_bytes are refused.
  */
+/*
+ * The folder sub (a relative path, at most 32 bytes) beside the running
+ * program, into buf: how a build in a clone finds its samples without
+ * installing.  buf is "" when the program's path cannot be read.
+ */
+void fileio_beside_program(const char *sub, char *buf, size_t size);
+
 enum attn_status fileio_read_all(const char *path, size_t max_bytes, char **buf,
                                  size_t *len, struct attn_error *err);
 

@@ -29,6 +29,23 @@ static struct fileio_batch *volatile active;
 /* What a staging folder's name holds after the dot and the target's name. */
 #define STAGE_TAG ".attnscope-"
 
+void
+fileio_beside_program(const char *sub, char *buf, size_t size)
+{
+    ssize_t len = size > 34 ? readlink("/proc/self/exe", buf, size - 34) : -1;
+    char *slash;
+
+    if (len <= 0) {
+        if (size > 0)
+            buf[0] = '\0';
+        return;
+    }
+    buf[len] = '\0';
+    slash = strrchr(buf, '/');
+    if (slash != NULL)
+        snprintf(slash, size - (size_t)(slash - buf), "/%.32s", sub);
+}
+
 enum attn_status
 fileio_read_all(const char *path, size_t max_bytes, char **buf, size_t *len,
                 struct attn_error *err)

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "attnscope/fileio.h"
 #include "attnscope/model.h"
 #include "attnscope/utf8.h"
 
@@ -155,17 +156,8 @@ shipped_model(const char *what, char *dir, size_t size)
 {
     char beside[MODEL_PATH_MAX];
     const char *roots[4];
-    ssize_t len = readlink("/proc/self/exe", beside, sizeof beside - 32);
 
-    if (len > 0 && len < (ssize_t)sizeof beside - 32) {
-        char *slash;
-        beside[len] = '\0';
-        slash = strrchr(beside, '/');
-        if (slash != NULL)
-            strcpy(slash, "/samples/models");
-    } else {
-        beside[0] = '\0';
-    }
+    fileio_beside_program("samples/models", beside, sizeof beside);
     roots[0] = getenv("ATTNSCOPE_MODELS");
     roots[1] = PKGDATADIR "/samples/models";
     roots[2] = beside;

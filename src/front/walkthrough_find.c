@@ -48,19 +48,9 @@ walkthrough_dirs(const char **dirs, int max)
     static char beside_exe[4096];
     const char *candidates[4];
     int n = 0;
-    ssize_t len;
 
     /* Beside the program: a build in a clone finds its samples without installing. */
-    len = readlink("/proc/self/exe", beside_exe, sizeof beside_exe - 32);
-    if (len > 0) {
-        char *slash;
-        beside_exe[len] = '\0';
-        slash = strrchr(beside_exe, '/');
-        if (slash != NULL)
-            strcpy(slash, "/samples/walkthroughs");
-    } else {
-        beside_exe[0] = '\0';
-    }
+    fileio_beside_program("samples/walkthroughs", beside_exe, sizeof beside_exe);
     candidates[0] = getenv("ATTNSCOPE_WALKTHROUGHS");
     candidates[1] = PKGDATADIR "/samples/walkthroughs";
     candidates[2] = beside_exe;

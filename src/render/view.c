@@ -1238,15 +1238,15 @@ draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
         /* g: the mean of the layer's heads, each key's weight averaged over them. */
         const int heads = p->st.shape.heads;
         struct matrix mean = matrix_view(v->work.scratch, w.m.rows, w.m.cols);
-        for (size_t e = 0; e < matrix_size(&mean); e++) {
-            float sum = 0.0f;
-            for (int h = 0; h < heads; h++) {
-                struct pipeline_view hv;
-                pipeline_stage_view(p, STAGE_WEIGHTS, h, &hv);
-                sum += hv.m.data[e];
-            }
-            mean.data[e] = sum / (float)heads;
+        memset(mean.data, 0, matrix_size(&mean) * sizeof(float));
+        for (int h = 0; h < heads; h++) {
+            struct pipeline_view hv;
+            pipeline_stage_view(p, STAGE_WEIGHTS, h, &hv);
+            for (size_t e = 0; e < matrix_size(&mean); e++)
+                mean.data[e] += hv.m.data[e];
         }
+        for (size_t e = 0; e < matrix_size(&mean); e++)
+            mean.data[e] /= (float)heads;
         w.m = mean;
     }
     draw_knob_bar(g, p);
