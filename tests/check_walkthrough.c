@@ -7,8 +7,11 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <unistd.h>
 
 #include "testutil.h"
+#include "attnscope/family_gpt2.h"
+#include "attnscope/headmap.h"
 #include "front/walkthrough.h"
 
 START_TEST(every_shipped_walkthrough_verifies)
@@ -93,7 +96,7 @@ START_TEST(format_errors_name_file_and_line)
     expect_load_error("step: one\nstage: weights\nhead: first\n\ntext\n",
                       "bad.walk:3: head 'first' is not a head number");
     expect_load_error("step: one\nstage: weights\nview: zoom\n\ntext\n",
-                      "bad.walk:3: view 'zoom' is not grid, mask or params");
+                      "bad.walk:3: view 'zoom' is not grid, mask, params, sentence, map [MEASURE] or next");
     expect_load_error("step: \nstage: weights\n\ntext\n", "bad.walk:1: a step needs a title");
     expect_load_error("step: one\nstage: weights\n\ntext \xff\n", "bad.walk:4: not UTF-8");
     expect_load_error("step: one\nstage: weights\ncell: 0 0\ncell: 1 1\n\ntext\n",
@@ -314,6 +317,102 @@ START_TEST(narration_renders_values_and_paragraphs)
 }
 END_TEST
 
+
+/* Lessons on a trained model: a layer, the map's and the predictions' numbers, a model folder
+ * relative to the lesson, and a model that is not here (tests/fixtures/gpt2/tiny). */
+START_TEST(lessons_on_a_model)
+{
+    char link[512];
+    char text[4400];
+    char want[64];
+    const char *path;
+    struct walkthrough w;
+    struct walk_resources res;
+    struct pipeline p;
+    struct attn_error err;
+    float measures[4];
+    char *got;
+
+    snprintf(link, sizeof link, "%s/tinymodel", dir);
+    {
+        char *target = realpath(test_path("tests/fixtures/gpt2/tiny"), NULL);
+        ck_assert_ptr_nonnull(target);
+        ck_assert_int_eq(symlink(target, link), 0);
+        free(target);
+    }
+    path = test_write_text(dir, "model.walk",
+                           "options: --model tinymodel -s \"The cat sat on the mat, and the cat sat\"\n"
+                           "step: one\nlayer: 1\nstage: weights\nhead: 1\ncell: 3 1\n\n"
+                           "{weights.h1[3][1]} {map.previous[1][0]} {next[3][0]}\n"
+                           "step: two\nstage: ln2\nview: map induction\n\nmap\n");
+    ck_assert_msg(walkthrough_load(&w, path, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(w.steps[0].layer, 1);
+    ck_assert_int_eq(w.steps[1].screen, WALK_SCREEN_MAP);
+    ck_assert_int_eq(w.steps[1].measure, MEASURE_INDUCTION);
+    ck_assert_msg(walkthrough_step_pipeline(&w, 0, &res, &p, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_ptr_nonnull(pipeline_gpt2(&p));
+    ck_assert_int_eq(p.layer, 1);
+    got = walkthrough_narrate(&w, 0, &p, WALK_VIEW, &err);
+    ck_assert_ptr_nonnull(got);
+    {
+        /* Each number is the core's: the layer's weight, the map's (layer 1, head 0), the next token's. */
+        struct pipeline_view v;
+        const struct gpt2_state *g = pipeline_gpt2(&p);
+        pipeline_stage_view(&p, STAGE_WEIGHTS, 1, &v);
+        ck_assert_int_eq(head_measures(&p, MEASURE_PREVIOUS, measures), 0);
+        ck_assert_float_ne(measures[2], measures[1]); /* layer 1 head 0 is not layer 0 head 1 */
+        snprintf(want, sizeof want, "%.4f %.4f %.4f", (double)MAT_AT(&v.m, 3, 1),
+                 (double)measures[2], (double)g->run.top_probs[3 * g->run.top]);
+        ck_assert_str_eq(got, want);
+    }
+    free(got);
+    ck_assert_int_eq(walkthrough_check_step(&w, 0, &p, &err), 3);
+    pipeline_destroy(&p);
+    walk_resources_destroy(&res);
+    ck_assert_int_eq(walkthrough_verify(&w, &err), 3);
+    walkthrough_destroy(&w);
+
+    /* A wrong number, a layer or head the model lacks, a map on the book's classes. */
+    snprintf(text, sizeof text,
+             "options: --model %s -s \"The cat sat\"\nstep: one\nstage: weights\n\n{map.previous[1][0]=0.9}\n",
+             test_path("tests/fixtures/gpt2/tiny"));
+    expect_verify_error(text, "bad.walk:5: {map.previous[1][0]=0.9}: attnscope computes");
+    snprintf(text, sizeof text, "options: --model %s -s \"The cat sat\"\nstep: one\nlayer: 2\nstage: weights\n\nx\n",
+             test_path("tests/fixtures/gpt2/tiny"));
+    expect_verify_error(text, "bad.walk:3: layer 2: tiny has layers 0 to 1");
+    snprintf(text, sizeof text, "options: --model %s -s \"The cat sat\"\nstep: one\nhead: 2\nstage: weights\n\nx\n",
+             test_path("tests/fixtures/gpt2/tiny"));
+    expect_verify_error(text, "bad.walk:2: head 2: tiny has heads 0 to 1");
+    expect_verify_error("step: one\nstage: weights\nview: map\n\nx\n",
+                        "bad.walk:1: view: map needs a trained model (--model)");
+    expect_verify_error("step: one\nstage: weights\n\n{map.previous[0][0]}\n",
+                        "the model map needs a trained model");
+    expect_load_error("step: one\nstage: weights\nview: map heads\n\nx\n",
+                      "bad.walk:3: view: map 'heads': the measures are");
+
+    /* A model that is not on this machine: ATTN_EABSENT, which the checks report as skipped. */
+    unsetenv("ATTNSCOPE_MODEL");
+    path = test_write_text(dir, "absent.walk",
+                           "options: --model no-such-model-here -s cat\nstep: one\nstage: weights\n\nx\n");
+    ck_assert_msg(walkthrough_load(&w, path, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_lt(walkthrough_verify(&w, &err), 0);
+    ck_assert_int_eq(err.status, ATTN_EABSENT);
+    ck_assert_msg(strstr(err.msg, "absent.walk:1: model no-such-model-here is not on this machine") != NULL,
+                  "%s", err.msg);
+    walkthrough_destroy(&w);
+    /* ... found through $ATTNSCOPE_MODEL, which does not touch the book's lessons. */
+    setenv("ATTNSCOPE_MODEL", test_path("tests/fixtures/gpt2/tiny"), 1);
+    ck_assert_msg(walkthrough_load(&w, path, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(walkthrough_verify(&w, &err) == 0, "%s", err.msg);
+    walkthrough_destroy(&w);
+    path = test_write_text(dir, "toy.walk", "step: one\nstage: output\n\n{output[Your][d0]=0.3190}\n");
+    ck_assert_msg(walkthrough_load(&w, path, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(walkthrough_verify(&w, &err) == 1, "%s", err.msg);
+    walkthrough_destroy(&w);
+    unsetenv("ATTNSCOPE_MODEL");
+}
+END_TEST
+
 static Suite *
 walkthrough_suite(void)
 {
@@ -330,6 +429,7 @@ walkthrough_suite(void)
     tcase_add_test(tc, narration_spans_pick_the_audience);
     tcase_add_test(tc, long_narration_is_whole);
     tcase_add_test(tc, cells_name_repeated_tokens);
+    tcase_add_test(tc, lessons_on_a_model);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -25,6 +25,7 @@ enum attn_status {
     ATTN_EVALUE, /* a value out of range */
     ATTN_ELIMIT, /* a size beyond attnscope's documented limits */
     ATTN_ESHAPE, /* shapes that do not fit together */
+    ATTN_EABSENT, /* something named is not on this machine (a lesson's model) */
 };
 
 #define ATTN_ERROR_MAX 512

@@ -783,6 +783,19 @@ app_key(struct app *a, int key)
         app_picker_key(a, key);
         return;
     }
+    if (a->walking && (v->map || v->text_view || v->next_view)) {
+        /* A lesson's step on the map, the sentence or the predictions: its keys still walk it. */
+        if (v->following && (key == ' ' || key == 'n' || key == APP_KEY_BACKSPACE || key == 'p')) {
+            app_step_to(a, v->step + (key == ' ' || key == 'n' ? 1 : -1));
+            return;
+        }
+        if (key == APP_KEY_ENTER && !v->map) {
+            app_step_to(a, v->step);
+            return;
+        }
+        if (key != 'q' && key != '?')
+            v->following = false;
+    }
     if (v->map) {
         map_key(a, key);
         return;
@@ -886,11 +899,6 @@ app_key(struct app *a, int key)
         v->help = true;
         break;
     case 'w':
-        if (a->model != NULL) {
-            app_complain(a, "the lessons run on the book's classes: start attnscope without --model "
-                            "for them");
-            break;
-        }
         app_open_picker(a);
         break;
     case 'z':

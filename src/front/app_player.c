@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "attnscope/family_gpt2.h"
 #include "attnscope/utf8.h"
 #include "front/app_internal.h"
 
@@ -59,6 +60,19 @@ play_step(struct app *a, int k, struct attn_error *err)
     a->weights = a->res.in.have_weights ? &a->res.in.weights : NULL;
     a->qkv = a->res.in.have_qkv ? &a->res.in.qkv : NULL;
     a->weights_dir = a->res.opts.weights_dir;
+    /* A lesson's step may be on the book's classes or on a trained model: the app follows it. */
+    a->model = a->res.model;
+    a->family = a->res.model != NULL ? &family_gpt2 : NULL;
+    a->top = a->res.opts.top;
+    a->bos = a->res.opts.bos;
+    free(a->ablated);
+    a->ablated = NULL;
+    if (a->res.ablated != NULL) {
+        const size_t n = (size_t)a->pipe.layers * (size_t)a->pipe.st.shape.heads;
+        a->ablated = malloc(n);
+        if (a->ablated != NULL)
+            memcpy(a->ablated, a->res.ablated, n);
+    }
     free(a->sentence);
     a->sentence = sentence;
     free(a->narration);
@@ -72,6 +86,12 @@ play_step(struct app *a, int k, struct attn_error *err)
     a->view.mask_matrix = s->mask_matrix;
     a->view.param_matrix = s->param_matrix;
     a->view.param_stage = s->stage;
+    a->view.text_view = s->screen == WALK_SCREEN_SENTENCE;
+    a->view.map = s->screen == WALK_SCREEN_MAP;
+    a->view.next_view = s->screen == WALK_SCREEN_NEXT;
+    a->view.map_measure = s->measure;
+    a->view.map_row = a->pipe.layer;
+    a->view.map_col = s->head;
     a->view.narration = a->narration;
     a->view.walk_title = a->walk.title;
     a->view.step_title = s->title;

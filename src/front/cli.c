@@ -345,8 +345,8 @@ check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
     return 0;
 }
 
-int
-cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_size)
+static int
+parse(int argc, char **argv, struct cli_options *o, bool lesson, char *err, size_t err_size)
 {
     struct knob_setting *settings = NULL;
     int setting_count = 0;
@@ -496,7 +496,8 @@ cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_si
             break;
         }
     }
-    if (r == 0 && o->model == NULL) {
+    /* A lesson names its own model, if any: $ATTNSCOPE_MODEL is where it may be found. */
+    if (r == 0 && o->model == NULL && !lesson && o->walkthrough == NULL) {
         const char *env = getenv("ATTNSCOPE_MODEL");
         if (env != NULL && env[0] != '\0') {
             o->model = env;
@@ -511,4 +512,16 @@ cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_si
         r = check_modes(argc, argv, o, variant_given, settings, setting_count, err, err_size);
     free(settings);
     return r;
+}
+
+int
+cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_size)
+{
+    return parse(argc, argv, o, false, err, err_size);
+}
+
+int
+cli_parse_lesson(int argc, char **argv, struct cli_options *o, char *err, size_t err_size)
+{
+    return parse(argc, argv, o, true, err, err_size);
 }

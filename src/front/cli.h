@@ -59,6 +59,9 @@ struct cli_options {
  */
 int cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t err_size);
 
+/* The same for a lesson step's options: $ATTNSCOPE_MODEL is not read (the lesson names its model). */
+int cli_parse_lesson(int argc, char **argv, struct cli_options *o, char *err, size_t err_size);
+
 /* The --help text. */
 const char *cli_usage(void);
 

@@ -639,18 +639,28 @@ print_model(FILE *out, const struct pipeline *p, const struct print_options *po)
         print_model_next(out, p, g, po);
         return;
     }
-    for (int i = 0; i < po->count; i++) {
-        if (po->chosen[i].stage == PIPELINE_SELECT_TOKENS)
-            print_model_tokens(out, p, g, po);
-        else if (po->chosen[i].stage == PIPELINE_SELECT_NEXT)
-            print_model_next(out, p, g, po);
-        else if (po->chosen[i].stage == PIPELINE_SELECT_HEADS)
-            print_model_heads(out, p, po);
-        else if (po->chosen[i].stage == PIPELINE_SELECT_LENS)
-            print_model_lens(out, p, g, po);
-        else
-            print_selection(out, p, &po->chosen[i], po);
-    }
+    for (int i = 0; i < po->count; i++)
+        print_model_selection(out, p, &po->chosen[i], po);
+}
+
+void
+print_model_selection(FILE *out, const struct pipeline *p, const struct pipeline_selection *sel,
+                      const struct print_options *po)
+{
+    const struct gpt2_state *g = pipeline_gpt2(p);
+
+    if (g == NULL)
+        return;
+    if (sel->stage == PIPELINE_SELECT_TOKENS)
+        print_model_tokens(out, p, g, po);
+    else if (sel->stage == PIPELINE_SELECT_NEXT)
+        print_model_next(out, p, g, po);
+    else if (sel->stage == PIPELINE_SELECT_HEADS)
+        print_model_heads(out, p, po);
+    else if (sel->stage == PIPELINE_SELECT_LENS)
+        print_model_lens(out, p, g, po);
+    else
+        print_selection(out, p, sel, po);
 }
 
 int

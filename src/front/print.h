@@ -37,6 +37,10 @@ int print_width(int terminal_cols, const char *columns_env);
  */
 void print_model(FILE *out, const struct pipeline *p, const struct print_options *po);
 
+/* One of print_model's selections (a stage, tokens, next, heads or lens) without the header. */
+void print_model_selection(FILE *out, const struct pipeline *p,
+                           const struct pipeline_selection *sel, const struct print_options *po);
+
 /* Writes the header and the chosen stages (or all of them) to out. */
 void print_pipeline(FILE *out, const struct pipeline *p, const struct print_options *po);
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "attnscope/fileio.h"
+#include "attnscope/headmap.h"
 #include "attnscope/tokenizer.h"
 #include "attnscope/utf8.h"
 #include "render/view.h"
@@ -100,6 +101,7 @@ new_step(struct parser *ps, const char *title)
     s->title = strdup(title);
     s->line = ps->line;
     s->stage = VIEW_STAGE_COUNT;
+    s->layer = -1;
     return s->title != NULL ? s : NULL;
 }
 
@@ -126,6 +128,7 @@ step_directive(struct parser *ps, struct walk_step *s, const char *name, char *v
     int first = strcmp(name, "options") == 0 ? s->options_line
                 : strcmp(name, "stage") == 0 ? s->stage_line
                 : strcmp(name, "cell") == 0  ? s->cell_line
+                : strcmp(name, "layer") == 0 ? s->layer_line
                                              : 0;
 
     if (first != 0)
@@ -147,6 +150,13 @@ step_directive(struct parser *ps, struct walk_step *s, const char *name, char *v
         if (end == value || *end != '\0' || h < 0 || h > 255)
             return fail_at(ps, ps->line, "head '%s' is not a head number (0, 1, ...)", value);
         s->head = (int)h;
+    } else if (strcmp(name, "layer") == 0) {
+        char *end;
+        long l = strtol(value, &end, 10);
+        if (end == value || *end != '\0' || l < 0 || l > 100000)
+            return fail_at(ps, ps->line, "layer '%s' is not a layer number (0, 1, ...)", value);
+        s->layer = (int)l;
+        s->layer_line = ps->line;
     } else if (strcmp(name, "cell") == 0) {
         char *col = value + strcspn(value, " \t");
         if (*col == '\0')
@@ -166,11 +176,29 @@ step_directive(struct parser *ps, struct walk_step *s, const char *name, char *v
             s->mask_matrix = true;
         else if (strcmp(value, "params") == 0)
             s->param_matrix = true;
-        else
-            return fail_at(ps, ps->line, "view '%s' is not grid, mask or params", value);
+        else if (strcmp(value, "sentence") == 0)
+            s->screen = WALK_SCREEN_SENTENCE;
+        else if (strcmp(value, "next") == 0)
+            s->screen = WALK_SCREEN_NEXT;
+        else if (strncmp(value, "map", 3) == 0 && (value[3] == '\0' || value[3] == ' ')) {
+            const char *m = trim(value + 3);
+            s->screen = WALK_SCREEN_MAP;
+            s->measure = 0;
+            while (m[0] != '\0' && s->measure < MEASURE_COUNT &&
+                   strcmp(head_measure_name((enum head_measure)s->measure), m) != 0)
+                s->measure++;
+            if (s->measure == MEASURE_COUNT)
+                return fail_at(ps, ps->line,
+                               "view: map '%s': the measures are entropy, previous, first, self "
+                               "and induction",
+                               m);
+        } else
+            return fail_at(ps, ps->line,
+                           "view '%s' is not grid, mask, params, sentence, map [MEASURE] or next",
+                           value);
     } else {
         return fail_at(ps, ps->line,
-                       "'%s:' is not a step directive (options:, stage:, head:, cell:, view:); "
+                       "'%s:' is not a step directive (options:, stage:, layer:, head:, cell:, view:); "
                        "a blank line starts the narration",
                        name);
     }
@@ -325,7 +353,8 @@ walkthrough_parse(struct walkthrough *w, const char *path, const char *text, siz
     slash = strrchr(path, '/');
     w->dir = slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
     copy = strndup(text, len);
-    if (w->path == NULL || w->dir == NULL || copy == NULL) {
+    w->models = walk_models_new();
+    if (w->path == NULL || w->dir == NULL || copy == NULL || w->models == NULL) {
         free(copy);
         walkthrough_destroy(w);
         return attn_fail(err, ATTN_ENOMEM, "out of memory");
@@ -368,6 +397,7 @@ walkthrough_destroy(struct walkthrough *w)
         free(s->narration);
     }
     free(w->steps);
+    walk_models_close(w->models);
     free(w->path);
     free(w->dir);
     free(w->title);

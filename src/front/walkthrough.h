@@ -22,6 +22,9 @@
 #include "front/print.h"
 #include "render/explain.h"
 
+struct model;
+struct walk_models;
+
 /* A walkthrough file may not be larger than this. */
 #define WALK_MAX_BYTES (1u << 20)
 #define WALK_MAX_ARGS 62
@@ -40,6 +43,11 @@ struct walk_step {
     bool grid;                /* view: grid */
     bool mask_matrix;         /* view: mask */
     bool param_matrix;        /* view: params (on qkv or output: the parameters it uses) */
+    enum walk_screen { WALK_SCREEN_STAGE, WALK_SCREEN_SENTENCE, WALK_SCREEN_MAP,
+                       WALK_SCREEN_NEXT } screen; /* view: sentence, map MEASURE, next */
+    int measure;              /* view: map's measure (enum head_measure) */
+    int layer;                /* layer: (a model's), or -1: the options' --layer, else 0 */
+    int layer_line;
     char *narration;          /* with {references} */
     int narration_line;
 };
@@ -52,6 +60,7 @@ struct walkthrough {
     int options_line;
     int count;
     struct walk_step *steps;
+    struct walk_models *models; /* the models its steps opened, kept for the next step */
 };
 
 /* Reads and parses path; errors name path:line. */
@@ -68,15 +77,26 @@ struct walk_resources {
     char *argv_text;           /* the argument strings opts points into */
     char *paths[3];            /* resolved -e, --qkv, --weights */
     struct inputs in;          /* what they load */
+    const struct model *model; /* --model: a trained model, owned by the walkthrough */
+    unsigned char *ablated;    /* its --ablate heads (layers * heads), or NULL */
+    int layer;                 /* the layer the step shows */
 };
 
 /*
  * Parses step k's options (the walkthrough's, then the step's) and loads
- * its vocabulary, Q/K/V and weights; errors name path:line.
+ * its vocabulary, Q/K/V and weights, or its trained model (--model: a
+ * folder relative to the lesson, a shipped model or a name in the Hugging
+ * Face cache, else $ATTNSCOPE_MODEL); errors name path:line.  A model that
+ * is not on this machine fails with ATTN_EABSENT, so that checks can say
+ * the lesson was skipped.
  */
 enum attn_status walkthrough_resources(const struct walkthrough *w, int k,
                                        struct walk_resources *res, struct attn_error *err);
 void walk_resources_destroy(struct walk_resources *res);
+
+/* The empty set of models a walkthrough's steps open (NULL: out of memory), and its end. */
+struct walk_models *walk_models_new(void);
+void walk_models_close(struct walk_models *models);
 
 /*
  * Loads step k's resources into res and computes its pipeline into p; on

@@ -86,7 +86,12 @@ walkthrough_print(FILE *out, const struct walkthrough *w, const struct print_opt
         fprintf(out, "%sStep %d of %d: %s\n\n", markdown ? "## " : "", k + 1, w->count, s->title);
         print_wrapped(out, narration, width);
         free(narration);
-        if (s->param_matrix) {
+        if (s->screen == WALK_SCREEN_MAP || s->screen == WALK_SCREEN_NEXT) {
+            const struct pipeline_selection sel = {
+                s->screen == WALK_SCREEN_MAP ? PIPELINE_SELECT_HEADS : PIPELINE_SELECT_NEXT, -1, NULL
+            };
+            print_model_selection(out, &p, &sel, po);
+        } else if (s->param_matrix) {
             print_stage_params(out, &p, s->stage == VIEW_OUTPUT, s->head, po);
         } else if (s->stage == VIEW_QKV) {
             print_stage(out, &p, STAGE_QUERIES, 0, po);

@@ -15,7 +15,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "attnscope/family_gpt2.h"
 #include "attnscope/fileio.h"
+#include "attnscope/gpt2.h"
+#include "attnscope/headmap.h"
 #include "attnscope/tokenizer.h"
 #include "attnscope/utf8.h"
 #include "render/view.h"
@@ -78,6 +81,62 @@ parse_reference(const char *s, size_t len, struct reference *r)
     return 0;
 }
 
+/* {map.previous[L][H]}: the model map's measure of head H of layer L (headmap.h). */
+static int
+map_value(const struct pipeline *p, const struct reference *r, float *value, char *why, size_t size)
+{
+    const int heads = p->st.shape.heads;
+    enum head_measure m = 0;
+    float *all;
+    int l;
+    int h;
+
+    while (m < MEASURE_COUNT && strcmp(head_measure_name(m), r->name + 4) != 0)
+        m++;
+    if (m == MEASURE_COUNT || pipeline_gpt2(p) == NULL) {
+        snprintf(why, size, "%s", m == MEASURE_COUNT
+                                      ? "the map's measures are entropy, previous, first, self and "
+                                        "induction"
+                                      : "the model map needs a trained model (--model)");
+        return -1;
+    }
+    l = walkthrough_find_label(r->row, NULL, NULL, p->layers);
+    h = walkthrough_find_label(r->col, NULL, "h", heads);
+    if (l < 0 || h < 0) {
+        snprintf(why, size, "the map has layers 0 to %d and heads 0 to %d", p->layers - 1,
+                 heads - 1);
+        return -1;
+    }
+    all = malloc((size_t)p->layers * (size_t)heads * sizeof *all);
+    if (all == NULL || head_measures(p, m, all) != 0) {
+        free(all);
+        snprintf(why, size, "out of memory");
+        return -1;
+    }
+    *value = all[l * heads + h];
+    free(all);
+    return 0;
+}
+
+/* {next[token][k]}: the probability of the k-th likeliest token (from 0) after a position. */
+static int
+next_value(const struct pipeline *p, const struct reference *r, float *value, char *why,
+           size_t size)
+{
+    const struct gpt2_state *m = pipeline_gpt2(p);
+    const int top = m->run.top;
+    int i = walkthrough_find_label(r->row, (const char *const *)p->query_labels, NULL, m->run.n);
+    int k = walkthrough_find_label(r->col, NULL, NULL, top);
+
+    if (i < 0 || k < 0) {
+        snprintf(why, size, "next has a row per token and %d likeliest tokens (0 to %d; --top)",
+                 top, top - 1);
+        return -1;
+    }
+    *value = m->run.top_probs[(size_t)i * (size_t)top + (size_t)k];
+    return 0;
+}
+
 /* The value a reference names in p; returns 0, or -1 with a reason in why. */
 static int
 reference_value(const struct pipeline *p, const struct reference *r, float *value, char *why,
@@ -89,8 +148,17 @@ reference_value(const struct pipeline *p, const struct reference *r, float *valu
     int i;
     int j;
 
+    if (strncmp(r->name, "map.", 4) == 0)
+        return map_value(p, r, value, why, size);
     if (pipeline_select(p, r->name, &sel) != 0) {
         snprintf(why, size, "'%s' is not a stage or parameter here", r->name);
+        return -1;
+    }
+    if (sel.stage == PIPELINE_SELECT_NEXT)
+        return next_value(p, r, value, why, size);
+    if (sel.param == NULL && (int)sel.stage >= STAGE_COUNT) {
+        snprintf(why, size, "'%s' has no numbers to quote (a model's are map.MEASURE and next)",
+                 r->name);
         return -1;
     }
     if (sel.param != NULL) {
@@ -378,6 +446,17 @@ walkthrough_check_step(const struct walkthrough *w, int k, const struct pipeline
                       w->path, s->stage_line);
             return -1;
         }
+    }
+    if ((s->screen == WALK_SCREEN_MAP || s->screen == WALK_SCREEN_NEXT) &&
+        pipeline_gpt2(p) == NULL) {
+        attn_fail(err, ATTN_EPARSE, "%s:%d: view: %s needs a trained model (--model)", w->path,
+                  s->line, s->screen == WALK_SCREEN_MAP ? "map" : "next");
+        return -1;
+    }
+    if (s->screen == WALK_SCREEN_SENTENCE && p->qkv_given) {
+        attn_fail(err, ATTN_EPARSE, "%s:%d: view: sentence needs a sentence (Q, K and V are given)",
+                  w->path, s->line);
+        return -1;
     }
     if (walkthrough_cell(w, k, p, &row, &col, err) != 0)
         return -1;

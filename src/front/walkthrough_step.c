@@ -14,7 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "attnscope/family_gpt2.h"
 #include "attnscope/fileio.h"
+#include "attnscope/model.h"
 #include "attnscope/tokenizer.h"
 #include "attnscope/utf8.h"
 #include "render/view.h"
@@ -85,6 +87,141 @@ options_line(const struct walkthrough *w, int k)
     return s->options ? s->options_line : w->options_line ? w->options_line : s->line;
 }
 
+/* ---------------------------------------------------------------- models */
+
+/* The models a lesson opened, by what its options called them: a lesson uses one or two. */
+#define WALK_MODELS_MAX 4
+
+struct walk_models {
+    int count;
+    char *what[WALK_MODELS_MAX];
+    struct model *model[WALK_MODELS_MAX];
+};
+
+struct walk_models *
+walk_models_new(void)
+{
+    return calloc(1, sizeof(struct walk_models));
+}
+
+void
+walk_models_close(struct walk_models *models)
+{
+    if (models == NULL)
+        return;
+    for (int i = 0; i < models->count; i++) {
+        model_close(models->model[i]);
+        free(models->model[i]);
+        free(models->what[i]);
+    }
+    free(models);
+}
+
+static bool
+is_folder(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/*
+ * The model a lesson's --model names, opened once per lesson: a folder
+ * relative to the lesson, a shipped model or a Hugging Face name, else the
+ * folder $ATTNSCOPE_MODEL names.  ATTN_EABSENT when none of them has it.
+ */
+static enum attn_status
+lesson_model(const struct walkthrough *w, const char *what, const struct model **out,
+             struct attn_error *err)
+{
+    struct walk_models *ms = w->models;
+    char *beside = resolve_path(w, what);
+    char dir[MODEL_PATH_MAX];
+    char name[256];
+    const char *env = getenv("ATTNSCOPE_MODEL");
+    const char *open_what = what;
+    struct model *m;
+    struct attn_error sub;
+    enum attn_status st;
+
+    if (beside == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    for (int i = 0; ms != NULL && i < ms->count; i++)
+        if (strcmp(ms->what[i], what) == 0) {
+            *out = ms->model[i];
+            free(beside);
+            return ATTN_OK;
+        }
+    if (ms == NULL || ms->count == WALK_MODELS_MAX) {
+        free(beside);
+        return attn_fail(err, ATTN_ELIMIT, "a lesson uses at most %d models", WALK_MODELS_MAX);
+    }
+    if (what[0] != '/' && is_folder(beside))
+        open_what = beside;
+    else if (model_locate(what, dir, sizeof dir, name, sizeof name, &sub) != ATTN_OK) {
+        if (env == NULL || env[0] == '\0' || strcmp(env, "none") == 0) {
+            free(beside);
+            return attn_fail(err, ATTN_EABSENT,
+                             "model %s is not on this machine (%s); set ATTNSCOPE_MODEL to its "
+                             "folder",
+                             what, sub.msg);
+        }
+        open_what = env;
+    }
+    m = calloc(1, sizeof *m);
+    if (m == NULL) {
+        free(beside);
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    }
+    st = model_open(m, open_what, err);
+    free(beside);
+    if (st != ATTN_OK) {
+        free(m);
+        return st;
+    }
+    ms->what[ms->count] = strdup(what);
+    if (ms->what[ms->count] == NULL) {
+        model_close(m);
+        free(m);
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    }
+    ms->model[ms->count++] = m;
+    *out = m;
+    return ATTN_OK;
+}
+
+/* A model step's --ablate heads and layer, checked against the model. */
+static enum attn_status
+model_step(const struct walkthrough *w, int k, struct walk_resources *res, int line,
+           struct attn_error *err)
+{
+    const struct gpt2_config *c = &res->model->gpt2.cfg;
+    const struct walk_step *s = &w->steps[k];
+
+    res->layer = s->layer >= 0 ? s->layer : res->opts.layer >= 0 ? res->opts.layer : 0;
+    if (res->layer >= c->n_layer)
+        return attn_fail(err, ATTN_EVALUE, "%s:%d: layer %d: %s has layers 0 to %d", w->path,
+                         s->layer >= 0 ? s->layer_line : line, res->layer, res->model->name,
+                         c->n_layer - 1);
+    if (s->head >= c->n_head)
+        return attn_fail(err, ATTN_EVALUE, "%s:%d: head %d: %s has heads 0 to %d", w->path,
+                         s->line, s->head, res->model->name, c->n_head - 1);
+    if (res->opts.ablate_count == 0)
+        return ATTN_OK;
+    res->ablated = calloc((size_t)c->n_layer * (size_t)c->n_head, 1);
+    if (res->ablated == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    for (int i = 0; i < res->opts.ablate_count; i++) {
+        const int *a = res->opts.ablate[i];
+        if (a[0] >= c->n_layer || a[1] >= c->n_head)
+            return attn_fail(err, ATTN_EVALUE, "%s:%d: --ablate %d.%d: %s has layers 0 to %d and heads 0 to %d",
+                             w->path, line, a[0], a[1], res->model->name, c->n_layer - 1,
+                             c->n_head - 1);
+        res->ablated[a[0] * c->n_head + a[1]] = 1;
+    }
+    return ATTN_OK;
+}
+
 enum attn_status
 walkthrough_resources(const struct walkthrough *w, int k, struct walk_resources *res,
                       struct attn_error *err)
@@ -119,7 +256,8 @@ walkthrough_resources(const struct walkthrough *w, int k, struct walk_resources 
                          n == -1 ? "a quote is not closed" : "too many options");
     }
     argv[argc] = NULL;
-    if (cli_parse(argc, argv, &res->opts, msg, sizeof msg) != 0) {
+    /* The lesson says which model it needs: $ATTNSCOPE_MODEL does not turn its toy steps into one. */
+    if (cli_parse_lesson(argc, argv, &res->opts, msg, sizeof msg) != 0) {
         walk_resources_destroy(res);
         return attn_fail(err, ATTN_EPARSE, "%s:%d: %s", w->path, line, msg);
     }
@@ -146,6 +284,16 @@ walkthrough_resources(const struct walkthrough *w, int k, struct walk_resources 
         }
     }
     attn_error_clear(&sub);
+    if (res->opts.model != NULL) {
+        st = lesson_model(w, res->opts.model, &res->model, &sub);
+        if (st == ATTN_OK)
+            st = model_step(w, k, res, line, err);
+        else
+            attn_fail(err, st, "%s:%d: %s", w->path, line, sub.msg);
+        if (st != ATTN_OK)
+            walk_resources_destroy(res);
+        return st;
+    }
     {
         const struct inputs_paths where = { res->opts.embeddings, res->opts.qkv_dir,
                                             res->opts.weights_dir };
@@ -170,6 +318,11 @@ walkthrough_step_pipeline(const struct walkthrough *w, int k, struct walk_resour
         return st;
     src = walk_resources_source(res);
     st = pipeline_create(p, &res->opts.cfg, &src, &sub);
+    if (st == ATTN_OK && res->layer > 0) {
+        st = pipeline_select_layer(p, res->layer, &sub);
+        if (st != ATTN_OK)
+            pipeline_destroy(p);
+    }
     if (st != ATTN_OK) {
         /* What the core refuses (an empty sentence, a mismatch) came from the options. */
         attn_fail(err, st, "%s:%d: %s", w->path, options_line(w, k), sub.msg);
@@ -182,6 +335,7 @@ void
 walk_resources_destroy(struct walk_resources *res)
 {
     inputs_destroy(&res->in);
+    free(res->ablated);
     for (int i = 0; i < 3; i++)
         free(res->paths[i]);
     free(res->argv_text);
@@ -191,7 +345,18 @@ walk_resources_destroy(struct walk_resources *res)
 struct pipeline_source
 walk_resources_source(const struct walk_resources *res)
 {
-    return inputs_source(&res->in, res->opts.sentence);
+    struct pipeline_source src;
+
+    if (res->model == NULL)
+        return inputs_source(&res->in, res->opts.sentence);
+    memset(&src, 0, sizeof src);
+    src.sentence = res->opts.sentence;
+    src.family = &family_gpt2;
+    src.model = res->model;
+    src.top = res->opts.top;
+    src.bos = res->opts.bos;
+    src.ablated = res->ablated;
+    return src;
 }
 
 /* ---------------------------------------------------------------- cells */

@@ -1153,6 +1153,20 @@ put_bar(struct grid *g, int x, int y, int width, float prob, bool utf8)
  * probabilities and a bar for the first; below, the logit lens after the
  * last token (each layer's stream read as if it were the last layer's).
  */
+/* A lesson's words on the model's own screens, from row y: the rows they take (0: no lesson). */
+static int
+overlay_narration(struct grid *g, struct view *v, int y)
+{
+    struct rect nr = { 0, y, g->width, 0 };
+
+    if (v->narration == NULL)
+        return 0;
+    nr.h = view_narration_rows(v, g->width);
+    if (nr.h > g->height / 3)
+        nr.h = g->height / 3;
+    return view_draw_narration(g, v, nr) + 1;
+}
+
 static void
 draw_next_view(struct grid *g, struct view *v, const struct pipeline *p)
 {
@@ -1172,6 +1186,8 @@ draw_next_view(struct grid *g, struct view *v, const struct pipeline *p)
     grid_put(g, 0, 3, g->width, style_role(ROLE_TITLE),
              top > 0 ? "Next tokens: the likeliest after each position" : "Next tokens: --top 0 asked for none");
     grid_put(g, 0, 4, g->width, style_role(ROLE_DIM), "N or Esc: back");
+    y += overlay_narration(g, v, y);
+    room -= y - 5;
     if (room < 1)
         room = 1;
     first = n > room ? n - room : 0; /* the end of the text: what comes next */
@@ -1265,6 +1281,7 @@ draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
              m != NULL ? "Left Right: the query   Tab: the head   g: their mean   , .: the layer   "
                          "T or Esc: back"
                        : "Left Right: the query   Tab: the head   g: their mean   T or Esc: back");
+    y += overlay_narration(g, v, 5) - (v->narration != NULL ? 1 : 0);
     for (int j = 0; j < p->tokens.count && y < g->height - 6; j++) {
         const char *t = p->tokens.text[j];
         const float wt = j < w.m.cols ? MAT_AT(&w.m, q, j) : 0.0f;
@@ -1374,9 +1391,10 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
     spec.max_cell_w = 10;
     spec.colour = v->colour;
     spec.utf8 = v->utf8;
-    r = (struct rect){ 0, 6, g->width, g->height - 11 };
+    y = 6 + overlay_narration(g, v, 5) - (v->narration != NULL ? 1 : 0);
+    r = (struct rect){ 0, y, g->width, g->height - 5 - y };
     heatmap_render(g, r, &spec, &scroll_row, &scroll_col, &geo);
-    y = 6 + geo.vis_rows * geo.row_h + 1;
+    y += geo.vis_rows * geo.row_h + 1;
     heatmap_legend(g, 0, y, g->width, &spec);
     value = MAT_AT(&mat, v->map_row, v->map_col);
     heatmap_format(num, sizeof num, value, 12, 4);
