@@ -766,8 +766,10 @@ START_TEST(a_model_keeps_only_the_knobs_it_has)
     ck_assert_int_eq(a.pipe.generation, before);
     keys("W");
     ck_assert_ptr_nonnull(strstr(a.message, "a trained model's stay in its file"));
-    keys("w");
-    ck_assert_ptr_nonnull(strstr(a.message, "the lessons run on the book's classes"));
+    keys("w"); /* the lessons: a model's as well as the book's */
+    ck_assert(a.view.picker);
+    app_key(&a, APP_KEY_ESCAPE);
+    ck_assert(!a.view.picker);
     /* The mask recomputes every layer, and the layer shown stays. */
     keys(".m");
     ck_assert_int_eq(a.pipe.layer, 1);
@@ -867,6 +869,50 @@ START_TEST(the_model_map_opens_a_head)
     keys("L");
     app_key(&a, APP_KEY_ESCAPE);
     ck_assert(!a.view.map);
+}
+END_TEST
+
+/* The map's last choice: every head's weights as a small heatmap, each cell the core's weight. */
+START_TEST(the_model_map_draws_every_head_when_it_fits)
+{
+    const struct gpt2_state *g = pipeline_gpt2(&a.pipe);
+    const int n = a.pipe.st.nq;
+    const int heads = a.pipe.st.shape.heads;
+    struct grid gr;
+    char *text;
+    int cells = 0;
+
+    keys("L");
+    app_key(&a, APP_KEY_BACKTAB);
+    ck_assert_int_eq(a.view.map_measure, VIEW_MAP_HEATMAPS);
+    ck_assert_int_eq(grid_create(&gr, 100, 30), 0);
+    app_render(&a, &gr);
+    for (int l = 0; l < a.pipe.layers; l++)
+        for (int h = 0; h < heads; h++)
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j <= i; j++) {
+                    /* Layers down from row 7, heads across from column 9, a blank between. */
+                    const struct cell *c = grid_at(&gr, 9 + h * (n + 1) + j, 7 + l * (n + 1) + i);
+                    const float w = g->run.layers[l].weights[((size_t)h * n + i) * n + j];
+                    ck_assert_int_eq(c->role, ROLE_HEAT);
+                    ck_assert_int_eq(c->level, (int)(w * 255.0f + 0.5f));
+                    cells++;
+                }
+    ck_assert_int_eq(cells, a.pipe.layers * heads * n * (n + 1) / 2);
+    /* Above the diagonal the causal mask hides the keys: nothing drawn. */
+    ck_assert_int_ne(grid_at(&gr, 9 + 1, 7)->role, ROLE_HEAT);
+    grid_destroy(&gr);
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "Model map: the weights of every head (2 layers x 2 heads)") != NULL,
+                  "%s", text);
+    free(text);
+    /* Where they do not fit, the map says what they need. */
+    text = frame_text(50, 20);
+    ck_assert_msg(strstr(text, "need") != NULL && strstr(text, "this screen has room") != NULL,
+                  "%s", text);
+    free(text);
+    app_key(&a, APP_KEY_TAB);
+    ck_assert_int_eq(a.view.map_measure, MEASURE_ENTROPY);
 }
 END_TEST
 
@@ -1011,6 +1057,7 @@ app_suite(void)
     tcase_add_test(tc, a_model_takes_new_sentences);
     tcase_add_test(tc, a_model_head_is_ablated_and_restored);
     tcase_add_test(tc, the_model_map_opens_a_head);
+    tcase_add_test(tc, the_model_map_draws_every_head_when_it_fits);
     tcase_add_test(tc, the_sentence_view_follows_the_query);
     tcase_add_test(tc, the_predictions_view);
     suite_add_tcase(s, tc);

@@ -19,6 +19,7 @@ START_TEST(every_shipped_walkthrough_verifies)
     DIR *d = opendir(test_path("samples/walkthroughs"));
     struct dirent *e;
     int files = 0;
+    int skipped = 0;
     int refs = 0;
 
     ck_assert_msg(d != NULL, "samples/walkthroughs is missing");
@@ -34,15 +35,24 @@ START_TEST(every_shipped_walkthrough_verifies)
         ck_assert_msg(walkthrough_load(&w, path, &err) == ATTN_OK, "%s", err.msg);
         ck_assert_msg(w.count >= 4, "%s: only %d steps", e->d_name, w.count);
         n = walkthrough_verify(&w, &err);
-        ck_assert_msg(n > 0, "%s", err.msg);
-        refs += n;
-        files++;
+        if (n < 0 && err.status == ATTN_EABSENT) {
+            /* A lesson for a model users download (GPT-2 small): checked where it is. */
+            printf("SKIPPED %s: %s\n", e->d_name, err.msg);
+            skipped++;
+        } else {
+            ck_assert_msg(n >= 0, "%s", err.msg);
+            refs += n;
+            files++;
+        }
         walkthrough_destroy(&w);
     }
     closedir(d);
-    ck_assert_int_eq(files, 7);
-    ck_assert_msg(refs >= 90, "only %d numbers are checked", refs);
-    printf("walkthroughs: %d files, %d quoted numbers checked against the core\n", files, refs);
+    ck_assert_int_eq(files + skipped, 10);
+    ck_assert_msg(files >= 8, "only %d lessons could be checked", files);
+    ck_assert_msg(refs >= 100, "only %d numbers are checked", refs);
+    printf("walkthroughs: %d files checked, %d quoted numbers checked against the core; %d skipped "
+           "(their model is not on this machine)\n",
+           files, refs, skipped);
 }
 END_TEST
 
@@ -367,6 +377,11 @@ START_TEST(lessons_on_a_model)
     }
     free(got);
     ck_assert_int_eq(walkthrough_check_step(&w, 0, &p, &err), 3);
+    /* A model's words carry their space ('·on'); a lesson may name them without it. */
+    ck_assert_int_eq(walkthrough_find_label("on", (const char *const *)p.query_labels, NULL, p.st.nq), 3);
+    ck_assert_int_eq(walkthrough_find_label("cat", (const char *const *)p.query_labels, NULL, p.st.nq), 1);
+    ck_assert_int_eq(walkthrough_find_label("cat#11", (const char *const *)p.query_labels, NULL, p.st.nq), 11);
+    ck_assert_int_eq(walkthrough_find_label("The", (const char *const *)p.query_labels, NULL, p.st.nq), 0);
     pipeline_destroy(&p);
     walk_resources_destroy(&res);
     ck_assert_int_eq(walkthrough_verify(&w, &err), 3);

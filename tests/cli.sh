@@ -355,8 +355,14 @@ head -1 "$tmp/handout.md" | grep -qxF "# 1. Attention without trainable weights"
 # at; a step that shows every head on screen prints every head (item 18).
 for lesson in "$src"/samples/walkthroughs/*.walk; do
     count=$((count + 1))
-    "$bin" --walkthrough "$lesson" --print >"$tmp/handout.txt" 2>&1 ||
+    if ! "$bin" --walkthrough "$lesson" --print >"$tmp/handout.txt" 2>&1; then
+        # A lesson for a model users download (GPT-2 small) says plainly that it is not here.
+        if grep -q "^attnscope: .*$(basename "$lesson"):[0-9]*: model gpt2 is not on this machine" "$tmp/handout.txt"; then
+            echo "skipped $(basename "$lesson"): GPT-2 small is not on this machine"
+            continue
+        fi
         fail "$lesson: the handout: $(cat "$tmp/handout.txt")"
+    fi
     if grep -n -i -E "press |the panel|cursor|try e |\(press|[{}]" "$tmp/handout.txt" >"$tmp/said"; then
         fail "$(basename "$lesson")'s handout speaks of the screen: $(cat "$tmp/said")"
     fi

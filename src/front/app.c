@@ -34,8 +34,8 @@ static const struct view_help_line help_before[] = {
            "last" },
     { "T", "the sentence view: the text shaded by the weights of the query token (Left, Right), "
            "in the head shown" },
-    { "L", "with --model: the model map, one number per layer and head (Tab: the measure, Enter: "
-           "open the head)" },
+    { "L", "with --model: the model map, one number per layer and head (Tab: the measure, then "
+           "every head's heatmap; Enter: open the head)" },
     { "g", "all heads side by side, the same cursor on each" },
     { "M", "show the causal mask as a matrix of its own" },
     { "W", "show the parameters: W_query, W_key, W_value (on Q K V) or out_proj (on output); "
@@ -381,10 +381,10 @@ map_key(struct app *a, int key)
         v->map_col += v->map_col + 1 < heads;
         break;
     case APP_KEY_TAB:
-        v->map_measure = (v->map_measure + 1) % MEASURE_COUNT;
+        v->map_measure = (v->map_measure + 1) % (VIEW_MAP_HEATMAPS + 1);
         break;
     case APP_KEY_BACKTAB:
-        v->map_measure = (v->map_measure + MEASURE_COUNT - 1) % MEASURE_COUNT;
+        v->map_measure = (v->map_measure + VIEW_MAP_HEATMAPS) % (VIEW_MAP_HEATMAPS + 1);
         break;
     case APP_KEY_ENTER:
         if (pipeline_select_layer(&a->pipe, v->map_row, &err) != ATTN_OK) {

@@ -144,19 +144,18 @@ step_directive(struct parser *ps, struct walk_step *s, const char *name, char *v
                            explain_stage_names(", ", names, sizeof names));
         }
         s->stage_line = ps->line;
-    } else if (strcmp(name, "head") == 0) {
+    } else if (strcmp(name, "head") == 0 || strcmp(name, "layer") == 0) {
+        const bool head = name[0] == 'h';
         char *end;
-        long h = strtol(value, &end, 10);
-        if (end == value || *end != '\0' || h < 0 || h > 255)
-            return fail_at(ps, ps->line, "head '%s' is not a head number (0, 1, ...)", value);
-        s->head = (int)h;
-    } else if (strcmp(name, "layer") == 0) {
-        char *end;
-        long l = strtol(value, &end, 10);
-        if (end == value || *end != '\0' || l < 0 || l > 100000)
-            return fail_at(ps, ps->line, "layer '%s' is not a layer number (0, 1, ...)", value);
-        s->layer = (int)l;
-        s->layer_line = ps->line;
+        long n = strtol(value, &end, 10);
+        if (end == value || *end != '\0' || n < 0 || n > (head ? 255 : 100000))
+            return fail_at(ps, ps->line, "%s '%s' is not a %s number (0, 1, ...)", name, value, name);
+        if (head) {
+            s->head = (int)n;
+        } else {
+            s->layer = (int)n;
+            s->layer_line = ps->line;
+        }
     } else if (strcmp(name, "cell") == 0) {
         char *col = value + strcspn(value, " \t");
         if (*col == '\0')
@@ -187,10 +186,12 @@ step_directive(struct parser *ps, struct walk_step *s, const char *name, char *v
             while (m[0] != '\0' && s->measure < MEASURE_COUNT &&
                    strcmp(head_measure_name((enum head_measure)s->measure), m) != 0)
                 s->measure++;
-            if (s->measure == MEASURE_COUNT)
+            if (strcmp(m, "heatmaps") == 0)
+                s->measure = VIEW_MAP_HEATMAPS;
+            else if (s->measure == MEASURE_COUNT)
                 return fail_at(ps, ps->line,
                                "view: map '%s': the measures are entropy, previous, first, self "
-                               "and induction",
+                               "and induction, or heatmaps",
                                m);
         } else
             return fail_at(ps, ps->line,

@@ -384,6 +384,20 @@ walkthrough_find_label(const char *name, const char *const *labels, const char *
         for (int i = 0; i < n; i++)
             if (strncmp(labels[i], name, len) == 0 && labels[i][len] == '#')
                 return i;
+        /* A model's word carries its space, shown as '·' ("·it"): "it" names it too. */
+        for (int i = 0; i < n; i++) {
+            const char *l = labels[i];
+            if (strncmp(l, "\xc2\xb7", 2) != 0 || strncmp(l + 2, name, len) != 0)
+                continue;
+            if (l[2 + len] == '\0')
+                return i;
+        }
+        for (int i = 0; i < n; i++) {
+            const char *l = labels[i];
+            if (strncmp(l, "\xc2\xb7", 2) == 0 && strncmp(l + 2, name, len) == 0 &&
+                l[2 + len] == '#')
+                return i;
+        }
     }
     idx = strtol(name, &end, 10);
     if (end != name && *end == '\0' && idx >= 0 && idx < n)

@@ -1044,7 +1044,8 @@ view_draw_narration(struct grid *g, struct view *v, struct rect r)
     }
     if (!v->following && used < r.h) {
         grid_printf(g, r.x, r.y + used, r.w, style_role(ROLE_MESSAGE),
-                    "exploring on your own: Enter goes back to step %d", v->step + 1);
+                    "exploring on your own: %sEnter goes back to step %d",
+                    v->map ? "Esc, then " : "", v->step + 1);
         used++;
     }
     body = narration_lines(v->narration, r.w, NULL, NULL);
@@ -1338,6 +1339,61 @@ draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
 }
 
 /*
+ * The map's last choice of Tab: every head's weights as a small heatmap, one
+ * character per cell, layers down and heads across, when they fit.
+ */
+_Static_assert(VIEW_MAP_HEATMAPS == MEASURE_COUNT, "the heatmaps come after the measures");
+
+static void
+draw_head_heatmaps(struct grid *g, struct view *v, const struct pipeline *p, int top)
+{
+    const struct gpt2_state *m = pipeline_gpt2(p);
+    const int heads = p->st.shape.heads;
+    const int n = p->st.nq;
+    const int label_w = 9; /* "layer 11 " */
+    const int need_w = label_w + heads * (n + 1) - 1;
+    const int need_h = 1 + p->layers * (n + 1);
+    const int room_h = g->height - 3 - top;
+
+    if (need_w > g->width || need_h > room_h) {
+        char text[320];
+        struct rect r = { 0, top, g->width, 4 };
+        snprintf(text, sizeof text,
+                 "The heatmaps of %d layers x %d heads of %d tokens need %d x %d characters; this "
+                 "screen has room for %d x %d. A shorter text or a larger terminal shows them; Tab "
+                 "shows the measures.",
+                 p->layers, heads, n, need_w, need_h, g->width, room_h > 0 ? room_h : 0);
+        view_draw_wrapped(g, r, style_role(ROLE_TEXT), text);
+        return;
+    }
+    for (int h = 0; h < heads; h++)
+        grid_printf(g, label_w + h * (n + 1), top, n,
+                    style_role(h == v->map_col ? ROLE_TITLE : ROLE_DIM), "h%d", h);
+    for (int l = 0; l < p->layers; l++) {
+        const int y0 = top + 1 + l * (n + 1);
+        grid_printf(g, 0, y0, label_w, style_role(l == v->map_row ? ROLE_TITLE : ROLE_TEXT),
+                    "%slayer %d", l == v->map_row ? "\u25b8" : "", l);
+        for (int h = 0; h < heads; h++) {
+            const float *w = m->run.layers[l].weights + (size_t)h * (size_t)n * (size_t)n;
+            const int x0 = label_w + h * (n + 1);
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j < n; j++) {
+                    struct style st = style_role(ROLE_HEAT);
+                    if (attention_masked(&p->cfg, i, j))
+                        continue;
+                    st.ramp = RAMP_SEQUENTIAL;
+                    st.level = (int)(w[(size_t)i * (size_t)n + (size_t)j] * 255.0f + 0.5f);
+                    grid_set(g, x0 + j, y0 + i,
+                             v->colour ? ' ' : palette_ramp_glyph(st.level, v->utf8), st);
+                }
+        }
+    }
+    grid_printf(g, 0, top + need_h, g->width, style_role(ROLE_TEXT),
+                "layer %d, head %d: a row per query, a column per key; brighter is more weight",
+                v->map_row, v->map_col);
+}
+
+/*
  * The model map: every layer (rows) and head (columns) of a trained model as
  * one number, the measure chosen with Tab (headmap.h), the cursor on one
  * head; Enter opens it.
@@ -1360,6 +1416,19 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
     float value;
     char num[32];
 
+    if (v->map_measure == VIEW_MAP_HEATMAPS) {
+        int top;
+        draw_knob_bar(g, p);
+        draw_sentence(g, v, p, 1);
+        grid_printf(g, 0, 3, g->width, style_role(ROLE_TITLE),
+                    "Model map: the weights of every head (%d layers x %d heads)", p->layers, heads);
+        grid_put(g, 0, 4, g->width, style_role(ROLE_DIM),
+                 "Tab: the measures   arrows: a head   Enter: open it   L or Esc: back");
+        top = 6 + overlay_narration(g, v, 5) - (v->narration != NULL ? 1 : 0);
+        draw_head_heatmaps(g, v, p, top);
+        view_draw_footer(g, v, g->height - 1);
+        return;
+    }
     if (view_reserve_scratch(v, (size_t)p->layers * (size_t)heads) != 0)
         return;
     mat = matrix_view(v->work.scratch, layers, heads);

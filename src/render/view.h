@@ -23,6 +23,9 @@
 #define VIEW_MIN_WIDTH 50
 #define VIEW_MIN_HEIGHT 16
 
+/* The model map's choice after its measures (enum head_measure): every head's weights, small. */
+#define VIEW_MAP_HEATMAPS 5
+
 /* The all-heads grid shows at most this many heads at once. */
 #define VIEW_MAX_TILES 16
 
@@ -108,7 +111,7 @@ struct view {
 
     /* The model map (L, a trained model): one number per layer and head. */
     bool map;
-    int map_measure;         /* enum head_measure */
+    int map_measure;         /* enum head_measure, or VIEW_MAP_HEATMAPS */
     int map_row, map_col;    /* the cursor: layer, head */
 
     /* The walkthrough picker, or the list of a lesson's steps. */

@@ -130,6 +130,16 @@ def encode(text, vocab, ranks):
     return ids
 
 
+def write_tokenizer(folder, vocab, merges):
+    """vocab.json and merges.txt, as Hugging Face writes GPT-2's."""
+    with open(os.path.join(folder, "vocab.json"), "w", encoding="utf-8") as f:
+        json.dump(vocab, f, ensure_ascii=False)
+    with open(os.path.join(folder, "merges.txt"), "w", encoding="utf-8") as f:
+        f.write("#version: 0.2\n")
+        for a, b in merges:
+            f.write("%s %s\n" % (a, b))
+
+
 def numbers(t):
     return " ".join("%.8g" % e for e in t.flatten().tolist())
 
@@ -198,12 +208,7 @@ def main():
     tokens = [BYTE_CHARS[b] for b in range(256)] + [a + b for a, b in merges] + ["<|endoftext|>"]
     vocab = {t: i for i, t in enumerate(tokens)}
     ranks = {m: r for r, m in enumerate(merges)}
-    with open(os.path.join(d, "vocab.json"), "w", encoding="utf-8") as f:
-        json.dump(vocab, f, ensure_ascii=False)
-    with open(os.path.join(d, "merges.txt"), "w", encoding="utf-8") as f:
-        f.write("#version: 0.2\n")
-        for a, b in merges:
-            f.write("%s %s\n" % (a, b))
+    write_tokenizer(d, vocab, merges)
 
     gen = torch.Generator().manual_seed(7)
     C, V = N_EMBD, len(tokens)
