@@ -1192,11 +1192,15 @@ draw_next_view(struct grid *g, struct view *v, const struct pipeline *p)
     if (room < 1)
         room = 1;
     first = n > room ? n - room : 0; /* the end of the text: what comes next */
+    /* A lesson's step points at a position (its cell's row): that one stays in sight. */
+    if (v->narration != NULL && v->cursor_row >= 0 && v->cursor_row < first)
+        first = v->cursor_row;
     for (int i = first; i < n && top > 0; i++, y++) {
         const float *pr = m->run.top_probs + (size_t)i * (size_t)top;
         const int *id = m->run.top_ids + (size_t)i * (size_t)top;
-        const struct style st = style_role(i == n - 1 ? ROLE_TITLE : ROLE_TEXT);
-        int x = grid_printf(g, 0, y, g->width, st, "%4d ", i);
+        const bool pointed = v->narration != NULL && i == v->cursor_row;
+        const struct style st = style_role(i == n - 1 || pointed ? ROLE_TITLE : ROLE_TEXT);
+        int x = grid_printf(g, 0, y, g->width, st, pointed ? "%3d\u25b8 " : "%4d ", i);
         grid_put(g, x, y, 12, st, p->tokens.text[i]); /* (cut at 12 columns) */
         x += 13;
         x += put_bar(g, x, y, bar_w, pr[0], v->utf8);
