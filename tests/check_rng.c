@@ -175,6 +175,29 @@ START_TEST(golden_vectors_from_pytorch)
             free(x);
             free(y);
             checked += n;
+        } else if (strcmp(kind, "normal") == 0) {
+            /* One seed, then normal_ on tensors of each size in turn: the kept sample carries over. */
+            unsigned long long seed;
+            double mean, std;
+            size_t sizes[16];
+            int count = 0;
+            ck_assert(sscanf(cursor, "%llu %lf %lf%n", &seed, &mean, &std, &used) == 3);
+            cursor += used;
+            while (count < 16 && sscanf(cursor, " %zu%n", &sizes[count], &used) == 1) {
+                cursor += used;
+                count++;
+            }
+            ck_assert_msg(strncmp(cursor, " --", 3) == 0, "golden line %d: no --", lineno);
+            cursor += 3;
+            rng_seed(&r, seed);
+            for (int k = 0; k < count; k++) {
+                float *got = malloc(sizes[k] * sizeof *got);
+                rng_normal_f32(&r, got, sizes[k], mean, std);
+                expect_bits(sizes[k] >= 16 ? "normal_ (16 or more)" : "normal_ (under 16)", lineno,
+                            got, &cursor, sizes[k]);
+                free(got);
+                checked += (int)sizes[k];
+            }
         } else {
             ck_abort_msg("golden line %d: unknown kind '%s'", lineno, kind);
         }

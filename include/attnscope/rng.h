@@ -9,6 +9,7 @@
 #ifndef ATTNSCOPE_RNG_H
 #define ATTNSCOPE_RNG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,8 @@
 struct rng {
     uint32_t state[RNG_MT_N];
     int index; /* next state word to temper; RNG_MT_N means "twist first" */
+    bool have_normal;   /* a normal sample kept from the last Box-Muller pair ... */
+    double next_normal; /* ... (PyTorch's generator keeps one for small tensors) */
 };
 
 /* The two ways PyTorch builds draw Bernoulli masks (nn.Dropout). */
@@ -46,6 +49,18 @@ void rng_uniform_f32(struct rng *r, float *out, size_t n, double from, double to
 
 /* nn.Linear's weight init, kaiming_uniform_(a = sqrt(5)), on n elements. */
 void rng_kaiming_uniform(struct rng *r, float *weight, size_t n, int fan_in);
+
+/*
+ * Tensor.normal_(mean, std) (torch.randn is normal_(0, 1)) on a float32
+ * tensor of n contiguous elements, in memory order, as PyTorch's CPU
+ * kernels at the AVX2 capability draw them (rng_normal.c; Debian's build,
+ * and x86 builds on processors with AVX2 but not AVX-512):
+ *   n >= 16: n uniform floats as torch.rand, then Box-Muller on each block
+ *     of 16, the last partial block drawn again whole;
+ *   n < 16: one double Box-Muller pair per two elements, the second kept
+ *     in r for the next element (manual_seed drops it).
+ */
+void rng_normal_f32(struct rng *r, float *out, size_t n, double mean, double std);
 
 /* nn.Linear's bias init, uniform_(-1/sqrt(fan_in), 1/sqrt(fan_in)). */
 void rng_bias_uniform(struct rng *r, float *bias, size_t n, int fan_in);

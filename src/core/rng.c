@@ -38,6 +38,8 @@ rng_seed(struct rng *r, uint64_t seed)
         r->state[i] = 1812433253u * (prev ^ (prev >> 30)) + (uint32_t)i;
     }
     r->index = RNG_MT_N;
+    r->have_normal = false;
+    r->next_normal = 0.0;
 }
 
 static inline void

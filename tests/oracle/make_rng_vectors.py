@@ -11,6 +11,8 @@ Line formats (values are float32 bit patterns in hex):
                                     weight (row-major), then bias when BIAS is 1
     dropout SEED P N v...           torch.manual_seed(SEED); nn.Dropout(P) in training
                                     mode on x[i] = float32((i % 17 - 8) / 7)
+    normal  SEED MEAN STD N...      torch.manual_seed(SEED); then for each N, in turn,
+            -- v...                 torch.empty(N).normal_(MEAN, STD): all their values
 """
 import struct
 
@@ -40,6 +42,17 @@ def main():
             vals.append(layer.bias.detach())
         print("linear %d %d %d %d %s" % (seed, fan_in, fan_out, bias,
                                          " ".join(bits(v) for v in vals)))
+    # randn's two kernels: 16 or more elements (blocks of 16, the tail drawn again) and fewer
+    # (double pairs, the second kept for the next call).
+    for seed, mean, std, sizes in [(123, 0.0, 1.0, [16]), (1, 0.0, 1.0, [32]), (7, 0.0, 1.0, [40]),
+                                   (42, 0.0, 1.0, [1000]), (3, 0.0, 1.0, [17]),
+                                   (5, 0.3, 2.5, [64, 23]), (123, 0.0, 1.0, [5]),
+                                   (9, 0.0, 1.0, [3, 4, 1, 16, 2]), (11, -1.5, 0.25, [7, 9, 33]),
+                                   (2**32 + 7, 0.0, 1.0, [6, 18])]:
+        torch.manual_seed(seed)
+        vals = [torch.empty(n).normal_(mean, std) for n in sizes]
+        print("normal %d %r %r %s -- %s" % (seed, mean, std, " ".join(str(n) for n in sizes),
+                                            " ".join(bits(v) for v in vals)))
     for seed, p, n in [(123, 0.5, 36), (123, 0.1, 1000), (7, 0.9, 1000), (99, 0.25, 777)]:
         torch.manual_seed(seed)
         x = torch.tensor([(i % 17 - 8) / 7.0 for i in range(n)], dtype=torch.float32)
