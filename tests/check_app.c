@@ -238,8 +238,21 @@ START_TEST(stages_step_and_jump)
     keys("p");
     ck_assert_int_eq(a.view.stage, VIEW_EMBEDDINGS); /* stays at the first */
     keys("P");                                         /* positional encoding on */
+    ck_assert(a.pipe.cfg.positional && !a.pipe.cfg.positional_learned);
     keys(" ");
     ck_assert_int_eq(a.view.stage, VIEW_POSITIONAL);
+    /* P again: the learned embedding (the weights stay); again: none; again: sinusoidal. */
+    {
+        float w0 = a.pipe.params.p[0].m.data[0];
+        keys("P");
+        ck_assert(a.pipe.cfg.positional && a.pipe.cfg.positional_learned);
+        ck_assert_float_eq(a.pipe.params.p[0].m.data[0], w0);
+        ck_assert_ptr_nonnull(strstr(a.message, "learned positional embedding added"));
+        keys("P");
+        ck_assert(!a.pipe.cfg.positional);
+        keys("P");
+        ck_assert(a.pipe.cfg.positional && !a.pipe.cfg.positional_learned);
+    }
     keys("0");
     ck_assert_int_eq(a.view.stage, VIEW_OUTPUT);
     keys(" ");

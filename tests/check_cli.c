@@ -43,6 +43,21 @@ START_TEST(defaults_are_the_books_mha)
 }
 END_TEST
 
+START_TEST(learned_positional_is_a_third_state)
+{
+    struct cli_options o;
+    char err[512];
+
+    ck_assert_msg(parse(&o, err, "--print", "--learned-positional", NULL) == 0, "%s", err);
+    ck_assert(o.cfg.positional && o.cfg.positional_learned);
+    /* The later option wins, as for every knob. */
+    ck_assert_msg(parse(&o, err, "--print", "--learned-positional", "--positional", NULL) == 0, "%s", err);
+    ck_assert(o.cfg.positional && !o.cfg.positional_learned);
+    ck_assert_int_ne(parse(&o, err, "--print", "--qkv", "q", "--learned-positional", NULL), 0);
+    ck_assert_msg(strstr(err, "drop --learned-positional") != NULL, "%s", err);
+}
+END_TEST
+
 START_TEST(every_option_reaches_the_config)
 {
     struct cli_options o;
@@ -70,6 +85,7 @@ START_TEST(every_option_reaches_the_config)
     ck_assert(!o.cfg.scale);
     ck_assert_double_eq(o.cfg.temperature, 0.5);
     ck_assert(o.cfg.positional);
+    ck_assert(!o.cfg.positional_learned);
     ck_assert_int_eq(o.cfg.rng_path, RNG_PATH_MKL);
     ck_assert_str_eq(o.weights_dir, "w");
     ck_assert_int_eq(o.stage_count, 2);
@@ -159,6 +175,7 @@ cli_suite(void)
 
     tcase_add_test(tc, defaults_are_the_books_mha);
     tcase_add_test(tc, every_option_reaches_the_config);
+    tcase_add_test(tc, learned_positional_is_a_third_state);
     tcase_add_test(tc, variant_defaults_follow_the_book);
     tcase_add_test(tc, bad_options_are_named);
     tcase_add_test(tc, help_and_version);

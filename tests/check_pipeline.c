@@ -692,6 +692,51 @@ START_TEST(positional_encoding_is_added)
 }
 END_TEST
 
+/*
+ * The learned positional embedding: nn.Embedding(n, d_in) drawn after the
+ * weights (check_oracle holds PyTorch's numbers): switching it on changes no
+ * weight, moves dropout's draws, and an edited sentence (another n) draws it
+ * again as a fresh pipeline does.
+ */
+static void expect_same_stages(const struct pipeline *a, const struct pipeline *b, const char *what);
+
+START_TEST(learned_positions_come_after_the_weights)
+{
+    struct attention_config cfg;
+    struct pipeline off;
+    struct pipeline on;
+    struct pipeline rebuilt;
+    struct pipeline fresh;
+    struct pipeline_source src = { "Your journey ends", &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL };
+    struct attn_error err;
+
+    attention_config_init(&cfg);
+    cfg.dropout = 0.5;
+    run(&off, &cfg, "Your journey starts with one step", &book_vocab);
+    cfg.positional = true;
+    cfg.positional_learned = true;
+    run(&on, &cfg, "Your journey starts with one step", &book_vocab);
+    ck_assert_int_eq(on.params.count, off.params.count);
+    for (int i = 0; i < on.params.count; i++)
+        ck_assert(memcmp(on.params.p[i].m.data, off.params.p[i].m.data,
+                         matrix_size(&on.params.p[i].m) * sizeof(float)) == 0);
+    /* torch.manual_seed(123); MultiHeadAttention(3, 2, ...); nn.Embedding(6, 3).weight[0][0] */
+    ck_assert_float_eq_tol(MAT_AT(&on.positional, 0, 0), -0.1606f, 5e-5f);
+    ck_assert_float_eq(MAT_AT(&on.inputs, 1, 2), MAT_AT(&on.embeddings, 1, 2) + MAT_AT(&on.positional, 1, 2));
+    ck_assert(memcmp(on.st.dropped, off.st.dropped,
+                     (size_t)on.st.shape.heads * (size_t)on.st.nq * (size_t)on.st.nk * 4) != 0);
+    ck_assert_msg(pipeline_rebuild(&rebuilt, &on, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    run(&fresh, &cfg, "Your journey ends", &book_vocab);
+    ck_assert_int_eq(rebuilt.positional.rows, 3);
+    ck_assert(memcmp(rebuilt.positional.data, fresh.positional.data, 9 * sizeof(float)) == 0);
+    expect_same_stages(&rebuilt, &fresh, "learned positions after an edit");
+    pipeline_destroy(&fresh);
+    pipeline_destroy(&rebuilt);
+    pipeline_destroy(&on);
+    pipeline_destroy(&off);
+}
+END_TEST
+
 /* Every stage buffer of a and b, bit for bit. */
 static void
 expect_same_stages(const struct pipeline *a, const struct pipeline *b, const char *what)
@@ -1233,6 +1278,7 @@ pipeline_suite(void)
     tcase_add_test(knobs, no_mask_lets_tokens_see_the_future);
     tcase_add_test(knobs, temperature_and_scaling_change_the_divisor);
     tcase_add_test(knobs, positional_encoding_is_added);
+    tcase_add_test(knobs, learned_positions_come_after_the_weights);
     tcase_add_test(knobs, bad_configurations_are_refused);
     tcase_add_test(knobs, the_memory_estimate_is_what_is_allocated);
     tcase_add_test(knobs, repeated_tokens_are_told_apart);

@@ -79,7 +79,8 @@ struct attention_config {
     int scale_dim;        /* divide by sqrt(scale_dim) instead of sqrt(d_k); 0: d_k */
     bool qkv_bias;        /* nn.Linear(..., bias=qkv_bias) for W_query, W_key, W_value */
     double temperature;   /* softmax(scores / (sqrt(d_k) * T)); T > 0 */
-    bool positional;      /* add the sinusoidal positional encoding to the embeddings */
+    bool positional;      /* add a positional encoding to the embeddings: ... */
+    bool positional_learned; /* ... nn.Embedding(n, d_in) drawn after the weights, else sinusoidal */
     enum rng_path rng_path;
     bool dropout_reseed;  /* torch.manual_seed(dropout_seed) just before dropout, as the book does */
     uint64_t dropout_seed;

@@ -76,6 +76,7 @@ attention_config_init(struct attention_config *cfg)
     cfg->qkv_bias = false;
     cfg->temperature = 1.0;
     cfg->positional = false;
+    cfg->positional_learned = false;
     cfg->rng_path = RNG_PATH_DEFAULT;
     attention_config_set_variant(cfg, ATTN_MHA);
 }

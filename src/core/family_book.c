@@ -146,6 +146,28 @@ project_changed_rows(struct pipeline *p, const struct pipeline *prev,
 }
 
 /* A sentence: tokens, embeddings, parameters (drawn, given or moved from prev), every stage. */
+static void
+add_positions(struct pipeline *p)
+{
+    for (size_t e = 0; e < matrix_size(&p->inputs); e++)
+        p->inputs.data[e] += p->positional.data[e];
+}
+
+/*
+ * The learned positional embedding, as a PyTorch model holding
+ * nn.Embedding(n, d_in) after its attention module would have it: drawn
+ * with torch.randn's numbers from the generator where the weights left it
+ * (so switching it on changes no weight; dropout draws after it).
+ */
+static void
+learned_positions(struct pipeline *p, const struct attention_config *cfg, struct rng *r)
+{
+    if (!cfg->positional || !cfg->positional_learned)
+        return;
+    rng_normal_f32(r, p->positional.data, matrix_size(&p->positional), 0.0, 1.0);
+    add_positions(p);
+}
+
 static enum attn_status
 create_from_sentence(struct pipeline *p, const struct attention_config *cfg,
                      const struct pipeline_source *src, struct pipeline *prev,
@@ -180,10 +202,9 @@ create_from_sentence(struct pipeline *p, const struct attention_config *cfg,
         return st;
     vocab_embed(vocab, &p->tokens, &p->embeddings, p->made_up);
     memcpy(p->inputs.data, p->embeddings.data, matrix_size(&p->inputs) * sizeof(float));
-    if (cfg->positional) {
+    if (cfg->positional && !cfg->positional_learned) {
         posenc_sinusoidal(&p->positional);
-        for (size_t e = 0; e < matrix_size(&p->inputs); e++)
-            p->inputs.data[e] += p->positional.data[e];
+        add_positions(p);
     }
 
     if (prev != NULL) {
@@ -193,6 +214,7 @@ create_from_sentence(struct pipeline *p, const struct attention_config *cfg,
         p->params_given = prev->params_given;
         p->rng_after_params = prev->rng_after_params;
         r = prev->rng_after_params;
+        learned_positions(p, cfg, &r);
         st = attention_stages_create(&p->st, cfg, p->d_in, n, n, err);
         if (st != ATTN_OK)
             return st;
@@ -220,6 +242,7 @@ create_from_sentence(struct pipeline *p, const struct attention_config *cfg,
         params_draw(&p->params, &r);
     }
     p->rng_after_params = r;
+    learned_positions(p, cfg, &r);
 
     st = attention_stages_create(&p->st, cfg, p->d_in, n, n, err);
     if (st != ATTN_OK)

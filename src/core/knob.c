@@ -530,6 +530,20 @@ said_rng(const struct pipeline *p, char *msg, size_t size)
 
 /* -------------------------------------------------------- positional */
 
+/* --positional: the sinusoidal encoding; --learned-positional: nn.Embedding(n, d_in). */
+static int
+parse_positional(struct attention_config *c, const char *option, const char *text, char *err,
+                 size_t size)
+{
+    (void)option;
+    (void)err;
+    (void)size;
+    c->positional = strcmp(text, "off") != 0;
+    c->positional_learned = strcmp(text, "learned") == 0;
+    return 0;
+}
+
+/* P: none, then sinusoidal, then learned (P again: none). */
 static int
 step_positional(struct attention_config *c, int dir, const struct pipeline *p, char *msg,
                 size_t size)
@@ -539,8 +553,38 @@ step_positional(struct attention_config *c, int dir, const struct pipeline *p, c
         snprintf(msg, size, "Q, K and V are given directly: there are no embeddings to add positions to");
         return -1;
     }
-    c->positional = !c->positional;
+    if (!c->positional) {
+        c->positional = true;
+        c->positional_learned = false;
+    } else if (!c->positional_learned) {
+        c->positional_learned = true;
+    } else {
+        c->positional = false;
+        c->positional_learned = false;
+    }
     return 1;
+}
+
+static bool
+bar_positional(const struct pipeline *p, char *full, char *terse)
+{
+    const struct attention_config *c = &p->cfg;
+
+    snprintf(terse, KNOB_TEXT_MAX, "%s", !c->positional ? "no PE" : c->positional_learned ? "learned PE" : "PE");
+    snprintf(full, KNOB_TEXT_MAX, "%s", terse);
+    return true;
+}
+
+static void
+said_positional(const struct pipeline *p, char *msg, size_t size)
+{
+    const struct attention_config *c = &p->cfg;
+
+    snprintf(msg, size, "%s",
+             !c->positional ? "positional encoding off"
+             : c->positional_learned
+                 ? "learned positional embedding added: nn.Embedding(n, d_in), drawn after the weights"
+                 : "sinusoidal positional encoding added");
 }
 
 /* -------------------------------------------------------- dropout seed */
@@ -619,9 +663,13 @@ const struct knob knob_table[] = {
         step_temperature, "<>", bar_temperature, said_temperature, FIELDS(temperature) },
     [KNOB_POSITIONAL] = {
         "positional encoding", RECOMPUTE_INPUTS, KNOB_GROUP_INPUT, 1,
-        { { "positional", NULL, "on", "add the sinusoidal positional encoding" } },
-        NULL, 'P', 0, "P", "positional encoding on / off",
-        step_positional, "P", NULL, NULL, FIELDS(positional),
+        { { "positional", NULL, "on", "add the sinusoidal positional encoding" },
+          { "learned-positional", NULL, "learned",
+            "add a learned positional embedding instead: nn.Embedding(n, d_in), drawn from the "
+            "seed after the weights (torch.randn's numbers)" } },
+        parse_positional, 'P', 0, "P", "positional encoding: none, sinusoidal, learned",
+        step_positional, "P", bar_positional, said_positional, FIELD(positional),
+        FIELD(positional_learned),
         { "PE", "no PE", "positional encoding added", "positional encoding off" } },
     [KNOB_RNG] = {
         "generator path", RECOMPUTE_ATTENTION, KNOB_GROUP_ATTENTION, 1,

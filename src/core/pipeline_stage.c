@@ -226,7 +226,7 @@ formula_embeddings(const struct pipeline *p)
 static const char *
 formula_positional(const struct pipeline *p)
 {
-    return is_model(p) ? "wpe[position]" : "PE(pos, i)";
+    return is_model(p) ? "wpe[position]" : p->cfg.positional_learned ? "nn.Embedding(n, d_in)" : "PE(pos, i)";
 }
 
 static const char *
@@ -234,7 +234,8 @@ formula_inputs(const struct pipeline *p)
 {
     if (is_model(p))
         return p->layer == 0 ? "x = embeddings + positional" : "x = the block before's residual2";
-    return p->cfg.positional ? "x = embeddings + PE" : "x = embeddings";
+    return !p->cfg.positional ? "x = embeddings"
+           : p->cfg.positional_learned ? "x = embeddings + P" : "x = embeddings + PE";
 }
 
 static const char *

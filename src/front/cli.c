@@ -318,12 +318,18 @@ check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
                               : o->ablate_count > 0 ? "ablate"
                                                      : "top");
     if (o->qkv_dir != NULL && (o->sentence_given || o->sentence_file != NULL ||
-                               (o->knobs_given & ((uint64_t)1 << KNOB_POSITIONAL))))
+                               (o->knobs_given & ((uint64_t)1 << KNOB_POSITIONAL)))) {
+        const char *positional = "--positional";
+        for (int i = 0; i < count; i++)
+            if (settings[i].knob == &knob_table[KNOB_POSITIONAL] &&
+                strcmp(settings[i].option, "learned-positional") == 0)
+                positional = "--learned-positional";
         return attn_fail_text(err, err_size,
                               "--qkv gives Q, K and V instead of a sentence: drop %s",
                               o->sentence_given            ? "--sentence"
                               : o->sentence_file != NULL ? "--sentence-file"
-                                                         : "--positional");
+                                                         : positional);
+    }
     for (int priority = 0; priority <= 2; priority++) {
         for (int i = 0; i < count; i++)
             if (settings[i].knob->priority == priority &&

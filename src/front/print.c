@@ -311,7 +311,7 @@ print_header(FILE *out, const struct pipeline *p, const struct print_options *po
         fprintf(out, "\n  queries, keys and values given directly (%s)\n", po->vocab_source);
     else
         fprintf(out, "\n  embeddings: %s%s; parameters: %s\n", po->vocab_source,
-                c->positional ? " + positional encoding" : "",
+                !c->positional ? "" : c->positional_learned ? " + learned positional embedding" : " + positional encoding",
                 p->params.count == 0 ? "none" : p->params_given ? "loaded" : "drawn from the seed");
     if (!p->qkv_given && !p->params_given)
         fprintf(out, "  untrained: the patterns show how attention computes, not what words mean\n");

@@ -38,6 +38,8 @@ formula_positional(const struct pipeline *p, char *buf, size_t size)
     if (is_model(p))
         snprintf(buf, size, p->layer == 0 ? "x_i = wte[id_i] + wpe[i]"
                                           : "x = the output of the block before (residual2)");
+    else if (p->cfg.positional_learned)
+        snprintf(buf, size, "x_i = E[token_i] + P[i], P = nn.Embedding(n, d_in).weight");
     else
         snprintf(buf, size, "x_i = E[token_i] + PE(i), PE(i,2k) = sin(i/10000^(2k/d)), "
                             "PE(i,2k+1) = cos(...)");
@@ -176,6 +178,15 @@ text_positional(const struct pipeline *p, char *buf, size_t size)
                      "block's attention and MLP output. The block normalises it (ln_1) before "
                      "making its queries, keys and values.",
                      p->layer);
+        return;
+    }
+    if (p->cfg.positional_learned) {
+        snprintf(buf, size,
+                 "Attention alone is blind to word order. A learned positional embedding (GPT-2's "
+                 "and the book's chapter 2) gives each position its own row of %d numbers, "
+                 "trained with the model; untrained, as here, they are torch.randn's numbers, "
+                 "drawn from the seed after the weights. Shown: the embeddings plus those rows.",
+                 p->d_in);
         return;
     }
     snprintf(buf, size,

@@ -107,7 +107,8 @@ inspect_embeddings(struct out *o, const struct cell_at *at)
     else
         emit(o, "from the vocabulary's row for '%s'.\n", token(p, i));
     if (p->cfg.positional)
-        emit(o, "The next stage adds PE(%d, %d) = %s: x = %s.\n", i, j,
+        emit(o, "The next stage adds %s(%d, %d) = %s: x = %s.\n",
+             p->cfg.positional_learned ? "P" : "PE", i, j,
              num(pe, MAT_AT(&p->positional, i, j)), num(v, MAT_AT(&p->inputs, i, j)));
 }
 
@@ -133,6 +134,15 @@ inspect_positional(struct out *o, const struct cell_at *at)
              num(e, MAT_AT(&p->embeddings, i, j)), i, j, num(v, MAT_AT(&p->positional, i, j)),
              num(x, MAT_AT(&p->inputs, i, j)));
         emit(o, "wpe was learned in training: row %d is what position %d adds.\n", i, i);
+        return;
+    }
+    if (p->cfg.positional_learned) {
+        emit(o, "x[%s][%d] = E %s + P[%d][%d] %s = %s\n", token(p, i), j,
+             num(e, MAT_AT(&p->embeddings, i, j)), i, j, num(v, MAT_AT(&p->positional, i, j)),
+             num(x, MAT_AT(&p->inputs, i, j)));
+        emit(o, "P = nn.Embedding(%d, %d).weight, drawn from seed %llu after the weights, as "
+                "torch.randn draws: row %d is what position %d adds.\n",
+             p->positional.rows, p->d_in, (unsigned long long)p->cfg.seed, i, i);
         return;
     }
     emit(o, "x[%s][%d] = E %s + PE(%d, %d) %s = %s\n", token(p, i), j,

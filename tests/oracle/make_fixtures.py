@@ -65,6 +65,19 @@ def main():
         vocab = {"t%d" % i: [round(rng.uniform(-1, 1), 4) for _ in range(32)] for i in range(50)}
         sentence = [rng.choice(list(vocab)) for _ in range(200)]
         write_case("long-%s" % variant, knobs, vocab, sentence, keep=("context", "output"))
+    # The learned positional embedding (nn.Embedding(n, d_in) after the weights): every variant,
+    # tables under 16 values (randn's pairs) and over (its blocks of 16), with dropout after it.
+    lrng = random.Random(20261123)
+    for i in range(12):
+        knobs, vocab, sentence = ta.random_case(lrng, n_max=12, d_max=6)
+        knobs.variant = ta.VARIANTS[i % len(ta.VARIANTS)]
+        if knobs.variant == "mha":
+            knobs.d_out = knobs.heads * max(1, knobs.d_out // knobs.heads)
+        knobs.positional = True
+        knobs.learned = True
+        if i % 3 == 0:
+            knobs.dropout, knobs.train = 0.5, True
+        write_case("learned%02d-%s" % (i, knobs.variant), knobs, vocab, sentence)
 
 
 if __name__ == "__main__":

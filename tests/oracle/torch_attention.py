@@ -21,7 +21,8 @@ class Knobs:
     """One configuration, spelled as attnscope's command line spells it."""
 
     def __init__(self, variant="mha", d_out=2, heads=2, seed=123, dropout=0.0, train=True,
-                 mask=None, scale=None, qkv_bias=False, temperature=1.0, positional=False):
+                 mask=None, scale=None, qkv_bias=False, temperature=1.0, positional=False,
+                 learned=False):
         self.variant = variant
         self.d_out = d_out
         self.heads = heads
@@ -34,6 +35,7 @@ class Knobs:
         self.qkv_bias = qkv_bias
         self.temperature = temperature
         self.positional = positional
+        self.learned = learned  # with positional: nn.Embedding(n, d_in) after the weights
 
     def args(self):
         a = ["--variant", self.variant, "--d-out", str(self.d_out), "--heads", str(self.heads),
@@ -45,7 +47,7 @@ class Knobs:
         if self.qkv_bias:
             a.append("--qkv-bias")
         if self.positional:
-            a.append("--positional")
+            a.append("--learned-positional" if self.learned else "--positional")
         return a
 
 
@@ -106,18 +108,30 @@ def positional_encoding(n, d):
 def run(knobs, embeddings):
     """Every stage of attnscope's pipeline, as float32 tensors keyed by export name."""
     x = embeddings.clone()
-    if knobs.positional:
+    if knobs.positional and not knobs.learned:
         x = x + positional_encoding(x.shape[0], x.shape[1])
     d_in = x.shape[1]
     torch.manual_seed(knobs.seed)
     rec = {}
     out = {"inputs": x}
     params = {}
+
+    def learned_positions(x):
+        # The model's nn.Embedding(n, d_in), made after its attention module, before the forward.
+        if not (knobs.positional and knobs.learned):
+            return x
+        pos = nn.Embedding(x.shape[0], x.shape[1]).weight.detach()
+        out["positional"] = pos
+        x = x + pos
+        out["inputs"] = x
+        return x
+
     with torch.no_grad():
         if knobs.variant in ("simple", "v1", "v2", "causal"):
             kind = {"simple": None, "v1": "rand"}.get(knobs.variant, "linear")
             head = Head(knobs, d_in, knobs.d_out, kind)
             head.train(knobs.train)
+            x = learned_positions(x)
             q, k, v = head.project(x)
             out["queries"], out["keys"], out["values"] = q, k, v
             out["context"] = attend(knobs, q, k, v, head.dropout, rec)
@@ -126,6 +140,7 @@ def run(knobs, embeddings):
             heads = nn.ModuleList([Head(knobs, d_in, knobs.d_out, "linear")
                                    for _ in range(knobs.heads)])
             heads.train(knobs.train)
+            x = learned_positions(x)
             qs, ks, vs, cs = [], [], [], []
             for h in heads:  # each head runs its whole forward before the next
                 q, k, v = h.project(x)
@@ -146,6 +161,7 @@ def run(knobs, embeddings):
             mha.out_proj = nn.Linear(knobs.d_out, knobs.d_out)
             mha.dropout = nn.Dropout(knobs.dropout)
             mha.train(knobs.train)
+            x = learned_positions(x)
             n, hd = x.shape[0], knobs.d_out // knobs.heads
             q, k, v = mha.W_query(x), mha.W_key(x), mha.W_value(x)
             out["queries"], out["keys"], out["values"] = q, k, v
