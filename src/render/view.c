@@ -1149,11 +1149,6 @@ put_bar(struct grid *g, int x, int y, int width, float prob, bool utf8)
     return width;
 }
 
-/*
- * The predictions: after each position its likeliest next tokens with
- * probabilities and a bar for the first; below, the logit lens after the
- * last token (each layer's stream read as if it were the last layer's).
- */
 /* A lesson's words on the model's own screens, from row y: the rows they take (0: no lesson). */
 static int
 overlay_narration(struct grid *g, struct view *v, int y)
@@ -1168,6 +1163,11 @@ overlay_narration(struct grid *g, struct view *v, int y)
     return view_draw_narration(g, v, nr) + 1;
 }
 
+/*
+ * The predictions: after each position its likeliest next tokens with
+ * probabilities and a bar for the first; below, the logit lens after the
+ * last token (each layer's stream read as if it were the last layer's).
+ */
 static void
 draw_next_view(struct grid *g, struct view *v, const struct pipeline *p)
 {
