@@ -359,6 +359,10 @@ START_TEST(lessons_on_a_model)
     ck_assert_int_eq(w.steps[0].layer, 1);
     ck_assert_int_eq(w.steps[1].screen, WALK_SCREEN_MAP);
     ck_assert_int_eq(w.steps[1].measure, MEASURE_INDUCTION);
+    {
+        char absent[64];
+        ck_assert_ptr_null(walkthrough_absent_model(&w, absent, sizeof absent)); /* beside it */
+    }
     ck_assert_msg(walkthrough_step_pipeline(&w, 0, &res, &p, &err) == ATTN_OK, "%s", err.msg);
     ck_assert_ptr_nonnull(pipeline_gpt2(&p));
     ck_assert_int_eq(p.layer, 1);
@@ -414,11 +418,21 @@ START_TEST(lessons_on_a_model)
     ck_assert_int_eq(err.status, ATTN_EABSENT);
     ck_assert_msg(strstr(err.msg, "absent.walk:1: model no-such-model-here is not on this machine") != NULL,
                   "%s", err.msg);
+    {
+        /* The picker's question, asked without opening anything. */
+        char absent[64];
+        ck_assert_ptr_nonnull(walkthrough_absent_model(&w, absent, sizeof absent));
+        ck_assert_str_eq(absent, "no-such-model-here");
+    }
     walkthrough_destroy(&w);
     /* ... found through $ATTNSCOPE_MODEL, which does not touch the book's lessons. */
     setenv("ATTNSCOPE_MODEL", test_path("tests/fixtures/gpt2/tiny"), 1);
     ck_assert_msg(walkthrough_load(&w, path, &err) == ATTN_OK, "%s", err.msg);
     ck_assert_msg(walkthrough_verify(&w, &err) == 0, "%s", err.msg);
+    {
+        char absent[64];
+        ck_assert_ptr_null(walkthrough_absent_model(&w, absent, sizeof absent));
+    }
     walkthrough_destroy(&w);
     path = test_write_text(dir, "toy.walk", "step: one\nstage: output\n\n{output[Your][d0]=0.3190}\n");
     ck_assert_msg(walkthrough_load(&w, path, &err) == ATTN_OK, "%s", err.msg);

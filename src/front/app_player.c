@@ -182,7 +182,15 @@ app_open_picker(struct app *a)
             if (titles != NULL) {
                 a->pick_titles = titles;
                 a->picks[a->pick_count] = strdup(path);
-                a->pick_titles[a->pick_count] = strdup(w.title);
+                char absent[128];
+                char title[512];
+                /* A lesson for a model users download says so before it is chosen. */
+                if (walkthrough_absent_model(&w, absent, sizeof absent) != NULL)
+                    snprintf(title, sizeof title, "%.300s (needs %.100s: not on this machine)",
+                             w.title, absent);
+                else
+                    snprintf(title, sizeof title, "%s", w.title);
+                a->pick_titles[a->pick_count] = strdup(title);
                 a->pick_count++;
             }
             walkthrough_destroy(&w);

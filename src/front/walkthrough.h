@@ -94,6 +94,13 @@ enum attn_status walkthrough_resources(const struct walkthrough *w, int k,
                                        struct walk_resources *res, struct attn_error *err);
 void walk_resources_destroy(struct walk_resources *res);
 
+/*
+ * The model a lesson's header options name (--model) when it is not on this
+ * machine, written into buf; NULL when the lesson needs none or it is here.
+ * The picker marks such lessons without opening any model.
+ */
+const char *walkthrough_absent_model(const struct walkthrough *w, char *buf, size_t size);
+
 /* The empty set of models a walkthrough's steps open (NULL: out of memory), and its end. */
 struct walk_models *walk_models_new(void);
 void walk_models_close(struct walk_models *models);

@@ -126,6 +126,35 @@ is_folder(const char *path)
 }
 
 /*
+ * What to open for a lesson's model: a folder relative to the lesson, else
+ * the name itself when --model finds it (a shipped model, a Hugging Face
+ * name: opening the name keeps its short name), else the folder
+ * $ATTNSCOPE_MODEL names.  0 with target set, or -1 (model_locate's reason in
+ * why) when none of them has it.
+ */
+static int
+find_lesson_model(const struct walkthrough *w, const char *what, char *target, size_t size,
+                  struct attn_error *why)
+{
+    char *beside = resolve_path(w, what);
+    char dir[MODEL_PATH_MAX];
+    char name[256];
+    const char *env = getenv("ATTNSCOPE_MODEL");
+    int found = 0;
+
+    if (beside != NULL && what[0] != '/' && is_folder(beside))
+        snprintf(target, size, "%s", beside);
+    else if (model_locate(what, dir, sizeof dir, name, sizeof name, why) == ATTN_OK)
+        snprintf(target, size, "%s", what);
+    else if (env != NULL && env[0] != '\0' && strcmp(env, "none") != 0)
+        snprintf(target, size, "%s", env);
+    else
+        found = -1;
+    free(beside);
+    return found;
+}
+
+/*
  * The model a lesson's --model names, opened once per lesson: a folder
  * relative to the lesson, a shipped model or a Hugging Face name, else the
  * folder $ATTNSCOPE_MODEL names.  ATTN_EABSENT when none of them has it.
@@ -135,46 +164,27 @@ lesson_model(const struct walkthrough *w, const char *what, const struct model *
              struct attn_error *err)
 {
     struct walk_models *ms = w->models;
-    char *beside = resolve_path(w, what);
-    char dir[MODEL_PATH_MAX];
-    char name[256];
-    const char *env = getenv("ATTNSCOPE_MODEL");
-    const char *open_what = what;
+    char where[MODEL_PATH_MAX];
     struct model *m;
     struct attn_error sub;
     enum attn_status st;
 
-    if (beside == NULL)
-        return attn_fail(err, ATTN_ENOMEM, "out of memory");
     for (int i = 0; ms != NULL && i < ms->count; i++)
         if (strcmp(ms->what[i], what) == 0) {
             *out = ms->model[i];
-            free(beside);
             return ATTN_OK;
         }
-    if (ms == NULL || ms->count == WALK_MODELS_MAX) {
-        free(beside);
+    if (ms == NULL || ms->count == WALK_MODELS_MAX)
         return attn_fail(err, ATTN_ELIMIT, "a lesson uses at most %d models", WALK_MODELS_MAX);
-    }
-    if (what[0] != '/' && is_folder(beside))
-        open_what = beside;
-    else if (model_locate(what, dir, sizeof dir, name, sizeof name, &sub) != ATTN_OK) {
-        if (env == NULL || env[0] == '\0' || strcmp(env, "none") == 0) {
-            free(beside);
-            return attn_fail(err, ATTN_EABSENT,
-                             "model %s is not on this machine (%s); set ATTNSCOPE_MODEL to its "
-                             "folder",
-                             what, sub.msg);
-        }
-        open_what = env;
-    }
+    attn_error_clear(&sub);
+    if (find_lesson_model(w, what, where, sizeof where, &sub) != 0)
+        return attn_fail(err, ATTN_EABSENT,
+                         "model %s is not on this machine (%s); set ATTNSCOPE_MODEL to its folder",
+                         what, sub.msg);
     m = calloc(1, sizeof *m);
-    if (m == NULL) {
-        free(beside);
+    if (m == NULL)
         return attn_fail(err, ATTN_ENOMEM, "out of memory");
-    }
-    st = model_open(m, open_what, err);
-    free(beside);
+    st = model_open(m, where, err);
     if (st != ATTN_OK) {
         free(m);
         return st;
@@ -188,6 +198,26 @@ lesson_model(const struct walkthrough *w, const char *what, const struct model *
     ms->model[ms->count++] = m;
     *out = m;
     return ATTN_OK;
+}
+
+const char *
+walkthrough_absent_model(const struct walkthrough *w, char *buf, size_t size)
+{
+    char text[1024];
+    char *words[WALK_MAX_ARGS];
+    char where[MODEL_PATH_MAX];
+    int n;
+
+    if (w->options == NULL || strlen(w->options) >= sizeof text)
+        return NULL;
+    n = split_words(w->options, text, words, WALK_MAX_ARGS);
+    for (int i = 0; i + 1 < n; i++)
+        if (strcmp(words[i], "--model") == 0 && strcmp(words[i + 1], "none") != 0 &&
+            find_lesson_model(w, words[i + 1], where, sizeof where, NULL) != 0) {
+            snprintf(buf, size, "%s", words[i + 1]);
+            return buf;
+        }
+    return NULL;
 }
 
 /* A model step's --ablate heads and layer, checked against the model. */
