@@ -296,26 +296,12 @@ run_model(const struct cli_options *o, const char *sentence)
     src.model = &m;
     src.top = o->top;
     src.bos = o->bos;
-    if (o->ablate_count > 0) {
-        const int L = m.gpt2.cfg.n_layer;
-        const int H = m.gpt2.cfg.n_head;
-        ablated = calloc((size_t)L * (size_t)H, 1);
-        if (ablated == NULL) {
-            model_close(&m);
-            return die(EXIT_INPUT, "out of memory");
-        }
-        for (int i = 0; i < o->ablate_count; i++) {
-            if (o->ablate[i][0] >= L || o->ablate[i][1] >= H) {
-                attn_fail_text(msg, sizeof msg, "--ablate %d.%d: %s has layers 0 to %d and heads 0 to %d",
-                               o->ablate[i][0], o->ablate[i][1], m.name, L - 1, H - 1);
-                free(ablated);
-                model_close(&m);
-                return die(EXIT_USAGE, msg);
-            }
-            ablated[o->ablate[i][0] * H + o->ablate[i][1]] = 1;
-        }
-        src.ablated = ablated;
+    if (inputs_ablated_heads(&m, (const int(*)[2])o->ablate, o->ablate_count, &ablated, &err) !=
+        ATTN_OK) {
+        model_close(&m);
+        return die(is_usage_status(err.status) ? EXIT_USAGE : EXIT_INPUT, err.msg);
     }
+    src.ablated = ablated;
     if (o->layer >= m.gpt2.cfg.n_layer) {
         attn_fail_text(msg, sizeof msg, "--layer %d: %s has layers 0 to %d", o->layer, m.name,
                        m.gpt2.cfg.n_layer - 1);

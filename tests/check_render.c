@@ -954,6 +954,21 @@ START_TEST(scaling_is_described_once)
 }
 END_TEST
 
+/* Stage s of p has a formula, an explanation and an inspector for cell (row, col) of head. */
+static void
+expect_explained(const struct pipeline *p, enum view_stage s, int head, int row, int col)
+{
+    const char *name = explain_stage_name(s);
+    char buf[2048];
+
+    explain_formula(p, s, buf, sizeof buf);
+    ck_assert_msg(buf[0] != '\0', "stage %s has no formula", name);
+    explain_text(p, s, buf, sizeof buf);
+    ck_assert_msg(strlen(buf) > 40, "stage %s has no explanation", name);
+    inspect_cell(p, s, head, row, col, false, 4, false, buf, sizeof buf);
+    ck_assert_msg(buf[0] != '\0', "stage %s has no inspector", name);
+}
+
 /* Every view stage has its name, title, formula and inspector, and names round-trip. */
 START_TEST(every_view_stage_is_complete)
 {
@@ -979,12 +994,7 @@ START_TEST(every_view_stage_is_complete)
         }
         ck_assert(explain_stage_present(&p, (enum view_stage)s));
         ck_assert_str_ne(explain_title((enum view_stage)s), "?");
-        explain_formula(&p, (enum view_stage)s, buf, sizeof buf);
-        ck_assert_msg(buf[0] != '\0', "stage %s has no formula", name);
-        explain_text(&p, (enum view_stage)s, buf, sizeof buf);
-        ck_assert_msg(strlen(buf) > 40, "stage %s has no explanation", name);
-        inspect_cell(&p, (enum view_stage)s, 0, 1, 0, false, 4, false, buf, sizeof buf);
-        ck_assert_msg(buf[0] != '\0', "stage %s has no inspector", name);
+        expect_explained(&p, (enum view_stage)s, 0, 1, 0);
     }
     ck_assert_int_eq(explain_stage_parse("nope", &(enum view_stage){ 0 }), -1);
     ck_assert_int_eq(explain_stage_parse("", &(enum view_stage){ 0 }), -1);
@@ -1010,12 +1020,7 @@ START_TEST(every_view_stage_is_complete)
                 continue;
             }
             ck_assert_msg(explain_stage_present(&p, (enum view_stage)s), "%s", name);
-            explain_formula(&p, (enum view_stage)s, buf, sizeof buf);
-            ck_assert_msg(buf[0] != '\0', "stage %s has no formula", name);
-            explain_text(&p, (enum view_stage)s, buf, sizeof buf);
-            ck_assert_msg(strlen(buf) > 40, "stage %s has no explanation", name);
-            inspect_cell(&p, (enum view_stage)s, 1, 2, 3, false, 4, false, buf, sizeof buf);
-            ck_assert_msg(buf[0] != '\0', "stage %s has no inspector", name);
+            expect_explained(&p, (enum view_stage)s, 1, 2, 3);
         }
         /* The inspector's numbers are the stages' own (layer norm: spelled from its row). */
         inspect_cell(&p, VIEW_LN2, 0, 2, 3, false, 4, false, buf, sizeof buf);

@@ -13,6 +13,7 @@
 #include "attnscope/family_gpt2.h"
 #include "attnscope/headmap.h"
 #include "front/walkthrough.h"
+#include "render/view.h"
 
 START_TEST(every_shipped_walkthrough_verifies)
 {
@@ -408,6 +409,17 @@ START_TEST(lessons_on_a_model)
                         "the model map needs a trained model");
     expect_load_error("step: one\nstage: weights\nview: map heads\n\nx\n",
                       "bad.walk:3: view: map 'heads': the measures are");
+    {
+        /* "view: map" alone is the first measure; "heatmaps" the choice after the measures. */
+        const char *hm = test_write_text(dir, "hm.walk",
+                                         "step: a\nstage: weights\nview: map\n\nx\n"
+                                         "step: b\nstage: weights\nview: map heatmaps\n\nx\n");
+        ck_assert_msg(walkthrough_load(&w, hm, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_int_eq(w.steps[0].measure, MEASURE_ENTROPY);
+        ck_assert_int_eq(w.steps[1].measure, VIEW_MAP_HEATMAPS);
+        ck_assert_int_eq(w.steps[1].screen, WALK_SCREEN_MAP);
+        walkthrough_destroy(&w);
+    }
 
     /* A model that is not on this machine: ATTN_EABSENT, which the checks report as skipped. */
     unsetenv("ATTNSCOPE_MODEL");

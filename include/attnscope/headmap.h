@@ -36,6 +36,8 @@ enum head_measure {
 
 const char *head_measure_name(enum head_measure m);
 const char *head_measure_description(enum head_measure m);
+/* The measure called name ("previous"): 0 with *m set, or -1. */
+int head_measure_parse(const char *name, enum head_measure *m);
 
 /*
  * The measure of every head of every layer of p (a trained model's), row

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "attnscope/family_gpt2.h"
 #include "attnscope/headmap.h"
@@ -28,6 +29,17 @@ const char *
 head_measure_description(enum head_measure m)
 {
     return (unsigned)m < MEASURE_COUNT ? descriptions[m] : "?";
+}
+
+int
+head_measure_parse(const char *name, enum head_measure *m)
+{
+    for (int k = 0; k < MEASURE_COUNT; k++)
+        if (strcmp(names[k], name) == 0) {
+            *m = (enum head_measure)k;
+            return 0;
+        }
+    return -1;
 }
 
 /* One head's measure from its (n, n) weights w and the token ids. */

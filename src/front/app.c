@@ -195,13 +195,8 @@ app_init(struct app *a, const struct attention_config *cfg, const struct pipelin
         view_destroy(&a->view);
         return st;
     }
-    if (src->ablated != NULL && pipeline_gpt2(&a->pipe) != NULL) {
-        /* --ablate's heads, the app's own from here: a toggles them. */
-        const size_t n = (size_t)a->pipe.layers * (size_t)a->pipe.st.shape.heads;
-        a->ablated = malloc(n);
-        if (a->ablated != NULL)
-            memcpy(a->ablated, src->ablated, n);
-    }
+    /* --ablate's heads, the app's own from here: a toggles them. */
+    app_take_ablated(a, src->ablated);
     /* Start at the beginning of the pipeline (Q, K and V when they are given): Space goes on. */
     a->view.stage = VIEW_EMBEDDINGS;
     view_clamp(&a->view, &a->pipe);
@@ -213,6 +208,19 @@ app_init(struct app *a, const struct attention_config *cfg, const struct pipelin
     else
         app_say(a, "Space: next stage, ?: help");
     return ATTN_OK;
+}
+
+void
+app_take_ablated(struct app *a, const unsigned char *ablated)
+{
+    free(a->ablated);
+    a->ablated = NULL;
+    if (ablated != NULL && pipeline_gpt2(&a->pipe) != NULL) {
+        const size_t n = (size_t)a->pipe.layers * (size_t)a->pipe.st.shape.heads;
+        a->ablated = malloc(n);
+        if (a->ablated != NULL)
+            memcpy(a->ablated, ablated, n);
+    }
 }
 
 void

@@ -22,6 +22,9 @@ int app_rebuild(struct app *a, const struct attention_config *cfg, const char *s
 /* Forgets the picker's list of lessons. */
 void app_free_picks(struct app *a);
 
+/* The app's own copy of ablated heads for its model pipeline (layers * heads; NULL: none). */
+void app_take_ablated(struct app *a, const unsigned char *ablated);
+
 /* Shows step k of the walkthrough being played; before the first or past the last it says so. */
 void app_step_to(struct app *a, int k);
 

@@ -65,14 +65,7 @@ play_step(struct app *a, int k, struct attn_error *err)
     a->family = a->res.model != NULL ? &family_gpt2 : NULL;
     a->top = a->res.opts.top;
     a->bos = a->res.opts.bos;
-    free(a->ablated);
-    a->ablated = NULL;
-    if (a->res.ablated != NULL) {
-        const size_t n = (size_t)a->pipe.layers * (size_t)a->pipe.st.shape.heads;
-        a->ablated = malloc(n);
-        if (a->ablated != NULL)
-            memcpy(a->ablated, a->res.ablated, n);
-    }
+    app_take_ablated(a, a->res.ablated);
     free(a->sentence);
     a->sentence = sentence;
     free(a->narration);

@@ -2,9 +2,11 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attnscope/knob.h"
+#include "attnscope/model.h"
 
 #include "front/inputs.h"
 
@@ -145,4 +147,26 @@ inputs_source(const struct inputs *in, const char *sentence)
     struct pipeline_source src = { sentence, &in->vocab, in->have_weights ? &in->weights : NULL,
                                    in->have_qkv ? &in->qkv : NULL, NULL, NULL, 0, false, NULL };
     return src;
+}
+
+enum attn_status
+inputs_ablated_heads(const struct model *m, const int (*ablate)[2], int count, unsigned char **out,
+                     struct attn_error *err)
+{
+    const int layers = m->gpt2.cfg.n_layer;
+    const int heads = m->gpt2.cfg.n_head;
+
+    *out = NULL;
+    if (count == 0)
+        return ATTN_OK;
+    for (int i = 0; i < count; i++)
+        if (ablate[i][0] >= layers || ablate[i][1] >= heads)
+            return attn_fail(err, ATTN_EVALUE, "--ablate %d.%d: %s has layers 0 to %d and heads 0 to %d",
+                             ablate[i][0], ablate[i][1], m->name, layers - 1, heads - 1);
+    *out = calloc((size_t)layers * (size_t)heads, 1);
+    if (*out == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    for (int i = 0; i < count; i++)
+        (*out)[ablate[i][0] * heads + ablate[i][1]] = 1;
+    return ATTN_OK;
 }

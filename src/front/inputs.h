@@ -46,6 +46,17 @@ enum attn_status inputs_load(struct inputs *in, struct attention_config *cfg,
                              bool *options_fault, struct attn_error *err);
 void inputs_destroy(struct inputs *in);
 
+struct model;
+
+/*
+ * A trained model's --ablate L.H heads (count pairs), checked against m:
+ * *out gets layers * heads bytes, 1 for each head to zero (NULL when count
+ * is 0; the caller frees it).  ATTN_EVALUE naming the option when a head is
+ * not in m, ATTN_ENOMEM.  main.c and lesson steps share it.
+ */
+enum attn_status inputs_ablated_heads(const struct model *m, const int (*ablate)[2], int count,
+                                      unsigned char **out, struct attn_error *err);
+
 /* The pipeline source for sentence and the loaded inputs. */
 struct pipeline_source inputs_source(const struct inputs *in, const char *sentence);
 

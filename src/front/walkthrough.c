@@ -181,18 +181,15 @@ step_directive(struct parser *ps, struct walk_step *s, const char *name, char *v
             s->screen = WALK_SCREEN_NEXT;
         else if (strncmp(value, "map", 3) == 0 && (value[3] == '\0' || value[3] == ' ')) {
             const char *m = trim(value + 3);
-            s->screen = WALK_SCREEN_MAP;
-            s->measure = 0;
-            while (m[0] != '\0' && s->measure < MEASURE_COUNT &&
-                   strcmp(head_measure_name((enum head_measure)s->measure), m) != 0)
-                s->measure++;
-            if (strcmp(m, "heatmaps") == 0)
-                s->measure = VIEW_MAP_HEATMAPS;
-            else if (s->measure == MEASURE_COUNT)
+            const bool heatmaps = strcmp(m, "heatmaps") == 0; /* every head's weights */
+            enum head_measure measure = MEASURE_ENTROPY;
+            if (!heatmaps && m[0] != '\0' && head_measure_parse(m, &measure) != 0)
                 return fail_at(ps, ps->line,
                                "view: map '%s': the measures are entropy, previous, first, self "
                                "and induction, or heatmaps",
                                m);
+            s->screen = WALK_SCREEN_MAP;
+            s->measure = heatmaps ? VIEW_MAP_HEATMAPS : (int)measure;
         } else
             return fail_at(ps, ps->line,
                            "view '%s' is not grid, mask, params, sentence, map [MEASURE] or next",

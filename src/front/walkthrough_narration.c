@@ -86,18 +86,16 @@ static int
 map_value(const struct pipeline *p, const struct reference *r, float *value, char *why, size_t size)
 {
     const int heads = p->st.shape.heads;
-    enum head_measure m = 0;
+    enum head_measure m;
+    const bool known = head_measure_parse(r->name + 4, &m) == 0;
     float *all;
     int l;
     int h;
 
-    while (m < MEASURE_COUNT && strcmp(head_measure_name(m), r->name + 4) != 0)
-        m++;
-    if (m == MEASURE_COUNT || pipeline_gpt2(p) == NULL) {
-        snprintf(why, size, "%s", m == MEASURE_COUNT
-                                      ? "the map's measures are entropy, previous, first, self and "
-                                        "induction"
-                                      : "the model map needs a trained model (--model)");
+    if (!known || pipeline_gpt2(p) == NULL) {
+        snprintf(why, size, "%s", !known ? "the map's measures are entropy, previous, first, self and "
+                                           "induction"
+                                         : "the model map needs a trained model (--model)");
         return -1;
     }
     l = walkthrough_find_label(r->row, NULL, NULL, p->layers);

@@ -227,6 +227,7 @@ model_step(const struct walkthrough *w, int k, struct walk_resources *res, int l
 {
     const struct gpt2_config *c = &res->model->gpt2.cfg;
     const struct walk_step *s = &w->steps[k];
+    struct attn_error sub;
 
     res->layer = s->layer >= 0 ? s->layer : res->opts.layer >= 0 ? res->opts.layer : 0;
     if (res->layer >= c->n_layer)
@@ -236,19 +237,9 @@ model_step(const struct walkthrough *w, int k, struct walk_resources *res, int l
     if (s->head >= c->n_head)
         return attn_fail(err, ATTN_EVALUE, "%s:%d: head %d: %s has heads 0 to %d", w->path,
                          s->line, s->head, res->model->name, c->n_head - 1);
-    if (res->opts.ablate_count == 0)
-        return ATTN_OK;
-    res->ablated = calloc((size_t)c->n_layer * (size_t)c->n_head, 1);
-    if (res->ablated == NULL)
-        return attn_fail(err, ATTN_ENOMEM, "out of memory");
-    for (int i = 0; i < res->opts.ablate_count; i++) {
-        const int *a = res->opts.ablate[i];
-        if (a[0] >= c->n_layer || a[1] >= c->n_head)
-            return attn_fail(err, ATTN_EVALUE, "%s:%d: --ablate %d.%d: %s has layers 0 to %d and heads 0 to %d",
-                             w->path, line, a[0], a[1], res->model->name, c->n_layer - 1,
-                             c->n_head - 1);
-        res->ablated[a[0] * c->n_head + a[1]] = 1;
-    }
+    if (inputs_ablated_heads(res->model, (const int(*)[2])res->opts.ablate, res->opts.ablate_count,
+                             &res->ablated, &sub) != ATTN_OK)
+        return attn_fail(err, sub.status, "%s:%d: %s", w->path, line, sub.msg);
     return ATTN_OK;
 }
 

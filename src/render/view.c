@@ -1149,18 +1149,22 @@ put_bar(struct grid *g, int x, int y, int width, float prob, bool utf8)
     return width;
 }
 
-/* A lesson's words on the model's own screens, from row y: the rows they take (0: no lesson). */
+/*
+ * A lesson's words on the model's own screens, from row 5 (under the
+ * screen's title and keys): the row the screen's own content starts on,
+ * content_y without a lesson, else the row after the words and a blank one.
+ */
 static int
-overlay_narration(struct grid *g, struct view *v, int y)
+overlay_narration(struct grid *g, struct view *v, int content_y)
 {
-    struct rect nr = { 0, y, g->width, 0 };
+    struct rect nr = { 0, 5, g->width, 0 };
 
     if (v->narration == NULL)
-        return 0;
+        return content_y;
     nr.h = view_narration_rows(v, g->width);
     if (nr.h > g->height / 3)
         nr.h = g->height / 3;
-    return view_draw_narration(g, v, nr) + 1;
+    return nr.y + view_draw_narration(g, v, nr) + 1;
 }
 
 /*
@@ -1187,7 +1191,7 @@ draw_next_view(struct grid *g, struct view *v, const struct pipeline *p)
     grid_put(g, 0, 3, g->width, style_role(ROLE_TITLE),
              top > 0 ? "Next tokens: the likeliest after each position" : "Next tokens: --top 0 asked for none");
     grid_put(g, 0, 4, g->width, style_role(ROLE_DIM), "N or Esc: back");
-    y += overlay_narration(g, v, y);
+    y = overlay_narration(g, v, y);
     room -= y - 5;
     if (room < 1)
         room = 1;
@@ -1286,7 +1290,7 @@ draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
              m != NULL ? "Left Right: the query   Tab: the head   g: their mean   , .: the layer   "
                          "T or Esc: back"
                        : "Left Right: the query   Tab: the head   g: their mean   T or Esc: back");
-    y += overlay_narration(g, v, 5) - (v->narration != NULL ? 1 : 0);
+    y = overlay_narration(g, v, y);
     for (int j = 0; j < p->tokens.count && y < g->height - 6; j++) {
         const char *t = p->tokens.text[j];
         const float wt = j < w.m.cols ? MAT_AT(&w.m, q, j) : 0.0f;
@@ -1428,7 +1432,7 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
                     "Model map: the weights of every head (%d layers x %d heads)", p->layers, heads);
         grid_put(g, 0, 4, g->width, style_role(ROLE_DIM),
                  "Tab: the measures   arrows: a head   Enter: open it   L or Esc: back");
-        top = 6 + overlay_narration(g, v, 5) - (v->narration != NULL ? 1 : 0);
+        top = overlay_narration(g, v, 6);
         draw_head_heatmaps(g, v, p, top);
         view_draw_footer(g, v, g->height - 1);
         return;
@@ -1464,7 +1468,7 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
     spec.max_cell_w = 10;
     spec.colour = v->colour;
     spec.utf8 = v->utf8;
-    y = 6 + overlay_narration(g, v, 5) - (v->narration != NULL ? 1 : 0);
+    y = overlay_narration(g, v, 6);
     r = (struct rect){ 0, y, g->width, g->height - 5 - y };
     heatmap_render(g, r, &spec, &scroll_row, &scroll_col, &geo);
     y += geo.vis_rows * geo.row_h + 1;
