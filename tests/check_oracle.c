@@ -84,7 +84,7 @@ find_matrix(const struct pipeline *p, const char *file, struct matrix *view)
         head = atoi(dot + 2);
         *dot = '\0';
     }
-    if (pipeline_stage_parse(base, &s) != 0)
+    if (pipeline_stage_parse(base, &s) != 0 || !pipeline_stage_present(p, s))
         return NULL;
     pipeline_stage_view(p, s, head, &v);
     *view = v.m;

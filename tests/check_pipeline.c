@@ -928,7 +928,7 @@ START_TEST(the_memory_estimate_is_what_is_allocated)
             cfg.dropout = 0.1 * bias;
             if (attention_variant_info(cfg.variant)->heads) {
                 cfg.d_out = 4;
-                cfg.heads = 2;
+                cfg.heads = cfg.variant == ATTN_NOTES ? 3 : 2; /* notes: heads divide d_in */
             }
             run(&p, &cfg, "Your journey starts with one step", &book_vocab);
             ck_assert_msg(p.bytes == allocated(&p), "variant %d bias %d: estimated %zu, allocated %zu",
@@ -1051,6 +1051,11 @@ START_TEST(stage_table_is_consistent)
             ck_assert(!pipeline_stage_present(&p, (enum pipeline_stage)s));
             continue;
         }
+        /* The notes' dropout of the output: theirs alone (below). */
+        if (s == STAGE_OUTPUT_DROPPED) {
+            ck_assert(!pipeline_stage_present(&p, (enum pipeline_stage)s));
+            continue;
+        }
         ck_assert(pipeline_stage_present(&p, (enum pipeline_stage)s));
         pipeline_stage_view(&p, (enum pipeline_stage)s, 1, &v);
         ck_assert_ptr_nonnull(v.m.data);
@@ -1091,6 +1096,33 @@ START_TEST(stage_table_is_consistent)
     ck_assert_str_eq(pipeline_stage_names(&p, " ", names, sizeof names),
                      "inputs queries keys values scores masked scaled weights dropped context output");
     ck_assert_str_eq(pipeline_stage_names(&p, " ", names, 12), "inputs");
+    pipeline_destroy(&p);
+
+    /* The notes' class drops its output, not its weights: output_dropped instead of dropped. */
+    attention_config_set_variant(&cfg, ATTN_NOTES);
+    cfg.heads = 3;
+    run(&p, &cfg, "Your journey starts with one step", &book_vocab);
+    ck_assert(!pipeline_stage_present(&p, STAGE_DROPPED));
+    ck_assert(pipeline_stage_present(&p, STAGE_OUTPUT_DROPPED));
+    ck_assert_int_eq(pipeline_stage_cells(STAGE_OUTPUT_DROPPED), CELLS_DROPPED_VALUES);
+    ck_assert_str_eq(pipeline_stage_names(&p, " ", names, sizeof names),
+                     "inputs queries keys values scores masked scaled weights context output "
+                     "output_dropped");
+    {
+        struct pipeline_view v;
+        int kept = 0;
+        pipeline_stage_view(&p, STAGE_OUTPUT_DROPPED, 0, &v);
+        ck_assert_ptr_eq(v.m.data, p.st.output_dropped.data);
+        ck_assert_int_eq(v.m.rows, 6);
+        ck_assert_int_eq(v.m.cols, 3); /* d_model = d_in */
+        ck_assert_ptr_eq(p.st.dropped, p.st.weights); /* the weights are not dropped */
+        for (int e = 0; e < 18; e++) {
+            float want = p.st.keep[e] ? p.st.output.data[e] * p.st.dropout_scale : 0.0f;
+            ck_assert_float_eq(p.st.output_dropped.data[e], want);
+            kept += p.st.keep[e];
+        }
+        ck_assert(kept > 0 && kept < 18);
+    }
     pipeline_destroy(&p);
 }
 END_TEST

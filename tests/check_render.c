@@ -992,13 +992,32 @@ START_TEST(every_view_stage_is_complete)
             ck_assert(!explain_stage_present(&p, (enum view_stage)s));
             continue;
         }
+        if (s == VIEW_OUTDROP) {
+            /* The notes' class alone drops its output (below). */
+            ck_assert(!explain_stage_present(&p, (enum view_stage)s));
+            continue;
+        }
         ck_assert(explain_stage_present(&p, (enum view_stage)s));
         ck_assert_str_ne(explain_title((enum view_stage)s), "?");
         expect_explained(&p, (enum view_stage)s, 0, 1, 0);
     }
+    pipeline_destroy(&p);
+    attention_config_set_variant(&cfg, ATTN_NOTES);
+    cfg.heads = 3;
+    cfg.dropout = 0.5;
+    run(&p, &cfg, "Your journey starts with one step");
+    ck_assert(explain_stage_present(&p, VIEW_OUTDROP));
+    ck_assert(!explain_stage_present(&p, VIEW_DROPOUT));
+    expect_explained(&p, VIEW_OUTDROP, 0, 2, 1);
+    inspect_cell(&p, VIEW_OUTDROP, 0, 2, 1, false, 4, false, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, p.st.keep[2 * 3 + 1] ? "kept, scaled by 1/(1-p) = 2" : "dropped, set to 0"),
+                  "%s", buf);
+    explain_text(&p, VIEW_MASK, buf, sizeof buf);
+    ck_assert_ptr_nonnull(strstr(buf, "no mask"));
     ck_assert_int_eq(explain_stage_parse("nope", &(enum view_stage){ 0 }), -1);
     ck_assert_int_eq(explain_stage_parse("", &(enum view_stage){ 0 }), -1);
     pipeline_destroy(&p);
+    attention_config_init(&cfg);
     /* A trained model has every view stage but dropout, each explained and inspected. */
     {
         static struct model tiny;
@@ -1015,7 +1034,7 @@ START_TEST(every_view_stage_is_complete)
         ck_assert_int_eq(pipeline_select_layer(&p, 1, &err), ATTN_OK);
         for (int s = 0; s < VIEW_STAGE_COUNT; s++) {
             const char *name = explain_stage_name((enum view_stage)s);
-            if (s == VIEW_DROPOUT) {
+            if (s == VIEW_DROPOUT || s == VIEW_OUTDROP) {
                 ck_assert(!explain_stage_present(&p, (enum view_stage)s));
                 continue;
             }

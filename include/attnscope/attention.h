@@ -12,7 +12,8 @@
  *   weights                 row softmax of scaled (max-subtracted)
  *   dropped                 dropout of weights in training mode, else a copy
  *   context                 dropped_h V_h, heads side by side
- *   output                  out_proj(context) for mha, else a copy of context
+ *   output                  out_proj(context) for mha and notes, else a copy of context
+ *   output_dropped          dropout(output) for notes (whose dropout acts there), else output
  *
  * Shapes: nq query tokens, nk key tokens (equal unless Q, K and V are given
  * directly), H heads of d_k = head_dim columns each.
@@ -48,10 +49,12 @@ struct attention_stages {
     float *scaled;           /* (H, nq, nk) */
     float *weights;          /* (H, nq, nk) */
     float *dropped;          /* (H, nq, nk) */
-    float *draw;             /* (H, nq, nk) the uniform number behind each keep/drop, or NULL */
-    unsigned char *keep;     /* (H, nq, nk) 1 kept, 0 dropped, or NULL */
+    float *draw;             /* the uniform number behind each keep/drop, or NULL: (H, nq, nk),
+                                or (nq, d_output) when dropout acts on the output */
+    unsigned char *keep;     /* 1 kept, 0 dropped, or NULL; shaped as draw */
     struct matrix context;   /* (nq, d_qkv) */
     struct matrix output;    /* (nq, d_output) */
+    struct matrix output_dropped; /* (nq, d_output) */
 
     void *arena;
     size_t arena_bytes;

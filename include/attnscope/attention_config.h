@@ -19,38 +19,51 @@
  * code asks what a variant has (weights? heads? an output projection?)
  * rather than which one it is.
  * X(enum, name, book class, one-line description, projections, heads,
- *   default mask, scaled by default)
+ *   default mask, scaled by default, where dropout acts)
  *   projections  PROJ_NONE (Q = K = V = x), PROJ_RAND (torch.rand matrices,
  *                x @ W), PROJ_LINEAR (nn.Linear, x W^T + b), PROJ_LINEAR_PER_HEAD
  *                (an nn.Linear set per head), PROJ_LINEAR_SPLIT (one set split
- *                into heads, then an output projection)
+ *                into heads, then an output projection), PROJ_LINEAR_LISTS
+ *                (per-head nn.Linear with bias in three lists, then an output
+ *                projection)
  *   heads        whether --heads applies
+ *   dropout      ATTN_DROP_WEIGHTS (the attention weights, as the book's
+ *                classes) or ATTN_DROP_OUTPUT (the output projection's result)
  */
 #define ATTN_VARIANT_LIST(X)                                                              \
     X(ATTN_SIMPLE, "simple", "no class, section 3.3",                                     \
       "no weights: queries = keys = values = the inputs, no scaling", PROJ_NONE, false,    \
-      ATTN_MASK_NONE, false)                                                              \
+      ATTN_MASK_NONE, false, ATTN_DROP_WEIGHTS)                                                              \
     X(ATTN_V1, "v1", "SelfAttention_v1", "torch.rand weight matrices, x @ W", PROJ_RAND,  \
-      false, ATTN_MASK_NONE, true)                                                        \
+      false, ATTN_MASK_NONE, true, ATTN_DROP_WEIGHTS)                                                        \
     X(ATTN_V2, "v2", "SelfAttention_v2", "nn.Linear projections", PROJ_LINEAR, false,     \
-      ATTN_MASK_NONE, true)                                                               \
+      ATTN_MASK_NONE, true, ATTN_DROP_WEIGHTS)                                                               \
     X(ATTN_CAUSAL, "causal", "CausalAttention",                                           \
       "nn.Linear projections, causal mask, dropout", PROJ_LINEAR, false, ATTN_MASK_CAUSAL, \
-      true)                                                                               \
+      true, ATTN_DROP_WEIGHTS)                                                                               \
     X(ATTN_WRAPPER, "wrapper", "MultiHeadAttentionWrapper",                               \
       "independent CausalAttention heads, concatenated", PROJ_LINEAR_PER_HEAD, true,      \
-      ATTN_MASK_CAUSAL, true)                                                             \
+      ATTN_MASK_CAUSAL, true, ATTN_DROP_WEIGHTS)                                                             \
     X(ATTN_MHA, "mha", "MultiHeadAttention",                                              \
       "d_out split into heads, then an output projection", PROJ_LINEAR_SPLIT, true,       \
-      ATTN_MASK_CAUSAL, true)
+      ATTN_MASK_CAUSAL, true, ATTN_DROP_WEIGHTS)                                       \
+    X(ATTN_NOTES, "notes", "MultiHeadAttention of the lecture notes (mha.py)",            \
+      "a biased nn.Linear per head for Q, K, V; no mask; dropout on the output",          \
+      PROJ_LINEAR_LISTS, true, ATTN_MASK_NONE, true, ATTN_DROP_OUTPUT)
 
 enum attn_mask {
     ATTN_MASK_NONE,
     ATTN_MASK_CAUSAL /* query i sees keys 0..i only */
 };
 
+/* What a variant's nn.Dropout is applied to. */
+enum attn_dropout_at {
+    ATTN_DROP_WEIGHTS, /* the attention weights, before the context */
+    ATTN_DROP_OUTPUT   /* the output projection's result (the notes' class) */
+};
+
 enum attn_variant {
-#define ATTN_VARIANT_ENUM(e, name, cls, desc, proj, heads, mask, scaled) e,
+#define ATTN_VARIANT_ENUM(e, name, cls, desc, proj, heads, mask, scaled, drop) e,
     ATTN_VARIANT_LIST(ATTN_VARIANT_ENUM)
 #undef ATTN_VARIANT_ENUM
     ATTN_VARIANT_COUNT
@@ -69,8 +82,8 @@ enum attn_variant {
 
 struct attention_config {
     enum attn_variant variant;
-    int d_out;            /* per head for wrapper, in total for mha; simple ignores it */
-    int heads;            /* wrapper and mha; the other variants have one head */
+    int d_out;            /* per head for wrapper, in total for mha; simple and notes ignore it */
+    int heads;            /* wrapper, mha and notes; the other variants have one head */
     uint64_t seed;        /* torch.manual_seed(seed) before the parameters are drawn */
     double dropout;       /* p, in [0, 1) */
     bool train;           /* dropout acts in training mode only */
@@ -111,6 +124,8 @@ enum attn_projection {
     PROJ_LINEAR,          /* nn.Linear (out, in), x W^T (+ b) */
     PROJ_LINEAR_PER_HEAD, /* one nn.Linear set per head, concatenated; d_out per head */
     PROJ_LINEAR_SPLIT,    /* one nn.Linear set split into heads, then out_proj; d_out in total */
+    PROJ_LINEAR_LISTS,    /* nn.Linear(d_in, d_in / heads) with bias per head, all Q, all K,
+                             all V, then mha_linear (d_in, d_in); d_out is d_in */
 };
 
 struct attn_variant_info {
@@ -121,13 +136,14 @@ struct attn_variant_info {
     bool heads;                  /* --heads applies */
     enum attn_mask mask;         /* the class's mask */
     bool scaled;                 /* the class divides by sqrt(d_k) */
+    enum attn_dropout_at dropout_at; /* what its nn.Dropout drops */
 };
 
 /* The row of variant v (an unknown v gets the simple variant's). */
 const struct attn_variant_info *attention_variant_info(enum attn_variant v);
 /* Whether the variant has weights (every one but simple). */
 bool attention_variant_has_weights(enum attn_variant v);
-/* Whether the variant ends with an output projection (mha). */
+/* Whether the variant ends with an output projection (mha, notes). */
 bool attention_variant_has_out_proj(enum attn_variant v);
 
 const char *attention_variant_name(enum attn_variant v);
@@ -142,10 +158,11 @@ struct attention_shape {
     int heads;        /* 1 unless wrapper or mha */
     int head_dim;     /* columns of Q, K and V per head (d_k) */
     int d_qkv;        /* heads * head_dim: the width of Q, K, V and context */
-    int d_output;     /* the width of the output: d_out for mha, d_qkv otherwise */
+    int d_output;     /* the width of the output: d_out for mha, d_in for notes, d_qkv otherwise */
     int sets;         /* independent projection sets: heads for wrapper, 0 for simple, else 1 */
     int d_set;        /* columns each projection set produces */
     bool dropout_on;  /* train && dropout > 0 */
+    bool dropout_output; /* dropout acts on the output, not the weights (notes) */
     int dropout_calls;/* separate nn.Dropout calls per forward: heads for wrapper, else 1 */
     double divisor;   /* scaled = masked / divisor */
 };

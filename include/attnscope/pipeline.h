@@ -50,9 +50,11 @@ struct model;
     X(STAGE_MASKED, masked, true, CELLS_VALUES, NEEDS_NOTHING)             \
     X(STAGE_SCALED, scaled, true, CELLS_VALUES, NEEDS_NOTHING)             \
     X(STAGE_WEIGHTS, weights, true, CELLS_WEIGHTS, NEEDS_NOTHING)          \
-    X(STAGE_DROPPED, dropped, true, CELLS_DROPPED, NEEDS_NOTHING)          \
+    X(STAGE_DROPPED, dropped, true, CELLS_DROPPED, NEEDS_WEIGHT_DROPOUT)   \
     X(STAGE_CONTEXT, context, false, CELLS_VALUES, NEEDS_NOTHING)          \
     X(STAGE_OUTPUT, output, false, CELLS_VALUES, NEEDS_NOTHING)            \
+    X(STAGE_OUTPUT_DROPPED, output_dropped, false, CELLS_DROPPED_VALUES,   \
+      NEEDS_OUTPUT_DROPOUT)                                                \
     X(STAGE_RESIDUAL1, residual1, false, CELLS_VALUES, NEEDS_NOTHING)      \
     X(STAGE_LN2, ln2, false, CELLS_VALUES, NEEDS_NOTHING)                  \
     X(STAGE_FC, fc, false, CELLS_VALUES, NEEDS_NOTHING)                    \
@@ -82,6 +84,7 @@ enum stage_cells {
     CELLS_VALUES,  /* any real numbers */
     CELLS_WEIGHTS, /* proportions in [0, 1]; cells the mask hides are masked */
     CELLS_DROPPED, /* weights after dropout: masked cells and dropped ones */
+    CELLS_DROPPED_VALUES, /* values after dropout (the notes' output): dropped ones */
 };
 
 /* When a pipeline has a stage. */
@@ -89,6 +92,8 @@ enum stage_needs {
     NEEDS_NOTHING,    /* always */
     NEEDS_SENTENCE,   /* a sentence (not --qkv) */
     NEEDS_POSITIONAL, /* a sentence and the positional encoding on */
+    NEEDS_WEIGHT_DROPOUT, /* a variant whose dropout acts on the weights (all but notes) */
+    NEEDS_OUTPUT_DROPOUT, /* a variant whose dropout acts on the output (notes) */
 };
 
 struct pipeline_source {

@@ -24,11 +24,14 @@
  * llm.c's fill_in_activation_sizes): its size, and whether it has memory of
  * its own, shares the buffer of the stage before it, or is absent.  A stage
  * equal to the one before it shares: masked is scores without a mask, scaled
- * is masked when the divisor is 1, dropped is weights without dropout.
+ * is masked when the divisor is 1, dropped is weights without dropout (or
+ * with the notes' dropout, which acts on the output), output_dropped is
+ * output unless that dropout is on.  draw and keep are shaped like what
+ * dropout acts on.
  */
 enum slot {
     SLOT_QUERIES, SLOT_KEYS, SLOT_VALUES, SLOT_SCORES, SLOT_MASKED, SLOT_SCALED, SLOT_WEIGHTS,
-    SLOT_DROPPED, SLOT_DRAW, SLOT_CONTEXT, SLOT_OUTPUT, SLOT_KEEP, SLOT_COUNT
+    SLOT_DROPPED, SLOT_DRAW, SLOT_CONTEXT, SLOT_OUTPUT, SLOT_OUTPUT_DROPPED, SLOT_KEEP, SLOT_COUNT
 };
 
 enum slot_use { SLOT_OWN, SLOT_SHARES_PREVIOUS, SLOT_ABSENT };
@@ -50,6 +53,7 @@ static const struct {
     [SLOT_DRAW] = { offsetof(struct attention_stages, draw), false, sizeof(float) },
     [SLOT_CONTEXT] = { offsetof(struct attention_stages, context), true, sizeof(float) },
     [SLOT_OUTPUT] = { offsetof(struct attention_stages, output), true, sizeof(float) },
+    [SLOT_OUTPUT_DROPPED] = { offsetof(struct attention_stages, output_dropped), true, sizeof(float) },
     /* Last: bytes, so every float buffer before it stays aligned. */
     [SLOT_KEEP] = { offsetof(struct attention_stages, keep), false, 1 },
 };
@@ -79,6 +83,10 @@ plan_arena(struct arena_plan *pl, const struct attention_config *cfg,
            const struct attention_shape *s, int nq, int nk)
 {
     const int hh_rows = s->heads * nq; /* (H, nq, nk) as (H nq, nk) */
+    const bool on_weights = s->dropout_on && !s->dropout_output;
+    const bool on_output = s->dropout_on && s->dropout_output;
+    const int drop_rows = on_output ? nq : hh_rows;
+    const int drop_cols = on_output ? s->d_output : nk;
     struct slot_plan *p = pl->slot;
 
     p[SLOT_QUERIES] = (struct slot_plan){ nq, s->d_qkv, SLOT_OWN };
@@ -90,11 +98,13 @@ plan_arena(struct arena_plan *pl, const struct attention_config *cfg,
     p[SLOT_SCALED] = (struct slot_plan){ hh_rows, nk,
                                          (float)s->divisor != 1.0f ? SLOT_OWN : SLOT_SHARES_PREVIOUS };
     p[SLOT_WEIGHTS] = (struct slot_plan){ hh_rows, nk, SLOT_OWN };
-    p[SLOT_DROPPED] = (struct slot_plan){ hh_rows, nk, s->dropout_on ? SLOT_OWN : SLOT_SHARES_PREVIOUS };
-    p[SLOT_DRAW] = (struct slot_plan){ hh_rows, nk, s->dropout_on ? SLOT_OWN : SLOT_ABSENT };
+    p[SLOT_DROPPED] = (struct slot_plan){ hh_rows, nk, on_weights ? SLOT_OWN : SLOT_SHARES_PREVIOUS };
+    p[SLOT_DRAW] = (struct slot_plan){ drop_rows, drop_cols, s->dropout_on ? SLOT_OWN : SLOT_ABSENT };
     p[SLOT_CONTEXT] = (struct slot_plan){ nq, s->d_qkv, SLOT_OWN };
     p[SLOT_OUTPUT] = (struct slot_plan){ nq, s->d_output, SLOT_OWN };
-    p[SLOT_KEEP] = (struct slot_plan){ hh_rows, nk, s->dropout_on ? SLOT_OWN : SLOT_ABSENT };
+    p[SLOT_OUTPUT_DROPPED] = (struct slot_plan){ nq, s->d_output,
+                                                 on_output ? SLOT_OWN : SLOT_SHARES_PREVIOUS };
+    p[SLOT_KEEP] = (struct slot_plan){ drop_rows, drop_cols, s->dropout_on ? SLOT_OWN : SLOT_ABSENT };
     pl->total_bytes = 0;
     for (int i = 0; i < SLOT_COUNT; i++)
         pl->total_bytes += slot_bytes(pl, i);
@@ -140,11 +150,20 @@ point_slots(struct attention_stages *st, const struct arena_plan *pl, char *aren
     }
 }
 
+/* The numbers one forward call's dropout draws: a weight each, or an output value each. */
+static size_t
+dropout_draws(const struct attention_shape *s, int nq, int nk)
+{
+    if (s->dropout_output)
+        return (size_t)nq * (size_t)s->d_output;
+    return (size_t)s->heads * (size_t)nq * (size_t)nk;
+}
+
 enum attn_status
 attention_dropout_check(const struct attention_config *cfg, const struct attention_shape *s,
                         int nq, int nk, struct attn_error *err)
 {
-    const uint64_t per_pass = (uint64_t)s->heads * (uint64_t)nq * (uint64_t)nk;
+    const uint64_t per_pass = dropout_draws(s, nq, nk);
     uint64_t most;
 
     /* Without dropout nothing is drawn; the MKL path skips a call with one draw. */
@@ -154,10 +173,10 @@ attention_dropout_check(const struct attention_config *cfg, const struct attenti
         return ATTN_OK;
     most = ATTN_MAX_DROPOUT_SKIP / per_pass;
     return attn_fail(err, ATTN_ELIMIT,
-                     "--dropout-pass %d with %d x %d weights in %d head%s first draws %.3g numbers; "
-                     "attnscope draws at most 2^32 before a mask: pass %" PRIu64 " at most here",
-                     cfg->dropout_pass, nq, nk, s->heads, s->heads == 1 ? "" : "s",
-                     (double)cfg->dropout_pass * (double)per_pass, most);
+                     "--dropout-pass %d with %" PRIu64 " numbers to drop per pass first draws %.3g "
+                     "numbers; attnscope draws at most 2^32 before a mask: pass %" PRIu64
+                     " at most here",
+                     cfg->dropout_pass, per_pass, (double)cfg->dropout_pass * (double)per_pass, most);
 }
 
 enum attn_status
@@ -327,13 +346,19 @@ softmax_forward(float *weights, float *scaled, float *masked, const float *score
     }
 }
 
-/* 5. dropped (H, nq, nk) = dropout(weights) in training mode, as cfg's module draws it. */
+/*
+ * 5. dropped (H, nq, nk) = dropout(weights) in training mode, as cfg's
+ * module draws it; or, for the notes' class, output_dropped (nq, d_output)
+ * = dropout(output), after the output projection.
+ */
 static void
 dropout_forward(struct attention_stages *st, const struct attention_config *cfg, struct rng *r)
 {
-    const size_t total = (size_t)st->shape.heads * (size_t)st->nq * (size_t)st->nk;
+    const size_t total = dropout_draws(&st->shape, st->nq, st->nk);
     const int calls = st->shape.dropout_calls;
     const size_t per_call = total / (size_t)calls;
+    const float *in = st->shape.dropout_output ? st->output.data : st->weights;
+    float *out = st->shape.dropout_output ? st->output_dropped.data : st->dropped;
 
     if (!st->dropout_on)
         return; /* dropped is weights */
@@ -345,8 +370,8 @@ dropout_forward(struct attention_stages *st, const struct attention_config *cfg,
             rng_dropout_skip(r, cfg->rng_path, per_call);
     for (int c = 0; c < calls; c++) {
         size_t off = (size_t)c * per_call;
-        rng_dropout(r, cfg->rng_path, cfg->dropout, st->weights + off, st->dropped + off,
-                    st->keep + off, st->draw + off, per_call);
+        rng_dropout(r, cfg->rng_path, cfg->dropout, in + off, out + off, st->keep + off,
+                    st->draw + off, per_call);
     }
 }
 
@@ -414,8 +439,11 @@ attention_attend(struct attention_stages *st, const struct attention_config *cfg
                    s->head_dim, s->d_qkv);
     softmax_forward(st->weights, st->scaled, st->masked, st->scores, cfg, st->nq, st->nk, s->heads,
                     st->divisor);
-    dropout_forward(st, cfg, r);
+    if (!s->dropout_output)
+        dropout_forward(st, cfg, r);
     context_forward(st->context.data, st->dropped, st->values.data, cfg, st->nq, st->nk, s->heads,
                     s->head_dim, s->d_qkv);
     output_forward(&st->output, &st->context, ps, attention_variant_has_out_proj(cfg->variant));
+    if (s->dropout_output)
+        dropout_forward(st, cfg, r);
 }

@@ -9,8 +9,8 @@
 #include "attnscope/attention_config.h"
 
 static const struct attn_variant_info variants[] = {
-#define ATTN_VARIANT_INFO(e, name, cls, desc, proj, heads, mask, scaled) \
-    [e] = { name, cls, desc, proj, heads, mask, scaled },
+#define ATTN_VARIANT_INFO(e, name, cls, desc, proj, heads, mask, scaled, drop) \
+    [e] = { name, cls, desc, proj, heads, mask, scaled, drop },
     ATTN_VARIANT_LIST(ATTN_VARIANT_INFO)
 #undef ATTN_VARIANT_INFO
 };
@@ -31,7 +31,9 @@ attention_variant_has_weights(enum attn_variant v)
 bool
 attention_variant_has_out_proj(enum attn_variant v)
 {
-    return attention_variant_info(v)->proj == PROJ_LINEAR_SPLIT;
+    enum attn_projection proj = attention_variant_info(v)->proj;
+
+    return proj == PROJ_LINEAR_SPLIT || proj == PROJ_LINEAR_LISTS;
 }
 
 const char *
@@ -114,6 +116,11 @@ attention_shape_of(const struct attention_config *cfg, int d_in, struct attentio
         s->head_dim = s->heads > 0 ? cfg->d_out / s->heads : 0;
         s->sets = 1;
         break;
+    case PROJ_LINEAR_LISTS:
+        /* d = d_model // num_heads, d_model the embeddings' width. */
+        s->head_dim = s->heads > 0 ? d_in / s->heads : 0;
+        s->sets = s->heads;
+        break;
     case PROJ_RAND:
     case PROJ_LINEAR:
         s->head_dim = cfg->d_out;
@@ -122,13 +129,28 @@ attention_shape_of(const struct attention_config *cfg, int d_in, struct attentio
     }
     s->d_qkv = s->heads * s->head_dim;
     s->d_set = s->sets > 0 ? s->d_qkv / s->sets : 0;
-    s->d_output = attention_variant_has_out_proj(cfg->variant) ? cfg->d_out : s->d_qkv;
+    s->d_output = !attention_variant_has_out_proj(cfg->variant) ? s->d_qkv
+                  : attention_variant_info(cfg->variant)->proj == PROJ_LINEAR_LISTS ? d_in
+                                                                                     : cfg->d_out;
     s->dropout_on = cfg->train && cfg->dropout > 0.0;
+    s->dropout_output = attention_variant_info(cfg->variant)->dropout_at == ATTN_DROP_OUTPUT;
     /* Each head of the wrapper is a module of its own with its own nn.Dropout. */
-    s->dropout_calls = s->sets > 1 ? s->heads : 1;
+    s->dropout_calls = s->sets > 1 && !s->dropout_output ? s->heads : 1;
     /* keys.shape[-1] ** 0.5 in the book; the temperature divides as well. */
     s->divisor = (cfg->scale ? sqrt((double)(cfg->scale_dim > 0 ? cfg->scale_dim : s->head_dim)) : 1.0) *
                  cfg->temperature;
+}
+
+/* The head counts that divide width, as "1, 2, 4", for a message. */
+static void
+head_counts_dividing(int width, char *buf, size_t size)
+{
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (int h = 1; h <= width && h <= ATTN_MAX_HEADS && used + 16 < size; h++)
+        if (width % h == 0)
+            attn_appendf(buf, size, &used, "%s%d", used ? ", " : "", h);
 }
 
 enum attn_status
@@ -150,11 +172,7 @@ attention_config_check(const struct attention_config *cfg, int d_in, struct attn
         int below = cfg->d_out / cfg->heads * cfg->heads;
         int above = below + cfg->heads;
         char divisors[128];
-        size_t used = 0;
-        divisors[0] = '\0';
-        for (int h = 1; h <= cfg->d_out && h <= ATTN_MAX_HEADS && used + 16 < sizeof divisors; h++)
-            if (cfg->d_out % h == 0)
-                attn_appendf(divisors, sizeof divisors, &used, "%s%d", used ? ", " : "", h);
+        head_counts_dividing(cfg->d_out, divisors, sizeof divisors);
         char sizes[32];
         if (below > 0)
             snprintf(sizes, sizeof sizes, "%d or %d", below, above);
@@ -164,6 +182,14 @@ attention_config_check(const struct attention_config *cfg, int d_in, struct attn
                          "--heads %d does not divide --d-out %d: mha splits d_out into equal heads "
                          "(try --d-out %s, or --heads %s)",
                          cfg->heads, cfg->d_out, sizes, divisors);
+    }
+    if (attention_variant_info(cfg->variant)->proj == PROJ_LINEAR_LISTS && d_in % cfg->heads != 0) {
+        char divisors[128];
+        head_counts_dividing(d_in, divisors, sizeof divisors);
+        return attn_fail(err, ATTN_EVALUE,
+                         "--heads %d does not divide the embeddings' %d dimensions: notes splits "
+                         "d_model = d_in into equal heads (try --heads %s)",
+                         cfg->heads, d_in, divisors);
     }
     if (attention_variant_info(cfg->variant)->proj == PROJ_LINEAR_PER_HEAD &&
         (long)cfg->d_out * cfg->heads > ATTN_MAX_DIM)

@@ -120,19 +120,26 @@ static enum attn_status
 write_keep(struct fileio_batch *b, const struct pipeline *p, struct attn_error *err)
 {
     const struct attention_stages *st = &p->st;
+    /* The notes' dropout keeps output values (one file), the others' weights (one per head). */
+    const bool output = st->shape.dropout_output;
+    const int files = output ? 1 : st->shape.heads;
     struct matrix m;
-    enum attn_status status = matrix_create(&m, st->nq, st->nk, err);
+    enum attn_status status =
+        matrix_create(&m, st->nq, output ? st->shape.d_output : st->nk, err);
 
     if (status != ATTN_OK)
         return status;
-    for (int h = 0; h < st->shape.heads && status == ATTN_OK; h++) {
+    for (int h = 0; h < files && status == ATTN_OK; h++) {
         const unsigned char *keep = st->keep + (size_t)h * matrix_size(&m);
         struct csvio_labels rows = { p->query_labels, NULL };
-        struct csvio_labels cols = { p->key_labels, NULL };
+        struct csvio_labels cols = { output ? NULL : p->key_labels, "d" };
         char name[32];
         for (size_t e = 0; e < matrix_size(&m); e++)
             m.data[e] = keep[e] ? 1.0f : 0.0f;
-        snprintf(name, sizeof name, "keep.h%d.csv", h);
+        if (output)
+            snprintf(name, sizeof name, "keep.output.csv");
+        else
+            snprintf(name, sizeof name, "keep.h%d.csv", h);
         status = write_matrix(b, name, &m, rows, cols, err);
     }
     matrix_destroy(&m);

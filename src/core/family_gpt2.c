@@ -316,7 +316,8 @@ gpt2_create(struct pipeline *p, const struct attention_config *cfg,
 const struct family family_gpt2 = {
     "gpt2",
     "a trained GPT-2 from its files: every block's stages, layer by layer",
-    (FAMILY_STAGE(STAGE_COUNT) - 1) & ~FAMILY_STAGE(STAGE_DROPPED),
+    (FAMILY_STAGE(STAGE_COUNT) - 1) & ~FAMILY_STAGE(STAGE_DROPPED) &
+        ~FAMILY_STAGE(STAGE_OUTPUT_DROPPED),
     gpt2_create,
     NULL,
     NULL,

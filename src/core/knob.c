@@ -101,6 +101,9 @@ step_variant(struct attention_config *c, int dir, const struct pipeline *p, char
     attention_config_set_variant(c, (enum attn_variant)v);
     if (attention_variant_info(c->variant)->proj == PROJ_LINEAR_SPLIT && c->d_out % c->heads != 0)
         c->d_out = c->heads * (c->d_out / c->heads > 0 ? c->d_out / c->heads : 1);
+    /* The notes' class splits d_in into its heads: the most heads up to these that divide it. */
+    while (attention_variant_info(c->variant)->proj == PROJ_LINEAR_LISTS && p->d_in % c->heads != 0)
+        c->heads--;
     return 1;
 }
 
@@ -135,6 +138,10 @@ step_d_out(struct attention_config *c, int dir, const struct pipeline *p, char *
         snprintf(msg, size, "%s has no weights: its d_out is d_in", attention_variant_name(c->variant));
         return -1;
     }
+    if (attention_variant_info(c->variant)->proj == PROJ_LINEAR_LISTS) {
+        snprintf(msg, size, "notes keeps d_model = d_in, the embeddings' width: h splits it into heads");
+        return -1;
+    }
     if (attention_variant_info(c->variant)->proj == PROJ_LINEAR_SPLIT) {
         int hd = c->d_out / c->heads + dir;
         if (hd < 1)
@@ -151,7 +158,10 @@ step_d_out(struct attention_config *c, int dir, const struct pipeline *p, char *
 static bool
 bar_d_out(const struct pipeline *p, char *full, char *terse)
 {
-    int d_out = attention_variant_has_weights(p->cfg.variant) ? p->cfg.d_out : p->d_in;
+    int d_out = attention_variant_has_weights(p->cfg.variant) &&
+                        attention_variant_info(p->cfg.variant)->proj != PROJ_LINEAR_LISTS
+                    ? p->cfg.d_out
+                    : p->d_in;
 
     snprintf(full, KNOB_TEXT_MAX, "d_out %d", d_out);
     snprintf(terse, KNOB_TEXT_MAX, "%d", d_out);
@@ -171,6 +181,21 @@ said_d_out(const struct pipeline *p, char *msg, size_t size)
                                             : "");
 }
 
+/* ---------------------------------------------------------------- bias */
+
+static int
+step_qkv_bias(struct attention_config *c, int dir, const struct pipeline *p, char *msg, size_t size)
+{
+    (void)dir;
+    (void)p;
+    if (attention_variant_info(c->variant)->proj == PROJ_LINEAR_LISTS) {
+        snprintf(msg, size, "the notes' nn.Linear layers always have a bias");
+        return -1;
+    }
+    c->qkv_bias = !c->qkv_bias;
+    return 1;
+}
+
 /* --------------------------------------------------------------- heads */
 
 static int
@@ -182,10 +207,20 @@ parse_heads(struct attention_config *c, const char *option, const char *text, ch
 static int
 step_heads(struct attention_config *c, int dir, const struct pipeline *p, char *msg, size_t size)
 {
-    (void)p;
     if (!attention_variant_info(c->variant)->heads) {
-        snprintf(msg, size, "only wrapper and mha have several heads: press v to change the variant");
+        snprintf(msg, size,
+                 "only wrapper, mha and notes have several heads: press v to change the variant");
         return -1;
+    }
+    if (attention_variant_info(c->variant)->proj == PROJ_LINEAR_LISTS) {
+        /* The next head count that divides d_in (d_model), if any. */
+        int h = c->heads + dir;
+        while (h >= 1 && h <= p->d_in && p->d_in % h != 0)
+            h += dir;
+        if (h < 1 || h > p->d_in || h > ATTN_MAX_HEADS)
+            return 0;
+        c->heads = h;
+        return 1;
     }
     if (c->heads + dir < 1)
         return 0;
@@ -208,9 +243,12 @@ said_heads(const struct pipeline *p, char *msg, size_t size)
 {
     const struct attention_config *c = &p->cfg;
 
+    enum attn_projection proj = attention_variant_info(c->variant)->proj;
+
     snprintf(msg, size, "%d head%s%s", c->heads, c->heads == 1 ? "" : "s",
-             attention_variant_info(c->variant)->proj == PROJ_LINEAR_SPLIT ? " (d_out grows with them)"
-                                                                          : "");
+             proj == PROJ_LINEAR_SPLIT   ? " (d_out grows with them)"
+             : proj == PROJ_LINEAR_LISTS ? " (each d_in / heads wide)"
+                                         : "");
 }
 
 /* ---------------------------------------------------------------- seed */
@@ -682,7 +720,7 @@ const struct knob knob_table[] = {
         "bias", RECOMPUTE_ALL, KNOB_GROUP_ATTENTION, 1,
         { { "qkv-bias", NULL, "on", "give W_query, W_key and W_value a bias" } },
         NULL, 'b', 0, "b", "bias in W_query, W_key, W_value on / off",
-        NULL, "b", NULL, NULL, FIELDS(qkv_bias),
+        step_qkv_bias, "b", NULL, NULL, FIELDS(qkv_bias),
         { "bias", "no bias", "W_query, W_key, W_value with a bias", "no bias in W_query, W_key, W_value" } },
     [KNOB_DROPOUT_SEED] = {
         "dropout seed", RECOMPUTE_ATTENTION, KNOB_GROUP_ATTENTION, 1,

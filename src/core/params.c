@@ -12,6 +12,8 @@
 #include "attnscope/params.h"
 
 static const char *const role_names[] = { "W_query", "W_key", "W_value", "out_proj" };
+/* The lecture notes' ModuleLists of per-head projections (mha.py). */
+static const char *const list_names[] = { "linear_Qs", "linear_Ks", "linear_Vs" };
 
 struct layout {
     struct param *p;
@@ -19,13 +21,14 @@ struct layout {
     int cap;
 };
 
+/* One parameter called base (".weight" or ".bias" added for nn.Linear's). */
 static void
-add(struct layout *l, const char *prefix, enum param_role role, int set, bool is_bias,
+add(struct layout *l, const char *base, enum param_role role, int set, bool is_bias,
     bool transposed, enum param_init init, int rows, int cols, int fan_in)
 {
     struct param *p = &l->p[l->count++];
 
-    snprintf(p->name, sizeof p->name, "%s%s%s", prefix, role_names[role],
+    snprintf(p->name, sizeof p->name, "%s%s", base,
              init == PARAM_INIT_RAND ? "" : (is_bias ? ".bias" : ".weight"));
     p->role = role;
     p->set = set;
@@ -37,14 +40,14 @@ add(struct layout *l, const char *prefix, enum param_role role, int set, bool is
     p->m.cols = cols;
 }
 
-/* One nn.Linear(in, out, bias): the weight is constructed, then the bias. */
+/* One nn.Linear(in, out, bias) called base: the weight is constructed, then the bias. */
 static void
-add_linear(struct layout *l, const char *prefix, enum param_role role, int set, int in,
-           int out, bool bias)
+add_linear(struct layout *l, const char *base, enum param_role role, int set, int in, int out,
+           bool bias)
 {
-    add(l, prefix, role, set, false, false, PARAM_INIT_KAIMING, out, in, in);
+    add(l, base, role, set, false, false, PARAM_INIT_KAIMING, out, in, in);
     if (bias)
-        add(l, prefix, role, set, true, false, PARAM_INIT_BIAS, 1, out, in);
+        add(l, base, role, set, true, false, PARAM_INIT_BIAS, 1, out, in);
 }
 
 /* The parameters cfg has, shapes and names but no storage, in l (l.p is the caller's to free). */
@@ -52,7 +55,7 @@ static enum attn_status
 layout_of(struct layout *l, const struct attention_config *cfg, int d_in, struct attn_error *err)
 {
     struct attention_shape s;
-    char prefix[32];
+    char base[PARAM_NAME_MAX - 8];
 
     attention_shape_of(cfg, d_in, &s);
     /* At most three projections with biases per set, and out_proj. */
@@ -67,21 +70,33 @@ layout_of(struct layout *l, const struct attention_config *cfg, int d_in, struct
         break;
     case PROJ_RAND:
         for (int r = PARAM_QUERY; r <= PARAM_VALUE; r++)
-            add(l, "", (enum param_role)r, 0, false, true, PARAM_INIT_RAND, d_in, s.d_set, d_in);
+            add(l, role_names[r], (enum param_role)r, 0, false, true, PARAM_INIT_RAND, d_in, s.d_set,
+                d_in);
         break;
     case PROJ_LINEAR_PER_HEAD:
         for (int h = 0; h < s.sets; h++) {
-            snprintf(prefix, sizeof prefix, "heads.%d.", h);
-            for (int r = PARAM_QUERY; r <= PARAM_VALUE; r++)
-                add_linear(l, prefix, (enum param_role)r, h, d_in, s.d_set, cfg->qkv_bias);
+            for (int r = PARAM_QUERY; r <= PARAM_VALUE; r++) {
+                snprintf(base, sizeof base, "heads.%d.%s", h, role_names[r]);
+                add_linear(l, base, (enum param_role)r, h, d_in, s.d_set, cfg->qkv_bias);
+            }
         }
+        break;
+    case PROJ_LINEAR_LISTS:
+        /* linear_Qs, then linear_Ks, then linear_Vs: a biased nn.Linear per head in each. */
+        for (int r = PARAM_QUERY; r <= PARAM_VALUE; r++) {
+            for (int h = 0; h < s.sets; h++) {
+                snprintf(base, sizeof base, "%s.%d", list_names[r], h);
+                add_linear(l, base, (enum param_role)r, h, d_in, s.d_set, true);
+            }
+        }
+        add_linear(l, "mha_linear", PARAM_OUT, 0, s.d_qkv, s.d_output, true);
         break;
     case PROJ_LINEAR:
     case PROJ_LINEAR_SPLIT:
         for (int r = PARAM_QUERY; r <= PARAM_VALUE; r++)
-            add_linear(l, "", (enum param_role)r, 0, d_in, s.d_set, cfg->qkv_bias);
+            add_linear(l, role_names[r], (enum param_role)r, 0, d_in, s.d_set, cfg->qkv_bias);
         if (attention_variant_has_out_proj(cfg->variant))
-            add_linear(l, "", PARAM_OUT, 0, s.d_qkv, s.d_output, true);
+            add_linear(l, role_names[PARAM_OUT], PARAM_OUT, 0, s.d_qkv, s.d_output, true);
         break;
     }
     return ATTN_OK;

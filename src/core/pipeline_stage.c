@@ -153,6 +153,13 @@ stage_view_output(const struct pipeline *p, int head, struct pipeline_view *v)
 }
 
 static void
+stage_view_output_dropped(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->st.output_dropped;
+}
+
+static void
 stage_view_ln1(const struct pipeline *p, int head, struct pipeline_view *v)
 {
     (void)head;
@@ -267,6 +274,8 @@ projection(const struct pipeline *p, int k)
         return plain[k];
     case PROJ_RAND:
         return rand[k];
+    case PROJ_LINEAR_LISTS:
+        return lin_b[k]; /* the notes' nn.Linear layers keep their bias */
     case PROJ_LINEAR:
     case PROJ_LINEAR_PER_HEAD:
     case PROJ_LINEAR_SPLIT:
@@ -350,6 +359,12 @@ formula_output(const struct pipeline *p)
         return "context W_o + b_o";
     return attention_variant_has_out_proj(p->cfg.variant) ? "context W_o^T + b_o"
                                                           : "context (no output projection)";
+}
+
+static const char *
+formula_output_dropped(const struct pipeline *p)
+{
+    return p->st.dropout_on ? "dropout(output)" : "output (no dropout)";
 }
 
 static const char *
@@ -459,6 +474,10 @@ pipeline_stage_present(const struct pipeline *p, enum pipeline_stage s)
         return !p->qkv_given;
     case NEEDS_POSITIONAL:
         return !p->qkv_given && p->cfg.positional;
+    case NEEDS_WEIGHT_DROPOUT:
+        return !p->st.shape.dropout_output;
+    case NEEDS_OUTPUT_DROPOUT:
+        return p->st.shape.dropout_output;
     }
     return false;
 }

@@ -852,6 +852,10 @@ app_key(struct app *a, int key)
             v->following = false;
     }
     if (explain_stage_for_key(key, &jump) == 0) {
+        /* Dropout's key finds it where the variant has it: the notes' acts on the output. */
+        if (jump == VIEW_DROPOUT && !explain_stage_present(&a->pipe, jump) &&
+            explain_stage_present(&a->pipe, VIEW_OUTDROP))
+            jump = VIEW_OUTDROP;
         v->stage = jump;
         view_clamp(v, &a->pipe);
         return;

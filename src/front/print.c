@@ -287,12 +287,18 @@ print_header(FILE *out, const struct pipeline *p, const struct print_options *po
             fprintf(out, "d_out %d in %d head%s of d_k %d", c->d_out, s->heads,
                     s->heads == 1 ? "" : "s", s->head_dim);
             break;
+        case PROJ_LINEAR_LISTS:
+            fprintf(out, "d_model %d in %d head%s of d %d, with biases", s->d_qkv, s->heads,
+                    s->heads == 1 ? "" : "s", s->head_dim);
+            break;
         case PROJ_RAND:
         case PROJ_LINEAR:
             fprintf(out, "d_out %d", c->d_out);
             break;
         }
-    fprintf(out, "%s\n", c->qkv_bias && attention_variant_has_weights(c->variant) ? ", qkv bias" : "");
+    fprintf(out, "%s\n", c->qkv_bias && attention_variant_has_weights(c->variant) &&
+                              attention_variant_info(c->variant)->proj != PROJ_LINEAR_LISTS
+                              ? ", qkv bias" : "");
     pipeline_scaling_of(p, &sc);
     fprintf(out, "  mask %s, scores / %g", c->mask == ATTN_MASK_CAUSAL ? "causal" : "none",
             (double)sc.divisor);
@@ -303,7 +309,8 @@ print_header(FILE *out, const struct pipeline *p, const struct print_options *po
         fprintf(out, ", temperature %s", num);
     }
     attn_shortest(num, sizeof num, c->dropout);
-    fprintf(out, "\n  dropout %s, %s mode", num, c->train ? "training" : "evaluation");
+    fprintf(out, "\n  dropout %s%s, %s mode", num,
+            p->st.shape.dropout_output ? " on the output" : "", c->train ? "training" : "evaluation");
     if (p->st.dropout_on)
         fprintf(out, ", %s generator path%s", c->rng_path == RNG_PATH_MKL ? "MKL" : "default",
                 c->dropout_reseed ? " (reseeded)" : "");

@@ -49,7 +49,8 @@ static void
 formula_qkv(const struct pipeline *p, char *buf, size_t size)
 {
     const struct attention_config *c = &p->cfg;
-    const char *bias = c->qkv_bias ? " + b" : "";
+    const bool lists = attention_variant_info(c->variant)->proj == PROJ_LINEAR_LISTS;
+    const char *bias = c->qkv_bias || lists ? " + b" : "";
 
     if (is_model(p))
         snprintf(buf, size, "Q = LN1(x) W_q + b_q,  K = LN1(x) W_k + b_k,  V = LN1(x) W_v + b_v");
@@ -59,6 +60,8 @@ formula_qkv(const struct pipeline *p, char *buf, size_t size)
         snprintf(buf, size, "Q = K = V = x");
     else if (attention_variant_info(c->variant)->proj == PROJ_RAND)
         snprintf(buf, size, "Q = x W_q,  K = x W_k,  V = x W_v");
+    else if (lists)
+        snprintf(buf, size, "Q_h = x W_Qh^T + b_Qh,  K_h = x W_Kh^T + b_Kh,  V_h = x W_Vh^T + b_Vh");
     else
         snprintf(buf, size, "Q = x W_q^T%s,  K = x W_k^T%s,  V = x W_v^T%s", bias, bias, bias);
 }
@@ -213,6 +216,12 @@ text_qkv(const struct pipeline *p, char *buf, size_t size)
                  "query asks, the keys are what it is compared with, the values what it gets "
                  "back in proportion to the matches.",
                  p->st.nq, p->st.nk);
+    else if (attention_variant_info(c->variant)->proj == PROJ_LINEAR_LISTS)
+        snprintf(buf, size,
+                 "Every head has its own three nn.Linear layers with a bias, each d_model / "
+                 "heads = %d wide, kept in three lists: all the query layers were made first, "
+                 "then the keys', then the values'. Shown: this head's (Tab: the next head).",
+                 p->st.shape.head_dim);
     else if (!attention_variant_has_weights(c->variant))
         snprintf(buf, size,
                  "This variant has no trainable weights: each token's embedding serves as "
@@ -247,6 +256,11 @@ text_mask(const struct pipeline *p, char *buf, size_t size)
                  "A language model predicts the next token, so no token may see the ones "
                  "after it. Their scores become -inf, which softmax turns into exactly 0. "
                  "Press M to see the mask itself, m to switch it off.");
+    else if (attention_variant_info(c->variant)->proj == PROJ_LINEAR_LISTS)
+        snprintf(buf, size,
+                 "The notes' class has no mask: every token sees every other, the future "
+                 "included, as an encoder does (a decoder masks its own self-attention). "
+                 "Press m to add the causal mask the book's classes use.");
     else if (attention_variant_info(c->variant)->mask == ATTN_MASK_NONE)
         snprintf(buf, size,
                  "%s has no mask: every token sees every other, the future included. "
@@ -312,6 +326,31 @@ text_dropout(const struct pipeline *p, char *buf, size_t size)
 }
 
 static void
+text_outdrop(const struct pipeline *p, char *buf, size_t size)
+{
+    if (p->st.dropout_on)
+        snprintf(buf, size,
+                 "The notes' class drops the output, not the weights: each value of the "
+                 "projection is zeroed with probability p, the rest multiplied by 1/(1-p). "
+                 "The weights and the context above are untouched. Press r for a new mask.");
+    else
+        snprintf(buf, size,
+                 "The notes' class applies its dropout here, to the projection's output (the "
+                 "book's classes drop weights). It is %s: the output passes unchanged.%s",
+                 p->cfg.train ? "off (p = 0)" : "evaluation mode",
+                 p->cfg.train ? " Press o to raise p." : " Press t for training mode.");
+}
+
+static void
+formula_outdrop(const struct pipeline *p, char *buf, size_t size)
+{
+    if (p->st.dropout_on)
+        snprintf(buf, size, "out'_ic = out_ic * keep_ic / (1 - p),  p = %g", p->cfg.dropout);
+    else
+        snprintf(buf, size, "out' = out (no dropout)");
+}
+
+static void
 text_context(const struct pipeline *p, char *buf, size_t size)
 {
     (void)p;
@@ -347,7 +386,12 @@ text_output(const struct pipeline *p, char *buf, size_t size)
                  "what the next layer reads.");
         return;
     }
-    if (attention_variant_has_out_proj(c->variant))
+    if (p->st.shape.dropout_output)
+        snprintf(buf, size,
+                 "mha_linear, a last linear layer, mixes the heads' outputs so that what "
+                 "different heads found can combine. The notes' class then applies dropout "
+                 "to it (next stage).");
+    else if (attention_variant_has_out_proj(c->variant))
         snprintf(buf, size,
                  "A last linear layer mixes the heads' outputs so that what different heads "
                  "found can combine. This is what MultiHeadAttention returns.");

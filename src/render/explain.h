@@ -39,6 +39,8 @@
     X(VIEW_CONTEXT, context, '8', "context", "ctx", "Context vectors", true, STAGE_CONTEXT)    \
     X(VIEW_CONCAT, concat, '9', "concat", "cat", "Heads concatenated", false, STAGE_CONTEXT)   \
     X(VIEW_OUTPUT, output, '0', "output", "out", "Output projection", false, STAGE_OUTPUT)      \
+    X(VIEW_OUTDROP, outdrop, 0, "out drop", "odrop", "Dropout on the output", false,           \
+      STAGE_OUTPUT_DROPPED)                                                                    \
     X(VIEW_RESIDUAL1, residual1, 0, "res1", "res1", "Residual: the block's input plus attention",   \
       false, STAGE_RESIDUAL1)                                                                  \
     X(VIEW_LN2, ln2, 0, "ln2", "ln2", "Layer norm (ln_2)", false, STAGE_LN2)                    \

@@ -334,6 +334,21 @@ inspect_weights(struct out *o, const struct cell_at *at)
         emit(o, "\nsum %s; the row's weights sum to 1.\n", num(a, (float)sum));
 }
 
+/* The uniform number behind dropout's decision e, and the decision. */
+static void
+emit_draw(struct out *o, const struct pipeline *p, size_t e)
+{
+    const struct attention_stages *st = &p->st;
+    char c[24];
+
+    if (st->keep[e])
+        emit(o, "draw u = %.4f < 1 - p = %g: kept, scaled by 1/(1-p) = %s\n", (double)st->draw[e],
+             1.0 - p->cfg.dropout, num(c, st->dropout_scale));
+    else
+        emit(o, "draw u = %.4f >= 1 - p = %g: dropped, set to 0\n", (double)st->draw[e],
+             1.0 - p->cfg.dropout);
+}
+
 static void
 inspect_dropout(struct out *o, const struct cell_at *at)
 {
@@ -361,12 +376,7 @@ inspect_dropout(struct out *o, const struct cell_at *at)
         before += MAT_AT(&weights, i, k);
         after += MAT_AT(&dropped, i, k);
     }
-    if (st->keep[e])
-        emit(o, "draw u = %.4f < 1 - p = %g: kept, scaled by 1/(1-p) = %s\n", (double)st->draw[e],
-             1.0 - p->cfg.dropout, num(c, st->dropout_scale));
-    else
-        emit(o, "draw u = %.4f >= 1 - p = %g: dropped, set to 0\n", (double)st->draw[e],
-             1.0 - p->cfg.dropout);
+    emit_draw(o, p, e);
     emit(o, "dropped[%s][%s] = %s%s%s = %s\n", token(p, i), key(p, j),
          num(a, MAT_AT(&weights, i, j)), o->times, st->keep[e] ? num(c, st->dropout_scale) : "0",
          num(b, MAT_AT(&dropped, i, j)));
@@ -415,10 +425,35 @@ inspect_output(struct out *o, const struct cell_at *at)
         emit(o, "no output projection: the context itself.\n");
         return;
     }
-    emit(o, "z[%s] . row %d of out_proj.weight:\n", token(p, i), c);
+    emit(o, "z[%s] . row %d of %s:\n", token(p, i), c, w->name);
     emit_products(o, matrix_row(&p->st.context, i), 1, matrix_row(&w->m, c), 1, w->m.cols,
                   max_terms);
     emit(o, " + bias %s\n", num(v, b->m.data[c]));
+}
+
+/* The notes' dropout of the output: (nq, d_output), keep and draw shaped the same. */
+static void
+inspect_outdrop(struct out *o, const struct cell_at *at)
+{
+    const struct pipeline *p = at->p;
+    const struct attention_stages *st = &p->st;
+    const int i = at->row;
+    const int c = at->col;
+    const size_t e = (size_t)i * (size_t)st->shape.d_output + (size_t)c;
+    char a[24];
+    char b[24];
+    char d[24];
+
+    if (!st->dropout_on) {
+        emit(o, "out'[%s][%d] = out %s: %s.\n", token(p, i), c, num(a, MAT_AT(&st->output, i, c)),
+             p->cfg.train ? "p = 0, nothing is dropped" : "evaluation mode, nothing is dropped");
+        return;
+    }
+    emit_draw(o, p, e);
+    emit(o, "out'[%s][%d] = %s%s%s = %s\n", token(p, i), c, num(a, MAT_AT(&st->output, i, c)),
+         o->times, st->keep[e] ? num(d, st->dropout_scale) : "0",
+         num(b, MAT_AT(&st->output_dropped, i, c)));
+    emit(o, "The weights were not dropped: this is where the notes' class puts its dropout.\n");
 }
 
 static void

@@ -47,6 +47,11 @@ stagemap_kind(const void *ctx, int i, int j)
                                         (size_t)i * (size_t)st->nk + (size_t)j])
             return HEAT_DROPPED;
         return HEAT_VALUE;
+    case CELLS_DROPPED_VALUES:
+        /* keep is shaped as the output here: (nq, d_output). */
+        if (st->dropout_on && !st->keep[(size_t)i * (size_t)st->shape.d_output + (size_t)j])
+            return HEAT_DROPPED;
+        return HEAT_VALUE;
     }
     return HEAT_VALUE;
 }

@@ -78,6 +78,27 @@ def main():
         if i % 3 == 0:
             knobs.dropout, knobs.train = 0.5, True
         write_case("learned%02d-%s" % (i, knobs.variant), knobs, vocab, sentence)
+    # The lecture notes' MultiHeadAttention: heads dividing d_in, with and without dropout (on
+    # its output), masks, scaling, temperatures and positions of both kinds; then a wide one.
+    nrng = random.Random(20261124)
+    for i in range(12):
+        knobs, vocab, sentence = ta.random_case(nrng, n_max=14, d_max=4)
+        knobs.variant = "notes"
+        knobs.heads = nrng.randint(1, 4)
+        d_in = knobs.heads * nrng.randint(1, 3)
+        vocab = {w: [round(nrng.uniform(-1, 1), 4) for _ in range(d_in)] for w in vocab}
+        knobs.mask = nrng.choice(["none", "none", "causal"])
+        if i % 3 == 0:
+            knobs.dropout, knobs.train = 0.5, True
+        knobs.positional = i % 4 == 1
+        knobs.learned = i % 8 == 1
+        write_case("notes%02d" % i, knobs, vocab, sentence)
+    knobs, vocab, sentence = ta.random_case(nrng, n_max=48, d_max=4)
+    knobs.variant, knobs.heads, knobs.mask = "notes", 4, "none"
+    knobs.dropout, knobs.train = 0.1, True
+    vocab = {w: [round(nrng.uniform(-1, 1), 4) for _ in range(64)] for w in vocab}
+    sentence = [nrng.choice(list(vocab)) for _ in range(48)]
+    write_case("wide-notes", knobs, vocab, sentence, keep=LARGE_KEEP + ("output_dropped",))
 
 
 if __name__ == "__main__":

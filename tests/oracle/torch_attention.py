@@ -14,7 +14,10 @@ import random
 import torch
 from torch import nn
 
+# The book's classes (random_case draws among these, so older fixtures stay as they were made).
 VARIANTS = ["simple", "v1", "v2", "causal", "wrapper", "mha"]
+# And the lecture notes' MultiHeadAttention (seed 004's mha.py).
+ALL_VARIANTS = VARIANTS + ["notes"]
 
 
 class Knobs:
@@ -77,7 +80,9 @@ class Head(nn.Module):
 
 
 def attend(knobs, q, k, v, dropout, rec):
-    """scores -> masked -> scaled -> weights -> dropped -> context, per head (leading dim)."""
+    """scores -> masked -> scaled -> weights -> dropped -> context, per head (leading dim).
+
+    dropout None: the class drops nothing here (the notes' class drops its output)."""
     n = q.shape[-2]
     d_k = k.shape[-1]
     scores = q @ k.transpose(-2, -1)
@@ -87,11 +92,13 @@ def attend(knobs, q, k, v, dropout, rec):
     divisor = (d_k ** 0.5 if knobs.scale else 1.0) * knobs.temperature
     scaled = masked / divisor
     weights = torch.softmax(scaled, dim=-1)
-    dropped = dropout(weights)
     rec.setdefault("scores", []).append(scores)
     rec.setdefault("masked", []).append(masked)
     rec.setdefault("scaled", []).append(scaled)
     rec.setdefault("weights", []).append(weights)
+    if dropout is None:
+        return weights @ v
+    dropped = dropout(weights)
     rec.setdefault("dropped", []).append(dropped)
     return dropped @ v
 
@@ -153,6 +160,30 @@ def run(knobs, embeddings):
             out["values"] = torch.cat(vs, -1)
             out["context"] = torch.cat(cs, -1)
             params = {"heads." + name: p for name, p in heads.named_parameters()}
+        elif knobs.variant == "notes":
+            # The lecture notes' class (seed 004, mha.py), restated: nn.Dropout first (no
+            # parameters), then ModuleLists of biased per-head nn.Linear(d_model, d_model //
+            # heads) for Q, then K, then V, then mha_linear(d_model, d_model); d_model = d_in.
+            hd = d_in // knobs.heads
+            notes = nn.Module()
+            notes.dropout = nn.Dropout(knobs.dropout)
+            for role in ("Qs", "Ks", "Vs"):
+                setattr(notes, "linear_" + role,
+                        nn.ModuleList([nn.Linear(d_in, hd) for _ in range(knobs.heads)]))
+            notes.mha_linear = nn.Linear(d_in, d_in)
+            notes.train(knobs.train)
+            x = learned_positions(x)
+            qs = [lin(x) for lin in notes.linear_Qs]
+            ks = [lin(x) for lin in notes.linear_Ks]
+            vs = [lin(x) for lin in notes.linear_Vs]
+            cs = [attend(knobs, q, k, v, None, rec) for q, k, v in zip(qs, ks, vs)]
+            out["queries"] = torch.cat(qs, -1)
+            out["keys"] = torch.cat(ks, -1)
+            out["values"] = torch.cat(vs, -1)
+            out["context"] = torch.cat(cs, -1)
+            out["output"] = notes.mha_linear(out["context"])
+            out["output_dropped"] = notes.dropout(out["output"])
+            params = dict(notes.named_parameters())
         else:
             mha = nn.Module()
             mha.W_query = nn.Linear(d_in, knobs.d_out, bias=knobs.qkv_bias)
@@ -227,7 +258,8 @@ def write_matrix(path, m, row_labels):
             f.write(row_labels[i] + "," + ",".join(fmt(v) for v in row) + "\n")
 
 
-__all__ = ["Knobs", "run", "random_case", "embed", "write_vocab", "write_matrix", "VARIANTS"]
+__all__ = ["Knobs", "run", "random_case", "embed", "write_vocab", "write_matrix", "VARIANTS",
+           "ALL_VARIANTS"]
 
 if __name__ == "__main__":
     k = Knobs()
