@@ -101,6 +101,7 @@ grep -qF 'odd\x1B[31mname\nline' "$tmp/err" && ! grep -q "$(printf '\033')" "$tm
 
 # Bad options: exit 2, the option named.
 expect 2 "--heads 3 does not divide --d-out 4: mha splits d_out into equal heads (try --d-out 3 or 6, or --heads 1, 2, 4)" -- --print --d-out 4 --heads 3
+expect 2 "--heads 2 does not divide the embeddings' 3 dimensions: notes splits d_model = d_in into equal heads (try --heads 1, 3)" -- --print --variant notes --heads 2
 expect 2 "--dropout 1: p must be at least 0 and below 1" -- --print --dropout 1
 expect 2 "--d-out 0: give a number from 1 to 8192" -- --print --d-out 0
 expect 2 "--bogus: unknown option" -- --bogus

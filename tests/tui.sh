@@ -228,5 +228,19 @@ keys Escape T . Tab Right Right Right Right Right Right Right
 snap "minigpt: the sentence view, induction head 1.1 at the second map"
 finish minigpt
 
+# 18. The lecture notes' MultiHeadAttention: a layer per head with a bias, no
+# mask, and dropout on the output (7 goes there), a dropped value explained.
+printf '%s\n' "row1 row2 row3" >"$tmp/rows.txt"
+start 100 30 -e "$srcdir/samples/dry-run-6d.csv" -f rows.txt --variant notes --heads 2 --dropout 0.5
+keys 2
+snap "notes: Q K V of head 0, linear_Qs.0"
+keys 6
+snap "notes: no mask, row1 sees row3"
+keys 7
+snap "notes: dropout on the output, a dropped value"
+keys Right Right Right Right
+snap "notes: a kept value, doubled"
+finish notes
+
 echo "$checks checks, $failures failed"
 [ "$failures" -eq 0 ]

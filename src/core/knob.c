@@ -196,6 +196,17 @@ step_qkv_bias(struct attention_config *c, int dir, const struct pipeline *p, cha
     return 1;
 }
 
+static bool
+bar_qkv_bias(const struct pipeline *p, char *full, char *terse)
+{
+    const bool on = p->cfg.qkv_bias ||
+                    attention_variant_info(p->cfg.variant)->proj == PROJ_LINEAR_LISTS;
+
+    snprintf(full, KNOB_TEXT_MAX, "%s", on ? "bias" : "no bias");
+    snprintf(terse, KNOB_TEXT_MAX, "%s", full);
+    return true;
+}
+
 /* --------------------------------------------------------------- heads */
 
 static int
@@ -720,7 +731,7 @@ const struct knob knob_table[] = {
         "bias", RECOMPUTE_ALL, KNOB_GROUP_ATTENTION, 1,
         { { "qkv-bias", NULL, "on", "give W_query, W_key and W_value a bias" } },
         NULL, 'b', 0, "b", "bias in W_query, W_key, W_value on / off",
-        step_qkv_bias, "b", NULL, NULL, FIELDS(qkv_bias),
+        step_qkv_bias, "b", bar_qkv_bias, NULL, FIELDS(qkv_bias),
         { "bias", "no bias", "W_query, W_key, W_value with a bias", "no bias in W_query, W_key, W_value" } },
     [KNOB_DROPOUT_SEED] = {
         "dropout seed", RECOMPUTE_ATTENTION, KNOB_GROUP_ATTENTION, 1,

@@ -349,7 +349,8 @@ formula_dropped(const struct pipeline *p)
 static const char *
 formula_context(const struct pipeline *p)
 {
-    return is_model(p) ? "weights_h V_h, concatenated" : "dropped_h V_h, concatenated";
+    return is_model(p) || p->st.shape.dropout_output ? "weights_h V_h, concatenated"
+                                                      : "dropped_h V_h, concatenated";
 }
 
 static const char *

@@ -118,8 +118,9 @@ formula_dropout(const struct pipeline *p, char *buf, size_t size)
 static void
 formula_context(const struct pipeline *p, char *buf, size_t size)
 {
-    (void)p;
-    snprintf(buf, size, "z_i = sum_j a'_ij v_j");
+    /* Without dropout on them (a model's, the notes'), the weights themselves. */
+    snprintf(buf, size, is_model(p) || p->st.shape.dropout_output ? "z_i = sum_j a_ij v_j"
+                                                                   : "z_i = sum_j a'_ij v_j");
 }
 
 static void

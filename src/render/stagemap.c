@@ -102,7 +102,7 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
     sm->range_stage = s;
     sm->range_lo = spec->lo;
     sm->range_hi = spec->hi;
-    if (pipeline_stage_cells(s) != CELLS_VALUES) {
+    if (pipeline_stage_cells(s) == CELLS_WEIGHTS || pipeline_stage_cells(s) == CELLS_DROPPED) {
         /* Proportions: a ramp from 0, not one around it. */
         spec->ramp = RAMP_SEQUENTIAL;
         spec->lo = 0.0f;
