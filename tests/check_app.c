@@ -358,10 +358,10 @@ END_TEST
 
 START_TEST(variants_cycle_through_the_book)
 {
-    static const enum attn_variant order[] = { ATTN_NOTES, ATTN_SIMPLE, ATTN_V1, ATTN_V2,
-                                               ATTN_CAUSAL, ATTN_WRAPPER, ATTN_MHA };
+    static const enum attn_variant order[] = { ATTN_NOTES, ATTN_NN_MHA, ATTN_SIMPLE, ATTN_V1,
+                                               ATTN_V2, ATTN_CAUSAL, ATTN_WRAPPER, ATTN_MHA };
 
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < 8; i++) {
         keys("v");
         ck_assert_int_eq(a.cfg.variant, order[i]);
         ck_assert_ptr_nonnull(strstr(a.message, attention_variant_class(order[i])));
@@ -376,7 +376,7 @@ START_TEST(variants_cycle_through_the_book)
             keys("H");
             ck_assert_int_eq(a.cfg.heads, 1);
             keys("b");
-            ck_assert_ptr_nonnull(strstr(a.message, "always have a bias"));
+            ck_assert_ptr_nonnull(strstr(a.message, "always has its biases"));
         }
     }
     /* The variant brings the book's mask and scaling with it. */
@@ -391,7 +391,7 @@ START_TEST(variants_cycle_through_the_book)
     ck_assert(a.view.message_is_error);
     ck_assert_ptr_nonnull(strstr(a.message, "simple has no weights"));
     keys("h");
-    ck_assert_ptr_nonnull(strstr(a.message, "only wrapper, mha and notes"));
+    ck_assert_ptr_nonnull(strstr(a.message, "only wrapper, mha, notes and nn-mha"));
 }
 END_TEST
 
@@ -562,12 +562,12 @@ START_TEST(hostile_edits_and_knobs_keep_a_working_view)
     keys("S");
     ck_assert_uint_eq(a.cfg.seed, 122);
     good = a.cfg;
-    keys("vv"); /* mha -> notes -> simple */
+    keys("vvv"); /* mha -> notes -> nn-mha -> simple */
     keys("dh");
     ck_assert(a.view.message_is_error);
-    ck_assert_ptr_nonnull(strstr(a.message, "only wrapper, mha and notes have several heads"));
+    ck_assert_ptr_nonnull(strstr(a.message, "only wrapper, mha, notes and nn-mha have several heads"));
     ck_assert_int_eq(a.cfg.variant, ATTN_SIMPLE);
-    keys("VV");
+    keys("VVV");
     ck_assert_int_eq(a.cfg.variant, good.variant);
     app_render(&a, &g);
     ck_assert_int_eq(a.pipe.tokens.count, 6);

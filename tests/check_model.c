@@ -300,8 +300,9 @@ START_TEST(the_stages_a_model_has)
     /* No dropout in a trained model's forward; every block stage, and the book's names. */
     ck_assert(!pipeline_stage_present(&p, STAGE_DROPPED));
     ck_assert(!pipeline_stage_present(&p, STAGE_OUTPUT_DROPPED));
+    ck_assert(!pipeline_stage_present(&p, STAGE_AVERAGED));
     for (int s = 0; s < STAGE_COUNT; s++)
-        if (s != STAGE_DROPPED && s != STAGE_OUTPUT_DROPPED)
+        if (s != STAGE_DROPPED && s != STAGE_OUTPUT_DROPPED && s != STAGE_AVERAGED)
             ck_assert_msg(pipeline_stage_present(&p, (enum pipeline_stage)s), "%s",
                           pipeline_stage_name((enum pipeline_stage)s));
     ck_assert_str_eq(pipeline_stage_names(&p, " ", names, sizeof names),

@@ -928,7 +928,8 @@ START_TEST(the_memory_estimate_is_what_is_allocated)
             cfg.dropout = 0.1 * bias;
             if (attention_variant_info(cfg.variant)->heads) {
                 cfg.d_out = 4;
-                cfg.heads = cfg.variant == ATTN_NOTES ? 3 : 2; /* notes: heads divide d_in */
+                /* notes and nn-mha: heads divide d_in (3) */
+                cfg.heads = attention_variant_splits_d_in(cfg.variant) ? 3 : 2;
             }
             run(&p, &cfg, "Your journey starts with one step", &book_vocab);
             ck_assert_msg(p.bytes == allocated(&p), "variant %d bias %d: estimated %zu, allocated %zu",
@@ -1051,8 +1052,8 @@ START_TEST(stage_table_is_consistent)
             ck_assert(!pipeline_stage_present(&p, (enum pipeline_stage)s));
             continue;
         }
-        /* The notes' dropout of the output: theirs alone (below). */
-        if (s == STAGE_OUTPUT_DROPPED) {
+        /* The notes' dropout of the output and nn-mha's average: theirs alone (below). */
+        if (s == STAGE_OUTPUT_DROPPED || s == STAGE_AVERAGED) {
             ck_assert(!pipeline_stage_present(&p, (enum pipeline_stage)s));
             continue;
         }
@@ -1122,6 +1123,26 @@ START_TEST(stage_table_is_consistent)
             kept += p.st.keep[e];
         }
         ck_assert(kept > 0 && kept < 18);
+    }
+    pipeline_destroy(&p);
+
+    /* nn.MultiheadAttention also returns its heads' weights averaged: sum_h dropped_h / H. */
+    attention_config_set_variant(&cfg, ATTN_NN_MHA);
+    cfg.heads = 3;
+    run(&p, &cfg, "Your journey starts with one step", &book_vocab);
+    ck_assert(pipeline_stage_present(&p, STAGE_DROPPED));
+    ck_assert(pipeline_stage_present(&p, STAGE_AVERAGED));
+    ck_assert(!pipeline_stage_present(&p, STAGE_OUTPUT_DROPPED));
+    {
+        struct pipeline_view v;
+        pipeline_stage_view(&p, STAGE_AVERAGED, 0, &v);
+        ck_assert_int_eq(v.m.rows, 6);
+        ck_assert_int_eq(v.m.cols, 6);
+        ck_assert_ptr_nonnull(v.col_labels);
+        for (int e = 0; e < 36; e++) {
+            float sum = p.st.dropped[e] + p.st.dropped[36 + e] + p.st.dropped[72 + e];
+            ck_assert_float_eq(v.m.data[e], sum / 3.0f);
+        }
     }
     pipeline_destroy(&p);
 }

@@ -992,8 +992,8 @@ START_TEST(every_view_stage_is_complete)
             ck_assert(!explain_stage_present(&p, (enum view_stage)s));
             continue;
         }
-        if (s == VIEW_OUTDROP) {
-            /* The notes' class alone drops its output (below). */
+        if (s == VIEW_OUTDROP || s == VIEW_AVERAGE) {
+            /* The notes' class alone drops its output, nn-mha alone averages (below). */
             ck_assert(!explain_stage_present(&p, (enum view_stage)s));
             continue;
         }
@@ -1014,6 +1014,15 @@ START_TEST(every_view_stage_is_complete)
                   "%s", buf);
     explain_text(&p, VIEW_MASK, buf, sizeof buf);
     ck_assert_ptr_nonnull(strstr(buf, "no mask"));
+    pipeline_destroy(&p);
+    attention_config_set_variant(&cfg, ATTN_NN_MHA);
+    run(&p, &cfg, "Your journey starts with one step");
+    ck_assert(explain_stage_present(&p, VIEW_AVERAGE));
+    expect_explained(&p, VIEW_AVERAGE, 0, 2, 1);
+    inspect_cell(&p, VIEW_AVERAGE, 0, 2, 1, false, 4, false, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, ") / 3\n") != NULL, "%s", buf);
+    inspect_cell(&p, VIEW_QKV, 1, 2, 1, false, 4, false, buf, sizeof buf); /* head 1's k0 */
+    ck_assert_msg(strstr(buf, "row 4 of W_k (in_proj_weight)") != NULL, "%s", buf);
     ck_assert_int_eq(explain_stage_parse("nope", &(enum view_stage){ 0 }), -1);
     ck_assert_int_eq(explain_stage_parse("", &(enum view_stage){ 0 }), -1);
     pipeline_destroy(&p);
@@ -1034,7 +1043,7 @@ START_TEST(every_view_stage_is_complete)
         ck_assert_int_eq(pipeline_select_layer(&p, 1, &err), ATTN_OK);
         for (int s = 0; s < VIEW_STAGE_COUNT; s++) {
             const char *name = explain_stage_name((enum view_stage)s);
-            if (s == VIEW_DROPOUT || s == VIEW_OUTDROP) {
+            if (s == VIEW_DROPOUT || s == VIEW_OUTDROP || s == VIEW_AVERAGE) {
                 ck_assert(!explain_stage_present(&p, (enum view_stage)s));
                 continue;
             }

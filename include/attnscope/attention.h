@@ -11,6 +11,7 @@
  *   scaled                  masked / divisor (sqrt(d_k) * T, or T unscaled)
  *   weights                 row softmax of scaled (max-subtracted)
  *   dropped                 dropout of weights in training mode, else a copy
+ *   averaged                the heads' dropped weights averaged (nn-mha only)
  *   context                 dropped_h V_h, heads side by side
  *   output                  out_proj(context) for mha and notes, else a copy of context
  *   output_dropped          dropout(output) for notes (whose dropout acts there), else output
@@ -52,6 +53,7 @@ struct attention_stages {
     float *draw;             /* the uniform number behind each keep/drop, or NULL: (H, nq, nk),
                                 or (nq, d_output) when dropout acts on the output */
     unsigned char *keep;     /* 1 kept, 0 dropped, or NULL; shaped as draw */
+    struct matrix averaged;  /* (nq, nk) sum_h dropped_h / H, or empty */
     struct matrix context;   /* (nq, d_qkv) */
     struct matrix output;    /* (nq, d_output) */
     struct matrix output_dropped; /* (nq, d_output) */

@@ -25,7 +25,9 @@
  *                (an nn.Linear set per head), PROJ_LINEAR_SPLIT (one set split
  *                into heads, then an output projection), PROJ_LINEAR_LISTS
  *                (per-head nn.Linear with bias in three lists, then an output
- *                projection)
+ *                projection), PROJ_IN_PROJ (torch.nn.MultiheadAttention's
+ *                in_proj_weight, one (3 d_in, d_in) matrix, split into heads, then
+ *                out_proj)
  *   heads        whether --heads applies
  *   dropout      ATTN_DROP_WEIGHTS (the attention weights, as the book's
  *                classes) or ATTN_DROP_OUTPUT (the output projection's result)
@@ -49,7 +51,10 @@
       ATTN_MASK_CAUSAL, true, ATTN_DROP_WEIGHTS)                                       \
     X(ATTN_NOTES, "notes", "MultiHeadAttention of the lecture notes (mha.py)",            \
       "a biased nn.Linear per head for Q, K, V; no mask; dropout on the output",          \
-      PROJ_LINEAR_LISTS, true, ATTN_MASK_NONE, true, ATTN_DROP_OUTPUT)
+      PROJ_LINEAR_LISTS, true, ATTN_MASK_NONE, true, ATTN_DROP_OUTPUT)                   \
+    X(ATTN_NN_MHA, "nn-mha", "torch.nn.MultiheadAttention",                               \
+      "PyTorch's own class: in_proj split into heads, out_proj; weights averaged",        \
+      PROJ_IN_PROJ, true, ATTN_MASK_NONE, true, ATTN_DROP_WEIGHTS)
 
 enum attn_mask {
     ATTN_MASK_NONE,
@@ -83,7 +88,7 @@ enum attn_variant {
 struct attention_config {
     enum attn_variant variant;
     int d_out;            /* per head for wrapper, in total for mha; simple and notes ignore it */
-    int heads;            /* wrapper, mha and notes; the other variants have one head */
+    int heads;            /* wrapper, mha, notes and nn-mha; the others have one head */
     uint64_t seed;        /* torch.manual_seed(seed) before the parameters are drawn */
     double dropout;       /* p, in [0, 1) */
     bool train;           /* dropout acts in training mode only */
@@ -126,6 +131,9 @@ enum attn_projection {
     PROJ_LINEAR_SPLIT,    /* one nn.Linear set split into heads, then out_proj; d_out in total */
     PROJ_LINEAR_LISTS,    /* nn.Linear(d_in, d_in / heads) with bias per head, all Q, all K,
                              all V, then mha_linear (d_in, d_in); d_out is d_in */
+    PROJ_IN_PROJ,         /* nn.MultiheadAttention(d_in, heads): out_proj drawn as nn.Linear
+                             (its bias then zeroed), in_proj_weight (3 d_in, d_in) by
+                             xavier_uniform_, in_proj_bias zero; d_out is d_in */
 };
 
 struct attn_variant_info {
@@ -143,7 +151,11 @@ struct attn_variant_info {
 const struct attn_variant_info *attention_variant_info(enum attn_variant v);
 /* Whether the variant has weights (every one but simple). */
 bool attention_variant_has_weights(enum attn_variant v);
-/* Whether the variant ends with an output projection (mha, notes). */
+/* Whether the variant's heads split d_in itself (notes, nn-mha), which d_out does not set. */
+bool attention_variant_splits_d_in(enum attn_variant v);
+/* Whether the variant also gives the heads' weights averaged (nn-mha, as PyTorch returns them). */
+bool attention_variant_averages(enum attn_variant v);
+/* Whether the variant ends with an output projection (mha, notes, nn-mha). */
 bool attention_variant_has_out_proj(enum attn_variant v);
 
 const char *attention_variant_name(enum attn_variant v);

@@ -20,12 +20,19 @@
 #include "attnscope/rng.h"
 #include "attnscope/status.h"
 
-enum param_role { PARAM_QUERY, PARAM_KEY, PARAM_VALUE, PARAM_OUT };
+/*
+ * PARAM_QKV: nn.MultiheadAttention's in_proj_weight and in_proj_bias, the
+ * queries', keys' and values' rows in one matrix (in that order).
+ */
+enum param_role { PARAM_QUERY, PARAM_KEY, PARAM_VALUE, PARAM_OUT, PARAM_QKV };
 
 enum param_init {
     PARAM_INIT_RAND,    /* torch.rand: uniform_(0, 1) */
     PARAM_INIT_KAIMING, /* nn.Linear weight: kaiming_uniform_(a = sqrt(5)) */
-    PARAM_INIT_BIAS     /* nn.Linear bias: uniform_(-1/sqrt(in), 1/sqrt(in)) */
+    PARAM_INIT_BIAS,    /* nn.Linear bias: uniform_(-1/sqrt(in), 1/sqrt(in)) */
+    PARAM_INIT_BIAS_ZEROED, /* drawn as nn.Linear's bias, then set to 0 (out_proj.bias) */
+    PARAM_INIT_XAVIER,  /* xavier_uniform_: uniform_(-a, a), a = sqrt(6 / (in + out)) */
+    PARAM_INIT_ZERO     /* constant_(0): nothing drawn */
 };
 
 #define PARAM_NAME_MAX 48
@@ -81,7 +88,8 @@ struct param_column {
  * Column c of head's queries, keys or values (role; c from 0 to head_dim - 1),
  * or column c of the output (PARAM_OUT; head and head_dim unused): the
  * wrapper's heads have their own weights, MultiHeadAttention's are slices of
- * one.  Returns 0, or -1 when the variant has no such parameter.
+ * one, nn.MultiheadAttention's are rows of in_proj_weight.  Returns 0, or -1
+ * when the variant has no such parameter.
  */
 int params_column(const struct attention_params *ps, enum param_role role, int head, int head_dim,
                   int c, struct param_column *pc);

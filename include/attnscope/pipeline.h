@@ -51,6 +51,7 @@ struct model;
     X(STAGE_SCALED, scaled, true, CELLS_VALUES, NEEDS_NOTHING)             \
     X(STAGE_WEIGHTS, weights, true, CELLS_WEIGHTS, NEEDS_NOTHING)          \
     X(STAGE_DROPPED, dropped, true, CELLS_DROPPED, NEEDS_WEIGHT_DROPOUT)   \
+    X(STAGE_AVERAGED, averaged, false, CELLS_WEIGHTS, NEEDS_AVERAGE)       \
     X(STAGE_CONTEXT, context, false, CELLS_VALUES, NEEDS_NOTHING)          \
     X(STAGE_OUTPUT, output, false, CELLS_VALUES, NEEDS_NOTHING)            \
     X(STAGE_OUTPUT_DROPPED, output_dropped, false, CELLS_DROPPED_VALUES,   \
@@ -94,6 +95,7 @@ enum stage_needs {
     NEEDS_POSITIONAL, /* a sentence and the positional encoding on */
     NEEDS_WEIGHT_DROPOUT, /* a variant whose dropout acts on the weights (all but notes) */
     NEEDS_OUTPUT_DROPOUT, /* a variant whose dropout acts on the output (notes) */
+    NEEDS_AVERAGE,        /* a variant that averages its heads' weights (nn-mha) */
 };
 
 struct pipeline_source {

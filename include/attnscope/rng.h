@@ -49,6 +49,11 @@ void rng_uniform_f32(struct rng *r, float *out, size_t n, double from, double to
 
 /* nn.Linear's weight init, kaiming_uniform_(a = sqrt(5)), on n elements. */
 void rng_kaiming_uniform(struct rng *r, float *weight, size_t n, int fan_in);
+/*
+ * nn.init.xavier_uniform_ (gain 1) on a weight of fan_out rows and fan_in
+ * columns: uniform_(-a, a), a = sqrt(3) * sqrt(2 / (fan_in + fan_out)).
+ */
+void rng_xavier_uniform(struct rng *r, float *weight, size_t n, int fan_in, int fan_out);
 
 /*
  * Tensor.normal_(mean, std) (torch.randn is normal_(0, 1)) on a float32

@@ -31,7 +31,8 @@
  */
 enum slot {
     SLOT_QUERIES, SLOT_KEYS, SLOT_VALUES, SLOT_SCORES, SLOT_MASKED, SLOT_SCALED, SLOT_WEIGHTS,
-    SLOT_DROPPED, SLOT_DRAW, SLOT_CONTEXT, SLOT_OUTPUT, SLOT_OUTPUT_DROPPED, SLOT_KEEP, SLOT_COUNT
+    SLOT_DROPPED, SLOT_DRAW, SLOT_AVERAGED, SLOT_CONTEXT, SLOT_OUTPUT, SLOT_OUTPUT_DROPPED,
+    SLOT_KEEP, SLOT_COUNT
 };
 
 enum slot_use { SLOT_OWN, SLOT_SHARES_PREVIOUS, SLOT_ABSENT };
@@ -51,6 +52,7 @@ static const struct {
     [SLOT_WEIGHTS] = { offsetof(struct attention_stages, weights), false, sizeof(float) },
     [SLOT_DROPPED] = { offsetof(struct attention_stages, dropped), false, sizeof(float) },
     [SLOT_DRAW] = { offsetof(struct attention_stages, draw), false, sizeof(float) },
+    [SLOT_AVERAGED] = { offsetof(struct attention_stages, averaged), true, sizeof(float) },
     [SLOT_CONTEXT] = { offsetof(struct attention_stages, context), true, sizeof(float) },
     [SLOT_OUTPUT] = { offsetof(struct attention_stages, output), true, sizeof(float) },
     [SLOT_OUTPUT_DROPPED] = { offsetof(struct attention_stages, output_dropped), true, sizeof(float) },
@@ -100,6 +102,8 @@ plan_arena(struct arena_plan *pl, const struct attention_config *cfg,
     p[SLOT_WEIGHTS] = (struct slot_plan){ hh_rows, nk, SLOT_OWN };
     p[SLOT_DROPPED] = (struct slot_plan){ hh_rows, nk, on_weights ? SLOT_OWN : SLOT_SHARES_PREVIOUS };
     p[SLOT_DRAW] = (struct slot_plan){ drop_rows, drop_cols, s->dropout_on ? SLOT_OWN : SLOT_ABSENT };
+    p[SLOT_AVERAGED] = (struct slot_plan){ nq, nk, attention_variant_averages(cfg->variant) ? SLOT_OWN
+                                                                                        : SLOT_ABSENT };
     p[SLOT_CONTEXT] = (struct slot_plan){ nq, s->d_qkv, SLOT_OWN };
     p[SLOT_OUTPUT] = (struct slot_plan){ nq, s->d_output, SLOT_OWN };
     p[SLOT_OUTPUT_DROPPED] = (struct slot_plan){ nq, s->d_output,
@@ -254,16 +258,24 @@ attention_masked(const struct attention_config *cfg, int i, int j)
     return j < first || j >= end;
 }
 
+/* Adds bias (width values, or none when NULL) to columns col0... of every row of out. */
 static void
-add_bias(struct matrix *out, int col0, int width, const struct param *bias)
+add_bias(struct matrix *out, int col0, int width, const float *bias)
 {
     if (bias == NULL)
         return;
     for (int i = 0; i < out->rows; i++) {
         float *row = matrix_row(out, i) + col0;
         for (int j = 0; j < width; j++)
-            row[j] += bias->m.data[j];
+            row[j] += bias[j];
     }
+}
+
+/* The values of a bias parameter, or NULL when there is none. */
+static const float *
+bias_of(const struct param *bias)
+{
+    return bias != NULL ? bias->m.data : NULL;
 }
 
 void
@@ -279,6 +291,18 @@ attention_project(struct attention_stages *st, const struct attention_config *cf
             memcpy(dest[r]->data, inputs->data, matrix_size(inputs) * sizeof(float));
         return;
     }
+    if (attention_variant_info(cfg->variant)->proj == PROJ_IN_PROJ) {
+        /* in_proj_weight's rows: the queries' d_qkv, then the keys', then the values'. */
+        const struct param *w = params_find(ps, PARAM_QKV, 0, false);
+        const struct param *b = params_find(ps, PARAM_QKV, 0, true);
+        for (int r = 0; r < 3; r++) {
+            const size_t rows = (size_t)r * (size_t)s->d_qkv;
+            linalg_gemm_nt(n, s->d_qkv, s->d_in, inputs->data, s->d_in,
+                           w->m.data + rows * (size_t)s->d_in, s->d_in, dest[r]->data, s->d_qkv);
+            add_bias(dest[r], 0, s->d_qkv, b->m.data + rows);
+        }
+        return;
+    }
     for (int set = 0; set < s->sets; set++) {
         for (int r = PARAM_QUERY; r <= PARAM_VALUE; r++) {
             const struct param *w = params_find(ps, (enum param_role)r, set, false);
@@ -292,7 +316,7 @@ attention_project(struct attention_stages *st, const struct attention_config *cf
                 linalg_gemm_nt(n, s->d_set, s->d_in, inputs->data, s->d_in, w->m.data,
                                s->d_in, out, s->d_qkv);
             add_bias(dest[r], set * s->d_set, s->d_set,
-                     params_find(ps, (enum param_role)r, set, true));
+                     bias_of(params_find(ps, (enum param_role)r, set, true)));
         }
     }
 }
@@ -376,6 +400,23 @@ dropout_forward(struct attention_stages *st, const struct attention_config *cfg,
 }
 
 /*
+ * 5b. averaged (nq, nk) = sum_h dropped_h / H: what nn.MultiheadAttention
+ * returns as its weights by default (the sum over the heads, then / H).
+ */
+static void
+average_forward(float *averaged, const float *dropped, int nq, int nk, int heads)
+{
+    const size_t per_head = (size_t)nq * (size_t)nk;
+
+    for (size_t e = 0; e < per_head; e++) {
+        float sum = 0.0f;
+        for (int h = 0; h < heads; h++)
+            sum += dropped[(size_t)h * per_head + e];
+        averaged[e] = sum / (float)heads;
+    }
+}
+
+/*
  * 6. context (nq, H hd) = dropped_h V_h, heads side by side, for V (nk, H hd)
  * with row stride ld.  A block of rows multiplies only the keys its rows'
  * ranges reach: the weights outside are 0, and skipping a 0 * v term leaves
@@ -426,7 +467,7 @@ output_forward(struct matrix *output, const struct matrix *context, const struct
                            output->cols) != 0)
         linalg_gemm_nt(context->rows, output->cols, context->cols, context->data, context->cols,
                        w->m.data, context->cols, output->data, output->cols);
-    add_bias(output, 0, output->cols, params_find(ps, PARAM_OUT, 0, true));
+    add_bias(output, 0, output->cols, bias_of(params_find(ps, PARAM_OUT, 0, true)));
 }
 
 void
@@ -441,6 +482,8 @@ attention_attend(struct attention_stages *st, const struct attention_config *cfg
                     st->divisor);
     if (!s->dropout_output)
         dropout_forward(st, cfg, r);
+    if (st->averaged.data != NULL)
+        average_forward(st->averaged.data, st->dropped, st->nq, st->nk, s->heads);
     context_forward(st->context.data, st->dropped, st->values.data, cfg, st->nq, st->nk, s->heads,
                     s->head_dim, s->d_qkv);
     output_forward(&st->output, &st->context, ps, attention_variant_has_out_proj(cfg->variant));

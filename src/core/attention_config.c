@@ -29,11 +29,25 @@ attention_variant_has_weights(enum attn_variant v)
 }
 
 bool
+attention_variant_splits_d_in(enum attn_variant v)
+{
+    enum attn_projection proj = attention_variant_info(v)->proj;
+
+    return proj == PROJ_LINEAR_LISTS || proj == PROJ_IN_PROJ;
+}
+
+bool
+attention_variant_averages(enum attn_variant v)
+{
+    return attention_variant_info(v)->proj == PROJ_IN_PROJ;
+}
+
+bool
 attention_variant_has_out_proj(enum attn_variant v)
 {
     enum attn_projection proj = attention_variant_info(v)->proj;
 
-    return proj == PROJ_LINEAR_SPLIT || proj == PROJ_LINEAR_LISTS;
+    return proj == PROJ_LINEAR_SPLIT || attention_variant_splits_d_in(v);
 }
 
 const char *
@@ -121,6 +135,11 @@ attention_shape_of(const struct attention_config *cfg, int d_in, struct attentio
         s->head_dim = s->heads > 0 ? d_in / s->heads : 0;
         s->sets = s->heads;
         break;
+    case PROJ_IN_PROJ:
+        /* head_dim = embed_dim // num_heads, embed_dim the embeddings' width. */
+        s->head_dim = s->heads > 0 ? d_in / s->heads : 0;
+        s->sets = 1;
+        break;
     case PROJ_RAND:
     case PROJ_LINEAR:
         s->head_dim = cfg->d_out;
@@ -130,8 +149,8 @@ attention_shape_of(const struct attention_config *cfg, int d_in, struct attentio
     s->d_qkv = s->heads * s->head_dim;
     s->d_set = s->sets > 0 ? s->d_qkv / s->sets : 0;
     s->d_output = !attention_variant_has_out_proj(cfg->variant) ? s->d_qkv
-                  : attention_variant_info(cfg->variant)->proj == PROJ_LINEAR_LISTS ? d_in
-                                                                                     : cfg->d_out;
+                  : attention_variant_splits_d_in(cfg->variant)      ? d_in
+                                                                     : cfg->d_out;
     s->dropout_on = cfg->train && cfg->dropout > 0.0;
     s->dropout_output = attention_variant_info(cfg->variant)->dropout_at == ATTN_DROP_OUTPUT;
     /* Each head of the wrapper is a module of its own with its own nn.Dropout. */
@@ -183,13 +202,14 @@ attention_config_check(const struct attention_config *cfg, int d_in, struct attn
                          "(try --d-out %s, or --heads %s)",
                          cfg->heads, cfg->d_out, sizes, divisors);
     }
-    if (attention_variant_info(cfg->variant)->proj == PROJ_LINEAR_LISTS && d_in % cfg->heads != 0) {
+    if (attention_variant_splits_d_in(cfg->variant) && d_in % cfg->heads != 0) {
         char divisors[128];
         head_counts_dividing(d_in, divisors, sizeof divisors);
         return attn_fail(err, ATTN_EVALUE,
-                         "--heads %d does not divide the embeddings' %d dimensions: notes splits "
-                         "d_model = d_in into equal heads (try --heads %s)",
-                         cfg->heads, d_in, divisors);
+                         "--heads %d does not divide the embeddings' %d dimensions: %s splits "
+                         "%s = d_in into equal heads (try --heads %s)",
+                         cfg->heads, d_in, attention_variant_name(cfg->variant),
+                         cfg->variant == ATTN_NOTES ? "d_model" : "embed_dim", divisors);
     }
     if (attention_variant_info(cfg->variant)->proj == PROJ_LINEAR_PER_HEAD &&
         (long)cfg->d_out * cfg->heads > ATTN_MAX_DIM)

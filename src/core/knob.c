@@ -101,8 +101,8 @@ step_variant(struct attention_config *c, int dir, const struct pipeline *p, char
     attention_config_set_variant(c, (enum attn_variant)v);
     if (attention_variant_info(c->variant)->proj == PROJ_LINEAR_SPLIT && c->d_out % c->heads != 0)
         c->d_out = c->heads * (c->d_out / c->heads > 0 ? c->d_out / c->heads : 1);
-    /* The notes' class splits d_in into its heads: the most heads up to these that divide it. */
-    while (attention_variant_info(c->variant)->proj == PROJ_LINEAR_LISTS && p->d_in % c->heads != 0)
+    /* notes and nn-mha split d_in into their heads: the most heads up to these that divide it. */
+    while (attention_variant_splits_d_in(c->variant) && p->d_in % c->heads != 0)
         c->heads--;
     return 1;
 }
@@ -138,8 +138,9 @@ step_d_out(struct attention_config *c, int dir, const struct pipeline *p, char *
         snprintf(msg, size, "%s has no weights: its d_out is d_in", attention_variant_name(c->variant));
         return -1;
     }
-    if (attention_variant_info(c->variant)->proj == PROJ_LINEAR_LISTS) {
-        snprintf(msg, size, "notes keeps d_model = d_in, the embeddings' width: h splits it into heads");
+    if (attention_variant_splits_d_in(c->variant)) {
+        snprintf(msg, size, "%s's width is d_in, the embeddings': h splits it into heads",
+                 attention_variant_name(c->variant));
         return -1;
     }
     if (attention_variant_info(c->variant)->proj == PROJ_LINEAR_SPLIT) {
@@ -159,7 +160,7 @@ static bool
 bar_d_out(const struct pipeline *p, char *full, char *terse)
 {
     int d_out = attention_variant_has_weights(p->cfg.variant) &&
-                        attention_variant_info(p->cfg.variant)->proj != PROJ_LINEAR_LISTS
+                        !attention_variant_splits_d_in(p->cfg.variant)
                     ? p->cfg.d_out
                     : p->d_in;
 
@@ -188,8 +189,9 @@ step_qkv_bias(struct attention_config *c, int dir, const struct pipeline *p, cha
 {
     (void)dir;
     (void)p;
-    if (attention_variant_info(c->variant)->proj == PROJ_LINEAR_LISTS) {
-        snprintf(msg, size, "the notes' nn.Linear layers always have a bias");
+    if (attention_variant_splits_d_in(c->variant)) {
+        snprintf(msg, size, "%s always has its biases (nn-mha's start at zero)",
+                 attention_variant_name(c->variant));
         return -1;
     }
     c->qkv_bias = !c->qkv_bias;
@@ -199,8 +201,7 @@ step_qkv_bias(struct attention_config *c, int dir, const struct pipeline *p, cha
 static bool
 bar_qkv_bias(const struct pipeline *p, char *full, char *terse)
 {
-    const bool on = p->cfg.qkv_bias ||
-                    attention_variant_info(p->cfg.variant)->proj == PROJ_LINEAR_LISTS;
+    const bool on = p->cfg.qkv_bias || attention_variant_splits_d_in(p->cfg.variant);
 
     snprintf(full, KNOB_TEXT_MAX, "%s", on ? "bias" : "no bias");
     snprintf(terse, KNOB_TEXT_MAX, "%s", full);
@@ -220,11 +221,11 @@ step_heads(struct attention_config *c, int dir, const struct pipeline *p, char *
 {
     if (!attention_variant_info(c->variant)->heads) {
         snprintf(msg, size,
-                 "only wrapper, mha and notes have several heads: press v to change the variant");
+                 "only wrapper, mha, notes and nn-mha have several heads: press v to change the variant");
         return -1;
     }
-    if (attention_variant_info(c->variant)->proj == PROJ_LINEAR_LISTS) {
-        /* The next head count that divides d_in (d_model), if any. */
+    if (attention_variant_splits_d_in(c->variant)) {
+        /* The next head count that divides d_in (d_model, embed_dim), if any. */
         int h = c->heads + dir;
         while (h >= 1 && h <= p->d_in && p->d_in % h != 0)
             h += dir;
@@ -258,7 +259,7 @@ said_heads(const struct pipeline *p, char *msg, size_t size)
 
     snprintf(msg, size, "%d head%s%s", c->heads, c->heads == 1 ? "" : "s",
              proj == PROJ_LINEAR_SPLIT   ? " (d_out grows with them)"
-             : proj == PROJ_LINEAR_LISTS ? " (each d_in / heads wide)"
+             : attention_variant_splits_d_in(c->variant) ? " (each d_in / heads wide)"
                                          : "");
 }
 

@@ -11,7 +11,7 @@
 #include "attnscope/linalg.h"
 #include "attnscope/params.h"
 
-static const char *const role_names[] = { "W_query", "W_key", "W_value", "out_proj" };
+static const char *const role_names[] = { "W_query", "W_key", "W_value", "out_proj", "in_proj" };
 /* The lecture notes' ModuleLists of per-head projections (mha.py). */
 static const char *const list_names[] = { "linear_Qs", "linear_Ks", "linear_Vs" };
 
@@ -21,15 +21,14 @@ struct layout {
     int cap;
 };
 
-/* One parameter called base (".weight" or ".bias" added for nn.Linear's). */
+/* One parameter called name. */
 static void
-add(struct layout *l, const char *base, enum param_role role, int set, bool is_bias,
+add(struct layout *l, const char *name, enum param_role role, int set, bool is_bias,
     bool transposed, enum param_init init, int rows, int cols, int fan_in)
 {
     struct param *p = &l->p[l->count++];
 
-    snprintf(p->name, sizeof p->name, "%s%s", base,
-             init == PARAM_INIT_RAND ? "" : (is_bias ? ".bias" : ".weight"));
+    snprintf(p->name, sizeof p->name, "%s", name);
     p->role = role;
     p->set = set;
     p->is_bias = is_bias;
@@ -40,14 +39,28 @@ add(struct layout *l, const char *base, enum param_role role, int set, bool is_b
     p->m.cols = cols;
 }
 
-/* One nn.Linear(in, out, bias) called base: the weight is constructed, then the bias. */
+/*
+ * One nn.Linear(in, out, bias) called base (base.weight, base.bias): the
+ * weight is constructed, then the bias, drawn as bias_init says.
+ */
+static void
+add_linear_init(struct layout *l, const char *base, enum param_role role, int set, int in, int out,
+                bool bias, enum param_init bias_init)
+{
+    char name[PARAM_NAME_MAX];
+
+    snprintf(name, sizeof name, "%s.weight", base);
+    add(l, name, role, set, false, false, PARAM_INIT_KAIMING, out, in, in);
+    snprintf(name, sizeof name, "%s.bias", base);
+    if (bias)
+        add(l, name, role, set, true, false, bias_init, 1, out, in);
+}
+
 static void
 add_linear(struct layout *l, const char *base, enum param_role role, int set, int in, int out,
            bool bias)
 {
-    add(l, base, role, set, false, false, PARAM_INIT_KAIMING, out, in, in);
-    if (bias)
-        add(l, base, role, set, true, false, PARAM_INIT_BIAS, 1, out, in);
+    add_linear_init(l, base, role, set, in, out, bias, PARAM_INIT_BIAS);
 }
 
 /* The parameters cfg has, shapes and names but no storage, in l (l.p is the caller's to free). */
@@ -71,7 +84,7 @@ layout_of(struct layout *l, const struct attention_config *cfg, int d_in, struct
     case PROJ_RAND:
         for (int r = PARAM_QUERY; r <= PARAM_VALUE; r++)
             add(l, role_names[r], (enum param_role)r, 0, false, true, PARAM_INIT_RAND, d_in, s.d_set,
-                d_in);
+                d_in); /* torch.rand: a bare Parameter, no .weight */
         break;
     case PROJ_LINEAR_PER_HEAD:
         for (int h = 0; h < s.sets; h++) {
@@ -91,6 +104,16 @@ layout_of(struct layout *l, const struct attention_config *cfg, int d_in, struct
         }
         add_linear(l, "mha_linear", PARAM_OUT, 0, s.d_qkv, s.d_output, true);
         break;
+    case PROJ_IN_PROJ:
+        /*
+         * nn.MultiheadAttention: out_proj is made (an nn.Linear, drawing its
+         * weight and bias), then _reset_parameters draws in_proj_weight with
+         * xavier_uniform_ and zeroes in_proj_bias and out_proj.bias.
+         */
+        add_linear_init(l, "out_proj", PARAM_OUT, 0, d_in, d_in, true, PARAM_INIT_BIAS_ZEROED);
+        add(l, "in_proj_weight", PARAM_QKV, 0, false, false, PARAM_INIT_XAVIER, 3 * d_in, d_in, d_in);
+        add(l, "in_proj_bias", PARAM_QKV, 0, true, false, PARAM_INIT_ZERO, 1, 3 * d_in, d_in);
+        break;
     case PROJ_LINEAR:
     case PROJ_LINEAR_SPLIT:
         for (int r = PARAM_QUERY; r <= PARAM_VALUE; r++)
@@ -100,6 +123,17 @@ layout_of(struct layout *l, const struct attention_config *cfg, int d_in, struct
         break;
     }
     return ATTN_OK;
+}
+
+/*
+ * Whether a parameter is packed for the products: the weights, but not
+ * in_proj_weight, whose three slices are multiplied (by the target and the
+ * source, in cross-attention) one by one.
+ */
+static bool
+packed_for_products(const struct param *p)
+{
+    return !p->is_bias && p->role != PARAM_QKV;
 }
 
 /* The n and k a weight is packed with for the GEMM kernel (params_pack). */
@@ -121,7 +155,7 @@ params_bytes(const struct attention_config *cfg, int d_in)
         return SIZE_MAX;
     for (int i = 0; i < l.count; i++) {
         floats += matrix_size(&l.p[i].m);
-        if (!l.p[i].is_bias) {
+        if (packed_for_products(&l.p[i])) {
             int n;
             int k;
             pack_shape(&l.p[i], &n, &k);
@@ -178,7 +212,7 @@ params_pack(struct attention_params *ps)
     unpack_all(ps);
     for (int i = 0; i < ps->count; i++) {
         struct param *p = &ps->p[i];
-        if (p->is_bias)
+        if (!packed_for_products(p))
             continue;
         int n;
         int k;
@@ -215,6 +249,16 @@ params_draw(struct attention_params *ps, struct rng *r)
         case PARAM_INIT_BIAS:
             rng_bias_uniform(r, p->m.data, n, p->fan_in);
             break;
+        case PARAM_INIT_BIAS_ZEROED:
+            rng_bias_uniform(r, p->m.data, n, p->fan_in);
+            memset(p->m.data, 0, n * sizeof(float));
+            break;
+        case PARAM_INIT_XAVIER:
+            rng_xavier_uniform(r, p->m.data, n, p->m.cols, p->m.rows);
+            break;
+        case PARAM_INIT_ZERO:
+            memset(p->m.data, 0, n * sizeof(float));
+            break;
         }
     }
     params_pack(ps);
@@ -243,10 +287,16 @@ params_column(const struct attention_params *ps, enum param_role role, int head,
         w = params_find(ps, role, 0, false);
         offset = head * head_dim;
     }
+    /* nn.MultiheadAttention: the role's rows of in_proj_weight, then the head's among them. */
+    if (w == NULL && role < PARAM_OUT) {
+        w = params_find(ps, PARAM_QKV, 0, false);
+        if (w != NULL)
+            offset = (int)role * (w->m.rows / 3) + head * head_dim;
+    }
     if (w == NULL || c < 0 || offset + c >= (w->transposed ? w->m.cols : w->m.rows))
         return -1;
     pc->weight = w;
-    pc->bias = params_find(ps, role, w->set, true);
+    pc->bias = params_find(ps, w->role, w->set, true);
     pc->out = offset + c;
     return 0;
 }

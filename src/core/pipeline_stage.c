@@ -138,6 +138,14 @@ stage_view_dropped(const struct pipeline *p, int head, struct pipeline_view *v)
 }
 
 static void
+stage_view_averaged(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->st.averaged;
+    v->col_labels = p->key_labels;
+}
+
+static void
 stage_view_context(const struct pipeline *p, int head, struct pipeline_view *v)
 {
     (void)head;
@@ -275,7 +283,8 @@ projection(const struct pipeline *p, int k)
     case PROJ_RAND:
         return rand[k];
     case PROJ_LINEAR_LISTS:
-        return lin_b[k]; /* the notes' nn.Linear layers keep their bias */
+    case PROJ_IN_PROJ:
+        return lin_b[k]; /* the notes' nn.Linear layers and in_proj keep their biases */
     case PROJ_LINEAR:
     case PROJ_LINEAR_PER_HEAD:
     case PROJ_LINEAR_SPLIT:
@@ -344,6 +353,13 @@ static const char *
 formula_dropped(const struct pipeline *p)
 {
     return p->st.dropout_on ? "dropout(weights)" : "weights (no dropout)";
+}
+
+static const char *
+formula_averaged(const struct pipeline *p)
+{
+    (void)p;
+    return "sum_h dropped_h / H (nn.MultiheadAttention's returned weights)";
 }
 
 static const char *
@@ -479,6 +495,8 @@ pipeline_stage_present(const struct pipeline *p, enum pipeline_stage s)
         return !p->st.shape.dropout_output;
     case NEEDS_OUTPUT_DROPOUT:
         return p->st.shape.dropout_output;
+    case NEEDS_AVERAGE:
+        return !p->qkv_given && attention_variant_averages(p->cfg.variant);
     }
     return false;
 }

@@ -356,6 +356,16 @@ rng_kaiming_uniform(struct rng *r, float *weight, size_t n, int fan_in)
 }
 
 void
+rng_xavier_uniform(struct rng *r, float *weight, size_t n, int fan_in, int fan_out)
+{
+    /* Evaluated in double in the order PyTorch's Python code uses (gain 1.0). */
+    const double stdev = 1.0 * sqrt(2.0 / (double)(fan_in + fan_out));
+    const double bound = sqrt(3.0) * stdev;
+
+    rng_uniform_f32(r, weight, n, -bound, bound);
+}
+
+void
 rng_bias_uniform(struct rng *r, float *bias, size_t n, int fan_in)
 {
     const double bound = 1.0 / sqrt((double)fan_in);

@@ -291,13 +291,17 @@ print_header(FILE *out, const struct pipeline *p, const struct print_options *po
             fprintf(out, "d_model %d in %d head%s of d %d, with biases", s->d_qkv, s->heads,
                     s->heads == 1 ? "" : "s", s->head_dim);
             break;
+        case PROJ_IN_PROJ:
+            fprintf(out, "embed_dim %d in %d head%s of %d, in_proj and out_proj", s->d_qkv,
+                    s->heads, s->heads == 1 ? "" : "s", s->head_dim);
+            break;
         case PROJ_RAND:
         case PROJ_LINEAR:
             fprintf(out, "d_out %d", c->d_out);
             break;
         }
     fprintf(out, "%s\n", c->qkv_bias && attention_variant_has_weights(c->variant) &&
-                              attention_variant_info(c->variant)->proj != PROJ_LINEAR_LISTS
+                              !attention_variant_splits_d_in(c->variant)
                               ? ", qkv bias" : "");
     pipeline_scaling_of(p, &sc);
     fprintf(out, "  mask %s, scores / %g", c->mask == ATTN_MASK_CAUSAL ? "causal" : "none",

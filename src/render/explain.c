@@ -352,6 +352,23 @@ formula_outdrop(const struct pipeline *p, char *buf, size_t size)
 }
 
 static void
+formula_average(const struct pipeline *p, char *buf, size_t size)
+{
+    snprintf(buf, size, "avg_ij = (a'_0,ij + ... + a'_%d,ij) / %d", p->st.shape.heads - 1,
+             p->st.shape.heads);
+}
+
+static void
+text_average(const struct pipeline *p, char *buf, size_t size)
+{
+    snprintf(buf, size,
+             "nn.MultiheadAttention returns the heads' weights averaged (average_attn_weights=True, "
+             "its default): one matrix for %d head%s. The output does not use it: each head's "
+             "own weights made the context. Tab on the dropout stage shows each head.",
+             p->st.shape.heads, p->st.shape.heads == 1 ? "" : "s");
+}
+
+static void
 text_context(const struct pipeline *p, char *buf, size_t size)
 {
     (void)p;

@@ -36,6 +36,8 @@
     X(VIEW_SCALED, scaled, '5', "scale", "scale", "Scaling", true, STAGE_SCALED)               \
     X(VIEW_WEIGHTS, weights, '6', "softmax", "soft", "Attention weights", true, STAGE_WEIGHTS) \
     X(VIEW_DROPOUT, dropout, '7', "dropout", "drop", "Dropout", true, STAGE_DROPPED)           \
+    X(VIEW_AVERAGE, average, 0, "average", "avg", "Heads averaged (the weights PyTorch returns)", \
+      false, STAGE_AVERAGED)                                                                   \
     X(VIEW_CONTEXT, context, '8', "context", "ctx", "Context vectors", true, STAGE_CONTEXT)    \
     X(VIEW_CONCAT, concat, '9', "concat", "cat", "Heads concatenated", false, STAGE_CONTEXT)   \
     X(VIEW_OUTPUT, output, '0', "output", "out", "Output projection", false, STAGE_OUTPUT)      \

@@ -200,19 +200,23 @@ inspect_qkv(struct out *o, const struct cell_at *at)
         return;
     }
     {
-        int set = s->sets > 1 ? head : 0;
-        int local = s->sets > 1 ? c : gc;
-        const struct param *w = params_find(&p->params, (enum param_role)which, set, false);
-        const struct param *bias = params_find(&p->params, (enum param_role)which, set, true);
-        if (w->transposed) {
-            emit(o, "x[%s] . column %d of %s:\n", token(p, i), local, params[which]);
-            emit_products(o, x, 1, w->m.data + local, w->m.cols, s->d_in, max_terms);
-        } else {
-            emit(o, "x[%s] . row %d of %s (%s):\n", token(p, i), local, params[which], w->name);
-            emit_products(o, x, 1, matrix_row(&w->m, local), 1, s->d_in, max_terms);
+        /* The weight and the row (or column) of it that makes this column, whatever the layout. */
+        struct param_column pc;
+        if (params_column(&p->params, (enum param_role)which, head, hd, c, &pc) != 0) {
+            emit(o, "no parameter makes this column.\n");
+            return;
         }
-        if (bias != NULL)
-            emit(o, " + bias %s", num(b, bias->m.data[local]));
+        if (pc.weight->transposed) {
+            emit(o, "x[%s] . column %d of %s:\n", token(p, i), pc.out, params[which]);
+            emit_products(o, x, 1, pc.weight->m.data + pc.out, pc.weight->m.cols, s->d_in,
+                          max_terms);
+        } else {
+            emit(o, "x[%s] . row %d of %s (%s):\n", token(p, i), pc.out, params[which],
+                 pc.weight->name);
+            emit_products(o, x, 1, matrix_row(&pc.weight->m, pc.out), 1, s->d_in, max_terms);
+        }
+        if (pc.bias != NULL)
+            emit(o, " + bias %s", num(b, pc.bias->m.data[pc.out]));
         emit(o, "\n");
     }
 }
@@ -429,6 +433,25 @@ inspect_output(struct out *o, const struct cell_at *at)
     emit_products(o, matrix_row(&p->st.context, i), 1, matrix_row(&w->m, c), 1, w->m.cols,
                   max_terms);
     emit(o, " + bias %s\n", num(v, b->m.data[c]));
+}
+
+/* nn.MultiheadAttention's averaged weights: each head's term. */
+static void
+inspect_average(struct out *o, const struct cell_at *at)
+{
+    const struct pipeline *p = at->p;
+    const struct attention_stages *st = &p->st;
+    const int i = at->row;
+    const int j = at->col;
+    char a[24];
+
+    emit(o, "avg[%s][%s] = %s = (", token(p, i), key(p, j), num(a, MAT_AT(&st->averaged, i, j)));
+    for (int h = 0; h < st->shape.heads && h < at->max_terms; h++) {
+        struct matrix d = attention_head(st, st->dropped, h);
+        emit(o, "%s%s", h ? " + " : "", num(a, MAT_AT(&d, i, j)));
+    }
+    emit(o, "%s) / %d\n", st->shape.heads > at->max_terms ? " + ..." : "", st->shape.heads);
+    emit(o, "Each term is one head's weight after dropout (a'), head 0 first.\n");
 }
 
 /* The notes' dropout of the output: (nq, d_output), keep and draw shaped the same. */

@@ -99,6 +99,21 @@ def main():
     vocab = {w: [round(nrng.uniform(-1, 1), 4) for _ in range(64)] for w in vocab}
     sentence = [nrng.choice(list(vocab)) for _ in range(48)]
     write_case("wide-notes", knobs, vocab, sentence, keep=LARGE_KEEP + ("output_dropped",))
+    # torch.nn.MultiheadAttention (self-attention here): its heads split d_in, its in_proj by
+    # xavier_uniform_ after out_proj's draws; the weights averaged as the module returns them.
+    mrng = random.Random(20261125)
+    for i in range(12):
+        knobs, vocab, sentence = ta.random_case(mrng, n_max=14, d_max=4)
+        knobs.variant = "nn-mha"
+        knobs.heads = mrng.randint(1, 4)
+        d_in = knobs.heads * mrng.randint(1, 4)
+        vocab = {w: [round(mrng.uniform(-1, 1), 4) for _ in range(d_in)] for w in vocab}
+        knobs.mask = mrng.choice(["none", "none", "causal"])
+        if i % 3 == 0:
+            knobs.dropout, knobs.train = 0.5, True
+        knobs.positional = i % 4 == 1
+        knobs.learned = i % 8 == 1
+        write_case("nnmha%02d" % i, knobs, vocab, sentence)
 
 
 if __name__ == "__main__":

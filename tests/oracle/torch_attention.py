@@ -12,12 +12,13 @@ import math
 import random
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 # The book's classes (random_case draws among these, so older fixtures stay as they were made).
 VARIANTS = ["simple", "v1", "v2", "causal", "wrapper", "mha"]
-# And the lecture notes' MultiHeadAttention (seed 004's mha.py).
-ALL_VARIANTS = VARIANTS + ["notes"]
+# And the lecture notes' MultiHeadAttention (seed 004's mha.py), and PyTorch's own class.
+ALL_VARIANTS = VARIANTS + ["notes", "nn-mha"]
 
 
 class Knobs:
@@ -184,6 +185,39 @@ def run(knobs, embeddings):
             out["output"] = notes.mha_linear(out["context"])
             out["output_dropped"] = notes.dropout(out["output"])
             params = dict(notes.named_parameters())
+        elif knobs.variant == "nn-mha":
+            # torch.nn.MultiheadAttention(E, H) itself; its stages restated (as attnscope keeps
+            # them: scores, then / sqrt(head_dim)) and checked against the module's own forward.
+            E, H = d_in, knobs.heads
+            hd = E // H
+            mha = nn.MultiheadAttention(E, H, dropout=knobs.dropout)
+            mha.train(knobs.train)
+            x = learned_positions(x)
+            n = x.shape[0]
+            state = torch.get_rng_state()
+            W, b = mha.in_proj_weight, mha.in_proj_bias
+            q = F.linear(x, W[:E], b[:E])
+            k = F.linear(x, W[E:2 * E], b[E:2 * E])
+            v = F.linear(x, W[2 * E:], b[2 * E:])
+            out["queries"], out["keys"], out["values"] = q, k, v
+            split = [t.view(t.shape[0], H, hd).transpose(0, 1) for t in (q, k, v)]
+            drop = lambda w: F.dropout(w, p=knobs.dropout, training=knobs.train)  # noqa: E731
+            ctx = attend(knobs, split[0], split[1], split[2], drop, rec)
+            out["context"] = ctx.transpose(0, 1).contiguous().view(n, E)
+            out["output"] = mha.out_proj(out["context"])
+            dropped = rec["dropped"][0]
+            out["averaged"] = dropped.unsqueeze(0).sum(dim=1)[0] / H
+            # The module's own forward, from the same generator state, must agree.
+            torch.set_rng_state(state)
+            mask = None
+            if knobs.mask == "causal":
+                mask = torch.triu(torch.ones(n, n), diagonal=1).bool()
+            if knobs.scale and knobs.temperature == 1.0:
+                got, got_w = mha(x, x, x, attn_mask=mask, need_weights=True,
+                                 average_attn_weights=False)
+                assert torch.allclose(got, out["output"], atol=1e-5), "nn-mha output"
+                assert torch.allclose(got_w, dropped, atol=1e-5), "nn-mha weights"
+            params = dict(mha.named_parameters())
         else:
             mha = nn.Module()
             mha.W_query = nn.Linear(d_in, knobs.d_out, bias=knobs.qkv_bias)
