@@ -217,11 +217,12 @@ catch_signals(void)
 }
 
 /*
- * The text of -f FILE ("-": standard input) in *text (the caller frees),
- * without one final newline (an editor's, not the user's).
+ * The text of -f FILE or --source-file FILE (option; "-": standard input)
+ * in *text (the caller frees), without one final newline (an editor's, not
+ * the user's).
  */
 static int
-read_sentence_file(const char *path, char **text, struct attn_error *err)
+read_sentence_file(const char *option, const char *path, char **text, struct attn_error *err)
 {
     size_t len = 0;
 
@@ -234,8 +235,8 @@ read_sentence_file(const char *path, char **text, struct attn_error *err)
             len += got;
             if (len > TOKENIZER_MAX_BYTES) {
                 free(buf);
-                attn_fail(err, ATTN_ELIMIT, "--sentence-file -: standard input is longer than "
-                                            "%u bytes", TOKENIZER_MAX_BYTES);
+                attn_fail(err, ATTN_ELIMIT, "%s -: standard input is longer than %u bytes",
+                          option, TOKENIZER_MAX_BYTES);
                 return -1;
             }
             if (cap - len - 1 == 0) {
@@ -252,7 +253,7 @@ read_sentence_file(const char *path, char **text, struct attn_error *err)
         }
         if (ferror(stdin)) {
             free(buf);
-            attn_fail(err, ATTN_EIO, "--sentence-file -: cannot read standard input");
+            attn_fail(err, ATTN_EIO, "%s -: cannot read standard input", option);
             return -1;
         }
         buf[len] = '\0';
@@ -370,6 +371,7 @@ main(int argc, char **argv)
     struct pipeline_selection chosen[CLI_MAX_STAGES];
     char msg[1024];
     char *file_text = NULL;
+    char *source_text = NULL;
     int code = 0;
 
     if (cli_parse(argc, argv, &o, msg, sizeof msg) != 0)
@@ -388,24 +390,40 @@ main(int argc, char **argv)
     if (o.threads > 0)
         parallel_set_threads(o.threads);
     if (o.sentence_file != NULL) {
-        if (read_sentence_file(o.sentence_file, &file_text, &err) != 0)
+        if (read_sentence_file("--sentence-file", o.sentence_file, &file_text, &err) != 0)
             return die(EXIT_INPUT, err.msg);
         o.sentence = file_text;
+    }
+    if (o.source_file != NULL) {
+        if (strcmp(o.source_file, "-") == 0 && o.sentence_file != NULL &&
+            strcmp(o.sentence_file, "-") == 0) {
+            free(file_text);
+            return die(EXIT_USAGE, "--sentence-file - and --source-file -: only one of them can "
+                                   "read standard input");
+        }
+        if (read_sentence_file("--source-file", o.source_file, &source_text, &err) != 0) {
+            free(file_text);
+            return die(EXIT_INPUT, err.msg);
+        }
+        o.source = source_text;
     }
     if (o.model != NULL) {
         code = run_model(&o, o.sentence);
         free(file_text);
+        free(source_text);
         return code;
     }
     {
-        const struct inputs_paths where = { o.embeddings, o.qkv_dir, o.weights_dir };
+        const struct inputs_paths where = { o.embeddings, o.qkv_dir, o.weights_dir,
+                                            o.source_embeddings };
         bool options_fault;
         if (inputs_load(&in, &o.cfg, &where, o.knobs_given, &options_fault, &err) != ATTN_OK) {
             free(file_text);
+            free(source_text);
             return die(options_fault ? EXIT_USAGE : EXIT_INPUT, err.msg);
         }
     }
-    src = inputs_source(&in, o.sentence);
+    src = inputs_source(&in, o.sentence, o.source);
     if (o.mode == CLI_TUI) {
         code = run_tui(&o, &src);
         goto out;
@@ -458,5 +476,6 @@ main(int argc, char **argv)
 out:
     inputs_destroy(&in);
     free(file_text);
+    free(source_text);
     return code;
 }

@@ -32,6 +32,7 @@ static void
 load_case(struct case_run *c, const char *name)
 {
     char path[4700];
+    char source_path[4700];
     char line[8192];
     char err[512];
     char *argv[64];
@@ -55,11 +56,15 @@ load_case(struct case_run *c, const char *name)
     argv[argc] = NULL;
     ck_assert_msg(cli_parse(argc, argv, &c->o, err, sizeof err) == 0, "%s: %s", name, err);
     snprintf(path, sizeof path, "%s/%s", c->dir, c->o.embeddings);
+    if (c->o.source_embeddings != NULL)
+        snprintf(source_path, sizeof source_path, "%s/%s", c->dir, c->o.source_embeddings);
     {
-        const struct inputs_paths where = { path, NULL, NULL };
+        /* A cross-attention case may give the source its own vocabulary. */
+        const struct inputs_paths where = { path, NULL, NULL,
+                                            c->o.source_embeddings != NULL ? source_path : NULL };
         ck_assert_msg(inputs_load(&c->in, &c->o.cfg, &where, c->o.knobs_given, NULL, &aerr) == ATTN_OK, "%s", aerr.msg);
     }
-    src = inputs_source(&c->in, c->o.sentence);
+    src = inputs_source(&c->in, c->o.sentence, c->o.source);
     ck_assert_msg(pipeline_create(&c->p, &c->o.cfg, &src, &aerr) == ATTN_OK, "%s: %s", name,
                   aerr.msg);
 }

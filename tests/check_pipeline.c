@@ -37,7 +37,7 @@ static void
 run(struct pipeline *p, const struct attention_config *cfg, const char *sentence,
     const struct vocab *v)
 {
-    struct pipeline_source src = { sentence, v, NULL, NULL, NULL, NULL, 0, false, NULL };
+    struct pipeline_source src = { sentence, v, NULL, NULL, NULL, NULL, 0, false, NULL, NULL, NULL };
     struct attn_error err;
 
     attn_error_clear(&err);
@@ -501,7 +501,7 @@ START_TEST(soft_dictionary_lookup)
     struct qkv_given g;
     struct attention_config cfg;
     struct pipeline p;
-    struct pipeline_source src = { NULL, NULL, NULL, &g, NULL, NULL, 0, false, NULL };
+    struct pipeline_source src = { NULL, NULL, NULL, &g, NULL, NULL, 0, false, NULL, NULL, NULL };
     struct attn_error err;
     struct pipeline_view v;
 
@@ -600,7 +600,7 @@ START_TEST(dropout_pass_skips_are_bounded)
     struct attention_config cfg;
     struct attention_config next;
     struct pipeline p;
-    struct pipeline_source src = { sentence, &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL };
+    struct pipeline_source src = { sentence, &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL, NULL, NULL };
     struct attn_error err;
 
     words_of_a(sentence, 1000);
@@ -707,7 +707,7 @@ START_TEST(learned_positions_come_after_the_weights)
     struct pipeline on;
     struct pipeline rebuilt;
     struct pipeline fresh;
-    struct pipeline_source src = { "Your journey ends", &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL };
+    struct pipeline_source src = { "Your journey ends", &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL, NULL, NULL };
     struct attn_error err;
 
     attention_config_init(&cfg);
@@ -771,7 +771,7 @@ START_TEST(shortcuts_compute_what_a_fresh_pipeline_computes)
     struct pipeline cur;
     struct pipeline fresh;
     struct pipeline rebuilt;
-    struct pipeline_source src = { sentences[0], &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL };
+    struct pipeline_source src = { sentences[0], &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL, NULL, NULL };
     struct attn_error err;
 
     attention_config_init(&cfg);
@@ -949,7 +949,7 @@ START_TEST(memory_past_the_limit_is_refused_before_allocating)
     struct attention_config next;
     struct pipeline p;
     struct pipeline q;
-    struct pipeline_source src = { sentence, &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL };
+    struct pipeline_source src = { sentence, &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL, NULL, NULL };
     struct attn_error err;
 
     words_of_a(sentence, 4096);
@@ -981,7 +981,7 @@ START_TEST(memory_past_the_limit_is_refused_before_allocating)
     p.bytes = PIPELINE_MAX_BYTES - 100; /* as if it held nearly all of it */
     next = cfg;
     next.d_out = 4;
-    ck_assert_int_eq(pipeline_rebuild(&q, &p, &next, &(struct pipeline_source){ "Your journey", &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL }, &err),
+    ck_assert_int_eq(pipeline_rebuild(&q, &p, &next, &(struct pipeline_source){ "Your journey", &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL, NULL, NULL }, &err),
                      ATTN_ELIMIT);
     ck_assert_msg(strstr(err.msg, "beside the 2047 MiB of the one shown") != NULL, "%s", err.msg);
     /* A knob that makes new stage buffers counts them beside the old ones. */
@@ -1005,7 +1005,7 @@ START_TEST(bad_configurations_are_refused)
 {
     struct attention_config cfg;
     struct pipeline p;
-    struct pipeline_source src = { "Your journey", &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL };
+    struct pipeline_source src = { "Your journey", &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL, NULL, NULL };
     struct attn_error err;
 
     attention_config_init(&cfg);
@@ -1026,6 +1026,112 @@ START_TEST(bad_configurations_are_refused)
 END_TEST
 
 /* The stage table: names round-trip, each stage's numbers are where the stage says. */
+/* One cross-attention pipeline: the target's queries, the source's keys and values. */
+static enum attn_status
+cross(struct pipeline *p, const struct attention_config *cfg, const char *target, const char *source,
+      const struct vocab *source_vocab, struct attn_error *err)
+{
+    struct pipeline_source src = { target, &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL,
+                                   source, source_vocab };
+
+    return pipeline_create(p, cfg, &src, err);
+}
+
+/*
+ * Across sentences: T x S weights, rows the target's tokens and columns the
+ * source's; K and V are the source's projections with the same weights (so
+ * they are the rows self-attention on the source has), Q the target's.
+ */
+START_TEST(cross_attention_takes_keys_and_values_from_the_source)
+{
+    static const enum attn_variant variants[] = { ATTN_V1, ATTN_V2, ATTN_CAUSAL, ATTN_WRAPPER,
+                                                  ATTN_MHA, ATTN_NOTES, ATTN_NN_MHA };
+    struct attn_error err;
+
+    for (size_t k = 0; k < sizeof variants / sizeof variants[0]; k++) {
+        struct attention_config cfg;
+        struct pipeline p;
+        struct pipeline on_source;
+        struct pipeline on_target;
+        struct pipeline_view v;
+        attention_config_init(&cfg);
+        cfg.cross = true;
+        attention_config_set_variant(&cfg, variants[k]);
+        cfg.heads = attention_variant_splits_d_in(cfg.variant) ? 3 : 2;
+        cfg.d_out = 4;
+        ck_assert_int_eq(cfg.mask, ATTN_MASK_NONE); /* none across sentences, whatever the class */
+        ck_assert_msg(cross(&p, &cfg, "with one step", "Your journey starts with one", NULL, &err) ==
+                          ATTN_OK, "%s", err.msg);
+        ck_assert_int_eq(p.st.nq, 3);
+        ck_assert_int_eq(p.st.nk, 5);
+        ck_assert(pipeline_stage_present(&p, STAGE_SOURCE));
+        pipeline_stage_view(&p, STAGE_WEIGHTS, 1, &v);
+        ck_assert_int_eq(v.m.rows, 3);
+        ck_assert_int_eq(v.m.cols, 5);
+        ck_assert_str_eq(v.row_labels[0], "with");
+        ck_assert_str_eq(v.col_labels[0], "Your");
+        ck_assert_str_eq(v.col_labels[4], "one");
+        for (int i = 0; i < 3; i++) {
+            float sum = 0.0f;
+            for (int j = 0; j < 5; j++)
+                sum += MAT_AT(&v.m, i, j);
+            ck_assert_float_eq_tol(sum, 1.0f, 1e-6f); /* every source token seen */
+        }
+        pipeline_stage_view(&p, STAGE_KEYS, 0, &v);
+        ck_assert_str_eq(v.row_labels[1], "journey");
+        /* The same weights on each sentence alone: K, V from the source's rows, Q from the target's. */
+        cfg.cross = false;
+        cfg.mask = ATTN_MASK_NONE;
+        run(&on_source, &cfg, "Your journey starts with one", &book_vocab);
+        run(&on_target, &cfg, "with one step", &book_vocab);
+        ck_assert_mem_eq(p.st.keys.data, on_source.st.keys.data, matrix_size(&p.st.keys) * sizeof(float));
+        ck_assert_mem_eq(p.st.values.data, on_source.st.values.data,
+                         matrix_size(&p.st.values) * sizeof(float));
+        ck_assert_mem_eq(p.st.queries.data, on_target.st.queries.data,
+                         matrix_size(&p.st.queries) * sizeof(float));
+        ck_assert_mem_eq(p.source.data, on_source.inputs.data, matrix_size(&p.source) * sizeof(float));
+        pipeline_destroy(&on_source);
+        pipeline_destroy(&on_target);
+        pipeline_destroy(&p);
+    }
+}
+END_TEST
+
+/* What cannot attend across sentences is refused, one line naming the option. */
+START_TEST(cross_attention_refuses_what_cannot_attend_across)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    struct attn_error err;
+    struct vocab wide;
+
+    attention_config_init(&cfg);
+    cfg.cross = true;
+    attention_config_set_variant(&cfg, ATTN_SIMPLE);
+    ck_assert_int_eq(cross(&p, &cfg, "with one", "Your journey", NULL, &err), ATTN_EVALUE);
+    ck_assert_msg(strstr(err.msg, "--source: --variant simple has no weights") != NULL, "%s", err.msg);
+    attention_config_set_variant(&cfg, ATTN_MHA);
+    cfg.mask = ATTN_MASK_CAUSAL;
+    ck_assert_int_eq(cross(&p, &cfg, "with one", "Your journey", NULL, &err), ATTN_EVALUE);
+    ck_assert_msg(strstr(err.msg, "--mask causal") != NULL, "%s", err.msg);
+    cfg.mask = ATTN_MASK_NONE;
+    cfg.positional = cfg.positional_learned = true;
+    ck_assert_int_eq(cross(&p, &cfg, "with one", "Your journey", NULL, &err), ATTN_EVALUE);
+    ck_assert_msg(strstr(err.msg, "--learned-positional") != NULL, "%s", err.msg);
+    cfg.positional = cfg.positional_learned = false;
+    {
+        const char *tmp = test_tmpdir();
+        const char *csv = "token,a,b\nYour,1,2\n";
+        ck_assert_int_eq(vocab_load_csv(&wide, test_write_file(tmp, "wide.csv", csv, strlen(csv)), &err),
+                         ATTN_OK);
+        ck_assert_int_eq(cross(&p, &cfg, "with one", "Your journey", &wide, &err), ATTN_ESHAPE);
+        ck_assert_msg(strstr(err.msg, "2 dimensions and the target's 3") != NULL, "%s", err.msg);
+        vocab_destroy(&wide);
+        test_remove_dir(tmp);
+    }
+}
+END_TEST
+
 START_TEST(stage_table_is_consistent)
 {
     struct attention_config cfg;
@@ -1053,7 +1159,7 @@ START_TEST(stage_table_is_consistent)
             continue;
         }
         /* The notes' dropout of the output and nn-mha's average: theirs alone (below). */
-        if (s == STAGE_OUTPUT_DROPPED || s == STAGE_AVERAGED) {
+        if (s == STAGE_OUTPUT_DROPPED || s == STAGE_AVERAGED || s == STAGE_SOURCE) {
             ck_assert(!pipeline_stage_present(&p, (enum pipeline_stage)s));
             continue;
         }
@@ -1168,7 +1274,7 @@ compute_many(void *arg)
 
     for (int r = 0; r < 20; r++) {
         struct pipeline p;
-        struct pipeline_source src = { threaded_sentence, t->vocab, NULL, NULL, NULL, NULL, 0, false, NULL };
+        struct pipeline_source src = { threaded_sentence, t->vocab, NULL, NULL, NULL, NULL, 0, false, NULL, NULL, NULL };
         if (pipeline_create(&p, t->cfg, &src, NULL) != ATTN_OK) {
             t->bad++;
             continue;
@@ -1248,7 +1354,7 @@ echo_create(struct pipeline *p, const struct attention_config *cfg, const struct
         MAT_AT(&p->inputs, i, 1) = (float)strlen(p->tokens.text[i]);
     }
     rng_seed(&r, cfg->seed);
-    attention_project(&p->st, &simple, &p->inputs, &p->params);
+    attention_project(&p->st, &simple, &p->inputs, &p->inputs, &p->params);
     attention_attend(&p->st, &simple, &p->params, &r);
     return ATTN_OK;
 }
@@ -1272,7 +1378,7 @@ START_TEST(a_family_plugs_in_through_the_seam)
     struct attention_config cfg;
     struct pipeline p;
     struct pipeline q;
-    struct pipeline_source src = { "ab cde f", NULL, NULL, NULL, &echo_family, NULL, 0, false, NULL };
+    struct pipeline_source src = { "ab cde f", NULL, NULL, NULL, &echo_family, NULL, 0, false, NULL, NULL, NULL };
     struct pipeline_view v;
     struct attn_error err;
 
@@ -1338,6 +1444,8 @@ pipeline_suite(void)
     tcase_add_test(knobs, captions_follow_the_configuration);
     tcase_add_test(knobs, memory_past_the_limit_is_refused_before_allocating);
     tcase_add_test(knobs, stage_table_is_consistent);
+    tcase_add_test(knobs, cross_attention_takes_keys_and_values_from_the_source);
+    tcase_add_test(knobs, cross_attention_refuses_what_cannot_attend_across);
     tcase_add_test(knobs, pipelines_in_two_threads_are_independent);
     tcase_add_test(knobs, a_family_plugs_in_through_the_seam);
     tcase_add_test(knobs, shortcuts_compute_what_a_fresh_pipeline_computes);

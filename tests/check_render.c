@@ -40,7 +40,7 @@ teardown(void)
 static void
 run(struct pipeline *p, struct attention_config *cfg, const char *sentence)
 {
-    struct pipeline_source src = { sentence, &book, NULL, NULL, NULL, NULL, 0, false, NULL };
+    struct pipeline_source src = { sentence, &book, NULL, NULL, NULL, NULL, 0, false, NULL, NULL, NULL };
     struct attn_error err;
 
     ck_assert_msg(pipeline_create(p, cfg, &src, &err) == ATTN_OK, "%s", err.msg);
@@ -862,7 +862,7 @@ START_TEST(absent_queries_are_blank_not_nan)
     struct qkv_given q;
     struct attention_config cfg;
     struct pipeline p;
-    struct pipeline_source src = { NULL, NULL, NULL, &q, NULL, NULL, 0, false, NULL };
+    struct pipeline_source src = { NULL, NULL, NULL, &q, NULL, NULL, 0, false, NULL, NULL, NULL };
     struct attn_error err;
     struct heatmap_spec spec;
     struct view v;
@@ -896,7 +896,7 @@ START_TEST(inspector_explains_nan_rows)
     struct attention_config cfg;
     struct pipeline p;
     struct vocab big;
-    struct pipeline_source src = { "big small big", &big, NULL, NULL, NULL, NULL, 0, false, NULL };
+    struct pipeline_source src = { "big small big", &big, NULL, NULL, NULL, NULL, 0, false, NULL, NULL, NULL };
     struct attn_error err;
     char buf[4096];
 

@@ -94,11 +94,13 @@ void attention_mask_range(const struct attention_config *cfg, int i, int nk, int
 bool attention_masked(const struct attention_config *cfg, int i, int j);
 
 /*
- * Q, K and V from inputs (nq = nk = n, d_in) and the parameters: x W^T + b
- * for nn.Linear, x W for SelfAttention_v1, the inputs themselves for simple.
+ * Q from q_in (nq, d_in), K and V from kv_in (nk, d_in; the same matrix
+ * unless attending across sentences) and the parameters: x W^T + b for
+ * nn.Linear, x W for SelfAttention_v1, the inputs themselves for simple.
  */
 void attention_project(struct attention_stages *st, const struct attention_config *cfg,
-                       const struct matrix *inputs, const struct attention_params *ps);
+                       const struct matrix *q_in, const struct matrix *kv_in,
+                       const struct attention_params *ps);
 
 /*
  * Every stage after the projections, from the queries, keys and values

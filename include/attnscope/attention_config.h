@@ -93,6 +93,8 @@ struct attention_config {
     double dropout;       /* p, in [0, 1) */
     bool train;           /* dropout acts in training mode only */
     enum attn_mask mask;
+    bool cross;           /* cross-attention: queries from the sentence (the target), keys and
+                             values from a source sentence (--source); no mask */
     bool scale;           /* divide the scores by sqrt(d_k) */
     int scale_dim;        /* divide by sqrt(scale_dim) instead of sqrt(d_k); 0: d_k */
     bool qkv_bias;        /* nn.Linear(..., bias=qkv_bias) for W_query, W_key, W_value */
@@ -112,7 +114,7 @@ struct attention_config {
  */
 void attention_config_init(struct attention_config *cfg);
 
-/* Sets the variant and the mask and scaling the book's class uses. */
+/* Sets the variant and the mask (none across sentences) and scaling its class uses. */
 void attention_config_set_variant(struct attention_config *cfg, enum attn_variant variant);
 
 /*

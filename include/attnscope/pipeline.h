@@ -42,6 +42,7 @@ struct model;
     X(STAGE_EMBEDDINGS, embeddings, false, CELLS_VALUES, NEEDS_POSITIONAL) \
     X(STAGE_POSITIONAL, positional, false, CELLS_VALUES, NEEDS_POSITIONAL) \
     X(STAGE_INPUTS, inputs, false, CELLS_VALUES, NEEDS_SENTENCE)           \
+    X(STAGE_SOURCE, source, false, CELLS_VALUES, NEEDS_SOURCE)             \
     X(STAGE_LN1, ln1, false, CELLS_VALUES, NEEDS_NOTHING)                  \
     X(STAGE_QUERIES, queries, false, CELLS_VALUES, NEEDS_NOTHING)          \
     X(STAGE_KEYS, keys, false, CELLS_VALUES, NEEDS_NOTHING)                \
@@ -96,6 +97,7 @@ enum stage_needs {
     NEEDS_WEIGHT_DROPOUT, /* a variant whose dropout acts on the weights (all but notes) */
     NEEDS_OUTPUT_DROPOUT, /* a variant whose dropout acts on the output (notes) */
     NEEDS_AVERAGE,        /* a variant that averages its heads' weights (nn-mha) */
+    NEEDS_SOURCE,         /* a source sentence (cross-attention) */
 };
 
 struct pipeline_source {
@@ -108,6 +110,8 @@ struct pipeline_source {
     int top;                                /* next tokens kept per position (a model) */
     bool bos;                               /* put <|endoftext|> first (a model) */
     const unsigned char *ablated;           /* (layers * heads) 1: a head zeroed (a model), or NULL */
+    const char *source;                     /* cross-attention: the source sentence, or NULL */
+    const struct vocab *source_vocab;       /* borrowed; its vocabulary (NULL: vocab's) */
 };
 
 /* A transformer block's own stages, of the layer shown (views; a model only). */
@@ -136,6 +140,10 @@ struct pipeline {
     struct matrix embeddings;        /* (n, d_in) */
     struct matrix positional;        /* (n, d_in); empty unless cfg.positional */
     struct matrix inputs;            /* (n, d_in) embeddings + positional */
+    struct token_list source_tokens; /* cross-attention: the source's tokens (the keys' rows) */
+    unsigned char *source_made_up;   /* (nk) 1 where its vocabulary lacked the token */
+    char *source_label_storage;      /* the source's labels, when it repeats a token */
+    struct matrix source;            /* (nk, d_in) the source's embeddings + positional */
     struct attention_params params;
     bool params_given;               /* loaded (--weights), not drawn */
     struct rng rng_after_params;     /* the generator where dropout starts */
@@ -203,11 +211,19 @@ bool pipeline_stage_per_layer(const struct pipeline *p, enum pipeline_stage s);
  */
 enum attn_status pipeline_label_tokens(struct pipeline *p, struct attn_error *err);
 
+/*
+ * The same labels for any token list: *labels is tl's own text, or points
+ * into *storage (the caller frees it) when a text repeats.
+ */
+enum attn_status pipeline_label_list(const struct token_list *tl, char **storage,
+                                     const char *const **labels, struct attn_error *err);
+
 /* A stage's matrix and labels, as every front end shows it. */
 struct pipeline_view {
     struct matrix m;                /* a view: never destroyed */
     const char *const *row_labels;  /* (m.rows) query tokens */
     const char *const *col_labels;  /* (m.cols) key tokens, or NULL: "d0", "d1", ... */
+    const unsigned char *row_marked; /* (m.rows) 1: a made-up token's row, or NULL */
     int col_group;                  /* columns per head (0: no heads across the columns) */
 };
 

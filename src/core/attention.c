@@ -280,15 +280,16 @@ bias_of(const struct param *bias)
 
 void
 attention_project(struct attention_stages *st, const struct attention_config *cfg,
-                  const struct matrix *inputs, const struct attention_params *ps)
+                  const struct matrix *q_in, const struct matrix *kv_in,
+                  const struct attention_params *ps)
 {
     struct matrix *dest[3] = { &st->queries, &st->keys, &st->values };
+    const struct matrix *from[3] = { q_in, kv_in, kv_in };
     const struct attention_shape *s = &st->shape;
-    const int n = inputs->rows;
 
     if (!attention_variant_has_weights(cfg->variant)) {
         for (int r = 0; r < 3; r++)
-            memcpy(dest[r]->data, inputs->data, matrix_size(inputs) * sizeof(float));
+            memcpy(dest[r]->data, from[r]->data, matrix_size(from[r]) * sizeof(float));
         return;
     }
     if (attention_variant_info(cfg->variant)->proj == PROJ_IN_PROJ) {
@@ -297,7 +298,7 @@ attention_project(struct attention_stages *st, const struct attention_config *cf
         const struct param *b = params_find(ps, PARAM_QKV, 0, true);
         for (int r = 0; r < 3; r++) {
             const size_t rows = (size_t)r * (size_t)s->d_qkv;
-            linalg_gemm_nt(n, s->d_qkv, s->d_in, inputs->data, s->d_in,
+            linalg_gemm_nt(from[r]->rows, s->d_qkv, s->d_in, from[r]->data, s->d_in,
                            w->m.data + rows * (size_t)s->d_in, s->d_in, dest[r]->data, s->d_qkv);
             add_bias(dest[r], 0, s->d_qkv, b->m.data + rows);
         }
@@ -306,15 +307,15 @@ attention_project(struct attention_stages *st, const struct attention_config *cf
     for (int set = 0; set < s->sets; set++) {
         for (int r = PARAM_QUERY; r <= PARAM_VALUE; r++) {
             const struct param *w = params_find(ps, (enum param_role)r, set, false);
+            const int n = from[r]->rows;
+            const float *x = from[r]->data;
             float *out = dest[r]->data + (size_t)set * (size_t)s->d_set;
-            if (linalg_gemm_packed(n, inputs->data, s->d_in, &w->packed, out, s->d_qkv) == 0)
+            if (linalg_gemm_packed(n, x, s->d_in, &w->packed, out, s->d_qkv) == 0)
                 ; /* packed once when the weights were made */
             else if (w->transposed)
-                linalg_gemm_nn(n, s->d_set, s->d_in, inputs->data, s->d_in, w->m.data,
-                               s->d_set, out, s->d_qkv);
+                linalg_gemm_nn(n, s->d_set, s->d_in, x, s->d_in, w->m.data, s->d_set, out, s->d_qkv);
             else
-                linalg_gemm_nt(n, s->d_set, s->d_in, inputs->data, s->d_in, w->m.data,
-                               s->d_in, out, s->d_qkv);
+                linalg_gemm_nt(n, s->d_set, s->d_in, x, s->d_in, w->m.data, s->d_in, out, s->d_qkv);
             add_bias(dest[r], set * s->d_set, s->d_set,
                      bias_of(params_find(ps, (enum param_role)r, set, true)));
         }

@@ -101,7 +101,7 @@ void
 attention_config_set_variant(struct attention_config *cfg, enum attn_variant variant)
 {
     cfg->variant = variant;
-    cfg->mask = attention_variant_info(variant)->mask;
+    cfg->mask = cfg->cross ? ATTN_MASK_NONE : attention_variant_info(variant)->mask;
     cfg->scale = attention_variant_info(variant)->scaled;
 }
 
@@ -202,6 +202,21 @@ attention_config_check(const struct attention_config *cfg, int d_in, struct attn
                          "(try --d-out %s, or --heads %s)",
                          cfg->heads, cfg->d_out, sizes, divisors);
     }
+    if (cfg->cross && !attention_variant_has_weights(cfg->variant))
+        return attn_fail(err, ATTN_EVALUE,
+                         "--source: --variant %s has no weights to take queries from one sentence "
+                         "and keys and values from the other; choose v1, v2, causal, wrapper, mha, "
+                         "notes or nn-mha",
+                         attention_variant_name(cfg->variant));
+    if (cfg->cross && cfg->mask == ATTN_MASK_CAUSAL)
+        return attn_fail(err, ATTN_EVALUE,
+                         "--mask causal: a causal mask hides a sentence's later tokens from its "
+                         "own; across sentences (--source) every source token is seen: use "
+                         "--mask none");
+    if (cfg->cross && cfg->positional && cfg->positional_learned)
+        return attn_fail(err, ATTN_EVALUE,
+                         "--learned-positional: with --source each sentence would need its own "
+                         "nn.Embedding; use --positional (each sentence from position 0)");
     if (attention_variant_splits_d_in(cfg->variant) && d_in % cfg->heads != 0) {
         char divisors[128];
         head_counts_dividing(d_in, divisors, sizeof divisors);

@@ -106,7 +106,7 @@ project_changed_rows(struct pipeline *p, const struct pipeline *prev,
 
     if (changed == NULL || !comparable) {
         free(changed);
-        attention_project(&p->st, cfg, &p->inputs, &p->params);
+        attention_project(&p->st, cfg, &p->inputs, &p->inputs, &p->params);
         return;
     }
     for (int i = 0; i < n; i++) {
@@ -119,18 +119,18 @@ project_changed_rows(struct pipeline *p, const struct pipeline *prev,
         }
     }
     if (count == n) {
-        attention_project(&p->st, cfg, &p->inputs, &p->params);
+        attention_project(&p->st, cfg, &p->inputs, &p->inputs, &p->params);
     } else if (count > 0) {
         struct attention_stages part;
         struct matrix rows;
         if (matrix_create(&rows, count, d, NULL) != ATTN_OK ||
             attention_stages_create(&part, cfg, d, count, count, NULL) != ATTN_OK) {
             matrix_destroy(&rows);
-            attention_project(&p->st, cfg, &p->inputs, &p->params);
+            attention_project(&p->st, cfg, &p->inputs, &p->inputs, &p->params);
         } else {
             for (int c = 0; c < count; c++)
                 memcpy(matrix_row(&rows, c), matrix_row(&p->inputs, changed[c]), (size_t)d * sizeof(float));
-            attention_project(&part, cfg, &rows, &p->params);
+            attention_project(&part, cfg, &rows, &rows, &p->params);
             {
                 const struct matrix *got[3] = { &part.queries, &part.keys, &part.values };
                 for (int c = 0; c < count; c++)
@@ -143,6 +143,50 @@ project_changed_rows(struct pipeline *p, const struct pipeline *prev,
         }
     }
     free(changed);
+}
+
+/*
+ * Cross-attention's source sentence: its tokens (the keys' labels), its
+ * embeddings from its vocabulary (src->source_vocab, else the target's)
+ * and, with the sinusoidal encoding on, its own positions from 0.
+ */
+static enum attn_status
+make_source(struct pipeline *p, const struct attention_config *cfg, const struct pipeline_source *src,
+            struct attn_error *err)
+{
+    const struct vocab *vocab = src->source_vocab != NULL ? src->source_vocab : src->vocab;
+    enum attn_status st;
+    struct matrix pe;
+
+    if (src->source == NULL)
+        return attn_fail(err, ATTN_EVALUE, "--source: no source sentence was given");
+    if (vocab->dim != p->d_in)
+        return attn_fail(err, ATTN_ESHAPE,
+                         "the source's vocabulary has %d dimensions and the target's %d: "
+                         "cross-attention needs one width",
+                         vocab->dim, p->d_in);
+    st = tokenizer_split(src->source, &p->source_tokens, err);
+    if (st == ATTN_OK)
+        st = pipeline_label_list(&p->source_tokens, &p->source_label_storage, &p->key_labels, err);
+    if (st != ATTN_OK)
+        return st;
+    p->source_made_up = calloc((size_t)p->source_tokens.count, 1);
+    if (p->source_made_up == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    st = matrix_create(&p->source, p->source_tokens.count, p->d_in, err);
+    if (st != ATTN_OK)
+        return st;
+    vocab_embed(vocab, &p->source_tokens, &p->source, p->source_made_up);
+    if (!cfg->positional)
+        return ATTN_OK;
+    st = matrix_create(&pe, p->source_tokens.count, p->d_in, err);
+    if (st != ATTN_OK)
+        return st;
+    posenc_sinusoidal(&pe);
+    for (size_t e = 0; e < matrix_size(&pe); e++)
+        p->source.data[e] += pe.data[e];
+    matrix_destroy(&pe);
+    return ATTN_OK;
 }
 
 /* A sentence: tokens, embeddings, parameters (drawn, given or moved from prev), every stage. */
@@ -174,9 +218,11 @@ create_from_sentence(struct pipeline *p, const struct attention_config *cfg,
                      struct attn_error *err)
 {
     const struct vocab *vocab = src->vocab;
+    const struct matrix *kv;
     enum attn_status st;
     struct rng r;
     int n;
+    int nk;
 
     p->d_in = vocab->dim;
     st = attention_config_check(cfg, vocab->dim, err);
@@ -206,6 +252,13 @@ create_from_sentence(struct pipeline *p, const struct attention_config *cfg,
         posenc_sinusoidal(&p->positional);
         add_positions(p);
     }
+    if (cfg->cross) {
+        st = make_source(p, cfg, src, err);
+        if (st != ATTN_OK)
+            return st;
+    }
+    nk = cfg->cross ? p->source.rows : n;
+    kv = cfg->cross ? &p->source : &p->inputs;
 
     if (prev != NULL) {
         /* The same parameters as before: taken over, not drawn again. */
@@ -215,10 +268,13 @@ create_from_sentence(struct pipeline *p, const struct attention_config *cfg,
         p->rng_after_params = prev->rng_after_params;
         r = prev->rng_after_params;
         learned_positions(p, cfg, &r);
-        st = attention_stages_create(&p->st, cfg, p->d_in, n, n, err);
+        st = attention_stages_create(&p->st, cfg, p->d_in, n, nk, err);
         if (st != ATTN_OK)
             return st;
-        project_changed_rows(p, prev, cfg);
+        if (cfg->cross)
+            attention_project(&p->st, cfg, &p->inputs, kv, &p->params);
+        else
+            project_changed_rows(p, prev, cfg);
         attention_attend(&p->st, cfg, &p->params, &r);
         return ATTN_OK;
     }
@@ -244,10 +300,10 @@ create_from_sentence(struct pipeline *p, const struct attention_config *cfg,
     p->rng_after_params = r;
     learned_positions(p, cfg, &r);
 
-    st = attention_stages_create(&p->st, cfg, p->d_in, n, n, err);
+    st = attention_stages_create(&p->st, cfg, p->d_in, n, nk, err);
     if (st != ATTN_OK)
         return st;
-    attention_project(&p->st, cfg, &p->inputs, &p->params);
+    attention_project(&p->st, cfg, &p->inputs, kv, &p->params);
     attention_attend(&p->st, cfg, &p->params, &r);
     return ATTN_OK;
 }
@@ -297,6 +353,15 @@ book_estimate(const struct attention_config *cfg, const struct pipeline_source *
         nq = nk = tl.count;
         token_list_destroy(&tl);
         inputs = (cfg->positional ? 3 : 2) * (size_t)nq * (size_t)d_in;
+        if (cfg->cross && src->source != NULL) {
+            /* The source's inputs (and its encoding while it is made). */
+            st = tokenizer_split(src->source, &tl, err);
+            if (st != ATTN_OK)
+                return st;
+            nk = tl.count;
+            token_list_destroy(&tl);
+            inputs += (cfg->positional ? 2 : 1) * (size_t)nk * (size_t)d_in;
+        }
     }
     st = attention_config_check(cfg, d_in, err);
     if (st != ATTN_OK)

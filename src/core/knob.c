@@ -98,6 +98,9 @@ step_variant(struct attention_config *c, int dir, const struct pipeline *p, char
         snprintf(msg, size, "Q, K and V are given directly: only simple (no weights) applies");
         return -1;
     }
+    /* Across sentences, the variants with weights only (simple has none to project with). */
+    while (c->cross && !attention_variant_has_weights((enum attn_variant)v))
+        v = (v + dir + ATTN_VARIANT_COUNT) % ATTN_VARIANT_COUNT;
     attention_config_set_variant(c, (enum attn_variant)v);
     if (attention_variant_info(c->variant)->proj == PROJ_LINEAR_SPLIT && c->d_out % c->heads != 0)
         c->d_out = c->heads * (c->d_out / c->heads > 0 ? c->d_out / c->heads : 1);
@@ -391,8 +394,10 @@ step_mask(struct attention_config *c, int dir, const struct pipeline *p, char *m
 {
     (void)dir;
     (void)p;
-    (void)msg;
-    (void)size;
+    if (c->cross) {
+        snprintf(msg, size, "across sentences there is no mask: the target sees every source token");
+        return -1;
+    }
     c->mask = c->mask == ATTN_MASK_CAUSAL ? ATTN_MASK_NONE : ATTN_MASK_CAUSAL;
     return 1;
 }

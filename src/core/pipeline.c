@@ -136,6 +136,10 @@ pipeline_destroy(struct pipeline *p)
         free((void *)p->key_labels);
     }
     free(p->label_storage);
+    token_list_destroy(&p->source_tokens);
+    free(p->source_made_up);
+    free(p->source_label_storage);
+    matrix_destroy(&p->source);
     matrix_destroy(&p->embeddings);
     matrix_destroy(&p->positional);
     matrix_destroy(&p->inputs);
@@ -165,8 +169,18 @@ by_text(const void *a, const void *b)
 enum attn_status
 pipeline_label_tokens(struct pipeline *p, struct attn_error *err)
 {
-    const int n = p->tokens.count;
-    const char *const *text = (const char *const *)p->tokens.text;
+    enum attn_status st = pipeline_label_list(&p->tokens, &p->label_storage, &p->query_labels, err);
+
+    p->key_labels = p->query_labels;
+    return st;
+}
+
+enum attn_status
+pipeline_label_list(const struct token_list *tl, char **storage, const char *const **labels_out,
+                    struct attn_error *err)
+{
+    const int n = tl->count;
+    const char *const *text = (const char *const *)tl->text;
     int *order = malloc((size_t)n * sizeof *order);
     unsigned char *repeated = calloc((size_t)n, 1);
     size_t bytes = (size_t)n * sizeof(char *);
@@ -174,8 +188,7 @@ pipeline_label_tokens(struct pipeline *p, struct attn_error *err)
     char **labels;
     char *at;
 
-    p->query_labels = text;
-    p->key_labels = text;
+    *labels_out = text;
     if (order == NULL || repeated == NULL) {
         free(order);
         free(repeated);
@@ -198,13 +211,13 @@ pipeline_label_tokens(struct pipeline *p, struct attn_error *err)
         return ATTN_OK;
     }
     /* One block: the pointers, then the text (freed with label_storage). */
-    p->label_storage = malloc(bytes);
-    if (p->label_storage == NULL) {
+    *storage = malloc(bytes);
+    if (*storage == NULL) {
         free(repeated);
         return attn_fail(err, ATTN_ENOMEM, "out of memory");
     }
-    labels = (char **)(void *)p->label_storage;
-    at = p->label_storage + (size_t)n * sizeof(char *);
+    labels = (char **)(void *)*storage;
+    at = *storage + (size_t)n * sizeof(char *);
     for (int i = 0; i < n; i++) {
         labels[i] = at;
         if (repeated[i])
@@ -213,8 +226,7 @@ pipeline_label_tokens(struct pipeline *p, struct attn_error *err)
             at += (size_t)sprintf(at, "%s", text[i]) + 1;
     }
     free(repeated);
-    p->query_labels = (const char *const *)labels;
-    p->key_labels = (const char *const *)labels;
+    *labels_out = (const char *const *)labels;
     return ATTN_OK;
 }
 

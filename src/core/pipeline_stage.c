@@ -71,6 +71,22 @@ stage_view_inputs(const struct pipeline *p, int head, struct pipeline_view *v)
     v->m = p->inputs;
 }
 
+/* The rows of the keys' side: the source's tokens across sentences, else the sentence's. */
+static void
+key_rows(const struct pipeline *p, struct pipeline_view *v)
+{
+    v->row_labels = p->key_labels;
+    v->row_marked = p->qkv_given ? NULL : p->cfg.cross ? p->source_made_up : p->made_up;
+}
+
+static void
+stage_view_source(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->source;
+    key_rows(p, v);
+}
+
 static void
 stage_view_queries(const struct pipeline *p, int head, struct pipeline_view *v)
 {
@@ -84,7 +100,7 @@ stage_view_keys(const struct pipeline *p, int head, struct pipeline_view *v)
 {
     (void)head;
     v->m = p->st.keys;
-    v->row_labels = p->key_labels;
+    key_rows(p, v);
     v->col_group = head_columns(p);
 }
 
@@ -93,7 +109,7 @@ stage_view_values(const struct pipeline *p, int head, struct pipeline_view *v)
 {
     (void)head;
     v->m = p->st.values;
-    v->row_labels = p->key_labels;
+    key_rows(p, v);
     v->col_group = head_columns(p);
 }
 
@@ -251,6 +267,13 @@ formula_inputs(const struct pipeline *p)
         return p->layer == 0 ? "x = embeddings + positional" : "x = the block before's residual2";
     return !p->cfg.positional ? "x = embeddings"
            : p->cfg.positional_learned ? "x = embeddings + P" : "x = embeddings + PE";
+}
+
+static const char *
+formula_source(const struct pipeline *p)
+{
+    return p->cfg.positional ? "x_src = embeddings + PE (the source sentence)"
+                             : "x_src = embeddings (the source sentence)";
 }
 
 static const char *
@@ -497,6 +520,8 @@ pipeline_stage_present(const struct pipeline *p, enum pipeline_stage s)
         return p->st.shape.dropout_output;
     case NEEDS_AVERAGE:
         return !p->qkv_given && attention_variant_averages(p->cfg.variant);
+    case NEEDS_SOURCE:
+        return !p->qkv_given && p->cfg.cross;
     }
     return false;
 }
@@ -529,6 +554,7 @@ pipeline_stage_view(const struct pipeline *p, enum pipeline_stage s, int head,
 {
     memset(v, 0, sizeof *v);
     v->row_labels = p->query_labels;
+    v->row_marked = p->qkv_given ? NULL : p->made_up;
     if ((unsigned)s < STAGE_COUNT)
         stages[s].view(p, head, v);
 }

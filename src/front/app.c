@@ -110,7 +110,7 @@ app_rebuild(struct app *a, const struct attention_config *cfg, const char *sente
     struct pipeline next;
     struct pipeline_source src = { sentence,  a->vocab, a->weights, a->qkv,
                                    a->family, a->model, a->top,     a->bos,
-                                   a->ablated };
+                                   a->ablated, a->source, a->source_vocab };
     const int layer = a->pipe.layer;
     struct attn_error err;
 
@@ -186,12 +186,19 @@ app_init(struct app *a, const struct attention_config *cfg, const struct pipelin
     a->weights_dir = weights_dir;
     a->export_dir = APP_DEFAULT_EXPORT_DIR;
     a->sentence = strdup(src->sentence != NULL ? src->sentence : "");
-    if (a->sentence == NULL)
+    a->source = src->source != NULL ? strdup(src->source) : NULL;
+    a->source_vocab = src->source_vocab;
+    if (a->sentence == NULL || (src->source != NULL && a->source == NULL)) {
+        free(a->sentence);
+        free(a->source);
         return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    }
     st = pipeline_create(&a->pipe, cfg, src, err);
     if (st != ATTN_OK) {
         free(a->sentence);
         a->sentence = NULL;
+        free(a->source);
+        a->source = NULL;
         view_destroy(&a->view);
         return st;
     }
@@ -248,6 +255,7 @@ app_destroy(struct app *a)
     pipeline_destroy(&a->pipe);
     view_destroy(&a->view);
     free(a->sentence);
+    free(a->source);
     free(a->narration);
     free(a->edit);
     free(a->ablated);

@@ -41,7 +41,9 @@ enum {
 struct app {
     struct attention_config cfg;
     char *sentence;
+    char *source;                            /* cross-attention's source sentence, or NULL */
     const struct vocab *vocab;               /* borrowed */
+    const struct vocab *source_vocab;        /* borrowed; the source's (NULL: vocab) */
     const struct attention_params *weights;  /* borrowed; NULL: drawn from the seed */
     const struct qkv_given *qkv;             /* borrowed; not NULL: Q, K, V given */
     const struct family *family;             /* the source's (NULL: the book's) */

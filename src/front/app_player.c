@@ -29,6 +29,7 @@ play_step(struct app *a, int k, struct attn_error *err)
     int row;
     int col;
     char *sentence;
+    char *source;
     char *narration = NULL;
 
     if (walkthrough_step_pipeline(&a->walk, k, &res, &next, err) != ATTN_OK)
@@ -42,7 +43,10 @@ play_step(struct app *a, int k, struct attn_error *err)
         return -1;
     }
     sentence = strdup(res.opts.sentence);
-    if (sentence == NULL) {
+    source = res.opts.source != NULL ? strdup(res.opts.source) : NULL;
+    if (sentence == NULL || (res.opts.source != NULL && source == NULL)) {
+        free(sentence);
+        free(source);
         free(narration);
         pipeline_destroy(&next);
         walk_resources_destroy(&res);
@@ -57,6 +61,7 @@ play_step(struct app *a, int k, struct attn_error *err)
     a->have_res = true;
     a->cfg = res.opts.cfg;
     a->vocab = &a->res.in.vocab;
+    a->source_vocab = a->res.in.have_source_vocab ? &a->res.in.source_vocab : NULL;
     a->weights = a->res.in.have_weights ? &a->res.in.weights : NULL;
     a->qkv = a->res.in.have_qkv ? &a->res.in.qkv : NULL;
     a->weights_dir = a->res.opts.weights_dir;
@@ -68,6 +73,8 @@ play_step(struct app *a, int k, struct attn_error *err)
     app_take_ablated(a, a->res.ablated);
     free(a->sentence);
     a->sentence = sentence;
+    free(a->source);
+    a->source = source;
     free(a->narration);
     a->narration = narration;
 

@@ -34,6 +34,9 @@ enum {
     OPT_BOS,
     OPT_THREADS,
     OPT_ABLATE,
+    OPT_SOURCE,
+    OPT_SOURCE_FILE,
+    OPT_SOURCE_EMBEDDINGS,
     OPT_KNOB /* + 2 * knob + option: the knobs' options */
 };
 
@@ -52,6 +55,13 @@ static const struct plain_option plain_options[] = {
     { "sentence", 's', 's', "TEXT", GROUP_INPUT, "the sentence (default \"" CLI_DEFAULT_SENTENCE "\")" },
     { "sentence-file", 'f', 'f', "FILE", GROUP_INPUT,
       "read the sentence from FILE (- for standard input; one final newline is dropped)" },
+    { "source", 0, OPT_SOURCE, "TEXT", GROUP_INPUT,
+      "cross-attention: queries from the sentence (the target), keys and values from TEXT (the "
+      "source); no mask" },
+    { "source-file", 0, OPT_SOURCE_FILE, "FILE", GROUP_INPUT,
+      "the source sentence from FILE (- for standard input)" },
+    { "source-embeddings", 0, OPT_SOURCE_EMBEDDINGS, "FILE", GROUP_INPUT,
+      "the source's vocabulary CSV (default: the sentence's, -e); the same width" },
     { "model", 0, OPT_MODEL, "DIR", GROUP_INPUT,
       "a trained GPT-2: a folder with config.json, model.safetensors and its tokenizer, or a name "
       "in the Hugging Face cache (gpt2, distilgpt2, ...); default $ATTNSCOPE_MODEL, none for the "
@@ -253,6 +263,9 @@ check_model(const struct cli_options *o, const struct knob_setting *settings, in
                                           "book's classes)"
                                         : "";
     const char *input = o->embeddings != NULL    ? "--embeddings"
+                        : o->source != NULL      ? "--source"
+                        : o->source_file != NULL ? "--source-file"
+                        : o->source_embeddings != NULL ? "--source-embeddings"
                         : o->weights_dir != NULL ? "--weights"
                         : o->qkv_dir != NULL     ? "--qkv"
                         : o->walkthrough != NULL ? "--walkthrough"
@@ -308,6 +321,22 @@ check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
                                                : "--qkv");
     if (o->sentence_file != NULL && o->sentence_given)
         return attn_fail_text(err, err_size, "--sentence and --sentence-file: choose one");
+    if (o->source != NULL && o->source_file != NULL)
+        return attn_fail_text(err, err_size, "--source and --source-file: choose one");
+    if (o->source_embeddings != NULL && o->source == NULL && o->source_file == NULL)
+        return attn_fail_text(err, err_size,
+                              "--source-embeddings is the source sentence's vocabulary: give "
+                              "--source or --source-file");
+    if (o->walkthrough != NULL && (o->source != NULL || o->source_file != NULL))
+        return attn_fail_text(err, err_size,
+                              "--walkthrough: each step gives its own inputs; drop %s",
+                              o->source != NULL ? "--source" : "--source-file");
+    if (o->qkv_dir != NULL && (o->source != NULL || o->source_file != NULL))
+        return attn_fail_text(err, err_size,
+                              "--qkv gives Q, K and V directly, from no sentence: drop %s",
+                              o->source != NULL ? "--source" : "--source-file");
+    /* Across sentences: set before the variant, which then keeps no mask. */
+    o->cfg.cross = o->source != NULL || o->source_file != NULL;
     if (o->model != NULL && check_model(o, settings, count, err, err_size) != 0)
         return -1;
     if (o->model == NULL &&
@@ -389,10 +418,10 @@ parse(int argc, char **argv, struct cli_options *o, bool lesson, char *err, size
         }
         /* An empty path would name "/W_query.weight.csv" or a folder: refused as an option. */
         if ((c == 'e' || c == 'f' || c == OPT_WEIGHTS || c == OPT_QKV || c == OPT_WALKTHROUGH ||
-             c == OPT_MODEL) &&
+             c == OPT_MODEL || c == OPT_SOURCE_FILE || c == OPT_SOURCE_EMBEDDINGS) &&
             arg[0] == '\0') {
             r = attn_fail_text(err, err_size, "--%s: the %s name is empty", plain_name(c),
-                               c == 'e' || c == 'f' || c == OPT_WALKTHROUGH ? "file" : "folder");
+                               c == OPT_WEIGHTS || c == OPT_QKV || c == OPT_MODEL ? "folder" : "file");
             break;
         }
         switch (c) {
@@ -408,6 +437,15 @@ parse(int argc, char **argv, struct cli_options *o, bool lesson, char *err, size
             break;
         case OPT_MODEL:
             o->model = arg;
+            break;
+        case OPT_SOURCE:
+            o->source = arg;
+            break;
+        case OPT_SOURCE_FILE:
+            o->source_file = arg;
+            break;
+        case OPT_SOURCE_EMBEDDINGS:
+            o->source_embeddings = arg;
             break;
         case OPT_LAYER:
             r = knob_parse_int("--layer", arg, 0, 100000, &o->layer, err, err_size);

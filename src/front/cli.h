@@ -37,6 +37,9 @@ struct cli_options {
     uint64_t knobs_given;            /* bit k: an option set knob k (enum knob_id) */
     bool sentence_given;             /* -s was given */
     const char *sentence_file;       /* -f: the text from a file ("-": standard input), or NULL */
+    const char *source;              /* --source: cross-attention's source sentence, or NULL */
+    const char *source_file;         /* --source-file: the source from a file, or NULL */
+    const char *source_embeddings;   /* --source-embeddings: the source's vocabulary CSV, or NULL */
     const char *model;               /* --model (or $ATTNSCOPE_MODEL): a folder or a name, or NULL */
     bool model_from_env;             /* the model came from $ATTNSCOPE_MODEL */
     int layer;                       /* --layer, or -1 */

@@ -106,6 +106,17 @@ inputs_load(struct inputs *in, struct attention_config *cfg, const struct inputs
     st = paths->embeddings ? vocab_load_csv(&in->vocab, paths->embeddings, err)
                            : vocab_builtin(&in->vocab, err);
     in->have_vocab = st == ATTN_OK;
+    if (st == ATTN_OK && paths->source_embeddings != NULL) {
+        st = vocab_load_csv(&in->source_vocab, paths->source_embeddings, err);
+        in->have_source_vocab = st == ATTN_OK;
+        if (st == ATTN_OK && in->source_vocab.dim != in->vocab.dim)
+            st = attn_fail(err, ATTN_ESHAPE,
+                           "--source-embeddings %s has %d-dimensional vectors and %s %d: "
+                           "cross-attention compares them, so give both one width",
+                           paths->source_embeddings, in->source_vocab.dim,
+                           paths->embeddings != NULL ? paths->embeddings : "the built-in vocabulary's",
+                           in->vocab.dim);
+    }
     if (st == ATTN_OK && paths->qkv != NULL) {
         st = qkv_load(&in->qkv, paths->qkv, err);
         in->have_qkv = st == ATTN_OK;
@@ -134,6 +145,8 @@ inputs_destroy(struct inputs *in)
 {
     if (in->have_vocab)
         vocab_destroy(&in->vocab);
+    if (in->have_source_vocab)
+        vocab_destroy(&in->source_vocab);
     if (in->have_qkv)
         qkv_destroy(&in->qkv);
     if (in->have_weights)
@@ -142,10 +155,11 @@ inputs_destroy(struct inputs *in)
 }
 
 struct pipeline_source
-inputs_source(const struct inputs *in, const char *sentence)
+inputs_source(const struct inputs *in, const char *sentence, const char *source)
 {
     struct pipeline_source src = { sentence, &in->vocab, in->have_weights ? &in->weights : NULL,
-                                   in->have_qkv ? &in->qkv : NULL, NULL, NULL, 0, false, NULL };
+                                   in->have_qkv ? &in->qkv : NULL, NULL, NULL, 0, false, NULL,
+                                   source, in->have_source_vocab ? &in->source_vocab : NULL };
     return src;
 }
 

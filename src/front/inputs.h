@@ -19,6 +19,8 @@
 struct inputs {
     struct vocab vocab;
     bool have_vocab;
+    struct vocab source_vocab;       /* --source-embeddings: the source sentence's */
+    bool have_source_vocab;
     struct qkv_given qkv;
     bool have_qkv;
     struct attention_params weights; /* laid out for cfg's variant, then read */
@@ -30,10 +32,11 @@ struct inputs_paths {
     const char *embeddings; /* -e */
     const char *qkv;        /* --qkv */
     const char *weights;    /* --weights */
+    const char *source_embeddings; /* --source-embeddings */
 };
 
 /*
- * Loads the vocabulary, then Q/K/V, then the weights for cfg (whose shape
+ * Loads the vocabulary (and the source's, which must be as wide), then Q/K/V, then the weights for cfg (whose shape
  * depends on the vocabulary's width).  A weights folder that describes
  * itself (model.csv) sets cfg's variant, d_out, heads and bias, unless an
  * option in knobs_given (bits of enum knob_id) asked for another value:
@@ -57,7 +60,8 @@ struct model;
 enum attn_status inputs_ablated_heads(const struct model *m, const int (*ablate)[2], int count,
                                       unsigned char **out, struct attn_error *err);
 
-/* The pipeline source for sentence and the loaded inputs. */
-struct pipeline_source inputs_source(const struct inputs *in, const char *sentence);
+/* The pipeline source for sentence (and source, across sentences, or NULL) and the loaded inputs. */
+struct pipeline_source inputs_source(const struct inputs *in, const char *sentence,
+                                     const char *source);
 
 #endif

@@ -261,6 +261,21 @@ print_heatmap(FILE *out, const char *title, const struct heatmap_spec *spec,
     grid_destroy(&g);
 }
 
+/* "tokens (6): Your journey ..." with made-up ones starred; returns how many are. */
+static int
+print_tokens(FILE *out, const char *what, const struct token_list *tl, const unsigned char *made_up)
+{
+    int count = 0;
+
+    fprintf(out, "%s (%d):", what, tl->count);
+    for (int t = 0; t < tl->count; t++) {
+        fprintf(out, " %s%s", tl->text[t], made_up[t] ? "*" : "");
+        count += made_up[t];
+    }
+    fputc('\n', out);
+    return count;
+}
+
 static void
 print_header(FILE *out, const struct pipeline *p, const struct print_options *po)
 {
@@ -337,12 +352,11 @@ print_header(FILE *out, const struct pipeline *p, const struct print_options *po
         fputc('\n', out);
         return;
     }
-    fprintf(out, "tokens (%d):", p->tokens.count);
-    for (int t = 0; t < p->tokens.count; t++) {
-        fprintf(out, " %s%s", p->tokens.text[t], p->made_up[t] ? "*" : "");
-        made_up += p->made_up[t];
-    }
-    fputc('\n', out);
+    if (p->cfg.cross)
+        fprintf(out, "cross-attention: Q from the target, K and V from the source\n");
+    made_up += print_tokens(out, p->cfg.cross ? "target" : "tokens", &p->tokens, p->made_up);
+    if (p->cfg.cross)
+        made_up += print_tokens(out, "source", &p->source_tokens, p->source_made_up);
     if (made_up > 0)
         fprintf(out, "  * not in the vocabulary: its vector is made up from the word itself, "
                      "so it carries no meaning\n");

@@ -75,7 +75,7 @@ void walkthrough_destroy(struct walkthrough *w);
 struct walk_resources {
     struct cli_options opts;
     char *argv_text;           /* the argument strings opts points into */
-    char *paths[3];            /* resolved -e, --qkv, --weights */
+    char *paths[4];            /* resolved -e, --qkv, --weights, --source-embeddings */
     struct inputs in;          /* what they load */
     const struct model *model; /* --model: a trained model, owned by the walkthrough */
     unsigned char *ablated;    /* its --ablate heads (layers * heads), or NULL */

@@ -291,9 +291,17 @@ walkthrough_resources(const struct walkthrough *w, int k, struct walk_resources 
                          "or --walkthrough)",
                          w->path, line);
     }
+    if (res->opts.source_file != NULL || res->opts.sentence_file != NULL) {
+        walk_resources_destroy(res);
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s:%d: a lesson gives its sentences in its text: use %s instead of %s",
+                         w->path, line, res->opts.source_file != NULL ? "--source" : "-s",
+                         res->opts.source_file != NULL ? "--source-file" : "--sentence-file");
+    }
     {
-        const char **paths[3] = { &res->opts.embeddings, &res->opts.qkv_dir, &res->opts.weights_dir };
-        for (int i = 0; i < 3; i++) {
+        const char **paths[4] = { &res->opts.embeddings, &res->opts.qkv_dir, &res->opts.weights_dir,
+                                  &res->opts.source_embeddings };
+        for (int i = 0; i < 4; i++) {
             if (*paths[i] == NULL)
                 continue;
             res->paths[i] = resolve_path(w, *paths[i]);
@@ -317,7 +325,7 @@ walkthrough_resources(const struct walkthrough *w, int k, struct walk_resources 
     }
     {
         const struct inputs_paths where = { res->opts.embeddings, res->opts.qkv_dir,
-                                            res->opts.weights_dir };
+                                            res->opts.weights_dir, res->opts.source_embeddings };
         st = inputs_load(&res->in, &res->opts.cfg, &where, res->opts.knobs_given, NULL, &sub);
     }
     if (st != ATTN_OK) {
@@ -357,7 +365,7 @@ walk_resources_destroy(struct walk_resources *res)
 {
     inputs_destroy(&res->in);
     free(res->ablated);
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         free(res->paths[i]);
     free(res->argv_text);
     memset(res, 0, sizeof *res);
@@ -369,7 +377,7 @@ walk_resources_source(const struct walk_resources *res)
     struct pipeline_source src;
 
     if (res->model == NULL)
-        return inputs_source(&res->in, res->opts.sentence);
+        return inputs_source(&res->in, res->opts.sentence, res->opts.source);
     memset(&src, 0, sizeof src);
     src.sentence = res->opts.sentence;
     src.family = &family_gpt2;

@@ -76,8 +76,8 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
     spec->col_labels = pv.col_labels;
     spec->col_prefix = "d";
     spec->col_group = pv.col_group;
-    /* Every stage's rows are the sentence's tokens: a made-up one keeps its mark throughout. */
-    spec->row_marked = p->qkv_given ? NULL : p->made_up;
+    /* A made-up token keeps its mark on every stage whose rows are its sentence's. */
+    spec->row_marked = pv.row_marked;
     spec->ramp = RAMP_DIVERGING;
     spec->kind = stagemap_kind;
     spec->kind_ctx = sm;
