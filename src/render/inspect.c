@@ -170,7 +170,11 @@ inspect_qkv(struct out *o, const struct cell_at *at)
     const int c = col % hd;
     const int gc = head * hd + c;
     const struct matrix *qkv[3] = { &p->st.queries, &p->st.keys, &p->st.values };
-    const float *x = p->qkv_given ? NULL : matrix_row(&p->inputs, i);
+    /* Across sentences, keys and values are made from the source's rows. */
+    const bool from_source = which > 0 && p->cfg.cross;
+    const float *x = p->qkv_given ? NULL : from_source ? matrix_row(&p->source, i) : matrix_row(&p->inputs, i);
+    const char *xname = from_source ? "x_src" : "x";
+    const char *row = which > 0 ? key(p, i) : token(p, i);
     char v[24];
     char b[24];
 
@@ -207,11 +211,11 @@ inspect_qkv(struct out *o, const struct cell_at *at)
             return;
         }
         if (pc.weight->transposed) {
-            emit(o, "x[%s] . column %d of %s:\n", token(p, i), pc.out, params[which]);
+            emit(o, "%s[%s] . column %d of %s:\n", xname, row, pc.out, params[which]);
             emit_products(o, x, 1, pc.weight->m.data + pc.out, pc.weight->m.cols, s->d_in,
                           max_terms);
         } else {
-            emit(o, "x[%s] . row %d of %s (%s):\n", token(p, i), pc.out, params[which],
+            emit(o, "%s[%s] . row %d of %s (%s):\n", xname, row, pc.out, params[which],
                  pc.weight->name);
             emit_products(o, x, 1, matrix_row(&pc.weight->m, pc.out), 1, s->d_in, max_terms);
         }

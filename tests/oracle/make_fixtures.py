@@ -23,18 +23,32 @@ OUT = "tests/golden/oracle"
 LARGE_KEEP = ("context", "output", "weights.h0", "dropped.h0")
 
 
-def write_case(name, knobs, vocab, sentence, keep=None):
+def write_case(name, knobs, vocab, sentence, keep=None, source=None, source_vocab=None):
+    """One case; source (a list of words) makes it cross-attention, source_vocab its own CSV."""
     folder = os.path.join(OUT, name)
     os.makedirs(folder)
     ta.write_vocab(os.path.join(folder, "vocabulary.csv"), vocab)
+    args = ["-e", "vocabulary.csv", "-s", " ".join(sentence)]
+    source_emb = None
+    if source is not None:
+        args += ["--source", " ".join(source)]
+        if source_vocab is not None:
+            ta.write_vocab(os.path.join(folder, "source-vocabulary.csv"), source_vocab)
+            args += ["--source-embeddings", "source-vocabulary.csv"]
+        source_emb = ta.embed(source_vocab or vocab, source)
     with open(os.path.join(folder, "args"), "w") as f:
-        for a in ["-e", "vocabulary.csv", "-s", " ".join(sentence)] + knobs.args():
+        for a in args + knobs.args():
             f.write(a + "\n")
-    stages = ta.run(knobs, ta.embed(vocab, sentence))
+    stages = ta.run(knobs, ta.embed(vocab, sentence), source_emb)
     for stage, m in stages.items():
         if keep is not None and stage not in keep:
             continue
-        labels = sentence if m.shape[0] == len(sentence) else ["r%d" % i for i in range(m.shape[0])]
+        if source is not None and stage in ("source", "keys", "values"):
+            labels = source
+        elif m.shape[0] == len(sentence):
+            labels = sentence
+        else:
+            labels = ["r%d" % i for i in range(m.shape[0])]
         ta.write_matrix(os.path.join(folder, stage + ".csv"), m, labels)
 
 
@@ -114,6 +128,30 @@ def main():
         knobs.positional = i % 4 == 1
         knobs.learned = i % 8 == 1
         write_case("nnmha%02d" % i, knobs, vocab, sentence)
+    # Cross-attention: queries from the sentence, keys and values from a source of another
+    # length, for every variant with weights; half with a second vocabulary of the same width.
+    xrng = random.Random(20261126)
+    for i in range(14):
+        knobs, vocab, sentence = ta.random_case(xrng, n_max=9, d_max=4)
+        knobs.variant = ta.ALL_VARIANTS[1 + i % (len(ta.ALL_VARIANTS) - 1)]
+        knobs.heads = xrng.randint(1, 3)
+        d_in = knobs.heads * xrng.randint(1, 3)
+        if knobs.variant == "mha":
+            knobs.d_out = knobs.heads * xrng.randint(1, 3)
+        vocab = {w: [round(xrng.uniform(-1, 1), 4) for _ in range(d_in)] for w in vocab}
+        knobs.mask = "none"
+        knobs.learned = False
+        knobs.positional = i % 4 == 2
+        if i % 3 == 0:
+            knobs.dropout, knobs.train = 0.5, True
+        source_vocab = None
+        if i % 2 == 1:
+            source_vocab = {"s%d" % j: [round(xrng.uniform(-1, 1), 4) for _ in range(d_in)]
+                            for j in range(xrng.randint(1, 6))}
+        words = list(source_vocab or vocab)
+        source = [xrng.choice(words) for _ in range(xrng.randint(1, 11))]
+        write_case("cross%02d-%s" % (i, knobs.variant), knobs, vocab, sentence, source=source,
+                   source_vocab=source_vocab)
 
 
 if __name__ == "__main__":

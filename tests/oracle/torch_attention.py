@@ -72,12 +72,13 @@ class Head(nn.Module):
             self.W_value = nn.Linear(d_in, d_out, bias=knobs.qkv_bias)
         self.dropout = nn.Dropout(knobs.dropout)
 
-    def project(self, x):
+    def project(self, x, xs):
+        """Q from x, K and V from xs (x itself, or the source sentence across sentences)."""
         if self.kind == "rand":
-            return x @ self.W_query, x @ self.W_key, x @ self.W_value
+            return x @ self.W_query, xs @ self.W_key, xs @ self.W_value
         if self.kind == "linear":
-            return self.W_query(x), self.W_key(x), self.W_value(x)
-        return x, x, x
+            return self.W_query(x), self.W_key(xs), self.W_value(xs)
+        return x, xs, xs
 
 
 def attend(knobs, q, k, v, dropout, rec):
@@ -113,16 +114,28 @@ def positional_encoding(n, d):
     return pe.float()
 
 
-def run(knobs, embeddings):
-    """Every stage of attnscope's pipeline, as float32 tensors keyed by export name."""
+def run(knobs, embeddings, source=None):
+    """Every stage of attnscope's pipeline, as float32 tensors keyed by export name.
+
+    source: the source sentence's embeddings for cross-attention (keys and values from it)."""
     x = embeddings.clone()
     if knobs.positional and not knobs.learned:
         x = x + positional_encoding(x.shape[0], x.shape[1])
+    xs = None
+    if source is not None:
+        xs = source.clone()
+        if knobs.positional:
+            xs = xs + positional_encoding(xs.shape[0], xs.shape[1])
     d_in = x.shape[1]
     torch.manual_seed(knobs.seed)
     rec = {}
     out = {"inputs": x}
+    if xs is not None:
+        out["source"] = xs
     params = {}
+
+    def kv(x):
+        return x if xs is None else xs
 
     def learned_positions(x):
         # The model's nn.Embedding(n, d_in), made after its attention module, before the forward.
@@ -140,7 +153,7 @@ def run(knobs, embeddings):
             head = Head(knobs, d_in, knobs.d_out, kind)
             head.train(knobs.train)
             x = learned_positions(x)
-            q, k, v = head.project(x)
+            q, k, v = head.project(x, kv(x))
             out["queries"], out["keys"], out["values"] = q, k, v
             out["context"] = attend(knobs, q, k, v, head.dropout, rec)
             params = dict(head.named_parameters())
@@ -151,7 +164,7 @@ def run(knobs, embeddings):
             x = learned_positions(x)
             qs, ks, vs, cs = [], [], [], []
             for h in heads:  # each head runs its whole forward before the next
-                q, k, v = h.project(x)
+                q, k, v = h.project(x, kv(x))
                 qs.append(q)
                 ks.append(k)
                 vs.append(v)
@@ -175,8 +188,8 @@ def run(knobs, embeddings):
             notes.train(knobs.train)
             x = learned_positions(x)
             qs = [lin(x) for lin in notes.linear_Qs]
-            ks = [lin(x) for lin in notes.linear_Ks]
-            vs = [lin(x) for lin in notes.linear_Vs]
+            ks = [lin(kv(x)) for lin in notes.linear_Ks]
+            vs = [lin(kv(x)) for lin in notes.linear_Vs]
             cs = [attend(knobs, q, k, v, None, rec) for q, k, v in zip(qs, ks, vs)]
             out["queries"] = torch.cat(qs, -1)
             out["keys"] = torch.cat(ks, -1)
@@ -197,8 +210,8 @@ def run(knobs, embeddings):
             state = torch.get_rng_state()
             W, b = mha.in_proj_weight, mha.in_proj_bias
             q = F.linear(x, W[:E], b[:E])
-            k = F.linear(x, W[E:2 * E], b[E:2 * E])
-            v = F.linear(x, W[2 * E:], b[2 * E:])
+            k = F.linear(kv(x), W[E:2 * E], b[E:2 * E])
+            v = F.linear(kv(x), W[2 * E:], b[2 * E:])
             out["queries"], out["keys"], out["values"] = q, k, v
             split = [t.view(t.shape[0], H, hd).transpose(0, 1) for t in (q, k, v)]
             drop = lambda w: F.dropout(w, p=knobs.dropout, training=knobs.train)  # noqa: E731
@@ -213,7 +226,7 @@ def run(knobs, embeddings):
             if knobs.mask == "causal":
                 mask = torch.triu(torch.ones(n, n), diagonal=1).bool()
             if knobs.scale and knobs.temperature == 1.0:
-                got, got_w = mha(x, x, x, attn_mask=mask, need_weights=True,
+                got, got_w = mha(x, kv(x), kv(x), attn_mask=mask, need_weights=True,
                                  average_attn_weights=False)
                 assert torch.allclose(got, out["output"], atol=1e-5), "nn-mha output"
                 assert torch.allclose(got_w, dropped, atol=1e-5), "nn-mha weights"
@@ -228,9 +241,9 @@ def run(knobs, embeddings):
             mha.train(knobs.train)
             x = learned_positions(x)
             n, hd = x.shape[0], knobs.d_out // knobs.heads
-            q, k, v = mha.W_query(x), mha.W_key(x), mha.W_value(x)
+            q, k, v = mha.W_query(x), mha.W_key(kv(x)), mha.W_value(kv(x))
             out["queries"], out["keys"], out["values"] = q, k, v
-            split = [t.view(n, knobs.heads, hd).transpose(0, 1) for t in (q, k, v)]
+            split = [t.view(t.shape[0], knobs.heads, hd).transpose(0, 1) for t in (q, k, v)]
             ctx = attend(knobs, split[0], split[1], split[2], mha.dropout, rec)
             out["context"] = ctx.transpose(0, 1).contiguous().view(n, knobs.d_out)
             out["output"] = mha.out_proj(out["context"])
