@@ -992,8 +992,8 @@ START_TEST(every_view_stage_is_complete)
             ck_assert(!explain_stage_present(&p, (enum view_stage)s));
             continue;
         }
-        if (s == VIEW_OUTDROP || s == VIEW_AVERAGE) {
-            /* The notes' class alone drops its output, nn-mha alone averages (below). */
+        if (s == VIEW_OUTDROP || s == VIEW_AVERAGE || s == VIEW_SOURCE) {
+            /* The notes' class alone drops its output, nn-mha alone averages, a source is cross-attention's (below). */
             ck_assert(!explain_stage_present(&p, (enum view_stage)s));
             continue;
         }
@@ -1023,6 +1023,31 @@ START_TEST(every_view_stage_is_complete)
     ck_assert_msg(strstr(buf, ") / 3\n") != NULL, "%s", buf);
     inspect_cell(&p, VIEW_QKV, 1, 2, 1, false, 4, false, buf, sizeof buf); /* head 1's k0 */
     ck_assert_msg(strstr(buf, "row 4 of W_k (in_proj_weight)") != NULL, "%s", buf);
+    pipeline_destroy(&p);
+    /* Across sentences: the source's stage, keys spelled from its rows, no mask said plainly. */
+    {
+        struct pipeline_source src = { "with one step", &book, NULL, NULL, NULL, NULL, 0, false, NULL,
+                                       "Your journey starts with one", NULL };
+        struct attn_error err;
+        cfg.cross = true;
+        attention_config_set_variant(&cfg, ATTN_MHA);
+        cfg.heads = 2;
+        cfg.d_out = 4;
+        ck_assert_msg(pipeline_create(&p, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert(explain_stage_present(&p, VIEW_SOURCE));
+        expect_explained(&p, VIEW_SOURCE, 0, 4, 1);
+        inspect_cell(&p, VIEW_SOURCE, 0, 4, 1, false, 4, false, buf, sizeof buf);
+        /* 0.25 + PE(4, 1) = cos 4: each sentence counts its positions from 0. */
+        ck_assert_msg(strstr(buf, "x_src[one][1] = -0.4036") != NULL && strstr(buf, "plus PE") != NULL, "%s", buf);
+        inspect_cell(&p, VIEW_QKV, 0, 4, 2, false, 4, false, buf, sizeof buf); /* the source's 'one': k0 */
+        ck_assert_msg(strstr(buf, "k[one][0] (head 0)") != NULL && strstr(buf, "x_src[one] . row 0 of W_k") != NULL,
+                      "%s", buf);
+        explain_formula(&p, VIEW_QKV, buf, sizeof buf);
+        ck_assert_str_eq(buf, "Q = x W_q^T,  K = x_src W_k^T,  V = x_src W_v^T");
+        explain_text(&p, VIEW_MASK, buf, sizeof buf);
+        ck_assert_ptr_nonnull(strstr(buf, "Across sentences there is no mask"));
+        cfg.cross = false;
+    }
     ck_assert_int_eq(explain_stage_parse("nope", &(enum view_stage){ 0 }), -1);
     ck_assert_int_eq(explain_stage_parse("", &(enum view_stage){ 0 }), -1);
     pipeline_destroy(&p);
@@ -1043,7 +1068,7 @@ START_TEST(every_view_stage_is_complete)
         ck_assert_int_eq(pipeline_select_layer(&p, 1, &err), ATTN_OK);
         for (int s = 0; s < VIEW_STAGE_COUNT; s++) {
             const char *name = explain_stage_name((enum view_stage)s);
-            if (s == VIEW_DROPOUT || s == VIEW_OUTDROP || s == VIEW_AVERAGE) {
+            if (s == VIEW_DROPOUT || s == VIEW_OUTDROP || s == VIEW_AVERAGE || s == VIEW_SOURCE) {
                 ck_assert(!explain_stage_present(&p, (enum view_stage)s));
                 continue;
             }

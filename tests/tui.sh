@@ -242,5 +242,25 @@ keys Right Right Right Right
 snap "notes: a kept value, doubled"
 finish notes
 
+# 19. Cross-attention: two sentences on the bar, the source's own stage, Q K V
+# rows pairing a target with a source token, T x S weights, the mask refused,
+# the source edited (E).
+printf '%s\n' "Kannst du mir helfen diesen Satz zu übersetzen" >"$tmp/de.txt"
+printf '%s\n' "Can you help me translate this sentence" >"$tmp/en.txt"
+start 100 30 -e "$srcdir/samples/translate/en.csv" --source-embeddings "$srcdir/samples/translate/de.csv" -f en.txt --source-file de.txt --weights "$srcdir/samples/translate/same-space"
+keys Space
+snap "cross: the source sentence"
+keys 2
+snap "cross: Q from the target, K and V from the source"
+keys 6 Down Down Right Right Right
+snap "cross: weights, help on helfen"
+keys m
+snap "cross: no mask across sentences"
+keys E C-w C-w C-w
+keys -l "Satz"
+keys Enter
+snap "cross: the source edited"
+finish cross
+
 echo "$checks checks, $failures failed"
 [ "$failures" -eq 0 ]

@@ -70,18 +70,20 @@ write_stage(struct fileio_batch *b, const struct pipeline *p, enum pipeline_stag
     return write_stage_in(b, p, s, head, NULL, err);
 }
 
+/* name: a sentence's tokens, their positions and whether their vectors were made up. */
 static enum attn_status
-write_tokens(struct fileio_batch *b, const struct pipeline *p, struct attn_error *err)
+write_tokens(struct fileio_batch *b, const char *name, const struct token_list *tl,
+             const unsigned char *made_up, struct attn_error *err)
 {
     FILE *f;
-    enum attn_status st = fileio_batch_open(b, "tokens.csv", &f, err);
+    enum attn_status st = fileio_batch_open(b, name, &f, err);
 
     if (st != ATTN_OK)
         return st;
     fputs("token,position,source\n", f);
-    for (int t = 0; t < p->tokens.count; t++) {
-        csvio_write_field(f, p->tokens.text[t]);
-        fprintf(f, ",%d,%s\n", t, p->made_up[t] ? "made-up" : "vocabulary");
+    for (int t = 0; t < tl->count; t++) {
+        csvio_write_field(f, tl->text[t]);
+        fprintf(f, ",%d,%s\n", t, made_up[t] ? "made-up" : "vocabulary");
     }
     return fileio_batch_close(b, err);
 }
@@ -207,7 +209,9 @@ export_all(const struct pipeline *p, const char *dir, int *written, struct attn_
     if (st != ATTN_OK)
         return st;
     if (!p->qkv_given) {
-        st = write_tokens(&b, p, err);
+        st = write_tokens(&b, "tokens.csv", &p->tokens, p->made_up, err);
+        if (st == ATTN_OK && p->cfg.cross)
+            st = write_tokens(&b, "source-tokens.csv", &p->source_tokens, p->source_made_up, err);
         if (st == ATTN_OK)
             st = write_vocabulary(&b, p, err);
     }

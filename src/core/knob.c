@@ -660,18 +660,23 @@ parse_dropout_seed(struct attention_config *c, const char *option, const char *t
 const struct knob knob_table[] = {
     [KNOB_VARIANT] = {
         "variant", RECOMPUTE_ALL, KNOB_GROUP_ATTENTION, 0,
-        { { "variant", "NAME", NULL, "simple | v1 | v2 | causal | wrapper | mha (default mha)" } },
-        parse_variant, 'v', 'V', "v V", "next / previous variant (simple v1 v2 causal wrapper mha)",
+        { { "variant", "NAME", NULL,
+            "simple | v1 | v2 | causal | wrapper | mha (default) | notes | nn-mha" } },
+        parse_variant, 'v', 'V', "v V",
+        "next / previous variant (simple v1 v2 causal wrapper mha notes nn-mha)",
         step_variant, "v", bar_variant, said_variant, FIELDS(variant) },
     [KNOB_D_OUT] = {
         "d_out", RECOMPUTE_ALL, KNOB_GROUP_ATTENTION, 1,
-        { { "d-out", "N", NULL, "output size: per head for wrapper, in total for mha (default 2)" } },
+        { { "d-out", "N", NULL,
+            "output size: per head for wrapper, in total for mha (default 2); notes and nn-mha "
+            "keep d_in" } },
         parse_d_out, 'd', 'D', "d D", "d_out up / down (mha: a column more or less per head)",
         step_d_out, "d", bar_d_out, said_d_out, FIELDS(d_out) },
     [KNOB_HEADS] = {
         "heads", RECOMPUTE_ALL, KNOB_GROUP_ATTENTION, 1,
-        { { "heads", "N", NULL, "heads of wrapper and mha (default 2)" } },
-        parse_heads, 'h', 'H', "h H", "heads up / down (wrapper, mha)",
+        { { "heads", "N", NULL,
+            "heads of wrapper, mha, notes and nn-mha (default 2; notes' and nn-mha's divide d_in)" } },
+        parse_heads, 'h', 'H', "h H", "heads up / down (wrapper, mha, notes, nn-mha)",
         step_heads, "h", bar_heads, said_heads, FIELDS(heads) },
     [KNOB_SEED] = {
         "seed", RECOMPUTE_ALL, KNOB_GROUP_ATTENTION, 1,

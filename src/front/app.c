@@ -42,6 +42,7 @@ static const struct view_help_line help_before[] = {
            "W again goes back" },
     { "i", "hide / show the panel that explains the cell (more room for the matrix)" },
     { "e", "edit the sentence (Enter applies, Esc cancels)" },
+    { "E", "edit the source sentence (cross-attention, --source)" },
 };
 
 static const struct view_help_line help_after[] = {
@@ -107,10 +108,30 @@ app_complain(struct app *a, const char *msg)
 int
 app_rebuild(struct app *a, const struct attention_config *cfg, const char *sentence)
 {
+    return app_rebuild_with(a, cfg, sentence, a->source);
+}
+
+/* Keeps a copy of text in *held when it is new (the old one freed); on no memory, the old. */
+static void
+hold_text(char **held, const char *text)
+{
+    if (text != *held && text != NULL) {
+        char *copy = strdup(text);
+        if (copy != NULL) {
+            free(*held);
+            *held = copy;
+        }
+    }
+}
+
+int
+app_rebuild_with(struct app *a, const struct attention_config *cfg, const char *sentence,
+                 const char *source)
+{
     struct pipeline next;
     struct pipeline_source src = { sentence,  a->vocab, a->weights, a->qkv,
                                    a->family, a->model, a->top,     a->bos,
-                                   a->ablated, a->source, a->source_vocab };
+                                   a->ablated, source, a->source_vocab };
     const int layer = a->pipe.layer;
     struct attn_error err;
 
@@ -123,7 +144,8 @@ app_rebuild(struct app *a, const struct attention_config *cfg, const char *sente
         }
     }
     attn_error_clear(&err);
-    if (sentence == a->sentence && src.weights == a->weights && pipeline_attend_only(&a->pipe, cfg)) {
+    if (sentence == a->sentence && source == a->source && src.weights == a->weights &&
+        pipeline_attend_only(&a->pipe, cfg)) {
         /* Only the stages after the projections change: recompute those in place. */
         if (pipeline_reattend(&a->pipe, cfg, &err) != ATTN_OK) {
             app_complain(a, err.msg);
@@ -143,13 +165,8 @@ app_rebuild(struct app *a, const struct attention_config *cfg, const char *sente
     /* A model's new pipeline shows the layer the old one did. */
     if (layer > 0 && layer < a->pipe.layers)
         (void)pipeline_select_layer(&a->pipe, layer, NULL);
-    if (sentence != a->sentence && sentence != NULL) {
-        char *copy = strdup(sentence);
-        if (copy != NULL) {
-            free(a->sentence);
-            a->sentence = copy;
-        }
-    }
+    hold_text(&a->sentence, sentence);
+    hold_text(&a->source, source);
     view_clamp(&a->view, &a->pipe);
     if (a->weights != NULL && src.weights == NULL)
         app_say(a, "the weights from %s do not fit this configuration: drawn from seed %llu",
@@ -929,8 +946,21 @@ app_key(struct app *a, int key)
             app_complain(a, "Q, K and V are given directly: there is no sentence to edit");
             break;
         }
-        if (app_edit_start(a, a->sentence) == 0)
+        if (app_edit_start(a, a->sentence) == 0) {
             v->editing = true;
+            v->editing_source = false;
+        }
+        break;
+    case 'E':
+        if (a->source == NULL) {
+            app_complain(a, "E edits the source sentence of cross-attention (start with --source "
+                            "TEXT); e edits the sentence");
+            break;
+        }
+        if (app_edit_start(a, a->source) == 0) {
+            v->editing = true;
+            v->editing_source = true;
+        }
         break;
     default:
         view_key(a, key);

@@ -79,6 +79,11 @@ app_edit_key(struct app *a, int key)
     switch (key) {
     case APP_KEY_ENTER:
         v->editing = false;
+        if (v->editing_source) {
+            if (app_rebuild_with(a, &a->cfg, a->sentence, a->edit) == 0 && v->message == NULL)
+                app_say(a, "the source has %d tokens", a->pipe.source_tokens.count);
+            return;
+        }
         if (app_rebuild(a, &a->cfg, a->edit) == 0 && v->message == NULL)
             app_say(a, "%d tokens", a->pipe.tokens.count);
         return;
@@ -201,6 +206,7 @@ app_paste(struct app *a, const char *text, size_t len)
             return;
         }
         v->editing = true;
+        v->editing_source = false;
     }
     add = strlen(clean);
     have = strlen(a->edit);

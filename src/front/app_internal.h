@@ -18,6 +18,9 @@ void app_complain(struct app *a, const char *msg);
  * (with the reason in the footer) leaving the old pipeline in place.
  */
 int app_rebuild(struct app *a, const struct attention_config *cfg, const char *sentence);
+/* The same with another source sentence (cross-attention; NULL: none). */
+int app_rebuild_with(struct app *a, const struct attention_config *cfg, const char *sentence,
+                     const char *source);
 
 /* Forgets the picker's list of lessons. */
 void app_free_picks(struct app *a);

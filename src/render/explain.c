@@ -58,6 +58,10 @@ formula_qkv(const struct pipeline *p, char *buf, size_t size)
         snprintf(buf, size, "Q, K, V given");
     else if (!attention_variant_has_weights(c->variant))
         snprintf(buf, size, "Q = K = V = x");
+    else if (c->cross && attention_variant_info(c->variant)->proj == PROJ_RAND)
+        snprintf(buf, size, "Q = x W_q,  K = x_src W_k,  V = x_src W_v");
+    else if (c->cross)
+        snprintf(buf, size, "Q = x W_q^T%s,  K = x_src W_k^T%s,  V = x_src W_v^T%s", bias, bias, bias);
     else if (attention_variant_info(c->variant)->proj == PROJ_RAND)
         snprintf(buf, size, "Q = x W_q,  K = x W_k,  V = x W_v");
     else if (lists)
@@ -168,6 +172,24 @@ text_embeddings(const struct pipeline *p, char *buf, size_t size)
 }
 
 static void
+formula_source(const struct pipeline *p, char *buf, size_t size)
+{
+    snprintf(buf, size, p->cfg.positional ? "x_src_j = E_src[token_j] + PE(j)" : "x_src_j = E_src[token_j]");
+}
+
+static void
+text_source(const struct pipeline *p, char *buf, size_t size)
+{
+    snprintf(buf, size,
+             "Cross-attention reads two sentences. The target's tokens (the rows from here on) "
+             "ask: their queries. The source's tokens, these %d rows, answer: their keys and "
+             "values, made with the same W_key and W_value. So every weight matrix is %d x %d, "
+             "target by source.%s",
+             p->source.rows, p->st.nq, p->st.nk,
+             p->cfg.positional ? " Each sentence counts its own positions from 0." : "");
+}
+
+static void
 text_positional(const struct pipeline *p, char *buf, size_t size)
 {
     if (is_model(p)) {
@@ -217,6 +239,12 @@ text_qkv(const struct pipeline *p, char *buf, size_t size)
                  "query asks, the keys are what it is compared with, the values what it gets "
                  "back in proportion to the matches.",
                  p->st.nq, p->st.nk);
+    else if (c->cross)
+        snprintf(buf, size,
+                 "Queries come from the target's rows, keys and values from the source's, "
+                 "through the same three learned matrices. A row here pairs target token i "
+                 "(its query) with source token i (its key and value).%s",
+                 p->st.shape.heads > 1 ? " Shown: this head's columns (Tab: the next head)." : "");
     else if (attention_variant_info(c->variant)->proj == PROJ_LINEAR_LISTS)
         snprintf(buf, size,
                  "Every head has its own three nn.Linear layers with a bias, each d_model / "
@@ -252,7 +280,12 @@ text_mask(const struct pipeline *p, char *buf, size_t size)
 {
     const struct attention_config *c = &p->cfg;
 
-    if (c->mask == ATTN_MASK_CAUSAL)
+    if (c->cross)
+        snprintf(buf, size,
+                 "Across sentences there is no mask: the whole source is known (an encoder read "
+                 "it), so every target token may look at every source token. The decoder's own "
+                 "self-attention, over the target, is where the causal mask belongs.");
+    else if (c->mask == ATTN_MASK_CAUSAL)
         snprintf(buf, size,
                  "A language model predicts the next token, so no token may see the ones "
                  "after it. Their scores become -inf, which softmax turns into exactly 0. "

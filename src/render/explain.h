@@ -29,6 +29,8 @@
       STAGE_INPUTS)                                                                            \
     X(VIEW_POSITIONAL, positional, 0, "pos", "pos", "Positional encoding", false,                \
       STAGE_POSITIONAL)                                                                        \
+    X(VIEW_SOURCE, source, 0, "source", "src", "The source sentence (keys and values)", false,   \
+      STAGE_SOURCE)                                                                            \
     X(VIEW_LN1, ln1, 0, "ln1", "ln1", "Layer norm (ln_1)", false, STAGE_LN1)                    \
     X(VIEW_QKV, qkv, '2', "Q K V", "QKV", "Queries, keys and values", true, STAGE_QUERIES)      \
     X(VIEW_SCORES, scores, '3', "scores", "score", "Attention scores", true, STAGE_SCORES)      \

@@ -112,6 +112,26 @@ inspect_embeddings(struct out *o, const struct cell_at *at)
              num(pe, MAT_AT(&p->positional, i, j)), num(v, MAT_AT(&p->inputs, i, j)));
 }
 
+/* A source token's input: its vocabulary's vector (and its position's encoding). */
+static void
+inspect_source(struct out *o, const struct cell_at *at)
+{
+    const struct pipeline *p = at->p;
+    const int i = at->row;
+    const int j = at->col;
+    char v[24];
+
+    emit(o, "x_src[%s][%d] = %s\n", key(p, i), j, num(v, MAT_AT(&p->source, i, j)));
+    if (p->source_made_up[i])
+        emit(o, "'%s' is not in the source's vocabulary: its vector is made up from a hash of "
+                "the word.\n", key(p, i));
+    else
+        emit(o, "from the source vocabulary's row for '%s'%s.\n", key(p, i),
+             p->cfg.positional ? ", plus PE of its position in the source" : "");
+    emit(o, "Its key and value are made from this row; the target's queries are compared with "
+            "its key.\n");
+}
+
 static void
 inspect_positional(struct out *o, const struct cell_at *at)
 {

@@ -174,11 +174,12 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
         spec->kind_ctx = &v->work;
         v->work.map.m = matrix_view(v->work.scratch, rows, 3 * hd);
         spec->row_labels = p->query_labels;
-        if (p->qkv_given) {
-            /* Rows pair the i-th query with the i-th key: label both. */
+        if (p->qkv_given || p->cfg.cross) {
+            /* Rows pair the i-th query with the i-th key (the target's, the source's): label both. */
             if (row_labels(v, p, rows) != 0)
                 return -1;
             spec->row_labels = (const char *const *)v->work.row_label;
+            spec->row_marked = NULL;
         }
         spec->col_labels = (const char *const *)v->work.labels;
         spec->lo = INFINITY;
@@ -324,10 +325,59 @@ draw_knob_bar(struct grid *g, const struct pipeline *p)
     }
 }
 
+/*
+ * tl's tokens from x on row y, made-up ones marked '*', while they fit
+ * before room (the last one may run on to last_room); an ellipsis for the
+ * rest.  Returns the column after them.
+ */
+static int
+draw_tokens(struct grid *g, const struct view *v, int x, int y, int room, int last_room,
+            const struct token_list *tl, const unsigned char *made_up)
+{
+    const char *more = v->utf8 ? "\xe2\x80\xa6" : "...";
+    int t;
+
+    for (t = 0; t < tl->count; t++) {
+        struct style st = style_role(made_up[t] ? ROLE_LABEL_MADE_UP : ROLE_TEXT);
+        int need = (t > 0) + utf8_width(tl->text[t]) + made_up[t];
+        if (x + need > room && !(t == tl->count - 1 && x + need <= last_room))
+            break;
+        if (t > 0)
+            x += grid_put(g, x, y, g->width - x, style_role(ROLE_TEXT), " ");
+        x += grid_put(g, x, y, g->width - x, st, tl->text[t]);
+        if (made_up[t])
+            x += grid_put(g, x, y, g->width - x, st, "*");
+    }
+    if (t < tl->count)
+        x += grid_put(g, x, y, g->width - x, style_role(ROLE_DIM), more);
+    return x;
+}
+
+/* Across sentences: "target: ...  source: ...  (T 3, S 5, d_in 4)", each given half the room. */
+static void
+draw_two_sentences(struct grid *g, const struct view *v, const struct pipeline *p, int y)
+{
+    char count[96];
+    const int ellipsis = v->utf8 ? 1 : 3;
+    int x;
+    int end;
+
+    snprintf(count, sizeof count, "   (T %d, S %d, d_in %d)", p->tokens.count,
+             p->source_tokens.count, p->d_in);
+    end = g->width - (int)strlen(count);
+    x = grid_put(g, 0, y, g->width, style_role(ROLE_DIM), "target: ");
+    x = draw_tokens(g, v, x, y, (end - 10) / 2 - ellipsis, (end - 10) / 2, &p->tokens, p->made_up);
+    x += grid_put(g, x, y, g->width - x, style_role(ROLE_DIM), "  source: ");
+    x = draw_tokens(g, v, x, y, end - ellipsis, end, &p->source_tokens, p->source_made_up);
+    grid_put(g, x, y, g->width - x, style_role(ROLE_DIM), count);
+}
+
 static void
 draw_sentence(struct grid *g, const struct view *v, const struct pipeline *p, int y)
 {
-    const char *prefix = "sentence: ";
+    const char *prefix = !v->editing || !p->cfg.cross ? "sentence: "
+                         : v->editing_source         ? "source: "
+                                                     : "target: ";
     int x = grid_put(g, 0, y, g->width, style_role(ROLE_DIM), prefix);
 
     if (p->qkv_given && !v->editing) {
@@ -377,12 +427,14 @@ draw_sentence(struct grid *g, const struct view *v, const struct pipeline *p, in
         }
         return;
     }
+    if (p->cfg.cross) {
+        draw_two_sentences(g, v, p, y);
+        return;
+    }
     {
         /* The tokens, with made-up ones marked '*'; an ellipsis when they do not fit. */
-        const char *more = v->utf8 ? "\xe2\x80\xa6" : "...";
         char count[160];
         int room;
-        int t;
         const struct gpt2_state *m = pipeline_gpt2(p);
         if (m != NULL && m->run.top > 0) {
             /* What a language model is asked first: its next token, from every stage. */
@@ -399,20 +451,7 @@ draw_sentence(struct grid *g, const struct view *v, const struct pipeline *p, in
             snprintf(count, sizeof count, "   (%d tokens, d_in %d)", p->tokens.count, p->d_in);
         }
         room = g->width - x - (v->utf8 ? 1 : 3) - (int)strlen(count);
-        for (t = 0; t < p->tokens.count; t++) {
-            struct style st = style_role(p->made_up[t] ? ROLE_LABEL_MADE_UP : ROLE_TEXT);
-            int need = (t > 0) + utf8_width(p->tokens.text[t]) + p->made_up[t];
-            if (x + need > room &&
-                !(t == p->tokens.count - 1 && x + need + (int)strlen(count) <= g->width))
-                break;
-            if (t > 0)
-                x += grid_put(g, x, y, g->width - x, style_role(ROLE_TEXT), " ");
-            x += grid_put(g, x, y, g->width - x, st, p->tokens.text[t]);
-            if (p->made_up[t])
-                x += grid_put(g, x, y, g->width - x, st, "*");
-        }
-        if (t < p->tokens.count)
-            x += grid_put(g, x, y, g->width - x, style_role(ROLE_DIM), more);
+        x = draw_tokens(g, v, x, y, room, g->width - (int)strlen(count), &p->tokens, p->made_up);
         grid_put(g, x, y, g->width - x, style_role(ROLE_DIM), count);
     }
 }

@@ -83,6 +83,7 @@ struct view {
     bool help;
     int help_scroll;
     bool editing;
+    bool editing_source; /* the edit field holds cross-attention's source sentence */
     const char *edit_text;   /* the editor's text (the front end's) */
     size_t edit_cursor;      /* byte offset in edit_text */
     const char *message;     /* shown in the footer, or NULL */
