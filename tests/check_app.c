@@ -417,6 +417,67 @@ type(const char *s)
         app_key(&a, (unsigned char)*s);
 }
 
+/*
+ * Cross-attention in the view: E edits the source (e the target), a bad
+ * source keeps the last good one, m cannot add a mask, v skips simple.
+ */
+START_TEST(cross_attention_keys)
+{
+    struct attention_config cfg;
+    struct attn_error err;
+    struct pipeline_source src = { "with one step", &book, NULL, NULL, NULL, NULL, 0, false, NULL,
+                                   "Your journey starts", NULL };
+
+    app_destroy(&a); /* the setup's, without a source */
+    attention_config_init(&cfg);
+    cfg.cross = true;
+    attention_config_set_variant(&cfg, ATTN_MHA);
+    ck_assert_msg(app_init(&a, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(a.pipe.st.nq, 3);
+    ck_assert_int_eq(a.pipe.st.nk, 3);
+    keys("E");
+    ck_assert(a.view.editing && a.view.editing_source);
+    ck_assert_str_eq(a.edit, "Your journey starts");
+    type(" with one step");
+    app_key(&a, APP_KEY_ENTER);
+    ck_assert_str_eq(a.source, "Your journey starts with one step");
+    ck_assert_int_eq(a.pipe.st.nk, 6);
+    ck_assert_int_eq(a.pipe.st.nq, 3); /* the target is as it was */
+    ck_assert_ptr_nonnull(strstr(a.message, "the source has 6 tokens"));
+    /* An empty source is refused; the one shown stays. */
+    keys("E");
+    app_key(&a, APP_KEY_CTRL('u'));
+    app_key(&a, APP_KEY_ENTER);
+    ck_assert(a.view.message_is_error);
+    ck_assert_ptr_nonnull(strstr(a.message, "--source: the sentence is empty"));
+    ck_assert_str_eq(a.source, "Your journey starts with one step");
+    ck_assert_int_eq(a.pipe.st.nk, 6);
+    keys("e");
+    ck_assert(a.view.editing && !a.view.editing_source);
+    ck_assert_str_eq(a.edit, "with one step");
+    app_key(&a, APP_KEY_ESCAPE);
+    keys("m");
+    ck_assert(a.view.message_is_error);
+    ck_assert_ptr_nonnull(strstr(a.message, "across sentences there is no mask"));
+    ck_assert_int_eq(a.cfg.mask, ATTN_MASK_NONE);
+    for (int i = 0; i < 10; i++) {
+        keys("v");
+        ck_assert_int_ne(a.cfg.variant, ATTN_SIMPLE);
+        ck_assert_int_eq(a.cfg.mask, ATTN_MASK_NONE);
+        ck_assert_int_eq(a.pipe.st.nk, 6);
+    }
+}
+END_TEST
+
+/* Without a source, E says what it is for. */
+START_TEST(source_key_without_a_source)
+{
+    keys("E");
+    ck_assert(!a.view.editing);
+    ck_assert_ptr_nonnull(strstr(a.message, "E edits the source sentence of cross-attention"));
+}
+END_TEST
+
 /* A paste is sentence text, never keys (bracketed paste, W4). */
 START_TEST(pastes_are_text)
 {
@@ -1054,6 +1115,8 @@ app_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, starts_at_the_beginning_of_the_pipeline);
     tcase_add_test(tc, model_keys_on_the_book_say_so);
+    tcase_add_test(tc, cross_attention_keys);
+    tcase_add_test(tc, source_key_without_a_source);
     tcase_add_test(tc, keys_that_cannot_act_say_why);
     tcase_add_test(tc, help_scrolls_and_says_there_is_more);
     tcase_add_test(tc, clicker_keys_and_the_step_list);

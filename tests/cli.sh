@@ -102,6 +102,25 @@ grep -qF 'odd\x1B[31mname\nline' "$tmp/err" && ! grep -q "$(printf '\033')" "$tm
 # Bad options: exit 2, the option named.
 expect 2 "--heads 3 does not divide --d-out 4: mha splits d_out into equal heads (try --d-out 3 or 6, or --heads 1, 2, 4)" -- --print --d-out 4 --heads 3
 expect 2 "--heads 2 does not divide the embeddings' 3 dimensions: notes splits d_model = d_in into equal heads (try --heads 1, 3)" -- --print --variant notes --heads 2
+expect 2 "--heads 2 does not divide the embeddings' 3 dimensions: nn-mha splits embed_dim = d_in into equal heads (try --heads 1, 3)" -- --print --variant nn-mha --heads 2
+
+# Cross-attention's inputs: each wrong one refused in one line naming the option.
+expect 2 "--source: --variant simple has no weights" -- --print --source "Your journey" --variant simple
+expect 2 "--mask causal: a causal mask hides a sentence's later tokens from its own" -- --print --source "Your journey" --mask causal
+expect 2 "--learned-positional: with --source each sentence would need its own nn.Embedding" -- --print --source "Your journey" --learned-positional
+expect 2 "--source-embeddings is the source sentence's vocabulary: give --source or --source-file" -- --print --source-embeddings "$src/samples/book.csv"
+expect 2 "--source and --source-file: choose one" -- --print --source x --source-file x
+expect 2 "--qkv gives Q, K and V directly, from no sentence: drop --source" -- --print --source x --qkv "$src/samples/soft-dictionary"
+expect 2 "--source is for the book's classes" -- --print --source x --model "$src/samples/models/minigpt"
+expect 1 "has 6-dimensional vectors and the built-in vocabulary's 3: cross-attention compares them" -- --print --source row1 --source-embeddings "$src/samples/dry-run-6d.csv"
+awk 'BEGIN { for (i = 0; i < 5000; i++) printf "w "; print "" }' >"$tmp/long-source.txt"
+expect 2 "--source: the sentence has more than 4096 tokens, attnscope's limit" -- --print --source-file "$tmp/long-source.txt"
+expect 2 "--source: the sentence is empty" -- --print --source ""
+expect 1 "cannot open" -- --print --source-file "$tmp/no-such-source.txt"
+count=$((count + 1))
+"$bin" --print --source "Your journey" -s "with one step" --stage weights >"$tmp/cross" 2>&1 || fail "--source: $(cat "$tmp/cross")"
+grep -q "^source (2): Your journey$" "$tmp/cross" && grep -q "^weights, head 0 of 2 (3 x 2)" "$tmp/cross" ||
+    fail "--source: no 3 x 2 weights: $(cat "$tmp/cross")"
 expect 2 "--dropout 1: p must be at least 0 and below 1" -- --print --dropout 1
 expect 2 "--d-out 0: give a number from 1 to 8192" -- --print --d-out 0
 expect 2 "--bogus: unknown option" -- --bogus

@@ -145,6 +145,18 @@ project_changed_rows(struct pipeline *p, const struct pipeline *prev,
     free(changed);
 }
 
+/* The source's tokens; the tokenizer's refusal says it was the source. */
+static enum attn_status
+split_source(const char *text, struct token_list *tl, struct attn_error *err)
+{
+    struct attn_error sub;
+    enum attn_status st = tokenizer_split(text, tl, &sub);
+
+    if (st != ATTN_OK)
+        return attn_fail(err, st, "--source: %s", sub.msg);
+    return ATTN_OK;
+}
+
 /*
  * Cross-attention's source sentence: its tokens (the keys' labels), its
  * embeddings from its vocabulary (src->source_vocab, else the target's)
@@ -165,7 +177,7 @@ make_source(struct pipeline *p, const struct attention_config *cfg, const struct
                          "the source's vocabulary has %d dimensions and the target's %d: "
                          "cross-attention needs one width",
                          vocab->dim, p->d_in);
-    st = tokenizer_split(src->source, &p->source_tokens, err);
+    st = split_source(src->source, &p->source_tokens, err);
     if (st == ATTN_OK)
         st = pipeline_label_list(&p->source_tokens, &p->source_label_storage, &p->key_labels, err);
     if (st != ATTN_OK)
@@ -355,7 +367,7 @@ book_estimate(const struct attention_config *cfg, const struct pipeline_source *
         inputs = (cfg->positional ? 3 : 2) * (size_t)nq * (size_t)d_in;
         if (cfg->cross && src->source != NULL) {
             /* The source's inputs (and its encoding while it is made). */
-            st = tokenizer_split(src->source, &tl, err);
+            st = split_source(src->source, &tl, err);
             if (st != ATTN_OK)
                 return st;
             nk = tl.count;

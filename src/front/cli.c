@@ -335,8 +335,9 @@ check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
         return attn_fail_text(err, err_size,
                               "--qkv gives Q, K and V directly, from no sentence: drop %s",
                               o->source != NULL ? "--source" : "--source-file");
-    /* Across sentences: set before the variant, which then keeps no mask. */
+    /* Across sentences: set before the knobs; the variant (given or the default) then has no mask. */
     o->cfg.cross = o->source != NULL || o->source_file != NULL;
+    attention_config_set_variant(&o->cfg, o->cfg.variant);
     if (o->model != NULL && check_model(o, settings, count, err, err_size) != 0)
         return -1;
     if (o->model == NULL &&
