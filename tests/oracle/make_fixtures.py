@@ -52,6 +52,22 @@ def write_case(name, knobs, vocab, sentence, keep=None, source=None, source_voca
         ta.write_matrix(os.path.join(folder, stage + ".csv"), m, labels)
 
 
+def split_d_in_case(rng, i, variant, most_per_head):
+    """Case i of a class whose heads split d_in (notes, nn-mha): up to 4 heads of up to
+    most_per_head columns, masks, dropout (every third), positions of both kinds."""
+    knobs, vocab, sentence = ta.random_case(rng, n_max=14, d_max=4)
+    knobs.variant = variant
+    knobs.heads = rng.randint(1, 4)
+    d_in = knobs.heads * rng.randint(1, most_per_head)
+    vocab = {w: [round(rng.uniform(-1, 1), 4) for _ in range(d_in)] for w in vocab}
+    knobs.mask = rng.choice(["none", "none", "causal"])
+    if i % 3 == 0:
+        knobs.dropout, knobs.train = 0.5, True
+    knobs.positional = i % 4 == 1
+    knobs.learned = i % 8 == 1
+    return knobs, vocab, sentence
+
+
 def main():
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT)
@@ -96,17 +112,7 @@ def main():
     # its output), masks, scaling, temperatures and positions of both kinds; then a wide one.
     nrng = random.Random(20261124)
     for i in range(12):
-        knobs, vocab, sentence = ta.random_case(nrng, n_max=14, d_max=4)
-        knobs.variant = "notes"
-        knobs.heads = nrng.randint(1, 4)
-        d_in = knobs.heads * nrng.randint(1, 3)
-        vocab = {w: [round(nrng.uniform(-1, 1), 4) for _ in range(d_in)] for w in vocab}
-        knobs.mask = nrng.choice(["none", "none", "causal"])
-        if i % 3 == 0:
-            knobs.dropout, knobs.train = 0.5, True
-        knobs.positional = i % 4 == 1
-        knobs.learned = i % 8 == 1
-        write_case("notes%02d" % i, knobs, vocab, sentence)
+        write_case("notes%02d" % i, *split_d_in_case(nrng, i, "notes", 3))
     knobs, vocab, sentence = ta.random_case(nrng, n_max=48, d_max=4)
     knobs.variant, knobs.heads, knobs.mask = "notes", 4, "none"
     knobs.dropout, knobs.train = 0.1, True
@@ -117,17 +123,7 @@ def main():
     # xavier_uniform_ after out_proj's draws; the weights averaged as the module returns them.
     mrng = random.Random(20261125)
     for i in range(12):
-        knobs, vocab, sentence = ta.random_case(mrng, n_max=14, d_max=4)
-        knobs.variant = "nn-mha"
-        knobs.heads = mrng.randint(1, 4)
-        d_in = knobs.heads * mrng.randint(1, 4)
-        vocab = {w: [round(mrng.uniform(-1, 1), 4) for _ in range(d_in)] for w in vocab}
-        knobs.mask = mrng.choice(["none", "none", "causal"])
-        if i % 3 == 0:
-            knobs.dropout, knobs.train = 0.5, True
-        knobs.positional = i % 4 == 1
-        knobs.learned = i % 8 == 1
-        write_case("nnmha%02d" % i, knobs, vocab, sentence)
+        write_case("nnmha%02d" % i, *split_d_in_case(mrng, i, "nn-mha", 4))
     # Cross-attention: queries from the sentence, keys and values from a source of another
     # length, for every variant with weights; half with a second vocabulary of the same width.
     xrng = random.Random(20261126)
