@@ -898,12 +898,23 @@ test_address_space(void)
 }
 #endif
 
+/* One cross-attention pipeline: the target's queries, the source's keys and values. */
+static enum attn_status
+cross(struct pipeline *p, const struct attention_config *cfg, const char *target, const char *source,
+      const struct vocab *source_vocab, struct attn_error *err)
+{
+    struct pipeline_source src = { target, &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL,
+                                   source, source_vocab };
+
+    return pipeline_create(p, cfg, &src, err);
+}
+
 /* The memory a configuration holds, as allocated: parameters (and their packed copies), inputs, stage buffers. */
 static size_t
 allocated(const struct pipeline *p)
 {
     size_t floats = matrix_size(&p->embeddings) + matrix_size(&p->inputs) +
-                    matrix_size(&p->positional);
+                    matrix_size(&p->positional) + matrix_size(&p->source);
 
     for (int i = 0; i < p->params.count; i++) {
         const struct linalg_packed *pk = &p->params.p[i].packed;
@@ -936,6 +947,18 @@ START_TEST(the_memory_estimate_is_what_is_allocated)
                           v, bias, p.bytes, allocated(&p));
             ck_assert_uint_gt(p.bytes, 0);
             pipeline_destroy(&p);
+            /* Across sentences (with weights), the source's inputs count too. */
+            if (attention_variant_has_weights(cfg.variant)) {
+                struct attn_error err;
+                cfg.cross = true;
+                attention_config_set_variant(&cfg, cfg.variant);
+                cfg.positional_learned = false;
+                ck_assert_msg(cross(&p, &cfg, "with one step", "Your journey starts with", NULL, &err) ==
+                                  ATTN_OK, "%s", err.msg);
+                ck_assert_msg(p.bytes == allocated(&p), "variant %d across: estimated %zu, allocated %zu",
+                              v, p.bytes, allocated(&p));
+                pipeline_destroy(&p);
+            }
         }
     }
 }
@@ -1026,17 +1049,6 @@ START_TEST(bad_configurations_are_refused)
 END_TEST
 
 /* The stage table: names round-trip, each stage's numbers are where the stage says. */
-/* One cross-attention pipeline: the target's queries, the source's keys and values. */
-static enum attn_status
-cross(struct pipeline *p, const struct attention_config *cfg, const char *target, const char *source,
-      const struct vocab *source_vocab, struct attn_error *err)
-{
-    struct pipeline_source src = { target, &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL,
-                                   source, source_vocab };
-
-    return pipeline_create(p, cfg, &src, err);
-}
-
 /*
  * Across sentences: T x S weights, rows the target's tokens and columns the
  * source's; K and V are the source's projections with the same weights (so

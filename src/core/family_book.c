@@ -366,13 +366,13 @@ book_estimate(const struct attention_config *cfg, const struct pipeline_source *
         token_list_destroy(&tl);
         inputs = (cfg->positional ? 3 : 2) * (size_t)nq * (size_t)d_in;
         if (cfg->cross && src->source != NULL) {
-            /* The source's inputs (and its encoding while it is made). */
+            /* The source's inputs (its encoding is added from a matrix freed at once). */
             st = split_source(src->source, &tl, err);
             if (st != ATTN_OK)
                 return st;
             nk = tl.count;
             token_list_destroy(&tl);
-            inputs += (cfg->positional ? 2 : 1) * (size_t)nk * (size_t)d_in;
+            inputs += (size_t)nk * (size_t)d_in;
         }
     }
     st = attention_config_check(cfg, d_in, err);
