@@ -399,8 +399,7 @@ print_stage(FILE *out, const struct pipeline *p, enum pipeline_stage s, int head
     t.rows = v.row_labels;
     t.cols = v.col_labels;
     t.col_prefix = "d";
-    if (!p->qkv_given) /* every stage's rows are the tokens */
-        t.mark = p->made_up;
+    t.mark = v.row_marked; /* the rows' own sentence's made-up tokens (the source's for keys) */
     print_table(out, &t, po);
 }
 

@@ -447,6 +447,12 @@ walkthrough_cell(const struct walkthrough *w, int k, const struct pipeline *p, i
     *col = 0;
     if (s->cell_row == NULL)
         return 0;
+    if (!explain_stage_present(p, s->stage)) {
+        /* A stage this configuration lacks (outdrop without notes, say) has no cells. */
+        attn_fail(err, ATTN_EPARSE, "%s:%d: this configuration has no %s stage", w->path,
+                  s->stage_line, explain_stage_name(s->stage));
+        return -1;
+    }
     view_init(&v);
     v.mask_matrix = s->mask_matrix;
     v.param_matrix = s->param_matrix;

@@ -34,6 +34,13 @@ fuzz_small(const struct attention_config *cfg, const char *sentence)
            (sentence == NULL || strlen(sentence) <= 160);
 }
 
+/* The same with cross-attention's source sentence (NULL: none). */
+static inline bool
+fuzz_small_pair(const struct attention_config *cfg, const char *sentence, const char *source)
+{
+    return fuzz_small(cfg, sentence) && (source == NULL || strlen(source) <= 160);
+}
+
 /*
  * Writes size bytes of data to a temporary file of this process named
  * "/tmp/attnscope-fuzz-TAG-PID.NAME" into path (size bytes of room);

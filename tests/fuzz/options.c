@@ -32,7 +32,8 @@ run(const struct cli_options *o, const char *columns)
     struct pipeline p;
     struct attn_error err;
 
-    if (!fuzz_small(&o->cfg, o->sentence) || pipeline_create(&p, &o->cfg, &src, &err) != ATTN_OK)
+    if (!fuzz_small_pair(&o->cfg, o->sentence, o->source) ||
+        pipeline_create(&p, &o->cfg, &src, &err) != ATTN_OK)
         return;
     for (int i = 0; i < o->stage_count; i++)
         if (pipeline_select(&p, o->stages[i], &chosen[i]) != 0)
