@@ -254,7 +254,9 @@ keys 2
 snap "cross: Q from the target, K and V from the source"
 keys 6 Down Down Right Right Right
 snap "cross: weights, help on helfen"
-keys m
+keys T
+snap "cross: the sentence view shades the source"
+keys Escape m
 snap "cross: no mask across sentences"
 keys E C-w C-w C-w
 keys -l "Satz"

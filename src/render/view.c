@@ -1290,10 +1290,15 @@ draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
     const struct gpt2_state *m = pipeline_gpt2(p);
     struct pipeline_view w;
     const int q = v->cursor_row < p->st.nq ? v->cursor_row : p->st.nq - 1;
+    /* The text shaded is the keys' side: the source's, across sentences. */
+    const struct token_list *keys = p->cfg.cross ? &p->source_tokens : &p->tokens;
+    const char *in = p->cfg.cross ? " in the source" : "";
     int x = 0;
     int y = 6;
     int order[5];
     int shown = 0;
+    int first;
+    int end;
     char layer[32] = "";
 
     pipeline_stage_view(p, STAGE_WEIGHTS, v->head, &w);
@@ -1319,19 +1324,19 @@ draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
         snprintf(layer, sizeof layer, "layer %d, ", p->layer);
     if (v->grid_heads && p->st.shape.heads > 1)
         grid_printf(g, 0, 3, g->width, style_role(ROLE_TITLE),
-                    "What '%s' attends to: %sthe mean of the %d heads", p->query_labels[q], layer,
-                    p->st.shape.heads);
+                    "What '%s' attends to%s: %sthe mean of the %d heads", p->query_labels[q], in,
+                    layer, p->st.shape.heads);
     else
         grid_printf(g, 0, 3, g->width, style_role(ROLE_TITLE),
-                    "What '%s' attends to: %shead %d of %d", p->query_labels[q], layer, v->head,
-                    p->st.shape.heads);
+                    "What '%s' attends to%s: %shead %d of %d", p->query_labels[q], in, layer,
+                    v->head, p->st.shape.heads);
     grid_put(g, 0, 4, g->width, style_role(ROLE_DIM),
              m != NULL ? "Left Right: the query   Tab: the head   g: their mean   , .: the layer   "
                          "T or Esc: back"
                        : "Left Right: the query   Tab: the head   g: their mean   T or Esc: back");
     y = overlay_narration(g, v, y);
-    for (int j = 0; j < p->tokens.count && y < g->height - 6; j++) {
-        const char *t = p->tokens.text[j];
+    for (int j = 0; j < keys->count && y < g->height - 6; j++) {
+        const char *t = keys->text[j];
         const float wt = j < w.m.cols ? MAT_AT(&w.m, q, j) : 0.0f;
         const bool hidden = attention_masked(&p->cfg, q, j);
         struct style st = style_role(hidden ? ROLE_DIM : ROLE_HEAT);
@@ -1347,7 +1352,7 @@ draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
             if (!v->colour && wt >= 0.095f)
                 snprintf(mark, sizeof mark, "(%.2f)", (double)wt);
         }
-        if (j == q)
+        if (j == q && !p->cfg.cross)
             st.attr |= ATTR_BOLD | ATTR_UNDERLINE;
         need = (space ? 1 : 0) + utf8_width(t) + (int)strlen(mark);
         if (x > 0 && x + need > g->width) {
@@ -1362,10 +1367,11 @@ draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
             x += grid_put(g, x, y, g->width - x, style_role(ROLE_DIM), mark);
     }
     y += 2;
-    /* The keys it weighs most, largest first. */
+    /* The keys it weighs most, largest first, among those its mask lets it see. */
+    attention_mask_range(&p->cfg, q, w.m.cols, &first, &end);
     for (int k = 0; k < 5; k++) {
         int best = -1;
-        for (int j = 0; j <= q && j < w.m.cols; j++) {
+        for (int j = first; j < end; j++) {
             bool taken = false;
             for (int u = 0; u < shown; u++)
                 taken |= order[u] == j;
