@@ -257,13 +257,12 @@ static void
 said_heads(const struct pipeline *p, char *msg, size_t size)
 {
     const struct attention_config *c = &p->cfg;
+    const char *why = attention_variant_info(c->variant)->proj == PROJ_LINEAR_SPLIT
+                          ? " (d_out grows with them)"
+                      : attention_variant_splits_d_in(c->variant) ? " (each d_in / heads wide)"
+                                                                  : "";
 
-    enum attn_projection proj = attention_variant_info(c->variant)->proj;
-
-    snprintf(msg, size, "%d head%s%s", c->heads, c->heads == 1 ? "" : "s",
-             proj == PROJ_LINEAR_SPLIT   ? " (d_out grows with them)"
-             : attention_variant_splits_d_in(c->variant) ? " (each d_in / heads wide)"
-                                         : "");
+    snprintf(msg, size, "%d head%s%s", c->heads, c->heads == 1 ? "" : "s", why);
 }
 
 /* ---------------------------------------------------------------- seed */
