@@ -12,6 +12,10 @@
  *                 the wide terminals of a projector, and past them
  *     others      a non-ASCII character (U+00A0 + byte), for the editor
  *
+ * An input whose first byte is 0xF3 starts across sentences instead: the
+ * book's sentence as the source of cross-attention (--source), "with one
+ * step" as the target, so E, T and every stage meet two sentences.
+ *
  * Exports go to a temporary folder made once (in /dev/shm when there is
  * one), and fsync() does nothing here: a fuzzer looks for wrong behaviour,
  * not durability, and a disk's flushes made it run at 11 inputs a second.
@@ -73,6 +77,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     setup_once();
     src.vocab = &book;
     attention_config_init(&cfg);
+    if (size > 0 && data[0] == 0xF3) {
+        src.source = src.sentence;
+        src.sentence = "with one step";
+        cfg.cross = true;
+        attention_config_set_variant(&cfg, cfg.variant);
+        data++;
+        size--;
+    }
     if (app_init(&a, &cfg, &src, NULL, &err) != ATTN_OK)
         abort();
     a.export_dir = export_dir;
@@ -100,7 +112,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             app_key(&a, 0xA0 + b);
         }
         /* Keep the model small enough to stay fast; the limits are tested elsewhere. */
-        if (!fuzz_small(&a.cfg, a.sentence))
+        if (!fuzz_small_pair(&a.cfg, a.sentence, a.source))
             break;
         app_render(&a, &g);
     }
