@@ -145,6 +145,14 @@ project_changed_rows(struct pipeline *p, const struct pipeline *prev,
     free(changed);
 }
 
+/* x += the positional encoding or embedding pe (the same shape). */
+static void
+add_positions(struct matrix *x, const struct matrix *pe)
+{
+    for (size_t e = 0; e < matrix_size(x); e++)
+        x->data[e] += pe->data[e];
+}
+
 /* The source's tokens; the tokenizer's refusal says it was the source. */
 static enum attn_status
 split_source(const char *text, struct token_list *tl, struct attn_error *err)
@@ -195,18 +203,9 @@ make_source(struct pipeline *p, const struct attention_config *cfg, const struct
     if (st != ATTN_OK)
         return st;
     posenc_sinusoidal(&pe);
-    for (size_t e = 0; e < matrix_size(&pe); e++)
-        p->source.data[e] += pe.data[e];
+    add_positions(&p->source, &pe);
     matrix_destroy(&pe);
     return ATTN_OK;
-}
-
-/* A sentence: tokens, embeddings, parameters (drawn, given or moved from prev), every stage. */
-static void
-add_positions(struct pipeline *p)
-{
-    for (size_t e = 0; e < matrix_size(&p->inputs); e++)
-        p->inputs.data[e] += p->positional.data[e];
 }
 
 /*
@@ -221,9 +220,10 @@ learned_positions(struct pipeline *p, const struct attention_config *cfg, struct
     if (!cfg->positional || !cfg->positional_learned)
         return;
     rng_normal_f32(r, p->positional.data, matrix_size(&p->positional), 0.0, 1.0);
-    add_positions(p);
+    add_positions(&p->inputs, &p->positional);
 }
 
+/* A sentence: tokens, embeddings, parameters (drawn, given or moved from prev), every stage. */
 static enum attn_status
 create_from_sentence(struct pipeline *p, const struct attention_config *cfg,
                      const struct pipeline_source *src, struct pipeline *prev,
@@ -262,7 +262,7 @@ create_from_sentence(struct pipeline *p, const struct attention_config *cfg,
     memcpy(p->inputs.data, p->embeddings.data, matrix_size(&p->inputs) * sizeof(float));
     if (cfg->positional && !cfg->positional_learned) {
         posenc_sinusoidal(&p->positional);
-        add_positions(p);
+        add_positions(&p->inputs, &p->positional);
     }
     if (cfg->cross) {
         st = make_source(p, cfg, src, err);
