@@ -231,7 +231,7 @@ cmd_forward(int n, int reps)
     for (int r = 0; r < reps; r++) {
         struct rng rr = p.rng_after_params;
         double t0 = now();
-        attention_project(&p.st, &cfg, &p.inputs, &p.params);
+        attention_project(&p.st, &cfg, &p.inputs, &p.inputs, &p.params);
         attention_attend(&p.st, &cfg, &p.params, &rr);
         total[r] = now() - t0;
     }
