@@ -291,6 +291,8 @@ run_model(const struct cli_options *o, const char *sentence)
     attn_error_clear(&err);
     if (model_open(&m, o->model, &err) != ATTN_OK)
         return die(EXIT_INPUT, err.msg);
+    if (m.note[0] != '\0' && o->mode != CLI_TUI)
+        fprintf(stderr, "attnscope: %s\n", m.note); /* (escaped when it was made) */
     memset(&src, 0, sizeof src);
     src.sentence = sentence;
     src.family = &family_gpt2;

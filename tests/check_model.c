@@ -729,8 +729,7 @@ START_TEST(names_are_found_in_the_hugging_face_cache)
     const char *tmp = test_tmpdir();
     char base[200];
     char hub[400];
-    char found[MODEL_PATH_MAX];
-    char name[256];
+    struct model_place place;
     struct attn_error err;
 
     snprintf(base, sizeof base, "%.190s", tmp);
@@ -740,29 +739,29 @@ START_TEST(names_are_found_in_the_hugging_face_cache)
     cache_entry(hub, "openai-community--gpt2", "def456", false);
     unsetenv("HF_HUB_CACHE");
     setenv("HF_HOME", base, 1);
-    ck_assert_int_eq(model_locate("org/tiny", found, sizeof found, name, sizeof name, &err), ATTN_OK);
-    ck_assert_msg(strstr(found, "models--org--tiny/snapshots/abc123") != NULL, "%s", found);
-    ck_assert_str_eq(name, "tiny");
+    ck_assert_int_eq(model_locate("org/tiny", &place, &err), ATTN_OK);
+    ck_assert_msg(strstr(place.dir, "models--org--tiny/snapshots/abc123") != NULL, "%s", place.dir);
+    ck_assert_str_eq(place.name, "tiny");
     /* A bare name is looked for where GPT-2 now lives too; no refs/main: the snapshot there. */
-    ck_assert_int_eq(model_locate("gpt2", found, sizeof found, name, sizeof name, &err), ATTN_OK);
-    ck_assert_msg(strstr(found, "models--openai-community--gpt2/snapshots/def456") != NULL, "%s",
-                  found);
-    ck_assert_str_eq(name, "gpt2");
+    ck_assert_int_eq(model_locate("gpt2", &place, &err), ATTN_OK);
+    ck_assert_msg(strstr(place.dir, "models--openai-community--gpt2/snapshots/def456") != NULL, "%s",
+                  place.dir);
+    ck_assert_str_eq(place.name, "gpt2");
     /* $HF_HUB_CACHE first. */
     setenv("HF_HUB_CACHE", hub, 1);
     unsetenv("HF_HOME");
-    ck_assert_int_eq(model_locate("org/tiny", found, sizeof found, name, sizeof name, &err), ATTN_OK);
-    ck_assert_int_ne(model_locate("org/other", found, sizeof found, name, sizeof name, &err), ATTN_OK);
-    ck_assert_int_ne(model_locate("../tiny", found, sizeof found, name, sizeof name, &err), ATTN_OK);
+    ck_assert_int_eq(model_locate("org/tiny", &place, &err), ATTN_OK);
+    ck_assert_int_ne(model_locate("org/other", &place, &err), ATTN_OK);
+    ck_assert_int_ne(model_locate("../tiny", &place, &err), ATTN_OK);
     unsetenv("HF_HUB_CACHE");
     /* A model that ships with attnscope is found by its folder's name ($ATTNSCOPE_MODELS first). */
     {
         char models[4096];
         snprintf(models, sizeof models, "%s", absolute("tests/fixtures/gpt2"));
         setenv("ATTNSCOPE_MODELS", models, 1);
-        ck_assert_int_eq(model_locate("tiny", found, sizeof found, name, sizeof name, &err), ATTN_OK);
-        ck_assert_msg(strstr(found, "tests/fixtures/gpt2/tiny") != NULL, "%s", found);
-        ck_assert_str_eq(name, "tiny");
+        ck_assert_int_eq(model_locate("tiny", &place, &err), ATTN_OK);
+        ck_assert_msg(strstr(place.dir, "tests/fixtures/gpt2/tiny") != NULL, "%s", place.dir);
+        ck_assert_str_eq(place.name, "tiny");
         unsetenv("ATTNSCOPE_MODELS");
     }
     test_remove_dir(tmp);

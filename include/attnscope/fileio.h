@@ -19,6 +19,7 @@
 #ifndef ATTNSCOPE_FILEIO_H
 #define ATTNSCOPE_FILEIO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -37,6 +38,22 @@ void fileio_beside_program(const char *sub, char *buf, size_t size);
 
 enum attn_status fileio_read_all(const char *path, size_t max_bytes, char **buf,
                                  size_t *len, struct attn_error *err);
+
+/*
+ * A model's files must be regular files.  fileio_open_regular() opens path
+ * without ever blocking (a FIFO would wait for a writer forever in open())
+ * and refuses whatever is not a regular file with a message saying what it
+ * is ("is a FIFO, not a file", "is a folder, not a file", "is a symbolic
+ * link to nothing", "a loop of symbolic links").  *fd is the caller's to
+ * close.  fileio_read_regular() is fileio_read_all() through it; a file
+ * over max_bytes is refused before any of it is read.
+ */
+enum attn_status fileio_open_regular(const char *path, int *fd, struct attn_error *err);
+enum attn_status fileio_read_regular(const char *path, size_t max_bytes, char **buf,
+                                     size_t *len, struct attn_error *err);
+
+/* Whether nothing at all is at path (not even a symbolic link to nothing). */
+bool fileio_absent(const char *path);
 
 struct fileio_entry {
     char *name;       /* as given: "weights.h0.csv" or "layer0/weights.h0.csv" */

@@ -7,9 +7,9 @@
  * computes x W + b; with or without a `transformer.` prefix) and the book's
  * GPTModel (`tok_emb.weight`, `trf_blocks.N.att.W_query.weight` stored
  * (out, in) as nn.Linear computes x W^T + b).  Every tensor's shape is
- * checked against config.json before the model is used; weights stay where
- * the file is mapped when they are F32 and aligned, and are converted once
- * otherwise.
+ * checked against config.json before the model is used.  The weights are
+ * read into the model's own memory (converted exactly from F16 and BF16)
+ * and the files closed: a file changed on disk afterwards changes nothing.
  */
 #ifndef ATTNSCOPE_GPT2_H
 #define ATTNSCOPE_GPT2_H
@@ -28,6 +28,9 @@ struct gpt2_config {
     int vocab_size;
     int n_inner;     /* the MLP's width: 4 n_embd unless config.json says */
     float eps;       /* layer_norm_epsilon */
+    bool scale_attn_weights; /* divide the scores by sqrt(head size) (true unless it says) */
+    bool scale_by_layer;     /* scale_attn_by_inverse_layer_idx: also by layer + 1 */
+    bool tied;               /* tie_word_embeddings: the logits through wte (true unless it says) */
 };
 
 /* Reads and checks config.json; errors name the file and the field. */
@@ -57,16 +60,20 @@ struct gpt2_model {
     struct gpt2_config cfg;
     enum gpt2_layout layout;
     char prefix[16];            /* "" or "transformer." (Hugging Face's layout) */
-    struct safetensors *shards; /* model.safetensors, or the files its index names */
+    struct safetensors *shards; /* model.safetensors, or the files its index names (while loading) */
     int shard_count;
+    void *shard_of;             /* (json_t *) tensor name -> shard, from the index (while loading) */
+    void *tensors_read;         /* (json_t *) name -> where in weights_map (while loading) */
+    int files_read;             /* how many weights files the model was read from */
     char weights_path[4096];    /* model.safetensors or model.safetensors.index.json */
     const float *wte;           /* (vocab_size, n_embd) */
     const float *wpe;           /* (n_positions, n_embd) */
     struct gpt2_block *blocks;  /* (n_layer) */
     const float *lnf_g, *lnf_b;
     const float *lm_head;       /* (vocab_size, n_embd): wte when tied */
-    float **owned;              /* converted copies, freed with the model */
-    int owned_count;
+    void *weights_map;          /* the weights, read from the files: one mapping, freed with the model */
+    size_t weights_map_bytes;
+    unsigned char *weights_next; /* where the next tensor goes in it */
 };
 
 /*
@@ -129,8 +136,13 @@ struct gpt2_knobs {
     const unsigned char *ablated;
 };
 
-/* The number the scores are divided by under k (NULL: GPT-2's own). */
-float gpt2_divisor(const struct gpt2_model *m, const struct gpt2_knobs *k);
+/*
+ * The number layer's scores are divided by under k (NULL: the model's own):
+ * sqrt(head size) unless config.json's scale_attn_weights is false, times
+ * layer + 1 when its scale_attn_by_inverse_layer_idx is true (as Hugging
+ * Face's GPT-2 divides), times the temperature; 1 when k turns scaling off.
+ */
+float gpt2_divisor(const struct gpt2_model *m, const struct gpt2_knobs *k, int layer);
 
 /*
  * Runs the model over ids (n of them, each below vocab_size, n at most

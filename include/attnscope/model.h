@@ -24,6 +24,7 @@ struct model {
     char dir[MODEL_PATH_MAX]; /* the folder read */
     char name[256];           /* its short name: the repository's ("gpt2") or the folder's */
     char tokenizer[32];       /* which files the tokenizer came from ("vocab.json") */
+    char note[512];           /* what the user should know of where it was found, or "" */
     struct gpt2_model gpt2;
     struct bpe bpe;
     int eot;                  /* <|endoftext|>'s id, or -1 when the vocabulary lacks it */
@@ -38,10 +39,23 @@ struct model {
  * ~/.cache/huggingface/hub, models--ORG--NAME/snapshots/REVISION (the
  * revision refs/main names, or the newest with a config.json).  A bare
  * name is also looked for under openai-community and distilbert, where
- * GPT-2's repositories now live.  name gets the short name.
+ * GPT-2's repositories now live.  A repository whose snapshots are
+ * incomplete (links to blobs that are missing) is reported as such, and a
+ * name found nowhere names the cache folders looked in.
  */
-enum attn_status model_locate(const char *what, char *dir, size_t size, char *name,
-                              size_t name_size, struct attn_error *err);
+struct model_place {
+    char dir[MODEL_PATH_MAX]; /* the folder to read */
+    char name[256];           /* its short name */
+    /*
+     * What the user should know of the choice, or "": a folder here named
+     * like a cached model is read instead of it (and says so), a folder
+     * here that is not a model gives way to the cached one.
+     */
+    char note[512];
+};
+
+enum attn_status model_locate(const char *what, struct model_place *where,
+                              struct attn_error *err);
 
 enum attn_status model_open(struct model *m, const char *what, struct attn_error *err);
 void model_close(struct model *m);

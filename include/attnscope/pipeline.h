@@ -152,6 +152,14 @@ struct pipeline {
     int layers;                      /* the model's blocks (1 for the book's classes) */
     int layer;                       /* the block the stages show, from 0 */
     struct pipeline_block block;     /* its own stages (a model's) */
+    /*
+     * How a trained model scales its scores, where it differs from the
+     * book's sqrt(d_k) (GPT-2's scale_attn_weights and
+     * scale_attn_by_inverse_layer_idx): no square root, and a division by
+     * the layer's number + 1.  Both false for the book's classes.
+     */
+    bool scale_without_root;
+    bool scale_by_layer;
     void *family_state;              /* what the family keeps beyond these fields */
 };
 
@@ -260,8 +268,9 @@ const float *pipeline_stage_all_heads(const struct pipeline *p, enum pipeline_st
  * of the scaling that formulas and the inspector all use.
  */
 struct pipeline_scaling {
-    const char *symbol; /* "sqrt(d_k)", "sqrt(--scale-dim)", or NULL when not scaled */
-    int dim;            /* the number under the square root (when symbol) */
+    const char *symbol; /* "sqrt(d_k)", "sqrt(--scale-dim)", "sqrt(d_k) (l+1)", "(l+1)", or NULL */
+    int dim;            /* the number under the square root (when symbol has one; else 0) */
+    char spelled[48];   /* what symbol stands for here: "sqrt(16)", "sqrt(16) x 3", "3" */
     int root_of;        /* the number under it, on or off: 1 means scaling changes nothing */
     bool temperature;   /* divided by the temperature too */
     float divisor;      /* what the scores are divided by */

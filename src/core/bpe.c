@@ -13,6 +13,7 @@
 
 #include "attnscope/bpe.h"
 #include "attnscope/fileio.h"
+#include "attnscope/jsonfile.h"
 #include "attnscope/utf8.h"
 
 /* The largest vocabulary and merges files attnscope reads. */
@@ -142,21 +143,11 @@ byte_to_char(int b)
     return 256u + (uint32_t)n;
 }
 
-/* A JSON file, or an error naming it (and the line and column of bad JSON). */
+/* A vocabulary's JSON file (capped, never a FIFO), or an error naming it. */
 static json_t *
 load_json(const char *path, struct attn_error *err)
 {
-    json_error_t jerr;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-
-    if (root == NULL) {
-        if (jerr.line > 0)
-            attn_fail(err, ATTN_EPARSE, "%s:%d:%d: not JSON: %s", path, jerr.line, jerr.column,
-                      jerr.text);
-        else
-            attn_fail(err, ATTN_EIO, "%s: %s", path, jerr.text);
-    }
-    return root;
+    return jsonfile_load(path, JSONFILE_VOCAB_MAX, err);
 }
 
 /* The vocabulary from root, a token -> id object (where: its place, for messages). */
@@ -252,7 +243,7 @@ load_merges(struct bpe *b, const char *path, struct attn_error *err)
     char *line;
     int number = 0;
     char where[PATH_MAX + 32];
-    enum attn_status rc = fileio_read_all(path, BPE_FILE_MAX, &text, &len, err);
+    enum attn_status rc = fileio_read_regular(path, BPE_FILE_MAX, &text, &len, err);
 
     if (rc != ATTN_OK)
         return rc;

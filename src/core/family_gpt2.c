@@ -213,6 +213,12 @@ gpt2_select_layer(struct pipeline *p, int layer, struct attn_error *err)
     p->st.dropped = l->weights; /* no dropout: what the context is made from */
     p->st.masked = s->masked;
     p->st.scaled = s->scaled;
+    {
+        struct gpt2_knobs k;
+        gpt2_knobs_of(&p->cfg, &k);
+        p->st.divisor = gpt2_divisor(&s->model->gpt2, &k, layer);
+        p->st.shape.divisor = p->st.divisor;
+    }
     p->st.context = view(l->context, n, C);
     p->st.output = view(l->attn, n, C);
     p->block.residual1 = view(l->resid1, n, C);
@@ -298,7 +304,8 @@ gpt2_create(struct pipeline *p, const struct attention_config *cfg,
     p->positional = view(s->run.pos, n, c->n_embd);
     p->block.final = view(s->run.final, n, c->n_embd);
     p->st.nq = p->st.nk = n;
-    p->st.divisor = gpt2_divisor(&m->gpt2, &k);
+    p->scale_without_root = !c->scale_attn_weights;
+    p->scale_by_layer = c->scale_by_layer;
     p->st.dropout_scale = 1.0f;
     p->st.shape.d_in = c->n_embd;
     p->st.shape.heads = c->n_head;
@@ -308,7 +315,6 @@ gpt2_create(struct pipeline *p, const struct attention_config *cfg,
     p->st.shape.sets = 1;
     p->st.shape.d_set = 3 * c->n_embd;
     p->st.shape.dropout_calls = 1;
-    p->st.shape.divisor = p->st.divisor;
     return gpt2_select_layer(p, 0, err);
 }
 

@@ -192,14 +192,16 @@ fold_logits(const float *logits, int first, int count, int k, struct next_tokens
 }
 
 float
-gpt2_divisor(const struct gpt2_model *m, const struct gpt2_knobs *k)
+gpt2_divisor(const struct gpt2_model *m, const struct gpt2_knobs *k, int layer)
 {
-    const double root = sqrt((double)(m->cfg.n_embd / m->cfg.n_head));
+    const double root = m->cfg.scale_attn_weights ? sqrt((double)(m->cfg.n_embd / m->cfg.n_head))
+                                                  : 1.0;
+    const double own = m->cfg.scale_by_layer ? root * (double)(layer + 1) : root;
 
     if (k == NULL)
-        return (float)root;
+        return (float)own;
     /* As the book's family divides: sqrt(d_k) * T worked out in double, used in float. */
-    return (float)((k->scaled ? root : 1.0) * k->temperature);
+    return (float)((k->scaled ? own : 1.0) * k->temperature);
 }
 
 /* fold_logits for the positions begin..end of a slice. */
@@ -258,7 +260,6 @@ gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top,
     const int F = c->n_inner;
     const int H = c->n_head;
     const int hd = C / H;
-    const float divisor = gpt2_divisor(m, k);
     const bool causal = k == NULL || k->causal;
     const int threads = parallel_threads();
     float *at;
@@ -330,7 +331,7 @@ gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top,
         apply_linear(&b->v, s->ln1, n, s->v, threads);
         {
             struct heads_job job = { s,       n,       C,
-                                     hd,      causal,  divisor,
+                                     hd,      causal,  gpt2_divisor(m, k, l),
                                      scratch, k != NULL && k->ablated != NULL
                                                   ? k->ablated + (size_t)l * (size_t)H
                                                   : NULL };

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <jansson.h>
+#include <sys/mman.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "attnscope/gpt2.h"
+#include "attnscope/jsonfile.h"
 
 /* The integer field name of config.json, at least min; -1 with err set. */
 static int
@@ -31,23 +33,47 @@ config_int(json_t *root, const char *path, const char *name, const char *alias, 
     return (int)json_integer_value(v);
 }
 
+/* The boolean field name of config.json (def when absent); -1 with err set. */
+static int
+config_bool(json_t *root, const char *path, const char *name, bool def, struct attn_error *err)
+{
+    json_t *v = json_object_get(root, name);
+
+    if (v == NULL || json_is_null(v))
+        return def;
+    if (!json_is_boolean(v)) {
+        attn_fail(err, ATTN_EPARSE, "%s: \"%s\" is not true or false", path, name);
+        return -1;
+    }
+    return json_is_true(v);
+}
+
+/*
+ * The activations GPT-2's configs name that attnscope computes: the tanh
+ * approximation of GELU under its three names (gelu_fast is the same
+ * function written another way; in float32 they agree to a few ulp).
+ */
+static const char *const tanh_gelus[] = { "gelu_new", "gelu_pytorch_tanh", "gelu_fast" };
+
 enum attn_status
 gpt2_config_load(struct gpt2_config *c, const char *path, struct attn_error *err)
 {
-    json_error_t jerr;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *root = jsonfile_load(path, JSONFILE_CONFIG_MAX, err);
     json_t *v;
+    int flag;
     enum attn_status rc = ATTN_EPARSE;
 
     memset(c, 0, sizeof *c);
-    if (root == NULL) {
-        if (jerr.line > 0)
-            return attn_fail(err, ATTN_EPARSE, "%s:%d:%d: not JSON: %s", path, jerr.line,
-                             jerr.column, jerr.text);
-        return attn_fail(err, ATTN_EIO, "%s: %s", path, jerr.text);
-    }
+    if (root == NULL)
+        return err != NULL ? err->status : ATTN_EPARSE;
     if (!json_is_object(root)) {
         attn_fail(err, ATTN_EPARSE, "%s: not a JSON object", path);
+        goto done;
+    }
+    v = json_object_get(root, "model_type");
+    if (v != NULL && (!json_is_string(v) || strcmp(json_string_value(v), "gpt2") != 0)) {
+        attn_fail(err, ATTN_EPARSE, "%s: model_type %s is not supported yet; supported: gpt2", path,
+                  json_is_string(v) ? json_string_value(v) : "(not a string)");
         goto done;
     }
     if ((c->n_layer = config_int(root, path, "n_layer", NULL, 1, err)) < 0 ||
@@ -79,12 +105,36 @@ gpt2_config_load(struct gpt2_config *c, const char *path, struct attn_error *err
         c->eps = (float)json_number_value(v);
     }
     v = json_object_get(root, "activation_function");
-    if (v != NULL && (!json_is_string(v) || (strcmp(json_string_value(v), "gelu_new") != 0 &&
-                                             strcmp(json_string_value(v), "gelu_pytorch_tanh") != 0))) {
-        attn_fail(err, ATTN_EPARSE,
-                  "%s: \"activation_function\" is %s; attnscope computes GPT-2's gelu_new (the tanh "
-                  "approximation)",
-                  path, json_is_string(v) ? json_string_value(v) : "not a string");
+    if (v != NULL) {
+        bool known = false;
+        for (size_t i = 0; json_is_string(v) && i < sizeof tanh_gelus / sizeof tanh_gelus[0]; i++)
+            known = known || strcmp(json_string_value(v), tanh_gelus[i]) == 0;
+        if (!known) {
+            attn_fail(err, ATTN_EPARSE,
+                      "%s: \"activation_function\" is %s; attnscope computes GPT-2's GELU, the tanh "
+                      "approximation (gelu_new, gelu_pytorch_tanh, gelu_fast)",
+                      path, json_is_string(v) ? json_string_value(v) : "not a string");
+            goto done;
+        }
+    }
+    if ((flag = config_bool(root, path, "scale_attn_weights", true, err)) < 0)
+        goto done;
+    c->scale_attn_weights = flag;
+    if ((flag = config_bool(root, path, "scale_attn_by_inverse_layer_idx", false, err)) < 0)
+        goto done;
+    c->scale_by_layer = flag;
+    if ((flag = config_bool(root, path, "tie_word_embeddings", true, err)) < 0)
+        goto done;
+    c->tied = flag;
+    /* Only where the products are scaled and cast: float32 throughout gives the same numbers. */
+    if (config_bool(root, path, "reorder_and_upcast_attn", false, err) < 0)
+        goto done;
+    if ((flag = config_bool(root, path, "add_cross_attention", false, err)) != 0) {
+        if (flag > 0)
+            attn_fail(err, ATTN_EPARSE,
+                      "%s: \"add_cross_attention\" is true: that GPT-2 reads an encoder's output "
+                      "beside its text, which attnscope does not have",
+                      path);
         goto done;
     }
     rc = ATTN_OK;
@@ -95,30 +145,84 @@ done:
 
 /* ------------------------------------------------------------ the tensors */
 
-/* The tensor called name in any shard (and its shard), or NULL. */
+/* The tensor called name (and its shard), or NULL: the shard map says where, else each shard. */
 static const struct st_tensor *
 find(const struct gpt2_model *m, const char *name, const struct safetensors **in)
 {
+    json_t *where = m->shard_of != NULL ? json_object_get(m->shard_of, name) : NULL;
+
     for (int i = 0; i < m->shard_count; i++) {
-        const struct st_tensor *t = safetensors_find(&m->shards[i], name);
-        if (t != NULL) {
-            if (in != NULL)
-                *in = &m->shards[i];
+        const int k = where != NULL ? (int)json_integer_value(where) : i;
+        const struct st_tensor *t = safetensors_find(&m->shards[k], name);
+        if (t != NULL || where != NULL) {
+            if (t != NULL && in != NULL)
+                *in = &m->shards[k];
             return t;
         }
     }
     return NULL;
 }
 
-/* The tensor name (after the layout's prefix) as float32 of the given shape; NULL with err set. */
+/* Transparent huge pages come in this size (x86-64, arm64 with 4 KiB pages). */
+#define HUGE_PAGE ((size_t)2 << 20)
+
+/*
+ * The weights' memory: one mapping as large as every tensor of the files
+ * as float32, aligned to huge pages and marked for them (a 500 MB model
+ * is faulted in as 250 pages instead of 125,000); what a model does not
+ * read is never touched, so it costs address space only.
+ */
+static enum attn_status
+weights_reserve(struct gpt2_model *m, struct attn_error *err)
+{
+    size_t floats = 0;
+    size_t len;
+    unsigned char *map;
+
+    for (int i = 0; i < m->shard_count; i++)
+        for (int t = 0; t < m->shards[i].count; t++)
+            floats += m->shards[i].tensors[t].numel + 16; /* (each aligned to 64 bytes) */
+    if (floats > (SIZE_MAX - 2 * HUGE_PAGE) / sizeof(float))
+        return attn_fail(err, ATTN_ENOMEM, "%s: too large for this machine", m->weights_path);
+    len = floats * sizeof(float) + HUGE_PAGE;
+    map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+               -1, 0);
+    if (map == MAP_FAILED)
+        return attn_fail(err, ATTN_ENOMEM, "%s: out of memory for %zu MiB of weights",
+                         m->weights_path, (floats * sizeof(float)) >> 20);
+    m->weights_map = map;
+    m->weights_map_bytes = len;
+    m->weights_next = map + (HUGE_PAGE - (uintptr_t)map % HUGE_PAGE) % HUGE_PAGE;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(m->weights_next, len - (size_t)(m->weights_next - map), MADV_HUGEPAGE);
+#endif
+    return ATTN_OK;
+}
+
+/* count floats of the reserved memory, 64-byte aligned. */
+static float *
+weights_alloc(struct gpt2_model *m, size_t count)
+{
+    unsigned char *at = m->weights_next;
+    unsigned char *end = (unsigned char *)m->weights_map + m->weights_map_bytes;
+
+    if (at == NULL || (size_t)(end - at) < count * sizeof(float))
+        return NULL;
+    m->weights_next = at + (count * sizeof(float) + 63) / 64 * 64;
+    return (float *)(void *)at;
+}
+
+/*
+ * The tensor name (after the layout's prefix) as float32 of the given
+ * shape, read into memory of the model's own; NULL with err set.
+ */
 static const float *
 tensor(struct gpt2_model *m, const char *name, int ndim, int d0, int d1, struct attn_error *err)
 {
     char full[128];
     const struct st_tensor *t;
     const struct safetensors *st = NULL;
-    float *copy;
-    const float *v;
+    float *v;
 
     snprintf(full, sizeof full, "%s%s", m->prefix, name);
     t = find(m, full, &st);
@@ -140,16 +244,26 @@ tensor(struct gpt2_model *m, const char *name, int ndim, int d0, int d1, struct 
                       st->path, full, shape, d0);
         return NULL;
     }
-    v = safetensors_f32(st, t, &copy, err);
-    if (v != NULL && copy != NULL) {
-        float **more = realloc(m->owned, ((size_t)m->owned_count + 1) * sizeof *more);
-        if (more == NULL) {
-            free(copy);
-            attn_fail(err, ATTN_ENOMEM, "%s: out of memory", st->path);
-            return NULL;
-        }
-        m->owned = more;
-        m->owned[m->owned_count++] = copy;
+    /* A tensor read for several layers' views (c_attn holds Q, K and V) is read once. */
+    {
+        json_t *known = json_object_get(m->tensors_read, full);
+        if (known != NULL)
+            return (const float *)(const void *)((unsigned char *)m->weights_map +
+                                                 json_integer_value(known));
+    }
+    v = weights_alloc(m, t->numel);
+    if (v == NULL) {
+        attn_fail(err, ATTN_ENOMEM, "%s: out of memory for tensor '%s' (%zu values)", st->path,
+                  full, t->numel);
+        return NULL;
+    }
+    if (safetensors_read_f32(st, t, v, err) != ATTN_OK)
+        return NULL;
+    if (json_object_set_new(m->tensors_read, full,
+                            json_integer((json_int_t)((unsigned char *)v -
+                                                      (unsigned char *)m->weights_map))) != 0) {
+        attn_fail(err, ATTN_ENOMEM, "%s: out of memory", st->path);
+        return NULL;
     }
     return v;
 }
@@ -289,33 +403,33 @@ refuse_other_formats(const char *dir, struct attn_error *err)
 /*
  * The shards a model.safetensors.index.json names in its weight_map (plain
  * file names beside it), each opened once, and every tensor of the map
- * checked to be in the shard it names.
+ * checked to be in the shard it names.  m->shard_of keeps the map (a name
+ * -> the shard's index, jansson's hash table) so that finding a tensor
+ * costs the same with one shard or a thousand.
  */
 static enum attn_status
 open_shards(struct gpt2_model *m, const char *dir, struct attn_error *err)
 {
     const char *index = m->weights_path;
-    json_error_t jerr;
-    json_t *root = json_load_file(index, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *root = jsonfile_load(index, JSONFILE_INDEX_MAX, err);
     json_t *map;
+    json_t *files = NULL;
     const char *name;
     json_t *file;
     enum attn_status rc = ATTN_EPARSE;
 
-    if (root == NULL) {
-        if (jerr.line > 0)
-            return attn_fail(err, ATTN_EPARSE, "%s:%d:%d: not JSON: %s", index, jerr.line,
-                             jerr.column, jerr.text);
-        return attn_fail(err, ATTN_EIO, "%s: %s", index, jerr.text);
-    }
+    if (root == NULL)
+        return err != NULL ? err->status : ATTN_EPARSE;
     map = json_object_get(root, "weight_map");
-    if (!json_is_object(map) || json_object_size(map) == 0 || json_object_size(map) > 100000) {
+    if (!json_is_object(map) || json_object_size(map) == 0 || json_object_size(map) > 1000000) {
         attn_fail(err, ATTN_EPARSE, "%s: no \"weight_map\" of tensor names and their files",
                   index);
         goto done;
     }
     m->shards = calloc(json_object_size(map), sizeof *m->shards);
-    if (m->shards == NULL) {
+    m->shard_of = json_object();
+    files = json_object();
+    if (m->shards == NULL || m->shard_of == NULL || files == NULL) {
         rc = attn_fail(err, ATTN_ENOMEM, "%s: out of memory", index);
         goto done;
     }
@@ -323,33 +437,93 @@ open_shards(struct gpt2_model *m, const char *dir, struct attn_error *err)
     {
         const char *f = json_is_string(file) ? json_string_value(file) : NULL;
         char path[4096];
-        const struct safetensors *in = NULL;
-        int shard = -1;
+        json_t *known;
+        int shard;
         if (f == NULL || f[0] == '\0' || f[0] == '.' || strchr(f, '/') != NULL) {
             attn_fail(err, ATTN_EPARSE, "%s: tensor '%s' is mapped to %s, not a file beside it",
                       index, name, f != NULL ? f : "something that is not a file name");
             goto done;
         }
-        snprintf(path, sizeof path, "%s/%s", dir, f);
-        for (int i = 0; i < m->shard_count && shard < 0; i++)
-            if (strcmp(m->shards[i].path, path) == 0)
-                shard = i;
-        if (shard < 0) {
+        known = json_object_get(files, f);
+        if (known != NULL) {
+            shard = (int)json_integer_value(known);
+        } else {
+            snprintf(path, sizeof path, "%s/%s", dir, f);
             if ((rc = safetensors_open(&m->shards[m->shard_count], path, err)) != ATTN_OK)
                 goto done;
-            shard = m->shard_count++;
             rc = ATTN_EPARSE;
+            shard = m->shard_count++;
+            if (json_object_set_new(files, f, json_integer(shard)) != 0) {
+                rc = attn_fail(err, ATTN_ENOMEM, "%s: out of memory", index);
+                goto done;
+            }
         }
-        if (find(m, name, &in) == NULL || in != &m->shards[shard]) {
+        if (safetensors_find(&m->shards[shard], name) == NULL) {
             attn_fail(err, ATTN_EPARSE, "%s: tensor '%s' is mapped to %s, which lacks it", index,
                       name, f);
+            goto done;
+        }
+        if (json_object_set_new(m->shard_of, name, json_integer(shard)) != 0) {
+            rc = attn_fail(err, ATTN_ENOMEM, "%s: out of memory", index);
             goto done;
         }
     }
     rc = ATTN_OK;
 done:
+    json_decref(files);
     json_decref(root);
     return rc;
+}
+
+/*
+ * Before a block is allocated: the tensors of the last layer config.json
+ * names are in the file, or the first layer that is missing is named (a
+ * config.json of 16 million layers beside a file of two is "no tensor
+ * h.2...", not "out of memory").
+ */
+static int
+check_layers(struct gpt2_model *m, struct attn_error *err)
+{
+    const char *first = m->layout == GPT2_LAYOUT_HF ? "h.%d.ln_1.weight" : "trf_blocks.%d.norm1.scale";
+    char name[96];
+    char full[128];
+    int lo = 0;
+    int hi = m->cfg.n_layer - 1;
+
+    snprintf(name, sizeof name, first, hi);
+    snprintf(full, sizeof full, "%s%s", m->prefix, name);
+    if (find(m, full, NULL) != NULL)
+        return 0;
+    /* The first missing layer (layers are numbered from 0 without gaps in a real file). */
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        snprintf(name, sizeof name, first, mid);
+        snprintf(full, sizeof full, "%s%s", m->prefix, name);
+        if (find(m, full, NULL) != NULL)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    snprintf(name, sizeof name, first, lo);
+    snprintf(full, sizeof full, "%s%s", m->prefix, name);
+    attn_fail(err, ATTN_EPARSE, "%s: no tensor '%s': config.json says n_layer %d, the file has %d",
+              m->weights_path, full, m->cfg.n_layer, lo);
+    return -1;
+}
+
+/* The files are closed once every weight is read: nothing of the model is left on disk. */
+static void
+close_shards(struct gpt2_model *m)
+{
+    for (int i = 0; i < m->shard_count; i++)
+        safetensors_close(&m->shards[i]);
+    free(m->shards);
+    m->shards = NULL;
+    m->shard_count = 0;
+    json_decref(m->shard_of);
+    m->shard_of = NULL;
+    json_decref(m->tensors_read);
+    m->tensors_read = NULL;
 }
 
 enum attn_status
@@ -390,6 +564,13 @@ gpt2_load(struct gpt2_model *m, const char *dir, struct attn_error *err)
     rc = ATTN_EPARSE;
     if (choose_layout(m, err) != 0)
         goto fail;
+    if (check_layers(m, err) != 0 || (rc = weights_reserve(m, err)) != ATTN_OK)
+        goto fail;
+    m->tensors_read = json_object();
+    if (m->tensors_read == NULL) {
+        rc = attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
+        goto fail;
+    }
     m->blocks = calloc((size_t)m->cfg.n_layer, sizeof *m->blocks);
     if (m->blocks == NULL) {
         rc = attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
@@ -405,10 +586,20 @@ gpt2_load(struct gpt2_model *m, const char *dir, struct attn_error *err)
         for (int i = 0; i < m->cfg.n_layer; i++)
             if (load_block_hf(m, i, err) != 0)
                 goto fail;
-        /* GPT-2 ties its output to the token embedding; a saved lm_head.weight is that copy. */
+        /*
+         * GPT-2 ties its output to the token embedding (a saved lm_head.weight is then that
+         * copy, and Hugging Face uses wte); tie_word_embeddings false reads lm_head.weight.
+         */
         head = find(m, "lm_head.weight", NULL);
         m->lm_head = m->wte;
-        if (head != NULL) {
+        if (!m->cfg.tied && head == NULL) {
+            rc = attn_fail(err, ATTN_EPARSE,
+                           "%s: no tensor 'lm_head.weight', which config.json's "
+                           "\"tie_word_embeddings\": false asks for",
+                           path);
+            goto fail;
+        }
+        if (!m->cfg.tied) {
             char saved[16];
             memcpy(saved, m->prefix, sizeof saved);
             m->prefix[0] = '\0';
@@ -429,6 +620,8 @@ gpt2_load(struct gpt2_model *m, const char *dir, struct attn_error *err)
             if (load_block_book(m, i, err) != 0)
                 goto fail;
     }
+    m->files_read = m->shard_count;
+    close_shards(m);
     return ATTN_OK;
 fail:
     rc = err->status != ATTN_OK ? err->status : rc;
@@ -439,12 +632,9 @@ fail:
 void
 gpt2_destroy(struct gpt2_model *m)
 {
-    for (int i = 0; i < m->owned_count; i++)
-        free(m->owned[i]);
-    free(m->owned);
+    if (m->weights_map != NULL)
+        munmap(m->weights_map, m->weights_map_bytes);
     free(m->blocks);
-    for (int i = 0; i < m->shard_count; i++)
-        safetensors_close(&m->shards[i]);
-    free(m->shards);
+    close_shards(m);
     memset(m, 0, sizeof *m);
 }

@@ -58,37 +58,46 @@ short_name(const char *what, char *name, size_t size)
 
 /*
  * In a cached repository folder, the snapshot to read: the one refs/main
- * names, or else the newest holding a config.json.  0, or -1 when none.
+ * names, or else the newest holding a config.json.  0, or -1 when none
+ * (why then says what the folder holds: an incomplete download is not an
+ * absent one).
  */
 static int
-pick_snapshot(const char *repo, char *dir, size_t size)
+pick_snapshot(const char *repo, char *dir, size_t size, char *why, size_t why_size)
 {
     char path[MODEL_PATH_MAX];
-    char rev[128];
-    FILE *f;
+    char *rev = NULL;
+    size_t len;
+    struct attn_error ignored;
     DIR *d;
     struct dirent *e;
     time_t newest = 0;
     bool found = false;
+    int snapshots = 0;
 
-    f = join(path, sizeof path, repo, "/refs/main", "") ? fopen(path, "r") : NULL;
-    if (f != NULL) {
-        bool ok = fgets(rev, sizeof rev, f) != NULL;
-        fclose(f);
+    why[0] = '\0';
+    /* refs/main through the regular-file check: a FIFO there must not hold the program up. */
+    if (join(path, sizeof path, repo, "/refs/main", "") &&
+        fileio_read_regular(path, 256, &rev, &len, &ignored) == ATTN_OK) {
         rev[strcspn(rev, "\r\n")] = '\0';
-        if (ok && rev[0] != '\0' && strchr(rev, '/') == NULL) {
-            if (join(dir, size, repo, "/snapshots/", rev) && is_file(dir, "config.json"))
-                return 0;
+        if (rev[0] != '\0' && strchr(rev, '/') == NULL && strcmp(rev, "..") != 0 &&
+            join(dir, size, repo, "/snapshots/", rev) && is_file(dir, "config.json")) {
+            free(rev);
+            return 0;
         }
     }
+    free(rev);
     d = join(path, sizeof path, repo, "/snapshots", "") ? opendir(path) : NULL;
-    if (d == NULL)
+    if (d == NULL) {
+        snprintf(why, why_size, "it has no snapshots/ folder");
         return -1;
+    }
     while ((e = readdir(d)) != NULL) {
         char snap[MODEL_PATH_MAX + 300];
         struct stat sb;
         if (e->d_name[0] == '.')
             continue;
+        snapshots++;
         if (!join(snap, sizeof snap, path, "/", e->d_name) || !is_file(snap, "config.json") ||
             stat(snap, &sb) != 0)
             continue;
@@ -98,6 +107,13 @@ pick_snapshot(const char *repo, char *dir, size_t size)
         }
     }
     closedir(d);
+    if (!found && snapshots > 0)
+        snprintf(why, why_size,
+                 "none of its %d snapshot%s has a config.json (a file missing, or a link to a blob "
+                 "that is not there: an incomplete download?)",
+                 snapshots, snapshots == 1 ? "" : "s");
+    else if (!found)
+        snprintf(why, why_size, "its snapshots/ folder is empty");
     return found ? 0 : -1;
 }
 
@@ -146,6 +162,15 @@ repo_id(const char *what)
 #define PKGDATADIR "/usr/local/share/attnscope"
 #endif
 
+/* Whether nothing is at dir/name. */
+static bool
+fileio_absent_in(const char *dir, const char *name)
+{
+    char path[MODEL_PATH_MAX + 64];
+
+    return join(path, sizeof path, dir, "/", name) && fileio_absent(path);
+}
+
 /*
  * A model that ships with attnscope, by its folder's name: under
  * $ATTNSCOPE_MODELS, the installed samples, beside the program (a build in
@@ -171,33 +196,22 @@ shipped_model(const char *what, char *dir, size_t size)
     return -1;
 }
 
-enum attn_status
-model_locate(const char *what, char *dir, size_t size, char *name, size_t name_size,
-             struct attn_error *err)
+/*
+ * The cached repository of what (a repository id) under the roots: 0 with
+ * dir set, or -1 with *seen set when a repository folder is there but no
+ * usable snapshot (why says what is wrong with it).
+ */
+static int
+find_cached(const char *what, char roots[][MODEL_PATH_MAX], int nroots, char *dir, size_t size,
+            char *seen, size_t seen_size, char *why, size_t why_size)
 {
     static const char *const orgs[] = { "", "openai-community/", "distilbert/" };
-    char roots[4][MODEL_PATH_MAX];
     char repo[MODEL_PATH_MAX + 300];
-    int nroots;
 
-    if (what == NULL || what[0] == '\0')
-        return attn_fail(err, ATTN_EVALUE, "--model: give a model folder or a Hugging Face name");
-    if (is_dir(what)) {
-        if (!join(dir, size, what, "", ""))
-            return attn_fail(err, ATTN_EIO, "--model: the folder's name is too long");
-        short_name(what, name, name_size);
-        return ATTN_OK;
-    }
-    if (!repo_id(what))
-        return attn_fail(err, ATTN_EIO, "--model %s: no such folder", what);
-    if (shipped_model(what, dir, size) == 0) {
-        short_name(what, name, name_size);
-        return ATTN_OK;
-    }
-    nroots = cache_roots(roots, 4);
     for (int r = 0; r < nroots; r++)
         for (size_t o = 0; o < sizeof orgs / sizeof orgs[0]; o++) {
             char id[600];
+            char reason[200];
             if (o > 0 && strchr(what, '/') != NULL)
                 break;
             snprintf(id, sizeof id, "%s%s", orgs[o], what);
@@ -207,16 +221,82 @@ model_locate(const char *what, char *dir, size_t size, char *name, size_t name_s
                     c[0] = c[1] = '-';
                     c++;
                 }
-            if (join(repo, sizeof repo, roots[r], "/models--", id) && is_dir(repo) && pick_snapshot(repo, dir, size) == 0) {
-                short_name(what, name, name_size);
-                return ATTN_OK;
+            if (!join(repo, sizeof repo, roots[r], "/models--", id) || !is_dir(repo))
+                continue;
+            if (pick_snapshot(repo, dir, size, reason, sizeof reason) == 0)
+                return 0;
+            if (seen[0] == '\0') {
+                snprintf(seen, seen_size, "%s", repo);
+                snprintf(why, why_size, "%s", reason);
             }
         }
+    return -1;
+}
+
+enum attn_status
+model_locate(const char *what, struct model_place *where, struct attn_error *err)
+{
+    char roots[4][MODEL_PATH_MAX];
+    char cached[MODEL_PATH_MAX];
+    char seen[MODEL_PATH_MAX + 300] = "";
+    char why[256] = "";
+    char searched[1024] = "";
+    size_t at = 0;
+    int nroots;
+    bool have_cached = false;
+
+    memset(where, 0, sizeof *where);
+    if (what == NULL || what[0] == '\0')
+        return attn_fail(err, ATTN_EVALUE, "--model: give a model folder or a Hugging Face name");
+    nroots = cache_roots(roots, 4);
+    if (repo_id(what))
+        have_cached = shipped_model(what, cached, sizeof cached) == 0 ||
+                      find_cached(what, roots, nroots, cached, sizeof cached, seen, sizeof seen,
+                                  why, sizeof why) == 0;
+    if (is_dir(what)) {
+        /*
+         * A folder of that name here is read, as a path would be; where it
+         * shadows a model of the same name elsewhere, the note says so.  A
+         * folder that is not a model (no config.json) gives way to the model.
+         */
+        if (have_cached && strchr(what, '/') == NULL && fileio_absent_in(what, "config.json")) {
+            snprintf(where->dir, sizeof where->dir, "%s", cached);
+            short_name(what, where->name, sizeof where->name);
+            (void)attn_fail_text(where->note, sizeof where->note,
+                     "./%.100s is a folder without config.json: reading the model %.100s from "
+                     "%.240s instead",
+                     what, what, cached);
+            return ATTN_OK;
+        }
+        if (!join(where->dir, sizeof where->dir, what, "", ""))
+            return attn_fail(err, ATTN_EIO, "--model: the folder's name is too long");
+        short_name(what, where->name, sizeof where->name);
+        if (have_cached && strchr(what, '/') == NULL)
+            (void)attn_fail_text(where->note, sizeof where->note,
+                     "reading the folder ./%.100s here, not the model %.100s in %.230s (give that "
+                     "path to read it)",
+                     what, what, cached);
+        return ATTN_OK;
+    }
+    if (!repo_id(what))
+        return attn_fail(err, ATTN_EIO, "--model %s: no such folder", what);
+    if (have_cached) {
+        snprintf(where->dir, sizeof where->dir, "%s", cached);
+        short_name(what, where->name, sizeof where->name);
+        return ATTN_OK;
+    }
+    if (seen[0] != '\0')
+        return attn_fail(err, ATTN_EIO,
+                         "--model %s: %s is in the Hugging Face cache, but %s: download it again "
+                         "(for example `huggingface-cli download %s`)",
+                         what, seen, why, strchr(what, '/') != NULL ? what : "openai-community/gpt2");
+    for (int r = 0; r < nroots; r++)
+        attn_appendf(searched, sizeof searched, &at, "%s%s", r > 0 ? ", " : "", roots[r]);
     return attn_fail(err, ATTN_EIO,
                      "--model %s: no such folder, and no download of it in the Hugging Face cache "
-                     "(%s/models--*): give the folder, or download it first (for example "
+                     "(looked in %s): give the folder, or download it first (for example "
                      "`huggingface-cli download openai-community/gpt2`)",
-                     what, nroots > 0 ? roots[nroots - 1] : "~/.cache/huggingface/hub");
+                     what, nroots > 0 ? searched : "no cache folder: HOME is not set");
 }
 
 /* The tokenizer's files, in whichever of their three forms dir has. */
@@ -229,8 +309,9 @@ open_tokenizer(struct model *m, struct attn_error *err)
     char merges[MODEL_PATH_MAX + 32];
 
     for (size_t i = 0; i < 2; i++) {
-        bool a = is_file(m->dir, pairs[i][0]);
-        bool b = is_file(m->dir, pairs[i][1]);
+        /* Present is anything there: a FIFO or a loop of links is then named for what it is. */
+        bool a = !fileio_absent_in(m->dir, pairs[i][0]);
+        bool b = !fileio_absent_in(m->dir, pairs[i][1]);
         if (!a && !b)
             continue;
         if (a != b)
@@ -242,7 +323,7 @@ open_tokenizer(struct model *m, struct attn_error *err)
         snprintf(m->tokenizer, sizeof m->tokenizer, "%s", pairs[i][0]);
         return bpe_load(&m->bpe, vocab, merges, err);
     }
-    if (is_file(m->dir, "tokenizer.json")) {
+    if (!fileio_absent_in(m->dir, "tokenizer.json")) {
         if (!join(vocab, sizeof vocab, m->dir, "/tokenizer.json", ""))
             return attn_fail(err, ATTN_EIO, "%s: the folder's name is too long", m->dir);
         snprintf(m->tokenizer, sizeof m->tokenizer, "tokenizer.json");
@@ -262,15 +343,29 @@ model_open(struct model *m, const char *what, struct attn_error *err)
 
     memset(m, 0, sizeof *m);
     m->eot = -1;
-    rc = model_locate(what, m->dir, sizeof m->dir, m->name, sizeof m->name, err);
-    if (rc != ATTN_OK)
-        return rc;
-    rc = gpt2_load(&m->gpt2, m->dir, err);
-    if (rc != ATTN_OK)
-        return rc;
+    {
+        struct model_place place;
+        rc = model_locate(what, &place, err);
+        if (rc != ATTN_OK)
+            return rc;
+        memcpy(m->dir, place.dir, sizeof m->dir);
+        memcpy(m->name, place.name, sizeof m->name);
+        memcpy(m->note, place.note, sizeof m->note);
+    }
+    /*
+     * The tokenizer first: its JSON tree (a hundred megabytes for GPT-2's
+     * 50,257 tokens) is freed before the weights are read, so the two never
+     * add up in the peak.
+     */
     rc = open_tokenizer(m, err);
+    if (rc == ATTN_OK) {
+#ifdef __GLIBC__
+        malloc_trim(0);
+#endif
+        rc = gpt2_load(&m->gpt2, m->dir, err);
+    }
     if (rc != ATTN_OK) {
-        gpt2_destroy(&m->gpt2);
+        bpe_destroy(&m->bpe);
         return rc;
     }
     if (m->bpe.vocab_size > m->gpt2.cfg.vocab_size) {
@@ -284,10 +379,6 @@ model_open(struct model *m, const char *what, struct attn_error *err)
     for (int id = 0; id < m->bpe.vocab_size && m->eot < 0; id++)
         if (strcmp(m->bpe.token[id], "<|endoftext|>") == 0)
             m->eot = id;
-#ifdef __GLIBC__
-    /* The vocabulary's JSON tree is freed: give its pages back before the weights come in. */
-    malloc_trim(0);
-#endif
     return ATTN_OK;
 }
 

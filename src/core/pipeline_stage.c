@@ -32,10 +32,19 @@ pipeline_scaling_of(const struct pipeline *p, struct pipeline_scaling *sc)
 
     sc->symbol = NULL;
     sc->dim = 0;
+    sc->spelled[0] = '\0';
     sc->root_of = c->scale_dim > 0 ? c->scale_dim : p->st.shape.head_dim;
-    if (c->scale) {
+    if (c->scale && !p->scale_without_root) {
         sc->symbol = c->scale_dim > 0 ? "sqrt(--scale-dim)" : "sqrt(d_k)";
         sc->dim = c->scale_dim > 0 ? c->scale_dim : p->st.shape.head_dim;
+        snprintf(sc->spelled, sizeof sc->spelled, "sqrt(%d)", sc->dim);
+    }
+    if (c->scale && p->scale_by_layer) {
+        size_t len = strlen(sc->spelled);
+        sc->symbol = sc->symbol != NULL ? "sqrt(d_k) (l+1)" : "(l+1)";
+        snprintf(sc->spelled + len, sizeof sc->spelled - len, "%s%d", len > 0 ? " x " : "",
+                 p->layer + 1);
+        sc->root_of = 0; /* never "changes nothing": the layer's factor divides */
     }
     sc->temperature = c->temperature != 1.0;
     sc->divisor = p->st.divisor;

@@ -1,4 +1,4 @@
-/* safetensors.c: mapping and checking a .safetensors file (see safetensors.h). */
+/* safetensors.c: reading and checking a .safetensors file (see safetensors.h). */
 #include "config.h"
 
 #include <errno.h>
@@ -7,10 +7,10 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "attnscope/fileio.h"
 #include "attnscope/safetensors.h"
 
 static const struct {
@@ -69,23 +69,25 @@ safetensors_f16_to_f32(uint16_t h)
     return f;
 }
 
-static bool
-host_is_little_endian(void)
-{
-    const uint16_t one = 1;
-    unsigned char first;
-
-    memcpy(&first, &one, 1);
-    return first == 1;
-}
-
+/* By where they start, then where they end: an empty tensor comes before one that starts there. */
 static int
-by_begin(const void *a, const void *b)
+by_range(const void *a, const void *b)
 {
     const struct st_tensor *x = a;
     const struct st_tensor *y = b;
 
-    return x->begin < y->begin ? -1 : x->begin > y->begin;
+    if (x->begin != y->begin)
+        return x->begin < y->begin ? -1 : 1;
+    return x->end < y->end ? -1 : x->end > y->end;
+}
+
+/* The tensors array the name index sorts, for qsort's comparison. */
+static const struct st_tensor *sorting;
+
+static int
+by_name(const void *a, const void *b)
+{
+    return strcmp(sorting[*(const int *)a].name, sorting[*(const int *)b].name);
 }
 
 /* One tensor's entry of the header: its dtype, shape and offsets, checked. */
@@ -97,6 +99,7 @@ parse_tensor(struct safetensors *st, const char *name, json_t *entry, struct st_
     json_t *shape = json_object_get(entry, "shape");
     json_t *offsets = json_object_get(entry, "data_offsets");
     size_t numel = 1;
+    bool empty = false;
     json_int_t begin;
     json_int_t end;
     size_t k;
@@ -127,13 +130,19 @@ parse_tensor(struct safetensors *st, const char *name, json_t *entry, struct st_
                              "%s: tensor '%s': dimension %d of its shape is not a count", st->path,
                              name, d);
         t->shape[d] = (int64_t)v;
+        if (v == 0)
+            empty = true;
+    }
+    for (int d = 0; d < t->ndim && !empty; d++) {
         /* No product that wraps: a tensor larger than the file is refused below anyway. */
-        if (v > 0 && numel > st->data_size / (size_t)v)
+        if (numel > st->data_size / (size_t)t->shape[d])
             return attn_fail(err, ATTN_EPARSE,
                              "%s: tensor '%s' has more elements than the file has bytes", st->path,
                              name);
-        numel *= (size_t)v;
+        numel *= (size_t)t->shape[d];
     }
+    if (empty)
+        numel = 0;
     t->numel = numel;
     begin = json_is_integer(json_array_get(offsets, 0)) ? json_integer_value(json_array_get(offsets, 0))
                                                         : -1;
@@ -202,12 +211,15 @@ parse_header(struct safetensors *st, const char *text, size_t len, struct attn_e
     if (rc != ATTN_OK)
         return rc;
 
-    /* Sorted by where they start, the ranges must follow one another from 0 to the end. */
+    /*
+     * Sorted by where they start and end, the ranges must follow one another from 0 to the
+     * end (an empty tensor where another starts comes first and takes nothing).
+     */
     sorted = malloc(((size_t)st->count + 1) * sizeof *sorted);
     if (sorted == NULL)
         return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", st->path);
     memcpy(sorted, st->tensors, (size_t)st->count * sizeof *sorted);
-    qsort(sorted, (size_t)st->count, sizeof *sorted, by_begin);
+    qsort(sorted, (size_t)st->count, sizeof *sorted, by_range);
     for (int i = 0; i < st->count && rc == ATTN_OK; i++) {
         if (sorted[i].begin < at)
             rc = attn_fail(err, ATTN_EPARSE, "%s: tensors '%s' and '%s' overlap", st->path,
@@ -224,59 +236,100 @@ parse_header(struct safetensors *st, const char *text, size_t len, struct attn_e
                        "does not describe the whole file",
                        st->path, at, st->data_size);
     free(sorted);
-    return rc;
+    if (rc != ATTN_OK)
+        return rc;
+    st->by_name = malloc(((size_t)st->count + 1) * sizeof *st->by_name);
+    if (st->by_name == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", st->path);
+    for (int i = 0; i < st->count; i++)
+        st->by_name[i] = i;
+    sorting = st->tensors;
+    qsort(st->by_name, (size_t)st->count, sizeof *st->by_name, by_name);
+    sorting = NULL;
+    return ATTN_OK;
+}
+
+/* Reads len bytes at offset of the file; a short read means the file shrank since it was opened. */
+static enum attn_status
+read_at(const struct safetensors *st, void *buf, size_t len, uint64_t offset,
+        struct attn_error *err)
+{
+    unsigned char *p = buf;
+
+    while (len > 0) {
+        ssize_t got = pread(st->fd, p, len > ((size_t)1 << 30) ? (size_t)1 << 30 : len,
+                            (off_t)offset);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return attn_fail(err, ATTN_EIO, "%s: cannot read: %s", st->path, strerror(errno));
+        if (got == 0)
+            return attn_fail(err, ATTN_EIO,
+                             "%s: the file ends at byte %llu, before the data its header names: "
+                             "it was truncated or replaced while attnscope read it",
+                             st->path, (unsigned long long)offset);
+        p += got;
+        len -= (size_t)got;
+        offset += (uint64_t)got;
+    }
+    return ATTN_OK;
 }
 
 enum attn_status
 safetensors_open(struct safetensors *st, const char *path, struct attn_error *err)
 {
     struct stat sb;
+    unsigned char len8[8];
     uint64_t n = 0;
-    void *map;
-    int fd;
+    uint64_t file_size;
+    char *header;
     enum attn_status rc;
 
     memset(st, 0, sizeof *st);
+    st->fd = -1;
     st->path = strdup(path);
     if (st->path == NULL)
         return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
+    if ((rc = fileio_open_regular(path, &st->fd, err)) != ATTN_OK)
+        goto fail;
+    if (fstat(st->fd, &sb) != 0) {
         rc = attn_fail(err, ATTN_EIO, "%s: %s", path, strerror(errno));
         goto fail;
     }
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        rc = attn_fail(err, ATTN_EIO, "%s: not a regular file", path);
+    file_size = (uint64_t)sb.st_size;
+    if (file_size < 8) {
+        rc = attn_fail(err, ATTN_EPARSE, "%s: %llu bytes, too short for a safetensors file", path,
+                       (unsigned long long)file_size);
         goto fail;
     }
-    if (sb.st_size < 8) {
-        close(fd);
-        rc = attn_fail(err, ATTN_EPARSE, "%s: %lld bytes, too short for a safetensors file", path,
-                       (long long)sb.st_size);
+    if ((rc = read_at(st, len8, 8, 0, err)) != ATTN_OK)
         goto fail;
-    }
-    map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (map == MAP_FAILED) {
-        rc = attn_fail(err, ATTN_EIO, "%s: cannot map it: %s", path, strerror(errno));
-        goto fail;
-    }
-    st->map = map;
-    st->map_size = (size_t)sb.st_size;
     for (int k = 7; k >= 0; k--)
-        n = (n << 8) | st->map[k];
-    if (n > SAFETENSORS_HEADER_MAX || n > st->map_size - 8) {
+        n = (n << 8) | len8[k];
+    if (n > SAFETENSORS_HEADER_MAX || n > file_size - 8) {
         rc = attn_fail(err, ATTN_EPARSE,
-                       "%s: the header is said to be %llu bytes, but the file has %zu after its "
+                       "%s: the header is said to be %llu bytes, but the file has %llu after its "
                        "length%s: not a safetensors file, or a truncated one",
-                       path, (unsigned long long)n, st->map_size - 8,
+                       path, (unsigned long long)n, (unsigned long long)(file_size - 8),
                        n > SAFETENSORS_HEADER_MAX ? " (and attnscope reads at most 100 MB)" : "");
         goto fail;
     }
-    st->data = st->map + 8 + n;
-    st->data_size = st->map_size - 8 - (size_t)n;
-    rc = parse_header(st, (const char *)st->map + 8, (size_t)n, err);
+    if (file_size - 8 - n > SIZE_MAX) {
+        rc = attn_fail(err, ATTN_ELIMIT, "%s: too large for this machine's address space", path);
+        goto fail;
+    }
+    st->data_start = 8 + n;
+    st->data_size = (size_t)(file_size - 8 - n);
+    header = malloc((size_t)n + 1);
+    if (header == NULL) {
+        rc = attn_fail(err, ATTN_ENOMEM, "%s: out of memory for its %llu-byte header", path,
+                       (unsigned long long)n);
+        goto fail;
+    }
+    rc = read_at(st, header, (size_t)n, 8, err);
+    if (rc == ATTN_OK)
+        rc = parse_header(st, header, (size_t)n, err);
+    free(header);
     if (rc != ATTN_OK)
         goto fail;
     return ATTN_OK;
@@ -292,50 +345,69 @@ safetensors_close(struct safetensors *st)
         for (int i = 0; i < st->count; i++)
             free(st->tensors[i].name);
     free(st->tensors);
-    if (st->map != NULL)
-        munmap((void *)st->map, st->map_size);
+    free(st->by_name);
+    if (st->fd >= 0)
+        close(st->fd);
     free(st->path);
     memset(st, 0, sizeof *st);
+    st->fd = -1;
 }
 
 const struct st_tensor *
 safetensors_find(const struct safetensors *st, const char *name)
 {
-    for (int i = 0; i < st->count; i++)
-        if (strcmp(st->tensors[i].name, name) == 0)
-            return &st->tensors[i];
+    int lo = 0;
+    int hi = st->count;
+
+    if (st->by_name == NULL)
+        return NULL;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        int c = strcmp(st->tensors[st->by_name[mid]].name, name);
+        if (c == 0)
+            return &st->tensors[st->by_name[mid]];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     return NULL;
 }
 
-const float *
-safetensors_f32(const struct safetensors *st, const struct st_tensor *t, float **copy,
-                struct attn_error *err)
+enum attn_status
+safetensors_read_f32(const struct safetensors *st, const struct st_tensor *t, float *out,
+                     struct attn_error *err)
 {
-    const unsigned char *src = st->data + t->begin;
-    float *out;
+    const size_t esize = dtypes[t->dtype].size;
+    const uint16_t one = 1;
+    unsigned char little;
+    /* A piece at a time through a small buffer: little-endian bytes to floats on any host. */
+    unsigned char chunk[1 << 16];
+    const size_t per = sizeof chunk / esize;
 
-    *copy = NULL;
-    /* Mapped F32 is used in place, unless it is unaligned (files from before 2023 may be). */
-    if (t->dtype == ST_F32 && host_is_little_endian() && ((uintptr_t)src % sizeof(float)) == 0)
-        return (const float *)(const void *)src;
-    out = malloc((t->numel > 0 ? t->numel : 1) * sizeof *out);
-    if (out == NULL) {
-        attn_fail(err, ATTN_ENOMEM, "%s: out of memory for tensor '%s'", st->path, t->name);
-        return NULL;
-    }
-    for (size_t i = 0; i < t->numel; i++) {
-        if (t->dtype == ST_F32) {
-            /* Byte by byte: never an unaligned dereference, and little-endian on any host. */
-            const unsigned char *b = src + 4 * i;
-            uint32_t bits = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-                            (uint32_t)b[3] << 24;
-            memcpy(&out[i], &bits, sizeof out[i]);
-        } else {
-            uint16_t bits = (uint16_t)(src[2 * i] | (src[2 * i + 1] << 8));
-            out[i] = t->dtype == ST_F16 ? safetensors_f16_to_f32(bits)
-                                        : safetensors_bf16_to_f32(bits);
+    memcpy(&little, &one, 1);
+    /* Float32 on a little-endian host: the file's bytes are the values. */
+    if (t->dtype == ST_F32 && little == 1)
+        return read_at(st, out, t->numel * sizeof *out, st->data_start + t->begin, err);
+    for (size_t done = 0; done < t->numel;) {
+        const size_t n = t->numel - done < per ? t->numel - done : per;
+        enum attn_status rc =
+            read_at(st, chunk, n * esize, st->data_start + t->begin + done * esize, err);
+        if (rc != ATTN_OK)
+            return rc;
+        for (size_t i = 0; i < n; i++) {
+            const unsigned char *b = chunk + i * esize;
+            if (t->dtype == ST_F32) {
+                uint32_t bits = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+                                (uint32_t)b[3] << 24;
+                memcpy(&out[done + i], &bits, sizeof out[0]);
+            } else {
+                uint16_t bits = (uint16_t)(b[0] | (b[1] << 8));
+                out[done + i] = t->dtype == ST_F16 ? safetensors_f16_to_f32(bits)
+                                                   : safetensors_bf16_to_f32(bits);
+            }
         }
+        done += n;
     }
-    *copy = out;
-    return out;
+    return ATTN_OK;
 }

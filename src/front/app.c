@@ -229,6 +229,8 @@ app_init(struct app *a, const struct attention_config *cfg, const struct pipelin
         app_say(a, "untrained weights drawn from seed %llu: the patterns show how attention "
                    "computes, not what words mean. Space: next stage, ?: help",
                 (unsigned long long)cfg->seed);
+    else if (src->model != NULL && src->model->note[0] != '\0')
+        app_say(a, "%s", src->model->note);
     else
         app_say(a, "Space: next stage, ?: help");
     return ATTN_OK;

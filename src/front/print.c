@@ -322,7 +322,7 @@ print_header(FILE *out, const struct pipeline *p, const struct print_options *po
     fprintf(out, "  mask %s, scores / %g", c->mask == ATTN_MASK_CAUSAL ? "causal" : "none",
             (double)sc.divisor);
     if (sc.symbol != NULL)
-        fprintf(out, " (%s = sqrt(%d)%s)", sc.symbol, sc.dim, sc.temperature ? " * T" : "");
+        fprintf(out, " (%s = %s%s)", sc.symbol, sc.spelled, sc.temperature ? " * T" : "");
     if (c->temperature != 1.0) {
         attn_shortest(num, sizeof num, c->temperature);
         fprintf(out, ", temperature %s", num);
@@ -499,10 +499,15 @@ print_model_header(FILE *out, const struct pipeline *p, const struct gpt2_state 
     const struct gpt2_config *c = &g->model->gpt2.cfg;
     struct pipeline_scaling sc;
     char num[32];
+    /* A folder's name may hold anything a file name can: shown escaped, never raw. */
+    char name[4 * sizeof g->model->name];
+    char dir[4 * sizeof g->model->dir];
 
+    attn_escape_text(name, sizeof name, g->model->name);
+    attn_escape_text(dir, sizeof dir, g->model->dir);
     fprintf(out, "attnscope: %s (GPT-2 from %s: %d layers, %d heads of %d, n_embd %d, vocabulary "
                  "%d, context %d)\n",
-            g->model->name, g->model->dir, c->n_layer, c->n_head, c->n_embd / c->n_head, c->n_embd,
+            name, dir, c->n_layer, c->n_head, c->n_embd / c->n_head, c->n_embd,
             c->vocab_size, c->n_positions);
     if (g->model->gpt2.layout == GPT2_LAYOUT_BOOK)
         fprintf(out, "  the book's GPTModel: ln1 is trf_blocks.L.norm1, queries ... output are "
@@ -518,7 +523,7 @@ print_model_header(FILE *out, const struct pipeline *p, const struct gpt2_state 
     fprintf(out, "  layer %d of 0-%d, mask %s, scores / %g", p->layer, p->layers - 1,
             p->cfg.mask == ATTN_MASK_CAUSAL ? "causal" : "none", (double)sc.divisor);
     if (sc.symbol != NULL)
-        fprintf(out, " (%s = sqrt(%d)%s)", sc.symbol, sc.dim, sc.temperature ? " * T" : "");
+        fprintf(out, " (%s = %s%s)", sc.symbol, sc.spelled, sc.temperature ? " * T" : "");
     if (p->cfg.temperature != 1.0) {
         attn_shortest(num, sizeof num, p->cfg.temperature);
         fprintf(out, ", temperature %s", num);

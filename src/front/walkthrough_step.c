@@ -137,14 +137,13 @@ find_lesson_model(const struct walkthrough *w, const char *what, char *target, s
                   struct attn_error *why)
 {
     char *beside = resolve_path(w, what);
-    char dir[MODEL_PATH_MAX];
-    char name[256];
+    struct model_place place;
     const char *env = getenv("ATTNSCOPE_MODEL");
     int found = 0;
 
     if (beside != NULL && what[0] != '/' && is_folder(beside))
         snprintf(target, size, "%s", beside);
-    else if (model_locate(what, dir, sizeof dir, name, sizeof name, why) == ATTN_OK)
+    else if (model_locate(what, &place, why) == ATTN_OK)
         snprintf(target, size, "%s", what);
     else if (env != NULL && env[0] != '\0' && strcmp(env, "none") != 0)
         snprintf(target, size, "%s", env);

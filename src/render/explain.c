@@ -94,7 +94,7 @@ formula_scaled(const struct pipeline *p, char *buf, size_t size)
     if (sc.symbol != NULL && sc.temperature)
         snprintf(buf, size, "w_ij / (%s T) = w_ij / %.4g", sc.symbol, (double)sc.divisor);
     else if (sc.symbol != NULL)
-        snprintf(buf, size, "w_ij / %s = w_ij / sqrt(%d)", sc.symbol, sc.dim);
+        snprintf(buf, size, "w_ij / %s = w_ij / %s", sc.symbol, sc.spelled);
     else if (sc.temperature)
         snprintf(buf, size, "w_ij / T = w_ij / %g", p->cfg.temperature);
     else

@@ -308,7 +308,7 @@ inspect_scaled(struct out *o, const struct cell_at *at)
          num(a, MAT_AT(&masked, i, j)), num(b, p->st.divisor), num(c, MAT_AT(&scaled, i, j)));
     pipeline_scaling_of(p, &sc);
     if (sc.symbol != NULL)
-        emit(o, "divided by %s = sqrt(%d)%s.\n", sc.symbol, sc.dim,
+        emit(o, "divided by %s = %s%s.\n", sc.symbol, sc.spelled,
              sc.temperature ? " times the temperature" : "");
     else
         emit(o, "scaling is off%s.\n", sc.temperature ? ": divided by T only" : "");

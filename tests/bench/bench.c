@@ -575,7 +575,7 @@ cmd_gpt2(int n, int reps)
     const int C = 768;
 
     /* GPT-2 small's shapes, in memory (the loader is not what is timed). */
-    const struct gpt2_config cfg = { 12, 12, C, 1024, 50257, 4 * C, 1e-5f };
+    const struct gpt2_config cfg = { 12, 12, C, 1024, 50257, 4 * C, 1e-5f, true, false, true };
 
     if (n < 1 || n > 1024)
         return 1;
@@ -621,7 +621,7 @@ main(int argc, char **argv)
         return cmd_gpt2(atoi(argv[2]), atoi(argv[3]));
     if (argc >= 3 && strcmp(argv[1], "gpt2-bytes") == 0) {
         /* What attnscope --model keeps for n tokens of GPT-2 small (its family's estimate). */
-        const struct gpt2_config cfg = { 12, 12, 768, 1024, 50257, 4 * 768, 1e-5f };
+        const struct gpt2_config cfg = { 12, 12, 768, 1024, 50257, 4 * 768, 1e-5f, true, false, true };
         const size_t n = (size_t)atoi(argv[2]);
         printf("gpt2_bytes_%zu\t%zu\n", n, gpt2_pipeline_bytes(&cfg, (int)n, 5));
         return 0;

@@ -1,9 +1,9 @@
 /*
  * safetensors.c: fuzzes the safetensors reader: the input is a whole file
  * (header length, JSON header, data), written to a temporary file and
- * mapped as a model's would be.  Whatever it holds, the reader either
+ * opened as a model's would be.  Whatever it holds, the reader either
  * refuses it with a message or returns tensors whose every value can be
- * read, inside the mapping.
+ * read from the file.
  */
 #include "config.h"
 
@@ -34,20 +34,23 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (safetensors_open(&st, path, &err) == ATTN_OK) {
         for (int i = 0; i < st.count; i++) {
             const struct st_tensor *t = &st.tensors[i];
-            float *copy;
-            const float *v;
+            float *v;
             volatile float sum = 0.0f;
             /* What the header promises is inside the file. */
             if (t->end > st.data_size || t->end - t->begin != t->numel * safetensors_dtype_size(t->dtype))
                 abort();
             if (safetensors_find(&st, t->name) == NULL)
                 abort();
-            v = safetensors_f32(&st, t, &copy, &err);
+            if (safetensors_find(&st, t->name) != t)
+                abort(); /* names are unique: the one found is this one */
+            v = malloc((t->numel > 0 ? t->numel : 1) * sizeof *v);
             if (v == NULL)
                 continue;
+            if (safetensors_read_f32(&st, t, v, &err) != ATTN_OK)
+                abort(); /* the file did not change: every tensor the header names is readable */
             for (size_t k = 0; k < t->numel; k++)
                 sum += v[k];
-            free(copy);
+            free(v);
         }
         safetensors_close(&st);
     } else if (err.msg[0] == '\0' || strstr(err.msg, path) == NULL) {
