@@ -58,7 +58,7 @@ START_TEST(gives_gpt2s_ids)
         text = json_string_value(json_object_get(c, "text"));
         len = json_string_length(json_object_get(c, "text"));
         want = json_object_get(c, "ids");
-        ck_assert_msg(bpe_encode(&gpt2, text, len, &ids, &count, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_msg(bpe_encode(&gpt2, text, len, 0, &ids, &count, &err) == ATTN_OK, "%s", err.msg);
         ck_assert_msg((size_t)count == json_array_size(want), "'%s': %d ids, GPT-2 %zu", text, count,
                       json_array_size(want));
         for (int i = 0; i < count; i++)
@@ -131,7 +131,7 @@ START_TEST(bad_files_and_text_are_named)
     ck_assert_msg(strstr(err.msg, "one.txt:1: 'h i' makes a token the vocabulary lacks") != NULL,
                   "%s", err.msg);
 
-    ck_assert_int_ne(bpe_encode(&gpt2, "ok \xff bad", 8, &ids, &count, &err), ATTN_OK);
+    ck_assert_int_ne(bpe_encode(&gpt2, "ok \xff bad", 8, 0, &ids, &count, &err), ATTN_OK);
     ck_assert_msg(strstr(err.msg, "byte 3 of the text is not UTF-8") != NULL, "%s", err.msg);
     ck_assert_ptr_null(ids);
 }
@@ -158,7 +158,7 @@ START_TEST(a_token_tells_how_it_was_made)
         ck_assert_int_eq(merges, 3 + 1); /* three ranks and the id */
     }
     /* The encoder makes the same token of the same text. */
-    ck_assert_int_eq(bpe_encode(&gpt2, " cat", 4, &ids, &n, &err), ATTN_OK);
+    ck_assert_int_eq(bpe_encode(&gpt2, " cat", 4, 0, &ids, &n, &err), ATTN_OK);
     ck_assert_int_eq(n, 1);
     ck_assert_int_eq(ids[0], 3797);
     free(ids);

@@ -66,6 +66,53 @@ sentence(void)
     return s;
 }
 
+static const char *absolute(const char *rel);
+
+/* The tiny model under another config.json (a case's "config" line), and its folder. */
+static struct model configured;
+static char *configured_dir;
+
+/*
+ * The model a case runs: the tiny one, or, for a case with a config line,
+ * the same weights and tokenizer beside that config.json in a folder of
+ * its own (freed by drop_configured()).
+ */
+static const struct model *
+case_model(const char *c)
+{
+    const char *line = strchr(c, '\n');
+    const char *const files[] = { "model.safetensors", "vocab.json", "merges.txt" };
+    struct attn_error err;
+    char path[PATH_MAX + 64];
+    size_t n;
+
+    if (line == NULL || strncmp(line + 1, "config ", 7) != 0)
+        return &tiny;
+    line += 8;
+    n = strcspn(line, "\n");
+    configured_dir = strdup(test_tmpdir());
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char from[PATH_MAX + 64];
+        snprintf(from, sizeof from, "%s/%s", absolute(TINY), files[i]);
+        snprintf(path, sizeof path, "%s/%s", configured_dir, files[i]);
+        ck_assert_int_eq(symlink(from, path), 0);
+    }
+    test_write_file(configured_dir, "config.json", line, n);
+    ck_assert_msg(model_open(&configured, configured_dir, &err) == ATTN_OK, "%s", err.msg);
+    return &configured;
+}
+
+static void
+drop_configured(void)
+{
+    if (configured_dir == NULL)
+        return;
+    model_close(&configured);
+    test_remove_dir(configured_dir);
+    free(configured_dir);
+    configured_dir = NULL;
+}
+
 /* A pipeline of the tiny model for case's knobs; returns where the case starts in expected.txt. */
 static const char *
 run_case(const char *name, struct pipeline *p, const char *text)
@@ -103,7 +150,7 @@ run_case(const char *name, struct pipeline *p, const char *text)
     }
     src.sentence = text;
     src.family = &family_gpt2;
-    src.model = &tiny;
+    src.model = case_model(at);
     src.top = 4;
     ck_assert_msg(pipeline_create(p, &cfg, &src, &err) == ATTN_OK, "%s: %s", name, err.msg);
     return at;
@@ -225,7 +272,7 @@ check_case(const char *name, bool every_stage)
         int lid[2 * 3];
         float lp[2 * 3];
         char what[48];
-        ck_assert_int_eq(gpt2_logit_lens(&tiny.gpt2, &g->run, n - 1, 3, lid, lp, NULL), ATTN_OK);
+        ck_assert_int_eq(gpt2_logit_lens(&g->model->gpt2, &g->run, n - 1, 3, lid, lp, NULL), ATTN_OK);
         at = line_of(c, "lens", l);
         for (int t = 0; t < 3; t++)
             ck_assert_int_eq(lid[l * 3 + t], (int)next_number(&at));
@@ -240,6 +287,7 @@ check_case(const char *name, bool every_stage)
                       name, i);
     compare("next-token probabilities", g->run.top_probs, at, (size_t)n * top, 1e-5);
     pipeline_destroy(&p);
+    drop_configured();
     free(text);
 }
 
@@ -256,6 +304,42 @@ START_TEST(the_knobs_that_apply_recompute)
     check_case("no-scale", false);
     check_case("temperature", false);
     check_case("ablate", false);
+}
+END_TEST
+
+/*
+ * config.json's keys that change attention are honoured: scale_attn_weights
+ * false (no division), scale_attn_by_inverse_layer_idx (also by layer + 1),
+ * both at once with a temperature; PyTorch agrees on every layer.  The
+ * divisor and its description follow the layer shown.
+ */
+START_TEST(config_keys_that_change_attention)
+{
+    struct pipeline p;
+    struct pipeline_scaling sc;
+    char *text = sentence();
+    const char *c;
+
+    check_case("config-unscaled", false);
+    check_case("config-by-layer", false);
+    check_case("config-by-layer-only", false);
+    c = run_case("config-by-layer", &p, text);
+    (void)c;
+    ck_assert_int_eq(pipeline_select_layer(&p, 1, NULL), ATTN_OK);
+    ck_assert(p.st.divisor == (float)(sqrt(8.0) * 2.0));
+    pipeline_scaling_of(&p, &sc);
+    ck_assert_str_eq(sc.symbol, "sqrt(d_k) (l+1)");
+    ck_assert_str_eq(sc.spelled, "sqrt(8) x 2");
+    pipeline_destroy(&p);
+    drop_configured();
+    c = run_case("config-by-layer-only", &p, text);
+    pipeline_scaling_of(&p, &sc);
+    ck_assert_str_eq(sc.symbol, "(l+1)");
+    ck_assert_str_eq(sc.spelled, "1");
+    ck_assert(p.st.divisor == 2.0f);
+    pipeline_destroy(&p);
+    drop_configured();
+    free(text);
 }
 END_TEST
 
@@ -433,9 +517,44 @@ START_TEST(texts_the_model_cannot_read)
         strcat(long_text, " cat");
     src.sentence = long_text;
     ck_assert_int_eq(pipeline_create(&p, &cfg, &src, &err), ATTN_ELIMIT);
-    ck_assert_msg(strstr(err.msg, "30 tokens") && strstr(err.msg, "at most 24") &&
+    ck_assert_msg(strstr(err.msg, "more than 24 tokens") && strstr(err.msg, "at most 24") &&
                       strstr(err.msg, "n_positions"),
                   "%s", err.msg);
+    /*
+     * A megabyte of letters in one word: refused at once.  Encoding stops one
+     * token past the room, and a piece's merges take O(n log n): the old
+     * encoder spent three minutes on it (and the view did not answer).
+     */
+    {
+        char *word = malloc((1 << 20) + 2);
+        unsigned seed = 1;
+        int *ids;
+        int count;
+        ck_assert_ptr_nonnull(word);
+        word[0] = ' ';
+        for (int i = 1; i <= 1 << 20; i++) {
+            seed = seed * 1103515245u + 12345u;
+            word[i] = (char)('a' + (seed >> 16) % 26);
+        }
+        word[(1 << 20) + 1] = '\0';
+        src.sentence = word;
+        ck_assert_int_eq(pipeline_create(&p, &cfg, &src, &err), ATTN_ELIMIT);
+        ck_assert_msg(strstr(err.msg, "more than 24 tokens"), "%s", err.msg);
+        /* Without a limit the whole word is encoded, and spells the word back. */
+        ck_assert_int_eq(bpe_encode(&tiny.bpe, word, strlen(word), 0, &ids, &count, &err), ATTN_OK);
+        {
+            size_t at = 0;
+            for (int i = 0; i < count; i++) {
+                char bytes[64];
+                int n = bpe_token_bytes(&tiny.bpe, ids[i], bytes, sizeof bytes);
+                ck_assert(n > 0 && memcmp(word + at, bytes, (size_t)n) == 0);
+                at += (size_t)n;
+            }
+            ck_assert_uint_eq(at, strlen(word));
+        }
+        free(ids);
+        free(word);
+    }
     src.sentence = "";
     ck_assert_int_eq(pipeline_create(&p, &cfg, &src, &err), ATTN_EVALUE);
     ck_assert_msg(strstr(err.msg, "empty"), "%s", err.msg);
@@ -611,7 +730,7 @@ START_TEST(tokenizers_in_every_form)
     const char *text = "The dog sat on the log, and the cat sat on the mat.";
 
     snprintf(base, sizeof base, "%.190s", tmp);
-    ck_assert_int_eq(bpe_encode(&tiny.bpe, text, strlen(text), &want_ids, &want_n, &err), ATTN_OK);
+    ck_assert_int_eq(bpe_encode(&tiny.bpe, text, strlen(text), 0, &want_ids, &want_n, &err), ATTN_OK);
     for (int form = 0; form < 3; form++) {
         const char *d = model_copy(base, form == 0 ? "strings" : form == 1 ? "pairs" : "openai");
         char folder[300];
@@ -630,7 +749,7 @@ START_TEST(tokenizers_in_every_form)
         ck_assert_msg(model_open(&m, folder, &err) == ATTN_OK, "%s", err.msg);
         ck_assert_str_eq(m.tokenizer, form < 2 ? "tokenizer.json" : "encoder.json");
         ck_assert_int_eq(m.bpe.merges, tiny.bpe.merges);
-        ck_assert_int_eq(bpe_encode(&m.bpe, text, strlen(text), &ids, &n, &err), ATTN_OK);
+        ck_assert_int_eq(bpe_encode(&m.bpe, text, strlen(text), 0, &ids, &n, &err), ATTN_OK);
         ck_assert_int_eq(n, want_n);
         ck_assert(memcmp(ids, want_ids, (size_t)n * sizeof *ids) == 0);
         free(ids);
@@ -880,6 +999,7 @@ model_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, every_stage_agrees_with_pytorch);
     tcase_add_test(tc, the_knobs_that_apply_recompute);
+    tcase_add_test(tc, config_keys_that_change_attention);
     tcase_add_test(tc, ablation_zeroes_one_head);
     tcase_add_test(tc, the_stages_a_model_has);
     tcase_add_test(tc, texts_the_model_cannot_read);

@@ -463,7 +463,7 @@ expect 2 "--embeddings is for the book's classes; a trained model brings its own
 expect 2 "--layer works with --model" -- --print --layer 1
 expect 2 "--bos works with --model" -- --print --bos
 expect 2 "--layer 2: tiny has layers 0 to 1" -- --model "$tiny" --print --layer 2 -s "$say"
-expect 2 "the text is 30 tokens; tiny reads at most 24 (n_positions in its config.json): shorten it" -- --model "$tiny" --print -s "$(awk 'BEGIN { for (i = 0; i < 30; i++) printf " cat"; }')"
+expect 2 "the text is more than 24 tokens; tiny reads at most 24 (n_positions in its config.json): shorten it" -- --model "$tiny" --print -s "$(awk 'BEGIN { for (i = 0; i < 30; i++) printf " cat"; }')"
 expect 2 "--stage dropped: no such stage here" -- --model "$tiny" --print --stage dropped -s "$say"
 expect 2 "--sentence and --sentence-file: choose one" -- --print -s hi -f "$tmp/say.txt"
 expect 1 "nowhere.txt: cannot open" -- --model "$tiny" --print -f "$tmp/nowhere.txt"

@@ -28,6 +28,7 @@ struct bpe {
     struct bpe_table *ids;     /* token -> id */
     struct bpe_table *ranks;   /* "a b" -> the merge's rank, from 0 */
     int merges;
+    size_t longest;            /* the most bytes a token stands for */
     void *re;                  /* the compiled pattern (pcre2_code) */
     char byte_char[256][3];    /* each byte's character, UTF-8, NUL-terminated */
     short char_byte[324];      /* and back: the byte of code points 0 to 323, or -1 */
@@ -47,10 +48,13 @@ void bpe_destroy(struct bpe *b);
 /*
  * The ids of len bytes of UTF-8 text, in *ids (malloc'd, the caller
  * frees) and *count.  Bytes that are not UTF-8 are refused with their
- * position.
+ * position.  With max_tokens > 0 the encoding stops as soon as the text is
+ * known to need more (ATTN_ELIMIT, "more than N tokens"): a megabyte of
+ * text is not encoded whole to be told it is too long.  The work is
+ * O(n log n) in a piece's length whatever the text.
  */
-enum attn_status bpe_encode(const struct bpe *b, const char *text, size_t len, int **ids,
-                            int *count, struct attn_error *err);
+enum attn_status bpe_encode(const struct bpe *b, const char *text, size_t len, int max_tokens,
+                            int **ids, int *count, struct attn_error *err);
 
 /*
  * How token id is made, into buf: its bytes, GPT-2's characters for them,

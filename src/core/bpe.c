@@ -212,27 +212,34 @@ static enum attn_status
 add_merge(struct bpe *b, const char *a, size_t na, const char *c, size_t nc, const char *where,
           struct attn_error *err)
 {
-    char joined[512];
+    char small[512];
+    char *joined = small;
+    enum attn_status rc = ATTN_OK;
 
     if (na == 0 || nc == 0 || memchr(a, ' ', na) != NULL || memchr(c, ' ', nc) != NULL)
         return attn_fail(err, ATTN_EPARSE, "%s: '%.*s %.*s' is not a merge (two tokens and a space)",
                          where, (int)(na > 20 ? 20 : na), a, (int)(nc > 20 ? 20 : nc), c);
-    /* A merge makes a token of the vocabulary, or encoding would find none. */
-    if (na + 1 + nc >= sizeof joined)
-        return attn_fail(err, ATTN_EPARSE, "%s: '%.*s %.*s' makes a token the vocabulary lacks",
-                         where, 20, a, 20, c);
+    /* Tokens of any length the file holds: a long one takes memory of its own. */
+    if (na + 1 + nc >= sizeof small && (joined = malloc(na + 1 + nc)) == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", where);
     memcpy(joined, a, na);
     memcpy(joined + na, c, nc);
-    if (table_get(b->ids, joined, na + nc) < 0)
-        return attn_fail(err, ATTN_EPARSE, "%s: '%.*s %.*s' makes a token the vocabulary lacks",
-                         where, (int)(na > 20 ? 20 : na), a, (int)(nc > 20 ? 20 : nc), c);
-    /* The ranks' keys are "a c", as merges.txt spells them. */
-    joined[na] = ' ';
-    memcpy(joined + na + 1, c, nc);
-    if (table_put(b->ranks, joined, na + 1 + nc, b->merges) < 0)
-        return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", where);
-    b->merges++;
-    return ATTN_OK;
+    /* A merge makes a token of the vocabulary, or encoding would find none. */
+    if (table_get(b->ids, joined, na + nc) < 0) {
+        rc = attn_fail(err, ATTN_EPARSE, "%s: '%.*s %.*s' makes a token the vocabulary lacks",
+                       where, (int)(na > 20 ? 20 : na), a, (int)(nc > 20 ? 20 : nc), c);
+    } else {
+        /* The ranks' keys are "a c", as merges.txt spells them. */
+        joined[na] = ' ';
+        memcpy(joined + na + 1, c, nc);
+        if (table_put(b->ranks, joined, na + 1 + nc, b->merges) < 0)
+            rc = attn_fail(err, ATTN_ENOMEM, "%s: out of memory", where);
+        else
+            b->merges++;
+    }
+    if (joined != small)
+        free(joined);
+    return rc;
 }
 
 static enum attn_status
@@ -311,6 +318,15 @@ finish(struct bpe *b, enum attn_status rc, struct attn_error *err)
         bpe_destroy(b);
         return rc;
     }
+    for (int id = 0; id < b->vocab_size; id++) {
+        char bytes[1024];
+        int n = bpe_token_bytes(b, id, bytes, sizeof bytes);
+        size_t len = n >= 0 ? (size_t)n : strlen(b->token[id]); /* (a longer one: its spelling bounds it) */
+        if (len > b->longest)
+            b->longest = len;
+    }
+    if (b->longest == 0)
+        b->longest = 1;
     b->re = pcre2_compile((PCRE2_SPTR)BPE_GPT2_PATTERN, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP,
                           &code, &offset, NULL);
     if (b->re == NULL) {
@@ -440,57 +456,149 @@ struct symbol {
 typedef void (*merge_step_fn)(void *ctx, const char *a, size_t na, const char *c, size_t nc,
                               int rank);
 
+/* A symbol of a piece being merged: a span of its spelling, in a list. */
+struct node {
+    size_t at, len;
+    int prev, next;    /* -1 at the ends */
+    unsigned version;  /* changes when the symbol does (a candidate pair naming it is then stale) */
+    bool alive;
+};
+
+/* A candidate merge: the pair starting at node left, as both its symbols were when it was found. */
+struct candidate {
+    int rank;
+    int left;
+    unsigned left_version, right_version;
+};
+
+static bool
+before(const struct candidate *x, const struct candidate *y)
+{
+    /* The lowest rank first; of one rank (one pair), the leftmost, as GPT-2 merges them. */
+    return x->rank < y->rank || (x->rank == y->rank && x->left < y->left);
+}
+
+static void
+heap_push(struct candidate *h, size_t *n, struct candidate c)
+{
+    size_t i = (*n)++;
+
+    while (i > 0 && before(&c, &h[(i - 1) / 2])) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = c;
+}
+
+static struct candidate
+heap_pop(struct candidate *h, size_t *n)
+{
+    struct candidate top = h[0];
+    struct candidate last = h[--*n];
+    size_t i = 0;
+
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && before(&h[c + 1], &h[c]))
+            c++;
+        if (!before(&h[c], &last))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n > 0)
+        h[i] = last;
+    return top;
+}
+
+/* The rank of merging node i with the node after it, or -1; pair is room for the two. */
+static int
+pair_rank(const struct bpe *b, const char *w, const struct node *nd, int i, char *pair)
+{
+    const int j = nd[i].next;
+
+    if (j < 0)
+        return -1;
+    memcpy(pair, w + nd[i].at, nd[i].len);
+    pair[nd[i].len] = ' ';
+    memcpy(pair + nd[i].len + 1, w + nd[j].at, nd[j].len);
+    return table_get(b->ranks, pair, nd[i].len + 1 + nd[j].len);
+}
+
+/* Adds node i and its successor as a candidate, if they are a merge. */
+static void
+offer(const struct bpe *b, const char *w, const struct node *nd, int i, char *pair,
+      struct candidate *h, size_t *n)
+{
+    int r;
+
+    if (i < 0 || (r = pair_rank(b, w, nd, i, pair)) < 0)
+        return;
+    heap_push(h, n, (struct candidate){ r, i, nd[i].version, nd[nd[i].next].version });
+}
+
 /*
- * Merges the adjacent pair of lowest rank, everywhere it occurs, until no
- * pair is a merge; w holds the symbols' text, pair room for two of them.
- * Returns the symbols left; step (may be NULL) hears of every merge.
+ * Merges the adjacent pair of lowest rank, everywhere it occurs (leftmost
+ * first, never overlapping), until no pair is a merge: GPT-2's algorithm,
+ * with the candidate pairs in a heap so that a piece of n symbols takes
+ * O(n log n) work instead of a scan of every pair per merge (a word of a
+ * million letters took minutes).  w holds the symbols' text, pair room for
+ * two of them.  Returns the symbols left, compacted in sym; step (may be
+ * NULL) hears of each merge once, when its rank first applies.
+ * -1 when out of memory.
  */
-static size_t
+static long
 merge_symbols(const struct bpe *b, const char *w, struct symbol *sym, size_t count_sym, char *pair,
               merge_step_fn step, void *ctx)
 {
-    while (count_sym > 1) {
-        int best = -1;
-        size_t first = 0;
-        size_t second_len = 0;
-        size_t out = 0;
-        for (size_t i = 0; i + 1 < count_sym; i++) {
-            size_t pl = sym[i].len + 1 + sym[i + 1].len;
-            int r;
-            memcpy(pair, w + sym[i].at, sym[i].len);
-            pair[sym[i].len] = ' ';
-            memcpy(pair + sym[i].len + 1, w + sym[i + 1].at, sym[i + 1].len);
-            r = table_get(b->ranks, pair, pl);
-            if (r >= 0 && (best < 0 || r < best)) {
-                best = r;
-                first = i;
-                second_len = sym[i + 1].len;
-            }
-        }
-        if (best < 0)
-            break;
-        {
-            const size_t flen = sym[first].len;
-            const char *fs = w + sym[first].at;
-            const char *ss = w + sym[first + 1].at;
-            if (step != NULL)
-                step(ctx, fs, flen, ss, second_len, best);
-            for (size_t i = 0; i < count_sym; i++) {
-                if (i + 1 < count_sym && sym[i].len == flen && sym[i + 1].len == second_len &&
-                    memcmp(w + sym[i].at, fs, flen) == 0 &&
-                    memcmp(w + sym[i + 1].at, ss, second_len) == 0) {
-                    sym[out].at = sym[i].at;
-                    sym[out].len = flen + second_len;
-                    out++;
-                    i++;
-                } else {
-                    sym[out++] = sym[i];
-                }
-            }
-        }
-        count_sym = out;
+    struct node *nd;
+    struct candidate *h;
+    size_t n = 0;
+    size_t out = 0;
+    int told = -1;
+
+    if (count_sym < 2)
+        return (long)count_sym;
+    nd = malloc(count_sym * sizeof *nd);
+    /* Every candidate ever pushed: one per adjacent pair, and two per merge. */
+    h = malloc(3 * count_sym * sizeof *h);
+    if (nd == NULL || h == NULL) {
+        free(nd);
+        free(h);
+        return -1;
     }
-    return count_sym;
+    for (size_t i = 0; i < count_sym; i++)
+        nd[i] = (struct node){ sym[i].at, sym[i].len, (int)i - 1,
+                               i + 1 < count_sym ? (int)i + 1 : -1, 0, true };
+    for (size_t i = 0; i + 1 < count_sym; i++)
+        offer(b, w, nd, (int)i, pair, h, &n);
+    while (n > 0) {
+        struct candidate c = heap_pop(h, &n);
+        const int i = c.left;
+        const int j = nd[i].next;
+        if (!nd[i].alive || nd[i].version != c.left_version || j < 0 ||
+            nd[j].version != c.right_version)
+            continue; /* a symbol of it was merged into another since */
+        if (step != NULL && c.rank != told) {
+            step(ctx, w + nd[i].at, nd[i].len, w + nd[j].at, nd[j].len, c.rank);
+            told = c.rank;
+        }
+        nd[i].len += nd[j].len;
+        nd[i].version++;
+        nd[i].next = nd[j].next;
+        if (nd[j].next >= 0)
+            nd[nd[j].next].prev = i;
+        nd[j].alive = false;
+        offer(b, w, nd, nd[i].prev, pair, h, &n);
+        offer(b, w, nd, i, pair, h, &n);
+    }
+    for (int i = 0; i >= 0; i = nd[i].next)
+        sym[out++] = (struct symbol){ nd[i].at, nd[i].len };
+    free(nd);
+    free(h);
+    return (long)out;
 }
 
 static enum attn_status
@@ -515,7 +623,14 @@ encode_piece(const struct bpe *b, const unsigned char *piece, size_t n, int **id
         memcpy(w + len, b->byte_char[piece[i]], cl);
         len += cl;
     }
-    count_sym = merge_symbols(b, w, sym, count_sym, pair, NULL, NULL);
+    {
+        long left = merge_symbols(b, w, sym, count_sym, pair, NULL, NULL);
+        if (left < 0) {
+            rc = attn_fail(err, ATTN_ENOMEM, "out of memory");
+            goto done;
+        }
+        count_sym = (size_t)left;
+    }
     for (size_t i = 0; i < count_sym; i++) {
         int id = table_get(b->ids, w + sym[i].at, sym[i].len);
         if (id < 0) {
@@ -542,7 +657,7 @@ done:
 }
 
 enum attn_status
-bpe_encode(const struct bpe *b, const char *text, size_t len, int **ids, int *count,
+bpe_encode(const struct bpe *b, const char *text, size_t len, int max_tokens, int **ids, int *count,
            struct attn_error *err)
 {
     pcre2_match_data *md;
@@ -569,7 +684,15 @@ bpe_encode(const struct bpe *b, const char *text, size_t len, int **ids, int *co
                            at);
             break;
         }
-        rc = encode_piece(b, (const unsigned char *)text + at, ov[1] - at, ids, count, &cap, err);
+        /* A piece of more bytes than the tokens left can hold is over the limit unmerged. */
+        if (max_tokens > 0 && (ov[1] - at) > b->longest * (size_t)(max_tokens - *count))
+            *count = max_tokens + 1;
+        else
+            rc = encode_piece(b, (const unsigned char *)text + at, ov[1] - at, ids, count, &cap, err);
+        if (rc == ATTN_OK && max_tokens > 0 && *count > max_tokens) {
+            rc = attn_fail(err, ATTN_ELIMIT, "the text is more than %d tokens", max_tokens);
+            break;
+        }
         at = ov[1];
     }
     pcre2_match_data_free(md);
@@ -661,7 +784,8 @@ bpe_token_story(const struct bpe *b, int id, char *buf, size_t size)
         len += cl;
     }
     story_add(&s, n > 1 ? "; merged by rank:" : "; a byte token: no merges");
-    merge_symbols(b, w, sym, (size_t)n, pair, story_step, &s);
+    if (merge_symbols(b, w, sym, (size_t)n, pair, story_step, &s) < 0)
+        return -1;
     story_add(&s, " -> %s (id %d)", b->token[id], id);
     return (int)s.len;
 }

@@ -57,7 +57,15 @@ encode(const struct pipeline_source *src, int **ids, int *n, struct attn_error *
     if (src->bos && m->eot < 0)
         return attn_fail(err, ATTN_EVALUE, "--bos: %s's vocabulary has no <|endoftext|>", m->name);
     if (text[0] != '\0') {
-        st = bpe_encode(&m->bpe, text, strlen(text), &got, &count, err);
+        /* Encoding stops one past the room: enough to say the text is too long. */
+        const int room = limit - (src->bos ? 1 : 0);
+        st = room > 0 ? bpe_encode(&m->bpe, text, strlen(text), room, &got, &count, err)
+                      : ATTN_ELIMIT;
+        if (st == ATTN_ELIMIT)
+            return attn_fail(err, ATTN_ELIMIT,
+                             "the text is more than %d tokens%s; %s reads at most %d (n_positions "
+                             "in its config.json): shorten it",
+                             room, src->bos ? " beside <|endoftext|>" : "", m->name, limit);
         if (st != ATTN_OK)
             return st;
     }

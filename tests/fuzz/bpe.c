@@ -46,7 +46,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t len = (size_t)(end - m_end - 1);
         int *ids;
         int count;
-        if (bpe_encode(&b, text, len, &ids, &count, &err) == ATTN_OK) {
+        if (bpe_encode(&b, text, len, 0, &ids, &count, &err) == ATTN_OK) {
             char *back = malloc(len + 1);
             size_t at = 0;
             if (back == NULL)

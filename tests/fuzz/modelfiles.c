@@ -57,7 +57,7 @@ check_tokenizer(const char *path)
     }
     if (b.merges < 1)
         abort(); /* zero merges are refused, never loaded */
-    if (bpe_encode(&b, text, sizeof text - 1, &ids, &count, &err) == ATTN_OK) {
+    if (bpe_encode(&b, text, sizeof text - 1, 0, &ids, &count, &err) == ATTN_OK) {
         char back[sizeof text];
         size_t at = 0;
         for (int i = 0; i < count; i++) {

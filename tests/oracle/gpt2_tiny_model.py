@@ -15,6 +15,8 @@ Writes tests/fixtures/gpt2/tiny/:
                                case NAME causal scaled temperature bos [L.H ...]
                                     (the last: heads ablated, their context
                                     zeroed before c_proj)
+                               config {...}        (only for a case run with another
+                                                    config.json: the whole of it)
                                ids N i0 i1 ...
                                STAGE L values...   (every stage of every layer:
                                                     ln1 q k v scores weights context
@@ -56,13 +58,19 @@ of another one: the cat and the dog will meet again tomorrow on the same road.""
 MERGES = 60
 SENTENCE = "The cat sat on the mat, and the dog sat on the log."
 CASES = [
-    # name, causal, scaled, temperature, bos, ablated (layer, head) pairs
-    ("gpt2", True, True, 1.0, False, ()),
-    ("no-mask", False, True, 1.0, False, ()),
-    ("no-scale", True, False, 1.0, False, ()),
-    ("temperature", True, True, 2.5, False, ()),
-    ("bos", True, True, 1.0, True, ()),
-    ("ablate", True, True, 1.0, False, ((0, 1), (1, 0))),
+    # name, causal, scaled, temperature, bos, ablated (layer, head) pairs, config.json changes
+    ("gpt2", True, True, 1.0, False, (), {}),
+    ("no-mask", False, True, 1.0, False, (), {}),
+    ("no-scale", True, False, 1.0, False, (), {}),
+    ("temperature", True, True, 2.5, False, (), {}),
+    ("bos", True, True, 1.0, True, (), {}),
+    ("ablate", True, True, 1.0, False, ((0, 1), (1, 0)), {}),
+    # GPT-2's config keys that change attention (Hugging Face's GPT2Attention._attn):
+    # scale_attn_weights false divides by nothing, scale_attn_by_inverse_layer_idx by layer + 1.
+    ("config-unscaled", True, True, 1.0, False, (), {"scale_attn_weights": False}),
+    ("config-by-layer", True, True, 1.0, False, (), {"scale_attn_by_inverse_layer_idx": True}),
+    ("config-by-layer-only", True, True, 2.0, False, (),
+     {"scale_attn_weights": False, "scale_attn_by_inverse_layer_idx": True}),
 ]
 N_LAYER, N_HEAD, N_EMBD, N_POSITIONS, TOP = 2, 2, 16, 24, 4
 PATTERN = re.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?[A-Za-z]+| ?[0-9]+| ?[^\sA-Za-z0-9]+|\s+(?!\S)|\s+""")
@@ -144,13 +152,16 @@ def numbers(t):
     return " ".join("%.8g" % e for e in t.flatten().tolist())
 
 
-def forward(p, ids, causal, scaled, temperature, lines, every_stage, ablated=()):
+def forward(p, ids, causal, scaled, temperature, lines, every_stage, ablated=(), config=None):
     n, C, H = len(ids), N_EMBD, N_HEAD
     hd = C // H
+    config = config or {}
     x = p["wte"][torch.tensor(ids)] + p["wpe"][:n]
     keep = torch.tril(torch.ones(n, n, dtype=torch.bool)) if causal else torch.ones(n, n, dtype=torch.bool)
-    divisor = (math.sqrt(hd) if scaled else 1.0) * temperature
+    root = math.sqrt(hd) if config.get("scale_attn_weights", True) else 1.0
     for l in range(N_LAYER):
+        by_layer = (l + 1) if config.get("scale_attn_by_inverse_layer_idx", False) else 1
+        divisor = (root * by_layer if scaled else 1.0) * temperature
         out = {}
         h = F.layer_norm(x, (C,), p[(l, "ln1_g")], p[(l, "ln1_b")], eps=1e-5)
         out["ln1"] = h
@@ -249,12 +260,15 @@ def main():
         f.write("\n")
 
     lines = ["sentence %s" % SENTENCE]
-    for name, causal, scaled, temperature, bos, ablated in CASES:
+    for name, causal, scaled, temperature, bos, ablated, changes in CASES:
         ids = ([vocab["<|endoftext|>"]] if bos else []) + encode(SENTENCE, vocab, ranks)
         lines.append("case %s %d %d %.9g %d%s" % (name, causal, scaled, temperature, bos,
                                                   "".join(" %d.%d" % a for a in ablated)))
+        if changes:
+            # The whole config.json the case is run with: check_model writes it beside the weights.
+            lines.append("config %s" % json.dumps(dict(config, **changes), separators=(",", ":")))
         lines.append("ids %d %s" % (len(ids), " ".join(map(str, ids))))
-        forward(p, ids, causal, scaled, temperature, lines, name in ("gpt2", "bos"), ablated)
+        forward(p, ids, causal, scaled, temperature, lines, name in ("gpt2", "bos"), ablated, changes)
     with open(os.path.join(d, "expected.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("wrote", d, "(%d tokens, %d merges)" % (V, len(merges)))

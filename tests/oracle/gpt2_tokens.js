@@ -30,6 +30,13 @@ const texts = [
   "",
   " ",
   "\u00a0no-break\u00a0space",
+  // Words whose merges overlap and repeat (the encoder merges from a heap of candidate pairs).
+  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+  "abababababababababababababababab",
+  "thethethethethethe the the thethe",
+  "antidisestablishmentarianism Supercalifragilisticexpialidocious",
+  "zqxjkvbwpfmgyhcdlrnstzqxjkvbwpfmgyhcdlrnstaeiouaeiouaeiou",
+  "ingingingingtiontiontionerer",
 ];
 
 for (const text of texts) {
