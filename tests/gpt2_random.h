@@ -1,14 +1,20 @@
 /*
  * gpt2_random.h: a GPT-2 model of random weights held in memory, for the
- * benchmark (tests/bench/bench.c) and check_gpt2's thread test.  Not the
- * loader: the forward pass is what these measure or check.
+ * benchmark (tests/bench/bench.c) and check_gpt2's thread test (not the
+ * loader: the forward pass is what these measure or check); and such a
+ * model written as a folder of any shape (gpt2_random_folder), for tests of
+ * the loader and the program on shapes no fixture has (tests/gpt2-folder
+ * writes one for the scripts).
  */
 #ifndef ATTNSCOPE_TESTS_GPT2_RANDOM_H
 #define ATTNSCOPE_TESTS_GPT2_RANDOM_H
 
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "attnscope/gpt2.h"
 
@@ -90,6 +96,110 @@ gpt2_random_free(struct gpt2_model *m)
     }
     free(m->blocks);
     memset(m, 0, sizeof *m);
+}
+
+/*
+ * dir (made if absent) gets config.json for cfg (with extra, a text of
+ * further "key": value pairs, or NULL) and model.safetensors of random F32
+ * weights in Hugging Face's names and Conv1D's (in, out) shapes, written
+ * byte by byte from the format's description.  The tokenizer is the
+ * caller's to add.  0, or -1 (errno) when a file cannot be written.
+ */
+static inline int
+gpt2_random_folder(const char *dir, const struct gpt2_config *cfg, float scale, unsigned seed,
+                   const char *extra)
+{
+    static const struct {
+        const char *suffix;
+        int d0, d1; /* in units: 1 C, 3 3C, 4 F; d1 0: one dimension */
+    } parts[] = {
+        { "ln_1.weight", 1, 0 },      { "ln_1.bias", 1, 0 },          { "attn.c_attn.weight", 1, 3 },
+        { "attn.c_attn.bias", 3, 0 }, { "attn.c_proj.weight", 1, 1 }, { "attn.c_proj.bias", 1, 0 },
+        { "ln_2.weight", 1, 0 },      { "ln_2.bias", 1, 0 },          { "mlp.c_fc.weight", 1, 4 },
+        { "mlp.c_fc.bias", 4, 0 },    { "mlp.c_proj.weight", 4, 1 },  { "mlp.c_proj.bias", 1, 0 },
+    };
+    const size_t C = (size_t)cfg->n_embd;
+    const size_t units[5] = { 0, C, 0, 3 * C, (size_t)cfg->n_inner };
+    const size_t nt = 4 + 12 * (size_t)cfg->n_layer;
+    char(*name)[48] = malloc(nt * sizeof *name);
+    size_t(*shape)[2] = malloc(nt * sizeof *shape);
+    size_t cap = 128 * nt + 64;
+    char *header = malloc(cap);
+    char path[4096];
+    size_t len = 0;
+    size_t at = 0;
+    size_t k = 0;
+    FILE *f;
+
+    if (name == NULL || shape == NULL || header == NULL ||
+        (mkdir(dir, 0777) != 0 && errno != EEXIST)) {
+        free(name);
+        free(shape);
+        free(header);
+        return -1;
+    }
+#define GPT2_TENSOR(n, a, b) \
+    (snprintf(name[k], sizeof name[k], "%s", (n)), shape[k][0] = (a), shape[k][1] = (b), k++)
+    GPT2_TENSOR("wte.weight", (size_t)cfg->vocab_size, C);
+    GPT2_TENSOR("wpe.weight", (size_t)cfg->n_positions, C);
+    for (int l = 0; l < cfg->n_layer; l++)
+        for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
+            char n[48];
+            snprintf(n, sizeof n, "h.%d.%s", l, parts[p].suffix);
+            GPT2_TENSOR(n, units[parts[p].d0], units[parts[p].d1]);
+        }
+    GPT2_TENSOR("ln_f.weight", C, 0);
+    GPT2_TENSOR("ln_f.bias", C, 0);
+#undef GPT2_TENSOR
+    len += (size_t)snprintf(header + len, cap - len, "{");
+    for (size_t i = 0; i < nt; i++) {
+        size_t bytes = shape[i][0] * (shape[i][1] ? shape[i][1] : 1) * 4;
+        if (shape[i][1])
+            len += (size_t)snprintf(header + len, cap - len,
+                                    "%s\"%s\":{\"dtype\":\"F32\",\"shape\":[%zu,%zu],"
+                                    "\"data_offsets\":[%zu,%zu]}",
+                                    i ? "," : "", name[i], shape[i][0], shape[i][1], at, at + bytes);
+        else
+            len += (size_t)snprintf(header + len, cap - len,
+                                    "%s\"%s\":{\"dtype\":\"F32\",\"shape\":[%zu],"
+                                    "\"data_offsets\":[%zu,%zu]}",
+                                    i ? "," : "", name[i], shape[i][0], at, at + bytes);
+        at += bytes;
+    }
+    len += (size_t)snprintf(header + len, cap - len, "}");
+    while (len % 8 != 0)
+        header[len++] = ' ';
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    f = fopen(path, "wb");
+    if (f != NULL) {
+        for (int b = 0; b < 8; b++)
+            fputc((int)(((uint64_t)len >> (8 * b)) & 255), f);
+        fwrite(header, 1, len, f);
+        for (size_t i = 0; i < nt; i++) {
+            size_t count = shape[i][0] * (shape[i][1] ? shape[i][1] : 1);
+            float *x = gpt2_random_floats(count, scale, &seed);
+            fwrite(x, sizeof *x, count, f);
+            free(x);
+        }
+        if (fclose(f) != 0)
+            f = NULL;
+    }
+    free(name);
+    free(shape);
+    free(header);
+    if (f == NULL)
+        return -1;
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    f = fopen(path, "w");
+    if (f == NULL)
+        return -1;
+    fprintf(f,
+            "{\"model_type\": \"gpt2\", \"n_layer\": %d, \"n_head\": %d, \"n_embd\": %d, "
+            "\"n_positions\": %d, \"vocab_size\": %d, \"n_inner\": %d, "
+            "\"layer_norm_epsilon\": 1e-05%s%s}\n",
+            cfg->n_layer, cfg->n_head, cfg->n_embd, cfg->n_positions, cfg->vocab_size,
+            cfg->n_inner, extra != NULL ? ", " : "", extra != NULL ? extra : "");
+    return fclose(f) == 0 ? 0 : -1;
 }
 
 #endif

@@ -264,5 +264,32 @@ keys Enter
 snap "cross: the source edited"
 finish cross
 
+# 20. A long computation does not take the keys away: exporting every layer
+# of a 300-layer model (random weights, tests/gpt2-folder) shows a busy line
+# with the layer it is at; Esc stops it (nothing written, the view as it
+# was), and q during a second export stops it and quits, leaving nothing of
+# the export behind.  Each step waits for a state on the screen.
+"${top_builddir:-.}/tests/gpt2-folder" "$tmp/deep" 300 2 16 64 317 >/dev/null
+cp "$srcdir/tests/fixtures/gpt2/tiny/vocab.json" "$srcdir/tests/fixtures/gpt2/tiny/merges.txt" "$tmp/deep/"
+start 100 30 --model "$tmp/deep" -f say.txt
+keys X
+checks=$((checks + 1))
+if ! wait_screen "exporting: [0-9]* of 300. Esc stops" 2400; then
+    fail "busy: no busy line while exporting 300 layers:"
+    screen
+fi
+t send-keys Escape
+checks=$((checks + 1))
+wait_screen "export stopped at layer [0-9]* of 300: nothing was written" 2400 ||
+    { fail "busy: Esc did not stop the export:"; screen; }
+# (attnscope-export/ holds earlier scenarios' files: no layer of this model, no staging folder.)
+left() { ls -A "$tmp" "$tmp/attnscope-export" 2>/dev/null | grep -E '^\.attnscope-export|^layer'; }
+[ -z "$(left)" ] || fail "busy: a stopped export left $(left)"
+t send-keys X
+wait_screen "exporting: [0-9]* of 300. Esc stops" 2400 || fail "busy: no busy line the second time"
+t send-keys q
+restored "busy: q while exporting" 0 2400
+[ -z "$(left)" ] || fail "busy: quitting during an export left $(left)"
+
 echo "$checks checks, $failures failed"
 [ "$failures" -eq 0 ]

@@ -26,6 +26,7 @@ enum attn_status {
     ATTN_ELIMIT, /* a size beyond attnscope's documented limits */
     ATTN_ESHAPE, /* shapes that do not fit together */
     ATTN_EABSENT, /* something named is not on this machine (a lesson's model) */
+    ATTN_ESTOPPED, /* the user stopped it (progress_stop()) */
 };
 
 #define ATTN_ERROR_MAX 512

@@ -14,6 +14,7 @@
 #include "attnscope/bpe.h"
 #include "attnscope/fileio.h"
 #include "attnscope/jsonfile.h"
+#include "attnscope/progress.h"
 #include "attnscope/utf8.h"
 
 /* The largest vocabulary and merges files attnscope reads. */
@@ -677,7 +678,12 @@ bpe_encode(const struct bpe *b, const char *text, size_t len, int max_tokens, in
     if (md == NULL)
         return attn_fail(err, ATTN_ENOMEM, "out of memory");
     while (at < len && rc == ATTN_OK) {
-        int m = pcre2_match(b->re, (PCRE2_SPTR)text, len, at, PCRE2_NO_UTF_CHECK, md, NULL);
+        int m;
+        if (progress_stopped()) {
+            rc = attn_fail(err, ATTN_ESTOPPED, "stopped at byte %zu of %zu of the text", at, len);
+            break;
+        }
+        m = pcre2_match(b->re, (PCRE2_SPTR)text, len, at, PCRE2_NO_UTF_CHECK, md, NULL);
         PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
         if (m < 0 || ov[0] != at || ov[1] <= at) {
             rc = attn_fail(err, ATTN_EPARSE, "byte %zu of the text matches no piece of GPT-2's pattern",

@@ -9,6 +9,7 @@
 #include "attnscope/export.h"
 #include "attnscope/family_gpt2.h"
 #include "attnscope/fileio.h"
+#include "attnscope/progress.h"
 
 void
 export_file_name(enum pipeline_stage s, int head, char *buf, size_t size)
@@ -317,8 +318,15 @@ write_model_stages(struct fileio_batch *b, struct pipeline *p, const struct pipe
     enum attn_status st = ATTN_OK;
     const int n = sel != NULL ? count : STAGE_COUNT;
 
+    progress_begin("exporting", p->layers);
     for (int l = 0; l < p->layers && st == ATTN_OK; l++) {
         char folder[32];
+        if (progress_stopped()) {
+            st = attn_fail(err, ATTN_ESTOPPED, "export stopped at layer %d of %d: nothing was written",
+                           l, p->layers);
+            break;
+        }
+        progress_step(l);
         snprintf(folder, sizeof folder, "layer%d", l);
         st = pipeline_select_layer(p, l, err);
         for (int i = 0; i < n && st == ATTN_OK; i++) {
@@ -336,6 +344,7 @@ write_model_stages(struct fileio_batch *b, struct pipeline *p, const struct pipe
             !pipeline_stage_per_layer(p, s))
             st = write_stage(b, p, s, sel != NULL ? sel[i].head : -1, err);
     }
+    progress_end();
     return st;
 }
 

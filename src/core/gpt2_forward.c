@@ -20,6 +20,7 @@
 #include "attnscope/gpt2.h"
 #include "attnscope/linalg.h"
 #include "attnscope/parallel.h"
+#include "attnscope/progress.h"
 #include "attnscope/rowops.h"
 
 /* y (n, out) = x (n, in) W + b, W as the file stores it, on threads threads. */
@@ -321,9 +322,18 @@ gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top,
     for (size_t e = 0; e < (size_t)n * C; e++)
         r->embed[e] = r->tok[e] + r->pos[e];
     x = r->embed;
+    /* A step per layer and one for the logits: a front end shows it, and may stop it between. */
+    progress_begin("running the model", c->n_layer + 1);
     for (int l = 0; l < c->n_layer; l++) {
         const struct gpt2_block *b = &m->blocks[l];
         struct gpt2_layer_stages *s = &r->layers[l];
+
+        if (progress_stopped()) {
+            progress_end();
+            gpt2_run_destroy(r);
+            return attn_fail(err, ATTN_ESTOPPED, "stopped at layer %d of %d: what was shown stays", l, c->n_layer);
+        }
+        progress_step(l);
 
         layer_norm_rows(x, n, C, b->ln1_g, b->ln1_b, c->eps, s->ln1, threads);
         apply_linear(&b->q, s->ln1, n, s->q, threads);
@@ -351,6 +361,7 @@ gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top,
             s->resid2[e] = s->resid1[e] + s->mlp[e];
         x = s->resid2;
     }
+    progress_step(c->n_layer);
     layer_norm_rows(x, n, C, m->lnf_g, m->lnf_b, c->eps, r->final, threads);
     if (top > 0) {
         struct next_tokens *nt = malloc((size_t)n * sizeof *nt);
@@ -366,6 +377,12 @@ gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top,
         }
         /* Logits through the tied embedding, a slice of the vocabulary at a time. */
         for (int v0 = 0; v0 < c->vocab_size; v0 += LOGIT_SLICE) {
+            if (progress_stopped()) {
+                free(nt);
+                progress_end();
+                gpt2_run_destroy(r);
+                return attn_fail(err, ATTN_ESTOPPED, "stopped while reading the next tokens: what was shown stays");
+            }
             const int vb = c->vocab_size - v0 < LOGIT_SLICE ? c->vocab_size - v0 : LOGIT_SLICE;
             parallel_gemm(true, n, vb, C, r->final, C, m->lm_head + (size_t)v0 * C, C, logits, vb,
                           threads);
@@ -381,6 +398,7 @@ gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top,
             }
         free(nt);
     }
+    progress_end();
     return ATTN_OK;
 }
 

@@ -6,7 +6,10 @@
  * 256 colours, the 8 basic colours otherwise, and none at all with NO_COLOR,
  * --mono or a terminal without colour (the renderer then draws glyph ramps).
  * Signals only set a flag; the main loop notices it within 25 ms (the
- * input timeout) and leaves through endwin().
+ * input timeout) and leaves through endwin().  The app's work runs on a
+ * thread of its own (worker.h): while it takes longer than a read's wait,
+ * the last line says what it is doing and how far it is, and Esc stops it,
+ * q stops it and quits, Ctrl-C stops it and leaves as the signal asks.
  */
 #include "config.h"
 
@@ -32,11 +35,13 @@
 #include <term.h>
 #endif
 
+#include "attnscope/progress.h"
 #include "attnscope/tokenizer.h"
 #include "attnscope/utf8.h"
 #include "render/grid.h"
 #include "render/palette.h"
 #include "tui/tui.h"
+#include "tui/worker.h"
 
 /* How long a read waits for a key, so that resizes and signals are seen promptly. */
 #define TUI_READ_MS 25
@@ -500,12 +505,73 @@ tui_close(struct tui *t)
     free(t);
 }
 
+/* The busy line: what the app's thread is doing, how far it is, and how to stop it. */
+static void
+draw_busy(void)
+{
+    long done;
+    long total;
+    const char *what = progress_now(&done, &total);
+    char line[200];
+
+    if (what != NULL && total > 1)
+        snprintf(line, sizeof line, " %s: %ld of %ld. Esc stops, q stops and quits ", what, done,
+                 total);
+    else
+        snprintf(line, sizeof line, " %s. Esc stops, q stops and quits ",
+                 what != NULL ? what : "working");
+    attron(A_REVERSE);
+    mvaddnstr(LINES - 1, 0, line, COLS);
+    attroff(A_REVERSE);
+    clrtoeol();
+    wnoutrefresh(stdscr);
+    doupdate();
+}
+
+/*
+ * Hands job to the app, on the worker's thread when there is one.  While
+ * it runs past a read's wait the busy line is kept up to date and keys are
+ * read: Esc and a signal ask the core to stop (progress_stop()), q does
+ * and quits once the job is back.  Other keys pressed meanwhile are
+ * dropped: they were typed at a screen that is about to change.
+ */
+static void
+dispatch(struct worker *w, struct app *a, const struct worker_job *job)
+{
+    bool quit = false;
+
+    progress_reset();
+    if (w == NULL) {
+        worker_run(a, job);
+        return;
+    }
+    worker_post(w, job);
+    while (!worker_wait(w, TUI_READ_MS)) {
+        wint_t ch;
+        int status;
+        if (caught_signal)
+            progress_stop();
+        draw_busy();
+        wtimeout(stdscr, 0);
+        status = wget_wch(stdscr, &ch);
+        if (status == OK && (ch == 'q' || ch == 'Q')) {
+            quit = true;
+            progress_stop();
+        } else if (status == OK && ch == 27) {
+            progress_stop();
+        }
+    }
+    progress_reset();
+    if (quit)
+        a->quit = true;
+}
+
 /*
  * Reads a paste up to its end mark (or TUI_PASTE_GAP_MS of silence) and
  * hands it to the app as text.  Returns false if the terminal went away.
  */
 static bool
-read_paste(struct app *a)
+read_paste(struct worker *w, struct app *a)
 {
     /* No more than the editor could take, plus a little to be refused with a message. */
     const size_t limit = (size_t)TOKENIZER_MAX_BYTES + 8;
@@ -542,7 +608,10 @@ read_paste(struct app *a)
         memcpy(buf + len, piece, (size_t)n);
         len += (size_t)n;
     }
-    app_paste(a, buf != NULL ? buf : "", len);
+    {
+        struct worker_job job = { WORKER_PASTE, 0, 0, 0, buf != NULL ? buf : "", len };
+        dispatch(w, a, &job);
+    }
     free(buf);
     return alive;
 }
@@ -580,6 +649,7 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
     int no_frame_w = 0; /* the screen size no frame could be made for */
     int no_frame_h = 0;
     unsigned long keys_read = 0;
+    struct worker *worker;
 
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
         return attn_fail(err, ATTN_EIO,
@@ -590,6 +660,7 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
         return err != NULL ? err->status : ATTN_EIO;
     atexit(restore_terminal);
     catch_signals();
+    worker = worker_start(a);
     while (!a->quit && !caught_signal) {
         wint_t ch;
         int status;
@@ -630,7 +701,7 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
         if (!(status == KEY_CODE_YES && (ch == KEY_RESIZE || ch == KEY_MOUSE)))
             keys_read++;
         if (status == KEY_CODE_YES && ch == TUI_KEY_PASTE_BEGIN) {
-            if (!read_paste(a)) {
+            if (!read_paste(worker, a)) {
                 gone = true;
                 break;
             }
@@ -642,18 +713,23 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
         }
         if (status == KEY_CODE_YES && ch == KEY_MOUSE) {
             MEVENT ev;
-            if (getmouse(&ev) == OK)
-                app_click(a, ev.x, ev.y);
+            if (getmouse(&ev) == OK) {
+                struct worker_job job = { WORKER_CLICK, 0, ev.x, ev.y, NULL, 0 };
+                dispatch(worker, a, &job);
+            }
             continue;
         }
         if (status == OK && ch == 27 && swallow_sequence())
             continue;
         {
             int key = translate_key(status, ch);
-            if (key >= 0)
-                app_key(a, key);
+            if (key >= 0) {
+                struct worker_job job = { WORKER_KEY, key, 0, 0, NULL, 0 };
+                dispatch(worker, a, &job);
+            }
         }
     }
+    worker_stop(worker);
     tui_close(t);
     if (caught_signal) {
         /* The terminal is back; now die of the signal as the sender expects. */

@@ -471,100 +471,17 @@ cmd_spawn(const char *name, int reps, char **argv)
 
 /* ------------------------------------------------------------------- gpt2 */
 
-/* Writes count random floats to f (the model's numbers are not what is measured). */
-static void
-write_random(FILE *f, size_t count, float scale, unsigned *seed)
-{
-    float *x = gpt2_random_floats(count, scale, seed);
-
-    fwrite(x, sizeof *x, count, f);
-    free(x);
-}
-
 /*
- * A GPT-2 small folder of random weights, as Hugging Face lays it out
- * (config.json, model.safetensors in F32 with Conv1D's (in, out) shapes),
- * for timing attnscope --model as a whole process.  The tokenizer files are
- * the caller's to add (GPT-2's real ones: tests/fixtures/gpt2-vocab).
+ * A GPT-2 small folder of random weights, as Hugging Face lays it out, for
+ * timing attnscope --model as a whole process.  The tokenizer files are the
+ * caller's to add (GPT-2's real ones: tests/fixtures/gpt2-vocab).
  */
 static int
 cmd_gpt2_folder(const char *dir)
 {
-    enum { L = 12, C = 768, V = 50257, P = 1024 };
-    struct tensor {
-        char name[48];
-        int d0, d1; /* d1 0: one dimension */
-    } t[4 + 12 * L];
-    int nt = 0;
-    char path[4096];
-    char *header = malloc(1 << 16);
-    size_t len = 0;
-    size_t at = 0;
-    unsigned seed = 1;
-    FILE *f;
+    const struct gpt2_config cfg = { 12, 12, 768, 1024, 50257, 4 * 768, 1e-5f, true, false, true };
 
-#define TENSOR(n, a, b) (snprintf(t[nt].name, sizeof t[nt].name, "%s", (n)), t[nt].d0 = (a), t[nt].d1 = (b), nt++)
-    TENSOR("wte.weight", V, C);
-    TENSOR("wpe.weight", P, C);
-    for (int l = 0; l < L; l++) {
-        static const struct { const char *suffix; int d0, d1; } parts[] = {
-            { "ln_1.weight", C, 0 }, { "ln_1.bias", C, 0 }, { "attn.c_attn.weight", C, 3 * C },
-            { "attn.c_attn.bias", 3 * C, 0 }, { "attn.c_proj.weight", C, C },
-            { "attn.c_proj.bias", C, 0 }, { "ln_2.weight", C, 0 }, { "ln_2.bias", C, 0 },
-            { "mlp.c_fc.weight", C, 4 * C }, { "mlp.c_fc.bias", 4 * C, 0 },
-            { "mlp.c_proj.weight", 4 * C, C }, { "mlp.c_proj.bias", C, 0 },
-        };
-        for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) {
-            char name[48];
-            snprintf(name, sizeof name, "h.%d.%s", l, parts[k].suffix);
-            TENSOR(name, parts[k].d0, parts[k].d1);
-        }
-    }
-    TENSOR("ln_f.weight", C, 0);
-    TENSOR("ln_f.bias", C, 0);
-#undef TENSOR
-    if (header == NULL || (mkdir(dir, 0777) != 0 && errno != EEXIST))
-        return 1;
-    len += (size_t)sprintf(header + len, "{");
-    for (int i = 0; i < nt; i++) {
-        size_t bytes = (size_t)t[i].d0 * (size_t)(t[i].d1 ? t[i].d1 : 1) * 4;
-        if (t[i].d1)
-            len += (size_t)sprintf(header + len, "%s\"%s\":{\"dtype\":\"F32\",\"shape\":[%d,%d],"
-                                   "\"data_offsets\":[%zu,%zu]}", i ? "," : "", t[i].name,
-                                   t[i].d0, t[i].d1, at, at + bytes);
-        else
-            len += (size_t)sprintf(header + len, "%s\"%s\":{\"dtype\":\"F32\",\"shape\":[%d],"
-                                   "\"data_offsets\":[%zu,%zu]}", i ? "," : "", t[i].name,
-                                   t[i].d0, at, at + bytes);
-        at += bytes;
-    }
-    len += (size_t)sprintf(header + len, "}");
-    while (len % 8 != 0)
-        header[len++] = ' ';
-    snprintf(path, sizeof path, "%s/model.safetensors", dir);
-    f = fopen(path, "wb");
-    if (f == NULL)
-        return 1;
-    {
-        unsigned char size[8];
-        for (int b = 0; b < 8; b++)
-            size[b] = (unsigned char)((uint64_t)len >> (8 * b));
-        fwrite(size, 1, 8, f);
-    }
-    fwrite(header, 1, len, f);
-    for (int i = 0; i < nt; i++)
-        write_random(f, (size_t)t[i].d0 * (size_t)(t[i].d1 ? t[i].d1 : 1), 0.1f, &seed);
-    if (fclose(f) != 0)
-        return 1;
-    free(header);
-    snprintf(path, sizeof path, "%s/config.json", dir);
-    f = fopen(path, "w");
-    if (f == NULL)
-        return 1;
-    fprintf(f, "{\"model_type\": \"gpt2\", \"n_layer\": %d, \"n_head\": 12, \"n_embd\": %d, "
-               "\"n_positions\": %d, \"vocab_size\": %d, \"layer_norm_epsilon\": 1e-05}\n",
-            L, C, P, V);
-    return fclose(f) == 0 ? 0 : 1;
+    return gpt2_random_folder(dir, &cfg, 0.1f, 1, NULL) == 0 ? 0 : 1;
 }
 
 static int

@@ -1,0 +1,42 @@
+/*
+ * gpt2-folder.c: writes a GPT-2 folder of random weights of any shape
+ * (tests/gpt2_random.h), for the test scripts:
+ *
+ *     tests/gpt2-folder DIR N_LAYER N_HEAD N_EMBD N_POSITIONS VOCAB [SEED]
+ *
+ * config.json and model.safetensors; the tokenizer is the script's to add
+ * (the tiny fixture's vocab.json and merges.txt have 317 tokens).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "gpt2_random.h"
+
+int
+main(int argc, char **argv)
+{
+    struct gpt2_config cfg = { 0, 0, 0, 0, 0, 0, 1e-5f, true, false, true };
+
+    if (argc < 7) {
+        fprintf(stderr, "usage: gpt2-folder DIR N_LAYER N_HEAD N_EMBD N_POSITIONS VOCAB [SEED]\n");
+        return 2;
+    }
+    cfg.n_layer = atoi(argv[2]);
+    cfg.n_head = atoi(argv[3]);
+    cfg.n_embd = atoi(argv[4]);
+    cfg.n_positions = atoi(argv[5]);
+    cfg.vocab_size = atoi(argv[6]);
+    cfg.n_inner = 4 * cfg.n_embd;
+    if (cfg.n_layer < 1 || cfg.n_head < 1 || cfg.n_embd < cfg.n_head || cfg.n_positions < 1 ||
+        cfg.vocab_size < 1) {
+        fprintf(stderr, "gpt2-folder: every size must be positive, n_embd at least n_head\n");
+        return 2;
+    }
+    if (gpt2_random_folder(argv[1], &cfg, 0.2f, argc > 7 ? (unsigned)atoi(argv[7]) : 1, NULL) != 0) {
+        perror(argv[1]);
+        return 1;
+    }
+    return 0;
+}
