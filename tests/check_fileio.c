@@ -5,7 +5,9 @@
  */
 #include "config.h"
 
+#include <stdbool.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "attnscope/fileio.h"
 #include "testutil.h"
@@ -94,6 +96,180 @@ START_TEST(names_and_folders_are_checked)
 }
 END_TEST
 
+/*
+ * A model's export: one file in each of layers layer folders and one at
+ * the top, written into out as a batch.  Its status.
+ */
+static enum attn_status
+export_layers(const char *out, int layers, struct attn_error *err)
+{
+    struct fileio_batch b;
+    enum attn_status st = fileio_batch_begin(&b, out, err);
+    FILE *f;
+
+    if (st != ATTN_OK)
+        return st;
+    for (int l = 0; l < layers && st == ATTN_OK; l++) {
+        char name[64];
+        snprintf(name, sizeof name, "layer%d/weights.h0.csv", l);
+        st = fileio_batch_open(&b, name, &f, err);
+        if (st == ATTN_OK) {
+            fprintf(f, "%d\n", l);
+            st = fileio_batch_close(&b, err);
+        }
+    }
+    if (st == ATTN_OK && (st = fileio_batch_open(&b, "tokens.csv", &f, err)) == ATTN_OK) {
+        fputs("t\n", f);
+        st = fileio_batch_close(&b, err);
+    }
+    if (st != ATTN_OK) {
+        fileio_batch_abort(&b);
+        return st;
+    }
+    return fileio_batch_commit(&b, err);
+}
+
+/* Whether dir/rel exists (as anything, a dangling link too). */
+static bool
+exists(const char *dir_path, const char *rel)
+{
+    char path[1200];
+    struct stat st;
+
+    snprintf(path, sizeof path, "%s/%s", dir_path, rel);
+    return lstat(path, &st) == 0;
+}
+
+/* A hidden staging folder left in dir (a batch's leftover). */
+static bool
+leftover(const char *dir_path)
+{
+    int hidden = 0;
+
+    test_count_entries(dir_path, &hidden);
+    return hidden > (exists(dir_path, ".attnscope-manifest") ? 1 : 0);
+}
+
+/*
+ * The user's files in and around layer folders (issue 23, item 2): a note
+ * in layer0/ stays; a subfolder in layer1/ stays (the files then move one
+ * by one) and nothing hidden is left; a file where a layer folder goes, or
+ * a symbolic link to a folder elsewhere, is refused before anything moves,
+ * on either path, and the folder elsewhere is not written.
+ */
+START_TEST(the_users_files_in_layer_folders_stay)
+{
+    char out[300];
+    char elsewhere[300];
+    char path[1200];
+    struct attn_error err;
+
+    snprintf(out, sizeof out, "%s/export", dir);
+    ck_assert_int_eq(export_layers(out, 2, &err), ATTN_OK);
+    test_write_text(out, "layer0/notes.txt", "mine");
+    ck_assert_int_eq(export_layers(out, 2, &err), ATTN_OK);
+    ck_assert(exists(out, "layer0/notes.txt"));
+    ck_assert(exists(out, "layer0/weights.h0.csv") && exists(out, "layer1/weights.h0.csv"));
+    ck_assert(!leftover(dir));
+    /* A folder of the user's inside a layer folder: kept whole, no hidden leftover anywhere. */
+    snprintf(path, sizeof path, "%s/layer1/mine", out);
+    ck_assert_int_eq(mkdir(path, 0755), 0);
+    test_write_text(out, "layer1/mine/deep.txt", "deep");
+    ck_assert_msg(export_layers(out, 2, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert(exists(out, "layer1/mine/deep.txt") && exists(out, "layer0/notes.txt"));
+    ck_assert(!leftover(dir) && !leftover(out));
+    /* A file named layer1: refused, and nothing else changed (it is the file-by-file path now). */
+    test_remove_dir(out);
+    ck_assert_int_eq(export_layers(out, 1, &err), ATTN_OK);
+    test_write_text(out, "layer1", "a file of mine");
+    ck_assert_int_eq(export_layers(out, 3, &err), ATTN_EIO);
+    ck_assert_msg(strstr(err.msg, "layer1: is a file where the export puts a folder; nothing was "
+                                  "written") != NULL,
+                  "%s", err.msg);
+    ck_assert(exists(out, "layer1") && !exists(out, "layer2"));
+    ck_assert(!leftover(dir) && !leftover(out));
+    /* The same with a folder of the user's beside it (the files would move one by one). */
+    snprintf(path, sizeof path, "%s/own", out);
+    ck_assert_int_eq(mkdir(path, 0755), 0);
+    ck_assert_int_eq(export_layers(out, 3, &err), ATTN_EIO);
+    ck_assert(!exists(out, "layer2") && !leftover(out));
+    /* A symbolic link where layer0 goes: refused; the folder it names is not written. */
+    test_remove_dir(out);
+    snprintf(elsewhere, sizeof elsewhere, "%s/elsewhere", dir);
+    ck_assert_int_eq(mkdir(elsewhere, 0755), 0);
+    ck_assert_int_eq(mkdir(out, 0755), 0);
+    snprintf(path, sizeof path, "%s/layer0", out);
+    ck_assert_int_eq(symlink(elsewhere, path), 0);
+    ck_assert_int_eq(export_layers(out, 1, &err), ATTN_EIO);
+    ck_assert_msg(strstr(err.msg, "layer0: is a symbolic link") != NULL, "%s", err.msg);
+    ck_assert_int_eq(test_count_entries(elsewhere, NULL), 0);
+    /* And with a folder of the user's beside it (file by file, where the link was followed). */
+    snprintf(path, sizeof path, "%s/own", out);
+    ck_assert_int_eq(mkdir(path, 0755), 0);
+    ck_assert_int_eq(export_layers(out, 1, &err), ATTN_EIO);
+    ck_assert_int_eq(test_count_entries(elsewhere, NULL), 0);
+    ck_assert(!leftover(out));
+}
+END_TEST
+
+/*
+ * An export of fewer layers replaces the layer folders an earlier export
+ * made (issue 23, item 3): no layer2/ after a 3-layer then a 2-layer
+ * export, on the exchange path and on the file-by-file path; a layer
+ * folder holding a file of the user's keeps that file only.
+ */
+START_TEST(a_smaller_export_leaves_no_stale_layers)
+{
+    char out[300];
+    char path[1200];
+    struct attn_error err;
+
+    snprintf(out, sizeof out, "%s/export", dir);
+    ck_assert_int_eq(export_layers(out, 3, &err), ATTN_OK);
+    ck_assert(exists(out, "layer2/weights.h0.csv"));
+    ck_assert_int_eq(export_layers(out, 2, &err), ATTN_OK);
+    ck_assert(!exists(out, "layer2"));
+    ck_assert(exists(out, "layer1/weights.h0.csv") && exists(out, "tokens.csv"));
+    ck_assert(!leftover(dir));
+    /* The user's file in a stale layer folder: that folder stays, with that file only. */
+    ck_assert_int_eq(export_layers(out, 4, &err), ATTN_OK);
+    test_write_text(out, "layer3/notes.txt", "mine");
+    ck_assert_int_eq(export_layers(out, 2, &err), ATTN_OK);
+    ck_assert(!exists(out, "layer2") && exists(out, "layer3/notes.txt"));
+    ck_assert(!exists(out, "layer3/weights.h0.csv"));
+    /* File by file (a folder of the user's at the top): the same. */
+    snprintf(path, sizeof path, "%s/own", out);
+    ck_assert_int_eq(mkdir(path, 0755), 0);
+    ck_assert_int_eq(export_layers(out, 5, &err), ATTN_OK);
+    ck_assert(exists(out, "layer4/weights.h0.csv"));
+    ck_assert_int_eq(export_layers(out, 1, &err), ATTN_OK);
+    ck_assert(!exists(out, "layer1") && !exists(out, "layer2") && !exists(out, "layer4"));
+    ck_assert(exists(out, "layer3/notes.txt") && !exists(out, "layer3/weights.h0.csv"));
+    ck_assert(exists(out, "own") && exists(out, "layer0/weights.h0.csv"));
+    ck_assert(!leftover(out));
+}
+END_TEST
+
+/* A new export folder gets the mode mkdir gives under the umask (issue 23, item 15). */
+START_TEST(a_new_folder_follows_the_umask)
+{
+    const mode_t masks[] = { 022, 002, 077 };
+    struct attn_error err;
+
+    for (size_t i = 0; i < sizeof masks / sizeof masks[0]; i++) {
+        char out[300];
+        struct stat st;
+        mode_t old = umask(masks[i]);
+        snprintf(out, sizeof out, "%s/new%zu", dir, i);
+        ck_assert_int_eq(export_layers(out, 1, &err), ATTN_OK);
+        umask(old);
+        ck_assert_int_eq(stat(out, &st), 0);
+        ck_assert_msg((st.st_mode & 0777) == (0777 & ~masks[i]), "umask %03o: mode %03o",
+                      (unsigned)masks[i], (unsigned)(st.st_mode & 0777));
+    }
+}
+END_TEST
+
 static Suite *
 fileio_suite(void)
 {
@@ -104,6 +280,9 @@ fileio_suite(void)
     tcase_add_test(tc, reads_whole_files_within_the_limit);
     tcase_add_test(tc, a_batch_appears_whole_or_not_at_all);
     tcase_add_test(tc, names_and_folders_are_checked);
+    tcase_add_test(tc, the_users_files_in_layer_folders_stay);
+    tcase_add_test(tc, a_smaller_export_leaves_no_stale_layers);
+    tcase_add_test(tc, a_new_folder_follows_the_umask);
     suite_add_tcase(s, tc);
     return s;
 }

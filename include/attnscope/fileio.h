@@ -15,6 +15,13 @@
  * the last: only SIGKILL or a power cut can mix old and new files there.
  * What killed batches left (staging folders of processes that are gone,
  * older versions' ".NAME.csv.XXXXXX" files) is removed by the next batch.
+ *
+ * Subfolders ("layer0/weights.h0.csv"): the user's files in the target's
+ * layer folders stay; a layer folder an earlier export made and this one
+ * does not write is replaced as a whole (FILEIO_MANIFEST); a file or a
+ * symbolic link where a subfolder goes is refused before anything moves,
+ * so nothing is ever written outside the folder.  A new folder gets the
+ * mode mkdir would give it (the umask), not mkdtemp's 0700.
  */
 #ifndef ATTNSCOPE_FILEIO_H
 #define ATTNSCOPE_FILEIO_H
@@ -76,7 +83,17 @@ struct fileio_batch {
     FILE *open;      /* the file being written, if any */
     int open_index;
     int committed;   /* files were moved into place */
+    char **old;      /* what an earlier export wrote into subfolders (its manifest), sorted */
+    int old_count;
 };
+
+/*
+ * The hidden file a batch with subfolders (a model's layerN/) leaves in its
+ * folder: the files it wrote into them.  The next batch into the folder
+ * replaces those (a 2-layer export after a 3-layer one leaves no layer2/)
+ * and keeps everything else: the user's own files, in layer folders too.
+ */
+#define FILEIO_MANIFEST ".attnscope-manifest"
 
 /*
  * Starts a batch that writes into dir, which commit creates (one level) if

@@ -307,6 +307,108 @@ is_our_name(const struct fileio_batch *b, const char *name)
     return false;
 }
 
+/* A file name of a batch: "name" or "folder/name", each part plain (no leading dot). */
+static bool
+batch_name_ok(const char *name)
+{
+    const char *slash = strchr(name, '/');
+
+    if (name[0] == '\0' || name[0] == '.')
+        return false;
+    return slash == NULL ||
+           (slash[1] != '\0' && slash[1] != '.' && strchr(slash + 1, '/') == NULL);
+}
+
+/* Whether the batch writes the file sub/name (name inside its subfolder sub). */
+static bool
+writes_in(const struct fileio_batch *b, const char *sub, const char *name)
+{
+    const size_t ns = strlen(sub);
+
+    for (int i = 0; i < b->count; i++) {
+        const char *ours = b->entry[i].name;
+        if (strncmp(ours, sub, ns) == 0 && ours[ns] == '/' && strcmp(ours + ns + 1, name) == 0)
+            return true;
+    }
+    return false;
+}
+
+static int
+by_string(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The manifest an earlier export left in the target: the files it wrote
+ * into subfolders ("layer2/weights.h0.csv"), one a line after a comment.
+ * Only names an export could have written are taken (a subfolder and a
+ * .csv file, each part plain): a manifest someone edited can make attnscope
+ * drop no other file.  Missing or unreadable: none.
+ */
+static void
+manifest_read(struct fileio_batch *b)
+{
+    char *path = join_path(b->target, FILEIO_MANIFEST);
+    char *text = NULL;
+    size_t len = 0;
+    struct attn_error ignored;
+    struct stat st;
+
+    if (path == NULL)
+        return;
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+        fileio_read_regular(path, (size_t)16 << 20, &text, &len, &ignored) != ATTN_OK) {
+        free(path);
+        return;
+    }
+    free(path);
+    for (char *line = text; line < text + len;) {
+        char *end = memchr(line, '\n', (size_t)(text + len - line));
+        size_t n = end != NULL ? (size_t)(end - line) : (size_t)(text + len - line);
+        const char *slash = memchr(line, '/', n);
+        line[n] = '\0';
+        if (line[0] != '#' && slash != NULL && n > 4 && strcmp(line + n - 4, ".csv") == 0 &&
+            batch_name_ok(line)) {
+            char **more = realloc(b->old, ((size_t)b->old_count + 1) * sizeof *more);
+            char *copy = strdup(line);
+            if (more != NULL)
+                b->old = more;
+            if (more != NULL && copy != NULL)
+                b->old[b->old_count++] = copy;
+            else
+                free(copy);
+        }
+        line += n + 1;
+    }
+    free(text);
+    qsort(b->old, (size_t)b->old_count, sizeof *b->old, by_string);
+}
+
+/* Whether an earlier export (the manifest) wrote sub/name. */
+static bool
+was_written(const struct fileio_batch *b, const char *sub, const char *name)
+{
+    char key[2 * NAME_MAX + 2];
+    const char *k = key;
+
+    if (b->old_count == 0 || snprintf(key, sizeof key, "%s/%s", sub, name) >= (int)sizeof key)
+        return false;
+    return bsearch(&k, b->old, (size_t)b->old_count, sizeof *b->old, by_string) != NULL;
+}
+
+/* Whether the manifest lists a file in the subfolder sub: a folder an earlier export made. */
+static bool
+made_folder(const struct fileio_batch *b, const char *sub)
+{
+    const size_t n = strlen(sub);
+
+    for (int i = 0; i < b->old_count; i++)
+        if (strncmp(b->old[i], sub, n) == 0 && b->old[i][n] == '/')
+            return true;
+    return false;
+}
+
 /*
  * A hidden temporary an earlier attnscope left when it was killed: the
  * per-file ".NAME.csv.XXXXXX" of versions before the staging folder.
@@ -416,6 +518,32 @@ can_swap(const char *target, const char *parent, const struct stat *st)
            access(target, R_OK | X_OK) == 0;
 }
 
+/*
+ * The process's umask, read without changing it (/proc/self/status, Linux
+ * 4.7 and later), else by setting it and back: mkdtemp makes folders 0700
+ * whatever the umask, and a new export folder must be what mkdir makes.
+ */
+static mode_t
+current_umask(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[128];
+    mode_t m;
+
+    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
+        unsigned int v;
+        if (sscanf(line, "Umask: %o", &v) == 1) {
+            fclose(f);
+            return (mode_t)v;
+        }
+    }
+    if (f != NULL)
+        fclose(f);
+    m = umask(022);
+    umask(m);
+    return m;
+}
+
 /* Makes the staging folder from template tmpl (freed on failure); signals held. */
 static int
 make_stage(struct fileio_batch *b, char *tmpl)
@@ -503,7 +631,9 @@ fileio_batch_begin(struct fileio_batch *b, const char *dir, struct attn_error *e
     if (b->swap) {
         remove_leftovers(parent, prefix, false);
         tmpl = stage_template(parent, base_name(b->target));
-        if (tmpl != NULL && make_stage(b, tmpl) != 0 && !b->existed) {
+        if (tmpl != NULL && make_stage(b, tmpl) == 0 && !b->existed)
+            (void)chmod(b->stage, 0777 & ~current_umask()); /* as mkdir would make it */
+        else if (!b->existed) {
             saved = errno;
             free(parent);
             fileio_batch_abort(b);
@@ -526,18 +656,6 @@ fileio_batch_begin(struct fileio_batch *b, const char *dir, struct attn_error *e
         }
     }
     return ATTN_OK;
-}
-
-/* A file name of a batch: "name" or "folder/name", each part plain (no leading dot). */
-static bool
-batch_name_ok(const char *name)
-{
-    const char *slash = strchr(name, '/');
-
-    if (name[0] == '\0' || name[0] == '.')
-        return false;
-    return slash == NULL ||
-           (slash[1] != '\0' && slash[1] != '.' && strchr(slash + 1, '/') == NULL);
 }
 
 /* The staging folder's subfolder for name ("layer0/..."), made once; 0 or -1 (errno). */
@@ -581,16 +699,27 @@ make_sub_stage(struct fileio_batch *b, const char *name)
     return mkdir(path, 0777) == 0 || errno == EEXIST ? 0 : -1;
 }
 
+static enum attn_status open_entry(struct fileio_batch *b, const char *name, FILE **f,
+                                   struct attn_error *err);
+
 enum attn_status
 fileio_batch_open(struct fileio_batch *b, const char *name, FILE **f, struct attn_error *err)
+{
+    *f = NULL;
+    if (!batch_name_ok(name))
+        return attn_fail(err, ATTN_EVALUE, "'%s' is not a plain file name", name);
+    return open_entry(b, name, f, err);
+}
+
+/* Opens the batch's file name (checked by the caller: the manifest's name is hidden). */
+static enum attn_status
+open_entry(struct fileio_batch *b, const char *name, FILE **f, struct attn_error *err)
 {
     struct fileio_entry *e = NULL;
     sigset_t held;
     int fd;
 
     *f = NULL;
-    if (!batch_name_ok(name))
-        return attn_fail(err, ATTN_EVALUE, "'%s' is not a plain file name", name);
     for (int i = 0; i < b->count; i++)
         if (strcmp(b->entry[i].name, name) == 0)
             e = &b->entry[i]; /* the same file asked for twice: written again */
@@ -664,11 +793,37 @@ fileio_batch_close(struct fileio_batch *b, struct attn_error *err)
 /*
  * Refuses, before anything moves, a name the batch writes that the target
  * holds as a folder or as a file that cannot be replaced (immutable or
- * append-only): moving the rest would mix old and new files.
+ * append-only), and a subfolder it writes that the target holds as
+ * anything but a folder it may write in (a file, or a symbolic link that
+ * would take the files elsewhere): moving the rest would mix old and new
+ * files, or write outside the folder.
  */
 static enum attn_status
 check_replaceable(const struct fileio_batch *b, struct attn_error *err)
 {
+    for (int i = 0; i < b->sub_count; i++) {
+        char *final = join_path(b->target, base_name(b->sub_stage[i]));
+        struct stat sb;
+        enum attn_status st = ATTN_OK;
+        if (final == NULL)
+            return attn_fail(err, ATTN_ENOMEM, "out of memory");
+        if (lstat(final, &sb) == 0 && S_ISLNK(sb.st_mode))
+            st = attn_fail(err, ATTN_EIO,
+                           "%s: is a symbolic link where the export puts a folder; nothing was "
+                           "written",
+                           final);
+        else if (lstat(final, &sb) == 0 && !S_ISDIR(sb.st_mode))
+            st = attn_fail(err, ATTN_EIO,
+                           "%s: is a file where the export puts a folder; nothing was written",
+                           final);
+        else if (lstat(final, &sb) == 0 && access(final, W_OK | X_OK) != 0)
+            st = attn_fail(err, ATTN_EIO, "%s: cannot write into the folder: %s; nothing was "
+                                          "written",
+                           final, strerror(errno));
+        free(final);
+        if (st != ATTN_OK)
+            return st;
+    }
     for (int i = 0; i < b->count; i++) {
         const char *final = b->entry[i].final_path;
         struct stat sb;
@@ -695,17 +850,107 @@ check_replaceable(const struct fileio_batch *b, struct attn_error *err)
     return ATTN_OK;
 }
 
+/* Links made into the staging folder by carry_over, to be undone if it cannot finish. */
+struct carried {
+    char **path;
+    int count;
+    char **made; /* subfolders made in the staging folder for an earlier export's stale ones */
+    int made_count;
+};
+
+static int
+remember(char ***list, int *count, const char *a, const char *b)
+{
+    char **more = realloc(*list, ((size_t)*count + 1) * sizeof *more);
+    char *p = b != NULL ? join_path(a, b) : strdup(a);
+
+    if (more != NULL)
+        *list = more;
+    if (more == NULL || p == NULL) {
+        free(p);
+        return -1;
+    }
+    (*list)[(*count)++] = p;
+    return 0;
+}
+
+static void
+undo_carried(struct carried *c, bool undo)
+{
+    for (int i = 0; i < c->count; i++) {
+        if (undo)
+            (void)unlink(c->path[i]);
+        free(c->path[i]);
+    }
+    for (int i = c->made_count - 1; i >= 0; i--) {
+        if (undo)
+            (void)rmdir(c->made[i]);
+        free(c->made[i]);
+    }
+    free(c->path);
+    free(c->made);
+    memset(c, 0, sizeof *c);
+}
+
+/*
+ * Into the staging folder's sub (made if need be), a link to each entry of
+ * the target's folder sub that neither this batch nor an earlier export
+ * (the manifest) wrote: the user's own files in a layer folder stay.
+ * -1 when one cannot be carried (a folder inside it, a refused link).
+ */
+static int
+carry_sub(struct fileio_batch *b, const char *sub, struct carried *c)
+{
+    char *from = join_path(b->target, sub);
+    char *to = join_path(b->stage, sub);
+    DIR *d = from != NULL ? opendir(from) : NULL;
+    struct dirent *e;
+    struct stat sb;
+    int rc = from != NULL && to != NULL && d != NULL ? 0 : -1;
+
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        char *link_path;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+            writes_in(b, sub, e->d_name) || was_written(b, sub, e->d_name))
+            continue;
+        if (fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(sb.st_mode)) {
+            rc = -1;
+            break;
+        }
+        if (lstat(to, &sb) != 0) {
+            if (mkdir(to, 0777) != 0 || remember(&c->made, &c->made_count, to, NULL) != 0) {
+                rc = -1;
+                break;
+            }
+        }
+        link_path = join_path(to, e->d_name);
+        if (link_path == NULL || linkat(dirfd(d), e->d_name, AT_FDCWD, link_path, 0) != 0 ||
+            remember(&c->path, &c->count, link_path, NULL) != 0)
+            rc = -1;
+        free(link_path);
+    }
+    if (d != NULL)
+        closedir(d);
+    free(from);
+    free(to);
+    return rc;
+}
+
 /*
  * Hard-links every file of the target the batch does not write into the
  * staging folder, so that the exchanged folder keeps them (the same files,
- * not copies).  0, or -1 (links undone) when one cannot be carried: a
- * folder appeared, or the link is refused (another user's file).
+ * not copies); in the subfolders the batch writes, and in those an earlier
+ * export made, every file neither wrote.  What an earlier export wrote and
+ * this one does not (a layer of a larger model) is not carried: it goes
+ * with the old folder.  0, or -1 (links undone) when one cannot be carried:
+ * a folder of the user's, or the link refused (another user's file).
  */
 static int
 carry_over(struct fileio_batch *b)
 {
     DIR *d = opendir(b->target);
     int stage = open(b->stage, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct carried c = { NULL, 0, NULL, 0 };
     struct dirent *e;
     int rc = 0;
 
@@ -719,20 +964,26 @@ carry_over(struct fileio_batch *b)
     while (rc == 0 && (e = readdir(d)) != NULL) {
         struct stat sb;
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
-            is_our_name(b, e->d_name) || is_old_temporary(e->d_name))
+            is_old_temporary(e->d_name) || strcmp(e->d_name, FILEIO_MANIFEST) == 0)
             continue;
-        if (fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(sb.st_mode) ||
-            linkat(dirfd(d), e->d_name, stage, e->d_name, 0) != 0)
+        if (fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0) {
             rc = -1;
+        } else if (S_ISDIR(sb.st_mode)) {
+            /* One of ours (written now, or by an earlier export): its other files; else no. */
+            if (is_our_name(b, e->d_name) || made_folder(b, e->d_name))
+                rc = carry_sub(b, e->d_name, &c);
+            else
+                rc = -1;
+        } else if (!is_our_name(b, e->d_name)) {
+            char *to = join_path(b->stage, e->d_name);
+            if (to == NULL || linkat(dirfd(d), e->d_name, stage, e->d_name, 0) != 0 ||
+                remember(&c.path, &c.count, to, NULL) != 0)
+                rc = -1;
+            free(to);
+        }
     }
-    if (rc != 0) {
-        /* Back to the batch's own files only. */
-        rewinddir(d);
-        while ((e = readdir(d)) != NULL)
-            if (!is_our_name(b, e->d_name) && strcmp(e->d_name, ".") != 0 &&
-                strcmp(e->d_name, "..") != 0)
-                (void)unlinkat(stage, e->d_name, 0);
-    }
+    /* Back to the batch's own files only, if anything could not be carried. */
+    undo_carried(&c, rc != 0);
     closedir(d);
     close(stage);
     return rc;
@@ -751,6 +1002,35 @@ remove_old_folder(struct fileio_batch *b)
         close(at);
     }
     free(parent);
+}
+
+/*
+ * After files moved one by one: what an earlier export wrote into
+ * subfolders and this one did not (the manifest) is removed, regular files
+ * only, and then those subfolders if nothing else is left in them.
+ */
+static void
+remove_stale(const struct fileio_batch *b)
+{
+    int at = open(b->target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+    if (at < 0 || b->sub_count == 0) {
+        if (at >= 0)
+            close(at);
+        return;
+    }
+    for (int i = 0; i < b->old_count; i++) {
+        const char *slash = strchr(b->old[i], '/');
+        char sub[NAME_MAX + 1];
+        struct stat sb;
+        snprintf(sub, sizeof sub, "%.*s", (int)(slash - b->old[i]), b->old[i]);
+        if (writes_in(b, sub, slash + 1))
+            continue;
+        if (fstatat(at, b->old[i], &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode))
+            (void)unlinkat(at, b->old[i], 0);
+        (void)unlinkat(at, sub, AT_REMOVEDIR); /* (kept while something else is in it) */
+    }
+    close(at);
 }
 
 /* Moves the files one by one (the folder could not be exchanged whole). */
@@ -786,6 +1066,7 @@ move_each(struct fileio_batch *b, struct attn_error *err)
     for (int i = 0; i < b->sub_count; i++)
         (void)rmdir(b->sub_stage[i]);
     (void)rmdir(b->stage);
+    remove_stale(b);
     remove_leftovers(b->target, STAGE_TAG, true);
     sync_folder(b->target);
     return ATTN_OK;
@@ -801,6 +1082,41 @@ keep_mode(const struct fileio_batch *b)
         (void)chmod(b->stage, st.st_mode & 07777);
 }
 
+/*
+ * A batch with subfolders (a model's layers) ends with its manifest: the
+ * files it wrote into them, so that the next export into the folder knows
+ * which of the layer folders' files were attnscope's (see manifest_read).
+ */
+static enum attn_status
+write_manifest(struct fileio_batch *b, struct attn_error *err)
+{
+    char **names;
+    int n = 0;
+    FILE *f;
+    enum attn_status st;
+
+    if (b->sub_count == 0)
+        return ATTN_OK;
+    names = malloc(((size_t)b->count + 1) * sizeof *names);
+    if (names == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    for (int i = 0; i < b->count; i++)
+        if (strchr(b->entry[i].name, '/') != NULL)
+            names[n++] = b->entry[i].name;
+    qsort(names, (size_t)n, sizeof *names, by_string);
+    st = open_entry(b, FILEIO_MANIFEST, &f, err);
+    if (st == ATTN_OK) {
+        fputs("# attnscope: the files its last export wrote into these subfolders; the next "
+              "export\n# into this folder replaces them (and keeps every other file)\n",
+              f);
+        for (int i = 0; i < n; i++)
+            fprintf(f, "%s\n", names[i]);
+        st = fileio_batch_close(b, err);
+    }
+    free(names);
+    return st;
+}
+
 enum attn_status
 fileio_batch_commit(struct fileio_batch *b, struct attn_error *err)
 {
@@ -809,10 +1125,14 @@ fileio_batch_commit(struct fileio_batch *b, struct attn_error *err)
     char *parent;
     bool whole = false; /* the staging folder itself went into place */
 
+    if (st == ATTN_OK)
+        st = write_manifest(b, err);
     if (st != ATTN_OK) {
         fileio_batch_abort(b);
         return st;
     }
+    if (b->existed && b->sub_count > 0)
+        manifest_read(b);
     st = check_replaceable(b, err);
     if (st != ATTN_OK) {
         fileio_batch_abort(b);
@@ -911,6 +1231,9 @@ fileio_batch_abort(struct fileio_batch *b)
     for (int i = 0; i < b->sub_count; i++)
         free(b->sub_stage[i]);
     free(b->sub_stage);
+    for (int i = 0; i < b->old_count; i++)
+        free(b->old[i]);
+    free(b->old);
     if (active == b)
         active = NULL;
     free(b->entry);
