@@ -23,6 +23,7 @@
 #include "attnscope/headmap.h"
 #include "attnscope/model.h"
 #include "attnscope/pipeline.h"
+#include "attnscope/utf8.h"
 #include "expected.h"
 #include "testutil.h"
 
@@ -715,6 +716,175 @@ write_tokenizer_json(const char *folder, bool pairs, int merges)
     free(json);
 }
 
+/* Whether len bytes are UTF-8 throughout. */
+static bool
+all_utf8(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len;) {
+        int l = utf8_length((const unsigned char *)s + i, len - i);
+        if (l == 0)
+            return false;
+        i += (size_t)l;
+    }
+    return true;
+}
+
+/* Undoes export's token escapes (\\ \n \t \r \xHH) of field into out; its length. */
+static size_t
+unescape(const char *field, size_t n, char *out)
+{
+    size_t at = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (field[i] != '\\') {
+            out[at++] = field[i];
+        } else if (field[i + 1] == 'x') {
+            unsigned v;
+            ck_assert_int_eq(sscanf(field + i + 2, "%2X", &v), 1);
+            out[at++] = (char)v;
+            i += 3;
+        } else {
+            char c = field[++i];
+            out[at++] = c == 'n' ? '\n' : c == 't' ? '\t' : c == 'r' ? '\r' : c;
+        }
+    }
+    return at;
+}
+
+/*
+ * Exported CSV files are valid UTF-8 whatever the text (issue 23, item 10):
+ * GPT-2 cuts CJK characters and emoji into byte tokens; each is written
+ * with \xHH escapes, and undoing them gives back the text's bytes.
+ */
+START_TEST(exported_tokens_are_utf8)
+{
+    const char *text = "Kat \xe6\x97\xa5 \xf0\x9f\x91\x8d\ta\\b,\"\n";
+    const char *tmp = test_tmpdir();
+    char out[300];
+    char path[400];
+    static char csv[1 << 16];
+    char joined[512];
+    size_t got = 0;
+    struct attention_config cfg;
+    struct pipeline_source src;
+    struct pipeline p;
+    struct attn_error err;
+    int written;
+    char *line;
+
+    attention_config_init(&cfg);
+    memset(&src, 0, sizeof src);
+    src.family = &family_gpt2;
+    src.model = &tiny;
+    src.top = 4;
+    src.sentence = text;
+    ck_assert_msg(pipeline_create(&p, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    snprintf(out, sizeof out, "%.200s/utf8", tmp);
+    ck_assert_msg(export_model(&p, NULL, 0, out, &written, &err) == ATTN_OK, "%s", err.msg);
+    snprintf(path, sizeof path, "%s/next.csv", out);
+    slurp(path, csv, sizeof csv);
+    ck_assert(all_utf8(csv, strlen(csv)));
+    snprintf(path, sizeof path, "%s/tokens.csv", out);
+    slurp(path, csv, sizeof csv);
+    ck_assert_msg(all_utf8(csv, strlen(csv)), "%s", csv);
+    ck_assert_ptr_nonnull(strstr(csv, "\\xE6"));
+    /* The third field of every row, unescaped and joined: the text itself. */
+    line = strchr(csv, '\n') + 1;
+    while (*line != '\0') {
+        char *f = strchr(strchr(line, ',') + 1, ',') + 1;
+        char *end = strchr(f, '\n');
+        if (*f == '"') {
+            /* (quoted: a field with a comma or quote; quotes doubled) */
+            char plain[256];
+            size_t k = 0;
+            for (f++; !(f[0] == '"' && f[1] != '"'); f++) {
+                plain[k++] = *f;
+                if (f[0] == '"')
+                    f++;
+            }
+            got += unescape(plain, k, joined + got);
+            end = strchr(f, '\n');
+        } else {
+            got += unescape(f, (size_t)(end - f), joined + got);
+        }
+        line = end + 1;
+    }
+    ck_assert_uint_eq(got, strlen(text));
+    ck_assert(memcmp(joined, text, got) == 0);
+    pipeline_destroy(&p);
+    test_remove_dir(tmp);
+}
+END_TEST
+
+/*
+ * A token of 300 bytes keeps its text and its length (issue 23, item 12):
+ * a vocabulary whose merges double "a" up to 256, then add 32, 8 and 4.
+ */
+START_TEST(a_token_of_300_bytes_keeps_its_text)
+{
+    static const char *const chain[][2] = {
+        { "a", "a" }, { "aa", "aa" }, { "4", "4" }, { "8", "8" }, { "16", "16" }, { "32", "32" },
+        { "64", "64" }, { "128", "128" }, { "256", "32" }, { "288", "8" }, { "296", "4" },
+    };
+    const char *tmp = test_tmpdir();
+    char folder[300];
+    static char vocab[1 << 16];
+    static char merges[1 << 14];
+    static char piece[2][400];
+    static char text[400];
+    size_t vlen = 0;
+    size_t mlen = 0;
+    struct model m;
+    struct attention_config cfg;
+    struct pipeline_source src;
+    struct pipeline p;
+    struct attn_error err;
+    int id = 0;
+
+    snprintf(folder, sizeof folder, "%s", model_copy(tmp, "long"));
+    vlen += (size_t)snprintf(vocab + vlen, sizeof vocab - vlen, "{");
+    for (int c = 0; c < 256; c++)
+        vlen += (size_t)snprintf(vocab + vlen, sizeof vocab - vlen, "%s\"%s\":%d", c ? "," : "",
+                                 tiny.bpe.byte_char[c][0] == '"'    ? "\\\""
+                                 : tiny.bpe.byte_char[c][0] == '\\' ? "\\\\"
+                                                                    : tiny.bpe.byte_char[c],
+                                 id++);
+    mlen += (size_t)snprintf(merges, sizeof merges, "#version: 0.2\n");
+    for (size_t k = 0; k < sizeof chain / sizeof chain[0]; k++) {
+        /* Numbers stand for that many a's. */
+        for (int s = 0; s < 2; s++) {
+            int n = chain[k][s][0] == 'a' ? (int)strlen(chain[k][s]) : atoi(chain[k][s]);
+            memset(piece[s], 'a', (size_t)n);
+            piece[s][n] = '\0';
+        }
+        mlen += (size_t)snprintf(merges + mlen, sizeof merges - mlen, "%s %s\n", piece[0], piece[1]);
+        vlen += (size_t)snprintf(vocab + vlen, sizeof vocab - vlen, ",\"%s%s\":%d", piece[0],
+                                 piece[1], id++);
+    }
+    snprintf(vocab + vlen, sizeof vocab - vlen, "}");
+    test_write_text(folder, "vocab.json", vocab);
+    test_write_text(folder, "merges.txt", merges);
+    ck_assert_msg(model_open(&m, folder, &err) == ATTN_OK, "%s", err.msg);
+    text[0] = ' ';
+    memset(text + 1, 'a', 300);
+    text[301] = '\0';
+    attention_config_init(&cfg);
+    memset(&src, 0, sizeof src);
+    src.family = &family_gpt2;
+    src.model = &m;
+    src.top = 2;
+    src.sentence = text;
+    ck_assert_msg(pipeline_create(&p, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(p.tokens.count, 2);
+    ck_assert_int_eq(p.tokens.length[1], 300);
+    ck_assert_int_eq(p.tokens.offset[1], 1);
+    ck_assert_str_eq(p.tokens.text[1], text + 1);
+    pipeline_destroy(&p);
+    model_close(&m);
+    test_remove_dir(tmp);
+}
+END_TEST
+
 START_TEST(tokenizers_in_every_form)
 {
     const char *tmp = test_tmpdir();
@@ -1006,6 +1176,8 @@ model_suite(void)
     tcase_add_test(tc, head_measures_are_their_definitions);
     tcase_add_test(tc, exports_every_layer);
     tcase_add_test(tc, tokenizers_in_every_form);
+    tcase_add_test(tc, exported_tokens_are_utf8);
+    tcase_add_test(tc, a_token_of_300_bytes_keeps_its_text);
     tcase_add_test(tc, bad_model_folders_say_what_is_wrong);
     tcase_add_test(tc, names_are_found_in_the_hugging_face_cache);
     tcase_add_test(tc, minigpt_has_a_previous_token_and_induction_heads);

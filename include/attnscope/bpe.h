@@ -29,6 +29,8 @@ struct bpe {
     struct bpe_table *ranks;   /* "a b" -> the merge's rank, from 0 */
     int merges;
     size_t longest;            /* the most bytes a token stands for */
+    char **raw;                /* (vocab_size) the bytes each token stands for, or NULL */
+    int *raw_len;              /* (vocab_size) how many; -1 when its spelling is not bytes */
     void *re;                  /* the compiled pattern (pcre2_code) */
     char byte_char[256][3];    /* each byte's character, UTF-8, NUL-terminated */
     short char_byte[324];      /* and back: the byte of code points 0 to 323, or -1 */
@@ -67,5 +69,12 @@ int bpe_token_story(const struct bpe *b, int id, char *buf, size_t size);
 
 /* The bytes token id stands for (its text), NUL-terminated in buf; returns their count or -1. */
 int bpe_token_bytes(const struct bpe *b, int id, char *buf, size_t size);
+
+/*
+ * The bytes token id stands for, however many (*len of them, not
+ * NUL-terminated), or NULL for an unknown id or a spelling that is not
+ * bytes.  The tokenizer's own: valid while it is loaded.
+ */
+const char *bpe_token_raw(const struct bpe *b, int id, int *len);
 
 #endif

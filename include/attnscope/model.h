@@ -64,8 +64,11 @@ void model_close(struct model *m);
  * How token id reads on screen and in labels: its text, with every space
  * shown as '·' (U+00B7: GPT-2's words carry their leading space) and a newline, tab or other control byte as its
  * escape ("\n", "\t", "\x01"); bytes that are not whole UTF-8 characters
- * (a piece of an emoji) as "\xHH".  Returns buf.
+ * (a piece of an emoji) as "\xHH".  Cut at a whole character when buf is
+ * too small (MODEL_TOKEN_DISPLAY_MAX(n) bytes hold a token of n bytes).
+ * Returns buf.
  */
+#define MODEL_TOKEN_DISPLAY_MAX(n) (4 * (size_t)(n) + 16)
 char *model_token_display(const struct model *m, int id, char *buf, size_t size);
 
 #endif

@@ -295,6 +295,8 @@ load_merges(struct bpe *b, const char *path, struct attn_error *err)
     return ATTN_OK;
 }
 
+static int spell_bytes(const struct bpe *b, const char *spelling, char *buf, size_t size);
+
 /* An empty tokenizer with GPT-2's byte-to-character table. */
 static void
 begin(struct bpe *b)
@@ -319,12 +321,23 @@ finish(struct bpe *b, enum attn_status rc, struct attn_error *err)
         bpe_destroy(b);
         return rc;
     }
+    /* Every token's bytes, once: no token is too long to be shown or written. */
+    b->raw = calloc((size_t)b->vocab_size, sizeof *b->raw);
+    b->raw_len = calloc((size_t)b->vocab_size, sizeof *b->raw_len);
+    if (b->raw == NULL || b->raw_len == NULL) {
+        bpe_destroy(b);
+        return attn_fail(err, ATTN_ENOMEM, "out of memory for the tokens' bytes");
+    }
     for (int id = 0; id < b->vocab_size; id++) {
-        char bytes[1024];
-        int n = bpe_token_bytes(b, id, bytes, sizeof bytes);
-        size_t len = n >= 0 ? (size_t)n : strlen(b->token[id]); /* (a longer one: its spelling bounds it) */
-        if (len > b->longest)
-            b->longest = len;
+        size_t room = strlen(b->token[id]) + 1; /* (a token has no more bytes than its spelling) */
+        b->raw[id] = malloc(room);
+        if (b->raw[id] == NULL) {
+            bpe_destroy(b);
+            return attn_fail(err, ATTN_ENOMEM, "out of memory for the tokens' bytes");
+        }
+        b->raw_len[id] = spell_bytes(b, b->token[id], b->raw[id], room);
+        if ((size_t)(b->raw_len[id] >= 0 ? b->raw_len[id] : 0) > b->longest)
+            b->longest = (size_t)b->raw_len[id];
     }
     if (b->longest == 0)
         b->longest = 1;
@@ -439,6 +452,11 @@ bpe_destroy(struct bpe *b)
         for (int i = 0; i < b->vocab_size; i++)
             free(b->token[i]);
     free(b->token);
+    if (b->raw != NULL)
+        for (int i = 0; i < b->vocab_size; i++)
+            free(b->raw[i]);
+    free(b->raw);
+    free(b->raw_len);
     table_destroy(b->ids);
     table_destroy(b->ranks);
     if (b->re != NULL)
@@ -713,12 +731,34 @@ bpe_encode(const struct bpe *b, const char *text, size_t len, int max_tokens, in
 int
 bpe_token_bytes(const struct bpe *b, int id, char *buf, size_t size)
 {
+    int n;
+    const char *raw = bpe_token_raw(b, id, &n);
+
+    if (raw == NULL || size == 0 || (size_t)n + 1 > size)
+        return -1;
+    memcpy(buf, raw, (size_t)n);
+    buf[n] = '\0';
+    return n;
+}
+
+const char *
+bpe_token_raw(const struct bpe *b, int id, int *len)
+{
+    *len = 0;
+    if (id < 0 || id >= b->vocab_size || b->raw == NULL || b->raw_len[id] < 0)
+        return NULL;
+    *len = b->raw_len[id];
+    return b->raw[id];
+}
+
+/* The bytes GPT-2's characters in spelling stand for, into buf; their count, or -1. */
+static int
+spell_bytes(const struct bpe *b, const char *spelling, char *buf, size_t size)
+{
     const char *t;
     size_t n = 0;
 
-    if (id < 0 || id >= b->vocab_size || size == 0)
-        return -1;
-    for (t = b->token[id]; *t;) {
+    for (t = spelling; *t;) {
         uint32_t cp;
         int l = utf8_decode(t, &cp);
         int byte = cp < 324 ? b->char_byte[cp] : -1;

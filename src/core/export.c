@@ -10,6 +10,7 @@
 #include "attnscope/family_gpt2.h"
 #include "attnscope/fileio.h"
 #include "attnscope/progress.h"
+#include "attnscope/utf8.h"
 
 void
 export_file_name(enum pipeline_stage s, int head, char *buf, size_t size)
@@ -260,22 +261,60 @@ export_selection(const struct pipeline *p, const struct pipeline_selection *sel,
 
 /* ------------------------------------------------------- a trained model */
 
-/* tokens.csv: position,id,token, the token as the text it stands for. */
+/*
+ * A token's text as a CSV field that is always valid UTF-8 (Python's csv,
+ * pandas and spreadsheets read it): its characters as they are, a
+ * backslash as \\, a newline, tab or carriage return as \n \t \r, and
+ * every other control byte and every byte that is not part of a whole
+ * UTF-8 character (GPT-2 splits characters into byte tokens) as \xHH.
+ * Unambiguous: the bytes come back by undoing the escapes.
+ */
+static void
+write_token_text(FILE *f, const struct bpe *bpe, int id)
+{
+    int n;
+    const char *raw = bpe_token_raw(bpe, id, &n);
+    char *text = malloc(4 * (size_t)n + 1);
+    size_t at = 0;
+
+    if (raw == NULL || text == NULL) {
+        free(text);
+        return;
+    }
+    for (int i = 0; i < n;) {
+        const unsigned char c = (unsigned char)raw[i];
+        int len = utf8_length((const unsigned char *)raw + i, (size_t)(n - i));
+        if (c == '\\' || c == '\n' || c == '\t' || c == '\r') {
+            text[at++] = '\\';
+            text[at++] = c == '\\' ? '\\' : c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+            i++;
+        } else if (len == 0 || c < 0x20 || c == 0x7f) {
+            at += (size_t)sprintf(text + at, "\\x%02X", c);
+            i++;
+        } else {
+            memcpy(text + at, raw + i, (size_t)len);
+            at += (size_t)len;
+            i += len;
+        }
+    }
+    text[at] = '\0';
+    csvio_write_field(f, text);
+    free(text);
+}
+
+/* tokens.csv: position,id,token, the token as the text it stands for (write_token_text). */
 static enum attn_status
 write_model_tokens(struct fileio_batch *b, const struct gpt2_state *g, struct attn_error *err)
 {
     FILE *f;
-    char text[256];
     enum attn_status st = fileio_batch_open(b, "tokens.csv", &f, err);
 
     if (st != ATTN_OK)
         return st;
     fputs("position,id,token\n", f);
     for (int i = 0; i < g->run.n; i++) {
-        if (bpe_token_bytes(&g->model->bpe, g->ids[i], text, sizeof text) < 0)
-            text[0] = '\0';
         fprintf(f, "%d,%d,", i, g->ids[i]);
-        csvio_write_field(f, text);
+        write_token_text(f, &g->model->bpe, g->ids[i]);
         fputc('\n', f);
     }
     return fileio_batch_close(b, err);
@@ -286,7 +325,6 @@ static enum attn_status
 write_model_next(struct fileio_batch *b, const struct gpt2_state *g, struct attn_error *err)
 {
     FILE *f;
-    char text[256];
     char value[32];
     enum attn_status st = fileio_batch_open(b, "next.csv", &f, err);
 
@@ -296,10 +334,8 @@ write_model_next(struct fileio_batch *b, const struct gpt2_state *g, struct attn
     for (int i = 0; i < g->run.n; i++)
         for (int t = 0; t < g->run.top; t++) {
             const int id = g->run.top_ids[(size_t)i * g->run.top + t];
-            if (bpe_token_bytes(&g->model->bpe, id, text, sizeof text) < 0)
-                text[0] = '\0';
             fprintf(f, "%d,%d,%d,", i, t + 1, id);
-            csvio_write_field(f, text);
+            write_token_text(f, &g->model->bpe, id);
             csvio_format_value(value, sizeof value, g->run.top_probs[(size_t)i * g->run.top + t]);
             fprintf(f, ",%s\n", value);
         }

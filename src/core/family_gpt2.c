@@ -148,32 +148,48 @@ make_tokens(struct pipeline *p, const struct model *m, const int *ids, int n, bo
             struct attn_error *err)
 {
     struct token_list *t = &p->tokens;
-    char shown[256];
     size_t bytes = 0;
+    size_t widest = 0;
     int offset = 0;
+    char *shown;
     char *at;
 
+    /* Room for the longest token's display (a token may stand for hundreds of bytes). */
+    for (int i = 0; i < n; i++) {
+        int len;
+        bpe_token_raw(&m->bpe, ids[i], &len);
+        if (MODEL_TOKEN_DISPLAY_MAX(len) > widest)
+            widest = MODEL_TOKEN_DISPLAY_MAX(len);
+    }
+    widest += MODEL_TOKEN_DISPLAY_MAX(strlen("<|endoftext|>"));
+    shown = malloc(widest);
+    if (shown == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
     for (int i = 0; i < n; i++)
-        bytes += strlen(model_token_display(m, ids[i], shown, sizeof shown)) + 1;
+        bytes += strlen(model_token_display(m, ids[i], shown, widest)) + 1;
     t->text = calloc((size_t)n, sizeof *t->text);
     t->offset = calloc((size_t)n, sizeof *t->offset);
     t->length = calloc((size_t)n, sizeof *t->length);
     t->storage = malloc(bytes);
     p->made_up = calloc((size_t)n, 1);
     if (t->text == NULL || t->offset == NULL || t->length == NULL || t->storage == NULL ||
-        p->made_up == NULL)
+        p->made_up == NULL) {
+        free(shown);
         return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    }
     t->count = n;
     at = t->storage;
     for (int i = 0; i < n; i++) {
-        char raw[256];
-        int len = bos && i == 0 ? 0 : bpe_token_bytes(&m->bpe, ids[i], raw, sizeof raw);
+        int len = 0;
+        if (!(bos && i == 0))
+            bpe_token_raw(&m->bpe, ids[i], &len);
         t->text[i] = at;
-        at += sprintf(at, "%s", model_token_display(m, ids[i], shown, sizeof shown)) + 1;
+        at += sprintf(at, "%s", model_token_display(m, ids[i], shown, widest)) + 1;
         t->offset[i] = offset;
-        t->length[i] = len > 0 ? len : 0;
+        t->length[i] = len;
         offset += t->length[i];
     }
+    free(shown);
     return pipeline_label_tokens(p, err);
 }
 

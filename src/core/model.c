@@ -394,14 +394,14 @@ model_close(struct model *m)
 char *
 model_token_display(const struct model *m, int id, char *buf, size_t size)
 {
-    char bytes[256];
-    int n = bpe_token_bytes(&m->bpe, id, bytes, sizeof bytes);
+    int n;
+    const char *bytes = bpe_token_raw(&m->bpe, id, &n);
     size_t used = 0;
 
     if (size == 0)
         return buf;
     buf[0] = '\0';
-    if (n < 0) {
+    if (bytes == NULL) {
         snprintf(buf, size, "<%d>", id);
         return buf;
     }
