@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "gpt2_random.h"
 #include "attnscope/family_gpt2.h"
+#include "attnscope/progress.h"
 #include "attnscope/headmap.h"
 #include "attnscope/model.h"
 #include "attnscope/tokenizer.h"
@@ -452,6 +454,9 @@ START_TEST(cross_attention_keys)
     ck_assert_ptr_nonnull(strstr(a.message, "--source: the sentence is empty"));
     ck_assert_str_eq(a.source, "Your journey starts with one step");
     ck_assert_int_eq(a.pipe.st.nk, 6);
+    /* The editor stays open on what was refused (issue 23, item 13); Esc leaves it. */
+    ck_assert(a.view.editing && a.view.editing_source);
+    app_key(&a, APP_KEY_ESCAPE);
     keys("e");
     ck_assert(a.view.editing && !a.view.editing_source);
     ck_assert_str_eq(a.edit, "with one step");
@@ -1096,6 +1101,13 @@ START_TEST(a_model_takes_new_sentences)
     app_key(&a, APP_KEY_ENTER);
     ck_assert_int_eq(a.pipe.tokens.count, 4);
     ck_assert_ptr_nonnull(strstr(a.message, "reads at most 24"));
+    /* What was typed is still in the editor, to be shortened (issue 23, item 13). */
+    ck_assert(a.view.editing);
+    ck_assert_uint_eq(strlen(a.edit), 4 * 30);
+    app_key(&a, APP_KEY_BACKSPACE);
+    ck_assert_uint_eq(strlen(a.edit), 4 * 30 - 1);
+    app_key(&a, APP_KEY_ESCAPE);
+    ck_assert(!a.view.editing);
     /* X writes the model's export: every layer. */
     keys("X");
     {
@@ -1103,6 +1115,190 @@ START_TEST(a_model_takes_new_sentences)
         snprintf(path, sizeof path, "%s/layer1/weights.h1.csv", dir);
         ck_assert_msg(access(path, R_OK) == 0, "%s", a.message);
     }
+}
+END_TEST
+
+/* Whether dir/rel can be read. */
+static bool
+readable(const char *rel)
+{
+    char path[700];
+
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    return access(path, R_OK) == 0;
+}
+
+/* Lines in dir/rel. */
+static int
+lines_of(const char *rel)
+{
+    char path[700];
+    FILE *f;
+    int n = 0;
+    int c;
+
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "%s", path);
+    while ((c = fgetc(f)) != EOF)
+        n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+/*
+ * x on a model writes what the screen shows under the names --export uses
+ * (issue 23, item 4): a layer's stage in its layer's folder, so that x on
+ * layer 1 then x on layer 0 keeps both; the map as heads.csv; the
+ * predictions as next.csv and lens.csv; the sentence view the head shown.
+ */
+START_TEST(x_on_a_model_names_the_layer_and_the_screen)
+{
+    keys("6.x");
+    ck_assert_msg(readable("layer1/weights.h0.csv") && readable("layer1/weights.h1.csv"), "%s",
+                  a.message);
+    ck_assert_ptr_nonnull(strstr(a.message, "layer1/weights.h0.csv"));
+    keys(",x");
+    ck_assert(readable("layer0/weights.h1.csv"));
+    ck_assert(readable("layer1/weights.h1.csv")); /* the other layer's file stays */
+    ck_assert(!readable("weights.h1.csv"));
+    keys("2x");
+    ck_assert(readable("layer0/queries.csv") && readable("layer0/values.csv"));
+    keys("Lx");
+    ck_assert_msg(readable("heads.csv"), "%s", a.message);
+    ck_assert_int_eq(lines_of("heads.csv"), 1 + 2 * 2);
+    app_key(&a, APP_KEY_ESCAPE);
+    keys("Nx");
+    ck_assert(readable("next.csv") && readable("lens.csv"));
+    ck_assert_int_eq(lines_of("lens.csv"), 1 + 2 * 5);
+    app_key(&a, APP_KEY_ESCAPE);
+    keys("T");
+    app_key(&a, APP_KEY_TAB);
+    keys(".x");
+    ck_assert_msg(readable("layer1/weights.h1.csv"), "%s", a.message);
+    ck_assert_msg(strstr(a.message, "layer1/weights.h1.csv") != NULL, "%s", a.message);
+    /* Everything written before is still there. */
+    ck_assert(readable("layer0/weights.h0.csv") && readable("heads.csv"));
+}
+END_TEST
+
+/*
+ * A computation stopped from the terminal (Esc: progress_stop()) keeps
+ * what was shown and says so; nothing else changes.
+ */
+START_TEST(a_stopped_recompute_keeps_what_was_shown)
+{
+    const unsigned long before = a.pipe.generation;
+
+    progress_stop();
+    keys("m");
+    progress_reset();
+    ck_assert_int_eq(a.pipe.generation, before);
+    ck_assert(a.view.message_is_error);
+    ck_assert_msg(strstr(a.message, "stopped") != NULL && strstr(a.message, "what was shown stays"),
+                  "%s", a.message);
+    ck_assert_int_eq(a.cfg.mask, ATTN_MASK_CAUSAL);
+    keys("m");
+    ck_assert_int_ne(a.pipe.generation, before);
+}
+END_TEST
+
+/*
+ * A model whose file is truncated or saved over while the view is open
+ * (a training run in another window): m recomputes from the weights read
+ * at the start, with the same numbers (issue 23, item 1: this was a
+ * SIGBUS).
+ */
+START_TEST(a_model_file_changed_on_disk_changes_nothing)
+{
+    struct model m;
+    struct app b;
+    struct attention_config cfg;
+    struct pipeline_source src;
+    struct attn_error err;
+    struct pipeline_view v;
+    char folder[600];
+    char path[700];
+    char cmd[6000];
+    float before;
+
+    snprintf(folder, sizeof folder, "%s/copy", dir);
+    snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", test_path("samples/models/minigpt"), folder);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_msg(model_open(&m, folder, &err) == ATTN_OK, "%s", err.msg);
+    attention_config_init(&cfg);
+    memset(&src, 0, sizeof src);
+    src.sentence = "cat map sun cat map sun";
+    src.family = &family_gpt2;
+    src.model = &m;
+    src.top = 3;
+    ck_assert_msg(app_init(&b, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
+    pipeline_stage_view(&b.pipe, STAGE_WEIGHTS, 0, &v);
+    before = MAT_AT(&v.m, 2, 1);
+    snprintf(path, sizeof path, "%s/model.safetensors", folder);
+    ck_assert_int_eq(truncate(path, 0), 0);
+    app_key(&b, 'm');
+    app_key(&b, 'm');
+    ck_assert(!b.view.message_is_error);
+    pipeline_stage_view(&b.pipe, STAGE_WEIGHTS, 0, &v);
+    ck_assert(MAT_AT(&v.m, 2, 1) == before);
+    app_destroy(&b);
+    model_close(&m);
+}
+END_TEST
+
+/*
+ * The model map reaches every layer of a 300-layer model (issue 23, item
+ * 11: it stopped at 255 while the bar said 0-299).
+ */
+START_TEST(the_model_map_reaches_every_layer)
+{
+    const struct gpt2_config shape = { 300, 2, 8, 16, 317, 32, 1e-5f, true, false, true };
+    struct model m;
+    struct app b;
+    struct attention_config cfg;
+    struct pipeline_source src;
+    struct attn_error err;
+    char folder[600];
+    char cmd[10000];
+    char *text;
+
+    snprintf(folder, sizeof folder, "%s/deep", dir);
+    ck_assert_int_eq(gpt2_random_folder(folder, &shape, 0.2f, 3, NULL), 0);
+    snprintf(cmd, sizeof cmd, "cp '%s/vocab.json' '%s/merges.txt' '%s/'",
+             test_path("tests/fixtures/gpt2/tiny"), test_path("tests/fixtures/gpt2/tiny"), folder);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_msg(model_open(&m, folder, &err) == ATTN_OK, "%s", err.msg);
+    attention_config_init(&cfg);
+    memset(&src, 0, sizeof src);
+    src.sentence = "the cat sat";
+    src.family = &family_gpt2;
+    src.model = &m;
+    src.top = 3;
+    ck_assert_msg(app_init(&b, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
+    app_key(&b, 'L');
+    for (int i = 0; i < 320; i++)
+        app_key(&b, APP_KEY_DOWN);
+    ck_assert_int_eq(b.view.map_row, 299);
+    {
+        struct grid g;
+        FILE *f;
+        size_t len = 0;
+        text = NULL;
+        f = open_memstream(&text, &len);
+        ck_assert_int_eq(grid_create(&g, 100, 30), 0);
+        app_render(&b, &g);
+        grid_dump_text(&g, f);
+        fclose(f);
+        grid_destroy(&g);
+    }
+    ck_assert_msg(strstr(text, "layer 299") != NULL && strstr(text, "300 layers x 2 heads") != NULL,
+                  "%s", text);
+    free(text);
+    app_key(&b, APP_KEY_ENTER);
+    ck_assert_int_eq(b.pipe.layer, 299);
+    app_destroy(&b);
+    model_close(&m);
 }
 END_TEST
 
@@ -1149,6 +1345,10 @@ app_suite(void)
     tcase_add_test(tc, the_model_map_draws_every_head_when_it_fits);
     tcase_add_test(tc, the_sentence_view_follows_the_query);
     tcase_add_test(tc, the_predictions_view);
+    tcase_add_test(tc, x_on_a_model_names_the_layer_and_the_screen);
+    tcase_add_test(tc, a_stopped_recompute_keeps_what_was_shown);
+    tcase_add_test(tc, a_model_file_changed_on_disk_changes_nothing);
+    tcase_add_test(tc, the_model_map_reaches_every_layer);
     suite_add_tcase(s, tc);
     return s;
 }

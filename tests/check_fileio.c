@@ -109,6 +109,7 @@ export_layers(const char *out, int layers, struct attn_error *err)
 
     if (st != ATTN_OK)
         return st;
+    fileio_batch_replaces(&b); /* (every layer of a model, as export_model writes them) */
     for (int l = 0; l < layers && st == ATTN_OK; l++) {
         char name[64];
         snprintf(name, sizeof name, "layer%d/weights.h0.csv", l);

@@ -1382,7 +1382,7 @@ static const struct family echo_family = {
     "echo", "positions and lengths",
     (FAMILY_STAGE(STAGE_COUNT) - 1) & ~(FAMILY_STAGE(STAGE_EMBEDDINGS) | FAMILY_STAGE(STAGE_POSITIONAL)) &
         ~PIPELINE_BLOCK_STAGES,
-    echo_create, NULL, NULL, echo_destroy, NULL, NULL, 0, false,
+    echo_create, NULL, NULL, echo_destroy, NULL, NULL, 0, NULL,
 };
 
 START_TEST(a_family_plugs_in_through_the_seam)
@@ -1419,6 +1419,61 @@ START_TEST(a_family_plugs_in_through_the_seam)
 }
 END_TEST
 
+/* A family that says it needs 600 bytes and may hold 1,000: its own budget. */
+static enum attn_status
+sized_estimate(const struct attention_config *cfg, const struct pipeline_source *src,
+               size_t *bytes, struct attn_error *err)
+{
+    (void)cfg;
+    (void)src;
+    (void)err;
+    *bytes = 600;
+    return ATTN_OK;
+}
+
+static size_t
+sized_budget(const struct pipeline_source *src, const char **what)
+{
+    (void)src;
+    *what = "the sized family's budget";
+    return 1000;
+}
+
+static const struct family sized_family = {
+    "sized", "echo with a budget of its own",
+    (FAMILY_STAGE(STAGE_COUNT) - 1) & ~(FAMILY_STAGE(STAGE_EMBEDDINGS) | FAMILY_STAGE(STAGE_POSITIONAL)) &
+        ~PIPELINE_BLOCK_STAGES,
+    echo_create, NULL, NULL, echo_destroy, sized_estimate, NULL, 0, sized_budget,
+};
+
+/*
+ * A family's own budget (a trained model's: the machine's memory less its
+ * weights) counts the pipeline a rebuild holds, as attnscope's own limit
+ * does (issue 23, item 8: a model's rebuild in the view once needed 160%
+ * of RAM, budgeted as if the pipeline shown were not there).
+ */
+START_TEST(a_rebuild_counts_the_pipeline_it_holds)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    struct pipeline q;
+    struct pipeline_source src = { "ab cde f", NULL, NULL, NULL, &sized_family, NULL, 0, false, NULL, NULL, NULL };
+    struct attn_error err;
+
+    attention_config_init(&cfg);
+    ck_assert_int_eq(pipeline_create(&p, &cfg, &src, &err), ATTN_OK);
+    ck_assert_uint_eq(p.bytes, 600);
+    ck_assert_int_eq(pipeline_rebuild(&q, &p, &cfg, &src, &err), ATTN_ELIMIT);
+    ck_assert_msg(strstr(err.msg, "beside the 0 MiB of what is shown (kept until") != NULL &&
+                      strstr(err.msg, "the sized family's budget") != NULL,
+                  "%s", err.msg);
+    /* Without the pipeline shown, the same fits. */
+    ck_assert_int_eq(pipeline_rebuild(&q, NULL, &cfg, &src, &err), ATTN_OK);
+    pipeline_destroy(&q);
+    pipeline_destroy(&p);
+}
+END_TEST
+
 static Suite *
 pipeline_suite(void)
 {
@@ -1452,6 +1507,7 @@ pipeline_suite(void)
     tcase_add_test(knobs, learned_positions_come_after_the_weights);
     tcase_add_test(knobs, bad_configurations_are_refused);
     tcase_add_test(knobs, the_memory_estimate_is_what_is_allocated);
+    tcase_add_test(knobs, a_rebuild_counts_the_pipeline_it_holds);
     tcase_add_test(knobs, repeated_tokens_are_told_apart);
     tcase_add_test(knobs, captions_follow_the_configuration);
     tcase_add_test(knobs, memory_past_the_limit_is_refused_before_allocating);

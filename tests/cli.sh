@@ -477,7 +477,13 @@ count=$((count + 1))
 "$bin" --model "$tiny" --print -s "$say" --stage heads >"$tmp/a" &&
     [ "$(grep -c '^heads: ' "$tmp/a")" -eq 5 ] && grep -q "^heads: induction, weight on what followed the token before (layers x heads)$" "$tmp/a" &&
     grep -q "^  layer 1  " "$tmp/a" || fail "--stage heads: the model map's five measures: $(cat "$tmp/a")"
-expect 1 "--stage heads (the model map) is for --print" -- --model "$tiny" --export "$tmp/heads" --stage heads -s "$say"
+# --export --stage heads / lens: the model map as heads.csv (a row per layer and head), the logit lens as lens.csv.
+"$bin" --model "$tiny" --export "$tmp/heads" --stage heads --stage lens -s "$say" >/dev/null 2>&1 &&
+    [ "$(head -1 "$tmp/heads/heads.csv")" = "layer,head,entropy,previous,first,self,induction" ] &&
+    [ "$(wc -l <"$tmp/heads/heads.csv")" -eq 5 ] &&
+    [ "$(head -1 "$tmp/heads/lens.csv")" = "position,layer,rank,id,token,probability" ] &&
+    [ "$(wc -l <"$tmp/heads/lens.csv")" -eq 11 ] ||
+    fail "--export --stage heads --stage lens: $(ls "$tmp/heads" 2>&1; head -3 "$tmp/heads/heads.csv" 2>&1)"
 count=$((count + 1))
 "$bin" --model "$tiny" --print -s "$say" --stage lens --stage next --top 3 >"$tmp/a" &&
     grep -q "^logit lens after '.': each layer's stream through ln_f and wte" "$tmp/a" &&

@@ -99,14 +99,14 @@ gpt2_random_free(struct gpt2_model *m)
 }
 
 /*
- * dir (made if absent) gets config.json for cfg (with extra, a text of
+ * folder (made if absent) gets config.json for cfg (with extra, a text of
  * further "key": value pairs, or NULL) and model.safetensors of random F32
  * weights in Hugging Face's names and Conv1D's (in, out) shapes, written
  * byte by byte from the format's description.  The tokenizer is the
  * caller's to add.  0, or -1 (errno) when a file cannot be written.
  */
 static inline int
-gpt2_random_folder(const char *dir, const struct gpt2_config *cfg, float scale, unsigned seed,
+gpt2_random_folder(const char *folder, const struct gpt2_config *cfg, float scale, unsigned seed,
                    const char *extra)
 {
     static const struct {
@@ -132,7 +132,7 @@ gpt2_random_folder(const char *dir, const struct gpt2_config *cfg, float scale, 
     FILE *f;
 
     if (name == NULL || shape == NULL || header == NULL ||
-        (mkdir(dir, 0777) != 0 && errno != EEXIST)) {
+        (mkdir(folder, 0777) != 0 && errno != EEXIST)) {
         free(name);
         free(shape);
         free(header);
@@ -169,7 +169,7 @@ gpt2_random_folder(const char *dir, const struct gpt2_config *cfg, float scale, 
     len += (size_t)snprintf(header + len, cap - len, "}");
     while (len % 8 != 0)
         header[len++] = ' ';
-    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    snprintf(path, sizeof path, "%s/model.safetensors", folder);
     f = fopen(path, "wb");
     if (f != NULL) {
         for (int b = 0; b < 8; b++)
@@ -189,7 +189,7 @@ gpt2_random_folder(const char *dir, const struct gpt2_config *cfg, float scale, 
     free(header);
     if (f == NULL)
         return -1;
-    snprintf(path, sizeof path, "%s/config.json", dir);
+    snprintf(path, sizeof path, "%s/config.json", folder);
     f = fopen(path, "w");
     if (f == NULL)
         return -1;

@@ -73,10 +73,14 @@ struct family {
     /* The stages with a matrix per layer (0: none). */
     uint64_t layer_stages;
     /*
-     * Whether estimate enforces the family's own memory limit instead of
-     * PIPELINE_MAX_BYTES (a trained model's stages are sized by the model).
+     * The most a pipeline of src may hold (a trained model's stages are
+     * sized by the model, not by attnscope's PIPELINE_MAX_BYTES: the
+     * machine's memory less the model's weights), with *what naming that
+     * limit in messages; NULL: PIPELINE_MAX_BYTES.  A rebuild in the view
+     * holds the pipeline shown until the new one is built: the two
+     * together are checked against it.
      */
-    bool own_limit;
+    size_t (*budget)(const struct pipeline_source *src, const char **what);
 };
 
 /* The book's chapter-3 classes. */

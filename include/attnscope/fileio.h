@@ -17,8 +17,10 @@
  * older versions' ".NAME.csv.XXXXXX" files) is removed by the next batch.
  *
  * Subfolders ("layer0/weights.h0.csv"): the user's files in the target's
- * layer folders stay; a layer folder an earlier export made and this one
- * does not write is replaced as a whole (FILEIO_MANIFEST); a file or a
+ * layer folders stay; when the batch says it replaces them (a whole
+ * model's export: fileio_batch_replaces()), the files an earlier export
+ * wrote into them and this one does not are dropped (FILEIO_MANIFEST);
+ * otherwise (one layer's stage) they stay beside the new ones; a file or a
  * symbolic link where a subfolder goes is refused before anything moves,
  * so nothing is ever written outside the folder.  A new folder gets the
  * mode mkdir would give it (the umask), not mkdtemp's 0700.
@@ -85,6 +87,7 @@ struct fileio_batch {
     int committed;   /* files were moved into place */
     char **old;      /* what an earlier export wrote into subfolders (its manifest), sorted */
     int old_count;
+    int replaces;    /* replaces the subfolders an earlier export made (fileio_batch_replaces) */
 };
 
 /*
@@ -110,6 +113,13 @@ enum attn_status fileio_batch_begin(struct fileio_batch *b, const char *dir,
  */
 enum attn_status fileio_batch_open(struct fileio_batch *b, const char *name,
                                    FILE **f, struct attn_error *err);
+
+/*
+ * The batch writes every subfolder there is to write (a whole model's
+ * layers): what an earlier export wrote into subfolders and this one does
+ * not is dropped at commit.
+ */
+void fileio_batch_replaces(struct fileio_batch *b);
 
 /* Flushes and closes the file opened last; reports write errors (a full disk). */
 enum attn_status fileio_batch_close(struct fileio_batch *b, struct attn_error *err);

@@ -9,6 +9,7 @@
 #include "attnscope/export.h"
 #include "attnscope/family_gpt2.h"
 #include "attnscope/fileio.h"
+#include "attnscope/headmap.h"
 #include "attnscope/progress.h"
 #include "attnscope/utf8.h"
 
@@ -343,6 +344,89 @@ write_model_next(struct fileio_batch *b, const struct gpt2_state *g, struct attn
 }
 
 /*
+ * heads.csv: the model map, a row per layer and head with every measure
+ * (headmap.h): layer,head,entropy,previous,first,self,induction.
+ */
+static enum attn_status
+write_model_heads(struct fileio_batch *b, const struct pipeline *p, struct attn_error *err)
+{
+    const int heads = p->st.shape.heads;
+    const size_t cells = (size_t)p->layers * (size_t)heads;
+    float *m = malloc((size_t)MEASURE_COUNT * cells * sizeof *m);
+    FILE *f;
+    enum attn_status st;
+
+    if (m == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory for the model map");
+    for (int k = 0; k < MEASURE_COUNT; k++)
+        head_measures(p, (enum head_measure)k, m + (size_t)k * cells);
+    st = fileio_batch_open(b, "heads.csv", &f, err);
+    if (st == ATTN_OK) {
+        fputs("layer,head", f);
+        for (int k = 0; k < MEASURE_COUNT; k++)
+            fprintf(f, ",%s", head_measure_name((enum head_measure)k));
+        fputc('\n', f);
+        for (int l = 0; l < p->layers; l++)
+            for (int h = 0; h < heads; h++) {
+                fprintf(f, "%d,%d", l, h);
+                for (int k = 0; k < MEASURE_COUNT; k++) {
+                    char value[32];
+                    csvio_format_value(value, sizeof value,
+                                       m[(size_t)k * cells + (size_t)l * (size_t)heads + (size_t)h]);
+                    fprintf(f, ",%s", value);
+                }
+                fputc('\n', f);
+            }
+        st = fileio_batch_close(b, err);
+    }
+    free(m);
+    return st;
+}
+
+/* How many tokens the logit lens keeps per layer in lens.csv. */
+#define EXPORT_LENS_K 5
+
+/*
+ * lens.csv: the logit lens after position: each layer's stream read
+ * through ln_f and the unembedding, its likeliest tokens
+ * (position,layer,rank,id,token,probability).
+ */
+static enum attn_status
+write_model_lens(struct fileio_batch *b, const struct gpt2_state *g, int position,
+                 struct attn_error *err)
+{
+    const int layers = g->model->gpt2.cfg.n_layer;
+    const int k = EXPORT_LENS_K < g->model->gpt2.cfg.vocab_size ? EXPORT_LENS_K
+                                                                 : g->model->gpt2.cfg.vocab_size;
+    int *ids = malloc((size_t)layers * (size_t)k * sizeof *ids);
+    float *probs = malloc((size_t)layers * (size_t)k * sizeof *probs);
+    FILE *f;
+    enum attn_status st = ids != NULL && probs != NULL
+                              ? gpt2_logit_lens(&g->model->gpt2, &g->run, position, k, ids, probs,
+                                                err)
+                              : attn_fail(err, ATTN_ENOMEM, "out of memory for the logit lens");
+
+    if (st == ATTN_OK)
+        st = fileio_batch_open(b, "lens.csv", &f, err);
+    if (st == ATTN_OK) {
+        fputs("position,layer,rank,id,token,probability\n", f);
+        for (int l = 0; l < layers; l++)
+            for (int t = 0; t < k; t++) {
+                char value[32];
+                const int id = ids[(size_t)l * (size_t)k + (size_t)t];
+                fprintf(f, "%d,%d,%d,%d,", position, l, t + 1, id);
+                write_token_text(f, &g->model->bpe, id);
+                csvio_format_value(value, sizeof value, probs[(size_t)l * (size_t)k + (size_t)t]);
+                fprintf(f, ",%s\n", value);
+            }
+        st = fileio_batch_close(b, err);
+    }
+    free(ids);
+    free(probs);
+    return st;
+}
+
+/*
  * The selected stages (all present ones when sel is NULL): each layer's
  * into its folder, a layer at a time (moving to a layer works out its
  * masked scores), then the model-wide ones at the top.
@@ -385,6 +469,50 @@ write_model_stages(struct fileio_batch *b, struct pipeline *p, const struct pipe
 }
 
 enum attn_status
+export_model_view(struct pipeline *p, enum export_model_what what, enum pipeline_stage s, int head,
+                  int position, const char *dir, int *written, struct attn_error *err)
+{
+    const struct gpt2_state *g = pipeline_gpt2(p);
+    struct fileio_batch b;
+    enum attn_status st;
+    char folder[32];
+
+    if (written != NULL)
+        *written = 0;
+    if (g == NULL)
+        return attn_fail(err, ATTN_EVALUE, "not a trained model's pipeline");
+    if (position < 0 || position >= g->run.n)
+        position = g->run.n - 1;
+    st = fileio_batch_begin(&b, dir, err);
+    if (st != ATTN_OK)
+        return st;
+    snprintf(folder, sizeof folder, "layer%d", p->layer);
+    switch (what) {
+    case EXPORT_MODEL_STAGE:
+        /* One layer's stage goes in its layer's folder, as --export puts it. */
+        st = pipeline_stage_per_layer(p, s) ? write_stage_in(&b, p, s, head, folder, err)
+                                            : write_stage(&b, p, s, head, err);
+        break;
+    case EXPORT_MODEL_QKV:
+        st = write_stage_in(&b, p, STAGE_QUERIES, -1, folder, err);
+        if (st == ATTN_OK)
+            st = write_stage_in(&b, p, STAGE_KEYS, -1, folder, err);
+        if (st == ATTN_OK)
+            st = write_stage_in(&b, p, STAGE_VALUES, -1, folder, err);
+        break;
+    case EXPORT_MODEL_MAP:
+        st = write_model_heads(&b, p, err);
+        break;
+    case EXPORT_MODEL_NEXT:
+        st = write_model_next(&b, g, err);
+        if (st == ATTN_OK)
+            st = write_model_lens(&b, g, position, err);
+        break;
+    }
+    return finish(&b, st, written, err);
+}
+
+enum attn_status
 export_model(struct pipeline *p, const struct pipeline_selection *sel, int count, const char *dir,
              int *written, struct attn_error *err)
 {
@@ -401,6 +529,8 @@ export_model(struct pipeline *p, const struct pipeline_selection *sel, int count
     if (st != ATTN_OK)
         return st;
     if (sel == NULL || count == 0) {
+        /* A whole model: the layer folders an earlier export made are replaced. */
+        fileio_batch_replaces(&b);
         st = write_model_tokens(&b, g, err);
         if (st == ATTN_OK)
             st = write_model_stages(&b, p, NULL, 0, err);
@@ -412,10 +542,10 @@ export_model(struct pipeline *p, const struct pipeline_selection *sel, int count
                 st = write_model_tokens(&b, g, err);
             else if (sel[i].stage == PIPELINE_SELECT_NEXT)
                 st = write_model_next(&b, g, err);
-            else if (sel[i].stage == PIPELINE_SELECT_HEADS || sel[i].stage == PIPELINE_SELECT_LENS)
-                st = attn_fail(err, ATTN_EVALUE, "--stage %s is for --print",
-                               sel[i].stage == PIPELINE_SELECT_HEADS ? "heads (the model map)"
-                                                                     : "lens (the logit lens)");
+            else if (sel[i].stage == PIPELINE_SELECT_HEADS)
+                st = write_model_heads(&b, p, err);
+            else if (sel[i].stage == PIPELINE_SELECT_LENS)
+                st = write_model_lens(&b, g, g->run.n - 1, err);
         }
         if (st == ATTN_OK)
             st = write_model_stages(&b, p, sel, count, err);

@@ -471,5 +471,5 @@ const struct family family_book = {
     book_estimate,
     NULL,
     0,
-    false,
+    NULL,
 };

@@ -12,6 +12,7 @@
  */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,7 +124,6 @@ gpt2_estimate(const struct attention_config *cfg, const struct pipeline_source *
     int *ids;
     int n;
     enum attn_status st;
-    size_t have = physical_bytes();
 
     (void)cfg;
     if (src->model == NULL)
@@ -133,13 +133,25 @@ gpt2_estimate(const struct attention_config *cfg, const struct pipeline_source *
         return st;
     free(ids);
     *bytes = gpt2_pipeline_bytes(&src->model->gpt2.cfg, n, src->top);
-    /* The mapped weights stay in the page cache; the stages must fit beside them. */
-    if (have > 0 && *bytes > have / 10 * 8)
-        return attn_fail(err, ATTN_ELIMIT,
-                         "%d tokens through %s need %zu MiB of stage buffers; this machine has "
-                         "%zu MiB: shorten the text",
-                         n, src->model->name, *bytes >> 20, have >> 20);
     return ATTN_OK;
+}
+
+/*
+ * Four fifths of the machine's memory less the model's weights (read into
+ * memory of their own): the stages must fit beside them, and beside the
+ * stages of the pipeline shown while a new one is built (pipeline.c).
+ */
+static size_t
+gpt2_budget(const struct pipeline_source *src, const char **what)
+{
+    const size_t have = physical_bytes();
+    const size_t room = have / 10 * 8;
+    const size_t weights = src->model != NULL ? src->model->gpt2.weights_map_bytes : 0;
+
+    *what = "the room beside the model's weights in four fifths of this machine's memory";
+    if (have == 0)
+        return SIZE_MAX;
+    return room > weights ? room - weights : 0;
 }
 
 /* The tokens' text as the pipeline keeps it: display forms, offsets in the sentence. */
@@ -360,5 +372,5 @@ const struct family family_gpt2 = {
         FAMILY_STAGE(STAGE_CONTEXT) | FAMILY_STAGE(STAGE_OUTPUT) | FAMILY_STAGE(STAGE_RESIDUAL1) |
         FAMILY_STAGE(STAGE_LN2) | FAMILY_STAGE(STAGE_FC) | FAMILY_STAGE(STAGE_GELU) |
         FAMILY_STAGE(STAGE_MLP) | FAMILY_STAGE(STAGE_RESIDUAL2),
-    true,
+    gpt2_budget,
 };

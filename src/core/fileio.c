@@ -385,14 +385,14 @@ manifest_read(struct fileio_batch *b)
     qsort(b->old, (size_t)b->old_count, sizeof *b->old, by_string);
 }
 
-/* Whether an earlier export (the manifest) wrote sub/name. */
+/* Whether an earlier export (the manifest) wrote sub/name and this batch replaces it. */
 static bool
 was_written(const struct fileio_batch *b, const char *sub, const char *name)
 {
     char key[2 * NAME_MAX + 2];
     const char *k = key;
 
-    if (b->old_count == 0 || snprintf(key, sizeof key, "%s/%s", sub, name) >= (int)sizeof key)
+    if (!b->replaces || b->old_count == 0 || snprintf(key, sizeof key, "%s/%s", sub, name) >= (int)sizeof key)
         return false;
     return bsearch(&k, b->old, (size_t)b->old_count, sizeof *b->old, by_string) != NULL;
 }
@@ -403,6 +403,8 @@ made_folder(const struct fileio_batch *b, const char *sub)
 {
     const size_t n = strlen(sub);
 
+    if (!b->replaces)
+        return false;
     for (int i = 0; i < b->old_count; i++)
         if (strncmp(b->old[i], sub, n) == 0 && b->old[i][n] == '/')
             return true;
@@ -768,6 +770,12 @@ open_entry(struct fileio_batch *b, const char *name, FILE **f, struct attn_error
     return ATTN_OK;
 }
 
+void
+fileio_batch_replaces(struct fileio_batch *b)
+{
+    b->replaces = 1;
+}
+
 enum attn_status
 fileio_batch_close(struct fileio_batch *b, struct attn_error *err)
 {
@@ -1014,7 +1022,7 @@ remove_stale(const struct fileio_batch *b)
 {
     int at = open(b->target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-    if (at < 0 || b->sub_count == 0) {
+    if (at < 0 || b->sub_count == 0 || !b->replaces) {
         if (at >= 0)
             close(at);
         return;
@@ -1097,12 +1105,20 @@ write_manifest(struct fileio_batch *b, struct attn_error *err)
 
     if (b->sub_count == 0)
         return ATTN_OK;
-    names = malloc(((size_t)b->count + 1) * sizeof *names);
+    names = malloc(((size_t)b->count + (size_t)b->old_count + 1) * sizeof *names);
     if (names == NULL)
         return attn_fail(err, ATTN_ENOMEM, "out of memory");
     for (int i = 0; i < b->count; i++)
         if (strchr(b->entry[i].name, '/') != NULL)
             names[n++] = b->entry[i].name;
+    /* One layer's files added to a folder: the earlier ones stay listed (and stay). */
+    for (int i = 0; !b->replaces && i < b->old_count; i++) {
+        bool again = false;
+        for (int k = 0; k < b->count && !again; k++)
+            again = strcmp(b->entry[k].name, b->old[i]) == 0;
+        if (!again)
+            names[n++] = b->old[i];
+    }
     qsort(names, (size_t)n, sizeof *names, by_string);
     st = open_entry(b, FILEIO_MANIFEST, &f, err);
     if (st == ATTN_OK) {
@@ -1125,14 +1141,14 @@ fileio_batch_commit(struct fileio_batch *b, struct attn_error *err)
     char *parent;
     bool whole = false; /* the staging folder itself went into place */
 
+    if (st == ATTN_OK && b->existed && b->sub_count > 0)
+        manifest_read(b);
     if (st == ATTN_OK)
         st = write_manifest(b, err);
     if (st != ATTN_OK) {
         fileio_batch_abort(b);
         return st;
     }
-    if (b->existed && b->sub_count > 0)
-        manifest_read(b);
     st = check_replaceable(b, err);
     if (st != ATTN_OK) {
         fileio_batch_abort(b);

@@ -331,7 +331,7 @@ gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top,
         if (progress_stopped()) {
             progress_end();
             gpt2_run_destroy(r);
-            return attn_fail(err, ATTN_ESTOPPED, "stopped at layer %d of %d: what was shown stays", l, c->n_layer);
+            return attn_fail(err, ATTN_ESTOPPED, "stopped at layer %d of %d", l, c->n_layer);
         }
         progress_step(l);
 
@@ -381,7 +381,7 @@ gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top,
                 free(nt);
                 progress_end();
                 gpt2_run_destroy(r);
-                return attn_fail(err, ATTN_ESTOPPED, "stopped while reading the next tokens: what was shown stays");
+                return attn_fail(err, ATTN_ESTOPPED, "stopped while reading the next tokens");
             }
             const int vb = c->vocab_size - v0 < LOGIT_SLICE ? c->vocab_size - v0 : LOGIT_SLICE;
             parallel_gemm(true, n, vb, C, r->final, C, m->lm_head + (size_t)v0 * C, C, logits, vb,

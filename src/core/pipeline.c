@@ -37,26 +37,37 @@ check_budget(const struct family *f, const struct attention_config *cfg,
              struct attn_error *err)
 {
     enum attn_status st;
+    const char *what = "";
+    const size_t limit = f->budget != NULL ? f->budget(src, &what) : PIPELINE_MAX_BYTES;
 
     *bytes = 0;
     if (f->estimate == NULL)
         return ATTN_OK;
     st = f->estimate(cfg, src, bytes, err);
-    if (st != ATTN_OK || f->own_limit)
+    if (st != ATTN_OK)
         return st;
-    if (*bytes > PIPELINE_MAX_BYTES - (held < PIPELINE_MAX_BYTES ? held : PIPELINE_MAX_BYTES)) {
-        if (held == 0)
-            return attn_fail(err, ATTN_ELIMIT,
-                             "this configuration needs %zu MiB (parameters, inputs and stage "
-                             "buffers); attnscope's limit is %zu MiB: use fewer tokens, heads or "
-                             "dimensions",
-                             *bytes >> 20, PIPELINE_MAX_BYTES >> 20);
+    if (*bytes <= limit - (held < limit ? held : limit))
+        return ATTN_OK;
+    if (f->budget != NULL && held == 0)
         return attn_fail(err, ATTN_ELIMIT,
-                         "this configuration needs %zu MiB beside the %zu MiB of the one shown "
-                         "(kept until the new one is built); attnscope's limit is %zu MiB: make "
-                         "one of them smaller",
-                         *bytes >> 20, held >> 20, PIPELINE_MAX_BYTES >> 20);
-    }
+                         "this text needs %zu MiB of stage buffers; %s is %zu MiB: shorten it",
+                         *bytes >> 20, what, limit >> 20);
+    if (f->budget != NULL)
+        return attn_fail(err, ATTN_ELIMIT,
+                         "this needs %zu MiB of stage buffers beside the %zu MiB of what is shown "
+                         "(kept until the new ones are built); %s is %zu MiB: shorten the text",
+                         *bytes >> 20, held >> 20, what, limit >> 20);
+    if (held == 0)
+        return attn_fail(err, ATTN_ELIMIT,
+                         "this configuration needs %zu MiB (parameters, inputs and stage "
+                         "buffers); attnscope's limit is %zu MiB: use fewer tokens, heads or "
+                         "dimensions",
+                         *bytes >> 20, PIPELINE_MAX_BYTES >> 20);
+    return attn_fail(err, ATTN_ELIMIT,
+                     "this configuration needs %zu MiB beside the %zu MiB of the one shown "
+                     "(kept until the new one is built); attnscope's limit is %zu MiB: make "
+                     "one of them smaller",
+                     *bytes >> 20, held >> 20, PIPELINE_MAX_BYTES >> 20);
     return ATTN_OK;
 }
 

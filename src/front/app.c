@@ -156,7 +156,11 @@ app_rebuild_with(struct app *a, const struct attention_config *cfg, const char *
         return 0;
     }
     if (pipeline_rebuild(&next, &a->pipe, cfg, &src, &err) != ATTN_OK) {
-        app_complain(a, err.msg);
+        if (err.status == ATTN_ESTOPPED)
+            app_say(a, "%s: what was shown stays", err.msg);
+        else
+            app_complain(a, err.msg);
+        a->view.message_is_error = true;
         return -1;
     }
     pipeline_destroy(&a->pipe);
@@ -348,6 +352,8 @@ step_layer(struct app *a, int dir)
     app_say(a, "layer %d of 0-%d", to, a->pipe.layers - 1);
 }
 
+static void export_current(struct app *a, int all);
+
 /* The sentence view's keys: the query token, the head, the layer. */
 static void
 text_view_key(struct app *a, int key)
@@ -373,6 +379,10 @@ text_view_key(struct app *a, int key)
         break;
     case 'g':
         v->grid_heads = !v->grid_heads;
+        break;
+    case 'x':
+    case 'X':
+        export_current(a, key == 'X');
         break;
     case 'T':
     case APP_KEY_ESCAPE:
@@ -436,6 +446,10 @@ map_key(struct app *a, int key)
     case 'L':
     case APP_KEY_ESCAPE:
         v->map = false;
+        break;
+    case 'x':
+    case 'X':
+        export_current(a, key == 'X');
         break;
     case 'q':
         a->quit = true;
@@ -518,6 +532,53 @@ export_shown_parameters(struct app *a)
             sel[0].param->name, a->export_dir);
 }
 
+/*
+ * x on a trained model: what the screen shows, named as --export names it
+ * (the stage shown in its layer's folder, the map as heads.csv, the
+ * predictions as next.csv and lens.csv), beside the files already there.
+ */
+static void
+export_model_shown(struct app *a)
+{
+    const struct view *v = &a->view;
+    struct attn_error err;
+    int written = 0;
+    enum attn_status st;
+    enum pipeline_stage ps = v->text_view ? STAGE_WEIGHTS
+                                          : explain_pipeline_stage(&a->pipe, v->stage, false);
+    char first[64];
+
+    if (v->map) {
+        st = export_model_view(&a->pipe, EXPORT_MODEL_MAP, ps, -1, -1, a->export_dir, &written, &err);
+        snprintf(first, sizeof first, "heads.csv (the map)");
+    } else if (v->next_view) {
+        st = export_model_view(&a->pipe, EXPORT_MODEL_NEXT, ps, -1, -1, a->export_dir, &written,
+                               &err);
+        snprintf(first, sizeof first, "next.csv and lens.csv");
+    } else if (v->stage == VIEW_QKV && !v->text_view) {
+        st = export_model_view(&a->pipe, EXPORT_MODEL_QKV, ps, -1, -1, a->export_dir, &written,
+                               &err);
+        snprintf(first, sizeof first, "layer%d/queries.csv, keys.csv, values.csv", a->pipe.layer);
+    } else {
+        /* The sentence view shows one head's weights; a stage, every head (as x does on the toy). */
+        const int head = v->text_view ? v->head : -1;
+        char name[48];
+        st = export_model_view(&a->pipe, EXPORT_MODEL_STAGE, ps, head, -1, a->export_dir,
+                               &written, &err);
+        export_file_name(ps, head < 0 ? 0 : head, name, sizeof name);
+        if (pipeline_stage_per_layer(&a->pipe, ps))
+            snprintf(first, sizeof first, "layer%d/%.40s%s", a->pipe.layer, name,
+                     head < 0 && pipeline_stage_per_head(ps) ? " ..." : "");
+        else
+            snprintf(first, sizeof first, "%.40s", name);
+    }
+    if (st != ATTN_OK) {
+        app_complain(a, err.msg);
+        return;
+    }
+    app_say(a, "wrote %s into %s/", first, a->export_dir);
+}
+
 static void
 export_current(struct app *a, int all)
 {
@@ -525,6 +586,10 @@ export_current(struct app *a, int all)
     int written = 0;
     enum attn_status st;
 
+    if (!all && a->model != NULL) {
+        export_model_shown(a);
+        return;
+    }
     if (all) {
         st = a->model != NULL ? export_model(&a->pipe, NULL, 0, a->export_dir, &written, &err)
                               : export_all(&a->pipe, a->export_dir, &written, &err);
@@ -845,8 +910,10 @@ app_key(struct app *a, int key)
             v->next_view = false;
         else if (key == 'q')
             a->quit = true;
+        else if (key == 'x' || key == 'X')
+            export_current(a, key == 'X');
         else
-            app_say(a, "the predictions: N or Esc goes back");
+            app_say(a, "the predictions: N or Esc goes back, x exports them");
         return;
     }
     v->message = NULL;

@@ -78,13 +78,22 @@ app_edit_key(struct app *a, int key)
 
     switch (key) {
     case APP_KEY_ENTER:
+        /*
+         * A text that cannot be used (too long, a word the vocabulary
+         * lacks) keeps the editor open with what was typed, and the
+         * message says why: nothing typed is lost.
+         */
         v->editing = false;
         if (v->editing_source) {
-            if (app_rebuild_with(a, &a->cfg, a->sentence, a->edit) == 0 && v->message == NULL)
+            if (app_rebuild_with(a, &a->cfg, a->sentence, a->edit) != 0)
+                v->editing = true;
+            else if (v->message == NULL)
                 app_say(a, "the source has %d tokens", a->pipe.source_tokens.count);
             return;
         }
-        if (app_rebuild(a, &a->cfg, a->edit) == 0 && v->message == NULL)
+        if (app_rebuild(a, &a->cfg, a->edit) != 0)
+            v->editing = true;
+        else if (v->message == NULL)
             app_say(a, "%d tokens", a->pipe.tokens.count);
         return;
     case APP_KEY_ESCAPE:

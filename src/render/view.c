@@ -372,6 +372,24 @@ draw_two_sentences(struct grid *g, const struct view *v, const struct pipeline *
     grid_put(g, x, y, g->width - x, style_role(ROLE_DIM), count);
 }
 
+/*
+ * What the editor shows for code point cp: a control character (a newline
+ * or a tab that a sentence file held) as a visible mark of one column
+ * instead of nothing; everything else as itself.
+ */
+static uint32_t
+edit_glyph(const struct view *v, uint32_t cp, int *width)
+{
+    if (cp < 0x20 || cp == 0x7f) {
+        *width = 1;
+        if (!v->utf8)
+            return '~';
+        return cp == '\n' ? 0x21B5 /* ↵ */ : cp == '\t' ? 0x21E5 /* ⇥ */ : 0x2423 /* ␣ */;
+    }
+    *width = utf8_char_width(cp) > 0 ? utf8_char_width(cp) : 0;
+    return cp;
+}
+
 static void
 draw_sentence(struct grid *g, const struct view *v, const struct pipeline *p, int y)
 {
@@ -395,14 +413,18 @@ draw_sentence(struct grid *g, const struct view *v, const struct pipeline *p, in
             int before = 0;
             for (size_t b = 0; b < v->edit_cursor && t[b];) {
                 uint32_t cp;
+                int w;
                 int len = utf8_decode(t + b, &cp);
-                before += utf8_char_width(cp);
+                edit_glyph(v, cp, &w);
+                before += w;
                 b += (size_t)len;
             }
             while (before > field.w - 2 && t[pos]) {
                 uint32_t cp;
+                int w;
                 int len = utf8_decode(t + pos, &cp);
-                before -= utf8_char_width(cp);
+                edit_glyph(v, cp, &w);
+                before -= w;
                 pos += (size_t)len;
             }
         }
@@ -411,12 +433,16 @@ draw_sentence(struct grid *g, const struct view *v, const struct pipeline *p, in
             size_t b = pos;
             while (t[b] && col < g->width) {
                 uint32_t cp;
+                int w;
                 int len = utf8_decode(t + b, &cp);
+                uint32_t shown = edit_glyph(v, cp, &w);
                 struct style st = style_role(ROLE_EDIT);
+                if (shown != cp)
+                    st.attr |= ATTR_DIM;
                 if (b == v->edit_cursor)
                     st.attr |= ATTR_REVERSE;
-                grid_set(g, col, y, cp, st);
-                col += utf8_char_width(cp) > 0 ? utf8_char_width(cp) : 0;
+                grid_set(g, col, y, shown, st);
+                col += w;
                 b += (size_t)len;
             }
             if (v->edit_cursor >= strlen(t) && col < g->width) {
@@ -1454,10 +1480,8 @@ draw_head_heatmaps(struct grid *g, struct view *v, const struct pipeline *p, int
 static void
 draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
 {
-    static char labels[256][16];
-    static const char *rows[256];
     const int heads = p->st.shape.heads;
-    const int layers = p->layers < 256 ? p->layers : 256;
+    const int layers = p->layers;
     const enum head_measure m = (enum head_measure)v->map_measure;
     struct heatmap_spec spec;
     struct heatmap_geometry geo;
@@ -1482,14 +1506,14 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
         view_draw_footer(g, v, g->height - 1);
         return;
     }
-    if (view_reserve_scratch(v, (size_t)p->layers * (size_t)heads) != 0)
+    /* Every layer, however many: the labels in the view's own memory. */
+    if (view_reserve_scratch(v, (size_t)p->layers * (size_t)heads) != 0 ||
+        view_reserve_row_labels(v, layers) != 0)
         return;
     mat = matrix_view(v->work.scratch, layers, heads);
     head_measures(p, m, v->work.scratch);
-    for (int l = 0; l < layers; l++) {
-        snprintf(labels[l], sizeof labels[l], "layer %d", l);
-        rows[l] = labels[l];
-    }
+    for (int l = 0; l < layers; l++)
+        snprintf(v->work.row_label[l], 40, "layer %d", l);
     if (v->map_row >= layers)
         v->map_row = layers - 1;
     if (v->map_col >= heads)
@@ -1502,7 +1526,7 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
              "Tab: the next measure   arrows: a head   Enter: open it   L or Esc: back");
     memset(&spec, 0, sizeof spec);
     spec.m = &mat;
-    spec.row_labels = rows;
+    spec.row_labels = (const char *const *)v->work.row_label;
     spec.col_prefix = "h";
     spec.ramp = RAMP_SEQUENTIAL;
     stagemap_range(mat.data, matrix_size(&mat), &spec.lo, &spec.hi);
