@@ -16,12 +16,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "attnscope/export.h"
 #include "attnscope/family_gpt2.h"
 #include "attnscope/headmap.h"
 #include "attnscope/model.h"
+#include "attnscope/jsonfile.h"
 #include "attnscope/pipeline.h"
 #include "attnscope/utf8.h"
 #include "expected.h"
@@ -1013,6 +1015,212 @@ cache_entry(const char *hub, const char *id, const char *rev, bool ref)
     }
 }
 
+/* A folder in tmp holding copies (not links) of the tiny model's files. */
+static const char *
+tiny_copy(const char *tmp, const char *name)
+{
+    static char out[300];
+    char cmd[5000];
+
+    snprintf(out, sizeof out, "%.200s/%.60s", tmp, name);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cp '%s'/config.json '%s'/model.safetensors '%s'/vocab.json "
+                              "'%s'/merges.txt '%s'/",
+             out, absolute(TINY), absolute(TINY), absolute(TINY), absolute(TINY), out);
+    ck_assert_int_eq(system(cmd), 0);
+    return out;
+}
+
+/* model_open(folder) fails with a message holding said and naming file. */
+static void
+refused(const char *folder, const char *file, const char *said)
+{
+    struct model m;
+    struct attn_error err;
+
+    ck_assert_int_ne(model_open(&m, folder, &err), ATTN_OK);
+    ck_assert_msg(strstr(err.msg, said) != NULL && (file == NULL || strstr(err.msg, file) != NULL),
+                  "want '%s' (%s): %s", said, file != NULL ? file : "", err.msg);
+}
+
+/* Replaces folder/name by a FIFO, or by a symbolic link to target when target is not NULL. */
+static void
+replace_by(const char *folder, const char *name, const char *target)
+{
+    char path[600];
+
+    snprintf(path, sizeof path, "%s/%s", folder, name);
+    ck_assert_int_eq(unlink(path), 0);
+    if (target == NULL)
+        ck_assert_int_eq(mkfifo(path, 0600), 0);
+    else
+        ck_assert_int_eq(symlink(target, path), 0);
+}
+
+/*
+ * Issue 23, item 5 and 17: every file of a model that is a FIFO is refused
+ * at once (open() on one waits for a writer forever), and what is wrong is
+ * said: a FIFO, a loop of links or a device is not "missing", a folder
+ * named config.json is not "not JSON".
+ */
+START_TEST(files_that_are_not_files_are_named)
+{
+    const char *tmp = test_tmpdir();
+    const char *names[] = { "model.safetensors", "config.json", "vocab.json", "merges.txt" };
+    char path[600];
+    const char *f;
+
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char sub[32];
+        snprintf(sub, sizeof sub, "fifo%zu", i);
+        f = tiny_copy(tmp, sub);
+        replace_by(f, names[i], NULL);
+        refused(f, names[i], "is a FIFO, not a file");
+    }
+    f = tiny_copy(tmp, "loop");
+    snprintf(path, sizeof path, "%s/vocab.json", f);
+    replace_by(f, "vocab.json", path);
+    refused(f, "vocab.json", "a loop of symbolic links");
+    f = tiny_copy(tmp, "zero");
+    replace_by(f, "vocab.json", "/dev/zero");
+    refused(f, "vocab.json", "is a device, not a file");
+    f = tiny_copy(tmp, "dangling");
+    replace_by(f, "merges.txt", "/nonexistent/blob");
+    refused(f, "merges.txt", "is a symbolic link to nothing");
+    f = tiny_copy(tmp, "folder");
+    snprintf(path, sizeof path, "%s/config.json", f);
+    ck_assert_int_eq(unlink(path), 0);
+    ck_assert_int_eq(mkdir(path, 0755), 0);
+    refused(f, "config.json", "is a folder, not a file");
+    /* A shard index, and a shard, as FIFOs. */
+    f = tiny_copy(tmp, "index");
+    snprintf(path, sizeof path, "%s/model.safetensors", f);
+    ck_assert_int_eq(unlink(path), 0);
+    snprintf(path, sizeof path, "%s/model.safetensors.index.json", f);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    refused(f, "model.safetensors.index.json", "is a FIFO, not a file");
+    ck_assert_int_eq(unlink(path), 0);
+    test_write_text(f, "model.safetensors.index.json",
+                    "{\"weight_map\":{\"wte.weight\":\"model-00001.safetensors\"}}");
+    snprintf(path, sizeof path, "%s/model-00001.safetensors", f);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    refused(f, "model-00001.safetensors", "is a FIFO, not a file");
+    test_remove_dir(tmp);
+}
+END_TEST
+
+/*
+ * Issue 23, items 14, 9 and 17: a config.json past its cap is refused
+ * before it is read, naming the cap; config keys that change the
+ * computation and are not computed are refused by name; n_layer past the
+ * file names the first missing tensor; tie_word_embeddings false needs
+ * lm_head.weight.
+ */
+START_TEST(config_files_are_capped_and_audited)
+{
+    const char *tmp = test_tmpdir();
+    char *big = malloc(JSONFILE_CONFIG_MAX + 64);
+    const char *f;
+    char text[1024];
+    char base[400];
+
+    ck_assert_ptr_nonnull(big);
+    slurp(test_path(TINY "/config.json"), base, sizeof base);
+    *strrchr(base, '}') = '\0';
+    f = tiny_copy(tmp, "big");
+    snprintf(big, JSONFILE_CONFIG_MAX + 64, "%s, \"pad\": \"", base);
+    memset(big + strlen(big), 'x', JSONFILE_CONFIG_MAX);
+    strcpy(big + JSONFILE_CONFIG_MAX, "\"}");
+    test_write_text(f, "config.json", big);
+    refused(f, "config.json", "attnscope reads at most 4194304 of such a file");
+    free(big);
+    f = tiny_copy(tmp, "keys");
+    {
+        /* Each a change of the tiny model's config.json (what it says, then what is refused). */
+        static const char *const change[][3] = {
+            { "\"n_inner\": null", "\"n_inner\": null, \"add_cross_attention\": true",
+              "\"add_cross_attention\" is true" },
+            { "gelu_new", "relu", "\"activation_function\" is relu" },
+            { "\"gpt2\"", "\"gemma3\"", "model_type gemma3 is not supported yet; supported: gpt2" },
+            { "\"n_inner\": null", "\"n_inner\": null, \"scale_attn_weights\": \"yes\"",
+              "\"scale_attn_weights\" is not true or false" },
+        };
+        for (size_t k = 0; k < sizeof change / sizeof change[0]; k++) {
+            char *at;
+            snprintf(text, sizeof text, "%s}", base);
+            at = strstr(text, change[k][0]);
+            ck_assert_ptr_nonnull(at);
+            {
+                char tail[512];
+                snprintf(tail, sizeof tail, "%s", at + strlen(change[k][0]));
+                snprintf(at, sizeof text - (size_t)(at - text), "%s%s", change[k][1], tail);
+            }
+            test_write_text(f, "config.json", text);
+            refused(f, "config.json", change[k][2]);
+        }
+    }
+    snprintf(text, sizeof text, "%s, \"tie_word_embeddings\": false}", base);
+    test_write_text(f, "config.json", text);
+    refused(f, "model.safetensors", "no tensor 'lm_head.weight', which config.json's");
+    snprintf(text, sizeof text, "%s}", base);
+    {
+        char *n = strstr(text, "\"n_layer\": 2");
+        ck_assert_ptr_nonnull(n);
+        memcpy(n, "\"n_layer\": 9", strlen("\"n_layer\": 9"));
+    }
+    test_write_text(f, "config.json", text);
+    refused(f, "model.safetensors", "no tensor 'h.2.ln_1.weight': config.json says n_layer 9");
+    test_remove_dir(tmp);
+}
+END_TEST
+
+/*
+ * jansson running out of memory says so, naming the file (issue 23, item
+ * 14: the message was "config.json: "): a vocab.json of many small tokens
+ * under an address-space limit, in a child process.
+ */
+START_TEST(json_out_of_memory_is_said)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    /* (AddressSanitizer reserves terabytes of address space: RLIMIT_AS cannot be used) */
+    return;
+#endif
+    const char *tmp = test_tmpdir();
+    const size_t n = 400000;
+    char *vocab = malloc(n * 32 + 16);
+    size_t at = 0;
+    char path[400];
+    pid_t pid;
+    int status;
+
+    ck_assert_ptr_nonnull(vocab);
+    vocab[at++] = '{';
+    for (size_t i = 0; i < n; i++)
+        at += (size_t)sprintf(vocab + at, "%s\"t%zu\":%zu", i ? "," : "", i, i);
+    vocab[at++] = '}';
+    vocab[at] = '\0';
+    test_write_text(tmp, "vocab.json", vocab);
+    free(vocab);
+    snprintf(path, sizeof path, "%s/vocab.json", tmp);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        struct rlimit small;
+        struct attn_error err;
+        json_t *root;
+        small.rlim_cur = small.rlim_max = test_address_space() + ((rlim_t)24 << 20);
+        if (setrlimit(RLIMIT_AS, &small) != 0)
+            _exit(3);
+        root = jsonfile_load(path, JSONFILE_VOCAB_MAX, &err);
+        if (root != NULL)
+            _exit(4); /* (the limit was not low enough to test anything) */
+        _exit(strstr(err.msg, "vocab.json: out of memory") != NULL ? 0 : 1);
+    }
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: %d", WEXITSTATUS(status));
+    test_remove_dir(tmp);
+}
+END_TEST
+
 START_TEST(names_are_found_in_the_hugging_face_cache)
 {
     const char *tmp = test_tmpdir();
@@ -1160,6 +1368,60 @@ START_TEST(minigpt_has_a_previous_token_and_induction_heads)
 }
 END_TEST
 
+/*
+ * Issue 23, item 17: the cache's messages name the cache looked in (not
+ * ~/.cache when HF_HUB_CACHE is set), an incomplete download is called
+ * incomplete, and a folder here named like a cached model says that it
+ * shadows it (or gives way to it when it is not a model).
+ */
+START_TEST(the_cache_says_where_and_what)
+{
+    const char *tmp = test_tmpdir();
+    char hub[400];
+    char path[1200];
+    char cwd[4096];
+    struct model_place place;
+    struct attn_error err;
+
+    snprintf(hub, sizeof hub, "%.300s/hub", tmp);
+    ck_assert_int_eq(mkdir(hub, 0777), 0);
+    setenv("HF_HUB_CACHE", hub, 1);
+    ck_assert_int_ne(model_locate("nowhere", &place, &err), ATTN_OK);
+    ck_assert_msg(strstr(err.msg, hub) != NULL, "%s", err.msg);
+    /* A snapshot whose files are links to blobs that are not there. */
+    snprintf(path, sizeof path, "%s/models--org--broken/snapshots/abc", hub);
+    {
+        char cmd[2600];
+        snprintf(cmd, sizeof cmd, "mkdir -p '%s' && ln -s ../../blobs/missing '%s/config.json'", path,
+                 path);
+        ck_assert_int_eq(system(cmd), 0);
+    }
+    ck_assert_int_ne(model_locate("org/broken", &place, &err), ATTN_OK);
+    ck_assert_msg(strstr(err.msg, "models--org--broken is in the Hugging Face cache") != NULL &&
+                      strstr(err.msg, "incomplete download") != NULL && strstr(err.msg, hub) != NULL,
+                  "%s", err.msg);
+    /* A folder here named like a cached model: read, and said to shadow it. */
+    cache_entry(hub, "org--tiny", "r1", true);
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    snprintf(path, sizeof path, "%s", absolute(TINY));
+    ck_assert_int_eq(chdir(tmp), 0);
+    ck_assert_int_eq(mkdir("org", 0777), 0);
+    ck_assert_int_eq(symlink(path, "org/tiny"), 0);
+    ck_assert_int_eq(model_locate("org/tiny", &place, &err), ATTN_OK);
+    ck_assert_str_eq(place.dir, "org/tiny");
+    ck_assert_msg(strstr(place.note, "not the model org/tiny in") != NULL, "%s", place.note);
+    /* A folder here that is not a model gives way to the cached one, and says so. */
+    ck_assert_int_eq(unlink("org/tiny"), 0);
+    ck_assert_int_eq(mkdir("org/tiny", 0777), 0);
+    ck_assert_int_eq(model_locate("org/tiny", &place, &err), ATTN_OK);
+    ck_assert_msg(strstr(place.dir, "models--org--tiny/snapshots/r1") != NULL, "%s", place.dir);
+    ck_assert_msg(strstr(place.note, "without config.json") != NULL, "%s", place.note);
+    ck_assert_int_eq(chdir(cwd), 0);
+    unsetenv("HF_HUB_CACHE");
+    test_remove_dir(tmp);
+}
+END_TEST
+
 static Suite *
 model_suite(void)
 {
@@ -1180,6 +1442,10 @@ model_suite(void)
     tcase_add_test(tc, a_token_of_300_bytes_keeps_its_text);
     tcase_add_test(tc, bad_model_folders_say_what_is_wrong);
     tcase_add_test(tc, names_are_found_in_the_hugging_face_cache);
+    tcase_add_test(tc, files_that_are_not_files_are_named);
+    tcase_add_test(tc, config_files_are_capped_and_audited);
+    tcase_add_test(tc, json_out_of_memory_is_said);
+    tcase_add_test(tc, the_cache_says_where_and_what);
     tcase_add_test(tc, minigpt_has_a_previous_token_and_induction_heads);
     suite_add_tcase(s, tc);
     return s;

@@ -883,21 +883,6 @@ START_TEST(repeated_tokens_are_told_apart)
 }
 END_TEST
 
-#if !defined(__SANITIZE_ADDRESS__)
-/* The address space this process uses now (/proc/self/statm's first field). */
-static rlim_t
-test_address_space(void)
-{
-    FILE *f = fopen("/proc/self/statm", "r");
-    unsigned long pages = 0;
-
-    ck_assert_ptr_nonnull(f);
-    ck_assert_int_eq(fscanf(f, "%lu", &pages), 1);
-    fclose(f);
-    return (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE);
-}
-#endif
-
 /* One cross-attention pipeline: the target's queries, the source's keys and values. */
 static enum attn_status
 cross(struct pipeline *p, const struct attention_config *cfg, const char *target, const char *source,

@@ -97,6 +97,36 @@ view_at(struct view *v, enum view_stage stage, bool present)
     v->present = present;
 }
 
+/*
+ * The editor shows a sentence's line ends and tabs (a sentence file holds
+ * them) as marks instead of nothing (issue 23, item 18): "line one↵line
+ * two⇥!", and "~" without UTF-8.
+ */
+START_TEST(the_editor_shows_line_ends)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    struct view v;
+    char *text;
+
+    attention_config_init(&cfg);
+    run(&p, &cfg, "Your journey starts with one step");
+    view_at(&v, VIEW_WEIGHTS, false);
+    v.editing = true;
+    v.edit_text = "line one\nline two\t!";
+    v.edit_cursor = 0;
+    text = rendered(&p, &v, 80, 24, false);
+    ck_assert_msg(strstr(text, "line one\xe2\x86\xb5line two\xe2\x87\xa5!") != NULL, "%s", text);
+    free(text);
+    v.utf8 = false;
+    text = rendered(&p, &v, 80, 24, false);
+    ck_assert_msg(strstr(text, "line one~line two~!") != NULL, "%s", text);
+    free(text);
+    view_destroy(&v);
+    pipeline_destroy(&p);
+}
+END_TEST
+
 START_TEST(weights_heatmap_in_colour_and_without)
 {
     struct attention_config cfg;
@@ -1120,6 +1150,7 @@ render_suite(void)
 
     tcase_add_checked_fixture(golden, setup, teardown);
     tcase_add_test(golden, weights_heatmap_in_colour_and_without);
+    tcase_add_test(golden, the_editor_shows_line_ends);
     tcase_add_test(golden, masked_dropped_and_inf_cells_differ);
     tcase_add_test(golden, scores_output_and_wide_screen);
     tcase_add_test(golden, large_matrices_scroll_with_the_cursor);

@@ -477,6 +477,14 @@ count=$((count + 1))
 "$bin" --model "$tiny" --print -s "$say" --stage heads >"$tmp/a" &&
     [ "$(grep -c '^heads: ' "$tmp/a")" -eq 5 ] && grep -q "^heads: induction, weight on what followed the token before (layers x heads)$" "$tmp/a" &&
     grep -q "^  layer 1  " "$tmp/a" || fail "--stage heads: the model map's five measures: $(cat "$tmp/a")"
+# A folder's name reaches the terminal escaped (issue 23, item 16): an escape in it is \x1B, never the byte.
+esc_dir="$tmp/$(printf 'red\033[31mname')"
+mkdir -p "$esc_dir" && cp "$tiny"/config.json "$tiny"/model.safetensors "$tiny"/vocab.json "$tiny"/merges.txt "$esc_dir"/
+"$bin" --model "$esc_dir" --print -s "$say" >"$tmp/esc.out" 2>&1
+if grep -q "$(printf '\033')" "$tmp/esc.out" || ! grep -q 'red\\x1B\[31mname' "$tmp/esc.out"; then
+    fail "--print writes a model folder's name raw: $(head -1 "$tmp/esc.out" | od -c | head -3)"
+fi
+
 # --export --stage heads / lens: the model map as heads.csv (a row per layer and head), the logit lens as lens.csv.
 "$bin" --model "$tiny" --export "$tmp/heads" --stage heads --stage lens -s "$say" >/dev/null 2>&1 &&
     [ "$(head -1 "$tmp/heads/heads.csv")" = "layer,head,entropy,previous,first,self,induction" ] &&

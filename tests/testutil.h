@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "attnscope/matrix.h"
 
@@ -126,6 +128,19 @@ test_count_entries(const char *path, int *hidden)
     if (hidden != NULL)
         *hidden = h;
     return n;
+}
+
+/* The address space this process uses now (/proc/self/statm's first field), for RLIMIT_AS tests. */
+static inline rlim_t
+test_address_space(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0;
+
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fscanf(f, "%lu", &pages), 1);
+    fclose(f);
+    return (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE);
 }
 
 /* Removes a folder test_tmpdir() made, and everything in it. */

@@ -259,7 +259,7 @@ model_locate(const char *what, struct model_place *where, struct attn_error *err
          * shadows a model of the same name elsewhere, the note says so.  A
          * folder that is not a model (no config.json) gives way to the model.
          */
-        if (have_cached && strchr(what, '/') == NULL && fileio_absent_in(what, "config.json")) {
+        if (have_cached && fileio_absent_in(what, "config.json")) {
             snprintf(where->dir, sizeof where->dir, "%s", cached);
             short_name(what, where->name, sizeof where->name);
             (void)attn_fail_text(where->note, sizeof where->note,
@@ -271,7 +271,7 @@ model_locate(const char *what, struct model_place *where, struct attn_error *err
         if (!join(where->dir, sizeof where->dir, what, "", ""))
             return attn_fail(err, ATTN_EIO, "--model: the folder's name is too long");
         short_name(what, where->name, sizeof where->name);
-        if (have_cached && strchr(what, '/') == NULL)
+        if (have_cached)
             (void)attn_fail_text(where->note, sizeof where->note,
                      "reading the folder ./%.100s here, not the model %.100s in %.230s (give that "
                      "path to read it)",
