@@ -3,7 +3,8 @@
  * vocabulary (a JSON object of tokens and ids), a NUL byte, the merges, a
  * NUL byte and a text.  Whatever the files hold, loading either refuses
  * them with a message naming the file or gives a tokenizer whose ids, for
- * any UTF-8 text, are in the vocabulary and spell the text back.
+ * any UTF-8 text, are in the vocabulary and spell the text back, and
+ * whose encoding with a limit stops past it.
  */
 #include "config.h"
 
@@ -63,6 +64,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (at != len || memcmp(back, text, len) != 0)
                 abort(); /* the tokens spell the text back */
             free(back);
+            /* With a limit: the same ids when they fit, "more than N" when they do not. */
+            {
+                int *few;
+                int n_few;
+                const int limit = count > 1 ? count - 1 : 1;
+                enum attn_status st = bpe_encode(&b, text, len, limit, &few, &n_few, &err);
+                if (count <= limit && (st != ATTN_OK || n_few != count ||
+                                       memcmp(few, ids, (size_t)count * sizeof *ids) != 0))
+                    abort();
+                if (count > limit && st != ATTN_ELIMIT)
+                    abort();
+                if (st == ATTN_OK)
+                    free(few);
+            }
             free(ids);
         } else if (err.msg[0] == '\0') {
             abort();
