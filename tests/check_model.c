@@ -1118,7 +1118,7 @@ END_TEST
 START_TEST(config_files_are_capped_and_audited)
 {
     const char *tmp = test_tmpdir();
-    char *big = malloc(JSONFILE_CONFIG_MAX + 64);
+    char *big = malloc(JSONFILE_CONFIG_MAX + 1024);
     const char *f;
     char text[1024];
     char base[400];
@@ -1127,9 +1127,10 @@ START_TEST(config_files_are_capped_and_audited)
     slurp(test_path(TINY "/config.json"), base, sizeof base);
     *strrchr(base, '}') = '\0';
     f = tiny_copy(tmp, "big");
-    snprintf(big, JSONFILE_CONFIG_MAX + 64, "%s, \"pad\": \"", base);
-    memset(big + strlen(big), 'x', JSONFILE_CONFIG_MAX);
-    strcpy(big + JSONFILE_CONFIG_MAX, "\"}");
+    /* A valid config.json one padding string past the cap. */
+    snprintf(big, 512, "%s, \"pad\": \"", base);
+    memset(big + strlen(big), 'x', JSONFILE_CONFIG_MAX - strlen(big) + 8);
+    strcpy(big + JSONFILE_CONFIG_MAX + 8, "\"}");
     test_write_text(f, "config.json", big);
     refused(f, "config.json", "attnscope reads at most 4194304 of such a file");
     free(big);
