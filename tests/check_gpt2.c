@@ -1,5 +1,5 @@
 /*
- * check_gpt2.c: GPT-2 from its files (src/core/gpt2_load.c, gpt2_forward.c).
+ * check_gpt2.c: GPT-2 from its files (src/core/families/gpt2/gpt2_load.c, gpt2_forward.c).
  *
  * tests/fixtures/gpt2/ holds tiny models and what a float32 PyTorch forward
  * of them computes (tests/oracle/gpt2_fixtures.py wrote both, with Debian's
@@ -16,7 +16,7 @@
 
 #include <unistd.h>
 
-#include "attnscope/gpt2.h"
+#include "attnscope/families/gpt2/gpt2.h"
 #include "expected.h"
 #include "gpt2_random.h"
 #include "testutil.h"

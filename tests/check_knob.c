@@ -1,5 +1,5 @@
 /*
- * check_knob.c: the knob table (src/core/knob.c) and what is made from it:
+ * check_knob.c: the knob table (src/core/pipeline/knob.c) and what is made from it:
  * the command line's options, the view's keys and help, the knob bar and
  * the decision to recompute only the attention.
  */
@@ -7,10 +7,10 @@
 
 #include <stddef.h>
 
-#include "attnscope/knob.h"
-#include "attnscope/pipeline.h"
-#include "attnscope/qkv.h"
-#include "attnscope/utf8.h"
+#include "attnscope/pipeline/knob.h"
+#include "attnscope/pipeline/pipeline.h"
+#include "attnscope/attention/qkv.h"
+#include "attnscope/base/utf8.h"
 #include "front/cli.h"
 #include "testutil.h"
 #include "render/grid.h"

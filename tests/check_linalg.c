@@ -1,6 +1,6 @@
 /*
- * check_linalg.c: the matrix products (src/core/linalg.c) and the
- * workspace they pack into (src/core/workspace.c).
+ * check_linalg.c: the matrix products (src/core/kernels/linalg.c) and the
+ * workspace they pack into (src/core/kernels/workspace.c).
  *
  * Every element of a product must be the chain of fused multiply-adds in
  * order of k, whatever the instruction set, the tile edges or the blocks of
@@ -11,9 +11,9 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "attnscope/cpu.h"
-#include "attnscope/linalg.h"
-#include "attnscope/workspace.h"
+#include "attnscope/kernels/cpu.h"
+#include "attnscope/kernels/linalg.h"
+#include "attnscope/kernels/workspace.h"
 #include "testutil.h"
 
 /* Shapes that hit full tiles, edge tiles, several row blocks and k blocks. */

@@ -19,13 +19,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "attnscope/export.h"
-#include "attnscope/family_gpt2.h"
-#include "attnscope/headmap.h"
-#include "attnscope/model.h"
-#include "attnscope/jsonfile.h"
-#include "attnscope/pipeline.h"
-#include "attnscope/utf8.h"
+#include "attnscope/pipeline/export.h"
+#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/gpt2/headmap.h"
+#include "attnscope/families/gpt2/model.h"
+#include "attnscope/files/jsonfile.h"
+#include "attnscope/pipeline/pipeline.h"
+#include "attnscope/base/utf8.h"
 #include "expected.h"
 #include "testutil.h"
 

@@ -12,8 +12,8 @@
 
 #include <dirent.h>
 
-#include "attnscope/csvio.h"
-#include "attnscope/pipeline.h"
+#include "attnscope/files/csvio.h"
+#include "attnscope/pipeline/pipeline.h"
 #include "front/cli.h"
 #include "front/inputs.h"
 #include "testutil.h"

@@ -1,11 +1,11 @@
 /*
- * check_params.c: the parameters of each variant (src/core/params.c): names
+ * check_params.c: the parameters of each variant (src/core/attention/params.c): names
  * and shapes in PyTorch's construction order, how many random numbers they
  * draw, copies, and loading from CSV files.
  */
 #include "config.h"
 
-#include "attnscope/params.h"
+#include "attnscope/attention/params.h"
 #include "testutil.h"
 
 /* Lays out variant's parameters for d_in 3, d_out 2, heads 2 and bias. */

@@ -13,8 +13,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "attnscope/linalg.h"
-#include "attnscope/pipeline.h"
+#include "attnscope/kernels/linalg.h"
+#include "attnscope/pipeline/pipeline.h"
 #include "testutil.h"
 
 #define TOL 1e-6

@@ -8,9 +8,9 @@
 #include <limits.h>
 #include <stdlib.h>
 
-#include "attnscope/knob.h"
-#include "attnscope/pipeline.h"
-#include "attnscope/qkv.h"
+#include "attnscope/pipeline/knob.h"
+#include "attnscope/pipeline/pipeline.h"
+#include "attnscope/attention/qkv.h"
 #include "golden.h"
 #include "render/explain.h"
 #include "render/grid.h"
@@ -20,8 +20,8 @@
 #include "render/text.h"
 #include "render/view.h"
 #include "testutil.h"
-#include "attnscope/family_gpt2.h"
-#include "attnscope/model.h"
+#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/gpt2/model.h"
 
 static struct vocab book;
 

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "attnscope/rng.h"
+#include "attnscope/kernels/rng.h"
 #include "testutil.h"
 
 static uint32_t

@@ -1,5 +1,5 @@
 /*
- * check_rowops.c: mask, scale and softmax of one row (src/core/rowops.c):
+ * check_rowops.c: mask, scale and softmax of one row (src/core/kernels/rowops.c):
  * against a double-precision softmax, and bit for bit between the scalar
  * and vector kernels.
  */
@@ -8,8 +8,8 @@
 #include <float.h>
 #include <stdint.h>
 
-#include "attnscope/cpu.h"
-#include "attnscope/rowops.h"
+#include "attnscope/kernels/cpu.h"
+#include "attnscope/kernels/rowops.h"
 #include "testutil.h"
 
 START_TEST(exp_is_within_two_ulp)

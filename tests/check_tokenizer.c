@@ -1,8 +1,8 @@
-/* check_tokenizer.c: sentences into tokens (src/core/tokenizer.c). */
+/* check_tokenizer.c: sentences into tokens (src/core/text/tokenizer.c). */
 #include "config.h"
 
-#include "attnscope/tokenizer.h"
-#include "attnscope/utf8.h"
+#include "attnscope/text/tokenizer.h"
+#include "attnscope/base/utf8.h"
 #include "testutil.h"
 
 static void

@@ -1,12 +1,12 @@
 /*
- * check_utf8.c: the one UTF-8 module (src/core/utf8.c): validation,
+ * check_utf8.c: the one UTF-8 module (src/core/base/utf8.c): validation,
  * decoding, encoding, display widths and safe-text spans.
  */
 #include "config.h"
 
 #include <string.h>
 
-#include "attnscope/utf8.h"
+#include "attnscope/base/utf8.h"
 #include "testutil.h"
 
 #define U(s) ((const unsigned char *)(s))

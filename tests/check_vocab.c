@@ -1,7 +1,7 @@
-/* check_vocab.c: vocabularies and made-up vectors (src/core/vocab.c). */
+/* check_vocab.c: vocabularies and made-up vectors (src/core/text/vocab.c). */
 #include "config.h"
 
-#include "attnscope/vocab.h"
+#include "attnscope/text/vocab.h"
 #include "testutil.h"
 
 START_TEST(builtin_is_the_books_six_words)

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "attnscope/family_gpt2.h"
-#include "attnscope/headmap.h"
+#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/gpt2/headmap.h"
 #include "front/walkthrough.h"
 #include "render/view.h"
 

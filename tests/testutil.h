@@ -18,7 +18,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "attnscope/matrix.h"
+#include "attnscope/kernels/matrix.h"
 
 #define TEST_MAIN(make_suite)                                 \
     int main(void)                                            \

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnscope/export.h"
-#include "attnscope/family_gpt2.h"
-#include "attnscope/headmap.h"
-#include "attnscope/knob.h"
+#include "attnscope/pipeline/export.h"
+#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/gpt2/headmap.h"
+#include "attnscope/pipeline/knob.h"
 #include "render/text.h"
 #include "front/app_internal.h"
 

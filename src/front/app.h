@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "attnscope/pipeline.h"
+#include "attnscope/pipeline/pipeline.h"
 #include "render/view.h"
 #include "front/walkthrough.h"
 

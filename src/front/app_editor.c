@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnscope/tokenizer.h"
-#include "attnscope/utf8.h"
+#include "attnscope/text/tokenizer.h"
+#include "attnscope/base/utf8.h"
 #include "front/app_internal.h"
 
 /* ---------------------------------------------------------------- editor */

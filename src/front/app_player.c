@@ -10,8 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "attnscope/family_gpt2.h"
-#include "attnscope/utf8.h"
+#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/base/utf8.h"
 #include "front/app_internal.h"
 
 /* ----------------------------------------------------------- walkthroughs */

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnscope/knob.h"
-#include "attnscope/parallel.h"
-#include "attnscope/pipeline.h"
+#include "attnscope/pipeline/knob.h"
+#include "attnscope/kernels/parallel.h"
+#include "attnscope/pipeline/pipeline.h"
 #include "front/cli.h"
 
 /* The options that are not knobs (the knobs' come from knob_table). */

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "attnscope/attention_config.h"
+#include "attnscope/attention/attention_config.h"
 #include "front/print_format.h"
 
 enum cli_mode { CLI_TUI, CLI_PRINT, CLI_EXPORT, CLI_HELP, CLI_VERSION };

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnscope/knob.h"
-#include "attnscope/model.h"
+#include "attnscope/pipeline/knob.h"
+#include "attnscope/families/gpt2/model.h"
 
 #include "front/inputs.h"
 

@@ -11,10 +11,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "attnscope/params.h"
-#include "attnscope/pipeline.h"
-#include "attnscope/qkv.h"
-#include "attnscope/vocab.h"
+#include "attnscope/attention/params.h"
+#include "attnscope/pipeline/pipeline.h"
+#include "attnscope/attention/qkv.h"
+#include "attnscope/text/vocab.h"
 
 struct inputs {
     struct vocab vocab;

@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnscope/csvio.h"
-#include "attnscope/family_gpt2.h"
-#include "attnscope/headmap.h"
+#include "attnscope/files/csvio.h"
+#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/gpt2/headmap.h"
 
-#include "attnscope/utf8.h"
+#include "attnscope/base/utf8.h"
 #include "front/print.h"
 #include "render/grid.h"
 #include "render/heatmap.h"

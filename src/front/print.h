@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "attnscope/pipeline.h"
+#include "attnscope/pipeline/pipeline.h"
 #include "front/print_format.h"
 #include "render/palette.h"
 

@@ -14,10 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attnscope/fileio.h"
-#include "attnscope/headmap.h"
-#include "attnscope/tokenizer.h"
-#include "attnscope/utf8.h"
+#include "attnscope/files/fileio.h"
+#include "attnscope/families/gpt2/headmap.h"
+#include "attnscope/text/tokenizer.h"
+#include "attnscope/base/utf8.h"
 #include "render/view.h"
 #include "front/walkthrough.h"
 

@@ -13,10 +13,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "attnscope/pipeline.h"
-#include "attnscope/qkv.h"
-#include "attnscope/status.h"
-#include "attnscope/vocab.h"
+#include "attnscope/pipeline/pipeline.h"
+#include "attnscope/attention/qkv.h"
+#include "attnscope/base/status.h"
+#include "attnscope/text/vocab.h"
 #include "front/cli.h"
 #include "front/inputs.h"
 #include "front/print.h"

@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attnscope/fileio.h"
-#include "attnscope/tokenizer.h"
-#include "attnscope/utf8.h"
+#include "attnscope/files/fileio.h"
+#include "attnscope/text/tokenizer.h"
+#include "attnscope/base/utf8.h"
 #include "render/view.h"
 #include "front/walkthrough.h"
 

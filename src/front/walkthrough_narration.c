@@ -15,12 +15,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attnscope/family_gpt2.h"
-#include "attnscope/fileio.h"
-#include "attnscope/gpt2.h"
-#include "attnscope/headmap.h"
-#include "attnscope/tokenizer.h"
-#include "attnscope/utf8.h"
+#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/files/fileio.h"
+#include "attnscope/families/gpt2/gpt2.h"
+#include "attnscope/families/gpt2/headmap.h"
+#include "attnscope/text/tokenizer.h"
+#include "attnscope/base/utf8.h"
 #include "render/view.h"
 #include "front/walkthrough.h"
 

@@ -14,11 +14,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attnscope/family_gpt2.h"
-#include "attnscope/fileio.h"
-#include "attnscope/model.h"
-#include "attnscope/tokenizer.h"
-#include "attnscope/utf8.h"
+#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/files/fileio.h"
+#include "attnscope/families/gpt2/model.h"
+#include "attnscope/text/tokenizer.h"
+#include "attnscope/base/utf8.h"
 #include "render/view.h"
 #include "front/walkthrough.h"
 

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attnscope/family_gpt2.h"
+#include "attnscope/families/gpt2/family_gpt2.h"
 #include "render/explain.h"
 
 /* Whether p is a trained model's (GPT-2): its stages read differently. */

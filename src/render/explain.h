@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "attnscope/pipeline.h"
+#include "attnscope/pipeline/pipeline.h"
 
 /*
  * The view's stages, one row each; every name table, key binding and

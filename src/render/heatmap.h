@@ -12,7 +12,7 @@
 
 #include <stdbool.h>
 
-#include "attnscope/matrix.h"
+#include "attnscope/kernels/matrix.h"
 #include "render/grid.h"
 
 /* A masked cell's hatching and the cursor's pointer, in UTF-8 ('/' and '>' in ASCII). */

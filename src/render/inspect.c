@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attnscope/family_gpt2.h"
+#include "attnscope/families/gpt2/family_gpt2.h"
 #include "render/heatmap.h"
 #include "render/inspect.h"
 

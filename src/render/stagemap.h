@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "attnscope/pipeline.h"
+#include "attnscope/pipeline/pipeline.h"
 #include "render/heatmap.h"
 
 struct stagemap {

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "attnscope/utf8.h"
+#include "attnscope/base/utf8.h"
 
 /*
  * Greedy word wrap: the byte length of the longest prefix of s (from start)

@@ -14,13 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnscope/family_gpt2.h"
-#include "attnscope/headmap.h"
-#include "attnscope/knob.h"
+#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/gpt2/headmap.h"
+#include "attnscope/pipeline/knob.h"
 #include "render/inspect.h"
 #include "render/stagemap.h"
 #include "render/text.h"
-#include "attnscope/family_gpt2.h"
+#include "attnscope/families/gpt2/family_gpt2.h"
 #include "render/view.h"
 #include "render/view_parts.h"
 

@@ -13,7 +13,7 @@
 
 #include <string.h>
 
-#include "attnscope/utf8.h"
+#include "attnscope/base/utf8.h"
 #include "render/explain.h"
 #include "render/view_parts.h"
 

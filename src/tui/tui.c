@@ -35,9 +35,9 @@
 #include <term.h>
 #endif
 
-#include "attnscope/progress.h"
-#include "attnscope/tokenizer.h"
-#include "attnscope/utf8.h"
+#include "attnscope/base/progress.h"
+#include "attnscope/text/tokenizer.h"
+#include "attnscope/base/utf8.h"
 #include "render/grid.h"
 #include "render/palette.h"
 #include "tui/tui.h"

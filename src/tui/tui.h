@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 
-#include "attnscope/status.h"
+#include "attnscope/base/status.h"
 #include "front/app.h"
 
 #include <stdio.h>

@@ -33,12 +33,12 @@
 #include <immintrin.h>
 #endif
 
-#include "attnscope/cpu.h"
-#include "attnscope/family_gpt2.h"
-#include "attnscope/gpt2.h"
+#include "attnscope/kernels/cpu.h"
+#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/gpt2/gpt2.h"
 #include "../gpt2_random.h"
-#include "attnscope/linalg.h"
-#include "attnscope/pipeline.h"
+#include "attnscope/kernels/linalg.h"
+#include "attnscope/pipeline/pipeline.h"
 #include "front/app.h"
 #include "tui/tui.h"
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "attnscope/bpe.h"
+#include "attnscope/text/bpe.h"
 #include "fuzz.h"
 
 static const char *

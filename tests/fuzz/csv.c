@@ -8,9 +8,9 @@
 
 #include <stdlib.h>
 
-#include "attnscope/csvio.h"
-#include "attnscope/tokenizer.h"
-#include "attnscope/vocab.h"
+#include "attnscope/files/csvio.h"
+#include "attnscope/text/tokenizer.h"
+#include "attnscope/text/vocab.h"
 #include "fuzz.h"
 
 static void

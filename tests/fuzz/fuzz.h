@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "attnscope/attention_config.h"
+#include "attnscope/attention/attention_config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "attnscope/vocab.h"
+#include "attnscope/text/vocab.h"
 #include "fuzz.h"
 #include "render/grid.h"
 #include "front/app.h"

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "attnscope/bpe.h"
-#include "attnscope/gpt2.h"
+#include "attnscope/text/bpe.h"
+#include "attnscope/families/gpt2/gpt2.h"
 #include "fuzz.h"
 
 static const char *

@@ -12,8 +12,8 @@
 
 #include <stdlib.h>
 
-#include "attnscope/pipeline.h"
-#include "attnscope/vocab.h"
+#include "attnscope/pipeline/pipeline.h"
+#include "attnscope/text/vocab.h"
 #include "front/cli.h"
 #include "fuzz.h"
 #include "front/print.h"

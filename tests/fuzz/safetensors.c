@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "attnscope/safetensors.h"
+#include "attnscope/files/safetensors.h"
 #include "fuzz.h"
 
 int

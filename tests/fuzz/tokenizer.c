@@ -7,7 +7,7 @@
 
 #include <stdlib.h>
 
-#include "attnscope/tokenizer.h"
+#include "attnscope/text/tokenizer.h"
 #include "fuzz.h"
 
 int

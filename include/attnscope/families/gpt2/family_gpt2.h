@@ -1,0 +1,36 @@
+/*
+ * family_gpt2.h: what the GPT-2 family keeps beyond the stages every
+ * family shares: the token ids and the forward pass (gpt2.h) behind them,
+ * for the front ends' token ids and next-token predictions.
+ */
+#ifndef ATTNSCOPE_FAMILY_GPT2_H
+#define ATTNSCOPE_FAMILY_GPT2_H
+
+#include <stdbool.h>
+
+#include "attnscope/families/gpt2/gpt2.h"
+#include "attnscope/families/gpt2/model.h"
+#include "attnscope/pipeline/pipeline.h"
+
+struct gpt2_state {
+    const struct model *model; /* borrowed from the pipeline's source */
+    int *ids;                  /* (n) the token ids, <|endoftext|> first with bos */
+    bool bos;
+    struct gpt2_run run;       /* every stage of every layer, the top next tokens */
+    float *masked;             /* (H, n, n) the masked scores of the layer shown */
+    float *scaled;             /* (H, n, n) and scaled */
+    float *row;                /* (n) the weights of one row, worked out again and dropped */
+    char *labels;              /* the tokens' display text */
+    int ablated_heads;         /* heads whose context the source zeroed (pipeline_source) */
+};
+
+/* p's model state, or NULL when p is not a trained model's. */
+const struct gpt2_state *pipeline_gpt2(const struct pipeline *p);
+
+/* What a pipeline of n tokens of this model holds beside the weights (its estimate). */
+size_t gpt2_pipeline_bytes(const struct gpt2_config *c, int n, int top);
+
+/* The knobs of cfg that a trained model has (mask, scaling, temperature). */
+void gpt2_knobs_of(const struct attention_config *cfg, struct gpt2_knobs *k);
+
+#endif

@@ -1,0 +1,74 @@
+/*
+ * model.h: a trained model as users have it: a folder (or a name in the
+ * Hugging Face cache) holding GPT-2's weights, config and tokenizer.
+ *
+ * model_open() finds the folder, reads config.json and model.safetensors
+ * (gpt2.h) and the tokenizer in whichever of its three forms the folder has
+ * (bpe.h): vocab.json + merges.txt (Hugging Face), encoder.json + vocab.bpe
+ * (OpenAI's files, as the book's chapter 5 downloads them) or
+ * tokenizer.json.  Nothing is half-loaded: on failure the model is empty and
+ * the error names the file and the fault.
+ */
+#ifndef ATTNSCOPE_MODEL_H
+#define ATTNSCOPE_MODEL_H
+
+#include <stddef.h>
+
+#include "attnscope/text/bpe.h"
+#include "attnscope/families/gpt2/gpt2.h"
+#include "attnscope/base/status.h"
+
+#define MODEL_PATH_MAX 4096
+
+struct model {
+    char dir[MODEL_PATH_MAX]; /* the folder read */
+    char name[256];           /* its short name: the repository's ("gpt2") or the folder's */
+    char tokenizer[32];       /* which files the tokenizer came from ("vocab.json") */
+    char note[512];           /* what the user should know of where it was found, or "" */
+    struct gpt2_model gpt2;
+    struct bpe bpe;
+    int eot;                  /* <|endoftext|>'s id, or -1 when the vocabulary lacks it */
+};
+
+/*
+ * The folder what names: what itself when it is a folder, a model that
+ * ships with attnscope ("induction": $ATTNSCOPE_MODELS, the installed
+ * samples/models, or beside the program), otherwise a model of the Hugging
+ * Face cache ("gpt2", "openai-community/gpt2"): under
+ * $HF_HUB_CACHE, $HF_HOME/hub, $XDG_CACHE_HOME/huggingface/hub or
+ * ~/.cache/huggingface/hub, models--ORG--NAME/snapshots/REVISION (the
+ * revision refs/main names, or the newest with a config.json).  A bare
+ * name is also looked for under openai-community and distilbert, where
+ * GPT-2's repositories now live.  A repository whose snapshots are
+ * incomplete (links to blobs that are missing) is reported as such, and a
+ * name found nowhere names the cache folders looked in.
+ */
+struct model_place {
+    char dir[MODEL_PATH_MAX]; /* the folder to read */
+    char name[256];           /* its short name */
+    /*
+     * What the user should know of the choice, or "": a folder here named
+     * like a cached model is read instead of it (and says so), a folder
+     * here that is not a model gives way to the cached one.
+     */
+    char note[512];
+};
+
+enum attn_status model_locate(const char *what, struct model_place *where,
+                              struct attn_error *err);
+
+enum attn_status model_open(struct model *m, const char *what, struct attn_error *err);
+void model_close(struct model *m);
+
+/*
+ * How token id reads on screen and in labels: its text, with every space
+ * shown as '·' (U+00B7: GPT-2's words carry their leading space) and a newline, tab or other control byte as its
+ * escape ("\n", "\t", "\x01"); bytes that are not whole UTF-8 characters
+ * (a piece of an emoji) as "\xHH".  Cut at a whole character when buf is
+ * too small (MODEL_TOKEN_DISPLAY_MAX(n) bytes hold a token of n bytes).
+ * Returns buf.
+ */
+#define MODEL_TOKEN_DISPLAY_MAX(n) (4 * (size_t)(n) + 16)
+char *model_token_display(const struct model *m, int id, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,306 @@
+/*
+ * pipeline.h: a sentence in, every stage of attention out.
+ *
+ * A struct pipeline owns everything one configuration computes: the tokens,
+ * the embeddings (and positional encoding), the parameters and the stage
+ * buffers.  Front ends build a new pipeline when a knob or the sentence
+ * changes and swap it in only when it succeeds, so a bad input never loses
+ * what is on screen.  Stages are reached by name through
+ * pipeline_stage_view(), the single accessor the TUI, --print, --export and
+ * the tests all use.
+ */
+#ifndef ATTNSCOPE_PIPELINE_H
+#define ATTNSCOPE_PIPELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "attnscope/attention/attention.h"
+#include "attnscope/attention/attention_config.h"
+#include "attnscope/pipeline/family.h"
+#include "attnscope/attention/params.h"
+#include "attnscope/attention/qkv.h"
+#include "attnscope/kernels/rng.h"
+#include "attnscope/base/status.h"
+#include "attnscope/text/tokenizer.h"
+#include "attnscope/text/vocab.h"
+
+struct model;
+
+/*
+ * The stages, in pipeline order: one row each, and every list, name table
+ * and accessor is made from these rows (src/core/pipeline/pipeline_stage.c).
+ * X(enum, id, per-head, cells, needs)
+ *   id     the stage's name (--stage, --export's file names) and the suffix
+ *          of its functions in pipeline_stage.c (stage_view_ID, formula_ID):
+ *          a row whose functions are missing does not compile.
+ *   cells  what the numbers are (enum stage_cells): signed values, or
+ *          weights (proportions) with masked and, after dropout, dropped cells.
+ *   needs  when a pipeline has the stage (enum stage_needs).
+ */
+#define PIPELINE_STAGE_LIST(X)                                            \
+    X(STAGE_EMBEDDINGS, embeddings, false, CELLS_VALUES, NEEDS_POSITIONAL) \
+    X(STAGE_POSITIONAL, positional, false, CELLS_VALUES, NEEDS_POSITIONAL) \
+    X(STAGE_INPUTS, inputs, false, CELLS_VALUES, NEEDS_SENTENCE)           \
+    X(STAGE_SOURCE, source, false, CELLS_VALUES, NEEDS_SOURCE)             \
+    X(STAGE_LN1, ln1, false, CELLS_VALUES, NEEDS_NOTHING)                  \
+    X(STAGE_QUERIES, queries, false, CELLS_VALUES, NEEDS_NOTHING)          \
+    X(STAGE_KEYS, keys, false, CELLS_VALUES, NEEDS_NOTHING)                \
+    X(STAGE_VALUES, values, false, CELLS_VALUES, NEEDS_NOTHING)            \
+    X(STAGE_SCORES, scores, true, CELLS_VALUES, NEEDS_NOTHING)             \
+    X(STAGE_MASKED, masked, true, CELLS_VALUES, NEEDS_NOTHING)             \
+    X(STAGE_SCALED, scaled, true, CELLS_VALUES, NEEDS_NOTHING)             \
+    X(STAGE_WEIGHTS, weights, true, CELLS_WEIGHTS, NEEDS_NOTHING)          \
+    X(STAGE_DROPPED, dropped, true, CELLS_DROPPED, NEEDS_WEIGHT_DROPOUT)   \
+    X(STAGE_AVERAGED, averaged, false, CELLS_WEIGHTS, NEEDS_AVERAGE)       \
+    X(STAGE_CONTEXT, context, false, CELLS_VALUES, NEEDS_NOTHING)          \
+    X(STAGE_OUTPUT, output, false, CELLS_VALUES, NEEDS_NOTHING)            \
+    X(STAGE_OUTPUT_DROPPED, output_dropped, false, CELLS_DROPPED_VALUES,   \
+      NEEDS_OUTPUT_DROPOUT)                                                \
+    X(STAGE_RESIDUAL1, residual1, false, CELLS_VALUES, NEEDS_NOTHING)      \
+    X(STAGE_LN2, ln2, false, CELLS_VALUES, NEEDS_NOTHING)                  \
+    X(STAGE_FC, fc, false, CELLS_VALUES, NEEDS_NOTHING)                    \
+    X(STAGE_GELU, gelu, false, CELLS_VALUES, NEEDS_NOTHING)                \
+    X(STAGE_MLP, mlp, false, CELLS_VALUES, NEEDS_NOTHING)                  \
+    X(STAGE_RESIDUAL2, residual2, false, CELLS_VALUES, NEEDS_NOTHING)      \
+    X(STAGE_FINAL, final, false, CELLS_VALUES, NEEDS_NOTHING)
+
+/*
+ * The stages of a transformer block beyond attention, and ln_f after the
+ * last block: a trained model's (family_gpt2), never the book's classes'.
+ */
+#define PIPELINE_BLOCK_STAGES                                                            \
+    (FAMILY_STAGE(STAGE_LN1) | FAMILY_STAGE(STAGE_RESIDUAL1) | FAMILY_STAGE(STAGE_LN2) | \
+     FAMILY_STAGE(STAGE_FC) | FAMILY_STAGE(STAGE_GELU) | FAMILY_STAGE(STAGE_MLP) |       \
+     FAMILY_STAGE(STAGE_RESIDUAL2) | FAMILY_STAGE(STAGE_FINAL))
+
+enum pipeline_stage {
+#define PIPELINE_STAGE_ENUM(e, id, per_head, cells, needs) e,
+    PIPELINE_STAGE_LIST(PIPELINE_STAGE_ENUM)
+#undef PIPELINE_STAGE_ENUM
+    STAGE_COUNT
+};
+
+/* What a stage's numbers are, which decides how they are drawn. */
+enum stage_cells {
+    CELLS_VALUES,  /* any real numbers */
+    CELLS_WEIGHTS, /* proportions in [0, 1]; cells the mask hides are masked */
+    CELLS_DROPPED, /* weights after dropout: masked cells and dropped ones */
+    CELLS_DROPPED_VALUES, /* values after dropout (the notes' output): dropped ones */
+};
+
+/* When a pipeline has a stage. */
+enum stage_needs {
+    NEEDS_NOTHING,    /* always */
+    NEEDS_SENTENCE,   /* a sentence (not --qkv) */
+    NEEDS_POSITIONAL, /* a sentence and the positional encoding on */
+    NEEDS_WEIGHT_DROPOUT, /* a variant whose dropout acts on the weights (all but notes) */
+    NEEDS_OUTPUT_DROPOUT, /* a variant whose dropout acts on the output (notes) */
+    NEEDS_AVERAGE,        /* a variant that averages its heads' weights (nn-mha) */
+    NEEDS_SOURCE,         /* a source sentence (cross-attention) */
+};
+
+struct pipeline_source {
+    const char *sentence;
+    const struct vocab *vocab;              /* borrowed */
+    const struct attention_params *weights; /* borrowed; NULL: draw from the seed */
+    const struct qkv_given *qkv;            /* borrowed; not NULL: Q, K, V given, no sentence */
+    const struct family *family;            /* the model family; NULL: the book's */
+    const struct model *model;              /* borrowed; a trained model's files (family_gpt2) */
+    int top;                                /* next tokens kept per position (a model) */
+    bool bos;                               /* put <|endoftext|> first (a model) */
+    const unsigned char *ablated;           /* (layers * heads) 1: a head zeroed (a model), or NULL */
+    const char *source;                     /* cross-attention: the source sentence, or NULL */
+    const struct vocab *source_vocab;       /* borrowed; its vocabulary (NULL: vocab's) */
+};
+
+/* A transformer block's own stages, of the layer shown (views; a model only). */
+struct pipeline_block {
+    struct matrix ln1;       /* (n, C) */
+    struct matrix residual1; /* (n, C) the block's input + the attention's output */
+    struct matrix ln2;       /* (n, C) */
+    struct matrix fc;        /* (n, F) */
+    struct matrix gelu;      /* (n, F) */
+    struct matrix mlp;       /* (n, C) */
+    struct matrix residual2; /* (n, C) the block's output */
+    struct matrix final;     /* (n, C) ln_f's output, after the last block */
+};
+
+struct pipeline {
+    const struct family *family;     /* how the stages are computed */
+    unsigned long generation;        /* new for every computation: caches key on it */
+    struct attention_config cfg;
+    struct token_list tokens;        /* the sentence's tokens; empty when Q, K, V are given */
+    unsigned char *made_up;          /* (nq) 1 where the vocabulary lacked the token */
+    bool qkv_given;                  /* Q, K and V came from files: no inputs, no weights */
+    const char *const *query_labels; /* (nq) the rows of every stage */
+    const char *const *key_labels;   /* (nk) the columns of the per-head stages */
+    char *label_storage;             /* the labels' text when Q, K, V are given */
+    int d_in;
+    struct matrix embeddings;        /* (n, d_in) */
+    struct matrix positional;        /* (n, d_in); empty unless cfg.positional */
+    struct matrix inputs;            /* (n, d_in) embeddings + positional */
+    struct token_list source_tokens; /* cross-attention: the source's tokens (the keys' rows) */
+    unsigned char *source_made_up;   /* (nk) 1 where its vocabulary lacked the token */
+    char *source_label_storage;      /* the source's labels, when it repeats a token */
+    struct matrix source;            /* (nk, d_in) the source's embeddings + positional */
+    struct attention_params params;
+    bool params_given;               /* loaded (--weights), not drawn */
+    struct rng rng_after_params;     /* the generator where dropout starts */
+    struct attention_stages st;
+    size_t bytes;                    /* what it holds, as its family estimated (0: unknown) */
+    int layers;                      /* the model's blocks (1 for the book's classes) */
+    int layer;                       /* the block the stages show, from 0 */
+    struct pipeline_block block;     /* its own stages (a model's) */
+    /*
+     * How a trained model scales its scores, where it differs from the
+     * book's sqrt(d_k) (GPT-2's scale_attn_weights and
+     * scale_attn_by_inverse_layer_idx): no square root, and a division by
+     * the layer's number + 1.  Both false for the book's classes.
+     */
+    bool scale_without_root;
+    bool scale_by_layer;
+    void *family_state;              /* what the family keeps beyond these fields */
+};
+
+/*
+ * The most memory one configuration may take (parameters, inputs, stage
+ * buffers), checked before anything is allocated.  In the view, a knob that
+ * rebuilds the pipeline holds the old one until the new one is built, so
+ * there the two together must fit: the peak is what is counted.
+ */
+#define PIPELINE_MAX_BYTES ((size_t)2 << 30)
+
+/*
+ * Runs the whole pipeline for cfg on src.  On failure p is left empty (safe
+ * to destroy) and err says why.
+ */
+enum attn_status pipeline_create(struct pipeline *p, const struct attention_config *cfg,
+                                 const struct pipeline_source *src, struct attn_error *err);
+void pipeline_destroy(struct pipeline *p);
+
+/*
+ * Like pipeline_create, but when prev's parameters are the ones cfg would
+ * draw (same variant, sizes, seed and bias, or the same given weights) they
+ * are moved from prev instead of drawn again.  On failure prev is as it was.
+ */
+enum attn_status pipeline_rebuild(struct pipeline *p, struct pipeline *prev,
+                                  const struct attention_config *cfg,
+                                  const struct pipeline_source *src, struct attn_error *err);
+
+/*
+ * Whether going from p's knobs to cfg changes only the stages after the
+ * projections (mask, scaling, temperature, dropout, training mode, the
+ * generator path, the dropout pass or seed).
+ */
+bool pipeline_attend_only(const struct pipeline *p, const struct attention_config *cfg);
+
+/*
+ * Recomputes p's stages from the scores on, for cfg, when
+ * pipeline_attend_only(p, cfg).  On failure (a bad knob, or no memory for
+ * the buffers cfg needs) p is as it was.
+ */
+enum attn_status pipeline_reattend(struct pipeline *p, const struct attention_config *cfg,
+                                   struct attn_error *err);
+
+/*
+ * Shows block layer (from 0, below p->layers) in every per-layer stage:
+ * the stage views then read that layer's numbers.  ATTN_OK, or an error
+ * naming the range.
+ */
+enum attn_status pipeline_select_layer(struct pipeline *p, int layer, struct attn_error *err);
+
+/* Whether stage s has one matrix per layer (the block's stages of a model). */
+bool pipeline_stage_per_layer(const struct pipeline *p, enum pipeline_stage s);
+
+/*
+ * Gives p's tokens their labels: each token's text, "text#i" for a text
+ * the sentence has more than once (for the families' create).
+ */
+enum attn_status pipeline_label_tokens(struct pipeline *p, struct attn_error *err);
+
+/*
+ * The same labels for any token list: *labels is tl's own text, or points
+ * into *storage (the caller frees it) when a text repeats.
+ */
+enum attn_status pipeline_label_list(const struct token_list *tl, char **storage,
+                                     const char *const **labels, struct attn_error *err);
+
+/* A stage's matrix and labels, as every front end shows it. */
+struct pipeline_view {
+    struct matrix m;                /* a view: never destroyed */
+    const char *const *row_labels;  /* (m.rows) query tokens */
+    const char *const *col_labels;  /* (m.cols) key tokens, or NULL: "d0", "d1", ... */
+    const unsigned char *row_marked; /* (m.rows) 1: a made-up token's row, or NULL */
+    int col_group;                  /* columns per head (0: no heads across the columns) */
+};
+
+const char *pipeline_stage_name(enum pipeline_stage s);
+/* The stage's formula under p's variant and knobs ("Q = x W_q^T", "out = context"). */
+const char *pipeline_stage_formula(const struct pipeline *p, enum pipeline_stage s);
+bool pipeline_stage_per_head(enum pipeline_stage s);
+enum stage_cells pipeline_stage_cells(enum pipeline_stage s);
+/* Returns 0 and sets *s if name is a stage's name, -1 otherwise. */
+int pipeline_stage_parse(const char *name, enum pipeline_stage *s);
+
+/* Whether p has this stage (embeddings and positional exist only with PE on). */
+bool pipeline_stage_present(const struct pipeline *p, enum pipeline_stage s);
+
+/*
+ * The names of the stages p has, in pipeline order, separated by sep, into
+ * buf (for messages and the usage text); returns buf.
+ */
+char *pipeline_stage_names(const struct pipeline *p, const char *sep, char *buf, size_t size);
+
+/* The view of stage s (for per-head stages, of head; otherwise head is ignored). */
+void pipeline_stage_view(const struct pipeline *p, enum pipeline_stage s, int head,
+                         struct pipeline_view *v);
+
+/*
+ * Every head of a per-head stage: (H, nq, nk), or NULL for other stages.
+ * *count is the number of floats.
+ */
+const float *pipeline_stage_all_heads(const struct pipeline *p, enum pipeline_stage s,
+                                      size_t *count);
+
+/*
+ * What the scores are divided by, in words and numbers: the one description
+ * of the scaling that formulas and the inspector all use.
+ */
+struct pipeline_scaling {
+    const char *symbol; /* "sqrt(d_k)", "sqrt(--scale-dim)", "sqrt(d_k) (l+1)", "(l+1)", or NULL */
+    int dim;            /* the number under the square root (when symbol has one; else 0) */
+    char spelled[48];   /* what symbol stands for here: "sqrt(16)", "sqrt(16) x 3", "3" */
+    int root_of;        /* the number under it, on or off: 1 means scaling changes nothing */
+    bool temperature;   /* divided by the temperature too */
+    float divisor;      /* what the scores are divided by */
+};
+void pipeline_scaling_of(const struct pipeline *p, struct pipeline_scaling *sc);
+
+/* What a stage name given by the user (--stage) picks out. */
+struct pipeline_selection {
+    enum pipeline_stage stage;
+    int head;                 /* -1: every head of a per-head stage */
+    const struct param *param; /* not NULL: this parameter instead of a stage */
+};
+
+/*
+ * What --stage tokens and --stage next select on a trained model: its
+ * tokens with their ids, and its next-token predictions (not stages: they
+ * have no matrix of numbers).
+ */
+#define PIPELINE_SELECT_TOKENS ((enum pipeline_stage)STAGE_COUNT)
+#define PIPELINE_SELECT_NEXT ((enum pipeline_stage)(STAGE_COUNT + 1))
+/* And --stage heads: the model map, one number per head (headmap.h). */
+#define PIPELINE_SELECT_HEADS ((enum pipeline_stage)(STAGE_COUNT + 2))
+/* And --stage lens: the logit lens after the last token (gpt2_logit_lens). */
+#define PIPELINE_SELECT_LENS ((enum pipeline_stage)(STAGE_COUNT + 3))
+
+/*
+ * Resolves name: a stage ("weights"), one head of a per-head stage
+ * ("weights.h1"), a parameter ("W_query.weight"), or on a trained model
+ * "tokens", "next" and "heads".  Returns 0, or -1 when p has nothing by that name.
+ */
+int pipeline_select(const struct pipeline *p, const char *name, struct pipeline_selection *sel);
+
+#endif

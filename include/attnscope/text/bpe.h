@@ -1,0 +1,80 @@
+/*
+ * bpe.h: GPT-2's byte-level BPE tokenizer.
+ *
+ * Text is split by GPT-2's pre-tokenizer pattern (PCRE2, in UTF and UCP
+ * mode, so \p{L} and \s are Unicode's), each piece's bytes are spelled with
+ * GPT-2's byte-to-character table (the printable bytes stand for
+ * themselves, the others for U+0100 onwards: a space is 'Ġ'), and the
+ * merges are applied lowest rank first.  The vocabulary is vocab.json or
+ * encoder.json (a token -> id object), the merges merges.txt or vocab.bpe
+ * (a "#version" line, then "a b" per line).
+ */
+#ifndef ATTNSCOPE_BPE_H
+#define ATTNSCOPE_BPE_H
+
+#include <stddef.h>
+
+#include "attnscope/base/status.h"
+
+/* GPT-2's pre-tokenizer pattern, as its encoder.py writes it. */
+#define BPE_GPT2_PATTERN \
+    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"
+
+struct bpe_table; /* a string -> number hash table (bpe.c) */
+
+struct bpe {
+    int vocab_size;
+    char **token;              /* (vocab_size) each id's token, as the vocabulary spells it */
+    struct bpe_table *ids;     /* token -> id */
+    struct bpe_table *ranks;   /* "a b" -> the merge's rank, from 0 */
+    int merges;
+    size_t longest;            /* the most bytes a token stands for */
+    char **raw;                /* (vocab_size) the bytes each token stands for, or NULL */
+    int *raw_len;              /* (vocab_size) how many; -1 when its spelling is not bytes */
+    void *re;                  /* the compiled pattern (pcre2_code) */
+    char byte_char[256][3];    /* each byte's character, UTF-8, NUL-terminated */
+    short char_byte[324];      /* and back: the byte of code points 0 to 323, or -1 */
+};
+
+/* Loads the vocabulary and the merges; errors name the file (and line). */
+enum attn_status bpe_load(struct bpe *b, const char *vocab_path, const char *merges_path,
+                          struct attn_error *err);
+/*
+ * Loads Hugging Face's tokenizer.json instead: model.vocab and model.merges,
+ * whose merges are "a b" strings in older files and ["a", "b"] pairs in
+ * newer ones (both are read; none at all is refused).
+ */
+enum attn_status bpe_load_tokenizer_json(struct bpe *b, const char *path, struct attn_error *err);
+void bpe_destroy(struct bpe *b);
+
+/*
+ * The ids of len bytes of UTF-8 text, in *ids (malloc'd, the caller
+ * frees) and *count.  Bytes that are not UTF-8 are refused with their
+ * position.  With max_tokens > 0 the encoding stops as soon as the text is
+ * known to need more (ATTN_ELIMIT, "more than N tokens"): a megabyte of
+ * text is not encoded whole to be told it is too long.  The work is
+ * O(n log n) in a piece's length whatever the text.
+ */
+enum attn_status bpe_encode(const struct bpe *b, const char *text, size_t len, int max_tokens,
+                            int **ids, int *count, struct attn_error *err);
+
+/*
+ * How token id is made, into buf: its bytes, GPT-2's characters for them,
+ * and the merges that join those characters, in the order the merges'
+ * ranks apply them ("bytes 20 63 61 74; as characters Ġ c a t; merged by
+ * rank: Ġ+c (9) a+t (4) Ġc+at (11) -> Ġcat (id 267)").  Returns its
+ * length, or -1 for an unknown id.
+ */
+int bpe_token_story(const struct bpe *b, int id, char *buf, size_t size);
+
+/* The bytes token id stands for (its text), NUL-terminated in buf; returns their count or -1. */
+int bpe_token_bytes(const struct bpe *b, int id, char *buf, size_t size);
+
+/*
+ * The bytes token id stands for, however many (*len of them, not
+ * NUL-terminated), or NULL for an unknown id or a spelling that is not
+ * bytes.  The tokenizer's own: valid while it is loaded.
+ */
+const char *bpe_token_raw(const struct bpe *b, int id, int *len);
+
+#endif

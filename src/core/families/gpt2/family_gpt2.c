@@ -1,0 +1,376 @@
+/*
+ * family_gpt2.c: a trained GPT-2 behind the family seam (family.h).
+ *
+ * create tokenizes the sentence with the model's BPE, runs the whole
+ * forward pass once (gpt2_forward: every stage of every block) and points
+ * the pipeline's shared stages (inputs, queries ... output) and its block
+ * stages (ln1 ... residual2) at the layer shown.  Switching layers
+ * (pipeline_select_layer) only moves those views and works out the masked
+ * and scaled scores of the new layer, which the forward pass does not keep
+ * (they are the scores with -inf above the diagonal, and divided: one
+ * layer's worth is enough, and keeps memory near the stage buffers).
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/kernels/rowops.h"
+
+static struct gpt2_state *
+state(const struct pipeline *p)
+{
+    return (struct gpt2_state *)p->family_state;
+}
+
+const struct gpt2_state *
+pipeline_gpt2(const struct pipeline *p)
+{
+    return p != NULL && p->family == &family_gpt2 ? state(p) : NULL;
+}
+
+void
+gpt2_knobs_of(const struct attention_config *cfg, struct gpt2_knobs *k)
+{
+    k->causal = cfg->mask != ATTN_MASK_NONE;
+    k->scaled = cfg->scale;
+    k->temperature = cfg->temperature;
+    k->ablated = NULL;
+}
+
+/* The sentence's ids, <|endoftext|> first with bos; errors say what to change. */
+static enum attn_status
+encode(const struct pipeline_source *src, int **ids, int *n, struct attn_error *err)
+{
+    const struct model *m = src->model;
+    const int limit = m->gpt2.cfg.n_positions;
+    const char *text = src->sentence != NULL ? src->sentence : "";
+    int *got = NULL;
+    int count = 0;
+    enum attn_status st;
+
+    *ids = NULL;
+    *n = 0;
+    if (src->bos && m->eot < 0)
+        return attn_fail(err, ATTN_EVALUE, "--bos: %s's vocabulary has no <|endoftext|>", m->name);
+    if (text[0] != '\0') {
+        /* Encoding stops one past the room: enough to say the text is too long. */
+        const int room = limit - (src->bos ? 1 : 0);
+        st = room > 0 ? bpe_encode(&m->bpe, text, strlen(text), room, &got, &count, err)
+                      : ATTN_ELIMIT;
+        if (st == ATTN_ELIMIT)
+            return attn_fail(err, ATTN_ELIMIT,
+                             "the text is more than %d tokens%s; %s reads at most %d (n_positions "
+                             "in its config.json): shorten it",
+                             room, src->bos ? " beside <|endoftext|>" : "", m->name, limit);
+        if (st != ATTN_OK)
+            return st;
+    }
+    if (count + (src->bos ? 1 : 0) == 0) {
+        free(got);
+        return attn_fail(err, ATTN_EVALUE, "the text is empty: give %s something to read",
+                         m->name);
+    }
+    if (count + (src->bos ? 1 : 0) > limit) {
+        free(got);
+        return attn_fail(err, ATTN_ELIMIT,
+                         "the text is %d tokens%s; %s reads at most %d (n_positions in its "
+                         "config.json): shorten it",
+                         count + (src->bos ? 1 : 0), src->bos ? " with <|endoftext|>" : "",
+                         m->name, limit);
+    }
+    *ids = malloc(((size_t)count + 1) * sizeof **ids);
+    if (*ids == NULL) {
+        free(got);
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    }
+    if (src->bos)
+        (*ids)[0] = m->eot;
+    if (count > 0)
+        memcpy(*ids + (src->bos ? 1 : 0), got, (size_t)count * sizeof *got);
+    *n = count + (src->bos ? 1 : 0);
+    free(got);
+    return ATTN_OK;
+}
+
+size_t
+gpt2_pipeline_bytes(const struct gpt2_config *c, int n, int top)
+{
+    const size_t nn = (size_t)n;
+
+    /* The forward's buffers, one layer's masked and scaled scores, the tokens' text. */
+    return gpt2_run_bytes(c, n, top) + (2 * (size_t)c->n_head * nn * nn + nn) * sizeof(float) +
+           nn * 64;
+}
+
+/* The machine's memory, in bytes (0: unknown). */
+static size_t
+physical_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES);
+    long size = sysconf(_SC_PAGESIZE);
+
+    return pages > 0 && size > 0 ? (size_t)pages * (size_t)size : 0;
+}
+
+static enum attn_status
+gpt2_estimate(const struct attention_config *cfg, const struct pipeline_source *src,
+              size_t *bytes, struct attn_error *err)
+{
+    int *ids;
+    int n;
+    enum attn_status st;
+
+    (void)cfg;
+    if (src->model == NULL)
+        return attn_fail(err, ATTN_EVALUE, "no model to run");
+    st = encode(src, &ids, &n, err);
+    if (st != ATTN_OK)
+        return st;
+    free(ids);
+    *bytes = gpt2_pipeline_bytes(&src->model->gpt2.cfg, n, src->top);
+    return ATTN_OK;
+}
+
+/*
+ * Four fifths of the machine's memory less the model's weights (read into
+ * memory of their own): the stages must fit beside them, and beside the
+ * stages of the pipeline shown while a new one is built (pipeline.c).
+ */
+static size_t
+gpt2_budget(const struct pipeline_source *src, const char **what)
+{
+    const size_t have = physical_bytes();
+    const size_t room = have / 10 * 8;
+    const size_t weights = src->model != NULL ? src->model->gpt2.weights_map_bytes : 0;
+
+    *what = "the room beside the model's weights in four fifths of this machine's memory";
+    if (have == 0)
+        return SIZE_MAX;
+    return room > weights ? room - weights : 0;
+}
+
+/* The tokens' text as the pipeline keeps it: display forms, offsets in the sentence. */
+static enum attn_status
+make_tokens(struct pipeline *p, const struct model *m, const int *ids, int n, bool bos,
+            struct attn_error *err)
+{
+    struct token_list *t = &p->tokens;
+    size_t bytes = 0;
+    size_t widest = 0;
+    int offset = 0;
+    char *shown;
+    char *at;
+
+    /* Room for the longest token's display (a token may stand for hundreds of bytes). */
+    for (int i = 0; i < n; i++) {
+        int len;
+        bpe_token_raw(&m->bpe, ids[i], &len);
+        if (MODEL_TOKEN_DISPLAY_MAX(len) > widest)
+            widest = MODEL_TOKEN_DISPLAY_MAX(len);
+    }
+    widest += MODEL_TOKEN_DISPLAY_MAX(strlen("<|endoftext|>"));
+    shown = malloc(widest);
+    if (shown == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    for (int i = 0; i < n; i++)
+        bytes += strlen(model_token_display(m, ids[i], shown, widest)) + 1;
+    t->text = calloc((size_t)n, sizeof *t->text);
+    t->offset = calloc((size_t)n, sizeof *t->offset);
+    t->length = calloc((size_t)n, sizeof *t->length);
+    t->storage = malloc(bytes);
+    p->made_up = calloc((size_t)n, 1);
+    if (t->text == NULL || t->offset == NULL || t->length == NULL || t->storage == NULL ||
+        p->made_up == NULL) {
+        free(shown);
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    }
+    t->count = n;
+    at = t->storage;
+    for (int i = 0; i < n; i++) {
+        int len = 0;
+        if (!(bos && i == 0))
+            bpe_token_raw(&m->bpe, ids[i], &len);
+        t->text[i] = at;
+        at += sprintf(at, "%s", model_token_display(m, ids[i], shown, widest)) + 1;
+        t->offset[i] = offset;
+        t->length[i] = len;
+        offset += t->length[i];
+    }
+    free(shown);
+    return pipeline_label_tokens(p, err);
+}
+
+/* One layer's masked and scaled scores, as the forward's softmax saw them. */
+static void
+mask_and_scale(struct pipeline *p, const float *scores)
+{
+    struct gpt2_state *s = state(p);
+    const int n = p->st.nq;
+    const int heads = p->st.shape.heads;
+    const bool causal = p->cfg.mask != ATTN_MASK_NONE;
+
+    for (int h = 0; h < heads; h++)
+        for (int i = 0; i < n; i++) {
+            const size_t row = ((size_t)h * n + (size_t)i) * (size_t)n;
+            rowops_softmax(scores + row, s->masked + row, s->scaled + row, s->row, n, 0,
+                           causal ? i + 1 : n, p->st.divisor);
+        }
+}
+
+static struct matrix
+view(float *data, int rows, int cols)
+{
+    return matrix_view(data, rows, cols);
+}
+
+static enum attn_status
+gpt2_select_layer(struct pipeline *p, int layer, struct attn_error *err)
+{
+    struct gpt2_state *s = state(p);
+    const struct gpt2_config *c = &s->model->gpt2.cfg;
+    const struct gpt2_layer_stages *l = &s->run.layers[layer];
+    const int n = s->run.n;
+    const int C = c->n_embd;
+    const int F = c->n_inner;
+
+    (void)err;
+    p->inputs = view(layer == 0 ? s->run.embed : s->run.layers[layer - 1].resid2, n, C);
+    p->block.ln1 = view(l->ln1, n, C);
+    p->st.queries = view(l->q, n, C);
+    p->st.keys = view(l->k, n, C);
+    p->st.values = view(l->v, n, C);
+    p->st.scores = l->scores;
+    p->st.weights = l->weights;
+    p->st.dropped = l->weights; /* no dropout: what the context is made from */
+    p->st.masked = s->masked;
+    p->st.scaled = s->scaled;
+    {
+        struct gpt2_knobs k;
+        gpt2_knobs_of(&p->cfg, &k);
+        p->st.divisor = gpt2_divisor(&s->model->gpt2, &k, layer);
+        p->st.shape.divisor = p->st.divisor;
+    }
+    p->st.context = view(l->context, n, C);
+    p->st.output = view(l->attn, n, C);
+    p->block.residual1 = view(l->resid1, n, C);
+    p->block.ln2 = view(l->ln2, n, C);
+    p->block.fc = view(l->fc, n, F);
+    p->block.gelu = view(l->gelu, n, F);
+    p->block.mlp = view(l->mlp, n, C);
+    p->block.residual2 = view(l->resid2, n, C);
+    mask_and_scale(p, l->scores);
+    return ATTN_OK;
+}
+
+static void
+gpt2_destroy_state(struct pipeline *p)
+{
+    struct gpt2_state *s = state(p);
+
+    /* The shared fields are views into the run: nothing of theirs to free. */
+    memset(&p->embeddings, 0, sizeof p->embeddings);
+    memset(&p->positional, 0, sizeof p->positional);
+    memset(&p->inputs, 0, sizeof p->inputs);
+    memset(&p->st, 0, sizeof p->st);
+    memset(&p->block, 0, sizeof p->block);
+    if (s != NULL) {
+        gpt2_run_destroy(&s->run);
+        free(s->ids);
+        free(s->masked);
+        free(s->scaled);
+        free(s->row);
+        free(s);
+    }
+    p->family_state = NULL;
+}
+
+static enum attn_status
+gpt2_create(struct pipeline *p, const struct attention_config *cfg,
+            const struct pipeline_source *src, struct attn_error *err)
+{
+    const struct model *m = src->model;
+    struct gpt2_knobs k;
+    struct gpt2_state *s;
+    const struct gpt2_config *c;
+    enum attn_status st;
+    int n;
+    size_t per_layer;
+
+    if (m == NULL)
+        return attn_fail(err, ATTN_EVALUE, "no model to run");
+    if (!(cfg->temperature > 0.0))
+        return attn_fail(err, ATTN_EVALUE, "--temperature must be above 0");
+    c = &m->gpt2.cfg;
+    s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    p->family_state = s;
+    s->model = m;
+    s->bos = src->bos;
+    st = encode(src, &s->ids, &n, err);
+    if (st != ATTN_OK)
+        return st;
+    gpt2_knobs_of(cfg, &k);
+    k.ablated = src->ablated;
+    for (int e = 0; src->ablated != NULL && e < c->n_layer * c->n_head; e++)
+        s->ablated_heads += src->ablated[e] != 0;
+    st = gpt2_forward(&m->gpt2, s->ids, n, src->top, &k, &s->run, err);
+    if (st != ATTN_OK)
+        return st;
+    per_layer = (size_t)c->n_head * (size_t)n * (size_t)n;
+    s->masked = malloc(per_layer * sizeof(float));
+    s->scaled = malloc(per_layer * sizeof(float));
+    s->row = malloc((size_t)n * sizeof(float));
+    if (s->masked == NULL || s->scaled == NULL || s->row == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory for the masked scores");
+    st = make_tokens(p, m, s->ids, n, src->bos, err);
+    if (st != ATTN_OK)
+        return st;
+    /* The knobs as this family reads them: the embeddings and positions are always there. */
+    p->cfg.positional = true;
+    p->cfg.dropout = 0.0;
+    p->d_in = c->n_embd;
+    p->layers = c->n_layer;
+    p->embeddings = view(s->run.tok, n, c->n_embd);
+    p->positional = view(s->run.pos, n, c->n_embd);
+    p->block.final = view(s->run.final, n, c->n_embd);
+    p->st.nq = p->st.nk = n;
+    p->scale_without_root = !c->scale_attn_weights;
+    p->scale_by_layer = c->scale_by_layer;
+    p->st.dropout_scale = 1.0f;
+    p->st.shape.d_in = c->n_embd;
+    p->st.shape.heads = c->n_head;
+    p->st.shape.head_dim = c->n_embd / c->n_head;
+    p->st.shape.d_qkv = c->n_embd;
+    p->st.shape.d_output = c->n_embd;
+    p->st.shape.sets = 1;
+    p->st.shape.d_set = 3 * c->n_embd;
+    p->st.shape.dropout_calls = 1;
+    return gpt2_select_layer(p, 0, err);
+}
+
+/* Stages a trained model has: all but the dropout's. */
+const struct family family_gpt2 = {
+    "gpt2",
+    "a trained GPT-2 from its files: every block's stages, layer by layer",
+    (FAMILY_STAGE(STAGE_COUNT) - 1) & ~FAMILY_STAGE(STAGE_DROPPED) &
+        ~FAMILY_STAGE(STAGE_OUTPUT_DROPPED),
+    gpt2_create,
+    NULL,
+    NULL,
+    gpt2_destroy_state,
+    gpt2_estimate,
+    gpt2_select_layer,
+    FAMILY_STAGE(STAGE_INPUTS) | FAMILY_STAGE(STAGE_LN1) | FAMILY_STAGE(STAGE_QUERIES) |
+        FAMILY_STAGE(STAGE_KEYS) | FAMILY_STAGE(STAGE_VALUES) | FAMILY_STAGE(STAGE_SCORES) |
+        FAMILY_STAGE(STAGE_MASKED) | FAMILY_STAGE(STAGE_SCALED) | FAMILY_STAGE(STAGE_WEIGHTS) |
+        FAMILY_STAGE(STAGE_CONTEXT) | FAMILY_STAGE(STAGE_OUTPUT) | FAMILY_STAGE(STAGE_RESIDUAL1) |
+        FAMILY_STAGE(STAGE_LN2) | FAMILY_STAGE(STAGE_FC) | FAMILY_STAGE(STAGE_GELU) |
+        FAMILY_STAGE(STAGE_MLP) | FAMILY_STAGE(STAGE_RESIDUAL2),
+    gpt2_budget,
+};

@@ -1,0 +1,435 @@
+/* model.c: a model folder, or a name in the Hugging Face cache (see model.h). */
+#include "config.h"
+
+#include <dirent.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "attnscope/files/fileio.h"
+#include "attnscope/families/gpt2/model.h"
+#include "attnscope/base/utf8.h"
+
+/* a and b (and c) into out, or false when they do not fit. */
+static bool
+join(char *out, size_t size, const char *a, const char *b, const char *c)
+{
+    int n = snprintf(out, size, "%s%s%s", a, b, c);
+
+    return n >= 0 && (size_t)n < size;
+}
+
+static bool
+is_dir(const char *path)
+{
+    struct stat sb;
+
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+static bool
+is_file(const char *dir, const char *name)
+{
+    char path[MODEL_PATH_MAX + 64];
+    struct stat sb;
+
+    return join(path, sizeof path, dir, "/", name) && stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* The last part of a path or repository id, without trailing slashes. */
+static void
+short_name(const char *what, char *name, size_t size)
+{
+    size_t len = strlen(what);
+    const char *start;
+
+    while (len > 1 && what[len - 1] == '/')
+        len--;
+    start = what + len;
+    while (start > what && start[-1] != '/')
+        start--;
+    snprintf(name, size, "%.*s", (int)(len - (size_t)(start - what)), start);
+}
+
+/*
+ * In a cached repository folder, the snapshot to read: the one refs/main
+ * names, or else the newest holding a config.json.  0, or -1 when none
+ * (why then says what the folder holds: an incomplete download is not an
+ * absent one).
+ */
+static int
+pick_snapshot(const char *repo, char *dir, size_t size, char *why, size_t why_size)
+{
+    char path[MODEL_PATH_MAX];
+    char *rev = NULL;
+    size_t len;
+    struct attn_error ignored;
+    DIR *d;
+    struct dirent *e;
+    time_t newest = 0;
+    bool found = false;
+    int snapshots = 0;
+
+    why[0] = '\0';
+    /* refs/main through the regular-file check: a FIFO there must not hold the program up. */
+    if (join(path, sizeof path, repo, "/refs/main", "") &&
+        fileio_read_regular(path, 256, &rev, &len, &ignored) == ATTN_OK) {
+        rev[strcspn(rev, "\r\n")] = '\0';
+        if (rev[0] != '\0' && strchr(rev, '/') == NULL && strcmp(rev, "..") != 0 &&
+            join(dir, size, repo, "/snapshots/", rev) && is_file(dir, "config.json")) {
+            free(rev);
+            return 0;
+        }
+    }
+    free(rev);
+    d = join(path, sizeof path, repo, "/snapshots", "") ? opendir(path) : NULL;
+    if (d == NULL) {
+        snprintf(why, why_size, "it has no snapshots/ folder");
+        return -1;
+    }
+    while ((e = readdir(d)) != NULL) {
+        char snap[MODEL_PATH_MAX + 300];
+        struct stat sb;
+        if (e->d_name[0] == '.')
+            continue;
+        snapshots++;
+        if (!join(snap, sizeof snap, path, "/", e->d_name) || !is_file(snap, "config.json") ||
+            stat(snap, &sb) != 0)
+            continue;
+        if ((!found || sb.st_mtime > newest) && join(dir, size, snap, "", "")) {
+            newest = sb.st_mtime;
+            found = true;
+        }
+    }
+    closedir(d);
+    if (!found && snapshots > 0)
+        snprintf(why, why_size,
+                 "none of its %d snapshot%s has a config.json (a file missing, or a link to a blob "
+                 "that is not there: an incomplete download?)",
+                 snapshots, snapshots == 1 ? "" : "s");
+    else if (!found)
+        snprintf(why, why_size, "its snapshots/ folder is empty");
+    return found ? 0 : -1;
+}
+
+/* The Hugging Face cache folders to look in, in the order huggingface_hub uses them. */
+static int
+cache_roots(char roots[][MODEL_PATH_MAX], int max)
+{
+    const char *hub = getenv("HF_HUB_CACHE");
+    const char *home = getenv("HF_HOME");
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *user = getenv("HOME");
+    int n = 0;
+
+    if (hub != NULL && hub[0] != '\0' && n < max)
+        snprintf(roots[n++], MODEL_PATH_MAX, "%s", hub);
+    if (home != NULL && home[0] != '\0' && n < max)
+        snprintf(roots[n++], MODEL_PATH_MAX, "%s/hub", home);
+    if (xdg != NULL && xdg[0] != '\0' && n < max)
+        snprintf(roots[n++], MODEL_PATH_MAX, "%s/huggingface/hub", xdg);
+    if (user != NULL && user[0] != '\0' && n < max)
+        snprintf(roots[n++], MODEL_PATH_MAX, "%s/.cache/huggingface/hub", user);
+    return n;
+}
+
+/* Whether what can be a repository id: NAME or ORG/NAME of letters, digits, '-', '_', '.'. */
+static bool
+repo_id(const char *what)
+{
+    int slashes = 0;
+
+    if (what[0] == '\0' || what[0] == '.' || what[0] == '/')
+        return false;
+    for (const char *c = what; *c != '\0'; c++) {
+        if (*c == '/') {
+            if (++slashes > 1 || c[1] == '\0' || c[1] == '.')
+                return false;
+        } else if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                     (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.')) {
+            return false;
+        }
+    }
+    return true;
+}
+
+#ifndef PKGDATADIR
+#define PKGDATADIR "/usr/local/share/attnscope"
+#endif
+
+/* Whether nothing is at dir/name. */
+static bool
+fileio_absent_in(const char *dir, const char *name)
+{
+    char path[MODEL_PATH_MAX + 64];
+
+    return join(path, sizeof path, dir, "/", name) && fileio_absent(path);
+}
+
+/*
+ * A model that ships with attnscope, by its folder's name: under
+ * $ATTNSCOPE_MODELS, the installed samples, beside the program (a build in
+ * a clone), or samples/models here.  0 with dir set, or -1.
+ */
+static int
+shipped_model(const char *what, char *dir, size_t size)
+{
+    char beside[MODEL_PATH_MAX];
+    const char *roots[4];
+
+    fileio_beside_program("samples/models", beside, sizeof beside);
+    roots[0] = getenv("ATTNSCOPE_MODELS");
+    roots[1] = PKGDATADIR "/samples/models";
+    roots[2] = beside;
+    roots[3] = "samples/models";
+    if (strchr(what, '/') != NULL)
+        return -1;
+    for (int i = 0; i < 4; i++)
+        if (roots[i] != NULL && roots[i][0] != '\0' && join(dir, size, roots[i], "/", what) &&
+            is_file(dir, "config.json"))
+            return 0;
+    return -1;
+}
+
+/*
+ * The cached repository of what (a repository id) under the roots: 0 with
+ * dir set, or -1 with *seen set when a repository folder is there but no
+ * usable snapshot (why says what is wrong with it).
+ */
+static int
+find_cached(const char *what, char roots[][MODEL_PATH_MAX], int nroots, char *dir, size_t size,
+            char *seen, size_t seen_size, char *why, size_t why_size)
+{
+    static const char *const orgs[] = { "", "openai-community/", "distilbert/" };
+    char repo[MODEL_PATH_MAX + 300];
+
+    for (int r = 0; r < nroots; r++)
+        for (size_t o = 0; o < sizeof orgs / sizeof orgs[0]; o++) {
+            char id[600];
+            char reason[200];
+            if (o > 0 && strchr(what, '/') != NULL)
+                break;
+            snprintf(id, sizeof id, "%s%s", orgs[o], what);
+            for (char *c = id; *c != '\0'; c++)
+                if (*c == '/') {
+                    memmove(c + 2, c + 1, strlen(c + 1) + 1);
+                    c[0] = c[1] = '-';
+                    c++;
+                }
+            if (!join(repo, sizeof repo, roots[r], "/models--", id) || !is_dir(repo))
+                continue;
+            if (pick_snapshot(repo, dir, size, reason, sizeof reason) == 0)
+                return 0;
+            if (seen[0] == '\0') {
+                snprintf(seen, seen_size, "%s", repo);
+                snprintf(why, why_size, "%s", reason);
+            }
+        }
+    return -1;
+}
+
+enum attn_status
+model_locate(const char *what, struct model_place *where, struct attn_error *err)
+{
+    char roots[4][MODEL_PATH_MAX];
+    char cached[MODEL_PATH_MAX];
+    char seen[MODEL_PATH_MAX + 300] = "";
+    char why[256] = "";
+    char searched[1024] = "";
+    size_t at = 0;
+    int nroots;
+    bool have_cached = false;
+
+    memset(where, 0, sizeof *where);
+    if (what == NULL || what[0] == '\0')
+        return attn_fail(err, ATTN_EVALUE, "--model: give a model folder or a Hugging Face name");
+    nroots = cache_roots(roots, 4);
+    if (repo_id(what))
+        have_cached = shipped_model(what, cached, sizeof cached) == 0 ||
+                      find_cached(what, roots, nroots, cached, sizeof cached, seen, sizeof seen,
+                                  why, sizeof why) == 0;
+    if (is_dir(what)) {
+        /*
+         * A folder of that name here is read, as a path would be; where it
+         * shadows a model of the same name elsewhere, the note says so.  A
+         * folder that is not a model (no config.json) gives way to the model.
+         */
+        if (have_cached && fileio_absent_in(what, "config.json")) {
+            snprintf(where->dir, sizeof where->dir, "%s", cached);
+            short_name(what, where->name, sizeof where->name);
+            (void)attn_fail_text(where->note, sizeof where->note,
+                     "./%.100s is a folder without config.json: reading the model %.100s from "
+                     "%.240s instead",
+                     what, what, cached);
+            return ATTN_OK;
+        }
+        if (!join(where->dir, sizeof where->dir, what, "", ""))
+            return attn_fail(err, ATTN_EIO, "--model: the folder's name is too long");
+        short_name(what, where->name, sizeof where->name);
+        if (have_cached)
+            (void)attn_fail_text(where->note, sizeof where->note,
+                     "reading the folder ./%.100s here, not the model %.100s in %.230s (give that "
+                     "path to read it)",
+                     what, what, cached);
+        return ATTN_OK;
+    }
+    if (!repo_id(what))
+        return attn_fail(err, ATTN_EIO, "--model %s: no such folder", what);
+    if (have_cached) {
+        snprintf(where->dir, sizeof where->dir, "%s", cached);
+        short_name(what, where->name, sizeof where->name);
+        return ATTN_OK;
+    }
+    if (seen[0] != '\0')
+        return attn_fail(err, ATTN_EIO,
+                         "--model %s: %s is in the Hugging Face cache, but %s: download it again "
+                         "(for example `huggingface-cli download %s`)",
+                         what, seen, why, strchr(what, '/') != NULL ? what : "openai-community/gpt2");
+    for (int r = 0; r < nroots; r++)
+        attn_appendf(searched, sizeof searched, &at, "%s%s", r > 0 ? ", " : "", roots[r]);
+    return attn_fail(err, ATTN_EIO,
+                     "--model %s: no such folder, and no download of it in the Hugging Face cache "
+                     "(looked in %s): give the folder, or download it first (for example "
+                     "`huggingface-cli download openai-community/gpt2`)",
+                     what, nroots > 0 ? searched : "no cache folder: HOME is not set");
+}
+
+/* The tokenizer's files, in whichever of their three forms dir has. */
+static enum attn_status
+open_tokenizer(struct model *m, struct attn_error *err)
+{
+    static const char *const pairs[][2] = { { "vocab.json", "merges.txt" },
+                                            { "encoder.json", "vocab.bpe" } };
+    char vocab[MODEL_PATH_MAX + 32];
+    char merges[MODEL_PATH_MAX + 32];
+
+    for (size_t i = 0; i < 2; i++) {
+        /* Present is anything there: a FIFO or a loop of links is then named for what it is. */
+        bool a = !fileio_absent_in(m->dir, pairs[i][0]);
+        bool b = !fileio_absent_in(m->dir, pairs[i][1]);
+        if (!a && !b)
+            continue;
+        if (a != b)
+            return attn_fail(err, ATTN_EIO, "%s/%s: missing (%s is there; they come as a pair)",
+                             m->dir, pairs[i][a ? 1 : 0], pairs[i][a ? 0 : 1]);
+        if (!join(vocab, sizeof vocab, m->dir, "/", pairs[i][0]) ||
+            !join(merges, sizeof merges, m->dir, "/", pairs[i][1]))
+            return attn_fail(err, ATTN_EIO, "%s: the folder's name is too long", m->dir);
+        snprintf(m->tokenizer, sizeof m->tokenizer, "%s", pairs[i][0]);
+        return bpe_load(&m->bpe, vocab, merges, err);
+    }
+    if (!fileio_absent_in(m->dir, "tokenizer.json")) {
+        if (!join(vocab, sizeof vocab, m->dir, "/tokenizer.json", ""))
+            return attn_fail(err, ATTN_EIO, "%s: the folder's name is too long", m->dir);
+        snprintf(m->tokenizer, sizeof m->tokenizer, "tokenizer.json");
+        return bpe_load_tokenizer_json(&m->bpe, vocab, err);
+    }
+    return attn_fail(err, ATTN_EIO,
+                     "%s: no tokenizer: attnscope reads vocab.json and merges.txt (Hugging Face), "
+                     "encoder.json and vocab.bpe (OpenAI's, as the book's chapter 5 downloads), or "
+                     "tokenizer.json",
+                     m->dir);
+}
+
+enum attn_status
+model_open(struct model *m, const char *what, struct attn_error *err)
+{
+    enum attn_status rc;
+
+    memset(m, 0, sizeof *m);
+    m->eot = -1;
+    {
+        struct model_place place;
+        rc = model_locate(what, &place, err);
+        if (rc != ATTN_OK)
+            return rc;
+        memcpy(m->dir, place.dir, sizeof m->dir);
+        memcpy(m->name, place.name, sizeof m->name);
+        memcpy(m->note, place.note, sizeof m->note);
+    }
+    /*
+     * The tokenizer first: its JSON tree (a hundred megabytes for GPT-2's
+     * 50,257 tokens) is freed before the weights are read, so the two never
+     * add up in the peak.
+     */
+    rc = open_tokenizer(m, err);
+    if (rc == ATTN_OK) {
+#ifdef __GLIBC__
+        malloc_trim(0);
+#endif
+        rc = gpt2_load(&m->gpt2, m->dir, err);
+    }
+    if (rc != ATTN_OK) {
+        bpe_destroy(&m->bpe);
+        return rc;
+    }
+    if (m->bpe.vocab_size > m->gpt2.cfg.vocab_size) {
+        rc = attn_fail(err, ATTN_EPARSE,
+                       "%s/%s: %d tokens, but config.json's vocab_size is %d: the tokenizer is not "
+                       "this model's",
+                       m->dir, m->tokenizer, m->bpe.vocab_size, m->gpt2.cfg.vocab_size);
+        model_close(m);
+        return rc;
+    }
+    for (int id = 0; id < m->bpe.vocab_size && m->eot < 0; id++)
+        if (strcmp(m->bpe.token[id], "<|endoftext|>") == 0)
+            m->eot = id;
+    return ATTN_OK;
+}
+
+void
+model_close(struct model *m)
+{
+    gpt2_destroy(&m->gpt2);
+    bpe_destroy(&m->bpe);
+    memset(m, 0, sizeof *m);
+    m->eot = -1;
+}
+
+char *
+model_token_display(const struct model *m, int id, char *buf, size_t size)
+{
+    int n;
+    const char *bytes = bpe_token_raw(&m->bpe, id, &n);
+    size_t used = 0;
+
+    if (size == 0)
+        return buf;
+    buf[0] = '\0';
+    if (bytes == NULL) {
+        snprintf(buf, size, "<%d>", id);
+        return buf;
+    }
+    if (id == m->eot) {
+        snprintf(buf, size, "%s", m->bpe.token[id]);
+        return buf;
+    }
+    for (int i = 0; i < n;) {
+        const unsigned char c = (unsigned char)bytes[i];
+        char piece[8];
+        int len = utf8_length((const unsigned char *)bytes + i, (size_t)(n - i));
+        if (c == ' ')
+            snprintf(piece, sizeof piece, "\xc2\xb7");
+        else if (c == '\n')
+            snprintf(piece, sizeof piece, "\\n");
+        else if (c == '\t')
+            snprintf(piece, sizeof piece, "\\t");
+        else if (c == '\r')
+            snprintf(piece, sizeof piece, "\\r");
+        else if (c < 0x20 || c == 0x7f || len == 0)
+            snprintf(piece, sizeof piece, "\\x%02x", c);
+        else
+            snprintf(piece, sizeof piece, "%.*s", len, bytes + i);
+        if (used + strlen(piece) + 1 > size)
+            break;
+        memcpy(buf + used, piece, strlen(piece) + 1);
+        used += strlen(piece);
+        i += len > 0 ? len : 1;
+    }
+    return buf;
+}

@@ -1,0 +1,29 @@
+/* jsonfile.c: a model's JSON files, capped (see jsonfile.h). */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "attnscope/files/fileio.h"
+#include "attnscope/files/jsonfile.h"
+
+json_t *
+jsonfile_load(const char *path, size_t max_bytes, struct attn_error *err)
+{
+    json_error_t jerr;
+    json_t *root;
+    char *text;
+    size_t len;
+
+    if (fileio_read_regular(path, max_bytes, &text, &len, err) != ATTN_OK)
+        return NULL;
+    root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    free(text);
+    if (root != NULL)
+        return root;
+    if (json_error_code(&jerr) == json_error_out_of_memory || jerr.text[0] == '\0')
+        attn_fail(err, ATTN_ENOMEM, "%s: out of memory parsing its %zu bytes of JSON", path, len);
+    else
+        attn_fail(err, ATTN_EPARSE, "%s:%d:%d: not JSON: %s", path, jerr.line, jerr.column,
+                  jerr.text);
+    return NULL;
+}

@@ -1,0 +1,413 @@
+/* safetensors.c: reading and checking a .safetensors file (see safetensors.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "attnscope/files/fileio.h"
+#include "attnscope/files/safetensors.h"
+
+static const struct {
+    const char *name;
+    enum st_dtype dtype;
+    size_t size;
+} dtypes[] = { { "F32", ST_F32, 4 }, { "F16", ST_F16, 2 }, { "BF16", ST_BF16, 2 } };
+
+size_t
+safetensors_dtype_size(enum st_dtype dtype)
+{
+    return dtypes[dtype].size;
+}
+
+const char *
+safetensors_dtype_name(enum st_dtype dtype)
+{
+    return dtypes[dtype].name;
+}
+
+float
+safetensors_bf16_to_f32(uint16_t b)
+{
+    uint32_t bits = (uint32_t)b << 16;
+    float f;
+
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+float
+safetensors_f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1fu;
+    uint32_t man = h & 0x3ffu;
+    uint32_t bits;
+    float f;
+
+    if (exp == 0x1f) {
+        bits = sign | 0x7f800000u | (man << 13); /* inf, NaN (payload kept) */
+    } else if (exp != 0) {
+        bits = sign | ((exp + 112u) << 23) | (man << 13); /* 127 - 15 = 112 */
+    } else if (man == 0) {
+        bits = sign; /* +-0 */
+    } else {
+        /* A subnormal half: normalise it, each shift one power of two down. */
+        exp = 113;
+        while (!(man & 0x400u)) {
+            man <<= 1;
+            exp--;
+        }
+        bits = sign | (exp << 23) | ((man & 0x3ffu) << 13);
+    }
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* By where they start, then where they end: an empty tensor comes before one that starts there. */
+static int
+by_range(const void *a, const void *b)
+{
+    const struct st_tensor *x = a;
+    const struct st_tensor *y = b;
+
+    if (x->begin != y->begin)
+        return x->begin < y->begin ? -1 : 1;
+    return x->end < y->end ? -1 : x->end > y->end;
+}
+
+/* The tensors array the name index sorts, for qsort's comparison. */
+static const struct st_tensor *sorting;
+
+static int
+by_name(const void *a, const void *b)
+{
+    return strcmp(sorting[*(const int *)a].name, sorting[*(const int *)b].name);
+}
+
+/* One tensor's entry of the header: its dtype, shape and offsets, checked. */
+static enum attn_status
+parse_tensor(struct safetensors *st, const char *name, json_t *entry, struct st_tensor *t,
+             struct attn_error *err)
+{
+    json_t *dtype = json_object_get(entry, "dtype");
+    json_t *shape = json_object_get(entry, "shape");
+    json_t *offsets = json_object_get(entry, "data_offsets");
+    size_t numel = 1;
+    bool empty = false;
+    json_int_t begin;
+    json_int_t end;
+    size_t k;
+
+    if (!json_is_object(entry) || !json_is_string(dtype) || !json_is_array(shape) ||
+        !json_is_array(offsets) || json_array_size(offsets) != 2)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: tensor '%s' needs \"dtype\", \"shape\" and \"data_offsets\" "
+                         "[begin, end]",
+                         st->path, name);
+    for (k = 0; k < sizeof dtypes / sizeof dtypes[0]; k++)
+        if (strcmp(json_string_value(dtype), dtypes[k].name) == 0)
+            break;
+    if (k == sizeof dtypes / sizeof dtypes[0])
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: tensor '%s' is %s, which attnscope does not read (F32, F16, BF16)",
+                         st->path, name, json_string_value(dtype));
+    t->dtype = dtypes[k].dtype;
+    if (json_array_size(shape) > SAFETENSORS_NDIM_MAX)
+        return attn_fail(err, ATTN_ELIMIT, "%s: tensor '%s' has %zu dimensions (at most %d)",
+                         st->path, name, json_array_size(shape), SAFETENSORS_NDIM_MAX);
+    t->ndim = (int)json_array_size(shape);
+    for (int d = 0; d < t->ndim; d++) {
+        json_t *n = json_array_get(shape, (size_t)d);
+        json_int_t v = json_is_integer(n) ? json_integer_value(n) : -1;
+        if (v < 0)
+            return attn_fail(err, ATTN_EPARSE,
+                             "%s: tensor '%s': dimension %d of its shape is not a count", st->path,
+                             name, d);
+        t->shape[d] = (int64_t)v;
+        if (v == 0)
+            empty = true;
+    }
+    for (int d = 0; d < t->ndim && !empty; d++) {
+        /* No product that wraps: a tensor larger than the file is refused below anyway. */
+        if (numel > st->data_size / (size_t)t->shape[d])
+            return attn_fail(err, ATTN_EPARSE,
+                             "%s: tensor '%s' has more elements than the file has bytes", st->path,
+                             name);
+        numel *= (size_t)t->shape[d];
+    }
+    if (empty)
+        numel = 0;
+    t->numel = numel;
+    begin = json_is_integer(json_array_get(offsets, 0)) ? json_integer_value(json_array_get(offsets, 0))
+                                                        : -1;
+    end = json_is_integer(json_array_get(offsets, 1)) ? json_integer_value(json_array_get(offsets, 1))
+                                                      : -1;
+    if (begin < 0 || end < begin)
+        return attn_fail(err, ATTN_EPARSE, "%s: tensor '%s': data_offsets [%lld, %lld] is not a range",
+                         st->path, name, (long long)begin, (long long)end);
+    if ((unsigned long long)end > st->data_size)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: tensor '%s' ends at byte %lld of the data, past its end (%zu bytes): "
+                         "the file is truncated or its header wrong",
+                         st->path, name, (long long)end, st->data_size);
+    t->begin = (size_t)begin;
+    t->end = (size_t)end;
+    if (t->end - t->begin != numel * dtypes[k].size)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: tensor '%s' holds %zu bytes, but %zu %s values take %zu", st->path,
+                         name, t->end - t->begin, numel, dtypes[k].name, numel * dtypes[k].size);
+    t->name = strdup(name);
+    if (t->name == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", st->path);
+    return ATTN_OK;
+}
+
+/* The header's JSON: every tensor parsed, then their ranges checked to tile the data. */
+static enum attn_status
+parse_header(struct safetensors *st, const char *text, size_t len, struct attn_error *err)
+{
+    json_error_t jerr;
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    const char *key;
+    json_t *value;
+    struct st_tensor *sorted;
+    size_t at = 0;
+    enum attn_status rc = ATTN_OK;
+
+    if (root == NULL)
+        return attn_fail(err, ATTN_EPARSE, "%s: the header is not JSON: line %d, column %d: %s",
+                         st->path, jerr.line, jerr.column, jerr.text);
+    if (!json_is_object(root)) {
+        json_decref(root);
+        return attn_fail(err, ATTN_EPARSE, "%s: the header is not a JSON object of tensors",
+                         st->path);
+    }
+    st->tensors = calloc(json_object_size(root) + 1, sizeof *st->tensors);
+    if (st->tensors == NULL) {
+        json_decref(root);
+        return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", st->path);
+    }
+    json_object_foreach(root, key, value)
+    {
+        if (strcmp(key, "__metadata__") == 0) {
+            if (!json_is_object(value)) {
+                rc = attn_fail(err, ATTN_EPARSE, "%s: __metadata__ is not an object", st->path);
+                break;
+            }
+            continue;
+        }
+        rc = parse_tensor(st, key, value, &st->tensors[st->count], err);
+        if (rc != ATTN_OK)
+            break;
+        st->count++;
+    }
+    json_decref(root);
+    if (rc != ATTN_OK)
+        return rc;
+
+    /*
+     * Sorted by where they start and end, the ranges must follow one another from 0 to the
+     * end (an empty tensor where another starts comes first and takes nothing).
+     */
+    sorted = malloc(((size_t)st->count + 1) * sizeof *sorted);
+    if (sorted == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", st->path);
+    memcpy(sorted, st->tensors, (size_t)st->count * sizeof *sorted);
+    qsort(sorted, (size_t)st->count, sizeof *sorted, by_range);
+    for (int i = 0; i < st->count && rc == ATTN_OK; i++) {
+        if (sorted[i].begin < at)
+            rc = attn_fail(err, ATTN_EPARSE, "%s: tensors '%s' and '%s' overlap", st->path,
+                           sorted[i - 1].name, sorted[i].name);
+        else if (sorted[i].begin > at)
+            rc = attn_fail(err, ATTN_EPARSE,
+                           "%s: bytes %zu to %zu of the data belong to no tensor (before '%s')",
+                           st->path, at, sorted[i].begin, sorted[i].name);
+        at = sorted[i].end;
+    }
+    if (rc == ATTN_OK && at != st->data_size)
+        rc = attn_fail(err, ATTN_EPARSE,
+                       "%s: the tensors end at byte %zu of the data, but it has %zu: the header "
+                       "does not describe the whole file",
+                       st->path, at, st->data_size);
+    free(sorted);
+    if (rc != ATTN_OK)
+        return rc;
+    st->by_name = malloc(((size_t)st->count + 1) * sizeof *st->by_name);
+    if (st->by_name == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", st->path);
+    for (int i = 0; i < st->count; i++)
+        st->by_name[i] = i;
+    sorting = st->tensors;
+    qsort(st->by_name, (size_t)st->count, sizeof *st->by_name, by_name);
+    sorting = NULL;
+    return ATTN_OK;
+}
+
+/* Reads len bytes at offset of the file; a short read means the file shrank since it was opened. */
+static enum attn_status
+read_at(const struct safetensors *st, void *buf, size_t len, uint64_t offset,
+        struct attn_error *err)
+{
+    unsigned char *p = buf;
+
+    while (len > 0) {
+        ssize_t got = pread(st->fd, p, len > ((size_t)1 << 30) ? (size_t)1 << 30 : len,
+                            (off_t)offset);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return attn_fail(err, ATTN_EIO, "%s: cannot read: %s", st->path, strerror(errno));
+        if (got == 0)
+            return attn_fail(err, ATTN_EIO,
+                             "%s: the file ends at byte %llu, before the data its header names: "
+                             "it was truncated or replaced while attnscope read it",
+                             st->path, (unsigned long long)offset);
+        p += got;
+        len -= (size_t)got;
+        offset += (uint64_t)got;
+    }
+    return ATTN_OK;
+}
+
+enum attn_status
+safetensors_open(struct safetensors *st, const char *path, struct attn_error *err)
+{
+    struct stat sb;
+    unsigned char len8[8];
+    uint64_t n = 0;
+    uint64_t file_size;
+    char *header;
+    enum attn_status rc;
+
+    memset(st, 0, sizeof *st);
+    st->fd = -1;
+    st->path = strdup(path);
+    if (st->path == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
+    if ((rc = fileio_open_regular(path, &st->fd, err)) != ATTN_OK)
+        goto fail;
+    if (fstat(st->fd, &sb) != 0) {
+        rc = attn_fail(err, ATTN_EIO, "%s: %s", path, strerror(errno));
+        goto fail;
+    }
+    file_size = (uint64_t)sb.st_size;
+    if (file_size < 8) {
+        rc = attn_fail(err, ATTN_EPARSE, "%s: %llu bytes, too short for a safetensors file", path,
+                       (unsigned long long)file_size);
+        goto fail;
+    }
+    if ((rc = read_at(st, len8, 8, 0, err)) != ATTN_OK)
+        goto fail;
+    for (int k = 7; k >= 0; k--)
+        n = (n << 8) | len8[k];
+    if (n > SAFETENSORS_HEADER_MAX || n > file_size - 8) {
+        rc = attn_fail(err, ATTN_EPARSE,
+                       "%s: the header is said to be %llu bytes, but the file has %llu after its "
+                       "length%s: not a safetensors file, or a truncated one",
+                       path, (unsigned long long)n, (unsigned long long)(file_size - 8),
+                       n > SAFETENSORS_HEADER_MAX ? " (and attnscope reads at most 100 MB)" : "");
+        goto fail;
+    }
+    if (file_size - 8 - n > SIZE_MAX) {
+        rc = attn_fail(err, ATTN_ELIMIT, "%s: too large for this machine's address space", path);
+        goto fail;
+    }
+    st->data_start = 8 + n;
+    st->data_size = (size_t)(file_size - 8 - n);
+    header = malloc((size_t)n + 1);
+    if (header == NULL) {
+        rc = attn_fail(err, ATTN_ENOMEM, "%s: out of memory for its %llu-byte header", path,
+                       (unsigned long long)n);
+        goto fail;
+    }
+    rc = read_at(st, header, (size_t)n, 8, err);
+    if (rc == ATTN_OK)
+        rc = parse_header(st, header, (size_t)n, err);
+    free(header);
+    if (rc != ATTN_OK)
+        goto fail;
+    return ATTN_OK;
+fail:
+    safetensors_close(st);
+    return rc;
+}
+
+void
+safetensors_close(struct safetensors *st)
+{
+    if (st->tensors != NULL)
+        for (int i = 0; i < st->count; i++)
+            free(st->tensors[i].name);
+    free(st->tensors);
+    free(st->by_name);
+    if (st->fd >= 0)
+        close(st->fd);
+    free(st->path);
+    memset(st, 0, sizeof *st);
+    st->fd = -1;
+}
+
+const struct st_tensor *
+safetensors_find(const struct safetensors *st, const char *name)
+{
+    int lo = 0;
+    int hi = st->count;
+
+    if (st->by_name == NULL)
+        return NULL;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        int c = strcmp(st->tensors[st->by_name[mid]].name, name);
+        if (c == 0)
+            return &st->tensors[st->by_name[mid]];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+enum attn_status
+safetensors_read_f32(const struct safetensors *st, const struct st_tensor *t, float *out,
+                     struct attn_error *err)
+{
+    const size_t esize = dtypes[t->dtype].size;
+    const uint16_t one = 1;
+    unsigned char little;
+    /* A piece at a time through a small buffer: little-endian bytes to floats on any host. */
+    unsigned char chunk[1 << 16];
+    const size_t per = sizeof chunk / esize;
+
+    memcpy(&little, &one, 1);
+    /* Float32 on a little-endian host: the file's bytes are the values. */
+    if (t->dtype == ST_F32 && little == 1)
+        return read_at(st, out, t->numel * sizeof *out, st->data_start + t->begin, err);
+    for (size_t done = 0; done < t->numel;) {
+        const size_t n = t->numel - done < per ? t->numel - done : per;
+        enum attn_status rc =
+            read_at(st, chunk, n * esize, st->data_start + t->begin + done * esize, err);
+        if (rc != ATTN_OK)
+            return rc;
+        for (size_t i = 0; i < n; i++) {
+            const unsigned char *b = chunk + i * esize;
+            if (t->dtype == ST_F32) {
+                uint32_t bits = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+                                (uint32_t)b[3] << 24;
+                memcpy(&out[done + i], &bits, sizeof out[0]);
+            } else {
+                uint16_t bits = (uint16_t)(b[0] | (b[1] << 8));
+                out[done + i] = t->dtype == ST_F16 ? safetensors_f16_to_f32(bits)
+                                                   : safetensors_bf16_to_f32(bits);
+            }
+        }
+        done += n;
+    }
+    return ATTN_OK;
+}

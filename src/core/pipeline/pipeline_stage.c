@@ -1,0 +1,583 @@
+/*
+ * pipeline_stage.c: the stage table (see PIPELINE_STAGE_LIST in pipeline.h).
+ *
+ * Each row of the list becomes one descriptor here: its name, whether it has
+ * a matrix per head, what its cells are, when a pipeline has it, where its
+ * numbers are (stage_view_ID) and its formula (formula_ID).  The functions
+ * are named after the row, so a new row without its functions is a compile
+ * error, not a stage that silently shows another one's numbers.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "attnscope/pipeline/pipeline.h"
+
+struct stage_desc {
+    const char *name;
+    bool per_head;
+    enum stage_cells cells;
+    enum stage_needs needs;
+    void (*view)(const struct pipeline *p, int head, struct pipeline_view *v);
+    const char *(*formula)(const struct pipeline *p);
+};
+
+/* ------------------------------------------------------------ scaling */
+
+void
+pipeline_scaling_of(const struct pipeline *p, struct pipeline_scaling *sc)
+{
+    const struct attention_config *c = &p->cfg;
+
+    sc->symbol = NULL;
+    sc->dim = 0;
+    sc->spelled[0] = '\0';
+    sc->root_of = c->scale_dim > 0 ? c->scale_dim : p->st.shape.head_dim;
+    if (c->scale && !p->scale_without_root) {
+        sc->symbol = c->scale_dim > 0 ? "sqrt(--scale-dim)" : "sqrt(d_k)";
+        sc->dim = c->scale_dim > 0 ? c->scale_dim : p->st.shape.head_dim;
+        snprintf(sc->spelled, sizeof sc->spelled, "sqrt(%d)", sc->dim);
+    }
+    if (c->scale && p->scale_by_layer) {
+        size_t len = strlen(sc->spelled);
+        sc->symbol = sc->symbol != NULL ? "sqrt(d_k) (l+1)" : "(l+1)";
+        snprintf(sc->spelled + len, sizeof sc->spelled - len, "%s%d", len > 0 ? " x " : "",
+                 p->layer + 1);
+        sc->root_of = 0; /* never "changes nothing": the layer's factor divides */
+    }
+    sc->temperature = c->temperature != 1.0;
+    sc->divisor = p->st.divisor;
+}
+
+/* ------------------------------------------------------ where numbers are */
+
+/* Columns per head of a (n, H d_k) stage, or 0 with one head. */
+static int
+head_columns(const struct pipeline *p)
+{
+    return p->st.shape.heads > 1 ? p->st.shape.head_dim : 0;
+}
+
+static void
+stage_view_embeddings(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->embeddings;
+}
+
+static void
+stage_view_positional(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->positional;
+}
+
+static void
+stage_view_inputs(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->inputs;
+}
+
+/* The rows of the keys' side: the source's tokens across sentences, else the sentence's. */
+static void
+key_rows(const struct pipeline *p, struct pipeline_view *v)
+{
+    v->row_labels = p->key_labels;
+    v->row_marked = p->qkv_given ? NULL : p->cfg.cross ? p->source_made_up : p->made_up;
+}
+
+static void
+stage_view_source(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->source;
+    key_rows(p, v);
+}
+
+static void
+stage_view_queries(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->st.queries;
+    v->col_group = head_columns(p);
+}
+
+static void
+stage_view_keys(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->st.keys;
+    key_rows(p, v);
+    v->col_group = head_columns(p);
+}
+
+static void
+stage_view_values(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->st.values;
+    key_rows(p, v);
+    v->col_group = head_columns(p);
+}
+
+/* One head of a (H, nq, nk) stage, rows the queries and columns the keys. */
+static void
+one_head(const struct pipeline *p, const float *all, int head, struct pipeline_view *v)
+{
+    if (head < 0 || head >= p->st.shape.heads)
+        head = 0;
+    v->m = attention_head(&p->st, all, head);
+    v->col_labels = p->key_labels;
+}
+
+static void
+stage_view_scores(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    one_head(p, p->st.scores, head, v);
+}
+
+static void
+stage_view_masked(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    one_head(p, p->st.masked, head, v);
+}
+
+static void
+stage_view_scaled(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    one_head(p, p->st.scaled, head, v);
+}
+
+static void
+stage_view_weights(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    one_head(p, p->st.weights, head, v);
+}
+
+static void
+stage_view_dropped(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    one_head(p, p->st.dropped, head, v);
+}
+
+static void
+stage_view_averaged(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->st.averaged;
+    v->col_labels = p->key_labels;
+}
+
+static void
+stage_view_context(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->st.context;
+    v->col_group = head_columns(p);
+}
+
+static void
+stage_view_output(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->st.output;
+}
+
+static void
+stage_view_output_dropped(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->st.output_dropped;
+}
+
+static void
+stage_view_ln1(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.ln1;
+}
+
+static void
+stage_view_residual1(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.residual1;
+}
+
+static void
+stage_view_ln2(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.ln2;
+}
+
+static void
+stage_view_fc(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.fc;
+}
+
+static void
+stage_view_gelu(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.gelu;
+}
+
+static void
+stage_view_mlp(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.mlp;
+}
+
+static void
+stage_view_residual2(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.residual2;
+}
+
+static void
+stage_view_final(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.final;
+}
+
+/* ----------------------------------------------------------------- formulas */
+
+/* Whether p is a trained model's (its stages are a transformer block's). */
+static bool
+is_model(const struct pipeline *p)
+{
+    return p->family != NULL && (p->family->stages & FAMILY_STAGE(STAGE_LN1)) != 0;
+}
+
+static const char *
+formula_embeddings(const struct pipeline *p)
+{
+    return is_model(p) ? "wte[token id]" : "vocabulary[token]";
+}
+
+static const char *
+formula_positional(const struct pipeline *p)
+{
+    return is_model(p) ? "wpe[position]" : p->cfg.positional_learned ? "nn.Embedding(n, d_in)" : "PE(pos, i)";
+}
+
+static const char *
+formula_inputs(const struct pipeline *p)
+{
+    if (is_model(p))
+        return p->layer == 0 ? "x = embeddings + positional" : "x = the block before's residual2";
+    return !p->cfg.positional ? "x = embeddings"
+           : p->cfg.positional_learned ? "x = embeddings + P" : "x = embeddings + PE";
+}
+
+static const char *
+formula_source(const struct pipeline *p)
+{
+    return p->cfg.positional ? "x_src = embeddings + PE (the source sentence)"
+                             : "x_src = embeddings (the source sentence)";
+}
+
+static const char *
+formula_ln1(const struct pipeline *p)
+{
+    (void)p;
+    return "LayerNorm(x) = (x - mean) / sqrt(var + eps) * g + b";
+}
+
+/* The projection of Q, K or V (k = 0, 1, 2) under p's variant. */
+static const char *
+projection(const struct pipeline *p, int k)
+{
+    static const char *const plain[] = { "Q = x", "K = x", "V = x" };
+    static const char *const rand[] = { "Q = x W_q", "K = x W_k", "V = x W_v" };
+    static const char *const lin[] = { "Q = x W_q^T", "K = x W_k^T", "V = x W_v^T" };
+    static const char *const lin_b[] = { "Q = x W_q^T + b_q", "K = x W_k^T + b_k",
+                                         "V = x W_v^T + b_v" };
+
+    static const char *const model[] = { "Q = ln1 W_q + b_q", "K = ln1 W_k + b_k",
+                                         "V = ln1 W_v + b_v" };
+
+    if (p->qkv_given)
+        return "given";
+    if (is_model(p))
+        return model[k];
+    switch (attention_variant_info(p->cfg.variant)->proj) {
+    case PROJ_NONE:
+        return plain[k];
+    case PROJ_RAND:
+        return rand[k];
+    case PROJ_LINEAR_LISTS:
+    case PROJ_IN_PROJ:
+        return lin_b[k]; /* the notes' nn.Linear layers and in_proj keep their biases */
+    case PROJ_LINEAR:
+    case PROJ_LINEAR_PER_HEAD:
+    case PROJ_LINEAR_SPLIT:
+        break;
+    }
+    return p->cfg.qkv_bias ? lin_b[k] : lin[k];
+}
+
+static const char *
+formula_queries(const struct pipeline *p)
+{
+    return projection(p, 0);
+}
+
+static const char *
+formula_keys(const struct pipeline *p)
+{
+    return projection(p, 1);
+}
+
+static const char *
+formula_values(const struct pipeline *p)
+{
+    return projection(p, 2);
+}
+
+static const char *
+formula_scores(const struct pipeline *p)
+{
+    (void)p;
+    return "Q_h K_h^T";
+}
+
+static const char *
+formula_masked(const struct pipeline *p)
+{
+    return p->cfg.mask == ATTN_MASK_NONE ? "scores (no mask)" : "scores, -inf where j > i";
+}
+
+static const char *
+formula_scaled(const struct pipeline *p)
+{
+    struct pipeline_scaling sc;
+
+    pipeline_scaling_of(p, &sc);
+    if (sc.symbol == NULL)
+        return sc.temperature ? "masked / T" : "masked (not scaled)";
+    if (p->cfg.scale_dim > 0)
+        return sc.temperature ? "masked / (sqrt(--scale-dim) T)" : "masked / sqrt(--scale-dim)";
+    return sc.temperature ? "masked / (sqrt(d_k) T)" : "masked / sqrt(d_k)";
+}
+
+static const char *
+formula_weights(const struct pipeline *p)
+{
+    struct pipeline_scaling sc;
+
+    /* What softmax is given: the scaled scores only when something divided them. */
+    pipeline_scaling_of(p, &sc);
+    if (sc.symbol != NULL || sc.temperature)
+        return "softmax(scaled) by row";
+    return p->cfg.mask == ATTN_MASK_NONE ? "softmax(scores) by row" : "softmax(masked) by row";
+}
+
+static const char *
+formula_dropped(const struct pipeline *p)
+{
+    return p->st.dropout_on ? "dropout(weights)" : "weights (no dropout)";
+}
+
+static const char *
+formula_averaged(const struct pipeline *p)
+{
+    (void)p;
+    return "sum_h dropped_h / H (nn.MultiheadAttention's returned weights)";
+}
+
+static const char *
+formula_context(const struct pipeline *p)
+{
+    return is_model(p) || p->st.shape.dropout_output ? "weights_h V_h, concatenated"
+                                                      : "dropped_h V_h, concatenated";
+}
+
+static const char *
+formula_output(const struct pipeline *p)
+{
+    if (is_model(p))
+        return "context W_o + b_o";
+    return attention_variant_has_out_proj(p->cfg.variant) ? "context W_o^T + b_o"
+                                                          : "context (no output projection)";
+}
+
+static const char *
+formula_output_dropped(const struct pipeline *p)
+{
+    return p->st.dropout_on ? "dropout(output)" : "output (no dropout)";
+}
+
+static const char *
+formula_residual1(const struct pipeline *p)
+{
+    (void)p;
+    return "x + output";
+}
+
+static const char *
+formula_ln2(const struct pipeline *p)
+{
+    (void)p;
+    return "LayerNorm(residual1)";
+}
+
+static const char *
+formula_fc(const struct pipeline *p)
+{
+    (void)p;
+    return "ln2 W_fc + b_fc";
+}
+
+static const char *
+formula_gelu(const struct pipeline *p)
+{
+    (void)p;
+    return "0.5 fc (1 + tanh(sqrt(2/pi) (fc + 0.044715 fc^3)))";
+}
+
+static const char *
+formula_mlp(const struct pipeline *p)
+{
+    (void)p;
+    return "gelu W_proj + b_proj";
+}
+
+static const char *
+formula_residual2(const struct pipeline *p)
+{
+    (void)p;
+    return "residual1 + mlp";
+}
+
+static const char *
+formula_final(const struct pipeline *p)
+{
+    (void)p;
+    return "LayerNorm(the last residual2) (ln_f)";
+}
+
+/* ------------------------------------------------------------------ table */
+
+static const struct stage_desc stages[] = {
+#define PIPELINE_STAGE_DESC(e, id, per_head, cells, needs) \
+    [e] = { #id, per_head, cells, needs, stage_view_##id, formula_##id },
+    PIPELINE_STAGE_LIST(PIPELINE_STAGE_DESC)
+#undef PIPELINE_STAGE_DESC
+};
+_Static_assert(sizeof stages / sizeof stages[0] == STAGE_COUNT, "one descriptor per stage");
+
+const char *
+pipeline_stage_name(enum pipeline_stage s)
+{
+    return (unsigned)s < STAGE_COUNT ? stages[s].name : "?";
+}
+
+const char *
+pipeline_stage_formula(const struct pipeline *p, enum pipeline_stage s)
+{
+    return (unsigned)s < STAGE_COUNT ? stages[s].formula(p) : "?";
+}
+
+bool
+pipeline_stage_per_head(enum pipeline_stage s)
+{
+    return (unsigned)s < STAGE_COUNT && stages[s].per_head;
+}
+
+enum stage_cells
+pipeline_stage_cells(enum pipeline_stage s)
+{
+    return (unsigned)s < STAGE_COUNT ? stages[s].cells : CELLS_VALUES;
+}
+
+int
+pipeline_stage_parse(const char *name, enum pipeline_stage *s)
+{
+    for (int i = 0; i < STAGE_COUNT; i++) {
+        if (strcmp(name, stages[i].name) == 0) {
+            *s = (enum pipeline_stage)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+bool
+pipeline_stage_present(const struct pipeline *p, enum pipeline_stage s)
+{
+    if ((unsigned)s >= STAGE_COUNT || p->family == NULL || !(p->family->stages & FAMILY_STAGE(s)))
+        return false;
+    switch (stages[s].needs) {
+    case NEEDS_NOTHING:
+        return true;
+    case NEEDS_SENTENCE:
+        return !p->qkv_given;
+    case NEEDS_POSITIONAL:
+        return !p->qkv_given && p->cfg.positional;
+    case NEEDS_WEIGHT_DROPOUT:
+        return !p->st.shape.dropout_output;
+    case NEEDS_OUTPUT_DROPOUT:
+        return p->st.shape.dropout_output;
+    case NEEDS_AVERAGE:
+        return !p->qkv_given && attention_variant_averages(p->cfg.variant);
+    case NEEDS_SOURCE:
+        return !p->qkv_given && p->cfg.cross;
+    }
+    return false;
+}
+
+char *
+pipeline_stage_names(const struct pipeline *p, const char *sep, char *buf, size_t size)
+{
+    size_t len = 0;
+
+    if (size == 0)
+        return buf;
+    buf[0] = '\0';
+    for (int i = 0; i < STAGE_COUNT; i++) {
+        int n;
+        if (p != NULL && !pipeline_stage_present(p, (enum pipeline_stage)i))
+            continue;
+        n = snprintf(buf + len, size - len, "%s%s", len ? sep : "", stages[i].name);
+        if (n < 0 || (size_t)n >= size - len) {
+            buf[len] = '\0'; /* whole names only */
+            break;
+        }
+        len += (size_t)n;
+    }
+    return buf;
+}
+
+void
+pipeline_stage_view(const struct pipeline *p, enum pipeline_stage s, int head,
+                    struct pipeline_view *v)
+{
+    memset(v, 0, sizeof *v);
+    v->row_labels = p->query_labels;
+    v->row_marked = p->qkv_given ? NULL : p->made_up;
+    if ((unsigned)s < STAGE_COUNT)
+        stages[s].view(p, head, v);
+}
+
+const float *
+pipeline_stage_all_heads(const struct pipeline *p, enum pipeline_stage s, size_t *count)
+{
+    struct pipeline_view v;
+
+    *count = 0;
+    if (!pipeline_stage_per_head(s))
+        return NULL;
+    /* Head 0's matrix starts the (H, nq, nk) buffer. */
+    pipeline_stage_view(p, s, 0, &v);
+    *count = (size_t)p->st.shape.heads * (size_t)p->st.nq * (size_t)p->st.nk;
+    return v.m.data;
+}
