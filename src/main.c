@@ -15,6 +15,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "attnscope/families/gpt2/gpt2_export.h"
 #include "attnscope/pipeline/export.h"
 #include "attnscope/families/gpt2/family_gpt2.h"
 #include "attnscope/files/fileio.h"

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "attnscope/families/gpt2/gpt2_export.h"
 #include "attnscope/pipeline/export.h"
 #include "attnscope/families/gpt2/family_gpt2.h"
 #include "attnscope/families/gpt2/headmap.h"

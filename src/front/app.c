@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnscope/families/gpt2/gpt2_export.h"
 #include "attnscope/pipeline/export.h"
 #include "attnscope/families/gpt2/family_gpt2.h"
 #include "attnscope/families/gpt2/headmap.h"

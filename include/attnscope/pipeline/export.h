@@ -37,36 +37,17 @@ enum attn_status export_stage(const struct pipeline *p, enum pipeline_stage s, c
                               int *written, struct attn_error *err);
 
 /*
- * A trained model's export (family_gpt2): tokens.csv (position,id,token),
- * the model-wide stages (embeddings.csv, positional.csv, final.csv),
- * layerL/ for every layer with its stages under the names above
- * (weights.hH.csv, ln1.csv, residual1.csv, ...), and next.csv
- * (position,rank,id,token,probability); or only the selected ones (count
- * of them, when sel is not NULL: "tokens", "next", "heads" (heads.csv,
- * the model map) and "lens" (lens.csv, the logit lens after the last
- * token) among them), a per-layer stage in every layer's folder.  All or
- * nothing.  The whole export replaces the layer folders an earlier one
- * made (a smaller model's leaves no stale layers); a selection adds its
- * files beside them.  Moves through p's layers and back to the one shown.
+ * For the families' own exports (a trained model's: gpt2_export.h): stage
+ * s of p into the batch, in folder (NULL: the top), one head or every head
+ * when head is -1, under export_file_name's names; and the end of a batch,
+ * committed when st is ATTN_OK (*written its files) or abandoned.
  */
-enum attn_status export_model(struct pipeline *p, const struct pipeline_selection *sel, int count,
-                              const char *dir, int *written, struct attn_error *err);
-
-/*
- * What a trained model's view exports with x: the stage shown (in its
- * layer's folder, layerL/weights.hH.csv, as --export names it, or at the
- * top for a model-wide stage), the model map (heads.csv: a row per layer
- * and head, every measure), or the predictions (next.csv, and lens.csv:
- * the logit lens after position, each layer's likeliest tokens).  Files
- * of other layers, other stages and of the user stay.  EXPORT_MODEL_QKV:
- * the layer's queries, keys and values together.
- */
-enum export_model_what { EXPORT_MODEL_STAGE, EXPORT_MODEL_QKV, EXPORT_MODEL_MAP, EXPORT_MODEL_NEXT };
-
-/* head: one, or -1 for every head of a per-head stage; position: the lens's (-1: the last). */
-enum attn_status export_model_view(struct pipeline *p, enum export_model_what what,
-                                   enum pipeline_stage s, int head, int position, const char *dir,
-                                   int *written, struct attn_error *err);
+struct fileio_batch;
+enum attn_status export_write_stage(struct fileio_batch *b, const struct pipeline *p,
+                                    enum pipeline_stage s, int head, const char *folder,
+                                    struct attn_error *err);
+enum attn_status export_finish(struct fileio_batch *b, enum attn_status st, int *written,
+                               struct attn_error *err);
 
 /* The file name of stage s (and head, for per-head stages): "weights.h1.csv". */
 void export_file_name(enum pipeline_stage s, int head, char *buf, size_t size);

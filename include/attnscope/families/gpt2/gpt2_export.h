@@ -1,0 +1,43 @@
+/*
+ * gpt2_export.h: a trained model's export, every layer as CSV files, and
+ * what its view's screens show.
+ */
+#ifndef ATTNSCOPE_GPT2_EXPORT_H
+#define ATTNSCOPE_GPT2_EXPORT_H
+
+#include "attnscope/pipeline/export.h"
+#include "attnscope/pipeline/pipeline.h"
+
+/*
+ * A trained model's export (family_gpt2): tokens.csv (position,id,token),
+ * the model-wide stages (embeddings.csv, positional.csv, final.csv),
+ * layerL/ for every layer with its stages under the names above
+ * (weights.hH.csv, ln1.csv, residual1.csv, ...), and next.csv
+ * (position,rank,id,token,probability); or only the selected ones (count
+ * of them, when sel is not NULL: "tokens", "next", "heads" (heads.csv,
+ * the model map) and "lens" (lens.csv, the logit lens after the last
+ * token) among them), a per-layer stage in every layer's folder.  All or
+ * nothing.  The whole export replaces the layer folders an earlier one
+ * made (a smaller model's leaves no stale layers); a selection adds its
+ * files beside them.  Moves through p's layers and back to the one shown.
+ */
+enum attn_status export_model(struct pipeline *p, const struct pipeline_selection *sel, int count,
+                              const char *dir, int *written, struct attn_error *err);
+
+/*
+ * What a trained model's view exports with x: the stage shown (in its
+ * layer's folder, layerL/weights.hH.csv, as --export names it, or at the
+ * top for a model-wide stage), the model map (heads.csv: a row per layer
+ * and head, every measure), or the predictions (next.csv, and lens.csv:
+ * the logit lens after position, each layer's likeliest tokens).  Files
+ * of other layers, other stages and of the user stay.  EXPORT_MODEL_QKV:
+ * the layer's queries, keys and values together.
+ */
+enum export_model_what { EXPORT_MODEL_STAGE, EXPORT_MODEL_QKV, EXPORT_MODEL_MAP, EXPORT_MODEL_NEXT };
+
+/* head: one, or -1 for every head of a per-head stage; position: the lens's (-1: the last). */
+enum attn_status export_model_view(struct pipeline *p, enum export_model_what what,
+                                   enum pipeline_stage s, int head, int position, const char *dir,
+                                   int *written, struct attn_error *err);
+
+#endif

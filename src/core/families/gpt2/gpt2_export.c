@@ -1,0 +1,308 @@
+/* gpt2_export.c: a trained model's files (see gpt2_export.h). */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnscope/base/progress.h"
+#include "attnscope/base/utf8.h"
+#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/gpt2/gpt2_export.h"
+#include "attnscope/families/gpt2/headmap.h"
+#include "attnscope/files/csvio.h"
+#include "attnscope/files/fileio.h"
+
+
+/*
+ * A token's text as a CSV field that is always valid UTF-8 (Python's csv,
+ * pandas and spreadsheets read it): its characters as they are, a
+ * backslash as \\, a newline, tab or carriage return as \n \t \r, and
+ * every other control byte and every byte that is not part of a whole
+ * UTF-8 character (GPT-2 splits characters into byte tokens) as \xHH.
+ * Unambiguous: the bytes come back by undoing the escapes.
+ */
+static void
+write_token_text(FILE *f, const struct bpe *bpe, int id)
+{
+    int n;
+    const char *raw = bpe_token_raw(bpe, id, &n);
+    char *text = malloc(4 * (size_t)n + 1);
+    size_t at = 0;
+
+    if (raw == NULL || text == NULL) {
+        free(text);
+        return;
+    }
+    for (int i = 0; i < n;) {
+        const unsigned char c = (unsigned char)raw[i];
+        int len = utf8_length((const unsigned char *)raw + i, (size_t)(n - i));
+        if (c == '\\' || c == '\n' || c == '\t' || c == '\r') {
+            text[at++] = '\\';
+            text[at++] = c == '\\' ? '\\' : c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+            i++;
+        } else if (len == 0 || c < 0x20 || c == 0x7f) {
+            at += (size_t)sprintf(text + at, "\\x%02X", c);
+            i++;
+        } else {
+            memcpy(text + at, raw + i, (size_t)len);
+            at += (size_t)len;
+            i += len;
+        }
+    }
+    text[at] = '\0';
+    csvio_write_field(f, text);
+    free(text);
+}
+
+/* tokens.csv: position,id,token, the token as the text it stands for (write_token_text). */
+static enum attn_status
+write_model_tokens(struct fileio_batch *b, const struct gpt2_state *g, struct attn_error *err)
+{
+    FILE *f;
+    enum attn_status st = fileio_batch_open(b, "tokens.csv", &f, err);
+
+    if (st != ATTN_OK)
+        return st;
+    fputs("position,id,token\n", f);
+    for (int i = 0; i < g->run.n; i++) {
+        fprintf(f, "%d,%d,", i, g->ids[i]);
+        write_token_text(f, &g->model->bpe, g->ids[i]);
+        fputc('\n', f);
+    }
+    return fileio_batch_close(b, err);
+}
+
+/* next.csv: position,rank,id,token,probability, the top K after every position. */
+static enum attn_status
+write_model_next(struct fileio_batch *b, const struct gpt2_state *g, struct attn_error *err)
+{
+    FILE *f;
+    char value[32];
+    enum attn_status st = fileio_batch_open(b, "next.csv", &f, err);
+
+    if (st != ATTN_OK)
+        return st;
+    fputs("position,rank,id,token,probability\n", f);
+    for (int i = 0; i < g->run.n; i++)
+        for (int t = 0; t < g->run.top; t++) {
+            const int id = g->run.top_ids[(size_t)i * g->run.top + t];
+            fprintf(f, "%d,%d,%d,", i, t + 1, id);
+            write_token_text(f, &g->model->bpe, id);
+            csvio_format_value(value, sizeof value, g->run.top_probs[(size_t)i * g->run.top + t]);
+            fprintf(f, ",%s\n", value);
+        }
+    return fileio_batch_close(b, err);
+}
+
+/*
+ * heads.csv: the model map, a row per layer and head with every measure
+ * (headmap.h): layer,head,entropy,previous,first,self,induction.
+ */
+static enum attn_status
+write_model_heads(struct fileio_batch *b, const struct pipeline *p, struct attn_error *err)
+{
+    const int heads = p->st.shape.heads;
+    const size_t cells = (size_t)p->layers * (size_t)heads;
+    float *m = malloc((size_t)MEASURE_COUNT * cells * sizeof *m);
+    FILE *f;
+    enum attn_status st;
+
+    if (m == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory for the model map");
+    for (int k = 0; k < MEASURE_COUNT; k++)
+        head_measures(p, (enum head_measure)k, m + (size_t)k * cells);
+    st = fileio_batch_open(b, "heads.csv", &f, err);
+    if (st == ATTN_OK) {
+        fputs("layer,head", f);
+        for (int k = 0; k < MEASURE_COUNT; k++)
+            fprintf(f, ",%s", head_measure_name((enum head_measure)k));
+        fputc('\n', f);
+        for (int l = 0; l < p->layers; l++)
+            for (int h = 0; h < heads; h++) {
+                fprintf(f, "%d,%d", l, h);
+                for (int k = 0; k < MEASURE_COUNT; k++) {
+                    char value[32];
+                    csvio_format_value(value, sizeof value,
+                                       m[(size_t)k * cells + (size_t)l * (size_t)heads + (size_t)h]);
+                    fprintf(f, ",%s", value);
+                }
+                fputc('\n', f);
+            }
+        st = fileio_batch_close(b, err);
+    }
+    free(m);
+    return st;
+}
+
+/* How many tokens the logit lens keeps per layer in lens.csv. */
+#define EXPORT_LENS_K 5
+
+/*
+ * lens.csv: the logit lens after position: each layer's stream read
+ * through ln_f and the unembedding, its likeliest tokens
+ * (position,layer,rank,id,token,probability).
+ */
+static enum attn_status
+write_model_lens(struct fileio_batch *b, const struct gpt2_state *g, int position,
+                 struct attn_error *err)
+{
+    const int layers = g->model->gpt2.cfg.n_layer;
+    const int k = EXPORT_LENS_K < g->model->gpt2.cfg.vocab_size ? EXPORT_LENS_K
+                                                                 : g->model->gpt2.cfg.vocab_size;
+    int *ids = malloc((size_t)layers * (size_t)k * sizeof *ids);
+    float *probs = malloc((size_t)layers * (size_t)k * sizeof *probs);
+    FILE *f;
+    enum attn_status st = ids != NULL && probs != NULL
+                              ? gpt2_logit_lens(&g->model->gpt2, &g->run, position, k, ids, probs,
+                                                err)
+                              : attn_fail(err, ATTN_ENOMEM, "out of memory for the logit lens");
+
+    if (st == ATTN_OK)
+        st = fileio_batch_open(b, "lens.csv", &f, err);
+    if (st == ATTN_OK) {
+        fputs("position,layer,rank,id,token,probability\n", f);
+        for (int l = 0; l < layers; l++)
+            for (int t = 0; t < k; t++) {
+                char value[32];
+                const int id = ids[(size_t)l * (size_t)k + (size_t)t];
+                fprintf(f, "%d,%d,%d,%d,", position, l, t + 1, id);
+                write_token_text(f, &g->model->bpe, id);
+                csvio_format_value(value, sizeof value, probs[(size_t)l * (size_t)k + (size_t)t]);
+                fprintf(f, ",%s\n", value);
+            }
+        st = fileio_batch_close(b, err);
+    }
+    free(ids);
+    free(probs);
+    return st;
+}
+
+/*
+ * The selected stages (all present ones when sel is NULL): each layer's
+ * into its folder, a layer at a time (moving to a layer works out its
+ * masked scores), then the model-wide ones at the top.
+ */
+static enum attn_status
+write_model_stages(struct fileio_batch *b, struct pipeline *p, const struct pipeline_selection *sel,
+                   int count, struct attn_error *err)
+{
+    enum attn_status st = ATTN_OK;
+    const int n = sel != NULL ? count : STAGE_COUNT;
+
+    progress_begin("exporting", p->layers);
+    for (int l = 0; l < p->layers && st == ATTN_OK; l++) {
+        char folder[32];
+        if (progress_stopped()) {
+            st = attn_fail(err, ATTN_ESTOPPED, "export stopped at layer %d of %d: nothing was written",
+                           l, p->layers);
+            break;
+        }
+        progress_step(l);
+        snprintf(folder, sizeof folder, "layer%d", l);
+        st = pipeline_select_layer(p, l, err);
+        for (int i = 0; i < n && st == ATTN_OK; i++) {
+            enum pipeline_stage s = sel != NULL ? sel[i].stage : (enum pipeline_stage)i;
+            if ((unsigned)s < STAGE_COUNT && (sel != NULL ? sel[i].param == NULL
+                                                         : pipeline_stage_present(p, s)) &&
+                pipeline_stage_per_layer(p, s))
+                st = export_write_stage(b, p, s, sel != NULL ? sel[i].head : -1, folder, err);
+        }
+    }
+    for (int i = 0; i < n && st == ATTN_OK; i++) {
+        enum pipeline_stage s = sel != NULL ? sel[i].stage : (enum pipeline_stage)i;
+        if ((unsigned)s < STAGE_COUNT &&
+            (sel != NULL ? sel[i].param == NULL : pipeline_stage_present(p, s)) &&
+            !pipeline_stage_per_layer(p, s))
+            st = export_write_stage(b, p, s, sel != NULL ? sel[i].head : -1, NULL, err);
+    }
+    progress_end();
+    return st;
+}
+
+enum attn_status
+export_model_view(struct pipeline *p, enum export_model_what what, enum pipeline_stage s, int head,
+                  int position, const char *dir, int *written, struct attn_error *err)
+{
+    const struct gpt2_state *g = pipeline_gpt2(p);
+    struct fileio_batch b;
+    enum attn_status st;
+    char folder[32];
+
+    if (written != NULL)
+        *written = 0;
+    if (g == NULL)
+        return attn_fail(err, ATTN_EVALUE, "not a trained model's pipeline");
+    if (position < 0 || position >= g->run.n)
+        position = g->run.n - 1;
+    st = fileio_batch_begin(&b, dir, err);
+    if (st != ATTN_OK)
+        return st;
+    snprintf(folder, sizeof folder, "layer%d", p->layer);
+    switch (what) {
+    case EXPORT_MODEL_STAGE:
+        /* One layer's stage goes in its layer's folder, as --export puts it. */
+        st = pipeline_stage_per_layer(p, s) ? export_write_stage(&b, p, s, head, folder, err)
+                                            : export_write_stage(&b, p, s, head, NULL, err);
+        break;
+    case EXPORT_MODEL_QKV:
+        st = export_write_stage(&b, p, STAGE_QUERIES, -1, folder, err);
+        if (st == ATTN_OK)
+            st = export_write_stage(&b, p, STAGE_KEYS, -1, folder, err);
+        if (st == ATTN_OK)
+            st = export_write_stage(&b, p, STAGE_VALUES, -1, folder, err);
+        break;
+    case EXPORT_MODEL_MAP:
+        st = write_model_heads(&b, p, err);
+        break;
+    case EXPORT_MODEL_NEXT:
+        st = write_model_next(&b, g, err);
+        if (st == ATTN_OK)
+            st = write_model_lens(&b, g, position, err);
+        break;
+    }
+    return export_finish(&b, st, written, err);
+}
+
+enum attn_status
+export_model(struct pipeline *p, const struct pipeline_selection *sel, int count, const char *dir,
+             int *written, struct attn_error *err)
+{
+    const struct gpt2_state *g = pipeline_gpt2(p);
+    const int shown = p->layer;
+    struct fileio_batch b;
+    enum attn_status st;
+
+    if (written != NULL)
+        *written = 0;
+    if (g == NULL)
+        return attn_fail(err, ATTN_EVALUE, "not a trained model's pipeline");
+    st = fileio_batch_begin(&b, dir, err);
+    if (st != ATTN_OK)
+        return st;
+    if (sel == NULL || count == 0) {
+        /* A whole model: the layer folders an earlier export made are replaced. */
+        fileio_batch_replaces(&b);
+        st = write_model_tokens(&b, g, err);
+        if (st == ATTN_OK)
+            st = write_model_stages(&b, p, NULL, 0, err);
+        if (st == ATTN_OK && g->run.top > 0)
+            st = write_model_next(&b, g, err);
+    } else {
+        for (int i = 0; i < count && st == ATTN_OK; i++) {
+            if (sel[i].stage == PIPELINE_SELECT_TOKENS)
+                st = write_model_tokens(&b, g, err);
+            else if (sel[i].stage == PIPELINE_SELECT_NEXT)
+                st = write_model_next(&b, g, err);
+            else if (sel[i].stage == PIPELINE_SELECT_HEADS)
+                st = write_model_heads(&b, p, err);
+            else if (sel[i].stage == PIPELINE_SELECT_LENS)
+                st = write_model_lens(&b, g, g->run.n - 1, err);
+        }
+        if (st == ATTN_OK)
+            st = write_model_stages(&b, p, sel, count, err);
+    }
+    if (p->layer != shown && pipeline_select_layer(p, shown, NULL) != ATTN_OK)
+        st = attn_fail(err, ATTN_ENOMEM, "out of memory");
+    return export_finish(&b, st, written, err);
+}

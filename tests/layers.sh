@@ -1,0 +1,84 @@
+#!/bin/sh
+# layers.sh: no folder reaches up (doc/architecture.md, "The tree").
+#
+# The core's folders are layered, each including only its own and those
+# below it: base < kernels < files < text < attention < pipeline <
+# families; a family includes no other family (only the registry,
+# families/families.c, names them all).  The core includes nothing of the
+# renderer or the front ends, the renderer nothing of the front ends, and
+# nothing but src/tui/ includes curses.  Every #include of the tree is
+# checked, headers and sources alike.
+top=${top_srcdir:-.}
+cd "$top" || exit 1
+fail=0
+
+rank() {
+    case $1 in
+    base) echo 0 ;;
+    kernels) echo 1 ;;
+    files) echo 2 ;;
+    text) echo 3 ;;
+    attention) echo 4 ;;
+    pipeline) echo 5 ;;
+    families) echo 6 ;;
+    *) echo 99 ;;
+    esac
+}
+
+# The folder of a core path below src/core/ or include/attnscope/ ("families/gpt2" for a family).
+folder_of() {
+    case $1 in
+    families/*/*) echo "$1" | cut -d/ -f1-2 ;;
+    */*) echo "$1" | cut -d/ -f1 ;;
+    *) echo "" ;;
+    esac
+}
+
+for f in $(find src/core include/attnscope -name '*.[ch]' | sort); do
+    rel=${f#src/core/}
+    rel=${rel#include/attnscope/}
+    own=$(folder_of "$rel")
+    if [ -z "$own" ]; then
+        echo "$f: a core file outside the layered folders"
+        fail=1
+        continue
+    fi
+    own_top=${own%%/*}
+    grep -n '^#include "' "$f" | while IFS= read -r line; do
+        inc=$(printf '%s' "$line" | sed 's/^[0-9]*:#include "\([^"]*\)".*/\1/')
+        no=${line%%:*}
+        case $inc in
+        config.h) continue ;;
+        render/* | front/* | tui/*) echo "$f:$no: the core includes $inc" ; exit 1 ;;
+        attnscope/*) ;;
+        *) echo "$f:$no: includes $inc, outside the tree's layers"; exit 1 ;;
+        esac
+        target=$(folder_of "${inc#attnscope/}")
+        target_top=${target%%/*}
+        if [ "$(rank "$target_top")" -gt "$(rank "$own_top")" ]; then
+            echo "$f:$no: $own reaches up to $target ($inc)"
+            exit 1
+        fi
+        if [ "$target_top" = families ] && [ "$own_top" = families ] && [ "$target" != "$own" ] &&
+            [ "$rel" != families/families.c ]; then
+            echo "$f:$no: $own includes another family's $inc"
+            exit 1
+        fi
+    done || fail=1
+done
+
+# The renderer knows nothing of the front ends; the front ends nothing of the terminal.
+if grep -n '#include "\(front\|tui\)/' src/render/*.[ch]; then
+    echo "src/render includes the front ends (above)"
+    fail=1
+fi
+if grep -n '#include "tui/' src/front/*.[ch]; then
+    echo "src/front includes the terminal's code (above)"
+    fail=1
+fi
+if grep -rn '#include.*curses' src/core src/render src/front --include='*.[ch]'; then
+    echo "only src/tui/ talks to curses (above)"
+    fail=1
+fi
+[ "$fail" -eq 0 ] && echo "every include follows the layers"
+exit "$fail"
