@@ -67,14 +67,14 @@ START_TEST(model_keys_on_the_book_say_so)
     const unsigned long before = a.pipe.generation;
 
     keys("L");
-    ck_assert(!a.view.map);
+    ck_assert(a.view.screen != SCREEN_MAP);
     ck_assert_ptr_nonnull(strstr(a.message, "L shows a trained model's map"));
     keys("a");
     ck_assert_ptr_nonnull(strstr(a.message, "a ablates a trained model's head"));
     keys(".");
     ck_assert_ptr_nonnull(strstr(a.message, "one layer here"));
     keys("N");
-    ck_assert(!a.view.next_view);
+    ck_assert(a.view.screen != SCREEN_NEXT);
     ck_assert_ptr_nonnull(strstr(a.message, "N shows a trained model's next-token predictions"));
     ck_assert_int_eq(a.pipe.generation, before);
 }
@@ -937,7 +937,7 @@ START_TEST(the_model_map_opens_a_head)
     float want[4];
 
     keys("L");
-    ck_assert(a.view.map);
+    ck_assert(a.view.screen == SCREEN_MAP);
     app_key(&a, APP_KEY_TAB);
     ck_assert_int_eq(a.view.map_measure, MEASURE_PREVIOUS);
     app_key(&a, APP_KEY_DOWN);
@@ -954,13 +954,13 @@ START_TEST(the_model_map_opens_a_head)
     }
     free(text);
     app_key(&a, APP_KEY_ENTER);
-    ck_assert(!a.view.map);
+    ck_assert(a.view.screen != SCREEN_MAP);
     ck_assert_int_eq(a.pipe.layer, 1);
     ck_assert_int_eq(a.view.head, 1);
     ck_assert_int_eq(a.view.stage, VIEW_WEIGHTS);
     keys("L");
     app_key(&a, APP_KEY_ESCAPE);
-    ck_assert(!a.view.map);
+    ck_assert(a.view.screen != SCREEN_MAP);
 }
 END_TEST
 
@@ -1016,7 +1016,7 @@ START_TEST(the_sentence_view_follows_the_query)
     struct pipeline_view v;
 
     keys("T");
-    ck_assert(a.view.text_view);
+    ck_assert(a.view.screen == SCREEN_SENTENCE);
     for (int i = 0; i < 3; i++)
         app_key(&a, APP_KEY_RIGHT); /* '·on' */
     app_key(&a, APP_KEY_TAB);   /* head 1 */
@@ -1055,7 +1055,7 @@ START_TEST(the_sentence_view_follows_the_query)
     free(text);
     keys("g");
     app_key(&a, APP_KEY_ESCAPE);
-    ck_assert(!a.view.text_view);
+    ck_assert(a.view.screen != SCREEN_SENTENCE);
 }
 END_TEST
 
@@ -1068,7 +1068,7 @@ START_TEST(the_predictions_view)
     char tok[64];
 
     keys("N");
-    ck_assert(a.view.next_view);
+    ck_assert(a.view.screen == SCREEN_NEXT);
     text = frame_text(100, 30);
     ck_assert_msg(strstr(text, "Next tokens: the likeliest after each position") != NULL, "%s", text);
     model_token_display(&tiny, g->run.top_ids[8 * 3], tok, sizeof tok);
@@ -1078,7 +1078,7 @@ START_TEST(the_predictions_view)
                   "%s", text);
     free(text);
     app_key(&a, APP_KEY_ESCAPE);
-    ck_assert(!a.view.next_view);
+    ck_assert(a.view.screen != SCREEN_NEXT);
 }
 END_TEST
 

@@ -387,14 +387,14 @@ text_view_key(struct app *a, int key)
         break;
     case 'T':
     case APP_KEY_ESCAPE:
-        v->text_view = false;
+        v->screen = SCREEN_STAGE;
         view_clamp(v, &a->pipe);
         break;
     case 'q':
         a->quit = true;
         break;
     case '?':
-        v->text_view = false;
+        v->screen = SCREEN_STAGE;
         v->help = true;
         break;
     default:
@@ -440,13 +440,13 @@ map_key(struct app *a, int key)
         v->head = v->map_col;
         v->stage = VIEW_WEIGHTS;
         v->grid_heads = false;
-        v->map = false;
+        v->screen = SCREEN_STAGE;
         view_clamp(v, &a->pipe);
         app_say(a, "layer %d, head %d", v->map_row, v->map_col);
         break;
     case 'L':
     case APP_KEY_ESCAPE:
-        v->map = false;
+        v->screen = SCREEN_STAGE;
         break;
     case 'x':
     case 'X':
@@ -456,7 +456,7 @@ map_key(struct app *a, int key)
         a->quit = true;
         break;
     case '?':
-        v->map = false;
+        v->screen = SCREEN_STAGE;
         v->help = true;
         break;
     default:
@@ -545,24 +545,24 @@ export_model_shown(struct app *a)
     struct attn_error err;
     int written = 0;
     enum attn_status st;
-    enum pipeline_stage ps = v->text_view ? STAGE_WEIGHTS
+    enum pipeline_stage ps = (v->screen == SCREEN_SENTENCE) ? STAGE_WEIGHTS
                                           : explain_pipeline_stage(&a->pipe, v->stage, false);
     char first[64];
 
-    if (v->map) {
+    if ((v->screen == SCREEN_MAP)) {
         st = export_model_view(&a->pipe, EXPORT_MODEL_MAP, ps, -1, -1, a->export_dir, &written, &err);
         snprintf(first, sizeof first, "heads.csv (the map)");
-    } else if (v->next_view) {
+    } else if ((v->screen == SCREEN_NEXT)) {
         st = export_model_view(&a->pipe, EXPORT_MODEL_NEXT, ps, -1, -1, a->export_dir, &written,
                                &err);
         snprintf(first, sizeof first, "next.csv and lens.csv");
-    } else if (v->stage == VIEW_QKV && !v->text_view) {
+    } else if (v->stage == VIEW_QKV && !(v->screen == SCREEN_SENTENCE)) {
         st = export_model_view(&a->pipe, EXPORT_MODEL_QKV, ps, -1, -1, a->export_dir, &written,
                                &err);
         snprintf(first, sizeof first, "layer%d/queries.csv, keys.csv, values.csv", a->pipe.layer);
     } else {
         /* The sentence view shows one head's weights; a stage, every head (as x does on the toy). */
-        const int head = v->text_view ? v->head : -1;
+        const int head = (v->screen == SCREEN_SENTENCE) ? v->head : -1;
         char name[48];
         st = export_model_view(&a->pipe, EXPORT_MODEL_STAGE, ps, head, -1, a->export_dir,
                                &written, &err);
@@ -884,31 +884,31 @@ app_key(struct app *a, int key)
         app_picker_key(a, key);
         return;
     }
-    if (a->walking && (v->map || v->text_view || v->next_view)) {
+    if (a->walking && ((v->screen == SCREEN_MAP) || (v->screen == SCREEN_SENTENCE) || (v->screen == SCREEN_NEXT))) {
         /* A lesson's step on the map, the sentence or the predictions: its keys still walk it. */
         if (v->following && (key == ' ' || key == 'n' || key == APP_KEY_BACKSPACE || key == 'p')) {
             app_step_to(a, v->step + (key == ' ' || key == 'n' ? 1 : -1));
             return;
         }
-        if (key == APP_KEY_ENTER && !v->map) {
+        if (key == APP_KEY_ENTER && !(v->screen == SCREEN_MAP)) {
             app_step_to(a, v->step);
             return;
         }
         if (key != 'q' && key != '?')
             v->following = false;
     }
-    if (v->map) {
+    if ((v->screen == SCREEN_MAP)) {
         map_key(a, key);
         return;
     }
-    if (v->text_view) {
+    if ((v->screen == SCREEN_SENTENCE)) {
         text_view_key(a, key);
         return;
     }
-    if (v->next_view) {
+    if ((v->screen == SCREEN_NEXT)) {
         v->message = NULL;
         if (key == 'N' || key == APP_KEY_ESCAPE)
-            v->next_view = false;
+            v->screen = SCREEN_STAGE;
         else if (key == 'q')
             a->quit = true;
         else if (key == 'x' || key == 'X')
@@ -968,7 +968,7 @@ app_key(struct app *a, int key)
             app_say(a, "N shows a trained model's next-token predictions (--model)");
             return;
         }
-        v->next_view = true;
+        v->screen = SCREEN_NEXT;
         return;
     }
     if (key == 'T') {
@@ -976,7 +976,7 @@ app_key(struct app *a, int key)
             app_say(a, "T shows the sentence; Q, K and V are given directly here");
             return;
         }
-        v->text_view = true;
+        v->screen = SCREEN_SENTENCE;
         return;
     }
     if (key == 'L') {
@@ -984,7 +984,7 @@ app_key(struct app *a, int key)
             app_say(a, "L shows a trained model's map of layers and heads (--model)");
             return;
         }
-        v->map = true;
+        v->screen = SCREEN_MAP;
         v->map_row = a->pipe.layer;
         v->map_col = v->head;
         return;

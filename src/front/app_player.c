@@ -86,9 +86,10 @@ play_step(struct app *a, int k, struct attn_error *err)
     a->view.mask_matrix = s->mask_matrix;
     a->view.param_matrix = s->param_matrix;
     a->view.param_stage = s->stage;
-    a->view.text_view = s->screen == WALK_SCREEN_SENTENCE;
-    a->view.map = s->screen == WALK_SCREEN_MAP;
-    a->view.next_view = s->screen == WALK_SCREEN_NEXT;
+    a->view.screen = s->screen == WALK_SCREEN_SENTENCE ? SCREEN_SENTENCE
+                     : s->screen == WALK_SCREEN_MAP    ? SCREEN_MAP
+                     : s->screen == WALK_SCREEN_NEXT   ? SCREEN_NEXT
+                                                       : SCREEN_STAGE;
     a->view.map_measure = s->measure;
     a->view.map_row = a->pipe.layer;
     a->view.map_col = s->head;

@@ -1,10 +1,9 @@
 /*
- * view.c: composing a frame (see view.h).
- *
- * Layout, top to bottom: the knob bar, the sentence, the stage bar, the
- * stage's title and formula, its explanation, the heatmap (or the grid of
- * heads) with its legend, the inspector (to the right on wide screens,
- * below otherwise), and the footer with the keys or a message.
+ * view.c: composing a frame (see view.h): the view's state and scratch,
+ * the pieces every screen shares (the knob bar, the sentence, the stage
+ * bar, the footer, a lesson's narration, the panel that explains a cell),
+ * the help and the lessons' picker, and view_render(), which draws the
+ * screen shown from the table of screens (screen.h).
  */
 #include "config.h"
 
@@ -14,17 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnscope/families/gpt2/family_gpt2.h"
-#include "attnscope/families/gpt2/headmap.h"
 #include "attnscope/pipeline/knob.h"
 #include "render/inspect.h"
+#include "render/screen.h"
 #include "render/stagemap.h"
-#include "render/text.h"
 #include "attnscope/families/gpt2/family_gpt2.h"
+#include "render/text.h"
 #include "render/view.h"
 #include "render/view_parts.h"
-
-#define WIDE_SCREEN 110
 
 void
 view_init(struct view *v)
@@ -280,8 +276,8 @@ view_clamp(struct view *v, const struct pipeline *p)
  * The knobs and their keys, from the knob table: "v:mha d:d_out 2 ...", or,
  * when that does not fit, the same values without their names.
  */
-static void
-draw_knob_bar(struct grid *g, const struct pipeline *p)
+void
+view_draw_knob_bar(struct grid *g, const struct pipeline *p)
 {
     char full[KNOB_COUNT][KNOB_TEXT_MAX];
     char terse[KNOB_COUNT][KNOB_TEXT_MAX];
@@ -390,8 +386,8 @@ edit_glyph(const struct view *v, uint32_t cp, int *width)
     return cp;
 }
 
-static void
-draw_sentence(struct grid *g, const struct view *v, const struct pipeline *p, int y)
+void
+view_draw_sentence(struct grid *g, const struct view *v, const struct pipeline *p, int y)
 {
     const char *prefix = !v->editing || !p->cfg.cross ? "sentence: "
                          : v->editing_source         ? "source: "
@@ -493,8 +489,8 @@ stage_bar_width(const struct pipeline *p, bool brief)
     return w;
 }
 
-static void
-draw_stage_bar(struct grid *g, struct view *v, const struct pipeline *p, int y)
+void
+view_draw_stage_bar(struct grid *g, struct view *v, const struct pipeline *p, int y)
 {
     int x = 0;
     struct rect bar = { 0, y, g->width, 1 };
@@ -712,256 +708,6 @@ view_draw_inspector(struct grid *g, struct rect r, struct view *v, const struct 
     }
 }
 
-/* How the all-heads grid tiles width w: heads per row and rows of tiles. */
-static void
-tile_layout(int w, int heads, int *tiles, int *per_row, int *tile_rows)
-{
-    *tiles = heads < VIEW_MAX_TILES ? heads : VIEW_MAX_TILES;
-    *per_row = *tiles;
-    while (*per_row > 1 && w / *per_row < 16)
-        (*per_row)--;
-    *tile_rows = (*tiles + *per_row - 1) / *per_row;
-}
-
-bool
-view_showing_grid(const struct view *v, const struct pipeline *p)
-{
-    return v->grid_heads && explain_stage_per_head(v->stage) && p->st.shape.heads > 1;
-}
-
-#define TILE_MAX_CELL_W 8
-
-/* The widest cell of one heatmap (presentation mode scales its own). */
-#define HEAT_MAX_CELL_W 10
-
-/* The decimals_cap that gives the first tiles heads, w x h each, the decimals of the tightest. */
-static int
-tile_decimals_cap(struct view *v, const struct pipeline *p, int tiles, int w, int h)
-{
-    int fewest = 4;
-
-    for (int t = 0; t < tiles; t++) {
-        struct heatmap_spec spec;
-        struct heatmap_geometry geo;
-        struct rect r = { 0, 0, w, h };
-        if (view_stage_spec(v, p, v->stage, t, &spec) != 0)
-            continue;
-        spec.max_cell_w = TILE_MAX_CELL_W;
-        if (heatmap_measure(&spec, r, &geo) == 0 && geo.decimals < fewest)
-            fewest = geo.decimals;
-    }
-    return fewest == 4 ? 0 : fewest;
-}
-
-/*
- * Heads side by side in the all-heads grid of a w x h area: as many as show
- * the most decimals, among the layouts whose rows of tiles fit h (the most
- * side by side always may).  Two heads of 13 tokens in 120 columns show
- * numbers one above the other where side by side they are colour only.
- */
-int
-view_choose_per_row(struct view *v, const struct pipeline *p, int w, int h)
-{
-    int tiles;
-    int most;
-    int tile_rows;
-    int best = 0;
-    int best_decimals = -2;
-    const int rows = p->st.nq;
-
-    tile_layout(w, p->st.shape.heads, &tiles, &most, &tile_rows);
-    for (int per_row = most; per_row >= 1; per_row--) {
-        int cap;
-        int decimals;
-        tile_rows = (tiles + per_row - 1) / per_row;
-        if (per_row < most && tile_rows * (rows + 2) > h)
-            break;
-        cap = tile_decimals_cap(v, p, tiles, w / per_row - 1, rows + 1);
-        decimals = cap == 0 ? 4 : cap;
-        if (decimals > best_decimals) {
-            best_decimals = decimals;
-            best = per_row;
-        }
-    }
-    return best > 0 ? best : most;
-}
-
-/* What the heatmaps show in a w-column area: the fewest columns and decimals of any tile. */
-struct heat_fit {
-    int cols;
-    int rows;
-    int decimals;
-    int per_row; /* tiles side by side (1 without the grid) */
-    int width;   /* the columns they use */
-};
-
-static void
-heat_fit(struct view *v, const struct pipeline *p, int w, int h, struct heat_fit *f)
-{
-    struct heatmap_spec spec;
-    struct heatmap_geometry geo;
-    const bool grid = view_showing_grid(v, p);
-    int tiles = 1;
-    int tile_rows = 1;
-    int tw = w;
-
-    f->cols = INT_MAX;
-    f->rows = INT_MAX;
-    f->decimals = 4;
-    f->per_row = 1;
-    f->width = 0;
-    if (grid) {
-        tile_layout(w, p->st.shape.heads, &tiles, &f->per_row, &tile_rows);
-        f->per_row = view_choose_per_row(v, p, w, h);
-        tw = w / f->per_row;
-        tile_rows = (tiles + f->per_row - 1) / f->per_row;
-    }
-    for (int t = 0; t < tiles; t++) {
-        /* A tile has a title row above it and a blank column after it. */
-        struct rect r = { 0, 0, grid ? tw - 1 : tw, grid ? h / tile_rows - 1 : h };
-        int used;
-        bool measured = view_stage_spec(v, p, v->stage, grid ? t : v->head, &spec) == 0;
-        if (measured) {
-            spec.max_cell_w = grid ? TILE_MAX_CELL_W : HEAT_MAX_CELL_W;
-            measured = heatmap_measure(&spec, r, &geo) == 0;
-        }
-        if (!measured) {
-            f->cols = f->rows = 0;
-            f->decimals = -1;
-            continue;
-        }
-        f->cols = geo.vis_cols < f->cols ? geo.vis_cols : f->cols;
-        f->rows = geo.vis_rows < f->rows ? geo.vis_rows : f->rows;
-        f->decimals = geo.decimals < f->decimals ? geo.decimals : f->decimals;
-        used = geo.width + (grid ? 1 : 0);
-        f->width = used > f->width ? used : f->width;
-    }
-    f->width *= f->per_row;
-}
-
-/*
- * Whether the explanation panel goes beside the heatmaps, and how wide the
- * heatmaps are then, with height rows for the heatmaps and the panel.  The
- * matrix gets the room first.  Below the matrix the panel takes
- * PANEL_BELOW rows; beside it, PANEL_MIN columns.  The panel moves beside
- * the matrix when the matrix there still shows all it shows across the
- * whole screen (every column, as many decimals, as many tiles in a row).
- * Then the matrix (and its legend) take what they use and the panel the
- * rest.  So a wider or taller screen never shows fewer columns or decimals;
- * the one trade is rows: where widening brings the panel back below the
- * matrix, numbers appear and rows may scroll (check_render holds it to that).
- */
-#define PANEL_MIN 44
-#define PANEL_BELOW 5
-
-static bool
-panel_beside(struct view *v, const struct pipeline *p, int width, int height, int *heat_w)
-{
-    struct heat_fit whole;
-    struct heat_fit beside;
-    struct heatmap_spec spec;
-    int legend;
-
-    *heat_w = width;
-    if (width < WIDE_SCREEN)
-        return false;
-    heat_fit(v, p, width, height - PANEL_BELOW, &whole);
-    heat_fit(v, p, width - PANEL_MIN - 2, height, &beside);
-    if (beside.cols < whole.cols || beside.decimals < whole.decimals ||
-        beside.per_row < whole.per_row)
-        return false;
-    *heat_w = beside.width;
-    if (view_stage_spec(v, p, v->stage, v->head, &spec) == 0) {
-        legend = heatmap_legend(NULL, 0, 0, width - PANEL_MIN - 2, &spec);
-        if (legend > *heat_w)
-            *heat_w = legend;
-    }
-    if (*heat_w > width - PANEL_MIN - 2)
-        *heat_w = width - PANEL_MIN - 2;
-    return true;
-}
-
-void
-view_draw_heatmaps(struct grid *g, struct rect r, struct view *v, const struct pipeline *p,
-                   int per_row, int max_cell_w, int row_gap)
-{
-    struct heatmap_spec spec;
-    const int heads = p->st.shape.heads;
-
-    v->frame.tiles = 0;
-    if (view_showing_grid(v, p)) {
-        /* Small multiples: one tile per head, the same cursor on each. */
-        int tiles;
-        int most;
-        int tile_rows;
-        int tw;
-        int th;
-        int cap;
-        tile_layout(r.w, heads, &tiles, &most, &tile_rows);
-        tile_rows = (tiles + per_row - 1) / per_row;
-        tw = r.w / per_row;
-        th = r.h / tile_rows;
-        if (th < 3)
-            tiles = per_row * (r.h / 3 > 0 ? r.h / 3 : 1), th = 3;
-        /* Every tile shows as many decimals as the one with least room: heads side by side compare. */
-        cap = tile_decimals_cap(v, p, tiles < heads ? tiles : heads, tw - 1, th - 1);
-        for (int t = 0; t < tiles && t < heads; t++) {
-            struct rect tr = { r.x + (t % per_row) * tw, r.y + (t / per_row) * th, tw - 1, th };
-            int sr = v->scroll_row;
-            int sc = v->scroll_col;
-            if (tr.y + 2 > r.y + r.h)
-                break;
-            if (view_stage_spec(v, p, v->stage, t, &spec) != 0)
-                return;
-            spec.cursor_row = v->cursor_row;
-            spec.cursor_col = v->cursor_col;
-            spec.max_cell_w = TILE_MAX_CELL_W;
-            spec.decimals_cap = cap;
-            grid_printf(g, tr.x, tr.y, tr.w, style_role(t == v->head ? ROLE_INSPECT_TITLE : ROLE_DIM),
-                        "head %d%s", t, t == v->head ? " *" : "");
-            tr.y++;
-            tr.h--;
-            heatmap_render(g, tr, &spec, &sr, &sc, &v->frame.geo[v->frame.tiles]);
-            v->frame.tile_head[v->frame.tiles++] = t;
-        }
-        return;
-    }
-    if (view_stage_spec(v, p, v->stage, v->head, &spec) != 0)
-        return;
-    spec.cursor_row = v->cursor_row;
-    spec.cursor_col = v->cursor_col;
-    spec.max_cell_w = max_cell_w;
-    spec.row_gap = row_gap;
-    heatmap_render(g, r, &spec, &v->scroll_row, &v->scroll_col, &v->frame.geo[0]);
-    v->frame.tile_head[0] = v->head;
-    v->frame.tiles = 1;
-}
-
-void
-view_draw_legend(struct grid *g, int x0, int y, int w, struct view *v, const struct pipeline *p)
-{
-    struct heatmap_spec spec;
-    const struct heatmap_geometry *geo = &v->frame.geo[0];
-    char where[96] = "";
-
-    if (view_stage_spec(v, p, v->stage, v->head, &spec) != 0)
-        return;
-    if (v->stage == VIEW_MASK && v->mask_matrix) {
-        int x = grid_put(g, x0, y, w, style_role(ROLE_MASK_ALLOW), "see");
-        x += grid_put(g, x0 + x, y, w - x, style_role(ROLE_DIM), " the query sees this key   ");
-        x += grid_put(g, x0 + x, y, w - x, style_role(ROLE_MASK_FORBID), "hide");
-        grid_put(g, x0 + x, y, w - x, style_role(ROLE_DIM), " its score becomes -inf (M: the scores)");
-        return;
-    }
-    if (geo->vis_rows < spec.m->rows || geo->vis_cols < spec.m->cols)
-        snprintf(where, sizeof where, "rows %d-%d of %d, cols %d-%d of %d", geo->row0 + 1,
-                 geo->row0 + geo->vis_rows, spec.m->rows, geo->col0 + 1, geo->col0 + geo->vis_cols,
-                 spec.m->cols);
-    heatmap_legend(g, x0, y, where[0] ? w - (int)strlen(where) - 1 : w, &spec);
-    if (where[0])
-        grid_put(g, x0 + w - (int)strlen(where), y, (int)strlen(where), style_role(ROLE_DIM), where);
-}
-
 /*
  * The help: every key with what it does, descriptions wrapped (never cut),
  * in two columns on wide screens, scrolled by rows; the last row says when
@@ -1110,7 +856,7 @@ view_draw_narration(struct grid *g, struct view *v, struct rect r)
     if (!v->following && used < r.h) {
         grid_printf(g, r.x, r.y + used, r.w, style_role(ROLE_MESSAGE),
                     "exploring on your own: %sEnter goes back to step %d",
-                    v->map ? "Esc, then " : "", v->step + 1);
+                    v->screen == SCREEN_MAP ? "Esc, then " : "", v->step + 1);
         used++;
     }
     body = narration_lines(v->narration, r.w, NULL, NULL);
@@ -1196,31 +942,13 @@ view_stage_title(struct view *v, const struct pipeline *p, char *title, size_t t
         strncat(title, ": the mask itself", title_size - strlen(title) - 1);
 }
 
-/* A bar of width columns for a probability (eighths of a block in UTF-8, '#' otherwise). */
-static int
-put_bar(struct grid *g, int x, int y, int width, float prob, bool utf8)
-{
-    static const char *const eighths[] = { "", "\xe2\x96\x8f", "\xe2\x96\x8e", "\xe2\x96\x8d",
-                                           "\xe2\x96\x8c", "\xe2\x96\x8b", "\xe2\x96\x8a",
-                                           "\xe2\x96\x89" };
-    const int units = (int)(prob * (float)width * 8.0f + 0.5f);
-    int used = 0;
-
-    for (int k = 0; k < units / 8; k++)
-        used += grid_put(g, x + used, y, width - used, style_role(ROLE_TITLE),
-                         utf8 ? "\xe2\x96\x88" : "#");
-    if (utf8 && units % 8 > 0)
-        used += grid_put(g, x + used, y, width - used, style_role(ROLE_TITLE), eighths[units % 8]);
-    return width;
-}
-
 /*
  * A lesson's words on the model's own screens, from row 5 (under the
  * screen's title and keys): the row the screen's own content starts on,
  * content_y without a lesson, else the row after the words and a blank one.
  */
-static int
-overlay_narration(struct grid *g, struct view *v, int content_y)
+int
+view_overlay_narration(struct grid *g, struct view *v, int content_y)
 {
     struct rect nr = { 0, 5, g->width, 0 };
 
@@ -1233,350 +961,35 @@ overlay_narration(struct grid *g, struct view *v, int content_y)
 }
 
 /*
- * The predictions: after each position its likeliest next tokens with
- * probabilities and a bar for the first; below, the logit lens after the
- * last token (each layer's stream read as if it were the last layer's).
+ * The screens, by enum view_screen: one file and one row each.  A screen
+ * the pipeline lacks (the map without a trained model) shows the stage.
  */
-static void
-draw_next_view(struct grid *g, struct view *v, const struct pipeline *p)
+static const struct screen *const screens[SCREEN_COUNT] = {
+    [SCREEN_STAGE] = &screen_stage,
+    [SCREEN_MAP] = &screen_map,
+    [SCREEN_SENTENCE] = &screen_sentence,
+    [SCREEN_NEXT] = &screen_next,
+};
+
+const struct screen *
+view_screen_shown(const struct view *v, const struct pipeline *p)
 {
-    enum { LENS_K = 3 };
-    const struct gpt2_state *m = pipeline_gpt2(p);
-    const int top = m->run.top;
-    const int n = m->run.n;
-    const int bar_w = 12;
-    int lens_rows = p->layers + 2 < g->height / 2 ? p->layers + 2 : g->height / 2;
-    int room = g->height - 7 - lens_rows;
-    int first;
-    int y = 5;
-    char shown[128];
+    const struct screen *s = screens[v->screen];
 
-    draw_knob_bar(g, p);
-    draw_sentence(g, v, p, 1);
-    grid_put(g, 0, 3, g->width, style_role(ROLE_TITLE),
-             top > 0 ? "Next tokens: the likeliest after each position" : "Next tokens: --top 0 asked for none");
-    grid_put(g, 0, 4, g->width, style_role(ROLE_DIM), "N or Esc: back");
-    y = overlay_narration(g, v, y);
-    room -= y - 5;
-    if (room < 1)
-        room = 1;
-    first = n > room ? n - room : 0; /* the end of the text: what comes next */
-    /* A lesson's step points at a position (its cell's row): that one stays in sight. */
-    if (v->narration != NULL && v->cursor_row >= 0 && v->cursor_row < first)
-        first = v->cursor_row;
-    for (int i = first; i < n && top > 0; i++, y++) {
-        const float *pr = m->run.top_probs + (size_t)i * (size_t)top;
-        const int *id = m->run.top_ids + (size_t)i * (size_t)top;
-        const bool pointed = v->narration != NULL && i == v->cursor_row;
-        const struct style st = style_role(i == n - 1 || pointed ? ROLE_TITLE : ROLE_TEXT);
-        int x = grid_printf(g, 0, y, g->width, st, pointed ? "%3d\u25b8 " : "%4d ", i);
-        grid_put(g, x, y, 12, st, p->tokens.text[i]); /* (cut at 12 columns) */
-        x += 13;
-        x += put_bar(g, x, y, bar_w, pr[0], v->utf8);
-        for (int t = 0; t < top && x < g->width; t++) {
-            model_token_display(m->model, id[t], shown, sizeof shown);
-            x += grid_printf(g, x, y, g->width - x, style_role(t == 0 ? ROLE_TITLE : ROLE_TEXT),
-                             " %s %.3f", shown, (double)pr[t]);
-        }
-    }
-    y++;
-    {
-        int *ids = malloc((size_t)p->layers * LENS_K * sizeof *ids);
-        float *probs = malloc((size_t)p->layers * LENS_K * sizeof *probs);
-        if (ids != NULL && probs != NULL &&
-            gpt2_logit_lens(&m->model->gpt2, &m->run, n - 1, LENS_K, ids, probs, NULL) == ATTN_OK) {
-            grid_printf(g, 0, y++, g->width, style_role(ROLE_TITLE),
-                        "Logit lens after '%s': each layer read through ln_f as if it were the last",
-                        p->query_labels[n - 1]);
-            for (int l = p->layers > lens_rows - 2 ? p->layers - (lens_rows - 2) : 0;
-                 l < p->layers && y < g->height - 1; l++, y++) {
-                int x = grid_printf(g, 0, y, g->width, style_role(ROLE_TEXT), "layer %3d ", l);
-                x += put_bar(g, x, y, bar_w, probs[l * LENS_K], v->utf8);
-                for (int t = 0; t < LENS_K && x < g->width; t++) {
-                    model_token_display(m->model, ids[l * LENS_K + t], shown, sizeof shown);
-                    x += grid_printf(g, x, y, g->width - x, style_role(ROLE_TEXT), " %s %.3f", shown,
-                                     (double)probs[l * LENS_K + t]);
-                }
-            }
-        }
-        free(ids);
-        free(probs);
-    }
-    view_draw_footer(g, v, g->height - 1);
-}
-
-/*
- * The sentence view: the text itself, each token shaded by the weight the
- * query token (the cursor's row) gives it in the head shown; the tokens
- * after the query, which a causal mask hides from it, dimmed.
- */
-static void
-draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
-{
-    const struct gpt2_state *m = pipeline_gpt2(p);
-    struct pipeline_view w;
-    const int q = v->cursor_row < p->st.nq ? v->cursor_row : p->st.nq - 1;
-    /* The text shaded is the keys' side: the source's, across sentences. */
-    const struct token_list *keys = p->cfg.cross ? &p->source_tokens : &p->tokens;
-    const char *in = p->cfg.cross ? " in the source" : "";
-    int x = 0;
-    int y = 6;
-    int order[5];
-    int shown = 0;
-    int first;
-    int end;
-    char layer[32] = "";
-
-    pipeline_stage_view(p, STAGE_WEIGHTS, v->head, &w);
-    if (v->grid_heads && p->st.shape.heads > 1 &&
-        view_reserve_scratch(v, (size_t)w.m.rows * (size_t)w.m.cols) == 0) {
-        /* g: the mean of the layer's heads, each key's weight averaged over them. */
-        const int heads = p->st.shape.heads;
-        struct matrix mean = matrix_view(v->work.scratch, w.m.rows, w.m.cols);
-        memset(mean.data, 0, matrix_size(&mean) * sizeof(float));
-        for (int h = 0; h < heads; h++) {
-            struct pipeline_view hv;
-            pipeline_stage_view(p, STAGE_WEIGHTS, h, &hv);
-            for (size_t e = 0; e < matrix_size(&mean); e++)
-                mean.data[e] += hv.m.data[e];
-        }
-        for (size_t e = 0; e < matrix_size(&mean); e++)
-            mean.data[e] /= (float)heads;
-        w.m = mean;
-    }
-    draw_knob_bar(g, p);
-    draw_sentence(g, v, p, 1);
-    if (m != NULL)
-        snprintf(layer, sizeof layer, "layer %d, ", p->layer);
-    if (v->grid_heads && p->st.shape.heads > 1)
-        grid_printf(g, 0, 3, g->width, style_role(ROLE_TITLE),
-                    "What '%s' attends to%s: %sthe mean of the %d heads", p->query_labels[q], in,
-                    layer, p->st.shape.heads);
-    else
-        grid_printf(g, 0, 3, g->width, style_role(ROLE_TITLE),
-                    "What '%s' attends to%s: %shead %d of %d", p->query_labels[q], in, layer,
-                    v->head, p->st.shape.heads);
-    grid_put(g, 0, 4, g->width, style_role(ROLE_DIM),
-             m != NULL ? "Left Right: the query   Tab: the head   g: their mean   , .: the layer   "
-                         "T or Esc: back"
-                       : "Left Right: the query   Tab: the head   g: their mean   T or Esc: back");
-    y = overlay_narration(g, v, y);
-    for (int j = 0; j < keys->count && y < g->height - 6; j++) {
-        const char *t = keys->text[j];
-        const float wt = j < w.m.cols ? MAT_AT(&w.m, q, j) : 0.0f;
-        const bool hidden = attention_masked(&p->cfg, q, j);
-        struct style st = style_role(hidden ? ROLE_DIM : ROLE_HEAT);
-        char mark[16] = "";
-        int need;
-        /* A model's token carries its own space (shown as a dot elsewhere); the book's get one. */
-        bool space = m != NULL ? strncmp(t, "\xc2\xb7", 2) == 0 : j > 0;
-        if (m != NULL && space)
-            t += 2;
-        if (!hidden) {
-            st.ramp = RAMP_SEQUENTIAL;
-            st.level = (int)(wt * 255.0f + 0.5f);
-            if (!v->colour && wt >= 0.095f)
-                snprintf(mark, sizeof mark, "(%.2f)", (double)wt);
-        }
-        if (j == q && !p->cfg.cross)
-            st.attr |= ATTR_BOLD | ATTR_UNDERLINE;
-        need = (space ? 1 : 0) + utf8_width(t) + (int)strlen(mark);
-        if (x > 0 && x + need > g->width) {
-            x = 0;
-            y += 2;
-            space = false;
-        }
-        if (space)
-            x += grid_put(g, x, y, g->width - x, style_role(ROLE_TEXT), " ");
-        x += grid_put(g, x, y, g->width - x, st, t);
-        if (mark[0] != '\0')
-            x += grid_put(g, x, y, g->width - x, style_role(ROLE_DIM), mark);
-    }
-    y += 2;
-    /* The keys it weighs most, largest first, among those its mask lets it see. */
-    attention_mask_range(&p->cfg, q, w.m.cols, &first, &end);
-    for (int k = 0; k < 5; k++) {
-        int best = -1;
-        for (int j = first; j < end; j++) {
-            bool taken = false;
-            for (int u = 0; u < shown; u++)
-                taken |= order[u] == j;
-            if (!taken && (best < 0 || MAT_AT(&w.m, q, j) > MAT_AT(&w.m, q, best)))
-                best = j;
-        }
-        if (best >= 0)
-            order[shown++] = best;
-    }
-    x = grid_put(g, 0, y, g->width, style_role(ROLE_TEXT), "most weight: ");
-    for (int u = 0; u < shown; u++) {
-        char item[96];
-        snprintf(item, sizeof item, "%s%s %.2f", u ? ", " : "", p->key_labels[order[u]],
-                 (double)MAT_AT(&w.m, q, order[u]));
-        x += grid_put(g, x, y, g->width - x, style_role(ROLE_TEXT), item);
-    }
-    view_draw_footer(g, v, g->height - 1);
-}
-
-/*
- * The map's last choice of Tab: every head's weights as a small heatmap, one
- * character per cell, layers down and heads across, when they fit.
- */
-_Static_assert(VIEW_MAP_HEATMAPS == MEASURE_COUNT, "the heatmaps come after the measures");
-
-static void
-draw_head_heatmaps(struct grid *g, struct view *v, const struct pipeline *p, int top)
-{
-    const struct gpt2_state *m = pipeline_gpt2(p);
-    const int heads = p->st.shape.heads;
-    const int n = p->st.nq;
-    const int label_w = 9; /* "layer 11 " */
-    const int need_w = label_w + heads * (n + 1) - 1;
-    const int need_h = 1 + p->layers * (n + 1);
-    const int room_h = g->height - 3 - top;
-
-    if (need_w > g->width || need_h > room_h) {
-        char text[320];
-        struct rect r = { 0, top, g->width, 4 };
-        snprintf(text, sizeof text,
-                 "The heatmaps of %d layers x %d heads of %d tokens need %d x %d characters; this "
-                 "screen has room for %d x %d. A shorter text or a larger terminal shows them; Tab "
-                 "shows the measures.",
-                 p->layers, heads, n, need_w, need_h, g->width, room_h > 0 ? room_h : 0);
-        view_draw_wrapped(g, r, style_role(ROLE_TEXT), text);
-        return;
-    }
-    for (int h = 0; h < heads; h++)
-        grid_printf(g, label_w + h * (n + 1), top, n,
-                    style_role(h == v->map_col ? ROLE_TITLE : ROLE_DIM), "h%d", h);
-    for (int l = 0; l < p->layers; l++) {
-        const int y0 = top + 1 + l * (n + 1);
-        grid_printf(g, 0, y0, label_w, style_role(l == v->map_row ? ROLE_TITLE : ROLE_TEXT),
-                    "%slayer %d", l == v->map_row ? "\u25b8" : "", l);
-        for (int h = 0; h < heads; h++) {
-            const float *w = m->run.layers[l].weights + (size_t)h * (size_t)n * (size_t)n;
-            const int x0 = label_w + h * (n + 1);
-            for (int i = 0; i < n; i++)
-                for (int j = 0; j < n; j++) {
-                    struct style st = style_role(ROLE_HEAT);
-                    if (attention_masked(&p->cfg, i, j))
-                        continue;
-                    st.ramp = RAMP_SEQUENTIAL;
-                    st.level = (int)(w[(size_t)i * (size_t)n + (size_t)j] * 255.0f + 0.5f);
-                    grid_set(g, x0 + j, y0 + i,
-                             v->colour ? ' ' : palette_ramp_glyph(st.level, v->utf8), st);
-                }
-        }
-    }
-    grid_printf(g, 0, top + need_h, g->width, style_role(ROLE_TEXT),
-                "layer %d, head %d: a row per query, a column per key; brighter is more weight",
-                v->map_row, v->map_col);
-}
-
-/*
- * The model map: every layer (rows) and head (columns) of a trained model as
- * one number, the measure chosen with Tab (headmap.h), the cursor on one
- * head; Enter opens it.
- */
-static void
-draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
-{
-    const int heads = p->st.shape.heads;
-    const int layers = p->layers;
-    const enum head_measure m = (enum head_measure)v->map_measure;
-    struct heatmap_spec spec;
-    struct heatmap_geometry geo;
-    struct matrix mat;
-    struct rect r;
-    int scroll_row = 0;
-    int scroll_col = 0;
-    int y;
-    float value;
-    char num[32];
-
-    if (v->map_measure == VIEW_MAP_HEATMAPS) {
-        int top;
-        draw_knob_bar(g, p);
-        draw_sentence(g, v, p, 1);
-        grid_printf(g, 0, 3, g->width, style_role(ROLE_TITLE),
-                    "Model map: the weights of every head (%d layers x %d heads)", p->layers, heads);
-        grid_put(g, 0, 4, g->width, style_role(ROLE_DIM),
-                 "Tab: the measures   arrows: a head   Enter: open it   L or Esc: back");
-        top = overlay_narration(g, v, 6);
-        draw_head_heatmaps(g, v, p, top);
-        view_draw_footer(g, v, g->height - 1);
-        return;
-    }
-    /* Every layer, however many: the labels in the view's own memory. */
-    if (view_reserve_scratch(v, (size_t)p->layers * (size_t)heads) != 0 ||
-        view_reserve_row_labels(v, layers) != 0)
-        return;
-    mat = matrix_view(v->work.scratch, layers, heads);
-    head_measures(p, m, v->work.scratch);
-    for (int l = 0; l < layers; l++)
-        snprintf(v->work.row_label[l], 40, "layer %d", l);
-    if (v->map_row >= layers)
-        v->map_row = layers - 1;
-    if (v->map_col >= heads)
-        v->map_col = heads - 1;
-    draw_knob_bar(g, p);
-    draw_sentence(g, v, p, 1);
-    grid_printf(g, 0, 3, g->width, style_role(ROLE_TITLE), "Model map: %s, %s (%d layers x %d heads)",
-                head_measure_name(m), head_measure_description(m), layers, heads);
-    grid_put(g, 0, 4, g->width, style_role(ROLE_DIM),
-             "Tab: the next measure   arrows: a head   Enter: open it   L or Esc: back");
-    memset(&spec, 0, sizeof spec);
-    spec.m = &mat;
-    spec.row_labels = (const char *const *)v->work.row_label;
-    spec.col_prefix = "h";
-    spec.ramp = RAMP_SEQUENTIAL;
-    stagemap_range(mat.data, matrix_size(&mat), &spec.lo, &spec.hi);
-    if (m != MEASURE_ENTROPY)
-        spec.lo = 0.0f; /* proportions: 0 is none */
-    spec.cursor_row = v->map_row;
-    spec.cursor_col = v->map_col;
-    spec.max_cell_w = 10;
-    spec.colour = v->colour;
-    spec.utf8 = v->utf8;
-    y = overlay_narration(g, v, 6);
-    r = (struct rect){ 0, y, g->width, g->height - 5 - y };
-    heatmap_render(g, r, &spec, &scroll_row, &scroll_col, &geo);
-    y += geo.vis_rows * geo.row_h + 1;
-    heatmap_legend(g, 0, y, g->width, &spec);
-    value = MAT_AT(&mat, v->map_row, v->map_col);
-    heatmap_format(num, sizeof num, value, 12, 4);
-    grid_printf(g, 0, y + 2, g->width, style_role(ROLE_TEXT), "layer %d, head %d: %s %s",
-                v->map_row, v->map_col, head_measure_name(m), num);
-    grid_put(g, 0, y + 3, g->width, style_role(ROLE_DIM),
-             m == MEASURE_PREVIOUS    ? "near 1: a previous-token head (each token looks at the one before)"
-             : m == MEASURE_INDUCTION ? "high: an induction head (A B ... A looks at B); nan: no token repeats"
-             : m == MEASURE_FIRST     ? "high: attention resting on the first token (try --bos)"
-             : m == MEASURE_SELF      ? "high: each token looks at itself"
-                                      : "low: focused on few keys; high: spread over many");
-    view_draw_footer(g, v, g->height - 1);
+    return s->available == NULL || s->available(p) ? s : &screen_stage;
 }
 
 void
 view_render(struct view *v, const struct pipeline *p, struct grid *g)
 {
-    char formula[256];
-    char text[1024];
-    char title[512];
-    int y;
-    int explain_rows;
-    bool wide;
-    int heat_w = 0;
-    int per_row = 1; /* heads side by side in the grid */
-    struct rect heat;
-    struct rect insp;
-    int legend_y;
-    struct heatmap_spec spec;
+    const struct screen *s;
 
     grid_clear(g);
     g->high_contrast = v->present;
     v->frame.tiles = 0;
     v->frame.stage_bar_y = -1;
-    for (int s = 0; s < VIEW_STAGE_COUNT; s++)
-        v->frame.stage_x[s][0] = v->frame.stage_x[s][1] = -1;
+    for (int k = 0; k < VIEW_STAGE_COUNT; k++)
+        v->frame.stage_x[k][0] = v->frame.stage_x[k][1] = -1;
     v->frame.too_small = g->width < VIEW_MIN_WIDTH || g->height < VIEW_MIN_HEIGHT;
     if (v->frame.too_small) {
         grid_printf(g, 0, 0, g->width, style_role(ROLE_ERROR), "attnscope needs %dx%d",
@@ -1593,111 +1006,9 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
         draw_picker(g, v);
         return;
     }
-    if (v->map && pipeline_gpt2(p) != NULL) {
-        draw_model_map(g, v, p);
-        return;
-    }
-    if (v->next_view && pipeline_gpt2(p) != NULL) {
-        draw_next_view(g, v, p);
-        return;
-    }
-    if (v->text_view && !p->qkv_given) {
-        draw_text_view(g, v, p);
-        return;
-    }
-    view_clamp(v, p);
-    if (v->present) {
-        view_render_present(v, p, g);
-        return;
-    }
-
-    draw_knob_bar(g, p);
-    draw_sentence(g, v, p, 1);
-    draw_stage_bar(g, v, p, 2);
-    y = 3;
-    view_stage_title(v, p, title, sizeof title, formula, sizeof formula);
-    if (view_stage_spec(v, p, v->stage, v->head, &spec) != 0)
-        return;
-    {
-        int x = grid_put(g, 0, y, g->width, style_role(ROLE_TITLE), title);
-        x += grid_put(g, x, y, g->width - x, style_role(ROLE_TEXT), "   ");
-        if (x + utf8_width(formula) <= g->width)
-            grid_put(g, x, y, g->width - x, style_role(ROLE_FORMULA), formula);
-        else
-            grid_put(g, 2, ++y, g->width - 2, style_role(ROLE_FORMULA), formula);
-    }
-    y++;
-    if (v->narration != NULL) {
-        /* The lesson's words replace the stage's own explanation. */
-        int cap = g->height / 3;
-        struct rect nr = { 0, y, g->width, 0 };
-        nr.h = view_narration_rows(v, g->width);
-        if (nr.h > cap)
-            nr.h = cap;
-        explain_rows = view_draw_narration(g, v, nr);
-    } else {
-        view_explain_text(v, p, text, sizeof text);
-        explain_rows = view_count_wrapped(text, g->width);
-        if (explain_rows > 3)
-            explain_rows = 3;
-        if (g->height < 22 && explain_rows > 2)
-            explain_rows = 2;
-        {
-            struct rect er = { 0, y, g->width, explain_rows };
-            view_draw_wrapped(g, er, style_role(ROLE_DIM), text);
-        }
-    }
-    y += explain_rows + 1;
-
-    /* The heatmap gets the room it needs; the inspector the rest. */
-    heat_w = g->width;
-    wide = !v->hide_panel &&
-           panel_beside(v, p, g->width, g->height - y - 2 /* the legend, the footer */, &heat_w);
-    {
-        int bottom = g->height - 1; /* the footer */
-        int avail = bottom - y - 1; /* one row for the legend */
-        int want = spec.m->rows + 1;
-        int insp_min = wide || v->hide_panel ? 0 : PANEL_BELOW;
-        if (view_showing_grid(v, p)) {
-            int tiles;
-            int tile_rows;
-            tile_layout(heat_w, p->st.shape.heads, &tiles, &per_row, &tile_rows);
-            per_row = view_choose_per_row(v, p, heat_w, avail - insp_min);
-            tile_rows = (tiles + per_row - 1) / per_row;
-            want = tile_rows * (spec.m->rows + 2);
-        }
-        if (want > avail - insp_min)
-            want = avail - insp_min;
-        if (want < 3)
-            want = avail < 3 ? avail : 3;
-        if (wide) {
-            heat.x = 0;
-            heat.y = y;
-            heat.w = heat_w;
-            heat.h = want;
-            insp.x = heat_w + 3; /* a blank column, the separator, a blank column */
-            insp.y = y;
-            insp.w = g->width - insp.x;
-            insp.h = bottom - y;
-        } else {
-            heat.x = 0;
-            heat.y = y;
-            heat.w = g->width;
-            heat.h = want;
-            insp.x = 0;
-            insp.y = y + want + 2;
-            insp.w = g->width;
-            insp.h = bottom - insp.y;
-        }
-        legend_y = y + want;
-    }
-    view_draw_heatmaps(g, heat, v, p, per_row, HEAT_MAX_CELL_W, 0);
-    view_draw_legend(g, 0, legend_y, heat.w, v, p);
-    if (wide) {
-        struct rect sep = { insp.x - 2, insp.y, 1, insp.h };
-        grid_fill(g, sep, v->utf8 ? 0x2502 : '|', style_role(ROLE_BORDER));
-    }
-    if (!v->hide_panel)
-        view_draw_inspector(g, insp, v, p);
-    view_draw_footer(g, v, g->height - 1);
+    s = view_screen_shown(v, p);
+    if (v->present && s->present != NULL)
+        s->present(g, v, p);
+    else
+        s->draw(g, v, p);
 }

@@ -55,6 +55,9 @@ struct view_frame {
  * heatmap spec points at, and matrices and labels assembled from several
  * buffers.  Nothing outside view.c reads it.
  */
+/* The screens (screen.h), a file and a row each. */
+enum view_screen { SCREEN_STAGE, SCREEN_MAP, SCREEN_SENTENCE, SCREEN_NEXT, SCREEN_COUNT };
+
 struct view_work {
     struct stagemap map;
     float *scratch;
@@ -104,14 +107,14 @@ struct view {
     int narration_scroll;    /* the first row of the narration shown (paged with [ and ]) */
     bool hide_panel;         /* the cell's explanation hidden (i): more room for the matrix */
 
-    /* The predictions (N, a trained model): next tokens per position, and the logit lens. */
-    bool next_view;
-
-    /* The sentence view (T): the text shaded by the weights of the query at cursor_row. */
-    bool text_view;
-
-    /* The model map (L, a trained model): one number per layer and head. */
-    bool map;
+    /*
+     * The screen shown (screen.h): the stage's heatmap; the model map (L, a
+     * trained model: one number per layer and head); the sentence view (T:
+     * the text shaded by the weights of the query at cursor_row); the
+     * predictions (N, a trained model: next tokens per position, the logit
+     * lens).
+     */
+    enum view_screen screen;
     int map_measure;         /* enum head_measure, or VIEW_MAP_HEATMAPS */
     int map_row, map_col;    /* the cursor: layer, head */
 

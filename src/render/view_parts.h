@@ -8,6 +8,33 @@
 
 #include "render/view.h"
 
+/* The widest cell of one heatmap (presentation mode scales its own). */
+#define HEAT_MAX_CELL_W 10
+/* The rows the panel that explains the cell takes below the heatmap. */
+#define PANEL_BELOW 5
+
+/* The top line: a model's name and layer, or the book's knobs with their keys. */
+void view_draw_knob_bar(struct grid *g, const struct pipeline *p);
+
+/* The sentence on row y (the editor while editing). */
+void view_draw_sentence(struct grid *g, const struct view *v, const struct pipeline *p, int y);
+
+/* The stages, the one shown highlighted, on row y (where clicks find them). */
+void view_draw_stage_bar(struct grid *g, struct view *v, const struct pipeline *p, int y);
+
+/*
+ * A lesson's words on the model's own screens, from row 5: the row the
+ * screen's own content starts on (content_y without a lesson).
+ */
+int view_overlay_narration(struct grid *g, struct view *v, int content_y);
+
+/* heads.c: tiles of width w for heads heads: how many, per row, in rows. */
+void view_tile_layout(int w, int heads, int *tiles, int *per_row, int *tile_rows);
+
+/* Whether the panel goes beside the heatmaps (*heat_w: their width then). */
+bool view_panel_beside(struct view *v, const struct pipeline *p, int width, int height,
+                       int *heat_w);
+
 /* Wraps text into r at spaces; returns the rows used. */
 int view_draw_wrapped(struct grid *g, struct rect r, struct style st, const char *text);
 
