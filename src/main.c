@@ -379,9 +379,11 @@ main(int argc, char **argv)
 
     if (cli_parse(argc, argv, &o, msg, sizeof msg) != 0)
         return die(EXIT_USAGE, msg);
-    if (o.mode == CLI_HELP || o.mode == CLI_VERSION) {
+    if (o.mode == CLI_HELP || o.mode == CLI_VERSION || o.mode == CLI_HELP_KEYS) {
         if (o.mode == CLI_HELP)
             fputs(cli_usage(), stdout);
+        else if (o.mode == CLI_HELP_KEYS)
+            app_print_keys(stdout);
         else
             printf("attnscope %s\n", PACKAGE_VERSION);
         return fflush(stdout) == 0 && !ferror(stdout) ? 0

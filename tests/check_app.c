@@ -18,6 +18,8 @@
 #include "attnscope/text/tokenizer.h"
 #include "front/app.h"
 #include "front/app_internal.h"
+#include "front/app_keys.h"
+#include "render/explain.h"
 #include "front/walkthrough.h"
 
 static struct vocab book;
@@ -60,6 +62,49 @@ weight(int head, int i, int j)
     pipeline_stage_view(&a.pipe, STAGE_WEIGHTS, head, &v);
     return MAT_AT(&v.m, i, j);
 }
+
+/*
+ * The key tables (app_keys.h): within a screen no key is answered twice
+ * (by two rows, or by a row and a stage's digit or a knob on the stage
+ * screen), and every stage-screen row that does something is in the help.
+ */
+START_TEST(the_key_tables_are_consistent)
+{
+    const struct app_screen_keys *const tables[] = { &app_stage_keys, &app_map_keys,
+                                                     &app_sentence_keys, &app_next_keys };
+    int count;
+    const struct view_help_line *help = app_help(&count);
+
+    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++) {
+        const struct app_screen_keys *s = tables[t];
+        ck_assert_int_eq(s->screen, (int)t);
+        for (size_t i = 0; i < s->count; i++)
+            for (int k = 0; k < APP_BINDING_KEYS && s->bindings[i].keys[k] != 0; k++) {
+                const int key = s->bindings[i].keys[k];
+                enum view_stage stage;
+                int step;
+                ck_assert_msg(app_binding_for(s, key) == &s->bindings[i],
+                              "screen %zu: key %d answered by two rows", t, key);
+                if (t == 0) {
+                    ck_assert_msg(explain_stage_for_key(key, &stage) != 0,
+                                  "key %c is a row and a stage's digit", key);
+                    ck_assert_msg(knob_for_key(key, &step) == NULL, "key %c is a row and a knob",
+                                  key);
+                }
+            }
+    }
+    for (size_t i = 0; i < app_stage_keys.count; i++) {
+        const struct app_binding *b = &app_stage_keys.bindings[i];
+        bool listed = false;
+        if (b->run == NULL)
+            continue;
+        ck_assert_ptr_nonnull(b->label);
+        for (int h = 0; h < count && !listed; h++)
+            listed = strcmp(help[h].keys, b->label) == 0;
+        ck_assert_msg(listed, "%s is bound but not in the help", b->label);
+    }
+}
+END_TEST
 
 /* The model's keys say what they are for on the book's classes, and change nothing. */
 START_TEST(model_keys_on_the_book_say_so)
@@ -1310,6 +1355,7 @@ app_suite(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, starts_at_the_beginning_of_the_pipeline);
+    tcase_add_test(tc, the_key_tables_are_consistent);
     tcase_add_test(tc, model_keys_on_the_book_say_so);
     tcase_add_test(tc, cross_attention_keys);
     tcase_add_test(tc, source_key_without_a_source);

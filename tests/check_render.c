@@ -19,6 +19,7 @@
 #include "render/palette.h"
 #include "render/text.h"
 #include "render/view.h"
+#include "front/app.h"
 #include "testutil.h"
 #include "attnscope/families/gpt2/family_gpt2.h"
 #include "attnscope/families/gpt2/model.h"
@@ -35,6 +36,14 @@ static void
 teardown(void)
 {
     vocab_destroy(&book);
+}
+
+/* view_render with the footer the interactive view gives it (the front end's key table). */
+static void
+render_frame(struct view *v, const struct pipeline *p, struct grid *g)
+{
+    v->footer_items = app_footer(v->screen, &v->footer_count);
+    view_render(v, p, g);
 }
 
 static void
@@ -56,7 +65,7 @@ rendered(const struct pipeline *p, struct view *v, int w, int h, bool styles)
     FILE *f = open_memstream(&buf, &len);
 
     ck_assert_int_eq(grid_create(&g, w, h), 0);
-    view_render(v, p, &g);
+    render_frame(v, p, &g);
     grid_dump_text(&g, f);
     if (styles) {
         fputs("--- styles\n", f);
@@ -396,7 +405,7 @@ START_TEST(masked_never_looks_like_a_weight)
     v.cursor_row = 0; /* Your attends only to itself: weight 1.0, the ramp's darkest */
     v.cursor_col = 0;
     ck_assert_int_eq(grid_create(&g, 100, 30), 0);
-    view_render(&v, &p, &g);
+    render_frame(&v, &p, &g);
     for (size_t d = 0; d < sizeof depths / sizeof depths[0]; d++) {
         for (int y = 0; y < g.height; y++)
             for (int x = 0; x < g.width; x++) {
@@ -454,7 +463,7 @@ shown_at(const struct pipeline *p, enum view_stage stage, bool grid_heads, int w
     view_at(&v, stage, false);
     v.grid_heads = grid_heads;
     ck_assert_int_eq(grid_create(&g, w, h), 0);
-    view_render(&v, p, &g);
+    render_frame(&v, p, &g);
     sh.tiles = v.frame.tiles;
     for (int t = 0; t < v.frame.tiles; t++) {
         const struct heatmap_geometry *geo = &v.frame.geo[t];
@@ -576,7 +585,7 @@ START_TEST(presentation_scales_and_centres)
         int right;
         view_at(&v, VIEW_WEIGHTS, true);
         ck_assert_int_eq(grid_create(&g, sizes[k][0], sizes[k][1]), 0);
-        view_render(&v, &p, &g);
+        render_frame(&v, &p, &g);
         cell_w[k] = v.frame.geo[0].cell_w;
         row_h[k] = v.frame.geo[0].row_h;
         content_box(&g, &top, &bottom, &left, &right);
@@ -632,7 +641,7 @@ START_TEST(presentation_small_keeps_the_step)
             size_t len = 0;
             FILE *f;
             ck_assert_int_eq(grid_create(&g, sizes[k][0], sizes[k][1]), 0);
-            view_render(&v, &p, &g);
+            render_frame(&v, &p, &g);
             f = open_memstream(&text, &len);
             grid_dump_text(&g, f);
             fclose(f);

@@ -11,6 +11,16 @@ fi
 # Every long option attnscope accepts is documented.
 bin="${top_builddir:-.}/attnscope"
 missing=0
+# The KEYS summary is the program's key tables (tests/man-keys --update remakes it).
+keys_tmp=$(mktemp)
+sed -n '/^\.\\" keys: begin/,/^\.\\" keys: end/p' "$page" | sed '1d;$d' >"$keys_tmp.page"
+sh "${top_srcdir:-.}/tests/man-keys" "$bin" >"$keys_tmp.made"
+if [ ! -s "$keys_tmp.made" ] || ! cmp -s "$keys_tmp.page" "$keys_tmp.made"; then
+    echo "$page: the KEYS summary is not what attnscope --help-keys says; run sh tests/man-keys ./attnscope --update"
+    diff "$keys_tmp.page" "$keys_tmp.made" | head -10
+    missing=1
+fi
+rm -f "$keys_tmp" "$keys_tmp.page" "$keys_tmp.made"
 for opt in $("$bin" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
     escaped=$(printf '%s' "$opt" | sed 's/-/\\\\-/g')
     # Whole options only: --qkv must not pass for --qkv-bias.

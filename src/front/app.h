@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "attnscope/pipeline/pipeline.h"
 #include "render/view.h"
@@ -111,5 +112,11 @@ void app_render(struct app *a, struct grid *g);
 
 /* Every key of the view, for the help screen; *count gets how many. */
 const struct view_help_line *app_help(int *count);
+
+/* The footer's key items on screen s, most used first, from the key tables. */
+const char *const *app_footer(enum view_screen s, int *count);
+
+/* The same, a line each ("KEYS<tab>WHAT"): attnscope --help-keys, the manual's KEYS summary. */
+void app_print_keys(FILE *out);
 
 #endif

@@ -46,4 +46,6 @@ int app_edit_start(struct app *a, const char *text);
 /* A key while the sentence is edited. */
 void app_edit_key(struct app *a, int key);
 
+
+
 #endif

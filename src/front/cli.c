@@ -28,6 +28,7 @@ enum {
     OPT_WALKTHROUGH,
     OPT_PRESENT,
     OPT_VERSION,
+    OPT_HELP_KEYS,
     OPT_MODEL,
     OPT_LAYER,
     OPT_TOP,
@@ -101,6 +102,8 @@ static const struct plain_option plain_options[] = {
       "play a scripted lesson (a file, or the name of an installed one); with --print, write it "
       "out as a handout" },
     { "help", 'h', 'h', NULL, GROUP_OUTPUT, "this help" },
+    { "help-keys", 0, OPT_HELP_KEYS, NULL, GROUP_OUTPUT,
+      "every key of the interactive view and what it does (as ? shows them)" },
     { "version", 0, OPT_VERSION, NULL, GROUP_OUTPUT, "the version" },
 };
 
@@ -528,6 +531,10 @@ parse(int argc, char **argv, struct cli_options *o, bool lesson, char *err, size
             return 0;
         case OPT_VERSION:
             o->mode = CLI_VERSION;
+            free(settings);
+            return 0;
+        case OPT_HELP_KEYS:
+            o->mode = CLI_HELP_KEYS;
             free(settings);
             return 0;
         case ':':

@@ -14,7 +14,7 @@
 #include "attnscope/attention/attention_config.h"
 #include "front/print_format.h"
 
-enum cli_mode { CLI_TUI, CLI_PRINT, CLI_EXPORT, CLI_HELP, CLI_VERSION };
+enum cli_mode { CLI_TUI, CLI_PRINT, CLI_EXPORT, CLI_HELP, CLI_VERSION, CLI_HELP_KEYS };
 
 #define CLI_MAX_STAGES 64
 

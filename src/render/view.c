@@ -661,12 +661,19 @@ view_draw_footer(struct grid *g, const struct view *v, int y)
         return;
     }
     {
-        /* Most used first: what does not fit a narrow screen is what the help lists anyway. */
-        const char *arrows = v->utf8 ? "\xe2\x86\x90\xe2\x86\x91\xe2\x86\x93\xe2\x86\x92 cell"
-                                     : "arrows cell";
-        const char *const items[] = { "q quit", "? help",   "Space/p stage", arrows,    "e edit",
-                                      "Tab head", "g grid", "x export",      "w lessons", "z present" };
-        draw_key_items(g, y, items, sizeof items / sizeof items[0]);
+        /*
+         * The front end's items, most used first: what does not fit a narrow
+         * screen is what the help lists anyway.  "arrows" is drawn as arrows.
+         */
+        const char *items[32];
+        int n = v->footer_count < 32 ? v->footer_count : 32;
+        for (int i = 0; i < n; i++)
+            items[i] = v->utf8 && strncmp(v->footer_items[i], "arrows ", 7) == 0
+                           ? (strcmp(v->footer_items[i], "arrows cell") == 0
+                                  ? "\xe2\x86\x90\xe2\x86\x91\xe2\x86\x93\xe2\x86\x92 cell"
+                                  : v->footer_items[i])
+                           : v->footer_items[i];
+        draw_key_items(g, y, items, (size_t)n);
     }
 }
 

@@ -95,6 +95,8 @@ struct view {
     bool utf8;
     const struct view_help_line *help_lines; /* the front end's key table */
     int help_count;
+    const char *const *footer_items; /* the keys the footer names (the front end's table) */
+    int footer_count;
     bool present;            /* presentation mode: no bars, big cells, high contrast */
 
     /* A walkthrough being played (narration NULL: none). */

@@ -1,0 +1,85 @@
+/*
+ * app_map.c: the model map's keys (see app_keys.h): a head with the
+ * arrows, a measure with Tab, Enter opens the head on its weights.  The
+ * stage screen's L row documents them.
+ */
+#include "config.h"
+
+#include "attnscope/families/gpt2/family_gpt2.h"
+#include "front/app_keys.h"
+
+static void
+pick_head(struct app *a, int key)
+{
+    struct view *v = &a->view;
+    const int heads = a->pipe.st.shape.heads;
+
+    if (key == APP_KEY_UP)
+        v->map_row -= v->map_row > 0;
+    else if (key == APP_KEY_DOWN)
+        v->map_row += v->map_row + 1 < a->pipe.layers;
+    else if (key == APP_KEY_LEFT)
+        v->map_col -= v->map_col > 0;
+    else
+        v->map_col += v->map_col + 1 < heads;
+}
+
+static void
+next_measure(struct app *a, int key)
+{
+    struct view *v = &a->view;
+
+    if (key == APP_KEY_TAB)
+        v->map_measure = (v->map_measure + 1) % (VIEW_MAP_HEATMAPS + 1);
+    else
+        v->map_measure = (v->map_measure + VIEW_MAP_HEATMAPS) % (VIEW_MAP_HEATMAPS + 1);
+}
+
+/* Enter: the head at the cursor, on its layer's attention weights. */
+static void
+open_head(struct app *a, int key)
+{
+    struct view *v = &a->view;
+    struct attn_error err;
+
+    (void)key;
+    if (pipeline_select_layer(&a->pipe, v->map_row, &err) != ATTN_OK) {
+        app_complain(a, err.msg);
+        return;
+    }
+    v->head = v->map_col;
+    v->stage = VIEW_WEIGHTS;
+    v->grid_heads = false;
+    v->screen = SCREEN_STAGE;
+    view_clamp(v, &a->pipe);
+    app_say(a, "layer %d, head %d", v->map_row, v->map_col);
+}
+
+static void
+map_other(struct app *a, int key)
+{
+    (void)key;
+    app_say(a, "in the map: arrows pick a head, Tab a measure, Enter opens it, L or Esc goes back");
+}
+
+static bool
+has_model(const struct app *a)
+{
+    return pipeline_gpt2(&a->pipe) != NULL;
+}
+
+static const struct app_binding map[] = {
+    { { APP_KEY_UP, APP_KEY_DOWN, APP_KEY_LEFT, APP_KEY_RIGHT }, NULL, "a head", NULL, 0,
+      pick_head },
+    { { APP_KEY_TAB, APP_KEY_BACKTAB }, NULL, "the next / previous measure", NULL, 0,
+      next_measure },
+    { { APP_KEY_ENTER }, NULL, "open the head", NULL, 0, open_head },
+    { { 'L', APP_KEY_ESCAPE }, NULL, "back", NULL, 0, app_close_screen },
+    { { 'x', 'X' }, NULL, "export the map (heads.csv) / every stage", NULL, 0, app_export_key },
+    { { 'q' }, NULL, "quit", NULL, 0, app_quit },
+    { { '?' }, NULL, "the help", NULL, 0, app_show_help },
+};
+
+const struct app_screen_keys app_map_keys = {
+    SCREEN_MAP, map, sizeof map / sizeof map[0], map_other, has_model,
+};
