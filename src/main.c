@@ -306,9 +306,9 @@ run_model(const struct cli_options *o, const char *sentence)
         return die(is_usage_status(err.status) ? EXIT_USAGE : EXIT_INPUT, err.msg);
     }
     src.ablated = ablated;
-    if (o->layer >= m.gpt2.cfg.n_layer) {
+    if (o->layer >= m.dec.cfg.n_layer) {
         attn_fail_text(msg, sizeof msg, "--layer %d: %s has layers 0 to %d", o->layer, m.name,
-                       m.gpt2.cfg.n_layer - 1);
+                       m.dec.cfg.n_layer - 1);
         free(ablated);
         model_close(&m);
         return die(EXIT_USAGE, msg);

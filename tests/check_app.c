@@ -1298,7 +1298,11 @@ END_TEST
  */
 START_TEST(the_model_map_reaches_every_layer)
 {
-    const struct gpt2_config shape = { 300, 2, 8, 16, 317, 32, 1e-5f, true, false, true };
+    const struct decoder_config shape = {
+        .n_layer = 300, .n_head = 2, .n_embd = 8, .n_positions = 16, .vocab_size = 317,
+        .n_inner = 32, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
+        .tied = true,
+    };
     struct model m;
     struct app b;
     struct attention_config cfg;

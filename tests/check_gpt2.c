@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "attnscope/families/gpt2/gpt2.h"
+#include "attnscope/files/safetensors.h"
 #include "expected.h"
 #include "gpt2_random.h"
 #include "testutil.h"
@@ -26,8 +27,8 @@ check_case(const char *name)
 {
     char dirpath[4096];
     char path[4300];
-    struct gpt2_model m;
-    struct gpt2_run r;
+    struct decoder_model m;
+    struct decoder_run r;
     struct attn_error err;
     struct expected e;
     const char *at;
@@ -46,7 +47,7 @@ check_case(const char *name)
         ids[i] = (int)next_number(&at);
     at = line_of(e.text, "top", -1);
     top = (int)next_number(&at);
-    ck_assert_msg(gpt2_forward(&m, ids, n, top, NULL, &r, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(decoder_forward(&m, ids, n, top, NULL, &r, &err) == ATTN_OK, "%s", err.msg);
     for (int l = 0; l < m.cfg.n_layer; l++) {
         char what[64];
         at = line_of(e.text, "weights", l);
@@ -62,8 +63,8 @@ check_case(const char *name)
     for (int i = 0; i < n * top; i++)
         ck_assert_msg(r.top_ids[i] == (int)next_number(&at), "%s: top token %d differs", name, i);
     compare("next-token probabilities", r.top_probs, at, (size_t)n * top, 1e-5);
-    gpt2_run_destroy(&r);
-    gpt2_destroy(&m);
+    decoder_run_destroy(&r);
+    decoder_destroy(&m);
     free(e.text);
 }
 
@@ -87,10 +88,14 @@ START_TEST(threads_give_the_same_bits)
 {
     const int C = 192;
     const int n = 37;
-    const struct gpt2_config cfg = { 2, 4, C, 64, 3001, 4 * C, 1e-5f, true, false, true };
-    struct gpt2_model m;
+    const struct decoder_config cfg = {
+        .n_layer = 2, .n_head = 4, .n_embd = C, .n_positions = 64, .vocab_size = 3001,
+        .n_inner = 4 * C, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
+        .tied = true,
+    };
+    struct decoder_model m;
     int ids[37];
-    struct gpt2_run one;
+    struct decoder_run one;
     struct attn_error err;
     const int counts[] = { 2, 3, 7 };
 
@@ -98,25 +103,25 @@ START_TEST(threads_give_the_same_bits)
     for (int i = 0; i < n; i++)
         ids[i] = (i * 613) % 3001;
     setenv("ATTNSCOPE_THREADS", "1", 1);
-    ck_assert_msg(gpt2_forward(&m, ids, n, 5, NULL, &one, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(decoder_forward(&m, ids, n, 5, NULL, &one, &err) == ATTN_OK, "%s", err.msg);
     for (size_t t = 0; t < sizeof counts / sizeof counts[0]; t++) {
-        struct gpt2_run more;
+        struct decoder_run more;
         char value[8];
         snprintf(value, sizeof value, "%d", counts[t]);
         setenv("ATTNSCOPE_THREADS", value, 1);
-        ck_assert_msg(gpt2_forward(&m, ids, n, 5, NULL, &more, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_msg(decoder_forward(&m, ids, n, 5, NULL, &more, &err) == ATTN_OK, "%s", err.msg);
         for (int l = 0; l < 2; l++) {
             ck_assert(memcmp(one.layers[l].q, more.layers[l].q, (size_t)n * C * sizeof(float)) == 0);
-            ck_assert(memcmp(one.layers[l].fc, more.layers[l].fc, (size_t)n * 4 * C * sizeof(float)) == 0);
+            ck_assert(memcmp(one.layers[l].up, more.layers[l].up, (size_t)n * 4 * C * sizeof(float)) == 0);
             ck_assert(memcmp(one.layers[l].resid2, more.layers[l].resid2, (size_t)n * C * sizeof(float)) == 0);
         }
         ck_assert(memcmp(one.final, more.final, (size_t)n * C * sizeof(float)) == 0);
         ck_assert(memcmp(one.top_ids, more.top_ids, (size_t)n * 5 * sizeof(int)) == 0);
         ck_assert(memcmp(one.top_probs, more.top_probs, (size_t)n * 5 * sizeof(float)) == 0);
-        gpt2_run_destroy(&more);
+        decoder_run_destroy(&more);
     }
     unsetenv("ATTNSCOPE_THREADS");
-    gpt2_run_destroy(&one);
+    decoder_run_destroy(&one);
     gpt2_random_free(&m);
 }
 END_TEST
@@ -145,7 +150,7 @@ model_copy(const char *name, const char *config)
 static void
 expect_load_error(const char *model_dir, const char *want)
 {
-    struct gpt2_model m;
+    struct decoder_model m;
     struct attn_error err;
 
     ck_assert_int_ne(gpt2_load(&m, model_dir, &err), ATTN_OK);
@@ -156,9 +161,9 @@ expect_load_error(const char *model_dir, const char *want)
 START_TEST(bad_folders_say_what_is_wrong)
 {
     const char *good = "{\"n_layer\":2,\"n_head\":2,\"n_embd\":8,\"vocab_size\":32,\"n_positions\":16}";
-    struct gpt2_model m;
+    struct decoder_model m;
     struct attn_error err;
-    struct gpt2_run r;
+    struct decoder_run r;
     int ids[20] = { 0 };
 
     expect_load_error(dir, "config.json");
@@ -193,12 +198,12 @@ START_TEST(bad_folders_say_what_is_wrong)
                       "no tensor 'h.2.ln_1.weight'");
     /* The forward refuses what the model cannot read. */
     ck_assert_int_eq(gpt2_load(&m, model_copy("ok", good), &err), ATTN_OK);
-    ck_assert_int_eq(gpt2_forward(&m, ids, 17, 3, NULL, &r, &err), ATTN_ELIMIT);
+    ck_assert_int_eq(decoder_forward(&m, ids, 17, 3, NULL, &r, &err), ATTN_ELIMIT);
     ck_assert_ptr_nonnull(strstr(err.msg, "17 tokens: the model reads 1 to 16 (n_positions)"));
     ids[1] = 32;
-    ck_assert_int_eq(gpt2_forward(&m, ids, 2, 3, NULL, &r, &err), ATTN_EVALUE);
+    ck_assert_int_eq(decoder_forward(&m, ids, 2, 3, NULL, &r, &err), ATTN_EVALUE);
     ck_assert_ptr_nonnull(strstr(err.msg, "token 1 has id 32; the vocabulary has 32"));
-    gpt2_destroy(&m);
+    decoder_destroy(&m);
 }
 END_TEST
 
@@ -256,10 +261,10 @@ write_shard(const struct safetensors *st, int half, const char *name, char *inde
 /* A checkpoint in two shards and an index loads as the one file does: the same bits. */
 START_TEST(sharded_checkpoints_load)
 {
-    struct gpt2_model whole;
-    struct gpt2_model parts;
-    struct gpt2_run a;
-    struct gpt2_run b;
+    struct decoder_model whole;
+    struct decoder_model parts;
+    struct decoder_run a;
+    struct decoder_run b;
     struct safetensors file;
     struct attn_error err;
     char index[8192] = "{\"metadata\":{},\"weight_map\":{";
@@ -285,14 +290,13 @@ START_TEST(sharded_checkpoints_load)
     }
     ck_assert_msg(gpt2_load(&parts, folder, &err) == ATTN_OK, "%s", err.msg);
     ck_assert_int_eq(parts.files_read, 2);
-    ck_assert_int_eq(parts.shard_count, 0); /* every file closed once its weights are read */
-    ck_assert_int_eq(gpt2_forward(&whole, ids, 5, 3, NULL, &a, &err), ATTN_OK);
-    ck_assert_int_eq(gpt2_forward(&parts, ids, 5, 3, NULL, &b, &err), ATTN_OK);
+    ck_assert_int_eq(decoder_forward(&whole, ids, 5, 3, NULL, &a, &err), ATTN_OK);
+    ck_assert_int_eq(decoder_forward(&parts, ids, 5, 3, NULL, &b, &err), ATTN_OK);
     ck_assert(memcmp(a.final, b.final, 5 * (size_t)whole.cfg.n_embd * sizeof(float)) == 0);
     ck_assert(memcmp(a.top_ids, b.top_ids, 15 * sizeof(int)) == 0);
-    gpt2_run_destroy(&a);
-    gpt2_run_destroy(&b);
-    gpt2_destroy(&parts);
+    decoder_run_destroy(&a);
+    decoder_run_destroy(&b);
+    decoder_destroy(&parts);
     /* A map naming a shard without the tensor, or a path: refused, naming the index. */
     test_write_text(dir, "sharded/model.safetensors.index.json",
                     "{\"weight_map\":{\"wte.weight\":\"model-00002-of-00002.safetensors\"}}");
@@ -307,7 +311,7 @@ START_TEST(sharded_checkpoints_load)
     test_write_text(dir, "sharded/model.safetensors.index.json", "{\"weight_map\":{}}");
     ck_assert_int_ne(gpt2_load(&parts, folder, &err), ATTN_OK);
     ck_assert_msg(strstr(err.msg, "no \"weight_map\"") != NULL, "%s", err.msg);
-    gpt2_destroy(&whole);
+    decoder_destroy(&whole);
 }
 END_TEST
 

@@ -147,7 +147,7 @@ run_case(const char *name, struct pipeline *p, const char *text)
             long l = strtol(k, &end, 10);
             if (end == k || *end != '.')
                 break;
-            ablated[l * tiny.gpt2.cfg.n_head + strtol(end + 1, &end, 10)] = 1;
+            ablated[l * tiny.dec.cfg.n_head + strtol(end + 1, &end, 10)] = 1;
             src.ablated = ablated;
             k = end;
         }
@@ -226,7 +226,7 @@ check_case(const char *name, bool every_stage)
     ck_assert_int_eq(p.tokens.count, n);
     for (int i = 0; i < n; i++)
         ck_assert_int_eq(g->ids[i], (int)next_number(&at));
-    ck_assert_int_eq(p.layers, tiny.gpt2.cfg.n_layer);
+    ck_assert_int_eq(p.layers, tiny.dec.cfg.n_layer);
     for (int l = p.layers - 1; l >= 0; l--) {
         struct pipeline_view in;
         ck_assert_int_eq(pipeline_select_layer(&p, l, NULL), ATTN_OK);
@@ -276,7 +276,7 @@ check_case(const char *name, bool every_stage)
         int lid[2 * 3];
         float lp[2 * 3];
         char what[48];
-        ck_assert_int_eq(gpt2_logit_lens(&g->model->gpt2, &g->run, n - 1, 3, lid, lp, NULL), ATTN_OK);
+        ck_assert_int_eq(decoder_logit_lens(&g->model->dec, &g->run, n - 1, 3, lid, lp, NULL), ATTN_OK);
         at = line_of(c, "lens", l);
         for (int t = 0; t < 3; t++)
             ck_assert_int_eq(lid[l * 3 + t], (int)next_number(&at));
@@ -1328,8 +1328,8 @@ START_TEST(minigpt_has_a_previous_token_and_induction_heads)
     ck_assert_msg(model_open(&m, "minigpt", &err) == ATTN_OK, "%s", err.msg);
     unsetenv("ATTNSCOPE_MODELS");
     ck_assert_str_eq(m.name, "minigpt");
-    ck_assert_int_eq(m.gpt2.cfg.n_layer, 2);
-    ck_assert_int_eq(m.gpt2.cfg.n_head, 4);
+    ck_assert_int_eq(m.dec.cfg.n_layer, 2);
+    ck_assert_int_eq(m.dec.cfg.n_head, 4);
     minigpt_run(&m, NULL, &p);
     ck_assert_int_eq(p.st.nq, 17); /* <|endoftext|> and 16 words, each one token */
     ck_assert_int_eq(head_measures(&p, MEASURE_PREVIOUS, prev), 0);

@@ -17,7 +17,10 @@
 int
 main(int argc, char **argv)
 {
-    struct gpt2_config cfg = { 0, 0, 0, 0, 0, 0, 1e-5f, true, false, true };
+    struct decoder_config cfg = {
+        .n_layer = 0, .n_head = 0, .n_embd = 0, .n_positions = 0, .vocab_size = 0, .n_inner = 0,
+        .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false, .tied = true,
+    };
 
     if (argc < 7) {
         fprintf(stderr, "usage: gpt2-folder DIR N_LAYER N_HEAD N_EMBD N_POSITIONS VOCAB [SEED]\n");

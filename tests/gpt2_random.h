@@ -35,16 +35,16 @@ gpt2_random_floats(size_t n, float scale, unsigned *seed)
     return x;
 }
 
-static inline struct gpt2_linear
+static inline struct decoder_linear
 gpt2_random_linear(int in, int out, float scale, unsigned *seed)
 {
-    return (struct gpt2_linear){ gpt2_random_floats((size_t)in * (size_t)out, scale, seed),
+    return (struct decoder_linear){ gpt2_random_floats((size_t)in * (size_t)out, scale, seed),
                                  gpt2_random_floats((size_t)out, scale, seed), in, out, out, false };
 }
 
 /* m gets cfg and random weights (Conv1D layout, the embedding tied); free with gpt2_random_free. */
 static inline void
-gpt2_random_model(struct gpt2_model *m, const struct gpt2_config *cfg, float scale, unsigned seed)
+gpt2_random_model(struct decoder_model *m, const struct decoder_config *cfg, float scale, unsigned seed)
 {
     const int C = cfg->n_embd;
 
@@ -53,42 +53,42 @@ gpt2_random_model(struct gpt2_model *m, const struct gpt2_config *cfg, float sca
     m->wte = gpt2_random_floats((size_t)cfg->vocab_size * C, scale, &seed);
     m->wpe = gpt2_random_floats((size_t)cfg->n_positions * C, scale, &seed);
     m->lm_head = m->wte;
-    m->lnf_g = gpt2_random_floats(C, scale, &seed);
-    m->lnf_b = gpt2_random_floats(C, scale, &seed);
+    m->final_norm.scale = gpt2_random_floats(C, scale, &seed);
+    m->final_norm.shift = gpt2_random_floats(C, scale, &seed);
     m->blocks = calloc((size_t)cfg->n_layer, sizeof *m->blocks);
     if (m->blocks == NULL) {
         fprintf(stderr, "out of memory for a random model\n");
         exit(1);
     }
     for (int l = 0; l < cfg->n_layer; l++) {
-        struct gpt2_block *b = &m->blocks[l];
-        b->ln1_g = gpt2_random_floats(C, scale, &seed);
-        b->ln1_b = gpt2_random_floats(C, scale, &seed);
+        struct decoder_block *b = &m->blocks[l];
+        b->norm1.scale = gpt2_random_floats(C, scale, &seed);
+        b->norm1.shift = gpt2_random_floats(C, scale, &seed);
         b->q = gpt2_random_linear(C, C, scale, &seed);
         b->k = gpt2_random_linear(C, C, scale, &seed);
         b->v = gpt2_random_linear(C, C, scale, &seed);
-        b->attn_out = gpt2_random_linear(C, C, scale, &seed);
-        b->ln2_g = gpt2_random_floats(C, scale, &seed);
-        b->ln2_b = gpt2_random_floats(C, scale, &seed);
-        b->fc = gpt2_random_linear(C, cfg->n_inner, scale, &seed);
-        b->fc_out = gpt2_random_linear(cfg->n_inner, C, scale, &seed);
+        b->o = gpt2_random_linear(C, C, scale, &seed);
+        b->norm2.scale = gpt2_random_floats(C, scale, &seed);
+        b->norm2.shift = gpt2_random_floats(C, scale, &seed);
+        b->up = gpt2_random_linear(C, cfg->n_inner, scale, &seed);
+        b->down = gpt2_random_linear(cfg->n_inner, C, scale, &seed);
     }
 }
 
 static inline void
-gpt2_random_free(struct gpt2_model *m)
+gpt2_random_free(struct decoder_model *m)
 {
     free((void *)m->wte);
     free((void *)m->wpe);
-    free((void *)m->lnf_g);
-    free((void *)m->lnf_b);
+    free((void *)m->final_norm.scale);
+    free((void *)m->final_norm.shift);
     for (int l = 0; l < m->cfg.n_layer; l++) {
-        struct gpt2_block *b = &m->blocks[l];
-        const struct gpt2_linear *lin[] = { &b->q, &b->k, &b->v, &b->attn_out, &b->fc, &b->fc_out };
-        free((void *)b->ln1_g);
-        free((void *)b->ln1_b);
-        free((void *)b->ln2_g);
-        free((void *)b->ln2_b);
+        struct decoder_block *b = &m->blocks[l];
+        const struct decoder_linear *lin[] = { &b->q, &b->k, &b->v, &b->o, &b->up, &b->down };
+        free((void *)b->norm1.scale);
+        free((void *)b->norm1.shift);
+        free((void *)b->norm2.scale);
+        free((void *)b->norm2.shift);
         for (int i = 0; i < 6; i++) {
             free((void *)lin[i]->w);
             free((void *)lin[i]->b);
@@ -106,7 +106,7 @@ gpt2_random_free(struct gpt2_model *m)
  * caller's to add.  0, or -1 (errno) when a file cannot be written.
  */
 static inline int
-gpt2_random_folder(const char *folder, const struct gpt2_config *cfg, float scale, unsigned seed,
+gpt2_random_folder(const char *folder, const struct decoder_config *cfg, float scale, unsigned seed,
                    const char *extra)
 {
     static const struct {

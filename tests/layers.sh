@@ -2,8 +2,8 @@
 # layers.sh: no folder reaches up (doc/architecture.md, "The tree").
 #
 # The core's folders are layered, each including only its own and those
-# below it: base < kernels < files < text < attention < pipeline <
-# families; a family includes no other family (only the registry,
+# below it: base < kernels < files < text < attention < decoder <
+# pipeline < families; a family includes no other family (only the registry,
 # families/families.c, names them all).  The core includes nothing of the
 # renderer or the front ends, the renderer nothing of the front ends, and
 # nothing but src/tui/ includes curses.  Every #include of the tree is
@@ -19,8 +19,9 @@ rank() {
     files) echo 2 ;;
     text) echo 3 ;;
     attention) echo 4 ;;
-    pipeline) echo 5 ;;
-    families) echo 6 ;;
+    decoder) echo 5 ;;
+    pipeline) echo 6 ;;
+    families) echo 7 ;;
     *) echo 99 ;;
     esac
 }

@@ -167,8 +167,8 @@ enum attn_status
 inputs_ablated_heads(const struct model *m, const int (*ablate)[2], int count, unsigned char **out,
                      struct attn_error *err)
 {
-    const int layers = m->gpt2.cfg.n_layer;
-    const int heads = m->gpt2.cfg.n_head;
+    const int layers = m->dec.cfg.n_layer;
+    const int heads = m->dec.cfg.n_head;
 
     *out = NULL;
     if (count == 0)

@@ -496,7 +496,7 @@ print_pipeline(FILE *out, const struct pipeline *p, const struct print_options *
 static void
 print_model_header(FILE *out, const struct pipeline *p, const struct gpt2_state *g)
 {
-    const struct gpt2_config *c = &g->model->gpt2.cfg;
+    const struct decoder_config *c = &g->model->dec.cfg;
     struct pipeline_scaling sc;
     char num[32];
     /* A folder's name may hold anything a file name can: shown escaped, never raw. */
@@ -509,7 +509,7 @@ print_model_header(FILE *out, const struct pipeline *p, const struct gpt2_state 
                  "%d, context %d)\n",
             name, dir, c->n_layer, c->n_head, c->n_embd / c->n_head, c->n_embd,
             c->vocab_size, c->n_positions);
-    if (g->model->gpt2.layout == GPT2_LAYOUT_BOOK)
+    if (g->model->dec.names == DECODER_NAMES_BOOK)
         fprintf(out, "  the book's GPTModel: ln1 is trf_blocks.L.norm1, queries ... output are "
                      "att.W_query, W_key, W_value and out_proj, fc and mlp ff.layers.0 and 2\n");
     else
@@ -634,7 +634,7 @@ print_model_lens(FILE *out, const struct pipeline *p, const struct gpt2_state *g
     char shown[256];
 
     if (ids != NULL && probs != NULL &&
-        gpt2_logit_lens(&g->model->gpt2, &g->run, g->run.n - 1, K, ids, probs, NULL) == ATTN_OK) {
+        decoder_logit_lens(&g->model->dec, &g->run, g->run.n - 1, K, ids, probs, NULL) == ATTN_OK) {
         fprintf(out, "logit lens after '%s': each layer's stream through ln_f and wte, the %d "
                      "likeliest next tokens\n",
                 p->query_labels[g->run.n - 1], K);

@@ -224,7 +224,7 @@ static enum attn_status
 model_step(const struct walkthrough *w, int k, struct walk_resources *res, int line,
            struct attn_error *err)
 {
-    const struct gpt2_config *c = &res->model->gpt2.cfg;
+    const struct decoder_config *c = &res->model->dec.cfg;
     const struct walk_step *s = &w->steps[k];
     struct attn_error sub;
 

@@ -507,7 +507,7 @@ text_fc(const struct pipeline *p, char *buf, size_t size)
     snprintf(buf, size,
              "The MLP works on each token alone (no token looks at another here). Its first "
              "linear layer widens each row from %d to %d numbers.",
-             p->d_in, g != NULL ? g->model->gpt2.cfg.n_inner : 0);
+             p->d_in, g != NULL ? g->model->dec.cfg.n_inner : 0);
 }
 
 static void

@@ -210,8 +210,8 @@ inspect_qkv(struct out *o, const struct cell_at *at)
         return;
     }
     if (pipeline_gpt2(p) != NULL) {
-        const struct gpt2_block *blk = &pipeline_gpt2(p)->model->gpt2.blocks[p->layer];
-        const struct gpt2_linear *l = which == 0 ? &blk->q : which == 1 ? &blk->k : &blk->v;
+        const struct decoder_block *blk = &pipeline_gpt2(p)->model->dec.blocks[p->layer];
+        const struct decoder_linear *l = which == 0 ? &blk->q : which == 1 ? &blk->k : &blk->v;
         emit(o, "ln1[%s] . column %d of %s:\n", token(p, i), gc, params[which]);
         emit_products(o, matrix_row(&p->block.ln1, i), 1,
                       l->out_in ? l->w + (size_t)gc * (size_t)l->ld : l->w + gc,
@@ -441,7 +441,7 @@ inspect_output(struct out *o, const struct cell_at *at)
 
     emit(o, "out[%s][%d] = %s\n", token(p, i), c, num(v, MAT_AT(&p->st.output, i, c)));
     if (pipeline_gpt2(p) != NULL) {
-        const struct gpt2_linear *l = &pipeline_gpt2(p)->model->gpt2.blocks[p->layer].attn_out;
+        const struct decoder_linear *l = &pipeline_gpt2(p)->model->dec.blocks[p->layer].o;
         emit(o, "z[%s] . column %d of W_o (c_proj):\n", token(p, i), c);
         emit_products(o, matrix_row(&p->st.context, i), 1,
                       l->out_in ? l->w + (size_t)c * (size_t)l->ld : l->w + c, l->out_in ? 1 : l->ld,
@@ -521,10 +521,10 @@ inspect_concat(struct out *o, const struct cell_at *at)
 /* ---------------------------------------------- a transformer block's own */
 
 /* The block of the layer shown (only a model has these stages). */
-static const struct gpt2_block *
+static const struct decoder_block *
 block_of(const struct pipeline *p)
 {
-    return &pipeline_gpt2(p)->model->gpt2.blocks[p->layer];
+    return &pipeline_gpt2(p)->model->dec.blocks[p->layer];
 }
 
 /*
@@ -552,7 +552,7 @@ layer_norm_cell(struct out *o, const struct cell_at *at, const char *name, const
     for (int k = 0; k < c; k++)
         var += ((double)x[k] - mean) * ((double)x[k] - mean);
     var /= c;
-    inv = (float)(1.0 / sqrt(var + (double)pipeline_gpt2(at->p)->model->gpt2.cfg.eps));
+    inv = (float)(1.0 / sqrt(var + (double)pipeline_gpt2(at->p)->model->dec.cfg.eps));
     emit(o, "%s[%s][%d] = %s\n", name, token(at->p, at->row), j, num(v, got));
     emit(o, "row %s: mean %s, variance %s (over its %d numbers)\n", from, num(m, (float)mean),
          num(s2, (float)var), c);
@@ -565,20 +565,20 @@ static void
 inspect_ln1(struct out *o, const struct cell_at *at)
 {
     const struct pipeline *p = at->p;
-    const struct gpt2_block *blk = block_of(p);
+    const struct decoder_block *blk = block_of(p);
 
     layer_norm_cell(o, at, "ln1", "x (the block's input)", matrix_row(&p->inputs, at->row),
-                    p->inputs.cols, blk->ln1_g, blk->ln1_b, MAT_AT(&p->block.ln1, at->row, at->col));
+                    p->inputs.cols, blk->norm1.scale, blk->norm1.shift, MAT_AT(&p->block.ln1, at->row, at->col));
 }
 
 static void
 inspect_ln2(struct out *o, const struct cell_at *at)
 {
     const struct pipeline *p = at->p;
-    const struct gpt2_block *blk = block_of(p);
+    const struct decoder_block *blk = block_of(p);
 
     layer_norm_cell(o, at, "ln2", "residual1", matrix_row(&p->block.residual1, at->row),
-                    p->block.residual1.cols, blk->ln2_g, blk->ln2_b,
+                    p->block.residual1.cols, blk->norm2.scale, blk->norm2.shift,
                     MAT_AT(&p->block.ln2, at->row, at->col));
 }
 
@@ -586,12 +586,12 @@ static void
 inspect_final(struct out *o, const struct cell_at *at)
 {
     const struct pipeline *p = at->p;
-    const struct gpt2_model *m = &pipeline_gpt2(p)->model->gpt2;
-    const struct gpt2_run *r = &pipeline_gpt2(p)->run;
+    const struct decoder_model *m = &pipeline_gpt2(p)->model->dec;
+    const struct decoder_run *r = &pipeline_gpt2(p)->run;
     const float *x = r->layers[m->cfg.n_layer - 1].resid2 + (size_t)at->row * (size_t)m->cfg.n_embd;
 
-    layer_norm_cell(o, at, "ln_f", "residual2 of the last layer", x, m->cfg.n_embd, m->lnf_g,
-                    m->lnf_b, MAT_AT(&p->block.final, at->row, at->col));
+    layer_norm_cell(o, at, "ln_f", "residual2 of the last layer", x, m->cfg.n_embd, m->final_norm.scale,
+                    m->final_norm.shift, MAT_AT(&p->block.final, at->row, at->col));
 }
 
 /* A sum of two stages at one cell. */
@@ -633,7 +633,7 @@ inspect_residual2(struct out *o, const struct cell_at *at)
 /* A linear layer's cell: the input row times a column of the weights, plus the bias. */
 static void
 linear_cell(struct out *o, const struct cell_at *at, const char *name, const char *in_name,
-            const struct matrix *in, const struct gpt2_linear *l, float got)
+            const struct matrix *in, const struct decoder_linear *l, float got)
 {
     const int c = at->col;
     char v[24];
@@ -651,7 +651,7 @@ inspect_fc(struct out *o, const struct cell_at *at)
 {
     const struct pipeline *p = at->p;
 
-    linear_cell(o, at, "fc", "ln2", &p->block.ln2, &block_of(p)->fc,
+    linear_cell(o, at, "fc", "ln2", &p->block.ln2, &block_of(p)->up,
                 MAT_AT(&p->block.fc, at->row, at->col));
 }
 
@@ -660,7 +660,7 @@ inspect_mlp(struct out *o, const struct cell_at *at)
 {
     const struct pipeline *p = at->p;
 
-    linear_cell(o, at, "mlp", "gelu", &p->block.gelu, &block_of(p)->fc_out,
+    linear_cell(o, at, "mlp", "gelu", &p->block.gelu, &block_of(p)->down,
                 MAT_AT(&p->block.mlp, at->row, at->col));
 }
 

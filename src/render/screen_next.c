@@ -84,7 +84,7 @@ draw_next_view(struct grid *g, struct view *v, const struct pipeline *p)
         int *ids = malloc((size_t)p->layers * LENS_K * sizeof *ids);
         float *probs = malloc((size_t)p->layers * LENS_K * sizeof *probs);
         if (ids != NULL && probs != NULL &&
-            gpt2_logit_lens(&m->model->gpt2, &m->run, n - 1, LENS_K, ids, probs, NULL) == ATTN_OK) {
+            decoder_logit_lens(&m->model->dec, &m->run, n - 1, LENS_K, ids, probs, NULL) == ATTN_OK) {
             grid_printf(g, 0, y++, g->width, style_role(ROLE_TITLE),
                         "Logit lens after '%s': each layer read through ln_f as if it were the last",
                         p->query_labels[n - 1]);

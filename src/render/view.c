@@ -464,11 +464,11 @@ view_draw_sentence(struct grid *g, const struct view *v, const struct pipeline *
             char next[64];
             model_token_display(m->model, m->run.top_ids[last], next, sizeof next);
             snprintf(count, sizeof count, "   (%d of %d tokens)  next: %.40s %.0f%%",
-                     p->tokens.count, m->model->gpt2.cfg.n_positions, next,
+                     p->tokens.count, m->model->dec.cfg.n_positions, next,
                      100.0 * (double)m->run.top_probs[last]);
         } else if (m != NULL) {
             snprintf(count, sizeof count, "   (%d of %d tokens)", p->tokens.count,
-                     m->model->gpt2.cfg.n_positions);
+                     m->model->dec.cfg.n_positions);
         } else {
             snprintf(count, sizeof count, "   (%d tokens, d_in %d)", p->tokens.count, p->d_in);
         }

@@ -479,7 +479,11 @@ cmd_spawn(const char *name, int reps, char **argv)
 static int
 cmd_gpt2_folder(const char *dir)
 {
-    const struct gpt2_config cfg = { 12, 12, 768, 1024, 50257, 4 * 768, 1e-5f, true, false, true };
+    const struct decoder_config cfg = {
+        .n_layer = 12, .n_head = 12, .n_embd = 768, .n_positions = 1024, .vocab_size = 50257,
+        .n_inner = 4 * 768, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
+        .tied = true,
+    };
 
     return gpt2_random_folder(dir, &cfg, 0.1f, 1, NULL) == 0 ? 0 : 1;
 }
@@ -487,12 +491,16 @@ cmd_gpt2_folder(const char *dir)
 static int
 cmd_gpt2(int n, int reps)
 {
-    struct gpt2_model m;
+    struct decoder_model m;
     double times[MAX_REPS];
     const int C = 768;
 
     /* GPT-2 small's shapes, in memory (the loader is not what is timed). */
-    const struct gpt2_config cfg = { 12, 12, C, 1024, 50257, 4 * C, 1e-5f, true, false, true };
+    const struct decoder_config cfg = {
+        .n_layer = 12, .n_head = 12, .n_embd = C, .n_positions = 1024, .vocab_size = 50257,
+        .n_inner = 4 * C, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
+        .tied = true,
+    };
 
     if (n < 1 || n > 1024)
         return 1;
@@ -501,18 +509,18 @@ cmd_gpt2(int n, int reps)
         reps = MAX_REPS;
     for (int r = 0; r < reps; r++) {
         int *ids = malloc((size_t)n * sizeof *ids);
-        struct gpt2_run run;
+        struct decoder_run run;
         struct attn_error err;
         double t0;
         for (int i = 0; i < n; i++)
             ids[i] = (i * 7919) % 50257;
         t0 = now();
-        if (gpt2_forward(&m, ids, n, getenv("BENCH_TOP") ? atoi(getenv("BENCH_TOP")) : 5, NULL, &run, &err) != ATTN_OK) {
+        if (decoder_forward(&m, ids, n, getenv("BENCH_TOP") ? atoi(getenv("BENCH_TOP")) : 5, NULL, &run, &err) != ATTN_OK) {
             fprintf(stderr, "bench: %s\n", err.msg);
             return 1;
         }
         times[r] = now() - t0;
-        gpt2_run_destroy(&run);
+        decoder_run_destroy(&run);
         free(ids);
     }
     {
@@ -538,7 +546,11 @@ main(int argc, char **argv)
         return cmd_gpt2(atoi(argv[2]), atoi(argv[3]));
     if (argc >= 3 && strcmp(argv[1], "gpt2-bytes") == 0) {
         /* What attnscope --model keeps for n tokens of GPT-2 small (its family's estimate). */
-        const struct gpt2_config cfg = { 12, 12, 768, 1024, 50257, 4 * 768, 1e-5f, true, false, true };
+        const struct decoder_config cfg = {
+            .n_layer = 12, .n_head = 12, .n_embd = 768, .n_positions = 1024, .vocab_size = 50257,
+            .n_inner = 4 * 768, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
+            .tied = true,
+        };
         const size_t n = (size_t)atoi(argv[2]);
         printf("gpt2_bytes_%zu\t%zu\n", n, gpt2_pipeline_bytes(&cfg, (int)n, 5));
         return 0;

@@ -28,7 +28,7 @@ write_part(int which, const uint8_t *data, size_t size)
 static void
 check_config(const char *path)
 {
-    struct gpt2_config c;
+    struct decoder_config c;
     struct attn_error err;
 
     if (gpt2_config_load(&c, path, &err) == ATTN_OK) {

@@ -16,7 +16,7 @@ struct gpt2_state {
     const struct model *model; /* borrowed from the pipeline's source */
     int *ids;                  /* (n) the token ids, <|endoftext|> first with bos */
     bool bos;
-    struct gpt2_run run;       /* every stage of every layer, the top next tokens */
+    struct decoder_run run;       /* every stage of every layer, the top next tokens */
     float *masked;             /* (H, n, n) the masked scores of the layer shown */
     float *scaled;             /* (H, n, n) and scaled */
     float *row;                /* (n) the weights of one row, worked out again and dropped */
@@ -28,9 +28,9 @@ struct gpt2_state {
 const struct gpt2_state *pipeline_gpt2(const struct pipeline *p);
 
 /* What a pipeline of n tokens of this model holds beside the weights (its estimate). */
-size_t gpt2_pipeline_bytes(const struct gpt2_config *c, int n, int top);
+size_t gpt2_pipeline_bytes(const struct decoder_config *c, int n, int top);
 
 /* The knobs of cfg that a trained model has (mask, scaling, temperature). */
-void gpt2_knobs_of(const struct attention_config *cfg, struct gpt2_knobs *k);
+void gpt2_knobs_of(const struct attention_config *cfg, struct decoder_knobs *k);
 
 #endif

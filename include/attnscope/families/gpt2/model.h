@@ -25,7 +25,7 @@ struct model {
     char name[256];           /* its short name: the repository's ("gpt2") or the folder's */
     char tokenizer[32];       /* which files the tokenizer came from ("vocab.json") */
     char note[512];           /* what the user should know of where it was found, or "" */
-    struct gpt2_model gpt2;
+    struct decoder_model dec; /* the decoder its files describe (gpt2.h reads GPT-2's) */
     struct bpe bpe;
     int eot;                  /* <|endoftext|>'s id, or -1 when the vocabulary lacks it */
 };

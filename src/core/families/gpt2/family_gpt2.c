@@ -34,7 +34,7 @@ pipeline_gpt2(const struct pipeline *p)
 }
 
 void
-gpt2_knobs_of(const struct attention_config *cfg, struct gpt2_knobs *k)
+gpt2_knobs_of(const struct attention_config *cfg, struct decoder_knobs *k)
 {
     k->causal = cfg->mask != ATTN_MASK_NONE;
     k->scaled = cfg->scale;
@@ -47,7 +47,7 @@ static enum attn_status
 encode(const struct pipeline_source *src, int **ids, int *n, struct attn_error *err)
 {
     const struct model *m = src->model;
-    const int limit = m->gpt2.cfg.n_positions;
+    const int limit = m->dec.cfg.n_positions;
     const char *text = src->sentence != NULL ? src->sentence : "";
     int *got = NULL;
     int count = 0;
@@ -98,12 +98,12 @@ encode(const struct pipeline_source *src, int **ids, int *n, struct attn_error *
 }
 
 size_t
-gpt2_pipeline_bytes(const struct gpt2_config *c, int n, int top)
+gpt2_pipeline_bytes(const struct decoder_config *c, int n, int top)
 {
     const size_t nn = (size_t)n;
 
     /* The forward's buffers, one layer's masked and scaled scores, the tokens' text. */
-    return gpt2_run_bytes(c, n, top) + (2 * (size_t)c->n_head * nn * nn + nn) * sizeof(float) +
+    return decoder_run_bytes(c, n, top) + (2 * (size_t)c->n_head * nn * nn + nn) * sizeof(float) +
            nn * 64;
 }
 
@@ -132,7 +132,7 @@ gpt2_estimate(const struct attention_config *cfg, const struct pipeline_source *
     if (st != ATTN_OK)
         return st;
     free(ids);
-    *bytes = gpt2_pipeline_bytes(&src->model->gpt2.cfg, n, src->top);
+    *bytes = gpt2_pipeline_bytes(&src->model->dec.cfg, n, src->top);
     return ATTN_OK;
 }
 
@@ -146,7 +146,7 @@ gpt2_budget(const struct pipeline_source *src, const char **what)
 {
     const size_t have = physical_bytes();
     const size_t room = have / 10 * 8;
-    const size_t weights = src->model != NULL ? src->model->gpt2.weights_map_bytes : 0;
+    const size_t weights = src->model != NULL ? src->model->dec.weights_map_bytes : 0;
 
     *what = "the room beside the model's weights in four fifths of this machine's memory";
     if (have == 0)
@@ -232,15 +232,15 @@ static enum attn_status
 gpt2_select_layer(struct pipeline *p, int layer, struct attn_error *err)
 {
     struct gpt2_state *s = state(p);
-    const struct gpt2_config *c = &s->model->gpt2.cfg;
-    const struct gpt2_layer_stages *l = &s->run.layers[layer];
+    const struct decoder_config *c = &s->model->dec.cfg;
+    const struct decoder_layer_stages *l = &s->run.layers[layer];
     const int n = s->run.n;
     const int C = c->n_embd;
     const int F = c->n_inner;
 
     (void)err;
     p->inputs = view(layer == 0 ? s->run.embed : s->run.layers[layer - 1].resid2, n, C);
-    p->block.ln1 = view(l->ln1, n, C);
+    p->block.ln1 = view(l->norm1, n, C);
     p->st.queries = view(l->q, n, C);
     p->st.keys = view(l->k, n, C);
     p->st.values = view(l->v, n, C);
@@ -250,17 +250,17 @@ gpt2_select_layer(struct pipeline *p, int layer, struct attn_error *err)
     p->st.masked = s->masked;
     p->st.scaled = s->scaled;
     {
-        struct gpt2_knobs k;
+        struct decoder_knobs k;
         gpt2_knobs_of(&p->cfg, &k);
-        p->st.divisor = gpt2_divisor(&s->model->gpt2, &k, layer);
+        p->st.divisor = decoder_divisor(&s->model->dec, &k, layer);
         p->st.shape.divisor = p->st.divisor;
     }
     p->st.context = view(l->context, n, C);
     p->st.output = view(l->attn, n, C);
     p->block.residual1 = view(l->resid1, n, C);
-    p->block.ln2 = view(l->ln2, n, C);
-    p->block.fc = view(l->fc, n, F);
-    p->block.gelu = view(l->gelu, n, F);
+    p->block.ln2 = view(l->norm2, n, C);
+    p->block.fc = view(l->up, n, F);
+    p->block.gelu = view(l->act, n, F);
     p->block.mlp = view(l->mlp, n, C);
     p->block.residual2 = view(l->resid2, n, C);
     mask_and_scale(p, l->scores);
@@ -279,7 +279,7 @@ gpt2_destroy_state(struct pipeline *p)
     memset(&p->st, 0, sizeof p->st);
     memset(&p->block, 0, sizeof p->block);
     if (s != NULL) {
-        gpt2_run_destroy(&s->run);
+        decoder_run_destroy(&s->run);
         free(s->ids);
         free(s->masked);
         free(s->scaled);
@@ -294,9 +294,9 @@ gpt2_create(struct pipeline *p, const struct attention_config *cfg,
             const struct pipeline_source *src, struct attn_error *err)
 {
     const struct model *m = src->model;
-    struct gpt2_knobs k;
+    struct decoder_knobs k;
     struct gpt2_state *s;
-    const struct gpt2_config *c;
+    const struct decoder_config *c;
     enum attn_status st;
     int n;
     size_t per_layer;
@@ -305,7 +305,7 @@ gpt2_create(struct pipeline *p, const struct attention_config *cfg,
         return attn_fail(err, ATTN_EVALUE, "no model to run");
     if (!(cfg->temperature > 0.0))
         return attn_fail(err, ATTN_EVALUE, "--temperature must be above 0");
-    c = &m->gpt2.cfg;
+    c = &m->dec.cfg;
     s = calloc(1, sizeof *s);
     if (s == NULL)
         return attn_fail(err, ATTN_ENOMEM, "out of memory");
@@ -319,7 +319,7 @@ gpt2_create(struct pipeline *p, const struct attention_config *cfg,
     k.ablated = src->ablated;
     for (int e = 0; src->ablated != NULL && e < c->n_layer * c->n_head; e++)
         s->ablated_heads += src->ablated[e] != 0;
-    st = gpt2_forward(&m->gpt2, s->ids, n, src->top, &k, &s->run, err);
+    st = decoder_forward(&m->dec, s->ids, n, src->top, &k, &s->run, err);
     if (st != ATTN_OK)
         return st;
     per_layer = (size_t)c->n_head * (size_t)n * (size_t)n;

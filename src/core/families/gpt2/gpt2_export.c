@@ -147,14 +147,14 @@ static enum attn_status
 write_model_lens(struct fileio_batch *b, const struct gpt2_state *g, int position,
                  struct attn_error *err)
 {
-    const int layers = g->model->gpt2.cfg.n_layer;
-    const int k = EXPORT_LENS_K < g->model->gpt2.cfg.vocab_size ? EXPORT_LENS_K
-                                                                 : g->model->gpt2.cfg.vocab_size;
+    const int layers = g->model->dec.cfg.n_layer;
+    const int k = EXPORT_LENS_K < g->model->dec.cfg.vocab_size ? EXPORT_LENS_K
+                                                                 : g->model->dec.cfg.vocab_size;
     int *ids = malloc((size_t)layers * (size_t)k * sizeof *ids);
     float *probs = malloc((size_t)layers * (size_t)k * sizeof *probs);
     FILE *f;
     enum attn_status st = ids != NULL && probs != NULL
-                              ? gpt2_logit_lens(&g->model->gpt2, &g->run, position, k, ids, probs,
+                              ? decoder_logit_lens(&g->model->dec, &g->run, position, k, ids, probs,
                                                 err)
                               : attn_fail(err, ATTN_ENOMEM, "out of memory for the logit lens");
 

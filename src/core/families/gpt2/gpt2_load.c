@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <sys/mman.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 
 #include "attnscope/families/gpt2/gpt2.h"
 #include "attnscope/files/jsonfile.h"
+#include "attnscope/files/tensors.h"
 
 /* The integer field name of config.json, at least min; -1 with err set. */
 static int
@@ -56,7 +58,7 @@ config_bool(json_t *root, const char *path, const char *name, bool def, struct a
 static const char *const tanh_gelus[] = { "gelu_new", "gelu_pytorch_tanh", "gelu_fast" };
 
 enum attn_status
-gpt2_config_load(struct gpt2_config *c, const char *path, struct attn_error *err)
+gpt2_config_load(struct decoder_config *c, const char *path, struct attn_error *err)
 {
     json_t *root = jsonfile_load(path, JSONFILE_CONFIG_MAX, err);
     json_t *v;
@@ -145,23 +147,13 @@ done:
 
 /* ------------------------------------------------------------ the tensors */
 
-/* The tensor called name (and its shard), or NULL: the shard map says where, else each shard. */
-static const struct st_tensor *
-find(const struct gpt2_model *m, const char *name, const struct safetensors **in)
-{
-    json_t *where = m->shard_of != NULL ? json_object_get(m->shard_of, name) : NULL;
-
-    for (int i = 0; i < m->shard_count; i++) {
-        const int k = where != NULL ? (int)json_integer_value(where) : i;
-        const struct st_tensor *t = safetensors_find(&m->shards[k], name);
-        if (t != NULL || where != NULL) {
-            if (t != NULL && in != NULL)
-                *in = &m->shards[k];
-            return t;
-        }
-    }
-    return NULL;
-}
+/* What loading keeps beside the model: where the tensors are, and which were read. */
+struct loader {
+    struct decoder_model *m;
+    struct tensor_source src;
+    char prefix[16];     /* "" or "transformer." (Hugging Face's layout) */
+    json_t *read;        /* name -> where in the weights' memory (a tensor read for several views) */
+};
 
 /* Transparent huge pages come in this size (x86-64, arm64 with 4 KiB pages). */
 #define HUGE_PAGE ((size_t)2 << 20)
@@ -173,23 +165,25 @@ find(const struct gpt2_model *m, const char *name, const struct safetensors **in
  * read is never touched, so it costs address space only.
  */
 static enum attn_status
-weights_reserve(struct gpt2_model *m, struct attn_error *err)
+weights_reserve(struct loader *ld, struct attn_error *err)
 {
-    size_t floats = 0;
+    struct decoder_model *m = ld->m;
+    size_t floats = tensors_total_floats(&ld->src);
+    size_t count = 0;
     size_t len;
     unsigned char *map;
 
-    for (int i = 0; i < m->shard_count; i++)
-        for (int t = 0; t < m->shards[i].count; t++)
-            floats += m->shards[i].tensors[t].numel + 16; /* (each aligned to 64 bytes) */
+    for (int i = 0; i < ld->src.shard_count; i++)
+        count += (size_t)ld->src.shards[i].count;
+    floats += 16 * count; /* (each aligned to 64 bytes) */
     if (floats > (SIZE_MAX - 2 * HUGE_PAGE) / sizeof(float))
-        return attn_fail(err, ATTN_ENOMEM, "%s: too large for this machine", m->weights_path);
+        return attn_fail(err, ATTN_ENOMEM, "%s: too large for this machine", m->source);
     len = floats * sizeof(float) + HUGE_PAGE;
     map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                -1, 0);
     if (map == MAP_FAILED)
-        return attn_fail(err, ATTN_ENOMEM, "%s: out of memory for %zu MiB of weights",
-                         m->weights_path, (floats * sizeof(float)) >> 20);
+        return attn_fail(err, ATTN_ENOMEM, "%s: out of memory for %zu MiB of weights", m->source,
+                         (floats * sizeof(float)) >> 20);
     m->weights_map = map;
     m->weights_map_bytes = len;
     m->weights_next = map + (HUGE_PAGE - (uintptr_t)map % HUGE_PAGE) % HUGE_PAGE;
@@ -201,7 +195,7 @@ weights_reserve(struct gpt2_model *m, struct attn_error *err)
 
 /* count floats of the reserved memory, 64-byte aligned. */
 static float *
-weights_alloc(struct gpt2_model *m, size_t count)
+weights_alloc(struct decoder_model *m, size_t count)
 {
     unsigned char *at = m->weights_next;
     unsigned char *end = (unsigned char *)m->weights_map + m->weights_map_bytes;
@@ -212,24 +206,36 @@ weights_alloc(struct gpt2_model *m, size_t count)
     return (float *)(void *)at;
 }
 
+/* The tensor name (after the layout's prefix), or NULL. */
+static const struct st_tensor *
+find(const struct loader *ld, const char *name)
+{
+    char full[128];
+
+    snprintf(full, sizeof full, "%s%s", ld->prefix, name);
+    return tensors_find(&ld->src, full);
+}
+
 /*
  * The tensor name (after the layout's prefix) as float32 of the given
  * shape, read into memory of the model's own; NULL with err set.
  */
 static const float *
-tensor(struct gpt2_model *m, const char *name, int ndim, int d0, int d1, struct attn_error *err)
+tensor(struct loader *ld, const char *name, int ndim, int d0, int d1, struct attn_error *err)
 {
+    struct decoder_model *m = ld->m;
     char full[128];
     const struct st_tensor *t;
-    const struct safetensors *st = NULL;
+    const char *file;
     float *v;
 
-    snprintf(full, sizeof full, "%s%s", m->prefix, name);
-    t = find(m, full, &st);
+    snprintf(full, sizeof full, "%s%s", ld->prefix, name);
+    t = tensors_find(&ld->src, full);
     if (t == NULL) {
-        attn_fail(err, ATTN_EPARSE, "%s: no tensor '%s'", m->weights_path, full);
+        attn_fail(err, ATTN_EPARSE, "%s: no tensor '%s'", m->source, full);
         return NULL;
     }
+    file = tensors_file_of(&ld->src, t);
     if (t->ndim != ndim || t->shape[0] != d0 || (ndim == 2 && t->shape[1] != d1)) {
         char shape[64];
         int at = 0;
@@ -238,31 +244,31 @@ tensor(struct gpt2_model *m, const char *name, int ndim, int d0, int d1, struct 
                            (long long)t->shape[d]);
         if (ndim == 2)
             attn_fail(err, ATTN_ESHAPE, "%s: tensor '%s' is (%s); config.json makes it (%d, %d)",
-                      st->path, full, shape, d0, d1);
+                      file, full, shape, d0, d1);
         else
             attn_fail(err, ATTN_ESHAPE, "%s: tensor '%s' is (%s); config.json makes it (%d)",
-                      st->path, full, shape, d0);
+                      file, full, shape, d0);
         return NULL;
     }
     /* A tensor read for several layers' views (c_attn holds Q, K and V) is read once. */
     {
-        json_t *known = json_object_get(m->tensors_read, full);
+        json_t *known = json_object_get(ld->read, full);
         if (known != NULL)
             return (const float *)(const void *)((unsigned char *)m->weights_map +
                                                  json_integer_value(known));
     }
     v = weights_alloc(m, t->numel);
     if (v == NULL) {
-        attn_fail(err, ATTN_ENOMEM, "%s: out of memory for tensor '%s' (%zu values)", st->path,
-                  full, t->numel);
+        attn_fail(err, ATTN_ENOMEM, "%s: out of memory for tensor '%s' (%zu values)", file, full,
+                  t->numel);
         return NULL;
     }
-    if (safetensors_read_f32(st, t, v, err) != ATTN_OK)
+    if (tensors_read_f32(&ld->src, t, v, err) != ATTN_OK)
         return NULL;
-    if (json_object_set_new(m->tensors_read, full,
+    if (json_object_set_new(ld->read, full,
                             json_integer((json_int_t)((unsigned char *)v -
                                                       (unsigned char *)m->weights_map))) != 0) {
-        attn_fail(err, ATTN_ENOMEM, "%s: out of memory", st->path);
+        attn_fail(err, ATTN_ENOMEM, "%s: out of memory", file);
         return NULL;
     }
     return v;
@@ -274,7 +280,7 @@ tensor(struct gpt2_model *m, const char *name, int ndim, int d0, int d1, struct 
  * side by side), or stored (out, in) when out_in (nn.Linear, the book's).
  */
 static int
-load_linear(struct gpt2_model *m, struct gpt2_linear *l, const char *name, int in, int out,
+load_linear(struct loader *ld, struct decoder_linear *l, const char *name, int in, int out,
             bool out_in, int out_all, int col, struct attn_error *err)
 {
     char w[96];
@@ -284,71 +290,73 @@ load_linear(struct gpt2_model *m, struct gpt2_linear *l, const char *name, int i
 
     snprintf(w, sizeof w, "%s.weight", name);
     snprintf(b, sizeof b, "%s.bias", name);
-    wv = out_in ? tensor(m, w, 2, out, in, err) : tensor(m, w, 2, in, out_all, err);
-    if (wv == NULL || (bv = tensor(m, b, 1, out_in ? out : out_all, 0, err)) == NULL)
+    wv = out_in ? tensor(ld, w, 2, out, in, err) : tensor(ld, w, 2, in, out_all, err);
+    if (wv == NULL || (bv = tensor(ld, b, 1, out_in ? out : out_all, 0, err)) == NULL)
         return -1;
-    *l = out_in ? (struct gpt2_linear){ wv, bv, in, out, in, true }
-                : (struct gpt2_linear){ wv + col, bv + col, in, out, out_all, false };
+    *l = out_in ? (struct decoder_linear){ wv, bv, in, out, in, true }
+                : (struct decoder_linear){ wv + col, bv + col, in, out, out_all, false };
     return 0;
 }
 
 /* Hugging Face's Conv1D, (in, out_all), its columns from col. */
 static int
-conv1d(struct gpt2_model *m, struct gpt2_linear *l, const char *name, int in, int out_all, int col,
+conv1d(struct loader *ld, struct decoder_linear *l, const char *name, int in, int out_all, int col,
        int out, struct attn_error *err)
 {
-    return load_linear(m, l, name, in, out, false, out_all, col, err);
+    return load_linear(ld, l, name, in, out, false, out_all, col, err);
 }
 
 /* nn.Linear, (out, in): the book's GPTModel. */
 static int
-linear(struct gpt2_model *m, struct gpt2_linear *l, const char *name, int in, int out,
+linear(struct loader *ld, struct decoder_linear *l, const char *name, int in, int out,
        struct attn_error *err)
 {
-    return load_linear(m, l, name, in, out, true, out, 0, err);
+    return load_linear(ld, l, name, in, out, true, out, 0, err);
 }
 
 static int
-load_block_hf(struct gpt2_model *m, int i, struct attn_error *err)
+load_block_hf(struct loader *ld, int i, struct attn_error *err)
 {
-    const int C = m->cfg.n_embd;
-    struct gpt2_block *b = &m->blocks[i];
+    const struct decoder_config *c = &ld->m->cfg;
+    const int C = c->n_embd;
+    struct decoder_block *b = &ld->m->blocks[i];
     char n[96];
 
 #define NAME(s) (snprintf(n, sizeof n, "h.%d.%s", i, (s)), n)
-    if ((b->ln1_g = tensor(m, NAME("ln_1.weight"), 1, C, 0, err)) == NULL ||
-        (b->ln1_b = tensor(m, NAME("ln_1.bias"), 1, C, 0, err)) == NULL ||
-        conv1d(m, &b->q, NAME("attn.c_attn"), C, 3 * C, 0, C, err) != 0 ||
-        conv1d(m, &b->k, NAME("attn.c_attn"), C, 3 * C, C, C, err) != 0 ||
-        conv1d(m, &b->v, NAME("attn.c_attn"), C, 3 * C, 2 * C, C, err) != 0 ||
-        conv1d(m, &b->attn_out, NAME("attn.c_proj"), C, C, 0, C, err) != 0 ||
-        (b->ln2_g = tensor(m, NAME("ln_2.weight"), 1, C, 0, err)) == NULL ||
-        (b->ln2_b = tensor(m, NAME("ln_2.bias"), 1, C, 0, err)) == NULL ||
-        conv1d(m, &b->fc, NAME("mlp.c_fc"), C, m->cfg.n_inner, 0, m->cfg.n_inner, err) != 0 ||
-        conv1d(m, &b->fc_out, NAME("mlp.c_proj"), m->cfg.n_inner, C, 0, C, err) != 0)
+    if ((b->norm1.scale = tensor(ld, NAME("ln_1.weight"), 1, C, 0, err)) == NULL ||
+        (b->norm1.shift = tensor(ld, NAME("ln_1.bias"), 1, C, 0, err)) == NULL ||
+        conv1d(ld, &b->q, NAME("attn.c_attn"), C, 3 * C, 0, C, err) != 0 ||
+        conv1d(ld, &b->k, NAME("attn.c_attn"), C, 3 * C, C, C, err) != 0 ||
+        conv1d(ld, &b->v, NAME("attn.c_attn"), C, 3 * C, 2 * C, C, err) != 0 ||
+        conv1d(ld, &b->o, NAME("attn.c_proj"), C, C, 0, C, err) != 0 ||
+        (b->norm2.scale = tensor(ld, NAME("ln_2.weight"), 1, C, 0, err)) == NULL ||
+        (b->norm2.shift = tensor(ld, NAME("ln_2.bias"), 1, C, 0, err)) == NULL ||
+        conv1d(ld, &b->up, NAME("mlp.c_fc"), C, c->n_inner, 0, c->n_inner, err) != 0 ||
+        conv1d(ld, &b->down, NAME("mlp.c_proj"), c->n_inner, C, 0, C, err) != 0)
         return -1;
 #undef NAME
     return 0;
 }
 
 static int
-load_block_book(struct gpt2_model *m, int i, struct attn_error *err)
+load_block_book(struct loader *ld, int i, struct attn_error *err)
 {
-    const int C = m->cfg.n_embd;
-    struct gpt2_block *b = &m->blocks[i];
+    const struct decoder_config *c = &ld->m->cfg;
+    const int C = c->n_embd;
+    struct decoder_block *b = &ld->m->blocks[i];
     char n[96];
 
 #define NAME(s) (snprintf(n, sizeof n, "trf_blocks.%d.%s", i, (s)), n)
-    if ((b->ln1_g = tensor(m, NAME("norm1.scale"), 1, C, 0, err)) == NULL ||
-        (b->ln1_b = tensor(m, NAME("norm1.shift"), 1, C, 0, err)) == NULL ||
-        linear(m, &b->q, NAME("att.W_query"), C, C, err) != 0 ||
-        linear(m, &b->k, NAME("att.W_key"), C, C, err) != 0 ||
-        linear(m, &b->v, NAME("att.W_value"), C, C, err) != 0 ||
-        linear(m, &b->attn_out, NAME("att.out_proj"), C, C, err) != 0 ||
-        (b->ln2_g = tensor(m, NAME("norm2.scale"), 1, C, 0, err)) == NULL ||
-        (b->ln2_b = tensor(m, NAME("norm2.shift"), 1, C, 0, err)) == NULL ||
-        linear(m, &b->fc, NAME("ff.layers.0"), C, m->cfg.n_inner, err) != 0 ||
-        linear(m, &b->fc_out, NAME("ff.layers.2"), m->cfg.n_inner, C, err) != 0)
+    if ((b->norm1.scale = tensor(ld, NAME("norm1.scale"), 1, C, 0, err)) == NULL ||
+        (b->norm1.shift = tensor(ld, NAME("norm1.shift"), 1, C, 0, err)) == NULL ||
+        linear(ld, &b->q, NAME("att.W_query"), C, C, err) != 0 ||
+        linear(ld, &b->k, NAME("att.W_key"), C, C, err) != 0 ||
+        linear(ld, &b->v, NAME("att.W_value"), C, C, err) != 0 ||
+        linear(ld, &b->o, NAME("att.out_proj"), C, C, err) != 0 ||
+        (b->norm2.scale = tensor(ld, NAME("norm2.scale"), 1, C, 0, err)) == NULL ||
+        (b->norm2.shift = tensor(ld, NAME("norm2.shift"), 1, C, 0, err)) == NULL ||
+        linear(ld, &b->up, NAME("ff.layers.0"), C, c->n_inner, err) != 0 ||
+        linear(ld, &b->down, NAME("ff.layers.2"), c->n_inner, C, err) != 0)
         return -1;
 #undef NAME
     return 0;
@@ -356,23 +364,25 @@ load_block_book(struct gpt2_model *m, int i, struct attn_error *err)
 
 /* Which layout the names say, and Hugging Face's prefix; -1 when neither. */
 static int
-choose_layout(struct gpt2_model *m, struct attn_error *err)
+choose_layout(struct loader *ld, struct attn_error *err)
 {
-    if (find(m, "tok_emb.weight", NULL) != NULL) {
-        m->layout = GPT2_LAYOUT_BOOK;
+    struct decoder_model *m = ld->m;
+
+    if (tensors_find(&ld->src, "tok_emb.weight") != NULL) {
+        m->names = DECODER_NAMES_BOOK;
         return 0;
     }
-    m->layout = GPT2_LAYOUT_HF;
-    if (find(m, "wte.weight", NULL) != NULL)
+    m->names = DECODER_NAMES_HF;
+    if (tensors_find(&ld->src, "wte.weight") != NULL)
         return 0;
-    if (find(m, "transformer.wte.weight", NULL) != NULL) {
-        snprintf(m->prefix, sizeof m->prefix, "transformer.");
+    if (tensors_find(&ld->src, "transformer.wte.weight") != NULL) {
+        snprintf(ld->prefix, sizeof ld->prefix, "transformer.");
         return 0;
     }
     attn_fail(err, ATTN_EPARSE,
               "%s: neither GPT-2's tensor names (wte.weight, h.0.attn.c_attn.weight, ...) nor the "
               "book's GPTModel's (tok_emb.weight, trf_blocks.0.att.W_query.weight, ...)",
-              m->weights_path);
+              m->source);
     return -1;
 }
 
@@ -401,240 +411,141 @@ refuse_other_formats(const char *dir, struct attn_error *err)
 }
 
 /*
- * The shards a model.safetensors.index.json names in its weight_map (plain
- * file names beside it), each opened once, and every tensor of the map
- * checked to be in the shard it names.  m->shard_of keeps the map (a name
- * -> the shard's index, jansson's hash table) so that finding a tensor
- * costs the same with one shard or a thousand.
- */
-static enum attn_status
-open_shards(struct gpt2_model *m, const char *dir, struct attn_error *err)
-{
-    const char *index = m->weights_path;
-    json_t *root = jsonfile_load(index, JSONFILE_INDEX_MAX, err);
-    json_t *map;
-    json_t *files = NULL;
-    const char *name;
-    json_t *file;
-    enum attn_status rc = ATTN_EPARSE;
-
-    if (root == NULL)
-        return err != NULL ? err->status : ATTN_EPARSE;
-    map = json_object_get(root, "weight_map");
-    if (!json_is_object(map) || json_object_size(map) == 0 || json_object_size(map) > 1000000) {
-        attn_fail(err, ATTN_EPARSE, "%s: no \"weight_map\" of tensor names and their files",
-                  index);
-        goto done;
-    }
-    m->shards = calloc(json_object_size(map), sizeof *m->shards);
-    m->shard_of = json_object();
-    files = json_object();
-    if (m->shards == NULL || m->shard_of == NULL || files == NULL) {
-        rc = attn_fail(err, ATTN_ENOMEM, "%s: out of memory", index);
-        goto done;
-    }
-    json_object_foreach(map, name, file)
-    {
-        const char *f = json_is_string(file) ? json_string_value(file) : NULL;
-        char path[4096];
-        json_t *known;
-        int shard;
-        if (f == NULL || f[0] == '\0' || f[0] == '.' || strchr(f, '/') != NULL) {
-            attn_fail(err, ATTN_EPARSE, "%s: tensor '%s' is mapped to %s, not a file beside it",
-                      index, name, f != NULL ? f : "something that is not a file name");
-            goto done;
-        }
-        known = json_object_get(files, f);
-        if (known != NULL) {
-            shard = (int)json_integer_value(known);
-        } else {
-            snprintf(path, sizeof path, "%s/%s", dir, f);
-            if ((rc = safetensors_open(&m->shards[m->shard_count], path, err)) != ATTN_OK)
-                goto done;
-            rc = ATTN_EPARSE;
-            shard = m->shard_count++;
-            if (json_object_set_new(files, f, json_integer(shard)) != 0) {
-                rc = attn_fail(err, ATTN_ENOMEM, "%s: out of memory", index);
-                goto done;
-            }
-        }
-        if (safetensors_find(&m->shards[shard], name) == NULL) {
-            attn_fail(err, ATTN_EPARSE, "%s: tensor '%s' is mapped to %s, which lacks it", index,
-                      name, f);
-            goto done;
-        }
-        if (json_object_set_new(m->shard_of, name, json_integer(shard)) != 0) {
-            rc = attn_fail(err, ATTN_ENOMEM, "%s: out of memory", index);
-            goto done;
-        }
-    }
-    rc = ATTN_OK;
-done:
-    json_decref(files);
-    json_decref(root);
-    return rc;
-}
-
-/*
  * Before a block is allocated: the tensors of the last layer config.json
  * names are in the file, or the first layer that is missing is named (a
  * config.json of 16 million layers beside a file of two is "no tensor
  * h.2...", not "out of memory").
  */
 static int
-check_layers(struct gpt2_model *m, struct attn_error *err)
+check_layers(struct loader *ld, struct attn_error *err)
 {
-    const char *first = m->layout == GPT2_LAYOUT_HF ? "h.%d.ln_1.weight" : "trf_blocks.%d.norm1.scale";
+    const struct decoder_model *m = ld->m;
+    const char *first = m->names == DECODER_NAMES_HF ? "h.%d.ln_1.weight" : "trf_blocks.%d.norm1.scale";
     char name[96];
-    char full[128];
     int lo = 0;
     int hi = m->cfg.n_layer - 1;
 
     snprintf(name, sizeof name, first, hi);
-    snprintf(full, sizeof full, "%s%s", m->prefix, name);
-    if (find(m, full, NULL) != NULL)
+    if (find(ld, name) != NULL)
         return 0;
     /* The first missing layer (layers are numbered from 0 without gaps in a real file). */
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
         snprintf(name, sizeof name, first, mid);
-        snprintf(full, sizeof full, "%s%s", m->prefix, name);
-        if (find(m, full, NULL) != NULL)
+        if (find(ld, name) != NULL)
             lo = mid + 1;
         else
             hi = mid;
     }
     snprintf(name, sizeof name, first, lo);
-    snprintf(full, sizeof full, "%s%s", m->prefix, name);
-    attn_fail(err, ATTN_EPARSE, "%s: no tensor '%s': config.json says n_layer %d, the file has %d",
-              m->weights_path, full, m->cfg.n_layer, lo);
+    attn_fail(err, ATTN_EPARSE, "%s: no tensor '%s%s': config.json says n_layer %d, the file has %d",
+              m->source, ld->prefix, name, m->cfg.n_layer, lo);
     return -1;
 }
 
-/* The files are closed once every weight is read: nothing of the model is left on disk. */
-static void
-close_shards(struct gpt2_model *m)
+/* The model-wide tensors and every block, in the layout the names say. */
+static int
+load_tensors(struct loader *ld, struct attn_error *err)
 {
-    for (int i = 0; i < m->shard_count; i++)
-        safetensors_close(&m->shards[i]);
-    free(m->shards);
-    m->shards = NULL;
-    m->shard_count = 0;
-    json_decref(m->shard_of);
-    m->shard_of = NULL;
-    json_decref(m->tensors_read);
-    m->tensors_read = NULL;
+    struct decoder_model *m = ld->m;
+    const struct decoder_config *c = &m->cfg;
+
+    if (m->names == DECODER_NAMES_BOOK) {
+        if ((m->wte = tensor(ld, "tok_emb.weight", 2, c->vocab_size, c->n_embd, err)) == NULL ||
+            (m->wpe = tensor(ld, "pos_emb.weight", 2, c->n_positions, c->n_embd, err)) == NULL ||
+            (m->final_norm.scale = tensor(ld, "final_norm.scale", 1, c->n_embd, 0, err)) == NULL ||
+            (m->final_norm.shift = tensor(ld, "final_norm.shift", 1, c->n_embd, 0, err)) == NULL ||
+            (m->lm_head = tensor(ld, "out_head.weight", 2, c->vocab_size, c->n_embd, err)) == NULL)
+            return -1;
+        for (int i = 0; i < c->n_layer; i++)
+            if (load_block_book(ld, i, err) != 0)
+                return -1;
+        return 0;
+    }
+    if ((m->wte = tensor(ld, "wte.weight", 2, c->vocab_size, c->n_embd, err)) == NULL ||
+        (m->wpe = tensor(ld, "wpe.weight", 2, c->n_positions, c->n_embd, err)) == NULL ||
+        (m->final_norm.scale = tensor(ld, "ln_f.weight", 1, c->n_embd, 0, err)) == NULL ||
+        (m->final_norm.shift = tensor(ld, "ln_f.bias", 1, c->n_embd, 0, err)) == NULL)
+        return -1;
+    for (int i = 0; i < c->n_layer; i++)
+        if (load_block_hf(ld, i, err) != 0)
+            return -1;
+    /*
+     * GPT-2 ties its output to the token embedding (a saved lm_head.weight is then that copy,
+     * and Hugging Face uses wte); tie_word_embeddings false reads lm_head.weight (no prefix).
+     */
+    m->lm_head = m->wte;
+    if (!c->tied) {
+        char saved[sizeof ld->prefix];
+        if (tensors_find(&ld->src, "lm_head.weight") == NULL) {
+            attn_fail(err, ATTN_EPARSE,
+                      "%s: no tensor 'lm_head.weight', which config.json's "
+                      "\"tie_word_embeddings\": false asks for",
+                      m->source);
+            return -1;
+        }
+        memcpy(saved, ld->prefix, sizeof saved);
+        ld->prefix[0] = '\0';
+        m->lm_head = tensor(ld, "lm_head.weight", 2, c->vocab_size, c->n_embd, err);
+        memcpy(ld->prefix, saved, sizeof saved);
+        if (m->lm_head == NULL)
+            return -1;
+    }
+    return 0;
 }
 
 enum attn_status
-gpt2_load(struct gpt2_model *m, const char *dir, struct attn_error *err)
+gpt2_load(struct decoder_model *m, const char *dir, struct attn_error *err)
 {
+    struct loader ld;
     char path[4096];
     enum attn_status rc;
 
     memset(m, 0, sizeof *m);
+    memset(&ld, 0, sizeof ld);
+    ld.m = m;
     snprintf(path, sizeof path, "%s/config.json", dir);
     if ((rc = gpt2_config_load(&m->cfg, path, err)) != ATTN_OK)
         return rc;
-    snprintf(m->weights_path, sizeof m->weights_path, "%s/model.safetensors", dir);
-    if (access(m->weights_path, F_OK) != 0) {
-        snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
-        if (access(path, F_OK) == 0) {
-            snprintf(m->weights_path, sizeof m->weights_path, "%s", path);
-            rc = open_shards(m, dir, err);
-            if (rc != ATTN_OK) {
-                gpt2_destroy(m);
-                return rc;
-            }
-        } else if (refuse_other_formats(dir, err) != ATTN_OK) {
+    /* GPT-2 as a decoder: learned positions, LayerNorm, multi-head attention, a GELU MLP. */
+    m->cfg.positions = DECODER_POSITIONS_LEARNED;
+    m->cfg.norm = DECODER_NORM_LAYER;
+    m->cfg.mlp = DECODER_MLP_GELU;
+    rc = tensors_open(&ld.src, dir, err);
+    if (rc == ATTN_EABSENT) {
+        if (refuse_other_formats(dir, err) != ATTN_OK)
             return err->status;
-        }
+        snprintf(path, sizeof path, "%s/model.safetensors", dir);
+        return attn_fail(err, ATTN_EIO, "%s: cannot open: No such file or directory", path);
     }
-    if (m->shard_count == 0) {
-        m->shards = calloc(1, sizeof *m->shards);
-        if (m->shards == NULL)
-            return attn_fail(err, ATTN_ENOMEM, "out of memory");
-        if ((rc = safetensors_open(&m->shards[0], m->weights_path, err)) != ATTN_OK) {
-            gpt2_destroy(m);
-            return rc;
-        }
-        m->shard_count = 1;
-    }
-    snprintf(path, sizeof path, "%s", m->weights_path);
+    if (rc != ATTN_OK)
+        return rc;
+    snprintf(m->source, sizeof m->source, "%s", ld.src.path);
     rc = ATTN_EPARSE;
-    if (choose_layout(m, err) != 0)
-        goto fail;
-    if (check_layers(m, err) != 0 || (rc = weights_reserve(m, err)) != ATTN_OK)
-        goto fail;
-    m->tensors_read = json_object();
-    if (m->tensors_read == NULL) {
-        rc = attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
+    ld.read = json_object();
+    if (ld.read == NULL) {
+        rc = attn_fail(err, ATTN_ENOMEM, "%s: out of memory", m->source);
         goto fail;
     }
+    if (choose_layout(&ld, err) != 0 || check_layers(&ld, err) != 0 ||
+        (rc = weights_reserve(&ld, err)) != ATTN_OK)
+        goto fail;
     m->blocks = calloc((size_t)m->cfg.n_layer, sizeof *m->blocks);
     if (m->blocks == NULL) {
-        rc = attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
+        rc = attn_fail(err, ATTN_ENOMEM, "%s: out of memory", m->source);
         goto fail;
     }
-    if (m->layout == GPT2_LAYOUT_HF) {
-        const struct st_tensor *head;
-        if ((m->wte = tensor(m, "wte.weight", 2, m->cfg.vocab_size, m->cfg.n_embd, err)) == NULL ||
-            (m->wpe = tensor(m, "wpe.weight", 2, m->cfg.n_positions, m->cfg.n_embd, err)) == NULL ||
-            (m->lnf_g = tensor(m, "ln_f.weight", 1, m->cfg.n_embd, 0, err)) == NULL ||
-            (m->lnf_b = tensor(m, "ln_f.bias", 1, m->cfg.n_embd, 0, err)) == NULL)
-            goto fail;
-        for (int i = 0; i < m->cfg.n_layer; i++)
-            if (load_block_hf(m, i, err) != 0)
-                goto fail;
-        /*
-         * GPT-2 ties its output to the token embedding (a saved lm_head.weight is then that
-         * copy, and Hugging Face uses wte); tie_word_embeddings false reads lm_head.weight.
-         */
-        head = find(m, "lm_head.weight", NULL);
-        m->lm_head = m->wte;
-        if (!m->cfg.tied && head == NULL) {
-            rc = attn_fail(err, ATTN_EPARSE,
-                           "%s: no tensor 'lm_head.weight', which config.json's "
-                           "\"tie_word_embeddings\": false asks for",
-                           path);
-            goto fail;
-        }
-        if (!m->cfg.tied) {
-            char saved[16];
-            memcpy(saved, m->prefix, sizeof saved);
-            m->prefix[0] = '\0';
-            m->lm_head = tensor(m, "lm_head.weight", 2, m->cfg.vocab_size, m->cfg.n_embd, err);
-            memcpy(m->prefix, saved, sizeof saved);
-            if (m->lm_head == NULL)
-                goto fail;
-        }
-    } else {
-        if ((m->wte = tensor(m, "tok_emb.weight", 2, m->cfg.vocab_size, m->cfg.n_embd, err)) == NULL ||
-            (m->wpe = tensor(m, "pos_emb.weight", 2, m->cfg.n_positions, m->cfg.n_embd, err)) == NULL ||
-            (m->lnf_g = tensor(m, "final_norm.scale", 1, m->cfg.n_embd, 0, err)) == NULL ||
-            (m->lnf_b = tensor(m, "final_norm.shift", 1, m->cfg.n_embd, 0, err)) == NULL ||
-            (m->lm_head = tensor(m, "out_head.weight", 2, m->cfg.vocab_size, m->cfg.n_embd, err)) ==
-                NULL)
-            goto fail;
-        for (int i = 0; i < m->cfg.n_layer; i++)
-            if (load_block_book(m, i, err) != 0)
-                goto fail;
-    }
-    m->files_read = m->shard_count;
-    close_shards(m);
+    if (load_tensors(&ld, err) != 0)
+        goto fail;
+    /* Every weight is in memory of the model's own: the files close. */
+    m->files_read = ld.src.shard_count;
+    tensors_close(&ld.src);
+    json_decref(ld.read);
     return ATTN_OK;
 fail:
     rc = err->status != ATTN_OK ? err->status : rc;
-    gpt2_destroy(m);
+    tensors_close(&ld.src);
+    json_decref(ld.read);
+    decoder_destroy(m);
     return rc;
-}
-
-void
-gpt2_destroy(struct gpt2_model *m)
-{
-    if (m->weights_map != NULL)
-        munmap(m->weights_map, m->weights_map_bytes);
-    free(m->blocks);
-    close_shards(m);
-    memset(m, 0, sizeof *m);
 }

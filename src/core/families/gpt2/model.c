@@ -362,17 +362,17 @@ model_open(struct model *m, const char *what, struct attn_error *err)
 #ifdef __GLIBC__
         malloc_trim(0);
 #endif
-        rc = gpt2_load(&m->gpt2, m->dir, err);
+        rc = gpt2_load(&m->dec, m->dir, err);
     }
     if (rc != ATTN_OK) {
         bpe_destroy(&m->bpe);
         return rc;
     }
-    if (m->bpe.vocab_size > m->gpt2.cfg.vocab_size) {
+    if (m->bpe.vocab_size > m->dec.cfg.vocab_size) {
         rc = attn_fail(err, ATTN_EPARSE,
                        "%s/%s: %d tokens, but config.json's vocab_size is %d: the tokenizer is not "
                        "this model's",
-                       m->dir, m->tokenizer, m->bpe.vocab_size, m->gpt2.cfg.vocab_size);
+                       m->dir, m->tokenizer, m->bpe.vocab_size, m->dec.cfg.vocab_size);
         model_close(m);
         return rc;
     }
@@ -385,7 +385,7 @@ model_open(struct model *m, const char *what, struct attn_error *err)
 void
 model_close(struct model *m)
 {
-    gpt2_destroy(&m->gpt2);
+    decoder_destroy(&m->dec);
     bpe_destroy(&m->bpe);
     memset(m, 0, sizeof *m);
     m->eot = -1;

@@ -1,149 +1,41 @@
 /*
- * gpt2_forward.c: GPT-2's forward pass, every stage kept (see gpt2.h).
+ * decoder.c: a decoder's forward pass from its parts, every stage kept
+ * (see decoder.h).
  *
  * In the book's chapter-4 terms: token and position embeddings; per block
- * layer norm, the three projections, causal scaled attention per head, the
- * output projection and a residual add, layer norm, the feed-forward
- * network with GELU (the tanh approximation) and a second residual add; a
- * final layer norm, and the logits through the tied embedding, of which
- * the top few of every position are kept.  The products are linalg's, the
- * softmax rowops', so every CPU computes the same bits.
+ * a norm, attention (the projections, scaled masked attention per head,
+ * the output projection) and a residual add, a norm, the MLP and a second
+ * residual add; a final norm, and the logits through the (tied) embedding,
+ * of which the top few of every position are kept.  Each part is a call to
+ * parts.c; the products are linalg's, the softmax rowops', so every CPU
+ * computes the same bits.
  */
 #include "config.h"
 
 #include <math.h>
 #include <stdint.h>
-#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
-#include "attnscope/families/gpt2/gpt2.h"
+#include "attnscope/base/progress.h"
+#include "attnscope/decoder/decoder.h"
+#include "attnscope/decoder/parts.h"
 #include "attnscope/kernels/linalg.h"
 #include "attnscope/kernels/parallel.h"
-#include "attnscope/base/progress.h"
-#include "attnscope/kernels/rowops.h"
-
-/* y (n, out) = x (n, in) W + b, W as the file stores it, on threads threads. */
-static void
-apply_linear(const struct gpt2_linear *l, const float *x, int n, float *y, int threads)
-{
-    parallel_gemm(l->out_in, n, l->out, l->in, x, l->in, l->w, l->ld, y, l->out, threads);
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < l->out; j++)
-            y[(size_t)i * (size_t)l->out + (size_t)j] += l->b[j];
-}
-
-/* Layer norm of each row (biased variance, eps inside the root), as torch's layer_norm. */
-static void
-layer_norm(const float *x, int n, int c, const float *g, const float *b, float eps, float *y)
-{
-    for (int i = 0; i < n; i++) {
-        const float *row = x + (size_t)i * (size_t)c;
-        float *out = y + (size_t)i * (size_t)c;
-        double mean = 0.0;
-        double var = 0.0;
-        float inv;
-        for (int j = 0; j < c; j++)
-            mean += row[j];
-        mean /= c;
-        for (int j = 0; j < c; j++)
-            var += (row[j] - mean) * (row[j] - mean);
-        var /= c;
-        inv = (float)(1.0 / sqrt(var + (double)eps));
-        for (int j = 0; j < c; j++)
-            out[j] = ((float)(row[j] - mean)) * inv * g[j] + b[j];
-    }
-}
-
-/* One layer's attention, head by head: each head's scores, weights and context. */
-struct heads_job {
-    struct gpt2_layer_stages *s;
-    int n, C, hd;
-    bool causal;
-    float divisor;
-    float *scratch; /* (H, 2 n) a masked and a scaled row per head */
-    const unsigned char *ablated; /* (H) 1: the head's context is zeroed, or NULL */
-};
-
-static void
-attend_heads(void *ctx, int h0, int h1)
-{
-    const struct heads_job *j = ctx;
-    const int n = j->n;
-
-    for (int h = h0; h < h1; h++) {
-        float *sc = j->s->scores + (size_t)h * n * n;
-        float *w = j->s->weights + (size_t)h * n * n;
-        float *rows = j->scratch + (size_t)h * 2 * n;
-        linalg_gemm_nt(n, n, j->hd, j->s->q + h * j->hd, j->C, j->s->k + h * j->hd, j->C, sc, n);
-        for (int i = 0; i < n; i++)
-            rowops_softmax(sc + (size_t)i * n, rows, rows + n, w + (size_t)i * n, n, 0,
-                           j->causal ? i + 1 : n, j->divisor);
-        linalg_gemm_nn(n, j->hd, n, w, n, j->s->v + h * j->hd, j->C, j->s->context + h * j->hd,
-                       j->C);
-        if (j->ablated != NULL && j->ablated[h])
-            for (int i = 0; i < n; i++)
-                memset(j->s->context + (size_t)i * j->C + (size_t)h * j->hd, 0,
-                       (size_t)j->hd * sizeof(float));
-    }
-}
-
-/* GELU (rowops_gelu: the tanh approximation, Hugging Face's gelu_new) of rows begin..end. */
-struct gelu_job {
-    const float *x;
-    float *y;
-    int F;
-};
-
-static void
-gelu_rows(void *ctx, int begin, int end)
-{
-    const struct gelu_job *j = ctx;
-
-    rowops_gelu(j->x + (size_t)begin * j->F, j->y + (size_t)begin * j->F,
-                (size_t)(end - begin) * (size_t)j->F);
-}
-
-/* Layer norm of rows begin..end. */
-struct norm_job {
-    const float *x;
-    int c;
-    const float *g, *b;
-    float eps;
-    float *y;
-};
-
-static void
-norm_rows(void *ctx, int begin, int end)
-{
-    const struct norm_job *j = ctx;
-
-    layer_norm(j->x + (size_t)begin * j->c, end - begin, j->c, j->g, j->b, j->eps,
-               j->y + (size_t)begin * j->c);
-}
-
-/* Layer norm of n rows on threads threads. */
-static void
-layer_norm_rows(const float *x, int n, int c, const float *g, const float *b, float eps, float *y,
-                int threads)
-{
-    struct norm_job job = { x, c, g, b, eps, y };
-
-    parallel_for(n, 8L * c, threads, norm_rows, &job);
-}
 
 /* The vocabulary is scored in slices of this many tokens: the products pack each slice once. */
 #define LOGIT_SLICE 2048
 
 /* The floats every buffer of a run takes, in the order they are carved. */
 static size_t
-run_floats(const struct gpt2_config *c, int n, int top)
+run_floats(const struct decoder_config *c, int n, int top)
 {
     const size_t nn = (size_t)n;
     const size_t C = (size_t)c->n_embd;
     const size_t F = (size_t)c->n_inner;
     const size_t H = (size_t)c->n_head;
-    /* ln1 q k v context attn resid1 ln2 mlp resid2; scores weights; fc gelu */
+    /* norm1 q k v context attn resid1 norm2 mlp resid2; scores weights; up act */
     size_t per_layer = 10 * nn * C + 2 * H * nn * nn + 2 * nn * F;
 
     return 3 * nn * C /* tok pos embed */ + (size_t)c->n_layer * per_layer + nn * C /* final */ +
@@ -152,10 +44,10 @@ run_floats(const struct gpt2_config *c, int n, int top)
 }
 
 size_t
-gpt2_run_bytes(const struct gpt2_config *c, int n, int top)
+decoder_run_bytes(const struct decoder_config *c, int n, int top)
 {
     return run_floats(c, n, top) * sizeof(float) + ((size_t)n * (size_t)top + 1) * sizeof(int) +
-           (size_t)c->n_layer * sizeof(struct gpt2_layer_stages);
+           (size_t)c->n_layer * sizeof(struct decoder_layer_stages);
 }
 
 /* A row's running softmax and top k, over the slices of the vocabulary seen so far. */
@@ -193,7 +85,7 @@ fold_logits(const float *logits, int first, int count, int k, struct next_tokens
 }
 
 float
-gpt2_divisor(const struct gpt2_model *m, const struct gpt2_knobs *k, int layer)
+decoder_divisor(const struct decoder_model *m, const struct decoder_knobs *k, int layer)
 {
     const double root = m->cfg.scale_attn_weights ? sqrt((double)(m->cfg.n_embd / m->cfg.n_head))
                                                   : 1.0;
@@ -235,7 +127,7 @@ fold_rows(void *ctx, int begin, int end)
  * numbers are the same either way.  NULL when out of memory.
  */
 static float *
-arena_alloc(struct gpt2_run *r, size_t bytes)
+arena_alloc(struct decoder_run *r, size_t bytes)
 {
     const size_t len = bytes + HUGE_PAGE;
     unsigned char *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -253,14 +145,13 @@ arena_alloc(struct gpt2_run *r, size_t bytes)
 }
 
 enum attn_status
-gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top,
-             const struct gpt2_knobs *k, struct gpt2_run *r, struct attn_error *err)
+decoder_forward(const struct decoder_model *m, const int *ids, int n, int top,
+                const struct decoder_knobs *k, struct decoder_run *r, struct attn_error *err)
 {
-    const struct gpt2_config *c = &m->cfg;
+    const struct decoder_config *c = &m->cfg;
     const int C = c->n_embd;
     const int F = c->n_inner;
     const int H = c->n_head;
-    const int hd = C / H;
     const bool causal = k == NULL || k->causal;
     const int threads = parallel_threads();
     float *at;
@@ -284,7 +175,7 @@ gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top,
     r->layers = calloc((size_t)c->n_layer, sizeof *r->layers);
     r->top_ids = malloc(((size_t)n * (size_t)top + 1) * sizeof *r->top_ids);
     if (r->arena == NULL || r->layers == NULL || r->top_ids == NULL) {
-        gpt2_run_destroy(r);
+        decoder_run_destroy(r);
         return attn_fail(err, ATTN_ENOMEM, "out of memory for the stages of %d tokens", n);
     }
     at = r->arena;
@@ -293,8 +184,8 @@ gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top,
     CARVE(r->pos, (size_t)n * C);
     CARVE(r->embed, (size_t)n * C);
     for (int l = 0; l < c->n_layer; l++) {
-        struct gpt2_layer_stages *s = &r->layers[l];
-        CARVE(s->ln1, (size_t)n * C);
+        struct decoder_layer_stages *s = &r->layers[l];
+        CARVE(s->norm1, (size_t)n * C);
         CARVE(s->q, (size_t)n * C);
         CARVE(s->k, (size_t)n * C);
         CARVE(s->v, (size_t)n * C);
@@ -303,9 +194,9 @@ gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top,
         CARVE(s->context, (size_t)n * C);
         CARVE(s->attn, (size_t)n * C);
         CARVE(s->resid1, (size_t)n * C);
-        CARVE(s->ln2, (size_t)n * C);
-        CARVE(s->fc, (size_t)n * F);
-        CARVE(s->gelu, (size_t)n * F);
+        CARVE(s->norm2, (size_t)n * C);
+        CARVE(s->up, (size_t)n * F);
+        CARVE(s->act, (size_t)n * F);
         CARVE(s->mlp, (size_t)n * C);
         CARVE(s->resid2, (size_t)n * C);
     }
@@ -315,58 +206,39 @@ gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top,
     CARVE(scratch, 2 * (size_t)H * n);
 #undef CARVE
 
-    for (int i = 0; i < n; i++) {
-        memcpy(r->tok + (size_t)i * C, m->wte + (size_t)ids[i] * C, (size_t)C * sizeof(float));
-        memcpy(r->pos + (size_t)i * C, m->wpe + (size_t)i * C, (size_t)C * sizeof(float));
-    }
-    for (size_t e = 0; e < (size_t)n * C; e++)
-        r->embed[e] = r->tok[e] + r->pos[e];
+    part_positions(m, ids, n, r->tok, r->pos, r->embed);
     x = r->embed;
     /* A step per layer and one for the logits: a front end shows it, and may stop it between. */
     progress_begin("running the model", c->n_layer + 1);
     for (int l = 0; l < c->n_layer; l++) {
-        const struct gpt2_block *b = &m->blocks[l];
-        struct gpt2_layer_stages *s = &r->layers[l];
+        const struct decoder_block *b = &m->blocks[l];
+        struct decoder_layer_stages *s = &r->layers[l];
+        const struct part_attention_args attention = {
+            c, b, s->norm1, n, causal, decoder_divisor(m, k, l),
+            k != NULL && k->ablated != NULL ? k->ablated + (size_t)l * (size_t)c->n_head : NULL,
+            scratch,
+        };
 
         if (progress_stopped()) {
             progress_end();
-            gpt2_run_destroy(r);
+            decoder_run_destroy(r);
             return attn_fail(err, ATTN_ESTOPPED, "stopped at layer %d of %d", l, c->n_layer);
         }
         progress_step(l);
-
-        layer_norm_rows(x, n, C, b->ln1_g, b->ln1_b, c->eps, s->ln1, threads);
-        apply_linear(&b->q, s->ln1, n, s->q, threads);
-        apply_linear(&b->k, s->ln1, n, s->k, threads);
-        apply_linear(&b->v, s->ln1, n, s->v, threads);
-        {
-            struct heads_job job = { s,       n,       C,
-                                     hd,      causal,  gpt2_divisor(m, k, l),
-                                     scratch, k != NULL && k->ablated != NULL
-                                                  ? k->ablated + (size_t)l * (size_t)H
-                                                  : NULL };
-            parallel_for(H, 2L * n * n * hd, threads, attend_heads, &job);
-        }
-        apply_linear(&b->attn_out, s->context, n, s->attn, threads);
-        for (size_t e = 0; e < (size_t)n * C; e++)
-            s->resid1[e] = x[e] + s->attn[e];
-        layer_norm_rows(s->resid1, n, C, b->ln2_g, b->ln2_b, c->eps, s->ln2, threads);
-        apply_linear(&b->fc, s->ln2, n, s->fc, threads);
-        {
-            struct gelu_job job = { s->fc, s->gelu, F };
-            parallel_for(n, 16L * F, threads, gelu_rows, &job);
-        }
-        apply_linear(&b->fc_out, s->gelu, n, s->mlp, threads);
-        for (size_t e = 0; e < (size_t)n * C; e++)
-            s->resid2[e] = s->resid1[e] + s->mlp[e];
+        part_norm(c, &b->norm1, x, n, s->norm1, threads);
+        part_attention(&attention, s, threads);
+        part_residual(x, s->attn, (size_t)n * C, s->resid1);
+        part_norm(c, &b->norm2, s->resid1, n, s->norm2, threads);
+        part_mlp(c, b, s->norm2, n, s->up, s->act, s->mlp, threads);
+        part_residual(s->resid1, s->mlp, (size_t)n * C, s->resid2);
         x = s->resid2;
     }
     progress_step(c->n_layer);
-    layer_norm_rows(x, n, C, m->lnf_g, m->lnf_b, c->eps, r->final, threads);
+    part_norm(c, &m->final_norm, x, n, r->final, threads);
     if (top > 0) {
         struct next_tokens *nt = malloc((size_t)n * sizeof *nt);
         if (nt == NULL) {
-            gpt2_run_destroy(r);
+            decoder_run_destroy(r);
             return attn_fail(err, ATTN_ENOMEM, "out of memory for the next tokens");
         }
         for (int i = 0; i < n; i++) {
@@ -380,7 +252,7 @@ gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top,
             if (progress_stopped()) {
                 free(nt);
                 progress_end();
-                gpt2_run_destroy(r);
+                decoder_run_destroy(r);
                 return attn_fail(err, ATTN_ESTOPPED, "stopped while reading the next tokens");
             }
             const int vb = c->vocab_size - v0 < LOGIT_SLICE ? c->vocab_size - v0 : LOGIT_SLICE;
@@ -403,7 +275,7 @@ gpt2_forward(const struct gpt2_model *m, const int *ids, int n, int top,
 }
 
 void
-gpt2_run_destroy(struct gpt2_run *r)
+decoder_run_destroy(struct decoder_run *r)
 {
     if (r->arena_map != NULL)
         munmap(r->arena_map, r->arena_map_bytes);
@@ -413,10 +285,10 @@ gpt2_run_destroy(struct gpt2_run *r)
 }
 
 enum attn_status
-gpt2_logit_lens(const struct gpt2_model *m, const struct gpt2_run *r, int position, int k,
-                int *ids, float *probs, struct attn_error *err)
+decoder_logit_lens(const struct decoder_model *m, const struct decoder_run *r, int position, int k,
+                   int *ids, float *probs, struct attn_error *err)
 {
-    const struct gpt2_config *c = &m->cfg;
+    const struct decoder_config *c = &m->cfg;
     const int C = c->n_embd;
     float *x = malloc(((size_t)C + LOGIT_SLICE) * sizeof *x);
     float *logits = x + C;
@@ -432,7 +304,7 @@ gpt2_logit_lens(const struct gpt2_model *m, const struct gpt2_run *r, int positi
         int *lid = ids + (size_t)l * k;
         float *lp = probs + (size_t)l * k;
         /* This layer's stream at the position, read as if it were the last: ln_f, then wte. */
-        layer_norm(r->layers[l].resid2 + (size_t)position * C, 1, C, m->lnf_g, m->lnf_b, c->eps, x);
+        part_norm(c, &m->final_norm, r->layers[l].resid2 + (size_t)position * C, 1, x, 1);
         for (int t = 0; t < k; t++)
             lid[t] = -1;
         for (int v0 = 0; v0 < c->vocab_size; v0 += LOGIT_SLICE) {
@@ -445,4 +317,13 @@ gpt2_logit_lens(const struct gpt2_model *m, const struct gpt2_run *r, int positi
     }
     free(x);
     return ATTN_OK;
+}
+
+void
+decoder_destroy(struct decoder_model *m)
+{
+    if (m->weights_map != NULL)
+        munmap(m->weights_map, m->weights_map_bytes);
+    free(m->blocks);
+    memset(m, 0, sizeof *m);
 }

@@ -1,0 +1,174 @@
+/*
+ * decoder.h: a decoder-only transformer, described by the parts its blocks
+ * are built from (TransformerLens' config, llama.cpp's per-architecture
+ * builders from shared blocks), and its forward pass with every stage of
+ * every layer kept.
+ *
+ * A description (struct decoder_config) names each part's kind and the
+ * sizes: the positions (learned absolute embeddings added to the tokens'),
+ * the norms (LayerNorm: mean, variance, scale, shift), the attention
+ * (multi-head, a key and value head per query head, scaled by sqrt(head
+ * size)), the MLP (up, GELU in its tanh approximation, down), the residual
+ * adds around attention and MLP, a final norm and the logits (through the
+ * token embedding when tied).  GPT-2 is such a description
+ * (families/gpt2/gpt2.h reads one from its files); a family with other
+ * parts (RMSNorm, rotary positions, grouped keys and values, a gated MLP)
+ * adds their kinds to the enums and their code to parts.c, not a forward
+ * of its own.  The weights are the model's, in its own memory.
+ */
+#ifndef ATTNSCOPE_DECODER_H
+#define ATTNSCOPE_DECODER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "attnscope/base/status.h"
+
+/* How positions enter: learned absolute embeddings added to the tokens' (GPT-2's wpe). */
+enum decoder_positions { DECODER_POSITIONS_LEARNED };
+/* The norms: LayerNorm (the mean subtracted, divided by the root of the biased variance + eps). */
+enum decoder_norm { DECODER_NORM_LAYER };
+/* The MLP: up, GELU (the tanh approximation), down. */
+enum decoder_mlp { DECODER_MLP_GELU };
+
+struct decoder_config {
+    enum decoder_positions positions;
+    enum decoder_norm norm;
+    enum decoder_mlp mlp;
+    int n_layer;
+    int n_head;
+    int n_embd;
+    int n_positions; /* the longest text */
+    int vocab_size;
+    int n_inner;     /* the MLP's width */
+    float eps;       /* the norms' epsilon */
+    bool scale_attn_weights; /* divide the scores by sqrt(head size) */
+    bool scale_by_layer;     /* and by the layer's number + 1 (GPT-2's inverse layer index) */
+    bool tied;               /* the logits through the token embedding */
+};
+
+/* y = x W + b with W as the file stores it: (in, out) rows of ld floats, or (out, in) when out_in. */
+struct decoder_linear {
+    const float *w;
+    const float *b;
+    int in, out;
+    int ld;
+    bool out_in;
+};
+
+/* A norm's weights: LayerNorm's scale (gamma) and shift (beta). */
+struct decoder_norm_weights {
+    const float *scale, *shift;
+};
+
+struct decoder_block {
+    struct decoder_norm_weights norm1;
+    struct decoder_linear q, k, v; /* each n_embd -> n_embd, the heads side by side */
+    struct decoder_linear o;       /* the attention's output projection */
+    struct decoder_norm_weights norm2;
+    struct decoder_linear up, down; /* the MLP */
+};
+
+/* Whose names the weights were read under (a family's own and the book's). */
+enum decoder_names { DECODER_NAMES_HF, DECODER_NAMES_BOOK };
+
+struct decoder_model {
+    struct decoder_config cfg;
+    enum decoder_names names;
+    char source[4096];           /* the weights' file (for messages) */
+    int files_read;              /* how many files they were read from */
+    const float *wte;            /* (vocab_size, n_embd) */
+    const float *wpe;            /* (n_positions, n_embd) */
+    struct decoder_block *blocks; /* (n_layer) */
+    struct decoder_norm_weights final_norm;
+    const float *lm_head;        /* (vocab_size, n_embd): wte when tied */
+    void *weights_map;           /* the weights' memory: one mapping, freed with the model */
+    size_t weights_map_bytes;
+    unsigned char *weights_next; /* where the next tensor goes in it (while loading) */
+};
+
+/* Frees what the model holds (its weights and blocks); safe on a model of zeros. */
+void decoder_destroy(struct decoder_model *m);
+
+/* One block's stages for n tokens, each row-major; H = n_head, C = n_embd, F = n_inner. */
+struct decoder_layer_stages {
+    float *norm1;   /* (n, C) the first norm's output (GPT-2's ln_1) */
+    float *q;       /* (n, C) queries, the heads side by side (head h: columns h*C/H ...) */
+    float *k;       /* (n, C) keys */
+    float *v;       /* (n, C) values */
+    float *scores;  /* (H, n, n) q k^T, before the mask and the scaling */
+    float *weights; /* (H, n, n) softmax of the masked, scaled scores */
+    float *context; /* (n, C) the weights times the values, heads side by side */
+    float *attn;    /* (n, C) the output projection of the context */
+    float *resid1;  /* (n, C) the block's input + attn */
+    float *norm2;   /* (n, C) the second norm's output (GPT-2's ln_2) */
+    float *up;      /* (n, F) the MLP's up projection (GPT-2's c_fc) */
+    float *act;     /* (n, F) its activation (GELU) */
+    float *mlp;     /* (n, C) the down projection (GPT-2's c_proj of the MLP) */
+    float *resid2;  /* (n, C) resid1 + mlp: the block's output */
+};
+
+/* A forward pass over n tokens: every stage of every layer, and the top next tokens. */
+struct decoder_run {
+    int n;
+    int top;                             /* next tokens kept per position */
+    float *tok;                          /* (n, C) wte[id]: the token embeddings */
+    float *pos;                          /* (n, C) wpe[position]: the position embeddings */
+    float *embed;                        /* (n, C) tok + pos: the first block's input */
+    struct decoder_layer_stages *layers; /* (n_layer) */
+    float *final;                        /* (n, C) the final norm's output */
+    int *top_ids;                        /* (n, top) the likeliest next tokens, likeliest first */
+    float *top_probs;                    /* (n, top) their probabilities */
+    float *arena;                        /* one allocation behind every buffer */
+    void *arena_map;                     /* the mapping it is carved from (munmap), or NULL */
+    size_t arena_map_bytes;
+};
+
+/*
+ * What a learner may change in the attention of a trained model (NULL in
+ * decoder_forward: the model's own: causal, scaled, T = 1).
+ */
+struct decoder_knobs {
+    bool causal;        /* query i sees keys 0..i only */
+    bool scaled;        /* divide the scores as the model does */
+    double temperature; /* > 0 */
+    /*
+     * (n_layer * n_head) 1 where a head is ablated: its context is zeroed
+     * before the output projection, as if it had attended to nothing; NULL: none.
+     */
+    const unsigned char *ablated;
+};
+
+/*
+ * The number layer's scores are divided by under k (NULL: the model's own):
+ * sqrt(head size) unless scale_attn_weights is false, times layer + 1 when
+ * scale_by_layer (as Hugging Face's GPT-2 divides), times the temperature;
+ * 1 when k turns scaling off.
+ */
+float decoder_divisor(const struct decoder_model *m, const struct decoder_knobs *k, int layer);
+
+/*
+ * Runs the model over ids (n of them, each below vocab_size, n at most
+ * n_positions), keeping the top next tokens of every position.  With k
+ * NULL: causal, scaled as the model scales, no dropout (evaluation mode).
+ * r is the caller's to decoder_run_destroy() when this returns ATTN_OK.
+ */
+enum attn_status decoder_forward(const struct decoder_model *m, const int *ids, int n, int top,
+                                 const struct decoder_knobs *k, struct decoder_run *r,
+                                 struct attn_error *err);
+void decoder_run_destroy(struct decoder_run *r);
+
+/*
+ * The logit lens: every layer's residual stream at position read through
+ * the final norm and the unembedding as if it were the last layer's, its k
+ * likeliest next tokens: ids and probs hold n_layer * k each (layer by
+ * layer).  The last layer's are the model's own prediction.
+ */
+enum attn_status decoder_logit_lens(const struct decoder_model *m, const struct decoder_run *r,
+                                    int position, int k, int *ids, float *probs,
+                                    struct attn_error *err);
+
+/* The bytes decoder_forward allocates for n tokens keeping top next tokens each. */
+size_t decoder_run_bytes(const struct decoder_config *c, int n, int top);
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * parts.h: the parts a decoder block is built from (decoder.h), each a
+ * function over named buffers in llm.c's style, outputs first in mind:
+ * decoder_forward() is a flat list of calls to them.  A part spreads its
+ * rows or heads over threads; every element is computed the same way
+ * whichever thread makes it, so any thread count gives the same bits.
+ * Shapes: n tokens, C = n_embd, F = n_inner, H = n_head, d = C / H.
+ */
+#ifndef ATTNSCOPE_DECODER_PARTS_H
+#define ATTNSCOPE_DECODER_PARTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "attnscope/decoder/decoder.h"
+
+/* The positions: tok (n, C) = wte[ids], pos (n, C) = wpe[0..n), embed = tok + pos (learned). */
+void part_positions(const struct decoder_model *m, const int *ids, int n, float *tok, float *pos,
+                    float *embed);
+
+/* y (n, C) = the norm (cfg->norm) of each row of x (n, C) with w. */
+void part_norm(const struct decoder_config *c, const struct decoder_norm_weights *w,
+               const float *x, int n, float *y, int threads);
+
+/* y (n, out) = x (n, in) W + b, W as the file stores it. */
+void part_linear(const struct decoder_linear *l, const float *x, int n, float *y, int threads);
+
+/*
+ * The attention of one block on x (n, C): its queries, keys and values,
+ * each head's scores, masked, scaled softmax weights and context (zeroed
+ * for an ablated head), and the output projection, into s's buffers.
+ * divisor: what the scores are divided by; scratch: (H, 2n) floats.
+ */
+struct part_attention_args {
+    const struct decoder_config *c;
+    const struct decoder_block *b;
+    const float *x;
+    int n;
+    bool causal;
+    float divisor;
+    const unsigned char *ablated; /* (H) 1 where the head's context is zeroed, or NULL */
+    float *scratch;
+};
+void part_attention(const struct part_attention_args *a, struct decoder_layer_stages *s,
+                    int threads);
+
+/* The MLP on x (n, C): up (n, F), its activation act (n, F), down (n, C) into out. */
+void part_mlp(const struct decoder_config *c, const struct decoder_block *b, const float *x, int n,
+              float *up, float *act, float *out, int threads);
+
+/* y = a + b, count floats: a residual add. */
+void part_residual(const float *a, const float *b, size_t count, float *y);
+
+#endif
