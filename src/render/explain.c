@@ -13,6 +13,7 @@
 
 #include "attnscope/families/gpt2/family_gpt2.h"
 #include "render/explain.h"
+#include "render/parts/parts.h"
 
 /* Whether p is a trained model's (GPT-2): its stages read differently. */
 static bool
@@ -469,84 +470,6 @@ BLOCK_FORMULA(mlp, STAGE_MLP)
 BLOCK_FORMULA(residual2, STAGE_RESIDUAL2)
 BLOCK_FORMULA(final, STAGE_FINAL)
 #undef BLOCK_FORMULA
-
-static void
-text_ln1(const struct pipeline *p, char *buf, size_t size)
-{
-    snprintf(buf, size,
-             "Layer norm: each token's row is shifted to mean 0 and scaled to variance 1, then "
-             "stretched and shifted by two learned vectors (g and b). Attention reads these "
-             "rows, not the raw stream: the %d numbers of every token start on the same scale.",
-             p->d_in);
-}
-
-static void
-text_residual1(const struct pipeline *p, char *buf, size_t size)
-{
-    (void)p;
-    snprintf(buf, size,
-             "The residual connection: attention's output is added to the block's input, not "
-             "put in its place. What a block adds is a change to the stream; what it leaves "
-             "alone passes through to the next block.");
-}
-
-static void
-text_ln2(const struct pipeline *p, char *buf, size_t size)
-{
-    (void)p;
-    snprintf(buf, size,
-             "A second layer norm, with its own g and b, before the MLP: the same rescaling of "
-             "each row as ln_1, now of the stream with attention's contribution in it.");
-}
-
-static void
-text_fc(const struct pipeline *p, char *buf, size_t size)
-{
-    const struct gpt2_state *g = pipeline_gpt2(p);
-
-    snprintf(buf, size,
-             "The MLP works on each token alone (no token looks at another here). Its first "
-             "linear layer widens each row from %d to %d numbers.",
-             p->d_in, g != NULL ? g->model->dec.cfg.n_inner : 0);
-}
-
-static void
-text_gelu(const struct pipeline *p, char *buf, size_t size)
-{
-    (void)p;
-    snprintf(buf, size,
-             "GELU, a smooth ReLU: large positive numbers pass, large negative ones become "
-             "about 0, and near 0 it bends smoothly. GPT-2 uses its tanh approximation; the "
-             "cell panel shows it at this cell.");
-}
-
-static void
-text_mlp(const struct pipeline *p, char *buf, size_t size)
-{
-    (void)p;
-    snprintf(buf, size,
-             "The MLP's second linear layer brings each row back to the stream's width. With "
-             "the first and GELU between them, it is where most of GPT-2's parameters are.");
-}
-
-static void
-text_residual2(const struct pipeline *p, char *buf, size_t size)
-{
-    snprintf(buf, size,
-             "The second residual: the MLP's output added to the stream. This is the block's "
-             "output, what layer %d reads%s.",
-             p->layer + 1, p->layer + 1 == p->layers ? " (here the last: ln_f follows)" : "");
-}
-
-static void
-text_final(const struct pipeline *p, char *buf, size_t size)
-{
-    (void)p;
-    snprintf(buf, size,
-             "After the last block one more layer norm (ln_f); each row times the token "
-             "embedding wte gives a score (logit) for every token of the vocabulary, and their "
-             "softmax the next-token probabilities (--print shows the likeliest).");
-}
 
 struct view_stage_desc {
     const char *id;

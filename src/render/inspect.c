@@ -9,20 +9,11 @@
 #include "attnscope/families/gpt2/family_gpt2.h"
 #include "render/heatmap.h"
 #include "render/inspect.h"
-
-struct out {
-    char *buf;
-    size_t size;
-    size_t len;
-    const char *times;
-};
-
-/* Appends to the inspector's text. */
-#define emit(o, ...) attn_appendf((o)->buf, (o)->size, &(o)->len, __VA_ARGS__)
+#include "render/parts/parts.h"
 
 /* A number as the inspector shows it: 4 decimals, or 4 significant digits when large. */
-static const char *
-num(char *buf, float v)
+const char *
+inspect_num(char *buf, float v)
 {
     if (isfinite(v) && fabsf(v) >= 10000.0f)
         snprintf(buf, 24, "%.4g", (double)v);
@@ -32,8 +23,8 @@ num(char *buf, float v)
 }
 
 /* Spells out sum_k a[k] * b[k] (strided), eliding past max_terms. */
-static void
-emit_products(struct out *o, const float *a, int sa, const float *b, int sb, int n, int max_terms)
+void
+inspect_products(struct out *o, const float *a, int sa, const float *b, int sb, int n, int max_terms)
 {
     char x[24];
     char y[24];
@@ -43,31 +34,21 @@ emit_products(struct out *o, const float *a, int sa, const float *b, int sb, int
             emit(o, " + ... (%d terms in all)", n);
             return;
         }
-        emit(o, "%s%s%s%s", k ? " + " : "", num(x, a[(size_t)k * (size_t)sa]), o->times,
-             num(y, b[(size_t)k * (size_t)sb]));
+        emit(o, "%s%s%s%s", k ? " + " : "", inspect_num(x, a[(size_t)k * (size_t)sa]), o->times,
+             inspect_num(y, b[(size_t)k * (size_t)sb]));
     }
 }
 
-/* Where the inspected cell is. */
-struct cell_at {
-    const struct pipeline *p;
-    int head;
-    int row;
-    int col;
-    bool mask_matrix;
-    int max_terms;
-};
-
 /* The label of query (row) i. */
-static const char *
-token(const struct pipeline *p, int i)
+const char *
+inspect_token(const struct pipeline *p, int i)
 {
     return p->query_labels[i];
 }
 
 /* The label of key (column) j. */
-static const char *
-key(const struct pipeline *p, int j)
+const char *
+inspect_key(const struct pipeline *p, int j)
 {
     return p->key_labels[j];
 }
@@ -84,11 +65,11 @@ inspect_embeddings(struct out *o, const struct cell_at *at)
     const struct gpt2_state *g = pipeline_gpt2(p);
 
     if (g != NULL) {
-        emit(o, "wte[%d][%d] = %s\n", g->ids[i], j, num(e, MAT_AT(&p->embeddings, i, j)));
-        emit(o, "the row of token id %d ('%s') in the token embedding.\n", g->ids[i], token(p, i));
+        emit(o, "wte[%d][%d] = %s\n", g->ids[i], j, inspect_num(e, MAT_AT(&p->embeddings, i, j)));
+        emit(o, "the row of token id %d ('%s') in the token embedding.\n", g->ids[i], inspect_token(p, i));
         emit(o, "The next stage adds wpe[%d][%d] = %s: x = %s.\n", i, j,
-             num(pe, MAT_AT(&p->positional, i, j)),
-             num(v, MAT_AT(&p->embeddings, i, j) + MAT_AT(&p->positional, i, j)));
+             inspect_num(pe, MAT_AT(&p->positional, i, j)),
+             inspect_num(v, MAT_AT(&p->embeddings, i, j) + MAT_AT(&p->positional, i, j)));
         {
             /* How the tokenizer made this token (the book's chapter 2). */
             char story[512];
@@ -98,18 +79,18 @@ inspect_embeddings(struct out *o, const struct cell_at *at)
         return;
     }
     if (p->cfg.positional)
-        emit(o, "embedding E[%s][%d] = %s\n", token(p, i), j, num(e, MAT_AT(&p->embeddings, i, j)));
+        emit(o, "embedding E[%s][%d] = %s\n", inspect_token(p, i), j, inspect_num(e, MAT_AT(&p->embeddings, i, j)));
     else
-        emit(o, "input x[%s][%d] = %s\n", token(p, i), j, num(v, MAT_AT(&p->inputs, i, j)));
+        emit(o, "input x[%s][%d] = %s\n", inspect_token(p, i), j, inspect_num(v, MAT_AT(&p->inputs, i, j)));
     if (p->made_up[i])
         emit(o, "'%s' is not in the vocabulary: its vector is made up from a hash of the word.\n",
-             token(p, i));
+             inspect_token(p, i));
     else
-        emit(o, "from the vocabulary's row for '%s'.\n", token(p, i));
+        emit(o, "from the vocabulary's row for '%s'.\n", inspect_token(p, i));
     if (p->cfg.positional)
         emit(o, "The next stage adds %s(%d, %d) = %s: x = %s.\n",
              p->cfg.positional_learned ? "P" : "PE", i, j,
-             num(pe, MAT_AT(&p->positional, i, j)), num(v, MAT_AT(&p->inputs, i, j)));
+             inspect_num(pe, MAT_AT(&p->positional, i, j)), inspect_num(v, MAT_AT(&p->inputs, i, j)));
 }
 
 /* A source token's input: its vocabulary's vector (and its position's encoding). */
@@ -121,12 +102,12 @@ inspect_source(struct out *o, const struct cell_at *at)
     const int j = at->col;
     char v[24];
 
-    emit(o, "x_src[%s][%d] = %s\n", key(p, i), j, num(v, MAT_AT(&p->source, i, j)));
+    emit(o, "x_src[%s][%d] = %s\n", inspect_key(p, i), j, inspect_num(v, MAT_AT(&p->source, i, j)));
     if (p->source_made_up[i])
         emit(o, "'%s' is not in the source's vocabulary: its vector is made up from a hash of "
-                "the word.\n", key(p, i));
+                "the word.\n", inspect_key(p, i));
     else
-        emit(o, "from the source vocabulary's row for '%s'%s.\n", key(p, i),
+        emit(o, "from the source vocabulary's row for '%s'%s.\n", inspect_key(p, i),
              p->cfg.positional ? ", plus PE of its position in the source" : "");
     emit(o, "Its key and value are made from this row; the target's queries are compared with "
             "its key.\n");
@@ -146,28 +127,28 @@ inspect_positional(struct out *o, const struct cell_at *at)
 
     if (pipeline_gpt2(p) != NULL) {
         if (p->layer > 0) {
-            emit(o, "x[%s][%d] = %s\n", token(p, i), j, num(x, MAT_AT(&p->inputs, i, j)));
+            emit(o, "x[%s][%d] = %s\n", inspect_token(p, i), j, inspect_num(x, MAT_AT(&p->inputs, i, j)));
             emit(o, "the output (residual2) of layer %d for this token.\n", p->layer - 1);
             return;
         }
-        emit(o, "x[%s][%d] = wte %s + wpe[%d][%d] %s = %s\n", token(p, i), j,
-             num(e, MAT_AT(&p->embeddings, i, j)), i, j, num(v, MAT_AT(&p->positional, i, j)),
-             num(x, MAT_AT(&p->inputs, i, j)));
+        emit(o, "x[%s][%d] = wte %s + wpe[%d][%d] %s = %s\n", inspect_token(p, i), j,
+             inspect_num(e, MAT_AT(&p->embeddings, i, j)), i, j, inspect_num(v, MAT_AT(&p->positional, i, j)),
+             inspect_num(x, MAT_AT(&p->inputs, i, j)));
         emit(o, "wpe was learned in training: row %d is what position %d adds.\n", i, i);
         return;
     }
     if (p->cfg.positional_learned) {
-        emit(o, "x[%s][%d] = E %s + P[%d][%d] %s = %s\n", token(p, i), j,
-             num(e, MAT_AT(&p->embeddings, i, j)), i, j, num(v, MAT_AT(&p->positional, i, j)),
-             num(x, MAT_AT(&p->inputs, i, j)));
+        emit(o, "x[%s][%d] = E %s + P[%d][%d] %s = %s\n", inspect_token(p, i), j,
+             inspect_num(e, MAT_AT(&p->embeddings, i, j)), i, j, inspect_num(v, MAT_AT(&p->positional, i, j)),
+             inspect_num(x, MAT_AT(&p->inputs, i, j)));
         emit(o, "P = nn.Embedding(%d, %d).weight, drawn from seed %llu after the weights, as "
                 "torch.randn draws: row %d is what position %d adds.\n",
              p->positional.rows, p->d_in, (unsigned long long)p->cfg.seed, i, i);
         return;
     }
-    emit(o, "x[%s][%d] = E %s + PE(%d, %d) %s = %s\n", token(p, i), j,
-         num(e, MAT_AT(&p->embeddings, i, j)), i, j, num(v, MAT_AT(&p->positional, i, j)),
-         num(x, MAT_AT(&p->inputs, i, j)));
+    emit(o, "x[%s][%d] = E %s + PE(%d, %d) %s = %s\n", inspect_token(p, i), j,
+         inspect_num(e, MAT_AT(&p->embeddings, i, j)), i, j, inspect_num(v, MAT_AT(&p->positional, i, j)),
+         inspect_num(x, MAT_AT(&p->inputs, i, j)));
     emit(o, "PE(%d, %d) = %s(%d / 10000^(%d/%d))\n", i, j, j % 2 ? "cos" : "sin", i, two_k,
          p->d_in);
     emit(o, "column %d is a %s wave; its wavelength grows with the column.\n", j,
@@ -194,7 +175,7 @@ inspect_qkv(struct out *o, const struct cell_at *at)
     const bool from_source = which > 0 && p->cfg.cross;
     const float *x = p->qkv_given ? NULL : from_source ? matrix_row(&p->source, i) : matrix_row(&p->inputs, i);
     const char *xname = from_source ? "x_src" : "x";
-    const char *row = which > 0 ? key(p, i) : token(p, i);
+    const char *row = which > 0 ? inspect_key(p, i) : inspect_token(p, i);
     char v[24];
     char b[24];
 
@@ -203,8 +184,8 @@ inspect_qkv(struct out *o, const struct cell_at *at)
              which == 0 ? "queries" : "keys", names[which]);
         return;
     }
-    emit(o, "%s[%s][%d] (head %d) = %s\n", names[which], which ? key(p, i) : token(p, i), c, head,
-         num(v, MAT_AT(qkv[which], i, gc)));
+    emit(o, "%s[%s][%d] (head %d) = %s\n", names[which], which ? inspect_key(p, i) : inspect_token(p, i), c, head,
+         inspect_num(v, MAT_AT(qkv[which], i, gc)));
     if (p->qkv_given) {
         emit(o, "given: read from %s.csv.\n", which == 0 ? "queries" : which == 1 ? "keys" : "values");
         return;
@@ -212,15 +193,15 @@ inspect_qkv(struct out *o, const struct cell_at *at)
     if (pipeline_gpt2(p) != NULL) {
         const struct decoder_block *blk = &pipeline_gpt2(p)->model->dec.blocks[p->layer];
         const struct decoder_linear *l = which == 0 ? &blk->q : which == 1 ? &blk->k : &blk->v;
-        emit(o, "ln1[%s] . column %d of %s:\n", token(p, i), gc, params[which]);
-        emit_products(o, matrix_row(&p->block.ln1, i), 1,
+        emit(o, "ln1[%s] . column %d of %s:\n", inspect_token(p, i), gc, params[which]);
+        inspect_products(o, matrix_row(&p->block.ln1, i), 1,
                       l->out_in ? l->w + (size_t)gc * (size_t)l->ld : l->w + gc,
                       l->out_in ? 1 : l->ld, l->in, max_terms);
-        emit(o, " + bias %s\n", num(b, l->b[gc]));
+        emit(o, " + bias %s\n", inspect_num(b, l->b[gc]));
         return;
     }
     if (!attention_variant_has_weights(p->cfg.variant)) {
-        emit(o, "no weights: the input x[%s][%d] itself.\n", token(p, i), gc);
+        emit(o, "no weights: the input x[%s][%d] itself.\n", inspect_token(p, i), gc);
         return;
     }
     {
@@ -232,15 +213,15 @@ inspect_qkv(struct out *o, const struct cell_at *at)
         }
         if (pc.weight->transposed) {
             emit(o, "%s[%s] . column %d of %s:\n", xname, row, pc.out, params[which]);
-            emit_products(o, x, 1, pc.weight->m.data + pc.out, pc.weight->m.cols, s->d_in,
+            inspect_products(o, x, 1, pc.weight->m.data + pc.out, pc.weight->m.cols, s->d_in,
                           max_terms);
         } else {
             emit(o, "%s[%s] . row %d of %s (%s):\n", xname, row, pc.out, params[which],
                  pc.weight->name);
-            emit_products(o, x, 1, matrix_row(&pc.weight->m, pc.out), 1, s->d_in, max_terms);
+            inspect_products(o, x, 1, matrix_row(&pc.weight->m, pc.out), 1, s->d_in, max_terms);
         }
         if (pc.bias != NULL)
-            emit(o, " + bias %s", num(b, pc.bias->m.data[pc.out]));
+            emit(o, " + bias %s", inspect_num(b, pc.bias->m.data[pc.out]));
         emit(o, "\n");
     }
 }
@@ -258,9 +239,9 @@ inspect_scores(struct out *o, const struct cell_at *at)
     struct matrix scores = attention_head(&p->st, p->st.scores, head);
     char v[24];
 
-    emit(o, "score[%s][%s] = q_%s . k_%s = %s\n", token(p, i), key(p, j), token(p, i),
-         key(p, j), num(v, MAT_AT(&scores, i, j)));
-    emit_products(o, matrix_row(&p->st.queries, i) + head * hd, 1,
+    emit(o, "score[%s][%s] = q_%s . k_%s = %s\n", inspect_token(p, i), inspect_key(p, j), inspect_token(p, i),
+         inspect_key(p, j), inspect_num(v, MAT_AT(&scores, i, j)));
+    inspect_products(o, matrix_row(&p->st.queries, i) + head * hd, 1,
                   matrix_row(&p->st.keys, j) + head * hd, 1, hd, max_terms);
     emit(o, "\n");
 }
@@ -278,16 +259,16 @@ inspect_mask(struct out *o, const struct cell_at *at)
     bool hidden = attention_masked(&p->cfg, i, j);
 
     if (p->cfg.mask == ATTN_MASK_NONE)
-        emit(o, "no mask: '%s' sees '%s'%s.\n", token(p, i), key(p, j),
+        emit(o, "no mask: '%s' sees '%s'%s.\n", inspect_token(p, i), inspect_key(p, j),
              j > i ? ", a token after it" : "");
     else if (hidden)
-        emit(o, "'%s' comes after '%s' (%d > %d): hidden, the score becomes -inf.\n", key(p, j),
-             token(p, i), j, i);
+        emit(o, "'%s' comes after '%s' (%d > %d): hidden, the score becomes -inf.\n", inspect_key(p, j),
+             inspect_token(p, i), j, i);
     else
-        emit(o, "'%s' is at or before '%s' (%d <= %d): visible, the score stays.\n", key(p, j),
-             token(p, i), j, i);
+        emit(o, "'%s' is at or before '%s' (%d <= %d): visible, the score stays.\n", inspect_key(p, j),
+             inspect_token(p, i), j, i);
     if (!mask_matrix)
-        emit(o, "masked[%s][%s] = %s\n", token(p, i), key(p, j), num(v, MAT_AT(&masked, i, j)));
+        emit(o, "masked[%s][%s] = %s\n", inspect_token(p, i), inspect_key(p, j), inspect_num(v, MAT_AT(&masked, i, j)));
 }
 
 static void
@@ -304,8 +285,8 @@ inspect_scaled(struct out *o, const struct cell_at *at)
     char b[24];
     char c[24];
 
-    emit(o, "scaled[%s][%s] = %s / %s = %s\n", token(p, i), key(p, j),
-         num(a, MAT_AT(&masked, i, j)), num(b, p->st.divisor), num(c, MAT_AT(&scaled, i, j)));
+    emit(o, "scaled[%s][%s] = %s / %s = %s\n", inspect_token(p, i), inspect_key(p, j),
+         inspect_num(a, MAT_AT(&masked, i, j)), inspect_num(b, p->st.divisor), inspect_num(c, MAT_AT(&scaled, i, j)));
     pipeline_scaling_of(p, &sc);
     if (sc.symbol != NULL)
         emit(o, "divided by %s = %s%s.\n", sc.symbol, sc.spelled,
@@ -338,14 +319,14 @@ inspect_weights(struct out *o, const struct cell_at *at)
             max = row[k];
     for (int k = 0; k < n; k++)
         sum += exp((double)row[k] - (double)max);
-    emit(o, "weight[%s][%s] = exp(%s - max) / sum = %s\n", token(p, i), key(p, j),
-         num(a, row[j]), num(b, MAT_AT(&weights, i, j)));
-    emit(o, "row '%s': max %s; exp(s - max) per key:\n", token(p, i), num(a, max));
+    emit(o, "weight[%s][%s] = exp(%s - max) / sum = %s\n", inspect_token(p, i), inspect_key(p, j),
+         inspect_num(a, row[j]), inspect_num(b, MAT_AT(&weights, i, j)));
+    emit(o, "row '%s': max %s; exp(s - max) per key:\n", inspect_token(p, i), inspect_num(a, max));
     for (int k = 0; k < n && shown < max_terms; k++) {
         if (n > max_terms && k != j && k > max_terms - 2)
             continue;
-        emit(o, "%s%s %s", shown ? ", " : "", key(p, k),
-             row[k] == -INFINITY ? "0 (-inf)" : num(c, (float)exp((double)row[k] - (double)max)));
+        emit(o, "%s%s %s", shown ? ", " : "", inspect_key(p, k),
+             row[k] == -INFINITY ? "0 (-inf)" : inspect_num(c, (float)exp((double)row[k] - (double)max)));
         shown++;
     }
     if (shown < n)
@@ -354,12 +335,12 @@ inspect_weights(struct out *o, const struct cell_at *at)
         /* exp(inf - inf) or 0/0: the row is NaN, in PyTorch too; say why instead of "sums to 1". */
         emit(o, "\nsum %s: %s, so every weight in the row is nan (PyTorch's softmax "
                 "gives nan too). Smaller inputs or a larger divisor keep scores finite.\n",
-             num(a, (float)sum),
+             inspect_num(a, (float)sum),
              max == INFINITY    ? "the largest score is +inf and exp(inf - inf) is nan"
              : max == -INFINITY ? "every score in the row is -inf and 0 / 0 is nan"
                                 : "a score in the row is nan");
     else
-        emit(o, "\nsum %s; the row's weights sum to 1.\n", num(a, (float)sum));
+        emit(o, "\nsum %s; the row's weights sum to 1.\n", inspect_num(a, (float)sum));
 }
 
 /* The uniform number behind dropout's decision e, and the decision. */
@@ -371,7 +352,7 @@ emit_draw(struct out *o, const struct pipeline *p, size_t e)
 
     if (st->keep[e])
         emit(o, "draw u = %.4f < 1 - p = %g: kept, scaled by 1/(1-p) = %s\n", (double)st->draw[e],
-             1.0 - p->cfg.dropout, num(c, st->dropout_scale));
+             1.0 - p->cfg.dropout, inspect_num(c, st->dropout_scale));
     else
         emit(o, "draw u = %.4f >= 1 - p = %g: dropped, set to 0\n", (double)st->draw[e],
              1.0 - p->cfg.dropout);
@@ -395,8 +376,8 @@ inspect_dropout(struct out *o, const struct cell_at *at)
     char c[24];
 
     if (!st->dropout_on) {
-        emit(o, "dropped[%s][%s] = weight %s: %s.\n", token(p, i), key(p, j),
-             num(a, MAT_AT(&weights, i, j)),
+        emit(o, "dropped[%s][%s] = weight %s: %s.\n", inspect_token(p, i), inspect_key(p, j),
+             inspect_num(a, MAT_AT(&weights, i, j)),
              p->cfg.train ? "p = 0, nothing is dropped" : "evaluation mode, nothing is dropped");
         return;
     }
@@ -405,11 +386,11 @@ inspect_dropout(struct out *o, const struct cell_at *at)
         after += MAT_AT(&dropped, i, k);
     }
     emit_draw(o, p, e);
-    emit(o, "dropped[%s][%s] = %s%s%s = %s\n", token(p, i), key(p, j),
-         num(a, MAT_AT(&weights, i, j)), o->times, st->keep[e] ? num(c, st->dropout_scale) : "0",
-         num(b, MAT_AT(&dropped, i, j)));
-    emit(o, "row '%s' sums to %s now (it was %s).\n", token(p, i), num(a, (float)after),
-         num(b, (float)before));
+    emit(o, "dropped[%s][%s] = %s%s%s = %s\n", inspect_token(p, i), inspect_key(p, j),
+         inspect_num(a, MAT_AT(&weights, i, j)), o->times, st->keep[e] ? inspect_num(c, st->dropout_scale) : "0",
+         inspect_num(b, MAT_AT(&dropped, i, j)));
+    emit(o, "row '%s' sums to %s now (it was %s).\n", inspect_token(p, i), inspect_num(a, (float)after),
+         inspect_num(b, (float)before));
 }
 
 /* Spells out head's context column c of row i. */
@@ -421,9 +402,9 @@ context_sum(struct out *o, const struct pipeline *p, int head, int i, int c, int
     struct matrix dropped = attention_head(st, st->dropped, head);
     char v[24];
 
-    emit(o, "z[%s][%d] (head %d) = sum_j a'[%s][j] * v[j][%d] = %s\n", token(p, i), c, head,
-         token(p, i), c, num(v, MAT_AT(&st->context, i, head * hd + c)));
-    emit_products(o, matrix_row(&dropped, i), 1, st->values.data + head * hd + c, st->shape.d_qkv,
+    emit(o, "z[%s][%d] (head %d) = sum_j a'[%s][j] * v[j][%d] = %s\n", inspect_token(p, i), c, head,
+         inspect_token(p, i), c, inspect_num(v, MAT_AT(&st->context, i, head * hd + c)));
+    inspect_products(o, matrix_row(&dropped, i), 1, st->values.data + head * hd + c, st->shape.d_qkv,
                   st->nk, max_terms);
     emit(o, "\n");
 }
@@ -439,24 +420,24 @@ inspect_output(struct out *o, const struct cell_at *at)
     const struct param *b = params_find(&p->params, PARAM_OUT, 0, true);
     char v[24];
 
-    emit(o, "out[%s][%d] = %s\n", token(p, i), c, num(v, MAT_AT(&p->st.output, i, c)));
+    emit(o, "out[%s][%d] = %s\n", inspect_token(p, i), c, inspect_num(v, MAT_AT(&p->st.output, i, c)));
     if (pipeline_gpt2(p) != NULL) {
         const struct decoder_linear *l = &pipeline_gpt2(p)->model->dec.blocks[p->layer].o;
-        emit(o, "z[%s] . column %d of W_o (c_proj):\n", token(p, i), c);
-        emit_products(o, matrix_row(&p->st.context, i), 1,
+        emit(o, "z[%s] . column %d of W_o (c_proj):\n", inspect_token(p, i), c);
+        inspect_products(o, matrix_row(&p->st.context, i), 1,
                       l->out_in ? l->w + (size_t)c * (size_t)l->ld : l->w + c, l->out_in ? 1 : l->ld,
                       l->in, max_terms);
-        emit(o, " + bias %s\n", num(v, l->b[c]));
+        emit(o, " + bias %s\n", inspect_num(v, l->b[c]));
         return;
     }
     if (w == NULL) {
         emit(o, "no output projection: the context itself.\n");
         return;
     }
-    emit(o, "z[%s] . row %d of %s:\n", token(p, i), c, w->name);
-    emit_products(o, matrix_row(&p->st.context, i), 1, matrix_row(&w->m, c), 1, w->m.cols,
+    emit(o, "z[%s] . row %d of %s:\n", inspect_token(p, i), c, w->name);
+    inspect_products(o, matrix_row(&p->st.context, i), 1, matrix_row(&w->m, c), 1, w->m.cols,
                   max_terms);
-    emit(o, " + bias %s\n", num(v, b->m.data[c]));
+    emit(o, " + bias %s\n", inspect_num(v, b->m.data[c]));
 }
 
 /* nn.MultiheadAttention's averaged weights: each head's term. */
@@ -469,10 +450,10 @@ inspect_average(struct out *o, const struct cell_at *at)
     const int j = at->col;
     char a[24];
 
-    emit(o, "avg[%s][%s] = %s = (", token(p, i), key(p, j), num(a, MAT_AT(&st->averaged, i, j)));
+    emit(o, "avg[%s][%s] = %s = (", inspect_token(p, i), inspect_key(p, j), inspect_num(a, MAT_AT(&st->averaged, i, j)));
     for (int h = 0; h < st->shape.heads && h < at->max_terms; h++) {
         struct matrix d = attention_head(st, st->dropped, h);
-        emit(o, "%s%s", h ? " + " : "", num(a, MAT_AT(&d, i, j)));
+        emit(o, "%s%s", h ? " + " : "", inspect_num(a, MAT_AT(&d, i, j)));
     }
     emit(o, "%s) / %d\n", st->shape.heads > at->max_terms ? " + ..." : "", st->shape.heads);
     emit(o, "Each term is one head's weight after dropout (a'), head 0 first.\n");
@@ -492,14 +473,14 @@ inspect_outdrop(struct out *o, const struct cell_at *at)
     char d[24];
 
     if (!st->dropout_on) {
-        emit(o, "out'[%s][%d] = out %s: %s.\n", token(p, i), c, num(a, MAT_AT(&st->output, i, c)),
+        emit(o, "out'[%s][%d] = out %s: %s.\n", inspect_token(p, i), c, inspect_num(a, MAT_AT(&st->output, i, c)),
              p->cfg.train ? "p = 0, nothing is dropped" : "evaluation mode, nothing is dropped");
         return;
     }
     emit_draw(o, p, e);
-    emit(o, "out'[%s][%d] = %s%s%s = %s\n", token(p, i), c, num(a, MAT_AT(&st->output, i, c)),
-         o->times, st->keep[e] ? num(d, st->dropout_scale) : "0",
-         num(b, MAT_AT(&st->output_dropped, i, c)));
+    emit(o, "out'[%s][%d] = %s%s%s = %s\n", inspect_token(p, i), c, inspect_num(a, MAT_AT(&st->output, i, c)),
+         o->times, st->keep[e] ? inspect_num(d, st->dropout_scale) : "0",
+         inspect_num(b, MAT_AT(&st->output_dropped, i, c)));
     emit(o, "The weights were not dropped: this is where the notes' class puts its dropout.\n");
 }
 
@@ -518,167 +499,7 @@ inspect_concat(struct out *o, const struct cell_at *at)
     context_sum(o, at->p, at->col / hd, at->row, at->col % hd, at->max_terms);
 }
 
-/* ---------------------------------------------- a transformer block's own */
-
-/* The block of the layer shown (only a model has these stages). */
-static const struct decoder_block *
-block_of(const struct pipeline *p)
-{
-    return &pipeline_gpt2(p)->model->dec.blocks[p->layer];
-}
-
-/*
- * Layer norm at one cell: the row's mean and variance (over its c numbers,
- * as the forward pass takes them), the normalised value, then g and b.
- */
-static void
-layer_norm_cell(struct out *o, const struct cell_at *at, const char *name, const char *from,
-                const float *x, int c, const float *g, const float *b, float got)
-{
-    const int j = at->col;
-    double mean = 0.0;
-    double var = 0.0;
-    float inv;
-    char v[24];
-    char m[24];
-    char s2[24];
-    char z[24];
-    char gv[24];
-    char bv[24];
-
-    for (int k = 0; k < c; k++)
-        mean += (double)x[k];
-    mean /= c;
-    for (int k = 0; k < c; k++)
-        var += ((double)x[k] - mean) * ((double)x[k] - mean);
-    var /= c;
-    inv = (float)(1.0 / sqrt(var + (double)pipeline_gpt2(at->p)->model->dec.cfg.eps));
-    emit(o, "%s[%s][%d] = %s\n", name, token(at->p, at->row), j, num(v, got));
-    emit(o, "row %s: mean %s, variance %s (over its %d numbers)\n", from, num(m, (float)mean),
-         num(s2, (float)var), c);
-    num(z, (float)(x[j] - mean) * inv);
-    emit(o, "(%s - mean) / sqrt(variance + eps) = %s;\n%s%sg[%d] %s + b[%d] %s\n", num(v, x[j]), z, z,
-         o->times, j, num(gv, g[j]), j, num(bv, b[j]));
-}
-
-static void
-inspect_ln1(struct out *o, const struct cell_at *at)
-{
-    const struct pipeline *p = at->p;
-    const struct decoder_block *blk = block_of(p);
-
-    layer_norm_cell(o, at, "ln1", "x (the block's input)", matrix_row(&p->inputs, at->row),
-                    p->inputs.cols, blk->norm1.scale, blk->norm1.shift, MAT_AT(&p->block.ln1, at->row, at->col));
-}
-
-static void
-inspect_ln2(struct out *o, const struct cell_at *at)
-{
-    const struct pipeline *p = at->p;
-    const struct decoder_block *blk = block_of(p);
-
-    layer_norm_cell(o, at, "ln2", "residual1", matrix_row(&p->block.residual1, at->row),
-                    p->block.residual1.cols, blk->norm2.scale, blk->norm2.shift,
-                    MAT_AT(&p->block.ln2, at->row, at->col));
-}
-
-static void
-inspect_final(struct out *o, const struct cell_at *at)
-{
-    const struct pipeline *p = at->p;
-    const struct decoder_model *m = &pipeline_gpt2(p)->model->dec;
-    const struct decoder_run *r = &pipeline_gpt2(p)->run;
-    const float *x = r->layers[m->cfg.n_layer - 1].resid2 + (size_t)at->row * (size_t)m->cfg.n_embd;
-
-    layer_norm_cell(o, at, "ln_f", "residual2 of the last layer", x, m->cfg.n_embd, m->final_norm.scale,
-                    m->final_norm.shift, MAT_AT(&p->block.final, at->row, at->col));
-}
-
-/* A sum of two stages at one cell. */
-static void
-sum_cell(struct out *o, const struct cell_at *at, const char *name, const char *a_name,
-         const struct matrix *a, const char *b_name, const struct matrix *b, const struct matrix *sum)
-{
-    char x[24];
-    char y[24];
-    char z[24];
-
-    emit(o, "%s[%s][%d] = %s %s + %s %s = %s\n", name, token(at->p, at->row), at->col, a_name,
-         num(x, MAT_AT(a, at->row, at->col)), b_name, num(y, MAT_AT(b, at->row, at->col)),
-         num(z, MAT_AT(sum, at->row, at->col)));
-}
-
-static void
-inspect_residual1(struct out *o, const struct cell_at *at)
-{
-    const struct pipeline *p = at->p;
-
-    sum_cell(o, at, "residual1", "x", &p->inputs, "out", &p->st.output, &p->block.residual1);
-    emit(o, "the block's input, plus what attention adds to it.\n");
-}
-
-static void
-inspect_residual2(struct out *o, const struct cell_at *at)
-{
-    const struct pipeline *p = at->p;
-
-    sum_cell(o, at, "residual2", "residual1", &p->block.residual1, "mlp", &p->block.mlp,
-             &p->block.residual2);
-    if (p->layer + 1 < p->layers)
-        emit(o, "what layer %d reads.\n", p->layer + 1);
-    else
-        emit(o, "the last block's output: ln_f reads it.\n");
-}
-
-/* A linear layer's cell: the input row times a column of the weights, plus the bias. */
-static void
-linear_cell(struct out *o, const struct cell_at *at, const char *name, const char *in_name,
-            const struct matrix *in, const struct decoder_linear *l, float got)
-{
-    const int c = at->col;
-    char v[24];
-
-    emit(o, "%s[%s][%d] = %s\n", name, token(at->p, at->row), c, num(v, got));
-    emit(o, "%s[%s] . column %d of the weights:\n", in_name, token(at->p, at->row), c);
-    emit_products(o, matrix_row(in, at->row), 1,
-                  l->out_in ? l->w + (size_t)c * (size_t)l->ld : l->w + c, l->out_in ? 1 : l->ld,
-                  l->in, at->max_terms);
-    emit(o, " + bias %s\n", num(v, l->b[c]));
-}
-
-static void
-inspect_fc(struct out *o, const struct cell_at *at)
-{
-    const struct pipeline *p = at->p;
-
-    linear_cell(o, at, "fc", "ln2", &p->block.ln2, &block_of(p)->up,
-                MAT_AT(&p->block.fc, at->row, at->col));
-}
-
-static void
-inspect_mlp(struct out *o, const struct cell_at *at)
-{
-    const struct pipeline *p = at->p;
-
-    linear_cell(o, at, "mlp", "gelu", &p->block.gelu, &block_of(p)->down,
-                MAT_AT(&p->block.mlp, at->row, at->col));
-}
-
-static void
-inspect_gelu(struct out *o, const struct cell_at *at)
-{
-    const struct pipeline *p = at->p;
-    const float x = MAT_AT(&p->block.fc, at->row, at->col);
-    char a[24];
-    char v[24];
-
-    emit(o, "gelu[%s][%d] = GELU(fc %s) = %s\n", token(p, at->row), at->col, num(a, x),
-         num(v, MAT_AT(&p->block.gelu, at->row, at->col)));
-    emit(o, "GELU(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))\n");
-    emit(o, "%s\n", x > 2.0f    ? "large and positive: about x itself."
-                     : x < -3.0f ? "large and negative: about 0."
-                                 : "near 0: the curve bends between 0 and x.");
-}
+/* A transformer block's parts explain their own cells: render/parts/. */
 
 /* One inspector per view stage, named after its row of VIEW_STAGE_LIST. */
 static void (*const inspectors[])(struct out *o, const struct cell_at *c) = {
@@ -732,12 +553,12 @@ inspect_param_cell(const struct pipeline *p, enum view_stage s, int head, int ro
     if (row < in) {
         const int r = w->transposed ? row : pc.out;
         const int k = w->transposed ? pc.out : row;
-        emit(&o, "%s[%d][%d] = %s\n", w->name, r, k, num(x, param_weight_at(w, row, pc.out)));
+        emit(&o, "%s[%d][%d] = %s\n", w->name, r, k, inspect_num(x, param_weight_at(w, row, pc.out)));
         emit(&o, "%s column %s%s = %s's columns times this column: this cell weighs %s's d%d\n",
              role_names[role], label, s == VIEW_QKV && p->st.shape.heads > 1 ? " of this head" : "",
              s == VIEW_OUTPUT ? "z" : "x", s == VIEW_OUTPUT ? "z" : "x", row);
     } else {
-        emit(&o, "%s[%d] = %s\n", cell->name, pc.out, num(x, cell->m.data[pc.out]));
+        emit(&o, "%s[%d] = %s\n", cell->name, pc.out, inspect_num(x, cell->m.data[pc.out]));
         emit(&o, "added to %s column %s of every token\n", role_names[role], label);
     }
     if (p->params_given)
@@ -750,7 +571,7 @@ inspect_param_cell(const struct pipeline *p, enum view_stage s, int head, int ro
                  "= +-%s\n",
              (unsigned long long)p->cfg.seed,
              cell->init == PARAM_INIT_KAIMING ? "kaiming_uniform_(a=sqrt(5))" : "bias init",
-             cell->fan_in, num(x, 1.0f / sqrtf((float)cell->fan_in)));
+             cell->fan_in, inspect_num(x, 1.0f / sqrtf((float)cell->fan_in)));
     if (row < in) {
         if (w->transposed)
             emit(&o, "stored (in, out) = (%d, %d) and used as x W: shown as stored", w->m.rows,
@@ -760,4 +581,11 @@ inspect_param_cell(const struct pipeline *p, enum view_stage s, int head, int ro
                      "transposed, a row per column of %s",
                  w->m.rows, w->m.cols, s == VIEW_OUTPUT ? "z" : "x", s == VIEW_OUTPUT ? "z" : "x");
     }
+}
+
+/* The block of the layer shown (only a model has these stages). */
+const struct decoder_block *
+inspect_block_of(const struct pipeline *p)
+{
+    return &pipeline_gpt2(p)->model->dec.blocks[p->layer];
 }

@@ -1,0 +1,108 @@
+/*
+ * norm.c: the norms of a decoder block explained (ln1 and ln2 before
+ * attention and the MLP, the final norm after the last block): what they
+ * do, and a cell worked out from its row's mean and variance.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#include "attnscope/families/gpt2/family_gpt2.h"
+#include "render/parts/parts.h"
+
+void
+text_ln1(const struct pipeline *p, char *buf, size_t size)
+{
+    snprintf(buf, size,
+             "Layer norm: each token's row is shifted to mean 0 and scaled to variance 1, then "
+             "stretched and shifted by two learned vectors (g and b). Attention reads these "
+             "rows, not the raw stream: the %d numbers of every token start on the same scale.",
+             p->d_in);
+}
+
+void
+text_ln2(const struct pipeline *p, char *buf, size_t size)
+{
+    (void)p;
+    snprintf(buf, size,
+             "A second layer norm, with its own g and b, before the MLP: the same rescaling of "
+             "each row as ln_1, now of the stream with attention's contribution in it.");
+}
+
+void
+text_final(const struct pipeline *p, char *buf, size_t size)
+{
+    (void)p;
+    snprintf(buf, size,
+             "After the last block one more layer norm (ln_f); each row times the token "
+             "embedding wte gives a score (logit) for every token of the vocabulary, and their "
+             "softmax the next-token probabilities (--print shows the likeliest).");
+}
+
+/*
+ * Layer norm at one cell: the row's mean and variance (over its c numbers,
+ * as the forward pass takes them), the normalised value, then g and b.
+ */
+static void
+layer_norm_cell(struct out *o, const struct cell_at *at, const char *name, const char *from,
+                const float *x, int c, const float *g, const float *b, float got)
+{
+    const int j = at->col;
+    double mean = 0.0;
+    double var = 0.0;
+    float inv;
+    char v[24];
+    char m[24];
+    char s2[24];
+    char z[24];
+    char gv[24];
+    char bv[24];
+
+    for (int k = 0; k < c; k++)
+        mean += (double)x[k];
+    mean /= c;
+    for (int k = 0; k < c; k++)
+        var += ((double)x[k] - mean) * ((double)x[k] - mean);
+    var /= c;
+    inv = (float)(1.0 / sqrt(var + (double)pipeline_gpt2(at->p)->model->dec.cfg.eps));
+    emit(o, "%s[%s][%d] = %s\n", name, inspect_token(at->p, at->row), j, inspect_num(v, got));
+    emit(o, "row %s: mean %s, variance %s (over its %d numbers)\n", from, inspect_num(m, (float)mean),
+         inspect_num(s2, (float)var), c);
+    inspect_num(z, (float)(x[j] - mean) * inv);
+    emit(o, "(%s - mean) / sqrt(variance + eps) = %s;\n%s%sg[%d] %s + b[%d] %s\n", inspect_num(v, x[j]), z, z,
+         o->times, j, inspect_num(gv, g[j]), j, inspect_num(bv, b[j]));
+}
+
+void
+inspect_ln1(struct out *o, const struct cell_at *at)
+{
+    const struct pipeline *p = at->p;
+    const struct decoder_block *blk = inspect_block_of(p);
+
+    layer_norm_cell(o, at, "ln1", "x (the block's input)", matrix_row(&p->inputs, at->row),
+                    p->inputs.cols, blk->norm1.scale, blk->norm1.shift, MAT_AT(&p->block.ln1, at->row, at->col));
+}
+
+void
+inspect_ln2(struct out *o, const struct cell_at *at)
+{
+    const struct pipeline *p = at->p;
+    const struct decoder_block *blk = inspect_block_of(p);
+
+    layer_norm_cell(o, at, "ln2", "residual1", matrix_row(&p->block.residual1, at->row),
+                    p->block.residual1.cols, blk->norm2.scale, blk->norm2.shift,
+                    MAT_AT(&p->block.ln2, at->row, at->col));
+}
+
+void
+inspect_final(struct out *o, const struct cell_at *at)
+{
+    const struct pipeline *p = at->p;
+    const struct decoder_model *m = &pipeline_gpt2(p)->model->dec;
+    const struct decoder_run *r = &pipeline_gpt2(p)->run;
+    const float *x = r->layers[m->cfg.n_layer - 1].resid2 + (size_t)at->row * (size_t)m->cfg.n_embd;
+
+    layer_norm_cell(o, at, "ln_f", "residual2 of the last layer", x, m->cfg.n_embd, m->final_norm.scale,
+                    m->final_norm.shift, MAT_AT(&p->block.final, at->row, at->col));
+}

@@ -1,0 +1,72 @@
+/*
+ * parts.h: the renderer's half of a decoder's parts (decoder/parts.h is the
+ * core's): each part explains its own stages, a text for the stage and an
+ * inspector for a cell, named after the stage's row of VIEW_STAGE_LIST
+ * (explain.c's and inspect.c's tables take them by those names).  A new
+ * part (RMSNorm, rotary positions, a gated MLP) adds a file here and its
+ * stages' rows.  What the inspectors share with inspect.c is below.
+ */
+#ifndef ATTNSCOPE_RENDER_PARTS_H
+#define ATTNSCOPE_RENDER_PARTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "attnscope/decoder/decoder.h"
+#include "attnscope/pipeline/pipeline.h"
+
+/* The inspector's text being made: its buffer, and how a product is written ("x" or "*"). */
+struct out {
+    char *buf;
+    size_t size;
+    size_t len;
+    const char *times;
+};
+
+/* Appends to the inspector's text. */
+#define emit(o, ...) attn_appendf((o)->buf, (o)->size, &(o)->len, __VA_ARGS__)
+
+/* Where the inspected cell is. */
+struct cell_at {
+    const struct pipeline *p;
+    int head;
+    int row;
+    int col;
+    bool mask_matrix;
+    int max_terms;
+};
+
+/* A number as the inspector shows it, into buf (24 bytes): 4 decimals, or 4 significant digits. */
+const char *inspect_num(char *buf, float v);
+/* Spells out sum_k a[k] * b[k] (strided), eliding past max_terms. */
+void inspect_products(struct out *o, const float *a, int sa, const float *b, int sb, int n,
+                      int max_terms);
+/* The labels of query (row) i and key (column) j. */
+const char *inspect_token(const struct pipeline *p, int i);
+const char *inspect_key(const struct pipeline *p, int j);
+/* The decoder block of the layer shown (a model's). */
+const struct decoder_block *inspect_block_of(const struct pipeline *p);
+
+/* norm.c */
+void text_ln1(const struct pipeline *p, char *buf, size_t size);
+void text_ln2(const struct pipeline *p, char *buf, size_t size);
+void text_final(const struct pipeline *p, char *buf, size_t size);
+void inspect_ln1(struct out *o, const struct cell_at *at);
+void inspect_ln2(struct out *o, const struct cell_at *at);
+void inspect_final(struct out *o, const struct cell_at *at);
+
+/* residual.c */
+void text_residual1(const struct pipeline *p, char *buf, size_t size);
+void text_residual2(const struct pipeline *p, char *buf, size_t size);
+void inspect_residual1(struct out *o, const struct cell_at *at);
+void inspect_residual2(struct out *o, const struct cell_at *at);
+
+/* mlp.c */
+void text_fc(const struct pipeline *p, char *buf, size_t size);
+void text_gelu(const struct pipeline *p, char *buf, size_t size);
+void text_mlp(const struct pipeline *p, char *buf, size_t size);
+void inspect_fc(struct out *o, const struct cell_at *at);
+void inspect_gelu(struct out *o, const struct cell_at *at);
+void inspect_mlp(struct out *o, const struct cell_at *at);
+
+#endif
