@@ -363,6 +363,53 @@ run_model(const struct cli_options *o, const char *sentence)
     return code;
 }
 
+/* --export of the book's classes: every stage and parameter, or the chosen ones. */
+static int
+export_book(const struct cli_options *o, const struct pipeline *p,
+            const struct pipeline_selection *chosen)
+{
+    struct attn_error err;
+    char msg[1024];
+    int written = 0;
+    enum attn_status st =
+        o->stage_count > 0 ? export_selection(p, chosen, o->stage_count, o->export_dir, &written, &err)
+                           : export_all(p, o->export_dir, &written, &err);
+
+    if (st != ATTN_OK)
+        return die(EXIT_INPUT, err.msg);
+    /* The folder is what the user typed: escaped like every message. */
+    attn_fail_text(msg, sizeof msg, "wrote %d file%s into %s", written, written == 1 ? "" : "s",
+                   o->export_dir);
+    fprintf(stderr, "attnscope: %s\n", msg);
+    return 0;
+}
+
+/* --print of the book's classes: tables or heatmaps of the chosen stages. */
+static int
+print_book(const struct cli_options *o, const struct pipeline *p,
+           const struct pipeline_selection *chosen, const char *vocab_source)
+{
+    struct print_options po;
+    bool heatmap_failed = false;
+
+    memset(&po, 0, sizeof po);
+    po.digits = o->digits;
+    po.count = o->stage_count;
+    po.chosen = chosen;
+    po.vocab_source = o->qkv_dir != NULL ? o->qkv_dir : vocab_source;
+    po.format = o->format;
+    po.heatmap = o->heatmap;
+    if (o->heatmap)
+        heatmap_output(o, &po);
+    po.failed = &heatmap_failed;
+    print_pipeline(stdout, p, &po);
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return die(EXIT_INPUT, "cannot write to standard output");
+    if (heatmap_failed)
+        return die(EXIT_INPUT, "a heatmap could not be drawn: out of memory");
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -442,41 +489,12 @@ main(int argc, char **argv)
         goto out;
     }
 
-    if (resolve_stages(&p, &o, chosen, msg, sizeof msg) != 0) {
+    if (resolve_stages(&p, &o, chosen, msg, sizeof msg) != 0)
         code = die(EXIT_USAGE, msg);
-    } else if (o.mode == CLI_EXPORT) {
-        int written = 0;
-        enum attn_status st =
-            o.stage_count > 0
-                ? export_selection(&p, chosen, o.stage_count, o.export_dir, &written, &err)
-                : export_all(&p, o.export_dir, &written, &err);
-        if (st != ATTN_OK)
-            code = die(EXIT_INPUT, err.msg);
-        else {
-            /* The folder is what the user typed: escaped like every message. */
-            attn_fail_text(msg, sizeof msg, "wrote %d file%s into %s", written, written == 1 ? "" : "s",
-                           o.export_dir);
-            fprintf(stderr, "attnscope: %s\n", msg);
-        }
-    } else {
-        struct print_options po;
-        bool heatmap_failed = false;
-        memset(&po, 0, sizeof po);
-        po.digits = o.digits;
-        po.count = o.stage_count;
-        po.chosen = chosen;
-        po.vocab_source = o.qkv_dir != NULL ? o.qkv_dir : in.vocab.source;
-        po.format = o.format;
-        po.heatmap = o.heatmap;
-        if (o.heatmap)
-            heatmap_output(&o, &po);
-        po.failed = &heatmap_failed;
-        print_pipeline(stdout, &p, &po);
-        if (fflush(stdout) != 0 || ferror(stdout))
-            code = die(EXIT_INPUT, "cannot write to standard output");
-        else if (heatmap_failed)
-            code = die(EXIT_INPUT, "a heatmap could not be drawn: out of memory");
-    }
+    else if (o.mode == CLI_EXPORT)
+        code = export_book(&o, &p, chosen);
+    else
+        code = print_book(&o, &p, chosen, in.vocab.source);
     pipeline_destroy(&p);
 out:
     inputs_destroy(&in);

@@ -69,11 +69,11 @@ for f in $(find src/core include/attnscope -name '*.[ch]' | sort); do
 done
 
 # The renderer knows nothing of the front ends; the front ends nothing of the terminal.
-if grep -n '#include "\(front\|tui\)/' src/render/*.[ch]; then
+if grep -rn '#include "\(front\|tui\)/' src/render --include='*.[ch]'; then
     echo "src/render includes the front ends (above)"
     fail=1
 fi
-if grep -n '#include "tui/' src/front/*.[ch]; then
+if grep -rn '#include "tui/' src/front --include='*.[ch]'; then
     echo "src/front includes the terminal's code (above)"
     fail=1
 fi

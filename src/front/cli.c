@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -289,6 +290,130 @@ check_model(const struct cli_options *o, const struct knob_setting *settings, in
     return 0;
 }
 
+/* --ablate L.H: a head to zero, from 0. */
+static int
+ablate_option(struct cli_options *o, const char *arg, char *err, size_t err_size)
+{
+    char *end;
+    long l = strtol(arg, &end, 10);
+    long h = *end == '.' ? strtol(end + 1, &end, 10) : -1;
+
+    if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || l < 0 || h < 0 || l > 100000 ||
+        h > 100000)
+        return attn_fail_text(err, err_size, "--ablate %s: give a layer and a head, from 0: --ablate 5.1",
+                              arg);
+    if (o->ablate_count == CLI_MAX_STAGES)
+        return attn_fail_text(err, err_size, "--ablate: at most %d heads", CLI_MAX_STAGES);
+    o->ablate[o->ablate_count][0] = (int)l;
+    o->ablate[o->ablate_count][1] = (int)h;
+    o->ablate_count++;
+    return 0;
+}
+
+/*
+ * One of the plain options (not a knob's): 0, -1 with err set, or 1 for an
+ * option that ends parsing (--help, --version, --help-keys).
+ */
+static int
+plain_option(struct cli_options *o, int c, const char *arg, char **argv, char *err, size_t err_size)
+{
+    int r = 0;
+
+    /* The options that only name a file, a folder or a text, or turn something on. */
+    static const struct {
+        int opt;
+        size_t field;
+        bool flag; /* a bool field set true, not a string */
+    } simple[] = {
+        { 'e', offsetof(struct cli_options, embeddings), false },
+        { 'f', offsetof(struct cli_options, sentence_file), false },
+        { OPT_MODEL, offsetof(struct cli_options, model), false },
+        { OPT_SOURCE, offsetof(struct cli_options, source), false },
+        { OPT_SOURCE_FILE, offsetof(struct cli_options, source_file), false },
+        { OPT_SOURCE_EMBEDDINGS, offsetof(struct cli_options, source_embeddings), false },
+        { OPT_WEIGHTS, offsetof(struct cli_options, weights_dir), false },
+        { OPT_QKV, offsetof(struct cli_options, qkv_dir), false },
+        { OPT_WALKTHROUGH, offsetof(struct cli_options, walkthrough), false },
+        { OPT_BOS, offsetof(struct cli_options, bos), true },
+        { OPT_MONO, offsetof(struct cli_options, mono), true },
+        { OPT_HEATMAP, offsetof(struct cli_options, heatmap), true },
+        { OPT_PRESENT, offsetof(struct cli_options, present), true },
+    };
+
+    for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++)
+        if (simple[i].opt == c) {
+            if (simple[i].flag)
+                *(bool *)(void *)((char *)o + simple[i].field) = true;
+            else
+                *(const char **)(void *)((char *)o + simple[i].field) = arg;
+            return 0;
+        }
+    switch (c) {
+    case 's':
+        o->sentence = arg;
+        o->sentence_given = true;
+        break;
+    case OPT_LAYER:
+        r = knob_parse_int("--layer", arg, 0, 100000, &o->layer, err, err_size);
+        break;
+    case OPT_TOP:
+        r = knob_parse_int("--top", arg, 0, 1000, &o->top, err, err_size);
+        break;
+    case OPT_ABLATE:
+        r = ablate_option(o, arg, err, err_size);
+        break;
+    case OPT_THREADS:
+        r = knob_parse_int("--threads", arg, 1, PARALLEL_MAX_THREADS, &o->threads, err, err_size);
+        break;
+    case OPT_PRINT:
+        if (o->mode == CLI_EXPORT)
+            r = attn_fail_text(err, err_size, "--print and --export: choose one");
+        o->mode = CLI_PRINT;
+        break;
+    case OPT_EXPORT:
+        if (o->mode == CLI_PRINT)
+            r = attn_fail_text(err, err_size, "--print and --export: choose one");
+        else if (arg[0] == '\0')
+            r = attn_fail_text(err, err_size, "--export: the folder name is empty");
+        o->mode = CLI_EXPORT;
+        o->export_dir = arg;
+        break;
+    case OPT_STAGE:
+        if (o->stage_count == CLI_MAX_STAGES)
+            r = attn_fail_text(err, err_size, "--stage: at most %d stages", CLI_MAX_STAGES);
+        else
+            o->stages[o->stage_count++] = arg;
+        break;
+    case OPT_DIGITS:
+        r = knob_parse_int("--digits", arg, 0, 9, &o->digits, err, err_size);
+        break;
+    case OPT_FORMAT:
+        if (print_format_parse(arg, &o->format) != 0)
+            r = attn_fail_text(err, err_size,
+                     "--format: '%s' is not a format; choose text, csv, markdown or latex", arg);
+        break;
+    case 'h':
+        o->mode = CLI_HELP;
+        return 1;
+    case OPT_VERSION:
+        o->mode = CLI_VERSION;
+        return 1;
+    case OPT_HELP_KEYS:
+        o->mode = CLI_HELP_KEYS;
+        return 1;
+    case ':':
+        r = attn_fail_text(err, err_size, "%s needs a value", argv[optind - 1]);
+        break;
+    default:
+        if (optopt != 0 && optopt < 256)
+            r = attn_fail_text(err, err_size, "-%c: unknown option", optopt);
+        else
+            r = attn_fail_text(err, err_size, "%s: unknown option", argv[optind - 1]);
+        break;
+    }
+    return r;
+}
+
 /*
  * The checks that need every option, then the knobs in priority order: the
  * variant first (it sets the mask and scaling its class uses), then the
@@ -428,124 +553,10 @@ parse(int argc, char **argv, struct cli_options *o, bool lesson, char *err, size
                                c == OPT_WEIGHTS || c == OPT_QKV || c == OPT_MODEL ? "folder" : "file");
             break;
         }
-        switch (c) {
-        case 's':
-            o->sentence = arg;
-            o->sentence_given = true;
-            break;
-        case 'e':
-            o->embeddings = arg;
-            break;
-        case 'f':
-            o->sentence_file = arg;
-            break;
-        case OPT_MODEL:
-            o->model = arg;
-            break;
-        case OPT_SOURCE:
-            o->source = arg;
-            break;
-        case OPT_SOURCE_FILE:
-            o->source_file = arg;
-            break;
-        case OPT_SOURCE_EMBEDDINGS:
-            o->source_embeddings = arg;
-            break;
-        case OPT_LAYER:
-            r = knob_parse_int("--layer", arg, 0, 100000, &o->layer, err, err_size);
-            break;
-        case OPT_TOP:
-            r = knob_parse_int("--top", arg, 0, 1000, &o->top, err, err_size);
-            break;
-        case OPT_BOS:
-            o->bos = true;
-            break;
-        case OPT_ABLATE: {
-            char *end;
-            long l = strtol(arg, &end, 10);
-            long h = *end == '.' ? strtol(end + 1, &end, 10) : -1;
-            if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || l < 0 || h < 0 || l > 100000 ||
-                h > 100000)
-                r = attn_fail_text(err, err_size,
-                                   "--ablate %s: give a layer and a head, from 0: --ablate 5.1", arg);
-            else if (o->ablate_count == CLI_MAX_STAGES)
-                r = attn_fail_text(err, err_size, "--ablate: at most %d heads", CLI_MAX_STAGES);
-            else {
-                o->ablate[o->ablate_count][0] = (int)l;
-                o->ablate[o->ablate_count][1] = (int)h;
-                o->ablate_count++;
-            }
-            break;
-        }
-        case OPT_THREADS:
-            r = knob_parse_int("--threads", arg, 1, PARALLEL_MAX_THREADS, &o->threads, err, err_size);
-            break;
-        case OPT_WEIGHTS:
-            o->weights_dir = arg;
-            break;
-        case OPT_PRINT:
-            if (o->mode == CLI_EXPORT)
-                r = attn_fail_text(err, err_size, "--print and --export: choose one");
-            o->mode = CLI_PRINT;
-            break;
-        case OPT_EXPORT:
-            if (o->mode == CLI_PRINT)
-                r = attn_fail_text(err, err_size, "--print and --export: choose one");
-            else if (arg[0] == '\0')
-                r = attn_fail_text(err, err_size, "--export: the folder name is empty");
-            o->mode = CLI_EXPORT;
-            o->export_dir = arg;
-            break;
-        case OPT_STAGE:
-            if (o->stage_count == CLI_MAX_STAGES)
-                r = attn_fail_text(err, err_size, "--stage: at most %d stages", CLI_MAX_STAGES);
-            else
-                o->stages[o->stage_count++] = arg;
-            break;
-        case OPT_DIGITS:
-            r = knob_parse_int("--digits", arg, 0, 9, &o->digits, err, err_size);
-            break;
-        case OPT_MONO:
-            o->mono = true;
-            break;
-        case OPT_QKV:
-            o->qkv_dir = arg;
-            break;
-        case OPT_FORMAT:
-            if (print_format_parse(arg, &o->format) != 0)
-                r = attn_fail_text(err, err_size,
-                         "--format: '%s' is not a format; choose text, csv, markdown or latex", arg);
-            break;
-        case OPT_HEATMAP:
-            o->heatmap = true;
-            break;
-        case OPT_WALKTHROUGH:
-            o->walkthrough = arg;
-            break;
-        case OPT_PRESENT:
-            o->present = true;
-            break;
-        case 'h':
-            o->mode = CLI_HELP;
+        r = plain_option(o, c, arg, argv, err, err_size);
+        if (r > 0) {
             free(settings);
-            return 0;
-        case OPT_VERSION:
-            o->mode = CLI_VERSION;
-            free(settings);
-            return 0;
-        case OPT_HELP_KEYS:
-            o->mode = CLI_HELP_KEYS;
-            free(settings);
-            return 0;
-        case ':':
-            r = attn_fail_text(err, err_size, "%s needs a value", argv[optind - 1]);
-            break;
-        default:
-            if (optopt != 0 && optopt < 256)
-                r = attn_fail_text(err, err_size, "-%c: unknown option", optopt);
-            else
-                r = attn_fail_text(err, err_size, "%s: unknown option", argv[optind - 1]);
-            break;
+            return 0; /* --help, --version, --help-keys: nothing more to parse */
         }
     }
     /* A lesson names its own model, if any: $ATTNSCOPE_MODEL is where it may be found. */

@@ -217,6 +217,118 @@ audience_span(const char *c, size_t *skip)
     return -1;
 }
 
+/*
+ * The narration being written: into buf (NULL: only measured), with what
+ * was put last.  Text another audience's span drops leaves no doubled
+ * spaces and no empty paragraphs: a space or paragraph break is put only
+ * after text, and a space is taken back before a break.
+ */
+struct narration_out {
+    char *buf;
+    size_t size;
+    size_t out;  /* bytes put (counted past size when buf is too small) */
+    char last;   /* the last character put ('\n' at the start) */
+    bool shown;  /* whether the text being read is for this audience */
+};
+
+static void
+put(struct narration_out *n, char ch)
+{
+    if (n->buf != NULL && n->out + 1 < n->size)
+        n->buf[n->out] = ch;
+    n->out++;
+    n->last = ch;
+}
+
+static void
+take_back_space(struct narration_out *n)
+{
+    if (n->last == ' ' && n->out > 0) {
+        n->out--;
+        n->last = n->out > 0 && n->buf != NULL && n->out - 1 < n->size ? n->buf[n->out - 1] : 'x';
+    }
+}
+
+static void
+put_shown(struct narration_out *n, char ch)
+{
+    if (!n->shown || ((ch == ' ' || ch == '\n') && (n->last == ' ' || n->last == '\n')))
+        return;
+    put(n, ch);
+}
+
+/*
+ * The reference at c ("{weights[it][animal]=0.1234}", its '{'), resolved
+ * on p, checked against the number it quotes when check, and put.  The
+ * character after its '}', or NULL with err set.
+ */
+static const char *
+put_reference(const struct walkthrough *w, const struct walk_step *s, const struct pipeline *p,
+              const char *c, bool check, struct narration_out *n, struct attn_error *err)
+{
+    const char *end = strchr(c, '}');
+    struct reference r;
+    float v;
+    char why[256];
+    char num[64];
+
+    if (end == NULL || parse_reference(c + 1, (size_t)(end - c - 1), &r) != 0) {
+        attn_fail(err, ATTN_EPARSE,
+                  "%s:%d: '%.40s' is not a reference like {weights[journey][starts]=0.2333}",
+                  w->path, line_of(s, c), c);
+        return NULL;
+    }
+    if (reference_value(p, &r, &v, why, sizeof why) != 0) {
+        attn_fail(err, ATTN_EPARSE, "%s:%d: {%.*s}: %s", w->path, line_of(s, c),
+                  (int)(end - c - 1), c + 1, why);
+        return NULL;
+    }
+    if (check && r.has_expected) {
+        double tol = 0.5 * pow(10.0, -r.decimals) * (1.0 + 1e-6) + 1e-7;
+        bool ok = isinf(r.expected) ? (double)v == r.expected : fabs((double)v - r.expected) <= tol;
+        if (!ok) {
+            attn_fail(err, ATTN_EVALUE, "%s:%d: {%.*s}: attnscope computes %.*f", w->path,
+                      line_of(s, c), (int)(end - c - 1), c + 1, r.decimals + 2, (double)v);
+            return NULL;
+        }
+    }
+    if (isinf(v))
+        snprintf(num, sizeof num, "%s", v < 0 ? "-inf" : "inf");
+    else
+        snprintf(num, sizeof num, "%.*f", r.decimals, (double)v);
+    for (const char *d = num; *d; d++)
+        put_shown(n, *d);
+    return end + 1;
+}
+
+/*
+ * A number written with three or more decimals at c must come from the
+ * core (a reference) or be quoted: -1 with err set when it is neither.
+ */
+static int
+check_bare_number(const struct walkthrough *w, const struct walk_step *s, const char *c,
+                  struct attn_error *err)
+{
+    const char *d = c;
+    const char *e;
+
+    if (c != s->narration && isalnum((unsigned char)c[-1]))
+        return 0;
+    while (isdigit((unsigned char)*d))
+        d++;
+    if (!(*d == '.' && isdigit((unsigned char)d[1]) && isdigit((unsigned char)d[2]) &&
+          isdigit((unsigned char)d[3])))
+        return 0;
+    e = d + 1;
+    while (isdigit((unsigned char)*e))
+        e++;
+    attn_fail(err, ATTN_EVALUE,
+              "%s:%d: the number %.*s is not checked: write it as a reference "
+              "({stage[row][col]=%.*s}) or, for a number from elsewhere, in `quotes`",
+              w->path, line_of(s, c), (int)(e - c), c, (int)(e - c), c);
+    return -1;
+}
+
 static int
 walk_narration(const struct walkthrough *w, int k, const struct pipeline *p,
                enum walk_audience audience, char *buf, size_t size, size_t *length, bool check,
@@ -225,157 +337,65 @@ walk_narration(const struct walkthrough *w, int k, const struct pipeline *p,
     const struct walk_step *s = &w->steps[k];
     const char *c = s->narration;
     const char *span = NULL; /* where the open audience span starts */
-    bool shown = true;       /* whether the text at c is for this audience */
-    size_t out = 0;
-    char last = '\n';        /* the last character put ('\n' at the start) */
+    struct narration_out n = { buf, size, 0, '\n', true };
     int refs = 0;
     bool quoted = false;
-
-    /*
-     * Text another audience's span drops leaves no doubled spaces and no
-     * empty paragraphs: a space or paragraph break is put only after text,
-     * and a space is taken back before a break.
-     */
-#define PUT(ch)                            \
-    do {                                   \
-        if (buf != NULL && out + 1 < size) \
-            buf[out] = (ch);               \
-        out++;                             \
-        last = (ch);                       \
-    } while (0)
-#define TAKE_BACK_SPACE()                                                     \
-    do {                                                                      \
-        if (last == ' ' && out > 0) {                                         \
-            out--;                                                            \
-            last = out > 0 && buf != NULL && out - 1 < size ? buf[out - 1] : 'x'; \
-        }                                                                     \
-    } while (0)
-#define PUT_SHOWN(ch)                                                     \
-    do {                                                                  \
-        char ch_ = (ch);                                                  \
-        if (!shown || ((ch_ == ' ' || ch_ == '\n') &&                     \
-                       (last == ' ' || last == '\n')))                    \
-            break;                                                        \
-        PUT(ch_);                                                         \
-    } while (0)
+    size_t skip;
 
     while (*c) {
         if (*c == '`') {
             quoted = !quoted;
             c++;
-            continue;
-        }
-        if (*c == '\n') {
+        } else if (*c == '\n' && c[1] == '\n') {
             /* A blank line separates paragraphs; single line breaks are spaces. */
-            if (c[1] == '\n') {
-                if (span != NULL) {
-                    attn_fail(err, ATTN_EPARSE,
-                              "%s:%d: '%.20s' is not closed with } before the paragraph ends",
-                              w->path, line_of(s, span), span);
-                    return -1;
-                }
-                if (shown)
-                    TAKE_BACK_SPACE();
-                PUT_SHOWN('\n');
-                while (*c == '\n')
-                    c++;
-            } else {
-                PUT_SHOWN(' ');
-                c++;
-            }
-            continue;
-        }
-        if (*c == '{' && !quoted && span == NULL) {
-            size_t skip;
-            int a = audience_span(c, &skip);
-            if (a >= 0) {
-                span = c;
-                shown = a == (int)audience;
-                c += skip;
-                continue;
-            }
-        }
-        if (*c == '}' && !quoted && span != NULL) {
-            /* "words {view:shown}." on paper is "words.", not "words .". */
-            if (!shown && c[1] != '\0' && strchr(".,;:!?)", c[1]) != NULL)
-                TAKE_BACK_SPACE();
-            span = NULL;
-            shown = true;
-            c++;
-            continue;
-        }
-        if (*c == '{' && !quoted) {
-            const char *end = strchr(c, '}');
-            struct reference r;
-            float v;
-            char why[256];
-            char num[64];
-            if (end == NULL || parse_reference(c + 1, (size_t)(end - c - 1), &r) != 0) {
+            if (span != NULL) {
                 attn_fail(err, ATTN_EPARSE,
-                          "%s:%d: '%.40s' is not a reference like {weights[journey][starts]=0.2333}",
-                          w->path, line_of(s, c), c);
+                          "%s:%d: '%.20s' is not closed with } before the paragraph ends", w->path,
+                          line_of(s, span), span);
                 return -1;
             }
-            if (reference_value(p, &r, &v, why, sizeof why) != 0) {
-                attn_fail(err, ATTN_EPARSE, "%s:%d: {%.*s}: %s", w->path, line_of(s, c),
-                          (int)(end - c - 1), c + 1, why);
+            if (n.shown)
+                take_back_space(&n);
+            put_shown(&n, '\n');
+            while (*c == '\n')
+                c++;
+        } else if (*c == '\n') {
+            put_shown(&n, ' ');
+            c++;
+        } else if (*c == '{' && !quoted && span == NULL && audience_span(c, &skip) >= 0) {
+            n.shown = audience_span(c, &skip) == (int)audience;
+            span = c;
+            c += skip;
+        } else if (*c == '}' && !quoted && span != NULL) {
+            /* "words {view:shown}." on paper is "words.", not "words .". */
+            if (!n.shown && c[1] != '\0' && strchr(".,;:!?)", c[1]) != NULL)
+                take_back_space(&n);
+            span = NULL;
+            n.shown = true;
+            c++;
+        } else if (*c == '{' && !quoted) {
+            if ((c = put_reference(w, s, p, c, check, &n, err)) == NULL)
                 return -1;
-            }
-            if (check && r.has_expected) {
-                double tol = 0.5 * pow(10.0, -r.decimals) * (1.0 + 1e-6) + 1e-7;
-                bool ok = isinf(r.expected) ? (double)v == r.expected
-                                            : fabs((double)v - r.expected) <= tol;
-                if (!ok) {
-                    attn_fail(err, ATTN_EVALUE, "%s:%d: {%.*s}: attnscope computes %.*f", w->path,
-                              line_of(s, c), (int)(end - c - 1), c + 1, r.decimals + 2, (double)v);
-                    return -1;
-                }
-            }
-            if (isinf(v))
-                snprintf(num, sizeof num, "%s", v < 0 ? "-inf" : "inf");
-            else
-                snprintf(num, sizeof num, "%.*f", r.decimals, (double)v);
-            for (const char *n = num; *n; n++)
-                PUT_SHOWN(*n);
             refs++;
-            c = end + 1;
-            continue;
-        }
-        if (check && !quoted && isdigit((unsigned char)*c) &&
-            (c == s->narration || !isalnum((unsigned char)c[-1]))) {
-            /* A number with three or more decimals must come from the core or be quoted. */
-            const char *d = c;
-            while (isdigit((unsigned char)*d))
-                d++;
-            if (*d == '.' && isdigit((unsigned char)d[1]) && isdigit((unsigned char)d[2]) &&
-                isdigit((unsigned char)d[3])) {
-                const char *e = d + 1;
-                while (isdigit((unsigned char)*e))
-                    e++;
-                attn_fail(err, ATTN_EVALUE,
-                          "%s:%d: the number %.*s is not checked: write it as a reference "
-                          "({stage[row][col]=%.*s}) or, for a number from elsewhere, in `quotes`",
-                          w->path, line_of(s, c), (int)(e - c), c, (int)(e - c), c);
+        } else {
+            if (check && !quoted && isdigit((unsigned char)*c) &&
+                check_bare_number(w, s, c, err) != 0)
                 return -1;
-            }
+            put_shown(&n, *c);
+            c++;
         }
-        PUT_SHOWN(*c);
-        c++;
     }
-    TAKE_BACK_SPACE();
-    if (last == '\n' && out > 0)
-        out--;
-#undef PUT_SHOWN
-#undef TAKE_BACK_SPACE
-#undef PUT
+    take_back_space(&n);
+    if (n.last == '\n' && n.out > 0)
+        n.out--;
     if (span != NULL) {
         attn_fail(err, ATTN_EPARSE, "%s:%d: '%.20s' is not closed with }", w->path,
                   line_of(s, span), span);
         return -1;
     }
     if (buf != NULL && size > 0)
-        buf[out < size ? out : size - 1] = '\0';
-    *length = out;
+        buf[n.out < size ? n.out : size - 1] = '\0';
+    *length = n.out;
     return refs;
 }
 

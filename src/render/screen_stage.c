@@ -18,6 +18,50 @@
 #include "render/stagemap.h"
 #include "render/view_parts.h"
 
+/*
+ * From row y down: the heatmaps' rectangle (one head's, or the grid of
+ * heads, per_row of them side by side), the row of their legend, and the
+ * panel's rectangle, beside them on a screen wide enough to keep every
+ * column (then true) and below them otherwise.
+ */
+static bool
+split_room(const struct grid *g, struct view *v, const struct pipeline *p, int y, int rows,
+           struct rect *heat, struct rect *insp, int *per_row, int *legend_y)
+{
+    const int bottom = g->height - 1; /* the footer */
+    const int avail = bottom - y - 1; /* one row for the legend */
+    int heat_w = g->width;
+    const bool wide = !v->hide_panel &&
+                      view_panel_beside(v, p, g->width, g->height - y - 2 /* legend, footer */,
+                                        &heat_w);
+    const int insp_min = wide || v->hide_panel ? 0 : PANEL_BELOW;
+    int want = rows + 1;
+
+    *per_row = 1;
+    if (view_showing_grid(v, p)) {
+        int tiles;
+        int tile_rows;
+        view_tile_layout(heat_w, p->st.shape.heads, &tiles, per_row, &tile_rows);
+        *per_row = view_choose_per_row(v, p, heat_w, avail - insp_min);
+        tile_rows = (tiles + *per_row - 1) / *per_row;
+        want = tile_rows * (rows + 2);
+    }
+    if (want > avail - insp_min)
+        want = avail - insp_min;
+    if (want < 3)
+        want = avail < 3 ? avail : 3;
+    if (wide) {
+        *heat = (struct rect){ 0, y, heat_w, want };
+        /* a blank column, the separator, a blank column */
+        *insp = (struct rect){ heat_w + 3, y, g->width - (heat_w + 3), bottom - y };
+    } else {
+        *heat = (struct rect){ 0, y, g->width, want };
+        *insp = (struct rect){ 0, y + want + 2, g->width, bottom - (y + want + 2) };
+    }
+    *legend_y = y + want;
+    return wide;
+}
+
 static void
 stage_draw(struct grid *g, struct view *v, const struct pipeline *p)
 {
@@ -27,7 +71,6 @@ stage_draw(struct grid *g, struct view *v, const struct pipeline *p)
     int y;
     int explain_rows;
     bool wide;
-    int heat_w = 0;
     int per_row = 1; /* heads side by side in the grid */
     struct rect heat;
     struct rect insp;
@@ -74,47 +117,7 @@ stage_draw(struct grid *g, struct view *v, const struct pipeline *p)
     y += explain_rows + 1;
 
     /* The heatmap gets the room it needs; the inspector the rest. */
-    heat_w = g->width;
-    wide = !v->hide_panel &&
-           view_panel_beside(v, p, g->width, g->height - y - 2 /* the legend, the footer */, &heat_w);
-    {
-        int bottom = g->height - 1; /* the footer */
-        int avail = bottom - y - 1; /* one row for the legend */
-        int want = spec.m->rows + 1;
-        int insp_min = wide || v->hide_panel ? 0 : PANEL_BELOW;
-        if (view_showing_grid(v, p)) {
-            int tiles;
-            int tile_rows;
-            view_tile_layout(heat_w, p->st.shape.heads, &tiles, &per_row, &tile_rows);
-            per_row = view_choose_per_row(v, p, heat_w, avail - insp_min);
-            tile_rows = (tiles + per_row - 1) / per_row;
-            want = tile_rows * (spec.m->rows + 2);
-        }
-        if (want > avail - insp_min)
-            want = avail - insp_min;
-        if (want < 3)
-            want = avail < 3 ? avail : 3;
-        if (wide) {
-            heat.x = 0;
-            heat.y = y;
-            heat.w = heat_w;
-            heat.h = want;
-            insp.x = heat_w + 3; /* a blank column, the separator, a blank column */
-            insp.y = y;
-            insp.w = g->width - insp.x;
-            insp.h = bottom - y;
-        } else {
-            heat.x = 0;
-            heat.y = y;
-            heat.w = g->width;
-            heat.h = want;
-            insp.x = 0;
-            insp.y = y + want + 2;
-            insp.w = g->width;
-            insp.h = bottom - insp.y;
-        }
-        legend_y = y + want;
-    }
+    wide = split_room(g, v, p, y, spec.m->rows, &heat, &insp, &per_row, &legend_y);
     view_draw_heatmaps(g, heat, v, p, per_row, HEAT_MAX_CELL_W, 0);
     view_draw_legend(g, 0, legend_y, heat.w, v, p);
     if (wide) {

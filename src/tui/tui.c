@@ -637,6 +637,40 @@ log_keys(const char *path, unsigned long keys)
     close(fd);
 }
 
+/*
+ * What was read (wget_wch's status and character) handed to the app: a
+ * paste as text, a resize, a click, an escape sequence swallowed, or a
+ * key.  False when the terminal went away during a paste.
+ */
+static bool
+take_input(struct worker *worker, struct app *a, int status, wint_t ch)
+{
+    if (status == KEY_CODE_YES && ch == TUI_KEY_PASTE_BEGIN)
+        return read_paste(worker, a);
+    if (status == KEY_CODE_YES && ch == KEY_RESIZE) {
+        werase(stdscr);
+        return true;
+    }
+    if (status == KEY_CODE_YES && ch == KEY_MOUSE) {
+        MEVENT ev;
+        if (getmouse(&ev) == OK) {
+            struct worker_job job = { WORKER_CLICK, 0, ev.x, ev.y, NULL, 0 };
+            dispatch(worker, a, &job);
+        }
+        return true;
+    }
+    if (status == OK && ch == 27 && swallow_sequence())
+        return true;
+    {
+        int key = translate_key(status, ch);
+        if (key >= 0) {
+            struct worker_job job = { WORKER_KEY, key, 0, 0, NULL, 0 };
+            dispatch(worker, a, &job);
+        }
+    }
+    return true;
+}
+
 enum attn_status
 tui_run(struct app *a, bool mono, struct attn_error *err)
 {
@@ -700,33 +734,9 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
         batch++;
         if (!(status == KEY_CODE_YES && (ch == KEY_RESIZE || ch == KEY_MOUSE)))
             keys_read++;
-        if (status == KEY_CODE_YES && ch == TUI_KEY_PASTE_BEGIN) {
-            if (!read_paste(worker, a)) {
-                gone = true;
-                break;
-            }
-            continue;
-        }
-        if (status == KEY_CODE_YES && ch == KEY_RESIZE) {
-            werase(stdscr);
-            continue;
-        }
-        if (status == KEY_CODE_YES && ch == KEY_MOUSE) {
-            MEVENT ev;
-            if (getmouse(&ev) == OK) {
-                struct worker_job job = { WORKER_CLICK, 0, ev.x, ev.y, NULL, 0 };
-                dispatch(worker, a, &job);
-            }
-            continue;
-        }
-        if (status == OK && ch == 27 && swallow_sequence())
-            continue;
-        {
-            int key = translate_key(status, ch);
-            if (key >= 0) {
-                struct worker_job job = { WORKER_KEY, key, 0, 0, NULL, 0 };
-                dispatch(worker, a, &job);
-            }
+        if (!take_input(worker, a, status, ch)) {
+            gone = true;
+            break;
         }
     }
     worker_stop(worker);

@@ -144,31 +144,19 @@ arena_alloc(struct decoder_run *r, size_t bytes)
     return (float *)(void *)start;
 }
 
-enum attn_status
-decoder_forward(const struct decoder_model *m, const int *ids, int n, int top,
-                const struct decoder_knobs *k, struct decoder_run *r, struct attn_error *err)
+/*
+ * The run's buffers for n tokens, carved from one arena in the order
+ * run_floats counts them; -1 when out of memory (r destroyed).
+ */
+static int
+run_carve(const struct decoder_config *c, int n, int top, struct decoder_run *r, float **logits,
+          float **scratch)
 {
-    const struct decoder_config *c = &m->cfg;
     const int C = c->n_embd;
     const int F = c->n_inner;
     const int H = c->n_head;
-    const bool causal = k == NULL || k->causal;
-    const int threads = parallel_threads();
     float *at;
-    float *logits;
-    float *scratch;
-    const float *x;
 
-    memset(r, 0, sizeof *r);
-    if (n < 1 || n > c->n_positions)
-        return attn_fail(err, ATTN_ELIMIT, "%d tokens: the model reads 1 to %d (n_positions)", n,
-                         c->n_positions);
-    if (top < 0 || top > c->vocab_size)
-        top = top < 0 ? 0 : c->vocab_size;
-    for (int i = 0; i < n; i++)
-        if (ids[i] < 0 || ids[i] >= c->vocab_size)
-            return attn_fail(err, ATTN_EVALUE, "token %d has id %d; the vocabulary has %d", i,
-                             ids[i], c->vocab_size);
     r->n = n;
     r->top = top;
     r->arena = arena_alloc(r, run_floats(c, n, top) * sizeof(float));
@@ -176,7 +164,7 @@ decoder_forward(const struct decoder_model *m, const int *ids, int n, int top,
     r->top_ids = malloc(((size_t)n * (size_t)top + 1) * sizeof *r->top_ids);
     if (r->arena == NULL || r->layers == NULL || r->top_ids == NULL) {
         decoder_run_destroy(r);
-        return attn_fail(err, ATTN_ENOMEM, "out of memory for the stages of %d tokens", n);
+        return -1;
     }
     at = r->arena;
 #define CARVE(p, count) ((p) = at, at += (size_t)(count))
@@ -202,15 +190,86 @@ decoder_forward(const struct decoder_model *m, const int *ids, int n, int top,
     }
     CARVE(r->final, (size_t)n * C);
     CARVE(r->top_probs, (size_t)n * top);
-    CARVE(logits, (size_t)n * LOGIT_SLICE);
-    CARVE(scratch, 2 * (size_t)H * n);
+    CARVE(*logits, (size_t)n * LOGIT_SLICE);
+    CARVE(*scratch, 2 * (size_t)H * n);
 #undef CARVE
+    return 0;
+}
+
+/*
+ * The top next tokens of every position: the logits through lm_head, a
+ * slice of the vocabulary at a time, folded into each row's running
+ * softmax and top k.  ATTN_ESTOPPED when a stop is asked for.
+ */
+static enum attn_status
+run_logits(const struct decoder_model *m, struct decoder_run *r, float *logits, int threads,
+           struct attn_error *err)
+{
+    const struct decoder_config *c = &m->cfg;
+    const int n = r->n;
+    const int top = r->top;
+    const int C = c->n_embd;
+    struct next_tokens *nt = malloc((size_t)n * sizeof *nt);
+
+    if (nt == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory for the next tokens");
+    for (int i = 0; i < n; i++) {
+        nt[i].max = -INFINITY;
+        nt[i].sum = 0.0;
+        for (int t = 0; t < top; t++)
+            r->top_ids[(size_t)i * top + t] = -1;
+    }
+    for (int v0 = 0; v0 < c->vocab_size; v0 += LOGIT_SLICE) {
+        const int vb = c->vocab_size - v0 < LOGIT_SLICE ? c->vocab_size - v0 : LOGIT_SLICE;
+        struct fold_job job = { logits, v0, vb, top, nt, r->top_ids, r->top_probs };
+        if (progress_stopped()) {
+            free(nt);
+            return attn_fail(err, ATTN_ESTOPPED, "stopped while reading the next tokens");
+        }
+        parallel_gemm(true, n, vb, C, r->final, C, m->lm_head + (size_t)v0 * C, C, logits, vb,
+                      threads);
+        parallel_for(n, 4L * vb, threads, fold_rows, &job);
+    }
+    for (int i = 0; i < n; i++)
+        for (int t = 0; t < top; t++) {
+            float *pr = &r->top_probs[(size_t)i * top + t];
+            *pr = (float)((double)expf(*pr - nt[i].max) / nt[i].sum);
+        }
+    free(nt);
+    return ATTN_OK;
+}
+
+enum attn_status
+decoder_forward(const struct decoder_model *m, const int *ids, int n, int top,
+                const struct decoder_knobs *k, struct decoder_run *r, struct attn_error *err)
+{
+    const struct decoder_config *c = &m->cfg;
+    const int C = c->n_embd;
+    const bool causal = k == NULL || k->causal;
+    const int threads = parallel_threads();
+    float *logits;
+    float *scratch;
+    const float *x;
+    enum attn_status st = ATTN_OK;
+
+    memset(r, 0, sizeof *r);
+    if (n < 1 || n > c->n_positions)
+        return attn_fail(err, ATTN_ELIMIT, "%d tokens: the model reads 1 to %d (n_positions)", n,
+                         c->n_positions);
+    if (top < 0 || top > c->vocab_size)
+        top = top < 0 ? 0 : c->vocab_size;
+    for (int i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= c->vocab_size)
+            return attn_fail(err, ATTN_EVALUE, "token %d has id %d; the vocabulary has %d", i,
+                             ids[i], c->vocab_size);
+    if (run_carve(c, n, top, r, &logits, &scratch) != 0)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory for the stages of %d tokens", n);
 
     part_positions(m, ids, n, r->tok, r->pos, r->embed);
     x = r->embed;
     /* A step per layer and one for the logits: a front end shows it, and may stop it between. */
     progress_begin("running the model", c->n_layer + 1);
-    for (int l = 0; l < c->n_layer; l++) {
+    for (int l = 0; l < c->n_layer && st == ATTN_OK; l++) {
         const struct decoder_block *b = &m->blocks[l];
         struct decoder_layer_stages *s = &r->layers[l];
         const struct part_attention_args attention = {
@@ -220,9 +279,8 @@ decoder_forward(const struct decoder_model *m, const int *ids, int n, int top,
         };
 
         if (progress_stopped()) {
-            progress_end();
-            decoder_run_destroy(r);
-            return attn_fail(err, ATTN_ESTOPPED, "stopped at layer %d of %d", l, c->n_layer);
+            st = attn_fail(err, ATTN_ESTOPPED, "stopped at layer %d of %d", l, c->n_layer);
+            break;
         }
         progress_step(l);
         part_norm(c, &b->norm1, x, n, s->norm1, threads);
@@ -233,45 +291,16 @@ decoder_forward(const struct decoder_model *m, const int *ids, int n, int top,
         part_residual(s->resid1, s->mlp, (size_t)n * C, s->resid2);
         x = s->resid2;
     }
-    progress_step(c->n_layer);
-    part_norm(c, &m->final_norm, x, n, r->final, threads);
-    if (top > 0) {
-        struct next_tokens *nt = malloc((size_t)n * sizeof *nt);
-        if (nt == NULL) {
-            decoder_run_destroy(r);
-            return attn_fail(err, ATTN_ENOMEM, "out of memory for the next tokens");
-        }
-        for (int i = 0; i < n; i++) {
-            nt[i].max = -INFINITY;
-            nt[i].sum = 0.0;
-            for (int t = 0; t < top; t++)
-                r->top_ids[(size_t)i * top + t] = -1;
-        }
-        /* Logits through the tied embedding, a slice of the vocabulary at a time. */
-        for (int v0 = 0; v0 < c->vocab_size; v0 += LOGIT_SLICE) {
-            if (progress_stopped()) {
-                free(nt);
-                progress_end();
-                decoder_run_destroy(r);
-                return attn_fail(err, ATTN_ESTOPPED, "stopped while reading the next tokens");
-            }
-            const int vb = c->vocab_size - v0 < LOGIT_SLICE ? c->vocab_size - v0 : LOGIT_SLICE;
-            parallel_gemm(true, n, vb, C, r->final, C, m->lm_head + (size_t)v0 * C, C, logits, vb,
-                          threads);
-            {
-                struct fold_job job = { logits, v0, vb, top, nt, r->top_ids, r->top_probs };
-                parallel_for(n, 4L * vb, threads, fold_rows, &job);
-            }
-        }
-        for (int i = 0; i < n; i++)
-            for (int t = 0; t < top; t++) {
-                float *pr = &r->top_probs[(size_t)i * top + t];
-                *pr = (float)((double)expf(*pr - nt[i].max) / nt[i].sum);
-            }
-        free(nt);
+    if (st == ATTN_OK) {
+        progress_step(c->n_layer);
+        part_norm(c, &m->final_norm, x, n, r->final, threads);
+        if (top > 0)
+            st = run_logits(m, r, logits, threads, err);
     }
     progress_end();
-    return ATTN_OK;
+    if (st != ATTN_OK)
+        decoder_run_destroy(r);
+    return st;
 }
 
 void
