@@ -223,11 +223,11 @@ write_shard(const struct safetensors *st, int half, const char *name, char *inde
 
     len += (size_t)snprintf(header + len, sizeof header - len, "{");
     for (int i = half; i < st->count; i += 2) {
-        const struct st_tensor *t = &st->tensors[i];
+        const struct tensor_info *t = &st->tensors[i];
         size_t bytes = t->end - t->begin;
         len += (size_t)snprintf(header + len, sizeof header - len,
                                 "%s\"%s\":{\"dtype\":\"%s\",\"shape\":[", len > 1 ? "," : "",
-                                t->name, safetensors_dtype_name(t->dtype));
+                                t->name, tensor_dtype_name(t->dtype));
         for (int d = 0; d < t->ndim; d++)
             len += (size_t)snprintf(header + len, sizeof header - len, "%s%lld", d ? "," : "",
                                     (long long)t->shape[d]);

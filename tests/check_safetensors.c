@@ -59,7 +59,7 @@ START_TEST(reads_f32_f16_bf16)
     const char *path;
     struct safetensors st;
     struct attn_error err;
-    const struct st_tensor *t;
+    const struct tensor_info *t;
     float v[4];
 
     memcpy(data, a, 16); /* (the test machine is little-endian, as the format) */
@@ -200,7 +200,7 @@ START_TEST(many_tensors_are_found)
     ck_assert_msg(safetensors_open(&st, path, &err) == ATTN_OK, "%s", err.msg);
     for (int i = 0; i < N; i++) {
         char name[16];
-        const struct st_tensor *t;
+        const struct tensor_info *t;
         snprintf(name, sizeof name, "t%d", i);
         t = safetensors_find(&st, name);
         ck_assert_msg(t != NULL && strcmp(t->name, name) == 0, "%s", name);
@@ -225,7 +225,7 @@ START_TEST(every_half_converts_exactly)
         half_t x;
         uint16_t bits = (uint16_t)h;
         float want;
-        float got = safetensors_f16_to_f32(bits);
+        float got = tensor_f16_to_f32(bits);
         memcpy(&x, &bits, sizeof x);
         want = (float)x;
         if (isnan(want))
@@ -236,11 +236,11 @@ START_TEST(every_half_converts_exactly)
     }
 #else
     /* Without _Float16, the landmarks: the smallest subnormal, the largest normal, -0. */
-    ck_assert(safetensors_f16_to_f32(0x0001) == ldexpf(1.0f, -24));
-    ck_assert(safetensors_f16_to_f32(0x7bff) == 65504.0f);
-    ck_assert(signbit(safetensors_f16_to_f32(0x8000)));
+    ck_assert(tensor_f16_to_f32(0x0001) == ldexpf(1.0f, -24));
+    ck_assert(tensor_f16_to_f32(0x7bff) == 65504.0f);
+    ck_assert(signbit(tensor_f16_to_f32(0x8000)));
 #endif
-    ck_assert(safetensors_bf16_to_f32(0x4049) == 3.140625f);
+    ck_assert(tensor_bf16_to_f32(0x4049) == 3.140625f);
 }
 END_TEST
 

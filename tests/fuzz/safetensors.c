@@ -33,11 +33,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fclose(f);
     if (safetensors_open(&st, path, &err) == ATTN_OK) {
         for (int i = 0; i < st.count; i++) {
-            const struct st_tensor *t = &st.tensors[i];
+            const struct tensor_info *t = &st.tensors[i];
             float *v;
             volatile float sum = 0.0f;
             /* What the header promises is inside the file. */
-            if (t->end > st.data_size || t->end - t->begin != t->numel * safetensors_dtype_size(t->dtype))
+            if (t->end > st.data_size || t->end - t->begin != t->numel * tensor_dtype_size(t->dtype))
                 abort();
             if (safetensors_find(&st, t->name) == NULL)
                 abort();

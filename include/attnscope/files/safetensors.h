@@ -25,21 +25,11 @@
 #include <stdint.h>
 
 #include "attnscope/base/status.h"
+#include "attnscope/files/tensor.h"
 
 /* The largest header attnscope reads (the format's own readers stop at 100 MB). */
 #define SAFETENSORS_HEADER_MAX ((uint64_t)100 * 1000 * 1000)
-#define SAFETENSORS_NDIM_MAX 8
-
-enum st_dtype { ST_F32, ST_F16, ST_BF16 };
-
-struct st_tensor {
-    char *name;
-    enum st_dtype dtype;
-    int ndim;
-    int64_t shape[SAFETENSORS_NDIM_MAX];
-    size_t numel;
-    size_t begin, end; /* bytes, from the start of the data */
-};
+#define SAFETENSORS_NDIM_MAX TENSOR_NDIM_MAX
 
 struct safetensors {
     char *path;
@@ -47,7 +37,7 @@ struct safetensors {
     uint64_t data_start;   /* where the data starts in the file: 8 + N */
     size_t data_size;
     int count;
-    struct st_tensor *tensors; /* in the header's order */
+    struct tensor_info *tensors; /* in the header's order */
     int *by_name;          /* (count) indices into tensors, sorted by name */
 };
 
@@ -57,11 +47,7 @@ enum attn_status safetensors_open(struct safetensors *st, const char *path,
 void safetensors_close(struct safetensors *st);
 
 /* The tensor of that name, or NULL (a binary search). */
-const struct st_tensor *safetensors_find(const struct safetensors *st, const char *name);
-
-/* The bytes of one element of dtype. */
-size_t safetensors_dtype_size(enum st_dtype dtype);
-const char *safetensors_dtype_name(enum st_dtype dtype);
+const struct tensor_info *safetensors_find(const struct safetensors *st, const char *name);
 
 /*
  * Reads the tensor's values into out (t->numel floats), converted exactly
@@ -69,11 +55,7 @@ const char *safetensors_dtype_name(enum st_dtype dtype);
  * shorter than its header says since it was opened is reported, never
  * read past.
  */
-enum attn_status safetensors_read_f32(const struct safetensors *st, const struct st_tensor *t,
+enum attn_status safetensors_read_f32(const struct safetensors *st, const struct tensor_info *t,
                                       float *out, struct attn_error *err);
-
-/* IEEE half and bfloat16 bit patterns to float32 (exact). */
-float safetensors_f16_to_f32(uint16_t h);
-float safetensors_bf16_to_f32(uint16_t b);
 
 #endif

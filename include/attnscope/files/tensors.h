@@ -34,16 +34,16 @@ enum attn_status tensors_open(struct tensor_source *s, const char *dir, struct a
 void tensors_close(struct tensor_source *s);
 
 /* The tensor called name, or NULL. */
-const struct st_tensor *tensors_find(const struct tensor_source *s, const char *name);
+const struct tensor_info *tensors_find(const struct tensor_source *s, const char *name);
 
 /* Its values as float32 into out (t->numel of them), converted exactly. */
-enum attn_status tensors_read_f32(const struct tensor_source *s, const struct st_tensor *t,
+enum attn_status tensors_read_f32(const struct tensor_source *s, const struct tensor_info *t,
                                   float *out, struct attn_error *err);
 
 /* How many floats every tensor of the source takes as float32 (an upper bound for a model). */
 size_t tensors_total_floats(const struct tensor_source *s);
 
 /* The file that holds t (for messages). */
-const char *tensors_file_of(const struct tensor_source *s, const struct st_tensor *t);
+const char *tensors_file_of(const struct tensor_source *s, const struct tensor_info *t);
 
 #endif

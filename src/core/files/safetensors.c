@@ -13,68 +13,18 @@
 #include "attnscope/files/fileio.h"
 #include "attnscope/files/safetensors.h"
 
+/* The dtypes a safetensors header may name that attnscope reads. */
 static const struct {
     const char *name;
-    enum st_dtype dtype;
-    size_t size;
-} dtypes[] = { { "F32", ST_F32, 4 }, { "F16", ST_F16, 2 }, { "BF16", ST_BF16, 2 } };
-
-size_t
-safetensors_dtype_size(enum st_dtype dtype)
-{
-    return dtypes[dtype].size;
-}
-
-const char *
-safetensors_dtype_name(enum st_dtype dtype)
-{
-    return dtypes[dtype].name;
-}
-
-float
-safetensors_bf16_to_f32(uint16_t b)
-{
-    uint32_t bits = (uint32_t)b << 16;
-    float f;
-
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-float
-safetensors_f16_to_f32(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t exp = (h >> 10) & 0x1fu;
-    uint32_t man = h & 0x3ffu;
-    uint32_t bits;
-    float f;
-
-    if (exp == 0x1f) {
-        bits = sign | 0x7f800000u | (man << 13); /* inf, NaN (payload kept) */
-    } else if (exp != 0) {
-        bits = sign | ((exp + 112u) << 23) | (man << 13); /* 127 - 15 = 112 */
-    } else if (man == 0) {
-        bits = sign; /* +-0 */
-    } else {
-        /* A subnormal half: normalise it, each shift one power of two down. */
-        exp = 113;
-        while (!(man & 0x400u)) {
-            man <<= 1;
-            exp--;
-        }
-        bits = sign | (exp << 23) | ((man & 0x3ffu) << 13);
-    }
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
+    enum tensor_dtype dtype;
+} dtypes[] = { { "F32", TENSOR_F32 }, { "F16", TENSOR_F16 }, { "BF16", TENSOR_BF16 } };
 
 /* By where they start, then where they end: an empty tensor comes before one that starts there. */
 static int
 by_range(const void *a, const void *b)
 {
-    const struct st_tensor *x = a;
-    const struct st_tensor *y = b;
+    const struct tensor_info *x = a;
+    const struct tensor_info *y = b;
 
     if (x->begin != y->begin)
         return x->begin < y->begin ? -1 : 1;
@@ -82,7 +32,7 @@ by_range(const void *a, const void *b)
 }
 
 /* The tensors array the name index sorts, for qsort's comparison. */
-static const struct st_tensor *sorting;
+static const struct tensor_info *sorting;
 
 static int
 by_name(const void *a, const void *b)
@@ -92,7 +42,7 @@ by_name(const void *a, const void *b)
 
 /* One tensor's entry of the header: its dtype, shape and offsets, checked. */
 static enum attn_status
-parse_tensor(struct safetensors *st, const char *name, json_t *entry, struct st_tensor *t,
+parse_tensor(struct safetensors *st, const char *name, json_t *entry, struct tensor_info *t,
              struct attn_error *err)
 {
     json_t *dtype = json_object_get(entry, "dtype");
@@ -158,10 +108,10 @@ parse_tensor(struct safetensors *st, const char *name, json_t *entry, struct st_
                          st->path, name, (long long)end, st->data_size);
     t->begin = (size_t)begin;
     t->end = (size_t)end;
-    if (t->end - t->begin != numel * dtypes[k].size)
+    if (t->end - t->begin != numel * tensor_dtype_size(dtypes[k].dtype))
         return attn_fail(err, ATTN_EPARSE,
                          "%s: tensor '%s' holds %zu bytes, but %zu %s values take %zu", st->path,
-                         name, t->end - t->begin, numel, dtypes[k].name, numel * dtypes[k].size);
+                         name, t->end - t->begin, numel, dtypes[k].name, numel * tensor_dtype_size(dtypes[k].dtype));
     t->name = strdup(name);
     if (t->name == NULL)
         return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", st->path);
@@ -176,7 +126,7 @@ parse_header(struct safetensors *st, const char *text, size_t len, struct attn_e
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     const char *key;
     json_t *value;
-    struct st_tensor *sorted;
+    struct tensor_info *sorted;
     size_t at = 0;
     enum attn_status rc = ATTN_OK;
 
@@ -353,7 +303,7 @@ safetensors_close(struct safetensors *st)
     st->fd = -1;
 }
 
-const struct st_tensor *
+const struct tensor_info *
 safetensors_find(const struct safetensors *st, const char *name)
 {
     int lo = 0;
@@ -375,10 +325,10 @@ safetensors_find(const struct safetensors *st, const char *name)
 }
 
 enum attn_status
-safetensors_read_f32(const struct safetensors *st, const struct st_tensor *t, float *out,
+safetensors_read_f32(const struct safetensors *st, const struct tensor_info *t, float *out,
                      struct attn_error *err)
 {
-    const size_t esize = dtypes[t->dtype].size;
+    const size_t esize = tensor_dtype_size(t->dtype);
     const uint16_t one = 1;
     unsigned char little;
     /* A piece at a time through a small buffer: little-endian bytes to floats on any host. */
@@ -387,7 +337,7 @@ safetensors_read_f32(const struct safetensors *st, const struct st_tensor *t, fl
 
     memcpy(&little, &one, 1);
     /* Float32 on a little-endian host: the file's bytes are the values. */
-    if (t->dtype == ST_F32 && little == 1)
+    if (t->dtype == TENSOR_F32 && little == 1)
         return read_at(st, out, t->numel * sizeof *out, st->data_start + t->begin, err);
     for (size_t done = 0; done < t->numel;) {
         const size_t n = t->numel - done < per ? t->numel - done : per;
@@ -395,18 +345,7 @@ safetensors_read_f32(const struct safetensors *st, const struct st_tensor *t, fl
             read_at(st, chunk, n * esize, st->data_start + t->begin + done * esize, err);
         if (rc != ATTN_OK)
             return rc;
-        for (size_t i = 0; i < n; i++) {
-            const unsigned char *b = chunk + i * esize;
-            if (t->dtype == ST_F32) {
-                uint32_t bits = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-                                (uint32_t)b[3] << 24;
-                memcpy(&out[done + i], &bits, sizeof out[0]);
-            } else {
-                uint16_t bits = (uint16_t)(b[0] | (b[1] << 8));
-                out[done + i] = t->dtype == ST_F16 ? safetensors_f16_to_f32(bits)
-                                                   : safetensors_bf16_to_f32(bits);
-            }
-        }
+        tensor_to_f32(t->dtype, chunk, n, out + done);
         done += n;
     }
     return ATTN_OK;

@@ -140,7 +140,7 @@ shard_of(const struct tensor_source *s, const char *name)
     return -1;
 }
 
-const struct st_tensor *
+const struct tensor_info *
 tensors_find(const struct tensor_source *s, const char *name)
 {
     const int k = shard_of(s, name);
@@ -149,7 +149,7 @@ tensors_find(const struct tensor_source *s, const char *name)
 }
 
 enum attn_status
-tensors_read_f32(const struct tensor_source *s, const struct st_tensor *t, float *out,
+tensors_read_f32(const struct tensor_source *s, const struct tensor_info *t, float *out,
                  struct attn_error *err)
 {
     const int k = shard_of(s, t->name);
@@ -171,7 +171,7 @@ tensors_total_floats(const struct tensor_source *s)
 }
 
 const char *
-tensors_file_of(const struct tensor_source *s, const struct st_tensor *t)
+tensors_file_of(const struct tensor_source *s, const struct tensor_info *t)
 {
     const int k = shard_of(s, t->name);
 

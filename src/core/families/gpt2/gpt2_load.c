@@ -207,7 +207,7 @@ weights_alloc(struct decoder_model *m, size_t count)
 }
 
 /* The tensor name (after the layout's prefix), or NULL. */
-static const struct st_tensor *
+static const struct tensor_info *
 find(const struct loader *ld, const char *name)
 {
     char full[128];
@@ -225,7 +225,7 @@ tensor(struct loader *ld, const char *name, int ndim, int d0, int d1, struct att
 {
     struct decoder_model *m = ld->m;
     char full[128];
-    const struct st_tensor *t;
+    const struct tensor_info *t;
     const char *file;
     float *v;
 
