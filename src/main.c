@@ -290,8 +290,10 @@ run_model(const struct cli_options *o, const char *sentence)
     int code = 0;
 
     attn_error_clear(&err);
-    if (model_open(&m, o->model, &err) != ATTN_OK)
-        return die(EXIT_INPUT, err.msg);
+    /* A value of an option the files contradict (--heads, --classes) is the user's to change. */
+    if (model_open(&m, o->model, &(struct model_options){ o->model_heads, o->classes }, &err) !=
+        ATTN_OK)
+        return die(err.status == ATTN_EVALUE ? EXIT_USAGE : EXIT_INPUT, err.msg);
     if (m.note[0] != '\0' && o->mode != CLI_TUI)
         fprintf(stderr, "attnscope: %s\n", m.note); /* (escaped when it was made) */
     memset(&src, 0, sizeof src);

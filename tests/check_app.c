@@ -816,7 +816,7 @@ setup_model(void)
     struct pipeline_source src;
 
     test_tmpdir_setup();
-    ck_assert_msg(model_open(&tiny, test_path("tests/fixtures/gpt2/tiny"), &err) == ATTN_OK, "%s",
+    ck_assert_msg(model_open(&tiny, test_path("tests/fixtures/gpt2/tiny"), NULL, &err) == ATTN_OK, "%s",
                   err.msg);
     attention_config_init(&cfg);
     memset(&src, 0, sizeof src);
@@ -1270,7 +1270,7 @@ START_TEST(a_model_file_changed_on_disk_changes_nothing)
     snprintf(folder, sizeof folder, "%s/copy", dir);
     snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", test_path("samples/models/minigpt"), folder);
     ck_assert_int_eq(system(cmd), 0);
-    ck_assert_msg(model_open(&m, folder, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(model_open(&m, folder, NULL, &err) == ATTN_OK, "%s", err.msg);
     attention_config_init(&cfg);
     memset(&src, 0, sizeof src);
     src.sentence = "cat map sun cat map sun";
@@ -1317,7 +1317,7 @@ START_TEST(the_model_map_reaches_every_layer)
     snprintf(cmd, sizeof cmd, "cp '%s/vocab.json' '%s/merges.txt' '%s/'",
              test_path("tests/fixtures/gpt2/tiny"), test_path("tests/fixtures/gpt2/tiny"), folder);
     ck_assert_int_eq(system(cmd), 0);
-    ck_assert_msg(model_open(&m, folder, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(model_open(&m, folder, NULL, &err) == ATTN_OK, "%s", err.msg);
     attention_config_init(&cfg);
     memset(&src, 0, sizeof src);
     src.sentence = "the cat sat";

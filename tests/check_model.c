@@ -41,7 +41,7 @@ setup(void)
     struct attn_error err;
     char path[4096];
 
-    ck_assert_msg(model_open(&tiny, test_path(TINY), &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(model_open(&tiny, test_path(TINY), NULL, &err) == ATTN_OK, "%s", err.msg);
     snprintf(path, sizeof path, "%s", test_path(TINY "/expected.txt"));
     expected_load(&want, path);
 }
@@ -102,7 +102,7 @@ case_model(const char *c)
         ck_assert_int_eq(symlink(from, path), 0);
     }
     test_write_file(configured_dir, "config.json", line, n);
-    ck_assert_msg(model_open(&configured, configured_dir, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(model_open(&configured, configured_dir, NULL, &err) == ATTN_OK, "%s", err.msg);
     return &configured;
 }
 
@@ -867,7 +867,7 @@ START_TEST(a_token_of_300_bytes_keeps_its_text)
     snprintf(vocab + vlen, sizeof vocab - vlen, "}");
     test_write_text(folder, "vocab.json", vocab);
     test_write_text(folder, "merges.txt", merges);
-    ck_assert_msg(model_open(&m, folder, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(model_open(&m, folder, NULL, &err) == ATTN_OK, "%s", err.msg);
     text[0] = ' ';
     memset(text + 1, 'a', 300);
     text[301] = '\0';
@@ -919,8 +919,8 @@ START_TEST(tokenizers_in_every_form)
             snprintf(path, sizeof path, "%s/vocab.bpe", folder);
             ck_assert_int_eq(symlink(from, path), 0);
         }
-        ck_assert_msg(model_open(&m, folder, &err) == ATTN_OK, "%s", err.msg);
-        ck_assert_str_eq(m.tokenizer, form < 2 ? "tokenizer.json" : "encoder.json");
+        ck_assert_msg(model_open(&m, folder, NULL, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_str_eq(strrchr(m.tokenizer, '/') + 1, form < 2 ? "tokenizer.json" : "encoder.json");
         ck_assert_int_eq(m.bpe.merges, tiny.bpe.merges);
         ck_assert_int_eq(bpe_encode(&m.bpe, text, strlen(text), 0, &ids, &n, &err), ATTN_OK);
         ck_assert_int_eq(n, want_n);
@@ -934,7 +934,7 @@ START_TEST(tokenizers_in_every_form)
         char folder[300];
         snprintf(folder, sizeof folder, "%s", d);
         write_tokenizer_json(folder, true, 0);
-        ck_assert_int_ne(model_open(&m, folder, &err), ATTN_OK);
+        ck_assert_int_ne(model_open(&m, folder, NULL, &err), ATTN_OK);
         ck_assert_msg(strstr(err.msg, "tokenizer.json") && strstr(err.msg, "no merges"), "%s",
                       err.msg);
     }
@@ -954,17 +954,31 @@ START_TEST(bad_model_folders_say_what_is_wrong)
     struct attn_error err;
 
     snprintf(base, sizeof base, "%.190s", tmp);
-    /* Weights but no tokenizer. */
-    ck_assert_int_ne(model_open(&m, test_path("tests/fixtures/gpt2/hf-f32"), &err), ATTN_OK);
+    /* Weights but no tokenizer, and no copy of GPT-2's anywhere to borrow. */
+    setenv("ATTNSCOPE_TOKENIZERS", base, 1);
+    setenv("TIKTOKEN_CACHE_DIR", "", 1);
+    setenv("HF_HUB_CACHE", base, 1);
+    ck_assert_int_ne(model_open(&m, test_path("tests/fixtures/gpt2/hf-f32"), NULL, &err), ATTN_OK);
     ck_assert_msg(strstr(err.msg, "no tokenizer") && strstr(err.msg, "vocab.json") &&
-                      strstr(err.msg, "encoder.json") && strstr(err.msg, "tokenizer.json"),
+                      strstr(err.msg, "encoder.json") && strstr(err.msg, "tokenizer.json") &&
+                      strstr(err.msg, "no copy of GPT-2's"),
                   "%s", err.msg);
+    /* The copy installed with attnscope is GPT-2's: too wide for this model, which is said. */
+    setenv("ATTNSCOPE_TOKENIZERS", test_path("samples/tokenizers"), 1);
+    ck_assert_int_ne(model_open(&m, test_path("tests/fixtures/gpt2/hf-f32"), NULL, &err), ATTN_OK);
+    ck_assert_msg(strstr(err.msg, "gpt2/encoder.json: 50257 tokens, but the model's vocabulary "
+                                  "(config.json) has 32") &&
+                      strstr(err.msg, "put the model's own beside its weights"),
+                  "%s", err.msg);
+    unsetenv("ATTNSCOPE_TOKENIZERS");
+    unsetenv("TIKTOKEN_CACHE_DIR");
+    unsetenv("HF_HUB_CACHE");
     /* Half a pair. */
     snprintf(folder, sizeof folder, "%s", model_copy(base, "half"));
     snprintf(from, sizeof from, "%s", absolute(TINY "/vocab.json"));
     snprintf(path, sizeof path, "%s/vocab.json", folder);
     ck_assert_int_eq(symlink(from, path), 0);
-    ck_assert_int_ne(model_open(&m, folder, &err), ATTN_OK);
+    ck_assert_int_ne(model_open(&m, folder, NULL, &err), ATTN_OK);
     ck_assert_msg(strstr(err.msg, "merges.txt: missing"), "%s", err.msg);
     /* A tokenizer with more tokens than the model has embeddings. */
     snprintf(folder, sizeof folder, "%s", model_copy(base, "wide"));
@@ -979,16 +993,16 @@ START_TEST(bad_model_folders_say_what_is_wrong)
         snprintf(path, sizeof path, "%s/merges.txt", folder);
         ck_assert_int_eq(symlink(from, path), 0);
     }
-    ck_assert_int_ne(model_open(&m, folder, &err), ATTN_OK);
-    ck_assert_msg(strstr(err.msg, "318 tokens") && strstr(err.msg, "vocab_size is 317"), "%s",
-                  err.msg);
+    ck_assert_int_ne(model_open(&m, folder, NULL, &err), ATTN_OK);
+    ck_assert_msg(strstr(err.msg, "318 tokens, but the model's vocabulary (config.json) has 317"),
+                  "%s", err.msg);
     /* A name that is neither a folder nor in the cache. */
     setenv("HF_HUB_CACHE", base, 1);
-    ck_assert_int_ne(model_open(&m, "no-such-model", &err), ATTN_OK);
+    ck_assert_int_ne(model_open(&m, "no-such-model", NULL, &err), ATTN_OK);
     ck_assert_msg(strstr(err.msg, "no-such-model") && strstr(err.msg, "Hugging Face cache"), "%s",
                   err.msg);
-    ck_assert_int_ne(model_open(&m, "./nowhere/at-all", &err), ATTN_OK);
-    ck_assert_msg(strstr(err.msg, "no such folder"), "%s", err.msg);
+    ck_assert_int_ne(model_open(&m, "./nowhere/at-all", NULL, &err), ATTN_OK);
+    ck_assert_msg(strstr(err.msg, "no such file or folder"), "%s", err.msg);
     unsetenv("HF_HUB_CACHE");
     test_remove_dir(tmp);
 }
@@ -1038,7 +1052,7 @@ refused(const char *folder, const char *file, const char *said)
     struct model m;
     struct attn_error err;
 
-    ck_assert_int_ne(model_open(&m, folder, &err), ATTN_OK);
+    ck_assert_int_ne(model_open(&m, folder, NULL, &err), ATTN_OK);
     ck_assert_msg(strstr(err.msg, said) != NULL && (file == NULL || strstr(err.msg, file) != NULL),
                   "want '%s' (%s): %s", said, file != NULL ? file : "", err.msg);
 }
@@ -1325,7 +1339,7 @@ START_TEST(minigpt_has_a_previous_token_and_induction_heads)
     double after;
 
     setenv("ATTNSCOPE_MODELS", absolute("samples/models"), 1);
-    ck_assert_msg(model_open(&m, "minigpt", &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(model_open(&m, "minigpt", NULL, &err) == ATTN_OK, "%s", err.msg);
     unsetenv("ATTNSCOPE_MODELS");
     ck_assert_str_eq(m.name, "minigpt");
     ck_assert_int_eq(m.dec.cfg.n_layer, 2);

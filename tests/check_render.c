@@ -1096,7 +1096,7 @@ START_TEST(every_view_stage_is_complete)
         static struct model tiny;
         struct pipeline_source src;
         struct attn_error err;
-        ck_assert_msg(model_open(&tiny, test_path("tests/fixtures/gpt2/tiny"), &err) == ATTN_OK, "%s",
+        ck_assert_msg(model_open(&tiny, test_path("tests/fixtures/gpt2/tiny"), NULL, &err) == ATTN_OK, "%s",
                       err.msg);
         memset(&src, 0, sizeof src);
         src.sentence = "The cat sat on the mat.";

@@ -46,7 +46,7 @@ expect_refused(const char *path, const char *want)
     ck_assert_msg(strstr(err.msg, want) != NULL && strstr(err.msg, path) != NULL,
                   "'%s' not in: %s", want, err.msg);
     ck_assert_int_eq(st.fd, -1); /* nothing left open */
-    ck_assert_ptr_null(st.tensors);
+    ck_assert_ptr_null(st.cat.tensors);
 }
 
 START_TEST(reads_f32_f16_bf16)
@@ -76,7 +76,7 @@ START_TEST(reads_f32_f16_bf16)
         strcat(header, " ");
     path = write_st("ok.safetensors", header, data, sizeof data);
     ck_assert_msg(safetensors_open(&st, path, &err) == ATTN_OK, "%s", err.msg);
-    ck_assert_int_eq(st.count, 3);
+    ck_assert_int_eq(st.cat.count, 3);
 
     t = safetensors_find(&st, "a");
     ck_assert_ptr_nonnull(t);

@@ -452,7 +452,8 @@ ATTNSCOPE_MODEL="$tiny" "$bin" --export "$tmp/mx" -s "$say" 2>"$tmp/err" &&
 count=$((count + 1))
 ATTNSCOPE_MODEL="$tiny" "$bin" --model none --print >"$tmp/a" 2>&1 && grep -q "^  Your     0.3190  0.4858$" "$tmp/a" ||
     fail "--model none: the book's classes even with ATTNSCOPE_MODEL"
-expect 2 "--heads does not apply to a trained model: its weights fix the attention" -- --model "$tiny" --print --heads 3
+# --heads gives a model the head count no file gives; where config.json gives one, it must agree.
+expect 2 "--heads 3: $tiny/config.json says the model has 2 heads" -- --model "$tiny" --print --heads 3
 expect 2 "--qkv-bias does not apply to a trained model" -- --model "$tiny" --print --qkv-bias
 count=$((count + 1))
 ATTNSCOPE_MODEL="$tiny" "$bin" --print --seed 3 >/dev/null 2>"$tmp/err"
@@ -467,7 +468,11 @@ expect 2 "the text is more than 24 tokens; tiny reads at most 24 (n_positions in
 expect 2 "--stage dropped: no such stage here" -- --model "$tiny" --print --stage dropped -s "$say"
 expect 2 "--sentence and --sentence-file: choose one" -- --print -s hi -f "$tmp/say.txt"
 expect 1 "nowhere.txt: cannot open" -- --model "$tiny" --print -f "$tmp/nowhere.txt"
+# (With no copy of GPT-2's tokenizer anywhere to borrow.)
+ATTNSCOPE_TOKENIZERS=$tmp TIKTOKEN_CACHE_DIR='' HF_HUB_CACHE=$tmp
+export ATTNSCOPE_TOKENIZERS TIKTOKEN_CACHE_DIR HF_HUB_CACHE
 expect 1 "no tokenizer: attnscope reads vocab.json and merges.txt" -- --model "$src/tests/fixtures/gpt2/hf-f32" --print
+unset ATTNSCOPE_TOKENIZERS TIKTOKEN_CACHE_DIR HF_HUB_CACHE
 expect 1 "--model no-such-model: no such folder, and no download of it in the Hugging Face cache" -- --model no-such-model --print
 expect 2 "--threads 65: give a number from 1 to 64" -- --model "$tiny" --print --threads 65
 expect 2 "--ablate 2.0: tiny has layers 0 to 1 and heads 0 to 1" -- --model "$tiny" --print --ablate 2.0 -s "$say"

@@ -39,6 +39,7 @@ enum {
     OPT_SOURCE,
     OPT_SOURCE_FILE,
     OPT_SOURCE_EMBEDDINGS,
+    OPT_CLASSES,
     OPT_KNOB /* + 2 * knob + option: the knobs' options */
 };
 
@@ -64,10 +65,10 @@ static const struct plain_option plain_options[] = {
       "the source sentence from FILE (- for standard input)" },
     { "source-embeddings", 0, OPT_SOURCE_EMBEDDINGS, "FILE", GROUP_INPUT,
       "the source's vocabulary CSV (default: the sentence's, -e); the same width" },
-    { "model", 0, OPT_MODEL, "DIR", GROUP_INPUT,
-      "a trained GPT-2: a folder with config.json, model.safetensors and its tokenizer, or a name "
-      "in the Hugging Face cache (gpt2, distilgpt2, ...); default $ATTNSCOPE_MODEL, none for the "
-      "book's classes" },
+    { "model", 0, OPT_MODEL, "PATH", GROUP_INPUT,
+      "a trained GPT-2: a folder (Hugging Face's, or gpt2/124M as the book's chapter 5 downloads "
+      "it), a weights file (model.pth, model.safetensors), or a name in the Hugging Face cache "
+      "(gpt2, distilgpt2, ...); default $ATTNSCOPE_MODEL, none for the book's classes" },
     { "layer", 0, OPT_LAYER, "L", GROUP_INPUT,
       "with --model: the layer --print shows (from 0; default 0)" },
     { "top", 0, OPT_TOP, "K", GROUP_INPUT,
@@ -76,6 +77,9 @@ static const struct plain_option plain_options[] = {
       "with --model: put <|endoftext|> before the text, as interpretability tools do" },
     { "ablate", 0, OPT_ABLATE, "L.H", GROUP_INPUT,
       "with --model: zero the context of head H of layer L (repeatable), to see what it does" },
+    { "classes", 0, OPT_CLASSES, "A,B,...", GROUP_INPUT,
+      "with --model: a classifier's class names, in the order of its outputs (default class 0, "
+      "class 1, ...)" },
     { "threads", 0, OPT_THREADS, "N", GROUP_INPUT,
       "with --model: threads for the forward pass (default $ATTNSCOPE_THREADS, or every core)" },
     { "embeddings", 'e', 'e', "FILE", GROUP_INPUT,
@@ -260,7 +264,7 @@ set_knob(struct attention_config *cfg, const struct knob_setting *ks, char *err,
 
 /* --model with options that only the book's classes have: refused, naming the option. */
 static int
-check_model(const struct cli_options *o, const struct knob_setting *settings, int count, char *err,
+check_model(struct cli_options *o, const struct knob_setting *settings, int count, char *err,
             size_t err_size)
 {
     const char *env = o->model_from_env ? " ($ATTNSCOPE_MODEL names a model: --model none for the "
@@ -281,7 +285,12 @@ check_model(const struct cli_options *o, const struct knob_setting *settings, in
                               "vocabulary and weights%s",
                               input, env);
     for (int i = 0; i < count; i++)
-        if (!(KNOB_MODEL_SET & ((uint64_t)1 << (settings[i].knob - knob_table))))
+        if (settings[i].knob - knob_table == KNOB_HEADS) {
+            /* The head count where the model's files do not give it (checked against theirs). */
+            if (knob_parse_int("--heads", settings[i].text, 1, 1 << 16, &o->model_heads, err,
+                               err_size) != 0)
+                return -1;
+        } else if (!(KNOB_MODEL_SET & ((uint64_t)1 << (settings[i].knob - knob_table))))
             return attn_fail_text(err, err_size,
                                   "--%s does not apply to a trained model: its weights fix the "
                                   "attention (the knobs that do apply: --mask, --scale, "
@@ -328,6 +337,7 @@ plain_option(struct cli_options *o, int c, const char *arg, char **argv, char *e
         { 'e', offsetof(struct cli_options, embeddings), false },
         { 'f', offsetof(struct cli_options, sentence_file), false },
         { OPT_MODEL, offsetof(struct cli_options, model), false },
+        { OPT_CLASSES, offsetof(struct cli_options, classes), false },
         { OPT_SOURCE, offsetof(struct cli_options, source), false },
         { OPT_SOURCE_FILE, offsetof(struct cli_options, source_file), false },
         { OPT_SOURCE_EMBEDDINGS, offsetof(struct cli_options, source_embeddings), false },
@@ -468,12 +478,13 @@ check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
     attention_config_set_variant(&o->cfg, o->cfg.variant);
     if (o->model != NULL && check_model(o, settings, count, err, err_size) != 0)
         return -1;
-    if (o->model == NULL &&
-        (o->layer >= 0 || o->top != CLI_DEFAULT_TOP || o->bos || o->ablate_count > 0))
+    if (o->model == NULL && (o->layer >= 0 || o->top != CLI_DEFAULT_TOP || o->bos ||
+                             o->ablate_count > 0 || o->classes != NULL))
         return attn_fail_text(err, err_size, "--%s works with --model (a trained GPT-2)",
                               o->layer >= 0          ? "layer"
                               : o->bos               ? "bos"
-                              : o->ablate_count > 0 ? "ablate"
+                              : o->ablate_count > 0  ? "ablate"
+                              : o->classes != NULL   ? "classes"
                                                      : "top");
     if (o->qkv_dir != NULL && (o->sentence_given || o->sentence_file != NULL ||
                                (o->knobs_given & ((uint64_t)1 << KNOB_POSITIONAL)))) {
@@ -491,6 +502,7 @@ check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
     for (int priority = 0; priority <= 2; priority++) {
         for (int i = 0; i < count; i++)
             if (settings[i].knob->priority == priority &&
+                !(o->model != NULL && settings[i].knob == &knob_table[KNOB_HEADS]) &&
                 set_knob(&o->cfg, &settings[i], err, err_size) != 0)
                 return -1;
         if (priority == 0 && o->qkv_dir != NULL) {

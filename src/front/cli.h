@@ -48,6 +48,8 @@ struct cli_options {
     int threads;                     /* --threads, or 0: $ATTNSCOPE_THREADS or every core */
     int ablate_count;                /* --ablate L.H, in the order given */
     int ablate[CLI_MAX_STAGES][2];   /* (layer, head) */
+    int model_heads;                 /* --heads with --model: the head count no file gives, or 0 */
+    const char *classes;             /* --classes A,B: a classifier's class names, or NULL */
 };
 
 /* The next tokens --print and --export show per position, unless --top says. */

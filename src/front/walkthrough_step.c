@@ -117,12 +117,13 @@ walk_models_close(struct walk_models *models)
     free(models);
 }
 
+/* Whether path is there as a folder or a file (a lesson's model may be a model.pth). */
 static bool
-is_folder(const char *path)
+is_model_path(const char *path)
 {
     struct stat st;
 
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    return stat(path, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode));
 }
 
 /*
@@ -141,7 +142,7 @@ find_lesson_model(const struct walkthrough *w, const char *what, char *target, s
     const char *env = getenv("ATTNSCOPE_MODEL");
     int found = 0;
 
-    if (beside != NULL && what[0] != '/' && is_folder(beside))
+    if (beside != NULL && what[0] != '/' && is_model_path(beside))
         snprintf(target, size, "%s", beside);
     else if (model_locate(what, &place, why) == ATTN_OK)
         snprintf(target, size, "%s", what);
@@ -159,8 +160,8 @@ find_lesson_model(const struct walkthrough *w, const char *what, char *target, s
  * folder $ATTNSCOPE_MODEL names.  ATTN_EABSENT when none of them has it.
  */
 static enum attn_status
-lesson_model(const struct walkthrough *w, const char *what, const struct model **out,
-             struct attn_error *err)
+lesson_model(const struct walkthrough *w, const char *what, const struct model_options *mo,
+             const struct model **out, struct attn_error *err)
 {
     struct walk_models *ms = w->models;
     char where[MODEL_PATH_MAX];
@@ -183,7 +184,7 @@ lesson_model(const struct walkthrough *w, const char *what, const struct model *
     m = calloc(1, sizeof *m);
     if (m == NULL)
         return attn_fail(err, ATTN_ENOMEM, "out of memory");
-    st = model_open(m, where, err);
+    st = model_open(m, where, mo, err);
     if (st != ATTN_OK) {
         free(m);
         return st;
@@ -313,7 +314,9 @@ walkthrough_resources(const struct walkthrough *w, int k, struct walk_resources 
     }
     attn_error_clear(&sub);
     if (res->opts.model != NULL) {
-        st = lesson_model(w, res->opts.model, &res->model, &sub);
+        st = lesson_model(w, res->opts.model,
+                          &(struct model_options){ res->opts.model_heads, res->opts.classes },
+                          &res->model, &sub);
         if (st == ATTN_OK)
             st = model_step(w, k, res, line, err);
         else

@@ -32,8 +32,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     fclose(f);
     if (safetensors_open(&st, path, &err) == ATTN_OK) {
-        for (int i = 0; i < st.count; i++) {
-            const struct tensor_info *t = &st.tensors[i];
+        for (int i = 0; i < st.cat.count; i++) {
+            const struct tensor_info *t = &st.cat.tensors[i];
             float *v;
             volatile float sum = 0.0f;
             /* What the header promises is inside the file. */

@@ -45,9 +45,21 @@ struct decoder_config {
     bool scale_attn_weights; /* divide the scores by sqrt(head size) */
     bool scale_by_layer;     /* and by the layer's number + 1 (GPT-2's inverse layer index) */
     bool tied;               /* the logits through the token embedding */
+    /*
+     * 0: the last norm's output scores the vocabulary (next tokens); else
+     * it scores this many classes through a head of their own with a bias
+     * (the book's chapter 6 classifier: spam or not).
+     */
+    int n_classes;
 };
 
-/* y = x W + b with W as the file stores it: (in, out) rows of ld floats, or (out, in) when out_in. */
+/* What each position's output scores: vocab_size next tokens, or n_classes classes. */
+int decoder_outputs(const struct decoder_config *c);
+
+/*
+ * y = x W + b with W as the file stores it: (in, out) rows of ld floats, or
+ * (out, in) when out_in; b NULL: no bias (the book's qkv_bias=False).
+ */
 struct decoder_linear {
     const float *w;
     const float *b;
@@ -69,19 +81,24 @@ struct decoder_block {
     struct decoder_linear up, down; /* the MLP */
 };
 
-/* Whose names the weights were read under (a family's own and the book's). */
-enum decoder_names { DECODER_NAMES_HF, DECODER_NAMES_BOOK };
+/* Whose names the weights were read under: Hugging Face's, the book's GPTModel's, OpenAI's. */
+enum decoder_names { DECODER_NAMES_HF, DECODER_NAMES_BOOK, DECODER_NAMES_OPENAI };
 
 struct decoder_model {
     struct decoder_config cfg;
     enum decoder_names names;
     char source[4096];           /* the weights' file (for messages) */
+    char format[96];             /* its format ("safetensors", "TensorFlow checkpoint", "PyTorch
+                                    state dict (its model_state_dict)") */
+    char described_by[160];      /* what gave the sizes: "config.json", "hparams.json", or how
+                                    they were worked out from the tensors */
     int files_read;              /* how many files they were read from */
     const float *wte;            /* (vocab_size, n_embd) */
     const float *wpe;            /* (n_positions, n_embd) */
     struct decoder_block *blocks; /* (n_layer) */
     struct decoder_norm_weights final_norm;
-    const float *lm_head;        /* (vocab_size, n_embd): wte when tied */
+    const float *lm_head;        /* (outputs, n_embd): wte when tied; a classifier's own head */
+    const float *head_bias;      /* (outputs) a classifier head's bias, or NULL */
     void *weights_map;           /* the weights' memory: one mapping, freed with the model */
     size_t weights_map_bytes;
     unsigned char *weights_next; /* where the next tensor goes in it (while loading) */
@@ -117,7 +134,8 @@ struct decoder_run {
     float *embed;                        /* (n, C) tok + pos: the first block's input */
     struct decoder_layer_stages *layers; /* (n_layer) */
     float *final;                        /* (n, C) the final norm's output */
-    int *top_ids;                        /* (n, top) the likeliest next tokens, likeliest first */
+    int *top_ids;                        /* (n, top) the likeliest next tokens (or classes),
+                                            likeliest first */
     float *top_probs;                    /* (n, top) their probabilities */
     float *arena;                        /* one allocation behind every buffer */
     void *arena_map;                     /* the mapping it is carved from (munmap), or NULL */

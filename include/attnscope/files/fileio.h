@@ -30,6 +30,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "attnscope/base/status.h"
@@ -63,6 +64,14 @@ enum attn_status fileio_read_regular(const char *path, size_t max_bytes, char **
 
 /* Whether nothing at all is at path (not even a symbolic link to nothing). */
 bool fileio_absent(const char *path);
+
+/*
+ * Reads len bytes at offset of the open file fd (named path in messages),
+ * whatever pread returns at a time; a file that ends first was truncated
+ * or replaced since it was opened, and is reported so, never read past.
+ */
+enum attn_status fileio_pread(int fd, const char *path, void *buf, size_t len, uint64_t offset,
+                              struct attn_error *err);
 
 struct fileio_entry {
     char *name;       /* as given: "weights.h0.csv" or "layer0/weights.h0.csv" */

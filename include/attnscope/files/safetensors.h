@@ -36,9 +36,7 @@ struct safetensors {
     int fd;                /* open for the tensors' bytes, or -1 */
     uint64_t data_start;   /* where the data starts in the file: 8 + N */
     size_t data_size;
-    int count;
-    struct tensor_info *tensors; /* in the header's order */
-    int *by_name;          /* (count) indices into tensors, sorted by name */
+    struct tensor_catalogue cat; /* the tensors, in the header's order */
 };
 
 /* Opens and checks path; on failure nothing is left open and err names the file. */

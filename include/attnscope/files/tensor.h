@@ -14,12 +14,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attnscope/base/status.h"
+
 #define TENSOR_NDIM_MAX 8
 
 enum tensor_dtype { TENSOR_F32, TENSOR_F16, TENSOR_BF16 };
 
 struct tensor_info {
     char *name;
+    /*
+     * Why the tensor cannot be read, or NULL: a reader lists a file's
+     * tensors of other dtypes or layouts (a step counter, a sliced
+     * variable) without refusing the file; reading one is refused with this.
+     */
+    char *refused;
     enum tensor_dtype dtype;
     int ndim;
     int64_t shape[TENSOR_NDIM_MAX];
@@ -40,5 +48,39 @@ float tensor_bf16_to_f32(uint16_t b);
 
 /* n little-endian values of dtype at src into out, as float32 (exact). */
 void tensor_to_f32(enum tensor_dtype dtype, const unsigned char *src, size_t n, float *out);
+
+/*
+ * A reader's tensors, found by name: the array in the file's order and an
+ * index sorted by name (a binary search; 200,000 tensors cost nothing).
+ */
+struct tensor_catalogue {
+    struct tensor_info *tensors;
+    int count;
+    int *by_name;
+};
+
+/*
+ * Sorts the names once the tensors are in; a name given twice is refused
+ * (path for the message).
+ */
+enum attn_status tensor_catalogue_index(struct tensor_catalogue *c, const char *path,
+                                        struct attn_error *err);
+const struct tensor_info *tensor_catalogue_find(const struct tensor_catalogue *c,
+                                                const char *name);
+/* Frees the names, the reasons and the arrays. */
+void tensor_catalogue_free(struct tensor_catalogue *c);
+
+/* Reads len bytes at offset of a reader's unit (a shard, a zip entry) into buf. */
+typedef enum attn_status (*tensor_bytes_fn)(void *reader, int unit, uint64_t offset, void *buf,
+                                            size_t len, struct attn_error *err);
+
+/*
+ * t's values as float32 into out (t->numel of them), its bytes read through
+ * bytes and converted exactly; a tensor with a checksum (has_crc) is
+ * checked against it, and one the reader refused is refused (path names
+ * the file in messages).
+ */
+enum attn_status tensor_read_f32(const struct tensor_info *t, tensor_bytes_fn bytes, void *reader,
+                                 const char *path, float *out, struct attn_error *err);
 
 #endif

@@ -3,11 +3,17 @@
  *
  * The seam between the families and the file formats: a family asks for a
  * tensor by name (its dtype, shape and values as float32) and never knows
- * which format it reads.  A source is opened on a model folder: today a
- * model.safetensors, or the shards a model.safetensors.index.json names
- * (every tensor of the map checked to be in its shard, the map kept in a
- * hash table so a lookup costs the same with one shard or a thousand).
- * The files stay open until tensors_close(); a reader reads, never maps.
+ * which format it reads.  Each format is one reader behind it:
+ *   safetensors.h    model.safetensors, or the shards a
+ *                    model.safetensors.index.json names (every tensor of
+ *                    the map checked to be in its shard, the map kept in a
+ *                    hash table so a lookup costs the same with one shard
+ *                    or a thousand);
+ *   tf_checkpoint.h  a TensorFlow checkpoint (OpenAI's GPT-2 as the book's
+ *                    chapter 5 downloads it);
+ *   torch_zip.h      a PyTorch state dict saved by torch.save (model.pth,
+ *                    pytorch_model.bin), read without running its pickle.
+ * The files stay open until tensors_close(); the readers read, never map.
  */
 #ifndef ATTNSCOPE_TENSORS_H
 #define ATTNSCOPE_TENSORS_H
@@ -15,22 +21,40 @@
 #include <stddef.h>
 
 #include "attnscope/base/status.h"
-#include "attnscope/files/safetensors.h"
+#include "attnscope/files/tensor.h"
+
+struct tensor_reader;
+
+/* One open file of a source and the reader of its format. */
+struct tensor_file {
+    const struct tensor_reader *reader;
+    void *self;
+};
 
 struct tensor_source {
-    char path[4096];            /* the file the tensors come from (or the shard index) */
-    struct safetensors *shards; /* the files */
-    int shard_count;
-    void *shard_of;             /* (json_t *) tensor name -> shard index, from an index */
+    char path[4096];          /* what was opened: the weights file, the shard index, the
+                                 checkpoint's index */
+    const char *format;       /* its format, as the screen says it ("safetensors") */
+    const char *within;       /* the key of the file's dict its state dict was under
+                                 ("model_state_dict"), or NULL */
+    struct tensor_file *files;
+    int file_count;           /* the files open */
+    int file_capacity;        /* the files reserved */
+    void *shard_of;           /* (json_t *) tensor name -> file, from a shard index */
 };
 
 /*
- * Opens the weights of the model folder dir: dir/model.safetensors, else
- * the shards dir/model.safetensors.index.json names (plain file names
- * beside it).  ATTN_EABSENT (and err naming what was looked for) when the
- * folder has neither; on any failure nothing is left open.
+ * Opens the weights at path: a weights file (by what it holds, whatever its
+ * name: a .safetensors, a torch.save zip, a checkpoint's .index or data
+ * file, or a checkpoint's prefix), or a model folder, where the first of
+ * these is read: model.safetensors, model.safetensors.index.json, the
+ * TensorFlow checkpoint its `checkpoint` file names (or model.ckpt),
+ * pytorch_model.bin, or its one .pth / .pt file.  ATTN_EABSENT (err naming
+ * what was looked for) when a folder has none; files attnscope does not
+ * read (Keras' .h5, PyTorch's format from before 1.6) are named as such.
+ * On any failure nothing is left open.
  */
-enum attn_status tensors_open(struct tensor_source *s, const char *dir, struct attn_error *err);
+enum attn_status tensors_open(struct tensor_source *s, const char *path, struct attn_error *err);
 void tensors_close(struct tensor_source *s);
 
 /* The tensor called name, or NULL. */
@@ -39,6 +63,10 @@ const struct tensor_info *tensors_find(const struct tensor_source *s, const char
 /* Its values as float32 into out (t->numel of them), converted exactly. */
 enum attn_status tensors_read_f32(const struct tensor_source *s, const struct tensor_info *t,
                                   float *out, struct attn_error *err);
+
+/* How many tensors the source has, and each (in no promised order). */
+int tensors_count(const struct tensor_source *s);
+const struct tensor_info *tensors_at(const struct tensor_source *s, int i);
 
 /* How many floats every tensor of the source takes as float32 (an upper bound for a model). */
 size_t tensors_total_floats(const struct tensor_source *s);

@@ -84,6 +84,23 @@ fold_logits(const float *logits, int first, int count, int k, struct next_tokens
     }
 }
 
+int
+decoder_outputs(const struct decoder_config *c)
+{
+    return c->n_classes > 0 ? c->n_classes : c->vocab_size;
+}
+
+/* Adds the head's bias (a classifier's) to rows of count logits from output first. */
+static void
+add_head_bias(const struct decoder_model *m, float *logits, int rows, int first, int count)
+{
+    if (m->head_bias == NULL)
+        return;
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < count; j++)
+            logits[(size_t)i * (size_t)count + (size_t)j] += m->head_bias[first + j];
+}
+
 float
 decoder_divisor(const struct decoder_model *m, const struct decoder_knobs *k, int layer)
 {
@@ -209,6 +226,7 @@ run_logits(const struct decoder_model *m, struct decoder_run *r, float *logits, 
     const int n = r->n;
     const int top = r->top;
     const int C = c->n_embd;
+    const int outputs = decoder_outputs(c);
     struct next_tokens *nt = malloc((size_t)n * sizeof *nt);
 
     if (nt == NULL)
@@ -219,8 +237,8 @@ run_logits(const struct decoder_model *m, struct decoder_run *r, float *logits, 
         for (int t = 0; t < top; t++)
             r->top_ids[(size_t)i * top + t] = -1;
     }
-    for (int v0 = 0; v0 < c->vocab_size; v0 += LOGIT_SLICE) {
-        const int vb = c->vocab_size - v0 < LOGIT_SLICE ? c->vocab_size - v0 : LOGIT_SLICE;
+    for (int v0 = 0; v0 < outputs; v0 += LOGIT_SLICE) {
+        const int vb = outputs - v0 < LOGIT_SLICE ? outputs - v0 : LOGIT_SLICE;
         struct fold_job job = { logits, v0, vb, top, nt, r->top_ids, r->top_probs };
         if (progress_stopped()) {
             free(nt);
@@ -228,6 +246,7 @@ run_logits(const struct decoder_model *m, struct decoder_run *r, float *logits, 
         }
         parallel_gemm(true, n, vb, C, r->final, C, m->lm_head + (size_t)v0 * C, C, logits, vb,
                       threads);
+        add_head_bias(m, logits, n, v0, vb);
         parallel_for(n, 4L * vb, threads, fold_rows, &job);
     }
     for (int i = 0; i < n; i++)
@@ -256,8 +275,8 @@ decoder_forward(const struct decoder_model *m, const int *ids, int n, int top,
     if (n < 1 || n > c->n_positions)
         return attn_fail(err, ATTN_ELIMIT, "%d tokens: the model reads 1 to %d (n_positions)", n,
                          c->n_positions);
-    if (top < 0 || top > c->vocab_size)
-        top = top < 0 ? 0 : c->vocab_size;
+    if (top < 0 || top > decoder_outputs(c))
+        top = top < 0 ? 0 : decoder_outputs(c);
     for (int i = 0; i < n; i++)
         if (ids[i] < 0 || ids[i] >= c->vocab_size)
             return attn_fail(err, ATTN_EVALUE, "token %d has id %d; the vocabulary has %d", i,
@@ -319,10 +338,11 @@ decoder_logit_lens(const struct decoder_model *m, const struct decoder_run *r, i
 {
     const struct decoder_config *c = &m->cfg;
     const int C = c->n_embd;
+    const int outputs = decoder_outputs(c);
     float *x = malloc(((size_t)C + LOGIT_SLICE) * sizeof *x);
     float *logits = x + C;
 
-    if (position < 0 || position >= r->n || k < 1 || k > c->vocab_size) {
+    if (position < 0 || position >= r->n || k < 1 || k > outputs) {
         free(x);
         return attn_fail(err, ATTN_EVALUE, "position %d, %d tokens: out of range", position, k);
     }
@@ -336,9 +356,10 @@ decoder_logit_lens(const struct decoder_model *m, const struct decoder_run *r, i
         part_norm(c, &m->final_norm, r->layers[l].resid2 + (size_t)position * C, 1, x, 1);
         for (int t = 0; t < k; t++)
             lid[t] = -1;
-        for (int v0 = 0; v0 < c->vocab_size; v0 += LOGIT_SLICE) {
-            const int vb = c->vocab_size - v0 < LOGIT_SLICE ? c->vocab_size - v0 : LOGIT_SLICE;
+        for (int v0 = 0; v0 < outputs; v0 += LOGIT_SLICE) {
+            const int vb = outputs - v0 < LOGIT_SLICE ? outputs - v0 : LOGIT_SLICE;
             linalg_gemm_nt(1, vb, C, x, C, m->lm_head + (size_t)v0 * C, C, logits, vb);
+            add_head_bias(m, logits, 1, v0, vb);
             fold_logits(logits, v0, vb, k, &nt, lid, lp);
         }
         for (int t = 0; t < k; t++)

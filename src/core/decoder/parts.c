@@ -83,6 +83,8 @@ void
 part_linear(const struct decoder_linear *l, const float *x, int n, float *y, int threads)
 {
     parallel_gemm(l->out_in, n, l->out, l->in, x, l->in, l->w, l->ld, y, l->out, threads);
+    if (l->b == NULL) /* (the book's qkv_bias=False) */
+        return;
     for (int i = 0; i < n; i++)
         for (int j = 0; j < l->out; j++)
             y[(size_t)i * (size_t)l->out + (size_t)j] += l->b[j];

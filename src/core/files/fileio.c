@@ -201,6 +201,30 @@ fileio_read_regular(const char *path, size_t max_bytes, char **buf, size_t *len,
     return rc;
 }
 
+enum attn_status
+fileio_pread(int fd, const char *path, void *buf, size_t len, uint64_t offset,
+             struct attn_error *err)
+{
+    unsigned char *p = buf;
+
+    while (len > 0) {
+        ssize_t got = pread(fd, p, len > ((size_t)1 << 30) ? (size_t)1 << 30 : len, (off_t)offset);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return attn_fail(err, ATTN_EIO, "%s: cannot read: %s", path, strerror(errno));
+        if (got == 0)
+            return attn_fail(err, ATTN_EIO,
+                             "%s: the file ends at byte %llu, before the data its header names: "
+                             "it was truncated or replaced while attnscope read it",
+                             path, (unsigned long long)offset);
+        p += got;
+        len -= (size_t)got;
+        offset += (uint64_t)got;
+    }
+    return ATTN_OK;
+}
+
 bool
 fileio_absent(const char *path)
 {

@@ -31,15 +31,6 @@ by_range(const void *a, const void *b)
     return x->end < y->end ? -1 : x->end > y->end;
 }
 
-/* The tensors array the name index sorts, for qsort's comparison. */
-static const struct tensor_info *sorting;
-
-static int
-by_name(const void *a, const void *b)
-{
-    return strcmp(sorting[*(const int *)a].name, sorting[*(const int *)b].name);
-}
-
 /* One tensor's entry of the header: its dtype, shape and offsets, checked. */
 static enum attn_status
 parse_tensor(struct safetensors *st, const char *name, json_t *entry, struct tensor_info *t,
@@ -138,8 +129,8 @@ parse_header(struct safetensors *st, const char *text, size_t len, struct attn_e
         return attn_fail(err, ATTN_EPARSE, "%s: the header is not a JSON object of tensors",
                          st->path);
     }
-    st->tensors = calloc(json_object_size(root) + 1, sizeof *st->tensors);
-    if (st->tensors == NULL) {
+    st->cat.tensors = calloc(json_object_size(root) + 1, sizeof *st->cat.tensors);
+    if (st->cat.tensors == NULL) {
         json_decref(root);
         return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", st->path);
     }
@@ -152,10 +143,10 @@ parse_header(struct safetensors *st, const char *text, size_t len, struct attn_e
             }
             continue;
         }
-        rc = parse_tensor(st, key, value, &st->tensors[st->count], err);
+        rc = parse_tensor(st, key, value, &st->cat.tensors[st->cat.count], err);
         if (rc != ATTN_OK)
             break;
-        st->count++;
+        st->cat.count++;
     }
     json_decref(root);
     if (rc != ATTN_OK)
@@ -165,12 +156,12 @@ parse_header(struct safetensors *st, const char *text, size_t len, struct attn_e
      * Sorted by where they start and end, the ranges must follow one another from 0 to the
      * end (an empty tensor where another starts comes first and takes nothing).
      */
-    sorted = malloc(((size_t)st->count + 1) * sizeof *sorted);
+    sorted = malloc(((size_t)st->cat.count + 1) * sizeof *sorted);
     if (sorted == NULL)
         return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", st->path);
-    memcpy(sorted, st->tensors, (size_t)st->count * sizeof *sorted);
-    qsort(sorted, (size_t)st->count, sizeof *sorted, by_range);
-    for (int i = 0; i < st->count && rc == ATTN_OK; i++) {
+    memcpy(sorted, st->cat.tensors, (size_t)st->cat.count * sizeof *sorted);
+    qsort(sorted, (size_t)st->cat.count, sizeof *sorted, by_range);
+    for (int i = 0; i < st->cat.count && rc == ATTN_OK; i++) {
         if (sorted[i].begin < at)
             rc = attn_fail(err, ATTN_EPARSE, "%s: tensors '%s' and '%s' overlap", st->path,
                            sorted[i - 1].name, sorted[i].name);
@@ -188,41 +179,15 @@ parse_header(struct safetensors *st, const char *text, size_t len, struct attn_e
     free(sorted);
     if (rc != ATTN_OK)
         return rc;
-    st->by_name = malloc(((size_t)st->count + 1) * sizeof *st->by_name);
-    if (st->by_name == NULL)
-        return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", st->path);
-    for (int i = 0; i < st->count; i++)
-        st->by_name[i] = i;
-    sorting = st->tensors;
-    qsort(st->by_name, (size_t)st->count, sizeof *st->by_name, by_name);
-    sorting = NULL;
-    return ATTN_OK;
+    return tensor_catalogue_index(&st->cat, st->path, err);
 }
 
-/* Reads len bytes at offset of the file; a short read means the file shrank since it was opened. */
+/* Reads len bytes at offset of the file (see fileio_pread). */
 static enum attn_status
 read_at(const struct safetensors *st, void *buf, size_t len, uint64_t offset,
         struct attn_error *err)
 {
-    unsigned char *p = buf;
-
-    while (len > 0) {
-        ssize_t got = pread(st->fd, p, len > ((size_t)1 << 30) ? (size_t)1 << 30 : len,
-                            (off_t)offset);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0)
-            return attn_fail(err, ATTN_EIO, "%s: cannot read: %s", st->path, strerror(errno));
-        if (got == 0)
-            return attn_fail(err, ATTN_EIO,
-                             "%s: the file ends at byte %llu, before the data its header names: "
-                             "it was truncated or replaced while attnscope read it",
-                             st->path, (unsigned long long)offset);
-        p += got;
-        len -= (size_t)got;
-        offset += (uint64_t)got;
-    }
-    return ATTN_OK;
+    return fileio_pread(st->fd, st->path, buf, len, offset, err);
 }
 
 enum attn_status
@@ -291,11 +256,7 @@ fail:
 void
 safetensors_close(struct safetensors *st)
 {
-    if (st->tensors != NULL)
-        for (int i = 0; i < st->count; i++)
-            free(st->tensors[i].name);
-    free(st->tensors);
-    free(st->by_name);
+    tensor_catalogue_free(&st->cat);
     if (st->fd >= 0)
         close(st->fd);
     free(st->path);
@@ -306,47 +267,22 @@ safetensors_close(struct safetensors *st)
 const struct tensor_info *
 safetensors_find(const struct safetensors *st, const char *name)
 {
-    int lo = 0;
-    int hi = st->count;
+    return tensor_catalogue_find(&st->cat, name);
+}
 
-    if (st->by_name == NULL)
-        return NULL;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        int c = strcmp(st->tensors[st->by_name[mid]].name, name);
-        if (c == 0)
-            return &st->tensors[st->by_name[mid]];
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
+/* The bytes of the data (the one unit) at offset, for tensor_read_f32. */
+static enum attn_status
+data_bytes(void *reader, int unit, uint64_t offset, void *buf, size_t len, struct attn_error *err)
+{
+    const struct safetensors *st = reader;
+
+    (void)unit;
+    return read_at(st, buf, len, st->data_start + offset, err);
 }
 
 enum attn_status
 safetensors_read_f32(const struct safetensors *st, const struct tensor_info *t, float *out,
                      struct attn_error *err)
 {
-    const size_t esize = tensor_dtype_size(t->dtype);
-    const uint16_t one = 1;
-    unsigned char little;
-    /* A piece at a time through a small buffer: little-endian bytes to floats on any host. */
-    unsigned char chunk[1 << 16];
-    const size_t per = sizeof chunk / esize;
-
-    memcpy(&little, &one, 1);
-    /* Float32 on a little-endian host: the file's bytes are the values. */
-    if (t->dtype == TENSOR_F32 && little == 1)
-        return read_at(st, out, t->numel * sizeof *out, st->data_start + t->begin, err);
-    for (size_t done = 0; done < t->numel;) {
-        const size_t n = t->numel - done < per ? t->numel - done : per;
-        enum attn_status rc =
-            read_at(st, chunk, n * esize, st->data_start + t->begin + done * esize, err);
-        if (rc != ATTN_OK)
-            return rc;
-        tensor_to_f32(t->dtype, chunk, n, out + done);
-        done += n;
-    }
-    return ATTN_OK;
+    return tensor_read_f32(t, data_bytes, (void *)st, st->path, out, err);
 }

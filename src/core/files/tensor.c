@@ -1,8 +1,10 @@
 /* tensor.c: a tensor's dtype and its values as float32 (see tensor.h). */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+#include "attnscope/files/crc32c.h"
 #include "attnscope/files/tensor.h"
 
 static const struct {
@@ -76,4 +78,117 @@ tensor_to_f32(enum tensor_dtype dtype, const unsigned char *src, size_t n, float
             out[i] = dtype == TENSOR_F16 ? tensor_f16_to_f32(bits) : tensor_bf16_to_f32(bits);
         }
     }
+}
+
+/* ------------------------------------------------------------ the catalogue */
+
+/* The tensors array the name index sorts, for qsort's comparison. */
+static const struct tensor_info *sorting;
+
+static int
+by_name(const void *a, const void *b)
+{
+    return strcmp(sorting[*(const int *)a].name, sorting[*(const int *)b].name);
+}
+
+enum attn_status
+tensor_catalogue_index(struct tensor_catalogue *c, const char *path, struct attn_error *err)
+{
+    free(c->by_name);
+    c->by_name = malloc(((size_t)c->count + 1) * sizeof *c->by_name);
+    if (c->by_name == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
+    for (int i = 0; i < c->count; i++)
+        c->by_name[i] = i;
+    /* (qsort's comparison takes no context: the array is a static for the sort's length.) */
+    sorting = c->tensors;
+    qsort(c->by_name, (size_t)c->count, sizeof *c->by_name, by_name);
+    sorting = NULL;
+    for (int i = 1; i < c->count; i++)
+        if (strcmp(c->tensors[c->by_name[i - 1]].name, c->tensors[c->by_name[i]].name) == 0)
+            return attn_fail(err, ATTN_EPARSE, "%s: names tensor '%s' twice", path,
+                             c->tensors[c->by_name[i]].name);
+    return ATTN_OK;
+}
+
+const struct tensor_info *
+tensor_catalogue_find(const struct tensor_catalogue *c, const char *name)
+{
+    int lo = 0;
+    int hi = c->count;
+
+    if (c->by_name == NULL)
+        return NULL;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        int k = strcmp(c->tensors[c->by_name[mid]].name, name);
+        if (k == 0)
+            return &c->tensors[c->by_name[mid]];
+        if (k < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+void
+tensor_catalogue_free(struct tensor_catalogue *c)
+{
+    if (c->tensors != NULL)
+        for (int i = 0; i < c->count; i++) {
+            free(c->tensors[i].name);
+            free(c->tensors[i].refused);
+        }
+    free(c->tensors);
+    free(c->by_name);
+    memset(c, 0, sizeof *c);
+}
+
+/* ------------------------------------------------------------ reading values */
+
+enum attn_status
+tensor_read_f32(const struct tensor_info *t, tensor_bytes_fn bytes, void *reader, const char *path,
+                float *out, struct attn_error *err)
+{
+    const size_t esize = tensor_dtype_size(t->dtype);
+    const uint16_t one = 1;
+    unsigned char little;
+    uint32_t crc = 0;
+    /* A piece at a time through a small buffer: little-endian bytes to floats on any host. */
+    unsigned char chunk[1 << 16];
+    const size_t per = sizeof chunk / esize;
+    enum attn_status rc;
+
+    if (t->refused != NULL)
+        return attn_fail(err, ATTN_EPARSE, "%s: tensor '%s' %s", path, t->name, t->refused);
+    if (t->end - t->begin != t->numel * esize)
+        return attn_fail(err, ATTN_EPARSE, "%s: tensor '%s' has %zu bytes for %zu values of %s",
+                         path, t->name, t->end - t->begin, t->numel, tensor_dtype_name(t->dtype));
+    memcpy(&little, &one, 1);
+    if (t->dtype == TENSOR_F32 && little == 1) {
+        /* Float32 on a little-endian host: the file's bytes are the values. */
+        rc = bytes(reader, t->unit, t->begin, out, t->numel * sizeof *out, err);
+        if (rc != ATTN_OK)
+            return rc;
+        if (t->has_crc)
+            crc = crc32c_extend(0, (const unsigned char *)out, t->numel * sizeof *out);
+    } else {
+        for (size_t done = 0; done < t->numel;) {
+            const size_t n = t->numel - done < per ? t->numel - done : per;
+            rc = bytes(reader, t->unit, t->begin + done * esize, chunk, n * esize, err);
+            if (rc != ATTN_OK)
+                return rc;
+            if (t->has_crc)
+                crc = crc32c_extend(crc, chunk, n * esize);
+            tensor_to_f32(t->dtype, chunk, n, out + done);
+            done += n;
+        }
+    }
+    if (t->has_crc && crc32c_mask(crc) != t->crc32c)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: tensor '%s' fails its checksum (CRC-32C %08x, the index says %08x): "
+                         "the file is damaged, or not the one its index was written with",
+                         path, t->name, crc32c_mask(crc), t->crc32c);
+    return ATTN_OK;
 }

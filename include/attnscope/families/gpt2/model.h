@@ -1,17 +1,23 @@
 /*
  * model.h: a trained model as users have it: a folder (or a name in the
- * Hugging Face cache) holding GPT-2's weights, config and tokenizer.
+ * Hugging Face cache) holding GPT-2's weights, config and tokenizer, or a
+ * weights file alone (the model.pth a reader of the book saved).
  *
- * model_open() finds the folder, reads config.json and model.safetensors
- * (gpt2.h) and the tokenizer in whichever of its three forms the folder has
- * (bpe.h): vocab.json + merges.txt (Hugging Face), encoder.json + vocab.bpe
- * (OpenAI's files, as the book's chapter 5 downloads them) or
- * tokenizer.json.  Nothing is half-loaded: on failure the model is empty and
- * the error names the file and the fault.
+ * model_open() finds the folder or file, reads the weights in any format
+ * tensors.h reads and their sizes (gpt2.h), and the tokenizer in whichever
+ * of its three forms the folder has (bpe.h): vocab.json + merges.txt
+ * (Hugging Face), encoder.json + vocab.bpe (OpenAI's files, as the book's
+ * chapter 5 downloads them) or tokenizer.json.  A folder without one (a
+ * bare model.pth) borrows GPT-2's, the first found of: a gpt2/SIZE/ folder
+ * beside it (where chapter 5 downloads), tiktoken's cache, the Hugging
+ * Face cache's gpt2, the copy installed with attnscope; m->about says
+ * which.  Nothing is half-loaded: on failure the model is empty and the
+ * error names the file and the fault.
  */
 #ifndef ATTNSCOPE_MODEL_H
 #define ATTNSCOPE_MODEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "attnscope/text/bpe.h"
@@ -19,19 +25,32 @@
 #include "attnscope/base/status.h"
 
 #define MODEL_PATH_MAX 4096
+/* Classes a classifier's names are kept for (more are "class N"). */
+#define MODEL_CLASSES_MAX 64
+
+/* What the command line adds to a model's files. */
+struct model_options {
+    int heads;           /* --heads N: the head count where no file gives it (0: none) */
+    const char *classes; /* --classes a,b,...: a classifier's class names (NULL: class 0, ...) */
+};
 
 struct model {
-    char dir[MODEL_PATH_MAX]; /* the folder read */
+    char dir[MODEL_PATH_MAX];     /* the folder read (a weights file's own folder) */
+    char weights[MODEL_PATH_MAX]; /* the weights file named, or "": the folder's */
     char name[256];           /* its short name: the repository's ("gpt2") or the folder's */
-    char tokenizer[32];       /* which files the tokenizer came from ("vocab.json") */
+    char tokenizer[MODEL_PATH_MAX]; /* the tokenizer's vocabulary file read */
     char note[512];           /* what the user should know of where it was found, or "" */
+    char about[1024];         /* where the weights, the sizes and the tokenizer came from */
+    char class_names[MODEL_CLASSES_MAX][48]; /* a classifier's (decoder cfg.n_classes) */
     struct decoder_model dec; /* the decoder its files describe (gpt2.h reads GPT-2's) */
     struct bpe bpe;
     int eot;                  /* <|endoftext|>'s id, or -1 when the vocabulary lacks it */
 };
 
 /*
- * The folder what names: what itself when it is a folder, a model that
+ * The folder what names: what itself when it is a folder; the file's own
+ * folder when it is a weights file (or a TensorFlow checkpoint's prefix,
+ * gpt2/124M/model.ckpt), the file then read as the weights; a model that
  * ships with attnscope ("induction": $ATTNSCOPE_MODELS, the installed
  * samples/models, or beside the program), otherwise a model of the Hugging
  * Face cache ("gpt2", "openai-community/gpt2"): under
@@ -44,7 +63,8 @@ struct model {
  * name found nowhere names the cache folders looked in.
  */
 struct model_place {
-    char dir[MODEL_PATH_MAX]; /* the folder to read */
+    char dir[MODEL_PATH_MAX]; /* the folder to read (a weights file's folder) */
+    char weights[MODEL_PATH_MAX]; /* the weights file what names, or "" */
     char name[256];           /* its short name */
     /*
      * What the user should know of the choice, or "": a folder here named
@@ -57,7 +77,9 @@ struct model_place {
 enum attn_status model_locate(const char *what, struct model_place *where,
                               struct attn_error *err);
 
-enum attn_status model_open(struct model *m, const char *what, struct attn_error *err);
+/* Opens the model what names (model_locate), with o's additions (NULL: none). */
+enum attn_status model_open(struct model *m, const char *what, const struct model_options *o,
+                            struct attn_error *err);
 void model_close(struct model *m);
 
 /*
@@ -70,5 +92,14 @@ void model_close(struct model *m);
  */
 #define MODEL_TOKEN_DISPLAY_MAX(n) (4 * (size_t)(n) + 16)
 char *model_token_display(const struct model *m, int id, char *buf, size_t size);
+
+/*
+ * What output id of the model's head reads as: the token (as
+ * model_token_display), or a classifier's class name.  Returns buf.
+ */
+char *model_output_display(const struct model *m, int id, char *buf, size_t size);
+
+/* Whether the model's head scores classes (chapter 6's classifier) rather than next tokens. */
+bool model_is_classifier(const struct model *m);
 
 #endif

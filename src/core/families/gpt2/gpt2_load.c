@@ -1,4 +1,8 @@
-/* gpt2_load.c: config.json and the weights of a GPT-2 folder (see gpt2.h). */
+/*
+ * gpt2_load.c: a GPT-2's weights, whatever file and names hold them (see
+ * gpt2.h): the layout the names say, the sizes (gpt2_config.c), then every
+ * tensor checked and read into the model's own memory.
+ */
 #include "config.h"
 
 #include <jansson.h>
@@ -11,147 +15,42 @@
 #include <unistd.h>
 
 #include "attnscope/families/gpt2/gpt2.h"
-#include "attnscope/files/jsonfile.h"
+#include "attnscope/files/fileio.h"
 #include "attnscope/files/tensors.h"
 
-/* The integer field name of config.json, at least min; -1 with err set. */
-static int
-config_int(json_t *root, const char *path, const char *name, const char *alias, int min,
-           struct attn_error *err)
-{
-    json_t *v = json_object_get(root, name);
-
-    if (v == NULL && alias != NULL)
-        v = json_object_get(root, alias);
-    if (v == NULL) {
-        attn_fail(err, ATTN_EPARSE, "%s: \"%s\" is missing", path, name);
-        return -1;
-    }
-    if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > 1 << 24) {
-        attn_fail(err, ATTN_EPARSE, "%s: \"%s\" is not a whole number from %d to %d", path, name,
-                  min, 1 << 24);
-        return -1;
-    }
-    return (int)json_integer_value(v);
-}
-
-/* The boolean field name of config.json (def when absent); -1 with err set. */
-static int
-config_bool(json_t *root, const char *path, const char *name, bool def, struct attn_error *err)
-{
-    json_t *v = json_object_get(root, name);
-
-    if (v == NULL || json_is_null(v))
-        return def;
-    if (!json_is_boolean(v)) {
-        attn_fail(err, ATTN_EPARSE, "%s: \"%s\" is not true or false", path, name);
-        return -1;
-    }
-    return json_is_true(v);
-}
-
 /*
- * The activations GPT-2's configs name that attnscope computes: the tanh
- * approximation of GELU under its three names (gelu_fast is the same
- * function written another way; in float32 they agree to a few ulp).
+ * A layout of names for GPT-2's Conv1D blocks (Hugging Face's and
+ * OpenAI's): the same tensors, (in, out), under other names.
  */
-static const char *const tanh_gelus[] = { "gelu_new", "gelu_pytorch_tanh", "gelu_fast" };
+struct conv_names {
+    const char *wte, *wpe, *lnf_scale, *lnf_shift;
+    const char *block;              /* the block's prefix, with %d for its number */
+    const char *ln1_scale, *ln1_shift, *ln2_scale, *ln2_shift;
+    const char *c_attn, *c_proj, *c_fc, *mlp_proj;
+    const char *weight, *bias;      /* a linear's two tensors' suffixes */
+    bool leading_one;               /* weights stored (1, in, out) */
+};
 
-enum attn_status
-gpt2_config_load(struct decoder_config *c, const char *path, struct attn_error *err)
-{
-    json_t *root = jsonfile_load(path, JSONFILE_CONFIG_MAX, err);
-    json_t *v;
-    int flag;
-    enum attn_status rc = ATTN_EPARSE;
+static const struct conv_names hf_names = {
+    "wte.weight", "wpe.weight", "ln_f.weight", "ln_f.bias", "h.%d.",
+    "ln_1.weight", "ln_1.bias", "ln_2.weight", "ln_2.bias",
+    "attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj", ".weight", ".bias", false,
+};
 
-    memset(c, 0, sizeof *c);
-    if (root == NULL)
-        return err != NULL ? err->status : ATTN_EPARSE;
-    if (!json_is_object(root)) {
-        attn_fail(err, ATTN_EPARSE, "%s: not a JSON object", path);
-        goto done;
-    }
-    v = json_object_get(root, "model_type");
-    if (v != NULL && (!json_is_string(v) || strcmp(json_string_value(v), "gpt2") != 0)) {
-        attn_fail(err, ATTN_EPARSE, "%s: model_type %s is not supported yet; supported: gpt2", path,
-                  json_is_string(v) ? json_string_value(v) : "(not a string)");
-        goto done;
-    }
-    if ((c->n_layer = config_int(root, path, "n_layer", NULL, 1, err)) < 0 ||
-        (c->n_head = config_int(root, path, "n_head", NULL, 1, err)) < 0 ||
-        (c->n_embd = config_int(root, path, "n_embd", NULL, 1, err)) < 0 ||
-        (c->n_positions = config_int(root, path, "n_positions", "n_ctx", 1, err)) < 0 ||
-        (c->vocab_size = config_int(root, path, "vocab_size", NULL, 1, err)) < 0)
-        goto done;
-    if (c->n_embd % c->n_head != 0) {
-        attn_fail(err, ATTN_EPARSE, "%s: n_embd %d is not a multiple of n_head %d", path, c->n_embd,
-                  c->n_head);
-        goto done;
-    }
-    v = json_object_get(root, "n_inner");
-    c->n_inner = 4 * c->n_embd;
-    if (v != NULL && !json_is_null(v) &&
-        (c->n_inner = config_int(root, path, "n_inner", NULL, 1, err)) < 0)
-        goto done;
-    v = json_object_get(root, "layer_norm_epsilon");
-    c->eps = 1e-5f;
-    if (v != NULL) {
-        /* Positive as the float it is used as (1e-51 is 0 there). */
-        if (!json_is_number(v) || !((float)json_number_value(v) > 0.0f) ||
-            json_number_value(v) > 1) {
-            attn_fail(err, ATTN_EPARSE, "%s: \"layer_norm_epsilon\" is not a small positive number",
-                      path);
-            goto done;
-        }
-        c->eps = (float)json_number_value(v);
-    }
-    v = json_object_get(root, "activation_function");
-    if (v != NULL) {
-        bool known = false;
-        for (size_t i = 0; json_is_string(v) && i < sizeof tanh_gelus / sizeof tanh_gelus[0]; i++)
-            known = known || strcmp(json_string_value(v), tanh_gelus[i]) == 0;
-        if (!known) {
-            attn_fail(err, ATTN_EPARSE,
-                      "%s: \"activation_function\" is %s; attnscope computes GPT-2's GELU, the tanh "
-                      "approximation (gelu_new, gelu_pytorch_tanh, gelu_fast)",
-                      path, json_is_string(v) ? json_string_value(v) : "not a string");
-            goto done;
-        }
-    }
-    if ((flag = config_bool(root, path, "scale_attn_weights", true, err)) < 0)
-        goto done;
-    c->scale_attn_weights = flag;
-    if ((flag = config_bool(root, path, "scale_attn_by_inverse_layer_idx", false, err)) < 0)
-        goto done;
-    c->scale_by_layer = flag;
-    if ((flag = config_bool(root, path, "tie_word_embeddings", true, err)) < 0)
-        goto done;
-    c->tied = flag;
-    /* Only where the products are scaled and cast: float32 throughout gives the same numbers. */
-    if (config_bool(root, path, "reorder_and_upcast_attn", false, err) < 0)
-        goto done;
-    if ((flag = config_bool(root, path, "add_cross_attention", false, err)) != 0) {
-        if (flag > 0)
-            attn_fail(err, ATTN_EPARSE,
-                      "%s: \"add_cross_attention\" is true: that GPT-2 reads an encoder's output "
-                      "beside its text, which attnscope does not have",
-                      path);
-        goto done;
-    }
-    rc = ATTN_OK;
-done:
-    json_decref(root);
-    return rc;
-}
-
-/* ------------------------------------------------------------ the tensors */
+static const struct conv_names openai_names = {
+    "model/wte", "model/wpe", "model/ln_f/g", "model/ln_f/b", "model/h%d/",
+    "ln_1/g", "ln_1/b", "ln_2/g", "ln_2/b",
+    "attn/c_attn", "attn/c_proj", "mlp/c_fc", "mlp/c_proj", "/w", "/b", true,
+};
 
 /* What loading keeps beside the model: where the tensors are, and which were read. */
 struct loader {
     struct decoder_model *m;
     struct tensor_source src;
+    const struct conv_names *conv; /* Hugging Face's or OpenAI's names; NULL: the book's */
     char prefix[16];     /* "" or "transformer." (Hugging Face's layout) */
+    const char *sizes_from; /* the file the sizes came from, for messages ("config.json") */
+    bool qkv_bias;       /* the book's layout: the queries, keys and values have biases */
     json_t *read;        /* name -> where in the weights' memory (a tensor read for several views) */
 };
 
@@ -173,8 +72,7 @@ weights_reserve(struct loader *ld, struct attn_error *err)
     size_t len;
     unsigned char *map;
 
-    for (int i = 0; i < ld->src.shard_count; i++)
-        count += (size_t)ld->src.shards[i].count;
+    count = (size_t)tensors_count(&ld->src);
     floats += 16 * count; /* (each aligned to 64 bytes) */
     if (floats > (SIZE_MAX - 2 * HUGE_PAGE) / sizeof(float))
         return attn_fail(err, ATTN_ENOMEM, "%s: too large for this machine", m->source);
@@ -210,10 +108,22 @@ weights_alloc(struct decoder_model *m, size_t count)
 static const struct tensor_info *
 find(const struct loader *ld, const char *name)
 {
-    char full[128];
+    char full[160];
 
     snprintf(full, sizeof full, "%s%s", ld->prefix, name);
     return tensors_find(&ld->src, full);
+}
+
+/* A shape as "(2, 3)" into buf. */
+static const char *
+shape_text(char *buf, size_t size, const int64_t *shape, int ndim)
+{
+    int at = snprintf(buf, size, "(");
+
+    for (int d = 0; d < ndim && at < (int)size - 24; d++)
+        at += snprintf(buf + at, size - (size_t)at, "%s%lld", d ? ", " : "", (long long)shape[d]);
+    snprintf(buf + at, size - (size_t)at, ")");
+    return buf;
 }
 
 /*
@@ -221,13 +131,14 @@ find(const struct loader *ld, const char *name)
  * shape, read into memory of the model's own; NULL with err set.
  */
 static const float *
-tensor(struct loader *ld, const char *name, int ndim, int d0, int d1, struct attn_error *err)
+tensor(struct loader *ld, const char *name, int ndim, const int64_t *shape, struct attn_error *err)
 {
     struct decoder_model *m = ld->m;
-    char full[128];
+    char full[160];
     const struct tensor_info *t;
     const char *file;
     float *v;
+    bool same = true;
 
     snprintf(full, sizeof full, "%s%s", ld->prefix, name);
     t = tensors_find(&ld->src, full);
@@ -236,18 +147,14 @@ tensor(struct loader *ld, const char *name, int ndim, int d0, int d1, struct att
         return NULL;
     }
     file = tensors_file_of(&ld->src, t);
-    if (t->ndim != ndim || t->shape[0] != d0 || (ndim == 2 && t->shape[1] != d1)) {
-        char shape[64];
-        int at = 0;
-        for (int d = 0; d < t->ndim && at < (int)sizeof shape - 24; d++)
-            at += snprintf(shape + at, sizeof shape - (size_t)at, "%s%lld", d ? ", " : "",
-                           (long long)t->shape[d]);
-        if (ndim == 2)
-            attn_fail(err, ATTN_ESHAPE, "%s: tensor '%s' is (%s); config.json makes it (%d, %d)",
-                      file, full, shape, d0, d1);
-        else
-            attn_fail(err, ATTN_ESHAPE, "%s: tensor '%s' is (%s); config.json makes it (%d)",
-                      file, full, shape, d0);
+    for (int d = 0; d < ndim && same; d++)
+        same = t->shape[d] == shape[d];
+    if (t->ndim != ndim || !same) {
+        char is[96];
+        char want[96];
+        attn_fail(err, ATTN_ESHAPE, "%s: tensor '%s' is %s; %s makes it %s", file, full,
+                  shape_text(is, sizeof is, t->shape, t->ndim), ld->sizes_from,
+                  shape_text(want, sizeof want, shape, ndim));
         return NULL;
     }
     /* A tensor read for several layers' views (c_attn holds Q, K and V) is read once. */
@@ -274,65 +181,89 @@ tensor(struct loader *ld, const char *name, int ndim, int d0, int d1, struct att
     return v;
 }
 
+/* A vector of n floats. */
+static const float *
+vector(struct loader *ld, const char *name, int n, struct attn_error *err)
+{
+    const int64_t shape[1] = { n };
+
+    return tensor(ld, name, 1, shape, err);
+}
+
+/* A matrix of rows x cols floats (after a leading 1 when one_first: OpenAI's Conv1D). */
+static const float *
+matrix(struct loader *ld, const char *name, bool one_first, int rows, int cols,
+       struct attn_error *err)
+{
+    const int64_t shape[3] = { 1, rows, cols };
+
+    return one_first ? tensor(ld, name, 3, shape, err) : tensor(ld, name, 2, shape + 1, err);
+}
+
 /*
- * A linear layer NAME.weight and NAME.bias, in -> out: stored (in, out_all)
- * and used from column col (Hugging Face's Conv1D; c_attn holds Q, K and V
- * side by side), or stored (out, in) when out_in (nn.Linear, the book's).
+ * A Conv1D of the block's prefix (in, out_all), used from column col for
+ * out columns (c_attn holds Q, K and V side by side).
  */
 static int
-load_linear(struct loader *ld, struct decoder_linear *l, const char *name, int in, int out,
-            bool out_in, int out_all, int col, struct attn_error *err)
+conv1d(struct loader *ld, struct decoder_linear *l, const char *block, const char *name, int in,
+       int out_all, int col, int out, struct attn_error *err)
 {
-    char w[96];
-    char b[96];
+    const struct conv_names *nm = ld->conv;
+    char w[160];
+    char b[160];
     const float *wv;
     const float *bv;
 
-    snprintf(w, sizeof w, "%s.weight", name);
-    snprintf(b, sizeof b, "%s.bias", name);
-    wv = out_in ? tensor(ld, w, 2, out, in, err) : tensor(ld, w, 2, in, out_all, err);
-    if (wv == NULL || (bv = tensor(ld, b, 1, out_in ? out : out_all, 0, err)) == NULL)
+    snprintf(w, sizeof w, "%s%s%s", block, name, nm->weight);
+    snprintf(b, sizeof b, "%s%s%s", block, name, nm->bias);
+    if ((wv = matrix(ld, w, nm->leading_one, in, out_all, err)) == NULL ||
+        (bv = vector(ld, b, out_all, err)) == NULL)
         return -1;
-    *l = out_in ? (struct decoder_linear){ wv, bv, in, out, in, true }
-                : (struct decoder_linear){ wv + col, bv + col, in, out, out_all, false };
+    *l = (struct decoder_linear){ wv + col, bv + col, in, out, out_all, false };
     return 0;
 }
 
-/* Hugging Face's Conv1D, (in, out_all), its columns from col. */
-static int
-conv1d(struct loader *ld, struct decoder_linear *l, const char *name, int in, int out_all, int col,
-       int out, struct attn_error *err)
-{
-    return load_linear(ld, l, name, in, out, false, out_all, col, err);
-}
-
-/* nn.Linear, (out, in): the book's GPTModel. */
+/* nn.Linear, (out, in), and its bias (optional where has_bias is false): the book's GPTModel. */
 static int
 linear(struct loader *ld, struct decoder_linear *l, const char *name, int in, int out,
-       struct attn_error *err)
+       bool has_bias, struct attn_error *err)
 {
-    return load_linear(ld, l, name, in, out, true, out, 0, err);
+    char w[160];
+    char b[160];
+    const float *wv;
+    const float *bv = NULL;
+
+    snprintf(w, sizeof w, "%s.weight", name);
+    snprintf(b, sizeof b, "%s.bias", name);
+    if ((wv = matrix(ld, w, false, out, in, err)) == NULL ||
+        (has_bias && (bv = vector(ld, b, out, err)) == NULL))
+        return -1;
+    *l = (struct decoder_linear){ wv, bv, in, out, in, true };
+    return 0;
 }
 
 static int
-load_block_hf(struct loader *ld, int i, struct attn_error *err)
+load_block_conv(struct loader *ld, int i, struct attn_error *err)
 {
+    const struct conv_names *nm = ld->conv;
     const struct decoder_config *c = &ld->m->cfg;
     const int C = c->n_embd;
     struct decoder_block *b = &ld->m->blocks[i];
-    char n[96];
+    char blk[48];
+    char n[160];
 
-#define NAME(s) (snprintf(n, sizeof n, "h.%d.%s", i, (s)), n)
-    if ((b->norm1.scale = tensor(ld, NAME("ln_1.weight"), 1, C, 0, err)) == NULL ||
-        (b->norm1.shift = tensor(ld, NAME("ln_1.bias"), 1, C, 0, err)) == NULL ||
-        conv1d(ld, &b->q, NAME("attn.c_attn"), C, 3 * C, 0, C, err) != 0 ||
-        conv1d(ld, &b->k, NAME("attn.c_attn"), C, 3 * C, C, C, err) != 0 ||
-        conv1d(ld, &b->v, NAME("attn.c_attn"), C, 3 * C, 2 * C, C, err) != 0 ||
-        conv1d(ld, &b->o, NAME("attn.c_proj"), C, C, 0, C, err) != 0 ||
-        (b->norm2.scale = tensor(ld, NAME("ln_2.weight"), 1, C, 0, err)) == NULL ||
-        (b->norm2.shift = tensor(ld, NAME("ln_2.bias"), 1, C, 0, err)) == NULL ||
-        conv1d(ld, &b->up, NAME("mlp.c_fc"), C, c->n_inner, 0, c->n_inner, err) != 0 ||
-        conv1d(ld, &b->down, NAME("mlp.c_proj"), c->n_inner, C, 0, C, err) != 0)
+    snprintf(blk, sizeof blk, nm->block, i);
+#define NAME(s) (snprintf(n, sizeof n, "%s%s", blk, (s)), n)
+    if ((b->norm1.scale = vector(ld, NAME(nm->ln1_scale), C, err)) == NULL ||
+        (b->norm1.shift = vector(ld, NAME(nm->ln1_shift), C, err)) == NULL ||
+        conv1d(ld, &b->q, blk, nm->c_attn, C, 3 * C, 0, C, err) != 0 ||
+        conv1d(ld, &b->k, blk, nm->c_attn, C, 3 * C, C, C, err) != 0 ||
+        conv1d(ld, &b->v, blk, nm->c_attn, C, 3 * C, 2 * C, C, err) != 0 ||
+        conv1d(ld, &b->o, blk, nm->c_proj, C, C, 0, C, err) != 0 ||
+        (b->norm2.scale = vector(ld, NAME(nm->ln2_scale), C, err)) == NULL ||
+        (b->norm2.shift = vector(ld, NAME(nm->ln2_shift), C, err)) == NULL ||
+        conv1d(ld, &b->up, blk, nm->c_fc, C, c->n_inner, 0, c->n_inner, err) != 0 ||
+        conv1d(ld, &b->down, blk, nm->mlp_proj, c->n_inner, C, 0, C, err) != 0)
         return -1;
 #undef NAME
     return 0;
@@ -343,36 +274,44 @@ load_block_book(struct loader *ld, int i, struct attn_error *err)
 {
     const struct decoder_config *c = &ld->m->cfg;
     const int C = c->n_embd;
+    const bool qb = ld->qkv_bias;
     struct decoder_block *b = &ld->m->blocks[i];
     char n[96];
 
 #define NAME(s) (snprintf(n, sizeof n, "trf_blocks.%d.%s", i, (s)), n)
-    if ((b->norm1.scale = tensor(ld, NAME("norm1.scale"), 1, C, 0, err)) == NULL ||
-        (b->norm1.shift = tensor(ld, NAME("norm1.shift"), 1, C, 0, err)) == NULL ||
-        linear(ld, &b->q, NAME("att.W_query"), C, C, err) != 0 ||
-        linear(ld, &b->k, NAME("att.W_key"), C, C, err) != 0 ||
-        linear(ld, &b->v, NAME("att.W_value"), C, C, err) != 0 ||
-        linear(ld, &b->o, NAME("att.out_proj"), C, C, err) != 0 ||
-        (b->norm2.scale = tensor(ld, NAME("norm2.scale"), 1, C, 0, err)) == NULL ||
-        (b->norm2.shift = tensor(ld, NAME("norm2.shift"), 1, C, 0, err)) == NULL ||
-        linear(ld, &b->up, NAME("ff.layers.0"), C, c->n_inner, err) != 0 ||
-        linear(ld, &b->down, NAME("ff.layers.2"), c->n_inner, C, err) != 0)
+    if ((b->norm1.scale = vector(ld, NAME("norm1.scale"), C, err)) == NULL ||
+        (b->norm1.shift = vector(ld, NAME("norm1.shift"), C, err)) == NULL ||
+        linear(ld, &b->q, NAME("att.W_query"), C, C, qb, err) != 0 ||
+        linear(ld, &b->k, NAME("att.W_key"), C, C, qb, err) != 0 ||
+        linear(ld, &b->v, NAME("att.W_value"), C, C, qb, err) != 0 ||
+        linear(ld, &b->o, NAME("att.out_proj"), C, C, true, err) != 0 ||
+        (b->norm2.scale = vector(ld, NAME("norm2.scale"), C, err)) == NULL ||
+        (b->norm2.shift = vector(ld, NAME("norm2.shift"), C, err)) == NULL ||
+        linear(ld, &b->up, NAME("ff.layers.0"), C, c->n_inner, true, err) != 0 ||
+        linear(ld, &b->down, NAME("ff.layers.2"), c->n_inner, C, true, err) != 0)
         return -1;
 #undef NAME
     return 0;
 }
 
-/* Which layout the names say, and Hugging Face's prefix; -1 when neither. */
+/* Which layout the names say (and Hugging Face's prefix); -1 when none. */
 static int
 choose_layout(struct loader *ld, struct attn_error *err)
 {
     struct decoder_model *m = ld->m;
 
+    ld->conv = &hf_names;
+    m->names = DECODER_NAMES_HF;
     if (tensors_find(&ld->src, "tok_emb.weight") != NULL) {
         m->names = DECODER_NAMES_BOOK;
+        ld->conv = NULL;
         return 0;
     }
-    m->names = DECODER_NAMES_HF;
+    if (tensors_find(&ld->src, "model/wte") != NULL) {
+        m->names = DECODER_NAMES_OPENAI;
+        ld->conv = &openai_names;
+        return 0;
+    }
     if (tensors_find(&ld->src, "wte.weight") != NULL)
         return 0;
     if (tensors_find(&ld->src, "transformer.wte.weight") != NULL) {
@@ -380,39 +319,49 @@ choose_layout(struct loader *ld, struct attn_error *err)
         return 0;
     }
     attn_fail(err, ATTN_EPARSE,
-              "%s: neither GPT-2's tensor names (wte.weight, h.0.attn.c_attn.weight, ...) nor the "
-              "book's GPTModel's (tok_emb.weight, trf_blocks.0.att.W_query.weight, ...)",
+              "%s: neither GPT-2's tensor names (wte.weight, h.0.attn.c_attn.weight, ...; OpenAI's "
+              "model/wte, model/h0/attn/c_attn/w, ...) nor the book's GPTModel's (tok_emb.weight, "
+              "trf_blocks.0.att.W_query.weight, ...)",
               m->source);
     return -1;
 }
 
-/*
- * Without model.safetensors, the weights files attnscope does not read:
- * pickled PyTorch files (loading them runs code) and TensorFlow checkpoints.
- * Says which file to get instead; ATTN_OK when there are none of those.
- */
-static enum attn_status
-refuse_other_formats(const char *dir, struct attn_error *err)
+/* The name of block i's first tensor in the layout (for counting the blocks). */
+static void
+first_of_block(const struct loader *ld, int i, char *name, size_t size)
 {
-    static const char *const others[] = { "pytorch_model.bin", "model.pth", "model.pt",
-                                          "tf_model.h5", "model.ckpt.index", "checkpoint" };
-    char path[4096];
+    char blk[48];
 
-    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, others[i]);
-        if (access(path, F_OK) == 0)
-            return attn_fail(err, ATTN_EPARSE,
-                             "%s: attnscope reads safetensors, not %s (pickled files run code "
-                             "when loaded): get model.safetensors from the model's Hugging Face "
-                             "page, or save the weights with safetensors' save_file",
-                             path, i < 3 ? "PyTorch's pickle format" : "TensorFlow checkpoints");
+    if (ld->conv == NULL) {
+        snprintf(name, size, "trf_blocks.%d.norm1.scale", i);
+        return;
     }
-    return ATTN_OK;
+    snprintf(blk, sizeof blk, ld->conv->block, i);
+    snprintf(name, size, "%s%s", blk, ld->conv->ln1_scale);
+}
+
+/* How many blocks the file has: layers are numbered from 0 without gaps in a real file. */
+static int
+count_blocks(const struct loader *ld, int hi)
+{
+    char name[128];
+    int lo = 0;
+
+    /* The first missing block below hi (a binary search: 16,000 layers cost 14 lookups). */
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        first_of_block(ld, mid, name, sizeof name);
+        if (find(ld, name) != NULL)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 /*
- * Before a block is allocated: the tensors of the last layer config.json
- * names are in the file, or the first layer that is missing is named (a
+ * Before a block is allocated: the tensors of the last layer the sizes
+ * name are in the file, or the first layer that is missing is named (a
  * config.json of 16 million layers beside a file of two is "no tensor
  * h.2...", not "out of memory").
  */
@@ -420,27 +369,162 @@ static int
 check_layers(struct loader *ld, struct attn_error *err)
 {
     const struct decoder_model *m = ld->m;
-    const char *first = m->names == DECODER_NAMES_HF ? "h.%d.ln_1.weight" : "trf_blocks.%d.norm1.scale";
-    char name[96];
-    int lo = 0;
-    int hi = m->cfg.n_layer - 1;
+    char name[128];
+    int have;
 
-    snprintf(name, sizeof name, first, hi);
+    first_of_block(ld, m->cfg.n_layer - 1, name, sizeof name);
     if (find(ld, name) != NULL)
         return 0;
-    /* The first missing layer (layers are numbered from 0 without gaps in a real file). */
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        snprintf(name, sizeof name, first, mid);
-        if (find(ld, name) != NULL)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    snprintf(name, sizeof name, first, lo);
-    attn_fail(err, ATTN_EPARSE, "%s: no tensor '%s%s': config.json says n_layer %d, the file has %d",
-              m->source, ld->prefix, name, m->cfg.n_layer, lo);
+    have = count_blocks(ld, m->cfg.n_layer - 1);
+    first_of_block(ld, have, name, sizeof name);
+    attn_fail(err, ATTN_EPARSE, "%s: no tensor '%s%s': %s says n_layer %d, the file has %d",
+              m->source, ld->prefix, name, ld->sizes_from, m->cfg.n_layer, have);
     return -1;
+}
+
+/* The shape of tensor name (after the prefix) in dimension d, or -1. */
+static int64_t
+dim_of(const struct loader *ld, const char *name, int d)
+{
+    const struct tensor_info *t = find(ld, name);
+
+    return t != NULL && d < t->ndim && t->shape[d] <= INT32_MAX ? t->shape[d] : -1;
+}
+
+/*
+ * The sizes from the tensors themselves, where no file gives them: the
+ * blocks counted, the width, vocabulary and context from the embeddings,
+ * the MLP's width from its first linear; the heads from --heads or GPT-2's
+ * sizes (gpt2_heads).
+ */
+static int
+infer_sizes(struct loader *ld, const struct gpt2_options *o, struct attn_error *err)
+{
+    struct decoder_model *m = ld->m;
+    struct decoder_config *c = &m->cfg;
+    const bool book = ld->conv == NULL;
+    const bool one = !book && ld->conv->leading_one;
+    char fc[128];
+    char heads_note[128] = "";
+    int64_t v;
+    int64_t ctx;
+    int64_t width;
+    int64_t inner;
+
+    memset(c, 0, sizeof *c);
+    v = dim_of(ld, book ? "tok_emb.weight" : ld->conv->wte, 0);
+    width = dim_of(ld, book ? "tok_emb.weight" : ld->conv->wte, 1);
+    ctx = dim_of(ld, book ? "pos_emb.weight" : ld->conv->wpe, 0);
+    if (book) {
+        snprintf(fc, sizeof fc, "trf_blocks.0.ff.layers.0.weight");
+    } else {
+        char blk[48];
+        snprintf(blk, sizeof blk, ld->conv->block, 0);
+        snprintf(fc, sizeof fc, "%s%s%s", blk, ld->conv->c_fc, ld->conv->weight);
+    }
+    inner = dim_of(ld, fc, book ? 0 : (one ? 2 : 1));
+    c->n_layer = count_blocks(ld, 1 << 24);
+    if (v < 1 || width < 1 || ctx < 1 || inner < 1 || c->n_layer < 1) {
+        attn_fail(err, ATTN_EPARSE,
+                  "%s: no config.json or hparams.json beside it, and its tensors do not give the "
+                  "model's sizes (the embeddings, a first block)",
+                  m->source);
+        return -1;
+    }
+    c->vocab_size = (int)v;
+    c->n_embd = (int)width;
+    c->n_positions = (int)ctx;
+    if ((c->n_head = gpt2_heads(0, NULL, o != NULL ? o->heads : 0, c->n_embd, m->source,
+                                heads_note, sizeof heads_note, err)) < 0)
+        return -1;
+    gpt2_config_defaults(c);
+    c->n_inner = (int)inner;
+    c->tied = !book;
+    snprintf(m->described_by, sizeof m->described_by, "the tensors' shapes; %s", heads_note);
+    ld->sizes_from = "the tensors' shapes";
+    return 0;
+}
+
+/*
+ * The sizes: the folder's config.json, else its hparams.json, else the
+ * tensors' (infer_sizes); --heads checked against a file's count.
+ */
+static int
+describe(struct loader *ld, const char *dir, const struct gpt2_options *o, struct attn_error *err)
+{
+    struct decoder_model *m = ld->m;
+    static const char *const files[] = { "config.json", "hparams.json" };
+    char path[4096];
+    char note[128];
+
+    for (int i = 0; i < 2; i++) {
+        enum attn_status rc;
+        if (snprintf(path, sizeof path, "%s/%s", dir, files[i]) >= (int)sizeof path) {
+            attn_fail(err, ATTN_EIO, "%s: the folder's name is too long", dir);
+            return -1;
+        }
+        if (fileio_absent(path))
+            continue;
+        rc = i == 0 ? gpt2_config_load(&m->cfg, path, err) : gpt2_hparams_load(&m->cfg, path, err);
+        if (rc != ATTN_OK)
+            return -1;
+        if (gpt2_heads(m->cfg.n_head, path, o != NULL ? o->heads : 0, m->cfg.n_embd, m->source,
+                       note, sizeof note, err) < 0)
+            return -1;
+        snprintf(m->described_by, sizeof m->described_by, "%s", files[i]);
+        ld->sizes_from = files[i];
+        return 0;
+    }
+    return infer_sizes(ld, o, err);
+}
+
+/* The book's out_head: the vocabulary's logits, or (fewer rows, with a bias) a classifier's. */
+static int
+load_book_head(struct loader *ld, struct attn_error *err)
+{
+    struct decoder_model *m = ld->m;
+    struct decoder_config *c = &m->cfg;
+    const int64_t rows = dim_of(ld, "out_head.weight", 0);
+
+    if (rows > 0 && rows < c->vocab_size && find(ld, "out_head.bias") != NULL) {
+        c->n_classes = (int)rows;
+        if ((m->lm_head = matrix(ld, "out_head.weight", false, c->n_classes, c->n_embd, err)) ==
+                NULL ||
+            (m->head_bias = vector(ld, "out_head.bias", c->n_classes, err)) == NULL)
+            return -1;
+        return 0;
+    }
+    m->lm_head = matrix(ld, "out_head.weight", false, c->vocab_size, c->n_embd, err);
+    return m->lm_head == NULL ? -1 : 0;
+}
+
+/*
+ * GPT-2 ties its output to the token embedding (a saved lm_head.weight is
+ * then that copy, and Hugging Face uses wte); tie_word_embeddings false
+ * reads lm_head.weight (no prefix).
+ */
+static int
+load_conv_head(struct loader *ld, struct attn_error *err)
+{
+    struct decoder_model *m = ld->m;
+    const struct decoder_config *c = &m->cfg;
+    char saved[sizeof ld->prefix];
+
+    m->lm_head = m->wte;
+    if (c->tied)
+        return 0;
+    if (tensors_find(&ld->src, "lm_head.weight") == NULL) {
+        attn_fail(err, ATTN_EPARSE,
+                  "%s: no tensor 'lm_head.weight', which config.json's \"tie_word_embeddings\": "
+                  "false asks for",
+                  m->source);
+        return -1;
+    }
+    memcpy(saved, ld->prefix, sizeof saved);
+    ld->prefix[0] = '\0';
+    m->lm_head = matrix(ld, "lm_head.weight", false, c->vocab_size, c->n_embd, err);
+    memcpy(ld->prefix, saved, sizeof saved);
+    return m->lm_head == NULL ? -1 : 0;
 }
 
 /* The model-wide tensors and every block, in the layout the names say. */
@@ -449,87 +533,68 @@ load_tensors(struct loader *ld, struct attn_error *err)
 {
     struct decoder_model *m = ld->m;
     const struct decoder_config *c = &m->cfg;
+    const struct conv_names *nm = ld->conv;
+    const bool book = nm == NULL;
 
-    if (m->names == DECODER_NAMES_BOOK) {
-        if ((m->wte = tensor(ld, "tok_emb.weight", 2, c->vocab_size, c->n_embd, err)) == NULL ||
-            (m->wpe = tensor(ld, "pos_emb.weight", 2, c->n_positions, c->n_embd, err)) == NULL ||
-            (m->final_norm.scale = tensor(ld, "final_norm.scale", 1, c->n_embd, 0, err)) == NULL ||
-            (m->final_norm.shift = tensor(ld, "final_norm.shift", 1, c->n_embd, 0, err)) == NULL ||
-            (m->lm_head = tensor(ld, "out_head.weight", 2, c->vocab_size, c->n_embd, err)) == NULL)
-            return -1;
-        for (int i = 0; i < c->n_layer; i++)
-            if (load_block_book(ld, i, err) != 0)
-                return -1;
-        return 0;
-    }
-    if ((m->wte = tensor(ld, "wte.weight", 2, c->vocab_size, c->n_embd, err)) == NULL ||
-        (m->wpe = tensor(ld, "wpe.weight", 2, c->n_positions, c->n_embd, err)) == NULL ||
-        (m->final_norm.scale = tensor(ld, "ln_f.weight", 1, c->n_embd, 0, err)) == NULL ||
-        (m->final_norm.shift = tensor(ld, "ln_f.bias", 1, c->n_embd, 0, err)) == NULL)
+    if ((m->wte = matrix(ld, book ? "tok_emb.weight" : nm->wte, false, c->vocab_size, c->n_embd,
+                         err)) == NULL ||
+        (m->wpe = matrix(ld, book ? "pos_emb.weight" : nm->wpe, false, c->n_positions, c->n_embd,
+                         err)) == NULL ||
+        (m->final_norm.scale = vector(ld, book ? "final_norm.scale" : nm->lnf_scale, c->n_embd,
+                                      err)) == NULL ||
+        (m->final_norm.shift = vector(ld, book ? "final_norm.shift" : nm->lnf_shift, c->n_embd,
+                                      err)) == NULL)
         return -1;
     for (int i = 0; i < c->n_layer; i++)
-        if (load_block_hf(ld, i, err) != 0)
+        if ((book ? load_block_book(ld, i, err) : load_block_conv(ld, i, err)) != 0)
             return -1;
-    /*
-     * GPT-2 ties its output to the token embedding (a saved lm_head.weight is then that copy,
-     * and Hugging Face uses wte); tie_word_embeddings false reads lm_head.weight (no prefix).
-     */
-    m->lm_head = m->wte;
-    if (!c->tied) {
-        char saved[sizeof ld->prefix];
-        if (tensors_find(&ld->src, "lm_head.weight") == NULL) {
-            attn_fail(err, ATTN_EPARSE,
-                      "%s: no tensor 'lm_head.weight', which config.json's "
-                      "\"tie_word_embeddings\": false asks for",
-                      m->source);
-            return -1;
-        }
-        memcpy(saved, ld->prefix, sizeof saved);
-        ld->prefix[0] = '\0';
-        m->lm_head = tensor(ld, "lm_head.weight", 2, c->vocab_size, c->n_embd, err);
-        memcpy(ld->prefix, saved, sizeof saved);
-        if (m->lm_head == NULL)
-            return -1;
-    }
+    return book ? load_book_head(ld, err) : load_conv_head(ld, err);
+}
+
+/* The weights at o->weights or in dir, their format and source named in m; -1 with err set. */
+static int
+open_weights(struct loader *ld, const char *dir, const struct gpt2_options *o,
+             struct attn_error *err)
+{
+    struct decoder_model *m = ld->m;
+    const char *path = o != NULL && o->weights != NULL ? o->weights : dir;
+
+    if (tensors_open(&ld->src, path, err) != ATTN_OK)
+        return -1;
+    snprintf(m->source, sizeof m->source, "%s", ld->src.path);
+    if (ld->src.within != NULL)
+        snprintf(m->format, sizeof m->format, "%s (its %s)", ld->src.format, ld->src.within);
+    else
+        snprintf(m->format, sizeof m->format, "%s", ld->src.format);
     return 0;
 }
 
 enum attn_status
-gpt2_load(struct decoder_model *m, const char *dir, struct attn_error *err)
+gpt2_load(struct decoder_model *m, const char *dir, const struct gpt2_options *o,
+          struct attn_error *err)
 {
     struct loader ld;
-    char path[4096];
-    enum attn_status rc;
+    enum attn_status rc = ATTN_EPARSE;
 
     memset(m, 0, sizeof *m);
     memset(&ld, 0, sizeof ld);
     ld.m = m;
-    snprintf(path, sizeof path, "%s/config.json", dir);
-    if ((rc = gpt2_config_load(&m->cfg, path, err)) != ATTN_OK)
-        return rc;
-    /* GPT-2 as a decoder: learned positions, LayerNorm, multi-head attention, a GELU MLP. */
-    m->cfg.positions = DECODER_POSITIONS_LEARNED;
-    m->cfg.norm = DECODER_NORM_LAYER;
-    m->cfg.mlp = DECODER_MLP_GELU;
-    rc = tensors_open(&ld.src, dir, err);
-    if (rc == ATTN_EABSENT) {
-        if (refuse_other_formats(dir, err) != ATTN_OK)
-            return err->status;
-        snprintf(path, sizeof path, "%s/model.safetensors", dir);
-        return attn_fail(err, ATTN_EIO, "%s: cannot open: No such file or directory", path);
-    }
-    if (rc != ATTN_OK)
-        return rc;
-    snprintf(m->source, sizeof m->source, "%s", ld.src.path);
-    rc = ATTN_EPARSE;
+    ld.sizes_from = "config.json";
+    if (open_weights(&ld, dir, o, err) != 0)
+        return err->status;
     ld.read = json_object();
     if (ld.read == NULL) {
         rc = attn_fail(err, ATTN_ENOMEM, "%s: out of memory", m->source);
         goto fail;
     }
-    if (choose_layout(&ld, err) != 0 || check_layers(&ld, err) != 0 ||
+    if (choose_layout(&ld, err) != 0)
+        goto fail;
+    /* The book's queries have biases when the file has them (GPT_CONFIG's qkv_bias). */
+    ld.qkv_bias = tensors_find(&ld.src, "trf_blocks.0.att.W_query.bias") != NULL;
+    if (describe(&ld, dir, o, err) != 0 || check_layers(&ld, err) != 0 ||
         (rc = weights_reserve(&ld, err)) != ATTN_OK)
         goto fail;
+    rc = ATTN_EPARSE;
     m->blocks = calloc((size_t)m->cfg.n_layer, sizeof *m->blocks);
     if (m->blocks == NULL) {
         rc = attn_fail(err, ATTN_ENOMEM, "%s: out of memory", m->source);
@@ -538,7 +603,7 @@ gpt2_load(struct decoder_model *m, const char *dir, struct attn_error *err)
     if (load_tensors(&ld, err) != 0)
         goto fail;
     /* Every weight is in memory of the model's own: the files close. */
-    m->files_read = ld.src.shard_count;
+    m->files_read = ld.src.file_count;
     tensors_close(&ld.src);
     json_decref(ld.read);
     return ATTN_OK;

@@ -162,6 +162,22 @@ repo_id(const char *what)
 #define PKGDATADIR "/usr/local/share/attnscope"
 #endif
 
+/*
+ * Whether what names a weights file: a regular file, or a TensorFlow
+ * checkpoint's prefix (what.index is there).
+ */
+static bool
+weights_file(const char *what)
+{
+    char index[MODEL_PATH_MAX + 8];
+    struct stat sb;
+
+    if (stat(what, &sb) == 0)
+        return S_ISREG(sb.st_mode);
+    return join(index, sizeof index, what, ".index", "") && stat(index, &sb) == 0 &&
+           S_ISREG(sb.st_mode);
+}
+
 /* Whether nothing is at dir/name. */
 static bool
 fileio_absent_in(const char *dir, const char *name)
@@ -278,8 +294,21 @@ model_locate(const char *what, struct model_place *where, struct attn_error *err
                      what, what, cached);
         return ATTN_OK;
     }
+    if (weights_file(what)) {
+        /* A weights file (model.pth, a checkpoint's prefix): its folder holds the rest. */
+        const char *slash = strrchr(what, '/');
+        if (!join(where->weights, sizeof where->weights, what, "", ""))
+            return attn_fail(err, ATTN_EIO, "--model: the file's name is too long");
+        if (slash == NULL)
+            snprintf(where->dir, sizeof where->dir, ".");
+        else
+            snprintf(where->dir, sizeof where->dir, "%.*s", slash == what ? 1 : (int)(slash - what),
+                     what);
+        short_name(what, where->name, sizeof where->name);
+        return ATTN_OK;
+    }
     if (!repo_id(what))
-        return attn_fail(err, ATTN_EIO, "--model %s: no such folder", what);
+        return attn_fail(err, ATTN_EIO, "--model %s: no such file or folder", what);
     if (have_cached) {
         snprintf(where->dir, sizeof where->dir, "%s", cached);
         short_name(what, where->name, sizeof where->name);
@@ -299,46 +328,228 @@ model_locate(const char *what, struct model_place *where, struct attn_error *err
                      what, nroots > 0 ? searched : "no cache folder: HOME is not set");
 }
 
-/* The tokenizer's files, in whichever of their three forms dir has. */
+/*
+ * The tokenizer's files in dir, in whichever of their three forms it has:
+ * ATTN_EABSENT when none (a pair half there is an error).
+ */
 static enum attn_status
-open_tokenizer(struct model *m, struct attn_error *err)
+tokenizer_in(struct model *m, const char *dir, struct attn_error *err)
 {
     static const char *const pairs[][2] = { { "vocab.json", "merges.txt" },
                                             { "encoder.json", "vocab.bpe" } };
-    char vocab[MODEL_PATH_MAX + 32];
     char merges[MODEL_PATH_MAX + 32];
 
     for (size_t i = 0; i < 2; i++) {
         /* Present is anything there: a FIFO or a loop of links is then named for what it is. */
-        bool a = !fileio_absent_in(m->dir, pairs[i][0]);
-        bool b = !fileio_absent_in(m->dir, pairs[i][1]);
+        bool a = !fileio_absent_in(dir, pairs[i][0]);
+        bool b = !fileio_absent_in(dir, pairs[i][1]);
         if (!a && !b)
             continue;
         if (a != b)
             return attn_fail(err, ATTN_EIO, "%s/%s: missing (%s is there; they come as a pair)",
-                             m->dir, pairs[i][a ? 1 : 0], pairs[i][a ? 0 : 1]);
-        if (!join(vocab, sizeof vocab, m->dir, "/", pairs[i][0]) ||
-            !join(merges, sizeof merges, m->dir, "/", pairs[i][1]))
-            return attn_fail(err, ATTN_EIO, "%s: the folder's name is too long", m->dir);
-        snprintf(m->tokenizer, sizeof m->tokenizer, "%s", pairs[i][0]);
-        return bpe_load(&m->bpe, vocab, merges, err);
+                             dir, pairs[i][a ? 1 : 0], pairs[i][a ? 0 : 1]);
+        if (!join(m->tokenizer, sizeof m->tokenizer, dir, "/", pairs[i][0]) ||
+            !join(merges, sizeof merges, dir, "/", pairs[i][1]))
+            return attn_fail(err, ATTN_EIO, "%s: the folder's name is too long", dir);
+        return bpe_load(&m->bpe, m->tokenizer, merges, err);
     }
-    if (!fileio_absent_in(m->dir, "tokenizer.json")) {
-        if (!join(vocab, sizeof vocab, m->dir, "/tokenizer.json", ""))
-            return attn_fail(err, ATTN_EIO, "%s: the folder's name is too long", m->dir);
-        snprintf(m->tokenizer, sizeof m->tokenizer, "tokenizer.json");
-        return bpe_load_tokenizer_json(&m->bpe, vocab, err);
+    if (!fileio_absent_in(dir, "tokenizer.json")) {
+        if (!join(m->tokenizer, sizeof m->tokenizer, dir, "/tokenizer.json", ""))
+            return attn_fail(err, ATTN_EIO, "%s: the folder's name is too long", dir);
+        return bpe_load_tokenizer_json(&m->bpe, m->tokenizer, err);
+    }
+    return ATTN_EABSENT;
+}
+
+/* A gpt2/SIZE/ folder of dir with OpenAI's tokenizer (chapter 5's download), into out. */
+static bool
+sibling_gpt2(const char *dir, char *out, size_t size)
+{
+    char gpt2[MODEL_PATH_MAX + 8];
+    struct dirent **names = NULL;
+    int n;
+    bool found = false;
+
+    if (!join(gpt2, sizeof gpt2, dir, "/gpt2", "") || !is_dir(gpt2) ||
+        (n = scandir(gpt2, &names, NULL, alphasort)) < 0)
+        return false;
+    for (int i = 0; i < n; i++) {
+        if (!found && names[i]->d_name[0] != '.' &&
+            join(out, size, gpt2, "/", names[i]->d_name) && is_file(out, "encoder.json") &&
+            is_file(out, "vocab.bpe"))
+            found = true;
+        free(names[i]);
+    }
+    free(names);
+    return found;
+}
+
+/*
+ * tiktoken's cache of GPT-2's files, as tiktoken itself looks for it:
+ * $TIKTOKEN_CACHE_DIR, else $DATA_GYM_CACHE_DIR, else the temporary
+ * folder's data-gym-cache/; each file is named by the SHA-1 of its URL
+ * (https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/ +
+ * encoder.json, vocab.bpe).  Loads them; ATTN_EABSENT when they are not there.
+ */
+static enum attn_status
+tiktoken_cache(struct model *m, struct attn_error *err)
+{
+    static const char encoder_sha1[] = "6c7ea1a7e38e3a7f062df639a5b80947f075ffe6";
+    static const char bpe_sha1[] = "6d1cbeee0f20b3d9449abfede4726ed8212e3aee";
+    const char *dir = getenv("TIKTOKEN_CACHE_DIR");
+    char folder[MODEL_PATH_MAX];
+    char merges[MODEL_PATH_MAX + 64];
+
+    if (dir == NULL)
+        dir = getenv("DATA_GYM_CACHE_DIR");
+    if (dir == NULL) {
+        const char *tmp = getenv("TMPDIR");
+        if (tmp == NULL || tmp[0] == '\0')
+            tmp = getenv("TEMP");
+        if (tmp == NULL || tmp[0] == '\0')
+            tmp = getenv("TMP");
+        if (tmp == NULL || tmp[0] == '\0')
+            tmp = "/tmp";
+        if (!join(folder, sizeof folder, tmp, "/data-gym-cache", ""))
+            return ATTN_EABSENT;
+        dir = folder;
+    }
+    if (dir[0] == '\0' || !is_file(dir, encoder_sha1) || !is_file(dir, bpe_sha1) ||
+        !join(m->tokenizer, sizeof m->tokenizer, dir, "/", encoder_sha1) ||
+        !join(merges, sizeof merges, dir, "/", bpe_sha1))
+        return ATTN_EABSENT;
+    return bpe_load(&m->bpe, m->tokenizer, merges, err);
+}
+
+/*
+ * GPT-2's tokenizer as installed with attnscope, into dir: under
+ * $ATTNSCOPE_TOKENIZERS (when set, the only place), the installed
+ * samples/tokenizers, beside the program (a build in a clone), or
+ * samples/tokenizers here; each a gpt2/ folder of encoder.json and vocab.bpe.
+ */
+static bool
+shipped_tokenizer(char *dir, size_t size)
+{
+    char beside[MODEL_PATH_MAX];
+    const char *env = getenv("ATTNSCOPE_TOKENIZERS");
+    const char *roots[3];
+    int count = 3;
+
+    fileio_beside_program("samples/tokenizers", beside, sizeof beside);
+    roots[0] = PKGDATADIR "/samples/tokenizers";
+    roots[1] = beside;
+    roots[2] = "samples/tokenizers";
+    if (env != NULL) {
+        roots[0] = env;
+        count = 1;
+    }
+    for (int i = 0; i < count; i++)
+        if (roots[i][0] != '\0' && join(dir, size, roots[i], "/gpt2", "") &&
+            is_file(dir, "encoder.json") && is_file(dir, "vocab.bpe"))
+            return true;
+    return false;
+}
+
+/*
+ * The tokenizer: the model folder's own, else GPT-2's from the places a
+ * reader of the book has it (see model.h); where it came from into from.
+ */
+static enum attn_status
+open_tokenizer(struct model *m, char *from, size_t from_size, struct attn_error *err)
+{
+    char dir[MODEL_PATH_MAX];
+    struct model_place cached;
+    struct attn_error ignored;
+    enum attn_status rc = tokenizer_in(m, m->dir, err);
+
+    from[0] = '\0';
+    if (rc != ATTN_EABSENT)
+        return rc;
+    if (sibling_gpt2(m->dir, dir, sizeof dir)) {
+        snprintf(from, from_size, "GPT-2's, from %s (beside the weights)", dir);
+        return tokenizer_in(m, dir, err);
+    }
+    if ((rc = tiktoken_cache(m, err)) != ATTN_EABSENT) {
+        snprintf(from, from_size, "GPT-2's, from tiktoken's cache");
+        return rc;
+    }
+    attn_error_clear(&ignored);
+    if (model_locate("gpt2", &cached, &ignored) == ATTN_OK && cached.weights[0] == '\0' &&
+        strcmp(cached.dir, m->dir) != 0 &&
+        (rc = tokenizer_in(m, cached.dir, err)) != ATTN_EABSENT) {
+        snprintf(from, from_size, "GPT-2's, from %s", cached.dir);
+        return rc;
+    }
+    if (shipped_tokenizer(dir, sizeof dir)) {
+        snprintf(from, from_size, "GPT-2's, as installed with attnscope (%s)", dir);
+        return tokenizer_in(m, dir, err);
     }
     return attn_fail(err, ATTN_EIO,
                      "%s: no tokenizer: attnscope reads vocab.json and merges.txt (Hugging Face), "
                      "encoder.json and vocab.bpe (OpenAI's, as the book's chapter 5 downloads), or "
-                     "tokenizer.json",
+                     "tokenizer.json, and found no copy of GPT-2's to borrow",
                      m->dir);
 }
 
-enum attn_status
-model_open(struct model *m, const char *what, struct attn_error *err)
+/* --classes a,b,...: the classifier's names (default "class 0", ...); -1 with err set. */
+static int
+name_classes(struct model *m, const char *classes, struct attn_error *err)
 {
+    const int n = m->dec.cfg.n_classes;
+    int k = 0;
+
+    if (classes != NULL && n == 0) {
+        attn_fail(err, ATTN_EVALUE,
+                  "--classes: %s is not a classifier: its head scores the vocabulary's next tokens",
+                  m->name);
+        return -1;
+    }
+    for (int i = 0; i < n && i < MODEL_CLASSES_MAX; i++)
+        snprintf(m->class_names[i], sizeof m->class_names[i], "class %d", i);
+    if (classes == NULL)
+        return 0;
+    for (const char *at = classes;; k++) {
+        size_t len = strcspn(at, ",");
+        if (len == 0 || len >= sizeof m->class_names[0]) {
+            attn_fail(err, ATTN_EVALUE, "--classes %s: name %d is %s", classes, k + 1,
+                      len == 0 ? "empty" : "longer than 47 bytes");
+            return -1;
+        }
+        if (k < MODEL_CLASSES_MAX)
+            snprintf(m->class_names[k], sizeof m->class_names[k], "%.*s", (int)len, at);
+        if (at[len] == '\0')
+            break;
+        at += len + 1;
+    }
+    if (k + 1 != n) {
+        attn_fail(err, ATTN_EVALUE, "--classes names %d class%s; %s's head has %d", k + 1,
+                  k == 0 ? "" : "es", m->name, n);
+        return -1;
+    }
+    return 0;
+}
+
+/* m->about: the weights' format and file, what gave the sizes, the tokenizer. */
+static void
+describe_model(struct model *m, const char *tokenizer_from)
+{
+    const struct decoder_model *d = &m->dec;
+    size_t at = 0;
+
+    attn_appendf(m->about, sizeof m->about, &at, "%s %s; sizes from %s", d->format, d->source,
+                 d->described_by);
+    if (d->cfg.n_classes > 0)
+        attn_appendf(m->about, sizeof m->about, &at, "; a classifier of %d classes",
+                     d->cfg.n_classes);
+    attn_appendf(m->about, sizeof m->about, &at, "; tokenizer %s",
+                 tokenizer_from[0] != '\0' ? tokenizer_from : m->tokenizer);
+}
+
+enum attn_status
+model_open(struct model *m, const char *what, const struct model_options *o,
+           struct attn_error *err)
+{
+    char tokenizer_from[MODEL_PATH_MAX + 64];
     enum attn_status rc;
 
     memset(m, 0, sizeof *m);
@@ -349,6 +560,7 @@ model_open(struct model *m, const char *what, struct attn_error *err)
         if (rc != ATTN_OK)
             return rc;
         memcpy(m->dir, place.dir, sizeof m->dir);
+        memcpy(m->weights, place.weights, sizeof m->weights);
         memcpy(m->name, place.name, sizeof m->name);
         memcpy(m->note, place.note, sizeof m->note);
     }
@@ -357,12 +569,14 @@ model_open(struct model *m, const char *what, struct attn_error *err)
      * 50,257 tokens) is freed before the weights are read, so the two never
      * add up in the peak.
      */
-    rc = open_tokenizer(m, err);
+    rc = open_tokenizer(m, tokenizer_from, sizeof tokenizer_from, err);
     if (rc == ATTN_OK) {
+        const struct gpt2_options go = { m->weights[0] != '\0' ? m->weights : NULL,
+                                         o != NULL ? o->heads : 0 };
 #ifdef __GLIBC__
         malloc_trim(0);
 #endif
-        rc = gpt2_load(&m->dec, m->dir, err);
+        rc = gpt2_load(&m->dec, m->dir, &go, err);
     }
     if (rc != ATTN_OK) {
         bpe_destroy(&m->bpe);
@@ -370,12 +584,21 @@ model_open(struct model *m, const char *what, struct attn_error *err)
     }
     if (m->bpe.vocab_size > m->dec.cfg.vocab_size) {
         rc = attn_fail(err, ATTN_EPARSE,
-                       "%s/%s: %d tokens, but config.json's vocab_size is %d: the tokenizer is not "
-                       "this model's",
-                       m->dir, m->tokenizer, m->bpe.vocab_size, m->dec.cfg.vocab_size);
+                       "%s: %d tokens, but the model's vocabulary (%s) has %d: the tokenizer is "
+                       "not this model's%s",
+                       m->tokenizer, m->bpe.vocab_size, m->dec.described_by,
+                       m->dec.cfg.vocab_size,
+                       tokenizer_from[0] != '\0' ? " (put the model's own beside its weights)"
+                                                 : "");
         model_close(m);
         return rc;
     }
+    if (name_classes(m, o != NULL ? o->classes : NULL, err) != 0) {
+        rc = err->status;
+        model_close(m);
+        return rc;
+    }
+    describe_model(m, tokenizer_from);
     for (int id = 0; id < m->bpe.vocab_size && m->eot < 0; id++)
         if (strcmp(m->bpe.token[id], "<|endoftext|>") == 0)
             m->eot = id;
@@ -431,5 +654,23 @@ model_token_display(const struct model *m, int id, char *buf, size_t size)
         used += strlen(piece);
         i += len > 0 ? len : 1;
     }
+    return buf;
+}
+
+bool
+model_is_classifier(const struct model *m)
+{
+    return m->dec.cfg.n_classes > 0;
+}
+
+char *
+model_output_display(const struct model *m, int id, char *buf, size_t size)
+{
+    if (!model_is_classifier(m))
+        return model_token_display(m, id, buf, size);
+    if (id >= 0 && id < MODEL_CLASSES_MAX && id < m->dec.cfg.n_classes)
+        snprintf(buf, size, "%s", m->class_names[id]);
+    else
+        snprintf(buf, size, "class %d", id);
     return buf;
 }
