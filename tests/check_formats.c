@@ -368,7 +368,8 @@ START_TEST(state_dicts_agree_with_pytorch)
     o.weights = path;
     run_and_check_with(folder, &o, "f32", &e, &book, &book_run);
     ck_assert_int_eq(book.names, DECODER_NAMES_BOOK);
-    ck_assert_str_eq(book.described_by, "the tensors' shapes; 2 heads (--heads)");
+    ck_assert_str_eq(book.described_by, "the tensors' shapes");
+    ck_assert_str_eq(book.heads_from, "2 heads (--heads)");
     ck_assert_int_eq(book.cfg.n_layer, 2);
     ck_assert_int_eq(book.cfg.n_positions, 16);
     ck_assert_int_eq(book.cfg.vocab_size, 64);

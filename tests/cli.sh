@@ -474,6 +474,31 @@ export ATTNSCOPE_TOKENIZERS TIKTOKEN_CACHE_DIR HF_HUB_CACHE
 expect 1 "no tokenizer: attnscope reads vocab.json and merges.txt" -- --model "$src/tests/fixtures/gpt2/hf-f32" --print
 unset ATTNSCOPE_TOKENIZERS TIKTOKEN_CACHE_DIR HF_HUB_CACHE
 expect 1 "--model no-such-model: no such folder, and no download of it in the Hugging Face cache" -- --model no-such-model --print
+
+# The files the book's readers have (tests/fixtures/formats: tests/oracle/format_fixtures.py).
+formats="$src/tests/fixtures/formats"
+expect 1 "model.pth: refuses to load __main__.GPTModel: not a state dict" -- --model "$formats/whole-module/model.pth" --print
+count=$((count + 1))
+(cd "$tmp" && "$bin" --model "$formats/os-system/model.pth" --print >/dev/null 2>"$tmp/err")
+[ $? -eq 1 ] && grep -qF "refuses to load posix.system" "$tmp/err" && [ ! -e "$tmp/attnscope-was-here" ] ||
+    fail "a pickle that runs a command: $(cat "$tmp/err")"
+expect 2 "model.pth: how many heads the model has is in no file beside it" -- --model "$formats/book/model.pth" --print
+expect 2 "--heads 3: $formats/openai/hparams.json says the model has 2 heads" -- --model "$formats/openai" --print --heads 3
+# Chapter 6's classifier, with a tokenizer of its 64 tokens beside it: classes, not next tokens.
+mkdir -p "$tmp/clf"
+cp "$formats/classifier-cli/"* "$tmp/clf/"
+count=$((count + 1))
+"$bin" --model "$tmp/clf/review_classifier.pth" --heads 2 --classes spam,ham --print -s "ABC" --stage next >"$tmp/a" 2>"$tmp/err" &&
+    grep -q "a classifier)$" "$tmp/a" && grep -q "^  weights: .*review_classifier.pth (PyTorch state dict); sizes: the tensors' shapes, 2 heads (--heads); a classifier of 2 classes" "$tmp/a" &&
+    grep -q "^classes (the classifier head's 2 classes" "$tmp/a" && grep -Eq "^ +1  C +(spam|ham) [0-9.]+  (spam|ham) [0-9.]+$" "$tmp/a" ||
+    fail "a classifier's --print: $(cat "$tmp/a" "$tmp/err")"
+count=$((count + 1))
+"$bin" --model "$tmp/clf/review_classifier.pth" --heads 2 --export "$tmp/clfx" -s "ABC" 2>"$tmp/err" &&
+    [ "$(head -1 "$tmp/clfx/next.csv")" = "position,rank,id,class,probability" ] &&
+    [ "$(wc -l <"$tmp/clfx/next.csv")" -eq $((1 + 2 * 2)) ] && grep -q ",class 1," "$tmp/clfx/next.csv" ||
+    fail "a classifier's --export: $(cat "$tmp/err") $(cat "$tmp/clfx/next.csv")"
+expect 2 "--classes names 3 classes; review_classifier.pth's head has 2" -- --model "$tmp/clf/review_classifier.pth" --heads 2 --classes a,b,c --print
+expect 2 "--classes: lm.pth is not a classifier: its head scores the vocabulary's next tokens" -- --model "$tmp/clf/lm.pth" --heads 2 --classes a,b --print
 expect 2 "--threads 65: give a number from 1 to 64" -- --model "$tiny" --print --threads 65
 expect 2 "--ablate 2.0: tiny has layers 0 to 1 and heads 0 to 1" -- --model "$tiny" --print --ablate 2.0 -s "$say"
 expect 2 "--ablate x: give a layer and a head, from 0" -- --model "$tiny" --print --ablate x

@@ -35,4 +35,14 @@ failures=0
 [ -f "$tmp/count" ] && count=$(wc -l <"$tmp/count")
 [ -f "$tmp/failed" ] && failures=$(wc -l <"$tmp/failed")
 echo "$count screens in doc/guide.md, $failures differ"
-[ "$count" -ge 4 ] && [ "$failures" -eq 0 ]
+
+# The tokenizer files installed for a bare model.pth are the ones their README
+# says, by the SHA-256 sums it records.
+sums=0
+grep -E '^    [0-9a-f]{64}  ' "$src/samples/tokenizers/gpt2/README.md" | sed 's/^    //' >"$tmp/sums"
+if [ "$(wc -l <"$tmp/sums")" -ne 2 ] ||
+    ! (cd "$src/samples/tokenizers/gpt2" && sha256sum -c --quiet "$tmp/sums"); then
+    echo "FAIL: samples/tokenizers/gpt2: the files are not the ones README.md's SHA-256 sums name"
+    sums=1
+fi
+[ "$count" -ge 4 ] && [ "$failures" -eq 0 ] && [ "$sums" -eq 0 ]

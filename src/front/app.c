@@ -172,6 +172,8 @@ app_init(struct app *a, const struct attention_config *cfg, const struct pipelin
                 (unsigned long long)cfg->seed);
     else if (src->model != NULL && src->model->note[0] != '\0')
         app_say(a, "%s", src->model->note);
+    else if (src->model != NULL && src->model->borrowed[0] != '\0')
+        app_say(a, "%s. Space: next stage, ?: help", src->model->borrowed);
     else
         app_say(a, "Space: next stage, ?: help");
     return ATTN_OK;
@@ -320,10 +322,11 @@ app_ablate(struct app *a, int key)
         return;
     }
     g = pipeline_gpt2(&a->pipe);
-    model_token_display(g->model, g->run.top_ids[(size_t)(g->run.n - 1) * (size_t)g->run.top],
-                        next, sizeof next);
-    app_say(a, "head %d of layer %d %s: the next token is now %s (%.0f%%)", a->view.head,
-            a->pipe.layer, a->ablated[at] ? "ablated (its context zeroed)" : "back",
+    model_output_display(g->model, g->run.top_ids[(size_t)(g->run.n - 1) * (size_t)g->run.top],
+                         next, sizeof next);
+    app_say(a, "head %d of layer %d %s: the %s is now %s (%.0f%%)", a->view.head, a->pipe.layer,
+            a->ablated[at] ? "ablated (its context zeroed)" : "back",
+            model_is_classifier(g->model) ? "class" : "next token",
             g->run.top > 0 ? next : "(none asked for)",
             g->run.top > 0 ? 100.0 * (double)g->run.top_probs[(size_t)(g->run.n - 1) * (size_t)g->run.top]
                            : 0.0);

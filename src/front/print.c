@@ -503,15 +503,23 @@ print_model_header(FILE *out, const struct pipeline *p, const struct gpt2_state 
     char name[4 * sizeof g->model->name];
     char dir[4 * sizeof g->model->dir];
 
+    char about[4 * sizeof g->model->about];
+
     attn_escape_text(name, sizeof name, g->model->name);
-    attn_escape_text(dir, sizeof dir, g->model->dir);
+    attn_escape_text(dir, sizeof dir,
+                     g->model->weights[0] != '\0' ? g->model->weights : g->model->dir);
+    attn_escape_text(about, sizeof about, g->model->about);
     fprintf(out, "attnscope: %s (GPT-2 from %s: %d layers, %d heads of %d, n_embd %d, vocabulary "
-                 "%d, context %d)\n",
+                 "%d, context %d%s)\n",
             name, dir, c->n_layer, c->n_head, c->n_embd / c->n_head, c->n_embd,
-            c->vocab_size, c->n_positions);
+            c->vocab_size, c->n_positions, c->n_classes > 0 ? ", a classifier" : "");
+    fprintf(out, "  %s\n", about);
     if (g->model->dec.names == DECODER_NAMES_BOOK)
         fprintf(out, "  the book's GPTModel: ln1 is trf_blocks.L.norm1, queries ... output are "
                      "att.W_query, W_key, W_value and out_proj, fc and mlp ff.layers.0 and 2\n");
+    else if (g->model->dec.names == DECODER_NAMES_OPENAI)
+        fprintf(out, "  OpenAI's names: ln1 is model/hL/ln_1, queries, keys and values "
+                     "attn/c_attn, output attn/c_proj, fc and mlp mlp/c_fc and c_proj\n");
     else
         fprintf(out, "  Hugging Face's names: ln1 is h.L.ln_1, queries, keys and values attn.c_attn, "
                      "output attn.c_proj, fc and mlp mlp.c_fc and c_proj\n");
@@ -559,28 +567,37 @@ print_model_next(FILE *out, const struct pipeline *p, const struct gpt2_state *g
                  const struct print_options *po)
 {
     const int top = g->run.top;
+    const bool classes = model_is_classifier(g->model);
     char shown[256];
 
     if (top == 0)
         return;
     if (po->format == PRINT_CSV) {
-        fputs("# next tokens\nposition,rank,id,token,probability\n", out);
+        fputs(classes ? "# classes\nposition,rank,id,class,probability\n"
+                      : "# next tokens\nposition,rank,id,token,probability\n",
+              out);
         for (int i = 0; i < p->tokens.count; i++)
             for (int t = 0; t < top; t++) {
                 const int id = g->run.top_ids[(size_t)i * top + t];
                 fprintf(out, "%d,%d,%d,", i, t + 1, id);
-                csvio_write_field(out, model_token_display(g->model, id, shown, sizeof shown));
+                csvio_write_field(out, model_output_display(g->model, id, shown, sizeof shown));
                 fprintf(out, ",%.*f\n", po->digits, (double)g->run.top_probs[(size_t)i * top + t]);
             }
         return;
     }
-    fprintf(out, "next tokens (the %d likeliest after each position, with probabilities)\n", top);
+    if (classes)
+        fprintf(out, "classes (the classifier head's %d classes at each position, likeliest first; "
+                     "the last position's is its answer, as chapter 6 reads it)\n",
+                top);
+    else
+        fprintf(out, "next tokens (the %d likeliest after each position, with probabilities)\n",
+                top);
     for (int i = 0; i < p->tokens.count; i++) {
         fprintf(out, "  %4d  ", i);
         put_label(out, p->tokens.text[i], LABEL_MAX_WIDTH, 0);
         for (int t = 0; t < top; t++) {
             const int id = g->run.top_ids[(size_t)i * top + t];
-            fprintf(out, "  %s %.*f", model_token_display(g->model, id, shown, sizeof shown),
+            fprintf(out, "  %s %.*f", model_output_display(g->model, id, shown, sizeof shown),
                     po->digits, (double)g->run.top_probs[(size_t)i * top + t]);
         }
         fputc('\n', out);
@@ -628,21 +645,27 @@ static void
 print_model_lens(FILE *out, const struct pipeline *p, const struct gpt2_state *g,
                  const struct print_options *po)
 {
-    enum { K = 3 };
-    int *ids = malloc((size_t)p->layers * K * sizeof *ids);
-    float *probs = malloc((size_t)p->layers * K * sizeof *probs);
+    const int outputs = decoder_outputs(&g->model->dec.cfg);
+    const int K = outputs < 3 ? outputs : 3;
+    int *ids = malloc((size_t)p->layers * (size_t)K * sizeof *ids);
+    float *probs = malloc((size_t)p->layers * (size_t)K * sizeof *probs);
     char shown[256];
 
     if (ids != NULL && probs != NULL &&
         decoder_logit_lens(&g->model->dec, &g->run, g->run.n - 1, K, ids, probs, NULL) == ATTN_OK) {
-        fprintf(out, "logit lens after '%s': each layer's stream through ln_f and wte, the %d "
-                     "likeliest next tokens\n",
-                p->query_labels[g->run.n - 1], K);
+        if (model_is_classifier(g->model))
+            fprintf(out, "logit lens after '%s': each layer's stream through ln_f and the "
+                         "classifier head, the classes' probabilities\n",
+                    p->query_labels[g->run.n - 1]);
+        else
+            fprintf(out, "logit lens after '%s': each layer's stream through ln_f and wte, the %d "
+                         "likeliest next tokens\n",
+                    p->query_labels[g->run.n - 1], K);
         for (int l = 0; l < p->layers; l++) {
             fprintf(out, "  layer %3d ", l);
             for (int t = 0; t < K; t++)
                 fprintf(out, "  %s %.*f",
-                        model_token_display(g->model, ids[l * K + t], shown, sizeof shown),
+                        model_output_display(g->model, ids[l * K + t], shown, sizeof shown),
                         po->digits, (double)probs[l * K + t]);
             fputc('\n', out);
         }

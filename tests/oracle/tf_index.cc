@@ -8,9 +8,13 @@
 //
 //     g++ -O2 -o tf_index tests/oracle/tf_index.cc -lleveldb
 //     tf_index OUT BLOCK_SIZE RESTART_INTERVAL none|snappy < entries
+//     tf_index crc DATA < ranges
 //
 // The entries come on standard input, in key order, each as a 4-byte
 // little-endian key length, the key, a 4-byte value length and the value.
+// The second form prints, for each line "OFFSET SIZE" of standard input,
+// the masked CRC-32C of those bytes of DATA, as a checkpoint's entry keeps
+// it (for writing large checkpoints faster than Python computes CRCs).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -40,9 +44,55 @@ read_bytes(std::string *s, uint32_t n)
     return n == 0 || std::fread(&(*s)[0], 1, n, stdin) == n;
 }
 
+// CRC-32C (Castagnoli, reflected 0x82f63b78) a byte at a time, and LevelDB's mask.
+static uint32_t
+crc32c(const unsigned char *p, size_t n)
+{
+    static uint32_t table[256];
+    uint32_t c = 0xffffffffu;
+
+    if (table[1] == 0)
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t k = i;
+            for (int b = 0; b < 8; b++)
+                k = k & 1 ? (k >> 1) ^ 0x82f63b78u : k >> 1;
+            table[i] = k;
+        }
+    while (n-- > 0)
+        c = table[(c ^ *p++) & 0xff] ^ (c >> 8);
+    return ~c;
+}
+
+static int
+print_crcs(const char *path)
+{
+    FILE *f = std::fopen(path, "rb");
+    unsigned long long offset, size;
+
+    if (f == nullptr) {
+        std::perror(path);
+        return 1;
+    }
+    while (std::scanf("%llu %llu", &offset, &size) == 2) {
+        std::string buf(size, '\0');
+        if (std::fseek(f, (long)offset, SEEK_SET) != 0 ||
+            (size > 0 && std::fread(&buf[0], 1, size, f) != size)) {
+            std::fprintf(stderr, "tf_index: %s: cannot read %llu bytes at %llu\n", path, size,
+                         offset);
+            return 1;
+        }
+        uint32_t c = crc32c((const unsigned char *)buf.data(), buf.size());
+        std::printf("%u\n", ((c >> 15) | (c << 17)) + 0xa282ead8u);
+    }
+    std::fclose(f);
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
+    if (argc == 3 && std::strcmp(argv[1], "crc") == 0)
+        return print_crcs(argv[2]);
     if (argc != 5) {
         std::fprintf(stderr, "usage: tf_index OUT BLOCK_SIZE RESTART_INTERVAL none|snappy\n");
         return 2;

@@ -90,8 +90,9 @@ struct decoder_model {
     char source[4096];           /* the weights' file (for messages) */
     char format[96];             /* its format ("safetensors", "TensorFlow checkpoint", "PyTorch
                                     state dict (its model_state_dict)") */
-    char described_by[160];      /* what gave the sizes: "config.json", "hparams.json", or how
-                                    they were worked out from the tensors */
+    char described_by[64];       /* what gave the sizes: "config.json", "hparams.json" or
+                                    "the tensors' shapes" */
+    char heads_from[160];        /* where no file gives the head count, what did, or "" */
     int files_read;              /* how many files they were read from */
     const float *wte;            /* (vocab_size, n_embd) */
     const float *wpe;            /* (n_positions, n_embd) */

@@ -227,6 +227,7 @@ static int
 memo_put(struct machine *m, uint64_t index)
 {
     struct value *v = top(m);
+    size_t had = m->memo_cap;
 
     if (v == NULL)
         return -1;
@@ -236,6 +237,9 @@ memo_put(struct machine *m, uint64_t index)
         attn_fail(m->err, ATTN_ENOMEM, "%s: out of memory", m->path);
         return -1;
     }
+    /* Entries never written read as absent. */
+    for (size_t k = had; k < m->memo_cap; k++)
+        m->memo[k] = NULL;
     m->memo[index] = v;
     return 0;
 }

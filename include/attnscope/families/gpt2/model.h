@@ -41,6 +41,8 @@ struct model {
     char tokenizer[MODEL_PATH_MAX]; /* the tokenizer's vocabulary file read */
     char note[512];           /* what the user should know of where it was found, or "" */
     char about[1024];         /* where the weights, the sizes and the tokenizer came from */
+    char borrowed[768];       /* what of that was not the model's own files (a tokenizer
+                                 borrowed, the heads from --heads or GPT-2's sizes), or "" */
     char class_names[MODEL_CLASSES_MAX][48]; /* a classifier's (decoder cfg.n_classes) */
     struct decoder_model dec; /* the decoder its files describe (gpt2.h reads GPT-2's) */
     struct bpe bpe;

@@ -55,6 +55,18 @@ write_token_text(FILE *f, const struct bpe *bpe, int id)
     free(text);
 }
 
+/* What an output of the head is: a token (write_token_text), or a classifier's class name. */
+static void
+write_output_text(FILE *f, const struct model *m, int id)
+{
+    char name[64];
+
+    if (model_is_classifier(m))
+        csvio_write_field(f, model_output_display(m, id, name, sizeof name));
+    else
+        write_token_text(f, &m->bpe, id);
+}
+
 /* tokens.csv: position,id,token, the token as the text it stands for (write_token_text). */
 static enum attn_status
 write_model_tokens(struct fileio_batch *b, const struct gpt2_state *g, struct attn_error *err)
@@ -83,12 +95,14 @@ write_model_next(struct fileio_batch *b, const struct gpt2_state *g, struct attn
 
     if (st != ATTN_OK)
         return st;
-    fputs("position,rank,id,token,probability\n", f);
+    fputs(model_is_classifier(g->model) ? "position,rank,id,class,probability\n"
+                                        : "position,rank,id,token,probability\n",
+          f);
     for (int i = 0; i < g->run.n; i++)
         for (int t = 0; t < g->run.top; t++) {
             const int id = g->run.top_ids[(size_t)i * g->run.top + t];
             fprintf(f, "%d,%d,%d,", i, t + 1, id);
-            write_token_text(f, &g->model->bpe, id);
+            write_output_text(f, g->model, id);
             csvio_format_value(value, sizeof value, g->run.top_probs[(size_t)i * g->run.top + t]);
             fprintf(f, ",%s\n", value);
         }
@@ -148,8 +162,8 @@ write_model_lens(struct fileio_batch *b, const struct gpt2_state *g, int positio
                  struct attn_error *err)
 {
     const int layers = g->model->dec.cfg.n_layer;
-    const int k = EXPORT_LENS_K < g->model->dec.cfg.vocab_size ? EXPORT_LENS_K
-                                                                 : g->model->dec.cfg.vocab_size;
+    const int outputs = decoder_outputs(&g->model->dec.cfg);
+    const int k = EXPORT_LENS_K < outputs ? EXPORT_LENS_K : outputs;
     int *ids = malloc((size_t)layers * (size_t)k * sizeof *ids);
     float *probs = malloc((size_t)layers * (size_t)k * sizeof *probs);
     FILE *f;
@@ -161,13 +175,15 @@ write_model_lens(struct fileio_batch *b, const struct gpt2_state *g, int positio
     if (st == ATTN_OK)
         st = fileio_batch_open(b, "lens.csv", &f, err);
     if (st == ATTN_OK) {
-        fputs("position,layer,rank,id,token,probability\n", f);
+        fputs(model_is_classifier(g->model) ? "position,layer,rank,id,class,probability\n"
+                                            : "position,layer,rank,id,token,probability\n",
+              f);
         for (int l = 0; l < layers; l++)
             for (int t = 0; t < k; t++) {
                 char value[32];
                 const int id = ids[(size_t)l * (size_t)k + (size_t)t];
                 fprintf(f, "%d,%d,%d,%d,", position, l, t + 1, id);
-                write_token_text(f, &g->model->bpe, id);
+                write_output_text(f, g->model, id);
                 csvio_format_value(value, sizeof value, probs[(size_t)l * (size_t)k + (size_t)t]);
                 fprintf(f, ",%s\n", value);
             }

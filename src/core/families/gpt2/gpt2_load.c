@@ -405,7 +405,6 @@ infer_sizes(struct loader *ld, const struct gpt2_options *o, struct attn_error *
     const bool book = ld->conv == NULL;
     const bool one = !book && ld->conv->leading_one;
     char fc[128];
-    char heads_note[128] = "";
     int64_t v;
     int64_t ctx;
     int64_t width;
@@ -435,12 +434,12 @@ infer_sizes(struct loader *ld, const struct gpt2_options *o, struct attn_error *
     c->n_embd = (int)width;
     c->n_positions = (int)ctx;
     if ((c->n_head = gpt2_heads(0, NULL, o != NULL ? o->heads : 0, c->n_embd, m->source,
-                                heads_note, sizeof heads_note, err)) < 0)
+                                m->heads_from, sizeof m->heads_from, err)) < 0)
         return -1;
     gpt2_config_defaults(c);
     c->n_inner = (int)inner;
     c->tied = !book;
-    snprintf(m->described_by, sizeof m->described_by, "the tensors' shapes; %s", heads_note);
+    snprintf(m->described_by, sizeof m->described_by, "the tensors' shapes");
     ld->sizes_from = "the tensors' shapes";
     return 0;
 }

@@ -536,13 +536,21 @@ describe_model(struct model *m, const char *tokenizer_from)
     const struct decoder_model *d = &m->dec;
     size_t at = 0;
 
-    attn_appendf(m->about, sizeof m->about, &at, "%s %s; sizes from %s", d->format, d->source,
-                 d->described_by);
+    attn_appendf(m->about, sizeof m->about, &at, "weights: %s (%s); sizes: %s", d->source,
+                 d->format, d->described_by);
+    if (d->heads_from[0] != '\0')
+        attn_appendf(m->about, sizeof m->about, &at, ", %s", d->heads_from);
     if (d->cfg.n_classes > 0)
         attn_appendf(m->about, sizeof m->about, &at, "; a classifier of %d classes",
                      d->cfg.n_classes);
-    attn_appendf(m->about, sizeof m->about, &at, "; tokenizer %s",
+    attn_appendf(m->about, sizeof m->about, &at, "; tokenizer: %s",
                  tokenizer_from[0] != '\0' ? tokenizer_from : m->tokenizer);
+    at = 0;
+    if (tokenizer_from[0] != '\0')
+        attn_appendf(m->borrowed, sizeof m->borrowed, &at, "tokenizer: %s", tokenizer_from);
+    if (d->heads_from[0] != '\0')
+        attn_appendf(m->borrowed, sizeof m->borrowed, &at, "%s%s", at > 0 ? "; " : "",
+                     d->heads_from);
 }
 
 enum attn_status
