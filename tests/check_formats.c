@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "attnscope/families/gpt2/gpt2.h"
+#include "attnscope/families/gpt2/model.h"
 #include "attnscope/files/crc32c.h"
 #include "attnscope/files/tensors.h"
 #include "attnscope/files/tf_checkpoint.h"
@@ -485,6 +486,58 @@ START_TEST(what_a_state_dict_cannot_give_is_refused)
 }
 END_TEST
 
+/*
+ * The model lesson 13 opens (samples/models/chapter5/model.pth, trained by
+ * tests/oracle/train_chapter5.py as chapter 5 trains): a bare state dict,
+ * its heads from --heads and GPT-2's tokenizer borrowed from the copy
+ * attnscope installs.  The ids the borrowed tokenizer gives the lesson's
+ * sentence are the ones PyTorch's run was fed, and every stage agrees.
+ */
+START_TEST(the_chapter5_sample_agrees_with_pytorch)
+{
+    struct expected e;
+    struct model m;
+    struct decoder_run r;
+    struct attn_error err;
+    const struct model_options o = { 2, NULL };
+    const char *sentence = "Every stage of every layer agrees with PyTorch";
+    const char *at;
+    int *ids = NULL;
+    int count = 0;
+
+    expected_load(&e, test_path("tests/fixtures/chapter5/expected.txt"));
+    setenv("ATTNSCOPE_TOKENIZERS", test_path("samples/tokenizers"), 1);
+    ck_assert_msg(model_open(&m, test_path("samples/models/chapter5/model.pth"), &o, &err) ==
+                      ATTN_OK,
+                  "%s", err.msg);
+    unsetenv("ATTNSCOPE_TOKENIZERS");
+    ck_assert_msg(strstr(m.borrowed, "tokenizer") != NULL, "%s", m.borrowed);
+    ck_assert_int_eq(m.dec.cfg.n_head, 2);
+    ck_assert_int_eq(m.dec.cfg.vocab_size, 50257);
+    ck_assert_int_eq(bpe_encode(&m.bpe, sentence, strlen(sentence), 0, &ids, &count, &err),
+                     ATTN_OK);
+    at = line_of(case_of(&e, "chapter5"), "ids", -1);
+    ck_assert_int_eq(count, (int)next_number(&at));
+    for (int i = 0; i < count; i++)
+        ck_assert_int_eq(ids[i], (int)next_number(&at));
+    free(ids);
+    model_close(&m);
+    {
+        struct decoder_model d;
+        char path[4300];
+        char folder[4096];
+        const struct gpt2_options g = { path, 2 };
+
+        snprintf(folder, sizeof folder, "%.4000s", test_path("samples/models/chapter5"));
+        snprintf(path, sizeof path, "%s/model.pth", folder);
+        run_and_check_with(folder, &g, "chapter5", &e, &d, &r);
+        decoder_run_destroy(&r);
+        decoder_destroy(&d);
+    }
+    free(e.text);
+}
+END_TEST
+
 START_TEST(crc32c_is_castagnolis)
 {
     unsigned char buf[600];
@@ -527,6 +580,7 @@ formats_suite(void)
     tcase_add_test(tc, state_dicts_agree_with_pytorch);
     tcase_add_test(tc, book_variants_agree_with_pytorch);
     tcase_add_test(tc, what_a_state_dict_cannot_give_is_refused);
+    tcase_add_test(tc, the_chapter5_sample_agrees_with_pytorch);
     tcase_add_test(tc, crc32c_is_castagnolis);
     suite_add_tcase(s, tc);
     return s;

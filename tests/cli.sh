@@ -476,10 +476,11 @@ unset ATTNSCOPE_TOKENIZERS TIKTOKEN_CACHE_DIR HF_HUB_CACHE
 expect 1 "--model no-such-model: no such folder, and no download of it in the Hugging Face cache" -- --model no-such-model --print
 
 # The files the book's readers have (tests/fixtures/formats: tests/oracle/format_fixtures.py).
-formats="$src/tests/fixtures/formats"
+formats=$(cd "$src/tests/fixtures/formats" && pwd)
 expect 1 "model.pth: refuses to load __main__.GPTModel: not a state dict" -- --model "$formats/whole-module/model.pth" --print
 count=$((count + 1))
-(cd "$tmp" && "$bin" --model "$formats/os-system/model.pth" --print >/dev/null 2>"$tmp/err")
+bin_abs=$(cd "$(dirname "$bin")" && pwd)/attnscope
+(cd "$tmp" && "$bin_abs" --model "$formats/os-system/model.pth" --print >/dev/null 2>"$tmp/err")
 [ $? -eq 1 ] && grep -qF "refuses to load posix.system" "$tmp/err" && [ ! -e "$tmp/attnscope-was-here" ] ||
     fail "a pickle that runs a command: $(cat "$tmp/err")"
 expect 2 "model.pth: how many heads the model has is in no file beside it" -- --model "$formats/book/model.pth" --print

@@ -602,6 +602,7 @@ print_model_next(FILE *out, const struct pipeline *p, const struct gpt2_state *g
         }
         fputc('\n', out);
     }
+    fputc('\n', out); /* a blank line ends it, as every table */
 }
 
 /* The model map: every measure of every head, a table of layers x heads each. */
@@ -623,10 +624,16 @@ print_model_heads(FILE *out, const struct pipeline *p, const struct print_option
     }
     for (int k = 0; k < MEASURE_COUNT && labels != NULL; k++) {
         struct table t;
+        bool undefined = false;
         head_measures(p, (enum head_measure)k, m.data);
-        snprintf(title, sizeof title, "heads: %s, %s (layers x heads)",
+        for (size_t i = 0; i < (size_t)p->layers * (size_t)heads; i++)
+            undefined = undefined || isnan(m.data[i]);
+        snprintf(title, sizeof title, "heads: %s, %s (layers x heads)%s",
                  head_measure_name((enum head_measure)k),
-                 head_measure_description((enum head_measure)k));
+                 head_measure_description((enum head_measure)k),
+                 !undefined                        ? ""
+                 : k == (int)MEASURE_INDUCTION ? "; nan: no token of the text repeats"
+                                                   : "; nan: not defined for this text");
         memset(&t, 0, sizeof t);
         t.title = title;
         t.m = &m;
