@@ -561,6 +561,25 @@ START_TEST(crc32c_is_castagnolis)
         }
     for (uint32_t c = 0; c < 100000; c += 977)
         ck_assert_uint_eq(crc32c_unmask(crc32c_mask(c)), c);
+    /* Past three blocks of 4096, where the instruction's way runs three chains and joins them. */
+    {
+        enum { BIG = 50000 };
+        unsigned char *big = malloc(BIG);
+        static const size_t lens[] = { 12287, 12288, 12289, 24576, 24583, 36864, 49990 };
+        ck_assert_ptr_nonnull(big);
+        for (size_t i = 0; i < BIG; i++) {
+            x = x * 1103515245u + 12345u;
+            big[i] = (unsigned char)(x >> 16);
+        }
+        for (size_t start = 0; start < 3; start++)
+            for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
+                uint32_t whole = crc32c_extend(0, big + start, lens[k]);
+                ck_assert_uint_eq(whole, crc32c_extend_portable(0, big + start, lens[k]));
+                ck_assert_uint_eq(whole, crc32c_extend(crc32c_extend(0, big + start, 5000),
+                                                       big + start + 5000, lens[k] - 5000));
+            }
+        free(big);
+    }
 }
 END_TEST
 
