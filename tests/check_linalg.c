@@ -1,6 +1,7 @@
 /*
- * check_linalg.c: the matrix products (src/core/kernels/linalg.c) and the
- * workspace they pack into (src/core/kernels/workspace.c).
+ * check_linalg.c: the matrix products (src/core/kernels/linalg.c), the
+ * workspace they pack into (src/core/kernels/workspace.c) and the threads
+ * they are spread over (src/core/kernels/parallel.c).
  *
  * Every element of a product must be the chain of fused multiply-adds in
  * order of k, whatever the instruction set, the tile edges or the blocks of
@@ -13,6 +14,7 @@
 
 #include "attnscope/kernels/cpu.h"
 #include "attnscope/kernels/linalg.h"
+#include "attnscope/kernels/parallel.h"
 #include "attnscope/kernels/workspace.h"
 #include "testutil.h"
 
@@ -121,6 +123,87 @@ START_TEST(products_are_the_fma_chain_on_every_isa)
 }
 END_TEST
 
+/*
+ * The thread pool (kernels/parallel.c): a product on 1 to 8 threads, from
+ * the pool, from inside a pool's task (which starts threads of its own),
+ * and from two threads at once (one of which finds the pool busy), is the
+ * FMA chain every time.
+ */
+enum { PM = 40, PN = 300, PK = 200 };
+
+struct pool_case {
+    const float *a, *b;
+    const float *want;
+    int threads;
+    int bad; /* elements that differ from want */
+};
+
+static void
+pool_product(struct pool_case *pc)
+{
+    float *c = malloc((size_t)PM * PN * sizeof *c);
+
+    ck_assert_ptr_nonnull(c);
+    parallel_gemm(true, PM, PN, PK, pc->a, PK, pc->b, PK, c, PN, pc->threads);
+    for (int i = 0; i < PM * PN; i++)
+        pc->bad += memcmp(&c[i], &pc->want[i], sizeof c[i]) != 0;
+    free(c);
+}
+
+static void
+nested(void *ctx, int begin, int end)
+{
+    struct pool_case *cases = ctx;
+
+    for (int i = begin; i < end; i++)
+        pool_product(&cases[i]);
+}
+
+static void *
+concurrent(void *arg)
+{
+    for (int r = 0; r < 20; r++)
+        pool_product(arg);
+    return NULL;
+}
+
+START_TEST(the_pool_gives_the_chain_from_any_caller)
+{
+    float *a = malloc((size_t)PM * PK * sizeof *a);
+    float *b = malloc((size_t)PN * PK * sizeof *b);
+    float *want = malloc((size_t)PM * PN * sizeof *want);
+    struct pool_case cases[4];
+    pthread_t tid;
+
+    ck_assert(a != NULL && b != NULL && want != NULL);
+    fill(a, (size_t)PM * PK, 11);
+    fill(b, (size_t)PN * PK, 12);
+    reference(PM, PN, PK, a, PK, b, PK, 1, want, PN);
+    for (int t = 1; t <= 8; t++) {
+        struct pool_case pc = { a, b, want, t, 0 };
+        for (int r = 0; r < 3; r++) /* the pool's workers reused */
+            pool_product(&pc);
+        ck_assert_int_eq(pc.bad, 0);
+    }
+    /* Products inside a parallel_for's ranges: the pool is in use, so they start threads. */
+    for (int i = 0; i < 4; i++)
+        cases[i] = (struct pool_case){ a, b, want, 2 + i, 0 };
+    parallel_for(4, 1L << 30, 4, nested, cases);
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(cases[i].bad, 0);
+    /* Two callers at once. */
+    cases[0] = (struct pool_case){ a, b, want, 3, 0 };
+    cases[1] = (struct pool_case){ a, b, want, 4, 0 };
+    ck_assert_int_eq(pthread_create(&tid, NULL, concurrent, &cases[0]), 0);
+    concurrent(&cases[1]);
+    ck_assert_int_eq(pthread_join(tid, NULL), 0);
+    ck_assert_int_eq(cases[0].bad + cases[1].bad, 0);
+    free(a);
+    free(b);
+    free(want);
+}
+END_TEST
+
 START_TEST(an_empty_pack_falls_back)
 {
     struct linalg_packed pk = { 0 };
@@ -214,6 +297,7 @@ linalg_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, products_are_the_fma_chain_on_every_isa);
     tcase_add_test(tc, an_empty_pack_falls_back);
+    tcase_add_test(tc, the_pool_gives_the_chain_from_any_caller);
     tcase_add_test(tc, threads_have_their_own_workspace);
     tcase_add_test(tc, the_spare_arena_is_reused_when_it_fits);
     suite_add_tcase(s, tc);

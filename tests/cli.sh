@@ -469,10 +469,12 @@ expect 2 "--stage dropped: no such stage here" -- --model "$tiny" --print --stag
 expect 2 "--sentence and --sentence-file: choose one" -- --print -s hi -f "$tmp/say.txt"
 expect 1 "nowhere.txt: cannot open" -- --model "$tiny" --print -f "$tmp/nowhere.txt"
 # (With no copy of GPT-2's tokenizer anywhere to borrow.)
+shipped_tokenizers=${ATTNSCOPE_TOKENIZERS-}
 ATTNSCOPE_TOKENIZERS=$tmp TIKTOKEN_CACHE_DIR='' HF_HUB_CACHE=$tmp
 export ATTNSCOPE_TOKENIZERS TIKTOKEN_CACHE_DIR HF_HUB_CACHE
 expect 1 "no tokenizer: attnscope reads vocab.json and merges.txt" -- --model "$src/tests/fixtures/gpt2/hf-f32" --print
 unset ATTNSCOPE_TOKENIZERS TIKTOKEN_CACHE_DIR HF_HUB_CACHE
+[ -z "$shipped_tokenizers" ] || export ATTNSCOPE_TOKENIZERS="$shipped_tokenizers"
 expect 1 "--model no-such-model: no such folder, and no download of it in the Hugging Face cache" -- --model no-such-model --print
 
 # The files the book's readers have (tests/fixtures/formats: tests/oracle/format_fixtures.py).

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -40,6 +41,188 @@ parallel_threads(void)
     return n < 1 ? 1 : n > PARALLEL_MAX_THREADS ? PARALLEL_MAX_THREADS : (int)n;
 }
 
+/*
+ * The pool: threads started once and kept, each waiting for its part of
+ * the next call.  Creating a thread per product cost 145 thread starts per
+ * GPT-2 forward on 2 threads (and a fresh packing scratch for each, as the
+ * workspace is per thread); a pool's workers keep theirs.  One caller uses
+ * the pool at a time (pool_use); another caller at the same moment, or a
+ * call from inside a worker's part, starts threads of its own as before.
+ * Every part is computed the same way on whichever thread runs it, so the
+ * pool changes the time, never the bits.
+ */
+struct task {
+    void (*run)(void *arg);
+    void *arg;
+};
+
+static struct {
+    pthread_mutex_t lock; /* guards what follows */
+    pthread_cond_t go;    /* a new generation of tasks, or quit */
+    pthread_cond_t done;  /* pending reached 0 */
+    pthread_t tid[PARALLEL_MAX_THREADS];
+    int workers;          /* started: worker w runs tasks[w] (w from 1) */
+    unsigned long generation;
+    unsigned long born[PARALLEL_MAX_THREADS]; /* the generation worker w was started in */
+    struct task tasks[PARALLEL_MAX_THREADS];
+    int task_count;       /* tasks[1 .. task_count - 1] are this generation's */
+    int pending;          /* of them, not finished */
+    bool quit;
+} pool = { .lock = PTHREAD_MUTEX_INITIALIZER,
+            .go = PTHREAD_COND_INITIALIZER,
+            .done = PTHREAD_COND_INITIALIZER };
+
+static pthread_mutex_t pool_use = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+
+static void *
+worker(void *arg)
+{
+    const int w = (int)(intptr_t)arg;
+    unsigned long seen;
+
+    pthread_mutex_lock(&pool.lock);
+    seen = pool.born[w]; /* the generation may have moved on before this thread ran */
+    for (;;) {
+        struct task t = { NULL, NULL };
+        while (pool.generation == seen && !pool.quit)
+            pthread_cond_wait(&pool.go, &pool.lock);
+        if (pool.quit)
+            break;
+        seen = pool.generation;
+        if (w >= pool.task_count)
+            continue;
+        t = pool.tasks[w];
+        pthread_mutex_unlock(&pool.lock);
+        t.run(t.arg);
+        pthread_mutex_lock(&pool.lock);
+        if (--pool.pending == 0)
+            pthread_cond_signal(&pool.done);
+    }
+    pthread_mutex_unlock(&pool.lock);
+    return NULL;
+}
+
+/* At exit the workers are stopped and joined (their workspaces freed), so leak checkers see none. */
+static void
+pool_stop(void)
+{
+    int workers;
+
+    /* A call under way on another thread (exit during a computation): leave the workers be. */
+    if (pthread_mutex_trylock(&pool_use) != 0)
+        return;
+    pthread_mutex_lock(&pool.lock);
+    pool.quit = true;
+    workers = pool.workers;
+    pthread_cond_broadcast(&pool.go);
+    pthread_mutex_unlock(&pool.lock);
+    for (int w = 1; w < workers; w++)
+        pthread_join(pool.tid[w], NULL);
+    pool.workers = 0;
+    pthread_mutex_unlock(&pool_use);
+}
+
+/* A child of fork has none of the workers (Check runs each test in one): it starts afresh. */
+static void
+pool_forked(void)
+{
+    pthread_mutex_init(&pool.lock, NULL);
+    pthread_cond_init(&pool.go, NULL);
+    pthread_cond_init(&pool.done, NULL);
+    pthread_mutex_init(&pool_use, NULL);
+    pool.workers = 0;
+    pool.task_count = 0;
+    pool.pending = 0;
+    pool.quit = false;
+}
+
+static void
+pool_register(void)
+{
+    atexit(pool_stop);
+    pthread_atfork(NULL, NULL, pool_forked);
+}
+
+/*
+ * Runs tasks[0 .. count - 1], tasks[0] on this thread, the others on the
+ * pool's workers (started as needed), and returns when all are done.
+ * false when the pool is busy or cannot start enough workers: the caller
+ * runs them its own way.
+ */
+static bool
+pool_run(const struct task *tasks, int count)
+{
+    pthread_once(&pool_once, pool_register);
+    if (pthread_mutex_trylock(&pool_use) != 0)
+        return false;
+    pthread_mutex_lock(&pool.lock);
+    if (pool.quit) {
+        pthread_mutex_unlock(&pool.lock);
+        pthread_mutex_unlock(&pool_use);
+        return false;
+    }
+    if (pool.workers == 0)
+        pool.workers = 1; /* worker 0 is the caller */
+    while (pool.workers < count) {
+        pool.born[pool.workers] = pool.generation;
+        if (pthread_create(&pool.tid[pool.workers], NULL, worker, (void *)(intptr_t)pool.workers) !=
+            0)
+            break;
+        pool.workers++;
+    }
+    if (pool.workers < count) {
+        pthread_mutex_unlock(&pool.lock);
+        pthread_mutex_unlock(&pool_use);
+        return false;
+    }
+    for (int t = 1; t < count; t++)
+        pool.tasks[t] = tasks[t];
+    pool.task_count = count;
+    pool.pending = count - 1;
+    pool.generation++;
+    pthread_cond_broadcast(&pool.go);
+    pthread_mutex_unlock(&pool.lock);
+    tasks[0].run(tasks[0].arg);
+    pthread_mutex_lock(&pool.lock);
+    while (pool.pending > 0)
+        pthread_cond_wait(&pool.done, &pool.lock);
+    pthread_mutex_unlock(&pool.lock);
+    pthread_mutex_unlock(&pool_use);
+    return true;
+}
+
+static void *
+task_thread(void *arg)
+{
+    const struct task *t = arg;
+
+    t->run(t->arg);
+    return NULL;
+}
+
+/* Runs tasks[0 .. count - 1] on the pool, else on threads started for them, else here. */
+static void
+run_tasks(struct task *tasks, int count)
+{
+    pthread_t tid[PARALLEL_MAX_THREADS];
+    bool started[PARALLEL_MAX_THREADS] = { false };
+
+    if (count == 1)
+        tasks[0].run(tasks[0].arg);
+    if (count <= 1 || pool_run(tasks, count))
+        return;
+    for (int t = 1; t < count; t++)
+        started[t] = pthread_create(&tid[t], NULL, task_thread, &tasks[t]) == 0;
+    tasks[0].run(tasks[0].arg);
+    for (int t = 1; t < count; t++) {
+        if (started[t])
+            pthread_join(tid[t], NULL);
+        else
+            tasks[t].run(tasks[t].arg);
+    }
+}
+
 struct slice {
     bool nt;
     int m, n, k;
@@ -60,11 +243,10 @@ run_slice(const struct slice *s)
         linalg_gemm_nn(s->m, s->n, s->k, s->a, s->lda, s->b, s->ldb, s->c, s->ldc);
 }
 
-static void *
-slice_thread(void *arg)
+static void
+slice_task(void *arg)
 {
     run_slice(arg);
-    return NULL;
 }
 
 void
@@ -72,8 +254,7 @@ parallel_gemm(bool nt, int m, int n, int k, const float *a, int lda, const float
               float *c, int ldc, int threads)
 {
     struct slice s[PARALLEL_MAX_THREADS];
-    pthread_t tid[PARALLEL_MAX_THREADS];
-    bool started[PARALLEL_MAX_THREADS] = { false };
+    struct task tasks[PARALLEL_MAX_THREADS];
     long work = (long)m * (long)n * (long)k;
     int parts;
     int per;
@@ -96,17 +277,9 @@ parallel_gemm(bool nt, int m, int n, int k, const float *a, int lda, const float
         /* Columns j0.. of C: rows j0.. of B stored (n, k), or its columns j0.. stored (k, n). */
         s[t] = (struct slice){ nt, m, cols, k, a, lda, nt ? b + (size_t)j0 * (size_t)ldb : b + j0,
                                ldb, c + j0, ldc };
+        tasks[t] = (struct task){ slice_task, &s[t] };
     }
-    /* The first slice is this thread's; a thread that cannot start is run here too. */
-    for (int t = 1; t < parts; t++)
-        started[t] = pthread_create(&tid[t], NULL, slice_thread, &s[t]) == 0;
-    run_slice(&s[0]);
-    for (int t = 1; t < parts; t++) {
-        if (started[t])
-            pthread_join(tid[t], NULL);
-        else
-            run_slice(&s[t]);
-    }
+    run_tasks(tasks, parts);
 }
 
 struct range {
@@ -115,13 +288,12 @@ struct range {
     int begin, end;
 };
 
-static void *
-range_thread(void *arg)
+static void
+range_task(void *arg)
 {
     struct range *r = arg;
 
     r->fn(r->ctx, r->begin, r->end);
-    return NULL;
 }
 
 void
@@ -129,8 +301,7 @@ parallel_for(int count, long work_per_item, int threads, void (*fn)(void *ctx, i
              void *ctx)
 {
     struct range r[PARALLEL_MAX_THREADS];
-    pthread_t tid[PARALLEL_MAX_THREADS];
-    bool started[PARALLEL_MAX_THREADS] = { false };
+    struct task tasks[PARALLEL_MAX_THREADS];
     int per;
     int parts;
 
@@ -148,15 +319,9 @@ parallel_for(int count, long work_per_item, int threads, void (*fn)(void *ctx, i
     }
     per = (count + threads - 1) / threads;
     parts = (count + per - 1) / per;
-    for (int t = 0; t < parts; t++)
+    for (int t = 0; t < parts; t++) {
         r[t] = (struct range){ fn, ctx, t * per, (t + 1) * per < count ? (t + 1) * per : count };
-    for (int t = 1; t < parts; t++)
-        started[t] = pthread_create(&tid[t], NULL, range_thread, &r[t]) == 0;
-    fn(ctx, r[0].begin, r[0].end);
-    for (int t = 1; t < parts; t++) {
-        if (started[t])
-            pthread_join(tid[t], NULL);
-        else
-            fn(ctx, r[t].begin, r[t].end);
+        tasks[t] = (struct task){ range_task, &r[t] };
     }
+    run_tasks(tasks, parts);
 }
