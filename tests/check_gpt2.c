@@ -84,6 +84,63 @@ END_TEST
  * bits in every stage (a model large enough that the products are split,
  * at column boundaries that are not the kernels' block widths).
  */
+/*
+ * A destroyed run's memory is reused by the next (decoder.c's spare): the
+ * spare is filled with NaN bytes first, and the run made in it must be
+ * bit for bit the run made in fresh memory, every stage of every layer.
+ */
+START_TEST(a_reused_arena_changes_no_bit)
+{
+    const int C = 96;
+    const int n = 29;
+    const struct decoder_config cfg = {
+        .n_layer = 3, .n_head = 4, .n_embd = C, .n_positions = 64, .vocab_size = 701,
+        .n_inner = 4 * C, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
+        .tied = true,
+    };
+    struct decoder_model m;
+    struct decoder_run fresh, other, reused;
+    struct attn_error err;
+    int ids[29], ids2[29];
+    void *other_map;
+
+    gpt2_random_model(&m, &cfg, 0.2f, 11);
+    for (int i = 0; i < n; i++) {
+        ids[i] = (i * 613) % 701;
+        ids2[i] = (i * 37 + 5) % 701;
+    }
+    decoder_release_spare();
+    ck_assert_msg(decoder_forward(&m, ids, n, 5, NULL, &fresh, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(decoder_forward(&m, ids2, n, 5, NULL, &other, &err) == ATTN_OK, "%s", err.msg);
+    other_map = other.arena_map;
+    memset(other.arena_map, 0xff, other.arena_map_bytes); /* NaN everywhere */
+    decoder_run_destroy(&other);
+    ck_assert_msg(decoder_forward(&m, ids, n, 5, NULL, &reused, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_ptr_eq(reused.arena_map, other_map); /* the spare was taken */
+    ck_assert(memcmp(fresh.embed, reused.embed, (size_t)n * C * sizeof(float)) == 0);
+    for (int l = 0; l < cfg.n_layer; l++) {
+        const struct decoder_layer_stages *a = &fresh.layers[l], *b = &reused.layers[l];
+        const size_t nc = (size_t)n * C * sizeof(float), nn = (size_t)4 * n * n * sizeof(float);
+        const size_t nf = (size_t)n * 4 * C * sizeof(float);
+        ck_assert(memcmp(a->norm1, b->norm1, nc) == 0 && memcmp(a->q, b->q, nc) == 0 &&
+                  memcmp(a->k, b->k, nc) == 0 && memcmp(a->v, b->v, nc) == 0);
+        ck_assert_msg(memcmp(a->scores, b->scores, nn) == 0, "scores of layer %d", l);
+        ck_assert_msg(memcmp(a->weights, b->weights, nn) == 0, "weights of layer %d", l);
+        ck_assert(memcmp(a->context, b->context, nc) == 0 && memcmp(a->attn, b->attn, nc) == 0 &&
+                  memcmp(a->resid1, b->resid1, nc) == 0 && memcmp(a->norm2, b->norm2, nc) == 0);
+        ck_assert(memcmp(a->up, b->up, nf) == 0 && memcmp(a->act, b->act, nf) == 0);
+        ck_assert(memcmp(a->mlp, b->mlp, nc) == 0 && memcmp(a->resid2, b->resid2, nc) == 0);
+    }
+    ck_assert(memcmp(fresh.final, reused.final, (size_t)n * C * sizeof(float)) == 0);
+    ck_assert(memcmp(fresh.top_ids, reused.top_ids, (size_t)n * 5 * sizeof(int)) == 0);
+    ck_assert(memcmp(fresh.top_probs, reused.top_probs, (size_t)n * 5 * sizeof(float)) == 0);
+    decoder_run_destroy(&fresh);
+    decoder_run_destroy(&reused);
+    decoder_release_spare();
+    gpt2_random_free(&m);
+}
+END_TEST
+
 START_TEST(threads_give_the_same_bits)
 {
     const int C = 192;
@@ -323,6 +380,7 @@ gpt2_suite(void)
     tcase_add_test(tc, agrees_with_pytorch);
     tcase_add_test(tc, bad_folders_say_what_is_wrong);
     tcase_add_test(tc, threads_give_the_same_bits);
+    tcase_add_test(tc, a_reused_arena_changes_no_bit);
     tcase_add_test(tc, sharded_checkpoints_load);
     suite_add_tcase(s, tc);
     return s;

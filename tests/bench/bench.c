@@ -1,7 +1,8 @@
 /*
  * bench.c: attnscope's measurements (tests/bench/run prints them as a table).
  *
- *   bench probe             peak fused multiply-add rate of one core
+ *   bench probe             peak fused multiply-add rate of one core, and of
+ *                           every thread ATTNSCOPE_THREADS allows at once
  *   bench forward N REPS    the core forward (mha, causal, d 768, 12 heads),
  *                           every stage kept, and its matrix products alone
  *   bench rss N             one pipeline in a fresh process: peak RSS and the
@@ -12,14 +13,15 @@
  *   bench spawn REPS CMD..  wall time of running a command
  *   bench gpt2 N REPS       GPT-2 small's forward (12 layers, d 768, 12 heads,
  *                           vocabulary 50,257) over N tokens, random weights,
- *                           every stage kept, top 5 next tokens per position
- *
+ *                           every stage kept, top 5 next tokens per position;
+ *                           a fifth column: the process's median CPU time
  * Every timing line is "name<TAB>median_ms<TAB>min_ms<TAB>max_ms[<TAB>...]".
  * Not a test: timings belong in doc/performance.md, not in make check.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +41,7 @@
 #include "attnscope/families/gpt2/gpt2.h"
 #include "../gpt2_random.h"
 #include "attnscope/kernels/linalg.h"
+#include "attnscope/kernels/parallel.h"
 #include "attnscope/pipeline/pipeline.h"
 #include "front/app.h"
 #include "tui/tui.h"
@@ -52,6 +55,15 @@ now(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* The CPU time of the whole process (every thread), in seconds. */
+static double
+cpu_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
@@ -119,6 +131,46 @@ probe256(long iters)
 }
 #endif
 
+/* The widest FMAs on one thread, for probe_threads. */
+static void *
+probe_thread(void *arg)
+{
+    const long iters = *(const long *)arg;
+    static volatile float sink;
+
+    if (__builtin_cpu_supports("avx512f"))
+        sink = probe512(iters);
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        sink = probe256(iters);
+    (void)sink;
+    return NULL;
+}
+
+/* The same loop on parallel_threads() threads at once: the machine's peak, not one core's. */
+static void
+probe_threads(void)
+{
+    const int threads = parallel_threads();
+    const int width = __builtin_cpu_supports("avx512f") ? 16
+                      : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 8
+                                                                                          : 0;
+    long iters = 100000000;
+    pthread_t tid[PARALLEL_MAX_THREADS];
+    double t;
+
+    if (width == 0)
+        return;
+    t = now();
+    for (int i = 1; i < threads; i++)
+        pthread_create(&tid[i], NULL, probe_thread, &iters);
+    probe_thread(&iters);
+    for (int i = 1; i < threads; i++)
+        pthread_join(tid[i], NULL);
+    t = now() - t;
+    printf("peak_threads\t%d\n", threads);
+    printf("peak_all_gflops\t%.1f\n", (double)threads * iters * 12 * width * 2 / t / 1e9);
+}
+
 static int
 cmd_probe(void)
 {
@@ -140,6 +192,7 @@ cmd_probe(void)
         printf("peak_avx2_gflops\t%.1f\n", (double)iters * 12 * 8 * 2 / t / 1e9);
     }
     (void)sink;
+    probe_threads();
 #endif
     printf("kernels\t%s\n", cpu_isa_name());
     return 0;
@@ -535,6 +588,7 @@ cmd_gpt2(int n, int reps)
 {
     struct decoder_model m;
     double times[MAX_REPS];
+    double cpu[MAX_REPS];
     const int C = 768;
 
     /* GPT-2 small's shapes, in memory (the loader is not what is timed). */
@@ -553,22 +607,27 @@ cmd_gpt2(int n, int reps)
         int *ids = malloc((size_t)n * sizeof *ids);
         struct decoder_run run;
         struct attn_error err;
-        double t0;
+        double t0, c0;
         for (int i = 0; i < n; i++)
             ids[i] = (i * 7919) % 50257;
         t0 = now();
+        c0 = cpu_now();
         if (decoder_forward(&m, ids, n, getenv("BENCH_TOP") ? atoi(getenv("BENCH_TOP")) : 5, NULL, &run, &err) != ATTN_OK) {
             fprintf(stderr, "bench: %s\n", err.msg);
             return 1;
         }
         times[r] = now() - t0;
+        cpu[r] = cpu_now() - c0;
         decoder_run_destroy(&run);
         free(ids);
     }
     {
         char name[32];
+        char extra[32];
+        qsort(cpu, (size_t)reps, sizeof *cpu, cmp_double);
         snprintf(name, sizeof name, "gpt2_%d", n);
-        report(name, times, reps, NULL);
+        snprintf(extra, sizeof extra, "%.3f", cpu[reps / 2] * 1e3);
+        report(name, times, reps, extra);
     }
     return 0; /* (the model's memory goes with the process) */
 }

@@ -3,21 +3,31 @@
 
     torch_bench.py book       print the chapter-3 MultiHeadAttention output (seed 123),
                               as a fresh process would: the workload-1 reference
-    torch_bench.py gpt2       time GPT-2 small's forward with random weights, 1 and 2
-                              threads, n = 64, 512
-    torch_bench.py forward    time MultiHeadAttention's forward, d 768, 12 heads,
-                              causal, no dropout, in torch.no_grad(), with 1 and 2
-                              threads, n = 6, 64, 256, 1024
+    torch_bench.py gpt2 T N...     time GPT-2 small's forward with random weights on T
+                                   threads at each N
+    torch_bench.py forward T N...  time MultiHeadAttention's forward, d 768, 12 heads,
+                                   causal, no dropout, in torch.no_grad(), on T threads
+
+T threads means torch.set_num_threads(T) and, before torch is imported,
+OPENBLAS_NUM_THREADS=T and OMP_NUM_THREADS=T: Debian's torch does its
+matrix products in OpenBLAS, which ignores set_num_threads and otherwise
+uses every core (a "one-thread" run that was in fact two).  Each line
+also gives the median CPU time of the process per run, so a run on more
+cores than it claims shows (CPU time near T x wall time, never more).
 
 The class is attnscope's own restatement of the book's MultiHeadAttention
 (the same modules in the same order and the same forward).  Lines are
-"name<TAB>median_ms<TAB>min_ms<TAB>max_ms".  Needs Debian's python3-torch;
+"name<TAB>median_ms<TAB>min_ms<TAB>max_ms<TAB>median_cpu_ms".  Needs Debian's python3-torch;
 OpenBLAS (libopenblas0-pthread) is the BLAS to measure against.
 """
+import os
 import sys
 import time
 
-import torch
+if len(sys.argv) > 2:  # before torch loads OpenBLAS
+    os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = sys.argv[2]
+
+import torch  # noqa: E402
 from torch import nn
 
 
@@ -57,29 +67,35 @@ def book():
 
 
 def timed(name, work, warmup, reps):
-    """Prints "name median min max" in milliseconds of reps runs of work, after warmup runs."""
-    times = []
+    """Prints "name median min max cpu" in milliseconds of reps runs of work, after warmup runs."""
+    times, cpu = [], []
     with torch.no_grad():
         for _ in range(warmup):
             work()
         for _ in range(reps):
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             work()
             times.append(time.perf_counter() - start)
+            cpu.append(time.process_time() - start_cpu)
     times.sort()
-    print("%s\t%.3f\t%.3f\t%.3f" % (name, times[len(times) // 2] * 1e3, times[0] * 1e3,
-                                     times[-1] * 1e3))
+    cpu.sort()
+    print("%s\t%.3f\t%.3f\t%.3f\t%.3f" % (name, times[len(times) // 2] * 1e3, times[0] * 1e3,
+                                         times[-1] * 1e3, cpu[len(cpu) // 2] * 1e3))
     sys.stdout.flush()
 
 
+def reps_for(n, small, large):
+    return small if n <= 64 else max(3, large * 256 // n)
+
+
 def forward():
-    for threads in (1, 2):
-        torch.set_num_threads(threads)
-        for n, reps in ((6, 41), (64, 41), (256, 21), (1024, 9)):
-            torch.manual_seed(123)
-            mha = MultiHeadAttention(768, 768, n, 0.0, num_heads=12).eval()
-            x = torch.rand(1, n, 768)
-            timed("torch_forward_%d_%d" % (threads, n), lambda: mha(x), 3, reps)
+    threads = int(sys.argv[2])
+    torch.set_num_threads(threads)
+    for n in map(int, sys.argv[3:]):
+        torch.manual_seed(123)
+        mha = MultiHeadAttention(768, 768, n, 0.0, num_heads=12).eval()
+        x = torch.rand(1, n, 768)
+        timed("torch_forward_%d_%d" % (threads, n), lambda: mha(x), 3, reps_for(n, 41, 21))
 
 
 def gpt2():
@@ -116,11 +132,11 @@ def gpt2():
         probs = torch.softmax(F.layer_norm(x, (C,), gf, bf, 1e-5) @ wte.T, dim=-1)
         return torch.topk(probs, 5, dim=-1)
 
-    for threads in (1, 2):
-        torch.set_num_threads(threads)
-        for n, reps in ((64, 7), (512, 3)):
-            ids = torch.tensor([(i * 7919) % V for i in range(n)])
-            timed("torch_gpt2_%d_%d" % (threads, n), lambda: run(ids), 1, reps)
+    threads = int(sys.argv[2])
+    torch.set_num_threads(threads)
+    for n in map(int, sys.argv[3:]):
+        ids = torch.tensor([(i * 7919) % V for i in range(n)])
+        timed("torch_gpt2_%d_%d" % (threads, n), lambda: run(ids), 1, reps_for(n, 9, 5))
 
 
 if __name__ == "__main__":

@@ -176,6 +176,12 @@ enum attn_status decoder_forward(const struct decoder_model *m, const int *ids, 
                                  const struct decoder_knobs *k, struct decoder_run *r,
                                  struct attn_error *err);
 void decoder_run_destroy(struct decoder_run *r);
+/*
+ * A destroyed run's memory is kept for the next run (decoder.c: already
+ * faulted in, it is reused without the kernel zeroing it); this gives it
+ * back to the system.
+ */
+void decoder_release_spare(void);
 
 /*
  * The logit lens: every layer's residual stream at position read through

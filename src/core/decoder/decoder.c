@@ -13,6 +13,8 @@
 #include "config.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,27 +139,100 @@ fold_rows(void *ctx, int begin, int end)
 #define HUGE_PAGE ((size_t)2 << 20)
 
 /*
- * The run's buffers, a fresh mapping of anonymous memory aligned to huge
- * pages and marked for them: every stage of every layer is written once,
- * and a 512-token forward touches 640 MB; faulting it in 4 KiB at a time
- * took a third of the forward (the kernel zeroing page after page).  The
- * numbers are the same either way.  NULL when out of memory.
+ * The run's buffers, a mapping of anonymous memory aligned to huge pages
+ * and marked for them: every stage of every layer is written once, and a
+ * 512-token forward touches 640 MB; faulting it in 4 KiB at a time took a
+ * third of the forward (the kernel zeroing page after page).
+ *
+ * A destroyed run's mapping is kept as the spare (one, under a lock) and
+ * the next run that fits takes it: already faulted in, it costs nothing
+ * to reuse, where a fresh one is zeroed by the kernel page by page (a
+ * fifth of a 512-token forward even with huge pages).  Every stage is
+ * written in full before it is read, so what the spare held changes no
+ * bit (check_gpt2's a_reused_arena_changes_no_bit).  A spare too small, or
+ * more than twice the size needed (plus 64 MiB), is given back when a run
+ * asks, so the memory held stays near what the runs need.
  */
+static struct {
+    pthread_mutex_t lock;
+    void *map;
+    size_t bytes;
+} spare = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static bool
+spare_take(struct decoder_run *r, size_t len)
+{
+    void *map = NULL;
+    size_t bytes = 0;
+
+    bool fits;
+
+    pthread_mutex_lock(&spare.lock);
+    map = spare.map;
+    bytes = spare.bytes;
+    fits = map != NULL && bytes >= len && bytes <= 2 * len + ((size_t)64 << 20);
+    spare.map = NULL;
+    spare.bytes = 0;
+    pthread_mutex_unlock(&spare.lock);
+    if (map != NULL && !fits) { /* given back: the memory held stays near what runs need */
+        munmap(map, bytes);
+        map = NULL;
+    }
+    r->arena_map = map;
+    r->arena_map_bytes = map != NULL ? bytes : 0;
+    return map != NULL;
+}
+
+/* Keeps map as the spare when it is larger than the one kept; gives back the other. */
+static void
+spare_give(void *map, size_t bytes)
+{
+    void *drop = map;
+    size_t drop_bytes = bytes;
+
+    pthread_mutex_lock(&spare.lock);
+    if (spare.map == NULL || spare.bytes < bytes) {
+        drop = spare.map;
+        drop_bytes = spare.bytes;
+        spare.map = map;
+        spare.bytes = bytes;
+    }
+    pthread_mutex_unlock(&spare.lock);
+    if (drop != NULL)
+        munmap(drop, drop_bytes);
+}
+
+void
+decoder_release_spare(void)
+{
+    pthread_mutex_lock(&spare.lock);
+    if (spare.map != NULL)
+        munmap(spare.map, spare.bytes);
+    spare.map = NULL;
+    spare.bytes = 0;
+    pthread_mutex_unlock(&spare.lock);
+}
+
 static float *
 arena_alloc(struct decoder_run *r, size_t bytes)
 {
     const size_t len = bytes + HUGE_PAGE;
-    unsigned char *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    unsigned char *map;
     unsigned char *start;
 
-    if (map == MAP_FAILED)
-        return NULL;
+    if (spare_take(r, len))
+        map = r->arena_map;
+    else {
+        map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (map == MAP_FAILED)
+            return NULL;
+        r->arena_map = map;
+        r->arena_map_bytes = len;
+    }
     start = map + (HUGE_PAGE - (uintptr_t)map % HUGE_PAGE) % HUGE_PAGE;
 #ifdef MADV_HUGEPAGE
     (void)madvise(start, bytes, MADV_HUGEPAGE);
 #endif
-    r->arena_map = map;
-    r->arena_map_bytes = len;
     return (float *)(void *)start;
 }
 
@@ -326,7 +401,7 @@ void
 decoder_run_destroy(struct decoder_run *r)
 {
     if (r->arena_map != NULL)
-        munmap(r->arena_map, r->arena_map_bytes);
+        spare_give(r->arena_map, r->arena_map_bytes);
     free(r->layers);
     free(r->top_ids);
     memset(r, 0, sizeof *r);
