@@ -134,8 +134,33 @@ START_TEST(a_reused_arena_changes_no_bit)
     ck_assert(memcmp(fresh.final, reused.final, (size_t)n * C * sizeof(float)) == 0);
     ck_assert(memcmp(fresh.top_ids, reused.top_ids, (size_t)n * 5 * sizeof(int)) == 0);
     ck_assert(memcmp(fresh.top_probs, reused.top_probs, (size_t)n * 5 * sizeof(float)) == 0);
-    decoder_run_destroy(&fresh);
     decoder_run_destroy(&reused);
+    /* The weights packed once (decoder_pack, as gpt2_load does): the same bits again. */
+    ck_assert(decoder_pack(&m));
+    ck_assert_ptr_nonnull(m.blocks[0].up.packed.data);
+    ck_assert_ptr_nonnull(m.head_packed.data);
+    for (int threads = 1; threads <= 3; threads += 2) {
+        char value[8];
+        snprintf(value, sizeof value, "%d", threads);
+        setenv("ATTNSCOPE_THREADS", value, 1);
+        ck_assert_msg(decoder_forward(&m, ids, n, 5, NULL, &reused, &err) == ATTN_OK, "%s",
+                      err.msg);
+        for (int l = 0; l < cfg.n_layer; l++) {
+            const struct decoder_layer_stages *a = &fresh.layers[l], *b = &reused.layers[l];
+            const size_t nc = (size_t)n * C * sizeof(float);
+            const size_t nf = (size_t)n * 4 * C * sizeof(float);
+            ck_assert_msg(memcmp(a->q, b->q, nc) == 0 && memcmp(a->v, b->v, nc) == 0 &&
+                              memcmp(a->attn, b->attn, nc) == 0 && memcmp(a->up, b->up, nf) == 0 &&
+                              memcmp(a->mlp, b->mlp, nc) == 0 &&
+                              memcmp(a->resid2, b->resid2, nc) == 0,
+                          "packed weights, %d threads: layer %d differs", threads, l);
+        }
+        ck_assert(memcmp(fresh.top_ids, reused.top_ids, (size_t)n * 5 * sizeof(int)) == 0);
+        ck_assert(memcmp(fresh.top_probs, reused.top_probs, (size_t)n * 5 * sizeof(float)) == 0);
+        decoder_run_destroy(&reused);
+    }
+    unsetenv("ATTNSCOPE_THREADS");
+    decoder_run_destroy(&fresh);
     decoder_release_spare();
     gpt2_random_free(&m);
 }

@@ -38,8 +38,11 @@ gpt2_random_floats(size_t n, float scale, unsigned *seed)
 static inline struct decoder_linear
 gpt2_random_linear(int in, int out, float scale, unsigned *seed)
 {
-    return (struct decoder_linear){ gpt2_random_floats((size_t)in * (size_t)out, scale, seed),
-                                 gpt2_random_floats((size_t)out, scale, seed), in, out, out, false };
+    return (struct decoder_linear){ .w = gpt2_random_floats((size_t)in * (size_t)out, scale, seed),
+                                    .b = gpt2_random_floats((size_t)out, scale, seed),
+                                    .in = in,
+                                    .out = out,
+                                    .ld = out };
 }
 
 /* m gets cfg and random weights (Conv1D layout, the embedding tied); free with gpt2_random_free. */
@@ -92,8 +95,10 @@ gpt2_random_free(struct decoder_model *m)
         for (int i = 0; i < 6; i++) {
             free((void *)lin[i]->w);
             free((void *)lin[i]->b);
+            linalg_packed_destroy((struct linalg_packed *)&lin[i]->packed);
         }
     }
+    linalg_packed_destroy(&m->head_packed);
     free(m->blocks);
     memset(m, 0, sizeof *m);
 }

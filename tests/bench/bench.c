@@ -601,6 +601,9 @@ cmd_gpt2(int n, int reps)
     if (n < 1 || n > 1024)
         return 1;
     gpt2_random_model(&m, &cfg, 0.1f, 1);
+    /* Packed once, as gpt2_load does (BENCH_NO_PACK=1: packed on every product, as before). */
+    if (getenv("BENCH_NO_PACK") == NULL && !decoder_pack(&m))
+        return 1;
     if (reps > MAX_REPS)
         reps = MAX_REPS;
     for (int r = 0; r < reps; r++) {

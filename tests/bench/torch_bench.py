@@ -8,10 +8,13 @@
     torch_bench.py forward T N...  time MultiHeadAttention's forward, d 768, 12 heads,
                                    causal, no dropout, in torch.no_grad(), on T threads
 
-T threads means torch.set_num_threads(T) and, before torch is imported,
-OPENBLAS_NUM_THREADS=T and OMP_NUM_THREADS=T: Debian's torch does its
-matrix products in OpenBLAS, which ignores set_num_threads and otherwise
-uses every core (a "one-thread" run that was in fact two).  Each line
+T threads means OPENBLAS_NUM_THREADS=T, set before torch is imported:
+Debian's torch does its matrix products in OpenBLAS, which ignores
+torch.set_num_threads and otherwise uses every core (a "one-thread" run
+that was in fact two).  torch's own threads (set_num_threads, and
+OMP_NUM_THREADS) are $TORCH_INTRAOP, else T; on 2 cores the faster setting
+is OpenBLAS on 2 and torch on 1 (both on 2 oversubscribe the cores), so
+tests/bench/run measures both and keeps the faster.  Each line
 also gives the median CPU time of the process per run, so a run on more
 cores than it claims shows (CPU time near T x wall time, never more).
 
@@ -25,7 +28,8 @@ import sys
 import time
 
 if len(sys.argv) > 2:  # before torch loads OpenBLAS
-    os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = sys.argv[2]
+    os.environ["OPENBLAS_NUM_THREADS"] = sys.argv[2]
+    os.environ["OMP_NUM_THREADS"] = os.environ.get("TORCH_INTRAOP", sys.argv[2])
 
 import torch  # noqa: E402
 from torch import nn
@@ -90,7 +94,7 @@ def reps_for(n, small, large):
 
 def forward():
     threads = int(sys.argv[2])
-    torch.set_num_threads(threads)
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     for n in map(int, sys.argv[3:]):
         torch.manual_seed(123)
         mha = MultiHeadAttention(768, 768, n, 0.0, num_heads=12).eval()
@@ -101,8 +105,7 @@ def forward():
 def gpt2():
     """GPT-2 small's forward (12 layers, d 768, 12 heads, vocabulary 50,257), random
     float32 weights, the same operations as tests/oracle/gpt2_fixtures.py, the
-    probabilities of every next token and the top 5 per position, one thread
-    (and two)."""
+    probabilities of every next token and the top 5 per position."""
     import math
     import torch.nn.functional as F
     C, L, H, V = 768, 12, 12, 50257
@@ -133,7 +136,7 @@ def gpt2():
         return torch.topk(probs, 5, dim=-1)
 
     threads = int(sys.argv[2])
-    torch.set_num_threads(threads)
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     for n in map(int, sys.argv[3:]):
         ids = torch.tensor([(i * 7919) % V for i in range(n)])
         timed("torch_gpt2_%d_%d" % (threads, n), lambda: run(ids), 1, reps_for(n, 9, 5))

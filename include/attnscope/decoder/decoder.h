@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 #include "attnscope/base/status.h"
+#include "attnscope/kernels/linalg.h"
 
 /* How positions enter: learned absolute embeddings added to the tokens' (GPT-2's wpe). */
 enum decoder_positions { DECODER_POSITIONS_LEARNED };
@@ -66,6 +67,11 @@ struct decoder_linear {
     int in, out;
     int ld;
     bool out_in;
+    /*
+     * w packed once in the products' own layout (decoder_pack), or empty:
+     * the products then pack w on every call.  The same bits either way.
+     */
+    struct linalg_packed packed;
 };
 
 /* A norm's weights: LayerNorm's scale (gamma) and shift (beta). */
@@ -100,6 +106,7 @@ struct decoder_model {
     struct decoder_norm_weights final_norm;
     const float *lm_head;        /* (outputs, n_embd): wte when tied; a classifier's own head */
     const float *head_bias;      /* (outputs) a classifier head's bias, or NULL */
+    struct linalg_packed head_packed; /* lm_head packed once (decoder_pack), or empty */
     void *weights_map;           /* the weights' memory: one mapping, freed with the model */
     size_t weights_map_bytes;
     unsigned char *weights_next; /* where the next tensor goes in it (while loading) */
@@ -107,6 +114,18 @@ struct decoder_model {
 
 /* Frees what the model holds (its weights and blocks); safe on a model of zeros. */
 void decoder_destroy(struct decoder_model *m);
+
+/*
+ * Packs every linear's weights and the output head once, in the layout the
+ * matrix products read (linalg_pack), so that a forward does not repack
+ * them on every call (a third of a 64-token GPT-2 forward).  A copy beside
+ * the weights: their floats again (GPT-2 small: 475 MB more).  Returns
+ * false, leaving the model as it was, when memory runs out; the forward
+ * then packs as it goes, with the same bits.
+ */
+bool decoder_pack(struct decoder_model *m);
+/* The bytes decoder_pack would allocate for a model of c. */
+size_t decoder_pack_bytes(const struct decoder_config *c);
 
 /* One block's stages for n tokens, each row-major; H = n_head, C = n_embd, F = n_inner. */
 struct decoder_layer_stages {

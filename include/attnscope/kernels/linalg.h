@@ -57,4 +57,13 @@ void linalg_packed_destroy(struct linalg_packed *pk);
 int linalg_gemm_packed(int m, const float *a, int lda, const struct linalg_packed *pk, float *c,
                        int ldc);
 
+/*
+ * Columns [j0, j0 + cols) of that product into c (c's column 0 is the
+ * product's j0), the same bits; j0 a multiple of pk->nr (a thread's share,
+ * a block of the vocabulary).  Returns 0, or -1 when pk is empty, j0 or
+ * cols do not fit it, or memory runs out (c untouched).
+ */
+int linalg_gemm_packed_cols(int m, const float *a, int lda, const struct linalg_packed *pk, int j0,
+                            int cols, float *c, int ldc);
+
 #endif

@@ -12,6 +12,8 @@
 
 #include <stdbool.h>
 
+#include "attnscope/kernels/linalg.h"
+
 #define PARALLEL_MAX_THREADS 64
 
 /*
@@ -29,6 +31,16 @@ void parallel_set_threads(int n);
  */
 void parallel_gemm(bool nt, int m, int n, int k, const float *a, int lda, const float *b, int ldb,
                    float *c, int ldc, int threads);
+
+/*
+ * Columns [j0, j0 + cols) of c (m, .) = a . B for a B packed once
+ * (linalg_gemm_packed_cols), split among up to threads threads in whole
+ * panels; c is where column j0 goes.
+ * Returns 0, or -1 when pk cannot serve (empty, another kernel's panels,
+ * a range outside it) or memory ran out: the caller uses parallel_gemm.
+ */
+int parallel_gemm_packed(int m, const float *a, int lda, const struct linalg_packed *pk, int j0,
+                         int cols, float *c, int ldc, int threads);
 
 /*
  * Calls fn(ctx, begin, end) on contiguous ranges covering [0, count), on up

@@ -319,8 +319,9 @@ run_logits(const struct decoder_model *m, struct decoder_run *r, float *logits, 
             free(nt);
             return attn_fail(err, ATTN_ESTOPPED, "stopped while reading the next tokens");
         }
-        parallel_gemm(true, n, vb, C, r->final, C, m->lm_head + (size_t)v0 * C, C, logits, vb,
-                      threads);
+        if (parallel_gemm_packed(n, r->final, C, &m->head_packed, v0, vb, logits, vb, threads) != 0)
+            parallel_gemm(true, n, vb, C, r->final, C, m->lm_head + (size_t)v0 * C, C, logits, vb,
+                          threads);
         add_head_bias(m, logits, n, v0, vb);
         parallel_for(n, 4L * vb, threads, fold_rows, &job);
     }
@@ -444,9 +445,60 @@ decoder_logit_lens(const struct decoder_model *m, const struct decoder_run *r, i
     return ATTN_OK;
 }
 
+/* The linears of block b, for packing. */
+static struct decoder_linear *
+block_linear(struct decoder_block *b, int i)
+{
+    struct decoder_linear *all[] = { &b->q, &b->k, &b->v, &b->o, &b->up, &b->down };
+    return i < 6 ? all[i] : NULL;
+}
+
+static void
+unpack(struct decoder_model *m)
+{
+    for (int l = 0; m->blocks != NULL && l < m->cfg.n_layer; l++)
+        for (int i = 0; i < 6; i++)
+            linalg_packed_destroy(&block_linear(&m->blocks[l], i)->packed);
+    linalg_packed_destroy(&m->head_packed);
+}
+
+size_t
+decoder_pack_bytes(const struct decoder_config *c)
+{
+    const size_t C = (size_t)c->n_embd, F = (size_t)c->n_inner;
+    const size_t per_layer = 4 * linalg_pack_floats((int)C, (int)C) +
+                             linalg_pack_floats((int)F, (int)C) + linalg_pack_floats((int)C, (int)F);
+
+    return ((size_t)c->n_layer * per_layer + linalg_pack_floats(decoder_outputs(c), (int)C)) *
+           sizeof(float);
+}
+
+bool
+decoder_pack(struct decoder_model *m)
+{
+    const int C = m->cfg.n_embd;
+
+    for (int l = 0; l < m->cfg.n_layer; l++)
+        for (int i = 0; i < 6; i++) {
+            struct decoder_linear *d = block_linear(&m->blocks[l], i);
+            if (d->packed.data == NULL &&
+                linalg_pack(&d->packed, d->out, d->in, d->w, d->ld, d->out_in) != 0) {
+                unpack(m);
+                return false;
+            }
+        }
+    if (m->head_packed.data == NULL &&
+        linalg_pack(&m->head_packed, decoder_outputs(&m->cfg), C, m->lm_head, C, 1) != 0) {
+        unpack(m);
+        return false;
+    }
+    return true;
+}
+
 void
 decoder_destroy(struct decoder_model *m)
 {
+    unpack(m);
     if (m->weights_map != NULL)
         munmap(m->weights_map, m->weights_map_bytes);
     free(m->blocks);

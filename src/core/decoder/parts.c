@@ -82,7 +82,8 @@ part_norm(const struct decoder_config *c, const struct decoder_norm_weights *w, 
 void
 part_linear(const struct decoder_linear *l, const float *x, int n, float *y, int threads)
 {
-    parallel_gemm(l->out_in, n, l->out, l->in, x, l->in, l->w, l->ld, y, l->out, threads);
+    if (parallel_gemm_packed(n, x, l->in, &l->packed, 0, l->out, y, l->out, threads) != 0)
+        parallel_gemm(l->out_in, n, l->out, l->in, x, l->in, l->w, l->ld, y, l->out, threads);
     if (l->b == NULL) /* (the book's qkv_bias=False) */
         return;
     for (int i = 0; i < n; i++)

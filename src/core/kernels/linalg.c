@@ -293,20 +293,23 @@ gemm_plain(int m, int n, int k, const float *a, int lda, const float *b, int ldb
     }
 }
 
-/* c (m, n) = a (m, k) . B, with B already packed by pack_b for this kernel. */
+/*
+ * c (m, n) = a (m, k) . B, with B already packed by pack_b for this kernel:
+ * columns [j_begin, j_begin + n) of a pack pb_width (padded) columns wide
+ * (j_begin a multiple of the panel width), c their first column.
+ */
 static void
 gemm_core(const struct kernel *kn, int m, int n, int k, const float *a, int lda, const float *pb,
-          float *pa, float *c, int ldc)
+          size_t pb_width, int j_begin, float *pa, float *c, int ldc)
 {
     const int mr = kn->mr;
     const int nr = kn->nr;
-    const size_t n_pad = (size_t)((n + nr - 1) / nr * nr);
     float edge[12 * 32];
 
     for (int p0 = 0; p0 < k; p0 += KC) {
         const int kc = k - p0 < KC ? k - p0 : KC;
         const int accumulate = p0 > 0;
-        const float *block = pb + (size_t)p0 * n_pad;
+        const float *block = pb + (size_t)p0 * pb_width + (size_t)j_begin * (size_t)kc;
         for (int i0 = 0; i0 < m; i0 += MC) {
             const int mc = m - i0 < MC ? m - i0 : MC;
             pack_a(mc, kc, mr, a + (size_t)i0 * (size_t)lda + (size_t)p0, lda, pa);
@@ -368,7 +371,8 @@ gemm(int m, int n, int k, const float *a, int lda, const float *b, int ldb, int 
         return;
     }
     pack_b(k, n, kn->nr, b, ldb, trans, pb);
-    gemm_core(kn, m, n, k, a, lda, pb, pb + b_floats, c, ldc);
+    gemm_core(kn, m, n, k, a, lda, pb, (size_t)((n + kn->nr - 1) / kn->nr * kn->nr), 0,
+              pb + b_floats, c, ldc);
 }
 
 void
@@ -429,6 +433,27 @@ linalg_gemm_packed(int m, const float *a, int lda, const struct linalg_packed *p
     pa = workspace_scratch(workspace_thread(), (size_t)MC * KC);
     if (pa == NULL)
         return -1;
-    gemm_core(kn, m, pk->n, pk->k, a, lda, pk->data, pa, c, ldc);
+    gemm_core(kn, m, pk->n, pk->k, a, lda, pk->data, packed_floats(pk->n, 1, pk->nr), 0, pa, c,
+              ldc);
+    return 0;
+}
+
+int
+linalg_gemm_packed_cols(int m, const float *a, int lda, const struct linalg_packed *pk, int j0,
+                        int cols, float *c, int ldc)
+{
+    const struct kernel *kn = kernel();
+    float *pa;
+
+    if (pk->data == NULL || pk->nr != kn->nr || j0 < 0 || j0 % pk->nr != 0 || cols < 0 ||
+        cols > pk->n - j0)
+        return -1;
+    if (m <= 0 || cols == 0)
+        return 0;
+    pa = workspace_scratch(workspace_thread(), (size_t)MC * KC);
+    if (pa == NULL)
+        return -1;
+    gemm_core(kn, m, cols, pk->k, a, lda, pk->data, packed_floats(pk->n, 1, pk->nr), j0, pa, c,
+              ldc);
     return 0;
 }

@@ -282,6 +282,60 @@ parallel_gemm(bool nt, int m, int n, int k, const float *a, int lda, const float
     run_tasks(tasks, parts);
 }
 
+struct packed_slice {
+    int m;
+    const float *a;
+    int lda;
+    const struct linalg_packed *pk;
+    int j0, cols;
+    float *c; /* where column j0 goes */
+    int ldc;
+    int failed;
+};
+
+static void
+packed_task(void *arg)
+{
+    struct packed_slice *s = arg;
+
+    s->failed = linalg_gemm_packed_cols(s->m, s->a, s->lda, s->pk, s->j0, s->cols, s->c,
+                                        s->ldc) != 0;
+}
+
+int
+parallel_gemm_packed(int m, const float *a, int lda, const struct linalg_packed *pk, int j0,
+                     int cols, float *c, int ldc, int threads)
+{
+    struct packed_slice s[PARALLEL_MAX_THREADS];
+    struct task tasks[PARALLEL_MAX_THREADS];
+    const long work = (long)m * (long)cols * (long)pk->k;
+    const int step = pk->nr > 0 ? pk->nr : 1;
+    int parts = 0;
+    int per;
+
+    if (pk->data == NULL || j0 < 0 || j0 % step != 0 || cols < 0 || cols > pk->n - j0)
+        return -1;
+    if (threads > PARALLEL_MAX_THREADS)
+        threads = PARALLEL_MAX_THREADS;
+    while (threads > 1 && work / threads < PARALLEL_MIN_WORK)
+        threads--;
+    if (threads < 1)
+        threads = 1;
+    per = (cols + threads - 1) / threads;
+    per = (per + step - 1) / step * step;
+    for (int at = 0; per > 0 && at < cols; at += per) {
+        s[parts] = (struct packed_slice){ m, a, lda, pk, j0 + at, cols - at < per ? cols - at : per,
+                                          c + at, ldc, 0 };
+        tasks[parts] = (struct task){ packed_task, &s[parts] };
+        parts++;
+    }
+    run_tasks(tasks, parts);
+    for (int t = 0; t < parts; t++)
+        if (s[t].failed)
+            return -1;
+    return 0;
+}
+
 struct range {
     void (*fn)(void *ctx, int begin, int end);
     void *ctx;

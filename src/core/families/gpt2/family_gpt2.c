@@ -146,9 +146,13 @@ gpt2_budget(const struct pipeline_source *src, const char **what)
 {
     const size_t have = physical_bytes();
     const size_t room = have / 10 * 8;
-    const size_t weights = src->model != NULL ? src->model->dec.weights_map_bytes : 0;
+    const struct decoder_model *d = src->model != NULL ? &src->model->dec : NULL;
+    const size_t weights = d == NULL ? 0
+                           : d->weights_map_bytes +
+                                 (d->head_packed.data != NULL ? decoder_pack_bytes(&d->cfg) : 0);
 
-    *what = "the room beside the model's weights in four fifths of this machine's memory";
+    *what = "the room beside the model's weights (and their packed copy) in four fifths of this "
+            "machine's memory";
     if (have == 0)
         return SIZE_MAX;
     return room > weights ? room - weights : 0;

@@ -219,7 +219,7 @@ conv1d(struct loader *ld, struct decoder_linear *l, const char *block, const cha
     if ((wv = matrix(ld, w, nm->leading_one, in, out_all, err)) == NULL ||
         (bv = vector(ld, b, out_all, err)) == NULL)
         return -1;
-    *l = (struct decoder_linear){ wv + col, bv + col, in, out, out_all, false };
+    *l = (struct decoder_linear){ .w = wv + col, .b = bv + col, .in = in, .out = out, .ld = out_all };
     return 0;
 }
 
@@ -238,7 +238,7 @@ linear(struct loader *ld, struct decoder_linear *l, const char *name, int in, in
     if ((wv = matrix(ld, w, false, out, in, err)) == NULL ||
         (has_bias && (bv = vector(ld, b, out, err)) == NULL))
         return -1;
-    *l = (struct decoder_linear){ wv, bv, in, out, in, true };
+    *l = (struct decoder_linear){ .w = wv, .b = bv, .in = in, .out = out, .ld = in, .out_in = true };
     return 0;
 }
 
@@ -568,6 +568,22 @@ open_weights(struct loader *ld, const char *dir, const struct gpt2_options *o,
     return 0;
 }
 
+/*
+ * The weights packed once for the products (decoder_pack), when the copy
+ * and the weights take at most half of this machine's memory; otherwise
+ * the products pack as they go (the same bits, slower on short texts).
+ */
+static void
+pack_if_room(struct decoder_model *m)
+{
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    const long size = sysconf(_SC_PAGESIZE);
+    const size_t have = pages > 0 && size > 0 ? (size_t)pages * (size_t)size : 0;
+
+    if (have == 0 || m->weights_map_bytes + decoder_pack_bytes(&m->cfg) <= have / 2)
+        (void)decoder_pack(m);
+}
+
 enum attn_status
 gpt2_load(struct decoder_model *m, const char *dir, const struct gpt2_options *o,
           struct attn_error *err)
@@ -602,6 +618,7 @@ gpt2_load(struct decoder_model *m, const char *dir, const struct gpt2_options *o
     if (load_tensors(&ld, err) != 0)
         goto fail;
     /* Every weight is in memory of the model's own: the files close. */
+    pack_if_room(m);
     m->files_read = ld.src.file_count;
     tensors_close(&ld.src);
     json_decref(ld.read);
