@@ -40,6 +40,9 @@ struct kernel {
     int nr;
     /* c (mr, nr, row stride ldc) = c (when accumulate) + pa (kc, mr) . pb (kc, nr) */
     void (*tile)(int kc, const float *pa, const float *pb, float *c, int ldc, int accumulate);
+    /* The same for the first 4 and the first 8 rows of a panel (NULL: tile, every row). */
+    void (*tile4)(int kc, const float *pa, const float *pb, float *c, int ldc, int accumulate);
+    void (*tile8)(int kc, const float *pa, const float *pb, float *c, int ldc, int accumulate);
 };
 
 /* --------------------------------------------------------------- portable */
@@ -102,42 +105,57 @@ tile_avx2(int kc, const float *pa, const float *pb, float *c, int ldc, int accum
 /* ---------------------------------------------------------------- AVX-512 */
 
 #define ROWS12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#define ROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define ROWS4(X) X(0) X(1) X(2) X(3)
 
-__attribute__((target("avx512f"))) static void
-tile_avx512(int kc, const float *pa, const float *pb, float *c, int ldc, int accumulate)
-{
+/*
+ * c (R, 32) = c (when accumulate) + pa (kc, R of a 12-row panel) . pb (kc,
+ * 32): the 12-row tile, and the 8- and 4-row tiles that finish a product
+ * whose rows are not a multiple of 12 (16 rows: 12 + 4 computed, not 12 +
+ * 12).  They read the same packed panels (12 wide, zero past the rows);
+ * each element is the same chain of FMAs in order of k.
+ */
+#define TILE_AVX512(NAME, ROWS)                                                                   \
+    __attribute__((target("avx512f"))) static void NAME(int kc, const float *pa, const float *pb, \
+                                                        float *c, int ldc, int accumulate)         \
+    {                                                                                             \
+        ROWS(DECLARE)                                                                             \
+        if (accumulate) {                                                                         \
+            ROWS(LOAD)                                                                            \
+        } else {                                                                                  \
+            ROWS(ZERO)                                                                            \
+        }                                                                                         \
+        for (int p = 0; p < kc; p++) {                                                            \
+            const __m512 b0 = _mm512_loadu_ps(pb + p * 32);                                       \
+            const __m512 b1 = _mm512_loadu_ps(pb + p * 32 + 16);                                  \
+            const float *a = pa + p * 12;                                                         \
+            __m512 ai;                                                                            \
+            ROWS(STEP)                                                                            \
+        }                                                                                         \
+        ROWS(STORE)                                                                               \
+    }
 #define DECLARE(i) __m512 c##i##0, c##i##1;
-    ROWS12(DECLARE)
-#undef DECLARE
-    if (accumulate) {
 #define LOAD(i) c##i##0 = _mm512_loadu_ps(c + i * ldc), c##i##1 = _mm512_loadu_ps(c + i * ldc + 16);
-        ROWS12(LOAD)
-#undef LOAD
-    } else {
 #define ZERO(i) c##i##0 = c##i##1 = _mm512_setzero_ps();
-        ROWS12(ZERO)
-#undef ZERO
-    }
-    for (int p = 0; p < kc; p++) {
-        const __m512 b0 = _mm512_loadu_ps(pb + p * 32);
-        const __m512 b1 = _mm512_loadu_ps(pb + p * 32 + 16);
-        const float *a = pa + p * 12;
-        __m512 ai;
-#define STEP(i) ai = _mm512_set1_ps(a[i]), c##i##0 = _mm512_fmadd_ps(ai, b0, c##i##0), c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1);
-        ROWS12(STEP)
-#undef STEP
-    }
+#define STEP(i)                                                                                   \
+    ai = _mm512_set1_ps(a[i]), c##i##0 = _mm512_fmadd_ps(ai, b0, c##i##0),                        \
+    c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1);
 #define STORE(i) _mm512_storeu_ps(c + i * ldc, c##i##0), _mm512_storeu_ps(c + i * ldc + 16, c##i##1);
-    ROWS12(STORE)
+TILE_AVX512(tile_avx512, ROWS12)
+TILE_AVX512(tile8_avx512, ROWS8)
+TILE_AVX512(tile4_avx512, ROWS4)
+#undef DECLARE
+#undef LOAD
+#undef ZERO
+#undef STEP
 #undef STORE
-}
 #endif
 
 static const struct kernel kernels[] = {
-    [CPU_PORTABLE] = { 4, 4, tile_portable },
+    [CPU_PORTABLE] = { 4, 4, tile_portable, NULL, NULL },
 #ifdef LINALG_X86
-    [CPU_AVX2] = { 6, 16, tile_avx2 },
-    [CPU_AVX512] = { 12, 32, tile_avx512 },
+    [CPU_AVX2] = { 6, 16, tile_avx2, NULL, NULL },
+    [CPU_AVX512] = { 12, 32, tile_avx512, tile4_avx512, tile8_avx512 },
 #endif
 };
 
@@ -324,11 +342,16 @@ gemm_core(const struct kernel *kn, int m, int n, int k, const float *a, int lda,
                         kn->tile(kc, panel_a, panel_b, ct, ldc, accumulate);
                         continue;
                     }
-                    /* An edge tile goes through a full-size buffer. */
+                    /* An edge tile goes through a full-size buffer, by the fewest rows that hold it. */
                     for (int i = 0; i < h; i++)
                         for (int j = 0; j < w; j++)
                             edge[i * nr + j] = accumulate ? ct[(size_t)i * (size_t)ldc + (size_t)j] : 0.0f;
-                    kn->tile(kc, panel_a, panel_b, edge, nr, accumulate);
+                    if (h <= 4 && kn->tile4 != NULL)
+                        kn->tile4(kc, panel_a, panel_b, edge, nr, accumulate);
+                    else if (h <= 8 && kn->tile8 != NULL)
+                        kn->tile8(kc, panel_a, panel_b, edge, nr, accumulate);
+                    else
+                        kn->tile(kc, panel_a, panel_b, edge, nr, accumulate);
                     for (int i = 0; i < h; i++)
                         for (int j = 0; j < w; j++)
                             ct[(size_t)i * (size_t)ldc + (size_t)j] = edge[i * nr + j];
