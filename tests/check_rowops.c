@@ -128,6 +128,40 @@ START_TEST(every_isa_gives_the_same_bits)
 }
 END_TEST
 
+/* The logits' sum of exponentials: the same bits on every instruction set, and right. */
+START_TEST(sum_exp_is_the_same_everywhere)
+{
+    const enum cpu_isa best = cpu_isa();
+    static float x[2100];
+    const int sizes[] = { 1, 7, 15, 16, 17, 31, 33, 100, 2048, 2100 };
+
+    for (int j = 0; j < 2100; j++)
+        x[j] = (float)((j * 7919) % 2003 - 1500) / 97.0f;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        const int n = sizes[s];
+        float max = -INFINITY;
+        float want = 0.0f;
+        double exact = 0.0;
+        for (int j = 0; j < n; j++)
+            max = x[j] > max ? x[j] : max;
+        for (int j = 0; j < n; j++)
+            exact += exp((double)x[j] - max);
+        for (int isa = CPU_PORTABLE; isa <= (int)best; isa++) {
+            float got;
+            ck_assert_int_eq(cpu_isa_limit((enum cpu_isa)isa), isa);
+            got = rowops_sum_exp(x, n, max);
+            if (isa == CPU_PORTABLE)
+                want = got;
+            ck_assert_msg(memcmp(&got, &want, sizeof got) == 0, "%s differs at n = %d",
+                          cpu_isa_name(), n);
+            ck_assert_msg(fabs(got - exact) <= 1e-5 * exact, "n = %d: %g, exactly %g", n,
+                          (double)got, exact);
+        }
+    }
+    cpu_isa_limit(best);
+}
+END_TEST
+
 /* A range that starts past column 0: the columns before it are hidden too. */
 START_TEST(a_range_hides_both_sides)
 {
@@ -220,6 +254,7 @@ rowops_suite(void)
     tcase_add_test(tc, every_isa_gives_the_same_bits);
     tcase_add_test(tc, gelu_is_exact_and_the_same_everywhere);
     tcase_add_test(tc, a_range_hides_both_sides);
+    tcase_add_test(tc, sum_exp_is_the_same_everywhere);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -32,6 +32,14 @@ void rowops_softmax(const float *scores, float *masked, float *scaled, float *we
                     int first, int end, float divisor);
 
 /*
+ * The sum of exp(x[j] - max) over n values (max at least every x[j]), with
+ * rowops_exp, in the softmax's fixed order (16 running partial sums, then
+ * the fixed tree): the same bits on every instruction set.  The next-token
+ * probabilities fold each slice of the vocabulary's logits with it.
+ */
+float rowops_sum_exp(const float *x, int n, float max);
+
+/*
  * y[j] = GELU(x[j]) for n values, the tanh approximation GPT-2 uses
  * (0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), PyTorch's
  * gelu(approximate="tanh")), the same bits on every instruction set.

@@ -25,6 +25,7 @@
 #include "attnscope/decoder/parts.h"
 #include "attnscope/kernels/linalg.h"
 #include "attnscope/kernels/parallel.h"
+#include "attnscope/kernels/rowops.h"
 
 /* The vocabulary is scored in slices of this many tokens: the products pack each slice once. */
 #define LOGIT_SLICE 2048
@@ -63,15 +64,19 @@ static void
 fold_logits(const float *logits, int first, int count, int k, struct next_tokens *nt, int *ids,
             float *best)
 {
+    float max = nt->max;
+
+    /* The slice's largest logit, then its exponentials in one vector pass (rowops). */
+    for (int j = 0; j < count; j++)
+        max = logits[j] > max ? logits[j] : max;
+    if (max > nt->max) {
+        nt->sum = nt->sum == 0.0 ? 0.0 : nt->sum * (double)rowops_exp(nt->max - max);
+        nt->max = max;
+    }
+    nt->sum += (double)rowops_sum_exp(logits, count, nt->max);
     for (int j = 0; j < count; j++) {
         float x = logits[j];
         int at;
-        if (x > nt->max) {
-            nt->sum = nt->sum * (double)expf(nt->max - x) + 1.0;
-            nt->max = x;
-        } else {
-            nt->sum += (double)expf(x - nt->max);
-        }
         if (k == 0 || (ids[k - 1] >= 0 && x <= best[k - 1]))
             continue;
         /* Into the top k, which stays sorted, likeliest first (ties: the lower id first). */
@@ -328,7 +333,7 @@ run_logits(const struct decoder_model *m, struct decoder_run *r, float *logits, 
     for (int i = 0; i < n; i++)
         for (int t = 0; t < top; t++) {
             float *pr = &r->top_probs[(size_t)i * top + t];
-            *pr = (float)((double)expf(*pr - nt[i].max) / nt[i].sum);
+            *pr = (float)((double)rowops_exp(*pr - nt[i].max) / nt[i].sum);
         }
     free(nt);
     return ATTN_OK;
@@ -439,7 +444,7 @@ decoder_logit_lens(const struct decoder_model *m, const struct decoder_run *r, i
             fold_logits(logits, v0, vb, k, &nt, lid, lp);
         }
         for (int t = 0; t < k; t++)
-            lp[t] = (float)((double)expf(lp[t] - nt.max) / nt.sum);
+            lp[t] = (float)((double)rowops_exp(lp[t] - nt.max) / nt.sum);
     }
     free(x);
     return ATTN_OK;

@@ -322,6 +322,78 @@ rowops_softmax(const float *scores, float *masked, float *scaled, float *weights
     hide_tail(masked, scaled, weights, scores, n, visible);
 }
 
+/* ------------------------------------------------------- sum of exponentials */
+
+static float
+sum_exp_portable(const float *x, int n, float max)
+{
+    float lane[LANES] = { 0 };
+
+    for (int j = 0; j < n; j++)
+        lane[j % LANES] += rowops_exp(x[j] - max);
+    return sum_lanes(lane);
+}
+
+#ifdef ROWOPS_X86
+__attribute__((target("avx2,fma"))) static float
+sum_exp_avx2(const float *x, int n, float max)
+{
+    const __m256 vm = _mm256_set1_ps(max);
+    __m256 acc0 = _mm256_setzero_ps();
+    __m256 acc1 = _mm256_setzero_ps();
+    float lane[LANES];
+    int j;
+
+    for (j = 0; j + 16 <= n; j += 16) {
+        acc0 = _mm256_add_ps(acc0, exp8(_mm256_sub_ps(_mm256_loadu_ps(x + j), vm)));
+        acc1 = _mm256_add_ps(acc1, exp8(_mm256_sub_ps(_mm256_loadu_ps(x + j + 8), vm)));
+    }
+    _mm256_storeu_ps(lane, acc0);
+    _mm256_storeu_ps(lane + 8, acc1);
+    for (; j < n; j++)
+        lane[j % LANES] += rowops_exp(x[j] - max);
+    return sum_lanes(lane);
+}
+
+__attribute__((target("avx512f"))) static float
+sum_exp_avx512(const float *x, int n, float max)
+{
+    const __m512 vm = _mm512_set1_ps(max);
+    __m512 acc = _mm512_setzero_ps();
+    float lane[LANES];
+
+    for (int j = 0; j < n; j += 16) {
+        __mmask16 k = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1);
+        __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + j), vm));
+        acc = _mm512_add_ps(acc, _mm512_maskz_mov_ps(k, e));
+    }
+    _mm512_storeu_ps(lane, acc);
+    return sum_lanes(lane);
+}
+#endif
+
+float
+rowops_sum_exp(const float *x, int n, float max)
+{
+    switch (cpu_isa()) {
+    case CPU_AVX512:
+#ifdef ROWOPS_X86
+        return sum_exp_avx512(x, n, max);
+#else
+        /* fall through: no vector code for this processor family */
+#endif
+    case CPU_AVX2:
+#ifdef ROWOPS_X86
+        return sum_exp_avx2(x, n, max);
+#else
+        /* fall through */
+#endif
+    case CPU_PORTABLE:
+        break;
+    }
+    return sum_exp_portable(x, n, max);
+}
+
 /* ------------------------------------------------------------------ GELU */
 
 /*
