@@ -316,7 +316,8 @@ run_model(const struct cli_options *o, const char *sentence)
         return die(EXIT_USAGE, msg);
     }
     if (o->mode == CLI_TUI) {
-        /* The view builds its own pipeline from the same source. */
+        /* The view builds its own pipeline from the same source, and runs many forwards. */
+        (void)gpt2_pack_if_room(&m.dec);
         code = run_tui(o, &src);
         free(ablated);
         model_close(&m);

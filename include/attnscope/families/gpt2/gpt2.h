@@ -69,4 +69,14 @@ int gpt2_heads(int file_heads, const char *file, int wanted, int n_embd, const c
 enum attn_status gpt2_load(struct decoder_model *m, const char *dir, const struct gpt2_options *o,
                            struct attn_error *err);
 
+/*
+ * The weights packed once for the products (decoder_pack), when the copy
+ * and the weights take at most half of this machine's memory: for a front
+ * end that runs many forwards (the view: every edit and knob).  Packing
+ * GPT-2 small takes about 0.3 s and 475 MB, which one forward (--print)
+ * does not win back, so --print and --export do not pack; the products
+ * then pack as they go, with the same bits.  true when packed.
+ */
+bool gpt2_pack_if_room(struct decoder_model *m);
+
 #endif

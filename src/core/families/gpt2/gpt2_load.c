@@ -568,20 +568,16 @@ open_weights(struct loader *ld, const char *dir, const struct gpt2_options *o,
     return 0;
 }
 
-/*
- * The weights packed once for the products (decoder_pack), when the copy
- * and the weights take at most half of this machine's memory; otherwise
- * the products pack as they go (the same bits, slower on short texts).
- */
-static void
-pack_if_room(struct decoder_model *m)
+bool
+gpt2_pack_if_room(struct decoder_model *m)
 {
     const long pages = sysconf(_SC_PHYS_PAGES);
     const long size = sysconf(_SC_PAGESIZE);
     const size_t have = pages > 0 && size > 0 ? (size_t)pages * (size_t)size : 0;
 
     if (have == 0 || m->weights_map_bytes + decoder_pack_bytes(&m->cfg) <= have / 2)
-        (void)decoder_pack(m);
+        return decoder_pack(m);
+    return false;
 }
 
 enum attn_status
@@ -618,7 +614,6 @@ gpt2_load(struct decoder_model *m, const char *dir, const struct gpt2_options *o
     if (load_tensors(&ld, err) != 0)
         goto fail;
     /* Every weight is in memory of the model's own: the files close. */
-    pack_if_room(m);
     m->files_read = ld.src.file_count;
     tensors_close(&ld.src);
     json_decref(ld.read);
