@@ -1438,6 +1438,59 @@ START_TEST(the_cache_says_where_and_what)
 }
 END_TEST
 
+/*
+ * The view's edit (pipeline_rebuild) takes the rows before the first
+ * changed token over from the pipeline shown, and gives what a new
+ * pipeline gives; a knob change computes everything again.
+ */
+START_TEST(an_edit_takes_the_unchanged_rows_over)
+{
+    struct attention_config cfg;
+    struct pipeline_source src;
+    struct pipeline first, edited, fresh, knob;
+    struct attn_error err;
+
+    attention_config_init(&cfg);
+    memset(&src, 0, sizeof src);
+    src.family = &family_gpt2;
+    src.model = &tiny;
+    src.top = 4;
+    src.sentence = "the cat sat on the mat";
+    ck_assert_msg(pipeline_create(&first, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    src.sentence = "the cat sat on the mat and the cat";
+    ck_assert_msg(pipeline_rebuild(&edited, &first, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(pipeline_create(&fresh, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(pipeline_gpt2(&first)->from, 0);
+    ck_assert_int_eq(pipeline_gpt2(&edited)->from, first.tokens.count);
+    ck_assert_int_eq(pipeline_gpt2(&fresh)->from, 0);
+    {
+        const struct decoder_run *a = &pipeline_gpt2(&edited)->run;
+        const struct decoder_run *b = &pipeline_gpt2(&fresh)->run;
+        const struct decoder_config *c = &tiny.dec.cfg;
+        const size_t n = (size_t)a->n;
+        ck_assert_int_eq(a->n, b->n);
+        for (int l = 0; l < c->n_layer; l++) {
+            ck_assert(memcmp(a->layers[l].scores, b->layers[l].scores,
+                             (size_t)c->n_head * n * n * sizeof(float)) == 0);
+            ck_assert(memcmp(a->layers[l].weights, b->layers[l].weights,
+                             (size_t)c->n_head * n * n * sizeof(float)) == 0);
+            ck_assert(memcmp(a->layers[l].resid2, b->layers[l].resid2,
+                             n * (size_t)c->n_embd * sizeof(float)) == 0);
+        }
+        ck_assert(memcmp(a->top_probs, b->top_probs, n * 4 * sizeof(float)) == 0);
+        ck_assert(memcmp(a->top_ids, b->top_ids, n * 4 * sizeof(int)) == 0);
+    }
+    /* The mask off: every row reads every key, so nothing is taken over. */
+    cfg.mask = ATTN_MASK_NONE;
+    ck_assert_msg(pipeline_rebuild(&knob, &edited, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(pipeline_gpt2(&knob)->from, 0);
+    pipeline_destroy(&knob);
+    pipeline_destroy(&first);
+    pipeline_destroy(&edited);
+    pipeline_destroy(&fresh);
+}
+END_TEST
+
 static Suite *
 model_suite(void)
 {
@@ -1446,6 +1499,7 @@ model_suite(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, every_stage_agrees_with_pytorch);
+    tcase_add_test(tc, an_edit_takes_the_unchanged_rows_over);
     tcase_add_test(tc, the_knobs_that_apply_recompute);
     tcase_add_test(tc, config_keys_that_change_attention);
     tcase_add_test(tc, ablation_zeroes_one_head);

@@ -194,6 +194,26 @@ float decoder_divisor(const struct decoder_model *m, const struct decoder_knobs 
 enum attn_status decoder_forward(const struct decoder_model *m, const int *ids, int n, int top,
                                  const struct decoder_knobs *k, struct decoder_run *r,
                                  struct attn_error *err);
+
+/*
+ * The rows ids and prev's ids (prev_ids, prev->n of them) share from the
+ * start: where an edit's first changed token is.
+ */
+int decoder_common_rows(const struct decoder_run *prev, const int *prev_ids, const int *ids, int n);
+
+/*
+ * decoder_forward, taking rows 0 .. from - 1 of every stage from prev, a
+ * run of the same model and knobs whose ids agree with ids up to from
+ * (decoder_common_rows): in a causal model those rows cannot change, so
+ * only the rows from `from` on are computed in every layer (and, for the
+ * rows before, their scores against the new keys), with the logits only
+ * for them.  The same bits as decoder_forward (check_gpt2).  Without the
+ * causal mask, or with another top, everything is computed.
+ */
+enum attn_status decoder_forward_from(const struct decoder_model *m, const int *ids, int n, int top,
+                                      const struct decoder_knobs *k,
+                                      const struct decoder_run *prev, int from,
+                                      struct decoder_run *r, struct attn_error *err);
 void decoder_run_destroy(struct decoder_run *r);
 /*
  * A destroyed run's memory is kept for the next run (decoder.c: already

@@ -14,9 +14,12 @@
 
 #include "attnscope/decoder/decoder.h"
 
-/* The positions: tok (n, C) = wte[ids], pos (n, C) = wpe[0..n), embed = tok + pos (learned). */
+/*
+ * The positions first .. first + n - 1: tok (n, C) = wte[ids], pos (n, C) =
+ * wpe[first ..], embed = tok + pos (learned).
+ */
 void part_positions(const struct decoder_model *m, const int *ids, int n, float *tok, float *pos,
-                    float *embed);
+                    float *embed, int first);
 
 /* y (n, C) = the norm (cfg->norm) of each row of x (n, C) with w. */
 void part_norm(const struct decoder_config *c, const struct decoder_norm_weights *w,
@@ -40,6 +43,14 @@ struct part_attention_args {
     float divisor;
     const unsigned char *ablated; /* (H) 1 where the head's context is zeroed, or NULL */
     float *scratch;
+    /*
+     * The first row to compute (0: all).  Rows before it are given in s,
+     * as a causal model leaves them when only later tokens change: their
+     * queries, keys, values, context and output, and their scores and
+     * weights against the keys before from; their scores against the new
+     * keys are computed here (the view shows every score).
+     */
+    int from;
 };
 void part_attention(const struct part_attention_args *a, struct decoder_layer_stages *s,
                     int threads);

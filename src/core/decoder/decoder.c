@@ -299,15 +299,18 @@ run_carve(const struct decoder_config *c, int n, int top, struct decoder_run *r,
  * softmax and top k.  ATTN_ESTOPPED when a stop is asked for.
  */
 static enum attn_status
-run_logits(const struct decoder_model *m, struct decoder_run *r, float *logits, int threads,
-           struct attn_error *err)
+run_logits(const struct decoder_model *m, struct decoder_run *r, int row0, float *logits,
+           int threads, struct attn_error *err)
 {
     const struct decoder_config *c = &m->cfg;
-    const int n = r->n;
+    const int n = r->n - row0;
     const int top = r->top;
     const int C = c->n_embd;
     const int outputs = decoder_outputs(c);
-    struct next_tokens *nt = malloc((size_t)n * sizeof *nt);
+    const float *final = r->final + (size_t)row0 * C;
+    int *top_ids = r->top_ids + (size_t)row0 * top;
+    float *top_probs = r->top_probs + (size_t)row0 * top;
+    struct next_tokens *nt = malloc(((size_t)n + 1) * sizeof *nt);
 
     if (nt == NULL)
         return attn_fail(err, ATTN_ENOMEM, "out of memory for the next tokens");
@@ -315,33 +318,86 @@ run_logits(const struct decoder_model *m, struct decoder_run *r, float *logits, 
         nt[i].max = -INFINITY;
         nt[i].sum = 0.0;
         for (int t = 0; t < top; t++)
-            r->top_ids[(size_t)i * top + t] = -1;
+            top_ids[(size_t)i * top + t] = -1;
     }
-    for (int v0 = 0; v0 < outputs; v0 += LOGIT_SLICE) {
+    for (int v0 = 0; n > 0 && v0 < outputs; v0 += LOGIT_SLICE) {
         const int vb = outputs - v0 < LOGIT_SLICE ? outputs - v0 : LOGIT_SLICE;
-        struct fold_job job = { logits, v0, vb, top, nt, r->top_ids, r->top_probs };
+        struct fold_job job = { logits, v0, vb, top, nt, top_ids, top_probs };
         if (progress_stopped()) {
             free(nt);
             return attn_fail(err, ATTN_ESTOPPED, "stopped while reading the next tokens");
         }
-        if (parallel_gemm_packed(n, r->final, C, &m->head_packed, v0, vb, logits, vb, threads) != 0)
-            parallel_gemm(true, n, vb, C, r->final, C, m->lm_head + (size_t)v0 * C, C, logits, vb,
+        if (parallel_gemm_packed(n, final, C, &m->head_packed, v0, vb, logits, vb, threads) != 0)
+            parallel_gemm(true, n, vb, C, final, C, m->lm_head + (size_t)v0 * C, C, logits, vb,
                           threads);
         add_head_bias(m, logits, n, v0, vb);
         parallel_for(n, 4L * vb, threads, fold_rows, &job);
     }
     for (int i = 0; i < n; i++)
         for (int t = 0; t < top; t++) {
-            float *pr = &r->top_probs[(size_t)i * top + t];
+            float *pr = &top_probs[(size_t)i * top + t];
             *pr = (float)((double)rowops_exp(*pr - nt[i].max) / nt[i].sum);
         }
     free(nt);
     return ATTN_OK;
 }
 
-enum attn_status
-decoder_forward(const struct decoder_model *m, const int *ids, int n, int top,
-                const struct decoder_knobs *k, struct decoder_run *r, struct attn_error *err)
+/* rows rows of width floats from src (row stride src_ld) into dst (dst_ld). */
+static void
+copy_rows(float *dst, size_t dst_ld, const float *src, size_t src_ld, int rows, size_t width)
+{
+    for (int i = 0; i < rows; i++)
+        memcpy(dst + (size_t)i * dst_ld, src + (size_t)i * src_ld, width * sizeof(float));
+}
+
+/*
+ * The rows before from of every stage of r, from prev (a run of the same
+ * model and knobs over ids that agree with r's up to from): for a causal
+ * model they are what a forward would compute again.  The scores and
+ * weights of those rows against the keys from `from` on are left to the
+ * forward; their weights there are 0 (hidden by the mask).
+ */
+static void
+take_rows(const struct decoder_config *c, const struct decoder_run *prev, int from,
+          struct decoder_run *r)
+{
+    const size_t C = (size_t)c->n_embd, F = (size_t)c->n_inner;
+    const size_t n = (size_t)r->n, pn = (size_t)prev->n;
+    const size_t top = (size_t)r->top;
+
+    copy_rows(r->tok, C, prev->tok, C, from, C);
+    copy_rows(r->pos, C, prev->pos, C, from, C);
+    copy_rows(r->embed, C, prev->embed, C, from, C);
+    for (int l = 0; l < c->n_layer; l++) {
+        const struct decoder_layer_stages *a = &prev->layers[l];
+        struct decoder_layer_stages *b = &r->layers[l];
+        float *const dst_c[] = { b->norm1, b->q, b->k, b->v, b->context, b->attn, b->resid1,
+                                 b->norm2, b->mlp, b->resid2 };
+        const float *const src_c[] = { a->norm1, a->q, a->k, a->v, a->context, a->attn, a->resid1,
+                                       a->norm2, a->mlp, a->resid2 };
+        for (size_t e = 0; e < sizeof dst_c / sizeof dst_c[0]; e++)
+            copy_rows(dst_c[e], C, src_c[e], C, from, C);
+        copy_rows(b->up, F, a->up, F, from, F);
+        copy_rows(b->act, F, a->act, F, from, F);
+        for (int h = 0; h < c->n_head; h++) {
+            float *w = b->weights + (size_t)h * n * n;
+            copy_rows(b->scores + (size_t)h * n * n, n, a->scores + (size_t)h * pn * pn, pn, from,
+                      (size_t)from);
+            copy_rows(w, n, a->weights + (size_t)h * pn * pn, pn, from, (size_t)from);
+            for (int i = 0; i < from; i++)
+                memset(w + (size_t)i * n + from, 0, (n - (size_t)from) * sizeof(float));
+        }
+    }
+    copy_rows(r->final, C, prev->final, C, from, C);
+    if (top > 0) {
+        memcpy(r->top_ids, prev->top_ids, (size_t)from * top * sizeof *r->top_ids);
+        memcpy(r->top_probs, prev->top_probs, (size_t)from * top * sizeof *r->top_probs);
+    }
+}
+
+static enum attn_status
+forward(const struct decoder_model *m, const int *ids, int n, int top, const struct decoder_knobs *k,
+        const struct decoder_run *prev, int from, struct decoder_run *r, struct attn_error *err)
 {
     const struct decoder_config *c = &m->cfg;
     const int C = c->n_embd;
@@ -365,7 +421,10 @@ decoder_forward(const struct decoder_model *m, const int *ids, int n, int top,
     if (run_carve(c, n, top, r, &logits, &scratch) != 0)
         return attn_fail(err, ATTN_ENOMEM, "out of memory for the stages of %d tokens", n);
 
-    part_positions(m, ids, n, r->tok, r->pos, r->embed);
+    if (prev != NULL && from > 0)
+        take_rows(c, prev, from, r);
+    part_positions(m, ids + from, n - from, r->tok + (size_t)from * C, r->pos + (size_t)from * C,
+                   r->embed + (size_t)from * C, from);
     x = r->embed;
     /* A step per layer and one for the logits: a front end shows it, and may stop it between. */
     progress_begin("running the model", c->n_layer + 1);
@@ -376,31 +435,69 @@ decoder_forward(const struct decoder_model *m, const int *ids, int n, int top,
             c, b, s->norm1, n, causal, decoder_divisor(m, k, l),
             k != NULL && k->ablated != NULL ? k->ablated + (size_t)l * (size_t)c->n_head : NULL,
             scratch,
+            from,
         };
+        const size_t at = (size_t)from * (size_t)C;
+        const size_t rows = (size_t)(n - from);
 
         if (progress_stopped()) {
             st = attn_fail(err, ATTN_ESTOPPED, "stopped at layer %d of %d", l, c->n_layer);
             break;
         }
         progress_step(l);
-        part_norm(c, &b->norm1, x, n, s->norm1, threads);
+        part_norm(c, &b->norm1, x + at, (int)rows, s->norm1 + at, threads);
         part_attention(&attention, s, threads);
-        part_residual(x, s->attn, (size_t)n * C, s->resid1);
-        part_norm(c, &b->norm2, s->resid1, n, s->norm2, threads);
-        part_mlp(c, b, s->norm2, n, s->up, s->act, s->mlp, threads);
-        part_residual(s->resid1, s->mlp, (size_t)n * C, s->resid2);
+        part_residual(x + at, s->attn + at, rows * C, s->resid1 + at);
+        part_norm(c, &b->norm2, s->resid1 + at, (int)rows, s->norm2 + at, threads);
+        part_mlp(c, b, s->norm2 + at, (int)rows, s->up + (size_t)from * c->n_inner,
+                 s->act + (size_t)from * c->n_inner, s->mlp + at, threads);
+        part_residual(s->resid1 + at, s->mlp + at, rows * C, s->resid2 + at);
         x = s->resid2;
     }
     if (st == ATTN_OK) {
         progress_step(c->n_layer);
-        part_norm(c, &m->final_norm, x, n, r->final, threads);
+        part_norm(c, &m->final_norm, x + (size_t)from * C, n - from, r->final + (size_t)from * C,
+                  threads);
         if (top > 0)
-            st = run_logits(m, r, logits, threads, err);
+            st = run_logits(m, r, from, logits, threads, err);
     }
     progress_end();
     if (st != ATTN_OK)
         decoder_run_destroy(r);
     return st;
+}
+
+enum attn_status
+decoder_forward(const struct decoder_model *m, const int *ids, int n, int top,
+                const struct decoder_knobs *k, struct decoder_run *r, struct attn_error *err)
+{
+    return forward(m, ids, n, top, k, NULL, 0, r, err);
+}
+
+int
+decoder_common_rows(const struct decoder_run *prev, const int *prev_ids, const int *ids, int n)
+{
+    int from = 0;
+
+    while (from < n && from < prev->n && prev_ids[from] == ids[from])
+        from++;
+    return from;
+}
+
+enum attn_status
+decoder_forward_from(const struct decoder_model *m, const int *ids, int n, int top,
+                     const struct decoder_knobs *k, const struct decoder_run *prev, int from,
+                     struct decoder_run *r, struct attn_error *err)
+{
+    const bool causal = k == NULL || k->causal;
+
+    /* Without the mask every row reads every key; a different top changes every row's list. */
+    if (prev == NULL || !causal || prev->top != top || from > prev->n || from > n || from < 0)
+        from = 0;
+    /* At least the last row is computed (a run of no new rows is a copy: the same thing). */
+    if (from >= n)
+        from = n - 1;
+    return forward(m, ids, n, top, k, prev, from > 0 ? from : 0, r, err);
 }
 
 void

@@ -11,13 +11,13 @@
 
 void
 part_positions(const struct decoder_model *m, const int *ids, int n, float *tok, float *pos,
-               float *embed)
+               float *embed, int first)
 {
     const int C = m->cfg.n_embd;
 
     for (int i = 0; i < n; i++) {
         memcpy(tok + (size_t)i * C, m->wte + (size_t)ids[i] * C, (size_t)C * sizeof(float));
-        memcpy(pos + (size_t)i * C, m->wpe + (size_t)i * C, (size_t)C * sizeof(float));
+        memcpy(pos + (size_t)i * C, m->wpe + (size_t)(first + i) * C, (size_t)C * sizeof(float));
     }
     part_residual(tok, pos, (size_t)n * (size_t)C, embed);
 }
@@ -109,17 +109,26 @@ attend_heads(void *ctx, int h0, int h1)
     const int C = a->c->n_embd;
     const int hd = C / a->c->n_head;
 
+    const int r0 = a->from;
+    const size_t rows_new = (size_t)(n - r0);
+
     for (int h = h0; h < h1; h++) {
         float *sc = s->scores + (size_t)h * n * n;
         float *w = s->weights + (size_t)h * n * n;
         float *rows = a->scratch + (size_t)h * 2 * n;
-        linalg_gemm_nt(n, n, hd, s->q + h * hd, C, s->k + h * hd, C, sc, n);
-        for (int i = 0; i < n; i++)
+        /* Rows before from are given, but for their scores against the new keys. */
+        if (r0 > 0)
+            linalg_gemm_nt(r0, n - r0, hd, s->q + h * hd, C, s->k + (size_t)r0 * C + h * hd, C,
+                           sc + r0, n);
+        linalg_gemm_nt((int)rows_new, n, hd, s->q + (size_t)r0 * C + h * hd, C, s->k + h * hd, C,
+                       sc + (size_t)r0 * n, n);
+        for (int i = r0; i < n; i++)
             rowops_softmax(sc + (size_t)i * n, rows, rows + n, w + (size_t)i * n, n, 0,
                            a->causal ? i + 1 : n, a->divisor);
-        linalg_gemm_nn(n, hd, n, w, n, s->v + h * hd, C, s->context + h * hd, C);
+        linalg_gemm_nn((int)rows_new, hd, n, w + (size_t)r0 * n, n, s->v + h * hd, C,
+                       s->context + (size_t)r0 * C + h * hd, C);
         if (a->ablated != NULL && a->ablated[h])
-            for (int i = 0; i < n; i++)
+            for (int i = r0; i < n; i++)
                 memset(s->context + (size_t)i * C + (size_t)h * hd, 0, (size_t)hd * sizeof(float));
     }
 }
@@ -129,13 +138,15 @@ part_attention(const struct part_attention_args *a, struct decoder_layer_stages 
 {
     const int n = a->n;
     const int hd = a->c->n_embd / a->c->n_head;
+    const size_t at = (size_t)a->from * (size_t)a->c->n_embd;
+    const int rows = n - a->from;
     struct heads_job job = { a, s };
 
-    part_linear(&a->b->q, a->x, n, s->q, threads);
-    part_linear(&a->b->k, a->x, n, s->k, threads);
-    part_linear(&a->b->v, a->x, n, s->v, threads);
-    parallel_for(a->c->n_head, 2L * n * n * hd, threads, attend_heads, &job);
-    part_linear(&a->b->o, s->context, n, s->attn, threads);
+    part_linear(&a->b->q, a->x + at, rows, s->q + at, threads);
+    part_linear(&a->b->k, a->x + at, rows, s->k + at, threads);
+    part_linear(&a->b->v, a->x + at, rows, s->v + at, threads);
+    parallel_for(a->c->n_head, 2L * n * rows * hd, threads, attend_heads, &job);
+    part_linear(&a->b->o, s->context + at, rows, s->attn + at, threads);
 }
 
 /* -------------------------------------------------------------------- MLP */

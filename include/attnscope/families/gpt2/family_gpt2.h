@@ -22,6 +22,11 @@ struct gpt2_state {
     float *row;                /* (n) the weights of one row, worked out again and dropped */
     char *labels;              /* the tokens' display text */
     int ablated_heads;         /* heads whose context the source zeroed (pipeline_source) */
+    /* What the run was made with, so that an edit can take its unchanged rows over. */
+    struct decoder_knobs knobs;     /* (knobs.ablated: ablated, below) */
+    unsigned char *ablated;         /* (n_layer * n_head) a copy of the source's, or NULL */
+    int top;
+    int from;                       /* the first row this run computed (0: all of them) */
 };
 
 /* p's model state, or NULL when p is not a trained model's. */

@@ -288,14 +288,35 @@ gpt2_destroy_state(struct pipeline *p)
         free(s->masked);
         free(s->scaled);
         free(s->row);
+        free(s->ablated);
         free(s);
     }
     p->family_state = NULL;
 }
 
+/*
+ * Whether prev's run was made by the same model with the same knobs, heads
+ * ablated, top and <|endoftext|>: then its rows before an edit's first
+ * changed token are what a forward would compute again.
+ */
+static bool
+same_computation(const struct gpt2_state *prev, const struct gpt2_state *s,
+                 const struct decoder_config *c)
+{
+    const size_t heads = (size_t)c->n_layer * (size_t)c->n_head;
+
+    return prev != NULL && prev->model == s->model && prev->bos == s->bos &&
+           prev->top == s->top && prev->knobs.causal == s->knobs.causal &&
+           prev->knobs.scaled == s->knobs.scaled &&
+           prev->knobs.temperature == s->knobs.temperature &&
+           (prev->ablated == NULL) == (s->ablated == NULL) &&
+           (s->ablated == NULL || memcmp(prev->ablated, s->ablated, heads) == 0);
+}
+
+/* create, or (prev not NULL) rebuild: the rows an edit left alone taken from prev's run. */
 static enum attn_status
-gpt2_create(struct pipeline *p, const struct attention_config *cfg,
-            const struct pipeline_source *src, struct attn_error *err)
+gpt2_build(struct pipeline *p, const struct gpt2_state *prev, const struct attention_config *cfg,
+           const struct pipeline_source *src, struct attn_error *err)
 {
     const struct model *m = src->model;
     struct decoder_knobs k;
@@ -323,7 +344,22 @@ gpt2_create(struct pipeline *p, const struct attention_config *cfg,
     k.ablated = src->ablated;
     for (int e = 0; src->ablated != NULL && e < c->n_layer * c->n_head; e++)
         s->ablated_heads += src->ablated[e] != 0;
-    st = decoder_forward(&m->dec, s->ids, n, src->top, &k, &s->run, err);
+    s->knobs = k;
+    s->knobs.ablated = NULL;
+    s->top = src->top;
+    if (src->ablated != NULL) {
+        s->ablated = malloc((size_t)c->n_layer * (size_t)c->n_head);
+        if (s->ablated == NULL)
+            return attn_fail(err, ATTN_ENOMEM, "out of memory");
+        memcpy(s->ablated, src->ablated, (size_t)c->n_layer * (size_t)c->n_head);
+    }
+    if (same_computation(prev, s, c)) {
+        s->from = decoder_common_rows(&prev->run, prev->ids, s->ids, n);
+        st = decoder_forward_from(&m->dec, s->ids, n, src->top, &k, &prev->run, s->from, &s->run,
+                                  err);
+    } else {
+        st = decoder_forward(&m->dec, s->ids, n, src->top, &k, &s->run, err);
+    }
     if (st != ATTN_OK)
         return st;
     per_layer = (size_t)c->n_head * (size_t)n * (size_t)n;
@@ -358,6 +394,22 @@ gpt2_create(struct pipeline *p, const struct attention_config *cfg,
     return gpt2_select_layer(p, 0, err);
 }
 
+static enum attn_status
+gpt2_create(struct pipeline *p, const struct attention_config *cfg,
+            const struct pipeline_source *src, struct attn_error *err)
+{
+    return gpt2_build(p, NULL, cfg, src, err);
+}
+
+/* An edit: the rows before its first changed token taken over from prev (a causal model's). */
+static enum attn_status
+gpt2_rebuild(struct pipeline *p, struct pipeline *prev, const struct attention_config *cfg,
+             const struct pipeline_source *src, struct attn_error *err)
+{
+    return gpt2_build(p, prev != NULL && prev->family == &family_gpt2 ? state(prev) : NULL, cfg,
+                      src, err);
+}
+
 /* Stages a trained model has: all but the dropout's. */
 const struct family family_gpt2 = {
     "gpt2",
@@ -365,7 +417,7 @@ const struct family family_gpt2 = {
     (FAMILY_STAGE(STAGE_COUNT) - 1) & ~FAMILY_STAGE(STAGE_DROPPED) &
         ~FAMILY_STAGE(STAGE_OUTPUT_DROPPED),
     gpt2_create,
-    NULL,
+    gpt2_rebuild,
     NULL,
     gpt2_destroy_state,
     gpt2_estimate,
