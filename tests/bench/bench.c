@@ -15,6 +15,9 @@
  *                           vocabulary 50,257) over N tokens, random weights,
  *                           every stage kept, top 5 next tokens per position;
  *                           a fifth column: the process's median CPU time
+ *   bench gpt2-edit N REPS  the same model: a token appended to N tokens,
+ *                           the core's part of the view's edit (the rows
+ *                           before it taken over: decoder_forward_from)
  * Every timing line is "name<TAB>median_ms<TAB>min_ms<TAB>max_ms[<TAB>...]".
  * Not a test: timings belong in doc/performance.md, not in make check.
  */
@@ -635,9 +638,55 @@ cmd_gpt2(int n, int reps)
     return 0; /* (the model's memory goes with the process) */
 }
 
+static int
+cmd_gpt2_edit(int n, int reps)
+{
+    struct decoder_model m;
+    double times[MAX_REPS];
+    const int C = 768;
+    const struct decoder_config cfg = {
+        .n_layer = 12, .n_head = 12, .n_embd = C, .n_positions = 1024, .vocab_size = 50257,
+        .n_inner = 4 * C, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
+        .tied = true,
+    };
+    int *ids = malloc(((size_t)n + 1) * sizeof *ids);
+    struct decoder_run shown;
+    struct attn_error err;
+
+    if (n < 1 || n >= 1024 || ids == NULL)
+        return 1;
+    gpt2_random_model(&m, &cfg, 0.1f, 1);
+    if (!decoder_pack(&m))
+        return 1;
+    for (int i = 0; i <= n; i++)
+        ids[i] = (i * 7919) % 50257;
+    if (decoder_forward(&m, ids, n, 5, NULL, &shown, &err) != ATTN_OK)
+        return 1;
+    if (reps > MAX_REPS)
+        reps = MAX_REPS;
+    for (int r = 0; r < reps; r++) {
+        struct decoder_run edited;
+        double t0 = now();
+        if (decoder_forward_from(&m, ids, n + 1, 5, NULL, &shown, n, &edited, &err) != ATTN_OK) {
+            fprintf(stderr, "bench: %s\n", err.msg);
+            return 1;
+        }
+        times[r] = now() - t0;
+        decoder_run_destroy(&edited); /* the view keeps one run and the spare: so here */
+    }
+    {
+        char name[32];
+        snprintf(name, sizeof name, "gpt2_edit_%d", n);
+        report(name, times, reps, NULL);
+    }
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
+    if (argc >= 4 && strcmp(argv[1], "gpt2-edit") == 0)
+        return cmd_gpt2_edit(atoi(argv[2]), atoi(argv[3]));
     if (argc >= 2 && strcmp(argv[1], "probe") == 0)
         return cmd_probe();
     if (argc >= 4 && strcmp(argv[1], "forward") == 0)
