@@ -75,4 +75,16 @@ fuzz_sink(void)
     return sink;
 }
 
+/* Whether a name reads as it is in messages (printable ASCII, short): they escape the rest. */
+static inline int
+fuzz_plain_name(const char *name)
+{
+    size_t n = strlen(name);
+
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)name[i] < 0x20 || (unsigned char)name[i] >= 0x7f)
+            return 0;
+    return n < 64;
+}
+
 #endif

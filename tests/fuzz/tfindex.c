@@ -29,18 +29,6 @@ write_file(const char *path, const void *data, size_t size)
     return fclose(f) == 0 && ok ? 0 : -1;
 }
 
-/* Whether a name reads as it is in messages (printable ASCII, short): they escape the rest. */
-static int
-plain(const char *name)
-{
-    size_t n = strlen(name);
-
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)name[i] < 0x20 || (unsigned char)name[i] >= 0x7f)
-            return 0;
-    return n < 64;
-}
-
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -77,7 +65,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (v == NULL)
                 continue;
             if (tf_checkpoint_read_f32(&ck, t, v, &err) != ATTN_OK &&
-                ((plain(t->name) && strstr(err.msg, t->name) == NULL) ||
+                ((fuzz_plain_name(t->name) && strstr(err.msg, t->name) == NULL) ||
                  (t->refused == NULL && strstr(err.msg, "checksum") == NULL)))
                 abort(); /* only a refused dtype or a failed checksum stops a read, by name */
             free(v);

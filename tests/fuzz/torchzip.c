@@ -52,18 +52,6 @@ wrap_pickle(const char *path, const uint8_t *data, size_t size)
     return zip_close(z) == 0 ? 0 : -1;
 }
 
-/* Whether a name reads as it is in messages (printable ASCII, short): they escape the rest. */
-static int
-plain(const char *name)
-{
-    size_t n = strlen(name);
-
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)name[i] < 0x20 || (unsigned char)name[i] >= 0x7f)
-            return 0;
-    return n < 64;
-}
-
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -99,7 +87,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (v == NULL)
                 continue;
             if (torch_zip_read_f32(&tz, t, v, &err) != ATTN_OK &&
-                (t->refused == NULL || (plain(t->name) && strstr(err.msg, t->name) == NULL)))
+                (t->refused == NULL || (fuzz_plain_name(t->name) && strstr(err.msg, t->name) == NULL)))
                 abort(); /* only a view that is not contiguous stops a read, by name */
             free(v);
         }

@@ -35,7 +35,7 @@ windows of the text, cross-entropy on the next token).  Its text is
 attnscope's own documentation (README.md, doc/guide.md and
 doc/walkthroughs.md as commit CORPUS_COMMIT has them: our own words),
 where the book uses a short story.  The text is kept to ASCII so that the
-Python encoder below (GPT-2's byte-level BPE with its ASCII pattern) gives
+Python encoder (gpt2_tiny_model.encode: GPT-2's byte-level BPE with its ASCII pattern) gives
 GPT-2's ids.
 """
 import json
@@ -48,7 +48,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from format_fixtures import GPTModel, STAGES  # noqa: E402
-from gpt2_tiny_model import PATTERN, spell  # noqa: E402
+from gpt2_tiny_model import encode  # noqa: E402
 
 CORPUS_COMMIT = "f1803f8"
 CORPUS = ["README.md", "doc/guide.md", "doc/walkthroughs.md"]
@@ -69,20 +69,6 @@ def gpt2_encoder():
     with open(os.path.join(d, "vocab.bpe"), encoding="utf-8") as f:
         merges = [tuple(line.split()) for line in f.read().split("\n")[1:] if line]
     return vocab, {m: i for i, m in enumerate(merges)}
-
-
-def encode(text, vocab, ranks):
-    ids = []
-    for piece in PATTERN.findall(text):
-        word = list(spell(piece))
-        while len(word) > 1:
-            pairs = [(ranks.get((a, b), 1 << 30), i) for i, (a, b) in enumerate(zip(word, word[1:]))]
-            rank, i = min(pairs)
-            if rank == 1 << 30:
-                break
-            word = word[:i] + [word[i] + word[i + 1]] + word[i + 2:]
-        ids.extend(vocab[t] for t in word)
-    return ids
 
 
 def corpus():
