@@ -569,6 +569,13 @@ cmd_load(const char *name, const char *path, int reps)
 
 /* ------------------------------------------------------------------- gpt2 */
 
+/* GPT-2 small's shapes, for every GPT-2 measurement here. */
+static const struct decoder_config gpt2_small = {
+    .n_layer = 12, .n_head = 12, .n_embd = 768, .n_positions = 1024, .vocab_size = 50257,
+    .n_inner = 4 * 768, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
+    .tied = true,
+};
+
 /*
  * A GPT-2 small folder of random weights, as Hugging Face lays it out, for
  * timing attnscope --model as a whole process.  The tokenizer files are the
@@ -577,13 +584,7 @@ cmd_load(const char *name, const char *path, int reps)
 static int
 cmd_gpt2_folder(const char *dir)
 {
-    const struct decoder_config cfg = {
-        .n_layer = 12, .n_head = 12, .n_embd = 768, .n_positions = 1024, .vocab_size = 50257,
-        .n_inner = 4 * 768, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
-        .tied = true,
-    };
-
-    return gpt2_random_folder(dir, &cfg, 0.1f, 1, NULL) == 0 ? 0 : 1;
+    return gpt2_random_folder(dir, &gpt2_small, 0.1f, 1, NULL) == 0 ? 0 : 1;
 }
 
 static int
@@ -592,14 +593,8 @@ cmd_gpt2(int n, int reps)
     struct decoder_model m;
     double times[MAX_REPS];
     double cpu[MAX_REPS];
-    const int C = 768;
-
     /* GPT-2 small's shapes, in memory (the loader is not what is timed). */
-    const struct decoder_config cfg = {
-        .n_layer = 12, .n_head = 12, .n_embd = C, .n_positions = 1024, .vocab_size = 50257,
-        .n_inner = 4 * C, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
-        .tied = true,
-    };
+    const struct decoder_config cfg = gpt2_small;
 
     if (n < 1 || n > 1024)
         return 1;
@@ -643,12 +638,7 @@ cmd_gpt2_edit(int n, int reps)
 {
     struct decoder_model m;
     double times[MAX_REPS];
-    const int C = 768;
-    const struct decoder_config cfg = {
-        .n_layer = 12, .n_head = 12, .n_embd = C, .n_positions = 1024, .vocab_size = 50257,
-        .n_inner = 4 * C, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
-        .tied = true,
-    };
+    const struct decoder_config cfg = gpt2_small;
     int *ids = malloc(((size_t)n + 1) * sizeof *ids);
     struct decoder_run shown;
     struct attn_error err;
@@ -699,13 +689,8 @@ main(int argc, char **argv)
         return cmd_gpt2(atoi(argv[2]), atoi(argv[3]));
     if (argc >= 3 && strcmp(argv[1], "gpt2-bytes") == 0) {
         /* What attnscope --model keeps for n tokens of GPT-2 small (its family's estimate). */
-        const struct decoder_config cfg = {
-            .n_layer = 12, .n_head = 12, .n_embd = 768, .n_positions = 1024, .vocab_size = 50257,
-            .n_inner = 4 * 768, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
-            .tied = true,
-        };
         const size_t n = (size_t)atoi(argv[2]);
-        printf("gpt2_bytes_%zu\t%zu\n", n, gpt2_pipeline_bytes(&cfg, (int)n, 5));
+        printf("gpt2_bytes_%zu\t%zu\n", n, gpt2_pipeline_bytes(&gpt2_small, (int)n, 5));
         return 0;
     }
     if (argc >= 3 && strcmp(argv[1], "gpt2-folder") == 0)

@@ -223,6 +223,26 @@ run_tasks(struct task *tasks, int count)
     }
 }
 
+/*
+ * The columns each thread takes of a product of cols columns and work
+ * multiply-adds on up to threads threads (fewer when each would have less
+ * than PARALLEL_MIN_WORK), a multiple of step; 0 when cols is 0.
+ */
+static int
+columns_per_thread(int cols, long work, int threads, int step)
+{
+    int per;
+
+    if (threads > PARALLEL_MAX_THREADS)
+        threads = PARALLEL_MAX_THREADS;
+    while (threads > 1 && work / threads < PARALLEL_MIN_WORK)
+        threads--;
+    if (threads < 1)
+        threads = 1;
+    per = (cols + threads - 1) / threads;
+    return (per + step - 1) / step * step;
+}
+
 struct slice {
     bool nt;
     int m, n, k;
@@ -255,17 +275,9 @@ parallel_gemm(bool nt, int m, int n, int k, const float *a, int lda, const float
 {
     struct slice s[PARALLEL_MAX_THREADS];
     struct task tasks[PARALLEL_MAX_THREADS];
-    long work = (long)m * (long)n * (long)k;
-    int parts;
-    int per;
-
-    if (threads > PARALLEL_MAX_THREADS)
-        threads = PARALLEL_MAX_THREADS;
-    while (threads > 1 && work / threads < PARALLEL_MIN_WORK)
-        threads--;
-    per = (n + threads - 1) / threads;
-    per = (per + PARALLEL_COLUMN_STEP - 1) / PARALLEL_COLUMN_STEP * PARALLEL_COLUMN_STEP;
-    parts = per > 0 ? (n + per - 1) / per : 0;
+    const int per = columns_per_thread(n, (long)m * (long)n * (long)k, threads,
+                                       PARALLEL_COLUMN_STEP);
+    const int parts = per > 0 ? (n + per - 1) / per : 0;
     if (parts <= 1) {
         struct slice whole = { nt, m, n, k, a, lda, b, ldb, c, ldc };
         run_slice(&whole);
@@ -308,21 +320,13 @@ parallel_gemm_packed(int m, const float *a, int lda, const struct linalg_packed 
 {
     struct packed_slice s[PARALLEL_MAX_THREADS];
     struct task tasks[PARALLEL_MAX_THREADS];
-    const long work = (long)m * (long)cols * (long)pk->k;
     const int step = pk->nr > 0 ? pk->nr : 1;
     int parts = 0;
     int per;
 
     if (pk->data == NULL || j0 < 0 || j0 % step != 0 || cols < 0 || cols > pk->n - j0)
         return -1;
-    if (threads > PARALLEL_MAX_THREADS)
-        threads = PARALLEL_MAX_THREADS;
-    while (threads > 1 && work / threads < PARALLEL_MIN_WORK)
-        threads--;
-    if (threads < 1)
-        threads = 1;
-    per = (cols + threads - 1) / threads;
-    per = (per + step - 1) / step * step;
+    per = columns_per_thread(cols, (long)m * (long)cols * (long)pk->k, threads, step);
     for (int at = 0; per > 0 && at < cols; at += per) {
         s[parts] = (struct packed_slice){ m, a, lda, pk, j0 + at, cols - at < per ? cols - at : per,
                                           c + at, ldc, 0 };

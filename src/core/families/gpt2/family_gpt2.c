@@ -117,6 +117,16 @@ physical_bytes(void)
     return pages > 0 && size > 0 ? (size_t)pages * (size_t)size : 0;
 }
 
+bool
+gpt2_pack_if_room(struct decoder_model *m)
+{
+    const size_t have = physical_bytes();
+
+    if (have == 0 || m->weights_map_bytes + decoder_pack_bytes(&m->cfg) <= have / 2)
+        return decoder_pack(m);
+    return false;
+}
+
 static enum attn_status
 gpt2_estimate(const struct attention_config *cfg, const struct pipeline_source *src,
               size_t *bytes, struct attn_error *err)

@@ -568,18 +568,6 @@ open_weights(struct loader *ld, const char *dir, const struct gpt2_options *o,
     return 0;
 }
 
-bool
-gpt2_pack_if_room(struct decoder_model *m)
-{
-    const long pages = sysconf(_SC_PHYS_PAGES);
-    const long size = sysconf(_SC_PAGESIZE);
-    const size_t have = pages > 0 && size > 0 ? (size_t)pages * (size_t)size : 0;
-
-    if (have == 0 || m->weights_map_bytes + decoder_pack_bytes(&m->cfg) <= have / 2)
-        return decoder_pack(m);
-    return false;
-}
-
 enum attn_status
 gpt2_load(struct decoder_model *m, const char *dir, const struct gpt2_options *o,
           struct attn_error *err)
