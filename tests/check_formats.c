@@ -99,13 +99,15 @@ run_and_check_with(const char *path, const struct gpt2_options *o, const char *w
     top = (int)next_number(&at);
     ck_assert_msg(decoder_forward(m, ids, n, top, NULL, r, &err) == ATTN_OK, "%s", err.msg);
     compare("embed", r->embed, line_of(from, "embed", -1), (size_t)n * m->cfg.n_embd, 1e-5);
-    for (int l = 0; l < m->cfg.n_layer; l++)
+    for (int l = 0; l < m->cfg.n_layer; l++) {
+        ck_assert_msg(decoder_layer_attention(m, r, l, NULL, NULL, &err) == ATTN_OK, "%s", err.msg);
         for (size_t k = 0; k < sizeof stages / sizeof stages[0]; k++) {
             char what[300];
             snprintf(what, sizeof what, "%s: %s of layer %d", path, stages[k].name, l);
             compare(what, stage_of(&r->layers[l], (int)k), line_of(from, stages[k].name, l),
                     stage_size(&m->cfg, n, (int)k), 1e-5);
         }
+    }
     compare("final", r->final, line_of(from, "final", -1), (size_t)n * m->cfg.n_embd, 1e-5);
     at = line_of(from, "top", -1);
     next_number(&at);
@@ -121,19 +123,22 @@ run_and_check(const char *path, const char *which, const struct expected *e,
     run_and_check_with(path, NULL, which, e, m, r);
 }
 
-/* Whether every stage of a and b is the same, bit for bit. */
+/* Whether every stage of a and b is the same, bit for bit (each layer's weights made in turn). */
 static void
-expect_identical(const char *what, const struct decoder_model *m, const struct decoder_run *a,
-                 const struct decoder_run *b)
+expect_identical(const char *what, const struct decoder_model *m, struct decoder_run *a,
+                 struct decoder_run *b)
 {
     const size_t row = (size_t)a->n * (size_t)m->cfg.n_embd * sizeof(float);
 
     ck_assert_msg(memcmp(a->embed, b->embed, row) == 0, "%s: embeddings differ", what);
-    for (int l = 0; l < m->cfg.n_layer; l++)
+    for (int l = 0; l < m->cfg.n_layer; l++) {
+        ck_assert(decoder_layer_attention(m, a, l, NULL, NULL, NULL) == ATTN_OK);
+        ck_assert(decoder_layer_attention(m, b, l, NULL, NULL, NULL) == ATTN_OK);
         for (size_t k = 0; k < sizeof stages / sizeof stages[0]; k++)
             ck_assert_msg(memcmp(stage_of(&a->layers[l], (int)k), stage_of(&b->layers[l], (int)k),
                                  stage_size(&m->cfg, a->n, (int)k) * sizeof(float)) == 0,
                           "%s: %s of layer %d is not bit-identical", what, stages[k].name, l);
+    }
     ck_assert_msg(memcmp(a->final, b->final, row) == 0, "%s: final differs", what);
 }
 

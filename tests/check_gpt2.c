@@ -16,7 +16,9 @@
 
 #include <unistd.h>
 
+#include "attnscope/base/progress.h"
 #include "attnscope/families/gpt2/gpt2.h"
+#include "attnscope/kernels/linalg.h"
 #include "attnscope/files/safetensors.h"
 #include "expected.h"
 #include "gpt2_random.h"
@@ -53,6 +55,8 @@ check_case(const char *name)
         at = line_of(e.text, "weights", l);
         ck_assert_int_eq((int)next_number(&at), m.cfg.n_head);
         snprintf(what, sizeof what, "%s weights layer %d", name, l);
+        ck_assert_msg(decoder_layer_attention(&m, &r, l, NULL, NULL, &err) == ATTN_OK, "%s",
+                      err.msg);
         compare(what, r.layers[l].weights, at, (size_t)m.cfg.n_head * n * n, 1e-5);
         snprintf(what, sizeof what, "%s resid2 layer %d", name, l);
         compare(what, r.layers[l].resid2, line_of(e.text, "resid2", l), (size_t)n * m.cfg.n_embd, 1e-5);
@@ -121,6 +125,8 @@ START_TEST(a_reused_arena_changes_no_bit)
     for (int l = 0; l < cfg.n_layer; l++) {
         const struct decoder_layer_stages *a = &fresh.layers[l], *b = &reused.layers[l];
         const size_t nc = (size_t)n * C * sizeof(float), nn = (size_t)4 * n * n * sizeof(float);
+        ck_assert(decoder_layer_attention(&m, &fresh, l, NULL, NULL, &err) == ATTN_OK);
+        ck_assert(decoder_layer_attention(&m, &reused, l, NULL, NULL, &err) == ATTN_OK);
         const size_t nf = (size_t)n * 4 * C * sizeof(float);
         ck_assert(memcmp(a->norm1, b->norm1, nc) == 0 && memcmp(a->q, b->q, nc) == 0 &&
                   memcmp(a->k, b->k, nc) == 0 && memcmp(a->v, b->v, nc) == 0);
@@ -166,11 +172,15 @@ START_TEST(a_reused_arena_changes_no_bit)
 }
 END_TEST
 
-/* Whether every stage of every layer of a and b is the same, bit for bit. */
+/*
+ * Whether every stage of every layer of a and b is the same, bit for bit,
+ * the scores and weights made for each layer in turn.
+ */
 static bool
-same_runs(const struct decoder_config *c, const struct decoder_run *a, const struct decoder_run *b,
-          char *why, size_t size)
+same_runs(const struct decoder_model *m, struct decoder_run *a, struct decoder_run *b, char *why,
+          size_t size)
 {
+    const struct decoder_config *c = &m->cfg;
     const size_t n = (size_t)a->n, C = (size_t)c->n_embd, F = (size_t)c->n_inner;
     const size_t nc = n * C * sizeof(float), nf = n * F * sizeof(float);
     const size_t hnn = (size_t)c->n_head * n * n * sizeof(float);
@@ -190,6 +200,9 @@ same_runs(const struct decoder_config *c, const struct decoder_run *a, const str
                 return snprintf(why, size, "layer %d, stage %zu differs", l, e), false;
         if (memcmp(x->up, y->up, nf) || memcmp(x->act, y->act, nf))
             return snprintf(why, size, "layer %d: the MLP differs", l), false;
+        if (decoder_layer_attention(m, a, l, NULL, NULL, NULL) != ATTN_OK ||
+            decoder_layer_attention(m, b, l, NULL, NULL, NULL) != ATTN_OK)
+            return snprintf(why, size, "layer %d: no memory for the weights", l), false;
         if (memcmp(x->scores, y->scores, hnn))
             return snprintf(why, size, "layer %d: scores differ", l), false;
         if (memcmp(x->weights, y->weights, hnn))
@@ -208,47 +221,58 @@ same_runs(const struct decoder_config *c, const struct decoder_run *a, const str
  * (decoder_forward_from): after random edits (appending, changing a token
  * anywhere, the first included, cutting the end, nothing), with the
  * weights packed or not, ablated heads, the mask off, every stage of every
- * layer is bit for bit what a whole forward gives.
+ * layer is bit for bit what a whole forward gives.  The edits follow each
+ * other as in the view (each run the next edit's prev), so most are made in
+ * the previous run's memory, and some outgrow it.
  */
 START_TEST(an_edit_recomputes_only_what_changed)
 {
     const int C = 64;
     const struct decoder_config cfg = {
-        .n_layer = 3, .n_head = 4, .n_embd = C, .n_positions = 48, .vocab_size = 509,
+        .n_layer = 3, .n_head = 4, .n_embd = C, .n_positions = 200, .vocab_size = 509,
         .n_inner = 4 * C, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = true,
         .tied = true,
     };
     struct decoder_model m;
     struct attn_error err;
     unsigned seed = 99;
-    int ids[48], next[48];
+    int ids[200], next[200];
     int n = 17;
     unsigned char ablated[12] = { 0 };
     char why[128];
-    int partial = 0;
+    int partial = 0, in_place = 0, grown = 0;
+    struct decoder_run prev;
+    struct decoder_knobs k = { true, true, 1.0, NULL };
 
     gpt2_random_model(&m, &cfg, 0.2f, 5);
     for (int i = 0; i < n; i++)
         ids[i] = (i * 131 + 7) % 509;
-    for (int trial = 0; trial < 60; trial++) {
-        struct decoder_knobs k = { true, true, 1.0, NULL };
-        struct decoder_run prev, whole, inc;
+    ck_assert_msg(decoder_forward(&m, ids, n, 3, &k, &prev, &err) == ATTN_OK, "%s", err.msg);
+    for (int trial = 0; trial < 80; trial++) {
+        struct decoder_run whole, inc;
+        const void *prev_map;
         int m2 = n;
         int from;
         seed = seed * 1103515245u + 12345u;
-        if (trial == 20)
+        if (trial == 30)
             ck_assert(decoder_pack(&m));
-        if (trial >= 40 && trial < 50) {
-            ablated[(seed >> 8) % 12] = 1; /* some heads off, the same in both runs */
-            k.ablated = ablated;
+        if (trial >= 60) {
+            /* The knobs change: prev made afresh with them. */
+            if (trial < 70) {
+                ablated[(seed >> 8) % 12] = 1; /* some heads off, the same in both runs */
+                k.ablated = ablated;
+            } else {
+                k.causal = false; /* every row reads every key: all of it is computed */
+            }
+            decoder_run_destroy(&prev);
+            ck_assert_msg(decoder_forward(&m, ids, n, 3, &k, &prev, &err) == ATTN_OK, "%s",
+                          err.msg);
         }
-        if (trial >= 50)
-            k.causal = false; /* every row reads every key: all of it is computed */
-        ck_assert_msg(decoder_forward(&m, ids, n, 3, &k, &prev, &err) == ATTN_OK, "%s", err.msg);
         memcpy(next, ids, sizeof ids);
-        switch ((seed >> 16) % 5) {
+        switch ((seed >> 16) % 6) {
         case 0: /* append one to three tokens */
-            for (int e = 0, more = 1 + (int)((seed >> 4) % 3); e < more && m2 < 48; e++)
+        case 5:
+            for (int e = 0, more = 1 + (int)((seed >> 4) % 3); e < more && m2 < 200; e++)
                 next[m2++] = (int)((seed >> (e + 3)) % 509);
             break;
         case 1: /* change one token, anywhere */
@@ -263,24 +287,149 @@ START_TEST(an_edit_recomputes_only_what_changed)
         default: /* nothing */
             break;
         }
+        if (trial == 12) /* a paste: more than the run has room for */
+            for (int e = 0; e < DECODER_ROOM + 5 && m2 < 200; e++)
+                next[m2++] = (e * 17 + 3) % 509;
         from = decoder_common_rows(&prev, ids, next, m2);
+        prev_map = prev.arena_map;
         ck_assert_msg(decoder_forward(&m, next, m2, 3, &k, &whole, &err) == ATTN_OK, "%s", err.msg);
         ck_assert_msg(decoder_forward_from(&m, next, m2, 3, &k, &prev, from, &inc, &err) == ATTN_OK,
                       "%s", err.msg);
-        ck_assert_msg(same_runs(&cfg, &whole, &inc, why, sizeof why),
+        ck_assert_msg(same_runs(&m, &whole, &inc, why, sizeof why),
                       "trial %d (%d -> %d tokens, from %d): %s", trial, n, m2, from, why);
         partial += from > 0 && k.causal;
+        if (inc.arena_map == prev_map) {
+            in_place++;
+            ck_assert_ptr_null(prev.arena_map); /* prev's memory is inc's now */
+        }
+        grown += m2 > n && inc.arena_map != prev_map && from > 0 && k.causal;
         decoder_run_destroy(&prev);
         decoder_run_destroy(&whole);
-        decoder_run_destroy(&inc);
+        prev = inc;
         memcpy(ids, next, sizeof ids);
-        n = m2 > 1 ? m2 : n;
-        if (n >= 46)
+        n = m2;
+        if (n >= 180) {
             n = 12;
+            decoder_run_destroy(&prev);
+            ck_assert(decoder_forward(&m, ids, n, 3, &k, &prev, &err) == ATTN_OK);
+        }
     }
-    ck_assert_int_ge(partial, 20); /* most edits took rows over */
+    decoder_run_destroy(&prev);
+    ck_assert_int_ge(partial, 40); /* most edits took rows over */
+    ck_assert_int_ge(in_place, 30); /* most of them in the run's own memory */
+    ck_assert_int_ge(grown, 1);     /* and the paste outgrew it */
     decoder_release_spare();
     gpt2_random_free(&m);
+}
+END_TEST
+
+/*
+ * An edit made in the previous run's memory that is stopped (Esc in the
+ * view) or fails leaves that run as it was: every row it had, bit for bit.
+ */
+START_TEST(a_stopped_edit_leaves_the_run_shown)
+{
+    const int C = 64;
+    const struct decoder_config cfg = {
+        .n_layer = 2, .n_head = 4, .n_embd = C, .n_positions = 128, .vocab_size = 301,
+        .n_inner = 4 * C, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
+        .tied = true,
+    };
+    struct decoder_model m;
+    struct attn_error err;
+    struct decoder_run shown, copy, edited;
+    int ids[40], next[40];
+    char why[128];
+    const void *map;
+
+    gpt2_random_model(&m, &cfg, 0.2f, 23);
+    for (int i = 0; i < 40; i++)
+        ids[i] = next[i] = (i * 29 + 1) % 301;
+    next[10] = 7; /* rows 10 .. 29 change */
+    ck_assert(decoder_forward_from(&m, ids, 30, 4, NULL, NULL, 0, &shown, &err) == ATTN_OK);
+    ck_assert(decoder_forward(&m, ids, 30, 4, NULL, &copy, &err) == ATTN_OK);
+    ck_assert_int_ge(shown.cap, 30 + DECODER_ROOM);
+    map = shown.arena_map;
+    progress_stop();
+    ck_assert_int_eq(decoder_forward_from(&m, next, 35, 4, NULL, &shown, 10, &edited, &err),
+                     ATTN_ESTOPPED);
+    progress_reset();
+    ck_assert_ptr_eq(shown.arena_map, map);
+    ck_assert_int_eq(shown.n, 30);
+    ck_assert_msg(same_runs(&m, &shown, &copy, why, sizeof why), "%s", why);
+    /* Not stopped, the edit is made in the same memory. */
+    ck_assert(decoder_forward_from(&m, next, 35, 4, NULL, &shown, 10, &edited, &err) == ATTN_OK);
+    ck_assert_ptr_eq(edited.arena_map, map);
+    decoder_run_destroy(&shown);
+    decoder_run_destroy(&copy);
+    ck_assert(decoder_forward(&m, next, 35, 4, NULL, &copy, &err) == ATTN_OK);
+    ck_assert_msg(same_runs(&m, &edited, &copy, why, sizeof why), "%s", why);
+    decoder_run_destroy(&edited);
+    decoder_run_destroy(&copy);
+    decoder_release_spare();
+    gpt2_random_free(&m);
+}
+END_TEST
+
+/*
+ * The forward keeps no layer's scores and weights; those made when a layer
+ * is shown are what its context was made from: each head's weights times
+ * its values give the kept context (the same sums: the weights past a
+ * query's key are 0), and the masked and scaled scores are the softmax's.
+ */
+START_TEST(the_weights_shown_made_the_context)
+{
+    const int C = 96;
+    const int n = 150; /* three blocks of queries, the last a part */
+    const struct decoder_config cfg = {
+        .n_layer = 2, .n_head = 3, .n_embd = C, .n_positions = 160, .vocab_size = 211,
+        .n_inner = 4 * C, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = true,
+        .tied = true,
+    };
+    const int hd = C / 3;
+    struct decoder_model m;
+    struct attn_error err;
+    struct decoder_run r;
+    int ids[150];
+    float *masked = malloc(3 * (size_t)n * n * sizeof *masked);
+    float *scaled = malloc(3 * (size_t)n * n * sizeof *scaled);
+    float *ctx = malloc((size_t)n * C * sizeof *ctx);
+    float *one = malloc(((size_t)n * n * 2 + 2 * (size_t)n) * sizeof *one);
+
+    ck_assert(masked != NULL && scaled != NULL && ctx != NULL && one != NULL);
+    gpt2_random_model(&m, &cfg, 0.3f, 31);
+    for (int i = 0; i < n; i++)
+        ids[i] = (i * 7 + 3) % 211;
+    ck_assert(decoder_forward(&m, ids, n, 2, NULL, &r, &err) == ATTN_OK);
+    for (int l = 0; l < 2; l++)
+        ck_assert(r.layers[l].scores == NULL && r.layers[l].weights == NULL);
+    for (int l = 0; l < 2; l++) {
+        const struct decoder_layer_stages *s = &r.layers[l];
+        ck_assert(decoder_layer_attention(&m, &r, l, masked, scaled, &err) == ATTN_OK);
+        ck_assert(r.layers[1 - l].weights == NULL); /* one layer's at a time */
+        for (int h = 0; h < 3; h++) {
+            const float *w = s->weights + (size_t)h * n * n;
+            linalg_gemm_nn(n, hd, n, w, n, s->v + h * hd, C, ctx + h * hd, C);
+            decoder_head_weights(&m, &r, l, h, one, one + (size_t)n * n);
+            ck_assert_msg(memcmp(one, w, (size_t)n * n * sizeof *w) == 0, "layer %d head %d", l,
+                          h);
+            for (int i = 0; i < n; i++) {
+                const size_t at = ((size_t)h * n + (size_t)i) * n;
+                ck_assert(w[at - (size_t)h * n * n + (size_t)n - 1] == 0.0f || i == n - 1);
+                ck_assert(isinf(masked[at + n - 1]) || i == n - 1);
+                ck_assert(scaled[at] == masked[at] / r.divisors[l]);
+            }
+        }
+        ck_assert_msg(memcmp(ctx, s->context, (size_t)n * C * sizeof *ctx) == 0,
+                      "layer %d: the weights shown did not make the context", l);
+    }
+    decoder_run_destroy(&r);
+    decoder_release_spare();
+    gpt2_random_free(&m);
+    free(masked);
+    free(scaled);
+    free(ctx);
+    free(one);
 }
 END_TEST
 
@@ -525,6 +674,8 @@ gpt2_suite(void)
     tcase_add_test(tc, threads_give_the_same_bits);
     tcase_add_test(tc, a_reused_arena_changes_no_bit);
     tcase_add_test(tc, an_edit_recomputes_only_what_changed);
+    tcase_add_test(tc, a_stopped_edit_leaves_the_run_shown);
+    tcase_add_test(tc, the_weights_shown_made_the_context);
     tcase_add_test(tc, sharded_checkpoints_load);
     suite_add_tcase(s, tc);
     return s;

@@ -127,14 +127,20 @@ bool decoder_pack(struct decoder_model *m);
 /* The bytes decoder_pack would allocate for a model of c. */
 size_t decoder_pack_bytes(const struct decoder_config *c);
 
-/* One block's stages for n tokens, each row-major; H = n_head, C = n_embd, F = n_inner. */
+/*
+ * One block's stages for n tokens, each row-major; H = n_head, C = n_embd,
+ * F = n_inner.  Every (n, C) and (n, F) stage is kept for every layer (an
+ * edit's recompute reads the keys and values, the next layer its input);
+ * the (H, n, n) scores and weights are not: they are NULL but for the one
+ * layer decoder_layer_attention() last made them for.
+ */
 struct decoder_layer_stages {
     float *norm1;   /* (n, C) the first norm's output (GPT-2's ln_1) */
     float *q;       /* (n, C) queries, the heads side by side (head h: columns h*C/H ...) */
     float *k;       /* (n, C) keys */
     float *v;       /* (n, C) values */
-    float *scores;  /* (H, n, n) q k^T, before the mask and the scaling */
-    float *weights; /* (H, n, n) softmax of the masked, scaled scores */
+    float *scores;  /* (H, n, n) q k^T, before the mask and the scaling, or NULL */
+    float *weights; /* (H, n, n) softmax of the masked, scaled scores, or NULL */
     float *context; /* (n, C) the weights times the values, heads side by side */
     float *attn;    /* (n, C) the output projection of the context */
     float *resid1;  /* (n, C) the block's input + attn */
@@ -149,6 +155,8 @@ struct decoder_layer_stages {
 struct decoder_run {
     int n;
     int top;                             /* next tokens kept per position */
+    int cap;                             /* the rows the buffers hold (n .. n_positions): an
+                                            edit that appends up to cap grows the run in place */
     float *tok;                          /* (n, C) wte[id]: the token embeddings */
     float *pos;                          /* (n, C) wpe[position]: the position embeddings */
     float *embed;                        /* (n, C) tok + pos: the first block's input */
@@ -157,7 +165,13 @@ struct decoder_run {
     int *top_ids;                        /* (n, top) the likeliest next tokens (or classes),
                                             likeliest first */
     float *top_probs;                    /* (n, top) their probabilities */
-    float *arena;                        /* one allocation behind every buffer */
+    /* What the softmax saw, so that a layer's weights can be made again when asked for. */
+    bool causal;
+    float *divisors;                     /* (n_layer) each layer's decoder_divisor */
+    int shown;                           /* the layer whose scores and weights are made, or -1 */
+    float *shown_data;                   /* (2, H, n, n) them */
+    size_t shown_floats;
+    float *arena;                        /* one allocation behind every (n, C) and (n, F) buffer */
     void *arena_map;                     /* the mapping it is carved from (munmap), or NULL */
     size_t arena_map_bytes;
 };
@@ -205,15 +219,39 @@ int decoder_common_rows(const struct decoder_run *prev, const int *prev_ids, con
  * decoder_forward, taking rows 0 .. from - 1 of every stage from prev, a
  * run of the same model and knobs whose ids agree with ids up to from
  * (decoder_common_rows): in a causal model those rows cannot change, so
- * only the rows from `from` on are computed in every layer (and, for the
- * rows before, their scores against the new keys), with the logits only
- * for them.  The same bits as decoder_forward (check_gpt2).  Without the
- * causal mask, or with another top, everything is computed.
+ * only the rows from `from` on are computed in every layer, with the
+ * logits only for them.  The same bits as decoder_forward (check_gpt2).
+ * Without the causal mask, or with another top, everything is computed.
+ *
+ * When prev has room for n rows (its cap) r takes prev's memory over and
+ * computes the new rows in place: prev is then empty (destroying it is
+ * safe and frees nothing of r's).  On failure, or when stopped, prev is as
+ * it was.  A run made here has room for DECODER_ROOM more rows than it
+ * holds, so that the edits after it that append grow it in place.
  */
+#define DECODER_ROOM 64
 enum attn_status decoder_forward_from(const struct decoder_model *m, const int *ids, int n, int top,
-                                      const struct decoder_knobs *k,
-                                      const struct decoder_run *prev, int from,
-                                      struct decoder_run *r, struct attn_error *err);
+                                      const struct decoder_knobs *k, struct decoder_run *prev,
+                                      int from, struct decoder_run *r, struct attn_error *err);
+
+/*
+ * Makes layer's (H, n, n) scores and weights (r->layers[layer].scores and
+ * .weights), from its kept queries and keys, the same bits the forward's
+ * context was made from; the layer made before loses its own (they are
+ * one layer's buffers).  With masked and scaled not NULL, each (H, n, n),
+ * the masked scores and the scaled ones are written there as well.
+ */
+enum attn_status decoder_layer_attention(const struct decoder_model *m, struct decoder_run *r,
+                                         int layer, float *masked, float *scaled,
+                                         struct attn_error *err);
+
+/*
+ * One head's (n, n) attention weights of layer into w, made from r's kept
+ * queries and keys (as decoder_layer_attention makes them); scratch holds
+ * n * n + 2n floats.
+ */
+void decoder_head_weights(const struct decoder_model *m, const struct decoder_run *r, int layer,
+                          int head, float *w, float *scratch);
 void decoder_run_destroy(struct decoder_run *r);
 /*
  * A destroyed run's memory is kept for the next run (decoder.c: already
@@ -232,7 +270,10 @@ enum attn_status decoder_logit_lens(const struct decoder_model *m, const struct 
                                     int position, int k, int *ids, float *probs,
                                     struct attn_error *err);
 
-/* The bytes decoder_forward allocates for n tokens keeping top next tokens each. */
+/*
+ * The bytes a run of n tokens keeping top next tokens each takes, with the
+ * scores and weights of one layer made (decoder_layer_attention).
+ */
 size_t decoder_run_bytes(const struct decoder_config *c, int n, int top);
 
 #endif

@@ -30,10 +30,17 @@ void part_linear(const struct decoder_linear *l, const float *x, int n, float *y
 
 /*
  * The attention of one block on x (n, C): its queries, keys and values,
- * each head's scores, masked, scaled softmax weights and context (zeroed
- * for an ablated head), and the output projection, into s's buffers.
- * divisor: what the scores are divided by; scratch: (H, 2n) floats.
+ * each head's context (zeroed for an ablated head) and the output
+ * projection, into s's buffers.  Each head's scores and softmax weights
+ * are made a block of PART_ATTENTION_ROWS queries at a time in scratch and
+ * not kept (decoder_layer_attention makes them again, the same bits, for
+ * the layer shown); under the causal mask a block's scores and context
+ * stop at its last query's key.  divisor: what the scores are divided by;
+ * scratch: H times part_attention_scratch(rows the buffers hold), a head's
+ * part scratch_stride floats from the last.
  */
+#define PART_ATTENTION_ROWS 64
+size_t part_attention_scratch(int cap);
 struct part_attention_args {
     const struct decoder_config *c;
     const struct decoder_block *b;
@@ -43,12 +50,11 @@ struct part_attention_args {
     float divisor;
     const unsigned char *ablated; /* (H) 1 where the head's context is zeroed, or NULL */
     float *scratch;
+    size_t scratch_stride;
     /*
      * The first row to compute (0: all).  Rows before it are given in s,
      * as a causal model leaves them when only later tokens change: their
-     * queries, keys, values, context and output, and their scores and
-     * weights against the keys before from; their scores against the new
-     * keys are computed here (the view shows every score).
+     * queries, keys, values, context and output.
      */
     int from;
 };

@@ -30,26 +30,34 @@
 /* The vocabulary is scored in slices of this many tokens: the products pack each slice once. */
 #define LOGIT_SLICE 2048
 
-/* The floats every buffer of a run takes, in the order they are carved. */
+/* The floats every buffer of a run with room for cap rows takes, in the order they are carved. */
 static size_t
-run_floats(const struct decoder_config *c, int n, int top)
+run_floats(const struct decoder_config *c, int cap, int top)
 {
-    const size_t nn = (size_t)n;
+    const size_t nn = (size_t)cap;
     const size_t C = (size_t)c->n_embd;
     const size_t F = (size_t)c->n_inner;
     const size_t H = (size_t)c->n_head;
-    /* norm1 q k v context attn resid1 norm2 mlp resid2; scores weights; up act */
-    size_t per_layer = 10 * nn * C + 2 * H * nn * nn + 2 * nn * F;
+    /* norm1 q k v context attn resid1 norm2 mlp resid2; up act */
+    size_t per_layer = 10 * nn * C + 2 * nn * F;
 
     return 3 * nn * C /* tok pos embed */ + (size_t)c->n_layer * per_layer + nn * C /* final */ +
            nn * (size_t)top /* probabilities */ + nn * LOGIT_SLICE /* a slice of logits */ +
-           2 * H * nn /* a masked and a scaled scratch row per head */;
+           H * part_attention_scratch(cap) /* each head's block of scores and weights */;
+}
+
+/* The floats of one layer's scores and weights (decoder_layer_attention). */
+static size_t
+shown_floats(const struct decoder_config *c, int n)
+{
+    return 2 * (size_t)c->n_head * (size_t)n * (size_t)n;
 }
 
 size_t
 decoder_run_bytes(const struct decoder_config *c, int n, int top)
 {
-    return run_floats(c, n, top) * sizeof(float) + ((size_t)n * (size_t)top + 1) * sizeof(int) +
+    return (run_floats(c, n, top) + shown_floats(c, n) + (size_t)c->n_layer) * sizeof(float) +
+           ((size_t)n * (size_t)top + 1) * sizeof(int) +
            (size_t)c->n_layer * sizeof(struct decoder_layer_stages);
 }
 
@@ -241,56 +249,105 @@ arena_alloc(struct decoder_run *r, size_t bytes)
     return (float *)(void *)start;
 }
 
+/* The (n, C) and (n, F) buffers of r (layer by layer), for moving and copying rows. */
+struct run_rows {
+    float **p;
+    size_t width;
+};
+
+static size_t
+run_rows(const struct decoder_config *c, struct decoder_run *r, struct run_rows *out)
+{
+    const size_t C = (size_t)c->n_embd, F = (size_t)c->n_inner;
+    size_t k = 0;
+
+    out[k++] = (struct run_rows){ &r->tok, C };
+    out[k++] = (struct run_rows){ &r->pos, C };
+    out[k++] = (struct run_rows){ &r->embed, C };
+    for (int l = 0; l < c->n_layer; l++) {
+        struct decoder_layer_stages *s = &r->layers[l];
+        float **const wide[] = { &s->norm1, &s->q,   &s->k,      &s->v,   &s->context, &s->attn,
+                                 &s->resid1, &s->norm2 };
+        for (size_t e = 0; e < sizeof wide / sizeof wide[0]; e++)
+            out[k++] = (struct run_rows){ wide[e], C };
+        out[k++] = (struct run_rows){ &s->up, F };
+        out[k++] = (struct run_rows){ &s->act, F };
+        out[k++] = (struct run_rows){ &s->mlp, C };
+        out[k++] = (struct run_rows){ &s->resid2, C };
+    }
+    out[k++] = (struct run_rows){ &r->final, C };
+    out[k++] = (struct run_rows){ &r->top_probs, (size_t)r->top };
+    return k;
+}
+
+/* How many buffers run_rows lists. */
+static size_t
+run_row_buffers(const struct decoder_config *c)
+{
+    return 5 + 12 * (size_t)c->n_layer;
+}
+
 /*
- * The run's buffers for n tokens, carved from one arena in the order
- * run_floats counts them; -1 when out of memory (r destroyed).
+ * The run's buffers for room for cap rows, n of them used, carved from one
+ * arena in the order run_floats counts them, and the layer whose scores
+ * and weights are shown given its memory (not touched until it is made);
+ * -1 when out of memory (r destroyed).
  */
 static int
-run_carve(const struct decoder_config *c, int n, int top, struct decoder_run *r, float **logits,
-          float **scratch)
+run_carve(const struct decoder_config *c, int n, int cap, int top, struct decoder_run *r)
 {
     const int C = c->n_embd;
     const int F = c->n_inner;
-    const int H = c->n_head;
     float *at;
 
     r->n = n;
+    r->cap = cap;
     r->top = top;
-    r->arena = arena_alloc(r, run_floats(c, n, top) * sizeof(float));
+    r->shown = -1;
+    r->arena = arena_alloc(r, run_floats(c, cap, top) * sizeof(float));
     r->layers = calloc((size_t)c->n_layer, sizeof *r->layers);
-    r->top_ids = malloc(((size_t)n * (size_t)top + 1) * sizeof *r->top_ids);
-    if (r->arena == NULL || r->layers == NULL || r->top_ids == NULL) {
+    r->top_ids = malloc(((size_t)cap * (size_t)top + 1) * sizeof *r->top_ids);
+    r->divisors = malloc((size_t)c->n_layer * sizeof *r->divisors);
+    r->shown_floats = shown_floats(c, n);
+    r->shown_data = malloc(r->shown_floats * sizeof *r->shown_data);
+    if (r->arena == NULL || r->layers == NULL || r->top_ids == NULL || r->divisors == NULL ||
+        r->shown_data == NULL) {
         decoder_run_destroy(r);
         return -1;
     }
     at = r->arena;
 #define CARVE(p, count) ((p) = at, at += (size_t)(count))
-    CARVE(r->tok, (size_t)n * C);
-    CARVE(r->pos, (size_t)n * C);
-    CARVE(r->embed, (size_t)n * C);
+    CARVE(r->tok, (size_t)cap * C);
+    CARVE(r->pos, (size_t)cap * C);
+    CARVE(r->embed, (size_t)cap * C);
     for (int l = 0; l < c->n_layer; l++) {
         struct decoder_layer_stages *s = &r->layers[l];
-        CARVE(s->norm1, (size_t)n * C);
-        CARVE(s->q, (size_t)n * C);
-        CARVE(s->k, (size_t)n * C);
-        CARVE(s->v, (size_t)n * C);
-        CARVE(s->scores, (size_t)H * n * n);
-        CARVE(s->weights, (size_t)H * n * n);
-        CARVE(s->context, (size_t)n * C);
-        CARVE(s->attn, (size_t)n * C);
-        CARVE(s->resid1, (size_t)n * C);
-        CARVE(s->norm2, (size_t)n * C);
-        CARVE(s->up, (size_t)n * F);
-        CARVE(s->act, (size_t)n * F);
-        CARVE(s->mlp, (size_t)n * C);
-        CARVE(s->resid2, (size_t)n * C);
+        CARVE(s->norm1, (size_t)cap * C);
+        CARVE(s->q, (size_t)cap * C);
+        CARVE(s->k, (size_t)cap * C);
+        CARVE(s->v, (size_t)cap * C);
+        CARVE(s->context, (size_t)cap * C);
+        CARVE(s->attn, (size_t)cap * C);
+        CARVE(s->resid1, (size_t)cap * C);
+        CARVE(s->norm2, (size_t)cap * C);
+        CARVE(s->up, (size_t)cap * F);
+        CARVE(s->act, (size_t)cap * F);
+        CARVE(s->mlp, (size_t)cap * C);
+        CARVE(s->resid2, (size_t)cap * C);
     }
-    CARVE(r->final, (size_t)n * C);
-    CARVE(r->top_probs, (size_t)n * top);
-    CARVE(*logits, (size_t)n * LOGIT_SLICE);
-    CARVE(*scratch, 2 * (size_t)H * n);
+    CARVE(r->final, (size_t)cap * C);
+    CARVE(r->top_probs, (size_t)cap * top);
+    /* Then the logits' slice and the heads' scratch (run_scratch). */
 #undef CARVE
     return 0;
+}
+
+/* Where r's scratch sits in its arena: after its buffers (run_floats' order). */
+static void
+run_scratch(const struct decoder_run *r, float **logits, float **scratch)
+{
+    *logits = r->top_probs + (size_t)r->cap * (size_t)r->top;
+    *scratch = *logits + (size_t)r->cap * LOGIT_SLICE;
 }
 
 /*
@@ -342,89 +399,160 @@ run_logits(const struct decoder_model *m, struct decoder_run *r, int row0, float
     return ATTN_OK;
 }
 
-/* rows rows of width floats from src (row stride src_ld) into dst (dst_ld). */
-static void
-copy_rows(float *dst, size_t dst_ld, const float *src, size_t src_ld, int rows, size_t width)
+/*
+ * The rows before from of every kept stage of r, from prev (a run of the
+ * same model and knobs over ids that agree with r's up to from): for a
+ * causal model they are what a forward would compute again.
+ */
+static int
+take_rows(const struct decoder_config *c, struct decoder_run *prev, int from, struct decoder_run *r)
 {
-    for (int i = 0; i < rows; i++)
-        memcpy(dst + (size_t)i * dst_ld, src + (size_t)i * src_ld, width * sizeof(float));
+    const size_t count = run_row_buffers(c);
+    struct run_rows *src = malloc(2 * count * sizeof *src);
+
+    if (src == NULL)
+        return -1;
+    run_rows(c, prev, src);
+    run_rows(c, r, src + count);
+    for (size_t e = 0; e < count; e++)
+        memcpy(*src[count + e].p, *src[e].p, (size_t)from * src[e].width * sizeof(float));
+    memcpy(r->top_ids, prev->top_ids, (size_t)from * (size_t)r->top * sizeof *r->top_ids);
+    free(src);
+    return 0;
 }
 
 /*
- * The rows before from of every stage of r, from prev (a run of the same
- * model and knobs over ids that agree with r's up to from): for a causal
- * model they are what a forward would compute again.  The scores and
- * weights of those rows against the keys from `from` on are left to the
- * forward; their weights there are 0 (hidden by the mask).
+ * The rows from .. prev->n - 1 of prev's buffers, put aside while a run
+ * computes over them in prev's memory (decoder_forward_from), so that a
+ * stop or a failure can give prev back as it was.  An append puts nothing
+ * aside: its rows were past prev's.
  */
-static void
-take_rows(const struct decoder_config *c, const struct decoder_run *prev, int from,
-          struct decoder_run *r)
-{
-    const size_t C = (size_t)c->n_embd, F = (size_t)c->n_inner;
-    const size_t n = (size_t)r->n, pn = (size_t)prev->n;
-    const size_t top = (size_t)r->top;
+struct aside {
+    struct run_rows *list; /* prev's buffers */
+    float *rows;
+    int *ids;
+};
 
-    copy_rows(r->tok, C, prev->tok, C, from, C);
-    copy_rows(r->pos, C, prev->pos, C, from, C);
-    copy_rows(r->embed, C, prev->embed, C, from, C);
-    for (int l = 0; l < c->n_layer; l++) {
-        const struct decoder_layer_stages *a = &prev->layers[l];
-        struct decoder_layer_stages *b = &r->layers[l];
-        float *const dst_c[] = { b->norm1, b->q, b->k, b->v, b->context, b->attn, b->resid1,
-                                 b->norm2, b->mlp, b->resid2 };
-        const float *const src_c[] = { a->norm1, a->q, a->k, a->v, a->context, a->attn, a->resid1,
-                                       a->norm2, a->mlp, a->resid2 };
-        for (size_t e = 0; e < sizeof dst_c / sizeof dst_c[0]; e++)
-            copy_rows(dst_c[e], C, src_c[e], C, from, C);
-        copy_rows(b->up, F, a->up, F, from, F);
-        copy_rows(b->act, F, a->act, F, from, F);
-        for (int h = 0; h < c->n_head; h++) {
-            float *w = b->weights + (size_t)h * n * n;
-            copy_rows(b->scores + (size_t)h * n * n, n, a->scores + (size_t)h * pn * pn, pn, from,
-                      (size_t)from);
-            copy_rows(w, n, a->weights + (size_t)h * pn * pn, pn, from, (size_t)from);
-            for (int i = 0; i < from; i++)
-                memset(w + (size_t)i * n + from, 0, (n - (size_t)from) * sizeof(float));
-        }
-    }
-    copy_rows(r->final, C, prev->final, C, from, C);
-    if (top > 0) {
-        memcpy(r->top_ids, prev->top_ids, (size_t)from * top * sizeof *r->top_ids);
-        memcpy(r->top_probs, prev->top_probs, (size_t)from * top * sizeof *r->top_probs);
-    }
+static void
+aside_free(struct aside *a)
+{
+    free(a->list);
+    free(a->rows);
+    free(a->ids);
+    memset(a, 0, sizeof *a);
 }
 
+static int
+aside_save(const struct decoder_config *c, struct decoder_run *prev, int from, struct aside *a)
+{
+    const size_t count = run_row_buffers(c);
+    const size_t rows = (size_t)(prev->n > from ? prev->n - from : 0);
+    size_t floats = 0;
+    float *at;
+
+    memset(a, 0, sizeof *a);
+    a->list = malloc(count * sizeof *a->list);
+    if (a->list == NULL)
+        return -1;
+    run_rows(c, prev, a->list);
+    for (size_t e = 0; e < count; e++)
+        floats += rows * a->list[e].width;
+    a->rows = malloc((floats + 1) * sizeof *a->rows);
+    a->ids = malloc((rows * (size_t)prev->top + 1) * sizeof *a->ids);
+    if (a->rows == NULL || a->ids == NULL) {
+        aside_free(a);
+        return -1;
+    }
+    at = a->rows;
+    for (size_t e = 0; e < count; e++) {
+        const size_t w = a->list[e].width;
+        memcpy(at, *a->list[e].p + (size_t)from * w, rows * w * sizeof(float));
+        at += rows * w;
+    }
+    memcpy(a->ids, prev->top_ids + (size_t)from * (size_t)prev->top,
+           rows * (size_t)prev->top * sizeof *a->ids);
+    return 0;
+}
+
+/* Puts the rows aside_save kept back into prev's buffers, and frees them. */
+static void
+aside_restore(const struct decoder_config *c, struct decoder_run *prev, int from, struct aside *a)
+{
+    const size_t count = run_row_buffers(c);
+    const size_t rows = (size_t)(prev->n > from ? prev->n - from : 0);
+    const float *at = a->rows;
+
+    for (size_t e = 0; e < count; e++) {
+        const size_t w = a->list[e].width;
+        memcpy(*a->list[e].p + (size_t)from * w, at, rows * w * sizeof(float));
+        at += rows * w;
+    }
+    memcpy(prev->top_ids + (size_t)from * (size_t)prev->top, a->ids,
+           rows * (size_t)prev->top * sizeof *a->ids);
+    aside_free(a);
+}
+
+/*
+ * r over prev's memory for n rows (prev->cap >= n): prev's buffers, a
+ * layer list and shown-layer memory of r's own.  prev is not changed.
+ */
+static int
+adopt(const struct decoder_config *c, const struct decoder_run *prev, int n, struct decoder_run *r)
+{
+    *r = *prev;
+    r->n = n;
+    r->shown = -1;
+    r->layers = malloc((size_t)c->n_layer * sizeof *r->layers);
+    r->divisors = malloc((size_t)c->n_layer * sizeof *r->divisors);
+    r->shown_floats = shown_floats(c, n);
+    r->shown_data = malloc(r->shown_floats * sizeof *r->shown_data);
+    if (r->layers == NULL || r->divisors == NULL || r->shown_data == NULL) {
+        free(r->layers);
+        free(r->divisors);
+        free(r->shown_data);
+        memset(r, 0, sizeof *r);
+        return -1;
+    }
+    memcpy(r->layers, prev->layers, (size_t)c->n_layer * sizeof *r->layers);
+    for (int l = 0; l < c->n_layer; l++)
+        r->layers[l].scores = r->layers[l].weights = NULL;
+    return 0;
+}
+
+/* Frees what r has of its own beside prev's memory it was computed in (adopt). */
+static void
+unadopt(struct decoder_run *r)
+{
+    free(r->layers);
+    free(r->divisors);
+    free(r->shown_data);
+    memset(r, 0, sizeof *r);
+}
+
+/*
+ * The forward over rows from .. n - 1 of r, the rows before already there;
+ * ATTN_ESTOPPED when a stop is asked for.
+ */
 static enum attn_status
-forward(const struct decoder_model *m, const int *ids, int n, int top, const struct decoder_knobs *k,
-        const struct decoder_run *prev, int from, struct decoder_run *r, struct attn_error *err)
+run_layers(const struct decoder_model *m, const int *ids, int from, const struct decoder_knobs *k,
+           struct decoder_run *r, struct attn_error *err)
 {
     const struct decoder_config *c = &m->cfg;
     const int C = c->n_embd;
-    const bool causal = k == NULL || k->causal;
+    const int n = r->n;
     const int threads = parallel_threads();
+    const size_t at = (size_t)from * (size_t)C;
+    const size_t rows = (size_t)(n - from);
     float *logits;
     float *scratch;
     const float *x;
     enum attn_status st = ATTN_OK;
 
-    memset(r, 0, sizeof *r);
-    if (n < 1 || n > c->n_positions)
-        return attn_fail(err, ATTN_ELIMIT, "%d tokens: the model reads 1 to %d (n_positions)", n,
-                         c->n_positions);
-    if (top < 0 || top > decoder_outputs(c))
-        top = top < 0 ? 0 : decoder_outputs(c);
-    for (int i = 0; i < n; i++)
-        if (ids[i] < 0 || ids[i] >= c->vocab_size)
-            return attn_fail(err, ATTN_EVALUE, "token %d has id %d; the vocabulary has %d", i,
-                             ids[i], c->vocab_size);
-    if (run_carve(c, n, top, r, &logits, &scratch) != 0)
-        return attn_fail(err, ATTN_ENOMEM, "out of memory for the stages of %d tokens", n);
-
-    if (prev != NULL && from > 0)
-        take_rows(c, prev, from, r);
-    part_positions(m, ids + from, n - from, r->tok + (size_t)from * C, r->pos + (size_t)from * C,
-                   r->embed + (size_t)from * C, from);
+    run_scratch(r, &logits, &scratch);
+    r->causal = k == NULL || k->causal;
+    for (int l = 0; l < c->n_layer; l++)
+        r->divisors[l] = decoder_divisor(m, k, l);
+    part_positions(m, ids + from, n - from, r->tok + at, r->pos + at, r->embed + at, from);
     x = r->embed;
     /* A step per layer and one for the logits: a front end shows it, and may stop it between. */
     progress_begin("running the model", c->n_layer + 1);
@@ -432,13 +560,11 @@ forward(const struct decoder_model *m, const int *ids, int n, int top, const str
         const struct decoder_block *b = &m->blocks[l];
         struct decoder_layer_stages *s = &r->layers[l];
         const struct part_attention_args attention = {
-            c, b, s->norm1, n, causal, decoder_divisor(m, k, l),
+            c, b, s->norm1, n, r->causal, r->divisors[l],
             k != NULL && k->ablated != NULL ? k->ablated + (size_t)l * (size_t)c->n_head : NULL,
-            scratch,
+            scratch, part_attention_scratch(r->cap),
             from,
         };
-        const size_t at = (size_t)from * (size_t)C;
-        const size_t rows = (size_t)(n - from);
 
         if (progress_stopped()) {
             st = attn_fail(err, ATTN_ESTOPPED, "stopped at layer %d of %d", l, c->n_layer);
@@ -456,12 +582,65 @@ forward(const struct decoder_model *m, const int *ids, int n, int top, const str
     }
     if (st == ATTN_OK) {
         progress_step(c->n_layer);
-        part_norm(c, &m->final_norm, x + (size_t)from * C, n - from, r->final + (size_t)from * C,
-                  threads);
-        if (top > 0)
+        part_norm(c, &m->final_norm, x + at, (int)rows, r->final + at, threads);
+        if (r->top > 0)
             st = run_logits(m, r, from, logits, threads, err);
     }
     progress_end();
+    return st;
+}
+
+static enum attn_status
+forward(const struct decoder_model *m, const int *ids, int n, int top, const struct decoder_knobs *k,
+        struct decoder_run *prev, int from, int room, struct decoder_run *r, struct attn_error *err)
+{
+    const struct decoder_config *c = &m->cfg;
+    const bool in_place = prev != NULL && from > 0 && prev->arena != NULL && prev->cap >= n;
+    struct aside aside;
+    enum attn_status st;
+
+    memset(r, 0, sizeof *r);
+    if (n < 1 || n > c->n_positions)
+        return attn_fail(err, ATTN_ELIMIT, "%d tokens: the model reads 1 to %d (n_positions)", n,
+                         c->n_positions);
+    if (top < 0 || top > decoder_outputs(c))
+        top = top < 0 ? 0 : decoder_outputs(c);
+    for (int i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= c->vocab_size)
+            return attn_fail(err, ATTN_EVALUE, "token %d has id %d; the vocabulary has %d", i,
+                             ids[i], c->vocab_size);
+    if (in_place) {
+        /* The new rows are computed where prev's were: its rows from `from` on put aside. */
+        if (aside_save(c, prev, from, &aside) != 0)
+            return attn_fail(err, ATTN_ENOMEM, "out of memory for an edit of %d tokens", n);
+        if (adopt(c, prev, n, r) != 0) {
+            aside_free(&aside);
+            return attn_fail(err, ATTN_ENOMEM, "out of memory for an edit of %d tokens", n);
+        }
+    } else {
+        const int cap = n + room < c->n_positions ? n + room : c->n_positions;
+        if (run_carve(c, n, cap, top, r) != 0)
+            return attn_fail(err, ATTN_ENOMEM, "out of memory for the stages of %d tokens", n);
+        if (prev != NULL && from > 0 && take_rows(c, prev, from, r) != 0) {
+            decoder_run_destroy(r);
+            return attn_fail(err, ATTN_ENOMEM, "out of memory for the stages of %d tokens", n);
+        }
+    }
+    st = run_layers(m, ids, from, k, r, err);
+    if (in_place) {
+        if (st != ATTN_OK) {
+            unadopt(r);
+            aside_restore(c, prev, from, &aside);
+            return st;
+        }
+        aside_free(&aside);
+        /* prev's memory is r's now: what prev had of its own is freed, the rest forgotten. */
+        free(prev->layers);
+        free(prev->divisors);
+        free(prev->shown_data);
+        memset(prev, 0, sizeof *prev);
+        return ATTN_OK;
+    }
     if (st != ATTN_OK)
         decoder_run_destroy(r);
     return st;
@@ -471,7 +650,7 @@ enum attn_status
 decoder_forward(const struct decoder_model *m, const int *ids, int n, int top,
                 const struct decoder_knobs *k, struct decoder_run *r, struct attn_error *err)
 {
-    return forward(m, ids, n, top, k, NULL, 0, r, err);
+    return forward(m, ids, n, top, k, NULL, 0, 0, r, err);
 }
 
 int
@@ -486,7 +665,7 @@ decoder_common_rows(const struct decoder_run *prev, const int *prev_ids, const i
 
 enum attn_status
 decoder_forward_from(const struct decoder_model *m, const int *ids, int n, int top,
-                     const struct decoder_knobs *k, const struct decoder_run *prev, int from,
+                     const struct decoder_knobs *k, struct decoder_run *prev, int from,
                      struct decoder_run *r, struct attn_error *err)
 {
     const bool causal = k == NULL || k->causal;
@@ -497,7 +676,8 @@ decoder_forward_from(const struct decoder_model *m, const int *ids, int n, int t
     /* At least the last row is computed (a run of no new rows is a copy: the same thing). */
     if (from >= n)
         from = n - 1;
-    return forward(m, ids, n, top, k, prev, from > 0 ? from : 0, r, err);
+    return forward(m, ids, n, top, k, from > 0 ? prev : NULL, from > 0 ? from : 0, DECODER_ROOM,
+                   r, err);
 }
 
 void
@@ -507,7 +687,96 @@ decoder_run_destroy(struct decoder_run *r)
         spare_give(r->arena_map, r->arena_map_bytes);
     free(r->layers);
     free(r->top_ids);
+    free(r->divisors);
+    free(r->shown_data);
     memset(r, 0, sizeof *r);
+}
+
+/* ------------------------------------------- the scores and weights, when asked for */
+
+/*
+ * One head's (n, n) scores into sc and weights into w; the masked and
+ * scaled scores into masked and scaled, or (NULL) into scratch's 2n floats.
+ */
+static void
+head_attention(const struct decoder_model *m, const struct decoder_run *r, int layer, int head,
+               float *sc, float *w, float *masked, float *scaled, float *scratch)
+{
+    const int n = r->n;
+    const int C = m->cfg.n_embd;
+    const int hd = C / m->cfg.n_head;
+    const struct decoder_layer_stages *s = &r->layers[layer];
+
+    linalg_gemm_nt(n, n, hd, s->q + (size_t)head * hd, C, s->k + (size_t)head * hd, C, sc, n);
+    for (int i = 0; i < n; i++) {
+        const size_t row = (size_t)i * (size_t)n;
+        rowops_softmax(sc + row, masked != NULL ? masked + row : scratch,
+                       scaled != NULL ? scaled + row : scratch + n, w + row, n, 0,
+                       r->causal ? i + 1 : n, r->divisors[layer]);
+    }
+}
+
+void
+decoder_head_weights(const struct decoder_model *m, const struct decoder_run *r, int layer,
+                     int head, float *w, float *scratch)
+{
+    head_attention(m, r, layer, head, scratch + 2 * (size_t)r->n, w, NULL, NULL, scratch);
+}
+
+struct layer_job {
+    const struct decoder_model *m;
+    const struct decoder_run *r;
+    int layer;
+    float *masked, *scaled, *scratch;
+};
+
+static void
+layer_heads(void *ctx, int h0, int h1)
+{
+    const struct layer_job *j = ctx;
+    const size_t hnn = (size_t)j->r->n * (size_t)j->r->n;
+
+    for (int h = h0; h < h1; h++)
+        head_attention(j->m, j->r, j->layer, h, j->r->shown_data + (size_t)h * hnn,
+                       j->r->shown_data + (size_t)(j->m->cfg.n_head + h) * hnn,
+                       j->masked != NULL ? j->masked + (size_t)h * hnn : NULL,
+                       j->scaled != NULL ? j->scaled + (size_t)h * hnn : NULL,
+                       j->scratch + (size_t)h * 2 * (size_t)j->r->n);
+}
+
+enum attn_status
+decoder_layer_attention(const struct decoder_model *m, struct decoder_run *r, int layer,
+                        float *masked, float *scaled, struct attn_error *err)
+{
+    const struct decoder_config *c = &m->cfg;
+    const size_t need = shown_floats(c, r->n);
+    const size_t hnn = (size_t)r->n * (size_t)r->n;
+    struct layer_job job = { m, r, layer, masked, scaled, NULL };
+
+    if (layer < 0 || layer >= c->n_layer || r->layers == NULL)
+        return attn_fail(err, ATTN_EVALUE, "layer %d: the model has %d", layer, c->n_layer);
+    if (r->shown >= 0)
+        r->layers[r->shown].scores = r->layers[r->shown].weights = NULL;
+    r->shown = -1;
+    if (r->shown_floats < need) {
+        float *more = realloc(r->shown_data, need * sizeof *more);
+        if (more == NULL)
+            return attn_fail(err, ATTN_ENOMEM, "out of memory for the weights of layer %d", layer);
+        r->shown_data = more;
+        r->shown_floats = need;
+    }
+    if (masked == NULL || scaled == NULL) {
+        job.scratch = malloc((2 * (size_t)c->n_head * (size_t)r->n + 1) * sizeof *job.scratch);
+        if (job.scratch == NULL)
+            return attn_fail(err, ATTN_ENOMEM, "out of memory for the weights of layer %d", layer);
+    }
+    parallel_for(c->n_head, 2L * r->n * r->n * (c->n_embd / c->n_head), parallel_threads(),
+                 layer_heads, &job);
+    free(job.scratch);
+    r->shown = layer;
+    r->layers[layer].scores = r->shown_data;
+    r->layers[layer].weights = r->shown_data + (size_t)c->n_head * hnn;
+    return ATTN_OK;
 }
 
 enum attn_status

@@ -93,12 +93,25 @@ part_linear(const struct decoder_linear *l, const float *x, int n, float *y, int
 
 /* -------------------------------------------------------------- attention */
 
+size_t
+part_attention_scratch(int cap)
+{
+    /* A block's scores and weights, and the softmax's masked and scaled row. */
+    return (2 * (size_t)PART_ATTENTION_ROWS + 2) * (size_t)cap;
+}
+
 struct heads_job {
     const struct part_attention_args *a;
     struct decoder_layer_stages *s;
 };
 
-/* Heads h0..h1: each head's scores, weights and context. */
+/*
+ * Heads h0..h1: each head's context, a block of queries at a time.  The
+ * blocks are aligned to multiples of PART_ATTENTION_ROWS whatever the
+ * first row, so a query's scores and context are the same sums whether a
+ * whole forward or an edit makes them; under the mask a block reads the
+ * keys up to its last query (the weights past a query's own are 0).
+ */
 static void
 attend_heads(void *ctx, int h0, int h1)
 {
@@ -108,27 +121,27 @@ attend_heads(void *ctx, int h0, int h1)
     const int n = a->n;
     const int C = a->c->n_embd;
     const int hd = C / a->c->n_head;
-
-    const int r0 = a->from;
-    const size_t rows_new = (size_t)(n - r0);
+    const int B = PART_ATTENTION_ROWS;
 
     for (int h = h0; h < h1; h++) {
-        float *sc = s->scores + (size_t)h * n * n;
-        float *w = s->weights + (size_t)h * n * n;
-        float *rows = a->scratch + (size_t)h * 2 * n;
-        /* Rows before from are given, but for their scores against the new keys. */
-        if (r0 > 0)
-            linalg_gemm_nt(r0, n - r0, hd, s->q + h * hd, C, s->k + (size_t)r0 * C + h * hd, C,
-                           sc + r0, n);
-        linalg_gemm_nt((int)rows_new, n, hd, s->q + (size_t)r0 * C + h * hd, C, s->k + h * hd, C,
-                       sc + (size_t)r0 * n, n);
-        for (int i = r0; i < n; i++)
-            rowops_softmax(sc + (size_t)i * n, rows, rows + n, w + (size_t)i * n, n, 0,
-                           a->causal ? i + 1 : n, a->divisor);
-        linalg_gemm_nn((int)rows_new, hd, n, w + (size_t)r0 * n, n, s->v + h * hd, C,
-                       s->context + (size_t)r0 * C + h * hd, C);
+        float *sc = a->scratch + (size_t)h * a->scratch_stride;
+        float *w = sc + (size_t)B * (size_t)n;
+        float *rows = w + (size_t)B * (size_t)n;
+        for (int i0 = a->from; i0 < n;) {
+            const int i1 = (i0 / B + 1) * B < n ? (i0 / B + 1) * B : n;
+            const int keys = a->causal ? i1 : n;
+            linalg_gemm_nt(i1 - i0, keys, hd, s->q + (size_t)i0 * C + h * hd, C, s->k + h * hd, C,
+                           sc, keys);
+            for (int i = i0; i < i1; i++)
+                rowops_softmax(sc + (size_t)(i - i0) * keys, rows, rows + n,
+                               w + (size_t)(i - i0) * keys, keys, 0, a->causal ? i + 1 : n,
+                               a->divisor);
+            linalg_gemm_nn(i1 - i0, hd, keys, w, keys, s->v + h * hd, C,
+                           s->context + (size_t)i0 * C + h * hd, C);
+            i0 = i1;
+        }
         if (a->ablated != NULL && a->ablated[h])
-            for (int i = r0; i < n; i++)
+            for (int i = a->from; i < n; i++)
                 memset(s->context + (size_t)i * C + (size_t)h * hd, 0, (size_t)hd * sizeof(float));
     }
 }
@@ -145,7 +158,7 @@ part_attention(const struct part_attention_args *a, struct decoder_layer_stages 
     part_linear(&a->b->q, a->x + at, rows, s->q + at, threads);
     part_linear(&a->b->k, a->x + at, rows, s->k + at, threads);
     part_linear(&a->b->v, a->x + at, rows, s->v + at, threads);
-    parallel_for(a->c->n_head, 2L * n * rows * hd, threads, attend_heads, &job);
+    parallel_for(a->c->n_head, 2L * (a->causal ? n : 2 * n) * rows * hd, threads, attend_heads, &job);
     part_linear(&a->b->o, s->context + at, rows, s->attn + at, threads);
 }
 

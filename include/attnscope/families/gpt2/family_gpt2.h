@@ -27,6 +27,8 @@ struct gpt2_state {
     unsigned char *ablated;         /* (n_layer * n_head) a copy of the source's, or NULL */
     int top;
     int from;                       /* the first row this run computed (0: all of them) */
+    float *measures;                /* every head's measures (headmap.h), made when first
+                                       asked for, or NULL */
 };
 
 /* p's model state, or NULL when p is not a trained model's. */

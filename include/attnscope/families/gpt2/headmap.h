@@ -42,7 +42,9 @@ int head_measure_parse(const char *name, enum head_measure *m);
 /*
  * The measure of every head of every layer of p (a trained model's), row
  * by layer: out holds p->layers * heads floats.  Returns 0, or -1 when p
- * is not a model's.
+ * is not a model's or memory runs out.  The first call makes every
+ * head's weights again, layer by layer (the forward keeps none but the
+ * shown layer's), and every measure of them, kept with p for the next.
  */
 int head_measures(const struct pipeline *p, enum head_measure m, float *out);
 

@@ -219,23 +219,6 @@ make_tokens(struct pipeline *p, const struct model *m, const int *ids, int n, bo
     return pipeline_label_tokens(p, err);
 }
 
-/* One layer's masked and scaled scores, as the forward's softmax saw them. */
-static void
-mask_and_scale(struct pipeline *p, const float *scores)
-{
-    struct gpt2_state *s = state(p);
-    const int n = p->st.nq;
-    const int heads = p->st.shape.heads;
-    const bool causal = p->cfg.mask != ATTN_MASK_NONE;
-
-    for (int h = 0; h < heads; h++)
-        for (int i = 0; i < n; i++) {
-            const size_t row = ((size_t)h * n + (size_t)i) * (size_t)n;
-            rowops_softmax(scores + row, s->masked + row, s->scaled + row, s->row, n, 0,
-                           causal ? i + 1 : n, p->st.divisor);
-        }
-}
-
 static struct matrix
 view(float *data, int rows, int cols)
 {
@@ -251,8 +234,12 @@ gpt2_select_layer(struct pipeline *p, int layer, struct attn_error *err)
     const int n = s->run.n;
     const int C = c->n_embd;
     const int F = c->n_inner;
+    /* The layer's scores and weights, and the masked and scaled scores, made for it. */
+    enum attn_status st =
+        decoder_layer_attention(&s->model->dec, &s->run, layer, s->masked, s->scaled, err);
 
-    (void)err;
+    if (st != ATTN_OK)
+        return st;
     p->inputs = view(layer == 0 ? s->run.embed : s->run.layers[layer - 1].resid2, n, C);
     p->block.ln1 = view(l->norm1, n, C);
     p->st.queries = view(l->q, n, C);
@@ -277,7 +264,6 @@ gpt2_select_layer(struct pipeline *p, int layer, struct attn_error *err)
     p->block.gelu = view(l->act, n, F);
     p->block.mlp = view(l->mlp, n, C);
     p->block.residual2 = view(l->resid2, n, C);
-    mask_and_scale(p, l->scores);
     return ATTN_OK;
 }
 
@@ -299,6 +285,7 @@ gpt2_destroy_state(struct pipeline *p)
         free(s->scaled);
         free(s->row);
         free(s->ablated);
+        free(s->measures);
         free(s);
     }
     p->family_state = NULL;
@@ -323,9 +310,14 @@ same_computation(const struct gpt2_state *prev, const struct gpt2_state *s,
            (s->ablated == NULL || memcmp(prev->ablated, s->ablated, heads) == 0);
 }
 
-/* create, or (prev not NULL) rebuild: the rows an edit left alone taken from prev's run. */
+/*
+ * create, or (prev not NULL) rebuild: the rows an edit left alone taken
+ * from prev's run, or computed over in its memory (decoder_forward_from).
+ * Everything that can fail comes before the forward: once it has taken
+ * prev's memory over, only the new pipeline can show it.
+ */
 static enum attn_status
-gpt2_build(struct pipeline *p, const struct gpt2_state *prev, const struct attention_config *cfg,
+gpt2_build(struct pipeline *p, struct gpt2_state *prev, const struct attention_config *cfg,
            const struct pipeline_source *src, struct attn_error *err)
 {
     const struct model *m = src->model;
@@ -363,15 +355,6 @@ gpt2_build(struct pipeline *p, const struct gpt2_state *prev, const struct atten
             return attn_fail(err, ATTN_ENOMEM, "out of memory");
         memcpy(s->ablated, src->ablated, (size_t)c->n_layer * (size_t)c->n_head);
     }
-    if (same_computation(prev, s, c)) {
-        s->from = decoder_common_rows(&prev->run, prev->ids, s->ids, n);
-        st = decoder_forward_from(&m->dec, s->ids, n, src->top, &k, &prev->run, s->from, &s->run,
-                                  err);
-    } else {
-        st = decoder_forward(&m->dec, s->ids, n, src->top, &k, &s->run, err);
-    }
-    if (st != ATTN_OK)
-        return st;
     per_layer = (size_t)c->n_head * (size_t)n * (size_t)n;
     s->masked = malloc(per_layer * sizeof(float));
     s->scaled = malloc(per_layer * sizeof(float));
@@ -379,6 +362,12 @@ gpt2_build(struct pipeline *p, const struct gpt2_state *prev, const struct atten
     if (s->masked == NULL || s->scaled == NULL || s->row == NULL)
         return attn_fail(err, ATTN_ENOMEM, "out of memory for the masked scores");
     st = make_tokens(p, m, s->ids, n, src->bos, err);
+    if (st != ATTN_OK)
+        return st;
+    if (same_computation(prev, s, c))
+        s->from = decoder_common_rows(&prev->run, prev->ids, s->ids, n);
+    st = decoder_forward_from(&m->dec, s->ids, n, src->top, &k, s->from > 0 ? &prev->run : NULL,
+                              s->from, &s->run, err);
     if (st != ATTN_OK)
         return st;
     /* The knobs as this family reads them: the embeddings and positions are always there. */

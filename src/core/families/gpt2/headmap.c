@@ -2,10 +2,13 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attnscope/families/gpt2/family_gpt2.h"
 #include "attnscope/families/gpt2/headmap.h"
+#include "attnscope/kernels/parallel.h"
 
 static const char *const names[] = {
 #define HEAD_MEASURE_NAME(e, name, desc) [e] = name,
@@ -91,18 +94,67 @@ measure(enum head_measure m, const float *w, const int *ids, int n)
     return rows > 0 ? (float)(sum / rows) : NAN;
 }
 
+/* Every measure of heads h0..h1 of one layer, each head's weights made again (decoder.h). */
+struct measure_job {
+    const struct gpt2_state *g;
+    int layer, heads;
+    float *out; /* (MEASURE_COUNT, layers * heads) */
+    size_t per_measure;
+    bool failed;
+};
+
+static void
+measure_heads(void *ctx, int h0, int h1)
+{
+    struct measure_job *j = ctx;
+    const int n = j->g->run.n;
+    const size_t nn = (size_t)n * (size_t)n;
+    float *w = malloc((2 * nn + 2 * (size_t)n) * sizeof *w);
+
+    if (w == NULL) {
+        j->failed = true;
+        return;
+    }
+    for (int h = h0; h < h1; h++) {
+        decoder_head_weights(&j->g->model->dec, &j->g->run, j->layer, h, w, w + nn);
+        for (int k = 0; k < MEASURE_COUNT; k++)
+            j->out[(size_t)k * j->per_measure + (size_t)(j->layer * j->heads + h)] =
+                measure((enum head_measure)k, w, j->g->ids, n);
+    }
+    free(w);
+}
+
 int
 head_measures(const struct pipeline *p, enum head_measure m, float *out)
 {
-    const struct gpt2_state *g = pipeline_gpt2(p);
+    const struct gpt2_state *shown = pipeline_gpt2(p);
+    /*
+     * The measures are made once per pipeline, when first asked for, and
+     * kept in its state: a cache, which is why a const pipeline's state is
+     * written (the pipeline's family_state is the same object).
+     */
+    struct gpt2_state *g = shown != NULL ? p->family_state : NULL;
     const int heads = p->st.shape.heads;
-    const int n = p->st.nq;
+    const size_t per_measure = (size_t)p->layers * (size_t)heads;
 
     if (g == NULL)
         return -1;
-    for (int l = 0; l < p->layers; l++)
-        for (int h = 0; h < heads; h++)
-            out[l * heads + h] =
-                measure(m, g->run.layers[l].weights + (size_t)h * (size_t)n * (size_t)n, g->ids, n);
+    if (g->measures == NULL) {
+        struct measure_job job = { g, 0, heads, NULL, per_measure, false };
+        job.out = malloc((MEASURE_COUNT * per_measure + 1) * sizeof *job.out);
+        if (job.out == NULL)
+            return -1;
+        for (int l = 0; l < p->layers && !job.failed; l++) {
+            job.layer = l;
+            parallel_for(heads, 4L * g->run.n * g->run.n * p->st.shape.head_dim,
+                         parallel_threads(), measure_heads, &job);
+        }
+        if (job.failed) {
+            free(job.out);
+            return -1;
+        }
+        g->measures = job.out;
+    }
+    memcpy(out, g->measures + (size_t)m * per_measure, per_measure * sizeof *out);
     return 0;
 }
