@@ -55,7 +55,7 @@ check_case(const char *name)
         at = line_of(e.text, "weights", l);
         ck_assert_int_eq((int)next_number(&at), m.cfg.n_head);
         snprintf(what, sizeof what, "%s weights layer %d", name, l);
-        ck_assert_msg(decoder_layer_attention(&m, &r, l, NULL, NULL, &err) == ATTN_OK, "%s",
+        ck_assert_msg(decoder_show_layer(&m, &r, l, NULL, NULL, &err) == ATTN_OK, "%s",
                       err.msg);
         compare(what, r.layers[l].weights, at, (size_t)m.cfg.n_head * n * n, 1e-5);
         snprintf(what, sizeof what, "%s resid2 layer %d", name, l);
@@ -125,8 +125,8 @@ START_TEST(a_reused_arena_changes_no_bit)
     for (int l = 0; l < cfg.n_layer; l++) {
         const struct decoder_layer_stages *a = &fresh.layers[l], *b = &reused.layers[l];
         const size_t nc = (size_t)n * C * sizeof(float), nn = (size_t)4 * n * n * sizeof(float);
-        ck_assert(decoder_layer_attention(&m, &fresh, l, NULL, NULL, &err) == ATTN_OK);
-        ck_assert(decoder_layer_attention(&m, &reused, l, NULL, NULL, &err) == ATTN_OK);
+        ck_assert(decoder_show_layer(&m, &fresh, l, NULL, NULL, &err) == ATTN_OK);
+        ck_assert(decoder_show_layer(&m, &reused, l, NULL, NULL, &err) == ATTN_OK);
         const size_t nf = (size_t)n * 4 * C * sizeof(float);
         ck_assert(memcmp(a->norm1, b->norm1, nc) == 0 && memcmp(a->q, b->q, nc) == 0 &&
                   memcmp(a->k, b->k, nc) == 0 && memcmp(a->v, b->v, nc) == 0);
@@ -155,6 +155,8 @@ START_TEST(a_reused_arena_changes_no_bit)
             const struct decoder_layer_stages *a = &fresh.layers[l], *b = &reused.layers[l];
             const size_t nc = (size_t)n * C * sizeof(float);
             const size_t nf = (size_t)n * 4 * C * sizeof(float);
+            ck_assert(decoder_show_layer(&m, &fresh, l, NULL, NULL, &err) == ATTN_OK);
+            ck_assert(decoder_show_layer(&m, &reused, l, NULL, NULL, &err) == ATTN_OK);
             ck_assert_msg(memcmp(a->q, b->q, nc) == 0 && memcmp(a->v, b->v, nc) == 0 &&
                               memcmp(a->attn, b->attn, nc) == 0 && memcmp(a->up, b->up, nf) == 0 &&
                               memcmp(a->mlp, b->mlp, nc) == 0 &&
@@ -189,20 +191,24 @@ same_runs(const struct decoder_model *m, struct decoder_run *a, struct decoder_r
         return snprintf(why, size, "sizes differ"), false;
     if (memcmp(a->tok, b->tok, nc) || memcmp(a->pos, b->pos, nc) || memcmp(a->embed, b->embed, nc))
         return snprintf(why, size, "embeddings differ"), false;
-    for (int l = 0; l < c->n_layer; l++) {
+    /* b's shown layer first, as b kept it (showing another makes that one again). */
+    for (int i = 0; i < c->n_layer; i++) {
+        const int l = (b->shown + i) % c->n_layer;
         const struct decoder_layer_stages *x = &a->layers[l], *y = &b->layers[l];
-        const float *xs[] = { x->norm1, x->q, x->k, x->v, x->context, x->attn, x->resid1,
-                              x->norm2, x->mlp, x->resid2 };
-        const float *ys[] = { y->norm1, y->q, y->k, y->v, y->context, y->attn, y->resid1,
-                              y->norm2, y->mlp, y->resid2 };
-        for (size_t e = 0; e < sizeof xs / sizeof xs[0]; e++)
-            if (memcmp(xs[e], ys[e], nc) != 0)
-                return snprintf(why, size, "layer %d, stage %zu differs", l, e), false;
+        if (decoder_show_layer(m, a, l, NULL, NULL, NULL) != ATTN_OK ||
+            decoder_show_layer(m, b, l, NULL, NULL, NULL) != ATTN_OK)
+            return snprintf(why, size, "layer %d: no memory for the weights", l), false;
+        {
+            const float *xs[] = { x->norm1, x->q, x->k, x->v, x->context, x->attn, x->resid1,
+                                  x->norm2, x->mlp, x->resid2 };
+            const float *ys[] = { y->norm1, y->q, y->k, y->v, y->context, y->attn, y->resid1,
+                                  y->norm2, y->mlp, y->resid2 };
+            for (size_t e = 0; e < sizeof xs / sizeof xs[0]; e++)
+                if (memcmp(xs[e], ys[e], nc) != 0)
+                    return snprintf(why, size, "layer %d, stage %zu differs", l, e), false;
+        }
         if (memcmp(x->up, y->up, nf) || memcmp(x->act, y->act, nf))
             return snprintf(why, size, "layer %d: the MLP differs", l), false;
-        if (decoder_layer_attention(m, a, l, NULL, NULL, NULL) != ATTN_OK ||
-            decoder_layer_attention(m, b, l, NULL, NULL, NULL) != ATTN_OK)
-            return snprintf(why, size, "layer %d: no memory for the weights", l), false;
         if (memcmp(x->scores, y->scores, hnn))
             return snprintf(why, size, "layer %d: scores differ", l), false;
         if (memcmp(x->weights, y->weights, hnn))
@@ -287,9 +293,17 @@ START_TEST(an_edit_recomputes_only_what_changed)
         default: /* nothing */
             break;
         }
-        if (trial == 12) /* a paste: more than the run has room for */
+        if (trial == 12) { /* a paste: more than the run has room for, a later layer shown */
+            memcpy(next, ids, sizeof ids);
+            m2 = n;
             for (int e = 0; e < DECODER_ROOM + 5 && m2 < 200; e++)
                 next[m2++] = (e * 17 + 3) % 509;
+        }
+        if ((seed >> 20) % 3 == 0) /* another layer shown, as the view's L key does */
+            ck_assert(decoder_show_layer(&m, &prev, (int)((seed >> 22) % 3), NULL, NULL, &err) ==
+                      ATTN_OK);
+        if (trial == 12)
+            ck_assert(decoder_show_layer(&m, &prev, 2, NULL, NULL, &err) == ATTN_OK);
         from = decoder_common_rows(&prev, ids, next, m2);
         prev_map = prev.arena_map;
         ck_assert_msg(decoder_forward(&m, next, m2, 3, &k, &whole, &err) == ATTN_OK, "%s", err.msg);
@@ -371,13 +385,34 @@ START_TEST(a_stopped_edit_leaves_the_run_shown)
 }
 END_TEST
 
+/* Whether the stages of layer l of a and b, made in a's and b's own ways, are the same bits. */
+static void
+expect_same_layer(const struct decoder_config *c, const struct decoder_run *a,
+                  const struct decoder_run *b, int l)
+{
+    const struct decoder_layer_stages *x = &a->layers[l], *y = &b->layers[l];
+    const size_t nc = (size_t)a->n * c->n_embd * sizeof(float);
+    const size_t nf = (size_t)a->n * c->n_inner * sizeof(float);
+    const float *const xs[] = { x->norm1, x->q,      x->k,     x->v,   x->context,
+                                x->attn,  x->resid1, x->norm2, x->mlp, x->resid2 };
+    const float *const ys[] = { y->norm1, y->q,      y->k,     y->v,   y->context,
+                                y->attn,  y->resid1, y->norm2, y->mlp, y->resid2 };
+
+    for (size_t e = 0; e < sizeof xs / sizeof xs[0]; e++)
+        ck_assert_msg(xs[e] != NULL && memcmp(xs[e], ys[e], nc) == 0, "layer %d stage %zu", l, e);
+    ck_assert(memcmp(x->up, y->up, nf) == 0 && memcmp(x->act, y->act, nf) == 0);
+}
+
 /*
- * The forward keeps no layer's scores and weights; those made when a layer
- * is shown are what its context was made from: each head's weights times
- * its values give the kept context (the same sums: the weights past a
- * query's key are 0), and the masked and scaled scores are the softmax's.
+ * A run keeps each layer's keys, values and output, and the shown layer's
+ * every stage; another layer shown is made again from its input, the same
+ * bits the forward made (compared with a run that kept it).  The scores
+ * and weights made for the layer shown are what its context was made from:
+ * each head's weights times its values give the kept context (the same
+ * sums: the weights past a query's key are 0), and the masked and scaled
+ * scores are the softmax's.
  */
-START_TEST(the_weights_shown_made_the_context)
+START_TEST(the_layer_shown_is_made_again_the_same)
 {
     const int C = 96;
     const int n = 150; /* three blocks of queries, the last a part */
@@ -387,48 +422,67 @@ START_TEST(the_weights_shown_made_the_context)
         .tied = true,
     };
     const int hd = C / 3;
+    const size_t nc = (size_t)n * C;
     struct decoder_model m;
     struct attn_error err;
-    struct decoder_run r;
+    struct decoder_run r, kept;
     int ids[150];
+    unsigned char ablated[6] = { 0, 0, 1, 0, 0, 0 }; /* layer 0's head 2 */
+    const struct decoder_knobs k = { true, true, 1.0, ablated };
     float *masked = malloc(3 * (size_t)n * n * sizeof *masked);
     float *scaled = malloc(3 * (size_t)n * n * sizeof *scaled);
-    float *ctx = malloc((size_t)n * C * sizeof *ctx);
+    float *ctx = malloc(nc * sizeof *ctx);
+    float *q = malloc(2 * nc * sizeof *q);
     float *one = malloc(((size_t)n * n * 2 + 2 * (size_t)n) * sizeof *one);
 
-    ck_assert(masked != NULL && scaled != NULL && ctx != NULL && one != NULL);
+    ck_assert(masked != NULL && scaled != NULL && ctx != NULL && q != NULL && one != NULL);
     gpt2_random_model(&m, &cfg, 0.3f, 31);
     for (int i = 0; i < n; i++)
         ids[i] = (i * 7 + 3) % 211;
-    ck_assert(decoder_forward(&m, ids, n, 2, NULL, &r, &err) == ATTN_OK);
-    for (int l = 0; l < 2; l++)
-        ck_assert(r.layers[l].scores == NULL && r.layers[l].weights == NULL);
-    for (int l = 0; l < 2; l++) {
+    ck_assert(decoder_forward(&m, ids, n, 2, &k, &r, &err) == ATTN_OK);
+    ck_assert(decoder_forward(&m, ids, n, 2, &k, &kept, &err) == ATTN_OK);
+    /* Layer 0 shown; layer 1 keeps its keys, values and output only; no scores yet. */
+    ck_assert_int_eq(r.shown, 0);
+    ck_assert(r.layers[0].norm1 != NULL && r.layers[0].scores == NULL);
+    ck_assert(r.layers[1].norm1 == NULL && r.layers[1].q == NULL && r.layers[1].up == NULL);
+    ck_assert(r.layers[1].k != NULL && r.layers[1].v != NULL && r.layers[1].resid2 != NULL);
+    for (int l = 1; l >= 0; l--) {
         const struct decoder_layer_stages *s = &r.layers[l];
-        ck_assert(decoder_layer_attention(&m, &r, l, masked, scaled, &err) == ATTN_OK);
-        ck_assert(r.layers[1 - l].weights == NULL); /* one layer's at a time */
+        /* The queries of a layer not shown, made again: the shown layer's to the bit. */
+        ck_assert_int_ne(r.shown, l);
+        decoder_layer_queries(&m, &r, l, q, q + nc);
+        ck_assert(decoder_show_layer(&m, &r, l, masked, scaled, &err) == ATTN_OK);
+        ck_assert(memcmp(q, s->q, nc * sizeof *q) == 0);
+        ck_assert(r.layers[1 - l].weights == NULL && r.layers[1 - l].norm1 == NULL);
         for (int h = 0; h < 3; h++) {
             const float *w = s->weights + (size_t)h * n * n;
             linalg_gemm_nn(n, hd, n, w, n, s->v + h * hd, C, ctx + h * hd, C);
-            decoder_head_weights(&m, &r, l, h, one, one + (size_t)n * n);
+            if (l == 0 && h == 2) /* the ablated head's context is zeroed */
+                for (int i = 0; i < n; i++)
+                    memset(ctx + (size_t)i * C + h * hd, 0, (size_t)hd * sizeof *ctx);
+            decoder_head_weights(&m, &r, l, h, q, one, one + (size_t)n * n);
             ck_assert_msg(memcmp(one, w, (size_t)n * n * sizeof *w) == 0, "layer %d head %d", l,
                           h);
-            for (int i = 0; i < n; i++) {
+            for (int i = 0; i + 1 < n; i++) {
                 const size_t at = ((size_t)h * n + (size_t)i) * n;
-                ck_assert(w[at - (size_t)h * n * n + (size_t)n - 1] == 0.0f || i == n - 1);
-                ck_assert(isinf(masked[at + n - 1]) || i == n - 1);
+                ck_assert(w[(size_t)i * n + (size_t)n - 1] == 0.0f); /* masked: no weight */
+                ck_assert(isinf(masked[at + n - 1]));
                 ck_assert(scaled[at] == masked[at] / r.divisors[l]);
             }
         }
-        ck_assert_msg(memcmp(ctx, s->context, (size_t)n * C * sizeof *ctx) == 0,
+        ck_assert_msg(memcmp(ctx, s->context, nc * sizeof *ctx) == 0,
                       "layer %d: the weights shown did not make the context", l);
     }
+    /* Layer 0, made again after layer 1 was shown, is the forward's own (kept in `kept`). */
+    expect_same_layer(&cfg, &r, &kept, 0);
     decoder_run_destroy(&r);
+    decoder_run_destroy(&kept);
     decoder_release_spare();
     gpt2_random_free(&m);
     free(masked);
     free(scaled);
     free(ctx);
+    free(q);
     free(one);
 }
 END_TEST
@@ -460,6 +514,8 @@ START_TEST(threads_give_the_same_bits)
         setenv("ATTNSCOPE_THREADS", value, 1);
         ck_assert_msg(decoder_forward(&m, ids, n, 5, NULL, &more, &err) == ATTN_OK, "%s", err.msg);
         for (int l = 0; l < 2; l++) {
+            ck_assert(decoder_show_layer(&m, &one, l, NULL, NULL, &err) == ATTN_OK);
+            ck_assert(decoder_show_layer(&m, &more, l, NULL, NULL, &err) == ATTN_OK);
             ck_assert(memcmp(one.layers[l].q, more.layers[l].q, (size_t)n * C * sizeof(float)) == 0);
             ck_assert(memcmp(one.layers[l].up, more.layers[l].up, (size_t)n * 4 * C * sizeof(float)) == 0);
             ck_assert(memcmp(one.layers[l].resid2, more.layers[l].resid2, (size_t)n * C * sizeof(float)) == 0);
@@ -675,7 +731,7 @@ gpt2_suite(void)
     tcase_add_test(tc, a_reused_arena_changes_no_bit);
     tcase_add_test(tc, an_edit_recomputes_only_what_changed);
     tcase_add_test(tc, a_stopped_edit_leaves_the_run_shown);
-    tcase_add_test(tc, the_weights_shown_made_the_context);
+    tcase_add_test(tc, the_layer_shown_is_made_again_the_same);
     tcase_add_test(tc, sharded_checkpoints_load);
     suite_add_tcase(s, tc);
     return s;

@@ -45,20 +45,23 @@ draw_head_heatmaps(struct grid *g, struct view *v, const struct pipeline *p, int
         view_draw_wrapped(g, r, style_role(ROLE_TEXT), text);
         return;
     }
-    /* A head's weights at a time, made again from the kept queries and keys (decoder.h). */
-    if (view_reserve_scratch(v, 2 * (size_t)n * (size_t)n + 2 * (size_t)n) != 0)
+    /* A head's weights at a time, made again from the queries and kept keys (decoder.h). */
+    const size_t nc = (size_t)n * (size_t)m->model->dec.cfg.n_embd;
+    if (view_reserve_scratch(v, 2 * (size_t)n * (size_t)n + 2 * (size_t)n + 2 * nc) != 0)
         return;
     for (int h = 0; h < heads; h++)
         grid_printf(g, label_w + h * (n + 1), top, n,
                     style_role(h == v->map_col ? ROLE_TITLE : ROLE_DIM), "h%d", h);
     for (int l = 0; l < p->layers; l++) {
         const int y0 = top + 1 + l * (n + 1);
+        float *q = v->work.scratch + 2 * (size_t)n * (size_t)n + 2 * (size_t)n;
+        decoder_layer_queries(&m->model->dec, &m->run, l, q, q + nc);
         grid_printf(g, 0, y0, label_w, style_role(l == v->map_row ? ROLE_TITLE : ROLE_TEXT),
                     "%slayer %d", l == v->map_row ? "\u25b8" : "", l);
         for (int h = 0; h < heads; h++) {
             const float *w = v->work.scratch;
             const int x0 = label_w + h * (n + 1);
-            decoder_head_weights(&m->model->dec, &m->run, l, h, v->work.scratch,
+            decoder_head_weights(&m->model->dec, &m->run, l, h, q, v->work.scratch,
                                  v->work.scratch + (size_t)n * (size_t)n);
             for (int i = 0; i < n; i++)
                 for (int j = 0; j < n; j++) {

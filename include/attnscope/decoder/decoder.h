@@ -1,8 +1,7 @@
 /*
  * decoder.h: a decoder-only transformer, described by the parts its blocks
  * are built from (TransformerLens' config, llama.cpp's per-architecture
- * builders from shared blocks), and its forward pass with every stage of
- * every layer kept.
+ * builders from shared blocks), and its forward pass.
  *
  * A description (struct decoder_config) names each part's kind and the
  * sizes: the positions (learned absolute embeddings added to the tokens'),
@@ -15,6 +14,11 @@
  * parts (RMSNorm, rotary positions, grouped keys and values, a gated MLP)
  * adds their kinds to the enums and their code to parts.c, not a forward
  * of its own.  The weights are the model's, in its own memory.
+ *
+ * A run keeps what an edit and the next layer need (each layer's keys,
+ * values and output) and one layer's every stage, the shown one; another
+ * layer's are made again when it is shown (decoder_show_layer), the same
+ * bits.  The run's memory lives in run.c.
  */
 #ifndef ATTNSCOPE_DECODER_H
 #define ATTNSCOPE_DECODER_H
@@ -129,18 +133,18 @@ size_t decoder_pack_bytes(const struct decoder_config *c);
 
 /*
  * One block's stages for n tokens, each row-major; H = n_head, C = n_embd,
- * F = n_inner.  Every (n, C) and (n, F) stage is kept for every layer (an
- * edit's recompute reads the keys and values, the next layer its input);
- * the (H, n, n) scores and weights are not: they are NULL but for the one
- * layer decoder_layer_attention() last made them for.
+ * F = n_inner.  A run keeps, for every layer, what an edit's recompute and
+ * the next layer read: the keys, the values and the block's output.  The
+ * other stages are the shown layer's only (decoder_show_layer makes them,
+ * the same bits the forward made); for the other layers they are NULL.
  */
 struct decoder_layer_stages {
     float *norm1;   /* (n, C) the first norm's output (GPT-2's ln_1) */
     float *q;       /* (n, C) queries, the heads side by side (head h: columns h*C/H ...) */
-    float *k;       /* (n, C) keys */
-    float *v;       /* (n, C) values */
-    float *scores;  /* (H, n, n) q k^T, before the mask and the scaling, or NULL */
-    float *weights; /* (H, n, n) softmax of the masked, scaled scores, or NULL */
+    float *k;       /* (n, C) keys: kept for every layer */
+    float *v;       /* (n, C) values: kept for every layer */
+    float *scores;  /* (H, n, n) q k^T, before the mask and the scaling */
+    float *weights; /* (H, n, n) softmax of the masked, scaled scores */
     float *context; /* (n, C) the weights times the values, heads side by side */
     float *attn;    /* (n, C) the output projection of the context */
     float *resid1;  /* (n, C) the block's input + attn */
@@ -148,10 +152,10 @@ struct decoder_layer_stages {
     float *up;      /* (n, F) the MLP's up projection (GPT-2's c_fc) */
     float *act;     /* (n, F) its activation (GELU) */
     float *mlp;     /* (n, C) the down projection (GPT-2's c_proj of the MLP) */
-    float *resid2;  /* (n, C) resid1 + mlp: the block's output */
+    float *resid2;  /* (n, C) resid1 + mlp: the block's output: kept for every layer */
 };
 
-/* A forward pass over n tokens: every stage of every layer, and the top next tokens. */
+/* A forward pass over n tokens: what every layer needs kept, the shown layer, the top next tokens. */
 struct decoder_run {
     int n;
     int top;                             /* next tokens kept per position */
@@ -165,13 +169,15 @@ struct decoder_run {
     int *top_ids;                        /* (n, top) the likeliest next tokens (or classes),
                                             likeliest first */
     float *top_probs;                    /* (n, top) their probabilities */
-    /* What the softmax saw, so that a layer's weights can be made again when asked for. */
+    int shown;                           /* the layer whose every stage is kept, or -1 */
+    /* What the forward was run with, so that a layer can be made again when asked for. */
     bool causal;
     float *divisors;                     /* (n_layer) each layer's decoder_divisor */
-    int shown;                           /* the layer whose scores and weights are made, or -1 */
-    float *shown_data;                   /* (2, H, n, n) them */
-    size_t shown_floats;
-    float *arena;                        /* one allocation behind every (n, C) and (n, F) buffer */
+    unsigned char *ablated;              /* (n_layer * n_head) the knobs' ablated heads, or NULL */
+    float *slots;                        /* the shown layer's stages and the forward's own */
+    float *attention;                    /* (2, H, n, n) the shown layer's scores and weights */
+    size_t attention_floats;
+    float *arena;                        /* one allocation behind the buffers of n rows */
     void *arena_map;                     /* the mapping it is carved from (munmap), or NULL */
     size_t arena_map_bytes;
 };
@@ -235,23 +241,33 @@ enum attn_status decoder_forward_from(const struct decoder_model *m, const int *
                                       int from, struct decoder_run *r, struct attn_error *err);
 
 /*
- * Makes layer's (H, n, n) scores and weights (r->layers[layer].scores and
- * .weights), from its kept queries and keys, the same bits the forward's
- * context was made from; the layer made before loses its own (they are
- * one layer's buffers).  With masked and scaled not NULL, each (H, n, n),
- * the masked scores and the scaled ones are written there as well.
+ * Makes layer the shown one: its every stage (r->layers[layer]), computed
+ * again from its input when it was not kept (a twelfth of a forward for
+ * GPT-2 small), and its (H, n, n) scores and weights from them, the same
+ * bits the forward's context was made from; the layer shown before keeps
+ * only its keys, values and output.  With masked and scaled not NULL, each
+ * (H, n, n), the masked scores and the scaled ones are written there too.
+ * An edit's run (decoder_forward_from) keeps the same layer's stages.
  */
-enum attn_status decoder_layer_attention(const struct decoder_model *m, struct decoder_run *r,
-                                         int layer, float *masked, float *scaled,
-                                         struct attn_error *err);
+enum attn_status decoder_show_layer(const struct decoder_model *m, struct decoder_run *r,
+                                    int layer, float *masked, float *scaled,
+                                    struct attn_error *err);
 
 /*
- * One head's (n, n) attention weights of layer into w, made from r's kept
- * queries and keys (as decoder_layer_attention makes them); scratch holds
- * n * n + 2n floats.
+ * The queries (n, C) of layer into q, made again from its input when it is
+ * not the shown layer (norm into scratch, n * C floats): what
+ * decoder_head_weights reads.
+ */
+void decoder_layer_queries(const struct decoder_model *m, const struct decoder_run *r, int layer,
+                           float *q, float *scratch);
+
+/*
+ * One head's (n, n) attention weights of layer into w, from its queries q
+ * (decoder_layer_queries) and its kept keys, as decoder_show_layer makes
+ * them; scratch holds n * n + 2n floats.
  */
 void decoder_head_weights(const struct decoder_model *m, const struct decoder_run *r, int layer,
-                          int head, float *w, float *scratch);
+                          int head, const float *q, float *w, float *scratch);
 void decoder_run_destroy(struct decoder_run *r);
 /*
  * A destroyed run's memory is kept for the next run (decoder.c: already
@@ -271,8 +287,8 @@ enum attn_status decoder_logit_lens(const struct decoder_model *m, const struct 
                                     struct attn_error *err);
 
 /*
- * The bytes a run of n tokens keeping top next tokens each takes, with the
- * scores and weights of one layer made (decoder_layer_attention).
+ * The bytes a run of n tokens keeping top next tokens each takes, with one
+ * layer shown (decoder_show_layer).
  */
 size_t decoder_run_bytes(const struct decoder_config *c, int n, int top);
 

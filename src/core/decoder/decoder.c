@@ -13,7 +13,6 @@
 #include "config.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,43 +22,13 @@
 #include "attnscope/base/progress.h"
 #include "attnscope/decoder/decoder.h"
 #include "attnscope/decoder/parts.h"
+#include "attnscope/decoder/run.h"
 #include "attnscope/kernels/linalg.h"
 #include "attnscope/kernels/parallel.h"
 #include "attnscope/kernels/rowops.h"
 
-/* The vocabulary is scored in slices of this many tokens: the products pack each slice once. */
-#define LOGIT_SLICE 2048
-
-/* The floats every buffer of a run with room for cap rows takes, in the order they are carved. */
-static size_t
-run_floats(const struct decoder_config *c, int cap, int top)
-{
-    const size_t nn = (size_t)cap;
-    const size_t C = (size_t)c->n_embd;
-    const size_t F = (size_t)c->n_inner;
-    const size_t H = (size_t)c->n_head;
-    /* norm1 q k v context attn resid1 norm2 mlp resid2; up act */
-    size_t per_layer = 10 * nn * C + 2 * nn * F;
-
-    return 3 * nn * C /* tok pos embed */ + (size_t)c->n_layer * per_layer + nn * C /* final */ +
-           nn * (size_t)top /* probabilities */ + nn * LOGIT_SLICE /* a slice of logits */ +
-           H * part_attention_scratch(cap) /* each head's block of scores and weights */;
-}
-
-/* The floats of one layer's scores and weights (decoder_layer_attention). */
-static size_t
-shown_floats(const struct decoder_config *c, int n)
-{
-    return 2 * (size_t)c->n_head * (size_t)n * (size_t)n;
-}
-
-size_t
-decoder_run_bytes(const struct decoder_config *c, int n, int top)
-{
-    return (run_floats(c, n, top) + shown_floats(c, n) + (size_t)c->n_layer) * sizeof(float) +
-           ((size_t)n * (size_t)top + 1) * sizeof(int) +
-           (size_t)c->n_layer * sizeof(struct decoder_layer_stages);
-}
+/* The vocabulary is scored in slices of run.h's size. */
+#define LOGIT_SLICE RUN_LOGIT_SLICE
 
 /* A row's running softmax and top k, over the slices of the vocabulary seen so far. */
 struct next_tokens {
@@ -148,208 +117,6 @@ fold_rows(void *ctx, int begin, int end)
                     j->ids + (size_t)i * j->top, j->best + (size_t)i * j->top);
 }
 
-/* Transparent huge pages come in this size (x86-64, arm64 with 4 KiB pages). */
-#define HUGE_PAGE ((size_t)2 << 20)
-
-/*
- * The run's buffers, a mapping of anonymous memory aligned to huge pages
- * and marked for them: every stage of every layer is written once, and a
- * 512-token forward touches 640 MB; faulting it in 4 KiB at a time took a
- * third of the forward (the kernel zeroing page after page).
- *
- * A destroyed run's mapping is kept as the spare (one, under a lock) and
- * the next run that fits takes it: already faulted in, it costs nothing
- * to reuse, where a fresh one is zeroed by the kernel page by page (a
- * fifth of a 512-token forward even with huge pages).  Every stage is
- * written in full before it is read, so what the spare held changes no
- * bit (check_gpt2's a_reused_arena_changes_no_bit).  A spare too small, or
- * more than twice the size needed (plus 64 MiB), is given back when a run
- * asks, so the memory held stays near what the runs need.
- */
-static struct {
-    pthread_mutex_t lock;
-    void *map;
-    size_t bytes;
-} spare = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-static bool
-spare_take(struct decoder_run *r, size_t len)
-{
-    void *map = NULL;
-    size_t bytes = 0;
-
-    bool fits;
-
-    pthread_mutex_lock(&spare.lock);
-    map = spare.map;
-    bytes = spare.bytes;
-    fits = map != NULL && bytes >= len && bytes <= 2 * len + ((size_t)64 << 20);
-    spare.map = NULL;
-    spare.bytes = 0;
-    pthread_mutex_unlock(&spare.lock);
-    if (map != NULL && !fits) { /* given back: the memory held stays near what runs need */
-        munmap(map, bytes);
-        map = NULL;
-    }
-    r->arena_map = map;
-    r->arena_map_bytes = map != NULL ? bytes : 0;
-    return map != NULL;
-}
-
-/* Keeps map as the spare when it is larger than the one kept; gives back the other. */
-static void
-spare_give(void *map, size_t bytes)
-{
-    void *drop = map;
-    size_t drop_bytes = bytes;
-
-    pthread_mutex_lock(&spare.lock);
-    if (spare.map == NULL || spare.bytes < bytes) {
-        drop = spare.map;
-        drop_bytes = spare.bytes;
-        spare.map = map;
-        spare.bytes = bytes;
-    }
-    pthread_mutex_unlock(&spare.lock);
-    if (drop != NULL)
-        munmap(drop, drop_bytes);
-}
-
-void
-decoder_release_spare(void)
-{
-    pthread_mutex_lock(&spare.lock);
-    if (spare.map != NULL)
-        munmap(spare.map, spare.bytes);
-    spare.map = NULL;
-    spare.bytes = 0;
-    pthread_mutex_unlock(&spare.lock);
-}
-
-static float *
-arena_alloc(struct decoder_run *r, size_t bytes)
-{
-    const size_t len = bytes + HUGE_PAGE;
-    unsigned char *map;
-    unsigned char *start;
-
-    if (spare_take(r, len))
-        map = r->arena_map;
-    else {
-        map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (map == MAP_FAILED)
-            return NULL;
-        r->arena_map = map;
-        r->arena_map_bytes = len;
-    }
-    start = map + (HUGE_PAGE - (uintptr_t)map % HUGE_PAGE) % HUGE_PAGE;
-#ifdef MADV_HUGEPAGE
-    (void)madvise(start, bytes, MADV_HUGEPAGE);
-#endif
-    return (float *)(void *)start;
-}
-
-/* The (n, C) and (n, F) buffers of r (layer by layer), for moving and copying rows. */
-struct run_rows {
-    float **p;
-    size_t width;
-};
-
-static size_t
-run_rows(const struct decoder_config *c, struct decoder_run *r, struct run_rows *out)
-{
-    const size_t C = (size_t)c->n_embd, F = (size_t)c->n_inner;
-    size_t k = 0;
-
-    out[k++] = (struct run_rows){ &r->tok, C };
-    out[k++] = (struct run_rows){ &r->pos, C };
-    out[k++] = (struct run_rows){ &r->embed, C };
-    for (int l = 0; l < c->n_layer; l++) {
-        struct decoder_layer_stages *s = &r->layers[l];
-        float **const wide[] = { &s->norm1, &s->q,   &s->k,      &s->v,   &s->context, &s->attn,
-                                 &s->resid1, &s->norm2 };
-        for (size_t e = 0; e < sizeof wide / sizeof wide[0]; e++)
-            out[k++] = (struct run_rows){ wide[e], C };
-        out[k++] = (struct run_rows){ &s->up, F };
-        out[k++] = (struct run_rows){ &s->act, F };
-        out[k++] = (struct run_rows){ &s->mlp, C };
-        out[k++] = (struct run_rows){ &s->resid2, C };
-    }
-    out[k++] = (struct run_rows){ &r->final, C };
-    out[k++] = (struct run_rows){ &r->top_probs, (size_t)r->top };
-    return k;
-}
-
-/* How many buffers run_rows lists. */
-static size_t
-run_row_buffers(const struct decoder_config *c)
-{
-    return 5 + 12 * (size_t)c->n_layer;
-}
-
-/*
- * The run's buffers for room for cap rows, n of them used, carved from one
- * arena in the order run_floats counts them, and the layer whose scores
- * and weights are shown given its memory (not touched until it is made);
- * -1 when out of memory (r destroyed).
- */
-static int
-run_carve(const struct decoder_config *c, int n, int cap, int top, struct decoder_run *r)
-{
-    const int C = c->n_embd;
-    const int F = c->n_inner;
-    float *at;
-
-    r->n = n;
-    r->cap = cap;
-    r->top = top;
-    r->shown = -1;
-    r->arena = arena_alloc(r, run_floats(c, cap, top) * sizeof(float));
-    r->layers = calloc((size_t)c->n_layer, sizeof *r->layers);
-    r->top_ids = malloc(((size_t)cap * (size_t)top + 1) * sizeof *r->top_ids);
-    r->divisors = malloc((size_t)c->n_layer * sizeof *r->divisors);
-    r->shown_floats = shown_floats(c, n);
-    r->shown_data = malloc(r->shown_floats * sizeof *r->shown_data);
-    if (r->arena == NULL || r->layers == NULL || r->top_ids == NULL || r->divisors == NULL ||
-        r->shown_data == NULL) {
-        decoder_run_destroy(r);
-        return -1;
-    }
-    at = r->arena;
-#define CARVE(p, count) ((p) = at, at += (size_t)(count))
-    CARVE(r->tok, (size_t)cap * C);
-    CARVE(r->pos, (size_t)cap * C);
-    CARVE(r->embed, (size_t)cap * C);
-    for (int l = 0; l < c->n_layer; l++) {
-        struct decoder_layer_stages *s = &r->layers[l];
-        CARVE(s->norm1, (size_t)cap * C);
-        CARVE(s->q, (size_t)cap * C);
-        CARVE(s->k, (size_t)cap * C);
-        CARVE(s->v, (size_t)cap * C);
-        CARVE(s->context, (size_t)cap * C);
-        CARVE(s->attn, (size_t)cap * C);
-        CARVE(s->resid1, (size_t)cap * C);
-        CARVE(s->norm2, (size_t)cap * C);
-        CARVE(s->up, (size_t)cap * F);
-        CARVE(s->act, (size_t)cap * F);
-        CARVE(s->mlp, (size_t)cap * C);
-        CARVE(s->resid2, (size_t)cap * C);
-    }
-    CARVE(r->final, (size_t)cap * C);
-    CARVE(r->top_probs, (size_t)cap * top);
-    /* Then the logits' slice and the heads' scratch (run_scratch). */
-#undef CARVE
-    return 0;
-}
-
-/* Where r's scratch sits in its arena: after its buffers (run_floats' order). */
-static void
-run_scratch(const struct decoder_run *r, float **logits, float **scratch)
-{
-    *logits = r->top_probs + (size_t)r->cap * (size_t)r->top;
-    *scratch = *logits + (size_t)r->cap * LOGIT_SLICE;
-}
-
 /*
  * The top next tokens of every position: the logits through lm_head, a
  * slice of the vocabulary at a time, folded into each row's running
@@ -399,194 +166,102 @@ run_logits(const struct decoder_model *m, struct decoder_run *r, int row0, float
     return ATTN_OK;
 }
 
-/*
- * The rows before from of every kept stage of r, from prev (a run of the
- * same model and knobs over ids that agree with r's up to from): for a
- * causal model they are what a forward would compute again.
- */
+/* The knobs the forward runs with, kept in r for the layers made again later; -1: no memory. */
 static int
-take_rows(const struct decoder_config *c, struct decoder_run *prev, int from, struct decoder_run *r)
+run_knobs(const struct decoder_model *m, const struct decoder_knobs *k, struct decoder_run *r)
 {
-    const size_t count = run_row_buffers(c);
-    struct run_rows *src = malloc(2 * count * sizeof *src);
+    const struct decoder_config *c = &m->cfg;
+    const size_t heads = (size_t)c->n_layer * (size_t)c->n_head;
 
-    if (src == NULL)
-        return -1;
-    run_rows(c, prev, src);
-    run_rows(c, r, src + count);
-    for (size_t e = 0; e < count; e++)
-        memcpy(*src[count + e].p, *src[e].p, (size_t)from * src[e].width * sizeof(float));
-    memcpy(r->top_ids, prev->top_ids, (size_t)from * (size_t)r->top * sizeof *r->top_ids);
-    free(src);
-    return 0;
-}
-
-/*
- * The rows from .. prev->n - 1 of prev's buffers, put aside while a run
- * computes over them in prev's memory (decoder_forward_from), so that a
- * stop or a failure can give prev back as it was.  An append puts nothing
- * aside: its rows were past prev's.
- */
-struct aside {
-    struct run_rows *list; /* prev's buffers */
-    float *rows;
-    int *ids;
-};
-
-static void
-aside_free(struct aside *a)
-{
-    free(a->list);
-    free(a->rows);
-    free(a->ids);
-    memset(a, 0, sizeof *a);
-}
-
-static int
-aside_save(const struct decoder_config *c, struct decoder_run *prev, int from, struct aside *a)
-{
-    const size_t count = run_row_buffers(c);
-    const size_t rows = (size_t)(prev->n > from ? prev->n - from : 0);
-    size_t floats = 0;
-    float *at;
-
-    memset(a, 0, sizeof *a);
-    a->list = malloc(count * sizeof *a->list);
-    if (a->list == NULL)
-        return -1;
-    run_rows(c, prev, a->list);
-    for (size_t e = 0; e < count; e++)
-        floats += rows * a->list[e].width;
-    a->rows = malloc((floats + 1) * sizeof *a->rows);
-    a->ids = malloc((rows * (size_t)prev->top + 1) * sizeof *a->ids);
-    if (a->rows == NULL || a->ids == NULL) {
-        aside_free(a);
-        return -1;
-    }
-    at = a->rows;
-    for (size_t e = 0; e < count; e++) {
-        const size_t w = a->list[e].width;
-        memcpy(at, *a->list[e].p + (size_t)from * w, rows * w * sizeof(float));
-        at += rows * w;
-    }
-    memcpy(a->ids, prev->top_ids + (size_t)from * (size_t)prev->top,
-           rows * (size_t)prev->top * sizeof *a->ids);
-    return 0;
-}
-
-/* Puts the rows aside_save kept back into prev's buffers, and frees them. */
-static void
-aside_restore(const struct decoder_config *c, struct decoder_run *prev, int from, struct aside *a)
-{
-    const size_t count = run_row_buffers(c);
-    const size_t rows = (size_t)(prev->n > from ? prev->n - from : 0);
-    const float *at = a->rows;
-
-    for (size_t e = 0; e < count; e++) {
-        const size_t w = a->list[e].width;
-        memcpy(*a->list[e].p + (size_t)from * w, at, rows * w * sizeof(float));
-        at += rows * w;
-    }
-    memcpy(prev->top_ids + (size_t)from * (size_t)prev->top, a->ids,
-           rows * (size_t)prev->top * sizeof *a->ids);
-    aside_free(a);
-}
-
-/*
- * r over prev's memory for n rows (prev->cap >= n): prev's buffers, a
- * layer list and shown-layer memory of r's own.  prev is not changed.
- */
-static int
-adopt(const struct decoder_config *c, const struct decoder_run *prev, int n, struct decoder_run *r)
-{
-    *r = *prev;
-    r->n = n;
-    r->shown = -1;
-    r->layers = malloc((size_t)c->n_layer * sizeof *r->layers);
-    r->divisors = malloc((size_t)c->n_layer * sizeof *r->divisors);
-    r->shown_floats = shown_floats(c, n);
-    r->shown_data = malloc(r->shown_floats * sizeof *r->shown_data);
-    if (r->layers == NULL || r->divisors == NULL || r->shown_data == NULL) {
-        free(r->layers);
-        free(r->divisors);
-        free(r->shown_data);
-        memset(r, 0, sizeof *r);
-        return -1;
-    }
-    memcpy(r->layers, prev->layers, (size_t)c->n_layer * sizeof *r->layers);
+    r->causal = k == NULL || k->causal;
     for (int l = 0; l < c->n_layer; l++)
-        r->layers[l].scores = r->layers[l].weights = NULL;
+        r->divisors[l] = decoder_divisor(m, k, l);
+    free(r->ablated);
+    r->ablated = NULL;
+    if (k != NULL && k->ablated != NULL) {
+        r->ablated = malloc(heads);
+        if (r->ablated == NULL)
+            return -1;
+        memcpy(r->ablated, k->ablated, heads);
+    }
     return 0;
 }
 
-/* Frees what r has of its own beside prev's memory it was computed in (adopt). */
+/* Block layer over rows from .. n - 1 of s, its input x (n, C); the rows before are in s. */
 static void
-unadopt(struct decoder_run *r)
+run_block(const struct decoder_model *m, const struct decoder_run *r, int layer, const float *x,
+          int from, struct decoder_layer_stages *s, float *scratch, int threads)
 {
-    free(r->layers);
-    free(r->divisors);
-    free(r->shown_data);
-    memset(r, 0, sizeof *r);
+    const struct decoder_config *c = &m->cfg;
+    const struct decoder_block *b = &m->blocks[layer];
+    const int C = c->n_embd;
+    const int n = r->n;
+    const size_t at = (size_t)from * (size_t)C;
+    const size_t rows = (size_t)(n - from);
+    const struct part_attention_args attention = {
+        c, b, s->norm1, n, r->causal, r->divisors[layer],
+        r->ablated != NULL ? r->ablated + (size_t)layer * (size_t)c->n_head : NULL,
+        scratch, part_attention_scratch(r->cap),
+        from,
+    };
+
+    part_norm(c, &b->norm1, x + at, (int)rows, s->norm1 + at, threads);
+    part_attention(&attention, s, threads);
+    part_residual(x + at, s->attn + at, rows * C, s->resid1 + at);
+    part_norm(c, &b->norm2, s->resid1 + at, (int)rows, s->norm2 + at, threads);
+    part_mlp(c, b, s->norm2 + at, (int)rows, s->up + (size_t)from * c->n_inner,
+             s->act + (size_t)from * c->n_inner, s->mlp + at, threads);
+    part_residual(s->resid1 + at, s->mlp + at, rows * C, s->resid2 + at);
+}
+
+/* The input of layer: the embeddings, or the layer before's output. */
+static const float *
+layer_input(const struct decoder_run *r, int layer)
+{
+    return layer == 0 ? r->embed : r->layers[layer - 1].resid2;
 }
 
 /*
  * The forward over rows from .. n - 1 of r, the rows before already there;
+ * the shown layer's stages in its slot, the others' in the working one.
  * ATTN_ESTOPPED when a stop is asked for.
  */
 static enum attn_status
-run_layers(const struct decoder_model *m, const int *ids, int from, const struct decoder_knobs *k,
-           struct decoder_run *r, struct attn_error *err)
+run_layers(const struct decoder_model *m, const int *ids, int from, struct decoder_run *r,
+           struct attn_error *err)
 {
     const struct decoder_config *c = &m->cfg;
     const int C = c->n_embd;
     const int n = r->n;
     const int threads = parallel_threads();
     const size_t at = (size_t)from * (size_t)C;
-    const size_t rows = (size_t)(n - from);
     float *logits;
     float *scratch;
-    const float *x;
     enum attn_status st = ATTN_OK;
 
-    run_scratch(r, &logits, &scratch);
-    r->causal = k == NULL || k->causal;
-    for (int l = 0; l < c->n_layer; l++)
-        r->divisors[l] = decoder_divisor(m, k, l);
+    run_scratch(c, r, &logits, &scratch);
     part_positions(m, ids + from, n - from, r->tok + at, r->pos + at, r->embed + at, from);
-    x = r->embed;
     /* A step per layer and one for the logits: a front end shows it, and may stop it between. */
     progress_begin("running the model", c->n_layer + 1);
-    for (int l = 0; l < c->n_layer && st == ATTN_OK; l++) {
-        const struct decoder_block *b = &m->blocks[l];
-        struct decoder_layer_stages *s = &r->layers[l];
-        const struct part_attention_args attention = {
-            c, b, s->norm1, n, r->causal, r->divisors[l],
-            k != NULL && k->ablated != NULL ? k->ablated + (size_t)l * (size_t)c->n_head : NULL,
-            scratch, part_attention_scratch(r->cap),
-            from,
-        };
-
+    for (int l = 0; l < c->n_layer; l++) {
+        struct decoder_layer_stages s;
         if (progress_stopped()) {
             st = attn_fail(err, ATTN_ESTOPPED, "stopped at layer %d of %d", l, c->n_layer);
             break;
         }
         progress_step(l);
-        part_norm(c, &b->norm1, x + at, (int)rows, s->norm1 + at, threads);
-        part_attention(&attention, s, threads);
-        part_residual(x + at, s->attn + at, rows * C, s->resid1 + at);
-        part_norm(c, &b->norm2, s->resid1 + at, (int)rows, s->norm2 + at, threads);
-        part_mlp(c, b, s->norm2 + at, (int)rows, s->up + (size_t)from * c->n_inner,
-                 s->act + (size_t)from * c->n_inner, s->mlp + at, threads);
-        part_residual(s->resid1 + at, s->mlp + at, rows * C, s->resid2 + at);
-        x = s->resid2;
+        run_slot(c, r, l == r->shown ? RUN_SLOT_SHOWN : RUN_SLOT_WORK, l, &s);
+        run_block(m, r, l, layer_input(r, l), from, &s, scratch, threads);
     }
     if (st == ATTN_OK) {
         progress_step(c->n_layer);
-        part_norm(c, &m->final_norm, x + at, (int)rows, r->final + at, threads);
+        part_norm(c, &m->final_norm, r->layers[c->n_layer - 1].resid2 + at, n - from,
+                  r->final + at, threads);
         if (r->top > 0)
             st = run_logits(m, r, from, logits, threads, err);
     }
     progress_end();
+    run_expose(c, r);
     return st;
 }
 
@@ -596,7 +271,7 @@ forward(const struct decoder_model *m, const int *ids, int n, int top, const str
 {
     const struct decoder_config *c = &m->cfg;
     const bool in_place = prev != NULL && from > 0 && prev->arena != NULL && prev->cap >= n;
-    struct aside aside;
+    struct run_aside aside;
     enum attn_status st;
 
     memset(r, 0, sizeof *r);
@@ -611,34 +286,33 @@ forward(const struct decoder_model *m, const int *ids, int n, int top, const str
                              ids[i], c->vocab_size);
     if (in_place) {
         /* The new rows are computed where prev's were: its rows from `from` on put aside. */
-        if (aside_save(c, prev, from, &aside) != 0)
+        if (run_aside_save(c, prev, from, &aside) != 0)
             return attn_fail(err, ATTN_ENOMEM, "out of memory for an edit of %d tokens", n);
-        if (adopt(c, prev, n, r) != 0) {
-            aside_free(&aside);
+        if (run_adopt(c, prev, n, r) != 0 || run_knobs(m, k, r) != 0) {
+            run_unadopt(r);
+            run_aside_free(&aside);
             return attn_fail(err, ATTN_ENOMEM, "out of memory for an edit of %d tokens", n);
         }
     } else {
         const int cap = n + room < c->n_positions ? n + room : c->n_positions;
         if (run_carve(c, n, cap, top, r) != 0)
             return attn_fail(err, ATTN_ENOMEM, "out of memory for the stages of %d tokens", n);
-        if (prev != NULL && from > 0 && take_rows(c, prev, from, r) != 0) {
+        r->shown = 0; /* the first layer, where the view and --print open */
+        if (run_knobs(m, k, r) != 0 ||
+            (prev != NULL && from > 0 && run_take_rows(c, prev, from, r) != 0)) {
             decoder_run_destroy(r);
             return attn_fail(err, ATTN_ENOMEM, "out of memory for the stages of %d tokens", n);
         }
     }
-    st = run_layers(m, ids, from, k, r, err);
+    st = run_layers(m, ids, from, r, err);
     if (in_place) {
         if (st != ATTN_OK) {
-            unadopt(r);
-            aside_restore(c, prev, from, &aside);
+            run_unadopt(r);
+            run_aside_restore(c, prev, from, &aside);
             return st;
         }
-        aside_free(&aside);
-        /* prev's memory is r's now: what prev had of its own is freed, the rest forgotten. */
-        free(prev->layers);
-        free(prev->divisors);
-        free(prev->shown_data);
-        memset(prev, 0, sizeof *prev);
+        run_aside_free(&aside);
+        run_forget(prev); /* its memory is r's now */
         return ATTN_OK;
     }
     if (st != ATTN_OK)
@@ -680,34 +354,23 @@ decoder_forward_from(const struct decoder_model *m, const int *ids, int n, int t
                    r, err);
 }
 
-void
-decoder_run_destroy(struct decoder_run *r)
-{
-    if (r->arena_map != NULL)
-        spare_give(r->arena_map, r->arena_map_bytes);
-    free(r->layers);
-    free(r->top_ids);
-    free(r->divisors);
-    free(r->shown_data);
-    memset(r, 0, sizeof *r);
-}
-
-/* ------------------------------------------- the scores and weights, when asked for */
+/* ------------------------------------------- the shown layer, made when asked for */
 
 /*
- * One head's (n, n) scores into sc and weights into w; the masked and
- * scaled scores into masked and scaled, or (NULL) into scratch's 2n floats.
+ * One head's (n, n) scores into sc and weights into w from the queries q;
+ * the masked and scaled scores into masked and scaled, or (NULL) into
+ * scratch's 2n floats.
  */
 static void
 head_attention(const struct decoder_model *m, const struct decoder_run *r, int layer, int head,
-               float *sc, float *w, float *masked, float *scaled, float *scratch)
+               const float *q, float *sc, float *w, float *masked, float *scaled, float *scratch)
 {
     const int n = r->n;
     const int C = m->cfg.n_embd;
     const int hd = C / m->cfg.n_head;
-    const struct decoder_layer_stages *s = &r->layers[layer];
 
-    linalg_gemm_nt(n, n, hd, s->q + (size_t)head * hd, C, s->k + (size_t)head * hd, C, sc, n);
+    linalg_gemm_nt(n, n, hd, q + (size_t)head * hd, C, r->layers[layer].k + (size_t)head * hd, C,
+                   sc, n);
     for (int i = 0; i < n; i++) {
         const size_t row = (size_t)i * (size_t)n;
         rowops_softmax(sc + row, masked != NULL ? masked + row : scratch,
@@ -718,9 +381,24 @@ head_attention(const struct decoder_model *m, const struct decoder_run *r, int l
 
 void
 decoder_head_weights(const struct decoder_model *m, const struct decoder_run *r, int layer,
-                     int head, float *w, float *scratch)
+                     int head, const float *q, float *w, float *scratch)
 {
-    head_attention(m, r, layer, head, scratch + 2 * (size_t)r->n, w, NULL, NULL, scratch);
+    head_attention(m, r, layer, head, q, scratch + 2 * (size_t)r->n, w, NULL, NULL, scratch);
+}
+
+void
+decoder_layer_queries(const struct decoder_model *m, const struct decoder_run *r, int layer,
+                      float *q, float *scratch)
+{
+    const struct decoder_config *c = &m->cfg;
+    const int threads = parallel_threads();
+
+    if (layer == r->shown) {
+        memcpy(q, r->layers[layer].q, (size_t)r->n * (size_t)c->n_embd * sizeof *q);
+        return;
+    }
+    part_norm(c, &m->blocks[layer].norm1, layer_input(r, layer), r->n, scratch, threads);
+    part_linear(&m->blocks[layer].q, scratch, r->n, q, threads);
 }
 
 struct layer_job {
@@ -735,47 +413,54 @@ layer_heads(void *ctx, int h0, int h1)
 {
     const struct layer_job *j = ctx;
     const size_t hnn = (size_t)j->r->n * (size_t)j->r->n;
+    const float *q = j->r->layers[j->layer].q;
 
     for (int h = h0; h < h1; h++)
-        head_attention(j->m, j->r, j->layer, h, j->r->shown_data + (size_t)h * hnn,
-                       j->r->shown_data + (size_t)(j->m->cfg.n_head + h) * hnn,
+        head_attention(j->m, j->r, j->layer, h, q, j->r->attention + (size_t)h * hnn,
+                       j->r->attention + (size_t)(j->m->cfg.n_head + h) * hnn,
                        j->masked != NULL ? j->masked + (size_t)h * hnn : NULL,
                        j->scaled != NULL ? j->scaled + (size_t)h * hnn : NULL,
                        j->scratch + (size_t)h * 2 * (size_t)j->r->n);
 }
 
 enum attn_status
-decoder_layer_attention(const struct decoder_model *m, struct decoder_run *r, int layer,
-                        float *masked, float *scaled, struct attn_error *err)
+decoder_show_layer(const struct decoder_model *m, struct decoder_run *r, int layer, float *masked,
+                   float *scaled, struct attn_error *err)
 {
     const struct decoder_config *c = &m->cfg;
-    const size_t need = shown_floats(c, r->n);
+    const size_t need = run_attention_floats(c, r->n);
     const size_t hnn = (size_t)r->n * (size_t)r->n;
     struct layer_job job = { m, r, layer, masked, scaled, NULL };
 
     if (layer < 0 || layer >= c->n_layer || r->layers == NULL)
         return attn_fail(err, ATTN_EVALUE, "layer %d: the model has %d", layer, c->n_layer);
-    if (r->shown >= 0)
-        r->layers[r->shown].scores = r->layers[r->shown].weights = NULL;
-    r->shown = -1;
-    if (r->shown_floats < need) {
-        float *more = realloc(r->shown_data, need * sizeof *more);
+    if (r->attention_floats < need) {
+        float *more = realloc(r->attention, need * sizeof *more);
         if (more == NULL)
             return attn_fail(err, ATTN_ENOMEM, "out of memory for the weights of layer %d", layer);
-        r->shown_data = more;
-        r->shown_floats = need;
+        r->attention = more;
+        r->attention_floats = need;
     }
     if (masked == NULL || scaled == NULL) {
         job.scratch = malloc((2 * (size_t)c->n_head * (size_t)r->n + 1) * sizeof *job.scratch);
         if (job.scratch == NULL)
             return attn_fail(err, ATTN_ENOMEM, "out of memory for the weights of layer %d", layer);
     }
+    if (layer != r->shown) {
+        /* Not kept: the layer again from its input, every row, into the shown slot. */
+        struct decoder_layer_stages s;
+        float *logits, *scratch;
+        run_scratch(c, r, &logits, &scratch);
+        r->shown = layer;
+        run_slot(c, r, RUN_SLOT_SHOWN, layer, &s);
+        run_block(m, r, layer, layer_input(r, layer), 0, &s, scratch, parallel_threads());
+        run_expose(c, r);
+    }
     parallel_for(c->n_head, 2L * r->n * r->n * (c->n_embd / c->n_head), parallel_threads(),
                  layer_heads, &job);
     free(job.scratch);
-    r->shown = layer;
-    r->layers[layer].scores = r->shown_data;
-    r->layers[layer].weights = r->shown_data + (size_t)c->n_head * hnn;
+    r->layers[layer].scores = r->attention;
+    r->layers[layer].weights = r->attention + (size_t)c->n_head * hnn;
     return ATTN_OK;
 }
 

@@ -234,9 +234,9 @@ gpt2_select_layer(struct pipeline *p, int layer, struct attn_error *err)
     const int n = s->run.n;
     const int C = c->n_embd;
     const int F = c->n_inner;
-    /* The layer's scores and weights, and the masked and scaled scores, made for it. */
+    /* The layer's every stage, its scores and weights, and the masked and scaled scores. */
     enum attn_status st =
-        decoder_layer_attention(&s->model->dec, &s->run, layer, s->masked, s->scaled, err);
+        decoder_show_layer(&s->model->dec, &s->run, layer, s->masked, s->scaled, err);
 
     if (st != ATTN_OK)
         return st;

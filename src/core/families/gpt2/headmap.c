@@ -98,6 +98,7 @@ measure(enum head_measure m, const float *w, const int *ids, int n)
 struct measure_job {
     const struct gpt2_state *g;
     int layer, heads;
+    const float *q; /* (n, C) the layer's queries */
     float *out; /* (MEASURE_COUNT, layers * heads) */
     size_t per_measure;
     bool failed;
@@ -116,7 +117,7 @@ measure_heads(void *ctx, int h0, int h1)
         return;
     }
     for (int h = h0; h < h1; h++) {
-        decoder_head_weights(&j->g->model->dec, &j->g->run, j->layer, h, w, w + nn);
+        decoder_head_weights(&j->g->model->dec, &j->g->run, j->layer, h, j->q, w, w + nn);
         for (int k = 0; k < MEASURE_COUNT; k++)
             j->out[(size_t)k * j->per_measure + (size_t)(j->layer * j->heads + h)] =
                 measure((enum head_measure)k, w, j->g->ids, n);
@@ -140,15 +141,23 @@ head_measures(const struct pipeline *p, enum head_measure m, float *out)
     if (g == NULL)
         return -1;
     if (g->measures == NULL) {
-        struct measure_job job = { g, 0, heads, NULL, per_measure, false };
+        const size_t nc = (size_t)g->run.n * (size_t)g->model->dec.cfg.n_embd;
+        struct measure_job job = { g, 0, heads, NULL, NULL, per_measure, false };
+        float *q = malloc((2 * nc + 1) * sizeof *q);
         job.out = malloc((MEASURE_COUNT * per_measure + 1) * sizeof *job.out);
-        if (job.out == NULL)
+        job.q = q;
+        if (job.out == NULL || q == NULL) {
+            free(job.out);
+            free(q);
             return -1;
+        }
         for (int l = 0; l < p->layers && !job.failed; l++) {
             job.layer = l;
+            decoder_layer_queries(&g->model->dec, &g->run, l, q, q + nc);
             parallel_for(heads, 4L * g->run.n * g->run.n * p->st.shape.head_dim,
                          parallel_threads(), measure_heads, &job);
         }
+        free(q);
         if (job.failed) {
             free(job.out);
             return -1;

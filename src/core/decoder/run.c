@@ -1,0 +1,414 @@
+/* run.c: the memory of a decoder's run (see run.h). */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "attnscope/decoder/decoder.h"
+#include "attnscope/decoder/parts.h"
+#include "attnscope/decoder/run.h"
+
+/* Transparent huge pages come in this size (x86-64, arm64 with 4 KiB pages). */
+#define HUGE_PAGE ((size_t)2 << 20)
+
+/*
+ * The run's buffers, a mapping of anonymous memory aligned to huge pages
+ * and marked for them: a 512-token forward of GPT-2 small writes 80 MB of
+ * them (it wrote 640 MB when every stage of every layer was kept), and
+ * faulting them in 4 KiB at a time took a third of the forward (the kernel
+ * zeroing page after page).
+ *
+ * A destroyed run's mapping is kept as the spare (one, under a lock) and
+ * the next run that fits takes it: already faulted in, it costs nothing
+ * to reuse, where a fresh one is zeroed by the kernel page by page (a
+ * fifth of a 512-token forward even with huge pages).  Every row is
+ * written before it is read, so what the spare held changes no
+ * bit (check_gpt2's a_reused_arena_changes_no_bit).  A spare too small, or
+ * more than twice the size needed (plus 64 MiB), is given back when a run
+ * asks, so the memory held stays near what the runs need.
+ */
+static struct {
+    pthread_mutex_t lock;
+    void *map;
+    size_t bytes;
+} spare = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static bool
+spare_take(struct decoder_run *r, size_t len)
+{
+    void *map = NULL;
+    size_t bytes = 0;
+
+    bool fits;
+
+    pthread_mutex_lock(&spare.lock);
+    map = spare.map;
+    bytes = spare.bytes;
+    fits = map != NULL && bytes >= len && bytes <= 2 * len + ((size_t)64 << 20);
+    spare.map = NULL;
+    spare.bytes = 0;
+    pthread_mutex_unlock(&spare.lock);
+    if (map != NULL && !fits) { /* given back: the memory held stays near what runs need */
+        munmap(map, bytes);
+        map = NULL;
+    }
+    r->arena_map = map;
+    r->arena_map_bytes = map != NULL ? bytes : 0;
+    return map != NULL;
+}
+
+/* Keeps map as the spare when it is larger than the one kept; gives back the other. */
+static void
+spare_give(void *map, size_t bytes)
+{
+    void *drop = map;
+    size_t drop_bytes = bytes;
+
+    pthread_mutex_lock(&spare.lock);
+    if (spare.map == NULL || spare.bytes < bytes) {
+        drop = spare.map;
+        drop_bytes = spare.bytes;
+        spare.map = map;
+        spare.bytes = bytes;
+    }
+    pthread_mutex_unlock(&spare.lock);
+    if (drop != NULL)
+        munmap(drop, drop_bytes);
+}
+
+void
+decoder_release_spare(void)
+{
+    pthread_mutex_lock(&spare.lock);
+    if (spare.map != NULL)
+        munmap(spare.map, spare.bytes);
+    spare.map = NULL;
+    spare.bytes = 0;
+    pthread_mutex_unlock(&spare.lock);
+}
+
+static float *
+arena_alloc(struct decoder_run *r, size_t bytes)
+{
+    const size_t len = bytes + HUGE_PAGE;
+    unsigned char *map;
+    unsigned char *start;
+
+    if (spare_take(r, len))
+        map = r->arena_map;
+    else {
+        map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (map == MAP_FAILED)
+            return NULL;
+        r->arena_map = map;
+        r->arena_map_bytes = len;
+    }
+    start = map + (HUGE_PAGE - (uintptr_t)map % HUGE_PAGE) % HUGE_PAGE;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(start, bytes, MADV_HUGEPAGE);
+#endif
+    return (float *)(void *)start;
+}
+
+/* The floats of one slot: norm1 q context attn resid1 norm2 mlp (n, C); up act (n, F). */
+static size_t
+slot_floats(const struct decoder_config *c, int cap)
+{
+    return (size_t)cap * (7 * (size_t)c->n_embd + 2 * (size_t)c->n_inner);
+}
+
+/* The floats a run with room for cap rows takes, in the order run_carve carves them. */
+static size_t
+run_floats(const struct decoder_config *c, int cap, int top)
+{
+    const size_t nn = (size_t)cap;
+    const size_t C = (size_t)c->n_embd;
+
+    return 3 * nn * C /* tok pos embed */ + (size_t)c->n_layer * 3 * nn * C /* k v resid2 */ +
+           nn * C /* final */ + nn * (size_t)top /* probabilities */ +
+           2 * slot_floats(c, cap) /* shown, work */ + nn * RUN_LOGIT_SLICE /* logits */ +
+           (size_t)c->n_head * part_attention_scratch(cap) /* each head's block of queries */;
+}
+
+size_t
+run_attention_floats(const struct decoder_config *c, int n)
+{
+    return 2 * (size_t)c->n_head * (size_t)n * (size_t)n;
+}
+
+size_t
+decoder_run_bytes(const struct decoder_config *c, int n, int top)
+{
+    return (run_floats(c, n, top) + run_attention_floats(c, n) + (size_t)c->n_layer) *
+               sizeof(float) +
+           ((size_t)n * (size_t)top + 1) * sizeof(int) +
+           (size_t)c->n_layer * (sizeof(struct decoder_layer_stages) + (size_t)c->n_head);
+}
+
+/* A run's own small allocations (also an adopting run's): layers, knobs, scores and weights. */
+static int
+run_own(const struct decoder_config *c, int n, struct decoder_run *r)
+{
+    r->layers = calloc((size_t)c->n_layer, sizeof *r->layers);
+    r->divisors = malloc((size_t)c->n_layer * sizeof *r->divisors);
+    r->ablated = NULL; /* (the forward's, when the knobs ablate heads) */
+    r->attention_floats = run_attention_floats(c, n);
+    r->attention = malloc(r->attention_floats * sizeof *r->attention);
+    return r->layers != NULL && r->divisors != NULL && r->attention != NULL ? 0 : -1;
+}
+
+int
+run_carve(const struct decoder_config *c, int n, int cap, int top, struct decoder_run *r)
+{
+    const int C = c->n_embd;
+    float *at;
+
+    memset(r, 0, sizeof *r);
+    r->n = n;
+    r->cap = cap;
+    r->top = top;
+    r->shown = -1;
+    r->arena = arena_alloc(r, run_floats(c, cap, top) * sizeof(float));
+    r->top_ids = malloc(((size_t)cap * (size_t)top + 1) * sizeof *r->top_ids);
+    if (run_own(c, n, r) != 0 || r->arena == NULL || r->top_ids == NULL) {
+        decoder_run_destroy(r);
+        return -1;
+    }
+    at = r->arena;
+#define CARVE(p, count) ((p) = at, at += (size_t)(count))
+    CARVE(r->tok, (size_t)cap * C);
+    CARVE(r->pos, (size_t)cap * C);
+    CARVE(r->embed, (size_t)cap * C);
+    for (int l = 0; l < c->n_layer; l++) {
+        struct decoder_layer_stages *s = &r->layers[l];
+        CARVE(s->k, (size_t)cap * C);
+        CARVE(s->v, (size_t)cap * C);
+        CARVE(s->resid2, (size_t)cap * C);
+    }
+    CARVE(r->final, (size_t)cap * C);
+    CARVE(r->top_probs, (size_t)cap * top);
+    CARVE(r->slots, 2 * slot_floats(c, cap));
+    /* Then the logits' slice and the heads' scratch (run_scratch). */
+#undef CARVE
+    return 0;
+}
+
+void
+run_scratch(const struct decoder_config *c, const struct decoder_run *r, float **logits,
+            float **attention)
+{
+    /* After the slots, in run_floats' order. */
+    *logits = r->slots + 2 * slot_floats(c, r->cap);
+    *attention = *logits + (size_t)r->cap * RUN_LOGIT_SLICE;
+}
+
+void
+run_slot(const struct decoder_config *c, const struct decoder_run *r, enum run_slot slot,
+         int layer, struct decoder_layer_stages *s)
+{
+    const size_t wide = (size_t)r->cap * (size_t)c->n_embd;
+    float *at = r->slots + (size_t)slot * slot_floats(c, r->cap);
+
+    memset(s, 0, sizeof *s);
+    s->norm1 = at;
+    s->q = at + wide;
+    s->context = at + 2 * wide;
+    s->attn = at + 3 * wide;
+    s->resid1 = at + 4 * wide;
+    s->norm2 = at + 5 * wide;
+    s->mlp = at + 6 * wide;
+    s->up = at + 7 * wide;
+    s->act = s->up + (size_t)r->cap * (size_t)c->n_inner;
+    s->k = r->layers[layer].k;
+    s->v = r->layers[layer].v;
+    s->resid2 = r->layers[layer].resid2;
+}
+
+void
+run_expose(const struct decoder_config *c, struct decoder_run *r)
+{
+    for (int l = 0; l < c->n_layer; l++) {
+        struct decoder_layer_stages *s = &r->layers[l];
+        struct decoder_layer_stages kept = { 0 };
+        if (l == r->shown)
+            run_slot(c, r, RUN_SLOT_SHOWN, l, &kept);
+        kept.k = s->k;
+        kept.v = s->v;
+        kept.resid2 = s->resid2;
+        *s = kept; /* (the scores and weights: NULL until made) */
+    }
+}
+
+/* A buffer of rows of width floats (row i at p + i * width). */
+struct rows {
+    float *p;
+    size_t width;
+};
+
+/*
+ * Every buffer of r whose rows an edit keeps or overwrites: the kept ones,
+ * and the shown layer's slot when a layer is shown.  Returns how many.
+ */
+static size_t
+run_rows(const struct decoder_config *c, const struct decoder_run *r, struct rows *out)
+{
+    const size_t C = (size_t)c->n_embd, F = (size_t)c->n_inner;
+    size_t k = 0;
+
+    out[k++] = (struct rows){ r->tok, C };
+    out[k++] = (struct rows){ r->pos, C };
+    out[k++] = (struct rows){ r->embed, C };
+    for (int l = 0; l < c->n_layer; l++) {
+        out[k++] = (struct rows){ r->layers[l].k, C };
+        out[k++] = (struct rows){ r->layers[l].v, C };
+        out[k++] = (struct rows){ r->layers[l].resid2, C };
+    }
+    out[k++] = (struct rows){ r->final, C };
+    out[k++] = (struct rows){ r->top_probs, (size_t)r->top };
+    if (r->shown >= 0) {
+        struct decoder_layer_stages s;
+        run_slot(c, r, RUN_SLOT_SHOWN, r->shown, &s);
+        out[k++] = (struct rows){ s.norm1, C };
+        out[k++] = (struct rows){ s.q, C };
+        out[k++] = (struct rows){ s.context, C };
+        out[k++] = (struct rows){ s.attn, C };
+        out[k++] = (struct rows){ s.resid1, C };
+        out[k++] = (struct rows){ s.norm2, C };
+        out[k++] = (struct rows){ s.mlp, C };
+        out[k++] = (struct rows){ s.up, F };
+        out[k++] = (struct rows){ s.act, F };
+    }
+    return k;
+}
+
+/* The most buffers run_rows lists. */
+static size_t
+run_rows_max(const struct decoder_config *c)
+{
+    return 5 + 3 * (size_t)c->n_layer + 9;
+}
+
+int
+run_take_rows(const struct decoder_config *c, const struct decoder_run *prev, int from,
+              struct decoder_run *r)
+{
+    const size_t most = run_rows_max(c);
+    struct rows *list = malloc(2 * most * sizeof *list);
+    size_t count;
+
+    if (list == NULL)
+        return -1;
+    r->shown = prev->shown; /* the edit's run keeps the layer shown */
+    count = run_rows(c, prev, list);
+    (void)run_rows(c, r, list + most);
+    for (size_t e = 0; e < count; e++)
+        memcpy(list[most + e].p, list[e].p, (size_t)from * list[e].width * sizeof(float));
+    memcpy(r->top_ids, prev->top_ids, (size_t)from * (size_t)r->top * sizeof *r->top_ids);
+    free(list);
+    return 0;
+}
+
+void
+run_aside_free(struct run_aside *a)
+{
+    free(a->rows);
+    free(a->ids);
+    free(a->list);
+    memset(a, 0, sizeof *a);
+}
+
+/* Copies rows from .. from + rows - 1 of prev's buffers into (save) or out of at. */
+static void
+aside_copy(const struct decoder_config *c, const struct decoder_run *prev, int from, size_t rows,
+           float *at, bool save, struct rows *list)
+{
+    const size_t count = run_rows(c, prev, list);
+
+    for (size_t e = 0; e < count; e++) {
+        float *in_run = list[e].p + (size_t)from * list[e].width;
+        const size_t bytes = rows * list[e].width * sizeof(float);
+        memcpy(save ? at : in_run, save ? in_run : at, bytes);
+        at += rows * list[e].width;
+    }
+}
+
+int
+run_aside_save(const struct decoder_config *c, const struct decoder_run *prev, int from,
+               struct run_aside *a)
+{
+    const size_t rows = (size_t)(prev->n > from ? prev->n - from : 0);
+    const size_t per_row = 7 * (size_t)c->n_embd + 2 * (size_t)c->n_inner +
+                           (4 + 3 * (size_t)c->n_layer) * (size_t)c->n_embd + (size_t)prev->top;
+
+    a->rows = malloc((rows * per_row + 1) * sizeof *a->rows);
+    a->ids = malloc((rows * (size_t)prev->top + 1) * sizeof *a->ids);
+    /* The list restoring walks, had now: putting the rows back cannot fail. */
+    a->list = malloc(run_rows_max(c) * sizeof(struct rows));
+    if (a->rows == NULL || a->ids == NULL || a->list == NULL) {
+        run_aside_free(a);
+        return -1;
+    }
+    aside_copy(c, prev, from, rows, a->rows, true, a->list);
+    memcpy(a->ids, prev->top_ids + (size_t)from * (size_t)prev->top,
+           rows * (size_t)prev->top * sizeof *a->ids);
+    return 0;
+}
+
+void
+run_aside_restore(const struct decoder_config *c, struct decoder_run *prev, int from,
+                  struct run_aside *a)
+{
+    const size_t rows = (size_t)(prev->n > from ? prev->n - from : 0);
+
+    aside_copy(c, prev, from, rows, a->rows, false, a->list);
+    memcpy(prev->top_ids + (size_t)from * (size_t)prev->top, a->ids,
+           rows * (size_t)prev->top * sizeof *a->ids);
+    run_aside_free(a);
+}
+
+int
+run_adopt(const struct decoder_config *c, const struct decoder_run *prev, int n,
+          struct decoder_run *r)
+{
+    *r = *prev;
+    r->n = n;
+    if (run_own(c, n, r) != 0) {
+        run_unadopt(r);
+        return -1;
+    }
+    for (int l = 0; l < c->n_layer; l++) {
+        r->layers[l].k = prev->layers[l].k;
+        r->layers[l].v = prev->layers[l].v;
+        r->layers[l].resid2 = prev->layers[l].resid2;
+    }
+    return 0;
+}
+
+void
+run_unadopt(struct decoder_run *r)
+{
+    free(r->layers);
+    free(r->divisors);
+    free(r->ablated);
+    free(r->attention);
+    memset(r, 0, sizeof *r);
+}
+
+void
+run_forget(struct decoder_run *prev)
+{
+    run_unadopt(prev);
+}
+
+void
+decoder_run_destroy(struct decoder_run *r)
+{
+    if (r->arena_map != NULL)
+        spare_give(r->arena_map, r->arena_map_bytes);
+    free(r->top_ids);
+    run_unadopt(r);
+}
