@@ -115,6 +115,19 @@ app_rebuild_with(struct app *a, const struct attention_config *cfg, const char *
     return 0;
 }
 
+void
+app_settle(struct app *a)
+{
+    if (a->view.screen == SCREEN_MAP && pipeline_gpt2(&a->pipe) != NULL) {
+        float *measures = malloc(((size_t)a->pipe.layers * (size_t)a->pipe.st.shape.heads + 1) *
+                                 sizeof *measures);
+        /* (kept with the pipeline; on no memory the drawing tries again and says so) */
+        if (measures != NULL)
+            (void)head_measures(&a->pipe, MEASURE_ENTROPY, measures);
+        free(measures);
+    }
+}
+
 enum attn_status
 app_init(struct app *a, const struct attention_config *cfg, const struct pipeline_source *src,
          const char *weights_dir, struct attn_error *err)

@@ -107,6 +107,15 @@ void app_paste(struct app *a, const char *text, size_t len);
 /* Handles a click at screen column x, row y (as drawn by the last frame). */
 void app_click(struct app *a, int x, int y);
 
+/*
+ * Does the work the next frame needs that is too slow for drawing: the
+ * model map's measures of every head (headmap.h), which make every layer's
+ * weights again.  The terminal's worker calls it after each key, click and
+ * paste, so the drawing thread never waits on it; without it the first
+ * drawing of the map makes them.
+ */
+void app_settle(struct app *a);
+
 /* Draws the current frame into g. */
 void app_render(struct app *a, struct grid *g);
 

@@ -119,7 +119,13 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
         view_reserve_row_labels(v, layers) != 0)
         return;
     mat = matrix_view(v->work.scratch, layers, heads);
-    head_measures(p, m, v->work.scratch);
+    if (head_measures(p, m, v->work.scratch) != 0) {
+        view_draw_wrapped(g, (struct rect){ 0, 3, g->width, 2 }, style_role(ROLE_TEXT),
+                          "The model map needs memory to make every head's weights again, and "
+                          "there is not enough: L or Esc goes back.");
+        view_draw_footer(g, v, g->height - 1);
+        return;
+    }
     for (int l = 0; l < layers; l++)
         snprintf(v->work.row_label[l], 40, "layer %d", l);
     if (v->map_row >= layers)

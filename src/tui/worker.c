@@ -33,6 +33,7 @@ worker_run(struct app *a, const struct worker_job *job)
         app_paste(a, job->text, job->len);
         break;
     }
+    app_settle(a);
 }
 
 static void *

@@ -13,11 +13,15 @@
  *   bench spawn REPS CMD..  wall time of running a command
  *   bench gpt2 N REPS       GPT-2 small's forward (12 layers, d 768, 12 heads,
  *                           vocabulary 50,257) over N tokens, random weights,
- *                           every stage kept, top 5 next tokens per position;
- *                           a fifth column: the process's median CPU time
- *   bench gpt2-edit N REPS  the same model: a token appended to N tokens,
- *                           the core's part of the view's edit (the rows
- *                           before it taken over: decoder_forward_from)
+ *                           what a run keeps (every layer's keys, values and
+ *                           output, the first layer's every stage), top 5
+ *                           next tokens per position; a fifth column: the
+ *                           process's median CPU time
+ *   bench gpt2-edit N REPS  the same model: a token appended to N tokens as
+ *                           the view appends it (decoder_forward_from in the
+ *                           shown run's memory, then the shown layer's
+ *                           scores and weights made); a fifth column: the
+ *                           forward's part alone
  * Every timing line is "name<TAB>median_ms<TAB>min_ms<TAB>max_ms[<TAB>...]".
  * Not a test: timings belong in doc/performance.md, not in make check.
  */
