@@ -68,10 +68,12 @@ void run_aside_free(struct run_aside *a);
  */
 int run_adopt(const struct decoder_config *c, const struct decoder_run *prev, int n,
               struct decoder_run *r);
-/* Frees what an adopting r has of its own (prev's memory stays prev's). */
+/*
+ * Frees what a run has of its own beside the memory it shares (its layer
+ * list, knobs, scores and weights) and empties it: an adopting r when the
+ * edit fails, or prev once r has adopted its memory.
+ */
 void run_unadopt(struct decoder_run *r);
-/* Frees what prev has of its own once r has adopted its memory; prev is left empty. */
-void run_forget(struct decoder_run *prev);
 
 /* The floats of one layer's scores and weights over n tokens. */
 size_t run_attention_floats(const struct decoder_config *c, int n);

@@ -312,7 +312,7 @@ forward(const struct decoder_model *m, const int *ids, int n, int top, const str
             return st;
         }
         run_aside_free(&aside);
-        run_forget(prev); /* its memory is r's now */
+        run_unadopt(prev); /* its memory is r's now: only its own is freed */
         return ATTN_OK;
     }
     if (st != ATTN_OK)

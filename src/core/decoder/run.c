@@ -399,12 +399,6 @@ run_unadopt(struct decoder_run *r)
 }
 
 void
-run_forget(struct decoder_run *prev)
-{
-    run_unadopt(prev);
-}
-
-void
 decoder_run_destroy(struct decoder_run *r)
 {
     if (r->arena_map != NULL)
