@@ -100,7 +100,7 @@ run_and_check_with(const char *path, const struct gpt2_options *o, const char *w
     ck_assert_msg(decoder_forward(m, ids, n, top, NULL, r, &err) == ATTN_OK, "%s", err.msg);
     compare("embed", r->embed, line_of(from, "embed", -1), (size_t)n * m->cfg.n_embd, 1e-5);
     for (int l = 0; l < m->cfg.n_layer; l++) {
-        ck_assert_msg(decoder_show_layer(m, r, l, NULL, NULL, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_msg(decoder_show_layer(m, r, l, &err) == ATTN_OK, "%s", err.msg);
         for (size_t k = 0; k < sizeof stages / sizeof stages[0]; k++) {
             char what[300];
             snprintf(what, sizeof what, "%s: %s of layer %d", path, stages[k].name, l);
@@ -132,8 +132,8 @@ expect_identical(const char *what, const struct decoder_model *m, struct decoder
 
     ck_assert_msg(memcmp(a->embed, b->embed, row) == 0, "%s: embeddings differ", what);
     for (int l = 0; l < m->cfg.n_layer; l++) {
-        ck_assert(decoder_show_layer(m, a, l, NULL, NULL, NULL) == ATTN_OK);
-        ck_assert(decoder_show_layer(m, b, l, NULL, NULL, NULL) == ATTN_OK);
+        ck_assert(decoder_show_layer(m, a, l, NULL) == ATTN_OK);
+        ck_assert(decoder_show_layer(m, b, l, NULL) == ATTN_OK);
         for (size_t k = 0; k < sizeof stages / sizeof stages[0]; k++)
             ck_assert_msg(memcmp(stage_of(&a->layers[l], (int)k), stage_of(&b->layers[l], (int)k),
                                  stage_size(&m->cfg, a->n, (int)k) * sizeof(float)) == 0,

@@ -55,7 +55,7 @@ check_case(const char *name)
         at = line_of(e.text, "weights", l);
         ck_assert_int_eq((int)next_number(&at), m.cfg.n_head);
         snprintf(what, sizeof what, "%s weights layer %d", name, l);
-        ck_assert_msg(decoder_show_layer(&m, &r, l, NULL, NULL, &err) == ATTN_OK, "%s",
+        ck_assert_msg(decoder_show_layer(&m, &r, l, &err) == ATTN_OK, "%s",
                       err.msg);
         compare(what, r.layers[l].weights, at, (size_t)m.cfg.n_head * n * n, 1e-5);
         snprintf(what, sizeof what, "%s resid2 layer %d", name, l);
@@ -125,8 +125,8 @@ START_TEST(a_reused_arena_changes_no_bit)
     for (int l = 0; l < cfg.n_layer; l++) {
         const struct decoder_layer_stages *a = &fresh.layers[l], *b = &reused.layers[l];
         const size_t nc = (size_t)n * C * sizeof(float), nn = (size_t)4 * n * n * sizeof(float);
-        ck_assert(decoder_show_layer(&m, &fresh, l, NULL, NULL, &err) == ATTN_OK);
-        ck_assert(decoder_show_layer(&m, &reused, l, NULL, NULL, &err) == ATTN_OK);
+        ck_assert(decoder_show_layer(&m, &fresh, l, &err) == ATTN_OK);
+        ck_assert(decoder_show_layer(&m, &reused, l, &err) == ATTN_OK);
         const size_t nf = (size_t)n * 4 * C * sizeof(float);
         ck_assert(memcmp(a->norm1, b->norm1, nc) == 0 && memcmp(a->q, b->q, nc) == 0 &&
                   memcmp(a->k, b->k, nc) == 0 && memcmp(a->v, b->v, nc) == 0);
@@ -155,8 +155,8 @@ START_TEST(a_reused_arena_changes_no_bit)
             const struct decoder_layer_stages *a = &fresh.layers[l], *b = &reused.layers[l];
             const size_t nc = (size_t)n * C * sizeof(float);
             const size_t nf = (size_t)n * 4 * C * sizeof(float);
-            ck_assert(decoder_show_layer(&m, &fresh, l, NULL, NULL, &err) == ATTN_OK);
-            ck_assert(decoder_show_layer(&m, &reused, l, NULL, NULL, &err) == ATTN_OK);
+            ck_assert(decoder_show_layer(&m, &fresh, l, &err) == ATTN_OK);
+            ck_assert(decoder_show_layer(&m, &reused, l, &err) == ATTN_OK);
             ck_assert_msg(memcmp(a->q, b->q, nc) == 0 && memcmp(a->v, b->v, nc) == 0 &&
                               memcmp(a->attn, b->attn, nc) == 0 && memcmp(a->up, b->up, nf) == 0 &&
                               memcmp(a->mlp, b->mlp, nc) == 0 &&
@@ -195,8 +195,8 @@ same_runs(const struct decoder_model *m, struct decoder_run *a, struct decoder_r
     for (int i = 0; i < c->n_layer; i++) {
         const int l = (b->shown + i) % c->n_layer;
         const struct decoder_layer_stages *x = &a->layers[l], *y = &b->layers[l];
-        if (decoder_show_layer(m, a, l, NULL, NULL, NULL) != ATTN_OK ||
-            decoder_show_layer(m, b, l, NULL, NULL, NULL) != ATTN_OK)
+        if (decoder_show_layer(m, a, l, NULL) != ATTN_OK ||
+            decoder_show_layer(m, b, l, NULL) != ATTN_OK)
             return snprintf(why, size, "layer %d: no memory for the weights", l), false;
         {
             const float *xs[] = { x->norm1, x->q, x->k, x->v, x->context, x->attn, x->resid1,
@@ -211,6 +211,8 @@ same_runs(const struct decoder_model *m, struct decoder_run *a, struct decoder_r
             return snprintf(why, size, "layer %d: the MLP differs", l), false;
         if (memcmp(x->scores, y->scores, hnn))
             return snprintf(why, size, "layer %d: scores differ", l), false;
+        if (memcmp(x->masked, y->masked, hnn) || memcmp(x->scaled, y->scaled, hnn))
+            return snprintf(why, size, "layer %d: masked or scaled scores differ", l), false;
         if (memcmp(x->weights, y->weights, hnn))
             return snprintf(why, size, "layer %d: weights differ", l), false;
     }
@@ -246,7 +248,7 @@ START_TEST(an_edit_recomputes_only_what_changed)
     int n = 17;
     unsigned char ablated[12] = { 0 };
     char why[128];
-    int partial = 0, in_place = 0, grown = 0;
+    int partial = 0, in_place = 0, grown = 0, carried = 0;
     struct decoder_run prev;
     struct decoder_knobs k = { true, true, 1.0, NULL };
 
@@ -300,15 +302,17 @@ START_TEST(an_edit_recomputes_only_what_changed)
                 next[m2++] = (e * 17 + 3) % 509;
         }
         if ((seed >> 20) % 3 == 0) /* another layer shown, as the view's L key does */
-            ck_assert(decoder_show_layer(&m, &prev, (int)((seed >> 22) % 3), NULL, NULL, &err) ==
+            ck_assert(decoder_show_layer(&m, &prev, (int)((seed >> 22) % 3), &err) ==
                       ATTN_OK);
         if (trial == 12)
-            ck_assert(decoder_show_layer(&m, &prev, 2, NULL, NULL, &err) == ATTN_OK);
+            ck_assert(decoder_show_layer(&m, &prev, 2, &err) == ATTN_OK);
         from = decoder_common_rows(&prev, ids, next, m2);
         prev_map = prev.arena_map;
         ck_assert_msg(decoder_forward(&m, next, m2, 3, &k, &whole, &err) == ATTN_OK, "%s", err.msg);
         ck_assert_msg(decoder_forward_from(&m, next, m2, 3, &k, &prev, from, &inc, &err) == ATTN_OK,
                       "%s", err.msg);
+        /* The shown layer's (H, n, n) rows before the edit kept, the rest made (same_runs). */
+        carried += inc.attention_rows > 0;
         ck_assert_msg(same_runs(&m, &whole, &inc, why, sizeof why),
                       "trial %d (%d -> %d tokens, from %d): %s", trial, n, m2, from, why);
         partial += from > 0 && k.causal;
@@ -332,6 +336,7 @@ START_TEST(an_edit_recomputes_only_what_changed)
     ck_assert_int_ge(partial, 40); /* most edits took rows over */
     ck_assert_int_ge(in_place, 30); /* most of them in the run's own memory */
     ck_assert_int_ge(grown, 1);     /* and the paste outgrew it */
+    ck_assert_int_ge(carried, 20);  /* the shown layer's rows before the edit made once */
     decoder_release_spare();
     gpt2_random_free(&m);
 }
@@ -429,13 +434,11 @@ START_TEST(the_layer_shown_is_made_again_the_same)
     int ids[150];
     unsigned char ablated[6] = { 0, 0, 1, 0, 0, 0 }; /* layer 0's head 2 */
     const struct decoder_knobs k = { true, true, 1.0, ablated };
-    float *masked = malloc(3 * (size_t)n * n * sizeof *masked);
-    float *scaled = malloc(3 * (size_t)n * n * sizeof *scaled);
     float *ctx = malloc(nc * sizeof *ctx);
     float *q = malloc(2 * nc * sizeof *q);
     float *one = malloc(((size_t)n * n * 2 + 2 * (size_t)n) * sizeof *one);
 
-    ck_assert(masked != NULL && scaled != NULL && ctx != NULL && q != NULL && one != NULL);
+    ck_assert(ctx != NULL && q != NULL && one != NULL);
     gpt2_random_model(&m, &cfg, 0.3f, 31);
     for (int i = 0; i < n; i++)
         ids[i] = (i * 7 + 3) % 211;
@@ -451,7 +454,7 @@ START_TEST(the_layer_shown_is_made_again_the_same)
         /* The queries of a layer not shown, made again: the shown layer's to the bit. */
         ck_assert_int_ne(r.shown, l);
         decoder_layer_queries(&m, &r, l, q, q + nc);
-        ck_assert(decoder_show_layer(&m, &r, l, masked, scaled, &err) == ATTN_OK);
+        ck_assert(decoder_show_layer(&m, &r, l, &err) == ATTN_OK);
         ck_assert(memcmp(q, s->q, nc * sizeof *q) == 0);
         ck_assert(r.layers[1 - l].weights == NULL && r.layers[1 - l].norm1 == NULL);
         for (int h = 0; h < 3; h++) {
@@ -466,8 +469,9 @@ START_TEST(the_layer_shown_is_made_again_the_same)
             for (int i = 0; i + 1 < n; i++) {
                 const size_t at = ((size_t)h * n + (size_t)i) * n;
                 ck_assert(w[(size_t)i * n + (size_t)n - 1] == 0.0f); /* masked: no weight */
-                ck_assert(isinf(masked[at + n - 1]));
-                ck_assert(scaled[at] == masked[at] / r.divisors[l]);
+                ck_assert(isinf(s->masked[at + n - 1]) && isinf(s->scaled[at + n - 1]));
+                ck_assert(s->masked[at] == s->scores[at]);
+                ck_assert(s->scaled[at] == s->masked[at] / r.divisors[l]);
             }
         }
         ck_assert_msg(memcmp(ctx, s->context, nc * sizeof *ctx) == 0,
@@ -479,8 +483,6 @@ START_TEST(the_layer_shown_is_made_again_the_same)
     decoder_run_destroy(&kept);
     decoder_release_spare();
     gpt2_random_free(&m);
-    free(masked);
-    free(scaled);
     free(ctx);
     free(q);
     free(one);
@@ -514,8 +516,8 @@ START_TEST(threads_give_the_same_bits)
         setenv("ATTNSCOPE_THREADS", value, 1);
         ck_assert_msg(decoder_forward(&m, ids, n, 5, NULL, &more, &err) == ATTN_OK, "%s", err.msg);
         for (int l = 0; l < 2; l++) {
-            ck_assert(decoder_show_layer(&m, &one, l, NULL, NULL, &err) == ATTN_OK);
-            ck_assert(decoder_show_layer(&m, &more, l, NULL, NULL, &err) == ATTN_OK);
+            ck_assert(decoder_show_layer(&m, &one, l, &err) == ATTN_OK);
+            ck_assert(decoder_show_layer(&m, &more, l, &err) == ATTN_OK);
             ck_assert(memcmp(one.layers[l].q, more.layers[l].q, (size_t)n * C * sizeof(float)) == 0);
             ck_assert(memcmp(one.layers[l].up, more.layers[l].up, (size_t)n * 4 * C * sizeof(float)) == 0);
             ck_assert(memcmp(one.layers[l].resid2, more.layers[l].resid2, (size_t)n * C * sizeof(float)) == 0);

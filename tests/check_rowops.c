@@ -162,6 +162,67 @@ START_TEST(sum_exp_is_the_same_everywhere)
 }
 END_TEST
 
+/*
+ * The finite range a legend reads: on every instruction set, every length
+ * (whole vectors and tails), the extremes anywhere (first, last, in a
+ * tail), with infinities and NaNs beside them left out, and none finite.
+ */
+START_TEST(the_finite_range_leaves_out_inf_and_nan)
+{
+    const enum cpu_isa best = cpu_isa();
+    static float x[1000];
+    const int sizes[] = { 0, 1, 5, 8, 15, 16, 17, 33, 999, 1000 };
+
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        const int n = sizes[s];
+        for (int where = 0; where < 3; where++) {
+            float want_lo = INFINITY, want_hi = -INFINITY;
+            for (int j = 0; j < n; j++) {
+                x[j] = (float)((j * 7919) % 2003 - 1000) / 97.0f;
+                if (j % 5 == 3)
+                    x[j] = (j % 3 == 0) ? INFINITY : (j % 3 == 1) ? -INFINITY : NAN;
+            }
+            if (n > 0) { /* the extremes at the start, the end, or the middle */
+                const int at = where == 0 ? 0 : where == 1 ? n - 1 : n / 2;
+                x[at] = where == 1 ? -500.5f : 400.25f;
+                if (n > 1)
+                    x[n - 1 - at] = where == 1 ? 300.0f : -600.75f;
+            }
+            for (int j = 0; j < n; j++)
+                if (isfinite(x[j])) {
+                    want_lo = x[j] < want_lo ? x[j] : want_lo;
+                    want_hi = x[j] > want_hi ? x[j] : want_hi;
+                }
+            for (int isa = CPU_PORTABLE; isa <= (int)best; isa++) {
+                float lo, hi;
+                ck_assert_int_eq(cpu_isa_limit((enum cpu_isa)isa), isa);
+                rowops_range(x, (size_t)n, &lo, &hi);
+                ck_assert_msg(lo == want_lo && hi == want_hi, "%s, n = %d, case %d: %g %g, want %g %g",
+                              cpu_isa_name(), n, where, (double)lo, (double)hi, (double)want_lo,
+                              (double)want_hi);
+            }
+        }
+    }
+    for (int j = 0; j < 40; j++) /* zeros of both signs: +0 whichever is met first */
+        x[j] = j % 3 ? 0.0f : -0.0f;
+    for (int isa = CPU_PORTABLE; isa <= (int)best; isa++) {
+        float lo, hi;
+        cpu_isa_limit((enum cpu_isa)isa);
+        rowops_range(x, 40, &lo, &hi);
+        ck_assert(lo == 0.0f && !signbit(lo) && hi == 0.0f && !signbit(hi));
+    }
+    for (int j = 0; j < 40; j++)
+        x[j] = j % 2 ? NAN : -INFINITY;
+    for (int isa = CPU_PORTABLE; isa <= (int)best; isa++) {
+        float lo, hi;
+        cpu_isa_limit((enum cpu_isa)isa);
+        rowops_range(x, 40, &lo, &hi);
+        ck_assert(lo == INFINITY && hi == -INFINITY); /* nothing finite */
+    }
+    cpu_isa_limit(best);
+}
+END_TEST
+
 /* A range that starts past column 0: the columns before it are hidden too. */
 START_TEST(a_range_hides_both_sides)
 {
@@ -255,6 +316,7 @@ rowops_suite(void)
     tcase_add_test(tc, gelu_is_exact_and_the_same_everywhere);
     tcase_add_test(tc, a_range_hides_both_sides);
     tcase_add_test(tc, sum_exp_is_the_same_everywhere);
+    tcase_add_test(tc, the_finite_range_leaves_out_inf_and_nan);
     suite_add_tcase(s, tc);
     return s;
 }

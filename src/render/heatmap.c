@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attnscope/kernels/rowops.h"
 #include "render/heatmap.h"
 #include "render/text.h"
 
@@ -121,20 +122,11 @@ col_label(const struct heatmap_spec *spec, int j, char *buf, size_t size)
  * minimum and maximum is enough.
  */
 static int
-value_width(const struct heatmap_spec *spec, int d)
+value_width(float lo, float hi, int d)
 {
     char buf[64];
-    float lo = INFINITY;
-    float hi = -INFINITY;
     int w = 1;
 
-    for (size_t e = 0; e < matrix_size(spec->m); e++) {
-        float v = spec->m->data[e];
-        if (!isfinite(v))
-            continue;
-        lo = v < lo ? v : lo;
-        hi = v > hi ? v : hi;
-    }
     if (lo > hi)
         return w;
     snprintf(buf, sizeof buf, "%.*f", d, (double)lo);
@@ -164,8 +156,12 @@ choose_cells(const struct heatmap_spec *spec, int avail, struct heatmap_geometry
     const int max_w = spec->max_cell_w > 0 ? spec->max_cell_w : 10;
     /* Without colour each number carries a glyph and a space before it. */
     const int extra = spec->colour ? 1 : 3;
-    const int w4 = value_width(spec, 4) + extra;
-    const int w2 = value_width(spec, 2) + extra;
+    float lo, hi;
+    int w4, w2;
+
+    rowops_range(spec->m->data, matrix_size(spec->m), &lo, &hi);
+    w4 = value_width(lo, hi, 4) + extra;
+    w2 = value_width(lo, hi, 2) + extra;
 
     if (spec->decimals_cap == 0 && w4 <= max_w && cols * w4 <= avail) {
         geo->cell_w = avail / cols < max_w ? avail / cols : max_w;

@@ -4,22 +4,15 @@
 #include <math.h>
 #include <string.h>
 
+#include "attnscope/kernels/rowops.h"
 #include "render/stagemap.h"
 
 void
 stagemap_range(const float *x, size_t n, float *lo, float *hi)
 {
-    float a = INFINITY;
-    float b = -INFINITY;
+    float a, b;
 
-    for (size_t e = 0; e < n; e++) {
-        if (!isfinite(x[e]))
-            continue;
-        if (x[e] < a)
-            a = x[e];
-        if (x[e] > b)
-            b = x[e];
-    }
+    rowops_range(x, n, &a, &b);
     if (a > b)
         a = b = 0.0f;
     *lo = a;

@@ -22,6 +22,11 @@
  *                           shown run's memory, then the shown layer's
  *                           scores and weights made); a fifth column: the
  *                           forward's part alone
+ *   bench gpt2-view DIR N REPS  the interactive view on the model in DIR
+ *                           (a GPT-2 folder: bench gpt2-folder), a text of
+ *                           about N tokens: a word appended (e, End, the
+ *                           word, Enter) to the new frame on a 200x50
+ *                           screen, on the stage screen at the weights
  * Every timing line is "name<TAB>median_ms<TAB>min_ms<TAB>max_ms[<TAB>...]".
  * Not a test: timings belong in doc/performance.md, not in make check.
  */
@@ -46,6 +51,7 @@
 #include "attnscope/kernels/cpu.h"
 #include "attnscope/families/gpt2/family_gpt2.h"
 #include "attnscope/families/gpt2/gpt2.h"
+#include "attnscope/families/gpt2/model.h"
 #include "../gpt2_random.h"
 #include "attnscope/kernels/linalg.h"
 #include "attnscope/kernels/parallel.h"
@@ -654,18 +660,13 @@ cmd_gpt2_edit(int n, int reps)
     int *ids;
     struct decoder_run shown;
     struct attn_error err;
-    float *masked, *scaled;
-    size_t hnn;
 
     if (reps > MAX_REPS)
         reps = MAX_REPS;
     if (n < 1 || n + reps > cfg.n_positions)
         return 1;
     ids = malloc(((size_t)n + (size_t)reps) * sizeof *ids);
-    hnn = (size_t)cfg.n_head * (size_t)(n + reps) * (size_t)(n + reps);
-    masked = malloc(hnn * sizeof *masked);
-    scaled = malloc(hnn * sizeof *scaled);
-    if (ids == NULL || masked == NULL || scaled == NULL)
+    if (ids == NULL)
         return 1;
     gpt2_random_model(&m, &cfg, 0.1f, 1);
     if (!decoder_pack(&m))
@@ -673,7 +674,7 @@ cmd_gpt2_edit(int n, int reps)
     for (int i = 0; i < n + reps; i++)
         ids[i] = (i * 7919) % 50257;
     if (decoder_forward_from(&m, ids, n, 5, NULL, NULL, 0, &shown, &err) != ATTN_OK ||
-        decoder_show_layer(&m, &shown, 0, masked, scaled, &err) != ATTN_OK)
+        decoder_show_layer(&m, &shown, 0, &err) != ATTN_OK)
         return 1;
     for (int r = 0; r < reps; r++) {
         struct decoder_run edited;
@@ -684,7 +685,7 @@ cmd_gpt2_edit(int n, int reps)
             return 1;
         }
         t1 = now();
-        if (decoder_show_layer(&m, &edited, 0, masked, scaled, &err) != ATTN_OK) {
+        if (decoder_show_layer(&m, &edited, 0, &err) != ATTN_OK) {
             fprintf(stderr, "bench: %s\n", err.msg);
             return 1;
         }
@@ -703,9 +704,99 @@ cmd_gpt2_edit(int n, int reps)
     return 0;
 }
 
+/*
+ * The view's edit, whole: the keys a user presses to append a word to a
+ * long text, the rebuild (tokenizing, the forward from the first changed
+ * token, the shown layer's stages), and the frame drawn.  Each repetition
+ * appends one more word, so that the run grows as it does in the view.
+ */
+static int
+cmd_gpt2_view(const char *dir, int n, int reps)
+{
+    static const char words[] = " the quick brown fox jumps over the lazy dog.";
+    struct model m;
+    struct attention_config cfg;
+    struct pipeline_source src;
+    struct attn_error err;
+    double times[MAX_REPS];
+    FILE *in = fopen("/dev/null", "r");
+    FILE *out = tmpfile();
+    size_t len = 0;
+    char *sentence;
+    struct app a;
+    struct tui *t;
+
+    if (reps > MAX_REPS)
+        reps = MAX_REPS;
+    if (in == NULL || out == NULL)
+        return 1;
+    if (model_open(&m, dir, NULL, &err) != ATTN_OK) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        return 1;
+    }
+    (void)gpt2_pack_if_room(&m.dec); /* as the view does */
+    /* Ten tokens a repetition: GPT-2's BPE reads each " word" and the "." as one. */
+    sentence = malloc((size_t)n * sizeof words / 10 + sizeof words);
+    if (sentence == NULL)
+        return 1;
+    sentence[0] = '\0';
+    while (len + sizeof words <= (size_t)n * (sizeof words - 1) / 10) {
+        memcpy(sentence + len, words, sizeof words);
+        len += sizeof words - 1;
+    }
+    setenv("COLUMNS", "200", 1);
+    setenv("LINES", "50", 1);
+    setenv("TERM", "xterm-256color", 1);
+    attention_config_init(&cfg);
+    memset(&src, 0, sizeof src);
+    src.sentence = sentence;
+    src.family = &family_gpt2;
+    src.model = &m;
+    src.top = 5;
+    if (app_init(&a, &cfg, &src, NULL, &err) != ATTN_OK) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        return 1;
+    }
+    t = tui_open(out, in, false, &a, &err);
+    if (t == NULL) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        return 1;
+    }
+    app_key(&a, '6'); /* the weights */
+    tui_frame(t, &a);
+    printf("gpt2_view_tokens\t%d\n", a.pipe.tokens.count);
+    for (int r = 0; r < reps; r++) {
+        static const char word[] = " cat";
+        double t0;
+        app_key(&a, 'e');
+        app_key(&a, APP_KEY_END);
+        for (const char *c = word; *c != '\0'; c++)
+            app_key(&a, (unsigned char)*c);
+        t0 = now();
+        app_key(&a, APP_KEY_ENTER);
+        tui_frame(t, &a);
+        times[r] = now() - t0;
+    }
+    {
+        char name[32];
+        snprintf(name, sizeof name, "gpt2_view_%d", n);
+        report(name, times, reps, NULL);
+    }
+    printf("gpt2_view_tokens_after\t%d\n", a.pipe.tokens.count);
+    tui_close(t);
+    app_destroy(&a);
+    model_close(&m);
+    free(sentence);
+    fclose(in);
+    fclose(out);
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
+    if (argc >= 5 && strcmp(argv[1], "gpt2-view") == 0)
+        return cmd_gpt2_view(argv[2], atoi(argv[3]), atoi(argv[4]));
     if (argc >= 4 && strcmp(argv[1], "gpt2-edit") == 0)
         return cmd_gpt2_edit(atoi(argv[2]), atoi(argv[3]));
     if (argc >= 2 && strcmp(argv[1], "probe") == 0)
@@ -731,6 +822,7 @@ main(int argc, char **argv)
     if (argc >= 5 && strcmp(argv[1], "spawn") == 0)
         return cmd_spawn(argv[2], atoi(argv[3]), argv + 4);
     fprintf(stderr, "usage: bench probe | forward N REPS | rss N | frame REPS | "
-                    "gpt2 N REPS | gpt2-folder DIR | load NAME PATH REPS | spawn NAME REPS CMD...\n");
+                    "gpt2 N REPS | gpt2-edit N REPS | gpt2-folder DIR | gpt2-view DIR N REPS | "
+                    "load NAME PATH REPS | spawn NAME REPS CMD...\n");
     return 2;
 }

@@ -144,6 +144,8 @@ struct decoder_layer_stages {
     float *k;       /* (n, C) keys: kept for every layer */
     float *v;       /* (n, C) values: kept for every layer */
     float *scores;  /* (H, n, n) q k^T, before the mask and the scaling */
+    float *masked;  /* (H, n, n) the scores, -inf where the causal mask hides a key */
+    float *scaled;  /* (H, n, n) the masked scores divided (decoder_divisor) */
     float *weights; /* (H, n, n) softmax of the masked, scaled scores */
     float *context; /* (n, C) the weights times the values, heads side by side */
     float *attn;    /* (n, C) the output projection of the context */
@@ -175,8 +177,17 @@ struct decoder_run {
     float *divisors;                     /* (n_layer) each layer's decoder_divisor */
     unsigned char *ablated;              /* (n_layer * n_head) the knobs' ablated heads, or NULL */
     float *slots;                        /* the shown layer's stages and the forward's own */
-    float *attention;                    /* (2, H, n, n) the shown layer's scores and weights */
+    /*
+     * The shown layer's (H, n, n) scores, masked and scaled scores and
+     * weights: four arrays, each a quarter of attention_floats, made by
+     * decoder_show_layer.  They hold layer attention_layer's laid out for
+     * attention_n tokens, of which the first attention_rows rows and
+     * columns are this run's (an edit in place carries the rows before
+     * its first changed token over: only the others are made again).
+     */
+    float *attention;
     size_t attention_floats;
+    int attention_n, attention_rows, attention_layer;
     float *arena;                        /* one allocation behind the buffers of n rows */
     void *arena_map;                     /* the mapping it is carved from (munmap), or NULL */
     size_t arena_map_bytes;
@@ -243,15 +254,16 @@ enum attn_status decoder_forward_from(const struct decoder_model *m, const int *
 /*
  * Makes layer the shown one: its every stage (r->layers[layer]), computed
  * again from its input when it was not kept (a twelfth of a forward for
- * GPT-2 small), and its (H, n, n) scores and weights from them, the same
- * bits the forward's context was made from; the layer shown before keeps
- * only its keys, values and output.  With masked and scaled not NULL, each
- * (H, n, n), the masked scores and the scaled ones are written there too.
- * An edit's run (decoder_forward_from) keeps the same layer's stages.
+ * GPT-2 small), and its (H, n, n) scores, masked and scaled scores and
+ * weights from them, the same bits the forward's context was made from;
+ * the layer shown before keeps only its keys, values and output.  An
+ * edit's run (decoder_forward_from) keeps the same layer's stages, and
+ * when it was made in place, the rows and columns of those four before the
+ * first changed token: only the rest is made (an appended token: a row
+ * and a column per head).
  */
 enum attn_status decoder_show_layer(const struct decoder_model *m, struct decoder_run *r,
-                                    int layer, float *masked, float *scaled,
-                                    struct attn_error *err);
+                                    int layer, struct attn_error *err);
 
 /*
  * The queries (n, C) of layer into q, made again from its input when it is

@@ -19,9 +19,8 @@ enum run_slot { RUN_SLOT_SHOWN, RUN_SLOT_WORK };
 #define RUN_LOGIT_SLICE 2048
 
 /*
- * A run with room for cap rows, n of them used, its layer list, knobs'
- * memory and the shown layer's scores and weights (not touched until
- * made) allocated; -1 when out of memory (r destroyed).
+ * A run with room for cap rows, n of them used, its layer list and knobs'
+ * memory allocated; -1 when out of memory (r destroyed).
  */
 int run_carve(const struct decoder_config *c, int n, int cap, int top, struct decoder_run *r);
 
@@ -62,20 +61,38 @@ void run_aside_restore(const struct decoder_config *c, struct decoder_run *prev,
 void run_aside_free(struct run_aside *a);
 
 /*
- * r over prev's memory for n rows (prev->cap >= n), with a layer list,
- * knobs' memory and scores and weights of its own; prev is not changed.
- * -1 when out of memory.
+ * r over prev's memory for n rows (prev->cap >= n), with a layer list and
+ * knobs' memory of its own (and no (H, n, n) stages until
+ * run_carry_attention); prev is not changed.  -1 when out of memory.
  */
 int run_adopt(const struct decoder_config *c, const struct decoder_run *prev, int n,
               struct decoder_run *r);
 /*
  * Frees what a run has of its own beside the memory it shares (its layer
- * list, knobs, scores and weights) and empties it: an adopting r when the
+ * list, knobs, (H, n, n) stages) and empties it: an adopting r when the
  * edit fails, or prev once r has adopted its memory.
  */
 void run_unadopt(struct decoder_run *r);
 
-/* The floats of one layer's scores and weights over n tokens. */
+/* The (H, n, n) stages of the shown layer: scores, masked, scaled, weights, in that order. */
+#define RUN_ATTENTION_STAGES 4
+/* The floats of one layer's (H, n, n) stages over n tokens. */
 size_t run_attention_floats(const struct decoder_config *c, int n);
+
+/*
+ * r's memory for layer's (H, n, n) stages, RUN_ATTENTION_STAGES arrays a
+ * quarter of r->attention_floats apart, each laid out for r->n tokens:
+ * the rows and columns r->attention_rows kept (an edit's, when they are
+ * the same layer's) moved from the layout of r->attention_n tokens, none
+ * kept for another layer.  -1 when out of memory (none kept).
+ */
+int run_attention(const struct decoder_config *c, struct decoder_run *r, int layer);
+
+/*
+ * Hands prev's (H, n, n) stages over to r, an edit of it made in place
+ * whose first changed token is from: the rows and columns before it are
+ * r's too when r shows the same layer.
+ */
+void run_carry_attention(struct decoder_run *prev, int from, struct decoder_run *r);
 
 #endif

@@ -47,4 +47,11 @@ float rowops_sum_exp(const float *x, int n, float max);
  */
 void rowops_gelu(const float *x, float *y, size_t n);
 
+/*
+ * The smallest and largest finite values of x's n (+inf and -inf when none
+ * is finite; a zero is +0): what a legend and a colour scale read, at the
+ * memory's speed on a layer's every head.
+ */
+void rowops_range(const float *x, size_t n, float *lo, float *hi);
+
 #endif

@@ -312,6 +312,7 @@ forward(const struct decoder_model *m, const int *ids, int n, int top, const str
             return st;
         }
         run_aside_free(&aside);
+        run_carry_attention(prev, from, r); /* the shown layer's rows before from */
         run_unadopt(prev); /* its memory is r's now: only its own is freed */
         return ATTN_OK;
     }
@@ -356,25 +357,44 @@ decoder_forward_from(const struct decoder_model *m, const int *ids, int n, int t
 
 /* ------------------------------------------- the shown layer, made when asked for */
 
+/* Where one head's (n, n) stages go; masked and scaled NULL: into scratch's 2n floats. */
+struct head_out {
+    float *scores, *masked, *scaled, *weights;
+};
+
 /*
- * One head's (n, n) scores into sc and weights into w from the queries q;
- * the masked and scaled scores into masked and scaled, or (NULL) into
- * scratch's 2n floats.
+ * One head's (n, n) stages from the queries q, the first keep rows and
+ * columns already there (an edit's, made in place): the columns from keep
+ * on of those rows (scores; under the causal mask every one of them hidden),
+ * then the rows from keep on, whole.
  */
 static void
 head_attention(const struct decoder_model *m, const struct decoder_run *r, int layer, int head,
-               const float *q, float *sc, float *w, float *masked, float *scaled, float *scratch)
+               const float *q, int keep, const struct head_out *o, float *scratch)
 {
     const int n = r->n;
     const int C = m->cfg.n_embd;
     const int hd = C / m->cfg.n_head;
+    const float *k = r->layers[layer].k + (size_t)head * hd;
 
-    linalg_gemm_nt(n, n, hd, q + (size_t)head * hd, C, r->layers[layer].k + (size_t)head * hd, C,
-                   sc, n);
-    for (int i = 0; i < n; i++) {
+    q += (size_t)head * hd;
+    if (keep > 0) {
+        linalg_gemm_nt(keep, n - keep, hd, q, C, k + (size_t)keep * C, C, o->scores + keep, n);
+        for (int i = 0; i < keep; i++) {
+            const size_t row = (size_t)i * (size_t)n;
+            for (int j = keep; j < n; j++) {
+                o->masked[row + j] = -INFINITY;
+                o->scaled[row + j] = -INFINITY;
+                o->weights[row + j] = 0.0f;
+            }
+        }
+    }
+    linalg_gemm_nt(n - keep, n, hd, q + (size_t)keep * C, C, k, C,
+                   o->scores + (size_t)keep * (size_t)n, n);
+    for (int i = keep; i < n; i++) {
         const size_t row = (size_t)i * (size_t)n;
-        rowops_softmax(sc + row, masked != NULL ? masked + row : scratch,
-                       scaled != NULL ? scaled + row : scratch + n, w + row, n, 0,
+        rowops_softmax(o->scores + row, o->masked != NULL ? o->masked + row : scratch,
+                       o->scaled != NULL ? o->scaled + row : scratch + n, o->weights + row, n, 0,
                        r->causal ? i + 1 : n, r->divisors[layer]);
     }
 }
@@ -383,7 +403,9 @@ void
 decoder_head_weights(const struct decoder_model *m, const struct decoder_run *r, int layer,
                      int head, const float *q, float *w, float *scratch)
 {
-    head_attention(m, r, layer, head, q, scratch + 2 * (size_t)r->n, w, NULL, NULL, scratch);
+    const struct head_out o = { scratch + 2 * (size_t)r->n, NULL, NULL, w };
+
+    head_attention(m, r, layer, head, q, 0, &o, scratch);
 }
 
 void
@@ -404,8 +426,8 @@ decoder_layer_queries(const struct decoder_model *m, const struct decoder_run *r
 struct layer_job {
     const struct decoder_model *m;
     const struct decoder_run *r;
-    int layer;
-    float *masked, *scaled, *scratch;
+    int layer, keep;
+    float *stages[RUN_ATTENTION_STAGES]; /* scores, masked, scaled, weights */
 };
 
 static void
@@ -413,39 +435,26 @@ layer_heads(void *ctx, int h0, int h1)
 {
     const struct layer_job *j = ctx;
     const size_t hnn = (size_t)j->r->n * (size_t)j->r->n;
-    const float *q = j->r->layers[j->layer].q;
 
-    for (int h = h0; h < h1; h++)
-        head_attention(j->m, j->r, j->layer, h, q, j->r->attention + (size_t)h * hnn,
-                       j->r->attention + (size_t)(j->m->cfg.n_head + h) * hnn,
-                       j->masked != NULL ? j->masked + (size_t)h * hnn : NULL,
-                       j->scaled != NULL ? j->scaled + (size_t)h * hnn : NULL,
-                       j->scratch + (size_t)h * 2 * (size_t)j->r->n);
+    for (int h = h0; h < h1; h++) {
+        const size_t at = (size_t)h * hnn;
+        const struct head_out o = { j->stages[0] + at, j->stages[1] + at, j->stages[2] + at,
+                                    j->stages[3] + at };
+        head_attention(j->m, j->r, j->layer, h, j->r->layers[j->layer].q, j->keep, &o, NULL);
+    }
 }
 
 enum attn_status
-decoder_show_layer(const struct decoder_model *m, struct decoder_run *r, int layer, float *masked,
-                   float *scaled, struct attn_error *err)
+decoder_show_layer(const struct decoder_model *m, struct decoder_run *r, int layer,
+                   struct attn_error *err)
 {
     const struct decoder_config *c = &m->cfg;
-    const size_t need = run_attention_floats(c, r->n);
-    const size_t hnn = (size_t)r->n * (size_t)r->n;
-    struct layer_job job = { m, r, layer, masked, scaled, NULL };
+    const int n = r->n;
+    struct decoder_layer_stages *l;
+    struct layer_job job = { m, r, layer, 0, { NULL } };
 
     if (layer < 0 || layer >= c->n_layer || r->layers == NULL)
         return attn_fail(err, ATTN_EVALUE, "layer %d: the model has %d", layer, c->n_layer);
-    if (r->attention_floats < need) {
-        float *more = realloc(r->attention, need * sizeof *more);
-        if (more == NULL)
-            return attn_fail(err, ATTN_ENOMEM, "out of memory for the weights of layer %d", layer);
-        r->attention = more;
-        r->attention_floats = need;
-    }
-    if (masked == NULL || scaled == NULL) {
-        job.scratch = malloc((2 * (size_t)c->n_head * (size_t)r->n + 1) * sizeof *job.scratch);
-        if (job.scratch == NULL)
-            return attn_fail(err, ATTN_ENOMEM, "out of memory for the weights of layer %d", layer);
-    }
     if (layer != r->shown) {
         /* Not kept: the layer again from its input, every row, into the shown slot. */
         struct decoder_layer_stages s;
@@ -456,11 +465,21 @@ decoder_show_layer(const struct decoder_model *m, struct decoder_run *r, int lay
         run_block(m, r, layer, layer_input(r, layer), 0, &s, scratch, parallel_threads());
         run_expose(c, r);
     }
-    parallel_for(c->n_head, 2L * r->n * r->n * (c->n_embd / c->n_head), parallel_threads(),
-                 layer_heads, &job);
-    free(job.scratch);
-    r->layers[layer].scores = r->attention;
-    r->layers[layer].weights = r->attention + (size_t)c->n_head * hnn;
+    if (run_attention(c, r, layer) != 0)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory for the attention of layer %d", layer);
+    /* Only a causal run's rows are kept by an edit (decoder_forward_from). */
+    job.keep = r->causal ? r->attention_rows : 0;
+    for (int a = 0; a < RUN_ATTENTION_STAGES; a++)
+        job.stages[a] = r->attention + (size_t)a * (r->attention_floats / RUN_ATTENTION_STAGES);
+    if (job.keep < n)
+        parallel_for(c->n_head, 2L * (n - job.keep) * n * (c->n_embd / c->n_head),
+                     parallel_threads(), layer_heads, &job);
+    r->attention_rows = n;
+    l = &r->layers[layer];
+    l->scores = job.stages[0];
+    l->masked = job.stages[1];
+    l->scaled = job.stages[2];
+    l->weights = job.stages[3];
     return ATTN_OK;
 }
 

@@ -11,6 +11,7 @@
 #include "attnscope/decoder/decoder.h"
 #include "attnscope/decoder/parts.h"
 #include "attnscope/decoder/run.h"
+#include "attnscope/kernels/parallel.h"
 
 /* Transparent huge pages come in this size (x86-64, arm64 with 4 KiB pages). */
 #define HUGE_PAGE ((size_t)2 << 20)
@@ -137,7 +138,7 @@ run_floats(const struct decoder_config *c, int cap, int top)
 size_t
 run_attention_floats(const struct decoder_config *c, int n)
 {
-    return 2 * (size_t)c->n_head * (size_t)n * (size_t)n;
+    return RUN_ATTENTION_STAGES * (size_t)c->n_head * (size_t)n * (size_t)n;
 }
 
 size_t
@@ -149,16 +150,21 @@ decoder_run_bytes(const struct decoder_config *c, int n, int top)
            (size_t)c->n_layer * (sizeof(struct decoder_layer_stages) + (size_t)c->n_head);
 }
 
-/* A run's own small allocations (also an adopting run's): layers, knobs, scores and weights. */
+/*
+ * A run's own small allocations (also an adopting run's): layers, knobs;
+ * the shown layer's (H, n, n) stages come when it is shown.
+ */
 static int
-run_own(const struct decoder_config *c, int n, struct decoder_run *r)
+run_own(const struct decoder_config *c, struct decoder_run *r)
 {
     r->layers = calloc((size_t)c->n_layer, sizeof *r->layers);
     r->divisors = malloc((size_t)c->n_layer * sizeof *r->divisors);
     r->ablated = NULL; /* (the forward's, when the knobs ablate heads) */
-    r->attention_floats = run_attention_floats(c, n);
-    r->attention = malloc(r->attention_floats * sizeof *r->attention);
-    return r->layers != NULL && r->divisors != NULL && r->attention != NULL ? 0 : -1;
+    r->attention = NULL;
+    r->attention_floats = 0;
+    r->attention_n = r->attention_rows = 0;
+    r->attention_layer = -1;
+    return r->layers != NULL && r->divisors != NULL ? 0 : -1;
 }
 
 int
@@ -174,7 +180,7 @@ run_carve(const struct decoder_config *c, int n, int cap, int top, struct decode
     r->shown = -1;
     r->arena = arena_alloc(r, run_floats(c, cap, top) * sizeof(float));
     r->top_ids = malloc(((size_t)cap * (size_t)top + 1) * sizeof *r->top_ids);
-    if (run_own(c, n, r) != 0 || r->arena == NULL || r->top_ids == NULL) {
+    if (run_own(c, r) != 0 || r->arena == NULL || r->top_ids == NULL) {
         decoder_run_destroy(r);
         return -1;
     }
@@ -376,7 +382,7 @@ run_adopt(const struct decoder_config *c, const struct decoder_run *prev, int n,
 {
     *r = *prev;
     r->n = n;
-    if (run_own(c, n, r) != 0) {
+    if (run_own(c, r) != 0) {
         run_unadopt(r);
         return -1;
     }
@@ -385,6 +391,83 @@ run_adopt(const struct decoder_config *c, const struct decoder_run *prev, int n,
         r->layers[l].v = prev->layers[l].v;
         r->layers[l].resid2 = prev->layers[l].resid2;
     }
+    return 0;
+}
+
+void
+run_carry_attention(struct decoder_run *prev, int from, struct decoder_run *r)
+{
+    free(r->attention);
+    r->attention = prev->attention;
+    r->attention_floats = prev->attention_floats;
+    r->attention_n = prev->attention_n;
+    r->attention_layer = prev->attention_layer;
+    r->attention_rows = prev->attention_layer != r->shown ? 0
+                        : prev->attention_rows < from ? prev->attention_rows
+                                                      : from;
+    prev->attention = NULL;
+    prev->attention_floats = 0;
+    prev->attention_rows = 0;
+}
+
+/* Moves the first rows rows of each head of one (H, n, n) stage from n0 columns to n1. */
+struct relayout {
+    float *stages;
+    size_t quarter;
+    int heads, n0, n1, rows;
+};
+
+static void
+relayout_stages(void *ctx, int s0, int s1)
+{
+    const struct relayout *j = ctx;
+    const size_t n0 = (size_t)j->n0, n1 = (size_t)j->n1;
+    const size_t bytes = (size_t)j->rows * sizeof(float);
+
+    for (int s = s0; s < s1; s++) {
+        float *a = j->stages + (size_t)s * j->quarter;
+        /* Each row lands at or past where it was when n grows, before when it shrinks: go the
+           other way, so that no row is written over before it is moved. */
+        if (n1 > n0) {
+            for (int h = j->heads - 1; h >= 0; h--)
+                for (int i = j->rows - 1; i >= 0; i--)
+                    memmove(a + h * n1 * n1 + i * n1, a + h * n0 * n0 + i * n0, bytes);
+        } else {
+            for (int h = 0; h < j->heads; h++)
+                for (int i = 0; i < j->rows; i++)
+                    memmove(a + h * n1 * n1 + i * n1, a + h * n0 * n0 + i * n0, bytes);
+        }
+    }
+}
+
+int
+run_attention(const struct decoder_config *c, struct decoder_run *r, int layer)
+{
+    const int n = r->n;
+    const size_t need = run_attention_floats(c, n);
+
+    if (layer != r->attention_layer || r->attention == NULL)
+        r->attention_rows = 0;
+    if (r->attention_floats < need) {
+        /* Room for the rows the run has room for, so that the edits after it fit. */
+        const size_t room = run_attention_floats(c, r->cap > n ? r->cap : n);
+        free(r->attention);
+        r->attention_rows = 0;
+        r->attention_floats = 0;
+        r->attention = malloc(room * sizeof *r->attention);
+        if (r->attention == NULL)
+            return -1;
+        r->attention_floats = room;
+    }
+    if (r->attention_rows > 0 && r->attention_n != n) {
+        struct relayout job = { r->attention, r->attention_floats / RUN_ATTENTION_STAGES,
+                                c->n_head,   r->attention_n,
+                                n,           r->attention_rows };
+        parallel_for(RUN_ATTENTION_STAGES, (long)c->n_head * r->attention_rows * r->attention_rows,
+                     parallel_threads(), relayout_stages, &job);
+    }
+    r->attention_n = n;
+    r->attention_layer = layer;
     return 0;
 }
 

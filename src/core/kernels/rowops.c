@@ -485,3 +485,109 @@ rowops_gelu(const float *x, float *y, size_t n)
         return;
     }
 }
+
+/* ------------------------------------------------------------------ range */
+
+/* min and max are exact: every order of comparing gives the same two values. */
+static void
+range_portable(const float *x, size_t n, float *lo, float *hi)
+{
+    float a = INFINITY, b = -INFINITY;
+
+    for (size_t e = 0; e < n; e++) {
+        if (!isfinite(x[e]))
+            continue;
+        a = x[e] < a ? x[e] : a;
+        b = x[e] > b ? x[e] : b;
+    }
+    *lo = a;
+    *hi = b;
+}
+
+#ifdef ROWOPS_X86
+/* Horizontal min and max of eight lanes, then the tail one by one. */
+__attribute__((target("avx2,fma"))) static void
+range_avx2(const float *x, size_t n, float *lo, float *hi)
+{
+    const __m256 zero = _mm256_setzero_ps();
+    const __m256 pinf = _mm256_set1_ps(INFINITY), ninf = _mm256_set1_ps(-INFINITY);
+    __m256 mn = pinf, mx = ninf;
+    float lane_lo[8], lane_hi[8], tail_lo, tail_hi;
+    size_t e;
+
+    for (e = 0; e + 8 <= n; e += 8) {
+        const __m256 v = _mm256_loadu_ps(x + e);
+        /* Finite: v - v is 0 (inf - inf and NaN are NaN). */
+        const __m256 finite = _mm256_cmp_ps(_mm256_sub_ps(v, v), zero, _CMP_EQ_OQ);
+        mn = _mm256_min_ps(mn, _mm256_blendv_ps(pinf, v, finite));
+        mx = _mm256_max_ps(mx, _mm256_blendv_ps(ninf, v, finite));
+    }
+    _mm256_storeu_ps(lane_lo, mn);
+    _mm256_storeu_ps(lane_hi, mx);
+    range_portable(x + e, n - e, &tail_lo, &tail_hi);
+    for (int l = 0; l < 8; l++) {
+        tail_lo = lane_lo[l] < tail_lo ? lane_lo[l] : tail_lo;
+        tail_hi = lane_hi[l] > tail_hi ? lane_hi[l] : tail_hi;
+    }
+    *lo = tail_lo;
+    *hi = tail_hi;
+}
+
+__attribute__((target("avx512f"))) static void
+range_avx512(const float *x, size_t n, float *lo, float *hi)
+{
+    const __m512 zero = _mm512_setzero_ps();
+    __m512 mn = _mm512_set1_ps(INFINITY), mx = _mm512_set1_ps(-INFINITY);
+    float lane_lo[16], lane_hi[16], a = INFINITY, b = -INFINITY;
+
+    for (size_t e = 0; e < n; e += 16) {
+        const __mmask16 in = n - e >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - e)) - 1);
+        const __m512 v = _mm512_maskz_loadu_ps(in, x + e);
+        const __mmask16 finite =
+            _mm512_mask_cmp_ps_mask(in, _mm512_sub_ps(v, v), zero, _CMP_EQ_OQ);
+        mn = _mm512_mask_min_ps(mn, finite, mn, v);
+        mx = _mm512_mask_max_ps(mx, finite, mx, v);
+    }
+    _mm512_storeu_ps(lane_lo, mn);
+    _mm512_storeu_ps(lane_hi, mx);
+    for (int l = 0; l < 16; l++) {
+        a = lane_lo[l] < a ? lane_lo[l] : a;
+        b = lane_hi[l] > b ? lane_hi[l] : b;
+    }
+    *lo = a;
+    *hi = b;
+}
+#endif
+
+static void
+range_any(const float *x, size_t n, float *lo, float *hi)
+{
+    switch (cpu_isa()) {
+    case CPU_AVX512:
+#ifdef ROWOPS_X86
+        range_avx512(x, n, lo, hi);
+        return;
+#else
+        /* fall through: no vector code for this processor family */
+#endif
+    case CPU_AVX2:
+#ifdef ROWOPS_X86
+        range_avx2(x, n, lo, hi);
+        return;
+#else
+        /* fall through */
+#endif
+    case CPU_PORTABLE:
+        break;
+    }
+    range_portable(x, n, lo, hi);
+}
+
+void
+rowops_range(const float *x, size_t n, float *lo, float *hi)
+{
+    range_any(x, n, lo, hi);
+    /* -0 and +0 compare equal, so which one an order of comparing keeps varies: +0, always. */
+    *lo += 0.0f;
+    *hi += 0.0f;
+}

@@ -17,9 +17,6 @@ struct gpt2_state {
     int *ids;                  /* (n) the token ids, <|endoftext|> first with bos */
     bool bos;
     struct decoder_run run;       /* every stage of every layer, the top next tokens */
-    float *masked;             /* (H, n, n) the masked scores of the layer shown */
-    float *scaled;             /* (H, n, n) and scaled */
-    float *row;                /* (n) the weights of one row, worked out again and dropped */
     char *labels;              /* the tokens' display text */
     int ablated_heads;         /* heads whose context the source zeroed (pipeline_source) */
     /* What the run was made with, so that an edit can take its unchanged rows over. */

@@ -1,14 +1,14 @@
 /*
  * family_gpt2.c: a trained GPT-2 behind the family seam (family.h).
  *
- * create tokenizes the sentence with the model's BPE, runs the whole
- * forward pass once (gpt2_forward: every stage of every block) and points
- * the pipeline's shared stages (inputs, queries ... output) and its block
- * stages (ln1 ... residual2) at the layer shown.  Switching layers
- * (pipeline_select_layer) only moves those views and works out the masked
- * and scaled scores of the new layer, which the forward pass does not keep
- * (they are the scores with -inf above the diagonal, and divided: one
- * layer's worth is enough, and keeps memory near the stage buffers).
+ * create tokenizes the sentence with the model's BPE, runs the forward
+ * pass (decoder.h: every layer's keys, values and output kept, and the
+ * shown layer's every stage) and points the pipeline's shared stages
+ * (inputs, queries ... output) and its block stages (ln1 ... residual2) at
+ * the layer shown.  Switching layers (pipeline_select_layer) makes the new
+ * layer's stages again from its input (decoder_show_layer) and moves those
+ * views.  An edit (rebuild) computes only the rows from its first changed
+ * token on, in the shown run's memory when it has room.
  */
 #include "config.h"
 
@@ -102,9 +102,8 @@ gpt2_pipeline_bytes(const struct decoder_config *c, int n, int top)
 {
     const size_t nn = (size_t)n;
 
-    /* The forward's buffers, one layer's masked and scaled scores, the tokens' text. */
-    return decoder_run_bytes(c, n, top) + (2 * (size_t)c->n_head * nn * nn + nn) * sizeof(float) +
-           nn * 64;
+    /* The forward's buffers (with the shown layer's), the tokens' text. */
+    return decoder_run_bytes(c, n, top) + nn * 64;
 }
 
 /* The machine's memory, in bytes (0: unknown). */
@@ -234,9 +233,8 @@ gpt2_select_layer(struct pipeline *p, int layer, struct attn_error *err)
     const int n = s->run.n;
     const int C = c->n_embd;
     const int F = c->n_inner;
-    /* The layer's every stage, its scores and weights, and the masked and scaled scores. */
-    enum attn_status st =
-        decoder_show_layer(&s->model->dec, &s->run, layer, s->masked, s->scaled, err);
+    /* The layer's every stage, its scores, masked and scaled scores and weights. */
+    enum attn_status st = decoder_show_layer(&s->model->dec, &s->run, layer, err);
 
     if (st != ATTN_OK)
         return st;
@@ -248,8 +246,8 @@ gpt2_select_layer(struct pipeline *p, int layer, struct attn_error *err)
     p->st.scores = l->scores;
     p->st.weights = l->weights;
     p->st.dropped = l->weights; /* no dropout: what the context is made from */
-    p->st.masked = s->masked;
-    p->st.scaled = s->scaled;
+    p->st.masked = l->masked;
+    p->st.scaled = l->scaled;
     {
         struct decoder_knobs k;
         gpt2_knobs_of(&p->cfg, &k);
@@ -281,9 +279,6 @@ gpt2_destroy_state(struct pipeline *p)
     if (s != NULL) {
         decoder_run_destroy(&s->run);
         free(s->ids);
-        free(s->masked);
-        free(s->scaled);
-        free(s->row);
         free(s->ablated);
         free(s->measures);
         free(s);
@@ -326,7 +321,6 @@ gpt2_build(struct pipeline *p, struct gpt2_state *prev, const struct attention_c
     const struct decoder_config *c;
     enum attn_status st;
     int n;
-    size_t per_layer;
 
     if (m == NULL)
         return attn_fail(err, ATTN_EVALUE, "no model to run");
@@ -355,12 +349,6 @@ gpt2_build(struct pipeline *p, struct gpt2_state *prev, const struct attention_c
             return attn_fail(err, ATTN_ENOMEM, "out of memory");
         memcpy(s->ablated, src->ablated, (size_t)c->n_layer * (size_t)c->n_head);
     }
-    per_layer = (size_t)c->n_head * (size_t)n * (size_t)n;
-    s->masked = malloc(per_layer * sizeof(float));
-    s->scaled = malloc(per_layer * sizeof(float));
-    s->row = malloc((size_t)n * sizeof(float));
-    if (s->masked == NULL || s->scaled == NULL || s->row == NULL)
-        return attn_fail(err, ATTN_ENOMEM, "out of memory for the masked scores");
     st = make_tokens(p, m, s->ids, n, src->bos, err);
     if (st != ATTN_OK)
         return st;
