@@ -343,6 +343,71 @@ START_TEST(an_edit_recomputes_only_what_changed)
 END_TEST
 
 /*
+ * An ablation changed recomputes from its layer (decoder_forward_layers):
+ * every stage of every layer is a whole forward's, bit for bit, and the
+ * layers before it are prev's, not made again: with layer 0's weights
+ * swapped for layer 1's after prev was made, layer 0 is still prev's.
+ */
+START_TEST(an_ablation_recomputes_from_its_layer)
+{
+    const int C = 64;
+    const struct decoder_config cfg = {
+        .n_layer = 3, .n_head = 4, .n_embd = C, .n_positions = 96, .vocab_size = 307,
+        .n_inner = 4 * C, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = true,
+        .tied = true,
+    };
+    struct decoder_model m;
+    struct attn_error err;
+    struct decoder_run prev, whole, layered, kept;
+    int ids[70];
+    unsigned char none[12] = { 0 }, some[12] = { 0 };
+    char why[128];
+    struct decoder_knobs k = { true, true, 1.0, NULL };
+    const size_t nc = 70 * (size_t)C * sizeof(float);
+
+    gpt2_random_model(&m, &cfg, 0.2f, 17);
+    for (int i = 0; i < 70; i++)
+        ids[i] = (i * 37 + 11) % 307;
+    /* Which layer an ablation changes first: none and all-zero are the same. */
+    ck_assert_int_eq(decoder_first_ablated_change(&cfg, NULL, none), 3);
+    some[2 * 4 + 3] = 1;
+    ck_assert_int_eq(decoder_first_ablated_change(&cfg, NULL, some), 2);
+    ck_assert_int_eq(decoder_first_ablated_change(&cfg, some, none), 2);
+    some[1 * 4 + 0] = 1;
+    ck_assert_int_eq(decoder_first_ablated_change(&cfg, some, none), 1);
+    ck_assert(decoder_forward(&m, ids, 70, 3, &k, &prev, &err) == ATTN_OK);
+    for (int layer = 1; layer <= 2; layer++) {
+        memset(some, 0, sizeof some);
+        some[layer * 4 + 1] = 1;
+        k.ablated = some;
+        ck_assert(decoder_forward(&m, ids, 70, 3, &k, &whole, &err) == ATTN_OK);
+        ck_assert(decoder_forward_layers(&m, ids, 70, 3, &k, &prev, layer, &layered, &err) ==
+                  ATTN_OK);
+        ck_assert_msg(same_runs(&m, &whole, &layered, why, sizeof why), "from layer %d: %s",
+                      layer, why);
+        decoder_run_destroy(&whole);
+        decoder_run_destroy(&layered);
+    }
+    /* Layer 0 with other weights: a run from layer 1 keeps prev's layer 0 all the same. */
+    {
+        const struct decoder_norm_weights own = m.blocks[0].norm1;
+        m.blocks[0].norm1 = m.blocks[1].norm1;
+        ck_assert(decoder_forward_layers(&m, ids, 70, 3, &k, &prev, 1, &kept, &err) == ATTN_OK);
+        ck_assert(decoder_forward(&m, ids, 70, 3, &k, &whole, &err) == ATTN_OK);
+        m.blocks[0].norm1 = own;
+        ck_assert(memcmp(kept.layers[0].resid2, prev.layers[0].resid2, nc) == 0);
+        ck_assert(memcmp(kept.layers[0].k, prev.layers[0].k, nc) == 0);
+        ck_assert(memcmp(whole.layers[0].resid2, prev.layers[0].resid2, nc) != 0);
+        decoder_run_destroy(&kept);
+        decoder_run_destroy(&whole);
+    }
+    decoder_run_destroy(&prev);
+    decoder_release_spare();
+    gpt2_random_free(&m);
+}
+END_TEST
+
+/*
  * An edit made in the previous run's memory that is stopped (Esc in the
  * view) or fails leaves that run as it was: every row it had, bit for bit.
  */
@@ -733,6 +798,7 @@ gpt2_suite(void)
     tcase_add_test(tc, a_reused_arena_changes_no_bit);
     tcase_add_test(tc, an_edit_recomputes_only_what_changed);
     tcase_add_test(tc, a_stopped_edit_leaves_the_run_shown);
+    tcase_add_test(tc, an_ablation_recomputes_from_its_layer);
     tcase_add_test(tc, the_layer_shown_is_made_again_the_same);
     tcase_add_test(tc, sharded_checkpoints_load);
     suite_add_tcase(s, tc);

@@ -1494,6 +1494,71 @@ START_TEST(an_edit_takes_the_unchanged_rows_over)
 }
 END_TEST
 
+/*
+ * An ablation changed in the view recomputes from its layer: the layers
+ * before the first whose ablated heads changed are taken over from the
+ * pipeline shown, and every stage of every layer is what a new pipeline
+ * with those heads ablated gives; putting the head back does the same.
+ */
+START_TEST(an_ablation_recomputes_from_its_layer)
+{
+    const struct decoder_config *c = &tiny.dec.cfg;
+    const int last = c->n_layer - 1;
+    unsigned char *ablated = calloc((size_t)c->n_layer * (size_t)c->n_head, 1);
+    struct attention_config cfg;
+    struct pipeline_source src;
+    struct pipeline first, off, fresh, back;
+    struct attn_error err;
+
+    ck_assert(ablated != NULL && c->n_layer >= 2);
+    attention_config_init(&cfg);
+    memset(&src, 0, sizeof src);
+    src.family = &family_gpt2;
+    src.model = &tiny;
+    src.top = 4;
+    src.sentence = "the cat sat on the mat and the dog";
+    ck_assert_msg(pipeline_create(&first, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    ablated[(size_t)last * (size_t)c->n_head + 1] = 1; /* head 1 of the last layer */
+    src.ablated = ablated;
+    ck_assert_msg(pipeline_rebuild(&off, &first, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(pipeline_create(&fresh, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(pipeline_gpt2(&off)->from_layer, last);
+    ck_assert_int_eq(pipeline_gpt2(&fresh)->from_layer, 0);
+    for (int l = 0; l < c->n_layer; l++) {
+        const size_t n = (size_t)off.tokens.count;
+        const size_t hnn = (size_t)c->n_head * n * n * sizeof(float);
+        const size_t nc = n * (size_t)c->n_embd * sizeof(float);
+        ck_assert(pipeline_select_layer(&off, l, &err) == ATTN_OK);
+        ck_assert(pipeline_select_layer(&fresh, l, &err) == ATTN_OK);
+        ck_assert(memcmp(off.st.weights, fresh.st.weights, hnn) == 0);
+        ck_assert(memcmp(off.st.context.data, fresh.st.context.data, nc) == 0);
+        ck_assert_msg(memcmp(off.block.residual2.data, fresh.block.residual2.data, nc) == 0,
+                      "layer %d", l);
+    }
+    {
+        const struct decoder_run *a = &pipeline_gpt2(&off)->run;
+        const struct decoder_run *b = &pipeline_gpt2(&fresh)->run;
+        const size_t n = (size_t)a->n;
+        ck_assert(memcmp(a->top_probs, b->top_probs, n * 4 * sizeof(float)) == 0);
+        ck_assert(memcmp(a->top_ids, b->top_ids, n * 4 * sizeof(int)) == 0);
+        /* The ablated head changed the prediction's probabilities. */
+        ck_assert(memcmp(a->top_probs, pipeline_gpt2(&first)->run.top_probs,
+                         n * 4 * sizeof(float)) != 0);
+    }
+    /* The head back: from the same layer, and the first pipeline's numbers again. */
+    src.ablated = NULL;
+    ck_assert_msg(pipeline_rebuild(&back, &off, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(pipeline_gpt2(&back)->from_layer, last);
+    ck_assert(memcmp(pipeline_gpt2(&back)->run.top_probs, pipeline_gpt2(&first)->run.top_probs,
+                     (size_t)back.tokens.count * 4 * sizeof(float)) == 0);
+    pipeline_destroy(&back);
+    pipeline_destroy(&first);
+    pipeline_destroy(&off);
+    pipeline_destroy(&fresh);
+    free(ablated);
+}
+END_TEST
+
 static Suite *
 model_suite(void)
 {
@@ -1503,6 +1568,7 @@ model_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, every_stage_agrees_with_pytorch);
     tcase_add_test(tc, an_edit_takes_the_unchanged_rows_over);
+    tcase_add_test(tc, an_ablation_recomputes_from_its_layer);
     tcase_add_test(tc, the_knobs_that_apply_recompute);
     tcase_add_test(tc, config_keys_that_change_attention);
     tcase_add_test(tc, ablation_zeroes_one_head);

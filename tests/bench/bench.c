@@ -26,7 +26,9 @@
  *                           (a GPT-2 folder: bench gpt2-folder), a text of
  *                           about N tokens: a word appended (e, End, the
  *                           word, Enter) to the new frame on a 200x50
- *                           screen, on the stage screen at the weights
+ *                           screen, on the stage screen at the weights;
+ *                           then a head ablated or brought back (a) on the
+ *                           last layer and on the first, to the new frame
  * Every timing line is "name<TAB>median_ms<TAB>min_ms<TAB>max_ms[<TAB>...]".
  * Not a test: timings belong in doc/performance.md, not in make check.
  */
@@ -783,6 +785,24 @@ cmd_gpt2_view(const char *dir, int n, int reps)
         report(name, times, reps, NULL);
     }
     printf("gpt2_view_tokens_after\t%d\n", a.pipe.tokens.count);
+    /* A head ablated and brought back (a) on the last layer, then on the first. */
+    for (int layer = m.dec.cfg.n_layer - 1; layer >= 0; layer -= m.dec.cfg.n_layer - 1) {
+        char name[48];
+        while (a.pipe.layer != layer) {
+            app_key(&a, a.pipe.layer < layer ? '.' : ',');
+            tui_frame(t, &a);
+        }
+        for (int r = 0; r < reps; r++) {
+            double t0 = now();
+            app_key(&a, 'a');
+            tui_frame(t, &a);
+            times[r] = now() - t0;
+        }
+        snprintf(name, sizeof name, "gpt2_view_ablate_layer%d_%d", layer, n);
+        report(name, times, reps, NULL);
+        if (layer == 0)
+            break;
+    }
     tui_close(t);
     app_destroy(&a);
     model_close(&m);

@@ -252,6 +252,25 @@ enum attn_status decoder_forward_from(const struct decoder_model *m, const int *
                                       int from, struct decoder_run *r, struct attn_error *err);
 
 /*
+ * decoder_forward where prev, a run of the same model, ids and top, was
+ * made with knobs that differ from k only in the heads ablated at `layer`
+ * and after (decoder_first_ablated_change): the layers before it cannot
+ * change, so only the layers from `layer` on are computed, over every row
+ * (the others copied from prev, which is left as it was).  The same bits as
+ * decoder_forward (check_gpt2).
+ */
+enum attn_status decoder_forward_layers(const struct decoder_model *m, const int *ids, int n,
+                                        int top, const struct decoder_knobs *k,
+                                        const struct decoder_run *prev, int layer,
+                                        struct decoder_run *r, struct attn_error *err);
+/*
+ * The first layer whose ablated heads differ between a and b ((n_layer *
+ * n_head) each, NULL: none ablated), or n_layer when none does.
+ */
+int decoder_first_ablated_change(const struct decoder_config *c, const unsigned char *a,
+                                 const unsigned char *b);
+
+/*
  * Makes layer the shown one: its every stage (r->layers[layer]), computed
  * again from its input when it was not kept (a twelfth of a forward for
  * GPT-2 small), and its (H, n, n) scores, masked and scaled scores and

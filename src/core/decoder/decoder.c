@@ -222,13 +222,14 @@ layer_input(const struct decoder_run *r, int layer)
 }
 
 /*
- * The forward over rows from .. n - 1 of r, the rows before already there;
- * the shown layer's stages in its slot, the others' in the working one.
- * ATTN_ESTOPPED when a stop is asked for.
+ * The forward over rows from .. n - 1 of r, the rows before already there,
+ * in the layers from layer0 on (the layers before, and the embeddings,
+ * already there when layer0 > 0); the shown layer's stages in its slot,
+ * the others' in the working one.  ATTN_ESTOPPED when a stop is asked for.
  */
 static enum attn_status
-run_layers(const struct decoder_model *m, const int *ids, int from, struct decoder_run *r,
-           struct attn_error *err)
+run_layers(const struct decoder_model *m, const int *ids, int from, int layer0,
+           struct decoder_run *r, struct attn_error *err)
 {
     const struct decoder_config *c = &m->cfg;
     const int C = c->n_embd;
@@ -240,10 +241,11 @@ run_layers(const struct decoder_model *m, const int *ids, int from, struct decod
     enum attn_status st = ATTN_OK;
 
     run_scratch(c, r, &logits, &scratch);
-    part_positions(m, ids + from, n - from, r->tok + at, r->pos + at, r->embed + at, from);
+    if (layer0 == 0)
+        part_positions(m, ids + from, n - from, r->tok + at, r->pos + at, r->embed + at, from);
     /* A step per layer and one for the logits: a front end shows it, and may stop it between. */
     progress_begin("running the model", c->n_layer + 1);
-    for (int l = 0; l < c->n_layer; l++) {
+    for (int l = layer0; l < c->n_layer; l++) {
         struct decoder_layer_stages s;
         if (progress_stopped()) {
             st = attn_fail(err, ATTN_ESTOPPED, "stopped at layer %d of %d", l, c->n_layer);
@@ -265,12 +267,19 @@ run_layers(const struct decoder_model *m, const int *ids, int from, struct decod
     return st;
 }
 
+/*
+ * The forward, the rows before from taken from prev (in its memory when it
+ * has room), or with layer0 > 0 every row of the layers before layer0 and
+ * of the embeddings taken from prev (copied: prev is left as it was).
+ */
 static enum attn_status
 forward(const struct decoder_model *m, const int *ids, int n, int top, const struct decoder_knobs *k,
-        struct decoder_run *prev, int from, int room, struct decoder_run *r, struct attn_error *err)
+        struct decoder_run *prev, int from, int layer0, int room, struct decoder_run *r,
+        struct attn_error *err)
 {
     const struct decoder_config *c = &m->cfg;
-    const bool in_place = prev != NULL && from > 0 && prev->arena != NULL && prev->cap >= n;
+    const bool in_place =
+        prev != NULL && from > 0 && layer0 == 0 && prev->arena != NULL && prev->cap >= n;
     struct run_aside aside;
     enum attn_status st;
 
@@ -298,13 +307,15 @@ forward(const struct decoder_model *m, const int *ids, int n, int top, const str
         if (run_carve(c, n, cap, top, r) != 0)
             return attn_fail(err, ATTN_ENOMEM, "out of memory for the stages of %d tokens", n);
         r->shown = 0; /* the first layer, where the view and --print open */
+        /* With layer0, every row of prev (the layers from layer0 on are made again over it). */
         if (run_knobs(m, k, r) != 0 ||
-            (prev != NULL && from > 0 && run_take_rows(c, prev, from, r) != 0)) {
+            (prev != NULL && (from > 0 || layer0 > 0) &&
+             run_take_rows(c, prev, layer0 > 0 ? n : from, r) != 0)) {
             decoder_run_destroy(r);
             return attn_fail(err, ATTN_ENOMEM, "out of memory for the stages of %d tokens", n);
         }
     }
-    st = run_layers(m, ids, from, r, err);
+    st = run_layers(m, ids, layer0 > 0 ? 0 : from, layer0, r, err);
     if (in_place) {
         if (st != ATTN_OK) {
             run_unadopt(r);
@@ -325,7 +336,7 @@ enum attn_status
 decoder_forward(const struct decoder_model *m, const int *ids, int n, int top,
                 const struct decoder_knobs *k, struct decoder_run *r, struct attn_error *err)
 {
-    return forward(m, ids, n, top, k, NULL, 0, 0, r, err);
+    return forward(m, ids, n, top, k, NULL, 0, 0, 0, r, err);
 }
 
 int
@@ -351,8 +362,35 @@ decoder_forward_from(const struct decoder_model *m, const int *ids, int n, int t
     /* At least the last row is computed (a run of no new rows is a copy: the same thing). */
     if (from >= n)
         from = n - 1;
-    return forward(m, ids, n, top, k, from > 0 ? prev : NULL, from > 0 ? from : 0, DECODER_ROOM,
+    return forward(m, ids, n, top, k, from > 0 ? prev : NULL, from > 0 ? from : 0, 0, DECODER_ROOM,
                    r, err);
+}
+
+int
+decoder_first_ablated_change(const struct decoder_config *c, const unsigned char *a,
+                             const unsigned char *b)
+{
+    for (int l = 0; l < c->n_layer; l++)
+        for (int h = 0; h < c->n_head; h++) {
+            const size_t e = (size_t)l * (size_t)c->n_head + (size_t)h;
+            if ((a != NULL && a[e]) != (b != NULL && b[e]))
+                return l;
+        }
+    return c->n_layer;
+}
+
+enum attn_status
+decoder_forward_layers(const struct decoder_model *m, const int *ids, int n, int top,
+                       const struct decoder_knobs *k, const struct decoder_run *prev, int layer,
+                       struct decoder_run *r, struct attn_error *err)
+{
+    /* Another length or top: nothing of prev's is this run's. */
+    if (prev == NULL || prev->n != n || prev->top != top || layer < 0)
+        layer = 0;
+    if (layer >= m->cfg.n_layer) /* (no layer changed: the last made again, the same bits) */
+        layer = m->cfg.n_layer - 1;
+    return forward(m, ids, n, top, k, layer > 0 ? (struct decoder_run *)prev : NULL, 0, layer,
+                   DECODER_ROOM, r, err);
 }
 
 /* ------------------------------------------- the shown layer, made when asked for */

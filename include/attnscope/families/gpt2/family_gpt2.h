@@ -24,6 +24,7 @@ struct gpt2_state {
     unsigned char *ablated;         /* (n_layer * n_head) a copy of the source's, or NULL */
     int top;
     int from;                       /* the first row this run computed (0: all of them) */
+    int from_layer;                 /* the first layer it computed (an ablation's; 0: all) */
     float *measures;                /* every head's measures (headmap.h), made when first
                                        asked for, or NULL */
 };

@@ -287,22 +287,47 @@ gpt2_destroy_state(struct pipeline *p)
 }
 
 /*
- * Whether prev's run was made by the same model with the same knobs, heads
- * ablated, top and <|endoftext|>: then its rows before an edit's first
- * changed token are what a forward would compute again.
+ * Whether prev's run was made by the same model with the same knobs, top
+ * and <|endoftext|>, the heads ablated aside: then its rows before an
+ * edit's first changed token, and its layers before the first whose
+ * ablated heads changed, are what a forward would compute again.
  */
 static bool
-same_computation(const struct gpt2_state *prev, const struct gpt2_state *s,
-                 const struct decoder_config *c)
+same_computation(const struct gpt2_state *prev, const struct gpt2_state *s)
 {
-    const size_t heads = (size_t)c->n_layer * (size_t)c->n_head;
-
     return prev != NULL && prev->model == s->model && prev->bos == s->bos &&
            prev->top == s->top && prev->knobs.causal == s->knobs.causal &&
            prev->knobs.scaled == s->knobs.scaled &&
-           prev->knobs.temperature == s->knobs.temperature &&
-           (prev->ablated == NULL) == (s->ablated == NULL) &&
-           (s->ablated == NULL || memcmp(prev->ablated, s->ablated, heads) == 0);
+           prev->knobs.temperature == s->knobs.temperature;
+}
+
+/*
+ * The forward of s's ids, taking from prev what an edit or an ablation left
+ * alone: the layers before the first ablated head that changed (the text
+ * the same), or the rows before the first changed token (the heads the
+ * same), or nothing.
+ */
+static enum attn_status
+run_from(struct gpt2_state *prev, struct gpt2_state *s, int n, const struct decoder_knobs *k,
+         struct attn_error *err)
+{
+    const struct decoder_model *d = &s->model->dec;
+    int layer;
+
+    if (!same_computation(prev, s))
+        return decoder_forward_from(d, s->ids, n, s->top, k, NULL, 0, &s->run, err);
+    layer = decoder_first_ablated_change(&d->cfg, prev->ablated, s->ablated);
+    if (layer < d->cfg.n_layer) {
+        if (prev->run.n == n && memcmp(prev->ids, s->ids, (size_t)n * sizeof *s->ids) == 0) {
+            s->from_layer = layer;
+            return decoder_forward_layers(d, s->ids, n, s->top, k, &prev->run, layer, &s->run,
+                                          err);
+        }
+        return decoder_forward_from(d, s->ids, n, s->top, k, NULL, 0, &s->run, err);
+    }
+    s->from = decoder_common_rows(&prev->run, prev->ids, s->ids, n);
+    return decoder_forward_from(d, s->ids, n, s->top, k, s->from > 0 ? &prev->run : NULL, s->from,
+                                &s->run, err);
 }
 
 /*
@@ -352,10 +377,7 @@ gpt2_build(struct pipeline *p, struct gpt2_state *prev, const struct attention_c
     st = make_tokens(p, m, s->ids, n, src->bos, err);
     if (st != ATTN_OK)
         return st;
-    if (same_computation(prev, s, c))
-        s->from = decoder_common_rows(&prev->run, prev->ids, s->ids, n);
-    st = decoder_forward_from(&m->dec, s->ids, n, src->top, &k, s->from > 0 ? &prev->run : NULL,
-                              s->from, &s->run, err);
+    st = run_from(prev, s, n, &k, err);
     if (st != ATTN_OK)
         return st;
     /* The knobs as this family reads them: the embeddings and positions are always there. */
