@@ -390,6 +390,24 @@ time_keys(const char *label, struct tui *t, struct app *a, const int *keys, int 
     report(label, times, reps, NULL);
 }
 
+/* The view on src, drawing into out (the terminal's size from COLUMNS and LINES); NULL: said. */
+static struct tui *
+open_view(struct app *a, const struct attention_config *cfg, const struct pipeline_source *src,
+          FILE *in, FILE *out)
+{
+    struct attn_error err;
+    struct tui *t;
+
+    if (app_init(a, cfg, src, NULL, &err) != ATTN_OK) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        return NULL;
+    }
+    t = tui_open(out, in, false, a, &err);
+    if (t == NULL)
+        fprintf(stderr, "bench: %s\n", err.msg);
+    return t;
+}
+
 static int
 cmd_frame(int reps)
 {
@@ -431,15 +449,9 @@ cmd_frame(int reps)
         src.weights = NULL;
         src.qkv = NULL;
         src.family = NULL;
-        if (app_init(&a, &cfg, &src, NULL, &err) != ATTN_OK) {
-            fprintf(stderr, "bench: %s\n", err.msg);
+        t = open_view(&a, &cfg, &src, in, out);
+        if (t == NULL)
             return 1;
-        }
-        t = tui_open(out, in, false, &a, &err);
-        if (t == NULL) {
-            fprintf(stderr, "bench: %s\n", err.msg);
-            return 1;
-        }
         app_key(&a, '6'); /* the weights */
         if (fc->grid)
             app_key(&a, 'g');
@@ -755,15 +767,9 @@ cmd_gpt2_view(const char *dir, int n, int reps)
     src.family = &family_gpt2;
     src.model = &m;
     src.top = 5;
-    if (app_init(&a, &cfg, &src, NULL, &err) != ATTN_OK) {
-        fprintf(stderr, "bench: %s\n", err.msg);
+    t = open_view(&a, &cfg, &src, in, out);
+    if (t == NULL)
         return 1;
-    }
-    t = tui_open(out, in, false, &a, &err);
-    if (t == NULL) {
-        fprintf(stderr, "bench: %s\n", err.msg);
-        return 1;
-    }
     app_key(&a, '6'); /* the weights */
     tui_frame(t, &a);
     printf("gpt2_view_tokens\t%d\n", a.pipe.tokens.count);
