@@ -107,6 +107,38 @@ check_shape(int m, int n, int k)
     free(got);
 }
 
+/* Every element of a pack read back where pack_b put it: both layouts, edges, several k blocks. */
+START_TEST(a_pack_gives_every_element_back)
+{
+    const enum cpu_isa best = cpu_isa();
+    static const int dims[][2] = { { 1, 1 }, { 70, 300 }, { 33, 513 }, { 5, 7 } };
+
+    for (int isa = CPU_PORTABLE; isa <= (int)best; isa++) { /* (each kernel's panel width) */
+        cpu_isa_limit((enum cpu_isa)isa);
+        for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++) {
+            const int n = dims[d][0], k = dims[d][1];
+            float *b = malloc((size_t)n * (size_t)k * sizeof *b);
+            struct linalg_packed pk;
+            ck_assert_ptr_nonnull(b);
+            fill(b, (size_t)n * (size_t)k, 9u + (uint32_t)d);
+            for (int trans = 0; trans < 2; trans++) {
+                ck_assert_int_eq(linalg_pack(&pk, n, k, b, trans ? k : n, trans), 0);
+                for (int j = 0; j < n; j++)
+                    for (int p = 0; p < k; p++) {
+                        const float want = trans ? b[(size_t)j * k + p] : b[(size_t)p * n + j];
+                        ck_assert_msg(linalg_packed_at(&pk, j, p) == want,
+                                      "%s: %d x %d, trans %d, (%d, %d)", cpu_isa_name(), n, k,
+                                      trans, j, p);
+                    }
+                linalg_packed_destroy(&pk);
+            }
+            free(b);
+        }
+    }
+    cpu_isa_limit(best);
+}
+END_TEST
+
 START_TEST(products_are_the_fma_chain_on_every_isa)
 {
     const enum cpu_isa best = cpu_isa();
@@ -296,6 +328,7 @@ linalg_suite(void)
 
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, products_are_the_fma_chain_on_every_isa);
+    tcase_add_test(tc, a_pack_gives_every_element_back);
     tcase_add_test(tc, an_empty_pack_falls_back);
     tcase_add_test(tc, the_pool_gives_the_chain_from_any_caller);
     tcase_add_test(tc, threads_have_their_own_workspace);

@@ -21,6 +21,7 @@
 #include "render/view.h"
 #include "front/app.h"
 #include "testutil.h"
+#include "gpt2_random.h"
 #include "attnscope/families/gpt2/family_gpt2.h"
 #include "attnscope/families/gpt2/model.h"
 
@@ -1134,6 +1135,88 @@ START_TEST(every_view_stage_is_complete)
 }
 END_TEST
 
+/*
+ * Packed weights that replace the f32 ones (the view's, decoder_release_unpacked)
+ * read the same: the next tokens, the logit lens, and every cell of every
+ * stage of every layer as the inspector spells it out (the products through
+ * W_q, W_k, W_v, W_o and the MLP read single weights from the pack), the
+ * same text as from the f32 weights.
+ */
+START_TEST(packed_weights_read_as_the_f32_ones)
+{
+    const struct decoder_config shape = {
+        .n_layer = 2, .n_head = 4, .n_embd = 64, .n_positions = 32, .vocab_size = 317,
+        .n_inner = 256, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
+        .tied = true,
+    };
+    const char *tmp = test_tmpdir();
+    char folder[600], cmd[9000], want[4096], got[4096];
+    struct model plain, packed;
+    struct pipeline a, b;
+    struct attention_config cfg;
+    struct pipeline_source src;
+    struct attn_error err;
+    int ids_a[2 * 5], ids_b[2 * 5];
+    float probs_a[2 * 5], probs_b[2 * 5];
+
+    snprintf(folder, sizeof folder, "%s/packed", tmp);
+    ck_assert_int_eq(gpt2_random_folder(folder, &shape, 0.2f, 7, NULL), 0);
+    snprintf(cmd, sizeof cmd, "cp '%s/vocab.json' '%s/merges.txt' '%s/'",
+             test_path("tests/fixtures/gpt2/tiny"), test_path("tests/fixtures/gpt2/tiny"), folder);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_msg(model_open(&plain, folder, NULL, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(model_open(&packed, folder, NULL, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert(decoder_pack(&packed.dec));
+    /* Every linear's weights (16 KiB and more) and the embedding: whole pages given back. */
+    ck_assert_uint_ge(decoder_release_unpacked(&packed.dec), 2 * 4 * 4096);
+    ck_assert(packed.dec.wte == NULL && packed.dec.lm_head == NULL);
+    ck_assert(packed.dec.blocks[1].q.w == NULL && packed.dec.blocks[1].down.w == NULL);
+    attention_config_init(&cfg);
+    memset(&src, 0, sizeof src);
+    src.sentence = "the cat sat on the mat";
+    src.family = &family_gpt2;
+    src.top = 3;
+    src.model = &plain;
+    ck_assert_msg(pipeline_create(&a, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    src.model = &packed;
+    ck_assert_msg(pipeline_create(&b, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    for (int l = 0; l < shape.n_layer; l++) {
+        const int n = a.tokens.count;
+        const int cells[][2] = { { 0, 0 }, { 1, 1 }, { n - 1, 3 } };
+        ck_assert(pipeline_select_layer(&a, l, &err) == ATTN_OK);
+        ck_assert(pipeline_select_layer(&b, l, &err) == ATTN_OK);
+        for (int s = 0; s < VIEW_STAGE_COUNT; s++) {
+            if (!explain_stage_present(&a, (enum view_stage)s))
+                continue;
+            for (size_t c = 0; c < sizeof cells / sizeof cells[0]; c++) {
+                inspect_cell(&a, (enum view_stage)s, 1, cells[c][0], cells[c][1], false, 64, false,
+                             want, sizeof want);
+                inspect_cell(&b, (enum view_stage)s, 1, cells[c][0], cells[c][1], false, 64, false,
+                             got, sizeof got);
+                ck_assert_msg(strcmp(want, got) == 0, "layer %d, %s (%d, %d):\n%s\nagainst\n%s",
+                              l, explain_stage_name((enum view_stage)s), cells[c][0], cells[c][1],
+                              got, want);
+            }
+        }
+    }
+    {
+        const struct decoder_run *ra = &pipeline_gpt2(&a)->run, *rb = &pipeline_gpt2(&b)->run;
+        ck_assert_int_eq(ra->n, rb->n);
+        ck_assert(memcmp(ra->top_ids, rb->top_ids, (size_t)ra->n * 3 * sizeof(int)) == 0);
+        ck_assert(memcmp(ra->top_probs, rb->top_probs, (size_t)ra->n * 3 * sizeof(float)) == 0);
+        ck_assert(decoder_logit_lens(&plain.dec, ra, 2, 5, ids_a, probs_a, &err) == ATTN_OK);
+        ck_assert(decoder_logit_lens(&packed.dec, rb, 2, 5, ids_b, probs_b, &err) == ATTN_OK);
+        ck_assert(memcmp(ids_a, ids_b, sizeof ids_a) == 0);
+        ck_assert(memcmp(probs_a, probs_b, sizeof probs_a) == 0);
+    }
+    pipeline_destroy(&a);
+    pipeline_destroy(&b);
+    model_close(&plain);
+    model_close(&packed);
+    test_remove_dir(tmp);
+}
+END_TEST
+
 /* A grid too large to address is refused, never wrapped around to a small one. */
 START_TEST(huge_grids_are_refused)
 {
@@ -1187,6 +1270,7 @@ render_suite(void)
     tcase_add_test(units, narration_dims_off_the_script);
     tcase_add_test(units, every_view_stage_is_complete);
     tcase_add_test(units, huge_grids_are_refused);
+    tcase_add_test(units, packed_weights_read_as_the_f32_ones);
     suite_add_tcase(s, units);
     return s;
 }

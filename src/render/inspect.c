@@ -39,6 +39,23 @@ inspect_products(struct out *o, const float *a, int sa, const float *b, int sb, 
     }
 }
 
+void
+inspect_linear(struct out *o, const float *a, const struct decoder_linear *l, int col,
+               int max_terms)
+{
+    char x[24];
+    char y[24];
+
+    for (int k = 0; k < l->in; k++) {
+        if (k == max_terms && l->in > max_terms + 1) {
+            emit(o, " + ... (%d terms in all)", l->in);
+            return;
+        }
+        emit(o, "%s%s%s%s", k ? " + " : "", inspect_num(x, a[k]), o->times,
+             inspect_num(y, decoder_linear_at(l, k, col)));
+    }
+}
+
 /* The label of query (row) i. */
 const char *
 inspect_token(const struct pipeline *p, int i)
@@ -194,9 +211,7 @@ inspect_qkv(struct out *o, const struct cell_at *at)
         const struct decoder_block *blk = &pipeline_gpt2(p)->model->dec.blocks[p->layer];
         const struct decoder_linear *l = which == 0 ? &blk->q : which == 1 ? &blk->k : &blk->v;
         emit(o, "ln1[%s] . column %d of %s:\n", inspect_token(p, i), gc, params[which]);
-        inspect_products(o, matrix_row(&p->block.ln1, i), 1,
-                      l->out_in ? l->w + (size_t)gc * (size_t)l->ld : l->w + gc,
-                      l->out_in ? 1 : l->ld, l->in, max_terms);
+        inspect_linear(o, matrix_row(&p->block.ln1, i), l, gc, max_terms);
         emit(o, " + bias %s\n", inspect_num(b, l->b[gc]));
         return;
     }
@@ -424,9 +439,7 @@ inspect_output(struct out *o, const struct cell_at *at)
     if (pipeline_gpt2(p) != NULL) {
         const struct decoder_linear *l = &pipeline_gpt2(p)->model->dec.blocks[p->layer].o;
         emit(o, "z[%s] . column %d of W_o (c_proj):\n", inspect_token(p, i), c);
-        inspect_products(o, matrix_row(&p->st.context, i), 1,
-                      l->out_in ? l->w + (size_t)c * (size_t)l->ld : l->w + c, l->out_in ? 1 : l->ld,
-                      l->in, max_terms);
+        inspect_linear(o, matrix_row(&p->st.context, i), l, c, max_terms);
         emit(o, " + bias %s\n", inspect_num(v, l->b[c]));
         return;
     }

@@ -113,6 +113,7 @@ struct decoder_model {
     struct linalg_packed head_packed; /* lm_head packed once (decoder_pack), or empty */
     void *weights_map;           /* the weights' memory: one mapping, freed with the model */
     size_t weights_map_bytes;
+    size_t weights_released;     /* the bytes of it given back (decoder_release_unpacked) */
     unsigned char *weights_next; /* where the next tensor goes in it (while loading) */
 };
 
@@ -130,6 +131,22 @@ void decoder_destroy(struct decoder_model *m);
 bool decoder_pack(struct decoder_model *m);
 /* The bytes decoder_pack would allocate for a model of c. */
 size_t decoder_pack_bytes(const struct decoder_config *c);
+
+/*
+ * After decoder_pack: gives the f32 copies of what was packed (every
+ * linear's weights, and the token embedding when it is the output head)
+ * back to the system, so that the packed ones replace them rather than add
+ * to them (GPT-2 small: 475 MB).  Their pointers become NULL; everything
+ * reads them through decoder_linear_at and decoder_token_row, the same
+ * numbers.  Returns the bytes given back (m->weights_released).
+ */
+size_t decoder_release_unpacked(struct decoder_model *m);
+
+/* Weight (in, out) of l: from its f32 copy, or from its pack once that is released. */
+float decoder_linear_at(const struct decoder_linear *l, int in, int out);
+
+/* Row id of the token embedding (n_embd floats) into row. */
+void decoder_token_row(const struct decoder_model *m, int id, float *row);
 
 /*
  * One block's stages for n tokens, each row-major; H = n_head, C = n_embd,

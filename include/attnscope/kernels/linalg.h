@@ -49,6 +49,9 @@ int linalg_pack(struct linalg_packed *pk, int n, int k, const float *b, int ldb,
 size_t linalg_pack_floats(int n, int k);
 void linalg_packed_destroy(struct linalg_packed *pk);
 
+/* B's element (j, p) (column j of the product, p of the shared dimension), read from its pack. */
+float linalg_packed_at(const struct linalg_packed *pk, int j, int p);
+
 /*
  * c (m, pk->n) = a (m, pk->k) . B, the same bits as the unpacked products.
  * Returns 0, or -1 (c untouched) when pk is empty or memory runs out: the
@@ -65,5 +68,13 @@ int linalg_gemm_packed(int m, const float *a, int lda, const struct linalg_packe
  */
 int linalg_gemm_packed_cols(int m, const float *a, int lda, const struct linalg_packed *pk, int j0,
                             int cols, float *c, int ldc);
+
+/*
+ * The same columns one element at a time from the pack (any kernel's, no
+ * memory needed), the same bits: for a B whose unpacked copy was given
+ * back, when linalg_gemm_packed_cols cannot serve.
+ */
+void linalg_gemm_packed_plain(int m, const float *a, int lda, const struct linalg_packed *pk, int j0,
+                              int cols, float *c, int ldc);
 
 #endif

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "attnscope/base/progress.h"
 #include "attnscope/decoder/decoder.h"
@@ -151,9 +152,13 @@ run_logits(const struct decoder_model *m, struct decoder_run *r, int row0, float
             free(nt);
             return attn_fail(err, ATTN_ESTOPPED, "stopped while reading the next tokens");
         }
-        if (parallel_gemm_packed(n, final, C, &m->head_packed, v0, vb, logits, vb, threads) != 0)
-            parallel_gemm(true, n, vb, C, final, C, m->lm_head + (size_t)v0 * C, C, logits, vb,
-                          threads);
+        if (parallel_gemm_packed(n, final, C, &m->head_packed, v0, vb, logits, vb, threads) != 0) {
+            if (m->lm_head != NULL)
+                parallel_gemm(true, n, vb, C, final, C, m->lm_head + (size_t)v0 * C, C, logits,
+                              vb, threads);
+            else /* only the pack left (decoder_release_unpacked), and it cannot serve */
+                linalg_gemm_packed_plain(n, final, C, &m->head_packed, v0, vb, logits, vb);
+        }
         add_head_bias(m, logits, n, v0, vb);
         parallel_for(n, 4L * vb, threads, fold_rows, &job);
     }
@@ -547,7 +552,12 @@ decoder_logit_lens(const struct decoder_model *m, const struct decoder_run *r, i
             lid[t] = -1;
         for (int v0 = 0; v0 < outputs; v0 += LOGIT_SLICE) {
             const int vb = outputs - v0 < LOGIT_SLICE ? outputs - v0 : LOGIT_SLICE;
-            linalg_gemm_nt(1, vb, C, x, C, m->lm_head + (size_t)v0 * C, C, logits, vb);
+            if (linalg_gemm_packed_cols(1, x, C, &m->head_packed, v0, vb, logits, vb) != 0) {
+                if (m->lm_head != NULL)
+                    linalg_gemm_nt(1, vb, C, x, C, m->lm_head + (size_t)v0 * C, C, logits, vb);
+                else
+                    linalg_gemm_packed_plain(1, x, C, &m->head_packed, v0, vb, logits, vb);
+            }
             add_head_bias(m, logits, 1, v0, vb);
             fold_logits(logits, v0, vb, k, &nt, lid, lp);
         }
@@ -606,6 +616,75 @@ decoder_pack(struct decoder_model *m)
         return false;
     }
     return true;
+}
+
+float
+decoder_linear_at(const struct decoder_linear *l, int in, int out)
+{
+    if (l->w == NULL)
+        return linalg_packed_at(&l->packed, out, in);
+    return l->out_in ? l->w[(size_t)out * (size_t)l->ld + (size_t)in]
+                     : l->w[(size_t)in * (size_t)l->ld + (size_t)out];
+}
+
+void
+decoder_token_row(const struct decoder_model *m, int id, float *row)
+{
+    const int C = m->cfg.n_embd;
+
+    if (m->wte != NULL) {
+        memcpy(row, m->wte + (size_t)id * (size_t)C, (size_t)C * sizeof *row);
+        return;
+    }
+    for (int p = 0; p < C; p++) /* (the output head's pack: token id is its column id) */
+        row[p] = linalg_packed_at(&m->head_packed, id, p);
+}
+
+/*
+ * Gives back the whole pages of count floats at w inside the weights'
+ * mapping (the edges may share a page with a tensor still read); returns
+ * the bytes.
+ */
+static size_t
+release_floats(const struct decoder_model *m, const float *w, size_t count)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t map = (uintptr_t)m->weights_map;
+    uintptr_t begin = (uintptr_t)w, end = begin + count * sizeof(float);
+
+    if (m->weights_map == NULL || begin < map || end > map + m->weights_map_bytes)
+        return 0; /* not in the mapping (a test's own arrays): left alone */
+    begin = (begin + page - 1) / page * page;
+    end = end / page * page;
+    if (end <= begin || madvise((void *)begin, end - begin, MADV_DONTNEED) != 0)
+        return 0;
+    return end - begin;
+}
+
+size_t
+decoder_release_unpacked(struct decoder_model *m)
+{
+    const struct decoder_config *c = &m->cfg;
+
+    for (int l = 0; m->blocks != NULL && l < c->n_layer; l++)
+        for (int i = 0; i < 6; i++) {
+            struct decoder_linear *d = block_linear(&m->blocks[l], i);
+            if (d->packed.data == NULL || d->w == NULL)
+                continue;
+            /* Its floats end at its last row's last one (q, k and v share GPT-2's c_attn rows,
+               so a row of ld floats would reach past k's and v's). */
+            m->weights_released += release_floats(
+                m, d->w,
+                d->out_in ? (size_t)(d->out - 1) * (size_t)d->ld + (size_t)d->in
+                          : (size_t)(d->in - 1) * (size_t)d->ld + (size_t)d->out);
+            d->w = NULL;
+        }
+    /* The embedding, when it is the output head and that is packed (GPT-2's tied wte). */
+    if (m->head_packed.data != NULL && m->wte != NULL && m->wte == m->lm_head) {
+        m->weights_released += release_floats(m, m->wte, (size_t)c->vocab_size * (size_t)c->n_embd);
+        m->wte = m->lm_head = NULL;
+    }
+    return m->weights_released;
 }
 
 void

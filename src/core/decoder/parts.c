@@ -16,7 +16,7 @@ part_positions(const struct decoder_model *m, const int *ids, int n, float *tok,
     const int C = m->cfg.n_embd;
 
     for (int i = 0; i < n; i++) {
-        memcpy(tok + (size_t)i * C, m->wte + (size_t)ids[i] * C, (size_t)C * sizeof(float));
+        decoder_token_row(m, ids[i], tok + (size_t)i * C);
         memcpy(pos + (size_t)i * C, m->wpe + (size_t)(first + i) * C, (size_t)C * sizeof(float));
     }
     part_residual(tok, pos, (size_t)n * (size_t)C, embed);
@@ -82,8 +82,12 @@ part_norm(const struct decoder_config *c, const struct decoder_norm_weights *w, 
 void
 part_linear(const struct decoder_linear *l, const float *x, int n, float *y, int threads)
 {
-    if (parallel_gemm_packed(n, x, l->in, &l->packed, 0, l->out, y, l->out, threads) != 0)
-        parallel_gemm(l->out_in, n, l->out, l->in, x, l->in, l->w, l->ld, y, l->out, threads);
+    if (parallel_gemm_packed(n, x, l->in, &l->packed, 0, l->out, y, l->out, threads) != 0) {
+        if (l->w != NULL)
+            parallel_gemm(l->out_in, n, l->out, l->in, x, l->in, l->w, l->ld, y, l->out, threads);
+        else /* only the pack left, and it cannot serve (another kernel's, no memory) */
+            linalg_gemm_packed_plain(n, x, l->in, &l->packed, 0, l->out, y, l->out);
+    }
     if (l->b == NULL) /* (the book's qkv_bias=False) */
         return;
     for (int i = 0; i < n; i++)

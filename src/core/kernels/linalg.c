@@ -273,6 +273,19 @@ pack_b(int k, int n, int nr, const float *b, int ldb, int trans, float *out)
     }
 }
 
+float
+linalg_packed_at(const struct linalg_packed *pk, int j, int p)
+{
+    /* Where pack_b put it: p's block of KC, j's panel of nr columns in it, then p, then j. */
+    const size_t n_pad = (size_t)((pk->n + pk->nr - 1) / pk->nr * pk->nr);
+    const int p0 = p / KC * KC;
+    const int kc = pk->k - p0 < KC ? pk->k - p0 : KC;
+    const int j0 = j / pk->nr * pk->nr;
+
+    return pk->data[(size_t)p0 * n_pad + (size_t)j0 * (size_t)kc + (size_t)(p - p0) * (size_t)pk->nr +
+                    (size_t)(j - j0)];
+}
+
 /* A's block (mc, kc) into panels of mr rows: for each p, mr consecutive values. */
 static void
 pack_a(int mc, int kc, int mr, const float *a, int lda, float *out)
@@ -479,4 +492,18 @@ linalg_gemm_packed_cols(int m, const float *a, int lda, const struct linalg_pack
     gemm_core(kn, m, cols, pk->k, a, lda, pk->data, packed_floats(pk->n, 1, pk->nr), j0, pa, c,
               ldc);
     return 0;
+}
+
+void
+linalg_gemm_packed_plain(int m, const float *a, int lda, const struct linalg_packed *pk, int j0,
+                         int cols, float *c, int ldc)
+{
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < cols; j++) {
+            float acc = 0.0f;
+            for (int p = 0; p < pk->k; p++)
+                acc = fmaf(a[(size_t)i * (size_t)lda + (size_t)p], linalg_packed_at(pk, j0 + j, p),
+                           acc);
+            c[(size_t)i * (size_t)ldc + (size_t)j] = acc;
+        }
 }

@@ -51,9 +51,7 @@ linear_cell(struct out *o, const struct cell_at *at, const char *name, const cha
 
     emit(o, "%s[%s][%d] = %s\n", name, inspect_token(at->p, at->row), c, inspect_num(v, got));
     emit(o, "%s[%s] . column %d of the weights:\n", in_name, inspect_token(at->p, at->row), c);
-    inspect_products(o, matrix_row(in, at->row), 1,
-                  l->out_in ? l->w + (size_t)c * (size_t)l->ld : l->w + c, l->out_in ? 1 : l->ld,
-                  l->in, at->max_terms);
+    inspect_linear(o, matrix_row(in, at->row), l, c, at->max_terms);
     emit(o, " + bias %s\n", inspect_num(v, l->b[c]));
 }
 

@@ -41,6 +41,9 @@ const char *inspect_num(char *buf, float v);
 /* Spells out sum_k a[k] * b[k] (strided), eliding past max_terms. */
 void inspect_products(struct out *o, const float *a, int sa, const float *b, int sb, int n,
                       int max_terms);
+/* Spells out sum_k a[k] * W[k][col] over a model's linear l (decoder_linear_at), as above. */
+void inspect_linear(struct out *o, const float *a, const struct decoder_linear *l, int col,
+                    int max_terms);
 /* The labels of query (row) i and key (column) j. */
 const char *inspect_token(const struct pipeline *p, int i);
 const char *inspect_key(const struct pipeline *p, int j);

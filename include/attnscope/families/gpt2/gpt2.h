@@ -73,9 +73,11 @@ enum attn_status gpt2_load(struct decoder_model *m, const char *dir, const struc
  * The weights packed once for the products (decoder_pack), when the copy
  * and the weights take at most half of this machine's memory: for a front
  * end that runs many forwards (the view: every edit and knob).  Packing
- * GPT-2 small takes about 0.3 s and 475 MB, which one forward (--print)
- * does not win back, so --print and --export do not pack; the products
- * then pack as they go, with the same bits.  true when packed.
+ * GPT-2 small takes about 0.3 s, which one forward (--print) does not win
+ * back, so --print and --export do not pack; the products then pack as
+ * they go, with the same bits.  Once packed, the f32 copies of what was
+ * packed are given back (decoder_release_unpacked): the pack takes their
+ * place rather than adding 475 MB.  true when packed.
  */
 bool gpt2_pack_if_room(struct decoder_model *m);
 

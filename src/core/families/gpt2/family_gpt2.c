@@ -121,8 +121,12 @@ gpt2_pack_if_room(struct decoder_model *m)
 {
     const size_t have = physical_bytes();
 
-    if (have == 0 || m->weights_map_bytes + decoder_pack_bytes(&m->cfg) <= have / 2)
-        return decoder_pack(m);
+    /* Packed, the f32 copies are given back: the pack replaces them (decoder_release_unpacked). */
+    if ((have == 0 || m->weights_map_bytes + decoder_pack_bytes(&m->cfg) <= have / 2) &&
+        decoder_pack(m)) {
+        (void)decoder_release_unpacked(m);
+        return true;
+    }
     return false;
 }
 
@@ -157,7 +161,7 @@ gpt2_budget(const struct pipeline_source *src, const char **what)
     const size_t room = have / 10 * 8;
     const struct decoder_model *d = src->model != NULL ? &src->model->dec : NULL;
     const size_t weights = d == NULL ? 0
-                           : d->weights_map_bytes +
+                           : d->weights_map_bytes - d->weights_released +
                                  (d->head_packed.data != NULL ? decoder_pack_bytes(&d->cfg) : 0);
 
     *what = "the room beside the model's weights (and their packed copy) in four fifths of this "
