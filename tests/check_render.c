@@ -14,6 +14,7 @@
 #include "golden.h"
 #include "render/explain.h"
 #include "render/grid.h"
+#include "render/stagemap.h"
 #include "render/heatmap.h"
 #include "render/inspect.h"
 #include "render/palette.h"
@@ -1217,6 +1218,69 @@ START_TEST(packed_weights_read_as_the_f32_ones)
 }
 END_TEST
 
+/* The legend of stage s (head 1, or 0) of p, with the kinds found by the spec's kinds or cell by cell. */
+static void
+legend_text(const struct pipeline *p, enum pipeline_stage s, bool mask_matrix, bool cell_by_cell,
+            char *buf, size_t size)
+{
+    struct stagemap sm = { 0 };
+    struct heatmap_spec spec;
+    struct grid g;
+    FILE *f = fmemopen(buf, size, "w");
+
+    ck_assert_ptr_nonnull(f);
+    stagemap_spec(&sm, p, s, p->st.shape.heads > 1 ? 1 : 0, mask_matrix, false, true, &spec);
+    if (cell_by_cell)
+        spec.kinds = NULL;
+    ck_assert_int_eq(grid_create(&g, 200, 1), 0);
+    heatmap_legend(&g, 0, 0, 200, &spec);
+    grid_dump_text(&g, f);
+    fclose(f);
+    grid_destroy(&g);
+}
+
+/*
+ * The legend's kinds found without asking every cell (stagemap_kinds) are
+ * those found cell by cell: every stage, the mask matrix, with dropout,
+ * with the mask off, with a NaN row (nothing visible), and on a model.
+ */
+START_TEST(the_legend_names_the_kinds_every_cell_has)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    struct attn_error err;
+    char fast[1024], slow[1024];
+
+    for (int knobs = 0; knobs < 4; knobs++) {
+        struct pipeline_source src;
+        attention_config_init(&cfg);
+        cfg.dropout = knobs == 1 ? 0.5 : 0.0;
+        if (knobs == 2)
+            cfg.mask = ATTN_MASK_NONE;
+        memset(&src, 0, sizeof src);
+        src.sentence = "Your journey starts with one step";
+        src.vocab = &book;
+        ck_assert_msg(pipeline_create(&p, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+        if (knobs == 3) { /* a row with nothing visible: NaN weights under masked cells */
+            for (int j = 0; j < p.st.nk; j++)
+                p.st.weights[j] = NAN;
+            p.st.scores[1] = NAN; /* and a NaN among values */
+            p.st.scores[(size_t)p.st.nq * (size_t)p.st.nk + 2] = NAN; /* (head 1's) */
+        }
+        for (int s = 0; s < STAGE_COUNT; s++)
+            for (int mm = 0; mm < 2; mm++) {
+                if (!pipeline_stage_present(&p, (enum pipeline_stage)s))
+                    continue;
+                legend_text(&p, (enum pipeline_stage)s, mm, false, fast, sizeof fast);
+                legend_text(&p, (enum pipeline_stage)s, mm, true, slow, sizeof slow);
+                ck_assert_msg(strcmp(fast, slow) == 0, "knobs %d, stage %d, mask %d:\n%s\n%s",
+                              knobs, s, mm, fast, slow);
+            }
+        pipeline_destroy(&p);
+    }
+}
+END_TEST
+
 /* A grid too large to address is refused, never wrapped around to a small one. */
 START_TEST(huge_grids_are_refused)
 {
@@ -1271,6 +1335,7 @@ render_suite(void)
     tcase_add_test(units, every_view_stage_is_complete);
     tcase_add_test(units, huge_grids_are_refused);
     tcase_add_test(units, packed_weights_read_as_the_f32_ones);
+    tcase_add_test(units, the_legend_names_the_kinds_every_cell_has);
     suite_add_tcase(s, units);
     return s;
 }

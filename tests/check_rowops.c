@@ -223,6 +223,35 @@ START_TEST(the_finite_range_leaves_out_inf_and_nan)
 }
 END_TEST
 
+/* NaN and -inf found wherever they are (a vector's lane, a tail), on every instruction set. */
+START_TEST(nonfinite_values_are_found)
+{
+    const enum cpu_isa best = cpu_isa();
+    static float x[100];
+    const int sizes[] = { 0, 1, 7, 16, 17, 100 };
+
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        const int n = sizes[s];
+        for (int at = -1; at < n; at++) {
+            for (int what = 0; what < 3; what++) {
+                const float odd[] = { NAN, -INFINITY, INFINITY };
+                const int want = at < 0 || what == 2 ? 0 : what == 0 ? ROWOPS_NAN : ROWOPS_NEG_INF;
+                for (int j = 0; j < n; j++)
+                    x[j] = (float)(j % 9) - 4.0f;
+                if (at >= 0)
+                    x[at] = odd[what];
+                for (int isa = CPU_PORTABLE; isa <= (int)best; isa++) {
+                    cpu_isa_limit((enum cpu_isa)isa);
+                    ck_assert_msg(rowops_nonfinite(x, (size_t)n) == want, "%s, n %d, at %d, %d",
+                                  cpu_isa_name(), n, at, what);
+                }
+            }
+        }
+    }
+    cpu_isa_limit(best);
+}
+END_TEST
+
 /* A range that starts past column 0: the columns before it are hidden too. */
 START_TEST(a_range_hides_both_sides)
 {
@@ -317,6 +346,7 @@ rowops_suite(void)
     tcase_add_test(tc, a_range_hides_both_sides);
     tcase_add_test(tc, sum_exp_is_the_same_everywhere);
     tcase_add_test(tc, the_finite_range_leaves_out_inf_and_nan);
+    tcase_add_test(tc, nonfinite_values_are_found);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -444,9 +444,12 @@ heatmap_legend(struct grid *g, int x, int y, int w, const struct heatmap_spec *s
             used += legend_piece(g, x + used, y, ROLE_DIM, piece);
     }
 
-    for (int i = 0; i < spec->m->rows; i++)
-        for (int j = 0; j < spec->m->cols; j++)
-            seen[heatmap_kind(spec, i, j)] = 1;
+    if (spec->kinds != NULL)
+        spec->kinds(spec->kind_ctx, seen);
+    else
+        for (int i = 0; i < spec->m->rows; i++)
+            for (int j = 0; j < spec->m->cols; j++)
+                seen[heatmap_kind(spec, i, j)] = 1;
     for (int k = 1; k < 5; k++) {
         const char *glyph = k == HEAT_NEG_INF ? (spec->utf8 ? "-\xe2\x88\x9e" : "-i")
                             : k == HEAT_MASKED ? (spec->utf8 ? "\xe2\x95\xb1" : "/")

@@ -43,6 +43,12 @@ struct heatmap_spec {
     /* The kind of cell (i, j); NULL: from the value alone (-inf, NaN). */
     enum heat_kind (*kind)(const void *ctx, int i, int j);
     const void *kind_ctx;
+    /*
+     * Marks seen[k] for each kind some cell has, as kind would say cell by
+     * cell, for the legend; NULL: the legend asks kind of every cell (a
+     * million calls on a real model's weights).
+     */
+    void (*kinds)(const void *ctx, int seen[HEAT_ABSENT + 1]);
     int cursor_row, cursor_col;      /* -1: no cursor */
     int max_cell_w;                  /* widest cell (larger in presentation mode) */
     int row_gap;                     /* blank lines between rows (presentation mode) */

@@ -49,6 +49,46 @@ stagemap_kind(const void *ctx, int i, int j)
     return HEAT_VALUE;
 }
 
+/* Whether some cell of the matrix has kind k (stagemap_kind), looking until one is found. */
+static bool
+some_cell(const struct stagemap *sm, enum heat_kind k)
+{
+    for (int i = 0; i < sm->m.rows; i++)
+        for (int j = 0; j < sm->m.cols; j++)
+            if (stagemap_kind(sm, i, j) == k)
+                return true;
+    return false;
+}
+
+void
+stagemap_kinds(const void *ctx, int seen[HEAT_ABSENT + 1])
+{
+    const struct stagemap *sm = ctx;
+    const int odd = rowops_nonfinite(sm->m.data, matrix_size(&sm->m));
+    const enum stage_cells cells = pipeline_stage_cells(sm->stage);
+
+    if (sm->mask_matrix || (odd != 0 && cells != CELLS_VALUES)) {
+        /* Each cell asked (a NaN may sit under a masked or dropped cell, which hides it). */
+        for (int i = 0; i < sm->m.rows; i++)
+            for (int j = 0; j < sm->m.cols; j++) {
+                enum heat_kind k = stagemap_kind(sm, i, j);
+                const float v = MAT_AT(&sm->m, i, j);
+                if (k == HEAT_VALUE)
+                    k = isnan(v) ? HEAT_NAN : isinf(v) && v < 0 ? HEAT_NEG_INF : HEAT_VALUE;
+                seen[k] = 1;
+            }
+        return;
+    }
+    /* Values alone (every cell's kind is its value's), or masked and dropped cells looked for. */
+    seen[HEAT_NAN] |= (odd & ROWOPS_NAN) != 0;
+    seen[HEAT_NEG_INF] |= (odd & ROWOPS_NEG_INF) != 0;
+    if (cells == CELLS_WEIGHTS || cells == CELLS_DROPPED)
+        seen[HEAT_MASKED] |= some_cell(sm, HEAT_MASKED);
+    if ((cells == CELLS_DROPPED || cells == CELLS_DROPPED_VALUES) && sm->p->st.dropout_on)
+        seen[HEAT_DROPPED] |= some_cell(sm, HEAT_DROPPED);
+    seen[HEAT_VALUE] = 1;
+}
+
 void
 stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage s, int head,
               bool mask_matrix, bool colour, bool utf8, struct heatmap_spec *spec)
@@ -73,6 +113,7 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
     spec->row_marked = pv.row_marked;
     spec->ramp = RAMP_DIVERGING;
     spec->kind = stagemap_kind;
+    spec->kinds = stagemap_kinds;
     spec->kind_ctx = sm;
     spec->cursor_row = -1;
     spec->cursor_col = -1;

@@ -43,5 +43,11 @@ void stagemap_range(const float *x, size_t n, float *lo, float *hi);
 
 /* The cell kinds of a stage (the heatmap_spec kind callback); ctx is a struct stagemap. */
 enum heat_kind stagemap_kind(const void *ctx, int i, int j);
+/*
+ * The kinds the legend names, without asking stagemap_kind of every cell
+ * when the values hold no NaN or -inf: a vector pass over them, and the
+ * masked and dropped cells looked for until one is found.
+ */
+void stagemap_kinds(const void *ctx, int seen[HEAT_ABSENT + 1]);
 
 #endif

@@ -54,4 +54,9 @@ void rowops_gelu(const float *x, float *y, size_t n);
  */
 void rowops_range(const float *x, size_t n, float *lo, float *hi);
 
+/* Whether x's n values hold a NaN (ROWOPS_NAN) or a -inf (ROWOPS_NEG_INF), or'd together. */
+#define ROWOPS_NAN 1
+#define ROWOPS_NEG_INF 2
+int rowops_nonfinite(const float *x, size_t n);
+
 #endif

@@ -591,3 +591,84 @@ rowops_range(const float *x, size_t n, float *lo, float *hi)
     *lo += 0.0f;
     *hi += 0.0f;
 }
+
+/* ------------------------------------------------------------- non-finite */
+
+static int
+nonfinite_portable(const float *x, size_t n)
+{
+    int got = 0;
+
+    for (size_t e = 0; e < n; e++) {
+        if (isnan(x[e]))
+            got |= ROWOPS_NAN;
+        else if (isinf(x[e]) && x[e] < 0)
+            got |= ROWOPS_NEG_INF;
+    }
+    return got;
+}
+
+#ifdef ROWOPS_X86
+__attribute__((target("avx2,fma"))) static int
+nonfinite_avx2(const float *x, size_t n)
+{
+    const __m256 ninf = _mm256_set1_ps(-INFINITY);
+    __m256 nan = _mm256_setzero_ps(), neg = _mm256_setzero_ps();
+    size_t e;
+    int got;
+
+    for (e = 0; e + 8 <= n; e += 8) {
+        const __m256 v = _mm256_loadu_ps(x + e);
+        nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+        neg = _mm256_or_ps(neg, _mm256_cmp_ps(v, ninf, _CMP_EQ_OQ));
+    }
+    got = nonfinite_portable(x + e, n - e);
+    if (_mm256_movemask_ps(nan) != 0)
+        got |= ROWOPS_NAN;
+    if (_mm256_movemask_ps(neg) != 0)
+        got |= ROWOPS_NEG_INF;
+    return got;
+}
+
+__attribute__((target("avx512f"))) static int
+nonfinite_avx512(const float *x, size_t n)
+{
+    const __m512 ninf = _mm512_set1_ps(-INFINITY);
+    __mmask16 nan = 0, neg = 0;
+    int got = 0;
+
+    for (size_t e = 0; e < n; e += 16) {
+        const __mmask16 in = n - e >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - e)) - 1);
+        const __m512 v = _mm512_maskz_loadu_ps(in, x + e);
+        nan |= _mm512_mask_cmp_ps_mask(in, v, v, _CMP_UNORD_Q);
+        neg |= _mm512_mask_cmp_ps_mask(in, v, ninf, _CMP_EQ_OQ);
+    }
+    if (nan != 0)
+        got |= ROWOPS_NAN;
+    if (neg != 0)
+        got |= ROWOPS_NEG_INF;
+    return got;
+}
+#endif
+
+int
+rowops_nonfinite(const float *x, size_t n)
+{
+    switch (cpu_isa()) {
+    case CPU_AVX512:
+#ifdef ROWOPS_X86
+        return nonfinite_avx512(x, n);
+#else
+        /* fall through: no vector code for this processor family */
+#endif
+    case CPU_AVX2:
+#ifdef ROWOPS_X86
+        return nonfinite_avx2(x, n);
+#else
+        /* fall through */
+#endif
+    case CPU_PORTABLE:
+        break;
+    }
+    return nonfinite_portable(x, n);
+}
