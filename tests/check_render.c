@@ -232,12 +232,51 @@ legend_line(struct pipeline *p, enum view_stage s, char *line, size_t size)
     view_destroy(&v);
 }
 
+/*
+ * The legend gives the numbers' own range, and the colour scale's beside
+ * it where that differs: the weights' scale starts at 0 and heads share
+ * one, but the smallest weight a cell shows is the data's min (the masked
+ * cells left out); where the scale is the data's range, it reads as before.
+ */
+START_TEST(the_legend_gives_the_data_range)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    char line[256], want[128];
+    float lo = INFINITY, hi = -INFINITY;
+
+    attention_config_init(&cfg);
+    cfg.heads = 2;
+    cfg.d_out = 2;
+    run(&p, &cfg, "Your journey starts with one step");
+    /* Head 0's weights under the causal mask: the cells j <= i. */
+    for (int i = 0; i < p.st.nq; i++)
+        for (int j = 0; j <= i; j++) {
+            const float w = p.st.weights[(size_t)i * (size_t)p.st.nk + (size_t)j];
+            lo = w < lo ? w : lo;
+            hi = w > hi ? w : hi;
+        }
+    ck_assert(lo > 0.0f);
+    legend_line(&p, VIEW_WEIGHTS, line, sizeof line);
+    snprintf(want, sizeof want, "min %.4f max %.4f   scale 0.0000 ", (double)lo, (double)hi);
+    ck_assert_msg(strncmp(line, want, strlen(want)) == 0, "%s (want %s)", line, want);
+    pipeline_destroy(&p);
+    /* One head's scores: the scale is the data's range, "min ... max" as ever. */
+    cfg.heads = 1;
+    cfg.d_out = 2;
+    run(&p, &cfg, "Your journey starts with one step");
+    legend_line(&p, VIEW_SCORES, line, sizeof line);
+    ck_assert_msg(strstr(line, "scale") == NULL && strstr(line, " max ") != NULL, "%s", line);
+    pipeline_destroy(&p);
+}
+END_TEST
+
 START_TEST(legend_says_when_its_scale_spans_every_head)
 {
     static const struct {
         int heads;
         const char *says; /* NULL: nothing about heads */
-    } cases[] = { { 1, NULL }, { 2, "max 0.3079 (both heads)" }, { 3, "(all 3 heads)" } };
+    } cases[] = { { 1, NULL }, { 2, "0.3079 (both heads)" }, { 3, "(all 3 heads)" } };
     static const enum view_stage sliced[] = { VIEW_QKV, VIEW_SCORES, VIEW_WEIGHTS, VIEW_CONTEXT };
     char line[256];
 
@@ -1336,6 +1375,7 @@ render_suite(void)
     tcase_add_test(units, huge_grids_are_refused);
     tcase_add_test(units, packed_weights_read_as_the_f32_ones);
     tcase_add_test(units, the_legend_names_the_kinds_every_cell_has);
+    tcase_add_test(units, the_legend_gives_the_data_range);
     suite_add_tcase(s, units);
     return s;
 }

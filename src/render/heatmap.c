@@ -402,23 +402,16 @@ legend_piece(struct grid *g, int x, int y, enum palette_role role, const char *t
     return g != NULL ? grid_put(g, x, y, INT_MAX / 2, style_role(role), text) : utf8_width(text);
 }
 
-int
-heatmap_legend(struct grid *g, int x, int y, int w, const struct heatmap_spec *spec)
+/* "before lo", the ramp, "after hi" at x when all of it fits in w; its width, or 0. */
+static int
+legend_scale(struct grid *g, int x, int y, int w, const struct heatmap_spec *spec,
+             const char *before, const char *lo, const char *after, const char *hi)
 {
-    char lo[32];
-    char hi[32];
     char piece[64];
     int used = 0;
-    int seen[HEAT_ABSENT + 1] = { 0 };
-    static const char *const names[] = { "", "-inf", "masked", "dropped", "NaN" };
-    static const enum palette_role roles[] = { ROLE_TEXT, ROLE_NEG_INF, ROLE_MASKED, ROLE_DROPPED,
-                                               ROLE_NAN };
 
-    heatmap_format(lo, sizeof lo, spec->lo, 10, 4);
-    heatmap_format(hi, sizeof hi, spec->hi, 10, 4);
-    /* The scale comes whole or not at all; each item after it only when it fits whole. */
-    snprintf(piece, sizeof piece, "min %s ", lo);
-    if (utf8_width(piece) + 16 + 5 + utf8_width(hi) > w)
+    snprintf(piece, sizeof piece, "%s%s ", before, lo);
+    if (utf8_width(piece) + 16 + utf8_width(after) + utf8_width(hi) > w)
         return 0;
     used += legend_piece(g, x + used, y, ROLE_DIM, piece);
     for (int k = 0; k < 16; k++, used++) {
@@ -429,13 +422,47 @@ heatmap_legend(struct grid *g, int x, int y, int w, const struct heatmap_spec *s
             grid_set(g, x + used, y, spec->colour ? ' ' : palette_ramp_glyph(st.level, spec->utf8),
                      st);
     }
-    snprintf(piece, sizeof piece, " max %s", hi);
-    used += legend_piece(g, x + used, y, ROLE_DIM, piece);
+    snprintf(piece, sizeof piece, "%s%s", after, hi);
+    return used + legend_piece(g, x + used, y, ROLE_DIM, piece);
+}
+
+int
+heatmap_legend(struct grid *g, int x, int y, int w, const struct heatmap_spec *spec)
+{
+    char lo[32];
+    char hi[32];
+    char piece[96];
+    int used = 0;
+    int scale; /* the scale's width: 0 when it did not fit */
+    int seen[HEAT_ABSENT + 1] = { 0 };
+    static const char *const names[] = { "", "-inf", "masked", "dropped", "NaN" };
+    static const enum palette_role roles[] = { ROLE_TEXT, ROLE_NEG_INF, ROLE_MASKED, ROLE_DROPPED,
+                                               ROLE_NAN };
+
+    heatmap_format(lo, sizeof lo, spec->lo, 10, 4);
+    heatmap_format(hi, sizeof hi, spec->hi, 10, 4);
+    if (spec->data_known && (spec->data_lo != spec->lo || spec->data_hi != spec->hi)) {
+        /* The numbers' own range, then the scale's where it differs: "min a max b   scale lo ▒ hi". */
+        char dlo[32], dhi[32];
+        heatmap_format(dlo, sizeof dlo, spec->data_lo, 10, 4);
+        heatmap_format(dhi, sizeof dhi, spec->data_hi, 10, 4);
+        snprintf(piece, sizeof piece, "min %s max %s", dlo, dhi);
+        if (utf8_width(piece) > w)
+            return 0;
+        used += legend_piece(g, x + used, y, ROLE_DIM, piece);
+        scale = legend_scale(g, x + used, y, w - used, spec, "   scale ", lo, " ", hi);
+        used += scale;
+    } else {
+        /* The scale is the numbers' range: "min lo ▒ max hi", whole or not at all. */
+        used = scale = legend_scale(g, x, y, w, spec, "min ", lo, " max ", hi);
+        if (used == 0)
+            return 0;
+    }
     /*
      * Heads share one scale so that they can be compared: say so (when it
      * fits whole), or a min that no cell shows puzzles.
      */
-    if (spec->range_heads > 1) {
+    if (spec->range_heads > 1 && scale > 0) {
         if (spec->range_heads == 2)
             snprintf(piece, sizeof piece, " (both heads)");
         else

@@ -40,6 +40,13 @@ struct heatmap_spec {
     enum palette_ramp ramp;
     float lo, hi;                    /* the range the ramp spans */
     int range_heads;                 /* >1: lo..hi spans that many heads, not just m (legend says so) */
+    /*
+     * The numbers' own smallest and largest (the cells the mask hides left
+     * out), when data_known: the legend gives them, and the scale beside
+     * them where it differs (weights start at 0; heads share one scale).
+     */
+    bool data_known;
+    float data_lo, data_hi;
     /* The kind of cell (i, j); NULL: from the value alone (-inf, NaN). */
     enum heat_kind (*kind)(const void *ctx, int i, int j);
     const void *kind_ctx;

@@ -89,6 +89,34 @@ stagemap_kinds(const void *ctx, int seen[HEAT_ABSENT + 1])
     seen[HEAT_VALUE] = 1;
 }
 
+/* The smallest and largest finite numbers of sm's matrix, the cells the mask hides left out. */
+static bool
+data_range(const struct stagemap *sm, float *lo, float *hi)
+{
+    const enum stage_cells cells = pipeline_stage_cells(sm->stage);
+    const struct matrix *m = &sm->m;
+
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    if (sm->mask_matrix || m->rows == 0 || m->cols == 0)
+        return false;
+    if (cells == CELLS_WEIGHTS || cells == CELLS_DROPPED) {
+        for (int i = 0; i < m->rows; i++) {
+            int first, end;
+            float a, b;
+            attention_mask_range(&sm->p->cfg, i, m->cols, &first, &end);
+            if (end <= first)
+                continue;
+            rowops_range(matrix_row(m, i) + first, (size_t)(end - first), &a, &b);
+            *lo = a < *lo ? a : *lo;
+            *hi = b > *hi ? b : *hi;
+        }
+    } else {
+        rowops_range(m->data, matrix_size(m), lo, hi);
+    }
+    return *lo <= *hi;
+}
+
 void
 stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage s, int head,
               bool mask_matrix, bool colour, bool utf8, struct heatmap_spec *spec)
@@ -141,4 +169,5 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
         spec->ramp = RAMP_SEQUENTIAL;
         spec->lo = 0.0f;
     }
+    spec->data_known = data_range(sm, &spec->data_lo, &spec->data_hi);
 }

@@ -19,6 +19,7 @@
 #include "render/stagemap.h"
 #include "attnscope/families/gpt2/family_gpt2.h"
 #include "render/text.h"
+#include "attnscope/kernels/rowops.h"
 #include "render/view.h"
 #include "render/view_parts.h"
 
@@ -167,6 +168,7 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
             v->work.qkv_rows[w] = src[w]->rows;
         v->work.qkv_width = hd;
         spec->kind = qkv_kind;
+        spec->kinds = NULL; /* (the legend asks qkv_kind of each cell: Q, K and V's rows) */
         spec->kind_ctx = &v->work;
         v->work.map.m = matrix_view(v->work.scratch, rows, 3 * hd);
         spec->row_labels = p->query_labels;
@@ -187,6 +189,20 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
             spec->lo = fminf(spec->lo, lo);
             spec->hi = fmaxf(spec->hi, hi);
         }
+        /* The numbers shown: this head's columns of Q, K and V, the rows each has. */
+        spec->data_lo = INFINITY;
+        spec->data_hi = -INFINITY;
+        for (int i = 0; i < rows; i++)
+            for (int w = 0; w < 3; w++) {
+                float lo, hi;
+                if (i >= src[w]->rows)
+                    continue;
+                rowops_range(v->work.scratch + ((size_t)i * 3 + (size_t)w) * (size_t)hd,
+                             (size_t)hd, &lo, &hi);
+                spec->data_lo = fminf(spec->data_lo, lo);
+                spec->data_hi = fmaxf(spec->data_hi, hi);
+            }
+        spec->data_known = spec->data_lo <= spec->data_hi;
         return 0;
     }
     if (view_reserve_scratch(v, (size_t)n * (size_t)hd) != 0)
@@ -195,6 +211,8 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
         memcpy(v->work.scratch + (size_t)i * (size_t)hd,
                matrix_row(&st->context, i) + (size_t)head * (size_t)hd, (size_t)hd * sizeof(float));
     v->work.map.m = matrix_view(v->work.scratch, n, hd);
+    rowops_range(v->work.scratch, (size_t)n * (size_t)hd, &spec->data_lo, &spec->data_hi);
+    spec->data_known = spec->data_lo <= spec->data_hi;
     return 0;
 }
 

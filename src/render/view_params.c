@@ -91,7 +91,10 @@ view_params_spec(struct view *v, const struct pipeline *p, enum view_stage s, in
     spec->col_prefix = "d";
     spec->ramp = v->present ? RAMP_DIVERGING_HC : RAMP_DIVERGING;
     stagemap_range(v->work.scratch, (size_t)rows * (size_t)cols, &spec->lo, &spec->hi);
-    /* Signed values: the scale is symmetric, so that white is 0. */
+    /* The weights' own range for the legend; the scale is symmetric, so that white is 0. */
+    spec->data_known = true;
+    spec->data_lo = spec->lo;
+    spec->data_hi = spec->hi;
     {
         float m = fmaxf(fabsf(spec->lo), fabsf(spec->hi));
         spec->lo = -m;
