@@ -178,7 +178,13 @@ resolve_stages(const struct pipeline *p, const struct cli_options *o,
                struct pipeline_selection *chosen, char *msg, size_t size)
 {
     for (int i = 0; i < o->stage_count; i++) {
-        if (pipeline_select(p, o->stages[i], &chosen[i]) != 0) {
+        const int got = pipeline_select(p, o->stages[i], &chosen[i]);
+        if (got == PIPELINE_SELECT_NO_HEAD) {
+            snprintf(msg, size, "--stage %s: head out of range; the heads are 0-%d", o->stages[i],
+                     p->st.shape.heads - 1);
+            return -1;
+        }
+        if (got != 0) {
             char names[512];
             snprintf(msg, size,
                      "--stage %s: no such stage here; stages are %s (NAME.hH for one head), %s",

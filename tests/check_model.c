@@ -405,7 +405,8 @@ START_TEST(the_stages_a_model_has)
     ck_assert_int_eq(pipeline_select(&p, "next", &sel), 0);
     ck_assert(sel.stage == PIPELINE_SELECT_NEXT);
     ck_assert_int_eq(pipeline_select(&p, "weights.h1", &sel), 0);
-    ck_assert_int_eq(pipeline_select(&p, "weights.h2", &sel), -1);
+    ck_assert_int_eq(pipeline_select(&p, "weights.h2", &sel), PIPELINE_SELECT_NO_HEAD);
+    ck_assert_int_eq(pipeline_select(&p, "nothing.h2", &sel), -1);
     ck_assert_int_eq(pipeline_select(&p, "dropped", &sel), -1);
     ck_assert_int_eq(pipeline_select_layer(&p, 2, NULL), ATTN_EVALUE);
     ck_assert_int_eq(pipeline_select_layer(&p, -1, NULL), ATTN_EVALUE);

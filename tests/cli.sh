@@ -127,7 +127,8 @@ expect 2 "--bogus: unknown option" -- --bogus
 expect 2 "--seed 99999999999999999999: beyond 64 bits" -- --seed 99999999999999999999
 expect 2 "the sentence is empty" -- --print -s "  "
 expect 2 "not valid UTF-8" -- --print -s "$(printf 'caf\377')"
-expect 2 "--stage weights.h7: no such stage" -- --print --stage weights.h7
+expect 2 "--stage weights.h7: head out of range; the heads are 0-1" -- --print --stage weights.h7
+expect 2 "--stage weigths: no such stage" -- --print --stage weigths
 expect 2 "--temperature 0: T must be above 0" -- --print --temperature 0
 expect 2 "the sentence has more than 4096 tokens, attnscope's limit" -- --print -s "$(awk 'BEGIN { for (i = 0; i < 50000; i++) printf "w,"; }')"
 expect 2 "this configuration needs 49172 MiB (parameters, inputs and stage buffers); attnscope's limit is 2048 MiB" -- --print --heads 256 --d-out 256 -s "$(awk 'BEGIN { for (i = 0; i < 4096; i++) printf "w "; }')"

@@ -299,8 +299,11 @@ struct pipeline_selection {
 /*
  * Resolves name: a stage ("weights"), one head of a per-head stage
  * ("weights.h1"), a parameter ("W_query.weight"), or on a trained model
- * "tokens", "next" and "heads".  Returns 0, or -1 when p has nothing by that name.
+ * "tokens", "next" and "heads".  Returns 0, -1 when p has nothing by that
+ * name, or PIPELINE_SELECT_NO_HEAD when it names a head p does not have
+ * (heads are 0 .. p->st.shape.heads - 1).
  */
+#define PIPELINE_SELECT_NO_HEAD (-2)
 int pipeline_select(const struct pipeline *p, const char *name, struct pipeline_selection *sel);
 
 #endif

@@ -298,7 +298,9 @@ pipeline_select(const struct pipeline *p, const char *name, struct pipeline_sele
         memcpy(base, name, (size_t)(dot - name));
         base[dot - name] = '\0';
         if (*end == '\0' && pipeline_stage_parse(base, &sel->stage) == 0 &&
-            pipeline_stage_per_head(sel->stage) && h < p->st.shape.heads) {
+            pipeline_stage_per_head(sel->stage) && pipeline_stage_present(p, sel->stage)) {
+            if (h >= p->st.shape.heads)
+                return PIPELINE_SELECT_NO_HEAD;
             sel->head = (int)h;
             return 0;
         }
