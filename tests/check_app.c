@@ -107,6 +107,56 @@ START_TEST(the_key_tables_are_consistent)
 END_TEST
 
 /* The model's keys say what they are for on the book's classes, and change nothing. */
+/*
+ * ':' sets a knob to a typed value as its option takes it: the book's seed
+ * 789 in one line, not 666 presses of s, and the weights it draws are a
+ * fresh pipeline's with --seed 789; a name or value it refuses keeps the
+ * line open with what was typed and says why; v2 says the book's seed.
+ */
+START_TEST(a_knob_is_set_by_typing_its_value)
+{
+    struct attention_config cfg;
+    struct pipeline fresh;
+    struct attn_error err;
+    struct pipeline_source src = { "Your journey starts with one step", &book, NULL, NULL, NULL,
+                                   NULL, 0, false, NULL, NULL, NULL };
+
+    keys(":seed 789");
+    ck_assert(a.view.editing && a.view.editing_knob);
+    app_key(&a, APP_KEY_ENTER);
+    ck_assert(!a.view.editing);
+    ck_assert_int_eq((int)a.cfg.seed, 789);
+    attention_config_init(&cfg);
+    cfg.seed = 789;
+    ck_assert(pipeline_create(&fresh, &cfg, &src, &err) == ATTN_OK);
+    ck_assert(memcmp(a.pipe.st.weights, fresh.st.weights,
+                     (size_t)fresh.st.shape.heads * (size_t)fresh.st.nq * (size_t)fresh.st.nk *
+                         sizeof(float)) == 0);
+    pipeline_destroy(&fresh);
+    /* A name no knob has: the line stays, with the reason. */
+    keys(":temprature 2");
+    app_key(&a, APP_KEY_ENTER);
+    ck_assert(a.view.editing && strcmp(a.edit, "temprature 2") == 0);
+    ck_assert_ptr_nonnull(strstr(a.message, "no knob 'temprature'"));
+    app_key(&a, APP_KEY_ESCAPE);
+    /* A value the option refuses: its own message. */
+    keys(":--temperature 0");
+    app_key(&a, APP_KEY_ENTER);
+    ck_assert(a.view.editing);
+    ck_assert_ptr_nonnull(strstr(a.message, "temperature"));
+    app_key(&a, APP_KEY_ESCAPE);
+    keys(":temperature 0.5");
+    app_key(&a, APP_KEY_ENTER);
+    ck_assert(!a.view.editing && a.cfg.temperature == 0.5);
+    /* v2 with another seed than the book's: said. */
+    keys(":seed 123");
+    app_key(&a, APP_KEY_ENTER);
+    keys(":variant v2");
+    app_key(&a, APP_KEY_ENTER);
+    ck_assert_ptr_nonnull(strstr(a.message, "the book's v2 uses seed 789"));
+}
+END_TEST
+
 START_TEST(model_keys_on_the_book_say_so)
 {
     const unsigned long before = a.pipe.generation;
@@ -1372,6 +1422,7 @@ app_suite(void)
     tcase_add_test(tc, starts_at_the_beginning_of_the_pipeline);
     tcase_add_test(tc, the_key_tables_are_consistent);
     tcase_add_test(tc, model_keys_on_the_book_say_so);
+    tcase_add_test(tc, a_knob_is_set_by_typing_its_value);
     tcase_add_test(tc, cross_attention_keys);
     tcase_add_test(tc, source_key_without_a_source);
     tcase_add_test(tc, keys_that_cannot_act_say_why);

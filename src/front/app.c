@@ -281,6 +281,74 @@ app_turn(struct app *a, const struct knob *k, int dir)
     }
 }
 
+/*
+ * A knob set to a typed value, as its command-line option takes it
+ * ("seed 789", "temperature 0.5", "--dropout 0.1", "mask off"): the
+ * knob's own parser, then the same rebuild as its keys.  Returns -1 (said
+ * why) when the text names no knob or a value it refuses.
+ */
+int
+app_set_knob(struct app *a, const char *line)
+{
+    char name[64], value[KNOB_TEXT_MAX], msg[sizeof a->message];
+    struct attention_config c = a->cfg;
+    const char *at = line;
+    size_t len;
+
+    while (*at == ' ')
+        at++;
+    while (*at == '-')
+        at++;
+    len = strcspn(at, " =");
+    if (len == 0 || len >= sizeof name) {
+        app_complain(a, "type a knob and its value: seed 789, temperature 0.5, dropout 0.1, "
+                        "mask off (Esc: cancel)");
+        return -1;
+    }
+    memcpy(name, at, len);
+    name[len] = '\0';
+    at += len;
+    at += strspn(at, " =");
+    snprintf(value, sizeof value, "%s", at);
+    for (size_t e = strlen(value); e > 0 && value[e - 1] == ' '; e--)
+        value[e - 1] = '\0';
+    for (int k = 0; k < KNOB_COUNT; k++)
+        for (size_t o = 0; o < sizeof knob_table[k].options / sizeof knob_table[k].options[0]; o++) {
+            const struct knob_option *opt = &knob_table[k].options[o];
+            const struct knob *kn = &knob_table[k];
+            if (opt->name == NULL || strcmp(opt->name, name) != 0)
+                continue;
+            if (!knob_applies(kn, &a->pipe)) {
+                app_say(a, "--%s does not apply to a trained model: its weights fix the attention",
+                        opt->name);
+                a->view.message_is_error = true;
+                return -1;
+            }
+            if (opt->metavar != NULL && value[0] == '\0') {
+                app_say(a, "%s takes a value: %s %s", opt->name, opt->name, opt->metavar);
+                a->view.message_is_error = true;
+                return -1;
+            }
+            msg[0] = '\0';
+            if (knob_parse(kn, &c, opt->name, opt->metavar != NULL ? value : opt->value, msg,
+                           sizeof msg) != 0) {
+                app_complain(a, msg);
+                return -1;
+            }
+            if (app_rebuild(a, &c, a->sentence) != 0)
+                return -1;
+            if (a->view.message == NULL) {
+                knob_said(kn, &a->pipe, msg, sizeof msg);
+                app_say(a, "%s", msg);
+            }
+            return 0;
+        }
+    app_say(a, "no knob '%s': the names are the command line's options (seed, temperature, "
+               "dropout, mask, heads, d-out, variant ...; attnscope --help lists them)", name);
+    a->view.message_is_error = true;
+    return -1;
+}
+
 /* , and .: a model's previous or next layer (the book's classes have one). */
 void
 app_step_layer(struct app *a, int key)

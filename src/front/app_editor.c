@@ -84,6 +84,11 @@ app_edit_key(struct app *a, int key)
          * message says why: nothing typed is lost.
          */
         v->editing = false;
+        if (v->editing_knob) {
+            if (app_set_knob(a, a->edit) != 0)
+                v->editing = true;
+            return;
+        }
         if (v->editing_source) {
             if (app_rebuild_with(a, &a->cfg, a->sentence, a->edit) != 0)
                 v->editing = true;
@@ -216,6 +221,7 @@ app_paste(struct app *a, const char *text, size_t len)
         }
         v->editing = true;
         v->editing_source = false;
+        v->editing_knob = false;
     }
     add = strlen(clean);
     have = strlen(a->edit);

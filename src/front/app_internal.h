@@ -22,6 +22,12 @@ int app_rebuild(struct app *a, const struct attention_config *cfg, const char *s
 int app_rebuild_with(struct app *a, const struct attention_config *cfg, const char *sentence,
                      const char *source);
 
+/*
+ * Sets a knob from a typed line, "NAME VALUE" as its command-line option
+ * takes it; 0, or -1 with the reason in the footer.
+ */
+int app_set_knob(struct app *a, const char *line);
+
 /* Forgets the picker's list of lessons. */
 void app_free_picks(struct app *a);
 

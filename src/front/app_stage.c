@@ -170,6 +170,7 @@ edit_sentence(struct app *a, int key)
     if (app_edit_start(a, a->sentence) == 0) {
         a->view.editing = true;
         a->view.editing_source = false;
+        a->view.editing_knob = false;
     }
 }
 
@@ -185,6 +186,19 @@ edit_source(struct app *a, int key)
     if (app_edit_start(a, a->source) == 0) {
         a->view.editing = true;
         a->view.editing_source = true;
+        a->view.editing_knob = false;
+    }
+}
+
+/* ':' a knob typed with its value ("seed 789"), Enter sets it: for values far from the keys' steps. */
+static void
+edit_knob(struct app *a, int key)
+{
+    (void)key;
+    if (app_edit_start(a, "") == 0) {
+        a->view.editing = true;
+        a->view.editing_source = false;
+        a->view.editing_knob = true;
     }
 }
 
@@ -305,6 +319,8 @@ static const struct app_binding stage[] = {
       NULL, 0, toggle_panel },
     { { 'e' }, "e", "edit the sentence (Enter applies, Esc cancels)", "e edit", 5, edit_sentence },
     { { 'E' }, "E", "edit the source sentence (cross-attention, --source)", NULL, 0, edit_source },
+    { { ':' }, ":", "set a knob to a value typed as its option takes it (seed 789, temperature 0.5)",
+      NULL, 0, edit_knob },
     { { 0 }, app_knobs_here, NULL, NULL, 0, NULL },
     { { 'x', 'X' }, "x X", "export this stage / every stage to CSV", "x export", 8,
       app_export_key },

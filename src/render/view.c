@@ -407,7 +407,8 @@ edit_glyph(const struct view *v, uint32_t cp, int *width)
 void
 view_draw_sentence(struct grid *g, const struct view *v, const struct pipeline *p, int y)
 {
-    const char *prefix = !v->editing || !p->cfg.cross ? "sentence: "
+    const char *prefix = v->editing && v->editing_knob ? "set: "
+                         : !v->editing || !p->cfg.cross ? "sentence: "
                          : v->editing_source         ? "source: "
                                                      : "target: ";
     int x = grid_put(g, 0, y, g->width, style_role(ROLE_DIM), prefix);

@@ -87,6 +87,7 @@ struct view {
     int help_scroll;
     bool editing;
     bool editing_source; /* the edit field holds cross-attention's source sentence */
+    bool editing_knob;   /* the edit field holds a knob and its value (':', "seed 789") */
     const char *edit_text;   /* the editor's text (the front end's) */
     size_t edit_cursor;      /* byte offset in edit_text */
     const char *message;     /* shown in the footer, or NULL */

@@ -121,8 +121,13 @@ bar_variant(const struct pipeline *p, char *full, char *terse)
 static void
 said_variant(const struct pipeline *p, char *msg, size_t size)
 {
-    snprintf(msg, size, "variant %s: %s (%s)", attention_variant_name(p->cfg.variant),
-             attention_variant_class(p->cfg.variant), attention_variant_description(p->cfg.variant));
+    /* The book draws SelfAttention_v2's weights after torch.manual_seed(789) (listing 3.2). */
+    const bool v2_book_seed = strcmp(attention_variant_name(p->cfg.variant), "v2") == 0 &&
+                              p->cfg.seed != 789;
+
+    snprintf(msg, size, "variant %s: %s (%s)%s", attention_variant_name(p->cfg.variant),
+             attention_variant_class(p->cfg.variant), attention_variant_description(p->cfg.variant),
+             v2_book_seed ? "; seed kept: the book's v2 uses seed 789 (: seed 789)" : "");
 }
 
 /* --------------------------------------------------------------- d_out */
