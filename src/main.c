@@ -300,14 +300,22 @@ run_model(const struct cli_options *o, const char *sentence)
     if (model_open(&m, o->model, &(struct model_options){ o->model_heads, o->classes }, &err) !=
         ATTN_OK)
         return die(err.status == ATTN_EVALUE ? EXIT_USAGE : EXIT_INPUT, err.msg);
-    if (m.note[0] != '\0' && o->mode != CLI_TUI)
-        fprintf(stderr, "attnscope: %s\n", m.note); /* (escaped when it was made) */
     memset(&src, 0, sizeof src);
     src.sentence = sentence;
+    src.bos = o->bos;
+    if (!o->sentence_given && o->sentence_file == NULL && m.example[0] != '\0') {
+        /* No text given: the model's own example (its attnscope.json), not the book's sentence. */
+        src.sentence = m.example;
+        src.bos = o->bos || m.example_bos;
+        if (m.note[0] == '\0')
+            attn_fail_text(m.note, sizeof m.note, "no -s: %s's own example%s%s", m.name,
+                           m.knows[0] != '\0' ? "; " : "", m.knows);
+    }
+    if (m.note[0] != '\0' && o->mode != CLI_TUI)
+        fprintf(stderr, "attnscope: %s\n", m.note); /* (escaped when it was made) */
     src.family = &family_gpt2;
     src.model = &m;
     src.top = o->top;
-    src.bos = o->bos;
     if (inputs_ablated_heads(&m, (const int(*)[2])o->ablate, o->ablate_count, &ablated, &err) !=
         ATTN_OK) {
         model_close(&m);

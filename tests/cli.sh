@@ -112,6 +112,18 @@ expect 2 "--source-embeddings is the source sentence's vocabulary: give --source
 expect 2 "--source and --source-file: choose one" -- --print --source x --source-file x
 expect 2 "--qkv gives Q, K and V directly, from no sentence: drop --source" -- --print --source x --qkv "$src/samples/soft-dictionary"
 expect 2 "--source is for the book's classes" -- --print --source x --model "$src/samples/models/minigpt"
+# No -s on a model with an attnscope.json: its own example (minigpt's repeated passage, <|endoftext|>
+# first), said on stderr; a broken attnscope.json is refused naming the file, line and column.
+expect 0 "no -s: minigpt's own example; it knows 96 three-letter words" -- --print --stage tokens --model "$src/samples/models/minigpt"
+grep -q "<|endoftext|>" "$tmp/out" && grep -q "fox" "$tmp/out" || fail "minigpt without -s: not its example: $(head -5 "$tmp/out")"
+mkdir "$tmp/hinted" && cp "$src/samples/models/minigpt/"*.json "$src/samples/models/minigpt/merges.txt" "$src/samples/models/minigpt/model.safetensors" "$tmp/hinted/"
+printf '{ "example": "cat map",\n  "colour": 1 }\n' >"$tmp/hinted/attnscope.json"
+expect 1 "attnscope.json: unknown key \"colour\"" -- --print --model "$tmp/hinted"
+printf '{ "example": "cat map",, }\n' >"$tmp/hinted/attnscope.json"
+expect 1 "attnscope.json:1:" -- --print --model "$tmp/hinted"
+"$bin" --print --stage tokens -s "cat map" --model "$src/samples/models/minigpt" >"$tmp/out" 2>"$tmp/err" ||
+    fail "minigpt with -s: $(cat "$tmp/err")"
+grep -q "no -s" "$tmp/err" && fail "minigpt with -s: said it used its example"
 expect 1 "has 6-dimensional vectors and the built-in vocabulary's 3: cross-attention compares them" -- --print --source row1 --source-embeddings "$src/samples/dry-run-6d.csv"
 awk 'BEGIN { for (i = 0; i < 5000; i++) printf "w "; print "" }' >"$tmp/long-source.txt"
 expect 2 "--source: the sentence has more than 4096 tokens, attnscope's limit" -- --print --source-file "$tmp/long-source.txt"

@@ -44,6 +44,14 @@ struct model {
     char borrowed[768];       /* what of that was not the model's own files (a tokenizer
                                  borrowed, the heads from --heads or GPT-2's sizes), or "" */
     char class_names[MODEL_CLASSES_MAX][48]; /* a classifier's (decoder cfg.n_classes) */
+    /*
+     * What the folder's attnscope.json says of the model, or "": the text
+     * to open on when none is given (example, with <|endoftext|> first when
+     * example_bos), and what the model knows (about).
+     */
+    char example[512];
+    bool example_bos;
+    char knows[256];
     struct decoder_model dec; /* the decoder its files describe (gpt2.h reads GPT-2's) */
     struct bpe bpe;
     int eot;                  /* <|endoftext|>'s id, or -1 when the vocabulary lacks it */

@@ -5,6 +5,8 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
+#include <jansson.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -553,6 +555,8 @@ describe_model(struct model *m, const char *tokenizer_from)
                      d->heads_from);
 }
 
+static int read_hints(struct model *m, struct attn_error *err);
+
 enum attn_status
 model_open(struct model *m, const char *what, const struct model_options *o,
            struct attn_error *err)
@@ -610,7 +614,76 @@ model_open(struct model *m, const char *what, const struct model_options *o,
     for (int id = 0; id < m->bpe.vocab_size && m->eot < 0; id++)
         if (strcmp(m->bpe.token[id], "<|endoftext|>") == 0)
             m->eot = id;
+    if (read_hints(m, err) != 0) {
+        rc = err->status;
+        model_close(m);
+        return rc;
+    }
     return ATTN_OK;
+}
+
+/*
+ * The folder's attnscope.json, when there is one: {"example": TEXT, "bos":
+ * true|false, "knows": TEXT}, each optional.  0, or -1 (err names the file
+ * and the key) when it is not that.
+ */
+static int
+read_hints(struct model *m, struct attn_error *err)
+{
+    char path[MODEL_PATH_MAX + 32];
+    json_error_t je;
+    json_t *root, *v;
+    static const struct {
+        const char *key;
+        size_t offset, size;
+    } texts[] = { { "example", offsetof(struct model, example), sizeof m->example },
+                  { "knows", offsetof(struct model, knows), sizeof m->knows } };
+    const char *key;
+
+    if (!is_file(m->dir, "attnscope.json") ||
+        !join(path, sizeof path, m->dir, "/", "attnscope.json"))
+        return 0;
+    root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    if (root == NULL) {
+        attn_fail(err, ATTN_EPARSE, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+        return -1;
+    }
+    if (!json_is_object(root)) {
+        json_decref(root);
+        attn_fail(err, ATTN_EPARSE, "%s: not an object of hints (example, bos, knows)", path);
+        return -1;
+    }
+    json_object_foreach(root, key, v) {
+        bool known = strcmp(key, "bos") == 0;
+        for (size_t t = 0; t < sizeof texts / sizeof texts[0]; t++) {
+            char *to = (char *)m + texts[t].offset;
+            if (strcmp(key, texts[t].key) != 0)
+                continue;
+            known = true;
+            if (!json_is_string(v) || strlen(json_string_value(v)) >= texts[t].size) {
+                json_decref(root);
+                attn_fail(err, ATTN_EPARSE, "%s: \"%s\" must be text of at most %zu bytes", path,
+                          texts[t].key, texts[t].size - 1);
+                return -1;
+            }
+            snprintf(to, texts[t].size, "%s", json_string_value(v));
+        }
+        if (!known) {
+            attn_fail(err, ATTN_EPARSE, "%s: unknown key \"%s\" (example, bos and knows are read)",
+                      path, key);
+            json_decref(root);
+            return -1;
+        }
+    }
+    v = json_object_get(root, "bos");
+    if (v != NULL && !json_is_boolean(v)) {
+        json_decref(root);
+        attn_fail(err, ATTN_EPARSE, "%s: \"bos\" must be true or false", path);
+        return -1;
+    }
+    m->example_bos = v != NULL && json_is_true(v);
+    json_decref(root);
+    return 0;
 }
 
 void
