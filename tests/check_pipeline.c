@@ -841,6 +841,19 @@ START_TEST(captions_follow_the_configuration)
     run(&p, &cfg, "Your journey starts with one step", &book_vocab);
     ck_assert_str_eq(pipeline_stage_formula(&p, STAGE_WEIGHTS), "softmax(scores) by row");
     ck_assert_str_eq(pipeline_stage_formula(&p, STAGE_INPUTS), "x = embeddings");
+    /* No weights (issue 27, item 19): the scores are x x^T, the context weights times x. */
+    ck_assert_str_eq(pipeline_stage_formula(&p, STAGE_SCORES), "x x^T");
+    ck_assert_str_eq(pipeline_stage_formula(&p, STAGE_CONTEXT), "dropped x (V = x)");
+    pipeline_destroy(&p);
+    attention_config_init(&cfg);
+    attention_config_set_variant(&cfg, ATTN_V1);
+    run(&p, &cfg, "Your journey starts with one step", &book_vocab);
+    ck_assert_str_eq(pipeline_stage_formula(&p, STAGE_SCORES), "Q K^T"); /* one head: no _h */
+    ck_assert_str_eq(pipeline_stage_formula(&p, STAGE_CONTEXT), "dropped V");
+    pipeline_destroy(&p);
+    attention_config_init(&cfg);
+    run(&p, &cfg, "Your journey starts with one step", &book_vocab);
+    ck_assert_str_eq(pipeline_stage_formula(&p, STAGE_SCORES), "Q_h K_h^T"); /* mha's two heads */
     pipeline_destroy(&p);
     attention_config_init(&cfg);
     cfg.scale = false;

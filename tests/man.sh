@@ -29,6 +29,18 @@ for opt in $("$bin" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
         missing=1
     fi
 done
+# Each option is an item of its own in the rendered page, at the start of its line (issue 27,
+# item 19: --weights ran on in --learned-positional's paragraph), and FILES comes once.
+rendered=$(mktemp)
+groff -man -Tascii -P-c -P-u -P-b "$page" 2>/dev/null >"$rendered"
+for opt in $("$bin" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+    if ! grep -E -q -- "^ {7}(-[^ ,]+( [A-Z|]+)?, )*${opt}([ ,=]|\$)" "$rendered"; then
+        echo "$page: $opt is not an item of its own (a .TP missing before it?)"
+        missing=1
+    fi
+done
+rm -f "$rendered"
+[ "$(grep -c '^\.SH FILES' "$page")" -eq 1 ] || { echo "$page: more than one FILES section"; missing=1; }
 # The examples run in a clone after the quick start: no installed paths
 # (issue 13, item 21), and the sample files they name exist.
 if sed -n '/^\.SH EXAMPLES/,/^\.SH FILES/p' "$page" | grep -n '/usr/\|/share/attnscope/samples/' | grep -v 'PREFIX'; then

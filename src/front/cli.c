@@ -93,7 +93,8 @@ static const struct plain_option plain_options[] = {
       "print the stages instead of starting the interactive view" },
     { "stage", 0, OPT_STAGE, "NAME", GROUP_OUTPUT,
       "only this stage (repeatable), with --print or --export; NAME is a stage (%STAGES%), a "
-      "stage of one head (weights.h1) or a parameter (W_query.weight)" },
+      "stage of one head (weights.h1), a parameter (W_query.weight), or with --model tokens, "
+      "next (the next tokens), heads (the model map) or lens (the logit lens)" },
     { "digits", 0, OPT_DIGITS, "N", GROUP_OUTPUT, "decimals printed by --print (default 4)" },
     { "format", 0, OPT_FORMAT, "F", GROUP_OUTPUT,
       "--print's tables as text (default), csv, markdown or latex" },

@@ -290,7 +290,7 @@ text_mask(const struct pipeline *p, char *buf, size_t size)
         snprintf(buf, size,
                  "A language model predicts the next token, so no token may see the ones "
                  "after it. Their scores become -inf, which softmax turns into exactly 0. "
-                 "Press M to see the mask itself, m to switch it off.");
+                 "M toggles the mask itself, m switches the mask off.");
     else if (attention_variant_info(c->variant)->proj == PROJ_LINEAR_LISTS)
         snprintf(buf, size,
                  "The notes' class has no mask: every token sees every other, the future "

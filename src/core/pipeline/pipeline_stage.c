@@ -346,8 +346,10 @@ formula_values(const struct pipeline *p)
 static const char *
 formula_scores(const struct pipeline *p)
 {
-    (void)p;
-    return "Q_h K_h^T";
+    /* Without weights Q = K = x (section 3.3's dot products); one head: no _h. */
+    if (!p->qkv_given && !attention_variant_has_weights(p->cfg.variant))
+        return p->cfg.cross ? "x x_src^T" : "x x^T";
+    return p->st.shape.heads > 1 ? "Q_h K_h^T" : "Q K^T";
 }
 
 static const char *
@@ -397,8 +399,14 @@ formula_averaged(const struct pipeline *p)
 static const char *
 formula_context(const struct pipeline *p)
 {
-    return is_model(p) || p->st.shape.dropout_output ? "weights_h V_h, concatenated"
-                                                      : "dropped_h V_h, concatenated";
+    /* What V multiplies: the weights (a model, or dropout on the output), else the dropped ones. */
+    const bool weights = is_model(p) || p->st.shape.dropout_output;
+
+    if (!p->qkv_given && !attention_variant_has_weights(p->cfg.variant))
+        return weights ? "weights x (V = x)" : "dropped x (V = x)";
+    if (p->st.shape.heads > 1)
+        return weights ? "weights_h V_h, concatenated" : "dropped_h V_h, concatenated";
+    return weights ? "weights V" : "dropped V";
 }
 
 static const char *
