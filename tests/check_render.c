@@ -271,6 +271,61 @@ START_TEST(the_legend_gives_the_data_range)
 }
 END_TEST
 
+/*
+ * f leaves the first key out of the colour scale (issue 27, item 5: an
+ * attention sink flattens every other colour): the scale is every head's
+ * keys from the second on, the legend says so, and stages that are not key
+ * by key keep theirs.
+ */
+START_TEST(the_first_key_can_leave_the_scale)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    struct stagemap sm;
+    struct heatmap_spec spec;
+    float hi = -INFINITY, all = -INFINITY;
+    char line[256];
+    struct view v;
+
+    attention_config_init(&cfg);
+    cfg.heads = 2;
+    cfg.d_out = 2;
+    run(&p, &cfg, "Your journey starts with one step");
+    p.st.scores[(size_t)3 * p.st.nk] = 9.0f; /* a sink: head 0's query 3 on the first key */
+    for (int h = 0; h < 2; h++)
+        for (int i = 0; i < p.st.nq; i++)
+            for (int j = 0; j < p.st.nk; j++) {
+                const float x = p.st.scores[((size_t)h * p.st.nq + i) * p.st.nk + j];
+                all = x > all ? x : all;
+                if (j > 0)
+                    hi = x > hi ? x : hi;
+            }
+    ck_assert(hi < all && all == 9.0f);
+    memset(&sm, 0, sizeof sm);
+    sm.skip_first = true;
+    stagemap_spec(&sm, &p, STAGE_SCORES, 1, false, false, true, &spec);
+    ck_assert(spec.range_skips_first && spec.hi == hi);
+    stagemap_spec(&sm, &p, STAGE_QUERIES, 0, false, false, true, &spec);
+    ck_assert(!spec.range_skips_first);
+    sm.skip_first = false; /* (the cache knows the difference) */
+    stagemap_spec(&sm, &p, STAGE_SCORES, 1, false, false, true, &spec);
+    ck_assert(!spec.range_skips_first && spec.hi == all);
+    view_init(&v);
+    v.stage = VIEW_SCORES;
+    v.skip_first_key = true;
+    {
+        char *text = rendered(&p, &v, 100, 30, false);
+        const char *at = strstr(text, "\nmin ");
+        ck_assert_ptr_nonnull(at);
+        snprintf(line, sizeof line, "%.*s", (int)strcspn(at + 1, "\n"), at + 1);
+        free(text);
+    }
+    ck_assert_msg(strstr(line, "without the first key") != NULL, "%s", line);
+    view_destroy(&v);
+    pipeline_destroy(&p);
+}
+END_TEST
+
 START_TEST(legend_says_when_its_scale_spans_every_head)
 {
     static const struct {
@@ -1376,6 +1431,7 @@ render_suite(void)
     tcase_add_test(units, packed_weights_read_as_the_f32_ones);
     tcase_add_test(units, the_legend_names_the_kinds_every_cell_has);
     tcase_add_test(units, the_legend_gives_the_data_range);
+    tcase_add_test(units, the_first_key_can_leave_the_scale);
     suite_add_tcase(s, units);
     return s;
 }

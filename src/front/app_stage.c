@@ -190,6 +190,18 @@ edit_source(struct app *a, int key)
     }
 }
 
+/* f: the first key's column out of the colour scale, or back in. */
+static void
+skip_first_key(struct app *a, int key)
+{
+    (void)key;
+    a->view.skip_first_key = !a->view.skip_first_key;
+    app_say(a, a->view.skip_first_key
+                   ? "the first key left out of the colour scale: a sink's weight no longer flattens "
+                     "the rest (its own cells show the top colour); f brings it back"
+                   : "the first key back in the colour scale");
+}
+
 /* ':' a knob typed with its value ("seed 789"), Enter sets it: for values far from the keys' steps. */
 static void
 edit_knob(struct app *a, int key)
@@ -319,6 +331,9 @@ static const struct app_binding stage[] = {
       NULL, 0, toggle_panel },
     { { 'e' }, "e", "edit the sentence (Enter applies, Esc cancels)", "e edit", 5, edit_sentence },
     { { 'E' }, "E", "edit the source sentence (cross-attention, --source)", NULL, 0, edit_source },
+    { { 'f' }, "f",
+      "leave the first key out of the colour scale (an attention sink: most weight on token 0)",
+      NULL, 0, skip_first_key },
     { { ':' }, ":", "set a knob to a value typed as its option takes it (seed 789, temperature 0.5)",
       NULL, 0, edit_knob },
     { { 0 }, app_knobs_here, NULL, NULL, 0, NULL },

@@ -431,6 +431,7 @@ heatmap_legend(struct grid *g, int x, int y, int w, const struct heatmap_spec *s
 {
     char lo[32];
     char hi[32];
+    char dlo[32] = "", dhi[32] = "";
     char piece[96];
     int used = 0;
     int scale; /* the scale's width: 0 when it did not fit */
@@ -441,11 +442,14 @@ heatmap_legend(struct grid *g, int x, int y, int w, const struct heatmap_spec *s
 
     heatmap_format(lo, sizeof lo, spec->lo, 10, 4);
     heatmap_format(hi, sizeof hi, spec->hi, 10, 4);
-    if (spec->data_known && (spec->data_lo != spec->lo || spec->data_hi != spec->hi)) {
-        /* The numbers' own range, then the scale's where it differs: "min a max b   scale lo ▒ hi". */
-        char dlo[32], dhi[32];
+    if (spec->data_known) {
         heatmap_format(dlo, sizeof dlo, spec->data_lo, 10, 4);
         heatmap_format(dhi, sizeof dhi, spec->data_hi, 10, 4);
+    }
+    /* The scale's range said apart only where it reads differently from the numbers'. */
+    if (spec->data_known && (strcmp(dlo, lo) != 0 || strcmp(dhi, hi) != 0 ||
+                             spec->range_skips_first)) {
+        /* The numbers' own range, then the scale's: "min a max b   scale lo ▒ hi". */
         snprintf(piece, sizeof piece, "min %s max %s", dlo, dhi);
         if (utf8_width(piece) > w)
             return 0;
@@ -462,6 +466,11 @@ heatmap_legend(struct grid *g, int x, int y, int w, const struct heatmap_spec *s
      * Heads share one scale so that they can be compared: say so (when it
      * fits whole), or a min that no cell shows puzzles.
      */
+    if (spec->range_skips_first && scale > 0) {
+        snprintf(piece, sizeof piece, " without the first key");
+        if (used + utf8_width(piece) <= w)
+            used += legend_piece(g, x + used, y, ROLE_DIM, piece);
+    }
     if (spec->range_heads > 1 && scale > 0) {
         if (spec->range_heads == 2)
             snprintf(piece, sizeof piece, " (both heads)");

@@ -123,6 +123,7 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
 {
     const struct attention_stages *st = &p->st;
     struct pipeline_view pv;
+    bool skip;
 
     pipeline_stage_view(p, s, head, &pv);
     sm->p = p;
@@ -147,9 +148,26 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
     spec->cursor_col = -1;
     spec->colour = colour;
     spec->utf8 = utf8;
-    if (sm->range_generation == p->generation && sm->range_stage == s) {
+    skip = sm->skip_first && pipeline_stage_per_head(s) && !mask_matrix && pv.m.cols > 1;
+    if (sm->range_generation == p->generation && sm->range_stage == s &&
+        sm->range_skip_first == skip) {
         spec->lo = sm->range_lo;
         spec->hi = sm->range_hi;
+    } else if (skip) {
+        /* Every head's rows from their second key on. */
+        size_t count;
+        const float *all = pipeline_stage_all_heads(p, s, &count);
+        const size_t cols = (size_t)pv.m.cols;
+        spec->lo = INFINITY;
+        spec->hi = -INFINITY;
+        for (size_t r = 0; r < count / cols; r++) {
+            float a, b;
+            rowops_range(all + r * cols + 1, cols - 1, &a, &b);
+            spec->lo = a < spec->lo ? a : spec->lo;
+            spec->hi = b > spec->hi ? b : spec->hi;
+        }
+        if (spec->lo > spec->hi)
+            spec->lo = spec->hi = 0.0f;
     } else if (pipeline_stage_per_head(s)) {
         size_t count;
         const float *all = pipeline_stage_all_heads(p, s, &count);
@@ -160,8 +178,10 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
     /* One head's matrix drawn on the scale of all of them: the legend says so. */
     if (pipeline_stage_per_head(s))
         spec->range_heads = st->shape.heads;
+    spec->range_skips_first = skip;
     sm->range_generation = p->generation;
     sm->range_stage = s;
+    sm->range_skip_first = skip;
     sm->range_lo = spec->lo;
     sm->range_hi = spec->hi;
     if (pipeline_stage_cells(s) == CELLS_WEIGHTS || pipeline_stage_cells(s) == CELLS_DROPPED) {

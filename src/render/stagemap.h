@@ -21,10 +21,16 @@ struct stagemap {
     enum pipeline_stage stage;
     int head;
     bool mask_matrix;  /* draw the mask itself: visible and hidden cells */
+    /*
+     * The caller's: leave the first key's column out of a key-by-key
+     * stage's colour scale (the attention sink most weight pours into).
+     */
+    bool skip_first;
     struct matrix m;   /* what the spec points at */
     /* The last range computed, for the same pipeline generation and stage. */
     unsigned long range_generation;
     enum pipeline_stage range_stage;
+    bool range_skip_first;
     float range_lo;
     float range_hi;
 };
