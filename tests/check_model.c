@@ -1439,6 +1439,17 @@ START_TEST(the_cache_says_where_and_what)
 }
 END_TEST
 
+/* A source for the tiny model: GPT-2's family, 4 next tokens kept, sentence. */
+static void
+tiny_source(struct pipeline_source *src, const char *sentence)
+{
+    memset(src, 0, sizeof *src);
+    src->family = &family_gpt2;
+    src->model = &tiny;
+    src->top = 4;
+    src->sentence = sentence;
+}
+
 /*
  * The view's edit (pipeline_rebuild) takes the rows before the first
  * changed token over from the pipeline shown, and gives what a new
@@ -1452,11 +1463,7 @@ START_TEST(an_edit_takes_the_unchanged_rows_over)
     struct attn_error err;
 
     attention_config_init(&cfg);
-    memset(&src, 0, sizeof src);
-    src.family = &family_gpt2;
-    src.model = &tiny;
-    src.top = 4;
-    src.sentence = "the cat sat on the mat";
+    tiny_source(&src, "the cat sat on the mat");
     ck_assert_msg(pipeline_create(&first, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
     src.sentence = "the cat sat on the mat and the cat";
     ck_assert_msg(pipeline_rebuild(&edited, &first, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
@@ -1513,11 +1520,7 @@ START_TEST(an_ablation_recomputes_from_its_layer)
 
     ck_assert(ablated != NULL && c->n_layer >= 2);
     attention_config_init(&cfg);
-    memset(&src, 0, sizeof src);
-    src.family = &family_gpt2;
-    src.model = &tiny;
-    src.top = 4;
-    src.sentence = "the cat sat on the mat and the dog";
+    tiny_source(&src, "the cat sat on the mat and the dog");
     ck_assert_msg(pipeline_create(&first, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
     ablated[(size_t)last * (size_t)c->n_head + 1] = 1; /* head 1 of the last layer */
     src.ablated = ablated;

@@ -207,4 +207,22 @@ gpt2_random_folder(const char *folder, const struct decoder_config *cfg, float s
     return fclose(f) == 0 ? 0 : -1;
 }
 
+/*
+ * gpt2_random_folder with a tokenizer: vocab.json and merges.txt copied in
+ * from the folder tokenizer (the tiny fixture's, whose 317 tokens fit a
+ * vocabulary of 317 or more).  0, or -1 when a file cannot be written.
+ */
+static inline int
+gpt2_random_folder_with(const char *folder, const struct decoder_config *cfg, float scale,
+                        unsigned seed, const char *tokenizer)
+{
+    char cmd[3 * 4096 + 64];
+
+    if (gpt2_random_folder(folder, cfg, scale, seed, NULL) != 0)
+        return -1;
+    snprintf(cmd, sizeof cmd, "cp '%s/vocab.json' '%s/merges.txt' '%s/'", tokenizer, tokenizer,
+             folder);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
 #endif
