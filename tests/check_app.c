@@ -1160,6 +1160,15 @@ START_TEST(the_sentence_view_follows_the_query)
     }
     free(text);
     keys("g");
+    /* Home, End, PgDn, PgUp move the query by jumps, within the text (issue 27, item 14). */
+    app_key(&a, APP_KEY_END);
+    ck_assert_int_eq(a.view.cursor_row, a.pipe.st.nq - 1);
+    app_key(&a, APP_KEY_HOME);
+    ck_assert_int_eq(a.view.cursor_row, 0);
+    app_key(&a, APP_KEY_PAGE_DOWN);
+    ck_assert_int_eq(a.view.cursor_row, a.pipe.st.nq - 1 < 20 ? a.pipe.st.nq - 1 : 20);
+    app_key(&a, APP_KEY_PAGE_UP);
+    ck_assert_int_eq(a.view.cursor_row, 0);
     app_key(&a, APP_KEY_ESCAPE);
     ck_assert(a.view.screen != SCREEN_SENTENCE);
 }

@@ -7,15 +7,37 @@
 
 #include "front/app_keys.h"
 
+/* Tokens PgUp and PgDn move the query by: a few lines of a long text. */
+#define SENTENCE_PAGE 20
+
 static void
 pick_query(struct app *a, int key)
 {
     struct view *v = &a->view;
+    const int last = a->pipe.st.nq - 1;
+    int to = v->cursor_row;
 
-    if (key == APP_KEY_LEFT)
-        v->cursor_row -= v->cursor_row > 0;
-    else
-        v->cursor_row += v->cursor_row + 1 < a->pipe.st.nq;
+    switch (key) {
+    case APP_KEY_LEFT:
+        to--;
+        break;
+    case APP_KEY_RIGHT:
+        to++;
+        break;
+    case APP_KEY_HOME:
+        to = 0;
+        break;
+    case APP_KEY_END:
+        to = last;
+        break;
+    case APP_KEY_PAGE_UP:
+        to -= SENTENCE_PAGE;
+        break;
+    default: /* APP_KEY_PAGE_DOWN */
+        to += SENTENCE_PAGE;
+        break;
+    }
+    v->cursor_row = to < 0 ? 0 : to > last ? last : to;
 }
 
 static void
@@ -38,8 +60,8 @@ static void
 sentence_other(struct app *a, int key)
 {
     (void)key;
-    app_say(a, "in the sentence view: Left and Right pick the query, Tab the head, g their mean, "
-               "T or Esc goes back");
+    app_say(a, "in the sentence view: Left and Right pick the query (Home End PgUp PgDn jump), Tab "
+               "the head, g their mean, T or Esc goes back");
 }
 
 static bool
@@ -50,6 +72,12 @@ has_sentence(const struct app *a)
 
 static const struct app_binding sentence[] = {
     { { APP_KEY_LEFT, APP_KEY_RIGHT }, NULL, "the query token", NULL, 0, pick_query },
+    { { APP_KEY_HOME, APP_KEY_END, APP_KEY_PAGE_UP, APP_KEY_PAGE_DOWN },
+      NULL,
+      "the first / last query token, 20 tokens back / on",
+      NULL,
+      0,
+      pick_query },
     { { APP_KEY_TAB, APP_KEY_BACKTAB }, NULL, "the next / previous head", NULL, 0, next_head },
     { { ',', '.' }, NULL, "the previous / next layer", NULL, 0, app_step_layer },
     { { 'g' }, NULL, "the mean of the layer's heads", NULL, 0, mean_of_heads },

@@ -306,8 +306,8 @@ static const struct app_binding stage[] = {
       open_next },
     { { 'T' },
       "T",
-      "the sentence view: the text shaded by the weights of the query token (Left, Right), in "
-      "the head shown",
+      "the sentence view: the text shaded by the weights of the query token (Left, Right; Home, "
+      "End, PgUp, PgDn jump), in the head shown",
       NULL,
       0,
       open_sentence },
