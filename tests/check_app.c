@@ -1114,6 +1114,52 @@ START_TEST(the_model_map_draws_every_head_when_it_fits)
 }
 END_TEST
 
+/*
+ * A lesson's narration after a knob or an edit says its numbers may not
+ * hold any more; Esc closes it (the message first, when there is one),
+ * Enter brings the step back (issue 27, item 9).
+ */
+START_TEST(a_stale_narration_says_so_and_closes)
+{
+    struct walkthrough w;
+    struct attn_error err;
+    char *text;
+
+    ck_assert_msg(walkthrough_load(&w, test_path("samples/walkthroughs/03-causal-and-dropout.walk"),
+                                   &err) == ATTN_OK,
+                  "%s", err.msg);
+    ck_assert_msg(app_play(&a, &w, &err) == ATTN_OK, "%s", err.msg);
+    text = frame_text(100, 30);
+    ck_assert(strstr(text, "its numbers may not hold") == NULL);
+    free(text);
+    keys("3"); /* another stage: off the script, but the numbers hold */
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "exploring on your own") && !strstr(text, "may not hold"), "%s", text);
+    free(text);
+    keys("s"); /* another seed: they do not */
+    ck_assert_ptr_nonnull(a.view.narration);
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "changed since this step, its numbers may not hold") !=
+                      NULL,
+                  "%s", text);
+    free(text);
+    app_key(&a, APP_KEY_ESCAPE); /* the seed's message first */
+    ck_assert_ptr_nonnull(a.view.narration);
+    app_key(&a, APP_KEY_ESCAPE);
+    ck_assert_ptr_null(a.view.narration);
+    ck_assert_ptr_nonnull(strstr(a.message, "narration closed"));
+    text = frame_text(100, 30);
+    ck_assert(strstr(text, "may not hold") == NULL);
+    free(text);
+    app_key(&a, APP_KEY_ENTER); /* the step again, as written */
+    ck_assert_ptr_nonnull(a.view.narration);
+    ck_assert(a.view.following);
+    text = frame_text(100, 30);
+    ck_assert(strstr(text, "may not hold") == NULL);
+    free(text);
+}
+END_TEST
+
 /* T: the sentence view, shaded by the query's weights; the list says which keys weigh most. */
 START_TEST(the_sentence_view_follows_the_query)
 {
@@ -1428,6 +1474,7 @@ app_suite(void)
     tcase_add_test(tc, starts_at_the_beginning_of_the_pipeline);
     tcase_add_test(tc, the_key_tables_are_consistent);
     tcase_add_test(tc, model_keys_on_the_book_say_so);
+    tcase_add_test(tc, a_stale_narration_says_so_and_closes);
     tcase_add_test(tc, a_knob_is_set_by_typing_its_value);
     tcase_add_test(tc, cross_attention_keys);
     tcase_add_test(tc, source_key_without_a_source);

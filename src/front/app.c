@@ -243,6 +243,8 @@ app_render(struct app *a, struct grid *g)
 {
     a->view.edit_text = a->edit;
     a->view.edit_cursor = a->edit_cursor;
+    /* A knob or an edit since the step was played: what its narration says may no longer hold. */
+    a->view.narration_stale = a->view.narration != NULL && a->pipe.generation != a->step_generation;
     a->view.footer_items = app_footer(a->view.screen, &a->view.footer_count);
     view_render(&a->view, &a->pipe, g);
 }

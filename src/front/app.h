@@ -65,6 +65,7 @@ struct app {
     /* A walkthrough being played: the app owns it and its step's inputs. */
     struct walkthrough walk;
     bool walking;
+    unsigned long step_generation; /* the pipeline's generation the step shown was made with */
     struct walk_resources res;
     bool have_res;
     char *narration; /* the step's, rendered (walkthrough_narrate) */

@@ -114,7 +114,7 @@ is_view_only(int key)
  * lesson's.
  */
 static bool
-lesson_key(struct app *a, int key)
+lesson_key(struct app *a, int key, bool had_message)
 {
     struct view *v = &a->view;
     const bool forward = key == ' ' || key == 'n';
@@ -150,6 +150,13 @@ lesson_key(struct app *a, int key)
     }
     if (key == 'l') {
         app_open_step_list(a);
+        return true;
+    }
+    if (key == APP_KEY_ESCAPE && v->narration != NULL && !had_message) {
+        /* The narration closed; the lesson stays: Enter (or l) brings its step back. */
+        v->narration = NULL;
+        v->following = false;
+        app_say(a, "narration closed: Enter brings step %d back, w another lesson", v->step + 1);
         return true;
     }
     if (!is_view_only(key))
@@ -234,11 +241,14 @@ app_key(struct app *a, int key)
         v->screen = SCREEN_STAGE;
         t = tables[SCREEN_STAGE];
     }
-    if (v->screen != SCREEN_STAGE && a->walking && lesson_key(a, key))
+    if (v->screen != SCREEN_STAGE && a->walking && lesson_key(a, key, v->message != NULL))
         return;
-    v->message = NULL;
-    if (v->screen == SCREEN_STAGE && a->walking && lesson_key(a, key))
-        return;
+    {
+        const bool had_message = v->message != NULL;
+        v->message = NULL;
+        if (v->screen == SCREEN_STAGE && a->walking && lesson_key(a, key, had_message))
+            return;
+    }
     b = app_binding_for(t, key);
     if (b != NULL)
         b->run(a, key);

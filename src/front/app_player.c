@@ -55,6 +55,7 @@ play_step(struct app *a, int k, struct attn_error *err)
     }
     pipeline_destroy(&a->pipe);
     a->pipe = next;
+    a->step_generation = a->pipe.generation;
     if (a->have_res)
         walk_resources_destroy(&a->res);
     a->res = res;

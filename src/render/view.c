@@ -867,6 +867,17 @@ narration_head(const struct view *v, char *buf, size_t size)
              v->walk_title, v->step + 1, v->steps, v->step_title);
 }
 
+/* The line under the narration's head off the script: why, and the way back. */
+static void
+off_script_line(const struct view *v, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s: %sEnter goes back to step %d%s",
+             v->narration_stale ? "changed since this step, its numbers may not hold"
+                                : "exploring on your own",
+             v->screen == SCREEN_MAP ? "Esc, then " : "", v->step + 1,
+             v->screen == SCREEN_STAGE ? ", Esc closes this" : "");
+}
+
 int
 view_draw_narration(struct grid *g, struct view *v, struct rect r)
 {
@@ -882,10 +893,11 @@ view_draw_narration(struct grid *g, struct view *v, struct rect r)
         used += view_draw_wrapped(g, hr, style_role(ROLE_INSPECT_TITLE), head);
     }
     if (!v->following && used < r.h) {
-        grid_printf(g, r.x, r.y + used, r.w, style_role(ROLE_MESSAGE),
-                    "exploring on your own: %sEnter goes back to step %d",
-                    v->screen == SCREEN_MAP ? "Esc, then " : "", v->step + 1);
-        used++;
+        /* Wrapped, not cut: the way back is the line's end. */
+        char line[256];
+        struct rect lr = { r.x, r.y + used, r.w, r.h - used };
+        off_script_line(v, line, sizeof line);
+        used += view_draw_wrapped(g, lr, style_role(ROLE_MESSAGE), line);
     }
     body = narration_lines(v->narration, r.w, NULL, NULL);
     room = r.h - used;
@@ -925,8 +937,13 @@ view_narration_rows(const struct view *v, int width)
     char head[512];
 
     narration_head(v, head, sizeof head);
-    return view_count_wrapped(head, width) + !v->following +
-           narration_lines(v->narration, width, NULL, NULL);
+    if (!v->following) {
+        char line[256];
+        off_script_line(v, line, sizeof line);
+        return view_count_wrapped(head, width) + view_count_wrapped(line, width) +
+               narration_lines(v->narration, width, NULL, NULL);
+    }
+    return view_count_wrapped(head, width) + narration_lines(v->narration, width, NULL, NULL);
 }
 
 void

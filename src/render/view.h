@@ -103,6 +103,7 @@ struct view {
 
     /* A walkthrough being played (narration NULL: none). */
     const char *narration;   /* the step's narration, its references resolved */
+    bool narration_stale;    /* computed again since the step (a knob, an edit): it may not hold */
     const char *walk_title;
     const char *step_title;
     int step;                /* from 0 */
