@@ -1215,6 +1215,14 @@ START_TEST(the_sentence_view_follows_the_query)
     ck_assert_int_eq(a.view.cursor_row, a.pipe.st.nq - 1 < 20 ? a.pipe.st.nq - 1 : 20);
     app_key(&a, APP_KEY_PAGE_UP);
     ck_assert_int_eq(a.view.cursor_row, 0);
+    /* e edits the sentence here too (issue 27, item 10: a lesson says so on this screen). */
+    keys("e");
+    ck_assert(a.view.editing && a.view.screen == SCREEN_SENTENCE);
+    app_key(&a, APP_KEY_END);
+    keys(" Yes");
+    app_key(&a, APP_KEY_ENTER);
+    ck_assert(!a.view.editing && a.view.screen == SCREEN_SENTENCE);
+    ck_assert_ptr_nonnull(strstr(a.sentence, "mat. Yes"));
     app_key(&a, APP_KEY_ESCAPE);
     ck_assert(a.view.screen != SCREEN_SENTENCE);
 }

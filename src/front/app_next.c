@@ -22,6 +22,7 @@ has_model(const struct app *a)
 
 static const struct app_binding next[] = {
     { { 'N', APP_KEY_ESCAPE }, NULL, "back", NULL, 0, app_close_screen },
+    { { 'e' }, NULL, "edit the sentence", NULL, 0, app_edit_sentence },
     { { 'x', 'X' }, NULL, "export the predictions (next.csv, lens.csv) / every stage", NULL, 0,
       app_export_key },
     { { 'q' }, NULL, "quit", NULL, 0, app_quit },

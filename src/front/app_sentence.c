@@ -81,6 +81,7 @@ static const struct app_binding sentence[] = {
     { { APP_KEY_TAB, APP_KEY_BACKTAB }, NULL, "the next / previous head", NULL, 0, next_head },
     { { ',', '.' }, NULL, "the previous / next layer", NULL, 0, app_step_layer },
     { { 'g' }, NULL, "the mean of the layer's heads", NULL, 0, mean_of_heads },
+    { { 'e' }, NULL, "edit the sentence", NULL, 0, app_edit_sentence },
     { { 'x', 'X' }, NULL, "export the head shown / every stage", NULL, 0, app_export_key },
     { { 'T', APP_KEY_ESCAPE }, NULL, "back", NULL, 0, app_close_screen },
     { { 'q' }, NULL, "quit", NULL, 0, app_quit },

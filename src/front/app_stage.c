@@ -159,8 +159,8 @@ toggle_panel(struct app *a, int key)
         app_say(a, "the panel that explains the cell is hidden: i shows it again");
 }
 
-static void
-edit_sentence(struct app *a, int key)
+void
+app_edit_sentence(struct app *a, int key)
 {
     (void)key;
     if (a->qkv != NULL) {
@@ -329,7 +329,8 @@ static const struct app_binding stage[] = {
       show_parameters },
     { { 'i' }, "i", "hide / show the panel that explains the cell (more room for the matrix)",
       NULL, 0, toggle_panel },
-    { { 'e' }, "e", "edit the sentence (Enter applies, Esc cancels)", "e edit", 5, edit_sentence },
+    { { 'e' }, "e", "edit the sentence (Enter applies, Esc cancels; on every screen)", "e edit", 5,
+      app_edit_sentence },
     { { 'E' }, "E", "edit the source sentence (cross-attention, --source)", NULL, 0, edit_source },
     { { 'f' }, "f",
       "leave the first key out of the colour scale (an attention sink: most weight on token 0)",
