@@ -19,6 +19,16 @@ stagemap_range(const float *x, size_t n, float *lo, float *hi)
     *hi = b;
 }
 
+void
+stagemap_widen(const float *x, size_t n, float *lo, float *hi)
+{
+    float a, b;
+
+    rowops_range(x, n, &a, &b);
+    *lo = a < *lo ? a : *lo;
+    *hi = b > *hi ? b : *hi;
+}
+
 enum heat_kind
 stagemap_kind(const void *ctx, int i, int j)
 {
@@ -103,13 +113,9 @@ data_range(const struct stagemap *sm, float *lo, float *hi)
     if (cells == CELLS_WEIGHTS || cells == CELLS_DROPPED) {
         for (int i = 0; i < m->rows; i++) {
             int first, end;
-            float a, b;
             attention_mask_range(&sm->p->cfg, i, m->cols, &first, &end);
-            if (end <= first)
-                continue;
-            rowops_range(matrix_row(m, i) + first, (size_t)(end - first), &a, &b);
-            *lo = a < *lo ? a : *lo;
-            *hi = b > *hi ? b : *hi;
+            if (end > first)
+                stagemap_widen(matrix_row(m, i) + first, (size_t)(end - first), lo, hi);
         }
     } else {
         rowops_range(m->data, matrix_size(m), lo, hi);
@@ -160,12 +166,8 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
         const size_t cols = (size_t)pv.m.cols;
         spec->lo = INFINITY;
         spec->hi = -INFINITY;
-        for (size_t r = 0; r < count / cols; r++) {
-            float a, b;
-            rowops_range(all + r * cols + 1, cols - 1, &a, &b);
-            spec->lo = a < spec->lo ? a : spec->lo;
-            spec->hi = b > spec->hi ? b : spec->hi;
-        }
+        for (size_t r = 0; r < count / cols; r++)
+            stagemap_widen(all + r * cols + 1, cols - 1, &spec->lo, &spec->hi);
         if (spec->lo > spec->hi)
             spec->lo = spec->hi = 0.0f;
     } else if (pipeline_stage_per_head(s)) {

@@ -44,6 +44,9 @@ struct stagemap {
 void stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage s, int head,
                    bool mask_matrix, bool colour, bool utf8, struct heatmap_spec *spec);
 
+/* Widens lo..hi to take in the finite values of x's n. */
+void stagemap_widen(const float *x, size_t n, float *lo, float *hi);
+
 /* The finite minimum and maximum of x (0 and 0 when there is none). */
 void stagemap_range(const float *x, size_t n, float *lo, float *hi);
 

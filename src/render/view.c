@@ -194,15 +194,10 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
         spec->data_lo = INFINITY;
         spec->data_hi = -INFINITY;
         for (int i = 0; i < rows; i++)
-            for (int w = 0; w < 3; w++) {
-                float lo, hi;
-                if (i >= src[w]->rows)
-                    continue;
-                rowops_range(v->work.scratch + ((size_t)i * 3 + (size_t)w) * (size_t)hd,
-                             (size_t)hd, &lo, &hi);
-                spec->data_lo = fminf(spec->data_lo, lo);
-                spec->data_hi = fmaxf(spec->data_hi, hi);
-            }
+            for (int w = 0; w < 3; w++)
+                if (i < src[w]->rows)
+                    stagemap_widen(v->work.scratch + ((size_t)i * 3 + (size_t)w) * (size_t)hd,
+                                   (size_t)hd, &spec->data_lo, &spec->data_hi);
         spec->data_known = spec->data_lo <= spec->data_hi;
         return 0;
     }
