@@ -1115,6 +1115,55 @@ START_TEST(the_model_map_draws_every_head_when_it_fits)
 END_TEST
 
 /*
+ * In presentation mode a clicker walks a trained model's lesson through the
+ * map and the sentence view, which take PgDn and the arrows as their own
+ * keys otherwise; those screens are drawn without bars and centred (issue 27,
+ * item 7).
+ */
+START_TEST(the_clicker_walks_every_screen_and_each_is_presentable)
+{
+    struct walkthrough w;
+    struct attn_error err;
+    char *text;
+    char *line;
+
+    ck_assert_msg(walkthrough_load(&w, test_path("samples/walkthroughs/08-minigpt-heads.walk"),
+                                   &err) == ATTN_OK,
+                  "%s", err.msg);
+    ck_assert_msg(app_play(&a, &w, &err) == ATTN_OK, "%s", err.msg);
+    keys("z");
+    app_key(&a, APP_KEY_PAGE_DOWN);
+    ck_assert_int_eq(a.view.step, 1);
+    ck_assert_int_eq(a.view.screen, SCREEN_MAP);
+    app_key(&a, APP_KEY_PAGE_DOWN); /* the map's own key otherwise: a page of layers */
+    ck_assert_int_eq(a.view.step, 2);
+    ck_assert_int_eq(a.view.screen, SCREEN_SENTENCE);
+    ck_assert(a.view.following);
+    app_key(&a, APP_KEY_RIGHT); /* the sentence view's next query otherwise */
+    ck_assert_int_eq(a.view.step, 3);
+    ck_assert_int_eq(a.view.screen, SCREEN_MAP);
+    app_key(&a, APP_KEY_LEFT);
+    ck_assert_int_eq(a.view.step, 2);
+    ck_assert(a.view.following);
+    text = frame_text(100, 30);
+    /* No knob bar, no line of keys, no footer; the title is not at the left edge. */
+    ck_assert_msg(strstr(text, "Left Right: the query") == NULL, "%s", text);
+    ck_assert_msg(strstr(text, "q quit") == NULL, "%s", text);
+    ck_assert_msg(strstr(text, "heads=") == NULL && strstr(text, "layer=") == NULL, "%s", text);
+    line = strstr(text, "What '");
+    ck_assert_msg(line != NULL && line != text && line[-1] == ' ', "%s", text);
+    free(text);
+    keys("z"); /* the same screen with its bars */
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "\nWhat '") != NULL && strstr(text, "Left Right: the query"), "%s",
+                  text);
+    free(text);
+    app_key(&a, APP_KEY_RIGHT); /* not presenting: the query moves, the step stays */
+    ck_assert_int_eq(a.view.step, 2);
+}
+END_TEST
+
+/*
  * A lesson's narration after a knob or an edit says its numbers may not
  * hold any more; Esc closes it (the message first, when there is one),
  * Enter brings the step back (issue 27, item 9).
@@ -1483,6 +1532,7 @@ app_suite(void)
     tcase_add_test(tc, the_key_tables_are_consistent);
     tcase_add_test(tc, model_keys_on_the_book_say_so);
     tcase_add_test(tc, a_stale_narration_says_so_and_closes);
+    tcase_add_test(tc, the_clicker_walks_every_screen_and_each_is_presentable);
     tcase_add_test(tc, a_knob_is_set_by_typing_its_value);
     tcase_add_test(tc, cross_attention_keys);
     tcase_add_test(tc, source_key_without_a_source);

@@ -162,6 +162,14 @@ keys Down Enter
 snap "walkthrough 2 from the picker"
 finish walk-explore
 
+# 11b. A clicker walks a trained model's lesson over its own screens, each centred without bars.
+start 100 30 --present --walkthrough "$srcdir/samples/walkthroughs/08-minigpt-heads.walk"
+keys NPage
+snap "presentation mode: the map (step 2)"
+keys NPage
+snap "presentation mode: the sentence view (step 3)"
+finish walk-present-model
+
 # 12. Quitting gives the terminal back.
 start 100 30
 keys 6 q

@@ -73,6 +73,13 @@ app_quit(struct app *a, int key)
 }
 
 void
+app_toggle_present(struct app *a, int key)
+{
+    (void)key;
+    a->view.present = !a->view.present;
+}
+
+void
 app_show_help(struct app *a, int key)
 {
     (void)key;
@@ -105,6 +112,17 @@ is_view_only(int key)
     return false;
 }
 
+/* A presentation clicker's step for key: +1 (PgDn, Right), -1 (PgUp, Left), else 0. */
+static int
+clicker(int key)
+{
+    if (key == APP_KEY_PAGE_DOWN || key == APP_KEY_RIGHT)
+        return 1;
+    if (key == APP_KEY_PAGE_UP || key == APP_KEY_LEFT)
+        return -1;
+    return 0;
+}
+
 /*
  * A lesson's own keys, before the screen's (the stage screen's help rows
  * document them): on the script Space and n go on, Backspace and p back;
@@ -120,6 +138,11 @@ lesson_key(struct app *a, int key, bool had_message)
     const bool forward = key == ' ' || key == 'n';
     const bool back = key == APP_KEY_BACKSPACE || key == 'p';
 
+    if (v->following && v->present && clicker(key) != 0) {
+        /* A clicker's keys move through the steps on every screen. */
+        app_step_to(a, v->step + clicker(key));
+        return true;
+    }
     if (v->screen != SCREEN_STAGE) {
         /* On the map, the sentence or the predictions, its keys still walk it. */
         if (v->following && (forward || back)) {
@@ -140,12 +163,6 @@ lesson_key(struct app *a, int key, bool had_message)
     }
     if (key == APP_KEY_ENTER) {
         app_step_to(a, v->step);
-        return true;
-    }
-    if (v->following && v->present &&
-        (key == APP_KEY_PAGE_DOWN || key == APP_KEY_RIGHT || key == APP_KEY_PAGE_UP ||
-         key == APP_KEY_LEFT)) {
-        app_step_to(a, v->step + (key == APP_KEY_PAGE_DOWN || key == APP_KEY_RIGHT ? 1 : -1));
         return true;
     }
     if (key == 'l') {

@@ -77,6 +77,7 @@ static const struct app_binding map[] = {
     { { 'L', APP_KEY_ESCAPE }, NULL, "back", NULL, 0, app_close_screen },
     { { 'x', 'X' }, NULL, "export the map (heads.csv) / every stage", NULL, 0, app_export_key },
     { { 'e' }, NULL, "edit the sentence", NULL, 0, app_edit_sentence },
+    { { 'z' }, NULL, "presentation mode", NULL, 0, app_toggle_present },
     { { 'q' }, NULL, "quit", NULL, 0, app_quit },
     { { '?' }, NULL, "the help", NULL, 0, app_show_help },
 };

@@ -25,6 +25,7 @@ static const struct app_binding next[] = {
     { { 'e' }, NULL, "edit the sentence", NULL, 0, app_edit_sentence },
     { { 'x', 'X' }, NULL, "export the predictions (next.csv, lens.csv) / every stage", NULL, 0,
       app_export_key },
+    { { 'z' }, NULL, "presentation mode", NULL, 0, app_toggle_present },
     { { 'q' }, NULL, "quit", NULL, 0, app_quit },
 };
 

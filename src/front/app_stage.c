@@ -250,13 +250,6 @@ narration_page(struct app *a, int key)
         v->narration_scroll = 0;
 }
 
-static void
-toggle_present(struct app *a, int key)
-{
-    (void)key;
-    a->view.present = !a->view.present;
-}
-
 /* Esc on the stage screen: the message goes (the dispatcher has already cleared it). */
 static void
 nothing(struct app *a, int key)
@@ -359,7 +352,7 @@ static const struct app_binding stage[] = {
       0,
       NULL },
     { { 'z' }, "z", "presentation mode: scaled to the screen and centred, high contrast, no bars",
-      "z present", 10, toggle_present },
+      "z present", 10, app_toggle_present },
     { { '?' }, "?", "this help", "? help", 2, app_show_help },
     { { APP_KEY_ESCAPE }, "Esc", "close the help, cancel an edit, clear the message", NULL, 0,
       nothing },

@@ -103,12 +103,14 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
 
     if (v->map_measure == VIEW_MAP_HEATMAPS) {
         int top;
-        view_draw_knob_bar(g, p);
+        if (!v->present)
+        if (!v->present)
+            view_draw_knob_bar(g, p);
         view_draw_sentence(g, v, p, 1);
         grid_printf(g, 0, 3, g->width, style_role(ROLE_TITLE),
                     "Model map: the weights of every head (%d layers x %d heads)", p->layers, heads);
-        grid_put(g, 0, 4, g->width, style_role(ROLE_DIM),
-                 "Tab: the measures   arrows: a head   Enter: open it   L or Esc: back");
+        view_draw_keys_hint(g, v, 4,
+                            "Tab: the measures   arrows: a head   Enter: open it   L or Esc: back");
         top = view_overlay_narration(g, v, 6);
         draw_head_heatmaps(g, v, p, top);
         view_draw_footer(g, v, g->height - 1);
@@ -132,12 +134,13 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
         v->map_row = layers - 1;
     if (v->map_col >= heads)
         v->map_col = heads - 1;
-    view_draw_knob_bar(g, p);
+    if (!v->present)
+        view_draw_knob_bar(g, p);
     view_draw_sentence(g, v, p, 1);
     grid_printf(g, 0, 3, g->width, style_role(ROLE_TITLE), "Model map: %s, %s (%d layers x %d heads)",
                 head_measure_name(m), head_measure_description(m), layers, heads);
-    grid_put(g, 0, 4, g->width, style_role(ROLE_DIM),
-             "Tab: the next measure   arrows: a head   Enter: open it   L or Esc: back");
+    view_draw_keys_hint(g, v, 4,
+                        "Tab: the next measure   arrows: a head   Enter: open it   L or Esc: back");
     memset(&spec, 0, sizeof spec);
     spec.m = &mat;
     spec.row_labels = (const char *const *)v->work.row_label;
@@ -149,6 +152,9 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
     spec.cursor_row = v->map_row;
     spec.cursor_col = v->map_col;
     spec.max_cell_w = 10;
+    /* On a projector, a blank line between layers when the screen has room. */
+    if (v->present && 2 * layers + 12 <= g->height)
+        spec.row_gap = 1;
     spec.colour = v->colour;
     spec.utf8 = v->utf8;
     y = view_overlay_narration(g, v, 6);

@@ -52,14 +52,15 @@ draw_next_view(struct grid *g, struct view *v, const struct pipeline *p)
     int y = 5;
     char shown[128];
 
-    view_draw_knob_bar(g, p);
+    if (!v->present)
+        view_draw_knob_bar(g, p);
     view_draw_sentence(g, v, p, 1);
     grid_put(g, 0, 3, g->width, style_role(ROLE_TITLE),
              top == 0                        ? "Next tokens: --top 0 asked for none"
              : model_is_classifier(m->model) ? "Classes: the classifier head at each position (the "
                                                "last one's is its answer)"
                                              : "Next tokens: the likeliest after each position");
-    grid_put(g, 0, 4, g->width, style_role(ROLE_DIM), "N or Esc: back");
+    view_draw_keys_hint(g, v, 4, "N or Esc: back");
     y = view_overlay_narration(g, v, y);
     room -= y - 5;
     if (room < 1)

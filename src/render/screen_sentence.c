@@ -54,7 +54,8 @@ draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
             mean.data[e] /= (float)heads;
         w.m = mean;
     }
-    view_draw_knob_bar(g, p);
+    if (!v->present)
+        view_draw_knob_bar(g, p);
     view_draw_sentence(g, v, p, 1);
     if (m != NULL)
         snprintf(layer, sizeof layer, "layer %d, ", p->layer);
@@ -66,10 +67,11 @@ draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
         grid_printf(g, 0, 3, g->width, style_role(ROLE_TITLE),
                     "What '%s' attends to%s: %shead %d of %d", p->query_labels[q], in, layer,
                     v->head, p->st.shape.heads);
-    grid_put(g, 0, 4, g->width, style_role(ROLE_DIM),
-             m != NULL ? "Left Right: the query   Tab: the head   g: their mean   , .: the layer   "
-                         "T or Esc: back"
-                       : "Left Right: the query   Tab: the head   g: their mean   T or Esc: back");
+    view_draw_keys_hint(g, v, 4,
+                        m != NULL ? "Left Right: the query   Tab: the head   g: their mean   "
+                                    ", .: the layer   T or Esc: back"
+                                  : "Left Right: the query   Tab: the head   g: their mean   "
+                                    "T or Esc: back");
     y = view_overlay_narration(g, v, y);
     for (int j = 0; j < keys->count && y < g->height - 6; j++) {
         const char *t = keys->text[j];

@@ -648,6 +648,13 @@ draw_key_items(struct grid *g, int y, const char *const *items, size_t n)
 }
 
 void
+view_draw_keys_hint(struct grid *g, const struct view *v, int y, const char *text)
+{
+    if (!v->present)
+        grid_put(g, 0, y, g->width, style_role(ROLE_DIM), text);
+}
+
+void
 view_draw_footer(struct grid *g, const struct view *v, int y)
 {
     struct rect bar = { 0, y, g->width, 1 };
@@ -657,6 +664,8 @@ view_draw_footer(struct grid *g, const struct view *v, int y)
         draw_message(g, v, y);
         return;
     }
+    if (v->present)
+        return; /* no bars on a projector */
     if (v->editing) {
         static const char *const items[] = { "Enter apply", "Esc cancel", "arrows Home End",
                                              "Backspace Delete", "Ctrl-U Ctrl-W" };
@@ -990,11 +999,12 @@ view_stage_title(struct view *v, const struct pipeline *p, char *title, size_t t
 int
 view_overlay_narration(struct grid *g, struct view *v, int content_y)
 {
-    struct rect nr = { 0, 5, g->width, 0 };
+    /* On a projector, lines no longer than presentation mode's stage screen gives. */
+    struct rect nr = { 0, 5, v->present && g->width > 100 ? 100 : g->width, 0 };
 
     if (v->narration == NULL)
         return content_y;
-    nr.h = view_narration_rows(v, g->width);
+    nr.h = view_narration_rows(v, nr.w);
     if (nr.h > g->height / 3)
         nr.h = g->height / 3;
     return nr.y + view_draw_narration(g, v, nr) + 1;
@@ -1049,6 +1059,8 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
     s = view_screen_shown(v, p);
     if (v->present && s->present != NULL)
         s->present(g, v, p);
+    else if (v->present)
+        view_present_screen(v, p, g, s->draw);
     else
         s->draw(g, v, p);
 }

@@ -98,4 +98,15 @@ void view_params_text(const struct view *v, const struct pipeline *p, char *buf,
 /* The presentation layout (v->present): centred, scaled to the screen. */
 void view_render_present(struct view *v, const struct pipeline *p, struct grid *g);
 
+/*
+ * Presentation mode for a screen without a layout of its own (the map, the
+ * sentence, the predictions): drawn without its bars, the whole centred on
+ * the screen, a message kept on the last row.
+ */
+void view_present_screen(struct view *v, const struct pipeline *p, struct grid *g,
+                         void (*draw)(struct grid *g, struct view *v, const struct pipeline *p));
+
+/* A screen's line of keys under its title: none in presentation mode. */
+void view_draw_keys_hint(struct grid *g, const struct view *v, int y, const char *text);
+
 #endif

@@ -171,3 +171,55 @@ view_render_present(struct view *v, const struct pipeline *p, struct grid *g)
     if (v->message != NULL)
         view_draw_footer(g, v, g->height - 1);
 }
+
+/* The smallest rectangle of g's rows [0, rows) holding anything but blanks; w 0 when none. */
+static struct rect
+inked(const struct grid *g, int rows)
+{
+    struct rect r = { g->width, rows, 0, 0 };
+    int x1 = -1;
+    int y1 = -1;
+
+    for (int y = 0; y < rows; y++)
+        for (int x = 0; x < g->width; x++) {
+            const struct cell *c = grid_at(g, x, y);
+            if (c->ch == ' ' && c->role != ROLE_HEAT)
+                continue;
+            r.x = x < r.x ? x : r.x;
+            r.y = y < r.y ? y : r.y;
+            x1 = x > x1 ? x : x1;
+            y1 = y > y1 ? y : y1;
+        }
+    if (x1 < 0)
+        return (struct rect){ 0, 0, 0, 0 };
+    r.w = x1 - r.x + 1;
+    r.h = y1 - r.y + 1;
+    return r;
+}
+
+void
+view_present_screen(struct view *v, const struct pipeline *p, struct grid *g,
+                    void (*draw)(struct grid *g, struct view *v, const struct pipeline *p))
+{
+    struct grid sub;
+    struct rect ink;
+    const int body = g->height - 1; /* the last row: a message */
+    int dx;
+    int dy;
+
+    if (grid_create(&sub, g->width, g->height) != 0) {
+        draw(g, v, p);
+        return;
+    }
+    sub.high_contrast = g->high_contrast;
+    draw(&sub, v, p);
+    ink = inked(&sub, body);
+    dx = (g->width - ink.w) / 2 - ink.x;
+    dy = (body - ink.h) / 2 - ink.y;
+    for (int y = ink.y; y < ink.y + ink.h; y++)
+        for (int x = ink.x; x < ink.x + ink.w; x++)
+            *grid_at(g, x + dx, y + dy) = *grid_at(&sub, x, y);
+    for (int x = 0; x < g->width; x++)
+        *grid_at(g, x, body) = *grid_at(&sub, x, body);
+    grid_destroy(&sub);
+}
