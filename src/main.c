@@ -110,8 +110,32 @@ run_tui(const struct cli_options *o, const struct pipeline_source *src)
         app_destroy(&app);
         return die(EXIT_INPUT, err.msg);
     }
+    {
+        const struct app_start at = { o->stage_count > 0 ? o->stages[0] : NULL, o->head, o->view,
+                                      o->query };
+        if (app_open_at(&app, &at, &err) != ATTN_OK) {
+            app_destroy(&app);
+            return die(EXIT_USAGE, err.msg);
+        }
+    }
+    if (o->mode == CLI_FIGURE) {
+        struct figure_result res;
+        char msg[1024];
+        app.view.colour = true; /* the screen's colours, whatever the terminal */
+        app.view.utf8 = true;
+        st = app_write_figure(&app, o->figure, &res, &err);
+        app_destroy(&app);
+        figure_release();
+        if (st != ATTN_OK)
+            return die(st == ATTN_EVALUE ? EXIT_USAGE : EXIT_INPUT, err.msg);
+        attn_fail_text(msg, sizeof msg, "wrote %s: %s, %.0f x %.0f points", o->figure, res.what,
+                       res.width, res.height);
+        fprintf(stderr, "attnscope: %s\n", msg);
+        return 0;
+    }
     st = tui_run(&app, o->mono, &err);
     app_destroy(&app);
+    figure_release(); /* (F's fonts) */
     if (st != ATTN_OK)
         return die(EXIT_INPUT, err.msg);
     return 0;
@@ -329,9 +353,10 @@ run_model(const struct cli_options *o, const char *sentence)
         model_close(&m);
         return die(EXIT_USAGE, msg);
     }
-    if (o->mode == CLI_TUI) {
+    if (o->mode == CLI_TUI || o->mode == CLI_FIGURE) {
         /* The view builds its own pipeline from the same source, and runs many forwards. */
-        (void)gpt2_pack_if_room(&m.dec);
+        if (o->mode == CLI_TUI)
+            (void)gpt2_pack_if_room(&m.dec);
         code = run_tui(o, &src);
         free(ablated);
         model_close(&m);
@@ -493,7 +518,7 @@ main(int argc, char **argv)
         }
     }
     src = inputs_source(&in, o.sentence, o.source);
-    if (o.mode == CLI_TUI) {
+    if (o.mode == CLI_TUI || o.mode == CLI_FIGURE) {
         code = run_tui(&o, &src);
         goto out;
     }

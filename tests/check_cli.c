@@ -148,7 +148,11 @@ START_TEST(bad_options_are_named)
     expect_error("--variant: 'gpt' is not a variant", "--variant", "gpt", NULL);
     expect_error("--rng: 'cuda' is not a generator path", "--rng", "cuda", NULL);
     expect_error("--print and --export: choose one", "--print", "--export", "d");
-    expect_error("--stage works with --print and --export", "--stage", "weights", NULL);
+    expect_error("--stage: the view opens on one stage", "--stage", "weights", "--stage=scores");
+    expect_error("--print and --figure: choose one", "--figure", "f.svg", "--print");
+    expect_error("--figure and --export: choose one", "--figure", "f.svg", "--export=d");
+    expect_error("--head says where the view opens, or what --figure draws; with --print",
+                 "--print", "--head", "1");
     expect_error("'hello': unexpected argument", "hello", NULL, NULL);
     expect_error("--digits 12: give a number from 0 to 9", "--digits", "12", NULL);
 }

@@ -549,6 +549,17 @@ count=$((count + 1))
     "$bin" --model "$tiny" --print -s "$say" --stage next >"$tmp/b" && ! cmp -s "$tmp/a" "$tmp/b" ||
     fail "--ablate: the header says it and the next tokens change"
 
+# Figures: what the view would open on, in the format the name asks for (check_figure reads them back).
+expect 0 "wrote $tmp/fig.svg: weights, head 1, " -- --figure "$tmp/fig.svg" --stage weights --head 1
+expect 0 "wrote $tmp/fig.png: scores, every head, " -- --figure "$tmp/fig.png" --stage scores --view grid
+expect 0 "wrote $tmp/map.pdf: the map screen, " -- --figure "$tmp/map.pdf" --model "$tiny" -s "$say" --view map
+expect 2 "$tmp/fig.gif: a figure's name ends in .svg, .png or .pdf" -- --figure "$tmp/fig.gif"
+expect 1 "cannot write $tmp/none/fig.svg: " -- --figure "$tmp/none/fig.svg"
+expect 2 "--stage weights.h12: head out of range; the heads are 0-1" -- --figure "$tmp/f.svg" --stage weights.h12
+expect 2 "--head 5.1: layer out of range; the layers are 0-1" -- --figure "$tmp/f.svg" --model "$tiny" -s "$say" --head 5.1
+expect 2 "--view lens: no such screen; choose stage, grid, map, sentence or next" -- --figure "$tmp/f.svg" --view lens
+expect 2 "--walkthrough: each step says what it shows; drop --figure" -- --figure "$tmp/f.svg" --walkthrough 01-no-weights
+
 count=$((count + 1))
 "$bin" --help | grep -q -- "--export DIR" || fail "--help"
 "$bin" --version | grep -q "^attnscope [0-9]" || fail "--version"

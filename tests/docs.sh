@@ -6,6 +6,7 @@
 # screen must equal its section, so the guide cannot drift from attnscope.
 set -u
 src="${top_srcdir:-.}"
+bin="$(cd "${top_builddir:-.}" && pwd)/attnscope"
 failures=0
 count=0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/attnscope-docs-XXXXXX")
@@ -30,11 +31,31 @@ grep -n '^<!-- screen: ' "$src/doc/guide.md" | while IFS= read -r marker; do
     fi
     echo x >>"$tmp/count"
 done
+
+# The figure README.md shows is what its command draws: the command run again
+# (into a scratch file) gives a PNG of the same size.  (Its pixels depend on
+# the machine's fonts, so only the size is compared.)
+png_size() { od -An -j16 -N8 -tx1 "$1" | tr -d ' \n'; }
+grep -n '^<!-- figure: ' "$src/README.md" | while IFS= read -r marker; do
+    line=${marker%%:*}
+    file=$(printf '%s' "$marker" | sed 's/.*figure: \([^ ]*\) -->.*/\1/')
+    cmd=$(tail -n +"$((line + 2))" "$src/README.md" | sed '/^```$/,$d' | sed 's/\\$//' | tr '\n' ' ')
+    cmd=$(printf '%s' "$cmd" | sed "s|^ *\./attnscope|\"$bin\"|; s|--figure $file|--figure $tmp/figure.png|")
+    echo x >>"$tmp/count"
+    if ! (cd "$src" && eval "$cmd") >/dev/null 2>"$tmp/figure.err"; then
+        echo "FAIL: README.md:$line: the figure's command fails: $(cat "$tmp/figure.err")"
+        echo x >>"$tmp/failed"
+    elif [ "$(png_size "$tmp/figure.png")" != "$(png_size "$src/$file")" ]; then
+        echo "FAIL: README.md:$line: $file is not the size its command draws (run it again)"
+        echo x >>"$tmp/failed"
+    fi
+done
+
 count=0
 failures=0
 [ -f "$tmp/count" ] && count=$(wc -l <"$tmp/count")
 [ -f "$tmp/failed" ] && failures=$(wc -l <"$tmp/failed")
-echo "$count screens in doc/guide.md, $failures differ"
+echo "$count screens in doc/guide.md and figures in README.md, $failures differ"
 
 # The tokenizer files installed for a bare model.pth are the ones their README
 # says, by the SHA-256 sums it records.

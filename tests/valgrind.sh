@@ -40,6 +40,8 @@ run 0 --print --weights "$tmp/x" --d-out 8 --heads 2 --qkv-bias --positional -s 
 run 0 --print --variant wrapper --heads 3 --d-out 2 --rng mkl --dropout 0.5 -e "$srcdir/samples/dry-run-6d.csv"
 run 0 --print --qkv "$srcdir/samples/soft-dictionary" --scale-dim 4
 run 0 --print --walkthrough "$srcdir/samples/walkthroughs/04-multi-head.walk"
+run 0 --figure "$tmp/f.png" --stage weights --view grid
+run 0 --figure "$tmp/f.svg" --model "$srcdir/tests/fixtures/gpt2/tiny" -s "the cat sat" --view map
 printf 'token,d0\nsun,1\nmoon,x\n' >"$tmp/bad.csv"
 run 1 --print -e "$tmp/bad.csv"
 run 1 --print --weights "$tmp/nothing"

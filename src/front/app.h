@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "attnscope/pipeline/pipeline.h"
+#include "render/figure.h"
 #include "render/view.h"
 #include "front/walkthrough.h"
 
@@ -93,6 +94,24 @@ void app_destroy(struct app *a);
  * err naming the file and line, when the step cannot be built.
  */
 enum attn_status app_play(struct app *a, struct walkthrough *w, struct attn_error *err);
+
+/* Where the view opens: what --stage, --head, --view and --query name (NULL: not given). */
+struct app_start {
+    const char *stage;
+    const char *head;
+    const char *view;
+    const char *query;
+};
+
+/*
+ * Opens the view there; fails (with err naming the option) on a name the
+ * pipeline does not have, leaving the view as it was up to that option.
+ */
+enum attn_status app_open_at(struct app *a, const struct app_start *s, struct attn_error *err);
+
+/* What the view shows, as a figure in path (.svg, .png, .pdf: figure.h); res may be NULL. */
+enum attn_status app_write_figure(struct app *a, const char *path, struct figure_result *res,
+                                  struct attn_error *err);
 
 /* Handles one key. */
 void app_key(struct app *a, int key);

@@ -60,7 +60,8 @@ void app_edit_sentence(struct app *a, int key);
 /* Keys every screen shares: q quits, ? the help, x and X export what is shown. */
 void app_quit(struct app *a, int key);
 void app_show_help(struct app *a, int key);
-void app_toggle_present(struct app *a, int key); /* z: presentation mode on every screen */
+void app_toggle_present(struct app *a, int key);
+void app_figure_key(struct app *a, int key); /* F: a figure of the screen (app_start.c) */ /* z: presentation mode on every screen */
 void app_export_key(struct app *a, int key);
 
 /* x and X (app_export.c): what the screen shows, or every stage (X). */

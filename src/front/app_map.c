@@ -78,6 +78,7 @@ static const struct app_binding map[] = {
     { { 'x', 'X' }, NULL, "export the map (heads.csv) / every stage", NULL, 0, app_export_key },
     { { 'e' }, NULL, "edit the sentence", NULL, 0, app_edit_sentence },
     { { 'z' }, NULL, "presentation mode", NULL, 0, app_toggle_present },
+    { { 'F' }, NULL, "a figure of the screen (SVG, PNG, PDF)", NULL, 0, app_figure_key },
     { { 'q' }, NULL, "quit", NULL, 0, app_quit },
     { { '?' }, NULL, "the help", NULL, 0, app_show_help },
 };

@@ -26,6 +26,7 @@ static const struct app_binding next[] = {
     { { 'x', 'X' }, NULL, "export the predictions (next.csv, lens.csv) / every stage", NULL, 0,
       app_export_key },
     { { 'z' }, NULL, "presentation mode", NULL, 0, app_toggle_present },
+    { { 'F' }, NULL, "a figure of the screen (SVG, PNG, PDF)", NULL, 0, app_figure_key },
     { { 'q' }, NULL, "quit", NULL, 0, app_quit },
 };
 

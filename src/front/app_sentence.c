@@ -85,6 +85,7 @@ static const struct app_binding sentence[] = {
     { { 'x', 'X' }, NULL, "export the head shown / every stage", NULL, 0, app_export_key },
     { { 'T', APP_KEY_ESCAPE }, NULL, "back", NULL, 0, app_close_screen },
     { { 'z' }, NULL, "presentation mode", NULL, 0, app_toggle_present },
+    { { 'F' }, NULL, "a figure of the screen (SVG, PNG, PDF)", NULL, 0, app_figure_key },
     { { 'q' }, NULL, "quit", NULL, 0, app_quit },
     { { '?' }, NULL, "the help", NULL, 0, app_show_help },
 };

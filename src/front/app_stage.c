@@ -351,6 +351,8 @@ static const struct app_binding stage[] = {
       NULL,
       0,
       NULL },
+    { { 'F' }, "F", "a figure of what the screen shows, as SVG, PNG and PDF, into the export folder",
+      NULL, 0, app_figure_key },
     { { 'z' }, "z", "presentation mode: scaled to the screen and centred, high contrast, no bars",
       "z present", 10, app_toggle_present },
     { { '?' }, "?", "this help", "? help", 2, app_show_help },

@@ -40,6 +40,10 @@ enum {
     OPT_SOURCE_FILE,
     OPT_SOURCE_EMBEDDINGS,
     OPT_CLASSES,
+    OPT_FIGURE,
+    OPT_HEAD,
+    OPT_VIEW,
+    OPT_QUERY,
     OPT_KNOB /* + 2 * knob + option: the knobs' options */
 };
 
@@ -94,7 +98,19 @@ static const struct plain_option plain_options[] = {
     { "stage", 0, OPT_STAGE, "NAME", GROUP_OUTPUT,
       "only this stage (repeatable), with --print or --export; NAME is a stage (%STAGES%), a "
       "stage of one head (weights.h1), a parameter (W_query.weight), or with --model tokens, "
-      "next (the next tokens), heads (the model map) or lens (the logit lens)" },
+      "next (the next tokens), heads (the model map) or lens (the logit lens); without them, "
+      "the stage the view opens on" },
+    { "head", 0, OPT_HEAD, "H", GROUP_OUTPUT,
+      "the head the view opens on; L.H: head H of layer L (with --model)" },
+    { "view", 0, OPT_VIEW, "SCREEN", GROUP_OUTPUT,
+      "the screen the view opens on: stage (default), grid (every head side by side), map (the "
+      "model map), sentence, next (the predictions)" },
+    { "query", 0, OPT_QUERY, "TOKEN", GROUP_OUTPUT,
+      "the query (row) the view opens on: a token (it, or it#6 for a repeated one) or a position "
+      "from 0" },
+    { "figure", 0, OPT_FIGURE, "FILE", GROUP_OUTPUT,
+      "draw what the view would open on (--stage, --layer, --head, --view, --query) into FILE "
+      "instead of starting it: FILE.svg, FILE.png or FILE.pdf" },
     { "digits", 0, OPT_DIGITS, "N", GROUP_OUTPUT, "decimals printed by --print (default 4)" },
     { "format", 0, OPT_FORMAT, "F", GROUP_OUTPUT,
       "--print's tables as text (default), csv, markdown or latex" },
@@ -345,6 +361,9 @@ plain_option(struct cli_options *o, int c, const char *arg, char **argv, char *e
         { OPT_WEIGHTS, offsetof(struct cli_options, weights_dir), false },
         { OPT_QKV, offsetof(struct cli_options, qkv_dir), false },
         { OPT_WALKTHROUGH, offsetof(struct cli_options, walkthrough), false },
+        { OPT_HEAD, offsetof(struct cli_options, head), false },
+        { OPT_VIEW, offsetof(struct cli_options, view), false },
+        { OPT_QUERY, offsetof(struct cli_options, query), false },
         { OPT_BOS, offsetof(struct cli_options, bos), true },
         { OPT_MONO, offsetof(struct cli_options, mono), true },
         { OPT_HEATMAP, offsetof(struct cli_options, heatmap), true },
@@ -377,13 +396,24 @@ plain_option(struct cli_options *o, int c, const char *arg, char **argv, char *e
         r = knob_parse_int("--threads", arg, 1, PARALLEL_MAX_THREADS, &o->threads, err, err_size);
         break;
     case OPT_PRINT:
-        if (o->mode == CLI_EXPORT)
-            r = attn_fail_text(err, err_size, "--print and --export: choose one");
+        if (o->mode == CLI_EXPORT || o->mode == CLI_FIGURE)
+            r = attn_fail_text(err, err_size, "--print and --%s: choose one",
+                               o->mode == CLI_EXPORT ? "export" : "figure");
         o->mode = CLI_PRINT;
         break;
+    case OPT_FIGURE:
+        if (o->mode == CLI_EXPORT || o->mode == CLI_PRINT)
+            r = attn_fail_text(err, err_size, "--figure and --%s: choose one",
+                               o->mode == CLI_EXPORT ? "export" : "print");
+        else if (arg[0] == '\0')
+            r = attn_fail_text(err, err_size, "--figure: the file name is empty");
+        o->mode = CLI_FIGURE;
+        o->figure = arg;
+        break;
     case OPT_EXPORT:
-        if (o->mode == CLI_PRINT)
-            r = attn_fail_text(err, err_size, "--print and --export: choose one");
+        if (o->mode == CLI_PRINT || o->mode == CLI_FIGURE)
+            r = attn_fail_text(err, err_size, "--%s and --export: choose one",
+                               o->mode == CLI_PRINT ? "print" : "figure");
         else if (arg[0] == '\0')
             r = attn_fail_text(err, err_size, "--export: the folder name is empty");
         o->mode = CLI_EXPORT;
@@ -445,8 +475,24 @@ check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
                     o->heatmap ? "heatmap" : "format");
     if ((o->heatmap || o->format != PRINT_TEXT) && o->mode == CLI_TUI)
         o->mode = CLI_PRINT;
-    if (o->stage_count > 0 && o->mode != CLI_PRINT && o->mode != CLI_EXPORT)
-        return attn_fail_text(err, err_size, "--stage works with --print and --export");
+    if (o->stage_count > 1 && o->mode != CLI_PRINT && o->mode != CLI_EXPORT)
+        return attn_fail_text(err, err_size,
+                              "--stage: the view opens on one stage (several work with --print "
+                              "and --export)");
+    if ((o->head != NULL || o->view != NULL || o->query != NULL) &&
+        (o->mode == CLI_PRINT || o->mode == CLI_EXPORT))
+        return attn_fail_text(err, err_size,
+                              "--%s says where the view opens, or what --figure draws; with "
+                              "--%s choose with --stage (weights.h1)",
+                              o->head != NULL ? "head" : o->view != NULL ? "view" : "query",
+                              o->mode == CLI_PRINT ? "print" : "export");
+    if (o->walkthrough != NULL && (o->head != NULL || o->view != NULL || o->query != NULL ||
+                                   o->mode == CLI_FIGURE))
+        return attn_fail_text(err, err_size, "--walkthrough: each step says what it shows; drop --%s",
+                              o->head != NULL   ? "head"
+                              : o->view != NULL ? "view"
+                              : o->query != NULL ? "query"
+                                                 : "figure");
     /* Options that would be accepted and then ignored are refused instead. */
     if (o->walkthrough != NULL && o->sentence_file != NULL)
         return attn_fail_text(err, err_size,

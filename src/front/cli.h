@@ -14,7 +14,7 @@
 #include "attnscope/attention/attention_config.h"
 #include "front/print_format.h"
 
-enum cli_mode { CLI_TUI, CLI_PRINT, CLI_EXPORT, CLI_HELP, CLI_VERSION, CLI_HELP_KEYS };
+enum cli_mode { CLI_TUI, CLI_PRINT, CLI_EXPORT, CLI_FIGURE, CLI_HELP, CLI_VERSION, CLI_HELP_KEYS };
 
 #define CLI_MAX_STAGES 64
 
@@ -50,6 +50,11 @@ struct cli_options {
     int ablate[CLI_MAX_STAGES][2];   /* (layer, head) */
     int model_heads;                 /* --heads with --model: the head count no file gives, or 0 */
     const char *classes;             /* --classes A,B: a classifier's class names, or NULL */
+    /* Where the view opens (and what --figure draws): */
+    const char *figure;              /* --figure FILE (.svg, .png, .pdf), or NULL */
+    const char *head;                /* --head H or L.H, or NULL */
+    const char *view;                /* --view stage|grid|map|sentence|next, or NULL */
+    const char *query;               /* --query TOKEN or N: the row, or NULL */
 };
 
 /* The next tokens --print and --export show per position, unless --top says. */

@@ -106,6 +106,9 @@ void view_render_present(struct view *v, const struct pipeline *p, struct grid *
 void view_present_screen(struct view *v, const struct pipeline *p, struct grid *g,
                          void (*draw)(struct grid *g, struct view *v, const struct pipeline *p));
 
+/* The smallest rectangle of g's rows [0, rows) holding anything but blanks; w 0 when none. */
+struct rect view_inked(const struct grid *g, int rows);
+
 /* A screen's line of keys under its title: none in presentation mode. */
 void view_draw_keys_hint(struct grid *g, const struct view *v, int y, const char *text);
 

@@ -172,9 +172,8 @@ view_render_present(struct view *v, const struct pipeline *p, struct grid *g)
         view_draw_footer(g, v, g->height - 1);
 }
 
-/* The smallest rectangle of g's rows [0, rows) holding anything but blanks; w 0 when none. */
-static struct rect
-inked(const struct grid *g, int rows)
+struct rect
+view_inked(const struct grid *g, int rows)
 {
     struct rect r = { g->width, rows, 0, 0 };
     int x1 = -1;
@@ -213,7 +212,7 @@ view_present_screen(struct view *v, const struct pipeline *p, struct grid *g,
     }
     sub.high_contrast = g->high_contrast;
     draw(&sub, v, p);
-    ink = inked(&sub, body);
+    ink = view_inked(&sub, body);
     dx = (g->width - ink.w) / 2 - ink.x;
     dy = (body - ink.h) / 2 - ink.y;
     for (int y = ink.y; y < ink.y + ink.h; y++)

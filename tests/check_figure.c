@@ -1,0 +1,314 @@
+/*
+ * check_figure.c: figures of the view (src/render/figure.c) and where the
+ * view opens (src/front/app_start.c).  A figure's PNG is read back with
+ * cairo and its cells' colours compared with the screen's colour scale;
+ * SVG and PDF are checked for what their formats begin with.
+ */
+#include "config.h"
+
+#include <cairo.h>
+#include <sys/stat.h>
+
+#include "testutil.h"
+#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/gpt2/model.h"
+#include "front/app.h"
+#include "front/app_keys.h"
+#include "render/explain.h"
+#include "render/heatmap.h"
+#include "render/view_parts.h"
+
+static struct vocab book;
+static struct app a;
+static const char *dir;
+
+static void
+setup(void)
+{
+    struct attention_config cfg;
+    struct attn_error err;
+    struct pipeline_source src = { "Your journey starts with one step", &book, NULL, NULL, NULL,
+                                   NULL, 0, false, NULL, NULL, NULL };
+
+    dir = test_tmpdir();
+    ck_assert_int_eq(vocab_builtin(&book, NULL), ATTN_OK);
+    attention_config_init(&cfg);
+    ck_assert_msg(app_init(&a, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
+    a.view.colour = true;
+    a.view.utf8 = true;
+}
+
+static void
+teardown(void)
+{
+    char cmd[600];
+
+    app_destroy(&a);
+    vocab_destroy(&book);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static const char *
+in_dir(const char *name)
+{
+    static char path[600];
+
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return path;
+}
+
+/* The pixel at point (x, y) of a PNG written at scale pixels per point. */
+static struct rgb
+pixel(cairo_surface_t *png, int scale, double x, double y)
+{
+    const unsigned char *data = cairo_image_surface_get_data(png);
+    const int stride = cairo_image_surface_get_stride(png);
+    const int px = (int)(x * scale);
+    const int py = (int)(y * scale);
+    uint32_t v;
+
+    ck_assert(px >= 0 && py >= 0 && px < cairo_image_surface_get_width(png) &&
+              py < cairo_image_surface_get_height(png));
+    memcpy(&v, data + (size_t)py * (size_t)stride + (size_t)px * 4, 4);
+    return (struct rgb){ (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v };
+}
+
+static bool
+starts_with(const char *path, const char *magic)
+{
+    char buf[16] = "";
+    FILE *f = fopen(path, "rb");
+    size_t got;
+
+    if (f == NULL)
+        return false;
+    got = fread(buf, 1, strlen(magic), f);
+    fclose(f);
+    return got == strlen(magic) && memcmp(buf, magic, got) == 0;
+}
+
+/*
+ * Every cell of the weights' figure has the screen's colour for its value,
+ * the masked ones paper: read back from the PNG, one pixel near each cell's
+ * top left corner (its number is at the centre).
+ */
+START_TEST(a_heatmaps_cells_have_the_screens_colours)
+{
+    struct figure_result res;
+    struct attn_error err;
+    struct heatmap_spec spec;
+    cairo_surface_t *png;
+    const struct app_start at = { "weights.h1", NULL, NULL, NULL };
+
+    ck_assert_msg(app_open_at(&a, &at, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(a.view.head, 1);
+    ck_assert_msg(app_write_figure(&a, in_dir("w.png"), &res, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(res.heatmaps, 1);
+    ck_assert_str_eq(res.what, "weights, head 1");
+    ck_assert_int_eq(res.first.rows, 6);
+    ck_assert_int_eq(res.first.cols, 6);
+    png = cairo_image_surface_create_from_png(in_dir("w.png"));
+    ck_assert_int_eq(cairo_surface_status(png), CAIRO_STATUS_SUCCESS);
+    ck_assert_int_eq(cairo_image_surface_get_width(png), (int)ceil(res.width * res.png_scale));
+    ck_assert_int_eq(cairo_image_surface_get_height(png), (int)ceil(res.height * res.png_scale));
+    ck_assert_int_eq(view_stage_spec(&a.view, &a.pipe, VIEW_WEIGHTS, 1, &spec), 0);
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) {
+            const struct rgb got = pixel(png, res.png_scale, res.first.x + j * res.first.cell_w + 2,
+                                         res.first.y + i * res.first.cell_h + 2);
+            const struct rgb want = j > i ? (struct rgb){ 255, 255, 255 }
+                                          : palette_ramp_rgb(spec.ramp,
+                                                             heatmap_level(&spec, MAT_AT(spec.m, i, j)));
+            ck_assert_msg(got.r == want.r && got.g == want.g && got.b == want.b,
+                          "cell (%d, %d): %d %d %d, the screen's %d %d %d", i, j, got.r, got.g,
+                          got.b, want.r, want.g, want.b);
+        }
+    cairo_surface_destroy(png);
+}
+END_TEST
+
+/* The three formats from the same drawing; the name decides, any case; others are refused. */
+START_TEST(svg_png_and_pdf_by_their_names)
+{
+    struct attn_error err;
+    enum figure_format f;
+    struct stat sb;
+
+    ck_assert_int_eq(figure_format_of("a.SVG", &f), 0);
+    ck_assert_int_eq(f, FIGURE_SVG);
+    ck_assert_int_eq(figure_format_of("a.b/c.pdf", &f), 0);
+    ck_assert_int_eq(f, FIGURE_PDF);
+    ck_assert_int_eq(figure_format_of("x.png", &f), 0);
+    ck_assert_int_eq(f, FIGURE_PNG);
+    ck_assert_int_eq(figure_format_of("x.jpg", &f), -1);
+    ck_assert_int_eq(figure_format_of("x.png/y", &f), -1);
+    ck_assert_int_eq(figure_format_of("png", &f), -1);
+
+    ck_assert_msg(app_write_figure(&a, in_dir("s.svg"), NULL, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert(starts_with(in_dir("s.svg"), "<?xml"));
+    ck_assert_msg(app_write_figure(&a, in_dir("s.pdf"), NULL, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert(starts_with(in_dir("s.pdf"), "%PDF-"));
+    ck_assert_msg(app_write_figure(&a, in_dir("s.png"), NULL, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert(starts_with(in_dir("s.png"), "\x89PNG"));
+
+    ck_assert_int_eq(app_write_figure(&a, in_dir("s.jpg"), NULL, &err), ATTN_EVALUE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "s.jpg: a figure's name ends in .svg, .png or .pdf"));
+    ck_assert_int_ne(stat(in_dir("s.jpg"), &sb), 0);
+    /* A folder that is not there: the file named, nothing left behind. */
+    ck_assert_int_eq(app_write_figure(&a, in_dir("none/s.svg"), NULL, &err), ATTN_EIO);
+    ck_assert_msg(strstr(err.msg, "cannot write ") && strstr(err.msg, "none/s.svg"), "%s", err.msg);
+    ck_assert_int_eq(test_count_entries(dir, NULL), 3);
+}
+END_TEST
+
+/* g's figure: every head, on one scale, each as many cells as the matrix. */
+START_TEST(the_heads_grid_draws_every_head)
+{
+    struct figure_result res;
+    struct attn_error err;
+    const struct app_start at = { "scores", NULL, "grid", NULL };
+
+    ck_assert_msg(app_open_at(&a, &at, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert(a.view.grid_heads);
+    ck_assert_msg(app_write_figure(&a, in_dir("g.png"), &res, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(res.heatmaps, a.pipe.st.shape.heads);
+    ck_assert_str_eq(res.what, "scores, every head");
+    ck_assert_int_eq(res.first.rows, 6);
+    ck_assert_int_eq(res.first.cols, 6);
+}
+END_TEST
+
+/* The view opens where the options say, and refuses what the pipeline lacks by the option's name. */
+START_TEST(the_view_opens_where_it_is_told)
+{
+    struct attn_error err;
+    struct app_start at = { "context", "1", NULL, "starts" };
+
+    ck_assert_msg(app_open_at(&a, &at, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(a.view.stage, VIEW_CONTEXT);
+    ck_assert_int_eq(a.view.head, 1);
+    ck_assert_int_eq(a.view.cursor_row, 2);
+    at = (struct app_start){ "qkv", NULL, NULL, "5" };
+    ck_assert_msg(app_open_at(&a, &at, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(a.view.stage, VIEW_QKV);
+    ck_assert_int_eq(a.view.cursor_row, 5);
+    at = (struct app_start){ "keys", NULL, NULL, NULL }; /* --print's name for it */
+    ck_assert_msg(app_open_at(&a, &at, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(a.view.stage, VIEW_QKV);
+
+    at = (struct app_start){ "weights.h2", NULL, NULL, NULL };
+    ck_assert_int_eq(app_open_at(&a, &at, &err), ATTN_EVALUE);
+    ck_assert_str_eq(err.msg, "--stage weights.h2: head out of range; the heads are 0-1");
+    at = (struct app_start){ "softness", NULL, NULL, NULL };
+    ck_assert_int_eq(app_open_at(&a, &at, &err), ATTN_EVALUE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "--stage softness: no such stage here; stages are "));
+    at = (struct app_start){ NULL, "5.1", NULL, NULL };
+    ck_assert_int_eq(app_open_at(&a, &at, &err), ATTN_EVALUE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "--head 5.1: layers are a trained model's"));
+    at = (struct app_start){ NULL, "2", NULL, NULL };
+    ck_assert_int_eq(app_open_at(&a, &at, &err), ATTN_EVALUE);
+    ck_assert_str_eq(err.msg, "--head 2: head out of range; the heads are 0-1");
+    at = (struct app_start){ NULL, NULL, "map", NULL };
+    ck_assert_int_eq(app_open_at(&a, &at, &err), ATTN_EVALUE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "--view map: L shows a trained model's map"));
+    at = (struct app_start){ NULL, NULL, "heads", NULL };
+    ck_assert_int_eq(app_open_at(&a, &at, &err), ATTN_EVALUE);
+    ck_assert_str_eq(err.msg,
+                     "--view heads: no such screen; choose stage, grid, map, sentence or next");
+    at = (struct app_start){ NULL, NULL, NULL, "dog" };
+    ck_assert_int_eq(app_open_at(&a, &at, &err), ATTN_EVALUE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "--query dog: no such token"));
+}
+END_TEST
+
+/*
+ * On a trained model: --head L.H opens the layer, and the map, the sentence
+ * view and the predictions each make a figure from the screen's own cells;
+ * F writes what the screen shows in the three formats.
+ */
+START_TEST(a_models_screens_make_figures)
+{
+    struct model m;
+    struct app b;
+    struct attention_config cfg;
+    struct pipeline_source src;
+    struct attn_error err;
+    struct figure_result res;
+    static const char *const views[] = { "map", "sentence", "next" };
+    char out[600];
+
+    ck_assert_msg(model_open(&m, test_path("samples/models/minigpt"), NULL, &err) == ATTN_OK, "%s",
+                  err.msg);
+    attention_config_init(&cfg);
+    memset(&src, 0, sizeof src);
+    src.sentence = "cat map sun red cat map sun red";
+    src.family = &family_gpt2;
+    src.model = &m;
+    src.top = 3;
+    ck_assert_msg(app_init(&b, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
+    b.view.colour = b.view.utf8 = true;
+    snprintf(out, sizeof out, "%s", in_dir("out"));
+    b.export_dir = out;
+    {
+        const struct app_start at = { "weights", "1.2", NULL, "sun#6" };
+        ck_assert_msg(app_open_at(&b, &at, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_int_eq(b.pipe.layer, 1);
+        ck_assert_int_eq(b.view.head, 2);
+        ck_assert_int_eq(b.view.cursor_row, 6);
+    }
+    ck_assert_msg(app_write_figure(&b, in_dir("w.svg"), &res, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(res.heatmaps, 1);
+    for (int k = 0; k < 3; k++) {
+        const struct app_start at = { NULL, NULL, views[k], NULL };
+        char want[64];
+        cairo_surface_t *png;
+        int dark = 0;
+        ck_assert_msg(app_open_at(&b, &at, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_msg(app_write_figure(&b, in_dir("s.png"), &res, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_int_eq(res.heatmaps, 0);
+        snprintf(want, sizeof want, "the %s screen", views[k]);
+        ck_assert_str_eq(res.what, want);
+        /* Something drawn: ink beyond the margins. */
+        png = cairo_image_surface_create_from_png(in_dir("s.png"));
+        ck_assert_int_eq(cairo_surface_status(png), CAIRO_STATUS_SUCCESS);
+        for (double y = 20; y < res.height - 16; y += 1)
+            for (double x = 20; x < res.width - 16; x += 1) {
+                struct rgb c = pixel(png, res.png_scale, x, y);
+                dark += c.r + c.g + c.b < 200;
+            }
+        ck_assert_msg(dark > 50, "%s: %d dark points", views[k], dark);
+        cairo_surface_destroy(png);
+    }
+    app_key(&b, 'F'); /* on the predictions */
+    ck_assert_msg(strstr(b.message, "wrote figure-next.svg, .png and .pdf into "), "%s", b.message);
+    ck_assert(starts_with(in_dir("out/figure-next.svg"), "<?xml"));
+    ck_assert(starts_with(in_dir("out/figure-next.png"), "\x89PNG"));
+    ck_assert(starts_with(in_dir("out/figure-next.pdf"), "%PDF-"));
+    app_key(&b, APP_KEY_ESCAPE);
+    app_key(&b, 'g');
+    app_key(&b, 'F');
+    ck_assert_msg(strstr(b.message, "wrote figure-layer1-weights-heads.svg"), "%s", b.message);
+    app_destroy(&b);
+    model_close(&m);
+}
+END_TEST
+
+static Suite *
+figure_suite(void)
+{
+    Suite *s = suite_create("figure");
+    TCase *tc = tcase_create("figures");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, a_heatmaps_cells_have_the_screens_colours);
+    tcase_add_test(tc, svg_png_and_pdf_by_their_names);
+    tcase_add_test(tc, the_heads_grid_draws_every_head);
+    tcase_add_test(tc, the_view_opens_where_it_is_told);
+    tcase_add_test(tc, a_models_screens_make_figures);
+    tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TEST_MAIN(figure_suite)
