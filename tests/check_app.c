@@ -1104,10 +1104,9 @@ START_TEST(the_model_map_draws_every_head_when_it_fits)
     ck_assert_msg(strstr(text, "Model map: the weights of every head (2 layers x 2 heads)") != NULL,
                   "%s", text);
     free(text);
-    /* Where they do not fit, the map says what they need. */
-    text = frame_text(50, 20);
-    ck_assert_msg(strstr(text, "need") != NULL && strstr(text, "this screen has room") != NULL,
-                  "%s", text);
+    /* Where they do not fit, pooled; where not even that, the map says what they need. */
+    text = frame_text(50, 16);
+    ck_assert_msg(strstr(text, "tokens a cell (max-pooled)") != NULL, "%s", text);
     free(text);
     app_key(&a, APP_KEY_TAB);
     ck_assert_int_eq(a.view.map_measure, MEASURE_ENTROPY);
@@ -1466,6 +1465,107 @@ START_TEST(a_model_file_changed_on_disk_changes_nothing)
 END_TEST
 
 /*
+ * The map's heatmaps of every head on a GPT-2 small shape (12 x 12): at
+ * 100x30 each head's 15 tokens pooled 3 x 3 into 5 x 5 cells, each the
+ * largest weight of its block; three layers at a time, PgDn the next three;
+ * at 200x50 pooled 2 x 2, four layers (issue 27, item 1: they never
+ * appeared).
+ */
+START_TEST(every_heads_heatmap_at_any_size)
+{
+    const struct decoder_config shape = {
+        .n_layer = 12, .n_head = 12, .n_embd = 24, .n_positions = 32, .vocab_size = 317,
+        .n_inner = 96, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
+        .tied = true,
+    };
+    struct model m;
+    struct app b;
+    struct attention_config cfg;
+    struct pipeline_source src;
+    struct attn_error err;
+    struct grid g;
+    char folder[600];
+    char *text;
+    size_t len;
+    FILE *f;
+
+    snprintf(folder, sizeof folder, "%s/small", dir);
+    ck_assert_int_eq(
+        gpt2_random_folder_with(folder, &shape, 1.0f, 7, test_path("tests/fixtures/gpt2/tiny")), 0);
+    ck_assert_msg(model_open(&m, folder, NULL, &err) == ATTN_OK, "%s", err.msg);
+    attention_config_init(&cfg);
+    memset(&src, 0, sizeof src);
+    src.sentence = "the cat sat on the mat and the dog sat on a";
+    src.family = &family_gpt2;
+    src.model = &m;
+    src.top = 3;
+    ck_assert_msg(app_init(&b, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(b.pipe.st.nq, 15); /* (the tiny tokenizer's pieces) */
+    b.view.colour = true;
+    app_key(&b, 'L');
+    app_key(&b, APP_KEY_BACKTAB);
+    ck_assert_int_eq(b.view.map_measure, VIEW_MAP_HEATMAPS);
+
+    ck_assert_int_eq(grid_create(&g, 100, 30), 0);
+    app_render(&b, &g);
+    text = NULL;
+    f = open_memstream(&text, &len);
+    grid_dump_text(&g, f);
+    fclose(f);
+    ck_assert_msg(strstr(text, "3 x 3 tokens a cell (max-pooled); layers 0-2 of 12, PgUp PgDn"),
+                  "%s", text);
+    ck_assert_int_eq(b.view.frame.map_layers, 3);
+    free(text);
+    /* Each of layer 0's heads: cell (bi, bj) is the largest weight of its 3 x 3 block. */
+    for (int h = 0; h < 12; h++) {
+        struct pipeline_view w;
+        pipeline_stage_view(&b.pipe, STAGE_WEIGHTS, h, &w);
+        for (int bi = 0; bi < 5; bi++)
+            for (int bj = 0; bj <= bi; bj++) {
+                const struct cell *c = grid_at(&g, 9 + h * 6 + bj, 7 + bi);
+                float best = -1.0f;
+                for (int i = 3 * bi; i < 15 && i < 3 * bi + 3; i++)
+                    for (int j = 3 * bj; j <= i && j < 3 * bj + 3; j++)
+                        best = MAT_AT(&w.m, i, j) > best ? MAT_AT(&w.m, i, j) : best;
+                ck_assert_int_eq(c->role, ROLE_HEAT);
+                ck_assert_msg(c->level == (int)(best * 255.0f + 0.5f),
+                              "head %d cell (%d, %d): level %d, the block's largest weight %g", h,
+                              bi, bj, c->level, (double)best);
+            }
+        /* Above the diagonal the mask hides every key of the block. */
+        ck_assert_int_ne(grid_at(&g, 9 + h * 6 + 4, 7)->role, ROLE_HEAT);
+    }
+    app_key(&b, APP_KEY_PAGE_DOWN);
+    ck_assert_int_eq(b.view.map_row, 3);
+    app_render(&b, &g);
+    text = NULL;
+    f = open_memstream(&text, &len);
+    grid_dump_text(&g, f);
+    fclose(f);
+    ck_assert_msg(strstr(text, "layers 3-5 of 12") && strstr(text, "\u25b8layer 3"), "%s", text);
+    free(text);
+    grid_destroy(&g);
+
+    ck_assert_int_eq(grid_create(&g, 200, 50), 0);
+    app_render(&b, &g);
+    text = NULL;
+    f = open_memstream(&text, &len);
+    grid_dump_text(&g, f);
+    fclose(f);
+    /* (15 tokens in a head's 14 columns: pooled 2 x 2, four layers at a time) */
+    ck_assert_msg(strstr(text, "2 x 2 tokens a cell (max-pooled); layers 3-6 of 12, PgUp PgDn"),
+                  "%s", text);
+    free(text);
+    grid_destroy(&g);
+    app_key(&b, APP_KEY_ENTER); /* the cursor's head, whole */
+    ck_assert_int_eq(b.view.screen, SCREEN_STAGE);
+    ck_assert_int_eq(b.pipe.layer, 3);
+    app_destroy(&b);
+    model_close(&m);
+}
+END_TEST
+
+/*
  * The model map reaches every layer of a 300-layer model (issue 23, item
  * 11: it stopped at 255 while the bar said 0-299).
  */
@@ -1533,6 +1633,7 @@ app_suite(void)
     tcase_add_test(tc, model_keys_on_the_book_say_so);
     tcase_add_test(tc, a_stale_narration_says_so_and_closes);
     tcase_add_test(tc, the_clicker_walks_every_screen_and_each_is_presentable);
+    tcase_add_test(tc, every_heads_heatmap_at_any_size);
     tcase_add_test(tc, a_knob_is_set_by_typing_its_value);
     tcase_add_test(tc, cross_attention_keys);
     tcase_add_test(tc, source_key_without_a_source);

@@ -215,7 +215,7 @@ START_TEST(the_view_opens_where_it_is_told)
     at = (struct app_start){ NULL, NULL, "heads", NULL };
     ck_assert_int_eq(app_open_at(&a, &at, &err), ATTN_EVALUE);
     ck_assert_str_eq(err.msg,
-                     "--view heads: no such screen; choose stage, grid, map, sentence or next");
+                     "--view heads: no such screen; choose stage, grid, map, overview, sentence or next");
     at = (struct app_start){ NULL, NULL, NULL, "dog" };
     ck_assert_int_eq(app_open_at(&a, &at, &err), ATTN_EVALUE);
     ck_assert_ptr_nonnull(strstr(err.msg, "--query dog: no such token"));
@@ -279,6 +279,22 @@ START_TEST(a_models_screens_make_figures)
             }
         ck_assert_msg(dark > 50, "%s: %d dark points", views[k], dark);
         cairo_surface_destroy(png);
+    }
+    {
+        /* The map's heatmaps: every layer's every head, whole (no pooling in a figure). */
+        const struct app_start at = { NULL, NULL, "overview", NULL };
+        ck_assert_msg(app_open_at(&b, &at, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_int_eq(b.view.screen, SCREEN_MAP);
+        ck_assert_int_eq(b.view.map_measure, VIEW_MAP_HEATMAPS);
+        ck_assert_msg(app_write_figure(&b, in_dir("o.png"), &res, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_int_eq(res.heatmaps, 2 * 4);
+        ck_assert_int_eq(res.first.rows, b.pipe.st.nq);
+        ck_assert_int_eq(res.first.cols, b.pipe.st.nq);
+        ck_assert_str_eq(res.what, "every head's weights, 2 layers x 4 heads");
+    }
+    {
+        const struct app_start at = { NULL, NULL, "next", NULL };
+        ck_assert_msg(app_open_at(&b, &at, &err) == ATTN_OK, "%s", err.msg);
     }
     app_key(&b, 'F'); /* on the predictions */
     ck_assert_msg(strstr(b.message, "wrote figure-next.svg, .png and .pdf into "), "%s", b.message);

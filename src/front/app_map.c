@@ -14,7 +14,14 @@ pick_head(struct app *a, int key)
     struct view *v = &a->view;
     const int heads = a->pipe.st.shape.heads;
 
-    if (key == APP_KEY_UP)
+    if (key == APP_KEY_PAGE_UP || key == APP_KEY_PAGE_DOWN) {
+        /* A page of the layers the heatmaps show (one on the measures' table). */
+        const int page = v->frame.map_layers > 1 ? v->frame.map_layers : 1;
+        v->map_row += key == APP_KEY_PAGE_DOWN ? page : -page;
+        v->map_row = v->map_row < 0 ? 0 : v->map_row >= a->pipe.layers ? a->pipe.layers - 1 : v->map_row;
+        v->map_first += key == APP_KEY_PAGE_DOWN ? page : -page;
+        v->map_first = v->map_first < 0 ? 0 : v->map_first;
+    } else if (key == APP_KEY_UP)
         v->map_row -= v->map_row > 0;
     else if (key == APP_KEY_DOWN)
         v->map_row += v->map_row + 1 < a->pipe.layers;
@@ -70,6 +77,8 @@ has_model(const struct app *a)
 
 static const struct app_binding map[] = {
     { { APP_KEY_UP, APP_KEY_DOWN, APP_KEY_LEFT, APP_KEY_RIGHT }, NULL, "a head", NULL, 0,
+      pick_head },
+    { { APP_KEY_PAGE_UP, APP_KEY_PAGE_DOWN }, NULL, "a page of layers", NULL, 0,
       pick_head },
     { { APP_KEY_TAB, APP_KEY_BACKTAB }, NULL, "the next / previous measure", NULL, 0,
       next_measure },

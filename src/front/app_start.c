@@ -21,11 +21,11 @@
 static const struct {
     const char *name;
     enum view_screen screen;
-    bool grid;
+    bool grid;   /* stage: every head side by side; map: every head's weights */
 } screens[] = {
     { "stage", SCREEN_STAGE, false },  { "grid", SCREEN_STAGE, true },
-    { "map", SCREEN_MAP, false },      { "sentence", SCREEN_SENTENCE, false },
-    { "next", SCREEN_NEXT, false },
+    { "map", SCREEN_MAP, false },      { "overview", SCREEN_MAP, true },
+    { "sentence", SCREEN_SENTENCE, false }, { "next", SCREEN_NEXT, false },
 };
 
 static enum attn_status
@@ -39,11 +39,14 @@ open_screen(struct app *a, const char *name, struct attn_error *err)
             if (a->view.screen != screens[i].screen)
                 return attn_fail(err, ATTN_EVALUE, "--view %s: %s", name, a->message);
         }
-        a->view.grid_heads = screens[i].grid;
+        if (screens[i].screen == SCREEN_MAP)
+            a->view.map_measure = screens[i].grid ? VIEW_MAP_HEATMAPS : 0;
+        else
+            a->view.grid_heads = screens[i].grid;
         return ATTN_OK;
     }
     return attn_fail(err, ATTN_EVALUE,
-                     "--view %s: no such screen; choose stage, grid, map, sentence or next", name);
+                     "--view %s: no such screen; choose stage, grid, map, overview, sentence or next", name);
 }
 
 /* --head H, or L.H (a layer of a trained model, then its head). */

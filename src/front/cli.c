@@ -104,7 +104,7 @@ static const struct plain_option plain_options[] = {
       "the head the view opens on; L.H: head H of layer L (with --model)" },
     { "view", 0, OPT_VIEW, "SCREEN", GROUP_OUTPUT,
       "the screen the view opens on: stage (default), grid (every head side by side), map (the "
-      "model map), sentence, next (the predictions)" },
+      "model map), overview (every head's weights), sentence, next (the predictions)" },
     { "query", 0, OPT_QUERY, "TOKEN", GROUP_OUTPUT,
       "the query (row) the view opens on: a token (it, or it#6 for a repeated one) or a position "
       "from 0" },

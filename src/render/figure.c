@@ -536,6 +536,101 @@ draw_stage(struct fig *f, struct view *v, const struct pipeline *p, struct figur
     return 0;
 }
 
+/* A head's weights in the overview: the cells the mask hides are masked. */
+static enum heat_kind
+causal_kind(const void *ctx, int i, int j)
+{
+    return attention_masked(&((const struct pipeline *)ctx)->cfg, i, j) ? HEAT_MASKED : HEAT_VALUE;
+}
+
+/*
+ * The map's heatmaps (its last Tab): every layer's every head, whole, no
+ * pooling; layers down, heads across, on the weights' own scale 0 to 1.
+ */
+static int
+draw_overview(struct fig *f, struct view *v, const struct pipeline *p, struct figure_result *res)
+{
+    const struct gpt2_state *m = pipeline_gpt2(p);
+    const int heads = p->st.shape.heads;
+    const int n = p->st.nq;
+    const size_t nn = (size_t)n * (size_t)n;
+    const size_t nc = (size_t)n * (size_t)m->model->dec.cfg.n_embd;
+    struct heat_style hs = { 0, 0, -1, false };
+    struct heatmap_spec spec;
+    struct matrix w;
+    char title[160];
+    double tw;
+    double th;
+    double label_w = 0;
+    double y;
+
+    if (view_reserve_scratch(v, 2 * nn + 2 * (size_t)n + 2 * nc) != 0)
+        return -1;
+    float *q = v->work.scratch + 2 * nn + 2 * (size_t)n;
+    w = matrix_view(v->work.scratch, n, n);
+    memset(&spec, 0, sizeof spec);
+    spec.m = &w;
+    spec.ramp = RAMP_SEQUENTIAL;
+    spec.lo = 0.0f;
+    spec.hi = 1.0f;
+    spec.kind = causal_kind;
+    spec.kind_ctx = p;
+    spec.colour = spec.utf8 = true;
+    hs.cw = hs.ch = 72.0 / n < 1.5 ? 1.5 : 72.0 / n > 6 ? 6 : 72.0 / n;
+    snprintf(title, sizeof title, "Attention weights of every head (%d layers x %d heads, %d tokens)",
+             p->layers, heads, n);
+    text_size(f, f->bold, title, &tw, &th);
+    text_at(f, 0, 0, f->bold, INK, 0, title);
+    y = th + 10;
+    for (int l = 0; l < p->layers; l++) {
+        double lw;
+        char label[24];
+        snprintf(label, sizeof label, "layer %d", l);
+        text_size(f, f->sans, label, &lw, &th);
+        label_w = lw > label_w ? lw : label_w;
+    }
+    label_w += 8;
+    for (int h = 0; h < heads; h++) {
+        char label[16];
+        snprintf(label, sizeof label, "h%d", h);
+        text_at(f, label_w + h * (n * hs.cw + 6) + n * hs.cw / 2, y, f->sans, INK, 2, label);
+    }
+    y += th + 2;
+    for (int l = 0; l < p->layers; l++) {
+        const double ly = y + l * (n * hs.ch + 6);
+        char label[24];
+        snprintf(label, sizeof label, "layer %d", l);
+        text_at(f, 0, ly + (n * hs.ch - th) / 2, f->sans, INK, 0, label);
+        decoder_layer_queries(&m->model->dec, &m->run, l, q, q + nc);
+        for (int h = 0; h < heads; h++) {
+            struct figure_cells cells;
+            double hw;
+            double hh;
+            decoder_head_weights(&m->model->dec, &m->run, l, h, q, v->work.scratch,
+                                 v->work.scratch + nn);
+            draw_heatmap(f, label_w + h * (n * hs.cw + 6), ly, &spec, &hs, &cells, &hw, &hh);
+            if (l == 0 && h == 0)
+                res->first = cells;
+        }
+    }
+    res->heatmaps = p->layers * heads;
+    snprintf(res->what, sizeof res->what, "every head's weights, %d layers x %d heads", p->layers,
+             heads);
+    y += p->layers * (n * hs.ch + 6) + 6;
+    {
+        struct grid g;
+        if (grid_create(&g, 120, 1) == 0) {
+            struct rect ink;
+            heatmap_legend(&g, 0, 0, g.width, &spec);
+            ink = view_inked(&g, 1);
+            if (ink.w > 0)
+                draw_cells(f, 0, y, &g, 0, ink.x + ink.w, 0, 1);
+            grid_destroy(&g);
+        }
+    }
+    return 0;
+}
+
 /*
  * A screen without a heatmap of its own (the map, the sentence view, the
  * predictions): drawn as presentation mode draws it (no bars, no keys), from
@@ -631,7 +726,12 @@ draw(cairo_t *cr, struct view *v, const struct pipeline *p, struct figure_result
     int drawn;
 
     fig_open(&f, cr);
-    drawn = s == &screen_stage ? draw_stage(&f, v, p, res) : draw_screen(&f, v, p, s, res);
+    if (s == &screen_stage)
+        drawn = draw_stage(&f, v, p, res);
+    else if (s == &screen_map && v->map_measure == VIEW_MAP_HEATMAPS)
+        drawn = draw_overview(&f, v, p, res);
+    else
+        drawn = draw_screen(&f, v, p, s, res);
     fig_close(&f);
     return drawn == 0 && cairo_status(cr) == CAIRO_STATUS_SUCCESS ? 0 : -1;
 }
@@ -676,12 +776,39 @@ page(struct view *v, const struct pipeline *p, enum figure_format format, const 
     return st;
 }
 
+static enum attn_status write_figure(struct view *v, const struct pipeline *p,
+                                     enum figure_format format, const char *path,
+                                     struct figure_result *res, struct attn_error *err);
+
 enum attn_status
 figure_write(struct view *v, const struct pipeline *p, const char *path, struct figure_result *res,
              struct attn_error *err)
 {
     struct figure_result own;
     enum figure_format format;
+
+    if (res == NULL)
+        res = &own;
+    memset(res, 0, sizeof *res);
+    if (figure_format_of(path, &format) != 0)
+        return attn_fail(err, ATTN_EVALUE, "%s: a figure's name ends in .svg, .png or .pdf", path);
+    {
+        /* In colour and UTF-8 whatever the terminal (a mono one's glyphs are not a figure's). */
+        const bool colour = v->colour;
+        const bool utf8 = v->utf8;
+        enum attn_status st;
+        v->colour = v->utf8 = true;
+        st = write_figure(v, p, format, path, res, err);
+        v->colour = colour;
+        v->utf8 = utf8;
+        return st;
+    }
+}
+
+static enum attn_status
+write_figure(struct view *v, const struct pipeline *p, enum figure_format format, const char *path,
+             struct figure_result *res, struct attn_error *err)
+{
     cairo_surface_t *rec;
     cairo_t *cr;
     cairo_status_t st;
@@ -689,11 +816,6 @@ figure_write(struct view *v, const struct pipeline *p, const char *path, struct 
     char *part;
     int drawn;
 
-    if (res == NULL)
-        res = &own;
-    memset(res, 0, sizeof *res);
-    if (figure_format_of(path, &format) != 0)
-        return attn_fail(err, ATTN_EVALUE, "%s: a figure's name ends in .svg, .png or .pdf", path);
     /* Measured first: drawn onto a recording surface, whose ink sizes the page. */
     rec = cairo_recording_surface_create(CAIRO_CONTENT_COLOR_ALPHA, NULL);
     cr = cairo_create(rec);

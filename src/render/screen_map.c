@@ -20,64 +20,131 @@
 
 /*
  * The map's last choice of Tab: every head's weights as a small heatmap, one
- * character per cell, layers down and heads across, when they fit.
+ * character per cell, layers down and heads across, bertviz's model view in
+ * a terminal.  Heads too narrow for their tokens show them pooled: each
+ * cell the largest weight of a block of queries and keys (a weight that
+ * stands out stays visible; the caption says how many tokens a cell holds).
+ * As many layers as fit are shown; the cursor's layer stays in sight.
  */
 _Static_assert(VIEW_MAP_HEATMAPS == MEASURE_COUNT, "the heatmaps come after the measures");
+
+#define MAP_LABEL_W 9 /* "▸layer 11 " */
+
+/* The largest weight of each f x f block of w (n x n) the mask shows; -1 for none. */
+static void
+pool_max(const struct pipeline *p, const float *w, int n, int f, float *out)
+{
+    const int cells = (n + f - 1) / f;
+
+    for (int bi = 0; bi < cells; bi++)
+        for (int bj = 0; bj < cells; bj++) {
+            float best = -1.0f;
+            for (int i = bi * f; i < n && i < (bi + 1) * f; i++)
+                for (int j = bj * f; j < n && j < (bj + 1) * f; j++)
+                    if (!attention_masked(&p->cfg, i, j) && w[(size_t)i * (size_t)n + (size_t)j] > best)
+                        best = w[(size_t)i * (size_t)n + (size_t)j];
+            out[bi * cells + bj] = best;
+        }
+}
+
 static void
 draw_head_heatmaps(struct grid *g, struct view *v, const struct pipeline *p, int top)
 {
     const struct gpt2_state *m = pipeline_gpt2(p);
     const int heads = p->st.shape.heads;
+    const int layers = p->layers;
     const int n = p->st.nq;
-    const int label_w = 9; /* "layer 11 " */
-    const int need_w = label_w + heads * (n + 1) - 1;
-    const int need_h = 1 + p->layers * (n + 1);
-    const int room_h = g->height - 3 - top;
+    const int room_h = g->height - 3 - top; /* under them: the caption and the cursor's line */
+    const int tw = (g->width - MAP_LABEL_W) / heads - 1;
+    int f;
+    int cells;
+    int shown;
+    int first;
+    int pitch;
 
-    if (need_w > g->width || need_h > room_h) {
+    if (tw < 1 || room_h < 3) {
         char text[320];
-        struct rect r = { 0, top, g->width, 4 };
         snprintf(text, sizeof text,
-                 "The heatmaps of %d layers x %d heads of %d tokens need %d x %d characters; this "
-                 "screen has room for %d x %d. A shorter text or a larger terminal shows them; Tab "
-                 "shows the measures.",
-                 p->layers, heads, n, need_w, need_h, g->width, room_h > 0 ? room_h : 0);
-        view_draw_wrapped(g, r, style_role(ROLE_TEXT), text);
+                 "The heatmaps of %d heads need at least %d x %d characters; this screen has %d x "
+                 "%d. A larger terminal shows them; Tab shows the measures.",
+                 heads, MAP_LABEL_W + 2 * heads, top + 6, g->width, g->height);
+        view_draw_wrapped(g, (struct rect){ 0, top, g->width, 4 }, style_role(ROLE_TEXT), text);
         return;
     }
+    /* Pooled as little as fits a head's width and one layer's height. */
+    f = (n + tw - 1) / tw;
+    cells = (n + f - 1) / f;
+    while (cells + 2 > room_h && cells > 1) {
+        f++;
+        cells = (n + f - 1) / f;
+    }
+    shown = (room_h - 1) / (cells + 1);
+    shown = shown < 1 ? 1 : shown > layers ? layers : shown;
+    first = v->map_first;
+    if (v->map_row < first)
+        first = v->map_row;
+    if (v->map_row >= first + shown)
+        first = v->map_row - shown + 1;
+    if (first > layers - shown)
+        first = layers - shown;
+    if (first < 0)
+        first = 0;
+    v->map_first = first;
+    v->frame.map_layers = shown;
+    pitch = cells + 1; /* tiles side by side, a blank column between */
+
     /* A head's weights at a time, made again from the queries and kept keys (decoder.h). */
     const size_t nc = (size_t)n * (size_t)m->model->dec.cfg.n_embd;
-    if (view_reserve_scratch(v, 2 * (size_t)n * (size_t)n + 2 * (size_t)n + 2 * nc) != 0)
+    const size_t nn = (size_t)n * (size_t)n;
+    if (view_reserve_scratch(v, 2 * nn + 2 * (size_t)n + 2 * nc + (size_t)cells * (size_t)cells) != 0)
         return;
+    float *q = v->work.scratch + 2 * nn + 2 * (size_t)n;
+    float *pooled = q + 2 * nc;
     for (int h = 0; h < heads; h++)
-        grid_printf(g, label_w + h * (n + 1), top, n,
+        grid_printf(g, MAP_LABEL_W + h * pitch, top, pitch - 1 > 2 ? pitch - 1 : 3,
                     style_role(h == v->map_col ? ROLE_TITLE : ROLE_DIM), "h%d", h);
-    for (int l = 0; l < p->layers; l++) {
-        const int y0 = top + 1 + l * (n + 1);
-        float *q = v->work.scratch + 2 * (size_t)n * (size_t)n + 2 * (size_t)n;
+    for (int l = first; l < first + shown; l++) {
+        const int y0 = top + 1 + (l - first) * (cells + 1);
         decoder_layer_queries(&m->model->dec, &m->run, l, q, q + nc);
-        grid_printf(g, 0, y0, label_w, style_role(l == v->map_row ? ROLE_TITLE : ROLE_TEXT),
+        grid_printf(g, 0, y0, MAP_LABEL_W, style_role(l == v->map_row ? ROLE_TITLE : ROLE_TEXT),
                     "%slayer %d", l == v->map_row ? "\u25b8" : "", l);
         for (int h = 0; h < heads; h++) {
-            const float *w = v->work.scratch;
-            const int x0 = label_w + h * (n + 1);
+            const int x0 = MAP_LABEL_W + h * pitch;
             decoder_head_weights(&m->model->dec, &m->run, l, h, q, v->work.scratch,
-                                 v->work.scratch + (size_t)n * (size_t)n);
-            for (int i = 0; i < n; i++)
-                for (int j = 0; j < n; j++) {
+                                 v->work.scratch + nn);
+            pool_max(p, v->work.scratch, n, f, pooled);
+            for (int i = 0; i < cells; i++)
+                for (int j = 0; j < cells; j++) {
                     struct style st = style_role(ROLE_HEAT);
-                    if (attention_masked(&p->cfg, i, j))
-                        continue;
+                    const float w = pooled[i * cells + j];
+                    if (w < 0.0f)
+                        continue; /* hidden by the mask */
                     st.ramp = RAMP_SEQUENTIAL;
-                    st.level = (int)(w[(size_t)i * (size_t)n + (size_t)j] * 255.0f + 0.5f);
+                    st.level = (int)(w * 255.0f + 0.5f);
+                    if (l == v->map_row && h == v->map_col && i == cells - 1 && j == 0)
+                        st.attr |= ATTR_UNDERLINE;
                     grid_set(g, x0 + j, y0 + i,
                              v->colour ? ' ' : palette_ramp_glyph(st.level, v->utf8), st);
                 }
         }
     }
-    grid_printf(g, 0, top + need_h, g->width, style_role(ROLE_TEXT),
-                "layer %d, head %d: a row per query, a column per key; brighter is more weight",
-                v->map_row, v->map_col);
+    {
+        const int y = top + 1 + shown * (cells + 1);
+        char what[96];
+        char where[96] = "";
+        if (f > 1)
+            snprintf(what, sizeof what, "%d x %d tokens a cell (max-pooled)", f, f);
+        else
+            snprintf(what, sizeof what, "a row per query, a column per key");
+        if (shown < layers && shown == 1)
+            snprintf(where, sizeof where, "; layer %d of %d, PgUp PgDn", first, layers);
+        else if (shown < layers)
+            snprintf(where, sizeof where, "; layers %d-%d of %d, PgUp PgDn", first,
+                     first + shown - 1, layers);
+        grid_printf(g, 0, y, g->width, style_role(ROLE_DIM), "%s%s", what, where);
+        grid_printf(g, 0, y + 1, g->width, style_role(ROLE_TEXT),
+                    "layer %d, head %d: Enter opens its full heatmap", v->map_row, v->map_col);
+    }
 }
 
 /*
@@ -160,6 +227,7 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
     y = view_overlay_narration(g, v, 6);
     r = (struct rect){ 0, y, g->width, g->height - 5 - y };
     heatmap_render(g, r, &spec, &scroll_row, &scroll_col, &geo);
+    v->frame.map_layers = geo.vis_rows;
     y += geo.vis_rows * geo.row_h + 1;
     heatmap_legend(g, 0, y, g->width, &spec);
     value = MAT_AT(&mat, v->map_row, v->map_col);

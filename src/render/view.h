@@ -48,6 +48,7 @@ struct view_frame {
     int stage_x[VIEW_STAGE_COUNT][2];           /* its entries' columns [from, to); -1: none */
     int narration_rows;                         /* the narration's body, wrapped */
     int narration_page;                         /* how many of them were shown */
+    int map_layers;                             /* layers the map's heatmaps showed at once */
 };
 
 /*
@@ -122,6 +123,7 @@ struct view {
     enum view_screen screen;
     int map_measure;         /* enum head_measure, or VIEW_MAP_HEATMAPS */
     int map_row, map_col;    /* the cursor: layer, head */
+    int map_first;           /* the first layer the map's heatmaps show (they scroll) */
 
     /* The walkthrough picker, or the list of a lesson's steps. */
     bool picker;
