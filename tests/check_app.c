@@ -1471,37 +1471,123 @@ END_TEST
  * at 200x50 pooled 2 x 2, four layers (issue 27, item 1: they never
  * appeared).
  */
-START_TEST(every_heads_heatmap_at_any_size)
+/* A random model of GPT-2 small's 12 layers of 12 heads (narrow), on 15 tokens. */
+static void
+open_twelve_by_twelve(struct app *b, struct model *m)
 {
     const struct decoder_config shape = {
         .n_layer = 12, .n_head = 12, .n_embd = 24, .n_positions = 32, .vocab_size = 317,
         .n_inner = 96, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
         .tied = true,
     };
-    struct model m;
-    struct app b;
     struct attention_config cfg;
     struct pipeline_source src;
     struct attn_error err;
-    struct grid g;
     char folder[600];
-    char *text;
-    size_t len;
-    FILE *f;
 
     snprintf(folder, sizeof folder, "%s/small", dir);
     ck_assert_int_eq(
         gpt2_random_folder_with(folder, &shape, 1.0f, 7, test_path("tests/fixtures/gpt2/tiny")), 0);
-    ck_assert_msg(model_open(&m, folder, NULL, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(model_open(m, folder, NULL, &err) == ATTN_OK, "%s", err.msg);
     attention_config_init(&cfg);
     memset(&src, 0, sizeof src);
     src.sentence = "the cat sat on the mat and the dog sat on a";
     src.family = &family_gpt2;
-    src.model = &m;
+    src.model = m;
     src.top = 3;
-    ck_assert_msg(app_init(&b, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
-    ck_assert_int_eq(b.pipe.st.nq, 15); /* (the tiny tokenizer's pieces) */
-    b.view.colour = true;
+    ck_assert_msg(app_init(b, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(b->pipe.st.nq, 15); /* (the tiny tokenizer's pieces) */
+    b->view.colour = true;
+}
+
+/* b's frame at w x h as text (free it). */
+static char *
+frame_of(struct app *b, int w, int h)
+{
+    struct grid g;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+
+    ck_assert_int_eq(grid_create(&g, w, h), 0);
+    app_render(b, &g);
+    grid_dump_text(&g, f);
+    fclose(f);
+    grid_destroy(&g);
+    return text;
+}
+
+/*
+ * g on 12 heads of 15 tokens: every head's every column in sight, one
+ * character a cell, the labels once for a row of heads, the same cursor on
+ * each; where the height does not hold them all they are paged and Tab moves
+ * the page with the head (issue 27, item 2: one column per head).
+ */
+START_TEST(the_grid_of_twelve_heads_is_usable)
+{
+    struct model m;
+    struct app b;
+    char *text;
+
+    open_twelve_by_twelve(&b, &m);
+    app_key(&b, '6');
+    app_key(&b, 'g');
+    app_key(&b, APP_KEY_DOWN);
+    app_key(&b, APP_KEY_DOWN);
+    text = frame_of(&b, 200, 50);
+    ck_assert_int_eq(b.view.frame.tiles, 12);
+    ck_assert_int_eq(b.view.frame.heads_shown, 12);
+    for (int t = 0; t < 12; t++) {
+        const struct heatmap_geometry *geo = &b.view.frame.geo[t];
+        ck_assert_int_eq(geo->vis_cols, 15);
+        ck_assert_int_eq(geo->cell_w, 1);
+        ck_assert_int_eq(geo->y0, b.view.frame.geo[0].y0);
+        ck_assert_int_eq(b.view.frame.tile_head[t], t);
+    }
+    ck_assert_msg(strstr(text, "heads 0-") == NULL, "%s", text);
+    free(text);
+
+    text = frame_of(&b, 100, 30);
+    ck_assert_int_lt(b.view.frame.heads_shown, 12);
+    ck_assert_int_eq(b.view.frame.heads_first, 0);
+    for (int t = 0; t < b.view.frame.tiles; t++) {
+        ck_assert_int_eq(b.view.frame.geo[t].vis_cols, 15);
+        ck_assert_int_eq(b.view.frame.geo[t].row0, b.view.frame.geo[0].row0);
+    }
+    {
+        char want[64];
+        snprintf(want, sizeof want, "heads 0-%d of 12 (Tab)", b.view.frame.heads_shown - 1);
+        ck_assert_msg(strstr(text, want), "%s", text);
+    }
+    free(text);
+    for (int k = b.view.frame.heads_shown; k > 0; k--)
+        app_key(&b, APP_KEY_TAB);
+    free(frame_of(&b, 100, 30));
+    ck_assert_int_eq(b.view.frame.heads_first, b.view.frame.heads_shown > 0 ? b.view.head : -1);
+    ck_assert_int_eq(b.view.frame.tile_head[0], b.view.head);
+    /* A click on another head's cell picks that head and cell. */
+    {
+        const struct heatmap_geometry *geo = &b.view.frame.geo[1];
+        app_click(&b, geo->x0 + 1, geo->y0 + 1);
+        ck_assert_int_eq(b.view.head, b.view.frame.tile_head[1]);
+        ck_assert_int_eq(b.view.cursor_row, geo->row0 + 1);
+        ck_assert_int_eq(b.view.cursor_col, geo->col0 + 1);
+    }
+    app_destroy(&b);
+    model_close(&m);
+}
+END_TEST
+
+START_TEST(every_heads_heatmap_at_any_size)
+{
+    struct model m;
+    struct app b;
+    struct grid g;
+    char *text;
+    size_t len;
+    FILE *f;
+
+    open_twelve_by_twelve(&b, &m);
     app_key(&b, 'L');
     app_key(&b, APP_KEY_BACKTAB);
     ck_assert_int_eq(b.view.map_measure, VIEW_MAP_HEATMAPS);
@@ -1634,6 +1720,7 @@ app_suite(void)
     tcase_add_test(tc, a_stale_narration_says_so_and_closes);
     tcase_add_test(tc, the_clicker_walks_every_screen_and_each_is_presentable);
     tcase_add_test(tc, every_heads_heatmap_at_any_size);
+    tcase_add_test(tc, the_grid_of_twelve_heads_is_usable);
     tcase_add_test(tc, a_knob_is_set_by_typing_its_value);
     tcase_add_test(tc, cross_attention_keys);
     tcase_add_test(tc, source_key_without_a_source);

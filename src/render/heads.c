@@ -59,13 +59,116 @@ tile_decimals_cap(struct view *v, const struct pipeline *p, int tiles, int w, in
 }
 
 /*
+ * The compact grid, for heads whose matrices do not fit side by side with
+ * numbers (a real model's 12 heads): the rows' labels once for each row of
+ * heads, each head's cells one column wide in colour (a glyph without),
+ * every head with the same rows and columns in sight and the same cursor;
+ * heads that do not fit the height are paged (Tab moves the page with the
+ * head).  As many heads side by side as show all their columns, and at
+ * least as many as tiles of 16 columns when they must scroll.
+ */
+#define COMPACT_MIN_ROWS 8
+
+struct compact {
+    int lw;        /* the labels' columns */
+    int per_row;   /* heads side by side */
+    int tile_w;    /* columns per head, its gap included */
+    int vis_rows;  /* matrix rows in sight */
+    int per_page;  /* heads on one page */
+    int first;     /* the page's first head */
+};
+
+static void
+compact_layout(struct view *v, const struct pipeline *p, int w, int h, struct compact *c)
+{
+    struct heatmap_spec spec;
+    const int heads = p->st.shape.heads;
+    int rows = p->st.nq;
+    int cols = p->st.nk;
+    int avail;
+    int least;
+    int tile_rows;
+    int page_rows;
+
+    memset(c, 0, sizeof *c);
+    c->lw = 3;
+    if (view_stage_spec(v, p, v->stage, v->head, &spec) == 0) {
+        c->lw = heatmap_label_width(&spec);
+        rows = spec.m->rows;
+        cols = spec.m->cols;
+    }
+    avail = w - c->lw - 1;
+    c->per_row = avail / (cols + 1);
+    least = avail / 16 < heads ? avail / 16 : heads;
+    if (c->per_row < least)
+        c->per_row = least;
+    if (c->per_row > heads)
+        c->per_row = heads;
+    if (c->per_row > VIEW_MAX_TILES)
+        c->per_row = VIEW_MAX_TILES;
+    if (c->per_row < 1)
+        c->per_row = 1;
+    c->tile_w = avail / c->per_row;
+    tile_rows = (heads + c->per_row - 1) / c->per_row;
+    {
+        const int want = rows < COMPACT_MIN_ROWS ? rows : COMPACT_MIN_ROWS;
+        page_rows = tile_rows * (1 + want) <= h ? tile_rows : h / (1 + want);
+    }
+    if (page_rows < 1)
+        page_rows = 1;
+    c->vis_rows = h / page_rows - 1 < rows ? h / page_rows - 1 : rows;
+    c->per_page = page_rows * c->per_row;
+    if (c->per_page > VIEW_MAX_TILES)
+        c->per_page = VIEW_MAX_TILES / c->per_row * c->per_row;
+    if (c->per_page < 1)
+        c->per_page = 1;
+    c->first = v->head / c->per_page * c->per_page;
+}
+
+/*
+ * Whether the grid of heads in w x h is the compact one: the usual tiles
+ * (per_row side by side) would hide columns, or show no numbers anyway and
+ * hide rows the compact grid's missing header would show.
+ */
+static bool
+grid_is_compact(struct view *v, const struct pipeline *p, int w, int h, int per_row)
+{
+    struct heatmap_spec spec;
+    struct heatmap_geometry geo;
+    const int heads = p->st.shape.heads < VIEW_MAX_TILES ? p->st.shape.heads : VIEW_MAX_TILES;
+    const int tile_rows = (heads + per_row - 1) / per_row;
+    const struct rect r = { 0, 0, w / per_row - 1, h / tile_rows - 1 };
+
+    if (view_stage_spec(v, p, v->stage, 0, &spec) != 0)
+        return false;
+    spec.max_cell_w = TILE_MAX_CELL_W;
+    return heatmap_measure(&spec, r, &geo) != 0 || geo.vis_cols < spec.m->cols ||
+           (geo.decimals < 0 && geo.vis_rows < spec.m->rows);
+}
+
+/*
  * Heads side by side in the all-heads grid of a w x h area: as many as show
  * the most decimals, among the layouts whose rows of tiles fit h (the most
  * side by side always may).  Two heads of 13 tokens in 120 columns show
  * numbers one above the other where side by side they are colour only.
  */
+static int choose_per_row(struct view *v, const struct pipeline *p, int w, int h);
+
 int
 view_choose_per_row(struct view *v, const struct pipeline *p, int w, int h)
+{
+    const int per_row = choose_per_row(v, p, w, h);
+
+    if (grid_is_compact(v, p, w, h, per_row)) {
+        struct compact c;
+        compact_layout(v, p, w, h, &c);
+        return c.per_row;
+    }
+    return per_row;
+}
+
+static int
+choose_per_row(struct view *v, const struct pipeline *p, int w, int h)
 {
     int tiles;
     int most;
@@ -187,6 +290,49 @@ view_panel_beside(struct view *v, const struct pipeline *p, int width, int heigh
     return true;
 }
 
+/* The compact grid (compact_layout) into r. */
+static void
+draw_compact(struct grid *g, struct rect r, struct view *v, const struct pipeline *p)
+{
+    const int heads = p->st.shape.heads;
+    struct compact c;
+    struct heatmap_spec spec;
+
+    compact_layout(v, p, r.w, r.h, &c);
+    v->frame.heads_first = c.first;
+    v->frame.heads_shown = heads - c.first < c.per_page ? heads - c.first : c.per_page;
+    for (int k = 0; k < c.per_page && c.first + k < heads; k++) {
+        const int t = c.first + k;
+        const int tx = r.x + c.lw + 1 + (k % c.per_row) * c.tile_w;
+        const int ty = r.y + (k / c.per_row) * (c.vis_rows + 1);
+        struct rect tr = { tx, ty + 1, c.tile_w - 1, c.vis_rows };
+        struct heatmap_geometry *geo = &v->frame.geo[v->frame.tiles];
+        int sr = v->scroll_row;
+        int sc = v->scroll_col;
+        if (ty + 2 > r.y + r.h || view_stage_spec(v, p, v->stage, t, &spec) != 0)
+            break;
+        spec.cursor_row = v->cursor_row;
+        spec.cursor_col = v->cursor_col;
+        spec.bare = true;
+        spec.cell_w = 1;
+        grid_printf(g, tx, ty, c.tile_w - 1,
+                    style_role(t == v->head ? ROLE_INSPECT_TITLE : ROLE_DIM), "h%d%s", t,
+                    t == v->head ? "*" : "");
+        heatmap_render(g, tr, &spec, &sr, &sc, geo);
+        if (k % c.per_row == 0) {
+            /* The rows' labels, once for the heads of this row. */
+            for (int i = 0; i < geo->vis_rows; i++) {
+                const int row = geo->row0 + i;
+                struct style st = style_role(ROLE_LABEL);
+                if (row == v->cursor_row)
+                    st.attr |= ATTR_BOLD;
+                grid_put(g, r.x, geo->y0 + i, c.lw, st, spec.row_labels[row]);
+            }
+        }
+        v->frame.tile_head[v->frame.tiles++] = t;
+    }
+}
+
 void
 view_draw_heatmaps(struct grid *g, struct rect r, struct view *v, const struct pipeline *p,
                    int per_row, int max_cell_w, int row_gap)
@@ -195,6 +341,13 @@ view_draw_heatmaps(struct grid *g, struct rect r, struct view *v, const struct p
     const int heads = p->st.shape.heads;
 
     v->frame.tiles = 0;
+    v->frame.heads_first = 0;
+    v->frame.heads_shown = heads;
+    if (view_showing_grid(v, p) &&
+        grid_is_compact(v, p, r.w, r.h, choose_per_row(v, p, r.w, r.h))) {
+        draw_compact(g, r, v, p);
+        return;
+    }
     if (view_showing_grid(v, p)) {
         /* Small multiples: one tile per head, the same cursor on each. */
         int tiles;
@@ -248,7 +401,7 @@ view_draw_legend(struct grid *g, int x0, int y, int w, struct view *v, const str
 {
     struct heatmap_spec spec;
     const struct heatmap_geometry *geo = &v->frame.geo[0];
-    char where[96] = "";
+    char where[128] = "";
 
     if (view_stage_spec(v, p, v->stage, v->head, &spec) != 0)
         return;
@@ -263,6 +416,12 @@ view_draw_legend(struct grid *g, int x0, int y, int w, struct view *v, const str
         snprintf(where, sizeof where, "rows %d-%d of %d, cols %d-%d of %d", geo->row0 + 1,
                  geo->row0 + geo->vis_rows, spec.m->rows, geo->col0 + 1, geo->col0 + geo->vis_cols,
                  spec.m->cols);
+    if (view_showing_grid(v, p) && v->frame.heads_shown < p->st.shape.heads) {
+        const size_t used = strlen(where);
+        snprintf(where + used, sizeof where - used, "%sheads %d-%d of %d (Tab)", used ? ", " : "",
+                 v->frame.heads_first, v->frame.heads_first + v->frame.heads_shown - 1,
+                 p->st.shape.heads);
+    }
     heatmap_legend(g, x0, y, where[0] ? w - (int)strlen(where) - 1 : w, &spec);
     if (where[0])
         grid_put(g, x0 + w - (int)strlen(where), y, (int)strlen(where), style_role(ROLE_DIM), where);

@@ -135,8 +135,8 @@ value_width(float lo, float hi, int d)
     return (int)strlen(buf) > w ? (int)strlen(buf) : w;
 }
 
-static int
-label_width(const struct heatmap_spec *spec)
+int
+heatmap_label_width(const struct heatmap_spec *spec)
 {
     int w = 3;
 
@@ -302,22 +302,31 @@ heatmap_measure(const struct heatmap_spec *spec, struct rect r, struct heatmap_g
 {
     const int rows = spec->m->rows;
     const int cols = spec->m->cols;
-    const int lw = label_width(spec);
+    /* The labels' columns and the gap after them, the header's row; none when bare. */
+    const int lw = spec->bare ? 0 : heatmap_label_width(spec) + 1;
+    const int header = spec->bare ? 0 : 1;
 
     memset(geo, 0, sizeof *geo);
-    if (r.w < lw + 3 || r.h < 2 || rows == 0 || cols == 0)
+    if (r.w < lw + (spec->bare ? 1 : 2) || r.h < header + 1 || rows == 0 || cols == 0)
         return -1;
-    choose_cells(spec, r.w - lw - 1, geo);
+    if (spec->cell_w > 0) {
+        geo->cell_w = spec->cell_w;
+        geo->decimals = -1;
+    } else {
+        choose_cells(spec, r.w - lw, geo);
+    }
     geo->row_h = 1 + (spec->row_gap > 0 ? spec->row_gap : 0);
-    geo->vis_cols = (r.w - lw - 1) / geo->cell_w;
-    geo->vis_rows = (r.h - 1 + spec->row_gap) / geo->row_h;
+    geo->vis_cols = (r.w - lw) / geo->cell_w;
+    geo->vis_rows = (r.h - header + spec->row_gap) / geo->row_h;
     if (geo->vis_cols > cols)
         geo->vis_cols = cols;
     if (geo->vis_rows > rows)
         geo->vis_rows = rows;
-    geo->x0 = r.x + lw + 1;
-    geo->y0 = r.y + 1;
-    geo->width = lw + 1 + geo->vis_cols * geo->cell_w;
+    if (geo->vis_cols < 1)
+        return -1;
+    geo->x0 = r.x + lw;
+    geo->y0 = r.y + header;
+    geo->width = lw + geo->vis_cols * geo->cell_w;
     return 0;
 }
 
@@ -327,7 +336,7 @@ heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *spec, i
 {
     const int rows = spec->m->rows;
     const int cols = spec->m->cols;
-    const int lw = label_width(spec);
+    const int lw = heatmap_label_width(spec);
     struct style label = style_role(ROLE_LABEL);
     char buf[64];
 
@@ -339,7 +348,7 @@ heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *spec, i
     geo->col0 = *scroll_col;
 
     /* Column labels, cut to the cell and right-aligned like the numbers. */
-    for (int c = 0; c < geo->vis_cols; c++) {
+    for (int c = 0; c < geo->vis_cols && !spec->bare; c++) {
         int j = geo->col0 + c;
         int x = geo->x0 + c * geo->cell_w;
         struct style st = label;
@@ -364,10 +373,12 @@ heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *spec, i
         int used;
         if (i == spec->cursor_row)
             st.attr |= ATTR_BOLD;
-        used = grid_put(g, r.x, y, lw - (spec->row_marked && spec->row_marked[i]), st,
-                        spec->row_labels[i]);
-        if (spec->row_marked && spec->row_marked[i])
-            grid_put(g, r.x + used, y, 1, st, "*");
+        if (!spec->bare) {
+            used = grid_put(g, r.x, y, lw - (spec->row_marked && spec->row_marked[i]), st,
+                            spec->row_labels[i]);
+            if (spec->row_marked && spec->row_marked[i])
+                grid_put(g, r.x + used, y, 1, st, "*");
+        }
         for (int c = 0; c < geo->vis_cols; c++)
             draw_cell(g, geo->x0 + c * geo->cell_w, y, spec, geo, i, geo->col0 + c);
     }

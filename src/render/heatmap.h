@@ -61,6 +61,13 @@ struct heatmap_spec {
     int max_cell_w;                  /* widest cell (larger in presentation mode) */
     int row_gap;                     /* blank lines between rows (presentation mode) */
     int decimals_cap;                /* 0: as many as fit; 2: at most 2; -1: no numbers */
+    /*
+     * Bare: no labels and no header row, the cells from the rectangle's top
+     * left (heads side by side, whose labels are drawn once for a row of
+     * them); cell_w > 0: cells this wide, colour only.
+     */
+    bool bare;
+    int cell_w;
     bool colour;
     bool utf8;
 };
@@ -87,6 +94,9 @@ int heatmap_measure(const struct heatmap_spec *spec, struct rect r, struct heatm
  */
 void heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *spec,
                     int *scroll_row, int *scroll_col, struct heatmap_geometry *geo);
+
+/* The columns spec's row labels take (at most the renderer's cap). */
+int heatmap_label_width(const struct heatmap_spec *spec);
 
 /* The ramp level (0..255) of value v under spec's range. */
 int heatmap_level(const struct heatmap_spec *spec, float v);

@@ -135,7 +135,7 @@ draw_head_heatmaps(struct grid *g, struct view *v, const struct pipeline *p, int
         if (f > 1)
             snprintf(what, sizeof what, "%d x %d tokens a cell (max-pooled)", f, f);
         else
-            snprintf(what, sizeof what, "a row per query, a column per key");
+            snprintf(what, sizeof what, "a row per query, a column per key, brighter is more weight");
         if (shown < layers && shown == 1)
             snprintf(where, sizeof where, "; layer %d of %d, PgUp PgDn", first, layers);
         else if (shown < layers)

@@ -49,6 +49,7 @@ struct view_frame {
     int narration_rows;                         /* the narration's body, wrapped */
     int narration_page;                         /* how many of them were shown */
     int map_layers;                             /* layers the map's heatmaps showed at once */
+    int heads_first, heads_shown;               /* the grid of heads: which it showed (paged) */
 };
 
 /*
