@@ -1291,6 +1291,11 @@ START_TEST(the_predictions_view)
     model_token_display(&tiny, g->run.top_ids[8 * 3], tok, sizeof tok);
     snprintf(want, sizeof want, " %.40s %.3f", tok, (double)g->run.top_probs[8 * 3]);
     ck_assert_msg(strstr(text, want) != NULL, "%s (want '%s')", text, want);
+    /* The logit lens after the cursor's position: the first token's, then (End) the last's. */
+    ck_assert_msg(strstr(text, "Logit lens after 'The' (position 0)") != NULL, "%s", text);
+    free(text);
+    app_key(&a, APP_KEY_END);
+    text = frame_text(100, 30);
     ck_assert_msg(strstr(text, "Logit lens after '.'") != NULL && strstr(text, "layer   1 ") != NULL,
                   "%s", text);
     free(text);
@@ -1518,6 +1523,75 @@ frame_of(struct app *b, int w, int h)
 }
 
 /*
+ * The predictions follow the cursor's position (Up, Down, Home, End), say
+ * which positions they show, read the logit lens after that position, and
+ * with a head ablated give the predictions without it beside (issue 27,
+ * item 3).
+ */
+START_TEST(the_predictions_follow_the_position_and_compare_an_ablation)
+{
+    struct model m;
+    struct app b;
+    char *text;
+    char want[400];
+    const struct gpt2_state *g;
+    int before_id;
+    float before_prob;
+
+    open_twelve_by_twelve(&b, &m);
+    g = pipeline_gpt2(&b.pipe);
+    app_key(&b, 'N');
+    app_key(&b, APP_KEY_END);
+    ck_assert_int_eq(b.view.cursor_row, 14);
+    app_key(&b, APP_KEY_UP);
+    app_key(&b, APP_KEY_UP);
+    ck_assert_int_eq(b.view.cursor_row, 12);
+    text = frame_of(&b, 100, 30);
+    snprintf(want, sizeof want, "Logit lens after '%s' (position 12)", b.pipe.query_labels[12]);
+    ck_assert_msg(strstr(text, want), "%s", text);
+    ck_assert_msg(strstr(text, " 12\u25b8 "), "%s", text);
+    ck_assert_msg(strstr(text, "positions ") && strstr(text, " of 15"), "%s", text);
+    free(text);
+    app_key(&b, APP_KEY_HOME);
+    ck_assert_int_eq(b.view.cursor_row, 0);
+    text = frame_of(&b, 100, 30);
+    ck_assert_msg(strstr(text, "   0\u25b8 ") || strstr(text, "  0\u25b8 "), "%s", text);
+    ck_assert_msg(strstr(text, "positions 0-"), "%s", text);
+    free(text);
+
+    /* Ablate layer 0's head 1; the comparison is the forward without it, at the cursor. */
+    before_id = g->run.top_ids[0];
+    before_prob = g->run.top_probs[0];
+    app_key(&b, APP_KEY_ESCAPE);
+    app_key(&b, APP_KEY_TAB);
+    app_key(&b, 'a');
+    app_key(&b, 'N');
+    app_settle(&b);
+    ck_assert_int_eq(b.base_n, 15);
+    ck_assert_int_eq(b.base_ids[0], before_id);
+    ck_assert(b.base_probs[0] == before_prob);
+    text = frame_of(&b, 120, 40);
+    {
+        char shown[128];
+        model_output_display(&m, before_id, shown, sizeof shown);
+        snprintf(want, sizeof want, "without the ablated heads \u2192 with: %s %.3f\u2192", shown,
+                 (double)before_prob);
+        ck_assert_msg(strstr(text, want), "%s", text);
+    }
+    free(text);
+    app_key(&b, APP_KEY_ESCAPE);
+    app_key(&b, 'a'); /* back: nothing to compare */
+    app_key(&b, 'N');
+    app_settle(&b);
+    text = frame_of(&b, 120, 40);
+    ck_assert_msg(strstr(text, "without the ablated heads") == NULL, "%s", text);
+    free(text);
+    app_destroy(&b);
+    model_close(&m);
+}
+END_TEST
+
+/*
  * g on 12 heads of 15 tokens: every head's every column in sight, one
  * character a cell, the labels once for a row of heads, the same cursor on
  * each; where the height does not hold them all they are paged and Tab moves
@@ -1721,6 +1795,7 @@ app_suite(void)
     tcase_add_test(tc, the_clicker_walks_every_screen_and_each_is_presentable);
     tcase_add_test(tc, every_heads_heatmap_at_any_size);
     tcase_add_test(tc, the_grid_of_twelve_heads_is_usable);
+    tcase_add_test(tc, the_predictions_follow_the_position_and_compare_an_ablation);
     tcase_add_test(tc, a_knob_is_set_by_typing_its_value);
     tcase_add_test(tc, cross_attention_keys);
     tcase_add_test(tc, source_key_without_a_source);

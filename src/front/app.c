@@ -115,9 +115,60 @@ app_rebuild_with(struct app *a, const struct attention_config *cfg, const char *
     return 0;
 }
 
+/* Whether a head of the trained model is ablated. */
+static bool
+any_ablated(const struct app *a)
+{
+    const size_t n = (size_t)a->pipe.layers * (size_t)a->pipe.st.shape.heads;
+
+    for (size_t i = 0; a->ablated != NULL && i < n; i++)
+        if (a->ablated[i])
+            return true;
+    return false;
+}
+
+/*
+ * The predictions of the same text without the ablated heads, kept for the
+ * N screen's before and after: one more forward, made once per pipeline.
+ */
+static void
+make_baseline(struct app *a)
+{
+    struct pipeline plain;
+    struct pipeline_source src = { a->sentence, a->vocab,  a->weights, a->qkv,
+                                   a->family,   a->model,  a->top,     a->bos,
+                                   NULL,        a->source, a->source_vocab };
+    const struct gpt2_state *g;
+    struct attn_error err;
+    size_t count;
+
+    free(a->base_ids);
+    free(a->base_probs);
+    a->base_ids = NULL;
+    a->base_probs = NULL;
+    a->base_n = 0;
+    a->base_generation = a->pipe.generation;
+    if (pipeline_create(&plain, &a->cfg, &src, &err) != ATTN_OK)
+        return; /* (the N screen then shows no comparison) */
+    g = pipeline_gpt2(&plain);
+    count = (size_t)g->run.n * (size_t)g->run.top;
+    a->base_ids = malloc(count * sizeof *a->base_ids + 1);
+    a->base_probs = malloc(count * sizeof *a->base_probs + 1);
+    if (a->base_ids != NULL && a->base_probs != NULL) {
+        memcpy(a->base_ids, g->run.top_ids, count * sizeof *a->base_ids);
+        memcpy(a->base_probs, g->run.top_probs, count * sizeof *a->base_probs);
+        a->base_n = g->run.n;
+        a->base_top = g->run.top;
+    }
+    pipeline_destroy(&plain);
+}
+
 void
 app_settle(struct app *a)
 {
+    if (a->view.screen == SCREEN_NEXT && pipeline_gpt2(&a->pipe) != NULL && any_ablated(a) &&
+        (a->base_generation != a->pipe.generation || a->base_ids == NULL))
+        make_baseline(a);
     if (a->view.screen == SCREEN_MAP && pipeline_gpt2(&a->pipe) != NULL) {
         float *measures = malloc(((size_t)a->pipe.layers * (size_t)a->pipe.st.shape.heads + 1) *
                                  sizeof *measures);
@@ -234,6 +285,8 @@ app_destroy(struct app *a)
     free(a->narration);
     free(a->edit);
     free(a->ablated);
+    free(a->base_ids);
+    free(a->base_probs);
     free((void *)a->step_titles);
     memset(a, 0, sizeof *a);
 }
@@ -246,6 +299,14 @@ app_render(struct app *a, struct grid *g)
     /* A knob or an edit since the step was played: what its narration says may no longer hold. */
     a->view.narration_stale = a->view.narration != NULL && a->pipe.generation != a->step_generation;
     a->view.footer_items = app_footer(a->view.screen, &a->view.footer_count);
+    /* The comparison only for the pipeline it was made for, with heads ablated. */
+    a->view.base_n = 0;
+    if (a->base_ids != NULL && a->base_generation == a->pipe.generation && any_ablated(a)) {
+        a->view.base_ids = a->base_ids;
+        a->view.base_probs = a->base_probs;
+        a->view.base_n = a->base_n;
+        a->view.base_top = a->base_top;
+    }
     view_render(&a->view, &a->pipe, g);
 }
 

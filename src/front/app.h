@@ -71,6 +71,15 @@ struct app {
     bool have_res;
     char *narration; /* the step's, rendered (walkthrough_narrate) */
 
+    /*
+     * The predictions without the ablated heads (the N screen compares):
+     * made by app_settle for the pipeline of generation base_generation.
+     */
+    int *base_ids;
+    float *base_probs;
+    int base_n, base_top;
+    unsigned long base_generation;
+
     /* The picker's choices. */
     char **picks;          /* paths */
     char **pick_titles;

@@ -54,6 +54,8 @@ app_open_screen(struct app *a, enum view_screen s)
         v->map_row = a->pipe.layer;
         v->map_col = v->head;
     }
+    if (s == SCREEN_NEXT)
+        v->next_first = -1; /* the end of the text in sight, as far as the cursor allows */
     v->screen = s;
 }
 

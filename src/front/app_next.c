@@ -7,11 +7,43 @@
 #include "attnscope/families/gpt2/family_gpt2.h"
 #include "front/app_keys.h"
 
+/* The position whose predictions, before and after and logit lens are shown: the cursor's row. */
+static void
+pick_position(struct app *a, int key)
+{
+    struct view *v = &a->view;
+    const int n = a->pipe.st.nq;
+    const int page = v->frame.next_rows > 1 ? v->frame.next_rows : 1;
+    int pos = v->cursor_row >= 0 && v->cursor_row < n ? v->cursor_row : n - 1;
+
+    switch (key) {
+    case APP_KEY_UP:
+        pos--;
+        break;
+    case APP_KEY_DOWN:
+        pos++;
+        break;
+    case APP_KEY_PAGE_UP:
+        pos -= page;
+        break;
+    case APP_KEY_PAGE_DOWN:
+        pos += page;
+        break;
+    case APP_KEY_HOME:
+        pos = 0;
+        break;
+    default:
+        pos = n - 1;
+        break;
+    }
+    v->cursor_row = pos < 0 ? 0 : pos >= n ? n - 1 : pos;
+}
+
 static void
 next_other(struct app *a, int key)
 {
     (void)key;
-    app_say(a, "the predictions: N or Esc goes back, x exports them");
+    app_say(a, "the predictions: Up and Down pick the position, N or Esc goes back, x exports them");
 }
 
 static bool
@@ -21,6 +53,9 @@ has_model(const struct app *a)
 }
 
 static const struct app_binding next[] = {
+    { { APP_KEY_UP, APP_KEY_DOWN, APP_KEY_PAGE_UP, APP_KEY_PAGE_DOWN }, NULL,
+      "the position: its predictions, and the logit lens after it", NULL, 0, pick_position },
+    { { APP_KEY_HOME, APP_KEY_END }, NULL, "the first / last position", NULL, 0, pick_position },
     { { 'N', APP_KEY_ESCAPE }, NULL, "back", NULL, 0, app_close_screen },
     { { 'e' }, NULL, "edit the sentence", NULL, 0, app_edit_sentence },
     { { 'x', 'X' }, NULL, "export the predictions (next.csv, lens.csv) / every stage", NULL, 0,

@@ -105,6 +105,26 @@ grid_put(struct grid *g, int x, int y, int max_w, struct style st, const char *t
 }
 
 int
+grid_put_cut(struct grid *g, int x, int y, int max_w, struct style st, const char *text)
+{
+    int room = max_w < g->width - x ? max_w : g->width - x;
+    int cols;
+    size_t keep;
+    char buf[1024];
+
+    if (utf8_width(text) <= room)
+        return grid_put(g, x, y, room, st, text);
+    if (room < 1)
+        return 0;
+    keep = utf8_prefix(text, room - 1, &cols);
+    if (keep > sizeof buf - 4)
+        keep = utf8_prefix(text, (int)(sizeof buf - 4) / 4, &cols);
+    memcpy(buf, text, keep);
+    memcpy(buf + keep, "\xe2\x80\xa6", 4); /* (and its NUL) */
+    return grid_put(g, x, y, room, st, buf);
+}
+
+int
 grid_printf(struct grid *g, int x, int y, int max_w, struct style st, const char *fmt, ...)
 {
     char buf[1024];

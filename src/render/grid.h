@@ -70,6 +70,12 @@ style_role(enum palette_role role)
  */
 int grid_put(struct grid *g, int x, int y, int max_w, struct style st, const char *text);
 
+/*
+ * Like grid_put, but text longer than max_w columns ends in an ellipsis
+ * (U+2026) at the last column, so that a cut line reads as cut.
+ */
+int grid_put_cut(struct grid *g, int x, int y, int max_w, struct style st, const char *text);
+
 /* Like grid_put, with printf formatting. */
 int grid_printf(struct grid *g, int x, int y, int max_w, struct style st, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));

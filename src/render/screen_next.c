@@ -32,10 +32,54 @@ put_bar(struct grid *g, int x, int y, int width, float prob, bool utf8)
     return width;
 }
 
+/* The probability p gives token id among the top ones of a position, or -1 when not among them. */
+static float
+prob_among(const int *ids, const float *probs, int top, int id)
+{
+    for (int t = 0; t < top; t++)
+        if (ids[t] == id)
+            return probs[t];
+    return -1.0f;
+}
+
+/*
+ * With heads ablated, one line: the cursor's position's likeliest tokens
+ * without them, each with what it has with them ("·Tor 0.689\u21920.619";
+ * "\u2192?" when no longer among the top ones).
+ */
+static void
+draw_before_after(struct grid *g, struct view *v, const struct gpt2_state *m, int pos, int y)
+{
+    const int top = m->run.top;
+    const int *id = m->run.top_ids + (size_t)pos * (size_t)top;
+    const float *pr = m->run.top_probs + (size_t)pos * (size_t)top;
+    const int *bid = v->base_ids + (size_t)pos * (size_t)v->base_top;
+    const float *bpr = v->base_probs + (size_t)pos * (size_t)v->base_top;
+    char line[1024] = "";
+    char shown[128];
+    size_t used = 0;
+    int x;
+
+    for (int t = 0; t < v->base_top && used < sizeof line - 200; t++) {
+        const float after = prob_among(id, pr, top, bid[t]);
+        model_output_display(m->model, bid[t], shown, sizeof shown);
+        if (after >= 0.0f)
+            used += (size_t)snprintf(line + used, sizeof line - used, " %s %.3f\u2192%.3f", shown,
+                                     (double)bpr[t], (double)after);
+        else
+            used += (size_t)snprintf(line + used, sizeof line - used, " %s %.3f\u2192?", shown,
+                                     (double)bpr[t]);
+    }
+    x = grid_put(g, 0, y, g->width, style_role(ROLE_TITLE), "without the ablated heads \u2192 with:");
+    grid_put_cut(g, x, y, g->width - x, style_role(ROLE_TEXT), line);
+}
+
 /*
  * The predictions: after each position its likeliest next tokens with
- * probabilities and a bar for the first; below, the logit lens after the
- * last token (each layer's stream read as if it were the last layer's).
+ * probabilities and a bar for the first, scrolled to keep the cursor's
+ * position in sight; below, with heads ablated, what they were without
+ * them, and the logit lens after the cursor's position (each layer's
+ * stream read as if it were the last layer's).
  */
 static void
 draw_next_view(struct grid *g, struct view *v, const struct pipeline *p)
@@ -46,35 +90,52 @@ draw_next_view(struct grid *g, struct view *v, const struct pipeline *p)
     const int top = m->run.top;
     const int n = m->run.n;
     const int bar_w = 12;
+    const int pos = v->cursor_row >= 0 && v->cursor_row < n ? v->cursor_row : n - 1;
+    const bool compare = v->base_n == n && top > 0 && v->base_top > 0;
     int lens_rows = p->layers + 2 < g->height / 2 ? p->layers + 2 : g->height / 2;
-    int room = g->height - 7 - lens_rows;
+    int room = g->height - 6 - lens_rows - (compare ? 1 : 0);
     int first;
+    int shown_rows;
     int y = 5;
     char shown[128];
 
     if (!v->present)
         view_draw_knob_bar(g, p);
     view_draw_sentence(g, v, p, 1);
-    grid_put(g, 0, 3, g->width, style_role(ROLE_TITLE),
-             top == 0                        ? "Next tokens: --top 0 asked for none"
-             : model_is_classifier(m->model) ? "Classes: the classifier head at each position (the "
-                                               "last one's is its answer)"
-                                             : "Next tokens: the likeliest after each position");
-    view_draw_keys_hint(g, v, 4, "N or Esc: back");
+    view_draw_keys_hint(g, v, 4, "Up Down PgUp PgDn Home End: the position   N or Esc: back");
     y = view_overlay_narration(g, v, y);
     room -= y - 5;
     if (room < 1)
         room = 1;
-    first = n > room ? n - room : 0; /* the end of the text: what comes next */
-    /* A lesson's step points at a position (its cell's row): that one stays in sight. */
-    if (v->narration != NULL && v->cursor_row >= 0 && v->cursor_row < first)
-        first = v->cursor_row;
-    for (int i = first; i < n && top > 0; i++, y++) {
+    shown_rows = n < room ? n : room;
+    /* Scrolled as little as keeps the cursor's position in sight; the text's end first. */
+    first = v->next_first >= 0 ? v->next_first : n - shown_rows;
+    if (pos < first)
+        first = pos;
+    if (pos >= first + shown_rows)
+        first = pos - shown_rows + 1;
+    if (first > n - shown_rows)
+        first = n - shown_rows;
+    if (first < 0)
+        first = 0;
+    v->next_first = first;
+    v->frame.next_rows = shown_rows;
+    {
+        const int x = grid_put(g, 0, 3, g->width, style_role(ROLE_TITLE),
+                               top == 0 ? "Next tokens: --top 0 asked for none"
+                               : model_is_classifier(m->model)
+                                   ? "Classes: the classifier head at each position (the last "
+                                     "one's is its answer)"
+                                   : "Next tokens: the likeliest after each position");
+        if (shown_rows < n && top > 0)
+            grid_printf(g, x, 3, g->width - x, style_role(ROLE_DIM), " (positions %d-%d of %d)",
+                        first, first + shown_rows - 1, n);
+    }
+    for (int i = first; i < first + shown_rows && top > 0; i++, y++) {
         const float *pr = m->run.top_probs + (size_t)i * (size_t)top;
         const int *id = m->run.top_ids + (size_t)i * (size_t)top;
-        const bool pointed = v->narration != NULL && i == v->cursor_row;
-        const struct style st = style_role(i == n - 1 || pointed ? ROLE_TITLE : ROLE_TEXT);
-        int x = grid_printf(g, 0, y, g->width, st, pointed ? "%3d\u25b8 " : "%4d ", i);
+        const struct style st = style_role(i == pos ? ROLE_TITLE : ROLE_TEXT);
+        int x = grid_printf(g, 0, y, g->width, st, i == pos ? "%3d\u25b8 " : "%4d ", i);
         grid_put(g, x, y, 12, st, p->tokens.text[i]); /* (cut at 12 columns) */
         x += 13;
         x += put_bar(g, x, y, bar_w, pr[0], v->utf8);
@@ -84,15 +145,17 @@ draw_next_view(struct grid *g, struct view *v, const struct pipeline *p)
                              " %s %.3f", shown, (double)pr[t]);
         }
     }
+    if (compare)
+        draw_before_after(g, v, m, pos, y++);
     y++;
     {
         int *ids = malloc((size_t)p->layers * (size_t)LENS_K * sizeof *ids);
         float *probs = malloc((size_t)p->layers * (size_t)LENS_K * sizeof *probs);
         if (ids != NULL && probs != NULL &&
-            decoder_logit_lens(&m->model->dec, &m->run, n - 1, LENS_K, ids, probs, NULL) == ATTN_OK) {
+            decoder_logit_lens(&m->model->dec, &m->run, pos, LENS_K, ids, probs, NULL) == ATTN_OK) {
             grid_printf(g, 0, y++, g->width, style_role(ROLE_TITLE),
-                        "Logit lens after '%s': each layer read through ln_f as if it were the last",
-                        p->query_labels[n - 1]);
+                        "Logit lens after '%s' (position %d): each layer read through ln_f as if "
+                        "it were the last", p->query_labels[pos], pos);
             for (int l = p->layers > lens_rows - 2 ? p->layers - (lens_rows - 2) : 0;
                  l < p->layers && y < g->height - 1; l++, y++) {
                 int x = grid_printf(g, 0, y, g->width, style_role(ROLE_TEXT), "layer %3d ", l);

@@ -30,6 +30,7 @@ view_init(struct view *v)
     v->stage = VIEW_OUTPUT;
     v->colour = true;
     v->utf8 = true;
+    v->next_first = -1; /* the predictions start at the text's end */
 }
 
 void

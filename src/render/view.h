@@ -50,6 +50,7 @@ struct view_frame {
     int narration_page;                         /* how many of them were shown */
     int map_layers;                             /* layers the map's heatmaps showed at once */
     int heads_first, heads_shown;               /* the grid of heads: which it showed (paged) */
+    int next_rows;                              /* positions the predictions showed at once */
 };
 
 /*
@@ -125,6 +126,15 @@ struct view {
     int map_measure;         /* enum head_measure, or VIEW_MAP_HEATMAPS */
     int map_row, map_col;    /* the cursor: layer, head */
     int map_first;           /* the first layer the map's heatmaps show (they scroll) */
+    int next_first;          /* the first position the predictions show (they scroll) */
+    /*
+     * The predictions without the ablated heads, for the one with them
+     * (the front end makes them): base_n positions of base_top each, or
+     * base_n 0 for none.
+     */
+    const int *base_ids;
+    const float *base_probs;
+    int base_n, base_top;
 
     /* The walkthrough picker, or the list of a lesson's steps. */
     bool picker;
