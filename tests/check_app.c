@@ -1146,7 +1146,7 @@ START_TEST(the_clicker_walks_every_screen_and_each_is_presentable)
     ck_assert(a.view.following);
     text = frame_text(100, 30);
     /* No knob bar, no line of keys, no footer; the title is not at the left edge. */
-    ck_assert_msg(strstr(text, "Left Right: the query") == NULL, "%s", text);
+    ck_assert_msg(strstr(text, "Left Right or a letter: query") == NULL, "%s", text);
     ck_assert_msg(strstr(text, "q quit") == NULL, "%s", text);
     ck_assert_msg(strstr(text, "heads=") == NULL && strstr(text, "layer=") == NULL, "%s", text);
     line = strstr(text, "What '");
@@ -1154,11 +1154,57 @@ START_TEST(the_clicker_walks_every_screen_and_each_is_presentable)
     free(text);
     keys("z"); /* the same screen with its bars */
     text = frame_text(100, 30);
-    ck_assert_msg(strstr(text, "\nWhat '") != NULL && strstr(text, "Left Right: the query"), "%s",
+    ck_assert_msg(strstr(text, "\nWhat '") != NULL && strstr(text, "Left Right or a letter: query"), "%s",
                   text);
     free(text);
     app_key(&a, APP_KEY_RIGHT); /* not presenting: the query moves, the step stays */
     ck_assert_int_eq(a.view.step, 2);
+}
+END_TEST
+
+/*
+ * K swaps the sentence view's roles: who attends to the key, each query
+ * shaded by the weight it gives it (issue 27, item 4); a letter goes to the
+ * next token it starts (item 14).
+ */
+START_TEST(the_sentence_view_shows_who_attends_to_a_key)
+{
+    char *text;
+    struct pipeline_view w;
+
+    keys("T");
+    ck_assert_int_eq(a.view.screen, SCREEN_SENTENCE);
+    app_key(&a, APP_KEY_RIGHT); /* the query "journey" */
+    keys("K");
+    ck_assert(a.view.key_side);
+    ck_assert_int_eq(a.view.cursor_col, 1); /* the same token, as the key */
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "Who attends to 'journey': head 0 of 2"), "%s", text);
+    /* Column 1 of head 0's weights, largest first: the queries that can see "journey". */
+    pipeline_stage_view(&a.pipe, STAGE_WEIGHTS, 0, &w);
+    {
+        char want[64];
+        snprintf(want, sizeof want, "most attention from: journey %.2f, starts %.2f",
+                 (double)MAT_AT(&w.m, 1, 1), (double)MAT_AT(&w.m, 2, 1));
+        ck_assert(MAT_AT(&w.m, 1, 1) > MAT_AT(&w.m, 2, 1));
+        ck_assert_msg(strstr(text, want), "%s (want %s)", text, want);
+    }
+    ck_assert_msg(strstr(text, "Your 0.") == NULL, "the mask hides journey from Your: %s", text);
+    free(text);
+    keys("s"); /* the next token starting with s: starts, then step */
+    ck_assert_int_eq(a.view.cursor_col, 2);
+    keys("s");
+    ck_assert_int_eq(a.view.cursor_col, 5);
+    keys("s"); /* round to the start: starts again */
+    ck_assert_int_eq(a.view.cursor_col, 2);
+    keys("v"); /* (v is no word's letter here) */
+    ck_assert_ptr_nonnull(strstr(a.message, "no token starts with 'v'"));
+    keys("K");
+    ck_assert(!a.view.key_side);
+    ck_assert_int_eq(a.view.cursor_row, 2); /* back to what "starts" attends to */
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "What 'starts' attends to"), "%s", text);
+    free(text);
 }
 END_TEST
 
@@ -1301,6 +1347,39 @@ START_TEST(the_predictions_view)
     free(text);
     app_key(&a, APP_KEY_ESCAPE);
     ck_assert(a.view.screen != SCREEN_NEXT);
+}
+END_TEST
+
+/*
+ * The sentence view wraps before a word, never before the punctuation that
+ * goes with it (issue 27, item 14): at every width no line of the text
+ * starts with a token that has no space of its own.
+ */
+START_TEST(the_sentence_view_wraps_with_the_punctuation)
+{
+    keys("e");
+    app_key(&a, APP_KEY_CTRL('u'));
+    keys("The cat sat, the dog ran, the log fell.");
+    app_key(&a, APP_KEY_ENTER);
+    ck_assert_msg(!a.view.editing, "%s", a.message);
+    keys("T");
+    app_key(&a, APP_KEY_END); /* the last query: every word seen, most with a weight beside it */
+    a.view.colour = false;
+    for (int w = 50; w <= 80; w++) {
+        char *text = frame_text(w, 20);
+        /* The text's lines: from the line after the keys under the title to "most weight". */
+        char *line = strstr(text, "attends to");
+        int lines = 0;
+        ck_assert_ptr_nonnull(line);
+        line = strchr(strchr(line, '\n') + 1, '\n') + 1;
+        for (; line != NULL && *line != '\0' && strncmp(line, "most weight", 11) != 0;
+             line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+            lines += *line != '\n',
+            ck_assert_msg(*line != ',' && *line != '.', "%d columns: a line starts with '%c':\n%s",
+                          w, *line, text);
+        ck_assert_int_ge(lines, 1);
+        free(text);
+    }
 }
 END_TEST
 
@@ -1792,6 +1871,7 @@ app_suite(void)
     tcase_add_test(tc, the_key_tables_are_consistent);
     tcase_add_test(tc, model_keys_on_the_book_say_so);
     tcase_add_test(tc, a_stale_narration_says_so_and_closes);
+    tcase_add_test(tc, the_sentence_view_shows_who_attends_to_a_key);
     tcase_add_test(tc, the_clicker_walks_every_screen_and_each_is_presentable);
     tcase_add_test(tc, every_heads_heatmap_at_any_size);
     tcase_add_test(tc, the_grid_of_twelve_heads_is_usable);
@@ -1831,6 +1911,7 @@ app_suite(void)
     tcase_add_test(tc, the_model_map_draws_every_head_when_it_fits);
     tcase_add_test(tc, the_sentence_view_follows_the_query);
     tcase_add_test(tc, the_predictions_view);
+    tcase_add_test(tc, the_sentence_view_wraps_with_the_punctuation);
     tcase_add_test(tc, x_on_a_model_names_the_layer_and_the_screen);
     tcase_add_test(tc, a_stopped_recompute_keeps_what_was_shown);
     tcase_add_test(tc, a_model_file_changed_on_disk_changes_nothing);

@@ -5,17 +5,30 @@
  */
 #include "config.h"
 
+#include <ctype.h>
+#include <string.h>
+
 #include "front/app_keys.h"
 
 /* Tokens PgUp and PgDn move the query by: a few lines of a long text. */
 #define SENTENCE_PAGE 20
 
+/* The token the sentence view is about: the query (cursor_row), or with K the key (cursor_col). */
+static int *
+focus(struct app *a, int *last)
+{
+    struct view *v = &a->view;
+
+    *last = (v->key_side ? a->pipe.st.nk : a->pipe.st.nq) - 1;
+    return v->key_side ? &v->cursor_col : &v->cursor_row;
+}
+
 static void
 pick_query(struct app *a, int key)
 {
-    struct view *v = &a->view;
-    const int last = a->pipe.st.nq - 1;
-    int to = v->cursor_row;
+    int last;
+    int *at = focus(a, &last);
+    int to = *at;
 
     switch (key) {
     case APP_KEY_LEFT:
@@ -37,7 +50,30 @@ pick_query(struct app *a, int key)
         to += SENTENCE_PAGE;
         break;
     }
-    v->cursor_row = to < 0 ? 0 : to > last ? last : to;
+    *at = to < 0 ? 0 : to > last ? last : to;
+}
+
+/* K: the key side (who attends to this token) and back, on the same token. */
+static void
+key_side(struct app *a, int key)
+{
+    struct view *v = &a->view;
+
+    (void)key;
+    if (!v->key_side)
+        v->cursor_col = v->cursor_row < a->pipe.st.nk ? v->cursor_row : a->pipe.st.nk - 1;
+    else
+        v->cursor_row = v->cursor_col < a->pipe.st.nq ? v->cursor_col : a->pipe.st.nq - 1;
+    v->key_side = !v->key_side;
+}
+
+/* Whether token t (a model's leading space mark left out) starts with the letter c, any case. */
+static bool
+starts_with_letter(const char *t, int c)
+{
+    if (strncmp(t, "\xc2\xb7", 2) == 0)
+        t += 2;
+    return tolower((unsigned char)t[0]) == c;
 }
 
 static void
@@ -56,12 +92,32 @@ mean_of_heads(struct app *a, int key)
     a->view.grid_heads = !a->view.grid_heads;
 }
 
+/*
+ * A letter no row takes goes to the next token that starts with it (after
+ * the one shown, round to the start); anything else says what the keys are.
+ */
 static void
 sentence_other(struct app *a, int key)
 {
-    (void)key;
-    app_say(a, "in the sentence view: Left and Right pick the query (Home End PgUp PgDn jump), Tab "
-               "the head, g their mean, T or Esc goes back");
+    const struct token_list *toks = a->view.key_side && a->pipe.cfg.cross ? &a->pipe.source_tokens
+                                                                           : &a->pipe.tokens;
+    int last;
+    int *at = focus(a, &last);
+
+    if (key < 128 && isalpha(key)) {
+        for (int k = 1; k <= last + 1; k++) {
+            const int t = (*at + k) % (last + 1);
+            if (t < toks->count && starts_with_letter(toks->text[t], tolower(key))) {
+                *at = t;
+                return;
+            }
+        }
+        app_say(a, "no token starts with '%c'", key);
+        return;
+    }
+    app_say(a, "in the sentence view: Left and Right pick the token (Home End PgUp PgDn jump, a "
+               "letter its next word), K who attends to it, Tab the head, g their mean, T or Esc "
+               "goes back");
 }
 
 static bool
@@ -71,13 +127,16 @@ has_sentence(const struct app *a)
 }
 
 static const struct app_binding sentence[] = {
-    { { APP_KEY_LEFT, APP_KEY_RIGHT }, NULL, "the query token", NULL, 0, pick_query },
+    { { APP_KEY_LEFT, APP_KEY_RIGHT }, NULL, "the token (a letter: the next word it starts)", NULL,
+      0, pick_query },
     { { APP_KEY_HOME, APP_KEY_END, APP_KEY_PAGE_UP, APP_KEY_PAGE_DOWN },
       NULL,
       "the first / last query token, 20 tokens back / on",
       NULL,
       0,
       pick_query },
+    { { 'K' }, NULL, "who attends to the token (the key side) / what it attends to", NULL, 0,
+      key_side },
     { { APP_KEY_TAB, APP_KEY_BACKTAB }, NULL, "the next / previous head", NULL, 0, next_head },
     { { ',', '.' }, NULL, "the previous / next layer", NULL, 0, app_step_layer },
     { { 'g' }, NULL, "the mean of the layer's heads", NULL, 0, mean_of_heads },

@@ -88,7 +88,7 @@ text_size(struct fig *f, const PangoFontDescription *font, const char *text, dou
     g_object_unref(l);
 }
 
-/* Text with its top left (align 0), top right (1) or top centre (2) at (x, y); returns its width. */
+/* Text with its top left (align 0), top right (1) or top centre (2) at (x, y); its width. */
 static double
 text_at(struct fig *f, double x, double y, const PangoFontDescription *font, struct rgb c,
         int align, const char *text)
@@ -194,7 +194,8 @@ draw_cells(struct fig *f, double x, double y, const struct grid *g, int x0, int 
             run[len] = '\0';
             cell_colours(first, &fg, &bg, &bold);
             if (!same_rgb(bg, PAPER))
-                fill_rect(f->cr, x + (c - x0) * f->mono_w, ry, (end - c) * f->mono_w, f->mono_h, bg);
+                fill_rect(f->cr, x + (c - x0) * f->mono_w, ry, (end - c) * f->mono_w, f->mono_h,
+                          bg);
             if (ink)
                 text_at(f, x + (c - x0) * f->mono_w, ry, bold ? f->mono_bold : f->mono, fg, 0, run);
             c = end;
@@ -577,8 +578,9 @@ draw_overview(struct fig *f, struct view *v, const struct pipeline *p, struct fi
     spec.kind_ctx = p;
     spec.colour = spec.utf8 = true;
     hs.cw = hs.ch = 72.0 / n < 1.5 ? 1.5 : 72.0 / n > 6 ? 6 : 72.0 / n;
-    snprintf(title, sizeof title, "Attention weights of every head (%d layers x %d heads, %d tokens)",
-             p->layers, heads, n);
+    snprintf(title, sizeof title,
+             "Attention weights of every head (%d layers x %d heads, %d tokens)", p->layers, heads,
+             n);
     text_size(f, f->bold, title, &tw, &th);
     text_at(f, 0, 0, f->bold, INK, 0, title);
     y = th + 10;

@@ -15,20 +15,33 @@
 #include "render/screen.h"
 #include "render/view_parts.h"
 
+/* The weight between the focus and token j: the query's on key j; with K, query j's on the key. */
+static float
+weight_of(const struct matrix *w, bool key_side, int focus, int j)
+{
+    return key_side ? MAT_AT(w, j, focus) : MAT_AT(w, focus, j);
+}
+
 /*
  * The sentence view: the text itself, each token shaded by the weight the
  * query token (the cursor's row) gives it in the head shown; the tokens
- * after the query, which a causal mask hides from it, dimmed.
+ * after the query, which a causal mask hides from it, dimmed.  With K the
+ * roles swap (bertviz's hover on a key): the key is the cursor's column and
+ * each query is shaded by the weight it gives that key.
  */
 static void
 draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
 {
     const struct gpt2_state *m = pipeline_gpt2(p);
+    const bool ks = v->key_side;
     struct pipeline_view w;
     const int q = v->cursor_row < p->st.nq ? v->cursor_row : p->st.nq - 1;
-    /* The text shaded is the keys' side: the source's, across sentences. */
-    const struct token_list *keys = p->cfg.cross ? &p->source_tokens : &p->tokens;
-    const char *in = p->cfg.cross ? " in the source" : "";
+    const int k = v->cursor_col < p->st.nk ? v->cursor_col : p->st.nk - 1;
+    const int focus = ks ? k : q;
+    /* The text shaded: the keys' (the source's, across sentences), or with K the queries'. */
+    const struct token_list *toks = !ks && p->cfg.cross ? &p->source_tokens : &p->tokens;
+    const char *in = p->cfg.cross ? (ks ? " from the target" : " in the source") : "";
+    const char *const *labels = ks ? p->query_labels : p->key_labels;
     int x = 0;
     int y = 6;
     int order[5];
@@ -36,22 +49,23 @@ draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
     int first;
     int end;
     char layer[32] = "";
+    char heads[48];
 
     pipeline_stage_view(p, STAGE_WEIGHTS, v->head, &w);
     if (v->grid_heads && p->st.shape.heads > 1 &&
         view_reserve_scratch(v, (size_t)w.m.rows * (size_t)w.m.cols) == 0) {
         /* g: the mean of the layer's heads, each key's weight averaged over them. */
-        const int heads = p->st.shape.heads;
+        const int nh = p->st.shape.heads;
         struct matrix mean = matrix_view(v->work.scratch, w.m.rows, w.m.cols);
         memset(mean.data, 0, matrix_size(&mean) * sizeof(float));
-        for (int h = 0; h < heads; h++) {
+        for (int h = 0; h < nh; h++) {
             struct pipeline_view hv;
             pipeline_stage_view(p, STAGE_WEIGHTS, h, &hv);
             for (size_t e = 0; e < matrix_size(&mean); e++)
                 mean.data[e] += hv.m.data[e];
         }
         for (size_t e = 0; e < matrix_size(&mean); e++)
-            mean.data[e] /= (float)heads;
+            mean.data[e] /= (float)nh;
         w.m = mean;
     }
     if (!v->present)
@@ -60,23 +74,27 @@ draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
     if (m != NULL)
         snprintf(layer, sizeof layer, "layer %d, ", p->layer);
     if (v->grid_heads && p->st.shape.heads > 1)
-        grid_printf(g, 0, 3, g->width, style_role(ROLE_TITLE),
-                    "What '%s' attends to%s: %sthe mean of the %d heads", p->query_labels[q], in,
-                    layer, p->st.shape.heads);
+        snprintf(heads, sizeof heads, "the mean of the %d heads", p->st.shape.heads);
     else
-        grid_printf(g, 0, 3, g->width, style_role(ROLE_TITLE),
-                    "What '%s' attends to%s: %shead %d of %d", p->query_labels[q], in, layer,
-                    v->head, p->st.shape.heads);
+        snprintf(heads, sizeof heads, "head %d of %d", v->head, p->st.shape.heads);
+    grid_printf(g, 0, 3, g->width, style_role(ROLE_TITLE),
+                ks ? "Who attends to '%s'%s: %s%s" : "What '%s' attends to%s: %s%s",
+                ks ? p->key_labels[focus] : p->query_labels[focus], in, layer, heads);
     view_draw_keys_hint(g, v, 4,
-                        m != NULL ? "Left Right: the query   Tab: the head   g: their mean   "
-                                    ", .: the layer   T or Esc: back"
-                                  : "Left Right: the query   Tab: the head   g: their mean   "
-                                    "T or Esc: back");
+                        ks ? "Left Right or a letter: key   K: what it attends to   Tab: head   "
+                             "g: mean   T: back"
+                        : m != NULL ? "Left Right or a letter: query   K: who attends to it   "
+                                      "Tab: head   g: mean   , .: layer   T: back"
+                                    : "Left Right or a letter: query   K: who attends to it   "
+                                      "Tab: head   g: mean   T: back");
     y = view_overlay_narration(g, v, y);
-    for (int j = 0; j < keys->count && y < g->height - 6; j++) {
-        const char *t = keys->text[j];
-        const float wt = j < w.m.cols ? MAT_AT(&w.m, q, j) : 0.0f;
-        const bool hidden = attention_masked(&p->cfg, q, j);
+    for (int j = 0; j < toks->count && y < g->height - 6; j++) {
+        const char *t = toks->text[j];
+        /* (query, key) of the weight that shades token j */
+        const int qi = ks ? j : focus;
+        const int kj = ks ? focus : j;
+        const float wt = qi < w.m.rows && kj < w.m.cols ? MAT_AT(&w.m, qi, kj) : 0.0f;
+        const bool hidden = attention_masked(&p->cfg, qi, kj);
         struct style st = style_role(hidden ? ROLE_DIM : ROLE_HEAT);
         char mark[16] = "";
         int need;
@@ -90,9 +108,15 @@ draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
             if (!v->colour && wt >= 0.095f)
                 snprintf(mark, sizeof mark, "(%.2f)", (double)wt);
         }
-        if (j == q && !p->cfg.cross)
+        if (j == focus && !p->cfg.cross)
             st.attr |= ATTR_BOLD | ATTR_UNDERLINE;
         need = (space ? 1 : 0) + utf8_width(t) + (int)strlen(mark);
+        /* A model's tokens without a space (",", "'s") go with the word before them to a new line. */
+        for (int a = j + 1; m != NULL && a < toks->count && x + need <= g->width; a++) {
+            if (strncmp(toks->text[a], "\xc2\xb7", 2) == 0 || utf8_width(toks->text[a]) == 0)
+                break;
+            need += utf8_width(toks->text[a]) + (v->colour ? 0 : 6);
+        }
         if (x > 0 && x + need > g->width) {
             x = 0;
             y += 2;
@@ -105,25 +129,34 @@ draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
             x += grid_put(g, x, y, g->width - x, style_role(ROLE_DIM), mark);
     }
     y += 2;
-    /* The keys it weighs most, largest first, among those its mask lets it see. */
-    attention_mask_range(&p->cfg, q, w.m.cols, &first, &end);
-    for (int k = 0; k < 5; k++) {
+    /* The heaviest, largest first, among those the mask lets see (or be seen). */
+    if (ks) {
+        first = 0;
+        end = w.m.rows;
+    } else {
+        attention_mask_range(&p->cfg, q, w.m.cols, &first, &end);
+    }
+    for (int r = 0; r < 5; r++) {
         int best = -1;
         for (int j = first; j < end; j++) {
             bool taken = false;
+            const float wj = weight_of(&w.m, ks, focus, j);
+            if (ks && attention_masked(&p->cfg, j, focus))
+                continue;
             for (int u = 0; u < shown; u++)
                 taken |= order[u] == j;
-            if (!taken && (best < 0 || MAT_AT(&w.m, q, j) > MAT_AT(&w.m, q, best)))
+            if (!taken && (best < 0 || wj > weight_of(&w.m, ks, focus, best)))
                 best = j;
         }
         if (best >= 0)
             order[shown++] = best;
     }
-    x = grid_put(g, 0, y, g->width, style_role(ROLE_TEXT), "most weight: ");
+    x = grid_put(g, 0, y, g->width, style_role(ROLE_TEXT),
+                 ks ? "most attention from: " : "most weight: ");
     for (int u = 0; u < shown; u++) {
         char item[96];
-        snprintf(item, sizeof item, "%s%s %.2f", u ? ", " : "", p->key_labels[order[u]],
-                 (double)MAT_AT(&w.m, q, order[u]));
+        snprintf(item, sizeof item, "%s%s %.2f", u ? ", " : "", labels[order[u]],
+                 (double)weight_of(&w.m, ks, focus, order[u]));
         x += grid_put(g, x, y, g->width - x, style_role(ROLE_TEXT), item);
     }
     view_draw_footer(g, v, g->height - 1);

@@ -652,7 +652,7 @@ void
 view_draw_keys_hint(struct grid *g, const struct view *v, int y, const char *text)
 {
     if (!v->present)
-        grid_put(g, 0, y, g->width, style_role(ROLE_DIM), text);
+        grid_put_cut(g, 0, y, g->width, style_role(ROLE_DIM), text);
 }
 
 void

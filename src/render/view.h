@@ -127,6 +127,7 @@ struct view {
     int map_row, map_col;    /* the cursor: layer, head */
     int map_first;           /* the first layer the map's heatmaps show (they scroll) */
     int next_first;          /* the first position the predictions show (they scroll) */
+    bool key_side;           /* the sentence view: who attends to the key (cursor_col) */
     /*
      * The predictions without the ablated heads, for the one with them
      * (the front end makes them): base_n positions of base_top each, or
