@@ -412,7 +412,17 @@ START_TEST(the_stages_a_model_has)
     ck_assert_int_eq(pipeline_select_layer(&p, -1, NULL), ATTN_EVALUE);
     /* Labels tell repeated tokens apart, and spaces show. */
     ck_assert_str_eq(p.tokens.text[1], "\xc2\xb7" "cat");
-    ck_assert_str_eq(p.query_labels[4], "\xc2\xb7the#4");
+    ck_assert_str_eq(p.query_labels[4], "\xc2\xb7the"); /* its first time: plain */
+    {
+        int later = -1;
+        char label[32];
+        for (int i = 5; i < p.tokens.count && later < 0; i++)
+            if (strcmp(p.tokens.text[i], "\xc2\xb7the") == 0)
+                later = i;
+        ck_assert_int_gt(later, 4);
+        snprintf(label, sizeof label, "\xc2\xb7the#%d", later);
+        ck_assert_str_eq(p.query_labels[later], label);
+    }
     pipeline_destroy(&p);
     /* The book's classes have none of a block's stages, and nothing for tokens or next. */
     {

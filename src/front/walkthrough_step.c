@@ -433,6 +433,21 @@ walkthrough_find_label(const char *name, const char *const *labels, const char *
     idx = strtol(name, &end, 10);
     if (end != name && *end == '\0' && idx >= 0 && idx < n)
         return (int)idx;
+    /* "map#2" for a first occurrence, labelled plain "·map": the word at that position. */
+    if (labels != NULL) {
+        const char *hash = strrchr(name, '#');
+        if (hash != NULL && hash > name) {
+            idx = strtol(hash + 1, &end, 10);
+            if (end != hash + 1 && *end == '\0' && idx >= 0 && idx < n) {
+                const char *l = labels[idx];
+                const size_t len = (size_t)(hash - name);
+                if (strncmp(l, "\xc2\xb7", 2) == 0 && strncmp(name, "\xc2\xb7", 2) != 0)
+                    l += 2;
+                if (strncmp(l, name, len) == 0 && (l[len] == '\0' || l[len] == '#'))
+                    return (int)idx;
+            }
+        }
+    }
     return -1;
 }
 

@@ -76,6 +76,61 @@ heatmap_kind(const struct heatmap_spec *spec, int i, int j)
 
 static void col_label(const struct heatmap_spec *spec, int j, char *buf, size_t size);
 
+/* The length of label's number at its end ("#10" of "·fox#10", "10" of "d10"); 0 for none. */
+static size_t
+number_suffix(const char *label, bool *hash)
+{
+    const size_t len = strlen(label);
+    size_t k = len;
+
+    while (k > 0 && label[k - 1] >= '0' && label[k - 1] <= '9')
+        k--;
+    *hash = k > 0 && k < len && label[k - 1] == '#';
+    if (k == len || (k == 0 && !*hash))
+        return 0; /* no number, or nothing but one */
+    return len - k + (*hash ? 1 : 0);
+}
+
+void
+heatmap_fit_label(const char *label, int width, char *buf, size_t size)
+{
+    bool hash;
+    const size_t suffix = number_suffix(label, &hash);
+    const int sw = (int)suffix; /* (ASCII: one column a byte) */
+    int cols;
+    size_t keep;
+
+    if (size == 0)
+        return;
+    if (width < 1) {
+        buf[0] = '\0';
+        return;
+    }
+    if (utf8_width(label) <= width) {
+        snprintf(buf, size, "%s", label);
+        return;
+    }
+    if (suffix > 0 && width >= sw + 2) {
+        /* The word cut, an ellipsis, the number: "·f…#10". */
+        keep = utf8_prefix(label, width - sw - 1, &cols);
+        snprintf(buf, size, "%.*s\xe2\x80\xa6%s", (int)keep, label, label + strlen(label) - suffix);
+        return;
+    }
+    if (suffix > 0 && width >= sw - (hash ? 1 : 0)) {
+        /* Only the number fits: it, with its '#' when that fits too. */
+        const char *num = label + strlen(label) - suffix;
+        snprintf(buf, size, "%s", width >= sw ? num : num + 1);
+        return;
+    }
+    if (width >= 4) {
+        keep = utf8_prefix(label, width - 1, &cols);
+        snprintf(buf, size, "%.*s\xe2\x80\xa6", (int)keep, label);
+        return;
+    }
+    keep = utf8_prefix(label, width, &cols);
+    snprintf(buf, size, "%.*s", (int)keep, label);
+}
+
 /*
  * Whether visible column c's label, cut to the cell, reads the same as
  * another visible label (cut too where it does not fit): "the#0" and
@@ -356,8 +411,13 @@ heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *spec, i
         int room = geo->cell_w - (geo->cell_w > 1);
         col_label(spec, j, buf, sizeof buf);
         /* A cut label that would read like another ("to" for tok1 ... tok29) shows its position. */
-        if (snprintf(NULL, 0, "%d", j) <= room && cut_label_collides(spec, geo, c))
+        if (snprintf(NULL, 0, "%d", j) <= room && cut_label_collides(spec, geo, c)) {
             snprintf(buf, sizeof buf, "%d", j);
+        } else {
+            char whole[64];
+            snprintf(whole, sizeof whole, "%s", buf);
+            heatmap_fit_label(whole, room, buf, sizeof buf);
+        }
         if (j == spec->cursor_col)
             st.attr |= ATTR_BOLD | ATTR_UNDERLINE;
         tw = utf8_width(buf);
@@ -374,8 +434,10 @@ heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *spec, i
         if (i == spec->cursor_row)
             st.attr |= ATTR_BOLD;
         if (!spec->bare) {
-            used = grid_put(g, r.x, y, lw - (spec->row_marked && spec->row_marked[i]), st,
-                            spec->row_labels[i]);
+            char fit[128];
+            heatmap_fit_label(spec->row_labels[i], lw - (spec->row_marked && spec->row_marked[i]),
+                              fit, sizeof fit);
+            used = grid_put(g, r.x, y, lw, st, fit);
             if (spec->row_marked && spec->row_marked[i])
                 grid_put(g, r.x + used, y, 1, st, "*");
         }

@@ -95,6 +95,13 @@ int heatmap_measure(const struct heatmap_spec *spec, struct rect r, struct heatm
 void heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *spec,
                     int *scroll_row, int *scroll_col, struct heatmap_geometry *geo);
 
+/*
+ * label in at most width columns: whole when it fits; else cut with an
+ * ellipsis, keeping the number at its end ("·fox#10" in 6 columns is
+ * "·f…#10", "d10" in 2 is "10"), so that a cut label never reads as another.
+ */
+void heatmap_fit_label(const char *label, int width, char *buf, size_t size);
+
 /* The columns spec's row labels take (at most the renderer's cap). */
 int heatmap_label_width(const struct heatmap_spec *spec);
 

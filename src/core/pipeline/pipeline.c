@@ -173,9 +173,10 @@ by_text(const void *a, const void *b)
 
 /*
  * The rows' and columns' labels: each token, and "token#i" (i its position)
- * for a token the sentence has more than once, so that "the" at 0 and 6 can
- * be told apart on screen, in explanations, in CSV headers and in lessons'
- * cell: lines.  Without repeats the labels are the tokens themselves.
+ * for each repeat of a token after its first, so that "the" at 0 and
+ * "the#6" can be told apart on screen, in explanations, in CSV headers and
+ * in lessons' cell: lines.  Without repeats the labels are the tokens
+ * themselves.
  */
 enum attn_status
 pipeline_label_tokens(struct pipeline *p, struct attn_error *err)
@@ -209,9 +210,10 @@ pipeline_label_list(const struct token_list *tl, char **storage, const char *con
         order[i] = i;
     sort_text = text;
     qsort(order, (size_t)n, sizeof *order, by_text);
+    /* Sorted by text, then position: each repeat after the first takes its position. */
     for (int k = 1; k < n; k++)
         if (strcmp(text[order[k - 1]], text[order[k]]) == 0)
-            repeated[order[k - 1]] = repeated[order[k]] = 1;
+            repeated[order[k]] = 1;
     free(order);
     for (int i = 0; i < n; i++) {
         repeats += repeated[i];
