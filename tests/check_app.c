@@ -1162,6 +1162,20 @@ START_TEST(the_clicker_walks_every_screen_and_each_is_presentable)
 }
 END_TEST
 
+/* A key too wide for the help's column ("Space Backspace") is whole, on a row of its own. */
+START_TEST(the_help_shows_every_key_whole)
+{
+    char *text;
+
+    keys("?");
+    for (int i = 0; i < 40; i++)
+        app_key(&a, APP_KEY_DOWN);
+    text = frame_text(100, 60);
+    ck_assert_msg(strstr(text, " Space Backspace\n"), "%s", text);
+    free(text);
+}
+END_TEST
+
 /*
  * K swaps the sentence view's roles: who attends to the key, each query
  * shaded by the weight it gives it (issue 27, item 4); a letter goes to the
@@ -1380,6 +1394,28 @@ START_TEST(the_sentence_view_wraps_with_the_punctuation)
         ck_assert_int_ge(lines, 1);
         free(text);
     }
+}
+END_TEST
+
+/*
+ * What does not fit says so (issue 27, item 17): a stage bar with stages
+ * beyond the screen ends in " >", numbered columns too narrow for "d10"
+ * show their numbers every few columns, never a row of bare "d".
+ */
+START_TEST(cut_bars_and_headers_say_so)
+{
+    char *text;
+    char *line;
+
+    keys("1");
+    text = frame_text(50, 20);
+    line = strstr(text, " 1 emb");
+    ck_assert_ptr_nonnull(line);
+    ck_assert_msg(strstr(line, " >\n") != NULL && strstr(line, " >\n") < strchr(line, '\n') + 1,
+                  "%s", text);
+    ck_assert_msg(strstr(text, " d d ") == NULL, "%s", text);
+    ck_assert_msg(strstr(text, " 0 ") != NULL && strstr(text, " 10") != NULL, "%s", text);
+    free(text);
 }
 END_TEST
 
@@ -1872,6 +1908,7 @@ app_suite(void)
     tcase_add_test(tc, model_keys_on_the_book_say_so);
     tcase_add_test(tc, a_stale_narration_says_so_and_closes);
     tcase_add_test(tc, the_sentence_view_shows_who_attends_to_a_key);
+    tcase_add_test(tc, the_help_shows_every_key_whole);
     tcase_add_test(tc, the_clicker_walks_every_screen_and_each_is_presentable);
     tcase_add_test(tc, every_heads_heatmap_at_any_size);
     tcase_add_test(tc, the_grid_of_twelve_heads_is_usable);
@@ -1912,6 +1949,7 @@ app_suite(void)
     tcase_add_test(tc, the_sentence_view_follows_the_query);
     tcase_add_test(tc, the_predictions_view);
     tcase_add_test(tc, the_sentence_view_wraps_with_the_punctuation);
+    tcase_add_test(tc, cut_bars_and_headers_say_so);
     tcase_add_test(tc, x_on_a_model_names_the_layer_and_the_screen);
     tcase_add_test(tc, a_stopped_recompute_keeps_what_was_shown);
     tcase_add_test(tc, a_model_file_changed_on_disk_changes_nothing);

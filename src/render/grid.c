@@ -125,6 +125,18 @@ grid_put_cut(struct grid *g, int x, int y, int max_w, struct style st, const cha
 }
 
 int
+grid_printf_cut(struct grid *g, int x, int y, int max_w, struct style st, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return grid_put_cut(g, x, y, max_w, st, buf);
+}
+
+int
 grid_printf(struct grid *g, int x, int y, int max_w, struct style st, const char *fmt, ...)
 {
     char buf[1024];

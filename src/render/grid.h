@@ -76,6 +76,10 @@ int grid_put(struct grid *g, int x, int y, int max_w, struct style st, const cha
  */
 int grid_put_cut(struct grid *g, int x, int y, int max_w, struct style st, const char *text);
 
+/* Like grid_put_cut, with printf formatting. */
+int grid_printf_cut(struct grid *g, int x, int y, int max_w, struct style st, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
 /* Like grid_put, with printf formatting. */
 int grid_printf(struct grid *g, int x, int y, int max_w, struct style st, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));

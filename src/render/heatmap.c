@@ -402,8 +402,36 @@ heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *spec, i
     geo->row0 = *scroll_row;
     geo->col0 = *scroll_col;
 
+    /*
+     * Numbered columns (d0 d1 ...) too narrow for their numbers: the number
+     * every step columns, written from its cell on, so that no column reads
+     * as a bare "d".
+     */
+    const bool ticks = !spec->bare && spec->col_labels == NULL && spec->col_group == 0 &&
+                       snprintf(NULL, 0, "%d", cols - 1) > geo->cell_w - (geo->cell_w > 1);
+    if (ticks) {
+        static const int steps[] = { 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000 };
+        const int digits = snprintf(NULL, 0, "%d", cols - 1);
+        int step = steps[sizeof steps / sizeof steps[0] - 1];
+        for (size_t k = 0; k < sizeof steps / sizeof steps[0]; k++)
+            if (steps[k] * geo->cell_w >= digits + 1) {
+                step = steps[k];
+                break;
+            }
+        for (int c = 0; c < geo->vis_cols; c++) {
+            const int j = geo->col0 + c;
+            const int x = geo->x0 + c * geo->cell_w;
+            struct style st = label;
+            if (j % step != 0)
+                continue;
+            if (j == spec->cursor_col)
+                st.attr |= ATTR_BOLD | ATTR_UNDERLINE;
+            snprintf(buf, sizeof buf, "%d", j);
+            grid_put(g, x, r.y, geo->x0 + geo->vis_cols * geo->cell_w - x, st, buf);
+        }
+    }
     /* Column labels, cut to the cell and right-aligned like the numbers. */
-    for (int c = 0; c < geo->vis_cols && !spec->bare; c++) {
+    for (int c = 0; c < geo->vis_cols && !spec->bare && !ticks; c++) {
         int j = geo->col0 + c;
         int x = geo->x0 + c * geo->cell_w;
         struct style st = label;

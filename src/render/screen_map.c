@@ -174,7 +174,7 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
         if (!v->present)
             view_draw_knob_bar(g, p);
         view_draw_sentence(g, v, p, 1);
-        grid_printf(g, 0, 3, g->width, style_role(ROLE_TITLE),
+        grid_printf_cut(g, 0, 3, g->width, style_role(ROLE_TITLE),
                     "Model map: the weights of every head (%d layers x %d heads)", p->layers, heads);
         view_draw_keys_hint(g, v, 4,
                             "Tab: the measures   arrows: a head   Enter: open it   L or Esc: back");
@@ -204,8 +204,9 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
     if (!v->present)
         view_draw_knob_bar(g, p);
     view_draw_sentence(g, v, p, 1);
-    grid_printf(g, 0, 3, g->width, style_role(ROLE_TITLE), "Model map: %s, %s (%d layers x %d heads)",
-                head_measure_name(m), head_measure_description(m), layers, heads);
+    grid_printf_cut(g, 0, 3, g->width, style_role(ROLE_TITLE),
+                    "Model map: %s, %s (%d layers x %d heads)",
+                    head_measure_name(m), head_measure_description(m), layers, heads);
     view_draw_keys_hint(g, v, 4,
                         "Tab: the next measure   arrows: a head   Enter: open it   L or Esc: back");
     memset(&spec, 0, sizeof spec);

@@ -77,7 +77,7 @@ draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
         snprintf(heads, sizeof heads, "the mean of the %d heads", p->st.shape.heads);
     else
         snprintf(heads, sizeof heads, "head %d of %d", v->head, p->st.shape.heads);
-    grid_printf(g, 0, 3, g->width, style_role(ROLE_TITLE),
+    grid_printf_cut(g, 0, 3, g->width, style_role(ROLE_TITLE),
                 ks ? "Who attends to '%s'%s: %s%s" : "What '%s' attends to%s: %s%s",
                 ks ? p->key_labels[focus] : p->query_labels[focus], in, layer, heads);
     view_draw_keys_hint(g, v, 4,

@@ -520,13 +520,18 @@ view_draw_stage_bar(struct grid *g, struct view *v, const struct pipeline *p, in
     /*
      * When the bar is wider than the screen and the stage shown would fall
      * off its end (a model's block has many), the bar starts later, "<"
-     * saying that stages come before.
+     * saying that stages come before; ">" at its end says that more follow.
      */
     for (;;) {
         int end = first > 0 ? 2 : 0;
         for (int s = first; s < VIEW_STAGE_COUNT && s <= (int)v->stage; s++)
             if (stage_visible(p, (enum view_stage)s))
                 end += (int)strlen(explain_stage_short((enum view_stage)s, brief)) + 3 + !brief;
+        for (int s = (int)v->stage + 1; s < VIEW_STAGE_COUNT; s++)
+            if (stage_visible(p, (enum view_stage)s)) {
+                end += 2; /* the " >" after it */
+                break;
+            }
         if (end <= g->width || first >= (int)v->stage)
             break;
         first++;
@@ -541,8 +546,17 @@ view_draw_stage_bar(struct grid *g, struct view *v, const struct pipeline *p, in
             continue;
         snprintf(label, sizeof label, brief ? " %c %s" : " %c %s ", key ? key : '+',
                  explain_stage_short((enum view_stage)s, brief));
-        if (x + (int)strlen(label) > g->width)
-            break;
+        {
+            /* Stages after this one that do not fit: " >" says so, as " <" does before. */
+            bool more = false;
+            for (int t = s + 1; t < VIEW_STAGE_COUNT && !more; t++)
+                more = stage_visible(p, (enum view_stage)t);
+            if (x + (int)strlen(label) + (more ? 2 : 0) > g->width &&
+                !(!more && x + (int)strlen(label) <= g->width)) {
+                grid_put(g, x, y, g->width - x, style_role(ROLE_STAGE), " >");
+                break;
+            }
+        }
         v->frame.stage_x[s][0] = x;
         x += grid_put(g, x, y, g->width - x, style_role(role), label);
         v->frame.stage_x[s][1] = x;
@@ -757,9 +771,10 @@ draw_help(struct grid *g, struct view *v)
     int total = 0;
     int row = 0;
 
+    /* Keys wider than their column ("Space Backspace") take a row of their own above the words. */
     for (int i = 0; i < v->help_count; i++) {
         int rows = view_count_wrapped(v->help_lines[i].what, tw);
-        total += rows > 0 ? rows : 1;
+        total += (rows > 0 ? rows : 1) + (utf8_width(v->help_lines[i].keys) > 14);
     }
     v->frame.help_rows = total;
     v->frame.help_page = page;
@@ -771,6 +786,14 @@ draw_help(struct grid *g, struct view *v)
     for (int i = 0; i < v->help_count; i++) {
         const char *t = v->help_lines[i].what;
         bool first_line = true;
+        if (utf8_width(v->help_lines[i].keys) > 14) {
+            const int k = row - v->help_scroll;
+            if (k >= 0 && k < page)
+                grid_put_cut(g, (k / per_col) * col_w + 1, 2 + k % per_col, col_w - 2,
+                             style_role(ROLE_BAR_KEY), v->help_lines[i].keys);
+            row++;
+            first_line = false;
+        }
         do {
             size_t next;
             size_t n = text_wrap(t, tw, &next);
