@@ -384,6 +384,17 @@ count=$((count + 1))
 head -1 "$tmp/handout.md" | grep -qxF "# 1. Attention without trainable weights" &&
     grep -qx "## Step 1 of 4: .*" "$tmp/handout.md" || fail "a Markdown handout's headings: $(head -3 "$tmp/handout.md")"
 
+# A handout prints what each step shows (issue 27, item 20): a model's wide
+# matrices as the rows and columns around the step's cell, said so; the
+# sentence view as the query's weights on each key it sees, the largest marked.
+count=$((count + 1))
+"$bin" --walkthrough 08-minigpt-heads --print >"$tmp/handout.txt" 2>&1 &&
+    grep -qx "inputs: rows 0-16 and columns 0-9 of 17 x 64" "$tmp/handout.txt" &&
+    grep -qx "What '·sun#11' attends to: head 0 of 4" "$tmp/handout.txt" &&
+    grep -qx "  ·map#10        0.9925  <" "$tmp/handout.txt" &&
+    [ "$(wc -c <"$tmp/handout.txt")" -lt 20000 ] ||
+    fail "lesson 08's handout prints what its steps show: $(head -c 3000 "$tmp/handout.txt")"
+
 # A handout reads right on paper: no keys to press, no cursor or panel to look
 # at; a step that shows every head on screen prints every head (item 18).
 for lesson in "$src"/samples/walkthroughs/*.walk; do

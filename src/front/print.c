@@ -403,6 +403,68 @@ print_stage(FILE *out, const struct pipeline *p, enum pipeline_stage s, int head
     print_table(out, &t, po);
 }
 
+void
+print_stage_window(FILE *out, const struct pipeline *p, enum pipeline_stage s, int head, int row0,
+                   int rows, int col0, int cols, const struct print_options *po)
+{
+    struct pipeline_view v;
+    struct table t;
+    struct matrix part;
+    char title[200];
+    char (*names)[16] = NULL;
+    const char **col_names = NULL;
+    float *data;
+
+    pipeline_stage_view(p, s, head, &v);
+    row0 = row0 < 0 ? 0 : row0;
+    col0 = col0 < 0 ? 0 : col0;
+    rows = row0 + rows > v.m.rows ? v.m.rows - row0 : rows;
+    cols = col0 + cols > v.m.cols ? v.m.cols - col0 : cols;
+    if (rows == v.m.rows && cols == v.m.cols) {
+        print_stage(out, p, s, head, po);
+        return;
+    }
+    data = malloc((size_t)rows * (size_t)cols * sizeof *data);
+    if (v.col_labels == NULL) {
+        names = malloc((size_t)cols * sizeof *names);
+        col_names = malloc((size_t)cols * sizeof *col_names);
+    }
+    if (data == NULL || (v.col_labels == NULL && (names == NULL || col_names == NULL))) {
+        free(data);
+        free(names);
+        free(col_names);
+        fprintf(out, "(out of memory: %s not printed)\n\n", pipeline_stage_name(s));
+        return;
+    }
+    for (int i = 0; i < rows; i++)
+        memcpy(data + (size_t)i * (size_t)cols, &MAT_AT(&v.m, row0 + i, col0),
+               (size_t)cols * sizeof *data);
+    for (int j = 0; col_names != NULL && j < cols; j++) {
+        snprintf(names[j], sizeof names[j], "d%d", col0 + j);
+        col_names[j] = names[j];
+    }
+    part = matrix_view(data, rows, cols);
+    if (pipeline_stage_per_head(s) && p->st.shape.heads > 1)
+        snprintf(title, sizeof title, "%s, head %d of %d: rows %d-%d and columns %d-%d of %d x %d",
+                 pipeline_stage_name(s), head, p->st.shape.heads, row0, row0 + rows - 1, col0,
+                 col0 + cols - 1, v.m.rows, v.m.cols);
+    else
+        snprintf(title, sizeof title, "%s: rows %d-%d and columns %d-%d of %d x %d",
+                 pipeline_stage_name(s), row0, row0 + rows - 1, col0, col0 + cols - 1, v.m.rows,
+                 v.m.cols);
+    memset(&t, 0, sizeof t);
+    t.title = title;
+    t.m = &part;
+    t.rows = v.row_labels != NULL ? v.row_labels + row0 : NULL;
+    t.cols = v.col_labels != NULL ? v.col_labels + col0 : col_names;
+    t.col_prefix = "d";
+    t.mark = v.row_marked != NULL ? v.row_marked + row0 : NULL;
+    print_table(out, &t, po);
+    free(data);
+    free(names);
+    free(col_names);
+}
+
 static void
 print_param(FILE *out, const struct param *pa, const struct print_options *po)
 {

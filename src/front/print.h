@@ -52,6 +52,15 @@ void print_stage_params(FILE *out, const struct pipeline *p, bool out_proj, int 
                         const struct print_options *po);
 
 /* Writes one stage (one head of a per-head stage) as po says. */
+/*
+ * Rows [row0, row0 + rows) and columns [col0, col0 + cols) of stage s (cut
+ * to the matrix), titled with where they are in it: a handout's step prints
+ * what its screen shows of a real model's 768 columns.  The whole stage when
+ * that is all of it.
+ */
+void print_stage_window(FILE *out, const struct pipeline *p, enum pipeline_stage s, int head,
+                        int row0, int rows, int col0, int cols, const struct print_options *po);
+
 void print_stage(FILE *out, const struct pipeline *p, enum pipeline_stage s, int head,
                  const struct print_options *po);
 

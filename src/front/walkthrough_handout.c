@@ -14,7 +14,9 @@
 #include "attnscope/files/fileio.h"
 #include "attnscope/text/tokenizer.h"
 #include "attnscope/base/utf8.h"
+#include "attnscope/families/gpt2/family_gpt2.h"
 #include "render/view.h"
+#include "front/print.h"
 #include "front/walkthrough.h"
 
 /* --------------------------------------------------------------- handout */
@@ -53,6 +55,64 @@ print_wrapped(FILE *out, const char *text, int width)
     }
 }
 
+/* The most rows and columns a handout's table takes: a page's width, around the step's cell. */
+#define HANDOUT_ROWS 24
+#define HANDOUT_COLS 10
+
+/* The first of count places around at, a window of n of them. */
+static int
+window_start(int at, int n, int count)
+{
+    int first = at - n / 2;
+
+    if (first > count - n)
+        first = count - n;
+    return first < 0 ? 0 : first;
+}
+
+/*
+ * A sentence view step on paper: what its screen shades, the weights the
+ * query gives each key it sees (every head's mean with view: grid), the
+ * largest marked.
+ */
+static void
+print_sentence_step(FILE *out, const struct pipeline *p, const struct walk_step *s, int q)
+{
+    const int heads = p->st.shape.heads;
+    const bool mean = s->grid && heads > 1;
+    struct pipeline_view w;
+    int first;
+    int end;
+    int best = -1;
+    float *row;
+
+    pipeline_stage_view(p, STAGE_WEIGHTS, s->head, &w);
+    row = calloc((size_t)w.m.cols, sizeof *row);
+    if (row == NULL)
+        return;
+    for (int h = mean ? 0 : s->head; h < (mean ? heads : s->head + 1); h++) {
+        struct pipeline_view hv;
+        pipeline_stage_view(p, STAGE_WEIGHTS, h, &hv);
+        for (int j = 0; j < w.m.cols; j++)
+            row[j] += MAT_AT(&hv.m, q, j) / (float)(mean ? heads : 1);
+    }
+    attention_mask_range(&p->cfg, q, w.m.cols, &first, &end);
+    for (int j = first; j < end; j++)
+        best = best < 0 || row[j] > row[best] ? j : best;
+    if (mean)
+        fprintf(out, "What '%s' attends to: the mean of the %d heads%s\n", p->query_labels[q], heads,
+                pipeline_gpt2(p) != NULL ? " of the layer" : "");
+    else
+        fprintf(out, "What '%s' attends to: head %d of %d\n", p->query_labels[q], s->head, heads);
+    for (int j = first; j < end; j++) {
+        const int pad = 14 - utf8_width(p->key_labels[j]);
+        fprintf(out, "  %s%*s %.4f%s\n", p->key_labels[j], pad > 0 ? pad : 0, "", (double)row[j],
+                j == best ? "  <" : "");
+    }
+    fputc('\n', out);
+    free(row);
+}
+
 int
 walkthrough_print(FILE *out, const struct walkthrough *w, const struct print_options *po,
                   int width, struct attn_error *err)
@@ -73,6 +133,8 @@ walkthrough_print(FILE *out, const struct walkthrough *w, const struct print_opt
         struct walk_resources res;
         struct pipeline p;
         char *narration;
+        int row;
+        int col;
         enum pipeline_stage ps = explain_pipeline_stage(NULL, s->stage, s->mask_matrix);
 
         if (walkthrough_step_pipeline(w, k, &res, &p, err) != ATTN_OK)
@@ -86,7 +148,14 @@ walkthrough_print(FILE *out, const struct walkthrough *w, const struct print_opt
         fprintf(out, "%sStep %d of %d: %s\n\n", markdown ? "## " : "", k + 1, w->count, s->title);
         print_wrapped(out, narration, width);
         free(narration);
-        if (s->screen == WALK_SCREEN_MAP || s->screen == WALK_SCREEN_NEXT) {
+        if (walkthrough_cell(w, k, &p, &row, &col, err) != 0) {
+            pipeline_destroy(&p);
+            walk_resources_destroy(&res);
+            return -1;
+        }
+        if (s->screen == WALK_SCREEN_SENTENCE) {
+            print_sentence_step(out, &p, s, row < p.st.nq ? row : p.st.nq - 1);
+        } else if (s->screen == WALK_SCREEN_MAP || s->screen == WALK_SCREEN_NEXT) {
             const struct pipeline_selection sel = {
                 s->screen == WALK_SCREEN_MAP ? PIPELINE_SELECT_HEADS : PIPELINE_SELECT_NEXT, -1, NULL
             };
@@ -102,7 +171,12 @@ walkthrough_print(FILE *out, const struct walkthrough *w, const struct print_opt
             for (int h = 0; h < p.st.shape.heads; h++)
                 print_stage(out, &p, ps, h, po);
         } else {
-            print_stage(out, &p, ps, s->head, po);
+            /* What the screen shows around the step's cell, not a real model's 768 columns. */
+            struct pipeline_view v;
+            pipeline_stage_view(&p, ps, s->head, &v);
+            print_stage_window(out, &p, ps, s->head,
+                               window_start(row, HANDOUT_ROWS, v.m.rows), HANDOUT_ROWS,
+                               window_start(col, HANDOUT_COLS, v.m.cols), HANDOUT_COLS, po);
         }
         pipeline_destroy(&p);
         walk_resources_destroy(&res);
