@@ -30,6 +30,7 @@
 #include "front/inputs.h"
 #include "front/print.h"
 #include "front/app.h"
+#include "tui/startup.h"
 #include "tui/tui.h"
 #include "front/walkthrough.h"
 
@@ -38,6 +39,7 @@ enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 static int
 die(int code, const char *msg)
 {
+    startup_end(); /* (the line that said what was under way goes first) */
     fprintf(stderr, "attnscope: %s\n", msg);
     if (code == EXIT_USAGE)
         fprintf(stderr, "Try 'attnscope --help' for the options.\n");
@@ -133,6 +135,7 @@ run_tui(const struct cli_options *o, const struct pipeline_source *src)
         fprintf(stderr, "attnscope: %s\n", msg);
         return 0;
     }
+    startup_end();
     st = tui_run(&app, o->mono, &err);
     app_destroy(&app);
     figure_release(); /* (F's fonts) */
@@ -480,6 +483,8 @@ main(int argc, char **argv)
     }
 
     catch_signals();
+    if (o.mode == CLI_TUI)
+        startup_begin(); /* (a model may take seconds to read before the view can draw) */
     attn_error_clear(&err);
     if (o.threads > 0)
         parallel_set_threads(o.threads);

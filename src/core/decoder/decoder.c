@@ -601,20 +601,26 @@ decoder_pack(struct decoder_model *m)
 {
     const int C = m->cfg.n_embd;
 
-    for (int l = 0; l < m->cfg.n_layer; l++)
+    progress_begin("packing the weights", m->cfg.n_layer + 1);
+    for (int l = 0; l < m->cfg.n_layer; l++) {
         for (int i = 0; i < 6; i++) {
             struct decoder_linear *d = block_linear(&m->blocks[l], i);
             if (d->packed.data == NULL &&
                 linalg_pack(&d->packed, d->out, d->in, d->w, d->ld, d->out_in) != 0) {
                 unpack(m);
+                progress_end();
                 return false;
             }
         }
+        progress_step(l + 1);
+    }
     if (m->head_packed.data == NULL &&
         linalg_pack(&m->head_packed, decoder_outputs(&m->cfg), C, m->lm_head, C, 1) != 0) {
         unpack(m);
+        progress_end();
         return false;
     }
+    progress_end();
     return true;
 }
 

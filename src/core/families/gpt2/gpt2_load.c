@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "attnscope/base/progress.h"
 #include "attnscope/families/gpt2/gpt2.h"
 #include "attnscope/files/fileio.h"
 #include "attnscope/files/tensors.h"
@@ -544,9 +545,15 @@ load_tensors(struct loader *ld, struct attn_error *err)
         (m->final_norm.shift = vector(ld, book ? "final_norm.shift" : nm->lnf_shift, c->n_embd,
                                       err)) == NULL)
         return -1;
-    for (int i = 0; i < c->n_layer; i++)
-        if ((book ? load_block_book(ld, i, err) : load_block_conv(ld, i, err)) != 0)
+    progress_begin("reading the weights", c->n_layer);
+    for (int i = 0; i < c->n_layer; i++) {
+        if ((book ? load_block_book(ld, i, err) : load_block_conv(ld, i, err)) != 0) {
+            progress_end();
             return -1;
+        }
+        progress_step(i + 1);
+    }
+    progress_end();
     return book ? load_book_head(ld, err) : load_conv_head(ld, err);
 }
 
