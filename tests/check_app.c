@@ -1767,6 +1767,44 @@ START_TEST(the_grid_of_twelve_heads_is_usable)
 }
 END_TEST
 
+/* ':' takes where to go as the command line says it: 5.1, stage, view, query (issue 27, item 11). */
+START_TEST(a_head_is_reached_by_typing_it)
+{
+    struct model m;
+    struct app b;
+
+    open_twelve_by_twelve(&b, &m);
+    for (const char *c = ":5.1"; *c; c++)
+        app_key(&b, (unsigned char)*c);
+    app_key(&b, APP_KEY_ENTER);
+    ck_assert_msg(b.pipe.layer == 5 && b.view.head == 1, "%s", b.message);
+    ck_assert_str_eq(b.message, "layer 5, head 1");
+    for (const char *c = ":stage scores.h3"; *c; c++)
+        app_key(&b, (unsigned char)*c);
+    app_key(&b, APP_KEY_ENTER);
+    ck_assert_int_eq(b.view.stage, VIEW_SCORES);
+    ck_assert_int_eq(b.view.head, 3);
+    ck_assert_int_eq(b.pipe.layer, 5);
+    for (const char *c = ":query 4"; *c; c++)
+        app_key(&b, (unsigned char)*c);
+    app_key(&b, APP_KEY_ENTER);
+    ck_assert_int_eq(b.view.cursor_row, 4);
+    for (const char *c = ":12.0"; *c; c++)
+        app_key(&b, (unsigned char)*c);
+    app_key(&b, APP_KEY_ENTER);
+    ck_assert_msg(strstr(b.message, "layer out of range; the layers are 0-11"), "%s", b.message);
+    ck_assert(b.view.editing); /* the line stays, to be mended */
+    ck_assert_int_eq(b.pipe.layer, 5);
+    app_key(&b, APP_KEY_ESCAPE);
+    for (const char *c = ":view map"; *c; c++)
+        app_key(&b, (unsigned char)*c);
+    app_key(&b, APP_KEY_ENTER);
+    ck_assert_int_eq(b.view.screen, SCREEN_MAP);
+    app_destroy(&b);
+    model_close(&m);
+}
+END_TEST
+
 START_TEST(every_heads_heatmap_at_any_size)
 {
     struct model m;
@@ -1911,6 +1949,7 @@ app_suite(void)
     tcase_add_test(tc, the_help_shows_every_key_whole);
     tcase_add_test(tc, the_clicker_walks_every_screen_and_each_is_presentable);
     tcase_add_test(tc, every_heads_heatmap_at_any_size);
+    tcase_add_test(tc, a_head_is_reached_by_typing_it);
     tcase_add_test(tc, the_grid_of_twelve_heads_is_usable);
     tcase_add_test(tc, the_predictions_follow_the_position_and_compare_an_ablation);
     tcase_add_test(tc, a_knob_is_set_by_typing_its_value);

@@ -364,8 +364,8 @@ app_set_knob(struct app *a, const char *line)
         at++;
     len = strcspn(at, " =");
     if (len == 0 || len >= sizeof name) {
-        app_complain(a, "type a knob and its value: seed 789, temperature 0.5, dropout 0.1, "
-                        "mask off (Esc: cancel)");
+        app_complain(a, "type a knob and its value (seed 789, temperature 0.5, mask off) or where "
+                        "to go (5.1, stage weights, query it); Esc cancels");
         return -1;
     }
     memcpy(name, at, len);
@@ -375,6 +375,36 @@ app_set_knob(struct app *a, const char *line)
     snprintf(value, sizeof value, "%s", at);
     for (size_t e = strlen(value); e > 0 && value[e - 1] == ' '; e--)
         value[e - 1] = '\0';
+    /* Or where to look, as the command line says it: head 5.1 (or 5.1 alone), stage, view, query. */
+    {
+        struct app_start to = { NULL, NULL, NULL, NULL };
+        struct attn_error err;
+        const bool bare_head = name[0] >= '0' && name[0] <= '9' && value[0] == '\0';
+        if (bare_head)
+            to.head = name;
+        else if (strcmp(name, "head") == 0)
+            to.head = value;
+        else if (strcmp(name, "stage") == 0)
+            to.stage = value;
+        else if (strcmp(name, "view") == 0)
+            to.view = value;
+        else if (strcmp(name, "query") == 0)
+            to.query = value;
+        if (to.head != NULL || to.stage != NULL || to.view != NULL || to.query != NULL) {
+            if (!bare_head && value[0] == '\0') {
+                app_say(a, "%s takes a value: head 5.1, stage weights, view map, query it", name);
+                a->view.message_is_error = true;
+                return -1;
+            }
+            if (app_open_at(a, &to, &err) != ATTN_OK) {
+                app_complain(a, err.msg);
+                return -1;
+            }
+            if (to.head != NULL)
+                app_say(a, "layer %d, head %d", a->pipe.layer, a->view.head);
+            return 0;
+        }
+    }
     for (int k = 0; k < KNOB_COUNT; k++)
         for (size_t o = 0; o < sizeof knob_table[k].options / sizeof knob_table[k].options[0]; o++) {
             const struct knob_option *opt = &knob_table[k].options[o];

@@ -328,7 +328,9 @@ static const struct app_binding stage[] = {
     { { 'f' }, "f",
       "leave the first key out of the colour scale (an attention sink: most weight on token 0)",
       NULL, 0, skip_first_key },
-    { { ':' }, ":", "set a knob to a value typed as its option takes it (seed 789, temperature 0.5)",
+    { { ':' }, ":", "set a knob to a value typed as its option takes it (seed 789, temperature 0.5), "
+                    "or go to a head (5.1), a stage (stage weights.h2), a screen (view map) or a "
+                    "query (query it)",
       NULL, 0, edit_knob },
     { { 0 }, app_knobs_here, NULL, NULL, 0, NULL },
     { { 'x', 'X' }, "x X", "export this stage / every stage to CSV", "x export", 8,
