@@ -277,6 +277,61 @@ END_TEST
  * keys from the second on, the legend says so, and stages that are not key
  * by key keep theirs.
  */
+/*
+ * c puts weights on a log scale (issue 27, item 5): from the smallest weight
+ * above 0 (every head's; at most four factors of ten below the largest) to
+ * the largest, each factor of ten one step; the legend says log.
+ */
+START_TEST(weights_take_a_log_scale)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    struct stagemap sm;
+    struct heatmap_spec spec;
+    float least = INFINITY;
+    float most = 0.0f;
+    struct view v;
+    size_t count;
+    const float *all;
+
+    attention_config_init(&cfg);
+    cfg.temperature = 0.05; /* weights far apart: a few near 1, many near 0 */
+    run(&p, &cfg, "Your journey starts with one step");
+    all = pipeline_stage_all_heads(&p, STAGE_WEIGHTS, &count);
+    for (size_t e = 0; e < count; e++) {
+        if (all[e] > 0.0f && all[e] < least)
+            least = all[e];
+        most = all[e] > most ? all[e] : most;
+    }
+    memset(&sm, 0, sizeof sm);
+    sm.log_scale = true;
+    stagemap_spec(&sm, &p, STAGE_WEIGHTS, 0, false, true, true, &spec);
+    ck_assert(spec.log_scale);
+    ck_assert(spec.hi == most);
+    ck_assert(spec.lo == (least > most * 1e-4f ? least : most * 1e-4f));
+    ck_assert_int_eq(heatmap_level(&spec, spec.hi), 255);
+    ck_assert_int_eq(heatmap_level(&spec, spec.lo), 0);
+    ck_assert_int_eq(heatmap_level(&spec, spec.lo / 10.0f), 0);
+    {
+        const float mid = sqrtf(spec.lo * spec.hi); /* halfway in factors of ten */
+        ck_assert_int_le(abs(heatmap_level(&spec, mid) - 128), 1);
+    }
+    /* Not on signed stages: scores keep their linear scale around 0. */
+    stagemap_spec(&sm, &p, STAGE_SCORES, 0, false, true, true, &spec);
+    ck_assert(!spec.log_scale);
+    view_init(&v);
+    v.stage = VIEW_WEIGHTS;
+    v.log_scale = true;
+    {
+        char *text = rendered(&p, &v, 100, 30, false);
+        ck_assert_msg(strstr(text, " (log)") != NULL, "%s", text);
+        free(text);
+    }
+    view_destroy(&v);
+    pipeline_destroy(&p);
+}
+END_TEST
+
 START_TEST(the_first_key_can_leave_the_scale)
 {
     struct attention_config cfg;
@@ -1430,6 +1485,7 @@ render_suite(void)
     tcase_add_test(units, the_legend_names_the_kinds_every_cell_has);
     tcase_add_test(units, the_legend_gives_the_data_range);
     tcase_add_test(units, the_first_key_can_leave_the_scale);
+    tcase_add_test(units, weights_take_a_log_scale);
     suite_add_tcase(s, units);
     return s;
 }

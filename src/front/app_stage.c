@@ -202,6 +202,18 @@ skip_first_key(struct app *a, int key)
                    : "the first key back in the colour scale");
 }
 
+/* c: the weights' colour scale logarithmic, or back to linear. */
+static void
+log_scale(struct app *a, int key)
+{
+    (void)key;
+    a->view.log_scale = !a->view.log_scale;
+    app_say(a, a->view.log_scale
+                   ? "weights on a log scale: each factor of ten one step of the colours, from the "
+                     "smallest weight to the largest (the legend says log); c: linear again"
+                   : "weights on a linear scale again");
+}
+
 /* ':' a knob typed with its value ("seed 789"), Enter sets it: for values far from the keys' steps. */
 static void
 edit_knob(struct app *a, int key)
@@ -328,6 +340,10 @@ static const struct app_binding stage[] = {
     { { 'f' }, "f",
       "leave the first key out of the colour scale (an attention sink: most weight on token 0)",
       NULL, 0, skip_first_key },
+    { { 'c' }, "c",
+      "weights (softmax, dropout) on a logarithmic colour scale, or linear again: small weights "
+      "told apart",
+      NULL, 0, log_scale },
     { { ':' }, ":", "set a knob to a value typed as its option takes it (seed 789, temperature 0.5), "
                     "or go to a head (5.1), a stage (stage weights.h2), a screen (view map) or a "
                     "query (query it)",

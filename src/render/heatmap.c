@@ -46,6 +46,10 @@ heatmap_level(const struct heatmap_spec *spec, float v)
     if (spec->ramp == RAMP_DIVERGING || spec->ramp == RAMP_DIVERGING_HC) {
         double m = fmax(fabs((double)spec->lo), fabs((double)spec->hi));
         t = m > 0 ? 0.5 + (double)v / (2.0 * m) : 0.5;
+    } else if (spec->log_scale) {
+        /* Each factor of ten the same step of the ramp: 0.001 and 0.01 look apart. */
+        const double span = log((double)spec->hi) - log((double)spec->lo);
+        t = v <= 0.0f ? 0.0 : span > 0 ? (log((double)v) - log((double)spec->lo)) / span : 1.0;
     } else {
         double span = (double)spec->hi - (double)spec->lo;
         t = span > 0 ? ((double)v - spec->lo) / span : 1.0;
@@ -543,6 +547,8 @@ heatmap_legend(struct grid *g, int x, int y, int w, const struct heatmap_spec *s
 
     heatmap_format(lo, sizeof lo, spec->lo, 10, 4);
     heatmap_format(hi, sizeof hi, spec->hi, 10, 4);
+    if (spec->log_scale)
+        snprintf(lo, sizeof lo, "%.1e", (double)spec->lo); /* (a small weight: 0.0000 in 4 places) */
     if (spec->data_known) {
         heatmap_format(dlo, sizeof dlo, spec->data_lo, 10, 4);
         heatmap_format(dhi, sizeof dhi, spec->data_hi, 10, 4);
@@ -567,6 +573,8 @@ heatmap_legend(struct grid *g, int x, int y, int w, const struct heatmap_spec *s
      * Heads share one scale so that they can be compared: say so (when it
      * fits whole), or a min that no cell shows puzzles.
      */
+    if (spec->log_scale && scale > 0 && used + 6 <= w)
+        used += legend_piece(g, x + used, y, ROLE_DIM, " (log)");
     if (spec->range_skips_first && scale > 0) {
         snprintf(piece, sizeof piece, " without the first key");
         if (used + utf8_width(piece) <= w)

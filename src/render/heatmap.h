@@ -41,6 +41,7 @@ struct heatmap_spec {
     float lo, hi;                    /* the range the ramp spans */
     int range_heads;                 /* >1: lo..hi spans that many heads, not just m (legend says so) */
     bool range_skips_first;          /* lo..hi leaves column 0 out (legend says so) */
+    bool log_scale;                  /* the ramp spans log(lo)..log(hi), lo > 0 (legend says so) */
     /*
      * The numbers' own smallest and largest (the cells the mask hides left
      * out), when data_known: the legend gives them, and the scale beside

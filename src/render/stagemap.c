@@ -181,6 +181,9 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
     if (pipeline_stage_per_head(s))
         spec->range_heads = st->shape.heads;
     spec->range_skips_first = skip;
+    if (sm->range_generation != p->generation || sm->range_stage != s ||
+        sm->range_skip_first != skip)
+        sm->range_positive = 0.0f; /* (made again, when a log scale asks for it) */
     sm->range_generation = p->generation;
     sm->range_stage = s;
     sm->range_skip_first = skip;
@@ -190,6 +193,25 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
         /* Proportions: a ramp from 0, not one around it. */
         spec->ramp = RAMP_SEQUENTIAL;
         spec->lo = 0.0f;
+        if (sm->log_scale) {
+            /* From the smallest weight above 0 the scale spans (every head's) to its largest. */
+            if (sm->range_positive <= 0.0f) {
+                size_t count;
+                const float *all = pipeline_stage_all_heads(p, s, &count);
+                const size_t cols = (size_t)pv.m.cols;
+                float least = INFINITY;
+                for (size_t e = 0; e < count; e++)
+                    if (all[e] > 0.0f && all[e] < least && !(skip && e % cols == 0))
+                        least = all[e];
+                sm->range_positive = isfinite(least) ? least : 0.0f;
+            }
+            if (sm->range_positive > 0.0f && sm->range_positive < spec->hi) {
+                /* Four factors of ten at most: below them the darkest colour (1e-20 says nothing). */
+                spec->lo = sm->range_positive > spec->hi * 1e-4f ? sm->range_positive
+                                                                 : spec->hi * 1e-4f;
+                spec->log_scale = true;
+            }
+        }
     }
     spec->data_known = data_range(sm, &spec->data_lo, &spec->data_hi);
 }

@@ -26,11 +26,14 @@ struct stagemap {
      * stage's colour scale (the attention sink most weight pours into).
      */
     bool skip_first;
+    /* The caller's: weights on a logarithmic colour scale (small ones told apart). */
+    bool log_scale;
     struct matrix m;   /* what the spec points at */
     /* The last range computed, for the same pipeline generation and stage. */
     unsigned long range_generation;
     enum pipeline_stage range_stage;
     bool range_skip_first;
+    float range_positive; /* the smallest number above 0 the scale spans (a log scale's start) */
     float range_lo;
     float range_hi;
 };

@@ -137,6 +137,7 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
     if (view_params_shown(v, p, s))
         return view_params_spec(v, p, s, head, spec);
     v->work.map.skip_first = v->skip_first_key;
+    v->work.map.log_scale = v->log_scale;
     if (s != VIEW_QKV && s != VIEW_CONTEXT) {
         enum pipeline_stage ps = explain_pipeline_stage(p, s, v->mask_matrix);
         stagemap_spec(&v->work.map, p, ps, head, s == VIEW_MASK && v->mask_matrix, v->colour, v->utf8,

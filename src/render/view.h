@@ -92,6 +92,7 @@ struct view {
     bool editing_source; /* the edit field holds cross-attention's source sentence */
     bool editing_knob;   /* the edit field holds a knob and its value (':', "seed 789") */
     bool skip_first_key; /* the first key's column left out of the colour scale (f) */
+    bool log_scale;      /* weights on a logarithmic colour scale (c) */
     const char *edit_text;   /* the editor's text (the front end's) */
     size_t edit_cursor;      /* byte offset in edit_text */
     const char *message;     /* shown in the footer, or NULL */
