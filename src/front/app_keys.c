@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -275,6 +276,25 @@ app_key(struct app *a, int key)
         t->other(a, key);
     if (v->screen == SCREEN_STAGE && !v->editing && !v->help && !v->picker)
         view_clamp(v, &a->pipe);
+}
+
+bool
+app_key_answered(const struct app *a, int key)
+{
+    const struct view *v = &a->view;
+    const struct app_screen_keys *t = tables[v->screen];
+    enum view_stage s;
+    int dir;
+
+    if (app_binding_for(t, key) != NULL)
+        return true;
+    if (a->walking && (key == ' ' || key == 'n' || key == 'p' || key == APP_KEY_BACKSPACE ||
+                       (key == APP_KEY_ENTER && v->screen != SCREEN_MAP)))
+        return true; /* the lesson's own (lesson_key) */
+    /* The stage screen's digits and knobs; the sentence view's letters go to words. */
+    if (v->screen == SCREEN_STAGE)
+        return explain_stage_for_key(key, &s) == 0 || knob_for_key(key, &dir) != NULL;
+    return v->screen == SCREEN_SENTENCE && key < 128 && isalpha(key);
 }
 
 void

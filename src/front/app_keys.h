@@ -60,6 +60,13 @@ void app_edit_sentence(struct app *a, int key);
 /* Keys every screen shares: q quits, ? the help, x and X export what is shown. */
 void app_quit(struct app *a, int key);
 void app_show_help(struct app *a, int key);
+/*
+ * Whether key does something on the screen a shows (a row of its table, a
+ * lesson's key, a stage's digit or a knob's key, a letter in the sentence
+ * view): what a lesson's words may tell the user to press there.
+ */
+bool app_key_answered(const struct app *a, int key);
+
 void app_toggle_present(struct app *a, int key);
 void app_figure_key(struct app *a, int key); /* F: a figure of the screen (app_start.c) */ /* z: presentation mode on every screen */
 void app_export_key(struct app *a, int key);

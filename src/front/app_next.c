@@ -58,6 +58,8 @@ static const struct app_binding next[] = {
     { { APP_KEY_HOME, APP_KEY_END }, NULL, "the first / last position", NULL, 0, pick_position },
     { { 'N', APP_KEY_ESCAPE }, NULL, "back", NULL, 0, app_close_screen },
     { { 'e' }, NULL, "edit the sentence", NULL, 0, app_edit_sentence },
+    { { 'a' }, NULL, "ablate the head shown, or bring it back (the line below compares)", NULL, 0,
+      app_ablate },
     { { 'x', 'X' }, NULL, "export the predictions (next.csv, lens.csv) / every stage", NULL, 0,
       app_export_key },
     { { 'z' }, NULL, "presentation mode", NULL, 0, app_toggle_present },
