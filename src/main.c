@@ -471,11 +471,14 @@ main(int argc, char **argv)
 
     if (cli_parse(argc, argv, &o, msg, sizeof msg) != 0)
         return die(EXIT_USAGE, msg);
-    if (o.mode == CLI_HELP || o.mode == CLI_VERSION || o.mode == CLI_HELP_KEYS) {
+    if (o.mode == CLI_HELP || o.mode == CLI_VERSION || o.mode == CLI_HELP_KEYS ||
+        o.mode == CLI_HELP_STAGES) {
         if (o.mode == CLI_HELP)
             fputs(cli_usage(), stdout);
         else if (o.mode == CLI_HELP_KEYS)
             app_print_keys(stdout);
+        else if (o.mode == CLI_HELP_STAGES)
+            print_stage_list(stdout);
         else
             printf("attnscope %s\n", PACKAGE_VERSION);
         return fflush(stdout) == 0 && !ferror(stdout) ? 0

@@ -40,6 +40,16 @@ for opt in $("$bin" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
     fi
 done
 rm -f "$rendered"
+# Every stage of the program's stage table (attnscope --help-stages) is named in bold in
+# STAGES or TRAINED MODELS, the sections that say what each is.
+sections=$(sed -n '/^\.SH STAGES/,/^\.SH FILE FORMATS/p' "$page" | grep '^\.B')
+for stage in $("$bin" --help-stages | cut -f1); do
+    escaped=$(printf '%s' "$stage" | sed 's/_/\\_/g')
+    if ! printf '%s\n' "$sections" | sed 's/\\-/-/g; s/\\_/_/g; s/"//g' | grep -E -q -- "(^|[ ,])${stage}([ ,.]|\$)"; then
+        echo "$page: the stage $stage (attnscope --help-stages) is not named in STAGES or TRAINED MODELS"
+        missing=1
+    fi
+done
 [ "$(grep -c '^\.SH FILES' "$page")" -eq 1 ] || { echo "$page: more than one FILES section"; missing=1; }
 # The examples run in a clone after the quick start: no installed paths
 # (issue 13, item 21), and the sample files they name exist.

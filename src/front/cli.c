@@ -30,6 +30,7 @@ enum {
     OPT_PRESENT,
     OPT_VERSION,
     OPT_HELP_KEYS,
+    OPT_HELP_STAGES,
     OPT_MODEL,
     OPT_LAYER,
     OPT_TOP,
@@ -124,6 +125,8 @@ static const struct plain_option plain_options[] = {
       "play a scripted lesson (a file, or the name of an installed one); with --print, write it "
       "out as a handout" },
     { "help", 'h', 'h', NULL, GROUP_OUTPUT, "this help" },
+    { "help-stages", 0, OPT_HELP_STAGES, NULL, GROUP_OUTPUT,
+      "every stage --stage and the view know, a line each (as the manual's STAGES lists them)" },
     { "help-keys", 0, OPT_HELP_KEYS, NULL, GROUP_OUTPUT,
       "every key of the interactive view and what it does (as ? shows them)" },
     { "version", 0, OPT_VERSION, NULL, GROUP_OUTPUT, "the version" },
@@ -441,6 +444,9 @@ plain_option(struct cli_options *o, int c, const char *arg, char **argv, char *e
         return 1;
     case OPT_HELP_KEYS:
         o->mode = CLI_HELP_KEYS;
+        return 1;
+    case OPT_HELP_STAGES:
+        o->mode = CLI_HELP_STAGES;
         return 1;
     case ':':
         r = attn_fail_text(err, err_size, "%s needs a value", argv[optind - 1]);

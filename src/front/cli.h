@@ -14,7 +14,9 @@
 #include "attnscope/attention/attention_config.h"
 #include "front/print_format.h"
 
-enum cli_mode { CLI_TUI, CLI_PRINT, CLI_EXPORT, CLI_FIGURE, CLI_HELP, CLI_VERSION, CLI_HELP_KEYS };
+enum cli_mode {
+    CLI_TUI, CLI_PRINT, CLI_EXPORT, CLI_FIGURE, CLI_HELP, CLI_VERSION, CLI_HELP_KEYS, CLI_HELP_STAGES
+};
 
 #define CLI_MAX_STAGES 64
 

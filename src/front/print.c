@@ -404,6 +404,20 @@ print_stage(FILE *out, const struct pipeline *p, enum pipeline_stage s, int head
 }
 
 void
+print_stage_list(FILE *out)
+{
+    for (int s = 0; s < STAGE_COUNT; s++) {
+        const bool block = (PIPELINE_BLOCK_STAGES & FAMILY_STAGE(s)) != 0;
+        fprintf(out, "%s\t%s\t%s\n", pipeline_stage_name((enum pipeline_stage)s),
+                pipeline_stage_per_head((enum pipeline_stage)s) ? "per head" : "whole",
+                block ? "models" : "book and models");
+    }
+    fputs("tokens\tselection\tmodels\nnext\tselection\tmodels\nheads\tselection\tmodels\n"
+          "lens\tselection\tmodels\n",
+          out);
+}
+
+void
 print_stage_window(FILE *out, const struct pipeline *p, enum pipeline_stage s, int head, int row0,
                    int rows, int col0, int cols, const struct print_options *po)
 {

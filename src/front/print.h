@@ -61,6 +61,14 @@ void print_stage_params(FILE *out, const struct pipeline *p, bool out_proj, int 
 void print_stage_window(FILE *out, const struct pipeline *p, enum pipeline_stage s, int head,
                         int row0, int rows, int col0, int cols, const struct print_options *po);
 
+/*
+ * Every stage of the stage table, a line each: its name, "per head" or
+ * "whole", "book and models" or "models" (a block's stages), from the table
+ * itself (attnscope --help-stages; tests/man.sh checks the manual has each).
+ * Then the selections that are not stages (tokens, next, heads, lens).
+ */
+void print_stage_list(FILE *out);
+
 void print_stage(FILE *out, const struct pipeline *p, enum pipeline_stage s, int head,
                  const struct print_options *po);
 
