@@ -190,16 +190,23 @@ edit_source(struct app *a, int key)
     }
 }
 
+/* A switch of the view turned, and what it now does said. */
+static void
+flip(struct app *a, bool *on, const char *said_on, const char *said_off)
+{
+    *on = !*on;
+    app_say(a, "%s", *on ? said_on : said_off);
+}
+
 /* f: the first key's column out of the colour scale, or back in. */
 static void
 skip_first_key(struct app *a, int key)
 {
     (void)key;
-    a->view.skip_first_key = !a->view.skip_first_key;
-    app_say(a, a->view.skip_first_key
-                   ? "the first key left out of the colour scale: a sink's weight no longer flattens "
-                     "the rest (its own cells show the top colour); f brings it back"
-                   : "the first key back in the colour scale");
+    flip(a, &a->view.skip_first_key,
+         "the first key left out of the colour scale: a sink's weight no longer flattens the rest "
+         "(its own cells show the top colour); f brings it back",
+         "the first key back in the colour scale");
 }
 
 /* c: the weights' colour scale logarithmic, or back to linear. */
@@ -207,11 +214,10 @@ static void
 log_scale(struct app *a, int key)
 {
     (void)key;
-    a->view.log_scale = !a->view.log_scale;
-    app_say(a, a->view.log_scale
-                   ? "weights on a log scale: each factor of ten one step of the colours, from the "
-                     "smallest weight to the largest (the legend says log); c: linear again"
-                   : "weights on a linear scale again");
+    flip(a, &a->view.log_scale,
+         "weights on a log scale: each factor of ten one step of the colours, from the smallest "
+         "weight to the largest (the legend says log); c: linear again",
+         "weights on a linear scale again");
 }
 
 /* ':' a knob typed with its value ("seed 789"), Enter sets it: for values far from the keys' steps. */

@@ -239,8 +239,8 @@ choose_cells(const struct heatmap_spec *spec, int avail, struct heatmap_geometry
         geo->cell_w = 1;
 }
 
-static void
-clamp_scroll(int *first, int visible, int total, int cursor)
+void
+heatmap_keep_in_sight(int *first, int visible, int total, int cursor)
 {
     if (cursor >= 0) {
         if (cursor < *first)
@@ -401,8 +401,8 @@ heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *spec, i
 
     if (heatmap_measure(spec, r, geo) != 0)
         return;
-    clamp_scroll(scroll_row, geo->vis_rows, rows, spec->cursor_row);
-    clamp_scroll(scroll_col, geo->vis_cols, cols, spec->cursor_col);
+    heatmap_keep_in_sight(scroll_row, geo->vis_rows, rows, spec->cursor_row);
+    heatmap_keep_in_sight(scroll_col, geo->vis_cols, cols, spec->cursor_col);
     geo->row0 = *scroll_row;
     geo->col0 = *scroll_col;
 

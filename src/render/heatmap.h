@@ -106,6 +106,12 @@ void heatmap_fit_label(const char *label, int width, char *buf, size_t size);
 /* The columns spec's row labels take (at most the renderer's cap). */
 int heatmap_label_width(const struct heatmap_spec *spec);
 
+/*
+ * Scrolls *first (the first of visible places of total shown) as little as
+ * keeps cursor (or nothing, when -1) in sight, within 0 .. total - visible.
+ */
+void heatmap_keep_in_sight(int *first, int visible, int total, int cursor);
+
 /* The ramp level (0..255) of value v under spec's range. */
 int heatmap_level(const struct heatmap_spec *spec, float v);
 

@@ -81,14 +81,7 @@ draw_head_heatmaps(struct grid *g, struct view *v, const struct pipeline *p, int
     shown = (room_h - 1) / (cells + 1);
     shown = shown < 1 ? 1 : shown > layers ? layers : shown;
     first = v->map_first;
-    if (v->map_row < first)
-        first = v->map_row;
-    if (v->map_row >= first + shown)
-        first = v->map_row - shown + 1;
-    if (first > layers - shown)
-        first = layers - shown;
-    if (first < 0)
-        first = 0;
+    heatmap_keep_in_sight(&first, shown, layers, v->map_row);
     v->map_first = first;
     v->frame.map_layers = shown;
     pitch = cells + 1; /* tiles side by side, a blank column between */

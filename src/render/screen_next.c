@@ -110,14 +110,7 @@ draw_next_view(struct grid *g, struct view *v, const struct pipeline *p)
     shown_rows = n < room ? n : room;
     /* Scrolled as little as keeps the cursor's position in sight; the text's end first. */
     first = v->next_first >= 0 ? v->next_first : n - shown_rows;
-    if (pos < first)
-        first = pos;
-    if (pos >= first + shown_rows)
-        first = pos - shown_rows + 1;
-    if (first > n - shown_rows)
-        first = n - shown_rows;
-    if (first < 0)
-        first = 0;
+    heatmap_keep_in_sight(&first, shown_rows, n, pos);
     v->next_first = first;
     v->frame.next_rows = shown_rows;
     {
