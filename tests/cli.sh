@@ -388,7 +388,7 @@ head -1 "$tmp/handout.md" | grep -qxF "# 1. Attention without trainable weights"
 # matrices as the rows and columns around the step's cell, said so; the
 # sentence view as the query's weights on each key it sees, the largest marked.
 count=$((count + 1))
-"$bin" --walkthrough 08-minigpt-heads --print >"$tmp/handout.txt" 2>&1 &&
+"$bin" --walkthrough "$src/samples/walkthroughs/08-minigpt-heads.walk" --print >"$tmp/handout.txt" 2>&1 &&
     grep -qx "inputs: rows 0-16 and columns 0-9 of 17 x 64" "$tmp/handout.txt" &&
     grep -qx "What '·sun#11' attends to: head 0 of 4" "$tmp/handout.txt" &&
     grep -qx "  ·map#10        0.9925  <" "$tmp/handout.txt" &&
