@@ -51,11 +51,23 @@ grep -n '^<!-- figure: ' "$src/README.md" | while IFS= read -r marker; do
     fi
 done
 
+# Every Debian package configure names when it is missing is in the README's
+# install line: a stranger following the quick start has what the build needs.
+install_line=$(awk '/<!-- quickstart:run -->/ { want = 1; next } want && /^apt-get/ { print; exit }' "$src/README.md")
+for pkg in $(grep -o 'apt-get install [a-z0-9 .+-]*' "$src/configure.ac" | sed 's/apt-get install //' | tr ' ' '\n' | sort -u); do
+    echo x >>"$tmp/count"
+    case " $install_line " in
+    *" $pkg "*) ;;
+    *) echo "FAIL: README.md's quick start does not install $pkg, which configure needs"
+       echo x >>"$tmp/failed" ;;
+    esac
+done
+
 count=0
 failures=0
 [ -f "$tmp/count" ] && count=$(wc -l <"$tmp/count")
 [ -f "$tmp/failed" ] && failures=$(wc -l <"$tmp/failed")
-echo "$count screens in doc/guide.md and figures in README.md, $failures differ"
+echo "$count screens in doc/guide.md, figures and packages in README.md, $failures differ"
 
 # The tokenizer files installed for a bare model.pth are the ones their README
 # says, by the SHA-256 sums it records.
