@@ -343,6 +343,44 @@ ablate_option(struct cli_options *o, const char *arg, char *err, size_t err_size
  * One of the plain options (not a knob's): 0, -1 with err set, or 1 for an
  * option that ends parsing (--help, --version, --help-keys).
  */
+
+/*
+ * --print, --figure or --export: one of them, their argument not empty (arg
+ * NULL: none).  Two are refused by name, in that order whichever came first.
+ */
+static int
+output_mode(struct cli_options *o, enum cli_mode mode, const char *arg, char *err,
+            size_t err_size)
+{
+    static const struct {
+        enum cli_mode mode;
+        const char *name;
+        const char *what; /* its argument */
+    } outputs[] = {
+        { CLI_PRINT, "print", NULL },
+        { CLI_FIGURE, "figure", "file name" },
+        { CLI_EXPORT, "export", "folder name" },
+    };
+    int had = -1;
+    int now = -1;
+
+    for (int i = 0; i < 3; i++) {
+        if (outputs[i].mode == o->mode)
+            had = i;
+        if (outputs[i].mode == mode)
+            now = i;
+    }
+    o->mode = mode;
+    if (had >= 0 && had != now)
+        return attn_fail_text(err, err_size, "--%s and --%s: choose one",
+                              outputs[had < now ? had : now].name,
+                              outputs[had < now ? now : had].name);
+    if (arg != NULL && arg[0] == '\0')
+        return attn_fail_text(err, err_size, "--%s: the %s is empty", outputs[now].name,
+                              outputs[now].what);
+    return 0;
+}
+
 static int
 plain_option(struct cli_options *o, int c, const char *arg, char **argv, char *err, size_t err_size)
 {
@@ -399,27 +437,14 @@ plain_option(struct cli_options *o, int c, const char *arg, char **argv, char *e
         r = knob_parse_int("--threads", arg, 1, PARALLEL_MAX_THREADS, &o->threads, err, err_size);
         break;
     case OPT_PRINT:
-        if (o->mode == CLI_EXPORT || o->mode == CLI_FIGURE)
-            r = attn_fail_text(err, err_size, "--print and --%s: choose one",
-                               o->mode == CLI_EXPORT ? "export" : "figure");
-        o->mode = CLI_PRINT;
+        r = output_mode(o, CLI_PRINT, NULL, err, err_size);
         break;
     case OPT_FIGURE:
-        if (o->mode == CLI_EXPORT || o->mode == CLI_PRINT)
-            r = attn_fail_text(err, err_size, "--figure and --%s: choose one",
-                               o->mode == CLI_EXPORT ? "export" : "print");
-        else if (arg[0] == '\0')
-            r = attn_fail_text(err, err_size, "--figure: the file name is empty");
-        o->mode = CLI_FIGURE;
+        r = output_mode(o, CLI_FIGURE, arg, err, err_size);
         o->figure = arg;
         break;
     case OPT_EXPORT:
-        if (o->mode == CLI_PRINT || o->mode == CLI_FIGURE)
-            r = attn_fail_text(err, err_size, "--%s and --export: choose one",
-                               o->mode == CLI_PRINT ? "print" : "figure");
-        else if (arg[0] == '\0')
-            r = attn_fail_text(err, err_size, "--export: the folder name is empty");
-        o->mode = CLI_EXPORT;
+        r = output_mode(o, CLI_EXPORT, arg, err, err_size);
         o->export_dir = arg;
         break;
     case OPT_STAGE:
