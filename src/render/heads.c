@@ -319,16 +319,9 @@ draw_compact(struct grid *g, struct rect r, struct view *v, const struct pipelin
                     style_role(t == v->head ? ROLE_INSPECT_TITLE : ROLE_DIM), "h%d%s", t,
                     t == v->head ? "*" : "");
         heatmap_render(g, tr, &spec, &sr, &sc, geo);
-        if (k % c.per_row == 0) {
-            /* The rows' labels, once for the heads of this row. */
-            for (int i = 0; i < geo->vis_rows; i++) {
-                const int row = geo->row0 + i;
-                struct style st = style_role(ROLE_LABEL);
-                if (row == v->cursor_row)
-                    st.attr |= ATTR_BOLD;
-                grid_put(g, r.x, geo->y0 + i, c.lw, st, spec.row_labels[row]);
-            }
-        }
+        if (k % c.per_row == 0) /* the rows' labels, once for the heads of this row */
+            for (int i = 0; i < geo->vis_rows; i++)
+                heatmap_row_label(g, r.x, geo->y0 + i, c.lw, &spec, geo->row0 + i);
         v->frame.tile_head[v->frame.tiles++] = t;
     }
 }
@@ -343,8 +336,8 @@ view_draw_heatmaps(struct grid *g, struct rect r, struct view *v, const struct p
     v->frame.tiles = 0;
     v->frame.heads_first = 0;
     v->frame.heads_shown = heads;
-    if (view_showing_grid(v, p) &&
-        grid_is_compact(v, p, r.w, r.h, choose_per_row(v, p, r.w, r.h))) {
+    /* (per_row is view_choose_per_row's: the compact grid's own when it chose that one) */
+    if (view_showing_grid(v, p) && grid_is_compact(v, p, r.w, r.h, per_row)) {
         draw_compact(g, r, v, p);
         return;
     }

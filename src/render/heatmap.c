@@ -390,6 +390,22 @@ heatmap_measure(const struct heatmap_spec *spec, struct rect r, struct heatmap_g
 }
 
 void
+heatmap_row_label(struct grid *g, int x, int y, int w, const struct heatmap_spec *spec, int i)
+{
+    const bool marked = spec->row_marked != NULL && spec->row_marked[i];
+    struct style st = style_role(marked ? ROLE_LABEL_MADE_UP : ROLE_LABEL);
+    char fit[128];
+    int used;
+
+    if (i == spec->cursor_row)
+        st.attr |= ATTR_BOLD;
+    heatmap_fit_label(spec->row_labels[i], w - marked, fit, sizeof fit);
+    used = grid_put(g, x, y, w, st, fit);
+    if (marked)
+        grid_put(g, x + used, y, 1, st, "*");
+}
+
+void
 heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *spec, int *scroll_row,
                int *scroll_col, struct heatmap_geometry *geo)
 {
@@ -460,19 +476,8 @@ heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *spec, i
     for (int k = 0; k < geo->vis_rows; k++) {
         int i = geo->row0 + k;
         int y = geo->y0 + k * geo->row_h;
-        struct style st = style_role(spec->row_marked && spec->row_marked[i] ? ROLE_LABEL_MADE_UP
-                                                                            : ROLE_LABEL);
-        int used;
-        if (i == spec->cursor_row)
-            st.attr |= ATTR_BOLD;
-        if (!spec->bare) {
-            char fit[128];
-            heatmap_fit_label(spec->row_labels[i], lw - (spec->row_marked && spec->row_marked[i]),
-                              fit, sizeof fit);
-            used = grid_put(g, r.x, y, lw, st, fit);
-            if (spec->row_marked && spec->row_marked[i])
-                grid_put(g, r.x + used, y, 1, st, "*");
-        }
+        if (!spec->bare)
+            heatmap_row_label(g, r.x, y, lw, spec, i);
         for (int c = 0; c < geo->vis_cols; c++)
             draw_cell(g, geo->x0 + c * geo->cell_w, y, spec, geo, i, geo->col0 + c);
     }

@@ -103,6 +103,13 @@ void heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *sp
  */
 void heatmap_fit_label(const char *label, int width, char *buf, size_t size);
 
+/*
+ * Row i's label at (x, y) in w columns, as the heatmap draws it (fitted,
+ * bold on the cursor's row, a made-up token marked): for labels drawn once
+ * beside several bare heatmaps.
+ */
+void heatmap_row_label(struct grid *g, int x, int y, int w, const struct heatmap_spec *spec, int i);
+
 /* The columns spec's row labels take (at most the renderer's cap). */
 int heatmap_label_width(const struct heatmap_spec *spec);
 
