@@ -84,17 +84,20 @@ print_sentence_step(FILE *out, const struct pipeline *p, const struct walk_step 
     int first;
     int end;
     int best = -1;
-    float *row;
+    float *averaged = NULL;
+    const float *row;
 
     pipeline_stage_view(p, STAGE_WEIGHTS, s->head, &w);
-    row = calloc((size_t)w.m.cols, sizeof *row);
-    if (row == NULL)
-        return;
-    for (int h = mean ? 0 : s->head; h < (mean ? heads : s->head + 1); h++) {
-        struct pipeline_view hv;
-        pipeline_stage_view(p, STAGE_WEIGHTS, h, &hv);
-        for (int j = 0; j < w.m.cols; j++)
-            row[j] += MAT_AT(&hv.m, q, j) / (float)(mean ? heads : 1);
+    row = matrix_row(&w.m, q);
+    if (mean) {
+        /* The heads' mean as the screen makes it (attention_heads_mean), its query's row. */
+        size_t count;
+        averaged = malloc((size_t)w.m.rows * (size_t)w.m.cols * sizeof *averaged);
+        if (averaged == NULL)
+            return;
+        attention_heads_mean(averaged, pipeline_stage_all_heads(p, STAGE_WEIGHTS, &count),
+                             w.m.rows, w.m.cols, heads);
+        row = averaged + (size_t)q * (size_t)w.m.cols;
     }
     attention_mask_range(&p->cfg, q, w.m.cols, &first, &end);
     for (int j = first; j < end; j++)
@@ -110,7 +113,7 @@ print_sentence_step(FILE *out, const struct pipeline *p, const struct walk_step 
                 j == best ? "  <" : "");
     }
     fputc('\n', out);
-    free(row);
+    free(averaged);
 }
 
 int

@@ -55,18 +55,10 @@ draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
     if (v->grid_heads && p->st.shape.heads > 1 &&
         view_reserve_scratch(v, (size_t)w.m.rows * (size_t)w.m.cols) == 0) {
         /* g: the mean of the layer's heads, each key's weight averaged over them. */
-        const int nh = p->st.shape.heads;
-        struct matrix mean = matrix_view(v->work.scratch, w.m.rows, w.m.cols);
-        memset(mean.data, 0, matrix_size(&mean) * sizeof(float));
-        for (int h = 0; h < nh; h++) {
-            struct pipeline_view hv;
-            pipeline_stage_view(p, STAGE_WEIGHTS, h, &hv);
-            for (size_t e = 0; e < matrix_size(&mean); e++)
-                mean.data[e] += hv.m.data[e];
-        }
-        for (size_t e = 0; e < matrix_size(&mean); e++)
-            mean.data[e] /= (float)nh;
-        w.m = mean;
+        size_t count;
+        attention_heads_mean(v->work.scratch, pipeline_stage_all_heads(p, STAGE_WEIGHTS, &count),
+                             w.m.rows, w.m.cols, p->st.shape.heads);
+        w.m = matrix_view(v->work.scratch, w.m.rows, w.m.cols);
     }
     if (!v->present)
         view_draw_knob_bar(g, p);

@@ -113,4 +113,11 @@ void attention_attend(struct attention_stages *st, const struct attention_config
 /* Row-wise softmax of x (rows, cols) into y, max-subtracted as PyTorch does. */
 void attention_softmax_rows(const float *x, float *y, int rows, int cols);
 
+/*
+ * mean (nq, nk) = the sum over heads of per_head's (heads, nq, nk) matrices,
+ * then / heads: the averaged stage (nn.MultiheadAttention's weights), and the
+ * mean of the heads the sentence view and handouts show.
+ */
+void attention_heads_mean(float *mean, const float *per_head, int nq, int nk, int heads);
+
 #endif

@@ -404,8 +404,8 @@ dropout_forward(struct attention_stages *st, const struct attention_config *cfg,
  * 5b. averaged (nq, nk) = sum_h dropped_h / H: what nn.MultiheadAttention
  * returns as its weights by default (the sum over the heads, then / H).
  */
-static void
-average_forward(float *averaged, const float *dropped, int nq, int nk, int heads)
+void
+attention_heads_mean(float *averaged, const float *dropped, int nq, int nk, int heads)
 {
     const size_t per_head = (size_t)nq * (size_t)nk;
 
@@ -484,7 +484,7 @@ attention_attend(struct attention_stages *st, const struct attention_config *cfg
     if (!s->dropout_output)
         dropout_forward(st, cfg, r);
     if (st->averaged.data != NULL)
-        average_forward(st->averaged.data, st->dropped, st->nq, st->nk, s->heads);
+        attention_heads_mean(st->averaged.data, st->dropped, st->nq, st->nk, s->heads);
     context_forward(st->context.data, st->dropped, st->values.data, cfg, st->nq, st->nk, s->heads,
                     s->head_dim, s->d_qkv);
     output_forward(&st->output, &st->context, ps, attention_variant_has_out_proj(cfg->variant));
