@@ -206,19 +206,8 @@ resolve_stages(const struct pipeline *p, const struct cli_options *o,
 {
     for (int i = 0; i < o->stage_count; i++) {
         const int got = pipeline_select(p, o->stages[i], &chosen[i]);
-        if (got == PIPELINE_SELECT_NO_HEAD) {
-            snprintf(msg, size, "--stage %s: head out of range; the heads are 0-%d", o->stages[i],
-                     p->st.shape.heads - 1);
-            return -1;
-        }
         if (got != 0) {
-            char names[512];
-            snprintf(msg, size,
-                     "--stage %s: no such stage here; stages are %s (NAME.hH for one head), %s",
-                     o->stages[i], pipeline_stage_names(p, ", ", names, sizeof names),
-                     p->layers > 1 || pipeline_stage_present(p, STAGE_LN1)
-                         ? "and tokens, next, heads (the model map) and lens (the logit lens)"
-                         : "and the parameters");
+            cli_stage_refused(p, o->stages[i], got, false, msg, size);
             return -1;
         }
     }

@@ -13,6 +13,7 @@
 
 #include "attnscope/families/gpt2/family_gpt2.h"
 #include "front/app_internal.h"
+#include "front/cli.h"
 #include "front/app_keys.h"
 #include "render/explain.h"
 #include "render/figure.h"
@@ -111,9 +112,10 @@ open_stage(struct app *a, const char *name, struct attn_error *err)
     int got = pipeline_select(&a->pipe, name, &sel);
     int s = -1;
 
-    if (got == PIPELINE_SELECT_NO_HEAD)
-        return attn_fail(err, ATTN_EVALUE, "--stage %s: head out of range; the heads are 0-%d",
-                         name, a->pipe.st.shape.heads - 1);
+    if (got == PIPELINE_SELECT_NO_HEAD) {
+        cli_stage_refused(&a->pipe, name, got, true, err->msg, sizeof err->msg);
+        return err->status = ATTN_EVALUE;
+    }
     if (got == 0 && sel.param != NULL)
         return attn_fail(err, ATTN_EVALUE,
                          "--stage %s: the view shows a parameter on its stage (2 or 0, then W); "
@@ -127,10 +129,8 @@ open_stage(struct app *a, const char *name, struct attn_error *err)
     else if (explain_stage_parse(name, &vs) == 0 && explain_stage_present(&a->pipe, vs))
         s = vs;
     if (s < 0) {
-        char names[512];
-        return attn_fail(err, ATTN_EVALUE,
-                         "--stage %s: no such stage here; stages are %s (NAME.hH for one head)", name,
-                         pipeline_stage_names(&a->pipe, ", ", names, sizeof names));
+        cli_stage_refused(&a->pipe, name, -1, true, err->msg, sizeof err->msg);
+        return err->status = ATTN_EVALUE;
     }
     a->view.stage = (enum view_stage)s;
     a->view.screen = SCREEN_STAGE;
@@ -165,10 +165,6 @@ app_open_at(struct app *a, const struct app_start *s, struct attn_error *err)
         (s->query != NULL && open_query(a, s->query, err) != ATTN_OK))
         return err->status;
     view_clamp(&a->view, &a->pipe);
-    if (s->query != NULL && a->view.screen == SCREEN_STAGE) {
-        /* (view_clamp keeps the cursor on a masked-out key: the query's row is what was asked) */
-        a->view.cursor_row = a->view.cursor_row < a->pipe.st.nq ? a->view.cursor_row : 0;
-    }
     return ATTN_OK;
 }
 

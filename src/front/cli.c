@@ -678,3 +678,28 @@ cli_parse_lesson(int argc, char **argv, struct cli_options *o, char *err, size_t
 {
     return parse(argc, argv, o, true, err, err_size);
 }
+
+void
+cli_stage_refused(const struct pipeline *p, const char *name, int got, bool in_view, char *msg,
+                  size_t size)
+{
+    const bool model = p->layers > 1 || pipeline_stage_present(p, STAGE_LN1);
+    char names[512];
+
+    if (got == PIPELINE_SELECT_NO_HEAD) {
+        attn_fail_text(msg, size, "--stage %s: head out of range; the heads are 0-%d", name,
+                       p->st.shape.heads - 1);
+        return;
+    }
+    pipeline_stage_names(p, ", ", names, sizeof names);
+    if (!model && in_view) /* (the view shows a parameter on its stage, not by name) */
+        attn_fail_text(msg, size,
+                       "--stage %s: no such stage here; stages are %s (NAME.hH for one head)", name,
+                       names);
+    else
+        attn_fail_text(msg, size,
+                       "--stage %s: no such stage here; stages are %s (NAME.hH for one head), %s",
+                       name, names,
+                       model ? "and tokens, next, heads (the model map) and lens (the logit lens)"
+                             : "and the parameters");
+}

@@ -77,4 +77,13 @@ int cli_parse_lesson(int argc, char **argv, struct cli_options *o, char *err, si
 /* The --help text. */
 const char *cli_usage(void);
 
+/*
+ * Why --stage name was refused (got: pipeline_select's answer, not 0): a
+ * head out of range, or no such stage, with the names p has, for --print and
+ * --export or (in_view) for where the view opens.
+ */
+struct pipeline;
+void cli_stage_refused(const struct pipeline *p, const char *name, int got, bool in_view, char *msg,
+                       size_t size);
+
 #endif
