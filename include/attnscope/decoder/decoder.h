@@ -29,12 +29,33 @@
 #include "attnscope/base/status.h"
 #include "attnscope/kernels/linalg.h"
 
-/* How positions enter: learned absolute embeddings added to the tokens' (GPT-2's wpe). */
-enum decoder_positions { DECODER_POSITIONS_LEARNED };
-/* The norms: LayerNorm (the mean subtracted, divided by the root of the biased variance + eps). */
-enum decoder_norm { DECODER_NORM_LAYER };
-/* The MLP: up, GELU (the tanh approximation), down. */
-enum decoder_mlp { DECODER_MLP_GELU };
+/*
+ * How positions enter: learned absolute embeddings added to the tokens'
+ * (GPT-2's wpe), or rotary embeddings (RoPE): each head's queries and keys
+ * turned, pair (i, i + d/2) by the angle position * theta^(-2i/d), before
+ * their scores (Llama's rotate-half form; nothing is added to the tokens).
+ */
+enum decoder_positions { DECODER_POSITIONS_LEARNED, DECODER_POSITIONS_ROPE };
+/*
+ * The norms: LayerNorm (the mean subtracted, divided by the root of the
+ * biased variance + eps, scaled and shifted), or RMSNorm (divided by the
+ * root of the mean square + eps, scaled).
+ */
+enum decoder_norm { DECODER_NORM_LAYER, DECODER_NORM_RMS };
+/* The MLP: up, GELU (the tanh approximation), down; or SwiGLU: down(SiLU(gate) * up). */
+enum decoder_mlp { DECODER_MLP_GELU, DECODER_MLP_SWIGLU };
+
+/* Llama 3's stretch of the rotary frequencies (rope_scaling of type "llama3"). */
+struct decoder_rope_scaling {
+    bool llama3;              /* false: the frequencies as theta gives them */
+    double factor;            /* the long wavelengths' frequencies divided by this */
+    double low_freq_factor;   /* wavelengths above original / low are long */
+    double high_freq_factor;  /* wavelengths below original / high are short: kept */
+    int original_max;         /* original_max_position_embeddings */
+};
+
+/* The widest head RoPE turns (its frequencies are kept in the model). */
+#define DECODER_HEAD_DIM_MAX 1024
 
 struct decoder_config {
     enum decoder_positions positions;
@@ -46,6 +67,16 @@ struct decoder_config {
     int n_positions; /* the longest text */
     int vocab_size;
     int n_inner;     /* the MLP's width */
+    /*
+     * Grouped-query attention: this many key and value heads, each read by
+     * n_head / n_kv_head query heads in turn (query head h reads h / (n_head
+     * / n_kv_head)); 0: one per query head.
+     */
+    int n_kv_head;
+    int head_dim;    /* each head's width; 0: n_embd / n_head */
+    bool qk_norm;    /* an RMSNorm over each head's queries and keys before RoPE (Qwen3) */
+    double rope_theta;                   /* RoPE's base (10000 unless the config says) */
+    struct decoder_rope_scaling rope_scaling;
     float eps;       /* the norms' epsilon */
     bool scale_attn_weights; /* divide the scores by sqrt(head size) */
     bool scale_by_layer;     /* and by the layer's number + 1 (GPT-2's inverse layer index) */
@@ -57,6 +88,23 @@ struct decoder_config {
      */
     int n_classes;
 };
+
+/* Each head's width: head_dim, or n_embd / n_head. */
+int decoder_head_dim(const struct decoder_config *c);
+/* The key and value heads: n_kv_head, or n_head. */
+int decoder_kv_heads(const struct decoder_config *c);
+/* The key and value head query head h reads. */
+int decoder_kv_head_of(const struct decoder_config *c, int h);
+/* The queries' width (n_head * head size) and the keys' and values' (n_kv_head * head size). */
+int decoder_q_width(const struct decoder_config *c);
+int decoder_kv_width(const struct decoder_config *c);
+
+/*
+ * RoPE's frequencies of c into freq (head size / 2 of them), as Hugging
+ * Face's Llama makes them in float32: 1 / theta^(2i/d), then llama3's
+ * stretch when c has it.
+ */
+void decoder_rope_frequencies(const struct decoder_config *c, float *freq);
 
 /* What each position's output scores: vocab_size next tokens, or n_classes classes. */
 int decoder_outputs(const struct decoder_config *c);
@@ -78,18 +126,25 @@ struct decoder_linear {
     struct linalg_packed packed;
 };
 
-/* A norm's weights: LayerNorm's scale (gamma) and shift (beta). */
+/* A norm's weights: LayerNorm's scale (gamma) and shift (beta); RMSNorm's scale (no shift). */
 struct decoder_norm_weights {
     const float *scale, *shift;
 };
 
 struct decoder_block {
     struct decoder_norm_weights norm1;
-    struct decoder_linear q, k, v; /* each n_embd -> n_embd, the heads side by side */
-    struct decoder_linear o;       /* the attention's output projection */
+    struct decoder_linear q;       /* n_embd -> the queries' width, the heads side by side */
+    struct decoder_linear k, v;    /* n_embd -> the keys' and values' width */
+    struct decoder_norm_weights q_norm, k_norm; /* QK-norm's (head size) scales, or NULL */
+    struct decoder_linear o;       /* the attention's output projection: queries' width -> n_embd */
     struct decoder_norm_weights norm2;
+    struct decoder_linear gate;    /* SwiGLU's gate (n_embd -> n_inner); unused by GELU */
     struct decoder_linear up, down; /* the MLP */
 };
+
+/* The linears of a block, in the order they are packed: q k v o gate up down. */
+#define DECODER_BLOCK_LINEARS 7
+struct decoder_linear *decoder_block_linear(struct decoder_block *b, int i);
 
 /* Whose names the weights were read under: Hugging Face's, the book's GPTModel's, OpenAI's. */
 enum decoder_names { DECODER_NAMES_HF, DECODER_NAMES_BOOK, DECODER_NAMES_OPENAI };
@@ -105,7 +160,8 @@ struct decoder_model {
     char heads_from[160];        /* where no file gives the head count, what did, or "" */
     int files_read;              /* how many files they were read from */
     const float *wte;            /* (vocab_size, n_embd) */
-    const float *wpe;            /* (n_positions, n_embd) */
+    const float *wpe;            /* (n_positions, n_embd); NULL with RoPE */
+    float rope_freq[DECODER_HEAD_DIM_MAX / 2]; /* RoPE's (decoder_rope_frequencies) */
     struct decoder_block *blocks; /* (n_layer) */
     struct decoder_norm_weights final_norm;
     const float *lm_head;        /* (outputs, n_embd): wte when tied; a classifier's own head */
@@ -157,19 +213,29 @@ void decoder_token_row(const struct decoder_model *m, int id, float *row);
  */
 struct decoder_layer_stages {
     float *norm1;   /* (n, C) the first norm's output (GPT-2's ln_1) */
-    float *q;       /* (n, C) queries, the heads side by side (head h: columns h*C/H ...) */
-    float *k;       /* (n, C) keys: kept for every layer */
-    float *v;       /* (n, C) values: kept for every layer */
+    /*
+     * The projections' outputs, Q = n_head * d and K = n_kv_head * d wide
+     * (head h: columns h*d ...); with neither QK-norm nor RoPE they are q
+     * and k themselves.
+     */
+    float *q_proj;  /* (n, Q) */
+    float *k_proj;  /* (n, K) */
+    float *q_normed; /* (n, Q) after QK-norm (before RoPE), or NULL */
+    float *k_normed; /* (n, K) */
+    float *q;       /* (n, Q) the queries the scores read: after QK-norm and RoPE */
+    float *k;       /* (n, K) the keys likewise: kept for every layer */
+    float *v;       /* (n, K) values: kept for every layer */
     float *scores;  /* (H, n, n) q k^T, before the mask and the scaling */
     float *masked;  /* (H, n, n) the scores, -inf where the causal mask hides a key */
     float *scaled;  /* (H, n, n) the masked scores divided (decoder_divisor) */
     float *weights; /* (H, n, n) softmax of the masked, scaled scores */
-    float *context; /* (n, C) the weights times the values, heads side by side */
+    float *context; /* (n, Q) the weights times the values, heads side by side */
     float *attn;    /* (n, C) the output projection of the context */
     float *resid1;  /* (n, C) the block's input + attn */
     float *norm2;   /* (n, C) the second norm's output (GPT-2's ln_2) */
+    float *gate;    /* (n, F) SwiGLU's gate projection, or NULL */
     float *up;      /* (n, F) the MLP's up projection (GPT-2's c_fc) */
-    float *act;     /* (n, F) its activation (GELU) */
+    float *act;     /* (n, F) its activation: GELU(up), or SiLU(gate) * up */
     float *mlp;     /* (n, C) the down projection (GPT-2's c_proj of the MLP) */
     float *resid2;  /* (n, C) resid1 + mlp: the block's output: kept for every layer */
 };
@@ -181,8 +247,10 @@ struct decoder_run {
     int cap;                             /* the rows the buffers hold (n .. n_positions): an
                                             edit that appends up to cap grows the run in place */
     float *tok;                          /* (n, C) wte[id]: the token embeddings */
-    float *pos;                          /* (n, C) wpe[position]: the position embeddings */
-    float *embed;                        /* (n, C) tok + pos: the first block's input */
+    float *pos;                          /* (n, C) wpe[position]: the position embeddings
+                                            (NULL with RoPE) */
+    float *embed;                        /* (n, C) tok + pos (tok with RoPE): the first
+                                            block's input */
     struct decoder_layer_stages *layers; /* (n_layer) */
     float *final;                        /* (n, C) the final norm's output */
     int *top_ids;                        /* (n, top) the likeliest next tokens (or classes),

@@ -4,7 +4,9 @@
  * decoder_forward() is a flat list of calls to them.  A part spreads its
  * rows or heads over threads; every element is computed the same way
  * whichever thread makes it, so any thread count gives the same bits.
- * Shapes: n tokens, C = n_embd, F = n_inner, H = n_head, d = C / H.
+ * Shapes: n tokens, C = n_embd, F = n_inner, H = n_head, d the head size
+ * (decoder_head_dim), Q = H d the queries' width, K the keys' and values'
+ * (decoder_kv_width).
  */
 #ifndef ATTNSCOPE_DECODER_PARTS_H
 #define ATTNSCOPE_DECODER_PARTS_H
@@ -16,7 +18,8 @@
 
 /*
  * The positions first .. first + n - 1: tok (n, C) = wte[ids], pos (n, C) =
- * wpe[first ..], embed = tok + pos (learned).
+ * wpe[first ..], embed = tok + pos (learned); with RoPE embed = tok and pos
+ * is not written.
  */
 void part_positions(const struct decoder_model *m, const int *ids, int n, float *tok, float *pos,
                     float *embed, int first);
@@ -25,11 +28,29 @@ void part_positions(const struct decoder_model *m, const int *ids, int n, float 
 void part_norm(const struct decoder_config *c, const struct decoder_norm_weights *w,
                const float *x, int n, float *y, int threads);
 
+/*
+ * RoPE on x (n rows of `heads` heads of d) at positions first ..: each
+ * head's pair (t, t + d/2) turned by the angle position * m->rope_freq[t],
+ * the angle in float32 and its cosine and sine rounded from double.
+ */
+void part_rope(const struct decoder_model *m, const float *x, int n, int heads, int first,
+               float *y, int threads);
+
+/*
+ * From a projection's output to what the scores read: QK-norm into normed
+ * (when the model has it), then RoPE (when it has it) into out.
+ */
+void part_turn(const struct decoder_model *m, const struct decoder_norm_weights *norm,
+               const float *proj, int n, int heads, int first, float *normed, float *out,
+               int threads);
+
 /* y (n, out) = x (n, in) W + b, W as the file stores it. */
 void part_linear(const struct decoder_linear *l, const float *x, int n, float *y, int threads);
 
 /*
- * The attention of one block on x (n, C): its queries, keys and values,
+ * The attention of one block on x (n, C): its queries, keys and values
+ * (QK-norm and RoPE between the projections and q and k when the model
+ * has them; query head h reads key and value head decoder_kv_head_of),
  * each head's context (zeroed for an ablated head) and the output
  * projection, into s's buffers.  Each head's scores and softmax weights
  * are made a block of PART_ATTENTION_ROWS queries at a time in scratch and
@@ -42,6 +63,7 @@ void part_linear(const struct decoder_linear *l, const float *x, int n, float *y
 #define PART_ATTENTION_ROWS 64
 size_t part_attention_scratch(int cap);
 struct part_attention_args {
+    const struct decoder_model *m; /* (RoPE's frequencies) */
     const struct decoder_config *c;
     const struct decoder_block *b;
     const float *x;
@@ -61,9 +83,13 @@ struct part_attention_args {
 void part_attention(const struct part_attention_args *a, struct decoder_layer_stages *s,
                     int threads);
 
-/* The MLP on x (n, C): up (n, F), its activation act (n, F), down (n, C) into out. */
+/*
+ * The MLP on x (n, C): up (n, F), its activation act (n, F): GELU(up), or
+ * with SwiGLU SiLU(gate) * up (gate (n, F) its own projection; unused by
+ * GELU), down (n, C) into out.
+ */
 void part_mlp(const struct decoder_config *c, const struct decoder_block *b, const float *x, int n,
-              float *up, float *act, float *out, int threads);
+              float *gate, float *up, float *act, float *out, int threads);
 
 /* y = a + b, count floats: a residual add. */
 void part_residual(const float *a, const float *b, size_t count, float *y);

@@ -48,6 +48,13 @@ float rowops_sum_exp(const float *x, int n, float max);
 void rowops_gelu(const float *x, float *y, size_t n);
 
 /*
+ * y[j] = SiLU(gate[j]) * up[j] for n values (SiLU(x) = x sigmoid(x), the
+ * exponential rowops_exp of -|x|): SwiGLU's product, as Llama's MLP makes
+ * it before its down projection.  y may equal gate or up.
+ */
+void rowops_swiglu(const float *gate, const float *up, float *y, size_t n);
+
+/*
  * The smallest and largest finite values of x's n (+inf and -inf when none
  * is finite; a zero is +0): what a legend and a colour scale read, at the
  * memory's speed on a layer's every head.

@@ -75,6 +75,74 @@ decoder_outputs(const struct decoder_config *c)
     return c->n_classes > 0 ? c->n_classes : c->vocab_size;
 }
 
+int
+decoder_head_dim(const struct decoder_config *c)
+{
+    return c->head_dim > 0 ? c->head_dim : c->n_embd / c->n_head;
+}
+
+int
+decoder_kv_heads(const struct decoder_config *c)
+{
+    return c->n_kv_head > 0 ? c->n_kv_head : c->n_head;
+}
+
+int
+decoder_kv_head_of(const struct decoder_config *c, int h)
+{
+    /* Hugging Face's repeat_kv: key head j is repeated for query heads j g .. j g + g - 1. */
+    return h / (c->n_head / decoder_kv_heads(c));
+}
+
+int
+decoder_q_width(const struct decoder_config *c)
+{
+    return c->n_head * decoder_head_dim(c);
+}
+
+int
+decoder_kv_width(const struct decoder_config *c)
+{
+    return decoder_kv_heads(c) * decoder_head_dim(c);
+}
+
+void
+decoder_rope_frequencies(const struct decoder_config *c, float *freq)
+{
+    const int d = decoder_head_dim(c);
+    const struct decoder_rope_scaling *sc = &c->rope_scaling;
+
+    for (int t = 0; t < d / 2; t++) {
+        /* 1 / theta^(2t / d), each step in float32 as Hugging Face's Llama computes it. */
+        const float inv = 1.0f / powf((float)c->rope_theta, (float)(2 * t) / (float)d);
+        freq[t] = inv;
+        if (sc->llama3) {
+            /* Llama 3's stretch: long wavelengths' frequencies divided by factor, short ones
+               kept, the ones between blended (Hugging Face's _compute_llama3_parameters). */
+            const float factor = (float)sc->factor;
+            const float wavelen = (float)(2.0 * M_PI) / inv;
+            const double low_wavelen = sc->original_max / sc->low_freq_factor;
+            const double high_wavelen = sc->original_max / sc->high_freq_factor;
+            const float low = (wavelen > (float)low_wavelen) ? inv / factor : inv;
+            if (!(wavelen < (float)high_wavelen) && !(wavelen > (float)low_wavelen)) {
+                const float smooth =
+                    ((float)sc->original_max / wavelen - (float)sc->low_freq_factor) /
+                    (float)(sc->high_freq_factor - sc->low_freq_factor);
+                freq[t] = (1.0f - smooth) * low / factor + smooth * low;
+            } else
+                freq[t] = low;
+        }
+    }
+}
+
+struct decoder_linear *
+decoder_block_linear(struct decoder_block *b, int i)
+{
+    struct decoder_linear *all[DECODER_BLOCK_LINEARS] = { &b->q,    &b->k,  &b->v,   &b->o,
+                                                          &b->gate, &b->up, &b->down };
+    return i >= 0 && i < DECODER_BLOCK_LINEARS ? all[i] : NULL;
+}
+
 /* Adds the head's bias (a classifier's) to rows of count logits from output first. */
 static void
 add_head_bias(const struct decoder_model *m, float *logits, int rows, int first, int count)
@@ -89,8 +157,7 @@ add_head_bias(const struct decoder_model *m, float *logits, int rows, int first,
 float
 decoder_divisor(const struct decoder_model *m, const struct decoder_knobs *k, int layer)
 {
-    const double root = m->cfg.scale_attn_weights ? sqrt((double)(m->cfg.n_embd / m->cfg.n_head))
-                                                  : 1.0;
+    const double root = m->cfg.scale_attn_weights ? sqrt((double)decoder_head_dim(&m->cfg)) : 1.0;
     const double own = m->cfg.scale_by_layer ? root * (double)(layer + 1) : root;
 
     if (k == NULL)
@@ -204,7 +271,7 @@ run_block(const struct decoder_model *m, const struct decoder_run *r, int layer,
     const size_t at = (size_t)from * (size_t)C;
     const size_t rows = (size_t)(n - from);
     const struct part_attention_args attention = {
-        c, b, s->norm1, n, r->causal, r->divisors[layer],
+        m, c, b, s->norm1, n, r->causal, r->divisors[layer],
         r->ablated != NULL ? r->ablated + (size_t)layer * (size_t)c->n_head : NULL,
         scratch, part_attention_scratch(r->cap),
         from,
@@ -214,8 +281,10 @@ run_block(const struct decoder_model *m, const struct decoder_run *r, int layer,
     part_attention(&attention, s, threads);
     part_residual(x + at, s->attn + at, rows * C, s->resid1 + at);
     part_norm(c, &b->norm2, s->resid1 + at, (int)rows, s->norm2 + at, threads);
-    part_mlp(c, b, s->norm2 + at, (int)rows, s->up + (size_t)from * c->n_inner,
-             s->act + (size_t)from * c->n_inner, s->mlp + at, threads);
+    part_mlp(c, b, s->norm2 + at, (int)rows,
+             s->gate != NULL ? s->gate + (size_t)from * c->n_inner : NULL,
+             s->up + (size_t)from * c->n_inner, s->act + (size_t)from * c->n_inner, s->mlp + at,
+             threads);
     part_residual(s->resid1 + at, s->mlp + at, rows * C, s->resid2 + at);
 }
 
@@ -416,13 +485,14 @@ head_attention(const struct decoder_model *m, const struct decoder_run *r, int l
                const float *q, int keep, const struct head_out *o, float *scratch)
 {
     const int n = r->n;
-    const int C = m->cfg.n_embd;
-    const int hd = C / m->cfg.n_head;
-    const float *k = r->layers[layer].k + (size_t)head * hd;
+    const int Q = decoder_q_width(&m->cfg);
+    const int K = decoder_kv_width(&m->cfg);
+    const int hd = decoder_head_dim(&m->cfg);
+    const float *k = r->layers[layer].k + (size_t)decoder_kv_head_of(&m->cfg, head) * hd;
 
     q += (size_t)head * hd;
     if (keep > 0) {
-        linalg_gemm_nt(keep, n - keep, hd, q, C, k + (size_t)keep * C, C, o->scores + keep, n);
+        linalg_gemm_nt(keep, n - keep, hd, q, Q, k + (size_t)keep * K, K, o->scores + keep, n);
         for (int i = 0; i < keep; i++) {
             const size_t row = (size_t)i * (size_t)n;
             for (int j = keep; j < n; j++) {
@@ -432,7 +502,7 @@ head_attention(const struct decoder_model *m, const struct decoder_run *r, int l
             }
         }
     }
-    linalg_gemm_nt(n - keep, n, hd, q + (size_t)keep * C, C, k, C,
+    linalg_gemm_nt(n - keep, n, hd, q + (size_t)keep * Q, Q, k, K,
                    o->scores + (size_t)keep * (size_t)n, n);
     for (int i = keep; i < n; i++) {
         const size_t row = (size_t)i * (size_t)n;
@@ -456,14 +526,22 @@ decoder_layer_queries(const struct decoder_model *m, const struct decoder_run *r
                       float *q, float *scratch)
 {
     const struct decoder_config *c = &m->cfg;
+    const struct decoder_block *b = &m->blocks[layer];
     const int threads = parallel_threads();
+    const size_t count = (size_t)r->n * (size_t)decoder_q_width(c);
 
     if (layer == r->shown) {
-        memcpy(q, r->layers[layer].q, (size_t)r->n * (size_t)c->n_embd * sizeof *q);
+        memcpy(q, r->layers[layer].q, count * sizeof *q);
         return;
     }
-    part_norm(c, &m->blocks[layer].norm1, layer_input(r, layer), r->n, scratch, threads);
-    part_linear(&m->blocks[layer].q, scratch, r->n, q, threads);
+    part_norm(c, &b->norm1, layer_input(r, layer), r->n, scratch, threads);
+    if (!c->qk_norm && c->positions != DECODER_POSITIONS_ROPE) {
+        part_linear(&b->q, scratch, r->n, q, threads);
+        return;
+    }
+    /* The projection into q, QK-norm into scratch (the norm's output is read by then), RoPE. */
+    part_linear(&b->q, scratch, r->n, q, threads);
+    part_turn(m, &b->q_norm, q, r->n, c->n_head, 0, scratch, q, threads);
 }
 
 struct layer_job {
@@ -515,7 +593,7 @@ decoder_show_layer(const struct decoder_model *m, struct decoder_run *r, int lay
     for (int a = 0; a < RUN_ATTENTION_STAGES; a++)
         job.stages[a] = r->attention + (size_t)a * (r->attention_floats / RUN_ATTENTION_STAGES);
     if (job.keep < n)
-        parallel_for(c->n_head, 2L * (n - job.keep) * n * (c->n_embd / c->n_head),
+        parallel_for(c->n_head, 2L * (n - job.keep) * n * decoder_head_dim(c),
                      parallel_threads(), layer_heads, &job);
     r->attention_rows = n;
     l = &r->layers[layer];
@@ -568,31 +646,33 @@ decoder_logit_lens(const struct decoder_model *m, const struct decoder_run *r, i
     return ATTN_OK;
 }
 
-/* The linears of block b, for packing. */
-static struct decoder_linear *
-block_linear(struct decoder_block *b, int i)
+/* Whether block linear i is one the model uses (SwiGLU's gate only with SwiGLU). */
+static bool
+linear_used(const struct decoder_config *c, int i)
 {
-    struct decoder_linear *all[] = { &b->q, &b->k, &b->v, &b->o, &b->up, &b->down };
-    return i < 6 ? all[i] : NULL;
+    return i != 4 || c->mlp == DECODER_MLP_SWIGLU;
 }
 
 static void
 unpack(struct decoder_model *m)
 {
     for (int l = 0; m->blocks != NULL && l < m->cfg.n_layer; l++)
-        for (int i = 0; i < 6; i++)
-            linalg_packed_destroy(&block_linear(&m->blocks[l], i)->packed);
+        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++)
+            linalg_packed_destroy(&decoder_block_linear(&m->blocks[l], i)->packed);
     linalg_packed_destroy(&m->head_packed);
 }
 
 size_t
 decoder_pack_bytes(const struct decoder_config *c)
 {
-    const size_t C = (size_t)c->n_embd, F = (size_t)c->n_inner;
-    const size_t per_layer = 4 * linalg_pack_floats((int)C, (int)C) +
-                             linalg_pack_floats((int)F, (int)C) + linalg_pack_floats((int)C, (int)F);
+    const int C = c->n_embd, F = c->n_inner;
+    const int Q = decoder_q_width(c), K = decoder_kv_width(c);
+    const size_t per_layer = linalg_pack_floats(Q, C) + 2 * linalg_pack_floats(K, C) +
+                             linalg_pack_floats(C, Q) +
+                             (c->mlp == DECODER_MLP_SWIGLU ? 2 : 1) * linalg_pack_floats(F, C) +
+                             linalg_pack_floats(C, F);
 
-    return ((size_t)c->n_layer * per_layer + linalg_pack_floats(decoder_outputs(c), (int)C)) *
+    return ((size_t)c->n_layer * per_layer + linalg_pack_floats(decoder_outputs(c), C)) *
            sizeof(float);
 }
 
@@ -603,8 +683,10 @@ decoder_pack(struct decoder_model *m)
 
     progress_begin("packing the weights", m->cfg.n_layer + 1);
     for (int l = 0; l < m->cfg.n_layer; l++) {
-        for (int i = 0; i < 6; i++) {
-            struct decoder_linear *d = block_linear(&m->blocks[l], i);
+        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
+            struct decoder_linear *d = decoder_block_linear(&m->blocks[l], i);
+            if (!linear_used(&m->cfg, i))
+                continue;
             if (d->packed.data == NULL &&
                 linalg_pack(&d->packed, d->out, d->in, d->w, d->ld, d->out_in) != 0) {
                 unpack(m);
@@ -673,8 +755,8 @@ decoder_release_unpacked(struct decoder_model *m)
     const struct decoder_config *c = &m->cfg;
 
     for (int l = 0; m->blocks != NULL && l < c->n_layer; l++)
-        for (int i = 0; i < 6; i++) {
-            struct decoder_linear *d = block_linear(&m->blocks[l], i);
+        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
+            struct decoder_linear *d = decoder_block_linear(&m->blocks[l], i);
             if (d->packed.data == NULL || d->w == NULL)
                 continue;
             /* Its floats end at its last row's last one (q, k and v share GPT-2's c_attn rows,

@@ -15,10 +15,14 @@ part_positions(const struct decoder_model *m, const int *ids, int n, float *tok,
 {
     const int C = m->cfg.n_embd;
 
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++)
         decoder_token_row(m, ids[i], tok + (size_t)i * C);
-        memcpy(pos + (size_t)i * C, m->wpe + (size_t)(first + i) * C, (size_t)C * sizeof(float));
+    if (m->cfg.positions == DECODER_POSITIONS_ROPE) { /* (positions turn q and k instead) */
+        memcpy(embed, tok, (size_t)n * (size_t)C * sizeof *embed);
+        return;
     }
+    for (int i = 0; i < n; i++)
+        memcpy(pos + (size_t)i * C, m->wpe + (size_t)(first + i) * C, (size_t)C * sizeof(float));
     part_residual(tok, pos, (size_t)n * (size_t)C, embed);
 }
 
@@ -46,24 +50,50 @@ layer_norm(const float *x, int n, int c, const float *g, const float *b, float e
     }
 }
 
-/* The norm of rows begin..end. */
+/*
+ * RMSNorm of each row, as Hugging Face's LlamaRMSNorm in float32: the mean
+ * square (summed in double here, rounded to float as torch's mean is),
+ * rsqrt(mean + eps), the row times it, then times the scale.
+ */
+static void
+rms_norm(const float *x, int n, int c, const float *g, float eps, float *y)
+{
+    for (int i = 0; i < n; i++) {
+        const float *row = x + (size_t)i * (size_t)c;
+        float *out = y + (size_t)i * (size_t)c;
+        double sq = 0.0;
+        float inv;
+        for (int j = 0; j < c; j++)
+            sq += (double)row[j] * (double)row[j];
+        inv = 1.0f / sqrtf((float)(sq / c) + eps);
+        for (int j = 0; j < c; j++)
+            out[j] = g[j] * (row[j] * inv);
+    }
+}
+
+/* The norm (c->norm) of rows begin..end of `width` floats. */
 struct norm_job {
     const struct decoder_config *c;
     const struct decoder_norm_weights *w;
     const float *x;
     float *y;
+    int width;
 };
 
 static void
 norm_rows(void *ctx, int begin, int end)
 {
     const struct norm_job *j = ctx;
-    const int C = j->c->n_embd;
+    const int C = j->width;
 
     switch (j->c->norm) {
     case DECODER_NORM_LAYER:
         layer_norm(j->x + (size_t)begin * C, end - begin, C, j->w->scale, j->w->shift, j->c->eps,
                    j->y + (size_t)begin * C);
+        break;
+    case DECODER_NORM_RMS:
+        rms_norm(j->x + (size_t)begin * C, end - begin, C, j->w->scale, j->c->eps,
+                 j->y + (size_t)begin * C);
         break;
     }
 }
@@ -72,9 +102,91 @@ void
 part_norm(const struct decoder_config *c, const struct decoder_norm_weights *w, const float *x,
           int n, float *y, int threads)
 {
-    struct norm_job job = { c, w, x, y };
+    struct norm_job job = { c, w, x, y, c->n_embd };
 
     parallel_for(n, 8L * c->n_embd, threads, norm_rows, &job);
+}
+
+/* QK-norm: an RMSNorm over each head's d columns of n rows of `heads` heads. */
+static void
+part_head_norm(const struct decoder_config *c, const struct decoder_norm_weights *w,
+               const float *x, int n, int heads, float *y, int threads)
+{
+    const struct decoder_config rms = { .norm = DECODER_NORM_RMS, .eps = c->eps };
+    const int d = decoder_head_dim(c);
+    struct norm_job job = { &rms, w, x, y, d };
+
+    parallel_for(n * heads, 8L * d, threads, norm_rows, &job);
+}
+
+/* ------------------------------------------------------------------- RoPE */
+
+struct rope_job {
+    const float *freq;
+    const float *x;
+    float *y;
+    int heads, d, first;
+};
+
+static void
+rope_rows(void *ctx, int begin, int end)
+{
+    const struct rope_job *j = ctx;
+    const int half = j->d / 2;
+    const size_t width = (size_t)j->heads * (size_t)j->d;
+    float cs[DECODER_HEAD_DIM_MAX / 2], sn[DECODER_HEAD_DIM_MAX / 2];
+
+    for (int i = begin; i < end; i++) {
+        /* The angles of this position, in float32 as Hugging Face's rotary embedding makes them. */
+        const float pos = (float)(j->first + i);
+        for (int t = 0; t < half; t++) {
+            const float angle = pos * j->freq[t];
+            cs[t] = (float)cos((double)angle);
+            sn[t] = (float)sin((double)angle);
+        }
+        for (int h = 0; h < j->heads; h++) {
+            const float *x = j->x + (size_t)i * width + (size_t)h * j->d;
+            float *y = j->y + (size_t)i * width + (size_t)h * j->d;
+            for (int t = 0; t < half; t++) {
+                const float a = x[t], b = x[t + half];
+                /* q cos + rotate_half(q) sin, rotate_half(q) = (-q2, q1). */
+                const float lo = a * cs[t];
+                const float lo_s = -b * sn[t];
+                const float hi = b * cs[t];
+                const float hi_s = a * sn[t];
+                y[t] = lo + lo_s;
+                y[t + half] = hi + hi_s;
+            }
+        }
+    }
+}
+
+void
+part_rope(const struct decoder_model *m, const float *x, int n, int heads, int first, float *y,
+          int threads)
+{
+    const int d = decoder_head_dim(&m->cfg);
+    struct rope_job job = { m->rope_freq, x, y, heads, d, first };
+
+    parallel_for(n, 6L * heads * d, threads, rope_rows, &job);
+}
+
+void
+part_turn(const struct decoder_model *m, const struct decoder_norm_weights *norm,
+          const float *proj, int n, int heads, int first, float *normed, float *out, int threads)
+{
+    const struct decoder_config *c = &m->cfg;
+    const size_t count = (size_t)n * (size_t)heads * (size_t)decoder_head_dim(c);
+    const float *in = proj;
+
+    if (c->qk_norm) {
+        part_head_norm(c, norm, proj, n, heads, normed, threads);
+        in = normed;
+    }
+    if (c->positions == DECODER_POSITIONS_ROPE)
+        part_rope(m, in, n, heads, first, out, threads);
+    else if (in != out)
+        memcpy(out, in, count * sizeof *out);
 }
 
 /* ---------------------------------------------------------------- linears */
@@ -123,47 +235,58 @@ attend_heads(void *ctx, int h0, int h1)
     const struct part_attention_args *a = j->a;
     struct decoder_layer_stages *s = j->s;
     const int n = a->n;
-    const int C = a->c->n_embd;
-    const int hd = C / a->c->n_head;
+    const int Q = decoder_q_width(a->c);
+    const int K = decoder_kv_width(a->c);
+    const int hd = decoder_head_dim(a->c);
     const int B = PART_ATTENTION_ROWS;
 
     for (int h = h0; h < h1; h++) {
+        const int kv = decoder_kv_head_of(a->c, h);
         float *sc = a->scratch + (size_t)h * a->scratch_stride;
         float *w = sc + (size_t)B * (size_t)n;
         float *rows = w + (size_t)B * (size_t)n;
         for (int i0 = a->from; i0 < n;) {
             const int i1 = (i0 / B + 1) * B < n ? (i0 / B + 1) * B : n;
             const int keys = a->causal ? i1 : n;
-            linalg_gemm_nt(i1 - i0, keys, hd, s->q + (size_t)i0 * C + h * hd, C, s->k + h * hd, C,
+            linalg_gemm_nt(i1 - i0, keys, hd, s->q + (size_t)i0 * Q + h * hd, Q, s->k + kv * hd, K,
                            sc, keys);
             for (int i = i0; i < i1; i++)
                 rowops_softmax(sc + (size_t)(i - i0) * keys, rows, rows + n,
                                w + (size_t)(i - i0) * keys, keys, 0, a->causal ? i + 1 : n,
                                a->divisor);
-            linalg_gemm_nn(i1 - i0, hd, keys, w, keys, s->v + h * hd, C,
-                           s->context + (size_t)i0 * C + h * hd, C);
+            linalg_gemm_nn(i1 - i0, hd, keys, w, keys, s->v + kv * hd, K,
+                           s->context + (size_t)i0 * Q + h * hd, Q);
             i0 = i1;
         }
         if (a->ablated != NULL && a->ablated[h])
             for (int i = a->from; i < n; i++)
-                memset(s->context + (size_t)i * C + (size_t)h * hd, 0, (size_t)hd * sizeof(float));
+                memset(s->context + (size_t)i * Q + (size_t)h * hd, 0, (size_t)hd * sizeof(float));
     }
 }
 
 void
 part_attention(const struct part_attention_args *a, struct decoder_layer_stages *s, int threads)
 {
+    const struct decoder_config *c = a->c;
     const int n = a->n;
-    const int hd = a->c->n_embd / a->c->n_head;
-    const size_t at = (size_t)a->from * (size_t)a->c->n_embd;
+    const int hd = decoder_head_dim(c);
+    const size_t at = (size_t)a->from * (size_t)c->n_embd;
+    const size_t at_q = (size_t)a->from * (size_t)decoder_q_width(c);
+    const size_t at_k = (size_t)a->from * (size_t)decoder_kv_width(c);
     const int rows = n - a->from;
     struct heads_job job = { a, s };
 
-    part_linear(&a->b->q, a->x + at, rows, s->q + at, threads);
-    part_linear(&a->b->k, a->x + at, rows, s->k + at, threads);
-    part_linear(&a->b->v, a->x + at, rows, s->v + at, threads);
-    parallel_for(a->c->n_head, 2L * (a->causal ? n : 2 * n) * rows * hd, threads, attend_heads, &job);
-    part_linear(&a->b->o, s->context + at, rows, s->attn + at, threads);
+    part_linear(&a->b->q, a->x + at, rows, s->q_proj + at_q, threads);
+    part_linear(&a->b->k, a->x + at, rows, s->k_proj + at_k, threads);
+    part_linear(&a->b->v, a->x + at, rows, s->v + at_k, threads);
+    if (s->q_proj != s->q) { /* QK-norm and RoPE: the queries and keys the scores read */
+        part_turn(a->m, &a->b->q_norm, s->q_proj + at_q, rows, c->n_head, a->from,
+                  s->q_normed != NULL ? s->q_normed + at_q : NULL, s->q + at_q, threads);
+        part_turn(a->m, &a->b->k_norm, s->k_proj + at_k, rows, decoder_kv_heads(c), a->from,
+                  s->k_normed != NULL ? s->k_normed + at_k : NULL, s->k + at_k, threads);
+    }
+    parallel_for(c->n_head, 2L * (a->causal ? n : 2 * n) * rows * hd, threads, attend_heads, &job);
+    part_linear(&a->b->o, s->context + at_q, rows, s->attn + at, threads);
 }
 
 /* -------------------------------------------------------------------- MLP */
@@ -184,16 +307,38 @@ gelu_rows(void *ctx, int begin, int end)
                 (size_t)(end - begin) * (size_t)j->F);
 }
 
+/* SiLU(gate) * up (rowops_swiglu) of rows begin..end. */
+struct swiglu_job {
+    const float *gate, *up;
+    float *y;
+    int F;
+};
+
+static void
+swiglu_rows(void *ctx, int begin, int end)
+{
+    const struct swiglu_job *j = ctx;
+    const size_t at = (size_t)begin * (size_t)j->F;
+
+    rowops_swiglu(j->gate + at, j->up + at, j->y + at, (size_t)(end - begin) * (size_t)j->F);
+}
+
 void
 part_mlp(const struct decoder_config *c, const struct decoder_block *b, const float *x, int n,
-         float *up, float *act, float *out, int threads)
+         float *gate, float *up, float *act, float *out, int threads)
 {
     struct act_job job = { up, act, c->n_inner };
+    struct swiglu_job glu = { gate, up, act, c->n_inner };
 
-    part_linear(&b->up, x, n, up, threads);
     switch (c->mlp) {
     case DECODER_MLP_GELU:
+        part_linear(&b->up, x, n, up, threads);
         parallel_for(n, 16L * c->n_inner, threads, gelu_rows, &job);
+        break;
+    case DECODER_MLP_SWIGLU:
+        part_linear(&b->gate, x, n, gate, threads);
+        part_linear(&b->up, x, n, up, threads);
+        parallel_for(n, 16L * c->n_inner, threads, swiglu_rows, &glu);
         break;
     }
     part_linear(&b->down, act, n, out, threads);

@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,11 +116,86 @@ arena_alloc(struct decoder_run *r, size_t bytes)
     return (float *)(void *)start;
 }
 
-/* The floats of one slot: norm1 q context attn resid1 norm2 mlp (n, C); up act (n, F). */
+/*
+ * The buffers of a slot, each with its width: C = n_embd, Q and K the
+ * queries' and keys' widths, F = n_inner.  The projections' outputs,
+ * QK-norm's and SwiGLU's gate only where the model has them (without
+ * QK-norm and RoPE, q_proj and k_proj are q and k themselves).
+ */
+struct slot_field {
+    size_t at;    /* offsetof(struct decoder_layer_stages, the buffer) */
+    size_t width; /* floats a row */
+};
+#define SLOT_FIELDS_MAX 14
+#define FIELD(name, w) (struct slot_field){ offsetof(struct decoder_layer_stages, name), (w) }
+
+static bool
+separate_projections(const struct decoder_config *c)
+{
+    return c->qk_norm || c->positions == DECODER_POSITIONS_ROPE;
+}
+
+static size_t
+slot_fields(const struct decoder_config *c, struct slot_field *f)
+{
+    const size_t C = (size_t)c->n_embd, F = (size_t)c->n_inner;
+    const size_t Q = (size_t)decoder_q_width(c), K = (size_t)decoder_kv_width(c);
+    size_t k = 0;
+
+    f[k++] = FIELD(norm1, C);
+    if (separate_projections(c)) {
+        f[k++] = FIELD(q_proj, Q);
+        f[k++] = FIELD(k_proj, K);
+    }
+    if (c->qk_norm) {
+        f[k++] = FIELD(q_normed, Q);
+        f[k++] = FIELD(k_normed, K);
+    }
+    f[k++] = FIELD(q, Q);
+    f[k++] = FIELD(context, Q);
+    f[k++] = FIELD(attn, C);
+    f[k++] = FIELD(resid1, C);
+    f[k++] = FIELD(norm2, C);
+    if (c->mlp == DECODER_MLP_SWIGLU)
+        f[k++] = FIELD(gate, F);
+    f[k++] = FIELD(up, F);
+    f[k++] = FIELD(act, F);
+    f[k++] = FIELD(mlp, C);
+    return k;
+}
+
+/* The buffer of s a field names. */
+static float **
+field_of(struct decoder_layer_stages *s, const struct slot_field *f)
+{
+    return (float **)(void *)((unsigned char *)s + f->at);
+}
+
+/* The floats a row of one slot takes. */
+static size_t
+slot_row_floats(const struct decoder_config *c)
+{
+    struct slot_field f[SLOT_FIELDS_MAX];
+    const size_t count = slot_fields(c, f);
+    size_t floats = 0;
+
+    for (size_t e = 0; e < count; e++)
+        floats += f[e].width;
+    return floats;
+}
+
+/* The floats of one slot of cap rows. */
 static size_t
 slot_floats(const struct decoder_config *c, int cap)
 {
-    return (size_t)cap * (7 * (size_t)c->n_embd + 2 * (size_t)c->n_inner);
+    return (size_t)cap * slot_row_floats(c);
+}
+
+/* The floats a row of every layer's kept keys, values and output takes. */
+static size_t
+kept_row_floats(const struct decoder_config *c)
+{
+    return (size_t)c->n_layer * (2 * (size_t)decoder_kv_width(c) + (size_t)c->n_embd);
 }
 
 /* The floats a run with room for cap rows takes, in the order run_carve carves them. */
@@ -129,7 +205,7 @@ run_floats(const struct decoder_config *c, int cap, int top)
     const size_t nn = (size_t)cap;
     const size_t C = (size_t)c->n_embd;
 
-    return 3 * nn * C /* tok pos embed */ + (size_t)c->n_layer * 3 * nn * C /* k v resid2 */ +
+    return 3 * nn * C /* tok pos embed */ + nn * kept_row_floats(c) /* k v resid2 */ +
            nn * C /* final */ + nn * (size_t)top /* probabilities */ +
            2 * slot_floats(c, cap) /* shown, work */ + nn * RUN_LOGIT_SLICE /* logits */ +
            (size_t)c->n_head * part_attention_scratch(cap) /* each head's block of queries */;
@@ -191,8 +267,8 @@ run_carve(const struct decoder_config *c, int n, int cap, int top, struct decode
     CARVE(r->embed, (size_t)cap * C);
     for (int l = 0; l < c->n_layer; l++) {
         struct decoder_layer_stages *s = &r->layers[l];
-        CARVE(s->k, (size_t)cap * C);
-        CARVE(s->v, (size_t)cap * C);
+        CARVE(s->k, (size_t)cap * (size_t)decoder_kv_width(c));
+        CARVE(s->v, (size_t)cap * (size_t)decoder_kv_width(c));
         CARVE(s->resid2, (size_t)cap * C);
     }
     CARVE(r->final, (size_t)cap * C);
@@ -216,22 +292,22 @@ void
 run_slot(const struct decoder_config *c, const struct decoder_run *r, enum run_slot slot,
          int layer, struct decoder_layer_stages *s)
 {
-    const size_t wide = (size_t)r->cap * (size_t)c->n_embd;
+    struct slot_field f[SLOT_FIELDS_MAX];
+    const size_t count = slot_fields(c, f);
     float *at = r->slots + (size_t)slot * slot_floats(c, r->cap);
 
     memset(s, 0, sizeof *s);
-    s->norm1 = at;
-    s->q = at + wide;
-    s->context = at + 2 * wide;
-    s->attn = at + 3 * wide;
-    s->resid1 = at + 4 * wide;
-    s->norm2 = at + 5 * wide;
-    s->mlp = at + 6 * wide;
-    s->up = at + 7 * wide;
-    s->act = s->up + (size_t)r->cap * (size_t)c->n_inner;
+    for (size_t e = 0; e < count; e++) {
+        *field_of(s, &f[e]) = at;
+        at += (size_t)r->cap * f[e].width;
+    }
     s->k = r->layers[layer].k;
     s->v = r->layers[layer].v;
     s->resid2 = r->layers[layer].resid2;
+    if (!separate_projections(c)) {
+        s->q_proj = s->q;
+        s->k_proj = s->k;
+    }
 }
 
 void
@@ -262,31 +338,26 @@ struct rows {
 static size_t
 run_rows(const struct decoder_config *c, const struct decoder_run *r, struct rows *out)
 {
-    const size_t C = (size_t)c->n_embd, F = (size_t)c->n_inner;
+    const size_t C = (size_t)c->n_embd, K = (size_t)decoder_kv_width(c);
     size_t k = 0;
 
     out[k++] = (struct rows){ r->tok, C };
     out[k++] = (struct rows){ r->pos, C };
     out[k++] = (struct rows){ r->embed, C };
     for (int l = 0; l < c->n_layer; l++) {
-        out[k++] = (struct rows){ r->layers[l].k, C };
-        out[k++] = (struct rows){ r->layers[l].v, C };
+        out[k++] = (struct rows){ r->layers[l].k, K };
+        out[k++] = (struct rows){ r->layers[l].v, K };
         out[k++] = (struct rows){ r->layers[l].resid2, C };
     }
     out[k++] = (struct rows){ r->final, C };
     out[k++] = (struct rows){ r->top_probs, (size_t)r->top };
     if (r->shown >= 0) {
         struct decoder_layer_stages s;
+        struct slot_field f[SLOT_FIELDS_MAX];
+        const size_t count = slot_fields(c, f);
         run_slot(c, r, RUN_SLOT_SHOWN, r->shown, &s);
-        out[k++] = (struct rows){ s.norm1, C };
-        out[k++] = (struct rows){ s.q, C };
-        out[k++] = (struct rows){ s.context, C };
-        out[k++] = (struct rows){ s.attn, C };
-        out[k++] = (struct rows){ s.resid1, C };
-        out[k++] = (struct rows){ s.norm2, C };
-        out[k++] = (struct rows){ s.mlp, C };
-        out[k++] = (struct rows){ s.up, F };
-        out[k++] = (struct rows){ s.act, F };
+        for (size_t e = 0; e < count; e++)
+            out[k++] = (struct rows){ *field_of(&s, &f[e]), f[e].width };
     }
     return k;
 }
@@ -295,7 +366,7 @@ run_rows(const struct decoder_config *c, const struct decoder_run *r, struct row
 static size_t
 run_rows_max(const struct decoder_config *c)
 {
-    return 5 + 3 * (size_t)c->n_layer + 9;
+    return 5 + 3 * (size_t)c->n_layer + SLOT_FIELDS_MAX;
 }
 
 int
@@ -347,8 +418,8 @@ run_aside_save(const struct decoder_config *c, const struct decoder_run *prev, i
                struct run_aside *a)
 {
     const size_t rows = (size_t)(prev->n > from ? prev->n - from : 0);
-    const size_t per_row = 7 * (size_t)c->n_embd + 2 * (size_t)c->n_inner +
-                           (4 + 3 * (size_t)c->n_layer) * (size_t)c->n_embd + (size_t)prev->top;
+    const size_t per_row = slot_row_floats(c) + 4 * (size_t)c->n_embd + kept_row_floats(c) +
+                           (size_t)prev->top;
 
     a->rows = malloc((rows * per_row + 1) * sizeof *a->rows);
     a->ids = malloc((rows * (size_t)prev->top + 1) * sizeof *a->ids);

@@ -486,6 +486,20 @@ rowops_gelu(const float *x, float *y, size_t n)
     }
 }
 
+/* ----------------------------------------------------------------- SwiGLU */
+
+void
+rowops_swiglu(const float *gate, const float *up, float *y, size_t n)
+{
+    for (size_t j = 0; j < n; j++) {
+        const float x = gate[j];
+        const float e = rowops_exp(-fabsf(x)); /* exp(-|x|): never overflows */
+        /* sigmoid(x) = 1 / (1 + exp(-x)), written with exp(-|x|) on both sides of 0. */
+        const float silu = x >= 0.0f ? x / (1.0f + e) : x * e / (1.0f + e);
+        y[j] = silu * up[j];
+    }
+}
+
 /* ------------------------------------------------------------------ range */
 
 /* min and max are exact: every order of comparing gives the same two values. */
