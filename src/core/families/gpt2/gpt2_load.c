@@ -5,8 +5,6 @@
  */
 #include "config.h"
 
-#include <jansson.h>
-#include <sys/mman.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +13,7 @@
 #include <unistd.h>
 
 #include "attnscope/base/progress.h"
+#include "attnscope/decoder/weights.h"
 #include "attnscope/families/gpt2/gpt2.h"
 #include "attnscope/files/fileio.h"
 #include "attnscope/files/tensors.h"
@@ -44,162 +43,12 @@ static const struct conv_names openai_names = {
     "attn/c_attn", "attn/c_proj", "mlp/c_fc", "mlp/c_proj", "/w", "/b", true,
 };
 
-/* What loading keeps beside the model: where the tensors are, and which were read. */
+/* What loading keeps beside the model: the tensors, and the layout of their names. */
 struct loader {
-    struct decoder_model *m;
-    struct tensor_source src;
+    struct weights_loader w;
     const struct conv_names *conv; /* Hugging Face's or OpenAI's names; NULL: the book's */
-    char prefix[16];     /* "" or "transformer." (Hugging Face's layout) */
-    const char *sizes_from; /* the file the sizes came from, for messages ("config.json") */
     bool qkv_bias;       /* the book's layout: the queries, keys and values have biases */
-    json_t *read;        /* name -> where in the weights' memory (a tensor read for several views) */
 };
-
-/* Transparent huge pages come in this size (x86-64, arm64 with 4 KiB pages). */
-#define HUGE_PAGE ((size_t)2 << 20)
-
-/*
- * The weights' memory: one mapping as large as every tensor of the files
- * as float32, aligned to huge pages and marked for them (a 500 MB model
- * is faulted in as 250 pages instead of 125,000); what a model does not
- * read is never touched, so it costs address space only.
- */
-static enum attn_status
-weights_reserve(struct loader *ld, struct attn_error *err)
-{
-    struct decoder_model *m = ld->m;
-    size_t floats = tensors_total_floats(&ld->src);
-    size_t count = 0;
-    size_t len;
-    unsigned char *map;
-
-    count = (size_t)tensors_count(&ld->src);
-    floats += 16 * count; /* (each aligned to 64 bytes) */
-    if (floats > (SIZE_MAX - 2 * HUGE_PAGE) / sizeof(float))
-        return attn_fail(err, ATTN_ENOMEM, "%s: too large for this machine", m->source);
-    len = floats * sizeof(float) + HUGE_PAGE;
-    map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-               -1, 0);
-    if (map == MAP_FAILED)
-        return attn_fail(err, ATTN_ENOMEM, "%s: out of memory for %zu MiB of weights", m->source,
-                         (floats * sizeof(float)) >> 20);
-    m->weights_map = map;
-    m->weights_map_bytes = len;
-    m->weights_next = map + (HUGE_PAGE - (uintptr_t)map % HUGE_PAGE) % HUGE_PAGE;
-#ifdef MADV_HUGEPAGE
-    (void)madvise(m->weights_next, len - (size_t)(m->weights_next - map), MADV_HUGEPAGE);
-#endif
-    return ATTN_OK;
-}
-
-/* count floats of the reserved memory, 64-byte aligned. */
-static float *
-weights_alloc(struct decoder_model *m, size_t count)
-{
-    unsigned char *at = m->weights_next;
-    unsigned char *end = (unsigned char *)m->weights_map + m->weights_map_bytes;
-
-    if (at == NULL || (size_t)(end - at) < count * sizeof(float))
-        return NULL;
-    m->weights_next = at + (count * sizeof(float) + 63) / 64 * 64;
-    return (float *)(void *)at;
-}
-
-/* The tensor name (after the layout's prefix), or NULL. */
-static const struct tensor_info *
-find(const struct loader *ld, const char *name)
-{
-    char full[160];
-
-    snprintf(full, sizeof full, "%s%s", ld->prefix, name);
-    return tensors_find(&ld->src, full);
-}
-
-/* A shape as "(2, 3)" into buf. */
-static const char *
-shape_text(char *buf, size_t size, const int64_t *shape, int ndim)
-{
-    int at = snprintf(buf, size, "(");
-
-    for (int d = 0; d < ndim && at < (int)size - 24; d++)
-        at += snprintf(buf + at, size - (size_t)at, "%s%lld", d ? ", " : "", (long long)shape[d]);
-    snprintf(buf + at, size - (size_t)at, ")");
-    return buf;
-}
-
-/*
- * The tensor name (after the layout's prefix) as float32 of the given
- * shape, read into memory of the model's own; NULL with err set.
- */
-static const float *
-tensor(struct loader *ld, const char *name, int ndim, const int64_t *shape, struct attn_error *err)
-{
-    struct decoder_model *m = ld->m;
-    char full[160];
-    const struct tensor_info *t;
-    const char *file;
-    float *v;
-    bool same = true;
-
-    snprintf(full, sizeof full, "%s%s", ld->prefix, name);
-    t = tensors_find(&ld->src, full);
-    if (t == NULL) {
-        attn_fail(err, ATTN_EPARSE, "%s: no tensor '%s'", m->source, full);
-        return NULL;
-    }
-    file = tensors_file_of(&ld->src, t);
-    for (int d = 0; d < ndim && same; d++)
-        same = t->shape[d] == shape[d];
-    if (t->ndim != ndim || !same) {
-        char is[96];
-        char want[96];
-        attn_fail(err, ATTN_ESHAPE, "%s: tensor '%s' is %s; %s makes it %s", file, full,
-                  shape_text(is, sizeof is, t->shape, t->ndim), ld->sizes_from,
-                  shape_text(want, sizeof want, shape, ndim));
-        return NULL;
-    }
-    /* A tensor read for several layers' views (c_attn holds Q, K and V) is read once. */
-    {
-        json_t *known = json_object_get(ld->read, full);
-        if (known != NULL)
-            return (const float *)(const void *)((unsigned char *)m->weights_map +
-                                                 json_integer_value(known));
-    }
-    v = weights_alloc(m, t->numel);
-    if (v == NULL) {
-        attn_fail(err, ATTN_ENOMEM, "%s: out of memory for tensor '%s' (%zu values)", file, full,
-                  t->numel);
-        return NULL;
-    }
-    if (tensors_read_f32(&ld->src, t, v, err) != ATTN_OK)
-        return NULL;
-    if (json_object_set_new(ld->read, full,
-                            json_integer((json_int_t)((unsigned char *)v -
-                                                      (unsigned char *)m->weights_map))) != 0) {
-        attn_fail(err, ATTN_ENOMEM, "%s: out of memory", file);
-        return NULL;
-    }
-    return v;
-}
-
-/* A vector of n floats. */
-static const float *
-vector(struct loader *ld, const char *name, int n, struct attn_error *err)
-{
-    const int64_t shape[1] = { n };
-
-    return tensor(ld, name, 1, shape, err);
-}
-
-/* A matrix of rows x cols floats (after a leading 1 when one_first: OpenAI's Conv1D). */
-static const float *
-matrix(struct loader *ld, const char *name, bool one_first, int rows, int cols,
-       struct attn_error *err)
-{
-    const int64_t shape[3] = { 1, rows, cols };
-
-    return one_first ? tensor(ld, name, 3, shape, err) : tensor(ld, name, 2, shape + 1, err);
-}
 
 /*
  * A Conv1D of the block's prefix (in, out_all), used from column col for
@@ -217,8 +66,8 @@ conv1d(struct loader *ld, struct decoder_linear *l, const char *block, const cha
 
     snprintf(w, sizeof w, "%s%s%s", block, name, nm->weight);
     snprintf(b, sizeof b, "%s%s%s", block, name, nm->bias);
-    if ((wv = matrix(ld, w, nm->leading_one, in, out_all, err)) == NULL ||
-        (bv = vector(ld, b, out_all, err)) == NULL)
+    if ((wv = weights_matrix(&ld->w, w, nm->leading_one, in, out_all, err)) == NULL ||
+        (bv = weights_vector(&ld->w, b, out_all, err)) == NULL)
         return -1;
     *l = (struct decoder_linear){ .w = wv + col, .b = bv + col, .in = in, .out = out, .ld = out_all };
     return 0;
@@ -236,8 +85,8 @@ linear(struct loader *ld, struct decoder_linear *l, const char *name, int in, in
 
     snprintf(w, sizeof w, "%s.weight", name);
     snprintf(b, sizeof b, "%s.bias", name);
-    if ((wv = matrix(ld, w, false, out, in, err)) == NULL ||
-        (has_bias && (bv = vector(ld, b, out, err)) == NULL))
+    if ((wv = weights_matrix(&ld->w, w, false, out, in, err)) == NULL ||
+        (has_bias && (bv = weights_vector(&ld->w, b, out, err)) == NULL))
         return -1;
     *l = (struct decoder_linear){ .w = wv, .b = bv, .in = in, .out = out, .ld = in, .out_in = true };
     return 0;
@@ -247,22 +96,22 @@ static int
 load_block_conv(struct loader *ld, int i, struct attn_error *err)
 {
     const struct conv_names *nm = ld->conv;
-    const struct decoder_config *c = &ld->m->cfg;
+    const struct decoder_config *c = &ld->w.m->cfg;
     const int C = c->n_embd;
-    struct decoder_block *b = &ld->m->blocks[i];
+    struct decoder_block *b = &ld->w.m->blocks[i];
     char blk[48];
     char n[160];
 
     snprintf(blk, sizeof blk, nm->block, i);
 #define NAME(s) (snprintf(n, sizeof n, "%s%s", blk, (s)), n)
-    if ((b->norm1.scale = vector(ld, NAME(nm->ln1_scale), C, err)) == NULL ||
-        (b->norm1.shift = vector(ld, NAME(nm->ln1_shift), C, err)) == NULL ||
+    if ((b->norm1.scale = weights_vector(&ld->w, NAME(nm->ln1_scale), C, err)) == NULL ||
+        (b->norm1.shift = weights_vector(&ld->w, NAME(nm->ln1_shift), C, err)) == NULL ||
         conv1d(ld, &b->q, blk, nm->c_attn, C, 3 * C, 0, C, err) != 0 ||
         conv1d(ld, &b->k, blk, nm->c_attn, C, 3 * C, C, C, err) != 0 ||
         conv1d(ld, &b->v, blk, nm->c_attn, C, 3 * C, 2 * C, C, err) != 0 ||
         conv1d(ld, &b->o, blk, nm->c_proj, C, C, 0, C, err) != 0 ||
-        (b->norm2.scale = vector(ld, NAME(nm->ln2_scale), C, err)) == NULL ||
-        (b->norm2.shift = vector(ld, NAME(nm->ln2_shift), C, err)) == NULL ||
+        (b->norm2.scale = weights_vector(&ld->w, NAME(nm->ln2_scale), C, err)) == NULL ||
+        (b->norm2.shift = weights_vector(&ld->w, NAME(nm->ln2_shift), C, err)) == NULL ||
         conv1d(ld, &b->up, blk, nm->c_fc, C, c->n_inner, 0, c->n_inner, err) != 0 ||
         conv1d(ld, &b->down, blk, nm->mlp_proj, c->n_inner, C, 0, C, err) != 0)
         return -1;
@@ -273,21 +122,21 @@ load_block_conv(struct loader *ld, int i, struct attn_error *err)
 static int
 load_block_book(struct loader *ld, int i, struct attn_error *err)
 {
-    const struct decoder_config *c = &ld->m->cfg;
+    const struct decoder_config *c = &ld->w.m->cfg;
     const int C = c->n_embd;
     const bool qb = ld->qkv_bias;
-    struct decoder_block *b = &ld->m->blocks[i];
+    struct decoder_block *b = &ld->w.m->blocks[i];
     char n[96];
 
 #define NAME(s) (snprintf(n, sizeof n, "trf_blocks.%d.%s", i, (s)), n)
-    if ((b->norm1.scale = vector(ld, NAME("norm1.scale"), C, err)) == NULL ||
-        (b->norm1.shift = vector(ld, NAME("norm1.shift"), C, err)) == NULL ||
+    if ((b->norm1.scale = weights_vector(&ld->w, NAME("norm1.scale"), C, err)) == NULL ||
+        (b->norm1.shift = weights_vector(&ld->w, NAME("norm1.shift"), C, err)) == NULL ||
         linear(ld, &b->q, NAME("att.W_query"), C, C, qb, err) != 0 ||
         linear(ld, &b->k, NAME("att.W_key"), C, C, qb, err) != 0 ||
         linear(ld, &b->v, NAME("att.W_value"), C, C, qb, err) != 0 ||
         linear(ld, &b->o, NAME("att.out_proj"), C, C, true, err) != 0 ||
-        (b->norm2.scale = vector(ld, NAME("norm2.scale"), C, err)) == NULL ||
-        (b->norm2.shift = vector(ld, NAME("norm2.shift"), C, err)) == NULL ||
+        (b->norm2.scale = weights_vector(&ld->w, NAME("norm2.scale"), C, err)) == NULL ||
+        (b->norm2.shift = weights_vector(&ld->w, NAME("norm2.shift"), C, err)) == NULL ||
         linear(ld, &b->up, NAME("ff.layers.0"), C, c->n_inner, true, err) != 0 ||
         linear(ld, &b->down, NAME("ff.layers.2"), c->n_inner, C, true, err) != 0)
         return -1;
@@ -299,24 +148,24 @@ load_block_book(struct loader *ld, int i, struct attn_error *err)
 static int
 choose_layout(struct loader *ld, struct attn_error *err)
 {
-    struct decoder_model *m = ld->m;
+    struct decoder_model *m = ld->w.m;
 
     ld->conv = &hf_names;
     m->names = DECODER_NAMES_HF;
-    if (tensors_find(&ld->src, "tok_emb.weight") != NULL) {
+    if (tensors_find(&ld->w.src, "tok_emb.weight") != NULL) {
         m->names = DECODER_NAMES_BOOK;
         ld->conv = NULL;
         return 0;
     }
-    if (tensors_find(&ld->src, "model/wte") != NULL) {
+    if (tensors_find(&ld->w.src, "model/wte") != NULL) {
         m->names = DECODER_NAMES_OPENAI;
         ld->conv = &openai_names;
         return 0;
     }
-    if (tensors_find(&ld->src, "wte.weight") != NULL)
+    if (tensors_find(&ld->w.src, "wte.weight") != NULL)
         return 0;
-    if (tensors_find(&ld->src, "transformer.wte.weight") != NULL) {
-        snprintf(ld->prefix, sizeof ld->prefix, "transformer.");
+    if (tensors_find(&ld->w.src, "transformer.wte.weight") != NULL) {
+        snprintf(ld->w.prefix, sizeof ld->w.prefix, "transformer.");
         return 0;
     }
     attn_fail(err, ATTN_EPARSE,
@@ -352,7 +201,7 @@ count_blocks(const struct loader *ld, int hi)
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
         first_of_block(ld, mid, name, sizeof name);
-        if (find(ld, name) != NULL)
+        if (weights_find(&ld->w, name) != NULL)
             lo = mid + 1;
         else
             hi = mid;
@@ -369,27 +218,18 @@ count_blocks(const struct loader *ld, int hi)
 static int
 check_layers(struct loader *ld, struct attn_error *err)
 {
-    const struct decoder_model *m = ld->m;
+    const struct decoder_model *m = ld->w.m;
     char name[128];
     int have;
 
     first_of_block(ld, m->cfg.n_layer - 1, name, sizeof name);
-    if (find(ld, name) != NULL)
+    if (weights_find(&ld->w, name) != NULL)
         return 0;
     have = count_blocks(ld, m->cfg.n_layer - 1);
     first_of_block(ld, have, name, sizeof name);
     attn_fail(err, ATTN_EPARSE, "%s: no tensor '%s%s': %s says n_layer %d, the file has %d",
-              m->source, ld->prefix, name, ld->sizes_from, m->cfg.n_layer, have);
+              m->source, ld->w.prefix, name, ld->w.sizes_from, m->cfg.n_layer, have);
     return -1;
-}
-
-/* The shape of tensor name (after the prefix) in dimension d, or -1. */
-static int64_t
-dim_of(const struct loader *ld, const char *name, int d)
-{
-    const struct tensor_info *t = find(ld, name);
-
-    return t != NULL && d < t->ndim && t->shape[d] <= INT32_MAX ? t->shape[d] : -1;
 }
 
 /*
@@ -401,7 +241,7 @@ dim_of(const struct loader *ld, const char *name, int d)
 static int
 infer_sizes(struct loader *ld, const struct gpt2_options *o, struct attn_error *err)
 {
-    struct decoder_model *m = ld->m;
+    struct decoder_model *m = ld->w.m;
     struct decoder_config *c = &m->cfg;
     const bool book = ld->conv == NULL;
     const bool one = !book && ld->conv->leading_one;
@@ -412,9 +252,9 @@ infer_sizes(struct loader *ld, const struct gpt2_options *o, struct attn_error *
     int64_t inner;
 
     memset(c, 0, sizeof *c);
-    v = dim_of(ld, book ? "tok_emb.weight" : ld->conv->wte, 0);
-    width = dim_of(ld, book ? "tok_emb.weight" : ld->conv->wte, 1);
-    ctx = dim_of(ld, book ? "pos_emb.weight" : ld->conv->wpe, 0);
+    v = weights_dim(&ld->w, book ? "tok_emb.weight" : ld->conv->wte, 0);
+    width = weights_dim(&ld->w, book ? "tok_emb.weight" : ld->conv->wte, 1);
+    ctx = weights_dim(&ld->w, book ? "pos_emb.weight" : ld->conv->wpe, 0);
     if (book) {
         snprintf(fc, sizeof fc, "trf_blocks.0.ff.layers.0.weight");
     } else {
@@ -422,7 +262,7 @@ infer_sizes(struct loader *ld, const struct gpt2_options *o, struct attn_error *
         snprintf(blk, sizeof blk, ld->conv->block, 0);
         snprintf(fc, sizeof fc, "%s%s%s", blk, ld->conv->c_fc, ld->conv->weight);
     }
-    inner = dim_of(ld, fc, book ? 0 : (one ? 2 : 1));
+    inner = weights_dim(&ld->w, fc, book ? 0 : (one ? 2 : 1));
     c->n_layer = count_blocks(ld, 1 << 24);
     if (v < 1 || width < 1 || ctx < 1 || inner < 1 || c->n_layer < 1) {
         attn_fail(err, ATTN_EPARSE,
@@ -441,7 +281,7 @@ infer_sizes(struct loader *ld, const struct gpt2_options *o, struct attn_error *
     c->n_inner = (int)inner;
     c->tied = !book;
     snprintf(m->described_by, sizeof m->described_by, "the tensors' shapes");
-    ld->sizes_from = "the tensors' shapes";
+    ld->w.sizes_from = "the tensors' shapes";
     return 0;
 }
 
@@ -452,7 +292,7 @@ infer_sizes(struct loader *ld, const struct gpt2_options *o, struct attn_error *
 static int
 describe(struct loader *ld, const char *dir, const struct gpt2_options *o, struct attn_error *err)
 {
-    struct decoder_model *m = ld->m;
+    struct decoder_model *m = ld->w.m;
     static const char *const files[] = { "config.json", "hparams.json" };
     char path[4096];
     char note[128];
@@ -472,7 +312,7 @@ describe(struct loader *ld, const char *dir, const struct gpt2_options *o, struc
                        note, sizeof note, err) < 0)
             return -1;
         snprintf(m->described_by, sizeof m->described_by, "%s", files[i]);
-        ld->sizes_from = files[i];
+        ld->w.sizes_from = files[i];
         return 0;
     }
     return infer_sizes(ld, o, err);
@@ -482,19 +322,19 @@ describe(struct loader *ld, const char *dir, const struct gpt2_options *o, struc
 static int
 load_book_head(struct loader *ld, struct attn_error *err)
 {
-    struct decoder_model *m = ld->m;
+    struct decoder_model *m = ld->w.m;
     struct decoder_config *c = &m->cfg;
-    const int64_t rows = dim_of(ld, "out_head.weight", 0);
+    const int64_t rows = weights_dim(&ld->w, "out_head.weight", 0);
 
-    if (rows > 0 && rows < c->vocab_size && find(ld, "out_head.bias") != NULL) {
+    if (rows > 0 && rows < c->vocab_size && weights_find(&ld->w, "out_head.bias") != NULL) {
         c->n_classes = (int)rows;
-        if ((m->lm_head = matrix(ld, "out_head.weight", false, c->n_classes, c->n_embd, err)) ==
+        if ((m->lm_head = weights_matrix(&ld->w, "out_head.weight", false, c->n_classes, c->n_embd, err)) ==
                 NULL ||
-            (m->head_bias = vector(ld, "out_head.bias", c->n_classes, err)) == NULL)
+            (m->head_bias = weights_vector(&ld->w, "out_head.bias", c->n_classes, err)) == NULL)
             return -1;
         return 0;
     }
-    m->lm_head = matrix(ld, "out_head.weight", false, c->vocab_size, c->n_embd, err);
+    m->lm_head = weights_matrix(&ld->w, "out_head.weight", false, c->vocab_size, c->n_embd, err);
     return m->lm_head == NULL ? -1 : 0;
 }
 
@@ -506,24 +346,24 @@ load_book_head(struct loader *ld, struct attn_error *err)
 static int
 load_conv_head(struct loader *ld, struct attn_error *err)
 {
-    struct decoder_model *m = ld->m;
+    struct decoder_model *m = ld->w.m;
     const struct decoder_config *c = &m->cfg;
-    char saved[sizeof ld->prefix];
+    char saved[sizeof ld->w.prefix];
 
     m->lm_head = m->wte;
     if (c->tied)
         return 0;
-    if (tensors_find(&ld->src, "lm_head.weight") == NULL) {
+    if (tensors_find(&ld->w.src, "lm_head.weight") == NULL) {
         attn_fail(err, ATTN_EPARSE,
                   "%s: no tensor 'lm_head.weight', which config.json's \"tie_word_embeddings\": "
                   "false asks for",
                   m->source);
         return -1;
     }
-    memcpy(saved, ld->prefix, sizeof saved);
-    ld->prefix[0] = '\0';
-    m->lm_head = matrix(ld, "lm_head.weight", false, c->vocab_size, c->n_embd, err);
-    memcpy(ld->prefix, saved, sizeof saved);
+    memcpy(saved, ld->w.prefix, sizeof saved);
+    ld->w.prefix[0] = '\0';
+    m->lm_head = weights_matrix(&ld->w, "lm_head.weight", false, c->vocab_size, c->n_embd, err);
+    memcpy(ld->w.prefix, saved, sizeof saved);
     return m->lm_head == NULL ? -1 : 0;
 }
 
@@ -531,18 +371,18 @@ load_conv_head(struct loader *ld, struct attn_error *err)
 static int
 load_tensors(struct loader *ld, struct attn_error *err)
 {
-    struct decoder_model *m = ld->m;
+    struct decoder_model *m = ld->w.m;
     const struct decoder_config *c = &m->cfg;
     const struct conv_names *nm = ld->conv;
     const bool book = nm == NULL;
 
-    if ((m->wte = matrix(ld, book ? "tok_emb.weight" : nm->wte, false, c->vocab_size, c->n_embd,
+    if ((m->wte = weights_matrix(&ld->w, book ? "tok_emb.weight" : nm->wte, false, c->vocab_size, c->n_embd,
                          err)) == NULL ||
-        (m->wpe = matrix(ld, book ? "pos_emb.weight" : nm->wpe, false, c->n_positions, c->n_embd,
+        (m->wpe = weights_matrix(&ld->w, book ? "pos_emb.weight" : nm->wpe, false, c->n_positions, c->n_embd,
                          err)) == NULL ||
-        (m->final_norm.scale = vector(ld, book ? "final_norm.scale" : nm->lnf_scale, c->n_embd,
+        (m->final_norm.scale = weights_vector(&ld->w, book ? "final_norm.scale" : nm->lnf_scale, c->n_embd,
                                       err)) == NULL ||
-        (m->final_norm.shift = vector(ld, book ? "final_norm.shift" : nm->lnf_shift, c->n_embd,
+        (m->final_norm.shift = weights_vector(&ld->w, book ? "final_norm.shift" : nm->lnf_shift, c->n_embd,
                                       err)) == NULL)
         return -1;
     progress_begin("reading the weights", c->n_layer);
@@ -557,24 +397,6 @@ load_tensors(struct loader *ld, struct attn_error *err)
     return book ? load_book_head(ld, err) : load_conv_head(ld, err);
 }
 
-/* The weights at o->weights or in dir, their format and source named in m; -1 with err set. */
-static int
-open_weights(struct loader *ld, const char *dir, const struct gpt2_options *o,
-             struct attn_error *err)
-{
-    struct decoder_model *m = ld->m;
-    const char *path = o != NULL && o->weights != NULL ? o->weights : dir;
-
-    if (tensors_open(&ld->src, path, err) != ATTN_OK)
-        return -1;
-    snprintf(m->source, sizeof m->source, "%s", ld->src.path);
-    if (ld->src.within != NULL)
-        snprintf(m->format, sizeof m->format, "%s (its %s)", ld->src.format, ld->src.within);
-    else
-        snprintf(m->format, sizeof m->format, "%s", ld->src.format);
-    return 0;
-}
-
 enum attn_status
 gpt2_load(struct decoder_model *m, const char *dir, const struct gpt2_options *o,
           struct attn_error *err)
@@ -584,21 +406,14 @@ gpt2_load(struct decoder_model *m, const char *dir, const struct gpt2_options *o
 
     memset(m, 0, sizeof *m);
     memset(&ld, 0, sizeof ld);
-    ld.m = m;
-    ld.sizes_from = "config.json";
-    if (open_weights(&ld, dir, o, err) != 0)
+    if (weights_open(&ld.w, m, o != NULL && o->weights != NULL ? o->weights : dir, err) != ATTN_OK)
         return err->status;
-    ld.read = json_object();
-    if (ld.read == NULL) {
-        rc = attn_fail(err, ATTN_ENOMEM, "%s: out of memory", m->source);
-        goto fail;
-    }
     if (choose_layout(&ld, err) != 0)
         goto fail;
     /* The book's queries have biases when the file has them (GPT_CONFIG's qkv_bias). */
-    ld.qkv_bias = tensors_find(&ld.src, "trf_blocks.0.att.W_query.bias") != NULL;
+    ld.qkv_bias = tensors_find(&ld.w.src, "trf_blocks.0.att.W_query.bias") != NULL;
     if (describe(&ld, dir, o, err) != 0 || check_layers(&ld, err) != 0 ||
-        (rc = weights_reserve(&ld, err)) != ATTN_OK)
+        (rc = weights_reserve(&ld.w, err)) != ATTN_OK)
         goto fail;
     rc = ATTN_EPARSE;
     m->blocks = calloc((size_t)m->cfg.n_layer, sizeof *m->blocks);
@@ -609,14 +424,11 @@ gpt2_load(struct decoder_model *m, const char *dir, const struct gpt2_options *o
     if (load_tensors(&ld, err) != 0)
         goto fail;
     /* Every weight is in memory of the model's own: the files close. */
-    m->files_read = ld.src.file_count;
-    tensors_close(&ld.src);
-    json_decref(ld.read);
+    weights_close(&ld.w);
     return ATTN_OK;
 fail:
     rc = err->status != ATTN_OK ? err->status : rc;
-    tensors_close(&ld.src);
-    json_decref(ld.read);
+    weights_close(&ld.w);
     decoder_destroy(m);
     return rc;
 }

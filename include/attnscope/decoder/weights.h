@@ -1,0 +1,63 @@
+/*
+ * weights.h: reading a decoder's weights from its files into memory of the
+ * model's own, whatever the family: the tensors found by name (after a
+ * layout's prefix), every shape checked against what the sizes say (the
+ * message names the file, the tensor, its shape and the one wanted), each
+ * read once as float32 (converted exactly from F16 and BF16) into one
+ * mapping of the model's, marked for huge pages.  A family's loader
+ * (families/gpt2/gpt2_load.c, families/llama/llama_load.c) says which
+ * names and shapes; this reads them.
+ */
+#ifndef ATTNSCOPE_DECODER_WEIGHTS_H
+#define ATTNSCOPE_DECODER_WEIGHTS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "attnscope/base/status.h"
+#include "attnscope/decoder/decoder.h"
+#include "attnscope/files/tensors.h"
+
+struct weights_loader {
+    struct decoder_model *m;
+    struct tensor_source src;
+    char prefix[16];        /* put before every name looked for ("transformer.", or "") */
+    const char *sizes_from; /* what the shapes are checked against, for messages ("config.json") */
+    json_t *read;           /* name -> where in the model's memory (a tensor read for several
+                               views, GPT-2's c_attn, is read once) */
+};
+
+/*
+ * Opens the weights at path (a folder or a file: tensors_open) for m,
+ * naming their source and format in m; nothing reserved yet.
+ */
+enum attn_status weights_open(struct weights_loader *ld, struct decoder_model *m, const char *path,
+                              struct attn_error *err);
+
+/*
+ * The model's memory: one mapping as large as every tensor of the files as
+ * float32 (what a model does not read is never touched: address space only).
+ */
+enum attn_status weights_reserve(struct weights_loader *ld, struct attn_error *err);
+
+/* The tensor name (after the prefix), or NULL. */
+const struct tensor_info *weights_find(const struct weights_loader *ld, const char *name);
+
+/* The size of dimension d of tensor name (after the prefix), or -1. */
+int64_t weights_dim(const struct weights_loader *ld, const char *name, int d);
+
+/* The tensor name (after the prefix), of the given shape, as float32; NULL with err set. */
+const float *weights_tensor(struct weights_loader *ld, const char *name, int ndim,
+                            const int64_t *shape, struct attn_error *err);
+/* A vector of n floats. */
+const float *weights_vector(struct weights_loader *ld, const char *name, int n,
+                            struct attn_error *err);
+/* A matrix of rows x cols floats (after a leading 1 when one_first: OpenAI's Conv1D). */
+const float *weights_matrix(struct weights_loader *ld, const char *name, bool one_first, int rows,
+                            int cols, struct attn_error *err);
+
+/* Closes the files (the weights read stay in the model's memory); m->files_read says how many. */
+void weights_close(struct weights_loader *ld);
+
+#endif

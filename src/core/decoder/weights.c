@@ -1,0 +1,190 @@
+/* weights.c: a decoder's weights read into its own memory (see weights.h). */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "attnscope/decoder/weights.h"
+
+/* Transparent huge pages come in this size (x86-64, arm64 with 4 KiB pages). */
+#define HUGE_PAGE ((size_t)2 << 20)
+
+enum attn_status
+weights_open(struct weights_loader *ld, struct decoder_model *m, const char *path,
+             struct attn_error *err)
+{
+    enum attn_status st;
+
+    memset(ld, 0, sizeof *ld);
+    ld->m = m;
+    ld->sizes_from = "config.json";
+    if ((st = tensors_open(&ld->src, path, err)) != ATTN_OK)
+        return st;
+    snprintf(m->source, sizeof m->source, "%s", ld->src.path);
+    if (ld->src.within != NULL)
+        snprintf(m->format, sizeof m->format, "%s (its %s)", ld->src.format, ld->src.within);
+    else
+        snprintf(m->format, sizeof m->format, "%s", ld->src.format);
+    ld->read = json_object();
+    if (ld->read == NULL) {
+        tensors_close(&ld->src);
+        return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", m->source);
+    }
+    return ATTN_OK;
+}
+
+void
+weights_close(struct weights_loader *ld)
+{
+    if (ld->m != NULL && ld->src.file_count > 0)
+        ld->m->files_read = ld->src.file_count;
+    tensors_close(&ld->src);
+    json_decref(ld->read);
+    ld->read = NULL;
+}
+
+/*
+ * One mapping as large as every tensor of the files as float32, aligned to
+ * huge pages and marked for them (a 500 MB model is faulted in as 250
+ * pages instead of 125,000).
+ */
+enum attn_status
+weights_reserve(struct weights_loader *ld, struct attn_error *err)
+{
+    struct decoder_model *m = ld->m;
+    size_t floats = tensors_total_floats(&ld->src);
+    size_t count = (size_t)tensors_count(&ld->src);
+    size_t len;
+    unsigned char *map;
+
+    floats += 16 * count; /* (each aligned to 64 bytes) */
+    if (floats > (SIZE_MAX - 2 * HUGE_PAGE) / sizeof(float))
+        return attn_fail(err, ATTN_ENOMEM, "%s: too large for this machine", m->source);
+    len = floats * sizeof(float) + HUGE_PAGE;
+    map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+               -1, 0);
+    if (map == MAP_FAILED)
+        return attn_fail(err, ATTN_ENOMEM, "%s: out of memory for %zu MiB of weights", m->source,
+                         (floats * sizeof(float)) >> 20);
+    m->weights_map = map;
+    m->weights_map_bytes = len;
+    m->weights_next = map + (HUGE_PAGE - (uintptr_t)map % HUGE_PAGE) % HUGE_PAGE;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(m->weights_next, len - (size_t)(m->weights_next - map), MADV_HUGEPAGE);
+#endif
+    return ATTN_OK;
+}
+
+/* count floats of the reserved memory, 64-byte aligned. */
+static float *
+weights_alloc(struct decoder_model *m, size_t count)
+{
+    unsigned char *at = m->weights_next;
+    unsigned char *end = (unsigned char *)m->weights_map + m->weights_map_bytes;
+
+    if (at == NULL || (size_t)(end - at) < count * sizeof(float))
+        return NULL;
+    m->weights_next = at + (count * sizeof(float) + 63) / 64 * 64;
+    return (float *)(void *)at;
+}
+
+const struct tensor_info *
+weights_find(const struct weights_loader *ld, const char *name)
+{
+    char full[160];
+
+    snprintf(full, sizeof full, "%s%s", ld->prefix, name);
+    return tensors_find(&ld->src, full);
+}
+
+int64_t
+weights_dim(const struct weights_loader *ld, const char *name, int d)
+{
+    const struct tensor_info *t = weights_find(ld, name);
+
+    return t != NULL && d < t->ndim && t->shape[d] <= INT32_MAX ? t->shape[d] : -1;
+}
+
+/* A shape as "(2, 3)" into buf. */
+static const char *
+shape_text(char *buf, size_t size, const int64_t *shape, int ndim)
+{
+    int at = snprintf(buf, size, "(");
+
+    for (int d = 0; d < ndim && at < (int)size - 24; d++)
+        at += snprintf(buf + at, size - (size_t)at, "%s%lld", d ? ", " : "", (long long)shape[d]);
+    snprintf(buf + at, size - (size_t)at, ")");
+    return buf;
+}
+
+const float *
+weights_tensor(struct weights_loader *ld, const char *name, int ndim, const int64_t *shape,
+               struct attn_error *err)
+{
+    struct decoder_model *m = ld->m;
+    char full[160];
+    const struct tensor_info *t;
+    const char *file;
+    float *v;
+    bool same = true;
+
+    snprintf(full, sizeof full, "%s%s", ld->prefix, name);
+    t = tensors_find(&ld->src, full);
+    if (t == NULL) {
+        attn_fail(err, ATTN_EPARSE, "%s: no tensor '%s'", m->source, full);
+        return NULL;
+    }
+    file = tensors_file_of(&ld->src, t);
+    for (int d = 0; d < ndim && same; d++)
+        same = t->shape[d] == shape[d];
+    if (t->ndim != ndim || !same) {
+        char is[96];
+        char want[96];
+        attn_fail(err, ATTN_ESHAPE, "%s: tensor '%s' is %s; %s makes it %s", file, full,
+                  shape_text(is, sizeof is, t->shape, t->ndim), ld->sizes_from,
+                  shape_text(want, sizeof want, shape, ndim));
+        return NULL;
+    }
+    /* A tensor read for several views (GPT-2's c_attn holds Q, K and V) is read once. */
+    {
+        json_t *known = json_object_get(ld->read, full);
+        if (known != NULL)
+            return (const float *)(const void *)((unsigned char *)m->weights_map +
+                                                 json_integer_value(known));
+    }
+    v = weights_alloc(m, t->numel);
+    if (v == NULL) {
+        attn_fail(err, ATTN_ENOMEM, "%s: out of memory for tensor '%s' (%zu values)", file, full,
+                  t->numel);
+        return NULL;
+    }
+    if (tensors_read_f32(&ld->src, t, v, err) != ATTN_OK)
+        return NULL;
+    if (json_object_set_new(ld->read, full,
+                            json_integer((json_int_t)((unsigned char *)v -
+                                                      (unsigned char *)m->weights_map))) != 0) {
+        attn_fail(err, ATTN_ENOMEM, "%s: out of memory", file);
+        return NULL;
+    }
+    return v;
+}
+
+const float *
+weights_vector(struct weights_loader *ld, const char *name, int n, struct attn_error *err)
+{
+    const int64_t shape[1] = { n };
+
+    return weights_tensor(ld, name, 1, shape, err);
+}
+
+const float *
+weights_matrix(struct weights_loader *ld, const char *name, bool one_first, int rows, int cols,
+               struct attn_error *err)
+{
+    const int64_t shape[3] = { 1, rows, cols };
+
+    return one_first ? weights_tensor(ld, name, 3, shape, err)
+                     : weights_tensor(ld, name, 2, shape + 1, err);
+}
