@@ -12,6 +12,7 @@
 #define ATTNSCOPE_JSONFILE_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "attnscope/base/status.h"
@@ -25,5 +26,16 @@
 
 /* The JSON of path (at most max_bytes), duplicate keys refused; NULL with err set. */
 json_t *jsonfile_load(const char *path, size_t max_bytes, struct attn_error *err);
+
+/*
+ * A config file's fields (path names the file in messages): the integer
+ * name (or alias), from min to 2^24; -1 with err set when missing or not
+ * such a number.
+ */
+int jsonfile_int(json_t *root, const char *path, const char *name, const char *alias, int min,
+                 struct attn_error *err);
+/* The boolean name (def when absent or null); -1 with err set when not true or false. */
+int jsonfile_bool(json_t *root, const char *path, const char *name, bool def,
+                  struct attn_error *err);
 
 #endif

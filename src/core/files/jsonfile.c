@@ -27,3 +27,37 @@ jsonfile_load(const char *path, size_t max_bytes, struct attn_error *err)
                   jerr.text);
     return NULL;
 }
+
+int
+jsonfile_int(json_t *root, const char *path, const char *name, const char *alias, int min,
+           struct attn_error *err)
+{
+    json_t *v = json_object_get(root, name);
+
+    if (v == NULL && alias != NULL)
+        v = json_object_get(root, alias);
+    if (v == NULL) {
+        attn_fail(err, ATTN_EPARSE, "%s: \"%s\" is missing", path, name);
+        return -1;
+    }
+    if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > 1 << 24) {
+        attn_fail(err, ATTN_EPARSE, "%s: \"%s\" is not a whole number from %d to %d", path, name,
+                  min, 1 << 24);
+        return -1;
+    }
+    return (int)json_integer_value(v);
+}
+
+int
+jsonfile_bool(json_t *root, const char *path, const char *name, bool def, struct attn_error *err)
+{
+    json_t *v = json_object_get(root, name);
+
+    if (v == NULL || json_is_null(v))
+        return def;
+    if (!json_is_boolean(v)) {
+        attn_fail(err, ATTN_EPARSE, "%s: \"%s\" is not true or false", path, name);
+        return -1;
+    }
+    return json_is_true(v);
+}

@@ -12,42 +12,6 @@
 #include "attnscope/families/gpt2/gpt2.h"
 #include "attnscope/files/jsonfile.h"
 
-/* The integer field name (or alias) of a config file, at least min; -1 with err set. */
-static int
-config_int(json_t *root, const char *path, const char *name, const char *alias, int min,
-           struct attn_error *err)
-{
-    json_t *v = json_object_get(root, name);
-
-    if (v == NULL && alias != NULL)
-        v = json_object_get(root, alias);
-    if (v == NULL) {
-        attn_fail(err, ATTN_EPARSE, "%s: \"%s\" is missing", path, name);
-        return -1;
-    }
-    if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > 1 << 24) {
-        attn_fail(err, ATTN_EPARSE, "%s: \"%s\" is not a whole number from %d to %d", path, name,
-                  min, 1 << 24);
-        return -1;
-    }
-    return (int)json_integer_value(v);
-}
-
-/* The boolean field name of a config file (def when absent); -1 with err set. */
-static int
-config_bool(json_t *root, const char *path, const char *name, bool def, struct attn_error *err)
-{
-    json_t *v = json_object_get(root, name);
-
-    if (v == NULL || json_is_null(v))
-        return def;
-    if (!json_is_boolean(v)) {
-        attn_fail(err, ATTN_EPARSE, "%s: \"%s\" is not true or false", path, name);
-        return -1;
-    }
-    return json_is_true(v);
-}
-
 /*
  * The activations GPT-2's configs name that attnscope computes: the tanh
  * approximation of GELU under its three names (gelu_fast is the same
@@ -85,12 +49,12 @@ check_sizes(const struct decoder_config *c, const char *path, struct attn_error 
 static enum attn_status
 book_config(struct decoder_config *c, json_t *root, const char *path, struct attn_error *err)
 {
-    if ((c->n_layer = config_int(root, path, "n_layers", NULL, 1, err)) < 0 ||
-        (c->n_head = config_int(root, path, "n_heads", NULL, 1, err)) < 0 ||
-        (c->n_embd = config_int(root, path, "emb_dim", NULL, 1, err)) < 0 ||
-        (c->n_positions = config_int(root, path, "context_length", NULL, 1, err)) < 0 ||
-        (c->vocab_size = config_int(root, path, "vocab_size", NULL, 1, err)) < 0 ||
-        config_bool(root, path, "qkv_bias", false, err) < 0)
+    if ((c->n_layer = jsonfile_int(root, path, "n_layers", NULL, 1, err)) < 0 ||
+        (c->n_head = jsonfile_int(root, path, "n_heads", NULL, 1, err)) < 0 ||
+        (c->n_embd = jsonfile_int(root, path, "emb_dim", NULL, 1, err)) < 0 ||
+        (c->n_positions = jsonfile_int(root, path, "context_length", NULL, 1, err)) < 0 ||
+        (c->vocab_size = jsonfile_int(root, path, "vocab_size", NULL, 1, err)) < 0 ||
+        jsonfile_bool(root, path, "qkv_bias", false, err) < 0)
         return ATTN_EPARSE;
     gpt2_config_defaults(c);
     c->tied = false;
@@ -122,18 +86,18 @@ gpt2_config_load(struct decoder_config *c, const char *path, struct attn_error *
                   json_is_string(v) ? json_string_value(v) : "(not a string)");
         goto done;
     }
-    if ((c->n_layer = config_int(root, path, "n_layer", NULL, 1, err)) < 0 ||
-        (c->n_head = config_int(root, path, "n_head", NULL, 1, err)) < 0 ||
-        (c->n_embd = config_int(root, path, "n_embd", NULL, 1, err)) < 0 ||
-        (c->n_positions = config_int(root, path, "n_positions", "n_ctx", 1, err)) < 0 ||
-        (c->vocab_size = config_int(root, path, "vocab_size", NULL, 1, err)) < 0)
+    if ((c->n_layer = jsonfile_int(root, path, "n_layer", NULL, 1, err)) < 0 ||
+        (c->n_head = jsonfile_int(root, path, "n_head", NULL, 1, err)) < 0 ||
+        (c->n_embd = jsonfile_int(root, path, "n_embd", NULL, 1, err)) < 0 ||
+        (c->n_positions = jsonfile_int(root, path, "n_positions", "n_ctx", 1, err)) < 0 ||
+        (c->vocab_size = jsonfile_int(root, path, "vocab_size", NULL, 1, err)) < 0)
         goto done;
     if (check_sizes(c, path, err) != ATTN_OK)
         goto done;
     gpt2_config_defaults(c);
     v = json_object_get(root, "n_inner");
     if (v != NULL && !json_is_null(v) &&
-        (c->n_inner = config_int(root, path, "n_inner", NULL, 1, err)) < 0)
+        (c->n_inner = jsonfile_int(root, path, "n_inner", NULL, 1, err)) < 0)
         goto done;
     v = json_object_get(root, "layer_norm_epsilon");
     if (v != NULL) {
@@ -159,19 +123,19 @@ gpt2_config_load(struct decoder_config *c, const char *path, struct attn_error *
             goto done;
         }
     }
-    if ((flag = config_bool(root, path, "scale_attn_weights", true, err)) < 0)
+    if ((flag = jsonfile_bool(root, path, "scale_attn_weights", true, err)) < 0)
         goto done;
     c->scale_attn_weights = flag;
-    if ((flag = config_bool(root, path, "scale_attn_by_inverse_layer_idx", false, err)) < 0)
+    if ((flag = jsonfile_bool(root, path, "scale_attn_by_inverse_layer_idx", false, err)) < 0)
         goto done;
     c->scale_by_layer = flag;
-    if ((flag = config_bool(root, path, "tie_word_embeddings", true, err)) < 0)
+    if ((flag = jsonfile_bool(root, path, "tie_word_embeddings", true, err)) < 0)
         goto done;
     c->tied = flag;
     /* Only where the products are scaled and cast: float32 throughout gives the same numbers. */
-    if (config_bool(root, path, "reorder_and_upcast_attn", false, err) < 0)
+    if (jsonfile_bool(root, path, "reorder_and_upcast_attn", false, err) < 0)
         goto done;
-    if ((flag = config_bool(root, path, "add_cross_attention", false, err)) != 0) {
+    if ((flag = jsonfile_bool(root, path, "add_cross_attention", false, err)) != 0) {
         if (flag > 0)
             attn_fail(err, ATTN_EPARSE,
                       "%s: \"add_cross_attention\" is true: that GPT-2 reads an encoder's output "
@@ -197,11 +161,11 @@ gpt2_hparams_load(struct decoder_config *c, const char *path, struct attn_error 
         return err != NULL ? err->status : ATTN_EPARSE;
     if (!json_is_object(root))
         attn_fail(err, ATTN_EPARSE, "%s: not a JSON object", path);
-    else if ((c->n_layer = config_int(root, path, "n_layer", NULL, 1, err)) >= 0 &&
-             (c->n_head = config_int(root, path, "n_head", NULL, 1, err)) >= 0 &&
-             (c->n_embd = config_int(root, path, "n_embd", NULL, 1, err)) >= 0 &&
-             (c->n_positions = config_int(root, path, "n_ctx", NULL, 1, err)) >= 0 &&
-             (c->vocab_size = config_int(root, path, "n_vocab", NULL, 1, err)) >= 0) {
+    else if ((c->n_layer = jsonfile_int(root, path, "n_layer", NULL, 1, err)) >= 0 &&
+             (c->n_head = jsonfile_int(root, path, "n_head", NULL, 1, err)) >= 0 &&
+             (c->n_embd = jsonfile_int(root, path, "n_embd", NULL, 1, err)) >= 0 &&
+             (c->n_positions = jsonfile_int(root, path, "n_ctx", NULL, 1, err)) >= 0 &&
+             (c->vocab_size = jsonfile_int(root, path, "n_vocab", NULL, 1, err)) >= 0) {
         gpt2_config_defaults(c);
         rc = check_sizes(c, path, err);
     }

@@ -1,0 +1,53 @@
+/*
+ * llama.h: Llama-style decoders (issue 28): Llama (SmolLM2, TinyLlama,
+ * Llama 3.2), Qwen2 (Qwen2.5) and Qwen3, from a Hugging Face folder
+ * (config.json and safetensors) or the book's own files (the bonus
+ * chapters' model.pth, ch05/07 and ch05/11: tok_emb, trf_blocks.N.att.
+ * W_query, ff.fc1 ...).  They are the same decoder (decoder.h) with other
+ * parts: RMSNorm, rotary positions, grouped keys and values, SwiGLU, and
+ * for Qwen3 QK-norm and a head size of its own.
+ *
+ * Every config.json key that changes the computation is honoured or
+ * refused by name, never ignored: rope_scaling (none, "default",
+ * "llama3"; others refused), sliding windows (refused when used),
+ * attention_bias, mlp_bias, tie_word_embeddings, hidden_act ("silu"
+ * only), head_dim, partial_rotary_factor (1 only), layer_types (full
+ * attention only).
+ */
+#ifndef ATTNSCOPE_LLAMA_H
+#define ATTNSCOPE_LLAMA_H
+
+#include <stdbool.h>
+
+#include "attnscope/base/status.h"
+#include "attnscope/decoder/decoder.h"
+
+/* What a Llama-style config says beside the decoder's sizes. */
+struct llama_config {
+    struct decoder_config dec;
+    char model_type[16]; /* "llama", "qwen2", "qwen3" */
+    bool qkv_bias;       /* biases on the queries', keys' and values' projections */
+    bool o_bias;         /* and on the output projection */
+    bool mlp_bias;       /* on gate, up and down */
+};
+
+/* Whether model_type is one of this family's ("llama", "qwen2", "qwen3"). */
+bool llama_knows(const char *model_type);
+
+/* Reads and audits config.json; errors name the file and the key. */
+enum attn_status llama_config_load(struct llama_config *c, const char *path,
+                                   struct attn_error *err);
+
+/*
+ * Loads the model in dir (or the weights file `weights`, its config.json
+ * looked for in dir; the book's .pth has none: its sizes are read from the
+ * tensors' shapes and the book's settings for Qwen3 and Llama 3.2).
+ * Nothing is left half-loaded on failure.
+ */
+enum attn_status llama_load(struct decoder_model *m, const char *dir, const char *weights,
+                            struct attn_error *err);
+
+/* Whether the tensors at path are named as a Llama-style model's (Hugging Face's or the book's). */
+bool llama_claims(const char *path);
+
+#endif

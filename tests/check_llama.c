@@ -1,0 +1,362 @@
+/*
+ * check_llama.c: Llama-style decoders (src/core/families/llama/, the
+ * decoder's RMSNorm, RoPE, grouped-query attention, QK-norm and SwiGLU
+ * parts) against PyTorch.
+ *
+ * tests/fixtures/llama/ holds tiny random models of each architecture and
+ * what a float32 PyTorch forward of them computes (tests/oracle/
+ * llama_fixtures.py wrote both, with Debian's python3-torch, following
+ * Hugging Face's modeling_llama / _qwen2 / _qwen3): Llama with grouped
+ * keys (F32, tied), Llama 3's RoPE stretch with every bias and 80 tokens
+ * (BF16), Qwen2's biased projections, Qwen3's QK-norm and wide heads, and
+ * the book's Qwen3 names in a torch.save file.  Every stage of every layer
+ * must agree to 1e-5 * max(1, |PyTorch's value|), with the model's own
+ * knobs and with the mask and scaling off, a temperature and two heads
+ * ablated; an edit's run (decoder_forward_from) must be bit for bit the
+ * whole forward's; the config audit refuses what it does not compute.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnscope/decoder/decoder.h"
+#include "attnscope/families/llama/llama.h"
+#include "attnscope/kernels/parallel.h"
+#include "expected.h"
+#include "testutil.h"
+
+#define TOL 1e-5
+#define MAX_IDS 128
+
+struct fixture {
+    char dir[4200];
+    struct decoder_model m;
+    struct expected e;
+    int ids[MAX_IDS];
+    int n, top;
+};
+
+static void
+fixture_open(struct fixture *f, const char *name)
+{
+    char path[4400];
+    struct attn_error err;
+    const char *at;
+    bool book = strstr(name, "book") != NULL;
+
+    snprintf(f->dir, sizeof f->dir, "%s/%s", test_path("tests/fixtures/llama"), name);
+    snprintf(path, sizeof path, "%s/expected.txt", f->dir);
+    expected_load(&f->e, path);
+    snprintf(path, sizeof path, "%s/model.pth", f->dir);
+    ck_assert_msg(llama_load(&f->m, f->dir, book ? path : NULL, &err) == ATTN_OK, "%s: %s", name,
+                  err.msg);
+    at = line_of(f->e.text, "ids", -1);
+    f->n = (int)next_number(&at);
+    ck_assert_int_le(f->n, MAX_IDS);
+    for (int i = 0; i < f->n; i++)
+        f->ids[i] = (int)next_number(&at);
+    at = line_of(f->e.text, "top", -1);
+    f->top = (int)next_number(&at);
+}
+
+static void
+fixture_close(struct fixture *f)
+{
+    decoder_destroy(&f->m);
+    free(f->e.text);
+}
+
+/* Stage name of layer l (count floats at got) against its line from `from` on, when it has one. */
+static void
+stage(const struct fixture *f, const char *from, const char *name, int l, const float *got,
+      size_t count)
+{
+    char what[4400];
+    const char *at = line_of(from, name, l);
+
+    ck_assert_msg(got != NULL, "%s layer %d: no buffer", name, l);
+    ck_assert_int_eq((size_t)next_number(&at), count);
+    snprintf(what, sizeof what, "%s: %s layer %d", f->dir, name, l);
+    compare(what, got, at, count, TOL);
+}
+
+/* Whether the section from `from` has a line for stage name. */
+static bool
+has(const char *from, const char *name, int l)
+{
+    char key[64];
+    const char *end = strstr(from + 1, "\nknobs ");
+
+    snprintf(key, sizeof key, "\n%s %d ", name, l);
+    {
+        const char *hit = strstr(from, key);
+        return hit != NULL && (end == NULL || hit < end || from > end);
+    }
+}
+
+/* The top next tokens and the final norm of r against the section from `from`. */
+static void
+outputs(const struct fixture *f, const char *from, const struct decoder_run *r)
+{
+    const char *at;
+
+    compare("final", r->final, line_of(from, "final", -1), (size_t)f->n * f->m.cfg.n_embd, TOL);
+    at = line_of(from, "top", -1);
+    next_number(&at);
+    for (int i = 0; i < f->n * f->top; i++)
+        ck_assert_msg(r->top_ids[i] == (int)next_number(&at), "%s: top token %d differs", f->dir,
+                      i);
+    compare("next-token probabilities", r->top_probs, at, (size_t)f->n * f->top, TOL);
+}
+
+static void
+check_case(const char *name)
+{
+    struct fixture f;
+    struct decoder_run r;
+    struct attn_error err;
+    const char *at;
+    const char *knobs_line;
+
+    fixture_open(&f, name);
+    {
+        const struct decoder_config *c = &f.m.cfg;
+        const size_t n = (size_t)f.n, C = (size_t)c->n_embd, F = (size_t)c->n_inner;
+        const size_t Q = (size_t)decoder_q_width(c), K = (size_t)decoder_kv_width(c);
+        const size_t hnn = (size_t)c->n_head * n * n;
+        at = line_of(f.e.text, "freq", -1);
+        ck_assert_int_eq((int)next_number(&at), decoder_head_dim(c) / 2);
+        compare("RoPE's frequencies", f.m.rope_freq, at, (size_t)decoder_head_dim(c) / 2, 1e-7);
+        ck_assert_msg(decoder_forward(&f.m, f.ids, f.n, f.top, NULL, &r, &err) == ATTN_OK, "%s",
+                      err.msg);
+        at = line_of(f.e.text, "embed", -1);
+        compare("embed", r.embed, at, n * C, TOL);
+        for (int l = 0; l < c->n_layer; l++) {
+            const struct decoder_layer_stages *s = &r.layers[l];
+            ck_assert_msg(decoder_show_layer(&f.m, &r, l, &err) == ATTN_OK, "%s", err.msg);
+            stage(&f, f.e.text, "norm1", l, s->norm1, n * C);
+            stage(&f, f.e.text, "q_proj", l, s->q_proj, n * Q);
+            stage(&f, f.e.text, "k_proj", l, s->k_proj, n * K);
+            stage(&f, f.e.text, "v", l, s->v, n * K);
+            if (c->qk_norm) {
+                stage(&f, f.e.text, "q_normed", l, s->q_normed, n * Q);
+                stage(&f, f.e.text, "k_normed", l, s->k_normed, n * K);
+            } else
+                ck_assert_ptr_null(s->q_normed);
+            stage(&f, f.e.text, "q", l, s->q, n * Q);
+            stage(&f, f.e.text, "k", l, s->k, n * K);
+            if (has(f.e.text, "scores", l)) {
+                stage(&f, f.e.text, "scores", l, s->scores, hnn);
+                stage(&f, f.e.text, "scaled", l, s->scaled, hnn);
+            }
+            stage(&f, f.e.text, "weights", l, s->weights, hnn);
+            stage(&f, f.e.text, "context", l, s->context, n * Q);
+            stage(&f, f.e.text, "attn", l, s->attn, n * C);
+            stage(&f, f.e.text, "resid1", l, s->resid1, n * C);
+            stage(&f, f.e.text, "norm2", l, s->norm2, n * C);
+            stage(&f, f.e.text, "gate", l, s->gate, n * F);
+            stage(&f, f.e.text, "up", l, s->up, n * F);
+            stage(&f, f.e.text, "act", l, s->act, n * F);
+            stage(&f, f.e.text, "mlp", l, s->mlp, n * C);
+            stage(&f, f.e.text, "resid2", l, s->resid2, n * C);
+        }
+        outputs(&f, f.e.text, &r);
+        decoder_run_destroy(&r);
+
+        /* The knobs: no mask, no scaling, a temperature, heads ablated. */
+        knobs_line = strstr(f.e.text, "\nknobs ");
+        ck_assert_ptr_nonnull(knobs_line);
+        {
+            unsigned char *ablated = calloc((size_t)c->n_layer * (size_t)c->n_head, 1);
+            struct decoder_knobs k = { false, false, 0.0, ablated };
+            char *end;
+            at = knobs_line + strlen("\nknobs ");
+            k.causal = next_number(&at) != 0;
+            k.scaled = next_number(&at) != 0;
+            k.temperature = next_number(&at);
+            while (*at == ' ' || *at == ',') {
+                long layer = strtol(at + 1, &end, 10);
+                long head = strtol(end + 1, &end, 10);
+                ablated[layer * c->n_head + head] = 1;
+                at = end;
+            }
+            ck_assert_msg(decoder_forward(&f.m, f.ids, f.n, f.top, &k, &r, &err) == ATTN_OK,
+                          "%s", err.msg);
+            for (int l = 0; l < c->n_layer; l++) {
+                ck_assert_msg(decoder_show_layer(&f.m, &r, l, &err) == ATTN_OK, "%s", err.msg);
+                stage(&f, knobs_line, "weights", l, r.layers[l].weights, hnn);
+                stage(&f, knobs_line, "context", l, r.layers[l].context, n * Q);
+                stage(&f, knobs_line, "resid2", l, r.layers[l].resid2, n * C);
+            }
+            outputs(&f, knobs_line, &r);
+            decoder_run_destroy(&r);
+            free(ablated);
+        }
+    }
+    fixture_close(&f);
+}
+
+START_TEST(llama_with_grouped_keys)
+{
+    check_case("llama-gqa");
+}
+END_TEST
+
+START_TEST(llama3_stretch_and_biases_over_80_tokens)
+{
+    check_case("llama3-scaled");
+}
+END_TEST
+
+START_TEST(qwen2)
+{
+    check_case("qwen2");
+}
+END_TEST
+
+START_TEST(qwen3_qk_norm_and_wide_heads)
+{
+    check_case("qwen3");
+}
+END_TEST
+
+START_TEST(qwen3_under_the_books_names)
+{
+    check_case("qwen3-book");
+}
+END_TEST
+
+/*
+ * An edit: the run of the text less its last three tokens, then the whole
+ * text from it (decoder_forward_from, whose new rows turn at their own
+ * positions), is bit for bit the whole text's forward, in every layer kept
+ * and in the shown layer's every stage; and 1 and 2 threads agree to the bit.
+ */
+START_TEST(an_edit_and_threads_change_no_bit)
+{
+    struct fixture f;
+    struct decoder_run whole, part, edit;
+    struct attn_error err;
+
+    fixture_open(&f, "qwen3");
+    {
+        const struct decoder_config *c = &f.m.cfg;
+        const size_t n = (size_t)f.n;
+        parallel_set_threads(1);
+        ck_assert(decoder_forward(&f.m, f.ids, f.n, f.top, NULL, &whole, &err) == ATTN_OK);
+        parallel_set_threads(2);
+        ck_assert(decoder_forward(&f.m, f.ids, f.n - 3, f.top, NULL, &part, &err) == ATTN_OK);
+        ck_assert(decoder_forward_from(&f.m, f.ids, f.n, f.top, NULL, &part, f.n - 3, &edit,
+                                       &err) == ATTN_OK);
+        for (int l = 0; l < c->n_layer; l++) {
+            ck_assert(memcmp(whole.layers[l].k, edit.layers[l].k,
+                             n * (size_t)decoder_kv_width(c) * sizeof(float)) == 0);
+            ck_assert(memcmp(whole.layers[l].resid2, edit.layers[l].resid2,
+                             n * (size_t)c->n_embd * sizeof(float)) == 0);
+        }
+        ck_assert(decoder_show_layer(&f.m, &whole, 1, &err) == ATTN_OK);
+        ck_assert(decoder_show_layer(&f.m, &edit, 1, &err) == ATTN_OK);
+        ck_assert(memcmp(whole.layers[1].q_normed, edit.layers[1].q_normed,
+                         n * (size_t)decoder_q_width(c) * sizeof(float)) == 0);
+        ck_assert(memcmp(whole.layers[1].weights, edit.layers[1].weights,
+                         (size_t)c->n_head * n * n * sizeof(float)) == 0);
+        ck_assert(memcmp(whole.top_probs, edit.top_probs, n * (size_t)f.top * sizeof(float)) == 0);
+        decoder_run_destroy(&whole);
+        decoder_run_destroy(&part);
+        decoder_run_destroy(&edit);
+        parallel_set_threads(0);
+    }
+    fixture_close(&f);
+}
+END_TEST
+
+/* config.json's audit: what attnscope does not compute is refused by name. */
+static void
+refused(const char *json, const char *says)
+{
+    const char *path = test_write_text(dir, "config.json", json);
+    struct llama_config c;
+    struct attn_error err;
+
+    ck_assert_int_ne(llama_config_load(&c, path, &err), ATTN_OK);
+    ck_assert_msg(strstr(err.msg, says) != NULL, "'%s' does not say '%s'", err.msg, says);
+}
+
+#define SIZES                                                                           \
+    "\"hidden_size\": 16, \"intermediate_size\": 8, \"num_hidden_layers\": 1, "        \
+    "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"vocab_size\": 10, "      \
+    "\"max_position_embeddings\": 32"
+
+START_TEST(the_audit_refuses_by_name)
+{
+    refused("{\"model_type\": \"gemma3\", " SIZES "}",
+            "model_type gemma3 is not supported yet; supported: gpt2, llama, qwen2, qwen3");
+    refused("{\"model_type\": \"llama\", " SIZES ", \"rope_scaling\": {\"rope_type\": \"yarn\", "
+            "\"factor\": 4}}",
+            "rope_scaling\" of type yarn is not supported yet");
+    refused("{\"model_type\": \"qwen2\", " SIZES ", \"use_sliding_window\": true}",
+            "use_sliding_window");
+    refused("{\"model_type\": \"llama\", " SIZES ", \"hidden_act\": \"gelu\"}", "hidden_act");
+    refused("{\"model_type\": \"llama\", " SIZES ", \"partial_rotary_factor\": 0.5}",
+            "partial_rotary_factor");
+    refused("{\"model_type\": \"qwen3\", " SIZES ", \"layer_types\": [\"sliding_attention\"]}",
+            "layer_types");
+    refused("{\"model_type\": \"llama\", \"hidden_size\": 16, \"intermediate_size\": 8, "
+            "\"num_hidden_layers\": 1, \"num_attention_heads\": 4, \"num_key_value_heads\": 3, "
+            "\"vocab_size\": 10, \"max_position_embeddings\": 32}",
+            "not a multiple of num_key_value_heads 3");
+    refused("{\"model_type\": \"llama\", " SIZES ", \"rope_scaling\": {\"rope_type\": \"llama3\"}}",
+            "llama3 needs factor");
+}
+END_TEST
+
+/* The architectures' defaults: Qwen3's head of 128, Qwen2's biases, Llama's tied flag. */
+START_TEST(the_config_says_what_it_changes)
+{
+    const char *path;
+    struct llama_config c;
+    struct attn_error err;
+
+    path = test_write_text(dir, "config.json",
+                           "{\"architectures\": [\"Qwen3ForCausalLM\"], " SIZES
+                           ", \"tie_word_embeddings\": true, \"rope_parameters\": "
+                           "{\"rope_theta\": 1000000, \"rope_type\": \"default\"}}");
+    ck_assert_int_eq(llama_config_load(&c, path, &err), ATTN_OK);
+    ck_assert_str_eq(c.model_type, "qwen3");
+    ck_assert_int_eq(c.dec.head_dim, 128);
+    ck_assert(c.dec.qk_norm && c.dec.tied && !c.qkv_bias);
+    ck_assert(c.dec.rope_theta == 1e6);
+    path = test_write_text(dir, "config.json", "{\"model_type\": \"qwen2\", " SIZES "}");
+    ck_assert_int_eq(llama_config_load(&c, path, &err), ATTN_OK);
+    ck_assert(c.qkv_bias && !c.o_bias && !c.dec.qk_norm && !c.dec.tied);
+    ck_assert_int_eq(decoder_head_dim(&c.dec), 4);
+    ck_assert_int_eq(decoder_kv_head_of(&c.dec, 3), 1);
+    ck_assert(c.dec.rope_theta == 10000.0);
+}
+END_TEST
+
+static Suite *
+llama_suite(void)
+{
+    Suite *s = suite_create("llama");
+    TCase *t = tcase_create("core");
+
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, llama_with_grouped_keys);
+    tcase_add_test(t, llama3_stretch_and_biases_over_80_tokens);
+    tcase_add_test(t, qwen2);
+    tcase_add_test(t, qwen3_qk_norm_and_wide_heads);
+    tcase_add_test(t, qwen3_under_the_books_names);
+    tcase_add_test(t, an_edit_and_threads_change_no_bit);
+    suite_add_tcase(s, t);
+    t = tcase_create("config");
+    tcase_add_checked_fixture(t, test_tmpdir_setup, test_tmpdir_teardown);
+    tcase_add_test(t, the_audit_refuses_by_name);
+    tcase_add_test(t, the_config_says_what_it_changes);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+TEST_MAIN(llama_suite)
