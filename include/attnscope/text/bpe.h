@@ -12,6 +12,7 @@
 #ifndef ATTNSCOPE_BPE_H
 #define ATTNSCOPE_BPE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "attnscope/base/status.h"
@@ -21,6 +22,7 @@
     "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"
 
 struct bpe_table; /* a string -> number hash table (bpe.c) */
+struct tokjson;   /* a tokenizer.json's pipeline around the model (tokjson.h) */
 
 struct bpe {
     int vocab_size;
@@ -34,6 +36,18 @@ struct bpe {
     void *re;                  /* the compiled pattern (pcre2_code) */
     char byte_char[256][3];    /* each byte's character, UTF-8, NUL-terminated */
     short char_byte[324];      /* and back: the byte of code points 0 to 323, or -1 */
+    /*
+     * A tokenizer.json's: its pipeline (NULL: GPT-2's pattern and nothing
+     * else, as vocab.json + merges.txt have it), and its model's options.
+     */
+    struct tokjson *pipeline;
+    bool byte_level;           /* symbols are GPT-2's byte characters (else UTF-8 characters) */
+    bool ignore_merges;        /* a piece that is a token is that token, unmerged */
+    bool byte_fallback;        /* a character with no token is its bytes' <0xNN> tokens */
+    bool fuse_unk;             /* consecutive unknown characters are one unknown token */
+    int unk;                   /* the unknown token's id, or -1 */
+    int byte_token[256];       /* the <0xNN> tokens (byte fallback), or -1 */
+    unsigned char *added;      /* (vocab_size) 1 for an added token: its bytes are its text */
 };
 
 /* Loads the vocabulary and the merges; errors name the file (and line). */
@@ -46,6 +60,18 @@ enum attn_status bpe_load(struct bpe *b, const char *vocab_path, const char *mer
  */
 enum attn_status bpe_load_tokenizer_json(struct bpe *b, const char *path, struct attn_error *err);
 void bpe_destroy(struct bpe *b);
+
+/*
+ * For the tokenizer.json interpreter (tokjson.c): the model's ids of one
+ * piece the pre-tokenizers cut (n bytes of text) appended to *ids (*count
+ * of *cap used, grown as needed); and an added token given its id (the
+ * vocabulary grown to hold it; ids between are "<unused N>").
+ */
+enum attn_status bpe_encode_piece(const struct bpe *b, const char *piece, size_t n, int **ids,
+                                  int *count, size_t *cap, struct attn_error *err);
+enum attn_status bpe_add_token(struct bpe *b, const char *text, int id, struct attn_error *err);
+/* Appends id to *ids (*count of *cap used), growing it. */
+enum attn_status bpe_append_id(int **ids, int *count, size_t *cap, int id, struct attn_error *err);
 
 /*
  * The ids of len bytes of UTF-8 text, in *ids (malloc'd, the caller

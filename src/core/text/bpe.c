@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "attnscope/text/bpe.h"
+#include "attnscope/text/tokjson.h"
 #include "attnscope/files/fileio.h"
 #include "attnscope/files/jsonfile.h"
 #include "attnscope/base/progress.h"
@@ -183,7 +184,7 @@ vocab_from_object(struct bpe *b, json_t *root, const char *where, struct attn_er
             return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
     }
     /* Every byte must have its token, or some text could not be encoded. */
-    for (int c = 0; c < 256; c++)
+    for (int c = 0; b->byte_level && c < 256; c++)
         if (table_get(b->ids, b->byte_char[c], strlen(b->byte_char[c])) < 0)
             return attn_fail(err, ATTN_EPARSE,
                              "%s: no token for the byte 0x%02x ('%s'): not a byte-level BPE "
@@ -297,11 +298,42 @@ load_merges(struct bpe *b, const char *path, struct attn_error *err)
 
 static int spell_bytes(const struct bpe *b, const char *spelling, char *buf, size_t size);
 
+/*
+ * The bytes a token of a model that is not byte-level stands for: "▁"
+ * (U+2581, SentencePiece's space) a space, "<0xNN>" the byte NN, the rest
+ * itself; into buf (room for the spelling); their count.
+ */
+static int
+spell_plain(const char *spelling, char *buf)
+{
+    size_t n = strlen(spelling), out = 0;
+    unsigned int byte;
+
+    if (n == 6 && sscanf(spelling, "<0x%2X>", &byte) == 1 && spelling[5] == '>') {
+        buf[0] = (char)byte;
+        buf[1] = '\0';
+        return 1;
+    }
+    for (size_t i = 0; i < n;) {
+        if (strncmp(spelling + i, "\xe2\x96\x81", 3) == 0) {
+            buf[out++] = ' ';
+            i += 3;
+        } else
+            buf[out++] = spelling[i++];
+    }
+    buf[out] = '\0';
+    return (int)out;
+}
+
 /* An empty tokenizer with GPT-2's byte-to-character table. */
 static void
 begin(struct bpe *b)
 {
     memset(b, 0, sizeof *b);
+    b->byte_level = true;
+    b->unk = -1;
+    for (int c = 0; c < 256; c++)
+        b->byte_token[c] = -1;
     for (int c = 0; c < 324; c++)
         b->char_byte[c] = -1;
     for (int c = 0; c < 256; c++) {
@@ -335,7 +367,13 @@ finish(struct bpe *b, enum attn_status rc, struct attn_error *err)
             bpe_destroy(b);
             return attn_fail(err, ATTN_ENOMEM, "out of memory for the tokens' bytes");
         }
-        b->raw_len[id] = spell_bytes(b, b->token[id], b->raw[id], room);
+        if (b->added != NULL && b->added[id]) { /* (an added token's bytes are its text) */
+            b->raw_len[id] = (int)room - 1;
+            memcpy(b->raw[id], b->token[id], room);
+        } else if (b->byte_level)
+            b->raw_len[id] = spell_bytes(b, b->token[id], b->raw[id], room);
+        else
+            b->raw_len[id] = spell_plain(b->token[id], b->raw[id]);
         if ((size_t)(b->raw_len[id] >= 0 ? b->raw_len[id] : 0) > b->longest)
             b->longest = (size_t)b->raw_len[id];
     }
@@ -415,6 +453,67 @@ merges_from_array(struct bpe *b, json_t *merges, const char *path, struct attn_e
     return ATTN_OK;
 }
 
+/* Whether a pre-tokenizer (or a Sequence of them) of a tokenizer.json is ByteLevel. */
+static bool
+has_byte_level(json_t *pre)
+{
+    json_t *type = json_object_get(pre, "type");
+    json_t *list = json_object_get(pre, "pretokenizers");
+
+    if (json_is_string(type) && strcmp(json_string_value(type), "ByteLevel") == 0)
+        return true;
+    for (size_t i = 0; json_is_array(list) && i < json_array_size(list); i++)
+        if (has_byte_level(json_array_get(list, i)))
+            return true;
+    return false;
+}
+
+/* The model's options: how unknown characters are spelled, whether merges are skipped. */
+static enum attn_status
+model_options(struct bpe *b, json_t *model, const char *path, struct attn_error *err)
+{
+    static const char *const affixes[] = { "continuing_subword_prefix", "end_of_word_suffix" };
+    json_t *unk = json_object_get(model, "unk_token");
+    json_t *dropout = json_object_get(model, "dropout");
+
+    b->ignore_merges = json_is_true(json_object_get(model, "ignore_merges"));
+    b->byte_fallback = json_is_true(json_object_get(model, "byte_fallback"));
+    b->fuse_unk = json_is_true(json_object_get(model, "fuse_unk"));
+    for (size_t i = 0; i < 2; i++) {
+        json_t *v = json_object_get(model, affixes[i]);
+        if (json_is_string(v) && json_string_value(v)[0] != '\0')
+            return attn_fail(err, ATTN_EPARSE, "%s: model.%s \"%s\" is not supported yet", path,
+                             affixes[i], json_string_value(v));
+    }
+    if (dropout != NULL && !json_is_null(dropout) &&
+        !(json_is_number(dropout) && json_number_value(dropout) == 0.0))
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: model.dropout: BPE dropout draws merges at random; attnscope encodes "
+                         "as inference does, without it (set it to null)",
+                         path);
+    if (json_is_string(unk)) {
+        b->unk = table_get(b->ids, json_string_value(unk), strlen(json_string_value(unk)));
+        if (b->unk < 0)
+            return attn_fail(err, ATTN_EPARSE, "%s: model.unk_token '%s' is not in the vocabulary",
+                             path, json_string_value(unk));
+    }
+    for (int c = 0; c < 256 && b->byte_fallback; c++) {
+        char name[8];
+        snprintf(name, sizeof name, "<0x%02X>", c);
+        b->byte_token[c] = table_get(b->ids, name, 6);
+        if (b->byte_token[c] < 0)
+            return attn_fail(err, ATTN_EPARSE,
+                             "%s: model.byte_fallback is true but the vocabulary has no %s", path,
+                             name);
+    }
+    if (!b->byte_level && !b->byte_fallback && b->unk < 0)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: a BPE model that is not byte-level has neither byte_fallback nor an "
+                         "unk_token: some text could not be encoded",
+                         path);
+    return ATTN_OK;
+}
+
 enum attn_status
 bpe_load_tokenizer_json(struct bpe *b, const char *path, struct attn_error *err)
 {
@@ -432,17 +531,75 @@ bpe_load_tokenizer_json(struct bpe *b, const char *path, struct attn_error *err)
     if (!json_is_object(model))
         rc = attn_fail(err, ATTN_EPARSE, "%s: no \"model\" object: not a tokenizers file", path);
     else if (type != NULL && !(json_is_string(type) && strcmp(json_string_value(type), "BPE") == 0))
-        rc = attn_fail(err, ATTN_EPARSE, "%s: model.type is not \"BPE\": not GPT-2's tokenizer",
-                       path);
+        rc = attn_fail(err, ATTN_EPARSE,
+                       "%s: model.type %s is not supported yet; supported: BPE", path,
+                       json_is_string(type) ? json_string_value(type) : "(not a string)");
     else {
         char where[PATH_MAX + 16];
+        /* GPT-2's byte characters, or (no ByteLevel pre-tokenizer) the text's own characters. */
+        json_t *pre = json_object_get(root, "pre_tokenizer");
+        /* A file of the model alone (no pre_tokenizer key at all) is read as GPT-2's files are. */
+        const bool model_only = pre == NULL;
+        b->byte_level = model_only || has_byte_level(pre);
         snprintf(where, sizeof where, "%s: model.vocab", path);
         rc = vocab_from_object(b, json_object_get(model, "vocab"), where, err);
         if (rc == ATTN_OK)
             rc = merges_from_array(b, json_object_get(model, "merges"), path, err);
+        if (rc == ATTN_OK)
+            rc = model_options(b, model, path, err);
+        if (rc == ATTN_OK && !model_only)
+            rc = tokjson_parse(b, root, path, &b->pipeline, err);
     }
     json_decref(root);
     return finish(b, rc, err);
+}
+
+enum attn_status
+bpe_add_token(struct bpe *b, const char *text, int id, struct attn_error *err)
+{
+    if (id < 0 || id >= (1 << 24))
+        return attn_fail(err, ATTN_EPARSE, "added token '%.40s' has id %d", text, id);
+    if (id >= b->vocab_size) {
+        /* The vocabulary grows to hold it; the ids between (none in real files) are unused. */
+        char **token = realloc(b->token, ((size_t)id + 1) * sizeof *token);
+        if (token == NULL)
+            return attn_fail(err, ATTN_ENOMEM, "out of memory");
+        b->token = token;
+        for (int i = b->vocab_size; i <= id; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "<unused %d>", i);
+            b->token[i] = strdup(name);
+            if (b->token[i] == NULL)
+                return attn_fail(err, ATTN_ENOMEM, "out of memory");
+        }
+        {
+            unsigned char *added = realloc(b->added, (size_t)id + 1);
+            if (added == NULL)
+                return attn_fail(err, ATTN_ENOMEM, "out of memory");
+            memset(added + (b->added != NULL ? b->vocab_size : 0), 0,
+                   (size_t)id + 1 - (size_t)(b->added != NULL ? b->vocab_size : 0));
+            if (b->added == NULL)
+                memset(added, 0, (size_t)id + 1);
+            b->added = added;
+        }
+        b->vocab_size = id + 1;
+    }
+    if (b->added == NULL) {
+        b->added = calloc((size_t)b->vocab_size, 1);
+        if (b->added == NULL)
+            return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    }
+    if (strcmp(b->token[id], text) != 0) {
+        char *copy = strdup(text);
+        if (copy == NULL)
+            return attn_fail(err, ATTN_ENOMEM, "out of memory");
+        free(b->token[id]);
+        b->token[id] = copy;
+    }
+    b->added[id] = 1;
+    if (table_get(b->ids, text, strlen(text)) < 0 && table_put(b->ids, text, strlen(text), id) < 0)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    return ATTN_OK;
 }
 
 void
@@ -461,6 +618,8 @@ bpe_destroy(struct bpe *b)
     table_destroy(b->ranks);
     if (b->re != NULL)
         pcre2_code_free(b->re);
+    tokjson_destroy(b->pipeline);
+    free(b->added);
     memset(b, 0, sizeof *b);
 }
 
@@ -620,27 +779,67 @@ merge_symbols(const struct bpe *b, const char *w, struct symbol *sym, size_t cou
     return (long)out;
 }
 
-static enum attn_status
-encode_piece(const struct bpe *b, const unsigned char *piece, size_t n, int **ids, int *count,
-             size_t *cap, struct attn_error *err)
+enum attn_status
+bpe_append_id(int **ids, int *count, size_t *cap, int id, struct attn_error *err)
 {
+    if ((size_t)*count == *cap) {
+        int *more = realloc(*ids, (*cap * 2 + 16) * sizeof *more);
+        if (more == NULL)
+            return attn_fail(err, ATTN_ENOMEM, "out of memory");
+        *ids = more;
+        *cap = *cap * 2 + 16;
+    }
+    (*ids)[(*count)++] = id;
+    return ATTN_OK;
+}
+
+/*
+ * The ids of the n bytes of a piece: spelled with GPT-2's byte characters
+ * (byte-level) or as its own UTF-8 characters, merged by rank; a symbol
+ * the vocabulary lacks (never, byte-level) is its bytes' <0xNN> tokens
+ * (byte fallback) or the unknown token.
+ */
+enum attn_status
+bpe_encode_piece(const struct bpe *b, const char *text, size_t n, int **ids, int *count,
+                 size_t *cap, struct attn_error *err)
+{
+    const unsigned char *piece = (const unsigned char *)text;
     char *w = malloc(2 * n + 1);
     struct symbol *sym = malloc((n + 1) * sizeof *sym);
     char *pair = malloc(4 * n + 2);
     size_t len = 0;
-    size_t count_sym = n;
+    size_t count_sym = 0;
+    bool last_unk = false;
     enum attn_status rc = ATTN_OK;
 
     if (w == NULL || sym == NULL || pair == NULL) {
         rc = attn_fail(err, ATTN_ENOMEM, "out of memory");
         goto done;
     }
-    for (size_t i = 0; i < n; i++) {
-        size_t cl = strlen(b->byte_char[piece[i]]);
-        sym[i].at = len;
-        sym[i].len = cl;
-        memcpy(w + len, b->byte_char[piece[i]], cl);
+    for (size_t i = 0; i < n;) {
+        size_t cl;
+        if (b->byte_level) {
+            cl = strlen(b->byte_char[piece[i]]);
+            memcpy(w + len, b->byte_char[piece[i]], cl);
+            i++;
+        } else {
+            int l = utf8_length(piece + i, n - i);
+            cl = l > 0 ? (size_t)l : 1;
+            memcpy(w + len, piece + i, cl);
+            i += cl;
+        }
+        sym[count_sym].at = len;
+        sym[count_sym].len = cl;
+        count_sym++;
         len += cl;
+    }
+    /* ignore_merges: a piece that is a token is that token. */
+    if (b->ignore_merges) {
+        int id = table_get(b->ids, w, len);
+        if (id >= 0) {
+            rc = bpe_append_id(ids, count, cap, id, err);
+            goto done;
+        }
     }
     {
         long left = merge_symbols(b, w, sym, count_sym, pair, NULL, NULL);
@@ -650,23 +849,21 @@ encode_piece(const struct bpe *b, const unsigned char *piece, size_t n, int **id
         }
         count_sym = (size_t)left;
     }
-    for (size_t i = 0; i < count_sym; i++) {
+    for (size_t i = 0; i < count_sym && rc == ATTN_OK; i++) {
         int id = table_get(b->ids, w + sym[i].at, sym[i].len);
-        if (id < 0) {
-            rc = attn_fail(err, ATTN_EPARSE, "the vocabulary has no token '%.*s'", (int)sym[i].len,
-                           w + sym[i].at);
-            goto done;
-        }
-        if ((size_t)*count == *cap) {
-            int *more = realloc(*ids, (*cap * 2 + 16) * sizeof *more);
-            if (more == NULL) {
-                rc = attn_fail(err, ATTN_ENOMEM, "out of memory");
-                goto done;
-            }
-            *ids = more;
-            *cap = *cap * 2 + 16;
-        }
-        (*ids)[(*count)++] = id;
+        if (id >= 0) {
+            rc = bpe_append_id(ids, count, cap, id, err);
+            last_unk = false;
+        } else if (b->byte_fallback) {
+            for (size_t k = 0; k < sym[i].len && rc == ATTN_OK; k++)
+                rc = bpe_append_id(ids, count, cap, b->byte_token[(unsigned char)w[sym[i].at + k]], err);
+        } else if (b->unk >= 0) {
+            if (!(b->fuse_unk && last_unk))
+                rc = bpe_append_id(ids, count, cap, b->unk, err);
+            last_unk = true;
+        } else
+            rc = attn_fail(err, ATTN_EPARSE, "the vocabulary has no token '%.*s'",
+                           (int)sym[i].len, w + sym[i].at);
     }
 done:
     free(w);
@@ -692,6 +889,8 @@ bpe_encode(const struct bpe *b, const char *text, size_t len, int max_tokens, in
             return attn_fail(err, ATTN_EPARSE, "byte %zu of the text is not UTF-8", i);
         i += (size_t)l;
     }
+    if (b->pipeline != NULL)
+        return tokjson_encode(b, b->pipeline, text, len, max_tokens, ids, count, err);
     md = pcre2_match_data_create_from_pattern(b->re, NULL);
     if (md == NULL)
         return attn_fail(err, ATTN_ENOMEM, "out of memory");
@@ -712,7 +911,7 @@ bpe_encode(const struct bpe *b, const char *text, size_t len, int max_tokens, in
         if (max_tokens > 0 && (ov[1] - at) > b->longest * (size_t)(max_tokens - *count))
             *count = max_tokens + 1;
         else
-            rc = encode_piece(b, (const unsigned char *)text + at, ov[1] - at, ids, count, &cap, err);
+            rc = bpe_encode_piece(b, text + at, ov[1] - at, ids, count, &cap, err);
         if (rc == ATTN_OK && max_tokens > 0 && *count > max_tokens) {
             rc = attn_fail(err, ATTN_ELIMIT, "the text is more than %d tokens", max_tokens);
             break;

@@ -1,0 +1,49 @@
+/*
+ * tokjson.h: the pipeline a Hugging Face tokenizer.json wraps around its BPE
+ * model, interpreted from the file rather than written per model (issue 28).
+ *
+ * Encoding a text goes, as Hugging Face's tokenizers library does:
+ *   1. added tokens (special ones, "<|im_start|>") are found in the text
+ *      first, longest first, and stand for their own ids (lstrip, rstrip
+ *      and single_word honoured); the text between them goes on;
+ *   2. normalizers: NFC, NFD, NFKC, NFKD (utf8proc), Replace (a string or
+ *      a PCRE2 regex), Prepend, Sequence;
+ *   3. pre-tokenizers, which cut the text into pieces: Split (a string or
+ *      a regex through PCRE2 in UTF and UCP mode; Removed, Isolated,
+ *      MergedWithPrevious, MergedWithNext, Contiguous), ByteLevel (a
+ *      prefix space, GPT-2's pattern when use_regex; the pieces' bytes
+ *      spelled with GPT-2's byte characters), Digits, Sequence;
+ *   4. the BPE model on each piece (bpe.h: merges by rank, ignore_merges,
+ *      byte_fallback to <0xNN> tokens, an unknown token);
+ *   5. post-processors: TemplateProcessing (ids before and after the
+ *      text: a BOS), ByteLevel (no ids), Sequence.
+ * What is not interpreted yet is refused by name when the file is loaded
+ * (a Unigram or WordPiece model, a Metaspace pre-tokenizer, a Lowercase
+ * normalizer ...), never skipped.
+ */
+#ifndef ATTNSCOPE_TOKJSON_H
+#define ATTNSCOPE_TOKJSON_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "attnscope/base/status.h"
+#include "attnscope/text/bpe.h"
+
+struct tokjson;
+
+/*
+ * Reads root's added_tokens, normalizer, pre_tokenizer and post_processor
+ * for b (whose model, vocabulary and merges are read): *out is the
+ * pipeline, for tokjson_destroy.  Errors name path and the part refused.
+ */
+enum attn_status tokjson_parse(struct bpe *b, json_t *root, const char *path,
+                               struct tokjson **out, struct attn_error *err);
+void tokjson_destroy(struct tokjson *t);
+
+/* Encodes as bpe_encode says (b->pipeline is t). */
+enum attn_status tokjson_encode(const struct bpe *b, const struct tokjson *t, const char *text,
+                                size_t len, int max_tokens, int **ids, int *count,
+                                struct attn_error *err);
+
+#endif

@@ -1,0 +1,779 @@
+/* tokjson.c: a tokenizer.json's pipeline, interpreted (see tokjson.h). */
+#include "config.h"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <jansson.h>
+#include <pcre2.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <utf8proc.h>
+
+#include "attnscope/base/progress.h"
+#include "attnscope/base/utf8.h"
+#include "attnscope/text/tokjson.h"
+
+/* ------------------------------------------------------------ the pipeline */
+
+enum norm_kind { NORM_NFC, NORM_NFD, NORM_NFKC, NORM_NFKD, NORM_REPLACE, NORM_PREPEND };
+
+struct norm_step {
+    enum norm_kind kind;
+    pcre2_code *re; /* Replace's pattern (a string is compiled as a literal) */
+    char *content;  /* Replace's and Prepend's text */
+};
+
+enum pre_kind { PRE_SPLIT, PRE_BYTE_LEVEL };
+
+/* How a Split keeps what its pattern matches (Hugging Face's SplitDelimiterBehavior). */
+enum split_behavior { SPLIT_REMOVED, SPLIT_ISOLATED, SPLIT_PREVIOUS, SPLIT_NEXT, SPLIT_CONTIGUOUS };
+
+struct pre_step {
+    enum pre_kind kind;
+    pcre2_code *re;                /* Split's pattern; ByteLevel's GPT-2 pattern when use_regex */
+    enum split_behavior behavior;
+    bool prefix_space;             /* ByteLevel's add_prefix_space */
+};
+
+struct added {
+    char *text;
+    size_t len;
+    int id;
+    bool normalized, lstrip, rstrip, single_word;
+};
+
+#define POST_MAX 8
+
+struct tokjson {
+    struct norm_step *norm;
+    int norms;
+    struct pre_step *pre;
+    int pres;
+    struct added *added; /* longest first */
+    int addeds;
+    int prefix[POST_MAX], suffix[POST_MAX]; /* TemplateProcessing's ids around the text */
+    int prefixes, suffixes;
+};
+
+void
+tokjson_destroy(struct tokjson *t)
+{
+    if (t == NULL)
+        return;
+    for (int i = 0; i < t->norms; i++) {
+        if (t->norm[i].re != NULL)
+            pcre2_code_free(t->norm[i].re);
+        free(t->norm[i].content);
+    }
+    for (int i = 0; i < t->pres; i++)
+        if (t->pre[i].re != NULL)
+            pcre2_code_free(t->pre[i].re);
+    for (int i = 0; i < t->addeds; i++)
+        free(t->added[i].text);
+    free(t->norm);
+    free(t->pre);
+    free(t->added);
+    free(t);
+}
+
+/* ---------------------------------------------------------------- parsing */
+
+/* A pattern object ({"String": s} or {"Regex": r}) compiled; NULL with err set. */
+static pcre2_code *
+pattern(json_t *p, const char *path, const char *where, struct attn_error *err)
+{
+    json_t *str = json_object_get(p, "String");
+    json_t *re = json_object_get(p, "Regex");
+    const char *text = json_is_string(str) ? json_string_value(str)
+                       : json_is_string(re) ? json_string_value(re)
+                                            : NULL;
+    int code;
+    PCRE2_SIZE offset;
+    pcre2_code *c;
+
+    if (text == NULL) {
+        attn_fail(err, ATTN_EPARSE, "%s: %s: a pattern is {\"String\": ...} or {\"Regex\": ...}",
+                  path, where);
+        return NULL;
+    }
+    c = pcre2_compile((PCRE2_SPTR)text, PCRE2_ZERO_TERMINATED,
+                      json_is_string(str) ? PCRE2_UTF | PCRE2_LITERAL : PCRE2_UTF | PCRE2_UCP, &code,
+                      &offset, NULL);
+    if (c == NULL) {
+        PCRE2_UCHAR msg[128];
+        pcre2_get_error_message(code, msg, sizeof msg);
+        attn_fail(err, ATTN_EPARSE, "%s: %s: the pattern does not compile at %zu: %s", path,
+                  where, (size_t)offset, (const char *)msg);
+    }
+    return c;
+}
+
+static const char *
+type_of(json_t *o)
+{
+    json_t *t = json_object_get(o, "type");
+
+    return json_is_string(t) ? json_string_value(t) : "(no type)";
+}
+
+static enum attn_status
+parse_normalizer(struct tokjson *t, json_t *n, const char *path, struct attn_error *err)
+{
+    static const struct {
+        const char *name;
+        enum norm_kind kind;
+    } forms[] = { { "NFC", NORM_NFC }, { "NFD", NORM_NFD }, { "NFKC", NORM_NFKC },
+                  { "NFKD", NORM_NFKD } };
+    const char *type = type_of(n);
+    struct norm_step step = { 0 };
+    struct norm_step *more;
+
+    if (n == NULL || json_is_null(n))
+        return ATTN_OK;
+    if (strcmp(type, "Sequence") == 0) {
+        json_t *list = json_object_get(n, "normalizers");
+        for (size_t i = 0; json_is_array(list) && i < json_array_size(list); i++)
+            if (parse_normalizer(t, json_array_get(list, i), path, err) != ATTN_OK)
+                return ATTN_EPARSE;
+        return ATTN_OK;
+    }
+    for (size_t i = 0; type != NULL && i < sizeof forms / sizeof forms[0]; i++)
+        if (strcmp(type, forms[i].name) == 0) {
+            step.kind = forms[i].kind;
+            type = NULL; /* (known) */
+        }
+    if (type != NULL && strcmp(type, "Replace") == 0) {
+        json_t *content = json_object_get(n, "content");
+        step.kind = NORM_REPLACE;
+        if (!json_is_string(content))
+            return attn_fail(err, ATTN_EPARSE, "%s: normalizer Replace has no content", path);
+        if ((step.re = pattern(json_object_get(n, "pattern"), path, "normalizer Replace", err)) ==
+            NULL)
+            return ATTN_EPARSE;
+        step.content = strdup(json_string_value(content));
+    } else if (type != NULL && strcmp(type, "Prepend") == 0) {
+        json_t *prepend = json_object_get(n, "prepend");
+        step.kind = NORM_PREPEND;
+        if (!json_is_string(prepend))
+            return attn_fail(err, ATTN_EPARSE, "%s: normalizer Prepend has no prepend", path);
+        step.content = strdup(json_string_value(prepend));
+    } else if (type != NULL)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: normalizer %s is not supported yet; supported: NFC, NFD, NFKC, "
+                         "NFKD, Replace, Prepend, Sequence",
+                         path, type);
+    more = realloc(t->norm, ((size_t)t->norms + 1) * sizeof *more);
+    if (more == NULL || ((step.kind == NORM_REPLACE || step.kind == NORM_PREPEND) &&
+                         step.content == NULL)) {
+        if (step.re != NULL)
+            pcre2_code_free(step.re);
+        free(step.content);
+        if (more != NULL)
+            t->norm = more;
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    }
+    t->norm = more;
+    t->norm[t->norms++] = step;
+    return ATTN_OK;
+}
+
+static enum attn_status
+add_pre(struct tokjson *t, struct pre_step step, struct attn_error *err)
+{
+    struct pre_step *more = realloc(t->pre, ((size_t)t->pres + 1) * sizeof *more);
+
+    if (more == NULL) {
+        if (step.re != NULL)
+            pcre2_code_free(step.re);
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    }
+    t->pre = more;
+    t->pre[t->pres++] = step;
+    return ATTN_OK;
+}
+
+static enum attn_status
+parse_pre(struct tokjson *t, json_t *p, const char *path, struct attn_error *err)
+{
+    static const struct {
+        const char *name;
+        enum split_behavior b;
+    } behaviors[] = { { "Removed", SPLIT_REMOVED },
+                      { "Isolated", SPLIT_ISOLATED },
+                      { "MergedWithPrevious", SPLIT_PREVIOUS },
+                      { "MergedWithNext", SPLIT_NEXT },
+                      { "Contiguous", SPLIT_CONTIGUOUS } };
+    const char *type = type_of(p);
+    struct pre_step step = { 0 };
+
+    if (p == NULL || json_is_null(p))
+        return ATTN_OK;
+    if (strcmp(type, "Sequence") == 0) {
+        json_t *list = json_object_get(p, "pretokenizers");
+        for (size_t i = 0; json_is_array(list) && i < json_array_size(list); i++)
+            if (parse_pre(t, json_array_get(list, i), path, err) != ATTN_OK)
+                return ATTN_EPARSE;
+        return ATTN_OK;
+    }
+    if (strcmp(type, "Split") == 0) {
+        json_t *behavior = json_object_get(p, "behavior");
+        bool known = false;
+        if (json_is_true(json_object_get(p, "invert")))
+            return attn_fail(err, ATTN_EPARSE,
+                             "%s: pre-tokenizer Split with invert true is not supported yet",
+                             path);
+        for (size_t i = 0; i < sizeof behaviors / sizeof behaviors[0]; i++)
+            if (json_is_string(behavior) &&
+                strcmp(json_string_value(behavior), behaviors[i].name) == 0)
+                step.behavior = behaviors[i].b, known = true;
+        if (!known)
+            return attn_fail(err, ATTN_EPARSE, "%s: pre-tokenizer Split's behavior %s is unknown",
+                             path,
+                             json_is_string(behavior) ? json_string_value(behavior) : "(none)");
+        step.kind = PRE_SPLIT;
+        if ((step.re = pattern(json_object_get(p, "pattern"), path, "pre-tokenizer Split", err)) ==
+            NULL)
+            return ATTN_EPARSE;
+        return add_pre(t, step, err);
+    }
+    if (strcmp(type, "ByteLevel") == 0) {
+        json_t *use = json_object_get(p, "use_regex");
+        int code;
+        PCRE2_SIZE offset;
+        step.kind = PRE_BYTE_LEVEL;
+        step.prefix_space = json_is_true(json_object_get(p, "add_prefix_space"));
+        /* use_regex defaults to true: GPT-2's pattern cuts the pieces. */
+        if (use == NULL || json_is_true(use)) {
+            step.re = pcre2_compile((PCRE2_SPTR)BPE_GPT2_PATTERN, PCRE2_ZERO_TERMINATED,
+                                    PCRE2_UTF | PCRE2_UCP, &code, &offset, NULL);
+            if (step.re == NULL)
+                return attn_fail(err, ATTN_EPARSE, "GPT-2's pattern does not compile");
+        }
+        return add_pre(t, step, err);
+    }
+    if (strcmp(type, "Digits") == 0) {
+        /* Digits: each digit a piece, or each run of them (Hugging Face: char::is_numeric). */
+        const bool each = json_is_true(json_object_get(p, "individual_digits"));
+        int code;
+        PCRE2_SIZE offset;
+        step.kind = PRE_SPLIT;
+        step.behavior = each ? SPLIT_ISOLATED : SPLIT_CONTIGUOUS;
+        step.re = pcre2_compile((PCRE2_SPTR) "\\p{N}", PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP,
+                                &code, &offset, NULL);
+        if (step.re == NULL)
+            return attn_fail(err, ATTN_ENOMEM, "out of memory");
+        return add_pre(t, step, err);
+    }
+    return attn_fail(err, ATTN_EPARSE,
+                     "%s: pre-tokenizer %s is not supported yet; supported: Split, ByteLevel, "
+                     "Digits, Sequence",
+                     path, type);
+}
+
+/* The id of a TemplateProcessing's special token named id, into out. */
+static enum attn_status
+template_ids(json_t *specials, json_t *item, int *out, int *count, const char *path,
+             struct attn_error *err)
+{
+    json_t *sp = json_object_get(json_object_get(item, "SpecialToken"), "id");
+    json_t *ids = json_object_get(json_object_get(specials, json_string_value(sp)), "ids");
+
+    if (!json_is_string(sp) || !json_is_array(ids))
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: post_processor TemplateProcessing names a special token it does "
+                         "not define",
+                         path);
+    for (size_t i = 0; i < json_array_size(ids); i++) {
+        if (*count >= POST_MAX || !json_is_integer(json_array_get(ids, i)))
+            return attn_fail(err, ATTN_EPARSE,
+                             "%s: post_processor TemplateProcessing: more than %d special ids, "
+                             "or one not a number",
+                             path, POST_MAX);
+        out[(*count)++] = (int)json_integer_value(json_array_get(ids, i));
+    }
+    return ATTN_OK;
+}
+
+static enum attn_status
+parse_post(struct tokjson *t, json_t *p, const char *path, struct attn_error *err)
+{
+    const char *type = type_of(p);
+
+    if (p == NULL || json_is_null(p) || strcmp(type, "ByteLevel") == 0)
+        return ATTN_OK; /* (ByteLevel's post-processing trims offsets only: no ids) */
+    if (strcmp(type, "Sequence") == 0) {
+        json_t *list = json_object_get(p, "processors");
+        for (size_t i = 0; json_is_array(list) && i < json_array_size(list); i++)
+            if (parse_post(t, json_array_get(list, i), path, err) != ATTN_OK)
+                return ATTN_EPARSE;
+        return ATTN_OK;
+    }
+    if (strcmp(type, "TemplateProcessing") == 0) {
+        json_t *single = json_object_get(p, "single");
+        json_t *specials = json_object_get(p, "special_tokens");
+        bool after = false;
+        for (size_t i = 0; json_is_array(single) && i < json_array_size(single); i++) {
+            json_t *item = json_array_get(single, i);
+            if (json_object_get(item, "Sequence") != NULL) {
+                after = true;
+                continue;
+            }
+            if (template_ids(specials, item, after ? t->suffix : t->prefix,
+                             after ? &t->suffixes : &t->prefixes, path, err) != ATTN_OK)
+                return ATTN_EPARSE;
+        }
+        return ATTN_OK;
+    }
+    return attn_fail(err, ATTN_EPARSE,
+                     "%s: post_processor %s is not supported yet; supported: TemplateProcessing, "
+                     "ByteLevel, Sequence",
+                     path, type);
+}
+
+static int
+longest_first(const void *a, const void *b)
+{
+    const struct added *x = a, *y = b;
+
+    return x->len < y->len ? 1 : x->len > y->len ? -1 : x->id - y->id;
+}
+
+static enum attn_status
+parse_added(struct bpe *b, struct tokjson *t, json_t *list, const char *path,
+            struct attn_error *err)
+{
+    size_t n = json_is_array(list) ? json_array_size(list) : 0;
+
+    t->added = calloc(n + 1, sizeof *t->added);
+    if (t->added == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        json_t *a = json_array_get(list, i);
+        json_t *content = json_object_get(a, "content");
+        json_t *id = json_object_get(a, "id");
+        struct added *d = &t->added[t->addeds];
+        if (!json_is_string(content) || !json_is_integer(id) || json_string_length(content) == 0)
+            return attn_fail(err, ATTN_EPARSE, "%s: added_tokens[%zu] has no content or id", path,
+                             i);
+        if (bpe_add_token(b, json_string_value(content), (int)json_integer_value(id), err) !=
+            ATTN_OK)
+            return ATTN_EPARSE;
+        d->text = strdup(json_string_value(content));
+        if (d->text == NULL)
+            return attn_fail(err, ATTN_ENOMEM, "out of memory");
+        d->len = strlen(d->text);
+        d->id = (int)json_integer_value(id);
+        d->normalized = json_is_true(json_object_get(a, "normalized"));
+        d->lstrip = json_is_true(json_object_get(a, "lstrip"));
+        d->rstrip = json_is_true(json_object_get(a, "rstrip"));
+        d->single_word = json_is_true(json_object_get(a, "single_word"));
+        t->addeds++;
+    }
+    qsort(t->added, (size_t)t->addeds, sizeof *t->added, longest_first);
+    return ATTN_OK;
+}
+
+enum attn_status
+tokjson_parse(struct bpe *b, json_t *root, const char *path, struct tokjson **out,
+              struct attn_error *err)
+{
+    struct tokjson *t = calloc(1, sizeof *t);
+
+    *out = t;
+    if (t == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    if (parse_added(b, t, json_object_get(root, "added_tokens"), path, err) != ATTN_OK ||
+        parse_normalizer(t, json_object_get(root, "normalizer"), path, err) != ATTN_OK ||
+        parse_pre(t, json_object_get(root, "pre_tokenizer"), path, err) != ATTN_OK ||
+        parse_post(t, json_object_get(root, "post_processor"), path, err) != ATTN_OK)
+        return err->status;
+    return ATTN_OK;
+}
+
+/* --------------------------------------------------------------- encoding */
+
+/* A list of pieces of text, each its own bytes. */
+struct piece {
+    char *s;
+    size_t n;
+};
+struct pieces {
+    struct piece *v;
+    size_t count, cap;
+};
+
+static int
+pieces_add(struct pieces *p, const char *s, size_t n)
+{
+    char *copy;
+
+    if (n == 0)
+        return 0;
+    if (p->count == p->cap) {
+        struct piece *more = realloc(p->v, (p->cap * 2 + 8) * sizeof *more);
+        if (more == NULL)
+            return -1;
+        p->v = more;
+        p->cap = p->cap * 2 + 8;
+    }
+    copy = malloc(n + 1);
+    if (copy == NULL)
+        return -1;
+    memcpy(copy, s, n);
+    copy[n] = '\0';
+    p->v[p->count++] = (struct piece){ copy, n };
+    return 0;
+}
+
+/* Appends n bytes to the last piece (a new one when there is none). */
+static int
+pieces_append(struct pieces *p, const char *s, size_t n)
+{
+    struct piece *last;
+    char *more;
+
+    if (p->count == 0)
+        return pieces_add(p, s, n);
+    last = &p->v[p->count - 1];
+    more = realloc(last->s, last->n + n + 1);
+    if (more == NULL)
+        return -1;
+    memcpy(more + last->n, s, n);
+    last->s = more;
+    last->n += n;
+    more[last->n] = '\0';
+    return 0;
+}
+
+static void
+pieces_free(struct pieces *p)
+{
+    for (size_t i = 0; i < p->count; i++)
+        free(p->v[i].s);
+    free(p->v);
+    memset(p, 0, sizeof *p);
+}
+
+/*
+ * Splits s (n bytes) by re's matches into out, keeping the matches as
+ * behavior says.  -1 when out of memory.
+ */
+static int
+split(const pcre2_code *re, enum split_behavior behavior, const char *s, size_t n,
+      struct pieces *out)
+{
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+    size_t at = 0, last_end = 0;
+    bool pending_next = false; /* (MergedWithNext: a match waits for what follows it) */
+    size_t pending_at = 0, pending_n = 0;
+    bool prev_match = false;    /* (Contiguous: the last piece added was a match) */
+    int rc = 0;
+
+    if (md == NULL)
+        return -1;
+    while (at <= n && rc == 0) {
+        int m = pcre2_match(re, (PCRE2_SPTR)s, n, at, PCRE2_NO_UTF_CHECK, md, NULL);
+        PCRE2_SIZE *ov;
+        size_t ms, me;
+        if (m < 0)
+            break;
+        ov = pcre2_get_ovector_pointer(md);
+        ms = ov[0];
+        me = ov[1];
+        if (me == ms) { /* an empty match cuts nothing: look one character on */
+            int l = ms < n ? utf8_length((const unsigned char *)s + ms, n - ms) : 1;
+            at = ms + (size_t)(l > 0 ? l : 1);
+            continue;
+        }
+        /* The text before the match. */
+        if (ms > last_end) {
+            if (pending_next) {
+                rc |= pieces_add(out, s + pending_at, pending_n);
+                rc |= pieces_append(out, s + last_end, ms - last_end);
+                pending_next = false;
+            } else
+                rc |= pieces_add(out, s + last_end, ms - last_end);
+            prev_match = false;
+        }
+        switch (behavior) {
+        case SPLIT_REMOVED:
+            break;
+        case SPLIT_ISOLATED:
+            rc |= pieces_add(out, s + ms, me - ms);
+            break;
+        case SPLIT_PREVIOUS:
+            if (ms > last_end || (out->count > 0 && last_end > 0))
+                rc |= pieces_append(out, s + ms, me - ms);
+            else
+                rc |= pieces_add(out, s + ms, me - ms);
+            break;
+        case SPLIT_NEXT:
+            if (pending_next) /* (two matches in a row: the first stands alone) */
+                rc |= pieces_add(out, s + pending_at, pending_n);
+            pending_next = true;
+            pending_at = ms;
+            pending_n = me - ms;
+            break;
+        case SPLIT_CONTIGUOUS:
+            if (prev_match && ms == last_end)
+                rc |= pieces_append(out, s + ms, me - ms);
+            else
+                rc |= pieces_add(out, s + ms, me - ms);
+            prev_match = true;
+            break;
+        }
+        last_end = me;
+        at = me;
+    }
+    if (last_end < n) {
+        if (pending_next) {
+            rc |= pieces_add(out, s + pending_at, pending_n);
+            rc |= pieces_append(out, s + last_end, n - last_end);
+            pending_next = false;
+        } else
+            rc |= pieces_add(out, s + last_end, n - last_end);
+    }
+    if (pending_next)
+        rc |= pieces_add(out, s + pending_at, pending_n);
+    pcre2_match_data_free(md);
+    return rc;
+}
+
+/* One normalizer on text (malloc'd, NUL-terminated); the new text, or NULL (out of memory). */
+static char *
+normalize_step(const struct norm_step *st, char *text)
+{
+    utf8proc_uint8_t *r = NULL;
+    size_t n = strlen(text);
+
+    switch (st->kind) {
+    case NORM_NFC:
+        r = utf8proc_NFC((const utf8proc_uint8_t *)text);
+        break;
+    case NORM_NFD:
+        r = utf8proc_NFD((const utf8proc_uint8_t *)text);
+        break;
+    case NORM_NFKC:
+        r = utf8proc_NFKC((const utf8proc_uint8_t *)text);
+        break;
+    case NORM_NFKD:
+        r = utf8proc_NFKD((const utf8proc_uint8_t *)text);
+        break;
+    case NORM_PREPEND: {
+        /* (only a text that is not empty) */
+        size_t pn = strlen(st->content);
+        char *out;
+        if (n == 0)
+            return text;
+        out = malloc(pn + n + 1);
+        if (out != NULL) {
+            memcpy(out, st->content, pn);
+            memcpy(out + pn, text, n + 1);
+        }
+        free(text);
+        return out;
+    }
+    case NORM_REPLACE: {
+        PCRE2_SIZE size = 2 * n + 64;
+        for (;;) {
+            char *out = malloc(size);
+            int rc;
+            if (out == NULL)
+                break;
+            rc = pcre2_substitute(st->re, (PCRE2_SPTR)text, n, 0,
+                                  PCRE2_SUBSTITUTE_GLOBAL | PCRE2_SUBSTITUTE_LITERAL |
+                                      PCRE2_SUBSTITUTE_OVERFLOW_LENGTH | PCRE2_NO_UTF_CHECK,
+                                  NULL, NULL, (PCRE2_SPTR)st->content, PCRE2_ZERO_TERMINATED,
+                                  (PCRE2_UCHAR *)out, &size);
+            if (rc >= 0) {
+                free(text);
+                return out;
+            }
+            free(out);
+            if (rc != PCRE2_ERROR_NOMEMORY)
+                break;
+            size += 1; /* (size is now the length needed) */
+        }
+        free(text);
+        return NULL;
+    }
+    }
+    free(text);
+    return (char *)r;
+}
+
+static bool
+is_space(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static bool
+is_word_byte(unsigned char c)
+{
+    return c >= 0x80 || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+           (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+/*
+ * The first added token (of those with normalized == which) in s from at:
+ * its start, end (lstrip and rstrip taking the spaces around it) and
+ * index; false when none.  The longest at the leftmost place wins.
+ */
+static bool
+find_added(const struct tokjson *t, bool which, const char *s, size_t n, size_t at, size_t *start,
+           size_t *end, int *index)
+{
+    for (size_t i = at; i < n; i++)
+        for (int k = 0; k < t->addeds; k++) {
+            const struct added *a = &t->added[k];
+            size_t b, e;
+            if (a->normalized != which || a->len > n - i || memcmp(s + i, a->text, a->len) != 0)
+                continue;
+            if (a->single_word && ((i > 0 && is_word_byte((unsigned char)s[i - 1])) ||
+                                   (i + a->len < n && is_word_byte((unsigned char)s[i + a->len]))))
+                continue;
+            b = i;
+            e = i + a->len;
+            while (a->lstrip && b > at && is_space((unsigned char)s[b - 1]))
+                b--;
+            while (a->rstrip && e < n && is_space((unsigned char)s[e]))
+                e++;
+            *start = b;
+            *end = e;
+            *index = k;
+            return true;
+        }
+    return false;
+}
+
+/* The pieces of one stretch of text with no added token: pre-tokenized. */
+static int
+pre_tokenize(const struct tokjson *t, const char *s, size_t n, struct pieces *out)
+{
+    struct pieces cur = { 0 };
+
+    if (pieces_add(&cur, s, n) != 0)
+        return -1;
+    for (int k = 0; k < t->pres; k++) {
+        const struct pre_step *st = &t->pre[k];
+        struct pieces next = { 0 };
+        for (size_t i = 0; i < cur.count; i++) {
+            const struct piece *p = &cur.v[i];
+            int rc = 0;
+            if (st->kind == PRE_SPLIT)
+                rc = split(st->re, st->behavior, p->s, p->n, &next);
+            else { /* ByteLevel: a prefix space, GPT-2's pattern */
+                char *text = p->s;
+                size_t len = p->n;
+                char *spaced = NULL;
+                if (st->prefix_space && text[0] != ' ') {
+                    spaced = malloc(len + 2);
+                    if (spaced == NULL)
+                        rc = -1;
+                    else {
+                        spaced[0] = ' ';
+                        memcpy(spaced + 1, text, len + 1);
+                        text = spaced;
+                        len++;
+                    }
+                }
+                if (rc == 0)
+                    rc = st->re != NULL ? split(st->re, SPLIT_ISOLATED, text, len, &next)
+                                        : pieces_add(&next, text, len);
+                free(spaced);
+            }
+            if (rc != 0) {
+                pieces_free(&next);
+                pieces_free(&cur);
+                return -1;
+            }
+        }
+        pieces_free(&cur);
+        cur = next;
+    }
+    for (size_t i = 0; i < cur.count; i++)
+        if (pieces_add(out, cur.v[i].s, cur.v[i].n) != 0) {
+            pieces_free(&cur);
+            return -1;
+        }
+    pieces_free(&cur);
+    return 0;
+}
+
+/* Normalizes a stretch of text, then its normalized added tokens and pre-tokenizing. */
+static enum attn_status
+encode_stretch(const struct bpe *b, const struct tokjson *t, const char *s, size_t n,
+               int max_tokens, int **ids, int *count, size_t *cap, struct attn_error *err)
+{
+    char *text = malloc(n + 1);
+    size_t len, at = 0;
+    enum attn_status rc = ATTN_OK;
+
+    if (text == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    memcpy(text, s, n);
+    text[n] = '\0';
+    for (int k = 0; k < t->norms && text != NULL; k++)
+        text = normalize_step(&t->norm[k], text);
+    if (text == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory normalizing the text");
+    len = strlen(text);
+    while (at < len && rc == ATTN_OK) {
+        size_t start = len, end = len;
+        int index = -1;
+        struct pieces p = { 0 };
+        (void)find_added(t, true, text, len, at, &start, &end, &index);
+        if (pre_tokenize(t, text + at, start - at, &p) != 0)
+            rc = attn_fail(err, ATTN_ENOMEM, "out of memory");
+        for (size_t i = 0; i < p.count && rc == ATTN_OK; i++) {
+            if (progress_stopped())
+                rc = attn_fail(err, ATTN_ESTOPPED, "stopped while encoding the text");
+            else if (max_tokens > 0 && *count > max_tokens)
+                rc = attn_fail(err, ATTN_ELIMIT, "the text is more than %d tokens", max_tokens);
+            else
+                rc = bpe_encode_piece(b, p.v[i].s, p.v[i].n, ids, count, cap, err);
+        }
+        pieces_free(&p);
+        if (rc == ATTN_OK && index >= 0)
+            rc = bpe_append_id(ids, count, cap, t->added[index].id, err);
+        at = end;
+    }
+    free(text);
+    return rc;
+}
+
+enum attn_status
+tokjson_encode(const struct bpe *b, const struct tokjson *t, const char *text, size_t len,
+               int max_tokens, int **ids, int *count, struct attn_error *err)
+{
+    size_t cap = 0, at = 0;
+    enum attn_status rc = ATTN_OK;
+
+    *ids = NULL;
+    *count = 0;
+    for (int i = 0; i < t->prefixes && rc == ATTN_OK; i++)
+        rc = bpe_append_id(ids, count, &cap, t->prefix[i], err);
+    /* The added tokens the text holds as it is, and the stretches between them. */
+    while (at < len && rc == ATTN_OK) {
+        size_t start = len, end = len;
+        int index = -1;
+        (void)find_added(t, false, text, len, at, &start, &end, &index);
+        if (start > at)
+            rc = encode_stretch(b, t, text + at, start - at, max_tokens, ids, count, &cap, err);
+        if (rc == ATTN_OK && index >= 0)
+            rc = bpe_append_id(ids, count, &cap, t->added[index].id, err);
+        at = end;
+    }
+    for (int i = 0; i < t->suffixes && rc == ATTN_OK; i++)
+        rc = bpe_append_id(ids, count, &cap, t->suffix[i], err);
+    if (rc == ATTN_OK && max_tokens > 0 && *count > max_tokens)
+        rc = attn_fail(err, ATTN_ELIMIT, "the text is more than %d tokens", max_tokens);
+    if (rc != ATTN_OK) {
+        free(*ids);
+        *ids = NULL;
+        *count = 0;
+    }
+    return rc;
+}

@@ -1,0 +1,216 @@
+/*
+ * check_tokjson.c: tokenizer.json interpreted (src/core/text/tokjson.c with
+ * bpe.c's model) against Hugging Face's own implementation.
+ *
+ * tests/fixtures/tokenizers/ holds the real tokenizer.json files of Qwen3
+ * (NFC, a Split regex, byte-level BPE, 26 added tokens), Llama 3
+ * (ignore_merges, 256 added tokens) and Gemma 3 (a Replace normalizer, a
+ * Split on spaces merged with the previous piece, a BPE over characters
+ * with byte fallback, a BOS template, 6,415 added tokens), and 86 texts;
+ * tests/golden/tokenizer-ids.txt the ids npm's @huggingface/tokenizers gives
+ * each (tests/oracle/tokenizer_ids.mjs).  Every id of every text must be
+ * the same.  What is not interpreted is refused by name.
+ */
+#include "config.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnscope/text/bpe.h"
+#include "testutil.h"
+
+/* The fixture's tokenizer.json (xz-compressed in the tree) written out into dir. */
+static const char *
+tokenizer_file(const char *name)
+{
+    static char path[512];
+    char cmd[1400];
+
+    snprintf(path, sizeof path, "%s/%s.json", dir, name);
+    snprintf(cmd, sizeof cmd, "xz -dc '%s/tests/fixtures/tokenizers/%s.tokenizer.json.xz' > '%s'",
+             getenv("top_srcdir") != NULL ? getenv("top_srcdir") : ".", name, path);
+    ck_assert_msg(system(cmd) == 0, "%s failed (xz-utils installed?)", cmd);
+    return path;
+}
+
+static void
+check_tokenizer(const char *name)
+{
+    struct bpe b;
+    struct attn_error err;
+    json_t *texts = json_load_file(test_path("tests/fixtures/tokenizers/texts.json"), 0, NULL);
+    FILE *golden = fopen(test_path("tests/golden/tokenizer-ids.txt"), "r");
+    char line[65536];
+    int checked = 0;
+
+    ck_assert_ptr_nonnull(texts);
+    ck_assert_ptr_nonnull(golden);
+    ck_assert_msg(bpe_load_tokenizer_json(&b, tokenizer_file(name), &err) == ATTN_OK, "%s: %s",
+                  name, err.msg);
+    while (fgets(line, sizeof line, golden) != NULL) {
+        char *at = line;
+        size_t len = strlen(name);
+        long index;
+        int *ids, n, k = 0;
+        json_t *text;
+        if (strncmp(line, name, len) != 0 || line[len] != ' ')
+            continue;
+        index = strtol(line + len, &at, 10);
+        text = json_array_get(texts, (size_t)index);
+        ck_assert_ptr_nonnull(text);
+        ck_assert_msg(bpe_encode(&b, json_string_value(text), json_string_length(text), 0, &ids,
+                                 &n, &err) == ATTN_OK,
+                      "%s text %ld: %s", name, index, err.msg);
+        while (*at == ' ') {
+            char *end;
+            long want = strtol(at, &end, 10);
+            if (end == at)
+                break;
+            ck_assert_msg(k < n, "%s text %ld: %d ids, the reference has more", name, index, n);
+            ck_assert_msg(ids[k] == want, "%s text %ld: id %d is %d, the reference's %ld", name,
+                          index, k, ids[k], want);
+            k++;
+            at = end;
+        }
+        ck_assert_msg(k == n, "%s text %ld: %d ids, the reference %d", name, index, n, k);
+        free(ids);
+        checked++;
+    }
+    ck_assert_int_eq(checked, (int)json_array_size(texts));
+    fclose(golden);
+    json_decref(texts);
+    bpe_destroy(&b);
+}
+
+START_TEST(qwen3_ids_are_the_references)
+{
+    check_tokenizer("qwen3");
+}
+END_TEST
+
+START_TEST(llama3_ids_are_the_references)
+{
+    check_tokenizer("llama3");
+}
+END_TEST
+
+START_TEST(gemma3_ids_are_the_references)
+{
+    check_tokenizer("gemma3");
+}
+END_TEST
+
+/*
+ * A tokenizer.json of a tiny BPE over characters with part's keys (a
+ * "pre_tokenizer" among them, or none: null).
+ */
+static enum attn_status
+load_with(const char *part, struct bpe *b, struct attn_error *err)
+{
+    char text[2048];
+
+    snprintf(text, sizeof text,
+             "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1, \"ab\": 2, "
+             "\"<unk>\": 3}, \"merges\": [\"a b\"], \"unk_token\": \"<unk>\"}%s%s}",
+             strstr(part, "pre_tokenizer") != NULL ? "" : ", \"pre_tokenizer\": null", part);
+    return bpe_load_tokenizer_json(b, test_write_text(dir, "tokenizer.json", text), err);
+}
+
+static void
+refused(const char *part, const char *says)
+{
+    struct bpe b;
+    struct attn_error err;
+
+    ck_assert_int_ne(load_with(part, &b, &err), ATTN_OK);
+    ck_assert_msg(strstr(err.msg, says) != NULL, "'%s' does not say '%s'", err.msg, says);
+}
+
+START_TEST(what_is_not_interpreted_is_refused_by_name)
+{
+    struct bpe b;
+    struct attn_error err;
+    const char *unigram = "{\"model\": {\"type\": \"Unigram\", \"vocab\": []}}";
+
+    ck_assert_int_ne(bpe_load_tokenizer_json(&b, test_write_text(dir, "u.json", unigram), &err),
+                     ATTN_OK);
+    ck_assert_msg(strstr(err.msg, "model.type Unigram is not supported yet") != NULL, "%s",
+                  err.msg);
+    refused(", \"pre_tokenizer\": {\"type\": \"Metaspace\", \"replacement\": \"_\"}",
+            "pre-tokenizer Metaspace is not supported yet");
+    refused(", \"normalizer\": {\"type\": \"Lowercase\"}",
+            "normalizer Lowercase is not supported yet");
+    refused(", \"post_processor\": {\"type\": \"RobertaProcessing\"}",
+            "post_processor RobertaProcessing is not supported yet");
+    refused(", \"pre_tokenizer\": {\"type\": \"Split\", \"pattern\": {\"Regex\": \"(\"}, "
+            "\"behavior\": \"Isolated\"}",
+            "does not compile");
+}
+END_TEST
+
+/*
+ * A model over characters (no ByteLevel): unknown characters fuse into one
+ * unknown token when fuse_unk; Prepend and a BOS template; a Split that
+ * removes what it matches and one that keeps each match with the next piece.
+ */
+START_TEST(the_parts_do_what_they_say)
+{
+    struct bpe b;
+    struct attn_error err;
+    int *ids, n;
+
+    ck_assert_int_eq(load_with(", \"post_processor\": {\"type\": \"TemplateProcessing\", "
+                               "\"single\": [{\"SpecialToken\": {\"id\": \"<unk>\"}}, "
+                               "{\"Sequence\": {\"id\": \"A\"}}], \"special_tokens\": {\"<unk>\": "
+                               "{\"id\": \"<unk>\", \"ids\": [3]}}}",
+                               &b, &err),
+                     ATTN_OK);
+    ck_assert_int_eq(bpe_encode(&b, "abba", 4, 0, &ids, &n, &err), ATTN_OK);
+    ck_assert_int_eq(n, 4); /* <unk> (the template's), ab, b, a */
+    ck_assert(ids[0] == 3 && ids[1] == 2 && ids[2] == 1 && ids[3] == 0);
+    free(ids);
+    bpe_destroy(&b);
+    ck_assert_int_eq(load_with(", \"pre_tokenizer\": {\"type\": \"Split\", \"pattern\": "
+                               "{\"String\": \"x\"}, \"behavior\": \"Removed\"}",
+                               &b, &err),
+                     ATTN_OK);
+    ck_assert_int_eq(bpe_encode(&b, "axbab", 5, 0, &ids, &n, &err), ATTN_OK);
+    ck_assert_int_eq(n, 3); /* a | b ab: the x removed, and it cut "ab" */
+    ck_assert(ids[0] == 0 && ids[1] == 1 && ids[2] == 2);
+    free(ids);
+    bpe_destroy(&b);
+    ck_assert_int_eq(load_with(", \"pre_tokenizer\": {\"type\": \"Split\", \"pattern\": "
+                               "{\"String\": \"a\"}, \"behavior\": \"MergedWithNext\"}",
+                               &b, &err),
+                     ATTN_OK);
+    ck_assert_int_eq(bpe_encode(&b, "bab", 3, 0, &ids, &n, &err), ATTN_OK);
+    ck_assert_int_eq(n, 2); /* b | ab */
+    ck_assert(ids[0] == 1 && ids[1] == 2);
+    free(ids);
+    ck_assert_int_eq(bpe_encode(&b, "z\xc3\xa9z", 4, 0, &ids, &n, &err), ATTN_OK);
+    ck_assert_int_eq(n, 3); /* three characters it lacks, each <unk> (fuse_unk is false) */
+    free(ids);
+    bpe_destroy(&b);
+}
+END_TEST
+
+static Suite *
+tokjson_suite(void)
+{
+    Suite *s = suite_create("tokjson");
+    TCase *t = tcase_create("tokjson");
+
+    tcase_set_timeout(t, 120);
+    tcase_add_checked_fixture(t, test_tmpdir_setup, test_tmpdir_teardown);
+    tcase_add_test(t, qwen3_ids_are_the_references);
+    tcase_add_test(t, llama3_ids_are_the_references);
+    tcase_add_test(t, gemma3_ids_are_the_references);
+    tcase_add_test(t, what_is_not_interpreted_is_refused_by_name);
+    tcase_add_test(t, the_parts_do_what_they_say);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+TEST_MAIN(tokjson_suite)
