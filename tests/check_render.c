@@ -1258,7 +1258,9 @@ START_TEST(every_view_stage_is_complete)
         ck_assert_int_eq(pipeline_select_layer(&p, 1, &err), ATTN_OK);
         for (int s = 0; s < VIEW_STAGE_COUNT; s++) {
             const char *name = explain_stage_name((enum view_stage)s);
-            if (s == VIEW_DROPOUT || s == VIEW_OUTDROP || s == VIEW_AVERAGE || s == VIEW_SOURCE) {
+            if (s == VIEW_DROPOUT || s == VIEW_OUTDROP || s == VIEW_AVERAGE || s == VIEW_SOURCE ||
+                s == VIEW_QNORM || s == VIEW_KNORM || s == VIEW_QROPE || s == VIEW_KROPE ||
+                s == VIEW_GATE || s == VIEW_SWIGLU) {
                 ck_assert(!explain_stage_present(&p, (enum view_stage)s));
                 continue;
             }
@@ -1281,6 +1283,58 @@ START_TEST(every_view_stage_is_complete)
         }
         pipeline_destroy(&p);
         model_close(&tiny);
+    }
+    /*
+     * A Llama-style model (Qwen3's parts: RMSNorm, QK-norm, RoPE, grouped keys,
+     * SwiGLU) has its own stages and no positional encoding or GELU, each
+     * explained and inspected; the RoPE cell's pair and angle, and its score at
+     * distance 0 is the score the weights came from.
+     */
+    {
+        static struct model qwen;
+        struct pipeline_source src;
+        struct attn_error err;
+        char want[64], got[32];
+        struct matrix scores;
+        ck_assert_msg(model_open(&qwen, test_path("tests/fixtures/llama/qwen3"), NULL, &err) ==
+                          ATTN_OK,
+                      "%s", err.msg);
+        memset(&src, 0, sizeof src);
+        src.sentence = "the cat sat on the mat.";
+        src.family = &family_gpt2;
+        src.model = &qwen;
+        src.top = 2;
+        ck_assert_msg(pipeline_create(&p, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_int_eq(pipeline_select_layer(&p, 1, &err), ATTN_OK);
+        for (int s = 0; s < VIEW_STAGE_COUNT; s++) {
+            const char *name = explain_stage_name((enum view_stage)s);
+            if (s == VIEW_DROPOUT || s == VIEW_OUTDROP || s == VIEW_AVERAGE || s == VIEW_SOURCE ||
+                s == VIEW_POSITIONAL || s == VIEW_GELU) {
+                ck_assert_msg(!explain_stage_present(&p, (enum view_stage)s), "%s", name);
+                continue;
+            }
+            ck_assert_msg(explain_stage_present(&p, (enum view_stage)s), "%s", name);
+            expect_explained(&p, (enum view_stage)s, 3, 2, 3);
+        }
+        inspect_cell(&p, VIEW_LN1, 0, 2, 3, false, 4, false, buf, sizeof buf);
+        ck_assert_msg(strstr(buf, "mean square") != NULL, "%s", buf);
+        /* Head 3's column 2 of row 4: pair 2, position 4; its own key at distance 0. */
+        inspect_cell(&p, VIEW_QROPE, 0, 4, 3 * 8 + 2, false, 4, false, buf, sizeof buf);
+        ck_assert_msg(strstr(buf, "pair 2: (x[2], x[6])") && strstr(buf, "angle = position 4"),
+                      "%s", buf);
+        scores = attention_head(&p.st, p.st.scores, 3);
+        snprintf(got, sizeof got, "%.4f", (double)MAT_AT(&scores, 4, 4));
+        snprintf(want, sizeof want, "d 0: %s", got);
+        ck_assert_msg(strstr(buf, want) != NULL, "%s (want '%s')", buf, want);
+        snprintf(got, sizeof got, "%.4f", (double)MAT_AT(&p.block.swiglu, 2, 3));
+        snprintf(want, sizeof want, " = %s", got);
+        inspect_cell(&p, VIEW_SWIGLU, 0, 2, 3, false, 4, false, buf, sizeof buf);
+        ck_assert_msg(strstr(buf, want) != NULL, "%s (want '%s')", buf, want);
+        /* The scores' cell reads the turned queries and keys of head 3's key head (1). */
+        inspect_cell(&p, VIEW_SCORES, 3, 4, 2, false, 4, false, buf, sizeof buf);
+        ck_assert_msg(strstr(buf, "after RoPE and QK-norm; key head 1") != NULL, "%s", buf);
+        pipeline_destroy(&p);
+        model_close(&qwen);
     }
 }
 END_TEST

@@ -585,6 +585,24 @@ print_model_header(FILE *out, const struct pipeline *p, const struct gpt2_state 
     attn_escape_text(dir, sizeof dir,
                      g->model->weights[0] != '\0' ? g->model->weights : g->model->dir);
     attn_escape_text(about, sizeof about, g->model->about);
+    if (c->positions == DECODER_POSITIONS_ROPE) {
+        /* A Llama-style model: its architecture, grouped keys, the names its files use. */
+        const char *arch = g->model->dec.architecture;
+        fprintf(out, "attnscope: %s (%s from %s: %d layers, %d query heads of %d sharing %d key "
+                     "and value heads, n_embd %d, vocabulary %d, context %d)\n",
+                name, strcmp(arch, "qwen3") == 0 ? "Qwen3" : strcmp(arch, "qwen2") == 0 ? "Qwen2" : "Llama",
+                dir, c->n_layer, c->n_head, decoder_head_dim(c), decoder_kv_heads(c), c->n_embd,
+                c->vocab_size, c->n_positions);
+        fprintf(out, "  %s\n", about);
+        if (g->model->dec.names == DECODER_NAMES_BOOK)
+            fprintf(out, "  the book's names: ln1 is trf_blocks.L.norm1, queries ... output are "
+                         "att.W_query, W_key, W_value and out_proj, gate, fc and mlp ff.fc1, fc2 "
+                         "and fc3\n");
+        else
+            fprintf(out, "  Hugging Face's names: ln1 is model.layers.L.input_layernorm, queries ... "
+                         "output self_attn.q_proj ... o_proj, gate, fc and mlp mlp.gate_proj, "
+                         "up_proj and down_proj\n");
+    } else {
     fprintf(out, "attnscope: %s (GPT-2 from %s: %d layers, %d heads of %d, n_embd %d, vocabulary "
                  "%d, context %d%s)\n",
             name, dir, c->n_layer, c->n_head, c->n_embd / c->n_head, c->n_embd,
@@ -599,6 +617,7 @@ print_model_header(FILE *out, const struct pipeline *p, const struct gpt2_state 
     else
         fprintf(out, "  Hugging Face's names: ln1 is h.L.ln_1, queries, keys and values attn.c_attn, "
                      "output attn.c_proj, fc and mlp mlp.c_fc and c_proj\n");
+    }
     if (g->ablated_heads > 0)
         fprintf(out, "  %d head%s ablated (--ablate): %s context zeroed before c_proj\n",
                 g->ablated_heads, g->ablated_heads == 1 ? "" : "s",

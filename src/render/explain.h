@@ -33,6 +33,14 @@
       STAGE_SOURCE)                                                                            \
     X(VIEW_LN1, ln1, 0, "ln1", "ln1", "Layer norm (ln_1)", false, STAGE_LN1)                    \
     X(VIEW_QKV, qkv, '2', "Q K V", "QKV", "Queries, keys and values", true, STAGE_QUERIES)      \
+    X(VIEW_QNORM, qnorm, 0, "q-norm", "qn", "QK-norm: each head's queries normed", false,        \
+      STAGE_QUERIES_NORMED)                                                                    \
+    X(VIEW_KNORM, knorm, 0, "k-norm", "kn", "QK-norm: each head's keys normed", false,           \
+      STAGE_KEYS_NORMED)                                                                       \
+    X(VIEW_QROPE, qrope, 0, "q RoPE", "qr", "RoPE: the queries turned by their position", false, \
+      STAGE_QUERIES_ROTATED)                                                                   \
+    X(VIEW_KROPE, krope, 0, "k RoPE", "kr", "RoPE: the keys turned by their position", false,    \
+      STAGE_KEYS_ROTATED)                                                                      \
     X(VIEW_SCORES, scores, '3', "scores", "score", "Attention scores", true, STAGE_SCORES)      \
     X(VIEW_MASK, mask, '4', "mask", "mask", "Causal mask", true, STAGE_MASKED)                  \
     X(VIEW_SCALED, scaled, '5', "scale", "scale", "Scaling", true, STAGE_SCALED)               \
@@ -48,8 +56,10 @@
     X(VIEW_RESIDUAL1, residual1, 0, "res1", "res1", "Residual: the block's input plus attention",   \
       false, STAGE_RESIDUAL1)                                                                  \
     X(VIEW_LN2, ln2, 0, "ln2", "ln2", "Layer norm (ln_2)", false, STAGE_LN2)                    \
-    X(VIEW_FC, fc, 0, "fc", "fc", "MLP: the first linear layer (c_fc)", false, STAGE_FC)        \
+    X(VIEW_GATE, gate, 0, "gate", "gate", "MLP: the gate (gate_proj)", false, STAGE_GATE)        \
+    X(VIEW_FC, fc, 0, "fc", "fc", "MLP: the first linear layer (c_fc, up_proj)", false, STAGE_FC) \
     X(VIEW_GELU, gelu, 0, "gelu", "gelu", "MLP: GELU", false, STAGE_GELU)                      \
+    X(VIEW_SWIGLU, swiglu, 0, "swiglu", "glu", "MLP: SiLU(gate) times up", false, STAGE_SWIGLU)  \
     X(VIEW_MLP, mlp, 0, "mlp", "mlp", "MLP: the second linear layer (c_proj)", false,           \
       STAGE_MLP)                                                                               \
     X(VIEW_RESIDUAL2, residual2, 0, "res2", "res2", "Residual: the block's output", false,      \

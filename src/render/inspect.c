@@ -56,6 +56,16 @@ inspect_linear(struct out *o, const float *a, const struct decoder_linear *l, in
     }
 }
 
+void
+inspect_bias(struct out *o, const struct decoder_linear *l, int col)
+{
+    char b[24];
+
+    if (l->b != NULL)
+        emit(o, " + bias %s", inspect_num(b, l->b[col]));
+    emit(o, "\n");
+}
+
 /* The label of query (row) i. */
 const char *
 inspect_token(const struct pipeline *p, int i)
@@ -84,13 +94,18 @@ inspect_embeddings(struct out *o, const struct cell_at *at)
     if (g != NULL) {
         emit(o, "wte[%d][%d] = %s\n", g->ids[i], j, inspect_num(e, MAT_AT(&p->embeddings, i, j)));
         emit(o, "the row of token id %d ('%s') in the token embedding.\n", g->ids[i], inspect_token(p, i));
-        emit(o, "The next stage adds wpe[%d][%d] = %s: x = %s.\n", i, j,
-             inspect_num(pe, MAT_AT(&p->positional, i, j)),
-             inspect_num(v, MAT_AT(&p->embeddings, i, j) + MAT_AT(&p->positional, i, j)));
+        if (p->positional.data == NULL)
+            emit(o, "No position is added: RoPE turns each layer's queries and keys by the "
+                    "token's position %d instead.\n", i);
+        else
+            emit(o, "The next stage adds wpe[%d][%d] = %s: x = %s.\n", i, j,
+                 inspect_num(pe, MAT_AT(&p->positional, i, j)),
+                 inspect_num(v, MAT_AT(&p->embeddings, i, j) + MAT_AT(&p->positional, i, j)));
         {
             /* How the tokenizer made this token (the book's chapter 2). */
             char story[512];
-            if (bpe_token_story(&g->model->bpe, g->ids[i], story, sizeof story) > 0)
+            if (g->model->bpe.byte_level &&
+                bpe_token_story(&g->model->bpe, g->ids[i], story, sizeof story) > 0)
                 emit(o, "the token: %s\n", story);
         }
         return;
@@ -186,7 +201,8 @@ inspect_qkv(struct out *o, const struct cell_at *at)
     const int hd = s->head_dim;
     const int which = col / hd;
     const int c = col % hd;
-    const int gc = head * hd + c;
+    /* (keys and values: the key head this query head reads) */
+    const int gc = (which > 0 ? pipeline_kv_head(p, head) : head) * hd + c;
     const struct matrix *qkv[3] = { &p->st.queries, &p->st.keys, &p->st.values };
     /* Across sentences, keys and values are made from the source's rows. */
     const bool from_source = which > 0 && p->cfg.cross;
@@ -212,7 +228,7 @@ inspect_qkv(struct out *o, const struct cell_at *at)
         const struct decoder_linear *l = which == 0 ? &blk->q : which == 1 ? &blk->k : &blk->v;
         emit(o, "ln1[%s] . column %d of %s:\n", inspect_token(p, i), gc, params[which]);
         inspect_linear(o, matrix_row(&p->block.ln1, i), l, gc, max_terms);
-        emit(o, " + bias %s\n", inspect_num(b, l->b[gc]));
+        inspect_bias(o, l, gc);
         return;
     }
     if (!attention_variant_has_weights(p->cfg.variant)) {
@@ -256,8 +272,12 @@ inspect_scores(struct out *o, const struct cell_at *at)
 
     emit(o, "score[%s][%s] = q_%s . k_%s = %s\n", inspect_token(p, i), inspect_key(p, j), inspect_token(p, i),
          inspect_key(p, j), inspect_num(v, MAT_AT(&scores, i, j)));
-    inspect_products(o, matrix_row(&p->st.queries, i) + head * hd, 1,
-                  matrix_row(&p->st.keys, j) + head * hd, 1, hd, max_terms);
+    if (p->block.q_rotated.data != NULL)
+        emit(o, "(the queries and keys after RoPE%s; key head %d)\n",
+             p->block.q_normed.data != NULL ? " and QK-norm" : "", pipeline_kv_head(p, head));
+    inspect_products(o, matrix_row(pipeline_scored_queries(p), i) + head * hd, 1,
+                     matrix_row(pipeline_scored_keys(p), j) + pipeline_kv_head(p, head) * hd, 1, hd,
+                     max_terms);
     emit(o, "\n");
 }
 
@@ -419,8 +439,9 @@ context_sum(struct out *o, const struct pipeline *p, int head, int i, int c, int
 
     emit(o, "z[%s][%d] (head %d) = sum_j a'[%s][j] * v[j][%d] = %s\n", inspect_token(p, i), c, head,
          inspect_token(p, i), c, inspect_num(v, MAT_AT(&st->context, i, head * hd + c)));
-    inspect_products(o, matrix_row(&dropped, i), 1, st->values.data + head * hd + c, st->shape.d_qkv,
-                  st->nk, max_terms);
+    inspect_products(o, matrix_row(&dropped, i), 1,
+                     st->values.data + pipeline_kv_head(p, head) * hd + c, st->values.cols, st->nk,
+                     max_terms);
     emit(o, "\n");
 }
 
@@ -438,9 +459,11 @@ inspect_output(struct out *o, const struct cell_at *at)
     emit(o, "out[%s][%d] = %s\n", inspect_token(p, i), c, inspect_num(v, MAT_AT(&p->st.output, i, c)));
     if (pipeline_gpt2(p) != NULL) {
         const struct decoder_linear *l = &pipeline_gpt2(p)->model->dec.blocks[p->layer].o;
-        emit(o, "z[%s] . column %d of W_o (c_proj):\n", inspect_token(p, i), c);
+        emit(o, "z[%s] . column %d of W_o (%s):\n", inspect_token(p, i), c,
+             p->decoder != NULL && p->decoder->positions == DECODER_POSITIONS_ROPE ? "o_proj"
+                                                                                   : "c_proj");
         inspect_linear(o, matrix_row(&p->st.context, i), l, c, max_terms);
-        emit(o, " + bias %s\n", inspect_num(v, l->b[c]));
+        inspect_bias(o, l, c);
         return;
     }
     if (w == NULL) {

@@ -29,6 +29,12 @@
  *                           screen, on the stage screen at the weights;
  *                           then a head ablated or brought back (a) on the
  *                           last layer and on the first, to the new frame
+ *   bench llama-folder DIR SHAPE  a folder of random BF16 weights in a real
+ *                           model's shapes (smollm2-135m, qwen3-0.6b,
+ *                           llama3.2-1b: tests/llama_random.h)
+ *   bench llama DIR N REPS  the forward of the Llama-style model in DIR over
+ *                           N tokens, packed as the view packs it, top 5;
+ *                           a fifth column: the median CPU time
  * Every timing line is "name<TAB>median_ms<TAB>min_ms<TAB>max_ms[<TAB>...]".
  * Not a test: timings belong in doc/performance.md, not in make check.
  */
@@ -55,6 +61,8 @@
 #include "attnscope/families/gpt2/gpt2.h"
 #include "attnscope/families/gpt2/model.h"
 #include "../gpt2_random.h"
+#include "../llama_random.h"
+#include "attnscope/families/llama/llama.h"
 #include "attnscope/kernels/linalg.h"
 #include "attnscope/kernels/parallel.h"
 #include "attnscope/pipeline/pipeline.h"
@@ -818,9 +826,72 @@ cmd_gpt2_view(const char *dir, int n, int reps)
     return 0;
 }
 
+/* ------------------------------------------------------------------ llama */
+
+static int
+cmd_llama_folder(const char *dir, const char *shape)
+{
+    const struct llama_shape *s = llama_shape_find(shape);
+
+    if (s == NULL) {
+        fprintf(stderr, "bench: no shape %s (smollm2-135m, qwen3-0.6b, llama3.2-1b)\n", shape);
+        return 2;
+    }
+    return llama_random_folder(dir, s, 0.05f, 1) == 0 ? 0 : 1;
+}
+
+static int
+cmd_llama(const char *dir, int n, int reps)
+{
+    struct decoder_model m;
+    struct attn_error err;
+    double times[MAX_REPS], cpu[MAX_REPS];
+    const char *slash = strrchr(dir, '/');
+    int *ids;
+
+    if (llama_load(&m, dir, NULL, &err) != ATTN_OK) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        return 1;
+    }
+    if (getenv("BENCH_NO_PACK") == NULL && !decoder_pack(&m))
+        return 1;
+    (void)decoder_release_unpacked(&m);
+    if (reps > MAX_REPS)
+        reps = MAX_REPS;
+    if (n < 1 || n > m.cfg.n_positions || (ids = malloc((size_t)n * sizeof *ids)) == NULL)
+        return 1;
+    for (int i = 0; i < n; i++)
+        ids[i] = (i * 7919) % m.cfg.vocab_size;
+    for (int r = 0; r < reps; r++) {
+        struct decoder_run run;
+        const double t0 = now(), c0 = cpu_now();
+        if (decoder_forward(&m, ids, n, 5, NULL, &run, &err) != ATTN_OK) {
+            fprintf(stderr, "bench: %s\n", err.msg);
+            return 1;
+        }
+        times[r] = now() - t0;
+        cpu[r] = cpu_now() - c0;
+        decoder_run_destroy(&run);
+    }
+    {
+        char name[96], extra[32];
+        qsort(cpu, (size_t)reps, sizeof *cpu, cmp_double);
+        snprintf(name, sizeof name, "%s_%d", slash != NULL ? slash + 1 : dir, n);
+        snprintf(extra, sizeof extra, "%.3f", cpu[reps / 2] * 1e3);
+        report(name, times, reps, extra);
+    }
+    free(ids);
+    decoder_destroy(&m);
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
+    if (argc >= 4 && strcmp(argv[1], "llama-folder") == 0)
+        return cmd_llama_folder(argv[2], argv[3]);
+    if (argc >= 5 && strcmp(argv[1], "llama") == 0)
+        return cmd_llama(argv[2], atoi(argv[3]), atoi(argv[4]));
     if (argc >= 5 && strcmp(argv[1], "gpt2-view") == 0)
         return cmd_gpt2_view(argv[2], atoi(argv[3]), atoi(argv[4]));
     if (argc >= 4 && strcmp(argv[1], "gpt2-edit") == 0)
@@ -849,6 +920,7 @@ main(int argc, char **argv)
         return cmd_spawn(argv[2], atoi(argv[3]), argv + 4);
     fprintf(stderr, "usage: bench probe | forward N REPS | rss N | frame REPS | "
                     "gpt2 N REPS | gpt2-edit N REPS | gpt2-folder DIR | gpt2-view DIR N REPS | "
-                    "load NAME PATH REPS | spawn NAME REPS CMD...\n");
+                    "load NAME PATH REPS | spawn NAME REPS CMD... | llama-folder DIR SHAPE | "
+                    "llama DIR N REPS\n");
     return 2;
 }

@@ -205,6 +205,28 @@ def lines_of(c, out, stages_too):
     return lines
 
 
+# A tiny tokenizer.json for the fixtures' small vocabularies (36 tokens, the smallest V): a BPE
+# over characters as SentencePiece-style models have it (a space is "\u2581", prepended to the
+# text; a character it lacks is <unk>), so that the front ends can run the models on text.
+TINY_VOCAB = (["<unk>", "\u2581"] + [chr(c) for c in range(ord("a"), ord("z") + 1)] +
+              ["\u2581t", "th", "\u2581th", "he", "\u2581the", ".", "in", "er"])
+TINY_MERGES = [["t", "h"], ["\u2581", "th"], ["\u2581th", "e"], ["\u2581", "t"], ["h", "e"],
+               ["i", "n"], ["e", "r"]]
+
+
+def tiny_tokenizer():
+    return {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
+        "normalizer": {"type": "Sequence", "normalizers": [
+            {"type": "Prepend", "prepend": "\u2581"},
+            {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}]},
+        "pre_tokenizer": None, "post_processor": None, "decoder": None,
+        "model": {"type": "BPE", "dropout": None, "unk_token": "<unk>", "fuse_unk": False,
+                  "byte_fallback": False, "ignore_merges": False,
+                  "vocab": {t: i for i, t in enumerate(TINY_VOCAB)}, "merges": TINY_MERGES},
+    }
+
+
 def make_case(root, c):
     gen = torch.Generator().manual_seed(c["seed"])
     c.setdefault("hd", c["C"] // c["H"])
@@ -285,7 +307,7 @@ def make_case(root, c):
     if c["arch"] == "qwen3":
         config["head_dim"] = hd
         config["attention_bias"] = False
-    for stale in ("model.safetensors", "model.pth", "config.json"):
+    for stale in ("model.safetensors", "model.pth", "config.json", "tokenizer.json"):
         if os.path.exists(os.path.join(d, stale)):
             os.remove(os.path.join(d, stale))
     if book:
@@ -296,6 +318,9 @@ def make_case(root, c):
             json.dump(config, f, indent=2)
             f.write("\n")
         write_safetensors(os.path.join(d, "model.safetensors"), tensors)
+        with open(os.path.join(d, "tokenizer.json"), "w") as f:
+            json.dump(tiny_tokenizer(), f, ensure_ascii=False)
+            f.write("\n")
     with open(os.path.join(d, "expected.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
 

@@ -20,6 +20,7 @@
 #include "attnscope/pipeline/family.h"
 #include "attnscope/attention/params.h"
 #include "attnscope/attention/qkv.h"
+#include "attnscope/decoder/decoder.h"
 #include "attnscope/kernels/rng.h"
 #include "attnscope/base/status.h"
 #include "attnscope/text/tokenizer.h"
@@ -47,6 +48,10 @@ struct model;
     X(STAGE_QUERIES, queries, false, CELLS_VALUES, NEEDS_NOTHING)          \
     X(STAGE_KEYS, keys, false, CELLS_VALUES, NEEDS_NOTHING)                \
     X(STAGE_VALUES, values, false, CELLS_VALUES, NEEDS_NOTHING)            \
+    X(STAGE_QUERIES_NORMED, queries_normed, false, CELLS_VALUES, NEEDS_QK_NORM) \
+    X(STAGE_KEYS_NORMED, keys_normed, false, CELLS_VALUES, NEEDS_QK_NORM)  \
+    X(STAGE_QUERIES_ROTATED, queries_rotated, false, CELLS_VALUES, NEEDS_ROPE) \
+    X(STAGE_KEYS_ROTATED, keys_rotated, false, CELLS_VALUES, NEEDS_ROPE)   \
     X(STAGE_SCORES, scores, true, CELLS_VALUES, NEEDS_NOTHING)             \
     X(STAGE_MASKED, masked, true, CELLS_VALUES, NEEDS_NOTHING)             \
     X(STAGE_SCALED, scaled, true, CELLS_VALUES, NEEDS_NOTHING)             \
@@ -59,8 +64,10 @@ struct model;
       NEEDS_OUTPUT_DROPOUT)                                                \
     X(STAGE_RESIDUAL1, residual1, false, CELLS_VALUES, NEEDS_NOTHING)      \
     X(STAGE_LN2, ln2, false, CELLS_VALUES, NEEDS_NOTHING)                  \
+    X(STAGE_GATE, gate, false, CELLS_VALUES, NEEDS_GATED)                  \
     X(STAGE_FC, fc, false, CELLS_VALUES, NEEDS_NOTHING)                    \
-    X(STAGE_GELU, gelu, false, CELLS_VALUES, NEEDS_NOTHING)                \
+    X(STAGE_GELU, gelu, false, CELLS_VALUES, NEEDS_UNGATED)                \
+    X(STAGE_SWIGLU, swiglu, false, CELLS_VALUES, NEEDS_GATED)              \
     X(STAGE_MLP, mlp, false, CELLS_VALUES, NEEDS_NOTHING)                  \
     X(STAGE_RESIDUAL2, residual2, false, CELLS_VALUES, NEEDS_NOTHING)      \
     X(STAGE_FINAL, final, false, CELLS_VALUES, NEEDS_NOTHING)
@@ -72,7 +79,10 @@ struct model;
 #define PIPELINE_BLOCK_STAGES                                                            \
     (FAMILY_STAGE(STAGE_LN1) | FAMILY_STAGE(STAGE_RESIDUAL1) | FAMILY_STAGE(STAGE_LN2) | \
      FAMILY_STAGE(STAGE_FC) | FAMILY_STAGE(STAGE_GELU) | FAMILY_STAGE(STAGE_MLP) |       \
-     FAMILY_STAGE(STAGE_RESIDUAL2) | FAMILY_STAGE(STAGE_FINAL))
+     FAMILY_STAGE(STAGE_RESIDUAL2) | FAMILY_STAGE(STAGE_FINAL) |                         \
+     FAMILY_STAGE(STAGE_QUERIES_NORMED) | FAMILY_STAGE(STAGE_KEYS_NORMED) |              \
+     FAMILY_STAGE(STAGE_QUERIES_ROTATED) | FAMILY_STAGE(STAGE_KEYS_ROTATED) |            \
+     FAMILY_STAGE(STAGE_GATE) | FAMILY_STAGE(STAGE_SWIGLU))
 
 enum pipeline_stage {
 #define PIPELINE_STAGE_ENUM(e, id, per_head, cells, needs) e,
@@ -98,6 +108,10 @@ enum stage_needs {
     NEEDS_OUTPUT_DROPOUT, /* a variant whose dropout acts on the output (notes) */
     NEEDS_AVERAGE,        /* a variant that averages its heads' weights (nn-mha) */
     NEEDS_SOURCE,         /* a source sentence (cross-attention) */
+    NEEDS_QK_NORM,        /* a model whose queries and keys are normed per head (Qwen3) */
+    NEEDS_ROPE,           /* a model with rotary positions (Llama, Qwen) */
+    NEEDS_GATED,          /* a model with a gated MLP (SwiGLU) */
+    NEEDS_UNGATED,        /* a model whose MLP is up, GELU, down (GPT-2) */
 };
 
 struct pipeline_source {
@@ -124,6 +138,13 @@ struct pipeline_block {
     struct matrix mlp;       /* (n, C) */
     struct matrix residual2; /* (n, C) the block's output */
     struct matrix final;     /* (n, C) ln_f's output, after the last block */
+    /* Llama-style parts (empty where the model has none of them): */
+    struct matrix q_normed;  /* (n, H d) the queries after QK-norm */
+    struct matrix k_normed;  /* (n, K d) the keys after QK-norm */
+    struct matrix q_rotated; /* (n, H d) the queries after RoPE: what the scores read */
+    struct matrix k_rotated; /* (n, K d) the keys after RoPE */
+    struct matrix gate;      /* (n, F) SwiGLU's gate projection */
+    struct matrix swiglu;    /* (n, F) SiLU(gate) * fc */
 };
 
 struct pipeline {
@@ -160,6 +181,8 @@ struct pipeline {
      */
     bool scale_without_root;
     bool scale_by_layer;
+    /* A trained model's parts (which norm, positions, MLP, the sizes), or NULL: the book's. */
+    const struct decoder_config *decoder;
     void *family_state;              /* what the family keeps beyond these fields */
 };
 
@@ -262,6 +285,15 @@ void pipeline_stage_view(const struct pipeline *p, enum pipeline_stage s, int he
  */
 const float *pipeline_stage_all_heads(const struct pipeline *p, enum pipeline_stage s,
                                       size_t *count);
+
+/* The key and value head query head h reads (grouped-query attention); h itself without groups. */
+int pipeline_kv_head(const struct pipeline *p, int h);
+/*
+ * The queries and keys the scores are made of: turned by RoPE (after
+ * QK-norm) when the model has them, else the projections' queries and keys.
+ */
+const struct matrix *pipeline_scored_queries(const struct pipeline *p);
+const struct matrix *pipeline_scored_keys(const struct pipeline *p);
 
 /*
  * What the scores are divided by, in words and numbers: the one description

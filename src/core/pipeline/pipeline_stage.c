@@ -122,6 +122,40 @@ stage_view_values(const struct pipeline *p, int head, struct pipeline_view *v)
     v->col_group = head_columns(p);
 }
 
+static void
+stage_view_queries_normed(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.q_normed;
+    v->col_group = head_columns(p);
+}
+
+static void
+stage_view_keys_normed(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.k_normed;
+    key_rows(p, v);
+    v->col_group = head_columns(p);
+}
+
+static void
+stage_view_queries_rotated(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.q_rotated;
+    v->col_group = head_columns(p);
+}
+
+static void
+stage_view_keys_rotated(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.k_rotated;
+    key_rows(p, v);
+    v->col_group = head_columns(p);
+}
+
 /* One head of a (H, nq, nk) stage, rows the queries and columns the keys. */
 static void
 one_head(const struct pipeline *p, const float *all, int head, struct pipeline_view *v)
@@ -214,6 +248,20 @@ stage_view_ln2(const struct pipeline *p, int head, struct pipeline_view *v)
 }
 
 static void
+stage_view_gate(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.gate;
+}
+
+static void
+stage_view_swiglu(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.swiglu;
+}
+
+static void
 stage_view_fc(const struct pipeline *p, int head, struct pipeline_view *v)
 {
     (void)head;
@@ -272,6 +320,9 @@ formula_positional(const struct pipeline *p)
 static const char *
 formula_inputs(const struct pipeline *p)
 {
+    if (is_model(p) && !p->cfg.positional)
+        return p->layer == 0 ? "x = embeddings (positions turn the queries and keys: RoPE)"
+                             : "x = the block before's residual2";
     if (is_model(p))
         return p->layer == 0 ? "x = embeddings + positional" : "x = the block before's residual2";
     return !p->cfg.positional ? "x = embeddings"
@@ -285,11 +336,62 @@ formula_source(const struct pipeline *p)
                              : "x_src = embeddings (the source sentence)";
 }
 
+/* Whether a model's norms are RMSNorm (Llama's), not LayerNorm. */
+static bool
+rms(const struct pipeline *p)
+{
+    return p->decoder != NULL && p->decoder->norm == DECODER_NORM_RMS;
+}
+
 static const char *
 formula_ln1(const struct pipeline *p)
 {
+    return rms(p) ? "RMSNorm(x) = x / sqrt(mean(x^2) + eps) * g"
+                  : "LayerNorm(x) = (x - mean) / sqrt(var + eps) * g + b";
+}
+
+static const char *
+formula_queries_normed(const struct pipeline *p)
+{
     (void)p;
-    return "LayerNorm(x) = (x - mean) / sqrt(var + eps) * g + b";
+    return "RMSNorm of each head's queries (q_norm), before RoPE";
+}
+
+static const char *
+formula_keys_normed(const struct pipeline *p)
+{
+    (void)p;
+    return "RMSNorm of each head's keys (k_norm), before RoPE";
+}
+
+static const char *
+formula_queries_rotated(const struct pipeline *p)
+{
+    return p->decoder != NULL && p->decoder->qk_norm
+               ? "RoPE(q_norm(Q), position): pairs (i, i + d/2) turned by pos theta^(-2i/d)"
+               : "RoPE(Q, position): pairs (i, i + d/2) turned by pos theta^(-2i/d)";
+}
+
+static const char *
+formula_keys_rotated(const struct pipeline *p)
+{
+    return p->decoder != NULL && p->decoder->qk_norm
+               ? "RoPE(k_norm(K), position): pairs (i, i + d/2) turned by pos theta^(-2i/d)"
+               : "RoPE(K, position): pairs (i, i + d/2) turned by pos theta^(-2i/d)";
+}
+
+static const char *
+formula_gate(const struct pipeline *p)
+{
+    (void)p;
+    return "ln2 W_gate";
+}
+
+static const char *
+formula_swiglu(const struct pipeline *p)
+{
+    (void)p;
+    return "SiLU(gate) * fc, SiLU(x) = x / (1 + e^-x)";
 }
 
 /* The projection of Q, K or V (k = 0, 1, 2) under p's variant. */
@@ -305,8 +407,14 @@ projection(const struct pipeline *p, int k)
     static const char *const model[] = { "Q = ln1 W_q + b_q", "K = ln1 W_k + b_k",
                                          "V = ln1 W_v + b_v" };
 
+    static const char *const rotary[] = { "Q = ln1 W_q^T", "K = ln1 W_k^T", "V = ln1 W_v^T" };
+    static const char *const rotary_b[] = { "Q = ln1 W_q^T + b_q", "K = ln1 W_k^T + b_k",
+                                            "V = ln1 W_v^T + b_v" };
+
     if (p->qkv_given)
         return "given";
+    if (is_model(p) && p->decoder != NULL && p->decoder->positions == DECODER_POSITIONS_ROPE)
+        return p->cfg.qkv_bias ? rotary_b[k] : rotary[k];
     if (is_model(p))
         return model[k];
     switch (attention_variant_info(p->cfg.variant)->proj) {
@@ -434,15 +542,14 @@ formula_residual1(const struct pipeline *p)
 static const char *
 formula_ln2(const struct pipeline *p)
 {
-    (void)p;
-    return "LayerNorm(residual1)";
+    return rms(p) ? "RMSNorm(residual1)" : "LayerNorm(residual1)";
 }
 
 static const char *
 formula_fc(const struct pipeline *p)
 {
-    (void)p;
-    return "ln2 W_fc + b_fc";
+    return p->decoder != NULL && p->decoder->mlp == DECODER_MLP_SWIGLU ? "ln2 W_up (up_proj)"
+                                                                       : "ln2 W_fc + b_fc";
 }
 
 static const char *
@@ -455,8 +562,8 @@ formula_gelu(const struct pipeline *p)
 static const char *
 formula_mlp(const struct pipeline *p)
 {
-    (void)p;
-    return "gelu W_proj + b_proj";
+    return p->decoder != NULL && p->decoder->mlp == DECODER_MLP_SWIGLU ? "swiglu W_down (down_proj)"
+                                                                       : "gelu W_proj + b_proj";
 }
 
 static const char *
@@ -469,8 +576,7 @@ formula_residual2(const struct pipeline *p)
 static const char *
 formula_final(const struct pipeline *p)
 {
-    (void)p;
-    return "LayerNorm(the last residual2) (ln_f)";
+    return rms(p) ? "RMSNorm(the last residual2) (norm)" : "LayerNorm(the last residual2) (ln_f)";
 }
 
 /* ------------------------------------------------------------------ table */
@@ -539,6 +645,14 @@ pipeline_stage_present(const struct pipeline *p, enum pipeline_stage s)
         return !p->qkv_given && attention_variant_averages(p->cfg.variant);
     case NEEDS_SOURCE:
         return !p->qkv_given && p->cfg.cross;
+    case NEEDS_QK_NORM:
+        return p->decoder != NULL && p->decoder->qk_norm;
+    case NEEDS_ROPE:
+        return p->decoder != NULL && p->decoder->positions == DECODER_POSITIONS_ROPE;
+    case NEEDS_GATED:
+        return p->decoder != NULL && p->decoder->mlp == DECODER_MLP_SWIGLU;
+    case NEEDS_UNGATED:
+        return p->decoder == NULL || p->decoder->mlp != DECODER_MLP_SWIGLU;
     }
     return false;
 }
@@ -588,4 +702,22 @@ pipeline_stage_all_heads(const struct pipeline *p, enum pipeline_stage s, size_t
     pipeline_stage_view(p, s, 0, &v);
     *count = (size_t)p->st.shape.heads * (size_t)p->st.nq * (size_t)p->st.nk;
     return v.m.data;
+}
+
+int
+pipeline_kv_head(const struct pipeline *p, int h)
+{
+    return p->decoder != NULL ? decoder_kv_head_of(p->decoder, h) : h;
+}
+
+const struct matrix *
+pipeline_scored_queries(const struct pipeline *p)
+{
+    return p->block.q_rotated.data != NULL ? &p->block.q_rotated : &p->st.queries;
+}
+
+const struct matrix *
+pipeline_scored_keys(const struct pipeline *p)
+{
+    return p->block.k_rotated.data != NULL ? &p->block.k_rotated : &p->st.keys;
 }

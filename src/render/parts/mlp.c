@@ -11,11 +11,45 @@
 #include "attnscope/families/gpt2/family_gpt2.h"
 #include "render/parts/parts.h"
 
+/* Whether the MLP is SwiGLU's (gate, up, down). */
+static bool
+gated(const struct pipeline *p)
+{
+    return p->decoder != NULL && p->decoder->mlp == DECODER_MLP_SWIGLU;
+}
+
+void
+text_gate(const struct pipeline *p, char *buf, size_t size)
+{
+    snprintf(buf, size,
+             "SwiGLU's MLP has two first layers side by side. This one, the gate (gate_proj), "
+             "widens each row from %d to %d numbers; after SiLU it decides how much of the "
+             "other one (up) passes, number by number.",
+             p->d_in, p->decoder != NULL ? p->decoder->n_inner : 0);
+}
+
+void
+text_swiglu(const struct pipeline *p, char *buf, size_t size)
+{
+    (void)p;
+    snprintf(buf, size,
+             "SiLU(gate) x up: SiLU(x) = x / (1 + e^-x) is near 0 for negative gates and near x "
+             "for positive ones, so each gate number opens or shuts its up number. The cell "
+             "panel shows both.");
+}
+
 void
 text_fc(const struct pipeline *p, char *buf, size_t size)
 {
     const struct gpt2_state *g = pipeline_gpt2(p);
 
+    if (gated(p)) {
+        snprintf(buf, size,
+                 "The MLP works on each token alone. Its up projection (up_proj) widens each row "
+                 "from %d to %d numbers, beside the gate.",
+                 p->d_in, p->decoder->n_inner);
+        return;
+    }
     snprintf(buf, size,
              "The MLP works on each token alone (no token looks at another here). Its first "
              "linear layer widens each row from %d to %d numbers.",
@@ -35,7 +69,12 @@ text_gelu(const struct pipeline *p, char *buf, size_t size)
 void
 text_mlp(const struct pipeline *p, char *buf, size_t size)
 {
-    (void)p;
+    if (gated(p)) {
+        snprintf(buf, size,
+                 "The down projection (down_proj) brings each row back to the stream's width. "
+                 "Gate, up and down hold about two thirds of the model's parameters.");
+        return;
+    }
     snprintf(buf, size,
              "The MLP's second linear layer brings each row back to the stream's width. With "
              "the first and GELU between them, it is where most of GPT-2's parameters are.");
@@ -52,7 +91,7 @@ linear_cell(struct out *o, const struct cell_at *at, const char *name, const cha
     emit(o, "%s[%s][%d] = %s\n", name, inspect_token(at->p, at->row), c, inspect_num(v, got));
     emit(o, "%s[%s] . column %d of the weights:\n", in_name, inspect_token(at->p, at->row), c);
     inspect_linear(o, matrix_row(in, at->row), l, c, at->max_terms);
-    emit(o, " + bias %s\n", inspect_num(v, l->b[c]));
+    inspect_bias(o, l, c);
 }
 
 void
@@ -60,7 +99,7 @@ inspect_fc(struct out *o, const struct cell_at *at)
 {
     const struct pipeline *p = at->p;
 
-    linear_cell(o, at, "fc", "ln2", &p->block.ln2, &inspect_block_of(p)->up,
+    linear_cell(o, at, gated(p) ? "up" : "fc", "ln2", &p->block.ln2, &inspect_block_of(p)->up,
                 MAT_AT(&p->block.fc, at->row, at->col));
 }
 
@@ -69,8 +108,35 @@ inspect_mlp(struct out *o, const struct cell_at *at)
 {
     const struct pipeline *p = at->p;
 
-    linear_cell(o, at, "mlp", "gelu", &p->block.gelu, &inspect_block_of(p)->down,
-                MAT_AT(&p->block.mlp, at->row, at->col));
+    linear_cell(o, at, "mlp", gated(p) ? "swiglu" : "gelu", gated(p) ? &p->block.swiglu : &p->block.gelu,
+                &inspect_block_of(p)->down, MAT_AT(&p->block.mlp, at->row, at->col));
+}
+
+void
+inspect_gate(struct out *o, const struct cell_at *at)
+{
+    const struct pipeline *p = at->p;
+
+    linear_cell(o, at, "gate", "ln2", &p->block.ln2, &inspect_block_of(p)->gate,
+                MAT_AT(&p->block.gate, at->row, at->col));
+}
+
+void
+inspect_swiglu(struct out *o, const struct cell_at *at)
+{
+    const struct pipeline *p = at->p;
+    const float g = MAT_AT(&p->block.gate, at->row, at->col);
+    const float u = MAT_AT(&p->block.fc, at->row, at->col);
+    const float silu = g / (1.0f + expf(-g));
+    char a[24], b[24], c[24], v[24];
+
+    emit(o, "swiglu[%s][%d] = SiLU(gate %s)%sup %s = %s\n", inspect_token(p, at->row), at->col,
+         inspect_num(a, g), o->times, inspect_num(b, u),
+         inspect_num(v, MAT_AT(&p->block.swiglu, at->row, at->col)));
+    emit(o, "SiLU(x) = x / (1 + e^-x) = %s: %s\n", inspect_num(c, silu),
+         g > 2.0f    ? "the gate is open, about x itself"
+         : g < -3.0f ? "the gate is shut, about 0"
+                     : "the gate is half open");
 }
 
 void

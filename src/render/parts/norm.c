@@ -11,9 +11,24 @@
 #include "attnscope/families/gpt2/family_gpt2.h"
 #include "render/parts/parts.h"
 
+/* Whether the model's norms are RMSNorm. */
+static bool
+rms(const struct pipeline *p)
+{
+    return p->decoder != NULL && p->decoder->norm == DECODER_NORM_RMS;
+}
+
 void
 text_ln1(const struct pipeline *p, char *buf, size_t size)
 {
+    if (rms(p)) {
+        snprintf(buf, size,
+                 "RMSNorm: each token's row is divided by its root mean square, then scaled by "
+                 "one learned vector (no mean subtracted, no shift: Llama's cheaper norm). "
+                 "Attention reads these rows: the %d numbers of every token start on one scale.",
+                 p->d_in);
+        return;
+    }
     snprintf(buf, size,
              "Layer norm: each token's row is shifted to mean 0 and scaled to variance 1, then "
              "stretched and shifted by two learned vectors (g and b). Attention reads these "
@@ -24,7 +39,12 @@ text_ln1(const struct pipeline *p, char *buf, size_t size)
 void
 text_ln2(const struct pipeline *p, char *buf, size_t size)
 {
-    (void)p;
+    if (rms(p)) {
+        snprintf(buf, size,
+                 "A second RMSNorm (post_attention_layernorm), with its own scale, before the "
+                 "MLP: the stream with attention's contribution in it, rescaled row by row.");
+        return;
+    }
     snprintf(buf, size,
              "A second layer norm, with its own g and b, before the MLP: the same rescaling of "
              "each row as ln_1, now of the stream with attention's contribution in it.");
@@ -33,7 +53,13 @@ text_ln2(const struct pipeline *p, char *buf, size_t size)
 void
 text_final(const struct pipeline *p, char *buf, size_t size)
 {
-    (void)p;
+    if (rms(p)) {
+        snprintf(buf, size,
+                 "After the last block one more RMSNorm (norm); each row times the output matrix "
+                 "(the token embedding when tied) gives a logit for every token of the "
+                 "vocabulary, and their softmax the next-token probabilities.");
+        return;
+    }
     snprintf(buf, size,
              "After the last block one more layer norm (ln_f); each row times the token "
              "embedding wte gives a score (logit) for every token of the vocabulary, and their "
@@ -75,10 +101,36 @@ layer_norm_cell(struct out *o, const struct cell_at *at, const char *name, const
 }
 
 void
+inspect_rms_cell(struct out *o, const struct cell_at *at, const char *name, const char *from,
+                 const float *x, int c, const float *g, float eps, int j, float got)
+{
+    double sq = 0.0;
+    float inv;
+    char v[24], m[24], z[24], gv[24];
+
+    for (int k = 0; k < c; k++)
+        sq += (double)x[k] * (double)x[k];
+    inv = 1.0f / sqrtf((float)(sq / c) + eps);
+    emit(o, "%s[%s][%d] = %s\n", name, inspect_token(at->p, at->row), at->col, inspect_num(v, got));
+    emit(o, "row %s: mean square %s (over its %d numbers), root %s\n", from,
+         inspect_num(m, (float)(sq / c)), c, inspect_num(z, (float)sqrt(sq / c)));
+    inspect_num(z, x[j] * inv);
+    emit(o, "%s / sqrt(mean square + eps) = %s;\n%s%sg[%d] %s\n", inspect_num(v, x[j]), z, z,
+         o->times, j, inspect_num(gv, g[j]));
+}
+
+void
 inspect_ln1(struct out *o, const struct cell_at *at)
 {
     const struct pipeline *p = at->p;
     const struct decoder_block *blk = inspect_block_of(p);
+
+    if (rms(p)) {
+        inspect_rms_cell(o, at, "ln1", "x (the block's input)", matrix_row(&p->inputs, at->row),
+                         p->inputs.cols, blk->norm1.scale, p->decoder->eps, at->col,
+                         MAT_AT(&p->block.ln1, at->row, at->col));
+        return;
+    }
 
     layer_norm_cell(o, at, "ln1", "x (the block's input)", matrix_row(&p->inputs, at->row),
                     p->inputs.cols, blk->norm1.scale, blk->norm1.shift, MAT_AT(&p->block.ln1, at->row, at->col));
@@ -90,6 +142,12 @@ inspect_ln2(struct out *o, const struct cell_at *at)
     const struct pipeline *p = at->p;
     const struct decoder_block *blk = inspect_block_of(p);
 
+    if (rms(p)) {
+        inspect_rms_cell(o, at, "ln2", "residual1", matrix_row(&p->block.residual1, at->row),
+                         p->block.residual1.cols, blk->norm2.scale, p->decoder->eps, at->col,
+                         MAT_AT(&p->block.ln2, at->row, at->col));
+        return;
+    }
     layer_norm_cell(o, at, "ln2", "residual1", matrix_row(&p->block.residual1, at->row),
                     p->block.residual1.cols, blk->norm2.scale, blk->norm2.shift,
                     MAT_AT(&p->block.ln2, at->row, at->col));
@@ -102,6 +160,13 @@ inspect_final(struct out *o, const struct cell_at *at)
     const struct decoder_model *m = &pipeline_gpt2(p)->model->dec;
     const struct decoder_run *r = &pipeline_gpt2(p)->run;
     const float *x = r->layers[m->cfg.n_layer - 1].resid2 + (size_t)at->row * (size_t)m->cfg.n_embd;
+
+    if (rms(p)) {
+        inspect_rms_cell(o, at, "norm", "residual2 of the last layer", x, m->cfg.n_embd,
+                         m->final_norm.scale, m->cfg.eps, at->col,
+                         MAT_AT(&p->block.final, at->row, at->col));
+        return;
+    }
 
     layer_norm_cell(o, at, "ln_f", "residual2 of the last layer", x, m->cfg.n_embd, m->final_norm.scale,
                     m->final_norm.shift, MAT_AT(&p->block.final, at->row, at->col));

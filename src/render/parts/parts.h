@@ -44,6 +44,8 @@ void inspect_products(struct out *o, const float *a, int sa, const float *b, int
 /* Spells out sum_k a[k] * W[k][col] over a model's linear l (decoder_linear_at), as above. */
 void inspect_linear(struct out *o, const float *a, const struct decoder_linear *l, int col,
                     int max_terms);
+/* " + bias b[col]" and the line's end, or the end alone when l has no bias (Llama's). */
+void inspect_bias(struct out *o, const struct decoder_linear *l, int col);
 /* The labels of query (row) i and key (column) j. */
 const char *inspect_token(const struct pipeline *p, int i);
 const char *inspect_key(const struct pipeline *p, int j);
@@ -59,12 +61,29 @@ void inspect_ln2(struct out *o, const struct cell_at *at);
 void inspect_final(struct out *o, const struct cell_at *at);
 
 /* residual.c */
+/* rope.c: QK-norm and rotary positions. */
+void text_qnorm(const struct pipeline *p, char *buf, size_t size);
+void text_knorm(const struct pipeline *p, char *buf, size_t size);
+void text_qrope(const struct pipeline *p, char *buf, size_t size);
+void text_krope(const struct pipeline *p, char *buf, size_t size);
+void inspect_qnorm(struct out *o, const struct cell_at *at);
+void inspect_knorm(struct out *o, const struct cell_at *at);
+void inspect_qrope(struct out *o, const struct cell_at *at);
+void inspect_krope(struct out *o, const struct cell_at *at);
+/* The RMS norm of a row at one cell (norm.c): the root mean square, then the scale. */
+void inspect_rms_cell(struct out *o, const struct cell_at *at, const char *name, const char *from,
+                      const float *x, int c, const float *g, float eps, int j, float got);
+
 void text_residual1(const struct pipeline *p, char *buf, size_t size);
 void text_residual2(const struct pipeline *p, char *buf, size_t size);
 void inspect_residual1(struct out *o, const struct cell_at *at);
 void inspect_residual2(struct out *o, const struct cell_at *at);
 
 /* mlp.c */
+void text_gate(const struct pipeline *p, char *buf, size_t size);
+void text_swiglu(const struct pipeline *p, char *buf, size_t size);
+void inspect_gate(struct out *o, const struct cell_at *at);
+void inspect_swiglu(struct out *o, const struct cell_at *at);
 void text_fc(const struct pipeline *p, char *buf, size_t size);
 void text_gelu(const struct pipeline *p, char *buf, size_t size);
 void text_mlp(const struct pipeline *p, char *buf, size_t size);

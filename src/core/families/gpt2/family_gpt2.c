@@ -237,6 +237,10 @@ gpt2_select_layer(struct pipeline *p, int layer, struct attn_error *err)
     const int n = s->run.n;
     const int C = c->n_embd;
     const int F = c->n_inner;
+    const int Q = decoder_q_width(c);
+    const int K = decoder_kv_width(c);
+    const bool gated = c->mlp == DECODER_MLP_SWIGLU;
+    const struct matrix none = { 0 };
     /* The layer's every stage, its scores, masked and scaled scores and weights. */
     enum attn_status st = decoder_show_layer(&s->model->dec, &s->run, layer, err);
 
@@ -244,9 +248,13 @@ gpt2_select_layer(struct pipeline *p, int layer, struct attn_error *err)
         return st;
     p->inputs = view(layer == 0 ? s->run.embed : s->run.layers[layer - 1].resid2, n, C);
     p->block.ln1 = view(l->norm1, n, C);
-    p->st.queries = view(l->q, n, C);
-    p->st.keys = view(l->k, n, C);
-    p->st.values = view(l->v, n, C);
+    p->st.queries = view(l->q_proj, n, Q);
+    p->st.keys = view(l->k_proj, n, K);
+    p->st.values = view(l->v, n, K);
+    p->block.q_normed = l->q_normed != NULL ? view(l->q_normed, n, Q) : none;
+    p->block.k_normed = l->k_normed != NULL ? view(l->k_normed, n, K) : none;
+    p->block.q_rotated = c->positions == DECODER_POSITIONS_ROPE ? view(l->q, n, Q) : none;
+    p->block.k_rotated = c->positions == DECODER_POSITIONS_ROPE ? view(l->k, n, K) : none;
     p->st.scores = l->scores;
     p->st.weights = l->weights;
     p->st.dropped = l->weights; /* no dropout: what the context is made from */
@@ -258,12 +266,14 @@ gpt2_select_layer(struct pipeline *p, int layer, struct attn_error *err)
         p->st.divisor = decoder_divisor(&s->model->dec, &k, layer);
         p->st.shape.divisor = p->st.divisor;
     }
-    p->st.context = view(l->context, n, C);
+    p->st.context = view(l->context, n, Q);
     p->st.output = view(l->attn, n, C);
     p->block.residual1 = view(l->resid1, n, C);
     p->block.ln2 = view(l->norm2, n, C);
+    p->block.gate = gated ? view(l->gate, n, F) : none;
     p->block.fc = view(l->up, n, F);
-    p->block.gelu = view(l->act, n, F);
+    p->block.gelu = gated ? none : view(l->act, n, F);
+    p->block.swiglu = gated ? view(l->act, n, F) : none;
     p->block.mlp = view(l->mlp, n, C);
     p->block.residual2 = view(l->resid2, n, C);
     return ATTN_OK;
@@ -384,13 +394,17 @@ gpt2_build(struct pipeline *p, struct gpt2_state *prev, const struct attention_c
     st = run_from(prev, s, n, &k, err);
     if (st != ATTN_OK)
         return st;
-    /* The knobs as this family reads them: the embeddings and positions are always there. */
-    p->cfg.positional = true;
+    /* The knobs as this family reads them: the embeddings and (learned) positions are there. */
+    p->decoder = c;
+    p->cfg.positional = c->positions == DECODER_POSITIONS_LEARNED;
+    if (c->positions == DECODER_POSITIONS_ROPE) /* (Qwen2's biased projections, in the formula) */
+        p->cfg.qkv_bias = m->dec.blocks[0].q.b != NULL;
     p->cfg.dropout = 0.0;
     p->d_in = c->n_embd;
     p->layers = c->n_layer;
     p->embeddings = view(s->run.tok, n, c->n_embd);
-    p->positional = view(s->run.pos, n, c->n_embd);
+    if (p->cfg.positional)
+        p->positional = view(s->run.pos, n, c->n_embd);
     p->block.final = view(s->run.final, n, c->n_embd);
     p->st.nq = p->st.nk = n;
     p->scale_without_root = !c->scale_attn_weights;
@@ -398,8 +412,8 @@ gpt2_build(struct pipeline *p, struct gpt2_state *prev, const struct attention_c
     p->st.dropout_scale = 1.0f;
     p->st.shape.d_in = c->n_embd;
     p->st.shape.heads = c->n_head;
-    p->st.shape.head_dim = c->n_embd / c->n_head;
-    p->st.shape.d_qkv = c->n_embd;
+    p->st.shape.head_dim = decoder_head_dim(c);
+    p->st.shape.d_qkv = decoder_q_width(c);
     p->st.shape.d_output = c->n_embd;
     p->st.shape.sets = 1;
     p->st.shape.d_set = 3 * c->n_embd;
@@ -440,6 +454,9 @@ const struct family family_gpt2 = {
         FAMILY_STAGE(STAGE_MASKED) | FAMILY_STAGE(STAGE_SCALED) | FAMILY_STAGE(STAGE_WEIGHTS) |
         FAMILY_STAGE(STAGE_CONTEXT) | FAMILY_STAGE(STAGE_OUTPUT) | FAMILY_STAGE(STAGE_RESIDUAL1) |
         FAMILY_STAGE(STAGE_LN2) | FAMILY_STAGE(STAGE_FC) | FAMILY_STAGE(STAGE_GELU) |
-        FAMILY_STAGE(STAGE_MLP) | FAMILY_STAGE(STAGE_RESIDUAL2),
+        FAMILY_STAGE(STAGE_MLP) | FAMILY_STAGE(STAGE_RESIDUAL2) |
+        FAMILY_STAGE(STAGE_QUERIES_NORMED) | FAMILY_STAGE(STAGE_KEYS_NORMED) |
+        FAMILY_STAGE(STAGE_QUERIES_ROTATED) | FAMILY_STAGE(STAGE_KEYS_ROTATED) |
+        FAMILY_STAGE(STAGE_GATE) | FAMILY_STAGE(STAGE_SWIGLU),
     gpt2_budget,
 };
