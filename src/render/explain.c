@@ -152,6 +152,15 @@ text_embeddings(const struct pipeline *p, char *buf, size_t size)
     const struct attention_config *c = &p->cfg;
     int made_up = 0;
 
+    if (is_model(p) && !p->cfg.positional) {
+        snprintf(buf, size,
+                 "Each token id picks its row of %d numbers from the token embedding "
+                 "(embed_tokens), learned in training. Nothing says where the token is: RoPE "
+                 "turns every layer's queries and keys by position instead. , and . step "
+                 "through the layers.",
+                 p->d_in);
+        return;
+    }
     if (is_model(p)) {
         snprintf(buf, size,
                  "Each token id picks its row of %d numbers from the token embedding wte, learned "
