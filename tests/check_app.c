@@ -1987,6 +1987,39 @@ START_TEST(every_heads_heatmap_at_any_size)
         /* Above the diagonal the mask hides every key of the block. */
         ck_assert_int_ne(grid_at(&g, 9 + h * 6 + 4, 7)->role, ROLE_HEAT);
     }
+    /*
+     * f: each head scaled by its largest weight off the first key (an attention
+     * sink no longer flattens the rest); a block of the first key alone is the
+     * top colour.
+     */
+    app_key(&b, 'f');
+    app_render(&b, &g);
+    for (int h = 0; h < 12; h++) {
+        struct pipeline_view w;
+        float top = 0.0f;
+        pipeline_stage_view(&b.pipe, STAGE_WEIGHTS, h, &w);
+        for (int i = 0; i < 15; i++)
+            for (int j = 1; j <= i; j++)
+                top = MAT_AT(&w.m, i, j) > top ? MAT_AT(&w.m, i, j) : top;
+        ck_assert_int_eq(grid_at(&g, 9 + h * 6, 7)->level, 255);
+        for (int bi = 1; bi < 5; bi++)
+            for (int bj = 0; bj <= bi; bj++) {
+                float best = -1.0f;
+                for (int i = 3 * bi; i < 15 && i < 3 * bi + 3; i++)
+                    for (int j = 3 * bj; j <= i && j < 3 * bj + 3; j++)
+                        if (j > 0)
+                            best = MAT_AT(&w.m, i, j) > best ? MAT_AT(&w.m, i, j) : best;
+                ck_assert_int_eq(grid_at(&g, 9 + h * 6 + bj, 7 + bi)->level,
+                                 (int)(best / top * 255.0f + 0.5f));
+            }
+    }
+    text = NULL;
+    f = open_memstream(&text, &len);
+    grid_dump_text(&g, f);
+    fclose(f);
+    ck_assert_msg(strstr(text, "(max-pooled), without the first key (f)"), "%s", text);
+    free(text);
+    app_key(&b, 'f');
     app_key(&b, APP_KEY_PAGE_DOWN);
     ck_assert_int_eq(b.view.map_row, 3);
     app_render(&b, &g);

@@ -25,6 +25,7 @@
 #include "gpt2_random.h"
 #include "attnscope/families/gpt2/family_gpt2.h"
 #include "attnscope/families/gpt2/model.h"
+#include "attnscope/families/gpt2/headmap.h"
 
 static struct vocab book;
 
@@ -1330,6 +1331,21 @@ START_TEST(every_view_stage_is_complete)
         snprintf(want, sizeof want, " = %s", got);
         inspect_cell(&p, VIEW_SWIGLU, 0, 2, 3, false, 4, false, buf, sizeof buf);
         ck_assert_msg(strstr(buf, want) != NULL, "%s (want '%s')", buf, want);
+        /*
+         * The map's sink measure (the weight on the first token) from every layer's
+         * weights made again, wider queries (32) than the stream (16) included.
+         */
+        {
+            float first[3 * 4];
+            double mean = 0.0;
+            struct matrix w = attention_head(&p.st, p.st.weights, 3);
+            ck_assert_int_eq(head_measures(&p, MEASURE_FIRST, first), 0);
+            for (int i = 1; i < w.rows; i++)
+                mean += MAT_AT(&w, i, 0);
+            mean /= w.rows - 1;
+            ck_assert_msg(fabs(first[1 * 4 + 3] - mean) < 1e-6, "%g vs %g",
+                          (double)first[1 * 4 + 3], mean);
+        }
         /* The scores' cell reads the turned queries and keys of head 3's key head (1). */
         inspect_cell(&p, VIEW_SCORES, 3, 4, 2, false, 4, false, buf, sizeof buf);
         ck_assert_msg(strstr(buf, "after RoPE and QK-norm; key head 1") != NULL, "%s", buf);

@@ -68,7 +68,8 @@ void app_show_help(struct app *a, int key);
 bool app_key_answered(const struct app *a, int key);
 
 void app_toggle_present(struct app *a, int key);
-void app_figure_key(struct app *a, int key); /* F: a figure of the screen (app_start.c) */ /* z: presentation mode on every screen */
+void app_figure_key(struct app *a, int key); /* F: a figure of the screen (app_start.c) */
+void app_skip_first_key(struct app *a, int key); /* f: the first key out of the colour scale */ /* z: presentation mode on every screen */
 void app_export_key(struct app *a, int key);
 
 /* x and X (app_export.c): what the screen shows, or every stage (X). */

@@ -86,6 +86,8 @@ static const struct app_binding map[] = {
     { { 'L', APP_KEY_ESCAPE }, NULL, "back", NULL, 0, app_close_screen },
     { { 'x', 'X' }, NULL, "export the map (heads.csv) / every stage", NULL, 0, app_export_key },
     { { 'e' }, NULL, "edit the sentence", NULL, 0, app_edit_sentence },
+    { { 'f' }, NULL, "every head's heatmap without the first key in its colour scale", NULL, 0,
+      app_skip_first_key },
     { { 'z' }, NULL, "presentation mode", NULL, 0, app_toggle_present },
     { { 'F' }, NULL, "a figure of the screen (SVG, PNG, PDF)", NULL, 0, app_figure_key },
     { { 'q' }, NULL, "quit", NULL, 0, app_quit },

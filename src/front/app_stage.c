@@ -198,9 +198,9 @@ flip(struct app *a, bool *on, const char *said_on, const char *said_off)
     app_say(a, "%s", *on ? said_on : said_off);
 }
 
-/* f: the first key's column out of the colour scale, or back in. */
-static void
-skip_first_key(struct app *a, int key)
+/* f: the first key's column out of the colour scale, or back in (the stage screen and the map). */
+void
+app_skip_first_key(struct app *a, int key)
 {
     (void)key;
     flip(a, &a->view.skip_first_key,
@@ -345,7 +345,7 @@ static const struct app_binding stage[] = {
     { { 'E' }, "E", "edit the source sentence (cross-attention, --source)", NULL, 0, edit_source },
     { { 'f' }, "f",
       "leave the first key out of the colour scale (an attention sink: most weight on token 0)",
-      NULL, 0, skip_first_key },
+      NULL, 0, app_skip_first_key },
     { { 'c' }, "c",
       "weights (softmax, dropout) on a logarithmic colour scale, or linear again: small weights "
       "told apart",

@@ -555,7 +555,7 @@ draw_overview(struct fig *f, struct view *v, const struct pipeline *p, struct fi
     const int heads = p->st.shape.heads;
     const int n = p->st.nq;
     const size_t nn = (size_t)n * (size_t)n;
-    const size_t nc = (size_t)n * (size_t)m->model->dec.cfg.n_embd;
+    const size_t nc = decoder_queries_floats(&m->model->dec.cfg, n);
     struct heat_style hs = { 0, 0, -1, false };
     struct heatmap_spec spec;
     struct matrix w;

@@ -30,21 +30,39 @@ _Static_assert(VIEW_MAP_HEATMAPS == MEASURE_COUNT, "the heatmaps come after the 
 
 #define MAP_LABEL_W 9 /* "▸layer 11 " */
 
-/* The largest weight of each f x f block of w (n x n) the mask shows; -1 for none. */
+/*
+ * The largest weight of each f x f block of w (n x n) the mask shows; -1 for
+ * none.  With skip_first the first key is left out (a block of it alone is
+ * -2: the sink's column, drawn at the top colour) and the weights are
+ * scaled by the largest of the rest, so that a head that pours its weight
+ * on token 0 shows what it does with the remainder.
+ */
 static void
-pool_max(const struct pipeline *p, const float *w, int n, int f, float *out)
+pool_max(const struct pipeline *p, const float *w, int n, int f, bool skip_first, float *out)
 {
     const int cells = (n + f - 1) / f;
+    float top = 0.0f;
 
     for (int bi = 0; bi < cells; bi++)
         for (int bj = 0; bj < cells; bj++) {
             float best = -1.0f;
+            bool any = false;
             for (int i = bi * f; i < n && i < (bi + 1) * f; i++)
-                for (int j = bj * f; j < n && j < (bj + 1) * f; j++)
-                    if (!attention_masked(&p->cfg, i, j) && w[(size_t)i * (size_t)n + (size_t)j] > best)
+                for (int j = bj * f; j < n && j < (bj + 1) * f; j++) {
+                    if (attention_masked(&p->cfg, i, j))
+                        continue;
+                    any = true;
+                    if (!(skip_first && j == 0) && w[(size_t)i * (size_t)n + (size_t)j] > best)
                         best = w[(size_t)i * (size_t)n + (size_t)j];
-            out[bi * cells + bj] = best;
+                }
+            out[bi * cells + bj] = any && best < 0.0f ? -2.0f : best;
+            top = best > top ? best : top;
         }
+    if (!skip_first || !(top > 0.0f))
+        return;
+    for (int e = 0; e < cells * cells; e++)
+        if (out[e] >= 0.0f)
+            out[e] /= top;
 }
 
 static void
@@ -87,7 +105,7 @@ draw_head_heatmaps(struct grid *g, struct view *v, const struct pipeline *p, int
     pitch = cells + 1; /* tiles side by side, a blank column between */
 
     /* A head's weights at a time, made again from the queries and kept keys (decoder.h). */
-    const size_t nc = (size_t)n * (size_t)m->model->dec.cfg.n_embd;
+    const size_t nc = decoder_queries_floats(&m->model->dec.cfg, n);
     const size_t nn = (size_t)n * (size_t)n;
     if (view_reserve_scratch(v, 2 * nn + 2 * (size_t)n + 2 * nc + (size_t)cells * (size_t)cells) != 0)
         return;
@@ -105,11 +123,11 @@ draw_head_heatmaps(struct grid *g, struct view *v, const struct pipeline *p, int
             const int x0 = MAP_LABEL_W + h * pitch;
             decoder_head_weights(&m->model->dec, &m->run, l, h, q, v->work.scratch,
                                  v->work.scratch + nn);
-            pool_max(p, v->work.scratch, n, f, pooled);
+            pool_max(p, v->work.scratch, n, f, v->skip_first_key, pooled);
             for (int i = 0; i < cells; i++)
                 for (int j = 0; j < cells; j++) {
                     struct style st = style_role(ROLE_HEAT);
-                    const float w = pooled[i * cells + j];
+                    const float w = pooled[i * cells + j] == -2.0f ? 1.0f : pooled[i * cells + j];
                     if (w < 0.0f)
                         continue; /* hidden by the mask */
                     st.ramp = RAMP_SEQUENTIAL;
@@ -123,12 +141,15 @@ draw_head_heatmaps(struct grid *g, struct view *v, const struct pipeline *p, int
     }
     {
         const int y = top + 1 + shown * (cells + 1);
-        char what[96];
+        char what[128];
         char where[96] = "";
         if (f > 1)
-            snprintf(what, sizeof what, "%d x %d tokens a cell (max-pooled)", f, f);
+            snprintf(what, sizeof what, "%d x %d tokens a cell (max-pooled)%s", f, f,
+                     v->skip_first_key ? ", without the first key (f)" : "");
         else
-            snprintf(what, sizeof what, "a row per query, a column per key, brighter is more weight");
+            snprintf(what, sizeof what, "a row per query, a column per key, brighter is more "
+                                        "weight%s",
+                     v->skip_first_key ? "; each head scaled without the first key (f)" : "");
         if (shown < layers && shown == 1)
             snprintf(where, sizeof where, "; layer %d of %d, PgUp PgDn", first, layers);
         else if (shown < layers)

@@ -371,10 +371,12 @@ enum attn_status decoder_show_layer(const struct decoder_model *m, struct decode
                                     int layer, struct attn_error *err);
 
 /*
- * The queries (n, C) of layer into q, made again from its input when it is
- * not the shown layer (norm into scratch, n * C floats): what
- * decoder_head_weights reads.
+ * The queries (n, Q) of layer into q, made again from its input when it is
+ * not the shown layer (the norm, and QK-norm, into scratch): what
+ * decoder_head_weights reads.  q and scratch each hold
+ * decoder_queries_floats(c, n) floats.
  */
+size_t decoder_queries_floats(const struct decoder_config *c, int n);
 void decoder_layer_queries(const struct decoder_model *m, const struct decoder_run *r, int layer,
                            float *q, float *scratch);
 

@@ -521,6 +521,14 @@ decoder_head_weights(const struct decoder_model *m, const struct decoder_run *r,
     head_attention(m, r, layer, head, q, 0, &o, scratch);
 }
 
+size_t
+decoder_queries_floats(const struct decoder_config *c, int n)
+{
+    const int Q = decoder_q_width(c);
+
+    return (size_t)n * (size_t)(Q > c->n_embd ? Q : c->n_embd);
+}
+
 void
 decoder_layer_queries(const struct decoder_model *m, const struct decoder_run *r, int layer,
                       float *q, float *scratch)

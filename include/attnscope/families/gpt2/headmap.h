@@ -23,7 +23,7 @@
 #define HEAD_MEASURE_LIST(X)                                                       \
     X(MEASURE_ENTROPY, "entropy", "attention entropy (nats): low is focused")      \
     X(MEASURE_PREVIOUS, "previous", "weight on the previous token")                \
-    X(MEASURE_FIRST, "first", "weight on the first token")                         \
+    X(MEASURE_FIRST, "first", "weight on the first token (an attention sink)")                         \
     X(MEASURE_SELF, "self", "weight on the token itself")                          \
     X(MEASURE_INDUCTION, "induction", "weight on what followed the token before")
 

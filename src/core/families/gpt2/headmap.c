@@ -141,7 +141,7 @@ head_measures(const struct pipeline *p, enum head_measure m, float *out)
     if (g == NULL)
         return -1;
     if (g->measures == NULL) {
-        const size_t nc = (size_t)g->run.n * (size_t)g->model->dec.cfg.n_embd;
+        const size_t nc = decoder_queries_floats(&g->model->dec.cfg, g->run.n);
         struct measure_job job = { g, 0, heads, NULL, NULL, per_measure, false };
         float *q = malloc((2 * nc + 1) * sizeof *q);
         job.out = malloc((MEASURE_COUNT * per_measure + 1) * sizeof *job.out);
