@@ -331,6 +331,44 @@ START_TEST(gelu_is_exact_and_the_same_everywhere)
 }
 END_TEST
 
+/*
+ * SwiGLU's SiLU(gate) * up against its definition in double precision, and
+ * the same bits on every instruction set at every tail offset.
+ */
+START_TEST(swiglu_is_exact_and_the_same_everywhere)
+{
+    enum { N = 4099 };
+    static float g[N], u[N], first[N], got[N];
+    const enum cpu_isa best = cpu_isa();
+
+    for (int i = 0; i < N; i++) {
+        g[i] = (float)(i - N / 2) / 150.0f; /* -13.7 .. 13.7 */
+        u[i] = (float)((i * 37) % 101 - 50) / 25.0f;
+    }
+    g[7] = 0.0f;
+    g[8] = -0.0f;
+    g[10] = -100.0f;
+    g[11] = 100.0f;
+    for (int isa = CPU_PORTABLE; isa <= (int)best; isa++) {
+        ck_assert_int_eq(cpu_isa_limit((enum cpu_isa)isa), isa);
+        for (int off = 0; off < 17; off++) /* (each tail of the vector loops) */
+            rowops_swiglu(g + off, u + off, (isa == CPU_PORTABLE ? first : got) + off,
+                          (size_t)(N - off));
+        if (isa != CPU_PORTABLE)
+            ck_assert_msg(memcmp(first, got, sizeof got) == 0, "%s differs from portable",
+                          cpu_isa_name());
+    }
+    cpu_isa_limit(best);
+    for (int i = 0; i < N; i++) {
+        const double x = g[i];
+        const double want = x / (1.0 + exp(-x)) * (double)u[i];
+        ck_assert_msg(fabs((double)first[i] - want) <= 4e-7 * fabs(want) * (1.0 + fabs(x)) + 1e-30,
+                      "swiglu(%.9g, %.9g) = %.9g, want %.9g", x, (double)u[i],
+                      (double)first[i], want);
+    }
+}
+END_TEST
+
 static Suite *
 rowops_suite(void)
 {
@@ -343,6 +381,7 @@ rowops_suite(void)
     tcase_add_test(tc, shared_buffers_are_not_written);
     tcase_add_test(tc, every_isa_gives_the_same_bits);
     tcase_add_test(tc, gelu_is_exact_and_the_same_everywhere);
+    tcase_add_test(tc, swiglu_is_exact_and_the_same_everywhere);
     tcase_add_test(tc, a_range_hides_both_sides);
     tcase_add_test(tc, sum_exp_is_the_same_everywhere);
     tcase_add_test(tc, the_finite_range_leaves_out_inf_and_nan);

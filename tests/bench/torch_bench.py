@@ -7,6 +7,9 @@
                                    threads at each N
     torch_bench.py forward T N...  time MultiHeadAttention's forward, d 768, 12 heads,
                                    causal, no dropout, in torch.no_grad(), on T threads
+    torch_bench.py llama SHAPE T N...  time a Llama-style forward of SHAPE's sizes
+                                   (smollm2-135m, qwen3-0.6b: tests/llama_random.h's
+                                   table), random float32 weights, on T threads
 
 T threads means OPENBLAS_NUM_THREADS=T, set before torch is imported:
 Debian's torch does its matrix products in OpenBLAS, which ignores
@@ -27,9 +30,10 @@ import os
 import sys
 import time
 
-if len(sys.argv) > 2:  # before torch loads OpenBLAS
-    os.environ["OPENBLAS_NUM_THREADS"] = sys.argv[2]
-    os.environ["OMP_NUM_THREADS"] = os.environ.get("TORCH_INTRAOP", sys.argv[2])
+if len(sys.argv) > 2:  # before torch loads OpenBLAS (llama: the threads come after the shape)
+    _threads = sys.argv[3] if sys.argv[1] == "llama" else sys.argv[2]
+    os.environ["OPENBLAS_NUM_THREADS"] = _threads
+    os.environ["OMP_NUM_THREADS"] = os.environ.get("TORCH_INTRAOP", _threads)
 
 import torch  # noqa: E402
 from torch import nn
@@ -142,5 +146,61 @@ def gpt2():
         timed("torch_gpt2_%d_%d" % (threads, n), lambda: run(ids), 1, reps_for(n, 9, 5))
 
 
+# tests/llama_random.h's shapes: hidden, inner, layers, heads, key heads, head size, vocabulary,
+# rope_theta, eps, QK-norm.
+LLAMA_SHAPES = {
+    "smollm2-135m": (576, 1536, 30, 9, 3, 64, 49152, 100000.0, 1e-5, False),
+    "qwen3-0.6b": (1024, 3072, 28, 16, 8, 128, 151936, 1000000.0, 1e-6, True),
+}
+
+
+def llama():
+    """A Llama-style forward (RMSNorm, RoPE, grouped keys, SwiGLU, QK-norm for Qwen3, tied
+    embeddings), the operations of tests/oracle/llama_fixtures.py without its stage
+    record; the top 5 next tokens of every position, as attnscope keeps them."""
+    C, F_, L, H, KV, hd, V, theta, eps, qk = LLAMA_SHAPES[sys.argv[2]]
+    torch.manual_seed(1)
+    w = lambda *shape: (torch.rand(*shape) * 2 - 1) * 0.05
+    emb = w(V, C)
+    blocks = [dict(n1=1 + w(C), q=w(H * hd, C), k=w(KV * hd, C), v=w(KV * hd, C), o=w(C, H * hd),
+                   qn=1 + w(hd), kn=1 + w(hd), n2=1 + w(C), g=w(F_, C), u=w(F_, C), d=w(C, F_))
+              for _ in range(L)]
+    nf = 1 + w(C)
+    inv = 1.0 / (theta ** (torch.arange(0, hd, 2, dtype=torch.int64).float() / hd))
+
+    def rms(x, g):
+        return g * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps))
+
+    def run(ids):
+        n = ids.shape[0]
+        ang = torch.arange(n).float()[:, None] * inv[None, :]
+        emb2 = torch.cat((ang, ang), dim=-1)
+        cos, sin = emb2.cos(), emb2.sin()
+        rot = lambda t: t * cos + torch.cat((-t[..., hd // 2:], t[..., :hd // 2]), dim=-1) * sin
+        causal = torch.tril(torch.ones(n, n, dtype=torch.bool))
+        x = emb[ids]
+        for b in blocks:
+            h = rms(x, b["n1"])
+            q = (h @ b["q"].T).view(n, H, hd).transpose(0, 1)
+            k = (h @ b["k"].T).view(n, KV, hd).transpose(0, 1)
+            v = (h @ b["v"].T).view(n, KV, hd).transpose(0, 1)
+            if qk:
+                q, k = rms(q, b["qn"]), rms(k, b["kn"])
+            q, k = rot(q), rot(k)
+            k, v = k.repeat_interleave(H // KV, dim=0), v.repeat_interleave(H // KV, dim=0)
+            att = torch.softmax(((q @ k.transpose(-1, -2)) / hd ** 0.5).masked_fill(~causal, float("-inf")), dim=-1)
+            x = x + (att @ v).transpose(0, 1).reshape(n, H * hd) @ b["o"].T
+            h = rms(x, b["n2"])
+            x = x + (torch.nn.functional.silu(h @ b["g"].T) * (h @ b["u"].T)) @ b["d"].T
+        probs = torch.softmax(rms(x, nf) @ emb.T, dim=-1)
+        return torch.topk(probs, 5, dim=-1)
+
+    threads = int(sys.argv[3])
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+    for n in map(int, sys.argv[4:]):
+        ids = torch.tensor([(i * 7919) % V for i in range(n)])
+        timed("torch_%s_%d_%d" % (sys.argv[2], threads, n), lambda: run(ids), 1, reps_for(n, 7, 5))
+
+
 if __name__ == "__main__":
-    {"book": book, "forward": forward, "gpt2": gpt2}[sys.argv[1]]()
+    {"book": book, "forward": forward, "gpt2": gpt2, "llama": llama}[sys.argv[1]]()

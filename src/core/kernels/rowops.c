@@ -488,15 +488,81 @@ rowops_gelu(const float *x, float *y, size_t n)
 
 /* ----------------------------------------------------------------- SwiGLU */
 
+/*
+ * SiLU(x) = x / (1 + exp(-x)), with the shared exponential of -|x| (x exp(x)
+ * / (1 + exp(x)) when x < 0), then times up: the same operations on every
+ * instruction set, as GELU's.
+ */
+static float
+swiglu_one(float x, float up)
+{
+    const float e = rowops_exp(-fabsf(x));
+    const float num = x < 0.0f ? x * e : x;
+
+    return num / (1.0f + e) * up;
+}
+
+#ifdef ROWOPS_X86
+__attribute__((target("avx512f"))) static void
+swiglu_avx512(const float *gate, const float *up, float *y, size_t n)
+{
+    size_t j = 0;
+
+    for (; j + 16 <= n; j += 16) {
+        const __m512 v = _mm512_loadu_ps(gate + j);
+        const __m512 neg = _mm512_castsi512_ps(
+            _mm512_or_si512(_mm512_castps_si512(v), _mm512_set1_epi32((int)0x80000000u)));
+        const __m512 e = exp16(neg);
+        const __mmask16 below = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ);
+        const __m512 num = _mm512_mask_mul_ps(v, below, v, e);
+        const __m512 silu = _mm512_div_ps(num, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+        _mm512_storeu_ps(y + j, _mm512_mul_ps(silu, _mm512_loadu_ps(up + j)));
+    }
+    for (; j < n; j++)
+        y[j] = swiglu_one(gate[j], up[j]);
+}
+
+__attribute__((target("avx2,fma"))) static void
+swiglu_avx2(const float *gate, const float *up, float *y, size_t n)
+{
+    size_t j = 0;
+
+    for (; j + 8 <= n; j += 8) {
+        const __m256 v = _mm256_loadu_ps(gate + j);
+        const __m256 neg = _mm256_or_ps(v, _mm256_set1_ps(-0.0f));
+        const __m256 e = exp8(neg);
+        const __m256 below = _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ);
+        const __m256 num = _mm256_blendv_ps(v, _mm256_mul_ps(v, e), below);
+        const __m256 silu = _mm256_div_ps(num, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+        _mm256_storeu_ps(y + j, _mm256_mul_ps(silu, _mm256_loadu_ps(up + j)));
+    }
+    for (; j < n; j++)
+        y[j] = swiglu_one(gate[j], up[j]);
+}
+#endif
+
 void
 rowops_swiglu(const float *gate, const float *up, float *y, size_t n)
 {
-    for (size_t j = 0; j < n; j++) {
-        const float x = gate[j];
-        const float e = rowops_exp(-fabsf(x)); /* exp(-|x|): never overflows */
-        /* sigmoid(x) = 1 / (1 + exp(-x)), written with exp(-|x|) on both sides of 0. */
-        const float silu = x >= 0.0f ? x / (1.0f + e) : x * e / (1.0f + e);
-        y[j] = silu * up[j];
+    switch (cpu_isa()) {
+    case CPU_AVX512:
+#ifdef ROWOPS_X86
+        swiglu_avx512(gate, up, y, n);
+        return;
+#else
+        /* fall through: no vector code for this processor family */
+#endif
+    case CPU_AVX2:
+#ifdef ROWOPS_X86
+        swiglu_avx2(gate, up, y, n);
+        return;
+#else
+        /* fall through */
+#endif
+    case CPU_PORTABLE:
+        for (size_t j = 0; j < n; j++)
+            y[j] = swiglu_one(gate[j], up[j]);
+        return;
     }
 }
 
