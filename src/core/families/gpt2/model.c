@@ -459,7 +459,8 @@ shipped_tokenizer(char *dir, size_t size)
  * reader of the book has it (see model.h); where it came from into from.
  */
 static enum attn_status
-open_tokenizer(struct model *m, char *from, size_t from_size, struct attn_error *err)
+open_tokenizer(struct model *m, bool may_borrow, char *from, size_t from_size,
+               struct attn_error *err)
 {
     char dir[MODEL_PATH_MAX];
     struct model_place cached;
@@ -469,6 +470,11 @@ open_tokenizer(struct model *m, char *from, size_t from_size, struct attn_error 
     from[0] = '\0';
     if (rc != ATTN_EABSENT)
         return rc;
+    if (!may_borrow)
+        return attn_fail(err, ATTN_EIO,
+                         "%s: no tokenizer.json: a Llama-style model's tokenizer is its own (put "
+                         "the tokenizer.json of its repository beside the weights)",
+                         m->dir);
     if (sibling_gpt2(m->dir, dir, sizeof dir)) {
         snprintf(from, from_size, "GPT-2's, from %s (beside the weights)", dir);
         return tokenizer_in(m, dir, err);
@@ -617,24 +623,13 @@ architecture_of(const struct model *m, const struct family_architecture **arch,
     }
 }
 
-/* The weights, read as their architecture says. */
-static enum attn_status
-load_weights(struct model *m, const struct gpt2_options *go, struct attn_error *err)
-{
-    const struct family_architecture *arch;
-
-    if (architecture_of(m, &arch, err) != 0)
-        return err->status;
-    if (arch == NULL)
-        return gpt2_load(&m->dec, m->dir, go, err);
-    return arch->load(&m->dec, m->dir, go->weights, err);
-}
 
 enum attn_status
 model_open(struct model *m, const char *what, const struct model_options *o,
            struct attn_error *err)
 {
     char tokenizer_from[MODEL_PATH_MAX + 64];
+    const struct family_architecture *arch;
     enum attn_status rc;
 
     memset(m, 0, sizeof *m);
@@ -654,14 +649,18 @@ model_open(struct model *m, const char *what, const struct model_options *o,
      * 50,257 tokens) is freed before the weights are read, so the two never
      * add up in the peak.
      */
-    rc = open_tokenizer(m, tokenizer_from, sizeof tokenizer_from, err);
+    /* The architecture first: only GPT-2's may borrow GPT-2's tokenizer. */
+    if (architecture_of(m, &arch, err) != 0)
+        return err->status;
+    rc = open_tokenizer(m, arch == NULL, tokenizer_from, sizeof tokenizer_from, err);
     if (rc == ATTN_OK) {
         const struct gpt2_options go = { m->weights[0] != '\0' ? m->weights : NULL,
                                          o != NULL ? o->heads : 0 };
 #ifdef __GLIBC__
         malloc_trim(0);
 #endif
-        rc = load_weights(m, &go, err);
+        rc = arch == NULL ? gpt2_load(&m->dec, m->dir, &go, err)
+                          : arch->load(&m->dec, m->dir, go.weights, err);
     }
     if (rc != ATTN_OK) {
         bpe_destroy(&m->bpe);
