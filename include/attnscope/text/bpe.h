@@ -70,6 +70,13 @@ void bpe_destroy(struct bpe *b);
 enum attn_status bpe_encode_piece(const struct bpe *b, const char *piece, size_t n, int **ids,
                                   int *count, size_t *cap, struct attn_error *err);
 enum attn_status bpe_add_token(struct bpe *b, const char *text, int id, struct attn_error *err);
+/*
+ * Whether the ids of any UTF-8 text spell it back byte for byte: GPT-2's
+ * files, or a tokenizer.json that changes no text (no normalizer, no
+ * pre-tokenizer that removes what it matches, no ids added around the
+ * text) and never falls back on an unknown token.
+ */
+bool bpe_spells_back(const struct bpe *b);
 /* Appends id to *ids (*count of *cap used), growing it. */
 enum attn_status bpe_append_id(int **ids, int *count, size_t *cap, int id, struct attn_error *err);
 

@@ -41,6 +41,9 @@ enum attn_status tokjson_parse(struct bpe *b, json_t *root, const char *path,
                                struct tokjson **out, struct attn_error *err);
 void tokjson_destroy(struct tokjson *t);
 
+/* Whether t leaves the text as it is (bpe_spells_back). */
+bool tokjson_keeps_text(const struct tokjson *t);
+
 /* Encodes as bpe_encode says (b->pipeline is t). */
 enum attn_status tokjson_encode(const struct bpe *b, const struct tokjson *t, const char *text,
                                 size_t len, int max_tokens, int **ids, int *count,

@@ -554,6 +554,13 @@ bpe_load_tokenizer_json(struct bpe *b, const char *path, struct attn_error *err)
     return finish(b, rc, err);
 }
 
+bool
+bpe_spells_back(const struct bpe *b)
+{
+    return (b->pipeline == NULL || tokjson_keeps_text(b->pipeline)) &&
+           (b->byte_level || b->byte_fallback);
+}
+
 enum attn_status
 bpe_add_token(struct bpe *b, const char *text, int id, struct attn_error *err)
 {

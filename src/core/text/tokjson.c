@@ -77,6 +77,17 @@ tokjson_destroy(struct tokjson *t)
     free(t);
 }
 
+bool
+tokjson_keeps_text(const struct tokjson *t)
+{
+    if (t->norms > 0 || t->prefixes > 0 || t->suffixes > 0)
+        return false;
+    for (int i = 0; i < t->pres; i++)
+        if (t->pre[i].kind == PRE_SPLIT && t->pre[i].behavior == SPLIT_REMOVED)
+            return false;
+    return true;
+}
+
 /* ---------------------------------------------------------------- parsing */
 
 /* A pattern object ({"String": s} or {"Regex": r}) compiled; NULL with err set. */
