@@ -228,6 +228,12 @@ START_TEST(qwen3_under_the_books_names)
 }
 END_TEST
 
+START_TEST(llama32_under_the_books_names)
+{
+    check_case("llama-book");
+}
+END_TEST
+
 /*
  * An edit: the run of the text less its last three tokens, then the whole
  * text from it (decoder_forward_from, whose new rows turn at their own
@@ -337,6 +343,29 @@ START_TEST(the_config_says_what_it_changes)
 }
 END_TEST
 
+/*
+ * The book's Llama 3.2 file alone: its sizes come from the book's settings,
+ * known for Llama 3.2 1B's and 3B's widths only; another width asks for
+ * the config.json.
+ */
+START_TEST(the_books_llama_without_a_config_is_known_by_its_width)
+{
+    char from[4300], to[4300], cmd[9000];
+    struct decoder_model m;
+    struct attn_error err;
+
+    snprintf(from, sizeof from, "%s/model.pth", test_path("tests/fixtures/llama/llama-book"));
+    snprintf(to, sizeof to, "%s/llama3.2-1B-instruct.pth", dir);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, to);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_ne(llama_load(&m, dir, to, &err), ATTN_OK);
+    ck_assert_msg(strstr(err.msg, "not the book's Qwen3 or Llama 3.2 1B/3B (width 16)") &&
+                      strstr(err.msg, "config.json"),
+                  "%s", err.msg);
+    ck_assert(llama_claims(to));
+}
+END_TEST
+
 static Suite *
 llama_suite(void)
 {
@@ -349,12 +378,14 @@ llama_suite(void)
     tcase_add_test(t, qwen2);
     tcase_add_test(t, qwen3_qk_norm_and_wide_heads);
     tcase_add_test(t, qwen3_under_the_books_names);
+    tcase_add_test(t, llama32_under_the_books_names);
     tcase_add_test(t, an_edit_and_threads_change_no_bit);
     suite_add_tcase(s, t);
     t = tcase_create("config");
     tcase_add_checked_fixture(t, test_tmpdir_setup, test_tmpdir_teardown);
     tcase_add_test(t, the_audit_refuses_by_name);
     tcase_add_test(t, the_config_says_what_it_changes);
+    tcase_add_test(t, the_books_llama_without_a_config_is_known_by_its_width);
     suite_add_tcase(s, t);
     return s;
 }

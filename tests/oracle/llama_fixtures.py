@@ -68,6 +68,12 @@ CASES = [
          seed=14, tied=True, theta=1000000.0, eps=1e-6, knobs=(False, True, 0.7, [(0, 1), (2, 3)])),
     dict(name="qwen3-book", arch="qwen3", L=2, H=4, KV=2, C=16, F=24, V=36, P=64, hd=8,
          dtype="BF16", seed=15, tied=False, theta=1000000.0, eps=1e-6, book=True),
+    # The book's Llama 3.2 names (nn.RMSNorm's "weight"), its config.json beside it: a
+    # Llama 3.2 of another width than 1B's or 3B's.
+    dict(name="llama-book", arch="llama", L=2, H=4, KV=2, C=16, F=24, V=36, P=64,
+         dtype="BF16", seed=16, tied=False, theta=500000.0, book=True, book_config=True,
+         scaling=dict(rope_type="llama3", factor=32.0, low_freq_factor=1.0, high_freq_factor=4.0,
+                      original_max_position_embeddings=8192)),
 ]
 IDS = [3, 17, 5, 5, 0, 21, 9, 30, 2]
 # A text longer than a block of 64 queries, so that the blocked attention is checked too.
@@ -248,7 +254,8 @@ def make_case(root, c):
         hf = "model.layers.%d." % l
         bk = "trf_blocks.%d." % l
         gain = lambda n: 1.0 + draw(gen, n, scale=0.1)
-        put((l, "norm1"), hf + "input_layernorm.weight", bk + "norm1.scale", gain(C))
+        norm = "weight" if c["arch"] == "llama" else "scale"  # (nn.RMSNorm's, or the book's own)
+        put((l, "norm1"), hf + "input_layernorm.weight", bk + "norm1." + norm, gain(C))
         for key, name, bname, rows in (("q", "q_proj", "W_query", H * hd), ("k", "k_proj", "W_key", KV * hd),
                                        ("v", "v_proj", "W_value", KV * hd)):
             put((l, key), hf + "self_attn.%s.weight" % name, bk + "att.%s.weight" % bname,
@@ -262,14 +269,15 @@ def make_case(root, c):
         if c["arch"] == "qwen3":
             put((l, "q_norm"), hf + "self_attn.q_norm.weight", bk + "att.q_norm.scale", gain(hd))
             put((l, "k_norm"), hf + "self_attn.k_norm.weight", bk + "att.k_norm.scale", gain(hd))
-        put((l, "norm2"), hf + "post_attention_layernorm.weight", bk + "norm2.scale", gain(C))
+        put((l, "norm2"), hf + "post_attention_layernorm.weight", bk + "norm2." + norm, gain(C))
         for key, name, bname, shape in (("gate", "gate_proj", "fc1", (Fw, C)), ("up", "up_proj", "fc2", (Fw, C)),
                                         ("down", "down_proj", "fc3", (C, Fw))):
             put((l, key), hf + "mlp.%s.weight" % name, bk + "ff.%s.weight" % bname, draw(gen, *shape))
             if mlp_bias:
                 put((l, key + "_b"), hf + "mlp.%s.bias" % name, bk + "ff.%s.bias" % bname,
                     draw(gen, shape[0], scale=0.1))
-    put("norm", "model.norm.weight", "final_norm.scale", 1.0 + draw(gen, C, scale=0.1))
+    put("norm", "model.norm.weight", "final_norm." + ("weight" if c["arch"] == "llama" else "scale"),
+        1.0 + draw(gen, C, scale=0.1))
     if c["tied"]:
         p["head"] = p["embed"]
     else:
@@ -311,8 +319,13 @@ def make_case(root, c):
         if os.path.exists(os.path.join(d, stale)):
             os.remove(os.path.join(d, stale))
     if book:
-        # The book's notebooks save model.state_dict() with torch.save; no config.json beside it.
+        # The book's notebooks save model.state_dict() with torch.save; no config.json beside it
+        # (but for a width the book's settings do not cover).
         torch.save({name: t for name, t in tensors}, os.path.join(d, "model.pth"))
+        if c.get("book_config"):
+            with open(os.path.join(d, "config.json"), "w") as f:
+                json.dump(config, f, indent=2)
+                f.write("\n")
     else:
         with open(os.path.join(d, "config.json"), "w") as f:
             json.dump(config, f, indent=2)
