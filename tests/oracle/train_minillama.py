@@ -13,7 +13,12 @@ today's architecture, written with Hugging Face's LlamaForCausalLM names so
 that attnscope reads it as it reads SmolLM2: RMSNorm, no position embedding
 but rotary positions (rope_theta 10000) on queries and keys, grouped-query
 attention (4 query heads sharing 2 key and value heads, head_dim 16),
-a SwiGLU MLP, tied embeddings; 2 layers, hidden 64, context 64.  As
+a SwiGLU MLP, tied embeddings; 2 layers, hidden 64, context 64; with
+attention_bias (biases on q, k, v and o, as Llama's config allows and
+Qwen2's always has).  The biases matter here: RoPE turns a query's bias at
+position i and a key's at j into a score that depends on i - j alone, the
+content-free "look one back" a previous-token head needs; without them
+(and without learned positions) 12,000 steps grew no such head.  As
 minigpt's, the MLPs are zero (down_proj zero and not trained: an
 attention-only transformer), so the heads do all the work.  The forward is
 tests/oracle/llama_fixtures.py's (rotate-half RoPE, repeat_kv).
@@ -41,7 +46,7 @@ from train_minigpt import EVAL_TEXT, WORDS, passage, tokenizer  # noqa: E402
 OUT = os.path.join("samples", "models", "minillama")
 N_LAYER, N_HEAD, N_KV, HEAD_DIM, N_EMBD, N_INNER, N_CTX = 2, 4, 2, 16, 64, 128, 64
 THETA, EPS = 10000.0, 1e-5
-STEPS, BATCH, LR = 12000, 32, 1e-3
+STEPS, BATCH, LR = 8000, 32, 1e-3
 SEED = 1
 QWEN_PATTERN = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
                 "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
@@ -71,15 +76,17 @@ class Block(torch.nn.Module):
         self.norm1 = torch.nn.Parameter(torch.ones(C))
         self.norm2 = torch.nn.Parameter(torch.ones(C))
         self.q, self.k, self.v, self.o = p(Q, C), p(K, C), p(K, C), p(C, Q)  # (out, in)
+        self.qb, self.kb, self.vb = p(Q), p(K), p(K)
+        self.ob = torch.nn.Parameter(torch.zeros(C))
         self.gate, self.up = p(N_INNER, C), p(N_INNER, C)
         self.down = torch.nn.Parameter(torch.zeros(C, N_INNER))
 
     def forward(self, x, keep=None):
         B, T, C = x.shape
         h = rms(x, self.norm1)
-        q = (h @ self.q.T).view(B, T, N_HEAD, HEAD_DIM).transpose(1, 2)
-        k = (h @ self.k.T).view(B, T, N_KV, HEAD_DIM).transpose(1, 2)
-        v = (h @ self.v.T).view(B, T, N_KV, HEAD_DIM).transpose(1, 2)
+        q = (h @ self.q.T + self.qb).view(B, T, N_HEAD, HEAD_DIM).transpose(1, 2)
+        k = (h @ self.k.T + self.kb).view(B, T, N_KV, HEAD_DIM).transpose(1, 2)
+        v = (h @ self.v.T + self.vb).view(B, T, N_KV, HEAD_DIM).transpose(1, 2)
         q, k = rotate(q), rotate(k)
         k = k.repeat_interleave(N_HEAD // N_KV, dim=1)
         v = v.repeat_interleave(N_HEAD // N_KV, dim=1)
@@ -88,7 +95,7 @@ class Block(torch.nn.Module):
         att = torch.softmax(att.masked_fill(~causal, float("-inf")), dim=-1)
         if keep is not None:
             keep.append(att.detach())
-        x = x + (att @ v).transpose(1, 2).reshape(B, T, N_HEAD * HEAD_DIM) @ self.o.T
+        x = x + (att @ v).transpose(1, 2).reshape(B, T, N_HEAD * HEAD_DIM) @ self.o.T + self.ob
         h = rms(x, self.norm2)
         return x + (F.silu(h @ self.gate.T) * (h @ self.up.T)) @ self.down.T
 
@@ -111,8 +118,10 @@ class Llama(torch.nn.Module):
         for i, b in enumerate(self.layers):
             p = "model.layers.%d." % i
             out += [(p + "input_layernorm.weight", b.norm1),
-                    (p + "self_attn.q_proj.weight", b.q), (p + "self_attn.k_proj.weight", b.k),
-                    (p + "self_attn.v_proj.weight", b.v), (p + "self_attn.o_proj.weight", b.o),
+                    (p + "self_attn.q_proj.weight", b.q), (p + "self_attn.q_proj.bias", b.qb),
+                    (p + "self_attn.k_proj.weight", b.k), (p + "self_attn.k_proj.bias", b.kb),
+                    (p + "self_attn.v_proj.weight", b.v), (p + "self_attn.v_proj.bias", b.vb),
+                    (p + "self_attn.o_proj.weight", b.o), (p + "self_attn.o_proj.bias", b.ob),
                     (p + "post_attention_layernorm.weight", b.norm2),
                     (p + "mlp.gate_proj.weight", b.gate), (p + "mlp.up_proj.weight", b.up),
                     (p + "mlp.down_proj.weight", b.down)]
@@ -210,7 +219,7 @@ def main():
               "num_hidden_layers": N_LAYER, "num_attention_heads": N_HEAD,
               "num_key_value_heads": N_KV, "head_dim": HEAD_DIM, "vocab_size": len(vocab),
               "max_position_embeddings": N_CTX, "rms_norm_eps": EPS, "rope_theta": THETA,
-              "rope_scaling": None, "hidden_act": "silu", "attention_bias": False,
+              "rope_scaling": None, "hidden_act": "silu", "attention_bias": True,
               "mlp_bias": False, "tie_word_embeddings": True, "bos_token_id": eot,
               "eos_token_id": eot, "torch_dtype": "float32"}
     with open(os.path.join(OUT, "config.json"), "w") as f:
