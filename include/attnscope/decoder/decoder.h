@@ -156,6 +156,7 @@ struct decoder_model {
     char format[96];             /* its format ("safetensors", "TensorFlow checkpoint", "PyTorch
                                     state dict (its model_state_dict)") */
     char architecture[16];       /* "gpt2", "llama", "qwen2", "qwen3" */
+    int bos_token;               /* the config's bos_token_id (what --bos puts first), or -1 */
     char described_by[64];       /* what gave the sizes: "config.json", "hparams.json" or
                                     "the tensors' shapes" */
     char heads_from[160];        /* where no file gives the head count, what did, or "" */

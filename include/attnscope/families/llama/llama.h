@@ -29,6 +29,7 @@ struct llama_config {
     bool qkv_bias;       /* biases on the queries', keys' and values' projections */
     bool o_bias;         /* and on the output projection */
     bool mlp_bias;       /* on gate, up and down */
+    int bos_token;       /* bos_token_id, or -1 */
 };
 
 /* Whether model_type is one of this family's ("llama", "qwen2", "qwen3"). */

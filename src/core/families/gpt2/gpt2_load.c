@@ -424,6 +424,7 @@ gpt2_load(struct decoder_model *m, const char *dir, const struct gpt2_options *o
     if (load_tensors(&ld, err) != 0)
         goto fail;
     snprintf(m->architecture, sizeof m->architecture, "gpt2");
+    m->bos_token = -1;
     /* Every weight is in memory of the model's own: the files close. */
     weights_close(&ld.w);
     return ATTN_OK;

@@ -683,6 +683,9 @@ model_open(struct model *m, const char *what, const struct model_options *o,
         return rc;
     }
     describe_model(m, tokenizer_from);
+    /* What --bos puts first: the config's bos_token_id (a Llama's), else <|endoftext|>. */
+    if (m->dec.bos_token >= 0 && m->dec.bos_token < m->bpe.vocab_size)
+        m->eot = m->dec.bos_token;
     for (int id = 0; id < m->bpe.vocab_size && m->eot < 0; id++)
         if (strcmp(m->bpe.token[id], "<|endoftext|>") == 0)
             m->eot = id;

@@ -212,6 +212,7 @@ llama_config_load(struct llama_config *lc, const char *path, struct attn_error *
     enum attn_status rc = ATTN_EPARSE;
 
     memset(lc, 0, sizeof *lc);
+    lc->bos_token = -1;
     if (root == NULL)
         return err != NULL ? err->status : ATTN_EPARSE;
     if (!json_is_object(root)) {
@@ -259,6 +260,13 @@ llama_config_load(struct llama_config *lc, const char *path, struct attn_error *
         if ((flag = jsonfile_bool(root, path, "mlp_bias", false, err)) < 0)
             goto done;
         lc->mlp_bias = flag;
+    }
+    /* The token --bos puts first (Llama 3's <|begin_of_text|>); a list or null: none. */
+    {
+        json_t *bos = json_object_get(root, "bos_token_id");
+        if (json_is_integer(bos) && json_integer_value(bos) >= 0 &&
+            json_integer_value(bos) < c->vocab_size)
+            lc->bos_token = (int)json_integer_value(bos);
     }
     rc = ATTN_OK;
 done:

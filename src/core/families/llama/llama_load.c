@@ -176,6 +176,7 @@ book_sizes(struct loader *ld, struct attn_error *err)
     int64_t q_rows, k_rows, hd;
 
     memset(lc, 0, sizeof *lc);
+    lc->bos_token = -1;
     c->vocab_size = (int)weights_dim(&ld->w, ld->nm->embed, 0);
     c->n_embd = (int)weights_dim(&ld->w, ld->nm->embed, 1);
     c->n_layer = count_blocks(ld);
@@ -298,6 +299,7 @@ llama_load(struct decoder_model *m, const char *dir, const char *weights, struct
     if (choose_layout(&ld, err) != 0 || describe(&ld, dir, err) != 0)
         goto fail;
     m->cfg = ld.cfg.dec;
+    m->bos_token = ld.cfg.bos_token;
     snprintf(m->architecture, sizeof m->architecture, "%s", ld.cfg.model_type);
     if (m->cfg.n_layer > 0 &&
         weights_find(&ld.w, block_name(&ld, m->cfg.n_layer - 1, ld.nm->q, ld.nm->weight, n,
