@@ -1339,11 +1339,21 @@ repeat_probability(const struct pipeline *p, int *right)
     return sum / 6;
 }
 
+/* A model that ships with attnscope, found by its name (samples/models). */
+static void
+open_shipped(struct model *m, const char *name)
+{
+    struct attn_error err;
+
+    setenv("ATTNSCOPE_MODELS", absolute("samples/models"), 1);
+    ck_assert_msg(model_open(m, name, NULL, &err) == ATTN_OK, "%s", err.msg);
+    unsetenv("ATTNSCOPE_MODELS");
+}
+
 START_TEST(minigpt_has_a_previous_token_and_induction_heads)
 {
     struct model m;
     struct pipeline p;
-    struct attn_error err;
     unsigned char ablated[8] = { 0 };
     float prev[8];
     float ind[8];
@@ -1351,9 +1361,7 @@ START_TEST(minigpt_has_a_previous_token_and_induction_heads)
     double before;
     double after;
 
-    setenv("ATTNSCOPE_MODELS", absolute("samples/models"), 1);
-    ck_assert_msg(model_open(&m, "minigpt", NULL, &err) == ATTN_OK, "%s", err.msg);
-    unsetenv("ATTNSCOPE_MODELS");
+    open_shipped(&m, "minigpt");
     ck_assert_str_eq(m.name, "minigpt");
     ck_assert_int_eq(m.dec.cfg.n_layer, 2);
     ck_assert_int_eq(m.dec.cfg.n_head, 4);
@@ -1409,7 +1417,6 @@ START_TEST(minillama_has_a_previous_token_and_an_induction_head)
 {
     struct model m;
     struct pipeline p;
-    struct attn_error err;
     unsigned char ablated[8] = { 0 };
     float prev[8];
     float ind[8];
@@ -1417,9 +1424,7 @@ START_TEST(minillama_has_a_previous_token_and_an_induction_head)
     double before;
     double after;
 
-    setenv("ATTNSCOPE_MODELS", absolute("samples/models"), 1);
-    ck_assert_msg(model_open(&m, "minillama", NULL, &err) == ATTN_OK, "%s", err.msg);
-    unsetenv("ATTNSCOPE_MODELS");
+    open_shipped(&m, "minillama");
     ck_assert_str_eq(m.dec.architecture, "llama");
     ck_assert_int_eq(decoder_kv_heads(&m.dec.cfg), 2);
     ck_assert(m.dec.cfg.positions == DECODER_POSITIONS_ROPE);

@@ -1160,6 +1160,24 @@ expect_explained(const struct pipeline *p, enum view_stage s, int head, int row,
     ck_assert_msg(buf[0] != '\0', "stage %s has no inspector", name);
 }
 
+/* The pipeline of the model in the folder rel on text, showing its layer 1. */
+static void
+model_on_layer_1(struct pipeline *p, const struct attention_config *cfg, struct model *m,
+                 const char *rel, const char *text)
+{
+    struct pipeline_source src;
+    struct attn_error err;
+
+    ck_assert_msg(model_open(m, test_path(rel), NULL, &err) == ATTN_OK, "%s", err.msg);
+    memset(&src, 0, sizeof src);
+    src.sentence = text;
+    src.family = &family_gpt2;
+    src.model = m;
+    src.top = 2;
+    ck_assert_msg(pipeline_create(p, cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(pipeline_select_layer(p, 1, &err), ATTN_OK);
+}
+
 /* Every view stage has its name, title, formula and inspector, and names round-trip. */
 START_TEST(every_view_stage_is_complete)
 {
@@ -1246,17 +1264,7 @@ START_TEST(every_view_stage_is_complete)
     /* A trained model has every view stage but dropout, each explained and inspected. */
     {
         static struct model tiny;
-        struct pipeline_source src;
-        struct attn_error err;
-        ck_assert_msg(model_open(&tiny, test_path("tests/fixtures/gpt2/tiny"), NULL, &err) == ATTN_OK, "%s",
-                      err.msg);
-        memset(&src, 0, sizeof src);
-        src.sentence = "The cat sat on the mat.";
-        src.family = &family_gpt2;
-        src.model = &tiny;
-        src.top = 2;
-        ck_assert_msg(pipeline_create(&p, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
-        ck_assert_int_eq(pipeline_select_layer(&p, 1, &err), ATTN_OK);
+        model_on_layer_1(&p, &cfg, &tiny, "tests/fixtures/gpt2/tiny", "The cat sat on the mat.");
         for (int s = 0; s < VIEW_STAGE_COUNT; s++) {
             const char *name = explain_stage_name((enum view_stage)s);
             if (s == VIEW_DROPOUT || s == VIEW_OUTDROP || s == VIEW_AVERAGE || s == VIEW_SOURCE ||
@@ -1293,20 +1301,9 @@ START_TEST(every_view_stage_is_complete)
      */
     {
         static struct model qwen;
-        struct pipeline_source src;
-        struct attn_error err;
         char want[64], got[32];
         struct matrix scores;
-        ck_assert_msg(model_open(&qwen, test_path("tests/fixtures/llama/qwen3"), NULL, &err) ==
-                          ATTN_OK,
-                      "%s", err.msg);
-        memset(&src, 0, sizeof src);
-        src.sentence = "the cat sat on the mat.";
-        src.family = &family_gpt2;
-        src.model = &qwen;
-        src.top = 2;
-        ck_assert_msg(pipeline_create(&p, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
-        ck_assert_int_eq(pipeline_select_layer(&p, 1, &err), ATTN_OK);
+        model_on_layer_1(&p, &cfg, &qwen, "tests/fixtures/llama/qwen3", "the cat sat on the mat.");
         for (int s = 0; s < VIEW_STAGE_COUNT; s++) {
             const char *name = explain_stage_name((enum view_stage)s);
             if (s == VIEW_DROPOUT || s == VIEW_OUTDROP || s == VIEW_AVERAGE || s == VIEW_SOURCE ||

@@ -41,10 +41,11 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpt2_fixtures import write_safetensors  # noqa: E402
 from gpt2_tiny_model import encode  # noqa: E402
-from train_minigpt import EVAL_TEXT, WORDS, passage, tokenizer  # noqa: E402
+from train_minigpt import EVAL_TEXT, N_HEAD as MINIGPT_HEADS, head_map, passage, tokenizer  # noqa: E402
 
 OUT = os.path.join("samples", "models", "minillama")
 N_LAYER, N_HEAD, N_KV, HEAD_DIM, N_EMBD, N_INNER, N_CTX = 2, 4, 2, 16, 64, 128, 64
+assert N_HEAD == MINIGPT_HEADS  # (minigpt's head_map measures this many heads)
 THETA, EPS = 10000.0, 1e-5
 STEPS, BATCH, LR = 8000, 32, 1e-3
 SEED = 1
@@ -127,29 +128,6 @@ class Llama(torch.nn.Module):
                     (p + "mlp.down_proj.weight", b.down)]
         out += [("model.norm.weight", self.norm)]
         return [(n, t.detach().clone().float().contiguous()) for n, t in out]
-
-
-def head_map(model, ids):
-    """headmap.h's previous and induction measures, per layer and head."""
-    keep = []
-    with torch.no_grad():
-        model(torch.tensor([ids]), keep)
-    T = len(ids)
-    rows = []
-    for att in keep:
-        a = att[0]
-        prev = [sum(a[h, i, i - 1].item() for i in range(1, T)) / (T - 1) for h in range(N_HEAD)]
-        ind = []
-        for h in range(N_HEAD):
-            total, count = 0.0, 0
-            for i in range(T):
-                after = {j + 1 for j in range(i) if ids[j] == ids[i]}
-                if after:
-                    total += sum(a[h, i, j].item() for j in after)
-                    count += 1
-            ind.append(total / count)
-        rows.append((prev, ind))
-    return rows
 
 
 def write_tokenizer_json(out, vocab, merges, eot):

@@ -47,6 +47,14 @@ const struct tensor_info *weights_find(const struct weights_loader *ld, const ch
 /* The size of dimension d of tensor name (after the prefix), or -1. */
 int64_t weights_dim(const struct weights_loader *ld, const char *name, int d);
 
+/*
+ * How many blocks the file has, counted by the tensor each has (format:
+ * its name with %d for the block's number, after the prefix), below hi:
+ * real files number them from 0 without gaps, so a binary search finds the
+ * first missing one (16,000 layers cost 14 lookups).
+ */
+int weights_count_blocks(const struct weights_loader *ld, const char *format, int hi);
+
 /* The tensor name (after the prefix), of the given shape, as float32; NULL with err set. */
 const float *weights_tensor(struct weights_loader *ld, const char *name, int ndim,
                             const int64_t *shape, struct attn_error *err);

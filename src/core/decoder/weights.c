@@ -93,7 +93,7 @@ weights_alloc(struct decoder_model *m, size_t count)
 const struct tensor_info *
 weights_find(const struct weights_loader *ld, const char *name)
 {
-    char full[160];
+    char full[224];
 
     snprintf(full, sizeof full, "%s%s", ld->prefix, name);
     return tensors_find(&ld->src, full);
@@ -105,6 +105,23 @@ weights_dim(const struct weights_loader *ld, const char *name, int d)
     const struct tensor_info *t = weights_find(ld, name);
 
     return t != NULL && d < t->ndim && t->shape[d] <= INT32_MAX ? t->shape[d] : -1;
+}
+
+int
+weights_count_blocks(const struct weights_loader *ld, const char *format, int hi)
+{
+    char name[192];
+    int lo = 0;
+
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        snprintf(name, sizeof name, format, mid);
+        if (weights_find(ld, name) != NULL)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 /* A shape as "(2, 3)" into buf. */

@@ -190,23 +190,17 @@ first_of_block(const struct loader *ld, int i, char *name, size_t size)
     snprintf(name, size, "%s%s", blk, ld->conv->ln1_scale);
 }
 
-/* How many blocks the file has: layers are numbered from 0 without gaps in a real file. */
+/* How many blocks the file has, below hi (weights_count_blocks by each block's first tensor). */
 static int
 count_blocks(const struct loader *ld, int hi)
 {
-    char name[128];
-    int lo = 0;
+    char format[128];
 
-    /* The first missing block below hi (a binary search: 16,000 layers cost 14 lookups). */
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        first_of_block(ld, mid, name, sizeof name);
-        if (weights_find(&ld->w, name) != NULL)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    if (ld->conv == NULL)
+        snprintf(format, sizeof format, "trf_blocks.%%d.norm1.scale");
+    else
+        snprintf(format, sizeof format, "%s%s", ld->conv->block, ld->conv->ln1_scale);
+    return weights_count_blocks(&ld->w, format, hi);
 }
 
 /*

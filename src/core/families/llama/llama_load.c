@@ -142,22 +142,14 @@ choose_layout(struct loader *ld, struct attn_error *err)
     return -1;
 }
 
-/* How many blocks the file has (numbered from 0 without gaps). */
+/* How many blocks the file has (weights_count_blocks by each block's query projection). */
 static int
 count_blocks(const struct loader *ld)
 {
-    char n[160];
-    int lo = 0, hi = 1 << 16;
+    char format[128];
 
-    while (lo < hi) {
-        const int mid = lo + (hi - lo) / 2;
-        if (weights_find(&ld->w, block_name(ld, mid, ld->nm->q, ld->nm->weight, n, sizeof n)) !=
-            NULL)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    snprintf(format, sizeof format, "%s%s%s", ld->nm->block, ld->nm->q, ld->nm->weight);
+    return weights_count_blocks(&ld->w, format, 1 << 16);
 }
 
 /*
