@@ -150,6 +150,26 @@ def head_map(model, ids):
     return rows
 
 
+def train(model, context, eval_ids, steps):
+    """AdamW on the parameters that require grad, next-token cross-entropy on batches of
+    context(), a 200-step warmup; every 1000 steps the heads' measures on eval_ids."""
+    trained = [t for t in model.parameters() if t.requires_grad]
+    opt = torch.optim.AdamW(trained, lr=LR, weight_decay=0.0, betas=(0.9, 0.98))
+    for step in range(steps):
+        batch = torch.tensor([context() for _ in range(BATCH)])
+        logits = model(batch[:, :-1])
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch[:, 1:].reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        for g in opt.param_groups:
+            g["lr"] = LR * min(1.0, (step + 1) / 200)
+        if step % 1000 == 0 or step == steps - 1:
+            heads = head_map(model, eval_ids)
+            print("step %5d loss %.3f  previous %.2f  induction %.2f" % (
+                step, loss.item(), max(heads[0][0]), max(heads[1][1])), flush=True)
+
+
 def main():
     torch.manual_seed(SEED)
     torch.set_num_threads(1)
@@ -173,21 +193,7 @@ def main():
             with torch.no_grad():
                 t.zero_()
             t.requires_grad_(False)
-    trained = [t for t in model.parameters() if t.requires_grad]
-    opt = torch.optim.AdamW(trained, lr=LR, weight_decay=0.0, betas=(0.9, 0.98))
-    for step in range(STEPS):
-        batch = torch.tensor([context() for _ in range(BATCH)])
-        logits = model(batch[:, :-1])
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch[:, 1:].reshape(-1))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        for g in opt.param_groups:
-            g["lr"] = LR * min(1.0, (step + 1) / 200)
-        if step % 1000 == 0 or step == STEPS - 1:
-            heads = head_map(model, [eot] + encode(EVAL_TEXT, vocab, ranks))
-            print("step %5d loss %.3f  previous %.2f  induction %.2f" % (
-                step, loss.item(), max(heads[0][0]), max(heads[1][1])), flush=True)
+    train(model, context, [eot] + encode(EVAL_TEXT, vocab, ranks), STEPS)
 
     os.makedirs(OUT, exist_ok=True)
     write_safetensors(os.path.join(OUT, "model.safetensors"), model.tensors())

@@ -41,13 +41,13 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpt2_fixtures import write_safetensors  # noqa: E402
 from gpt2_tiny_model import encode  # noqa: E402
-from train_minigpt import EVAL_TEXT, N_HEAD as MINIGPT_HEADS, head_map, passage, tokenizer  # noqa: E402
+from train_minigpt import EVAL_TEXT, N_HEAD as MINIGPT_HEADS, head_map, passage, tokenizer, train  # noqa: E402
 
 OUT = os.path.join("samples", "models", "minillama")
 N_LAYER, N_HEAD, N_KV, HEAD_DIM, N_EMBD, N_INNER, N_CTX = 2, 4, 2, 16, 64, 128, 64
 assert N_HEAD == MINIGPT_HEADS  # (minigpt's head_map measures this many heads)
 THETA, EPS = 10000.0, 1e-5
-STEPS, BATCH, LR = 8000, 32, 1e-3
+STEPS = 8000  # (minigpt's batch and learning rate: train_minigpt.train)
 SEED = 1
 QWEN_PATTERN = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
                 "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
@@ -174,21 +174,7 @@ def main():
     model = Llama(len(vocab))
     for b in model.layers:
         b.down.requires_grad_(False)  # attention-only: the MLPs add nothing
-    trained = [t for t in model.parameters() if t.requires_grad]
-    opt = torch.optim.AdamW(trained, lr=LR, weight_decay=0.0, betas=(0.9, 0.98))
-    for step in range(STEPS):
-        batch = torch.tensor([context() for _ in range(BATCH)])
-        logits = model(batch[:, :-1])
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch[:, 1:].reshape(-1))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        for g in opt.param_groups:
-            g["lr"] = LR * min(1.0, (step + 1) / 200)
-        if step % 1000 == 0 or step == STEPS - 1:
-            heads = head_map(model, [eot] + encode(EVAL_TEXT, vocab, ranks))
-            print("step %5d loss %.3f  previous %.2f  induction %.2f" % (
-                step, loss.item(), max(heads[0][0]), max(heads[1][1])), flush=True)
+    train(model, context, [eot] + encode(EVAL_TEXT, vocab, ranks), STEPS)
 
     os.makedirs(OUT, exist_ok=True)
     write_safetensors(os.path.join(OUT, "model.safetensors"), model.tensors())

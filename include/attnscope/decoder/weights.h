@@ -65,6 +65,13 @@ const float *weights_vector(struct weights_loader *ld, const char *name, int n,
 const float *weights_matrix(struct weights_loader *ld, const char *name, bool one_first, int rows,
                             int cols, struct attn_error *err);
 
+/*
+ * An nn.Linear's weight NAME.weight (out, in) and, when has_bias, its bias
+ * NAME.bias into l (y = x W^T + b); -1 with err set.
+ */
+int weights_linear(struct weights_loader *ld, struct decoder_linear *l, const char *name, int in,
+                   int out, bool has_bias, struct attn_error *err);
+
 /* Closes the files (the weights read stay in the model's memory); m->files_read says how many. */
 void weights_close(struct weights_loader *ld);
 

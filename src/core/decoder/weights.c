@@ -205,3 +205,19 @@ weights_matrix(struct weights_loader *ld, const char *name, bool one_first, int 
     return one_first ? weights_tensor(ld, name, 3, shape, err)
                      : weights_tensor(ld, name, 2, shape + 1, err);
 }
+
+int
+weights_linear(struct weights_loader *ld, struct decoder_linear *l, const char *name, int in,
+               int out, bool has_bias, struct attn_error *err)
+{
+    char w[192], b[192];
+    const float *wv, *bv = NULL;
+
+    snprintf(w, sizeof w, "%s.weight", name);
+    snprintf(b, sizeof b, "%s.bias", name);
+    if ((wv = weights_matrix(ld, w, false, out, in, err)) == NULL ||
+        (has_bias && (bv = weights_vector(ld, b, out, err)) == NULL))
+        return -1;
+    *l = (struct decoder_linear){ .w = wv, .b = bv, .in = in, .out = out, .ld = in, .out_in = true };
+    return 0;
+}

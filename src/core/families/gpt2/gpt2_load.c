@@ -73,24 +73,6 @@ conv1d(struct loader *ld, struct decoder_linear *l, const char *block, const cha
     return 0;
 }
 
-/* nn.Linear, (out, in), and its bias (optional where has_bias is false): the book's GPTModel. */
-static int
-linear(struct loader *ld, struct decoder_linear *l, const char *name, int in, int out,
-       bool has_bias, struct attn_error *err)
-{
-    char w[160];
-    char b[160];
-    const float *wv;
-    const float *bv = NULL;
-
-    snprintf(w, sizeof w, "%s.weight", name);
-    snprintf(b, sizeof b, "%s.bias", name);
-    if ((wv = weights_matrix(&ld->w, w, false, out, in, err)) == NULL ||
-        (has_bias && (bv = weights_vector(&ld->w, b, out, err)) == NULL))
-        return -1;
-    *l = (struct decoder_linear){ .w = wv, .b = bv, .in = in, .out = out, .ld = in, .out_in = true };
-    return 0;
-}
 
 static int
 load_block_conv(struct loader *ld, int i, struct attn_error *err)
@@ -131,14 +113,14 @@ load_block_book(struct loader *ld, int i, struct attn_error *err)
 #define NAME(s) (snprintf(n, sizeof n, "trf_blocks.%d.%s", i, (s)), n)
     if ((b->norm1.scale = weights_vector(&ld->w, NAME("norm1.scale"), C, err)) == NULL ||
         (b->norm1.shift = weights_vector(&ld->w, NAME("norm1.shift"), C, err)) == NULL ||
-        linear(ld, &b->q, NAME("att.W_query"), C, C, qb, err) != 0 ||
-        linear(ld, &b->k, NAME("att.W_key"), C, C, qb, err) != 0 ||
-        linear(ld, &b->v, NAME("att.W_value"), C, C, qb, err) != 0 ||
-        linear(ld, &b->o, NAME("att.out_proj"), C, C, true, err) != 0 ||
+        weights_linear(&ld->w, &b->q, NAME("att.W_query"), C, C, qb, err) != 0 ||
+        weights_linear(&ld->w, &b->k, NAME("att.W_key"), C, C, qb, err) != 0 ||
+        weights_linear(&ld->w, &b->v, NAME("att.W_value"), C, C, qb, err) != 0 ||
+        weights_linear(&ld->w, &b->o, NAME("att.out_proj"), C, C, true, err) != 0 ||
         (b->norm2.scale = weights_vector(&ld->w, NAME("norm2.scale"), C, err)) == NULL ||
         (b->norm2.shift = weights_vector(&ld->w, NAME("norm2.shift"), C, err)) == NULL ||
-        linear(ld, &b->up, NAME("ff.layers.0"), C, c->n_inner, true, err) != 0 ||
-        linear(ld, &b->down, NAME("ff.layers.2"), c->n_inner, C, true, err) != 0)
+        weights_linear(&ld->w, &b->up, NAME("ff.layers.0"), C, c->n_inner, true, err) != 0 ||
+        weights_linear(&ld->w, &b->down, NAME("ff.layers.2"), c->n_inner, C, true, err) != 0)
         return -1;
 #undef NAME
     return 0;

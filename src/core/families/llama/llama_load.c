@@ -70,16 +70,10 @@ static int
 linear(struct loader *ld, struct decoder_linear *l, int layer, const char *part, int in, int out,
        bool has_bias, struct attn_error *err)
 {
-    char w[160], b[160];
-    const float *wv, *bv = NULL;
+    char name[160];
 
-    block_name(ld, layer, part, ld->nm->weight, w, sizeof w);
-    block_name(ld, layer, part, ld->nm->bias, b, sizeof b);
-    if ((wv = weights_matrix(&ld->w, w, false, out, in, err)) == NULL ||
-        (has_bias && (bv = weights_vector(&ld->w, b, out, err)) == NULL))
-        return -1;
-    *l = (struct decoder_linear){ .w = wv, .b = bv, .in = in, .out = out, .ld = in, .out_in = true };
-    return 0;
+    return weights_linear(&ld->w, l, block_name(ld, layer, part, "", name, sizeof name), in, out,
+                          has_bias, err);
 }
 
 static int
