@@ -1944,6 +1944,46 @@ START_TEST(a_head_is_reached_by_typing_it)
 }
 END_TEST
 
+/*
+ * Grouped keys in the view (minillama: 4 query heads, 2 key heads): the grid
+ * names the key head beside each query head, and ablating a head says its
+ * key head stays for the head that shares it.
+ */
+START_TEST(shared_key_heads_are_named)
+{
+    struct model m;
+    struct app b;
+    struct attention_config cfg;
+    struct pipeline_source src;
+    struct attn_error err;
+    char *text;
+
+    ck_assert_msg(model_open(&m, test_path("samples/models/minillama"), NULL, &err) == ATTN_OK,
+                  "%s", err.msg);
+    attention_config_init(&cfg);
+    memset(&src, 0, sizeof src);
+    src.sentence = "cat map sun cat map sun";
+    src.family = &family_gpt2;
+    src.model = &m;
+    src.top = 3;
+    ck_assert_msg(app_init(&b, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
+    app_key(&b, '6');
+    app_key(&b, 'g');
+    text = frame_of(&b, 120, 40);
+    ck_assert_msg(strstr(text, "head 0 k0 *") && strstr(text, "head 1 k0") &&
+                      strstr(text, "head 2 k1") && strstr(text, "head 3 k1"),
+                  "%s", text);
+    free(text);
+    app_key(&b, 'a');
+    ck_assert_ptr_nonnull(b.view.message);
+    ck_assert_msg(strstr(b.message, "head 0 of layer 0 ablated (its context zeroed); key head "
+                                    "0 stays, 1 other head reads it"),
+                  "%s", b.message);
+    app_destroy(&b);
+    model_close(&m);
+}
+END_TEST
+
 START_TEST(every_heads_heatmap_at_any_size)
 {
     struct model m;
@@ -2122,6 +2162,7 @@ app_suite(void)
     tcase_add_test(tc, every_key_a_lesson_quotes_works_where_it_is_quoted);
     tcase_add_test(tc, the_clicker_walks_every_screen_and_each_is_presentable);
     tcase_add_test(tc, every_heads_heatmap_at_any_size);
+    tcase_add_test(tc, shared_key_heads_are_named);
     tcase_add_test(tc, a_head_is_reached_by_typing_it);
     tcase_add_test(tc, the_grid_of_twelve_heads_is_usable);
     tcase_add_test(tc, the_predictions_follow_the_position_and_compare_an_ablation);

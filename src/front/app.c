@@ -498,12 +498,23 @@ app_ablate(struct app *a, int key)
     g = pipeline_gpt2(&a->pipe);
     model_output_display(g->model, g->run.top_ids[(size_t)(g->run.n - 1) * (size_t)g->run.top],
                          next, sizeof next);
-    app_say(a, "head %d of layer %d %s: the %s is now %s (%.0f%%)", a->view.head, a->pipe.layer,
-            a->ablated[at] ? "ablated (its context zeroed)" : "back",
-            model_is_classifier(g->model) ? "class" : "next token",
-            g->run.top > 0 ? next : "(none asked for)",
-            g->run.top > 0 ? 100.0 * (double)g->run.top_probs[(size_t)(g->run.n - 1) * (size_t)g->run.top]
-                           : 0.0);
+    {
+        /* With grouped keys, the key head stays: the heads that share it still read it. */
+        const struct decoder_config *c = &g->model->dec.cfg;
+        char shared[96] = "";
+        if (decoder_kv_heads(c) < c->n_head && a->ablated[at])
+            snprintf(shared, sizeof shared, "; key head %d stays, %d other head%s %s it",
+                     decoder_kv_head_of(c, a->view.head), c->n_head / decoder_kv_heads(c) - 1,
+                     c->n_head / decoder_kv_heads(c) - 1 == 1 ? "" : "s",
+                     c->n_head / decoder_kv_heads(c) - 1 == 1 ? "reads" : "read");
+        app_say(a, "head %d of layer %d %s%s: the %s is now %s (%.0f%%)", a->view.head,
+                a->pipe.layer, a->ablated[at] ? "ablated (its context zeroed)" : "back", shared,
+                model_is_classifier(g->model) ? "class" : "next token",
+                g->run.top > 0 ? next : "(none asked for)",
+                g->run.top > 0
+                    ? 100.0 * (double)g->run.top_probs[(size_t)(g->run.n - 1) * (size_t)g->run.top]
+                    : 0.0);
+    }
 }
 
 /* ---------------------------------------------------------------- export */

@@ -759,6 +759,10 @@ print_model_lens(FILE *out, const struct pipeline *p, const struct gpt2_state *g
             fprintf(out, "logit lens after '%s': each layer's stream through ln_f and the "
                          "classifier head, the classes' probabilities\n",
                     p->query_labels[g->run.n - 1]);
+        else if (g->model->dec.cfg.norm == DECODER_NORM_RMS)
+            fprintf(out, "logit lens after '%s': each layer's stream through the final norm and "
+                         "the output matrix, the %d likeliest next tokens\n",
+                    p->query_labels[g->run.n - 1], K);
         else
             fprintf(out, "logit lens after '%s': each layer's stream through ln_f and wte, the %d "
                          "likeliest next tokens\n",

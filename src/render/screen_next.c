@@ -147,8 +147,11 @@ draw_next_view(struct grid *g, struct view *v, const struct pipeline *p)
         if (ids != NULL && probs != NULL &&
             decoder_logit_lens(&m->model->dec, &m->run, pos, LENS_K, ids, probs, NULL) == ATTN_OK) {
             grid_printf(g, 0, y++, g->width, style_role(ROLE_TITLE),
-                        "Logit lens after '%s' (position %d): each layer read through ln_f as if "
-                        "it were the last", p->query_labels[pos], pos);
+                        "Logit lens after '%s' (position %d): each layer read through %s as if "
+                        "it were the last",
+                        p->query_labels[pos], pos,
+                        p->decoder != NULL && p->decoder->norm == DECODER_NORM_RMS ? "the final norm"
+                                                                                   : "ln_f");
             for (int l = p->layers > lens_rows - 2 ? p->layers - (lens_rows - 2) : 0;
                  l < p->layers && y < g->height - 1; l++, y++) {
                 int x = grid_printf(g, 0, y, g->width, style_role(ROLE_TEXT), "layer %3d ", l);
