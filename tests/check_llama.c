@@ -334,9 +334,15 @@ START_TEST(the_config_says_what_it_changes)
     ck_assert_int_eq(c.dec.head_dim, 128);
     ck_assert(c.dec.qk_norm && c.dec.tied && !c.qkv_bias);
     ck_assert(c.dec.rope_theta == 1e6);
+    /* bos_token_id (what --bos puts first), when it is a token of the vocabulary. */
+    path = test_write_text(dir, "config.json",
+                           "{\"model_type\": \"llama\", " SIZES ", \"bos_token_id\": 7}");
+    ck_assert_int_eq(llama_config_load(&c, path, &err), ATTN_OK);
+    ck_assert_int_eq(c.bos_token, 7);
     path = test_write_text(dir, "config.json", "{\"model_type\": \"qwen2\", " SIZES "}");
     ck_assert_int_eq(llama_config_load(&c, path, &err), ATTN_OK);
     ck_assert(c.qkv_bias && !c.o_bias && !c.dec.qk_norm && !c.dec.tied);
+    ck_assert_int_eq(c.bos_token, -1);
     ck_assert_int_eq(decoder_head_dim(&c.dec), 4);
     ck_assert_int_eq(decoder_kv_head_of(&c.dec, 3), 1);
     ck_assert(c.dec.rope_theta == 10000.0);
