@@ -72,6 +72,39 @@ check_case(const char *name)
     free(e.text);
 }
 
+/*
+ * GPT-2's q, k and v are columns of one tensor (c_attn): packing a layer at
+ * a time and giving each layer's f32 pages back once all three are packed
+ * (decoder_pack_replacing) leaves every layer's output and the next tokens
+ * bit for bit those of the f32 weights.
+ */
+START_TEST(packing_in_place_keeps_c_attn_whole)
+{
+    struct decoder_model plain, packed;
+    struct decoder_run a, b;
+    struct attn_error err;
+    const int ids[] = { 3, 17, 5, 5, 0, 21, 9 };
+    const int n = 7;
+    char folder[4096];
+
+    snprintf(folder, sizeof folder, "%s", test_path("tests/fixtures/gpt2/hf-prefix-f16"));
+    ck_assert(gpt2_load(&plain, folder, NULL, &err) == ATTN_OK);
+    ck_assert(gpt2_load(&packed, folder, NULL, &err) == ATTN_OK);
+    ck_assert(decoder_pack_replacing(&packed));
+    ck_assert_ptr_null(packed.blocks[1].k.w);
+    ck_assert(decoder_forward(&plain, ids, n, 3, NULL, &a, &err) == ATTN_OK);
+    ck_assert(decoder_forward(&packed, ids, n, 3, NULL, &b, &err) == ATTN_OK);
+    for (int l = 0; l < plain.cfg.n_layer; l++)
+        ck_assert(memcmp(a.layers[l].resid2, b.layers[l].resid2,
+                         (size_t)n * (size_t)plain.cfg.n_embd * sizeof(float)) == 0);
+    ck_assert(memcmp(a.top_probs, b.top_probs, (size_t)n * 3 * sizeof(float)) == 0);
+    decoder_run_destroy(&a);
+    decoder_run_destroy(&b);
+    decoder_destroy(&plain);
+    decoder_destroy(&packed);
+}
+END_TEST
+
 START_TEST(agrees_with_pytorch)
 {
     check_case("hf-f32");
@@ -793,6 +826,7 @@ gpt2_suite(void)
 
     tcase_add_checked_fixture(tc, test_tmpdir_setup, test_tmpdir_teardown);
     tcase_add_test(tc, agrees_with_pytorch);
+    tcase_add_test(tc, packing_in_place_keeps_c_attn_whole);
     tcase_add_test(tc, bad_folders_say_what_is_wrong);
     tcase_add_test(tc, threads_give_the_same_bits);
     tcase_add_test(tc, a_reused_arena_changes_no_bit);

@@ -278,6 +278,39 @@ START_TEST(an_edit_and_threads_change_no_bit)
 }
 END_TEST
 
+/*
+ * Packing a layer at a time, each layer's f32 copies given back as its packs
+ * are made (decoder_pack_replacing, what the view does): the same bits as
+ * the f32 weights in every layer kept and in the next tokens, read from
+ * the packs alone.
+ */
+START_TEST(packing_in_place_changes_no_bit)
+{
+    struct fixture f;
+    struct decoder_model packed;
+    struct decoder_run a, b;
+    struct attn_error err;
+
+    fixture_open(&f, "qwen2");
+    ck_assert(llama_load(&packed, f.dir, NULL, &err) == ATTN_OK);
+    ck_assert(decoder_pack_replacing(&packed));
+    /* (the copies' whole pages are given back: a model this small has none; a real one's are
+       measured in doc/performance.md) */
+    ck_assert_ptr_null(packed.blocks[0].q.w);
+    ck_assert_ptr_null(packed.blocks[1].gate.w);
+    ck_assert(decoder_forward(&f.m, f.ids, f.n, f.top, NULL, &a, &err) == ATTN_OK);
+    ck_assert(decoder_forward(&packed, f.ids, f.n, f.top, NULL, &b, &err) == ATTN_OK);
+    for (int l = 0; l < f.m.cfg.n_layer; l++)
+        ck_assert(memcmp(a.layers[l].resid2, b.layers[l].resid2,
+                         (size_t)f.n * (size_t)f.m.cfg.n_embd * sizeof(float)) == 0);
+    ck_assert(memcmp(a.top_probs, b.top_probs, (size_t)f.n * (size_t)f.top * sizeof(float)) == 0);
+    decoder_run_destroy(&a);
+    decoder_run_destroy(&b);
+    decoder_destroy(&packed);
+    fixture_close(&f);
+}
+END_TEST
+
 /* config.json's audit: what attnscope does not compute is refused by name. */
 static void
 refused(const char *json, const char *says)
@@ -386,6 +419,7 @@ llama_suite(void)
     tcase_add_test(t, qwen3_under_the_books_names);
     tcase_add_test(t, llama32_under_the_books_names);
     tcase_add_test(t, an_edit_and_threads_change_no_bit);
+    tcase_add_test(t, packing_in_place_changes_no_bit);
     suite_add_tcase(s, t);
     t = tcase_create("config");
     tcase_add_checked_fixture(t, test_tmpdir_setup, test_tmpdir_teardown);

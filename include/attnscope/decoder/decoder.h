@@ -200,6 +200,16 @@ size_t decoder_pack_bytes(const struct decoder_config *c);
  */
 size_t decoder_release_unpacked(struct decoder_model *m);
 
+/*
+ * decoder_pack and decoder_release_unpacked at once, a layer at a time:
+ * each layer's f32 copies are given back as soon as its packs are made, so
+ * that opening never holds the whole model twice (the peak is the packs
+ * and one layer's copies).  When memory runs out, what is packed stays
+ * packed and the rest is read from its f32 copies (the same bits); returns
+ * whether everything was packed.
+ */
+bool decoder_pack_replacing(struct decoder_model *m);
+
 /* Weight (in, out) of l: from its f32 copy, or from its pack once that is released. */
 float decoder_linear_at(const struct decoder_linear *l, int in, int out);
 

@@ -757,30 +757,71 @@ release_floats(const struct decoder_model *m, const float *w, size_t count)
     return end - begin;
 }
 
-size_t
-decoder_release_unpacked(struct decoder_model *m)
+/* Gives back the f32 copies of layer l's packed linears (decoder_release_unpacked's, a layer's). */
+static void
+release_layer(struct decoder_model *m, int l)
+{
+    for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
+        struct decoder_linear *d = decoder_block_linear(&m->blocks[l], i);
+        if (d->packed.data == NULL || d->w == NULL)
+            continue;
+        /* Its floats end at its last row's last one (q, k and v share GPT-2's c_attn rows, so
+           a row of ld floats would reach past k's and v's). */
+        m->weights_released +=
+            release_floats(m, d->w,
+                           d->out_in ? (size_t)(d->out - 1) * (size_t)d->ld + (size_t)d->in
+                                     : (size_t)(d->in - 1) * (size_t)d->ld + (size_t)d->out);
+        d->w = NULL;
+    }
+}
+
+/* The embedding's f32 copy, when it is the output head and that is packed (a tied wte). */
+static void
+release_tied_head(struct decoder_model *m)
 {
     const struct decoder_config *c = &m->cfg;
 
-    for (int l = 0; m->blocks != NULL && l < c->n_layer; l++)
-        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
-            struct decoder_linear *d = decoder_block_linear(&m->blocks[l], i);
-            if (d->packed.data == NULL || d->w == NULL)
-                continue;
-            /* Its floats end at its last row's last one (q, k and v share GPT-2's c_attn rows,
-               so a row of ld floats would reach past k's and v's). */
-            m->weights_released += release_floats(
-                m, d->w,
-                d->out_in ? (size_t)(d->out - 1) * (size_t)d->ld + (size_t)d->in
-                          : (size_t)(d->in - 1) * (size_t)d->ld + (size_t)d->out);
-            d->w = NULL;
-        }
-    /* The embedding, when it is the output head and that is packed (GPT-2's tied wte). */
     if (m->head_packed.data != NULL && m->wte != NULL && m->wte == m->lm_head) {
         m->weights_released += release_floats(m, m->wte, (size_t)c->vocab_size * (size_t)c->n_embd);
         m->wte = m->lm_head = NULL;
     }
+}
+
+size_t
+decoder_release_unpacked(struct decoder_model *m)
+{
+    for (int l = 0; m->blocks != NULL && l < m->cfg.n_layer; l++)
+        release_layer(m, l);
+    release_tied_head(m);
     return m->weights_released;
+}
+
+bool
+decoder_pack_replacing(struct decoder_model *m)
+{
+    const struct decoder_config *c = &m->cfg;
+    bool all = true;
+
+    progress_begin("packing the weights", c->n_layer + 1);
+    for (int l = 0; all && l < c->n_layer; l++) {
+        for (int i = 0; all && i < DECODER_BLOCK_LINEARS; i++) {
+            struct decoder_linear *d = decoder_block_linear(&m->blocks[l], i);
+            if (linear_used(c, i) && d->packed.data == NULL && d->w != NULL &&
+                linalg_pack(&d->packed, d->out, d->in, d->w, d->ld, d->out_in) != 0)
+                all = false;
+        }
+        /* (a layer at a time: GPT-2's q, k and v share one tensor's pages) */
+        if (all)
+            release_layer(m, l);
+        progress_step(l + 1);
+    }
+    if (all && m->head_packed.data == NULL && m->lm_head != NULL &&
+        linalg_pack(&m->head_packed, decoder_outputs(c), c->n_embd, m->lm_head, c->n_embd, 1) != 0)
+        all = false;
+    if (all)
+        release_tied_head(m);
+    progress_end();
+    return all;
 }
 
 void

@@ -121,13 +121,9 @@ gpt2_pack_if_room(struct decoder_model *m)
 {
     const size_t have = physical_bytes();
 
-    /* Packed, the f32 copies are given back: the pack replaces them (decoder_release_unpacked). */
-    if ((have == 0 || m->weights_map_bytes + decoder_pack_bytes(&m->cfg) <= have / 2) &&
-        decoder_pack(m)) {
-        (void)decoder_release_unpacked(m);
-        return true;
-    }
-    return false;
+    /* Packed a layer at a time, each layer's f32 copies given back as its packs are made: the
+       packs replace the weights, never adding more than a layer to them. */
+    return (have == 0 || m->weights_map_bytes <= have / 2) && decoder_pack_replacing(m);
 }
 
 static enum attn_status
