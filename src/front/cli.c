@@ -71,15 +71,17 @@ static const struct plain_option plain_options[] = {
     { "source-embeddings", 0, OPT_SOURCE_EMBEDDINGS, "FILE", GROUP_INPUT,
       "the source's vocabulary CSV (default: the sentence's, -e); the same width" },
     { "model", 0, OPT_MODEL, "PATH", GROUP_INPUT,
-      "a trained GPT-2: a folder (Hugging Face's, or gpt2/124M as the book's chapter 5 downloads "
-      "it), a weights file (model.pth, model.safetensors), or a name in the Hugging Face cache "
-      "(gpt2, distilgpt2, ...); default $ATTNSCOPE_MODEL, none for the book's classes" },
+      "a trained GPT-2, Llama, Qwen2 or Qwen3: a folder (Hugging Face's, or gpt2/124M as the "
+      "book's chapter 5 downloads it), a weights file (model.pth, qwen3-0.6B.pth, "
+      "model.safetensors), a name in the Hugging Face cache (gpt2, Qwen/Qwen3-0.6B, ...) or one "
+      "that ships (minigpt, minillama); default $ATTNSCOPE_MODEL, none for the book's classes" },
     { "layer", 0, OPT_LAYER, "L", GROUP_INPUT,
       "with --model: the layer --print shows (from 0; default 0)" },
     { "top", 0, OPT_TOP, "K", GROUP_INPUT,
       "with --model: the next tokens shown per position (default 5)" },
     { "bos", 0, OPT_BOS, NULL, GROUP_INPUT,
-      "with --model: put <|endoftext|> before the text, as interpretability tools do" },
+      "with --model: put <|endoftext|> (a Llama's bos_token_id) before the text, as "
+      "interpretability tools do" },
     { "ablate", 0, OPT_ABLATE, "L.H", GROUP_INPUT,
       "with --model: zero the context of head H of layer L (repeatable), to see what it does" },
     { "classes", 0, OPT_CLASSES, "A,B,...", GROUP_INPUT,
@@ -254,7 +256,8 @@ cli_usage(void)
         add(&u, "Usage: attnscope [options]                 step through attention interactively\n"
                 "       attnscope --print [options]         every stage as text tables\n"
                 "       attnscope --export DIR [options]    every stage and parameter as CSV files\n"
-                "       attnscope --model DIR --print       a trained GPT-2, layer by layer\n");
+                "       attnscope --model DIR --print       a trained GPT-2, Llama or Qwen, layer by "
+                "layer\n");
         add_group(&u, GROUP_INPUT, "Input");
         add_group(&u, GROUP_ATTENTION, "Attention");
         add_group(&u, GROUP_OUTPUT, "Output");
