@@ -36,8 +36,9 @@ enum attn_status weights_open(struct weights_loader *ld, struct decoder_model *m
                               struct attn_error *err);
 
 /*
- * The model's memory: one mapping as large as every tensor of the files as
- * float32 (what a model does not read is never touched: address space only).
+ * The model's memory, once m->cfg is known: one mapping as large as every
+ * tensor of the files as float32 (what a model does not read is never
+ * touched: address space only), and its list of n_layer blocks.
  */
 enum attn_status weights_reserve(struct weights_loader *ld, struct attn_error *err);
 

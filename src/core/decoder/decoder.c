@@ -543,13 +543,10 @@ decoder_layer_queries(const struct decoder_model *m, const struct decoder_run *r
         return;
     }
     part_norm(c, &b->norm1, layer_input(r, layer), r->n, scratch, threads);
-    if (!c->qk_norm && c->positions != DECODER_POSITIONS_ROPE) {
-        part_linear(&b->q, scratch, r->n, q, threads);
-        return;
-    }
-    /* The projection into q, QK-norm into scratch (the norm's output is read by then), RoPE. */
     part_linear(&b->q, scratch, r->n, q, threads);
-    part_turn(m, &b->q_norm, q, r->n, c->n_head, 0, scratch, q, threads);
+    /* QK-norm into scratch (the norm's output is read by then), RoPE back into q. */
+    if (c->qk_norm || c->positions == DECODER_POSITIONS_ROPE)
+        part_turn(m, &b->q_norm, q, r->n, c->n_head, 0, scratch, q, threads);
 }
 
 struct layer_job {

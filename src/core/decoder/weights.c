@@ -3,6 +3,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -74,6 +75,9 @@ weights_reserve(struct weights_loader *ld, struct attn_error *err)
 #ifdef MADV_HUGEPAGE
     (void)madvise(m->weights_next, len - (size_t)(m->weights_next - map), MADV_HUGEPAGE);
 #endif
+    m->blocks = calloc((size_t)m->cfg.n_layer, sizeof *m->blocks);
+    if (m->blocks == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", m->source);
     return ATTN_OK;
 }
 

@@ -392,11 +392,6 @@ gpt2_load(struct decoder_model *m, const char *dir, const struct gpt2_options *o
         (rc = weights_reserve(&ld.w, err)) != ATTN_OK)
         goto fail;
     rc = ATTN_EPARSE;
-    m->blocks = calloc((size_t)m->cfg.n_layer, sizeof *m->blocks);
-    if (m->blocks == NULL) {
-        rc = attn_fail(err, ATTN_ENOMEM, "%s: out of memory", m->source);
-        goto fail;
-    }
     if (load_tensors(&ld, err) != 0)
         goto fail;
     snprintf(m->architecture, sizeof m->architecture, "gpt2");

@@ -298,11 +298,6 @@ llama_load(struct decoder_model *m, const char *dir, const char *weights, struct
     if ((rc = weights_reserve(&ld.w, err)) != ATTN_OK)
         goto fail;
     rc = ATTN_EPARSE;
-    m->blocks = calloc((size_t)m->cfg.n_layer, sizeof *m->blocks);
-    if (m->blocks == NULL) {
-        rc = attn_fail(err, ATTN_ENOMEM, "%s: out of memory", m->source);
-        goto fail;
-    }
     if (load_tensors(&ld, err) != 0)
         goto fail;
     weights_close(&ld.w);
