@@ -1679,6 +1679,24 @@ START_TEST(a_stopped_recompute_keeps_what_was_shown)
 }
 END_TEST
 
+/* The view on the model in folder (opened into m), text its sentence, 3 next tokens kept. */
+static void
+app_on_model(struct app *b, struct model *m, const char *folder, const char *text)
+{
+    struct attention_config cfg;
+    struct pipeline_source src;
+    struct attn_error err;
+
+    ck_assert_msg(model_open(m, folder, NULL, &err) == ATTN_OK, "%s", err.msg);
+    attention_config_init(&cfg);
+    memset(&src, 0, sizeof src);
+    src.sentence = text;
+    src.family = &family_gpt2;
+    src.model = m;
+    src.top = 3;
+    ck_assert_msg(app_init(b, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
+}
+
 /*
  * A model whose file is truncated or saved over while the view is open
  * (a training run in another window): m recomputes from the weights read
@@ -1689,9 +1707,6 @@ START_TEST(a_model_file_changed_on_disk_changes_nothing)
 {
     struct model m;
     struct app b;
-    struct attention_config cfg;
-    struct pipeline_source src;
-    struct attn_error err;
     struct pipeline_view v;
     char folder[600];
     char path[700];
@@ -1701,14 +1716,7 @@ START_TEST(a_model_file_changed_on_disk_changes_nothing)
     snprintf(folder, sizeof folder, "%s/copy", dir);
     snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", test_path("samples/models/minigpt"), folder);
     ck_assert_int_eq(system(cmd), 0);
-    ck_assert_msg(model_open(&m, folder, NULL, &err) == ATTN_OK, "%s", err.msg);
-    attention_config_init(&cfg);
-    memset(&src, 0, sizeof src);
-    src.sentence = "cat map sun cat map sun";
-    src.family = &family_gpt2;
-    src.model = &m;
-    src.top = 3;
-    ck_assert_msg(app_init(&b, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
+    app_on_model(&b, &m, folder, "cat map sun cat map sun");
     pipeline_stage_view(&b.pipe, STAGE_WEIGHTS, 0, &v);
     before = MAT_AT(&v.m, 2, 1);
     snprintf(path, sizeof path, "%s/model.safetensors", folder);
@@ -1739,22 +1747,12 @@ open_twelve_by_twelve(struct app *b, struct model *m)
         .n_inner = 96, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
         .tied = true,
     };
-    struct attention_config cfg;
-    struct pipeline_source src;
-    struct attn_error err;
     char folder[600];
 
     snprintf(folder, sizeof folder, "%s/small", dir);
     ck_assert_int_eq(
         gpt2_random_folder_with(folder, &shape, 1.0f, 7, test_path("tests/fixtures/gpt2/tiny")), 0);
-    ck_assert_msg(model_open(m, folder, NULL, &err) == ATTN_OK, "%s", err.msg);
-    attention_config_init(&cfg);
-    memset(&src, 0, sizeof src);
-    src.sentence = "the cat sat on the mat and the dog sat on a";
-    src.family = &family_gpt2;
-    src.model = m;
-    src.top = 3;
-    ck_assert_msg(app_init(b, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
+    app_on_model(b, m, folder, "the cat sat on the mat and the dog sat on a");
     ck_assert_int_eq(b->pipe.st.nq, 15); /* (the tiny tokenizer's pieces) */
     b->view.colour = true;
 }
@@ -1953,20 +1951,9 @@ START_TEST(shared_key_heads_are_named)
 {
     struct model m;
     struct app b;
-    struct attention_config cfg;
-    struct pipeline_source src;
-    struct attn_error err;
     char *text;
 
-    ck_assert_msg(model_open(&m, test_path("samples/models/minillama"), NULL, &err) == ATTN_OK,
-                  "%s", err.msg);
-    attention_config_init(&cfg);
-    memset(&src, 0, sizeof src);
-    src.sentence = "cat map sun cat map sun";
-    src.family = &family_gpt2;
-    src.model = &m;
-    src.top = 3;
-    ck_assert_msg(app_init(&b, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
+    app_on_model(&b, &m, test_path("samples/models/minillama"), "cat map sun cat map sun");
     app_key(&b, '6');
     app_key(&b, 'g');
     text = frame_of(&b, 120, 40);
@@ -2103,23 +2090,13 @@ START_TEST(the_model_map_reaches_every_layer)
     };
     struct model m;
     struct app b;
-    struct attention_config cfg;
-    struct pipeline_source src;
-    struct attn_error err;
     char folder[600];
     char *text;
 
     snprintf(folder, sizeof folder, "%s/deep", dir);
     ck_assert_int_eq(
         gpt2_random_folder_with(folder, &shape, 0.2f, 3, test_path("tests/fixtures/gpt2/tiny")), 0);
-    ck_assert_msg(model_open(&m, folder, NULL, &err) == ATTN_OK, "%s", err.msg);
-    attention_config_init(&cfg);
-    memset(&src, 0, sizeof src);
-    src.sentence = "the cat sat";
-    src.family = &family_gpt2;
-    src.model = &m;
-    src.top = 3;
-    ck_assert_msg(app_init(&b, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
+    app_on_model(&b, &m, folder, "the cat sat");
     app_key(&b, 'L');
     for (int i = 0; i < 320; i++)
         app_key(&b, APP_KEY_DOWN);
