@@ -33,6 +33,19 @@ fill(float *x, size_t n, uint32_t seed)
     }
 }
 
+/* x's bfloat16 pattern (its upper half: x truncated) into h, and that value back into x. */
+static void
+to_bf16(float *x, uint16_t *h, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t bits;
+        memcpy(&bits, &x[i], sizeof bits);
+        h[i] = (uint16_t)(bits >> 16);
+        bits &= 0xffff0000u;
+        memcpy(&x[i], &bits, sizeof bits);
+    }
+}
+
 /* c = a . B, b stored (n, k) when trans, else (k, n): the chain of FMAs in order of k. */
 static void
 reference(int m, int n, int k, const float *a, int lda, const float *b, int ldb, int trans,
@@ -63,18 +76,28 @@ check_shape(int m, int n, int k)
     float *bn = malloc((size_t)k * (size_t)ldb_n * sizeof(float));
     float *want = calloc((size_t)m * (size_t)ldc, sizeof(float));
     float *got = malloc((size_t)m * (size_t)ldc * sizeof(float));
+    uint16_t *bt16 = malloc((size_t)n * (size_t)ldb_t * sizeof *bt16);
+    uint16_t *bn16 = malloc((size_t)k * (size_t)ldb_n * sizeof *bn16);
     struct linalg_packed pk;
 
-    ck_assert(a && bt && bn && want && got);
+    ck_assert(a && bt && bn && want && got && bt16 && bn16);
     fill(a, (size_t)m * (size_t)lda, 1u + (uint32_t)m);
     fill(bt, (size_t)n * (size_t)ldb_t, 2u + (uint32_t)n);
     fill(bn, (size_t)k * (size_t)ldb_n, 3u + (uint32_t)k);
 
-    /* Columns past n (the leading dimension's padding) must be left alone: 7.0. */
-    for (int pass = 0; pass < 4; pass++) {
+    /*
+     * Passes 0-3 with float B; 4-7 the same with B in bfloat16, against the
+     * chain over B's values widened to float32 first.  Columns past n (the
+     * leading dimension's padding) must be left alone: 7.0.
+     */
+    for (int pass = 0; pass < 8; pass++) {
+        if (pass == 4) {
+            to_bf16(bt, bt16, (size_t)n * (size_t)ldb_t);
+            to_bf16(bn, bn16, (size_t)k * (size_t)ldb_n);
+        }
         for (size_t e = 0; e < (size_t)m * (size_t)ldc; e++)
             got[e] = want[e] = 7.0f;
-        if (pass == 0 || pass == 2)
+        if (pass % 2 == 0)
             reference(m, n, k, a, lda, bt, ldb_t, 1, want, ldc);
         else
             reference(m, n, k, a, lda, bn, ldb_n, 0, want, ldc);
@@ -95,6 +118,21 @@ check_shape(int m, int n, int k)
             ck_assert_int_eq(linalg_gemm_packed(m, a, lda, &pk, got, ldc), 0);
             linalg_packed_destroy(&pk);
             break;
+        case 4:
+        case 5:
+            linalg_gemm_bf16(pass == 4, m, n, k, a, lda, pass == 4 ? bt16 : bn16,
+                             pass == 4 ? ldb_t : ldb_n, got, ldc);
+            break;
+        case 6:
+        case 7:
+            ck_assert_int_eq(linalg_pack_bf16(&pk, n, k, pass == 6 ? bt16 : bn16,
+                                              pass == 6 ? ldb_t : ldb_n, pass == 6),
+                             0);
+            ck_assert(pk.bf16);
+            ck_assert_uint_eq(linalg_packed_bytes(&pk), linalg_pack_floats(n, k) * 2);
+            ck_assert_int_eq(linalg_gemm_packed(m, a, lda, &pk, got, ldc), 0);
+            linalg_packed_destroy(&pk);
+            break;
         }
         ck_assert_msg(memcmp(want, got, (size_t)m * (size_t)ldc * sizeof(float)) == 0,
                       "%s: pass %d, %d x %d x %d differs from the FMA chain", cpu_isa_name(), pass,
@@ -105,6 +143,8 @@ check_shape(int m, int n, int k)
     free(bn);
     free(want);
     free(got);
+    free(bt16);
+    free(bn16);
 }
 
 /* Every element of a pack read back where pack_b put it: both layouts, edges, several k blocks. */
@@ -118,14 +158,21 @@ START_TEST(a_pack_gives_every_element_back)
         for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++) {
             const int n = dims[d][0], k = dims[d][1];
             float *b = malloc((size_t)n * (size_t)k * sizeof *b);
+            uint16_t *b16 = malloc((size_t)n * (size_t)k * sizeof *b16);
             struct linalg_packed pk;
-            ck_assert_ptr_nonnull(b);
+            ck_assert(b != NULL && b16 != NULL);
             fill(b, (size_t)n * (size_t)k, 9u + (uint32_t)d);
-            for (int trans = 0; trans < 2; trans++) {
-                ck_assert_int_eq(linalg_pack(&pk, n, k, b, trans ? k : n, trans), 0);
+            /* (trans 2 and 3: the same in bfloat16, b then holding the values it stands for) */
+            for (int trans = 0; trans < 4; trans++) {
+                if (trans == 2)
+                    to_bf16(b, b16, (size_t)n * (size_t)k);
+                if (trans < 2)
+                    ck_assert_int_eq(linalg_pack(&pk, n, k, b, trans ? k : n, trans), 0);
+                else
+                    ck_assert_int_eq(linalg_pack_bf16(&pk, n, k, b16, trans == 3 ? k : n, trans == 3), 0);
                 for (int j = 0; j < n; j++)
                     for (int p = 0; p < k; p++) {
-                        const float want = trans ? b[(size_t)j * k + p] : b[(size_t)p * n + j];
+                        const float want = trans % 2 ? b[(size_t)j * k + p] : b[(size_t)p * n + j];
                         ck_assert_msg(linalg_packed_at(&pk, j, p) == want,
                                       "%s: %d x %d, trans %d, (%d, %d)", cpu_isa_name(), n, k,
                                       trans, j, p);
@@ -133,6 +180,7 @@ START_TEST(a_pack_gives_every_element_back)
                 linalg_packed_destroy(&pk);
             }
             free(b);
+            free(b16);
         }
     }
     cpu_isa_limit(best);
@@ -236,6 +284,36 @@ START_TEST(the_pool_gives_the_chain_from_any_caller)
 }
 END_TEST
 
+/* A bfloat16 product split among threads, both layouts: the chain over the widened values. */
+START_TEST(a_bf16_product_splits_among_threads)
+{
+    float *a = malloc((size_t)PM * PK * sizeof *a);
+    float *b = malloc((size_t)PN * PK * sizeof *b);
+    uint16_t *b16 = malloc((size_t)PN * PK * sizeof *b16);
+    float *want = malloc((size_t)PM * PN * sizeof *want);
+    float *got = malloc((size_t)PM * PN * sizeof *got);
+
+    ck_assert(a != NULL && b != NULL && b16 != NULL && want != NULL && got != NULL);
+    fill(a, (size_t)PM * PK, 21);
+    fill(b, (size_t)PN * PK, 22);
+    to_bf16(b, b16, (size_t)PN * PK);
+    for (int nt = 0; nt < 2; nt++) {
+        reference(PM, PN, PK, a, PK, b, nt ? PK : PN, nt, want, PN);
+        for (int t = 1; t <= 4; t++) {
+            memset(got, 0, (size_t)PM * PN * sizeof *got);
+            parallel_gemm_bf16(nt, PM, PN, PK, a, PK, b16, nt ? PK : PN, got, PN, t);
+            ck_assert_msg(memcmp(got, want, (size_t)PM * PN * sizeof *got) == 0,
+                          "nt %d, %d threads", nt, t);
+        }
+    }
+    free(a);
+    free(b);
+    free(b16);
+    free(want);
+    free(got);
+}
+END_TEST
+
 START_TEST(an_empty_pack_falls_back)
 {
     struct linalg_packed pk = { 0 };
@@ -331,6 +409,7 @@ linalg_suite(void)
     tcase_add_test(tc, a_pack_gives_every_element_back);
     tcase_add_test(tc, an_empty_pack_falls_back);
     tcase_add_test(tc, the_pool_gives_the_chain_from_any_caller);
+    tcase_add_test(tc, a_bf16_product_splits_among_threads);
     tcase_add_test(tc, threads_have_their_own_workspace);
     tcase_add_test(tc, the_spare_arena_is_reused_when_it_fits);
     suite_add_tcase(s, tc);

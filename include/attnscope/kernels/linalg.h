@@ -9,6 +9,10 @@
 #ifndef ATTNSCOPE_LINALG_H
 #define ATTNSCOPE_LINALG_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
 /*
  * c (m, n) = a (m, k) . b^T, where b is (n, k).
  * Used for x W^T (nn.Linear) and for Q K^T.
@@ -28,6 +32,14 @@ void linalg_gemm_nn(int m, int n, int k,
                     float *c, int ldc);
 
 /*
+ * c (m, n) = a (m, k) . B for a bfloat16 B, (n, k) when trans (b[j * ldb +
+ * p]), else (k, n): the bits of converting B to float32 and then calling
+ * linalg_gemm_nt or linalg_gemm_nn.
+ */
+void linalg_gemm_bf16(int trans, int m, int n, int k, const float *a, int lda, const uint16_t *b,
+                      int ldb, float *c, int ldc);
+
+/*
  * A right-hand matrix packed once for many products (the weights of a
  * projection): the same products, without repacking B on every call.
  */
@@ -35,7 +47,8 @@ struct linalg_packed {
     int n;       /* columns of the product */
     int k;       /* the shared dimension */
     int nr;      /* the kernel's panel width it was packed for */
-    float *data;
+    bool bf16;   /* data holds bfloat16 patterns (widened as the kernels load them), else floats */
+    void *data;
 };
 
 /*
@@ -45,8 +58,17 @@ struct linalg_packed {
  */
 int linalg_pack(struct linalg_packed *pk, int n, int k, const float *b, int ldb, int trans);
 
-/* The floats linalg_pack allocates for n and k with this processor's kernel. */
+/*
+ * The same for a bfloat16 B, kept bfloat16 in the pack (half the memory):
+ * the kernels widen each element exactly (a shift by 16), so its products
+ * have the bits of the products of B converted to float32 first.
+ */
+int linalg_pack_bf16(struct linalg_packed *pk, int n, int k, const uint16_t *b, int ldb, int trans);
+
+/* The elements linalg_pack and linalg_pack_bf16 allocate for n and k with this processor's kernel. */
 size_t linalg_pack_floats(int n, int k);
+/* The bytes pk holds (0 when empty). */
+size_t linalg_packed_bytes(const struct linalg_packed *pk);
 void linalg_packed_destroy(struct linalg_packed *pk);
 
 /* B's element (j, p) (column j of the product, p of the shared dimension), read from its pack. */

@@ -32,6 +32,10 @@ void parallel_set_threads(int n);
 void parallel_gemm(bool nt, int m, int n, int k, const float *a, int lda, const float *b, int ldb,
                    float *c, int ldc, int threads);
 
+/* The same for a bfloat16 b (linalg_gemm_bf16). */
+void parallel_gemm_bf16(bool nt, int m, int n, int k, const float *a, int lda, const uint16_t *b,
+                        int ldb, float *c, int ldc, int threads);
+
 /*
  * Columns [j0, j0 + cols) of c (m, .) = a . B for a B packed once
  * (linalg_gemm_packed_cols), split among up to threads threads in whole

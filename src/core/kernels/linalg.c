@@ -12,10 +12,17 @@
  * order.  Vector width and tile shape change which elements are computed
  * together, never the arithmetic of one element, so every machine gets the
  * same bits and the golden screens do not depend on the CPU.
+ *
+ * B may also be bfloat16 (the weights of today's open models, kept as they
+ * ship, half the memory): its panels hold the 16-bit patterns and each
+ * kernel widens them as it loads them (a bfloat16 is a float32's upper
+ * half, so a shift by 16 is the exact conversion).  The FMAs then see the
+ * same floats as if B had been converted first, and give the same bits.
  */
 #include "config.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,72 +42,110 @@
 #define MC 96
 
 
+/* c (mr, nr, row stride ldc) = c (when accumulate) + pa (kc, mr) . pb (kc, nr, floats or bf16) */
+typedef void (*tile_fn)(int kc, const float *pa, const void *pb, float *c, int ldc, int accumulate);
+
+/* A kernel's tiles for one type of B. */
+struct tiles {
+    tile_fn tile;
+    /* The same for the first 4 and the first 8 rows of a panel (NULL: tile, every row). */
+    tile_fn tile4, tile8;
+};
+
 struct kernel {
     int mr;
     int nr;
-    /* c (mr, nr, row stride ldc) = c (when accumulate) + pa (kc, mr) . pb (kc, nr) */
-    void (*tile)(int kc, const float *pa, const float *pb, float *c, int ldc, int accumulate);
-    /* The same for the first 4 and the first 8 rows of a panel (NULL: tile, every row). */
-    void (*tile4)(int kc, const float *pa, const float *pb, float *c, int ldc, int accumulate);
-    void (*tile8)(int kc, const float *pa, const float *pb, float *c, int ldc, int accumulate);
+    struct tiles f32, bf16;
 };
+
+/* The float32 whose upper half is h (exact). */
+static inline float
+widen(uint16_t h)
+{
+    const uint32_t bits = (uint32_t)h << 16;
+    float f;
+
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
 
 /* --------------------------------------------------------------- portable */
 
-static void
-tile_portable(int kc, const float *pa, const float *pb, float *c, int ldc, int accumulate)
-{
-    float acc[4][4];
-
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++)
-            acc[i][j] = accumulate ? c[i * ldc + j] : 0.0f;
-    for (int p = 0; p < kc; p++)
-        for (int i = 0; i < 4; i++)
-            for (int j = 0; j < 4; j++)
-                acc[i][j] = fmaf(pa[p * 4 + i], pb[p * 4 + j], acc[i][j]);
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++)
-            c[i * ldc + j] = acc[i][j];
-}
+#define TILE_PORTABLE(NAME, TYPE, LOAD)                                                            \
+    static void NAME(int kc, const float *pa, const void *pbv, float *c, int ldc, int accumulate)  \
+    {                                                                                              \
+        const TYPE *pb = pbv;                                                                      \
+        float acc[4][4];                                                                           \
+                                                                                                   \
+        for (int i = 0; i < 4; i++)                                                                \
+            for (int j = 0; j < 4; j++)                                                            \
+                acc[i][j] = accumulate ? c[i * ldc + j] : 0.0f;                                    \
+        for (int p = 0; p < kc; p++)                                                               \
+            for (int i = 0; i < 4; i++)                                                            \
+                for (int j = 0; j < 4; j++)                                                        \
+                    acc[i][j] = fmaf(pa[p * 4 + i], LOAD(pb[p * 4 + j]), acc[i][j]);               \
+        for (int i = 0; i < 4; i++)                                                                \
+            for (int j = 0; j < 4; j++)                                                            \
+                c[i * ldc + j] = acc[i][j];                                                        \
+    }
+#define AS_IS(x) (x)
+TILE_PORTABLE(tile_portable, float, AS_IS)
+TILE_PORTABLE(tile16_portable, uint16_t, widen)
+#undef AS_IS
 
 #ifdef LINALG_X86
 /* ------------------------------------------------------------------ AVX2 */
 
-__attribute__((target("avx2,fma"))) static void
-tile_avx2(int kc, const float *pa, const float *pb, float *c, int ldc, int accumulate)
-{
-    __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+/* B's 8 floats at pb + at, as they are or widened from bfloat16. */
+#define LOAD8_F32(pb, at) _mm256_loadu_ps((const float *)(pb) + (at))
+#define LOAD8_BF16(pb, at)                                                                            \
+    _mm256_castsi256_ps(_mm256_slli_epi32(                                                         \
+        _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)((const uint16_t *)(pb) + (at)))), 16))
 
-    if (accumulate) {
-        c00 = _mm256_loadu_ps(c + 0 * ldc), c01 = _mm256_loadu_ps(c + 0 * ldc + 8);
-        c10 = _mm256_loadu_ps(c + 1 * ldc), c11 = _mm256_loadu_ps(c + 1 * ldc + 8);
-        c20 = _mm256_loadu_ps(c + 2 * ldc), c21 = _mm256_loadu_ps(c + 2 * ldc + 8);
-        c30 = _mm256_loadu_ps(c + 3 * ldc), c31 = _mm256_loadu_ps(c + 3 * ldc + 8);
-        c40 = _mm256_loadu_ps(c + 4 * ldc), c41 = _mm256_loadu_ps(c + 4 * ldc + 8);
-        c50 = _mm256_loadu_ps(c + 5 * ldc), c51 = _mm256_loadu_ps(c + 5 * ldc + 8);
-    } else {
-        c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = c40 = c41 = c50 = c51 = _mm256_setzero_ps();
+#define TILE_AVX2(NAME, LOAD8)                                                                        \
+    __attribute__((target("avx2,fma"))) static void NAME(int kc, const float *pa, const void *pb,  \
+                                                         float *c, int ldc, int accumulate)        \
+    {                                                                                              \
+        __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;                         \
+                                                                                                   \
+        if (accumulate) {                                                                          \
+            c00 = _mm256_loadu_ps(c + 0 * ldc), c01 = _mm256_loadu_ps(c + 0 * ldc + 8);            \
+            c10 = _mm256_loadu_ps(c + 1 * ldc), c11 = _mm256_loadu_ps(c + 1 * ldc + 8);            \
+            c20 = _mm256_loadu_ps(c + 2 * ldc), c21 = _mm256_loadu_ps(c + 2 * ldc + 8);            \
+            c30 = _mm256_loadu_ps(c + 3 * ldc), c31 = _mm256_loadu_ps(c + 3 * ldc + 8);            \
+            c40 = _mm256_loadu_ps(c + 4 * ldc), c41 = _mm256_loadu_ps(c + 4 * ldc + 8);            \
+            c50 = _mm256_loadu_ps(c + 5 * ldc), c51 = _mm256_loadu_ps(c + 5 * ldc + 8);            \
+        } else {                                                                                   \
+            c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = c40 = c41 = c50 = c51 =                \
+                _mm256_setzero_ps();                                                               \
+        }                                                                                          \
+        for (int p = 0; p < kc; p++) {                                                             \
+            const __m256 b0 = LOAD8(pb, p * 16);                                                      \
+            const __m256 b1 = LOAD8(pb, p * 16 + 8);                                                  \
+            const float *a = pa + p * 6;                                                           \
+            __m256 ai;                                                                             \
+            ai = _mm256_broadcast_ss(a + 0), c00 = _mm256_fmadd_ps(ai, b0, c00),                   \
+            c01 = _mm256_fmadd_ps(ai, b1, c01);                                                    \
+            ai = _mm256_broadcast_ss(a + 1), c10 = _mm256_fmadd_ps(ai, b0, c10),                   \
+            c11 = _mm256_fmadd_ps(ai, b1, c11);                                                    \
+            ai = _mm256_broadcast_ss(a + 2), c20 = _mm256_fmadd_ps(ai, b0, c20),                   \
+            c21 = _mm256_fmadd_ps(ai, b1, c21);                                                    \
+            ai = _mm256_broadcast_ss(a + 3), c30 = _mm256_fmadd_ps(ai, b0, c30),                   \
+            c31 = _mm256_fmadd_ps(ai, b1, c31);                                                    \
+            ai = _mm256_broadcast_ss(a + 4), c40 = _mm256_fmadd_ps(ai, b0, c40),                   \
+            c41 = _mm256_fmadd_ps(ai, b1, c41);                                                    \
+            ai = _mm256_broadcast_ss(a + 5), c50 = _mm256_fmadd_ps(ai, b0, c50),                   \
+            c51 = _mm256_fmadd_ps(ai, b1, c51);                                                    \
+        }                                                                                          \
+        _mm256_storeu_ps(c + 0 * ldc, c00), _mm256_storeu_ps(c + 0 * ldc + 8, c01);                \
+        _mm256_storeu_ps(c + 1 * ldc, c10), _mm256_storeu_ps(c + 1 * ldc + 8, c11);                \
+        _mm256_storeu_ps(c + 2 * ldc, c20), _mm256_storeu_ps(c + 2 * ldc + 8, c21);                \
+        _mm256_storeu_ps(c + 3 * ldc, c30), _mm256_storeu_ps(c + 3 * ldc + 8, c31);                \
+        _mm256_storeu_ps(c + 4 * ldc, c40), _mm256_storeu_ps(c + 4 * ldc + 8, c41);                \
+        _mm256_storeu_ps(c + 5 * ldc, c50), _mm256_storeu_ps(c + 5 * ldc + 8, c51);                \
     }
-    for (int p = 0; p < kc; p++) {
-        const __m256 b0 = _mm256_loadu_ps(pb + p * 16);
-        const __m256 b1 = _mm256_loadu_ps(pb + p * 16 + 8);
-        const float *a = pa + p * 6;
-        __m256 ai;
-        ai = _mm256_broadcast_ss(a + 0), c00 = _mm256_fmadd_ps(ai, b0, c00), c01 = _mm256_fmadd_ps(ai, b1, c01);
-        ai = _mm256_broadcast_ss(a + 1), c10 = _mm256_fmadd_ps(ai, b0, c10), c11 = _mm256_fmadd_ps(ai, b1, c11);
-        ai = _mm256_broadcast_ss(a + 2), c20 = _mm256_fmadd_ps(ai, b0, c20), c21 = _mm256_fmadd_ps(ai, b1, c21);
-        ai = _mm256_broadcast_ss(a + 3), c30 = _mm256_fmadd_ps(ai, b0, c30), c31 = _mm256_fmadd_ps(ai, b1, c31);
-        ai = _mm256_broadcast_ss(a + 4), c40 = _mm256_fmadd_ps(ai, b0, c40), c41 = _mm256_fmadd_ps(ai, b1, c41);
-        ai = _mm256_broadcast_ss(a + 5), c50 = _mm256_fmadd_ps(ai, b0, c50), c51 = _mm256_fmadd_ps(ai, b1, c51);
-    }
-    _mm256_storeu_ps(c + 0 * ldc, c00), _mm256_storeu_ps(c + 0 * ldc + 8, c01);
-    _mm256_storeu_ps(c + 1 * ldc, c10), _mm256_storeu_ps(c + 1 * ldc + 8, c11);
-    _mm256_storeu_ps(c + 2 * ldc, c20), _mm256_storeu_ps(c + 2 * ldc + 8, c21);
-    _mm256_storeu_ps(c + 3 * ldc, c30), _mm256_storeu_ps(c + 3 * ldc + 8, c31);
-    _mm256_storeu_ps(c + 4 * ldc, c40), _mm256_storeu_ps(c + 4 * ldc + 8, c41);
-    _mm256_storeu_ps(c + 5 * ldc, c50), _mm256_storeu_ps(c + 5 * ldc + 8, c51);
-}
+TILE_AVX2(tile_avx2, LOAD8_F32)
+TILE_AVX2(tile16_avx2, LOAD8_BF16)
 
 /* ---------------------------------------------------------------- AVX-512 */
 
@@ -115,8 +160,8 @@ tile_avx2(int kc, const float *pa, const float *pb, float *c, int ldc, int accum
  * 12).  They read the same packed panels (12 wide, zero past the rows);
  * each element is the same chain of FMAs in order of k.
  */
-#define TILE_AVX512(NAME, ROWS)                                                                   \
-    __attribute__((target("avx512f"))) static void NAME(int kc, const float *pa, const float *pb, \
+#define TILE_AVX512(NAME, ROWS, LOAD16)                                                              \
+    __attribute__((target("avx512f"))) static void NAME(int kc, const float *pa, const void *pb,  \
                                                         float *c, int ldc, int accumulate)         \
     {                                                                                             \
         ROWS(DECLARE)                                                                             \
@@ -126,8 +171,8 @@ tile_avx2(int kc, const float *pa, const float *pb, float *c, int ldc, int accum
             ROWS(ZERO)                                                                            \
         }                                                                                         \
         for (int p = 0; p < kc; p++) {                                                            \
-            const __m512 b0 = _mm512_loadu_ps(pb + p * 32);                                       \
-            const __m512 b1 = _mm512_loadu_ps(pb + p * 32 + 16);                                  \
+            const __m512 b0 = LOAD16(pb, p * 32);                                                    \
+            const __m512 b1 = LOAD16(pb, p * 32 + 16);                                               \
             const float *a = pa + p * 12;                                                         \
             __m512 ai;                                                                            \
             ROWS(STEP)                                                                            \
@@ -141,9 +186,18 @@ tile_avx2(int kc, const float *pa, const float *pb, float *c, int ldc, int accum
     ai = _mm512_set1_ps(a[i]), c##i##0 = _mm512_fmadd_ps(ai, b0, c##i##0),                        \
     c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1);
 #define STORE(i) _mm512_storeu_ps(c + i * ldc, c##i##0), _mm512_storeu_ps(c + i * ldc + 16, c##i##1);
-TILE_AVX512(tile_avx512, ROWS12)
-TILE_AVX512(tile8_avx512, ROWS8)
-TILE_AVX512(tile4_avx512, ROWS4)
+/* B's 16 floats at pb + at, as they are or widened from bfloat16. */
+#define LOAD16_F32(pb, at) _mm512_loadu_ps((const float *)(pb) + (at))
+#define LOAD16_BF16(pb, at)                                                                          \
+    _mm512_castsi512_ps(_mm512_slli_epi32(                                                        \
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)((const uint16_t *)(pb) + (at)))), \
+        16))
+TILE_AVX512(tile_avx512, ROWS12, LOAD16_F32)
+TILE_AVX512(tile8_avx512, ROWS8, LOAD16_F32)
+TILE_AVX512(tile4_avx512, ROWS4, LOAD16_F32)
+TILE_AVX512(tile16_avx512, ROWS12, LOAD16_BF16)
+TILE_AVX512(tile16_8_avx512, ROWS8, LOAD16_BF16)
+TILE_AVX512(tile16_4_avx512, ROWS4, LOAD16_BF16)
 #undef DECLARE
 #undef LOAD
 #undef ZERO
@@ -152,10 +206,12 @@ TILE_AVX512(tile4_avx512, ROWS4)
 #endif
 
 static const struct kernel kernels[] = {
-    [CPU_PORTABLE] = { 4, 4, tile_portable, NULL, NULL },
+    [CPU_PORTABLE] = { 4, 4, { tile_portable, NULL, NULL }, { tile16_portable, NULL, NULL } },
 #ifdef LINALG_X86
-    [CPU_AVX2] = { 6, 16, tile_avx2, NULL, NULL },
-    [CPU_AVX512] = { 12, 32, tile_avx512, tile4_avx512, tile8_avx512 },
+    [CPU_AVX2] = { 6, 16, { tile_avx2, NULL, NULL }, { tile16_avx2, NULL, NULL } },
+    [CPU_AVX512] = { 12, 32,
+                     { tile_avx512, tile4_avx512, tile8_avx512 },
+                     { tile16_avx512, tile16_4_avx512, tile16_8_avx512 } },
 #endif
 };
 
@@ -273,6 +329,37 @@ pack_b(int k, int n, int nr, const float *b, int ldb, int trans, float *out)
     }
 }
 
+/*
+ * bfloat16 B into the same layout, its 16-bit patterns moved as they are
+ * (a zero pattern is 0.0f past the last column).
+ */
+static void
+pack_b16(int k, int n, int nr, const uint16_t *b, int ldb, int trans, uint16_t *out)
+{
+    const size_t n_pad = (size_t)((n + nr - 1) / nr * nr);
+
+    for (int p0 = 0; p0 < k; p0 += KC) {
+        const int kc = k - p0 < KC ? k - p0 : KC;
+        uint16_t *block = out + (size_t)p0 * n_pad;
+        for (int j0 = 0; j0 < n; j0 += nr) {
+            const int w = n - j0 < nr ? n - j0 : nr;
+            uint16_t *panel = block + (size_t)j0 * (size_t)kc;
+            if (trans) {
+                const uint16_t *src = b + (size_t)j0 * (size_t)ldb + (size_t)p0;
+                for (int p = 0; p < kc; p++)
+                    for (int j = 0; j < w; j++)
+                        panel[(size_t)p * (size_t)nr + (size_t)j] = src[(size_t)j * (size_t)ldb + (size_t)p];
+            } else {
+                for (int p = 0; p < kc; p++)
+                    memcpy(panel + (size_t)p * (size_t)nr,
+                           b + (size_t)(p0 + p) * (size_t)ldb + (size_t)j0, (size_t)w * sizeof *b);
+            }
+            for (int p = 0; w < nr && p < kc; p++)
+                memset(panel + (size_t)p * (size_t)nr + (size_t)w, 0, (size_t)(nr - w) * sizeof *b);
+        }
+    }
+}
+
 float
 linalg_packed_at(const struct linalg_packed *pk, int j, int p)
 {
@@ -282,8 +369,10 @@ linalg_packed_at(const struct linalg_packed *pk, int j, int p)
     const int kc = pk->k - p0 < KC ? pk->k - p0 : KC;
     const int j0 = j / pk->nr * pk->nr;
 
-    return pk->data[(size_t)p0 * n_pad + (size_t)j0 * (size_t)kc + (size_t)(p - p0) * (size_t)pk->nr +
-                    (size_t)(j - j0)];
+    const size_t at = (size_t)p0 * n_pad + (size_t)j0 * (size_t)kc + (size_t)(p - p0) * (size_t)pk->nr +
+                      (size_t)(j - j0);
+
+    return pk->bf16 ? widen(((const uint16_t *)pk->data)[at]) : ((const float *)pk->data)[at];
 }
 
 /* A's block (mc, kc) into panels of mr rows: for each p, mr consecutive values. */
@@ -306,65 +395,83 @@ pack_a(int mc, int kc, int mr, const float *a, int lda, float *out)
 
 /* ------------------------------------------------------------------- gemm */
 
+/* A right-hand matrix as it is stored: floats or bfloat16, (n, k) when trans, else (k, n). */
+struct bmat {
+    const void *data;
+    bool bf16;
+    int ld;
+    int trans;
+};
+
+/* Its element (j, p), as a float. */
+static float
+bmat_at(const struct bmat *b, int j, int p)
+{
+    const size_t at = b->trans ? (size_t)j * (size_t)b->ld + (size_t)p
+                               : (size_t)p * (size_t)b->ld + (size_t)j;
+
+    return b->bf16 ? widen(((const uint16_t *)b->data)[at]) : ((const float *)b->data)[at];
+}
+
 /* The products done one element at a time, when even the workspace fails. */
 static void
-gemm_plain(int m, int n, int k, const float *a, int lda, const float *b, int ldb, int trans,
-           float *c, int ldc)
+gemm_plain(int m, int n, int k, const float *a, int lda, const struct bmat *b, float *c, int ldc)
 {
     for (int i = 0; i < m; i++) {
         for (int j = 0; j < n; j++) {
             float acc = 0.0f;
-            for (int p = 0; p < k; p++) {
-                float bv = trans ? b[(size_t)j * (size_t)ldb + (size_t)p]
-                                 : b[(size_t)p * (size_t)ldb + (size_t)j];
-                acc = fmaf(a[(size_t)i * (size_t)lda + (size_t)p], bv, acc);
-            }
+            for (int p = 0; p < k; p++)
+                acc = fmaf(a[(size_t)i * (size_t)lda + (size_t)p], bmat_at(b, j, p), acc);
             c[(size_t)i * (size_t)ldc + (size_t)j] = acc;
         }
     }
 }
 
 /*
- * c (m, n) = a (m, k) . B, with B already packed by pack_b for this kernel:
- * columns [j_begin, j_begin + n) of a pack pb_width (padded) columns wide
- * (j_begin a multiple of the panel width), c their first column.
+ * c (m, n) = a (m, k) . B, with B already packed for this kernel (floats or
+ * bfloat16, as bf16 says): columns [j_begin, j_begin + n) of a pack
+ * pb_width (padded) columns wide (j_begin a multiple of the panel width), c
+ * their first column.
  */
 static void
-gemm_core(const struct kernel *kn, int m, int n, int k, const float *a, int lda, const float *pb,
-          size_t pb_width, int j_begin, float *pa, float *c, int ldc)
+gemm_core(const struct kernel *kn, int m, int n, int k, const float *a, int lda, const void *pb,
+          bool bf16, size_t pb_width, int j_begin, float *pa, float *c, int ldc)
 {
     const int mr = kn->mr;
     const int nr = kn->nr;
+    const struct tiles *tl = bf16 ? &kn->bf16 : &kn->f32;
+    const size_t esize = bf16 ? sizeof(uint16_t) : sizeof(float);
     float edge[12 * 32];
 
     for (int p0 = 0; p0 < k; p0 += KC) {
         const int kc = k - p0 < KC ? k - p0 : KC;
         const int accumulate = p0 > 0;
-        const float *block = pb + (size_t)p0 * pb_width + (size_t)j_begin * (size_t)kc;
+        const unsigned char *block = (const unsigned char *)pb +
+                                     ((size_t)p0 * pb_width + (size_t)j_begin * (size_t)kc) * esize;
         for (int i0 = 0; i0 < m; i0 += MC) {
             const int mc = m - i0 < MC ? m - i0 : MC;
             pack_a(mc, kc, mr, a + (size_t)i0 * (size_t)lda + (size_t)p0, lda, pa);
             for (int j0 = 0; j0 < n; j0 += nr) {
-                const float *panel_b = block + (size_t)j0 * (size_t)kc;
+                const void *panel_b = block + (size_t)j0 * (size_t)kc * esize;
                 const int w = n - j0 < nr ? n - j0 : nr;
                 for (int ii = 0; ii < mc; ii += mr) {
                     const int h = mc - ii < mr ? mc - ii : mr;
                     float *ct = c + (size_t)(i0 + ii) * (size_t)ldc + (size_t)j0;
                     const float *panel_a = pa + (size_t)ii * (size_t)kc;
                     if (h == mr && w == nr) {
-                        kn->tile(kc, panel_a, panel_b, ct, ldc, accumulate);
+                        tl->tile(kc, panel_a, panel_b, ct, ldc, accumulate);
                         continue;
                     }
                     /* An edge tile goes through a full-size buffer, by the fewest rows that hold it. */
                     for (int i = 0; i < h; i++)
                         for (int j = 0; j < w; j++)
                             edge[i * nr + j] = accumulate ? ct[(size_t)i * (size_t)ldc + (size_t)j] : 0.0f;
-                    if (h <= 4 && kn->tile4 != NULL)
-                        kn->tile4(kc, panel_a, panel_b, edge, nr, accumulate);
-                    else if (h <= 8 && kn->tile8 != NULL)
-                        kn->tile8(kc, panel_a, panel_b, edge, nr, accumulate);
+                    if (h <= 4 && tl->tile4 != NULL)
+                        tl->tile4(kc, panel_a, panel_b, edge, nr, accumulate);
+                    else if (h <= 8 && tl->tile8 != NULL)
+                        tl->tile8(kc, panel_a, panel_b, edge, nr, accumulate);
                     else
-                        kn->tile(kc, panel_a, panel_b, edge, nr, accumulate);
+                        tl->tile(kc, panel_a, panel_b, edge, nr, accumulate);
                     for (int i = 0; i < h; i++)
                         for (int j = 0; j < w; j++)
                             ct[(size_t)i * (size_t)ldc + (size_t)j] = edge[i * nr + j];
@@ -381,18 +488,30 @@ zero_c(int m, int n, float *c, int ldc)
         memset(c + (size_t)i * (size_t)ldc, 0, (size_t)n * sizeof(float));
 }
 
+/* The elements of B's pack (its padded columns times k). */
 static size_t
-packed_floats(int n, int k, int nr)
+packed_elems(int n, int k, int nr)
 {
     return (size_t)k * (size_t)((n + nr - 1) / nr * nr);
 }
 
+/* B (floats or bfloat16) into its panels at out. */
 static void
-gemm(int m, int n, int k, const float *a, int lda, const float *b, int ldb, int trans, float *c,
-     int ldc)
+pack_any(int k, int n, int nr, const struct bmat *b, void *out)
+{
+    if (b->bf16)
+        pack_b16(k, n, nr, b->data, b->ld, b->trans, out);
+    else
+        pack_b(k, n, nr, b->data, b->ld, b->trans, out);
+}
+
+static void
+gemm(int m, int n, int k, const float *a, int lda, const struct bmat *b, float *c, int ldc)
 {
     const struct kernel *kn = kernel();
-    const size_t b_floats = packed_floats(n, k, kn->nr);
+    const size_t esize = b->bf16 ? sizeof(uint16_t) : sizeof(float);
+    /* B's panels, then A's (rounded to 64 bytes, in floats). */
+    const size_t b_floats = (packed_elems(n, k, kn->nr) * esize + 63) / 64 * 16;
     float *pb;
 
     if (m <= 0 || n <= 0)
@@ -403,11 +522,11 @@ gemm(int m, int n, int k, const float *a, int lda, const float *b, int ldb, int 
     }
     pb = workspace_scratch(workspace_thread(), b_floats + (size_t)MC * KC);
     if (pb == NULL) {
-        gemm_plain(m, n, k, a, lda, b, ldb, trans, c, ldc);
+        gemm_plain(m, n, k, a, lda, b, c, ldc);
         return;
     }
-    pack_b(k, n, kn->nr, b, ldb, trans, pb);
-    gemm_core(kn, m, n, k, a, lda, pb, (size_t)((n + kn->nr - 1) / kn->nr * kn->nr), 0,
+    pack_any(k, n, kn->nr, b, pb);
+    gemm_core(kn, m, n, k, a, lda, pb, b->bf16, (size_t)((n + kn->nr - 1) / kn->nr * kn->nr), 0,
               pb + b_floats, c, ldc);
 }
 
@@ -415,38 +534,77 @@ void
 linalg_gemm_nt(int m, int n, int k, const float *a, int lda, const float *b, int ldb, float *c,
                int ldc)
 {
-    gemm(m, n, k, a, lda, b, ldb, 1, c, ldc);
+    const struct bmat bm = { b, false, ldb, 1 };
+
+    gemm(m, n, k, a, lda, &bm, c, ldc);
 }
 
 void
 linalg_gemm_nn(int m, int n, int k, const float *a, int lda, const float *b, int ldb, float *c,
                int ldc)
 {
-    gemm(m, n, k, a, lda, b, ldb, 0, c, ldc);
+    const struct bmat bm = { b, false, ldb, 0 };
+
+    gemm(m, n, k, a, lda, &bm, c, ldc);
 }
 
-int
-linalg_pack(struct linalg_packed *pk, int n, int k, const float *b, int ldb, int trans)
+void
+linalg_gemm_bf16(int trans, int m, int n, int k, const float *a, int lda, const uint16_t *b, int ldb,
+                 float *c, int ldc)
+{
+    const struct bmat bm = { b, true, ldb, trans };
+
+    gemm(m, n, k, a, lda, &bm, c, ldc);
+}
+
+static int
+pack(struct linalg_packed *pk, int n, int k, const struct bmat *b)
 {
     const struct kernel *kn = kernel();
+    const size_t esize = b->bf16 ? sizeof(uint16_t) : sizeof(float);
 
     memset(pk, 0, sizeof *pk);
     if (n <= 0 || k <= 0)
         return 0;
-    pk->data = malloc(packed_floats(n, k, kn->nr) * sizeof(float));
+    pk->data = malloc(packed_elems(n, k, kn->nr) * esize);
     if (pk->data == NULL)
         return -1;
     pk->n = n;
     pk->k = k;
     pk->nr = kn->nr;
-    pack_b(k, n, kn->nr, b, ldb, trans, pk->data);
+    pk->bf16 = b->bf16;
+    pack_any(k, n, kn->nr, b, pk->data);
     return 0;
+}
+
+int
+linalg_pack(struct linalg_packed *pk, int n, int k, const float *b, int ldb, int trans)
+{
+    const struct bmat bm = { b, false, ldb, trans };
+
+    return pack(pk, n, k, &bm);
+}
+
+int
+linalg_pack_bf16(struct linalg_packed *pk, int n, int k, const uint16_t *b, int ldb, int trans)
+{
+    const struct bmat bm = { b, true, ldb, trans };
+
+    return pack(pk, n, k, &bm);
 }
 
 size_t
 linalg_pack_floats(int n, int k)
 {
-    return n <= 0 || k <= 0 ? 0 : packed_floats(n, k, kernel()->nr);
+    return n <= 0 || k <= 0 ? 0 : packed_elems(n, k, kernel()->nr);
+}
+
+size_t
+linalg_packed_bytes(const struct linalg_packed *pk)
+{
+    if (pk->data == NULL)
+        return 0;
+    return packed_elems(pk->n, pk->k, pk->nr) * (pk->bf16 ? sizeof(uint16_t) : sizeof(float));
 }
 
 void
@@ -459,19 +617,7 @@ linalg_packed_destroy(struct linalg_packed *pk)
 int
 linalg_gemm_packed(int m, const float *a, int lda, const struct linalg_packed *pk, float *c, int ldc)
 {
-    const struct kernel *kn = kernel();
-    float *pa;
-
-    if (pk->data == NULL || pk->nr != kn->nr)
-        return -1;
-    if (m <= 0)
-        return 0;
-    pa = workspace_scratch(workspace_thread(), (size_t)MC * KC);
-    if (pa == NULL)
-        return -1;
-    gemm_core(kn, m, pk->n, pk->k, a, lda, pk->data, packed_floats(pk->n, 1, pk->nr), 0, pa, c,
-              ldc);
-    return 0;
+    return linalg_gemm_packed_cols(m, a, lda, pk, 0, pk->n, c, ldc);
 }
 
 int
@@ -489,8 +635,8 @@ linalg_gemm_packed_cols(int m, const float *a, int lda, const struct linalg_pack
     pa = workspace_scratch(workspace_thread(), (size_t)MC * KC);
     if (pa == NULL)
         return -1;
-    gemm_core(kn, m, cols, pk->k, a, lda, pk->data, packed_floats(pk->n, 1, pk->nr), j0, pa, c,
-              ldc);
+    gemm_core(kn, m, cols, pk->k, a, lda, pk->data, pk->bf16, packed_elems(pk->n, 1, pk->nr), j0,
+              pa, c, ldc);
     return 0;
 }
 

@@ -248,7 +248,8 @@ struct slice {
     int m, n, k;
     const float *a;
     int lda;
-    const float *b;
+    const void *b; /* floats, or bfloat16 when bf16 */
+    bool bf16;
     int ldb;
     float *c;
     int ldc;
@@ -257,7 +258,9 @@ struct slice {
 static void
 run_slice(const struct slice *s)
 {
-    if (s->nt)
+    if (s->bf16)
+        linalg_gemm_bf16(s->nt, s->m, s->n, s->k, s->a, s->lda, s->b, s->ldb, s->c, s->ldc);
+    else if (s->nt)
         linalg_gemm_nt(s->m, s->n, s->k, s->a, s->lda, s->b, s->ldb, s->c, s->ldc);
     else
         linalg_gemm_nn(s->m, s->n, s->k, s->a, s->lda, s->b, s->ldb, s->c, s->ldc);
@@ -269,29 +272,50 @@ slice_task(void *arg)
     run_slice(arg);
 }
 
-void
-parallel_gemm(bool nt, int m, int n, int k, const float *a, int lda, const float *b, int ldb,
-              float *c, int ldc, int threads)
+/* The product's columns split among the threads (b's elements esize bytes). */
+static void
+gemm_split(const struct slice *whole, size_t esize, int threads)
 {
     struct slice s[PARALLEL_MAX_THREADS];
     struct task tasks[PARALLEL_MAX_THREADS];
-    const int per = columns_per_thread(n, (long)m * (long)n * (long)k, threads,
+    const int n = whole->n;
+    const int per = columns_per_thread(n, (long)whole->m * (long)n * (long)whole->k, threads,
                                        PARALLEL_COLUMN_STEP);
     const int parts = per > 0 ? (n + per - 1) / per : 0;
+
     if (parts <= 1) {
-        struct slice whole = { nt, m, n, k, a, lda, b, ldb, c, ldc };
-        run_slice(&whole);
+        run_slice(whole);
         return;
     }
     for (int t = 0; t < parts; t++) {
         const int j0 = t * per;
-        const int cols = n - j0 < per ? n - j0 : per;
         /* Columns j0.. of C: rows j0.. of B stored (n, k), or its columns j0.. stored (k, n). */
-        s[t] = (struct slice){ nt, m, cols, k, a, lda, nt ? b + (size_t)j0 * (size_t)ldb : b + j0,
-                               ldb, c + j0, ldc };
+        const size_t skip = whole->nt ? (size_t)j0 * (size_t)whole->ldb : (size_t)j0;
+        s[t] = *whole;
+        s[t].n = n - j0 < per ? n - j0 : per;
+        s[t].b = (const unsigned char *)whole->b + skip * esize;
+        s[t].c = whole->c + j0;
         tasks[t] = (struct task){ slice_task, &s[t] };
     }
     run_tasks(tasks, parts);
+}
+
+void
+parallel_gemm(bool nt, int m, int n, int k, const float *a, int lda, const float *b, int ldb,
+              float *c, int ldc, int threads)
+{
+    const struct slice whole = { nt, m, n, k, a, lda, b, false, ldb, c, ldc };
+
+    gemm_split(&whole, sizeof *b, threads);
+}
+
+void
+parallel_gemm_bf16(bool nt, int m, int n, int k, const float *a, int lda, const uint16_t *b,
+                   int ldb, float *c, int ldc, int threads)
+{
+    const struct slice whole = { nt, m, n, k, a, lda, b, true, ldb, c, ldc };
+
+    gemm_split(&whole, sizeof *b, threads);
 }
 
 struct packed_slice {
