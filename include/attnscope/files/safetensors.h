@@ -55,5 +55,8 @@ const struct tensor_info *safetensors_find(const struct safetensors *st, const c
  */
 enum attn_status safetensors_read_f32(const struct safetensors *st, const struct tensor_info *t,
                                       float *out, struct attn_error *err);
+/* The same as float32 or as stored (tensor_read's as). */
+enum attn_status safetensors_read(const struct safetensors *st, const struct tensor_info *t,
+                                  enum tensor_dtype as, void *out, struct attn_error *err);
 
 #endif

@@ -83,4 +83,13 @@ typedef enum attn_status (*tensor_bytes_fn)(void *reader, int unit, uint64_t off
 enum attn_status tensor_read_f32(const struct tensor_info *t, tensor_bytes_fn bytes, void *reader,
                                  const char *path, float *out, struct attn_error *err);
 
+/*
+ * The same as float32 (as TENSOR_F32) or as stored (as t->dtype: t->numel
+ * values of its size in the host's byte order, a bfloat16 model's weights
+ * kept as they ship); another as is refused by name.
+ */
+enum attn_status tensor_read(const struct tensor_info *t, tensor_bytes_fn bytes, void *reader,
+                             const char *path, enum tensor_dtype as, void *out,
+                             struct attn_error *err);
+
 #endif

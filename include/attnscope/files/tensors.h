@@ -63,6 +63,12 @@ const struct tensor_info *tensors_find(const struct tensor_source *s, const char
 /* Its values as float32 into out (t->numel of them), converted exactly. */
 enum attn_status tensors_read_f32(const struct tensor_source *s, const struct tensor_info *t,
                                   float *out, struct attn_error *err);
+/*
+ * As float32 (as TENSOR_F32) or as stored (as t->dtype: a bfloat16 model's
+ * weights kept bfloat16), tensor_read's rules.
+ */
+enum attn_status tensors_read(const struct tensor_source *s, const struct tensor_info *t,
+                              enum tensor_dtype as, void *out, struct attn_error *err);
 
 /* How many tensors the source has, and each (in no promised order). */
 int tensors_count(const struct tensor_source *s);

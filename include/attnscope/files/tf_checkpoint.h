@@ -63,6 +63,9 @@ const struct tensor_info *tf_checkpoint_find(const struct tf_checkpoint *ck, con
 enum attn_status tf_checkpoint_read_f32(const struct tf_checkpoint *ck,
                                         const struct tensor_info *t, float *out,
                                         struct attn_error *err);
+/* The same as float32 or as stored (tensor_read's as). */
+enum attn_status tf_checkpoint_read(const struct tf_checkpoint *ck, const struct tensor_info *t,
+                                    enum tensor_dtype as, void *out, struct attn_error *err);
 
 /* The data file holding t (for messages). */
 const char *tf_checkpoint_file_of(const struct tf_checkpoint *ck, const struct tensor_info *t);

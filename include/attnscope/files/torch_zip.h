@@ -48,5 +48,8 @@ const struct tensor_info *torch_zip_find(const struct torch_zip *tz, const char 
 /* t's values as float32 (t->numel of them). */
 enum attn_status torch_zip_read_f32(const struct torch_zip *tz, const struct tensor_info *t,
                                     float *out, struct attn_error *err);
+/* The same as float32 or as stored (tensor_read's as). */
+enum attn_status torch_zip_read(const struct torch_zip *tz, const struct tensor_info *t,
+                                enum tensor_dtype as, void *out, struct attn_error *err);
 
 #endif

@@ -281,8 +281,15 @@ data_bytes(void *reader, int unit, uint64_t offset, void *buf, size_t len, struc
 }
 
 enum attn_status
+safetensors_read(const struct safetensors *st, const struct tensor_info *t, enum tensor_dtype as,
+                 void *out, struct attn_error *err)
+{
+    return tensor_read(t, data_bytes, (void *)st, st->path, as, out, err);
+}
+
+enum attn_status
 safetensors_read_f32(const struct safetensors *st, const struct tensor_info *t, float *out,
                      struct attn_error *err)
 {
-    return tensor_read_f32(t, data_bytes, (void *)st, st->path, out, err);
+    return safetensors_read(st, t, TENSOR_F32, out, err);
 }

@@ -1,6 +1,7 @@
 /* tensor.c: a tensor's dtype and its values as float32 (see tensor.h). */
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,38 +148,54 @@ tensor_catalogue_free(struct tensor_catalogue *c)
 
 /* ------------------------------------------------------------ reading values */
 
+/* n values of esize bytes, little-endian at src, into out in the host's order. */
+static void
+to_host(const unsigned char *src, size_t n, size_t esize, unsigned char *out, bool little)
+{
+    if (little) {
+        memcpy(out, src, n * esize);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t b = 0; b < esize; b++)
+            out[i * esize + b] = src[i * esize + esize - 1 - b];
+}
+
 enum attn_status
-tensor_read_f32(const struct tensor_info *t, tensor_bytes_fn bytes, void *reader, const char *path,
-                float *out, struct attn_error *err)
+tensor_read(const struct tensor_info *t, tensor_bytes_fn bytes, void *reader, const char *path,
+            enum tensor_dtype as, void *out, struct attn_error *err)
 {
     const size_t esize = tensor_dtype_size(t->dtype);
     const uint16_t one = 1;
     unsigned char little;
     uint32_t crc = 0;
-    /* A piece at a time through a small buffer: little-endian bytes to floats on any host. */
+    /* A piece at a time through a small buffer: little-endian bytes to values on any host. */
     unsigned char chunk[1 << 16];
     const size_t per = sizeof chunk / esize;
     enum attn_status rc;
 
     if (t->refused != NULL)
         return attn_fail(err, ATTN_EPARSE, "%s: tensor '%s' %s", path, t->name, t->refused);
+    if (as != TENSOR_F32 && as != t->dtype)
+        return attn_fail(err, ATTN_EPARSE, "%s: tensor '%s' is %s, not %s", path, t->name,
+                         tensor_dtype_name(t->dtype), tensor_dtype_name(as));
     if (t->end - t->begin != t->numel * esize)
         return attn_fail(err, ATTN_EPARSE, "%s: tensor '%s' has %zu bytes for %zu values of %s",
                          path, t->name, t->end - t->begin, t->numel, tensor_dtype_name(t->dtype));
     memcpy(&little, &one, 1);
-    if (t->dtype == TENSOR_F32 && little == 1 && !t->has_crc) {
-        /* Float32 on a little-endian host: the file's bytes are the values. */
-        rc = bytes(reader, t->unit, t->begin, out, t->numel * sizeof *out, err);
+    if (as == t->dtype && little == 1 && !t->has_crc) {
+        /* Its own type on a little-endian host: the file's bytes are the values. */
+        rc = bytes(reader, t->unit, t->begin, out, t->numel * esize, err);
         if (rc != ATTN_OK)
             return rc;
-    } else if (t->dtype == TENSOR_F32 && little == 1) {
+    } else if (as == t->dtype && little == 1) {
         /*
          * The same, a megabyte at a time, each checked while it is still in
          * the cache (checking 500 MB after reading it read it all again
          * from memory).
          */
-        const size_t total = t->numel * sizeof *out;
-        unsigned char *to = (unsigned char *)out;
+        const size_t total = t->numel * esize;
+        unsigned char *to = out;
         for (size_t done = 0; done < total;) {
             const size_t n = total - done < ((size_t)1 << 20) ? total - done : (size_t)1 << 20;
             rc = bytes(reader, t->unit, t->begin + done, to + done, n, err);
@@ -195,7 +212,10 @@ tensor_read_f32(const struct tensor_info *t, tensor_bytes_fn bytes, void *reader
                 return rc;
             if (t->has_crc)
                 crc = crc32c_extend(crc, chunk, n * esize);
-            tensor_to_f32(t->dtype, chunk, n, out + done);
+            if (as == TENSOR_F32)
+                tensor_to_f32(t->dtype, chunk, n, (float *)out + done);
+            else
+                to_host(chunk, n, esize, (unsigned char *)out + done * esize, little == 1);
             done += n;
         }
     }
@@ -205,4 +225,11 @@ tensor_read_f32(const struct tensor_info *t, tensor_bytes_fn bytes, void *reader
                          "the file is damaged, or not the one its index was written with",
                          path, t->name, crc32c_mask(crc), t->crc32c);
     return ATTN_OK;
+}
+
+enum attn_status
+tensor_read_f32(const struct tensor_info *t, tensor_bytes_fn bytes, void *reader, const char *path,
+                float *out, struct attn_error *err)
+{
+    return tensor_read(t, bytes, reader, path, TENSOR_F32, out, err);
 }

@@ -25,8 +25,9 @@ struct tensor_reader {
     size_t self_size; /* the reader's own struct */
     enum attn_status (*open)(void *self, const char *path, struct attn_error *err);
     const struct tensor_catalogue *(*catalogue)(const void *self);
-    enum attn_status (*read_f32)(const void *self, const struct tensor_info *t, float *out,
-                                 struct attn_error *err);
+    /* as float32, or as stored (tensor_read) */
+    enum attn_status (*read)(const void *self, const struct tensor_info *t, enum tensor_dtype as,
+                             void *out, struct attn_error *err);
     const char *(*file_of)(const void *self, const struct tensor_info *t);
     void (*close)(void *self);
 };
@@ -44,9 +45,10 @@ st_catalogue(const void *self)
 }
 
 static enum attn_status
-st_read(const void *self, const struct tensor_info *t, float *out, struct attn_error *err)
+st_read(const void *self, const struct tensor_info *t, enum tensor_dtype as, void *out,
+        struct attn_error *err)
 {
-    return safetensors_read_f32(self, t, out, err);
+    return safetensors_read(self, t, as, out, err);
 }
 
 static const char *
@@ -79,9 +81,10 @@ tf_catalogue(const void *self)
 }
 
 static enum attn_status
-tf_read(const void *self, const struct tensor_info *t, float *out, struct attn_error *err)
+tf_read(const void *self, const struct tensor_info *t, enum tensor_dtype as, void *out,
+        struct attn_error *err)
 {
-    return tf_checkpoint_read_f32(self, t, out, err);
+    return tf_checkpoint_read(self, t, as, out, err);
 }
 
 static const char *
@@ -117,9 +120,10 @@ pt_catalogue(const void *self)
 }
 
 static enum attn_status
-pt_read(const void *self, const struct tensor_info *t, float *out, struct attn_error *err)
+pt_read(const void *self, const struct tensor_info *t, enum tensor_dtype as, void *out,
+        struct attn_error *err)
 {
-    return torch_zip_read_f32(self, t, out, err);
+    return torch_zip_read(self, t, as, out, err);
 }
 
 static const char *
@@ -519,14 +523,21 @@ tensors_find(const struct tensor_source *s, const char *name)
 }
 
 enum attn_status
-tensors_read_f32(const struct tensor_source *s, const struct tensor_info *t, float *out,
-                 struct attn_error *err)
+tensors_read(const struct tensor_source *s, const struct tensor_info *t, enum tensor_dtype as,
+             void *out, struct attn_error *err)
 {
     const int k = file_of_name(s, t->name);
 
     if (k < 0)
         return attn_fail(err, ATTN_EPARSE, "%s: no tensor '%s'", s->path, t->name);
-    return s->files[k].reader->read_f32(s->files[k].self, t, out, err);
+    return s->files[k].reader->read(s->files[k].self, t, as, out, err);
+}
+
+enum attn_status
+tensors_read_f32(const struct tensor_source *s, const struct tensor_info *t, float *out,
+                 struct attn_error *err)
+{
+    return tensors_read(s, t, TENSOR_F32, out, err);
 }
 
 int

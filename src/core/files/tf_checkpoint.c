@@ -313,7 +313,14 @@ enum attn_status
 tf_checkpoint_read_f32(const struct tf_checkpoint *ck, const struct tensor_info *t, float *out,
                        struct attn_error *err)
 {
-    return tensor_read_f32(t, shard_bytes, (void *)ck, tf_checkpoint_file_of(ck, t), out, err);
+    return tf_checkpoint_read(ck, t, TENSOR_F32, out, err);
+}
+
+enum attn_status
+tf_checkpoint_read(const struct tf_checkpoint *ck, const struct tensor_info *t,
+                   enum tensor_dtype as, void *out, struct attn_error *err)
+{
+    return tensor_read(t, shard_bytes, (void *)ck, tf_checkpoint_file_of(ck, t), as, out, err);
 }
 
 const char *

@@ -409,5 +409,12 @@ enum attn_status
 torch_zip_read_f32(const struct torch_zip *tz, const struct tensor_info *t, float *out,
                    struct attn_error *err)
 {
-    return tensor_read_f32(t, storage_bytes, (void *)tz, tz->path, out, err);
+    return torch_zip_read(tz, t, TENSOR_F32, out, err);
+}
+
+enum attn_status
+torch_zip_read(const struct torch_zip *tz, const struct tensor_info *t, enum tensor_dtype as,
+               void *out, struct attn_error *err)
+{
+    return tensor_read(t, storage_bytes, (void *)tz, tz->path, as, out, err);
 }
