@@ -293,11 +293,17 @@ START_TEST(packing_in_place_changes_no_bit)
 
     fixture_open(&f, "qwen2");
     ck_assert(llama_load(&packed, f.dir, NULL, &err) == ATTN_OK);
+    /* (a bfloat16 file: its matrices kept so, then packed so) */
+    ck_assert_ptr_nonnull(packed.blocks[0].q.w16);
+    ck_assert_ptr_nonnull(packed.wte16);
     ck_assert(decoder_pack_replacing(&packed));
+    ck_assert(packed.blocks[0].q.packed.bf16 && packed.head_packed.bf16);
     /* (the copies' whole pages are given back: a model this small has none; a real one's are
        measured in doc/performance.md) */
-    ck_assert_ptr_null(packed.blocks[0].q.w);
-    ck_assert_ptr_null(packed.blocks[1].gate.w);
+    ck_assert_ptr_null(packed.blocks[0].q.w16);
+    ck_assert_ptr_null(packed.blocks[1].gate.w16);
+    ck_assert_ptr_nonnull(packed.wte16); /* (qwen2's is not tied: the embedding stays) */
+    ck_assert_ptr_null(packed.lm_head16);
     ck_assert(decoder_forward(&f.m, f.ids, f.n, f.top, NULL, &a, &err) == ATTN_OK);
     ck_assert(decoder_forward(&packed, f.ids, f.n, f.top, NULL, &b, &err) == ATTN_OK);
     for (int l = 0; l < f.m.cfg.n_layer; l++)
@@ -307,6 +313,97 @@ START_TEST(packing_in_place_changes_no_bit)
     decoder_run_destroy(&a);
     decoder_run_destroy(&b);
     decoder_destroy(&packed);
+    fixture_close(&f);
+}
+END_TEST
+
+/* A float32 copy of n bfloat16 patterns (freed by the caller). */
+static float *
+widened(const uint16_t *h, size_t n)
+{
+    float *f = malloc(n * sizeof *f);
+
+    ck_assert_ptr_nonnull(f);
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t bits = (uint32_t)h[i] << 16;
+        memcpy(&f[i], &bits, sizeof f[i]);
+    }
+    return f;
+}
+
+/*
+ * A bfloat16 model keeps its matrices bfloat16 (half the bytes of its
+ * float32 copy) and its products widen them as they load them: every layer
+ * and the next tokens have the bits of the same model with its matrices
+ * converted to float32 first, packed or not.
+ */
+START_TEST(bf16_weights_kept_give_the_bits_of_converting_first)
+{
+    struct fixture f;
+    struct decoder_model wide;
+    struct decoder_run a, b;
+    struct attn_error err;
+    float *owned[2 + 64 * DECODER_BLOCK_LINEARS];
+    int count = 0;
+    size_t values = 0;
+
+    fixture_open(&f, "qwen3");
+    wide = f.m;
+    wide.weights_map = NULL; /* (the copy borrows f.m's memory and blocks) */
+    wide.blocks = malloc((size_t)f.m.cfg.n_layer * sizeof *wide.blocks);
+    ck_assert_ptr_nonnull(wide.blocks);
+    ck_assert_int_le(f.m.cfg.n_layer, 64);
+    memcpy(wide.blocks, f.m.blocks, (size_t)f.m.cfg.n_layer * sizeof *wide.blocks);
+    ck_assert_ptr_nonnull(f.m.wte16);
+    ck_assert_ptr_null(f.m.wte);
+    values = (size_t)f.m.cfg.vocab_size * (size_t)f.m.cfg.n_embd;
+    wide.wte = wide.lm_head = owned[count++] = widened(f.m.wte16, values);
+    wide.wte16 = wide.lm_head16 = NULL;
+    for (int l = 0; l < f.m.cfg.n_layer; l++)
+        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
+            struct decoder_linear *d = decoder_block_linear(&wide.blocks[l], i);
+            ck_assert_ptr_null(d->w);
+            ck_assert_ptr_nonnull(d->w16);
+            d->w = owned[count++] = widened(d->w16, (size_t)d->out * (size_t)d->ld);
+            d->w16 = NULL;
+            values += (size_t)d->out * (size_t)d->in;
+        }
+    /* What was read is the matrices at two bytes each and the norms' floats (64-byte aligned). */
+    ck_assert_uint_ge(f.m.weights_used, values * 2);
+    ck_assert_uint_lt(f.m.weights_used, values * 2 + values / 8);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) { /* packed: bfloat16 panels against float32 ones */
+            ck_assert(decoder_pack(&f.m) && decoder_pack(&wide));
+            ck_assert_uint_eq(decoder_packed_bytes(&f.m) * 2, decoder_packed_bytes(&wide));
+        }
+        ck_assert(decoder_forward(&f.m, f.ids, f.n, f.top, NULL, &a, &err) == ATTN_OK);
+        ck_assert(decoder_forward(&wide, f.ids, f.n, f.top, NULL, &b, &err) == ATTN_OK);
+        for (int l = 0; l < f.m.cfg.n_layer; l++)
+            ck_assert_msg(memcmp(a.layers[l].resid2, b.layers[l].resid2,
+                                 (size_t)f.n * (size_t)f.m.cfg.n_embd * sizeof(float)) == 0,
+                          "pass %d, layer %d", pass, l);
+        ck_assert(memcmp(a.top_probs, b.top_probs, (size_t)f.n * (size_t)f.top * sizeof(float)) == 0);
+        ck_assert(memcmp(a.top_ids, b.top_ids, (size_t)f.n * (size_t)f.top * sizeof(int)) == 0);
+        decoder_run_destroy(&a);
+        decoder_run_destroy(&b);
+    }
+    /* The weights one at a time, as the cell panels read them, from either copy. */
+    ck_assert(decoder_linear_at(&f.m.blocks[1].down, 3, 2) ==
+              decoder_linear_at(&wide.blocks[1].down, 3, 2));
+    {
+        float r1[256], r2[256];
+        ck_assert_int_le(f.m.cfg.n_embd, 256);
+        decoder_token_row(&f.m, 5, r1);
+        decoder_token_row(&wide, 5, r2);
+        ck_assert(memcmp(r1, r2, (size_t)f.m.cfg.n_embd * sizeof(float)) == 0);
+    }
+    for (int l = 0; l < f.m.cfg.n_layer; l++)
+        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++)
+            linalg_packed_destroy(&decoder_block_linear(&wide.blocks[l], i)->packed);
+    linalg_packed_destroy(&wide.head_packed);
+    for (int i = 0; i < count; i++)
+        free(owned[i]);
+    free(wide.blocks);
     fixture_close(&f);
 }
 END_TEST
@@ -420,6 +517,7 @@ llama_suite(void)
     tcase_add_test(t, llama32_under_the_books_names);
     tcase_add_test(t, an_edit_and_threads_change_no_bit);
     tcase_add_test(t, packing_in_place_changes_no_bit);
+    tcase_add_test(t, bf16_weights_kept_give_the_bits_of_converting_first);
     suite_add_tcase(s, t);
     t = tcase_create("config");
     tcase_add_checked_fixture(t, test_tmpdir_setup, test_tmpdir_teardown);

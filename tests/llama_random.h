@@ -1,6 +1,7 @@
 /*
  * llama_random.h: Llama-style model folders of random weights in the
- * shapes of real models (SmolLM2-135M, Qwen3-0.6B, Llama 3.2 1B), for the
+ * shapes of real models (SmolLM2-135M and -360M, Qwen2.5-0.5B, Qwen3-0.6B,
+ * Llama 3.2 1B and 3B, Llama 3.1 8B), for the
  * benchmark (tests/bench) and for trying the view on a model's real size
  * where no weights can be downloaded.  config.json as Hugging Face's
  * configs for those models say (their sizes, rope_theta, eps, tying) and
@@ -22,13 +23,24 @@ struct llama_shape {
     const char *name, *model_type;
     int hidden, inner, layers, heads, kv, head_dim, vocab, positions;
     double theta, eps;
-    int tied, qk_norm, llama3; /* llama3: Llama 3.2's rope_scaling (32, 1, 4, 8192) */
+    int tied, qk_norm;
+    int llama3; /* Llama 3's rope_scaling of this factor (low 1, high 4, original 8192), or 0 */
+    int qkv_bias; /* (Qwen2's) */
 };
 
 static const struct llama_shape llama_shapes[] = {
-    { "smollm2-135m", "llama", 576, 1536, 30, 9, 3, 64, 49152, 8192, 100000.0, 1e-5, 1, 0, 0 },
-    { "qwen3-0.6b", "qwen3", 1024, 3072, 28, 16, 8, 128, 151936, 40960, 1000000.0, 1e-6, 1, 1, 0 },
-    { "llama3.2-1b", "llama", 2048, 8192, 16, 32, 8, 64, 128256, 131072, 500000.0, 1e-5, 1, 0, 1 },
+    { "smollm2-135m", "llama", 576, 1536, 30, 9, 3, 64, 49152, 8192, 100000.0, 1e-5, 1, 0, 0, 0 },
+    { "smollm2-360m", "llama", 960, 2560, 32, 15, 5, 64, 49152, 8192, 100000.0, 1e-5, 1, 0, 0, 0 },
+    { "qwen2.5-0.5b", "qwen2", 896, 4864, 24, 14, 2, 64, 151936, 32768, 1000000.0, 1e-6, 1, 0, 0,
+      1 },
+    { "qwen3-0.6b", "qwen3", 1024, 3072, 28, 16, 8, 128, 151936, 40960, 1000000.0, 1e-6, 1, 1, 0,
+      0 },
+    { "llama3.2-1b", "llama", 2048, 8192, 16, 32, 8, 64, 128256, 131072, 500000.0, 1e-5, 1, 0, 32,
+      0 },
+    { "llama3.2-3b", "llama", 3072, 8192, 28, 24, 8, 128, 128256, 131072, 500000.0, 1e-5, 1, 0, 32,
+      0 },
+    { "llama3.1-8b", "llama", 4096, 14336, 32, 32, 8, 128, 128256, 131072, 500000.0, 1e-5, 0, 0, 8,
+      0 },
 };
 
 static inline const struct llama_shape *
@@ -38,6 +50,19 @@ llama_shape_find(const char *name)
         if (strcmp(llama_shapes[i].name, name) == 0)
             return &llama_shapes[i];
     return NULL;
+}
+
+/* The shapes' names, ", " between them. */
+static inline const char *
+llama_shape_names(void)
+{
+    static char names[256];
+
+    names[0] = '\0';
+    for (size_t i = 0; i < sizeof llama_shapes / sizeof llama_shapes[0]; i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                 llama_shapes[i].name);
+    return names;
 }
 
 /* One tensor to write: its name and shape (d1 0: a vector). */
@@ -63,6 +88,11 @@ llama_tensors(const struct llama_shape *s, struct llama_tensor *t)
         LLAMA_T(Q, C, "model.layers.%d.self_attn.q_proj.weight", l);
         LLAMA_T(K, C, "model.layers.%d.self_attn.k_proj.weight", l);
         LLAMA_T(K, C, "model.layers.%d.self_attn.v_proj.weight", l);
+        if (s->qkv_bias) {
+            LLAMA_T(Q, 0, "model.layers.%d.self_attn.q_proj.bias", l);
+            LLAMA_T(K, 0, "model.layers.%d.self_attn.k_proj.bias", l);
+            LLAMA_T(K, 0, "model.layers.%d.self_attn.v_proj.bias", l);
+        }
         LLAMA_T(C, Q, "model.layers.%d.self_attn.o_proj.weight", l);
         if (s->qk_norm) {
             LLAMA_T((size_t)s->head_dim, 0, "model.layers.%d.self_attn.q_norm.weight", l);
@@ -74,6 +104,8 @@ llama_tensors(const struct llama_shape *s, struct llama_tensor *t)
         LLAMA_T(C, F, "model.layers.%d.mlp.down_proj.weight", l);
     }
     LLAMA_T(C, 0, "model.norm.weight");
+    if (!s->tied)
+        LLAMA_T((size_t)s->vocab, C, "lm_head.weight");
 #undef LLAMA_T
     return k;
 }
@@ -86,11 +118,12 @@ llama_tensors(const struct llama_shape *s, struct llama_tensor *t)
 static inline int
 llama_random_folder(const char *folder, const struct llama_shape *s, float scale, unsigned seed)
 {
-    const size_t most = 4 + 12 * (size_t)s->layers;
+    const size_t most = 4 + 16 * (size_t)s->layers;
     struct llama_tensor *t = malloc(most * sizeof *t);
     char *header = malloc(160 * most + 64);
     uint16_t *row = NULL;
     char path[4096];
+    char scaling[256] = "";
     size_t count, len = 0, at = 0, widest = 0;
     FILE *f;
 
@@ -138,7 +171,7 @@ llama_random_folder(const char *folder, const struct llama_shape *s, float scale
                     } v;
                     seed = seed * 1103515245u + 12345u;
                     v.f = ((float)(seed >> 8) / 16777216.0f * 2.0f - 1.0f) * scale;
-                    if (!t[i].d1) /* (a norm's scale: near 1) */
+                    if (!t[i].d1 && strstr(t[i].name, "bias") == NULL) /* (a norm's scale: near 1) */
                         v.f += 1.0f;
                     row[c] = (uint16_t)(v.u >> 16); /* bf16: the upper half, truncated */
                 }
@@ -153,6 +186,12 @@ llama_random_folder(const char *folder, const struct llama_shape *s, float scale
     free(header);
     if (f == NULL)
         return -1;
+    if (s->llama3)
+        snprintf(scaling, sizeof scaling,
+                 ", \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": %d.0, "
+                 "\"low_freq_factor\": 1.0, \"high_freq_factor\": 4.0, "
+                 "\"original_max_position_embeddings\": 8192}",
+                 s->llama3);
     snprintf(path, sizeof path, "%s/config.json", folder);
     f = fopen(path, "w");
     if (f == NULL)
@@ -163,13 +202,11 @@ llama_random_folder(const char *folder, const struct llama_shape *s, float scale
             "\"num_key_value_heads\": %d, \"head_dim\": %d, \"vocab_size\": %d, "
             "\"max_position_embeddings\": %d, \"rope_theta\": %.1f, \"rms_norm_eps\": %g, "
             "\"hidden_act\": \"silu\", \"tie_word_embeddings\": %s, \"torch_dtype\": \"bfloat16\"%s}\n",
-            strcmp(s->model_type, "qwen3") == 0 ? "Qwen3ForCausalLM" : "LlamaForCausalLM",
+            strcmp(s->model_type, "qwen3") == 0   ? "Qwen3ForCausalLM"
+            : strcmp(s->model_type, "qwen2") == 0 ? "Qwen2ForCausalLM"
+                                                  : "LlamaForCausalLM",
             s->model_type, s->hidden, s->inner, s->layers, s->heads, s->kv, s->head_dim, s->vocab,
-            s->positions, s->theta, s->eps, s->tied ? "true" : "false",
-            s->llama3 ? ", \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 32.0, "
-                        "\"low_freq_factor\": 1.0, \"high_freq_factor\": 4.0, "
-                        "\"original_max_position_embeddings\": 8192}"
-                      : "");
+            s->positions, s->theta, s->eps, s->tied ? "true" : "false", scaling);
     return fclose(f) == 0 ? 0 : -1;
 }
 

@@ -834,7 +834,7 @@ cmd_llama_folder(const char *dir, const char *shape)
     const struct llama_shape *s = llama_shape_find(shape);
 
     if (s == NULL) {
-        fprintf(stderr, "bench: no shape %s (smollm2-135m, qwen3-0.6b, llama3.2-1b)\n", shape);
+        fprintf(stderr, "bench: no shape %s (%s)\n", shape, llama_shape_names());
         return 2;
     }
     return llama_random_folder(dir, s, 0.05f, 1) == 0 ? 0 : 1;

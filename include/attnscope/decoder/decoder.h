@@ -115,6 +115,12 @@ int decoder_outputs(const struct decoder_config *c);
  */
 struct decoder_linear {
     const float *w;
+    /*
+     * Or the weights as bfloat16 patterns (a bfloat16 model's, kept as they
+     * ship: half the memory), in w's layout, w then NULL; the products widen
+     * them exactly, the same bits as converting them first.
+     */
+    const uint16_t *w16;
     const float *b;
     int in, out;
     int ld;
@@ -162,15 +168,18 @@ struct decoder_model {
     char heads_from[160];        /* where no file gives the head count, what did, or "" */
     int files_read;              /* how many files they were read from */
     const float *wte;            /* (vocab_size, n_embd) */
+    const uint16_t *wte16;       /* or it as bfloat16 (kept so, wte NULL) */
     const float *wpe;            /* (n_positions, n_embd); NULL with RoPE */
     float rope_freq[DECODER_HEAD_DIM_MAX / 2]; /* RoPE's (decoder_rope_frequencies) */
     struct decoder_block *blocks; /* (n_layer) */
     struct decoder_norm_weights final_norm;
     const float *lm_head;        /* (outputs, n_embd): wte when tied; a classifier's own head */
+    const uint16_t *lm_head16;   /* or it as bfloat16 (wte16 when tied) */
     const float *head_bias;      /* (outputs) a classifier head's bias, or NULL */
     struct linalg_packed head_packed; /* lm_head packed once (decoder_pack), or empty */
     void *weights_map;           /* the weights' memory: one mapping, freed with the model */
     size_t weights_map_bytes;
+    size_t weights_used;         /* the bytes of it the weights were read into */
     size_t weights_released;     /* the bytes of it given back (decoder_release_unpacked) */
     unsigned char *weights_next; /* where the next tensor goes in it (while loading) */
 };
@@ -182,13 +191,19 @@ void decoder_destroy(struct decoder_model *m);
  * Packs every linear's weights and the output head once, in the layout the
  * matrix products read (linalg_pack), so that a forward does not repack
  * them on every call (a third of a 64-token GPT-2 forward).  A copy beside
- * the weights: their floats again (GPT-2 small: 475 MB more).  Returns
+ * the weights, of their type (GPT-2 small's floats: 475 MB more; a
+ * bfloat16 model's linears stay bfloat16).  Returns
  * false, leaving the model as it was, when memory runs out; the forward
  * then packs as it goes, with the same bits.
  */
 bool decoder_pack(struct decoder_model *m);
-/* The bytes decoder_pack would allocate for a model of c. */
-size_t decoder_pack_bytes(const struct decoder_config *c);
+/* The bytes the model's packs hold (0 before decoder_pack). */
+size_t decoder_packed_bytes(const struct decoder_model *m);
+/*
+ * The bytes of weights the model holds: what was read (less what was given
+ * back) and the packs.
+ */
+size_t decoder_weights_bytes(const struct decoder_model *m);
 
 /*
  * After decoder_pack: gives the f32 copies of what was packed (every

@@ -3,8 +3,9 @@
  * model's own, whatever the family: the tensors found by name (after a
  * layout's prefix), every shape checked against what the sizes say (the
  * message names the file, the tensor, its shape and the one wanted), each
- * read once as float32 (converted exactly from F16 and BF16) into one
- * mapping of the model's, marked for huge pages.  A family's loader
+ * read once as float32 (converted exactly from F16 and BF16), or a
+ * bfloat16 model's matrices kept bfloat16 (keep_bf16), into one mapping of
+ * the model's, marked for huge pages.  A family's loader
  * (families/gpt2/gpt2_load.c, families/llama/llama_load.c) says which
  * names and shapes; this reads them.
  */
@@ -26,6 +27,8 @@ struct weights_loader {
     const char *sizes_from; /* what the shapes are checked against, for messages ("config.json") */
     json_t *read;           /* name -> where in the model's memory (a tensor read for several
                                views, GPT-2's c_attn, is read once) */
+    bool keep_bf16;         /* bfloat16 matrices read by weights_matrix_kept and weights_linear
+                               stay bfloat16 (half the memory; the kernels widen them exactly) */
 };
 
 /*
@@ -72,6 +75,14 @@ const float *weights_matrix(struct weights_loader *ld, const char *name, bool on
  */
 int weights_linear(struct weights_loader *ld, struct decoder_linear *l, const char *name, int in,
                    int out, bool has_bias, struct attn_error *err);
+
+/*
+ * A matrix of rows x cols as the model keeps it: into *h as bfloat16
+ * patterns when the loader keeps them and the file has them, else into *f
+ * as float32 (the other NULL).  Returns 0, or -1 with err set.
+ */
+int weights_matrix_kept(struct weights_loader *ld, const char *name, int rows, int cols,
+                        const float **f, const uint16_t **h, struct attn_error *err);
 
 /* Closes the files (the weights read stay in the model's memory); m->files_read says how many. */
 void weights_close(struct weights_loader *ld);

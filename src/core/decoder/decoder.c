@@ -24,6 +24,7 @@
 #include "attnscope/decoder/decoder.h"
 #include "attnscope/decoder/parts.h"
 #include "attnscope/decoder/run.h"
+#include "attnscope/files/tensor.h"
 #include "attnscope/kernels/linalg.h"
 #include "attnscope/kernels/parallel.h"
 #include "attnscope/kernels/rowops.h"
@@ -223,6 +224,9 @@ run_logits(const struct decoder_model *m, struct decoder_run *r, int row0, float
             if (m->lm_head != NULL)
                 parallel_gemm(true, n, vb, C, final, C, m->lm_head + (size_t)v0 * C, C, logits,
                               vb, threads);
+            else if (m->lm_head16 != NULL)
+                parallel_gemm_bf16(true, n, vb, C, final, C, m->lm_head16 + (size_t)v0 * C, C,
+                                   logits, vb, threads);
             else /* only the pack left (decoder_release_unpacked), and it cannot serve */
                 linalg_gemm_packed_plain(n, final, C, &m->head_packed, v0, vb, logits, vb);
         }
@@ -638,6 +642,9 @@ decoder_logit_lens(const struct decoder_model *m, const struct decoder_run *r, i
             if (linalg_gemm_packed_cols(1, x, C, &m->head_packed, v0, vb, logits, vb) != 0) {
                 if (m->lm_head != NULL)
                     linalg_gemm_nt(1, vb, C, x, C, m->lm_head + (size_t)v0 * C, C, logits, vb);
+                else if (m->lm_head16 != NULL)
+                    linalg_gemm_bf16(1, 1, vb, C, x, C, m->lm_head16 + (size_t)v0 * C, C, logits,
+                                     vb);
                 else
                     linalg_gemm_packed_plain(1, x, C, &m->head_packed, v0, vb, logits, vb);
             }
@@ -667,33 +674,56 @@ unpack(struct decoder_model *m)
     linalg_packed_destroy(&m->head_packed);
 }
 
-size_t
-decoder_pack_bytes(const struct decoder_config *c)
+/* Packs l once (from its f32 or its bfloat16 copy, into a pack of the same type); 0 or -1. */
+static int
+pack_linear(struct decoder_linear *l)
 {
-    const int C = c->n_embd, F = c->n_inner;
-    const int Q = decoder_q_width(c), K = decoder_kv_width(c);
-    const size_t per_layer = linalg_pack_floats(Q, C) + 2 * linalg_pack_floats(K, C) +
-                             linalg_pack_floats(C, Q) +
-                             (c->mlp == DECODER_MLP_SWIGLU ? 2 : 1) * linalg_pack_floats(F, C) +
-                             linalg_pack_floats(C, F);
+    if (l->packed.data != NULL || (l->w == NULL && l->w16 == NULL))
+        return 0;
+    return l->w != NULL ? linalg_pack(&l->packed, l->out, l->in, l->w, l->ld, l->out_in)
+                        : linalg_pack_bf16(&l->packed, l->out, l->in, l->w16, l->ld, l->out_in);
+}
 
-    return ((size_t)c->n_layer * per_layer + linalg_pack_floats(decoder_outputs(c), C)) *
-           sizeof(float);
+/* Packs the output head once, likewise. */
+static int
+pack_head(struct decoder_model *m)
+{
+    const int C = m->cfg.n_embd;
+
+    if (m->head_packed.data != NULL || (m->lm_head == NULL && m->lm_head16 == NULL))
+        return 0;
+    return m->lm_head != NULL
+               ? linalg_pack(&m->head_packed, decoder_outputs(&m->cfg), C, m->lm_head, C, 1)
+               : linalg_pack_bf16(&m->head_packed, decoder_outputs(&m->cfg), C, m->lm_head16, C, 1);
+}
+
+size_t
+decoder_packed_bytes(const struct decoder_model *m)
+{
+    size_t bytes = linalg_packed_bytes(&m->head_packed);
+
+    for (int l = 0; m->blocks != NULL && l < m->cfg.n_layer; l++)
+        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++)
+            bytes += linalg_packed_bytes(&decoder_block_linear(&m->blocks[l], i)->packed);
+    return bytes;
+}
+
+size_t
+decoder_weights_bytes(const struct decoder_model *m)
+{
+    const size_t read = m->weights_used > m->weights_released ? m->weights_used - m->weights_released
+                                                              : 0;
+
+    return read + decoder_packed_bytes(m);
 }
 
 bool
 decoder_pack(struct decoder_model *m)
 {
-    const int C = m->cfg.n_embd;
-
     progress_begin("packing the weights", m->cfg.n_layer + 1);
     for (int l = 0; l < m->cfg.n_layer; l++) {
         for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
-            struct decoder_linear *d = decoder_block_linear(&m->blocks[l], i);
-            if (!linear_used(&m->cfg, i))
-                continue;
-            if (d->packed.data == NULL &&
-                linalg_pack(&d->packed, d->out, d->in, d->w, d->ld, d->out_in) != 0) {
+            if (linear_used(&m->cfg, i) && pack_linear(decoder_block_linear(&m->blocks[l], i)) != 0) {
                 unpack(m);
                 progress_end();
                 return false;
@@ -701,8 +731,7 @@ decoder_pack(struct decoder_model *m)
         }
         progress_step(l + 1);
     }
-    if (m->head_packed.data == NULL &&
-        linalg_pack(&m->head_packed, decoder_outputs(&m->cfg), C, m->lm_head, C, 1) != 0) {
+    if (pack_head(m) != 0) {
         unpack(m);
         progress_end();
         return false;
@@ -714,10 +743,14 @@ decoder_pack(struct decoder_model *m)
 float
 decoder_linear_at(const struct decoder_linear *l, int in, int out)
 {
-    if (l->w == NULL)
-        return linalg_packed_at(&l->packed, out, in);
-    return l->out_in ? l->w[(size_t)out * (size_t)l->ld + (size_t)in]
-                     : l->w[(size_t)in * (size_t)l->ld + (size_t)out];
+    const size_t at = l->out_in ? (size_t)out * (size_t)l->ld + (size_t)in
+                                : (size_t)in * (size_t)l->ld + (size_t)out;
+
+    if (l->w != NULL)
+        return l->w[at];
+    if (l->w16 != NULL)
+        return tensor_bf16_to_f32(l->w16[at]);
+    return linalg_packed_at(&l->packed, out, in);
 }
 
 void
@@ -729,21 +762,26 @@ decoder_token_row(const struct decoder_model *m, int id, float *row)
         memcpy(row, m->wte + (size_t)id * (size_t)C, (size_t)C * sizeof *row);
         return;
     }
+    if (m->wte16 != NULL) {
+        for (int p = 0; p < C; p++)
+            row[p] = tensor_bf16_to_f32(m->wte16[(size_t)id * (size_t)C + (size_t)p]);
+        return;
+    }
     for (int p = 0; p < C; p++) /* (the output head's pack: token id is its column id) */
         row[p] = linalg_packed_at(&m->head_packed, id, p);
 }
 
 /*
- * Gives back the whole pages of count floats at w inside the weights'
- * mapping (the edges may share a page with a tensor still read); returns
- * the bytes.
+ * Gives back the whole pages of the bytes at w inside the weights' mapping
+ * (the edges may share a page with a tensor still read); returns the bytes
+ * given back.
  */
 static size_t
-release_floats(const struct decoder_model *m, const float *w, size_t count)
+release_bytes(const struct decoder_model *m, const void *w, size_t bytes)
 {
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
     const uintptr_t map = (uintptr_t)m->weights_map;
-    uintptr_t begin = (uintptr_t)w, end = begin + count * sizeof(float);
+    uintptr_t begin = (uintptr_t)w, end = begin + bytes;
 
     if (m->weights_map == NULL || begin < map || end > map + m->weights_map_bytes)
         return 0; /* not in the mapping (a test's own arrays): left alone */
@@ -754,34 +792,49 @@ release_floats(const struct decoder_model *m, const float *w, size_t count)
     return end - begin;
 }
 
-/* Gives back the f32 copies of layer l's packed linears (decoder_release_unpacked's, a layer's). */
+/* Gives back the f32 or bfloat16 copies of layer l's packed linears (a layer's share of
+   decoder_release_unpacked). */
 static void
 release_layer(struct decoder_model *m, int l)
 {
     for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
         struct decoder_linear *d = decoder_block_linear(&m->blocks[l], i);
-        if (d->packed.data == NULL || d->w == NULL)
+        /* Its values end at its last row's last one (q, k and v share GPT-2's c_attn rows, so
+           a row of ld values would reach past k's and v's). */
+        const size_t values = d->out_in ? (size_t)(d->out - 1) * (size_t)d->ld + (size_t)d->in
+                                        : (size_t)(d->in - 1) * (size_t)d->ld + (size_t)d->out;
+        if (d->packed.data == NULL || (d->w == NULL && d->w16 == NULL))
             continue;
-        /* Its floats end at its last row's last one (q, k and v share GPT-2's c_attn rows, so
-           a row of ld floats would reach past k's and v's). */
-        m->weights_released +=
-            release_floats(m, d->w,
-                           d->out_in ? (size_t)(d->out - 1) * (size_t)d->ld + (size_t)d->in
-                                     : (size_t)(d->in - 1) * (size_t)d->ld + (size_t)d->out);
+        if (d->w != NULL)
+            m->weights_released += release_bytes(m, d->w, values * sizeof *d->w);
+        else
+            m->weights_released += release_bytes(m, d->w16, values * sizeof *d->w16);
         d->w = NULL;
+        d->w16 = NULL;
     }
 }
 
-/* The embedding's f32 copy, when it is the output head and that is packed (a tied wte). */
+/*
+ * The output head's own copy once it is packed: the embedding's too when
+ * they are one (a tied wte; the token rows are then read from the pack).
+ */
 static void
-release_tied_head(struct decoder_model *m)
+release_head(struct decoder_model *m)
 {
-    const struct decoder_config *c = &m->cfg;
+    const size_t values = (size_t)decoder_outputs(&m->cfg) * (size_t)m->cfg.n_embd;
+    const bool tied = (m->wte != NULL && m->wte == m->lm_head) ||
+                      (m->wte16 != NULL && m->wte16 == m->lm_head16);
 
-    if (m->head_packed.data != NULL && m->wte != NULL && m->wte == m->lm_head) {
-        m->weights_released += release_floats(m, m->wte, (size_t)c->vocab_size * (size_t)c->n_embd);
-        m->wte = m->lm_head = NULL;
-    }
+    if (m->head_packed.data == NULL)
+        return;
+    if (m->lm_head != NULL)
+        m->weights_released += release_bytes(m, m->lm_head, values * sizeof *m->lm_head);
+    if (m->lm_head16 != NULL)
+        m->weights_released += release_bytes(m, m->lm_head16, values * sizeof *m->lm_head16);
+    if (tied)
+        m->wte = NULL, m->wte16 = NULL;
+    m->lm_head = NULL;
+    m->lm_head16 = NULL;
 }
 
 size_t
@@ -789,7 +842,7 @@ decoder_release_unpacked(struct decoder_model *m)
 {
     for (int l = 0; m->blocks != NULL && l < m->cfg.n_layer; l++)
         release_layer(m, l);
-    release_tied_head(m);
+    release_head(m);
     return m->weights_released;
 }
 
@@ -801,22 +854,18 @@ decoder_pack_replacing(struct decoder_model *m)
 
     progress_begin("packing the weights", c->n_layer + 1);
     for (int l = 0; all && l < c->n_layer; l++) {
-        for (int i = 0; all && i < DECODER_BLOCK_LINEARS; i++) {
-            struct decoder_linear *d = decoder_block_linear(&m->blocks[l], i);
-            if (linear_used(c, i) && d->packed.data == NULL && d->w != NULL &&
-                linalg_pack(&d->packed, d->out, d->in, d->w, d->ld, d->out_in) != 0)
+        for (int i = 0; all && i < DECODER_BLOCK_LINEARS; i++)
+            if (linear_used(c, i) && pack_linear(decoder_block_linear(&m->blocks[l], i)) != 0)
                 all = false;
-        }
         /* (a layer at a time: GPT-2's q, k and v share one tensor's pages) */
         if (all)
             release_layer(m, l);
         progress_step(l + 1);
     }
-    if (all && m->head_packed.data == NULL && m->lm_head != NULL &&
-        linalg_pack(&m->head_packed, decoder_outputs(c), c->n_embd, m->lm_head, c->n_embd, 1) != 0)
+    if (all && pack_head(m) != 0)
         all = false;
     if (all)
-        release_tied_head(m);
+        release_head(m);
     progress_end();
     return all;
 }

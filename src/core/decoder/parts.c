@@ -197,6 +197,9 @@ part_linear(const struct decoder_linear *l, const float *x, int n, float *y, int
     if (parallel_gemm_packed(n, x, l->in, &l->packed, 0, l->out, y, l->out, threads) != 0) {
         if (l->w != NULL)
             parallel_gemm(l->out_in, n, l->out, l->in, x, l->in, l->w, l->ld, y, l->out, threads);
+        else if (l->w16 != NULL)
+            parallel_gemm_bf16(l->out_in, n, l->out, l->in, x, l->in, l->w16, l->ld, y, l->out,
+                               threads);
         else /* only the pack left, and it cannot serve (another kernel's, no memory) */
             linalg_gemm_packed_plain(n, x, l->in, &l->packed, 0, l->out, y, l->out);
     }

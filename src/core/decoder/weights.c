@@ -81,17 +81,18 @@ weights_reserve(struct weights_loader *ld, struct attn_error *err)
     return ATTN_OK;
 }
 
-/* count floats of the reserved memory, 64-byte aligned. */
-static float *
-weights_alloc(struct decoder_model *m, size_t count)
+/* bytes of the reserved memory, 64-byte aligned. */
+static void *
+weights_alloc(struct decoder_model *m, size_t bytes)
 {
     unsigned char *at = m->weights_next;
     unsigned char *end = (unsigned char *)m->weights_map + m->weights_map_bytes;
 
-    if (at == NULL || (size_t)(end - at) < count * sizeof(float))
+    if (at == NULL || (size_t)(end - at) < bytes)
         return NULL;
-    m->weights_next = at + (count * sizeof(float) + 63) / 64 * 64;
-    return (float *)(void *)at;
+    m->weights_next = at + (bytes + 63) / 64 * 64;
+    m->weights_used += (bytes + 63) / 64 * 64;
+    return at;
 }
 
 const struct tensor_info *
@@ -140,15 +141,22 @@ shape_text(char *buf, size_t size, const int64_t *shape, int ndim)
     return buf;
 }
 
-const float *
-weights_tensor(struct weights_loader *ld, const char *name, int ndim, const int64_t *shape,
-               struct attn_error *err)
+/*
+ * The tensor name (after the prefix) of the given shape, as float32, or as
+ * bfloat16 patterns when kept is set, the loader keeps them and the file
+ * has them (*kept then true).
+ */
+static const void *
+read_tensor(struct weights_loader *ld, const char *name, int ndim, const int64_t *shape,
+            bool *kept, struct attn_error *err)
 {
     struct decoder_model *m = ld->m;
     char full[160];
+    char key[168];
     const struct tensor_info *t;
     const char *file;
-    float *v;
+    enum tensor_dtype as;
+    void *v;
     bool same = true;
 
     snprintf(full, sizeof full, "%s%s", ld->prefix, name);
@@ -168,28 +176,51 @@ weights_tensor(struct weights_loader *ld, const char *name, int ndim, const int6
                   shape_text(want, sizeof want, shape, ndim));
         return NULL;
     }
+    as = kept != NULL && ld->keep_bf16 && t->dtype == TENSOR_BF16 ? TENSOR_BF16 : TENSOR_F32;
+    if (kept != NULL)
+        *kept = as == TENSOR_BF16;
     /* A tensor read for several views (GPT-2's c_attn holds Q, K and V) is read once. */
+    snprintf(key, sizeof key, "%s%s", full, as == TENSOR_BF16 ? " (bf16)" : "");
     {
-        json_t *known = json_object_get(ld->read, full);
+        json_t *known = json_object_get(ld->read, key);
         if (known != NULL)
-            return (const float *)(const void *)((unsigned char *)m->weights_map +
-                                                 json_integer_value(known));
+            return (unsigned char *)m->weights_map + json_integer_value(known);
     }
-    v = weights_alloc(m, t->numel);
+    v = weights_alloc(m, t->numel * (as == TENSOR_BF16 ? sizeof(uint16_t) : sizeof(float)));
     if (v == NULL) {
         attn_fail(err, ATTN_ENOMEM, "%s: out of memory for tensor '%s' (%zu values)", file, full,
                   t->numel);
         return NULL;
     }
-    if (tensors_read_f32(&ld->src, t, v, err) != ATTN_OK)
+    if (tensors_read(&ld->src, t, as, v, err) != ATTN_OK)
         return NULL;
-    if (json_object_set_new(ld->read, full,
+    if (json_object_set_new(ld->read, key,
                             json_integer((json_int_t)((unsigned char *)v -
                                                       (unsigned char *)m->weights_map))) != 0) {
         attn_fail(err, ATTN_ENOMEM, "%s: out of memory", file);
         return NULL;
     }
     return v;
+}
+
+const float *
+weights_tensor(struct weights_loader *ld, const char *name, int ndim, const int64_t *shape,
+               struct attn_error *err)
+{
+    return read_tensor(ld, name, ndim, shape, NULL, err);
+}
+
+int
+weights_matrix_kept(struct weights_loader *ld, const char *name, int rows, int cols,
+                    const float **f, const uint16_t **h, struct attn_error *err)
+{
+    const int64_t shape[2] = { rows, cols };
+    bool kept = false;
+    const void *v = read_tensor(ld, name, 2, shape, &kept, err);
+
+    *f = kept ? NULL : v;
+    *h = kept ? v : NULL;
+    return v == NULL ? -1 : 0;
 }
 
 const float *
@@ -216,12 +247,15 @@ weights_linear(struct weights_loader *ld, struct decoder_linear *l, const char *
 {
     char w[192], b[192];
     const float *wv, *bv = NULL;
+    const uint16_t *hv;
 
     snprintf(w, sizeof w, "%s.weight", name);
     snprintf(b, sizeof b, "%s.bias", name);
-    if ((wv = weights_matrix(ld, w, false, out, in, err)) == NULL ||
+    if (weights_matrix_kept(ld, w, out, in, &wv, &hv, err) != 0 ||
         (has_bias && (bv = weights_vector(ld, b, out, err)) == NULL))
         return -1;
-    *l = (struct decoder_linear){ .w = wv, .b = bv, .in = in, .out = out, .ld = in, .out_in = true };
+    *l = (struct decoder_linear){
+        .w = wv, .w16 = hv, .b = bv, .in = in, .out = out, .ld = in, .out_in = true
+    };
     return 0;
 }

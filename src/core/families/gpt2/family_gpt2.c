@@ -123,7 +123,7 @@ gpt2_pack_if_room(struct decoder_model *m)
 
     /* Packed a layer at a time, each layer's f32 copies given back as its packs are made: the
        packs replace the weights, never adding more than a layer to them. */
-    return (have == 0 || m->weights_map_bytes <= have / 2) && decoder_pack_replacing(m);
+    return (have == 0 || decoder_weights_bytes(m) <= have / 2) && decoder_pack_replacing(m);
 }
 
 static enum attn_status
@@ -156,9 +156,7 @@ gpt2_budget(const struct pipeline_source *src, const char **what)
     const size_t have = physical_bytes();
     const size_t room = have / 10 * 8;
     const struct decoder_model *d = src->model != NULL ? &src->model->dec : NULL;
-    const size_t weights = d == NULL ? 0
-                           : d->weights_map_bytes - d->weights_released +
-                                 (d->head_packed.data != NULL ? decoder_pack_bytes(&d->cfg) : 0);
+    const size_t weights = d == NULL ? 0 : decoder_weights_bytes(d);
 
     *what = "the room beside the model's weights (and their packed copy) in four fifths of this "
             "machine's memory";

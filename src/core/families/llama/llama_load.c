@@ -246,9 +246,10 @@ load_tensors(struct loader *ld, struct attn_error *err)
     struct decoder_model *m = ld->w.m;
     const struct decoder_config *c = &m->cfg;
     char saved[sizeof ld->w.prefix];
+    int rc;
 
-    if ((m->wte = weights_matrix(&ld->w, ld->nm->embed, false, c->vocab_size, c->n_embd, err)) ==
-            NULL ||
+    if (weights_matrix_kept(&ld->w, ld->nm->embed, c->vocab_size, c->n_embd, &m->wte, &m->wte16,
+                            err) != 0 ||
         (m->final_norm.scale = weights_vector(&ld->w, ld->nm->final_norm, c->n_embd, err)) == NULL)
         return -1;
     progress_begin("reading the weights", c->n_layer);
@@ -261,14 +262,16 @@ load_tensors(struct loader *ld, struct attn_error *err)
     }
     progress_end();
     m->lm_head = m->wte;
+    m->lm_head16 = m->wte16;
     if (c->tied)
         return 0;
     /* Hugging Face's lm_head has no "model." prefix. */
     memcpy(saved, ld->w.prefix, sizeof saved);
     ld->w.prefix[0] = '\0';
-    m->lm_head = weights_matrix(&ld->w, ld->nm->head, false, c->vocab_size, c->n_embd, err);
+    rc = weights_matrix_kept(&ld->w, ld->nm->head, c->vocab_size, c->n_embd, &m->lm_head,
+                             &m->lm_head16, err);
     memcpy(ld->w.prefix, saved, sizeof saved);
-    return m->lm_head == NULL ? -1 : 0;
+    return rc;
 }
 
 enum attn_status
@@ -282,6 +285,8 @@ llama_load(struct decoder_model *m, const char *dir, const char *weights, struct
     memset(&ld, 0, sizeof ld);
     if (weights_open(&ld.w, m, weights != NULL ? weights : dir, err) != ATTN_OK)
         return err->status;
+    /* These models ship in bfloat16: their matrices stay so, half the memory of float32. */
+    ld.w.keep_bf16 = true;
     if (choose_layout(&ld, err) != 0 || describe(&ld, dir, err) != 0)
         goto fail;
     m->cfg = ld.cfg.dec;
