@@ -16,8 +16,13 @@
  * B may also be bfloat16 (the weights of today's open models, kept as they
  * ship, half the memory): its panels hold the 16-bit patterns and each
  * kernel widens them as it loads them (a bfloat16 is a float32's upper
- * half, so a shift by 16 is the exact conversion).  The FMAs then see the
- * same floats as if B had been converted first, and give the same bits.
+ * half, so putting it there is the exact conversion).  The FMAs then see
+ * the same floats as if B had been converted first, and give the same
+ * bits.  A bfloat16 panel's row of nr values is stored interleaved, the
+ * first half's columns at the even places and the second half's at the
+ * odd ones: one vector load then gives both halves by a shift (the even
+ * ones) and a mask (the odd ones), where widening in order costs a shuffle
+ * per half.
  */
 #include "config.h"
 
@@ -71,6 +76,13 @@ widen(uint16_t h)
 
 /* --------------------------------------------------------------- portable */
 
+/* Where column j of a bfloat16 panel row of nr values is stored (the interleaving above). */
+static inline int
+slot16(int j, int nr)
+{
+    return j < nr / 2 ? 2 * j : 2 * (j - nr / 2) + 1;
+}
+
 #define TILE_PORTABLE(NAME, TYPE, LOAD)                                                            \
     static void NAME(int kc, const float *pa, const void *pbv, float *c, int ldc, int accumulate)  \
     {                                                                                              \
@@ -83,26 +95,31 @@ widen(uint16_t h)
         for (int p = 0; p < kc; p++)                                                               \
             for (int i = 0; i < 4; i++)                                                            \
                 for (int j = 0; j < 4; j++)                                                        \
-                    acc[i][j] = fmaf(pa[p * 4 + i], LOAD(pb[p * 4 + j]), acc[i][j]);               \
+                    acc[i][j] = fmaf(pa[p * 4 + i], LOAD(pb, p * 4, j), acc[i][j]);                \
         for (int i = 0; i < 4; i++)                                                                \
             for (int j = 0; j < 4; j++)                                                            \
                 c[i * ldc + j] = acc[i][j];                                                        \
     }
-#define AS_IS(x) (x)
-TILE_PORTABLE(tile_portable, float, AS_IS)
-TILE_PORTABLE(tile16_portable, uint16_t, widen)
-#undef AS_IS
+#define AT_F32(pb, row, j) pb[(row) + (j)]
+#define AT_BF16(pb, row, j) widen(pb[(row) + slot16(j, 4)])
+TILE_PORTABLE(tile_portable, float, AT_F32)
+TILE_PORTABLE(tile16_portable, uint16_t, AT_BF16)
+#undef AT_F32
+#undef AT_BF16
 
 #ifdef LINALG_X86
 /* ------------------------------------------------------------------ AVX2 */
 
-/* B's 8 floats at pb + at, as they are or widened from bfloat16. */
-#define LOAD8_F32(pb, at) _mm256_loadu_ps((const float *)(pb) + (at))
-#define LOAD8_BF16(pb, at)                                                                            \
-    _mm256_castsi256_ps(_mm256_slli_epi32(                                                         \
-        _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)((const uint16_t *)(pb) + (at)))), 16))
+/* B's row at pb + at as b0 (columns 0-7) and b1 (8-15): floats, or 16 interleaved bfloat16. */
+#define ROW16_F32(pb, at, b0, b1)                                                                  \
+    const __m256 b0 = _mm256_loadu_ps((const float *)(pb) + (at));                                 \
+    const __m256 b1 = _mm256_loadu_ps((const float *)(pb) + (at) + 8);
+#define ROW16_BF16(pb, at, b0, b1)                                                                 \
+    const __m256i b0##b1 = _mm256_loadu_si256((const __m256i *)((const uint16_t *)(pb) + (at)));   \
+    const __m256 b0 = _mm256_castsi256_ps(_mm256_slli_epi32(b0##b1, 16));                           \
+    const __m256 b1 = _mm256_castsi256_ps(_mm256_and_si256(b0##b1, _mm256_set1_epi32(-65536)));
 
-#define TILE_AVX2(NAME, LOAD8)                                                                        \
+#define TILE_AVX2(NAME, ROW16)                                                                        \
     __attribute__((target("avx2,fma"))) static void NAME(int kc, const float *pa, const void *pb,  \
                                                          float *c, int ldc, int accumulate)        \
     {                                                                                              \
@@ -120,8 +137,7 @@ TILE_PORTABLE(tile16_portable, uint16_t, widen)
                 _mm256_setzero_ps();                                                               \
         }                                                                                          \
         for (int p = 0; p < kc; p++) {                                                             \
-            const __m256 b0 = LOAD8(pb, p * 16);                                                      \
-            const __m256 b1 = LOAD8(pb, p * 16 + 8);                                                  \
+            ROW16(pb, p * 16, b0, b1)                                                              \
             const float *a = pa + p * 6;                                                           \
             __m256 ai;                                                                             \
             ai = _mm256_broadcast_ss(a + 0), c00 = _mm256_fmadd_ps(ai, b0, c00),                   \
@@ -144,8 +160,8 @@ TILE_PORTABLE(tile16_portable, uint16_t, widen)
         _mm256_storeu_ps(c + 4 * ldc, c40), _mm256_storeu_ps(c + 4 * ldc + 8, c41);                \
         _mm256_storeu_ps(c + 5 * ldc, c50), _mm256_storeu_ps(c + 5 * ldc + 8, c51);                \
     }
-TILE_AVX2(tile_avx2, LOAD8_F32)
-TILE_AVX2(tile16_avx2, LOAD8_BF16)
+TILE_AVX2(tile_avx2, ROW16_F32)
+TILE_AVX2(tile16_avx2, ROW16_BF16)
 
 /* ---------------------------------------------------------------- AVX-512 */
 
@@ -160,7 +176,7 @@ TILE_AVX2(tile16_avx2, LOAD8_BF16)
  * 12).  They read the same packed panels (12 wide, zero past the rows);
  * each element is the same chain of FMAs in order of k.
  */
-#define TILE_AVX512(NAME, ROWS, LOAD16)                                                              \
+#define TILE_AVX512(NAME, ROWS, ROW32)                                                              \
     __attribute__((target("avx512f"))) static void NAME(int kc, const float *pa, const void *pb,  \
                                                         float *c, int ldc, int accumulate)         \
     {                                                                                             \
@@ -171,8 +187,7 @@ TILE_AVX2(tile16_avx2, LOAD8_BF16)
             ROWS(ZERO)                                                                            \
         }                                                                                         \
         for (int p = 0; p < kc; p++) {                                                            \
-            const __m512 b0 = LOAD16(pb, p * 32);                                                    \
-            const __m512 b1 = LOAD16(pb, p * 32 + 16);                                               \
+            ROW32(pb, p * 32, b0, b1)                                                             \
             const float *a = pa + p * 12;                                                         \
             __m512 ai;                                                                            \
             ROWS(STEP)                                                                            \
@@ -186,18 +201,20 @@ TILE_AVX2(tile16_avx2, LOAD8_BF16)
     ai = _mm512_set1_ps(a[i]), c##i##0 = _mm512_fmadd_ps(ai, b0, c##i##0),                        \
     c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1);
 #define STORE(i) _mm512_storeu_ps(c + i * ldc, c##i##0), _mm512_storeu_ps(c + i * ldc + 16, c##i##1);
-/* B's 16 floats at pb + at, as they are or widened from bfloat16. */
-#define LOAD16_F32(pb, at) _mm512_loadu_ps((const float *)(pb) + (at))
-#define LOAD16_BF16(pb, at)                                                                          \
-    _mm512_castsi512_ps(_mm512_slli_epi32(                                                        \
-        _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)((const uint16_t *)(pb) + (at)))), \
-        16))
-TILE_AVX512(tile_avx512, ROWS12, LOAD16_F32)
-TILE_AVX512(tile8_avx512, ROWS8, LOAD16_F32)
-TILE_AVX512(tile4_avx512, ROWS4, LOAD16_F32)
-TILE_AVX512(tile16_avx512, ROWS12, LOAD16_BF16)
-TILE_AVX512(tile16_8_avx512, ROWS8, LOAD16_BF16)
-TILE_AVX512(tile16_4_avx512, ROWS4, LOAD16_BF16)
+/* B's row at pb + at as b0 (columns 0-15) and b1 (16-31): floats, or 32 interleaved bfloat16. */
+#define ROW32_F32(pb, at, b0, b1)                                                                 \
+    const __m512 b0 = _mm512_loadu_ps((const float *)(pb) + (at));                                \
+    const __m512 b1 = _mm512_loadu_ps((const float *)(pb) + (at) + 16);
+#define ROW32_BF16(pb, at, b0, b1)                                                                \
+    const __m512i b0##b1 = _mm512_loadu_si512((const uint16_t *)(pb) + (at));                     \
+    const __m512 b0 = _mm512_castsi512_ps(_mm512_slli_epi32(b0##b1, 16));                          \
+    const __m512 b1 = _mm512_castsi512_ps(_mm512_and_si512(b0##b1, _mm512_set1_epi32(-65536)));
+TILE_AVX512(tile_avx512, ROWS12, ROW32_F32)
+TILE_AVX512(tile8_avx512, ROWS8, ROW32_F32)
+TILE_AVX512(tile4_avx512, ROWS4, ROW32_F32)
+TILE_AVX512(tile16_avx512, ROWS12, ROW32_BF16)
+TILE_AVX512(tile16_8_avx512, ROWS8, ROW32_BF16)
+TILE_AVX512(tile16_4_avx512, ROWS4, ROW32_BF16)
 #undef DECLARE
 #undef LOAD
 #undef ZERO
@@ -330,13 +347,18 @@ pack_b(int k, int n, int nr, const float *b, int ldb, int trans, float *out)
 }
 
 /*
- * bfloat16 B into the same layout, its 16-bit patterns moved as they are
- * (a zero pattern is 0.0f past the last column).
+ * bfloat16 B into the same layout, its 16-bit patterns moved as they are,
+ * each panel row interleaved (slot16; a zero pattern is 0.0f past the last
+ * column).
  */
 static void
 pack_b16(int k, int n, int nr, const uint16_t *b, int ldb, int trans, uint16_t *out)
 {
     const size_t n_pad = (size_t)((n + nr - 1) / nr * nr);
+    int slot[32];
+
+    for (int j = 0; j < nr; j++)
+        slot[j] = slot16(j, nr);
 
     for (int p0 = 0; p0 < k; p0 += KC) {
         const int kc = k - p0 < KC ? k - p0 : KC;
@@ -348,14 +370,17 @@ pack_b16(int k, int n, int nr, const uint16_t *b, int ldb, int trans, uint16_t *
                 const uint16_t *src = b + (size_t)j0 * (size_t)ldb + (size_t)p0;
                 for (int p = 0; p < kc; p++)
                     for (int j = 0; j < w; j++)
-                        panel[(size_t)p * (size_t)nr + (size_t)j] = src[(size_t)j * (size_t)ldb + (size_t)p];
+                        panel[(size_t)p * (size_t)nr + (size_t)slot[j]] = src[(size_t)j * (size_t)ldb + (size_t)p];
             } else {
-                for (int p = 0; p < kc; p++)
-                    memcpy(panel + (size_t)p * (size_t)nr,
-                           b + (size_t)(p0 + p) * (size_t)ldb + (size_t)j0, (size_t)w * sizeof *b);
+                for (int p = 0; p < kc; p++) {
+                    const uint16_t *src = b + (size_t)(p0 + p) * (size_t)ldb + (size_t)j0;
+                    for (int j = 0; j < w; j++)
+                        panel[(size_t)p * (size_t)nr + (size_t)slot[j]] = src[j];
+                }
             }
-            for (int p = 0; w < nr && p < kc; p++)
-                memset(panel + (size_t)p * (size_t)nr + (size_t)w, 0, (size_t)(nr - w) * sizeof *b);
+            for (int p = 0; p < kc; p++)
+                for (int j = w; j < nr; j++)
+                    panel[(size_t)p * (size_t)nr + (size_t)slot[j]] = 0;
         }
     }
 }
@@ -369,10 +394,10 @@ linalg_packed_at(const struct linalg_packed *pk, int j, int p)
     const int kc = pk->k - p0 < KC ? pk->k - p0 : KC;
     const int j0 = j / pk->nr * pk->nr;
 
-    const size_t at = (size_t)p0 * n_pad + (size_t)j0 * (size_t)kc + (size_t)(p - p0) * (size_t)pk->nr +
-                      (size_t)(j - j0);
+    const size_t row = (size_t)p0 * n_pad + (size_t)j0 * (size_t)kc + (size_t)(p - p0) * (size_t)pk->nr;
 
-    return pk->bf16 ? widen(((const uint16_t *)pk->data)[at]) : ((const float *)pk->data)[at];
+    return pk->bf16 ? widen(((const uint16_t *)pk->data)[row + (size_t)slot16(j - j0, pk->nr)])
+                    : ((const float *)pk->data)[row + (size_t)(j - j0)];
 }
 
 /* A's block (mc, kc) into panels of mr rows: for each p, mr consecutive values. */
