@@ -284,6 +284,52 @@ START_TEST(the_pool_gives_the_chain_from_any_caller)
 }
 END_TEST
 
+/*
+ * A bfloat16 pack made over B's own memory holds what linalg_pack_bf16
+ * makes, on every kernel, and one that would not fit is refused with B
+ * untouched.
+ */
+START_TEST(a_bf16_pack_in_place_is_the_same_pack)
+{
+    const enum cpu_isa best = cpu_isa();
+    static const int dims[][2] = { { 32, 16 }, { 64, 300 }, { 96, 513 }, { 33, 20 } };
+
+    for (int isa = CPU_PORTABLE; isa <= (int)best; isa++) {
+        cpu_isa_limit((enum cpu_isa)isa);
+        for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++) {
+            const int n = dims[d][0], k = dims[d][1];
+            const size_t count = (size_t)n * (size_t)k;
+            float *b = malloc(count * sizeof *b);
+            uint16_t *b16 = malloc(count * sizeof *b16);
+            uint16_t *mine = malloc(count * sizeof *mine);
+            uint16_t *scratch = malloc(count * sizeof *scratch);
+            struct linalg_packed want, got;
+            ck_assert(b != NULL && b16 != NULL && mine != NULL && scratch != NULL);
+            fill(b, count, 30u + (uint32_t)d);
+            to_bf16(b, b16, count);
+            memcpy(mine, b16, count * sizeof *mine);
+            ck_assert_int_eq(linalg_pack_bf16(&want, n, k, b16, k, 1), 0);
+            if (linalg_pack_floats(n, k) != count) { /* (33 rows: padded, so no room) */
+                ck_assert_int_eq(linalg_pack_bf16_in_place(&got, n, k, mine, scratch), -1);
+                ck_assert(memcmp(mine, b16, count * sizeof *mine) == 0);
+            } else {
+                ck_assert_int_eq(linalg_pack_bf16_in_place(&got, n, k, mine, scratch), 0);
+                ck_assert(got.in_place && got.data == mine);
+                ck_assert_msg(memcmp(got.data, want.data, linalg_packed_bytes(&want)) == 0,
+                              "%s: %d x %d", cpu_isa_name(), n, k);
+                linalg_packed_destroy(&got); /* (frees nothing: mine is still ours) */
+            }
+            linalg_packed_destroy(&want);
+            free(b);
+            free(b16);
+            free(mine);
+            free(scratch);
+        }
+    }
+    cpu_isa_limit(best);
+}
+END_TEST
+
 /* A bfloat16 product split among threads, both layouts: the chain over the widened values. */
 START_TEST(a_bf16_product_splits_among_threads)
 {
@@ -410,6 +456,7 @@ linalg_suite(void)
     tcase_add_test(tc, an_empty_pack_falls_back);
     tcase_add_test(tc, the_pool_gives_the_chain_from_any_caller);
     tcase_add_test(tc, a_bf16_product_splits_among_threads);
+    tcase_add_test(tc, a_bf16_pack_in_place_is_the_same_pack);
     tcase_add_test(tc, threads_have_their_own_workspace);
     tcase_add_test(tc, the_spare_arena_is_reused_when_it_fits);
     suite_add_tcase(s, tc);

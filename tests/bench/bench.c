@@ -30,11 +30,18 @@
  *                           then a head ablated or brought back (a) on the
  *                           last layer and on the first, to the new frame
  *   bench llama-folder DIR SHAPE  a folder of random BF16 weights in a real
- *                           model's shapes (smollm2-135m, qwen3-0.6b,
- *                           llama3.2-1b: tests/llama_random.h)
+ *                           model's shapes (smollm2-135m, smollm2-360m,
+ *                           qwen2.5-0.5b, qwen3-0.6b, llama3.2-1b,
+ *                           llama3.2-3b, llama3.1-8b: tests/llama_random.h)
  *   bench llama DIR N REPS  the forward of the Llama-style model in DIR over
  *                           N tokens, packed as the view packs it, top 5;
  *                           a fifth column: the median CPU time
+ *   bench llama-open DIR view|print N  opening it as the view does (packed
+ *                           a layer at a time) or as --print does, one
+ *                           forward of N tokens: seconds, the weights'
+ *                           bytes, peak and steady resident set
+ *   (BENCH_F32=1 with llama or llama-open: the bfloat16 matrices widened
+ *   to float32 copies first, as attnscope kept them before)
  * Every timing line is "name<TAB>median_ms<TAB>min_ms<TAB>max_ms[<TAB>...]".
  * Not a test: timings belong in doc/performance.md, not in make check.
  */
@@ -57,6 +64,7 @@
 #endif
 
 #include "attnscope/kernels/cpu.h"
+#include "attnscope/files/tensor.h"
 #include "attnscope/families/gpt2/family_gpt2.h"
 #include "attnscope/families/gpt2/gpt2.h"
 #include "attnscope/families/gpt2/model.h"
@@ -840,6 +848,46 @@ cmd_llama_folder(const char *dir, const char *shape)
     return llama_random_folder(dir, s, 0.05f, 1) == 0 ? 0 : 1;
 }
 
+/* n bfloat16 patterns widened into a float32 array of the bench's own (never freed: the model's). */
+static const float *
+widened(const uint16_t *h, size_t n)
+{
+    float *f = malloc(n * sizeof *f);
+
+    if (f == NULL) {
+        fprintf(stderr, "bench: out of memory\n");
+        exit(1);
+    }
+    for (size_t i = 0; i < n; i++)
+        f[i] = tensor_bf16_to_f32(h[i]);
+    return f;
+}
+
+/*
+ * BENCH_F32: the model's bfloat16 matrices as float32 copies, as attnscope
+ * kept them before it kept bfloat16 (the comparison in doc/performance.md).
+ */
+static void
+widen_model(struct decoder_model *m)
+{
+    const size_t table = (size_t)m->cfg.vocab_size * (size_t)m->cfg.n_embd;
+
+    for (int l = 0; l < m->cfg.n_layer; l++)
+        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
+            struct decoder_linear *d = decoder_block_linear(&m->blocks[l], i);
+            if (d->w16 != NULL)
+                d->w = widened(d->w16, (size_t)d->out * (size_t)d->ld), d->w16 = NULL;
+        }
+    if (m->wte16 != NULL) {
+        const bool tied = m->lm_head16 == m->wte16;
+        m->wte = widened(m->wte16, table), m->wte16 = NULL;
+        if (tied)
+            m->lm_head = m->wte, m->lm_head16 = NULL;
+    }
+    if (m->lm_head16 != NULL)
+        m->lm_head = widened(m->lm_head16, table), m->lm_head16 = NULL;
+}
+
 static int
 cmd_llama(const char *dir, int n, int reps)
 {
@@ -853,6 +901,8 @@ cmd_llama(const char *dir, int n, int reps)
         fprintf(stderr, "bench: %s\n", err.msg);
         return 1;
     }
+    if (getenv("BENCH_F32") != NULL)
+        widen_model(&m);
     if (getenv("BENCH_NO_PACK") == NULL && !decoder_pack(&m))
         return 1;
     (void)decoder_release_unpacked(&m);
@@ -885,11 +935,77 @@ cmd_llama(const char *dir, int n, int reps)
     return 0;
 }
 
+/* The kB /proc/self/status gives for field ("VmHWM:", "VmRSS:"), or -1. */
+static long
+status_kb(const char *field)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        if (strncmp(line, field, strlen(field)) == 0)
+            kb = strtol(line + strlen(field), NULL, 10);
+    if (f != NULL)
+        fclose(f);
+    return kb;
+}
+
+/*
+ * What opening a Llama-style model costs: read (as the model keeps it;
+ * BENCH_F32 widens its matrices first), packed a layer at a time as the
+ * view does (unless mode is "print": --print and --export never pack),
+ * one forward of n tokens; the seconds of each, the weights' bytes, and the
+ * process's peak and steady resident set.
+ */
+static int
+cmd_llama_open(const char *dir, const char *mode, int n)
+{
+    struct decoder_model m;
+    struct decoder_run run;
+    struct attn_error err;
+    const bool view = strcmp(mode, "print") != 0;
+    double t0 = now(), t_load, t_pack, t_fwd;
+    int *ids;
+
+    if (llama_load(&m, dir, NULL, &err) != ATTN_OK) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        return 1;
+    }
+    if (getenv("BENCH_F32") != NULL)
+        widen_model(&m);
+    t_load = now() - t0;
+    t0 = now();
+    if (view && !decoder_pack_replacing(&m))
+        fprintf(stderr, "bench: not everything was packed\n");
+    t_pack = now() - t0;
+    if (n < 1 || n > m.cfg.n_positions || (ids = malloc((size_t)n * sizeof *ids)) == NULL)
+        return 1;
+    for (int i = 0; i < n; i++)
+        ids[i] = (i * 7919) % m.cfg.vocab_size;
+    t0 = now();
+    if (decoder_forward(&m, ids, n, 5, NULL, &run, &err) != ATTN_OK) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        return 1;
+    }
+    t_fwd = now() - t0;
+    printf("open\t%s\t%s\tn %d\tload %.1f s\tpack %.1f s\tforward %.2f s\tweights %zu MiB\t"
+           "VmHWM %ld kB\tVmRSS %ld kB\n",
+           dir, view ? "view" : "print", n, t_load, t_pack, t_fwd, decoder_weights_bytes(&m) >> 20,
+           status_kb("VmHWM:"), status_kb("VmRSS:"));
+    decoder_run_destroy(&run);
+    free(ids);
+    decoder_destroy(&m);
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
     if (argc >= 4 && strcmp(argv[1], "llama-folder") == 0)
         return cmd_llama_folder(argv[2], argv[3]);
+    if (argc >= 5 && strcmp(argv[1], "llama-open") == 0)
+        return cmd_llama_open(argv[2], argv[3], atoi(argv[4]));
     if (argc >= 5 && strcmp(argv[1], "llama") == 0)
         return cmd_llama(argv[2], atoi(argv[3]), atoi(argv[4]));
     if (argc >= 5 && strcmp(argv[1], "gpt2-view") == 0)
@@ -921,6 +1037,7 @@ main(int argc, char **argv)
     fprintf(stderr, "usage: bench probe | forward N REPS | rss N | frame REPS | "
                     "gpt2 N REPS | gpt2-edit N REPS | gpt2-folder DIR | gpt2-view DIR N REPS | "
                     "load NAME PATH REPS | spawn NAME REPS CMD... | llama-folder DIR SHAPE | "
+                    "llama-open DIR view|print N | "
                     "llama DIR N REPS\n");
     return 2;
 }

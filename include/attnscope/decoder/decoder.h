@@ -197,7 +197,8 @@ void decoder_destroy(struct decoder_model *m);
  * then packs as it goes, with the same bits.
  */
 bool decoder_pack(struct decoder_model *m);
-/* The bytes the model's packs hold (0 before decoder_pack). */
+/* The bytes the model's packs hold beside its weights (0 before decoder_pack; none for a pack
+   made over its own copy). */
 size_t decoder_packed_bytes(const struct decoder_model *m);
 /*
  * The bytes of weights the model holds: what was read (less what was given

@@ -48,6 +48,7 @@ struct linalg_packed {
     int k;       /* the shared dimension */
     int nr;      /* the kernel's panel width it was packed for */
     bool bf16;   /* data holds bfloat16 patterns (widened as the kernels load them), else floats */
+    bool in_place; /* data is the memory B was in (linalg_pack_bf16_in_place): not freed */
     void *data;
 };
 
@@ -64,6 +65,17 @@ int linalg_pack(struct linalg_packed *pk, int n, int k, const float *b, int ldb,
  * have the bits of the products of B converted to float32 first.
  */
 int linalg_pack_bf16(struct linalg_packed *pk, int n, int k, const uint16_t *b, int ldb, int trans);
+
+/*
+ * The same pack made in the memory of B itself, a bfloat16 (n, k) matrix
+ * stored contiguously (trans, ldb = k), when the pack is no larger (n a
+ * multiple of the kernel's panel width: every real model's sizes): B is
+ * copied to scratch (n * k patterns) and packed back over itself, so the
+ * pack costs no memory of its own.  B is then gone (read it through
+ * linalg_packed_at).  Returns 0, or -1 (B untouched) when it does not fit.
+ */
+int linalg_pack_bf16_in_place(struct linalg_packed *pk, int n, int k, uint16_t *b,
+                              uint16_t *scratch);
 
 /* The elements linalg_pack and linalg_pack_bf16 allocate for n and k with this processor's kernel. */
 size_t linalg_pack_floats(int n, int k);

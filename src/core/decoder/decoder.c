@@ -697,14 +697,21 @@ pack_head(struct decoder_model *m)
                : linalg_pack_bf16(&m->head_packed, decoder_outputs(&m->cfg), C, m->lm_head16, C, 1);
 }
 
+/* A pack's bytes beside the weights (none for one made over them). */
+static size_t
+own_bytes(const struct linalg_packed *pk)
+{
+    return pk->in_place ? 0 : linalg_packed_bytes(pk);
+}
+
 size_t
 decoder_packed_bytes(const struct decoder_model *m)
 {
-    size_t bytes = linalg_packed_bytes(&m->head_packed);
+    size_t bytes = own_bytes(&m->head_packed);
 
     for (int l = 0; m->blocks != NULL && l < m->cfg.n_layer; l++)
         for (int i = 0; i < DECODER_BLOCK_LINEARS; i++)
-            bytes += linalg_packed_bytes(&decoder_block_linear(&m->blocks[l], i)->packed);
+            bytes += own_bytes(&decoder_block_linear(&m->blocks[l], i)->packed);
     return bytes;
 }
 
@@ -846,26 +853,91 @@ decoder_release_unpacked(struct decoder_model *m)
     return m->weights_released;
 }
 
+/* Whether the bytes at p are in the weights' mapping (the model's own memory to overwrite). */
+static bool
+in_mapping(const struct decoder_model *m, const void *p, size_t bytes)
+{
+    const uintptr_t map = (uintptr_t)m->weights_map, at = (uintptr_t)p;
+
+    return m->weights_map != NULL && at >= map && at + bytes <= map + m->weights_map_bytes;
+}
+
+/*
+ * A bfloat16 (rows, cols) matrix of the model's own memory packed over
+ * itself (linalg_pack_bf16_in_place); false when it cannot be (then it is
+ * untouched).
+ */
+static bool
+pack_over(const struct decoder_model *m, struct linalg_packed *pk, const uint16_t *w, int rows,
+          int cols, uint16_t *scratch)
+{
+    return scratch != NULL && w != NULL && in_mapping(m, w, (size_t)rows * (size_t)cols * 2) &&
+           linalg_pack_bf16_in_place(pk, rows, cols, (uint16_t *)(uintptr_t)w, scratch) == 0;
+}
+
+/*
+ * Scratch for packing bfloat16 matrices over themselves: as large as the
+ * largest of them (NULL when there are none or no memory: they are then
+ * packed beside their copies and the copies given back).
+ */
+static uint16_t *
+pack_scratch(const struct decoder_model *m)
+{
+    size_t most = 0;
+
+    for (int l = 0; m->blocks != NULL && l < m->cfg.n_layer; l++)
+        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
+            const struct decoder_linear *d = decoder_block_linear(&m->blocks[l], i);
+            if (d->w16 != NULL && (size_t)d->out * (size_t)d->in > most)
+                most = (size_t)d->out * (size_t)d->in;
+        }
+    if (m->lm_head16 != NULL && (size_t)decoder_outputs(&m->cfg) * (size_t)m->cfg.n_embd > most)
+        most = (size_t)decoder_outputs(&m->cfg) * (size_t)m->cfg.n_embd;
+    return most > 0 ? malloc(most * sizeof(uint16_t)) : NULL;
+}
+
+/* Linear l packed over its bfloat16 copy when it can be (a Linear's (out, in), contiguous). */
+static void
+pack_linear_over(struct decoder_model *m, struct decoder_linear *l, uint16_t *scratch)
+{
+    if (l->packed.data == NULL && l->w16 != NULL && l->out_in && l->ld == l->in &&
+        pack_over(m, &l->packed, l->w16, l->out, l->in, scratch))
+        l->w16 = NULL;
+}
+
 bool
 decoder_pack_replacing(struct decoder_model *m)
 {
     const struct decoder_config *c = &m->cfg;
+    uint16_t *scratch = pack_scratch(m);
     bool all = true;
 
     progress_begin("packing the weights", c->n_layer + 1);
     for (int l = 0; all && l < c->n_layer; l++) {
-        for (int i = 0; all && i < DECODER_BLOCK_LINEARS; i++)
-            if (linear_used(c, i) && pack_linear(decoder_block_linear(&m->blocks[l], i)) != 0)
+        for (int i = 0; all && i < DECODER_BLOCK_LINEARS; i++) {
+            struct decoder_linear *d = decoder_block_linear(&m->blocks[l], i);
+            if (!linear_used(c, i))
+                continue;
+            pack_linear_over(m, d, scratch);
+            if (pack_linear(d) != 0)
                 all = false;
+        }
         /* (a layer at a time: GPT-2's q, k and v share one tensor's pages) */
         if (all)
             release_layer(m, l);
         progress_step(l + 1);
     }
+    if (all && m->head_packed.data == NULL &&
+        pack_over(m, &m->head_packed, m->lm_head16, decoder_outputs(c), c->n_embd, scratch)) {
+        if (m->wte16 == m->lm_head16) /* (tied: the token rows are read from the pack) */
+            m->wte16 = NULL;
+        m->lm_head16 = NULL;
+    }
     if (all && pack_head(m) != 0)
         all = false;
     if (all)
         release_head(m);
+    free(scratch);
     progress_end();
     return all;
 }

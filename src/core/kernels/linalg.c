@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "attnscope/kernels/cpu.h"
 #include "attnscope/kernels/linalg.h"
@@ -246,14 +247,11 @@ kernel(void)
  * interleaved, then pairs of pairs, then the 128-bit lanes exchanged twice.
  * Only moves numbers, so packing this way gives the products the same bits.
  */
-__attribute__((target("avx512f"))) static void
-transpose16_avx512(const float *in, size_t ldi, float *out, size_t ldo)
+__attribute__((target("avx512f"))) static inline void
+transpose16_regs(__m512 r[16])
 {
-    __m512 r[16];
     __m512 t[16];
 
-    for (int i = 0; i < 16; i++)
-        r[i] = _mm512_loadu_ps(in + (size_t)i * ldi);
     for (int i = 0; i < 16; i += 2) {
         t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
         t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
@@ -274,8 +272,44 @@ transpose16_avx512(const float *in, size_t ldi, float *out, size_t ldo)
         r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
         r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xDD);
     }
+}
+
+__attribute__((target("avx512f"))) static void
+transpose16_avx512(const float *in, size_t ldi, float *out, size_t ldo)
+{
+    __m512 r[16];
+
+    for (int i = 0; i < 16; i++)
+        r[i] = _mm512_loadu_ps(in + (size_t)i * ldi);
+    transpose16_regs(r);
     for (int i = 0; i < 16; i++)
         _mm512_storeu_ps(out + (size_t)i * ldo, r[i]);
+}
+
+/*
+ * 16 values of p (from p0) of the 32 bfloat16 rows at in (ldi apart) into
+ * a panel's 16 interleaved rows of 32 at out: each half's 16 x 16 block
+ * transposed as 32-bit lanes holding the patterns, then the second half
+ * put in the lanes' upper halves (slot16's order: column j at 2j, column
+ * 16 + j at 2j + 1).  Only moves bits.
+ */
+__attribute__((target("avx512f"))) static void
+transpose32x16_bf16_avx512(const uint16_t *in, size_t ldi, uint16_t *out)
+{
+    __m512 lo[16], hi[16];
+
+    for (int i = 0; i < 16; i++) {
+        lo[i] = _mm512_castsi512_ps(
+            _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(in + (size_t)i * ldi))));
+        hi[i] = _mm512_castsi512_ps(_mm512_cvtepu16_epi32(
+            _mm256_loadu_si256((const __m256i *)(in + (size_t)(i + 16) * ldi))));
+    }
+    transpose16_regs(lo);
+    transpose16_regs(hi);
+    for (int q = 0; q < 16; q++)
+        _mm512_storeu_si512(out + (size_t)q * 32,
+                            _mm512_or_si512(_mm512_castps_si512(lo[q]),
+                                            _mm512_slli_epi32(_mm512_castps_si512(hi[q]), 16)));
 }
 
 /* rows rows of 32 floats, ldi apart, one after another into out (a call per row cost more). */
@@ -368,7 +402,16 @@ pack_b16(int k, int n, int nr, const uint16_t *b, int ldb, int trans, uint16_t *
             uint16_t *panel = block + (size_t)j0 * (size_t)kc;
             if (trans) {
                 const uint16_t *src = b + (size_t)j0 * (size_t)ldb + (size_t)p0;
-                for (int p = 0; p < kc; p++)
+                int done = 0;
+#ifdef LINALG_X86
+                if (nr == 32 && w == 32 && cpu_isa() == CPU_AVX512) {
+                    /* Whole blocks of 16 p by vector transposes; the rest below, one by one. */
+                    done = kc / 16 * 16;
+                    for (int pb = 0; pb < done; pb += 16)
+                        transpose32x16_bf16_avx512(src + pb, (size_t)ldb, panel + (size_t)pb * 32);
+                }
+#endif
+                for (int p = done; p < kc; p++)
                     for (int j = 0; j < w; j++)
                         panel[(size_t)p * (size_t)nr + (size_t)slot[j]] = src[(size_t)j * (size_t)ldb + (size_t)p];
             } else {
@@ -582,6 +625,27 @@ linalg_gemm_bf16(int trans, int m, int n, int k, const float *a, int lda, const 
     gemm(m, n, k, a, lda, &bm, c, ldc);
 }
 
+/*
+ * Memory for a pack: a large one aligned to and marked for transparent huge
+ * pages (a model's packs are its size again: 4 KiB pages made faulting
+ * them in most of the packing's time).  Freed with free().
+ */
+static void *
+pack_alloc(size_t bytes)
+{
+    const size_t huge = (size_t)2 << 20;
+    void *p = NULL;
+
+    if (bytes < huge)
+        return malloc(bytes);
+    if (posix_memalign(&p, huge, (bytes + huge - 1) / huge * huge) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, (bytes + huge - 1) / huge * huge, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
 static int
 pack(struct linalg_packed *pk, int n, int k, const struct bmat *b)
 {
@@ -591,7 +655,7 @@ pack(struct linalg_packed *pk, int n, int k, const struct bmat *b)
     memset(pk, 0, sizeof *pk);
     if (n <= 0 || k <= 0)
         return 0;
-    pk->data = malloc(packed_elems(n, k, kn->nr) * esize);
+    pk->data = pack_alloc(packed_elems(n, k, kn->nr) * esize);
     if (pk->data == NULL)
         return -1;
     pk->n = n;
@@ -632,10 +696,31 @@ linalg_packed_bytes(const struct linalg_packed *pk)
     return packed_elems(pk->n, pk->k, pk->nr) * (pk->bf16 ? sizeof(uint16_t) : sizeof(float));
 }
 
+int
+linalg_pack_bf16_in_place(struct linalg_packed *pk, int n, int k, uint16_t *b, uint16_t *scratch)
+{
+    const struct kernel *kn = kernel();
+    const size_t values = (size_t)n * (size_t)k;
+
+    memset(pk, 0, sizeof *pk);
+    if (n <= 0 || k <= 0 || packed_elems(n, k, kn->nr) != values)
+        return -1;
+    memcpy(scratch, b, values * sizeof *b);
+    pack_b16(k, n, kn->nr, scratch, k, 1, b);
+    pk->n = n;
+    pk->k = k;
+    pk->nr = kn->nr;
+    pk->bf16 = true;
+    pk->in_place = true;
+    pk->data = b;
+    return 0;
+}
+
 void
 linalg_packed_destroy(struct linalg_packed *pk)
 {
-    free(pk->data);
+    if (!pk->in_place)
+        free(pk->data);
     memset(pk, 0, sizeof *pk);
 }
 
