@@ -500,6 +500,7 @@ expect 1 "no tokenizer: attnscope reads vocab.json and merges.txt" -- --model "$
 unset ATTNSCOPE_TOKENIZERS TIKTOKEN_CACHE_DIR HF_HUB_CACHE
 [ -z "$shipped_tokenizers" ] || export ATTNSCOPE_TOKENIZERS="$shipped_tokenizers"
 expect 1 "--model no-such-model: no such folder, and no download of it in the Hugging Face cache" -- --model no-such-model --print
+expect 1 "download it first (for example \`huggingface-cli download Qwen/Qwen3-0.6B\`)" -- --model Qwen/Qwen3-0.6B --print
 
 # The files the book's readers have (tests/fixtures/formats: tests/oracle/format_fixtures.py).
 formats=$(cd "$src/tests/fixtures/formats" && pwd)

@@ -52,6 +52,13 @@ struct tokjson {
     int pres;
     struct added *added; /* longest first */
     int addeds;
+    /*
+     * The added tokens by their first byte: by_first[first[c] .. first[c +
+     * 1]) are the indices of those starting with byte c, longest first (a
+     * text's every place is tried against only those: Gemma has 6,415).
+     */
+    int first[257];
+    int *by_first;
     int prefix[POST_MAX], suffix[POST_MAX]; /* TemplateProcessing's ids around the text */
     int prefixes, suffixes;
 };
@@ -71,6 +78,7 @@ tokjson_destroy(struct tokjson *t)
             pcre2_code_free(t->pre[i].re);
     for (int i = 0; i < t->addeds; i++)
         free(t->added[i].text);
+    free(t->by_first);
     free(t->norm);
     free(t->pre);
     free(t->added);
@@ -382,6 +390,20 @@ parse_added(struct bpe *b, struct tokjson *t, json_t *list, const char *path,
         t->addeds++;
     }
     qsort(t->added, (size_t)t->addeds, sizeof *t->added, longest_first);
+    t->by_first = malloc(((size_t)t->addeds + 1) * sizeof *t->by_first);
+    if (t->by_first == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    {
+        int fill[256];
+        memset(t->first, 0, sizeof t->first);
+        for (int k = 0; k < t->addeds; k++)
+            t->first[(unsigned char)t->added[k].text[0] + 1]++;
+        for (int c = 0; c < 256; c++)
+            t->first[c + 1] += t->first[c];
+        memcpy(fill, t->first, sizeof fill);
+        for (int k = 0; k < t->addeds; k++) /* (in order: each byte's list stays longest first) */
+            t->by_first[fill[(unsigned char)t->added[k].text[0]]++] = k;
+    }
     return ATTN_OK;
 }
 
@@ -637,7 +659,8 @@ find_added(const struct tokjson *t, bool which, const char *s, size_t n, size_t 
            size_t *end, int *index)
 {
     for (size_t i = at; i < n; i++)
-        for (int k = 0; k < t->addeds; k++) {
+        for (int f = t->first[(unsigned char)s[i]]; f < t->first[(unsigned char)s[i] + 1]; f++) {
+            const int k = t->by_first[f];
             const struct added *a = &t->added[k];
             size_t b, e;
             if (a->normalized != which || a->len > n - i || memcmp(s + i, a->text, a->len) != 0)

@@ -325,11 +325,13 @@ model_locate(const char *what, struct model_place *where, struct attn_error *err
                          what, seen, why, strchr(what, '/') != NULL ? what : "openai-community/gpt2");
     for (int r = 0; r < nroots; r++)
         attn_appendf(searched, sizeof searched, &at, "%s%s", r > 0 ? ", " : "", roots[r]);
+    /* (a repository's id is its own example; a bare name, GPT-2's) */
     return attn_fail(err, ATTN_EIO,
                      "--model %s: no such folder, and no download of it in the Hugging Face cache "
                      "(looked in %s): give the folder, or download it first (for example "
-                     "`huggingface-cli download openai-community/gpt2`)",
-                     what, nroots > 0 ? searched : "no cache folder: HOME is not set");
+                     "`huggingface-cli download %s`)",
+                     what, nroots > 0 ? searched : "no cache folder: HOME is not set",
+                     strchr(what, '/') != NULL ? what : "openai-community/gpt2");
 }
 
 /*
