@@ -69,6 +69,23 @@ tile_decimals_cap(struct view *v, const struct pipeline *p, int tiles, int w, in
  */
 #define COMPACT_MIN_ROWS 8
 
+/*
+ * per_row heads side by side, fewer when the model groups its keys and
+ * per_row holds at least one group: a whole number of groups (the query
+ * heads that read one key and value head), so that each row of the grid
+ * starts a group.
+ */
+static int
+whole_groups(const struct pipeline *p, int per_row)
+{
+    int group;
+
+    if (p->decoder == NULL || decoder_kv_heads(p->decoder) >= p->decoder->n_head)
+        return per_row;
+    group = p->decoder->n_head / decoder_kv_heads(p->decoder);
+    return per_row >= group ? per_row / group * group : per_row;
+}
+
 struct compact {
     int lw;        /* the labels' columns */
     int per_row;   /* heads side by side */
@@ -108,6 +125,7 @@ compact_layout(struct view *v, const struct pipeline *p, int w, int h, struct co
         c->per_row = VIEW_MAX_TILES;
     if (c->per_row < 1)
         c->per_row = 1;
+    c->per_row = whole_groups(p, c->per_row);
     c->tile_w = avail / c->per_row;
     tile_rows = (heads + c->per_row - 1) / c->per_row;
     {
@@ -191,7 +209,7 @@ choose_per_row(struct view *v, const struct pipeline *p, int w, int h)
             best = per_row;
         }
     }
-    return best > 0 ? best : most;
+    return whole_groups(p, best > 0 ? best : most);
 }
 
 
