@@ -7,7 +7,9 @@
  */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "attnscope/files/safetensors.h"
@@ -50,6 +52,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort(); /* the file did not change: every tensor the header names is readable */
             for (size_t k = 0; k < t->numel; k++)
                 sum += v[k];
+            /* As stored too (a bfloat16 model's kept matrices): readable the same, and a BF16
+               tensor's patterns are its float32 values' upper halves. */
+            if (safetensors_read(&st, t, t->dtype, v, &err) != ATTN_OK)
+                abort();
+            if (t->dtype == TENSOR_BF16) {
+                float *w = malloc((t->numel > 0 ? t->numel : 1) * sizeof *w);
+                if (w != NULL && safetensors_read_f32(&st, t, w, &err) == ATTN_OK)
+                    for (size_t k = 0; k < t->numel; k++)
+                        if (memcmp(&w[k], &(float){ tensor_bf16_to_f32(((uint16_t *)v)[k]) },
+                                   sizeof w[k]) != 0)
+                            abort();
+                free(w);
+            }
             free(v);
         }
         safetensors_close(&st);
