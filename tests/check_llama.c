@@ -278,6 +278,27 @@ START_TEST(an_edit_and_threads_change_no_bit)
 }
 END_TEST
 
+/* x's and y's forwards of f's tokens: every layer's output and the next tokens bit for bit. */
+static void
+same_forward(const struct fixture *f, const struct decoder_model *x, const struct decoder_model *y,
+             const char *what)
+{
+    struct decoder_run a, b;
+    struct attn_error err;
+    const size_t tops = (size_t)f->n * (size_t)f->top;
+
+    ck_assert(decoder_forward(x, f->ids, f->n, f->top, NULL, &a, &err) == ATTN_OK);
+    ck_assert(decoder_forward(y, f->ids, f->n, f->top, NULL, &b, &err) == ATTN_OK);
+    for (int l = 0; l < x->cfg.n_layer; l++)
+        ck_assert_msg(memcmp(a.layers[l].resid2, b.layers[l].resid2,
+                             (size_t)f->n * (size_t)x->cfg.n_embd * sizeof(float)) == 0,
+                      "%s: layer %d", what, l);
+    ck_assert_msg(memcmp(a.top_probs, b.top_probs, tops * sizeof(float)) == 0, "%s", what);
+    ck_assert_msg(memcmp(a.top_ids, b.top_ids, tops * sizeof(int)) == 0, "%s", what);
+    decoder_run_destroy(&a);
+    decoder_run_destroy(&b);
+}
+
 /*
  * Packing a layer at a time as the view does (decoder_pack_replacing): a
  * bfloat16 matrix whose pack fits its own memory is packed over it, the
@@ -291,7 +312,6 @@ pack_replacing_case(const char *name, bool tied)
 {
     struct fixture f;
     struct decoder_model packed;
-    struct decoder_run a, b;
     struct attn_error err;
     const uint16_t *q16;
 
@@ -315,15 +335,7 @@ pack_replacing_case(const char *name, bool tied)
     } else {
         ck_assert(!packed.blocks[0].q.packed.in_place);
     }
-    ck_assert(decoder_forward(&f.m, f.ids, f.n, f.top, NULL, &a, &err) == ATTN_OK);
-    ck_assert(decoder_forward(&packed, f.ids, f.n, f.top, NULL, &b, &err) == ATTN_OK);
-    for (int l = 0; l < f.m.cfg.n_layer; l++)
-        ck_assert_msg(memcmp(a.layers[l].resid2, b.layers[l].resid2,
-                             (size_t)f.n * (size_t)f.m.cfg.n_embd * sizeof(float)) == 0,
-                      "%s layer %d", name, l);
-    ck_assert(memcmp(a.top_probs, b.top_probs, (size_t)f.n * (size_t)f.top * sizeof(float)) == 0);
-    decoder_run_destroy(&a);
-    decoder_run_destroy(&b);
+    same_forward(&f, &f.m, &packed, name);
     decoder_destroy(&packed);
     fixture_close(&f);
 }
@@ -359,8 +371,6 @@ START_TEST(bf16_weights_kept_give_the_bits_of_converting_first)
 {
     struct fixture f;
     struct decoder_model wide;
-    struct decoder_run a, b;
-    struct attn_error err;
     float *owned[2 + 64 * DECODER_BLOCK_LINEARS];
     int count = 0;
     size_t values = 0;
@@ -394,16 +404,7 @@ START_TEST(bf16_weights_kept_give_the_bits_of_converting_first)
             ck_assert(decoder_pack(&f.m) && decoder_pack(&wide));
             ck_assert_uint_eq(decoder_packed_bytes(&f.m) * 2, decoder_packed_bytes(&wide));
         }
-        ck_assert(decoder_forward(&f.m, f.ids, f.n, f.top, NULL, &a, &err) == ATTN_OK);
-        ck_assert(decoder_forward(&wide, f.ids, f.n, f.top, NULL, &b, &err) == ATTN_OK);
-        for (int l = 0; l < f.m.cfg.n_layer; l++)
-            ck_assert_msg(memcmp(a.layers[l].resid2, b.layers[l].resid2,
-                                 (size_t)f.n * (size_t)f.m.cfg.n_embd * sizeof(float)) == 0,
-                          "pass %d, layer %d", pass, l);
-        ck_assert(memcmp(a.top_probs, b.top_probs, (size_t)f.n * (size_t)f.top * sizeof(float)) == 0);
-        ck_assert(memcmp(a.top_ids, b.top_ids, (size_t)f.n * (size_t)f.top * sizeof(int)) == 0);
-        decoder_run_destroy(&a);
-        decoder_run_destroy(&b);
+        same_forward(&f, &f.m, &wide, pass == 0 ? "bf16 kept" : "bf16 kept, packed");
     }
     /* The weights one at a time, as the cell panels read them, from either copy. */
     ck_assert(decoder_linear_at(&f.m.blocks[1].down, 3, 2) ==

@@ -888,6 +888,21 @@ widen_model(struct decoder_model *m)
         m->lm_head = widened(m->lm_head16, table), m->lm_head16 = NULL;
 }
 
+/* The Llama-style model in dir into m (its matrices widened under BENCH_F32); 0 or 1. */
+static int
+open_llama(const char *dir, struct decoder_model *m)
+{
+    struct attn_error err;
+
+    if (llama_load(m, dir, NULL, &err) != ATTN_OK) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        return 1;
+    }
+    if (getenv("BENCH_F32") != NULL)
+        widen_model(m);
+    return 0;
+}
+
 static int
 cmd_llama(const char *dir, int n, int reps)
 {
@@ -897,12 +912,8 @@ cmd_llama(const char *dir, int n, int reps)
     const char *slash = strrchr(dir, '/');
     int *ids;
 
-    if (llama_load(&m, dir, NULL, &err) != ATTN_OK) {
-        fprintf(stderr, "bench: %s\n", err.msg);
+    if (open_llama(dir, &m) != 0)
         return 1;
-    }
-    if (getenv("BENCH_F32") != NULL)
-        widen_model(&m);
     if (getenv("BENCH_NO_PACK") == NULL && !decoder_pack(&m))
         return 1;
     (void)decoder_release_unpacked(&m);
@@ -968,12 +979,8 @@ cmd_llama_open(const char *dir, const char *mode, int n)
     double t0 = now(), t_load, t_pack, t_fwd;
     int *ids;
 
-    if (llama_load(&m, dir, NULL, &err) != ATTN_OK) {
-        fprintf(stderr, "bench: %s\n", err.msg);
+    if (open_llama(dir, &m) != 0)
         return 1;
-    }
-    if (getenv("BENCH_F32") != NULL)
-        widen_model(&m);
     t_load = now() - t0;
     t0 = now();
     if (view && !decoder_pack_replacing(&m))

@@ -324,106 +324,126 @@ copy32_avx512(const float *in, size_t ldi, int rows, float *out)
 }
 #endif
 
-/*
- * B (k, n) into the kernel's layout: k in blocks of KC; within a block,
- * panels of nr columns, each holding for every p of the block nr
- * consecutive values (zeros past the last column).  trans: B is stored as
- * b[j * ldb + p] (the rows of W in x W^T, or of K in Q K^T); otherwise as
- * b[p * ldb + j].  Writes are contiguous: with p outer, the nr source
- * rows of a panel stay in L1 while they are read across (measured twice as
- * fast as copying one source row at a time).
- */
-static void
-pack_b(int k, int n, int nr, const float *b, int ldb, int trans, float *out)
-{
-    const size_t n_pad = (size_t)((n + nr - 1) / nr * nr);
+/* A right-hand matrix as it is stored: floats or bfloat16, (n, k) when trans, else (k, n). */
+struct bmat {
+    const void *data;
+    bool bf16;
+    int ld;
+    int trans;
+};
 
-    for (int p0 = 0; p0 < k; p0 += KC) {
-        const int kc = k - p0 < KC ? k - p0 : KC;
-        float *block = out + (size_t)p0 * n_pad;
-        for (int j0 = 0; j0 < n; j0 += nr) {
-            const int w = n - j0 < nr ? n - j0 : nr;
-            float *panel = block + (size_t)j0 * (size_t)kc;
-            if (trans) {
-                const float *src = b + (size_t)j0 * (size_t)ldb + (size_t)p0;
-                int done = 0;
-#ifdef LINALG_X86
-                if (nr == 32 && w == 32 && cpu_isa() == CPU_AVX512) {
-                    /* Whole 16 x 16 blocks by vector transposes; the rest below, one by one. */
-                    done = kc / 16 * 16;
-                    for (int pb = 0; pb < done; pb += 16)
-                        for (int jb = 0; jb < 32; jb += 16)
-                            transpose16_avx512(src + (size_t)jb * (size_t)ldb + (size_t)pb,
-                                               (size_t)ldb, panel + (size_t)pb * 32 + (size_t)jb,
-                                               32);
-                }
-#endif
-                for (int p = done; p < kc; p++)
-                    for (int j = 0; j < w; j++)
-                        panel[(size_t)p * (size_t)nr + (size_t)j] = src[(size_t)j * (size_t)ldb + (size_t)p];
-            } else {
-                int done = 0;
-#ifdef LINALG_X86
-                if (nr == 32 && w == 32 && cpu_isa() == CPU_AVX512) {
-                    copy32_avx512(b + (size_t)p0 * (size_t)ldb + (size_t)j0, (size_t)ldb, kc, panel);
-                    done = kc;
-                }
-#endif
-                for (int p = done; p < kc; p++)
-                    memcpy(panel + (size_t)p * (size_t)nr,
-                           b + (size_t)(p0 + p) * (size_t)ldb + (size_t)j0, (size_t)w * sizeof(float));
-            }
-            for (int j = w; j < nr; j++)
-                for (int p = 0; p < kc; p++)
-                    panel[(size_t)p * (size_t)nr + (size_t)j] = 0.0f;
-        }
-    }
+/* Its element (j, p), as a float. */
+static float
+bmat_at(const struct bmat *b, int j, int p)
+{
+    const size_t at = b->trans ? (size_t)j * (size_t)b->ld + (size_t)p
+                               : (size_t)p * (size_t)b->ld + (size_t)j;
+
+    return b->bf16 ? widen(((const uint16_t *)b->data)[at]) : ((const float *)b->data)[at];
 }
 
 /*
- * bfloat16 B into the same layout, its 16-bit patterns moved as they are,
- * each panel row interleaved (slot16; a zero pattern is 0.0f past the last
- * column).
+ * B (k, n) into the kernel's layout: k in blocks of KC; within a block,
+ * panels of nr columns, each holding for every p of the block nr
+ * consecutive values (zeros past the last column; a bfloat16 panel's row
+ * interleaved, slot16).  trans: B is stored as b[j * ldb + p] (the rows of
+ * W in x W^T, or of K in Q K^T); otherwise as b[p * ldb + j].  Writes are
+ * contiguous: with p outer, the nr source rows of a panel stay in L1 while
+ * they are read across (measured twice as fast as copying one source row
+ * at a time).
  */
+
+/* One panel: columns [j0, j0 + w) of rows [p0, p0 + kc) of B, nr wide, at panel. */
 static void
-pack_b16(int k, int n, int nr, const uint16_t *b, int ldb, int trans, uint16_t *out)
+panel_f32(const struct bmat *bm, int p0, int kc, int j0, int w, int nr, void *out)
 {
-    const size_t n_pad = (size_t)((n + nr - 1) / nr * nr);
+    const float *b = bm->data;
+    const size_t ldb = (size_t)bm->ld;
+    float *panel = out;
+    int done = 0;
+
+    if (bm->trans) {
+        const float *src = b + (size_t)j0 * ldb + (size_t)p0;
+#ifdef LINALG_X86
+        if (nr == 32 && w == 32 && cpu_isa() == CPU_AVX512) {
+            /* Whole 16 x 16 blocks by vector transposes; the rest below, one by one. */
+            done = kc / 16 * 16;
+            for (int pb = 0; pb < done; pb += 16)
+                for (int jb = 0; jb < 32; jb += 16)
+                    transpose16_avx512(src + (size_t)jb * ldb + (size_t)pb, ldb,
+                                       panel + (size_t)pb * 32 + (size_t)jb, 32);
+        }
+#endif
+        for (int p = done; p < kc; p++)
+            for (int j = 0; j < w; j++)
+                panel[(size_t)p * (size_t)nr + (size_t)j] = src[(size_t)j * ldb + (size_t)p];
+    } else {
+#ifdef LINALG_X86
+        if (nr == 32 && w == 32 && cpu_isa() == CPU_AVX512) {
+            copy32_avx512(b + (size_t)p0 * ldb + (size_t)j0, ldb, kc, panel);
+            done = kc;
+        }
+#endif
+        for (int p = done; p < kc; p++)
+            memcpy(panel + (size_t)p * (size_t)nr, b + (size_t)(p0 + p) * ldb + (size_t)j0,
+                   (size_t)w * sizeof(float));
+    }
+    for (int j = w; j < nr; j++)
+        for (int p = 0; p < kc; p++)
+            panel[(size_t)p * (size_t)nr + (size_t)j] = 0.0f;
+}
+
+/* The same for bfloat16: the patterns moved as they are, each row interleaved (slot16). */
+static void
+panel_bf16(const struct bmat *bm, int p0, int kc, int j0, int w, int nr, void *out)
+{
+    const uint16_t *b = bm->data;
+    const size_t ldb = (size_t)bm->ld;
+    uint16_t *panel = out;
     int slot[32];
+    int done = 0;
 
     for (int j = 0; j < nr; j++)
         slot[j] = slot16(j, nr);
+    if (bm->trans) {
+        const uint16_t *src = b + (size_t)j0 * ldb + (size_t)p0;
+#ifdef LINALG_X86
+        if (nr == 32 && w == 32 && cpu_isa() == CPU_AVX512) {
+            /* Whole blocks of 16 p by vector transposes; the rest below, one by one. */
+            done = kc / 16 * 16;
+            for (int pb = 0; pb < done; pb += 16)
+                transpose32x16_bf16_avx512(src + pb, ldb, panel + (size_t)pb * 32);
+        }
+#endif
+        for (int p = done; p < kc; p++)
+            for (int j = 0; j < w; j++)
+                panel[(size_t)p * (size_t)nr + (size_t)slot[j]] = src[(size_t)j * ldb + (size_t)p];
+    } else {
+        for (int p = 0; p < kc; p++) {
+            const uint16_t *src = b + (size_t)(p0 + p) * ldb + (size_t)j0;
+            for (int j = 0; j < w; j++)
+                panel[(size_t)p * (size_t)nr + (size_t)slot[j]] = src[j];
+        }
+    }
+    for (int p = 0; p < kc; p++)
+        for (int j = w; j < nr; j++)
+            panel[(size_t)p * (size_t)nr + (size_t)slot[j]] = 0;
+}
+
+/* B into its panels at out, every block of k and every panel of nr columns in it. */
+static void
+pack_any(int k, int n, int nr, const struct bmat *b, void *out)
+{
+    const size_t n_pad = (size_t)((n + nr - 1) / nr * nr);
+    const size_t esize = b->bf16 ? sizeof(uint16_t) : sizeof(float);
 
     for (int p0 = 0; p0 < k; p0 += KC) {
         const int kc = k - p0 < KC ? k - p0 : KC;
-        uint16_t *block = out + (size_t)p0 * n_pad;
+        unsigned char *block = (unsigned char *)out + (size_t)p0 * n_pad * esize;
         for (int j0 = 0; j0 < n; j0 += nr) {
             const int w = n - j0 < nr ? n - j0 : nr;
-            uint16_t *panel = block + (size_t)j0 * (size_t)kc;
-            if (trans) {
-                const uint16_t *src = b + (size_t)j0 * (size_t)ldb + (size_t)p0;
-                int done = 0;
-#ifdef LINALG_X86
-                if (nr == 32 && w == 32 && cpu_isa() == CPU_AVX512) {
-                    /* Whole blocks of 16 p by vector transposes; the rest below, one by one. */
-                    done = kc / 16 * 16;
-                    for (int pb = 0; pb < done; pb += 16)
-                        transpose32x16_bf16_avx512(src + pb, (size_t)ldb, panel + (size_t)pb * 32);
-                }
-#endif
-                for (int p = done; p < kc; p++)
-                    for (int j = 0; j < w; j++)
-                        panel[(size_t)p * (size_t)nr + (size_t)slot[j]] = src[(size_t)j * (size_t)ldb + (size_t)p];
-            } else {
-                for (int p = 0; p < kc; p++) {
-                    const uint16_t *src = b + (size_t)(p0 + p) * (size_t)ldb + (size_t)j0;
-                    for (int j = 0; j < w; j++)
-                        panel[(size_t)p * (size_t)nr + (size_t)slot[j]] = src[j];
-                }
-            }
-            for (int p = 0; p < kc; p++)
-                for (int j = w; j < nr; j++)
-                    panel[(size_t)p * (size_t)nr + (size_t)slot[j]] = 0;
+            (b->bf16 ? panel_bf16 : panel_f32)(b, p0, kc, j0, w, nr,
+                                               block + (size_t)j0 * (size_t)kc * esize);
         }
     }
 }
@@ -462,24 +482,6 @@ pack_a(int mc, int kc, int mr, const float *a, int lda, float *out)
 }
 
 /* ------------------------------------------------------------------- gemm */
-
-/* A right-hand matrix as it is stored: floats or bfloat16, (n, k) when trans, else (k, n). */
-struct bmat {
-    const void *data;
-    bool bf16;
-    int ld;
-    int trans;
-};
-
-/* Its element (j, p), as a float. */
-static float
-bmat_at(const struct bmat *b, int j, int p)
-{
-    const size_t at = b->trans ? (size_t)j * (size_t)b->ld + (size_t)p
-                               : (size_t)p * (size_t)b->ld + (size_t)j;
-
-    return b->bf16 ? widen(((const uint16_t *)b->data)[at]) : ((const float *)b->data)[at];
-}
 
 /* The products done one element at a time, when even the workspace fails. */
 static void
@@ -561,16 +563,6 @@ static size_t
 packed_elems(int n, int k, int nr)
 {
     return (size_t)k * (size_t)((n + nr - 1) / nr * nr);
-}
-
-/* B (floats or bfloat16) into its panels at out. */
-static void
-pack_any(int k, int n, int nr, const struct bmat *b, void *out)
-{
-    if (b->bf16)
-        pack_b16(k, n, nr, b->data, b->ld, b->trans, out);
-    else
-        pack_b(k, n, nr, b->data, b->ld, b->trans, out);
 }
 
 static void
@@ -706,7 +698,7 @@ linalg_pack_bf16_in_place(struct linalg_packed *pk, int n, int k, uint16_t *b, u
     if (n <= 0 || k <= 0 || packed_elems(n, k, kn->nr) != values)
         return -1;
     memcpy(scratch, b, values * sizeof *b);
-    pack_b16(k, n, kn->nr, scratch, k, 1, b);
+    pack_any(k, n, kn->nr, &(const struct bmat){ scratch, true, k, 1 }, b);
     pk->n = n;
     pk->k = k;
     pk->nr = kn->nr;
