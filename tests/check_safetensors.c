@@ -96,7 +96,7 @@ START_TEST(reads_f32_f16_bf16)
     ck_assert(v[0] == 1.0f && v[1] == -5.0f);
     /* As stored: the bfloat16 patterns themselves (what a bfloat16 model keeps). */
     {
-        uint16_t raw[2] = { 0, 0 };
+        uint16_t raw[4] = { 0, 0, 0, 0 }; /* (b has 4 values, c 2) */
         ck_assert_int_eq(safetensors_read(&st, t, TENSOR_BF16, raw, &err), ATTN_OK);
         ck_assert(raw[0] == c[0] && raw[1] == c[1]);
         ck_assert_int_eq(safetensors_read(&st, t, TENSOR_F16, raw, &err), ATTN_EPARSE);
@@ -104,7 +104,7 @@ START_TEST(reads_f32_f16_bf16)
                       err.msg);
         ck_assert_int_eq(safetensors_read(&st, safetensors_find(&st, "b"), TENSOR_F16, raw, &err),
                          ATTN_OK);
-        ck_assert(raw[0] == b[0] && raw[1] == b[1]);
+        ck_assert(memcmp(raw, b, sizeof raw) == 0);
     }
 
     ck_assert_ptr_null(safetensors_find(&st, "__metadata__"));
