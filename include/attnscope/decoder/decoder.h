@@ -205,6 +205,12 @@ size_t decoder_packed_bytes(const struct decoder_model *m);
  * back) and the packs.
  */
 size_t decoder_weights_bytes(const struct decoder_model *m);
+/*
+ * The most decoder_pack_replacing holds beside the weights while it packs
+ * (an upper bound): a layer's packs before its copies are given back, or
+ * the largest matrix (the output head) copied aside or packed beside.
+ */
+size_t decoder_pack_transient_bytes(const struct decoder_model *m);
 
 /*
  * After decoder_pack: gives the f32 copies of what was packed (every

@@ -715,6 +715,31 @@ decoder_packed_bytes(const struct decoder_model *m)
     return bytes;
 }
 
+/* The bytes of l's weights as the model holds them (0 once given back). */
+static size_t
+linear_bytes(const struct decoder_linear *l)
+{
+    const size_t values = (size_t)l->out * (size_t)l->in;
+
+    return l->w != NULL ? values * sizeof(float) : l->w16 != NULL ? values * sizeof(uint16_t) : 0;
+}
+
+size_t
+decoder_pack_transient_bytes(const struct decoder_model *m)
+{
+    const size_t head = (size_t)decoder_outputs(&m->cfg) * (size_t)m->cfg.n_embd *
+                        (m->lm_head != NULL ? sizeof(float) : sizeof(uint16_t));
+    size_t most = m->lm_head != NULL || m->lm_head16 != NULL ? head : 0;
+
+    for (int l = 0; m->blocks != NULL && l < m->cfg.n_layer; l++) {
+        size_t layer = 0;
+        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++)
+            layer += linear_bytes(decoder_block_linear(&m->blocks[l], i));
+        most = layer > most ? layer : most;
+    }
+    return most;
+}
+
 size_t
 decoder_weights_bytes(const struct decoder_model *m)
 {

@@ -70,15 +70,16 @@ enum attn_status gpt2_load(struct decoder_model *m, const char *dir, const struc
                            struct attn_error *err);
 
 /*
- * The weights packed once for the products, when they take at most half of
- * this machine's memory: for a front end that runs many forwards (the
+ * The weights packed once for the products, when they and what packing
+ * holds beside them (decoder_pack_transient_bytes) take at most four fifths
+ * of this machine's memory: for a front end that runs many forwards (the
  * view: every edit and knob).  Packing GPT-2 small takes about 0.3 s, which
  * one forward (--print) does not win back, so --print and --export do not
  * pack; the products then pack as they go, with the same bits.  Packed a
- * layer at a time (decoder_pack_replacing), each layer's f32 copies given
- * back as its packs are made: the packs take the weights' place rather
- * than adding a second copy, even while they are made.  true when
- * everything was packed.
+ * layer at a time (decoder_pack_replacing), each layer's copies given back
+ * as its packs are made (a bfloat16 matrix packed over itself): the packs
+ * take the weights' place rather than adding a second copy, even while
+ * they are made.  true when everything was packed.
  */
 bool gpt2_pack_if_room(struct decoder_model *m);
 

@@ -121,9 +121,11 @@ gpt2_pack_if_room(struct decoder_model *m)
 {
     const size_t have = physical_bytes();
 
-    /* Packed a layer at a time, each layer's f32 copies given back as its packs are made: the
-       packs replace the weights, never adding more than a layer to them. */
-    return (have == 0 || decoder_weights_bytes(m) <= have / 2) && decoder_pack_replacing(m);
+    /* Packed a layer at a time, each layer's copies given back as its packs are made (or packed
+       over them): the packs replace the weights, adding only a layer or the largest matrix
+       while they are made; that must fit the four fifths of memory the view budgets. */
+    return (have == 0 || decoder_weights_bytes(m) + decoder_pack_transient_bytes(m) <= have / 10 * 8) &&
+           decoder_pack_replacing(m);
 }
 
 static enum attn_status
