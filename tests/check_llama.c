@@ -431,6 +431,40 @@ START_TEST(bf16_weights_kept_give_the_bits_of_converting_first)
 }
 END_TEST
 
+/*
+ * The logit lens reads every layer through the final norm and the head in
+ * one product: its last layer is the forward's own next tokens at that
+ * position, bit for bit, with the head kept bfloat16 unpacked and packed.
+ */
+START_TEST(the_lens_last_layer_is_the_next_tokens)
+{
+    struct fixture f;
+    struct decoder_run r;
+    struct attn_error err;
+    int ids[64 * 8];
+    float probs[64 * 8];
+
+    fixture_open(&f, "llama3-scaled");
+    ck_assert_int_le(f.m.cfg.n_layer * f.top, 64 * 8);
+    for (int pass = 0; pass < 2; pass++) {
+        const int last = f.m.cfg.n_layer - 1;
+        if (pass == 1)
+            ck_assert(decoder_pack(&f.m));
+        ck_assert(decoder_forward(&f.m, f.ids, f.n, f.top, NULL, &r, &err) == ATTN_OK);
+        for (int pos = 0; pos < f.n; pos += f.n - 1) {
+            ck_assert(decoder_logit_lens(&f.m, &r, pos, f.top, ids, probs, &err) == ATTN_OK);
+            ck_assert(memcmp(ids + (size_t)last * f.top, r.top_ids + (size_t)pos * f.top,
+                             (size_t)f.top * sizeof(int)) == 0);
+            ck_assert_msg(memcmp(probs + (size_t)last * f.top, r.top_probs + (size_t)pos * f.top,
+                                 (size_t)f.top * sizeof(float)) == 0,
+                          "pass %d, position %d", pass, pos);
+        }
+        decoder_run_destroy(&r);
+    }
+    fixture_close(&f);
+}
+END_TEST
+
 /* config.json's audit: what attnscope does not compute is refused by name. */
 static void
 refused(const char *json, const char *says)
@@ -541,6 +575,7 @@ llama_suite(void)
     tcase_add_test(t, an_edit_and_threads_change_no_bit);
     tcase_add_test(t, packing_in_place_changes_no_bit);
     tcase_add_test(t, bf16_weights_kept_give_the_bits_of_converting_first);
+    tcase_add_test(t, the_lens_last_layer_is_the_next_tokens);
     suite_add_tcase(s, t);
     t = tcase_create("config");
     tcase_add_checked_fixture(t, test_tmpdir_setup, test_tmpdir_teardown);

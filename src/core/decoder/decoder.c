@@ -619,42 +619,59 @@ decoder_logit_lens(const struct decoder_model *m, const struct decoder_run *r, i
 {
     const struct decoder_config *c = &m->cfg;
     const int C = c->n_embd;
+    const int L = c->n_layer;
     const int outputs = decoder_outputs(c);
-    float *x = malloc(((size_t)C + LOGIT_SLICE) * sizeof *x);
-    float *logits = x + C;
+    const int threads = parallel_threads();
+    float *x;
+    float *logits;
+    struct next_tokens *nt;
 
-    if (position < 0 || position >= r->n || k < 1 || k > outputs) {
-        free(x);
+    if (position < 0 || position >= r->n || k < 1 || k > outputs)
         return attn_fail(err, ATTN_EVALUE, "position %d, %d tokens: out of range", position, k);
-    }
-    if (x == NULL)
+    /*
+     * Every layer's stream at the position, read as if it were the last
+     * (ln_f, then the head), as the rows of one product: each slice of the
+     * head is read (and packed, when it is not) once for all the layers.
+     * Each logit is the same chain of FMAs as a layer's product alone.
+     */
+    x = malloc((size_t)L * ((size_t)C + LOGIT_SLICE) * sizeof *x);
+    nt = malloc((size_t)L * sizeof *nt);
+    if (x == NULL || nt == NULL) {
+        free(x);
+        free(nt);
         return attn_fail(err, ATTN_ENOMEM, "out of memory for the logit lens");
-    for (int l = 0; l < c->n_layer; l++) {
-        struct next_tokens nt = { -INFINITY, 0.0 };
-        int *lid = ids + (size_t)l * k;
-        float *lp = probs + (size_t)l * k;
-        /* This layer's stream at the position, read as if it were the last: ln_f, then wte. */
-        part_norm(c, &m->final_norm, r->layers[l].resid2 + (size_t)position * C, 1, x, 1);
-        for (int t = 0; t < k; t++)
-            lid[t] = -1;
-        for (int v0 = 0; v0 < outputs; v0 += LOGIT_SLICE) {
-            const int vb = outputs - v0 < LOGIT_SLICE ? outputs - v0 : LOGIT_SLICE;
-            if (linalg_gemm_packed_cols(1, x, C, &m->head_packed, v0, vb, logits, vb) != 0) {
-                if (m->lm_head != NULL)
-                    linalg_gemm_nt(1, vb, C, x, C, m->lm_head + (size_t)v0 * C, C, logits, vb);
-                else if (m->lm_head16 != NULL)
-                    linalg_gemm_bf16(1, 1, vb, C, x, C, m->lm_head16 + (size_t)v0 * C, C, logits,
-                                     vb);
-                else
-                    linalg_gemm_packed_plain(1, x, C, &m->head_packed, v0, vb, logits, vb);
-            }
-            add_head_bias(m, logits, 1, v0, vb);
-            fold_logits(logits, v0, vb, k, &nt, lid, lp);
-        }
-        for (int t = 0; t < k; t++)
-            lp[t] = (float)((double)rowops_exp(lp[t] - nt.max) / nt.sum);
     }
+    logits = x + (size_t)L * C;
+    for (int l = 0; l < L; l++) {
+        part_norm(c, &m->final_norm, r->layers[l].resid2 + (size_t)position * C, 1,
+                  x + (size_t)l * C, 1);
+        nt[l] = (struct next_tokens){ -INFINITY, 0.0 };
+        for (int t = 0; t < k; t++)
+            ids[(size_t)l * k + t] = -1;
+    }
+    for (int v0 = 0; v0 < outputs; v0 += LOGIT_SLICE) {
+        const int vb = outputs - v0 < LOGIT_SLICE ? outputs - v0 : LOGIT_SLICE;
+        if (parallel_gemm_packed(L, x, C, &m->head_packed, v0, vb, logits, vb, threads) != 0) {
+            if (m->lm_head != NULL)
+                parallel_gemm(true, L, vb, C, x, C, m->lm_head + (size_t)v0 * C, C, logits, vb,
+                              threads);
+            else if (m->lm_head16 != NULL)
+                parallel_gemm_bf16(true, L, vb, C, x, C, m->lm_head16 + (size_t)v0 * C, C, logits,
+                                   vb, threads);
+            else
+                linalg_gemm_packed_plain(L, x, C, &m->head_packed, v0, vb, logits, vb);
+        }
+        add_head_bias(m, logits, L, v0, vb);
+        for (int l = 0; l < L; l++)
+            fold_logits(logits + (size_t)l * vb, v0, vb, k, &nt[l], ids + (size_t)l * k,
+                        probs + (size_t)l * k);
+    }
+    for (int l = 0; l < L; l++)
+        for (int t = 0; t < k; t++)
+            probs[(size_t)l * k + t] =
+                (float)((double)rowops_exp(probs[(size_t)l * k + t] - nt[l].max) / nt[l].sum);
     free(x);
+    free(nt);
     return ATTN_OK;
 }
 
