@@ -501,12 +501,12 @@ app_ablate(struct app *a, int key)
     {
         /* With grouped keys, the key head stays: the heads that share it still read it. */
         const struct decoder_config *c = &g->model->dec.cfg;
+        const int others = c->n_head / decoder_kv_heads(c) - 1; /* (the rest of its group) */
         char shared[96] = "";
-        if (decoder_kv_heads(c) < c->n_head && a->ablated[at])
+        if (others > 0 && a->ablated[at])
             snprintf(shared, sizeof shared, "; key head %d stays, %d other head%s %s it",
-                     decoder_kv_head_of(c, a->view.head), c->n_head / decoder_kv_heads(c) - 1,
-                     c->n_head / decoder_kv_heads(c) - 1 == 1 ? "" : "s",
-                     c->n_head / decoder_kv_heads(c) - 1 == 1 ? "reads" : "read");
+                     decoder_kv_head_of(c, a->view.head), others, others == 1 ? "" : "s",
+                     others == 1 ? "reads" : "read");
         app_say(a, "head %d of layer %d %s%s: the %s is now %s (%.0f%%)", a->view.head,
                 a->pipe.layer, a->ablated[at] ? "ablated (its context zeroed)" : "back", shared,
                 model_is_classifier(g->model) ? "class" : "next token",

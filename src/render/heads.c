@@ -308,7 +308,6 @@ view_panel_beside(struct view *v, const struct pipeline *p, int width, int heigh
     return true;
 }
 
-/* The compact grid (compact_layout) into r. */
 /*
  * " k1" beside a query head's title when the model groups its keys (the key
  * and value head it reads, so that the heads that share one read as a
@@ -323,6 +322,7 @@ key_head_of(const struct pipeline *p, int head, char *buf, size_t size)
     return buf;
 }
 
+/* The compact grid (compact_layout) into r. */
 static void
 draw_compact(struct grid *g, struct rect r, struct view *v, const struct pipeline *p)
 {
@@ -365,7 +365,6 @@ view_draw_heatmaps(struct grid *g, struct rect r, struct view *v, const struct p
 {
     struct heatmap_spec spec;
     const int heads = p->st.shape.heads;
-
     char buf[16];
 
     v->frame.tiles = 0;

@@ -2,9 +2,11 @@
  * linalg.h: the matrix products of the attention pipeline.
  *
  * All matrices are row-major float32 with an explicit leading dimension (the
- * distance in floats between two rows), so that one head's columns of Q, K or
- * V can be used in place without copying.  Each element of c is the sum of
- * its products taken in order of k with fused multiply-adds, on every CPU.
+ * distance in elements between two rows), so that one head's columns of Q, K
+ * or V can be used in place without copying; the right-hand matrix may also
+ * be bfloat16 (the _bf16 functions), widened exactly as it is read.  Each
+ * element of c is the sum of its products taken in order of k with fused
+ * multiply-adds, on every CPU.
  */
 #ifndef ATTNSCOPE_LINALG_H
 #define ATTNSCOPE_LINALG_H

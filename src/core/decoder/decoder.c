@@ -820,6 +820,15 @@ decoder_token_row(const struct decoder_model *m, int id, float *row)
         row[p] = linalg_packed_at(&m->head_packed, id, p);
 }
 
+/* Whether the bytes at p are in the weights' mapping (the model's own memory to overwrite). */
+static bool
+in_mapping(const struct decoder_model *m, const void *p, size_t bytes)
+{
+    const uintptr_t map = (uintptr_t)m->weights_map, at = (uintptr_t)p;
+
+    return m->weights_map != NULL && at >= map && at + bytes <= map + m->weights_map_bytes;
+}
+
 /*
  * Gives back the whole pages of the bytes at w inside the weights' mapping
  * (the edges may share a page with a tensor still read); returns the bytes
@@ -829,10 +838,9 @@ static size_t
 release_bytes(const struct decoder_model *m, const void *w, size_t bytes)
 {
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    const uintptr_t map = (uintptr_t)m->weights_map;
     uintptr_t begin = (uintptr_t)w, end = begin + bytes;
 
-    if (m->weights_map == NULL || begin < map || end > map + m->weights_map_bytes)
+    if (!in_mapping(m, w, bytes))
         return 0; /* not in the mapping (a test's own arrays): left alone */
     begin = (begin + page - 1) / page * page;
     end = end / page * page;
@@ -893,15 +901,6 @@ decoder_release_unpacked(struct decoder_model *m)
         release_layer(m, l);
     release_head(m);
     return m->weights_released;
-}
-
-/* Whether the bytes at p are in the weights' mapping (the model's own memory to overwrite). */
-static bool
-in_mapping(const struct decoder_model *m, const void *p, size_t bytes)
-{
-    const uintptr_t map = (uintptr_t)m->weights_map, at = (uintptr_t)p;
-
-    return m->weights_map != NULL && at >= map && at + bytes <= map + m->weights_map_bytes;
 }
 
 /*

@@ -87,11 +87,12 @@ weights_alloc(struct decoder_model *m, size_t bytes)
 {
     unsigned char *at = m->weights_next;
     unsigned char *end = (unsigned char *)m->weights_map + m->weights_map_bytes;
+    const size_t taken = (bytes + 63) / 64 * 64;
 
     if (at == NULL || (size_t)(end - at) < bytes)
         return NULL;
-    m->weights_next = at + (bytes + 63) / 64 * 64;
-    m->weights_used += (bytes + 63) / 64 * 64;
+    m->weights_next = at + taken;
+    m->weights_used += taken;
     return at;
 }
 
