@@ -67,6 +67,16 @@ def passage(rng):
     return " ".join(seq * rng.choice([2, 3]))
 
 
+def contexts(rng, vocab, ranks, eot, n_ctx):
+    """What train() draws from: n_ctx + 1 ids of passages, each after <|endoftext|>."""
+    def context():
+        ids = []
+        while len(ids) < n_ctx + 1:
+            ids += [eot] + encode(passage(rng), vocab, ranks)
+        return ids[: n_ctx + 1]
+    return context
+
+
 class Block(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -150,6 +160,20 @@ def head_map(model, ids):
     return rows
 
 
+def write_config(out, config):
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+        f.write("\n")
+
+
+def report(model, eval_ids, out, vocab_size):
+    """What the trained heads do on the evaluation text (the numbers the C tests assert)."""
+    for layer, (prev, ind) in enumerate(head_map(model, eval_ids)):
+        print("layer %d previous %s" % (layer, " ".join("%.3f" % v for v in prev)))
+        print("layer %d induction %s" % (layer, " ".join("%.3f" % v for v in ind)))
+    print("wrote", out, "(%d tokens, %d parameters)" % (vocab_size, sum(p.numel() for p in model.parameters())))
+
+
 def train(model, context, eval_ids, steps):
     """AdamW on the parameters that require grad, next-token cross-entropy on batches of
     context(), a 200-step warmup; every 1000 steps the heads' measures on eval_ids."""
@@ -179,12 +203,7 @@ def main():
     for w in WORDS:
         assert len(encode(w, vocab, ranks)) == 1 and len(encode(" " + w, vocab, ranks)) == 1, w
     eot = vocab["<|endoftext|>"]
-
-    def context():
-        ids = []
-        while len(ids) < N_CTX + 1:
-            ids += [eot] + encode(passage(rng), vocab, ranks)
-        return ids[: N_CTX + 1]
+    context = contexts(rng, vocab, ranks, eot, N_CTX)
 
     model = GPT(len(vocab))
     # Attention-only: the MLPs are zero and not trained, so each block adds only attention.
@@ -201,14 +220,9 @@ def main():
               "n_head": N_HEAD, "n_embd": N_EMBD, "vocab_size": len(vocab), "n_positions": N_CTX,
               "n_ctx": N_CTX, "layer_norm_epsilon": 1e-5, "activation_function": "gelu_new",
               "n_inner": None, "bos_token_id": eot, "eos_token_id": eot}
-    with open(os.path.join(OUT, "config.json"), "w") as f:
-        json.dump(config, f, indent=2)
-        f.write("\n")
+    write_config(OUT, config)
     write_tokenizer(OUT, vocab, merges)
-    for layer, (prev, ind) in enumerate(head_map(model, [eot] + encode(EVAL_TEXT, vocab, ranks))):
-        print("layer %d previous %s" % (layer, " ".join("%.3f" % v for v in prev)))
-        print("layer %d induction %s" % (layer, " ".join("%.3f" % v for v in ind)))
-    print("wrote", OUT, "(%d tokens, %d parameters)" % (len(vocab), sum(p.numel() for p in model.parameters())))
+    report(model, [eot] + encode(EVAL_TEXT, vocab, ranks), OUT, len(vocab))
 
 
 if __name__ == "__main__":

@@ -41,11 +41,12 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpt2_fixtures import write_safetensors  # noqa: E402
 from gpt2_tiny_model import encode  # noqa: E402
-from train_minigpt import EVAL_TEXT, N_HEAD as MINIGPT_HEADS, head_map, passage, tokenizer, train  # noqa: E402
+from train_minigpt import (  # noqa: E402
+    EVAL_TEXT, N_HEAD as MINIGPT_HEADS, contexts, report, tokenizer, train, write_config)
 
 OUT = os.path.join("samples", "models", "minillama")
 N_LAYER, N_HEAD, N_KV, HEAD_DIM, N_EMBD, N_INNER, N_CTX = 2, 4, 2, 16, 64, 128, 64
-assert N_HEAD == MINIGPT_HEADS  # (minigpt's head_map measures this many heads)
+assert N_HEAD == MINIGPT_HEADS  # (minigpt's head_map, through report, measures this many heads)
 THETA, EPS = 10000.0, 1e-5
 STEPS = 8000  # (minigpt's batch and learning rate: train_minigpt.train)
 SEED = 1
@@ -164,12 +165,7 @@ def main():
     vocab, merges = tokenizer()
     ranks = {m: r for r, m in enumerate(merges)}
     eot = vocab["<|endoftext|>"]
-
-    def context():
-        ids = []
-        while len(ids) < N_CTX + 1:
-            ids += [eot] + encode(passage(rng), vocab, ranks)
-        return ids[: N_CTX + 1]
+    context = contexts(rng, vocab, ranks, eot, N_CTX)
 
     model = Llama(len(vocab))
     for b in model.layers:
@@ -186,14 +182,9 @@ def main():
               "rope_scaling": None, "hidden_act": "silu", "attention_bias": True,
               "mlp_bias": False, "tie_word_embeddings": True, "bos_token_id": eot,
               "eos_token_id": eot, "torch_dtype": "float32"}
-    with open(os.path.join(OUT, "config.json"), "w") as f:
-        json.dump(config, f, indent=2)
-        f.write("\n")
+    write_config(OUT, config)
     write_tokenizer_json(OUT, vocab, merges, eot)
-    for layer, (prev, ind) in enumerate(head_map(model, [eot] + encode(EVAL_TEXT, vocab, ranks))):
-        print("layer %d previous %s" % (layer, " ".join("%.3f" % v for v in prev)))
-        print("layer %d induction %s" % (layer, " ".join("%.3f" % v for v in ind)))
-    print("wrote", OUT, "(%d tokens, %d parameters)" % (len(vocab), sum(p.numel() for p in model.parameters())))
+    report(model, [eot] + encode(EVAL_TEXT, vocab, ranks), OUT, len(vocab))
 
 
 if __name__ == "__main__":
