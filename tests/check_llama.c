@@ -25,6 +25,7 @@
 #include "attnscope/families/llama/llama.h"
 #include "attnscope/kernels/parallel.h"
 #include "expected.h"
+#include "pth_writer.h"
 #include "testutil.h"
 
 #define TOL 1e-5
@@ -559,6 +560,83 @@ START_TEST(the_books_llama_without_a_config_is_known_by_its_width)
 }
 END_TEST
 
+/*
+ * A book's Qwen3 state dict of 2 layers whose sizes are C wide, q query
+ * and k key rows of a head of hd (q_norm's length), written at path.
+ */
+static void
+write_book_qwen3(const char *path, int C, int q, int k, int hd)
+{
+    enum { V = 12, F = 8, L = 2 };
+    struct pth_tensor t[3 + 11 * L];
+    static char names[11 * L][64];
+    int n = 0;
+
+    t[n++] = (struct pth_tensor){ "tok_emb.weight", 2, { V, C } };
+    t[n++] = (struct pth_tensor){ "final_norm.scale", 1, { C } };
+    t[n++] = (struct pth_tensor){ "out_head.weight", 2, { V, C } };
+    for (int l = 0; l < L; l++) {
+        static const char *const part[11] = {
+            "norm1.scale", "att.W_query.weight", "att.W_key.weight", "att.W_value.weight",
+            "att.out_proj.weight", "att.q_norm.scale", "att.k_norm.scale", "norm2.scale",
+            "ff.fc1.weight", "ff.fc2.weight", "ff.fc3.weight",
+        };
+        const int64_t shapes[11][2] = { { C, 0 }, { q, C }, { k, C }, { k, C }, { C, q },
+                                        { hd, 0 }, { hd, 0 }, { C, 0 }, { F, C }, { F, C },
+                                        { C, F } };
+        for (int p = 0; p < 11; p++) {
+            char *name = names[l * 11 + p];
+            snprintf(name, 64, "trf_blocks.%d.%s", l, part[p]);
+            t[n++] = (struct pth_tensor){ name, shapes[p][1] > 0 ? 2 : 1,
+                                          { shapes[p][0], shapes[p][1] } };
+        }
+    }
+    ck_assert_int_eq(pth_write(path, t, n, 3), 0);
+}
+
+/*
+ * The sizes a book's file gives by its shapes pass config.json's checks:
+ * a head of at most DECODER_HEAD_DIM_MAX, even (RoPE turns pairs), at
+ * least one query and one key head, the query heads sharing the key heads
+ * evenly.  Each of these crashed or computed silently wrong (issue 35).
+ */
+START_TEST(a_books_shapes_are_checked_as_a_config_is)
+{
+    static const struct {
+        int C, q, k, hd;
+        const char *want;
+    } bad[] = {
+        { 16, 4096, 2048, 2048, "head size 2048" },   /* wrote past rope_freq[512] */
+        { 16, 0, 8, 4, "0 query heads" },             /* SIGFPE and SIGSEGV in the view */
+        { 16, 6, 6, 3, "head size 3" },               /* RoPE's last column zeroed */
+        { 16, 12, 8, 4, "3 query heads do not share 2 key heads" },
+        { 16, 8, 0, 4, "0 key heads" },
+    };
+    char path[4300];
+
+    snprintf(path, sizeof path, "%s/qwen3.pth", dir);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct decoder_model m;
+        struct attn_error err = { 0 };
+        write_book_qwen3(path, bad[i].C, bad[i].q, bad[i].k, bad[i].hd);
+        ck_assert_int_ne(llama_load(&m, dir, path, &err), ATTN_OK);
+        ck_assert_msg(strstr(err.msg, bad[i].want) != NULL && strstr(err.msg, "qwen3.pth"),
+                      "case %zu: %s", i, err.msg);
+    }
+    /* The same writer's sound file loads: 2 query heads of 4 sharing 1 key head. */
+    {
+        struct decoder_model m;
+        struct attn_error err = { 0 };
+        write_book_qwen3(path, 16, 8, 4, 4);
+        ck_assert_msg(llama_load(&m, dir, path, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_int_eq(m.cfg.n_head, 2);
+        ck_assert_int_eq(m.cfg.n_kv_head, 1);
+        ck_assert_int_eq(m.cfg.head_dim, 4);
+        decoder_destroy(&m);
+    }
+}
+END_TEST
+
 static Suite *
 llama_suite(void)
 {
@@ -582,6 +660,7 @@ llama_suite(void)
     tcase_add_test(t, the_audit_refuses_by_name);
     tcase_add_test(t, the_config_says_what_it_changes);
     tcase_add_test(t, the_books_llama_without_a_config_is_known_by_its_width);
+    tcase_add_test(t, a_books_shapes_are_checked_as_a_config_is);
     suite_add_tcase(s, t);
     return s;
 }

@@ -120,13 +120,65 @@ restore_terminal(void)
 }
 
 /*
+ * What a crash restores with async-signal-safe calls only: the terminal's
+ * settings as the shell had them, and the bytes that leave the alternate
+ * screen, show the cursor, reset the attributes and turn the mouse and
+ * bracketed paste off (made once curses is set up).
+ */
+static struct termios shell_tio;
+static int shell_fd = -1, screen_fd = -1;
+static char crash_bytes[256];
+static size_t crash_len;
+
+static void
+add_crash_bytes(const char *cap, const char *fallback)
+{
+    const char *seq = cap != NULL ? cap_or(cap, fallback) : fallback;
+    const size_t n = seq != NULL ? strlen(seq) : 0;
+
+    if (n > 0 && crash_len + n < sizeof crash_bytes) {
+        memcpy(crash_bytes + crash_len, seq, n);
+        crash_len += n;
+    }
+}
+
+/*
+ * A fault (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS) means a
+ * bug, and the program cannot go on to the loop's endwin(): the terminal is
+ * put back here, then the signal ends the process as it would have.
+ */
+static void
+on_crash(int sig)
+{
+    if (curses_active) {
+        if (screen_fd >= 0 && crash_len > 0 && write(screen_fd, crash_bytes, crash_len) < 0)
+            crash_len = 0;
+        if (shell_fd >= 0)
+            tcsetattr(shell_fd, TCSANOW, &shell_tio);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/*
  * Every signal whose default is to end the process: each is caught, the
  * terminal restored, and the signal raised again so that the exit status
- * still names it.  (SIGKILL cannot be caught; SIGSEGV and its kind mean a
- * bug, and atexit does not run for them either.)
+ * still names it.  The faults are restored from their handler at once
+ * (on_crash); the others set a flag the loop sees within a read's wait.
+ * SIGXFSZ stays ignored (main.c: a file size limit fails a write instead),
+ * SIGKILL and SIGSTOP cannot be caught, SIGTSTP is curses' own.
  */
-static const int fatal_signals[] = { SIGINT,  SIGTERM, SIGHUP,    SIGQUIT, SIGUSR1,
-                                     SIGUSR2, SIGALRM, SIGPIPE, SIGVTALRM, SIGPROF };
+static const int fatal_signals[] = {
+    SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGPIPE,
+    SIGVTALRM, SIGPROF, SIGXCPU, SIGIO,
+#ifdef SIGPWR
+    SIGPWR,
+#endif
+#ifdef SIGSTKFLT
+    SIGSTKFLT,
+#endif
+};
+static const int fault_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS };
 
 static void
 catch_signals(void)
@@ -138,6 +190,11 @@ catch_signals(void)
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++)
         sigaction(fatal_signals[i], &sa, NULL);
+    for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+        sigaction(sig, &sa, NULL);
+    sa.sa_handler = on_crash;
+    for (size_t i = 0; i < sizeof fault_signals / sizeof fault_signals[0]; i++)
+        sigaction(fault_signals[i], &sa, NULL);
     /* Back from Ctrl-Z: the shell may have turned bracketed paste off meanwhile. */
     sa.sa_handler = on_continue;
     sigaction(SIGCONT, &sa, NULL);
@@ -417,6 +474,9 @@ tui_open(FILE *out, FILE *in, bool mono, struct app *a, struct attn_error *err)
     a->view.utf8 = t->s.utf8;
 
     direct = direct_terminal(direct_buf, sizeof direct_buf);
+    if (tcgetattr(fileno(in), &shell_tio) == 0)
+        shell_fd = fileno(in);
+    screen_fd = fileno(out);
     errno = 0;
     t->scr = newterm(direct, out, in);
     if (t->scr == NULL && direct != NULL && errno != ENOMEM)
@@ -466,6 +526,12 @@ tui_open(FILE *out, FILE *in, bool mono, struct app *a, struct attn_error *err)
     define_key(cap_or("PE", "\033[201~"), TUI_KEY_PASTE_END);
     define_other_keys();
     paste_mode(true);
+    crash_len = 0;
+    add_crash_bytes("sgr0", "\033[m");
+    add_crash_bytes("cnorm", "");
+    add_crash_bytes(NULL, "\033[?1000l\033[?1006l"); /* the mouse's reports off */
+    add_crash_bytes("BD", "\033[?2004l");
+    add_crash_bytes("rmcup", "");
     /* ncurses reports a resize only when a read returns: keep reads short. */
     wtimeout(stdscr, TUI_READ_MS);
     choose_depth(&t->s, mono);

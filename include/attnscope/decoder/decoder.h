@@ -89,6 +89,17 @@ struct decoder_config {
     int n_classes;
 };
 
+/*
+ * Whether c's sizes fit together, whatever gave them (a config file or the
+ * tensors' shapes): at least one layer, head, key head, token, position
+ * and MLP column; the query heads sharing the key heads evenly; a head
+ * size given or dividing the width; with RoPE, an even head of at most
+ * DECODER_HEAD_DIM_MAX.  ATTN_EPARSE with "SOURCE: ... (from FROM)" when
+ * not: source names the file, from what gave the sizes.
+ */
+enum attn_status decoder_config_check(const struct decoder_config *c, const char *source,
+                                      const char *from, struct attn_error *err);
+
 /* Each head's width: head_dim, or n_embd / n_head. */
 int decoder_head_dim(const struct decoder_config *c);
 /* The key and value heads: n_kv_head, or n_head. */

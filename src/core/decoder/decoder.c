@@ -76,6 +76,53 @@ decoder_outputs(const struct decoder_config *c)
     return c->n_classes > 0 ? c->n_classes : c->vocab_size;
 }
 
+enum attn_status
+decoder_config_check(const struct decoder_config *c, const char *source, const char *from,
+                     struct attn_error *err)
+{
+    const struct {
+        int value;
+        const char *what;
+    } counts[] = {
+        { c->n_layer, "layers" },        { c->n_head, "query heads" },
+        { c->n_embd, "columns of width" }, { c->vocab_size, "tokens in the vocabulary" },
+        { c->n_positions, "positions" }, { c->n_inner, "columns in the MLP" },
+    };
+    const int kv = decoder_kv_heads(c);
+    int hd;
+
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        if (counts[i].value < 1)
+            return attn_fail(err, ATTN_EPARSE, "%s: %d %s (from %s): a model has at least one",
+                             source, counts[i].value, counts[i].what, from);
+    if (c->n_kv_head < 0 || kv < 1)
+        return attn_fail(err, ATTN_EPARSE, "%s: %d key heads (from %s): a model has at least one",
+                         source, c->n_kv_head, from);
+    if (c->n_head % kv != 0)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: %d query heads do not share %d key heads evenly (from %s)", source,
+                         c->n_head, kv, from);
+    if (c->head_dim < 0 || (c->head_dim == 0 && c->n_embd % c->n_head != 0))
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: the width %d is not a multiple of the %d heads, and no head size "
+                         "is given (from %s)",
+                         source, c->n_embd, c->n_head, from);
+    hd = decoder_head_dim(c);
+    if (hd < 1)
+        return attn_fail(err, ATTN_EPARSE, "%s: head size %d (from %s): a head has a column",
+                         source, hd, from);
+    /* RoPE's frequencies are kept in the model, one per pair of a head's columns. */
+    if (c->positions == DECODER_POSITIONS_ROPE && (hd % 2 != 0 || hd > DECODER_HEAD_DIM_MAX))
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: head size %d (from %s): RoPE turns pairs of columns, of a head of "
+                         "at most %d",
+                         source, hd, from, DECODER_HEAD_DIM_MAX);
+    if ((int64_t)c->n_head * hd > INT32_MAX / 4)
+        return attn_fail(err, ATTN_EPARSE, "%s: %d heads of %d columns (from %s) is too wide",
+                         source, c->n_head, hd, from);
+    return ATTN_OK;
+}
+
 int
 decoder_head_dim(const struct decoder_config *c)
 {

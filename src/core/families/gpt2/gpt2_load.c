@@ -388,7 +388,9 @@ gpt2_load(struct decoder_model *m, const char *dir, const struct gpt2_options *o
         goto fail;
     /* The book's queries have biases when the file has them (GPT_CONFIG's qkv_bias). */
     ld.qkv_bias = tensors_find(&ld.w.src, "trf_blocks.0.att.W_query.bias") != NULL;
-    if (describe(&ld, dir, o, err) != 0 || check_layers(&ld, err) != 0 ||
+    if (describe(&ld, dir, o, err) != 0 ||
+        decoder_config_check(&m->cfg, m->source, ld.w.sizes_from, err) != ATTN_OK ||
+        check_layers(&ld, err) != 0 ||
         (rc = weights_reserve(&ld.w, err)) != ATTN_OK)
         goto fail;
     rc = ATTN_EPARSE;

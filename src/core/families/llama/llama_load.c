@@ -179,7 +179,7 @@ book_sizes(struct loader *ld, struct attn_error *err)
     if (hd > 0) {
         snprintf(lc->model_type, sizeof lc->model_type, "qwen3");
         c->qk_norm = true;
-        c->head_dim = (int)hd;
+        c->head_dim = (int)hd; /* (weights_dim: at most INT32_MAX) */
         c->rope_theta = 1000000.0;
         c->eps = 1e-6f;
         c->n_positions = 40960;
@@ -195,20 +195,25 @@ book_sizes(struct loader *ld, struct attn_error *err)
         snprintf(m->heads_from, sizeof m->heads_from,
                  "the book's Llama 3.2 settings for this width (ch05/07)");
     }
-    if (c->vocab_size < 1 || c->n_embd < 1 || c->n_layer < 1 || c->n_inner < 1 ||
-        c->head_dim < 2 || q_rows % c->head_dim != 0 || k_rows % c->head_dim != 0 ||
-        k_rows < c->head_dim) {
+    if (hd <= 0 && c->head_dim == 0) {
         attn_fail(err, ATTN_EPARSE,
                   "%s: the book's names, but no config.json beside it and not the book's Qwen3 "
                   "or Llama 3.2 1B/3B (width %d): put the model's config.json beside it",
                   m->source, c->n_embd);
         return -1;
     }
+    if (c->head_dim < 1 || q_rows % c->head_dim != 0 || k_rows % c->head_dim != 0) {
+        attn_fail(err, ATTN_EPARSE,
+                  "%s: %s has %lld rows and %s %lld: not whole heads of %lld columns (%s)",
+                  m->source, ld->nm->q, (long long)q_rows, ld->nm->k, (long long)k_rows,
+                  (long long)c->head_dim, m->heads_from);
+        return -1;
+    }
     c->n_head = (int)(q_rows / c->head_dim);
     c->n_kv_head = (int)(k_rows / c->head_dim);
-    if (c->n_head % c->n_kv_head != 0) {
-        attn_fail(err, ATTN_EPARSE, "%s: %d query heads do not share %d key heads evenly",
-                  m->source, c->n_head, c->n_kv_head);
+    if (c->n_kv_head < 1) {
+        attn_fail(err, ATTN_EPARSE, "%s: 0 key heads (from %s's %lld rows): a model has at least "
+                  "one", m->source, ld->nm->k, (long long)k_rows);
         return -1;
     }
     lc->qkv_bias = weights_find(&ld->w, block_name(ld, 0, ld->nm->q, ld->nm->bias, n, sizeof n)) !=
@@ -287,7 +292,8 @@ llama_load(struct decoder_model *m, const char *dir, const char *weights, struct
         return err->status;
     /* These models ship in bfloat16: their matrices stay so, half the memory of float32. */
     ld.w.keep_bf16 = true;
-    if (choose_layout(&ld, err) != 0 || describe(&ld, dir, err) != 0)
+    if (choose_layout(&ld, err) != 0 || describe(&ld, dir, err) != 0 ||
+        decoder_config_check(&ld.cfg.dec, m->source, ld.w.sizes_from, err) != ATTN_OK)
         goto fail;
     m->cfg = ld.cfg.dec;
     m->bos_token = ld.cfg.bos_token;
