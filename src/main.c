@@ -19,6 +19,7 @@
 #include "attnscope/pipeline/export.h"
 #include "attnscope/families/gpt2/family_gpt2.h"
 #include "attnscope/files/fileio.h"
+#include "attnscope/files/filewrite.h"
 #include "attnscope/families/gpt2/model.h"
 #include "attnscope/kernels/parallel.h"
 #include "attnscope/attention/params.h"
@@ -214,11 +215,12 @@ resolve_stages(const struct pipeline *p, const struct cli_options *o,
     return 0;
 }
 
-/* SIGINT, SIGTERM or SIGHUP outside the interactive view: no half-written export is left. */
+/* A signal that ends the process outside the interactive view: no half-written export is left. */
 static void
 on_fatal_signal(int sig)
 {
     fileio_remove_temporaries();
+    filewrite_remove_temporary();
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -226,7 +228,13 @@ on_fatal_signal(int sig)
 static void
 catch_signals(void)
 {
-    static const int fatal[] = { SIGINT, SIGTERM, SIGHUP };
+    static const int fatal[] = {
+        SIGINT,  SIGTERM, SIGHUP,    SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,
+        SIGVTALRM, SIGPROF, SIGXCPU, SIGIO,
+#ifdef SIGPWR
+        SIGPWR,
+#endif
+    };
 
     /* A file size limit makes writes fail (and the export say so) rather than kill. */
     signal(SIGXFSZ, SIG_IGN);

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <cairo.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include "testutil.h"
@@ -159,6 +160,102 @@ START_TEST(svg_png_and_pdf_by_their_names)
     ck_assert_int_eq(app_write_figure(&a, in_dir("none/s.svg"), NULL, &err), ATTN_EIO);
     ck_assert_msg(strstr(err.msg, "cannot write ") && strstr(err.msg, "none/s.svg"), "%s", err.msg);
     ck_assert_int_eq(test_count_entries(dir, NULL), 3);
+}
+END_TEST
+
+/* The whole of a file's bytes (up to size) into buf; how many, or -1. */
+static long
+file_bytes(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "rb");
+    size_t got;
+
+    if (f == NULL)
+        return -1;
+    got = fread(buf, 1, size, f);
+    fclose(f);
+    return (long)got;
+}
+
+/*
+ * A figure is written into a new hidden file beside its target and renamed
+ * over it (issue 35): a link or a file of the user's named like the old
+ * fixed temporary (PATH.part) is neither written through nor removed; a
+ * link at the target itself is replaced, its file untouched; a missing or
+ * unwritable folder is said as such, not as memory.
+ */
+START_TEST(a_figure_writes_through_no_file_of_the_users)
+{
+    struct attn_error err;
+    char buf[64];
+    struct stat sb;
+
+    test_write_file(dir, "notes.txt", "my notes", 8);
+    ck_assert_int_eq(symlink("notes.txt", in_dir("out.svg.part")), 0);
+    ck_assert_msg(app_write_figure(&a, in_dir("out.svg"), NULL, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(file_bytes(in_dir("notes.txt"), buf, sizeof buf), 8);
+    ck_assert(memcmp(buf, "my notes", 8) == 0);
+    ck_assert(starts_with(in_dir("out.svg"), "<?xml"));
+    ck_assert_int_eq(lstat(in_dir("out.svg"), &sb), 0);
+    ck_assert(S_ISREG(sb.st_mode));
+    ck_assert_int_eq(lstat(in_dir("out.svg.part"), &sb), 0);
+    ck_assert(S_ISLNK(sb.st_mode));
+
+    test_write_file(dir, "d.png.part", "keep me", 7);
+    ck_assert_msg(app_write_figure(&a, in_dir("d.png"), NULL, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(file_bytes(in_dir("d.png.part"), buf, sizeof buf), 7);
+
+    /* A link at the target: the link is replaced by the figure, its file keeps its text. */
+    ck_assert_int_eq(symlink("notes.txt", in_dir("link.pdf")), 0);
+    ck_assert_msg(app_write_figure(&a, in_dir("link.pdf"), NULL, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert(starts_with(in_dir("link.pdf"), "%PDF-"));
+    ck_assert_int_eq(file_bytes(in_dir("notes.txt"), buf, sizeof buf), 8);
+    /* notes.txt, out.svg, out.svg.part, d.png, d.png.part, link.pdf: no temporary left. */
+    ck_assert_int_eq(test_count_entries(dir, NULL), 6);
+
+    ck_assert_int_eq(app_write_figure(&a, in_dir("none/s.svg"), NULL, &err), ATTN_EIO);
+    ck_assert_msg(strstr(err.msg, "none/s.svg") && strstr(err.msg, "No such file or directory") &&
+                      strstr(err.msg, "memory") == NULL,
+                  "%s", err.msg);
+    ck_assert_int_eq(app_write_figure(&a, in_dir("notes.txt/s.svg"), NULL, &err), ATTN_EIO);
+    ck_assert_msg(strstr(err.msg, "Not a directory") && strstr(err.msg, "memory") == NULL, "%s",
+                  err.msg);
+}
+END_TEST
+
+/*
+ * A disk that fills while a figure is written (a file size limit makes the
+ * writes fail as ENOSPC would): every format says so and the earlier
+ * figure keeps every byte (issue 35: a PDF said "wrote" over a truncated
+ * file).
+ */
+START_TEST(a_full_disk_keeps_the_earlier_figure)
+{
+    static const char *const names[] = { "f.pdf", "f.svg", "f.png" };
+    struct attn_error err;
+    struct rlimit lim;
+
+    signal(SIGXFSZ, SIG_IGN); /* (as main.c has it: the write fails instead) */
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        static char before[1 << 20], after[1 << 20];
+        long had, has;
+        ck_assert_msg(app_write_figure(&a, in_dir(names[i]), NULL, &err) == ATTN_OK, "%s",
+                      err.msg);
+        had = file_bytes(in_dir(names[i]), before, sizeof before);
+        ck_assert_int_gt(had, 1000);
+        ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &lim), 0);
+        lim.rlim_cur = 512;
+        ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+        ck_assert_int_ne(app_write_figure(&a, in_dir(names[i]), NULL, &err), ATTN_OK);
+        ck_assert_msg(strstr(err.msg, names[i]) && strstr(err.msg, "File too large"), "%s",
+                      err.msg);
+        lim.rlim_cur = lim.rlim_max;
+        ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+        has = file_bytes(in_dir(names[i]), after, sizeof after);
+        ck_assert_int_eq(has, had);
+        ck_assert(memcmp(before, after, (size_t)had) == 0);
+        ck_assert_int_eq(test_count_entries(dir, NULL), (int)i + 1);
+    }
 }
 END_TEST
 
@@ -319,6 +416,8 @@ figure_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, a_heatmaps_cells_have_the_screens_colours);
     tcase_add_test(tc, svg_png_and_pdf_by_their_names);
+    tcase_add_test(tc, a_figure_writes_through_no_file_of_the_users);
+    tcase_add_test(tc, a_full_disk_keeps_the_earlier_figure);
     tcase_add_test(tc, the_heads_grid_draws_every_head);
     tcase_add_test(tc, the_view_opens_where_it_is_told);
     tcase_add_test(tc, a_models_screens_make_figures);

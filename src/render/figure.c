@@ -26,6 +26,7 @@
 
 #include "attnscope/base/utf8.h"
 #include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/files/filewrite.h"
 #include "render/explain.h"
 #include "render/figure.h"
 #include "render/screen.h"
@@ -744,8 +745,16 @@ draw(cairo_t *cr, struct view *v, const struct pipeline *p, struct figure_result
  * (Drawn twice rather than a recording played back: cairo 1.16 reads
  * uninitialised memory replaying a recording onto an SVG or PDF.)
  */
+/* cairo's output into the figure's temporary; a failed write fails the surface. */
 static cairo_status_t
-page(struct view *v, const struct pipeline *p, enum figure_format format, const char *path,
+to_file(void *closure, const unsigned char *data, unsigned int length)
+{
+    return filewrite_bytes(closure, data, length) == 0 ? CAIRO_STATUS_SUCCESS
+                                                       : CAIRO_STATUS_WRITE_ERROR;
+}
+
+static cairo_status_t
+page(struct view *v, const struct pipeline *p, enum figure_format format, struct filewrite *out,
      double dx, double dy, struct figure_result *res)
 {
     const double w = res->width;
@@ -756,8 +765,8 @@ page(struct view *v, const struct pipeline *p, enum figure_format format, const 
     cairo_t *cr;
     cairo_status_t st;
 
-    page = format == FIGURE_SVG   ? cairo_svg_surface_create(path, w, h)
-           : format == FIGURE_PDF ? cairo_pdf_surface_create(path, w, h)
+    page = format == FIGURE_SVG   ? cairo_svg_surface_create_for_stream(to_file, out, w, h)
+           : format == FIGURE_PDF ? cairo_pdf_surface_create_for_stream(to_file, out, w, h)
                                   : cairo_image_surface_create(CAIRO_FORMAT_RGB24,
                                                                (int)ceil(w * scale),
                                                                (int)ceil(h * scale));
@@ -770,7 +779,7 @@ page(struct view *v, const struct pipeline *p, enum figure_format format, const 
     st = draw(cr, v, p, &again) == 0 ? cairo_status(cr) : CAIRO_STATUS_NO_MEMORY;
     cairo_destroy(cr);
     if (st == CAIRO_STATUS_SUCCESS && format == FIGURE_PNG)
-        st = cairo_surface_write_to_png(page, path);
+        st = cairo_surface_write_to_png_stream(page, to_file, out);
     cairo_surface_finish(page);
     if (st == CAIRO_STATUS_SUCCESS)
         st = cairo_surface_status(page);
@@ -815,7 +824,7 @@ write_figure(struct view *v, const struct pipeline *p, enum figure_format format
     cairo_t *cr;
     cairo_status_t st;
     double x0, y0, w, h;
-    char *part;
+    struct filewrite out;
     int drawn;
 
     /* Measured first: drawn onto a recording surface, whose ink sizes the page. */
@@ -837,18 +846,22 @@ write_figure(struct view *v, const struct pipeline *p, enum figure_format format
                          : FIG_PNG_SCALE;
     res->first.x += FIG_MARGIN - x0;
     res->first.y += FIG_MARGIN - y0;
-    /* Written beside the file and renamed over it: a failed figure loses no earlier one. */
-    if (asprintf(&part, "%s.part", path) < 0)
-        return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
-    st = page(v, p, format, part, FIG_MARGIN - x0, FIG_MARGIN - y0, res);
-    if (st != CAIRO_STATUS_SUCCESS || rename(part, path) != 0) {
-        const char *why = st != CAIRO_STATUS_SUCCESS ? cairo_status_to_string(st) : strerror(errno);
-        unlink(part);
-        free(part);
-        return attn_fail(err, ATTN_EIO, "cannot write %s: %s", path, why);
+    /*
+     * Written into a new hidden file beside the target and renamed over it:
+     * a failed figure loses no earlier one, and no file of the user's is
+     * written through.
+     */
+    if (filewrite_begin(&out, path, err) != ATTN_OK)
+        return err->status;
+    st = page(v, p, format, &out, FIG_MARGIN - x0, FIG_MARGIN - y0, res);
+    if (st != CAIRO_STATUS_SUCCESS && out.error == 0) {
+        /* (A failed write says its own errno at the commit.) */
+        attn_fail(err, st == CAIRO_STATUS_NO_MEMORY ? ATTN_ENOMEM : ATTN_EIO,
+                  "cannot write %s: %s", path, cairo_status_to_string(st));
+        filewrite_abort(&out);
+        return err->status;
     }
-    free(part);
-    return ATTN_OK;
+    return filewrite_commit(&out, err);
 }
 
 void

@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "attnscope/base/status.h"
 
@@ -64,6 +65,8 @@ enum attn_status fileio_read_regular(const char *path, size_t max_bytes, char **
 
 /* Whether nothing at all is at path (not even a symbolic link to nothing). */
 bool fileio_absent(const char *path);
+/* The process's umask, read without changing it (what a new file's or folder's mode loses). */
+mode_t fileio_umask(void);
 
 /*
  * Reads len bytes at offset of the open file fd (named path in messages),

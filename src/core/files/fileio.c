@@ -549,8 +549,8 @@ can_swap(const char *target, const char *parent, const struct stat *st)
  * 4.7 and later), else by setting it and back: mkdtemp makes folders 0700
  * whatever the umask, and a new export folder must be what mkdir makes.
  */
-static mode_t
-current_umask(void)
+mode_t
+fileio_umask(void)
 {
     FILE *f = fopen("/proc/self/status", "r");
     char line[128];
@@ -658,7 +658,7 @@ fileio_batch_begin(struct fileio_batch *b, const char *dir, struct attn_error *e
         remove_leftovers(parent, prefix, false);
         tmpl = stage_template(parent, base_name(b->target));
         if (tmpl != NULL && make_stage(b, tmpl) == 0 && !b->existed)
-            (void)chmod(b->stage, 0777 & ~current_umask()); /* as mkdir would make it */
+            (void)chmod(b->stage, 0777 & ~fileio_umask()); /* as mkdir would make it */
         else if (!b->existed) {
             saved = errno;
             free(parent);
