@@ -22,6 +22,7 @@
 #include "attnscope/families/gpt2/gpt2.h"
 #include "attnscope/families/gpt2/model.h"
 #include "attnscope/files/crc32c.h"
+#include "attnscope/files/sstable.h"
 #include "attnscope/files/tensors.h"
 #include "attnscope/files/tf_checkpoint.h"
 #include "expected.h"
@@ -588,6 +589,118 @@ START_TEST(crc32c_is_castagnolis)
 }
 END_TEST
 
+/* A LevelDB block of tables (restarts at 0, no compression) appended to buf at *n. */
+static void
+table_varint(unsigned char *buf, size_t *n, uint64_t v)
+{
+    while (v >= 0x80) {
+        buf[(*n)++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    buf[(*n)++] = (unsigned char)v;
+}
+
+static void
+table_le32(unsigned char *buf, size_t *n, uint32_t v)
+{
+    for (int k = 0; k < 4; k++)
+        buf[(*n)++] = (unsigned char)(v >> (8 * k));
+}
+
+/* Closes a block begun at start: one restart point, then the trailer (type 0, masked CRC). */
+static void
+table_end_block(unsigned char *buf, size_t *n, size_t start)
+{
+    unsigned char type = 0;
+
+    table_le32(buf, n, 0);
+    table_le32(buf, n, 1);
+    buf[*n] = type;
+    table_le32(buf, &(size_t){ *n + 1 },
+               crc32c_mask(crc32c_extend(crc32c_extend(0, buf + start, *n - start), &type, 1)));
+    *n += 5;
+}
+
+static int
+count_entries(void *ctx, const unsigned char *key, size_t key_len, const unsigned char *value,
+              size_t value_len, struct attn_error *err)
+{
+    (void)key;
+    (void)key_len;
+    (void)value;
+    (void)value_len;
+    (void)err;
+    (*(long *)ctx)++;
+    return 0;
+}
+
+/*
+ * A table whose index names one data block `names` times (issue 35: 400,000
+ * entries on an 8 MB block read the block 400,000 times, minutes): the
+ * blocks of a table follow each other, each named once, so the second is
+ * refused and reading costs at most the file's bytes.  Named once, the
+ * same table's entry is read.
+ */
+START_TEST(a_table_reads_each_block_once)
+{
+    static unsigned char buf[1 << 23];
+    static const long names[] = { 1, 2, 400000 };
+
+    for (size_t c = 0; c < sizeof names / sizeof names[0]; c++) {
+        size_t n = 0, data_size, index_at, index_size;
+        long entries = 0;
+        struct attn_error err = { 0 };
+        enum attn_status rc;
+        /* The data block: one entry, "a" -> 1000 bytes. */
+        table_varint(buf, &n, 0);
+        table_varint(buf, &n, 1);
+        table_varint(buf, &n, 1000);
+        buf[n++] = 'a';
+        memset(buf + n, 'x', 1000);
+        n += 1000;
+        table_end_block(buf, &n, 0);
+        data_size = n - 5;
+        /* The index: `names` entries, each the key "a" and the data block's handle. */
+        index_at = n;
+        for (long k = 0; k < names[c]; k++) {
+            table_varint(buf, &n, k == 0 ? 0 : 1);
+            table_varint(buf, &n, k == 0 ? 1 : 0);
+            table_varint(buf, &n, 3);
+            if (k == 0)
+                buf[n++] = 'a';
+            table_varint(buf, &n, 0);
+            table_varint(buf, &n, data_size);
+        }
+        table_end_block(buf, &n, index_at);
+        index_size = n - 5 - index_at;
+        /* The footer: the metaindex's handle (unused), the index's, padding, the magic. */
+        {
+            const size_t footer = n;
+            table_varint(buf, &n, 0);
+            table_varint(buf, &n, 0);
+            table_varint(buf, &n, index_at);
+            table_varint(buf, &n, index_size);
+            memset(buf + n, 0, footer + 40 - n);
+            n = footer + 40;
+            table_le32(buf, &n, 0x8b80fb57u);
+            table_le32(buf, &n, 0xdb477524u);
+        }
+        ck_assert_uint_lt(n, sizeof buf);
+        rc = sstable_foreach(buf, n, "model.ckpt.index", count_entries, &entries, &err);
+        if (names[c] == 1) {
+            ck_assert_msg(rc == ATTN_OK, "%s", err.msg);
+            ck_assert_int_eq(entries, 1);
+        } else {
+            ck_assert_int_eq(rc, ATTN_EPARSE);
+            ck_assert_int_eq(entries, 1);
+            ck_assert_msg(strstr(err.msg, "model.ckpt.index: the index names the data block at "
+                                          "byte 0 after the one that ends at byte"),
+                          "%s", err.msg);
+        }
+    }
+}
+END_TEST
+
 static Suite *
 formats_suite(void)
 {
@@ -597,6 +710,7 @@ formats_suite(void)
     tcase_add_checked_fixture(tc, test_tmpdir_setup, test_tmpdir_teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, every_format_agrees_with_pytorch);
+    tcase_add_test(tc, a_table_reads_each_block_once);
     tcase_add_test(tc, a_half_precision_checkpoint_agrees_with_pytorch);
     tcase_add_test(tc, a_checkpoint_opens_by_any_of_its_names);
     tcase_add_test(tc, what_a_checkpoint_cannot_give_is_refused_by_name);
