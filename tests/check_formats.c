@@ -17,15 +17,19 @@
 #include <math.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "attnscope/families/gpt2/gpt2.h"
 #include "attnscope/families/gpt2/model.h"
 #include "attnscope/files/crc32c.h"
+#include "attnscope/files/pickle.h"
 #include "attnscope/files/sstable.h"
+#include "attnscope/files/torch_zip.h"
 #include "attnscope/files/tensors.h"
 #include "attnscope/files/tf_checkpoint.h"
 #include "expected.h"
+#include "pth_writer.h"
 #include "testutil.h"
 
 #define FORMATS "tests/fixtures/formats"
@@ -701,6 +705,130 @@ START_TEST(a_table_reads_each_block_once)
 }
 END_TEST
 
+/* A pickle of n repetitions of unit between head and tail. */
+static unsigned char *
+repeated_pickle(const char *head, const char *unit, size_t unit_len, size_t n, const char *tail,
+                size_t *len)
+{
+    const size_t h = strlen(head), t = strlen(tail);
+    unsigned char *p = malloc(h + unit_len * n + t);
+
+    ck_assert_ptr_nonnull(p);
+    memcpy(p, head, h);
+    for (size_t i = 0; i < n; i++)
+        memcpy(p + h + i * unit_len, unit, unit_len);
+    memcpy(p + h + unit_len * n, tail, t);
+    *len = h + unit_len * n + t;
+    return p;
+}
+
+/*
+ * Pickles built to take memory are refused by what their size warrants
+ * (issue 35: 19.9 million None opcodes, 19.7 KB deflated, took 5.3 GB and
+ * 20 s, then "out of memory"): the stack grows no deeper than a state
+ * dict's, a list of numbers stops at the memory its bytes warrant, and the
+ * machine's own count of what it held stays within that.
+ */
+START_TEST(pickles_that_want_memory_are_refused_by_their_size)
+{
+    size_t len;
+    unsigned char *p;
+    struct pickle_state_dict sd;
+    struct attn_error err = { 0 };
+    char path[4300];
+    struct torch_zip tz;
+
+    /* 19.9 million None, deflated into an archive as in the probe. */
+    p = repeated_pickle("\x80\x02", "N", 1, 19900000, ".", &len);
+    snprintf(path, sizeof path, "%s/none.pth", dir);
+    ck_assert_int_eq(pth_write_pickle(path, p, len, 1), 0);
+    ck_assert_int_ne(pickle_state_dict(p, len, "none.pth", &sd, &err), ATTN_OK);
+    ck_assert_msg(strstr(err.msg, "none.pth: data.pkl, byte ") &&
+                      strstr(err.msg, "the stack grows deeper than a state dict's"),
+                  "%s", err.msg);
+    ck_assert_uint_le(sd.memory, (size_t)16 << 20);
+    free(p);
+#if !defined(__SANITIZE_ADDRESS__)
+    {
+        /* The archive through the reader, under an address-space limit: refused, not OOM. */
+        const pid_t pid = fork();
+        int status;
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+            struct rlimit small;
+            small.rlim_cur = small.rlim_max = test_address_space() + ((rlim_t)256 << 20);
+            if (setrlimit(RLIMIT_AS, &small) != 0)
+                _exit(3);
+            if (torch_zip_open(&tz, path, &err) == ATTN_OK)
+                _exit(4);
+            _exit(strstr(err.msg, "deeper than a state dict's") != NULL ? 0 : 1);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: %d",
+                      WEXITSTATUS(status));
+    }
+#endif
+    /* A list filled with numbers, 1,000 at a time as a pickler batches them. */
+    {
+        char unit[3 * 1000 + 2];
+        unit[0] = '(';
+        for (int k = 0; k < 1000; k++)
+            memcpy(unit + 1 + 3 * k, "M\x01\x02", 3);
+        unit[3001] = 'e';
+        p = repeated_pickle("\x80\x02]", unit, sizeof unit, 6000, ".", &len);
+    }
+    ck_assert_int_ne(pickle_state_dict(p, len, "list.pth", &sd, &err), ATTN_OK);
+    ck_assert_msg(strstr(err.msg, "list.pth: data.pkl, byte ") &&
+                      (strstr(err.msg, "a state dict of its size needs") ||
+                       strstr(err.msg, "more values than a state dict makes")),
+                  "%s", err.msg);
+    ck_assert_uint_le(sd.memory, pickle_memory_max(len));
+    free(p);
+    /* A memo index far past what was made: refused before its slot is grown. */
+    p = repeated_pickle("\x80\x02N", "r\xff\xff\xff\x00", 5, 1, ".", &len);
+    ck_assert_int_ne(pickle_state_dict(p, len, "memo.pth", &sd, &err), ATTN_OK);
+    ck_assert_msg(strstr(err.msg, "memo index past the values made"), "%s", err.msg);
+    free(p);
+}
+END_TEST
+
+/* What the fixtures' real state dicts take: well within the cap, a few bytes a pickle byte. */
+START_TEST(a_state_dicts_pickle_takes_little_memory)
+{
+    static const char *const files[] = { "tests/fixtures/formats/book/model.pth",
+                                         "tests/fixtures/formats/book-optimizer/"
+                                         "model_and_optimizer.pth",
+                                         "tests/fixtures/llama/qwen3-book/model.pth" };
+
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        int code;
+        zip_t *z = zip_open(test_path(files[i]), ZIP_RDONLY, &code);
+        ck_assert_ptr_nonnull(z);
+        for (zip_int64_t e = 0; e < zip_get_num_entries(z, 0); e++) {
+            const char *name = zip_get_name(z, (zip_uint64_t)e, 0);
+            zip_stat_t st;
+            zip_file_t *f;
+            unsigned char *buf;
+            struct pickle_state_dict sd;
+            struct attn_error err;
+            if (strlen(name) < 9 || strcmp(name + strlen(name) - 9, "/data.pkl") != 0)
+                continue;
+            ck_assert_int_eq(zip_stat_index(z, (zip_uint64_t)e, 0, &st), 0);
+            buf = malloc(st.size);
+            f = zip_fopen_index(z, (zip_uint64_t)e, 0);
+            ck_assert_int_eq(zip_fread(f, buf, st.size), (zip_int64_t)st.size);
+            zip_fclose(f);
+            ck_assert_msg(pickle_state_dict(buf, st.size, files[i], &sd, &err) == ATTN_OK, "%s",
+                          err.msg);
+            ck_assert_uint_le(sd.memory, pickle_memory_max(st.size) / 4);
+            pickle_state_dict_free(&sd);
+            free(buf);
+        }
+        zip_discard(z);
+    }
+}
+END_TEST
+
 static Suite *
 formats_suite(void)
 {
@@ -711,6 +839,8 @@ formats_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, every_format_agrees_with_pytorch);
     tcase_add_test(tc, a_table_reads_each_block_once);
+    tcase_add_test(tc, pickles_that_want_memory_are_refused_by_their_size);
+    tcase_add_test(tc, a_state_dicts_pickle_takes_little_memory);
     tcase_add_test(tc, a_half_precision_checkpoint_agrees_with_pytorch);
     tcase_add_test(tc, a_checkpoint_opens_by_any_of_its_names);
     tcase_add_test(tc, what_a_checkpoint_cannot_give_is_refused_by_name);

@@ -28,8 +28,29 @@
 #include "attnscope/base/status.h"
 #include "attnscope/files/tensor.h"
 
-/* The most values (of any kind) one pickle may make: a state dict makes a few per tensor. */
-#define PICKLE_VALUES_MAX 20000000
+/*
+ * The most values (of any kind) one pickle may make: a state dict makes
+ * about twenty per tensor (its name, storage, offset, shape, strides...),
+ * so this is 200,000 tensors.
+ */
+#define PICKLE_VALUES_MAX 4000000
+/*
+ * The deepest the machine's stack may grow: torch.save fills a dict 1,000
+ * items at a time, so a state dict's stack holds a few thousand at most.
+ */
+#define PICKLE_STACK_MAX 1000000
+/*
+ * The memory (bytes) the machine may hold for a pickle of len bytes: a
+ * floor for small files, then in proportion to the file, at about four
+ * times what a state dict's pickle needs (8 bytes a pickle byte for 20,000
+ * tensors; check_formats measures the fixtures'), so that no pickle holds
+ * more memory than its size warrants.
+ */
+static inline size_t
+pickle_memory_max(size_t len)
+{
+    return ((size_t)16 << 20) + 32 * len;
+}
 
 /* One tensor of the state dict: a view of a storage (a zip entry data/KEY). */
 struct pickle_tensor {
@@ -47,6 +68,7 @@ struct pickle_state_dict {
     struct pickle_tensor *tensors;
     int count;
     const char *under; /* the key the state dict was under ("model_state_dict"), or NULL */
+    size_t memory;     /* the most memory the machine held running the pickle (bytes) */
 };
 
 /*

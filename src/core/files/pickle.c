@@ -54,24 +54,41 @@ static const struct {
     { "torch", "BFloat16Storage", G_BFLOAT16_STORAGE },
 };
 
+/*
+ * A value is 32 bytes (issue 35: 256 with its allocation, so a pickle of 20
+ * million None opcodes, 20 KB deflated, took 5 GB): what only storages and
+ * tensors have is allocated for them alone, and values come from slabs.
+ */
 struct value {
-    enum kind kind;
-    int64_t i;              /* V_INT, V_BOOL; V_GLOBAL: enum global */
-    double f;
-    char *s;                /* V_STR (NUL-terminated; len bytes) */
-    size_t len;
-    struct value **items;   /* V_TUPLE, V_LIST; V_DICT: key, value, key, value ... */
-    size_t count, cap;
-    struct pickle_tensor t; /* V_STORAGE: storage, dtype, storage_numel; V_TENSOR: all */
-    struct value *storage;  /* V_TENSOR: its storage */
+    unsigned char kind;     /* enum kind */
+    uint32_t count, cap;    /* V_TUPLE, V_LIST, V_DICT: the items */
+    union {
+        int64_t i;              /* V_INT, V_BOOL; V_GLOBAL: enum global */
+        double f;               /* V_FLOAT */
+        struct {
+            char *s;            /* V_STR (NUL-terminated; len bytes) */
+            size_t len;
+        } str;
+        struct value **items;   /* V_TUPLE, V_LIST; V_DICT: key, value, key, value ... */
+        struct pickle_tensor *t; /* V_STORAGE: storage, dtype, storage_numel; V_TENSOR: all */
+    } u;
+};
+
+/* Values are made SLAB_VALUES at a time; the machine frees the slabs at the end. */
+#define SLAB_VALUES 1024
+struct slab {
+    struct slab *next;
+    struct value v[SLAB_VALUES];
 };
 
 struct machine {
     const unsigned char *p, *end, *start;
     const char *path;
     struct attn_error *err;
-    struct value **pool; /* every value made, freed at the end */
-    size_t pool_count, pool_cap;
+    struct slab *slabs;   /* every value made (the newest slab first), freed at the end */
+    size_t slab_used;     /* values taken from the newest slab */
+    size_t values;        /* values made */
+    size_t bytes, bytes_max; /* memory the machine holds, and what a pickle of its size may */
     struct value **stack;
     size_t depth, stack_cap;
     struct value **memo;
@@ -79,7 +96,18 @@ struct machine {
     size_t memo_next; /* MEMOIZE's next index */
 };
 
-static struct value mark = { V_MARK, 0, 0.0, NULL, 0, NULL, 0, 0, { 0 }, NULL };
+/* Values no opcode changes are shared, not made: the mark, None, True, False, (). */
+static struct value mark = { V_MARK, 0, 0, { 0 } };
+static struct value none = { V_NONE, 0, 0, { 0 } };
+static struct value true_value = { V_BOOL, 0, 0, { .i = 1 } };
+static struct value false_value = { V_BOOL, 0, 0, { .i = 0 } };
+static struct value empty_tuple = { V_TUPLE, 0, 0, { 0 } };
+/* And the integers BININT1 pushes, 0 to 255 (a shape's and an offset's numbers, mostly). */
+#define INT1(n) { V_INT, 0, 0, { .i = (n) } }
+#define INT4(n) INT1(n), INT1((n) + 1), INT1((n) + 2), INT1((n) + 3)
+#define INT16(n) INT4(n), INT4((n) + 4), INT4((n) + 8), INT4((n) + 12)
+#define INT64(n) INT16(n), INT16((n) + 16), INT16((n) + 32), INT16((n) + 48)
+static struct value small_ints[256] = { INT64(0), INT64(64), INT64(128), INT64(192) };
 
 /* -1 with the message: the pickle's file, the byte, what is wrong. */
 static int
@@ -90,8 +118,28 @@ fail(struct machine *m, const char *fmt, const char *what)
     return -1;
 }
 
+/*
+ * n more bytes held: refused past what a state dict's pickle of this size
+ * needs (bytes_max), so that the memory follows the file, not its opcodes.
+ */
 static int
-grow(void **array, size_t *cap, size_t need, size_t size)
+charge(struct machine *m, size_t n)
+{
+    if (n > m->bytes_max - m->bytes) {
+        attn_fail(m->err, ATTN_ENOMEM,
+                  "%s: data.pkl, byte %zu: the pickle (%zu bytes) asks for more than the %zu MiB "
+                  "a state dict of its size needs: refused",
+                  m->path, (size_t)(m->p - m->start), (size_t)(m->end - m->start),
+                  m->bytes_max >> 20);
+        return -1;
+    }
+    m->bytes += n;
+    return 0;
+}
+
+/* An array of at least need elements of size bytes (doubling), charged; -1 with err set. */
+static int
+grow(struct machine *m, void **array, size_t *cap, size_t need, size_t size)
 {
     void *bigger;
     size_t n;
@@ -101,9 +149,13 @@ grow(void **array, size_t *cap, size_t need, size_t size)
     n = *cap > 0 ? *cap : 16;
     while (n < need)
         n *= 2;
-    bigger = realloc(*array, n * size);
-    if (bigger == NULL)
+    if (charge(m, (n - *cap) * size) != 0)
         return -1;
+    bigger = realloc(*array, n * size);
+    if (bigger == NULL) {
+        attn_fail(m->err, ATTN_ENOMEM, "%s: out of memory", m->path);
+        return -1;
+    }
     *array = bigger;
     *cap = n;
     return 0;
@@ -114,18 +166,40 @@ make(struct machine *m, enum kind kind)
 {
     struct value *v;
 
-    if (m->pool_count >= PICKLE_VALUES_MAX) {
+    if (m->values >= PICKLE_VALUES_MAX) {
         fail(m, "more values than a state dict makes", NULL);
         return NULL;
     }
-    if (grow((void **)&m->pool, &m->pool_cap, m->pool_count + 1, sizeof *m->pool) != 0 ||
-        (v = calloc(1, sizeof *v)) == NULL) {
-        attn_fail(m->err, ATTN_ENOMEM, "%s: out of memory", m->path);
-        return NULL;
+    if (m->slabs == NULL || m->slab_used == SLAB_VALUES) {
+        struct slab *s;
+        if (charge(m, sizeof *s) != 0)
+            return NULL;
+        if ((s = malloc(sizeof *s)) == NULL) {
+            attn_fail(m->err, ATTN_ENOMEM, "%s: out of memory", m->path);
+            return NULL;
+        }
+        s->next = m->slabs;
+        m->slabs = s;
+        m->slab_used = 0;
     }
-    v->kind = kind;
-    m->pool[m->pool_count++] = v;
+    v = &m->slabs->v[m->slab_used++];
+    memset(v, 0, sizeof *v);
+    v->kind = (unsigned char)kind;
+    m->values++;
     return v;
+}
+
+/* A storage's or tensor's own record, for v. */
+static int
+make_tensor(struct machine *m, struct value *v)
+{
+    if (charge(m, sizeof *v->u.t) != 0)
+        return -1;
+    if ((v->u.t = calloc(1, sizeof *v->u.t)) == NULL) {
+        attn_fail(m->err, ATTN_ENOMEM, "%s: out of memory", m->path);
+        return -1;
+    }
+    return 0;
 }
 
 static int
@@ -133,10 +207,10 @@ push(struct machine *m, struct value *v)
 {
     if (v == NULL)
         return -1;
-    if (grow((void **)&m->stack, &m->stack_cap, m->depth + 1, sizeof *m->stack) != 0) {
-        attn_fail(m->err, ATTN_ENOMEM, "%s: out of memory", m->path);
+    if (m->depth >= PICKLE_STACK_MAX)
+        return fail(m, "the stack grows deeper than a state dict's", NULL);
+    if (grow(m, (void **)&m->stack, &m->stack_cap, m->depth + 1, sizeof *m->stack) != 0)
         return -1;
-    }
     m->stack[m->depth++] = v;
     return 0;
 }
@@ -176,26 +250,38 @@ since_mark(struct machine *m, size_t *first)
 static int
 append(struct machine *m, struct value *to, struct value *v)
 {
-    if (grow((void **)&to->items, &to->cap, to->count + 1, sizeof *to->items) != 0) {
-        attn_fail(m->err, ATTN_ENOMEM, "%s: out of memory", m->path);
+    size_t cap = to->cap;
+
+    if (grow(m, (void **)&to->u.items, &cap, (size_t)to->count + 1, sizeof *to->u.items) != 0)
         return -1;
-    }
-    to->items[to->count++] = v;
+    to->cap = (uint32_t)cap; /* (at most PICKLE_VALUES_MAX items, far below 2^32) */
+    to->u.items[to->count++] = v;
     return 0;
 }
 
-/* A tuple of the n values at the top of the stack (popped). */
+/*
+ * A tuple of the values from stack[first] up (popped, and the stack cut
+ * back to keep): its items in an array of exactly their number.
+ */
 static int
-tuple_of(struct machine *m, size_t first)
+tuple_of(struct machine *m, size_t first, size_t keep)
 {
-    struct value *t = make(m, V_TUPLE);
+    const size_t n = m->depth - first;
+    struct value *t;
 
-    if (t == NULL)
+    if (n == 0) {
+        m->depth = keep;
+        return push(m, &empty_tuple);
+    }
+    if ((t = make(m, V_TUPLE)) == NULL || charge(m, n * sizeof *t->u.items) != 0)
         return -1;
-    for (size_t k = first; k < m->depth; k++)
-        if (append(m, t, m->stack[k]) != 0)
-            return -1;
-    m->depth = first;
+    if ((t->u.items = malloc(n * sizeof *t->u.items)) == NULL) {
+        attn_fail(m->err, ATTN_ENOMEM, "%s: out of memory", m->path);
+        return -1;
+    }
+    memcpy(t->u.items, m->stack + first, n * sizeof *t->u.items);
+    t->count = t->cap = (uint32_t)n;
+    m->depth = keep;
     return push(m, t);
 }
 
@@ -231,12 +317,11 @@ memo_put(struct machine *m, uint64_t index)
 
     if (v == NULL)
         return -1;
-    if (index >= PICKLE_VALUES_MAX)
-        return fail(m, "a memo index larger than a state dict uses", NULL);
-    if (grow((void **)&m->memo, &m->memo_cap, (size_t)index + 1, sizeof *m->memo) != 0) {
-        attn_fail(m->err, ATTN_ENOMEM, "%s: out of memory", m->path);
+    /* A pickler numbers what it memoizes from 0, each a value made before. */
+    if (index > m->values + 16)
+        return fail(m, "a memo index past the values made so far", NULL);
+    if (grow(m, (void **)&m->memo, &m->memo_cap, (size_t)index + 1, sizeof *m->memo) != 0)
         return -1;
-    }
     /* Entries never written read as absent. */
     for (size_t k = had; k < m->memo_cap; k++)
         m->memo[k] = NULL;
@@ -258,16 +343,17 @@ string(struct machine *m, size_t n)
     const unsigned char *b = take(m, n);
     struct value *v;
 
-    if (b == NULL || (v = make(m, V_STR)) == NULL)
+    /* (Charged with malloc's own header: an empty string is not free.) */
+    if (b == NULL || (v = make(m, V_STR)) == NULL || charge(m, n + 1 + 16) != 0)
         return -1;
-    v->s = malloc(n + 1);
-    if (v->s == NULL) {
+    v->u.str.s = malloc(n + 1);
+    if (v->u.str.s == NULL) {
         attn_fail(m->err, ATTN_ENOMEM, "%s: out of memory", m->path);
         return -1;
     }
-    memcpy(v->s, b, n);
-    v->s[n] = '\0';
-    v->len = n;
+    memcpy(v->u.str.s, b, n);
+    v->u.str.s[n] = '\0';
+    v->u.str.len = n;
     return push(m, v);
 }
 
@@ -278,7 +364,7 @@ integer(struct machine *m, int64_t i)
 
     if (v == NULL)
         return -1;
-    v->i = i;
+    v->u.i = i;
     return push(m, v);
 }
 
@@ -294,7 +380,7 @@ global(struct machine *m, const char *module, size_t ml, const char *name, size_
             strlen(whitelist[k].name) == nl && memcmp(whitelist[k].name, name, nl) == 0) {
             if ((v = make(m, V_GLOBAL)) == NULL)
                 return -1;
-            v->i = whitelist[k].g;
+            v->u.i = whitelist[k].g;
             return push(m, v);
         }
     /* Printable in the message whatever the bytes: anything else becomes '?'. */
@@ -340,28 +426,31 @@ persistent(struct machine *m)
     struct value *id = pop(m);
     struct value *s;
     struct value *type;
+    struct value *key;
 
     if (id == NULL)
         return -1;
-    if (id->kind != V_TUPLE || id->count != 5 || id->items[0]->kind != V_STR ||
-        strcmp(id->items[0]->s, "storage") != 0 || id->items[1]->kind != V_GLOBAL ||
-        id->items[2]->kind != V_STR || !is_int(id->items[4]))
+    if (id->kind != V_TUPLE || id->count != 5 || id->u.items[0]->kind != V_STR ||
+        strcmp(id->u.items[0]->u.str.s, "storage") != 0 || id->u.items[1]->kind != V_GLOBAL ||
+        id->u.items[2]->kind != V_STR || !is_int(id->u.items[4]))
         return fail(m, "a persistent id that is not a storage's ('storage', type, key, location, "
                        "size)",
                     NULL);
-    type = id->items[1];
-    if (type->i != G_FLOAT_STORAGE && type->i != G_HALF_STORAGE && type->i != G_BFLOAT16_STORAGE)
+    type = id->u.items[1];
+    key = id->u.items[2];
+    if (type->u.i != G_FLOAT_STORAGE && type->u.i != G_HALF_STORAGE &&
+        type->u.i != G_BFLOAT16_STORAGE)
         return fail(m, "a storage of a type that is not one", NULL);
-    if (id->items[4]->i < 0 || id->items[2]->len == 0 || id->items[2]->len > 64 ||
-        strchr(id->items[2]->s, '/') != NULL || memchr(id->items[2]->s, '\0', id->items[2]->len))
+    if (id->u.items[4]->u.i < 0 || key->u.str.len == 0 || key->u.str.len > 64 ||
+        strchr(key->u.str.s, '/') != NULL || memchr(key->u.str.s, '\0', key->u.str.len))
         return fail(m, "a storage's key or size is not one", NULL);
-    if ((s = make(m, V_STORAGE)) == NULL)
+    if ((s = make(m, V_STORAGE)) == NULL || make_tensor(m, s) != 0)
         return -1;
-    s->t.storage = id->items[2]->s;
-    s->t.storage_numel = id->items[4]->i;
-    s->t.dtype = type->i == G_FLOAT_STORAGE  ? TENSOR_F32
-                 : type->i == G_HALF_STORAGE ? TENSOR_F16
-                                             : TENSOR_BF16;
+    s->u.t->storage = key->u.str.s;
+    s->u.t->storage_numel = id->u.items[4]->u.i;
+    s->u.t->dtype = type->u.i == G_FLOAT_STORAGE  ? TENSOR_F32
+                    : type->u.i == G_HALF_STORAGE ? TENSOR_F16
+                                                  : TENSOR_BF16;
     return push(m, s);
 }
 
@@ -372,9 +461,9 @@ dims(const struct value *v, int64_t *out)
     if (v->kind != V_TUPLE || v->count > TENSOR_NDIM_MAX)
         return -1;
     for (size_t k = 0; k < v->count; k++) {
-        if (!is_int(v->items[k]) || v->items[k]->i < 0)
+        if (!is_int(v->u.items[k]) || v->u.items[k]->u.i < 0)
             return -1;
-        out[k] = v->items[k]->i;
+        out[k] = v->u.items[k]->u.i;
     }
     return (int)v->count;
 }
@@ -387,20 +476,19 @@ rebuild_tensor(struct machine *m, const struct value *args)
     struct value *t;
     int n;
 
-    if (args->count < 6 || args->count > 7 || args->items[0]->kind != V_STORAGE ||
-        !is_int(args->items[1]) || args->items[1]->i < 0)
+    if (args->count < 6 || args->count > 7 || args->u.items[0]->kind != V_STORAGE ||
+        !is_int(args->u.items[1]) || args->u.items[1]->u.i < 0)
         return fail(m, "_rebuild_tensor_v2 is not given a storage and an offset", NULL);
-    if ((t = make(m, V_TENSOR)) == NULL)
+    if ((t = make(m, V_TENSOR)) == NULL || make_tensor(m, t) != 0)
         return -1;
-    t->storage = args->items[0];
-    t->t = args->items[0]->t;
-    t->t.offset = args->items[1]->i;
-    n = dims(args->items[2], t->t.shape);
-    if (n < 0 || dims(args->items[3], stride) != n)
+    *t->u.t = *args->u.items[0]->u.t;
+    t->u.t->offset = args->u.items[1]->u.i;
+    n = dims(args->u.items[2], t->u.t->shape);
+    if (n < 0 || dims(args->u.items[3], stride) != n)
         return fail(m, "a tensor's size and strides are not tuples of as many counts (at most 8)",
                     NULL);
-    t->t.ndim = n;
-    memcpy(t->t.stride, stride, sizeof stride);
+    t->u.t->ndim = n;
+    memcpy(t->u.t->stride, stride, sizeof stride);
     return push(m, t);
 }
 
@@ -415,12 +503,12 @@ reduce(struct machine *m)
         return -1;
     if (callable->kind != V_GLOBAL || args->kind != V_TUPLE)
         return fail(m, "REDUCE of something that is not a known name and its arguments", NULL);
-    if (callable->i == G_ORDERED_DICT) {
+    if (callable->u.i == G_ORDERED_DICT) {
         if (args->count != 0)
             return fail(m, "OrderedDict is given items (state dicts fill it with SETITEMS)", NULL);
         return push(m, make(m, V_DICT));
     }
-    if (callable->i == G_REBUILD_TENSOR)
+    if (callable->u.i == G_REBUILD_TENSOR)
         return rebuild_tensor(m, args);
     return fail(m, "a storage type is called", NULL);
 }
@@ -498,19 +586,15 @@ step(struct machine *m)
     case '(': /* MARK */
         return push(m, &mark);
     case ')': /* EMPTY_TUPLE */
-        return push(m, make(m, V_TUPLE));
+        return push(m, &empty_tuple);
     case ']': /* EMPTY_LIST */
         return push(m, make(m, V_LIST));
     case '}': /* EMPTY_DICT */
         return push(m, make(m, V_DICT));
     case 't': /* TUPLE: the values above the mark, the mark dropped */
-        if (since_mark(m, &first) != 0 || (v = make(m, V_TUPLE)) == NULL)
+        if (since_mark(m, &first) != 0)
             return -1;
-        for (size_t k = first; k < m->depth; k++)
-            if (append(m, v, m->stack[k]) != 0)
-                return -1;
-        m->depth = first - 1;
-        return push(m, v);
+        return tuple_of(m, first, first - 1);
     case 0x85: /* TUPLE1 */
     case 0x86: /* TUPLE2 */
     case 0x87: /* TUPLE3 */
@@ -520,7 +604,7 @@ step(struct machine *m)
         for (size_t k = m->depth - first; k < m->depth; k++)
             if (m->stack[k] == &mark)
                 return fail(m, "a tuple takes a mark", NULL);
-        return tuple_of(m, m->depth - first);
+        return tuple_of(m, m->depth - first, m->depth - first);
     case 'a': /* APPEND */
         if (m->depth < 2)
             return fail(m, "APPEND without a list and a value", NULL);
@@ -547,7 +631,7 @@ step(struct machine *m)
     case 'j': /* LONG_BINGET */
         return (b = take(m, 4)) == NULL ? -1 : memo_get(m, little(b, 4));
     case 'K': /* BININT1 */
-        return (b = take(m, 1)) == NULL ? -1 : integer(m, *b);
+        return (b = take(m, 1)) == NULL ? -1 : push(m, &small_ints[*b]);
     case 'M': /* BININT2 */
         return (b = take(m, 2)) == NULL ? -1 : integer(m, (int64_t)little(b, 2));
     case 'J': /* BININT */
@@ -574,7 +658,7 @@ step(struct machine *m)
             uint64_t bits = 0;
             for (int k = 0; k < 8; k++)
                 bits = bits << 8 | b[k];
-            memcpy(&v->f, &bits, sizeof v->f);
+            memcpy(&v->u.f, &bits, sizeof v->u.f);
         }
         return push(m, v);
     case 'X': /* BINUNICODE */
@@ -588,13 +672,11 @@ step(struct machine *m)
             return fail(m, "the pickle ends inside an opcode", NULL);
         return string(m, (size_t)little(b, 8));
     case 'N': /* NONE */
-        return push(m, make(m, V_NONE));
+        return push(m, &none);
     case 0x88: /* NEWTRUE */
+        return push(m, &true_value);
     case 0x89: /* NEWFALSE */
-        if ((v = make(m, V_BOOL)) == NULL)
-            return -1;
-        v->i = op == 0x88;
-        return push(m, v);
+        return push(m, &false_value);
     case 'c': /* GLOBAL */
         return global_lines(m);
     case 0x93: /* STACK_GLOBAL */
@@ -605,7 +687,7 @@ step(struct machine *m)
             return -1;
         if (module->kind != V_STR || name->kind != V_STR)
             return fail(m, "STACK_GLOBAL of something that is not two names", NULL);
-        return global(m, module->s, module->len, name->s, name->len);
+        return global(m, module->u.str.s, module->u.str.len, name->u.str.s, name->u.str.len);
     }
     case 'Q': /* BINPERSID */
         return persistent(m);
@@ -627,13 +709,40 @@ step(struct machine *m)
     }
 }
 
+/* Frees what a value holds beside itself. */
+static void
+forget(struct value *v)
+{
+    switch ((enum kind)v->kind) {
+    case V_STR:
+        free(v->u.str.s);
+        break;
+    case V_TUPLE:
+    case V_LIST:
+    case V_DICT:
+        free(v->u.items);
+        break;
+    case V_STORAGE:
+    case V_TENSOR:
+        free(v->u.t);
+        break;
+    case V_MARK:
+    case V_NONE:
+    case V_BOOL:
+    case V_INT:
+    case V_FLOAT:
+    case V_GLOBAL:
+        break;
+    }
+}
+
 /* The value of key in dict d, or NULL. */
 static const struct value *
 lookup(const struct value *d, const char *key)
 {
     for (size_t k = 0; k + 1 < d->count; k += 2)
-        if (d->items[k]->kind == V_STR && strcmp(d->items[k]->s, key) == 0)
-            return d->items[k + 1];
+        if (d->u.items[k]->kind == V_STR && strcmp(d->u.items[k]->u.str.s, key) == 0)
+            return d->u.items[k + 1];
     return NULL;
 }
 
@@ -644,7 +753,7 @@ take_state_dict(struct machine *m, const struct value *d, struct pickle_state_di
     size_t tensors = 0;
 
     for (size_t k = 0; k + 1 < d->count; k += 2)
-        tensors += d->items[k + 1]->kind == V_TENSOR;
+        tensors += d->u.items[k + 1]->kind == V_TENSOR;
     if (tensors == 0)
         return attn_fail(m->err, ATTN_EPARSE,
                          "%s: holds no tensors by name: not a state dict (save "
@@ -654,17 +763,18 @@ take_state_dict(struct machine *m, const struct value *d, struct pickle_state_di
     if (sd->tensors == NULL)
         return attn_fail(m->err, ATTN_ENOMEM, "%s: out of memory", m->path);
     for (size_t k = 0; k + 1 < d->count; k += 2) {
-        const struct value *key = d->items[k];
-        const struct value *t = d->items[k + 1];
+        const struct value *key = d->u.items[k];
+        const struct value *t = d->u.items[k + 1];
         struct pickle_tensor *out = &sd->tensors[sd->count];
         if (t->kind != V_TENSOR)
             continue;
-        if (key->kind != V_STR || key->len == 0 || memchr(key->s, '\0', key->len) != NULL)
+        if (key->kind != V_STR || key->u.str.len == 0 ||
+            memchr(key->u.str.s, '\0', key->u.str.len) != NULL)
             return attn_fail(m->err, ATTN_EPARSE,
                              "%s: a tensor of the state dict is not named by a string", m->path);
-        *out = t->t;
-        out->name = strdup(key->s);
-        out->storage = strdup(t->t.storage);
+        *out = *t->u.t;
+        out->name = strdup(key->u.str.s);
+        out->storage = strdup(t->u.t->storage);
         sd->count++;
         if (out->name == NULL || out->storage == NULL)
             return attn_fail(m->err, ATTN_ENOMEM, "%s: out of memory", m->path);
@@ -677,12 +787,18 @@ pickle_state_dict(const unsigned char *data, size_t len, const char *path,
                   struct pickle_state_dict *sd, struct attn_error *err)
 {
     static const char *const nested[] = { "model_state_dict", "state_dict", "model" };
-    struct machine m = { data, data + len, data, path, err, NULL, 0, 0, NULL, 0, 0, NULL, 0, 0 };
+    struct machine m;
     const struct value *result = NULL;
     enum attn_status rc = ATTN_EPARSE;
     int r = 0;
 
     memset(sd, 0, sizeof *sd);
+    memset(&m, 0, sizeof m);
+    m.p = m.start = data;
+    m.end = data + len;
+    m.path = path;
+    m.err = err;
+    m.bytes_max = pickle_memory_max(len);
     while (r == 0) {
         if (m.p >= m.end) {
             fail(&m, "the pickle ends without STOP", NULL);
@@ -712,16 +828,19 @@ pickle_state_dict(const unsigned char *data, size_t len, const char *path,
     }
     if (result != NULL)
         rc = take_state_dict(&m, result, sd);
-    for (size_t k = 0; k < m.pool_count; k++) {
-        free(m.pool[k]->s);
-        free(m.pool[k]->items);
-        free(m.pool[k]);
+    /* The newest slab holds slab_used values, every older one is full. */
+    for (size_t used = m.slab_used; m.slabs != NULL; used = SLAB_VALUES) {
+        struct slab *next = m.slabs->next;
+        for (size_t k = 0; k < used; k++)
+            forget(&m.slabs->v[k]);
+        free(m.slabs);
+        m.slabs = next;
     }
-    free(m.pool);
     free(m.stack);
     free(m.memo);
     if (rc != ATTN_OK)
         pickle_state_dict_free(sd);
+    sd->memory = m.bytes;
     return rc;
 }
 
