@@ -25,6 +25,7 @@
 #include "attnscope/families/llama/llama.h"
 #include "attnscope/kernels/parallel.h"
 #include "expected.h"
+#include "llama_random.h"
 #include "pth_writer.h"
 #include "testutil.h"
 
@@ -637,6 +638,40 @@ START_TEST(a_books_shapes_are_checked_as_a_config_is)
 }
 END_TEST
 
+/*
+ * A model larger than the machine's memory is refused before a byte of its
+ * weights is read, naming both numbers, and its bfloat16 matrices are
+ * counted as the two bytes each they are held in (issue 35: a sparse 28
+ * GiB bfloat16 Llama was read until the kernel killed attnscope, and a
+ * 3.74 GiB one was reserved as 7,656 MiB of float32).  The folder is
+ * sparse: 240 GiB that take no disk.
+ */
+START_TEST(a_model_larger_than_memory_is_refused_before_reading)
+{
+    const struct llama_shape huge = { "huge", "llama", 65536, 65536, 2, 512, 512, 128, 1 << 20,
+                                      4096, 10000.0, 1e-5, 0, 0, 0, 0 };
+    struct llama_tensor *t = malloc(64 * sizeof *t);
+    const size_t count = llama_tensors(&huge, t);
+    char folder[3000], want[64];
+    struct decoder_model m;
+    struct attn_error err = { 0 };
+    size_t held = 0;
+
+    for (size_t i = 0; i < count; i++) {
+        const size_t bytes = t[i].d1 ? t[i].d0 * t[i].d1 * 2 : t[i].d0 * 4;
+        held += (bytes + 63) / 64 * 64;
+    }
+    free(t);
+    snprintf(folder, sizeof folder, "%s/huge", dir);
+    ck_assert_int_eq(llama_folder_write(folder, &huge, 0.0f, 1, 1), 0);
+    ck_assert_int_ne(llama_load(&m, folder, NULL, &err), ATTN_OK);
+    snprintf(want, sizeof want, "its weights take %zu MiB in memory", held >> 20);
+    ck_assert_msg(strstr(err.msg, want) && strstr(err.msg, "MiB available (of ") &&
+                      strstr(err.msg, "huge/model.safetensors"),
+                  "%s (want: %s)", err.msg, want);
+}
+END_TEST
+
 static Suite *
 llama_suite(void)
 {
@@ -661,6 +696,7 @@ llama_suite(void)
     tcase_add_test(t, the_config_says_what_it_changes);
     tcase_add_test(t, the_books_llama_without_a_config_is_known_by_its_width);
     tcase_add_test(t, a_books_shapes_are_checked_as_a_config_is);
+    tcase_add_test(t, a_model_larger_than_memory_is_refused_before_reading);
     suite_add_tcase(s, t);
     return s;
 }

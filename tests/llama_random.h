@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 struct llama_shape {
     const char *name, *model_type;
@@ -113,10 +114,14 @@ llama_tensors(const struct llama_shape *s, struct llama_tensor *t)
 /*
  * folder (made if absent) gets config.json and model.safetensors of shape
  * s: BF16 weights drawn uniform in [-scale, scale] (norms' scales near 1)
- * from seed.  0, or -1 (errno) when a file cannot be written.
+ * from seed; or, when sparse, no weights written at all (the file's data a
+ * hole of zeros, as large as the shape says, taking no disk: a model
+ * larger than any machine's memory).  0, or -1 (errno) when a file cannot
+ * be written.
  */
 static inline int
-llama_random_folder(const char *folder, const struct llama_shape *s, float scale, unsigned seed)
+llama_folder_write(const char *folder, const struct llama_shape *s, float scale, unsigned seed,
+                   int sparse)
 {
     const size_t most = 4 + 16 * (size_t)s->layers;
     struct llama_tensor *t = malloc(most * sizeof *t);
@@ -160,7 +165,11 @@ llama_random_folder(const char *folder, const struct llama_shape *s, float scale
         for (int b = 0; b < 8; b++)
             fputc((int)(((uint64_t)len >> (8 * b)) & 255), f);
         fwrite(header, 1, len, f);
-        for (size_t i = 0; i < count; i++) {
+        if (sparse && (fflush(f) != 0 || ftruncate(fileno(f), (off_t)(8 + len + at)) != 0)) {
+            fclose(f);
+            f = NULL;
+        }
+        for (size_t i = 0; i < count && !sparse && f != NULL; i++) {
             const size_t width = t[i].d1 ? t[i].d1 : t[i].d0;
             const size_t rows = t[i].d1 ? t[i].d0 : 1;
             for (size_t r = 0; r < rows; r++) {
@@ -178,7 +187,7 @@ llama_random_folder(const char *folder, const struct llama_shape *s, float scale
                 fwrite(row, sizeof *row, width, f);
             }
         }
-        if (fclose(f) != 0)
+        if (f != NULL && fclose(f) != 0)
             f = NULL;
     }
     free(row);
@@ -208,6 +217,12 @@ llama_random_folder(const char *folder, const struct llama_shape *s, float scale
             s->model_type, s->hidden, s->inner, s->layers, s->heads, s->kv, s->head_dim, s->vocab,
             s->positions, s->theta, s->eps, s->tied ? "true" : "false", scaling);
     return fclose(f) == 0 ? 0 : -1;
+}
+
+static inline int
+llama_random_folder(const char *folder, const struct llama_shape *s, float scale, unsigned seed)
+{
+    return llama_folder_write(folder, s, scale, seed, 0);
 }
 
 #endif

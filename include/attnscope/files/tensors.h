@@ -74,8 +74,13 @@ enum attn_status tensors_read(const struct tensor_source *s, const struct tensor
 int tensors_count(const struct tensor_source *s);
 const struct tensor_info *tensors_at(const struct tensor_source *s, int i);
 
-/* How many floats every tensor of the source takes as float32 (an upper bound for a model). */
-size_t tensors_total_floats(const struct tensor_source *s);
+/*
+ * The bytes every tensor of the source takes in memory, each from a 64-byte
+ * boundary: as float32, or, when keep_bf16, a bfloat16 matrix (two
+ * dimensions or more) as its 16-bit patterns (an upper bound for a model,
+ * which reads its tensors once each).  SIZE_MAX when it overflows.
+ */
+size_t tensors_held_bytes(const struct tensor_source *s, bool keep_bf16);
 
 /* The file that holds t (for messages). */
 const char *tensors_file_of(const struct tensor_source *s, const struct tensor_info *t);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "attnscope/base/sysmem.h"
 #include "attnscope/decoder/weights.h"
 
 /* Transparent huge pages come in this size (x86-64, arm64 with 4 KiB pages). */
@@ -47,28 +48,38 @@ weights_close(struct weights_loader *ld)
 }
 
 /*
- * One mapping as large as every tensor of the files as float32, aligned to
- * huge pages and marked for them (a 500 MB model is faulted in as 250
- * pages instead of 125,000).
+ * One mapping as large as every tensor of the files as they will be held
+ * (float32, or a kept bfloat16 matrix's 16-bit patterns), aligned to huge
+ * pages and marked for them (a 500 MB model is faulted in as 250 pages
+ * instead of 125,000).  A model whose weights would not fit in the memory
+ * the machine has available is refused here, before a byte is read: read
+ * on, it would be ended by the kernel's out-of-memory killer.
  */
 enum attn_status
 weights_reserve(struct weights_loader *ld, struct attn_error *err)
 {
     struct decoder_model *m = ld->m;
-    size_t floats = tensors_total_floats(&ld->src);
-    size_t count = (size_t)tensors_count(&ld->src);
+    const size_t bytes = tensors_held_bytes(&ld->src, ld->keep_bf16);
+    const size_t avail = sysmem_available();
     size_t len;
     unsigned char *map;
 
-    floats += 16 * count; /* (each aligned to 64 bytes) */
-    if (floats > (SIZE_MAX - 2 * HUGE_PAGE) / sizeof(float))
+    if (bytes > SIZE_MAX - 2 * HUGE_PAGE)
         return attn_fail(err, ATTN_ENOMEM, "%s: too large for this machine", m->source);
-    len = floats * sizeof(float) + HUGE_PAGE;
+    if (avail > 0 && bytes > avail)
+        return attn_fail(err, ATTN_ENOMEM,
+                         "%s: its weights take %zu MiB in memory, and this machine has %zu MiB "
+                         "available (of %zu MiB): attnscope holds a model's weights in memory; "
+                         "use a smaller model or free memory",
+                         m->source, bytes >> 20, avail >> 20, sysmem_total() >> 20);
+    len = bytes + HUGE_PAGE;
     map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                -1, 0);
     if (map == MAP_FAILED)
-        return attn_fail(err, ATTN_ENOMEM, "%s: out of memory for %zu MiB of weights", m->source,
-                         (floats * sizeof(float)) >> 20);
+        return attn_fail(err, ATTN_ENOMEM,
+                         "%s: out of memory for %zu MiB of weights (a limit on this process's "
+                         "memory, ulimit -v?)",
+                         m->source, bytes >> 20);
     m->weights_map = map;
     m->weights_map_bytes = len;
     m->weights_next = map + (HUGE_PAGE - (uintptr_t)map % HUGE_PAGE) % HUGE_PAGE;

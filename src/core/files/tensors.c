@@ -563,16 +563,21 @@ tensors_at(const struct tensor_source *s, int i)
 }
 
 size_t
-tensors_total_floats(const struct tensor_source *s)
+tensors_held_bytes(const struct tensor_source *s, bool keep_bf16)
 {
-    size_t floats = 0;
+    size_t bytes = 0;
 
     for (int k = 0; k < s->file_count; k++) {
         const struct tensor_catalogue *c = s->files[k].reader->catalogue(s->files[k].self);
-        for (int t = 0; t < c->count; t++)
-            floats += c->tensors[t].numel;
+        for (int t = 0; t < c->count; t++) {
+            const struct tensor_info *ti = &c->tensors[t];
+            const size_t each = keep_bf16 && ti->dtype == TENSOR_BF16 && ti->ndim >= 2 ? 2 : 4;
+            if (ti->numel > (SIZE_MAX - bytes - 64) / each)
+                return SIZE_MAX;
+            bytes += (ti->numel * each + 63) / 64 * 64;
+        }
     }
-    return floats;
+    return bytes;
 }
 
 const char *

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "attnscope/base/sysmem.h"
 #include "attnscope/families/gpt2/family_gpt2.h"
 #include "attnscope/kernels/rowops.h"
 
@@ -106,20 +107,10 @@ gpt2_pipeline_bytes(const struct decoder_config *c, int n, int top)
     return decoder_run_bytes(c, n, top) + nn * 64;
 }
 
-/* The machine's memory, in bytes (0: unknown). */
-static size_t
-physical_bytes(void)
-{
-    long pages = sysconf(_SC_PHYS_PAGES);
-    long size = sysconf(_SC_PAGESIZE);
-
-    return pages > 0 && size > 0 ? (size_t)pages * (size_t)size : 0;
-}
-
 bool
 gpt2_pack_if_room(struct decoder_model *m)
 {
-    const size_t have = physical_bytes();
+    const size_t have = sysmem_total();
 
     /* Packed a layer at a time, each layer's copies given back as its packs are made (or packed
        over them): the packs replace the weights, adding only a layer or the largest matrix
@@ -155,7 +146,7 @@ gpt2_estimate(const struct attention_config *cfg, const struct pipeline_source *
 static size_t
 gpt2_budget(const struct pipeline_source *src, const char **what)
 {
-    const size_t have = physical_bytes();
+    const size_t have = sysmem_total();
     const size_t room = have / 10 * 8;
     const struct decoder_model *d = src->model != NULL ? &src->model->dec : NULL;
     const size_t weights = d == NULL ? 0 : decoder_weights_bytes(d);
