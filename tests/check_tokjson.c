@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "attnscope/text/bpe.h"
+#include "attnscope/text/tokjson.h"
 #include "testutil.h"
 
 /*
@@ -273,6 +274,203 @@ START_TEST(the_parts_do_what_they_say)
 }
 END_TEST
 
+/* The pieces a tokenizer's pre-tokenizers make of a text, joined by '|'. */
+static void
+collect_piece(void *ctx, const char *piece, size_t n)
+{
+    char *out = ctx;
+
+    if (out[0] != '\0')
+        strcat(out, "|");
+    strncat(out, piece, n);
+}
+
+/*
+ * A tokenizer.json of one pre-tokenizer (its JSON) over a vocabulary of
+ * single characters; the pieces of text, as "a|b|c", into out.
+ */
+static enum attn_status
+pieces_of(const char *pre, const char *text, char *out, struct attn_error *err)
+{
+    char json[1024];
+    struct bpe b;
+    enum attn_status rc;
+
+    snprintf(json, sizeof json,
+             "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1, \"-\": 2, "
+             "\"<unk>\": 3, \"ab\": 4}, \"merges\": [\"a b\"], \"unk_token\": \"<unk>\"}, "
+             "\"pre_tokenizer\": %s}",
+             pre);
+    out[0] = '\0';
+    rc = bpe_load_tokenizer_json(&b, test_write_text(dir, "tokenizer.json", json), err);
+    if (rc != ATTN_OK)
+        return rc;
+    rc = tokjson_pieces(b.pipeline, text, strlen(text), collect_piece, out, err);
+    bpe_destroy(&b);
+    return rc;
+}
+
+/*
+ * Split as Hugging Face's Rust source does it (tokenizers/src/tokenizer/
+ * normalizer.rs, pattern.rs): the pieces of its own unit test (split.rs,
+ * `basic`: each behavior on "How are you doing?" with \w+|[^\w\s]+ and
+ * invert), and the cases issue 35 found: an empty match cuts (lookaheads),
+ * MergedWithPrevious joins a match to what precedes it only when that is
+ * not a match, so a run of matches is not glued to the previous piece.
+ * (The JavaScript port keeps only Removed and treats every other behavior
+ * as Isolated, so it is no reference for these.)
+ */
+START_TEST(splits_are_the_rust_sources)
+{
+    static const struct {
+        const char *behavior, *pattern, *text, *want;
+        bool invert;
+    } cases[] = {
+        { "Removed", "\\\\w+|[^\\\\w\\\\s]+", "How are you doing?", "How|are|you|doing|?", true },
+        { "Isolated", "\\\\w+|[^\\\\w\\\\s]+", "How are you doing?",
+          "How| |are| |you| |doing|?", true },
+        { "MergedWithPrevious", "\\\\w+|[^\\\\w\\\\s]+", "How are you doing?",
+          "How |are |you |doing|?", true },
+        { "MergedWithNext", "\\\\w+|[^\\\\w\\\\s]+", "How are you doing?",
+          "How| are| you| doing|?", true },
+        { "Contiguous", "\\\\w+|[^\\\\w\\\\s]+", "How are you doing?",
+          "How| |are| |you| |doing?", true },
+        /* an empty match at each b: the text is cut before each */
+        { "Isolated", "(?=b)", "abab", "a|ba|b", false },
+        { "Isolated", "(?=a)", "aab", "a|ab", false },
+        { "Removed", "(?=b)", "abab", "a|ba|b", false },
+        /* runs of matches */
+        { "MergedWithPrevious", "-", "a--b", "a-|-|b", false },
+        { "MergedWithNext", "-", "a--b", "a|-|-b", false },
+        { "Contiguous", "-", "a--b", "a|--|b", false },
+        { "Isolated", "-", "a--b", "a|-|-|b", false },
+        { "Removed", "-", "a--b", "a|b", false },
+        { "Removed", "-", "a--b", "-|-", true },
+        { "MergedWithPrevious", "-", "--a", "-|-|a", false }, /* (nothing before to join) */
+    };
+    char pre[256], got[256];
+    struct attn_error err;
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(pre, sizeof pre,
+                 "{\"type\": \"Split\", \"pattern\": {\"Regex\": \"%s\"}, \"behavior\": \"%s\", "
+                 "\"invert\": %s}",
+                 cases[i].pattern, cases[i].behavior, cases[i].invert ? "true" : "false");
+        ck_assert_msg(pieces_of(pre, cases[i].text, got, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_msg(strcmp(got, cases[i].want) == 0, "case %zu (%s on %s): %s, want %s", i,
+                      cases[i].behavior, cases[i].text, got, cases[i].want);
+    }
+}
+END_TEST
+
+/*
+ * A pattern the regex engine gives up on (PCRE2's match limit: (a|a)+
+ * backtracks 2^24 ways on 24 a's) fails the text, naming the file, where
+ * the split used to end there silently (issue 35: 24 a's into 6 tokens).
+ */
+START_TEST(a_pattern_that_gives_up_fails_loudly)
+{
+    char got[256];
+    struct attn_error err;
+
+    ck_assert_int_eq(pieces_of("{\"type\": \"Split\", \"pattern\": {\"Regex\": "
+                               "\"(a|a)+(?=x)|b\"}, \"behavior\": \"Isolated\"}",
+                               "aaaaaaaaaaaaaaaaaaaaaaaa", got, &err),
+                     ATTN_ELIMIT);
+    ck_assert_msg(strstr(err.msg, "tokenizer.json: a pre-tokenizer's pattern gives up on 24 bytes"),
+                  "%s", err.msg);
+}
+END_TEST
+
+/*
+ * A merge listed twice has its later rank, as the reference tokenizers'
+ * tables keep it (Rust's HashMap, Python's dict): "a b" after "b c" loses
+ * to it, so "abc" is a, bc (the JavaScript port agrees: [0, 4]).
+ */
+START_TEST(a_merge_listed_twice_keeps_its_later_rank)
+{
+    struct bpe b;
+    struct attn_error err;
+    int *ids, n;
+    const char *json = "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1, \"c\": 2, "
+                       "\"ab\": 3, \"bc\": 4, \"<unk>\": 5}, \"merges\": [\"a b\", \"b c\", "
+                       "\"a b\"], \"unk_token\": \"<unk>\"}, \"pre_tokenizer\": null}";
+
+    ck_assert_msg(bpe_load_tokenizer_json(&b, test_write_text(dir, "tokenizer.json", json), &err) ==
+                      ATTN_OK,
+                  "%s", err.msg);
+    ck_assert_int_eq(bpe_encode(&b, "abc", 3, 0, &ids, &n, &err), ATTN_OK);
+    ck_assert_int_eq(n, 2);
+    ck_assert(ids[0] == 0 && ids[1] == 4);
+    free(ids);
+    bpe_destroy(&b);
+}
+END_TEST
+
+/*
+ * Ids a file cannot mean are refused when it is read, naming the file
+ * (issue 35: an added token of id 16,777,215 made 16 million placeholder
+ * tokens, 1.4 GB; ids past 2^31 wrapped to small ones: 2^32 + 5 became 5,
+ * a template's 2^40 became 0).
+ */
+START_TEST(ids_out_of_range_are_refused_by_the_file)
+{
+    refused(", \"added_tokens\": [{\"id\": 16777215, \"content\": \"<x>\"}]",
+            "added_tokens[0] ('<x>') has id 16777215: an added token's id is from 0 to 4");
+    refused(", \"added_tokens\": [{\"id\": 4294967301, \"content\": \"<x>\"}]",
+            "has id 4294967301");
+    refused(", \"added_tokens\": [{\"id\": -1, \"content\": \"<x>\"}]", "has id -1");
+    refused(", \"post_processor\": {\"type\": \"TemplateProcessing\", \"single\": "
+            "[{\"SpecialToken\": {\"id\": \"<s>\"}}, {\"Sequence\": {\"id\": \"A\"}}], "
+            "\"special_tokens\": {\"<s>\": {\"id\": \"<s>\", \"ids\": [1099511627776]}}}",
+            "special token <s> has id 1099511627776, not a token of the vocabulary (0 to 3)");
+    /* Added tokens just past the vocabulary, as Qwen's and Llama's follow theirs, are read. */
+    {
+        struct bpe b;
+        struct attn_error err;
+        ck_assert_msg(load_with(", \"added_tokens\": [{\"id\": 4, \"content\": \"<x>\"}, "
+                                "{\"id\": 5, \"content\": \"<y>\"}]",
+                                &b, &err) == ATTN_OK,
+                      "%s", err.msg);
+        bpe_destroy(&b);
+    }
+}
+END_TEST
+
+/*
+ * A pre-tokenizer attnscope does not interpret is named first, before what
+ * the rest would lack (issue 35: Metaspace, Whitespace, BertPreTokenizer or
+ * a regex that does not compile, without ByteLevel, were told the model
+ * "has neither byte_fallback nor an unk_token").
+ */
+START_TEST(the_first_thing_refused_is_named)
+{
+    static const char *const pres[][2] = {
+        { "{\"type\": \"Whitespace\"}", "pre-tokenizer Whitespace is not supported yet" },
+        { "{\"type\": \"BertPreTokenizer\"}", "pre-tokenizer BertPreTokenizer is not supported yet" },
+        { "{\"type\": \"Metaspace\", \"replacement\": \"_\"}",
+          "pre-tokenizer Metaspace is not supported yet" },
+        { "{\"type\": \"Split\", \"pattern\": {\"Regex\": \"(\"}, \"behavior\": \"Isolated\"}",
+          "does not compile" },
+    };
+    char json[1024];
+
+    for (size_t i = 0; i < sizeof pres / sizeof pres[0]; i++) {
+        struct bpe b;
+        struct attn_error err;
+        snprintf(json, sizeof json,
+                 "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1, \"ab\": 2}, "
+                 "\"merges\": [\"a b\"]}, "
+                 "\"pre_tokenizer\": %s}",
+                 pres[i][0]);
+        ck_assert_int_ne(
+            bpe_load_tokenizer_json(&b, test_write_text(dir, "tokenizer.json", json), &err),
+            ATTN_OK);
+        ck_assert_msg(strstr(err.msg, pres[i][1]) != NULL, "%s", err.msg);
+    }
+}
+END_TEST
+
 static Suite *
 tokjson_suite(void)
 {
@@ -288,6 +486,11 @@ tokjson_suite(void)
     tcase_add_test(t, every_unicode_digit_is_a_digit);
     tcase_add_test(t, what_is_not_interpreted_is_refused_by_name);
     tcase_add_test(t, the_parts_do_what_they_say);
+    tcase_add_test(t, splits_are_the_rust_sources);
+    tcase_add_test(t, a_pattern_that_gives_up_fails_loudly);
+    tcase_add_test(t, a_merge_listed_twice_keeps_its_later_rank);
+    tcase_add_test(t, ids_out_of_range_are_refused_by_the_file);
+    tcase_add_test(t, the_first_thing_refused_is_named);
     suite_add_tcase(s, t);
     return s;
 }

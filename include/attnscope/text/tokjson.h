@@ -10,7 +10,9 @@
  *      a PCRE2 regex), Prepend, Sequence;
  *   3. pre-tokenizers, which cut the text into pieces: Split (a string or
  *      a regex through PCRE2 in UTF and UCP mode; Removed, Isolated,
- *      MergedWithPrevious, MergedWithNext, Contiguous), ByteLevel (a
+ *      MergedWithPrevious, MergedWithNext, Contiguous; invert), matches
+ *      found and folded as its Rust source does (empty matches
+ *      included), ByteLevel (a
  *      prefix space, GPT-2's pattern when use_regex; the pieces' bytes
  *      spelled with GPT-2's byte characters), Digits, Sequence;
  *   4. the BPE model on each piece (bpe.h: merges by rank, ignore_merges,
@@ -43,6 +45,16 @@ void tokjson_destroy(struct tokjson *t);
 
 /* Whether t leaves the text as it is (bpe_spells_back). */
 bool tokjson_keeps_text(const struct tokjson *t);
+
+/*
+ * The pieces t's pre-tokenizers cut text (len bytes, already normalized,
+ * with no added token in it) into, each given to each() in order: what
+ * the BPE model is then run on.  ATTN_ELIMIT naming the tokenizer.json
+ * when a pattern's regex engine gives up on the text.
+ */
+enum attn_status tokjson_pieces(const struct tokjson *t, const char *text, size_t len,
+                                void (*each)(void *ctx, const char *piece, size_t n), void *ctx,
+                                struct attn_error *err);
 
 /* Encodes as bpe_encode says (b->pipeline is t). */
 enum attn_status tokjson_encode(const struct bpe *b, const struct tokjson *t, const char *text,

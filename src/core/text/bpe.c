@@ -92,7 +92,11 @@ table_get(const struct bpe_table *t, const char *key, size_t n)
     return t->keys[i] != NULL ? t->values[i] : -1;
 }
 
-/* Adds key -> value; 1 if key was there already, -1 when out of memory. */
+/*
+ * key -> value, the value replaced when key was there already (1 then); -1
+ * when out of memory.  (Python's dict and Rust's HashMap, which the
+ * reference tokenizers build their tables with, keep the last value given.)
+ */
 static int
 table_put(struct bpe_table *t, const char *key, size_t n, int value)
 {
@@ -119,8 +123,10 @@ table_put(struct bpe_table *t, const char *key, size_t n, int value)
         t->cap = bigger.cap;
     }
     i = table_slot(t, key, n);
-    if (t->keys[i] != NULL)
+    if (t->keys[i] != NULL) {
+        t->values[i] = value;
         return 1;
+    }
     t->keys[i] = strndup(key, n);
     if (t->keys[i] == NULL)
         return -1;
@@ -231,7 +237,8 @@ add_merge(struct bpe *b, const char *a, size_t na, const char *c, size_t nc, con
         rc = attn_fail(err, ATTN_EPARSE, "%s: '%.*s %.*s' makes a token the vocabulary lacks",
                        where, (int)(na > 20 ? 20 : na), a, (int)(nc > 20 ? 20 : nc), c);
     } else {
-        /* The ranks' keys are "a c", as merges.txt spells them. */
+        /* The ranks' keys are "a c", as merges.txt spells them; a merge listed twice has the
+           later rank (as GPT-2's encoder's dict and Hugging Face's HashMap keep it). */
         joined[na] = ' ';
         memcpy(joined + na + 1, c, nc);
         if (table_put(b->ranks, joined, na + 1 + nc, b->merges) < 0)
@@ -506,11 +513,6 @@ model_options(struct bpe *b, json_t *model, const char *path, struct attn_error 
                              "%s: model.byte_fallback is true but the vocabulary has no %s", path,
                              name);
     }
-    if (!b->byte_level && !b->byte_fallback && b->unk < 0)
-        return attn_fail(err, ATTN_EPARSE,
-                         "%s: a BPE model that is not byte-level has neither byte_fallback nor an "
-                         "unk_token: some text could not be encoded",
-                         path);
     return ATTN_OK;
 }
 
@@ -549,6 +551,12 @@ bpe_load_tokenizer_json(struct bpe *b, const char *path, struct attn_error *err)
             rc = model_options(b, model, path, err);
         if (rc == ATTN_OK && !model_only)
             rc = tokjson_parse(b, root, path, &b->pipeline, err);
+        /* (After the pipeline: what it does not interpret is the first thing to say.) */
+        if (rc == ATTN_OK && !b->byte_level && !b->byte_fallback && b->unk < 0)
+            rc = attn_fail(err, ATTN_EPARSE,
+                           "%s: a BPE model that is not byte-level has neither byte_fallback nor "
+                           "an unk_token: some text could not be encoded",
+                           path);
     }
     json_decref(root);
     return finish(b, rc, err);

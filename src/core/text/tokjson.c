@@ -33,6 +33,7 @@ struct pre_step {
     enum pre_kind kind;
     pcre2_code *re;                /* Split's pattern; ByteLevel's GPT-2 pattern when use_regex */
     enum split_behavior behavior;
+    bool invert;                   /* Split's invert: what the pattern matches is what stays */
     bool prefix_space;             /* ByteLevel's add_prefix_space */
 };
 
@@ -50,6 +51,7 @@ struct tokjson {
     int norms;
     struct pre_step *pre;
     int pres;
+    char *path; /* the tokenizer.json, for messages */
     struct added *added; /* longest first */
     int addeds;
     /*
@@ -82,6 +84,7 @@ tokjson_destroy(struct tokjson *t)
     free(t->norm);
     free(t->pre);
     free(t->added);
+    free(t->path);
     free(t);
 }
 
@@ -238,10 +241,7 @@ parse_pre(struct tokjson *t, json_t *p, const char *path, struct attn_error *err
     if (strcmp(type, "Split") == 0) {
         json_t *behavior = json_object_get(p, "behavior");
         bool known = false;
-        if (json_is_true(json_object_get(p, "invert")))
-            return attn_fail(err, ATTN_EPARSE,
-                             "%s: pre-tokenizer Split with invert true is not supported yet",
-                             path);
+        step.invert = json_is_true(json_object_get(p, "invert"));
         for (size_t i = 0; i < sizeof behaviors / sizeof behaviors[0]; i++)
             if (json_is_string(behavior) &&
                 strcmp(json_string_value(behavior), behaviors[i].name) == 0)
@@ -292,7 +292,7 @@ parse_pre(struct tokjson *t, json_t *p, const char *path, struct attn_error *err
 
 /* The id of a TemplateProcessing's special token named id, into out. */
 static enum attn_status
-template_ids(json_t *specials, json_t *item, int *out, int *count, const char *path,
+template_ids(json_t *specials, json_t *item, int vocab, int *out, int *count, const char *path,
              struct attn_error *err)
 {
     json_t *sp = json_object_get(json_object_get(item, "SpecialToken"), "id");
@@ -304,18 +304,24 @@ template_ids(json_t *specials, json_t *item, int *out, int *count, const char *p
                          "not define",
                          path);
     for (size_t i = 0; i < json_array_size(ids); i++) {
-        if (*count >= POST_MAX || !json_is_integer(json_array_get(ids, i)))
+        json_t *id = json_array_get(ids, i);
+        if (*count >= POST_MAX || !json_is_integer(id))
             return attn_fail(err, ATTN_EPARSE,
                              "%s: post_processor TemplateProcessing: more than %d special ids, "
                              "or one not a number",
                              path, POST_MAX);
-        out[(*count)++] = (int)json_integer_value(json_array_get(ids, i));
+        if (json_integer_value(id) < 0 || json_integer_value(id) >= vocab)
+            return attn_fail(err, ATTN_EPARSE,
+                             "%s: post_processor TemplateProcessing: special token %s has id "
+                             "%" JSON_INTEGER_FORMAT ", not a token of the vocabulary (0 to %d)",
+                             path, json_string_value(sp), json_integer_value(id), vocab - 1);
+        out[(*count)++] = (int)json_integer_value(id);
     }
     return ATTN_OK;
 }
 
 static enum attn_status
-parse_post(struct tokjson *t, json_t *p, const char *path, struct attn_error *err)
+parse_post(struct tokjson *t, json_t *p, int vocab, const char *path, struct attn_error *err)
 {
     const char *type = type_of(p);
 
@@ -324,7 +330,7 @@ parse_post(struct tokjson *t, json_t *p, const char *path, struct attn_error *er
     if (strcmp(type, "Sequence") == 0) {
         json_t *list = json_object_get(p, "processors");
         for (size_t i = 0; json_is_array(list) && i < json_array_size(list); i++)
-            if (parse_post(t, json_array_get(list, i), path, err) != ATTN_OK)
+            if (parse_post(t, json_array_get(list, i), vocab, path, err) != ATTN_OK)
                 return ATTN_EPARSE;
         return ATTN_OK;
     }
@@ -338,7 +344,7 @@ parse_post(struct tokjson *t, json_t *p, const char *path, struct attn_error *er
                 after = true;
                 continue;
             }
-            if (template_ids(specials, item, after ? t->suffix : t->prefix,
+            if (template_ids(specials, item, vocab, after ? t->suffix : t->prefix,
                              after ? &t->suffixes : &t->prefixes, path, err) != ATTN_OK)
                 return ATTN_EPARSE;
         }
@@ -363,6 +369,8 @@ parse_added(struct bpe *b, struct tokjson *t, json_t *list, const char *path,
             struct attn_error *err)
 {
     size_t n = json_is_array(list) ? json_array_size(list) : 0;
+    const int base = b->vocab_size;
+    const size_t limit = (size_t)base + n;
 
     t->added = calloc(n + 1, sizeof *t->added);
     if (t->added == NULL)
@@ -375,6 +383,18 @@ parse_added(struct bpe *b, struct tokjson *t, json_t *list, const char *path,
         if (!json_is_string(content) || !json_is_integer(id) || json_string_length(content) == 0)
             return attn_fail(err, ATTN_EPARSE, "%s: added_tokens[%zu] has no content or id", path,
                              i);
+        /*
+         * Added tokens follow the model's vocabulary (Qwen's and Llama's) or
+         * name tokens of it (Gemma's): an id far past both is no token, and
+         * the ids between it and the vocabulary would each be made.
+         */
+        if (json_integer_value(id) < 0 || json_integer_value(id) >= (json_int_t)limit)
+            return attn_fail(err, ATTN_EPARSE,
+                             "%s: added_tokens[%zu] ('%.40s') has id %" JSON_INTEGER_FORMAT
+                             ": an added token's id is from 0 to %zu (the vocabulary's %d "
+                             "tokens and the %zu added after them)",
+                             path, i, json_string_value(content), json_integer_value(id),
+                             limit - 1, base, n);
         if (bpe_add_token(b, json_string_value(content), (int)json_integer_value(id), err) !=
             ATTN_OK)
             return ATTN_EPARSE;
@@ -414,12 +434,13 @@ tokjson_parse(struct bpe *b, json_t *root, const char *path, struct tokjson **ou
     struct tokjson *t = calloc(1, sizeof *t);
 
     *out = t;
-    if (t == NULL)
+    if (t == NULL || (t->path = strdup(path)) == NULL)
         return attn_fail(err, ATTN_ENOMEM, "out of memory");
     if (parse_added(b, t, json_object_get(root, "added_tokens"), path, err) != ATTN_OK ||
         parse_normalizer(t, json_object_get(root, "normalizer"), path, err) != ATTN_OK ||
         parse_pre(t, json_object_get(root, "pre_tokenizer"), path, err) != ATTN_OK ||
-        parse_post(t, json_object_get(root, "post_processor"), path, err) != ATTN_OK)
+        parse_post(t, json_object_get(root, "post_processor"), b->vocab_size, path, err) !=
+            ATTN_OK)
         return err->status;
     return ATTN_OK;
 }
@@ -459,26 +480,6 @@ pieces_add(struct pieces *p, const char *s, size_t n)
     return 0;
 }
 
-/* Appends n bytes to the last piece (a new one when there is none). */
-static int
-pieces_append(struct pieces *p, const char *s, size_t n)
-{
-    struct piece *last;
-    char *more;
-
-    if (p->count == 0)
-        return pieces_add(p, s, n);
-    last = &p->v[p->count - 1];
-    more = realloc(last->s, last->n + n + 1);
-    if (more == NULL)
-        return -1;
-    memcpy(more + last->n, s, n);
-    last->s = more;
-    last->n += n;
-    more[last->n] = '\0';
-    return 0;
-}
-
 static void
 pieces_free(struct pieces *p)
 {
@@ -488,88 +489,144 @@ pieces_free(struct pieces *p)
     memset(p, 0, sizeof *p);
 }
 
+/* A stretch of a piece: [start, end), a match of the pattern or not (to remove or not). */
+struct span {
+    size_t start, end;
+    bool flag;
+};
+struct spans {
+    struct span *v;
+    size_t count, cap;
+};
+
+static int
+spans_add(struct spans *p, size_t start, size_t end, bool flag)
+{
+    if (p->count == p->cap) {
+        struct span *more = realloc(p->v, (p->cap * 2 + 16) * sizeof *more);
+        if (more == NULL)
+            return -1;
+        p->v = more;
+        p->cap = p->cap * 2 + 16;
+    }
+    p->v[p->count++] = (struct span){ start, end, flag };
+    return 0;
+}
+
+/* What split() returns when the regex engine gave up (PCRE2's match or depth limit). */
+#define SPLIT_GAVE_UP (-2)
+
 /*
- * Splits s (n bytes) by re's matches into out, keeping the matches as
- * behavior says.  -1 when out of memory.
+ * s (n bytes) cut into stretches that match re and stretches between, as
+ * Hugging Face's tokenizers finds them (Pattern::find_matches over
+ * Oniguruma's find_iter): every match in order, empty ones included,
+ * except an empty match where the last match ended (the search then moves
+ * one character on); the flags flipped when invert.  -1 when out of
+ * memory, SPLIT_GAVE_UP when the engine gave up.
  */
 static int
-split(const pcre2_code *re, enum split_behavior behavior, const char *s, size_t n,
-      struct pieces *out)
+find_matches(const pcre2_code *re, bool invert, const char *s, size_t n, struct spans *out)
 {
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
-    size_t at = 0, last_end = 0;
-    bool pending_next = false; /* (MergedWithNext: a match waits for what follows it) */
-    size_t pending_at = 0, pending_n = 0;
-    bool prev_match = false;    /* (Contiguous: the last piece added was a match) */
+    size_t from = 0, prev = 0, last_match_end = 0;
+    bool matched = false;
     int rc = 0;
 
     if (md == NULL)
         return -1;
-    while (at <= n && rc == 0) {
-        int m = pcre2_match(re, (PCRE2_SPTR)s, n, at, PCRE2_NO_UTF_CHECK, md, NULL);
+    while (from <= n && rc == 0) {
+        const int m = pcre2_match(re, (PCRE2_SPTR)s, n, from, PCRE2_NO_UTF_CHECK, md, NULL);
         PCRE2_SIZE *ov;
-        size_t ms, me;
-        if (m < 0)
+        if (m == PCRE2_ERROR_NOMATCH)
             break;
+        if (m < 0) {
+            rc = m == PCRE2_ERROR_NOMEMORY ? -1 : SPLIT_GAVE_UP;
+            break;
+        }
         ov = pcre2_get_ovector_pointer(md);
-        ms = ov[0];
-        me = ov[1];
-        if (me == ms) { /* an empty match cuts nothing: look one character on */
-            int l = ms < n ? utf8_length((const unsigned char *)s + ms, n - ms) : 1;
-            at = ms + (size_t)(l > 0 ? l : 1);
+        if (ov[0] == ov[1] && matched && ov[1] == last_match_end) {
+            const int l = from < n ? utf8_length((const unsigned char *)s + from, n - from) : 1;
+            from += (size_t)(l > 0 ? l : 1);
             continue;
         }
-        /* The text before the match. */
-        if (ms > last_end) {
-            if (pending_next) {
-                rc |= pieces_add(out, s + pending_at, pending_n);
-                rc |= pieces_append(out, s + last_end, ms - last_end);
-                pending_next = false;
-            } else
-                rc |= pieces_add(out, s + last_end, ms - last_end);
-            prev_match = false;
-        }
+        if (prev != ov[0])
+            rc |= spans_add(out, prev, ov[0], invert);
+        rc |= spans_add(out, ov[0], ov[1], !invert);
+        prev = from = last_match_end = ov[1];
+        matched = true;
+    }
+    if (rc == 0 && prev != n)
+        rc = spans_add(out, prev, n, invert);
+    pcre2_match_data_free(md);
+    return rc;
+}
+
+/*
+ * Splits s (n bytes) by re's matches into out, keeping the matches as
+ * behavior says (Hugging Face's NormalizedString::split: each behavior a
+ * fold over the stretches into (offsets, removed)), the empty pieces
+ * dropped as its PreTokenizedString::split drops them.  -1 when out of
+ * memory, SPLIT_GAVE_UP when the regex engine gave up on s.
+ */
+static int
+split(const pcre2_code *re, enum split_behavior behavior, bool invert, const char *s, size_t n,
+      struct pieces *out)
+{
+    struct spans m = { 0 };
+    struct spans keep = { 0 };
+    bool previous = false;
+    int rc = n > 0 ? find_matches(re, invert, s, n, &m) : 0;
+
+    for (size_t i = 0; i < m.count && rc == 0; i++) {
+        const struct span sp = m.v[i];
+        struct span *last = keep.count > 0 ? &keep.v[keep.count - 1] : NULL;
         switch (behavior) {
-        case SPLIT_REMOVED:
+        case SPLIT_REMOVED: /* the matches go */
+            rc = spans_add(&keep, sp.start, sp.end, sp.flag);
             break;
         case SPLIT_ISOLATED:
-            rc |= pieces_add(out, s + ms, me - ms);
+            rc = spans_add(&keep, sp.start, sp.end, false);
             break;
-        case SPLIT_PREVIOUS:
-            if (ms > last_end || (out->count > 0 && last_end > 0))
-                rc |= pieces_append(out, s + ms, me - ms);
+        case SPLIT_CONTIGUOUS: /* a run of matches, or of the rest, is one piece */
+            if (sp.flag == previous && last != NULL)
+                last->end = sp.end;
             else
-                rc |= pieces_add(out, s + ms, me - ms);
+                rc = spans_add(&keep, sp.start, sp.end, false);
             break;
-        case SPLIT_NEXT:
-            if (pending_next) /* (two matches in a row: the first stands alone) */
-                rc |= pieces_add(out, s + pending_at, pending_n);
-            pending_next = true;
-            pending_at = ms;
-            pending_n = me - ms;
-            break;
-        case SPLIT_CONTIGUOUS:
-            if (prev_match && ms == last_end)
-                rc |= pieces_append(out, s + ms, me - ms);
+        case SPLIT_PREVIOUS: /* a match after what is not one joins it */
+            if (sp.flag && !previous && last != NULL)
+                last->end = sp.end;
             else
-                rc |= pieces_add(out, s + ms, me - ms);
-            prev_match = true;
+                rc = spans_add(&keep, sp.start, sp.end, false);
+            break;
+        case SPLIT_NEXT: /* (folded from the end, below) */
             break;
         }
-        last_end = me;
-        at = me;
+        previous = sp.flag;
     }
-    if (last_end < n) {
-        if (pending_next) {
-            rc |= pieces_add(out, s + pending_at, pending_n);
-            rc |= pieces_append(out, s + last_end, n - last_end);
-            pending_next = false;
-        } else
-            rc |= pieces_add(out, s + last_end, n - last_end);
+    if (behavior == SPLIT_NEXT && rc == 0) {
+        /* A match before what is not one joins it: the same fold, from the end. */
+        previous = false;
+        for (size_t i = m.count; i-- > 0 && rc == 0;) {
+            const struct span sp = m.v[i];
+            struct span *last = keep.count > 0 ? &keep.v[keep.count - 1] : NULL;
+            if (sp.flag && !previous && last != NULL)
+                last->start = sp.start;
+            else
+                rc = spans_add(&keep, sp.start, sp.end, false);
+            previous = sp.flag;
+        }
+        for (size_t i = 0; i < keep.count / 2; i++) {
+            const struct span t = keep.v[i];
+            keep.v[i] = keep.v[keep.count - 1 - i];
+            keep.v[keep.count - 1 - i] = t;
+        }
     }
-    if (pending_next)
-        rc |= pieces_add(out, s + pending_at, pending_n);
-    pcre2_match_data_free(md);
+    for (size_t i = 0; i < keep.count && rc == 0; i++)
+        if (!keep.v[i].flag && keep.v[i].end > keep.v[i].start)
+            rc = pieces_add(out, s + keep.v[i].start, keep.v[i].end - keep.v[i].start);
+    free(m.v);
+    free(keep.v);
     return rc;
 }
 
@@ -697,7 +754,7 @@ pre_tokenize(const struct tokjson *t, const char *s, size_t n, struct pieces *ou
             const struct piece *p = &cur.v[i];
             int rc = 0;
             if (st->kind == PRE_SPLIT)
-                rc = split(st->re, st->behavior, p->s, p->n, &next);
+                rc = split(st->re, st->behavior, st->invert, p->s, p->n, &next);
             else { /* ByteLevel: a prefix space, GPT-2's pattern */
                 char *text = p->s;
                 size_t len = p->n;
@@ -714,14 +771,14 @@ pre_tokenize(const struct tokjson *t, const char *s, size_t n, struct pieces *ou
                     }
                 }
                 if (rc == 0)
-                    rc = st->re != NULL ? split(st->re, SPLIT_ISOLATED, text, len, &next)
+                    rc = st->re != NULL ? split(st->re, SPLIT_ISOLATED, false, text, len, &next)
                                         : pieces_add(&next, text, len);
                 free(spaced);
             }
             if (rc != 0) {
                 pieces_free(&next);
                 pieces_free(&cur);
-                return -1;
+                return rc == SPLIT_GAVE_UP ? rc : -1;
             }
         }
         pieces_free(&cur);
@@ -734,6 +791,34 @@ pre_tokenize(const struct tokjson *t, const char *s, size_t n, struct pieces *ou
         }
     pieces_free(&cur);
     return 0;
+}
+
+/* A pre-tokenizer's pattern that gave up on n bytes, said as such. */
+static enum attn_status
+gave_up(const struct tokjson *t, size_t n, struct attn_error *err)
+{
+    /* (Where a pattern backtracks without end PCRE2 stops it; guessing the rest's split would
+       give other ids than the model was trained on.) */
+    return attn_fail(err, ATTN_ELIMIT,
+                     "%s: a pre-tokenizer's pattern gives up on %zu bytes of the text (the regex "
+                     "engine's match limit): no split of them is guessed",
+                     t->path, n);
+}
+
+enum attn_status
+tokjson_pieces(const struct tokjson *t, const char *text, size_t len,
+               void (*each)(void *ctx, const char *piece, size_t n), void *ctx,
+               struct attn_error *err)
+{
+    struct pieces p = { 0 };
+    const int rc = pre_tokenize(t, text, len, &p);
+
+    for (size_t i = 0; rc == 0 && i < p.count; i++)
+        each(ctx, p.v[i].s, p.v[i].n);
+    pieces_free(&p);
+    return rc == 0               ? ATTN_OK
+           : rc == SPLIT_GAVE_UP ? gave_up(t, len, err)
+                                 : attn_fail(err, ATTN_ENOMEM, "out of memory");
 }
 
 /* Normalizes a stretch of text, then its normalized added tokens and pre-tokenizing. */
@@ -759,8 +844,15 @@ encode_stretch(const struct bpe *b, const struct tokjson *t, const char *s, size
         int index = -1;
         struct pieces p = { 0 };
         (void)find_added(t, true, text, len, at, &start, &end, &index);
-        if (pre_tokenize(t, text + at, start - at, &p) != 0)
+        switch (pre_tokenize(t, text + at, start - at, &p)) {
+        case 0:
+            break;
+        case SPLIT_GAVE_UP:
+            rc = gave_up(t, start - at, err);
+            break;
+        default:
             rc = attn_fail(err, ATTN_ENOMEM, "out of memory");
+        }
         for (size_t i = 0; i < p.count && rc == ATTN_OK; i++) {
             if (progress_stopped())
                 rc = attn_fail(err, ATTN_ESTOPPED, "stopped while encoding the text");
