@@ -121,6 +121,10 @@ printf '{ "example": "cat map",\n  "colour": 1 }\n' >"$tmp/hinted/attnscope.json
 expect 1 "attnscope.json: unknown key \"colour\"" -- --print --model "$tmp/hinted"
 printf '{ "example": "cat map",, }\n' >"$tmp/hinted/attnscope.json"
 expect 1 "attnscope.json:1:" -- --print --model "$tmp/hinted"
+# An attnscope.json past config.json's cap is refused before it is read (issue 35: 80 MB took
+# 1.6 GB of memory and 5.7 s).
+awk 'BEGIN { printf "{ \"example\": \"cat map\", \"knows\": \""; for (i = 0; i < 70000; i++) printf "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"; print "\" }" }' >"$tmp/hinted/attnscope.json"
+expect 1 "attnscope.json: 4410038 bytes; attnscope reads at most 4194304 of such a file" -- --print --model "$tmp/hinted"
 "$bin" --print --stage tokens -s "cat map" --model "$src/samples/models/minigpt" >"$tmp/out" 2>"$tmp/err" ||
     fail "minigpt with -s: $(cat "$tmp/err")"
 grep -q "no -s" "$tmp/err" && fail "minigpt with -s: said it used its example"
