@@ -504,6 +504,19 @@ START_TEST(the_audit_refuses_by_name)
             "not a multiple of num_key_value_heads 3");
     refused("{\"model_type\": \"llama\", " SIZES ", \"rope_scaling\": {\"rope_type\": \"llama3\"}}",
             "llama3 needs factor");
+    /* transformers 5's spelling, rope_parameters: the same kinds refused (issue 35: silently
+       read as plain RoPE), and a disagreement with rope_scaling refused. */
+    refused("{\"model_type\": \"llama\", " SIZES ", \"rope_parameters\": {\"rope_type\": \"yarn\", "
+            "\"factor\": 4, \"rope_theta\": 10000}}",
+            "\"rope_parameters\" of type yarn is not supported yet");
+    refused("{\"model_type\": \"qwen2\", " SIZES ", \"rope_parameters\": {\"rope_type\": \"linear\", "
+            "\"factor\": 2}}",
+            "\"rope_parameters\" of type linear is not supported yet");
+    refused("{\"model_type\": \"llama\", " SIZES ", \"rope_parameters\": {\"rope_type\": 3}}",
+            "of type (not a string) is not supported yet");
+    refused("{\"model_type\": \"llama\", " SIZES ", \"rope_scaling\": {\"rope_type\": \"default\"}, "
+            "\"rope_parameters\": {\"rope_type\": \"llama3\"}}",
+            "\"rope_scaling\" (default) and \"rope_parameters\" (llama3) disagree");
 }
 END_TEST
 
@@ -535,6 +548,16 @@ START_TEST(the_config_says_what_it_changes)
     ck_assert_int_eq(decoder_head_dim(&c.dec), 4);
     ck_assert_int_eq(decoder_kv_head_of(&c.dec, 3), 1);
     ck_assert(c.dec.rope_theta == 10000.0);
+    /* A Llama 3.x config as transformers 5 saves it: the stretch read from rope_parameters. */
+    path = test_write_text(dir, "config.json",
+                           "{\"model_type\": \"llama\", " SIZES ", \"rope_parameters\": "
+                           "{\"rope_type\": \"llama3\", \"rope_theta\": 500000.0, \"factor\": 32.0, "
+                           "\"low_freq_factor\": 1.0, \"high_freq_factor\": 4.0, "
+                           "\"original_max_position_embeddings\": 8192}}");
+    ck_assert_int_eq(llama_config_load(&c, path, &err), ATTN_OK);
+    ck_assert(c.dec.rope_scaling.llama3 && c.dec.rope_scaling.factor == 32.0);
+    ck_assert_int_eq(c.dec.rope_scaling.original_max, 8192);
+    ck_assert(c.dec.rope_theta == 500000.0);
 }
 END_TEST
 

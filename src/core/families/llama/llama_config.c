@@ -66,30 +66,68 @@ number(json_t *obj, const char *path, const char *name, double def, double lo, d
     return json_number_value(v);
 }
 
-/* rope_scaling: none, "default", or Llama 3's stretch; any other kind refused by name. */
+/*
+ * The kind of a RoPE object (its rope_type, or its older spelling type), or
+ * NULL when it names none ("(not a string)", which no kind is, for a value
+ * of another type).
+ */
+static const char *
+rope_kind(json_t *o)
+{
+    json_t *kind = json_object_get(o, "rope_type");
+
+    if (kind == NULL)
+        kind = json_object_get(o, "type");
+    if (kind == NULL || json_is_null(kind))
+        return NULL;
+    return json_is_string(kind) ? json_string_value(kind) : "(not a string)";
+}
+
+/*
+ * RoPE's scaling: none, "default", or Llama 3's stretch; any other kind
+ * refused by name.  It is rope_scaling, or (transformers 5's spelling)
+ * rope_parameters, which holds rope_theta beside it: the same kinds are
+ * honoured and refused under either name, and the two may not disagree.
+ */
 static enum attn_status
 rope_scaling(struct decoder_config *c, json_t *root, const char *path, struct attn_error *err)
 {
     json_t *sc = json_object_get(root, "rope_scaling");
-    json_t *kind;
+    json_t *params = json_object_get(root, "rope_parameters");
+    const char *name = "rope_scaling";
+    const char *kind;
     struct decoder_rope_scaling *r = &c->rope_scaling;
 
+    if (params != NULL && !json_is_null(params) && !json_is_object(params))
+        return attn_fail(err, ATTN_EPARSE, "%s: \"rope_parameters\" is not an object or null",
+                         path);
+    if (sc == NULL || json_is_null(sc)) {
+        sc = params;
+        name = "rope_parameters";
+    } else if (json_is_object(sc) && json_is_object(params) && rope_kind(params) != NULL &&
+               (rope_kind(sc) == NULL || strcmp(rope_kind(sc), rope_kind(params)) != 0)) {
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: \"rope_scaling\" (%s) and \"rope_parameters\" (%s) disagree", path,
+                         rope_kind(sc) != NULL ? rope_kind(sc) : "no rope_type",
+                         rope_kind(params));
+    }
     if (sc == NULL || json_is_null(sc))
         return ATTN_OK;
     if (!json_is_object(sc))
-        return attn_fail(err, ATTN_EPARSE, "%s: \"rope_scaling\" is not an object or null", path);
-    kind = json_object_get(sc, "rope_type");
-    if (kind == NULL)
-        kind = json_object_get(sc, "type");
-    if (!json_is_string(kind))
+        return attn_fail(err, ATTN_EPARSE, "%s: \"%s\" is not an object or null", path, name);
+    kind = rope_kind(sc);
+    if (kind == NULL) {
+        /* (rope_parameters may hold rope_theta alone: the default rotation.) */
+        if (sc == params)
+            return ATTN_OK;
         return attn_fail(err, ATTN_EPARSE, "%s: \"rope_scaling\" has no \"rope_type\"", path);
-    if (strcmp(json_string_value(kind), "default") == 0)
+    }
+    if (strcmp(kind, "default") == 0)
         return ATTN_OK;
-    if (strcmp(json_string_value(kind), "llama3") != 0)
+    if (strcmp(kind, "llama3") != 0)
         return attn_fail(err, ATTN_EPARSE,
-                         "%s: \"rope_scaling\" of type %s is not supported yet; supported: "
-                         "default, llama3",
-                         path, json_string_value(kind));
+                         "%s: \"%s\" of type %s is not supported yet; supported: default, llama3",
+                         path, name, kind);
     r->llama3 = true;
     {
         static const char *const keys[] = { "factor", "low_freq_factor", "high_freq_factor",
@@ -97,10 +135,9 @@ rope_scaling(struct decoder_config *c, json_t *root, const char *path, struct at
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
             if (json_object_get(sc, keys[i]) == NULL)
                 return attn_fail(err, ATTN_EPARSE,
-                                 "%s: \"rope_scaling\" of type llama3 needs factor, "
-                                 "low_freq_factor, high_freq_factor and "
-                                 "original_max_position_embeddings (no %s)",
-                                 path, keys[i]);
+                                 "%s: \"%s\" of type llama3 needs factor, low_freq_factor, "
+                                 "high_freq_factor and original_max_position_embeddings (no %s)",
+                                 path, name, keys[i]);
     }
     r->factor = number(sc, path, "factor", NAN, 1.0, 1e6, err);
     r->low_freq_factor = number(sc, path, "low_freq_factor", NAN, 1e-6, 1e6, err);
@@ -112,8 +149,8 @@ rope_scaling(struct decoder_config *c, json_t *root, const char *path, struct at
         return ATTN_EPARSE; /* (number said which) */
     if (!(r->high_freq_factor > r->low_freq_factor))
         return attn_fail(err, ATTN_EPARSE,
-                         "%s: \"rope_scaling\": high_freq_factor must be above low_freq_factor",
-                         path);
+                         "%s: \"%s\": high_freq_factor must be above low_freq_factor", path,
+                         name);
     return ATTN_OK;
 }
 
