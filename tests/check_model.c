@@ -24,6 +24,7 @@
 #include "attnscope/families/gpt2/family_gpt2.h"
 #include "attnscope/families/gpt2/headmap.h"
 #include "attnscope/families/gpt2/model.h"
+#include "attnscope/files/fileio.h"
 #include "attnscope/files/jsonfile.h"
 #include "attnscope/pipeline/pipeline.h"
 #include "attnscope/base/utf8.h"
@@ -1631,6 +1632,95 @@ START_TEST(an_ablation_recomputes_from_its_layer)
 }
 END_TEST
 
+/* Copies the file at from to the file at to; 0 or -1. */
+static int
+copy_file(const char *from, const char *to)
+{
+    char *data;
+    size_t len;
+    struct attn_error err;
+    FILE *f;
+    int rc;
+
+    if (fileio_read_all(from, (size_t)64 << 20, &data, &len, &err) != ATTN_OK)
+        return -1;
+    f = fopen(to, "wb");
+    rc = f != NULL && fwrite(data, 1, len, f) == len ? 0 : -1;
+    if (f != NULL && fclose(f) != 0)
+        rc = -1;
+    free(data);
+    return rc;
+}
+
+/*
+ * tiktoken's cache is in the temporary folder, which any local user can
+ * write to: GPT-2's files found there are read only when they are OpenAI's
+ * (their SHA-256 sums), others passed over with a note (issue 35: a
+ * planted encoder.json made "Hello" 31373 instead of 15496 for a bare
+ * model.pth).  OpenAI's own files there are read.
+ */
+START_TEST(a_planted_tokenizer_is_passed_over)
+{
+    const char *tmp = test_tmpdir();
+    static const char encoder[] = "6c7ea1a7e38e3a7f062df639a5b80947f075ffe6";
+    static const char merges[] = "6d1cbeee0f20b3d9449abfede4726ed8212e3aee";
+    const struct model_options o = { 2, NULL };
+    char path[600], cache[400];
+    struct model m;
+    struct attn_error err;
+    int *ids, n;
+
+    snprintf(cache, sizeof cache, "%s/data-gym-cache", tmp);
+    ck_assert_int_eq(mkdir(cache, 0777), 0);
+    setenv("TMPDIR", tmp, 1);
+    unsetenv("TIKTOKEN_CACHE_DIR");
+    unsetenv("DATA_GYM_CACHE_DIR");
+    /* OpenAI's files, as tiktoken names them: read from there. */
+    snprintf(path, sizeof path, "%s/%s", cache, encoder);
+    ck_assert_int_eq(copy_file(test_path("samples/tokenizers/gpt2/encoder.json"), path), 0);
+    snprintf(path, sizeof path, "%s/%s", cache, merges);
+    ck_assert_int_eq(copy_file(test_path("samples/tokenizers/gpt2/vocab.bpe"), path), 0);
+    ck_assert_msg(model_open(&m, test_path("samples/models/chapter5/model.pth"), &o, &err) ==
+                      ATTN_OK,
+                  "%s", err.msg);
+    ck_assert_msg(strstr(m.about, "tokenizer: GPT-2's, from tiktoken's cache"), "%s", m.about);
+    ck_assert_msg(strstr(m.note, "passed over") == NULL, "%s", m.note);
+    model_close(&m);
+    /* The same names holding other ids: passed over for the copy installed with attnscope. */
+    {
+        char *text;
+        size_t len;
+        char *at;
+        snprintf(path, sizeof path, "%s/%s", cache, encoder);
+        ck_assert_int_eq(fileio_read_all(path, (size_t)64 << 20, &text, &len, &err), ATTN_OK);
+        at = strstr(text, "\"Hello\": 15496");
+        ck_assert_ptr_nonnull(at);
+        memcpy(at, "\"Hello\": 31373", 14);
+        at = strstr(text, "\"Hi\": 17250");
+        ck_assert_ptr_nonnull(at);
+        memcpy(at, "\"Hi\": 15496", 11);
+        test_write_file(cache, encoder, text, len);
+        free(text);
+    }
+    ck_assert_msg(model_open(&m, test_path("samples/models/chapter5/model.pth"), &o, &err) ==
+                      ATTN_OK,
+                  "%s", err.msg);
+    ck_assert_msg(strstr(m.note, "GPT-2's tokenizer in ") && strstr(m.note, "data-gym-cache was "
+                                                                            "passed over: its "
+                                                                            "files are not "
+                                                                            "OpenAI's"),
+                  "%s", m.note);
+    ck_assert_msg(strstr(m.about, "as installed with attnscope"), "%s", m.about);
+    ck_assert_int_eq(bpe_encode(&m.bpe, "Hello", 5, 0, &ids, &n, &err), ATTN_OK);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(ids[0], 15496);
+    free(ids);
+    model_close(&m);
+    unsetenv("TMPDIR");
+    test_remove_dir(tmp);
+}
+END_TEST
+
 static Suite *
 model_suite(void)
 {
@@ -1652,6 +1742,7 @@ model_suite(void)
     tcase_add_test(tc, exported_tokens_are_utf8);
     tcase_add_test(tc, a_token_of_300_bytes_keeps_its_text);
     tcase_add_test(tc, bad_model_folders_say_what_is_wrong);
+    tcase_add_test(tc, a_planted_tokenizer_is_passed_over);
     tcase_add_test(tc, names_are_found_in_the_hugging_face_cache);
     tcase_add_test(tc, files_that_are_not_files_are_named);
     tcase_add_test(tc, config_files_are_capped_and_audited);

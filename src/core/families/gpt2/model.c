@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "attnscope/files/fileio.h"
+#include "attnscope/files/digest.h"
 #include "attnscope/files/jsonfile.h"
 #include "attnscope/families/gpt2/model.h"
 #include "attnscope/pipeline/family.h"
@@ -395,13 +396,22 @@ sibling_gpt2(const char *dir, char *out, size_t size)
  * $TIKTOKEN_CACHE_DIR, else $DATA_GYM_CACHE_DIR, else the temporary
  * folder's data-gym-cache/; each file is named by the SHA-1 of its URL
  * (https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/ +
- * encoder.json, vocab.bpe).  Loads them; ATTN_EABSENT when they are not there.
+ * encoder.json, vocab.bpe).  The temporary folder is anyone's to write
+ * to, so the files are read only when their SHA-256 sums are those of
+ * OpenAI's published files (samples/tokenizers/gpt2/README.md lists them,
+ * and tiktoken checks its downloads against them); files that differ are
+ * passed over, and m->note says so.  Loads them; ATTN_EABSENT when they
+ * are not there or not OpenAI's.
  */
 static enum attn_status
 tiktoken_cache(struct model *m, struct attn_error *err)
 {
     static const char encoder_sha1[] = "6c7ea1a7e38e3a7f062df639a5b80947f075ffe6";
     static const char bpe_sha1[] = "6d1cbeee0f20b3d9449abfede4726ed8212e3aee";
+    static const char encoder_sha256[] =
+        "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783";
+    static const char bpe_sha256[] =
+        "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5";
     const char *dir = getenv("TIKTOKEN_CACHE_DIR");
     char folder[MODEL_PATH_MAX];
     char merges[MODEL_PATH_MAX + 64];
@@ -424,6 +434,18 @@ tiktoken_cache(struct model *m, struct attn_error *err)
         !join(m->tokenizer, sizeof m->tokenizer, dir, "/", encoder_sha1) ||
         !join(merges, sizeof merges, dir, "/", bpe_sha1))
         return ATTN_EABSENT;
+    if (!digest_file_is(m->tokenizer, JSONFILE_VOCAB_MAX, encoder_sha256) ||
+        !digest_file_is(merges, JSONFILE_VOCAB_MAX, bpe_sha256)) {
+        char said[400];
+        size_t at = strlen(m->note);
+        (void)attn_fail_text(said, sizeof said,
+                             "GPT-2's tokenizer in %s was passed over: its files are not "
+                             "OpenAI's (their SHA-256 sums differ)",
+                             dir);
+        attn_appendf(m->note, sizeof m->note, &at, "%s%s", at > 0 ? "; " : "", said);
+        m->tokenizer[0] = '\0';
+        return ATTN_EABSENT;
+    }
     return bpe_load(&m->bpe, m->tokenizer, merges, err);
 }
 
