@@ -1486,6 +1486,16 @@ START_TEST(the_cache_says_where_and_what)
     ck_assert_msg(strstr(err.msg, "models--org--broken is in the Hugging Face cache") != NULL &&
                       strstr(err.msg, "incomplete download") != NULL && strstr(err.msg, hub) != NULL,
                   "%s", err.msg);
+    /* refs/main naming a snapshot that is not there: refused by name, not another read (issue
+       35: the newest other snapshot, of other sizes, was read in its place). */
+    cache_entry(hub, "org--moved", "old", false);
+    snprintf(path, sizeof path, "%s/models--org--moved/refs", hub);
+    ck_assert_int_eq(mkdir(path, 0777), 0);
+    test_write_text(hub, "models--org--moved/refs/main", "f00d\n");
+    ck_assert_int_ne(model_locate("org/moved", &place, &err), ATTN_OK);
+    ck_assert_msg(strstr(err.msg, "models--org--moved is in the Hugging Face cache, but its "
+                                  "refs/main names the snapshot f00d") != NULL,
+                  "%s", err.msg);
     /* A folder here named like a cached model: read, and said to shadow it. */
     cache_entry(hub, "org--tiny", "r1", true);
     ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));

@@ -81,15 +81,28 @@ pick_snapshot(const char *repo, char *dir, size_t size, char *why, size_t why_si
     int snapshots = 0;
 
     why[0] = '\0';
-    /* refs/main through the regular-file check: a FIFO there must not hold the program up. */
+    /*
+     * refs/main through the regular-file check: a FIFO there must not hold
+     * the program up.  A revision it names must be there: another snapshot
+     * (of another revision, maybe another model's sizes) is not read in its
+     * place (issue 35).
+     */
     if (join(path, sizeof path, repo, "/refs/main", "") &&
         fileio_read_regular(path, 256, &rev, &len, &ignored) == ATTN_OK) {
         rev[strcspn(rev, "\r\n")] = '\0';
         if (rev[0] != '\0' && strchr(rev, '/') == NULL && strcmp(rev, "..") != 0 &&
-            join(dir, size, repo, "/snapshots/", rev) && is_file(dir, "config.json")) {
+            strcmp(rev, ".") != 0 && join(dir, size, repo, "/snapshots/", rev) &&
+            is_file(dir, "config.json")) {
             free(rev);
             return 0;
         }
+        (void)attn_fail_text(why, why_size,
+                             "its refs/main names the snapshot %.64s, which %s", rev,
+                             rev[0] == '\0' || strchr(rev, '/') != NULL || rev[0] == '.'
+                                 ? "is not a revision"
+                                 : "snapshots/ lacks or holds without a config.json");
+        free(rev);
+        return -1;
     }
     free(rev);
     d = join(path, sizeof path, repo, "/snapshots", "") ? opendir(path) : NULL;
