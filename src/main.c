@@ -322,8 +322,17 @@ run_model(const struct cli_options *o, const char *sentence)
     attn_error_clear(&err);
     /* A value of an option the files contradict (--heads, --classes) is the user's to change. */
     if (model_open(&m, o->model, &(struct model_options){ o->model_heads, o->classes }, &err) !=
-        ATTN_OK)
+        ATTN_OK) {
+        /* The model's name came from the environment, not the command line: say so. */
+        if (o->model_from_env && strncmp(err.msg, "--model", 7) == 0) {
+            char said[sizeof err.msg + 32];
+            snprintf(said, sizeof said, "$ATTNSCOPE_MODEL=%s", err.msg + 8);
+            if (strncmp(err.msg + 7, ": ", 2) == 0)
+                snprintf(said, sizeof said, "$ATTNSCOPE_MODEL%s", err.msg + 7);
+            return die(EXIT_INPUT, said);
+        }
         return die(err.status == ATTN_EVALUE ? EXIT_USAGE : EXIT_INPUT, err.msg);
+    }
     memset(&src, 0, sizeof src);
     src.sentence = sentence;
     src.bos = o->bos;

@@ -1933,6 +1933,25 @@ START_TEST(a_head_is_reached_by_typing_it)
     ck_assert(b.view.editing); /* the line stays, to be mended */
     ck_assert_int_eq(b.pipe.layer, 5);
     app_key(&b, APP_KEY_ESCAPE);
+    /* Said as typed, whole (issue 35: "1.99" was "--head 99", a huge layer 9223372036854775807,
+       "-1.0" went to layer 1). */
+    {
+        static const char *const typed[][2] = {
+            { ":1.99", "head 1.99: head out of range" },
+            { ":99999999999999999999.1", "head 99999999999999999999.1: give a head" },
+            { ":-1.0", "head -1.0: give a head" },
+            { ":1.-2", "head 1.-2: give a head" },
+        };
+        for (size_t t = 0; t < sizeof typed / sizeof typed[0]; t++) {
+            for (const char *c = typed[t][0]; *c; c++)
+                app_key(&b, (unsigned char)*c);
+            app_key(&b, APP_KEY_ENTER);
+            ck_assert_msg(b.message != NULL && strstr(b.message, typed[t][1]) == b.message,
+                          "%s: %s", typed[t][0], b.message);
+            ck_assert_int_eq(b.pipe.layer, 5);
+            app_key(&b, APP_KEY_ESCAPE);
+        }
+    }
     for (const char *c = ":view map"; *c; c++)
         app_key(&b, (unsigned char)*c);
     app_key(&b, APP_KEY_ENTER);

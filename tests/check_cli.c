@@ -1,6 +1,8 @@
 /* check_cli.c: the command line (src/cli.c). */
 #include "config.h"
 
+#include <ctype.h>
+
 #include <stdarg.h>
 
 #include "front/cli.h"
@@ -168,6 +170,24 @@ START_TEST(help_and_version)
     ck_assert_int_eq(parse(&o, err, "--version", NULL), 0);
     ck_assert_int_eq(o.mode, CLI_VERSION);
     ck_assert(strstr(cli_usage(), "--export DIR") != NULL);
+    /* Whole: --stage's help to its last word (issue 35: cut at 512 bytes, "the stage the vi"),
+       and the text to its end. */
+    {
+        const char *u = cli_usage();
+        char *flat = malloc(strlen(u) + 1);
+        size_t n = 0;
+        ck_assert_ptr_nonnull(flat);
+        for (const char *c = u; *c != '\0'; c++)
+            if (!(isspace((unsigned char)*c) && n > 0 && flat[n - 1] == ' '))
+                flat[n++] = isspace((unsigned char)*c) ? ' ' : *c;
+        flat[n] = '\0';
+        ck_assert_msg(strstr(flat, "or lens (the logit lens); without them, the stage the view "
+                                   "opens on --head H") != NULL,
+                      "%s", flat);
+        ck_assert_msg(strstr(flat, "(in a clone of the source: man -l doc/attnscope.1).") != NULL,
+                      "%s", flat);
+        free(flat);
+    }
 }
 END_TEST
 

@@ -488,11 +488,16 @@ ATTNSCOPE_MODEL="$tiny" "$bin" --print --seed 3 >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -qF -- "--seed does not apply to a trained model" "$tmp/err" &&
     grep -qF "(\$ATTNSCOPE_MODEL names a model: --model none for the book's classes)" "$tmp/err" ||
     fail "a toy knob with \$ATTNSCOPE_MODEL set: $(cat "$tmp/err")"
+# A model named by the environment that is not there is blamed on the environment, not on --model.
+count=$((count + 1))
+ATTNSCOPE_MODEL=/nonexistent "$bin" --print >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] && grep -qF "attnscope: \$ATTNSCOPE_MODEL=/nonexistent: no such file or folder" "$tmp/err" ||
+    fail "ATTNSCOPE_MODEL=/nonexistent: $(cat "$tmp/err")"
 expect 2 "--embeddings is for the book's classes; a trained model brings its own vocabulary and weights" -- --model "$tiny" --print -e x.csv
 expect 2 "--layer works with --model" -- --print --layer 1
 expect 2 "--bos works with --model" -- --print --bos
 expect 2 "--layer 2: tiny has layers 0 to 1" -- --model "$tiny" --print --layer 2 -s "$say"
-expect 2 "the text is more than 24 tokens; tiny reads at most 24 (n_positions in its config.json): shorten it" -- --model "$tiny" --print -s "$(awk 'BEGIN { for (i = 0; i < 30; i++) printf " cat"; }')"
+expect 2 "the text is more than 24 tokens; tiny reads at most 24 (n_positions in config.json): shorten it" -- --model "$tiny" --print -s "$(awk 'BEGIN { for (i = 0; i < 30; i++) printf " cat"; }')"
 expect 2 "--stage dropped: no such stage here" -- --model "$tiny" --print --stage dropped -s "$say"
 expect 2 "--sentence and --sentence-file: choose one" -- --print -s hi -f "$tmp/say.txt"
 expect 1 "nowhere.txt: cannot open" -- --model "$tiny" --print -f "$tmp/nowhere.txt"

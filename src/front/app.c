@@ -360,7 +360,8 @@ app_set_knob(struct app *a, const char *line)
 
     while (*at == ' ')
         at++;
-    while (*at == '-')
+    /* An option's dashes ("--seed 3"), not a number's sign ("-1.0" is no head). */
+    while (*at == '-' && !(at[1] >= '0' && at[1] <= '9'))
         at++;
     len = strcspn(at, " =");
     if (len == 0 || len >= sizeof name) {
@@ -379,7 +380,10 @@ app_set_knob(struct app *a, const char *line)
     {
         struct app_start to = { NULL, NULL, NULL, NULL };
         struct attn_error err;
-        const bool bare_head = name[0] >= '0' && name[0] <= '9' && value[0] == '\0';
+        const bool bare_head =
+            ((name[0] >= '0' && name[0] <= '9') || (name[0] == '-' && name[1] >= '0' &&
+                                                     name[1] <= '9')) &&
+            value[0] == '\0';
         if (bare_head)
             to.head = name;
         else if (strcmp(name, "head") == 0)
@@ -397,7 +401,8 @@ app_set_knob(struct app *a, const char *line)
                 return -1;
             }
             if (app_open_at(a, &to, &err) != ATTN_OK) {
-                app_complain(a, err.msg);
+                /* (said as typed here: "head 1.9: ...", not the option "--head 1.9") */
+                app_complain(a, strncmp(err.msg, "--", 2) == 0 ? err.msg + 2 : err.msg);
                 return -1;
             }
             if (to.head != NULL)

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,34 +51,47 @@ open_screen(struct app *a, const char *name, struct attn_error *err)
                      "--view %s: no such screen; choose stage, grid, map, overview, sentence or next", name);
 }
 
-/* --head H, or L.H (a layer of a trained model, then its head). */
+/* A whole number from 0 that text is all of (decimal digits only), or -1. */
+static long
+count_of(const char *text, const char *end)
+{
+    long v = 0;
+
+    if (text == end)
+        return -1;
+    for (const char *c = text; c < end; c++) {
+        if (*c < '0' || *c > '9' || v > (LONG_MAX - 9) / 10)
+            return -1;
+        v = v * 10 + (*c - '0');
+    }
+    return v;
+}
+
+/*
+ * --head H, or L.H (a layer of a trained model, then its head).  Messages
+ * quote what was given whole (issue 35: "1.9" was said as "--head 9", a
+ * number past a long as 9223372036854775807).
+ */
 static enum attn_status
 open_head(struct app *a, const char *text, struct attn_error *err)
 {
     const int heads = a->pipe.st.shape.heads;
     const char *dot = strchr(text, '.');
-    char *end;
-    long layer = -1;
-    long head;
+    const long layer = dot != NULL ? count_of(text, dot) : -1;
+    const long head = count_of(dot != NULL ? dot + 1 : text, text + strlen(text));
 
-    if (dot != NULL) {
-        layer = strtol(text, &end, 10);
-        if (end != dot || end == text || layer < 0)
-            return attn_fail(err, ATTN_EVALUE, "--head %s: give a head (1) or a layer and a head "
-                                               "(5.1), from 0", text);
-        text = dot + 1;
-    }
-    head = strtol(text, &end, 10);
-    if (end == text || *end != '\0' || head < 0)
+    if ((dot != NULL && layer < 0) || head < 0)
         return attn_fail(err, ATTN_EVALUE,
-                         "--head %s: give a head (1) or a layer and a head (5.1), from 0", text);
+                         "--head %s: give a head (1) or a layer and a head (5.1), each a whole "
+                         "number from 0",
+                         text);
     if (layer >= 0 && pipeline_gpt2(&a->pipe) == NULL)
         return attn_fail(err, ATTN_EVALUE,
-                         "--head %ld.%ld: layers are a trained model's (--model); give the head "
-                         "alone", layer, head);
+                         "--head %s: layers are a trained model's (--model); give the head alone",
+                         text);
     if (layer >= a->pipe.layers)
-        return attn_fail(err, ATTN_EVALUE, "--head %ld.%ld: layer out of range; the layers are 0-%d",
-                         layer, head, a->pipe.layers - 1);
+        return attn_fail(err, ATTN_EVALUE, "--head %s: layer out of range; the layers are 0-%d",
+                         text, a->pipe.layers - 1);
     if (head >= heads)
         return attn_fail(err, ATTN_EVALUE, "--head %s: head out of range; the heads are 0-%d",
                          text, heads - 1);

@@ -189,8 +189,8 @@ static void
 add_option(struct usage *u, char short_name, const char *name, const char *metavar, const char *help)
 {
     char left[64];
-    char text[512];
-    const char *t = text;
+    char *text = NULL;
+    const char *t;
     int col = 0;
 
     snprintf(left, sizeof left, "  %c%c%s--%s%s%s", short_name ? '-' : ' ',
@@ -198,14 +198,16 @@ add_option(struct usage *u, char short_name, const char *name, const char *metav
              metavar ? metavar : "");
     add(u, "%s", left);
     col = (int)strlen(left);
+    /* (Of any length: a fixed buffer cut --stage's help mid-word once the stages grew.) */
     if (strstr(help, "%STAGES%") != NULL) {
-        char names[512];
+        char names[4096];
         const char *at = strstr(help, "%STAGES%");
-        snprintf(text, sizeof text, "%.*s%s%s", (int)(at - help), help,
-                 pipeline_stage_names(NULL, " ", names, sizeof names), at + strlen("%STAGES%"));
-    } else {
-        snprintf(text, sizeof text, "%s", help);
+        if (asprintf(&text, "%.*s%s%s", (int)(at - help), help,
+                     pipeline_stage_names(NULL, " ", names, sizeof names),
+                     at + strlen("%STAGES%")) < 0)
+            text = NULL;
     }
+    t = text != NULL ? text : help;
     if (col + 1 > USAGE_HELP_COLUMN) {
         add(u, "\n");
         col = 0;
@@ -225,6 +227,7 @@ add_option(struct usage *u, char short_name, const char *name, const char *metav
         while (*t == ' ')
             t++;
     }
+    free(text);
 }
 
 static void
@@ -249,7 +252,7 @@ add_group(struct usage *u, enum usage_group g, const char *title)
 const char *
 cli_usage(void)
 {
-    static char text[8192];
+    static char text[16384];
 
     if (text[0] == '\0') {
         struct usage u = { text, sizeof text, 0 };

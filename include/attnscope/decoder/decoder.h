@@ -177,6 +177,8 @@ struct decoder_model {
     char described_by[64];       /* what gave the sizes: "config.json", "hparams.json" or
                                     "the tensors' shapes" */
     char heads_from[160];        /* where no file gives the head count, what did, or "" */
+    char context_from[80];       /* what gave the longest text ("n_positions in config.json",
+                                    "pos_emb's rows", "the book's Qwen3 settings") */
     int files_read;              /* how many files they were read from */
     const float *wte;            /* (vocab_size, n_embd) */
     const uint16_t *wte16;       /* or it as bfloat16 (kept so, wte NULL) */

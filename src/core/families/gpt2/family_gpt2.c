@@ -65,9 +65,10 @@ encode(const struct pipeline_source *src, int **ids, int *n, struct attn_error *
                       : ATTN_ELIMIT;
         if (st == ATTN_ELIMIT)
             return attn_fail(err, ATTN_ELIMIT,
-                             "the text is more than %d tokens%s; %s reads at most %d (n_positions "
-                             "in its config.json): shorten it",
-                             room, src->bos ? " beside <|endoftext|>" : "", m->name, limit);
+                             "the text is more than %d tokens%s; %s reads at most %d (%s): "
+                             "shorten it",
+                             room, src->bos ? " beside <|endoftext|>" : "", m->name, limit,
+                             m->dec.context_from);
         if (st != ATTN_OK)
             return st;
     }
@@ -79,10 +80,9 @@ encode(const struct pipeline_source *src, int **ids, int *n, struct attn_error *
     if (count + (src->bos ? 1 : 0) > limit) {
         free(got);
         return attn_fail(err, ATTN_ELIMIT,
-                         "the text is %d tokens%s; %s reads at most %d (n_positions in its "
-                         "config.json): shorten it",
+                         "the text is %d tokens%s; %s reads at most %d (%s): shorten it",
                          count + (src->bos ? 1 : 0), src->bos ? " with <|endoftext|>" : "",
-                         m->name, limit);
+                         m->name, limit, m->dec.context_from);
     }
     *ids = malloc(((size_t)count + 1) * sizeof **ids);
     if (*ids == NULL) {

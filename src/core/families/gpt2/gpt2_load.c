@@ -256,6 +256,8 @@ infer_sizes(struct loader *ld, const struct gpt2_options *o, struct attn_error *
     gpt2_config_defaults(c);
     c->n_inner = (int)inner;
     c->tied = !book;
+    snprintf(m->context_from, sizeof m->context_from, "%s's rows",
+             book ? "pos_emb.weight" : ld->conv->wpe);
     snprintf(m->described_by, sizeof m->described_by, "the tensors' shapes");
     ld->w.sizes_from = "the tensors' shapes";
     return 0;
@@ -288,6 +290,8 @@ describe(struct loader *ld, const char *dir, const struct gpt2_options *o, struc
                        note, sizeof note, err) < 0)
             return -1;
         snprintf(m->described_by, sizeof m->described_by, "%s", files[i]);
+        snprintf(m->context_from, sizeof m->context_from, "%s in %s",
+                 i == 0 ? "n_positions" : "n_ctx", files[i]);
         ld->w.sizes_from = files[i];
         return 0;
     }

@@ -185,6 +185,7 @@ book_sizes(struct loader *ld, struct attn_error *err)
         c->n_positions = 40960;
         snprintf(m->heads_from, sizeof m->heads_from,
                  "the head size from q_norm, the rest from the book's Qwen3 settings (ch05/11)");
+        snprintf(m->context_from, sizeof m->context_from, "the book's Qwen3 settings");
     } else {
         snprintf(lc->model_type, sizeof lc->model_type, "llama");
         c->head_dim = c->n_embd == 2048 ? 64 : c->n_embd == 3072 ? 128 : 0;
@@ -194,6 +195,7 @@ book_sizes(struct loader *ld, struct attn_error *err)
         c->rope_scaling = (struct decoder_rope_scaling){ true, 32.0, 1.0, 4.0, 8192 };
         snprintf(m->heads_from, sizeof m->heads_from,
                  "the book's Llama 3.2 settings for this width (ch05/07)");
+        snprintf(m->context_from, sizeof m->context_from, "the book's Llama 3.2 settings");
     }
     if (hd <= 0 && c->head_dim == 0) {
         attn_fail(err, ATTN_EPARSE,
@@ -242,6 +244,8 @@ describe(struct loader *ld, const char *dir, struct attn_error *err)
     if (llama_config_load(&ld->cfg, path, err) != ATTN_OK)
         return -1;
     snprintf(ld->w.m->described_by, sizeof ld->w.m->described_by, "config.json");
+    snprintf(ld->w.m->context_from, sizeof ld->w.m->context_from,
+             "max_position_embeddings in config.json");
     return 0;
 }
 
