@@ -667,7 +667,7 @@ END_TEST
  * counted as the two bytes each they are held in (issue 35: a sparse 28
  * GiB bfloat16 Llama was read until the kernel killed attnscope, and a
  * 3.74 GiB one was reserved as 7,656 MiB of float32).  The folder is
- * sparse: 240 GiB that take no disk.
+ * sparse: 368 GiB that take no disk.
  */
 START_TEST(a_model_larger_than_memory_is_refused_before_reading)
 {
