@@ -15,12 +15,12 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "attnscope/families/gpt2/gpt2_export.h"
+#include "attnscope/families/decoder/model_export.h"
 #include "attnscope/pipeline/export.h"
-#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/decoder/family_decoder.h"
 #include "attnscope/files/fileio.h"
 #include "attnscope/files/filewrite.h"
-#include "attnscope/families/gpt2/model.h"
+#include "attnscope/families/decoder/model.h"
 #include "attnscope/kernels/parallel.h"
 #include "attnscope/attention/params.h"
 #include "attnscope/text/tokenizer.h"
@@ -346,7 +346,7 @@ run_model(const struct cli_options *o, const char *sentence)
     }
     if (m.note[0] != '\0' && o->mode != CLI_TUI)
         fprintf(stderr, "attnscope: %s\n", m.note); /* (escaped when it was made) */
-    src.family = &family_gpt2;
+    src.family = &family_decoder;
     src.model = &m;
     src.top = o->top;
     if (inputs_ablated_heads(&m, (const int(*)[2])o->ablate, o->ablate_count, &ablated, &err) !=
@@ -365,7 +365,7 @@ run_model(const struct cli_options *o, const char *sentence)
     if (o->mode == CLI_TUI || o->mode == CLI_FIGURE) {
         /* The view builds its own pipeline from the same source, and runs many forwards. */
         if (o->mode == CLI_TUI)
-            (void)gpt2_pack_if_room(&m.dec);
+            (void)family_decoder_pack_if_room(&m.dec);
         code = run_tui(o, &src);
         free(ablated);
         model_close(&m);

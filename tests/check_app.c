@@ -11,10 +11,10 @@
 
 #include "testutil.h"
 #include "gpt2_random.h"
-#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/decoder/family_decoder.h"
 #include "attnscope/base/progress.h"
-#include "attnscope/families/gpt2/headmap.h"
-#include "attnscope/families/gpt2/model.h"
+#include "attnscope/families/decoder/headmap.h"
+#include "attnscope/families/decoder/model.h"
 #include "attnscope/text/tokenizer.h"
 #include "front/app.h"
 #include "front/app_internal.h"
@@ -871,7 +871,7 @@ setup_model(void)
     attention_config_init(&cfg);
     memset(&src, 0, sizeof src);
     src.sentence = "The cat sat on the mat.";
-    src.family = &family_gpt2;
+    src.family = &family_decoder;
     src.model = &tiny;
     src.top = 3;
     ck_assert_msg(app_init(&a, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
@@ -999,7 +999,7 @@ END_TEST
 /* a ablates the head shown; the predictions change, and come back bit for bit with a again. */
 START_TEST(a_model_head_is_ablated_and_restored)
 {
-    const struct gpt2_state *g = pipeline_gpt2(&a.pipe);
+    const struct family_decoder_state *g = pipeline_decoder(&a.pipe);
     const size_t count = (size_t)g->run.n * (size_t)g->run.top;
     float *before = malloc(count * sizeof *before);
     char *text;
@@ -1008,7 +1008,7 @@ START_TEST(a_model_head_is_ablated_and_restored)
     keys("6.");
     app_key(&a, APP_KEY_TAB); /* layer 1, head 1 */
     keys("a");
-    g = pipeline_gpt2(&a.pipe);
+    g = pipeline_decoder(&a.pipe);
     ck_assert_int_eq(g->ablated_heads, 1);
     ck_assert_int_eq(a.pipe.layer, 1);
     ck_assert_ptr_nonnull(strstr(a.message, "head 1 of layer 1 ablated (its context zeroed)"));
@@ -1017,7 +1017,7 @@ START_TEST(a_model_head_is_ablated_and_restored)
     ck_assert_msg(strstr(text, "a:1 head off") != NULL, "%s", text);
     free(text);
     keys("a");
-    g = pipeline_gpt2(&a.pipe);
+    g = pipeline_decoder(&a.pipe);
     ck_assert_int_eq(g->ablated_heads, 0);
     ck_assert_ptr_nonnull(strstr(a.message, "head 1 of layer 1 back"));
     ck_assert(memcmp(before, g->run.top_probs, count * sizeof *before) == 0);
@@ -1478,7 +1478,7 @@ END_TEST
 /* N: the next tokens after each position and the logit lens, as the core has them. */
 START_TEST(the_predictions_view)
 {
-    const struct gpt2_state *g = pipeline_gpt2(&a.pipe);
+    const struct family_decoder_state *g = pipeline_decoder(&a.pipe);
     char *text;
     char want[64];
     char tok[64];
@@ -1691,7 +1691,7 @@ app_on_model(struct app *b, struct model *m, const char *folder, const char *tex
     attention_config_init(&cfg);
     memset(&src, 0, sizeof src);
     src.sentence = text;
-    src.family = &family_gpt2;
+    src.family = &family_decoder;
     src.model = m;
     src.top = 3;
     ck_assert_msg(app_init(b, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
@@ -1786,12 +1786,12 @@ START_TEST(the_predictions_follow_the_position_and_compare_an_ablation)
     struct app b;
     char *text;
     char want[400];
-    const struct gpt2_state *g;
+    const struct family_decoder_state *g;
     int before_id;
     float before_prob;
 
     open_twelve_by_twelve(&b, &m);
-    g = pipeline_gpt2(&b.pipe);
+    g = pipeline_decoder(&b.pipe);
     app_key(&b, 'N');
     app_key(&b, APP_KEY_END);
     ck_assert_int_eq(b.view.cursor_row, 14);

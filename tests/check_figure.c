@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 
 #include "testutil.h"
-#include "attnscope/families/gpt2/family_gpt2.h"
-#include "attnscope/families/gpt2/model.h"
+#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/decoder/model.h"
 #include "front/app.h"
 #include "front/app_keys.h"
 #include "render/explain.h"
@@ -340,7 +340,7 @@ START_TEST(a_models_screens_make_figures)
     attention_config_init(&cfg);
     memset(&src, 0, sizeof src);
     src.sentence = "cat map sun red cat map sun red";
-    src.family = &family_gpt2;
+    src.family = &family_decoder;
     src.model = &m;
     src.top = 3;
     ck_assert_msg(app_init(&b, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);

@@ -20,8 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "attnscope/families/gpt2/gpt2.h"
-#include "attnscope/families/gpt2/model.h"
+#include "attnscope/architectures/gpt2.h"
+#include "attnscope/families/decoder/model.h"
 #include "attnscope/files/crc32c.h"
 #include "attnscope/files/pickle.h"
 #include "attnscope/files/sstable.h"
@@ -87,7 +87,7 @@ case_of(const struct expected *e, const char *name)
 
 /* Loads the model at path (a folder or a file), runs it over the case's ids, checks every stage. */
 static void
-run_and_check_with(const char *path, const struct gpt2_options *o, const char *which,
+run_and_check_with(const char *path, const struct arch_options *o, const char *which,
                    const struct expected *e, struct decoder_model *m, struct decoder_run *r)
 {
     const char *from = case_of(e, which);
@@ -97,7 +97,7 @@ run_and_check_with(const char *path, const struct gpt2_options *o, const char *w
     int n = (int)next_number(&at);
     int top;
 
-    ck_assert_msg(gpt2_load(m, path, o, &err) == ATTN_OK, "%s: %s", path, err.msg);
+    ck_assert_msg(architecture_load(m, path, o, &err) == ATTN_OK, "%s: %s", path, err.msg);
     for (int i = 0; i < n; i++)
         ids[i] = (int)next_number(&at);
     at = line_of(from, "top", -1);
@@ -279,7 +279,7 @@ expect_load_error(const char *path, const char *want, const char *want2)
     struct decoder_model m;
     struct attn_error err;
 
-    ck_assert_int_ne(gpt2_load(&m, path, NULL, &err), ATTN_OK);
+    ck_assert_int_ne(architecture_load(&m, path, NULL, &err), ATTN_OK);
     ck_assert_msg(strstr(err.msg, want) != NULL && (want2 == NULL || strstr(err.msg, want2)),
                   "'%s' not in: %s", want, err.msg);
     ck_assert_ptr_null(m.blocks);
@@ -326,7 +326,7 @@ START_TEST(a_damaged_checkpoint_says_what_is_wrong)
     {
         struct decoder_model m;
         struct attn_error err;
-        ck_assert_msg(gpt2_load(&m, c, NULL, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_msg(architecture_load(&m, c, NULL, &err) == ATTN_OK, "%s", err.msg);
         decoder_destroy(&m);
     }
     /* hparams.json without a count, and --heads against the one it gives. */
@@ -336,8 +336,8 @@ START_TEST(a_damaged_checkpoint_says_what_is_wrong)
     {
         struct decoder_model m;
         struct attn_error err;
-        const struct gpt2_options o = { NULL, 4 };
-        ck_assert_int_ne(gpt2_load(&m, test_path(FORMATS "/openai"), &o, &err), ATTN_OK);
+        const struct arch_options o = { NULL, 4 };
+        ck_assert_int_ne(architecture_load(&m, test_path(FORMATS "/openai"), &o, &err), ATTN_OK);
         ck_assert_msg(strstr(err.msg, "--heads 4:") && strstr(err.msg, "hparams.json says the "
                                                                        "model has 2 heads"),
                       "%s", err.msg);
@@ -366,7 +366,7 @@ START_TEST(state_dicts_agree_with_pytorch)
     struct decoder_run hf_run, pt_run, book_run;
     char folder[4200];
     char path[4400];
-    struct gpt2_options o = { NULL, 2 };
+    struct arch_options o = { NULL, 2 };
 
     expected_load(&e, test_path(FORMATS "/expected.txt"));
     /* Hugging Face's pytorch_model.bin: the safetensors' stages, bit for bit. */
@@ -414,7 +414,7 @@ START_TEST(book_variants_agree_with_pytorch)
     struct decoder_run r;
     char folder[4200];
     char path[4400];
-    struct gpt2_options o = { NULL, 2 };
+    struct arch_options o = { NULL, 2 };
 
     expected_load(&e, test_path(FORMATS "/expected.txt"));
     book_file("book-bf16", "model.pth", path, sizeof path, folder, sizeof folder);
@@ -448,7 +448,7 @@ START_TEST(what_a_state_dict_cannot_give_is_refused)
     struct attn_error err;
     char folder[4200];
     char path[4400];
-    struct gpt2_options o = { NULL, 0 };
+    struct arch_options o = { NULL, 0 };
     struct tensor_source s;
     const struct tensor_info *t;
     float v[12];
@@ -456,12 +456,12 @@ START_TEST(what_a_state_dict_cannot_give_is_refused)
     /* No file gives the heads, and 16 is none of GPT-2's widths. */
     book_file("book", "model.pth", path, sizeof path, folder, sizeof folder);
     o.weights = path;
-    ck_assert_int_ne(gpt2_load(&m, folder, &o, &err), ATTN_OK);
+    ck_assert_int_ne(architecture_load(&m, folder, &o, &err), ATTN_OK);
     ck_assert_msg(strstr(err.msg, "model.pth: how many heads the model has is in no file") &&
                       strstr(err.msg, "--heads N"),
                   "%s", err.msg);
     o.heads = 3;
-    ck_assert_int_ne(gpt2_load(&m, folder, &o, &err), ATTN_OK);
+    ck_assert_int_ne(architecture_load(&m, folder, &o, &err), ATTN_OK);
     ck_assert_msg(strstr(err.msg, "--heads 3: the model's width (n_embd) 16 is not a multiple"),
                   "%s", err.msg);
     /* A big-endian archive, a pickled module, a pickle that would run a command. */
@@ -536,7 +536,7 @@ START_TEST(the_chapter5_sample_agrees_with_pytorch)
         struct decoder_model d;
         char path[4300];
         char folder[4096];
-        const struct gpt2_options g = { path, 2 };
+        const struct arch_options g = { path, 2 };
 
         snprintf(folder, sizeof folder, "%.4000s", test_path("samples/models/chapter5"));
         snprintf(path, sizeof path, "%s/model.pth", folder);

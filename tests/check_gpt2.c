@@ -1,5 +1,6 @@
 /*
- * check_gpt2.c: GPT-2 from its files (src/core/families/gpt2/gpt2_load.c, gpt2_forward.c).
+ * check_gpt2.c: GPT-2 from its files (src/core/architectures/gpt2.c and architecture.c, the
+ * decoder's forward).
  *
  * tests/fixtures/gpt2/ holds tiny models and what a float32 PyTorch forward
  * of them computes (tests/oracle/gpt2_fixtures.py wrote both, with Debian's
@@ -17,7 +18,7 @@
 #include <unistd.h>
 
 #include "attnscope/base/progress.h"
-#include "attnscope/families/gpt2/gpt2.h"
+#include "attnscope/architectures/gpt2.h"
 #include "attnscope/kernels/linalg.h"
 #include "attnscope/files/safetensors.h"
 #include "expected.h"
@@ -42,7 +43,7 @@ check_case(const char *name)
     snprintf(path, sizeof path, "%s/%s/expected.txt", dirpath, name);
     expected_load(&e, path);
     snprintf(path, sizeof path, "%s/%s", dirpath, name);
-    ck_assert_msg(gpt2_load(&m, path, NULL, &err) == ATTN_OK, "%s: %s", name, err.msg);
+    ck_assert_msg(architecture_load(&m, path, NULL, &err) == ATTN_OK, "%s: %s", name, err.msg);
     at = line_of(e.text, "ids", -1);
     n = (int)next_number(&at);
     for (int i = 0; i < n; i++)
@@ -88,8 +89,8 @@ START_TEST(packing_in_place_keeps_c_attn_whole)
     char folder[4096];
 
     snprintf(folder, sizeof folder, "%s", test_path("tests/fixtures/gpt2/hf-prefix-f16"));
-    ck_assert(gpt2_load(&plain, folder, NULL, &err) == ATTN_OK);
-    ck_assert(gpt2_load(&packed, folder, NULL, &err) == ATTN_OK);
+    ck_assert(architecture_load(&plain, folder, NULL, &err) == ATTN_OK);
+    ck_assert(architecture_load(&packed, folder, NULL, &err) == ATTN_OK);
     ck_assert(decoder_pack_replacing(&packed));
     ck_assert_ptr_null(packed.blocks[1].k.w);
     ck_assert(decoder_forward(&plain, ids, n, 3, NULL, &a, &err) == ATTN_OK);
@@ -174,7 +175,7 @@ START_TEST(a_reused_arena_changes_no_bit)
     ck_assert(memcmp(fresh.top_ids, reused.top_ids, (size_t)n * 5 * sizeof(int)) == 0);
     ck_assert(memcmp(fresh.top_probs, reused.top_probs, (size_t)n * 5 * sizeof(float)) == 0);
     decoder_run_destroy(&reused);
-    /* The weights packed once (decoder_pack, as gpt2_load does): the same bits again. */
+    /* The weights packed once (decoder_pack, as the view does): the same bits again. */
     ck_assert(decoder_pack(&m));
     ck_assert_ptr_nonnull(m.blocks[0].up.packed.data);
     ck_assert_ptr_nonnull(m.head_packed.data);
@@ -658,7 +659,7 @@ expect_load_error(const char *model_dir, const char *want)
     struct decoder_model m;
     struct attn_error err;
 
-    ck_assert_int_ne(gpt2_load(&m, model_dir, NULL, &err), ATTN_OK);
+    ck_assert_int_ne(architecture_load(&m, model_dir, NULL, &err), ATTN_OK);
     ck_assert_msg(strstr(err.msg, want) != NULL, "'%s' not in: %s", want, err.msg);
     ck_assert_ptr_null(m.blocks); /* nothing half-loaded */
 }
@@ -700,7 +701,7 @@ START_TEST(bad_folders_say_what_is_wrong)
                                          "\"vocab_size\":32,\"n_positions\":16}"),
                       "no tensor 'h.2.ln_1.weight'");
     /* The forward refuses what the model cannot read. */
-    ck_assert_int_eq(gpt2_load(&m, model_copy("ok", good), NULL, &err), ATTN_OK);
+    ck_assert_int_eq(architecture_load(&m, model_copy("ok", good), NULL, &err), ATTN_OK);
     ck_assert_int_eq(decoder_forward(&m, ids, 17, 3, NULL, &r, &err), ATTN_ELIMIT);
     ck_assert_ptr_nonnull(strstr(err.msg, "17 tokens: the model reads 1 to 16 (n_positions)"));
     ids[1] = 32;
@@ -774,7 +775,7 @@ START_TEST(sharded_checkpoints_load)
     char folder[300];
     const int ids[] = { 3, 1, 4, 1, 5 };
 
-    ck_assert_int_eq(gpt2_load(&whole, test_path("tests/fixtures/gpt2/hf-f32"), NULL, &err), ATTN_OK);
+    ck_assert_int_eq(architecture_load(&whole, test_path("tests/fixtures/gpt2/hf-f32"), NULL, &err), ATTN_OK);
     snprintf(folder, sizeof folder, "%s/sharded", dir);
     ck_assert_int_eq(mkdir(folder, 0755), 0);
     ck_assert_int_eq(safetensors_open(&file, test_path("tests/fixtures/gpt2/hf-f32/model.safetensors"),
@@ -791,7 +792,7 @@ START_TEST(sharded_checkpoints_load)
                  test_path("tests/fixtures/gpt2/hf-f32"), folder);
         ck_assert_int_eq(system(cmd), 0);
     }
-    ck_assert_msg(gpt2_load(&parts, folder, NULL, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(architecture_load(&parts, folder, NULL, &err) == ATTN_OK, "%s", err.msg);
     ck_assert_int_eq(parts.files_read, 2);
     ck_assert_int_eq(decoder_forward(&whole, ids, 5, 3, NULL, &a, &err), ATTN_OK);
     ck_assert_int_eq(decoder_forward(&parts, ids, 5, 3, NULL, &b, &err), ATTN_OK);
@@ -803,16 +804,16 @@ START_TEST(sharded_checkpoints_load)
     /* A map naming a shard without the tensor, or a path: refused, naming the index. */
     test_write_text(dir, "sharded/model.safetensors.index.json",
                     "{\"weight_map\":{\"wte.weight\":\"model-00002-of-00002.safetensors\"}}");
-    ck_assert_int_ne(gpt2_load(&parts, folder, NULL, &err), ATTN_OK);
+    ck_assert_int_ne(architecture_load(&parts, folder, NULL, &err), ATTN_OK);
     ck_assert_msg(strstr(err.msg, "model.safetensors.index.json: tensor 'wte.weight' is mapped to "
                                   "model-00002-of-00002.safetensors, which lacks it") != NULL,
                   "%s", err.msg);
     test_write_text(dir, "sharded/model.safetensors.index.json",
                     "{\"weight_map\":{\"wte.weight\":\"../elsewhere.safetensors\"}}");
-    ck_assert_int_ne(gpt2_load(&parts, folder, NULL, &err), ATTN_OK);
+    ck_assert_int_ne(architecture_load(&parts, folder, NULL, &err), ATTN_OK);
     ck_assert_msg(strstr(err.msg, "not a file beside it") != NULL, "%s", err.msg);
     test_write_text(dir, "sharded/model.safetensors.index.json", "{\"weight_map\":{}}");
-    ck_assert_int_ne(gpt2_load(&parts, folder, NULL, &err), ATTN_OK);
+    ck_assert_int_ne(architecture_load(&parts, folder, NULL, &err), ATTN_OK);
     ck_assert_msg(strstr(err.msg, "no \"weight_map\"") != NULL, "%s", err.msg);
     decoder_destroy(&whole);
 }

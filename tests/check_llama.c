@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "attnscope/decoder/decoder.h"
-#include "attnscope/families/llama/llama.h"
+#include "attnscope/architectures/llama.h"
 #include "attnscope/kernels/parallel.h"
 #include "expected.h"
 #include "llama_random.h"
@@ -52,7 +52,7 @@ fixture_open(struct fixture *f, const char *name)
     snprintf(path, sizeof path, "%s/expected.txt", f->dir);
     expected_load(&f->e, path);
     snprintf(path, sizeof path, "%s/model.pth", f->dir);
-    ck_assert_msg(llama_load(&f->m, f->dir, book ? path : NULL, &err) == ATTN_OK, "%s: %s", name,
+    ck_assert_msg(architecture_load(&f->m, f->dir, &(struct arch_options){ book ? path : NULL, 0 }, &err) == ATTN_OK, "%s: %s", name,
                   err.msg);
     at = line_of(f->e.text, "ids", -1);
     f->n = (int)next_number(&at);
@@ -318,7 +318,7 @@ pack_replacing_case(const char *name, bool tied)
     const uint16_t *q16;
 
     fixture_open(&f, name);
-    ck_assert(llama_load(&packed, f.dir, NULL, &err) == ATTN_OK);
+    ck_assert(architecture_load(&packed, f.dir, &(struct arch_options){ NULL, 0 }, &err) == ATTN_OK);
     /* (a bfloat16 file: its matrices kept so, then packed so) */
     ck_assert_ptr_nonnull(q16 = packed.blocks[0].q.w16);
     ck_assert_ptr_nonnull(packed.wte16);
@@ -534,7 +534,7 @@ START_TEST(the_config_says_what_it_changes)
     ck_assert_int_eq(llama_config_load(&c, path, &err), ATTN_OK);
     ck_assert_str_eq(c.model_type, "qwen3");
     ck_assert_int_eq(c.dec.head_dim, 128);
-    ck_assert(c.dec.qk_norm && c.dec.tied && !c.qkv_bias);
+    ck_assert(c.dec.qk_norm && c.dec.tied && !c.dec.bias_qkv);
     ck_assert(c.dec.rope_theta == 1e6);
     /* bos_token_id (what --bos puts first), when it is a token of the vocabulary. */
     path = test_write_text(dir, "config.json",
@@ -543,7 +543,7 @@ START_TEST(the_config_says_what_it_changes)
     ck_assert_int_eq(c.bos_token, 7);
     path = test_write_text(dir, "config.json", "{\"model_type\": \"qwen2\", " SIZES "}");
     ck_assert_int_eq(llama_config_load(&c, path, &err), ATTN_OK);
-    ck_assert(c.qkv_bias && !c.o_bias && !c.dec.qk_norm && !c.dec.tied);
+    ck_assert(c.dec.bias_qkv && !c.dec.bias_o && !c.dec.qk_norm && !c.dec.tied);
     ck_assert_int_eq(c.bos_token, -1);
     ck_assert_int_eq(decoder_head_dim(&c.dec), 4);
     ck_assert_int_eq(decoder_kv_head_of(&c.dec, 3), 1);
@@ -576,11 +576,16 @@ START_TEST(the_books_llama_without_a_config_is_known_by_its_width)
     snprintf(to, sizeof to, "%s/llama3.2-1B-instruct.pth", dir);
     snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, to);
     ck_assert_int_eq(system(cmd), 0);
-    ck_assert_int_ne(llama_load(&m, dir, to, &err), ATTN_OK);
+    ck_assert_int_ne(architecture_load(&m, dir, &(struct arch_options){ to, 0 }, &err), ATTN_OK);
     ck_assert_msg(strstr(err.msg, "not the book's Qwen3 or Llama 3.2 1B/3B (width 16)") &&
                       strstr(err.msg, "config.json"),
                   "%s", err.msg);
-    ck_assert(llama_claims(to));
+    {
+        /* Its names alone say it is the book's Llama (no config.json to say so). */
+        const struct architecture *a;
+        ck_assert_int_eq(architecture_find(dir, to, &a, &err), 0);
+        ck_assert_ptr_eq(a, &arch_llama);
+    }
 }
 END_TEST
 
@@ -643,7 +648,7 @@ START_TEST(a_books_shapes_are_checked_as_a_config_is)
         struct decoder_model m;
         struct attn_error err = { 0 };
         write_book_qwen3(path, bad[i].C, bad[i].q, bad[i].k, bad[i].hd);
-        ck_assert_int_ne(llama_load(&m, dir, path, &err), ATTN_OK);
+        ck_assert_int_ne(architecture_load(&m, dir, &(struct arch_options){ path, 0 }, &err), ATTN_OK);
         ck_assert_msg(strstr(err.msg, bad[i].want) != NULL && strstr(err.msg, "qwen3.pth"),
                       "case %zu: %s", i, err.msg);
     }
@@ -652,7 +657,7 @@ START_TEST(a_books_shapes_are_checked_as_a_config_is)
         struct decoder_model m;
         struct attn_error err = { 0 };
         write_book_qwen3(path, 16, 8, 4, 4);
-        ck_assert_msg(llama_load(&m, dir, path, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_msg(architecture_load(&m, dir, &(struct arch_options){ path, 0 }, &err) == ATTN_OK, "%s", err.msg);
         ck_assert_int_eq(m.cfg.n_head, 2);
         ck_assert_int_eq(m.cfg.n_kv_head, 1);
         ck_assert_int_eq(m.cfg.head_dim, 4);
@@ -687,7 +692,7 @@ START_TEST(a_model_larger_than_memory_is_refused_before_reading)
     free(t);
     snprintf(folder, sizeof folder, "%s/huge", dir);
     ck_assert_int_eq(llama_folder_write(folder, &huge, 0.0f, 1, 1), 0);
-    ck_assert_int_ne(llama_load(&m, folder, NULL, &err), ATTN_OK);
+    ck_assert_int_ne(architecture_load(&m, folder, &(struct arch_options){ NULL, 0 }, &err), ATTN_OK);
     snprintf(want, sizeof want, "its weights take %zu MiB in memory", held >> 20);
     ck_assert_msg(strstr(err.msg, want) && strstr(err.msg, "MiB available (of ") &&
                       strstr(err.msg, "huge/model.safetensors"),

@@ -1,6 +1,6 @@
 /*
  * check_model.c: a trained model through the family seam (model.c,
- * family_gpt2.c, export_model): what the front ends see.
+ * family_decoder.c, export_model): what the front ends see.
  *
  * tests/fixtures/gpt2/tiny/ is a 2-layer GPT-2 with its own byte-level BPE
  * vocabulary, and expected.txt what a float32 PyTorch forward of it
@@ -19,11 +19,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "attnscope/families/gpt2/gpt2_export.h"
+#include "attnscope/families/decoder/model_export.h"
 #include "attnscope/pipeline/export.h"
-#include "attnscope/families/gpt2/family_gpt2.h"
-#include "attnscope/families/gpt2/headmap.h"
-#include "attnscope/families/gpt2/model.h"
+#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/decoder/headmap.h"
+#include "attnscope/families/decoder/model.h"
 #include "attnscope/files/fileio.h"
 #include "attnscope/files/jsonfile.h"
 #include "attnscope/pipeline/pipeline.h"
@@ -154,7 +154,7 @@ run_case(const char *name, struct pipeline *p, const char *text)
         }
     }
     src.sentence = text;
-    src.family = &family_gpt2;
+    src.family = &family_decoder;
     src.model = case_model(at);
     src.top = 4;
     ck_assert_msg(pipeline_create(p, &cfg, &src, &err) == ATTN_OK, "%s: %s", name, err.msg);
@@ -218,7 +218,7 @@ check_case(const char *name, bool every_stage)
     char *text = sentence();
     struct pipeline p;
     const char *c = run_case(name, &p, text);
-    const struct gpt2_state *g = pipeline_gpt2(&p);
+    const struct family_decoder_state *g = pipeline_decoder(&p);
     const char *at = line_of(c, "ids", -1);
     const int n = (int)next_number(&at);
     int top;
@@ -359,7 +359,7 @@ START_TEST(ablation_zeroes_one_head)
 
     run_case("ablate", &with, text);
     run_case("gpt2", &without, text);
-    ck_assert_int_eq(pipeline_gpt2(&with)->ablated_heads, 2);
+    ck_assert_int_eq(pipeline_decoder(&with)->ablated_heads, 2);
     /* Layer 0, head 1 ablated: its columns of the context are 0, head 0's are untouched. */
     pipeline_stage_view(&with, STAGE_CONTEXT, 0, &a);
     pipeline_stage_view(&without, STAGE_CONTEXT, 0, &b);
@@ -464,7 +464,7 @@ START_TEST(head_measures_are_their_definitions)
     const int *ids;
 
     run_case("gpt2", &p, text);
-    ids = pipeline_gpt2(&p)->ids;
+    ids = pipeline_decoder(&p)->ids;
     for (int k = 0; k < MEASURE_COUNT; k++)
         ck_assert_int_eq(head_measures(&p, (enum head_measure)k, got[k]), 0);
     for (int l = 0; l < 2; l++) {
@@ -526,7 +526,7 @@ START_TEST(texts_the_model_cannot_read)
 
     attention_config_init(&cfg);
     memset(&src, 0, sizeof src);
-    src.family = &family_gpt2;
+    src.family = &family_decoder;
     src.model = &tiny;
     src.top = 3;
     /* 30 words: more than the 24 positions. */
@@ -791,7 +791,7 @@ START_TEST(exported_tokens_are_utf8)
 
     attention_config_init(&cfg);
     memset(&src, 0, sizeof src);
-    src.family = &family_gpt2;
+    src.family = &family_decoder;
     src.model = &tiny;
     src.top = 4;
     src.sentence = text;
@@ -887,7 +887,7 @@ START_TEST(a_token_of_300_bytes_keeps_its_text)
     text[301] = '\0';
     attention_config_init(&cfg);
     memset(&src, 0, sizeof src);
-    src.family = &family_gpt2;
+    src.family = &family_decoder;
     src.model = &m;
     src.top = 2;
     src.sentence = text;
@@ -1198,7 +1198,7 @@ START_TEST(config_files_are_capped_and_audited)
         memcpy(n, "\"n_layer\": 9", strlen("\"n_layer\": 9"));
     }
     test_write_text(f, "config.json", text);
-    refused(f, "model.safetensors", "no tensor 'h.2.ln_1.weight': config.json says n_layer 9");
+    refused(f, "model.safetensors", "no tensor 'h.2.ln_1.weight': config.json says 9 layers");
     test_remove_dir(tmp);
 }
 END_TEST
@@ -1316,7 +1316,7 @@ minigpt_run(struct model *m, const unsigned char *ablated, struct pipeline *p)
     attention_config_init(&cfg);
     memset(&src, 0, sizeof src);
     src.sentence = MINIGPT_TEXT;
-    src.family = &family_gpt2;
+    src.family = &family_decoder;
     src.model = m;
     src.top = 3;
     src.bos = true;
@@ -1328,7 +1328,7 @@ minigpt_run(struct model *m, const unsigned char *ablated, struct pipeline *p)
 static double
 repeat_probability(const struct pipeline *p, int *right)
 {
-    const struct gpt2_state *g = pipeline_gpt2(p);
+    const struct family_decoder_state *g = pipeline_decoder(p);
     double sum = 0;
 
     *right = 0;
@@ -1523,7 +1523,7 @@ static void
 tiny_source(struct pipeline_source *src, const char *sentence)
 {
     memset(src, 0, sizeof *src);
-    src->family = &family_gpt2;
+    src->family = &family_decoder;
     src->model = &tiny;
     src->top = 4;
     src->sentence = sentence;
@@ -1547,12 +1547,12 @@ START_TEST(an_edit_takes_the_unchanged_rows_over)
     src.sentence = "the cat sat on the mat and the cat";
     ck_assert_msg(pipeline_rebuild(&edited, &first, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
     ck_assert_msg(pipeline_create(&fresh, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
-    ck_assert_int_eq(pipeline_gpt2(&first)->from, 0);
-    ck_assert_int_eq(pipeline_gpt2(&edited)->from, first.tokens.count);
-    ck_assert_int_eq(pipeline_gpt2(&fresh)->from, 0);
+    ck_assert_int_eq(pipeline_decoder(&first)->from, 0);
+    ck_assert_int_eq(pipeline_decoder(&edited)->from, first.tokens.count);
+    ck_assert_int_eq(pipeline_decoder(&fresh)->from, 0);
     {
-        const struct decoder_run *a = &pipeline_gpt2(&edited)->run;
-        const struct decoder_run *b = &pipeline_gpt2(&fresh)->run;
+        const struct decoder_run *a = &pipeline_decoder(&edited)->run;
+        const struct decoder_run *b = &pipeline_decoder(&fresh)->run;
         const struct decoder_config *c = &tiny.dec.cfg;
         const size_t n = (size_t)a->n;
         ck_assert_int_eq(a->n, b->n);
@@ -1573,7 +1573,7 @@ START_TEST(an_edit_takes_the_unchanged_rows_over)
     /* The mask off: every row reads every key, so nothing is taken over. */
     cfg.mask = ATTN_MASK_NONE;
     ck_assert_msg(pipeline_rebuild(&knob, &edited, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
-    ck_assert_int_eq(pipeline_gpt2(&knob)->from, 0);
+    ck_assert_int_eq(pipeline_decoder(&knob)->from, 0);
     pipeline_destroy(&knob);
     pipeline_destroy(&first);
     pipeline_destroy(&edited);
@@ -1605,8 +1605,8 @@ START_TEST(an_ablation_recomputes_from_its_layer)
     src.ablated = ablated;
     ck_assert_msg(pipeline_rebuild(&off, &first, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
     ck_assert_msg(pipeline_create(&fresh, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
-    ck_assert_int_eq(pipeline_gpt2(&off)->from_layer, last);
-    ck_assert_int_eq(pipeline_gpt2(&fresh)->from_layer, 0);
+    ck_assert_int_eq(pipeline_decoder(&off)->from_layer, last);
+    ck_assert_int_eq(pipeline_decoder(&fresh)->from_layer, 0);
     for (int l = 0; l < c->n_layer; l++) {
         const size_t n = (size_t)off.tokens.count;
         const size_t hnn = (size_t)c->n_head * n * n * sizeof(float);
@@ -1619,20 +1619,20 @@ START_TEST(an_ablation_recomputes_from_its_layer)
                       "layer %d", l);
     }
     {
-        const struct decoder_run *a = &pipeline_gpt2(&off)->run;
-        const struct decoder_run *b = &pipeline_gpt2(&fresh)->run;
+        const struct decoder_run *a = &pipeline_decoder(&off)->run;
+        const struct decoder_run *b = &pipeline_decoder(&fresh)->run;
         const size_t n = (size_t)a->n;
         ck_assert(memcmp(a->top_probs, b->top_probs, n * 4 * sizeof(float)) == 0);
         ck_assert(memcmp(a->top_ids, b->top_ids, n * 4 * sizeof(int)) == 0);
         /* The ablated head changed the prediction's probabilities. */
-        ck_assert(memcmp(a->top_probs, pipeline_gpt2(&first)->run.top_probs,
+        ck_assert(memcmp(a->top_probs, pipeline_decoder(&first)->run.top_probs,
                          n * 4 * sizeof(float)) != 0);
     }
     /* The head back: from the same layer, and the first pipeline's numbers again. */
     src.ablated = NULL;
     ck_assert_msg(pipeline_rebuild(&back, &off, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
-    ck_assert_int_eq(pipeline_gpt2(&back)->from_layer, last);
-    ck_assert(memcmp(pipeline_gpt2(&back)->run.top_probs, pipeline_gpt2(&first)->run.top_probs,
+    ck_assert_int_eq(pipeline_decoder(&back)->from_layer, last);
+    ck_assert(memcmp(pipeline_decoder(&back)->run.top_probs, pipeline_decoder(&first)->run.top_probs,
                      (size_t)back.tokens.count * 4 * sizeof(float)) == 0);
     pipeline_destroy(&back);
     pipeline_destroy(&first);

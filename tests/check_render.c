@@ -23,9 +23,9 @@
 #include "front/app.h"
 #include "testutil.h"
 #include "gpt2_random.h"
-#include "attnscope/families/gpt2/family_gpt2.h"
-#include "attnscope/families/gpt2/model.h"
-#include "attnscope/families/gpt2/headmap.h"
+#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/decoder/model.h"
+#include "attnscope/families/decoder/headmap.h"
 
 static struct vocab book;
 
@@ -1171,7 +1171,7 @@ model_on_layer_1(struct pipeline *p, const struct attention_config *cfg, struct 
     ck_assert_msg(model_open(m, test_path(rel), NULL, &err) == ATTN_OK, "%s", err.msg);
     memset(&src, 0, sizeof src);
     src.sentence = text;
-    src.family = &family_gpt2;
+    src.family = &family_decoder;
     src.model = m;
     src.top = 2;
     ck_assert_msg(pipeline_create(p, cfg, &src, &err) == ATTN_OK, "%s", err.msg);
@@ -1389,7 +1389,7 @@ START_TEST(packed_weights_read_as_the_f32_ones)
     attention_config_init(&cfg);
     memset(&src, 0, sizeof src);
     src.sentence = "the cat sat on the mat";
-    src.family = &family_gpt2;
+    src.family = &family_decoder;
     src.top = 3;
     src.model = &plain;
     ck_assert_msg(pipeline_create(&a, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
@@ -1415,7 +1415,7 @@ START_TEST(packed_weights_read_as_the_f32_ones)
         }
     }
     {
-        const struct decoder_run *ra = &pipeline_gpt2(&a)->run, *rb = &pipeline_gpt2(&b)->run;
+        const struct decoder_run *ra = &pipeline_decoder(&a)->run, *rb = &pipeline_decoder(&b)->run;
         ck_assert_int_eq(ra->n, rb->n);
         ck_assert(memcmp(ra->top_ids, rb->top_ids, (size_t)ra->n * 3 * sizeof(int)) == 0);
         ck_assert(memcmp(ra->top_probs, rb->top_probs, (size_t)ra->n * 3 * sizeof(float)) == 0);

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "attnscope/families/gpt2/family_gpt2.h"
-#include "attnscope/families/gpt2/headmap.h"
+#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/decoder/headmap.h"
 #include "front/walkthrough.h"
 #include "render/view.h"
 
@@ -365,14 +365,14 @@ START_TEST(lessons_on_a_model)
         ck_assert_ptr_null(walkthrough_absent_model(&w, absent, sizeof absent)); /* beside it */
     }
     ck_assert_msg(walkthrough_step_pipeline(&w, 0, &res, &p, &err) == ATTN_OK, "%s", err.msg);
-    ck_assert_ptr_nonnull(pipeline_gpt2(&p));
+    ck_assert_ptr_nonnull(pipeline_decoder(&p));
     ck_assert_int_eq(p.layer, 1);
     got = walkthrough_narrate(&w, 0, &p, WALK_VIEW, &err);
     ck_assert_ptr_nonnull(got);
     {
         /* Each number is the core's: the layer's weight, the map's (layer 1, head 0), the next token's. */
         struct pipeline_view v;
-        const struct gpt2_state *g = pipeline_gpt2(&p);
+        const struct family_decoder_state *g = pipeline_decoder(&p);
         pipeline_stage_view(&p, STAGE_WEIGHTS, 1, &v);
         ck_assert_int_eq(head_measures(&p, MEASURE_PREVIOUS, measures), 0);
         ck_assert_float_ne(measures[2], measures[1]); /* layer 1 head 0 is not layer 0 head 1 */

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "attnscope/families/gpt2/gpt2.h"
+#include "attnscope/architectures/gpt2.h"
 
 /* n numbers in [-scale/2, scale/2) from a linear congruential generator; exits when out of memory. */
 static inline float *

@@ -3,8 +3,11 @@
 #
 # The core's folders are layered, each including only its own and those
 # below it: base < kernels < files < text < attention < decoder <
-# pipeline < families; a family includes no other family (only the registry,
-# families/families.c, names them all).  The core includes nothing of the
+# architectures < pipeline < families; a family includes no other family
+# (only the registry, families/families.c, names them all), and an
+# architecture no other architecture (its files include architecture.h and
+# their own header; only the registry, architectures/architectures.c, names
+# them all).  The core includes nothing of the
 # renderer or the front ends, the renderer nothing of the front ends, and
 # nothing but src/tui/ includes curses.  Every #include of the tree is
 # checked, headers and sources alike; the files folder may also include
@@ -21,8 +24,9 @@ rank() {
     text) echo 3 ;;
     attention) echo 4 ;;
     decoder) echo 5 ;;
-    pipeline) echo 6 ;;
-    families) echo 7 ;;
+    architectures) echo 6 ;;
+    pipeline) echo 7 ;;
+    families) echo 8 ;;
     *) echo 99 ;;
     esac
 }
@@ -70,6 +74,14 @@ for f in $(find src/core include/attnscope -name '*.[ch]' ! -name '*.pb-c.[ch]' 
             [ "$rel" != families/families.c ]; then
             echo "$f:$no: $own includes another family's $inc"
             exit 1
+        fi
+        if [ "$target_top" = architectures ] && [ "$own_top" = architectures ] &&
+            [ "$rel" != architectures/architectures.c ]; then
+            stem=$(basename "$rel" | sed 's/[._].*//')
+            case $(basename "$inc") in
+            architecture.h | "$stem".h) ;;
+            *) echo "$f:$no: an architecture includes another's $inc"; exit 1 ;;
+            esac
         fi
     done || fail=1
 done

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnscope/families/gpt2/gpt2_export.h"
+#include "attnscope/families/decoder/model_export.h"
 #include "attnscope/pipeline/export.h"
-#include "attnscope/families/gpt2/family_gpt2.h"
-#include "attnscope/families/gpt2/headmap.h"
+#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/decoder/headmap.h"
 #include "attnscope/pipeline/knob.h"
 #include "render/text.h"
 #include "front/app_keys.h"
@@ -138,7 +138,7 @@ make_baseline(struct app *a)
     struct pipeline_source src = { a->sentence, a->vocab,  a->weights, a->qkv,
                                    a->family,   a->model,  a->top,     a->bos,
                                    NULL,        a->source, a->source_vocab };
-    const struct gpt2_state *g;
+    const struct family_decoder_state *g;
     struct attn_error err;
     size_t count;
 
@@ -150,7 +150,7 @@ make_baseline(struct app *a)
     a->base_generation = a->pipe.generation;
     if (pipeline_create(&plain, &a->cfg, &src, &err) != ATTN_OK)
         return; /* (the N screen then shows no comparison) */
-    g = pipeline_gpt2(&plain);
+    g = pipeline_decoder(&plain);
     count = (size_t)g->run.n * (size_t)g->run.top;
     a->base_ids = malloc(count * sizeof *a->base_ids + 1);
     a->base_probs = malloc(count * sizeof *a->base_probs + 1);
@@ -166,10 +166,10 @@ make_baseline(struct app *a)
 void
 app_settle(struct app *a)
 {
-    if (a->view.screen == SCREEN_NEXT && pipeline_gpt2(&a->pipe) != NULL && any_ablated(a) &&
+    if (a->view.screen == SCREEN_NEXT && pipeline_decoder(&a->pipe) != NULL && any_ablated(a) &&
         (a->base_generation != a->pipe.generation || a->base_ids == NULL))
         make_baseline(a);
-    if (a->view.screen == SCREEN_MAP && pipeline_gpt2(&a->pipe) != NULL) {
+    if (a->view.screen == SCREEN_MAP && pipeline_decoder(&a->pipe) != NULL) {
         float *measures = malloc(((size_t)a->pipe.layers * (size_t)a->pipe.st.shape.heads + 1) *
                                  sizeof *measures);
         /* (kept with the pipeline; on no memory the drawing tries again and says so) */
@@ -248,7 +248,7 @@ app_take_ablated(struct app *a, const unsigned char *ablated)
 {
     free(a->ablated);
     a->ablated = NULL;
-    if (ablated != NULL && pipeline_gpt2(&a->pipe) != NULL) {
+    if (ablated != NULL && pipeline_decoder(&a->pipe) != NULL) {
         const size_t n = (size_t)a->pipe.layers * (size_t)a->pipe.st.shape.heads;
         a->ablated = malloc(n);
         if (a->ablated != NULL)
@@ -476,7 +476,7 @@ app_step_layer(struct app *a, int key)
 void
 app_ablate(struct app *a, int key)
 {
-    const struct gpt2_state *g = pipeline_gpt2(&a->pipe);
+    const struct family_decoder_state *g = pipeline_decoder(&a->pipe);
     const int heads = a->pipe.st.shape.heads;
     size_t at;
     char next[64];
@@ -500,7 +500,7 @@ app_ablate(struct app *a, int key)
         a->ablated[at] ^= 1;
         return;
     }
-    g = pipeline_gpt2(&a->pipe);
+    g = pipeline_decoder(&a->pipe);
     model_output_display(g->model, g->run.top_ids[(size_t)(g->run.n - 1) * (size_t)g->run.top],
                          next, sizeof next);
     {

@@ -49,7 +49,7 @@ struct app {
     const struct attention_params *weights;  /* borrowed; NULL: drawn from the seed */
     const struct qkv_given *qkv;             /* borrowed; not NULL: Q, K, V given */
     const struct family *family;             /* the source's (NULL: the book's) */
-    const struct model *model;               /* borrowed; a trained model (family_gpt2) */
+    const struct model *model;               /* borrowed; a trained model (family_decoder) */
     int top;                                 /* its next tokens per position */
     bool bos;                                /* <|endoftext|> first */
     unsigned char *ablated;                  /* (layers * heads) a: heads zeroed, or NULL */

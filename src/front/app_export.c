@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "attnscope/families/gpt2/gpt2_export.h"
+#include "attnscope/families/decoder/model_export.h"
 #include "attnscope/pipeline/export.h"
 #include "front/app_keys.h"
 #include "render/explain.h"

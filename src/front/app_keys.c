@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/decoder/family_decoder.h"
 #include "attnscope/pipeline/knob.h"
 #include "front/app_keys.h"
 

@@ -5,7 +5,7 @@
  */
 #include "config.h"
 
-#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/decoder/family_decoder.h"
 #include "front/app_keys.h"
 
 static void
@@ -72,7 +72,7 @@ map_other(struct app *a, int key)
 static bool
 has_model(const struct app *a)
 {
-    return pipeline_gpt2(&a->pipe) != NULL;
+    return pipeline_decoder(&a->pipe) != NULL;
 }
 
 static const struct app_binding map[] = {

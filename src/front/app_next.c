@@ -4,7 +4,7 @@
  */
 #include "config.h"
 
-#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/decoder/family_decoder.h"
 #include "front/app_keys.h"
 
 /* The position whose predictions, before and after and logit lens are shown: the cursor's row. */
@@ -49,7 +49,7 @@ next_other(struct app *a, int key)
 static bool
 has_model(const struct app *a)
 {
-    return pipeline_gpt2(&a->pipe) != NULL;
+    return pipeline_decoder(&a->pipe) != NULL;
 }
 
 static const struct app_binding next[] = {

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/decoder/family_decoder.h"
 #include "front/app_internal.h"
 #include "front/cli.h"
 #include "front/app_keys.h"
@@ -85,7 +85,7 @@ open_head(struct app *a, const char *text, struct attn_error *err)
                          "--head %s: give a head (1) or a layer and a head (5.1), each a whole "
                          "number from 0",
                          text);
-    if (layer >= 0 && pipeline_gpt2(&a->pipe) == NULL)
+    if (layer >= 0 && pipeline_decoder(&a->pipe) == NULL)
         return attn_fail(err, ATTN_EVALUE,
                          "--head %s: layers are a trained model's (--model); give the head alone",
                          text);
@@ -198,7 +198,7 @@ figure_name(const struct app *a, char *buf, size_t size)
     const struct pipeline *p = &a->pipe;
     char layer[24] = "";
 
-    if (pipeline_gpt2(p) != NULL)
+    if (pipeline_decoder(p) != NULL)
         snprintf(layer, sizeof layer, "layer%d-", p->layer);
     if (v->screen == SCREEN_MAP)
         snprintf(buf, size, "figure-map");

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "attnscope/files/csvio.h"
-#include "attnscope/families/gpt2/family_gpt2.h"
-#include "attnscope/families/gpt2/headmap.h"
+#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/decoder/headmap.h"
 
 #include "attnscope/base/utf8.h"
 #include "front/print.h"
@@ -570,7 +570,7 @@ print_pipeline(FILE *out, const struct pipeline *p, const struct print_options *
 
 /* The header of a trained model's --print: what it is, the layer, the knobs. */
 static void
-print_model_header(FILE *out, const struct pipeline *p, const struct gpt2_state *g)
+print_model_header(FILE *out, const struct pipeline *p, const struct family_decoder_state *g)
 {
     const struct decoder_config *c = &g->model->dec.cfg;
     struct pipeline_scaling sc;
@@ -636,7 +636,7 @@ print_model_header(FILE *out, const struct pipeline *p, const struct gpt2_state 
 
 /* The tokens, with their ids (CSV with --format csv). */
 static void
-print_model_tokens(FILE *out, const struct pipeline *p, const struct gpt2_state *g,
+print_model_tokens(FILE *out, const struct pipeline *p, const struct family_decoder_state *g,
                    const struct print_options *po)
 {
     if (po->format == PRINT_CSV) {
@@ -658,7 +658,7 @@ print_model_tokens(FILE *out, const struct pipeline *p, const struct gpt2_state 
 
 /* The likeliest next tokens after every position. */
 static void
-print_model_next(FILE *out, const struct pipeline *p, const struct gpt2_state *g,
+print_model_next(FILE *out, const struct pipeline *p, const struct family_decoder_state *g,
                  const struct print_options *po)
 {
     const int top = g->run.top;
@@ -744,7 +744,7 @@ print_model_heads(FILE *out, const struct pipeline *p, const struct print_option
 
 /* The logit lens after the last token: what each layer would predict if it were the last. */
 static void
-print_model_lens(FILE *out, const struct pipeline *p, const struct gpt2_state *g,
+print_model_lens(FILE *out, const struct pipeline *p, const struct family_decoder_state *g,
                  const struct print_options *po)
 {
     const int outputs = decoder_outputs(&g->model->dec.cfg);
@@ -784,7 +784,7 @@ print_model_lens(FILE *out, const struct pipeline *p, const struct gpt2_state *g
 void
 print_model(FILE *out, const struct pipeline *p, const struct print_options *po)
 {
-    const struct gpt2_state *g = pipeline_gpt2(p);
+    const struct family_decoder_state *g = pipeline_decoder(p);
 
     if (g == NULL)
         return;
@@ -805,7 +805,7 @@ void
 print_model_selection(FILE *out, const struct pipeline *p, const struct pipeline_selection *sel,
                       const struct print_options *po)
 {
-    const struct gpt2_state *g = pipeline_gpt2(p);
+    const struct family_decoder_state *g = pipeline_decoder(p);
 
     if (g == NULL)
         return;

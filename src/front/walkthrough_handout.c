@@ -14,7 +14,7 @@
 #include "attnscope/files/fileio.h"
 #include "attnscope/text/tokenizer.h"
 #include "attnscope/base/utf8.h"
-#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/decoder/family_decoder.h"
 #include "render/view.h"
 #include "front/print.h"
 #include "front/walkthrough.h"
@@ -104,7 +104,7 @@ print_sentence_step(FILE *out, const struct pipeline *p, const struct walk_step 
         best = best < 0 || row[j] > row[best] ? j : best;
     if (mean)
         fprintf(out, "What '%s' attends to: the mean of the %d heads%s\n", p->query_labels[q], heads,
-                pipeline_gpt2(p) != NULL ? " of the layer" : "");
+                pipeline_decoder(p) != NULL ? " of the layer" : "");
     else
         fprintf(out, "What '%s' attends to: head %d of %d\n", p->query_labels[q], s->head, heads);
     for (int j = first; j < end; j++) {

@@ -15,10 +15,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/decoder/family_decoder.h"
 #include "attnscope/files/fileio.h"
-#include "attnscope/families/gpt2/gpt2.h"
-#include "attnscope/families/gpt2/headmap.h"
+#include "attnscope/architectures/gpt2.h"
+#include "attnscope/families/decoder/headmap.h"
 #include "attnscope/text/tokenizer.h"
 #include "attnscope/base/utf8.h"
 #include "render/view.h"
@@ -92,7 +92,7 @@ map_value(const struct pipeline *p, const struct reference *r, float *value, cha
     int l;
     int h;
 
-    if (!known || pipeline_gpt2(p) == NULL) {
+    if (!known || pipeline_decoder(p) == NULL) {
         snprintf(why, size, "%s", !known ? "the map's measures are entropy, previous, first, self and "
                                            "induction"
                                          : "the model map needs a trained model (--model)");
@@ -121,7 +121,7 @@ static int
 next_value(const struct pipeline *p, const struct reference *r, float *value, char *why,
            size_t size)
 {
-    const struct gpt2_state *m = pipeline_gpt2(p);
+    const struct family_decoder_state *m = pipeline_decoder(p);
     const int top = m->run.top;
     int i = walkthrough_find_label(r->row, (const char *const *)p->query_labels, NULL, m->run.n);
     int k = walkthrough_find_label(r->col, NULL, NULL, top);
@@ -466,7 +466,7 @@ walkthrough_check_step(const struct walkthrough *w, int k, const struct pipeline
         }
     }
     if ((s->screen == WALK_SCREEN_MAP || s->screen == WALK_SCREEN_NEXT) &&
-        pipeline_gpt2(p) == NULL) {
+        pipeline_decoder(p) == NULL) {
         attn_fail(err, ATTN_EPARSE, "%s:%d: view: %s needs a trained model (--model)", w->path,
                   s->line, s->screen == WALK_SCREEN_MAP ? "map" : "next");
         return -1;

@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/decoder/family_decoder.h"
 #include "attnscope/files/fileio.h"
-#include "attnscope/families/gpt2/model.h"
+#include "attnscope/families/decoder/model.h"
 #include "attnscope/text/tokenizer.h"
 #include "attnscope/base/utf8.h"
 #include "render/view.h"
@@ -382,7 +382,7 @@ walk_resources_source(const struct walk_resources *res)
         return inputs_source(&res->in, res->opts.sentence, res->opts.source);
     memset(&src, 0, sizeof src);
     src.sentence = res->opts.sentence;
-    src.family = &family_gpt2;
+    src.family = &family_decoder;
     src.model = res->model;
     src.top = res->opts.top;
     src.bos = res->opts.bos;

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/decoder/family_decoder.h"
 #include "render/explain.h"
 #include "render/parts/parts.h"
 
@@ -19,7 +19,7 @@
 static bool
 is_model(const struct pipeline *p)
 {
-    return pipeline_gpt2(p) != NULL;
+    return pipeline_decoder(p) != NULL;
 }
 
 static void

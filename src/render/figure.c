@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "attnscope/base/utf8.h"
-#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/decoder/family_decoder.h"
 #include "attnscope/files/filewrite.h"
 #include "render/explain.h"
 #include "render/figure.h"
@@ -484,7 +484,7 @@ draw_stage(struct fig *f, struct view *v, const struct pipeline *p, struct figur
     view_stage_title(v, p, title, sizeof title, formula, sizeof formula);
     if (view_showing_grid(v, p) && view_stage_spec(v, p, v->stage, 0, &spec) == 0) {
         char layer[24] = "";
-        if (pipeline_gpt2(p) != NULL)
+        if (pipeline_decoder(p) != NULL)
             snprintf(layer, sizeof layer, "Layer %d: ", p->layer);
         snprintf(title, sizeof title, "%s%s, all %d heads (%d x %d each)", layer,
                  explain_title(v->stage), p->st.shape.heads, spec.m->rows, spec.m->cols);
@@ -552,7 +552,7 @@ causal_kind(const void *ctx, int i, int j)
 static int
 draw_overview(struct fig *f, struct view *v, const struct pipeline *p, struct figure_result *res)
 {
-    const struct gpt2_state *m = pipeline_gpt2(p);
+    const struct family_decoder_state *m = pipeline_decoder(p);
     const int heads = p->st.shape.heads;
     const int n = p->st.nq;
     const size_t nn = (size_t)n * (size_t)n;

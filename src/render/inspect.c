@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/decoder/family_decoder.h"
 #include "render/heatmap.h"
 #include "render/inspect.h"
 #include "render/parts/parts.h"
@@ -89,7 +89,7 @@ inspect_embeddings(struct out *o, const struct cell_at *at)
     char v[24];
     char e[24];
     char pe[24];
-    const struct gpt2_state *g = pipeline_gpt2(p);
+    const struct family_decoder_state *g = pipeline_decoder(p);
 
     if (g != NULL) {
         emit(o, "wte[%d][%d] = %s\n", g->ids[i], j, inspect_num(e, MAT_AT(&p->embeddings, i, j)));
@@ -157,7 +157,7 @@ inspect_positional(struct out *o, const struct cell_at *at)
     char e[24];
     char x[24];
 
-    if (pipeline_gpt2(p) != NULL) {
+    if (pipeline_decoder(p) != NULL) {
         if (p->layer > 0) {
             emit(o, "x[%s][%d] = %s\n", inspect_token(p, i), j, inspect_num(x, MAT_AT(&p->inputs, i, j)));
             emit(o, "the output (residual2) of layer %d for this token.\n", p->layer - 1);
@@ -223,8 +223,8 @@ inspect_qkv(struct out *o, const struct cell_at *at)
         emit(o, "given: read from %s.csv.\n", which == 0 ? "queries" : which == 1 ? "keys" : "values");
         return;
     }
-    if (pipeline_gpt2(p) != NULL) {
-        const struct decoder_block *blk = &pipeline_gpt2(p)->model->dec.blocks[p->layer];
+    if (pipeline_decoder(p) != NULL) {
+        const struct decoder_block *blk = &pipeline_decoder(p)->model->dec.blocks[p->layer];
         const struct decoder_linear *l = which == 0 ? &blk->q : which == 1 ? &blk->k : &blk->v;
         emit(o, "ln1[%s] . column %d of %s:\n", inspect_token(p, i), gc, params[which]);
         inspect_linear(o, matrix_row(&p->block.ln1, i), l, gc, max_terms);
@@ -457,8 +457,8 @@ inspect_output(struct out *o, const struct cell_at *at)
     char v[24];
 
     emit(o, "out[%s][%d] = %s\n", inspect_token(p, i), c, inspect_num(v, MAT_AT(&p->st.output, i, c)));
-    if (pipeline_gpt2(p) != NULL) {
-        const struct decoder_linear *l = &pipeline_gpt2(p)->model->dec.blocks[p->layer].o;
+    if (pipeline_decoder(p) != NULL) {
+        const struct decoder_linear *l = &pipeline_decoder(p)->model->dec.blocks[p->layer].o;
         emit(o, "z[%s] . column %d of W_o (%s):\n", inspect_token(p, i), c,
              p->decoder != NULL && p->decoder->positions == DECODER_POSITIONS_ROPE ? "o_proj"
                                                                                    : "c_proj");
@@ -623,5 +623,5 @@ inspect_param_cell(const struct pipeline *p, enum view_stage s, int head, int ro
 const struct decoder_block *
 inspect_block_of(const struct pipeline *p)
 {
-    return &pipeline_gpt2(p)->model->dec.blocks[p->layer];
+    return &pipeline_decoder(p)->model->dec.blocks[p->layer];
 }

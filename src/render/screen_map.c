@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnscope/families/gpt2/family_gpt2.h"
-#include "attnscope/families/gpt2/headmap.h"
+#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/decoder/headmap.h"
 #include "render/stagemap.h"
 #include "render/screen.h"
 #include "render/view_parts.h"
@@ -68,7 +68,7 @@ pool_max(const struct pipeline *p, const float *w, int n, int f, bool skip_first
 static void
 draw_head_heatmaps(struct grid *g, struct view *v, const struct pipeline *p, int top)
 {
-    const struct gpt2_state *m = pipeline_gpt2(p);
+    const struct family_decoder_state *m = pipeline_decoder(p);
     const int heads = p->st.shape.heads;
     const int layers = p->layers;
     const int n = p->st.nq;
@@ -261,7 +261,7 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
 static bool
 has_model(const struct pipeline *p)
 {
-    return pipeline_gpt2(p) != NULL;
+    return pipeline_decoder(p) != NULL;
 }
 
 const struct screen screen_map = { "map", has_model, draw_model_map, NULL };

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/decoder/family_decoder.h"
 #include "render/screen.h"
 #include "render/view_parts.h"
 
@@ -48,7 +48,7 @@ prob_among(const int *ids, const float *probs, int top, int id)
  * "\u2192?" when no longer among the top ones).
  */
 static void
-draw_before_after(struct grid *g, struct view *v, const struct gpt2_state *m, int pos, int y)
+draw_before_after(struct grid *g, struct view *v, const struct family_decoder_state *m, int pos, int y)
 {
     const int top = m->run.top;
     const int *id = m->run.top_ids + (size_t)pos * (size_t)top;
@@ -84,7 +84,7 @@ draw_before_after(struct grid *g, struct view *v, const struct gpt2_state *m, in
 static void
 draw_next_view(struct grid *g, struct view *v, const struct pipeline *p)
 {
-    const struct gpt2_state *m = pipeline_gpt2(p);
+    const struct family_decoder_state *m = pipeline_decoder(p);
     const int outputs = decoder_outputs(&m->model->dec.cfg);
     const int LENS_K = outputs < 3 ? outputs : 3;
     const int top = m->run.top;
@@ -172,7 +172,7 @@ draw_next_view(struct grid *g, struct view *v, const struct pipeline *p)
 static bool
 has_model(const struct pipeline *p)
 {
-    return pipeline_gpt2(p) != NULL;
+    return pipeline_decoder(p) != NULL;
 }
 
 const struct screen screen_next = { "next", has_model, draw_next_view, NULL };

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "attnscope/base/utf8.h"
-#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/decoder/family_decoder.h"
 #include "render/screen.h"
 #include "render/view_parts.h"
 
@@ -32,7 +32,7 @@ weight_of(const struct matrix *w, bool key_side, int focus, int j)
 static void
 draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
 {
-    const struct gpt2_state *m = pipeline_gpt2(p);
+    const struct family_decoder_state *m = pipeline_decoder(p);
     const bool ks = v->key_side;
     struct pipeline_view w;
     const int q = v->cursor_row < p->st.nq ? v->cursor_row : p->st.nq - 1;

@@ -17,7 +17,7 @@
 #include "render/inspect.h"
 #include "render/screen.h"
 #include "render/stagemap.h"
-#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/decoder/family_decoder.h"
 #include "render/text.h"
 #include "attnscope/kernels/rowops.h"
 #include "render/view.h"
@@ -311,9 +311,9 @@ view_draw_knob_bar(struct grid *g, const struct pipeline *p)
     }
     use = full_len <= g->width ? full : terse;
     grid_fill(g, bar, ' ', style_role(ROLE_BAR));
-    if (pipeline_gpt2(p) != NULL) {
+    if (pipeline_decoder(p) != NULL) {
         /* A trained model: its name and the layer shown come first. */
-        const struct gpt2_state *m = pipeline_gpt2(p);
+        const struct family_decoder_state *m = pipeline_decoder(p);
         x += grid_printf(g, x, 0, g->width - x, style_role(ROLE_BAR), "%s ", m->model->name);
         x += grid_put(g, x, 0, g->width - x, style_role(ROLE_BAR_KEY), ",.");
         x += grid_printf(g, x, 0, g->width - x, style_role(ROLE_BAR), ":layer %d of 0-%d ",
@@ -474,7 +474,7 @@ view_draw_sentence(struct grid *g, const struct view *v, const struct pipeline *
         /* The tokens, with made-up ones marked '*'; an ellipsis when they do not fit. */
         char count[160];
         int room;
-        const struct gpt2_state *m = pipeline_gpt2(p);
+        const struct family_decoder_state *m = pipeline_decoder(p);
         if (m != NULL && m->run.top > 0) {
             /* What a language model is asked first: its next token, from every stage. */
             const size_t last = (size_t)(m->run.n - 1) * (size_t)m->run.top;
@@ -1006,7 +1006,7 @@ view_stage_title(struct view *v, const struct pipeline *p, char *title, size_t t
     if (explain_stage_per_head(v->stage) && p->st.shape.heads > 1)
         snprintf(title, title_size, "%s%s, head %d of %d (%d x %d)", layer, explain_title(v->stage),
                  v->head, p->st.shape.heads, rows, cols);
-    else if (v->stage == VIEW_POSITIONAL && pipeline_gpt2(p) != NULL)
+    else if (v->stage == VIEW_POSITIONAL && pipeline_decoder(p) != NULL)
         snprintf(title, title_size, "%s%s (%d x %d)", layer,
                  p->layer == 0 ? "Position embeddings added: the block's input" : "The block's input",
                  rows, cols);

@@ -65,12 +65,12 @@
 
 #include "attnscope/kernels/cpu.h"
 #include "attnscope/files/tensor.h"
-#include "attnscope/families/gpt2/family_gpt2.h"
-#include "attnscope/families/gpt2/gpt2.h"
-#include "attnscope/families/gpt2/model.h"
+#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/architectures/gpt2.h"
+#include "attnscope/families/decoder/model.h"
 #include "../gpt2_random.h"
 #include "../llama_random.h"
-#include "attnscope/families/llama/llama.h"
+#include "attnscope/architectures/llama.h"
 #include "attnscope/kernels/linalg.h"
 #include "attnscope/kernels/parallel.h"
 #include "attnscope/pipeline/pipeline.h"
@@ -569,7 +569,7 @@ cmd_spawn(const char *name, int reps, char **argv)
 /* ------------------------------------------------------------------- load */
 
 /*
- * Opening a model's weights (gpt2_load: the files read, checked and
+ * Opening a model's weights (architecture_load: the files read, checked and
  * converted into the model's own memory), a folder or a weights file,
  * reps times; the peak memory is a fresh process's (spawn it with reps 1).
  */
@@ -579,7 +579,7 @@ cmd_load(const char *name, const char *path, int reps)
     double times[MAX_REPS];
     struct stat sb;
     char dir[4096];
-    struct gpt2_options o = { NULL, 0 };
+    struct arch_options o = { NULL, 0 };
 
     if (reps > MAX_REPS)
         reps = MAX_REPS;
@@ -596,7 +596,7 @@ cmd_load(const char *name, const char *path, int reps)
         struct decoder_model m;
         struct attn_error err;
         double t0 = now();
-        if (gpt2_load(&m, dir, &o, &err) != ATTN_OK) {
+        if (architecture_load(&m, dir, &o, &err) != ATTN_OK) {
             fprintf(stderr, "bench: %s\n", err.msg);
             return 1;
         }
@@ -639,7 +639,7 @@ cmd_gpt2(int n, int reps)
     if (n < 1 || n > 1024)
         return 1;
     gpt2_random_model(&m, &cfg, 0.1f, 1);
-    /* Packed once, as gpt2_load does (BENCH_NO_PACK=1: packed on every product, as before). */
+    /* Packed once, as the view does (BENCH_NO_PACK=1: packed on every product, as before). */
     if (getenv("BENCH_NO_PACK") == NULL && !decoder_pack(&m))
         return 1;
     if (reps > MAX_REPS)
@@ -764,7 +764,7 @@ cmd_gpt2_view(const char *dir, int n, int reps)
         fprintf(stderr, "bench: %s\n", err.msg);
         return 1;
     }
-    (void)gpt2_pack_if_room(&m.dec); /* as the view does */
+    (void)family_decoder_pack_if_room(&m.dec); /* as the view does */
     /* Ten tokens a repetition: GPT-2's BPE reads each " word" and the "." as one. */
     sentence = malloc((size_t)n * sizeof words / 10 + sizeof words);
     if (sentence == NULL)
@@ -780,7 +780,7 @@ cmd_gpt2_view(const char *dir, int n, int reps)
     attention_config_init(&cfg);
     memset(&src, 0, sizeof src);
     src.sentence = sentence;
-    src.family = &family_gpt2;
+    src.family = &family_decoder;
     src.model = &m;
     src.top = 5;
     t = open_view(&a, &cfg, &src, in, out);
@@ -894,7 +894,7 @@ open_llama(const char *dir, struct decoder_model *m)
 {
     struct attn_error err;
 
-    if (llama_load(m, dir, NULL, &err) != ATTN_OK) {
+    if (architecture_load(m, dir, &(struct arch_options){ NULL, 0 }, &err) != ATTN_OK) {
         fprintf(stderr, "bench: %s\n", err.msg);
         return 1;
     }
@@ -1032,7 +1032,7 @@ main(int argc, char **argv)
     if (argc >= 3 && strcmp(argv[1], "gpt2-bytes") == 0) {
         /* What attnscope --model keeps for n tokens of GPT-2 small (its family's estimate). */
         const size_t n = (size_t)atoi(argv[2]);
-        printf("gpt2_bytes_%zu\t%zu\n", n, gpt2_pipeline_bytes(&gpt2_small, (int)n, 5));
+        printf("gpt2_bytes_%zu\t%zu\n", n, family_decoder_pipeline_bytes(&gpt2_small, (int)n, 5));
         return 0;
     }
     if (argc >= 3 && strcmp(argv[1], "gpt2-folder") == 0)

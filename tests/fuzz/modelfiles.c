@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "attnscope/text/bpe.h"
-#include "attnscope/families/gpt2/gpt2.h"
-#include "attnscope/families/llama/llama.h"
+#include "attnscope/architectures/gpt2.h"
+#include "attnscope/architectures/llama.h"
 #include "fuzz.h"
 
 static const char *

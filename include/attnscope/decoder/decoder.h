@@ -81,6 +81,8 @@ struct decoder_config {
     bool scale_attn_weights; /* divide the scores by sqrt(head size) */
     bool scale_by_layer;     /* and by the layer's number + 1 (GPT-2's inverse layer index) */
     bool tied;               /* the logits through the token embedding */
+    /* Which linears have biases: the queries', keys' and values'; the attention's output; the MLP's. */
+    bool bias_qkv, bias_o, bias_mlp;
     /*
      * 0: the last norm's output scores the vocabulary (next tokens); else
      * it scores this many classes through a head of their own with a bias

@@ -86,34 +86,12 @@ struct family {
 /* The book's chapter-3 classes. */
 extern const struct family family_book;
 /* A trained GPT-2 from its files (model.h), every block's stages. */
-extern const struct family family_gpt2;
+extern const struct family family_decoder;
 
 /* Every family attnscope has, NULL-terminated. */
 extern const struct family *const families[];
 
 /* The family called name, or NULL. */
 const struct family *family_find(const char *name);
-
-struct decoder_model;
-
-/*
- * An architecture of trained decoders beside GPT-2 that a model folder may
- * hold (Llama, Qwen): the config.json model_types it reads, whether a
- * weights file's names are its own (the book's files come without a
- * config.json), and how its weights are read into a decoder description.
- * families.c lists them; the trained-model family (family_gpt2) runs them
- * all through the same decoder.
- */
-struct family_architecture {
-    const char *name;                    /* "llama" */
-    const char *model_types;             /* for messages: "llama, qwen2, qwen3" */
-    bool (*knows)(const char *model_type);
-    bool (*claims)(const char *weights);  /* the tensors' names are this architecture's */
-    enum attn_status (*load)(struct decoder_model *m, const char *dir, const char *weights,
-                             struct attn_error *err);
-};
-
-/* The architectures beside GPT-2, NULL-terminated. */
-extern const struct family_architecture *const family_architectures[];
 
 #endif

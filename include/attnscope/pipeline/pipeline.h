@@ -74,7 +74,7 @@ struct model;
 
 /*
  * The stages of a transformer block beyond attention, and ln_f after the
- * last block: a trained model's (family_gpt2), never the book's classes'.
+ * last block: a trained model's (family_decoder), never the book's classes'.
  */
 #define PIPELINE_BLOCK_STAGES                                                            \
     (FAMILY_STAGE(STAGE_LN1) | FAMILY_STAGE(STAGE_RESIDUAL1) | FAMILY_STAGE(STAGE_LN2) | \
@@ -120,7 +120,7 @@ struct pipeline_source {
     const struct attention_params *weights; /* borrowed; NULL: draw from the seed */
     const struct qkv_given *qkv;            /* borrowed; not NULL: Q, K, V given, no sentence */
     const struct family *family;            /* the model family; NULL: the book's */
-    const struct model *model;              /* borrowed; a trained model's files (family_gpt2) */
+    const struct model *model;              /* borrowed; a trained model's files (family_decoder) */
     int top;                                /* next tokens kept per position (a model) */
     bool bos;                               /* put <|endoftext|> first (a model) */
     const unsigned char *ablated;           /* (layers * heads) 1: a head zeroed (a model), or NULL */

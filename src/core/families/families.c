@@ -1,19 +1,12 @@
-/* family.c: the model families attnscope has (see family.h). */
+/* families.c: the model families attnscope has (see family.h). */
 #include "config.h"
 
 #include <stddef.h>
 #include <string.h>
 
-#include "attnscope/families/llama/llama.h"
 #include "attnscope/pipeline/family.h"
 
-const struct family *const families[] = { &family_book, &family_gpt2, NULL };
-
-static const struct family_architecture llama = {
-    "llama", "llama, qwen2, qwen3", llama_knows, llama_claims, llama_load,
-};
-
-const struct family_architecture *const family_architectures[] = { &llama, NULL };
+const struct family *const families[] = { &family_book, &family_decoder, NULL };
 
 const struct family *
 family_find(const char *name)

@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/decoder/family_decoder.h"
 #include "render/parts/parts.h"
 
 /* Whether the MLP is SwiGLU's (gate, up, down). */
@@ -41,7 +41,7 @@ text_swiglu(const struct pipeline *p, char *buf, size_t size)
 void
 text_fc(const struct pipeline *p, char *buf, size_t size)
 {
-    const struct gpt2_state *g = pipeline_gpt2(p);
+    const struct family_decoder_state *g = pipeline_decoder(p);
 
     if (gated(p)) {
         snprintf(buf, size,

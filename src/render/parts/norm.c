@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/decoder/family_decoder.h"
 #include "render/parts/parts.h"
 
 /* Whether the model's norms are RMSNorm. */
@@ -91,7 +91,7 @@ layer_norm_cell(struct out *o, const struct cell_at *at, const char *name, const
     for (int k = 0; k < c; k++)
         var += ((double)x[k] - mean) * ((double)x[k] - mean);
     var /= c;
-    inv = (float)(1.0 / sqrt(var + (double)pipeline_gpt2(at->p)->model->dec.cfg.eps));
+    inv = (float)(1.0 / sqrt(var + (double)pipeline_decoder(at->p)->model->dec.cfg.eps));
     emit(o, "%s[%s][%d] = %s\n", name, inspect_token(at->p, at->row), j, inspect_num(v, got));
     emit(o, "row %s: mean %s, variance %s (over its %d numbers)\n", from, inspect_num(m, (float)mean),
          inspect_num(s2, (float)var), c);
@@ -157,8 +157,8 @@ void
 inspect_final(struct out *o, const struct cell_at *at)
 {
     const struct pipeline *p = at->p;
-    const struct decoder_model *m = &pipeline_gpt2(p)->model->dec;
-    const struct decoder_run *r = &pipeline_gpt2(p)->run;
+    const struct decoder_model *m = &pipeline_decoder(p)->model->dec;
+    const struct decoder_run *r = &pipeline_decoder(p)->run;
     const float *x = r->layers[m->cfg.n_layer - 1].resid2 + (size_t)at->row * (size_t)m->cfg.n_embd;
 
     if (rms(p)) {

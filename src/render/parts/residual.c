@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/decoder/family_decoder.h"
 #include "render/parts/parts.h"
 
 void

@@ -9,13 +9,13 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/decoder/family_decoder.h"
 #include "render/parts/parts.h"
 
 static const struct decoder_model *
 model_of(const struct pipeline *p)
 {
-    return &pipeline_gpt2(p)->model->dec;
+    return &pipeline_decoder(p)->model->dec;
 }
 
 void

@@ -1,5 +1,5 @@
 /*
- * family_gpt2.h: what the GPT-2 family keeps beyond the stages every
+ * family_decoder.h: what the GPT-2 family keeps beyond the stages every
  * family shares: the token ids and the forward pass (gpt2.h) behind them,
  * for the front ends' token ids and next-token predictions.
  */
@@ -8,11 +8,10 @@
 
 #include <stdbool.h>
 
-#include "attnscope/families/gpt2/gpt2.h"
-#include "attnscope/families/gpt2/model.h"
+#include "attnscope/families/decoder/model.h"
 #include "attnscope/pipeline/pipeline.h"
 
-struct gpt2_state {
+struct family_decoder_state {
     const struct model *model; /* borrowed from the pipeline's source */
     int *ids;                  /* (n) the token ids, <|endoftext|> first with bos */
     bool bos;
@@ -30,12 +29,26 @@ struct gpt2_state {
 };
 
 /* p's model state, or NULL when p is not a trained model's. */
-const struct gpt2_state *pipeline_gpt2(const struct pipeline *p);
+const struct family_decoder_state *pipeline_decoder(const struct pipeline *p);
 
 /* What a pipeline of n tokens of this model holds beside the weights (its estimate). */
-size_t gpt2_pipeline_bytes(const struct decoder_config *c, int n, int top);
+size_t family_decoder_pipeline_bytes(const struct decoder_config *c, int n, int top);
+
+/*
+ * The weights packed once for the products, when they and what packing
+ * holds beside them (decoder_pack_transient_bytes) take at most four fifths
+ * of this machine's memory: for a front end that runs many forwards (the
+ * view: every edit and knob).  Packing GPT-2 small takes about 0.3 s, which
+ * one forward (--print) does not win back, so --print and --export do not
+ * pack; the products then pack as they go, with the same bits.  Packed a
+ * layer at a time (decoder_pack_replacing), each layer's copies given back
+ * as its packs are made (a bfloat16 matrix packed over itself): the packs
+ * take the weights' place rather than adding a second copy, even while
+ * they are made.  true when everything was packed.
+ */
+bool family_decoder_pack_if_room(struct decoder_model *m);
 
 /* The knobs of cfg that a trained model has (mask, scaling, temperature). */
-void gpt2_knobs_of(const struct attention_config *cfg, struct decoder_knobs *k);
+void family_decoder_knobs_of(const struct attention_config *cfg, struct decoder_knobs *k);
 
 #endif

@@ -7,9 +7,9 @@
 
 #include "attnscope/base/progress.h"
 #include "attnscope/base/utf8.h"
-#include "attnscope/families/gpt2/family_gpt2.h"
-#include "attnscope/families/gpt2/gpt2_export.h"
-#include "attnscope/families/gpt2/headmap.h"
+#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/decoder/model_export.h"
+#include "attnscope/families/decoder/headmap.h"
 #include "attnscope/files/csvio.h"
 #include "attnscope/files/fileio.h"
 
@@ -69,7 +69,7 @@ write_output_text(FILE *f, const struct model *m, int id)
 
 /* tokens.csv: position,id,token, the token as the text it stands for (write_token_text). */
 static enum attn_status
-write_model_tokens(struct fileio_batch *b, const struct gpt2_state *g, struct attn_error *err)
+write_model_tokens(struct fileio_batch *b, const struct family_decoder_state *g, struct attn_error *err)
 {
     FILE *f;
     enum attn_status st = fileio_batch_open(b, "tokens.csv", &f, err);
@@ -87,7 +87,7 @@ write_model_tokens(struct fileio_batch *b, const struct gpt2_state *g, struct at
 
 /* next.csv: position,rank,id,token,probability, the top K after every position. */
 static enum attn_status
-write_model_next(struct fileio_batch *b, const struct gpt2_state *g, struct attn_error *err)
+write_model_next(struct fileio_batch *b, const struct family_decoder_state *g, struct attn_error *err)
 {
     FILE *f;
     char value[32];
@@ -158,7 +158,7 @@ write_model_heads(struct fileio_batch *b, const struct pipeline *p, struct attn_
  * (position,layer,rank,id,token,probability).
  */
 static enum attn_status
-write_model_lens(struct fileio_batch *b, const struct gpt2_state *g, int position,
+write_model_lens(struct fileio_batch *b, const struct family_decoder_state *g, int position,
                  struct attn_error *err)
 {
     const int layers = g->model->dec.cfg.n_layer;
@@ -240,7 +240,7 @@ enum attn_status
 export_model_view(struct pipeline *p, enum export_model_what what, enum pipeline_stage s, int head,
                   int position, const char *dir, int *written, struct attn_error *err)
 {
-    const struct gpt2_state *g = pipeline_gpt2(p);
+    const struct family_decoder_state *g = pipeline_decoder(p);
     struct fileio_batch b;
     enum attn_status st;
     char folder[32];
@@ -284,7 +284,7 @@ enum attn_status
 export_model(struct pipeline *p, const struct pipeline_selection *sel, int count, const char *dir,
              int *written, struct attn_error *err)
 {
-    const struct gpt2_state *g = pipeline_gpt2(p);
+    const struct family_decoder_state *g = pipeline_decoder(p);
     const int shown = p->layer;
     struct fileio_batch b;
     enum attn_status st;

@@ -22,21 +22,20 @@
 #include <stddef.h>
 
 #include "attnscope/base/status.h"
+#include "attnscope/architectures/architecture.h"
 #include "attnscope/decoder/decoder.h"
 
 /*
- * What the sizes come from, first found: the folder's config.json
- * (Hugging Face's keys, or the book's GPT_CONFIG saved as JSON: emb_dim,
- * n_heads, n_layers, context_length, vocab_size), its hparams.json
- * (OpenAI's: n_vocab, n_ctx, n_embd, n_head, n_layer), else the tensors'
- * shapes (n_layer, n_embd, the vocabulary, the context, the MLP's width,
- * whether the queries have a bias), the head count then from --heads or
- * GPT-2's own sizes (768 -> 12, 1024 -> 16, 1280 -> 20, 1600 -> 25).
+ * GPT-2 as an architecture: its sizes from, first found, the folder's
+ * config.json (Hugging Face's keys, or the book's GPT_CONFIG saved as
+ * JSON: emb_dim, n_heads, n_layers, context_length, vocab_size), its
+ * hparams.json (OpenAI's: n_vocab, n_ctx, n_embd, n_head, n_layer), else
+ * the tensors' shapes (n_layer, n_embd, the vocabulary, the context, the
+ * MLP's width, whether the queries have a bias), the head count then from
+ * --heads or GPT-2's own sizes (768 -> 12, 1024 -> 16, 1280 -> 20, 1600 ->
+ * 25).
  */
-struct gpt2_options {
-    const char *weights; /* a weights file to read; NULL: the folder's (tensors.h) */
-    int heads;           /* --heads: the head count where no file gives it (0: none) */
-};
+extern const struct architecture arch_gpt2;
 
 /* GPT-2's defaults for what a config may leave out (LayerNorm 1e-5, GELU, scaled, tied). */
 void gpt2_config_defaults(struct decoder_config *c);
@@ -57,30 +56,5 @@ enum attn_status gpt2_hparams_load(struct decoder_config *c, const char *path,
  */
 int gpt2_heads(int file_heads, const char *file, int wanted, int n_embd, const char *source,
                char *note, size_t note_size, struct attn_error *err);
-
-/*
- * Loads the model in the folder dir (or the weights file o->weights, its
- * config looked for in dir): the tensors' names say the layout (Hugging
- * Face's, with or without `transformer.`; the book's GPTModel; OpenAI's
- * TensorFlow names), every shape is checked against the sizes, and the
- * weights are read into the model's own memory; nothing is left
- * half-loaded on failure.  o may be NULL.
- */
-enum attn_status gpt2_load(struct decoder_model *m, const char *dir, const struct gpt2_options *o,
-                           struct attn_error *err);
-
-/*
- * The weights packed once for the products, when they and what packing
- * holds beside them (decoder_pack_transient_bytes) take at most four fifths
- * of this machine's memory: for a front end that runs many forwards (the
- * view: every edit and knob).  Packing GPT-2 small takes about 0.3 s, which
- * one forward (--print) does not win back, so --print and --export do not
- * pack; the products then pack as they go, with the same bits.  Packed a
- * layer at a time (decoder_pack_replacing), each layer's copies given back
- * as its packs are made (a bfloat16 matrix packed over itself): the packs
- * take the weights' place rather than adding a second copy, even while
- * they are made.  true when everything was packed.
- */
-bool gpt2_pack_if_room(struct decoder_model *m);
 
 #endif

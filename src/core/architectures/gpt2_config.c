@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attnscope/families/gpt2/gpt2.h"
+#include "attnscope/architectures/gpt2.h"
 #include "attnscope/files/jsonfile.h"
 
 /*

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attnscope/families/llama/llama.h"
+#include "attnscope/architectures/llama.h"
 #include "attnscope/files/jsonfile.h"
 
 /* The model types this family reads, and the class Hugging Face names for each. */
@@ -258,9 +258,9 @@ llama_config_load(struct llama_config *lc, const char *path, struct attn_error *
     }
     type = type_of(root);
     if (!llama_knows(type)) {
-        attn_fail(err, ATTN_EPARSE,
-                  "%s: model_type %s is not supported yet; supported: gpt2, llama, qwen2, qwen3",
-                  path, type != NULL ? type : "(none)");
+        char names[160];
+        attn_fail(err, ATTN_EPARSE, "%s: model_type %s is not supported yet; supported: %s", path,
+                  type != NULL ? type : "(none)", architecture_types(names, sizeof names));
         goto done;
     }
     snprintf(lc->model_type, sizeof lc->model_type, "%s", type);
@@ -287,16 +287,16 @@ llama_config_load(struct llama_config *lc, const char *path, struct attn_error *
     c->tied = flag;
     if (strcmp(type, "qwen2") == 0) {
         /* Qwen2's queries, keys and values always have biases, its output projection none. */
-        lc->qkv_bias = true;
+        c->bias_qkv = true;
     } else {
         if ((flag = jsonfile_bool(root, path, "attention_bias", false, err)) < 0)
             goto done;
-        lc->qkv_bias = lc->o_bias = flag;
+        c->bias_qkv = c->bias_o = flag;
     }
     if (strcmp(type, "llama") == 0) {
         if ((flag = jsonfile_bool(root, path, "mlp_bias", false, err)) < 0)
             goto done;
-        lc->mlp_bias = flag;
+        c->bias_mlp = flag;
     }
     /* The token --bos puts first (Llama 3's <|begin_of_text|>); a list or null: none. */
     {

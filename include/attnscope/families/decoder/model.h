@@ -20,9 +20,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "attnscope/text/bpe.h"
-#include "attnscope/families/gpt2/gpt2.h"
 #include "attnscope/base/status.h"
+#include "attnscope/decoder/decoder.h"
+#include "attnscope/text/bpe.h"
 
 #define MODEL_PATH_MAX 4096
 /* Classes a classifier's names are kept for (more are "class N"). */

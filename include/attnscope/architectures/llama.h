@@ -20,17 +20,18 @@
 #include <stdbool.h>
 
 #include "attnscope/base/status.h"
+#include "attnscope/architectures/architecture.h"
 #include "attnscope/decoder/decoder.h"
 
-/* What a Llama-style config says beside the decoder's sizes. */
+/* What a Llama-style config says beside the decoder's description (its biases included). */
 struct llama_config {
     struct decoder_config dec;
     char model_type[16]; /* "llama", "qwen2", "qwen3" */
-    bool qkv_bias;       /* biases on the queries', keys' and values' projections */
-    bool o_bias;         /* and on the output projection */
-    bool mlp_bias;       /* on gate, up and down */
     int bos_token;       /* bos_token_id, or -1 */
 };
+
+/* The architectures: Llama (SmolLM2, Llama 3.x), Qwen2 (Qwen2.5), Qwen3. */
+extern const struct architecture arch_llama, arch_qwen2, arch_qwen3;
 
 /* Whether model_type is one of this family's ("llama", "qwen2", "qwen3"). */
 bool llama_knows(const char *model_type);
@@ -38,17 +39,5 @@ bool llama_knows(const char *model_type);
 /* Reads and audits config.json; errors name the file and the key. */
 enum attn_status llama_config_load(struct llama_config *c, const char *path,
                                    struct attn_error *err);
-
-/*
- * Loads the model in dir (or the weights file `weights`, its config.json
- * looked for in dir; the book's .pth has none: its sizes are read from the
- * tensors' shapes and the book's settings for Qwen3 and Llama 3.2).
- * Nothing is left half-loaded on failure.
- */
-enum attn_status llama_load(struct decoder_model *m, const char *dir, const char *weights,
-                            struct attn_error *err);
-
-/* Whether the tensors at path are named as a Llama-style model's (Hugging Face's or the book's). */
-bool llama_claims(const char *path);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * family_gpt2.c: a trained GPT-2 behind the family seam (family.h).
+ * family_decoder.c: a trained GPT-2 behind the family seam (family.h).
  *
  * create tokenizes the sentence with the model's BPE, runs the forward
  * pass (decoder.h: every layer's keys, values and output kept, and the
@@ -19,23 +19,23 @@
 #include <unistd.h>
 
 #include "attnscope/base/sysmem.h"
-#include "attnscope/families/gpt2/family_gpt2.h"
+#include "attnscope/families/decoder/family_decoder.h"
 #include "attnscope/kernels/rowops.h"
 
-static struct gpt2_state *
+static struct family_decoder_state *
 state(const struct pipeline *p)
 {
-    return (struct gpt2_state *)p->family_state;
+    return (struct family_decoder_state *)p->family_state;
 }
 
-const struct gpt2_state *
-pipeline_gpt2(const struct pipeline *p)
+const struct family_decoder_state *
+pipeline_decoder(const struct pipeline *p)
 {
-    return p != NULL && p->family == &family_gpt2 ? state(p) : NULL;
+    return p != NULL && p->family == &family_decoder ? state(p) : NULL;
 }
 
 void
-gpt2_knobs_of(const struct attention_config *cfg, struct decoder_knobs *k)
+family_decoder_knobs_of(const struct attention_config *cfg, struct decoder_knobs *k)
 {
     k->causal = cfg->mask != ATTN_MASK_NONE;
     k->scaled = cfg->scale;
@@ -99,7 +99,7 @@ encode(const struct pipeline_source *src, int **ids, int *n, struct attn_error *
 }
 
 size_t
-gpt2_pipeline_bytes(const struct decoder_config *c, int n, int top)
+family_decoder_pipeline_bytes(const struct decoder_config *c, int n, int top)
 {
     const size_t nn = (size_t)n;
 
@@ -108,7 +108,7 @@ gpt2_pipeline_bytes(const struct decoder_config *c, int n, int top)
 }
 
 bool
-gpt2_pack_if_room(struct decoder_model *m)
+family_decoder_pack_if_room(struct decoder_model *m)
 {
     const size_t have = sysmem_total();
 
@@ -134,7 +134,7 @@ gpt2_estimate(const struct attention_config *cfg, const struct pipeline_source *
     if (st != ATTN_OK)
         return st;
     free(ids);
-    *bytes = gpt2_pipeline_bytes(&src->model->dec.cfg, n, src->top);
+    *bytes = family_decoder_pipeline_bytes(&src->model->dec.cfg, n, src->top);
     return ATTN_OK;
 }
 
@@ -218,7 +218,7 @@ view(float *data, int rows, int cols)
 static enum attn_status
 gpt2_select_layer(struct pipeline *p, int layer, struct attn_error *err)
 {
-    struct gpt2_state *s = state(p);
+    struct family_decoder_state *s = state(p);
     const struct decoder_config *c = &s->model->dec.cfg;
     const struct decoder_layer_stages *l = &s->run.layers[layer];
     const int n = s->run.n;
@@ -249,7 +249,7 @@ gpt2_select_layer(struct pipeline *p, int layer, struct attn_error *err)
     p->st.scaled = l->scaled;
     {
         struct decoder_knobs k;
-        gpt2_knobs_of(&p->cfg, &k);
+        family_decoder_knobs_of(&p->cfg, &k);
         p->st.divisor = decoder_divisor(&s->model->dec, &k, layer);
         p->st.shape.divisor = p->st.divisor;
     }
@@ -269,7 +269,7 @@ gpt2_select_layer(struct pipeline *p, int layer, struct attn_error *err)
 static void
 gpt2_destroy_state(struct pipeline *p)
 {
-    struct gpt2_state *s = state(p);
+    struct family_decoder_state *s = state(p);
 
     /* The shared fields are views into the run: nothing of theirs to free. */
     memset(&p->embeddings, 0, sizeof p->embeddings);
@@ -294,7 +294,7 @@ gpt2_destroy_state(struct pipeline *p)
  * ablated heads changed, are what a forward would compute again.
  */
 static bool
-same_computation(const struct gpt2_state *prev, const struct gpt2_state *s)
+same_computation(const struct family_decoder_state *prev, const struct family_decoder_state *s)
 {
     return prev != NULL && prev->model == s->model && prev->bos == s->bos &&
            prev->top == s->top && prev->knobs.causal == s->knobs.causal &&
@@ -309,7 +309,7 @@ same_computation(const struct gpt2_state *prev, const struct gpt2_state *s)
  * same), or nothing.
  */
 static enum attn_status
-run_from(struct gpt2_state *prev, struct gpt2_state *s, int n, const struct decoder_knobs *k,
+run_from(struct family_decoder_state *prev, struct family_decoder_state *s, int n, const struct decoder_knobs *k,
          struct attn_error *err)
 {
     const struct decoder_model *d = &s->model->dec;
@@ -338,12 +338,12 @@ run_from(struct gpt2_state *prev, struct gpt2_state *s, int n, const struct deco
  * prev's memory over, only the new pipeline can show it.
  */
 static enum attn_status
-gpt2_build(struct pipeline *p, struct gpt2_state *prev, const struct attention_config *cfg,
+gpt2_build(struct pipeline *p, struct family_decoder_state *prev, const struct attention_config *cfg,
            const struct pipeline_source *src, struct attn_error *err)
 {
     const struct model *m = src->model;
     struct decoder_knobs k;
-    struct gpt2_state *s;
+    struct family_decoder_state *s;
     const struct decoder_config *c;
     enum attn_status st;
     int n;
@@ -362,7 +362,7 @@ gpt2_build(struct pipeline *p, struct gpt2_state *prev, const struct attention_c
     st = encode(src, &s->ids, &n, err);
     if (st != ATTN_OK)
         return st;
-    gpt2_knobs_of(cfg, &k);
+    family_decoder_knobs_of(cfg, &k);
     k.ablated = src->ablated;
     for (int e = 0; src->ablated != NULL && e < c->n_layer * c->n_head; e++)
         s->ablated_heads += src->ablated[e] != 0;
@@ -420,12 +420,12 @@ static enum attn_status
 gpt2_rebuild(struct pipeline *p, struct pipeline *prev, const struct attention_config *cfg,
              const struct pipeline_source *src, struct attn_error *err)
 {
-    return gpt2_build(p, prev != NULL && prev->family == &family_gpt2 ? state(prev) : NULL, cfg,
+    return gpt2_build(p, prev != NULL && prev->family == &family_decoder ? state(prev) : NULL, cfg,
                       src, err);
 }
 
 /* Stages a trained model has: all but the dropout's. */
-const struct family family_gpt2 = {
+const struct family family_decoder = {
     "gpt2",
     "a trained GPT-2 from its files: every block's stages, layer by layer",
     (FAMILY_STAGE(STAGE_COUNT) - 1) & ~FAMILY_STAGE(STAGE_DROPPED) &

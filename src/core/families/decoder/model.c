@@ -13,12 +13,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attnscope/files/fileio.h"
-#include "attnscope/files/digest.h"
-#include "attnscope/files/jsonfile.h"
-#include "attnscope/families/gpt2/model.h"
-#include "attnscope/pipeline/family.h"
+#include "attnscope/architectures/architecture.h"
 #include "attnscope/base/utf8.h"
+#include "attnscope/families/decoder/model.h"
+#include "attnscope/files/digest.h"
+#include "attnscope/files/fileio.h"
+#include "attnscope/files/jsonfile.h"
 
 /* a and b (and c) into out, or false when they do not fit. */
 static bool
@@ -602,71 +602,12 @@ describe_model(struct model *m, const char *tokenizer_from)
 
 static int read_hints(struct model *m, struct attn_error *err);
 
-/* The names of every architecture attnscope reads, for a refusal ("gpt2, llama, qwen2, qwen3"). */
-static void
-supported(char *buf, size_t size)
-{
-    size_t at = (size_t)snprintf(buf, size, "gpt2");
-
-    for (size_t i = 0; family_architectures[i] != NULL && at < size; i++)
-        at += (size_t)snprintf(buf + at, size - at, ", %s", family_architectures[i]->model_types);
-}
-
-/*
- * The architecture of the model in m->dir: its config.json's model_type
- * (GPT-2's when it has none: the book's GPT_CONFIG, OpenAI's hparams), or
- * without a config.json the weights' names; NULL: GPT-2.  -1 with err set
- * for a model_type attnscope does not read.
- */
-static int
-architecture_of(const struct model *m, const struct family_architecture **arch,
-                struct attn_error *err)
-{
-    char path[MODEL_PATH_MAX + 16];
-    const char *weights = m->weights[0] != '\0' ? m->weights : m->dir;
-
-    *arch = NULL;
-    if (!join(path, sizeof path, m->dir, "/config.json", ""))
-        return 0;
-    if (fileio_absent(path)) {
-        for (size_t i = 0; family_architectures[i] != NULL; i++)
-            if (family_architectures[i]->claims(weights)) {
-                *arch = family_architectures[i];
-                return 0;
-            }
-        return 0;
-    }
-    {
-        json_t *root = jsonfile_load(path, JSONFILE_CONFIG_MAX, err);
-        json_t *type = json_object_get(root, "model_type");
-        char names[160];
-        if (root == NULL)
-            return -1;
-        if (!json_is_string(type) || strcmp(json_string_value(type), "gpt2") == 0) {
-            json_decref(root);
-            return 0;
-        }
-        for (size_t i = 0; family_architectures[i] != NULL; i++)
-            if (family_architectures[i]->knows(json_string_value(type))) {
-                *arch = family_architectures[i];
-                json_decref(root);
-                return 0;
-            }
-        supported(names, sizeof names);
-        attn_fail(err, ATTN_EPARSE, "%s: model_type %s is not supported yet; supported: %s", path,
-                  json_string_value(type), names);
-        json_decref(root);
-        return -1;
-    }
-}
-
-
 enum attn_status
 model_open(struct model *m, const char *what, const struct model_options *o,
            struct attn_error *err)
 {
     char tokenizer_from[MODEL_PATH_MAX + 64];
-    const struct family_architecture *arch;
+    const struct architecture *arch;
     enum attn_status rc;
 
     memset(m, 0, sizeof *m);
@@ -687,17 +628,17 @@ model_open(struct model *m, const char *what, const struct model_options *o,
      * add up in the peak.
      */
     /* The architecture first: only GPT-2's may borrow GPT-2's tokenizer. */
-    if (architecture_of(m, &arch, err) != 0)
+    if (architecture_find(m->dir, m->weights[0] != '\0' ? m->weights : NULL, &arch, err) != 0)
         return err->status;
-    rc = open_tokenizer(m, arch == NULL, tokenizer_from, sizeof tokenizer_from, err);
+    rc = open_tokenizer(m, arch == NULL || !arch->own_tokenizer, tokenizer_from,
+                        sizeof tokenizer_from, err);
     if (rc == ATTN_OK) {
-        const struct gpt2_options go = { m->weights[0] != '\0' ? m->weights : NULL,
+        const struct arch_options ao = { m->weights[0] != '\0' ? m->weights : NULL,
                                          o != NULL ? o->heads : 0 };
 #ifdef __GLIBC__
         malloc_trim(0);
 #endif
-        rc = arch == NULL ? gpt2_load(&m->dec, m->dir, &go, err)
-                          : arch->load(&m->dec, m->dir, go.weights, err);
+        rc = architecture_read(&m->dec, arch, m->dir, &ao, err);
     }
     if (rc != ATTN_OK) {
         bpe_destroy(&m->bpe);

@@ -1,0 +1,168 @@
+/*
+ * architecture.h: a trained decoder's architecture as a description: the
+ * config.json model_types it claims, the file layouts its weights come
+ * in, a name table (a row per role, the tensor's name in each layout, in
+ * the spirit of llama.cpp's LLM_TENSOR_NAMES), its config reader and the
+ * parts it uses (decoder.h).  Reading a model is one walk over the table
+ * (architecture_read); an architecture supplies only what differs.
+ *
+ * Adding an architecture is a file (its table, its config reader, its
+ * describe) and a row in architectures[] (architectures.c); adding a
+ * layout is a column of every table that has it and a row of each
+ * architecture's layouts; adding a part is its kind in decoder.h and its
+ * roles here.
+ */
+#ifndef ATTNSCOPE_ARCHITECTURE_H
+#define ATTNSCOPE_ARCHITECTURE_H
+
+#include <stdbool.h>
+
+#include "attnscope/base/status.h"
+#include "attnscope/decoder/decoder.h"
+#include "attnscope/decoder/weights.h"
+
+/* The layouts of tensor names a model's files come in: a table's columns. */
+enum arch_layout {
+    ARCH_HF,     /* Hugging Face's (safetensors, pytorch_model.bin) */
+    ARCH_BOOK,   /* the book's notebooks' (torch.save of its GPTModel, Llama 3.2, Qwen3) */
+    ARCH_OPENAI, /* OpenAI's TensorFlow checkpoint of GPT-2 */
+    ARCH_LAYOUTS
+};
+
+/*
+ * The roles of a decoder's tensors: a table's rows.  Per layer roles have
+ * %d for the layer in their names.  A role a layout lacks is NULL there.
+ */
+enum arch_role {
+    ROLE_TOKEN_EMBD,  /* (vocab, width) */
+    ROLE_POS_EMBD,    /* (context, width): learned positions */
+    ROLE_OUTPUT_NORM, /* the final norm */
+    ROLE_OUTPUT,      /* (outputs, width): the head, read without the layout's prefix */
+    ROLE_ATTN_NORM,   /* the norm before attention */
+    ROLE_ATTN_QKV,    /* queries, keys and values in one matrix (GPT-2's c_attn) */
+    ROLE_ATTN_Q,
+    ROLE_ATTN_K,
+    ROLE_ATTN_V,
+    ROLE_ATTN_OUT,
+    ROLE_ATTN_Q_NORM, /* QK-norm's scales (a head's width) */
+    ROLE_ATTN_K_NORM,
+    ROLE_FFN_NORM,    /* the norm before the MLP */
+    ROLE_FFN_GATE,    /* SwiGLU's gate */
+    ROLE_FFN_UP,
+    ROLE_FFN_DOWN,
+    ARCH_ROLES
+};
+
+/* A role's tensors in one layout: the weight (a norm's scale) and its bias (a norm's shift). */
+struct arch_tensor {
+    const char *weight;
+    const char *bias; /* NULL: the layout has none for this role */
+};
+
+/* A row of a name table: a role, and its tensors in each layout. */
+struct arch_name {
+    enum arch_role role;
+    struct arch_tensor in[ARCH_LAYOUTS];
+};
+
+/* How a layout stores a linear's matrix. */
+enum arch_storage {
+    STORE_OUT_IN,     /* (out, in): nn.Linear, y = x W^T + b */
+    STORE_IN_OUT,     /* (in, out): GPT-2's Conv1D, y = x W + b */
+    STORE_ONE_IN_OUT, /* (1, in, out): OpenAI's Conv1D */
+};
+
+/* One layout an architecture's files come in. */
+struct arch_layout_of {
+    enum arch_layout layout;
+    const char *marker;        /* a tensor only this layout has (found with a prefix below) */
+    const char *prefixes[3];   /* put before every name but the head's ("", "model.") */
+    enum arch_storage storage;
+    enum decoder_names names;  /* what the screens call its tensors */
+};
+
+struct arch_options {
+    const char *weights; /* a weights file to read; NULL: the folder's (tensors.h) */
+    int heads;           /* --heads: the head count where no file gives it (0: none) */
+};
+
+struct architecture;
+
+/* What reading a model keeps: the tensors, the architecture and its layout. */
+struct arch_loader {
+    struct weights_loader w;
+    const struct architecture *arch;
+    const struct arch_layout_of *layout;
+};
+
+struct architecture {
+    const char *name;               /* "gpt2", "qwen3": the decoder_model's architecture */
+    const char *const *model_types; /* the config.json model_types it reads (NULL-ended) */
+    const char *const *classes;     /* the config.json architectures' classes it reads */
+    const struct arch_layout_of *layouts;
+    int layout_count;
+    const struct arch_name *names;  /* its name table */
+    int name_count;
+    bool keep_bf16;    /* its bfloat16 matrices stay bfloat16 in memory (half of float32) */
+    bool own_tokenizer; /* its tokenizer is its own (a Llama's); else GPT-2's may be borrowed */
+    /*
+     * The sizes into ld->w.m->cfg (and what gave them: described_by,
+     * context_from, heads_from, bos_token), from the folder's config file,
+     * or the tensors' shapes where there is none; ld->w.sizes_from set.
+     */
+    enum attn_status (*describe)(struct arch_loader *ld, const char *dir,
+                                 const struct arch_options *o, struct attn_error *err);
+};
+
+/* Every architecture attnscope reads, in the order files are matched to them; NULL-ended. */
+extern const struct architecture *const architectures[];
+
+/* The architecture reading config.json's model_type (or its architectures' class); NULL. */
+const struct architecture *architecture_of_type(const char *model_type);
+/* The model_types every architecture reads, ", " between them, into buf. */
+const char *architecture_types(char *buf, size_t size);
+
+/*
+ * The architecture of the model in dir (or the weights file o->weights):
+ * config.json's model_type names it (GPT-2 when the config has none);
+ * without a config.json, the first whose layout's marker the tensors have
+ * (NULL when none: the loader then says what it looked for).  -1 with err
+ * set for a config that cannot be read or a model_type no architecture
+ * reads.
+ */
+int architecture_find(const char *dir, const char *weights, const struct architecture **arch,
+                      struct attn_error *err);
+
+/*
+ * Reads the model in dir (or o->weights) as arch (architecture_find's, or
+ * NULL to find it): the layout its names say, its sizes (arch->describe,
+ * then decoder_config_check), every tensor of the table checked against
+ * the sizes and read into the model's own memory.  Nothing is left
+ * half-loaded on failure.  o may be NULL.
+ */
+enum attn_status architecture_read(struct decoder_model *m, const struct architecture *arch,
+                                   const char *dir, const struct arch_options *o,
+                                   struct attn_error *err);
+
+/* architecture_find, then architecture_read. */
+enum attn_status architecture_load(struct decoder_model *m, const char *dir,
+                                   const struct arch_options *o, struct attn_error *err);
+
+/*
+ * The name of role's weight (or bias) in ld's layout, for layer (ignored
+ * by the model-wide roles), into buf; NULL when the layout has none.  The
+ * layout's prefix is not in it (weights_* add it).
+ */
+const char *arch_name(const struct arch_loader *ld, enum arch_role role, int layer, bool bias,
+                      char *buf, size_t size);
+
+/* Whether the file has role's weight for layer in ld's layout. */
+bool arch_has(const struct arch_loader *ld, enum arch_role role, int layer);
+
+/* The size of dimension d of role's weight for layer, or -1. */
+int64_t arch_dim(const struct arch_loader *ld, enum arch_role role, int layer, int d);
+
+/* How many layers the file has (counted by each layer's first role of the table). */
+int arch_count_layers(const struct arch_loader *ld);
+
+#endif

@@ -1,0 +1,521 @@
+/*
+ * architecture.c: finding a model's architecture and reading its weights
+ * by one walk over the architecture's name table (see architecture.h).
+ */
+#include "config.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnscope/architectures/architecture.h"
+#include "attnscope/base/progress.h"
+#include "attnscope/files/fileio.h"
+#include "attnscope/files/jsonfile.h"
+
+static bool
+listed(const char *const *list, const char *name)
+{
+    for (size_t i = 0; list != NULL && list[i] != NULL; i++)
+        if (name != NULL && strcmp(list[i], name) == 0)
+            return true;
+    return false;
+}
+
+const struct architecture *
+architecture_of_type(const char *model_type)
+{
+    for (size_t i = 0; architectures[i] != NULL; i++)
+        if (listed(architectures[i]->model_types, model_type) ||
+            listed(architectures[i]->classes, model_type))
+            return architectures[i];
+    return NULL;
+}
+
+const char *
+architecture_types(char *buf, size_t size)
+{
+    size_t at = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; architectures[i] != NULL; i++)
+        for (size_t t = 0; architectures[i]->model_types[t] != NULL; t++)
+            attn_appendf(buf, size, &at, "%s%s", at > 0 ? ", " : "",
+                         architectures[i]->model_types[t]);
+    return buf;
+}
+
+/* The layout of arch whose marker the tensors have, its prefix into prefix; NULL: none. */
+static const struct arch_layout_of *
+layout_in(const struct tensor_source *src, const struct architecture *arch, char *prefix,
+          size_t size)
+{
+    for (int l = 0; l < arch->layout_count; l++) {
+        const struct arch_layout_of *lo = &arch->layouts[l];
+        for (size_t p = 0; p < sizeof lo->prefixes / sizeof lo->prefixes[0]; p++) {
+            char name[224];
+            const char *pre = lo->prefixes[p] != NULL ? lo->prefixes[p] : "";
+            if (p > 0 && lo->prefixes[p] == NULL)
+                break;
+            snprintf(name, sizeof name, "%s%s", pre, lo->marker);
+            if (tensors_find(src, name) != NULL) {
+                if (prefix != NULL)
+                    snprintf(prefix, size, "%s", pre);
+                return lo;
+            }
+        }
+    }
+    return NULL;
+}
+
+/* The first architecture of the table whose layout the tensors at path have; NULL: none. */
+static const struct architecture *
+claimed_by(const struct tensor_source *src)
+{
+    for (size_t i = 0; architectures[i] != NULL; i++)
+        if (layout_in(src, architectures[i], NULL, 0) != NULL)
+            return architectures[i];
+    return NULL;
+}
+
+/* The type a config names: model_type, else one of its architectures' classes; NULL: neither. */
+static const char *
+type_in(json_t *root, const struct architecture **arch)
+{
+    json_t *v = json_object_get(root, "model_type");
+    json_t *classes = json_object_get(root, "architectures");
+
+    *arch = NULL;
+    if (json_is_string(v)) {
+        *arch = architecture_of_type(json_string_value(v));
+        return json_string_value(v);
+    }
+    for (size_t a = 0; json_is_array(classes) && a < json_array_size(classes); a++) {
+        json_t *c = json_array_get(classes, a);
+        if (json_is_string(c) && (*arch = architecture_of_type(json_string_value(c))) != NULL)
+            return json_string_value(c);
+    }
+    return NULL;
+}
+
+int
+architecture_find(const char *dir, const char *weights, const struct architecture **arch,
+                  struct attn_error *err)
+{
+    char path[4200];
+
+    *arch = NULL;
+    if (snprintf(path, sizeof path, "%s/config.json", dir) >= (int)sizeof path) {
+        attn_fail(err, ATTN_EIO, "%s: the folder's name is too long", dir);
+        return -1;
+    }
+    if (fileio_absent(path)) {
+        struct tensor_source src;
+        struct attn_error ignored;
+        memset(&src, 0, sizeof src);
+        if (tensors_open(&src, weights != NULL ? weights : dir, &ignored) == ATTN_OK) {
+            *arch = claimed_by(&src);
+            tensors_close(&src);
+        }
+        return 0;
+    }
+    {
+        json_t *root = jsonfile_load(path, JSONFILE_CONFIG_MAX, err);
+        const char *type;
+        char names[160];
+        if (root == NULL)
+            return -1;
+        type = type_in(root, arch);
+        /* A config without a type is GPT-2's (the book's GPT_CONFIG saved as JSON, old files). */
+        if (type == NULL)
+            *arch = architecture_of_type("gpt2");
+        if (*arch == NULL) {
+            attn_fail(err, ATTN_EPARSE, "%s: model_type %s is not supported yet; supported: %s",
+                      path, type, architecture_types(names, sizeof names));
+            json_decref(root);
+            return -1;
+        }
+        json_decref(root);
+        return 0;
+    }
+}
+
+const char *
+arch_name(const struct arch_loader *ld, enum arch_role role, int layer, bool bias, char *buf,
+          size_t size)
+{
+    for (int i = 0; i < ld->arch->name_count; i++)
+        if (ld->arch->names[i].role == role) {
+            const struct arch_tensor *t = &ld->arch->names[i].in[ld->layout->layout];
+            const char *format = bias ? t->bias : t->weight;
+            if (format == NULL)
+                return NULL;
+            snprintf(buf, size, format, layer);
+            return buf;
+        }
+    return NULL;
+}
+
+bool
+arch_has(const struct arch_loader *ld, enum arch_role role, int layer)
+{
+    char name[160];
+
+    return arch_name(ld, role, layer, false, name, sizeof name) != NULL &&
+           weights_find(&ld->w, name) != NULL;
+}
+
+int64_t
+arch_dim(const struct arch_loader *ld, enum arch_role role, int layer, int d)
+{
+    char name[160];
+
+    return arch_name(ld, role, layer, false, name, sizeof name) != NULL
+               ? weights_dim(&ld->w, name, d)
+               : -1;
+}
+
+/* The first per-layer role of the table that ld's layout has: what counts the layers. */
+static enum arch_role
+layer_role(const struct arch_loader *ld)
+{
+    for (int i = 0; i < ld->arch->name_count; i++) {
+        const struct arch_tensor *t = &ld->arch->names[i].in[ld->layout->layout];
+        if (t->weight != NULL && strstr(t->weight, "%d") != NULL)
+            return ld->arch->names[i].role;
+    }
+    return ROLE_ATTN_NORM;
+}
+
+int
+arch_count_layers(const struct arch_loader *ld)
+{
+    const enum arch_role role = layer_role(ld);
+
+    for (int i = 0; i < ld->arch->name_count; i++)
+        if (ld->arch->names[i].role == role && ld->arch->names[i].in[ld->layout->layout].weight)
+            return weights_count_blocks(&ld->w, ld->arch->names[i].in[ld->layout->layout].weight,
+                                        1 << 24);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the walk */
+
+/* role's norm for layer: its scale, and its shift when it is a LayerNorm. */
+static int
+read_norm(struct arch_loader *ld, struct decoder_norm_weights *n, enum arch_role role, int layer,
+          int width, struct attn_error *err)
+{
+    char w[160], b[160];
+
+    if (arch_name(ld, role, layer, false, w, sizeof w) == NULL ||
+        (n->scale = weights_vector(&ld->w, w, width, err)) == NULL)
+        return -1;
+    if (ld->w.m->cfg.norm != DECODER_NORM_LAYER)
+        return 0;
+    return arch_name(ld, role, layer, true, b, sizeof b) == NULL ||
+                   (n->shift = weights_vector(&ld->w, b, width, err)) == NULL
+               ? -1
+               : 0;
+}
+
+/*
+ * Rows (or, stored in-out, columns) from..from+out of role's matrix of
+ * all outputs into l: a linear of in -> out, with its bias when has_bias.
+ */
+static int
+read_linear_part(struct arch_loader *ld, struct decoder_linear *l, enum arch_role role, int layer,
+                 int in, int all, int from, int out, bool has_bias, struct attn_error *err)
+{
+    char w[160], b[160];
+    const float *bv = NULL;
+
+    if (arch_name(ld, role, layer, false, w, sizeof w) == NULL) {
+        attn_fail(err, ATTN_EPARSE, "%s: %s's names have no tensor for this part", ld->w.m->source,
+                  ld->arch->name);
+        return -1;
+    }
+    if (has_bias) {
+        if (arch_name(ld, role, layer, true, b, sizeof b) == NULL) {
+            attn_fail(err, ATTN_EPARSE, "%s: %s's names in this layout have no bias for %s",
+                      ld->w.m->source, ld->arch->name, w);
+            return -1;
+        }
+        if ((bv = weights_vector(&ld->w, b, all, err)) == NULL)
+            return -1;
+        bv += from;
+    }
+    if (ld->layout->storage == STORE_OUT_IN) {
+        const float *f;
+        const uint16_t *h;
+        if (weights_matrix_kept(&ld->w, w, all, in, &f, &h, err) != 0)
+            return -1;
+        *l = (struct decoder_linear){ .w = f != NULL ? f + (size_t)from * (size_t)in : NULL,
+                                      .w16 = h != NULL ? h + (size_t)from * (size_t)in : NULL,
+                                      .b = bv, .in = in, .out = out, .ld = in, .out_in = true };
+        return 0;
+    }
+    {
+        const float *f = weights_matrix(&ld->w, w, ld->layout->storage == STORE_ONE_IN_OUT, in,
+                                        all, err);
+        if (f == NULL)
+            return -1;
+        *l = (struct decoder_linear){ .w = f + from, .b = bv, .in = in, .out = out, .ld = all };
+        return 0;
+    }
+}
+
+static int
+read_linear(struct arch_loader *ld, struct decoder_linear *l, enum arch_role role, int layer,
+            int in, int out, bool has_bias, struct attn_error *err)
+{
+    return read_linear_part(ld, l, role, layer, in, out, 0, out, has_bias, err);
+}
+
+/* Queries, keys and values: one matrix of the three side by side, or three of their own. */
+static int
+read_qkv(struct arch_loader *ld, struct decoder_block *b, int i, struct attn_error *err)
+{
+    const struct decoder_config *c = &ld->w.m->cfg;
+    const int C = c->n_embd, Q = decoder_q_width(c), K = decoder_kv_width(c);
+    const bool bias = c->bias_qkv;
+    char name[160];
+
+    if (arch_name(ld, ROLE_ATTN_QKV, i, false, name, sizeof name) != NULL)
+        return read_linear_part(ld, &b->q, ROLE_ATTN_QKV, i, C, Q + 2 * K, 0, Q, bias, err) ||
+                       read_linear_part(ld, &b->k, ROLE_ATTN_QKV, i, C, Q + 2 * K, Q, K, bias,
+                                        err) ||
+                       read_linear_part(ld, &b->v, ROLE_ATTN_QKV, i, C, Q + 2 * K, Q + K, K, bias,
+                                        err)
+                   ? -1
+                   : 0;
+    return read_linear(ld, &b->q, ROLE_ATTN_Q, i, C, Q, bias, err) ||
+                   read_linear(ld, &b->k, ROLE_ATTN_K, i, C, K, bias, err) ||
+                   read_linear(ld, &b->v, ROLE_ATTN_V, i, C, K, bias, err)
+               ? -1
+               : 0;
+}
+
+/* Layer i: its norms, its attention, its MLP, each the parts the description names. */
+static int
+read_layer(struct arch_loader *ld, int i, struct attn_error *err)
+{
+    const struct decoder_config *c = &ld->w.m->cfg;
+    const int C = c->n_embd, F = c->n_inner, hd = decoder_head_dim(c), Q = decoder_q_width(c);
+    struct decoder_block *b = &ld->w.m->blocks[i];
+    char name[160];
+
+    if (read_norm(ld, &b->norm1, ROLE_ATTN_NORM, i, C, err) != 0 || read_qkv(ld, b, i, err) != 0 ||
+        read_linear(ld, &b->o, ROLE_ATTN_OUT, i, Q, C, c->bias_o, err) != 0)
+        return -1;
+    if (c->qk_norm &&
+        (arch_name(ld, ROLE_ATTN_Q_NORM, i, false, name, sizeof name) == NULL ||
+         (b->q_norm.scale = weights_vector(&ld->w, name, hd, err)) == NULL ||
+         arch_name(ld, ROLE_ATTN_K_NORM, i, false, name, sizeof name) == NULL ||
+         (b->k_norm.scale = weights_vector(&ld->w, name, hd, err)) == NULL))
+        return -1;
+    if (read_norm(ld, &b->norm2, ROLE_FFN_NORM, i, C, err) != 0)
+        return -1;
+    switch (c->mlp) {
+    case DECODER_MLP_SWIGLU:
+        if (read_linear(ld, &b->gate, ROLE_FFN_GATE, i, C, F, c->bias_mlp, err) != 0)
+            return -1;
+        break;
+    case DECODER_MLP_GELU:
+        break;
+    }
+    return read_linear(ld, &b->up, ROLE_FFN_UP, i, C, F, c->bias_mlp, err) != 0 ||
+                   read_linear(ld, &b->down, ROLE_FFN_DOWN, i, F, C, c->bias_mlp, err) != 0
+               ? -1
+               : 0;
+}
+
+/*
+ * The head: tied to the embedding, a classifier's own (fewer rows, with a
+ * bias), or its own matrix.  Hugging Face keeps lm_head beside the model's
+ * prefix, so the head is read without the layout's.
+ */
+static int
+read_head(struct arch_loader *ld, struct attn_error *err)
+{
+    struct decoder_model *m = ld->w.m;
+    const struct decoder_config *c = &m->cfg;
+    char saved[sizeof ld->w.prefix];
+    char w[160], b[160];
+    int rc = -1;
+
+    m->lm_head = m->wte;
+    m->lm_head16 = m->wte16;
+    if (c->tied && c->n_classes == 0)
+        return 0;
+    if (arch_name(ld, ROLE_OUTPUT, 0, false, w, sizeof w) == NULL) {
+        attn_fail(err, ATTN_EPARSE, "%s: %s says the head is not tied to the embedding, and these "
+                                    "names have no head",
+                  m->source, ld->w.sizes_from);
+        return -1;
+    }
+    memcpy(saved, ld->w.prefix, sizeof saved);
+    ld->w.prefix[0] = '\0';
+    if (weights_find(&ld->w, w) == NULL)
+        attn_fail(err, ATTN_EPARSE, "%s: no tensor '%s', which %s%s asks for", m->source, w,
+                  ld->w.sizes_from,
+                  strcmp(ld->w.sizes_from, "config.json") == 0
+                      ? "'s \"tie_word_embeddings\": false"
+                      : " (a head not tied to the embedding)");
+    else if (c->n_classes > 0)
+        rc = (m->lm_head = weights_matrix(&ld->w, w, false, c->n_classes, c->n_embd, err)) ==
+                         NULL ||
+                     arch_name(ld, ROLE_OUTPUT, 0, true, b, sizeof b) == NULL ||
+                     (m->head_bias = weights_vector(&ld->w, b, c->n_classes, err)) == NULL
+                 ? -1
+                 : 0;
+    else
+        rc = weights_matrix_kept(&ld->w, w, c->vocab_size, c->n_embd, &m->lm_head, &m->lm_head16,
+                                 err);
+    memcpy(ld->w.prefix, saved, sizeof saved);
+    return rc;
+}
+
+/* Every tensor the description names: the embeddings, the final norm, each layer, the head. */
+static int
+read_tensors(struct arch_loader *ld, struct attn_error *err)
+{
+    struct decoder_model *m = ld->w.m;
+    const struct decoder_config *c = &m->cfg;
+    char name[160];
+
+    if (arch_name(ld, ROLE_TOKEN_EMBD, 0, false, name, sizeof name) == NULL ||
+        weights_matrix_kept(&ld->w, name, c->vocab_size, c->n_embd, &m->wte, &m->wte16, err) != 0)
+        return -1;
+    switch (c->positions) {
+    case DECODER_POSITIONS_LEARNED:
+        if (arch_name(ld, ROLE_POS_EMBD, 0, false, name, sizeof name) == NULL ||
+            (m->wpe = weights_matrix(&ld->w, name, false, c->n_positions, c->n_embd, err)) ==
+                NULL)
+            return -1;
+        break;
+    case DECODER_POSITIONS_ROPE:
+        break;
+    }
+    if (read_norm(ld, &m->final_norm, ROLE_OUTPUT_NORM, 0, c->n_embd, err) != 0)
+        return -1;
+    progress_begin("reading the weights", c->n_layer);
+    for (int i = 0; i < c->n_layer; i++) {
+        if (read_layer(ld, i, err) != 0) {
+            progress_end();
+            return -1;
+        }
+        progress_step(i + 1);
+    }
+    progress_end();
+    return read_head(ld, err);
+}
+
+/*
+ * Before a layer is allocated: the last layer the sizes name is in the
+ * file, or the first that is missing is named (a config.json of 16 million
+ * layers beside a file of two is "no tensor h.2...", not "out of memory").
+ */
+static int
+check_layers(struct arch_loader *ld, struct attn_error *err)
+{
+    const struct decoder_model *m = ld->w.m;
+    const enum arch_role role = layer_role(ld);
+    char name[160];
+    int have;
+
+    if (arch_has(ld, role, m->cfg.n_layer - 1))
+        return 0;
+    have = arch_count_layers(ld);
+    arch_name(ld, role, have, false, name, sizeof name);
+    attn_fail(err, ATTN_EPARSE, "%s: no tensor '%s%s': %s says %d layers, the file has %d",
+              m->source, ld->w.prefix, name, ld->w.sizes_from, m->cfg.n_layer, have);
+    return -1;
+}
+
+/* The names the architectures read, for a file that has none of them. */
+static void
+markers(char *buf, size_t size)
+{
+    size_t at = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; architectures[i] != NULL; i++)
+        for (int l = 0; l < architectures[i]->layout_count; l++)
+            attn_appendf(buf, size, &at, "%s%s (%s)", at > 0 ? ", " : "",
+                         architectures[i]->layouts[l].marker, architectures[i]->name);
+}
+
+/* The architecture and layout of the file ld reads; -1 with err set when its names are none. */
+static int
+choose(struct arch_loader *ld, const struct architecture *arch, struct attn_error *err)
+{
+    char names[1024];
+
+    if (arch == NULL)
+        arch = claimed_by(&ld->w.src);
+    if (arch != NULL &&
+        (ld->layout = layout_in(&ld->w.src, arch, ld->w.prefix, sizeof ld->w.prefix)) != NULL) {
+        ld->arch = arch;
+        ld->w.m->names = ld->layout->names;
+        ld->w.keep_bf16 = arch->keep_bf16;
+        return 0;
+    }
+    markers(names, sizeof names);
+    if (arch != NULL)
+        attn_fail(err, ATTN_EPARSE, "%s: not %s's tensor names (it has none of: %s)",
+                  ld->w.m->source, arch->name, names);
+    else
+        attn_fail(err, ATTN_EPARSE, "%s: no architecture's tensor names (it has none of: %s)",
+                  ld->w.m->source, names);
+    return -1;
+}
+
+enum attn_status
+architecture_read(struct decoder_model *m, const struct architecture *arch, const char *dir,
+                  const struct arch_options *o, struct attn_error *err)
+{
+    static const struct arch_options none = { NULL, 0 };
+    struct arch_loader ld;
+    enum attn_status rc = ATTN_EPARSE;
+
+    if (o == NULL)
+        o = &none;
+    memset(m, 0, sizeof *m);
+    memset(&ld, 0, sizeof ld);
+    m->bos_token = -1;
+    if (weights_open(&ld.w, m, o->weights != NULL ? o->weights : dir, err) != ATTN_OK)
+        return err->status;
+    if (choose(&ld, arch, err) != 0 || ld.arch->describe(&ld, dir, o, err) != ATTN_OK ||
+        decoder_config_check(&m->cfg, m->source, ld.w.sizes_from, err) != ATTN_OK ||
+        check_layers(&ld, err) != 0)
+        goto fail;
+    snprintf(m->architecture, sizeof m->architecture, "%s", ld.arch->name);
+    if (m->cfg.positions == DECODER_POSITIONS_ROPE)
+        decoder_rope_frequencies(&m->cfg, m->rope_freq);
+    if ((rc = weights_reserve(&ld.w, err)) != ATTN_OK)
+        goto fail;
+    rc = ATTN_EPARSE;
+    if (read_tensors(&ld, err) != 0)
+        goto fail;
+    /* Every weight is in memory of the model's own: the files close. */
+    weights_close(&ld.w);
+    return ATTN_OK;
+fail:
+    rc = err->status != ATTN_OK ? err->status : rc;
+    weights_close(&ld.w);
+    decoder_destroy(m);
+    return rc;
+}
+
+enum attn_status
+architecture_load(struct decoder_model *m, const char *dir, const struct arch_options *o,
+                  struct attn_error *err)
+{
+    const struct architecture *arch;
+
+    if (architecture_find(dir, o != NULL ? o->weights : NULL, &arch, err) != 0)
+        return err->status;
+    return architecture_read(m, arch, dir, o, err);
+}

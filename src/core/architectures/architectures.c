@@ -1,0 +1,15 @@
+/*
+ * architectures.c: every architecture attnscope reads (see architecture.h),
+ * in the order a file without a config.json is matched to them: the first
+ * whose layout's marker the file has.
+ */
+#include "config.h"
+
+#include <stddef.h>
+
+#include "attnscope/architectures/gpt2.h"
+#include "attnscope/architectures/llama.h"
+
+const struct architecture *const architectures[] = {
+    &arch_gpt2, &arch_llama, &arch_qwen2, &arch_qwen3, NULL,
+};

@@ -1,0 +1,189 @@
+/*
+ * llama.c: Llama, Qwen2 and Qwen3 as architectures (see llama.h and
+ * architecture.h): their name tables under Hugging Face's names and the
+ * book's notebooks', and where their sizes come from (llama_config.c reads
+ * config.json; the book's files have none).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "attnscope/architectures/llama.h"
+#include "attnscope/files/fileio.h"
+
+/*
+ * The rows Llama and Qwen3 share: Hugging Face's names (the head lm_head,
+ * the rest under model. or not), and the book's (ch05/07's Llama 3.2,
+ * ch05/11's Qwen3: tok_emb, trf_blocks.N.att.W_query, ff.fc1 the gate,
+ * fc2 up, fc3 down) with the book's norms' weight NORM: nn.RMSNorm's
+ * "weight" in its Llama, its own RMSNorm's "scale" in its Qwen3.
+ */
+#define LLAMA_LINEAR(role, hf, book)                                                       \
+    { role,                                                                                \
+      { [ARCH_HF] = { "layers.%d." hf ".weight", "layers.%d." hf ".bias" },              \
+        [ARCH_BOOK] = { "trf_blocks.%d." book ".weight", "trf_blocks.%d." book ".bias" } } }
+#define LLAMA_NAMES(norm)                                                                  \
+    { ROLE_TOKEN_EMBD,                                                                     \
+      { [ARCH_HF] = { "embed_tokens.weight", NULL }, [ARCH_BOOK] = { "tok_emb.weight", NULL } } }, \
+    { ROLE_OUTPUT_NORM,                                                                    \
+      { [ARCH_HF] = { "norm.weight", NULL }, [ARCH_BOOK] = { "final_norm." norm, NULL } } },  \
+    { ROLE_OUTPUT,                                                                         \
+      { [ARCH_HF] = { "lm_head.weight", NULL }, [ARCH_BOOK] = { "out_head.weight", NULL } } }, \
+    { ROLE_ATTN_NORM,                                                                      \
+      { [ARCH_HF] = { "layers.%d.input_layernorm.weight", NULL },                         \
+        [ARCH_BOOK] = { "trf_blocks.%d.norm1." norm, NULL } } },                           \
+    LLAMA_LINEAR(ROLE_ATTN_Q, "self_attn.q_proj", "att.W_query"),                          \
+    LLAMA_LINEAR(ROLE_ATTN_K, "self_attn.k_proj", "att.W_key"),                            \
+    LLAMA_LINEAR(ROLE_ATTN_V, "self_attn.v_proj", "att.W_value"),                          \
+    LLAMA_LINEAR(ROLE_ATTN_OUT, "self_attn.o_proj", "att.out_proj"),                       \
+    { ROLE_ATTN_Q_NORM,                                                                    \
+      { [ARCH_HF] = { "layers.%d.self_attn.q_norm.weight", NULL },                        \
+        [ARCH_BOOK] = { "trf_blocks.%d.att.q_norm.scale", NULL } } },                      \
+    { ROLE_ATTN_K_NORM,                                                                    \
+      { [ARCH_HF] = { "layers.%d.self_attn.k_norm.weight", NULL },                        \
+        [ARCH_BOOK] = { "trf_blocks.%d.att.k_norm.scale", NULL } } },                      \
+    { ROLE_FFN_NORM,                                                                       \
+      { [ARCH_HF] = { "layers.%d.post_attention_layernorm.weight", NULL },                \
+        [ARCH_BOOK] = { "trf_blocks.%d.norm2." norm, NULL } } },                           \
+    LLAMA_LINEAR(ROLE_FFN_GATE, "mlp.gate_proj", "ff.fc1"),                                \
+    LLAMA_LINEAR(ROLE_FFN_UP, "mlp.up_proj", "ff.fc2"),                                    \
+    LLAMA_LINEAR(ROLE_FFN_DOWN, "mlp.down_proj", "ff.fc3")
+
+static const struct arch_name llama_names[] = { LLAMA_NAMES("weight") };
+static const struct arch_name qwen3_names[] = { LLAMA_NAMES("scale") };
+
+/* Each marked by a tensor the others lack (Qwen3's q_norm; the book's Llama's nn.RMSNorm). */
+static const struct arch_layout_of llama_layouts[] = {
+    { ARCH_HF, "layers.0.self_attn.q_proj.weight", { "model.", "" }, STORE_OUT_IN,
+      DECODER_NAMES_HF },
+    { ARCH_BOOK, "trf_blocks.0.norm1.weight", { "" }, STORE_OUT_IN, DECODER_NAMES_BOOK },
+};
+static const struct arch_layout_of qwen2_layouts[] = {
+    { ARCH_HF, "layers.0.self_attn.q_proj.bias", { "model.", "" }, STORE_OUT_IN,
+      DECODER_NAMES_HF },
+};
+static const struct arch_layout_of qwen3_layouts[] = {
+    { ARCH_HF, "layers.0.self_attn.q_norm.weight", { "model.", "" }, STORE_OUT_IN,
+      DECODER_NAMES_HF },
+    { ARCH_BOOK, "trf_blocks.0.att.q_norm.scale", { "" }, STORE_OUT_IN, DECODER_NAMES_BOOK },
+};
+
+/*
+ * The book's files have no config.json: the sizes from the tensors' shapes,
+ * the rest from the book's settings (ch05/11's QWEN_CONFIG_06_B, ch05/07's
+ * LLAMA32_CONFIG): Qwen3's head size is its q_norm's, Llama 3.2 1B's and
+ * 3B's are known by their width.
+ */
+static enum attn_status
+book_sizes(struct arch_loader *ld, struct attn_error *err)
+{
+    struct decoder_model *m = ld->w.m;
+    struct decoder_config *c = &m->cfg;
+    const bool qwen3 = ld->arch == &arch_qwen3;
+    const int64_t q_rows = arch_dim(ld, ROLE_ATTN_Q, 0, 0);
+    const int64_t k_rows = arch_dim(ld, ROLE_ATTN_K, 0, 0);
+    char name[160];
+
+    memset(c, 0, sizeof *c);
+    c->vocab_size = (int)arch_dim(ld, ROLE_TOKEN_EMBD, 0, 0);
+    c->n_embd = (int)arch_dim(ld, ROLE_TOKEN_EMBD, 0, 1);
+    c->n_layer = arch_count_layers(ld);
+    c->n_inner = (int)arch_dim(ld, ROLE_FFN_GATE, 0, 0);
+    c->positions = DECODER_POSITIONS_ROPE;
+    c->norm = DECODER_NORM_RMS;
+    c->mlp = DECODER_MLP_SWIGLU;
+    c->scale_attn_weights = true;
+    c->tied = false; /* (the book's out_head is its own tensor, even when it was tied) */
+    if (qwen3) {
+        c->qk_norm = true;
+        c->head_dim = (int)arch_dim(ld, ROLE_ATTN_Q_NORM, 0, 0); /* (weights_dim: < 2^31) */
+        c->rope_theta = 1000000.0;
+        c->eps = 1e-6f;
+        c->n_positions = 40960;
+        snprintf(m->heads_from, sizeof m->heads_from,
+                 "the head size from q_norm, the rest from the book's Qwen3 settings (ch05/11)");
+        snprintf(m->context_from, sizeof m->context_from, "the book's Qwen3 settings");
+    } else {
+        c->head_dim = c->n_embd == 2048 ? 64 : c->n_embd == 3072 ? 128 : 0;
+        c->rope_theta = 500000.0;
+        c->eps = 1e-5f;
+        c->n_positions = 131072;
+        c->rope_scaling = (struct decoder_rope_scaling){ true, 32.0, 1.0, 4.0, 8192 };
+        snprintf(m->heads_from, sizeof m->heads_from,
+                 "the book's Llama 3.2 settings for this width (ch05/07)");
+        snprintf(m->context_from, sizeof m->context_from, "the book's Llama 3.2 settings");
+    }
+    if (c->head_dim <= 0)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: the book's names, but no config.json beside it and not the book's "
+                         "Qwen3 or Llama 3.2 1B/3B (width %d): put the model's config.json "
+                         "beside it",
+                         m->source, c->n_embd);
+    if (q_rows % c->head_dim != 0 || k_rows % c->head_dim != 0)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: %s has %lld rows and %s %lld: not whole heads of %d columns (%s)",
+                         m->source, arch_name(ld, ROLE_ATTN_Q, 0, false, name, sizeof name),
+                         (long long)q_rows, "the keys'", (long long)k_rows, c->head_dim,
+                         m->heads_from);
+    c->n_head = (int)(q_rows / c->head_dim);
+    c->n_kv_head = (int)(k_rows / c->head_dim);
+    if (c->n_kv_head < 1)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: 0 key heads (from the keys' %lld rows): a model has at least one",
+                         m->source, (long long)k_rows);
+    c->bias_qkv = arch_name(ld, ROLE_ATTN_Q, 0, true, name, sizeof name) != NULL &&
+                  weights_find(&ld->w, name) != NULL;
+    snprintf(m->described_by, sizeof m->described_by, "the tensors' shapes");
+    ld->w.sizes_from = "the tensors' shapes";
+    return ATTN_OK;
+}
+
+/* The sizes: config.json in dir, else (the book's files) the tensors'. */
+static enum attn_status
+llama_describe(struct arch_loader *ld, const char *dir, const struct arch_options *o,
+               struct attn_error *err)
+{
+    struct decoder_model *m = ld->w.m;
+    struct llama_config lc;
+    char path[4096];
+
+    (void)o;
+    if (snprintf(path, sizeof path, "%s/config.json", dir) >= (int)sizeof path)
+        return attn_fail(err, ATTN_EIO, "%s: the folder's name is too long", dir);
+    if (fileio_absent(path)) {
+        if (ld->layout->layout == ARCH_BOOK)
+            return book_sizes(ld, err);
+        return attn_fail(err, ATTN_EPARSE, "%s: no config.json beside the weights", dir);
+    }
+    if (llama_config_load(&lc, path, err) != ATTN_OK)
+        return err->status;
+    m->cfg = lc.dec;
+    m->bos_token = lc.bos_token;
+    snprintf(m->described_by, sizeof m->described_by, "config.json");
+    snprintf(m->context_from, sizeof m->context_from, "max_position_embeddings in config.json");
+    return ATTN_OK;
+}
+
+static const char *const llama_types[] = { "llama", NULL };
+static const char *const llama_classes[] = { "LlamaForCausalLM", NULL };
+static const char *const qwen2_types[] = { "qwen2", NULL };
+static const char *const qwen2_classes[] = { "Qwen2ForCausalLM", NULL };
+static const char *const qwen3_types[] = { "qwen3", NULL };
+static const char *const qwen3_classes[] = { "Qwen3ForCausalLM", NULL };
+
+#define COUNT(a) (int)(sizeof(a) / sizeof(a)[0])
+
+/* These models ship in bfloat16: their matrices stay so, half the memory of float32. */
+const struct architecture arch_llama = {
+    "llama",     llama_types,        llama_classes, llama_layouts, COUNT(llama_layouts),
+    llama_names, COUNT(llama_names), true,          true,          llama_describe,
+};
+const struct architecture arch_qwen2 = {
+    "qwen2",     qwen2_types,        qwen2_classes, qwen2_layouts, COUNT(qwen2_layouts),
+    llama_names, COUNT(llama_names), true,          true,          llama_describe,
+};
+const struct architecture arch_qwen3 = {
+    "qwen3",     qwen3_types,        qwen3_classes, qwen3_layouts, COUNT(qwen3_layouts),
+    qwen3_names, COUNT(qwen3_names), true,          true,          llama_describe,
+};
