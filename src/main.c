@@ -19,6 +19,7 @@
 #include "attnscope/pipeline/export.h"
 #include "attnscope/families/decoder/family_decoder.h"
 #include "attnscope/files/fileio.h"
+#include "attnscope/files/fileio_batch.h"
 #include "attnscope/files/filewrite.h"
 #include "attnscope/families/decoder/model.h"
 #include "attnscope/kernels/parallel.h"
@@ -219,7 +220,7 @@ resolve_stages(const struct pipeline *p, const struct cli_options *o,
 static void
 on_fatal_signal(int sig)
 {
-    fileio_remove_temporaries();
+    fileio_batch_remove_temporaries();
     filewrite_remove_temporary();
     signal(sig, SIG_DFL);
     raise(sig);

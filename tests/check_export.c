@@ -12,6 +12,7 @@
 #include "attnscope/files/csvio.h"
 #include "attnscope/pipeline/export.h"
 #include "attnscope/files/fileio.h"
+#include "attnscope/files/fileio_batch.h"
 #include "testutil.h"
 
 static struct vocab book;
@@ -549,11 +550,11 @@ START_TEST(temporaries_go_when_a_signal_ends_the_batch)
     ck_assert_int_eq(access(sub, F_OK), -1); /* written beside it, in a hidden staging folder */
     ck_assert_int_eq(count_entries(dir, &hidden), 1);
     ck_assert_int_eq(hidden, 1);
-    fileio_remove_temporaries();
+    fileio_batch_remove_temporaries();
     ck_assert_int_eq(count_entries(dir, &hidden), 0); /* the staging folder is gone */
     fileio_batch_abort(&b);
     /* With no batch being written it does nothing. */
-    fileio_remove_temporaries();
+    fileio_batch_remove_temporaries();
     ck_assert_int_eq(count_entries(dir, &hidden), 0);
 }
 END_TEST

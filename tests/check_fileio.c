@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "attnscope/files/fileio.h"
+#include "attnscope/files/fileio_batch.h"
 #include "testutil.h"
 
 START_TEST(reads_whole_files_within_the_limit)

@@ -20,8 +20,9 @@
 
 #include <stddef.h>
 
-#include "attnscope/pipeline/pipeline.h"
 #include "attnscope/base/status.h"
+#include "attnscope/files/fileio_batch.h"
+#include "attnscope/pipeline/pipeline.h"
 
 /* Writes every file listed above into dir; *written counts them. */
 enum attn_status export_all(const struct pipeline *p, const char *dir, int *written,

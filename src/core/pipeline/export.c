@@ -8,6 +8,7 @@
 #include "attnscope/files/csvio.h"
 #include "attnscope/pipeline/export.h"
 #include "attnscope/files/fileio.h"
+#include "attnscope/files/fileio_batch.h"
 
 void
 export_file_name(enum pipeline_stage s, int head, char *buf, size_t size)

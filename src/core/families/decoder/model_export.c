@@ -12,6 +12,7 @@
 #include "attnscope/families/decoder/headmap.h"
 #include "attnscope/files/csvio.h"
 #include "attnscope/files/fileio.h"
+#include "attnscope/files/fileio_batch.h"
 
 
 /*
