@@ -1,0 +1,28 @@
+/*
+ * bpe_internal.h: what the tokenizer's files share (bpe.c encodes,
+ * bpe_load.c reads the files, bpe_table.c keeps the tables): not part of
+ * the core's interface.
+ */
+#ifndef ATTNSCOPE_BPE_INTERNAL_H
+#define ATTNSCOPE_BPE_INTERNAL_H
+
+#include <stddef.h>
+
+#include "attnscope/text/bpe.h"
+
+/* A string -> number table (a token's id, a merge's rank) of about expected keys; NULL. */
+struct bpe_table *bpe_table_create(size_t expected);
+void bpe_table_destroy(struct bpe_table *t);
+/* key's (n bytes) value, or -1. */
+int bpe_table_get(const struct bpe_table *t, const char *key, size_t n);
+/*
+ * key -> value, the value replaced when key was there already (1 then); -1
+ * when out of memory.  (Python's dict and Rust's HashMap, which the
+ * reference tokenizers build their tables with, keep the last value given.)
+ */
+int bpe_table_put(struct bpe_table *t, const char *key, size_t n, int value);
+
+/* The bytes GPT-2's characters in spelling stand for, into buf; their count, or -1. */
+int bpe_spell_bytes(const struct bpe *b, const char *spelling, char *buf, size_t size);
+
+#endif
