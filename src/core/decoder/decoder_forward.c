@@ -1,0 +1,461 @@
+/*
+ * decoder_forward.c: a decoder's forward pass from its parts, every stage
+ * an edit and the next layer read kept (see decoder.h).
+ *
+ * In the book's chapter-4 terms: token and position embeddings; per block
+ * a norm, attention (the projections, scaled masked attention per head,
+ * the output projection) and a residual add, a norm, the MLP and a second
+ * residual add; a final norm, and the logits through the (tied) embedding,
+ * of which the top few of every position are kept.  Each part is a call to
+ * parts.c; the products are linalg's, the softmax rowops', so every CPU
+ * computes the same bits.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "attnscope/base/progress.h"
+#include "attnscope/decoder/decoder.h"
+#include "attnscope/decoder/parts.h"
+#include "attnscope/decoder/run.h"
+#include "attnscope/files/tensor.h"
+#include "attnscope/kernels/linalg.h"
+#include "attnscope/kernels/parallel.h"
+#include "attnscope/kernels/rowops.h"
+#include "decoder_internal.h"
+
+/* The vocabulary is scored in slices of run.h's size. */
+#define LOGIT_SLICE RUN_LOGIT_SLICE
+
+/* A row's running softmax and top k, over the slices of the vocabulary seen so far. */
+struct next_tokens {
+    float max;  /* the largest logit so far */
+    double sum; /* sum of exp(logit - max) so far */
+};
+
+/* fold_logits for the positions begin..end of a slice. */
+struct fold_job {
+    const float *logits;
+    int first, count, top;
+    struct next_tokens *nt;
+    int *ids;
+    float *best;
+};
+
+/* Folds logits of tokens first .. first + count - 1 into one row's running state and top k. */
+static void
+fold_logits(const float *logits, int first, int count, int k, struct next_tokens *nt, int *ids,
+            float *best)
+{
+    float max = nt->max;
+
+    /* The slice's largest logit, then its exponentials in one vector pass (rowops). */
+    for (int j = 0; j < count; j++)
+        max = logits[j] > max ? logits[j] : max;
+    if (max > nt->max) {
+        nt->sum = nt->sum == 0.0 ? 0.0 : nt->sum * (double)rowops_exp(nt->max - max);
+        nt->max = max;
+    }
+    nt->sum += (double)rowops_sum_exp(logits, count, nt->max);
+    for (int j = 0; j < count; j++) {
+        float x = logits[j];
+        int at;
+        if (k == 0 || (ids[k - 1] >= 0 && x <= best[k - 1]))
+            continue;
+        /* Into the top k, which stays sorted, likeliest first (ties: the lower id first). */
+        at = k - 1;
+        while (at > 0 && (ids[at - 1] < 0 || x > best[at - 1])) {
+            ids[at] = ids[at - 1];
+            best[at] = best[at - 1];
+            at--;
+        }
+        ids[at] = first + j;
+        best[at] = x;
+    }
+}
+
+/* Adds the head's bias (a classifier's) to rows of count logits from output first. */
+static void
+add_head_bias(const struct decoder_model *m, float *logits, int rows, int first, int count)
+{
+    if (m->head_bias == NULL)
+        return;
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < count; j++)
+            logits[(size_t)i * (size_t)count + (size_t)j] += m->head_bias[first + j];
+}
+
+float
+decoder_divisor(const struct decoder_model *m, const struct decoder_knobs *k, int layer)
+{
+    const double root = m->cfg.scale_attn_weights ? sqrt((double)decoder_head_dim(&m->cfg)) : 1.0;
+    const double own = m->cfg.scale_by_layer ? root * (double)(layer + 1) : root;
+
+    if (k == NULL)
+        return (float)own;
+    /* As the book's family divides: sqrt(d_k) * T worked out in double, used in float. */
+    return (float)((k->scaled ? own : 1.0) * k->temperature);
+}
+
+static void
+fold_rows(void *ctx, int begin, int end)
+{
+    const struct fold_job *j = ctx;
+
+    for (int i = begin; i < end; i++)
+        fold_logits(j->logits + (size_t)i * j->count, j->first, j->count, j->top, &j->nt[i],
+                    j->ids + (size_t)i * j->top, j->best + (size_t)i * j->top);
+}
+
+/*
+ * The top next tokens of every position: the logits through lm_head, a
+ * slice of the vocabulary at a time, folded into each row's running
+ * softmax and top k.  ATTN_ESTOPPED when a stop is asked for.
+ */
+static enum attn_status
+run_logits(const struct decoder_model *m, struct decoder_run *r, int row0, float *logits,
+           int threads, struct attn_error *err)
+{
+    const struct decoder_config *c = &m->cfg;
+    const int n = r->n - row0;
+    const int top = r->top;
+    const int C = c->n_embd;
+    const int outputs = decoder_outputs(c);
+    const float *final = r->final + (size_t)row0 * C;
+    int *top_ids = r->top_ids + (size_t)row0 * top;
+    float *top_probs = r->top_probs + (size_t)row0 * top;
+    struct next_tokens *nt = malloc(((size_t)n + 1) * sizeof *nt);
+
+    if (nt == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory for the next tokens");
+    for (int i = 0; i < n; i++) {
+        nt[i].max = -INFINITY;
+        nt[i].sum = 0.0;
+        for (int t = 0; t < top; t++)
+            top_ids[(size_t)i * top + t] = -1;
+    }
+    for (int v0 = 0; n > 0 && v0 < outputs; v0 += LOGIT_SLICE) {
+        const int vb = outputs - v0 < LOGIT_SLICE ? outputs - v0 : LOGIT_SLICE;
+        struct fold_job job = { logits, v0, vb, top, nt, top_ids, top_probs };
+        if (progress_stopped()) {
+            free(nt);
+            return attn_fail(err, ATTN_ESTOPPED, "stopped while reading the next tokens");
+        }
+        if (parallel_gemm_packed(n, final, C, &m->head_packed, v0, vb, logits, vb, threads) != 0) {
+            if (m->lm_head != NULL)
+                parallel_gemm(true, n, vb, C, final, C, m->lm_head + (size_t)v0 * C, C, logits,
+                              vb, threads);
+            else if (m->lm_head16 != NULL)
+                parallel_gemm_bf16(true, n, vb, C, final, C, m->lm_head16 + (size_t)v0 * C, C,
+                                   logits, vb, threads);
+            else /* only the pack left (decoder_release_unpacked), and it cannot serve */
+                linalg_gemm_packed_plain(n, final, C, &m->head_packed, v0, vb, logits, vb);
+        }
+        add_head_bias(m, logits, n, v0, vb);
+        parallel_for(n, 4L * vb, threads, fold_rows, &job);
+    }
+    for (int i = 0; i < n; i++)
+        for (int t = 0; t < top; t++) {
+            float *pr = &top_probs[(size_t)i * top + t];
+            *pr = (float)((double)rowops_exp(*pr - nt[i].max) / nt[i].sum);
+        }
+    free(nt);
+    return ATTN_OK;
+}
+
+/* The knobs the forward runs with, kept in r for the layers made again later; -1: no memory. */
+static int
+run_knobs(const struct decoder_model *m, const struct decoder_knobs *k, struct decoder_run *r)
+{
+    const struct decoder_config *c = &m->cfg;
+    const size_t heads = (size_t)c->n_layer * (size_t)c->n_head;
+
+    r->causal = k == NULL || k->causal;
+    for (int l = 0; l < c->n_layer; l++)
+        r->divisors[l] = decoder_divisor(m, k, l);
+    free(r->ablated);
+    r->ablated = NULL;
+    if (k != NULL && k->ablated != NULL) {
+        r->ablated = malloc(heads);
+        if (r->ablated == NULL)
+            return -1;
+        memcpy(r->ablated, k->ablated, heads);
+    }
+    return 0;
+}
+
+/* Block layer over rows from .. n - 1 of s, its input x (n, C); the rows before are in s. */
+void
+decoder_run_block(const struct decoder_model *m, const struct decoder_run *r, int layer, const float *x,
+          int from, struct decoder_layer_stages *s, float *scratch, int threads)
+{
+    const struct decoder_config *c = &m->cfg;
+    const struct decoder_block *b = &m->blocks[layer];
+    const int C = c->n_embd;
+    const int n = r->n;
+    const size_t at = (size_t)from * (size_t)C;
+    const size_t rows = (size_t)(n - from);
+    const struct part_attention_args attention = {
+        m, c, b, s->norm1, n, r->causal, r->divisors[layer],
+        r->ablated != NULL ? r->ablated + (size_t)layer * (size_t)c->n_head : NULL,
+        scratch, part_attention_scratch(r->cap),
+        from,
+    };
+
+    part_norm(c, &b->norm1, x + at, (int)rows, s->norm1 + at, threads);
+    part_attention(&attention, s, threads);
+    part_residual(x + at, s->attn + at, rows * C, s->resid1 + at);
+    part_norm(c, &b->norm2, s->resid1 + at, (int)rows, s->norm2 + at, threads);
+    part_mlp(c, b, s->norm2 + at, (int)rows,
+             s->gate != NULL ? s->gate + (size_t)from * c->n_inner : NULL,
+             s->up + (size_t)from * c->n_inner, s->act + (size_t)from * c->n_inner, s->mlp + at,
+             threads);
+    part_residual(s->resid1 + at, s->mlp + at, rows * C, s->resid2 + at);
+}
+
+/* The input of layer: the embeddings, or the layer before's output. */
+const float *
+decoder_layer_input(const struct decoder_run *r, int layer)
+{
+    return layer == 0 ? r->embed : r->layers[layer - 1].resid2;
+}
+
+/*
+ * The forward over rows from .. n - 1 of r, the rows before already there,
+ * in the layers from layer0 on (the layers before, and the embeddings,
+ * already there when layer0 > 0); the shown layer's stages in its slot,
+ * the others' in the working one.  ATTN_ESTOPPED when a stop is asked for.
+ */
+static enum attn_status
+run_layers(const struct decoder_model *m, const int *ids, int from, int layer0,
+           struct decoder_run *r, struct attn_error *err)
+{
+    const struct decoder_config *c = &m->cfg;
+    const int C = c->n_embd;
+    const int n = r->n;
+    const int threads = parallel_threads();
+    const size_t at = (size_t)from * (size_t)C;
+    float *logits;
+    float *scratch;
+    enum attn_status st = ATTN_OK;
+
+    run_scratch(c, r, &logits, &scratch);
+    if (layer0 == 0)
+        part_positions(m, ids + from, n - from, r->tok + at, r->pos + at, r->embed + at, from);
+    /* A step per layer and one for the logits: a front end shows it, and may stop it between. */
+    progress_begin("running the model", c->n_layer + 1);
+    for (int l = layer0; l < c->n_layer; l++) {
+        struct decoder_layer_stages s;
+        if (progress_stopped()) {
+            st = attn_fail(err, ATTN_ESTOPPED, "stopped at layer %d of %d", l, c->n_layer);
+            break;
+        }
+        progress_step(l);
+        run_slot(c, r, l == r->shown ? RUN_SLOT_SHOWN : RUN_SLOT_WORK, l, &s);
+        decoder_run_block(m, r, l, decoder_layer_input(r, l), from, &s, scratch, threads);
+    }
+    if (st == ATTN_OK) {
+        progress_step(c->n_layer);
+        part_norm(c, &m->final_norm, r->layers[c->n_layer - 1].resid2 + at, n - from,
+                  r->final + at, threads);
+        if (r->top > 0)
+            st = run_logits(m, r, from, logits, threads, err);
+    }
+    progress_end();
+    run_expose(c, r);
+    return st;
+}
+
+/*
+ * The forward, the rows before from taken from prev (in its memory when it
+ * has room), or with layer0 > 0 every row of the layers before layer0 and
+ * of the embeddings taken from prev (copied: prev is left as it was).
+ */
+static enum attn_status
+forward(const struct decoder_model *m, const int *ids, int n, int top, const struct decoder_knobs *k,
+        struct decoder_run *prev, int from, int layer0, int room, struct decoder_run *r,
+        struct attn_error *err)
+{
+    const struct decoder_config *c = &m->cfg;
+    const bool in_place =
+        prev != NULL && from > 0 && layer0 == 0 && prev->arena != NULL && prev->cap >= n;
+    struct run_aside aside;
+    enum attn_status st;
+
+    memset(r, 0, sizeof *r);
+    if (n < 1 || n > c->n_positions)
+        return attn_fail(err, ATTN_ELIMIT, "%d tokens: the model reads 1 to %d (n_positions)", n,
+                         c->n_positions);
+    if (top < 0 || top > decoder_outputs(c))
+        top = top < 0 ? 0 : decoder_outputs(c);
+    for (int i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= c->vocab_size)
+            return attn_fail(err, ATTN_EVALUE, "token %d has id %d; the vocabulary has %d", i,
+                             ids[i], c->vocab_size);
+    if (in_place) {
+        /* The new rows are computed where prev's were: its rows from `from` on put aside. */
+        if (run_aside_save(c, prev, from, &aside) != 0)
+            return attn_fail(err, ATTN_ENOMEM, "out of memory for an edit of %d tokens", n);
+        if (run_adopt(c, prev, n, r) != 0 || run_knobs(m, k, r) != 0) {
+            run_unadopt(r);
+            run_aside_free(&aside);
+            return attn_fail(err, ATTN_ENOMEM, "out of memory for an edit of %d tokens", n);
+        }
+    } else {
+        const int cap = n + room < c->n_positions ? n + room : c->n_positions;
+        if (run_carve(c, n, cap, top, r) != 0)
+            return attn_fail(err, ATTN_ENOMEM, "out of memory for the stages of %d tokens", n);
+        r->shown = 0; /* the first layer, where the view and --print open */
+        /* With layer0, every row of prev (the layers from layer0 on are made again over it). */
+        if (run_knobs(m, k, r) != 0 ||
+            (prev != NULL && (from > 0 || layer0 > 0) &&
+             run_take_rows(c, prev, layer0 > 0 ? n : from, r) != 0)) {
+            decoder_run_destroy(r);
+            return attn_fail(err, ATTN_ENOMEM, "out of memory for the stages of %d tokens", n);
+        }
+    }
+    st = run_layers(m, ids, layer0 > 0 ? 0 : from, layer0, r, err);
+    if (in_place) {
+        if (st != ATTN_OK) {
+            run_unadopt(r);
+            run_aside_restore(c, prev, from, &aside);
+            return st;
+        }
+        run_aside_free(&aside);
+        run_carry_attention(prev, from, r); /* the shown layer's rows before from */
+        run_unadopt(prev); /* its memory is r's now: only its own is freed */
+        return ATTN_OK;
+    }
+    if (st != ATTN_OK)
+        decoder_run_destroy(r);
+    return st;
+}
+
+enum attn_status
+decoder_forward(const struct decoder_model *m, const int *ids, int n, int top,
+                const struct decoder_knobs *k, struct decoder_run *r, struct attn_error *err)
+{
+    return forward(m, ids, n, top, k, NULL, 0, 0, 0, r, err);
+}
+
+int
+decoder_common_rows(const struct decoder_run *prev, const int *prev_ids, const int *ids, int n)
+{
+    int from = 0;
+
+    while (from < n && from < prev->n && prev_ids[from] == ids[from])
+        from++;
+    return from;
+}
+
+enum attn_status
+decoder_forward_from(const struct decoder_model *m, const int *ids, int n, int top,
+                     const struct decoder_knobs *k, struct decoder_run *prev, int from,
+                     struct decoder_run *r, struct attn_error *err)
+{
+    const bool causal = k == NULL || k->causal;
+
+    /* Without the mask every row reads every key; a different top changes every row's list. */
+    if (prev == NULL || !causal || prev->top != top || from > prev->n || from > n || from < 0)
+        from = 0;
+    /* At least the last row is computed (a run of no new rows is a copy: the same thing). */
+    if (from >= n)
+        from = n - 1;
+    return forward(m, ids, n, top, k, from > 0 ? prev : NULL, from > 0 ? from : 0, 0, DECODER_ROOM,
+                   r, err);
+}
+
+int
+decoder_first_ablated_change(const struct decoder_config *c, const unsigned char *a,
+                             const unsigned char *b)
+{
+    for (int l = 0; l < c->n_layer; l++)
+        for (int h = 0; h < c->n_head; h++) {
+            const size_t e = (size_t)l * (size_t)c->n_head + (size_t)h;
+            if ((a != NULL && a[e]) != (b != NULL && b[e]))
+                return l;
+        }
+    return c->n_layer;
+}
+
+enum attn_status
+decoder_forward_layers(const struct decoder_model *m, const int *ids, int n, int top,
+                       const struct decoder_knobs *k, const struct decoder_run *prev, int layer,
+                       struct decoder_run *r, struct attn_error *err)
+{
+    /* Another length or top: nothing of prev's is this run's. */
+    if (prev == NULL || prev->n != n || prev->top != top || layer < 0)
+        layer = 0;
+    if (layer >= m->cfg.n_layer) /* (no layer changed: the last made again, the same bits) */
+        layer = m->cfg.n_layer - 1;
+    return forward(m, ids, n, top, k, layer > 0 ? (struct decoder_run *)prev : NULL, 0, layer,
+                   DECODER_ROOM, r, err);
+}
+
+enum attn_status
+decoder_logit_lens(const struct decoder_model *m, const struct decoder_run *r, int position, int k,
+                   int *ids, float *probs, struct attn_error *err)
+{
+    const struct decoder_config *c = &m->cfg;
+    const int C = c->n_embd;
+    const int L = c->n_layer;
+    const int outputs = decoder_outputs(c);
+    const int threads = parallel_threads();
+    float *x;
+    float *logits;
+    struct next_tokens *nt;
+
+    if (position < 0 || position >= r->n || k < 1 || k > outputs)
+        return attn_fail(err, ATTN_EVALUE, "position %d, %d tokens: out of range", position, k);
+    /*
+     * Every layer's stream at the position, read as if it were the last
+     * (ln_f, then the head), as the rows of one product: each slice of the
+     * head is read (and packed, when it is not) once for all the layers.
+     * Each logit is the same chain of FMAs as a layer's product alone.
+     */
+    x = malloc((size_t)L * ((size_t)C + LOGIT_SLICE) * sizeof *x);
+    nt = malloc((size_t)L * sizeof *nt);
+    if (x == NULL || nt == NULL) {
+        free(x);
+        free(nt);
+        return attn_fail(err, ATTN_ENOMEM, "out of memory for the logit lens");
+    }
+    logits = x + (size_t)L * C;
+    for (int l = 0; l < L; l++) {
+        part_norm(c, &m->final_norm, r->layers[l].resid2 + (size_t)position * C, 1,
+                  x + (size_t)l * C, 1);
+        nt[l] = (struct next_tokens){ -INFINITY, 0.0 };
+        for (int t = 0; t < k; t++)
+            ids[(size_t)l * k + t] = -1;
+    }
+    for (int v0 = 0; v0 < outputs; v0 += LOGIT_SLICE) {
+        const int vb = outputs - v0 < LOGIT_SLICE ? outputs - v0 : LOGIT_SLICE;
+        if (parallel_gemm_packed(L, x, C, &m->head_packed, v0, vb, logits, vb, threads) != 0) {
+            if (m->lm_head != NULL)
+                parallel_gemm(true, L, vb, C, x, C, m->lm_head + (size_t)v0 * C, C, logits, vb,
+                              threads);
+            else if (m->lm_head16 != NULL)
+                parallel_gemm_bf16(true, L, vb, C, x, C, m->lm_head16 + (size_t)v0 * C, C, logits,
+                                   vb, threads);
+            else
+                linalg_gemm_packed_plain(L, x, C, &m->head_packed, v0, vb, logits, vb);
+        }
+        add_head_bias(m, logits, L, v0, vb);
+        for (int l = 0; l < L; l++)
+            fold_logits(logits + (size_t)l * vb, v0, vb, k, &nt[l], ids + (size_t)l * k,
+                        probs + (size_t)l * k);
+    }
+    for (int l = 0; l < L; l++)
+        for (int t = 0; t < k; t++)
+            probs[(size_t)l * k + t] =
+                (float)((double)rowops_exp(probs[(size_t)l * k + t] - nt[l].max) / nt[l].sum);
+    free(x);
+    free(nt);
+    return ATTN_OK;
+}

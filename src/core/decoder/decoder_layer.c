@@ -1,0 +1,164 @@
+/*
+ * decoder_layer.c: the stages the forward does not keep, made again when
+ * they are asked for: a layer shown, a head's weights, the logit lens (see
+ * decoder.h).
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "attnscope/base/progress.h"
+#include "attnscope/decoder/decoder.h"
+#include "attnscope/decoder/parts.h"
+#include "attnscope/decoder/run.h"
+#include "attnscope/files/tensor.h"
+#include "attnscope/kernels/linalg.h"
+#include "attnscope/kernels/parallel.h"
+#include "attnscope/kernels/rowops.h"
+#include "decoder_internal.h"
+
+/* Where one head's (n, n) stages go; masked and scaled NULL: into scratch's 2n floats. */
+struct head_out {
+    float *scores, *masked, *scaled, *weights;
+};
+
+struct layer_job {
+    const struct decoder_model *m;
+    const struct decoder_run *r;
+    int layer, keep;
+    float *stages[RUN_ATTENTION_STAGES]; /* scores, masked, scaled, weights */
+};
+
+/*
+ * One head's (n, n) stages from the queries q, the first keep rows and
+ * columns already there (an edit's, made in place): the columns from keep
+ * on of those rows (scores; under the causal mask every one of them hidden),
+ * then the rows from keep on, whole.
+ */
+static void
+head_attention(const struct decoder_model *m, const struct decoder_run *r, int layer, int head,
+               const float *q, int keep, const struct head_out *o, float *scratch)
+{
+    const int n = r->n;
+    const int Q = decoder_q_width(&m->cfg);
+    const int K = decoder_kv_width(&m->cfg);
+    const int hd = decoder_head_dim(&m->cfg);
+    const float *k = r->layers[layer].k + (size_t)decoder_kv_head_of(&m->cfg, head) * hd;
+
+    q += (size_t)head * hd;
+    if (keep > 0) {
+        linalg_gemm_nt(keep, n - keep, hd, q, Q, k + (size_t)keep * K, K, o->scores + keep, n);
+        for (int i = 0; i < keep; i++) {
+            const size_t row = (size_t)i * (size_t)n;
+            for (int j = keep; j < n; j++) {
+                o->masked[row + j] = -INFINITY;
+                o->scaled[row + j] = -INFINITY;
+                o->weights[row + j] = 0.0f;
+            }
+        }
+    }
+    linalg_gemm_nt(n - keep, n, hd, q + (size_t)keep * Q, Q, k, K,
+                   o->scores + (size_t)keep * (size_t)n, n);
+    for (int i = keep; i < n; i++) {
+        const size_t row = (size_t)i * (size_t)n;
+        rowops_softmax(o->scores + row, o->masked != NULL ? o->masked + row : scratch,
+                       o->scaled != NULL ? o->scaled + row : scratch + n, o->weights + row, n, 0,
+                       r->causal ? i + 1 : n, r->divisors[layer]);
+    }
+}
+
+void
+decoder_head_weights(const struct decoder_model *m, const struct decoder_run *r, int layer,
+                     int head, const float *q, float *w, float *scratch)
+{
+    const struct head_out o = { scratch + 2 * (size_t)r->n, NULL, NULL, w };
+
+    head_attention(m, r, layer, head, q, 0, &o, scratch);
+}
+
+size_t
+decoder_queries_floats(const struct decoder_config *c, int n)
+{
+    const int Q = decoder_q_width(c);
+
+    return (size_t)n * (size_t)(Q > c->n_embd ? Q : c->n_embd);
+}
+
+void
+decoder_layer_queries(const struct decoder_model *m, const struct decoder_run *r, int layer,
+                      float *q, float *scratch)
+{
+    const struct decoder_config *c = &m->cfg;
+    const struct decoder_block *b = &m->blocks[layer];
+    const int threads = parallel_threads();
+    const size_t count = (size_t)r->n * (size_t)decoder_q_width(c);
+
+    if (layer == r->shown) {
+        memcpy(q, r->layers[layer].q, count * sizeof *q);
+        return;
+    }
+    part_norm(c, &b->norm1, decoder_layer_input(r, layer), r->n, scratch, threads);
+    part_linear(&b->q, scratch, r->n, q, threads);
+    /* QK-norm into scratch (the norm's output is read by then), RoPE back into q. */
+    if (c->qk_norm || c->positions == DECODER_POSITIONS_ROPE)
+        part_turn(m, &b->q_norm, q, r->n, c->n_head, 0, scratch, q, threads);
+}
+
+static void
+layer_heads(void *ctx, int h0, int h1)
+{
+    const struct layer_job *j = ctx;
+    const size_t hnn = (size_t)j->r->n * (size_t)j->r->n;
+
+    for (int h = h0; h < h1; h++) {
+        const size_t at = (size_t)h * hnn;
+        const struct head_out o = { j->stages[0] + at, j->stages[1] + at, j->stages[2] + at,
+                                    j->stages[3] + at };
+        head_attention(j->m, j->r, j->layer, h, j->r->layers[j->layer].q, j->keep, &o, NULL);
+    }
+}
+
+enum attn_status
+decoder_show_layer(const struct decoder_model *m, struct decoder_run *r, int layer,
+                   struct attn_error *err)
+{
+    const struct decoder_config *c = &m->cfg;
+    const int n = r->n;
+    struct decoder_layer_stages *l;
+    struct layer_job job = { m, r, layer, 0, { NULL } };
+
+    if (layer < 0 || layer >= c->n_layer || r->layers == NULL)
+        return attn_fail(err, ATTN_EVALUE, "layer %d: the model has %d", layer, c->n_layer);
+    if (layer != r->shown) {
+        /* Not kept: the layer again from its input, every row, into the shown slot. */
+        struct decoder_layer_stages s;
+        float *logits, *scratch;
+        run_scratch(c, r, &logits, &scratch);
+        r->shown = layer;
+        run_slot(c, r, RUN_SLOT_SHOWN, layer, &s);
+        decoder_run_block(m, r, layer, decoder_layer_input(r, layer), 0, &s, scratch, parallel_threads());
+        run_expose(c, r);
+    }
+    if (run_attention(c, r, layer) != 0)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory for the attention of layer %d", layer);
+    /* Only a causal run's rows are kept by an edit (decoder_forward_from). */
+    job.keep = r->causal ? r->attention_rows : 0;
+    for (int a = 0; a < RUN_ATTENTION_STAGES; a++)
+        job.stages[a] = r->attention + (size_t)a * (r->attention_floats / RUN_ATTENTION_STAGES);
+    if (job.keep < n)
+        parallel_for(c->n_head, 2L * (n - job.keep) * n * decoder_head_dim(c),
+                     parallel_threads(), layer_heads, &job);
+    r->attention_rows = n;
+    l = &r->layers[layer];
+    l->scores = job.stages[0];
+    l->masked = job.stages[1];
+    l->scaled = job.stages[2];
+    l->weights = job.stages[3];
+    return ATTN_OK;
+}

@@ -1,0 +1,300 @@
+/*
+ * decoder_pack.c: a model's linears and head packed once in the products'
+ * layout, and the copies the packs replace given back (see decoder.h).
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "attnscope/base/progress.h"
+#include "attnscope/decoder/decoder.h"
+#include "attnscope/decoder/parts.h"
+#include "attnscope/decoder/run.h"
+#include "attnscope/files/tensor.h"
+#include "attnscope/kernels/linalg.h"
+#include "attnscope/kernels/parallel.h"
+#include "attnscope/kernels/rowops.h"
+#include "decoder_internal.h"
+
+/* Whether block linear i is one the model uses (SwiGLU's gate only with SwiGLU). */
+static bool
+linear_used(const struct decoder_config *c, int i)
+{
+    return i != 4 || c->mlp == DECODER_MLP_SWIGLU;
+}
+
+void
+decoder_unpack(struct decoder_model *m)
+{
+    for (int l = 0; m->blocks != NULL && l < m->cfg.n_layer; l++)
+        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++)
+            linalg_packed_destroy(&decoder_block_linear(&m->blocks[l], i)->packed);
+    linalg_packed_destroy(&m->head_packed);
+}
+
+/* Packs l once (from its f32 or its bfloat16 copy, into a pack of the same type); 0 or -1. */
+static int
+pack_linear(struct decoder_linear *l)
+{
+    if (l->packed.data != NULL || (l->w == NULL && l->w16 == NULL))
+        return 0;
+    return l->w != NULL ? linalg_pack(&l->packed, l->out, l->in, l->w, l->ld, l->out_in)
+                        : linalg_pack_bf16(&l->packed, l->out, l->in, l->w16, l->ld, l->out_in);
+}
+
+/* Packs the output head once, likewise. */
+static int
+pack_head(struct decoder_model *m)
+{
+    const int C = m->cfg.n_embd;
+
+    if (m->head_packed.data != NULL || (m->lm_head == NULL && m->lm_head16 == NULL))
+        return 0;
+    return m->lm_head != NULL
+               ? linalg_pack(&m->head_packed, decoder_outputs(&m->cfg), C, m->lm_head, C, 1)
+               : linalg_pack_bf16(&m->head_packed, decoder_outputs(&m->cfg), C, m->lm_head16, C, 1);
+}
+
+/* A pack's bytes beside the weights (none for one made over them). */
+static size_t
+own_bytes(const struct linalg_packed *pk)
+{
+    return pk->in_place ? 0 : linalg_packed_bytes(pk);
+}
+
+size_t
+decoder_packed_bytes(const struct decoder_model *m)
+{
+    size_t bytes = own_bytes(&m->head_packed);
+
+    for (int l = 0; m->blocks != NULL && l < m->cfg.n_layer; l++)
+        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++)
+            bytes += own_bytes(&decoder_block_linear(&m->blocks[l], i)->packed);
+    return bytes;
+}
+
+/* The bytes of l's weights as the model holds them (0 once given back). */
+static size_t
+linear_bytes(const struct decoder_linear *l)
+{
+    const size_t values = (size_t)l->out * (size_t)l->in;
+
+    return l->w != NULL ? values * sizeof(float) : l->w16 != NULL ? values * sizeof(uint16_t) : 0;
+}
+
+size_t
+decoder_pack_transient_bytes(const struct decoder_model *m)
+{
+    const size_t head = (size_t)decoder_outputs(&m->cfg) * (size_t)m->cfg.n_embd *
+                        (m->lm_head != NULL ? sizeof(float) : sizeof(uint16_t));
+    size_t most = m->lm_head != NULL || m->lm_head16 != NULL ? head : 0;
+
+    for (int l = 0; m->blocks != NULL && l < m->cfg.n_layer; l++) {
+        size_t layer = 0;
+        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++)
+            layer += linear_bytes(decoder_block_linear(&m->blocks[l], i));
+        most = layer > most ? layer : most;
+    }
+    return most;
+}
+
+size_t
+decoder_weights_bytes(const struct decoder_model *m)
+{
+    const size_t read = m->weights_used > m->weights_released ? m->weights_used - m->weights_released
+                                                              : 0;
+
+    return read + decoder_packed_bytes(m);
+}
+
+bool
+decoder_pack(struct decoder_model *m)
+{
+    progress_begin("packing the weights", m->cfg.n_layer + 1);
+    for (int l = 0; l < m->cfg.n_layer; l++) {
+        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
+            if (linear_used(&m->cfg, i) && pack_linear(decoder_block_linear(&m->blocks[l], i)) != 0) {
+                decoder_unpack(m);
+                progress_end();
+                return false;
+            }
+        }
+        progress_step(l + 1);
+    }
+    if (pack_head(m) != 0) {
+        decoder_unpack(m);
+        progress_end();
+        return false;
+    }
+    progress_end();
+    return true;
+}
+
+/* Whether the bytes at p are in the weights' mapping (the model's own memory to overwrite). */
+static bool
+in_mapping(const struct decoder_model *m, const void *p, size_t bytes)
+{
+    const uintptr_t map = (uintptr_t)m->weights_map, at = (uintptr_t)p;
+
+    return m->weights_map != NULL && at >= map && at + bytes <= map + m->weights_map_bytes;
+}
+
+/*
+ * Gives back the whole pages of the bytes at w inside the weights' mapping
+ * (the edges may share a page with a tensor still read); returns the bytes
+ * given back.
+ */
+static size_t
+release_bytes(const struct decoder_model *m, const void *w, size_t bytes)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t begin = (uintptr_t)w, end = begin + bytes;
+
+    if (!in_mapping(m, w, bytes))
+        return 0; /* not in the mapping (a test's own arrays): left alone */
+    begin = (begin + page - 1) / page * page;
+    end = end / page * page;
+    if (end <= begin || madvise((void *)begin, end - begin, MADV_DONTNEED) != 0)
+        return 0;
+    return end - begin;
+}
+
+/* Gives back the f32 or bfloat16 copies of layer l's packed linears (a layer's share of
+   decoder_release_unpacked). */
+static void
+release_layer(struct decoder_model *m, int l)
+{
+    for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
+        struct decoder_linear *d = decoder_block_linear(&m->blocks[l], i);
+        /* Its values end at its last row's last one (q, k and v share GPT-2's c_attn rows, so
+           a row of ld values would reach past k's and v's). */
+        const size_t values = d->out_in ? (size_t)(d->out - 1) * (size_t)d->ld + (size_t)d->in
+                                        : (size_t)(d->in - 1) * (size_t)d->ld + (size_t)d->out;
+        if (d->packed.data == NULL || (d->w == NULL && d->w16 == NULL))
+            continue;
+        if (d->w != NULL)
+            m->weights_released += release_bytes(m, d->w, values * sizeof *d->w);
+        else
+            m->weights_released += release_bytes(m, d->w16, values * sizeof *d->w16);
+        d->w = NULL;
+        d->w16 = NULL;
+    }
+}
+
+/*
+ * The output head's own copy once it is packed: the embedding's too when
+ * they are one (a tied wte; the token rows are then read from the pack).
+ */
+static void
+release_head(struct decoder_model *m)
+{
+    const size_t values = (size_t)decoder_outputs(&m->cfg) * (size_t)m->cfg.n_embd;
+    const bool tied = (m->wte != NULL && m->wte == m->lm_head) ||
+                      (m->wte16 != NULL && m->wte16 == m->lm_head16);
+
+    if (m->head_packed.data == NULL)
+        return;
+    if (m->lm_head != NULL)
+        m->weights_released += release_bytes(m, m->lm_head, values * sizeof *m->lm_head);
+    if (m->lm_head16 != NULL)
+        m->weights_released += release_bytes(m, m->lm_head16, values * sizeof *m->lm_head16);
+    if (tied)
+        m->wte = NULL, m->wte16 = NULL;
+    m->lm_head = NULL;
+    m->lm_head16 = NULL;
+}
+
+size_t
+decoder_release_unpacked(struct decoder_model *m)
+{
+    for (int l = 0; m->blocks != NULL && l < m->cfg.n_layer; l++)
+        release_layer(m, l);
+    release_head(m);
+    return m->weights_released;
+}
+
+/*
+ * A bfloat16 (rows, cols) matrix of the model's own memory packed over
+ * itself (linalg_pack_bf16_in_place); false when it cannot be (then it is
+ * untouched).
+ */
+static bool
+pack_over(const struct decoder_model *m, struct linalg_packed *pk, const uint16_t *w, int rows,
+          int cols, uint16_t *scratch)
+{
+    return scratch != NULL && w != NULL && in_mapping(m, w, (size_t)rows * (size_t)cols * 2) &&
+           linalg_pack_bf16_in_place(pk, rows, cols, (uint16_t *)(uintptr_t)w, scratch) == 0;
+}
+
+/*
+ * Scratch for packing bfloat16 matrices over themselves: as large as the
+ * largest of them (NULL when there are none or no memory: they are then
+ * packed beside their copies and the copies given back).
+ */
+static uint16_t *
+pack_scratch(const struct decoder_model *m)
+{
+    size_t most = 0;
+
+    for (int l = 0; m->blocks != NULL && l < m->cfg.n_layer; l++)
+        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
+            const struct decoder_linear *d = decoder_block_linear(&m->blocks[l], i);
+            if (d->w16 != NULL && (size_t)d->out * (size_t)d->in > most)
+                most = (size_t)d->out * (size_t)d->in;
+        }
+    if (m->lm_head16 != NULL && (size_t)decoder_outputs(&m->cfg) * (size_t)m->cfg.n_embd > most)
+        most = (size_t)decoder_outputs(&m->cfg) * (size_t)m->cfg.n_embd;
+    return most > 0 ? malloc(most * sizeof(uint16_t)) : NULL;
+}
+
+/* Linear l packed over its bfloat16 copy when it can be (a Linear's (out, in), contiguous). */
+static void
+pack_linear_over(struct decoder_model *m, struct decoder_linear *l, uint16_t *scratch)
+{
+    if (l->packed.data == NULL && l->w16 != NULL && l->out_in && l->ld == l->in &&
+        pack_over(m, &l->packed, l->w16, l->out, l->in, scratch))
+        l->w16 = NULL;
+}
+
+bool
+decoder_pack_replacing(struct decoder_model *m)
+{
+    const struct decoder_config *c = &m->cfg;
+    uint16_t *scratch = pack_scratch(m);
+    bool all = true;
+
+    progress_begin("packing the weights", c->n_layer + 1);
+    for (int l = 0; all && l < c->n_layer; l++) {
+        for (int i = 0; all && i < DECODER_BLOCK_LINEARS; i++) {
+            struct decoder_linear *d = decoder_block_linear(&m->blocks[l], i);
+            if (!linear_used(c, i))
+                continue;
+            pack_linear_over(m, d, scratch);
+            if (pack_linear(d) != 0)
+                all = false;
+        }
+        /* (a layer at a time: GPT-2's q, k and v share one tensor's pages) */
+        if (all)
+            release_layer(m, l);
+        progress_step(l + 1);
+    }
+    if (all && m->head_packed.data == NULL &&
+        pack_over(m, &m->head_packed, m->lm_head16, decoder_outputs(c), c->n_embd, scratch)) {
+        if (m->wte16 == m->lm_head16) /* (tied: the token rows are read from the pack) */
+            m->wte16 = NULL;
+        m->lm_head16 = NULL;
+    }
+    if (all && pack_head(m) != 0)
+        all = false;
+    if (all)
+        release_head(m);
+    free(scratch);
+    progress_end();
+    return all;
+}
