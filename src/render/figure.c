@@ -29,7 +29,7 @@
 #include "attnscope/files/filewrite.h"
 #include "render/explain.h"
 #include "render/figure.h"
-#include "render/screen.h"
+#include "render/screens/screen.h"
 #include "render/view_parts.h"
 
 #define FIG_MARGIN 16.0

@@ -112,4 +112,12 @@ struct rect view_inked(const struct grid *g, int rows);
 /* A screen's line of keys under its title: none in presentation mode. */
 void view_draw_keys_hint(struct grid *g, const struct view *v, int y, const char *text);
 
+/*
+ * The help: every key with what it does, descriptions wrapped (never cut),
+ * in two columns on wide screens, scrolled by rows; the last row says when
+ * more follows.  frame.help_rows and help_page let the keys scroll it.
+ */
+void view_draw_help(struct grid *g, struct view *v);
+void view_draw_picker(struct grid *g, const struct view *v);
+
 #endif

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "attnscope/families/decoder/family_decoder.h"
-#include "render/screen.h"
+#include "render/screens/screen.h"
 #include "render/view_parts.h"
 
 /* A bar of width columns for a probability (eighths of a block in UTF-8, '#' otherwise). */

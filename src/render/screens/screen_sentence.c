@@ -12,7 +12,7 @@
 
 #include "attnscope/base/utf8.h"
 #include "attnscope/families/decoder/family_decoder.h"
-#include "render/screen.h"
+#include "render/screens/screen.h"
 #include "render/view_parts.h"
 
 /* The weight between the focus and token j: the query's on key j; with K, query j's on the key. */

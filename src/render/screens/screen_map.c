@@ -14,7 +14,7 @@
 #include "attnscope/families/decoder/family_decoder.h"
 #include "attnscope/families/decoder/headmap.h"
 #include "render/stagemap.h"
-#include "render/screen.h"
+#include "render/screens/screen.h"
 #include "render/view_parts.h"
 
 

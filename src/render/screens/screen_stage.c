@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "attnscope/base/utf8.h"
-#include "render/screen.h"
+#include "render/screens/screen.h"
 #include "render/stagemap.h"
 #include "render/view_parts.h"
 
