@@ -28,13 +28,13 @@
 #include "attnscope/pipeline/pipeline.h"
 #include "attnscope/attention/qkv.h"
 #include "attnscope/text/vocab.h"
-#include "front/cli.h"
-#include "front/inputs.h"
-#include "front/print.h"
-#include "front/app.h"
+#include "front/cli/cli.h"
+#include "front/cli/inputs.h"
+#include "front/cli/print.h"
+#include "front/app/app.h"
 #include "tui/startup.h"
 #include "tui/tui.h"
-#include "front/walkthrough.h"
+#include "front/lessons/walkthrough.h"
 
 enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 

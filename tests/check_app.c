@@ -16,11 +16,11 @@
 #include "attnscope/families/decoder/headmap.h"
 #include "attnscope/families/decoder/model.h"
 #include "attnscope/text/tokenizer.h"
-#include "front/app.h"
-#include "front/app_internal.h"
-#include "front/app_keys.h"
+#include "front/app/app.h"
+#include "front/app/app_internal.h"
+#include "front/app/app_keys.h"
 #include "render/explain.h"
-#include "front/walkthrough.h"
+#include "front/lessons/walkthrough.h"
 
 static struct vocab book;
 static struct app a;

@@ -5,7 +5,7 @@
 
 #include <stdarg.h>
 
-#include "front/cli.h"
+#include "front/cli/cli.h"
 #include "testutil.h"
 
 static int

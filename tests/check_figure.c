@@ -1,6 +1,6 @@
 /*
  * check_figure.c: figures of the view (src/render/figure.c) and where the
- * view opens (src/front/app_start.c).  A figure's PNG is read back with
+ * view opens (src/front/app/app_start.c).  A figure's PNG is read back with
  * cairo and its cells' colours compared with the screen's colour scale;
  * SVG and PDF are checked for what their formats begin with.
  */
@@ -13,8 +13,8 @@
 #include "testutil.h"
 #include "attnscope/families/decoder/family_decoder.h"
 #include "attnscope/families/decoder/model.h"
-#include "front/app.h"
-#include "front/app_keys.h"
+#include "front/app/app.h"
+#include "front/app/app_keys.h"
 #include "render/explain.h"
 #include "render/heatmap.h"
 #include "render/view_parts.h"

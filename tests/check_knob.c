@@ -11,10 +11,10 @@
 #include "attnscope/pipeline/pipeline.h"
 #include "attnscope/attention/qkv.h"
 #include "attnscope/base/utf8.h"
-#include "front/cli.h"
+#include "front/cli/cli.h"
 #include "testutil.h"
 #include "render/grid.h"
-#include "front/app.h"
+#include "front/app/app.h"
 
 /* Keys the view uses for other things than knobs. */
 static const char view_keys[] = " npqgMewzxX?0123456789";

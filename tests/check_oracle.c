@@ -14,8 +14,8 @@
 
 #include "attnscope/files/csvio.h"
 #include "attnscope/pipeline/pipeline.h"
-#include "front/cli.h"
-#include "front/inputs.h"
+#include "front/cli/cli.h"
+#include "front/cli/inputs.h"
 #include "testutil.h"
 
 #define TOL 1e-5

@@ -20,7 +20,7 @@
 #include "render/palette.h"
 #include "render/text.h"
 #include "render/view.h"
-#include "front/app.h"
+#include "front/app/app.h"
 #include "testutil.h"
 #include "gpt2_random.h"
 #include "attnscope/families/decoder/family_decoder.h"

@@ -12,7 +12,7 @@
 #include "testutil.h"
 #include "attnscope/families/decoder/family_decoder.h"
 #include "attnscope/families/decoder/headmap.h"
-#include "front/walkthrough.h"
+#include "front/lessons/walkthrough.h"
 #include "render/view.h"
 
 START_TEST(every_shipped_walkthrough_verifies)

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 
 #include "attnscope/base/status.h"
-#include "front/app.h"
+#include "front/app/app.h"
 
 #include <stdio.h>
 

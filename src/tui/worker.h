@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "front/app.h"
+#include "front/app/app.h"
 
 enum worker_job_kind { WORKER_KEY, WORKER_CLICK, WORKER_PASTE };
 

@@ -74,7 +74,7 @@
 #include "attnscope/kernels/linalg.h"
 #include "attnscope/kernels/parallel.h"
 #include "attnscope/pipeline/pipeline.h"
-#include "front/app.h"
+#include "front/app/app.h"
 #include "tui/tui.h"
 
 #define D_MODEL 768

@@ -31,7 +31,7 @@
 #include "attnscope/text/vocab.h"
 #include "fuzz.h"
 #include "render/grid.h"
-#include "front/app.h"
+#include "front/app/app.h"
 
 #define MAX_KEYS 512
 

@@ -14,9 +14,9 @@
 
 #include "attnscope/pipeline/pipeline.h"
 #include "attnscope/text/vocab.h"
-#include "front/cli.h"
+#include "front/cli/cli.h"
 #include "fuzz.h"
-#include "front/print.h"
+#include "front/cli/print.h"
 
 #define MAX_ARGS 32
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "fuzz.h"
-#include "front/walkthrough.h"
+#include "front/lessons/walkthrough.h"
 
 static void
 build_step(const struct walkthrough *w, int k)

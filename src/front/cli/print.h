@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "attnscope/pipeline/pipeline.h"
-#include "front/print_format.h"
+#include "front/cli/print_format.h"
 #include "render/palette.h"
 
 struct print_options {

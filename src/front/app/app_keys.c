@@ -11,7 +11,7 @@
 
 #include "attnscope/families/decoder/family_decoder.h"
 #include "attnscope/pipeline/knob.h"
-#include "front/app_keys.h"
+#include "front/app/app_keys.h"
 
 /* The screens' tables, by enum view_screen. */
 static const struct app_screen_keys *const tables[SCREEN_COUNT] = {

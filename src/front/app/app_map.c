@@ -6,7 +6,7 @@
 #include "config.h"
 
 #include "attnscope/families/decoder/family_decoder.h"
-#include "front/app_keys.h"
+#include "front/app/app_keys.h"
 
 static void
 pick_head(struct app *a, int key)

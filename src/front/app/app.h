@@ -16,7 +16,7 @@
 #include "attnscope/pipeline/pipeline.h"
 #include "render/figure.h"
 #include "render/view.h"
-#include "front/walkthrough.h"
+#include "front/lessons/walkthrough.h"
 
 /* Keys beyond Unicode. */
 enum {

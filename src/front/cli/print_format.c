@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "front/print_format.h"
+#include "front/cli/print_format.h"
 
 int
 print_format_parse(const char *name, enum print_format *f)

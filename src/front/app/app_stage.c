@@ -10,7 +10,7 @@
 
 #include "attnscope/families/decoder/family_decoder.h"
 #include "attnscope/pipeline/knob.h"
-#include "front/app_keys.h"
+#include "front/app/app_keys.h"
 #include "render/explain.h"
 
 static void

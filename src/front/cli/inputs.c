@@ -8,7 +8,7 @@
 #include "attnscope/pipeline/knob.h"
 #include "attnscope/families/decoder/model.h"
 
-#include "front/inputs.h"
+#include "front/cli/inputs.h"
 
 /* "--variant wrapper --d-out 2 --heads 3 --qkv-bias", as options would say it. */
 static void

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "attnscope/attention/attention_config.h"
-#include "front/print_format.h"
+#include "front/cli/print_format.h"
 
 enum cli_mode {
     CLI_TUI, CLI_PRINT, CLI_EXPORT, CLI_FIGURE, CLI_HELP, CLI_VERSION, CLI_HELP_KEYS, CLI_HELP_STAGES

@@ -12,7 +12,7 @@
 #include "attnscope/families/decoder/headmap.h"
 
 #include "attnscope/base/utf8.h"
-#include "front/print.h"
+#include "front/cli/print.h"
 #include "render/grid.h"
 #include "render/heatmap.h"
 #include "render/stagemap.h"

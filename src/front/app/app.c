@@ -17,7 +17,7 @@
 #include "attnscope/families/decoder/headmap.h"
 #include "attnscope/pipeline/knob.h"
 #include "render/text.h"
-#include "front/app_keys.h"
+#include "front/app/app_keys.h"
 
 void
 app_say(struct app *a, const char *fmt, ...)

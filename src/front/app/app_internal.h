@@ -5,7 +5,7 @@
 #ifndef ATTNSCOPE_FRONT_APP_INTERNAL_H
 #define ATTNSCOPE_FRONT_APP_INTERNAL_H
 
-#include "front/app.h"
+#include "front/app/app.h"
 
 /* Shows a message in the footer (escaped to one safe line). */
 void app_say(struct app *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -17,7 +17,7 @@
 #include <stddef.h>
 
 #include "attnscope/pipeline/knob.h"
-#include "front/app_internal.h"
+#include "front/app/app_internal.h"
 
 #define APP_BINDING_KEYS 4
 

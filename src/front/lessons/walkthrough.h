@@ -17,9 +17,9 @@
 #include "attnscope/attention/qkv.h"
 #include "attnscope/base/status.h"
 #include "attnscope/text/vocab.h"
-#include "front/cli.h"
-#include "front/inputs.h"
-#include "front/print.h"
+#include "front/cli/cli.h"
+#include "front/cli/inputs.h"
+#include "front/cli/print.h"
 #include "render/explain.h"
 
 struct model;

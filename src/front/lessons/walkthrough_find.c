@@ -19,7 +19,7 @@
 #include "attnscope/text/tokenizer.h"
 #include "attnscope/base/utf8.h"
 #include "render/view.h"
-#include "front/walkthrough.h"
+#include "front/lessons/walkthrough.h"
 
 #ifndef PKGDATADIR
 #define PKGDATADIR "/usr/local/share/attnscope"

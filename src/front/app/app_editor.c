@@ -8,7 +8,7 @@
 
 #include "attnscope/text/tokenizer.h"
 #include "attnscope/base/utf8.h"
-#include "front/app_internal.h"
+#include "front/app/app_internal.h"
 
 /* ---------------------------------------------------------------- editor */
 

@@ -8,7 +8,7 @@
 
 #include "attnscope/families/decoder/model_export.h"
 #include "attnscope/pipeline/export.h"
-#include "front/app_keys.h"
+#include "front/app/app_keys.h"
 #include "render/explain.h"
 
 /* x on the parameters: the ones shown (every head's, as --export writes them). */

@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 
 #include "attnscope/families/decoder/family_decoder.h"
-#include "front/app_internal.h"
-#include "front/cli.h"
-#include "front/app_keys.h"
+#include "front/app/app_internal.h"
+#include "front/cli/cli.h"
+#include "front/app/app_keys.h"
 #include "render/explain.h"
 #include "render/figure.h"
 

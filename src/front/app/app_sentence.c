@@ -8,7 +8,7 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "front/app_keys.h"
+#include "front/app/app_keys.h"
 
 /* Tokens PgUp and PgDn move the query by: a few lines of a long text. */
 #define SENTENCE_PAGE 20

@@ -12,7 +12,7 @@
 
 #include "attnscope/families/decoder/family_decoder.h"
 #include "attnscope/base/utf8.h"
-#include "front/app_internal.h"
+#include "front/app/app_internal.h"
 
 /* ----------------------------------------------------------- walkthroughs */
 

@@ -16,8 +16,8 @@
 #include "attnscope/base/utf8.h"
 #include "attnscope/families/decoder/family_decoder.h"
 #include "render/view.h"
-#include "front/print.h"
-#include "front/walkthrough.h"
+#include "front/cli/print.h"
+#include "front/lessons/walkthrough.h"
 
 /* --------------------------------------------------------------- handout */
 

@@ -13,7 +13,7 @@
 #include "attnscope/pipeline/knob.h"
 #include "attnscope/kernels/parallel.h"
 #include "attnscope/pipeline/pipeline.h"
-#include "front/cli.h"
+#include "front/cli/cli.h"
 
 /* The options that are not knobs (the knobs' come from knob_table). */
 enum {
