@@ -736,7 +736,6 @@ START_TEST(pickles_that_want_memory_are_refused_by_their_size)
     struct pickle_state_dict sd;
     struct attn_error err = { 0 };
     char path[4300];
-    struct torch_zip tz;
 
     /* 19.9 million None, deflated into an archive as in the probe. */
     p = repeated_pickle("\x80\x02", "N", 1, 19900000, ".", &len);
@@ -756,6 +755,7 @@ START_TEST(pickles_that_want_memory_are_refused_by_their_size)
         ck_assert_int_ge(pid, 0);
         if (pid == 0) {
             struct rlimit small;
+            struct torch_zip tz;
             small.rlim_cur = small.rlim_max = test_address_space() + ((rlim_t)256 << 20);
             if (setrlimit(RLIMIT_AS, &small) != 0)
                 _exit(3);
