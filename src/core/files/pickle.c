@@ -565,6 +565,80 @@ opcode_name(unsigned char op)
     return "unknown";
 }
 
+/* TUPLE1, TUPLE2, TUPLE3: the n values at the top of the stack. */
+static int
+small_tuple(struct machine *m, size_t n)
+{
+    if (m->depth < n)
+        return fail(m, "a tuple of more values than the stack has", NULL);
+    for (size_t k = m->depth - n; k < m->depth; k++)
+        if (m->stack[k] == &mark)
+            return fail(m, "a tuple takes a mark", NULL);
+    return tuple_of(m, m->depth - n, m->depth - n);
+}
+
+/* LONG1: a count of bytes, then a little-endian two's complement integer of them. */
+static int
+long1(struct machine *m)
+{
+    const unsigned char *b = take(m, 1);
+    size_t n;
+    uint64_t u;
+
+    if (b == NULL)
+        return -1;
+    n = *b;
+    if (n > 8)
+        return fail(m, "an integer wider than 64 bits", NULL);
+    if ((b = take(m, n)) == NULL)
+        return -1;
+    u = little(b, (int)n);
+    /* Two's complement in n bytes: sign-extend. */
+    if (n > 0 && n < 8 && (b[n - 1] & 0x80))
+        u |= ~(uint64_t)0 << (8 * n);
+    return integer(m, (int64_t)u);
+}
+
+/* BINFLOAT: a double, big-endian. */
+static int
+binfloat(struct machine *m)
+{
+    const unsigned char *b = take(m, 8);
+    struct value *v;
+    uint64_t bits = 0;
+
+    if (b == NULL || (v = make(m, V_FLOAT)) == NULL)
+        return -1;
+    for (int k = 0; k < 8; k++)
+        bits = bits << 8 | b[k];
+    memcpy(&v->u.f, &bits, sizeof v->u.f);
+    return push(m, v);
+}
+
+/* STACK_GLOBAL: the module and name at the top of the stack, as GLOBAL's. */
+static int
+stack_global(struct machine *m)
+{
+    struct value *name = pop(m);
+    struct value *module = name != NULL ? pop(m) : NULL;
+
+    if (module == NULL)
+        return -1;
+    if (module->kind != V_STR || name->kind != V_STR)
+        return fail(m, "STACK_GLOBAL of something that is not two names", NULL);
+    return global(m, module->u.str.s, module->u.str.len, name->u.str.s, name->u.str.len);
+}
+
+/* An opcode no state dict is written with, refused by its name. */
+static int
+unknown_opcode(struct machine *m, unsigned char op)
+{
+    char what[64];
+
+    snprintf(what, sizeof what, "0x%02x (%s)", op, opcode_name(op));
+    return fail(m, "the pickle uses an opcode a state dict does not: ", what);
+}
+
 /* One opcode: 0 to go on, 1 at STOP, -1 on an error. */
 static int
 step(struct machine *m)
@@ -598,13 +672,7 @@ step(struct machine *m)
     case 0x85: /* TUPLE1 */
     case 0x86: /* TUPLE2 */
     case 0x87: /* TUPLE3 */
-        first = (size_t)(op - 0x84);
-        if (m->depth < first)
-            return fail(m, "a tuple of more values than the stack has", NULL);
-        for (size_t k = m->depth - first; k < m->depth; k++)
-            if (m->stack[k] == &mark)
-                return fail(m, "a tuple takes a mark", NULL);
-        return tuple_of(m, m->depth - first, m->depth - first);
+        return small_tuple(m, (size_t)(op - 0x84));
     case 'a': /* APPEND */
         if (m->depth < 2)
             return fail(m, "APPEND without a list and a value", NULL);
@@ -637,30 +705,9 @@ step(struct machine *m)
     case 'J': /* BININT */
         return (b = take(m, 4)) == NULL ? -1 : integer(m, (int32_t)(uint32_t)little(b, 4));
     case 0x8a: /* LONG1 */
-        if ((b = take(m, 1)) == NULL)
-            return -1;
-        first = *b;
-        if (first > 8)
-            return fail(m, "an integer wider than 64 bits", NULL);
-        if ((b = take(m, first)) == NULL)
-            return -1;
-        {
-            uint64_t u = little(b, (int)first);
-            /* Two's complement in first bytes: sign-extend. */
-            if (first > 0 && first < 8 && (b[first - 1] & 0x80))
-                u |= ~(uint64_t)0 << (8 * first);
-            return integer(m, (int64_t)u);
-        }
+        return long1(m);
     case 'G': /* BINFLOAT: big-endian */
-        if ((b = take(m, 8)) == NULL || (v = make(m, V_FLOAT)) == NULL)
-            return -1;
-        {
-            uint64_t bits = 0;
-            for (int k = 0; k < 8; k++)
-                bits = bits << 8 | b[k];
-            memcpy(&v->u.f, &bits, sizeof v->u.f);
-        }
-        return push(m, v);
+        return binfloat(m);
     case 'X': /* BINUNICODE */
         return (b = take(m, 4)) == NULL ? -1 : string(m, (size_t)little(b, 4));
     case 0x8c: /* SHORT_BINUNICODE */
@@ -680,15 +727,7 @@ step(struct machine *m)
     case 'c': /* GLOBAL */
         return global_lines(m);
     case 0x93: /* STACK_GLOBAL */
-    {
-        struct value *name = pop(m);
-        struct value *module = name != NULL ? pop(m) : NULL;
-        if (module == NULL)
-            return -1;
-        if (module->kind != V_STR || name->kind != V_STR)
-            return fail(m, "STACK_GLOBAL of something that is not two names", NULL);
-        return global(m, module->u.str.s, module->u.str.len, name->u.str.s, name->u.str.len);
-    }
+        return stack_global(m);
     case 'Q': /* BINPERSID */
         return persistent(m);
     case 'R': /* REDUCE */
@@ -701,11 +740,7 @@ step(struct machine *m)
         return 0;
     default:
         m->p--;
-        {
-            char what[64];
-            snprintf(what, sizeof what, "0x%02x (%s)", op, opcode_name(op));
-            return fail(m, "the pickle uses an opcode a state dict does not: ", what);
-        }
+        return unknown_opcode(m, op);
     }
 }
 

@@ -23,6 +23,46 @@ weight_of(const struct matrix *w, bool key_side, int focus, int j)
 }
 
 /*
+ * The line under the text: the five heaviest weights, largest first, among
+ * those the mask lets the focus see (or, key side, be seen by).
+ */
+static void
+draw_heaviest(struct grid *g, const struct pipeline *p, const struct matrix *w, bool ks,
+              int focus, int q, const char *const *labels, int y)
+{
+    int order[5];
+    int shown = 0;
+    int first = 0, end = w->rows;
+    int x;
+
+    if (!ks)
+        attention_mask_range(&p->cfg, q, w->cols, &first, &end);
+    for (int r = 0; r < 5; r++) {
+        int best = -1;
+        for (int j = first; j < end; j++) {
+            bool taken = false;
+            const float wj = weight_of(w, ks, focus, j);
+            if (ks && attention_masked(&p->cfg, j, focus))
+                continue;
+            for (int u = 0; u < shown; u++)
+                taken |= order[u] == j;
+            if (!taken && (best < 0 || wj > weight_of(w, ks, focus, best)))
+                best = j;
+        }
+        if (best >= 0)
+            order[shown++] = best;
+    }
+    x = grid_put(g, 0, y, g->width, style_role(ROLE_TEXT),
+                 ks ? "most attention from: " : "most weight: ");
+    for (int u = 0; u < shown; u++) {
+        char item[96];
+        snprintf(item, sizeof item, "%s%s %.2f", u ? ", " : "", labels[order[u]],
+                 (double)weight_of(w, ks, focus, order[u]));
+        x += grid_put(g, x, y, g->width - x, style_role(ROLE_TEXT), item);
+    }
+}
+
+/*
  * The sentence view: the text itself, each token shaded by the weight the
  * query token (the cursor's row) gives it in the head shown; the tokens
  * after the query, which a causal mask hides from it, dimmed.  With K the
@@ -44,10 +84,6 @@ draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
     const char *const *labels = ks ? p->query_labels : p->key_labels;
     int x = 0;
     int y = 6;
-    int order[5];
-    int shown = 0;
-    int first;
-    int end;
     char layer[32] = "";
     char heads[48];
 
@@ -120,37 +156,7 @@ draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
         if (mark[0] != '\0')
             x += grid_put(g, x, y, g->width - x, style_role(ROLE_DIM), mark);
     }
-    y += 2;
-    /* The heaviest, largest first, among those the mask lets see (or be seen). */
-    if (ks) {
-        first = 0;
-        end = w.m.rows;
-    } else {
-        attention_mask_range(&p->cfg, q, w.m.cols, &first, &end);
-    }
-    for (int r = 0; r < 5; r++) {
-        int best = -1;
-        for (int j = first; j < end; j++) {
-            bool taken = false;
-            const float wj = weight_of(&w.m, ks, focus, j);
-            if (ks && attention_masked(&p->cfg, j, focus))
-                continue;
-            for (int u = 0; u < shown; u++)
-                taken |= order[u] == j;
-            if (!taken && (best < 0 || wj > weight_of(&w.m, ks, focus, best)))
-                best = j;
-        }
-        if (best >= 0)
-            order[shown++] = best;
-    }
-    x = grid_put(g, 0, y, g->width, style_role(ROLE_TEXT),
-                 ks ? "most attention from: " : "most weight: ");
-    for (int u = 0; u < shown; u++) {
-        char item[96];
-        snprintf(item, sizeof item, "%s%s %.2f", u ? ", " : "", labels[order[u]],
-                 (double)weight_of(&w.m, ks, focus, order[u]));
-        x += grid_put(g, x, y, g->width - x, style_role(ROLE_TEXT), item);
-    }
+    draw_heaviest(g, p, &w.m, ks, focus, q, labels, y + 2);
     view_draw_footer(g, v, g->height - 1);
 }
 
