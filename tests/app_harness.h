@@ -1,0 +1,177 @@
+/*
+ * app_harness.h: what the interactive view's test programs share
+ * (check_app.c, check_app_screens.c, check_app_model.c): the view on the
+ * book's sentence or on the tiny GPT-2, keys pressed and typed, the frame
+ * as text.
+ */
+#ifndef ATTNSCOPE_APP_HARNESS_H
+#define ATTNSCOPE_APP_HARNESS_H
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "gpt2_random.h"
+#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/base/progress.h"
+#include "attnscope/families/decoder/headmap.h"
+#include "attnscope/families/decoder/model.h"
+#include "attnscope/text/tokenizer.h"
+#include "front/app/app.h"
+#include "front/app/app_internal.h"
+#include "front/app/app_keys.h"
+#include "render/explain.h"
+#include "front/lessons/walkthrough.h"
+
+static struct vocab book;
+static struct app a;
+static struct model tiny;
+
+/* The view on the book's sentence, exporting into the test's folder. */
+static inline void
+setup(void)
+{
+    struct attention_config cfg;
+    struct attn_error err;
+    struct pipeline_source src = { "Your journey starts with one step", &book, NULL, NULL, NULL, NULL, 0, false, NULL, NULL, NULL };
+
+    test_tmpdir_setup();
+    ck_assert_int_eq(vocab_builtin(&book, NULL), ATTN_OK);
+    attention_config_init(&cfg);
+    ck_assert_msg(app_init(&a, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
+    a.export_dir = dir;
+}
+
+static inline void
+teardown(void)
+{
+    app_destroy(&a);
+    vocab_destroy(&book);
+    test_tmpdir_teardown();
+}
+
+/* The view on the tiny GPT-2 (tests/fixtures/gpt2/tiny), three next tokens a position. */
+static inline void
+setup_model(void)
+{
+    struct attention_config cfg;
+    struct attn_error err;
+    struct pipeline_source src;
+
+    test_tmpdir_setup();
+    ck_assert_msg(model_open(&tiny, test_path("tests/fixtures/gpt2/tiny"), NULL, &err) == ATTN_OK, "%s",
+                  err.msg);
+    attention_config_init(&cfg);
+    memset(&src, 0, sizeof src);
+    src.sentence = "The cat sat on the mat.";
+    src.family = &family_decoder;
+    src.model = &tiny;
+    src.top = 3;
+    ck_assert_msg(app_init(&a, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
+    a.export_dir = dir;
+}
+
+static inline void
+teardown_model(void)
+{
+    app_destroy(&a);
+    model_close(&tiny);
+    test_tmpdir_teardown();
+}
+
+/* Keys pressed, one a character. */
+static inline void
+keys(const char *s)
+{
+    for (; *s; s++)
+        app_key(&a, (unsigned char)*s);
+}
+
+static inline void
+type(const char *s)
+{
+    for (; *s; s++)
+        app_key(&a, (unsigned char)*s);
+}
+
+/* The frame as text, a row per line. */
+/* (Not inlined: gcc 12 then sees open_memstream's pointer as dangling.) */
+__attribute__((noinline, unused)) static char *
+frame_text(int w, int h)
+{
+    struct grid g;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+
+    ck_assert_int_eq(grid_create(&g, w, h), 0);
+    app_render(&a, &g);
+    grid_dump_text(&g, f);
+    fclose(f);
+    grid_destroy(&g);
+    return text;
+}
+
+/* The view on the model in folder (opened into m), text its sentence, 3 next tokens kept. */
+static inline void
+app_on_model(struct app *b, struct model *m, const char *folder, const char *text)
+{
+    struct attention_config cfg;
+    struct pipeline_source src;
+    struct attn_error err;
+
+    ck_assert_msg(model_open(m, folder, NULL, &err) == ATTN_OK, "%s", err.msg);
+    attention_config_init(&cfg);
+    memset(&src, 0, sizeof src);
+    src.sentence = text;
+    src.family = &family_decoder;
+    src.model = m;
+    src.top = 3;
+    ck_assert_msg(app_init(b, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
+}
+
+/*
+ * The map's heatmaps of every head on a GPT-2 small shape (12 x 12): at
+ * 100x30 each head's 15 tokens pooled 3 x 3 into 5 x 5 cells, each the
+ * largest weight of its block; three layers at a time, PgDn the next three;
+ * at 200x50 pooled 2 x 2, four layers (issue 27, item 1: they never
+ * appeared).
+ */
+/* A random model of GPT-2 small's 12 layers of 12 heads (narrow), on 15 tokens. */
+static inline void
+open_twelve_by_twelve(struct app *b, struct model *m)
+{
+    const struct decoder_config shape = {
+        .n_layer = 12, .n_head = 12, .n_embd = 24, .n_positions = 32, .vocab_size = 317,
+        .n_inner = 96, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
+        .tied = true,
+    };
+    char folder[600];
+
+    snprintf(folder, sizeof folder, "%s/small", dir);
+    ck_assert_int_eq(
+        gpt2_random_folder_with(folder, &shape, 1.0f, 7, test_path("tests/fixtures/gpt2/tiny")), 0);
+    app_on_model(b, m, folder, "the cat sat on the mat and the dog sat on a");
+    ck_assert_int_eq(b->pipe.st.nq, 15); /* (the tiny tokenizer's pieces) */
+    b->view.colour = true;
+}
+
+/* b's frame at w x h as text (free it). */
+/* (Not inlined: gcc 12 then sees open_memstream's pointer as dangling.) */
+__attribute__((noinline, unused)) static char *
+frame_of(struct app *b, int w, int h)
+{
+    struct grid g;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+
+    ck_assert_int_eq(grid_create(&g, w, h), 0);
+    app_render(b, &g);
+    grid_dump_text(&g, f);
+    fclose(f);
+    grid_destroy(&g);
+    return text;
+}
+
+#endif

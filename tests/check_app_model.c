@@ -1,0 +1,764 @@
+/*
+ * check_app_model.c: the interactive view on a trained model, driven
+ * without a terminal: its layers, knobs, cells, ablations, the model map,
+ * the sentence view and the predictions, new sentences, x, a stopped
+ * recompute, a file changed on disk, twelve heads, shared key heads, every
+ * head's heatmap at any size, 300 layers.
+ */
+#include "config.h"
+
+#include "app_harness.h"
+
+START_TEST(a_model_steps_through_its_layers)
+{
+    char *text;
+    struct pipeline_view v;
+    float first;
+
+    ck_assert_int_eq(a.pipe.layers, 2);
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "tiny ,.:layer 0 of 0-1 m:causal /:scaled <>:T 1") != NULL, "%s",
+                  text);
+    ck_assert_msg(strstr(text, "v:mha") == NULL, "the book's knobs on a model's bar: %s", text);
+    /* The next token after the text, from every stage: the likeliest, as --print gives it. */
+    ck_assert_msg(strstr(text, "(9 of 24 tokens)  next: \xc2\xb7st 7%") != NULL, "%s", text);
+    free(text);
+    keys("6");
+    pipeline_stage_view(&a.pipe, STAGE_WEIGHTS, 0, &v);
+    first = MAT_AT(&v.m, 3, 1);
+    keys(".");
+    ck_assert_int_eq(a.pipe.layer, 1);
+    ck_assert_ptr_nonnull(strstr(a.message, "layer 1 of 0-1"));
+    pipeline_stage_view(&a.pipe, STAGE_WEIGHTS, 0, &v);
+    ck_assert(MAT_AT(&v.m, 3, 1) != first); /* another layer's weights */
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "Layer 1: Attention weights, head 0 of 2 (9 x 9)") != NULL, "%s", text);
+    free(text);
+    keys(".");
+    ck_assert_int_eq(a.pipe.layer, 1);
+    ck_assert_ptr_nonnull(strstr(a.message, "layer 1 is the last"));
+    keys(",,");
+    ck_assert_int_eq(a.pipe.layer, 0);
+    ck_assert_ptr_nonnull(strstr(a.message, "layer 0 is the first"));
+    pipeline_stage_view(&a.pipe, STAGE_WEIGHTS, 0, &v);
+    ck_assert(MAT_AT(&v.m, 3, 1) == first);
+}
+END_TEST
+
+START_TEST(a_model_keeps_only_the_knobs_it_has)
+{
+    struct pipeline_view v;
+    const unsigned long before = a.pipe.generation;
+
+    /* The book's knobs say they do not apply, and change nothing. */
+    keys("v");
+    ck_assert(a.view.message_is_error);
+    ck_assert_ptr_nonnull(strstr(a.message, "--variant does not apply to a trained model"));
+    keys("h");
+    ck_assert_ptr_nonnull(strstr(a.message, "--heads does not apply"));
+    ck_assert_int_eq(a.pipe.generation, before);
+    keys("W");
+    ck_assert_ptr_nonnull(strstr(a.message, "a trained model's stay in its file"));
+    keys("w"); /* the lessons: a model's as well as the book's */
+    ck_assert(a.view.picker);
+    app_key(&a, APP_KEY_ESCAPE);
+    ck_assert(!a.view.picker);
+    /* The mask recomputes every layer, and the layer shown stays. */
+    keys(".m");
+    ck_assert_int_eq(a.pipe.layer, 1);
+    ck_assert_int_eq(a.pipe.cfg.mask, ATTN_MASK_NONE);
+    pipeline_stage_view(&a.pipe, STAGE_WEIGHTS, 1, &v);
+    ck_assert(MAT_AT(&v.m, 0, 5) > 0.0f); /* the first token sees the future now */
+}
+END_TEST
+
+START_TEST(a_model_explains_its_cells)
+{
+    char *text;
+
+    keys("2");
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "ln1[The] . column 0 of W_q:") != NULL, "%s", text);
+    ck_assert_msg(strstr(text, "Q = LN1(x) W_q + b_q") != NULL, "%s", text);
+    free(text);
+    keys("0");
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "z[The] . column 0 of W_o (c_proj):") != NULL, "%s", text);
+    free(text);
+    keys("1");
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "wte[274][0] =") != NULL && strstr(text, "The next stage adds wpe[0][0]"),
+                  "%s", text);
+    /* And how the tokenizer made it: 'The' is T, h, e merged by rank. */
+    ck_assert_msg(strstr(text, "the token: bytes 54 68 65; as characters T h e; merged by rank:") != NULL,
+                  "%s", text);
+    free(text);
+    keys(". ");
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "Layer 1: The block's input (9 x 16)") != NULL &&
+                      strstr(text, "the output (residual2) of layer 0 for this token") != NULL,
+                  "%s", text);
+    free(text);
+}
+END_TEST
+
+/* a ablates the head shown; the predictions change, and come back bit for bit with a again. */
+START_TEST(a_model_head_is_ablated_and_restored)
+{
+    const struct family_decoder_state *g = pipeline_decoder(&a.pipe);
+    const size_t count = (size_t)g->run.n * (size_t)g->run.top;
+    float *before = malloc(count * sizeof *before);
+    char *text;
+
+    memcpy(before, g->run.top_probs, count * sizeof *before);
+    keys("6.");
+    app_key(&a, APP_KEY_TAB); /* layer 1, head 1 */
+    keys("a");
+    g = pipeline_decoder(&a.pipe);
+    ck_assert_int_eq(g->ablated_heads, 1);
+    ck_assert_int_eq(a.pipe.layer, 1);
+    ck_assert_ptr_nonnull(strstr(a.message, "head 1 of layer 1 ablated (its context zeroed)"));
+    ck_assert(memcmp(before, g->run.top_probs, count * sizeof *before) != 0);
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "a:1 head off") != NULL, "%s", text);
+    free(text);
+    keys("a");
+    g = pipeline_decoder(&a.pipe);
+    ck_assert_int_eq(g->ablated_heads, 0);
+    ck_assert_ptr_nonnull(strstr(a.message, "head 1 of layer 1 back"));
+    ck_assert(memcmp(before, g->run.top_probs, count * sizeof *before) == 0);
+    free(before);
+}
+END_TEST
+
+/* L: the model map; Tab picks the measure, the arrows a head, Enter opens it. */
+START_TEST(the_model_map_opens_a_head)
+{
+    char *text;
+    float want[4];
+
+    keys("L");
+    ck_assert(a.view.screen == SCREEN_MAP);
+    app_key(&a, APP_KEY_TAB);
+    ck_assert_int_eq(a.view.map_measure, MEASURE_PREVIOUS);
+    app_key(&a, APP_KEY_DOWN);
+    app_key(&a, APP_KEY_RIGHT);
+    app_key(&a, APP_KEY_DOWN); /* stays on the last layer */
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "Model map: previous, weight on the previous token (2 layers x 2 heads)"),
+                  "%s", text);
+    ck_assert_int_eq(head_measures(&a.pipe, MEASURE_PREVIOUS, want), 0);
+    {
+        char line[64];
+        snprintf(line, sizeof line, "layer 1, head 1: previous %.4f", (double)want[3]);
+        ck_assert_msg(strstr(text, line) != NULL, "%s (want '%s')", text, line);
+    }
+    free(text);
+    app_key(&a, APP_KEY_ENTER);
+    ck_assert(a.view.screen != SCREEN_MAP);
+    ck_assert_int_eq(a.pipe.layer, 1);
+    ck_assert_int_eq(a.view.head, 1);
+    ck_assert_int_eq(a.view.stage, VIEW_WEIGHTS);
+    keys("L");
+    app_key(&a, APP_KEY_ESCAPE);
+    ck_assert(a.view.screen != SCREEN_MAP);
+}
+END_TEST
+
+/* The map's last choice: every head's weights as a small heatmap, each cell the core's weight. */
+START_TEST(the_model_map_draws_every_head_when_it_fits)
+{
+    const int n = a.pipe.st.nq;
+    const int heads = a.pipe.st.shape.heads;
+    const int shown = a.pipe.layer;
+    const size_t hnn = (size_t)heads * (size_t)n * (size_t)n;
+    float *weights = malloc((size_t)a.pipe.layers * hnn * sizeof *weights);
+    struct grid gr;
+    char *text;
+    int cells = 0;
+
+    /* Every layer's weights as the stage screen shows them (the map makes its own). */
+    ck_assert_ptr_nonnull(weights);
+    for (int l = 0; l < a.pipe.layers; l++) {
+        ck_assert(pipeline_select_layer(&a.pipe, l, NULL) == ATTN_OK);
+        memcpy(weights + (size_t)l * hnn, a.pipe.st.weights, hnn * sizeof *weights);
+    }
+    ck_assert(pipeline_select_layer(&a.pipe, shown, NULL) == ATTN_OK);
+
+    keys("L");
+    app_key(&a, APP_KEY_BACKTAB);
+    ck_assert_int_eq(a.view.map_measure, VIEW_MAP_HEATMAPS);
+    ck_assert_int_eq(grid_create(&gr, 100, 30), 0);
+    app_render(&a, &gr);
+    for (int l = 0; l < a.pipe.layers; l++)
+        for (int h = 0; h < heads; h++)
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j <= i; j++) {
+                    /* Layers down from row 7, heads across from column 9, a blank between. */
+                    const struct cell *c = grid_at(&gr, 9 + h * (n + 1) + j, 7 + l * (n + 1) + i);
+                    const float w = weights[((size_t)(l * heads + h) * n + i) * n + j];
+                    ck_assert_int_eq(c->role, ROLE_HEAT);
+                    ck_assert_int_eq(c->level, (int)(w * 255.0f + 0.5f));
+                    cells++;
+                }
+    ck_assert_int_eq(cells, a.pipe.layers * heads * n * (n + 1) / 2);
+    /* Above the diagonal the causal mask hides the keys: nothing drawn. */
+    ck_assert_int_ne(grid_at(&gr, 9 + 1, 7)->role, ROLE_HEAT);
+    grid_destroy(&gr);
+    free(weights);
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "Model map: the weights of every head (2 layers x 2 heads)") != NULL,
+                  "%s", text);
+    free(text);
+    /* Where they do not fit, pooled; where not even that, the map says what they need. */
+    text = frame_text(50, 16);
+    ck_assert_msg(strstr(text, "tokens a cell (max-pooled)") != NULL, "%s", text);
+    free(text);
+    app_key(&a, APP_KEY_TAB);
+    ck_assert_int_eq(a.view.map_measure, MEASURE_ENTROPY);
+}
+END_TEST
+
+/* T: the sentence view, shaded by the query's weights; the list says which keys weigh most. */
+START_TEST(the_sentence_view_follows_the_query)
+{
+    char *text;
+    char want[96];
+    struct pipeline_view v;
+
+    keys("T");
+    ck_assert(a.view.screen == SCREEN_SENTENCE);
+    for (int i = 0; i < 3; i++)
+        app_key(&a, APP_KEY_RIGHT); /* '·on' */
+    app_key(&a, APP_KEY_TAB);   /* head 1 */
+    keys(".");                  /* layer 1 */
+    ck_assert_int_eq(a.pipe.layer, 1);
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "What '\xc2\xb7on' attends to: layer 1, head 1 of 2") != NULL, "%s",
+                  text);
+    /* The heaviest key first, with the weight the stage holds. */
+    pipeline_stage_view(&a.pipe, STAGE_WEIGHTS, 1, &v);
+    {
+        int best = 0;
+        for (int j = 1; j <= 3; j++)
+            if (MAT_AT(&v.m, 3, j) > MAT_AT(&v.m, 3, best))
+                best = j;
+        snprintf(want, sizeof want, "most weight: %s %.2f", a.pipe.key_labels[best],
+                 (double)MAT_AT(&v.m, 3, best));
+    }
+    ck_assert_msg(strstr(text, want) != NULL, "%s (want '%s')", text, want);
+    ck_assert_msg(strstr(text, "The cat sat on the mat.") != NULL, "the text itself: %s", text);
+    free(text);
+    /* g: the mean of the layer's heads. */
+    keys("g");
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "What '\xc2\xb7on' attends to: layer 1, the mean of the 2 heads") != NULL,
+                  "%s", text);
+    {
+        struct pipeline_view v0;
+        struct pipeline_view v1;
+        pipeline_stage_view(&a.pipe, STAGE_WEIGHTS, 0, &v0);
+        pipeline_stage_view(&a.pipe, STAGE_WEIGHTS, 1, &v1);
+        snprintf(want, sizeof want, "The %.2f",
+                 (double)((MAT_AT(&v0.m, 3, 0) + MAT_AT(&v1.m, 3, 0)) / 2.0f));
+        ck_assert_msg(strstr(text, want) != NULL, "%s (want '%s')", text, want);
+    }
+    free(text);
+    keys("g");
+    /* Home, End, PgDn, PgUp move the query by jumps, within the text (issue 27, item 14). */
+    app_key(&a, APP_KEY_END);
+    ck_assert_int_eq(a.view.cursor_row, a.pipe.st.nq - 1);
+    app_key(&a, APP_KEY_HOME);
+    ck_assert_int_eq(a.view.cursor_row, 0);
+    app_key(&a, APP_KEY_PAGE_DOWN);
+    ck_assert_int_eq(a.view.cursor_row, a.pipe.st.nq - 1 < 20 ? a.pipe.st.nq - 1 : 20);
+    app_key(&a, APP_KEY_PAGE_UP);
+    ck_assert_int_eq(a.view.cursor_row, 0);
+    /* e edits the sentence here too (issue 27, item 10: a lesson says so on this screen). */
+    keys("e");
+    ck_assert(a.view.editing && a.view.screen == SCREEN_SENTENCE);
+    app_key(&a, APP_KEY_END);
+    keys(" Yes");
+    app_key(&a, APP_KEY_ENTER);
+    ck_assert(!a.view.editing && a.view.screen == SCREEN_SENTENCE);
+    ck_assert_ptr_nonnull(strstr(a.sentence, "mat. Yes"));
+    app_key(&a, APP_KEY_ESCAPE);
+    ck_assert(a.view.screen != SCREEN_SENTENCE);
+}
+END_TEST
+
+/* N: the next tokens after each position and the logit lens, as the core has them. */
+START_TEST(the_predictions_view)
+{
+    const struct family_decoder_state *g = pipeline_decoder(&a.pipe);
+    char *text;
+    char want[64];
+    char tok[64];
+
+    keys("N");
+    ck_assert(a.view.screen == SCREEN_NEXT);
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "Next tokens: the likeliest after each position") != NULL, "%s", text);
+    model_token_display(&tiny, g->run.top_ids[8 * 3], tok, sizeof tok);
+    snprintf(want, sizeof want, " %.40s %.3f", tok, (double)g->run.top_probs[8 * 3]);
+    ck_assert_msg(strstr(text, want) != NULL, "%s (want '%s')", text, want);
+    /* The logit lens after the cursor's position: the first token's, then (End) the last's. */
+    ck_assert_msg(strstr(text, "Logit lens after 'The' (position 0)") != NULL, "%s", text);
+    free(text);
+    app_key(&a, APP_KEY_END);
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "Logit lens after '.'") != NULL && strstr(text, "layer   1 ") != NULL,
+                  "%s", text);
+    free(text);
+    app_key(&a, APP_KEY_ESCAPE);
+    ck_assert(a.view.screen != SCREEN_NEXT);
+}
+END_TEST
+
+/*
+ * The sentence view wraps before a word, never before the punctuation that
+ * goes with it (issue 27, item 14): at every width no line of the text
+ * starts with a token that has no space of its own.
+ */
+START_TEST(the_sentence_view_wraps_with_the_punctuation)
+{
+    keys("e");
+    app_key(&a, APP_KEY_CTRL('u'));
+    keys("The cat sat, the dog ran, the log fell.");
+    app_key(&a, APP_KEY_ENTER);
+    ck_assert_msg(!a.view.editing, "%s", a.message);
+    keys("T");
+    app_key(&a, APP_KEY_END); /* the last query: every word seen, most with a weight beside it */
+    a.view.colour = false;
+    for (int w = 50; w <= 80; w++) {
+        char *text = frame_text(w, 20);
+        /* The text's lines: from the line after the keys under the title to "most weight". */
+        char *line = strstr(text, "attends to");
+        int lines = 0;
+        ck_assert_ptr_nonnull(line);
+        line = strchr(strchr(line, '\n') + 1, '\n') + 1;
+        for (; line != NULL && *line != '\0' && strncmp(line, "most weight", 11) != 0;
+             line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+            lines += *line != '\n',
+            ck_assert_msg(*line != ',' && *line != '.', "%d columns: a line starts with '%c':\n%s",
+                          w, *line, text);
+        ck_assert_int_ge(lines, 1);
+        free(text);
+    }
+}
+END_TEST
+
+/*
+ * What does not fit says so (issue 27, item 17): a stage bar with stages
+ * beyond the screen ends in " >", numbered columns too narrow for "d10"
+ * show their numbers every few columns, never a row of bare "d".
+ */
+START_TEST(cut_bars_and_headers_say_so)
+{
+    char *text;
+    char *line;
+
+    keys("1");
+    text = frame_text(50, 20);
+    line = strstr(text, " 1 emb");
+    ck_assert_ptr_nonnull(line);
+    ck_assert_msg(strstr(line, " >\n") != NULL && strstr(line, " >\n") < strchr(line, '\n') + 1,
+                  "%s", text);
+    ck_assert_msg(strstr(text, " d d ") == NULL, "%s", text);
+    ck_assert_msg(strstr(text, " 0 ") != NULL && strstr(text, " 10") != NULL, "%s", text);
+    free(text);
+}
+END_TEST
+
+START_TEST(a_model_takes_new_sentences)
+{
+    keys(".e");
+    ck_assert(a.view.editing);
+    app_key(&a, APP_KEY_CTRL('u'));
+    keys("The dog sat.");
+    app_key(&a, APP_KEY_ENTER);
+    ck_assert(!a.view.editing);
+    ck_assert_int_eq(a.pipe.tokens.count, 4);
+    ck_assert_str_eq(a.pipe.tokens.text[1], "\xc2\xb7" "dog");
+    ck_assert_int_eq(a.pipe.layer, 1); /* the layer shown stays */
+    /* Longer than the model's 24 positions: refused, the last good text stays. */
+    keys("e");
+    app_key(&a, APP_KEY_CTRL('u'));
+    for (int i = 0; i < 30; i++)
+        keys(" cat");
+    app_key(&a, APP_KEY_ENTER);
+    ck_assert_int_eq(a.pipe.tokens.count, 4);
+    ck_assert_ptr_nonnull(strstr(a.message, "reads at most 24"));
+    /* What was typed is still in the editor, to be shortened (issue 23, item 13). */
+    ck_assert(a.view.editing);
+    ck_assert_uint_eq(strlen(a.edit), 4 * 30);
+    app_key(&a, APP_KEY_BACKSPACE);
+    ck_assert_uint_eq(strlen(a.edit), 4 * 30 - 1);
+    app_key(&a, APP_KEY_ESCAPE);
+    ck_assert(!a.view.editing);
+    /* X writes the model's export: every layer. */
+    keys("X");
+    {
+        char path[600];
+        snprintf(path, sizeof path, "%s/layer1/weights.h1.csv", dir);
+        ck_assert_msg(access(path, R_OK) == 0, "%s", a.message);
+    }
+}
+END_TEST
+
+/* Whether dir/rel can be read. */
+static bool
+readable(const char *rel)
+{
+    char path[700];
+
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    return access(path, R_OK) == 0;
+}
+
+/* Lines in dir/rel. */
+static int
+lines_of(const char *rel)
+{
+    char path[700];
+    FILE *f;
+    int n = 0;
+    int c;
+
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "%s", path);
+    while ((c = fgetc(f)) != EOF)
+        n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+/*
+ * x on a model writes what the screen shows under the names --export uses
+ * (issue 23, item 4): a layer's stage in its layer's folder, so that x on
+ * layer 1 then x on layer 0 keeps both; the map as heads.csv; the
+ * predictions as next.csv and lens.csv; the sentence view the head shown.
+ */
+START_TEST(x_on_a_model_names_the_layer_and_the_screen)
+{
+    keys("6.x");
+    ck_assert_msg(readable("layer1/weights.h0.csv") && readable("layer1/weights.h1.csv"), "%s",
+                  a.message);
+    ck_assert_ptr_nonnull(strstr(a.message, "layer1/weights.h0.csv"));
+    keys(",x");
+    ck_assert(readable("layer0/weights.h1.csv"));
+    ck_assert(readable("layer1/weights.h1.csv")); /* the other layer's file stays */
+    ck_assert(!readable("weights.h1.csv"));
+    keys("2x");
+    ck_assert(readable("layer0/queries.csv") && readable("layer0/values.csv"));
+    keys("Lx");
+    ck_assert_msg(readable("heads.csv"), "%s", a.message);
+    ck_assert_int_eq(lines_of("heads.csv"), 1 + 2 * 2);
+    app_key(&a, APP_KEY_ESCAPE);
+    keys("Nx");
+    ck_assert(readable("next.csv") && readable("lens.csv"));
+    ck_assert_int_eq(lines_of("lens.csv"), 1 + 2 * 5);
+    app_key(&a, APP_KEY_ESCAPE);
+    keys("T");
+    app_key(&a, APP_KEY_TAB);
+    keys(".x");
+    ck_assert_msg(readable("layer1/weights.h1.csv"), "%s", a.message);
+    ck_assert_msg(strstr(a.message, "layer1/weights.h1.csv") != NULL, "%s", a.message);
+    /* Everything written before is still there. */
+    ck_assert(readable("layer0/weights.h0.csv") && readable("heads.csv"));
+}
+END_TEST
+
+/*
+ * A computation stopped from the terminal (Esc: progress_stop()) keeps
+ * what was shown and says so; nothing else changes.
+ */
+START_TEST(a_stopped_recompute_keeps_what_was_shown)
+{
+    const unsigned long before = a.pipe.generation;
+
+    progress_stop();
+    keys("m");
+    progress_reset();
+    ck_assert_int_eq(a.pipe.generation, before);
+    ck_assert(a.view.message_is_error);
+    ck_assert_msg(strstr(a.message, "stopped") != NULL && strstr(a.message, "what was shown stays"),
+                  "%s", a.message);
+    ck_assert_int_eq(a.cfg.mask, ATTN_MASK_CAUSAL);
+    keys("m");
+    ck_assert_int_ne(a.pipe.generation, before);
+}
+END_TEST
+
+/*
+ * A model whose file is truncated or saved over while the view is open
+ * (a training run in another window): m recomputes from the weights read
+ * at the start, with the same numbers (issue 23, item 1: this was a
+ * SIGBUS).
+ */
+START_TEST(a_model_file_changed_on_disk_changes_nothing)
+{
+    struct model m;
+    struct app b;
+    struct pipeline_view v;
+    char folder[600];
+    char path[700];
+    char cmd[6000];
+    float before;
+
+    snprintf(folder, sizeof folder, "%s/copy", dir);
+    snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", test_path("samples/models/minigpt"), folder);
+    ck_assert_int_eq(system(cmd), 0);
+    app_on_model(&b, &m, folder, "cat map sun cat map sun");
+    pipeline_stage_view(&b.pipe, STAGE_WEIGHTS, 0, &v);
+    before = MAT_AT(&v.m, 2, 1);
+    snprintf(path, sizeof path, "%s/model.safetensors", folder);
+    ck_assert_int_eq(truncate(path, 0), 0);
+    app_key(&b, 'm');
+    app_key(&b, 'm');
+    ck_assert(!b.view.message_is_error);
+    pipeline_stage_view(&b.pipe, STAGE_WEIGHTS, 0, &v);
+    ck_assert(MAT_AT(&v.m, 2, 1) == before);
+    app_destroy(&b);
+    model_close(&m);
+}
+END_TEST
+
+/*
+ * The predictions follow the cursor's position (Up, Down, Home, End), say
+ * which positions they show, read the logit lens after that position, and
+ * with a head ablated give the predictions without it beside (issue 27,
+ * item 3).
+ */
+START_TEST(the_predictions_follow_the_position_and_compare_an_ablation)
+{
+    struct model m;
+    struct app b;
+    char *text;
+    char want[400];
+    const struct family_decoder_state *g;
+    int before_id;
+    float before_prob;
+
+    open_twelve_by_twelve(&b, &m);
+    g = pipeline_decoder(&b.pipe);
+    app_key(&b, 'N');
+    app_key(&b, APP_KEY_END);
+    ck_assert_int_eq(b.view.cursor_row, 14);
+    app_key(&b, APP_KEY_UP);
+    app_key(&b, APP_KEY_UP);
+    ck_assert_int_eq(b.view.cursor_row, 12);
+    text = frame_of(&b, 100, 30);
+    snprintf(want, sizeof want, "Logit lens after '%s' (position 12)", b.pipe.query_labels[12]);
+    ck_assert_msg(strstr(text, want), "%s", text);
+    ck_assert_msg(strstr(text, " 12\u25b8 "), "%s", text);
+    ck_assert_msg(strstr(text, "positions ") && strstr(text, " of 15"), "%s", text);
+    free(text);
+    app_key(&b, APP_KEY_HOME);
+    ck_assert_int_eq(b.view.cursor_row, 0);
+    text = frame_of(&b, 100, 30);
+    ck_assert_msg(strstr(text, "   0\u25b8 ") || strstr(text, "  0\u25b8 "), "%s", text);
+    ck_assert_msg(strstr(text, "positions 0-"), "%s", text);
+    free(text);
+
+    /* Ablate layer 0's head 1; the comparison is the forward without it, at the cursor. */
+    before_id = g->run.top_ids[0];
+    before_prob = g->run.top_probs[0];
+    app_key(&b, APP_KEY_ESCAPE);
+    app_key(&b, APP_KEY_TAB);
+    app_key(&b, 'a');
+    app_key(&b, 'N');
+    app_settle(&b);
+    ck_assert_int_eq(b.base_n, 15);
+    ck_assert_int_eq(b.base_ids[0], before_id);
+    ck_assert(b.base_probs[0] == before_prob);
+    text = frame_of(&b, 120, 40);
+    {
+        char shown[128];
+        model_output_display(&m, before_id, shown, sizeof shown);
+        snprintf(want, sizeof want, "without the ablated heads \u2192 with: %s %.3f\u2192", shown,
+                 (double)before_prob);
+        ck_assert_msg(strstr(text, want), "%s", text);
+    }
+    free(text);
+    app_key(&b, APP_KEY_ESCAPE);
+    app_key(&b, 'a'); /* back: nothing to compare */
+    app_key(&b, 'N');
+    app_settle(&b);
+    text = frame_of(&b, 120, 40);
+    ck_assert_msg(strstr(text, "without the ablated heads") == NULL, "%s", text);
+    free(text);
+    app_destroy(&b);
+    model_close(&m);
+}
+END_TEST
+
+/* ':' takes where to go as the command line says it: 5.1, stage, view, query (issue 27, item 11). */
+START_TEST(a_head_is_reached_by_typing_it)
+{
+    struct model m;
+    struct app b;
+
+    open_twelve_by_twelve(&b, &m);
+    for (const char *c = ":5.1"; *c; c++)
+        app_key(&b, (unsigned char)*c);
+    app_key(&b, APP_KEY_ENTER);
+    ck_assert_msg(b.pipe.layer == 5 && b.view.head == 1, "%s", b.message);
+    ck_assert_str_eq(b.message, "layer 5, head 1");
+    for (const char *c = ":stage scores.h3"; *c; c++)
+        app_key(&b, (unsigned char)*c);
+    app_key(&b, APP_KEY_ENTER);
+    ck_assert_int_eq(b.view.stage, VIEW_SCORES);
+    ck_assert_int_eq(b.view.head, 3);
+    ck_assert_int_eq(b.pipe.layer, 5);
+    for (const char *c = ":query 4"; *c; c++)
+        app_key(&b, (unsigned char)*c);
+    app_key(&b, APP_KEY_ENTER);
+    ck_assert_int_eq(b.view.cursor_row, 4);
+    for (const char *c = ":12.0"; *c; c++)
+        app_key(&b, (unsigned char)*c);
+    app_key(&b, APP_KEY_ENTER);
+    ck_assert_msg(strstr(b.message, "layer out of range; the layers are 0-11"), "%s", b.message);
+    ck_assert(b.view.editing); /* the line stays, to be mended */
+    ck_assert_int_eq(b.pipe.layer, 5);
+    app_key(&b, APP_KEY_ESCAPE);
+    /* Said as typed, whole (issue 35: "1.99" was "--head 99", a huge layer 9223372036854775807,
+       "-1.0" went to layer 1). */
+    {
+        static const char *const typed[][2] = {
+            { ":1.99", "head 1.99: head out of range" },
+            { ":99999999999999999999.1", "head 99999999999999999999.1: give a head" },
+            { ":-1.0", "head -1.0: give a head" },
+            { ":1.-2", "head 1.-2: give a head" },
+        };
+        for (size_t t = 0; t < sizeof typed / sizeof typed[0]; t++) {
+            for (const char *c = typed[t][0]; *c; c++)
+                app_key(&b, (unsigned char)*c);
+            app_key(&b, APP_KEY_ENTER);
+            ck_assert_msg(b.message != NULL && strstr(b.message, typed[t][1]) == b.message,
+                          "%s: %s", typed[t][0], b.message);
+            ck_assert_int_eq(b.pipe.layer, 5);
+            app_key(&b, APP_KEY_ESCAPE);
+        }
+    }
+    for (const char *c = ":view map"; *c; c++)
+        app_key(&b, (unsigned char)*c);
+    app_key(&b, APP_KEY_ENTER);
+    ck_assert_int_eq(b.view.screen, SCREEN_MAP);
+    app_destroy(&b);
+    model_close(&m);
+}
+END_TEST
+
+/*
+ * Grouped keys in the view (minillama: 4 query heads, 2 key heads): the grid
+ * names the key head beside each query head, and ablating a head says its
+ * key head stays for the head that shares it.
+ */
+START_TEST(shared_key_heads_are_named)
+{
+    struct model m;
+    struct app b;
+    char *text;
+
+    app_on_model(&b, &m, test_path("samples/models/minillama"), "cat map sun cat map sun");
+    app_key(&b, '6');
+    app_key(&b, 'g');
+    text = frame_of(&b, 120, 40);
+    ck_assert_msg(strstr(text, "head 0 k0 *") && strstr(text, "head 1 k0") &&
+                      strstr(text, "head 2 k1") && strstr(text, "head 3 k1"),
+                  "%s", text);
+    free(text);
+    app_key(&b, 'a');
+    ck_assert_ptr_nonnull(b.view.message);
+    ck_assert_msg(strstr(b.message, "head 0 of layer 0 ablated (its context zeroed); key head "
+                                    "0 stays, 1 other head reads it"),
+                  "%s", b.message);
+    app_destroy(&b);
+    model_close(&m);
+}
+END_TEST
+
+/*
+ * The model map reaches every layer of a 300-layer model (issue 23, item
+ * 11: it stopped at 255 while the bar said 0-299).
+ */
+START_TEST(the_model_map_reaches_every_layer)
+{
+    const struct decoder_config shape = {
+        .n_layer = 300, .n_head = 2, .n_embd = 8, .n_positions = 16, .vocab_size = 317,
+        .n_inner = 32, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
+        .tied = true,
+    };
+    struct model m;
+    struct app b;
+    char folder[600];
+    char *text;
+
+    snprintf(folder, sizeof folder, "%s/deep", dir);
+    ck_assert_int_eq(
+        gpt2_random_folder_with(folder, &shape, 0.2f, 3, test_path("tests/fixtures/gpt2/tiny")), 0);
+    app_on_model(&b, &m, folder, "the cat sat");
+    app_key(&b, 'L');
+    for (int i = 0; i < 320; i++)
+        app_key(&b, APP_KEY_DOWN);
+    ck_assert_int_eq(b.view.map_row, 299);
+    {
+        struct grid g;
+        FILE *f;
+        size_t len = 0;
+        text = NULL;
+        f = open_memstream(&text, &len);
+        ck_assert_int_eq(grid_create(&g, 100, 30), 0);
+        app_render(&b, &g);
+        grid_dump_text(&g, f);
+        fclose(f);
+        grid_destroy(&g);
+    }
+    ck_assert_msg(strstr(text, "layer 299") != NULL && strstr(text, "300 layers x 2 heads") != NULL,
+                  "%s", text);
+    free(text);
+    app_key(&b, APP_KEY_ENTER);
+    ck_assert_int_eq(b.pipe.layer, 299);
+    app_destroy(&b);
+    model_close(&m);
+}
+END_TEST
+
+static Suite *
+app_model_suite(void)
+{
+    Suite *s = suite_create("app_model");
+    TCase *tc;
+
+    tc = tcase_create("book");
+    tcase_set_timeout(tc, 60);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, shared_key_heads_are_named);
+    tcase_add_test(tc, a_head_is_reached_by_typing_it);
+    tcase_add_test(tc, the_predictions_follow_the_position_and_compare_an_ablation);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("model");
+    tcase_set_timeout(tc, 60);
+    tcase_add_checked_fixture(tc, setup_model, teardown_model);
+    tcase_add_test(tc, a_model_steps_through_its_layers);
+    tcase_add_test(tc, a_model_keeps_only_the_knobs_it_has);
+    tcase_add_test(tc, a_model_explains_its_cells);
+    tcase_add_test(tc, a_model_takes_new_sentences);
+    tcase_add_test(tc, a_model_head_is_ablated_and_restored);
+    tcase_add_test(tc, the_model_map_opens_a_head);
+    tcase_add_test(tc, the_model_map_draws_every_head_when_it_fits);
+    tcase_add_test(tc, the_sentence_view_follows_the_query);
+    tcase_add_test(tc, the_predictions_view);
+    tcase_add_test(tc, the_sentence_view_wraps_with_the_punctuation);
+    tcase_add_test(tc, cut_bars_and_headers_say_so);
+    tcase_add_test(tc, x_on_a_model_names_the_layer_and_the_screen);
+    tcase_add_test(tc, a_stopped_recompute_keeps_what_was_shown);
+    tcase_add_test(tc, a_model_file_changed_on_disk_changes_nothing);
+    tcase_add_test(tc, the_model_map_reaches_every_layer);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TEST_MAIN(app_model_suite)
