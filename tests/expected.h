@@ -17,7 +17,7 @@ struct expected {
     char *text;
 };
 
-static void
+static inline void
 expected_load(struct expected *e, const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -38,7 +38,7 @@ expected_load(struct expected *e, const char *path)
  * The numbers of the first line "key [layer] ..." from `from` on, before
  * the next "case" line (layer -1: the line has no layer number).
  */
-static const char *
+static inline const char *
 line_of(const char *from, const char *key, int layer)
 {
     const char *at = from;
@@ -62,7 +62,7 @@ line_of(const char *from, const char *key, int layer)
     return NULL;
 }
 
-static double
+static inline double
 next_number(const char **at)
 {
     char *end;
@@ -74,7 +74,7 @@ next_number(const char **at)
 }
 
 /* |got - want| <= tol * max(1, |want|) for count values (an infinity: the same). */
-static void
+static inline void
 compare(const char *what, const float *got, const char *want, size_t count, double tol)
 {
     for (size_t i = 0; i < count; i++) {
