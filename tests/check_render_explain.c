@@ -1,0 +1,650 @@
+/*
+ * check_render_explain.c: what the renderer says of a stage and a cell
+ * (render/explain.c, inspect.c, parts/): every view stage named,
+ * explained and inspected for the book's variants, a trained GPT-2 and a
+ * Llama-style model; captions and texts that follow the configuration;
+ * packed weights read back as the float32 ones.
+ */
+#include "config.h"
+
+#include "render_harness.h"
+
+START_TEST(inspector_spells_out_each_stage)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    char buf[4096];
+
+    attention_config_init(&cfg);
+    cfg.dropout = 0.5;
+    run(&p, &cfg, "Your journey starts with one step");
+    inspect_cell(&p, VIEW_SCORES, 0, 1, 0, false, 4, false, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "score[journey][Your] = q_journey . k_Your") != NULL, "%s", buf);
+    inspect_cell(&p, VIEW_WEIGHTS, 1, 2, 1, false, 6, false, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "weight[starts][journey]") != NULL && strstr(buf, "sum ") != NULL, "%s",
+                  buf);
+    inspect_cell(&p, VIEW_DROPOUT, 0, 1, 1, false, 4, false, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "draw u = ") != NULL && strstr(buf, "sums to") != NULL, "%s", buf);
+    inspect_cell(&p, VIEW_MASK, 0, 1, 4, false, 4, false, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "hidden, the score becomes -inf") != NULL, "%s", buf);
+    inspect_cell(&p, VIEW_CONTEXT, 1, 3, 0, false, 3, false, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "... (6 terms in all)") != NULL, "%s", buf);
+    pipeline_destroy(&p);
+
+    cfg.dropout = 0.0;
+    run(&p, &cfg, "Your journey starts with one step");
+    inspect_cell(&p, VIEW_OUTPUT, 0, 0, 0, false, 4, true, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "out[Your][0] = 0.3190") != NULL && strstr(buf, "\xc3\x97") != NULL,
+                  "%s", buf);
+    pipeline_destroy(&p);
+}
+END_TEST
+
+/* With the positional encoding the view goes as it is computed: E, then E + PE (issue 13, item 4). */
+START_TEST(positional_encoding_in_the_order_it_is_computed)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    struct view v;
+    char buf[2048];
+    char *text;
+
+    attention_config_init(&cfg);
+    cfg.positional = true;
+    run(&p, &cfg, "Your journey starts with one step");
+    ck_assert_int_eq(explain_pipeline_stage(&p, VIEW_EMBEDDINGS, false), STAGE_EMBEDDINGS);
+    ck_assert_int_eq(explain_pipeline_stage(&p, VIEW_POSITIONAL, false), STAGE_INPUTS);
+    view_init(&v);
+    v.stage = VIEW_EMBEDDINGS;
+    text = rendered(&p, &v, 100, 30, false);
+    /* Your's d1: 0.15 as looked up, 1.15 with cos 0 = 1 added. */
+    ck_assert_msg(strstr(text, "0.1500") != NULL && strstr(text, "1.1500") == NULL, "%s", text);
+    free(text);
+    v.stage = VIEW_POSITIONAL;
+    text = rendered(&p, &v, 100, 30, false);
+    ck_assert_msg(strstr(text, "1.1500") != NULL, "%s", text);
+    free(text);
+    view_destroy(&v);
+    explain_text(&p, VIEW_EMBEDDINGS, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "The next stage adds the positional encoding") != NULL, "%s", buf);
+    inspect_cell(&p, VIEW_POSITIONAL, 0, 1, 0, false, 4, false, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "x[journey][0] = E 0.5500 + PE(1, 0) 0.8415 = 1.3915") != NULL, "%s",
+                  buf);
+    pipeline_destroy(&p);
+    /* Without it, stage 1 is the inputs themselves. */
+    cfg.positional = false;
+    run(&p, &cfg, "Your journey starts with one step");
+    ck_assert_int_eq(explain_pipeline_stage(&p, VIEW_EMBEDDINGS, false), STAGE_INPUTS);
+    pipeline_destroy(&p);
+}
+END_TEST
+
+/* Off the script a lesson's narration is dimmed: it no longer matches the screen (item 19). */
+START_TEST(narration_dims_off_the_script)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    struct view v;
+    char *text;
+    const char *styles;
+    const char *at;
+    int row = 0;
+
+    attention_config_init(&cfg);
+    run(&p, &cfg, "Your journey starts with one step");
+    view_init(&v);
+    v.stage = VIEW_WEIGHTS;
+    v.narration = "Narration about the weights.";
+    v.walk_title = "Lesson";
+    v.step_title = "Step";
+    v.steps = 1;
+    for (int following = 1; following >= 0; following--) {
+        v.following = following;
+        text = rendered(&p, &v, 100, 30, true);
+        at = strstr(text, "Narration about");
+        ck_assert_ptr_nonnull(at);
+        for (const char *c = text; c < at; c++)
+            row += *c == '\n';
+        /* The same row of the style dump: 'd' is dim, '.' plain text. */
+        styles = strstr(text, "--- styles\n") + strlen("--- styles\n");
+        for (int r = 0; r < row; r++)
+            styles = strchr(styles, '\n') + 1;
+        ck_assert_msg(styles[0] == (following ? '.' : 'd'), "following %d: style '%c'", following,
+                      styles[0]);
+        free(text);
+        row = 0;
+    }
+    view_destroy(&v);
+    pipeline_destroy(&p);
+}
+END_TEST
+
+/* The mask text on a variant without a mask does not say "again" (issue 13, item 19). */
+START_TEST(mask_text_fits_the_variant)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    char buf[1024];
+
+    attention_config_init(&cfg);
+    attention_config_set_variant(&cfg, ATTN_SIMPLE);
+    run(&p, &cfg, "Your journey starts with one step");
+    explain_text(&p, VIEW_MASK, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "has no mask") != NULL && strstr(buf, "again") == NULL, "%s", buf);
+    pipeline_destroy(&p);
+    attention_config_init(&cfg);
+    cfg.mask = ATTN_MASK_NONE; /* mha with its mask switched off */
+    run(&p, &cfg, "Your journey starts with one step");
+    explain_text(&p, VIEW_MASK, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "hide the future again") != NULL, "%s", buf);
+    pipeline_destroy(&p);
+}
+END_TEST
+
+/* Column labels that would be cut alike ("to" for tok0 ... tok29) show their position (item 11). */
+START_TEST(cut_labels_show_positions)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    struct view v;
+    char sentence[400];
+    size_t used = 0;
+    char *text;
+
+    for (int i = 0; i < 30; i++)
+        used += (size_t)snprintf(sentence + used, sizeof sentence - used, "%stok%d", i ? " " : "", i);
+    attention_config_init(&cfg);
+    run(&p, &cfg, sentence);
+    view_init(&v);
+    v.stage = VIEW_WEIGHTS;
+    text = rendered(&p, &v, 100, 30, false);
+    ck_assert_msg(strstr(text, " 10 11 12 ") != NULL && strstr(text, " to to ") == NULL, "%s", text);
+    free(text);
+    view_destroy(&v);
+    pipeline_destroy(&p);
+}
+END_TEST
+
+/* A knob that changes nothing here says why and what to press (issue 13, item 10). */
+START_TEST(scaling_by_one_says_so)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    char buf[1024];
+    int key_dir;
+    const struct knob *slash = knob_for_key('/', &key_dir);
+
+    ck_assert_ptr_nonnull(slash);
+    attention_config_init(&cfg); /* mha, d_out 2, 2 heads: d_k 1 */
+    run(&p, &cfg, "Your journey starts with one step");
+    explain_text(&p, VIEW_SCALED, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "Here d_k is 1 and sqrt(1) = 1, so / changes nothing") != NULL, "%s", buf);
+    knob_said(slash, &p, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "sqrt(1) = 1 changes nothing here") != NULL, "%s", buf);
+    pipeline_destroy(&p);
+    cfg.d_out = 8; /* d_k 4 */
+    run(&p, &cfg, "Your journey starts with one step");
+    explain_text(&p, VIEW_SCALED, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "changes nothing") == NULL, "%s", buf);
+    knob_said(slash, &p, buf, sizeof buf);
+    ck_assert_str_eq(buf, "scores divided by sqrt(d_k)");
+    pipeline_destroy(&p);
+}
+END_TEST
+
+/* A made-up token keeps its '*' on every stage, not only the embeddings (issue 13, item 6). */
+START_TEST(made_up_tokens_stay_marked)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    struct view v;
+    char *text;
+
+    attention_config_init(&cfg);
+    run(&p, &cfg, "Your journey starts with one leap");
+    view_init(&v);
+    for (int s = 0; s < VIEW_STAGE_COUNT; s++) {
+        if (!explain_stage_present(&p, (enum view_stage)s))
+            continue;
+        v.stage = (enum view_stage)s;
+        text = rendered(&p, &v, 100, 30, false);
+        ck_assert_msg(strstr(text, "\nleap*") != NULL, "stage %s: %s",
+                      explain_stage_name((enum view_stage)s), text);
+        free(text);
+    }
+    view_destroy(&v);
+    pipeline_destroy(&p);
+}
+END_TEST
+
+/* Given Q, K, V with fewer queries than keys: the missing query cells are blank, not NaN (item 5). */
+START_TEST(absent_queries_are_blank_not_nan)
+{
+    struct qkv_given q;
+    struct attention_config cfg;
+    struct pipeline p;
+    struct pipeline_source src = { NULL, NULL, NULL, &q, NULL, NULL, 0, false, NULL, NULL, NULL };
+    struct attn_error err;
+    struct heatmap_spec spec;
+    struct view v;
+    char *text;
+
+    ck_assert_msg(qkv_load(&q, test_path("samples/soft-dictionary"), &err) == ATTN_OK, "%s", err.msg);
+    attention_config_init(&cfg);
+    attention_config_set_variant(&cfg, ATTN_SIMPLE);
+    cfg.scale_dim = 4;
+    ck_assert_msg(pipeline_create(&p, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    view_init(&v);
+    v.stage = VIEW_QKV;
+    ck_assert_int_eq(view_stage_spec(&v, &p, VIEW_QKV, 0, &spec), 0);
+    ck_assert_int_eq(spec.m->rows, 4);
+    ck_assert_int_eq(heatmap_kind(&spec, 3, 0), HEAT_ABSENT); /* query 4 does not exist */
+    ck_assert_int_eq(heatmap_kind(&spec, 3, 3), HEAT_VALUE);  /* key 4 does */
+    ck_assert_int_eq(heatmap_kind(&spec, 2, 0), HEAT_VALUE);
+    text = rendered(&p, &v, 100, 30, false);
+    ck_assert_msg(strstr(text, "nan") == NULL && strstr(text, "NaN") == NULL, "%s", text);
+    free(text);
+    view_destroy(&v);
+    pipeline_destroy(&p);
+    qkv_destroy(&q);
+}
+END_TEST
+
+/* A row with an infinite score is nan, and the panel says why instead of "sums to 1". */
+START_TEST(inspector_explains_nan_rows)
+{
+    const char *csv = "token,d0,d1,d2\nbig,1e30,1e30,1e30\nsmall,-1e30,2e30,1e30\n";
+    struct attention_config cfg;
+    struct pipeline p;
+    struct vocab big;
+    struct pipeline_source src = { "big small big", &big, NULL, NULL, NULL, NULL, 0, false, NULL, NULL, NULL };
+    struct attn_error err;
+    char buf[4096];
+
+    test_tmpdir_setup();
+    ck_assert_int_eq(vocab_load_csv(&big, test_write_file(dir, "big.csv", csv, strlen(csv)), &err),
+                     ATTN_OK);
+    attention_config_init(&cfg);
+    attention_config_set_variant(&cfg, ATTN_SIMPLE);
+    ck_assert_msg(pipeline_create(&p, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    inspect_cell(&p, VIEW_WEIGHTS, 0, 0, 0, false, 4, false, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "sum to 1") == NULL, "%s", buf);
+    ck_assert_msg(strstr(buf, "the largest score is +inf and exp(inf - inf) is nan") != NULL, "%s",
+                  buf);
+    pipeline_destroy(&p);
+    vocab_destroy(&big);
+    test_tmpdir_teardown();
+}
+END_TEST
+
+/* The core's formula, the view's and the inspector's describe one divisor. */
+START_TEST(scaling_is_described_once)
+{
+    static const struct {
+        int scale_dim;
+        double temperature;
+        bool scale;
+        const char *core, *view, *inspector;
+    } cases[] = {
+        { 16, 2.0, true, "masked / (sqrt(--scale-dim) T)", "w_ij / (sqrt(--scale-dim) T) = w_ij / 8",
+          "divided by sqrt(--scale-dim) = sqrt(16) times the temperature." },
+        { 16, 1.0, true, "masked / sqrt(--scale-dim)", "w_ij / sqrt(--scale-dim) = w_ij / sqrt(16)",
+          "divided by sqrt(--scale-dim) = sqrt(16)." },
+        { 0, 1.0, true, "masked / sqrt(d_k)", "w_ij / sqrt(d_k) = w_ij / sqrt(1)",
+          "divided by sqrt(d_k) = sqrt(1)." },
+        { 0, 2.0, false, "masked / T", "w_ij / T = w_ij / 2", "scaling is off: divided by T only." },
+    };
+
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        struct attention_config cfg;
+        struct pipeline p;
+        char buf[1024];
+
+        attention_config_init(&cfg);
+        cfg.scale_dim = cases[k].scale_dim;
+        cfg.temperature = cases[k].temperature;
+        cfg.scale = cases[k].scale;
+        run(&p, &cfg, "Your journey starts with one step");
+        ck_assert_str_eq(pipeline_stage_formula(&p, STAGE_SCALED), cases[k].core);
+        explain_formula(&p, VIEW_SCALED, buf, sizeof buf);
+        ck_assert_str_eq(buf, cases[k].view);
+        inspect_cell(&p, VIEW_SCALED, 0, 1, 0, false, 4, false, buf, sizeof buf);
+        ck_assert_msg(strstr(buf, cases[k].inspector) != NULL, "case %zu: %s", k, buf);
+        pipeline_destroy(&p);
+    }
+}
+END_TEST
+
+/* Stage s of p has a formula, an explanation and an inspector for cell (row, col) of head. */
+static void
+expect_explained(const struct pipeline *p, enum view_stage s, int head, int row, int col)
+{
+    const char *name = explain_stage_name(s);
+    char buf[2048];
+
+    explain_formula(p, s, buf, sizeof buf);
+    ck_assert_msg(buf[0] != '\0', "stage %s has no formula", name);
+    explain_text(p, s, buf, sizeof buf);
+    ck_assert_msg(strlen(buf) > 40, "stage %s has no explanation", name);
+    inspect_cell(p, s, head, row, col, false, 4, false, buf, sizeof buf);
+    ck_assert_msg(buf[0] != '\0', "stage %s has no inspector", name);
+}
+
+/* The pipeline of the model in the folder rel on text, showing its layer 1. */
+static void
+model_on_layer_1(struct pipeline *p, const struct attention_config *cfg, struct model *m,
+                 const char *rel, const char *text)
+{
+    struct pipeline_source src;
+    struct attn_error err;
+
+    ck_assert_msg(model_open(m, test_path(rel), NULL, &err) == ATTN_OK, "%s", err.msg);
+    memset(&src, 0, sizeof src);
+    src.sentence = text;
+    src.family = &family_decoder;
+    src.model = m;
+    src.top = 2;
+    ck_assert_msg(pipeline_create(p, cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(pipeline_select_layer(p, 1, &err), ATTN_OK);
+}
+
+/* Every view stage has its name, title, formula and inspector, and names round-trip. */
+START_TEST(every_view_stage_is_complete)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    char buf[2048];
+    char names[256];
+
+    attention_config_init(&cfg);
+    cfg.positional = true;
+    run(&p, &cfg, "Your journey starts with one step");
+    explain_stage_names(" ", names, sizeof names);
+    for (int s = 0; s < VIEW_STAGE_COUNT; s++) {
+        enum view_stage back;
+        const char *name = explain_stage_name((enum view_stage)s);
+        ck_assert_int_eq(explain_stage_parse(name, &back), 0);
+        ck_assert_int_eq(back, s);
+        ck_assert_msg(strstr(names, name) != NULL, "%s not in '%s'", name, names);
+        if (PIPELINE_BLOCK_STAGES & FAMILY_STAGE(explain_pipeline_stage(&p, (enum view_stage)s, false))) {
+            /* A transformer block's own: a trained model's (below), not the book's. */
+            ck_assert(!explain_stage_present(&p, (enum view_stage)s));
+            continue;
+        }
+        if (s == VIEW_OUTDROP || s == VIEW_AVERAGE || s == VIEW_SOURCE) {
+            /* The notes' class alone drops its output, nn-mha alone averages, a source is cross-attention's (below). */
+            ck_assert(!explain_stage_present(&p, (enum view_stage)s));
+            continue;
+        }
+        ck_assert(explain_stage_present(&p, (enum view_stage)s));
+        ck_assert_str_ne(explain_title((enum view_stage)s), "?");
+        expect_explained(&p, (enum view_stage)s, 0, 1, 0);
+    }
+    pipeline_destroy(&p);
+    attention_config_set_variant(&cfg, ATTN_NOTES);
+    cfg.heads = 3;
+    cfg.dropout = 0.5;
+    run(&p, &cfg, "Your journey starts with one step");
+    ck_assert(explain_stage_present(&p, VIEW_OUTDROP));
+    ck_assert(!explain_stage_present(&p, VIEW_DROPOUT));
+    expect_explained(&p, VIEW_OUTDROP, 0, 2, 1);
+    inspect_cell(&p, VIEW_OUTDROP, 0, 2, 1, false, 4, false, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, p.st.keep[2 * 3 + 1] ? "kept, scaled by 1/(1-p) = 2" : "dropped, set to 0"),
+                  "%s", buf);
+    explain_text(&p, VIEW_MASK, buf, sizeof buf);
+    ck_assert_ptr_nonnull(strstr(buf, "no mask"));
+    pipeline_destroy(&p);
+    attention_config_set_variant(&cfg, ATTN_NN_MHA);
+    run(&p, &cfg, "Your journey starts with one step");
+    ck_assert(explain_stage_present(&p, VIEW_AVERAGE));
+    expect_explained(&p, VIEW_AVERAGE, 0, 2, 1);
+    inspect_cell(&p, VIEW_AVERAGE, 0, 2, 1, false, 4, false, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, ") / 3\n") != NULL, "%s", buf);
+    inspect_cell(&p, VIEW_QKV, 1, 2, 1, false, 4, false, buf, sizeof buf); /* head 1's k0 */
+    ck_assert_msg(strstr(buf, "row 4 of W_k (in_proj_weight)") != NULL, "%s", buf);
+    pipeline_destroy(&p);
+    /* Across sentences: the source's stage, keys spelled from its rows, no mask said plainly. */
+    {
+        struct pipeline_source src = { "with one step", &book, NULL, NULL, NULL, NULL, 0, false, NULL,
+                                       "Your journey starts with one", NULL };
+        struct attn_error err;
+        cfg.cross = true;
+        attention_config_set_variant(&cfg, ATTN_MHA);
+        cfg.heads = 2;
+        cfg.d_out = 4;
+        ck_assert_msg(pipeline_create(&p, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert(explain_stage_present(&p, VIEW_SOURCE));
+        expect_explained(&p, VIEW_SOURCE, 0, 4, 1);
+        inspect_cell(&p, VIEW_SOURCE, 0, 4, 1, false, 4, false, buf, sizeof buf);
+        /* 0.25 + PE(4, 1) = cos 4: each sentence counts its positions from 0. */
+        ck_assert_msg(strstr(buf, "x_src[one][1] = -0.4036") != NULL && strstr(buf, "plus PE") != NULL, "%s", buf);
+        inspect_cell(&p, VIEW_QKV, 0, 4, 2, false, 4, false, buf, sizeof buf); /* the source's 'one': k0 */
+        ck_assert_msg(strstr(buf, "k[one][0] (head 0)") != NULL && strstr(buf, "x_src[one] . row 0 of W_k") != NULL,
+                      "%s", buf);
+        explain_formula(&p, VIEW_QKV, buf, sizeof buf);
+        ck_assert_str_eq(buf, "Q = x W_q^T,  K = x_src W_k^T,  V = x_src W_v^T");
+        explain_text(&p, VIEW_MASK, buf, sizeof buf);
+        ck_assert_ptr_nonnull(strstr(buf, "Across sentences there is no mask"));
+        cfg.cross = false;
+    }
+    ck_assert_int_eq(explain_stage_parse("nope", &(enum view_stage){ 0 }), -1);
+    ck_assert_int_eq(explain_stage_parse("", &(enum view_stage){ 0 }), -1);
+    pipeline_destroy(&p);
+}
+END_TEST
+
+/* A trained model has every view stage but dropout, each explained and inspected. */
+START_TEST(a_trained_models_stages_are_explained)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    char buf[2048];
+
+    attention_config_init(&cfg);
+    {
+        static struct model tiny;
+        model_on_layer_1(&p, &cfg, &tiny, "tests/fixtures/gpt2/tiny", "The cat sat on the mat.");
+        for (int s = 0; s < VIEW_STAGE_COUNT; s++) {
+            const char *name = explain_stage_name((enum view_stage)s);
+            if (s == VIEW_DROPOUT || s == VIEW_OUTDROP || s == VIEW_AVERAGE || s == VIEW_SOURCE ||
+                s == VIEW_QNORM || s == VIEW_KNORM || s == VIEW_QROPE || s == VIEW_KROPE ||
+                s == VIEW_GATE || s == VIEW_SWIGLU) {
+                ck_assert(!explain_stage_present(&p, (enum view_stage)s));
+                continue;
+            }
+            ck_assert_msg(explain_stage_present(&p, (enum view_stage)s), "%s", name);
+            expect_explained(&p, (enum view_stage)s, 1, 2, 3);
+        }
+        /* The inspector's numbers are the stages' own (layer norm: spelled from its row). */
+        inspect_cell(&p, VIEW_LN2, 0, 2, 3, false, 4, false, buf, sizeof buf);
+        ck_assert_msg(strstr(buf, "ln2[\xc2\xb7sat][3] = ") && strstr(buf, "row residual1: mean "),
+                      "%s", buf);
+        inspect_cell(&p, VIEW_RESIDUAL2, 0, 2, 3, false, 4, false, buf, sizeof buf);
+        ck_assert_msg(strstr(buf, "the last block's output: ln_f reads it"), "%s", buf);
+        {
+            char want[64];
+            char got[32];
+            snprintf(got, sizeof got, "%.4f", (double)MAT_AT(&p.block.gelu, 2, 3));
+            snprintf(want, sizeof want, ") = %s", got);
+            inspect_cell(&p, VIEW_GELU, 0, 2, 3, false, 4, false, buf, sizeof buf);
+            ck_assert_msg(strstr(buf, want) != NULL, "%s (want '%s')", buf, want);
+        }
+        pipeline_destroy(&p);
+        model_close(&tiny);
+    }
+}
+END_TEST
+
+/*
+ * A Llama-style model (Qwen3's parts: RMSNorm, QK-norm, RoPE, grouped keys,
+ * SwiGLU) has its own stages and no positional encoding or GELU, each
+ * explained and inspected; the RoPE cell's pair and angle, and its score at
+ * distance 0 is the score the weights came from.
+ */
+START_TEST(a_llama_models_stages_are_explained)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    char buf[2048];
+
+    attention_config_init(&cfg);
+    {
+        static struct model qwen;
+        char want[64], got[32];
+        struct matrix scores;
+        model_on_layer_1(&p, &cfg, &qwen, "tests/fixtures/llama/qwen3", "the cat sat on the mat.");
+        for (int s = 0; s < VIEW_STAGE_COUNT; s++) {
+            const char *name = explain_stage_name((enum view_stage)s);
+            if (s == VIEW_DROPOUT || s == VIEW_OUTDROP || s == VIEW_AVERAGE || s == VIEW_SOURCE ||
+                s == VIEW_POSITIONAL || s == VIEW_GELU) {
+                ck_assert_msg(!explain_stage_present(&p, (enum view_stage)s), "%s", name);
+                continue;
+            }
+            ck_assert_msg(explain_stage_present(&p, (enum view_stage)s), "%s", name);
+            expect_explained(&p, (enum view_stage)s, 3, 2, 3);
+        }
+        inspect_cell(&p, VIEW_LN1, 0, 2, 3, false, 4, false, buf, sizeof buf);
+        ck_assert_msg(strstr(buf, "mean square") != NULL, "%s", buf);
+        /* Head 3's column 2 of row 4: pair 2, position 4; its own key at distance 0. */
+        inspect_cell(&p, VIEW_QROPE, 0, 4, 3 * 8 + 2, false, 4, false, buf, sizeof buf);
+        ck_assert_msg(strstr(buf, "pair 2: (x[2], x[6])") && strstr(buf, "angle = position 4"),
+                      "%s", buf);
+        scores = attention_head(&p.st, p.st.scores, 3);
+        snprintf(got, sizeof got, "%.4f", (double)MAT_AT(&scores, 4, 4));
+        snprintf(want, sizeof want, "d 0: %s", got);
+        ck_assert_msg(strstr(buf, want) != NULL, "%s (want '%s')", buf, want);
+        snprintf(got, sizeof got, "%.4f", (double)MAT_AT(&p.block.swiglu, 2, 3));
+        snprintf(want, sizeof want, " = %s", got);
+        inspect_cell(&p, VIEW_SWIGLU, 0, 2, 3, false, 4, false, buf, sizeof buf);
+        ck_assert_msg(strstr(buf, want) != NULL, "%s (want '%s')", buf, want);
+        /*
+         * The map's sink measure (the weight on the first token) from every layer's
+         * weights made again, wider queries (32) than the stream (16) included.
+         */
+        {
+            float first[3 * 4];
+            double mean = 0.0;
+            struct matrix w = attention_head(&p.st, p.st.weights, 3);
+            ck_assert_int_eq(head_measures(&p, MEASURE_FIRST, first), 0);
+            for (int i = 1; i < w.rows; i++)
+                mean += MAT_AT(&w, i, 0);
+            mean /= w.rows - 1;
+            ck_assert_msg(fabs(first[1 * 4 + 3] - mean) < 1e-6, "%g vs %g",
+                          (double)first[1 * 4 + 3], mean);
+        }
+        /* The scores' cell reads the turned queries and keys of head 3's key head (1). */
+        inspect_cell(&p, VIEW_SCORES, 3, 4, 2, false, 4, false, buf, sizeof buf);
+        ck_assert_msg(strstr(buf, "after RoPE and QK-norm; key head 1") != NULL, "%s", buf);
+        pipeline_destroy(&p);
+        model_close(&qwen);
+    }
+}
+END_TEST
+
+/*
+ * Packed weights that replace the f32 ones (the view's, decoder_release_unpacked)
+ * read the same: the next tokens, the logit lens, and every cell of every
+ * stage of every layer as the inspector spells it out (the products through
+ * W_q, W_k, W_v, W_o and the MLP read single weights from the pack), the
+ * same text as from the f32 weights.
+ */
+START_TEST(packed_weights_read_as_the_f32_ones)
+{
+    const struct decoder_config shape = {
+        .n_layer = 2, .n_head = 4, .n_embd = 64, .n_positions = 32, .vocab_size = 317,
+        .n_inner = 256, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
+        .tied = true,
+    };
+    const char *tmp = test_tmpdir();
+    char folder[600], want[4096], got[4096];
+    struct model plain, packed;
+    struct pipeline a, b;
+    struct attention_config cfg;
+    struct pipeline_source src;
+    struct attn_error err;
+    int ids_a[2 * 5], ids_b[2 * 5];
+    float probs_a[2 * 5], probs_b[2 * 5];
+
+    snprintf(folder, sizeof folder, "%s/packed", tmp);
+    ck_assert_int_eq(
+        gpt2_random_folder_with(folder, &shape, 0.2f, 7, test_path("tests/fixtures/gpt2/tiny")), 0);
+    ck_assert_msg(model_open(&plain, folder, NULL, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(model_open(&packed, folder, NULL, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert(decoder_pack(&packed.dec));
+    /* Every linear's weights (16 KiB and more) and the embedding: whole pages given back. */
+    ck_assert_uint_ge(decoder_release_unpacked(&packed.dec), 2 * 4 * 4096);
+    ck_assert(packed.dec.wte == NULL && packed.dec.lm_head == NULL);
+    ck_assert(packed.dec.blocks[1].q.w == NULL && packed.dec.blocks[1].down.w == NULL);
+    attention_config_init(&cfg);
+    memset(&src, 0, sizeof src);
+    src.sentence = "the cat sat on the mat";
+    src.family = &family_decoder;
+    src.top = 3;
+    src.model = &plain;
+    ck_assert_msg(pipeline_create(&a, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    src.model = &packed;
+    ck_assert_msg(pipeline_create(&b, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    for (int l = 0; l < shape.n_layer; l++) {
+        const int n = a.tokens.count;
+        const int cells[][2] = { { 0, 0 }, { 1, 1 }, { n - 1, 3 } };
+        ck_assert(pipeline_select_layer(&a, l, &err) == ATTN_OK);
+        ck_assert(pipeline_select_layer(&b, l, &err) == ATTN_OK);
+        for (int s = 0; s < VIEW_STAGE_COUNT; s++) {
+            if (!explain_stage_present(&a, (enum view_stage)s))
+                continue;
+            for (size_t c = 0; c < sizeof cells / sizeof cells[0]; c++) {
+                inspect_cell(&a, (enum view_stage)s, 1, cells[c][0], cells[c][1], false, 64, false,
+                             want, sizeof want);
+                inspect_cell(&b, (enum view_stage)s, 1, cells[c][0], cells[c][1], false, 64, false,
+                             got, sizeof got);
+                ck_assert_msg(strcmp(want, got) == 0, "layer %d, %s (%d, %d):\n%s\nagainst\n%s",
+                              l, explain_stage_name((enum view_stage)s), cells[c][0], cells[c][1],
+                              got, want);
+            }
+        }
+    }
+    {
+        const struct decoder_run *ra = &pipeline_decoder(&a)->run, *rb = &pipeline_decoder(&b)->run;
+        ck_assert_int_eq(ra->n, rb->n);
+        ck_assert(memcmp(ra->top_ids, rb->top_ids, (size_t)ra->n * 3 * sizeof(int)) == 0);
+        ck_assert(memcmp(ra->top_probs, rb->top_probs, (size_t)ra->n * 3 * sizeof(float)) == 0);
+        ck_assert(decoder_logit_lens(&plain.dec, ra, 2, 5, ids_a, probs_a, &err) == ATTN_OK);
+        ck_assert(decoder_logit_lens(&packed.dec, rb, 2, 5, ids_b, probs_b, &err) == ATTN_OK);
+        ck_assert(memcmp(ids_a, ids_b, sizeof ids_a) == 0);
+        ck_assert(memcmp(probs_a, probs_b, sizeof probs_a) == 0);
+    }
+    pipeline_destroy(&a);
+    pipeline_destroy(&b);
+    model_close(&plain);
+    model_close(&packed);
+    test_remove_dir(tmp);
+}
+END_TEST
+
+static Suite *
+render_explain_suite(void)
+{
+    Suite *s = suite_create("render_explain");
+    TCase *units = tcase_create("units");
+
+    tcase_set_timeout(units, 120);
+    tcase_add_checked_fixture(units, setup, teardown);
+    tcase_add_test(units, inspector_spells_out_each_stage);
+    tcase_add_test(units, scaling_is_described_once);
+    tcase_add_test(units, inspector_explains_nan_rows);
+    tcase_add_test(units, positional_encoding_in_the_order_it_is_computed);
+    tcase_add_test(units, absent_queries_are_blank_not_nan);
+    tcase_add_test(units, made_up_tokens_stay_marked);
+    tcase_add_test(units, scaling_by_one_says_so);
+    tcase_add_test(units, cut_labels_show_positions);
+    tcase_add_test(units, mask_text_fits_the_variant);
+    tcase_add_test(units, narration_dims_off_the_script);
+    tcase_add_test(units, every_view_stage_is_complete);
+    tcase_add_test(units, a_trained_models_stages_are_explained);
+    tcase_add_test(units, a_llama_models_stages_are_explained);
+    tcase_add_test(units, packed_weights_read_as_the_f32_ones);
+    suite_add_tcase(s, units);
+    return s;
+}
+
+TEST_MAIN(render_explain_suite)
