@@ -76,13 +76,13 @@
 #include "attnscope/pipeline/pipeline.h"
 #include "front/app/app.h"
 #include "tui/tui.h"
+#include "bench.h"
 
 #define D_MODEL 768
 #define HEADS 12
-#define MAX_REPS 101
 
-static double
-now(void)
+double
+bench_now(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -90,16 +90,16 @@ now(void)
 }
 
 /* The CPU time of the whole process (every thread), in seconds. */
-static double
-cpu_now(void)
+double
+bench_cpu_now(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static int
-cmp_double(const void *a, const void *b)
+int
+bench_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a;
     double y = *(const double *)b;
@@ -107,10 +107,10 @@ cmp_double(const void *a, const void *b)
 }
 
 /* Prints "name median min max" in milliseconds, then extra. */
-static void
-report(const char *name, double *t, int n, const char *extra)
+void
+bench_report(const char *name, double *t, int n, const char *extra)
 {
-    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    qsort(t, (size_t)n, sizeof *t, bench_cmp_double);
     printf("%s\t%.3f\t%.3f\t%.3f%s%s\n", name, t[n / 2] * 1e3, t[0] * 1e3, t[n - 1] * 1e3,
            extra ? "\t" : "", extra ? extra : "");
 }
@@ -191,13 +191,13 @@ probe_threads(void)
 
     if (width == 0)
         return;
-    t = now();
+    t = bench_now();
     for (int i = 1; i < threads; i++)
         pthread_create(&tid[i], NULL, probe_thread, &iters);
     probe_thread(&iters);
     for (int i = 1; i < threads; i++)
         pthread_join(tid[i], NULL);
-    t = now() - t;
+    t = bench_now() - t;
     printf("peak_threads\t%d\n", threads);
     printf("peak_all_gflops\t%.1f\n", (double)threads * iters * 12 * width * 2 / t / 1e9);
 }
@@ -211,15 +211,15 @@ cmd_probe(void)
     volatile float sink;
 
     if (__builtin_cpu_supports("avx512f")) {
-        t = now();
+        t = bench_now();
         sink = probe512(iters);
-        t = now() - t;
+        t = bench_now() - t;
         printf("peak_avx512_gflops\t%.1f\n", (double)iters * 12 * 16 * 2 / t / 1e9);
     }
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-        t = now();
+        t = bench_now();
         sink = probe256(iters);
-        t = now() - t;
+        t = bench_now() - t;
         printf("peak_avx2_gflops\t%.1f\n", (double)iters * 12 * 8 * 2 / t / 1e9);
     }
     (void)sink;
@@ -315,27 +315,27 @@ cmd_forward(int n, int reps)
     }
     for (int r = 0; r < reps; r++) {
         struct rng rr = p.rng_after_params;
-        double t0 = now();
+        double t0 = bench_now();
         attention_project(&p.st, &cfg, &p.inputs, &p.inputs, &p.params);
         attention_attend(&p.st, &cfg, &p.params, &rr);
-        total[r] = now() - t0;
+        total[r] = bench_now() - t0;
     }
     /* The four d x d products alone, the biggest matrix multiply of the forward. */
     for (int r = 0; r < reps; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         for (int w = 0; w < 4; w++)
             linalg_gemm_packed(n, p.inputs.data, D_MODEL, &p.params.p[w].packed,
                                p.st.output.data, D_MODEL);
-        mm[r] = now() - t0;
+        mm[r] = bench_now() - t0;
     }
-    qsort(total, (size_t)reps, sizeof total[0], cmp_double);
-    qsort(mm, (size_t)reps, sizeof mm[0], cmp_double);
+    qsort(total, (size_t)reps, sizeof total[0], bench_cmp_double);
+    qsort(mm, (size_t)reps, sizeof mm[0], bench_cmp_double);
     snprintf(extra, sizeof extra, "%.1f\t%.1f", flops / total[reps / 2] / 1e9,
              mm_flops / mm[reps / 2] / 1e9);
     {
         char name[32];
         snprintf(name, sizeof name, "forward_%d", n);
-        report(name, total, reps, extra);
+        bench_report(name, total, reps, extra);
     }
     pipeline_destroy(&p);
     vocab_destroy(&v);
@@ -398,17 +398,17 @@ time_keys(const char *label, struct tui *t, struct app *a, const int *keys, int 
     double times[MAX_REPS];
 
     for (int r = 0; r < reps; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         app_key(a, keys[r % nkeys]);
         tui_frame(t, a);
-        times[r] = now() - t0;
+        times[r] = bench_now() - t0;
     }
-    report(label, times, reps, NULL);
+    bench_report(label, times, reps, NULL);
 }
 
 /* The view on src, drawing into out (the terminal's size from COLUMNS and LINES); NULL: said. */
-static struct tui *
-open_view(struct app *a, const struct attention_config *cfg, const struct pipeline_source *src,
+struct tui *
+bench_open_view(struct app *a, const struct attention_config *cfg, const struct pipeline_source *src,
           FILE *in, FILE *out)
 {
     struct attn_error err;
@@ -465,7 +465,7 @@ cmd_frame(int reps)
         src.weights = NULL;
         src.qkv = NULL;
         src.family = NULL;
-        t = open_view(&a, &cfg, &src, in, out);
+        t = bench_open_view(&a, &cfg, &src, in, out);
         if (t == NULL)
             return 1;
         app_key(&a, '6'); /* the weights */
@@ -503,13 +503,13 @@ cmd_frame(int reps)
                 app_key(&a, 'e');
                 app_key(&a, APP_KEY_BACKSPACE);
                 app_key(&a, last);
-                t0 = now();
+                t0 = bench_now();
                 app_key(&a, APP_KEY_ENTER);
                 tui_frame(t, &a);
-                times[r] = now() - t0;
+                times[r] = bench_now() - t0;
             }
             snprintf(label, sizeof label, "frame_%s_sentence", fc->name);
-            report(label, times, reps, NULL);
+            bench_report(label, times, reps, NULL);
         }
         /* Bytes sent for one cursor move and for one stage change. */
         before = out_bytes(out);
@@ -541,7 +541,7 @@ cmd_spawn(const char *name, int reps, char **argv)
     if (reps > MAX_REPS)
         reps = MAX_REPS;
     for (int r = 0; r < reps; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         pid_t pid = fork();
         int status;
         if (pid == 0) {
@@ -554,9 +554,9 @@ cmd_spawn(const char *name, int reps, char **argv)
             fprintf(stderr, "bench: %s failed\n", argv[0]);
             return 1;
         }
-        times[r] = now() - t0;
+        times[r] = bench_now() - t0;
     }
-    report(name, times, reps, NULL);
+    bench_report(name, times, reps, NULL);
     {
         /* The largest of the children's peak memory (Linux gives KiB). */
         struct rusage ru;
@@ -595,414 +595,15 @@ cmd_load(const char *name, const char *path, int reps)
     for (int r = 0; r < reps; r++) {
         struct decoder_model m;
         struct attn_error err;
-        double t0 = now();
+        double t0 = bench_now();
         if (architecture_load(&m, dir, &o, &err) != ATTN_OK) {
             fprintf(stderr, "bench: %s\n", err.msg);
             return 1;
         }
-        times[r] = now() - t0;
+        times[r] = bench_now() - t0;
         decoder_destroy(&m);
     }
-    report(name, times, reps, NULL);
-    return 0;
-}
-
-/* ------------------------------------------------------------------- gpt2 */
-
-/* GPT-2 small's shapes, for every GPT-2 measurement here. */
-static const struct decoder_config gpt2_small = {
-    .n_layer = 12, .n_head = 12, .n_embd = 768, .n_positions = 1024, .vocab_size = 50257,
-    .n_inner = 4 * 768, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
-    .tied = true,
-};
-
-/*
- * A GPT-2 small folder of random weights, as Hugging Face lays it out, for
- * timing attnscope --model as a whole process.  The tokenizer files are the
- * caller's to add (GPT-2's real ones: samples/tokenizers/gpt2).
- */
-static int
-cmd_gpt2_folder(const char *dir)
-{
-    return gpt2_random_folder(dir, &gpt2_small, 0.1f, 1, NULL) == 0 ? 0 : 1;
-}
-
-static int
-cmd_gpt2(int n, int reps)
-{
-    struct decoder_model m;
-    double times[MAX_REPS];
-    double cpu[MAX_REPS];
-    /* GPT-2 small's shapes, in memory (the loader is not what is timed). */
-    const struct decoder_config cfg = gpt2_small;
-
-    if (n < 1 || n > 1024)
-        return 1;
-    gpt2_random_model(&m, &cfg, 0.1f, 1);
-    /* Packed once, as the view does (BENCH_NO_PACK=1: packed on every product, as before). */
-    if (getenv("BENCH_NO_PACK") == NULL && !decoder_pack(&m))
-        return 1;
-    if (reps > MAX_REPS)
-        reps = MAX_REPS;
-    for (int r = 0; r < reps; r++) {
-        int *ids = malloc((size_t)n * sizeof *ids);
-        struct decoder_run run;
-        struct attn_error err;
-        double t0, c0;
-        for (int i = 0; i < n; i++)
-            ids[i] = (i * 7919) % 50257;
-        t0 = now();
-        c0 = cpu_now();
-        if (decoder_forward(&m, ids, n, getenv("BENCH_TOP") ? atoi(getenv("BENCH_TOP")) : 5, NULL, &run, &err) != ATTN_OK) {
-            fprintf(stderr, "bench: %s\n", err.msg);
-            return 1;
-        }
-        times[r] = now() - t0;
-        cpu[r] = cpu_now() - c0;
-        decoder_run_destroy(&run);
-        free(ids);
-    }
-    {
-        char name[32];
-        char extra[32];
-        qsort(cpu, (size_t)reps, sizeof *cpu, cmp_double);
-        snprintf(name, sizeof name, "gpt2_%d", n);
-        snprintf(extra, sizeof extra, "%.3f", cpu[reps / 2] * 1e3);
-        report(name, times, reps, extra);
-    }
-    return 0; /* (the model's memory goes with the process) */
-}
-
-/*
- * What the view does when a token is appended to n: the forward of the new
- * row in every layer (in the shown run's memory, which the view's runs
- * leave room in), then the shown layer's scores, weights, masked and
- * scaled scores made again for the screen.  Each repetition appends one
- * more (n, n + 1, ...), the edited run the next one's shown, as in the
- * view; the time of both together, and the forward's beside it.
- */
-static int
-cmd_gpt2_edit(int n, int reps)
-{
-    struct decoder_model m;
-    double times[MAX_REPS], core[MAX_REPS];
-    const struct decoder_config cfg = gpt2_small;
-    int *ids;
-    struct decoder_run shown;
-    struct attn_error err;
-
-    if (reps > MAX_REPS)
-        reps = MAX_REPS;
-    if (n < 1 || n + reps > cfg.n_positions)
-        return 1;
-    ids = malloc(((size_t)n + (size_t)reps) * sizeof *ids);
-    if (ids == NULL)
-        return 1;
-    gpt2_random_model(&m, &cfg, 0.1f, 1);
-    if (!decoder_pack(&m))
-        return 1;
-    for (int i = 0; i < n + reps; i++)
-        ids[i] = (i * 7919) % 50257;
-    if (decoder_forward_from(&m, ids, n, 5, NULL, NULL, 0, &shown, &err) != ATTN_OK ||
-        decoder_show_layer(&m, &shown, 0, &err) != ATTN_OK)
-        return 1;
-    for (int r = 0; r < reps; r++) {
-        struct decoder_run edited;
-        double t0 = now(), t1;
-        if (decoder_forward_from(&m, ids, n + r + 1, 5, NULL, &shown, n + r, &edited, &err) !=
-            ATTN_OK) {
-            fprintf(stderr, "bench: %s\n", err.msg);
-            return 1;
-        }
-        t1 = now();
-        if (decoder_show_layer(&m, &edited, 0, &err) != ATTN_OK) {
-            fprintf(stderr, "bench: %s\n", err.msg);
-            return 1;
-        }
-        times[r] = now() - t0;
-        core[r] = t1 - t0;
-        decoder_run_destroy(&shown); /* empty when the edit took its memory over */
-        shown = edited;
-    }
-    {
-        char name[32], extra[32];
-        qsort(core, (size_t)reps, sizeof *core, cmp_double);
-        snprintf(name, sizeof name, "gpt2_edit_%d", n);
-        snprintf(extra, sizeof extra, "%.3f", core[reps / 2] * 1e3);
-        report(name, times, reps, extra);
-    }
-    return 0;
-}
-
-/*
- * The view's edit, whole: the keys a user presses to append a word to a
- * long text, the rebuild (tokenizing, the forward from the first changed
- * token, the shown layer's stages), and the frame drawn.  Each repetition
- * appends one more word, so that the run grows as it does in the view.
- */
-static int
-cmd_gpt2_view(const char *dir, int n, int reps)
-{
-    static const char words[] = " the quick brown fox jumps over the lazy dog.";
-    struct model m;
-    struct attention_config cfg;
-    struct pipeline_source src;
-    struct attn_error err;
-    double times[MAX_REPS];
-    FILE *in = fopen("/dev/null", "r");
-    FILE *out = tmpfile();
-    size_t len = 0;
-    char *sentence;
-    struct app a;
-    struct tui *t;
-
-    if (reps > MAX_REPS)
-        reps = MAX_REPS;
-    if (in == NULL || out == NULL)
-        return 1;
-    if (model_open(&m, dir, NULL, &err) != ATTN_OK) {
-        fprintf(stderr, "bench: %s\n", err.msg);
-        return 1;
-    }
-    (void)family_decoder_pack_if_room(&m.dec); /* as the view does */
-    /* Ten tokens a repetition: GPT-2's BPE reads each " word" and the "." as one. */
-    sentence = malloc((size_t)n * sizeof words / 10 + sizeof words);
-    if (sentence == NULL)
-        return 1;
-    sentence[0] = '\0';
-    while (len + sizeof words <= (size_t)n * (sizeof words - 1) / 10) {
-        memcpy(sentence + len, words, sizeof words);
-        len += sizeof words - 1;
-    }
-    setenv("COLUMNS", "200", 1);
-    setenv("LINES", "50", 1);
-    setenv("TERM", "xterm-256color", 1);
-    attention_config_init(&cfg);
-    memset(&src, 0, sizeof src);
-    src.sentence = sentence;
-    src.family = &family_decoder;
-    src.model = &m;
-    src.top = 5;
-    t = open_view(&a, &cfg, &src, in, out);
-    if (t == NULL)
-        return 1;
-    app_key(&a, '6'); /* the weights */
-    tui_frame(t, &a);
-    printf("gpt2_view_tokens\t%d\n", a.pipe.tokens.count);
-    for (int r = 0; r < reps; r++) {
-        static const char word[] = " cat";
-        double t0;
-        app_key(&a, 'e');
-        app_key(&a, APP_KEY_END);
-        for (const char *c = word; *c != '\0'; c++)
-            app_key(&a, (unsigned char)*c);
-        t0 = now();
-        app_key(&a, APP_KEY_ENTER);
-        tui_frame(t, &a);
-        times[r] = now() - t0;
-    }
-    {
-        char name[32];
-        snprintf(name, sizeof name, "gpt2_view_%d", n);
-        report(name, times, reps, NULL);
-    }
-    printf("gpt2_view_tokens_after\t%d\n", a.pipe.tokens.count);
-    /* A head ablated and brought back (a) on the last layer, then on the first. */
-    for (int layer = m.dec.cfg.n_layer - 1; layer >= 0; layer -= m.dec.cfg.n_layer - 1) {
-        char name[48];
-        while (a.pipe.layer != layer) {
-            app_key(&a, a.pipe.layer < layer ? '.' : ',');
-            tui_frame(t, &a);
-        }
-        for (int r = 0; r < reps; r++) {
-            double t0 = now();
-            app_key(&a, 'a');
-            tui_frame(t, &a);
-            times[r] = now() - t0;
-        }
-        snprintf(name, sizeof name, "gpt2_view_ablate_layer%d_%d", layer, n);
-        report(name, times, reps, NULL);
-        if (layer == 0)
-            break;
-    }
-    tui_close(t);
-    app_destroy(&a);
-    model_close(&m);
-    free(sentence);
-    fclose(in);
-    fclose(out);
-    return 0;
-}
-
-/* ------------------------------------------------------------------ llama */
-
-static int
-cmd_llama_folder(const char *dir, const char *shape)
-{
-    const struct llama_shape *s = llama_shape_find(shape);
-
-    if (s == NULL) {
-        fprintf(stderr, "bench: no shape %s (%s)\n", shape, llama_shape_names());
-        return 2;
-    }
-    return llama_random_folder(dir, s, 0.05f, 1) == 0 ? 0 : 1;
-}
-
-/* n bfloat16 patterns widened into a float32 array of the bench's own (never freed: the model's). */
-static const float *
-widened(const uint16_t *h, size_t n)
-{
-    float *f = malloc(n * sizeof *f);
-
-    if (f == NULL) {
-        fprintf(stderr, "bench: out of memory\n");
-        exit(1);
-    }
-    for (size_t i = 0; i < n; i++)
-        f[i] = tensor_bf16_to_f32(h[i]);
-    return f;
-}
-
-/*
- * BENCH_F32: the model's bfloat16 matrices as float32 copies, as attnscope
- * kept them before it kept bfloat16 (the comparison in doc/performance.md).
- */
-static void
-widen_model(struct decoder_model *m)
-{
-    const size_t table = (size_t)m->cfg.vocab_size * (size_t)m->cfg.n_embd;
-
-    for (int l = 0; l < m->cfg.n_layer; l++)
-        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
-            struct decoder_linear *d = decoder_block_linear(&m->blocks[l], i);
-            if (d->w16 != NULL)
-                d->w = widened(d->w16, (size_t)d->out * (size_t)d->ld), d->w16 = NULL;
-        }
-    if (m->wte16 != NULL) {
-        const bool tied = m->lm_head16 == m->wte16;
-        m->wte = widened(m->wte16, table), m->wte16 = NULL;
-        if (tied)
-            m->lm_head = m->wte, m->lm_head16 = NULL;
-    }
-    if (m->lm_head16 != NULL)
-        m->lm_head = widened(m->lm_head16, table), m->lm_head16 = NULL;
-}
-
-/* The Llama-style model in dir into m (its matrices widened under BENCH_F32); 0 or 1. */
-static int
-open_llama(const char *dir, struct decoder_model *m)
-{
-    struct attn_error err;
-
-    if (architecture_load(m, dir, &(struct arch_options){ NULL, 0 }, &err) != ATTN_OK) {
-        fprintf(stderr, "bench: %s\n", err.msg);
-        return 1;
-    }
-    if (getenv("BENCH_F32") != NULL)
-        widen_model(m);
-    return 0;
-}
-
-static int
-cmd_llama(const char *dir, int n, int reps)
-{
-    struct decoder_model m;
-    struct attn_error err;
-    double times[MAX_REPS], cpu[MAX_REPS];
-    const char *slash = strrchr(dir, '/');
-    int *ids;
-
-    if (open_llama(dir, &m) != 0)
-        return 1;
-    if (getenv("BENCH_NO_PACK") == NULL && !decoder_pack(&m))
-        return 1;
-    (void)decoder_release_unpacked(&m);
-    if (reps > MAX_REPS)
-        reps = MAX_REPS;
-    if (n < 1 || n > m.cfg.n_positions || (ids = malloc((size_t)n * sizeof *ids)) == NULL)
-        return 1;
-    for (int i = 0; i < n; i++)
-        ids[i] = (i * 7919) % m.cfg.vocab_size;
-    for (int r = 0; r < reps; r++) {
-        struct decoder_run run;
-        const double t0 = now(), c0 = cpu_now();
-        if (decoder_forward(&m, ids, n, 5, NULL, &run, &err) != ATTN_OK) {
-            fprintf(stderr, "bench: %s\n", err.msg);
-            return 1;
-        }
-        times[r] = now() - t0;
-        cpu[r] = cpu_now() - c0;
-        decoder_run_destroy(&run);
-    }
-    {
-        char name[96], extra[32];
-        qsort(cpu, (size_t)reps, sizeof *cpu, cmp_double);
-        snprintf(name, sizeof name, "%s_%d", slash != NULL ? slash + 1 : dir, n);
-        snprintf(extra, sizeof extra, "%.3f", cpu[reps / 2] * 1e3);
-        report(name, times, reps, extra);
-    }
-    free(ids);
-    decoder_destroy(&m);
-    return 0;
-}
-
-/* The kB /proc/self/status gives for field ("VmHWM:", "VmRSS:"), or -1. */
-static long
-status_kb(const char *field)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kb = -1;
-
-    while (f != NULL && fgets(line, sizeof line, f) != NULL)
-        if (strncmp(line, field, strlen(field)) == 0)
-            kb = strtol(line + strlen(field), NULL, 10);
-    if (f != NULL)
-        fclose(f);
-    return kb;
-}
-
-/*
- * What opening a Llama-style model costs: read (as the model keeps it;
- * BENCH_F32 widens its matrices first), packed a layer at a time as the
- * view does (unless mode is "print": --print and --export never pack),
- * one forward of n tokens; the seconds of each, the weights' bytes, and the
- * process's peak and steady resident set.
- */
-static int
-cmd_llama_open(const char *dir, const char *mode, int n)
-{
-    struct decoder_model m;
-    struct decoder_run run;
-    struct attn_error err;
-    const bool view = strcmp(mode, "print") != 0;
-    double t0 = now(), t_load, t_pack, t_fwd;
-    int *ids;
-
-    if (open_llama(dir, &m) != 0)
-        return 1;
-    t_load = now() - t0;
-    t0 = now();
-    if (view && !decoder_pack_replacing(&m))
-        fprintf(stderr, "bench: not everything was packed\n");
-    t_pack = now() - t0;
-    if (n < 1 || n > m.cfg.n_positions || (ids = malloc((size_t)n * sizeof *ids)) == NULL)
-        return 1;
-    for (int i = 0; i < n; i++)
-        ids[i] = (i * 7919) % m.cfg.vocab_size;
-    t0 = now();
-    if (decoder_forward(&m, ids, n, 5, NULL, &run, &err) != ATTN_OK) {
-        fprintf(stderr, "bench: %s\n", err.msg);
-        return 1;
-    }
-    t_fwd = now() - t0;
-    printf("open\t%s\t%s\tn %d\tload %.1f s\tpack %.1f s\tforward %.2f s\tweights %zu MiB\t"
-           "VmHWM %ld kB\tVmRSS %ld kB\n",
-           dir, view ? "view" : "print", n, t_load, t_pack, t_fwd, decoder_weights_bytes(&m) >> 20,
-           status_kb("VmHWM:"), status_kb("VmRSS:"));
-    decoder_run_destroy(&run);
-    free(ids);
-    decoder_destroy(&m);
+    bench_report(name, times, reps, NULL);
     return 0;
 }
 
