@@ -5,7 +5,7 @@
  * Nishimura, 1998) and PyTorch's CPU generator and distribution
  * transformations, described in doc/random-numbers.md.  Every
  * transformation below was checked against PyTorch bit for bit by
- * tests/check_rng.c.
+ * tests/kernels/check_rng.c.
  */
 #include "config.h"
 
