@@ -97,6 +97,7 @@ struct arch_loader {
 
 struct architecture {
     const char *name;               /* "gpt2", "qwen3": the decoder_model's architecture */
+    const char *title;              /* how screens name it: "GPT-2", "Qwen3" */
     const char *const *model_types; /* the config.json model_types it reads (NULL-ended) */
     const char *const *classes;     /* the config.json architectures' classes it reads */
     const struct arch_layout_of *layouts;

@@ -175,6 +175,7 @@ struct decoder_model {
     char format[96];             /* its format ("safetensors", "TensorFlow checkpoint", "PyTorch
                                     state dict (its model_state_dict)") */
     char architecture[16];       /* "gpt2", "llama", "qwen2", "qwen3" */
+    char title[24];              /* how screens name it: "GPT-2", "Llama", "Qwen3" */
     int bos_token;               /* the config's bos_token_id (what --bos puts first), or -1 */
     char described_by[64];       /* what gave the sizes: "config.json", "hparams.json" or
                                     "the tensors' shapes" */

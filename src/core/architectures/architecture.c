@@ -492,6 +492,7 @@ architecture_read(struct decoder_model *m, const struct architecture *arch, cons
         check_layers(&ld, err) != 0)
         goto fail;
     snprintf(m->architecture, sizeof m->architecture, "%s", ld.arch->name);
+    snprintf(m->title, sizeof m->title, "%s", ld.arch->title);
     if (m->cfg.positions == DECODER_POSITIONS_ROPE)
         decoder_rope_frequencies(&m->cfg, m->rope_freq);
     if ((rc = weights_reserve(&ld.w, err)) != ATTN_OK)

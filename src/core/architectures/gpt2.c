@@ -180,6 +180,7 @@ static const char *const gpt2_classes[] = { "GPT2LMHeadModel", NULL };
 
 const struct architecture arch_gpt2 = {
     "gpt2",
+    "GPT-2",
     gpt2_types,
     gpt2_classes,
     gpt2_layouts,

@@ -176,14 +176,14 @@ static const char *const qwen3_classes[] = { "Qwen3ForCausalLM", NULL };
 
 /* These models ship in bfloat16: their matrices stay so, half the memory of float32. */
 const struct architecture arch_llama = {
-    "llama",     llama_types,        llama_classes, llama_layouts, COUNT(llama_layouts),
+    "llama",     "Llama",            llama_types,        llama_classes, llama_layouts, COUNT(llama_layouts),
     llama_names, COUNT(llama_names), true,          true,          llama_describe,
 };
 const struct architecture arch_qwen2 = {
-    "qwen2",     qwen2_types,        qwen2_classes, qwen2_layouts, COUNT(qwen2_layouts),
+    "qwen2",     "Qwen2",            qwen2_types,        qwen2_classes, qwen2_layouts, COUNT(qwen2_layouts),
     llama_names, COUNT(llama_names), true,          true,          llama_describe,
 };
 const struct architecture arch_qwen3 = {
-    "qwen3",     qwen3_types,        qwen3_classes, qwen3_layouts, COUNT(qwen3_layouts),
+    "qwen3",     "Qwen3",            qwen3_types,        qwen3_classes, qwen3_layouts, COUNT(qwen3_layouts),
     qwen3_names, COUNT(qwen3_names), true,          true,          llama_describe,
 };

@@ -587,11 +587,9 @@ print_model_header(FILE *out, const struct pipeline *p, const struct family_deco
     attn_escape_text(about, sizeof about, g->model->about);
     if (c->positions == DECODER_POSITIONS_ROPE) {
         /* A Llama-style model: its architecture, grouped keys, the names its files use. */
-        const char *arch = g->model->dec.architecture;
         fprintf(out, "attnscope: %s (%s from %s: %d layers, %d query heads of %d sharing %d key "
                      "and value heads, n_embd %d, vocabulary %d, context %d)\n",
-                name, strcmp(arch, "qwen3") == 0 ? "Qwen3" : strcmp(arch, "qwen2") == 0 ? "Qwen2" : "Llama",
-                dir, c->n_layer, c->n_head, decoder_head_dim(c), decoder_kv_heads(c), c->n_embd,
+                name, g->model->dec.title, dir, c->n_layer, c->n_head, decoder_head_dim(c), decoder_kv_heads(c), c->n_embd,
                 c->vocab_size, c->n_positions);
         fprintf(out, "  %s\n", about);
         if (g->model->dec.names == DECODER_NAMES_BOOK)
@@ -603,9 +601,9 @@ print_model_header(FILE *out, const struct pipeline *p, const struct family_deco
                          "output self_attn.q_proj ... o_proj, gate, fc and mlp mlp.gate_proj, "
                          "up_proj and down_proj\n");
     } else {
-    fprintf(out, "attnscope: %s (GPT-2 from %s: %d layers, %d heads of %d, n_embd %d, vocabulary "
+    fprintf(out, "attnscope: %s (%s from %s: %d layers, %d heads of %d, n_embd %d, vocabulary "
                  "%d, context %d%s)\n",
-            name, dir, c->n_layer, c->n_head, c->n_embd / c->n_head, c->n_embd,
+            name, g->model->dec.title, dir, c->n_layer, c->n_head, c->n_embd / c->n_head, c->n_embd,
             c->vocab_size, c->n_positions, c->n_classes > 0 ? ", a classifier" : "");
     fprintf(out, "  %s\n", about);
     if (g->model->dec.names == DECODER_NAMES_BOOK)

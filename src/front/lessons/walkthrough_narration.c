@@ -17,7 +17,6 @@
 
 #include "attnscope/families/decoder/family_decoder.h"
 #include "attnscope/files/fileio.h"
-#include "attnscope/architectures/gpt2.h"
 #include "attnscope/families/decoder/headmap.h"
 #include "attnscope/text/tokenizer.h"
 #include "attnscope/base/utf8.h"
