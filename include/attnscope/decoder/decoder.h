@@ -10,7 +10,7 @@
  * size)), the MLP (up, GELU in its tanh approximation, down), the residual
  * adds around attention and MLP, a final norm and the logits (through the
  * token embedding when tied).  GPT-2 is such a description
- * (families/gpt2/gpt2.h reads one from its files); a family with other
+ * (architectures/gpt2.h describes it: an architecture); one with other
  * parts (RMSNorm, rotary positions, grouped keys and values, a gated MLP)
  * adds their kinds to the enums and their code to parts.c, not a forward
  * of its own.  The weights are the model's, in its own memory.

@@ -6,7 +6,7 @@
  * read once as float32 (converted exactly from F16 and BF16), or a
  * bfloat16 model's matrices kept bfloat16 (keep_bf16), into one mapping of
  * the model's, marked for huge pages.  A family's loader
- * (families/gpt2/gpt2_load.c, families/llama/llama_load.c) says which
+ * (architectures/architecture.c, walking an architecture's table) says which
  * names and shapes; this reads them.
  */
 #ifndef ATTNSCOPE_DECODER_WEIGHTS_H

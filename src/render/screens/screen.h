@@ -3,7 +3,7 @@
  *
  * A screen is a file and a row: its drawing (and, optionally, a layout for
  * presentation mode) here, its keys, clicks and export in the front end's
- * key table (front/app_keys.c), its id in enum view_screen (view.h).  The
+ * key table (front/app/app_keys.c), its id in enum view_screen (view.h).  The
  * help and the lessons' picker are drawn over whatever screen is shown.
  */
 #ifndef ATTNSCOPE_RENDER_SCREEN_H
