@@ -126,14 +126,16 @@ pth_state_dict_pickle(struct pth_buffer *b, const struct pth_tensor *t, int n)
 static inline int
 pth_add(zip_t *z, const char *name, const void *bytes, size_t n, int compress)
 {
-    void *copy = malloc(n > 0 ? n : 1);
+    void *copy = n > 0 ? malloc(n) : NULL;
     zip_source_t *src;
     zip_int64_t at;
 
-    if (copy == NULL)
+    /* (An empty entry has no buffer: libzip would not free one of no length.) */
+    if (n > 0 && copy == NULL)
         return -1;
-    memcpy(copy, bytes, n);
-    src = zip_source_buffer(z, copy, n, 1);
+    if (n > 0)
+        memcpy(copy, bytes, n);
+    src = zip_source_buffer(z, copy, n, n > 0);
     if (src == NULL) {
         free(copy);
         return -1;
