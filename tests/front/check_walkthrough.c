@@ -421,7 +421,16 @@ START_TEST(lessons_on_a_model)
         walkthrough_destroy(&w);
     }
 
-    /* A model that is not on this machine: ATTN_EABSENT, which the checks report as skipped. */
+}
+END_TEST
+
+/* A lesson's model that is not on this machine: ATTN_EABSENT, which the checks report as skipped. */
+START_TEST(a_lessons_model_not_here_is_absent)
+{
+    const char *path;
+    struct walkthrough w;
+    struct attn_error err;
+
     unsetenv("ATTNSCOPE_MODEL");
     path = test_write_text(dir, "absent.walk",
                            "options: --model no-such-model-here -s cat\nstep: one\nstage: weights\n\nx\n");
@@ -471,6 +480,7 @@ walkthrough_suite(void)
     tcase_add_test(tc, long_narration_is_whole);
     tcase_add_test(tc, cells_name_repeated_tokens);
     tcase_add_test(tc, lessons_on_a_model);
+    tcase_add_test(tc, a_lessons_model_not_here_is_absent);
     suite_add_tcase(s, tc);
     return s;
 }
