@@ -1,10 +1,10 @@
 /*
- * family_decoder.h: what the GPT-2 family keeps beyond the stages every
- * family shares: the token ids and the forward pass (gpt2.h) behind them,
- * for the front ends' token ids and next-token predictions.
+ * family_decoder.h: what the trained-model family keeps beyond the stages
+ * every family shares: the token ids and the forward pass (decoder.h)
+ * behind them, for the front ends' token ids and next-token predictions.
  */
-#ifndef ATTNSCOPE_FAMILY_GPT2_H
-#define ATTNSCOPE_FAMILY_GPT2_H
+#ifndef ATTNSCOPE_FAMILY_DECODER_H
+#define ATTNSCOPE_FAMILY_DECODER_H
 
 #include <stdbool.h>
 

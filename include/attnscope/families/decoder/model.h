@@ -4,7 +4,7 @@
  * weights file alone (the model.pth a reader of the book saved).
  *
  * model_open() finds the folder or file, reads the weights in any format
- * tensors.h reads and their sizes (gpt2.h), and the tokenizer in whichever
+ * tensors.h reads and their sizes (its architecture's), and the tokenizer in whichever
  * of its three forms the folder has (bpe.h): vocab.json + merges.txt
  * (Hugging Face), encoder.json + vocab.bpe (OpenAI's files, as the book's
  * chapter 5 downloads them) or tokenizer.json.  A folder without one (a
@@ -52,7 +52,7 @@ struct model {
     char example[512];
     bool example_bos;
     char knows[256];
-    struct decoder_model dec; /* the decoder its files describe (gpt2.h reads GPT-2's) */
+    struct decoder_model dec; /* the decoder its files describe (architecture.h reads it) */
     struct bpe bpe;
     int eot;                  /* <|endoftext|>'s id, or -1 when the vocabulary lacks it */
 };

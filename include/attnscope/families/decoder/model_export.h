@@ -1,9 +1,9 @@
 /*
- * gpt2_export.h: a trained model's export, every layer as CSV files, and
+ * model_export.h: a trained model's export, every layer as CSV files, and
  * what its view's screens show.
  */
-#ifndef ATTNSCOPE_GPT2_EXPORT_H
-#define ATTNSCOPE_GPT2_EXPORT_H
+#ifndef ATTNSCOPE_MODEL_EXPORT_H
+#define ATTNSCOPE_MODEL_EXPORT_H
 
 #include "attnscope/pipeline/export.h"
 #include "attnscope/pipeline/pipeline.h"

@@ -1,5 +1,5 @@
 /*
- * family_decoder.c: a trained GPT-2 behind the family seam (family.h).
+ * family_decoder.c: every trained model (GPT-2, Llama, Qwen) behind the family seam (family.h).
  *
  * create tokenizes the sentence with the model's BPE, runs the forward
  * pass (decoder.h: every layer's keys, values and output kept, and the
@@ -120,7 +120,7 @@ family_decoder_pack_if_room(struct decoder_model *m)
 }
 
 static enum attn_status
-gpt2_estimate(const struct attention_config *cfg, const struct pipeline_source *src,
+decoder_family_estimate(const struct attention_config *cfg, const struct pipeline_source *src,
               size_t *bytes, struct attn_error *err)
 {
     int *ids;
@@ -144,7 +144,7 @@ gpt2_estimate(const struct attention_config *cfg, const struct pipeline_source *
  * stages of the pipeline shown while a new one is built (pipeline.c).
  */
 static size_t
-gpt2_budget(const struct pipeline_source *src, const char **what)
+decoder_family_budget(const struct pipeline_source *src, const char **what)
 {
     const size_t have = sysmem_total();
     const size_t room = have / 10 * 8;
@@ -216,7 +216,7 @@ view(float *data, int rows, int cols)
 }
 
 static enum attn_status
-gpt2_select_layer(struct pipeline *p, int layer, struct attn_error *err)
+decoder_family_select_layer(struct pipeline *p, int layer, struct attn_error *err)
 {
     struct family_decoder_state *s = state(p);
     const struct decoder_config *c = &s->model->dec.cfg;
@@ -267,7 +267,7 @@ gpt2_select_layer(struct pipeline *p, int layer, struct attn_error *err)
 }
 
 static void
-gpt2_destroy_state(struct pipeline *p)
+decoder_family_destroy(struct pipeline *p)
 {
     struct family_decoder_state *s = state(p);
 
@@ -338,7 +338,7 @@ run_from(struct family_decoder_state *prev, struct family_decoder_state *s, int 
  * prev's memory over, only the new pipeline can show it.
  */
 static enum attn_status
-gpt2_build(struct pipeline *p, struct family_decoder_state *prev, const struct attention_config *cfg,
+decoder_family_build(struct pipeline *p, struct family_decoder_state *prev, const struct attention_config *cfg,
            const struct pipeline_source *src, struct attn_error *err)
 {
     const struct model *m = src->model;
@@ -405,37 +405,37 @@ gpt2_build(struct pipeline *p, struct family_decoder_state *prev, const struct a
     p->st.shape.sets = 1;
     p->st.shape.d_set = 3 * c->n_embd;
     p->st.shape.dropout_calls = 1;
-    return gpt2_select_layer(p, 0, err);
+    return decoder_family_select_layer(p, 0, err);
 }
 
 static enum attn_status
-gpt2_create(struct pipeline *p, const struct attention_config *cfg,
+decoder_family_create(struct pipeline *p, const struct attention_config *cfg,
             const struct pipeline_source *src, struct attn_error *err)
 {
-    return gpt2_build(p, NULL, cfg, src, err);
+    return decoder_family_build(p, NULL, cfg, src, err);
 }
 
 /* An edit: the rows before its first changed token taken over from prev (a causal model's). */
 static enum attn_status
-gpt2_rebuild(struct pipeline *p, struct pipeline *prev, const struct attention_config *cfg,
+decoder_family_rebuild(struct pipeline *p, struct pipeline *prev, const struct attention_config *cfg,
              const struct pipeline_source *src, struct attn_error *err)
 {
-    return gpt2_build(p, prev != NULL && prev->family == &family_decoder ? state(prev) : NULL, cfg,
+    return decoder_family_build(p, prev != NULL && prev->family == &family_decoder ? state(prev) : NULL, cfg,
                       src, err);
 }
 
 /* Stages a trained model has: all but the dropout's. */
 const struct family family_decoder = {
-    "gpt2",
-    "a trained GPT-2 from its files: every block's stages, layer by layer",
+    "decoder",
+    "a trained decoder from its files (GPT-2, Llama, Qwen): every block's stages, layer by layer",
     (FAMILY_STAGE(STAGE_COUNT) - 1) & ~FAMILY_STAGE(STAGE_DROPPED) &
         ~FAMILY_STAGE(STAGE_OUTPUT_DROPPED),
-    gpt2_create,
-    gpt2_rebuild,
+    decoder_family_create,
+    decoder_family_rebuild,
     NULL,
-    gpt2_destroy_state,
-    gpt2_estimate,
-    gpt2_select_layer,
+    decoder_family_destroy,
+    decoder_family_estimate,
+    decoder_family_select_layer,
     FAMILY_STAGE(STAGE_INPUTS) | FAMILY_STAGE(STAGE_LN1) | FAMILY_STAGE(STAGE_QUERIES) |
         FAMILY_STAGE(STAGE_KEYS) | FAMILY_STAGE(STAGE_VALUES) | FAMILY_STAGE(STAGE_SCORES) |
         FAMILY_STAGE(STAGE_MASKED) | FAMILY_STAGE(STAGE_SCALED) | FAMILY_STAGE(STAGE_WEIGHTS) |
@@ -445,5 +445,5 @@ const struct family family_decoder = {
         FAMILY_STAGE(STAGE_QUERIES_NORMED) | FAMILY_STAGE(STAGE_KEYS_NORMED) |
         FAMILY_STAGE(STAGE_QUERIES_ROTATED) | FAMILY_STAGE(STAGE_KEYS_ROTATED) |
         FAMILY_STAGE(STAGE_GATE) | FAMILY_STAGE(STAGE_SWIGLU),
-    gpt2_budget,
+    decoder_family_budget,
 };

@@ -1,4 +1,4 @@
-/* gpt2_export.c: a trained model's files (see gpt2_export.h). */
+/* model_export.c: a trained model's files (see model_export.h). */
 #include "config.h"
 
 #include <stdio.h>
