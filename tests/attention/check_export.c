@@ -70,7 +70,11 @@ teardown(void)
 static void
 run(struct pipeline *p, const struct attention_config *cfg, const struct attention_params *w)
 {
-    struct pipeline_source src = { "Your journey starts with one step", &book, w, NULL, NULL, NULL, 0, false, NULL, NULL, NULL };
+    struct pipeline_source src = {
+        .sentence = "Your journey starts with one step",
+        .vocab = &book,
+        .weights = w,
+    };
     struct attn_error err;
 
     ck_assert_msg(pipeline_create(p, cfg, &src, &err) == ATTN_OK, "%s", err.msg);

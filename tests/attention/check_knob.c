@@ -125,7 +125,7 @@ START_TEST(view_keys_help_and_bar)
 {
     struct vocab book;
     struct attention_config cfg;
-    struct pipeline_source src = { "Your journey starts with one step", NULL, NULL, NULL, NULL, NULL, 0, false, NULL, NULL, NULL };
+    struct pipeline_source src = { .sentence = "Your journey starts with one step" };
     struct attn_error err;
     struct app a;
     int count;
@@ -180,7 +180,7 @@ START_TEST(positional_says_why_under_qkv)
     struct qkv_given g;
     struct vocab book;
     struct attention_config cfg;
-    struct pipeline_source src = { NULL, NULL, NULL, NULL, NULL, NULL, 0, false, NULL, NULL, NULL };
+    struct pipeline_source src = { .sentence = NULL };
     struct attn_error err;
     struct app a;
 

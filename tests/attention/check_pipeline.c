@@ -469,7 +469,7 @@ START_TEST(soft_dictionary_lookup)
     struct qkv_given g;
     struct attention_config cfg;
     struct pipeline p;
-    struct pipeline_source src = { NULL, NULL, NULL, &g, NULL, NULL, 0, false, NULL, NULL, NULL };
+    struct pipeline_source src = { .qkv = &g };
     struct attn_error err;
     struct pipeline_view v;
 
@@ -557,7 +557,7 @@ START_TEST(dropout_pass_skips_are_bounded)
     struct attention_config cfg;
     struct attention_config next;
     struct pipeline p;
-    struct pipeline_source src = { sentence, &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL, NULL, NULL };
+    struct pipeline_source src = { .sentence = sentence, .vocab = &book_vocab };
     struct attn_error err;
 
     words_of_a(sentence, 1000);

@@ -37,7 +37,7 @@ START_TEST(learned_positions_come_after_the_weights)
     struct pipeline on;
     struct pipeline rebuilt;
     struct pipeline fresh;
-    struct pipeline_source src = { "Your journey ends", &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL, NULL, NULL };
+    struct pipeline_source src = { .sentence = "Your journey ends", .vocab = &book_vocab };
     struct attn_error err;
 
     attention_config_init(&cfg);
@@ -82,7 +82,7 @@ START_TEST(shortcuts_compute_what_a_fresh_pipeline_computes)
     struct pipeline cur;
     struct pipeline fresh;
     struct pipeline rebuilt;
-    struct pipeline_source src = { sentences[0], &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL, NULL, NULL };
+    struct pipeline_source src = { .sentence = sentences[0], .vocab = &book_vocab };
     struct attn_error err;
 
     attention_config_init(&cfg);
@@ -146,8 +146,12 @@ static enum attn_status
 cross(struct pipeline *p, const struct attention_config *cfg, const char *target, const char *source,
       const struct vocab *source_vocab, struct attn_error *err)
 {
-    struct pipeline_source src = { target, &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL,
-                                   source, source_vocab };
+    struct pipeline_source src = {
+        .sentence = target,
+        .vocab = &book_vocab,
+        .source = source,
+        .source_vocab = source_vocab,
+    };
 
     return pipeline_create(p, cfg, &src, err);
 }
@@ -215,7 +219,7 @@ START_TEST(memory_past_the_limit_is_refused_before_allocating)
     struct attention_config next;
     struct pipeline p;
     struct pipeline q;
-    struct pipeline_source src = { sentence, &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL, NULL, NULL };
+    struct pipeline_source src = { .sentence = sentence, .vocab = &book_vocab };
     struct attn_error err;
 
     words_of_a(sentence, 4096);
@@ -247,7 +251,7 @@ START_TEST(memory_past_the_limit_is_refused_before_allocating)
     p.bytes = PIPELINE_MAX_BYTES - 100; /* as if it held nearly all of it */
     next = cfg;
     next.d_out = 4;
-    ck_assert_int_eq(pipeline_rebuild(&q, &p, &next, &(struct pipeline_source){ "Your journey", &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL, NULL, NULL }, &err),
+    ck_assert_int_eq(pipeline_rebuild(&q, &p, &next, &(struct pipeline_source){ .sentence = "Your journey", .vocab = &book_vocab }, &err),
                      ATTN_ELIMIT);
     ck_assert_msg(strstr(err.msg, "beside the 2047 MiB of the one shown") != NULL, "%s", err.msg);
     /* A knob that makes new stage buffers counts them beside the old ones. */
@@ -271,7 +275,7 @@ START_TEST(bad_configurations_are_refused)
 {
     struct attention_config cfg;
     struct pipeline p;
-    struct pipeline_source src = { "Your journey", &book_vocab, NULL, NULL, NULL, NULL, 0, false, NULL, NULL, NULL };
+    struct pipeline_source src = { .sentence = "Your journey", .vocab = &book_vocab };
     struct attn_error err;
 
     attention_config_init(&cfg);
@@ -529,7 +533,7 @@ compute_many(void *arg)
 
     for (int r = 0; r < 20; r++) {
         struct pipeline p;
-        struct pipeline_source src = { threaded_sentence, t->vocab, NULL, NULL, NULL, NULL, 0, false, NULL, NULL, NULL };
+        struct pipeline_source src = { .sentence = threaded_sentence, .vocab = t->vocab };
         if (pipeline_create(&p, t->cfg, &src, NULL) != ATTN_OK) {
             t->bad++;
             continue;
@@ -633,7 +637,7 @@ START_TEST(a_family_plugs_in_through_the_seam)
     struct attention_config cfg;
     struct pipeline p;
     struct pipeline q;
-    struct pipeline_source src = { "ab cde f", NULL, NULL, NULL, &echo_family, NULL, 0, false, NULL, NULL, NULL };
+    struct pipeline_source src = { .sentence = "ab cde f", .family = &echo_family };
     struct pipeline_view v;
     struct attn_error err;
 
@@ -700,7 +704,7 @@ START_TEST(a_rebuild_counts_the_pipeline_it_holds)
     struct attention_config cfg;
     struct pipeline p;
     struct pipeline q;
-    struct pipeline_source src = { "ab cde f", NULL, NULL, NULL, &sized_family, NULL, 0, false, NULL, NULL, NULL };
+    struct pipeline_source src = { .sentence = "ab cde f", .family = &sized_family };
     struct attn_error err;
 
     attention_config_init(&cfg);

@@ -34,7 +34,7 @@ static inline void
 run(struct pipeline *p, const struct attention_config *cfg, const char *sentence,
     const struct vocab *v)
 {
-    struct pipeline_source src = { sentence, v, NULL, NULL, NULL, NULL, 0, false, NULL, NULL, NULL };
+    struct pipeline_source src = { .sentence = sentence, .vocab = v };
     struct attn_error err;
 
     attn_error_clear(&err);

@@ -33,7 +33,10 @@ setup(void)
 {
     struct attention_config cfg;
     struct attn_error err;
-    struct pipeline_source src = { "Your journey starts with one step", &book, NULL, NULL, NULL, NULL, 0, false, NULL, NULL, NULL };
+    struct pipeline_source src = {
+        .sentence = "Your journey starts with one step",
+        .vocab = &book,
+    };
 
     test_tmpdir_setup();
     ck_assert_int_eq(vocab_builtin(&book, NULL), ATTN_OK);

@@ -75,8 +75,10 @@ START_TEST(a_knob_is_set_by_typing_its_value)
     struct attention_config cfg;
     struct pipeline fresh;
     struct attn_error err;
-    struct pipeline_source src = { "Your journey starts with one step", &book, NULL, NULL, NULL,
-                                   NULL, 0, false, NULL, NULL, NULL };
+    struct pipeline_source src = {
+        .sentence = "Your journey starts with one step",
+        .vocab = &book,
+    };
 
     keys(":seed 789");
     ck_assert(a.view.editing && a.view.editing_knob);

@@ -17,8 +17,11 @@ START_TEST(cross_attention_keys)
 {
     struct attention_config cfg;
     struct attn_error err;
-    struct pipeline_source src = { "with one step", &book, NULL, NULL, NULL, NULL, 0, false, NULL,
-                                   "Your journey starts", NULL };
+    struct pipeline_source src = {
+        .sentence = "with one step",
+        .vocab = &book,
+        .source = "Your journey starts",
+    };
 
     app_destroy(&a); /* the setup's, without a source */
     attention_config_init(&cfg);
@@ -410,8 +413,7 @@ START_TEST(every_key_a_lesson_quotes_works_where_it_is_quoted)
         struct attn_error err;
         struct app b;
         struct attention_config cfg;
-        struct pipeline_source src = { "a", &book, NULL, NULL, NULL, NULL, 0, false, NULL, NULL,
-                                       NULL };
+        struct pipeline_source src = { .sentence = "a", .vocab = &book };
         if (strstr(e->d_name, ".walk") == NULL)
             continue;
         snprintf(path, sizeof path, "%s/%s", test_path("samples/walkthroughs"), e->d_name);

@@ -69,7 +69,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct attention_config cfg;
-    struct pipeline_source src = { "Your journey starts with one step", NULL, NULL, NULL, NULL, NULL, 0, false, NULL, NULL, NULL };
+    struct pipeline_source src = { .sentence = "Your journey starts with one step" };
     struct attn_error err;
     struct app a;
     struct grid g = { 0 };

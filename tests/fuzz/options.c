@@ -25,8 +25,7 @@ static struct vocab book;
 static void
 run(const struct cli_options *o, const char *columns)
 {
-    struct pipeline_source src = { o->sentence, &book, NULL, NULL, NULL, NULL, 0, false, NULL,
-                                   o->source, NULL };
+    struct pipeline_source src = { .sentence = o->sentence, .vocab = &book, .source = o->source };
     struct pipeline_selection chosen[CLI_MAX_STAGES];
     struct print_options po;
     struct pipeline p;

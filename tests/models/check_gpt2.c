@@ -284,7 +284,7 @@ START_TEST(an_edit_recomputes_only_what_changed)
     char why[128];
     int partial = 0, in_place = 0, grown = 0, carried = 0;
     struct decoder_run prev;
-    struct decoder_knobs k = { true, true, 1.0, NULL };
+    struct decoder_knobs k = { .causal = true, .scaled = true, .temperature = 1.0 };
 
     gpt2_random_model(&m, &cfg, 0.2f, 5);
     for (int i = 0; i < n; i++)
@@ -396,7 +396,7 @@ START_TEST(an_ablation_recomputes_from_its_layer)
     int ids[70];
     unsigned char none[12] = { 0 }, some[12] = { 0 };
     char why[128];
-    struct decoder_knobs k = { true, true, 1.0, NULL };
+    struct decoder_knobs k = { .causal = true, .scaled = true, .temperature = 1.0 };
     const size_t nc = 70 * (size_t)C * sizeof(float);
 
     gpt2_random_model(&m, &cfg, 0.2f, 17);
@@ -532,7 +532,7 @@ START_TEST(the_layer_shown_is_made_again_the_same)
     struct decoder_run r, kept;
     int ids[150];
     unsigned char ablated[6] = { 0, 0, 1, 0, 0, 0 }; /* layer 0's head 2 */
-    const struct decoder_knobs k = { true, true, 1.0, ablated };
+    const struct decoder_knobs k = { .causal = true, .scaled = true, .temperature = 1.0, .ablated = ablated };
     float *ctx = malloc(nc * sizeof *ctx);
     float *q = malloc(2 * nc * sizeof *q);
     float *one = malloc(((size_t)n * n * 2 + 2 * (size_t)n) * sizeof *one);

@@ -172,7 +172,7 @@ check_case(const char *name)
         ck_assert_ptr_nonnull(knobs_line);
         {
             unsigned char *ablated = calloc((size_t)c->n_layer * (size_t)c->n_head, 1);
-            struct decoder_knobs k = { false, false, 0.0, ablated };
+            struct decoder_knobs k = { .ablated = ablated };
             char *end;
             at = knobs_line + strlen("\nknobs ");
             k.causal = next_number(&at) != 0;

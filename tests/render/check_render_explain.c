@@ -223,7 +223,7 @@ START_TEST(absent_queries_are_blank_not_nan)
     struct qkv_given q;
     struct attention_config cfg;
     struct pipeline p;
-    struct pipeline_source src = { NULL, NULL, NULL, &q, NULL, NULL, 0, false, NULL, NULL, NULL };
+    struct pipeline_source src = { .qkv = &q };
     struct attn_error err;
     struct heatmap_spec spec;
     struct view v;
@@ -257,7 +257,7 @@ START_TEST(inspector_explains_nan_rows)
     struct attention_config cfg;
     struct pipeline p;
     struct vocab big;
-    struct pipeline_source src = { "big small big", &big, NULL, NULL, NULL, NULL, 0, false, NULL, NULL, NULL };
+    struct pipeline_source src = { .sentence = "big small big", .vocab = &big };
     struct attn_error err;
     char buf[4096];
 
@@ -405,8 +405,11 @@ START_TEST(every_view_stage_is_complete)
     pipeline_destroy(&p);
     /* Across sentences: the source's stage, keys spelled from its rows, no mask said plainly. */
     {
-        struct pipeline_source src = { "with one step", &book, NULL, NULL, NULL, NULL, 0, false, NULL,
-                                       "Your journey starts with one", NULL };
+        struct pipeline_source src = {
+            .sentence = "with one step",
+            .vocab = &book,
+            .source = "Your journey starts with one",
+        };
         struct attn_error err;
         cfg.cross = true;
         attention_config_set_variant(&cfg, ATTN_MHA);

@@ -54,7 +54,7 @@ render_frame(struct view *v, const struct pipeline *p, struct grid *g)
 static inline void
 run(struct pipeline *p, struct attention_config *cfg, const char *sentence)
 {
-    struct pipeline_source src = { sentence, &book, NULL, NULL, NULL, NULL, 0, false, NULL, NULL, NULL };
+    struct pipeline_source src = { .sentence = sentence, .vocab = &book };
     struct attn_error err;
 
     ck_assert_msg(pipeline_create(p, cfg, &src, &err) == ATTN_OK, "%s", err.msg);

@@ -311,6 +311,7 @@ struct decoder_run {
     bool causal;
     float *divisors;                     /* (n_layer) each layer's decoder_divisor */
     unsigned char *ablated;              /* (n_layer * n_head) the knobs' ablated heads, or NULL */
+    float *last_logits;                  /* the knobs' last_logits: where the last row's go */
     float *slots;                        /* the shown layer's stages and the forward's own */
     /*
      * The shown layer's (H, n, n) scores, masked and scaled scores and
@@ -341,6 +342,13 @@ struct decoder_knobs {
      * before the output projection, as if it had attended to nothing; NULL: none.
      */
     const unsigned char *ablated;
+    /*
+     * Not a knob but an output, for generation: when not NULL, the last
+     * position's logits, every output's (decoder_outputs), are written here
+     * as the head makes them (the product read once for the top tokens and
+     * for the draw).  Needs the run's top above 0.
+     */
+    float *last_logits;
 };
 
 /*

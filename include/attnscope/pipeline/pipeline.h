@@ -126,6 +126,15 @@ struct pipeline_source {
     const unsigned char *ablated;           /* (layers * heads) 1: a head zeroed (a model), or NULL */
     const char *source;                     /* cross-attention: the source sentence, or NULL */
     const struct vocab *source_vocab;       /* borrowed; its vocabulary (NULL: vocab's) */
+    /*
+     * A model's text as token ids instead of the sentence (generation: the
+     * ids written are the model's own, which the sentence's text would not
+     * always tokenize back to), n_ids of them, <|endoftext|> included when
+     * there; NULL: the sentence.
+     */
+    const int *ids;
+    int n_ids;
+    float *last_logits; /* a model's: where its last position's logits go, or NULL */
 };
 
 /* A transformer block's own stages, of the layer shown (views; a model only). */

@@ -158,6 +158,9 @@ run_logits(const struct decoder_model *m, struct decoder_run *r, int row0, float
                 linalg_gemm_packed_plain(n, final, C, &m->head_packed, v0, vb, logits, vb);
         }
         add_head_bias(m, logits, n, v0, vb);
+        if (r->last_logits != NULL)
+            memcpy(r->last_logits + v0, logits + (size_t)(n - 1) * (size_t)vb,
+                   (size_t)vb * sizeof *logits);
         parallel_for(n, 4L * vb, threads, fold_rows, &job);
     }
     for (int i = 0; i < n; i++)
@@ -177,6 +180,7 @@ run_knobs(const struct decoder_model *m, const struct decoder_knobs *k, struct d
     const size_t heads = (size_t)c->n_layer * (size_t)c->n_head;
 
     r->causal = k == NULL || k->causal;
+    r->last_logits = k != NULL ? k->last_logits : NULL;
     for (int l = 0; l < c->n_layer; l++)
         r->divisors[l] = decoder_divisor(m, k, l);
     free(r->ablated);

@@ -66,9 +66,19 @@ app_rebuild_with(struct app *a, const struct attention_config *cfg, const char *
                  const char *source)
 {
     struct pipeline next;
-    struct pipeline_source src = { sentence,  a->vocab, a->weights, a->qkv,
-                                   a->family, a->model, a->top,     a->bos,
-                                   a->ablated, source, a->source_vocab };
+    struct pipeline_source src = {
+        .sentence = sentence,
+        .vocab = a->vocab,
+        .weights = a->weights,
+        .qkv = a->qkv,
+        .family = a->family,
+        .model = a->model,
+        .top = a->top,
+        .bos = a->bos,
+        .ablated = a->ablated,
+        .source = source,
+        .source_vocab = a->source_vocab,
+    };
     const int layer = a->pipe.layer;
     struct attn_error err;
 
@@ -135,9 +145,18 @@ static void
 make_baseline(struct app *a)
 {
     struct pipeline plain;
-    struct pipeline_source src = { a->sentence, a->vocab,  a->weights, a->qkv,
-                                   a->family,   a->model,  a->top,     a->bos,
-                                   NULL,        a->source, a->source_vocab };
+    struct pipeline_source src = {
+        .sentence = a->sentence,
+        .vocab = a->vocab,
+        .weights = a->weights,
+        .qkv = a->qkv,
+        .family = a->family,
+        .model = a->model,
+        .top = a->top,
+        .bos = a->bos,
+        .source = a->source,
+        .source_vocab = a->source_vocab,
+    };
     const struct family_decoder_state *g;
     struct attn_error err;
     size_t count;

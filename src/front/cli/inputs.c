@@ -157,9 +157,14 @@ inputs_destroy(struct inputs *in)
 struct pipeline_source
 inputs_source(const struct inputs *in, const char *sentence, const char *source)
 {
-    struct pipeline_source src = { sentence, &in->vocab, in->have_weights ? &in->weights : NULL,
-                                   in->have_qkv ? &in->qkv : NULL, NULL, NULL, 0, false, NULL,
-                                   source, in->have_source_vocab ? &in->source_vocab : NULL };
+    struct pipeline_source src = {
+        .sentence = sentence,
+        .vocab = &in->vocab,
+        .weights = in->have_weights ? &in->weights : NULL,
+        .qkv = in->have_qkv ? &in->qkv : NULL,
+        .source = source,
+        .source_vocab = in->have_source_vocab ? &in->source_vocab : NULL,
+    };
     return src;
 }
 

@@ -41,6 +41,7 @@ family_decoder_knobs_of(const struct attention_config *cfg, struct decoder_knobs
     k->scaled = cfg->scale;
     k->temperature = cfg->temperature;
     k->ablated = NULL;
+    k->last_logits = NULL;
 }
 
 /* The sentence's ids, <|endoftext|> first with bos; errors say what to change. */
@@ -98,6 +99,32 @@ encode(const struct pipeline_source *src, int **ids, int *n, struct attn_error *
     return ATTN_OK;
 }
 
+/* The source's own ids (a text a model has written), checked as an encoded text's are. */
+static enum attn_status
+given_ids(const struct pipeline_source *src, int **ids, int *n, struct attn_error *err)
+{
+    const struct model *m = src->model;
+
+    *ids = NULL;
+    *n = 0;
+    if (src->n_ids < 1)
+        return attn_fail(err, ATTN_EVALUE, "the text is empty: give %s something to read",
+                         m->name);
+    if (src->n_ids > m->dec.cfg.n_positions)
+        return attn_fail(err, ATTN_ELIMIT, "the text is %d tokens; %s reads at most %d (%s)",
+                         src->n_ids, m->name, m->dec.cfg.n_positions, m->dec.context_from);
+    for (int i = 0; i < src->n_ids; i++)
+        if (src->ids[i] < 0 || src->ids[i] >= m->bpe.vocab_size)
+            return attn_fail(err, ATTN_EVALUE, "token %d has id %d; %s's vocabulary has %d", i,
+                             src->ids[i], m->name, m->bpe.vocab_size);
+    *ids = malloc((size_t)src->n_ids * sizeof **ids);
+    if (*ids == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    memcpy(*ids, src->ids, (size_t)src->n_ids * sizeof **ids);
+    *n = src->n_ids;
+    return ATTN_OK;
+}
+
 size_t
 family_decoder_pipeline_bytes(const struct decoder_config *c, int n, int top)
 {
@@ -130,7 +157,7 @@ decoder_family_estimate(const struct attention_config *cfg, const struct pipelin
     (void)cfg;
     if (src->model == NULL)
         return attn_fail(err, ATTN_EVALUE, "no model to run");
-    st = encode(src, &ids, &n, err);
+    st = src->ids != NULL ? given_ids(src, &ids, &n, err) : encode(src, &ids, &n, err);
     if (st != ATTN_OK)
         return st;
     free(ids);
@@ -359,11 +386,12 @@ decoder_family_build(struct pipeline *p, struct family_decoder_state *prev, cons
     p->family_state = s;
     s->model = m;
     s->bos = src->bos;
-    st = encode(src, &s->ids, &n, err);
+    st = src->ids != NULL ? given_ids(src, &s->ids, &n, err) : encode(src, &s->ids, &n, err);
     if (st != ATTN_OK)
         return st;
     family_decoder_knobs_of(cfg, &k);
     k.ablated = src->ablated;
+    k.last_logits = src->last_logits;
     for (int e = 0; src->ablated != NULL && e < c->n_layer * c->n_head; e++)
         s->ablated_heads += src->ablated[e] != 0;
     s->knobs = k;
