@@ -31,6 +31,7 @@
 #include "front/cli/cli.h"
 #include "front/cli/inputs.h"
 #include "front/cli/print.h"
+#include "front/cli/write.h"
 #include "front/app/app.h"
 #include "tui/startup.h"
 #include "tui/tui.h"
@@ -105,9 +106,14 @@ run_tui(const struct cli_options *o, const struct pipeline_source *src)
         return die(is_usage_status(st) ? EXIT_USAGE : EXIT_INPUT, err.msg);
     }
     app.view.present = o->present;
+    app.eos = o->eos;
     if (o->layer > 0 && pipeline_select_layer(&app.pipe, o->layer, &err) != ATTN_OK) {
         app_destroy(&app);
         return die(EXIT_INPUT, err.msg);
+    }
+    if (o->generate > 0 && app_write_tokens(&app, o->generate, &err) != ATTN_OK) {
+        app_destroy(&app);
+        return die(EXIT_USAGE, err.msg);
     }
     if (o->walkthrough != NULL && app_play(&app, &w, &err) != ATTN_OK) {
         walkthrough_destroy(&w);
@@ -307,6 +313,72 @@ read_sentence_file(const char *option, const char *path, char **text, struct att
     return 0;
 }
 
+/*
+ * --generate N with --print or --export: the model writes after p's text,
+ * --print shows each token as it comes and the whole text (then any
+ * --stage of the text written), --export writes the text's files with
+ * generated.csv.  Ctrl-C stops the writing and keeps what was written.
+ */
+static int
+write_model(const struct cli_options *o, const struct model *m, struct pipeline *p,
+            const struct pipeline_source *src, const struct pipeline_selection *chosen)
+{
+    struct generate_options go;
+    struct generation g;
+    struct print_options po;
+    struct attn_error err;
+    enum attn_status st;
+    double seconds;
+    char msg[1024];
+    int code = 0;
+
+    write_options_of(&o->cfg, o->eos, &go);
+    st = generation_init(&g, m, &go, &err);
+    if (st != ATTN_OK)
+        return die(is_usage_status(st) ? EXIT_USAGE : EXIT_INPUT, err.msg);
+    memset(&po, 0, sizeof po);
+    po.digits = o->digits;
+    po.format = o->format;
+    if (o->mode == CLI_PRINT && o->format == PRINT_TEXT)
+        print_model_header(stdout, p, pipeline_decoder(p));
+    st = write_tokens(o->mode == CLI_PRINT ? stdout : NULL, &g, p, src, o->generate, &po,
+                      &seconds, &err);
+    if (st != ATTN_OK && st != ATTN_ESTOPPED) {
+        generation_destroy(&g);
+        return die(EXIT_INPUT, err.msg);
+    }
+    if (o->mode == CLI_PRINT) {
+        write_print_text(stdout, &g, &po);
+        po.count = o->stage_count;
+        po.chosen = chosen;
+        for (int i = 0; i < o->stage_count; i++)
+            print_model_selection(stdout, p, &chosen[i], &po);
+        if (fflush(stdout) != 0 || ferror(stdout))
+            code = die(EXIT_INPUT, "cannot write to standard output");
+    } else {
+        int written = 0;
+        struct attn_error xerr;
+        if (export_model_written(p, o->stage_count > 0 ? chosen : NULL, o->stage_count, &g,
+                                 o->export_dir, &written, &xerr) != ATTN_OK) {
+            code = die(EXIT_INPUT, xerr.msg);
+        } else {
+            attn_fail_text(msg, sizeof msg, "wrote %d file%s into %s", written,
+                           written == 1 ? "" : "s", o->export_dir);
+            fprintf(stderr, "attnscope: %s\n", msg);
+        }
+    }
+    if (code == 0 && g.written > 0)
+        fprintf(stderr, "attnscope: wrote %d token%s in %.3f s of forwards (%.1f tokens/s)\n",
+                g.written, g.written == 1 ? "" : "s", seconds,
+                seconds > 0.0 ? g.written / seconds : 0.0);
+    if (code == 0 && st == ATTN_ESTOPPED) {
+        fprintf(stderr, "attnscope: %s (Ctrl-C): what was written is kept\n", err.msg);
+        code = 130;
+    }
+    generation_destroy(&g);
+    return code;
+}
+
 /* --print or --export on a trained model (--model). */
 static int
 run_model(const struct cli_options *o, const char *sentence)
@@ -381,6 +453,8 @@ run_model(const struct cli_options *o, const char *sentence)
         code = die(EXIT_INPUT, err.msg);
     } else if (resolve_stages(&p, o, chosen, msg, sizeof msg) != 0) {
         code = die(EXIT_USAGE, msg);
+    } else if (o->generate >= 0) {
+        code = write_model(o, &m, &p, &src, chosen);
     } else if (o->mode == CLI_EXPORT) {
         int written = 0;
         if (export_model(&p, o->stage_count > 0 ? chosen : NULL, o->stage_count, o->export_dir,

@@ -484,10 +484,16 @@ ATTNSCOPE_MODEL="$tiny" "$bin" --model none --print >"$tmp/a" 2>&1 && grep -q "^
 expect 2 "--heads 3: $tiny/config.json says the model has 2 heads" -- --model "$tiny" --print --heads 3
 expect 2 "--qkv-bias does not apply to a trained model" -- --model "$tiny" --print --qkv-bias
 count=$((count + 1))
-ATTNSCOPE_MODEL="$tiny" "$bin" --print --seed 3 >/dev/null 2>"$tmp/err"
-[ $? -eq 2 ] && grep -qF -- "--seed does not apply to a trained model" "$tmp/err" &&
+ATTNSCOPE_MODEL="$tiny" "$bin" --print --dropout 0.1 >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -qF -- "--dropout does not apply to a trained model" "$tmp/err" &&
     grep -qF "(\$ATTNSCOPE_MODEL names a model: --model none for the book's classes)" "$tmp/err" ||
     fail "a toy knob with \$ATTNSCOPE_MODEL set: $(cat "$tmp/err")"
+# The seed is a model's writing's: without --generate, --print says so, and why the model is there.
+count=$((count + 1))
+ATTNSCOPE_MODEL="$tiny" "$bin" --print --seed 3 >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -qF -- "--seed chooses what a model writes: give --generate N" "$tmp/err" &&
+    grep -qF "(\$ATTNSCOPE_MODEL names a model: --model none for the book's classes)" "$tmp/err" ||
+    fail "--seed with \$ATTNSCOPE_MODEL set: $(cat "$tmp/err")"
 # A model named by the environment that is not there is blamed on the environment, not on --model.
 count=$((count + 1))
 ATTNSCOPE_MODEL=/nonexistent "$bin" --print >/dev/null 2>"$tmp/err"

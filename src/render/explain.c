@@ -478,6 +478,14 @@ BLOCK_FORMULA(knorm, STAGE_KEYS_NORMED)
 BLOCK_FORMULA(qrope, STAGE_QUERIES_ROTATED)
 BLOCK_FORMULA(krope, STAGE_KEYS_ROTATED)
 BLOCK_FORMULA(gate, STAGE_GATE)
+
+static void
+formula_cache(const struct pipeline *p, char *buf, size_t size)
+{
+    (void)p;
+    snprintf(buf, size, "cache_l = (K_l, V_l): 2 x n x d_kv floats; a new token adds a row to each");
+}
+
 BLOCK_FORMULA(fc, STAGE_FC)
 BLOCK_FORMULA(gelu, STAGE_GELU)
 BLOCK_FORMULA(swiglu, STAGE_SWIGLU)
@@ -569,6 +577,9 @@ explain_stage_parse(const char *name, enum view_stage *s)
 bool
 explain_stage_present(const struct pipeline *p, enum view_stage s)
 {
+    /* The KV cache is a trained model's: the book's classes read a sentence once. */
+    if (s == VIEW_CACHE && !is_model(p))
+        return false;
     return (unsigned)s < VIEW_STAGE_COUNT && pipeline_stage_present(p, stages[s].stage);
 }
 

@@ -41,6 +41,8 @@
       STAGE_QUERIES_ROTATED)                                                                   \
     X(VIEW_KROPE, krope, 0, "k RoPE", "kr", "RoPE: the keys turned by their position", false,    \
       STAGE_KEYS_ROTATED)                                                                      \
+    X(VIEW_CACHE, cache, 0, "kv cache", "kv", "KV cache: the keys and values kept for the next "   \
+      "token", true, STAGE_KEYS)                                                                 \
     X(VIEW_SCORES, scores, '3', "scores", "score", "Attention scores", true, STAGE_SCORES)      \
     X(VIEW_MASK, mask, '4', "mask", "mask", "Causal mask", true, STAGE_MASKED)                  \
     X(VIEW_SCALED, scaled, '5', "scale", "scale", "Scaling", true, STAGE_SCALED)               \

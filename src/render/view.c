@@ -60,7 +60,13 @@ view_reserve_scratch(struct view *v, size_t floats)
 int
 view_qkv_labels(struct view *v, int hd)
 {
-    size_t need = (size_t)3 * (size_t)hd;
+    return view_group_labels(v, hd, "qkv");
+}
+
+int
+view_group_labels(struct view *v, int hd, const char *letters)
+{
+    size_t need = strlen(letters) * (size_t)hd;
     char *text;
     char **labels;
 
@@ -77,7 +83,7 @@ view_qkv_labels(struct view *v, int hd)
     }
     for (size_t c = 0; c < need; c++) {
         v->work.labels[c] = v->work.label_text + c * 16;
-        snprintf(v->work.labels[c], 16, "%c%d", "qkv"[c / (size_t)hd], (int)(c % (size_t)hd));
+        snprintf(v->work.labels[c], 16, "%c%d", letters[c / (size_t)hd], (int)(c % (size_t)hd));
     }
     return 0;
 }
@@ -135,6 +141,8 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
 
     if (view_params_shown(v, p, s))
         return view_params_spec(v, p, s, head, spec);
+    if (s == VIEW_CACHE)
+        return view_cache_spec(v, p, head, spec);
     v->work.map.skip_first = v->skip_first_key;
     v->work.map.log_scale = v->log_scale;
     if (s != VIEW_QKV && s != VIEW_CONTEXT) {

@@ -81,6 +81,14 @@ void view_stage_title(struct view *v, const struct pipeline *p, char *title, siz
 /* view.c's scratch: room for floats numbers, column labels q0..v<hd-1>, rows row labels. */
 int view_reserve_scratch(struct view *v, size_t floats);
 int view_qkv_labels(struct view *v, int hd);
+/* Column labels for groups of hd columns, a letter each ("kv": k0.. v0..). */
+int view_group_labels(struct view *v, int hd, const char *letters);
+/*
+ * The KV cache stage (view_cache.c): the layer's cached keys (as the
+ * scores read them) and values of head's key head side by side, the rows
+ * the last forward computed labelled "+".
+ */
+int view_cache_spec(struct view *v, const struct pipeline *p, int head, struct heatmap_spec *spec);
 int view_reserve_row_labels(struct view *v, int rows);
 
 /* The parameters of stage s for head as a heatmap spec: 0, or -1 out of memory. */

@@ -605,6 +605,7 @@ static void
 dispatch(struct worker *w, struct app *a, const struct worker_job *job)
 {
     bool quit = false;
+    bool stopped = false;
 
     progress_reset();
     if (w == NULL) {
@@ -615,8 +616,10 @@ dispatch(struct worker *w, struct app *a, const struct worker_job *job)
     while (!worker_wait(w, TUI_READ_MS)) {
         wint_t ch;
         int status;
-        if (caught_signal)
+        if (caught_signal) {
             progress_stop();
+            stopped = true;
+        }
         draw_busy();
         wtimeout(stdscr, 0);
         status = wget_wch(stdscr, &ch);
@@ -625,9 +628,12 @@ dispatch(struct worker *w, struct app *a, const struct worker_job *job)
             progress_stop();
         } else if (status == OK && ch == 27) {
             progress_stop();
+            stopped = true;
         }
     }
     progress_reset();
+    if (stopped || quit)
+        app_stopped(a); /* (A's writing stops with the job; what was written stays) */
     if (quit)
         a->quit = true;
 }
@@ -785,7 +791,7 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
             if (keylog != NULL)
                 log_keys(keylog, keys_read);
         }
-        wtimeout(stdscr, dirty ? 0 : TUI_READ_MS);
+        wtimeout(stdscr, dirty || a->writing_on ? 0 : TUI_READ_MS);
         status = wget_wch(stdscr, &ch);
         idle = status == ERR;
         if (idle) {
@@ -793,6 +799,12 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
             if (terminal_gone()) {
                 gone = true;
                 break;
+            }
+            if (a->writing_on && !dirty) {
+                /* A keeps writing: a token, then its frame, while no key waits. */
+                struct worker_job job = { WORKER_KEY, APP_KEY_WRITE_MORE, 0, 0, NULL, 0 };
+                dispatch(worker, a, &job);
+                dirty = true;
             }
             continue;
         }

@@ -66,7 +66,8 @@ START_TEST(options_come_from_the_table)
         for (int j = 0; j < 2; j++) {
             const struct knob_option *ko = &knob_table[i].options[j];
             char opt[64];
-            char *argv[4];
+            char *argv[8];
+            int argc;
             struct cli_options o;
             char err[512];
             if (ko->name == NULL)
@@ -77,11 +78,18 @@ START_TEST(options_come_from_the_table)
             /* A value each knob accepts. */
             argv[2] = (char *)(i == KNOB_VARIANT ? "wrapper" : i == KNOB_MASK ? "none"
                                : i == KNOB_RNG   ? "mkl"
-                               : i == KNOB_DROPOUT ? "0.5"
+                               : i == KNOB_DROPOUT || i == KNOB_TOP_P ? "0.5"
                                                    : "3");
-            argv[3] = NULL;
-            ck_assert_msg(cli_parse(ko->metavar ? 3 : 2, argv, &o, err, sizeof err) == 0, "%s: %s",
-                          opt, err);
+            argc = ko->metavar ? 3 : 2;
+            /* The writing's knobs are a model's, beside --generate. */
+            if (KNOB_WRITING_SET & ((uint64_t)1 << i)) {
+                argv[argc++] = (char *)"--model";
+                argv[argc++] = (char *)"some-model";
+                argv[argc++] = (char *)"--generate";
+                argv[argc++] = (char *)"1";
+            }
+            argv[argc] = NULL;
+            ck_assert_msg(cli_parse(argc, argv, &o, err, sizeof err) == 0, "%s: %s", opt, err);
             ck_assert_msg(strstr(cli_usage(), opt) != NULL, "--help lacks %s", opt);
         }
     }
@@ -102,8 +110,11 @@ START_TEST(recompute_follows_the_rows)
         b = a;
         /* Any change of the field's bytes will do. */
         ((unsigned char *)&b)[k->field] ^= 1;
+        ck_assert_msg(knob_differ_at_most(&a, &b, RECOMPUTE_NOTHING) ==
+                          (k->recompute == RECOMPUTE_NOTHING),
+                      "%s", k->name);
         ck_assert_msg(knob_differ_at_most(&a, &b, RECOMPUTE_ATTENTION) ==
-                          (k->recompute == RECOMPUTE_ATTENTION),
+                          (k->recompute <= RECOMPUTE_ATTENTION),
                       "%s", k->name);
         ck_assert_msg(knob_differ_at_most(&a, &b, RECOMPUTE_INPUTS) ==
                           (k->recompute <= RECOMPUTE_INPUTS),
@@ -117,6 +128,12 @@ START_TEST(recompute_follows_the_rows)
     ck_assert(knob_differ_at_most(&a, &b, RECOMPUTE_ATTENTION));
     b.seed = 7;
     ck_assert(!knob_differ_at_most(&a, &b, RECOMPUTE_ATTENTION));
+    /* The writing's knobs change no stage. */
+    b = a;
+    b.sample_temperature = 0.7;
+    b.top_k = 40;
+    b.top_p = 0.9;
+    ck_assert(knob_differ_at_most(&a, &b, RECOMPUTE_NOTHING));
 }
 END_TEST
 

@@ -17,7 +17,7 @@ START_TEST(a_model_steps_through_its_layers)
 
     ck_assert_int_eq(a.pipe.layers, 2);
     text = frame_text(100, 30);
-    ck_assert_msg(strstr(text, "tiny ,.:layer 0 of 0-1 m:causal /:scaled <>:T 1") != NULL, "%s",
+    ck_assert_msg(strstr(text, "tiny ,.:layer 0 of 0-1 s:seed 123 m:causal /:scaled <>:T 1 j:greedy") != NULL, "%s",
                   text);
     ck_assert_msg(strstr(text, "v:mha") == NULL, "the book's knobs on a model's bar: %s", text);
     /* The next token after the text, from every stage: the likeliest, as --print gives it. */

@@ -371,8 +371,11 @@ START_TEST(every_view_stage_is_complete)
             ck_assert(!explain_stage_present(&p, (enum view_stage)s));
             continue;
         }
-        if (s == VIEW_OUTDROP || s == VIEW_AVERAGE || s == VIEW_SOURCE) {
-            /* The notes' class alone drops its output, nn-mha alone averages, a source is cross-attention's (below). */
+        if (s == VIEW_OUTDROP || s == VIEW_AVERAGE || s == VIEW_SOURCE || s == VIEW_CACHE) {
+            /*
+             * The notes' class alone drops its output, nn-mha alone averages, a source is
+             * cross-attention's (below), a KV cache a trained model's.
+             */
             ck_assert(!explain_stage_present(&p, (enum view_stage)s));
             continue;
         }

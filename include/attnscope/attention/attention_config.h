@@ -105,6 +105,10 @@ struct attention_config {
     bool dropout_reseed;  /* torch.manual_seed(dropout_seed) just before dropout, as the book does */
     uint64_t dropout_seed;
     int dropout_pass;     /* the mask of the (dropout_pass + 1)-th forward call */
+    /* How a trained model chooses the tokens it writes (generate.h; seed seeds the draws): */
+    double sample_temperature; /* the book's generate's temperature; 0: greedy (argmax) */
+    int top_k;            /* keep the top_k likeliest; 0: no cut */
+    double top_p;         /* keep the likeliest whose probabilities reach top_p; 1: no cut */
 };
 
 /*

@@ -349,6 +349,12 @@ struct decoder_knobs {
      * for the draw).  Needs the run's top above 0.
      */
     float *last_logits;
+    /*
+     * Not a knob either: the rows of room beyond n a run made anew gets, so
+     * that appends grow it in place (generation asks for what it will
+     * write); 0: DECODER_ROOM.  Never past n_positions.
+     */
+    int room;
 };
 
 /*

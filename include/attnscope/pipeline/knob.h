@@ -40,7 +40,10 @@ struct pipeline;
     X(KNOB_POSITIONAL, positional)  \
     X(KNOB_RNG, rng)                \
     X(KNOB_BIAS, bias)              \
-    X(KNOB_DROPOUT_SEED, dropout_seed)
+    X(KNOB_DROPOUT_SEED, dropout_seed) \
+    X(KNOB_SAMPLE_TEMPERATURE, sample_temperature) \
+    X(KNOB_TOP_K, top_k)            \
+    X(KNOB_TOP_P, top_p)
 
 enum knob_id {
 #define KNOB_ENUM(e, id) e,
@@ -51,13 +54,14 @@ enum knob_id {
 
 /* What a change of the knob forces to be computed again. */
 enum knob_recompute {
+    RECOMPUTE_NOTHING,   /* no stage: only what a trained model writes next (generate.h) */
     RECOMPUTE_ATTENTION, /* the stages from the scores on: Q, K and V stay */
     RECOMPUTE_INPUTS,    /* the inputs and everything after them; parameters stay */
     RECOMPUTE_ALL,       /* the parameters too */
 };
 
 /* Where a knob's options go in the usage text. */
-enum knob_group { KNOB_GROUP_INPUT, KNOB_GROUP_ATTENTION };
+enum knob_group { KNOB_GROUP_INPUT, KNOB_GROUP_ATTENTION, KNOB_GROUP_WRITING };
 
 /* One command-line option that sets a knob. */
 struct knob_option {
@@ -129,12 +133,29 @@ int knob_step(const struct knob *k, struct attention_config *c, int dir, const s
               char *msg, size_t size);
 bool knob_bar(const struct knob *k, const struct pipeline *p, char *full, char *terse);
 
-/* The knobs a trained model has (its weights fix the rest): bits of enum knob_id. */
+/*
+ * The knobs of a trained model's writing (generate.h): a model's only, they
+ * change no stage, only the tokens it writes next.
+ */
+#define KNOB_WRITING_SET                                                                     \
+    (((uint64_t)1 << KNOB_SAMPLE_TEMPERATURE) | ((uint64_t)1 << KNOB_TOP_K) |                \
+     ((uint64_t)1 << KNOB_TOP_P))
+/*
+ * The knobs a trained model has (its weights fix the rest): bits of enum
+ * knob_id.  Its seed is the writing's generator's (torch.manual_seed before
+ * the first token), the book's classes' the parameters'.
+ */
 #define KNOB_MODEL_SET                                                                     \
-    (((uint64_t)1 << KNOB_MASK) | ((uint64_t)1 << KNOB_SCALE) | ((uint64_t)1 << KNOB_TEMPERATURE))
+    (((uint64_t)1 << KNOB_MASK) | ((uint64_t)1 << KNOB_SCALE) | ((uint64_t)1 << KNOB_TEMPERATURE) | \
+     ((uint64_t)1 << KNOB_SEED) | KNOB_WRITING_SET)
 
-/* Whether knob k means something for p (every knob for the book's classes). */
+/*
+ * Whether knob k means something for p: a trained model's knobs
+ * (KNOB_MODEL_SET) for one, every other for the book's classes.
+ */
 bool knob_applies(const struct knob *k, const struct pipeline *p);
+/* Why knob k does not apply to p, naming its option, into msg. */
+void knob_refusal(const struct knob *k, const struct pipeline *p, char *msg, size_t size);
 void knob_said(const struct knob *k, const struct pipeline *p, char *msg, size_t size);
 
 /* The knob with key key (as key or key_back); *dir gets 1 or -1.  NULL: none. */

@@ -135,6 +135,9 @@ struct pipeline_source {
     const int *ids;
     int n_ids;
     float *last_logits; /* a model's: where its last position's logits go, or NULL */
+    int layer;          /* a model's: the layer shown first (out of range: 0) */
+    int room;           /* a model's: rows of room beyond the text's for appends (0: the run's
+                           default, DECODER_ROOM) */
 };
 
 /* A transformer block's own stages, of the layer shown (views; a model only). */

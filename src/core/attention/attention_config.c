@@ -94,6 +94,9 @@ attention_config_init(struct attention_config *cfg)
     cfg->positional = false;
     cfg->positional_learned = false;
     cfg->rng_path = RNG_PATH_DEFAULT;
+    cfg->sample_temperature = 0.0;
+    cfg->top_k = 0;
+    cfg->top_p = 1.0;
     attention_config_set_variant(cfg, ATTN_MHA);
 }
 

@@ -371,8 +371,8 @@ decoder_forward_from(const struct decoder_model *m, const int *ids, int n, int t
     /* At least the last row is computed (a run of no new rows is a copy: the same thing). */
     if (from >= n)
         from = n - 1;
-    return forward(m, ids, n, top, k, from > 0 ? prev : NULL, from > 0 ? from : 0, 0, DECODER_ROOM,
-                   r, err);
+    return forward(m, ids, n, top, k, from > 0 ? prev : NULL, from > 0 ? from : 0, 0,
+                   k != NULL && k->room > 0 ? k->room : DECODER_ROOM, r, err);
 }
 
 int

@@ -296,9 +296,21 @@ bar_seed(const struct pipeline *p, char *full, char *terse)
     return true;
 }
 
+/* Whether p is a trained model's pipeline: it has a transformer block's stages. */
+static bool
+is_model(const struct pipeline *p)
+{
+    return p != NULL && p->family != NULL && (p->family->stages & FAMILY_STAGE(STAGE_LN1));
+}
+
 static void
 said_seed(const struct pipeline *p, char *msg, size_t size)
 {
+    if (is_model(p)) {
+        snprintf(msg, size, "seed %llu: torch.manual_seed(%llu) before the next token is written",
+                 (unsigned long long)p->cfg.seed, (unsigned long long)p->cfg.seed);
+        return;
+    }
     snprintf(msg, size, "seed %llu%s", (unsigned long long)p->cfg.seed,
              p->params_given ? " (the loaded weights stay; dropout redraws)" : "");
 }
@@ -658,6 +670,174 @@ parse_dropout_seed(struct attention_config *c, const char *option, const char *t
 
 /* ---------------------------------------------------------------- table */
 
+/* -------------------------------------------------- the model's writing */
+
+static int
+parse_sample_temperature(struct attention_config *c, const char *option, const char *text,
+                         char *err, size_t size)
+{
+    double t;
+
+    if (parse_real(option, text, &t, err, size) != 0)
+        return -1;
+    if (t < 0.0)
+        return attn_fail_text(err, size,
+                              "%s %s: give 0 (greedy: the likeliest token) or a number above 0",
+                              option, text);
+    c->sample_temperature = t;
+    return 0;
+}
+
+static int
+step_sample_temperature(struct attention_config *c, int dir, const struct pipeline *p,
+                        char *msg, size_t size)
+{
+    /* The book's figure 5.14's temperatures among them (0.1, 1, 5). */
+    static const double steps[] = { 0.0, 0.1, 0.5, 0.7, 1.0, 1.4, 2.0, 5.0 };
+    const int n = (int)(sizeof steps / sizeof steps[0]);
+    int k = 0;
+
+    (void)p;
+    (void)msg;
+    (void)size;
+    while (k < n - 1 && steps[k] < c->sample_temperature - 1e-9)
+        k++;
+    k += dir;
+    if (k < 0 || k >= n)
+        return 0;
+    c->sample_temperature = steps[k];
+    return 1;
+}
+
+static bool
+bar_sample_temperature(const struct pipeline *p, char *full, char *terse)
+{
+    if (p->cfg.sample_temperature == 0.0) {
+        snprintf(full, KNOB_TEXT_MAX, "greedy");
+        snprintf(terse, KNOB_TEXT_MAX, "greedy");
+        return true;
+    }
+    attn_shortest(terse, KNOB_TEXT_MAX, p->cfg.sample_temperature);
+    snprintf(full, KNOB_TEXT_MAX, "sample T %s", terse);
+    return true;
+}
+
+static void
+said_sample_temperature(const struct pipeline *p, char *msg, size_t size)
+{
+    char t[32];
+
+    attn_shortest(t, sizeof t, p->cfg.sample_temperature);
+    if (p->cfg.sample_temperature == 0.0)
+        snprintf(msg, size, "writing greedily: the likeliest token every time (argmax)");
+    else
+        snprintf(msg, size, "sampling at temperature %s: logits / %s, softmax, then a draw "
+                            "(torch.multinomial)%s",
+                 t, t,
+                 p->cfg.sample_temperature < 1.0   ? "; sharper than the model"
+                 : p->cfg.sample_temperature > 1.0 ? "; flatter than the model"
+                                                   : "");
+}
+
+static int
+parse_top_k(struct attention_config *c, const char *option, const char *text, char *err,
+            size_t size)
+{
+    int k;
+
+    if (knob_parse_int(option, text, 0, 1 << 30, &k, err, size) != 0)
+        return -1;
+    if (k == 0)
+        return attn_fail_text(err, size, "%s 0: give 1 or more (without it nothing is cut)",
+                              option);
+    c->top_k = k;
+    return 0;
+}
+
+static int
+step_top_k(struct attention_config *c, int dir, const struct pipeline *p, char *msg, size_t size)
+{
+    /* 0: no cut; the book's top_k=3 and top_k=25 among them. */
+    static const int steps[] = { 0, 1, 3, 5, 10, 25, 50, 100 };
+    const int n = (int)(sizeof steps / sizeof steps[0]);
+    int k = 0;
+
+    (void)p;
+    (void)msg;
+    (void)size;
+    while (k < n - 1 && steps[k] < c->top_k)
+        k++;
+    k += dir;
+    if (k < 0 || k >= n)
+        return 0;
+    c->top_k = steps[k];
+    return 1;
+}
+
+static bool
+bar_top_k(const struct pipeline *p, char *full, char *terse)
+{
+    if (p->cfg.top_k == 0)
+        return false;
+    snprintf(full, KNOB_TEXT_MAX, "top-k %d", p->cfg.top_k);
+    snprintf(terse, KNOB_TEXT_MAX, "k%d", p->cfg.top_k);
+    return true;
+}
+
+static void
+said_top_k(const struct pipeline *p, char *msg, size_t size)
+{
+    if (p->cfg.top_k == 0)
+        snprintf(msg, size, "top-k off: every token can be drawn");
+    else
+        snprintf(msg, size, "top-k %d: every logit below the %d%s likeliest's set to -inf "
+                            "before the draw",
+                 p->cfg.top_k, p->cfg.top_k,
+                 p->cfg.top_k % 10 == 1 && p->cfg.top_k != 11   ? "st"
+                 : p->cfg.top_k % 10 == 2 && p->cfg.top_k != 12 ? "nd"
+                 : p->cfg.top_k % 10 == 3 && p->cfg.top_k != 13 ? "rd"
+                                                                : "th");
+}
+
+static int
+parse_top_p(struct attention_config *c, const char *option, const char *text, char *err,
+            size_t size)
+{
+    double v;
+
+    if (parse_real(option, text, &v, err, size) != 0)
+        return -1;
+    if (!(v > 0.0 && v <= 1.0))
+        return attn_fail_text(err, size, "%s %s: give a number above 0, at most 1 (1: no cut)",
+                              option, text);
+    c->top_p = v;
+    return 0;
+}
+
+static bool
+bar_top_p(const struct pipeline *p, char *full, char *terse)
+{
+    if (p->cfg.top_p >= 1.0)
+        return false;
+    attn_shortest(terse, KNOB_TEXT_MAX, p->cfg.top_p);
+    snprintf(full, KNOB_TEXT_MAX, "top-p %s", terse);
+    return true;
+}
+
+static void
+said_top_p(const struct pipeline *p, char *msg, size_t size)
+{
+    char v[32];
+
+    attn_shortest(v, sizeof v, p->cfg.top_p);
+    if (p->cfg.top_p >= 1.0)
+        snprintf(msg, size, "top-p off: every token can be drawn");
+    else
+        snprintf(msg, size, "top-p %s: only the likeliest tokens whose probabilities reach %s "
+                            "can be drawn (Hugging Face's TopPLogitsWarper)",
+                 v, v);
+}
+
 #define FIELD(f) offsetof(struct attention_config, f), sizeof(((struct attention_config *)0)->f)
 #define FIELDS(f) FIELD(f), FIELD(f)
 
@@ -684,7 +864,9 @@ const struct knob knob_table[] = {
         step_heads, "h", bar_heads, said_heads, FIELDS(heads) },
     [KNOB_SEED] = {
         "seed", RECOMPUTE_ALL, KNOB_GROUP_ATTENTION, 1,
-        { { "seed", "N", NULL, "torch.manual_seed before the parameters are drawn (default 123)" } },
+        { { "seed", "N", NULL,
+            "torch.manual_seed before the parameters are drawn, or with --model before the "
+            "first token is written (default 123, as the book)" } },
         parse_seed, 's', 'S', "s S", "seed up / down",
         step_seed, "s", bar_seed, said_seed, FIELDS(seed) },
     [KNOB_DROPOUT] = {
@@ -753,6 +935,28 @@ const struct knob knob_table[] = {
         { { "dropout-seed", "N", NULL, "reseed the generator just before dropout, as the book does" } },
         parse_dropout_seed, 0, 0, NULL, NULL,
         NULL, NULL, NULL, NULL, FIELD(dropout_seed), FIELD(dropout_reseed) },
+    [KNOB_SAMPLE_TEMPERATURE] = {
+        "sample temperature", RECOMPUTE_NOTHING, KNOB_GROUP_WRITING, 1,
+        { { "sample-temperature", "T", NULL,
+            "the book's generate's temperature: 0 (default) writes the likeliest token "
+            "(argmax); above 0, softmax(logits / T) and a draw (torch.multinomial)" } },
+        parse_sample_temperature, 'j', 'J', "j J",
+        "with --model: the writing's temperature up / down (0 is greedy)",
+        step_sample_temperature, "j", bar_sample_temperature, said_sample_temperature,
+        FIELDS(sample_temperature) },
+    [KNOB_TOP_K] = {
+        "top-k", RECOMPUTE_NOTHING, KNOB_GROUP_WRITING, 1,
+        { { "top-k", "K", NULL,
+            "draw only from the K likeliest tokens (torch.topk; ties with the K-th kept)" } },
+        parse_top_k, 'y', 'Y', "y Y", "with --model: top-k up / down (off, 1, 3, 5, 10, 25, 50, 100)",
+        step_top_k, "y", bar_top_k, said_top_k, FIELDS(top_k) },
+    [KNOB_TOP_P] = {
+        "top-p", RECOMPUTE_NOTHING, KNOB_GROUP_WRITING, 1,
+        { { "top-p", "P", NULL,
+            "draw only from the likeliest tokens whose probabilities reach P, 0 < P <= 1 "
+            "(Hugging Face's TopPLogitsWarper, after the temperature)" } },
+        parse_top_p, 0, 0, NULL, NULL,
+        NULL, "", bar_top_p, said_top_p, FIELDS(top_p) },
 };
 _Static_assert(sizeof knob_table / sizeof knob_table[0] == KNOB_COUNT, "one row per knob");
 
@@ -825,10 +1029,24 @@ knob_step(const struct knob *k, struct attention_config *c, int dir, const struc
 bool
 knob_applies(const struct knob *k, const struct pipeline *p)
 {
-    /* A trained model's pipeline has a transformer block's stages. */
-    const bool model = p != NULL && p->family != NULL && (p->family->stages & FAMILY_STAGE(STAGE_LN1));
+    const uint64_t bit = (uint64_t)1 << (k - knob_table);
 
-    return !model || (KNOB_MODEL_SET & ((uint64_t)1 << (k - knob_table))) != 0;
+    return is_model(p) ? (KNOB_MODEL_SET & bit) != 0 : (KNOB_WRITING_SET & bit) == 0;
+}
+
+void
+knob_refusal(const struct knob *k, const struct pipeline *p, char *msg, size_t size)
+{
+    if (is_model(p))
+        snprintf(msg, size,
+                 "--%s does not apply to a trained model: its weights fix the attention (the "
+                 "knobs that do: m, / and < >, and the writing's seed, j J, y Y and :top-p)",
+                 k->options[0].name);
+    else
+        snprintf(msg, size,
+                 "--%s is a trained model's (--model): the book's classes have no vocabulary "
+                 "head to write from",
+                 k->options[0].name);
 }
 
 bool

@@ -14,6 +14,7 @@
 #include "attnscope/families/decoder/model_export.h"
 #include "attnscope/pipeline/export.h"
 #include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/decoder/generate.h"
 #include "attnscope/families/decoder/headmap.h"
 #include "attnscope/pipeline/knob.h"
 #include "render/text.h"
@@ -61,12 +62,11 @@ hold_text(char **held, const char *text)
     }
 }
 
-int
-app_rebuild_with(struct app *a, const struct attention_config *cfg, const char *sentence,
-                 const char *source)
+void
+app_source(const struct app *a, const char *sentence, const char *source,
+            const unsigned char *ablated, struct pipeline_source *src)
 {
-    struct pipeline next;
-    struct pipeline_source src = {
+    const struct pipeline_source base = {
         .sentence = sentence,
         .vocab = a->vocab,
         .weights = a->weights,
@@ -75,13 +75,32 @@ app_rebuild_with(struct app *a, const struct attention_config *cfg, const char *
         .model = a->model,
         .top = a->top,
         .bos = a->bos,
-        .ablated = a->ablated,
+        .ablated = ablated,
         .source = source,
         .source_vocab = a->source_vocab,
+        .layer = a->pipe.layer, /* a model's new pipeline shows the layer the old one did */
     };
-    const int layer = a->pipe.layer;
+
+    *src = base;
+    /* While the model has written, its text is its ids (not always what the text encodes to). */
+    if (a->writing != NULL && a->writing->n > 0 && sentence == a->sentence && source == a->source)
+        generation_source(a->writing, &base, &a->pipe, src);
+}
+
+int
+app_rebuild_with(struct app *a, const struct attention_config *cfg, const char *sentence,
+                 const char *source)
+{
+    struct pipeline next;
+    struct pipeline_source src;
+    const bool new_text = sentence != a->sentence || source != a->source;
+    int result;
     struct attn_error err;
 
+    /* The writing's knobs change no stage: the next draw only. */
+    if (!new_text && app_writing_knobs(a, cfg, &result))
+        return result;
+    app_source(a, sentence, source, a->ablated, &src);
     if (a->weights != NULL) {
         struct attention_params layout;
         if (params_create(&layout, cfg, a->vocab->dim, &err) == ATTN_OK) {
@@ -113,9 +132,10 @@ app_rebuild_with(struct app *a, const struct attention_config *cfg, const char *
     pipeline_destroy(&a->pipe);
     a->pipe = next;
     a->cfg = *cfg;
-    /* A model's new pipeline shows the layer the old one did. */
-    if (layer > 0 && layer < a->pipe.layers)
-        (void)pipeline_select_layer(&a->pipe, layer, NULL);
+    if (new_text && a->writing != NULL)
+        app_end_writing(a); /* the text was edited: read again as typed */
+    else if (src.last_logits != NULL && a->writing != NULL)
+        generation_rebuilt(a->writing, &a->pipe); /* the next token's logits under the new knobs */
     hold_text(&a->sentence, sentence);
     hold_text(&a->source, source);
     view_clamp(&a->view, &a->pipe);
@@ -145,18 +165,7 @@ static void
 make_baseline(struct app *a)
 {
     struct pipeline plain;
-    struct pipeline_source src = {
-        .sentence = a->sentence,
-        .vocab = a->vocab,
-        .weights = a->weights,
-        .qkv = a->qkv,
-        .family = a->family,
-        .model = a->model,
-        .top = a->top,
-        .bos = a->bos,
-        .source = a->source,
-        .source_vocab = a->source_vocab,
-    };
+    struct pipeline_source src;
     const struct family_decoder_state *g;
     struct attn_error err;
     size_t count;
@@ -167,6 +176,8 @@ make_baseline(struct app *a)
     a->base_probs = NULL;
     a->base_n = 0;
     a->base_generation = a->pipe.generation;
+    app_source(a, a->sentence, a->source, NULL, &src);
+    src.last_logits = NULL; /* (the writing's logits are the shown pipeline's) */
     if (pipeline_create(&plain, &a->cfg, &src, &err) != ATTN_OK)
         return; /* (the N screen then shows no comparison) */
     g = pipeline_decoder(&plain);
@@ -185,6 +196,11 @@ make_baseline(struct app *a)
 void
 app_settle(struct app *a)
 {
+    /* The KV cache shown beside what it saves: the window's forward without it, measured once. */
+    if (a->view.screen == SCREEN_STAGE && a->view.stage == VIEW_CACHE && a->writing != NULL &&
+        a->writing->written > 0 && !a->writing_on &&
+        a->writing->uncached_n != a->writing->n - a->writing->first)
+        (void)generation_measure_uncached(a->writing, NULL);
     if (a->view.screen == SCREEN_NEXT && pipeline_decoder(&a->pipe) != NULL && any_ablated(a) &&
         (a->base_generation != a->pipe.generation || a->base_ids == NULL))
         make_baseline(a);
@@ -226,6 +242,7 @@ app_init(struct app *a, const struct attention_config *cfg, const struct pipelin
     a->bos = src->bos;
     a->weights_dir = weights_dir;
     a->export_dir = APP_DEFAULT_EXPORT_DIR;
+    a->eos = -1;
     a->sentence = strdup(src->sentence != NULL ? src->sentence : "");
     a->source = src->source != NULL ? strdup(src->source) : NULL;
     a->source_vocab = src->source_vocab;
@@ -297,6 +314,7 @@ app_destroy(struct app *a)
     if (a->have_res)
         walk_resources_destroy(&a->res);
     app_free_picks(a);
+    app_end_writing(a);
     pipeline_destroy(&a->pipe);
     view_destroy(&a->view);
     free(a->sentence);
@@ -344,10 +362,8 @@ app_turn(struct app *a, const struct knob *k, int dir)
 
     msg[0] = '\0';
     if (!knob_applies(k, &a->pipe)) {
-        app_say(a, "--%s does not apply to a trained model: its weights fix the attention "
-                   "(m, / and < > do apply)",
-                k->options[0].name);
-        a->view.message_is_error = true;
+        knob_refusal(k, &a->pipe, msg, sizeof msg);
+        app_complain(a, msg);
         return;
     }
     r = knob_step(k, &c, dir, &a->pipe, msg, sizeof msg);
@@ -436,9 +452,8 @@ app_set_knob(struct app *a, const char *line)
             if (opt->name == NULL || strcmp(opt->name, name) != 0)
                 continue;
             if (!knob_applies(kn, &a->pipe)) {
-                app_say(a, "--%s does not apply to a trained model: its weights fix the attention",
-                        opt->name);
-                a->view.message_is_error = true;
+                knob_refusal(kn, &a->pipe, msg, sizeof msg);
+                app_complain(a, msg);
                 return -1;
             }
             if (opt->metavar != NULL && value[0] == '\0') {

@@ -33,7 +33,12 @@ enum {
     APP_KEY_ENTER,
     APP_KEY_ESCAPE,
     APP_KEY_TAB,
-    APP_KEY_BACKTAB
+    APP_KEY_BACKTAB,
+    /*
+     * Not a key: the terminal's loop sends it while the app keeps writing
+     * (A), between frames, when no key waits.
+     */
+    APP_KEY_WRITE_MORE
 };
 
 #define APP_KEY_CTRL(c) ((c) & 0x1F)
@@ -86,6 +91,10 @@ struct app {
     int pick_count;
     const char **step_titles; /* the step list (l): the lesson's step titles, borrowed */
     bool picking_step;        /* the picker lists the lesson's steps, not lessons */
+    /* A trained model writing (G, A; app_write.c): NULL until the first token. */
+    struct generation *writing;
+    bool writing_on;          /* A: keep writing, a token a frame, until a key */
+    int eos;                  /* --eos: the token that stops the writing, or -1 */
 };
 
 /*
@@ -124,6 +133,14 @@ enum attn_status app_write_figure(struct app *a, const char *path, struct figure
 
 /* Handles one key. */
 void app_key(struct app *a, int key);
+/*
+ * Writes count tokens after the text (--generate in the view), as G would
+ * one by one; fails (with err) as the first that cannot be written.  A
+ * model's only.
+ */
+enum attn_status app_write_tokens(struct app *a, int count, struct attn_error *err);
+/* The terminal stopped a job (Esc, q, a signal): the writing stops too. */
+void app_stopped(struct app *a);
 
 /*
  * Handles pasted text (a terminal's bracketed paste): always sentence text,

@@ -63,6 +63,12 @@ export_model_shown(struct app *a)
         st = export_model_view(&a->pipe, EXPORT_MODEL_NEXT, ps, -1, -1, a->export_dir, &written,
                                &err);
         snprintf(first, sizeof first, "next.csv and lens.csv");
+    } else if (v->stage == VIEW_CACHE && !(v->screen == SCREEN_SENTENCE)) {
+        const bool rope = pipeline_stage_present(&a->pipe, STAGE_KEYS_ROTATED);
+        st = export_model_view(&a->pipe, EXPORT_MODEL_CACHE, ps, -1, -1, a->export_dir, &written,
+                               &err);
+        snprintf(first, sizeof first, "layer%d/%s.csv and values.csv (the cache)", a->pipe.layer,
+                 rope ? "keys_rotated" : "keys");
     } else if (v->stage == VIEW_QKV && !(v->screen == SCREEN_SENTENCE)) {
         st = export_model_view(&a->pipe, EXPORT_MODEL_QKV, ps, -1, -1, a->export_dir, &written,
                                &err);

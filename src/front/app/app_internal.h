@@ -51,6 +51,31 @@ int app_edit_start(struct app *a, const char *text);
 
 /* A key while the sentence is edited. */
 void app_edit_key(struct app *a, int key);
+/*
+ * What a model's pipeline is built from: the sentence (or, while the model
+ * has written, the text's token ids: generation_source), the app's model,
+ * vocabulary, ablated heads (ablated) and top.
+ */
+void app_source(const struct app *a, const char *sentence, const char *source,
+                const unsigned char *ablated, struct pipeline_source *src);
+/* G, A and Backspace with text written (app_write.c). */
+void app_write_key(struct app *a, int key);
+void app_keep_writing(struct app *a, int key);
+bool app_can_unwrite(const struct app *a);
+/*
+ * Before the screens' keys: the terminal's "write more" (true: handled),
+ * and any key stops A's writing (true for Esc, which only stops it).
+ */
+bool app_writing_key(struct app *a, int key);
+void app_unwrite(struct app *a);
+/* Ends the writing (the text edited, or the model changed): what was written stays text. */
+void app_end_writing(struct app *a);
+/*
+ * A knob of the writing's (its seed, temperature, top-k, top-p) changed to
+ * cfg's: the next draw's, no stage changes.  true when that is all that
+ * changed (and it was applied, or refused with a message).
+ */
+bool app_writing_knobs(struct app *a, const struct attention_config *cfg, int *result);
 
 
 

@@ -242,6 +242,8 @@ app_key(struct app *a, int key)
             a->quit = true;
         return;
     }
+    if (app_writing_key(a, key))
+        return;
     if (v->editing) {
         v->message = NULL;
         app_edit_key(a, key);

@@ -40,10 +40,21 @@ pick_position(struct app *a, int key)
 }
 
 static void
+unwrite(struct app *a, int key)
+{
+    (void)key;
+    if (app_can_unwrite(a))
+        app_unwrite(a);
+    else
+        app_say(a, "nothing written to take back: G writes the next token");
+}
+
+static void
 next_other(struct app *a, int key)
 {
     (void)key;
-    app_say(a, "the predictions: Up and Down pick the position, N or Esc goes back, x exports them");
+    app_say(a, "the predictions: Up and Down pick the position, G writes the next token, N or "
+               "Esc goes back, x exports them");
 }
 
 static bool
@@ -57,6 +68,9 @@ static const struct app_binding next[] = {
       "the position: its predictions, and the logit lens after it", NULL, 0, pick_position },
     { { APP_KEY_HOME, APP_KEY_END }, NULL, "the first / last position", NULL, 0, pick_position },
     { { 'N', APP_KEY_ESCAPE }, NULL, "back", NULL, 0, app_close_screen },
+    { { 'G' }, NULL, "write the next token: the draw shows below", NULL, 0, app_write_key },
+    { { 'A' }, NULL, "keep writing until a key", NULL, 0, app_keep_writing },
+    { { APP_KEY_BACKSPACE }, NULL, "take the last written token back", NULL, 0, unwrite },
     { { 'e' }, NULL, "edit the sentence", NULL, 0, app_edit_sentence },
     { { 'a' }, NULL, "ablate the head shown, or bring it back (the line below compares)", NULL, 0,
       app_ablate },

@@ -25,7 +25,10 @@ next_stage(struct app *a, int key)
 static void
 previous_stage(struct app *a, int key)
 {
-    (void)key;
+    if (key == APP_KEY_BACKSPACE && app_can_unwrite(a)) {
+        app_unwrite(a);
+        return;
+    }
     if (!view_step_stage(&a->view, &a->pipe, -1))
         app_say(a, "%s is the first stage: Space or n goes on", explain_title(a->view.stage));
 }
@@ -286,7 +289,9 @@ const char app_knobs_here[] = "(the knobs)";
  */
 static const struct app_binding stage[] = {
     { { ' ', 'n' }, "Space n", "next stage", "Space/p stage", 3, next_stage },
-    { { APP_KEY_BACKSPACE, 'p' }, "Backspace p", "previous stage", NULL, 0, previous_stage },
+    { { APP_KEY_BACKSPACE, 'p' }, "Backspace p",
+      "previous stage; with --model, while written tokens are shown, Backspace takes the last "
+      "back", NULL, 0, previous_stage },
     { { 0 }, "1-9 0", "jump to a stage (Space and p also reach the positional encoding)", NULL, 0,
       NULL },
     { { APP_KEY_UP, APP_KEY_DOWN, APP_KEY_LEFT, APP_KEY_RIGHT },
@@ -315,6 +320,12 @@ static const struct app_binding stage[] = {
       NULL,
       0,
       open_next },
+    { { 'G' }, "G",
+      "with --model: write the next token, as the book's generate (greedy; j J sample at a "
+      "temperature, y Y top-k, :top-p)",
+      NULL, 0, app_write_key },
+    { { 'A' }, "A", "with --model: keep writing, a token a frame, until a key (Esc)", NULL, 0,
+      app_keep_writing },
     { { 'T' },
       "T",
       "the sentence view: the text shaded by the weights of the query token (Left, Right; Home, "

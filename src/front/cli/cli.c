@@ -45,10 +45,12 @@ enum {
     OPT_HEAD,
     OPT_VIEW,
     OPT_QUERY,
+    OPT_GENERATE,
+    OPT_EOS,
     OPT_KNOB /* + 2 * knob + option: the knobs' options */
 };
 
-enum usage_group { GROUP_INPUT, GROUP_ATTENTION, GROUP_OUTPUT };
+enum usage_group { GROUP_INPUT, GROUP_ATTENTION, GROUP_WRITING, GROUP_OUTPUT };
 
 struct plain_option {
     const char *name;
@@ -96,6 +98,13 @@ static const struct plain_option plain_options[] = {
     { "qkv", 0, OPT_QKV, "DIR", GROUP_INPUT,
       "take Q, K and V from DIR/queries.csv, keys.csv, values.csv (as --export writes them) "
       "instead of a sentence" },
+    { "generate", 0, OPT_GENERATE, "N", GROUP_WRITING,
+      "with --model: write N tokens after the text, one at a time, as the book's generate does "
+      "(--print shows each with its probability and rank, --export adds generated.csv; the "
+      "view opens on the text written)" },
+    { "eos", 0, OPT_EOS, "ID|none", GROUP_WRITING,
+      "stop writing when the model chooses token ID, which is not written (the book's eos_id; "
+      "default none)" },
     { "print", 0, OPT_PRINT, NULL, GROUP_OUTPUT,
       "print the stages instead of starting the interactive view" },
     { "stage", 0, OPT_STAGE, "NAME", GROUP_OUTPUT,
@@ -241,8 +250,9 @@ add_group(struct usage *u, enum usage_group g, const char *title)
     }
     for (int k = 0; k < KNOB_COUNT; k++) {
         const struct knob *kn = &knob_table[k];
-        bool in = g == GROUP_INPUT ? kn->group == KNOB_GROUP_INPUT
-                                   : g == GROUP_ATTENTION && kn->group == KNOB_GROUP_ATTENTION;
+        bool in = g == GROUP_INPUT       ? kn->group == KNOB_GROUP_INPUT
+                  : g == GROUP_ATTENTION ? kn->group == KNOB_GROUP_ATTENTION
+                                         : g == GROUP_WRITING && kn->group == KNOB_GROUP_WRITING;
         for (size_t j = 0; in && j < KNOB_OPTIONS; j++)
             if (kn->options[j].name != NULL && kn->options[j].help != NULL)
                 add_option(u, 0, kn->options[j].name, kn->options[j].metavar, kn->options[j].help);
@@ -263,6 +273,7 @@ cli_usage(void)
                 "layer\n");
         add_group(&u, GROUP_INPUT, "Input");
         add_group(&u, GROUP_ATTENTION, "Attention");
+        add_group(&u, GROUP_WRITING, "Writing (a trained model, --model)");
         add_group(&u, GROUP_OUTPUT, "Output");
         add(&u, "\nExit status: 0 on success, 1 when an input or output fails, 2 for a bad option.\n"
                 "See attnscope(1) for the keys, the CSV layouts and examples (in a clone of\n"
@@ -320,7 +331,8 @@ check_model(struct cli_options *o, const struct knob_setting *settings, int coun
             return attn_fail_text(err, err_size,
                                   "--%s does not apply to a trained model: its weights fix the "
                                   "attention (the knobs that do apply: --mask, --scale, "
-                                  "--no-scale, --temperature)%s",
+                                  "--no-scale, --temperature, and the writing's --seed, "
+                                  "--sample-temperature, --top-k, --top-p)%s",
                                   settings[i].option, env);
     return 0;
 }
@@ -439,6 +451,15 @@ plain_option(struct cli_options *o, int c, const char *arg, char **argv, char *e
     case OPT_ABLATE:
         r = ablate_option(o, arg, err, err_size);
         break;
+    case OPT_GENERATE:
+        r = knob_parse_int("--generate", arg, 0, 1000000, &o->generate, err, err_size);
+        break;
+    case OPT_EOS:
+        o->eos_given = true;
+        o->eos = -1;
+        if (strcmp(arg, "none") != 0)
+            r = knob_parse_int("--eos", arg, 0, 1 << 30, &o->eos, err, err_size);
+        break;
     case OPT_THREADS:
         r = knob_parse_int("--threads", arg, 1, PARALLEL_MAX_THREADS, &o->threads, err, err_size);
         break;
@@ -490,6 +511,44 @@ plain_option(struct cli_options *o, int c, const char *arg, char **argv, char *e
         break;
     }
     return r;
+}
+
+/*
+ * The writing's options: a trained model's, and with --print or --export
+ * only beside --generate (they choose what it writes).
+ */
+static int
+check_writing(const struct cli_options *o, const struct knob_setting *settings, int count,
+              char *err, size_t err_size)
+{
+    const char *writing = NULL;
+
+    for (int i = 0; i < count && writing == NULL; i++)
+        if (KNOB_WRITING_SET & ((uint64_t)1 << (settings[i].knob - knob_table)))
+            writing = settings[i].option;
+    if (o->model == NULL && (o->generate >= 0 || o->eos_given || writing != NULL))
+        return attn_fail_text(err, err_size,
+                              "--%s is a trained model's (--model): the book's classes have no "
+                              "vocabulary head to write from",
+                              o->generate >= 0 ? "generate" : o->eos_given ? "eos" : writing);
+    if (o->model == NULL || o->generate >= 0 || (o->mode != CLI_PRINT && o->mode != CLI_EXPORT))
+        return 0;
+    if (writing == NULL && o->eos_given)
+        writing = "eos";
+    if (writing == NULL && (o->knobs_given & ((uint64_t)1 << KNOB_SEED)))
+        writing = "seed";
+    if (writing != NULL)
+        return attn_fail_text(err, err_size,
+                              "--%s chooses what a model writes: give --generate N (the tokens "
+                              "to write)%s",
+                              writing,
+                              o->model_from_env ? " ($ATTNSCOPE_MODEL names a model: --model "
+                                                  "none for the book's classes)"
+                                                : "");
+    if (o->walkthrough != NULL && o->generate >= 0)
+        return attn_fail_text(err, err_size, "--walkthrough: each step says what it shows; drop "
+                                             "--generate");
+    return 0;
 }
 
 /*
@@ -562,6 +621,8 @@ check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
     attention_config_set_variant(&o->cfg, o->cfg.variant);
     if (o->model != NULL && check_model(o, settings, count, err, err_size) != 0)
         return -1;
+    if (check_writing(o, settings, count, err, err_size) != 0)
+        return -1;
     if (o->model == NULL && (o->layer >= 0 || o->top != CLI_DEFAULT_TOP || o->bos ||
                              o->ablate_count > 0 || o->classes != NULL))
         return attn_fail_text(err, err_size, "--%s works with --model (a trained GPT-2)",
@@ -621,6 +682,8 @@ parse(int argc, char **argv, struct cli_options *o, bool lesson, char *err, size
     o->digits = 4;
     o->layer = -1;
     o->top = CLI_DEFAULT_TOP;
+    o->generate = -1;
+    o->eos = -1;
 
     settings = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *settings);
     if (settings == NULL)

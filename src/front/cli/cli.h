@@ -57,6 +57,10 @@ struct cli_options {
     const char *head;                /* --head H or L.H, or NULL */
     const char *view;                /* --view stage|grid|map|sentence|next, or NULL */
     const char *query;               /* --query TOKEN or N: the row, or NULL */
+    /* Writing (a trained model): */
+    int generate;                    /* --generate N: tokens to write, or -1 */
+    int eos;                         /* --eos ID: the token that stops the writing, or -1 */
+    bool eos_given;                  /* --eos was given (none included) */
 };
 
 /* The next tokens --print and --export show per position, unless --top says. */

@@ -569,7 +569,7 @@ print_pipeline(FILE *out, const struct pipeline *p, const struct print_options *
 }
 
 /* The header of a trained model's --print: what it is, the layer, the knobs. */
-static void
+void
 print_model_header(FILE *out, const struct pipeline *p, const struct family_decoder_state *g)
 {
     const struct decoder_config *c = &g->model->dec.cfg;

@@ -79,6 +79,9 @@ void text_residual2(const struct pipeline *p, char *buf, size_t size);
 void inspect_residual1(struct out *o, const struct cell_at *at);
 void inspect_residual2(struct out *o, const struct cell_at *at);
 
+/* cache.c: the KV cache stage */
+void text_cache(const struct pipeline *p, char *buf, size_t size);
+void inspect_cache(struct out *o, const struct cell_at *at);
 /* mlp.c */
 void text_gate(const struct pipeline *p, char *buf, size_t size);
 void text_swiglu(const struct pipeline *p, char *buf, size_t size);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/decoder/generate.h"
 #include "render/screens/screen.h"
 #include "render/view_parts.h"
 
@@ -74,6 +75,76 @@ draw_before_after(struct grid *g, struct view *v, const struct family_decoder_st
     grid_put_cut(g, x, y, g->width - x, style_role(ROLE_TEXT), line);
 }
 
+/* The rows draw_choice takes for m's writing: none without a draw to show. */
+static int
+choice_rows(const struct family_decoder_state *m)
+{
+    const struct generation *w = m->writing;
+    const struct sample_choice *c;
+
+    if (w == NULL || (w->written == 0 && !w->ended))
+        return 0;
+    c = w->ended ? &w->end : &w->steps[w->written - 1].choice;
+    return 2 + (c->shown < 5 ? c->shown : 5);
+}
+
+/*
+ * The writing's last draw, as the book's figures show one: the likeliest
+ * tokens before the cuts, their probability at temperature 1, after the
+ * cuts and the temperature, their Exp(1) draw q and p / q, the chosen one
+ * marked.
+ */
+static int
+draw_choice(struct grid *g, struct view *v, const struct family_decoder_state *m, int y)
+{
+    const struct generation *w = m->writing;
+    const bool end = w->ended;
+    const struct sample_choice *c = end ? &w->end : &w->steps[w->written - 1].choice;
+    const struct sample_options *o = &w->o.sample;
+    const bool sampling = o->temperature > 0.0;
+    const int rows = choice_rows(m) - 2;
+    char how[160], t[32], shown[128];
+    int x;
+
+    attn_shortest(t, sizeof t, o->temperature);
+    if (!sampling)
+        snprintf(how, sizeof how, "greedy: argmax of the logits%s",
+                 o->top_k > 0 ? " after top-k" : "");
+    else
+        snprintf(how, sizeof how, "softmax(logits / %s)%s%s, then torch.multinomial: the largest "
+                                  "p / q, q ~ Exp(1) a token",
+                 t, o->top_k > 0 ? " after top-k" : "", o->top_p < 1.0 ? " and top-p" : "");
+    x = grid_printf(g, 0, y, g->width, style_role(ROLE_TITLE), "%s %d: ",
+                    end ? "The end token's draw, step" : "The draw of step",
+                    w->written + (end ? 1 : 0));
+    grid_put_cut(g, x, y++, g->width - x, style_role(ROLE_DIM), how);
+    grid_printf(g, 0, y++, g->width, style_role(ROLE_DIM), "      %-14s %8s %8s %8s %8s", "token",
+                "p (T 1)", "p drawn", "q", "p / q");
+    for (int s = 0; s < rows; s++, y++) {
+        const bool chosen = c->top_ids[s] == c->id;
+        const bool cut = c->top_prob[s] == 0.0f;
+        const struct style st = style_role(chosen ? ROLE_TITLE : cut ? ROLE_DIM : ROLE_TEXT);
+        char q[16] = "", ratio[16] = "";
+        model_output_display(m->model, c->top_ids[s], shown, sizeof shown);
+        if (sampling && !cut) {
+            snprintf(q, sizeof q, "%.3f", (double)c->top_q[s]);
+            snprintf(ratio, sizeof ratio, "%.3f", (double)(c->top_prob[s] / c->top_q[s]));
+        }
+        x = grid_printf(g, 0, y, g->width, st, "%s ", chosen ? (v->utf8 ? "  \u25b8 " : "  > ")
+                                                             : "    ");
+        grid_put(g, x, y, 14, st, shown);
+        grid_printf(g, x + 14, y, g->width - x - 14, st, " %8.4f %8.4f %8s %8s%s",
+                    (double)c->top_plain[s], (double)c->top_prob[s], q, ratio,
+                    chosen ? "  chosen" : cut ? "  cut" : "");
+    }
+    if (c->rank >= rows)
+        grid_printf(g, 0, y - 1, g->width, style_role(ROLE_TITLE),
+                    "  (chosen: %s, rank %d, p %.4f -> %.4f, q %.3f, p / q %.3f)",
+                    model_output_display(m->model, c->id, shown, sizeof shown), c->rank,
+                    (double)c->prob_plain, (double)c->prob, (double)c->q, (double)c->ratio);
+    return y;
+}
+
 /*
  * The predictions: after each position its likeliest next tokens with
  * probabilities and a bar for the first, scrolled to keep the cursor's
@@ -92,8 +163,10 @@ draw_next_view(struct grid *g, struct view *v, const struct pipeline *p)
     const int bar_w = 12;
     const int pos = v->cursor_row >= 0 && v->cursor_row < n ? v->cursor_row : n - 1;
     const bool compare = v->base_n == n && top > 0 && v->base_top > 0;
-    int lens_rows = p->layers + 2 < g->height / 2 ? p->layers + 2 : g->height / 2;
-    int room = g->height - 6 - lens_rows - (compare ? 1 : 0);
+    const int draw_rows = choice_rows(m);
+    const int lens_most = draw_rows > 0 ? g->height / 3 : g->height / 2;
+    int lens_rows = p->layers + 2 < lens_most ? p->layers + 2 : lens_most;
+    int room = g->height - 6 - lens_rows - draw_rows - (compare ? 1 : 0);
     int first;
     int shown_rows;
     int y = 5;
@@ -140,6 +213,8 @@ draw_next_view(struct grid *g, struct view *v, const struct pipeline *p)
     }
     if (compare)
         draw_before_after(g, v, m, pos, y++);
+    if (draw_rows > 0)
+        y = draw_choice(g, v, m, y);
     y++;
     {
         int *ids = malloc((size_t)p->layers * (size_t)LENS_K * sizeof *ids);

@@ -11,6 +11,8 @@
 #include "attnscope/families/decoder/model.h"
 #include "attnscope/pipeline/pipeline.h"
 
+struct generation;
+
 struct family_decoder_state {
     const struct model *model; /* borrowed from the pipeline's source */
     int *ids;                  /* (n) the token ids, <|endoftext|> first with bos */
@@ -26,6 +28,12 @@ struct family_decoder_state {
     int from_layer;                 /* the first layer it computed (an ablation's; 0: all) */
     float *measures;                /* every head's measures (headmap.h), made when first
                                        asked for, or NULL */
+    /*
+     * The writing this text came from (generate.h: its last draw, its
+     * cache's costs), set by the writing when it builds the pipeline, or
+     * NULL.  Borrowed: the writing outlives the pipelines it builds.
+     */
+    const struct generation *writing;
 };
 
 /* p's model state, or NULL when p is not a trained model's. */

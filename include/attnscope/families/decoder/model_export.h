@@ -23,6 +23,17 @@
  */
 enum attn_status export_model(struct pipeline *p, const struct pipeline_selection *sel, int count,
                               const char *dir, int *written, struct attn_error *err);
+/*
+ * export_model of a text a model wrote (generate.h), with generated.csv
+ * beside it (step,position,id,token,probability: a row per written token,
+ * the token as tokens.csv writes it, the probability it was drawn with,
+ * its position counted in the whole text), in the same all-or-nothing
+ * batch.  gen NULL: export_model.
+ */
+struct generation;
+enum attn_status export_model_written(struct pipeline *p, const struct pipeline_selection *sel,
+                                      int count, const struct generation *gen, const char *dir,
+                                      int *written, struct attn_error *err);
 
 /*
  * What a trained model's view exports with x: the stage shown (in its
@@ -33,7 +44,13 @@ enum attn_status export_model(struct pipeline *p, const struct pipeline_selectio
  * of other layers, other stages and of the user stay.  EXPORT_MODEL_QKV:
  * the layer's queries, keys and values together.
  */
-enum export_model_what { EXPORT_MODEL_STAGE, EXPORT_MODEL_QKV, EXPORT_MODEL_MAP, EXPORT_MODEL_NEXT };
+enum export_model_what {
+    EXPORT_MODEL_STAGE,
+    EXPORT_MODEL_QKV,
+    EXPORT_MODEL_MAP,
+    EXPORT_MODEL_NEXT,
+    EXPORT_MODEL_CACHE /* the layer's KV cache: the keys as the scores read them, the values */
+};
 
 /* head: one, or -1 for every head of a per-head stage; position: the lens's (-1: the last). */
 enum attn_status export_model_view(struct pipeline *p, enum export_model_what what,

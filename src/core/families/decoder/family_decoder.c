@@ -113,10 +113,11 @@ given_ids(const struct pipeline_source *src, int **ids, int *n, struct attn_erro
     if (src->n_ids > m->dec.cfg.n_positions)
         return attn_fail(err, ATTN_ELIMIT, "the text is %d tokens; %s reads at most %d (%s)",
                          src->n_ids, m->name, m->dec.cfg.n_positions, m->dec.context_from);
+    /* (A model's own rows count: one may write an id its tokenizer has no text for, "<id>".) */
     for (int i = 0; i < src->n_ids; i++)
-        if (src->ids[i] < 0 || src->ids[i] >= m->bpe.vocab_size)
-            return attn_fail(err, ATTN_EVALUE, "token %d has id %d; %s's vocabulary has %d", i,
-                             src->ids[i], m->name, m->bpe.vocab_size);
+        if (src->ids[i] < 0 || src->ids[i] >= m->dec.cfg.vocab_size)
+            return attn_fail(err, ATTN_EVALUE, "token %d has id %d; %s's embedding has %d rows", i,
+                             src->ids[i], m->name, m->dec.cfg.vocab_size);
     *ids = malloc((size_t)src->n_ids * sizeof **ids);
     if (*ids == NULL)
         return attn_fail(err, ATTN_ENOMEM, "out of memory");
@@ -161,6 +162,10 @@ decoder_family_estimate(const struct attention_config *cfg, const struct pipelin
     if (st != ATTN_OK)
         return st;
     free(ids);
+    /* The rows of room a generation asks for are allocated with the text's. */
+    if (src->room > 0)
+        n = n + src->room < src->model->dec.cfg.n_positions ? n + src->room
+                                                            : src->model->dec.cfg.n_positions;
     *bytes = family_decoder_pipeline_bytes(&src->model->dec.cfg, n, src->top);
     return ATTN_OK;
 }
@@ -392,6 +397,7 @@ decoder_family_build(struct pipeline *p, struct family_decoder_state *prev, cons
     family_decoder_knobs_of(cfg, &k);
     k.ablated = src->ablated;
     k.last_logits = src->last_logits;
+    k.room = src->room;
     for (int e = 0; src->ablated != NULL && e < c->n_layer * c->n_head; e++)
         s->ablated_heads += src->ablated[e] != 0;
     s->knobs = k;
@@ -433,7 +439,8 @@ decoder_family_build(struct pipeline *p, struct family_decoder_state *prev, cons
     p->st.shape.sets = 1;
     p->st.shape.d_set = 3 * c->n_embd;
     p->st.shape.dropout_calls = 1;
-    return decoder_family_select_layer(p, 0, err);
+    p->layer = src->layer > 0 && src->layer < c->n_layer ? src->layer : 0;
+    return decoder_family_select_layer(p, p->layer, err);
 }
 
 static enum attn_status

@@ -8,6 +8,7 @@
 #include "attnscope/base/progress.h"
 #include "attnscope/base/utf8.h"
 #include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/decoder/generate.h"
 #include "attnscope/families/decoder/model_export.h"
 #include "attnscope/families/decoder/headmap.h"
 #include "attnscope/files/csvio.h"
@@ -269,6 +270,14 @@ export_model_view(struct pipeline *p, enum export_model_what what, enum pipeline
         if (st == ATTN_OK)
             st = export_write_stage(&b, p, STAGE_VALUES, -1, folder, err);
         break;
+    case EXPORT_MODEL_CACHE:
+        st = export_write_stage(&b, p,
+                                pipeline_stage_present(p, STAGE_KEYS_ROTATED) ? STAGE_KEYS_ROTATED
+                                                                              : STAGE_KEYS,
+                                -1, folder, err);
+        if (st == ATTN_OK)
+            st = export_write_stage(&b, p, STAGE_VALUES, -1, folder, err);
+        break;
     case EXPORT_MODEL_MAP:
         st = write_model_heads(&b, p, err);
         break;
@@ -281,9 +290,42 @@ export_model_view(struct pipeline *p, enum export_model_what what, enum pipeline
     return export_finish(&b, st, written, err);
 }
 
+/*
+ * generated.csv: step,position,id,token,probability, a row per written
+ * token, the token as tokens.csv writes it, the probability it was drawn
+ * with.
+ */
+static enum attn_status
+write_generated(struct fileio_batch *b, const struct generation *gen, struct attn_error *err)
+{
+    FILE *f;
+    char value[32];
+    enum attn_status st = fileio_batch_open(b, "generated.csv", &f, err);
+
+    if (st != ATTN_OK)
+        return st;
+    fputs("step,position,id,token,probability\n", f);
+    for (int i = 0; i < gen->written; i++) {
+        const struct generate_step *s = &gen->steps[i];
+        fprintf(f, "%d,%d,%d,", i + 1, s->position, s->choice.id);
+        write_token_text(f, &gen->model->bpe, s->choice.id);
+        csvio_format_value(value, sizeof value, s->choice.prob);
+        fprintf(f, ",%s\n", value);
+    }
+    return fileio_batch_close(b, err);
+}
+
 enum attn_status
 export_model(struct pipeline *p, const struct pipeline_selection *sel, int count, const char *dir,
              int *written, struct attn_error *err)
+{
+    return export_model_written(p, sel, count, NULL, dir, written, err);
+}
+
+enum attn_status
+export_model_written(struct pipeline *p, const struct pipeline_selection *sel, int count,
+                     const struct generation *gen, const char *dir, int *written,
+                     struct attn_error *err)
 {
     const struct family_decoder_state *g = pipeline_decoder(p);
     const int shown = p->layer;
@@ -319,6 +361,8 @@ export_model(struct pipeline *p, const struct pipeline_selection *sel, int count
         if (st == ATTN_OK)
             st = write_model_stages(&b, p, sel, count, err);
     }
+    if (st == ATTN_OK && gen != NULL)
+        st = write_generated(&b, gen, err);
     if (p->layer != shown && pipeline_select_layer(p, shown, NULL) != ATTN_OK)
         st = attn_fail(err, ATTN_ENOMEM, "out of memory");
     return export_finish(&b, st, written, err);

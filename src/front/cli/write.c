@@ -1,0 +1,201 @@
+/* write.c: --generate on the command line (see write.h). */
+#include "config.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnscope/base/progress.h"
+#include "attnscope/files/csvio.h"
+#include "front/cli/write.h"
+
+void
+write_options_of(const struct attention_config *cfg, int eos, struct generate_options *o)
+{
+    generate_options_init(o);
+    o->sample.temperature = cfg->sample_temperature;
+    o->sample.top_k = cfg->top_k;
+    o->sample.top_p = cfg->top_p;
+    o->seed = cfg->seed;
+    o->eos = eos;
+}
+
+/* text's lines as they are, anything else that is not printable escaped (a model writes any byte). */
+static void
+put_text(FILE *out, const char *text)
+{
+    while (*text != '\0') {
+        const size_t line = strcspn(text, "\n");
+        char *piece = strndup(text, line);
+        if (piece != NULL) {
+            char shown[4 * 256 + 1];
+            /* (in pieces of 256 bytes, escaped each; a cut character shows as its bytes) */
+            for (size_t at = 0; at < line; at += 256) {
+                char part[257];
+                const size_t n = line - at < 256 ? line - at : 256;
+                memcpy(part, piece + at, n);
+                part[n] = '\0';
+                attn_escape_text(shown, sizeof shown, part);
+                fputs(shown, out);
+            }
+            free(piece);
+        }
+        text += line;
+        if (*text == '\n') {
+            fputc('\n', out);
+            text++;
+        }
+    }
+}
+
+/* How the tokens are chosen, in the book's words. */
+static void
+put_method(FILE *out, const struct generation *g, int count)
+{
+    const struct sample_options *s = &g->o.sample;
+    char t[32], p[32];
+
+    attn_shortest(t, sizeof t, s->temperature);
+    attn_shortest(p, sizeof p, s->top_p);
+    fprintf(out, "writing %d token%s as the book's generate does: ", count, count == 1 ? "" : "s");
+    if (s->top_k > 0)
+        fprintf(out, "top-k %d (logits below the %d-th likeliest's set to -inf), ", s->top_k,
+                s->top_k);
+    if (s->temperature == 0.0)
+        fprintf(out, "greedy (argmax of the logits)");
+    else {
+        fprintf(out, "logits / %s, ", t);
+        if (s->top_p < 1.0)
+            fprintf(out, "top-p %s (Hugging Face's TopPLogitsWarper), ", p);
+        fprintf(out, "softmax, a draw (torch.multinomial) after torch.manual_seed(%llu)",
+                (unsigned long long)g->o.seed);
+    }
+    if (g->o.eos >= 0)
+        fprintf(out, "; stops at token %d (--eos)", g->o.eos);
+    fprintf(out, "\n");
+}
+
+static void
+put_header(FILE *out, const struct generation *g, const struct pipeline *p, int count,
+           const struct print_options *po)
+{
+    char *prompt;
+
+    if (po->format == PRINT_CSV) {
+        fputs("# generated\nstep,position,id,token,probability\n", out);
+        return;
+    }
+    put_method(out, g, count);
+    prompt = generation_text(g, 0);
+    fprintf(out, "prompt (%d token%s): ", g->prompt, g->prompt == 1 ? "" : "s");
+    if (prompt != NULL)
+        put_text(out, prompt);
+    free(prompt);
+    fprintf(out, "\n  p: the token's probability from the logits as they are, rank among all "
+                 "(0: the likeliest);\n  p drawn, rank kept: after the cuts and the temperature, "
+                 "what it was chosen with\n");
+    fprintf(out, "  %4s  %8s  %6s  %-16s  %8s  %6s  %8s  %9s\n", "step", "position", "id", "token",
+            "p", "rank", "p drawn", "rank kept");
+    (void)p;
+}
+
+static void
+put_step(FILE *out, const struct generation *g, int step, const struct print_options *po)
+{
+    const struct generate_step *s = &g->steps[step];
+    char shown[MODEL_TOKEN_DISPLAY_MAX(64)];
+
+    model_token_display(g->model, s->choice.id, shown, sizeof shown);
+    if (po->format == PRINT_CSV) {
+        fprintf(out, "%d,%d,%d,", step + 1, s->position, s->choice.id);
+        csvio_write_field(out, shown);
+        fprintf(out, ",%.*f\n", po->digits, (double)s->choice.prob);
+        return;
+    }
+    if (s->slid && (step == 0 || !g->steps[step - 1].slid))
+        fprintf(out, "  (the text is past the model's context of %d tokens: from here it reads "
+                     "the last %d, idx[:, -%d:], every row computed again)\n",
+                g->context, g->context, g->context);
+    fprintf(out, "  %4d  %8d  %6d  ", step + 1, s->position, s->choice.id);
+    fprintf(out, "%-16s", shown);
+    fprintf(out, "  %8.*f  %6d  %8.*f  %9d\n", po->digits, (double)s->choice.prob_plain,
+            s->choice.rank, po->digits, (double)s->choice.prob, s->choice.rank_kept);
+}
+
+/* Ctrl-C while writing: stop at the next step, keep what was written. */
+static void
+on_interrupt(int sig)
+{
+    (void)sig;
+    progress_stop();
+}
+
+enum attn_status
+write_tokens(FILE *out, struct generation *g, struct pipeline *p,
+             const struct pipeline_source *src, int count, const struct print_options *po,
+             double *seconds, struct attn_error *err)
+{
+    struct sigaction stop, before;
+    enum attn_status st = ATTN_OK;
+    int room = count;
+
+    *seconds = 0.0;
+    if (room > g->context)
+        room = g->context;
+    progress_reset();
+    memset(&stop, 0, sizeof stop);
+    stop.sa_handler = on_interrupt;
+    sigemptyset(&stop.sa_mask);
+    sigaction(SIGINT, &stop, &before);
+    st = generation_begin(g, p, &p->cfg, src, room, err);
+    if (st == ATTN_OK && out != NULL)
+        put_header(out, g, p, count, po);
+    for (int i = 0; st == ATTN_OK && i < count; i++) {
+        bool ended;
+        if (progress_stopped()) {
+            st = attn_fail(err, ATTN_ESTOPPED, "stopped after %d of %d tokens", g->written, count);
+            break;
+        }
+        st = generation_write(g, p, &p->cfg, src, &ended, err);
+        if (st == ATTN_ESTOPPED)
+            st = attn_fail(err, ATTN_ESTOPPED, "stopped after %d of %d tokens", g->written, count);
+        if (st != ATTN_OK)
+            break;
+        if (ended) {
+            if (out != NULL && po->format != PRINT_CSV) {
+                char shown[MODEL_TOKEN_DISPLAY_MAX(64)];
+                fprintf(out, "  the model chose %s (id %d, p drawn %.*f): the writing stops there "
+                             "(--eos), as the book's generate breaks\n",
+                        model_token_display(g->model, g->end.id, shown, sizeof shown),
+                        g->end.id, po->digits, (double)g->end.prob);
+            }
+            break;
+        }
+        *seconds += g->steps[g->written - 1].seconds;
+        if (out != NULL) {
+            put_step(out, g, g->written - 1, po);
+            fflush(out);
+        }
+    }
+    sigaction(SIGINT, &before, NULL);
+    progress_reset();
+    return st;
+}
+
+void
+write_print_text(FILE *out, const struct generation *g, const struct print_options *po)
+{
+    char *text;
+
+    if (po->format == PRINT_CSV) {
+        fputc('\n', out);
+        return;
+    }
+    text = generation_text(g, 0);
+    fprintf(out, "\ntext (%d token%s of prompt, %d written):\n", g->prompt,
+            g->prompt == 1 ? "" : "s", g->written);
+    if (text != NULL)
+        put_text(out, text);
+    fputs("\n\n", out);
+    free(text);
+}

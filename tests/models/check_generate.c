@@ -1,0 +1,354 @@
+/*
+ * check_generate.c: a trained model writing, token for token as PyTorch's
+ * book generate writes (tests/fixtures/generate/cases.txt, written by
+ * tests/oracle/generate_fixtures.py): greedy and sampled, with top-k,
+ * top-p and an end token, on the book's GPTModel .pth past its context,
+ * Hugging Face GPT-2 folders, Llama, Qwen2 and Qwen3.  Then what the
+ * writing promises beside the tokens: the cache computes one row a token,
+ * taking a token back and writing again draws the same, the window slides.
+ */
+#include "config.h"
+
+#include <math.h>
+
+#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/decoder/generate.h"
+#include "attnscope/families/decoder/model.h"
+#include "testutil.h"
+
+struct gen_case {
+    char name[64], model[256];
+    int heads;
+    struct generate_options o;
+    int count;
+    int prompt[64], n_prompt;
+    int want[128], n_want;
+    double margin[128];
+    int n_margin;
+};
+
+/* The whitespace-separated numbers after a line's first word, as ints or doubles. */
+static int
+read_ints(const char *line, int *out, int max)
+{
+    int n = 0, used;
+    const char *at = line + strcspn(line, " \n");
+
+    while (n < max && sscanf(at, " %d%n", &out[n], &used) == 1) {
+        n++;
+        at += used;
+    }
+    return n;
+}
+
+static int
+read_doubles(const char *line, double *out, int max)
+{
+    int n = 0, used;
+    const char *at = line + strcspn(line, " \n");
+
+    while (n < max && sscanf(at, " %lf%n", &out[n], &used) == 1) {
+        n++;
+        at += used;
+    }
+    return n;
+}
+
+/* The next case of f, or false at its end. */
+static bool
+next_case(FILE *f, struct gen_case *c)
+{
+    char line[8192];
+    unsigned long long seed;
+    int used = 0;
+
+    do {
+        if (fgets(line, sizeof line, f) == NULL)
+            return false;
+    } while (line[0] == '#');
+    memset(c, 0, sizeof *c);
+    generate_options_init(&c->o);
+    ck_assert_msg(sscanf(line, "case %63s %255s %d %lf %d %lf %llu %d %d --%n", c->name, c->model,
+                         &c->heads, &c->o.sample.temperature, &c->o.sample.top_k,
+                         &c->o.sample.top_p, &seed, &c->o.eos, &c->count, &used) == 9,
+                  "bad case line: %s", line);
+    c->o.seed = seed;
+    c->n_prompt = read_ints(line + used - 2, c->prompt, 64);
+    ck_assert(fgets(line, sizeof line, f) != NULL && strncmp(line, "ids", 3) == 0);
+    c->n_want = read_ints(line, c->want, 128);
+    ck_assert(fgets(line, sizeof line, f) != NULL && strncmp(line, "margin", 6) == 0);
+    c->n_margin = read_doubles(line, c->margin, 128);
+    return true;
+}
+
+/* A pipeline of m over ids, as the view and --print build one. */
+static void
+build(struct pipeline *p, const struct model *m, const int *ids, int n)
+{
+    struct attention_config cfg;
+    struct attn_error err;
+    struct pipeline_source src = {
+        .family = &family_decoder, .model = m, .top = 5, .ids = ids, .n_ids = n,
+    };
+
+    attention_config_init(&cfg);
+    ck_assert_msg(pipeline_create(p, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+}
+
+static const struct pipeline_source *
+base_of(const struct model *m)
+{
+    static struct pipeline_source src;
+
+    memset(&src, 0, sizeof src);
+    src.family = &family_decoder;
+    src.model = m;
+    src.top = 5;
+    return &src;
+}
+
+START_TEST(tokens_match_pytorch)
+{
+    FILE *f = fopen(test_path("tests/fixtures/generate/cases.txt"), "r");
+    struct gen_case c;
+    int cases = 0, tokens = 0, ties = 0;
+
+    ck_assert_msg(f != NULL, "cannot open tests/fixtures/generate/cases.txt");
+    while (next_case(f, &c)) {
+        static struct model m;
+        struct model_options mo = { c.heads, NULL };
+        struct generation g;
+        struct pipeline p;
+        struct attn_error err;
+        bool ended = false;
+        int step;
+
+        ck_assert_msg(model_open(&m, test_path(c.model), &mo, &err) == ATTN_OK, "%s: %s", c.name,
+                      err.msg);
+        build(&p, &m, c.prompt, c.n_prompt);
+        ck_assert_msg(generation_init(&g, &m, &c.o, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_msg(generation_begin(&g, &p, &p.cfg, base_of(&m), 0, &err) == ATTN_OK, "%s",
+                      err.msg);
+        for (step = 0; step < c.count && !ended; step++) {
+            ck_assert_msg(generation_write(&g, &p, &p.cfg, base_of(&m), &ended, &err) == ATTN_OK,
+                          "%s step %d: %s", c.name, step, err.msg);
+            if (ended)
+                break;
+            ck_assert_msg(step < c.n_want, "%s: wrote past PyTorch's end at step %d", c.name,
+                          step);
+            if (g.ids[g.n - 1] != c.want[step]) {
+                /* Allowed only where PyTorch's own choice was a tie within float rounding. */
+                ck_assert_msg(c.margin[step] < 2e-6,
+                              "%s step %d: wrote %d, PyTorch %d (its margin %g: no tie)", c.name,
+                              step, g.ids[g.n - 1], c.want[step], c.margin[step]);
+                ties++;
+                break;
+            }
+            tokens++;
+        }
+        if (step == c.count || ended) {
+            /* Stopped where PyTorch stopped: by the end token, or after count. */
+            ck_assert_msg(g.written == c.n_want, "%s: wrote %d tokens, PyTorch %d", c.name,
+                          g.written, c.n_want);
+            ck_assert(ended == (c.o.eos >= 0 && c.n_want < c.count));
+        }
+        generation_destroy(&g);
+        pipeline_destroy(&p);
+        model_close(&m);
+        cases++;
+    }
+    fclose(f);
+    ck_assert_int_ge(cases, 20);
+    ck_assert_int_ge(tokens, 700);
+    ck_assert_int_eq(ties, 0); /* (none in these cases: a tie found would be shown above) */
+}
+END_TEST
+
+/* The cache: a written token computes one row; past the context the window slides, all recomputed. */
+START_TEST(one_row_a_token_until_the_window_slides)
+{
+    static struct model m;
+    struct model_options mo = { 2, NULL };
+    const int prompt[4] = { 6109, 3626, 6100, 345 };
+    struct generate_options o;
+    struct generation g;
+    struct pipeline p;
+    struct attn_error err;
+    bool ended;
+
+    ck_assert_msg(model_open(&m, test_path("samples/models/chapter5/model.pth"), &mo, &err) ==
+                      ATTN_OK,
+                  "%s", err.msg);
+    build(&p, &m, prompt, 4);
+    generate_options_init(&o);
+    o.sample.temperature = 1.0;
+    ck_assert_int_eq(generation_init(&g, &m, &o, &err), ATTN_OK);
+    ck_assert_int_eq(generation_begin(&g, &p, &p.cfg, base_of(&m), 0, &err), ATTN_OK);
+    for (int i = 0; i < 60; i++) {
+        ck_assert_int_eq(generation_write(&g, &p, &p.cfg, base_of(&m), &ended, &err), ATTN_OK);
+        ck_assert(!ended);
+        ck_assert_msg(g.steps[i].computed == 1, "step %d computed %d rows", i,
+                      g.steps[i].computed);
+        ck_assert(!g.steps[i].slid);
+        ck_assert_int_eq(g.steps[i].position, 4 + i);
+    }
+    ck_assert_int_eq(pipeline_decoder(&p)->run.n, 64); /* the context, full */
+    ck_assert_int_eq(g.first, 0);
+    ck_assert_int_eq(generation_write(&g, &p, &p.cfg, base_of(&m), &ended, &err), ATTN_OK);
+    ck_assert(g.steps[60].slid);
+    ck_assert_int_eq(g.steps[60].computed, 64);
+    ck_assert_int_eq(g.first, 1);
+    ck_assert_int_eq(pipeline_decoder(&p)->run.n, 64);
+    /* The window shown is the text's last 64 ids. */
+    ck_assert_mem_eq(pipeline_decoder(&p)->ids, g.ids + 1, 64 * sizeof(int));
+    ck_assert_uint_eq(generation_cache_bytes(&m.dec.cfg, 64), 2u * 2 * 64 * 16 * 4);
+    generation_destroy(&g);
+    pipeline_destroy(&p);
+    model_close(&m);
+}
+END_TEST
+
+/* Taking tokens back restores the text, the window and the generator: writing again draws the same. */
+START_TEST(undo_then_write_draws_the_same)
+{
+    static struct model m;
+    const int prompt[3] = { 116, 256, 267 };
+    struct generate_options o;
+    struct generation g;
+    struct pipeline p;
+    struct attn_error err;
+    int first[40];
+    bool ended;
+
+    ck_assert_msg(model_open(&m, test_path("tests/fixtures/gpt2/tiny"), NULL, &err) == ATTN_OK,
+                  "%s", err.msg);
+    build(&p, &m, prompt, 3);
+    generate_options_init(&o);
+    o.sample.temperature = 1.3;
+    o.sample.top_p = 0.9;
+    o.seed = 77;
+    ck_assert_int_eq(generation_init(&g, &m, &o, &err), ATTN_OK);
+    ck_assert_int_eq(generation_begin(&g, &p, &p.cfg, base_of(&m), 0, &err), ATTN_OK);
+    /* Past the tiny model's context of 24, then back before it. */
+    for (int i = 0; i < 40; i++) {
+        ck_assert_int_eq(generation_write(&g, &p, &p.cfg, base_of(&m), &ended, &err), ATTN_OK);
+        first[i] = g.ids[g.n - 1];
+    }
+    ck_assert_int_eq(g.first, 43 - 24);
+    for (int i = 0; i < 30; i++)
+        ck_assert_int_eq(generation_undo(&g, &p, &p.cfg, base_of(&m), &err), ATTN_OK);
+    ck_assert_int_eq(g.written, 10);
+    ck_assert_int_eq(g.n, 13);
+    ck_assert_int_eq(g.first, 0);
+    ck_assert_int_eq(pipeline_decoder(&p)->run.n, 13);
+    ck_assert_mem_eq(pipeline_decoder(&p)->ids, g.ids, 13 * sizeof(int));
+    for (int i = 10; i < 40; i++) {
+        ck_assert_int_eq(generation_write(&g, &p, &p.cfg, base_of(&m), &ended, &err), ATTN_OK);
+        ck_assert_int_eq(g.ids[g.n - 1], first[i]);
+    }
+    /* Back to the prompt, and no further. */
+    while (g.written > 0)
+        ck_assert_int_eq(generation_undo(&g, &p, &p.cfg, base_of(&m), &err), ATTN_OK);
+    ck_assert_int_eq(generation_undo(&g, &p, &p.cfg, base_of(&m), &err), ATTN_EVALUE);
+    ck_assert_msg(strstr(err.msg, "nothing written") != NULL, "%s", err.msg);
+    ck_assert_int_eq(generation_write(&g, &p, &p.cfg, base_of(&m), &ended, &err), ATTN_OK);
+    ck_assert_int_eq(g.ids[g.n - 1], first[0]);
+    generation_destroy(&g);
+    pipeline_destroy(&p);
+    model_close(&m);
+}
+END_TEST
+
+/* The end token: not written; taking its draw back draws it again; bad options named. */
+START_TEST(end_token_and_refusals)
+{
+    static struct model m;
+    struct model_options mo = { 2, NULL };
+    const int prompt[4] = { 6109, 3626, 6100, 345 };
+    struct generate_options o;
+    struct generation g;
+    struct pipeline p;
+    struct attn_error err;
+    bool ended = false;
+
+    ck_assert_msg(model_open(&m, test_path("samples/models/chapter5/model.pth"), &mo, &err) ==
+                      ATTN_OK,
+                  "%s", err.msg);
+    build(&p, &m, prompt, 4);
+    generate_options_init(&o);
+    o.eos = 198; /* greedy writes "\n" first */
+    ck_assert_int_eq(generation_init(&g, &m, &o, &err), ATTN_OK);
+    ck_assert_int_eq(generation_begin(&g, &p, &p.cfg, base_of(&m), 0, &err), ATTN_OK);
+    ck_assert_int_eq(generation_write(&g, &p, &p.cfg, base_of(&m), &ended, &err), ATTN_OK);
+    ck_assert(ended);
+    ck_assert_int_eq(g.written, 0);
+    ck_assert_int_eq(g.end.id, 198);
+    ck_assert_int_eq(generation_write(&g, &p, &p.cfg, base_of(&m), &ended, &err), ATTN_EVALUE);
+    ck_assert_msg(strstr(err.msg, "--eos 198") != NULL, "%s", err.msg);
+    ck_assert_int_eq(generation_undo(&g, &p, &p.cfg, base_of(&m), &err), ATTN_OK);
+    ck_assert(!g.ended);
+    ck_assert_int_eq(generation_write(&g, &p, &p.cfg, base_of(&m), &ended, &err), ATTN_OK);
+    ck_assert(ended);
+    generation_destroy(&g);
+
+    generate_options_init(&o);
+    o.sample.top_k = 50258;
+    ck_assert_int_eq(generation_init(&g, &m, &o, &err), ATTN_EVALUE);
+    ck_assert_msg(strstr(err.msg, "--top-k 50258") != NULL, "%s", err.msg);
+    generate_options_init(&o);
+    o.eos = 50257;
+    ck_assert_int_eq(generation_init(&g, &m, &o, &err), ATTN_EVALUE);
+    ck_assert_msg(strstr(err.msg, "--eos 50257") != NULL, "%s", err.msg);
+    pipeline_destroy(&p);
+    model_close(&m);
+}
+END_TEST
+
+/* The toy has no vocabulary head: writing is refused by name. */
+START_TEST(the_toy_cannot_write)
+{
+    static struct model m;
+    struct model_options mo = { 2, NULL };
+    struct attention_config cfg;
+    struct generate_options o;
+    struct generation g;
+    struct pipeline toy;
+    struct attn_error err;
+    struct vocab book;
+    struct pipeline_source src = { .sentence = "Your journey starts with one step",
+                                   .vocab = &book };
+
+    ck_assert_int_eq(vocab_builtin(&book, NULL), ATTN_OK);
+    ck_assert_msg(model_open(&m, test_path("samples/models/chapter5/model.pth"), &mo, &err) ==
+                      ATTN_OK,
+                  "%s", err.msg);
+    attention_config_init(&cfg);
+    ck_assert_int_eq(pipeline_create(&toy, &cfg, &src, &err), ATTN_OK);
+    generate_options_init(&o);
+    ck_assert_int_eq(generation_init(&g, &m, &o, &err), ATTN_OK);
+    ck_assert_int_eq(generation_begin(&g, &toy, &cfg, &src, 0, &err), ATTN_EVALUE);
+    ck_assert_msg(strstr(err.msg, "needs a trained model") != NULL, "%s", err.msg);
+    generation_destroy(&g);
+    pipeline_destroy(&toy);
+    vocab_destroy(&book);
+    model_close(&m);
+}
+END_TEST
+
+static Suite *
+generate_suite(void)
+{
+    Suite *s = suite_create("generate");
+    TCase *tc = tcase_create("pytorch");
+
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, tokens_match_pytorch);
+    tcase_add_test(tc, one_row_a_token_until_the_window_slides);
+    tcase_add_test(tc, undo_then_write_draws_the_same);
+    tcase_add_test(tc, end_token_and_refusals);
+    tcase_add_test(tc, the_toy_cannot_write);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TEST_MAIN(generate_suite)
