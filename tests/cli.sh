@@ -588,6 +588,75 @@ if command -v script >/dev/null 2>&1; then
         fail "the start-up line: $(cat -v "$tmp/typescript")"
 fi
 
+
+# Writing (--generate): the book's generate on the shipped chapter-5 model, token for token
+# PyTorch's (tests/fixtures/generate/cases.txt, chapter5-greedy and chapter5-k25-t1.4).
+ch5="$src/samples/models/chapter5/model.pth"
+count=$((count + 1))
+"$bin" --model "$ch5" --heads 2 -s "Every effort moves you" --generate 5 --print >"$tmp/gen" 2>"$tmp/gen-err" ||
+    fail "--generate 5 --print: $(cat "$tmp/gen-err")"
+[ "$(grep -c '^  *[1-5]  *[4-8]  *198  \\n ' "$tmp/gen")" -eq 5 ] &&
+    grep -qF "writing 5 tokens as the book's generate does: greedy (argmax of the logits)" "$tmp/gen" &&
+    grep -qF "text (4 tokens of prompt, 5 written):" "$tmp/gen" &&
+    grep -qF "attnscope: wrote 5 tokens in " "$tmp/gen-err" || fail "--generate 5, greedy: $(cat "$tmp/gen")"
+count=$((count + 1))
+"$bin" --model "$ch5" --heads 2 -s "Every effort moves you" --generate 5 --sample-temperature 1.4 --top-k 25 \
+    --print --format csv >"$tmp/gen.csv" 2>/dev/null
+printf '%s\n' "# generated" "step,position,id,token,probability" >"$tmp/gen-want"
+[ "$(sed -n '1,2p' "$tmp/gen.csv")" = "$(cat "$tmp/gen-want")" ] &&
+    [ "$(sed -n '3,7p' "$tmp/gen.csv" | cut -d, -f3 | tr '\n' ' ')" = "4268 45 13 1495 13 " ] ||
+    fail "--generate 5 sampled at 1.4, top-k 25: not PyTorch's 4268 45 13 1495 13: $(cat "$tmp/gen.csv")"
+# --export: the final text's files and generated.csv, all at once.
+count=$((count + 1))
+"$bin" --model "$ch5" --heads 2 -s "Every effort moves you" --generate 3 --sample-temperature 1 --top-k 3 \
+    --export "$tmp/gen-export" 2>"$tmp/gen-err" || fail "--generate --export: $(cat "$tmp/gen-err")"
+[ "$(head -1 "$tmp/gen-export/generated.csv")" = "step,position,id,token,probability" ] &&
+    [ "$(sed 1d "$tmp/gen-export/generated.csv" | cut -d, -f1-4 | tr '\n' ' ')" = "1,4,12,- 2,5,67,d 3,6,654,ings " ] &&
+    [ "$(wc -l <"$tmp/gen-export/tokens.csv")" -eq 8 ] && [ -f "$tmp/gen-export/layer1/weights.h1.csv" ] ||
+    fail "--generate --export: $(cat "$tmp/gen-export/generated.csv")"
+# The end token stops the writing, unwritten (the book's eos_id).
+count=$((count + 1))
+"$bin" --model "$ch5" --heads 2 -s "Every effort moves you" --generate 5 --eos 198 --print >"$tmp/gen" 2>/dev/null
+grep -qF "  the model chose \n (id 198, p drawn 0.0709): the writing stops there (--eos)" "$tmp/gen" &&
+    grep -qF "text (4 tokens of prompt, 0 written):" "$tmp/gen" || fail "--eos 198: $(cat "$tmp/gen")"
+# Past the context (64): the window slides, said once.
+count=$((count + 1))
+"$bin" --model "$ch5" --heads 2 -s "Every effort moves you" --generate 62 --print >"$tmp/gen" 2>/dev/null
+[ "$(grep -c "the text is past the model's context of 64 tokens" "$tmp/gen")" -eq 1 ] &&
+    grep -qF "text (4 tokens of prompt, 62 written):" "$tmp/gen" || fail "--generate past the context: $(tail -5 "$tmp/gen")"
+# Bad input, named.
+expect 2 "--generate is a trained model's (--model): the book's classes have no vocabulary head to write from" -- --print --generate 3
+expect 2 "--top-k is a trained model's (--model)" -- --print --top-k 3
+expect 2 "--generate -1: give a number from 0 to 1000000" -- --model "$ch5" --heads 2 --print --generate -1
+expect 2 "--top-k 0: give 1 or more (without it nothing is cut)" -- --model "$ch5" --heads 2 --print --generate 1 --top-k 0
+expect 2 "--top-k 60000: give 1 to the vocabulary's 50257 tokens" -- --model "$ch5" --heads 2 --print --generate 1 --top-k 60000
+expect 2 "--top-p 0: give a number above 0, at most 1 (1: no cut)" -- --model "$ch5" --heads 2 --print --generate 1 --top-p 0
+expect 2 "--top-p 1.5: give a number above 0, at most 1" -- --model "$ch5" --heads 2 --print --generate 1 --top-p 1.5
+expect 2 "--sample-temperature -1: give 0 (greedy: the likeliest token) or a number above 0" -- --model "$ch5" --heads 2 --print --generate 1 --sample-temperature -1
+expect 2 "--sample-temperature: 'nan' is not a finite number" -- --model "$ch5" --heads 2 --print --generate 1 --sample-temperature nan
+expect 2 "--eos: 'end' is not a whole number" -- --model "$ch5" --heads 2 --print --generate 1 --eos end
+expect 2 "--eos 50257: give a token id from 0 to 50256, or none" -- --model "$ch5" --heads 2 --print --generate 1 --eos 50257
+expect 2 "--top-p chooses what a model writes: give --generate N" -- --model "$ch5" --heads 2 --print --top-p 0.5
+expect 0 "wrote 2 files" -- --model "$ch5" --heads 2 --export "$tmp/nothing" --stage heads --generate 0 --eos none
+[ "$(cat "$tmp/nothing/generated.csv")" = "step,position,id,token,probability" ] || fail "--generate 0: generated.csv"
+# Ctrl-C while writing: the tokens written so far are kept and printed, the exit status says so.
+count=$((count + 1))
+mkfifo "$tmp/gen-fifo"
+"$bin" --model "$ch5" --heads 2 -s "Every effort moves you" --generate 100000 --print >"$tmp/gen-fifo" 2>"$tmp/gen-err" &
+pid=$!
+exec 3<"$tmp/gen-fifo"
+while IFS= read -r line <&3; do
+    case "$line" in "     1         4 "*) break ;; esac
+done
+kill -INT "$pid"
+cat <&3 >"$tmp/gen-rest"
+exec 3<&-
+wait "$pid"
+rc=$?
+[ "$rc" -eq 130 ] && grep -q "^text (4 tokens of prompt, [0-9]* written):" "$tmp/gen-rest" &&
+    grep -q "^attnscope: stopped after [0-9]* of 100000 tokens (Ctrl-C): what was written is kept" "$tmp/gen-err" ||
+    fail "Ctrl-C while writing: exit $rc, $(tail -3 "$tmp/gen-rest"), $(cat "$tmp/gen-err")"
+
 # Figures: what the view would open on, in the format the name asks for (check_figure reads them back).
 expect 0 "wrote $tmp/fig.svg: weights, head 1, " -- --figure "$tmp/fig.svg" --stage weights --head 1
 expect 0 "wrote $tmp/fig.png: scores, every head, " -- --figure "$tmp/fig.png" --stage scores --view grid

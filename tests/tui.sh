@@ -299,5 +299,26 @@ t send-keys q
 restored "busy: q while exporting" 0 2400
 [ -z "$(left)" ] || fail "busy: quitting during an export left $(left)"
 
+# 21. A model writing in a real terminal: --generate opens on the text written,
+# A keeps writing a token a frame until Esc (waited for on the screen, a
+# state), what was written stays, Backspace takes a token back, q restores
+# the terminal.
+start 100 30 --model "$srcdir/samples/models/minigpt" --bos -f repeat.txt --generate 3
+checks=$((checks + 1))
+wait_screen "(14 of 64 tokens)" || { fail "write: --generate 3 did not open on 14 tokens:"; screen; }
+t send-keys A
+checks=$((checks + 1))
+wait_screen "writing: [0-9]* tokens written; any key stops" 2400 ||
+    { fail "write: A did not keep writing:"; screen; }
+t send-keys Escape
+checks=$((checks + 1))
+wait_screen "writing stopped: [0-9]* tokens written" 2400 || { fail "write: Esc did not stop it:"; screen; }
+written=$(t capture-pane -p | sed -n 's/.*writing stopped: \([0-9]*\) tokens written.*/\1/p')
+t send-keys BSpace
+checks=$((checks + 1))
+wait_screen "taken back: $((written - 1)) written" 2400 || { fail "write: Backspace after $written:"; screen; }
+t send-keys q
+restored "write: q after writing" 0 2400
+
 echo "$checks checks, $failures failed"
 [ "$failures" -eq 0 ]

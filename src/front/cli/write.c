@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "attnscope/base/progress.h"
+#include "attnscope/base/utf8.h"
 #include "attnscope/files/csvio.h"
 #include "front/cli/write.h"
 
@@ -116,8 +117,10 @@ put_step(FILE *out, const struct generation *g, int step, const struct print_opt
         fprintf(out, "  (the text is past the model's context of %d tokens: from here it reads "
                      "the last %d, idx[:, -%d:], every row computed again)\n",
                 g->context, g->context, g->context);
-    fprintf(out, "  %4d  %8d  %6d  ", step + 1, s->position, s->choice.id);
-    fprintf(out, "%-16s", shown);
+    fprintf(out, "  %4d  %8d  %6d  %s", step + 1, s->position, s->choice.id, shown);
+    /* (padded by columns on screen: "·" is two bytes, one column) */
+    for (int w = utf8_width(shown); w < 16; w++)
+        fputc(' ', out);
     fprintf(out, "  %8.*f  %6d  %8.*f  %9d\n", po->digits, (double)s->choice.prob_plain,
             s->choice.rank, po->digits, (double)s->choice.prob, s->choice.rank_kept);
 }

@@ -1,0 +1,292 @@
+/*
+ * check_app_write.c: a model writing in the view, driven without a
+ * terminal: G writes the token --generate would, A keeps writing until a
+ * key, Backspace takes tokens back (the generator with them), the writing's
+ * knobs change the next draw and no stage, the N screen shows the draw,
+ * the kv stage the cache, a knob or an ablation keeps the written ids, an
+ * edit ends the writing, and the toy refuses it by name.
+ */
+#include "config.h"
+
+#include "app_harness.h"
+#include "attnscope/families/decoder/generate.h"
+
+/* The view on the shipped chapter-5 model and the book's prompt. */
+static struct model ch5;
+
+static void
+setup_ch5(void)
+{
+    struct attention_config cfg;
+    struct attn_error err;
+    struct pipeline_source src;
+    struct model_options mo = { 2, NULL };
+
+    test_tmpdir_setup();
+    ck_assert_msg(model_open(&ch5, test_path("samples/models/chapter5/model.pth"), &mo, &err) ==
+                      ATTN_OK,
+                  "%s", err.msg);
+    attention_config_init(&cfg);
+    memset(&src, 0, sizeof src);
+    src.sentence = "Every effort moves you";
+    src.family = &family_decoder;
+    src.model = &ch5;
+    src.top = 3;
+    ck_assert_msg(app_init(&a, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
+    a.export_dir = dir;
+}
+
+static void
+teardown_ch5(void)
+{
+    app_destroy(&a);
+    model_close(&ch5);
+    test_tmpdir_teardown();
+}
+
+/* The last token of the text shown. */
+static int
+last_id(void)
+{
+    const struct family_decoder_state *g = pipeline_decoder(&a.pipe);
+    return g->ids[g->run.n - 1];
+}
+
+/* G writes what the book's generate writes (PyTorch: 4268 45 13 1495 13 at T 1.4, top-k 25). */
+START_TEST(g_writes_pytorchs_tokens)
+{
+    static const int want[5] = { 4268, 45, 13, 1495, 13 };
+    char *text;
+
+    ck_assert(!app_can_unwrite(&a));
+    ck_assert_int_eq(app_set_knob(&a, "sample-temperature 1.4"), 0);
+    ck_assert_int_eq(app_set_knob(&a, "top-k 25"), 0);
+    for (int i = 0; i < 5; i++) {
+        keys("G");
+        ck_assert_msg(a.writing != NULL && a.writing->written == i + 1, "%s", a.message);
+        ck_assert_int_eq(last_id(), want[i]);
+        ck_assert_int_eq(a.view.cursor_row, a.pipe.st.nq - 1); /* the new row in sight */
+    }
+    ck_assert_int_eq(a.pipe.st.nq, 9);
+    ck_assert_str_eq(a.sentence, "Every effort moves you dropN.25.");
+    ck_assert_msg(strstr(a.message, "drew .") != NULL, "%s", a.message);
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "j:sample T 1.4 y:top-k 25") != NULL, "%s", text);
+    free(text);
+    /* The N screen: the draw of step 5, the chosen token marked. */
+    keys("N");
+    text = frame_text(100, 40);
+    ck_assert_msg(strstr(text, "The draw of step 5: softmax(logits / 1.4) after top-k") != NULL,
+                  "%s", text);
+    ck_assert_msg(strstr(text, "chosen") != NULL, "%s", text);
+    free(text);
+    /* G and Backspace work there too. */
+    keys("G");
+    ck_assert_int_eq(a.writing->written, 6);
+    app_key(&a, APP_KEY_BACKSPACE);
+    ck_assert_int_eq(a.writing->written, 5);
+}
+END_TEST
+
+/* Backspace takes tokens back, the generator with them: G then writes the same again. */
+START_TEST(backspace_takes_back_and_g_draws_the_same)
+{
+    int first[8];
+
+    ck_assert_int_eq(app_set_knob(&a, "sample-temperature 1"), 0);
+    for (int i = 0; i < 8; i++) {
+        keys("G");
+        first[i] = last_id();
+    }
+    for (int i = 0; i < 5; i++)
+        app_key(&a, APP_KEY_BACKSPACE);
+    ck_assert_int_eq(a.writing->written, 3);
+    ck_assert_int_eq(a.pipe.st.nq, 7);
+    ck_assert_msg(strstr(a.message, "taken back: 3 written") != NULL, "%s", a.message);
+    for (int i = 3; i < 8; i++) {
+        keys("G");
+        ck_assert_int_eq(last_id(), first[i]);
+    }
+    /* Back to the prompt; then Backspace is the previous stage again. */
+    for (int i = 0; i < 8; i++)
+        app_key(&a, APP_KEY_BACKSPACE);
+    ck_assert_int_eq(a.writing->written, 0);
+    ck_assert(!app_can_unwrite(&a));
+    keys("3");
+    app_key(&a, APP_KEY_BACKSPACE);
+    ck_assert_int_ne(a.view.stage, VIEW_SCORES);
+}
+END_TEST
+
+/* A keeps writing, a token each time the terminal asks, until a key; Esc only stops. */
+START_TEST(a_keeps_writing_until_a_key)
+{
+    keys("A");
+    ck_assert(a.writing_on);
+    ck_assert_int_eq(a.writing->written, 1);
+    for (int i = 0; i < 10; i++)
+        app_key(&a, APP_KEY_WRITE_MORE);
+    ck_assert_int_eq(a.writing->written, 11);
+    ck_assert_msg(strstr(a.message, "writing: 11 tokens written") != NULL, "%s", a.message);
+    app_key(&a, APP_KEY_ESCAPE);
+    ck_assert(!a.writing_on);
+    ck_assert_msg(strstr(a.message, "writing stopped: 11 tokens written") != NULL, "%s", a.message);
+    app_key(&a, APP_KEY_WRITE_MORE); /* (a late request from the terminal writes nothing) */
+    ck_assert_int_eq(a.writing->written, 11);
+    /* Any other key stops it and does its own work. */
+    keys("A");
+    ck_assert_int_eq(a.writing->written, 12);
+    keys("3");
+    ck_assert(!a.writing_on);
+    ck_assert_int_eq(a.view.stage, VIEW_SCORES);
+    /* The terminal stopped a job (Esc during a forward): the writing stops, the text stays. */
+    keys("A");
+    app_stopped(&a);
+    ck_assert(!a.writing_on);
+    ck_assert_int_eq(a.writing->written, 13);
+}
+END_TEST
+
+/* The writing's knobs change no stage; a model knob or an ablation keeps the written ids. */
+START_TEST(knobs_and_ablations_keep_the_written_text)
+{
+    unsigned long shown;
+    int ids[12];
+    const struct family_decoder_state *g;
+
+    for (int i = 0; i < 6; i++)
+        keys("G");
+    g = pipeline_decoder(&a.pipe);
+    memcpy(ids, g->ids, 10 * sizeof *ids);
+    shown = a.pipe.generation;
+    keys("j");
+    ck_assert_double_eq(a.cfg.sample_temperature, 0.1);
+    keys("yy");
+    ck_assert_int_eq(a.cfg.top_k, 3);
+    ck_assert_int_eq(app_set_knob(&a, "top-p 0.9"), 0);
+    keys(":");
+    type("seed 7");
+    app_key(&a, APP_KEY_ENTER);
+    ck_assert_msg(strstr(a.message, "torch.manual_seed(7) before the next token") != NULL, "%s",
+                  a.message);
+    ck_assert(a.pipe.generation == shown); /* nothing recomputed */
+    ck_assert_double_eq(a.writing->o.sample.top_p, 0.9);
+    ck_assert_int_ne(app_set_knob(&a, "top-k 60000"), 0);
+    ck_assert_msg(strstr(a.message, "--top-k 60000: give 1 to the vocabulary's 50257") != NULL,
+                  "%s", a.message);
+    /* The mask off and on, a head ablated: the text stays the written ids. */
+    keys("m");
+    g = pipeline_decoder(&a.pipe);
+    ck_assert_int_eq(g->run.n, 10);
+    ck_assert_mem_eq(g->ids, ids, 10 * sizeof *ids);
+    keys("m");
+    keys("a");
+    g = pipeline_decoder(&a.pipe);
+    ck_assert_int_eq(g->ablated_heads, 1);
+    ck_assert_mem_eq(g->ids, ids, 10 * sizeof *ids);
+    keys("G");
+    ck_assert_int_eq(a.writing->written, 7);
+    /* An edit ends the writing: the text is read again as typed. */
+    keys("e");
+    type(" again");
+    app_key(&a, APP_KEY_ENTER);
+    ck_assert_ptr_null(a.writing);
+    ck_assert(!app_can_unwrite(&a));
+}
+END_TEST
+
+/* The kv stage: the layer's keys and values, the last forward's row marked, what it saved. */
+START_TEST(the_kv_stage_shows_the_cache)
+{
+    char *text;
+
+    ck_assert_int_eq(app_set_knob(&a, "stage cache"), 0);
+    ck_assert_int_eq(a.view.stage, VIEW_CACHE);
+    text = frame_text(100, 40);
+    ck_assert_msg(strstr(text, "KV cache: the keys and values kept for the next token, head 0 of "
+                               "2 (4 x 16)") != NULL,
+                  "%s", text);
+    ck_assert_msg(strstr(text, "4 tokens: 512 B a layer, 1.0 KiB in all 2 layers") != NULL, "%s",
+                  text);
+    free(text);
+    keys("G");
+    app_settle(&a); /* (the terminal's worker: the forward without the cache, measured) */
+    ck_assert_int_eq(a.writing->uncached_n, 5);
+    ck_assert(a.writing->uncached_seconds > 0.0);
+    a.view.cursor_row = 4;
+    text = frame_text(100, 40);
+    ck_assert_msg(strstr(text, "\n+\\n ") != NULL, "the new row unmarked: %s", text);
+    ck_assert_msg(strstr(text, "computed by the last forward (its rows 4 to 4 of 5)") != NULL,
+                  "%s", text);
+    ck_assert_msg(strstr(text, "the last token: 1 row a layer") != NULL &&
+                      strstr(text, "without the cache, all 5 rows again") != NULL,
+                  "%s", text);
+    free(text);
+    a.view.cursor_row = 1;
+    text = frame_text(100, 40);
+    ck_assert_msg(strstr(text, "reused: computed when '\xc2\xb7" "effort' was read") != NULL, "%s",
+                  text);
+    free(text);
+    keys("x");
+    ck_assert_msg(strstr(a.message, "layer0/keys.csv and values.csv (the cache)") != NULL, "%s",
+                  a.message);
+}
+END_TEST
+
+/* --generate in the view (app_write_tokens), the end token, and the toy's refusal. */
+START_TEST(generate_option_and_the_end_token)
+{
+    struct attn_error err;
+
+    a.eos = 198; /* greedy writes "\n" first */
+    ck_assert_int_eq(app_write_tokens(&a, 3, &err), ATTN_OK);
+    ck_assert(a.writing->ended);
+    ck_assert_int_eq(a.writing->written, 0);
+    ck_assert_msg(strstr(a.message, "the end token (--eos)") != NULL, "%s", a.message);
+    keys("G");
+    ck_assert_msg(strstr(a.message, "take it back to write on") != NULL, "%s", a.message);
+    app_key(&a, APP_KEY_BACKSPACE);
+    ck_assert(!a.writing->ended);
+    a.writing->o.eos = -1;
+    ck_assert_int_eq(app_write_tokens(&a, 3, &err), ATTN_OK);
+    ck_assert_int_eq(a.writing->written, 3);
+}
+END_TEST
+
+START_TEST(the_toy_does_not_write)
+{
+    keys("G");
+    ck_assert_ptr_null(a.writing);
+    ck_assert_msg(strstr(a.message, "G writes with a trained model (--model)") != NULL, "%s",
+                  a.message);
+    keys("j");
+    ck_assert_msg(strstr(a.message, "--sample-temperature is a trained model's (--model)") != NULL,
+                  "%s", a.message);
+    ck_assert_int_ne(app_set_knob(&a, "top-p 0.5"), 0);
+    ck_assert(!explain_stage_present(&a.pipe, VIEW_CACHE));
+}
+END_TEST
+
+static Suite *
+app_write_suite(void)
+{
+    Suite *s = suite_create("app_write");
+    TCase *tc = tcase_create("write");
+    TCase *toy = tcase_create("toy");
+
+    tcase_set_timeout(tc, 60);
+    tcase_add_checked_fixture(tc, setup_ch5, teardown_ch5);
+    tcase_add_test(tc, g_writes_pytorchs_tokens);
+    tcase_add_test(tc, backspace_takes_back_and_g_draws_the_same);
+    tcase_add_test(tc, a_keeps_writing_until_a_key);
+    tcase_add_test(tc, knobs_and_ablations_keep_the_written_text);
+    tcase_add_test(tc, the_kv_stage_shows_the_cache);
+    tcase_add_test(tc, generate_option_and_the_end_token);
+    suite_add_tcase(s, tc);
+    tcase_add_checked_fixture(toy, setup, teardown);
+    tcase_add_test(toy, the_toy_does_not_write);
+    suite_add_tcase(s, toy);
+    return s;
+}
+
+TEST_MAIN(app_write_suite)
