@@ -134,10 +134,13 @@ for walk in "$srcdir"/samples/walkthroughs/*.walk; do
     fi
     start 100 30 --walkthrough "$walk"
     snap "$name: step 1"
-    i=1
-    while [ $i -lt "$steps" ]; do
+    step=1
+    while [ $step -lt "$steps" ]; do
+        # (one at a time: a key pressed while a step is built is dropped, as the view says;
+        # settle counts with i of its own)
         keys Space
-        i=$((i + 1))
+        settle
+        step=$((step + 1))
     done
     snap "$name: step $steps"
     keys Space

@@ -53,6 +53,7 @@ play_step(struct app *a, int k, struct attn_error *err)
         attn_fail(err, ATTN_ENOMEM, "out of memory");
         return -1;
     }
+    app_end_writing(a); /* (the writing shown was the step before's) */
     pipeline_destroy(&a->pipe);
     a->pipe = next;
     a->step_generation = a->pipe.generation;
@@ -60,6 +61,10 @@ play_step(struct app *a, int k, struct attn_error *err)
         walk_resources_destroy(&a->res);
     a->res = res;
     a->have_res = true;
+    /* A step that wrote (--generate): the view goes on from its text (G, Backspace). */
+    a->writing = a->res.writing;
+    a->res.writing = NULL;
+    a->eos = a->res.opts.eos;
     a->cfg = res.opts.cfg;
     a->vocab = &a->res.in.vocab;
     a->source_vocab = a->res.in.have_source_vocab ? &a->res.in.source_vocab : NULL;

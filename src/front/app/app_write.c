@@ -119,7 +119,7 @@ static void
 follow_text(struct app *a)
 {
     const struct generation *g = a->writing;
-    char *text = generation_text(g, g->bos ? 1 : 0);
+    char *text = generation_text(g, g->bos ? 1 : 0, -1);
 
     if (text != NULL) {
         free(a->sentence);

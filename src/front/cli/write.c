@@ -78,6 +78,12 @@ put_method(FILE *out, const struct generation *g, int count)
 
 static void
 put_header(FILE *out, const struct generation *g, const struct pipeline *p, int count,
+           const struct print_options *po);
+static void put_step(FILE *out, const struct generation *g, int step,
+                     const struct print_options *po);
+
+static void
+put_header(FILE *out, const struct generation *g, const struct pipeline *p, int count,
            const struct print_options *po)
 {
     char *prompt;
@@ -87,7 +93,7 @@ put_header(FILE *out, const struct generation *g, const struct pipeline *p, int 
         return;
     }
     put_method(out, g, count);
-    prompt = generation_text(g, 0);
+    prompt = generation_text(g, 0, g->prompt);
     fprintf(out, "prompt (%d token%s): ", g->prompt, g->prompt == 1 ? "" : "s");
     if (prompt != NULL)
         put_text(out, prompt);
@@ -186,6 +192,15 @@ write_tokens(FILE *out, struct generation *g, struct pipeline *p,
 }
 
 void
+write_print_steps(FILE *out, const struct generation *g, const struct print_options *po)
+{
+    put_header(out, g, NULL, g->written, po);
+    for (int i = 0; i < g->written; i++)
+        put_step(out, g, i, po);
+    write_print_text(out, g, po);
+}
+
+void
 write_print_text(FILE *out, const struct generation *g, const struct print_options *po)
 {
     char *text;
@@ -194,7 +209,7 @@ write_print_text(FILE *out, const struct generation *g, const struct print_optio
         fputc('\n', out);
         return;
     }
-    text = generation_text(g, 0);
+    text = generation_text(g, 0, -1);
     fprintf(out, "\ntext (%d token%s of prompt, %d written):\n", g->prompt,
             g->prompt == 1 ? "" : "s", g->written);
     if (text != NULL)

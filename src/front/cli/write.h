@@ -26,6 +26,9 @@ enum attn_status write_tokens(FILE *out, struct generation *g, struct pipeline *
                               const struct print_options *po, double *seconds,
                               struct attn_error *err);
 
+/* What was written, as --print shows it after the fact: the table of every token, the text. */
+void write_print_steps(FILE *out, const struct generation *g, const struct print_options *po);
+
 /* The whole text after the writing, as --print ends (text; csv: nothing). */
 void write_print_text(FILE *out, const struct generation *g, const struct print_options *po);
 

@@ -80,6 +80,8 @@ struct walk_resources {
     const struct model *model; /* --model: a trained model, owned by the walkthrough */
     unsigned char *ablated;    /* its --ablate heads (layers * heads), or NULL */
     int layer;                 /* the layer the step shows */
+    struct generation *writing; /* --generate: what the model wrote (the step's pipeline is
+                                   its text), or NULL */
 };
 
 /*

@@ -17,6 +17,7 @@
 #include "attnscope/families/decoder/family_decoder.h"
 #include "render/view.h"
 #include "front/cli/print.h"
+#include "front/cli/write.h"
 #include "front/lessons/walkthrough.h"
 
 /* --------------------------------------------------------------- handout */
@@ -158,6 +159,9 @@ walkthrough_print(FILE *out, const struct walkthrough *w, const struct print_opt
         }
         if (s->screen == WALK_SCREEN_SENTENCE) {
             print_sentence_step(out, &p, s, row < p.st.nq ? row : p.st.nq - 1);
+        } else if (s->screen == WALK_SCREEN_NEXT && res.writing != NULL && res.writing->written > 0) {
+            /* What the model wrote, as --generate --print shows it. */
+            write_print_steps(out, res.writing, po);
         } else if (s->screen == WALK_SCREEN_MAP || s->screen == WALK_SCREEN_NEXT) {
             const struct pipeline_selection sel = {
                 s->screen == WALK_SCREEN_MAP ? PIPELINE_SELECT_HEADS : PIPELINE_SELECT_NEXT, -1, NULL
@@ -165,6 +169,18 @@ walkthrough_print(FILE *out, const struct walkthrough *w, const struct print_opt
             print_model_selection(out, &p, &sel, po);
         } else if (s->param_matrix) {
             print_stage_params(out, &p, s->stage == VIEW_OUTPUT, s->head, po);
+        } else if (s->stage == VIEW_CACHE) {
+            /* The cache: the keys as the scores read them, and the values, around the cell. */
+            const enum pipeline_stage kept[2] = {
+                pipeline_stage_present(&p, STAGE_KEYS_ROTATED) ? STAGE_KEYS_ROTATED : STAGE_KEYS,
+                STAGE_VALUES
+            };
+            for (int i = 0; i < 2; i++) {
+                struct pipeline_view v;
+                pipeline_stage_view(&p, kept[i], 0, &v);
+                print_stage_window(out, &p, kept[i], 0, window_start(row, HANDOUT_ROWS, v.m.rows),
+                                   HANDOUT_ROWS, 0, HANDOUT_COLS, po);
+            }
         } else if (s->stage == VIEW_QKV) {
             print_stage(out, &p, STAGE_QUERIES, 0, po);
             print_stage(out, &p, STAGE_KEYS, 0, po);

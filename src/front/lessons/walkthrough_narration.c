@@ -17,6 +17,7 @@
 
 #include "attnscope/families/decoder/family_decoder.h"
 #include "attnscope/files/fileio.h"
+#include "attnscope/families/decoder/generate.h"
 #include "attnscope/families/decoder/headmap.h"
 #include "attnscope/text/tokenizer.h"
 #include "attnscope/base/utf8.h"
@@ -77,6 +78,9 @@ parse_reference(const char *s, size_t len, struct reference *r)
     strcpy(r->name, buf);
     strcpy(r->row, open1 + 1);
     strcpy(r->col, open2 + 1);
+    /* A time measured as the lesson plays is shown to a hundredth of a millisecond. */
+    if (!r->has_expected && strcmp(r->col, "ms") == 0)
+        r->decimals = 2;
     return 0;
 }
 
@@ -134,6 +138,104 @@ next_value(const struct pipeline *p, const struct reference *r, float *value, ch
     return 0;
 }
 
+/*
+ * {written[K][what]}: the K-th token the step's model wrote (from 1; last:
+ * the last), what being id, p (its probability at temperature 1), drawn
+ * (after the cuts and the temperature), rank, kept (the tokens the cuts
+ * kept), q and ratio (its Exp(1) draw and p / q), position, rows (the rows
+ * its forward computed: 1 from the cache, the window when it slid), or ms (the
+ * forward that took it in, measured: quote it without a value).
+ */
+static int
+written_value(const struct pipeline *p, const struct reference *r, float *value, char *why,
+              size_t size)
+{
+    const struct family_decoder_state *m = pipeline_decoder(p);
+    const struct generation *g = m != NULL ? m->writing : NULL;
+    const struct generate_step *s;
+    char *end;
+    long k;
+
+    if (g == NULL || g->written == 0) {
+        snprintf(why, size, "nothing was written here (--generate N in the step's options)");
+        return -1;
+    }
+    k = strcmp(r->row, "last") == 0 ? g->written : strtol(r->row, &end, 10);
+    if ((strcmp(r->row, "last") != 0 && *end != '\0') || k < 1 || k > g->written) {
+        snprintf(why, size, "the model wrote tokens 1 to %d here", g->written);
+        return -1;
+    }
+    s = &g->steps[k - 1];
+    if (strcmp(r->col, "ms") == 0 && r->has_expected) {
+        snprintf(why, size, "a time is measured as the lesson plays: quote it without a value");
+        return -1;
+    }
+    if (strcmp(r->col, "id") == 0)
+        *value = (float)s->choice.id;
+    else if (strcmp(r->col, "p") == 0)
+        *value = s->choice.prob_plain;
+    else if (strcmp(r->col, "drawn") == 0)
+        *value = s->choice.prob;
+    else if (strcmp(r->col, "rank") == 0)
+        *value = (float)s->choice.rank;
+    else if (strcmp(r->col, "kept") == 0)
+        *value = (float)s->choice.kept;
+    else if (strcmp(r->col, "q") == 0)
+        *value = s->choice.q;
+    else if (strcmp(r->col, "ratio") == 0)
+        *value = s->choice.ratio;
+    else if (strcmp(r->col, "position") == 0)
+        *value = (float)s->position;
+    else if (strcmp(r->col, "rows") == 0)
+        *value = (float)s->computed;
+    else if (strcmp(r->col, "ms") == 0)
+        *value = (float)(s->seconds * 1e3);
+    else {
+        snprintf(why, size, "a written token has id, p, drawn, rank, kept, q, ratio, position, "
+                            "rows and ms");
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * {cache[layer|all][kib]}: the KV cache of the text shown, a layer's or
+ * every layer's, in KiB; {cache[token][ms]} and {cache[uncached][ms]}: the
+ * last written token's forward and the whole window's without the cache,
+ * measured (quote them without a value).
+ */
+static int
+cache_value(const struct pipeline *p, const struct reference *r, float *value, char *why,
+            size_t size)
+{
+    const struct family_decoder_state *m = pipeline_decoder(p);
+    const struct generation *g = m != NULL ? m->writing : NULL;
+
+    if (m == NULL) {
+        snprintf(why, size, "the KV cache is a trained model's (--model)");
+        return -1;
+    }
+    if ((strcmp(r->row, "layer") == 0 || strcmp(r->row, "all") == 0) &&
+        strcmp(r->col, "kib") == 0) {
+        const size_t all = generation_cache_bytes(&m->model->dec.cfg, m->run.n);
+        *value = (float)((double)(r->row[0] == 'a' ? all : all / (size_t)p->layers) / 1024.0);
+        return 0;
+    }
+    if (strcmp(r->col, "ms") == 0 && r->has_expected) {
+        snprintf(why, size, "a time is measured as the lesson plays: quote it without a value");
+        return -1;
+    }
+    if (g != NULL && g->written > 0 && strcmp(r->col, "ms") == 0 &&
+        (strcmp(r->row, "token") == 0 || strcmp(r->row, "uncached") == 0)) {
+        *value = (float)((r->row[0] == 't' ? g->steps[g->written - 1].seconds : g->uncached_seconds) *
+                         1e3);
+        return 0;
+    }
+    snprintf(why, size, "the cache has [layer][kib] and [all][kib], and after --generate "
+                        "[token][ms] and [uncached][ms]");
+    return -1;
+}
+
 /* The value a reference names in p; returns 0, or -1 with a reason in why. */
 static int
 reference_value(const struct pipeline *p, const struct reference *r, float *value, char *why,
@@ -147,6 +249,10 @@ reference_value(const struct pipeline *p, const struct reference *r, float *valu
 
     if (strncmp(r->name, "map.", 4) == 0)
         return map_value(p, r, value, why, size);
+    if (strcmp(r->name, "written") == 0)
+        return written_value(p, r, value, why, size);
+    if (strcmp(r->name, "cache") == 0)
+        return cache_value(p, r, value, why, size);
     if (pipeline_select(p, r->name, &sel) != 0) {
         snprintf(why, size, "'%s' is not a stage or parameter here", r->name);
         return -1;

@@ -20,6 +20,7 @@
 #include "attnscope/text/tokenizer.h"
 #include "attnscope/base/utf8.h"
 #include "render/view.h"
+#include "front/cli/write.h"
 #include "front/lessons/walkthrough.h"
 
 /* -------------------------------------------------------------- options */
@@ -337,6 +338,33 @@ walkthrough_resources(const struct walkthrough *w, int k, struct walk_resources 
     return ATTN_OK;
 }
 
+/*
+ * --generate N in a step: the model writes N tokens after the step's text
+ * (p rebuilt on it), then the forward without the cache is measured once,
+ * for what the narration says of the cache.
+ */
+static enum attn_status
+write_step(struct walk_resources *res, struct pipeline *p, const struct pipeline_source *src,
+           struct attn_error *err)
+{
+    struct generate_options o;
+    enum attn_status st;
+    bool ended = false;
+
+    write_options_of(&res->opts.cfg, res->opts.eos, &o);
+    res->writing = calloc(1, sizeof *res->writing);
+    if (res->writing == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    st = generation_init(res->writing, res->model, &o, err);
+    if (st == ATTN_OK)
+        st = generation_begin(res->writing, p, &p->cfg, src, res->opts.generate, err);
+    for (int i = 0; st == ATTN_OK && !ended && i < res->opts.generate; i++)
+        st = generation_write(res->writing, p, &p->cfg, src, &ended, err);
+    if (st == ATTN_OK)
+        st = generation_measure_uncached(res->writing, err);
+    return st;
+}
+
 enum attn_status
 walkthrough_step_pipeline(const struct walkthrough *w, int k, struct walk_resources *res,
                           struct pipeline *p, struct attn_error *err)
@@ -348,9 +376,15 @@ walkthrough_step_pipeline(const struct walkthrough *w, int k, struct walk_resour
     if (st != ATTN_OK)
         return st;
     src = walk_resources_source(res);
+    src.layer = res->layer;
     st = pipeline_create(p, &res->opts.cfg, &src, &sub);
     if (st == ATTN_OK && res->layer > 0) {
         st = pipeline_select_layer(p, res->layer, &sub);
+        if (st != ATTN_OK)
+            pipeline_destroy(p);
+    }
+    if (st == ATTN_OK && res->opts.generate > 0) {
+        st = write_step(res, p, &src, &sub);
         if (st != ATTN_OK)
             pipeline_destroy(p);
     }
@@ -367,6 +401,10 @@ walk_resources_destroy(struct walk_resources *res)
 {
     inputs_destroy(&res->in);
     free(res->ablated);
+    if (res->writing != NULL) {
+        generation_destroy(res->writing);
+        free(res->writing);
+    }
     for (int i = 0; i < 4; i++)
         free(res->paths[i]);
     free(res->argv_text);

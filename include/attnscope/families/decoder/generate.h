@@ -151,10 +151,10 @@ enum attn_status generation_measure_uncached(struct generation *g, struct attn_e
 size_t generation_cache_bytes(const struct decoder_config *c, int n);
 
 /*
- * The text's bytes, ids[from .. n) as the tokenizer spells them (a token
- * that is not bytes, a special one, as its display text), NUL-terminated;
- * the caller frees it.  NULL when out of memory.
+ * The text's bytes, ids[from .. to) as the tokenizer spells them (a token
+ * that is not bytes, a special one, as its display text; to -1: the end),
+ * NUL-terminated; the caller frees it.  NULL when out of memory.
  */
-char *generation_text(const struct generation *g, int from);
+char *generation_text(const struct generation *g, int from, int to);
 
 #endif

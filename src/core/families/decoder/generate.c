@@ -272,12 +272,13 @@ generation_cache_bytes(const struct decoder_config *c, int n)
 }
 
 char *
-generation_text(const struct generation *g, int from)
+generation_text(const struct generation *g, int from, int to)
 {
     size_t len = 0, cap = 256;
     char *text = malloc(cap);
+    const int end = to < 0 || to > g->n ? g->n : to;
 
-    for (int i = from < 0 ? 0 : from; text != NULL && i < g->n; i++) {
+    for (int i = from < 0 ? 0 : from; text != NULL && i < end; i++) {
         char shown[MODEL_TOKEN_DISPLAY_MAX(64)];
         int n = 0;
         const char *bytes = bpe_token_raw(&g->model->bpe, g->ids[i], &n);
