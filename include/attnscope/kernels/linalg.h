@@ -34,6 +34,17 @@ void linalg_gemm_nn(int m, int n, int k,
                     float *c, int ldc);
 
 /*
+ * One row of each, in place, for a single query against a cache of keys
+ * and values (a written token's attention): nothing packed, every row of b
+ * read once.  The same bits as linalg_gemm_nt and linalg_gemm_nn with
+ * m = 1: each c[j] the products in order of k with fused multiply-adds.
+ *   linalg_row_nt: c (n) = a (k) . b^T, b (n, k) rows ldb apart;
+ *   linalg_row_nn: c (n) = a (k) . b, b (k, n) rows ldb apart.
+ */
+void linalg_row_nt(int n, int k, const float *a, const float *b, int ldb, float *c);
+void linalg_row_nn(int n, int k, const float *a, const float *b, int ldb, float *c);
+
+/*
  * c (m, n) = a (m, k) . B for a bfloat16 B, (n, k) when trans (b[j * ldb +
  * p]), else (k, n): the bits of converting B to float32 and then calling
  * linalg_gemm_nt or linalg_gemm_nn.

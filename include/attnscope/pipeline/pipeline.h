@@ -114,6 +114,14 @@ enum stage_needs {
     NEEDS_UNGATED,        /* a model whose MLP is up, GELU, down (GPT-2) */
 };
 
+/*
+ * A model's pipeline built with no layer shown: its stages are empty until
+ * pipeline_select_layer() makes one (what --generate writes through: the
+ * shown layer's n x n stages are made once, at the end, not for every
+ * token).  Only the family's own state (pipeline_decoder) may be read before.
+ */
+#define PIPELINE_NO_LAYER (-1)
+
 struct pipeline_source {
     const char *sentence;
     const struct vocab *vocab;              /* borrowed */
@@ -135,7 +143,8 @@ struct pipeline_source {
     const int *ids;
     int n_ids;
     float *last_logits; /* a model's: where its last position's logits go, or NULL */
-    int layer;          /* a model's: the layer shown first (out of range: 0) */
+    int layer;          /* a model's: the layer shown first (out of range: 0), or
+                           PIPELINE_NO_LAYER */
     int room;           /* a model's: rows of room beyond the text's for appends (0: the run's
                            default, DECODER_ROOM) */
 };

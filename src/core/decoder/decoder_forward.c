@@ -312,6 +312,13 @@ forward(const struct decoder_model *m, const int *ids, int n, int top, const str
             return attn_fail(err, ATTN_ENOMEM, "out of memory for an edit of %d tokens", n);
         }
     } else {
+        /*
+         * An append past prev's room copies every row it keeps: the room then
+         * grows with the text (half of it more), so that a text written token
+         * by token is copied a logarithmic number of times, not every 64.
+         */
+        if (prev != NULL && from > 0 && layer0 == 0 && room < n / 2)
+            room = n / 2;
         const int cap = n + room < c->n_positions ? n + room : c->n_positions;
         if (run_carve(c, n, cap, top, r) != 0)
             return attn_fail(err, ATTN_ENOMEM, "out of memory for the stages of %d tokens", n);

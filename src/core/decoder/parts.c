@@ -231,6 +231,9 @@ struct heads_job {
  * whole forward or an edit makes them; under the mask a block reads the
  * keys up to its last query (the weights past a query's own are 0).
  */
+/* Rows of a block few enough to be attended one at a time, in place (linalg_row_nt). */
+#define PART_ROW_AT_A_TIME 2
+
 static void
 attend_heads(void *ctx, int h0, int h1)
 {
@@ -251,6 +254,22 @@ attend_heads(void *ctx, int h0, int h1)
         for (int i0 = a->from; i0 < n;) {
             const int i1 = (i0 / B + 1) * B < n ? (i0 / B + 1) * B : n;
             const int keys = a->causal ? i1 : n;
+            if (i1 - i0 <= PART_ROW_AT_A_TIME) {
+                /*
+                 * A few rows (a written token's, an appended word's): each
+                 * against the keys and values in place, nothing packed: the
+                 * same sums as the block's products.
+                 */
+                for (int i = i0; i < i1; i++) {
+                    const int seen = a->causal ? i + 1 : n;
+                    linalg_row_nt(seen, hd, s->q + (size_t)i * Q + h * hd, s->k + kv * hd, K, sc);
+                    rowops_softmax(sc, rows, rows + n, w, seen, 0, seen, a->divisor);
+                    linalg_row_nn(hd, seen, w, s->v + kv * hd, K,
+                                  s->context + (size_t)i * Q + h * hd);
+                }
+                i0 = i1;
+                continue;
+            }
             linalg_gemm_nt(i1 - i0, keys, hd, s->q + (size_t)i0 * Q + h * hd, Q, s->k + kv * hd, K,
                            sc, keys);
             for (int i = i0; i < i1; i++)

@@ -51,11 +51,17 @@
 /* c (mr, nr, row stride ldc) = c (when accumulate) + pa (kc, mr) . pb (kc, nr, floats or bf16) */
 typedef void (*tile_fn)(int kc, const float *pa, const void *pb, float *c, int ldc, int accumulate);
 
+/* c (panels * 32) = c (when accumulate) + a (kc) . panels of pb: one row of A, unpacked. */
+typedef void (*row_fn)(int kc, const float *a, const void *pb, int panels, float *c,
+                       int accumulate);
+
 /* A kernel's tiles for one type of B. */
 struct tiles {
     tile_fn tile;
     /* The same for the first 4 and the first 8 rows of a panel (NULL: tile, every row). */
     tile_fn tile4, tile8;
+    /* One row of A against whole panels of 32 columns (NULL: the tiles). */
+    row_fn row;
 };
 
 struct kernel {
@@ -216,6 +222,63 @@ TILE_AVX512(tile4_avx512, ROWS4, ROW32_F32)
 TILE_AVX512(tile16_avx512, ROWS12, ROW32_BF16)
 TILE_AVX512(tile16_8_avx512, ROWS8, ROW32_BF16)
 TILE_AVX512(tile16_4_avx512, ROWS4, ROW32_BF16)
+
+/*
+ * One row of A (a written token's: a matrix-vector product), four panels of
+ * B at once: eight independent chains in flight where a tile of one row
+ * would have two, so that reading B is what limits it.  Each column is
+ * still its own chain of FMAs in order of k: the same bits as the tiles.
+ * a is the row itself (not packed), panels kc * 32 apart.
+ */
+#define ROW_AVX512(NAME, ROW32, TYPE)                                                              \
+    __attribute__((target("avx512f"))) static void NAME(int kc, const float *a, const void *pbv,  \
+                                                        int panels, float *c, int accumulate)     \
+    {                                                                                             \
+        const TYPE *pb = pbv;                                                                     \
+        const size_t step = (size_t)kc * 32;                                                      \
+        for (int q = 0; q + 4 <= panels; q += 4) {                                                \
+            const TYPE *b = pb + (size_t)q * step;                                                \
+            float *cq = c + q * 32;                                                               \
+            __m512 c0, c1, c2, c3, c4, c5, c6, c7;                                                \
+            if (accumulate) {                                                                     \
+                c0 = _mm512_loadu_ps(cq), c1 = _mm512_loadu_ps(cq + 16);                          \
+                c2 = _mm512_loadu_ps(cq + 32), c3 = _mm512_loadu_ps(cq + 48);                     \
+                c4 = _mm512_loadu_ps(cq + 64), c5 = _mm512_loadu_ps(cq + 80);                     \
+                c6 = _mm512_loadu_ps(cq + 96), c7 = _mm512_loadu_ps(cq + 112);                    \
+            } else {                                                                              \
+                c0 = c1 = c2 = c3 = c4 = c5 = c6 = c7 = _mm512_setzero_ps();                      \
+            }                                                                                     \
+            for (int p = 0; p < kc; p++) {                                                        \
+                const __m512 ap = _mm512_set1_ps(a[p]);                                           \
+                ROW32(b, (size_t)p * 32, b0, b1)                                                  \
+                ROW32(b + step, (size_t)p * 32, b2, b3)                                           \
+                ROW32(b + 2 * step, (size_t)p * 32, b4, b5)                                       \
+                ROW32(b + 3 * step, (size_t)p * 32, b6, b7)                                       \
+                c0 = _mm512_fmadd_ps(ap, b0, c0), c1 = _mm512_fmadd_ps(ap, b1, c1);               \
+                c2 = _mm512_fmadd_ps(ap, b2, c2), c3 = _mm512_fmadd_ps(ap, b3, c3);               \
+                c4 = _mm512_fmadd_ps(ap, b4, c4), c5 = _mm512_fmadd_ps(ap, b5, c5);               \
+                c6 = _mm512_fmadd_ps(ap, b6, c6), c7 = _mm512_fmadd_ps(ap, b7, c7);               \
+            }                                                                                     \
+            _mm512_storeu_ps(cq, c0), _mm512_storeu_ps(cq + 16, c1);                              \
+            _mm512_storeu_ps(cq + 32, c2), _mm512_storeu_ps(cq + 48, c3);                         \
+            _mm512_storeu_ps(cq + 64, c4), _mm512_storeu_ps(cq + 80, c5);                         \
+            _mm512_storeu_ps(cq + 96, c6), _mm512_storeu_ps(cq + 112, c7);                        \
+        }                                                                                         \
+        for (int q = panels / 4 * 4; q < panels; q++) {                                           \
+            const TYPE *b = pb + (size_t)q * step;                                                \
+            float *cq = c + q * 32;                                                               \
+            __m512 c0 = accumulate ? _mm512_loadu_ps(cq) : _mm512_setzero_ps();                   \
+            __m512 c1 = accumulate ? _mm512_loadu_ps(cq + 16) : _mm512_setzero_ps();              \
+            for (int p = 0; p < kc; p++) {                                                        \
+                const __m512 ap = _mm512_set1_ps(a[p]);                                           \
+                ROW32(b, (size_t)p * 32, b0, b1)                                                  \
+                c0 = _mm512_fmadd_ps(ap, b0, c0), c1 = _mm512_fmadd_ps(ap, b1, c1);               \
+            }                                                                                     \
+            _mm512_storeu_ps(cq, c0), _mm512_storeu_ps(cq + 16, c1);                              \
+        }                                                                                         \
+    }
+ROW_AVX512(row_avx512, ROW32_F32, float)
+ROW_AVX512(row16_avx512, ROW32_BF16, uint16_t)
 #undef DECLARE
 #undef LOAD
 #undef ZERO
@@ -224,12 +287,13 @@ TILE_AVX512(tile16_4_avx512, ROWS4, ROW32_BF16)
 #endif
 
 static const struct kernel kernels[] = {
-    [CPU_PORTABLE] = { 4, 4, { tile_portable, NULL, NULL }, { tile16_portable, NULL, NULL } },
+    [CPU_PORTABLE] = { 4, 4, { tile_portable, NULL, NULL, NULL },
+                       { tile16_portable, NULL, NULL, NULL } },
 #ifdef LINALG_X86
-    [CPU_AVX2] = { 6, 16, { tile_avx2, NULL, NULL }, { tile16_avx2, NULL, NULL } },
+    [CPU_AVX2] = { 6, 16, { tile_avx2, NULL, NULL, NULL }, { tile16_avx2, NULL, NULL, NULL } },
     [CPU_AVX512] = { 12, 32,
-                     { tile_avx512, tile4_avx512, tile8_avx512 },
-                     { tile16_avx512, tile16_4_avx512, tile16_8_avx512 } },
+                     { tile_avx512, tile4_avx512, tile8_avx512, row_avx512 },
+                     { tile16_avx512, tile16_4_avx512, tile16_8_avx512, row16_avx512 } },
 #endif
 };
 
@@ -497,6 +561,23 @@ gemm_plain(int m, int n, int k, const float *a, int lda, const struct bmat *b, f
     }
 }
 
+/* The last w (< nr) columns of one row, through a tile and a full-size buffer. */
+static void
+gemm_edge_row(const struct kernel *kn, const struct tiles *tl, int kc, const float *a,
+              const void *panel_b, int w, float *pa, float *c, int accumulate)
+{
+    float edge[12 * 32];
+
+    pack_a(1, kc, kn->mr, a, kc, pa);
+    for (int j = 0; j < w; j++)
+        edge[j] = accumulate ? c[j] : 0.0f;
+    if (tl->tile4 != NULL)
+        tl->tile4(kc, pa, panel_b, edge, kn->nr, accumulate);
+    else
+        tl->tile(kc, pa, panel_b, edge, kn->nr, accumulate);
+    memcpy(c, edge, (size_t)w * sizeof *c);
+}
+
 /*
  * c (m, n) = a (m, k) . B, with B already packed for this kernel (floats or
  * bfloat16, as bf16 says): columns [j_begin, j_begin + n) of a pack
@@ -518,6 +599,16 @@ gemm_core(const struct kernel *kn, int m, int n, int k, const float *a, int lda,
         const int accumulate = p0 > 0;
         const unsigned char *block = (const unsigned char *)pb +
                                      ((size_t)p0 * pb_width + (size_t)j_begin * (size_t)kc) * esize;
+        if (m == 1 && tl->row != NULL && n >= nr) {
+            /* One row: the whole panels straight from a, the last (partial) one by a tile. */
+            const int whole = n / nr;
+            tl->row(kc, a + p0, block, whole, c, accumulate);
+            if (whole * nr == n)
+                continue;
+            gemm_edge_row(kn, tl, kc, a + (size_t)p0, block + (size_t)whole * nr * (size_t)kc * esize,
+                          n - whole * nr, pa, c + whole * nr, accumulate);
+            continue;
+        }
         for (int i0 = 0; i0 < m; i0 += MC) {
             const int mc = m - i0 < MC ? m - i0 : MC;
             pack_a(mc, kc, mr, a + (size_t)i0 * (size_t)lda + (size_t)p0, lda, pa);
@@ -588,6 +679,108 @@ gemm(int m, int n, int k, const float *a, int lda, const struct bmat *b, float *
     pack_any(k, n, kn->nr, b, pb);
     gemm_core(kn, m, n, k, a, lda, pb, b->bf16, (size_t)((n + kn->nr - 1) / kn->nr * kn->nr), 0,
               pb + b_floats, c, ldc);
+}
+
+/* ---------------------------------------------------------- one row */
+
+#ifdef LINALG_X86
+/*
+ * 16 rows of b at a time: 16 x 16 blocks transposed in registers, so that
+ * lane j of the accumulator walks row j's k in order (its own FMA chain).
+ */
+__attribute__((target("avx512f"))) static int
+row_nt_avx512(int n, int k, const float *a, const float *b, int ldb, float *c)
+{
+    int j0 = 0;
+
+    for (; j0 + 16 <= n; j0 += 16) {
+        __m512 acc = _mm512_setzero_ps();
+        int p0 = 0;
+        for (; p0 + 16 <= k; p0 += 16) {
+            __m512 r[16];
+            for (int i = 0; i < 16; i++)
+                r[i] = _mm512_loadu_ps(b + (size_t)(j0 + i) * (size_t)ldb + (size_t)p0);
+            transpose16_regs(r);
+            for (int q = 0; q < 16; q++)
+                acc = _mm512_fmadd_ps(_mm512_set1_ps(a[p0 + q]), r[q], acc);
+        }
+        if (p0 < k) {
+            float lanes[16];
+            _mm512_storeu_ps(lanes, acc);
+            for (int i = 0; i < 16; i++)
+                for (int p = p0; p < k; p++)
+                    lanes[i] = fmaf(a[p], b[(size_t)(j0 + i) * (size_t)ldb + (size_t)p], lanes[i]);
+            acc = _mm512_loadu_ps(lanes);
+        }
+        _mm512_storeu_ps(c + j0, acc);
+    }
+    return j0;
+}
+
+/* 16 columns of b at a time: each lane its column's chain over k, row by row. */
+__attribute__((target("avx512f"))) static int
+row_nn_avx512(int n, int k, const float *a, const float *b, int ldb, float *c)
+{
+    int j0 = 0;
+
+    for (; j0 + 64 <= n; j0 += 64) {
+        __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+        for (int p = 0; p < k; p++) {
+            const float *row = b + (size_t)p * (size_t)ldb + (size_t)j0;
+            const __m512 ap = _mm512_set1_ps(a[p]);
+            c0 = _mm512_fmadd_ps(ap, _mm512_loadu_ps(row), c0);
+            c1 = _mm512_fmadd_ps(ap, _mm512_loadu_ps(row + 16), c1);
+            c2 = _mm512_fmadd_ps(ap, _mm512_loadu_ps(row + 32), c2);
+            c3 = _mm512_fmadd_ps(ap, _mm512_loadu_ps(row + 48), c3);
+        }
+        _mm512_storeu_ps(c + j0, c0);
+        _mm512_storeu_ps(c + j0 + 16, c1);
+        _mm512_storeu_ps(c + j0 + 32, c2);
+        _mm512_storeu_ps(c + j0 + 48, c3);
+    }
+    for (; j0 + 16 <= n; j0 += 16) {
+        __m512 c0 = _mm512_setzero_ps();
+        for (int p = 0; p < k; p++)
+            c0 = _mm512_fmadd_ps(_mm512_set1_ps(a[p]),
+                                 _mm512_loadu_ps(b + (size_t)p * (size_t)ldb + (size_t)j0), c0);
+        _mm512_storeu_ps(c + j0, c0);
+    }
+    return j0;
+}
+#endif
+
+void
+linalg_row_nt(int n, int k, const float *a, const float *b, int ldb, float *c)
+{
+    int j = 0;
+
+#ifdef LINALG_X86
+    if (cpu_isa() == CPU_AVX512)
+        j = row_nt_avx512(n, k, a, b, ldb, c);
+#endif
+    for (; j < n; j++) {
+        float acc = 0.0f;
+        for (int p = 0; p < k; p++)
+            acc = fmaf(a[p], b[(size_t)j * (size_t)ldb + (size_t)p], acc);
+        c[j] = acc;
+    }
+}
+
+void
+linalg_row_nn(int n, int k, const float *a, const float *b, int ldb, float *c)
+{
+    int j = 0;
+
+#ifdef LINALG_X86
+    if (cpu_isa() == CPU_AVX512)
+        j = row_nn_avx512(n, k, a, b, ldb, c);
+#endif
+    for (; j < n; j++) {
+        float acc = 0.0f;
+        for (int p = 0; p < k; p++)
+            acc = fmaf(a[p], b[(size_t)p * (size_t)ldb + (size_t)j], acc);
+        c[j] = acc;
+    }
 }
 
 void

@@ -439,6 +439,10 @@ decoder_family_build(struct pipeline *p, struct family_decoder_state *prev, cons
     p->st.shape.sets = 1;
     p->st.shape.d_set = 3 * c->n_embd;
     p->st.shape.dropout_calls = 1;
+    if (src->layer == PIPELINE_NO_LAYER) {
+        p->layer = PIPELINE_NO_LAYER; /* (pipeline_select_layer makes one when asked) */
+        return ATTN_OK;
+    }
     p->layer = src->layer > 0 && src->layer < c->n_layer ? src->layer : 0;
     return decoder_family_select_layer(p, p->layer, err);
 }

@@ -1,0 +1,164 @@
+/*
+ * bench_generate.c: the benchmark's writing (generate.h): a model folder
+ * writing count tokens after a text of n, as --generate does, and a token
+ * written in the view (G) to the frame drawn.  Not part of attnscope.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/decoder/generate.h"
+#include "attnscope/families/decoder/model.h"
+#include "bench.h"
+
+/*
+ * --generate's path: the folder's model packed, a text of n token ids, then
+ * count tokens written greedily, each timed (the forward of its row in
+ * every layer, what --generate's summary counts).  Reports the median
+ * token, and the tokens a second over all of them.
+ */
+int
+cmd_generate(const char *dir, int n, int count)
+{
+    struct model m;
+    struct attention_config cfg;
+    struct pipeline_source src;
+    struct pipeline p;
+    struct generate_options o;
+    struct generation g;
+    struct attn_error err;
+    double times[MAX_REPS], rebuilds[MAX_REPS], total = 0.0;
+    int *ids;
+    bool ended;
+
+    if (count < 1 || count > MAX_REPS)
+        return 1;
+    if (model_open(&m, dir, NULL, &err) != ATTN_OK) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        return 1;
+    }
+    (void)family_decoder_pack_if_room(&m.dec); /* as --generate does */
+    ids = malloc((size_t)n * sizeof *ids);
+    if (ids == NULL)
+        return 1;
+    for (int i = 0; i < n; i++)
+        ids[i] = (i * 7919) % m.dec.cfg.vocab_size;
+    attention_config_init(&cfg);
+    memset(&src, 0, sizeof src);
+    src.family = &family_decoder;
+    src.model = &m;
+    src.top = 5;
+    src.ids = ids;
+    src.n_ids = n;
+    src.room = count; /* (as --generate asks) */
+    src.layer = getenv("BENCH_SHOWN") != NULL ? 0 : PIPELINE_NO_LAYER; /* as --print writes */
+    if (pipeline_create(&p, &cfg, &src, &err) != ATTN_OK) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        return 1;
+    }
+    src.ids = NULL;
+    generate_options_init(&o);
+    if (generation_init(&g, &m, &o, &err) != ATTN_OK ||
+        generation_begin(&g, &p, &cfg, &src, count, &err) != ATTN_OK) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        return 1;
+    }
+    for (int i = 0; i < count; i++) {
+        double t0 = bench_now();
+        if (generation_write(&g, &p, &cfg, &src, &ended, &err) != ATTN_OK) {
+            fprintf(stderr, "bench: %s\n", err.msg);
+            return 1;
+        }
+        times[i] = bench_now() - t0;
+        rebuilds[i] = g.steps[g.written - 1].seconds;
+        total += times[i];
+    }
+    qsort(rebuilds, (size_t)count, sizeof *rebuilds, bench_cmp_double);
+    {
+        char name[48], extra[64];
+        snprintf(name, sizeof name, "generate_%d", n);
+        snprintf(extra, sizeof extra, "%.2f\t%zu\t%.3f", count / total,
+                 generation_cache_bytes(&m.dec.cfg, g.n - g.first), rebuilds[count / 2] * 1e3);
+        bench_report(name, times, count, extra);
+    }
+    generation_destroy(&g);
+    pipeline_destroy(&p);
+    model_close(&m);
+    free(ids);
+    return 0;
+}
+
+/*
+ * The view's G on a text of about n tokens (the folder's tokenizer reading
+ * ten-token sentences): the token written, its rows in every layer, the
+ * shown layer's new row and column in every head, and the frame drawn at
+ * 200x50, reps times; the weights stage shown, as a user watching the new
+ * row would.
+ */
+int
+cmd_generate_view(const char *dir, int n, int reps)
+{
+    static const char words[] = " the quick brown fox jumps over the lazy dog.";
+    struct model m;
+    struct attention_config cfg;
+    struct pipeline_source src;
+    struct attn_error err;
+    double times[MAX_REPS];
+    FILE *in = fopen("/dev/null", "r");
+    FILE *out = tmpfile();
+    size_t len = 0;
+    char *sentence;
+    struct app a;
+    struct tui *t;
+
+    if (reps > MAX_REPS)
+        reps = MAX_REPS;
+    if (in == NULL || out == NULL || model_open(&m, dir, NULL, &err) != ATTN_OK)
+        return 1;
+    (void)family_decoder_pack_if_room(&m.dec); /* as the view does */
+    sentence = malloc((size_t)n * sizeof words / 10 + sizeof words);
+    if (sentence == NULL)
+        return 1;
+    sentence[0] = '\0';
+    while (len + sizeof words <= (size_t)n * (sizeof words - 1) / 10) {
+        memcpy(sentence + len, words, sizeof words);
+        len += sizeof words - 1;
+    }
+    setenv("COLUMNS", "200", 1);
+    setenv("LINES", "50", 1);
+    setenv("TERM", "xterm-256color", 1);
+    attention_config_init(&cfg);
+    memset(&src, 0, sizeof src);
+    src.sentence = sentence;
+    src.family = &family_decoder;
+    src.model = &m;
+    src.top = 5;
+    t = bench_open_view(&a, &cfg, &src, in, out);
+    if (t == NULL)
+        return 1;
+    app_key(&a, '6'); /* the weights */
+    app_key(&a, 'G'); /* (the writing begun: the prompt's logits) */
+    tui_frame(t, &a);
+    printf("generate_view_tokens\t%d\n", a.pipe.tokens.count);
+    for (int r = 0; r < reps; r++) {
+        double t0 = bench_now();
+        app_key(&a, 'G');
+        tui_frame(t, &a);
+        times[r] = bench_now() - t0;
+    }
+    {
+        char name[32];
+        snprintf(name, sizeof name, "generate_view_%d", n);
+        bench_report(name, times, reps, NULL);
+    }
+    tui_close(t);
+    app_destroy(&a);
+    model_close(&m);
+    free(sentence);
+    fclose(in);
+    fclose(out);
+    return 0;
+}
