@@ -598,6 +598,7 @@ count=$((count + 1))
 [ "$(grep -c '^  *[1-5]  *[4-8]  *198  \\n ' "$tmp/gen")" -eq 5 ] &&
     grep -qF "writing 5 tokens as the book's generate does: greedy (argmax of the logits)" "$tmp/gen" &&
     grep -qF "text (4 tokens of prompt, 5 written):" "$tmp/gen" &&
+    grep -qF "kv cache: 2 x 2 layers x 9 tokens x 16 (kv width) x 4 bytes = 2304 bytes" "$tmp/gen" &&
     grep -qF "attnscope: wrote 5 tokens in " "$tmp/gen-err" || fail "--generate 5, greedy: $(cat "$tmp/gen")"
 count=$((count + 1))
 "$bin" --model "$ch5" --heads 2 -s "Every effort moves you" --generate 5 --sample-temperature 1.4 --top-k 25 \
@@ -623,7 +624,8 @@ grep -qF "  the model chose \n (id 198, p drawn 0.0709): the writing stops there
 count=$((count + 1))
 "$bin" --model "$ch5" --heads 2 -s "Every effort moves you" --generate 62 --print >"$tmp/gen" 2>/dev/null
 [ "$(grep -c "the text is past the model's context of 64 tokens" "$tmp/gen")" -eq 1 ] &&
-    grep -qF "text (4 tokens of prompt, 62 written):" "$tmp/gen" || fail "--generate past the context: $(tail -5 "$tmp/gen")"
+    grep -qF "text (4 tokens of prompt, 62 written):" "$tmp/gen" &&
+    grep -qF "kv cache: 2 x 2 layers x 64 tokens x 16 (kv width)" "$tmp/gen" || fail "--generate past the context: $(tail -5 "$tmp/gen")"
 # Bad input, named.
 expect 2 "--generate is a trained model's (--model): the book's classes have no vocabulary head to write from" -- --print --generate 3
 expect 2 "--top-k is a trained model's (--model)" -- --print --top-k 3

@@ -60,8 +60,8 @@ put_method(FILE *out, const struct generation *g, int count)
     attn_shortest(p, sizeof p, s->top_p);
     fprintf(out, "writing %d token%s as the book's generate does: ", count, count == 1 ? "" : "s");
     if (s->top_k > 0)
-        fprintf(out, "top-k %d (logits below the %d-th likeliest's set to -inf), ", s->top_k,
-                s->top_k);
+        fprintf(out, "top-k %d (logits below the likeliest %d's smallest set to -inf), ",
+                s->top_k, s->top_k);
     if (s->temperature == 0.0)
         fprintf(out, "greedy (argmax of the logits)");
     else {
@@ -200,6 +200,19 @@ write_print_steps(FILE *out, const struct generation *g, const struct print_opti
     write_print_text(out, g, po);
 }
 
+/* What the cache held for the last token read: its formula and size. */
+static void
+put_cache(FILE *out, const struct generation *g)
+{
+    const struct decoder_config *c = &g->model->dec.cfg;
+    const int n = g->n - g->first;
+    const size_t bytes = generation_cache_bytes(c, n);
+
+    fprintf(out, "kv cache: 2 x %d layers x %d tokens x %d (kv width) x 4 bytes = %zu bytes "
+                 "(%.1f KiB): the keys and values kept so a written token computes one row\n\n",
+            c->n_layer, n, decoder_kv_width(c), bytes, (double)bytes / 1024.0);
+}
+
 void
 write_print_text(FILE *out, const struct generation *g, const struct print_options *po)
 {
@@ -216,4 +229,5 @@ write_print_text(FILE *out, const struct generation *g, const struct print_optio
         put_text(out, text);
     fputs("\n\n", out);
     free(text);
+    put_cache(out, g);
 }
