@@ -621,7 +621,7 @@ main(int argc, char **argv)
     if (argc >= 4 && strcmp(argv[1], "gpt2-edit") == 0)
         return cmd_gpt2_edit(atoi(argv[2]), atoi(argv[3]));
     if (argc >= 5 && strcmp(argv[1], "generate") == 0)
-        return cmd_generate(argv[2], atoi(argv[3]), atoi(argv[4]));
+        return cmd_generate(argv[2], atoi(argv[3]), atoi(argv[4]), argc >= 6 ? atoi(argv[5]) : 1);
     if (argc >= 5 && strcmp(argv[1], "generate-view") == 0)
         return cmd_generate_view(argv[2], atoi(argv[3]), atoi(argv[4]));
     if (argc >= 2 && strcmp(argv[1], "probe") == 0)
@@ -650,6 +650,6 @@ main(int argc, char **argv)
                     "gpt2 N REPS | gpt2-edit N REPS | gpt2-folder DIR | gpt2-view DIR N REPS | "
                     "load NAME PATH REPS | spawn NAME REPS CMD... | llama-folder DIR SHAPE | "
                     "llama-open DIR view|print N | "
-                    "llama DIR N REPS | generate DIR N COUNT | generate-view DIR N REPS\n");
+                    "llama DIR N REPS | generate DIR N COUNT [ROUNDS] | generate-view DIR N REPS\n");
     return 2;
 }

@@ -17,11 +17,14 @@
 /*
  * --generate's path: the folder's model packed, a text of n token ids, then
  * count tokens written greedily, each timed (the forward of its row in
- * every layer, what --generate's summary counts).  Reports the median
+ * every layer, what --generate's summary counts); rounds times over, each
+ * round after the first taking the tokens back first (more samples of the
+ * same work on a noisy machine).  n + count must stay within the context (a
+ * token that slid the window would be a whole forward).  Reports the median
  * token, and the tokens a second over all of them.
  */
 int
-cmd_generate(const char *dir, int n, int count)
+cmd_generate(const char *dir, int n, int count, int rounds)
 {
     struct model m;
     struct attention_config cfg;
@@ -34,7 +37,7 @@ cmd_generate(const char *dir, int n, int count)
     int *ids;
     bool ended;
 
-    if (count < 1 || count > MAX_REPS)
+    if (count < 1 || rounds < 1 || (size_t)count * (size_t)rounds > MAX_REPS)
         return 1;
     if (model_open(&m, dir, NULL, &err) != ATTN_OK) {
         fprintf(stderr, "bench: %s\n", err.msg);
@@ -66,16 +69,31 @@ cmd_generate(const char *dir, int n, int count)
         fprintf(stderr, "bench: %s\n", err.msg);
         return 1;
     }
-    for (int i = 0; i < count; i++) {
-        double t0 = bench_now();
-        if (generation_write(&g, &p, &cfg, &src, &ended, &err) != ATTN_OK) {
-            fprintf(stderr, "bench: %s\n", err.msg);
-            return 1;
+    for (int r = 0; r < rounds; r++) {
+        /* (a round after the first takes its tokens back first: the same text, the same work) */
+        for (int i = 0; r > 0 && i < count; i++)
+            if (generation_undo(&g, &p, &cfg, &src, &err) != ATTN_OK) {
+                fprintf(stderr, "bench: %s\n", err.msg);
+                return 1;
+            }
+        for (int i = 0; i < count; i++) {
+            const int at = r * count + i;
+            double t0 = bench_now();
+            if (generation_write(&g, &p, &cfg, &src, &ended, &err) != ATTN_OK) {
+                fprintf(stderr, "bench: %s\n", err.msg);
+                return 1;
+            }
+            times[at] = bench_now() - t0;
+            rebuilds[at] = g.steps[g.written - 1].seconds;
+            total += times[at];
+            if (g.steps[g.written - 1].computed != 1) {
+                fprintf(stderr, "bench: token %d computed %d rows, not one\n", i,
+                        g.steps[g.written - 1].computed);
+                return 1;
+            }
         }
-        times[i] = bench_now() - t0;
-        rebuilds[i] = g.steps[g.written - 1].seconds;
-        total += times[i];
     }
+    count *= rounds;
     qsort(rebuilds, (size_t)count, sizeof *rebuilds, bench_cmp_double);
     {
         char name[48], extra[64];

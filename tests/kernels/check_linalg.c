@@ -204,6 +204,68 @@ START_TEST(products_are_the_fma_chain_on_every_isa)
 END_TEST
 
 /*
+ * One query row against a cache in place (a written token's attention):
+ * linalg_row_nt / _nn and the every-head forms, heads sharing a key head
+ * (group 2) or not, keys and head sizes off the 16s, on every instruction
+ * set: each element the FMA chain in order of k.
+ */
+START_TEST(a_row_against_the_cache_is_the_chain)
+{
+    static const int cases[][3] = { /* keys, head size, group */
+        { 1, 16, 1 }, { 15, 8, 2 }, { 16, 64, 1 }, { 33, 20, 2 }, { 100, 64, 3 }, { 129, 128, 1 },
+    };
+    const enum cpu_isa best = cpu_isa();
+
+    for (int isa = CPU_PORTABLE; isa <= (int)best; isa++) {
+        ck_assert_int_eq(cpu_isa_limit((enum cpu_isa)isa), isa);
+        for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+            const int n = cases[t][0], hd = cases[t][1], group = cases[t][2];
+            const int heads = 6, kv = heads / group, ld = kv * hd + 3;
+            const size_t ldc = (size_t)n + 5;
+            const size_t room = (size_t)heads * (ldc + (size_t)hd); /* either output's */
+            float *q = malloc((size_t)heads * hd * sizeof *q);
+            float *keys = malloc((size_t)n * ld * sizeof *keys);
+            float *w = malloc((size_t)heads * ldc * sizeof *w);
+            float *got = malloc(room * sizeof *got);
+            float *want = malloc(room * sizeof *want);
+            ck_assert(q && keys && w && got && want);
+            fill(q, (size_t)heads * hd, 11u + (uint32_t)n);
+            fill(keys, (size_t)n * ld, 12u + (uint32_t)hd);
+            fill(w, (size_t)heads * ldc, 13u);
+            /* scores: heads 1 .. 5 at once, head h against key head h / group */
+            for (size_t e = 0; e < room; e++)
+                got[e] = want[e] = 7.0f;
+            for (int h = 1; h < heads; h++)
+                reference(1, n, hd, q + h * hd, hd, keys + (h / group) * hd, ld, 1,
+                          want + h * ldc, (int)ldc);
+            linalg_row_nt_heads(n, hd, 1, heads, group, q, (size_t)hd, keys, ld, got, ldc);
+            ck_assert_msg(memcmp(want, got, room * sizeof *got) == 0,
+                          "%s: row_nt_heads %d keys x %d, group %d", cpu_isa_name(), n, hd, group);
+            linalg_row_nt(n, hd, q + 2 * hd, keys + (2 / group) * hd, ld, got + 2 * ldc);
+            ck_assert(memcmp(want + 2 * ldc, got + 2 * ldc, (size_t)n * sizeof *got) == 0);
+            /* contexts: the weights (heads x n) times the values (n x kv head size) */
+            for (size_t e = 0; e < room; e++)
+                got[e] = want[e] = 7.0f;
+            for (int h = 0; h < heads - 1; h++)
+                reference(1, hd, n, w + h * ldc, (int)ldc, keys + (h / group) * hd, ld, 0,
+                          want + h * hd, hd);
+            linalg_row_nn_heads(hd, n, 0, heads - 1, group, w, ldc, keys, ld, got, (size_t)hd);
+            ck_assert_msg(memcmp(want, got, room * sizeof *got) == 0,
+                          "%s: row_nn_heads %d keys x %d, group %d", cpu_isa_name(), n, hd, group);
+            linalg_row_nn(hd, n, w + ldc, keys + (1 / group) * hd, ld, got + hd);
+            ck_assert(memcmp(want + hd, got + hd, (size_t)hd * sizeof *got) == 0);
+            free(q);
+            free(keys);
+            free(w);
+            free(got);
+            free(want);
+        }
+    }
+    cpu_isa_limit(best);
+}
+END_TEST
+
+/*
  * The thread pool (kernels/parallel.c): a product on 1 to 8 threads, from
  * the pool, from inside a pool's task (which starts threads of its own),
  * and from two threads at once (one of which finds the pool busy), is the
@@ -452,6 +514,7 @@ linalg_suite(void)
 
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, products_are_the_fma_chain_on_every_isa);
+    tcase_add_test(tc, a_row_against_the_cache_is_the_chain);
     tcase_add_test(tc, a_pack_gives_every_element_back);
     tcase_add_test(tc, an_empty_pack_falls_back);
     tcase_add_test(tc, the_pool_gives_the_chain_from_any_caller);

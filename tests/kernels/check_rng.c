@@ -198,6 +198,29 @@ START_TEST(golden_vectors_from_pytorch)
                 free(got);
                 checked += (int)sizes[k];
             }
+        } else if (strcmp(kind, "normal-digest") == 0) {
+            /* Too many values to list: the FNV-1a hash of their bytes. */
+            unsigned long long seed, want, hash = 0xcbf29ce484222325ull;
+            double mean, std;
+            size_t n;
+            float *got;
+            ck_assert(sscanf(cursor, "%llu %lf %lf %zu -- %llx", &seed, &mean, &std, &n, &want) ==
+                      5);
+            got = malloc(n * sizeof *got);
+            ck_assert_ptr_nonnull(got);
+            rng_seed(&r, seed);
+            rng_normal_f32(&r, got, n, mean, std);
+            for (size_t i = 0; i < n; i++) {
+                uint32_t b;
+                memcpy(&b, &got[i], sizeof b);
+                for (int byte = 0; byte < 4; byte++)
+                    hash = (hash ^ ((b >> (8 * byte)) & 0xffu)) * 0x100000001b3ull;
+            }
+            ck_assert_msg(hash == want, "golden line %d: %zu normal_ values hash to %016llx, "
+                                        "PyTorch's to %016llx",
+                          lineno, n, hash, want);
+            free(got);
+            checked += (int)n;
         } else {
             ck_abort_msg("golden line %d: unknown kind '%s'", lineno, kind);
         }

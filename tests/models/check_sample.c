@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "attnscope/decoder/sample.h"
+#include "attnscope/kernels/cpu.h"
 #include "testutil.h"
 
 static uint32_t
@@ -53,11 +54,55 @@ expect_choice(char **cursor, const struct sample_choice *c, int lineno, int draw
                   lineno, draw, bits_of(c->prob), bits);
 }
 
-START_TEST(choices_match_pytorch)
+/*
+ * A "softmax N LSEED SCALE CUT -- bits..." line: the probabilities a draw
+ * at temperature 1 without cuts is made from (work[n .. 2n) after the
+ * call), each PyTorch's to the bit.
+ */
+static void
+check_softmax_row(const char *line, int lineno)
+{
+    const struct sample_options plain = { 1.0, 0, 1.0 };
+    unsigned long long lseed;
+    double scale;
+    int n, cut, used = 0;
+    struct sample_choice c;
+    struct attn_error err;
+    struct rng gen;
+    const char *cursor;
+    float *logits, *work;
+
+    ck_assert_msg(sscanf(line, "softmax %d %llu %lf %d --%n", &n, &lseed, &scale, &cut, &used) == 4,
+                  "line %d", lineno);
+    logits = case_logits(n, lseed, scale, 0);
+    work = malloc(3 * (size_t)n * sizeof *work);
+    ck_assert_ptr_nonnull(work);
+    for (int i = 0; cut && i < n; i += 3)
+        logits[i] = -INFINITY;
+    rng_seed(&gen, 1);
+    ck_assert_int_eq(sample_choose(&plain, &gen, logits, n, work, &c, &err), ATTN_OK);
+    cursor = line + used;
+    for (int i = 0; i < n; i++) {
+        unsigned int bits;
+        int step = 0;
+        ck_assert_msg(sscanf(cursor, " %x%n", &bits, &step) == 1, "line %d: %d of %d", lineno, i,
+                      n);
+        cursor += step;
+        ck_assert_msg(bits_of(work[n + i]) == bits,
+                      "%s: line %d: probability %d is %08x, PyTorch's %08x", cpu_isa_name(), lineno,
+                      i, bits_of(work[n + i]), bits);
+    }
+    free(logits);
+    free(work);
+}
+
+/* Every case of the golden file under the instruction set in force. */
+static void
+check_golden_draws(void)
 {
     FILE *f = fopen(test_path("tests/golden/sample-draws.txt"), "r");
     static char line[1 << 16];
-    int lineno = 0, cases = 0, draws_checked = 0;
+    int lineno = 0, cases = 0, draws_checked = 0, softmax_rows = 0;
     float *logits = NULL, *work = NULL;
     struct rng gen;
     int n = 0;
@@ -75,6 +120,11 @@ START_TEST(choices_match_pytorch)
         lineno++;
         if (line[0] == '#')
             continue;
+        if (strncmp(line, "softmax ", 8) == 0) {
+            check_softmax_row(line, lineno);
+            softmax_rows++;
+            continue;
+        }
         if (strncmp(line, "after ", 6) == 0) {
             const struct sample_options plain = { 1.0, 0, 1.0 };
             cursor = line + 5;
@@ -106,6 +156,19 @@ START_TEST(choices_match_pytorch)
     free(work);
     ck_assert_int_ge(cases, 20);
     ck_assert_int_ge(draws_checked, 300);
+    ck_assert_int_ge(softmax_rows, 4);
+}
+
+/* PyTorch's draws to the bit, with the softmax's vector code and without it. */
+START_TEST(choices_match_pytorch)
+{
+    const enum cpu_isa best = cpu_isa();
+
+    for (int isa = CPU_PORTABLE; isa <= (int)best; isa++) {
+        ck_assert_int_eq(cpu_isa_limit((enum cpu_isa)isa), isa);
+        check_golden_draws();
+    }
+    cpu_isa_limit(best);
 }
 END_TEST
 

@@ -26,6 +26,13 @@ the token the same generator draws next at temperature 1 without cuts: the
 generator's state after the case (greedy draws nothing from it; a draw
 takes one exponential per vocabulary entry).
 
+Last, whole rows of torch.softmax, every probability's bits:
+
+    softmax N LSEED SCALE CUT -- probbits ...
+
+of torch.randn(N) * SCALE after torch.manual_seed(LSEED), every third
+logit -inf when CUT is 1.
+
 Top-p cases have no tied logits: torch.sort (not stable) orders equal
 logits as std::sort leaves them, and where equal logits straddle the cut
 attnscope cuts the lower ids first (doc/random-numbers.md).
@@ -93,6 +100,14 @@ CASES = [
     (8, 19, 0.0, 0, 1.0, 0, 1.0, 123, 25),
 ]
 
+SOFTMAX_ROWS = [
+    # N, LSEED, SCALE, CUT
+    (8, 31, 1.0, 0),
+    (515, 32, 4.0, 0),
+    (1001, 33, 30.0, 0),
+    (203, 34, 4.0, 1),
+]
+
 
 def main():
     print("# made by tests/oracle/sample_fixtures.py with PyTorch %s "
@@ -111,6 +126,17 @@ def main():
                                                         top_p, dseed, draws, " ".join(out)))
         i, p = choose(logits.clone(), 1.0, 0, 1.0)
         print("after %d:%s" % (i, bits(p)))
+    # Whole rows of torch.softmax, every probability's bits: the exponentials
+    # and the sum a draw's probabilities come from, to the last bit (spreads
+    # past 87 reach the subnormal results; CUT: every third logit -inf).
+    for n, lseed, scale, cut in SOFTMAX_ROWS:
+        torch.manual_seed(lseed)
+        logits = torch.randn(n) * scale
+        if cut:
+            logits[::3] = float("-inf")
+        probs = torch.softmax(logits.view(1, n), dim=-1)[0]
+        print("softmax %d %d %r %d -- %s" % (n, lseed, scale, cut,
+                                             " ".join(bits(v) for v in probs.tolist())))
 
 
 if __name__ == "__main__":

@@ -67,7 +67,9 @@ enum attn_status sample_check(const struct sample_options *o, int outputs,
 
 /*
  * The next token from n logits under o, drawing from gen when sampling;
- * work is room for 3 n floats.  c says what was chosen and why.  Fails
+ * work is room for 3 n floats, and holds after the call the probabilities
+ * drawn from (after the cuts and the temperature) at work[n .. 2n).  c says
+ * what was chosen and why.  Fails
  * (drawing nothing) on a row with a NaN or +inf logit, as torch.multinomial
  * refuses its probabilities.
  */

@@ -45,6 +45,20 @@ void linalg_row_nt(int n, int k, const float *a, const float *b, int ldb, float 
 void linalg_row_nn(int n, int k, const float *a, const float *b, int ldb, float *c);
 
 /*
+ * The same for one query row in heads h0 .. h1 at once (a written token's
+ * attention in every head), head h reading b's columns of its group, (h /
+ * group) k onwards for the keys, (h / group) n onwards for the values:
+ *   linalg_row_nt_heads: c[h ldc + j] = a[h lda ..] . b[j ldb + (h / group) k ..], j < n;
+ *   linalg_row_nn_heads: c[h ldc + j] = sum over p < k of a[h lda + p] b[p ldb + (h / group) n + j].
+ * b is read once, in the order it lies; each element the chain of
+ * linalg_row_nt and linalg_row_nn, so the same bits.
+ */
+void linalg_row_nt_heads(int n, int k, int h0, int h1, int group, const float *a, size_t lda,
+                         const float *b, int ldb, float *c, size_t ldc);
+void linalg_row_nn_heads(int n, int k, int h0, int h1, int group, const float *a, size_t lda,
+                         const float *b, int ldb, float *c, size_t ldc);
+
+/*
  * c (m, n) = a (m, k) . B for a bfloat16 B, (n, k) when trans (b[j * ldb +
  * p]), else (k, n): the bits of converting B to float32 and then calling
  * linalg_gemm_nt or linalg_gemm_nn.

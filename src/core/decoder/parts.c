@@ -234,6 +234,42 @@ struct heads_job {
 /* Rows of a block few enough to be attended one at a time, in place (linalg_row_nt). */
 #define PART_ROW_AT_A_TIME 2
 
+/*
+ * A few query rows (a written token's, an appended word's) in heads h0 ..
+ * h1: each row against the keys and values in place, every head over a
+ * block of keys before the next block, so the cache is read once in the
+ * order it lies; the same sums as the blocks' products below.
+ */
+static void
+attend_rows(const struct part_attention_args *a, struct decoder_layer_stages *s, int h0, int h1)
+{
+    const int n = a->n;
+    const int Q = decoder_q_width(a->c);
+    const int K = decoder_kv_width(a->c);
+    const int hd = decoder_head_dim(a->c);
+    const int group = a->c->n_head / decoder_kv_heads(a->c);
+    const size_t B = PART_ATTENTION_ROWS;
+    const size_t stride = a->scratch_stride;
+
+    for (int i = a->from; i < n; i++) {
+        const int seen = a->causal ? i + 1 : n;
+        float *context = s->context + (size_t)i * Q;
+        linalg_row_nt_heads(seen, hd, h0, h1, group, s->q + (size_t)i * Q, (size_t)hd, s->k, K,
+                            a->scratch, stride);
+        for (int h = h0; h < h1; h++) {
+            float *sc = a->scratch + (size_t)h * stride;
+            float *w = sc + B * (size_t)n;
+            float *rows = w + B * (size_t)n;
+            rowops_softmax(sc, rows, rows + n, w, seen, 0, seen, a->divisor);
+        }
+        linalg_row_nn_heads(hd, seen, h0, h1, group, a->scratch + B * (size_t)n, stride, s->v, K,
+                            context, (size_t)hd);
+        for (int h = h0; h < h1; h++)
+            if (a->ablated != NULL && a->ablated[h])
+                memset(context + (size_t)h * hd, 0, (size_t)hd * sizeof(float));
+    }
+}
+
 static void
 attend_heads(void *ctx, int h0, int h1)
 {
@@ -246,6 +282,10 @@ attend_heads(void *ctx, int h0, int h1)
     const int hd = decoder_head_dim(a->c);
     const int B = PART_ATTENTION_ROWS;
 
+    if (n - a->from <= PART_ROW_AT_A_TIME) {
+        attend_rows(a, s, h0, h1);
+        return;
+    }
     for (int h = h0; h < h1; h++) {
         const int kv = decoder_kv_head_of(a->c, h);
         float *sc = a->scratch + (size_t)h * a->scratch_stride;

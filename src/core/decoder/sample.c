@@ -7,6 +7,11 @@
 #include <string.h>
 
 #include "attnscope/decoder/sample.h"
+#include "attnscope/kernels/cpu.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 enum attn_status
 sample_check(const struct sample_options *o, int outputs, struct attn_error *err)
@@ -92,8 +97,61 @@ torch_expf(float d)
     u = fmaf(u, s, 0.166666671633720397949219f);
     u = fmaf(u, s, 0.5f);
     u = 1.0f + fmaf(s * s, u, s);
+    if (q >= -126.0f && q <= 127.0f) {
+        /* times 2^q made from its bits: exact, so the same as ldexpf, without the call */
+        const uint32_t bits = (uint32_t)((int)q + 127) << 23;
+        float scale;
+        memcpy(&scale, &bits, sizeof scale);
+        return u * scale;
+    }
     return ldexpf(u, (int)q);
 }
+
+#if defined(__x86_64__)
+/*
+ * torch_expf(x[i] - max) for eight entries at once, lane for lane the
+ * scalar code's operations (AVX2's own rounding, multiplies and fused
+ * multiply-adds give the same bits); below -104 (a cut's -inf) the scalar
+ * code's 0, and a block with an entry between -104 and -87 (a result that
+ * is subnormal) made by the scalar code.
+ */
+__attribute__((target("avx2,fma"))) static void
+torch_expf8(const float *x, float max, float *p)
+{
+    const __m256 d = _mm256_sub_ps(_mm256_loadu_ps(x), _mm256_set1_ps(max));
+    const __m256 q = _mm256_round_ps(_mm256_mul_ps(d, _mm256_set1_ps(1.442695040888963407359924681001892137f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 s = _mm256_fmadd_ps(q, _mm256_set1_ps(-0.693145751953125f), d);
+    __m256 u = _mm256_set1_ps(0.000198527617612853646278381f);
+    __m256i bits;
+
+    const __m256 zero = _mm256_cmp_ps(d, _mm256_set1_ps(-104.0f), _CMP_LT_OQ); /* (-inf: cut) */
+
+    if (_mm256_movemask_ps(_mm256_andnot_ps(zero, _mm256_cmp_ps(d, _mm256_set1_ps(-87.0f),
+                                                                _CMP_NGE_UQ))) != 0) {
+        for (int i = 0; i < 8; i++)
+            p[i] = torch_expf(x[i] - max);
+        return;
+    }
+    s = _mm256_fmadd_ps(q, _mm256_set1_ps(-1.428606765330187045e-06f), s);
+    u = _mm256_fmadd_ps(u, s, _mm256_set1_ps(0.00139304355252534151077271f));
+    u = _mm256_fmadd_ps(u, s, _mm256_set1_ps(0.00833336077630519866943359f));
+    u = _mm256_fmadd_ps(u, s, _mm256_set1_ps(0.0416664853692054748535156f));
+    u = _mm256_fmadd_ps(u, s, _mm256_set1_ps(0.166666671633720397949219f));
+    u = _mm256_fmadd_ps(u, s, _mm256_set1_ps(0.5f));
+    u = _mm256_add_ps(_mm256_set1_ps(1.0f), _mm256_fmadd_ps(_mm256_mul_ps(s, s), u, s));
+    /* q is -126 .. 0 here: 2^q from its bits, an exact scaling; below -104 the scalar's 0 */
+    bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(q), _mm256_set1_epi32(127)), 23);
+    _mm256_storeu_ps(p, _mm256_andnot_ps(zero, _mm256_mul_ps(u, _mm256_castsi256_ps(bits))));
+}
+
+/* lane[0 .. 8) += p[0 .. 8) */
+__attribute__((target("avx2"))) static void
+add_lanes8(float *lane, const float *p)
+{
+    _mm256_storeu_ps(lane, _mm256_add_ps(_mm256_loadu_ps(lane), _mm256_loadu_ps(p)));
+}
+#endif
 
 /*
  * torch.softmax of a float32 row at the AVX2 capability: the largest, each
@@ -108,9 +166,18 @@ softmax_row(const float *x, int n, float *p)
     float lane[8] = { 0 };
     float inv;
 
-    for (int i = 0; i < n; i++)
-        max = x[i] > max ? x[i] : max;
-    for (int i = 0; i < n; i++) {
+    int i = 0;
+
+    for (int j = 0; j < n; j++)
+        max = x[j] > max ? x[j] : max;
+#if defined(__x86_64__)
+    if (cpu_isa() >= CPU_AVX2)
+        for (; i + 8 <= n; i += 8) {
+            torch_expf8(x + i, max, p + i);
+            add_lanes8(lane, p + i);
+        }
+#endif
+    for (; i < n; i++) {
         p[i] = torch_expf(x[i] - max);
         lane[i % 8] += p[i];
     }
@@ -118,8 +185,8 @@ softmax_row(const float *x, int n, float *p)
         for (int l = 0; l < width; l++)
             lane[l] = lane[l] + lane[l + width];
     inv = 1.0f / lane[0];
-    for (int i = 0; i < n; i++)
-        p[i] *= inv;
+    for (int j = 0; j < n; j++)
+        p[j] *= inv;
 }
 
 /*
@@ -208,8 +275,8 @@ sample_choose(const struct sample_options *o, struct rng *gen, const float *logi
     int *order = (int *)(work + 2 * (size_t)n);
     float *draws = work + 2 * (size_t)n; /* (after the top-p cut) each entry's Exp(1) */
     const bool sampling = o->temperature > 0.0;
-    float max_plain = -INFINITY;
-    double sum_plain = 0.0;
+    const bool cut = o->top_k > 0 && o->top_k < n;
+    float *plain = draws; /* (once the draw is done) the plain probabilities */
     int chosen = 0;
 
     memset(c, 0, sizeof *c);
@@ -222,7 +289,7 @@ sample_choose(const struct sample_options *o, struct rng *gen, const float *logi
                              i, n, (double)logits[i]);
     likeliest(logits, n, c);
     memcpy(x, logits, (size_t)n * sizeof *x);
-    if (o->top_k > 0 && o->top_k < n) {
+    if (cut) {
         c->cut_logit = kth_largest(logits, n, o->top_k, p);
         for (int i = 0; i < n; i++)
             if (x[i] < c->cut_logit)
@@ -254,14 +321,20 @@ sample_choose(const struct sample_options *o, struct rng *gen, const float *logi
             if (x[i] > x[chosen])
                 chosen = i;
     }
-    /* What the choice is shown with: the plain probabilities and the ranks. */
-    for (int i = 0; i < n; i++)
-        max_plain = logits[i] > max_plain ? logits[i] : max_plain;
-    for (int i = 0; i < n; i++)
-        sum_plain += exp((double)logits[i] - (double)max_plain);
+    /*
+     * What the choice is shown with: the plain probabilities (torch.softmax
+     * of the logits as they are: the row drawn from when nothing was cut or
+     * tempered) and the ranks.
+     */
+    for (int s = 0; s < c->shown; s++)
+        c->top_q[s] = sampling ? draws[c->top_ids[s]] : 0.0f;
+    if (!cut && (!sampling || (o->temperature == 1.0 && o->top_p >= 1.0)))
+        plain = p;
+    else
+        softmax_row(logits, n, plain);
     c->id = chosen;
     c->logit = logits[chosen];
-    c->prob_plain = (float)(exp((double)logits[chosen] - (double)max_plain) / sum_plain);
+    c->prob_plain = plain[chosen];
     c->prob = p[chosen];
     for (int i = 0; i < n; i++) {
         const bool kept = x[i] != -INFINITY;
@@ -271,9 +344,8 @@ sample_choose(const struct sample_options *o, struct rng *gen, const float *logi
     }
     for (int s = 0; s < c->shown; s++) {
         const int id = c->top_ids[s];
-        c->top_plain[s] = (float)(exp((double)logits[id] - (double)max_plain) / sum_plain);
+        c->top_plain[s] = plain[id];
         c->top_prob[s] = p[id];
-        c->top_q[s] = sampling ? draws[id] : 0.0f;
     }
     return ATTN_OK;
 }

@@ -311,7 +311,7 @@ kernel(void)
  * interleaved, then pairs of pairs, then the 128-bit lanes exchanged twice.
  * Only moves numbers, so packing this way gives the products the same bits.
  */
-__attribute__((target("avx512f"))) static inline void
+__attribute__((target("avx512f"), always_inline)) static inline void
 transpose16_regs(__m512 r[16])
 {
     __m512 t[16];
@@ -685,34 +685,50 @@ gemm(int m, int n, int k, const float *a, int lda, const struct bmat *b, float *
 
 #ifdef LINALG_X86
 /*
- * 16 rows of b at a time: 16 x 16 blocks transposed in registers, so that
- * lane j of the accumulator walks row j's k in order (its own FMA chain).
+ * Rows j0 .. j0 + 16 of b against a: 16 x 16 blocks transposed in
+ * registers, so that lane j of the accumulator walks row j's k in order
+ * (its own FMA chain); the tail of k past the last 16 in order after them.
  */
+__attribute__((target("avx512f"), always_inline)) static inline __m512
+row_nt_block(int p0, const float *a, const float *b, int ldb, __m512 acc)
+{
+    __m512 r[16];
+
+    for (int i = 0; i < 16; i++)
+        r[i] = _mm512_loadu_ps(b + (size_t)i * (size_t)ldb + (size_t)p0);
+    transpose16_regs(r);
+    for (int q = 0; q < 16; q++)
+        acc = _mm512_fmadd_ps(_mm512_set1_ps(a[p0 + q]), r[q], acc);
+    return acc;
+}
+
+__attribute__((target("avx512f"))) static __m512
+row_nt_tail(int p0, int k, const float *a, const float *b, int ldb, __m512 acc)
+{
+    float lanes[16];
+
+    if (p0 >= k)
+        return acc;
+    _mm512_storeu_ps(lanes, acc);
+    for (int i = 0; i < 16; i++)
+        for (int p = p0; p < k; p++)
+            lanes[i] = fmaf(a[p], b[(size_t)i * (size_t)ldb + (size_t)p], lanes[i]);
+    return _mm512_loadu_ps(lanes);
+}
+
+/* 16 rows of b at a time, each lane its row's chain. */
 __attribute__((target("avx512f"))) static int
 row_nt_avx512(int n, int k, const float *a, const float *b, int ldb, float *c)
 {
     int j0 = 0;
 
     for (; j0 + 16 <= n; j0 += 16) {
+        const float *b0 = b + (size_t)j0 * (size_t)ldb;
         __m512 acc = _mm512_setzero_ps();
-        int p0 = 0;
-        for (; p0 + 16 <= k; p0 += 16) {
-            __m512 r[16];
-            for (int i = 0; i < 16; i++)
-                r[i] = _mm512_loadu_ps(b + (size_t)(j0 + i) * (size_t)ldb + (size_t)p0);
-            transpose16_regs(r);
-            for (int q = 0; q < 16; q++)
-                acc = _mm512_fmadd_ps(_mm512_set1_ps(a[p0 + q]), r[q], acc);
-        }
-        if (p0 < k) {
-            float lanes[16];
-            _mm512_storeu_ps(lanes, acc);
-            for (int i = 0; i < 16; i++)
-                for (int p = p0; p < k; p++)
-                    lanes[i] = fmaf(a[p], b[(size_t)(j0 + i) * (size_t)ldb + (size_t)p], lanes[i]);
-            acc = _mm512_loadu_ps(lanes);
-        }
-        _mm512_storeu_ps(c + j0, acc);
+        int p0;
+        for (p0 = 0; p0 + 16 <= k; p0 += 16)
+            acc = row_nt_block(p0, a, b0, ldb, acc);
+        _mm512_storeu_ps(c + j0, row_nt_tail(p0, k, a, b0, ldb, acc));
     }
     return j0;
 }
@@ -747,6 +763,66 @@ row_nn_avx512(int n, int k, const float *a, const float *b, int ldb, float *c)
     }
     return j0;
 }
+
+/*
+ * linalg_row_nt_heads for keys 0 .. (n rounded down to 16): a block of 16
+ * keys at a time, every head against it before the next block, so the keys
+ * are read once, in the order they lie in memory (a head at a time walks
+ * them a column slice apart, which no prefetcher follows).
+ */
+__attribute__((target("avx512f"))) static int
+row_nt_heads_avx512(int n, int k, int h0, int h1, int group, const float *a, size_t lda,
+                    const float *b, int ldb, float *c, size_t ldc)
+{
+    const size_t ld = (size_t)ldb;
+    int j0 = 0;
+
+    for (; j0 + 16 <= n; j0 += 16) {
+        for (int h = h0; h < h1; h++) {
+            const float *ah = a + (size_t)h * lda;
+            const float *b0 = b + (size_t)j0 * ld + (size_t)(h / group) * (size_t)k;
+            __m512 acc = _mm512_setzero_ps();
+            int p0;
+            for (p0 = 0; p0 + 16 <= k; p0 += 16)
+                acc = row_nt_block(p0, ah, b0, ldb, acc);
+            _mm512_storeu_ps(c + (size_t)h * ldc + (size_t)j0, row_nt_tail(p0, k, ah, b0, ldb, acc));
+        }
+    }
+    return j0;
+}
+
+/*
+ * linalg_row_nn_heads for columns 0 .. (n rounded down to 16) of every head:
+ * 16 rows of b at a time, every head's columns over them before the next 16
+ * rows (b read once, in order); each column's chain carried from block to
+ * block in c, so it stays the chain in order of k.
+ */
+__attribute__((target("avx512f"))) static int
+row_nn_heads_avx512(int n, int k, int h0, int h1, int group, const float *a, size_t lda,
+                    const float *b, int ldb, float *c, size_t ldc)
+{
+    const int n16 = n / 16 * 16;
+
+    for (int h = h0; h < h1; h++)
+        memset(c + (size_t)h * ldc, 0, (size_t)n16 * sizeof *c);
+    for (int p0 = 0; p0 < k; p0 += 16) {
+        const int p1 = p0 + 16 < k ? p0 + 16 : k;
+        for (int h = h0; h < h1; h++) {
+            const float *ah = a + (size_t)h * lda;
+            const float *bh = b + (size_t)(h / group) * (size_t)n;
+            float *ch = c + (size_t)h * ldc;
+            for (int j0 = 0; j0 < n16; j0 += 16) {
+                __m512 acc = _mm512_loadu_ps(ch + j0);
+                for (int p = p0; p < p1; p++)
+                    acc = _mm512_fmadd_ps(_mm512_set1_ps(ah[p]),
+                                          _mm512_loadu_ps(bh + (size_t)p * (size_t)ldb + (size_t)j0),
+                                          acc);
+                _mm512_storeu_ps(ch + j0, acc);
+            }
+        }
+    }
+    return n16;
+}
 #endif
 
 void
@@ -780,6 +856,44 @@ linalg_row_nn(int n, int k, const float *a, const float *b, int ldb, float *c)
         for (int p = 0; p < k; p++)
             acc = fmaf(a[p], b[(size_t)p * (size_t)ldb + (size_t)j], acc);
         c[j] = acc;
+    }
+}
+
+void
+linalg_row_nt_heads(int n, int k, int h0, int h1, int group, const float *a, size_t lda,
+                    const float *b, int ldb, float *c, size_t ldc)
+{
+    int j = 0;
+
+#ifdef LINALG_X86
+    if (cpu_isa() == CPU_AVX512)
+        j = row_nt_heads_avx512(n, k, h0, h1, group, a, lda, b, ldb, c, ldc);
+#endif
+    for (int h = h0; h < h1; h++)
+        linalg_row_nt(n - j, k, a + (size_t)h * lda,
+                      b + (size_t)j * (size_t)ldb + (size_t)(h / group) * (size_t)k, ldb,
+                      c + (size_t)h * ldc + (size_t)j);
+}
+
+void
+linalg_row_nn_heads(int n, int k, int h0, int h1, int group, const float *a, size_t lda,
+                    const float *b, int ldb, float *c, size_t ldc)
+{
+    int j = 0;
+
+#ifdef LINALG_X86
+    if (cpu_isa() == CPU_AVX512)
+        j = row_nn_heads_avx512(n, k, h0, h1, group, a, lda, b, ldb, c, ldc);
+#endif
+    for (int h = h0; h < h1; h++) {
+        const float *ah = a + (size_t)h * lda;
+        const float *bh = b + (size_t)(h / group) * (size_t)n;
+        for (int col = j; col < n; col++) {
+            float acc = 0.0f;
+            for (int p = 0; p < k; p++)
+                acc = fmaf(ah[p], bh[(size_t)p * (size_t)ldb + (size_t)col], acc);
+            c[(size_t)h * ldc + (size_t)col] = acc;
+        }
     }
 }
 

@@ -75,8 +75,8 @@ cephes_logf(float x)
     p = fmaf(p, m, 2.0000714765e-1f);
     p = fmaf(p, m, -2.4999993993e-1f);
     p = fmaf(p, m, 3.3333331174e-1f);
-    p = p * m * z;
-    p = fmaf(e, -2.12194440e-4f, p);
+    /* y x z + e q1, the compiled kernel's way: (y x) z fused with the rounded e q1 */
+    p = fmaf(p * m, z, e * -2.12194440e-4f);
     p = fmaf(z, -0.5f, p);
     return fmaf(e, 0.693359375f, m + p);
 }
@@ -101,8 +101,9 @@ cephes_sincosf(float x, float *s, float *c)
     pc = 2.443315711809948e-5f;
     pc = fmaf(pc, z, -1.388731625493765e-3f);
     pc = fmaf(pc, z, 4.166664568298827e-2f);
-    pc = pc * z * z;
-    pc = fmaf(z, -0.5f, pc) + 1.0f;
+    /* y z z - z / 2, the compiled kernel's way: (y z) z fused with the rounded z / 2 */
+    pc = pc * z;
+    pc = fmaf(pc, z, -(z * 0.5f)) + 1.0f;
     ps = -1.9515295891e-4f;
     ps = fmaf(ps, z, 8.3321608736e-3f);
     ps = fmaf(ps, z, -1.6666654611e-1f);
