@@ -202,6 +202,65 @@ probe_threads(void)
     printf("peak_all_gflops\t%.1f\n", (double)threads * iters * 12 * width * 2 / t / 1e9);
 }
 
+/*
+ * Memory read bandwidth: threads threads each summing its share of a
+ * 512 MiB buffer (64-bit words, eight sums: the loads are what limits it),
+ * best of five.  What a written token's bound is computed from (bench/run
+ * section 11: the weights a token reads over this).
+ */
+struct bw_job {
+    const uint64_t *words;
+    size_t count;
+    uint64_t sum;
+};
+
+static void *
+bw_thread(void *arg)
+{
+    struct bw_job *j = arg;
+    uint64_t s[8] = { 0 };
+
+    for (size_t i = 0; i + 8 <= j->count; i += 8)
+        for (int l = 0; l < 8; l++)
+            s[l] += j->words[i + (size_t)l];
+    for (int l = 0; l < 8; l++)
+        j->sum += s[l];
+    return NULL;
+}
+
+static int
+cmd_bandwidth(void)
+{
+    const size_t bytes = (size_t)512 << 20;
+    uint64_t *buf = malloc(bytes);
+
+    if (buf == NULL)
+        return 1;
+    memset(buf, 1, bytes);
+    for (int threads = 1; threads <= 2; threads++) {
+        double best = 1e30;
+        for (int r = 0; r < 5; r++) {
+            pthread_t tid[2];
+            struct bw_job jobs[2];
+            double t0 = bench_now();
+            for (int i = 0; i < threads; i++) {
+                jobs[i] = (struct bw_job){ buf + (size_t)i * (bytes / 8 / (size_t)threads),
+                                           bytes / 8 / (size_t)threads, 0 };
+                pthread_create(&tid[i], NULL, bw_thread, &jobs[i]);
+            }
+            for (int i = 0; i < threads; i++)
+                pthread_join(tid[i], NULL);
+            t0 = bench_now() - t0;
+            best = t0 < best ? t0 : best;
+            if (jobs[0].sum == 42) /* (keeps the sums) */
+                printf("#\n");
+        }
+        printf("bandwidth_%d\t%.1f\n", threads, (double)bytes / best / 1e9);
+    }
+    free(buf);
+    return 0;
+}
+
 static int
 cmd_probe(void)
 {
@@ -622,10 +681,14 @@ main(int argc, char **argv)
         return cmd_gpt2_edit(atoi(argv[2]), atoi(argv[3]));
     if (argc >= 5 && strcmp(argv[1], "generate") == 0)
         return cmd_generate(argv[2], atoi(argv[3]), atoi(argv[4]), argc >= 6 ? atoi(argv[5]) : 1);
+    if (argc >= 5 && strcmp(argv[1], "bpe-tokenizer") == 0)
+        return cmd_bpe_tokenizer(argv[2], atoi(argv[3]), argv[4]);
     if (argc >= 5 && strcmp(argv[1], "generate-view") == 0)
         return cmd_generate_view(argv[2], atoi(argv[3]), atoi(argv[4]));
     if (argc >= 2 && strcmp(argv[1], "probe") == 0)
         return cmd_probe();
+    if (argc >= 2 && strcmp(argv[1], "bandwidth") == 0)
+        return cmd_bandwidth();
     if (argc >= 4 && strcmp(argv[1], "forward") == 0)
         return cmd_forward(atoi(argv[2]), atoi(argv[3]));
     if (argc >= 3 && strcmp(argv[1], "rss") == 0)
@@ -646,10 +709,11 @@ main(int argc, char **argv)
         return cmd_load(argv[2], argv[3], atoi(argv[4]));
     if (argc >= 5 && strcmp(argv[1], "spawn") == 0)
         return cmd_spawn(argv[2], atoi(argv[3]), argv + 4);
-    fprintf(stderr, "usage: bench probe | forward N REPS | rss N | frame REPS | "
+    fprintf(stderr, "usage: bench probe | bandwidth | forward N REPS | rss N | frame REPS | "
                     "gpt2 N REPS | gpt2-edit N REPS | gpt2-folder DIR | gpt2-view DIR N REPS | "
                     "load NAME PATH REPS | spawn NAME REPS CMD... | llama-folder DIR SHAPE | "
                     "llama-open DIR view|print N | "
-                    "llama DIR N REPS | generate DIR N COUNT [ROUNDS] | generate-view DIR N REPS\n");
+                    "llama DIR N REPS | generate DIR N COUNT [ROUNDS] | generate-view DIR N REPS | "
+                    "bpe-tokenizer VOCAB_DIR SIZE OUT\n");
     return 2;
 }

@@ -43,6 +43,7 @@ int cmd_llama(const char *dir, int n, int reps);
 int cmd_llama_open(const char *dir, const char *mode, int n);
 /* bench_generate.c */
 int cmd_generate(const char *dir, int n, int count, int rounds);
+int cmd_bpe_tokenizer(const char *vocab_dir, int size, const char *out);
 int cmd_generate_view(const char *dir, int n, int reps);
 
 #endif

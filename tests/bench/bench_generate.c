@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "attnscope/families/decoder/family_decoder.h"
 #include "attnscope/families/decoder/generate.h"
 #include "attnscope/families/decoder/model.h"
@@ -178,5 +180,64 @@ cmd_generate_view(const char *dir, int n, int reps)
     free(sentence);
     fclose(in);
     fclose(out);
+    return 0;
+}
+
+/*
+ * A byte-level BPE tokenizer.json of `size` tokens for a benchmark folder
+ * whose vocabulary has no tokenizer of its own (SmolLM2-135M's shape: 49,152
+ * tokens): GPT-2's first size tokens (ids 0-255 its bytes, id 256 + r the
+ * token merge r makes) and its first size - 256 merges, so that every merge
+ * makes a token the file has.  Not SmolLM2's own tokenizer: its ids stand in
+ * for them, as the weights are random.
+ */
+int
+cmd_bpe_tokenizer(const char *vocab_dir, int size, const char *out)
+{
+    char path[4096];
+    json_error_t jerr;
+    json_t *encoder, *vocab = json_object(), *merges = json_array(), *root, *model;
+    const char *token;
+    json_t *id;
+    FILE *f;
+    char line[1024];
+    int count = 0;
+
+    snprintf(path, sizeof path, "%s/encoder.json", vocab_dir);
+    encoder = json_load_file(path, 0, &jerr);
+    if (encoder == NULL) {
+        fprintf(stderr, "bench: %s: %s\n", path, jerr.text);
+        return 1;
+    }
+    json_object_foreach(encoder, token, id)
+        if (json_integer_value(id) < size)
+            json_object_set(vocab, token, id);
+    snprintf(path, sizeof path, "%s/vocab.bpe", vocab_dir);
+    f = fopen(path, "r");
+    if (f == NULL) {
+        fprintf(stderr, "bench: cannot read %s\n", path);
+        return 1;
+    }
+    while (count < size - 256 && fgets(line, sizeof line, f) != NULL) {
+        line[strcspn(line, "\n")] = '\0';
+        if (strncmp(line, "#version", 8) == 0 || line[0] == '\0') /* ("# #" is a merge) */
+            continue;
+        json_array_append_new(merges, json_string(line));
+        count++;
+    }
+    fclose(f);
+    model = json_pack("{s:s, s:o, s:o, s:b}", "type", "BPE", "vocab", vocab, "merges", merges,
+                      "byte_fallback", 0);
+    root = json_pack("{s:s, s:[], s:{s:s, s:b, s:b, s:b}, s:{s:s, s:b, s:b, s:b}, s:o}", "version",
+                     "1.0", "added_tokens", "pre_tokenizer", "type", "ByteLevel",
+                     "add_prefix_space", 0, "trim_offsets", 1, "use_regex", 1, "decoder", "type",
+                     "ByteLevel", "add_prefix_space", 1, "trim_offsets", 1, "use_regex", 1,
+                     "model", model);
+    json_decref(encoder);
+    if (root == NULL || json_dump_file(root, out, JSON_COMPACT) != 0) {
+        fprintf(stderr, "bench: cannot write %s\n", out);
+        return 1;
+    }
+    json_decref(root);
     return 0;
 }
