@@ -132,6 +132,13 @@ follow_text(struct app *a)
 }
 
 /* Writes one token and says what it was; 0, or -1 (said why) when none was written. */
+/* Decimals a time in milliseconds is said with: a small model's token takes a fraction of one. */
+static int
+ms_digits(double seconds)
+{
+    return seconds < 0.001 ? 2 : seconds < 0.01 ? 1 : 0;
+}
+
 static int
 write_one(struct app *a)
 {
@@ -168,18 +175,18 @@ write_one(struct app *a)
         model_token_display(a->model, c->id, shown, sizeof shown);
         if (s->slid)
             app_say(a, "wrote %s (id %d, p %.3f): past the context of %d, the model reads the "
-                       "last %d and computed them all again (%.0f ms)",
+                       "last %d and computed them all again (%.*f ms)",
                     shown, c->id, (double)c->prob, a->writing->context, a->writing->context,
-                    s->seconds * 1e3);
+                    ms_digits(s->seconds), s->seconds * 1e3);
         else if (a->cfg.sample_temperature == 0.0)
             app_say(a, "wrote %s (id %d, p %.3f, the likeliest): one row a layer from the cache, "
-                       "%.0f ms. G again, A keeps writing, Backspace takes it back",
-                    shown, c->id, (double)c->prob_plain, s->seconds * 1e3);
+                       "%.*f ms. G again, A keeps writing, Backspace takes it back",
+                    shown, c->id, (double)c->prob_plain, ms_digits(s->seconds), s->seconds * 1e3);
         else
             app_say(a, "drew %s (id %d, rank %d, p %.3f -> %.3f after the cuts and T; q %.3f, "
-                       "p/q %.3f the largest), %.0f ms. G again, A keeps writing",
+                       "p/q %.3f the largest), %.*f ms. G again, A keeps writing",
                     shown, c->id, c->rank, (double)c->prob_plain, (double)c->prob, (double)c->q,
-                    (double)c->ratio, s->seconds * 1e3);
+                    (double)c->ratio, ms_digits(s->seconds), s->seconds * 1e3);
     }
     return 0;
 }
