@@ -10,6 +10,7 @@
 
 #include "attnscope/pipeline/knob.h"
 #include "attnscope/pipeline/pipeline.h"
+#include "knob_internal.h"
 
 /* ----------------------------------------------------------- parsing */
 
@@ -50,8 +51,8 @@ parse_u64(const char *option, const char *text, uint64_t *out, char *err, size_t
     return 0;
 }
 
-static int
-parse_real(const char *option, const char *text, double *out, char *err, size_t size)
+int
+knob_parse_real(const char *option, const char *text, double *out, char *err, size_t size)
 {
     char *end;
     double v;
@@ -321,7 +322,7 @@ static int
 parse_dropout(struct attention_config *c, const char *option, const char *text, char *err,
               size_t size)
 {
-    if (parse_real(option, text, &c->dropout, err, size) != 0)
+    if (knob_parse_real(option, text, &c->dropout, err, size) != 0)
         return -1;
     if (!(c->dropout >= 0.0 && c->dropout < 1.0))
         return attn_fail_text(err, size, "%s %s: p must be at least 0 and below 1", option, text);
@@ -510,7 +511,7 @@ static int
 parse_temperature(struct attention_config *c, const char *option, const char *text, char *err,
                   size_t size)
 {
-    if (parse_real(option, text, &c->temperature, err, size) != 0)
+    if (knob_parse_real(option, text, &c->temperature, err, size) != 0)
         return -1;
     if (!(c->temperature > 0.0))
         return attn_fail_text(err, size, "%s %s: T must be above 0", option, text);
@@ -554,8 +555,6 @@ said_temperature(const struct pipeline *p, char *msg, size_t size)
              t < 1 ? "sharper rows" : t > 1 ? "flatter rows" : "as the book");
 }
 
-/* ---------------------------------------------------------- positional */
-
 /* ----------------------------------------------------------------- rng */
 
 static int
@@ -596,8 +595,6 @@ said_rng(const struct pipeline *p, char *msg, size_t size)
              p->cfg.rng_path == RNG_PATH_MKL ? "dropout as an MKL build of PyTorch draws it"
                                              : "dropout as a default build of PyTorch draws it");
 }
-
-/* ---------------------------------------------------------------- bias */
 
 /* -------------------------------------------------------- positional */
 
@@ -669,174 +666,6 @@ parse_dropout_seed(struct attention_config *c, const char *option, const char *t
 }
 
 /* ---------------------------------------------------------------- table */
-
-/* -------------------------------------------------- the model's writing */
-
-static int
-parse_sample_temperature(struct attention_config *c, const char *option, const char *text,
-                         char *err, size_t size)
-{
-    double t;
-
-    if (parse_real(option, text, &t, err, size) != 0)
-        return -1;
-    if (t < 0.0)
-        return attn_fail_text(err, size,
-                              "%s %s: give 0 (greedy: the likeliest token) or a number above 0",
-                              option, text);
-    c->sample_temperature = t;
-    return 0;
-}
-
-static int
-step_sample_temperature(struct attention_config *c, int dir, const struct pipeline *p,
-                        char *msg, size_t size)
-{
-    /* The book's figure 5.14's temperatures among them (0.1, 1, 5). */
-    static const double steps[] = { 0.0, 0.1, 0.5, 0.7, 1.0, 1.4, 2.0, 5.0 };
-    const int n = (int)(sizeof steps / sizeof steps[0]);
-    int k = 0;
-
-    (void)p;
-    (void)msg;
-    (void)size;
-    while (k < n - 1 && steps[k] < c->sample_temperature - 1e-9)
-        k++;
-    k += dir;
-    if (k < 0 || k >= n)
-        return 0;
-    c->sample_temperature = steps[k];
-    return 1;
-}
-
-static bool
-bar_sample_temperature(const struct pipeline *p, char *full, char *terse)
-{
-    if (p->cfg.sample_temperature == 0.0) {
-        snprintf(full, KNOB_TEXT_MAX, "greedy");
-        snprintf(terse, KNOB_TEXT_MAX, "greedy");
-        return true;
-    }
-    attn_shortest(terse, KNOB_TEXT_MAX, p->cfg.sample_temperature);
-    snprintf(full, KNOB_TEXT_MAX, "sample T %s", terse);
-    return true;
-}
-
-static void
-said_sample_temperature(const struct pipeline *p, char *msg, size_t size)
-{
-    char t[32];
-
-    attn_shortest(t, sizeof t, p->cfg.sample_temperature);
-    if (p->cfg.sample_temperature == 0.0)
-        snprintf(msg, size, "writing greedily: the likeliest token every time (argmax)");
-    else
-        snprintf(msg, size, "sampling at temperature %s: logits / %s, softmax, then a draw "
-                            "(torch.multinomial)%s",
-                 t, t,
-                 p->cfg.sample_temperature < 1.0   ? "; sharper than the model"
-                 : p->cfg.sample_temperature > 1.0 ? "; flatter than the model"
-                                                   : "");
-}
-
-static int
-parse_top_k(struct attention_config *c, const char *option, const char *text, char *err,
-            size_t size)
-{
-    int k;
-
-    if (knob_parse_int(option, text, 0, 1 << 30, &k, err, size) != 0)
-        return -1;
-    if (k == 0)
-        return attn_fail_text(err, size, "%s 0: give 1 or more (without it nothing is cut)",
-                              option);
-    c->top_k = k;
-    return 0;
-}
-
-static int
-step_top_k(struct attention_config *c, int dir, const struct pipeline *p, char *msg, size_t size)
-{
-    /* 0: no cut; the book's top_k=3 and top_k=25 among them. */
-    static const int steps[] = { 0, 1, 3, 5, 10, 25, 50, 100 };
-    const int n = (int)(sizeof steps / sizeof steps[0]);
-    int k = 0;
-
-    (void)p;
-    (void)msg;
-    (void)size;
-    while (k < n - 1 && steps[k] < c->top_k)
-        k++;
-    k += dir;
-    if (k < 0 || k >= n)
-        return 0;
-    c->top_k = steps[k];
-    return 1;
-}
-
-static bool
-bar_top_k(const struct pipeline *p, char *full, char *terse)
-{
-    if (p->cfg.top_k == 0)
-        return false;
-    snprintf(full, KNOB_TEXT_MAX, "top-k %d", p->cfg.top_k);
-    snprintf(terse, KNOB_TEXT_MAX, "k%d", p->cfg.top_k);
-    return true;
-}
-
-static void
-said_top_k(const struct pipeline *p, char *msg, size_t size)
-{
-    if (p->cfg.top_k == 0)
-        snprintf(msg, size, "top-k off: every token can be drawn");
-    else
-        snprintf(msg, size, "top-k %d: every logit below the %d%s likeliest's set to -inf "
-                            "before the draw",
-                 p->cfg.top_k, p->cfg.top_k,
-                 p->cfg.top_k % 10 == 1 && p->cfg.top_k != 11   ? "st"
-                 : p->cfg.top_k % 10 == 2 && p->cfg.top_k != 12 ? "nd"
-                 : p->cfg.top_k % 10 == 3 && p->cfg.top_k != 13 ? "rd"
-                                                                : "th");
-}
-
-static int
-parse_top_p(struct attention_config *c, const char *option, const char *text, char *err,
-            size_t size)
-{
-    double v;
-
-    if (parse_real(option, text, &v, err, size) != 0)
-        return -1;
-    if (!(v > 0.0 && v <= 1.0))
-        return attn_fail_text(err, size, "%s %s: give a number above 0, at most 1 (1: no cut)",
-                              option, text);
-    c->top_p = v;
-    return 0;
-}
-
-static bool
-bar_top_p(const struct pipeline *p, char *full, char *terse)
-{
-    if (p->cfg.top_p >= 1.0)
-        return false;
-    attn_shortest(terse, KNOB_TEXT_MAX, p->cfg.top_p);
-    snprintf(full, KNOB_TEXT_MAX, "top-p %s", terse);
-    return true;
-}
-
-static void
-said_top_p(const struct pipeline *p, char *msg, size_t size)
-{
-    char v[32];
-
-    attn_shortest(v, sizeof v, p->cfg.top_p);
-    if (p->cfg.top_p >= 1.0)
-        snprintf(msg, size, "top-p off: every token can be drawn");
-    else
-        snprintf(msg, size, "top-p %s: only the likeliest tokens whose probabilities reach %s "
-                            "can be drawn (Hugging Face's TopPLogitsWarper)",
-                 v, v);
-}
 
 #define FIELD(f) offsetof(struct attention_config, f), sizeof(((struct attention_config *)0)->f)
 #define FIELDS(f) FIELD(f), FIELD(f)
@@ -940,23 +769,23 @@ const struct knob knob_table[] = {
         { { "sample-temperature", "T", NULL,
             "the book's generate's temperature: 0 (default) writes the likeliest token "
             "(argmax); above 0, softmax(logits / T) and a draw (torch.multinomial)" } },
-        parse_sample_temperature, 'j', 'J', "j J",
+        knob_parse_sample_temperature, 'j', 'J', "j J",
         "with --model: the writing's temperature up / down (0 is greedy)",
-        step_sample_temperature, "j", bar_sample_temperature, said_sample_temperature,
+        knob_step_sample_temperature, "j", knob_bar_sample_temperature, knob_said_sample_temperature,
         FIELDS(sample_temperature) },
     [KNOB_TOP_K] = {
         "top-k", RECOMPUTE_NOTHING, KNOB_GROUP_WRITING, 1,
         { { "top-k", "K", NULL,
             "draw only from the K likeliest tokens (torch.topk; ties with the K-th kept)" } },
-        parse_top_k, 'y', 'Y', "y Y", "with --model: top-k up / down (off, 1, 3, 5, 10, 25, 50, 100)",
-        step_top_k, "y", bar_top_k, said_top_k, FIELDS(top_k) },
+        knob_parse_top_k, 'y', 'Y', "y Y", "with --model: top-k up / down (off, 1, 3, 5, 10, 25, 50, 100)",
+        knob_step_top_k, "y", knob_bar_top_k, knob_said_top_k, FIELDS(top_k) },
     [KNOB_TOP_P] = {
         "top-p", RECOMPUTE_NOTHING, KNOB_GROUP_WRITING, 1,
         { { "top-p", "P", NULL,
             "draw only from the likeliest tokens whose probabilities reach P, 0 < P <= 1 "
             "(Hugging Face's TopPLogitsWarper, after the temperature)" } },
-        parse_top_p, 0, 0, NULL, NULL,
-        NULL, "", bar_top_p, said_top_p, FIELDS(top_p) },
+        knob_parse_top_p, 0, 0, NULL, NULL,
+        NULL, "", knob_bar_top_p, knob_said_top_p, FIELDS(top_p) },
 };
 _Static_assert(sizeof knob_table / sizeof knob_table[0] == KNOB_COUNT, "one row per knob");
 
