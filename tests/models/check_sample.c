@@ -275,6 +275,9 @@ sample_suite(void)
     Suite *s = suite_create("sample");
     TCase *tc = tcase_create("pytorch");
 
+    /* (a hang guard, not a timing: every instruction set's pass over 400 draws of up to
+       151,936 entries, under a loaded CI or sanitizers) */
+    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, choices_match_pytorch);
     tcase_add_test(tc, choice_explains_itself);
     tcase_add_test(tc, bad_rows_and_options_are_refused);
