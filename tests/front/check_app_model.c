@@ -577,9 +577,11 @@ START_TEST(the_predictions_follow_the_position_and_compare_an_ablation)
     {
         char shown[128];
         model_output_display(&m, before_id, shown, sizeof shown);
-        snprintf(want, sizeof want, "without the ablated heads \u2192 with: %s %.3f\u2192", shown,
+        /* the intact model's first, then the ablated one's: the arrow's way */
+        snprintf(want, sizeof want, "intact \u2192 heads ablated: %s %.3f\u2192", shown,
                  (double)before_prob);
         ck_assert_msg(strstr(text, want), "%s", text);
+        ck_assert_msg(strstr(text, "\u2192?") == NULL, "a number belongs there: %s", text);
     }
     free(text);
     app_key(&b, APP_KEY_ESCAPE);
@@ -587,7 +589,7 @@ START_TEST(the_predictions_follow_the_position_and_compare_an_ablation)
     app_key(&b, 'N');
     app_settle(&b);
     text = frame_of(&b, 120, 40);
-    ck_assert_msg(strstr(text, "without the ablated heads") == NULL, "%s", text);
+    ck_assert_msg(strstr(text, "heads ablated:") == NULL, "%s", text);
     free(text);
     app_destroy(&b);
     model_close(&m);
@@ -595,6 +597,44 @@ START_TEST(the_predictions_follow_the_position_and_compare_an_ablation)
 END_TEST
 
 /* ':' takes where to go as the command line says it: 5.1, stage, view, query (issue 27, item 11). */
+/*
+ * minigpt's induction heads ablated (as lesson 8 does): after the second
+ * "map" the intact model's likeliest token falls out of the ablated
+ * model's top three, and the comparison says below what, never "?".
+ */
+START_TEST(an_ablated_token_past_the_top_is_bounded)
+{
+    struct model m;
+    struct app b;
+    char *text, *line;
+
+    app_on_model(&b, &m, test_path("samples/models/minigpt"),
+                 "cat map sun red fox ink owl jam cat map sun red fox ink owl jam");
+    app_key(&b, '6');
+    app_key(&b, '.');
+    app_key(&b, APP_KEY_TAB); /* layer 1, head 1 */
+    app_key(&b, 'a');
+    app_key(&b, APP_KEY_TAB); /* head 2 */
+    app_key(&b, 'a');
+    ck_assert_int_eq(pipeline_decoder(&b.pipe)->ablated_heads, 2);
+    app_key(&b, 'N');
+    app_settle(&b);
+    app_key(&b, APP_KEY_HOME);
+    for (int i = 0; i < 9; i++) /* the second "map" */
+        app_key(&b, APP_KEY_DOWN);
+    text = frame_of(&b, 120, 40);
+    line = strstr(text, "intact \u2192 heads ablated: ");
+    ck_assert_msg(line != NULL, "%s", text);
+    /* the intact model's likeliest, now below the ablated model's top three */
+    line = strstr(line + strlen("intact \u2192 heads ablated: "), "\u2192");
+    ck_assert_msg(line != NULL && strncmp(line, "\u2192<0.0", 6) == 0, "%s", text);
+    ck_assert_msg(strstr(text, "\u2192?") == NULL, "%s", text);
+    free(text);
+    app_destroy(&b);
+    model_close(&m);
+}
+END_TEST
+
 START_TEST(a_head_is_reached_by_typing_it)
 {
     struct model m;
@@ -737,6 +777,7 @@ app_model_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, shared_key_heads_are_named);
     tcase_add_test(tc, a_head_is_reached_by_typing_it);
+    tcase_add_test(tc, an_ablated_token_past_the_top_is_bounded);
     tcase_add_test(tc, the_predictions_follow_the_position_and_compare_an_ablation);
     suite_add_tcase(s, tc);
     tc = tcase_create("model");

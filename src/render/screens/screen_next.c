@@ -45,8 +45,9 @@ prob_among(const int *ids, const float *probs, int top, int id)
 
 /*
  * With heads ablated, one line: the cursor's position's likeliest tokens
- * without them, each with what it has with them ("·Tor 0.689\u21920.619";
- * "\u2192?" when no longer among the top ones).
+ * of the intact model, each with what it has with the heads ablated
+ * ("·Tor 0.689\u21920.619"; when it is no longer among the ablated
+ * model's top ones, below the last of them: "\u2192<0.012").
  */
 static void
 draw_before_after(struct grid *g, struct view *v, const struct family_decoder_state *m, int pos, int y)
@@ -68,10 +69,10 @@ draw_before_after(struct grid *g, struct view *v, const struct family_decoder_st
             used += (size_t)snprintf(line + used, sizeof line - used, " %s %.3f\u2192%.3f", shown,
                                      (double)bpr[t], (double)after);
         else
-            used += (size_t)snprintf(line + used, sizeof line - used, " %s %.3f\u2192?", shown,
-                                     (double)bpr[t]);
+            used += (size_t)snprintf(line + used, sizeof line - used, " %s %.3f\u2192<%.3f",
+                                     shown, (double)bpr[t], (double)pr[top - 1]);
     }
-    x = grid_put(g, 0, y, g->width, style_role(ROLE_TITLE), "without the ablated heads \u2192 with:");
+    x = grid_put(g, 0, y, g->width, style_role(ROLE_TITLE), "intact \u2192 heads ablated:");
     grid_put_cut(g, x, y, g->width - x, style_role(ROLE_TEXT), line);
 }
 
