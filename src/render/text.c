@@ -1,6 +1,8 @@
-/* text.c: word wrap (see text.h). */
+/* text.c: word wrap and percentages (see text.h). */
 #include "config.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "render/text.h"
@@ -41,4 +43,19 @@ text_wrap(const char *s, int width, size_t *next)
     while (s[*next] == ' ')
         (*next)++;
     return pos;
+}
+
+void
+text_percent(char *out, size_t size, double p)
+{
+    const double pc = 100.0 * p;
+    int digits = 0;
+
+    if (pc > 0.0 && pc < 0.00005) { /* (would round to 0 at four decimals) */
+        snprintf(out, size, "<0.0001%%");
+        return;
+    }
+    while (pc > 0.0 && digits < 4 && pc < 0.95 * pow(10.0, -digits))
+        digits++;
+    snprintf(out, size, "%.*f%%", digits, pc);
 }

@@ -211,12 +211,12 @@ view_draw_sentence(struct grid *g, const struct view *v, const struct pipeline *
         if (m != NULL && m->run.top > 0) {
             /* What a language model is asked first: its next token, from every stage. */
             const size_t last = (size_t)(m->run.n - 1) * (size_t)m->run.top;
-            char next[64];
+            char next[64], percent[24];
             model_output_display(m->model, m->run.top_ids[last], next, sizeof next);
-            snprintf(count, sizeof count, "   (%d of %d tokens)  %s: %.40s %.0f%%",
+            text_percent(percent, sizeof percent, (double)m->run.top_probs[last]);
+            snprintf(count, sizeof count, "   (%d of %d tokens)  %s: %.40s %s",
                      p->tokens.count, m->model->dec.cfg.n_positions,
-                     model_is_classifier(m->model) ? "class" : "next", next,
-                     100.0 * (double)m->run.top_probs[last]);
+                     model_is_classifier(m->model) ? "class" : "next", next, percent);
         } else if (m != NULL) {
             snprintf(count, sizeof count, "   (%d of %d tokens)", p->tokens.count,
                      m->model->dec.cfg.n_positions);

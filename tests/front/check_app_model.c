@@ -7,6 +7,8 @@
  */
 #include "config.h"
 
+#include <math.h>
+
 #include "app_harness.h"
 
 START_TEST(a_model_steps_through_its_layers)

@@ -756,6 +756,24 @@ START_TEST(text_wrapping)
 }
 END_TEST
 
+/* A probability said as a percentage is never "0%" unless it is 0 (the header's next token). */
+START_TEST(percentages_tell_small_from_zero)
+{
+    static const struct { double p; const char *want; } cases[] = {
+        { 0.27, "27%" },     { 0.0096, "1%" },   { 0.0094, "0.9%" }, { 0.003, "0.3%" },
+        { 0.00004, "0.004%" }, { 1e-6, "0.0001%" }, { 1e-9, "<0.0001%" }, { 0.0, "0%" },
+        { 1.0, "100%" },
+    };
+    char out[24];
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        text_percent(out, sizeof out, cases[i].p);
+        ck_assert_msg(strcmp(out, cases[i].want) == 0, "%g: %s, not %s", cases[i].p, out,
+                      cases[i].want);
+    }
+}
+END_TEST
+
 /* The legend of stage s (head 1, or 0) of p, with the kinds found by the spec's kinds or cell by cell. */
 static void
 legend_text(const struct pipeline *p, enum pipeline_stage s, bool mask_matrix, bool cell_by_cell,
@@ -860,6 +878,7 @@ render_suite(void)
     tcase_add_test(units, presentation_scales_and_centres);
     tcase_add_test(units, presentation_small_keeps_the_step);
     tcase_add_test(units, text_wrapping);
+    tcase_add_test(units, percentages_tell_small_from_zero);
     tcase_add_test(units, huge_grids_are_refused);
     tcase_add_test(units, the_legend_names_the_kinds_every_cell_has);
     tcase_add_test(units, the_legend_gives_the_data_range);
