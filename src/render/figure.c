@@ -437,22 +437,37 @@ frame:
 
 /* The screen's legend for what v shows, drawn from its cells, at (x, y); returns its height. */
 static double
-draw_legend(struct fig *f, double x, double y, struct view *v, const struct pipeline *p)
+draw_legend(struct fig *f, double x, double y, struct view *v, const struct pipeline *p,
+            struct figure_result *res)
 {
     struct grid g;
     struct heatmap_spec spec;
     const struct heatmap_geometry saved = v->frame.geo[0];
+    const int heads_first = v->frame.heads_first, heads_shown = v->frame.heads_shown;
     struct rect ink;
     double h = 0;
 
     if (view_stage_spec(v, p, v->stage, v->head, &spec) != 0 || grid_create(&g, 200, 1) != 0)
         return 0;
-    /* The whole matrix is drawn: no "rows a-b of n". */
+    /* The whole matrix is drawn, and every head: no "rows a-b of n", no "heads a-b of n". */
     v->frame.geo[0].row0 = v->frame.geo[0].col0 = 0;
     v->frame.geo[0].vis_rows = spec.m->rows;
     v->frame.geo[0].vis_cols = spec.m->cols;
+    v->frame.heads_first = 0;
+    v->frame.heads_shown = p->st.shape.heads;
     view_draw_legend(&g, 0, 0, g.width, v, p);
     v->frame.geo[0] = saved;
+    v->frame.heads_first = heads_first;
+    v->frame.heads_shown = heads_shown;
+    {
+        /* its words, for the tests and the message */
+        FILE *words = fmemopen(res->legend, sizeof res->legend - 1, "w");
+        if (words != NULL) {
+            grid_dump_text(&g, words);
+            fclose(words);
+            res->legend[strcspn(res->legend, "\n")] = '\0';
+        }
+    }
     ink = view_inked(&g, 1);
     if (ink.w > 0)
         h = draw_cells(f, x, y, &g, 0, ink.x + ink.w, 0, 1);
@@ -534,7 +549,7 @@ draw_stage(struct fig *f, struct view *v, const struct pipeline *p, struct figur
         else
             snprintf(res->what, sizeof res->what, "%s", explain_stage_name(v->stage));
     }
-    draw_legend(f, 0, y, v, p);
+    draw_legend(f, 0, y, v, p, res);
     return 0;
 }
 
@@ -808,10 +823,11 @@ figure_write(struct view *v, const struct pipeline *p, const char *path, struct 
         const bool colour = v->colour;
         const bool utf8 = v->utf8;
         enum attn_status st;
-        v->colour = v->utf8 = true;
+        v->colour = v->utf8 = v->paper = true;
         st = write_figure(v, p, format, path, res, err);
         v->colour = colour;
         v->utf8 = utf8;
+        v->paper = false;
         return st;
     }
 }

@@ -35,6 +35,7 @@ struct figure_result {
     int heatmaps;                /* heatmaps drawn cell by cell (0: drawn from the screen) */
     struct figure_cells first;   /* the first one's cells */
     char what[160];              /* "layer 0 weights, head 1" */
+    char legend[256];            /* the legend's words under the heatmap ("" when none) */
 };
 
 /*

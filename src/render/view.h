@@ -104,6 +104,7 @@ struct view {
     const char *const *footer_items; /* the keys the footer names (the front end's table) */
     int footer_count;
     bool present;            /* presentation mode: no bars, big cells, high contrast */
+    bool paper;              /* drawn for a figure: what is shown is said, never a key */
 
     /* A walkthrough being played (narration NULL: none). */
     const char *narration;   /* the step's narration, its references resolved */

@@ -275,6 +275,30 @@ START_TEST(the_heads_grid_draws_every_head)
     ck_assert_str_eq(res.what, "scores, every head");
     ck_assert_int_eq(res.first.rows, 6);
     ck_assert_int_eq(res.first.cols, 6);
+    /* A figure shows every head, and names no key: even when the screen had paged them */
+    a.view.frame.heads_first = 0;
+    a.view.frame.heads_shown = 1;
+    ck_assert_msg(app_write_figure(&a, in_dir("g.png"), &res, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(res.legend[0] != '\0', "no legend");
+    ck_assert_msg(strstr(res.legend, "of 2") == NULL && strstr(res.legend, "Tab") == NULL, "%s",
+                  res.legend);
+    ck_assert_int_eq(a.view.frame.heads_shown, 1); /* (the screen's own state kept) */
+}
+END_TEST
+
+/* The mask as a matrix: its legend in a figure says what see and hide mean, without M's key. */
+START_TEST(a_figure_names_no_keys)
+{
+    struct figure_result res;
+    struct attn_error err;
+    const struct app_start at = { "mask", NULL, NULL, NULL };
+
+    ck_assert_msg(app_open_at(&a, &at, &err) == ATTN_OK, "%s", err.msg);
+    a.view.mask_matrix = true;
+    ck_assert_msg(app_write_figure(&a, in_dir("m.svg"), &res, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(strstr(res.legend, "becomes -inf") != NULL, "%s", res.legend);
+    ck_assert_msg(strstr(res.legend, "M:") == NULL, "%s", res.legend);
+    ck_assert(!a.view.paper);
 }
 END_TEST
 
@@ -421,6 +445,7 @@ figure_suite(void)
     tcase_add_test(tc, a_figure_writes_through_no_file_of_the_users);
     tcase_add_test(tc, a_full_disk_keeps_the_earlier_figure);
     tcase_add_test(tc, the_heads_grid_draws_every_head);
+    tcase_add_test(tc, a_figure_names_no_keys);
     tcase_add_test(tc, the_view_opens_where_it_is_told);
     tcase_add_test(tc, a_models_screens_make_figures);
     tcase_set_timeout(tc, 60);

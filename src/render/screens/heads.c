@@ -436,7 +436,8 @@ view_draw_legend(struct grid *g, int x0, int y, int w, struct view *v, const str
         int x = grid_put(g, x0, y, w, style_role(ROLE_MASK_ALLOW), "see");
         x += grid_put(g, x0 + x, y, w - x, style_role(ROLE_DIM), " the query sees this key   ");
         x += grid_put(g, x0 + x, y, w - x, style_role(ROLE_MASK_FORBID), "hide");
-        grid_put(g, x0 + x, y, w - x, style_role(ROLE_DIM), " its score becomes -inf (M: the scores)");
+        grid_put(g, x0 + x, y, w - x, style_role(ROLE_DIM),
+                 v->paper ? " its score becomes -inf" : " its score becomes -inf (M: the scores)");
         return;
     }
     if (geo->vis_rows < spec.m->rows || geo->vis_cols < spec.m->cols)
@@ -445,9 +446,9 @@ view_draw_legend(struct grid *g, int x0, int y, int w, struct view *v, const str
                  spec.m->cols);
     if (view_showing_grid(v, p) && v->frame.heads_shown < p->st.shape.heads) {
         const size_t used = strlen(where);
-        snprintf(where + used, sizeof where - used, "%sheads %d-%d of %d (Tab)", used ? ", " : "",
+        snprintf(where + used, sizeof where - used, "%sheads %d-%d of %d%s", used ? ", " : "",
                  v->frame.heads_first, v->frame.heads_first + v->frame.heads_shown - 1,
-                 p->st.shape.heads);
+                 p->st.shape.heads, v->paper ? "" : " (Tab)");
     }
     heatmap_legend(g, x0, y, where[0] ? w - (int)strlen(where) - 1 : w, &spec);
     if (where[0])
