@@ -424,6 +424,11 @@ START_TEST(a_models_screens_make_figures)
     ck_assert(starts_with(in_dir("out/figure-next.svg"), "<?xml"));
     ck_assert(starts_with(in_dir("out/figure-next.png"), "\x89PNG"));
     ck_assert(starts_with(in_dir("out/figure-next.pdf"), "%PDF-"));
+    app_key(&b, 'F'); /* again: the first stays, the second is numbered */
+    ck_assert_msg(strstr(b.message, "wrote figure-next-2.svg, .png and .pdf into "), "%s",
+                  b.message);
+    ck_assert(starts_with(in_dir("out/figure-next-2.png"), "\x89PNG"));
+    ck_assert(starts_with(in_dir("out/figure-next.svg"), "<?xml"));
     app_key(&b, APP_KEY_ESCAPE);
     app_key(&b, 'g');
     app_key(&b, 'F');

@@ -7,9 +7,11 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "attnscope/families/decoder/family_decoder.h"
@@ -214,13 +216,27 @@ figure_name(const struct app *a, char *buf, size_t size)
         snprintf(buf, size, "figure-%s%s", layer, explain_stage_name(v->stage));
 }
 
+/* Whether dir holds name with any of the count extensions. */
+static bool
+figure_taken(const char *dir, const char *name, const char *const *ext, size_t count)
+{
+    char path[4096];
+
+    for (size_t i = 0; i < count; i++) {
+        snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext[i]);
+        if (access(path, F_OK) == 0)
+            return true;
+    }
+    return false;
+}
+
 /* F: what the screen shows as SVG, PNG and PDF in the export folder. */
 void
 app_figure_key(struct app *a, int key)
 {
     static const char *const ext[] = { "svg", "png", "pdf" };
     struct attn_error err;
-    char name[96];
+    char name[112];
     char path[4096];
 
     (void)key;
@@ -230,6 +246,12 @@ app_figure_key(struct app *a, int key)
         snprintf(msg, sizeof msg, "cannot make %s/: %s", a->export_dir, strerror(errno));
         app_complain(a, msg);
         return;
+    }
+    {
+        /* An earlier F of the same screen stays: the next takes the next number (-2, -3 ...). */
+        const size_t base = strlen(name);
+        for (int n = 2; n < 10000 && figure_taken(a->export_dir, name, ext, 3); n++)
+            snprintf(name + base, sizeof name - base, "-%d", n);
     }
     for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
         snprintf(path, sizeof path, "%s/%s.%s", a->export_dir, name, ext[i]);
