@@ -162,6 +162,10 @@ START_TEST(clicker_keys_and_the_step_list)
     ck_assert(a.view.present);
     app_key(&a, APP_KEY_PAGE_DOWN);
     ck_assert_int_eq(a.view.step, 1);
+    keys("F"); /* a figure of the step, then an export: the clicker still steps */
+    ck_assert_msg(strstr(a.message, "wrote figure-"), "%s", a.message);
+    keys("x");
+    ck_assert(a.view.following);
     app_key(&a, APP_KEY_RIGHT);
     ck_assert_int_eq(a.view.step, 2);
     app_key(&a, APP_KEY_PAGE_UP);

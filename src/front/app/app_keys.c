@@ -98,6 +98,13 @@ app_export_key(struct app *a, int key)
 
 /* ------------------------------------------------------------- lessons */
 
+/* Keys that take what the step shows away (a figure, an export) and leave the step as it is. */
+static bool
+keeps_the_step(int key)
+{
+    return key == 'q' || key == '?' || key == 'x' || key == 'X' || key == 'F';
+}
+
 /* Keys that look around without changing what a walkthrough step shows. */
 static bool
 is_view_only(int key)
@@ -107,7 +114,7 @@ is_view_only(int key)
                                 APP_KEY_TAB, APP_KEY_BACKTAB, APP_KEY_ESCAPE, 'g',
                                 'i',         '[',          ']',              '?',
                                 'q',         'w',          'z',              'x',
-                                'X' };
+                                'X',         'F' };
 
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (keys[i] == key)
@@ -156,7 +163,7 @@ lesson_key(struct app *a, int key, bool had_message)
             app_step_to(a, v->step);
             return true;
         }
-        if (key != 'q' && key != '?')
+        if (!keeps_the_step(key))
             v->following = false;
         return false;
     }
