@@ -26,7 +26,7 @@
  * when that does not fit, the same values without their names.
  */
 void
-view_draw_knob_bar(struct grid *g, const struct pipeline *p)
+view_draw_knob_bar(struct grid *g, const struct view *v, const struct pipeline *p)
 {
     char full[KNOB_COUNT][KNOB_TEXT_MAX];
     char terse[KNOB_COUNT][KNOB_TEXT_MAX];
@@ -55,6 +55,19 @@ view_draw_knob_bar(struct grid *g, const struct pipeline *p)
             x += grid_put(g, x, 0, g->width - x, style_role(ROLE_BAR_KEY), "a");
             x += grid_printf(g, x, 0, g->width - x, style_role(ROLE_BAR), ":%d head%s off ",
                              m->ablated_heads, m->ablated_heads == 1 ? "" : "s");
+        }
+    }
+    {
+        /* The colour switches that are on: first, so they are never cut off. */
+        static const struct { char key[2]; const char *text; } on[] = {
+            { "f", "first key out of the colours " }, { "c", "log colours " },
+        };
+        const bool set[] = { v->skip_first_key, v->log_scale };
+        for (size_t i = 0; i < sizeof on / sizeof on[0]; i++) {
+            if (!set[i])
+                continue;
+            x += grid_put(g, x, 0, g->width - x, style_role(ROLE_BAR_KEY), on[i].key);
+            x += grid_printf(g, x, 0, g->width - x, style_role(ROLE_BAR), ":%s", on[i].text);
         }
     }
     for (int i = 0; i < KNOB_COUNT; i++) {

@@ -13,8 +13,12 @@
 /* The rows the panel that explains the cell takes below the heatmap. */
 #define PANEL_BELOW 5
 
-/* The top line: a model's name and layer, or the book's knobs with their keys. */
-void view_draw_knob_bar(struct grid *g, const struct pipeline *p);
+/*
+ * The top line: a model's name and layer, the knobs with their keys, and
+ * the view's own colour switches while they are on (f: the first key out of
+ * the scale, c: the logarithmic scale).
+ */
+void view_draw_knob_bar(struct grid *g, const struct view *v, const struct pipeline *p);
 
 /* The sentence on row y (the editor while editing). */
 void view_draw_sentence(struct grid *g, const struct view *v, const struct pipeline *p, int y);

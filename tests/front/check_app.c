@@ -145,6 +145,23 @@ START_TEST(starts_at_the_beginning_of_the_pipeline)
 }
 END_TEST
 
+/* f and c say on the top line that they are on, and nothing once off (issue 38, item 14). */
+START_TEST(colour_switches_are_on_the_knob_bar)
+{
+    char *text;
+
+    keys("6fc");
+    ck_assert(a.view.skip_first_key && a.view.log_scale);
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "f:first key out of the colours c:log colours"), "%s", text);
+    free(text);
+    keys("fc");
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "f:first key") == NULL && strstr(text, "c:log") == NULL, "%s", text);
+    free(text);
+}
+END_TEST
+
 /* A presenter's clicker steps a lesson; l lists its steps, a digit goes to one (issue 13, item 17). */
 START_TEST(clicker_keys_and_the_step_list)
 {
@@ -578,6 +595,7 @@ app_suite(void)
     tcase_add_test(tc, keys_that_cannot_act_say_why);
     tcase_add_test(tc, help_scrolls_and_says_there_is_more);
     tcase_add_test(tc, clicker_keys_and_the_step_list);
+    tcase_add_test(tc, colour_switches_are_on_the_knob_bar);
     tcase_add_test(tc, narration_pages_and_the_panel_hides);
     tcase_add_test(tc, stages_step_and_jump);
     tcase_add_test(tc, cursor_moves_and_stays_inside);

@@ -186,7 +186,7 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
         int top;
         if (!v->present)
         if (!v->present)
-            view_draw_knob_bar(g, p);
+            view_draw_knob_bar(g, v, p);
         view_draw_sentence(g, v, p, 1);
         grid_printf_cut(g, 0, 3, g->width, style_role(ROLE_TITLE),
                     "Model map: the weights of every head (%d layers x %d heads)", p->layers, heads);
@@ -216,7 +216,7 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
     if (v->map_col >= heads)
         v->map_col = heads - 1;
     if (!v->present)
-        view_draw_knob_bar(g, p);
+        view_draw_knob_bar(g, v, p);
     view_draw_sentence(g, v, p, 1);
     grid_printf_cut(g, 0, 3, g->width, style_role(ROLE_TITLE),
                     "Model map: %s, %s (%d layers x %d heads)",

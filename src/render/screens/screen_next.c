@@ -174,7 +174,7 @@ draw_next_view(struct grid *g, struct view *v, const struct pipeline *p)
     char shown[128];
 
     if (!v->present)
-        view_draw_knob_bar(g, p);
+        view_draw_knob_bar(g, v, p);
     view_draw_sentence(g, v, p, 1);
     view_draw_keys_hint(g, v, 4, "Up Down PgUp PgDn Home End: the position   N or Esc: back");
     y = view_overlay_narration(g, v, y);

@@ -97,7 +97,7 @@ draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
         w.m = matrix_view(v->work.scratch, w.m.rows, w.m.cols);
     }
     if (!v->present)
-        view_draw_knob_bar(g, p);
+        view_draw_knob_bar(g, v, p);
     view_draw_sentence(g, v, p, 1);
     if (m != NULL)
         snprintf(layer, sizeof layer, "layer %d, ", p->layer);

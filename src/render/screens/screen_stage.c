@@ -78,7 +78,7 @@ stage_draw(struct grid *g, struct view *v, const struct pipeline *p)
     struct heatmap_spec spec;
 
     view_clamp(v, p);
-    view_draw_knob_bar(g, p);
+    view_draw_knob_bar(g, v, p);
     view_draw_sentence(g, v, p, 1);
     view_draw_stage_bar(g, v, p, 2);
     y = 3;
