@@ -574,13 +574,45 @@ explain_stage_parse(const char *name, enum view_stage *s)
     return -1;
 }
 
+/*
+ * Whether the book's class of p's variant has stage s, or a knob put it
+ * there: simple, v1 and v2 (SelfAttention_v1/v2) have no mask and no
+ * dropout, simple no scaling, a single head nothing to concatenate, and
+ * only mha, notes and nn-mha an output projection.  (The core computes
+ * every stage for every variant, --print and --export included; the
+ * screen shows the class's.)
+ */
+static bool
+book_class_has(const struct pipeline *p, enum view_stage s)
+{
+    const struct attn_variant_info *vi = attention_variant_info(p->cfg.variant);
+    const bool multi = vi->heads;
+
+    switch (s) {
+    case VIEW_MASK:
+        return vi->mask != ATTN_MASK_NONE || p->cfg.mask != ATTN_MASK_NONE;
+    case VIEW_SCALED:
+        return vi->scaled || p->cfg.scale || p->cfg.temperature != 1.0;
+    case VIEW_DROPOUT:
+        return vi->mask != ATTN_MASK_NONE || multi || p->cfg.dropout > 0.0;
+    case VIEW_CONCAT:
+        return multi;
+    case VIEW_OUTPUT:
+        return attention_variant_has_out_proj(p->cfg.variant);
+    default:
+        return true;
+    }
+}
+
 bool
 explain_stage_present(const struct pipeline *p, enum view_stage s)
 {
     /* The KV cache is a trained model's: the book's classes read a sentence once. */
     if (s == VIEW_CACHE && !is_model(p))
         return false;
-    return (unsigned)s < VIEW_STAGE_COUNT && pipeline_stage_present(p, stages[s].stage);
+    if ((unsigned)s >= VIEW_STAGE_COUNT || !pipeline_stage_present(p, stages[s].stage))
+        return false;
+    return is_model(p) || p->qkv_given || book_class_has(p, s);
 }
 
 bool

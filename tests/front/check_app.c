@@ -145,6 +145,22 @@ START_TEST(starts_at_the_beginning_of_the_pipeline)
 }
 END_TEST
 
+/* On the simple variant the mask's digit says why there is none and what puts one on. */
+START_TEST(an_absent_stage_says_why)
+{
+    for (int i = 0; i < 20 && a.pipe.cfg.variant != ATTN_SIMPLE; i++)
+        keys("v"); /* round to simple */
+    ck_assert_int_eq(a.pipe.cfg.variant, ATTN_SIMPLE);
+    keys("1");
+    keys("4");
+    ck_assert_int_eq(a.view.stage, VIEW_EMBEDDINGS);
+    ck_assert_msg(strstr(a.message, "no mask stage here") && strstr(a.message, "m puts"), "%s",
+                  a.message);
+    keys("m4");
+    ck_assert_int_eq(a.view.stage, VIEW_MASK);
+}
+END_TEST
+
 /* f and c say on the top line that they are on, and nothing once off (issue 38, item 14). */
 START_TEST(colour_switches_are_on_the_knob_bar)
 {
@@ -596,6 +612,7 @@ app_suite(void)
     tcase_add_test(tc, help_scrolls_and_says_there_is_more);
     tcase_add_test(tc, clicker_keys_and_the_step_list);
     tcase_add_test(tc, colour_switches_are_on_the_knob_bar);
+    tcase_add_test(tc, an_absent_stage_says_why);
     tcase_add_test(tc, narration_pages_and_the_panel_hides);
     tcase_add_test(tc, stages_step_and_jump);
     tcase_add_test(tc, cursor_moves_and_stays_inside);

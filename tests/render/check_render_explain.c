@@ -348,6 +348,54 @@ model_on_layer_1(struct pipeline *p, const struct attention_config *cfg, struct 
     ck_assert_int_eq(pipeline_select_layer(p, 1, &err), ATTN_OK);
 }
 
+/*
+ * The stage bar shows the variant's class (issue 38, item 11): simple has no
+ * mask, scaling, dropout, concatenation or output projection, v2 scales,
+ * causal masks and drops, wrapper concatenates, mha projects; a knob that
+ * turns one on brings its stage back.
+ */
+START_TEST(the_stages_are_the_variants)
+{
+    static const struct {
+        enum attn_variant v;
+        bool mask, scaled, dropout, concat, output;
+    } want[] = {
+        { ATTN_SIMPLE, false, false, false, false, false },
+        { ATTN_V2, false, true, false, false, false },
+        { ATTN_CAUSAL, true, true, true, false, false },
+        { ATTN_WRAPPER, true, true, true, true, false },
+        { ATTN_MHA, true, true, true, true, true },
+    };
+    struct attention_config cfg;
+    struct pipeline p;
+
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        attention_config_init(&cfg);
+        attention_config_set_variant(&cfg, want[i].v);
+        run(&p, &cfg, "Your journey starts with one step");
+        ck_assert_int_eq(explain_stage_present(&p, VIEW_MASK), want[i].mask);
+        ck_assert_int_eq(explain_stage_present(&p, VIEW_SCALED), want[i].scaled);
+        ck_assert_int_eq(explain_stage_present(&p, VIEW_DROPOUT), want[i].dropout);
+        ck_assert_int_eq(explain_stage_present(&p, VIEW_CONCAT), want[i].concat);
+        ck_assert_int_eq(explain_stage_present(&p, VIEW_OUTPUT), want[i].output);
+        ck_assert(explain_stage_present(&p, VIEW_WEIGHTS));
+        ck_assert(explain_stage_present(&p, VIEW_CONTEXT));
+        pipeline_destroy(&p);
+    }
+    /* Breaking simple: a mask, scaling and dropout turned on are shown. */
+    attention_config_init(&cfg);
+    attention_config_set_variant(&cfg, ATTN_SIMPLE);
+    cfg.mask = ATTN_MASK_CAUSAL;
+    cfg.scale = true;
+    cfg.dropout = 0.5;
+    run(&p, &cfg, "Your journey starts with one step");
+    ck_assert(explain_stage_present(&p, VIEW_MASK));
+    ck_assert(explain_stage_present(&p, VIEW_SCALED));
+    ck_assert(explain_stage_present(&p, VIEW_DROPOUT));
+    pipeline_destroy(&p);
+}
+END_TEST
+
 /* Every view stage has its name, title, formula and inspector, and names round-trip. */
 START_TEST(every_view_stage_is_complete)
 {
@@ -646,6 +694,7 @@ render_explain_suite(void)
     tcase_add_test(units, mask_text_fits_the_variant);
     tcase_add_test(units, narration_dims_off_the_script);
     tcase_add_test(units, every_view_stage_is_complete);
+    tcase_add_test(units, the_stages_are_the_variants);
     tcase_add_test(units, a_trained_models_stages_are_explained);
     tcase_add_test(units, a_llama_models_stages_are_explained);
     tcase_add_test(units, packed_weights_read_as_the_f32_ones);

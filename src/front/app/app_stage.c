@@ -396,6 +396,26 @@ static const struct app_binding stage[] = {
     { { 'q' }, "q", "quit", "q quit", 1, app_quit },
 };
 
+/* Why a stage's digit finds nothing, and the knob that would bring the stage. */
+static const char *
+stage_absent_hint(enum view_stage s)
+{
+    switch (s) {
+    case VIEW_MASK:
+        return ": this class masks nothing (m puts the causal mask on)";
+    case VIEW_SCALED:
+        return ": this class does not scale the scores (/ scales them)";
+    case VIEW_DROPOUT:
+        return ": this class has no dropout (o sets a p)";
+    case VIEW_CONCAT:
+        return ": one head, nothing to concatenate (v: wrapper or mha)";
+    case VIEW_OUTPUT:
+        return ": this class has no output projection (v: mha)";
+    default:
+        return "";
+    }
+}
+
 /* A digit goes to its stage (the stage table's keys); a knob's key turns it. */
 static void
 stage_other(struct app *a, int key)
@@ -410,6 +430,10 @@ stage_other(struct app *a, int key)
         if (jump == VIEW_DROPOUT && !explain_stage_present(&a->pipe, jump) &&
             explain_stage_present(&a->pipe, VIEW_OUTDROP))
             jump = VIEW_OUTDROP;
+        if (!explain_stage_present(&a->pipe, jump)) {
+            app_say(a, "no %s stage here%s", explain_stage_name(jump), stage_absent_hint(jump));
+            return;
+        }
         v->stage = jump;
         return;
     }
