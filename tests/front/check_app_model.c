@@ -599,6 +599,36 @@ START_TEST(the_predictions_follow_the_position_and_compare_an_ablation)
 END_TEST
 
 /* ':' takes where to go as the command line says it: 5.1, stage, view, query (issue 27, item 11). */
+/* N, T and L reach their screens from every screen, not only from the stages (issue 38, item 9). */
+START_TEST(screen_keys_work_from_every_screen)
+{
+    struct model m;
+    struct app b;
+
+    open_twelve_by_twelve(&b, &m);
+    app_key(&b, 'T');
+    ck_assert_int_eq(b.view.screen, SCREEN_SENTENCE);
+    app_key(&b, 'N'); /* not the letter jump to a word starting with n */
+    ck_assert_int_eq(b.view.screen, SCREEN_NEXT);
+    app_key(&b, 'L');
+    ck_assert_int_eq(b.view.screen, SCREEN_MAP);
+    app_key(&b, 'T');
+    ck_assert_int_eq(b.view.screen, SCREEN_SENTENCE);
+    app_key(&b, 'L');
+    ck_assert_int_eq(b.view.screen, SCREEN_MAP);
+    app_key(&b, 'N');
+    ck_assert_int_eq(b.view.screen, SCREEN_NEXT);
+    app_key(&b, 'T');
+    ck_assert_int_eq(b.view.screen, SCREEN_SENTENCE);
+    app_key(&b, 's'); /* a lower-case letter still jumps to the next word it starts ("sat") */
+    ck_assert_int_eq(b.view.screen, SCREEN_SENTENCE);
+    ck_assert_msg(strstr(b.pipe.query_labels[b.view.cursor_row], "sat") != NULL, "%s",
+                  b.pipe.query_labels[b.view.cursor_row]);
+    app_destroy(&b);
+    model_close(&m);
+}
+END_TEST
+
 /*
  * minigpt's induction heads ablated (as lesson 8 does): after the second
  * "map" the intact model's likeliest token falls out of the ablated
@@ -780,6 +810,7 @@ app_model_suite(void)
     tcase_add_test(tc, shared_key_heads_are_named);
     tcase_add_test(tc, a_head_is_reached_by_typing_it);
     tcase_add_test(tc, an_ablated_token_past_the_top_is_bounded);
+    tcase_add_test(tc, screen_keys_work_from_every_screen);
     tcase_add_test(tc, the_predictions_follow_the_position_and_compare_an_ablation);
     suite_add_tcase(s, tc);
     tc = tcase_create("model");

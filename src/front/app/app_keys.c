@@ -61,6 +61,12 @@ app_open_screen(struct app *a, enum view_screen s)
 }
 
 void
+app_screen_key(struct app *a, int key)
+{
+    app_open_screen(a, key == 'N' ? SCREEN_NEXT : key == 'T' ? SCREEN_SENTENCE : SCREEN_MAP);
+}
+
+void
 app_close_screen(struct app *a, int key)
 {
     (void)key;

@@ -54,6 +54,8 @@ void app_open_screen(struct app *a, enum view_screen s);
 
 /* Back to the stage screen (Esc on the others). */
 void app_close_screen(struct app *a, int key);
+/* N, T, L from any screen: the predictions, the sentence view, the model map. */
+void app_screen_key(struct app *a, int key);
 /* e: the sentence into the editor, from any screen (the view keeps its screen). */
 void app_edit_sentence(struct app *a, int key);
 

@@ -84,6 +84,7 @@ static const struct app_binding map[] = {
       next_measure },
     { { APP_KEY_ENTER }, NULL, "open the head", NULL, 0, open_head },
     { { 'L', APP_KEY_ESCAPE }, NULL, "back", NULL, 0, app_close_screen },
+    { { 'N', 'T' }, NULL, "the next tokens / the sentence view", NULL, 0, app_screen_key },
     { { 'x', 'X' }, NULL, "export the map (heads.csv) / every stage", NULL, 0, app_export_key },
     { { 'e' }, NULL, "edit the sentence", NULL, 0, app_edit_sentence },
     { { 'f' }, NULL, "every head's heatmap without the first key in its colour scale", NULL, 0,

@@ -143,6 +143,8 @@ static const struct app_binding sentence[] = {
     { { 'e' }, NULL, "edit the sentence", NULL, 0, app_edit_sentence },
     { { 'x', 'X' }, NULL, "export the head shown / every stage", NULL, 0, app_export_key },
     { { 'T', APP_KEY_ESCAPE }, NULL, "back", NULL, 0, app_close_screen },
+    { { 'N', 'L' }, NULL, "the next tokens / the model map (with --model)", NULL, 0,
+      app_screen_key },
     { { 'z' }, NULL, "presentation mode", NULL, 0, app_toggle_present },
     { { 'F' }, NULL, "a figure of the screen (SVG, PNG, PDF)", NULL, 0, app_figure_key },
     { { 'q' }, NULL, "quit", NULL, 0, app_quit },
