@@ -232,7 +232,7 @@ finish model
 # then a lesson step on it, and the sentence view of its induction head.
 printf '%s\n' "cat map sun red fox cat map sun red fox" >"$tmp/repeat.txt"
 start 100 34 --mono --model "$srcdir/samples/models/minigpt" --bos -f repeat.txt
-keys L BTab
+keys L Tab Tab h # (h reaches the heatmaps from any measure: L remembers the last one)
 snap "minigpt: the map's heatmaps"
 readme_capture minigpt "minigpt: the map's heatmaps"
 keys Escape T . Tab Right Right Right Right Right Right Right

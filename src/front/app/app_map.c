@@ -42,6 +42,14 @@ next_measure(struct app *a, int key)
         v->map_measure = (v->map_measure + VIEW_MAP_HEATMAPS) % (VIEW_MAP_HEATMAPS + 1);
 }
 
+/* h: every head's heatmap, whichever measure was shown (L remembers the last). */
+static void
+heatmaps(struct app *a, int key)
+{
+    (void)key;
+    a->view.map_measure = VIEW_MAP_HEATMAPS;
+}
+
 /* Enter: the head at the cursor, on its layer's attention weights. */
 static void
 open_head(struct app *a, int key)
@@ -82,6 +90,7 @@ static const struct app_binding map[] = {
       pick_head },
     { { APP_KEY_TAB, APP_KEY_BACKTAB }, NULL, "the next / previous measure", NULL, 0,
       next_measure },
+    { { 'h' }, NULL, "every head's heatmap (from any measure)", NULL, 0, heatmaps },
     { { APP_KEY_ENTER }, NULL, "open the head", NULL, 0, open_head },
     { { 'L', APP_KEY_ESCAPE }, NULL, "back", NULL, 0, app_close_screen },
     { { 'N', 'T' }, NULL, "the next tokens / the sentence view", NULL, 0, app_screen_key },

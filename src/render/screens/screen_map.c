@@ -222,7 +222,7 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
                     "Model map: %s, %s (%d layers x %d heads)",
                     head_measure_name(m), head_measure_description(m), layers, heads);
     view_draw_keys_hint(g, v, 4,
-                        "Tab: the next measure   arrows: a head   Enter: open it   L or Esc: back");
+                        "Tab: the next measure   h: every head   arrows: a head   Enter: open it   L or Esc: back");
     memset(&spec, 0, sizeof spec);
     spec.m = &mat;
     spec.row_labels = (const char *const *)v->work.row_label;
