@@ -790,9 +790,25 @@ START_TEST(the_model_map_reaches_every_layer)
     }
     ck_assert_msg(strstr(text, "layer 299") != NULL && strstr(text, "300 layers x 2 heads") != NULL,
                   "%s", text);
+    /* The layers left out are said, with the keys that reach them (issue 38, item 4). */
+    ck_assert_msg(strstr(text, " of 0-299 (Up Down PgUp PgDn)") != NULL, "%s", text);
     free(text);
     app_key(&b, APP_KEY_ENTER);
     ck_assert_int_eq(b.pipe.layer, 299);
+    /* The logit lens shows the last layers, says so, and , walks up to the first. */
+    app_key(&b, 'N');
+    text = frame_of(&b, 100, 30);
+    ck_assert_msg(strstr(text, " of 0-299 (, .): each layer") != NULL, "%s", text);
+    ck_assert_msg(strstr(text, "layer 299 ") != NULL && strstr(text, "layer   0 ") == NULL, "%s",
+                  text);
+    free(text);
+    for (int i = 0; i < 299; i++)
+        app_key(&b, ',');
+    ck_assert_int_eq(b.pipe.layer, 0);
+    text = frame_of(&b, 100, 30);
+    ck_assert_msg(strstr(text, ", layers 0-") != NULL && strstr(text, "layer   0 ") != NULL, "%s",
+                  text);
+    free(text);
     app_destroy(&b);
     model_close(&m);
 }

@@ -69,6 +69,8 @@ static const struct app_binding next[] = {
     { { APP_KEY_HOME, APP_KEY_END }, NULL, "the first / last position", NULL, 0, pick_position },
     { { 'N', APP_KEY_ESCAPE }, NULL, "back", NULL, 0, app_close_screen },
     { { 'L', 'T' }, NULL, "the model map / the sentence view", NULL, 0, app_screen_key },
+    { { ',', '.' }, NULL, "the previous / next layer (the logit lens keeps it in sight)", NULL, 0,
+      app_step_layer },
     { { 'G' }, NULL, "write the next token: the draw shows below", NULL, 0, app_write_key },
     { { 'A' }, NULL, "keep writing until a key", NULL, 0, app_keep_writing },
     { { APP_KEY_BACKSPACE }, NULL, "take the last written token back", NULL, 0, unwrite },

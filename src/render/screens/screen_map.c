@@ -185,7 +185,6 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
     if (v->map_measure == VIEW_MAP_HEATMAPS) {
         int top;
         if (!v->present)
-        if (!v->present)
             view_draw_knob_bar(g, v, p);
         view_draw_sentence(g, v, p, 1);
         grid_printf_cut(g, 0, 3, g->width, style_role(ROLE_TITLE),
@@ -244,7 +243,16 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
     heatmap_render(g, r, &spec, &scroll_row, &scroll_col, &geo);
     v->frame.map_layers = geo.vis_rows;
     y += geo.vis_rows * geo.row_h + 1;
-    heatmap_legend(g, 0, y, g->width, &spec);
+    if (geo.vis_rows < layers) {
+        /* Layers left out are said, and how to reach them. */
+        char where[64];
+        const int w = snprintf(where, sizeof where, "layers %d-%d of 0-%d (Up Down PgUp PgDn)",
+                               geo.row0, geo.row0 + geo.vis_rows - 1, layers - 1);
+        heatmap_legend(g, 0, y, g->width - w - 1, &spec);
+        grid_put(g, g->width - w, y, w, style_role(ROLE_DIM), where);
+    } else {
+        heatmap_legend(g, 0, y, g->width, &spec);
+    }
     value = MAT_AT(&mat, v->map_row, v->map_col);
     heatmap_format(num, sizeof num, value, 12, 4);
     grid_printf(g, 0, y + 2, g->width, style_role(ROLE_TEXT), "layer %d, head %d: %s %s",

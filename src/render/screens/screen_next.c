@@ -222,14 +222,27 @@ draw_next_view(struct grid *g, struct view *v, const struct pipeline *p)
         float *probs = malloc((size_t)p->layers * (size_t)LENS_K * sizeof *probs);
         if (ids != NULL && probs != NULL &&
             decoder_logit_lens(&m->model->dec, &m->run, pos, LENS_K, ids, probs, NULL) == ATTN_OK) {
-            grid_printf(g, 0, y++, g->width, style_role(ROLE_TITLE),
-                        "Logit lens after '%s' (position %d): each layer read through %s as if "
-                        "it were the last",
-                        p->query_labels[pos], pos,
-                        p->decoder != NULL && p->decoder->norm == DECODER_NORM_RMS ? "the final norm"
-                                                                                   : "ln_f");
-            for (int l = p->layers > lens_rows - 2 ? p->layers - (lens_rows - 2) : 0;
-                 l < p->layers && y < g->height - 1; l++, y++) {
+            /* The last layers, or from the layer shown (, .) when it is above them. */
+            const int fit = lens_rows - 2 < g->height - 1 - (y + 1) ? lens_rows - 2
+                                                                   : g->height - 1 - (y + 1);
+            const int shown_layers = fit < 1 ? 1 : fit < p->layers ? fit : p->layers;
+            int lens_first = p->layers - shown_layers;
+            char cut[64] = "";
+            if (p->layer < lens_first)
+                lens_first = p->layer;
+            if (shown_layers < p->layers)
+                snprintf(cut, sizeof cut, ", layers %d-%d of 0-%d (, .)", lens_first,
+                         lens_first + shown_layers - 1, p->layers - 1);
+            grid_printf(g, 0, y, g->width, style_role(ROLE_TITLE),
+                        "Logit lens after '%s' (position %d)%s: each layer read through %s as "
+                        "if it were the last",
+                        p->query_labels[pos], pos, cut,
+                        p->decoder != NULL && p->decoder->norm == DECODER_NORM_RMS
+                            ? "the final norm"
+                            : "ln_f");
+            y++;
+            for (int l = lens_first; l < lens_first + shown_layers && y < g->height - 1;
+                 l++, y++) {
                 int x = grid_printf(g, 0, y, g->width, style_role(ROLE_TEXT), "layer %3d ", l);
                 x += put_bar(g, x, y, bar_w, probs[l * LENS_K], v->utf8);
                 for (int t = 0; t < LENS_K && x < g->width; t++) {
