@@ -151,7 +151,7 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
                       spec);
         if (s != VIEW_CONCAT)
             spec->col_group = 0;
-        if (v->present)
+        if (v->present && !v->paper) /* (a projector's grey; a figure keeps the colours) */
             spec->ramp = palette_high_contrast(spec->ramp);
         return 0;
     }
@@ -159,7 +159,7 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
     stagemap_spec(&v->work.map, p, s == VIEW_QKV ? STAGE_QUERIES : STAGE_CONTEXT, head, false,
                   v->colour, v->utf8, spec);
     spec->col_group = 0;
-    if (v->present)
+    if (v->present && !v->paper)
         spec->ramp = palette_high_contrast(spec->ramp);
     /* Both show one head on the scale of the whole matrix (every head). */
     spec->range_heads = st->shape.heads;

@@ -34,7 +34,7 @@ view_cache_spec(struct view *v, const struct pipeline *p, int head, struct heatm
     /* The stage's own spec first (its colours and ramp), then the matrix made here. */
     stagemap_spec(&v->work.map, p, STAGE_KEYS, head, false, v->colour, v->utf8, spec);
     spec->col_group = 0;
-    if (v->present)
+    if (v->present && !v->paper)
         spec->ramp = palette_high_contrast(spec->ramp);
     if (view_reserve_scratch(v, (size_t)n * 2 * (size_t)hd) != 0 ||
         view_group_labels(v, hd, "kv") != 0 || view_reserve_row_labels(v, n) != 0)

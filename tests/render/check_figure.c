@@ -106,7 +106,10 @@ START_TEST(a_heatmaps_cells_have_the_screens_colours)
 
     ck_assert_msg(app_open_at(&a, &at, &err) == ATTN_OK, "%s", err.msg);
     ck_assert_int_eq(a.view.head, 1);
+    /* In presentation mode too: the projector's grey is the screen's, a figure keeps colour. */
+    a.view.present = _i == 1;
     ck_assert_msg(app_write_figure(&a, in_dir("w.png"), &res, &err) == ATTN_OK, "%s", err.msg);
+    a.view.present = false;
     ck_assert_int_eq(res.heatmaps, 1);
     ck_assert_str_eq(res.what, "weights, head 1");
     ck_assert_int_eq(res.first.rows, 6);
@@ -445,7 +448,7 @@ figure_suite(void)
     TCase *tc = tcase_create("figures");
 
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, a_heatmaps_cells_have_the_screens_colours);
+    tcase_add_loop_test(tc, a_heatmaps_cells_have_the_screens_colours, 0, 2);
     tcase_add_test(tc, svg_png_and_pdf_by_their_names);
     tcase_add_test(tc, a_figure_writes_through_no_file_of_the_users);
     tcase_add_test(tc, a_full_disk_keeps_the_earlier_figure);
