@@ -1,6 +1,8 @@
 /* heatmap.c: matrices as heatmaps (see heatmap.h). */
 #include "config.h"
 
+#include <ctype.h>
+
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -162,6 +164,58 @@ cut_label_collides(const struct heatmap_spec *spec, const struct heatmap_geometr
             return true;
     }
     return false;
+}
+
+/*
+ * A cut label's abbreviation that stands apart: the first room - 1 columns
+ * and one later letter, the last letters first ("starts" -> "ss", "step" ->
+ * "sp" where both cut read "st"), one that no other visible label reads as
+ * cut or as its own such abbreviation.  0 when none does (the caller shows
+ * the position).
+ */
+static int
+abbreviate_apart(const struct heatmap_spec *spec, const struct heatmap_geometry *geo, int c,
+                 int room, char *out, size_t size)
+{
+    char a[64];
+    size_t keep;
+    int len;
+
+    col_label(spec, geo->col0 + c, a, sizeof a);
+    keep = utf8_prefix(a, room - 1, NULL);
+    len = (int)strlen(a);
+    if (room < 2 || keep + 2 > size)
+        return 0;
+    for (int k = len - 1; k >= (int)keep; k--) {
+        bool apart = true;
+        if (!isalpha((unsigned char)a[k]))
+            continue;
+        memcpy(out, a, keep);
+        out[keep] = a[k];
+        out[keep + 1] = '\0';
+        for (int d = 0; d < geo->vis_cols && apart; d++) {
+            char b[64], theirs[64];
+            size_t nb;
+            if (d == c)
+                continue;
+            col_label(spec, geo->col0 + d, b, sizeof b);
+            nb = utf8_prefix(b, room, NULL);
+            apart = !(nb == keep + 1 && memcmp(b, out, nb) == 0);
+            /* (and not what that label would abbreviate to: its first columns and last letter) */
+            if (apart && strlen(b) > keep && utf8_prefix(b, room - 1, NULL) == keep) {
+                int e = (int)strlen(b) - 1;
+                while (e > (int)keep && !isalpha((unsigned char)b[e]))
+                    e--;
+                memcpy(theirs, b, keep);
+                theirs[keep] = b[e];
+                theirs[keep + 1] = '\0';
+                apart = strcmp(theirs, out) != 0;
+            }
+        }
+        if (apart)
+            return 1;
+    }
+    return 0;
 }
 
 static void
@@ -458,9 +512,21 @@ heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *spec, i
         int tw;
         int room = geo->cell_w - (geo->cell_w > 1);
         col_label(spec, j, buf, sizeof buf);
-        /* A cut label that would read like another ("to" for tok1 ... tok29) shows its position. */
-        if (snprintf(NULL, 0, "%d", j) <= room && cut_label_collides(spec, geo, c)) {
-            snprintf(buf, sizeof buf, "%d", j);
+        /*
+         * A cut label that would read like another ("st" for starts and step) is abbreviated
+         * apart ("ss", "sp"), or, when no letter does it (tok1 ... tok29), shows its position.
+         */
+        if (cut_label_collides(spec, geo, c)) {
+            char apart[64];
+            if (abbreviate_apart(spec, geo, c, room, apart, sizeof apart))
+                snprintf(buf, sizeof buf, "%s", apart);
+            else if (snprintf(NULL, 0, "%d", j) <= room)
+                snprintf(buf, sizeof buf, "%d", j);
+            else {
+                char whole[64];
+                snprintf(whole, sizeof whole, "%s", buf);
+                heatmap_fit_label(whole, room, buf, sizeof buf);
+            }
         } else {
             char whole[64];
             snprintf(whole, sizeof whole, "%s", buf);

@@ -165,6 +165,30 @@ START_TEST(cut_labels_show_positions)
 }
 END_TEST
 
+/*
+ * Words cut to two columns that would read alike ("st" for starts and step)
+ * are abbreviated apart, not numbered (issue 38, item 13).
+ */
+START_TEST(cut_words_are_abbreviated_apart)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    struct view v;
+    char *text;
+
+    attention_config_init(&cfg);
+    run(&p, &cfg, "Your journey starts with one step");
+    view_init(&v);
+    v.stage = VIEW_WEIGHTS;
+    v.grid_heads = true;
+    text = rendered(&p, &v, 70, 24, false);
+    ck_assert_msg(strstr(text, "Yo jo ss wi on sp") != NULL, "%s", text);
+    free(text);
+    view_destroy(&v);
+    pipeline_destroy(&p);
+}
+END_TEST
+
 /* A knob that changes nothing here says why and what to press (issue 13, item 10). */
 START_TEST(scaling_by_one_says_so)
 {
@@ -695,6 +719,7 @@ render_explain_suite(void)
     tcase_add_test(units, narration_dims_off_the_script);
     tcase_add_test(units, every_view_stage_is_complete);
     tcase_add_test(units, the_stages_are_the_variants);
+    tcase_add_test(units, cut_words_are_abbreviated_apart);
     tcase_add_test(units, a_trained_models_stages_are_explained);
     tcase_add_test(units, a_llama_models_stages_are_explained);
     tcase_add_test(units, packed_weights_read_as_the_f32_ones);
