@@ -421,6 +421,8 @@ START_TEST(a_models_screens_make_figures)
     {
         const struct app_start at = { NULL, NULL, "next", NULL };
         ck_assert_msg(app_open_at(&b, &at, &err) == ATTN_OK, "%s", err.msg);
+        /* the logit lens after the last token unless --query says another (issue 38, item 7) */
+        ck_assert_int_eq(b.view.cursor_row, b.pipe.st.nq - 1);
     }
     app_key(&b, 'F'); /* on the predictions */
     ck_assert_msg(strstr(b.message, "wrote figure-next.svg, .png and .pdf into "), "%s", b.message);
