@@ -667,6 +667,7 @@ expect 2 "$tmp/fig.gif: a figure's name ends in .svg, .png or .pdf" -- --figure 
 expect 1 "cannot write $tmp/none/fig.svg: " -- --figure "$tmp/none/fig.svg"
 expect 2 "--stage weights.h12: head out of range; the heads are 0-1" -- --figure "$tmp/f.svg" --stage weights.h12
 expect 2 "--head 5.1: layer out of range; the layers are 0-1" -- --figure "$tmp/f.svg" --model "$tiny" -s "$say" --head 5.1
+expect 2 "--stage masked: the simple variant's class has no mask step, so the view does not show one" -- --figure "$tmp/f.svg" --variant simple --stage masked
 expect 2 "--view lens: no such screen; choose stage, grid, map, overview, sentence or next" -- --figure "$tmp/f.svg" --view lens
 expect 2 "--walkthrough: each step says what it shows; drop --figure" -- --figure "$tmp/f.svg" --walkthrough 01-no-weights
 

@@ -144,6 +144,16 @@ open_stage(struct app *a, const char *name, struct attn_error *err)
         s = sel.stage == PIPELINE_SELECT_TOKENS ? VIEW_EMBEDDINGS : view_stage_of(&a->pipe, sel.stage);
     else if (explain_stage_parse(name, &vs) == 0 && explain_stage_present(&a->pipe, vs))
         s = vs;
+    if (s < 0 && got == 0 && pipeline_decoder(&a->pipe) == NULL)
+        for (int t = 0; t < VIEW_STAGE_COUNT; t++)
+            if (explain_pipeline_stage(&a->pipe, (enum view_stage)t, false) == sel.stage)
+                /* computed, but not a step of this class on screen (issue 38, item 11) */
+                return attn_fail(err, ATTN_EVALUE,
+                                 "--stage %s: the %s variant's class has no %s step, so the "
+                                 "view does not show one (its knob adds it: --mask causal, "
+                                 "--scale, --dropout P; --print --stage %s prints it as computed)",
+                                 name, attention_variant_name(a->pipe.cfg.variant),
+                                 explain_stage_name((enum view_stage)t), name);
     if (s < 0) {
         cli_stage_refused(&a->pipe, name, -1, true, err->msg, sizeof err->msg);
         return err->status = ATTN_EVALUE;
