@@ -33,6 +33,23 @@ void bench_report(const char *name, double *t, int n, const char *extra);
 /* The view on src, drawing into out (the terminal's size from COLUMNS and LINES); NULL: said. */
 struct tui *bench_open_view(struct app *a, const struct attention_config *cfg,
                             const struct pipeline_source *src, FILE *in, FILE *out);
+/*
+ * A model folder's view at 200x50 on a text of about n tokens (ten-token
+ * sentences its tokenizer reads), the weights packed as the view packs
+ * them, drawing into a scratch file: what the view benchmarks time keys in.
+ */
+struct bench_view {
+    struct model m;
+    struct attention_config cfg;
+    struct pipeline_source src;
+    FILE *in, *out;
+    char *sentence;
+    struct app a;
+    struct tui *t;
+};
+int bench_view_open(struct bench_view *b, const char *dir, int n); /* 0, or -1 said */
+void bench_view_close(struct bench_view *b);
+
 /* The commands bench_models.c runs (bench.c's opening comment says what each measures). */
 int cmd_gpt2_folder(const char *dir);
 int cmd_gpt2(int n, int reps);

@@ -121,52 +121,21 @@ cmd_generate(const char *dir, int n, int count, int rounds)
 int
 cmd_generate_view(const char *dir, int n, int reps)
 {
-    static const char words[] = " the quick brown fox jumps over the lazy dog.";
-    struct model m;
-    struct attention_config cfg;
-    struct pipeline_source src;
-    struct attn_error err;
     double times[MAX_REPS];
-    FILE *in = fopen("/dev/null", "r");
-    FILE *out = tmpfile();
-    size_t len = 0;
-    char *sentence;
-    struct app a;
-    struct tui *t;
+    struct bench_view b;
 
     if (reps > MAX_REPS)
         reps = MAX_REPS;
-    if (in == NULL || out == NULL || model_open(&m, dir, NULL, &err) != ATTN_OK)
+    if (bench_view_open(&b, dir, n) != 0)
         return 1;
-    (void)family_decoder_pack_if_room(&m.dec); /* as the view does */
-    sentence = malloc((size_t)n * sizeof words / 10 + sizeof words);
-    if (sentence == NULL)
-        return 1;
-    sentence[0] = '\0';
-    while (len + sizeof words <= (size_t)n * (sizeof words - 1) / 10) {
-        memcpy(sentence + len, words, sizeof words);
-        len += sizeof words - 1;
-    }
-    setenv("COLUMNS", "200", 1);
-    setenv("LINES", "50", 1);
-    setenv("TERM", "xterm-256color", 1);
-    attention_config_init(&cfg);
-    memset(&src, 0, sizeof src);
-    src.sentence = sentence;
-    src.family = &family_decoder;
-    src.model = &m;
-    src.top = 5;
-    t = bench_open_view(&a, &cfg, &src, in, out);
-    if (t == NULL)
-        return 1;
-    app_key(&a, '6'); /* the weights */
-    app_key(&a, 'G'); /* (the writing begun: the prompt's logits) */
-    tui_frame(t, &a);
-    printf("generate_view_tokens\t%d\n", a.pipe.tokens.count);
+    app_key(&b.a, '6'); /* the weights */
+    app_key(&b.a, 'G'); /* (the writing begun: the prompt's logits) */
+    tui_frame(b.t, &b.a);
+    printf("generate_view_tokens\t%d\n", b.a.pipe.tokens.count);
     for (int r = 0; r < reps; r++) {
         double t0 = bench_now();
-        app_key(&a, 'G');
-        tui_frame(t, &a);
+        app_key(&b.a, 'G');
+        tui_frame(b.t, &b.a);
         times[r] = bench_now() - t0;
     }
     {
@@ -174,12 +143,7 @@ cmd_generate_view(const char *dir, int n, int reps)
         snprintf(name, sizeof name, "generate_view_%d", n);
         bench_report(name, times, reps, NULL);
     }
-    tui_close(t);
-    app_destroy(&a);
-    model_close(&m);
-    free(sentence);
-    fclose(in);
-    fclose(out);
+    bench_view_close(&b);
     return 0;
 }
 

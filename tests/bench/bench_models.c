@@ -152,64 +152,77 @@ cmd_gpt2_edit(int n, int reps)
  * appends one more word, so that the run grows as it does in the view.
  */
 int
-cmd_gpt2_view(const char *dir, int n, int reps)
+bench_view_open(struct bench_view *b, const char *dir, int n)
 {
     static const char words[] = " the quick brown fox jumps over the lazy dog.";
-    struct model m;
-    struct attention_config cfg;
-    struct pipeline_source src;
     struct attn_error err;
-    double times[MAX_REPS];
-    FILE *in = fopen("/dev/null", "r");
-    FILE *out = tmpfile();
     size_t len = 0;
-    char *sentence;
-    struct app a;
-    struct tui *t;
 
-    if (reps > MAX_REPS)
-        reps = MAX_REPS;
-    if (in == NULL || out == NULL)
-        return 1;
-    if (model_open(&m, dir, NULL, &err) != ATTN_OK) {
+    memset(b, 0, sizeof *b);
+    b->in = fopen("/dev/null", "r");
+    b->out = tmpfile();
+    if (b->in == NULL || b->out == NULL)
+        return -1;
+    if (model_open(&b->m, dir, NULL, &err) != ATTN_OK) {
         fprintf(stderr, "bench: %s\n", err.msg);
-        return 1;
+        return -1;
     }
-    (void)family_decoder_pack_if_room(&m.dec); /* as the view does */
+    (void)family_decoder_pack_if_room(&b->m.dec); /* as the view does */
     /* Ten tokens a repetition: GPT-2's BPE reads each " word" and the "." as one. */
-    sentence = malloc((size_t)n * sizeof words / 10 + sizeof words);
-    if (sentence == NULL)
-        return 1;
-    sentence[0] = '\0';
+    b->sentence = malloc((size_t)n * sizeof words / 10 + sizeof words);
+    if (b->sentence == NULL)
+        return -1;
+    b->sentence[0] = '\0';
     while (len + sizeof words <= (size_t)n * (sizeof words - 1) / 10) {
-        memcpy(sentence + len, words, sizeof words);
+        memcpy(b->sentence + len, words, sizeof words);
         len += sizeof words - 1;
     }
     setenv("COLUMNS", "200", 1);
     setenv("LINES", "50", 1);
     setenv("TERM", "xterm-256color", 1);
-    attention_config_init(&cfg);
-    memset(&src, 0, sizeof src);
-    src.sentence = sentence;
-    src.family = &family_decoder;
-    src.model = &m;
-    src.top = 5;
-    t = bench_open_view(&a, &cfg, &src, in, out);
-    if (t == NULL)
+    attention_config_init(&b->cfg);
+    b->src.sentence = b->sentence;
+    b->src.family = &family_decoder;
+    b->src.model = &b->m;
+    b->src.top = 5;
+    b->t = bench_open_view(&b->a, &b->cfg, &b->src, b->in, b->out);
+    return b->t != NULL ? 0 : -1;
+}
+
+void
+bench_view_close(struct bench_view *b)
+{
+    tui_close(b->t);
+    app_destroy(&b->a);
+    model_close(&b->m);
+    free(b->sentence);
+    fclose(b->in);
+    fclose(b->out);
+}
+
+int
+cmd_gpt2_view(const char *dir, int n, int reps)
+{
+    double times[MAX_REPS];
+    struct bench_view b;
+
+    if (reps > MAX_REPS)
+        reps = MAX_REPS;
+    if (bench_view_open(&b, dir, n) != 0)
         return 1;
-    app_key(&a, '6'); /* the weights */
-    tui_frame(t, &a);
-    printf("gpt2_view_tokens\t%d\n", a.pipe.tokens.count);
+    app_key(&b.a, '6'); /* the weights */
+    tui_frame(b.t, &b.a);
+    printf("gpt2_view_tokens\t%d\n", b.a.pipe.tokens.count);
     for (int r = 0; r < reps; r++) {
         static const char word[] = " cat";
         double t0;
-        app_key(&a, 'e');
-        app_key(&a, APP_KEY_END);
+        app_key(&b.a, 'e');
+        app_key(&b.a, APP_KEY_END);
         for (const char *c = word; *c != '\0'; c++)
-            app_key(&a, (unsigned char)*c);
+            app_key(&b.a, (unsigned char)*c);
         t0 = bench_now();
-        app_key(&a, APP_KEY_ENTER);
-        tui_frame(t, &a);
+        app_key(&b.a, APP_KEY_ENTER);
+        tui_frame(b.t, &b.a);
         times[r] = bench_now() - t0;
     }
     {
@@ -217,18 +230,18 @@ cmd_gpt2_view(const char *dir, int n, int reps)
         snprintf(name, sizeof name, "gpt2_view_%d", n);
         bench_report(name, times, reps, NULL);
     }
-    printf("gpt2_view_tokens_after\t%d\n", a.pipe.tokens.count);
+    printf("gpt2_view_tokens_after\t%d\n", b.a.pipe.tokens.count);
     /* A head ablated and brought back (a) on the last layer, then on the first. */
-    for (int layer = m.dec.cfg.n_layer - 1; layer >= 0; layer -= m.dec.cfg.n_layer - 1) {
+    for (int layer = b.m.dec.cfg.n_layer - 1; layer >= 0; layer -= b.m.dec.cfg.n_layer - 1) {
         char name[48];
-        while (a.pipe.layer != layer) {
-            app_key(&a, a.pipe.layer < layer ? '.' : ',');
-            tui_frame(t, &a);
+        while (b.a.pipe.layer != layer) {
+            app_key(&b.a, b.a.pipe.layer < layer ? '.' : ',');
+            tui_frame(b.t, &b.a);
         }
         for (int r = 0; r < reps; r++) {
             double t0 = bench_now();
-            app_key(&a, 'a');
-            tui_frame(t, &a);
+            app_key(&b.a, 'a');
+            tui_frame(b.t, &b.a);
             times[r] = bench_now() - t0;
         }
         snprintf(name, sizeof name, "gpt2_view_ablate_layer%d_%d", layer, n);
@@ -236,12 +249,7 @@ cmd_gpt2_view(const char *dir, int n, int reps)
         if (layer == 0)
             break;
     }
-    tui_close(t);
-    app_destroy(&a);
-    model_close(&m);
-    free(sentence);
-    fclose(in);
-    fclose(out);
+    bench_view_close(&b);
     return 0;
 }
 
