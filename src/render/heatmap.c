@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attnscope/kernels/rowops.h"
@@ -216,6 +217,29 @@ abbreviate_apart(const struct heatmap_spec *spec, const struct heatmap_geometry 
             return 1;
     }
     return 0;
+}
+
+/*
+ * Whether the visible columns are all named letters then a number (q0, k12)
+ * and those names do not fit their cells.
+ */
+static bool
+lettered_too_narrow(const struct heatmap_spec *spec, const struct heatmap_geometry *geo)
+{
+    const int room = geo->cell_w - (geo->cell_w > 1);
+    bool wider = false;
+
+    if (spec->col_labels == NULL)
+        return false;
+    for (int c = 0; c < geo->vis_cols; c++) {
+        const char *name = spec->col_labels[geo->col0 + c];
+        const size_t letters = strspn(name, "abcdefghijklmnopqrstuvwxyz");
+        if (letters == 0 || name[letters] == '\0' ||
+            strspn(name + letters, "0123456789") != strlen(name + letters))
+            return false;
+        wider = wider || (int)strlen(name) > room;
+    }
+    return wider;
 }
 
 static void
@@ -504,8 +528,41 @@ heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *spec, i
             grid_put(g, x, r.y, geo->x0 + geo->vis_cols * geo->cell_w - x, st, buf);
         }
     }
+    /*
+     * Lettered columns (q0 ... q15, k0 ...) too narrow for their names: each
+     * group's letter at its first column, then its numbers every step, as
+     * numbered columns show theirs ("q   4   8   12  k   4 ..."), where the
+     * cut names read "0 1 ... 9 q q q".
+     */
+    const bool lettered = !spec->bare && !ticks && lettered_too_narrow(spec, geo);
+    if (lettered) {
+        const int room = geo->cell_w;
+        int step = 16;
+        for (int k = 1; k <= 16; k *= 2)
+            if (k * room >= (cols >= 100 ? 4 : 3)) {
+                step = k;
+                break;
+            }
+        for (int c = 0; c < geo->vis_cols; c++) {
+            const int j = geo->col0 + c;
+            const int x = geo->x0 + c * geo->cell_w;
+            struct style st = label;
+            const char *name = spec->col_labels[j];
+            const char *digits = name + strcspn(name, "0123456789");
+            const int k = atoi(digits);
+            if (j == spec->cursor_col)
+                st.attr |= ATTR_BOLD | ATTR_UNDERLINE;
+            if (k == 0)
+                snprintf(buf, sizeof buf, "%.*s", (int)(digits - name), name);
+            else if (k % step == 0)
+                snprintf(buf, sizeof buf, "%d", k);
+            else
+                continue;
+            grid_put(g, x, r.y, geo->x0 + geo->vis_cols * geo->cell_w - x, st, buf);
+        }
+    }
     /* Column labels, cut to the cell and right-aligned like the numbers. */
-    for (int c = 0; c < geo->vis_cols && !spec->bare && !ticks; c++) {
+    for (int c = 0; c < geo->vis_cols && !spec->bare && !ticks && !lettered; c++) {
         int j = geo->col0 + c;
         int x = geo->x0 + c * geo->cell_w;
         struct style st = label;

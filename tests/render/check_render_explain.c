@@ -189,6 +189,32 @@ START_TEST(cut_words_are_abbreviated_apart)
 }
 END_TEST
 
+/*
+ * Q K V's lettered columns too narrow for q0 ... q31: each group's letter at
+ * its start, then its numbers every few columns, never "q q q" (issue 38,
+ * item 15).
+ */
+START_TEST(lettered_columns_are_numbered_by_group)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    struct view v;
+    char *text;
+
+    attention_config_init(&cfg);
+    cfg.d_out = 64;
+    run(&p, &cfg, "Your journey starts with one step");
+    view_init(&v);
+    v.stage = VIEW_QKV;
+    text = rendered(&p, &v, 100, 30, false);
+    ck_assert_msg(strstr(text, " q ") != NULL && strstr(text, " k ") != NULL, "%s", text);
+    ck_assert_msg(strstr(text, " q q ") == NULL && strstr(text, " k k ") == NULL, "%s", text);
+    free(text);
+    view_destroy(&v);
+    pipeline_destroy(&p);
+}
+END_TEST
+
 /* A knob that changes nothing here says why and what to press (issue 13, item 10). */
 START_TEST(scaling_by_one_says_so)
 {
@@ -720,6 +746,7 @@ render_explain_suite(void)
     tcase_add_test(units, every_view_stage_is_complete);
     tcase_add_test(units, the_stages_are_the_variants);
     tcase_add_test(units, cut_words_are_abbreviated_apart);
+    tcase_add_test(units, lettered_columns_are_numbered_by_group);
     tcase_add_test(units, a_trained_models_stages_are_explained);
     tcase_add_test(units, a_llama_models_stages_are_explained);
     tcase_add_test(units, packed_weights_read_as_the_f32_ones);
