@@ -483,6 +483,44 @@ heatmap_row_label(struct grid *g, int x, int y, int w, const struct heatmap_spec
         grid_put(g, x + used, y, 1, st, "*");
 }
 
+/*
+ * Lettered columns too narrow for their names, on row y: each group's letter
+ * at its first column, then its numbers every step, as numbered columns
+ * show theirs ("q   4   8   12  k   4 ..."), where the cut names would read
+ * "0 1 ... 9 q q q".
+ */
+static void
+draw_lettered_labels(struct grid *g, const struct heatmap_spec *spec,
+                     const struct heatmap_geometry *geo, int y, struct style label)
+{
+    const int cols = spec->m->cols;
+    int step = 16;
+    char buf[64];
+
+    for (int k = 1; k <= 16; k *= 2)
+        if (k * geo->cell_w >= (cols >= 100 ? 4 : 3)) {
+            step = k;
+            break;
+        }
+    for (int c = 0; c < geo->vis_cols; c++) {
+        const int j = geo->col0 + c;
+        const int x = geo->x0 + c * geo->cell_w;
+        struct style st = label;
+        const char *name = spec->col_labels[j];
+        const char *digits = name + strcspn(name, "0123456789");
+        const int k = atoi(digits);
+        if (j == spec->cursor_col)
+            st.attr |= ATTR_BOLD | ATTR_UNDERLINE;
+        if (k == 0)
+            snprintf(buf, sizeof buf, "%.*s", (int)(digits - name), name);
+        else if (k % step == 0)
+            snprintf(buf, sizeof buf, "%d", k);
+        else
+            continue;
+        grid_put(g, x, y, geo->x0 + geo->vis_cols * geo->cell_w - x, st, buf);
+    }
+}
+
 void
 heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *spec, int *scroll_row,
                int *scroll_col, struct heatmap_geometry *geo)
@@ -528,39 +566,10 @@ heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *spec, i
             grid_put(g, x, r.y, geo->x0 + geo->vis_cols * geo->cell_w - x, st, buf);
         }
     }
-    /*
-     * Lettered columns (q0 ... q15, k0 ...) too narrow for their names: each
-     * group's letter at its first column, then its numbers every step, as
-     * numbered columns show theirs ("q   4   8   12  k   4 ..."), where the
-     * cut names read "0 1 ... 9 q q q".
-     */
+    /* Lettered columns (q0 ... q15, k0 ...) too narrow for their names: by group. */
     const bool lettered = !spec->bare && !ticks && lettered_too_narrow(spec, geo);
-    if (lettered) {
-        const int room = geo->cell_w;
-        int step = 16;
-        for (int k = 1; k <= 16; k *= 2)
-            if (k * room >= (cols >= 100 ? 4 : 3)) {
-                step = k;
-                break;
-            }
-        for (int c = 0; c < geo->vis_cols; c++) {
-            const int j = geo->col0 + c;
-            const int x = geo->x0 + c * geo->cell_w;
-            struct style st = label;
-            const char *name = spec->col_labels[j];
-            const char *digits = name + strcspn(name, "0123456789");
-            const int k = atoi(digits);
-            if (j == spec->cursor_col)
-                st.attr |= ATTR_BOLD | ATTR_UNDERLINE;
-            if (k == 0)
-                snprintf(buf, sizeof buf, "%.*s", (int)(digits - name), name);
-            else if (k % step == 0)
-                snprintf(buf, sizeof buf, "%d", k);
-            else
-                continue;
-            grid_put(g, x, r.y, geo->x0 + geo->vis_cols * geo->cell_w - x, st, buf);
-        }
-    }
+    if (lettered)
+        draw_lettered_labels(g, spec, geo, r.y, label);
     /* Column labels, cut to the cell and right-aligned like the numbers. */
     for (int c = 0; c < geo->vis_cols && !spec->bare && !ticks && !lettered; c++) {
         int j = geo->col0 + c;
