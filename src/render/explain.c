@@ -22,13 +22,34 @@ is_model(const struct pipeline *p)
     return pipeline_decoder(p) != NULL;
 }
 
+/* What a model's files call role's tensor ("c_attn", "q_proj", "W_query"). */
+static const char *
+part(const struct pipeline *p, enum arch_role role)
+{
+    return decoder_part_name(&pipeline_decoder(p)->model->dec, role);
+}
+
+/* Whether the model's norms are RMSNorm (Llama's), not LayerNorm (GPT-2's). */
+static bool
+rms(const struct pipeline *p)
+{
+    return p->decoder != NULL && p->decoder->norm == DECODER_NORM_RMS;
+}
+
+/* Whether the model's queries, keys and values come out of one matrix (GPT-2's c_attn). */
+static bool
+fused_qkv(const struct pipeline *p)
+{
+    return pipeline_decoder(p)->model->dec.part_names[ROLE_ATTN_QKV][0] != '\0';
+}
+
 static void
 formula_embeddings(const struct pipeline *p, char *buf, size_t size)
 {
     const struct attention_config *c = &p->cfg;
 
     if (is_model(p))
-        snprintf(buf, size, "wte[id_i]");
+        snprintf(buf, size, "%s[id_i]", part(p, ROLE_TOKEN_EMBD));
     else
         snprintf(buf, size, c->positional ? "E[token_i]" : "x_i = E[token_i]");
 }
@@ -36,14 +57,34 @@ formula_embeddings(const struct pipeline *p, char *buf, size_t size)
 static void
 formula_positional(const struct pipeline *p, char *buf, size_t size)
 {
-    if (is_model(p))
-        snprintf(buf, size, p->layer == 0 ? "x_i = wte[id_i] + wpe[i]"
-                                          : "x = the output of the block before (residual2)");
+    if (is_model(p) && p->layer == 0)
+        snprintf(buf, size, "x_i = %s[id_i] + %s[i]", part(p, ROLE_TOKEN_EMBD), part(p, ROLE_POS_EMBD));
+    else if (is_model(p))
+        snprintf(buf, size, "x = the output of the block before (residual2)");
     else if (p->cfg.positional_learned)
         snprintf(buf, size, "x_i = E[token_i] + P[i], P = nn.Embedding(n, d_in).weight");
     else
         snprintf(buf, size, "x_i = E[token_i] + PE(i), PE(i,2k) = sin(i/10000^(2k/d)), "
                             "PE(i,2k+1) = cos(...)");
+}
+
+/*
+ * A model's projections: GPT-2's Conv1D (x W + b, the weights stored in by
+ * out) after its layer norm; a Llama's nn.Linear layers (x W^T, a bias
+ * only where the model has one: Qwen2) after RMSNorm, named by its files
+ * (W_q, or the book's W_query).
+ */
+static void
+formula_model_qkv(const struct pipeline *p, char *buf, size_t size)
+{
+    const bool book = pipeline_decoder(p)->model->dec.names == DECODER_NAMES_BOOK;
+    const char *norm = rms(p) ? "RMSNorm(x)" : "LN1(x)";
+    const char *t = inspect_block_of(p)->q.out_in ? "^T" : "";
+    const bool bias = inspect_block_of(p)->q.b != NULL;
+
+    snprintf(buf, size, "Q = %s %s%s%s,  K = %s %s%s%s,  V = %s %s%s%s", norm,
+             book ? "W_query" : "W_q", t, bias ? " + b_q" : "", norm, book ? "W_key" : "W_k", t,
+             bias ? " + b_k" : "", norm, book ? "W_value" : "W_v", t, bias ? " + b_v" : "");
 }
 
 static void
@@ -54,7 +95,7 @@ formula_qkv(const struct pipeline *p, char *buf, size_t size)
     const char *bias = c->qkv_bias || lists ? " + b" : "";
 
     if (is_model(p))
-        snprintf(buf, size, "Q = LN1(x) W_q + b_q,  K = LN1(x) W_k + b_k,  V = LN1(x) W_v + b_v");
+        formula_model_qkv(p, buf, size);
     else if (p->qkv_given)
         snprintf(buf, size, "Q, K, V given");
     else if (!attention_variant_has_weights(c->variant))
@@ -140,7 +181,8 @@ formula_output(const struct pipeline *p, char *buf, size_t size)
     const struct attention_config *c = &p->cfg;
 
     if (is_model(p))
-        snprintf(buf, size, "out = Z W_o + b_o");
+        snprintf(buf, size, "out = Z W_o%s%s", inspect_block_of(p)->o.out_in ? "^T" : "",
+                 inspect_block_of(p)->o.b != NULL ? " + b_o" : "");
     else
         snprintf(buf, size,
                  attention_variant_has_out_proj(c->variant) ? "out = Z W_o^T + b_o" : "out = Z");
@@ -155,18 +197,18 @@ text_embeddings(const struct pipeline *p, char *buf, size_t size)
     if (is_model(p) && !p->cfg.positional) {
         snprintf(buf, size,
                  "Each token id picks its row of %d numbers from the token embedding "
-                 "(embed_tokens), learned in training. Nothing says where the token is: RoPE "
+                 "(%s), learned in training. Nothing says where the token is: RoPE "
                  "turns every layer's queries and keys by position instead. , and . step "
                  "through the layers.",
-                 p->d_in);
+                 p->d_in, part(p, ROLE_TOKEN_EMBD));
         return;
     }
     if (is_model(p)) {
         snprintf(buf, size,
-                 "Each token id picks its row of %d numbers from the token embedding wte, learned "
+                 "Each token id picks its row of %d numbers from the token embedding %s, learned "
                  "in training. The next stage adds the position embedding; , and . step through "
                  "the layers.",
-                 p->d_in);
+                 p->d_in, part(p, ROLE_TOKEN_EMBD));
         return;
     }
     for (int t = 0; t < p->st.nq; t++)
@@ -205,15 +247,16 @@ text_positional(const struct pipeline *p, char *buf, size_t size)
     if (is_model(p)) {
         if (p->layer == 0)
             snprintf(buf, size,
-                     "GPT-2 learns its positions instead of computing waves: the position "
-                     "embedding wpe has a row per position, added to the token's embedding. Shown: "
-                     "the sum, what the first block reads.");
+                     "%s learns its positions instead of computing waves: the position "
+                     "embedding %s has a row per position, added to the token's embedding. Shown: "
+                     "the sum, what the first block reads.",
+                     pipeline_decoder(p)->model->dec.title, part(p, ROLE_POS_EMBD));
         else
             snprintf(buf, size,
                      "What block %d reads: the residual stream, the embeddings plus every earlier "
-                     "block's attention and MLP output. The block normalises it (ln_1) before "
+                     "block's attention and MLP output. The block normalises it (%s) before "
                      "making its queries, keys and values.",
-                     p->layer);
+                     p->layer, part(p, ROLE_ATTN_NORM));
         return;
     }
     if (p->cfg.positional_learned) {
@@ -232,17 +275,52 @@ text_positional(const struct pipeline *p, char *buf, size_t size)
              "position 0 adds sin 0 = 0 and cos 0 = 1.");
 }
 
+/* A model's queries, keys and values: from its parts and its files' names. */
+static void
+text_model_qkv(const struct pipeline *p, char *buf, size_t size)
+{
+    const struct decoder_config *c = p->decoder;
+    const int kv = decoder_kv_heads(c);
+    const bool grouped = kv < c->n_head;
+    size_t len = 0;
+
+    buf[0] = '\0';
+    if (fused_qkv(p)) {
+        snprintf(buf, size,
+                 "The block normalises its input (%s), then one learned layer, %s, gives "
+                 "every token a query, a key and a value for each of the %d heads at once. "
+                 "Shown: this head's columns of each (Tab: the next head).",
+                 part(p, ROLE_ATTN_NORM), part(p, ROLE_ATTN_QKV), c->n_head);
+        return;
+    }
+    attn_appendf(buf, size, &len, "%s (%s), then three layers %s, %s, %s and %s: ",
+                 part(p, ROLE_ATTN_NORM), rms(p) ? "RMSNorm" : "layer norm",
+                 inspect_block_of(p)->q.b != NULL ? "with a bias" : "without bias",
+                 part(p, ROLE_ATTN_Q), part(p, ROLE_ATTN_K), part(p, ROLE_ATTN_V));
+    if (grouped)
+        attn_appendf(buf, size, &len,
+                     "%d query heads, %d key and value heads each shared by %d of them "
+                     "(grouped-query attention).",
+                     c->n_head, kv, c->n_head / kv);
+    else
+        attn_appendf(buf, size, &len, "a query, a key and a value for each of the %d heads.",
+                     c->n_head);
+    if (c->qk_norm)
+        attn_appendf(buf, size, &len, " %s and %s, then RoPE, come next.",
+                     part(p, ROLE_ATTN_Q_NORM), part(p, ROLE_ATTN_K_NORM));
+    else if (c->positions == DECODER_POSITIONS_ROPE)
+        attn_appendf(buf, size, &len, " RoPE comes next.");
+    attn_appendf(buf, size, &len, " Shown: this head's columns%s (Tab: next head).",
+                 grouped ? " and its key head's" : " of each");
+}
+
 static void
 text_qkv(const struct pipeline *p, char *buf, size_t size)
 {
     const struct attention_config *c = &p->cfg;
 
     if (is_model(p))
-        snprintf(buf, size,
-                 "The block normalises its input (ln_1), then one learned layer, c_attn, gives "
-                 "every token a query, a key and a value for each of the %d heads at once. "
-                 "Shown: this head's columns of each (Tab: the next head).",
-                 p->st.shape.heads);
+        text_model_qkv(p, buf, size);
     else if (p->qkv_given)
         snprintf(buf, size,
                  "Here queries, keys and values are given directly (%d queries, %d keys): a "
@@ -442,9 +520,10 @@ text_output(const struct pipeline *p, char *buf, size_t size)
 
     if (is_model(p)) {
         snprintf(buf, size,
-                 "c_proj, a linear layer, mixes the heads' context vectors. Its output is added "
+                 "%s, a linear layer, mixes the heads' context vectors. Its output is added "
                  "to the block's input (the residual), then the MLP follows; the sum of both is "
-                 "what the next layer reads.");
+                 "what the next layer reads.",
+                 part(p, ROLE_ATTN_OUT));
         return;
     }
     if (p->st.shape.dropout_output)
@@ -641,10 +720,48 @@ explain_pipeline_stage(const struct pipeline *p, enum view_stage s, bool show_ma
     return (unsigned)s < VIEW_STAGE_COUNT ? stages[s].stage : STAGE_OUTPUT;
 }
 
-const char *
-explain_title(enum view_stage s)
+/* The tensor a model's stage s shows the work of (ARCH_ROLES: none). */
+static enum arch_role
+role_of(enum view_stage s)
 {
-    return (unsigned)s < VIEW_STAGE_COUNT ? stages[s].title : "?";
+    switch (s) {
+    case VIEW_LN1:
+        return ROLE_ATTN_NORM;
+    case VIEW_LN2:
+        return ROLE_FFN_NORM;
+    case VIEW_FINAL:
+        return ROLE_OUTPUT_NORM;
+    case VIEW_GATE:
+        return ROLE_FFN_GATE;
+    case VIEW_FC:
+        return ROLE_FFN_UP;
+    case VIEW_MLP:
+        return ROLE_FFN_DOWN;
+    default:
+        return ARCH_ROLES;
+    }
+}
+
+const char *
+explain_title(const struct pipeline *p, enum view_stage s, char *buf, size_t size)
+{
+    const char *title = (unsigned)s < VIEW_STAGE_COUNT ? stages[s].title : "?";
+    const char *norm = "Layer norm";
+
+    if (p == NULL || !is_model(p) || role_of(s) == ARCH_ROLES) {
+        snprintf(buf, size, "%s", title);
+        return buf;
+    }
+    if (rms(p))
+        norm = "RMSNorm";
+    if (s == VIEW_LN1 || s == VIEW_LN2)
+        snprintf(buf, size, "%s (%s)", norm, part(p, role_of(s)));
+    else if (s == VIEW_FINAL)
+        snprintf(buf, size, "Final %s (%s), after the last block", rms(p) ? norm : "layer norm",
+                 part(p, role_of(s)));
+    else
+        snprintf(buf, size, "%s (%s)", title, part(p, role_of(s)));
+    return buf;
 }
 
 void

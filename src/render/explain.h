@@ -31,7 +31,7 @@
       STAGE_POSITIONAL)                                                                        \
     X(VIEW_SOURCE, source, 0, "source", "src", "The source sentence (keys and values)", false,   \
       STAGE_SOURCE)                                                                            \
-    X(VIEW_LN1, ln1, 0, "ln1", "ln1", "Layer norm (ln_1)", false, STAGE_LN1)                    \
+    X(VIEW_LN1, ln1, 0, "ln1", "ln1", "Layer norm", false, STAGE_LN1)                    \
     X(VIEW_QKV, qkv, '2', "Q K V", "QKV", "Queries, keys and values", true, STAGE_QUERIES)      \
     X(VIEW_QNORM, qnorm, 0, "q-norm", "qn", "QK-norm: each head's queries normed", false,        \
       STAGE_QUERIES_NORMED)                                                                    \
@@ -57,16 +57,16 @@
       STAGE_OUTPUT_DROPPED)                                                                    \
     X(VIEW_RESIDUAL1, residual1, 0, "res1", "res1", "Residual: the block's input plus attention",   \
       false, STAGE_RESIDUAL1)                                                                  \
-    X(VIEW_LN2, ln2, 0, "ln2", "ln2", "Layer norm (ln_2)", false, STAGE_LN2)                    \
-    X(VIEW_GATE, gate, 0, "gate", "gate", "MLP: the gate (gate_proj)", false, STAGE_GATE)        \
-    X(VIEW_FC, fc, 0, "fc", "fc", "MLP: the first linear layer (c_fc, up_proj)", false, STAGE_FC) \
+    X(VIEW_LN2, ln2, 0, "ln2", "ln2", "Layer norm", false, STAGE_LN2)                    \
+    X(VIEW_GATE, gate, 0, "gate", "gate", "MLP: the gate", false, STAGE_GATE)        \
+    X(VIEW_FC, fc, 0, "fc", "fc", "MLP: the first linear layer", false, STAGE_FC) \
     X(VIEW_GELU, gelu, 0, "gelu", "gelu", "MLP: GELU", false, STAGE_GELU)                      \
     X(VIEW_SWIGLU, swiglu, 0, "swiglu", "glu", "MLP: SiLU(gate) times up", false, STAGE_SWIGLU)  \
-    X(VIEW_MLP, mlp, 0, "mlp", "mlp", "MLP: the second linear layer (c_proj)", false,           \
+    X(VIEW_MLP, mlp, 0, "mlp", "mlp", "MLP: the second linear layer", false,           \
       STAGE_MLP)                                                                               \
     X(VIEW_RESIDUAL2, residual2, 0, "res2", "res2", "Residual: the block's output", false,      \
       STAGE_RESIDUAL2)                                                                         \
-    X(VIEW_FINAL, final, 0, "ln_f", "lnf", "Final layer norm (ln_f), after the last block",     \
+    X(VIEW_FINAL, final, 0, "ln_f", "lnf", "Final norm, after the last block",     \
       false, STAGE_FINAL)
 
 enum view_stage {
@@ -102,8 +102,12 @@ bool explain_stage_per_head(enum view_stage s);
 enum pipeline_stage explain_pipeline_stage(const struct pipeline *p, enum view_stage s,
                                            bool show_mask_matrix);
 
-/* The title ("Attention weights"). */
-const char *explain_title(enum view_stage s);
+/*
+ * The title ("Attention weights") into buf, returned; a model's (p, or NULL
+ * for the stage's own) names its norm and the tensor its files give
+ * ("RMSNorm (input_layernorm)", "MLP: the first linear layer (c_fc)").
+ */
+const char *explain_title(const struct pipeline *p, enum view_stage s, char *buf, size_t size);
 
 /* The formula for p's variant and knobs, written into buf. */
 void explain_formula(const struct pipeline *p, enum view_stage s, char *buf, size_t size);

@@ -499,10 +499,11 @@ draw_stage(struct fig *f, struct view *v, const struct pipeline *p, struct figur
     view_stage_title(v, p, title, sizeof title, formula, sizeof formula);
     if (view_showing_grid(v, p) && view_stage_spec(v, p, v->stage, 0, &spec) == 0) {
         char layer[24] = "";
+        char name[160];
         if (pipeline_decoder(p) != NULL)
             snprintf(layer, sizeof layer, "Layer %d: ", p->layer);
         snprintf(title, sizeof title, "%s%s, all %d heads (%d x %d each)", layer,
-                 explain_title(v->stage), p->st.shape.heads, spec.m->rows, spec.m->cols);
+                 explain_title(p, v->stage, name, sizeof name), p->st.shape.heads, spec.m->rows, spec.m->cols);
     }
     text_size(f, f->bold, title, &tw, &th);
     text_at(f, 0, y, f->bold, INK, 0, title);

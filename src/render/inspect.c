@@ -92,13 +92,15 @@ inspect_embeddings(struct out *o, const struct cell_at *at)
     const struct family_decoder_state *g = pipeline_decoder(p);
 
     if (g != NULL) {
-        emit(o, "wte[%d][%d] = %s\n", g->ids[i], j, inspect_num(e, MAT_AT(&p->embeddings, i, j)));
+        emit(o, "%s[%d][%d] = %s\n", decoder_part_name(&g->model->dec, ROLE_TOKEN_EMBD), g->ids[i],
+             j, inspect_num(e, MAT_AT(&p->embeddings, i, j)));
         emit(o, "the row of token id %d ('%s') in the token embedding.\n", g->ids[i], inspect_token(p, i));
         if (p->positional.data == NULL)
             emit(o, "No position is added: RoPE turns each layer's queries and keys by the "
                     "token's position %d instead.\n", i);
         else
-            emit(o, "The next stage adds wpe[%d][%d] = %s: x = %s.\n", i, j,
+            emit(o, "The next stage adds %s[%d][%d] = %s: x = %s.\n",
+                 decoder_part_name(&g->model->dec, ROLE_POS_EMBD), i, j,
                  inspect_num(pe, MAT_AT(&p->positional, i, j)),
                  inspect_num(v, MAT_AT(&p->embeddings, i, j) + MAT_AT(&p->positional, i, j)));
         {
@@ -163,10 +165,13 @@ inspect_positional(struct out *o, const struct cell_at *at)
             emit(o, "the output (residual2) of layer %d for this token.\n", p->layer - 1);
             return;
         }
-        emit(o, "x[%s][%d] = wte %s + wpe[%d][%d] %s = %s\n", inspect_token(p, i), j,
-             inspect_num(e, MAT_AT(&p->embeddings, i, j)), i, j, inspect_num(v, MAT_AT(&p->positional, i, j)),
-             inspect_num(x, MAT_AT(&p->inputs, i, j)));
-        emit(o, "wpe was learned in training: row %d is what position %d adds.\n", i, i);
+        const struct decoder_model *m = &pipeline_decoder(p)->model->dec;
+        emit(o, "x[%s][%d] = %s %s + %s[%d][%d] %s = %s\n", inspect_token(p, i), j,
+             decoder_part_name(m, ROLE_TOKEN_EMBD), inspect_num(e, MAT_AT(&p->embeddings, i, j)),
+             decoder_part_name(m, ROLE_POS_EMBD), i, j,
+             inspect_num(v, MAT_AT(&p->positional, i, j)), inspect_num(x, MAT_AT(&p->inputs, i, j)));
+        emit(o, "%s was learned in training: row %d is what position %d adds.\n",
+             decoder_part_name(m, ROLE_POS_EMBD), i, i);
         return;
     }
     if (p->cfg.positional_learned) {
@@ -460,8 +465,7 @@ inspect_output(struct out *o, const struct cell_at *at)
     if (pipeline_decoder(p) != NULL) {
         const struct decoder_linear *l = &pipeline_decoder(p)->model->dec.blocks[p->layer].o;
         emit(o, "z[%s] . column %d of W_o (%s):\n", inspect_token(p, i), c,
-             p->decoder != NULL && p->decoder->positions == DECODER_POSITIONS_ROPE ? "o_proj"
-                                                                                   : "c_proj");
+             decoder_part_name(&pipeline_decoder(p)->model->dec, ROLE_ATTN_OUT));
         inspect_linear(o, matrix_row(&p->st.context, i), l, c, max_terms);
         inspect_bias(o, l, c);
         return;
@@ -624,4 +628,10 @@ const struct decoder_block *
 inspect_block_of(const struct pipeline *p)
 {
     return &pipeline_decoder(p)->model->dec.blocks[p->layer];
+}
+
+const char *
+inspect_part(const struct pipeline *p, enum arch_role role)
+{
+    return decoder_part_name(&pipeline_decoder(p)->model->dec, role);
 }

@@ -304,6 +304,7 @@ view_stage_title(struct view *v, const struct pipeline *p, char *title, size_t t
     int rows = 0;
     int cols = 0;
     char layer[24] = "";
+    char name[160];
 
     if (view_params_shown(v, p, v->stage)) {
         view_params_title(v, p, title, title_size, formula, formula_size);
@@ -316,14 +317,14 @@ view_stage_title(struct view *v, const struct pipeline *p, char *title, size_t t
     if (pipeline_stage_per_layer(p, explain_pipeline_stage(p, v->stage, false)))
         snprintf(layer, sizeof layer, "Layer %d: ", p->layer);
     if (explain_stage_per_head(v->stage) && p->st.shape.heads > 1)
-        snprintf(title, title_size, "%s%s, head %d of %d (%d x %d)", layer, explain_title(v->stage),
+        snprintf(title, title_size, "%s%s, head %d of %d (%d x %d)", layer, explain_title(p, v->stage, name, sizeof name),
                  v->head, p->st.shape.heads, rows, cols);
     else if (v->stage == VIEW_POSITIONAL && pipeline_decoder(p) != NULL)
         snprintf(title, title_size, "%s%s (%d x %d)", layer,
                  p->layer == 0 ? "Position embeddings added: the block's input" : "The block's input",
                  rows, cols);
     else
-        snprintf(title, title_size, "%s%s (%d x %d)", layer, explain_title(v->stage), rows, cols);
+        snprintf(title, title_size, "%s%s (%d x %d)", layer, explain_title(p, v->stage, name, sizeof name), rows, cols);
     if (v->stage == VIEW_MASK && v->mask_matrix)
         strncat(title, ": the mask itself", title_size - strlen(title) - 1);
 }

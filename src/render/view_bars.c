@@ -323,6 +323,12 @@ view_draw_wrapped(struct grid *g, struct rect r, struct style st, const char *te
         char buf[1024];
         if (len >= sizeof buf)
             len = sizeof buf - 1;
+        if (rows == r.h - 1 && line[next] != '\0') {
+            /* The last row of more: what fits, and '…' to say the text goes on. */
+            snprintf(buf, sizeof buf, "%s", line);
+            grid_put_cut(g, r.x, r.y + rows, r.w, st, buf);
+            return rows + 1;
+        }
         memcpy(buf, line, len);
         buf[len] = '\0';
         grid_put(g, r.x, r.y + rows, r.w, st, buf);

@@ -380,15 +380,15 @@ expect_explained(const struct pipeline *p, enum view_stage s, int head, int row,
     ck_assert_msg(buf[0] != '\0', "stage %s has no inspector", name);
 }
 
-/* The pipeline of the model in the folder rel on text, showing its layer 1. */
+/* The pipeline of the model at path on text, showing its layer 1. */
 static void
-model_on_layer_1(struct pipeline *p, const struct attention_config *cfg, struct model *m,
-                 const char *rel, const char *text)
+model_at_on_layer_1(struct pipeline *p, const struct attention_config *cfg, struct model *m,
+                    const char *path, const char *text)
 {
     struct pipeline_source src;
     struct attn_error err;
 
-    ck_assert_msg(model_open(m, test_path(rel), NULL, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(model_open(m, path, NULL, &err) == ATTN_OK, "%s", err.msg);
     memset(&src, 0, sizeof src);
     src.sentence = text;
     src.family = &family_decoder;
@@ -396,6 +396,14 @@ model_on_layer_1(struct pipeline *p, const struct attention_config *cfg, struct 
     src.top = 2;
     ck_assert_msg(pipeline_create(p, cfg, &src, &err) == ATTN_OK, "%s", err.msg);
     ck_assert_int_eq(pipeline_select_layer(p, 1, &err), ATTN_OK);
+}
+
+/* The pipeline of the model in the folder rel (from the top of the tree), as above. */
+static void
+model_on_layer_1(struct pipeline *p, const struct attention_config *cfg, struct model *m,
+                 const char *rel, const char *text)
+{
+    model_at_on_layer_1(p, cfg, m, test_path(rel), text);
 }
 
 /*
@@ -478,7 +486,10 @@ START_TEST(every_view_stage_is_complete)
             continue;
         }
         ck_assert(explain_stage_present(&p, (enum view_stage)s));
-        ck_assert_str_ne(explain_title((enum view_stage)s), "?");
+        {
+            char title[160];
+            ck_assert_str_ne(explain_title(NULL, (enum view_stage)s, title, sizeof title), "?");
+        }
         expect_explained(&p, (enum view_stage)s, 0, 1, 0);
     }
     pipeline_destroy(&p);
@@ -645,6 +656,159 @@ START_TEST(a_llama_models_stages_are_explained)
 }
 END_TEST
 
+/* Everything the view says of every stage p shows at layer 1: titles, formulas, texts, two cells. */
+static char *
+everything_said(struct pipeline *p)
+{
+    size_t size = 1 << 18, len = 0;
+    char *all = calloc(size, 1);
+    char buf[4096];
+
+    ck_assert_ptr_nonnull(all);
+    for (int layer = 0; layer < 2; layer++) {
+        struct attn_error err;
+        ck_assert_int_eq(pipeline_select_layer(p, layer, &err), ATTN_OK);
+        for (int s = 0; s < VIEW_STAGE_COUNT; s++) {
+            if (!explain_stage_present(p, (enum view_stage)s))
+                continue;
+            attn_appendf(all, size, &len, "\n[%s] %s\n", explain_stage_name((enum view_stage)s),
+                         explain_title(p, (enum view_stage)s, buf, sizeof buf));
+            explain_formula(p, (enum view_stage)s, buf, sizeof buf);
+            attn_appendf(all, size, &len, "%s\n", buf);
+            explain_text(p, (enum view_stage)s, buf, sizeof buf);
+            attn_appendf(all, size, &len, "%s\n", buf);
+            for (int h = 0; h < 2; h++) {
+                inspect_cell(p, (enum view_stage)s, h, 2, 1 + h, false, 4, false, buf, sizeof buf);
+                attn_appendf(all, size, &len, "%s\n", buf);
+            }
+        }
+    }
+    return all;
+}
+
+/* Whether all says word (as wanted); on failure the stage that says it, or all, goes to stderr. */
+static void
+expect_said(const char *all, const char *model_dir, const char *word, bool want)
+{
+    const char *at = strstr(all, word);
+
+    if ((at != NULL) == want)
+        return;
+    if (at != NULL) {
+        const char *stage = at;
+        while (stage > all && !(stage[0] == '[' && stage[-1] == '\n'))
+            stage--;
+        fprintf(stderr, "%s: %.*s\n", model_dir, (int)(at - stage) + 40, stage);
+    } else {
+        fprintf(stderr, "%s\n", all);
+    }
+    ck_abort_msg("%s %s '%s'", model_dir, want ? "never says" : "says", word);
+}
+
+/*
+ * A model's screens speak of its own parts, by its files' names (issue 38,
+ * item 2): a Qwen3's Q K V stage is not GPT-2's "LN1(x) W_q + b_q" through
+ * c_attn but RMSNorm and q_proj, k_proj, v_proj with no bias; Qwen2's have
+ * a bias; the book's files say W_query and norm1; GPT-2 keeps its own.
+ */
+START_TEST(a_models_words_are_its_own)
+{
+    static const char *const gpt2_only[] = { "c_attn", "c_proj", "c_fc", "ln_1", "ln_2", "ln_f",
+                                             "wte", "wpe", "LN1", "ayer norm", NULL };
+    static const char *const hf_llama[] = { "q_proj", "k_proj", "v_proj", "o_proj",
+                                            "input_layernorm", "post_attention_layernorm",
+                                            "embed_tokens", "gate_proj", "up_proj", "down_proj",
+                                            NULL };
+    static const char *const book_names[] = { "W_query", "W_key", "W_value", "out_proj", "norm1",
+                                        "norm2", "tok_emb", "final_norm", NULL };
+    static const struct {
+        const char *dir;
+        const char *const *must, *const *must_not, *const *must_not_too;
+        const char *qkv; /* in the Q K V stage's formula */
+    } cases[] = {
+        { "tests/fixtures/gpt2/tiny", gpt2_only, hf_llama, NULL, "Q = LN1(x) W_q + b_q" },
+        { "tests/fixtures/llama/qwen3", hf_llama, gpt2_only, book_names,
+          "Q = RMSNorm(x) W_q^T,  K = RMSNorm(x) W_k^T," },
+        { "tests/fixtures/llama/qwen2", hf_llama, gpt2_only, book_names,
+          "Q = RMSNorm(x) W_q^T + b_q,  K = RMSNorm(x) W_k^T + b_k," },
+        { "tests/fixtures/llama/qwen3-book", book_names, gpt2_only, hf_llama,
+          "Q = RMSNorm(x) W_query^T,  K = RMSNorm(x) W_key^T," },
+        { "tests/fixtures/llama/llama-book", book_names, gpt2_only, hf_llama,
+          "Q = RMSNorm(x) W_query^T," },
+    };
+    struct attention_config cfg;
+
+    attention_config_init(&cfg);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        static struct model m;
+        struct pipeline p;
+        char buf[2048];
+        char *all;
+
+        char tmp[4200] = "";
+
+        if (strstr(cases[k].dir, "-book") != NULL) {
+            /* The book's files: model.pth (and the Llama's config.json), the fixtures' tokenizer. */
+            char from[4200], to[4300], top[PATH_MAX];
+            ck_assert_ptr_nonnull(realpath(test_path(""), top));
+            snprintf(tmp, sizeof tmp, "%s", test_tmpdir());
+            snprintf(from, sizeof from, "%s/%s/model.pth", top, cases[k].dir);
+            snprintf(to, sizeof to, "%s/model.pth", tmp);
+            ck_assert_int_eq(symlink(from, to), 0);
+            snprintf(from, sizeof from, "%s/%s/config.json", top, cases[k].dir);
+            snprintf(to, sizeof to, "%s/config.json", tmp);
+            ck_assert(access(from, R_OK) != 0 || symlink(from, to) == 0);
+            snprintf(from, sizeof from, "%s/tests/fixtures/llama/qwen3/tokenizer.json", top);
+            snprintf(to, sizeof to, "%s/tokenizer.json", tmp);
+            ck_assert_int_eq(symlink(from, to), 0);
+            model_at_on_layer_1(&p, &cfg, &m, tmp, "the cat sat on the mat.");
+        } else {
+            model_on_layer_1(&p, &cfg, &m, cases[k].dir, "the cat sat on the mat.");
+        }
+        all = everything_said(&p);
+        for (size_t i = 0; cases[k].must[i] != NULL; i++)
+            expect_said(all, cases[k].dir, cases[k].must[i], true);
+        for (size_t i = 0; cases[k].must_not[i] != NULL; i++)
+            expect_said(all, cases[k].dir, cases[k].must_not[i], false);
+        for (size_t i = 0; cases[k].must_not_too != NULL && cases[k].must_not_too[i] != NULL; i++)
+            expect_said(all, cases[k].dir, cases[k].must_not_too[i], false);
+        explain_formula(&p, VIEW_QKV, buf, sizeof buf);
+        ck_assert_msg(strstr(buf, cases[k].qkv) != NULL, "%s: %s", cases[k].dir, buf);
+        free(all);
+        pipeline_destroy(&p);
+        model_close(&m);
+        if (tmp[0] != '\0')
+            test_remove_dir(tmp);
+    }
+}
+END_TEST
+
+/* An explanation longer than its rows ends in '…' on the last one, not cut without a word. */
+START_TEST(a_cut_explanation_says_so)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    struct view v;
+    static struct model m;
+    char *text;
+    const char *line;
+
+    attention_config_init(&cfg);
+    model_on_layer_1(&p, &cfg, &m, "tests/fixtures/llama/qwen3", "the cat sat on the mat.");
+    view_init(&v);
+    v.stage = VIEW_QKV;
+    text = rendered(&p, &v, 60, 20, false); /* 2 rows for a text of 5 at this width */
+    line = strstr(text, "input_layernorm (RMSNorm)");
+    ck_assert_msg(line != NULL, "%s", text);
+    line = strchr(line, '\n') + 1;
+    ck_assert_msg(strstr(line, "\xe2\x80\xa6\n") == strchr(line, '\n') - 3, "%s", text);
+    free(text);
+    view_destroy(&v);
+    pipeline_destroy(&p);
+    model_close(&m);
+}
+END_TEST
+
 /*
  * Packed weights that replace the f32 ones (the view's, decoder_release_unpacked)
  * read the same: the next tokens, the logit lens, and every cell of every
@@ -750,6 +914,8 @@ render_explain_suite(void)
     tcase_add_test(units, a_trained_models_stages_are_explained);
     tcase_add_test(units, a_llama_models_stages_are_explained);
     tcase_add_test(units, packed_weights_read_as_the_f32_ones);
+    tcase_add_test(units, a_models_words_are_its_own);
+    tcase_add_test(units, a_cut_explanation_says_so);
     suite_add_tcase(s, units);
     return s;
 }

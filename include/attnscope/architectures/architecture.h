@@ -29,29 +29,7 @@ enum arch_layout {
     ARCH_LAYOUTS
 };
 
-/*
- * The roles of a decoder's tensors: a table's rows.  Per layer roles have
- * %d for the layer in their names.  A role a layout lacks is NULL there.
- */
-enum arch_role {
-    ROLE_TOKEN_EMBD,  /* (vocab, width) */
-    ROLE_POS_EMBD,    /* (context, width): learned positions */
-    ROLE_OUTPUT_NORM, /* the final norm */
-    ROLE_OUTPUT,      /* (outputs, width): the head, read without the layout's prefix */
-    ROLE_ATTN_NORM,   /* the norm before attention */
-    ROLE_ATTN_QKV,    /* queries, keys and values in one matrix (GPT-2's c_attn) */
-    ROLE_ATTN_Q,
-    ROLE_ATTN_K,
-    ROLE_ATTN_V,
-    ROLE_ATTN_OUT,
-    ROLE_ATTN_Q_NORM, /* QK-norm's scales (a head's width) */
-    ROLE_ATTN_K_NORM,
-    ROLE_FFN_NORM,    /* the norm before the MLP */
-    ROLE_FFN_GATE,    /* SwiGLU's gate */
-    ROLE_FFN_UP,
-    ROLE_FFN_DOWN,
-    ARCH_ROLES
-};
+/* The roles of a decoder's tensors (a table's rows) are decoder.h's enum arch_role. */
 
 /* A role's tensors in one layout: the weight (a norm's scale) and its bias (a norm's shift). */
 struct arch_tensor {

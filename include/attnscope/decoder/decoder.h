@@ -165,12 +165,44 @@ struct decoder_block {
 #define DECODER_BLOCK_LINEARS 7
 struct decoder_linear *decoder_block_linear(struct decoder_block *b, int i);
 
+/*
+ * The roles of a decoder's tensors: the rows of an architecture's name
+ * table (architecture.h).  Per layer roles have %d for the layer in their
+ * names.  A role a layout lacks is NULL there.
+ */
+enum arch_role {
+    ROLE_TOKEN_EMBD,  /* (vocab, width) */
+    ROLE_POS_EMBD,    /* (context, width): learned positions */
+    ROLE_OUTPUT_NORM, /* the final norm */
+    ROLE_OUTPUT,      /* (outputs, width): the head, read without the layout's prefix */
+    ROLE_ATTN_NORM,   /* the norm before attention */
+    ROLE_ATTN_QKV,    /* queries, keys and values in one matrix (GPT-2's c_attn) */
+    ROLE_ATTN_Q,
+    ROLE_ATTN_K,
+    ROLE_ATTN_V,
+    ROLE_ATTN_OUT,
+    ROLE_ATTN_Q_NORM, /* QK-norm's scales (a head's width) */
+    ROLE_ATTN_K_NORM,
+    ROLE_FFN_NORM,    /* the norm before the MLP */
+    ROLE_FFN_GATE,    /* SwiGLU's gate */
+    ROLE_FFN_UP,
+    ROLE_FFN_DOWN,
+    ARCH_ROLES
+};
+
 /* Whose names the weights were read under: Hugging Face's, the book's GPTModel's, OpenAI's. */
 enum decoder_names { DECODER_NAMES_HF, DECODER_NAMES_BOOK, DECODER_NAMES_OPENAI };
 
 struct decoder_model {
     struct decoder_config cfg;
     enum decoder_names names;
+    /*
+     * What the screens call each role's tensor: the name its files give it
+     * with the layer and the parameter left off ("c_attn", "q_proj",
+     * "W_query", "ff.layers.0"), "" where they have none (architecture_read
+     * fills them; decoder_part_name reads them).
+     */
+    char part_names[ARCH_ROLES][32];
     char source[4096];           /* the weights' file (for messages) */
     char format[96];             /* its format ("safetensors", "TensorFlow checkpoint", "PyTorch
                                     state dict (its model_state_dict)") */
@@ -199,6 +231,12 @@ struct decoder_model {
     size_t weights_released;     /* the bytes of it given back (decoder_release_unpacked) */
     unsigned char *weights_next; /* where the next tensor goes in it (while loading) */
 };
+
+/*
+ * What screens call role's tensor in m: its files' own short name, or a
+ * description ("the query projection") for a model whose files named none.
+ */
+const char *decoder_part_name(const struct decoder_model *m, enum arch_role role);
 
 /* Frees what the model holds (its weights and blocks); safe on a model of zeros. */
 void decoder_destroy(struct decoder_model *m);

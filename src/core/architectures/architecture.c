@@ -447,6 +447,52 @@ markers(char *buf, size_t size)
                          architectures[i]->layouts[l].marker, architectures[i]->name);
 }
 
+/*
+ * The short name of a tensor named format: the layer's part ("h.%d.",
+ * "model/h%d/") and the parameter's ("weight", "/g") left off, then its
+ * last part ("attn.c_attn" -> "c_attn"), or the whole when that is a
+ * number (the book's "ff.layers.0").
+ */
+static void
+short_name(const char *format, char *buf, size_t size)
+{
+    const char *from = strstr(format, "%d");
+    const char *end = format + strlen(format);
+    const char *last;
+
+    from = from != NULL ? from + 3 : format; /* past "%d." or "%d/" */
+    if (from > end)
+        from = end;
+    for (const char *s = end; s > from; s--)
+        if (s[-1] == '.' || s[-1] == '/') {
+            /* "model/wte" keeps its last part: a name only, no parameter. */
+            if (strcmp(s, "weight") == 0 || strcmp(s, "bias") == 0 || strcmp(s, "scale") == 0 ||
+                strcmp(s, "shift") == 0 || strlen(s) == 1)
+                end = s - 1;
+            break;
+        }
+    for (last = end; last > from && last[-1] != '.' && last[-1] != '/'; last--)
+        ;
+    if (last < end && last[0] >= '0' && last[0] <= '9')
+        last = from;
+    snprintf(buf, size, "%.*s", (int)(end - last), last);
+}
+
+/* The screens' name of every role ld's layout has (decoder_model's part_names). */
+static void
+name_parts(struct arch_loader *ld)
+{
+    struct decoder_model *m = ld->w.m;
+
+    memset(m->part_names, 0, sizeof m->part_names);
+    for (int i = 0; i < ld->arch->name_count; i++) {
+        const char *w = ld->arch->names[i].in[ld->layout->layout].weight;
+        if (w != NULL)
+            short_name(w, m->part_names[ld->arch->names[i].role],
+                       sizeof m->part_names[ld->arch->names[i].role]);
+    }
+}
+
 /* The architecture and layout of the file ld reads; -1 with err set when its names are none. */
 static int
 choose(struct arch_loader *ld, const struct architecture *arch, struct attn_error *err)
@@ -459,6 +505,7 @@ choose(struct arch_loader *ld, const struct architecture *arch, struct attn_erro
         (ld->layout = layout_in(&ld->w.src, arch, ld->w.prefix, sizeof ld->w.prefix)) != NULL) {
         ld->arch = arch;
         ld->w.m->names = ld->layout->names;
+        name_parts(ld);
         ld->w.keep_bf16 = arch->keep_bf16;
         return 0;
     }

@@ -177,6 +177,25 @@ decoder_token_row(const struct decoder_model *m, int id, float *row)
         row[p] = linalg_packed_at(&m->head_packed, id, p);
 }
 
+const char *
+decoder_part_name(const struct decoder_model *m, enum arch_role role)
+{
+    static const char *const described[ARCH_ROLES] = {
+        [ROLE_TOKEN_EMBD] = "the token embedding",   [ROLE_POS_EMBD] = "the position embedding",
+        [ROLE_OUTPUT_NORM] = "the final norm",       [ROLE_OUTPUT] = "the output head",
+        [ROLE_ATTN_NORM] = "the first norm",         [ROLE_ATTN_QKV] = "the QKV projection",
+        [ROLE_ATTN_Q] = "the query projection",      [ROLE_ATTN_K] = "the key projection",
+        [ROLE_ATTN_V] = "the value projection",      [ROLE_ATTN_OUT] = "the output projection",
+        [ROLE_ATTN_Q_NORM] = "the query norm",       [ROLE_ATTN_K_NORM] = "the key norm",
+        [ROLE_FFN_NORM] = "the second norm",         [ROLE_FFN_GATE] = "the gate",
+        [ROLE_FFN_UP] = "the MLP's first layer",     [ROLE_FFN_DOWN] = "the MLP's second layer",
+    };
+
+    if ((unsigned)role >= ARCH_ROLES)
+        return "?";
+    return m != NULL && m->part_names[role][0] != '\0' ? m->part_names[role] : described[role];
+}
+
 void
 decoder_destroy(struct decoder_model *m)
 {

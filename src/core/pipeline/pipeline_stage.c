@@ -308,7 +308,9 @@ is_model(const struct pipeline *p)
 static const char *
 formula_embeddings(const struct pipeline *p)
 {
-    return is_model(p) ? "wte[token id]" : "vocabulary[token]";
+    if (is_model(p))
+        return p->cfg.positional ? "wte[token id]" : "embedding[token id]";
+    return "vocabulary[token]";
 }
 
 static const char *
@@ -548,7 +550,7 @@ formula_ln2(const struct pipeline *p)
 static const char *
 formula_fc(const struct pipeline *p)
 {
-    return p->decoder != NULL && p->decoder->mlp == DECODER_MLP_SWIGLU ? "ln2 W_up (up_proj)"
+    return p->decoder != NULL && p->decoder->mlp == DECODER_MLP_SWIGLU ? "ln2 W_up"
                                                                        : "ln2 W_fc + b_fc";
 }
 
@@ -562,7 +564,7 @@ formula_gelu(const struct pipeline *p)
 static const char *
 formula_mlp(const struct pipeline *p)
 {
-    return p->decoder != NULL && p->decoder->mlp == DECODER_MLP_SWIGLU ? "swiglu W_down (down_proj)"
+    return p->decoder != NULL && p->decoder->mlp == DECODER_MLP_SWIGLU ? "swiglu W_down"
                                                                        : "gelu W_proj + b_proj";
 }
 
@@ -576,7 +578,7 @@ formula_residual2(const struct pipeline *p)
 static const char *
 formula_final(const struct pipeline *p)
 {
-    return rms(p) ? "RMSNorm(the last residual2) (norm)" : "LayerNorm(the last residual2) (ln_f)";
+    return rms(p) ? "RMSNorm(the last residual2)" : "LayerNorm(the last residual2) (ln_f)";
 }
 
 /* ------------------------------------------------------------------ table */

@@ -16,21 +16,26 @@
 static void
 next_stage(struct app *a, int key)
 {
+    char title[160];
+
     (void)key;
     if (!view_step_stage(&a->view, &a->pipe, 1))
         app_say(a, "%s is the last stage: p or Backspace goes back, 1 to the start",
-                explain_title(a->view.stage));
+                explain_title(&a->pipe, a->view.stage, title, sizeof title));
 }
 
 static void
 previous_stage(struct app *a, int key)
 {
+    char title[160];
+
     if (key == APP_KEY_BACKSPACE && app_can_unwrite(a)) {
         app_unwrite(a);
         return;
     }
     if (!view_step_stage(&a->view, &a->pipe, -1))
-        app_say(a, "%s is the first stage: Space or n goes on", explain_title(a->view.stage));
+        app_say(a, "%s is the first stage: Space or n goes on",
+                explain_title(&a->pipe, a->view.stage, title, sizeof title));
 }
 
 static void
@@ -63,13 +68,14 @@ next_head(struct app *a, int key)
 {
     struct view *v = &a->view;
     const int heads = a->pipe.st.shape.heads;
+    char title[160];
 
     v->head = (v->head + (key == APP_KEY_TAB ? 1 : heads - 1)) % heads;
     if (heads == 1)
         app_say(a, "%s has one head", attention_variant_name(a->cfg.variant));
     else if (!explain_stage_per_head(v->stage))
         app_say(a, "head %d of %d: %s is not split by head; Tab shows on stages 2 to 8", v->head,
-                heads, explain_title(v->stage));
+                heads, explain_title(&a->pipe, v->stage, title, sizeof title));
 }
 
 static void

@@ -22,10 +22,11 @@ void
 text_gate(const struct pipeline *p, char *buf, size_t size)
 {
     snprintf(buf, size,
-             "SwiGLU's MLP has two first layers side by side. This one, the gate (gate_proj), "
+             "SwiGLU's MLP has two first layers side by side. This one, the gate (%s), "
              "widens each row from %d to %d numbers; after SiLU it decides how much of the "
-             "other one (up) passes, number by number.",
-             p->d_in, p->decoder != NULL ? p->decoder->n_inner : 0);
+             "other one (up, %s) passes, number by number.",
+             inspect_part(p, ROLE_FFN_GATE), p->d_in, p->decoder != NULL ? p->decoder->n_inner : 0,
+             inspect_part(p, ROLE_FFN_UP));
 }
 
 void
@@ -45,9 +46,9 @@ text_fc(const struct pipeline *p, char *buf, size_t size)
 
     if (gated(p)) {
         snprintf(buf, size,
-                 "The MLP works on each token alone. Its up projection (up_proj) widens each row "
+                 "The MLP works on each token alone. Its up projection (%s) widens each row "
                  "from %d to %d numbers, beside the gate.",
-                 p->d_in, p->decoder->n_inner);
+                 inspect_part(p, ROLE_FFN_UP), p->d_in, p->decoder->n_inner);
         return;
     }
     snprintf(buf, size,
@@ -71,8 +72,9 @@ text_mlp(const struct pipeline *p, char *buf, size_t size)
 {
     if (gated(p)) {
         snprintf(buf, size,
-                 "The down projection (down_proj) brings each row back to the stream's width. "
-                 "Gate, up and down hold about two thirds of the model's parameters.");
+                 "The down projection (%s) brings each row back to the stream's width. "
+                 "Gate, up and down hold about two thirds of the model's parameters.",
+                 inspect_part(p, ROLE_FFN_DOWN));
         return;
     }
     snprintf(buf, size,

@@ -23,17 +23,17 @@ text_ln1(const struct pipeline *p, char *buf, size_t size)
 {
     if (rms(p)) {
         snprintf(buf, size,
-                 "RMSNorm: each token's row is divided by its root mean square, then scaled by "
-                 "one learned vector (no mean subtracted, no shift: Llama's cheaper norm). "
+                 "RMSNorm (%s): each token's row is divided by its root mean square, then scaled "
+                 "by one learned vector (no mean subtracted, no shift: Llama's cheaper norm). "
                  "Attention reads these rows: the %d numbers of every token start on one scale.",
-                 p->d_in);
+                 inspect_part(p, ROLE_ATTN_NORM), p->d_in);
         return;
     }
     snprintf(buf, size,
-             "Layer norm: each token's row is shifted to mean 0 and scaled to variance 1, then "
-             "stretched and shifted by two learned vectors (g and b). Attention reads these "
+             "Layer norm (%s): each token's row is shifted to mean 0 and scaled to variance 1, "
+             "then stretched and shifted by two learned vectors (g and b). Attention reads these "
              "rows, not the raw stream: the %d numbers of every token start on the same scale.",
-             p->d_in);
+             inspect_part(p, ROLE_ATTN_NORM), p->d_in);
 }
 
 void
@@ -41,13 +41,15 @@ text_ln2(const struct pipeline *p, char *buf, size_t size)
 {
     if (rms(p)) {
         snprintf(buf, size,
-                 "A second RMSNorm (post_attention_layernorm), with its own scale, before the "
-                 "MLP: the stream with attention's contribution in it, rescaled row by row.");
+                 "A second RMSNorm (%s), with its own scale, before the MLP: the stream with "
+                 "attention's contribution in it, rescaled row by row.",
+                 inspect_part(p, ROLE_FFN_NORM));
         return;
     }
     snprintf(buf, size,
-             "A second layer norm, with its own g and b, before the MLP: the same rescaling of "
-             "each row as ln_1, now of the stream with attention's contribution in it.");
+             "A second layer norm (%s), with its own g and b, before the MLP: the same rescaling "
+             "of each row as %s, now of the stream with attention's contribution in it.",
+             inspect_part(p, ROLE_FFN_NORM), inspect_part(p, ROLE_ATTN_NORM));
 }
 
 void
@@ -55,15 +57,17 @@ text_final(const struct pipeline *p, char *buf, size_t size)
 {
     if (rms(p)) {
         snprintf(buf, size,
-                 "After the last block one more RMSNorm (norm); each row times the output matrix "
+                 "After the last block one more RMSNorm (%s); each row times the output matrix "
                  "(the token embedding when tied) gives a logit for every token of the "
-                 "vocabulary, and their softmax the next-token probabilities.");
+                 "vocabulary, and their softmax the next-token probabilities.",
+                 inspect_part(p, ROLE_OUTPUT_NORM));
         return;
     }
     snprintf(buf, size,
-             "After the last block one more layer norm (ln_f); each row times the token "
-             "embedding wte gives a score (logit) for every token of the vocabulary, and their "
-             "softmax the next-token probabilities (--print shows the likeliest).");
+             "After the last block one more layer norm (%s); each row times the token "
+             "embedding %s gives a score (logit) for every token of the vocabulary, and their "
+             "softmax the next-token probabilities (--print shows the likeliest).",
+             inspect_part(p, ROLE_OUTPUT_NORM), inspect_part(p, ROLE_TOKEN_EMBD));
 }
 
 /*
@@ -162,12 +166,13 @@ inspect_final(struct out *o, const struct cell_at *at)
     const float *x = r->layers[m->cfg.n_layer - 1].resid2 + (size_t)at->row * (size_t)m->cfg.n_embd;
 
     if (rms(p)) {
-        inspect_rms_cell(o, at, "norm", "residual2 of the last layer", x, m->cfg.n_embd,
+        inspect_rms_cell(o, at, inspect_part(p, ROLE_OUTPUT_NORM), "residual2 of the last layer", x,
+                         m->cfg.n_embd,
                          m->final_norm.scale, m->cfg.eps, at->col,
                          MAT_AT(&p->block.final, at->row, at->col));
         return;
     }
 
-    layer_norm_cell(o, at, "ln_f", "residual2 of the last layer", x, m->cfg.n_embd, m->final_norm.scale,
+    layer_norm_cell(o, at, inspect_part(p, ROLE_OUTPUT_NORM), "residual2 of the last layer", x, m->cfg.n_embd, m->final_norm.scale,
                     m->final_norm.shift, MAT_AT(&p->block.final, at->row, at->col));
 }

@@ -51,6 +51,8 @@ const char *inspect_token(const struct pipeline *p, int i);
 const char *inspect_key(const struct pipeline *p, int j);
 /* The decoder block of the layer shown (a model's). */
 const struct decoder_block *inspect_block_of(const struct pipeline *p);
+/* What the shown model's files call role's tensor ("ln_f", "norm", "final_norm"). */
+const char *inspect_part(const struct pipeline *p, enum arch_role role);
 
 /* norm.c */
 void text_ln1(const struct pipeline *p, char *buf, size_t size);

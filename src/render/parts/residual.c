@@ -23,10 +23,16 @@ text_residual1(const struct pipeline *p, char *buf, size_t size)
 void
 text_residual2(const struct pipeline *p, char *buf, size_t size)
 {
-    snprintf(buf, size,
-             "The second residual: the MLP's output added to the stream. This is the block's "
-             "output, what layer %d reads%s.",
-             p->layer + 1, p->layer + 1 == p->layers ? " (here the last: ln_f follows)" : "");
+    if (p->layer + 1 == p->layers)
+        snprintf(buf, size,
+                 "The second residual: the MLP's output added to the stream. This is the block's "
+                 "output, the last: the final norm (%s) reads it.",
+                 inspect_part(p, ROLE_OUTPUT_NORM));
+    else
+        snprintf(buf, size,
+                 "The second residual: the MLP's output added to the stream. This is the block's "
+                 "output, what layer %d reads.",
+                 p->layer + 1);
 }
 
 /* A sum of two stages at one cell. */
@@ -62,5 +68,5 @@ inspect_residual2(struct out *o, const struct cell_at *at)
     if (p->layer + 1 < p->layers)
         emit(o, "what layer %d reads.\n", p->layer + 1);
     else
-        emit(o, "the last block's output: ln_f reads it.\n");
+        emit(o, "the last block's output: %s reads it.\n", inspect_part(p, ROLE_OUTPUT_NORM));
 }

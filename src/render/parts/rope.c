@@ -22,18 +22,20 @@ void
 text_qnorm(const struct pipeline *p, char *buf, size_t size)
 {
     snprintf(buf, size,
-             "QK-norm (Qwen3): each head's %d numbers of every query are divided by their root "
-             "mean square and scaled by q_norm's %d weights, before RoPE. Scores then cannot grow "
+             "QK-norm (%s): each head's %d numbers of every query are divided by their root "
+             "mean square and scaled by %s's %d weights, before RoPE. Scores then cannot grow "
              "just because a query got long.",
-             p->st.shape.head_dim, p->st.shape.head_dim);
+             model_of(p)->title, p->st.shape.head_dim, inspect_part(p, ROLE_ATTN_Q_NORM),
+             p->st.shape.head_dim);
 }
 
 void
 text_knorm(const struct pipeline *p, char *buf, size_t size)
 {
     snprintf(buf, size,
-             "The keys get the same per-head RMSNorm with their own weights (k_norm), one per key "
+             "The keys get the same per-head RMSNorm with their own weights (%s), one per key "
              "head: %d of them here, each shared by %d query heads.",
+             inspect_part(p, ROLE_ATTN_K_NORM),
              p->decoder != NULL ? decoder_kv_heads(p->decoder) : p->st.shape.heads,
              p->decoder != NULL ? p->decoder->n_head / decoder_kv_heads(p->decoder) : 1);
 }
