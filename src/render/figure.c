@@ -503,8 +503,14 @@ draw_stage(struct fig *f, struct view *v, const struct pipeline *p, struct figur
         if (pipeline_decoder(p) != NULL)
             snprintf(layer, sizeof layer, "Layer %d: ", p->layer);
         snprintf(title, sizeof title, "%s%s, all %d heads (%d x %d each)", layer,
-                 explain_title(p, v->stage, name, sizeof name), p->st.shape.heads, spec.m->rows, spec.m->cols);
+                 explain_title(p, v->stage, name, sizeof name), p->st.shape.heads, spec.m->rows,
+                 spec.m->cols);
+        if (p->decoder != NULL && decoder_kv_heads(p->decoder) < p->decoder->n_head)
+            attn_appendf(title, sizeof title, &(size_t){ strlen(title) },
+                         "; k0-k%d: the %d key and value heads they share",
+                         decoder_kv_heads(p->decoder) - 1, decoder_kv_heads(p->decoder));
     }
+    snprintf(res->title, sizeof res->title, "%s", title);
     text_size(f, f->bold, title, &tw, &th);
     text_at(f, 0, y, f->bold, INK, 0, title);
     y += th + 2;
@@ -519,12 +525,15 @@ draw_stage(struct fig *f, struct view *v, const struct pipeline *p, struct figur
             const double px = (h % per_row) * (pw + FIG_GAP);
             const double py = y + (h / per_row) * (ph + FIG_GAP);
             struct figure_cells cells;
-            char head[32];
+            char head[48];
+            char kv[16];
             if (view_stage_spec(v, p, v->stage, h, &spec) != 0)
                 return -1;
             if (h == 0)
                 heat_style_for(spec.m->rows, spec.m->cols, 900.0 / per_row, &hs, true);
-            snprintf(head, sizeof head, "head %d", h);
+            snprintf(head, sizeof head, "head %d%s", h, view_key_head(p, h, kv, sizeof kv));
+            attn_appendf(res->names, sizeof res->names, &(size_t){ strlen(res->names) }, "%s%s",
+                         h > 0 ? ", " : "", head);
             text_size(f, f->bold, head, &tw, &th);
             text_at(f, px, py, f->bold, INK, 0, head);
             draw_heatmap(f, px, py + th + 2, &spec, &hs, &cells, &hw, &hh);
@@ -661,15 +670,19 @@ draw_screen(struct fig *f, struct view *v, const struct pipeline *p, const struc
 {
     struct grid g;
     const char *narration = v->narration;
+    const char *message = v->message;
     const bool present = v->present;
     struct rect ink;
 
     if (grid_create(&g, FIG_SCREEN_COLS, FIG_SCREEN_ROWS) != 0)
         return -1;
+    /* What the screen shows, not what the view says to its user (its message, a lesson's words). */
     v->narration = NULL;
+    v->message = NULL;
     v->present = true;
     s->draw(&g, v, p);
     v->narration = narration;
+    v->message = message;
     v->present = present;
     /* From the title (row 3) down, without the message row. */
     for (int y = 0; y < 3; y++)

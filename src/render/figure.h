@@ -36,6 +36,8 @@ struct figure_result {
     struct figure_cells first;   /* the first one's cells */
     char what[160];              /* "layer 0 weights, head 1" */
     char legend[256];            /* the legend's words under the heatmap ("" when none) */
+    char title[320];             /* the title's words */
+    char names[512];             /* the heatmaps' names, ", " between ("head 0 k0, head 1 k0") */
 };
 
 /*

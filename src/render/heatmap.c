@@ -644,10 +644,9 @@ legend_piece(struct grid *g, int x, int y, enum palette_role role, const char *t
     return g != NULL ? grid_put(g, x, y, INT_MAX / 2, style_role(role), text) : utf8_width(text);
 }
 
-/* "before lo", the ramp, "after hi" at x when all of it fits in w; its width, or 0. */
-static int
-legend_scale(struct grid *g, int x, int y, int w, const struct heatmap_spec *spec,
-             const char *before, const char *lo, const char *after, const char *hi)
+int
+heatmap_scale(struct grid *g, int x, int y, int w, enum palette_ramp ramp, bool colour, bool utf8,
+              const char *before, const char *lo, const char *after, const char *hi)
 {
     char piece[64];
     int used = 0;
@@ -658,14 +657,21 @@ legend_scale(struct grid *g, int x, int y, int w, const struct heatmap_spec *spe
     used += legend_piece(g, x + used, y, ROLE_DIM, piece);
     for (int k = 0; k < 16; k++, used++) {
         struct style st = style_role(ROLE_HEAT);
-        st.ramp = spec->ramp;
+        st.ramp = ramp;
         st.level = k * 255 / 15;
         if (g != NULL)
-            grid_set(g, x + used, y, spec->colour ? ' ' : palette_ramp_glyph(st.level, spec->utf8),
-                     st);
+            grid_set(g, x + used, y, colour ? ' ' : palette_ramp_glyph(st.level, utf8), st);
     }
     snprintf(piece, sizeof piece, "%s%s", after, hi);
     return used + legend_piece(g, x + used, y, ROLE_DIM, piece);
+}
+
+/* The spec's scale (heatmap_scale). */
+static int
+legend_scale(struct grid *g, int x, int y, int w, const struct heatmap_spec *spec,
+             const char *before, const char *lo, const char *after, const char *hi)
+{
+    return heatmap_scale(g, x, y, w, spec->ramp, spec->colour, spec->utf8, before, lo, after, hi);
 }
 
 int

@@ -131,6 +131,13 @@ enum heat_kind heatmap_kind(const struct heatmap_spec *spec, int i, int j);
  * not at all.  Returns the columns used; with g NULL only measures.
  */
 int heatmap_legend(struct grid *g, int x, int y, int w, const struct heatmap_spec *spec);
+/*
+ * "before lo", the ramp's 16 steps (colours, or glyphs without colour),
+ * "after hi" at (x, y) when all of it fits in w; its width, or 0 (nothing
+ * drawn).  g NULL: the width alone.
+ */
+int heatmap_scale(struct grid *g, int x, int y, int w, enum palette_ramp ramp, bool colour, bool utf8,
+                  const char *before, const char *lo, const char *after, const char *hi);
 
 /*
  * Maps screen (sx, sy) to a cell; returns 0 and sets *row, *col, or -1 when

@@ -296,6 +296,15 @@ view_explain_text(const struct view *v, const struct pipeline *p, char *buf, siz
         explain_text(p, v->stage, buf, size);
 }
 
+const char *
+view_key_head(const struct pipeline *p, int head, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (p->decoder != NULL && decoder_kv_heads(p->decoder) < p->decoder->n_head)
+        snprintf(buf, size, " k%d", pipeline_kv_head(p, head));
+    return buf;
+}
+
 void
 view_stage_title(struct view *v, const struct pipeline *p, char *title, size_t title_size,
                  char *formula, size_t formula_size)

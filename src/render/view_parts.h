@@ -78,6 +78,13 @@ int view_draw_narration(struct grid *g, struct view *v, struct rect r);
 /* The rows the whole narration (title line included) takes at width. */
 int view_narration_rows(const struct view *v, int width);
 
+/*
+ * " k1" beside a query head's name when the model groups its keys (the key
+ * and value head it reads, so that the heads that share one read as a
+ * group), else "".  Into buf, returned.
+ */
+const char *view_key_head(const struct pipeline *p, int head, char *buf, size_t size);
+
 /* The stage's title ("Attention weights, head 0 of 2 (6 x 6)") and formula. */
 void view_stage_title(struct view *v, const struct pipeline *p, char *title, size_t title_size,
                       char *formula, size_t formula_size);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "app_model.h"
 #include "gpt2_random.h"
 #include "attnscope/families/decoder/family_decoder.h"
 #include "attnscope/base/progress.h"
@@ -57,20 +58,8 @@ teardown(void)
 static inline void
 setup_model(void)
 {
-    struct attention_config cfg;
-    struct attn_error err;
-    struct pipeline_source src;
-
     test_tmpdir_setup();
-    ck_assert_msg(model_open(&tiny, test_path("tests/fixtures/gpt2/tiny"), NULL, &err) == ATTN_OK, "%s",
-                  err.msg);
-    attention_config_init(&cfg);
-    memset(&src, 0, sizeof src);
-    src.sentence = "The cat sat on the mat.";
-    src.family = &family_decoder;
-    src.model = &tiny;
-    src.top = 3;
-    ck_assert_msg(app_init(&a, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
+    app_on_model(&a, &tiny, test_path("tests/fixtures/gpt2/tiny"), NULL, "The cat sat on the mat.");
     a.export_dir = dir;
 }
 
@@ -115,24 +104,6 @@ frame_text(int w, int h)
     return text;
 }
 
-/* The view on the model in folder (opened into m), text its sentence, 3 next tokens kept. */
-static inline void
-app_on_model(struct app *b, struct model *m, const char *folder, const char *text)
-{
-    struct attention_config cfg;
-    struct pipeline_source src;
-    struct attn_error err;
-
-    ck_assert_msg(model_open(m, folder, NULL, &err) == ATTN_OK, "%s", err.msg);
-    attention_config_init(&cfg);
-    memset(&src, 0, sizeof src);
-    src.sentence = text;
-    src.family = &family_decoder;
-    src.model = m;
-    src.top = 3;
-    ck_assert_msg(app_init(b, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
-}
-
 /*
  * The map's heatmaps of every head on a GPT-2 small shape (12 x 12): at
  * 100x30 each head's 15 tokens pooled 3 x 3 into 5 x 5 cells, each the
@@ -154,7 +125,7 @@ open_twelve_by_twelve(struct app *b, struct model *m)
     snprintf(folder, sizeof folder, "%s/small", dir);
     ck_assert_int_eq(
         gpt2_random_folder_with(folder, &shape, 1.0f, 7, test_path("tests/fixtures/gpt2/tiny")), 0);
-    app_on_model(b, m, folder, "the cat sat on the mat and the dog sat on a");
+    app_on_model(b, m, folder, NULL, "the cat sat on the mat and the dog sat on a");
     ck_assert_int_eq(b->pipe.st.nq, 15); /* (the tiny tokenizer's pieces) */
     b->view.colour = true;
 }

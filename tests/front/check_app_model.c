@@ -512,7 +512,7 @@ START_TEST(a_model_file_changed_on_disk_changes_nothing)
     snprintf(folder, sizeof folder, "%s/copy", dir);
     snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", test_path("samples/models/minigpt"), folder);
     ck_assert_int_eq(system(cmd), 0);
-    app_on_model(&b, &m, folder, "cat map sun cat map sun");
+    app_on_model(&b, &m, folder, NULL, "cat map sun cat map sun");
     pipeline_stage_view(&b.pipe, STAGE_WEIGHTS, 0, &v);
     before = MAT_AT(&v.m, 2, 1);
     snprintf(path, sizeof path, "%s/model.safetensors", folder);
@@ -640,7 +640,7 @@ START_TEST(an_ablated_token_past_the_top_is_bounded)
     struct app b;
     char *text, *line;
 
-    app_on_model(&b, &m, test_path("samples/models/minigpt"),
+    app_on_model(&b, &m, test_path("samples/models/minigpt"), NULL,
                  "cat map sun red fox ink owl jam cat map sun red fox ink owl jam");
     app_key(&b, '6');
     app_key(&b, '.');
@@ -734,7 +734,7 @@ START_TEST(shared_key_heads_are_named)
     struct app b;
     char *text;
 
-    app_on_model(&b, &m, test_path("samples/models/minillama"), "cat map sun cat map sun");
+    app_on_model(&b, &m, test_path("samples/models/minillama"), NULL, "cat map sun cat map sun");
     app_key(&b, '6');
     app_key(&b, 'g');
     text = frame_of(&b, 120, 40);
@@ -771,7 +771,7 @@ START_TEST(the_model_map_reaches_every_layer)
     snprintf(folder, sizeof folder, "%s/deep", dir);
     ck_assert_int_eq(
         gpt2_random_folder_with(folder, &shape, 0.2f, 3, test_path("tests/fixtures/gpt2/tiny")), 0);
-    app_on_model(&b, &m, folder, "the cat sat");
+    app_on_model(&b, &m, folder, NULL, "the cat sat");
     app_key(&b, 'L');
     for (int i = 0; i < 320; i++)
         app_key(&b, APP_KEY_DOWN);

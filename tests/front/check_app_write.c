@@ -17,22 +17,11 @@ static struct model ch5;
 static void
 setup_ch5(void)
 {
-    struct attention_config cfg;
-    struct attn_error err;
-    struct pipeline_source src;
-    struct model_options mo = { 2, NULL };
+    const struct model_options mo = { 2, NULL };
 
     test_tmpdir_setup();
-    ck_assert_msg(model_open(&ch5, test_path("samples/models/chapter5/model.pth"), &mo, &err) ==
-                      ATTN_OK,
-                  "%s", err.msg);
-    attention_config_init(&cfg);
-    memset(&src, 0, sizeof src);
-    src.sentence = "Every effort moves you";
-    src.family = &family_decoder;
-    src.model = &ch5;
-    src.top = 3;
-    ck_assert_msg(app_init(&a, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
+    app_on_model(&a, &ch5, test_path("samples/models/chapter5/model.pth"), &mo,
+                 "Every effort moves you");
     a.export_dir = dir;
 }
 

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "testutil.h"
+#include "app_model.h"
 #include "attnscope/families/decoder/family_decoder.h"
 #include "attnscope/families/decoder/model.h"
 #include "front/app/app.h"
@@ -289,6 +290,69 @@ START_TEST(the_heads_grid_draws_every_head)
 }
 END_TEST
 
+/*
+ * The sentence view as a figure (issue 38, item 7): the text and its
+ * heaviest keys with what the shades mean (weight 0 to 1 on the ramp), on
+ * the last token by default; not the view's message at the foot of a
+ * screen 160 rows tall (the figure was 1,591 points high and 570 wide).
+ */
+START_TEST(a_sentence_figure_is_the_sentence_and_its_legend)
+{
+    struct figure_result res;
+    struct attn_error err;
+    const struct app_start at = { NULL, NULL, "sentence", NULL };
+    struct grid g;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f;
+
+    ck_assert_msg(app_open_at(&a, &at, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(a.view.cursor_row, 5); /* 'step', which sees the whole sentence */
+    a.view.message = "untrained weights drawn from seed 123: the patterns show how attention "
+                     "computes, not what words mean. Space: the next stage";
+    ck_assert_msg(app_write_figure(&a, in_dir("t.png"), &res, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(res.height < 150 && res.width < 500, "%g x %g points", res.width, res.height);
+    ck_assert_ptr_nonnull(a.view.message); /* (the view's own kept) */
+    /* The legend, on the screen as in the figure; the dimmed tokens named when some are. */
+    ck_assert_int_eq(grid_create(&g, 100, 30), 0);
+    a.view.cursor_row = 1;
+    view_render(&a.view, &a.pipe, &g);
+    f = open_memstream(&text, &len);
+    grid_dump_text(&g, f);
+    fclose(f);
+    ck_assert_msg(strstr(text, "weight 0 ") != NULL &&
+                      strstr(text, " 1   dimmed: the tokens after it, hidden by the causal mask"),
+                  "%s", text);
+    free(text);
+    grid_destroy(&g);
+}
+END_TEST
+
+/*
+ * A model that groups its keys: the grid figure names each query head's
+ * key head as the screen does ("head 2 k1"), and the title says what k0
+ * and k1 are (issue 38, item 7).
+ */
+START_TEST(a_grid_figure_keeps_the_key_heads)
+{
+    static struct model m;
+    struct app b;
+    struct attn_error err;
+    struct figure_result res;
+    const struct app_start at = { "weights", NULL, "grid", NULL };
+
+    app_on_model(&b, &m, test_path("tests/fixtures/llama/qwen3"), NULL, "the cat sat on the mat");
+    b.view.colour = b.view.utf8 = true;
+    ck_assert_msg(app_open_at(&b, &at, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(app_write_figure(&b, in_dir("q.png"), &res, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_str_eq(res.names, "head 0 k0, head 1 k0, head 2 k1, head 3 k1");
+    ck_assert_msg(strstr(res.title, "k0-k1: the 2 key and value heads they share") != NULL, "%s",
+                  res.title);
+    app_destroy(&b);
+    model_close(&m);
+}
+END_TEST
+
 /* The mask as a matrix: its legend in a figure says what see and hide mean, without M's key. */
 START_TEST(a_figure_names_no_keys)
 {
@@ -357,22 +421,12 @@ START_TEST(a_models_screens_make_figures)
 {
     struct model m;
     struct app b;
-    struct attention_config cfg;
-    struct pipeline_source src;
     struct attn_error err;
     struct figure_result res;
     static const char *const views[] = { "map", "sentence", "next" };
     char out[600];
 
-    ck_assert_msg(model_open(&m, test_path("samples/models/minigpt"), NULL, &err) == ATTN_OK, "%s",
-                  err.msg);
-    attention_config_init(&cfg);
-    memset(&src, 0, sizeof src);
-    src.sentence = "cat map sun red cat map sun red";
-    src.family = &family_decoder;
-    src.model = &m;
-    src.top = 3;
-    ck_assert_msg(app_init(&b, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
+    app_on_model(&b, &m, test_path("samples/models/minigpt"), NULL, "cat map sun red cat map sun red");
     b.view.colour = b.view.utf8 = true;
     snprintf(out, sizeof out, "%s", in_dir("out"));
     b.export_dir = out;
@@ -456,6 +510,8 @@ figure_suite(void)
     tcase_add_test(tc, a_full_disk_keeps_the_earlier_figure);
     tcase_add_test(tc, the_heads_grid_draws_every_head);
     tcase_add_test(tc, a_figure_names_no_keys);
+    tcase_add_test(tc, a_grid_figure_keeps_the_key_heads);
+    tcase_add_test(tc, a_sentence_figure_is_the_sentence_and_its_legend);
     tcase_add_test(tc, the_view_opens_where_it_is_told);
     tcase_add_test(tc, a_models_screens_make_figures);
     tcase_set_timeout(tc, 60);

@@ -190,8 +190,8 @@ app_open_at(struct app *a, const struct app_start *s, struct attn_error *err)
         (s->head != NULL && open_head(a, s->head, err) != ATTN_OK) ||
         (s->query != NULL && open_query(a, s->query, err) != ATTN_OK))
         return err->status;
-    if (s->query == NULL && a->view.screen == SCREEN_NEXT)
-        a->view.cursor_row = a->pipe.st.nq - 1; /* the predictions after the last token */
+    if (s->query == NULL && (a->view.screen == SCREEN_NEXT || a->view.screen == SCREEN_SENTENCE))
+        a->view.cursor_row = a->pipe.st.nq - 1; /* the predictions after (what) the last token (sees) */
     view_clamp(&a->view, &a->pipe);
     return ATTN_OK;
 }

@@ -119,7 +119,7 @@ static const struct plain_option plain_options[] = {
       "model map), overview (every head's weights), sentence, next (the predictions)" },
     { "query", 0, OPT_QUERY, "TOKEN", GROUP_OUTPUT,
       "the query (row) the view opens on: a token (it, or it#6 for a repeated one) or a position "
-      "from 0" },
+      "from 0 (default: the last on the sentence and next screens, else the first)" },
     { "figure", 0, OPT_FIGURE, "FILE", GROUP_OUTPUT,
       "draw what the view would open on (--stage, --layer, --head, --view, --query) into FILE "
       "instead of starting it: FILE.svg, FILE.png or FILE.pdf" },

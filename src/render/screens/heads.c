@@ -308,20 +308,6 @@ view_panel_beside(struct view *v, const struct pipeline *p, int width, int heigh
     return true;
 }
 
-/*
- * " k1" beside a query head's title when the model groups its keys (the key
- * and value head it reads, so that the heads that share one read as a
- * group), else "".  Into buf.
- */
-static const char *
-key_head_of(const struct pipeline *p, int head, char *buf, size_t size)
-{
-    buf[0] = '\0';
-    if (p->decoder != NULL && decoder_kv_heads(p->decoder) < p->decoder->n_head)
-        snprintf(buf, size, " k%d", pipeline_kv_head(p, head));
-    return buf;
-}
-
 /* The compact grid (compact_layout) into r. */
 static void
 draw_compact(struct grid *g, struct rect r, struct view *v, const struct pipeline *p)
@@ -350,7 +336,7 @@ draw_compact(struct grid *g, struct rect r, struct view *v, const struct pipelin
         spec.cell_w = 1;
         grid_printf(g, tx, ty, c.tile_w - 1,
                     style_role(t == v->head ? ROLE_INSPECT_TITLE : ROLE_DIM), "h%d%s%s", t,
-                    key_head_of(p, t, buf, sizeof buf), t == v->head ? "*" : "");
+                    view_key_head(p, t, buf, sizeof buf), t == v->head ? "*" : "");
         heatmap_render(g, tr, &spec, &sr, &sc, geo);
         if (k % c.per_row == 0) /* the rows' labels, once for the heads of this row */
             for (int i = 0; i < geo->vis_rows; i++)
@@ -404,7 +390,7 @@ view_draw_heatmaps(struct grid *g, struct rect r, struct view *v, const struct p
             spec.max_cell_w = TILE_MAX_CELL_W;
             spec.decimals_cap = cap;
             grid_printf(g, tr.x, tr.y, tr.w, style_role(t == v->head ? ROLE_INSPECT_TITLE : ROLE_DIM),
-                        "head %d%s%s", t, key_head_of(p, t, buf, sizeof buf), t == v->head ? " *" : "");
+                        "head %d%s%s", t, view_key_head(p, t, buf, sizeof buf), t == v->head ? " *" : "");
             tr.y++;
             tr.h--;
             heatmap_render(g, tr, &spec, &sr, &sc, &v->frame.geo[v->frame.tiles]);

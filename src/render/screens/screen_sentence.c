@@ -157,6 +157,16 @@ draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
             x += grid_put(g, x, y, g->width - x, style_role(ROLE_DIM), mark);
     }
     draw_heaviest(g, p, &w.m, ks, focus, q, labels, y + 2);
+    if (v->colour) {
+        /* What the shades mean: weight 0 to 1 on the ramp, and the dimmed tokens. */
+        int x0 = heatmap_scale(g, 0, y + 3, g->width, RAMP_SEQUENTIAL, true, v->utf8, "weight ",
+                               "0", " ", "1");
+        const bool some_dimmed = ks ? focus > 0 : focus < toks->count - 1;
+        if (x0 > 0 && p->cfg.mask == ATTN_MASK_CAUSAL && !p->cfg.cross && some_dimmed)
+            grid_put(g, x0, y + 3, g->width - x0, style_role(ROLE_DIM),
+                     ks ? "   dimmed: the queries before it, which the causal mask keeps from seeing it"
+                        : "   dimmed: the tokens after it, hidden by the causal mask");
+    }
     view_draw_footer(g, v, g->height - 1);
 }
 

@@ -1,0 +1,34 @@
+/*
+ * app_model.h: the tests' view of a trained model: the model at path
+ * opened (o: its options, or NULL), the view made on sentence with three
+ * next tokens a position.  Failures end the test.
+ */
+#ifndef ATTNSCOPE_TESTS_APP_MODEL_H
+#define ATTNSCOPE_TESTS_APP_MODEL_H
+
+#include <check.h>
+#include <string.h>
+
+#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/decoder/model.h"
+#include "front/app/app.h"
+
+static inline void
+app_on_model(struct app *app, struct model *m, const char *path, const struct model_options *o,
+             const char *sentence)
+{
+    struct attention_config cfg;
+    struct attn_error err;
+    struct pipeline_source src;
+
+    ck_assert_msg(model_open(m, path, o, &err) == ATTN_OK, "%s: %s", path, err.msg);
+    attention_config_init(&cfg);
+    memset(&src, 0, sizeof src);
+    src.sentence = sentence;
+    src.family = &family_decoder;
+    src.model = m;
+    src.top = 3;
+    ck_assert_msg(app_init(app, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
+}
+
+#endif
