@@ -616,6 +616,17 @@ heatmap_render(struct grid *g, struct rect r, const struct heatmap_spec *spec, i
     if (spec->cursor_row >= geo->row0 && spec->cursor_row < geo->row0 + geo->vis_rows &&
         spec->cursor_col >= geo->col0 && spec->cursor_col < geo->col0 + geo->vis_cols)
         draw_cursor(g, spec, geo);
+    if (spec->paired && spec->cursor_row >= geo->row0 &&
+        spec->cursor_row < geo->row0 + geo->vis_rows && spec->pair_col >= geo->col0 &&
+        spec->pair_col < geo->col0 + geo->vis_cols) {
+        /* The partner: underlined, its label too (the cursor's is bold and underlined). */
+        const struct rect pr = { geo->x0 + (spec->pair_col - geo->col0) * geo->cell_w,
+                                 geo->y0 + (spec->cursor_row - geo->row0) * geo->row_h, geo->cell_w,
+                                 1 };
+        grid_add_attr(g, pr, ATTR_UNDERLINE);
+        if (!spec->bare)
+            grid_add_attr(g, (struct rect){ pr.x, geo->y0 - 1, pr.w, 1 }, ATTR_UNDERLINE);
+    }
 }
 
 int

@@ -59,6 +59,9 @@ struct heatmap_spec {
      */
     void (*kinds)(const void *ctx, int seen[HEAT_ABSENT + 1]);
     int cursor_row, cursor_col;      /* -1: no cursor */
+    /* paired: the cursor's partner (RoPE's other half of the pair), column pair_col of its row. */
+    bool paired;
+    int pair_col;
     int max_cell_w;                  /* widest cell (larger in presentation mode) */
     int row_gap;                     /* blank lines between rows (presentation mode) */
     int decimals_cap;                /* 0: as many as fit; 2: at most 2; -1: no numbers */

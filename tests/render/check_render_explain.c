@@ -810,6 +810,53 @@ START_TEST(a_cut_explanation_says_so)
 END_TEST
 
 /*
+ * On the RoPE stages the cursor's partner (column t + d/2 of its head, or
+ * t - d/2) is underlined, cell and label, as the text says (issue 38,
+ * item 15: "Enter on a cell shows its pair" changed nothing visible).
+ */
+START_TEST(ropes_pair_is_marked)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    struct view v;
+    static struct model m;
+    struct grid g;
+    /* Query head 1's column 1 -> 5 (4 heads of 8); key head 1's column 6 -> 2 (2 key heads). */
+    static const int cursor[][2] = { { 2, 8 + 1 }, { 3, 8 + 6 } };
+    static const int partner[] = { 8 + 5, 8 + 2 };
+    static const int cols[] = { 4 * 8, 2 * 8 };
+    char buf[2048];
+
+    attention_config_init(&cfg);
+    model_on_layer_1(&p, &cfg, &m, "tests/fixtures/llama/qwen3", "the cat sat on the mat.");
+    view_init(&v);
+    v.colour = v.utf8 = true;
+    explain_text(&p, VIEW_QROPE, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "partner is underlined") != NULL, "%s", buf);
+    for (int k = 0; k < 2; k++) {
+        const struct heatmap_geometry *geo = &v.frame.geo[0];
+        v.stage = k == 0 ? VIEW_QROPE : VIEW_KROPE;
+        v.cursor_row = cursor[k][0];
+        v.cursor_col = cursor[k][1];
+        ck_assert_int_eq(grid_create(&g, 200, 40), 0);
+        render_frame(&v, &p, &g);
+        for (int c = 0; c < cols[k]; c++) {
+            const int x = geo->x0 + (c - geo->col0) * geo->cell_w;
+            const int y = geo->y0 + (cursor[k][0] - geo->row0) * geo->row_h;
+            const bool under = (grid_at(&g, x, y)->attr & ATTR_UNDERLINE) != 0;
+            const bool label = (grid_at(&g, x + geo->cell_w - 1, geo->y0 - 1)->attr & ATTR_UNDERLINE) != 0;
+            ck_assert_msg(under == (c == partner[k] || c == cursor[k][1]), "stage %d column %d", k, c);
+            ck_assert_msg(label == (c == partner[k] || c == cursor[k][1]), "stage %d label %d", k, c);
+        }
+        grid_destroy(&g);
+    }
+    view_destroy(&v);
+    pipeline_destroy(&p);
+    model_close(&m);
+}
+END_TEST
+
+/*
  * Packed weights that replace the f32 ones (the view's, decoder_release_unpacked)
  * read the same: the next tokens, the logit lens, and every cell of every
  * stage of every layer as the inspector spells it out (the products through
@@ -916,6 +963,7 @@ render_explain_suite(void)
     tcase_add_test(units, packed_weights_read_as_the_f32_ones);
     tcase_add_test(units, a_models_words_are_its_own);
     tcase_add_test(units, a_cut_explanation_says_so);
+    tcase_add_test(units, ropes_pair_is_marked);
     suite_add_tcase(s, units);
     return s;
 }

@@ -46,7 +46,8 @@ text_qrope(const struct pipeline *p, char *buf, size_t size)
     snprintf(buf, size,
              "RoPE: instead of adding a position to the token, each query is turned. Column i and "
              "column i + d/2 of a head form a pair, rotated by the angle position x theta^(-2i/d) "
-             "(theta %g): early pairs turn fast, late ones slowly. Enter on a cell shows its pair.",
+             "(theta %g): early pairs turn fast, late ones slowly. The cursor's partner is underlined; "
+             "the cell panel turns the pair.",
              p->decoder != NULL ? p->decoder->rope_theta : 10000.0);
 }
 

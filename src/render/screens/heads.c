@@ -402,6 +402,13 @@ view_draw_heatmaps(struct grid *g, struct rect r, struct view *v, const struct p
         return;
     spec.cursor_row = v->cursor_row;
     spec.cursor_col = v->cursor_col;
+    if ((v->stage == VIEW_QROPE || v->stage == VIEW_KROPE) && p->decoder != NULL) {
+        /* RoPE turns column t and column t + d/2 of a head together: the cursor's partner. */
+        const int hd = decoder_head_dim(p->decoder);
+        const int t = v->cursor_col % hd;
+        spec.paired = true;
+        spec.pair_col = v->cursor_col - t + (t < hd / 2 ? t + hd / 2 : t - hd / 2);
+    }
     spec.max_cell_w = max_cell_w;
     spec.row_gap = row_gap;
     heatmap_render(g, r, &spec, &v->scroll_row, &v->scroll_col, &v->frame.geo[0]);
