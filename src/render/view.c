@@ -391,4 +391,6 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
         view_present_screen(v, p, g, s->draw);
     else
         s->draw(g, v, p);
+    if (v->editing)
+        view_draw_editor(g, v, p);
 }

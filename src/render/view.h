@@ -51,6 +51,7 @@ struct view_frame {
     int map_layers;                             /* layers the map's heatmaps showed at once */
     int heads_first, heads_shown;               /* the grid of heads: which it showed (paged) */
     int next_rows;                              /* positions the predictions showed at once */
+    int edit_w;                                 /* the editor's rows' width (0: not drawn) */
 };
 
 /*
@@ -158,6 +159,14 @@ void view_destroy(struct view *v);
 
 /* Draws the frame; g's size is the terminal's. */
 void view_render(struct view *v, const struct pipeline *p, struct grid *g);
+
+/*
+ * The byte of text t the editor's cursor goes to from pos one row up (dir
+ * -1) or down (+1) as the last frame laid it out (frame.edit_w wide): the
+ * same column or the row's last character before it; 0 above the first
+ * row, the end below the last.
+ */
+size_t view_edit_move_row(const struct view *v, const char *t, size_t pos, int dir);
 
 /*
  * The matrix the current stage shows for head, as a heatmap spec (the view's

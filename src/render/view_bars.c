@@ -148,6 +148,153 @@ edit_glyph(const struct view *v, uint32_t cp, int *width)
     return cp;
 }
 
+/*
+ * A walk over the editor's text laid out in rows of w columns: a word that
+ * does not fit the rest of a row starts the next, a word wider than a row
+ * is cut where the row ends.  Every character, spaces included, shows where
+ * it is: the cursor's place is plain.
+ */
+struct edit_walk {
+    const char *t;
+    size_t b;        /* the character's byte */
+    int len;         /* its bytes */
+    int w;           /* the rows' width */
+    int row, col;    /* where it is */
+    int cw;          /* its columns */
+    uint32_t cp;     /* the character */
+    uint32_t glyph;  /* what shows (edit_glyph) */
+};
+
+/*
+ * Places the character at it->b; false at the end of the text, row and col
+ * then the cell after it (where the cursor goes).
+ */
+static bool
+edit_place(const struct view *v, struct edit_walk *it)
+{
+    if (it->t[it->b] == '\0') {
+        if (it->col + 1 > it->w && it->col > 0)
+            it->row++, it->col = 0;
+        return false;
+    }
+    it->len = utf8_decode(it->t + it->b, &it->cp);
+    it->glyph = edit_glyph(v, it->cp, &it->cw);
+    if (it->col > 0 && it->cp != ' ' && it->b > 0 && it->t[it->b - 1] == ' ') {
+        /* A word's first character: the word to the next row when it fits there but not here. */
+        int word = 0;
+        for (size_t k = it->b; it->t[k] != '\0' && it->t[k] != ' ' && word <= it->w;) {
+            uint32_t cp;
+            int cw;
+            const int len = utf8_decode(it->t + k, &cp);
+            edit_glyph(v, cp, &cw);
+            word += cw;
+            k += (size_t)len;
+        }
+        if (it->col + word > it->w && word <= it->w)
+            it->row++, it->col = 0;
+    }
+    if (it->col + it->cw > it->w && it->col > 0)
+        it->row++, it->col = 0;
+    return true;
+}
+
+static void
+edit_advance(struct edit_walk *it)
+{
+    it->col += it->cw;
+    it->b += (size_t)it->len;
+}
+
+/* Where byte pos of t is at width w (the end: the cell after the text). */
+static struct edit_walk
+edit_locate(const struct view *v, const char *t, size_t pos, int w)
+{
+    struct edit_walk it = { .t = t, .w = w };
+
+    while (edit_place(v, &it) && it.b < pos)
+        edit_advance(&it);
+    return it;
+}
+
+size_t
+view_edit_move_row(const struct view *v, const char *t, size_t pos, int dir)
+{
+    const int w = v->frame.edit_w > 0 ? v->frame.edit_w : 1;
+    const struct edit_walk at = edit_locate(v, t, pos, w);
+    const int want = at.row + dir;
+    struct edit_walk it = { .t = t, .w = w };
+    size_t best = strlen(t);
+
+    if (want < 0)
+        return 0;
+    /* The last character of that row that starts at or before the cursor's column. */
+    while (edit_place(v, &it) && it.row <= want) {
+        if (it.row == want && (it.col <= at.col || best == strlen(t)))
+            best = it.b;
+        edit_advance(&it);
+    }
+    if (it.row == want && it.t[it.b] == '\0' && it.col <= at.col)
+        best = it.b; /* the cell after the text */
+    return best;
+}
+
+/*
+ * The sentence editor at (x, y): one row for a text that fits it, else up
+ * to max_rows, over what is below, scrolled so that the cursor's row is in
+ * sight, with "a-b/n" (the rows shown, of n) under the prefix when some
+ * are not.
+ */
+static void
+draw_editor(struct grid *g, struct view *v, int x, int y, int max_rows)
+{
+    const int fw = g->width - x - 1;
+    struct edit_walk it = { .t = v->edit_text, .w = fw };
+    struct edit_walk end, cur;
+    int shown, first;
+
+    if (fw < 2)
+        return;
+    v->frame.edit_w = fw;
+    end = edit_locate(v, v->edit_text, strlen(v->edit_text), fw);
+    cur = edit_locate(v, v->edit_text, v->edit_cursor, fw);
+    shown = end.row + 1 < max_rows ? end.row + 1 : max_rows;
+    first = cur.row - shown + 1 > 0 ? cur.row - shown + 1 : 0;
+    grid_fill(g, (struct rect){ x, y, g->width - x, shown }, ' ', style_role(ROLE_EDIT));
+    if (shown > 1)
+        grid_fill(g, (struct rect){ 0, y + 1, x, shown - 1 }, ' ', style_role(ROLE_TEXT));
+    if (end.row + 1 > shown)
+        grid_printf(g, 0, y + shown - 1, x, style_role(ROLE_DIM), "%d-%d/%d", first + 1,
+                    first + shown, end.row + 1);
+    while (edit_place(v, &it) && it.row < first + shown) {
+        struct style st = style_role(ROLE_EDIT);
+        if (it.glyph != it.cp)
+            st.attr |= ATTR_DIM; /* a control character's mark */
+        if (it.b == v->edit_cursor)
+            st.attr |= ATTR_REVERSE;
+        if (it.row >= first)
+            grid_set(g, x + it.col, y + it.row - first, it.glyph, st);
+        edit_advance(&it);
+    }
+    if (v->edit_cursor >= strlen(v->edit_text)) {
+        struct style st = style_role(ROLE_EDIT);
+        st.attr |= ATTR_REVERSE;
+        grid_set(g, x + cur.col, y + cur.row - first, ' ', st);
+    }
+}
+
+void
+view_draw_editor(struct grid *g, struct view *v, const struct pipeline *p)
+{
+    const char *prefix = v->editing_knob      ? "set: "
+                         : !p->cfg.cross      ? "sentence: "
+                         : v->editing_source  ? "source: "
+                                              : "target: ";
+    const int x = grid_put(g, 0, 1, g->width, style_role(ROLE_DIM), prefix);
+    int max_rows = g->height / 3;
+
+    draw_editor(g, v, x, 1, max_rows > 1 ? max_rows : 1);
+}
+
 void
 view_draw_sentence(struct grid *g, const struct view *v, const struct pipeline *p, int y)
 {
@@ -162,56 +309,8 @@ view_draw_sentence(struct grid *g, const struct view *v, const struct pipeline *
                     "no sentence: %d queries and %d keys given directly", p->st.nq, p->st.nk);
         return;
     }
-    if (v->editing) {
-        const char *t = v->edit_text;
-        size_t pos = 0;
-        struct rect field = { x, y, g->width - x, 1 };
-        grid_fill(g, field, ' ', style_role(ROLE_EDIT));
-        /* Scroll the field so that the cursor is visible. */
-        {
-            int before = 0;
-            for (size_t b = 0; b < v->edit_cursor && t[b];) {
-                uint32_t cp;
-                int w;
-                int len = utf8_decode(t + b, &cp);
-                edit_glyph(v, cp, &w);
-                before += w;
-                b += (size_t)len;
-            }
-            while (before > field.w - 2 && t[pos]) {
-                uint32_t cp;
-                int w;
-                int len = utf8_decode(t + pos, &cp);
-                edit_glyph(v, cp, &w);
-                before -= w;
-                pos += (size_t)len;
-            }
-        }
-        {
-            int col = x;
-            size_t b = pos;
-            while (t[b] && col < g->width) {
-                uint32_t cp;
-                int w;
-                int len = utf8_decode(t + b, &cp);
-                uint32_t shown = edit_glyph(v, cp, &w);
-                struct style st = style_role(ROLE_EDIT);
-                if (shown != cp)
-                    st.attr |= ATTR_DIM;
-                if (b == v->edit_cursor)
-                    st.attr |= ATTR_REVERSE;
-                grid_set(g, col, y, shown, st);
-                col += w;
-                b += (size_t)len;
-            }
-            if (v->edit_cursor >= strlen(t) && col < g->width) {
-                struct style st = style_role(ROLE_EDIT);
-                st.attr |= ATTR_REVERSE;
-                grid_set(g, col, y, ' ', st);
-            }
-        }
-        return;
-    }
+    if (v->editing)
+        return; /* view_draw_editor draws the field over the screen */
     if (p->cfg.cross) {
         draw_two_sentences(g, v, p, y);
         return;

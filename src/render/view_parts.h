@@ -22,6 +22,11 @@ void view_draw_knob_bar(struct grid *g, const struct view *v, const struct pipel
 
 /* The sentence on row y (the editor while editing). */
 void view_draw_sentence(struct grid *g, const struct view *v, const struct pipeline *p, int y);
+/*
+ * The editor's field on row 1, over the screen: one row, or as many as a
+ * long text needs up to a third of the screen (frame.edit_w: their width).
+ */
+void view_draw_editor(struct grid *g, struct view *v, const struct pipeline *p);
 
 /* The stages, the one shown highlighted, on row y (where clicks find them). */
 void view_draw_stage_bar(struct grid *g, struct view *v, const struct pipeline *p, int y);

@@ -595,6 +595,50 @@ START_TEST(mask_matrix_key)
 }
 END_TEST
 
+/*
+ * A long text is edited in several rows (issue 38, item 15: a 900-token
+ * text was a one-line field): words kept whole, up to a third of the
+ * screen, "a-b/n" when rows are out of sight; Up and Down move by a row.
+ */
+START_TEST(a_long_text_is_edited_in_rows)
+{
+    char text[2048] = "";
+    char *frame;
+    size_t at;
+
+    for (int k = 0; k < 30; k++)
+        strcat(text, k ? " Your journey starts with one step" : "Your journey starts with one step");
+    keys("e");
+    app_key(&a, APP_KEY_CTRL('u'));
+    type(text);
+    frame = frame_text(100, 30);
+    /* 1,019 characters in rows of 89: 12 rows, the last 10 shown (a third of 30). */
+    ck_assert_msg(strstr(frame, "\n3-12/12 ") != NULL, "%s", frame);
+    ck_assert_msg(strstr(frame, "sentence: Your journey starts with one step Your journey starts with "
+                                "one step Your journey starts\n") == NULL,
+                  "%s", frame); /* (the first row is out of sight) */
+    free(frame);
+    at = a.edit_cursor;
+    app_key(&a, APP_KEY_UP);
+    ck_assert_msg(at - a.edit_cursor > 70 && at - a.edit_cursor <= 89, "%zu -> %zu", at, a.edit_cursor);
+    app_key(&a, APP_KEY_DOWN);
+    ck_assert_uint_eq(a.edit_cursor, at);
+    app_key(&a, APP_KEY_HOME);
+    frame = frame_text(100, 30);
+    ck_assert_msg(strstr(frame, "\n1-10/12 ") != NULL, "%s", frame);
+    /* Words whole: every row but the last ends at a word's end. */
+    ck_assert_msg(strstr(frame, "sentence: Your journey starts with one step Your journey starts with "
+                                "one step Your journey starts\n") != NULL,
+                  "%s", frame);
+    free(frame);
+    app_key(&a, APP_KEY_UP);
+    ck_assert_uint_eq(a.edit_cursor, 0);
+    app_key(&a, APP_KEY_ENTER);
+    ck_assert(!a.view.editing);
+    ck_assert_int_eq(a.pipe.tokens.count, 180);
+}
+END_TEST
+
 static Suite *
 app_suite(void)
 {
@@ -608,6 +652,7 @@ app_suite(void)
     tcase_add_test(tc, the_key_tables_are_consistent);
     tcase_add_test(tc, model_keys_on_the_book_say_so);
     tcase_add_test(tc, a_knob_is_set_by_typing_its_value);
+    tcase_add_test(tc, a_long_text_is_edited_in_rows);
     tcase_add_test(tc, keys_that_cannot_act_say_why);
     tcase_add_test(tc, help_scrolls_and_says_there_is_more);
     tcase_add_test(tc, clicker_keys_and_the_step_list);

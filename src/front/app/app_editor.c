@@ -111,6 +111,11 @@ app_edit_key(struct app *a, int key)
     case APP_KEY_RIGHT:
         a->edit_cursor = next_char(a->edit, a->edit_cursor);
         return;
+    case APP_KEY_UP:
+    case APP_KEY_DOWN:
+        /* A long text's rows (the field shows several). */
+        a->edit_cursor = view_edit_move_row(v, a->edit, a->edit_cursor, key == APP_KEY_UP ? -1 : 1);
+        return;
     case APP_KEY_HOME:
     case APP_KEY_CTRL('a'):
         a->edit_cursor = 0;
