@@ -18,7 +18,26 @@
 
 #define TENSOR_NDIM_MAX 8
 
-enum tensor_dtype { TENSOR_F32, TENSOR_F16, TENSOR_BF16 };
+/*
+ * The plain types, then ggml's quantized blocks (a GGUF file's; quants.h),
+ * in the order of enum quant_type.
+ */
+enum tensor_dtype {
+    TENSOR_F32,
+    TENSOR_F16,
+    TENSOR_BF16,
+    TENSOR_Q4_0,
+    TENSOR_Q4_1,
+    TENSOR_Q5_0,
+    TENSOR_Q5_1,
+    TENSOR_Q8_0,
+    TENSOR_Q2_K,
+    TENSOR_Q3_K,
+    TENSOR_Q4_K,
+    TENSOR_Q5_K,
+    TENSOR_Q6_K,
+    TENSOR_DTYPES
+};
 
 struct tensor_info {
     char *name;
@@ -38,15 +57,21 @@ struct tensor_info {
     int has_crc;
 };
 
-/* The bytes of one element of dtype, and its name ("F32"). */
+/* The bytes of one element of a plain dtype (F32, F16, BF16), and any dtype's name ("F32"). */
 size_t tensor_dtype_size(enum tensor_dtype dtype);
+/*
+ * The bytes of one block of dtype and, into *values, the values it holds
+ * (1 and its size for a plain dtype; 32 or 256 for a quantized one).
+ */
+size_t tensor_dtype_block(enum tensor_dtype dtype, size_t *values);
 const char *tensor_dtype_name(enum tensor_dtype dtype);
 
 /* IEEE half and bfloat16 bit patterns to float32 (exact). */
 float tensor_f16_to_f32(uint16_t h);
 float tensor_bf16_to_f32(uint16_t b);
 
-/* n little-endian values of dtype at src into out, as float32 (exact). */
+/* n little-endian values of dtype at src into out, as float32 (exact; whole blocks of a
+   quantized dtype, dequantized as ggml does). */
 void tensor_to_f32(enum tensor_dtype dtype, const unsigned char *src, size_t n, float *out);
 
 /*

@@ -12,7 +12,9 @@
  *   tf_checkpoint.h  a TensorFlow checkpoint (OpenAI's GPT-2 as the book's
  *                    chapter 5 downloads it);
  *   torch_zip.h      a PyTorch state dict saved by torch.save (model.pth,
- *                    pytorch_model.bin), read without running its pickle.
+ *                    pytorch_model.bin), read without running its pickle;
+ *   gguf.h           a GGUF file (llama.cpp's, Ollama's, LM Studio's), its
+ *                    quantized tensors dequantized as ggml does.
  * The files stay open until tensors_close(); the readers read, never map.
  */
 #ifndef ATTNSCOPE_TENSORS_H
@@ -81,6 +83,10 @@ const struct tensor_info *tensors_at(const struct tensor_source *s, int i);
  * which reads its tensors once each).  SIZE_MAX when it overflows.
  */
 size_t tensors_held_bytes(const struct tensor_source *s, bool keep_bf16);
+
+/* The source's GGUF file, when it is one (its metadata describes the model), or NULL. */
+struct gguf;
+const struct gguf *tensors_gguf(const struct tensor_source *s);
 
 /* The file that holds t (for messages). */
 const char *tensors_file_of(const struct tensor_source *s, const struct tensor_info *t);

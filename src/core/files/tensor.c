@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "attnscope/files/crc32c.h"
+#include "attnscope/files/quants.h"
 #include "attnscope/files/tensor.h"
 
 static const struct {
@@ -14,16 +15,37 @@ static const struct {
     size_t size;
 } dtypes[] = { { "F32", TENSOR_F32, 4 }, { "F16", TENSOR_F16, 2 }, { "BF16", TENSOR_BF16, 2 } };
 
+_Static_assert(TENSOR_Q6_K - TENSOR_Q4_0 == QUANT_Q6_K - QUANT_Q4_0 && TENSOR_DTYPES - TENSOR_Q4_0 == QUANT_TYPES,
+               "the quantized dtypes are quants.h's, in its order");
+
+/* The quantized type of dtype (TENSOR_Q4_0 or after). */
+static enum quant_type
+quant_of(enum tensor_dtype dtype)
+{
+    return (enum quant_type)(dtype - TENSOR_Q4_0);
+}
+
 size_t
 tensor_dtype_size(enum tensor_dtype dtype)
 {
-    return dtypes[dtype].size;
+    return dtype < TENSOR_Q4_0 ? dtypes[dtype].size : 0;
+}
+
+size_t
+tensor_dtype_block(enum tensor_dtype dtype, size_t *values)
+{
+    if (dtype < TENSOR_Q4_0) {
+        *values = 1;
+        return dtypes[dtype].size;
+    }
+    *values = (size_t)quant_block_values(quant_of(dtype));
+    return quant_block_bytes(quant_of(dtype));
 }
 
 const char *
 tensor_dtype_name(enum tensor_dtype dtype)
 {
-    return dtypes[dtype].name;
+    return dtype < TENSOR_Q4_0 ? dtypes[dtype].name : quant_name(quant_of(dtype));
 }
 
 float
@@ -67,6 +89,10 @@ tensor_f16_to_f32(uint16_t h)
 void
 tensor_to_f32(enum tensor_dtype dtype, const unsigned char *src, size_t n, float *out)
 {
+    if (dtype >= TENSOR_Q4_0) {
+        quant_dequantize(quant_of(dtype), src, n / (size_t)quant_block_values(quant_of(dtype)), out);
+        return;
+    }
     for (size_t i = 0; i < n; i++) {
         if (dtype == TENSOR_F32) {
             /* Byte by byte: never an unaligned dereference, and little-endian on any host. */
@@ -165,27 +191,29 @@ enum attn_status
 tensor_read(const struct tensor_info *t, tensor_bytes_fn bytes, void *reader, const char *path,
             enum tensor_dtype as, void *out, struct attn_error *err)
 {
-    const size_t esize = tensor_dtype_size(t->dtype);
+    size_t per_block;
+    const size_t bsize = tensor_dtype_block(t->dtype, &per_block);
     const uint16_t one = 1;
     unsigned char little;
     uint32_t crc = 0;
     /* A piece at a time through a small buffer: little-endian bytes to values on any host. */
     unsigned char chunk[1 << 16];
-    const size_t per = sizeof chunk / esize;
+    const size_t per = sizeof chunk / bsize; /* blocks (values, for a plain dtype) a piece */
+    const size_t blocks = t->numel / per_block;
     enum attn_status rc;
 
     if (t->refused != NULL)
         return attn_fail(err, ATTN_EPARSE, "%s: tensor '%s' %s", path, t->name, t->refused);
-    if (as != TENSOR_F32 && as != t->dtype)
+    if (as != TENSOR_F32 && (as != t->dtype || t->dtype >= TENSOR_Q4_0))
         return attn_fail(err, ATTN_EPARSE, "%s: tensor '%s' is %s, not %s", path, t->name,
                          tensor_dtype_name(t->dtype), tensor_dtype_name(as));
-    if (t->end - t->begin != t->numel * esize)
+    if (t->numel % per_block != 0 || t->end - t->begin != blocks * bsize)
         return attn_fail(err, ATTN_EPARSE, "%s: tensor '%s' has %zu bytes for %zu values of %s",
                          path, t->name, t->end - t->begin, t->numel, tensor_dtype_name(t->dtype));
     memcpy(&little, &one, 1);
     if (as == t->dtype && little == 1 && !t->has_crc) {
         /* Its own type on a little-endian host: the file's bytes are the values. */
-        rc = bytes(reader, t->unit, t->begin, out, t->numel * esize, err);
+        rc = bytes(reader, t->unit, t->begin, out, t->numel * bsize, err);
         if (rc != ATTN_OK)
             return rc;
     } else if (as == t->dtype && little == 1) {
@@ -194,7 +222,7 @@ tensor_read(const struct tensor_info *t, tensor_bytes_fn bytes, void *reader, co
          * the cache (checking 500 MB after reading it read it all again
          * from memory).
          */
-        const size_t total = t->numel * esize;
+        const size_t total = t->numel * bsize;
         unsigned char *to = out;
         for (size_t done = 0; done < total;) {
             const size_t n = total - done < ((size_t)1 << 20) ? total - done : (size_t)1 << 20;
@@ -205,17 +233,17 @@ tensor_read(const struct tensor_info *t, tensor_bytes_fn bytes, void *reader, co
             done += n;
         }
     } else {
-        for (size_t done = 0; done < t->numel;) {
-            const size_t n = t->numel - done < per ? t->numel - done : per;
-            rc = bytes(reader, t->unit, t->begin + done * esize, chunk, n * esize, err);
+        for (size_t done = 0; done < blocks;) {
+            const size_t n = blocks - done < per ? blocks - done : per;
+            rc = bytes(reader, t->unit, t->begin + done * bsize, chunk, n * bsize, err);
             if (rc != ATTN_OK)
                 return rc;
             if (t->has_crc)
-                crc = crc32c_extend(crc, chunk, n * esize);
+                crc = crc32c_extend(crc, chunk, n * bsize);
             if (as == TENSOR_F32)
-                tensor_to_f32(t->dtype, chunk, n, (float *)out + done);
+                tensor_to_f32(t->dtype, chunk, n * per_block, (float *)out + done * per_block);
             else
-                to_host(chunk, n, esize, (unsigned char *)out + done * esize, little == 1);
+                to_host(chunk, n, bsize, (unsigned char *)out + done * bsize, little == 1);
             done += n;
         }
     }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "attnscope/files/fileio.h"
+#include "attnscope/files/gguf.h"
 #include "attnscope/files/jsonfile.h"
 #include "attnscope/files/safetensors.h"
 #include "attnscope/files/tensors.h"
@@ -147,6 +148,48 @@ static const struct tensor_reader torch_reader = { "PyTorch state dict",
                                                    pt_file_of,
                                                    pt_close };
 
+static enum attn_status
+gg_open(void *self, const char *path, struct attn_error *err)
+{
+    return gguf_open(self, path, err);
+}
+
+static const struct tensor_catalogue *
+gg_catalogue(const void *self)
+{
+    return &((const struct gguf *)self)->cat;
+}
+
+static enum attn_status
+gg_read(const void *self, const struct tensor_info *t, enum tensor_dtype as, void *out,
+        struct attn_error *err)
+{
+    return gguf_read(self, t, as, out, err);
+}
+
+static const char *
+gg_file_of(const void *self, const struct tensor_info *t)
+{
+    (void)t;
+    return ((const struct gguf *)self)->path;
+}
+
+static void
+gg_close(void *self)
+{
+    gguf_close(self);
+}
+
+static const struct tensor_reader gguf_reader = {
+    "GGUF", sizeof(struct gguf), gg_open, gg_catalogue, gg_read, gg_file_of, gg_close
+};
+
+const struct gguf *
+tensors_gguf(const struct tensor_source *s)
+{
+    return s->file_count == 1 && s->files[0].reader == &gguf_reader ? s->files[0].self : NULL;
+}
+
 /* Room for n files of the source, each read by reader. */
 static enum attn_status
 files_reserve(struct tensor_source *s, size_t n, const struct tensor_reader *reader,
@@ -269,7 +312,7 @@ open_one(struct tensor_source *s, const char *path, const struct tensor_reader *
 }
 
 /* The kinds of file a weights file can be, told by its first and last bytes. */
-enum file_kind { KIND_SAFETENSORS, KIND_ZIP, KIND_TF_INDEX, KIND_OLD_TORCH, KIND_HDF5 };
+enum file_kind { KIND_SAFETENSORS, KIND_ZIP, KIND_TF_INDEX, KIND_OLD_TORCH, KIND_HDF5, KIND_GGUF };
 
 static enum attn_status
 sniff(const char *path, enum file_kind *kind, struct attn_error *err)
@@ -296,6 +339,8 @@ sniff(const char *path, enum file_kind *kind, struct attn_error *err)
         return rc;
     if (memcmp(head, "PK\003\004", 4) == 0)
         *kind = KIND_ZIP;
+    else if (gguf_magic(head))
+        *kind = KIND_GGUF;
     else if (memcmp(tail, table_magic, 8) == 0)
         *kind = KIND_TF_INDEX;
     else if (head[0] == 0x80 && head[1] >= 2 && head[1] <= 5)
@@ -378,6 +423,8 @@ open_weights_file(struct tensor_source *s, const char *path, struct attn_error *
                          "%s: a Keras HDF5 file, which attnscope does not read: use the model's "
                          "model.safetensors, its PyTorch state dict or its TensorFlow checkpoint",
                          path);
+    case KIND_GGUF:
+        return open_one(s, path, &gguf_reader, err);
     case KIND_SAFETENSORS:
         break;
     }

@@ -1,0 +1,49 @@
+/*
+ * quants.h: ggml's quantized block formats (the GGUF files of llama.cpp,
+ * Ollama and LM Studio) turned into float32, exactly as ggml's reference
+ * dequantization (ggml-quants.c's dequantize_row_*) and gguf-py's make
+ * them: each block's half-precision scale (and minimum) widened, then the
+ * same products and differences in the same order, one float32 rounding
+ * each (the build contracts nothing into fused multiply-adds).
+ *
+ * A block holds QUANT_BLOCK values (32, or 256 for the K-quants) in a fixed
+ * number of bytes (the layouts of ggml-common.h):
+ *   Q4_0  d, 16 bytes of 4-bit q        x = (q - 8) d
+ *   Q4_1  d, m, 16 bytes of 4-bit q     x = q d + m
+ *   Q5_0  d, 4 bytes of 5th bits, q     x = (q - 16) d
+ *   Q5_1  d, m, 5th bits, q             x = q d + m
+ *   Q8_0  d, 32 signed bytes            x = q d
+ *   Q2_K .. Q6_K: 256 values in sub-blocks of 16 or 32, each with its own
+ *   6- or 4-bit (or 8-bit, Q6_K) scale (and minimum) of the block's d (and
+ *   dmin).
+ */
+#ifndef ATTNSCOPE_QUANTS_H
+#define ATTNSCOPE_QUANTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum quant_type {
+    QUANT_Q4_0,
+    QUANT_Q4_1,
+    QUANT_Q5_0,
+    QUANT_Q5_1,
+    QUANT_Q8_0,
+    QUANT_Q2_K,
+    QUANT_Q3_K,
+    QUANT_Q4_K,
+    QUANT_Q5_K,
+    QUANT_Q6_K,
+    QUANT_TYPES
+};
+
+/* The values a block holds, its bytes, and the type's name ("Q4_K"). */
+int quant_block_values(enum quant_type q);
+size_t quant_block_bytes(enum quant_type q);
+const char *quant_name(enum quant_type q);
+
+/* blocks blocks of type q at src into out (blocks x quant_block_values floats). */
+void quant_dequantize(enum quant_type q, const unsigned char *src, size_t blocks, float *out);
+
+#endif

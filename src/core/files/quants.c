@@ -1,0 +1,257 @@
+/* quants.c: ggml's quantized blocks as float32 (see quants.h). */
+#include "config.h"
+
+#include <string.h>
+
+#include "attnscope/files/quants.h"
+#include "attnscope/files/tensor.h"
+
+#define QK 32   /* the values of a Q4_0 .. Q8_0 block */
+#define QK_K 256 /* of a K-quant's */
+
+static const struct {
+    const char *name;
+    int values;
+    size_t bytes;
+} types[QUANT_TYPES] = {
+    [QUANT_Q4_0] = { "Q4_0", QK, 2 + QK / 2 },
+    [QUANT_Q4_1] = { "Q4_1", QK, 4 + QK / 2 },
+    [QUANT_Q5_0] = { "Q5_0", QK, 2 + 4 + QK / 2 },
+    [QUANT_Q5_1] = { "Q5_1", QK, 4 + 4 + QK / 2 },
+    [QUANT_Q8_0] = { "Q8_0", QK, 2 + QK },
+    [QUANT_Q2_K] = { "Q2_K", QK_K, QK_K / 16 + QK_K / 4 + 4 },
+    [QUANT_Q3_K] = { "Q3_K", QK_K, QK_K / 8 + QK_K / 4 + 12 + 2 },
+    [QUANT_Q4_K] = { "Q4_K", QK_K, 4 + 12 + QK_K / 2 },
+    [QUANT_Q5_K] = { "Q5_K", QK_K, 4 + 12 + QK_K / 8 + QK_K / 2 },
+    [QUANT_Q6_K] = { "Q6_K", QK_K, QK_K / 2 + QK_K / 4 + QK_K / 16 + 2 },
+};
+
+int
+quant_block_values(enum quant_type q)
+{
+    return types[q].values;
+}
+
+size_t
+quant_block_bytes(enum quant_type q)
+{
+    return types[q].bytes;
+}
+
+const char *
+quant_name(enum quant_type q)
+{
+    return types[q].name;
+}
+
+/* The half-precision number at b (little-endian), widened. */
+static float
+half_at(const unsigned char *b)
+{
+    return tensor_f16_to_f32((uint16_t)(b[0] | b[1] << 8));
+}
+
+/* Q4_0, Q4_1: low nibbles are values 0-15, high nibbles 16-31. */
+static void
+q4(const unsigned char *b, bool with_min, float *y)
+{
+    const float d = half_at(b);
+    const float m = with_min ? half_at(b + 2) : 0.0f;
+    const unsigned char *qs = b + (with_min ? 4 : 2);
+
+    for (int j = 0; j < QK / 2; j++) {
+        if (with_min) {
+            y[j] = (float)(qs[j] & 0x0f) * d + m;
+            y[j + QK / 2] = (float)(qs[j] >> 4) * d + m;
+        } else {
+            y[j] = (float)((qs[j] & 0x0f) - 8) * d;
+            y[j + QK / 2] = (float)((qs[j] >> 4) - 8) * d;
+        }
+    }
+}
+
+/* Q5_0, Q5_1: as Q4, with each value's fifth bit from a 32-bit mask. */
+static void
+q5(const unsigned char *b, bool with_min, float *y)
+{
+    const float d = half_at(b);
+    const float m = with_min ? half_at(b + 2) : 0.0f;
+    const unsigned char *hb = b + (with_min ? 4 : 2);
+    const unsigned char *qs = hb + 4;
+    const uint32_t high = (uint32_t)hb[0] | (uint32_t)hb[1] << 8 | (uint32_t)hb[2] << 16 |
+                          (uint32_t)hb[3] << 24;
+
+    for (int j = 0; j < QK / 2; j++) {
+        const int lo = (qs[j] & 0x0f) | (int)((high >> j) & 1) << 4;
+        const int hi = (qs[j] >> 4) | (int)((high >> (j + QK / 2)) & 1) << 4;
+        if (with_min) {
+            y[j] = (float)lo * d + m;
+            y[j + QK / 2] = (float)hi * d + m;
+        } else {
+            y[j] = (float)(lo - 16) * d;
+            y[j + QK / 2] = (float)(hi - 16) * d;
+        }
+    }
+}
+
+static void
+q8_0(const unsigned char *b, float *y)
+{
+    const float d = half_at(b);
+
+    for (int j = 0; j < QK; j++)
+        y[j] = (float)(int8_t)b[2 + j] * d;
+}
+
+/* Q2_K: 16 sub-blocks of 16, each a 4-bit scale and a 4-bit minimum; 2-bit values. */
+static void
+q2_k(const unsigned char *b, float *y)
+{
+    const unsigned char *scales = b;
+    const unsigned char *qs = b + QK_K / 16;
+    const float d = half_at(b + QK_K / 16 + QK_K / 4);
+    const float dmin = half_at(b + QK_K / 16 + QK_K / 4 + 2);
+    int sub = 0;
+
+    for (int half = 0; half < 2; half++, qs += 32)
+        for (int shift = 0; shift < 8; shift += 2)
+            for (int part = 0; part < 2; part++, sub++) {
+                const float dl = d * (float)(scales[sub] & 0x0f);
+                const float ml = dmin * (float)(scales[sub] >> 4);
+                for (int l = 0; l < 16; l++)
+                    *y++ = dl * (float)((qs[part * 16 + l] >> shift) & 3) - ml;
+            }
+}
+
+/* Q3_K: 16 sub-blocks of 16, 6-bit signed scales packed in 12 bytes; 2 low bits and a high bit. */
+static void
+q3_k(const unsigned char *b, float *y)
+{
+    const unsigned char *hmask = b;
+    const unsigned char *qs = b + QK_K / 8;
+    const unsigned char *packed = qs + QK_K / 4;
+    const float d = half_at(packed + 12);
+    int scales[16];
+    unsigned char bit = 1;
+    int sub = 0;
+
+    /* Scale k: its low 4 bits from byte k (k < 8, low nibble) or k - 8 (high nibble), its top 2 from bytes 8-11. */
+    for (int k = 0; k < 16; k++) {
+        const int low = k < 8 ? packed[k] & 0x0f : packed[k - 8] >> 4;
+        const int top = (packed[8 + k % 4] >> (2 * (k / 4))) & 3;
+        scales[k] = (low | top << 4) - 32;
+    }
+    for (int half = 0; half < 2; half++, qs += 32)
+        for (int shift = 0; shift < 8; shift += 2, bit <<= 1)
+            for (int part = 0; part < 2; part++, sub++) {
+                const float dl = d * (float)scales[sub];
+                for (int l = 0; l < 16; l++) {
+                    const int i = part * 16 + l;
+                    const int q = ((qs[i] >> shift) & 3) - ((hmask[i] & bit) ? 0 : 4);
+                    *y++ = dl * (float)q;
+                }
+            }
+}
+
+/* A K-quant's 6-bit scale and minimum of sub-block j from its 12 packed bytes (Q4_K, Q5_K). */
+static void
+scale_min(int j, const unsigned char *q, int *scale, int *min)
+{
+    if (j < 4) {
+        *scale = q[j] & 63;
+        *min = q[j + 4] & 63;
+    } else {
+        *scale = (q[j + 4] & 0x0f) | (q[j - 4] >> 6) << 4;
+        *min = (q[j + 4] >> 4) | (q[j] >> 6) << 4;
+    }
+}
+
+/* Q4_K and Q5_K: 8 sub-blocks of 32, each a 6-bit scale and minimum; 4 bits (and a fifth). */
+static void
+q45_k(const unsigned char *b, bool five, float *y)
+{
+    const float d = half_at(b);
+    const float dmin = half_at(b + 2);
+    const unsigned char *packed = b + 4;
+    const unsigned char *qh = b + 16;
+    const unsigned char *qs = b + 16 + (five ? QK_K / 8 : 0);
+
+    for (int pair = 0; pair < 4; pair++, qs += 32) {
+        int sc, m;
+        float d1, m1, d2, m2;
+        scale_min(2 * pair, packed, &sc, &m);
+        d1 = d * (float)sc;
+        m1 = dmin * (float)m;
+        scale_min(2 * pair + 1, packed, &sc, &m);
+        d2 = d * (float)sc;
+        m2 = dmin * (float)m;
+        for (int l = 0; l < 32; l++) {
+            const int high = five && (qh[l] >> (2 * pair)) & 1 ? 16 : 0;
+            *y++ = d1 * (float)((qs[l] & 0x0f) + high) - m1;
+        }
+        for (int l = 0; l < 32; l++) {
+            const int high = five && (qh[l] >> (2 * pair + 1)) & 1 ? 16 : 0;
+            *y++ = d2 * (float)((qs[l] >> 4) + high) - m2;
+        }
+    }
+}
+
+/* Q6_K: 16 sub-blocks of 16, each an 8-bit signed scale; 4 low bits and 2 high bits. */
+static void
+q6_k(const unsigned char *b, float *y)
+{
+    const unsigned char *ql = b;
+    const unsigned char *qh = b + QK_K / 2;
+    const int8_t *sc = (const int8_t *)(b + QK_K / 2 + QK_K / 4);
+    const float d = half_at(b + QK_K / 2 + QK_K / 4 + QK_K / 16);
+
+    for (int half = 0; half < 2; half++, y += 128, ql += 64, qh += 32, sc += 8)
+        for (int l = 0; l < 32; l++) {
+            const int s = l / 16;
+            const int q1 = ((ql[l] & 0x0f) | ((qh[l] >> 0) & 3) << 4) - 32;
+            const int q2 = ((ql[l + 32] & 0x0f) | ((qh[l] >> 2) & 3) << 4) - 32;
+            const int q3 = ((ql[l] >> 4) | ((qh[l] >> 4) & 3) << 4) - 32;
+            const int q4 = ((ql[l + 32] >> 4) | ((qh[l] >> 6) & 3) << 4) - 32;
+            y[l] = d * (float)sc[s] * (float)q1;
+            y[l + 32] = d * (float)sc[s + 2] * (float)q2;
+            y[l + 64] = d * (float)sc[s + 4] * (float)q3;
+            y[l + 96] = d * (float)sc[s + 6] * (float)q4;
+        }
+}
+
+void
+quant_dequantize(enum quant_type q, const unsigned char *src, size_t blocks, float *out)
+{
+    for (size_t i = 0; i < blocks; i++) {
+        const unsigned char *b = src + i * types[q].bytes;
+        float *y = out + i * (size_t)types[q].values;
+        switch (q) {
+        case QUANT_Q4_0:
+        case QUANT_Q4_1:
+            q4(b, q == QUANT_Q4_1, y);
+            break;
+        case QUANT_Q5_0:
+        case QUANT_Q5_1:
+            q5(b, q == QUANT_Q5_1, y);
+            break;
+        case QUANT_Q8_0:
+            q8_0(b, y);
+            break;
+        case QUANT_Q2_K:
+            q2_k(b, y);
+            break;
+        case QUANT_Q3_K:
+            q3_k(b, y);
+            break;
+        case QUANT_Q4_K:
+        case QUANT_Q5_K:
+            q45_k(b, q == QUANT_Q5_K, y);
+            break;
+        case QUANT_Q6_K:
+            q6_k(b, y);
+            break;
+        case QUANT_TYPES:
+            break;
+        }
+    }
+}

@@ -1,0 +1,69 @@
+/*
+ * gguf.c: fuzzes the GGUF reader: the input is a whole file (header,
+ * metadata, tensor infos, data), written to a temporary file and opened as
+ * a model's would be.  Whatever it holds, the reader either refuses it with
+ * a message naming the file, or lists tensors that lie inside the data,
+ * found by their names, each readable (or refused by its type's name) and
+ * its metadata's lookups answer.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attnscope/files/gguf.h"
+#include "fuzz.h"
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static char path[64];
+    struct gguf g;
+    struct attn_error err;
+    FILE *f;
+
+    if (path[0] == '\0')
+        snprintf(path, sizeof path, "/tmp/attnscope-fuzz-gguf-%ld", (long)getpid());
+    f = fopen(path, "wb");
+    if (f == NULL)
+        return 0;
+    if (size > 0 && fwrite(data, 1, size, f) != size) {
+        fclose(f);
+        return 0;
+    }
+    fclose(f);
+    if (gguf_open(&g, path, &err) == ATTN_OK) {
+        char mix[512];
+        int64_t n;
+        double x;
+        for (size_t k = 0; k < g.kv_count; k++)
+            if (gguf_find(&g, g.kv[k].key) != &g.kv[k] || (gguf_int(&g, g.kv[k].key, &n) &&
+                                                          gguf_float(&g, g.kv[k].key, &x) &&
+                                                          g.kv[k].type == GGUF_BOOL))
+                abort(); /* keys are unique; a bool is an integer, not a float */
+        gguf_type_mix(&g, mix, sizeof mix);
+        for (int i = 0; i < g.cat.count; i++) {
+            const struct tensor_info *t = &g.cat.tensors[i];
+            float *v;
+            if (t->end > g.file_size - g.data_start || t->begin % g.alignment != 0)
+                abort(); /* what the infos promise is inside the data */
+            if (tensor_catalogue_find(&g.cat, t->name) != t)
+                abort();
+            if (t->numel > ((size_t)1 << 24))
+                continue;
+            v = malloc((t->numel > 0 ? t->numel : 1) * sizeof *v);
+            if (v == NULL)
+                continue;
+            if (gguf_read(&g, t, TENSOR_F32, v, &err) != ATTN_OK && t->refused == NULL)
+                abort(); /* the file did not change: every tensor of a type read is readable */
+            free(v);
+        }
+        gguf_close(&g);
+    } else if (err.msg[0] == '\0' || strstr(err.msg, path) == NULL) {
+        abort(); /* a refusal always says why, and names the file */
+    }
+    unlink(path);
+    return 0;
+}
