@@ -47,12 +47,16 @@ fixture_open(struct fixture *f, const char *name)
     struct attn_error err;
     const char *at;
     bool book = strstr(name, "book") != NULL;
+    bool gguf = strstr(name, "gguf") != NULL;
 
     snprintf(f->dir, sizeof f->dir, "%s/%s", test_path("tests/fixtures/llama"), name);
     snprintf(path, sizeof path, "%s/expected.txt", f->dir);
     expected_load(&f->e, path);
-    snprintf(path, sizeof path, "%s/model.pth", f->dir);
-    ck_assert_msg(architecture_load(&f->m, f->dir, &(struct arch_options){ book ? path : NULL, 0 }, &err) == ATTN_OK, "%s: %s", name,
+    snprintf(path, sizeof path, "%s/model.%s", f->dir, gguf ? "gguf" : "pth");
+    ck_assert_msg(architecture_load(&f->m, f->dir,
+                                    &(struct arch_options){ book || gguf ? path : NULL, 0 }, &err) ==
+                      ATTN_OK,
+                  "%s: %s", name,
                   err.msg);
     at = line_of(f->e.text, "ids", -1);
     f->n = (int)next_number(&at);
@@ -233,6 +237,29 @@ END_TEST
 START_TEST(llama32_under_the_books_names)
 {
     check_case("llama-book");
+}
+END_TEST
+
+/*
+ * GGUF files as llama.cpp's converter writes them (tests/oracle/gguf_models.py):
+ * the same models as the safetensors fixtures give the same stages (llama's
+ * q and k rows put back from llama.cpp's pair order, Llama 3's stretch from
+ * rope_freqs.weight, Qwen2's biases, an untied head), and a Qwen3 whose
+ * matrices are quantized in eight types agrees with PyTorch over the weights
+ * as gguf-py dequantizes them.
+ */
+START_TEST(gguf_files_as_llama_cpp_writes_them)
+{
+    check_case("qwen3-gguf");
+    check_case("llama-gguf");
+    check_case("llama3-gguf");
+    check_case("qwen2-gguf");
+}
+END_TEST
+
+START_TEST(a_quantized_gguf_agrees_with_its_dequantized_weights)
+{
+    check_case("qwen3-q-gguf");
 }
 END_TEST
 
@@ -713,6 +740,8 @@ llama_suite(void)
     tcase_add_test(t, qwen3_qk_norm_and_wide_heads);
     tcase_add_test(t, qwen3_under_the_books_names);
     tcase_add_test(t, llama32_under_the_books_names);
+    tcase_add_test(t, gguf_files_as_llama_cpp_writes_them);
+    tcase_add_test(t, a_quantized_gguf_agrees_with_its_dequantized_weights);
     tcase_add_test(t, an_edit_and_threads_change_no_bit);
     tcase_add_test(t, packing_in_place_changes_no_bit);
     tcase_add_test(t, bf16_weights_kept_give_the_bits_of_converting_first);

@@ -26,6 +26,7 @@ enum arch_layout {
     ARCH_HF,     /* Hugging Face's (safetensors, pytorch_model.bin) */
     ARCH_BOOK,   /* the book's notebooks' (torch.save of its GPTModel, Llama 3.2, Qwen3) */
     ARCH_OPENAI, /* OpenAI's TensorFlow checkpoint of GPT-2 */
+    ARCH_GGUF,   /* llama.cpp's GGUF (token_embd, blk.N.attn_q ...): its metadata gives the sizes */
     ARCH_LAYOUTS
 };
 
@@ -57,6 +58,13 @@ struct arch_layout_of {
     const char *prefixes[3];   /* put before every name but the head's ("", "model.") */
     enum arch_storage storage;
     enum decoder_names names;  /* what the screens call its tensors */
+    /*
+     * The queries' and keys' rows of each head stored with RoPE's pairs
+     * side by side (llama.cpp's conversion of the llama architecture
+     * permutes them so: row 2b + a of a head is Hugging Face's row
+     * a d/2 + b); put back as they were when read.
+     */
+    bool pairs_interleaved;
 };
 
 struct arch_options {

@@ -191,7 +191,7 @@ enum arch_role {
 };
 
 /* Whose names the weights were read under: Hugging Face's, the book's GPTModel's, OpenAI's. */
-enum decoder_names { DECODER_NAMES_HF, DECODER_NAMES_BOOK, DECODER_NAMES_OPENAI };
+enum decoder_names { DECODER_NAMES_HF, DECODER_NAMES_BOOK, DECODER_NAMES_OPENAI, DECODER_NAMES_GGUF };
 
 struct decoder_model {
     struct decoder_config cfg;

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "attnscope/architectures/architecture.h"
+#include "attnscope/architectures/gguf_config.h"
+#include "attnscope/files/gguf.h"
 #include "attnscope/base/progress.h"
 #include "attnscope/files/fileio.h"
 #include "attnscope/files/jsonfile.h"
@@ -99,6 +101,40 @@ type_in(json_t *root, const struct architecture **arch)
     return NULL;
 }
 
+/*
+ * When the weights (the file named, or the folder's) are a GGUF file: the
+ * architecture its general.architecture names (*arch NULL and err set when
+ * none reads it).  ATTN_EABSENT when they are not GGUF, or not there.
+ */
+static enum attn_status
+gguf_architecture(const char *dir, const char *weights, const struct architecture **arch,
+                  struct attn_error *err)
+{
+    struct tensor_source src;
+    struct attn_error ignored;
+    const struct gguf *g;
+    const char *name;
+    char names[160];
+    enum attn_status rc = ATTN_OK;
+
+    memset(&src, 0, sizeof src);
+    if (tensors_open(&src, weights != NULL ? weights : dir, &ignored) != ATTN_OK)
+        return ATTN_EABSENT;
+    if ((g = tensors_gguf(&src)) == NULL) {
+        tensors_close(&src);
+        return ATTN_EABSENT;
+    }
+    name = gguf_string(g, "general.architecture");
+    *arch = name != NULL ? architecture_of_type(name) : NULL;
+    if (*arch == NULL)
+        rc = attn_fail(err, ATTN_EPARSE,
+                       "%s: general.architecture %s%s%s is not one attnscope reads yet (%s)", g->path,
+                       name != NULL ? "'" : "", name != NULL ? name : "missing",
+                       name != NULL ? "'" : "", architecture_types(names, sizeof names));
+    tensors_close(&src);
+    return rc;
+}
+
 int
 architecture_find(const char *dir, const char *weights, const struct architecture **arch,
                   struct attn_error *err)
@@ -106,6 +142,8 @@ architecture_find(const char *dir, const char *weights, const struct architectur
     char path[4200];
 
     *arch = NULL;
+    if (gguf_architecture(dir, weights, arch, err) != ATTN_EABSENT)
+        return *arch != NULL ? 0 : -1;
     if (snprintf(path, sizeof path, "%s/config.json", dir) >= (int)sizeof path) {
         attn_fail(err, ATTN_EIO, "%s: the folder's name is too long", dir);
         return -1;
@@ -273,6 +311,44 @@ read_linear(struct arch_loader *ld, struct decoder_linear *l, enum arch_role rol
     return read_linear_part(ld, l, role, layer, in, out, 0, out, has_bias, err);
 }
 
+/*
+ * The rows of l (heads of hd, stored out by in) put back from RoPE's pairs
+ * side by side (row 2b + a of a head) to Hugging Face's halves (row
+ * a hd/2 + b), its bias too.  The memory is the model's own, read a moment
+ * ago.
+ */
+static int
+unpermute_rows(const struct decoder_linear *l, int heads, int hd, struct attn_error *err)
+{
+    const size_t row = (size_t)l->in;
+    const size_t elem = l->w != NULL ? sizeof(float) : sizeof(uint16_t);
+    unsigned char *w = l->w != NULL ? (unsigned char *)(uintptr_t)l->w : (unsigned char *)(uintptr_t)l->w16;
+    unsigned char *tmp = malloc((size_t)hd * row * elem);
+
+    if (tmp == NULL) {
+        attn_fail(err, ATTN_ENOMEM, "out of memory putting back a head's rows");
+        return -1;
+    }
+    for (int h = 0; h < heads; h++) {
+        unsigned char *head = w + (size_t)h * (size_t)hd * row * elem;
+        memcpy(tmp, head, (size_t)hd * row * elem);
+        for (int a = 0; a < 2; a++)
+            for (int b = 0; b < hd / 2; b++)
+                memcpy(head + ((size_t)a * (size_t)(hd / 2) + (size_t)b) * row * elem,
+                       tmp + ((size_t)(2 * b + a)) * row * elem, row * elem);
+        if (l->b != NULL) {
+            float *bias = (float *)(uintptr_t)l->b + (size_t)h * (size_t)hd;
+            float *copy = (float *)(void *)tmp;
+            memcpy(copy, bias, (size_t)hd * sizeof *copy);
+            for (int a = 0; a < 2; a++)
+                for (int b = 0; b < hd / 2; b++)
+                    bias[a * (hd / 2) + b] = copy[2 * b + a];
+        }
+    }
+    free(tmp);
+    return 0;
+}
+
 /* Queries, keys and values: one matrix of the three side by side, or three of their own. */
 static int
 read_qkv(struct arch_loader *ld, struct decoder_block *b, int i, struct attn_error *err)
@@ -290,11 +366,16 @@ read_qkv(struct arch_loader *ld, struct decoder_block *b, int i, struct attn_err
                                         err)
                    ? -1
                    : 0;
-    return read_linear(ld, &b->q, ROLE_ATTN_Q, i, C, Q, bias, err) ||
-                   read_linear(ld, &b->k, ROLE_ATTN_K, i, C, K, bias, err) ||
-                   read_linear(ld, &b->v, ROLE_ATTN_V, i, C, K, bias, err)
-               ? -1
-               : 0;
+    if (read_linear(ld, &b->q, ROLE_ATTN_Q, i, C, Q, bias, err) ||
+        read_linear(ld, &b->k, ROLE_ATTN_K, i, C, K, bias, err) ||
+        read_linear(ld, &b->v, ROLE_ATTN_V, i, C, K, bias, err))
+        return -1;
+    if (ld->layout->pairs_interleaved)
+        return unpermute_rows(&b->q, c->n_head, decoder_head_dim(c), err) ||
+                       unpermute_rows(&b->k, decoder_kv_heads(c), decoder_head_dim(c), err)
+                   ? -1
+                   : 0;
+    return 0;
 }
 
 /* Layer i: its norms, its attention, its MLP, each the parts the description names. */
@@ -545,7 +626,8 @@ architecture_read(struct decoder_model *m, const struct architecture *arch, cons
     if ((rc = weights_reserve(&ld.w, err)) != ATTN_OK)
         goto fail;
     rc = ATTN_EPARSE;
-    if (read_tensors(&ld, err) != 0)
+    if (read_tensors(&ld, err) != 0 ||
+        (ld.layout->layout == ARCH_GGUF && gguf_rope_factors(&ld, err) != ATTN_OK))
         goto fail;
     /* Every weight is in memory of the model's own: the files close. */
     weights_close(&ld.w);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attnscope/architectures/gguf_config.h"
 #include "attnscope/architectures/gpt2.h"
 #include "attnscope/files/fileio.h"
 
@@ -21,23 +22,28 @@
 static const struct arch_name gpt2_names[] = {
     { ROLE_TOKEN_EMBD,
       { [ARCH_HF] = { "wte.weight", NULL }, [ARCH_BOOK] = { "tok_emb.weight", NULL },
-        [ARCH_OPENAI] = { "model/wte", NULL } } },
+        [ARCH_OPENAI] = { "model/wte", NULL }, [ARCH_GGUF] = { "token_embd.weight", NULL } } },
     { ROLE_POS_EMBD,
       { [ARCH_HF] = { "wpe.weight", NULL }, [ARCH_BOOK] = { "pos_emb.weight", NULL },
-        [ARCH_OPENAI] = { "model/wpe", NULL } } },
+        [ARCH_OPENAI] = { "model/wpe", NULL },
+        [ARCH_GGUF] = { "position_embd.weight", NULL } } },
     { ROLE_OUTPUT_NORM,
       { [ARCH_HF] = { "ln_f.weight", "ln_f.bias" },
         [ARCH_BOOK] = { "final_norm.scale", "final_norm.shift" },
-        [ARCH_OPENAI] = { "model/ln_f/g", "model/ln_f/b" } } },
+        [ARCH_OPENAI] = { "model/ln_f/g", "model/ln_f/b" },
+        [ARCH_GGUF] = { "output_norm.weight", "output_norm.bias" } } },
     { ROLE_OUTPUT,
-      { [ARCH_HF] = { "lm_head.weight", NULL }, [ARCH_BOOK] = { "out_head.weight", "out_head.bias" } } },
+      { [ARCH_HF] = { "lm_head.weight", NULL }, [ARCH_BOOK] = { "out_head.weight", "out_head.bias" },
+        [ARCH_GGUF] = { "output.weight", NULL } } },
     { ROLE_ATTN_NORM,
       { [ARCH_HF] = { "h.%d.ln_1.weight", "h.%d.ln_1.bias" },
         [ARCH_BOOK] = { "trf_blocks.%d.norm1.scale", "trf_blocks.%d.norm1.shift" },
-        [ARCH_OPENAI] = { "model/h%d/ln_1/g", "model/h%d/ln_1/b" } } },
+        [ARCH_OPENAI] = { "model/h%d/ln_1/g", "model/h%d/ln_1/b" },
+        [ARCH_GGUF] = { "blk.%d.attn_norm.weight", "blk.%d.attn_norm.bias" } } },
     { ROLE_ATTN_QKV,
       { [ARCH_HF] = { "h.%d.attn.c_attn.weight", "h.%d.attn.c_attn.bias" },
-        [ARCH_OPENAI] = { "model/h%d/attn/c_attn/w", "model/h%d/attn/c_attn/b" } } },
+        [ARCH_OPENAI] = { "model/h%d/attn/c_attn/w", "model/h%d/attn/c_attn/b" },
+        [ARCH_GGUF] = { "blk.%d.attn_qkv.weight", "blk.%d.attn_qkv.bias" } } },
     { ROLE_ATTN_Q,
       { [ARCH_BOOK] = { "trf_blocks.%d.att.W_query.weight", "trf_blocks.%d.att.W_query.bias" } } },
     { ROLE_ATTN_K,
@@ -47,25 +53,30 @@ static const struct arch_name gpt2_names[] = {
     { ROLE_ATTN_OUT,
       { [ARCH_HF] = { "h.%d.attn.c_proj.weight", "h.%d.attn.c_proj.bias" },
         [ARCH_BOOK] = { "trf_blocks.%d.att.out_proj.weight", "trf_blocks.%d.att.out_proj.bias" },
-        [ARCH_OPENAI] = { "model/h%d/attn/c_proj/w", "model/h%d/attn/c_proj/b" } } },
+        [ARCH_OPENAI] = { "model/h%d/attn/c_proj/w", "model/h%d/attn/c_proj/b" },
+        [ARCH_GGUF] = { "blk.%d.attn_output.weight", "blk.%d.attn_output.bias" } } },
     { ROLE_FFN_NORM,
       { [ARCH_HF] = { "h.%d.ln_2.weight", "h.%d.ln_2.bias" },
         [ARCH_BOOK] = { "trf_blocks.%d.norm2.scale", "trf_blocks.%d.norm2.shift" },
-        [ARCH_OPENAI] = { "model/h%d/ln_2/g", "model/h%d/ln_2/b" } } },
+        [ARCH_OPENAI] = { "model/h%d/ln_2/g", "model/h%d/ln_2/b" },
+        [ARCH_GGUF] = { "blk.%d.ffn_norm.weight", "blk.%d.ffn_norm.bias" } } },
     { ROLE_FFN_UP,
       { [ARCH_HF] = { "h.%d.mlp.c_fc.weight", "h.%d.mlp.c_fc.bias" },
         [ARCH_BOOK] = { "trf_blocks.%d.ff.layers.0.weight", "trf_blocks.%d.ff.layers.0.bias" },
-        [ARCH_OPENAI] = { "model/h%d/mlp/c_fc/w", "model/h%d/mlp/c_fc/b" } } },
+        [ARCH_OPENAI] = { "model/h%d/mlp/c_fc/w", "model/h%d/mlp/c_fc/b" },
+        [ARCH_GGUF] = { "blk.%d.ffn_up.weight", "blk.%d.ffn_up.bias" } } },
     { ROLE_FFN_DOWN,
       { [ARCH_HF] = { "h.%d.mlp.c_proj.weight", "h.%d.mlp.c_proj.bias" },
         [ARCH_BOOK] = { "trf_blocks.%d.ff.layers.2.weight", "trf_blocks.%d.ff.layers.2.bias" },
-        [ARCH_OPENAI] = { "model/h%d/mlp/c_proj/w", "model/h%d/mlp/c_proj/b" } } },
+        [ARCH_OPENAI] = { "model/h%d/mlp/c_proj/w", "model/h%d/mlp/c_proj/b" },
+        [ARCH_GGUF] = { "blk.%d.ffn_down.weight", "blk.%d.ffn_down.bias" } } },
 };
 
 static const struct arch_layout_of gpt2_layouts[] = {
-    { ARCH_HF, "wte.weight", { "", "transformer." }, STORE_IN_OUT, DECODER_NAMES_HF },
-    { ARCH_OPENAI, "model/wte", { "" }, STORE_ONE_IN_OUT, DECODER_NAMES_OPENAI },
-    { ARCH_BOOK, "trf_blocks.0.ff.layers.0.weight", { "" }, STORE_OUT_IN, DECODER_NAMES_BOOK },
+    { ARCH_HF, "wte.weight", { "", "transformer." }, STORE_IN_OUT, DECODER_NAMES_HF, false },
+    { ARCH_OPENAI, "model/wte", { "" }, STORE_ONE_IN_OUT, DECODER_NAMES_OPENAI, false },
+    { ARCH_BOOK, "trf_blocks.0.ff.layers.0.weight", { "" }, STORE_OUT_IN, DECODER_NAMES_BOOK, false },
+    { ARCH_GGUF, "blk.0.attn_qkv.weight", { "" }, STORE_OUT_IN, DECODER_NAMES_GGUF, false },
 };
 
 /*
@@ -150,6 +161,8 @@ gpt2_describe(struct arch_loader *ld, const char *dir, const struct arch_options
     char note[128];
     enum attn_status rc = ATTN_EABSENT;
 
+    if (ld->layout->layout == ARCH_GGUF)
+        return gguf_describe(ld, err);
     for (int i = 0; i < 2 && rc == ATTN_EABSENT; i++) {
         if (snprintf(path, sizeof path, "%s/%s", dir, files[i]) >= (int)sizeof path)
             return attn_fail(err, ATTN_EIO, "%s: the folder's name is too long", dir);

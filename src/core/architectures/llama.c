@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attnscope/architectures/gguf_config.h"
 #include "attnscope/architectures/llama.h"
 #include "attnscope/files/fileio.h"
 
@@ -19,36 +20,44 @@
  * fc2 up, fc3 down) with the book's norms' weight NORM: nn.RMSNorm's
  * "weight" in its Llama, its own RMSNorm's "scale" in its Qwen3.
  */
-#define LLAMA_LINEAR(role, hf, book)                                                       \
+#define LLAMA_LINEAR(role, hf, book, gguf)                                                 \
     { role,                                                                                \
       { [ARCH_HF] = { "layers.%d." hf ".weight", "layers.%d." hf ".bias" },              \
-        [ARCH_BOOK] = { "trf_blocks.%d." book ".weight", "trf_blocks.%d." book ".bias" } } }
+        [ARCH_BOOK] = { "trf_blocks.%d." book ".weight", "trf_blocks.%d." book ".bias" },  \
+        [ARCH_GGUF] = { "blk.%d." gguf ".weight", "blk.%d." gguf ".bias" } } }
 #define LLAMA_NAMES(norm)                                                                  \
     { ROLE_TOKEN_EMBD,                                                                     \
-      { [ARCH_HF] = { "embed_tokens.weight", NULL }, [ARCH_BOOK] = { "tok_emb.weight", NULL } } }, \
+      { [ARCH_HF] = { "embed_tokens.weight", NULL }, [ARCH_BOOK] = { "tok_emb.weight", NULL },   \
+        [ARCH_GGUF] = { "token_embd.weight", NULL } } },                                   \
     { ROLE_OUTPUT_NORM,                                                                    \
-      { [ARCH_HF] = { "norm.weight", NULL }, [ARCH_BOOK] = { "final_norm." norm, NULL } } },  \
+      { [ARCH_HF] = { "norm.weight", NULL }, [ARCH_BOOK] = { "final_norm." norm, NULL },     \
+        [ARCH_GGUF] = { "output_norm.weight", NULL } } },                                  \
     { ROLE_OUTPUT,                                                                         \
-      { [ARCH_HF] = { "lm_head.weight", NULL }, [ARCH_BOOK] = { "out_head.weight", NULL } } }, \
+      { [ARCH_HF] = { "lm_head.weight", NULL }, [ARCH_BOOK] = { "out_head.weight", NULL },    \
+        [ARCH_GGUF] = { "output.weight", NULL } } },                                       \
     { ROLE_ATTN_NORM,                                                                      \
       { [ARCH_HF] = { "layers.%d.input_layernorm.weight", NULL },                         \
-        [ARCH_BOOK] = { "trf_blocks.%d.norm1." norm, NULL } } },                           \
-    LLAMA_LINEAR(ROLE_ATTN_Q, "self_attn.q_proj", "att.W_query"),                          \
-    LLAMA_LINEAR(ROLE_ATTN_K, "self_attn.k_proj", "att.W_key"),                            \
-    LLAMA_LINEAR(ROLE_ATTN_V, "self_attn.v_proj", "att.W_value"),                          \
-    LLAMA_LINEAR(ROLE_ATTN_OUT, "self_attn.o_proj", "att.out_proj"),                       \
+        [ARCH_BOOK] = { "trf_blocks.%d.norm1." norm, NULL },                               \
+        [ARCH_GGUF] = { "blk.%d.attn_norm.weight", NULL } } },                             \
+    LLAMA_LINEAR(ROLE_ATTN_Q, "self_attn.q_proj", "att.W_query", "attn_q"),                \
+    LLAMA_LINEAR(ROLE_ATTN_K, "self_attn.k_proj", "att.W_key", "attn_k"),                  \
+    LLAMA_LINEAR(ROLE_ATTN_V, "self_attn.v_proj", "att.W_value", "attn_v"),                \
+    LLAMA_LINEAR(ROLE_ATTN_OUT, "self_attn.o_proj", "att.out_proj", "attn_output"),        \
     { ROLE_ATTN_Q_NORM,                                                                    \
       { [ARCH_HF] = { "layers.%d.self_attn.q_norm.weight", NULL },                        \
-        [ARCH_BOOK] = { "trf_blocks.%d.att.q_norm.scale", NULL } } },                      \
+        [ARCH_BOOK] = { "trf_blocks.%d.att.q_norm.scale", NULL },                          \
+        [ARCH_GGUF] = { "blk.%d.attn_q_norm.weight", NULL } } },                           \
     { ROLE_ATTN_K_NORM,                                                                    \
       { [ARCH_HF] = { "layers.%d.self_attn.k_norm.weight", NULL },                        \
-        [ARCH_BOOK] = { "trf_blocks.%d.att.k_norm.scale", NULL } } },                      \
+        [ARCH_BOOK] = { "trf_blocks.%d.att.k_norm.scale", NULL },                          \
+        [ARCH_GGUF] = { "blk.%d.attn_k_norm.weight", NULL } } },                           \
     { ROLE_FFN_NORM,                                                                       \
       { [ARCH_HF] = { "layers.%d.post_attention_layernorm.weight", NULL },                \
-        [ARCH_BOOK] = { "trf_blocks.%d.norm2." norm, NULL } } },                           \
-    LLAMA_LINEAR(ROLE_FFN_GATE, "mlp.gate_proj", "ff.fc1"),                                \
-    LLAMA_LINEAR(ROLE_FFN_UP, "mlp.up_proj", "ff.fc2"),                                    \
-    LLAMA_LINEAR(ROLE_FFN_DOWN, "mlp.down_proj", "ff.fc3")
+        [ARCH_BOOK] = { "trf_blocks.%d.norm2." norm, NULL },                               \
+        [ARCH_GGUF] = { "blk.%d.ffn_norm.weight", NULL } } },                              \
+    LLAMA_LINEAR(ROLE_FFN_GATE, "mlp.gate_proj", "ff.fc1", "ffn_gate"),                    \
+    LLAMA_LINEAR(ROLE_FFN_UP, "mlp.up_proj", "ff.fc2", "ffn_up"),                          \
+    LLAMA_LINEAR(ROLE_FFN_DOWN, "mlp.down_proj", "ff.fc3", "ffn_down")
 
 static const struct arch_name llama_names[] = { LLAMA_NAMES("weight") };
 static const struct arch_name qwen3_names[] = { LLAMA_NAMES("scale") };
@@ -56,17 +65,20 @@ static const struct arch_name qwen3_names[] = { LLAMA_NAMES("scale") };
 /* Each marked by a tensor the others lack (Qwen3's q_norm; the book's Llama's nn.RMSNorm). */
 static const struct arch_layout_of llama_layouts[] = {
     { ARCH_HF, "layers.0.self_attn.q_proj.weight", { "model.", "" }, STORE_OUT_IN,
-      DECODER_NAMES_HF },
-    { ARCH_BOOK, "trf_blocks.0.norm1.weight", { "" }, STORE_OUT_IN, DECODER_NAMES_BOOK },
+      DECODER_NAMES_HF, false },
+    { ARCH_BOOK, "trf_blocks.0.norm1.weight", { "" }, STORE_OUT_IN, DECODER_NAMES_BOOK, false },
+    { ARCH_GGUF, "blk.0.attn_q.weight", { "" }, STORE_OUT_IN, DECODER_NAMES_GGUF, true },
 };
 static const struct arch_layout_of qwen2_layouts[] = {
     { ARCH_HF, "layers.0.self_attn.q_proj.bias", { "model.", "" }, STORE_OUT_IN,
-      DECODER_NAMES_HF },
+      DECODER_NAMES_HF, false },
+    { ARCH_GGUF, "blk.0.attn_q.bias", { "" }, STORE_OUT_IN, DECODER_NAMES_GGUF, false },
 };
 static const struct arch_layout_of qwen3_layouts[] = {
     { ARCH_HF, "layers.0.self_attn.q_norm.weight", { "model.", "" }, STORE_OUT_IN,
-      DECODER_NAMES_HF },
-    { ARCH_BOOK, "trf_blocks.0.att.q_norm.scale", { "" }, STORE_OUT_IN, DECODER_NAMES_BOOK },
+      DECODER_NAMES_HF, false },
+    { ARCH_BOOK, "trf_blocks.0.att.q_norm.scale", { "" }, STORE_OUT_IN, DECODER_NAMES_BOOK, false },
+    { ARCH_GGUF, "blk.0.attn_q_norm.weight", { "" }, STORE_OUT_IN, DECODER_NAMES_GGUF, false },
 };
 
 /*
@@ -149,6 +161,8 @@ llama_describe(struct arch_loader *ld, const char *dir, const struct arch_option
     char path[4096];
 
     (void)o;
+    if (ld->layout->layout == ARCH_GGUF)
+        return gguf_describe(ld, err);
     if (snprintf(path, sizeof path, "%s/config.json", dir) >= (int)sizeof path)
         return attn_fail(err, ATTN_EIO, "%s: the folder's name is too long", dir);
     if (fileio_absent(path)) {

@@ -498,6 +498,13 @@ open_folder(struct tensor_source *s, const char *dir, struct attn_error *err)
     snprintf(path, sizeof path, "%s/tf_model.h5", dir);
     if (!fileio_absent(path))
         return open_weights_file(s, path, err);
+    {
+        /* LM Studio's folders: one .gguf file. */
+        static const char *const gguf_files[] = { ".gguf", NULL };
+        rc = only_file(dir, gguf_files, path, sizeof path, err);
+        if (rc != ATTN_EABSENT)
+            return rc == ATTN_OK ? open_weights_file(s, path, err) : rc;
+    }
     snprintf(path, sizeof path, "%s/model.ckpt", dir);
     if (!fileio_absent(path))
         return attn_fail(err, ATTN_EPARSE,
@@ -507,7 +514,7 @@ open_folder(struct tensor_source *s, const char *dir, struct attn_error *err)
                          path);
     return attn_fail(err, ATTN_EABSENT,
                      "%s: no weights (looked for model.safetensors, model.safetensors.index.json, "
-                     "a TensorFlow checkpoint, pytorch_model.bin and a .pth file)",
+                     "a TensorFlow checkpoint, pytorch_model.bin, a .pth file and a .gguf file)",
                      dir);
 }
 

@@ -1,0 +1,155 @@
+/* gguf_config.c: a model's description from GGUF metadata (see gguf_config.h). */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnscope/architectures/gguf_config.h"
+#include "attnscope/files/gguf.h"
+#include "attnscope/files/tensors.h"
+
+/* ARCH.key's integer into *v: required (absent refused by name) or not (*v kept). */
+static enum attn_status
+size_key(const struct gguf *g, const char *arch, const char *key, bool required, int *v,
+         struct attn_error *err)
+{
+    char name[128];
+    int64_t n;
+
+    snprintf(name, sizeof name, "%s.%s", arch, key);
+    if (gguf_find(g, name) == NULL) {
+        if (required)
+            return attn_fail(err, ATTN_EPARSE, "%s: no %s in its metadata", g->path, name);
+        return ATTN_OK;
+    }
+    if (!gguf_int(g, name, &n) || n < 0 || n > (1 << 30))
+        return attn_fail(err, ATTN_EPARSE, "%s: %s is not a count up to 2^30", g->path, name);
+    *v = (int)n;
+    return ATTN_OK;
+}
+
+/* Keys that change the computation in ways attnscope does not make: refused by name. */
+static enum attn_status
+refuse_unmade(const struct gguf *g, const char *arch, const struct decoder_config *c,
+              struct attn_error *err)
+{
+    static const char *const unmade[] = { "expert_count", "attention.sliding_window",
+                                          "attention.clamp_kqv", "attention.max_alibi_bias",
+                                          "logit_scale", "attn_logit_softcapping",
+                                          "final_logit_softcapping", NULL };
+    char name[128];
+    int64_t n;
+    double x;
+    const char *s;
+
+    for (int k = 0; unmade[k] != NULL; k++) {
+        snprintf(name, sizeof name, "%s.%s", arch, unmade[k]);
+        if (gguf_find(g, name) != NULL &&
+            !(gguf_int(g, name, &n) && n == 0) && !(gguf_float(g, name, &x) && x == 0.0))
+            return attn_fail(err, ATTN_EPARSE, "%s: %s is set, which attnscope does not compute yet",
+                             g->path, name);
+    }
+    snprintf(name, sizeof name, "%s.attention.causal", arch);
+    if (gguf_int(g, name, &n) && n == 0)
+        return attn_fail(err, ATTN_EPARSE, "%s: %s is false: attnscope shows causal decoders",
+                         g->path, name);
+    snprintf(name, sizeof name, "%s.rope.scaling.type", arch);
+    if ((s = gguf_string(g, name)) != NULL && strcmp(s, "none") != 0)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: %s is '%s', which attnscope does not compute (none, or Llama 3's "
+                         "factors in rope_freqs.weight)",
+                         g->path, name, s);
+    snprintf(name, sizeof name, "%s.rope.dimension_count", arch);
+    if (c->positions == DECODER_POSITIONS_ROPE && gguf_int(g, name, &n) &&
+        n != decoder_head_dim(c))
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: %s is %lld: RoPE over part of each head (of %d) is not computed yet",
+                         g->path, name, (long long)n, decoder_head_dim(c));
+    snprintf(name, sizeof name, "%s.attention.value_length", arch);
+    if (gguf_int(g, name, &n) && n != decoder_head_dim(c))
+        return attn_fail(err, ATTN_EPARSE, "%s: %s is %lld, unlike the keys' %d", g->path, name,
+                         (long long)n, decoder_head_dim(c));
+    return ATTN_OK;
+}
+
+enum attn_status
+gguf_describe(struct arch_loader *ld, struct attn_error *err)
+{
+    struct decoder_model *m = ld->w.m;
+    struct decoder_config *c = &m->cfg;
+    const struct gguf *g = tensors_gguf(&ld->w.src);
+    const char *arch = ld->arch->name;
+    const bool gpt2 = strcmp(arch, "gpt2") == 0;
+    char name[160];
+    double x;
+    int64_t n;
+
+    if (g == NULL)
+        return attn_fail(err, ATTN_EPARSE, "%s: llama.cpp's tensor names outside a GGUF file",
+                         m->source);
+    memset(c, 0, sizeof *c);
+    c->positions = gpt2 ? DECODER_POSITIONS_LEARNED : DECODER_POSITIONS_ROPE;
+    c->norm = gpt2 ? DECODER_NORM_LAYER : DECODER_NORM_RMS;
+    c->mlp = gpt2 ? DECODER_MLP_GELU : DECODER_MLP_SWIGLU;
+    c->scale_attn_weights = true;
+    c->qk_norm = strcmp(arch, "qwen3") == 0;
+    if (size_key(g, arch, "block_count", true, &c->n_layer, err) != ATTN_OK ||
+        size_key(g, arch, "embedding_length", true, &c->n_embd, err) != ATTN_OK ||
+        size_key(g, arch, "feed_forward_length", true, &c->n_inner, err) != ATTN_OK ||
+        size_key(g, arch, "attention.head_count", true, &c->n_head, err) != ATTN_OK ||
+        size_key(g, arch, "attention.head_count_kv", false, &c->n_kv_head, err) != ATTN_OK ||
+        size_key(g, arch, "attention.key_length", false, &c->head_dim, err) != ATTN_OK ||
+        size_key(g, arch, "context_length", true, &c->n_positions, err) != ATTN_OK)
+        return err->status;
+    c->rope_theta = 10000.0;
+    snprintf(name, sizeof name, "%s.rope.freq_base", arch);
+    if (gguf_float(g, name, &x))
+        c->rope_theta = x;
+    snprintf(name, sizeof name, "%s.attention.layer_norm%s_epsilon", arch, gpt2 ? "" : "_rms");
+    if (!gguf_float(g, name, &x))
+        return attn_fail(err, ATTN_EPARSE, "%s: no %s in its metadata", g->path, name);
+    c->eps = (float)x;
+    c->vocab_size = (int)arch_dim(ld, ROLE_TOKEN_EMBD, 0, 0);
+    c->tied = !arch_has(ld, ROLE_OUTPUT, 0);
+    c->bias_qkv = gpt2 || (arch_name(ld, ROLE_ATTN_Q, 0, true, name, sizeof name) != NULL &&
+                           weights_find(&ld->w, name) != NULL);
+    c->bias_o = gpt2 || (arch_name(ld, ROLE_ATTN_OUT, 0, true, name, sizeof name) != NULL &&
+                         weights_find(&ld->w, name) != NULL);
+    c->bias_mlp = gpt2 || (arch_name(ld, ROLE_FFN_UP, 0, true, name, sizeof name) != NULL &&
+                           weights_find(&ld->w, name) != NULL);
+    if (refuse_unmade(g, arch, c, err) != ATTN_OK)
+        return err->status;
+    m->bos_token = gguf_int(g, "tokenizer.ggml.bos_token_id", &n) && n >= 0 && n < INT32_MAX
+                       ? (int)n
+                       : -1;
+    snprintf(m->described_by, sizeof m->described_by, "its GGUF metadata");
+    snprintf(m->context_from, sizeof m->context_from, "%s.context_length in its metadata", arch);
+    ld->w.sizes_from = "its GGUF metadata";
+    return ATTN_OK;
+}
+
+enum attn_status
+gguf_rope_factors(struct arch_loader *ld, struct attn_error *err)
+{
+    struct decoder_model *m = ld->w.m;
+    const struct tensor_info *t = tensors_find(&ld->w.src, "rope_freqs.weight");
+    const int half = decoder_head_dim(&m->cfg) / 2;
+    float *f;
+
+    if (t == NULL || m->cfg.positions != DECODER_POSITIONS_ROPE)
+        return ATTN_OK;
+    if (t->numel != (size_t)half)
+        return attn_fail(err, ATTN_EPARSE, "%s: rope_freqs.weight has %zu factors for heads of %d",
+                         m->source, t->numel, 2 * half);
+    if ((f = malloc((size_t)half * sizeof *f)) == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", m->source);
+    if (tensors_read_f32(&ld->w.src, t, f, err) != ATTN_OK) {
+        free(f);
+        return err->status;
+    }
+    for (int i = 0; i < half; i++)
+        m->rope_freq[i] /= f[i];
+    free(f);
+    return ATTN_OK;
+}

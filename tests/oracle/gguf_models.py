@@ -1,0 +1,244 @@
+#!/usr/bin/python3
+"""Writes the GGUF models of tests/fixtures/llama/*-gguf/ as llama.cpp's converter would.
+
+Run by hand from the top of the source tree (an oracle, never a build or CI step):
+    PYTHONPATH=LLAMA_CPP/gguf-py /usr/bin/python3 tests/oracle/gguf_models.py
+LLAMA_CPP is llama.cpp's source (npm's node-llama-cpp carries it as llama/gitRelease.bundle).
+
+Each file is written by gguf-py's GGUFWriter with the metadata keys and tensor names
+llama.cpp's convert_hf_to_gguf.py writes for the architecture (general.architecture,
+ARCH.block_count ... ARCH.rope.freq_base, token_embd, blk.N.attn_q ... output), and what
+that converter does to the weights restated:
+  - the llama architecture's q and k rows permuted so that RoPE's pairs sit side by side
+    (LlamaModel.permute: reshape(heads, 2, d/2, in).swapaxes(1, 2));
+  - Llama 3's stretched frequencies as factors in rope_freqs.weight (generate_extra_tensors:
+    1 for short wavelengths, factor for long ones, 1 / ((1 - smooth) / factor + smooth) between);
+  - the head left out when it is tied to the embedding.
+
+  qwen3-gguf, llama-gguf, llama3-gguf, qwen2-gguf: the Hugging Face fixtures of the same name
+      without -gguf (tests/oracle/llama_fixtures.py) in float32 (their BF16 widened exactly), so
+      their expected.txt is the same file: copied.
+  qwen3-q-gguf: a Qwen3 wide enough for K-quants (C = F = 256, heads of 32) whose matrices are
+      quantized (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 by gguf-py's own quantize; Q2_K ... Q6_K as random
+      blocks, any block being a weight); expected.txt is llama_fixtures.forward over the
+      weights as gguf.quants.dequantize gives them.
+"""
+import json
+import os
+import shutil
+import struct
+import sys
+
+import numpy as np
+import torch
+import gguf
+from gguf import GGMLQuantizationType as Q
+from gguf.constants import GGML_QUANT_SIZES
+from gguf.quants import dequantize, quantize
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import llama_fixtures as lf  # noqa: E402
+
+ROOT = os.path.join("tests", "fixtures", "llama")
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        data = f.read()
+    out = {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        b, end = e["data_offsets"]
+        raw = data[b:end]
+        if e["dtype"] == "F32":
+            a = np.frombuffer(raw, dtype="<f4")
+        else:  # BF16: its patterns are a float32's upper half
+            a = (np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16).view(np.float32)
+        out[name] = a.reshape(e["shape"]).copy()
+    return out
+
+
+def permute(w, heads):
+    rows = w.shape[0]
+    return (w.reshape(heads, 2, rows // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape))
+
+
+def rope_factors(sc, theta, hd):
+    factor, low, high = sc["factor"], sc["low_freq_factor"], sc["high_freq_factor"]
+    old = sc["original_max_position_embeddings"]
+    low_wavelen, high_wavelen = old / low, old / high
+    freqs = 1.0 / (theta ** (np.arange(0, hd, 2, dtype=np.float32) / hd))
+    out = []
+    for f in freqs:
+        wavelen = 2 * np.pi / f
+        if wavelen < high_wavelen:
+            out.append(1.0)
+        elif wavelen > low_wavelen:
+            out.append(factor)
+        else:
+            smooth = (old / wavelen - low) / (high - low)
+            out.append(1 / ((1 - smooth) / factor + smooth))
+    return np.array(out, dtype=np.float32)
+
+
+NAMES = {"input_layernorm": "attn_norm", "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
+         "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output",
+         "self_attn.q_norm": "attn_q_norm", "self_attn.k_norm": "attn_k_norm",
+         "post_attention_layernorm": "ffn_norm", "mlp.gate_proj": "ffn_gate",
+         "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down"}
+
+
+def gguf_name(hf):
+    if hf == "model.embed_tokens.weight":
+        return "token_embd.weight"
+    if hf == "model.norm.weight":
+        return "output_norm.weight"
+    if hf == "lm_head.weight":
+        return "output.weight"
+    parts = hf.split(".")
+    layer, rest, kind = parts[2], ".".join(parts[3:-1]), parts[-1]
+    return "blk.%s.%s.%s" % (layer, NAMES[rest], kind)
+
+
+def metadata(w, arch, cfg, hd):
+    w.add_uint32(arch + ".block_count", cfg["num_hidden_layers"])
+    w.add_uint32(arch + ".context_length", cfg["max_position_embeddings"])
+    w.add_uint32(arch + ".embedding_length", cfg["hidden_size"])
+    w.add_uint32(arch + ".feed_forward_length", cfg["intermediate_size"])
+    w.add_uint32(arch + ".attention.head_count", cfg["num_attention_heads"])
+    w.add_uint32(arch + ".attention.head_count_kv", cfg["num_key_value_heads"])
+    w.add_float32(arch + ".rope.freq_base", cfg["rope_theta"])
+    w.add_float32(arch + ".attention.layer_norm_rms_epsilon", cfg["rms_norm_eps"])
+    w.add_uint32(arch + ".attention.key_length", hd)
+    w.add_uint32(arch + ".attention.value_length", hd)
+    w.add_uint32(arch + ".rope.dimension_count", hd)
+    w.add_uint32("general.file_type", 0)
+
+
+def convert(name):
+    src = os.path.join(ROOT, name)
+    dst = os.path.join(ROOT, name + "-gguf") if name != "llama-gqa" else os.path.join(ROOT, "llama-gguf")
+    if name == "llama3-scaled":
+        dst = os.path.join(ROOT, "llama3-gguf")
+    with open(os.path.join(src, "config.json")) as f:
+        cfg = json.load(f)
+    arch = cfg["model_type"]
+    hd = cfg.get("head_dim", cfg["hidden_size"] // cfg["num_attention_heads"])
+    tensors = read_safetensors(os.path.join(src, "model.safetensors"))
+    os.makedirs(dst, exist_ok=True)
+    w = gguf.GGUFWriter(os.path.join(dst, "model.gguf"), arch)
+    metadata(w, arch, cfg, hd)
+    if cfg.get("rope_scaling"):
+        w.add_tensor("rope_freqs.weight", rope_factors(cfg["rope_scaling"], cfg["rope_theta"], hd))
+    for hf, t in tensors.items():
+        if arch == "llama" and hf.endswith(("q_proj.weight", "q_proj.bias")):
+            t = permute(t, cfg["num_attention_heads"])
+        if arch == "llama" and hf.endswith(("k_proj.weight", "k_proj.bias")):
+            t = permute(t, cfg["num_key_value_heads"])
+        w.add_tensor(gguf_name(hf), t.astype(np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    shutil.copy(os.path.join(src, "expected.txt"), os.path.join(dst, "expected.txt"))
+    print("wrote", dst)
+
+
+# The quantized Qwen3: which type each matrix gets (the K-quants' rows are 256 wide).
+QTYPES = {"attn_q": Q.Q8_0, "attn_k": Q.Q4_0, "attn_v": Q.Q5_0, "attn_output": Q.Q4_1,
+          "ffn_gate": Q.Q4_K, "ffn_up": Q.Q6_K, "ffn_down": Q.Q5_K}
+QTYPES_1 = {"attn_q": Q.Q3_K, "attn_k": Q.Q2_K, "attn_v": Q.Q5_1, "attn_output": Q.Q8_0,
+            "ffn_gate": Q.Q6_K, "ffn_up": Q.Q4_K, "ffn_down": Q.Q5_K}
+
+
+def quantized(rng, weights, qtype):
+    """weights as qtype's blocks, and what they dequantize to."""
+    if qtype in (Q.Q8_0, Q.Q4_0, Q.Q4_1, Q.Q5_0, Q.Q5_1):
+        blocks = quantize(weights, qtype)
+    else:
+        per, size = GGML_QUANT_SIZES[qtype]
+        halves = {Q.Q2_K: [80, 82], Q.Q3_K: [108], Q.Q4_K: [0, 2], Q.Q5_K: [0, 2], Q.Q6_K: [208]}[qtype]
+        blocks = rng.integers(0, 256, size=(weights.size // per, size), dtype=np.uint8)
+        for off in halves:
+            # (scales that keep the weights near the others', up to about 0.2: a block's largest
+            # scale times its largest integer)
+            top = {Q.Q2_K: 45, Q.Q3_K: 128, Q.Q4_K: 945, Q.Q5_K: 1953, Q.Q6_K: 4064}[qtype]
+            h = (rng.uniform(0.2, 1.0, blocks.shape[0]) * 0.2 / top).astype(np.float16)
+            blocks[:, off:off + 2] = h.view(np.uint8).reshape(-1, 2)
+        blocks = blocks.reshape(weights.shape[0], -1)
+    return blocks, dequantize(blocks, qtype).astype(np.float32).reshape(weights.shape)
+
+
+def quantized_qwen3():
+    c = dict(name="qwen3-q-gguf", arch="qwen3", L=2, H=4, KV=2, C=256, F=256, V=36, P=64, hd=32,
+             tied=True, theta=1000000.0, eps=1e-6, knobs=(False, True, 0.7, [(0, 1), (1, 3)]))
+    L, H, KV, C, Fw, V, hd = c["L"], c["H"], c["KV"], c["C"], c["F"], c["V"], c["hd"]
+    gen = torch.Generator().manual_seed(39)
+    rng = np.random.default_rng(39)
+    dst = os.path.join(ROOT, c["name"])
+    os.makedirs(dst, exist_ok=True)
+    w = gguf.GGUFWriter(os.path.join(dst, "model.gguf"), "qwen3")
+    metadata(w, "qwen3", {"num_hidden_layers": L, "max_position_embeddings": c["P"], "hidden_size": C,
+                          "intermediate_size": Fw, "num_attention_heads": H,
+                          "num_key_value_heads": KV, "rope_theta": c["theta"],
+                          "rms_norm_eps": c["eps"]}, hd)
+    p = {}
+
+    def plain(key, name, t):
+        a = t.numpy().astype(np.float32)
+        w.add_tensor(name, a)
+        p[key] = torch.from_numpy(a)
+
+    def quant(key, name, t, qtype):
+        blocks, back = quantized(rng, t.numpy().astype(np.float32), qtype)
+        w.add_tensor(name, blocks, raw_dtype=qtype)
+        p[key] = torch.from_numpy(back)
+
+    plain("embed", "token_embd.weight", lf.draw(gen, V, C))
+    for l in range(L):
+        gain = lambda n: 1.0 + lf.draw(gen, n, scale=0.1)
+        types = QTYPES if l == 0 else QTYPES_1
+        plain((l, "norm1"), "blk.%d.attn_norm.weight" % l, gain(C))
+        for key, gname, rows in (("q", "attn_q", H * hd), ("k", "attn_k", KV * hd), ("v", "attn_v", KV * hd)):
+            quant((l, key), "blk.%d.%s.weight" % (l, gname), lf.draw(gen, rows, C, scale=0.05), types[gname])
+        quant((l, "o"), "blk.%d.attn_output.weight" % l, lf.draw(gen, C, H * hd, scale=0.05), types["attn_output"])
+        # (QK-norm's scales near 1/2: scores of a few units, where float32's rounding of two
+        # sums of 32 products in different orders stays well under 1e-5)
+        plain((l, "q_norm"), "blk.%d.attn_q_norm.weight" % l, 0.5 * gain(hd))
+        plain((l, "k_norm"), "blk.%d.attn_k_norm.weight" % l, 0.5 * gain(hd))
+        plain((l, "norm2"), "blk.%d.ffn_norm.weight" % l, gain(C))
+        for key, gname, shape in (("gate", "ffn_gate", (Fw, C)), ("up", "ffn_up", (Fw, C)),
+                                  ("down", "ffn_down", (C, Fw))):
+            quant((l, key), "blk.%d.%s.weight" % (l, gname), lf.draw(gen, *shape, scale=0.05), types[gname])
+    plain("norm", "output_norm.weight", 1.0 + lf.draw(gen, C, scale=0.1))
+    p["head"] = p["embed"]
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+    ids = [i % V for i in lf.IDS]
+    out = lf.forward(c, p, ids, (True, True, 1.0, []))
+    lines = ["ids %d %s" % (len(ids), " ".join(map(str, ids))),
+             "freq %d %s" % (hd // 2, lf.numbers(out["freq"]))]
+    lines += lf.lines_of(c, out, True)
+    causal, scaled, temperature, ablated = c["knobs"]
+    lines.append("knobs %d %d %.9g %s" % (causal, scaled, temperature,
+                                          ",".join("%d.%d" % a for a in ablated)))
+    lines += lf.lines_of(c, lf.forward(c, p, ids, c["knobs"]), False)
+    with open(os.path.join(dst, "expected.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("wrote", dst)
+
+
+def main():
+    for name in ("qwen3", "llama-gqa", "llama3-scaled", "qwen2"):
+        convert(name)
+    quantized_qwen3()
+
+
+if __name__ == "__main__":
+    main()
