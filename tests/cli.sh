@@ -671,6 +671,22 @@ expect 2 "--stage masked: the simple variant's class has no mask step, so the vi
 expect 2 "--view lens: no such screen; choose stage, grid, map, overview, sentence or next" -- --figure "$tmp/f.svg" --view lens
 expect 2 "--walkthrough: each step says what it shows; drop --figure" -- --figure "$tmp/f.svg" --walkthrough 01-no-weights
 
+# A GGUF file as llama.cpp keeps one: the model, its quantization mix and its own tokenizer (the
+# file, or LM Studio's folder of one .gguf); a GGUF's damage named by the file.
+gguf="$src/tests/fixtures/llama/qwen3-tok-gguf"
+for what in "$gguf/model.gguf" "$gguf"; do
+    count=$((count + 1))
+    if "$bin" --print --model "$what" -s "the cat sat on the mat" >"$tmp/gguf" 2>&1; then
+        grep -qF "(GGUF: Q8_0 14 tensors, F32 10); sizes: its GGUF metadata; tokenizer: $gguf/model.gguf" \
+            "$tmp/gguf" || fail "--model $what: $(head -3 "$tmp/gguf")"
+        grep -q "^         2     261  ·cat$" "$tmp/gguf" || fail "--model $what: not its tokenizer's ids"
+    else
+        fail "--model $what: $(head -3 "$tmp/gguf")"
+    fi
+done
+head -c 100 "$gguf/model.gguf" >"$tmp/cut.gguf"
+expect 1 "$tmp/cut.gguf: " -- --print --model "$tmp/cut.gguf"
+
 count=$((count + 1))
 "$bin" --help | grep -q -- "--export DIR" || fail "--help"
 "$bin" --version | grep -q "^attnscope [0-9]" || fail "--version"

@@ -22,6 +22,9 @@ that converter does to the weights restated:
       quantized (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 by gguf-py's own quantize; Q2_K ... Q6_K as random
       blocks, any block being a weight); expected.txt is llama_fixtures.forward over the
       weights as gguf.quants.dequantize gives them.
+  qwen3-tok-gguf: a tiny Qwen3 in Q8_0 carrying a byte-level tokenizer (GPT-2's byte
+      characters, a few merges, <|endoftext|> a control token, qwen2's pre-tokenizer): a file
+      that --model opens whole.
 """
 import json
 import os
@@ -234,10 +237,73 @@ def quantized_qwen3():
     print("wrote", dst)
 
 
+def byte_chars():
+    """GPT-2's byte-to-character table (its encoder.py's bytes_to_unicode, restated)."""
+    keep = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    chars, n = {}, 0
+    for b in range(256):
+        if b in keep:
+            chars[b] = chr(b)
+        else:
+            chars[b] = chr(256 + n)
+            n += 1
+    return [chars[b] for b in range(256)]
+
+
+def with_tokenizer():
+    """A tiny Qwen3 that carries a byte-level tokenizer (qwen2's pre-tokenizer), as llama.cpp's
+    files do, its matrices in Q8_0: what --model FILE.gguf opens whole."""
+    merges = ["\u0120 t", "h e", "\u0120t he", "\u0120 c", "a t", "\u0120c at", "\u0120 s",
+              "\u0120s at", "o n", "\u0120 on", "\u0120 m", "\u0120m at"]
+    tokens = byte_chars() + [m.replace(" ", "") for m in merges] + ["<|endoftext|>"]
+    types = [gguf.TokenType.NORMAL] * (len(tokens) - 1) + [gguf.TokenType.CONTROL]
+    L, H, KV, C, Fw, V, hd = 2, 2, 1, 32, 64, len(tokens), 16
+    gen = torch.Generator().manual_seed(40)
+    dst = os.path.join(ROOT, "qwen3-tok-gguf")
+    os.makedirs(dst, exist_ok=True)
+    w = gguf.GGUFWriter(os.path.join(dst, "model.gguf"), "qwen3")
+    metadata(w, "qwen3", {"num_hidden_layers": L, "max_position_embeddings": 64, "hidden_size": C,
+                          "intermediate_size": Fw, "num_attention_heads": H,
+                          "num_key_value_heads": KV, "rope_theta": 1000000.0,
+                          "rms_norm_eps": 1e-6}, hd)
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("qwen2")
+    w.add_token_list(tokens)
+    w.add_token_types(types)
+    w.add_token_merges(merges)
+    w.add_eos_token_id(V - 1)
+    w.add_add_bos_token(False)
+
+    def q8(name, *shape):
+        a = lf.draw(gen, *shape).numpy().astype(np.float32)
+        w.add_tensor(name, quantize(a, Q.Q8_0), raw_dtype=Q.Q8_0)
+
+    w.add_tensor("token_embd.weight", lf.draw(gen, V, C).numpy())
+    for l in range(L):
+        w.add_tensor("blk.%d.attn_norm.weight" % l, (1.0 + lf.draw(gen, C, scale=0.1)).numpy())
+        q8("blk.%d.attn_q.weight" % l, H * hd, C)
+        q8("blk.%d.attn_k.weight" % l, KV * hd, C)
+        q8("blk.%d.attn_v.weight" % l, KV * hd, C)
+        q8("blk.%d.attn_output.weight" % l, C, H * hd)
+        w.add_tensor("blk.%d.attn_q_norm.weight" % l, (1.0 + lf.draw(gen, hd, scale=0.1)).numpy())
+        w.add_tensor("blk.%d.attn_k_norm.weight" % l, (1.0 + lf.draw(gen, hd, scale=0.1)).numpy())
+        w.add_tensor("blk.%d.ffn_norm.weight" % l, (1.0 + lf.draw(gen, C, scale=0.1)).numpy())
+        q8("blk.%d.ffn_gate.weight" % l, Fw, C)
+        q8("blk.%d.ffn_up.weight" % l, Fw, C)
+        q8("blk.%d.ffn_down.weight" % l, C, Fw)
+    w.add_tensor("output_norm.weight", (1.0 + lf.draw(gen, C, scale=0.1)).numpy())
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    print("wrote", dst)
+
+
 def main():
     for name in ("qwen3", "llama-gqa", "llama3-scaled", "qwen2"):
         convert(name)
     quantized_qwen3()
+    with_tokenizer()
 
 
 if __name__ == "__main__":

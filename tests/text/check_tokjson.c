@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnscope/files/gguf.h"
 #include "attnscope/text/bpe.h"
 #include "attnscope/text/tokjson.h"
 #include "testutil.h"
@@ -79,8 +80,34 @@ tokenizer_file(const char *name)
     return path;
 }
 
+/* The fixture's tokenizer as a GGUF file carries it (tests/oracle/gguf_tokenizers.py), loaded. */
+static void
+load_gguf_tokenizer(struct bpe *b, const char *name)
+{
+    char path[512], cmd[1400];
+    struct gguf g;
+    struct attn_error err;
+
+    snprintf(path, sizeof path, "%s/%s.gguf", dir, name);
+    snprintf(cmd, sizeof cmd, "xz -dc '%s/tests/fixtures/tokenizers/%s.gguf.xz' > '%s'",
+             getenv("top_srcdir") != NULL ? getenv("top_srcdir") : ".", name, path);
+    ck_assert_msg(system(cmd) == 0, "%s failed (xz-utils installed?)", cmd);
+    ck_assert_msg(gguf_open(&g, path, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(bpe_load_gguf(b, &g, &err) == ATTN_OK, "%s: %s", name, err.msg);
+    gguf_close(&g);
+}
+
+static void
+check_tokenizer_as(const char *name, bool from_gguf, int bos);
+
 static void
 check_tokenizer(const char *name)
+{
+    check_tokenizer_as(name, false, -1);
+}
+
+static void
+check_tokenizer_as(const char *name, bool from_gguf, int bos)
 {
     const bool digits = strcmp(name, "digits") == 0;
     struct bpe b;
@@ -92,9 +119,12 @@ check_tokenizer(const char *name)
 
     ck_assert_ptr_nonnull(texts);
     ck_assert_ptr_nonnull(golden);
-    ck_assert_msg(bpe_load_tokenizer_json(&b, digits ? digits_tokenizer() : tokenizer_file(name),
-                                          &err) == ATTN_OK,
-                  "%s: %s", name, err.msg);
+    if (from_gguf)
+        load_gguf_tokenizer(&b, name);
+    else
+        ck_assert_msg(bpe_load_tokenizer_json(&b, digits ? digits_tokenizer() : tokenizer_file(name),
+                                              &err) == ATTN_OK,
+                      "%s: %s", name, err.msg);
     while (fgets(line, sizeof line, golden) != NULL) {
         char *at = line;
         size_t len = strlen(name);
@@ -109,6 +139,12 @@ check_tokenizer(const char *name)
         ck_assert_msg(bpe_encode(&b, json_string_value(text), json_string_length(text), 0, &ids,
                                  &n, &err) == ATTN_OK,
                       "%s text %ld: %s", name, index, err.msg);
+        /* (a GGUF's add_bos_token puts its BOS first: llama.cpp's Llama 3 files; this
+           tokenizer.json's post-processor adds none) */
+        if (bos >= 0) {
+            ck_assert_msg(n > 0 && ids[0] == bos, "%s text %ld: no BOS %d first", name, index, bos);
+            k = 1;
+        }
         while (*at == ' ') {
             char *end;
             long want = strtol(at, &end, 10);
@@ -120,7 +156,8 @@ check_tokenizer(const char *name)
             k++;
             at = end;
         }
-        ck_assert_msg(k == n, "%s text %ld: %d ids, the reference %d", name, index, n, k);
+        ck_assert_msg(k == n, "%s text %ld: %d ids, the reference %d", name, index, n,
+                      k - (bos >= 0));
         free(ids);
         checked++;
     }
@@ -137,6 +174,18 @@ check_tokenizer(const char *name)
 START_TEST(qwen3_ids_are_the_references)
 {
     check_tokenizer("qwen3");
+}
+END_TEST
+
+/*
+ * The same tokenizers as a GGUF file carries them (llama.cpp's converter's
+ * tokens, types and merges, tokenizer.ggml.pre's name): the same ids as
+ * the reference gives with their tokenizer.json, BOS included.
+ */
+START_TEST(gguf_tokenizers_give_the_references_ids)
+{
+    check_tokenizer_as("qwen3", true, -1);
+    check_tokenizer_as("llama3", true, 128000);
 }
 END_TEST
 
@@ -481,6 +530,7 @@ tokjson_suite(void)
     tcase_add_checked_fixture(t, test_tmpdir_setup, test_tmpdir_teardown);
     tcase_add_test(t, qwen3_ids_are_the_references);
     tcase_add_test(t, llama3_ids_are_the_references);
+    tcase_add_test(t, gguf_tokenizers_give_the_references_ids);
     tcase_add_test(t, gemma3_ids_are_the_references);
     tcase_add_test(t, digits_then_byte_level_ids_are_the_references);
     tcase_add_test(t, every_unicode_digit_is_a_digit);

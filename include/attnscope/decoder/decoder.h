@@ -204,7 +204,8 @@ struct decoder_model {
      */
     char part_names[ARCH_ROLES][32];
     char source[4096];           /* the weights' file (for messages) */
-    char format[96];             /* its format ("safetensors", "TensorFlow checkpoint", "PyTorch
+    char format[176];            /* its format ("safetensors", "TensorFlow checkpoint", "GGUF: Q4_K
+                                    168 tensors, Q6_K 29, F32 57", "PyTorch
                                     state dict (its model_state_dict)") */
     char architecture[16];       /* "gpt2", "llama", "qwen2", "qwen3" */
     char title[24];              /* how screens name it: "GPT-2", "Llama", "Qwen3" */

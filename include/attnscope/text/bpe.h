@@ -59,6 +59,15 @@ enum attn_status bpe_load(struct bpe *b, const char *vocab_path, const char *mer
  * newer ones (both are read; none at all is refused).
  */
 enum attn_status bpe_load_tokenizer_json(struct bpe *b, const char *path, struct attn_error *err);
+/*
+ * Loads the tokenizer a GGUF file carries (tokenizer.ggml.model "gpt2":
+ * byte-level BPE; its tokens, merges, token types, the pre-tokenizer
+ * tokenizer.ggml.pre names, add_bos_token), read as the tokenizer.json it
+ * was converted from; another model or an unknown pre-tokenizer is refused
+ * by name.
+ */
+struct gguf;
+enum attn_status bpe_load_gguf(struct bpe *b, const struct gguf *g, struct attn_error *err);
 void bpe_destroy(struct bpe *b);
 
 /*

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "attnscope/architectures/architecture.h"
-#include "attnscope/architectures/gguf_config.h"
 #include "attnscope/files/gguf.h"
 #include "attnscope/base/progress.h"
 #include "attnscope/files/fileio.h"

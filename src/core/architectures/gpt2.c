@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attnscope/architectures/gguf_config.h"
 #include "attnscope/architectures/gpt2.h"
 #include "attnscope/files/fileio.h"
 

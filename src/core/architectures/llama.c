@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attnscope/architectures/gguf_config.h"
 #include "attnscope/architectures/llama.h"
 #include "attnscope/files/fileio.h"
 

@@ -9,6 +9,7 @@
 
 #include "attnscope/base/sysmem.h"
 #include "attnscope/decoder/weights.h"
+#include "attnscope/files/gguf.h"
 
 /* Transparent huge pages come in this size (x86-64, arm64 with 4 KiB pages). */
 #define HUGE_PAGE ((size_t)2 << 20)
@@ -27,7 +28,12 @@ weights_open(struct weights_loader *ld, struct decoder_model *m, const char *pat
     snprintf(m->source, sizeof m->source, "%s", ld->src.path);
     if (ld->src.within != NULL)
         snprintf(m->format, sizeof m->format, "%s (its %s)", ld->src.format, ld->src.within);
-    else
+    else if (tensors_gguf(&ld->src) != NULL) {
+        /* What a GGUF file's tensors are: its quantization mix. */
+        char mix[160];
+        snprintf(m->format, sizeof m->format, "GGUF: %s",
+                 gguf_type_mix(tensors_gguf(&ld->src), mix, sizeof mix));
+    } else
         snprintf(m->format, sizeof m->format, "%s", ld->src.format);
     ld->read = json_object();
     if (ld->read == NULL) {

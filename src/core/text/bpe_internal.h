@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "attnscope/text/bpe.h"
 
 /* A string -> number table (a token's id, a merge's rank) of about expected keys; NULL. */
@@ -20,6 +22,10 @@ int bpe_table_get(const struct bpe_table *t, const char *key, size_t n);
  * when out of memory.  (Python's dict and Rust's HashMap, which the
  * reference tokenizers build their tables with, keep the last value given.)
  */
+/* bpe_load_tokenizer_json's reading of a tokenizer.json's tree (root borrowed; path for messages). */
+enum attn_status bpe_load_tokenizer_root(struct bpe *b, json_t *root, const char *path,
+                                         struct attn_error *err);
+
 int bpe_table_put(struct bpe_table *t, const char *key, size_t n, int value);
 
 /* The bytes GPT-2's characters in spelling stand for, into buf; their count, or -1. */

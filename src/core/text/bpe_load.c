@@ -405,14 +405,25 @@ enum attn_status
 bpe_load_tokenizer_json(struct bpe *b, const char *path, struct attn_error *err)
 {
     json_t *root;
-    json_t *model;
-    json_t *type;
     enum attn_status rc;
 
     begin(b);
     root = load_json(path, err);
     if (root == NULL)
         return finish(b, err != NULL ? err->status : ATTN_EPARSE, err);
+    rc = bpe_load_tokenizer_root(b, root, path, err);
+    json_decref(root);
+    return rc;
+}
+
+enum attn_status
+bpe_load_tokenizer_root(struct bpe *b, json_t *root, const char *path, struct attn_error *err)
+{
+    json_t *model;
+    json_t *type;
+    enum attn_status rc;
+
+    begin(b);
     model = json_object_get(root, "model");
     type = json_object_get(model, "type");
     if (!json_is_object(model))
@@ -443,7 +454,6 @@ bpe_load_tokenizer_json(struct bpe *b, const char *path, struct attn_error *err)
                            "an unk_token: some text could not be encoded",
                            path);
     }
-    json_decref(root);
     return finish(b, rc, err);
 }
 

@@ -596,6 +596,9 @@ print_model_header(FILE *out, const struct pipeline *p, const struct family_deco
             fprintf(out, "  the book's names: ln1 is trf_blocks.L.norm1, queries ... output are "
                          "att.W_query, W_key, W_value and out_proj, gate, fc and mlp ff.fc1, fc2 "
                          "and fc3\n");
+        else if (g->model->dec.names == DECODER_NAMES_GGUF)
+            fprintf(out, "  llama.cpp's names: ln1 is blk.L.attn_norm, queries ... output "
+                         "attn_q ... attn_output, gate, fc and mlp ffn_gate, ffn_up and ffn_down\n");
         else
             fprintf(out, "  Hugging Face's names: ln1 is model.layers.L.input_layernorm, queries ... "
                          "output self_attn.q_proj ... o_proj, gate, fc and mlp mlp.gate_proj, "
@@ -609,6 +612,9 @@ print_model_header(FILE *out, const struct pipeline *p, const struct family_deco
     if (g->model->dec.names == DECODER_NAMES_BOOK)
         fprintf(out, "  the book's GPTModel: ln1 is trf_blocks.L.norm1, queries ... output are "
                      "att.W_query, W_key, W_value and out_proj, fc and mlp ff.layers.0 and 2\n");
+    else if (g->model->dec.names == DECODER_NAMES_GGUF)
+        fprintf(out, "  llama.cpp's names: ln1 is blk.L.attn_norm, queries, keys and values "
+                     "attn_qkv, output attn_output, fc and mlp ffn_up and ffn_down\n");
     else if (g->model->dec.names == DECODER_NAMES_OPENAI)
         fprintf(out, "  OpenAI's names: ln1 is model/hL/ln_1, queries, keys and values "
                      "attn/c_attn, output attn/c_proj, fc and mlp mlp/c_fc and c_proj\n");

@@ -18,6 +18,8 @@
 #include "attnscope/families/decoder/model.h"
 #include "attnscope/files/digest.h"
 #include "attnscope/files/fileio.h"
+#include "attnscope/files/gguf.h"
+#include "attnscope/files/tensors.h"
 #include "attnscope/files/jsonfile.h"
 
 /* a and b (and c) into out, or false when they do not fit. */
@@ -381,6 +383,29 @@ tokenizer_in(struct model *m, const char *dir, struct attn_error *err)
     return ATTN_EABSENT;
 }
 
+/*
+ * The tokenizer inside the weights when they are a GGUF file (a model's
+ * own, whatever lies beside it); ATTN_EABSENT when they are not GGUF.
+ */
+static enum attn_status
+gguf_tokenizer(struct model *m, struct attn_error *err)
+{
+    struct tensor_source src;
+    struct attn_error ignored;
+    const struct gguf *g;
+    enum attn_status rc = ATTN_EABSENT;
+
+    memset(&src, 0, sizeof src);
+    if (tensors_open(&src, m->weights[0] != '\0' ? m->weights : m->dir, &ignored) != ATTN_OK)
+        return ATTN_EABSENT;
+    if ((g = tensors_gguf(&src)) != NULL) {
+        snprintf(m->tokenizer, sizeof m->tokenizer, "%s", g->path);
+        rc = bpe_load_gguf(&m->bpe, g, err);
+    }
+    tensors_close(&src);
+    return rc;
+}
+
 /* A gpt2/SIZE/ folder of dir with OpenAI's tokenizer (chapter 5's download), into out. */
 static bool
 sibling_gpt2(const char *dir, char *out, size_t size)
@@ -502,9 +527,11 @@ open_tokenizer(struct model *m, bool may_borrow, char *from, size_t from_size,
     char dir[MODEL_PATH_MAX];
     struct model_place cached;
     struct attn_error ignored;
-    enum attn_status rc = tokenizer_in(m, m->dir, err);
+    enum attn_status rc = gguf_tokenizer(m, err);
 
     from[0] = '\0';
+    if (rc == ATTN_EABSENT)
+        rc = tokenizer_in(m, m->dir, err);
     if (rc != ATTN_EABSENT)
         return rc;
     if (!may_borrow)

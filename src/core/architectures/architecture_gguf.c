@@ -1,11 +1,11 @@
-/* gguf_config.c: a model's description from GGUF metadata (see gguf_config.h). */
+/* architecture_gguf.c: a model's description from GGUF metadata (see architecture.h). */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnscope/architectures/gguf_config.h"
+#include "attnscope/architectures/architecture.h"
 #include "attnscope/files/gguf.h"
 #include "attnscope/files/tensors.h"
 

@@ -1,0 +1,141 @@
+/*
+ * bpe_gguf.c: the tokenizer a GGUF file carries (tokenizer.ggml.*), read
+ * as the tokenizer.json it was made from: its tokens (ids in order), its
+ * merges, its control and user-defined tokens as added tokens, the
+ * pre-tokenizer its tokenizer.ggml.pre names (each name's pattern, and
+ * normalizer, as the model's own tokenizer.json has them, so that the ids
+ * are the reference tokenizer's: Qwen's NFC, which the GGUF does not
+ * record and llama.cpp does not apply, included), and a BOS when
+ * add_bos_token says so.  Then the one
+ * tokenizer.json reader (bpe_load_tokenizer_root) reads it.
+ */
+#include "config.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attnscope/files/gguf.h"
+#include "attnscope/text/bpe.h"
+#include "bpe_internal.h"
+
+/* GPT-2's pattern, and the two of Llama 3 and Qwen2 (their tokenizer.json's Split). */
+#define LLAMA3_PATTERN                                                                          \
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+" \
+    "[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
+#define QWEN2_PATTERN                                                                           \
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+"    \
+    "[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
+
+/* The pre-tokenizers attnscope knows by tokenizer.ggml.pre's names. */
+static const struct {
+    const char *name;
+    const char *pattern; /* a Split of this, then ByteLevel without its own; NULL: ByteLevel's */
+    bool digits;         /* each digit apart first (SmolLM's Digits) */
+    bool ignore_merges;  /* a piece that is a token is that token (Llama 3's BPE) */
+    bool nfc;            /* the text in Unicode's composed form first (Qwen's normalizer) */
+} pres[] = {
+    { "gpt-2", NULL, false, false, false },
+    { "olmo", NULL, false, false, false },
+    { "smollm", NULL, true, false, false },
+    { "llama-bpe", LLAMA3_PATTERN, false, true, false },
+    { "llama3", LLAMA3_PATTERN, false, true, false },
+    { "qwen2", QWEN2_PATTERN, false, false, true },
+};
+
+/* The tokenizer.json's pre_tokenizer for pres[k]. */
+static json_t *
+pre_tokenizer(size_t k)
+{
+    json_t *steps = json_array();
+
+    if (pres[k].digits)
+        json_array_append_new(steps, json_pack("{s:s, s:b}", "type", "Digits", "individual_digits", 1));
+    if (pres[k].pattern != NULL)
+        json_array_append_new(steps, json_pack("{s:s, s:{s:s}, s:s, s:b}", "type", "Split", "pattern",
+                                               "Regex", pres[k].pattern, "behavior", "Isolated",
+                                               "invert", 0));
+    json_array_append_new(steps, json_pack("{s:s, s:b, s:b, s:b}", "type", "ByteLevel",
+                                           "add_prefix_space", 0, "trim_offsets", 1, "use_regex",
+                                           pres[k].pattern == NULL));
+    return json_pack("{s:s, s:o}", "type", "Sequence", "pretokenizers", steps);
+}
+
+/* A TemplateProcessing that puts token bos (spelled text) first. */
+static json_t *
+bos_first(int bos, const char *text)
+{
+    return json_pack("{s:s, s:[{s:{s:s, s:i}}, {s:{s:s, s:i}}], s:{s:{s:s, s:[i], s:[s]}}}",
+                     "type", "TemplateProcessing", "single", "SpecialToken", "id", text, "type_id",
+                     0, "Sequence", "id", "A", "type_id", 0, "special_tokens", text, "id", text,
+                     "ids", bos, "tokens", text);
+}
+
+enum attn_status
+bpe_load_gguf(struct bpe *b, const struct gguf *g, struct attn_error *err)
+{
+    const char *model = gguf_string(g, "tokenizer.ggml.model");
+    const char *pre = gguf_string(g, "tokenizer.ggml.pre");
+    const struct gguf_kv *tokens = gguf_find(g, "tokenizer.ggml.tokens");
+    const struct gguf_kv *merges = gguf_find(g, "tokenizer.ggml.merges");
+    const struct gguf_kv *types = gguf_find(g, "tokenizer.ggml.token_type");
+    json_t *root, *vocab, *merge_list, *added;
+    size_t k;
+    int64_t bos = -1, add_bos = 0;
+    enum attn_status rc;
+
+    memset(b, 0, sizeof *b);
+    if (model == NULL || tokens == NULL || tokens->item != GGUF_STRING)
+        return attn_fail(err, ATTN_EPARSE, "%s: no tokenizer in its metadata (tokenizer.ggml.model "
+                                           "and tokens)",
+                         g->path);
+    if (strcmp(model, "gpt2") != 0)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: tokenizer.ggml.model '%s' is not read yet (attnscope reads 'gpt2', "
+                         "byte-level BPE)",
+                         g->path, model);
+    for (k = 0; k < sizeof pres / sizeof pres[0]; k++)
+        if (pre != NULL && strcmp(pre, pres[k].name) == 0)
+            break;
+    if (k == sizeof pres / sizeof pres[0])
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: tokenizer.ggml.pre '%s' is not one attnscope knows (gpt-2, olmo, "
+                         "smollm, llama-bpe, qwen2)",
+                         g->path, pre != NULL ? pre : "(missing)");
+    if (merges == NULL || merges->item != GGUF_STRING)
+        return attn_fail(err, ATTN_EPARSE, "%s: no tokenizer.ggml.merges", g->path);
+    if (types != NULL && (types->ints == NULL || types->count != tokens->count))
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: tokenizer.ggml.token_type does not give each of the %zu tokens a type",
+                         g->path, tokens->count);
+    root = json_object();
+    vocab = json_object();
+    merge_list = json_array();
+    added = json_array();
+    for (size_t i = 0; i < tokens->count; i++) {
+        json_object_set_new(vocab, tokens->strs[i], json_integer((json_int_t)i));
+        /* Control (3) and user-defined (4) tokens are matched in the text whole, as added ones. */
+        if (types != NULL && (types->ints[i] == 3 || types->ints[i] == 4) && tokens->lens[i] > 0)
+            json_array_append_new(added, json_pack("{s:i, s:s, s:b, s:b, s:b, s:b, s:b}", "id",
+                                                   (int)i, "content", tokens->strs[i], "special",
+                                                   types->ints[i] == 3, "single_word", 0, "lstrip",
+                                                   0, "rstrip", 0, "normalized", 0));
+    }
+    for (size_t i = 0; i < merges->count; i++)
+        json_array_append_new(merge_list, json_string(merges->strs[i]));
+    json_object_set_new(root, "added_tokens", added);
+    json_object_set_new(root, "normalizer",
+                        pres[k].nfc ? json_pack("{s:s}", "type", "NFC") : json_null());
+    json_object_set_new(root, "pre_tokenizer", pre_tokenizer(k));
+    if (gguf_int(g, "tokenizer.ggml.add_bos_token", &add_bos) && add_bos &&
+        gguf_int(g, "tokenizer.ggml.bos_token_id", &bos) && bos >= 0 &&
+        (size_t)bos < tokens->count)
+        json_object_set_new(root, "post_processor", bos_first((int)bos, tokens->strs[bos]));
+    json_object_set_new(root, "model",
+                        json_pack("{s:s, s:o, s:o, s:b, s:b}", "type", "BPE", "vocab", vocab,
+                                  "merges", merge_list, "ignore_merges", pres[k].ignore_merges,
+                                  "byte_fallback", 0));
+    rc = bpe_load_tokenizer_root(b, root, g->path, err);
+    json_decref(root);
+    return rc;
+}
