@@ -22,6 +22,8 @@ that converter does to the weights restated:
       quantized (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 by gguf-py's own quantize; Q2_K ... Q6_K as random
       blocks, any block being a weight); expected.txt is llama_fixtures.forward over the
       weights as gguf.quants.dequantize gives them.
+  tests/fixtures/formats/gguf: the formats' GPT-2 (tests/fixtures/formats/hf) as GPT2Model
+      converts it (its Conv1D matrices transposed), for check_formats.
   qwen3-tok-gguf: a tiny Qwen3 in Q8_0 carrying a byte-level tokenizer (GPT-2's byte
       characters, a few merges, <|endoftext|> a control token, qwen2's pre-tokenizer): a file
       that --model opens whole.
@@ -299,11 +301,53 @@ def with_tokenizer():
     print("wrote", dst)
 
 
+GPT2_NAMES = {"ln_1": "attn_norm", "attn.c_attn": "attn_qkv", "attn.c_proj": "attn_output",
+              "ln_2": "ffn_norm", "mlp.c_fc": "ffn_up", "mlp.c_proj": "ffn_down"}
+
+
+def gpt2():
+    """tests/fixtures/formats/hf (a GPT-2 in safetensors) as GPT2Model converts it: the Conv1D
+    matrices transposed to (out, in), the head tied (left out); its expected.txt is the formats'."""
+    src = os.path.join("tests", "fixtures", "formats", "hf")
+    dst = os.path.join("tests", "fixtures", "formats", "gguf")
+    with open(os.path.join(src, "config.json")) as f:
+        cfg = json.load(f)
+    tensors = read_safetensors(os.path.join(src, "model.safetensors"))
+    os.makedirs(dst, exist_ok=True)
+    w = gguf.GGUFWriter(os.path.join(dst, "model.gguf"), "gpt2")
+    w.add_uint32("gpt2.block_count", cfg["n_layer"])
+    w.add_uint32("gpt2.context_length", cfg["n_positions"])
+    w.add_uint32("gpt2.embedding_length", cfg["n_embd"])
+    w.add_uint32("gpt2.feed_forward_length", 4 * cfg["n_embd"])
+    w.add_uint32("gpt2.attention.head_count", cfg["n_head"])
+    w.add_float32("gpt2.attention.layer_norm_epsilon", cfg["layer_norm_epsilon"])
+    for name, t in tensors.items():
+        name = name[len("transformer."):] if name.startswith("transformer.") else name
+        if name in ("wte.weight", "wpe.weight", "ln_f.weight", "ln_f.bias"):
+            gname = {"wte.weight": "token_embd.weight", "wpe.weight": "position_embd.weight",
+                     "ln_f.weight": "output_norm.weight", "ln_f.bias": "output_norm.bias"}[name]
+        elif name.startswith("h.") and not name.endswith((".attn.bias", ".attn.masked_bias")):
+            parts = name.split(".")
+            part, kind = ".".join(parts[2:-1]), parts[-1]
+            gname = "blk.%s.%s.%s" % (parts[1], GPT2_NAMES[part], kind)
+            if kind == "weight" and part in ("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj"):
+                t = t.T
+        else:
+            continue
+        w.add_tensor(gname, np.ascontiguousarray(t, dtype=np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    print("wrote", dst)
+
+
 def main():
     for name in ("qwen3", "llama-gqa", "llama3-scaled", "qwen2"):
         convert(name)
     quantized_qwen3()
     with_tokenizer()
+    gpt2()
 
 
 if __name__ == "__main__":
