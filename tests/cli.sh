@@ -684,6 +684,19 @@ for what in "$gguf/model.gguf" "$gguf"; do
         fail "--model $what: $(head -3 "$tmp/gguf")"
     fi
 done
+# An Ollama model by the name `ollama run` takes: its manifest names the blob (a GGUF file).
+mkdir -p "$tmp/ollama/manifests/registry.ollama.ai/library/tiny" "$tmp/ollama/blobs"
+hex=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+cp "$gguf/model.gguf" "$tmp/ollama/blobs/sha256-$hex"
+printf '{"schemaVersion":2,"layers":[{"mediaType":"application/vnd.ollama.image.template","digest":"sha256:%s","size":1},{"mediaType":"application/vnd.ollama.image.model","digest":"sha256:%s","size":1}]}' \
+    "$hex" "$hex" >"$tmp/ollama/manifests/registry.ollama.ai/library/tiny/q8"
+count=$((count + 1))
+OLLAMA_MODELS="$tmp/ollama" "$bin" --print --model tiny:q8 -s "the cat" >"$tmp/ollama.out" 2>&1 &&
+    grep -q "^attnscope: tiny:q8 (Qwen3 from $tmp/ollama/blobs/sha256-$hex" "$tmp/ollama.out" ||
+    fail "--model tiny:q8 from Ollama: $(head -2 "$tmp/ollama.out")"
+OLLAMA_MODELS="$tmp/ollama" expect 1 "--model tiny:q4: no such file or folder, and no Ollama model of that name" -- --print --model tiny:q4
+rm "$tmp/ollama/blobs/sha256-$hex"
+OLLAMA_MODELS="$tmp/ollama" expect 1 "library/tiny/q8 names the weights $tmp/ollama/blobs/sha256-$hex, which is not there (pull it again: \`ollama pull tiny:q8\`)" -- --print --model tiny:q8
 head -c 100 "$gguf/model.gguf" >"$tmp/cut.gguf"
 expect 1 "$tmp/cut.gguf: " -- --print --model "$tmp/cut.gguf"
 

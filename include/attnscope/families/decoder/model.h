@@ -88,6 +88,13 @@ enum attn_status model_locate(const char *what, struct model_place *where,
                               struct attn_error *err);
 
 /* Opens the model what names (model_locate), with o's additions (NULL: none). */
+/*
+ * what as a model Ollama keeps (NAME[:TAG], as `ollama run` takes it; see
+ * ollama.c): 0 with its GGUF blob in where->weights, 1 when Ollama has no
+ * such model, -1 with err set when its manifest or blob is damaged.
+ */
+int model_ollama(const char *what, struct model_place *where, struct attn_error *err);
+
 enum attn_status model_open(struct model *m, const char *what, const struct model_options *o,
                             struct attn_error *err);
 void model_close(struct model *m);

@@ -327,13 +327,23 @@ model_locate(const char *what, struct model_place *where, struct attn_error *err
         short_name(what, where->name, sizeof where->name);
         return ATTN_OK;
     }
-    if (!repo_id(what))
-        return attn_fail(err, ATTN_EIO, "--model %s: no such file or folder", what);
     if (have_cached) {
         snprintf(where->dir, sizeof where->dir, "%s", cached);
         short_name(what, where->name, sizeof where->name);
         return ATTN_OK;
     }
+    switch (model_ollama(what, where, err)) {
+    case 0:
+        return ATTN_OK;
+    case -1:
+        return err->status;
+    default:
+        break;
+    }
+    if (!repo_id(what))
+        return attn_fail(err, ATTN_EIO,
+                         "--model %s: no such file or folder, and no Ollama model of that name",
+                         what);
     if (seen[0] != '\0')
         return attn_fail(err, ATTN_EIO,
                          "--model %s: %s is in the Hugging Face cache, but %s: download it again "

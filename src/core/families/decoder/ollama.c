@@ -1,0 +1,136 @@
+/*
+ * ollama.c: a model Ollama keeps, by the name `ollama run` takes
+ * (NAME[:TAG], [NAMESPACE/]NAME, HOST/NAMESPACE/NAME:TAG): its manifest,
+ * manifests/HOST/NAMESPACE/NAME/TAG under the models folder ($OLLAMA_MODELS,
+ * else ~/.ollama/models, else the Linux service's
+ * /usr/share/ollama/.ollama/models), names the weights as the layer of
+ * media type application/vnd.ollama.image.model, a GGUF file kept as
+ * blobs/sha256-HEX.  (The blob is not hashed again: it is gigabytes, and
+ * Ollama checked it when it was pulled.)
+ */
+#include "config.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "attnscope/families/decoder/model.h"
+#include "attnscope/files/jsonfile.h"
+
+/* What a name means: host, namespace, model and tag ("registry.ollama.ai", "library", ...). */
+static bool
+parse_name(const char *what, char *host, char *ns, char *name, char *tag, size_t size)
+{
+    char buf[512];
+    char *parts[3];
+    int n = 0;
+    char *colon, *slash, *at;
+
+    if (strlen(what) >= sizeof buf || what[0] == '\0' || what[0] == '.' || what[0] == '/' ||
+        strstr(what, "..") != NULL)
+        return false;
+    snprintf(buf, sizeof buf, "%s", what);
+    colon = strrchr(buf, ':');
+    slash = strrchr(buf, '/');
+    snprintf(tag, size, "%s", colon != NULL && (slash == NULL || colon > slash) ? colon + 1 : "latest");
+    if (colon != NULL && (slash == NULL || colon > slash))
+        *colon = '\0';
+    for (at = buf; n < 3;) {
+        parts[n++] = at;
+        if ((at = strchr(at, '/')) == NULL)
+            break;
+        *at++ = '\0';
+    }
+    if (at != NULL && n == 3)
+        return false; /* more than three parts */
+    snprintf(host, size, "%s", n == 3 ? parts[0] : "registry.ollama.ai");
+    snprintf(ns, size, "%s", n >= 2 ? parts[n - 2] : "library");
+    snprintf(name, size, "%s", parts[n - 1]);
+    return name[0] != '\0' && tag[0] != '\0' && ns[0] != '\0' && host[0] != '\0';
+}
+
+/* The folders Ollama keeps its models in, in the order it looks. */
+static int
+roots(char out[3][MODEL_PATH_MAX])
+{
+    int n = 0;
+    const char *env = getenv("OLLAMA_MODELS");
+    const char *home = getenv("HOME");
+
+    if (env != NULL && env[0] != '\0')
+        snprintf(out[n++], MODEL_PATH_MAX, "%s", env);
+    if (home != NULL && home[0] != '\0')
+        snprintf(out[n++], MODEL_PATH_MAX, "%s/.ollama/models", home);
+    snprintf(out[n++], MODEL_PATH_MAX, "/usr/share/ollama/.ollama/models");
+    return n;
+}
+
+/* The manifest's model layer's digest (64 hex digits after "sha256:"), into hex. */
+static bool
+model_digest(json_t *manifest, char hex[65])
+{
+    json_t *layers = json_object_get(manifest, "layers");
+
+    for (size_t i = 0; json_is_array(layers) && i < json_array_size(layers); i++) {
+        json_t *l = json_array_get(layers, i);
+        const char *type = json_string_value(json_object_get(l, "mediaType"));
+        const char *digest = json_string_value(json_object_get(l, "digest"));
+        if (type == NULL || digest == NULL || strcmp(type, "application/vnd.ollama.image.model") != 0)
+            continue;
+        if (strncmp(digest, "sha256:", 7) != 0 || strlen(digest) != 7 + 64 ||
+            strspn(digest + 7, "0123456789abcdef") != 64)
+            return false;
+        memcpy(hex, digest + 7, 65);
+        return true;
+    }
+    return false;
+}
+
+int
+model_ollama(const char *what, struct model_place *where, struct attn_error *err)
+{
+    char host[256], ns[256], name[256], tag[256];
+    char dirs[3][MODEL_PATH_MAX];
+    const int n = roots(dirs);
+
+    if (!parse_name(what, host, ns, name, tag, sizeof host))
+        return 1;
+    for (int r = 0; r < n; r++) {
+        char manifest[MODEL_PATH_MAX + 1200], blob[MODEL_PATH_MAX + 100], hex[65];
+        struct stat sb;
+        json_t *root;
+        if (snprintf(manifest, sizeof manifest, "%s/manifests/%s/%s/%s/%s", dirs[r], host, ns,
+                     name, tag) >= (int)sizeof manifest ||
+            stat(manifest, &sb) != 0)
+            continue;
+        if ((root = jsonfile_load(manifest, JSONFILE_CONFIG_MAX, err)) == NULL)
+            return -1;
+        if (!model_digest(root, hex)) {
+            json_decref(root);
+            attn_fail(err, ATTN_EPARSE,
+                      "%s: no layer of media type application/vnd.ollama.image.model with a "
+                      "sha256 digest: not an Ollama model's manifest",
+                      manifest);
+            return -1;
+        }
+        json_decref(root);
+        if (snprintf(blob, sizeof blob, "%s/blobs/sha256-%s", dirs[r], hex) >= (int)sizeof blob ||
+            stat(blob, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+            attn_fail(err, ATTN_EIO, "%s names the weights %s, which is not there (pull it again: "
+                                     "`ollama pull %s`)",
+                      manifest, blob, what);
+            return -1;
+        }
+        if (snprintf(where->weights, sizeof where->weights, "%s", blob) >=
+                (int)sizeof where->weights ||
+            snprintf(where->dir, sizeof where->dir, "%s/blobs", dirs[r]) >= (int)sizeof where->dir ||
+            snprintf(where->name, sizeof where->name, "%.120s:%.120s", name, tag) < 0) {
+            attn_fail(err, ATTN_EIO, "%s: the path is too long", blob);
+            return -1;
+        }
+        return 0;
+    }
+    return 1;
+}
