@@ -638,7 +638,7 @@ cmd_load(const char *name, const char *path, int reps)
     double times[MAX_REPS];
     struct stat sb;
     char dir[4096];
-    struct arch_options o = { NULL, 0 };
+    struct arch_options o = { NULL, 0, false };
 
     if (reps > MAX_REPS)
         reps = MAX_REPS;

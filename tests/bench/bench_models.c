@@ -313,7 +313,7 @@ open_llama(const char *dir, struct decoder_model *m)
 {
     struct attn_error err;
 
-    if (architecture_load(m, dir, &(struct arch_options){ NULL, 0 }, &err) != ATTN_OK) {
+    if (architecture_load(m, dir, &(struct arch_options){ NULL, 0, false }, &err) != ATTN_OK) {
         fprintf(stderr, "bench: %s\n", err.msg);
         return 1;
     }

@@ -183,7 +183,7 @@ START_TEST(a_gguf_file_agrees_with_pytorch)
     struct decoder_model hf, m;
     struct decoder_run hf_run, r;
     char path[4200];
-    struct arch_options o = { NULL, 0 };
+    struct arch_options o = { NULL, 0, false };
 
     expected_load(&e, test_path(FORMATS "/expected.txt"));
     run_and_check(test_path(FORMATS "/hf"), "f32", &e, &hf, &hf_run);
@@ -363,7 +363,7 @@ START_TEST(a_damaged_checkpoint_says_what_is_wrong)
     {
         struct decoder_model m;
         struct attn_error err;
-        const struct arch_options o = { NULL, 4 };
+        const struct arch_options o = { NULL, 4, false };
         ck_assert_int_ne(architecture_load(&m, test_path(FORMATS "/openai"), &o, &err), ATTN_OK);
         ck_assert_msg(strstr(err.msg, "--heads 4:") && strstr(err.msg, "hparams.json says the "
                                                                        "model has 2 heads"),
@@ -393,7 +393,7 @@ START_TEST(state_dicts_agree_with_pytorch)
     struct decoder_run hf_run, pt_run, book_run;
     char folder[4200];
     char path[4400];
-    struct arch_options o = { NULL, 2 };
+    struct arch_options o = { NULL, 2, false };
 
     expected_load(&e, test_path(FORMATS "/expected.txt"));
     /* Hugging Face's pytorch_model.bin: the safetensors' stages, bit for bit. */
@@ -441,7 +441,7 @@ START_TEST(book_variants_agree_with_pytorch)
     struct decoder_run r;
     char folder[4200];
     char path[4400];
-    struct arch_options o = { NULL, 2 };
+    struct arch_options o = { NULL, 2, false };
 
     expected_load(&e, test_path(FORMATS "/expected.txt"));
     book_file("book-bf16", "model.pth", path, sizeof path, folder, sizeof folder);
@@ -475,7 +475,7 @@ START_TEST(what_a_state_dict_cannot_give_is_refused)
     struct attn_error err;
     char folder[4200];
     char path[4400];
-    struct arch_options o = { NULL, 0 };
+    struct arch_options o = { NULL, 0, false };
     struct tensor_source s;
     const struct tensor_info *t;
     float v[12];
@@ -563,7 +563,7 @@ START_TEST(the_chapter5_sample_agrees_with_pytorch)
         struct decoder_model d;
         char path[4300];
         char folder[4096];
-        const struct arch_options g = { path, 2 };
+        const struct arch_options g = { path, 2, false };
 
         snprintf(folder, sizeof folder, "%.4000s", test_path("samples/models/chapter5"));
         snprintf(path, sizeof path, "%s/model.pth", folder);

@@ -54,7 +54,7 @@ fixture_open(struct fixture *f, const char *name)
     expected_load(&f->e, path);
     snprintf(path, sizeof path, "%s/model.%s", f->dir, gguf ? "gguf" : "pth");
     ck_assert_msg(architecture_load(&f->m, f->dir,
-                                    &(struct arch_options){ book || gguf ? path : NULL, 0 }, &err) ==
+                                    &(struct arch_options){ book || gguf ? path : NULL, 0, false }, &err) ==
                       ATTN_OK,
                   "%s: %s", name,
                   err.msg);
@@ -345,7 +345,7 @@ pack_replacing_case(const char *name, bool tied)
     const uint16_t *q16;
 
     fixture_open(&f, name);
-    ck_assert(architecture_load(&packed, f.dir, &(struct arch_options){ NULL, 0 }, &err) == ATTN_OK);
+    ck_assert(architecture_load(&packed, f.dir, &(struct arch_options){ NULL, 0, false }, &err) == ATTN_OK);
     /* (a bfloat16 file: its matrices kept so, then packed so) */
     ck_assert_ptr_nonnull(q16 = packed.blocks[0].q.w16);
     ck_assert_ptr_nonnull(packed.wte16);
@@ -372,6 +372,52 @@ pack_replacing_case(const char *name, bool tied)
     decoder_destroy(&packed);
     fixture_close(&f);
 }
+
+/*
+ * A GGUF's quantized matrices kept as their blocks (what a model opens
+ * with: about its file's size) and widened to float32 when read (widen):
+ * the same bits in every layer and the next tokens, a single weight (the
+ * cell panel's) the same, on one thread and two; and the kept model holds
+ * about a third of the memory here (Q4_K to Q8_0 blocks against floats).
+ */
+START_TEST(quantized_blocks_kept_change_no_bit)
+{
+    struct fixture f;
+    struct decoder_model wide;
+    struct attn_error err;
+    char path[4400];
+
+    fixture_open(&f, "qwen3-q-gguf");
+    snprintf(path, sizeof path, "%s/model.gguf", f.dir);
+    ck_assert_msg(architecture_load(&wide, f.dir, &(struct arch_options){ path, 0, true }, &err) ==
+                      ATTN_OK,
+                  "%s", err.msg);
+    ck_assert_ptr_nonnull(f.m.blocks[0].q.wq);
+    ck_assert_ptr_null(f.m.blocks[0].q.w);
+    ck_assert_ptr_null(wide.blocks[0].q.wq);
+    ck_assert_ptr_nonnull(wide.blocks[0].q.w);
+    ck_assert_msg(decoder_weights_bytes(&f.m) * 3 < decoder_weights_bytes(&wide), "%zu vs %zu",
+                  decoder_weights_bytes(&f.m), decoder_weights_bytes(&wide));
+    for (int l = 0; l < 2; l++)
+        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
+            const struct decoder_linear *k = decoder_block_linear(&f.m.blocks[l], i);
+            const struct decoder_linear *w = decoder_block_linear(&wide.blocks[l], i);
+            for (int c = 0; c < 5; c++) {
+                const int in = (c * 97) % k->in, out = (c * 131 + l) % k->out;
+                const float a = decoder_linear_at(k, in, out), b = decoder_linear_at(w, in, out);
+                ck_assert_msg(memcmp(&a, &b, sizeof a) == 0, "layer %d linear %d (%d, %d)", l, i,
+                              in, out);
+            }
+        }
+    for (int threads = 1; threads <= 2; threads++) {
+        parallel_set_threads(threads);
+        same_forward(&f, &f.m, &wide, "qwen3-q-gguf");
+    }
+    parallel_set_threads(0);
+    decoder_destroy(&wide);
+    fixture_close(&f);
+}
+END_TEST
 
 START_TEST(packing_in_place_changes_no_bit)
 {
@@ -603,7 +649,7 @@ START_TEST(the_books_llama_without_a_config_is_known_by_its_width)
     snprintf(to, sizeof to, "%s/llama3.2-1B-instruct.pth", dir);
     snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, to);
     ck_assert_int_eq(system(cmd), 0);
-    ck_assert_int_ne(architecture_load(&m, dir, &(struct arch_options){ to, 0 }, &err), ATTN_OK);
+    ck_assert_int_ne(architecture_load(&m, dir, &(struct arch_options){ to, 0, false }, &err), ATTN_OK);
     ck_assert_msg(strstr(err.msg, "not the book's Qwen3 or Llama 3.2 1B/3B (width 16)") &&
                       strstr(err.msg, "config.json"),
                   "%s", err.msg);
@@ -675,7 +721,7 @@ START_TEST(a_books_shapes_are_checked_as_a_config_is)
         struct decoder_model m;
         struct attn_error err = { 0 };
         write_book_qwen3(path, bad[i].C, bad[i].q, bad[i].k, bad[i].hd);
-        ck_assert_int_ne(architecture_load(&m, dir, &(struct arch_options){ path, 0 }, &err), ATTN_OK);
+        ck_assert_int_ne(architecture_load(&m, dir, &(struct arch_options){ path, 0, false }, &err), ATTN_OK);
         ck_assert_msg(strstr(err.msg, bad[i].want) != NULL && strstr(err.msg, "qwen3.pth"),
                       "case %zu: %s", i, err.msg);
     }
@@ -684,7 +730,7 @@ START_TEST(a_books_shapes_are_checked_as_a_config_is)
         struct decoder_model m;
         struct attn_error err = { 0 };
         write_book_qwen3(path, 16, 8, 4, 4);
-        ck_assert_msg(architecture_load(&m, dir, &(struct arch_options){ path, 0 }, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_msg(architecture_load(&m, dir, &(struct arch_options){ path, 0, false }, &err) == ATTN_OK, "%s", err.msg);
         ck_assert_int_eq(m.cfg.n_head, 2);
         ck_assert_int_eq(m.cfg.n_kv_head, 1);
         ck_assert_int_eq(m.cfg.head_dim, 4);
@@ -719,7 +765,7 @@ START_TEST(a_model_larger_than_memory_is_refused_before_reading)
     free(t);
     snprintf(folder, sizeof folder, "%s/huge", dir);
     ck_assert_int_eq(llama_folder_write(folder, &huge, 0.0f, 1, 1), 0);
-    ck_assert_int_ne(architecture_load(&m, folder, &(struct arch_options){ NULL, 0 }, &err), ATTN_OK);
+    ck_assert_int_ne(architecture_load(&m, folder, &(struct arch_options){ NULL, 0, false }, &err), ATTN_OK);
     snprintf(want, sizeof want, "its weights take %zu MiB in memory", held >> 20);
     ck_assert_msg(strstr(err.msg, want) && strstr(err.msg, "MiB available (of ") &&
                       strstr(err.msg, "huge/model.safetensors"),
@@ -742,6 +788,7 @@ llama_suite(void)
     tcase_add_test(t, llama32_under_the_books_names);
     tcase_add_test(t, gguf_files_as_llama_cpp_writes_them);
     tcase_add_test(t, a_quantized_gguf_agrees_with_its_dequantized_weights);
+    tcase_add_test(t, quantized_blocks_kept_change_no_bit);
     tcase_add_test(t, an_edit_and_threads_change_no_bit);
     tcase_add_test(t, packing_in_place_changes_no_bit);
     tcase_add_test(t, bf16_weights_kept_give_the_bits_of_converting_first);

@@ -70,6 +70,7 @@ struct arch_layout_of {
 struct arch_options {
     const char *weights; /* a weights file to read; NULL: the folder's (tensors.h) */
     int heads;           /* --heads: the head count where no file gives it (0: none) */
+    bool widen;          /* quantized matrices widened to float32 when read (else kept) */
 };
 
 struct architecture;

@@ -134,6 +134,14 @@ struct decoder_linear {
      * them exactly, the same bits as converting them first.
      */
     const uint16_t *w16;
+    /*
+     * Or ggml's quantized blocks (a GGUF file's, kept as they ship: about
+     * its file's size), stored (out, in) with ld = in, wq_type their dtype
+     * (tensor.h); the products widen a slice of rows at a time, the same
+     * bits as widening them all first.  w and w16 then NULL.
+     */
+    const unsigned char *wq;
+    int wq_type;
     const float *b;
     int in, out;
     int ld;
@@ -224,6 +232,8 @@ struct decoder_model {
     struct decoder_norm_weights final_norm;
     const float *lm_head;        /* (outputs, n_embd): wte when tied; a classifier's own head */
     const uint16_t *lm_head16;   /* or it as bfloat16 (wte16 when tied) */
+    const unsigned char *wteq, *lm_headq; /* or either as quantized blocks (wq's rules) */
+    int wteq_type, lm_headq_type;
     const float *head_bias;      /* (outputs) a classifier head's bias, or NULL */
     struct linalg_packed head_packed; /* lm_head packed once (decoder_pack), or empty */
     void *weights_map;           /* the weights' memory: one mapping, freed with the model */
@@ -292,6 +302,20 @@ float decoder_linear_at(const struct decoder_linear *l, int in, int out);
 
 /* Row id of the token embedding (n_embd floats) into row. */
 void decoder_token_row(const struct decoder_model *m, int id, float *row);
+
+/* Rows r0 .. r0 + count - 1 of quantized (., in) blocks q of dtype type, widened into out. */
+void decoder_quant_rows(const unsigned char *q, int type, int in, int r0, int count, float *out);
+/* The bytes of one row of in values of quantized dtype type. */
+size_t decoder_quant_row_bytes(int type, int in);
+
+/*
+ * y (n, out) = x (n, in) . W^T for W (out, in) quantized blocks: a slice of
+ * W's rows widened at a time (on the threads) and multiplied as float32;
+ * y's leading dimension ldy.  The same bits as widening W first.  -1 when
+ * memory runs out.
+ */
+int decoder_gemm_quant(const unsigned char *q, int type, int n, int out, int in, const float *x,
+                       float *y, int ldy, int threads);
 
 /*
  * One block's stages for n tokens, each row-major; H = n_head, C = n_embd,

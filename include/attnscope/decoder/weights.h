@@ -27,6 +27,7 @@ struct weights_loader {
     const char *sizes_from; /* what the shapes are checked against, for messages ("config.json") */
     json_t *read;           /* name -> where in the model's memory (a tensor read for several
                                views, GPT-2's c_attn, is read once) */
+    bool keep_quant;        /* quantized matrices read by weights_matrix_any stay quantized */
     bool keep_bf16;         /* bfloat16 matrices read by weights_matrix_kept and weights_linear
                                stay bfloat16 (half the memory; the kernels widen them exactly) */
 };
@@ -83,6 +84,22 @@ int weights_linear(struct weights_loader *ld, struct decoder_linear *l, const ch
  */
 int weights_matrix_kept(struct weights_loader *ld, const char *name, int rows, int cols,
                         const float **f, const uint16_t **h, struct attn_error *err);
+
+/* A matrix as the model keeps it: one of float32, bfloat16 patterns or quantized blocks. */
+struct weights_matrix {
+    const float *f;
+    const uint16_t *h;
+    const unsigned char *q;
+    int qtype; /* q's dtype (tensor.h) */
+};
+
+/*
+ * A matrix of rows x cols as the model keeps it: weights_matrix_kept's
+ * choices, and quantized blocks as they are when the loader keeps them
+ * (keep_quant).  Returns 0, or -1 with err set.
+ */
+int weights_matrix_any(struct weights_loader *ld, const char *name, int rows, int cols,
+                       struct weights_matrix *wm, struct attn_error *err);
 
 /* Closes the files (the weights read stay in the model's memory); m->files_read says how many. */
 void weights_close(struct weights_loader *ld);

@@ -111,7 +111,8 @@ enum attn_status tensor_read_f32(const struct tensor_info *t, tensor_bytes_fn by
 /*
  * The same as float32 (as TENSOR_F32) or as stored (as t->dtype: t->numel
  * values of its size in the host's byte order, a bfloat16 model's weights
- * kept as they ship); another as is refused by name.
+ * kept as they ship; a quantized tensor's blocks as the file has them, on a
+ * little-endian machine); another as is refused by name.
  */
 enum attn_status tensor_read(const struct tensor_info *t, tensor_bytes_fn bytes, void *reader,
                              const char *path, enum tensor_dtype as, void *out,

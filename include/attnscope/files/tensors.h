@@ -79,10 +79,11 @@ const struct tensor_info *tensors_at(const struct tensor_source *s, int i);
 /*
  * The bytes every tensor of the source takes in memory, each from a 64-byte
  * boundary: as float32, or, when keep_bf16, a bfloat16 matrix (two
- * dimensions or more) as its 16-bit patterns (an upper bound for a model,
+ * dimensions or more) as its 16-bit patterns, and when keep_quant a
+ * quantized matrix as its blocks (an upper bound for a model,
  * which reads its tensors once each).  SIZE_MAX when it overflows.
  */
-size_t tensors_held_bytes(const struct tensor_source *s, bool keep_bf16);
+size_t tensors_held_bytes(const struct tensor_source *s, bool keep_bf16, bool keep_quant);
 
 /* The source's GGUF file, when it is one (its metadata describes the model), or NULL. */
 struct gguf;

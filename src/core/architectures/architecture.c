@@ -284,13 +284,16 @@ read_linear_part(struct arch_loader *ld, struct decoder_linear *l, enum arch_rol
         bv += from;
     }
     if (ld->layout->storage == STORE_OUT_IN) {
-        const float *f;
-        const uint16_t *h;
-        if (weights_matrix_kept(&ld->w, w, all, in, &f, &h, err) != 0)
+        struct weights_matrix wm;
+        if (weights_matrix_any(&ld->w, w, all, in, &wm, err) != 0)
             return -1;
-        *l = (struct decoder_linear){ .w = f != NULL ? f + (size_t)from * (size_t)in : NULL,
-                                      .w16 = h != NULL ? h + (size_t)from * (size_t)in : NULL,
-                                      .b = bv, .in = in, .out = out, .ld = in, .out_in = true };
+        *l = (struct decoder_linear){
+            .w = wm.f != NULL ? wm.f + (size_t)from * (size_t)in : NULL,
+            .w16 = wm.h != NULL ? wm.h + (size_t)from * (size_t)in : NULL,
+            .wq = wm.q != NULL ? wm.q + (size_t)from * decoder_quant_row_bytes(wm.qtype, in) : NULL,
+            .wq_type = wm.qtype,
+            .b = bv, .in = in, .out = out, .ld = in, .out_in = true
+        };
         return 0;
     }
     {
@@ -319,9 +322,14 @@ read_linear(struct arch_loader *ld, struct decoder_linear *l, enum arch_role rol
 static int
 unpermute_rows(const struct decoder_linear *l, int heads, int hd, struct attn_error *err)
 {
-    const size_t row = (size_t)l->in;
-    const size_t elem = l->w != NULL ? sizeof(float) : sizeof(uint16_t);
-    unsigned char *w = l->w != NULL ? (unsigned char *)(uintptr_t)l->w : (unsigned char *)(uintptr_t)l->w16;
+    /* A row's bytes (elem 1): float32, bfloat16 or quantized blocks. */
+    const size_t row = l->w != NULL    ? (size_t)l->in * sizeof(float)
+                       : l->w16 != NULL ? (size_t)l->in * sizeof(uint16_t)
+                                        : decoder_quant_row_bytes(l->wq_type, l->in);
+    const size_t elem = 1;
+    unsigned char *w = l->w != NULL      ? (unsigned char *)(uintptr_t)l->w
+                       : l->w16 != NULL ? (unsigned char *)(uintptr_t)l->w16
+                                        : (unsigned char *)(uintptr_t)l->wq;
     unsigned char *tmp = malloc((size_t)hd * row * elem);
 
     if (tmp == NULL) {
@@ -411,6 +419,23 @@ read_layer(struct arch_loader *ld, int i, struct attn_error *err)
                : 0;
 }
 
+/* The token embedding or the head (vocab x width) as the model keeps it (weights_matrix_any). */
+static int
+read_embedding(struct arch_loader *ld, const char *name, const float **f, const uint16_t **h,
+               const unsigned char **q, int *qtype, struct attn_error *err)
+{
+    const struct decoder_config *c = &ld->w.m->cfg;
+    struct weights_matrix wm;
+
+    if (weights_matrix_any(&ld->w, name, c->vocab_size, c->n_embd, &wm, err) != 0)
+        return -1;
+    *f = wm.f;
+    *h = wm.h;
+    *q = wm.q;
+    *qtype = wm.qtype;
+    return 0;
+}
+
 /*
  * The head: tied to the embedding, a classifier's own (fewer rows, with a
  * bias), or its own matrix.  Hugging Face keeps lm_head beside the model's
@@ -427,6 +452,8 @@ read_head(struct arch_loader *ld, struct attn_error *err)
 
     m->lm_head = m->wte;
     m->lm_head16 = m->wte16;
+    m->lm_headq = m->wteq;
+    m->lm_headq_type = m->wteq_type;
     if (c->tied && c->n_classes == 0)
         return 0;
     if (arch_name(ld, ROLE_OUTPUT, 0, false, w, sizeof w) == NULL) {
@@ -451,8 +478,7 @@ read_head(struct arch_loader *ld, struct attn_error *err)
                  ? -1
                  : 0;
     else
-        rc = weights_matrix_kept(&ld->w, w, c->vocab_size, c->n_embd, &m->lm_head, &m->lm_head16,
-                                 err);
+        rc = read_embedding(ld, w, &m->lm_head, &m->lm_head16, &m->lm_headq, &m->lm_headq_type, err);
     memcpy(ld->w.prefix, saved, sizeof saved);
     return rc;
 }
@@ -466,7 +492,7 @@ read_tensors(struct arch_loader *ld, struct attn_error *err)
     char name[160];
 
     if (arch_name(ld, ROLE_TOKEN_EMBD, 0, false, name, sizeof name) == NULL ||
-        weights_matrix_kept(&ld->w, name, c->vocab_size, c->n_embd, &m->wte, &m->wte16, err) != 0)
+        read_embedding(ld, name, &m->wte, &m->wte16, &m->wteq, &m->wteq_type, err) != 0)
         return -1;
     switch (c->positions) {
     case DECODER_POSITIONS_LEARNED:
@@ -603,7 +629,7 @@ enum attn_status
 architecture_read(struct decoder_model *m, const struct architecture *arch, const char *dir,
                   const struct arch_options *o, struct attn_error *err)
 {
-    static const struct arch_options none = { NULL, 0 };
+    static const struct arch_options none = { NULL, 0, false };
     struct arch_loader ld;
     enum attn_status rc = ATTN_EPARSE;
 
@@ -614,7 +640,10 @@ architecture_read(struct decoder_model *m, const struct architecture *arch, cons
     m->bos_token = -1;
     if (weights_open(&ld.w, m, o->weights != NULL ? o->weights : dir, err) != ATTN_OK)
         return err->status;
-    if (choose(&ld, arch, err) != 0 || ld.arch->describe(&ld, dir, o, err) != ATTN_OK ||
+    if (choose(&ld, arch, err) != 0)
+        goto fail;
+    ld.w.keep_quant = ld.layout->layout == ARCH_GGUF && !o->widen; /* (only GGUF's are quantized) */
+    if (ld.arch->describe(&ld, dir, o, err) != ATTN_OK ||
         decoder_config_check(&m->cfg, m->source, ld.w.sizes_from, err) != ATTN_OK ||
         check_layers(&ld, err) != 0)
         goto fail;

@@ -156,7 +156,71 @@ decoder_linear_at(const struct decoder_linear *l, int in, int out)
         return l->w[at];
     if (l->w16 != NULL)
         return tensor_bf16_to_f32(l->w16[at]);
+    if (l->wq != NULL) {
+        /* The block that holds it, widened. */
+        size_t per;
+        const size_t bytes = tensor_dtype_block((enum tensor_dtype)l->wq_type, &per);
+        float block[256];
+        tensor_to_f32((enum tensor_dtype)l->wq_type,
+                      l->wq + (size_t)out * decoder_quant_row_bytes(l->wq_type, l->in) +
+                          (size_t)in / per * bytes,
+                      per, block);
+        return block[(size_t)in % per];
+    }
     return linalg_packed_at(&l->packed, out, in);
+}
+
+size_t
+decoder_quant_row_bytes(int type, int in)
+{
+    size_t per;
+    const size_t bytes = tensor_dtype_block((enum tensor_dtype)type, &per);
+
+    return (size_t)in / per * bytes;
+}
+
+void
+decoder_quant_rows(const unsigned char *q, int type, int in, int r0, int count, float *out)
+{
+    tensor_to_f32((enum tensor_dtype)type, q + (size_t)r0 * decoder_quant_row_bytes(type, in),
+                  (size_t)count * (size_t)in, out);
+}
+
+struct quant_job {
+    const unsigned char *q;
+    int type, in, r0;
+    float *out;
+};
+
+static void
+widen_rows(void *ctx, int begin, int end)
+{
+    const struct quant_job *j = ctx;
+
+    decoder_quant_rows(j->q, j->type, j->in, j->r0 + begin, end - begin,
+                       j->out + (size_t)begin * (size_t)j->in);
+}
+
+int
+decoder_gemm_quant(const unsigned char *q, int type, int n, int out, int in, const float *x,
+                   float *y, int ldy, int threads)
+{
+    /* Slices of about 4 MiB of float32: in the cache while they are multiplied. */
+    int slice = in > 0 && (1 << 20) / in >= 16 ? (1 << 20) / in / 16 * 16 : 16;
+    float *w = malloc((size_t)slice * (size_t)in * sizeof *w);
+
+    if (w == NULL && (w = malloc((size_t)16 * (size_t)in * sizeof *w)) != NULL)
+        slice = 16;
+    if (w == NULL)
+        return -1;
+    for (int r0 = 0; r0 < out; r0 += slice) {
+        const int rows = out - r0 < slice ? out - r0 : slice;
+        struct quant_job job = { q, type, in, r0, w };
+        parallel_for(rows, in, threads, widen_rows, &job);
+        parallel_gemm(true, n, rows, in, x, in, w, in, y + r0, ldy, threads);
+    }
+    free(w);
+    return 0;
 }
 
 void
@@ -171,6 +235,10 @@ decoder_token_row(const struct decoder_model *m, int id, float *row)
     if (m->wte16 != NULL) {
         for (int p = 0; p < C; p++)
             row[p] = tensor_bf16_to_f32(m->wte16[(size_t)id * (size_t)C + (size_t)p]);
+        return;
+    }
+    if (m->wteq != NULL) {
+        decoder_quant_rows(m->wteq, m->wteq_type, C, id, 1, row);
         return;
     }
     for (int p = 0; p < C; p++) /* (the output head's pack: token id is its column id) */

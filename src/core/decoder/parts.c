@@ -200,7 +200,12 @@ part_linear(const struct decoder_linear *l, const float *x, int n, float *y, int
         else if (l->w16 != NULL)
             parallel_gemm_bf16(l->out_in, n, l->out, l->in, x, l->in, l->w16, l->ld, y, l->out,
                                threads);
-        else /* only the pack left, and it cannot serve (another kernel's, no memory) */
+        else if (l->wq != NULL) {
+            /* (no memory for even 16 widened rows: NaN, seen, rather than other numbers) */
+            if (decoder_gemm_quant(l->wq, l->wq_type, n, l->out, l->in, x, y, l->out, threads) != 0)
+                for (size_t i = 0; i < (size_t)n * (size_t)l->out; i++)
+                    y[i] = NAN;
+        } else /* only the pack left, and it cannot serve (another kernel's, no memory) */
             linalg_gemm_packed_plain(n, x, l->in, &l->packed, 0, l->out, y, l->out);
     }
     if (l->b == NULL) /* (the book's qkv_bias=False) */

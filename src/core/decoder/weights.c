@@ -65,7 +65,7 @@ enum attn_status
 weights_reserve(struct weights_loader *ld, struct attn_error *err)
 {
     struct decoder_model *m = ld->m;
-    const size_t bytes = tensors_held_bytes(&ld->src, ld->keep_bf16);
+    const size_t bytes = tensors_held_bytes(&ld->src, ld->keep_bf16, ld->keep_quant);
     const size_t avail = sysmem_available();
     size_t len;
     unsigned char *map;
@@ -78,7 +78,13 @@ weights_reserve(struct weights_loader *ld, struct attn_error *err)
                          "available (of %zu MiB): attnscope holds a model's weights in memory; "
                          "use a smaller model or free memory",
                          m->source, bytes >> 20, avail >> 20, sysmem_total() >> 20);
-    len = bytes + HUGE_PAGE;
+    /*
+     * Address space for every tensor widened (never touched unless used: a
+     * quantized matrix some reader widens still fits), the memory checked
+     * above for what is kept.
+     */
+    len = tensors_held_bytes(&ld->src, ld->keep_bf16, false);
+    len = (len > bytes ? len : bytes) + HUGE_PAGE;
     map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                -1, 0);
     if (map == MAP_FAILED)
@@ -160,13 +166,14 @@ shape_text(char *buf, size_t size, const int64_t *shape, int ndim)
 }
 
 /*
- * The tensor name (after the prefix) of the given shape, as float32, or as
- * bfloat16 patterns when kept is set, the loader keeps them and the file
- * has them (*kept then true).
+ * The tensor name (after the prefix) of the given shape, as float32, or,
+ * when kept is set, as the file keeps it where the loader keeps that dtype
+ * (bfloat16 patterns, quantized blocks): *kept says which (TENSOR_F32:
+ * widened).
  */
 static const void *
 read_tensor(struct weights_loader *ld, const char *name, int ndim, const int64_t *shape,
-            bool *kept, struct attn_error *err)
+            enum tensor_dtype *kept, struct attn_error *err)
 {
     struct decoder_model *m = ld->m;
     char full[160];
@@ -194,17 +201,23 @@ read_tensor(struct weights_loader *ld, const char *name, int ndim, const int64_t
                   shape_text(want, sizeof want, shape, ndim));
         return NULL;
     }
-    as = kept != NULL && ld->keep_bf16 && t->dtype == TENSOR_BF16 ? TENSOR_BF16 : TENSOR_F32;
+    as = TENSOR_F32;
+    if (kept != NULL && ld->keep_bf16 && t->dtype == TENSOR_BF16)
+        as = TENSOR_BF16;
+    if (kept != NULL && ld->keep_quant && t->dtype >= TENSOR_Q4_0 && t->refused == NULL)
+        as = t->dtype;
     if (kept != NULL)
-        *kept = as == TENSOR_BF16;
+        *kept = as;
     /* A tensor read for several views (GPT-2's c_attn holds Q, K and V) is read once. */
-    snprintf(key, sizeof key, "%s%s", full, as == TENSOR_BF16 ? " (bf16)" : "");
+    snprintf(key, sizeof key, "%s (%s)", full, tensor_dtype_name(as));
     {
         json_t *known = json_object_get(ld->read, key);
         if (known != NULL)
             return (unsigned char *)m->weights_map + json_integer_value(known);
     }
-    v = weights_alloc(m, t->numel * (as == TENSOR_BF16 ? sizeof(uint16_t) : sizeof(float)));
+    v = weights_alloc(m, as >= TENSOR_Q4_0 ? t->end - t->begin
+                                           : t->numel * (as == TENSOR_BF16 ? sizeof(uint16_t)
+                                                                           : sizeof(float)));
     if (v == NULL) {
         attn_fail(err, ATTN_ENOMEM, "%s: out of memory for tensor '%s' (%zu values)", file, full,
                   t->numel);
@@ -232,14 +245,39 @@ int
 weights_matrix_kept(struct weights_loader *ld, const char *name, int rows, int cols,
                     const float **f, const uint16_t **h, struct attn_error *err)
 {
+    /* (its callers read float32 and bfloat16: quantized blocks are widened for them) */
+    const bool keep = ld->keep_quant;
+    struct weights_matrix wm;
+    int rc;
+
+    ld->keep_quant = false;
+    rc = weights_matrix_any(ld, name, rows, cols, &wm, err);
+    ld->keep_quant = keep;
+    *f = wm.f;
+    *h = wm.h;
+    return rc;
+}
+
+int
+weights_matrix_any(struct weights_loader *ld, const char *name, int rows, int cols,
+                   struct weights_matrix *wm, struct attn_error *err)
+{
     const int64_t shape[2] = { rows, cols };
-    bool kept = false;
+    enum tensor_dtype kept = TENSOR_F32;
     const void *v = read_tensor(ld, name, 2, shape, &kept, err);
 
-    *f = kept ? NULL : v;
-    *h = kept ? v : NULL;
-    return v == NULL ? -1 : 0;
+    memset(wm, 0, sizeof *wm);
+    if (v == NULL)
+        return -1;
+    if (kept == TENSOR_BF16)
+        wm->h = v;
+    else if (kept >= TENSOR_Q4_0)
+        wm->q = v, wm->qtype = (int)kept;
+    else
+        wm->f = v;
+    return 0;
 }
+
 
 const float *
 weights_vector(struct weights_loader *ld, const char *name, int n, struct attn_error *err)

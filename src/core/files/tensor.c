@@ -204,16 +204,20 @@ tensor_read(const struct tensor_info *t, tensor_bytes_fn bytes, void *reader, co
 
     if (t->refused != NULL)
         return attn_fail(err, ATTN_EPARSE, "%s: tensor '%s' %s", path, t->name, t->refused);
-    if (as != TENSOR_F32 && (as != t->dtype || t->dtype >= TENSOR_Q4_0))
+    if (as != TENSOR_F32 && as != t->dtype)
         return attn_fail(err, ATTN_EPARSE, "%s: tensor '%s' is %s, not %s", path, t->name,
                          tensor_dtype_name(t->dtype), tensor_dtype_name(as));
     if (t->numel % per_block != 0 || t->end - t->begin != blocks * bsize)
         return attn_fail(err, ATTN_EPARSE, "%s: tensor '%s' has %zu bytes for %zu values of %s",
                          path, t->name, t->end - t->begin, t->numel, tensor_dtype_name(t->dtype));
     memcpy(&little, &one, 1);
+    if (as == t->dtype && as >= TENSOR_Q4_0 && little != 1)
+        return attn_fail(err, ATTN_EPARSE, "%s: tensor '%s': %s blocks are kept on little-endian "
+                                           "machines only",
+                         path, t->name, tensor_dtype_name(as));
     if (as == t->dtype && little == 1 && !t->has_crc) {
-        /* Its own type on a little-endian host: the file's bytes are the values. */
-        rc = bytes(reader, t->unit, t->begin, out, t->numel * bsize, err);
+        /* Its own type on a little-endian host: the file's bytes are the values (or blocks). */
+        rc = bytes(reader, t->unit, t->begin, out, blocks * bsize, err);
         if (rc != ATTN_OK)
             return rc;
     } else if (as == t->dtype && little == 1) {
@@ -222,7 +226,7 @@ tensor_read(const struct tensor_info *t, tensor_bytes_fn bytes, void *reader, co
          * the cache (checking 500 MB after reading it read it all again
          * from memory).
          */
-        const size_t total = t->numel * bsize;
+        const size_t total = blocks * bsize;
         unsigned char *to = out;
         for (size_t done = 0; done < total;) {
             const size_t n = total - done < ((size_t)1 << 20) ? total - done : (size_t)1 << 20;

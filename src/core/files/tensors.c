@@ -617,7 +617,7 @@ tensors_at(const struct tensor_source *s, int i)
 }
 
 size_t
-tensors_held_bytes(const struct tensor_source *s, bool keep_bf16)
+tensors_held_bytes(const struct tensor_source *s, bool keep_bf16, bool keep_quant)
 {
     size_t bytes = 0;
 
@@ -626,6 +626,13 @@ tensors_held_bytes(const struct tensor_source *s, bool keep_bf16)
         for (int t = 0; t < c->count; t++) {
             const struct tensor_info *ti = &c->tensors[t];
             const size_t each = keep_bf16 && ti->dtype == TENSOR_BF16 && ti->ndim >= 2 ? 2 : 4;
+            if (keep_quant && ti->dtype >= TENSOR_Q4_0 && ti->ndim == 2 && ti->refused == NULL) {
+                /* (kept as the file's blocks) */
+                if (ti->end - ti->begin > SIZE_MAX - bytes - 64)
+                    return SIZE_MAX;
+                bytes += (ti->end - ti->begin + 63) / 64 * 64;
+                continue;
+            }
             if (ti->numel > (SIZE_MAX - bytes - 64) / each)
                 return SIZE_MAX;
             bytes += (ti->numel * each + 63) / 64 * 64;

@@ -671,7 +671,7 @@ model_open(struct model *m, const char *what, const struct model_options *o,
                         sizeof tokenizer_from, err);
     if (rc == ATTN_OK) {
         const struct arch_options ao = { m->weights[0] != '\0' ? m->weights : NULL,
-                                         o != NULL ? o->heads : 0 };
+                                         o != NULL ? o->heads : 0, false };
 #ifdef __GLIBC__
         malloc_trim(0);
 #endif
