@@ -6,7 +6,8 @@
  * (tests/oracle/format_fixtures.py): as Hugging Face's safetensors, as
  * OpenAI's TensorFlow checkpoint (an index written by LevelDB's own
  * TableBuilder, plain and Snappy-compressed, in one data file and in
- * three, and in half precision), and expected.txt, PyTorch's forward of
+ * three, and in half precision; as llama.cpp's GGUF, tests/oracle/gguf_models.py), and
+ * expected.txt, PyTorch's forward of
  * it with every stage of every layer.  Each format must agree with PyTorch
  * to 1e-5 at every stage, and the float32 files of the one model must give
  * bit-identical stages.
@@ -170,33 +171,21 @@ START_TEST(every_format_agrees_with_pytorch)
         decoder_run_destroy(&r);
         decoder_destroy(&m);
     }
-    decoder_run_destroy(&hf_run);
-    decoder_destroy(&hf);
-    free(e.text);
-}
-END_TEST
-
-/* llama.cpp's GGUF of the same GPT-2 (tests/oracle/gguf_models.py): the safetensors' stages, bit for bit. */
-START_TEST(a_gguf_file_agrees_with_pytorch)
-{
-    struct expected e;
-    struct decoder_model hf, m;
-    struct decoder_run hf_run, r;
-    char path[4200];
-    struct arch_options o = { NULL, 0, false };
-
-    expected_load(&e, test_path(FORMATS "/expected.txt"));
-    run_and_check(test_path(FORMATS "/hf"), "f32", &e, &hf, &hf_run);
-    snprintf(path, sizeof path, "%s/model.gguf", test_path(FORMATS "/gguf"));
-    o.weights = path;
-    run_and_check_with(test_path(FORMATS "/gguf"), &o, "f32", &e, &m, &r);
-    ck_assert_str_eq(m.format, "GGUF: F32 28 tensors");
-    ck_assert_int_eq(m.names, DECODER_NAMES_GGUF);
-    ck_assert_str_eq(m.described_by, "its GGUF metadata");
-    ck_assert(m.cfg.tied);
-    expect_identical("gguf", &m, &hf_run, &r);
-    decoder_run_destroy(&r);
-    decoder_destroy(&m);
+    {
+        /* llama.cpp's GGUF of it (tests/oracle/gguf_models.py): the same stages, bit for bit. */
+        struct decoder_model m;
+        struct decoder_run r;
+        struct arch_options o = { path, 0, false };
+        snprintf(path, sizeof path, "%s/model.gguf", test_path(FORMATS "/gguf"));
+        run_and_check_with(test_path(FORMATS "/gguf"), &o, "f32", &e, &m, &r);
+        ck_assert_str_eq(m.format, "GGUF: F32 28 tensors");
+        ck_assert_int_eq(m.names, DECODER_NAMES_GGUF);
+        ck_assert_str_eq(m.described_by, "its GGUF metadata");
+        ck_assert(m.cfg.tied);
+        expect_identical("gguf", &m, &hf_run, &r);
+        decoder_run_destroy(&r);
+        decoder_destroy(&m);
+    }
     decoder_run_destroy(&hf_run);
     decoder_destroy(&hf);
     free(e.text);
@@ -869,7 +858,6 @@ formats_suite(void)
     tcase_add_test(tc, pickles_that_want_memory_are_refused_by_their_size);
     tcase_add_test(tc, a_state_dicts_pickle_takes_little_memory);
     tcase_add_test(tc, a_half_precision_checkpoint_agrees_with_pytorch);
-    tcase_add_test(tc, a_gguf_file_agrees_with_pytorch);
     tcase_add_test(tc, a_checkpoint_opens_by_any_of_its_names);
     tcase_add_test(tc, what_a_checkpoint_cannot_give_is_refused_by_name);
     tcase_add_test(tc, a_damaged_checkpoint_says_what_is_wrong);
