@@ -205,11 +205,19 @@ int
 decoder_gemm_quant(const unsigned char *q, int type, int n, int out, int in, const float *x,
                    float *y, int ldy, int threads)
 {
-    /* Slices of about 4 MiB of float32: in the cache while they are multiplied. */
-    int slice = in > 0 && (1 << 20) / in >= 16 ? (1 << 20) / in / 16 * 16 : 16;
-    float *w = malloc((size_t)slice * (size_t)in * sizeof *w);
+    /*
+     * Slices of up to 16 MiB of float32: a layer's matrix is most often one
+     * slice, so the products pack x once, as for a float32 matrix.
+     */
+    const size_t most = (size_t)4 << 20;
+    int slice = in > 0 && most / (size_t)in >= 16 ? (int)(most / (size_t)in / 16 * 16) : 16;
+    float *w;
 
-    if (w == NULL && (w = malloc((size_t)16 * (size_t)in * sizeof *w)) != NULL)
+    if (slice > out)
+        slice = (out + 15) / 16 * 16;
+    /* (no memory for the slice: 16 rows at a time) */
+    if ((w = malloc((size_t)slice * (size_t)in * sizeof *w)) == NULL &&
+        (w = malloc((size_t)16 * (size_t)in * sizeof *w)) != NULL)
         slice = 16;
     if (w == NULL)
         return -1;
