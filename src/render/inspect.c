@@ -8,6 +8,8 @@
 
 #include "attnscope/families/decoder/family_decoder.h"
 #include "render/heatmap.h"
+#include "attnscope/files/quants.h"
+#include "attnscope/files/tensor.h"
 #include "render/inspect.h"
 #include "render/parts/parts.h"
 
@@ -39,6 +41,27 @@ inspect_products(struct out *o, const float *a, int sa, const float *b, int sb, 
     }
 }
 
+/*
+ * A quantized matrix's first weight of column col made from its block
+ * (what the file keeps: a scale, an integer, a minimum), after the products.
+ */
+static void
+inspect_quant(struct out *o, const struct decoder_linear *l, int col)
+{
+    const enum quant_type q = (enum quant_type)(l->wq_type - TENSOR_Q4_0);
+    const size_t per = (size_t)quant_block_values(q);
+    float scale, min;
+    int level;
+    char s[24], m[24], w[24];
+    const bool has_min = quant_explain(q, l->wq + (size_t)col * decoder_quant_row_bytes(l->wq_type, l->in),
+                                       0, &scale, &min, &level);
+
+    emit(o, "\n(weights as the file keeps them: %s blocks of %zu; the first, %s = %s%s%d%s%s)",
+         quant_name(q), per, inspect_num(w, decoder_linear_at(l, 0, col)), inspect_num(s, scale),
+         o->times, level, has_min ? (q == QUANT_Q4_1 || q == QUANT_Q5_1 ? " + " : " - ") : "",
+         has_min ? inspect_num(m, min) : "");
+}
+
 void
 inspect_linear(struct out *o, const float *a, const struct decoder_linear *l, int col,
                int max_terms)
@@ -49,11 +72,13 @@ inspect_linear(struct out *o, const float *a, const struct decoder_linear *l, in
     for (int k = 0; k < l->in; k++) {
         if (k == max_terms && l->in > max_terms + 1) {
             emit(o, " + ... (%d terms in all)", l->in);
-            return;
+            break;
         }
         emit(o, "%s%s%s%s", k ? " + " : "", inspect_num(x, a[k]), o->times,
              inspect_num(y, decoder_linear_at(l, k, col)));
     }
+    if (l->wq != NULL)
+        inspect_quant(o, l, col);
 }
 
 void

@@ -11,6 +11,7 @@
 
 #include "attnscope/files/fileio.h"
 #include "attnscope/files/gguf.h"
+#include "attnscope/files/quants.h"
 #include "attnscope/files/tensors.h"
 #include "gguf_writer.h"
 #include "testutil.h"
@@ -55,6 +56,46 @@ START_TEST(every_type_dequantizes_as_ggml_does)
                      "Q4_K 1, Q5_K 1, Q6_K 1, BF16 1");
     free(expected);
     tensors_close(&src);
+}
+END_TEST
+
+/*
+ * What the cell panel says of a quantized weight (quant_explain: its
+ * scale, minimum and integer) makes the weight: scale x level - min (or +
+ * min, or no min), rounded as the dequantizer rounds it, for every value of
+ * every block of every type in quants.gguf.
+ */
+START_TEST(every_weight_is_its_blocks_scale_times_its_integer)
+{
+    struct gguf g;
+    struct attn_error err;
+    unsigned char raw[2 * 512 * 2];
+    float got[2 * 512];
+
+    ck_assert_msg(gguf_open(&g, test_path("tests/fixtures/gguf/quants.gguf"), &err) == ATTN_OK,
+                  "%s", err.msg);
+    for (int q = 0; q < QUANT_TYPES; q++) {
+        const struct tensor_info *t = tensor_catalogue_find(&g.cat, quant_name((enum quant_type)q));
+        const int per = quant_block_values((enum quant_type)q);
+        const size_t bytes = quant_block_bytes((enum quant_type)q);
+        ck_assert_ptr_nonnull(t);
+        ck_assert_uint_le(t->end - t->begin, sizeof raw);
+        ck_assert_int_eq(gguf_read(&g, t, t->dtype, raw, &err), ATTN_OK); /* (the blocks as kept) */
+        ck_assert_int_eq(gguf_read(&g, t, TENSOR_F32, got, &err), ATTN_OK);
+        for (int i = 0; i < 2 * 512; i++) {
+            float scale, min, want;
+            int level;
+            const bool has_min = quant_explain((enum quant_type)q, raw + (size_t)(i / per) * bytes,
+                                               i % per, &scale, &min, &level);
+            want = scale * (float)level;
+            if (has_min)
+                want = q == QUANT_Q4_1 || q == QUANT_Q5_1 ? want + min : want - min;
+            ck_assert_msg(memcmp(&want, &got[i], sizeof want) == 0, "%s[%d]: %g x %d, min %g: %g, not %g",
+                          quant_name((enum quant_type)q), i, (double)scale, level, (double)min,
+                          (double)want, (double)got[i]);
+        }
+    }
+    gguf_close(&g);
 }
 END_TEST
 
@@ -251,6 +292,7 @@ gguf_suite(void)
     tcase_set_timeout(t, 60);
     tcase_add_test(t, every_type_dequantizes_as_ggml_does);
     tcase_add_test(t, metadata_of_every_type);
+    tcase_add_test(t, every_weight_is_its_blocks_scale_times_its_integer);
     tcase_add_test(t, damaged_and_hostile_files_are_refused_by_name);
     suite_add_tcase(s, t);
     return s;

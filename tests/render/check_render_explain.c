@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include "attnscope/files/quants.h"
 #include "render_harness.h"
 
 START_TEST(inspector_spells_out_each_stage)
@@ -857,6 +858,36 @@ START_TEST(ropes_pair_is_marked)
 END_TEST
 
 /*
+ * A quantized GGUF's weight in the cell panel (issue 39, item 6): the type
+ * the file keeps and the first weight made from its block's scale and
+ * integer.
+ */
+START_TEST(a_quantized_weight_says_its_block)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    static struct model m;
+    char buf[4096];
+    char want[96];
+    float scale, min;
+    int level;
+    const struct decoder_linear *q;
+
+    attention_config_init(&cfg);
+    model_on_layer_1(&p, &cfg, &m, "tests/fixtures/llama/qwen3-tok-gguf", "the cat sat");
+    q = &m.dec.blocks[1].q;
+    ck_assert_ptr_nonnull(q->wq);
+    inspect_cell(&p, VIEW_QKV, 0, 1, 0, false, 4, true, buf, sizeof buf);
+    (void)quant_explain(QUANT_Q8_0, q->wq, 0, &scale, &min, &level);
+    snprintf(want, sizeof want, "Q8_0 blocks of 32; the first, %.4f = %.4f \xc3\x97 %d)",
+             (double)decoder_linear_at(q, 0, 0), (double)scale, level);
+    ck_assert_msg(strstr(buf, want) != NULL, "%s (want '%s')", buf, want);
+    pipeline_destroy(&p);
+    model_close(&m);
+}
+END_TEST
+
+/*
  * Packed weights that replace the f32 ones (the view's, decoder_release_unpacked)
  * read the same: the next tokens, the logit lens, and every cell of every
  * stage of every layer as the inspector spells it out (the products through
@@ -964,6 +995,7 @@ render_explain_suite(void)
     tcase_add_test(units, a_models_words_are_its_own);
     tcase_add_test(units, a_cut_explanation_says_so);
     tcase_add_test(units, ropes_pair_is_marked);
+    tcase_add_test(units, a_quantized_weight_says_its_block);
     suite_add_tcase(s, units);
     return s;
 }

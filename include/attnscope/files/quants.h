@@ -46,4 +46,15 @@ const char *quant_name(enum quant_type q);
 /* blocks blocks of type q at src into out (blocks x quant_block_values floats). */
 void quant_dequantize(enum quant_type q, const unsigned char *src, size_t blocks, float *out);
 
+/*
+ * What made value k (0 <= k < quant_block_values) of the block at src, as
+ * the cell panel says it: the scale it multiplies (its sub-block's, for a
+ * K-quant: the block's d times the sub-block's own), the integer, and the
+ * minimum, returning whether the type has one.  value = scale x level -
+ * min (Q2_K, Q4_K, Q5_K), scale x level + min (Q4_1, Q5_1), scale x level
+ * (the rest), each as the dequantizer rounds it.
+ */
+bool quant_explain(enum quant_type q, const unsigned char *src, int k, float *scale, float *min,
+                   int *level);
+
 #endif

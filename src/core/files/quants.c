@@ -255,3 +255,97 @@ quant_dequantize(enum quant_type q, const unsigned char *src, size_t blocks, flo
         }
     }
 }
+
+/*
+ * What made value k of the block at b: the scale it multiplies, the
+ * minimum (or offset) and the integer, as the dequantizers above use them.
+ */
+bool
+quant_explain(enum quant_type q, const unsigned char *b, int k, float *scale, float *min,
+              int *level)
+{
+    *min = 0.0f;
+    switch (q) {
+    case QUANT_Q4_0:
+    case QUANT_Q4_1: {
+        const unsigned char *qs = b + (q == QUANT_Q4_1 ? 4 : 2);
+        const int raw = k < QK / 2 ? qs[k] & 0x0f : qs[k - QK / 2] >> 4;
+        *scale = half_at(b);
+        *level = q == QUANT_Q4_1 ? raw : raw - 8;
+        if (q == QUANT_Q4_1)
+            *min = half_at(b + 2);
+        return q == QUANT_Q4_1;
+    }
+    case QUANT_Q5_0:
+    case QUANT_Q5_1: {
+        const unsigned char *hb = b + (q == QUANT_Q5_1 ? 4 : 2);
+        const uint32_t high = (uint32_t)hb[0] | (uint32_t)hb[1] << 8 | (uint32_t)hb[2] << 16 |
+                              (uint32_t)hb[3] << 24;
+        const int j = k % (QK / 2);
+        const int raw = (k < QK / 2 ? hb[4 + j] & 0x0f : hb[4 + j] >> 4) | (int)((high >> k) & 1) << 4;
+        *scale = half_at(b);
+        *level = q == QUANT_Q5_1 ? raw : raw - 16;
+        if (q == QUANT_Q5_1)
+            *min = half_at(b + 2);
+        return q == QUANT_Q5_1;
+    }
+    case QUANT_Q8_0:
+        *scale = half_at(b);
+        *level = (int8_t)b[2 + k];
+        return false;
+    case QUANT_Q2_K: {
+        /* Values 128h + 32p' ... : half h, shift s (2 bits apart), part p, position l. */
+        const int h = k / 128, s = (k % 128) / 32, p = (k % 32) / 16, l = k % 16;
+        const unsigned char sc = b[h * 8 + s * 2 + p];
+        const unsigned char *qs = b + QK_K / 16 + 32 * h;
+        *scale = half_at(b + QK_K / 16 + QK_K / 4) * (float)(sc & 0x0f);
+        *min = half_at(b + QK_K / 16 + QK_K / 4 + 2) * (float)(sc >> 4);
+        *level = (qs[p * 16 + l] >> (2 * s)) & 3;
+        return true;
+    }
+    case QUANT_Q3_K: {
+        const int h = k / 128, s = (k % 128) / 32, p = (k % 32) / 16, l = k % 16;
+        const int sub = h * 8 + s * 2 + p;
+        const unsigned char *packed = b + QK_K / 8 + QK_K / 4;
+        const int low = sub < 8 ? packed[sub] & 0x0f : packed[sub - 8] >> 4;
+        const int top = (packed[8 + sub % 4] >> (2 * (sub / 4))) & 3;
+        const int i = p * 16 + l;
+        *scale = half_at(packed + 12) * (float)((low | top << 4) - 32);
+        *level = ((b[QK_K / 8 + 32 * h + i] >> (2 * s)) & 3) - ((b[i] & (1 << (h * 4 + s))) ? 0 : 4);
+        return false;
+    }
+    case QUANT_Q4_K:
+    case QUANT_Q5_K: {
+        const bool five = q == QUANT_Q5_K;
+        const int pair = k / 64, hi = (k % 64) / 32, l = k % 32;
+        const unsigned char *qs = b + 16 + (five ? QK_K / 8 : 0) + 32 * pair;
+        int sc, m;
+        scale_min(2 * pair + hi, b + 4, &sc, &m);
+        *scale = half_at(b) * (float)sc;
+        *min = half_at(b + 2) * (float)m;
+        *level = (hi ? qs[l] >> 4 : qs[l] & 0x0f) +
+                 (five && (b[16 + l] >> (2 * pair + hi)) & 1 ? 16 : 0);
+        return true;
+    }
+    case QUANT_Q6_K: {
+        const int h = k / 128, r = k % 128, quarter = r / 32, l = r % 32;
+        const unsigned char *ql = b + 64 * h, *qh = b + QK_K / 2 + 32 * h;
+        const int8_t *sc = (const int8_t *)(b + QK_K / 2 + QK_K / 4) + 8 * h;
+        int v;
+        switch (quarter) {
+        case 0: v = (ql[l] & 0x0f) | ((qh[l] >> 0) & 3) << 4; break;
+        case 1: v = (ql[l + 32] & 0x0f) | ((qh[l] >> 2) & 3) << 4; break;
+        case 2: v = (ql[l] >> 4) | ((qh[l] >> 4) & 3) << 4; break;
+        default: v = (ql[l + 32] >> 4) | ((qh[l] >> 6) & 3) << 4; break;
+        }
+        *scale = half_at(b + QK_K / 2 + QK_K / 4 + QK_K / 16) * (float)sc[l / 16 + 2 * quarter];
+        *level = v - 32;
+        return false;
+    }
+    case QUANT_TYPES:
+        break;
+    }
+    *scale = 0.0f;
+    *level = 0;
+    return false;
+}
