@@ -43,7 +43,7 @@ inspect_products(struct out *o, const float *a, int sa, const float *b, int sb, 
 
 /*
  * A quantized matrix's first weight of column col made from its block
- * (what the file keeps: a scale, an integer, a minimum), after the products.
+ * (what the file keeps: a scale, an integer, a minimum), a line of its own.
  */
 static void
 inspect_quant(struct out *o, const struct decoder_linear *l, int col)
@@ -56,7 +56,7 @@ inspect_quant(struct out *o, const struct decoder_linear *l, int col)
     const bool has_min = quant_explain(q, l->wq + (size_t)col * decoder_quant_row_bytes(l->wq_type, l->in),
                                        0, &scale, &min, &level);
 
-    emit(o, "\n(weights as the file keeps them: %s blocks of %zu; the first, %s = %s%s%d%s%s)",
+    emit(o, "(weights as the file keeps them: %s blocks of %zu; the first, %s = %s%s%d%s%s)\n",
          quant_name(q), per, inspect_num(w, decoder_linear_at(l, 0, col)), inspect_num(s, scale),
          o->times, level, has_min ? (q == QUANT_Q4_1 || q == QUANT_Q5_1 ? " + " : " - ") : "",
          has_min ? inspect_num(m, min) : "");
@@ -69,6 +69,8 @@ inspect_linear(struct out *o, const float *a, const struct decoder_linear *l, in
     char x[24];
     char y[24];
 
+    if (l->wq != NULL) /* (first: the products may run past the panel) */
+        inspect_quant(o, l, col);
     for (int k = 0; k < l->in; k++) {
         if (k == max_terms && l->in > max_terms + 1) {
             emit(o, " + ... (%d terms in all)", l->in);
@@ -77,8 +79,6 @@ inspect_linear(struct out *o, const float *a, const struct decoder_linear *l, in
         emit(o, "%s%s%s%s", k ? " + " : "", inspect_num(x, a[k]), o->times,
              inspect_num(y, decoder_linear_at(l, k, col)));
     }
-    if (l->wq != NULL)
-        inspect_quant(o, l, col);
 }
 
 void

@@ -22,6 +22,7 @@ that converter does to the weights restated:
       quantized (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 by gguf-py's own quantize; Q2_K ... Q6_K as random
       blocks, any block being a weight); expected.txt is llama_fixtures.forward over the
       weights as gguf.quants.dequantize gives them.
+  samples/models/minillama-q4: the minillama that ships, in Q4_0 (lesson 18).
   tests/fixtures/formats/gguf: the formats' GPT-2 (tests/fixtures/formats/hf) as GPT2Model
       converts it (its Conv1D matrices transposed), for check_formats.
   qwen3-tok-gguf: a tiny Qwen3 in Q8_0 carrying a byte-level tokenizer (GPT-2's byte
@@ -342,12 +343,58 @@ def gpt2():
     print("wrote", dst)
 
 
+def minillama_q4():
+    """samples/models/minillama (a float32 safetensors folder) as llama.cpp's converter writes it
+    and llama-quantize quantizes it to Q4_0 (every matrix; the norms and biases kept float32),
+    its tokenizer inside (byte-level BPE, Qwen's pre-tokenizer): what lesson 18 opens."""
+    src = os.path.join("samples", "models", "minillama")
+    dst = os.path.join("samples", "models", "minillama-q4")
+    with open(os.path.join(src, "config.json")) as f:
+        cfg = json.load(f)
+    with open(os.path.join(src, "tokenizer.json")) as f:
+        tj = json.load(f)
+    tensors = read_safetensors(os.path.join(src, "model.safetensors"))
+    os.makedirs(dst, exist_ok=True)
+    w = gguf.GGUFWriter(os.path.join(dst, "model.gguf"), "llama")
+    metadata(w, "llama", cfg, cfg["head_dim"])
+    vocab = dict(tj["model"]["vocab"])
+    added = {a["id"]: a for a in tj["added_tokens"]}
+    for i, a in added.items():
+        vocab[a["content"]] = i
+    rev = {i: t for t, i in vocab.items()}
+    V = cfg["vocab_size"]
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("qwen2")
+    w.add_token_list([rev[i] for i in range(V)])
+    w.add_token_types([gguf.TokenType.CONTROL if i in added else gguf.TokenType.NORMAL
+                       for i in range(V)])
+    w.add_token_merges([m if isinstance(m, str) else " ".join(m) for m in tj["model"]["merges"]])
+    w.add_bos_token_id(cfg["bos_token_id"])
+    w.add_add_bos_token(False)
+    for hf, t in tensors.items():
+        if hf.endswith(("q_proj.weight", "q_proj.bias")):
+            t = permute(t, cfg["num_attention_heads"])
+        if hf.endswith(("k_proj.weight", "k_proj.bias")):
+            t = permute(t, cfg["num_key_value_heads"])
+        t = np.ascontiguousarray(t, dtype=np.float32)
+        if t.ndim == 2:
+            w.add_tensor(gguf_name(hf), quantize(t, Q.Q4_0), raw_dtype=Q.Q4_0)
+        else:
+            w.add_tensor(gguf_name(hf), t)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    print("wrote", dst)
+
+
 def main():
     for name in ("qwen3", "llama-gqa", "llama3-scaled", "qwen2"):
         convert(name)
     quantized_qwen3()
     with_tokenizer()
     gpt2()
+    minillama_q4()
 
 
 if __name__ == "__main__":

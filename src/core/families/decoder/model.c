@@ -227,7 +227,7 @@ shipped_model(const char *what, char *dir, size_t size)
         return -1;
     for (int i = 0; i < 4; i++)
         if (roots[i] != NULL && roots[i][0] != '\0' && join(dir, size, roots[i], "/", what) &&
-            is_file(dir, "config.json"))
+            (is_file(dir, "config.json") || is_file(dir, "model.gguf")))
             return 0;
     return -1;
 }
