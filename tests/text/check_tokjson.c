@@ -189,6 +189,60 @@ START_TEST(gguf_tokenizers_give_the_references_ids)
 }
 END_TEST
 
+/*
+ * A SentencePiece tokenizer as llama.cpp's GGUF carries one (tokenizer.ggml.model
+ * llama: pieces, scores, types; Llama 2's and Mistral's kind), trained and
+ * written by tests/oracle/gguf_spm.py: the ids SentencePiece itself gives
+ * each test text (tests/golden/spm-ids.txt), BOS first, byte fallback for
+ * what its 2,000 pieces lack.
+ */
+START_TEST(a_sentencepiece_gguf_gives_sentencepieces_ids)
+{
+    struct bpe b;
+    struct attn_error err;
+    json_t *texts = json_load_file(test_path("tests/fixtures/tokenizers/texts.json"), 0, NULL);
+    FILE *golden = fopen(test_path("tests/golden/spm-ids.txt"), "r");
+    char line[65536];
+    int checked = 0;
+
+    ck_assert_ptr_nonnull(texts);
+    ck_assert_ptr_nonnull(golden);
+    load_gguf_tokenizer(&b, "spm");
+    ck_assert(!b.byte_level && b.byte_fallback);
+    while (fgets(line, sizeof line, golden) != NULL) {
+        char *at;
+        long index;
+        int *ids, n, k = 0;
+        json_t *text;
+        if (strncmp(line, "spm ", 4) != 0)
+            continue;
+        index = strtol(line + 4, &at, 10);
+        text = json_array_get(texts, (size_t)index);
+        ck_assert_ptr_nonnull(text);
+        ck_assert_msg(bpe_encode(&b, json_string_value(text), json_string_length(text), 0, &ids, &n,
+                                 &err) == ATTN_OK,
+                      "text %ld: %s", index, err.msg);
+        while (*at == ' ') {
+            char *end;
+            long want = strtol(at, &end, 10);
+            if (end == at)
+                break;
+            ck_assert_msg(k < n && ids[k] == want, "text %ld: id %d is %d, SentencePiece's %ld", index,
+                          k, k < n ? ids[k] : -1, want);
+            k++;
+            at = end;
+        }
+        ck_assert_msg(k == n, "text %ld: %d ids, SentencePiece's %d", index, n, k);
+        free(ids);
+        checked++;
+    }
+    ck_assert_int_eq(checked, (int)json_array_size(texts));
+    fclose(golden);
+    json_decref(texts);
+    bpe_destroy(&b);
+}
+END_TEST
+
 START_TEST(llama3_ids_are_the_references)
 {
     check_tokenizer("llama3");
@@ -531,6 +585,7 @@ tokjson_suite(void)
     tcase_add_test(t, qwen3_ids_are_the_references);
     tcase_add_test(t, llama3_ids_are_the_references);
     tcase_add_test(t, gguf_tokenizers_give_the_references_ids);
+    tcase_add_test(t, a_sentencepiece_gguf_gives_sentencepieces_ids);
     tcase_add_test(t, gemma3_ids_are_the_references);
     tcase_add_test(t, digits_then_byte_level_ids_are_the_references);
     tcase_add_test(t, every_unicode_digit_is_a_digit);

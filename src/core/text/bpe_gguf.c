@@ -71,6 +71,138 @@ bos_first(int bos, const char *text)
                      "ids", bos, "tokens", text);
 }
 
+/* A merge a SentencePiece vocabulary implies: its pieces' ids, the score of what they make. */
+struct spm_merge {
+    int a, b;
+    float score;
+    int made;
+};
+
+static int
+by_score(const void *x, const void *y)
+{
+    const struct spm_merge *p = x, *q = y;
+
+    if (p->score != q->score)
+        return p->score > q->score ? -1 : 1; /* the highest score first */
+    if (p->made != q->made)
+        return p->made < q->made ? -1 : 1;
+    return p->a - q->a;
+}
+
+/*
+ * SentencePiece's BPE as merges: every split of a normal piece into two
+ * pieces of the vocabulary, ranked by the piece's score (highest first).
+ * Merging the best-scored adjacent pair until none is a piece, as
+ * SentencePiece and llama.cpp's tokenizer do, is applying these merges
+ * lowest rank first (only the pieces' pair order differs, and one piece's
+ * splits never meet: whichever half formed first decides).
+ */
+static json_t *
+spm_merges(const struct gguf_kv *tokens, const struct gguf_kv *scores,
+           const struct gguf_kv *types, json_t *vocab, const char *path, struct attn_error *err)
+{
+    struct spm_merge *list = NULL;
+    size_t count = 0, cap = 0;
+    json_t *out = json_array();
+
+    for (size_t t = 0; t < tokens->count; t++) {
+        const char *s = tokens->strs[t];
+        const size_t n = tokens->lens[t];
+        if (types != NULL && types->ints[t] != 1)
+            continue; /* (normal pieces only: bytes, control and unknown are never merged into) */
+        for (size_t cut = 1; cut < n; cut++) {
+            json_t *a, *bb;
+            char left[512];
+            if ((s[cut] & 0xc0) == 0x80 || cut >= sizeof left)
+                continue; /* (a cut inside a character) */
+            memcpy(left, s, cut);
+            left[cut] = '\0';
+            if ((a = json_object_get(vocab, left)) == NULL || (bb = json_object_get(vocab, s + cut)) == NULL)
+                continue;
+            if (count == cap) {
+                struct spm_merge *bigger = realloc(list, (cap = cap ? 2 * cap : 4096) * sizeof *list);
+                if (bigger == NULL) {
+                    free(list);
+                    json_decref(out);
+                    attn_fail(err, ATTN_ENOMEM, "%s: out of memory for the merges", path);
+                    return NULL;
+                }
+                list = bigger;
+            }
+            list[count++] = (struct spm_merge){ (int)json_integer_value(a),
+                                                (int)json_integer_value(bb), (float)scores->floats[t],
+                                                (int)t };
+        }
+    }
+    qsort(list, count, sizeof *list, by_score);
+    for (size_t i = 0; i < count; i++)
+        json_array_append_new(out, json_pack("[s, s]", tokens->strs[list[i].a], tokens->strs[list[i].b]));
+    free(list);
+    return out;
+}
+
+/*
+ * tokenizer.ggml.model "llama": SentencePiece's BPE (Llama 2, TinyLlama,
+ * Mistral, Gemma) read as the tokenizer.json Hugging Face converts it to: a
+ * space as U+2581 and one before the text (add_space_prefix), the pieces and
+ * the merges their scores imply, byte fallback to the <0xNN> pieces.
+ */
+static enum attn_status
+load_spm(struct bpe *b, const struct gguf *g, const struct gguf_kv *tokens,
+         const struct gguf_kv *types, struct attn_error *err)
+{
+    const struct gguf_kv *scores = gguf_find(g, "tokenizer.ggml.scores");
+    json_t *root, *vocab, *added, *merges, *steps;
+    int64_t prefix = 1, bos = -1, add_bos = 1, unk = -1;
+    enum attn_status rc;
+
+    if (scores == NULL || scores->floats == NULL || scores->count != tokens->count)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: a SentencePiece tokenizer without a score for each of its %zu pieces",
+                         g->path, tokens->count);
+    root = json_object();
+    vocab = json_object();
+    added = json_array();
+    for (size_t i = 0; i < tokens->count; i++) {
+        json_object_set_new(vocab, tokens->strs[i], json_integer((json_int_t)i));
+        if (types != NULL && (types->ints[i] == 3 || types->ints[i] == 4) && tokens->lens[i] > 0)
+            json_array_append_new(added, json_pack("{s:i, s:s, s:b, s:b, s:b, s:b, s:b}", "id",
+                                                   (int)i, "content", tokens->strs[i], "special",
+                                                   types->ints[i] == 3, "single_word", 0, "lstrip",
+                                                   0, "rstrip", 0, "normalized", 0));
+    }
+    if ((merges = spm_merges(tokens, scores, types, vocab, g->path, err)) == NULL) {
+        json_decref(vocab);
+        json_decref(added);
+        json_decref(root);
+        return err->status;
+    }
+    (void)gguf_int(g, "tokenizer.ggml.add_space_prefix", &prefix);
+    (void)gguf_int(g, "tokenizer.ggml.add_bos_token", &add_bos);
+    steps = json_array();
+    if (prefix)
+        json_array_append_new(steps, json_pack("{s:s, s:s}", "type", "Prepend", "prepend", "\xe2\x96\x81"));
+    json_array_append_new(steps, json_pack("{s:s, s:{s:s}, s:s}", "type", "Replace", "pattern",
+                                           "String", " ", "content", "\xe2\x96\x81"));
+    json_object_set_new(root, "added_tokens", added);
+    json_object_set_new(root, "normalizer", json_pack("{s:s, s:o}", "type", "Sequence", "normalizers", steps));
+    json_object_set_new(root, "pre_tokenizer", json_null());
+    if (add_bos && gguf_int(g, "tokenizer.ggml.bos_token_id", &bos) && bos >= 0 &&
+        (size_t)bos < tokens->count)
+        json_object_set_new(root, "post_processor", bos_first((int)bos, tokens->strs[bos]));
+    if (!gguf_int(g, "tokenizer.ggml.unknown_token_id", &unk) || unk < 0 ||
+        (size_t)unk >= tokens->count)
+        unk = -1;
+    json_object_set_new(root, "model",
+                        json_pack("{s:s, s:o, s:o, s:b, s:b, s:b, s:s?}", "type", "BPE", "vocab",
+                                  vocab, "merges", merges, "ignore_merges", 0, "byte_fallback", 1,
+                                  "fuse_unk", 1, "unk_token", unk >= 0 ? tokens->strs[unk] : NULL));
+    rc = bpe_load_tokenizer_root(b, root, g->path, err);
+    json_decref(root);
+    return rc;
+}
+
 enum attn_status
 bpe_load_gguf(struct bpe *b, const struct gguf *g, struct attn_error *err)
 {
@@ -89,10 +221,16 @@ bpe_load_gguf(struct bpe *b, const struct gguf *g, struct attn_error *err)
         return attn_fail(err, ATTN_EPARSE, "%s: no tokenizer in its metadata (tokenizer.ggml.model "
                                            "and tokens)",
                          g->path);
+    if (types != NULL && (types->ints == NULL || types->count != tokens->count))
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: tokenizer.ggml.token_type does not give each of the %zu tokens a type",
+                         g->path, tokens->count);
+    if (strcmp(model, "llama") == 0)
+        return load_spm(b, g, tokens, types, err);
     if (strcmp(model, "gpt2") != 0)
         return attn_fail(err, ATTN_EPARSE,
                          "%s: tokenizer.ggml.model '%s' is not read yet (attnscope reads 'gpt2', "
-                         "byte-level BPE)",
+                         "byte-level BPE, and 'llama', SentencePiece's BPE)",
                          g->path, model);
     for (k = 0; k < sizeof pres / sizeof pres[0]; k++)
         if (pre != NULL && strcmp(pre, pres[k].name) == 0)
@@ -104,10 +242,6 @@ bpe_load_gguf(struct bpe *b, const struct gguf *g, struct attn_error *err)
                          g->path, pre != NULL ? pre : "(missing)");
     if (merges == NULL || merges->item != GGUF_STRING)
         return attn_fail(err, ATTN_EPARSE, "%s: no tokenizer.ggml.merges", g->path);
-    if (types != NULL && (types->ints == NULL || types->count != tokens->count))
-        return attn_fail(err, ATTN_EPARSE,
-                         "%s: tokenizer.ggml.token_type does not give each of the %zu tokens a type",
-                         g->path, tokens->count);
     root = json_object();
     vocab = json_object();
     merge_list = json_array();
