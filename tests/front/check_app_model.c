@@ -814,6 +814,22 @@ START_TEST(the_model_map_reaches_every_layer)
 }
 END_TEST
 
+/* A GGUF file's view says what it opened: the quantization mix (issue 39, item 5). */
+START_TEST(a_gguf_says_what_it_holds)
+{
+    static struct model m;
+    struct app b;
+
+    app_on_model(&b, &m, test_path("tests/fixtures/llama/qwen3-tok-gguf/model.gguf"), NULL, "the cat");
+    ck_assert_msg(b.view.message != NULL &&
+                      strstr(b.view.message, "model.gguf, GGUF: Q8_0 14 tensors, F32 10; its "
+                                             "tokenizer inside.") != NULL,
+                  "%s", b.view.message != NULL ? b.view.message : "(none)");
+    app_destroy(&b);
+    model_close(&m);
+}
+END_TEST
+
 static Suite *
 app_model_suite(void)
 {
@@ -833,6 +849,7 @@ app_model_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_checked_fixture(tc, setup_model, teardown_model);
     tcase_add_test(tc, a_model_steps_through_its_layers);
+    tcase_add_test(tc, a_gguf_says_what_it_holds);
     tcase_add_test(tc, a_model_keeps_only_the_knobs_it_has);
     tcase_add_test(tc, a_model_explains_its_cells);
     tcase_add_test(tc, a_model_takes_new_sentences);
