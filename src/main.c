@@ -407,7 +407,8 @@ run_model(const struct cli_options *o, const char *sentence)
 
     attn_error_clear(&err);
     /* A value of an option the files contradict (--heads, --classes) is the user's to change. */
-    if (model_open(&m, o->model, &(struct model_options){ o->model_heads, o->classes }, &err) !=
+    if (model_open(&m, o->model,
+                   &(struct model_options){ o->model_heads, o->classes, o->verify }, &err) !=
         ATTN_OK) {
         /* The model's name came from the environment, not the command line: say so. */
         if (o->model_from_env && strncmp(err.msg, "--model", 7) == 0) {

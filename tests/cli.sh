@@ -695,6 +695,17 @@ OLLAMA_MODELS="$tmp/ollama" "$bin" --print --model tiny:q8 -s "the cat" >"$tmp/o
     grep -q "^attnscope: tiny:q8 (Qwen3 from $tmp/ollama/blobs/sha256-$hex" "$tmp/ollama.out" ||
     fail "--model tiny:q8 from Ollama: $(head -2 "$tmp/ollama.out")"
 OLLAMA_MODELS="$tmp/ollama" expect 1 "--model tiny:q4: no such file or folder, and no Ollama model of that name" -- --print --model tiny:q4
+# --verify: the blob hashed against its name (a wrong name refused, the right one read).
+OLLAMA_MODELS="$tmp/ollama" expect 1 "its SHA-256 is " -- --print --verify --model tiny:q8
+real=$(sha256sum "$gguf/model.gguf" | cut -c1-64)
+mkdir -p "$tmp/ollama/manifests/registry.ollama.ai/library/real"
+cp "$gguf/model.gguf" "$tmp/ollama/blobs/sha256-$real"
+sed "s/$hex/$real/g" "$tmp/ollama/manifests/registry.ollama.ai/library/tiny/q8" \
+    >"$tmp/ollama/manifests/registry.ollama.ai/library/real/latest"
+count=$((count + 1))
+OLLAMA_MODELS="$tmp/ollama" "$bin" --print --stage tokens --verify --model real -s "the cat" \
+    >"$tmp/verified" 2>&1 || fail "--verify --model real: $(head -2 "$tmp/verified")"
+expect 2 "--verify works with --model" -- --print --verify
 rm "$tmp/ollama/blobs/sha256-$hex"
 OLLAMA_MODELS="$tmp/ollama" expect 1 "library/tiny/q8 names the weights $tmp/ollama/blobs/sha256-$hex, which is not there (pull it again: \`ollama pull tiny:q8\`)" -- --print --model tiny:q8
 head -c 100 "$gguf/model.gguf" >"$tmp/cut.gguf"

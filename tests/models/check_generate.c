@@ -116,7 +116,7 @@ START_TEST(tokens_match_pytorch)
     ck_assert_msg(f != NULL, "cannot open tests/fixtures/generate/cases.txt");
     while (next_case(f, &c)) {
         static struct model m;
-        struct model_options mo = { c.heads, NULL };
+        struct model_options mo = { c.heads, NULL, false };
         struct generation g;
         struct pipeline p;
         struct attn_error err;
@@ -168,7 +168,7 @@ END_TEST
 START_TEST(one_row_a_token_until_the_window_slides)
 {
     static struct model m;
-    struct model_options mo = { 2, NULL };
+    struct model_options mo = { 2, NULL, false };
     const int prompt[4] = { 6109, 3626, 6100, 345 };
     struct generate_options o;
     struct generation g;
@@ -263,7 +263,7 @@ END_TEST
 START_TEST(end_token_and_refusals)
 {
     static struct model m;
-    struct model_options mo = { 2, NULL };
+    struct model_options mo = { 2, NULL, false };
     const int prompt[4] = { 6109, 3626, 6100, 345 };
     struct generate_options o;
     struct generation g;
@@ -308,7 +308,7 @@ END_TEST
 START_TEST(the_toy_cannot_write)
 {
     static struct model m;
-    struct model_options mo = { 2, NULL };
+    struct model_options mo = { 2, NULL, false };
     struct attention_config cfg;
     struct generate_options o;
     struct generation g;

@@ -41,6 +41,7 @@ enum {
     OPT_SOURCE_FILE,
     OPT_SOURCE_EMBEDDINGS,
     OPT_CLASSES,
+    OPT_VERIFY,
     OPT_FIGURE,
     OPT_HEAD,
     OPT_VIEW,
@@ -90,6 +91,9 @@ static const struct plain_option plain_options[] = {
     { "classes", 0, OPT_CLASSES, "A,B,...", GROUP_INPUT,
       "with --model: a classifier's class names, in the order of its outputs (default class 0, "
       "class 1, ...)" },
+    { "verify", 0, OPT_VERIFY, NULL, GROUP_INPUT,
+      "with --model: hash an Ollama model's weights against the SHA-256 they are named by before "
+      "reading them (gigabytes: Ollama checked them when it pulled them)" },
     { "threads", 0, OPT_THREADS, "N", GROUP_INPUT,
       "with --model: threads for the forward pass (default $ATTNSCOPE_THREADS, or every core)" },
     { "embeddings", 'e', 'e', "FILE", GROUP_INPUT,
@@ -425,6 +429,7 @@ plain_option(struct cli_options *o, int c, const char *arg, char **argv, char *e
         { OPT_VIEW, offsetof(struct cli_options, view), false },
         { OPT_QUERY, offsetof(struct cli_options, query), false },
         { OPT_BOS, offsetof(struct cli_options, bos), true },
+        { OPT_VERIFY, offsetof(struct cli_options, verify), true },
         { OPT_MONO, offsetof(struct cli_options, mono), true },
         { OPT_HEATMAP, offsetof(struct cli_options, heatmap), true },
         { OPT_PRESENT, offsetof(struct cli_options, present), true },
@@ -625,12 +630,13 @@ check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
     if (check_writing(o, settings, count, err, err_size) != 0)
         return -1;
     if (o->model == NULL && (o->layer >= 0 || o->top != CLI_DEFAULT_TOP || o->bos ||
-                             o->ablate_count > 0 || o->classes != NULL))
+                             o->ablate_count > 0 || o->classes != NULL || o->verify))
         return attn_fail_text(err, err_size, "--%s works with --model (a trained GPT-2)",
                               o->layer >= 0          ? "layer"
                               : o->bos               ? "bos"
                               : o->ablate_count > 0  ? "ablate"
                               : o->classes != NULL   ? "classes"
+                              : o->verify            ? "verify"
                                                      : "top");
     if (o->qkv_dir != NULL && (o->sentence_given || o->sentence_file != NULL ||
                                (o->knobs_given & ((uint64_t)1 << KNOB_POSITIONAL)))) {

@@ -47,6 +47,7 @@ struct cli_options {
     int layer;                       /* --layer, or -1 */
     int top;                         /* --top: next tokens per position */
     bool bos;                        /* --bos */
+    bool verify;                     /* --verify: an Ollama blob's SHA-256 checked */
     int threads;                     /* --threads, or 0: $ATTNSCOPE_THREADS or every core */
     int ablate_count;                /* --ablate L.H, in the order given */
     int ablate[CLI_MAX_STAGES][2];   /* (layer, head) */

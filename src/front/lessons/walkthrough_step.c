@@ -316,7 +316,8 @@ walkthrough_resources(const struct walkthrough *w, int k, struct walk_resources 
     attn_error_clear(&sub);
     if (res->opts.model != NULL) {
         st = lesson_model(w, res->opts.model,
-                          &(struct model_options){ res->opts.model_heads, res->opts.classes },
+                          &(struct model_options){ res->opts.model_heads, res->opts.classes,
+                                                   res->opts.verify },
                           &res->model, &sub);
         if (st == ATTN_OK)
             st = model_step(w, k, res, line, err);

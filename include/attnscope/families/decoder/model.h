@@ -32,6 +32,7 @@
 struct model_options {
     int heads;           /* --heads N: the head count where no file gives it (0: none) */
     const char *classes; /* --classes a,b,...: a classifier's class names (NULL: class 0, ...) */
+    bool verify;         /* --verify: an Ollama blob hashed against its sha256-HEX name first */
 };
 
 struct model {

@@ -639,6 +639,34 @@ describe_model(struct model *m, const char *tokenizer_from)
 
 static int read_hints(struct model *m, struct attn_error *err);
 
+/*
+ * --verify: weights named by their SHA-256 (an Ollama blob, sha256-HEX)
+ * hashed and compared with the name; a file not so named is refused (there
+ * is nothing to check it against).
+ */
+static enum attn_status
+verify_blob(const struct model *m, struct attn_error *err)
+{
+    const char *base = strrchr(m->weights, '/');
+    char hex[65];
+    enum attn_status rc;
+
+    base = base != NULL ? base + 1 : m->weights;
+    if (strncmp(base, "sha256-", 7) != 0 || strlen(base) != 7 + 64)
+        return attn_fail(err, ATTN_EVALUE,
+                         "--verify: %s is not named by its SHA-256 (an Ollama blob is: "
+                         "sha256-HEX), so there is nothing to check it against",
+                         m->weights[0] != '\0' ? m->weights : m->dir);
+    if ((rc = digest_sha256_file(m->weights, SIZE_MAX, hex, err)) != ATTN_OK)
+        return rc;
+    if (strcmp(hex, base + 7) != 0)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: its SHA-256 is %s, not the one it is named by: the file is damaged "
+                         "(pull it again)",
+                         m->weights, hex);
+    return ATTN_OK;
+}
+
 enum attn_status
 model_open(struct model *m, const char *what, const struct model_options *o,
            struct attn_error *err)
@@ -664,6 +692,8 @@ model_open(struct model *m, const char *what, const struct model_options *o,
      * 50,257 tokens) is freed before the weights are read, so the two never
      * add up in the peak.
      */
+    if (o != NULL && o->verify && (rc = verify_blob(m, err)) != ATTN_OK)
+        return rc;
     /* The architecture first: only GPT-2's may borrow GPT-2's tokenizer. */
     if (architecture_find(m->dir, m->weights[0] != '\0' ? m->weights : NULL, &arch, err) != 0)
         return err->status;
