@@ -106,25 +106,22 @@ check_tokenizer(const char *name)
     check_tokenizer_as(name, false, -1);
 }
 
-static void
-check_tokenizer_as(const char *name, bool from_gguf, int bos)
+/*
+ * b's ids of each text the golden file (tests/golden/...) has a NAME line
+ * for, against that line's, BOS first when bos >= 0 (the reference has none);
+ * how many texts were checked.
+ */
+static int
+check_ids(const struct bpe *b, const char *golden_rel, const char *name, int bos)
 {
-    const bool digits = strcmp(name, "digits") == 0;
-    struct bpe b;
     struct attn_error err;
     json_t *texts = json_load_file(test_path("tests/fixtures/tokenizers/texts.json"), 0, NULL);
-    FILE *golden = fopen(test_path("tests/golden/tokenizer-ids.txt"), "r");
+    FILE *golden = fopen(test_path(golden_rel), "r");
     char line[65536];
     int checked = 0;
 
     ck_assert_ptr_nonnull(texts);
     ck_assert_ptr_nonnull(golden);
-    if (from_gguf)
-        load_gguf_tokenizer(&b, name);
-    else
-        ck_assert_msg(bpe_load_tokenizer_json(&b, digits ? digits_tokenizer() : tokenizer_file(name),
-                                              &err) == ATTN_OK,
-                      "%s: %s", name, err.msg);
     while (fgets(line, sizeof line, golden) != NULL) {
         char *at = line;
         size_t len = strlen(name);
@@ -136,8 +133,8 @@ check_tokenizer_as(const char *name, bool from_gguf, int bos)
         index = strtol(line + len, &at, 10);
         text = json_array_get(texts, (size_t)index);
         ck_assert_ptr_nonnull(text);
-        ck_assert_msg(bpe_encode(&b, json_string_value(text), json_string_length(text), 0, &ids,
-                                 &n, &err) == ATTN_OK,
+        ck_assert_msg(bpe_encode(b, json_string_value(text), json_string_length(text), 0, &ids, &n,
+                                 &err) == ATTN_OK,
                       "%s text %ld: %s", name, index, err.msg);
         /* (a GGUF's add_bos_token puts its BOS first: llama.cpp's Llama 3 files; this
            tokenizer.json's post-processor adds none) */
@@ -161,13 +158,31 @@ check_tokenizer_as(const char *name, bool from_gguf, int bos)
         free(ids);
         checked++;
     }
+    fclose(golden);
+    json_decref(texts);
+    return checked;
+}
+
+static void
+check_tokenizer_as(const char *name, bool from_gguf, int bos)
+{
+    const bool digits = strcmp(name, "digits") == 0;
+    struct bpe b;
+    struct attn_error err;
+    int checked;
+
+    if (from_gguf)
+        load_gguf_tokenizer(&b, name);
+    else
+        ck_assert_msg(bpe_load_tokenizer_json(&b, digits ? digits_tokenizer() : tokenizer_file(name),
+                                              &err) == ATTN_OK,
+                      "%s: %s", name, err.msg);
+    checked = check_ids(&b, "tests/golden/tokenizer-ids.txt", name, bos);
     /* (the digits tokenizer's reference leaves out texts with digits that are not ASCII) */
     if (digits)
         ck_assert_int_ge(checked, 60);
     else
-        ck_assert_int_eq(checked, (int)json_array_size(texts));
-    fclose(golden);
-    json_decref(texts);
+        ck_assert_int_eq(checked, 86); /* (every text of texts.json) */
     bpe_destroy(&b);
 }
 
@@ -199,46 +214,10 @@ END_TEST
 START_TEST(a_sentencepiece_gguf_gives_sentencepieces_ids)
 {
     struct bpe b;
-    struct attn_error err;
-    json_t *texts = json_load_file(test_path("tests/fixtures/tokenizers/texts.json"), 0, NULL);
-    FILE *golden = fopen(test_path("tests/golden/spm-ids.txt"), "r");
-    char line[65536];
-    int checked = 0;
 
-    ck_assert_ptr_nonnull(texts);
-    ck_assert_ptr_nonnull(golden);
     load_gguf_tokenizer(&b, "spm");
     ck_assert(!b.byte_level && b.byte_fallback);
-    while (fgets(line, sizeof line, golden) != NULL) {
-        char *at;
-        long index;
-        int *ids, n, k = 0;
-        json_t *text;
-        if (strncmp(line, "spm ", 4) != 0)
-            continue;
-        index = strtol(line + 4, &at, 10);
-        text = json_array_get(texts, (size_t)index);
-        ck_assert_ptr_nonnull(text);
-        ck_assert_msg(bpe_encode(&b, json_string_value(text), json_string_length(text), 0, &ids, &n,
-                                 &err) == ATTN_OK,
-                      "text %ld: %s", index, err.msg);
-        while (*at == ' ') {
-            char *end;
-            long want = strtol(at, &end, 10);
-            if (end == at)
-                break;
-            ck_assert_msg(k < n && ids[k] == want, "text %ld: id %d is %d, SentencePiece's %ld", index,
-                          k, k < n ? ids[k] : -1, want);
-            k++;
-            at = end;
-        }
-        ck_assert_msg(k == n, "text %ld: %d ids, SentencePiece's %d", index, n, k);
-        free(ids);
-        checked++;
-    }
-    ck_assert_int_eq(checked, (int)json_array_size(texts));
-    fclose(golden);
-    json_decref(texts);
+    ck_assert_int_eq(check_ids(&b, "tests/golden/spm-ids.txt", "spm", -1), 86);
     bpe_destroy(&b);
 }
 END_TEST

@@ -71,6 +71,26 @@ bos_first(int bos, const char *text)
                      "ids", bos, "tokens", text);
 }
 
+/*
+ * The tokens as a tokenizer.json's model.vocab (each id's token), and its
+ * control (3) and user-defined (4) tokens as added ones: matched in the text
+ * whole.
+ */
+static void
+vocab_of(const struct gguf_kv *tokens, const struct gguf_kv *types, json_t **vocab, json_t **added)
+{
+    *vocab = json_object();
+    *added = json_array();
+    for (size_t i = 0; i < tokens->count; i++) {
+        json_object_set_new(*vocab, tokens->strs[i], json_integer((json_int_t)i));
+        if (types != NULL && (types->ints[i] == 3 || types->ints[i] == 4) && tokens->lens[i] > 0)
+            json_array_append_new(*added, json_pack("{s:i, s:s, s:b, s:b, s:b, s:b, s:b}", "id",
+                                                    (int)i, "content", tokens->strs[i], "special",
+                                                    types->ints[i] == 3, "single_word", 0, "lstrip",
+                                                    0, "rstrip", 0, "normalized", 0));
+    }
+}
+
 /* A merge a SentencePiece vocabulary implies: its pieces' ids, the score of what they make. */
 struct spm_merge {
     int a, b;
@@ -162,16 +182,7 @@ load_spm(struct bpe *b, const struct gguf *g, const struct gguf_kv *tokens,
                          "%s: a SentencePiece tokenizer without a score for each of its %zu pieces",
                          g->path, tokens->count);
     root = json_object();
-    vocab = json_object();
-    added = json_array();
-    for (size_t i = 0; i < tokens->count; i++) {
-        json_object_set_new(vocab, tokens->strs[i], json_integer((json_int_t)i));
-        if (types != NULL && (types->ints[i] == 3 || types->ints[i] == 4) && tokens->lens[i] > 0)
-            json_array_append_new(added, json_pack("{s:i, s:s, s:b, s:b, s:b, s:b, s:b}", "id",
-                                                   (int)i, "content", tokens->strs[i], "special",
-                                                   types->ints[i] == 3, "single_word", 0, "lstrip",
-                                                   0, "rstrip", 0, "normalized", 0));
-    }
+    vocab_of(tokens, types, &vocab, &added);
     if ((merges = spm_merges(tokens, scores, types, vocab, g->path, err)) == NULL) {
         json_decref(vocab);
         json_decref(added);
@@ -243,18 +254,8 @@ bpe_load_gguf(struct bpe *b, const struct gguf *g, struct attn_error *err)
     if (merges == NULL || merges->item != GGUF_STRING)
         return attn_fail(err, ATTN_EPARSE, "%s: no tokenizer.ggml.merges", g->path);
     root = json_object();
-    vocab = json_object();
     merge_list = json_array();
-    added = json_array();
-    for (size_t i = 0; i < tokens->count; i++) {
-        json_object_set_new(vocab, tokens->strs[i], json_integer((json_int_t)i));
-        /* Control (3) and user-defined (4) tokens are matched in the text whole, as added ones. */
-        if (types != NULL && (types->ints[i] == 3 || types->ints[i] == 4) && tokens->lens[i] > 0)
-            json_array_append_new(added, json_pack("{s:i, s:s, s:b, s:b, s:b, s:b, s:b}", "id",
-                                                   (int)i, "content", tokens->strs[i], "special",
-                                                   types->ints[i] == 3, "single_word", 0, "lstrip",
-                                                   0, "rstrip", 0, "normalized", 0));
-    }
+    vocab_of(tokens, types, &vocab, &added);
     for (size_t i = 0; i < merges->count; i++)
         json_array_append_new(merge_list, json_string(merges->strs[i]));
     json_object_set_new(root, "added_tokens", added);
