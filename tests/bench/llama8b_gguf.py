@@ -7,14 +7,16 @@ Q6_K for the values, half the MLP's down projections and the head; F32 norms), r
 
     PYTHONPATH=LLAMA_CPP/gguf-py python3 tests/bench/llama8b_gguf.py OUT.gguf
 """
-import json
-import lzma
+import os
 import sys
 
 import numpy as np
 import gguf
 from gguf import GGMLQuantizationType as Q
 from gguf.constants import GGML_QUANT_SIZES
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_vocab import gguf_vocab  # noqa: E402
 
 L, C, F, H, KV, hd, V = 32, 4096, 14336, 32, 8, 128, 128256
 rng = np.random.default_rng(0)
@@ -31,13 +33,7 @@ def blocks(rows, cols, kind):
     return b.reshape(rows, -1)
 
 
-with lzma.open("tests/fixtures/tokenizers/llama3.tokenizer.json.xz") as f:
-    tj = json.load(f)
-vocab = dict(tj["model"]["vocab"])
-special = {a["id"]: a for a in tj["added_tokens"]}
-for i, a in special.items():
-    vocab[a["content"]] = i
-rev = {i: t for t, i in vocab.items()}
+tokens, types, merges = gguf_vocab("llama3", V)
 w = gguf.GGUFWriter(sys.argv[1], "llama")
 for key, v in (("block_count", L), ("context_length", 131072), ("embedding_length", C),
                ("feed_forward_length", F), ("attention.head_count", H),
@@ -47,9 +43,9 @@ w.add_float32("llama.rope.freq_base", 500000.0)
 w.add_float32("llama.attention.layer_norm_rms_epsilon", 1e-5)
 w.add_tokenizer_model("gpt2")
 w.add_tokenizer_pre("llama-bpe")
-w.add_token_list([special[i]["content"] if i in special else rev[i] for i in range(V)])
-w.add_token_types([3 if i in special else 1 for i in range(V)])
-w.add_token_merges([m if isinstance(m, str) else " ".join(m) for m in tj["model"]["merges"]])
+w.add_token_list(tokens)
+w.add_token_types(types)
+w.add_token_merges(merges)
 w.add_bos_token_id(128000)
 w.add_add_bos_token(True)
 w.add_tensor("token_embd.weight", blocks(V, C, Q.Q4_K), raw_dtype=Q.Q4_K)

@@ -7,27 +7,21 @@ attnscope opens to measure a quantized model's opening, memory and speed
 
     PYTHONPATH=LLAMA_CPP/gguf-py python3 tests/bench/qwen3_gguf.py OUT.gguf [TYPE]
 """
-import json
-import lzma
+import os
 import sys
 
 import numpy as np
 import gguf
 from gguf import GGMLQuantizationType as Q
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_vocab import gguf_vocab  # noqa: E402
+
 out = sys.argv[1]
 qtype = Q[sys.argv[2]] if len(sys.argv) > 2 else Q.Q8_0
 L, C, F, H, KV, hd, V = 28, 1024, 3072, 16, 8, 128, 151936
 rng = np.random.default_rng(0)
-with lzma.open("tests/fixtures/tokenizers/qwen3.tokenizer.json.xz") as f:
-    tj = json.load(f)
-vocab = dict(tj["model"]["vocab"])
-special = {a["id"]: a for a in tj["added_tokens"]}
-for i, a in special.items():
-    vocab[a["content"]] = i
-rev = {i: t for t, i in vocab.items()}
-tokens = [special[i]["content"] if i in special else rev.get(i, "[PAD%d]" % i) for i in range(V)]
-types = [3 if i in special else 1 if i in rev else 5 for i in range(V)]
+tokens, types, merges = gguf_vocab("qwen3", V)
 w = gguf.GGUFWriter(out, "qwen3")
 for key, v in (("block_count", L), ("context_length", 40960), ("embedding_length", C),
                ("feed_forward_length", F), ("attention.head_count", H),
@@ -40,7 +34,7 @@ w.add_tokenizer_model("gpt2")
 w.add_tokenizer_pre("qwen2")
 w.add_token_list(tokens)
 w.add_token_types(types)
-w.add_token_merges([m if isinstance(m, str) else " ".join(m) for m in tj["model"]["merges"]])
+w.add_token_merges(merges)
 w.add_add_bos_token(False)
 
 
