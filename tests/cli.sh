@@ -711,6 +711,28 @@ OLLAMA_MODELS="$tmp/ollama" expect 1 "library/tiny/q8 names the weights $tmp/oll
 head -c 100 "$gguf/model.gguf" >"$tmp/cut.gguf"
 expect 1 "$tmp/cut.gguf: " -- --print --model "$tmp/cut.gguf"
 
+# "Build a Reasoning Model"'s files: tokenizer-base.json and tokenizer-reasoning.json beside
+# qwen3-0.6B-base.pth, -reasoning.pth and RL checkpoints; the one a file's name pairs with.
+mkdir -p "$tmp/reasoning"
+for f in qwen3-0.6B-base qwen3-0.6B-reasoning qwen3-0.6B-rlvr-grpo-step00050; do
+    cp "$src/tests/fixtures/llama/qwen3-book/model.pth" "$tmp/reasoning/$f.pth"
+done
+for t in base reasoning; do
+    cp "$src/tests/fixtures/llama/qwen3/tokenizer.json" "$tmp/reasoning/tokenizer-$t.json"
+done
+for case in "qwen3-0.6B-base tokenizer-base.json" "qwen3-0.6B-reasoning tokenizer-reasoning.json" \
+    "qwen3-0.6B-rlvr-grpo-step00050 tokenizer-base.json"; do
+    set -- $case
+    count=$((count + 1))
+    "$bin" --print --stage tokens --model "$tmp/reasoning/$1.pth" -s "the cat" >"$tmp/paired" 2>&1 &&
+        grep -qF "tokenizer: $tmp/reasoning/$2" "$tmp/paired" || fail "--model $1.pth: $(head -3 "$tmp/paired")"
+done
+rm "$tmp/reasoning/tokenizer-base.json"
+count=$((count + 1))
+"$bin" --print --stage tokens --model "$tmp/reasoning/qwen3-0.6B-base.pth" -s "the cat" >"$tmp/paired" 2>&1 &&
+    grep -qF "tokenizer: $tmp/reasoning/tokenizer-reasoning.json" "$tmp/paired" ||
+    fail "--model qwen3-0.6B-base.pth with only tokenizer-reasoning.json: $(head -3 "$tmp/paired")"
+
 count=$((count + 1))
 "$bin" --help | grep -q -- "--export DIR" || fail "--help"
 "$bin" --version | grep -q "^attnscope [0-9]" || fail "--version"

@@ -361,6 +361,65 @@ model_locate(const char *what, struct model_place *where, struct attn_error *err
 }
 
 /*
+ * "Build a Reasoning Model (From Scratch)" saves its Qwen3 files beside
+ * tokenizer-base.json and tokenizer-reasoning.json, not tokenizer.json: the
+ * tokenizer-TAG.json whose TAG the weights file's name holds
+ * (qwen3-0.6B-reasoning.pth: tokenizer-reasoning.json), else the only one,
+ * else tokenizer-base.json (a checkpoint of the book's RL training, which
+ * starts from the base model); m->note says which was taken and why.
+ * ATTN_EABSENT when the folder has none.
+ */
+static enum attn_status
+paired_tokenizer(struct model *m, const char *dir, struct attn_error *err)
+{
+    const char *base = strrchr(m->weights, '/');
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char best[256] = "", only[256] = "";
+    int count = 0;
+    bool has_base = false;
+    const char *why;
+
+    if (d == NULL)
+        return ATTN_EABSENT;
+    base = base != NULL ? base + 1 : m->weights;
+    while ((e = readdir(d)) != NULL) {
+        const size_t n = strlen(e->d_name);
+        char tag[256];
+        if (n <= 15 || strncmp(e->d_name, "tokenizer-", 10) != 0 ||
+            strcmp(e->d_name + n - 5, ".json") != 0 || n - 15 >= sizeof tag)
+            continue;
+        snprintf(tag, sizeof tag, "%.*s", (int)(n - 15), e->d_name + 10);
+        count++;
+        snprintf(only, sizeof only, "%s", e->d_name);
+        has_base |= strcmp(tag, "base") == 0;
+        /* (the longest tag the name holds: "reasoning" over "r") */
+        if (strstr(base, tag) != NULL && strlen(e->d_name) > strlen(best))
+            snprintf(best, sizeof best, "%s", e->d_name);
+    }
+    closedir(d);
+    if (count == 0)
+        return ATTN_EABSENT;
+    if (best[0] != '\0')
+        why = "the one its name pairs with";
+    else if (count == 1)
+        snprintf(best, sizeof best, "%s", only), why = "the only one beside it";
+    else if (has_base)
+        snprintf(best, sizeof best, "tokenizer-base.json"),
+            why = "its name names no other; the book's RL checkpoints start from the base model";
+    else
+        return attn_fail(err, ATTN_EIO,
+                         "%s: no tokenizer.json, and %d tokenizer-*.json files none of which %s's "
+                         "name pairs with: rename the one it was trained with tokenizer.json",
+                         dir, count, base);
+    if (!join(m->tokenizer, sizeof m->tokenizer, dir, "/", best))
+        return attn_fail(err, ATTN_EIO, "%s: the folder's name is too long", dir);
+    (void)attn_fail_text(m->note, sizeof m->note, "%.200s's tokenizer: %.100s (%s)", base, best,
+                         why);
+    return bpe_load_tokenizer_json(&m->bpe, m->tokenizer, err);
+}
+
+/*
  * The tokenizer's files in dir, in whichever of their three forms it has:
  * ATTN_EABSENT when none (a pair half there is an error).
  */
@@ -390,6 +449,8 @@ tokenizer_in(struct model *m, const char *dir, struct attn_error *err)
             return attn_fail(err, ATTN_EIO, "%s: the folder's name is too long", dir);
         return bpe_load_tokenizer_json(&m->bpe, m->tokenizer, err);
     }
+    if (m->weights[0] != '\0' && strcmp(dir, m->dir) == 0)
+        return paired_tokenizer(m, dir, err);
     return ATTN_EABSENT;
 }
 
