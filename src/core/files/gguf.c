@@ -245,10 +245,12 @@ take_array(struct cursor *c, struct gguf_kv *kv, struct attn_error *err)
                          c->g->path, kv->key, (unsigned long long)count);
     kv->count = (size_t)count;
     if (item == GGUF_STRING) {
-        if ((kv->strs = budget_alloc(c, kv->count * sizeof *kv->strs, err)) == NULL ||
-            (kv->lens = budget_alloc(c, kv->count * sizeof *kv->lens, err)) == NULL)
+        /* (each string NULL until read: a failure part way frees what was read, no more) */
+        if ((kv->strs = budget_alloc(c, kv->count * sizeof *kv->strs, err)) == NULL)
             return err->status;
         memset(kv->strs, 0, kv->count * sizeof *kv->strs);
+        if ((kv->lens = budget_alloc(c, kv->count * sizeof *kv->lens, err)) == NULL)
+            return err->status;
         for (size_t k = 0; k < kv->count; k++)
             if ((rc = take_string(c, &kv->strs[k], &kv->lens[k], c->g->file_size,
                                   "an array's string", err)) != ATTN_OK)
