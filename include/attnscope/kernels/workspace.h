@@ -15,6 +15,8 @@
 struct attn_workspace {
     float *scratch;        /* packing space for the products */
     size_t scratch_floats;
+    float *widened;        /* a quantized matrix's rows widened for a product (decoder.h) */
+    size_t widened_floats;
     void *spare;           /* one stage arena kept for the next pipeline */
     size_t spare_bytes;
 };
@@ -24,6 +26,8 @@ struct attn_workspace *workspace_thread(void);
 
 /* At least floats floats of scratch (kept for the next call), or NULL. */
 float *workspace_scratch(struct attn_workspace *ws, size_t floats);
+/* The same, for widened rows (beside the packing scratch the products take meanwhile). */
+float *workspace_widened(struct attn_workspace *ws, size_t floats);
 
 /*
  * A 64-byte-aligned arena of at least bytes (the spare one when it fits,

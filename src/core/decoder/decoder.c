@@ -23,6 +23,7 @@
 #include "attnscope/kernels/linalg.h"
 #include "attnscope/kernels/parallel.h"
 #include "attnscope/kernels/rowops.h"
+#include "attnscope/kernels/workspace.h"
 #include "decoder_internal.h"
 
 int
@@ -211,13 +212,18 @@ decoder_gemm_quant(const unsigned char *q, int type, int n, int out, int in, con
      */
     const size_t most = (size_t)4 << 20;
     int slice = in > 0 && most / (size_t)in >= 16 ? (int)(most / (size_t)in / 16 * 16) : 16;
+    struct attn_workspace *ws = workspace_thread();
     float *w;
 
     if (slice > out)
         slice = (out + 15) / 16 * 16;
-    /* (no memory for the slice: 16 rows at a time) */
-    if ((w = malloc((size_t)slice * (size_t)in * sizeof *w)) == NULL &&
-        (w = malloc((size_t)16 * (size_t)in * sizeof *w)) != NULL)
+    /*
+     * The thread's own buffer, kept from call to call (a fresh allocation
+     * of megabytes is fresh pages, each cleared by the kernel: a third of a
+     * written token); no memory for the slice: 16 rows at a time.
+     */
+    if ((w = workspace_widened(ws, (size_t)slice * (size_t)in)) == NULL &&
+        (w = workspace_widened(ws, (size_t)16 * (size_t)in)) != NULL)
         slice = 16;
     if (w == NULL)
         return -1;
@@ -227,7 +233,6 @@ decoder_gemm_quant(const unsigned char *q, int type, int n, int out, int in, con
         parallel_for(rows, in, threads, widen_rows, &job);
         parallel_gemm(true, n, rows, in, x, in, w, in, y + r0, ldy, threads);
     }
-    free(w);
     return 0;
 }
 

@@ -53,19 +53,30 @@ workspace_thread(void)
     return mine;
 }
 
+/* At least floats floats in *buf (*have of them), grown as needed; NULL when memory runs out. */
+static float *
+grown(float **buf, size_t *have, size_t floats)
+{
+    if (floats > *have) {
+        float *bigger = realloc(*buf, floats * sizeof(float));
+        if (bigger == NULL)
+            return NULL;
+        *buf = bigger;
+        *have = floats;
+    }
+    return *buf;
+}
+
+float *
+workspace_widened(struct attn_workspace *ws, size_t floats)
+{
+    return ws != NULL ? grown(&ws->widened, &ws->widened_floats, floats) : NULL;
+}
+
 float *
 workspace_scratch(struct attn_workspace *ws, size_t floats)
 {
-    if (ws == NULL)
-        return NULL;
-    if (floats > ws->scratch_floats) {
-        float *bigger = realloc(ws->scratch, floats * sizeof(float));
-        if (bigger == NULL)
-            return NULL;
-        ws->scratch = bigger;
-        ws->scratch_floats = floats;
-    }
-    return ws->scratch;
+    return ws != NULL ? grown(&ws->scratch, &ws->scratch_floats, floats) : NULL;
 }
 
 void *
@@ -112,6 +123,7 @@ workspace_release(struct attn_workspace *ws)
     if (ws == NULL)
         return;
     free(ws->scratch);
+    free(ws->widened);
     free(ws->spare);
     memset(ws, 0, sizeof *ws);
 }
