@@ -19,21 +19,12 @@
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static char path[64];
+    char path[128];
     struct gguf g;
     struct attn_error err;
-    FILE *f;
 
-    if (path[0] == '\0')
-        snprintf(path, sizeof path, "/tmp/attnscope-fuzz-gguf-%ld", (long)getpid());
-    f = fopen(path, "wb");
-    if (f == NULL)
+    if (fuzz_write_file(path, sizeof path, "gguf", "gguf", data, size) == NULL)
         return 0;
-    if (size > 0 && fwrite(data, 1, size, f) != size) {
-        fclose(f);
-        return 0;
-    }
-    fclose(f);
     if (gguf_open(&g, path, &err) == ATTN_OK) {
         char mix[512];
         int64_t n;
