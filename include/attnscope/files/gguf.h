@@ -84,8 +84,10 @@ struct gguf {
 enum attn_status gguf_open(struct gguf *g, const char *path, struct attn_error *err);
 void gguf_close(struct gguf *g);
 
-/* Whether the file at fd starts like a GGUF file (its magic). */
+/* Whether head (a file's first 4 bytes) is a GGUF file's magic. */
 bool gguf_magic(const unsigned char head[4]);
+/* Whether path is a regular file that starts like a GGUF file (4 bytes read). */
+bool gguf_file_is(const char *path);
 
 /* The key's entry, or NULL. */
 const struct gguf_kv *gguf_find(const struct gguf *g, const char *key);

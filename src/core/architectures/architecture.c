@@ -101,37 +101,29 @@ type_in(json_t *root, const struct architecture **arch)
 }
 
 /*
- * When the weights (the file named, or the folder's) are a GGUF file: the
- * architecture its general.architecture names (*arch NULL and err set when
- * none reads it).  ATTN_EABSENT when they are not GGUF, or not there.
+ * The architecture of the open weights src: a GGUF file's general.architecture
+ * (-1, err set, when none reads it), else the first whose layout's marker
+ * the tensors have (NULL when none: the loader then says what it looked for).
  */
-static enum attn_status
-gguf_architecture(const char *dir, const char *weights, const struct architecture **arch,
-                  struct attn_error *err)
+static int
+architecture_of_tensors(const struct tensor_source *src, const struct architecture **arch,
+                        struct attn_error *err)
 {
-    struct tensor_source src;
-    struct attn_error ignored;
-    const struct gguf *g;
+    const struct gguf *g = tensors_gguf(src);
     const char *name;
     char names[160];
-    enum attn_status rc = ATTN_OK;
 
-    memset(&src, 0, sizeof src);
-    if (tensors_open(&src, weights != NULL ? weights : dir, &ignored) != ATTN_OK)
-        return ATTN_EABSENT;
-    if ((g = tensors_gguf(&src)) == NULL) {
-        tensors_close(&src);
-        return ATTN_EABSENT;
+    if (g == NULL) {
+        *arch = claimed_by(src);
+        return 0;
     }
     name = gguf_string(g, "general.architecture");
-    *arch = name != NULL ? architecture_of_type(name) : NULL;
-    if (*arch == NULL)
-        rc = attn_fail(err, ATTN_EPARSE,
-                       "%s: general.architecture %s%s%s is not one attnscope reads yet (%s)", g->path,
-                       name != NULL ? "'" : "", name != NULL ? name : "missing",
-                       name != NULL ? "'" : "", architecture_types(names, sizeof names));
-    tensors_close(&src);
-    return rc;
+    if ((*arch = name != NULL ? architecture_of_type(name) : NULL) != NULL)
+        return 0;
+    attn_fail(err, ATTN_EPARSE, "%s: general.architecture %s%s%s is not one attnscope reads yet (%s)",
+              g->path, name != NULL ? "'" : "", name != NULL ? name : "missing",
+              name != NULL ? "'" : "", architecture_types(names, sizeof names));
+    return -1;
 }
 
 int
@@ -141,21 +133,25 @@ architecture_find(const char *dir, const char *weights, const struct architectur
     char path[4200];
 
     *arch = NULL;
-    if (gguf_architecture(dir, weights, arch, err) != ATTN_EABSENT)
-        return *arch != NULL ? 0 : -1;
     if (snprintf(path, sizeof path, "%s/config.json", dir) >= (int)sizeof path) {
         attn_fail(err, ATTN_EIO, "%s: the folder's name is too long", dir);
         return -1;
     }
-    if (fileio_absent(path)) {
+    /*
+     * The tensors opened (once) only where they say it: without a config.json,
+     * or a GGUF file named beside one (its magic read first: a folder's
+     * config.json is not passed over for a safetensors file's header).
+     */
+    if (fileio_absent(path) || (weights != NULL && gguf_file_is(weights))) {
         struct tensor_source src;
         struct attn_error ignored;
+        int rc = 0;
         memset(&src, 0, sizeof src);
         if (tensors_open(&src, weights != NULL ? weights : dir, &ignored) == ATTN_OK) {
-            *arch = claimed_by(&src);
+            rc = architecture_of_tensors(&src, arch, err);
             tensors_close(&src);
         }
-        return 0;
+        return rc;
     }
     {
         json_t *root = jsonfile_load(path, JSONFILE_CONFIG_MAX, err);

@@ -445,6 +445,21 @@ gguf_magic(const unsigned char head[4])
     return memcmp(head, "GGUF", 4) == 0;
 }
 
+bool
+gguf_file_is(const char *path)
+{
+    unsigned char head[4];
+    struct attn_error ignored;
+    int fd;
+    bool is;
+
+    if (fileio_open_regular(path, &fd, &ignored) != ATTN_OK)
+        return false;
+    is = fileio_pread(fd, path, head, sizeof head, 0, &ignored) == ATTN_OK && gguf_magic(head);
+    close(fd);
+    return is;
+}
+
 static enum attn_status
 read_header(struct gguf *g, struct cursor *c, struct attn_error *err)
 {

@@ -456,7 +456,9 @@ tokenizer_in(struct model *m, const char *dir, struct attn_error *err)
 
 /*
  * The tokenizer inside the weights when they are a GGUF file (a model's
- * own, whatever lies beside it); ATTN_EABSENT when they are not GGUF.
+ * own, whatever lies beside it); ATTN_EABSENT when they are not GGUF.  A
+ * file named is known by its magic; a folder's weights are opened only when
+ * the folder holds no tokenizer files (LM Studio's: one .gguf).
  */
 static enum attn_status
 gguf_tokenizer(struct model *m, struct attn_error *err)
@@ -466,6 +468,8 @@ gguf_tokenizer(struct model *m, struct attn_error *err)
     const struct gguf *g;
     enum attn_status rc = ATTN_EABSENT;
 
+    if (m->weights[0] != '\0' && !gguf_file_is(m->weights))
+        return ATTN_EABSENT;
     memset(&src, 0, sizeof src);
     if (tensors_open(&src, m->weights[0] != '\0' ? m->weights : m->dir, &ignored) != ATTN_OK)
         return ATTN_EABSENT;
@@ -598,11 +602,13 @@ open_tokenizer(struct model *m, bool may_borrow, char *from, size_t from_size,
     char dir[MODEL_PATH_MAX];
     struct model_place cached;
     struct attn_error ignored;
-    enum attn_status rc = gguf_tokenizer(m, err);
+    enum attn_status rc = m->weights[0] != '\0' ? gguf_tokenizer(m, err) : ATTN_EABSENT;
 
     from[0] = '\0';
     if (rc == ATTN_EABSENT)
         rc = tokenizer_in(m, m->dir, err);
+    if (rc == ATTN_EABSENT && m->weights[0] == '\0')
+        rc = gguf_tokenizer(m, err);
     if (rc != ATTN_EABSENT)
         return rc;
     if (!may_borrow)
