@@ -90,4 +90,35 @@ compare(const char *what, const float *got, const char *want, size_t count, doub
     }
 }
 
+/*
+ * compare, the scale of each row of `row` values its largest finite |want|
+ * (at least 1): for the scores, dot products whose rounding grows with
+ * their terms, not with their sum (a score of 0.05 among scores of 12 is
+ * the difference of terms the size of the others).
+ */
+static inline void
+compare_rows(const char *what, const float *got, const char *want, size_t count, size_t row,
+             double tol)
+{
+    for (size_t r0 = 0; r0 < count; r0 += row) {
+        const char *at = want;
+        double scale = 1.0;
+        for (size_t i = r0; i < r0 + row && i < count; i++) {
+            double w = next_number(&at);
+            if (!isinf(w) && fabs(w) > scale)
+                scale = fabs(w);
+        }
+        for (size_t i = r0; i < r0 + row && i < count; i++) {
+            double w = next_number(&want);
+            if (isinf(w))
+                ck_assert_msg((double)got[i] == w, "%s[%zu]: %.9g, PyTorch %.9g", what, i,
+                              (double)got[i], w);
+            else
+                ck_assert_msg(fabs((double)got[i] - w) <= tol * scale,
+                              "%s[%zu]: %.9g, PyTorch %.9g (its row's largest %.9g)", what, i,
+                              (double)got[i], w, scale);
+        }
+    }
+}
+
 #endif

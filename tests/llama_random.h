@@ -1,7 +1,8 @@
 /*
  * llama_random.h: Llama-style model folders of random weights in the
  * shapes of real models (SmolLM2-135M and -360M, Qwen2.5-0.5B, Qwen3-0.6B,
- * Llama 3.2 1B and 3B, Llama 3.1 8B), for the
+ * Llama 3.2 1B and 3B, Llama 3.1 8B, Gemma 3 270M with its sliding windows
+ * and with every layer full), for the
  * benchmark (tests/bench) and for trying the view on a model's real size
  * where no weights can be downloaded.  config.json as Hugging Face's
  * configs for those models say (their sizes, rope_theta, eps, tying) and
@@ -27,21 +28,31 @@ struct llama_shape {
     int tied, qk_norm;
     int llama3; /* Llama 3's rope_scaling of this factor (low 1, high 4, original 8192), or 0 */
     int qkv_bias; /* (Qwen2's) */
+    /*
+     * Gemma 3's (model_type gemma3_text): every pattern-th layer full, the
+     * others sliding over window keys (window 0: every layer full); its four
+     * norms a block and query_pre_attn_scalar = head_dim.
+     */
+    int window, pattern;
 };
 
 static const struct llama_shape llama_shapes[] = {
-    { "smollm2-135m", "llama", 576, 1536, 30, 9, 3, 64, 49152, 8192, 100000.0, 1e-5, 1, 0, 0, 0 },
-    { "smollm2-360m", "llama", 960, 2560, 32, 15, 5, 64, 49152, 8192, 100000.0, 1e-5, 1, 0, 0, 0 },
+    { "smollm2-135m", "llama", 576, 1536, 30, 9, 3, 64, 49152, 8192, 100000.0, 1e-5, 1, 0, 0, 0, 0, 0 },
+    { "smollm2-360m", "llama", 960, 2560, 32, 15, 5, 64, 49152, 8192, 100000.0, 1e-5, 1, 0, 0, 0, 0, 0 },
     { "qwen2.5-0.5b", "qwen2", 896, 4864, 24, 14, 2, 64, 151936, 32768, 1000000.0, 1e-6, 1, 0, 0,
-      1 },
+      1, 0, 0 },
     { "qwen3-0.6b", "qwen3", 1024, 3072, 28, 16, 8, 128, 151936, 40960, 1000000.0, 1e-6, 1, 1, 0,
-      0 },
+      0, 0, 0 },
     { "llama3.2-1b", "llama", 2048, 8192, 16, 32, 8, 64, 128256, 131072, 500000.0, 1e-5, 1, 0, 32,
-      0 },
+      0, 0, 0 },
     { "llama3.2-3b", "llama", 3072, 8192, 28, 24, 8, 128, 128256, 131072, 500000.0, 1e-5, 1, 0, 32,
-      0 },
+      0, 0, 0 },
     { "llama3.1-8b", "llama", 4096, 14336, 32, 32, 8, 128, 128256, 131072, 500000.0, 1e-5, 0, 0, 8,
-      0 },
+      0, 0, 0 },
+    { "gemma3-270m", "gemma3_text", 640, 2048, 18, 4, 1, 256, 262144, 32768, 1000000.0, 1e-6, 1,
+      1, 0, 0, 512, 6 },
+    { "gemma3-270m-full", "gemma3_text", 640, 2048, 18, 4, 1, 256, 262144, 32768, 1000000.0, 1e-6,
+      1, 1, 0, 0, 0, 6 },
 };
 
 static inline const struct llama_shape *
@@ -85,6 +96,7 @@ llama_tensors(const struct llama_shape *s, struct llama_tensor *t)
     (snprintf(t[k].name, sizeof t[k].name, __VA_ARGS__), t[k].d0 = (a), t[k].d1 = (b), k++)
     LLAMA_T((size_t)s->vocab, C, "model.embed_tokens.weight");
     for (int l = 0; l < s->layers; l++) {
+        const int gemma = strcmp(s->model_type, "gemma3_text") == 0;
         LLAMA_T(C, 0, "model.layers.%d.input_layernorm.weight", l);
         LLAMA_T(Q, C, "model.layers.%d.self_attn.q_proj.weight", l);
         LLAMA_T(K, C, "model.layers.%d.self_attn.k_proj.weight", l);
@@ -100,6 +112,10 @@ llama_tensors(const struct llama_shape *s, struct llama_tensor *t)
             LLAMA_T((size_t)s->head_dim, 0, "model.layers.%d.self_attn.k_norm.weight", l);
         }
         LLAMA_T(C, 0, "model.layers.%d.post_attention_layernorm.weight", l);
+        if (gemma) {
+            LLAMA_T(C, 0, "model.layers.%d.pre_feedforward_layernorm.weight", l);
+            LLAMA_T(C, 0, "model.layers.%d.post_feedforward_layernorm.weight", l);
+        }
         LLAMA_T(F, C, "model.layers.%d.mlp.gate_proj.weight", l);
         LLAMA_T(F, C, "model.layers.%d.mlp.up_proj.weight", l);
         LLAMA_T(C, F, "model.layers.%d.mlp.down_proj.weight", l);
@@ -123,12 +139,13 @@ static inline int
 llama_folder_write(const char *folder, const struct llama_shape *s, float scale, unsigned seed,
                    int sparse)
 {
-    const size_t most = 4 + 16 * (size_t)s->layers;
+    const size_t most = 4 + 18 * (size_t)s->layers;
     struct llama_tensor *t = malloc(most * sizeof *t);
     char *header = malloc(160 * most + 64);
     uint16_t *row = NULL;
     char path[4096];
     char scaling[256] = "";
+    char gemma[8192] = "";
     size_t count, len = 0, at = 0, widest = 0;
     FILE *f;
 
@@ -201,6 +218,19 @@ llama_folder_write(const char *folder, const struct llama_shape *s, float scale,
                  "\"low_freq_factor\": 1.0, \"high_freq_factor\": 4.0, "
                  "\"original_max_position_embeddings\": 8192}",
                  s->llama3);
+    if (strcmp(s->model_type, "gemma3_text") == 0) {
+        /* Its own keys: the layers' kinds, the local RoPE base, the scalar, the activation. */
+        size_t g = (size_t)snprintf(gemma, sizeof gemma,
+                                    ", \"sliding_window\": %d, \"rope_local_base_freq\": 10000.0, "
+                                    "\"query_pre_attn_scalar\": %d, \"hidden_activation\": "
+                                    "\"gelu_pytorch_tanh\", \"layer_types\": [",
+                                    s->window > 0 ? s->window : 512, s->head_dim);
+        for (int l = 0; l < s->layers && g < sizeof gemma - 32; l++)
+            g += (size_t)snprintf(gemma + g, sizeof gemma - g, "%s\"%s\"", l ? ", " : "",
+                                  s->window > 0 && (l + 1) % s->pattern != 0 ? "sliding_attention"
+                                                                             : "full_attention");
+        snprintf(gemma + g, sizeof gemma - g, "]");
+    }
     snprintf(path, sizeof path, "%s/config.json", folder);
     f = fopen(path, "w");
     if (f == NULL)
@@ -210,12 +240,15 @@ llama_folder_write(const char *folder, const struct llama_shape *s, float scale,
             "\"intermediate_size\": %d, \"num_hidden_layers\": %d, \"num_attention_heads\": %d, "
             "\"num_key_value_heads\": %d, \"head_dim\": %d, \"vocab_size\": %d, "
             "\"max_position_embeddings\": %d, \"rope_theta\": %.1f, \"rms_norm_eps\": %g, "
-            "\"hidden_act\": \"silu\", \"tie_word_embeddings\": %s, \"torch_dtype\": \"bfloat16\"%s}\n",
-            strcmp(s->model_type, "qwen3") == 0   ? "Qwen3ForCausalLM"
-            : strcmp(s->model_type, "qwen2") == 0 ? "Qwen2ForCausalLM"
-                                                  : "LlamaForCausalLM",
+            "%s\"tie_word_embeddings\": %s, \"torch_dtype\": \"bfloat16\"%s%s}\n",
+            strcmp(s->model_type, "qwen3") == 0         ? "Qwen3ForCausalLM"
+            : strcmp(s->model_type, "qwen2") == 0       ? "Qwen2ForCausalLM"
+            : strcmp(s->model_type, "gemma3_text") == 0 ? "Gemma3ForCausalLM"
+                                                        : "LlamaForCausalLM",
             s->model_type, s->hidden, s->inner, s->layers, s->heads, s->kv, s->head_dim, s->vocab,
-            s->positions, s->theta, s->eps, s->tied ? "true" : "false", scaling);
+            s->positions, s->theta, s->eps,
+            strcmp(s->model_type, "gemma3_text") == 0 ? "" : "\"hidden_act\": \"silu\", ",
+            s->tied ? "true" : "false", scaling, gemma);
     return fclose(f) == 0 ? 0 : -1;
 }
 

@@ -124,7 +124,10 @@ formula_mask(const struct pipeline *p, char *buf, size_t size)
 {
     const struct attention_config *c = &p->cfg;
 
-    snprintf(buf, size, c->mask == ATTN_MASK_CAUSAL ? "w_ij = -inf where j > i" : "no mask");
+    if (p->window > 0)
+        snprintf(buf, size, "w_ij = -inf where j > i or j <= i - %d (the window)", p->window);
+    else
+        snprintf(buf, size, c->mask == ATTN_MASK_CAUSAL ? "w_ij = -inf where j > i" : "no mask");
 }
 
 static void
@@ -194,6 +197,14 @@ text_embeddings(const struct pipeline *p, char *buf, size_t size)
     const struct attention_config *c = &p->cfg;
     int made_up = 0;
 
+    if (is_model(p) && p->decoder != NULL && p->decoder->embed_scale != 0.0f) {
+        snprintf(buf, size,
+                 "Each token id picks its row of %d numbers from the token embedding (%s), "
+                 "times sqrt(%d) = %.4g: Gemma scales the rows it shares with the output head. "
+                 "No position is added: RoPE turns the queries and keys instead.",
+                 p->d_in, part(p, ROLE_TOKEN_EMBD), p->d_in, (double)p->decoder->embed_scale);
+        return;
+    }
     if (is_model(p) && !p->cfg.positional) {
         snprintf(buf, size,
                  "Each token id picks its row of %d numbers from the token embedding "
@@ -363,16 +374,41 @@ text_scores(const struct pipeline *p, char *buf, size_t size)
              "normalisation.");
 }
 
+/* The full layers of a model with sliding ones, "layers 2, 5, 8, 11 ..." (the first few). */
+static const char *
+full_layers(const struct decoder_config *c, char *buf, size_t size)
+{
+    size_t at = 0;
+    int shown = 0;
+
+    buf[0] = '\0';
+    for (int l = 0; l < c->n_layer && shown < 4; l++)
+        if (decoder_window(c, l) == 0)
+            attn_appendf(buf, size, &at, "%s%d", shown++ ? ", " : "layers ", l);
+    if (shown == 4)
+        attn_appendf(buf, size, &at, " ...");
+    return buf;
+}
+
 static void
 text_mask(const struct pipeline *p, char *buf, size_t size)
 {
     const struct attention_config *c = &p->cfg;
+    char full[64];
 
     if (c->cross)
         snprintf(buf, size,
                  "Across sentences there is no mask: the whole source is known (an encoder read "
                  "it), so every target token may look at every source token. The decoder's own "
                  "self-attention, over the target, is where the causal mask belongs.");
+    else if (p->window > 0)
+        snprintf(buf, size,
+                 "This layer slides: each token sees only the last %d tokens, itself included; "
+                 "older keys get -inf as the future does. A full layer every few (%s) sees "
+                 "everything, so what a sliding layer drops can still arrive. Its KV cache "
+                 "keeps %d rows.",
+                 p->window, p->decoder != NULL ? full_layers(p->decoder, full, sizeof full) : "",
+                 p->window);
     else if (c->mask == ATTN_MASK_CAUSAL)
         snprintf(buf, size,
                  "A language model predicts the next token, so no token may see the ones "
@@ -568,6 +604,9 @@ formula_cache(const struct pipeline *p, char *buf, size_t size)
 BLOCK_FORMULA(fc, STAGE_FC)
 BLOCK_FORMULA(gelu, STAGE_GELU)
 BLOCK_FORMULA(swiglu, STAGE_SWIGLU)
+BLOCK_FORMULA(geglu, STAGE_GEGLU)
+BLOCK_FORMULA(outnorm, STAGE_OUTPUT_NORMED)
+BLOCK_FORMULA(mlpnorm, STAGE_MLP_NORMED)
 BLOCK_FORMULA(mlp, STAGE_MLP)
 BLOCK_FORMULA(residual2, STAGE_RESIDUAL2)
 BLOCK_FORMULA(final, STAGE_FINAL)
@@ -737,6 +776,10 @@ role_of(enum view_stage s)
         return ROLE_FFN_UP;
     case VIEW_MLP:
         return ROLE_FFN_DOWN;
+    case VIEW_OUTNORM:
+        return ROLE_ATTN_POST_NORM;
+    case VIEW_MLPNORM:
+        return ROLE_FFN_POST_NORM;
     default:
         return ARCH_ROLES;
     }
@@ -748,6 +791,10 @@ explain_title(const struct pipeline *p, enum view_stage s, char *buf, size_t siz
     const char *title = (unsigned)s < VIEW_STAGE_COUNT ? stages[s].title : "?";
     const char *norm = "Layer norm";
 
+    if (s == VIEW_MASK && p != NULL && p->window > 0) {
+        snprintf(buf, size, "Sliding-window mask: the last %d keys", p->window);
+        return buf;
+    }
     if (p == NULL || !is_model(p) || role_of(s) == ARCH_ROLES) {
         snprintf(buf, size, "%s", title);
         return buf;

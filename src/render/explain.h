@@ -55,6 +55,8 @@
     X(VIEW_OUTPUT, output, '0', "output", "out", "Output projection", false, STAGE_OUTPUT)      \
     X(VIEW_OUTDROP, outdrop, 0, "out drop", "odrop", "Dropout on the output", false,           \
       STAGE_OUTPUT_DROPPED)                                                                    \
+    X(VIEW_OUTNORM, outnorm, 0, "out norm", "onorm", "RMSNorm of attention's output", false,     \
+      STAGE_OUTPUT_NORMED)                                                                     \
     X(VIEW_RESIDUAL1, residual1, 0, "res1", "res1", "Residual: the block's input plus attention",   \
       false, STAGE_RESIDUAL1)                                                                  \
     X(VIEW_LN2, ln2, 0, "ln2", "ln2", "Layer norm", false, STAGE_LN2)                    \
@@ -62,8 +64,11 @@
     X(VIEW_FC, fc, 0, "fc", "fc", "MLP: the first linear layer", false, STAGE_FC) \
     X(VIEW_GELU, gelu, 0, "gelu", "gelu", "MLP: GELU", false, STAGE_GELU)                      \
     X(VIEW_SWIGLU, swiglu, 0, "swiglu", "glu", "MLP: SiLU(gate) times up", false, STAGE_SWIGLU)  \
+    X(VIEW_GEGLU, geglu, 0, "geglu", "glu", "MLP: GELU(gate) times up", false, STAGE_GEGLU)      \
     X(VIEW_MLP, mlp, 0, "mlp", "mlp", "MLP: the second linear layer", false,           \
       STAGE_MLP)                                                                               \
+    X(VIEW_MLPNORM, mlpnorm, 0, "mlp norm", "mnorm", "RMSNorm of the MLP's output", false,       \
+      STAGE_MLP_NORMED)                                                                        \
     X(VIEW_RESIDUAL2, residual2, 0, "res2", "res2", "Residual: the block's output", false,      \
       STAGE_RESIDUAL2)                                                                         \
     X(VIEW_FINAL, final, 0, "ln_f", "lnf", "Final norm, after the last block",     \

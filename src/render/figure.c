@@ -567,7 +567,7 @@ draw_stage(struct fig *f, struct view *v, const struct pipeline *p, struct figur
 static enum heat_kind
 causal_kind(const void *ctx, int i, int j)
 {
-    return attention_masked(&((const struct pipeline *)ctx)->cfg, i, j) ? HEAT_MASKED : HEAT_VALUE;
+    return pipeline_masked((const struct pipeline *)ctx, i, j) ? HEAT_MASKED : HEAT_VALUE;
 }
 
 /*

@@ -120,6 +120,10 @@ inspect_embeddings(struct out *o, const struct cell_at *at)
         emit(o, "%s[%d][%d] = %s\n", decoder_part_name(&g->model->dec, ROLE_TOKEN_EMBD), g->ids[i],
              j, inspect_num(e, MAT_AT(&p->embeddings, i, j)));
         emit(o, "the row of token id %d ('%s') in the token embedding.\n", g->ids[i], inspect_token(p, i));
+        if (g->model->dec.cfg.embed_scale != 0.0f)
+            emit(o, "times sqrt(%d) = %s (Gemma scales its embeddings): x = %s\n", p->d_in,
+                 inspect_num(pe, g->model->dec.cfg.embed_scale),
+                 inspect_num(v, MAT_AT(&p->inputs, i, j)));
         if (p->positional.data == NULL)
             emit(o, "No position is added: RoPE turns each layer's queries and keys by the "
                     "token's position %d instead.\n", i);
@@ -256,7 +260,8 @@ inspect_qkv(struct out *o, const struct cell_at *at)
     if (pipeline_decoder(p) != NULL) {
         const struct decoder_block *blk = &pipeline_decoder(p)->model->dec.blocks[p->layer];
         const struct decoder_linear *l = which == 0 ? &blk->q : which == 1 ? &blk->k : &blk->v;
-        emit(o, "ln1[%s] . column %d of %s:\n", inspect_token(p, i), gc, params[which]);
+        emit(o, "%s[%s] . column %d of %s:\n",
+             decoder_pre_norms(p->decoder) ? "ln1" : "x", inspect_token(p, i), gc, params[which]);
         inspect_linear(o, matrix_row(&p->block.ln1, i), l, gc, max_terms);
         inspect_bias(o, l, gc);
         return;
@@ -323,12 +328,20 @@ inspect_mask(struct out *o, const struct cell_at *at)
     char v[24];
     bool hidden = attention_masked(&p->cfg, i, j);
 
-    if (p->cfg.mask == ATTN_MASK_NONE)
+    if (pipeline_out_of_window(p, i, j))
+        emit(o, "'%s' is %d tokens back from '%s'; this layer sees the last %d: hidden, the "
+                "score becomes -inf.\n",
+             inspect_key(p, j), i - j, inspect_token(p, i), p->window);
+    else if (p->cfg.mask == ATTN_MASK_NONE)
         emit(o, "no mask: '%s' sees '%s'%s.\n", inspect_token(p, i), inspect_key(p, j),
              j > i ? ", a token after it" : "");
     else if (hidden)
         emit(o, "'%s' comes after '%s' (%d > %d): hidden, the score becomes -inf.\n", inspect_key(p, j),
              inspect_token(p, i), j, i);
+    else if (p->window > 0)
+        emit(o, "'%s' is %d tokens back from '%s', within the last %d this layer sees: visible, "
+                "the score stays.\n",
+             inspect_key(p, j), i - j, inspect_token(p, i), p->window);
     else
         emit(o, "'%s' is at or before '%s' (%d <= %d): visible, the score stays.\n", inspect_key(p, j),
              inspect_token(p, i), j, i);

@@ -37,14 +37,14 @@ stagemap_kind(const void *ctx, int i, int j)
     const struct attention_stages *st = &p->st;
 
     if (sm->mask_matrix)
-        return attention_masked(&p->cfg, i, j) ? HEAT_FORBID : HEAT_ALLOW;
+        return pipeline_masked(p, i, j) ? HEAT_FORBID : HEAT_ALLOW;
     switch (pipeline_stage_cells(sm->stage)) {
     case CELLS_VALUES:
         return HEAT_VALUE;
     case CELLS_WEIGHTS:
-        return attention_masked(&p->cfg, i, j) ? HEAT_MASKED : HEAT_VALUE;
+        return pipeline_masked(p, i, j) ? HEAT_MASKED : HEAT_VALUE;
     case CELLS_DROPPED:
-        if (attention_masked(&p->cfg, i, j))
+        if (pipeline_masked(p, i, j))
             return HEAT_MASKED;
         if (st->dropout_on && !st->keep[(size_t)sm->head * (size_t)st->nq * (size_t)st->nk +
                                         (size_t)i * (size_t)st->nk + (size_t)j])

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "attnscope/decoder/decoder.h"
+#include "attnscope/architectures/gemma.h"
 #include "attnscope/architectures/llama.h"
 #include "attnscope/kernels/parallel.h"
 #include "expected.h"
@@ -117,6 +118,65 @@ outputs(const struct fixture *f, const char *from, const struct decoder_run *r)
     compare("next-token probabilities", r->top_probs, at, (size_t)f->n * f->top, TOL);
 }
 
+/*
+ * Every stage of layer l against the fixture: the norms the blocks have
+ * (before attention and the MLP, or of their outputs, or both); a long
+ * text's fixture keeps only q, k, the weights, the context and the output.
+ */
+static void
+layer_stages(const struct fixture *f, const struct decoder_layer_stages *s, int l)
+{
+    const struct decoder_config *c = &f->m.cfg;
+    const size_t n = (size_t)f->n, C = (size_t)c->n_embd, F = (size_t)c->n_inner;
+    const size_t Q = (size_t)decoder_q_width(c), K = (size_t)decoder_kv_width(c);
+    const size_t hnn = (size_t)c->n_head * n * n;
+    const bool whole = has(f->e.text, "resid1", l);
+
+    stage(f, f->e.text, "q", l, s->q, n * Q);
+    stage(f, f->e.text, "k", l, s->k, n * K);
+    stage(f, f->e.text, "weights", l, s->weights, hnn);
+    stage(f, f->e.text, "context", l, s->context, n * Q);
+    stage(f, f->e.text, "resid2", l, s->resid2, n * C);
+    ck_assert_msg(whole || strstr(f->dir, "long") != NULL, "%s: layer %d's stages", f->dir, l);
+    if (!whole)
+        return;
+    if (decoder_pre_norms(c)) {
+        stage(f, f->e.text, "norm1", l, s->norm1, n * C);
+        stage(f, f->e.text, "norm2", l, s->norm2, n * C);
+    } else
+        ck_assert(s->norm1 == NULL && s->norm2 == NULL && !has(f->e.text, "norm1", l));
+    if (decoder_post_norms(c)) {
+        stage(f, f->e.text, "attn_normed", l, s->attn_normed, n * C);
+        stage(f, f->e.text, "mlp_normed", l, s->mlp_normed, n * C);
+    } else
+        ck_assert(s->attn_normed == NULL && !has(f->e.text, "attn_normed", l));
+    stage(f, f->e.text, "q_proj", l, s->q_proj, n * Q);
+    stage(f, f->e.text, "k_proj", l, s->k_proj, n * K);
+    stage(f, f->e.text, "v", l, s->v, n * K);
+    if (c->qk_norm) {
+        stage(f, f->e.text, "q_normed", l, s->q_normed, n * Q);
+        stage(f, f->e.text, "k_normed", l, s->k_normed, n * K);
+    } else
+        ck_assert_ptr_null(s->q_normed);
+    if (has(f->e.text, "scores", l)) {
+        static const char *const names[] = { "scores", "scaled" };
+        const float *got[] = { s->scores, s->scaled };
+        for (int i = 0; i < 2; i++) {
+            char what[4400];
+            const char *at = line_of(f->e.text, names[i], l);
+            ck_assert_int_eq((size_t)next_number(&at), hnn);
+            snprintf(what, sizeof what, "%s: %s layer %d", f->dir, names[i], l);
+            compare_rows(what, got[i], at, hnn, n, TOL);
+        }
+    }
+    stage(f, f->e.text, "attn", l, s->attn, n * C);
+    stage(f, f->e.text, "resid1", l, s->resid1, n * C);
+    stage(f, f->e.text, "gate", l, s->gate, n * F);
+    stage(f, f->e.text, "up", l, s->up, n * F);
+    stage(f, f->e.text, "act", l, s->act, n * F);
+    stage(f, f->e.text, "mlp", l, s->mlp, n * C);
+}
+
 static void
 check_case(const char *name)
 {
@@ -129,8 +189,8 @@ check_case(const char *name)
     fixture_open(&f, name);
     {
         const struct decoder_config *c = &f.m.cfg;
-        const size_t n = (size_t)f.n, C = (size_t)c->n_embd, F = (size_t)c->n_inner;
-        const size_t Q = (size_t)decoder_q_width(c), K = (size_t)decoder_kv_width(c);
+        const size_t n = (size_t)f.n, C = (size_t)c->n_embd;
+        const size_t Q = (size_t)decoder_q_width(c);
         const size_t hnn = (size_t)c->n_head * n * n;
         at = line_of(f.e.text, "freq", -1);
         ck_assert_int_eq((int)next_number(&at), decoder_head_dim(c) / 2);
@@ -139,34 +199,15 @@ check_case(const char *name)
                       err.msg);
         at = line_of(f.e.text, "embed", -1);
         compare("embed", r.embed, at, n * C, TOL);
+        if (strstr(f.e.text, "\nfreq_local ") != NULL || c->sliding_window > 0) {
+            at = line_of(f.e.text, "freq_local", -1);
+            ck_assert_int_eq((int)next_number(&at), decoder_head_dim(c) / 2);
+            compare("the sliding layers' frequencies", f.m.rope_freq_local, at,
+                    (size_t)decoder_head_dim(c) / 2, 1e-7);
+        }
         for (int l = 0; l < c->n_layer; l++) {
-            const struct decoder_layer_stages *s = &r.layers[l];
             ck_assert_msg(decoder_show_layer(&f.m, &r, l, &err) == ATTN_OK, "%s", err.msg);
-            stage(&f, f.e.text, "norm1", l, s->norm1, n * C);
-            stage(&f, f.e.text, "q_proj", l, s->q_proj, n * Q);
-            stage(&f, f.e.text, "k_proj", l, s->k_proj, n * K);
-            stage(&f, f.e.text, "v", l, s->v, n * K);
-            if (c->qk_norm) {
-                stage(&f, f.e.text, "q_normed", l, s->q_normed, n * Q);
-                stage(&f, f.e.text, "k_normed", l, s->k_normed, n * K);
-            } else
-                ck_assert_ptr_null(s->q_normed);
-            stage(&f, f.e.text, "q", l, s->q, n * Q);
-            stage(&f, f.e.text, "k", l, s->k, n * K);
-            if (has(f.e.text, "scores", l)) {
-                stage(&f, f.e.text, "scores", l, s->scores, hnn);
-                stage(&f, f.e.text, "scaled", l, s->scaled, hnn);
-            }
-            stage(&f, f.e.text, "weights", l, s->weights, hnn);
-            stage(&f, f.e.text, "context", l, s->context, n * Q);
-            stage(&f, f.e.text, "attn", l, s->attn, n * C);
-            stage(&f, f.e.text, "resid1", l, s->resid1, n * C);
-            stage(&f, f.e.text, "norm2", l, s->norm2, n * C);
-            stage(&f, f.e.text, "gate", l, s->gate, n * F);
-            stage(&f, f.e.text, "up", l, s->up, n * F);
-            stage(&f, f.e.text, "act", l, s->act, n * F);
-            stage(&f, f.e.text, "mlp", l, s->mlp, n * C);
-            stage(&f, f.e.text, "resid2", l, s->resid2, n * C);
+            layer_stages(&f, &r.layers[l], l);
         }
         outputs(&f, f.e.text, &r);
         decoder_run_destroy(&r);
@@ -248,6 +289,46 @@ END_TEST
  * matrices are quantized in eight types agrees with PyTorch over the weights
  * as gguf-py dequantizes them.
  */
+/*
+ * Gemma 3 (tests/oracle/window_fixtures.py): its four norms a block by
+ * 1 + w, scaled embeddings, per-head QK-norm, query_pre_attn_scalar, GeGLU,
+ * a sliding window of 3 keys in three layers of four with their own RoPE
+ * base, the full layer's linear stretch, the mask kept under the knobs.
+ */
+START_TEST(gemma3_sliding_windows)
+{
+    check_case("gemma3-window");
+}
+END_TEST
+
+/* 80 tokens, a window of 20: the band within and across blocks of 64 queries. */
+START_TEST(gemma3_a_window_across_blocks)
+{
+    check_case("gemma3-long");
+}
+END_TEST
+
+/* An older config: the layers' kinds from sliding_window_pattern; the logits capped. */
+START_TEST(gemma3_a_pattern_and_capped_logits)
+{
+    check_case("gemma3-pattern");
+}
+END_TEST
+
+/* Olmo 3: post-norm blocks, QK-norm over the whole width, YaRN in its full layers only. */
+START_TEST(olmo3_post_norm_and_yarn)
+{
+    check_case("olmo3-yarn");
+}
+END_TEST
+
+/* transformers 5's rope_parameters by layer type, YaRN's default attention factor. */
+START_TEST(olmo3_rope_parameters_by_kind)
+{
+    check_case("olmo3-params");
+}
+END_TEST
+
 START_TEST(gguf_files_as_llama_cpp_writes_them)
 {
     check_case("qwen3-gguf");
@@ -269,33 +350,37 @@ END_TEST
  * positions), is bit for bit the whole text's forward, in every layer kept
  * and in the shown layer's every stage; and 1 and 2 threads agree to the bit.
  */
-START_TEST(an_edit_and_threads_change_no_bit)
+/* f's tokens whole on one thread against the first `from` and then the rest on two (an edit). */
+static void
+edit_case(const char *name, int from, int shown)
 {
     struct fixture f;
     struct decoder_run whole, part, edit;
     struct attn_error err;
 
-    fixture_open(&f, "qwen3");
+    fixture_open(&f, name);
     {
         const struct decoder_config *c = &f.m.cfg;
         const size_t n = (size_t)f.n;
         parallel_set_threads(1);
         ck_assert(decoder_forward(&f.m, f.ids, f.n, f.top, NULL, &whole, &err) == ATTN_OK);
         parallel_set_threads(2);
-        ck_assert(decoder_forward(&f.m, f.ids, f.n - 3, f.top, NULL, &part, &err) == ATTN_OK);
-        ck_assert(decoder_forward_from(&f.m, f.ids, f.n, f.top, NULL, &part, f.n - 3, &edit,
+        ck_assert(decoder_forward(&f.m, f.ids, from, f.top, NULL, &part, &err) == ATTN_OK);
+        ck_assert(decoder_forward_from(&f.m, f.ids, f.n, f.top, NULL, &part, from, &edit,
                                        &err) == ATTN_OK);
         for (int l = 0; l < c->n_layer; l++) {
-            ck_assert(memcmp(whole.layers[l].k, edit.layers[l].k,
-                             n * (size_t)decoder_kv_width(c) * sizeof(float)) == 0);
-            ck_assert(memcmp(whole.layers[l].resid2, edit.layers[l].resid2,
-                             n * (size_t)c->n_embd * sizeof(float)) == 0);
+            ck_assert_msg(memcmp(whole.layers[l].k, edit.layers[l].k,
+                                 n * (size_t)decoder_kv_width(c) * sizeof(float)) == 0,
+                          "%s from %d: layer %d's keys", name, from, l);
+            ck_assert_msg(memcmp(whole.layers[l].resid2, edit.layers[l].resid2,
+                                 n * (size_t)c->n_embd * sizeof(float)) == 0,
+                          "%s from %d: layer %d's output", name, from, l);
         }
-        ck_assert(decoder_show_layer(&f.m, &whole, 1, &err) == ATTN_OK);
-        ck_assert(decoder_show_layer(&f.m, &edit, 1, &err) == ATTN_OK);
-        ck_assert(memcmp(whole.layers[1].q_normed, edit.layers[1].q_normed,
+        ck_assert(decoder_show_layer(&f.m, &whole, shown, &err) == ATTN_OK);
+        ck_assert(decoder_show_layer(&f.m, &edit, shown, &err) == ATTN_OK);
+        ck_assert(memcmp(whole.layers[shown].q_normed, edit.layers[shown].q_normed,
                          n * (size_t)decoder_q_width(c) * sizeof(float)) == 0);
-        ck_assert(memcmp(whole.layers[1].weights, edit.layers[1].weights,
+        ck_assert(memcmp(whole.layers[shown].weights, edit.layers[shown].weights,
                          (size_t)c->n_head * n * n * sizeof(float)) == 0);
         ck_assert(memcmp(whole.top_probs, edit.top_probs, n * (size_t)f.top * sizeof(float)) == 0);
         decoder_run_destroy(&whole);
@@ -304,6 +389,26 @@ START_TEST(an_edit_and_threads_change_no_bit)
         parallel_set_threads(0);
     }
     fixture_close(&f);
+}
+
+START_TEST(an_edit_and_threads_change_no_bit)
+{
+    edit_case("qwen3", 6, 1);
+}
+END_TEST
+
+/*
+ * Under a sliding window likewise: rows attended one at a time (an
+ * appended token, two), a block begun part way (from 50: keys from 30
+ * where its block's first query sees them) and a block whose band starts
+ * past key 0 (64 .. 79 read keys 45 ..), in the sliding layer shown.
+ */
+START_TEST(a_window_edited_changes_no_bit)
+{
+    edit_case("gemma3-long", 79, 0);
+    edit_case("gemma3-long", 78, 0);
+    edit_case("gemma3-long", 50, 0);
+    edit_case("gemma3-window", 4, 1);
 }
 END_TEST
 
@@ -552,6 +657,18 @@ refused(const char *json, const char *says)
     ck_assert_msg(strstr(err.msg, says) != NULL, "'%s' does not say '%s'", err.msg, says);
 }
 
+/* The same for Gemma 3's and Olmo 3's configs. */
+static void
+refused_window(const char *json, const char *says)
+{
+    const char *path = test_write_text(dir, "config.json", json);
+    struct gemma_config c;
+    struct attn_error err;
+
+    ck_assert_int_ne(gemma_config_load(&c, path, &err), ATTN_OK);
+    ck_assert_msg(strstr(err.msg, says) != NULL, "'%s' does not say '%s'", err.msg, says);
+}
+
 #define SIZES                                                                           \
     "\"hidden_size\": 16, \"intermediate_size\": 8, \"num_hidden_layers\": 1, "        \
     "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"vocab_size\": 10, "      \
@@ -560,10 +677,12 @@ refused(const char *json, const char *says)
 START_TEST(the_audit_refuses_by_name)
 {
     refused("{\"model_type\": \"gemma3\", " SIZES "}",
-            "model_type gemma3 is not supported yet; supported: gpt2, llama, qwen2, qwen3");
-    refused("{\"model_type\": \"llama\", " SIZES ", \"rope_scaling\": {\"rope_type\": \"yarn\", "
+            "model_type gemma3 is not supported yet; supported: gpt2, llama, qwen2, qwen3, "
+            "gemma3_text, olmo3");
+    refused("{\"model_type\": \"llama\", " SIZES ", \"rope_scaling\": {\"rope_type\": \"dynamic\", "
             "\"factor\": 4}}",
-            "rope_scaling\" of type yarn is not supported yet");
+            "rope_scaling\" of type dynamic is not supported yet; supported: default, llama3, "
+            "linear, yarn");
     refused("{\"model_type\": \"qwen2\", " SIZES ", \"use_sliding_window\": true}",
             "use_sliding_window");
     refused("{\"model_type\": \"llama\", " SIZES ", \"hidden_act\": \"gelu\"}", "hidden_act");
@@ -579,12 +698,42 @@ START_TEST(the_audit_refuses_by_name)
             "llama3 needs factor");
     /* transformers 5's spelling, rope_parameters: the same kinds refused (issue 35: silently
        read as plain RoPE), and a disagreement with rope_scaling refused. */
-    refused("{\"model_type\": \"llama\", " SIZES ", \"rope_parameters\": {\"rope_type\": \"yarn\", "
+    refused("{\"model_type\": \"llama\", " SIZES ", \"rope_parameters\": {\"rope_type\": \"longrope\", "
             "\"factor\": 4, \"rope_theta\": 10000}}",
-            "\"rope_parameters\" of type yarn is not supported yet");
-    refused("{\"model_type\": \"qwen2\", " SIZES ", \"rope_parameters\": {\"rope_type\": \"linear\", "
-            "\"factor\": 2}}",
-            "\"rope_parameters\" of type linear is not supported yet");
+            "\"rope_parameters\" of type longrope is not supported yet");
+    refused("{\"model_type\": \"qwen2\", " SIZES ", \"rope_parameters\": {\"rope_type\": \"linear\"}}",
+            "\"rope_parameters\" of type linear has no factor");
+    /* YaRN: its numbers read, or refused by name. */
+    refused_window("{\"model_type\": \"olmo3\", " SIZES ", \"rope_scaling\": {\"rope_type\": \"yarn\", "
+            "\"factor\": 8, \"original_max_position_embeddings\": 8}}",
+            "factor 8, but max_position_embeddings 32 / original_max_position_embeddings 8 is 4");
+    refused_window("{\"model_type\": \"olmo3\", " SIZES ", \"rope_scaling\": {\"rope_type\": \"yarn\", "
+            "\"factor\": 4, \"mscale\": 1}}",
+            "\"mscale\" is not supported yet");
+    /* Gemma 3's and Olmo 3's keys. */
+    refused_window("{\"model_type\": \"gemma3_text\", " SIZES ", \"attn_logit_softcapping\": 50}",
+            "\"attn_logit_softcapping\" is set");
+    refused_window("{\"model_type\": \"gemma3_text\", " SIZES ", \"use_bidirectional_attention\": true}",
+            "use_bidirectional_attention");
+    refused_window("{\"model_type\": \"gemma3_text\", " SIZES ", \"hidden_activation\": \"gelu\"}",
+            "\"hidden_activation\" is gelu");
+    refused_window("{\"model_type\": \"olmo3\", " SIZES ", \"hidden_act\": \"gelu\"}", "hidden_act");
+    refused_window("{\"model_type\": \"olmo3\", " SIZES ", \"layer_types\": [\"full_attention\", "
+            "\"sliding_attention\"]}",
+            "\"layer_types\" is not a list of num_hidden_layers (1) kinds");
+    refused_window("{\"model_type\": \"olmo3\", " SIZES ", \"layer_types\": [\"chunked_attention\"]}",
+            "\"layer_types\"[0] is chunked_attention");
+    refused_window("{\"model_type\": \"olmo3\", " SIZES ", \"layer_types\": [\"sliding_attention\"], "
+            "\"sliding_window\": null}",
+            "no \"sliding_window\" says how far they see");
+    refused_window("{\"model_type\": \"gemma3_text\", " SIZES ", \"sliding_window\": 4, "
+            "\"rope_parameters\": {\"sliding_attention\": {\"rope_type\": \"linear\", "
+            "\"factor\": 2}}}",
+            "\"rope_parameters.sliding_attention\" of type linear");
+    refused_window("{\"model_type\": \"gemma3_text\", " SIZES ", \"sliding_window\": 4, "
+            "\"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 2}, "
+            "\"rope_parameters\": {\"full_attention\": {\"rope_type\": \"default\"}}}",
+            "both \"rope_scaling\" and \"rope_parameters\" by kind");
     refused("{\"model_type\": \"llama\", " SIZES ", \"rope_parameters\": {\"rope_type\": 3}}",
             "of type (not a string) is not supported yet");
     refused("{\"model_type\": \"llama\", " SIZES ", \"rope_scaling\": {\"rope_type\": \"default\"}, "
@@ -786,10 +935,16 @@ llama_suite(void)
     tcase_add_test(t, qwen3_qk_norm_and_wide_heads);
     tcase_add_test(t, qwen3_under_the_books_names);
     tcase_add_test(t, llama32_under_the_books_names);
+    tcase_add_test(t, gemma3_sliding_windows);
+    tcase_add_test(t, gemma3_a_window_across_blocks);
+    tcase_add_test(t, gemma3_a_pattern_and_capped_logits);
+    tcase_add_test(t, olmo3_post_norm_and_yarn);
+    tcase_add_test(t, olmo3_rope_parameters_by_kind);
     tcase_add_test(t, gguf_files_as_llama_cpp_writes_them);
     tcase_add_test(t, a_quantized_gguf_agrees_with_its_dequantized_weights);
     tcase_add_test(t, quantized_blocks_kept_change_no_bit);
     tcase_add_test(t, an_edit_and_threads_change_no_bit);
+    tcase_add_test(t, a_window_edited_changes_no_bit);
     tcase_add_test(t, packing_in_place_changes_no_bit);
     tcase_add_test(t, bf16_weights_kept_give_the_bits_of_converting_first);
     tcase_add_test(t, the_lens_last_layer_is_the_next_tokens);

@@ -564,7 +564,8 @@ START_TEST(a_trained_models_stages_are_explained)
             const char *name = explain_stage_name((enum view_stage)s);
             if (s == VIEW_DROPOUT || s == VIEW_OUTDROP || s == VIEW_AVERAGE || s == VIEW_SOURCE ||
                 s == VIEW_QNORM || s == VIEW_KNORM || s == VIEW_QROPE || s == VIEW_KROPE ||
-                s == VIEW_GATE || s == VIEW_SWIGLU) {
+                s == VIEW_GATE || s == VIEW_SWIGLU || s == VIEW_GEGLU || s == VIEW_OUTNORM ||
+                s == VIEW_MLPNORM) {
                 ck_assert(!explain_stage_present(&p, (enum view_stage)s));
                 continue;
             }
@@ -612,7 +613,8 @@ START_TEST(a_llama_models_stages_are_explained)
         for (int s = 0; s < VIEW_STAGE_COUNT; s++) {
             const char *name = explain_stage_name((enum view_stage)s);
             if (s == VIEW_DROPOUT || s == VIEW_OUTDROP || s == VIEW_AVERAGE || s == VIEW_SOURCE ||
-                s == VIEW_POSITIONAL || s == VIEW_GELU) {
+                s == VIEW_POSITIONAL || s == VIEW_GELU || s == VIEW_OUTNORM ||
+                s == VIEW_MLPNORM || s == VIEW_GEGLU) {
                 ck_assert_msg(!explain_stage_present(&p, (enum view_stage)s), "%s", name);
                 continue;
             }
@@ -705,6 +707,96 @@ expect_said(const char *all, const char *model_dir, const char *word, bool want)
     }
     ck_abort_msg("%s %s '%s'", model_dir, want ? "never says" : "says", word);
 }
+
+/* A cell's panel says " = V" for the value V the stage holds there (4 decimals). */
+static void
+panel_has_value(const struct pipeline *p, enum view_stage s, const struct matrix *m, int row,
+                int col)
+{
+    char buf[2048], want[64];
+
+    snprintf(want, sizeof want, " = %.4f", (double)MAT_AT(m, row, col));
+    inspect_cell(p, s, 0, row, col, false, 4, false, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, want) != NULL, "%s: %s (want '%s')", explain_stage_name(s), buf,
+                  want);
+}
+
+/*
+ * Gemma 3 and Olmo 3 (issue 40): their stages are there or not as their
+ * parts are, each explained; a sliding layer's mask is titled, drawn and
+ * explained as the band it is (the view's predicate hides exactly the
+ * scores the forward made -inf), a full layer's as the causal mask; the
+ * new stages' cells are their values, worked out.
+ */
+START_TEST(a_sliding_models_stages_are_explained)
+{
+    static const struct {
+        const char *dir;
+        bool pre; /* ln1 and ln2 */
+        bool geglu;
+        int window, full; /* the window, and a full layer */
+    } cases[] = {
+        { "tests/fixtures/llama/gemma3-window", true, true, 3, 2 },
+        { "tests/fixtures/llama/olmo3-yarn", false, false, 4, 3 },
+    };
+    struct attention_config cfg;
+
+    attention_config_init(&cfg);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        static struct model m;
+        struct pipeline p;
+        struct attn_error err;
+        char buf[2048];
+        struct matrix masked;
+
+        model_on_layer_1(&p, &cfg, &m, cases[k].dir, "the thin in the then the");
+        ck_assert_int_eq(explain_stage_present(&p, VIEW_LN1), cases[k].pre);
+        ck_assert_int_eq(explain_stage_present(&p, VIEW_LN2), cases[k].pre);
+        ck_assert(explain_stage_present(&p, VIEW_OUTNORM) && explain_stage_present(&p, VIEW_MLPNORM));
+        ck_assert_int_eq(explain_stage_present(&p, VIEW_GEGLU), cases[k].geglu);
+        ck_assert_int_eq(explain_stage_present(&p, VIEW_SWIGLU), !cases[k].geglu);
+        ck_assert(!explain_stage_present(&p, VIEW_GELU));
+        for (int s = 0; s < VIEW_STAGE_COUNT; s++)
+            if (explain_stage_present(&p, (enum view_stage)s))
+                expect_explained(&p, (enum view_stage)s, 1, 5, 3);
+        /* Layer 1 slides: the band, in the title, the formula, the cells and the matrix. */
+        ck_assert_int_eq(p.window, cases[k].window);
+        ck_assert_str_eq(explain_title(&p, VIEW_MASK, buf, sizeof buf),
+                         cases[k].window == 3 ? "Sliding-window mask: the last 3 keys"
+                                              : "Sliding-window mask: the last 4 keys");
+        masked = attention_head(&p.st, p.st.masked, 1);
+        for (int i = 0; i < masked.rows; i++)
+            for (int j = 0; j < masked.cols; j++)
+                ck_assert_msg((isinf(MAT_AT(&masked, i, j)) != 0) == pipeline_masked(&p, i, j),
+                              "%s: (%d, %d)", cases[k].dir, i, j);
+        ck_assert(pipeline_masked(&p, 5, 5 - cases[k].window) && !pipeline_masked(&p, 5, 6 - cases[k].window));
+        inspect_cell(&p, VIEW_MASK, 1, 5, 0, false, 4, false, buf, sizeof buf);
+        ck_assert_msg(strstr(buf, "is 5 tokens back") && strstr(buf, "this layer sees the last"),
+                      "%s", buf);
+        inspect_cell(&p, VIEW_MASK, 1, 5, 5, false, 4, false, buf, sizeof buf);
+        ck_assert_msg(strstr(buf, "0 tokens back") && strstr(buf, "visible"), "%s", buf);
+        explain_text(&p, VIEW_MASK, buf, sizeof buf);
+        ck_assert_msg(strstr(buf, "This layer slides") != NULL, "%s", buf);
+        /* The new stages' cells, each its value worked out. */
+        panel_has_value(&p, VIEW_OUTNORM, &p.block.output_normed, 2, 3);
+        panel_has_value(&p, VIEW_MLPNORM, &p.block.mlp_normed, 2, 3);
+        panel_has_value(&p, VIEW_RESIDUAL1, &p.block.residual1, 2, 3);
+        panel_has_value(&p, VIEW_RESIDUAL2, &p.block.residual2, 2, 3);
+        panel_has_value(&p, cases[k].geglu ? VIEW_GEGLU : VIEW_SWIGLU, &p.block.swiglu, 2, 3);
+        inspect_cell(&p, VIEW_RESIDUAL1, 0, 2, 3, false, 4, false, buf, sizeof buf);
+        ck_assert_msg(strstr(buf, "output_normed") != NULL, "%s", buf);
+        inspect_cell(&p, VIEW_OUTNORM, 0, 2, 3, false, 4, false, buf, sizeof buf);
+        ck_assert_msg((strstr(buf, "(1 + w[3]") != NULL) == cases[k].geglu, "%s", buf);
+        /* A full layer: the causal mask, every key before. */
+        ck_assert_int_eq(pipeline_select_layer(&p, cases[k].full, &err), ATTN_OK);
+        ck_assert_int_eq(p.window, 0);
+        ck_assert_str_eq(explain_title(&p, VIEW_MASK, buf, sizeof buf), "Causal mask");
+        ck_assert(!pipeline_masked(&p, 5, 0));
+        pipeline_destroy(&p);
+        model_close(&m);
+    }
+}
+END_TEST
 
 /*
  * A model's screens speak of its own parts, by its files' names (issue 38,
@@ -993,6 +1085,7 @@ render_explain_suite(void)
     tcase_add_test(units, a_llama_models_stages_are_explained);
     tcase_add_test(units, packed_weights_read_as_the_f32_ones);
     tcase_add_test(units, a_models_words_are_its_own);
+    tcase_add_test(units, a_sliding_models_stages_are_explained);
     tcase_add_test(units, a_cut_explanation_says_so);
     tcase_add_test(units, ropes_pair_is_marked);
     tcase_add_test(units, a_quantized_weight_says_its_block);

@@ -15,6 +15,7 @@
 #ifndef ATTNSCOPE_ARCHITECTURE_H
 #define ATTNSCOPE_ARCHITECTURE_H
 
+#include <jansson.h>
 #include <stdbool.h>
 
 #include "attnscope/base/status.h"
@@ -152,6 +153,34 @@ int64_t arch_dim(const struct arch_loader *ld, enum arch_role role, int layer, i
 
 /* How many layers the file has (counted by each layer's first role of the table). */
 int arch_count_layers(const struct arch_loader *ld);
+
+/*
+ * architecture_config.c: what the config.json readers share.  The number
+ * name of obj (def when absent or null) within lo .. hi, NAN with err set
+ * naming the file and the key; the model type a config names (model_type,
+ * else the model type of an architecture reading one of its classes), or
+ * NULL; the kind a RoPE object names (rope_type or type), or NULL.
+ */
+double arch_config_number(json_t *obj, const char *path, const char *name, double def, double lo,
+                          double hi, struct attn_error *err);
+const char *arch_config_type(json_t *root);
+const char *arch_config_rope_kind(json_t *o);
+/*
+ * A RoPE object (rope_scaling's, or one of rope_parameters', called name in
+ * messages) into r: default, llama3, linear or yarn (whose original
+ * context defaults to max_positions); any other kind refused by name.
+ */
+enum attn_status arch_config_rope(json_t *sc, const char *path, const char *name,
+                                  int max_positions, struct decoder_rope_scaling *r,
+                                  struct attn_error *err);
+/*
+ * The sizes every Hugging Face config gives (hidden_size,
+ * intermediate_size, num_hidden_layers, num_attention_heads,
+ * num_key_value_heads, vocab_size, max_position_embeddings, head_dim: the
+ * default head_dim, or 0 for hidden / heads) into c, checked to fit.
+ */
+enum attn_status arch_config_sizes(json_t *root, const char *path, int head_dim,
+                                   struct decoder_config *c, struct attn_error *err);
 
 /*
  * architecture_gguf.c: a model's description from a GGUF file's metadata, for

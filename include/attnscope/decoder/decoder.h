@@ -42,17 +42,42 @@ enum decoder_positions { DECODER_POSITIONS_LEARNED, DECODER_POSITIONS_ROPE };
  * root of the mean square + eps, scaled).
  */
 enum decoder_norm { DECODER_NORM_LAYER, DECODER_NORM_RMS };
-/* The MLP: up, GELU (the tanh approximation), down; or SwiGLU: down(SiLU(gate) * up). */
-enum decoder_mlp { DECODER_MLP_GELU, DECODER_MLP_SWIGLU };
+/*
+ * The MLP: up, GELU (the tanh approximation), down; or SwiGLU:
+ * down(SiLU(gate) * up); or GeGLU (Gemma): down(GELU(gate) * up), GELU in
+ * its tanh approximation.
+ */
+enum decoder_mlp { DECODER_MLP_GELU, DECODER_MLP_SWIGLU, DECODER_MLP_GEGLU };
+/*
+ * Where a block's norms sit: before attention and before the MLP (GPT-2,
+ * Llama: "pre-norm"); there and also on attention's and the MLP's outputs
+ * before each residual add (Gemma 3's four norms: "sandwich"); or only on
+ * those outputs (Olmo 2 and 3: "post-norm", the block's input read as it
+ * is).
+ */
+enum decoder_block_norms { DECODER_PRE_NORM, DECODER_SANDWICH_NORM, DECODER_POST_NORM };
 
-/* Llama 3's stretch of the rotary frequencies (rope_scaling of type "llama3"). */
+/*
+ * The stretch of the rotary frequencies (rope_scaling): Llama 3's ("llama3"),
+ * linear (every frequency divided by factor: Gemma 3's global layers), or
+ * YaRN ("yarn": Olmo 3's; the frequencies between beta_fast and beta_slow
+ * rotations over original_max blended from factor's division to none, and
+ * cos and sin times attention_factor).
+ */
 struct decoder_rope_scaling {
     bool llama3;              /* false: the frequencies as theta gives them */
+    bool linear, yarn;
     double factor;            /* the long wavelengths' frequencies divided by this */
     double low_freq_factor;   /* wavelengths above original / low are long */
     double high_freq_factor;  /* wavelengths below original / high are short: kept */
     int original_max;         /* original_max_position_embeddings */
+    double beta_fast, beta_slow; /* YaRN's rotation bounds (32 and 1 unless the config says) */
+    double attention_factor;  /* YaRN's scale of cos and sin */
+    bool truncate;            /* YaRN's bounds rounded outwards to whole dimensions */
 };
+
+/* The most layers a model with sliding windows may have (its per-layer kinds are kept). */
+#define DECODER_LAYERS_SLIDING_MAX 512
 
 /* The widest head RoPE turns (its frequencies are kept in the model). */
 #define DECODER_HEAD_DIM_MAX 1024
@@ -75,8 +100,24 @@ struct decoder_config {
     int n_kv_head;
     int head_dim;    /* each head's width; 0: n_embd / n_head */
     bool qk_norm;    /* an RMSNorm over each head's queries and keys before RoPE (Qwen3) */
+    bool qk_norm_full; /* QK-norm over the whole queries' and keys' width, not per head (Olmo) */
     double rope_theta;                   /* RoPE's base (10000 unless the config says) */
     struct decoder_rope_scaling rope_scaling;
+    /*
+     * Sliding-window attention: query i sees keys i - sliding_window < j <= i
+     * in the layers marked sliding (Hugging Face's layer_types); 0: none.
+     * Those layers turn q and k with rope_local_theta, unstretched (Gemma
+     * 3's rope_local_base_freq; Olmo 3's rope_theta without its YaRN).
+     */
+    int sliding_window;
+    bool sliding[DECODER_LAYERS_SLIDING_MAX];
+    double rope_local_theta;
+    enum decoder_block_norms block_norms;
+    bool norm_plus_one;      /* RMSNorm scales by 1 + w (Gemma's zero-centred weights) */
+    float embed_scale;       /* the token embeddings times this (Gemma: sqrt(n_embd)); 0: none */
+    double attn_scalar;      /* the scores divided by sqrt(this) (Gemma's query_pre_attn_scalar);
+                                0: the head size */
+    double final_softcap;    /* logits = cap tanh(logits / cap) (final_logit_softcapping); 0: none */
     float eps;       /* the norms' epsilon */
     bool scale_attn_weights; /* divide the scores by sqrt(head size) */
     bool scale_by_layer;     /* and by the layer's number + 1 (GPT-2's inverse layer index) */
@@ -114,10 +155,21 @@ int decoder_kv_width(const struct decoder_config *c);
 
 /*
  * RoPE's frequencies of c into freq (head size / 2 of them), as Hugging
- * Face's Llama makes them in float32: 1 / theta^(2i/d), then llama3's
- * stretch when c has it.
+ * Face's Llama makes them in float32: 1 / theta^(2i/d), then llama3's,
+ * linear or YaRN's stretch when c has it.
  */
 void decoder_rope_frequencies(const struct decoder_config *c, float *freq);
+/* The sliding layers' frequencies: rope_local_theta's, unstretched. */
+void decoder_rope_frequencies_local(const struct decoder_config *c, float *freq);
+
+/* The window layer sees (sliding_window), or 0 for a layer that sees every key before it. */
+int decoder_window(const struct decoder_config *c, int layer);
+/* Whether c's blocks have a norm before attention and the MLP (all but post-norm). */
+bool decoder_pre_norms(const struct decoder_config *c);
+/* Whether c's blocks norm attention's and the MLP's outputs (sandwich and post-norm). */
+bool decoder_post_norms(const struct decoder_config *c);
+/* Whether c's MLP is gated (SwiGLU or GeGLU). */
+bool decoder_gated(const struct decoder_config *c);
 
 /* What each position's output scores: vocab_size next tokens, or n_classes classes. */
 int decoder_outputs(const struct decoder_config *c);
@@ -165,6 +217,8 @@ struct decoder_block {
     struct decoder_norm_weights q_norm, k_norm; /* QK-norm's (head size) scales, or NULL */
     struct decoder_linear o;       /* the attention's output projection: queries' width -> n_embd */
     struct decoder_norm_weights norm2;
+    /* The norms of attention's and the MLP's outputs (sandwich and post-norm), or NULL. */
+    struct decoder_norm_weights attn_post, mlp_post;
     struct decoder_linear gate;    /* SwiGLU's gate (n_embd -> n_inner); unused by GELU */
     struct decoder_linear up, down; /* the MLP */
 };
@@ -192,6 +246,8 @@ enum arch_role {
     ROLE_ATTN_Q_NORM, /* QK-norm's scales (a head's width) */
     ROLE_ATTN_K_NORM,
     ROLE_FFN_NORM,    /* the norm before the MLP */
+    ROLE_ATTN_POST_NORM, /* the norm of attention's output (Gemma 3, Olmo 3) */
+    ROLE_FFN_POST_NORM,  /* the norm of the MLP's output */
     ROLE_FFN_GATE,    /* SwiGLU's gate */
     ROLE_FFN_UP,
     ROLE_FFN_DOWN,
@@ -228,6 +284,7 @@ struct decoder_model {
     const uint16_t *wte16;       /* or it as bfloat16 (kept so, wte NULL) */
     const float *wpe;            /* (n_positions, n_embd); NULL with RoPE */
     float rope_freq[DECODER_HEAD_DIM_MAX / 2]; /* RoPE's (decoder_rope_frequencies) */
+    float rope_freq_local[DECODER_HEAD_DIM_MAX / 2]; /* the sliding layers' */
     struct decoder_block *blocks; /* (n_layer) */
     struct decoder_norm_weights final_norm;
     const float *lm_head;        /* (outputs, n_embd): wte when tied; a classifier's own head */
@@ -325,7 +382,7 @@ int decoder_gemm_quant(const unsigned char *q, int type, int n, int out, int in,
  * the same bits the forward made); for the other layers they are NULL.
  */
 struct decoder_layer_stages {
-    float *norm1;   /* (n, C) the first norm's output (GPT-2's ln_1) */
+    float *norm1;   /* (n, C) the first norm's output (GPT-2's ln_1); post-norm: NULL */
     /*
      * The projections' outputs, Q = n_head * d and K = n_kv_head * d wide
      * (head h: columns h*d ...); with neither QK-norm nor RoPE they are q
@@ -344,13 +401,16 @@ struct decoder_layer_stages {
     float *weights; /* (H, n, n) softmax of the masked, scaled scores */
     float *context; /* (n, Q) the weights times the values, heads side by side */
     float *attn;    /* (n, C) the output projection of the context */
-    float *resid1;  /* (n, C) the block's input + attn */
-    float *norm2;   /* (n, C) the second norm's output (GPT-2's ln_2) */
+    float *attn_normed; /* (n, C) attn normed (sandwich and post-norm), or NULL */
+    float *resid1;  /* (n, C) the block's input + attn (attn_normed) */
+    float *norm2;   /* (n, C) the second norm's output (GPT-2's ln_2); post-norm: NULL */
     float *gate;    /* (n, F) SwiGLU's gate projection, or NULL */
     float *up;      /* (n, F) the MLP's up projection (GPT-2's c_fc) */
     float *act;     /* (n, F) its activation: GELU(up), or SiLU(gate) * up */
     float *mlp;     /* (n, C) the down projection (GPT-2's c_proj of the MLP) */
-    float *resid2;  /* (n, C) resid1 + mlp: the block's output: kept for every layer */
+    float *mlp_normed; /* (n, C) mlp normed (sandwich and post-norm), or NULL */
+    float *resid2;  /* (n, C) resid1 + mlp (mlp_normed): the block's output: kept for every
+                       layer */
 };
 
 /* A forward pass over n tokens: what every layer needs kept, the shown layer, the top next tokens. */

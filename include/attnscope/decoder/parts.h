@@ -30,17 +30,19 @@ void part_norm(const struct decoder_config *c, const struct decoder_norm_weights
 
 /*
  * RoPE on x (n rows of `heads` heads of d) at positions first ..: each
- * head's pair (t, t + d/2) turned by the angle position * m->rope_freq[t],
- * the angle in float32 and its cosine and sine rounded from double.
+ * head's pair (t, t + d/2) turned by the angle position * m->rope_freq[t]
+ * (rope_freq_local[t] in a sliding layer), the angle in float32 and its
+ * cosine and sine rounded from double (times YaRN's attention factor in a
+ * full layer of a model that has it).
  */
-void part_rope(const struct decoder_model *m, const float *x, int n, int heads, int first,
-               float *y, int threads);
+void part_rope(const struct decoder_model *m, int layer, const float *x, int n, int heads,
+               int first, float *y, int threads);
 
 /*
  * From a projection's output to what the scores read: QK-norm into normed
  * (when the model has it), then RoPE (when it has it) into out.
  */
-void part_turn(const struct decoder_model *m, const struct decoder_norm_weights *norm,
+void part_turn(const struct decoder_model *m, int layer, const struct decoder_norm_weights *norm,
                const float *proj, int n, int heads, int first, float *normed, float *out,
                int threads);
 
@@ -79,6 +81,8 @@ struct part_attention_args {
      * queries, keys, values, context and output.
      */
     int from;
+    int layer;  /* (its RoPE: a sliding layer's frequencies are its own) */
+    int window; /* the keys a query sees under the causal mask (decoder_window); 0: all */
 };
 void part_attention(const struct part_attention_args *a, struct decoder_layer_stages *s,
                     int threads);
@@ -86,7 +90,7 @@ void part_attention(const struct part_attention_args *a, struct decoder_layer_st
 /*
  * The MLP on x (n, C): up (n, F), its activation act (n, F): GELU(up), or
  * with SwiGLU SiLU(gate) * up (gate (n, F) its own projection; unused by
- * GELU), down (n, C) into out.
+ * GELU), or with GeGLU GELU(gate) * up, down (n, C) into out.
  */
 void part_mlp(const struct decoder_config *c, const struct decoder_block *b, const float *x, int n,
               float *gate, float *up, float *act, float *out, int threads);

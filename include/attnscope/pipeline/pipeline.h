@@ -44,7 +44,7 @@ struct model;
     X(STAGE_POSITIONAL, positional, false, CELLS_VALUES, NEEDS_POSITIONAL) \
     X(STAGE_INPUTS, inputs, false, CELLS_VALUES, NEEDS_SENTENCE)           \
     X(STAGE_SOURCE, source, false, CELLS_VALUES, NEEDS_SOURCE)             \
-    X(STAGE_LN1, ln1, false, CELLS_VALUES, NEEDS_NOTHING)                  \
+    X(STAGE_LN1, ln1, false, CELLS_VALUES, NEEDS_PRE_NORM)                 \
     X(STAGE_QUERIES, queries, false, CELLS_VALUES, NEEDS_NOTHING)          \
     X(STAGE_KEYS, keys, false, CELLS_VALUES, NEEDS_NOTHING)                \
     X(STAGE_VALUES, values, false, CELLS_VALUES, NEEDS_NOTHING)            \
@@ -62,13 +62,16 @@ struct model;
     X(STAGE_OUTPUT, output, false, CELLS_VALUES, NEEDS_NOTHING)            \
     X(STAGE_OUTPUT_DROPPED, output_dropped, false, CELLS_DROPPED_VALUES,   \
       NEEDS_OUTPUT_DROPOUT)                                                \
+    X(STAGE_OUTPUT_NORMED, output_normed, false, CELLS_VALUES, NEEDS_POST_NORM) \
     X(STAGE_RESIDUAL1, residual1, false, CELLS_VALUES, NEEDS_NOTHING)      \
-    X(STAGE_LN2, ln2, false, CELLS_VALUES, NEEDS_NOTHING)                  \
+    X(STAGE_LN2, ln2, false, CELLS_VALUES, NEEDS_PRE_NORM)                 \
     X(STAGE_GATE, gate, false, CELLS_VALUES, NEEDS_GATED)                  \
     X(STAGE_FC, fc, false, CELLS_VALUES, NEEDS_NOTHING)                    \
     X(STAGE_GELU, gelu, false, CELLS_VALUES, NEEDS_UNGATED)                \
-    X(STAGE_SWIGLU, swiglu, false, CELLS_VALUES, NEEDS_GATED)              \
+    X(STAGE_SWIGLU, swiglu, false, CELLS_VALUES, NEEDS_SWIGLU)             \
+    X(STAGE_GEGLU, geglu, false, CELLS_VALUES, NEEDS_GEGLU)                \
     X(STAGE_MLP, mlp, false, CELLS_VALUES, NEEDS_NOTHING)                  \
+    X(STAGE_MLP_NORMED, mlp_normed, false, CELLS_VALUES, NEEDS_POST_NORM)  \
     X(STAGE_RESIDUAL2, residual2, false, CELLS_VALUES, NEEDS_NOTHING)      \
     X(STAGE_FINAL, final, false, CELLS_VALUES, NEEDS_NOTHING)
 
@@ -82,7 +85,8 @@ struct model;
      FAMILY_STAGE(STAGE_RESIDUAL2) | FAMILY_STAGE(STAGE_FINAL) |                         \
      FAMILY_STAGE(STAGE_QUERIES_NORMED) | FAMILY_STAGE(STAGE_KEYS_NORMED) |              \
      FAMILY_STAGE(STAGE_QUERIES_ROTATED) | FAMILY_STAGE(STAGE_KEYS_ROTATED) |            \
-     FAMILY_STAGE(STAGE_GATE) | FAMILY_STAGE(STAGE_SWIGLU))
+     FAMILY_STAGE(STAGE_GATE) | FAMILY_STAGE(STAGE_SWIGLU) | FAMILY_STAGE(STAGE_GEGLU) |  \
+     FAMILY_STAGE(STAGE_OUTPUT_NORMED) | FAMILY_STAGE(STAGE_MLP_NORMED))
 
 enum pipeline_stage {
 #define PIPELINE_STAGE_ENUM(e, id, per_head, cells, needs) e,
@@ -110,8 +114,12 @@ enum stage_needs {
     NEEDS_SOURCE,         /* a source sentence (cross-attention) */
     NEEDS_QK_NORM,        /* a model whose queries and keys are normed per head (Qwen3) */
     NEEDS_ROPE,           /* a model with rotary positions (Llama, Qwen) */
-    NEEDS_GATED,          /* a model with a gated MLP (SwiGLU) */
+    NEEDS_GATED,          /* a model with a gated MLP (SwiGLU, GeGLU) */
     NEEDS_UNGATED,        /* a model whose MLP is up, GELU, down (GPT-2) */
+    NEEDS_SWIGLU,         /* a model whose gate goes through SiLU (Llama) */
+    NEEDS_GEGLU,          /* a model whose gate goes through GELU (Gemma) */
+    NEEDS_PRE_NORM,       /* a model with norms before attention and the MLP (all but Olmo) */
+    NEEDS_POST_NORM,      /* a model that norms attention's and the MLP's outputs (Gemma, Olmo) */
 };
 
 /*
@@ -165,7 +173,10 @@ struct pipeline_block {
     struct matrix q_rotated; /* (n, H d) the queries after RoPE: what the scores read */
     struct matrix k_rotated; /* (n, K d) the keys after RoPE */
     struct matrix gate;      /* (n, F) SwiGLU's gate projection */
-    struct matrix swiglu;    /* (n, F) SiLU(gate) * fc */
+    struct matrix swiglu;    /* (n, F) SiLU(gate) * fc, or Gemma's GELU(gate) * fc */
+    /* Gemma's and Olmo's norms of attention's and the MLP's outputs (empty without): */
+    struct matrix output_normed; /* (n, C) */
+    struct matrix mlp_normed;    /* (n, C) */
 };
 
 struct pipeline {
@@ -202,6 +213,12 @@ struct pipeline {
      */
     bool scale_without_root;
     bool scale_by_layer;
+    double scale_scalar;             /* Gemma's query_pre_attn_scalar: sqrt(it), not sqrt(d_k) */
+    /*
+     * The shown layer's sliding window: a query sees the last `window` keys
+     * (its own included) under the causal mask; 0: every key before it.
+     */
+    int window;
     /* A trained model's parts (which norm, positions, MLP, the sizes), or NULL: the book's. */
     const struct decoder_config *decoder;
     void *family_state;              /* what the family keeps beyond these fields */
@@ -321,7 +338,8 @@ const struct matrix *pipeline_scored_keys(const struct pipeline *p);
  * of the scaling that formulas and the inspector all use.
  */
 struct pipeline_scaling {
-    const char *symbol; /* "sqrt(d_k)", "sqrt(--scale-dim)", "sqrt(d_k) (l+1)", "(l+1)", or NULL */
+    const char *symbol; /* "sqrt(d_k)", "sqrt(--scale-dim)", "sqrt(d_k) (l+1)", "(l+1)",
+                           "sqrt(query_pre_attn_scalar)", or NULL */
     int dim;            /* the number under the square root (when symbol has one; else 0) */
     char spelled[48];   /* what symbol stands for here: "sqrt(16)", "sqrt(16) x 3", "3" */
     int root_of;        /* the number under it, on or off: 1 means scaling changes nothing */
@@ -329,6 +347,15 @@ struct pipeline_scaling {
     float divisor;      /* what the scores are divided by */
 };
 void pipeline_scaling_of(const struct pipeline *p, struct pipeline_scaling *sc);
+
+/*
+ * Whether the mask hides key j from query i in the layer shown: the causal
+ * mask (attention_masked), and under it a sliding layer's window, which
+ * hides the keys window or more tokens back.
+ */
+bool pipeline_masked(const struct pipeline *p, int i, int j);
+/* Whether key j is hidden from query i by the window alone (before it, not after). */
+bool pipeline_out_of_window(const struct pipeline *p, int i, int j);
 
 /* What a stage name given by the user (--stage) picks out. */
 struct pipeline_selection {

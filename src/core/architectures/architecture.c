@@ -381,34 +381,47 @@ read_qkv(struct arch_loader *ld, struct decoder_block *b, int i, struct attn_err
     return 0;
 }
 
+/* QK-norm's scales: a head's width, or (Olmo) the queries' and the keys' whole widths. */
+static int
+read_qk_norms(struct arch_loader *ld, struct decoder_block *b, int i, struct attn_error *err)
+{
+    const struct decoder_config *c = &ld->w.m->cfg;
+    const int hd = decoder_head_dim(c);
+    char name[160];
+
+    return arch_name(ld, ROLE_ATTN_Q_NORM, i, false, name, sizeof name) == NULL ||
+                   (b->q_norm.scale = weights_vector(&ld->w, name,
+                                                     c->qk_norm_full ? decoder_q_width(c) : hd,
+                                                     err)) == NULL ||
+                   arch_name(ld, ROLE_ATTN_K_NORM, i, false, name, sizeof name) == NULL ||
+                   (b->k_norm.scale = weights_vector(&ld->w, name,
+                                                     c->qk_norm_full ? decoder_kv_width(c) : hd,
+                                                     err)) == NULL
+               ? -1
+               : 0;
+}
+
 /* Layer i: its norms, its attention, its MLP, each the parts the description names. */
 static int
 read_layer(struct arch_loader *ld, int i, struct attn_error *err)
 {
     const struct decoder_config *c = &ld->w.m->cfg;
-    const int C = c->n_embd, F = c->n_inner, hd = decoder_head_dim(c), Q = decoder_q_width(c);
+    const int C = c->n_embd, F = c->n_inner, Q = decoder_q_width(c);
+    const bool pre = decoder_pre_norms(c), post = decoder_post_norms(c);
     struct decoder_block *b = &ld->w.m->blocks[i];
-    char name[160];
 
-    if (read_norm(ld, &b->norm1, ROLE_ATTN_NORM, i, C, err) != 0 || read_qkv(ld, b, i, err) != 0 ||
+    if ((pre && read_norm(ld, &b->norm1, ROLE_ATTN_NORM, i, C, err) != 0) ||
+        read_qkv(ld, b, i, err) != 0 ||
         read_linear(ld, &b->o, ROLE_ATTN_OUT, i, Q, C, c->bias_o, err) != 0)
         return -1;
-    if (c->qk_norm &&
-        (arch_name(ld, ROLE_ATTN_Q_NORM, i, false, name, sizeof name) == NULL ||
-         (b->q_norm.scale = weights_vector(&ld->w, name, hd, err)) == NULL ||
-         arch_name(ld, ROLE_ATTN_K_NORM, i, false, name, sizeof name) == NULL ||
-         (b->k_norm.scale = weights_vector(&ld->w, name, hd, err)) == NULL))
+    if (c->qk_norm && read_qk_norms(ld, b, i, err) != 0)
         return -1;
-    if (read_norm(ld, &b->norm2, ROLE_FFN_NORM, i, C, err) != 0)
+    if ((pre && read_norm(ld, &b->norm2, ROLE_FFN_NORM, i, C, err) != 0) ||
+        (post && (read_norm(ld, &b->attn_post, ROLE_ATTN_POST_NORM, i, C, err) != 0 ||
+                  read_norm(ld, &b->mlp_post, ROLE_FFN_POST_NORM, i, C, err) != 0)))
         return -1;
-    switch (c->mlp) {
-    case DECODER_MLP_SWIGLU:
-        if (read_linear(ld, &b->gate, ROLE_FFN_GATE, i, C, F, c->bias_mlp, err) != 0)
-            return -1;
-        break;
-    case DECODER_MLP_GELU:
-        break;
-    }
+    if (decoder_gated(c) && read_linear(ld, &b->gate, ROLE_FFN_GATE, i, C, F, c->bias_mlp, err) != 0)
+        return -1;
     return read_linear(ld, &b->up, ROLE_FFN_UP, i, C, F, c->bias_mlp, err) != 0 ||
                    read_linear(ld, &b->down, ROLE_FFN_DOWN, i, F, C, c->bias_mlp, err) != 0
                ? -1
@@ -645,8 +658,10 @@ architecture_read(struct decoder_model *m, const struct architecture *arch, cons
         goto fail;
     snprintf(m->architecture, sizeof m->architecture, "%s", ld.arch->name);
     snprintf(m->title, sizeof m->title, "%s", ld.arch->title);
-    if (m->cfg.positions == DECODER_POSITIONS_ROPE)
+    if (m->cfg.positions == DECODER_POSITIONS_ROPE) {
         decoder_rope_frequencies(&m->cfg, m->rope_freq);
+        decoder_rope_frequencies_local(&m->cfg, m->rope_freq_local);
+    }
     if ((rc = weights_reserve(&ld.w, err)) != ATTN_OK)
         goto fail;
     rc = ATTN_EPARSE;

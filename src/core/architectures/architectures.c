@@ -7,9 +7,10 @@
 
 #include <stddef.h>
 
+#include "attnscope/architectures/gemma.h"
 #include "attnscope/architectures/gpt2.h"
 #include "attnscope/architectures/llama.h"
 
 const struct architecture *const architectures[] = {
-    &arch_gpt2, &arch_llama, &arch_qwen2, &arch_qwen3, NULL,
+    &arch_gpt2, &arch_llama, &arch_qwen2, &arch_qwen3, &arch_gemma3, &arch_olmo3, NULL,
 };

@@ -120,7 +120,9 @@ book_sizes(struct arch_loader *ld, struct attn_error *err)
         c->rope_theta = 500000.0;
         c->eps = 1e-5f;
         c->n_positions = 131072;
-        c->rope_scaling = (struct decoder_rope_scaling){ true, 32.0, 1.0, 4.0, 8192 };
+        c->rope_scaling = (struct decoder_rope_scaling){
+            .llama3 = true, .factor = 32.0, .low_freq_factor = 1.0, .high_freq_factor = 4.0,
+            .original_max = 8192 };
         snprintf(m->heads_from, sizeof m->heads_from,
                  "the book's Llama 3.2 settings for this width (ch05/07)");
         snprintf(m->context_from, sizeof m->context_from, "the book's Llama 3.2 settings");

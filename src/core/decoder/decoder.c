@@ -51,6 +51,11 @@ decoder_config_check(const struct decoder_config *c, const char *source, const c
         if (counts[i].value < 1)
             return attn_fail(err, ATTN_EPARSE, "%s: %d %s (from %s): a model has at least one",
                              source, counts[i].value, counts[i].what, from);
+    if (c->sliding_window > 0 && c->n_layer > DECODER_LAYERS_SLIDING_MAX)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: %d layers with sliding windows (from %s): attnscope keeps the "
+                         "kinds of at most %d",
+                         source, c->n_layer, from, DECODER_LAYERS_SLIDING_MAX);
     if (c->n_kv_head < 0 || kv < 1)
         return attn_fail(err, ATTN_EPARSE, "%s: %d key heads (from %s): a model has at least one",
                          source, c->n_kv_head, from);
@@ -110,33 +115,123 @@ decoder_kv_width(const struct decoder_config *c)
     return decoder_kv_heads(c) * decoder_head_dim(c);
 }
 
+/* The unstretched frequencies of base theta: 1 / theta^(2t / d), each step in float32. */
+static void
+rope_default(double theta, int d, float *freq)
+{
+    for (int t = 0; t < d / 2; t++)
+        freq[t] = 1.0f / powf((float)theta, (float)(2 * t) / (float)d);
+}
+
+/* Llama 3's stretch (Hugging Face's _compute_llama3_parameters), in float32. */
+static float
+rope_llama3(const struct decoder_rope_scaling *sc, float inv)
+{
+    /* Long wavelengths' frequencies divided by factor, short ones kept, the ones between blended. */
+    const float factor = (float)sc->factor;
+    const float wavelen = (float)(2.0 * M_PI) / inv;
+    const double low_wavelen = sc->original_max / sc->low_freq_factor;
+    const double high_wavelen = sc->original_max / sc->high_freq_factor;
+    const float low = (wavelen > (float)low_wavelen) ? inv / factor : inv;
+
+    if (!(wavelen < (float)high_wavelen) && !(wavelen > (float)low_wavelen)) {
+        const float smooth = ((float)sc->original_max / wavelen - (float)sc->low_freq_factor) /
+                             (float)(sc->high_freq_factor - sc->low_freq_factor);
+        return (1.0f - smooth) * low / factor + smooth * low;
+    }
+    return low;
+}
+
+/* YaRN's dimension that turns `rotations` times over the original context (in double). */
+static double
+yarn_dim(double rotations, int d, double theta, int original)
+{
+    return (d * log(original / (rotations * 2.0 * M_PI))) / (2.0 * log(theta));
+}
+
+/*
+ * YaRN (Hugging Face's _compute_yarn_parameters): below dimension low the
+ * frequencies are kept, above high divided by factor, a linear ramp between;
+ * the float32 steps as torch takes them.
+ */
+static void
+rope_yarn(const struct decoder_config *c, int d, float *freq)
+{
+    const struct decoder_rope_scaling *sc = &c->rope_scaling;
+    double low = yarn_dim(sc->beta_fast, d, c->rope_theta, sc->original_max);
+    double high = yarn_dim(sc->beta_slow, d, c->rope_theta, sc->original_max);
+
+    if (sc->truncate) {
+        low = floor(low);
+        high = ceil(high);
+    }
+    low = low > 0.0 ? low : 0.0;
+    high = high < d - 1 ? high : (double)(d - 1);
+    if (low == high)
+        high += 0.001; /* (as Hugging Face keeps the ramp from dividing by zero) */
+    for (int t = 0; t < d / 2; t++) {
+        const float pos = powf((float)c->rope_theta, (float)(2 * t) / (float)d);
+        const float extrapolated = 1.0f / pos;
+        const float interpolated = 1.0f / ((float)sc->factor * pos);
+        float ramp = ((float)t - (float)low) / (float)(high - low);
+        float keep;
+        ramp = ramp < 0.0f ? 0.0f : ramp > 1.0f ? 1.0f : ramp;
+        keep = 1.0f - ramp;
+        freq[t] = interpolated * (1.0f - keep) + extrapolated * keep;
+    }
+}
+
 void
 decoder_rope_frequencies(const struct decoder_config *c, float *freq)
 {
     const int d = decoder_head_dim(c);
     const struct decoder_rope_scaling *sc = &c->rope_scaling;
 
-    for (int t = 0; t < d / 2; t++) {
-        /* 1 / theta^(2t / d), each step in float32 as Hugging Face's Llama computes it. */
-        const float inv = 1.0f / powf((float)c->rope_theta, (float)(2 * t) / (float)d);
-        freq[t] = inv;
-        if (sc->llama3) {
-            /* Llama 3's stretch: long wavelengths' frequencies divided by factor, short ones
-               kept, the ones between blended (Hugging Face's _compute_llama3_parameters). */
-            const float factor = (float)sc->factor;
-            const float wavelen = (float)(2.0 * M_PI) / inv;
-            const double low_wavelen = sc->original_max / sc->low_freq_factor;
-            const double high_wavelen = sc->original_max / sc->high_freq_factor;
-            const float low = (wavelen > (float)low_wavelen) ? inv / factor : inv;
-            if (!(wavelen < (float)high_wavelen) && !(wavelen > (float)low_wavelen)) {
-                const float smooth =
-                    ((float)sc->original_max / wavelen - (float)sc->low_freq_factor) /
-                    (float)(sc->high_freq_factor - sc->low_freq_factor);
-                freq[t] = (1.0f - smooth) * low / factor + smooth * low;
-            } else
-                freq[t] = low;
-        }
+    if (sc->yarn) {
+        rope_yarn(c, d, freq);
+        return;
     }
+    rope_default(c->rope_theta, d, freq);
+    for (int t = 0; t < d / 2; t++) {
+        if (sc->llama3)
+            freq[t] = rope_llama3(sc, freq[t]);
+        else if (sc->linear)
+            freq[t] /= (float)sc->factor;
+    }
+}
+
+void
+decoder_rope_frequencies_local(const struct decoder_config *c, float *freq)
+{
+    rope_default(c->rope_local_theta > 0.0 ? c->rope_local_theta : c->rope_theta,
+                 decoder_head_dim(c), freq);
+}
+
+int
+decoder_window(const struct decoder_config *c, int layer)
+{
+    return c->sliding_window > 0 && layer >= 0 && layer < DECODER_LAYERS_SLIDING_MAX &&
+                   c->sliding[layer]
+               ? c->sliding_window
+               : 0;
+}
+
+bool
+decoder_pre_norms(const struct decoder_config *c)
+{
+    return c->block_norms != DECODER_POST_NORM;
+}
+
+bool
+decoder_post_norms(const struct decoder_config *c)
+{
+    return c->block_norms != DECODER_PRE_NORM;
+}
+
+bool
+decoder_gated(const struct decoder_config *c)
+{
+    return c->mlp != DECODER_MLP_GELU;
 }
 
 struct decoder_linear *
@@ -270,6 +365,8 @@ decoder_part_name(const struct decoder_model *m, enum arch_role role)
         [ROLE_ATTN_Q_NORM] = "the query norm",       [ROLE_ATTN_K_NORM] = "the key norm",
         [ROLE_FFN_NORM] = "the second norm",         [ROLE_FFN_GATE] = "the gate",
         [ROLE_FFN_UP] = "the MLP's first layer",     [ROLE_FFN_DOWN] = "the MLP's second layer",
+        [ROLE_ATTN_POST_NORM] = "the attention's output norm",
+        [ROLE_FFN_POST_NORM] = "the MLP's output norm",
     };
 
     if ((unsigned)role >= ARCH_ROLES)

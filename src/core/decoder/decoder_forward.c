@@ -80,10 +80,19 @@ fold_logits(const float *logits, int first, int count, int k, struct next_tokens
     }
 }
 
-/* Adds the head's bias (a classifier's) to rows of count logits from output first. */
+/*
+ * Adds the head's bias (a classifier's) to rows of count logits from output
+ * first; or caps them (final_logit_softcapping: cap tanh(logit / cap), each
+ * step in float32 as Hugging Face's Gemma takes them).
+ */
 static void
-add_head_bias(const struct decoder_model *m, float *logits, int rows, int first, int count)
+finish_logits(const struct decoder_model *m, float *logits, int rows, int first, int count)
 {
+    if (m->cfg.final_softcap > 0.0) {
+        const float cap = (float)m->cfg.final_softcap;
+        for (size_t e = 0; e < (size_t)rows * (size_t)count; e++)
+            logits[e] = tanhf(logits[e] / cap) * cap;
+    }
     if (m->head_bias == NULL)
         return;
     for (int i = 0; i < rows; i++)
@@ -94,7 +103,9 @@ add_head_bias(const struct decoder_model *m, float *logits, int rows, int first,
 float
 decoder_divisor(const struct decoder_model *m, const struct decoder_knobs *k, int layer)
 {
-    const double root = m->cfg.scale_attn_weights ? sqrt((double)decoder_head_dim(&m->cfg)) : 1.0;
+    /* sqrt(head size), or Gemma's sqrt(query_pre_attn_scalar). */
+    const double by = m->cfg.attn_scalar > 0.0 ? m->cfg.attn_scalar : (double)decoder_head_dim(&m->cfg);
+    const double root = m->cfg.scale_attn_weights ? sqrt(by) : 1.0;
     const double own = m->cfg.scale_by_layer ? root * (double)(layer + 1) : root;
 
     if (k == NULL)
@@ -172,7 +183,7 @@ run_logits(const struct decoder_model *m, struct decoder_run *r, int row0, float
             else /* only the pack left (decoder_release_unpacked), and it cannot serve */
                 linalg_gemm_packed_plain(n, final, C, &m->head_packed, v0, vb, logits, vb);
         }
-        add_head_bias(m, logits, n, v0, vb);
+        finish_logits(m, logits, n, v0, vb);
         if (r->last_logits != NULL)
             memcpy(r->last_logits + v0, logits + (size_t)(n - 1) * (size_t)vb,
                    (size_t)vb * sizeof *logits);
@@ -209,33 +220,48 @@ run_knobs(const struct decoder_model *m, const struct decoder_knobs *k, struct d
     return 0;
 }
 
-/* Block layer over rows from .. n - 1 of s, its input x (n, C); the rows before are in s. */
+/*
+ * Block layer over rows from .. n - 1 of s, its input x (n, C); the rows
+ * before are in s.  Pre-norm (GPT-2, Llama): a norm before attention and
+ * before the MLP; sandwich (Gemma 3): those and a norm of each one's output
+ * before its residual add; post-norm (Olmo 3): only the latter.
+ */
 void
 decoder_run_block(const struct decoder_model *m, const struct decoder_run *r, int layer, const float *x,
           int from, struct decoder_layer_stages *s, float *scratch, int threads)
 {
     const struct decoder_config *c = &m->cfg;
     const struct decoder_block *b = &m->blocks[layer];
+    const bool pre = decoder_pre_norms(c), post = decoder_post_norms(c);
     const int C = c->n_embd;
     const int n = r->n;
     const size_t at = (size_t)from * (size_t)C;
     const size_t rows = (size_t)(n - from);
     const struct part_attention_args attention = {
-        m, c, b, s->norm1, n, r->causal, r->divisors[layer],
+        m, c, b, pre ? s->norm1 : x, n, r->causal, r->divisors[layer],
         r->ablated != NULL ? r->ablated + (size_t)layer * (size_t)c->n_head : NULL,
         scratch, part_attention_scratch(r->cap),
-        from,
+        from, layer, r->causal ? decoder_window(c, layer) : 0,
     };
+    const float *mlp_in;
 
-    part_norm(c, &b->norm1, x + at, (int)rows, s->norm1 + at, threads);
+    if (pre)
+        part_norm(c, &b->norm1, x + at, (int)rows, s->norm1 + at, threads);
     part_attention(&attention, s, threads);
-    part_residual(x + at, s->attn + at, rows * C, s->resid1 + at);
-    part_norm(c, &b->norm2, s->resid1 + at, (int)rows, s->norm2 + at, threads);
-    part_mlp(c, b, s->norm2 + at, (int)rows,
+    if (post)
+        part_norm(c, &b->attn_post, s->attn + at, (int)rows, s->attn_normed + at, threads);
+    part_residual(x + at, (post ? s->attn_normed : s->attn) + at, rows * C, s->resid1 + at);
+    if (pre)
+        part_norm(c, &b->norm2, s->resid1 + at, (int)rows, s->norm2 + at, threads);
+    mlp_in = pre ? s->norm2 : s->resid1;
+    part_mlp(c, b, mlp_in + at, (int)rows,
              s->gate != NULL ? s->gate + (size_t)from * c->n_inner : NULL,
              s->up + (size_t)from * c->n_inner, s->act + (size_t)from * c->n_inner, s->mlp + at,
              threads);
-    part_residual(s->resid1 + at, s->mlp + at, rows * C, s->resid2 + at);
+    if (post)
+        part_norm(c, &b->mlp_post, s->mlp + at, (int)rows, s->mlp_normed + at, threads);
+    part_residual(s->resid1 + at, (post ? s->mlp_normed : s->mlp) + at, rows * C,
+                  s->resid2 + at);
 }
 
 /* The input of layer: the embeddings, or the layer before's output. */
@@ -474,7 +500,7 @@ decoder_logit_lens(const struct decoder_model *m, const struct decoder_run *r, i
             else
                 linalg_gemm_packed_plain(L, x, C, &m->head_packed, v0, vb, logits, vb);
         }
-        add_head_bias(m, logits, L, v0, vb);
+        finish_logits(m, logits, L, v0, vb);
         for (int l = 0; l < L; l++)
             fold_logits(logits + (size_t)l * vb, v0, vb, k, &nt[l], ids + (size_t)l * k,
                         probs + (size_t)l * k);

@@ -50,6 +50,7 @@ head_attention(const struct decoder_model *m, const struct decoder_run *r, int l
     const int K = decoder_kv_width(&m->cfg);
     const int hd = decoder_head_dim(&m->cfg);
     const float *k = r->layers[layer].k + (size_t)decoder_kv_head_of(&m->cfg, head) * hd;
+    const int window = r->causal ? decoder_window(&m->cfg, layer) : 0;
 
     q += (size_t)head * hd;
     if (keep > 0) {
@@ -68,7 +69,8 @@ head_attention(const struct decoder_model *m, const struct decoder_run *r, int l
     for (int i = keep; i < n; i++) {
         const size_t row = (size_t)i * (size_t)n;
         rowops_softmax(o->scores + row, o->masked != NULL ? o->masked + row : scratch,
-                       o->scaled != NULL ? o->scaled + row : scratch + n, o->weights + row, n, 0,
+                       o->scaled != NULL ? o->scaled + row : scratch + n, o->weights + row, n,
+                       window > 0 && i - window + 1 > 0 ? i - window + 1 : 0,
                        r->causal ? i + 1 : n, r->divisors[layer]);
     }
 }
@@ -103,11 +105,14 @@ decoder_layer_queries(const struct decoder_model *m, const struct decoder_run *r
         memcpy(q, r->layers[layer].q, count * sizeof *q);
         return;
     }
-    part_norm(c, &b->norm1, decoder_layer_input(r, layer), r->n, scratch, threads);
-    part_linear(&b->q, scratch, r->n, q, threads);
+    if (decoder_pre_norms(c)) {
+        part_norm(c, &b->norm1, decoder_layer_input(r, layer), r->n, scratch, threads);
+        part_linear(&b->q, scratch, r->n, q, threads);
+    } else /* (post-norm: the block's input itself) */
+        part_linear(&b->q, decoder_layer_input(r, layer), r->n, q, threads);
     /* QK-norm into scratch (the norm's output is read by then), RoPE back into q. */
     if (c->qk_norm || c->positions == DECODER_POSITIONS_ROPE)
-        part_turn(m, &b->q_norm, q, r->n, c->n_head, 0, scratch, q, threads);
+        part_turn(m, layer, &b->q_norm, q, r->n, c->n_head, 0, scratch, q, threads);
 }
 
 static void

@@ -26,7 +26,7 @@
 static bool
 linear_used(const struct decoder_config *c, int i)
 {
-    return i != 4 || c->mlp == DECODER_MLP_SWIGLU;
+    return i != 4 || decoder_gated(c);
 }
 
 void

@@ -18,7 +18,14 @@ part_positions(const struct decoder_model *m, const int *ids, int n, float *tok,
     for (int i = 0; i < n; i++)
         decoder_token_row(m, ids[i], tok + (size_t)i * C);
     if (m->cfg.positions == DECODER_POSITIONS_ROPE) { /* (positions turn q and k instead) */
-        memcpy(embed, tok, (size_t)n * (size_t)C * sizeof *embed);
+        const size_t count = (size_t)n * (size_t)C;
+        if (m->cfg.embed_scale == 0.0f) {
+            memcpy(embed, tok, count * sizeof *embed);
+            return;
+        }
+        /* Gemma: the embeddings times sqrt(width), a float32 product as Hugging Face's. */
+        for (size_t e = 0; e < count; e++)
+            embed[e] = tok[e] * m->cfg.embed_scale;
         return;
     }
     for (int i = 0; i < n; i++)
@@ -53,10 +60,11 @@ layer_norm(const float *x, int n, int c, const float *g, const float *b, float e
 /*
  * RMSNorm of each row, as Hugging Face's LlamaRMSNorm in float32: the mean
  * square (summed in double here, rounded to float as torch's mean is),
- * rsqrt(mean + eps), the row times it, then times the scale.
+ * rsqrt(mean + eps), the row times it, then times the scale (Gemma's:
+ * 1 + the scale, the sum in float32 as Gemma3RMSNorm makes it).
  */
 static void
-rms_norm(const float *x, int n, int c, const float *g, float eps, float *y)
+rms_norm(const float *x, int n, int c, const float *g, float eps, bool plus_one, float *y)
 {
     for (int i = 0; i < n; i++) {
         const float *row = x + (size_t)i * (size_t)c;
@@ -66,8 +74,12 @@ rms_norm(const float *x, int n, int c, const float *g, float eps, float *y)
         for (int j = 0; j < c; j++)
             sq += (double)row[j] * (double)row[j];
         inv = 1.0f / sqrtf((float)(sq / c) + eps);
-        for (int j = 0; j < c; j++)
-            out[j] = g[j] * (row[j] * inv);
+        if (plus_one)
+            for (int j = 0; j < c; j++)
+                out[j] = (1.0f + g[j]) * (row[j] * inv);
+        else
+            for (int j = 0; j < c; j++)
+                out[j] = g[j] * (row[j] * inv);
     }
 }
 
@@ -93,7 +105,7 @@ norm_rows(void *ctx, int begin, int end)
         break;
     case DECODER_NORM_RMS:
         rms_norm(j->x + (size_t)begin * C, end - begin, C, j->w->scale, j->c->eps,
-                 j->y + (size_t)begin * C);
+                 j->c->norm_plus_one, j->y + (size_t)begin * C);
         break;
     }
 }
@@ -107,22 +119,30 @@ part_norm(const struct decoder_config *c, const struct decoder_norm_weights *w, 
     parallel_for(n, 8L * c->n_embd, threads, norm_rows, &job);
 }
 
-/* QK-norm: an RMSNorm over each head's d columns of n rows of `heads` heads. */
+/*
+ * QK-norm: an RMSNorm over each head's d columns of n rows of `heads`
+ * heads, or (Olmo) over each row's heads together.
+ */
 static void
 part_head_norm(const struct decoder_config *c, const struct decoder_norm_weights *w,
                const float *x, int n, int heads, float *y, int threads)
 {
-    const struct decoder_config rms = { .norm = DECODER_NORM_RMS, .eps = c->eps };
+    const struct decoder_config rms = { .norm = DECODER_NORM_RMS,
+                                        .eps = c->eps,
+                                        .norm_plus_one = c->norm_plus_one };
     const int d = decoder_head_dim(c);
-    struct norm_job job = { &rms, w, x, y, d };
+    const int width = c->qk_norm_full ? heads * d : d;
+    const int rows = c->qk_norm_full ? n : n * heads;
+    struct norm_job job = { &rms, w, x, y, width };
 
-    parallel_for(n * heads, 8L * d, threads, norm_rows, &job);
+    parallel_for(rows, 8L * width, threads, norm_rows, &job);
 }
 
 /* ------------------------------------------------------------------- RoPE */
 
 struct rope_job {
     const float *freq;
+    float factor; /* YaRN's scale of cos and sin (1: none) */
     const float *x;
     float *y;
     int heads, d, first;
@@ -143,6 +163,10 @@ rope_rows(void *ctx, int begin, int end)
             const float angle = pos * j->freq[t];
             cs[t] = (float)cos((double)angle);
             sn[t] = (float)sin((double)angle);
+            if (j->factor != 1.0f) {
+                cs[t] *= j->factor;
+                sn[t] *= j->factor;
+            }
         }
         for (int h = 0; h < j->heads; h++) {
             const float *x = j->x + (size_t)i * width + (size_t)h * j->d;
@@ -162,17 +186,22 @@ rope_rows(void *ctx, int begin, int end)
 }
 
 void
-part_rope(const struct decoder_model *m, const float *x, int n, int heads, int first, float *y,
-          int threads)
+part_rope(const struct decoder_model *m, int layer, const float *x, int n, int heads, int first,
+          float *y, int threads)
 {
-    const int d = decoder_head_dim(&m->cfg);
-    struct rope_job job = { m->rope_freq, x, y, heads, d, first };
+    const struct decoder_config *c = &m->cfg;
+    const int d = decoder_head_dim(c);
+    const bool local = decoder_window(c, layer) > 0;
+    const float factor =
+        !local && c->rope_scaling.yarn ? (float)c->rope_scaling.attention_factor : 1.0f;
+    struct rope_job job = { local ? m->rope_freq_local : m->rope_freq, factor, x, y, heads, d,
+                            first };
 
     parallel_for(n, 6L * heads * d, threads, rope_rows, &job);
 }
 
 void
-part_turn(const struct decoder_model *m, const struct decoder_norm_weights *norm,
+part_turn(const struct decoder_model *m, int layer, const struct decoder_norm_weights *norm,
           const float *proj, int n, int heads, int first, float *normed, float *out, int threads)
 {
     const struct decoder_config *c = &m->cfg;
@@ -184,7 +213,7 @@ part_turn(const struct decoder_model *m, const struct decoder_norm_weights *norm
         in = normed;
     }
     if (c->positions == DECODER_POSITIONS_ROPE)
-        part_rope(m, in, n, heads, first, out, threads);
+        part_rope(m, layer, in, n, heads, first, out, threads);
     else if (in != out)
         memcpy(out, in, count * sizeof *out);
 }
@@ -245,6 +274,27 @@ struct heads_job {
  * block of keys before the next block, so the cache is read once in the
  * order it lies; the same sums as the blocks' products below.
  */
+/*
+ * The first key a block of queries from row i0 reads: 0, or under a
+ * sliding window the first its block's first query sees (the block's start
+ * aligned as the blocks are, so that a row attended alone and in its block
+ * sums the same keys).
+ */
+static int
+block_first_key(const struct part_attention_args *a, int i0)
+{
+    const int start = (i0 / PART_ATTENTION_ROWS) * PART_ATTENTION_ROWS;
+
+    return a->causal && a->window > 0 && start - a->window + 1 > 0 ? start - a->window + 1 : 0;
+}
+
+/* The first key query i sees: i - window + 1 under a sliding window, else 0. */
+static int
+row_first_key(const struct part_attention_args *a, int i)
+{
+    return a->causal && a->window > 0 && i - a->window + 1 > 0 ? i - a->window + 1 : 0;
+}
+
 static void
 attend_rows(const struct part_attention_args *a, struct decoder_layer_stages *s, int h0, int h1)
 {
@@ -257,21 +307,48 @@ attend_rows(const struct part_attention_args *a, struct decoder_layer_stages *s,
     const size_t stride = a->scratch_stride;
 
     for (int i = a->from; i < n; i++) {
-        const int seen = a->causal ? i + 1 : n;
+        const int k0 = block_first_key(a, i);
+        const int seen = (a->causal ? i + 1 : n) - k0;
         float *context = s->context + (size_t)i * Q;
-        linalg_row_nt_heads(seen, hd, h0, h1, group, s->q + (size_t)i * Q, (size_t)hd, s->k, K,
-                            a->scratch, stride);
+        linalg_row_nt_heads(seen, hd, h0, h1, group, s->q + (size_t)i * Q, (size_t)hd,
+                            s->k + (size_t)k0 * K, K, a->scratch, stride);
         for (int h = h0; h < h1; h++) {
             float *sc = a->scratch + (size_t)h * stride;
             float *w = sc + B * (size_t)n;
             float *rows = w + B * (size_t)n;
-            rowops_softmax(sc, rows, rows + n, w, seen, 0, seen, a->divisor);
+            rowops_softmax(sc, rows, rows + n, w, seen, row_first_key(a, i) - k0, seen,
+                           a->divisor);
         }
-        linalg_row_nn_heads(hd, seen, h0, h1, group, a->scratch + B * (size_t)n, stride, s->v, K,
-                            context, (size_t)hd);
+        linalg_row_nn_heads(hd, seen, h0, h1, group, a->scratch + B * (size_t)n, stride,
+                            s->v + (size_t)k0 * K, K, context, (size_t)hd);
         for (int h = h0; h < h1; h++)
             if (a->ablated != NULL && a->ablated[h])
                 memset(context + (size_t)h * hd, 0, (size_t)hd * sizeof(float));
+    }
+}
+
+/* A few rows i0 .. i1 - 1 of head h, each against its keys in place, nothing packed. */
+static void
+attend_few(const struct part_attention_args *a, struct decoder_layer_stages *s, int h, int i0,
+           int i1)
+{
+    const int n = a->n;
+    const int Q = decoder_q_width(a->c);
+    const int K = decoder_kv_width(a->c);
+    const int hd = decoder_head_dim(a->c);
+    const int kv = decoder_kv_head_of(a->c, h);
+    const int k0 = block_first_key(a, i0);
+    float *sc = a->scratch + (size_t)h * a->scratch_stride;
+    float *w = sc + (size_t)PART_ATTENTION_ROWS * (size_t)n;
+    float *rows = w + (size_t)PART_ATTENTION_ROWS * (size_t)n;
+
+    for (int i = i0; i < i1; i++) {
+        const int seen = (a->causal ? i + 1 : n) - k0;
+        linalg_row_nt(seen, hd, s->q + (size_t)i * Q + h * hd, s->k + (size_t)k0 * K + kv * hd,
+                      K, sc);
+        rowops_softmax(sc, rows, rows + n, w, seen, row_first_key(a, i) - k0, seen, a->divisor);
+        linalg_row_nn(hd, seen, w, s->v + (size_t)k0 * K + kv * hd, K,
+                      s->context + (size_t)i * Q + h * hd);
     }
 }
 
@@ -298,30 +375,26 @@ attend_heads(void *ctx, int h0, int h1)
         float *rows = w + (size_t)B * (size_t)n;
         for (int i0 = a->from; i0 < n;) {
             const int i1 = (i0 / B + 1) * B < n ? (i0 / B + 1) * B : n;
-            const int keys = a->causal ? i1 : n;
+            /* Under a sliding window only the block's band of keys: k0 .. its last query. */
+            const int k0 = block_first_key(a, i0);
+            const int keys = (a->causal ? i1 : n) - k0;
             if (i1 - i0 <= PART_ROW_AT_A_TIME) {
                 /*
                  * A few rows (a written token's, an appended word's): each
                  * against the keys and values in place, nothing packed: the
                  * same sums as the block's products.
                  */
-                for (int i = i0; i < i1; i++) {
-                    const int seen = a->causal ? i + 1 : n;
-                    linalg_row_nt(seen, hd, s->q + (size_t)i * Q + h * hd, s->k + kv * hd, K, sc);
-                    rowops_softmax(sc, rows, rows + n, w, seen, 0, seen, a->divisor);
-                    linalg_row_nn(hd, seen, w, s->v + kv * hd, K,
-                                  s->context + (size_t)i * Q + h * hd);
-                }
+                attend_few(a, s, h, i0, i1);
                 i0 = i1;
                 continue;
             }
-            linalg_gemm_nt(i1 - i0, keys, hd, s->q + (size_t)i0 * Q + h * hd, Q, s->k + kv * hd, K,
-                           sc, keys);
+            linalg_gemm_nt(i1 - i0, keys, hd, s->q + (size_t)i0 * Q + h * hd, Q,
+                           s->k + (size_t)k0 * K + kv * hd, K, sc, keys);
             for (int i = i0; i < i1; i++)
                 rowops_softmax(sc + (size_t)(i - i0) * keys, rows, rows + n,
-                               w + (size_t)(i - i0) * keys, keys, 0, a->causal ? i + 1 : n,
-                               a->divisor);
-            linalg_gemm_nn(i1 - i0, hd, keys, w, keys, s->v + kv * hd, K,
+                               w + (size_t)(i - i0) * keys, keys, row_first_key(a, i) - k0,
+                               (a->causal ? i + 1 : n) - k0, a->divisor);
+            linalg_gemm_nn(i1 - i0, hd, keys, w, keys, s->v + (size_t)k0 * K + kv * hd, K,
                            s->context + (size_t)i0 * Q + h * hd, Q);
             i0 = i1;
         }
@@ -347,12 +420,16 @@ part_attention(const struct part_attention_args *a, struct decoder_layer_stages 
     part_linear(&a->b->k, a->x + at, rows, s->k_proj + at_k, threads);
     part_linear(&a->b->v, a->x + at, rows, s->v + at_k, threads);
     if (s->q_proj != s->q) { /* QK-norm and RoPE: the queries and keys the scores read */
-        part_turn(a->m, &a->b->q_norm, s->q_proj + at_q, rows, c->n_head, a->from,
+        part_turn(a->m, a->layer, &a->b->q_norm, s->q_proj + at_q, rows, c->n_head, a->from,
                   s->q_normed != NULL ? s->q_normed + at_q : NULL, s->q + at_q, threads);
-        part_turn(a->m, &a->b->k_norm, s->k_proj + at_k, rows, decoder_kv_heads(c), a->from,
+        part_turn(a->m, a->layer, &a->b->k_norm, s->k_proj + at_k, rows, decoder_kv_heads(c),
+                  a->from,
                   s->k_normed != NULL ? s->k_normed + at_k : NULL, s->k + at_k, threads);
     }
-    parallel_for(c->n_head, 2L * (a->causal ? n : 2 * n) * rows * hd, threads, attend_heads, &job);
+    parallel_for(c->n_head,
+                 2L * (a->window > 0 && a->window < n ? 2 * a->window : a->causal ? n : 2 * n) *
+                     rows * hd,
+                 threads, attend_heads, &job);
     part_linear(&a->b->o, s->context + at_q, rows, s->attn + at, threads);
 }
 
@@ -390,6 +467,19 @@ swiglu_rows(void *ctx, int begin, int end)
     rowops_swiglu(j->gate + at, j->up + at, j->y + at, (size_t)(end - begin) * (size_t)j->F);
 }
 
+/* GELU(gate) * up (Gemma's GeGLU, GELU's tanh approximation) of rows begin..end. */
+static void
+geglu_rows(void *ctx, int begin, int end)
+{
+    const struct swiglu_job *j = ctx;
+    const size_t at = (size_t)begin * (size_t)j->F;
+    const size_t count = (size_t)(end - begin) * (size_t)j->F;
+
+    rowops_gelu(j->gate + at, j->y + at, count);
+    for (size_t e = 0; e < count; e++)
+        j->y[at + e] *= j->up[at + e];
+}
+
 void
 part_mlp(const struct decoder_config *c, const struct decoder_block *b, const float *x, int n,
          float *gate, float *up, float *act, float *out, int threads)
@@ -406,6 +496,11 @@ part_mlp(const struct decoder_config *c, const struct decoder_block *b, const fl
         part_linear(&b->gate, x, n, gate, threads);
         part_linear(&b->up, x, n, up, threads);
         parallel_for(n, 16L * c->n_inner, threads, swiglu_rows, &glu);
+        break;
+    case DECODER_MLP_GEGLU:
+        part_linear(&b->gate, x, n, gate, threads);
+        part_linear(&b->up, x, n, up, threads);
+        parallel_for(n, 16L * c->n_inner, threads, geglu_rows, &glu);
         break;
     }
     part_linear(&b->down, act, n, out, threads);

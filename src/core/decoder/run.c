@@ -126,7 +126,7 @@ struct slot_field {
     size_t at;    /* offsetof(struct decoder_layer_stages, the buffer) */
     size_t width; /* floats a row */
 };
-#define SLOT_FIELDS_MAX 14
+#define SLOT_FIELDS_MAX 16
 #define FIELD(name, w) (struct slot_field){ offsetof(struct decoder_layer_stages, name), (w) }
 
 static bool
@@ -142,7 +142,8 @@ slot_fields(const struct decoder_config *c, struct slot_field *f)
     const size_t Q = (size_t)decoder_q_width(c), K = (size_t)decoder_kv_width(c);
     size_t k = 0;
 
-    f[k++] = FIELD(norm1, C);
+    if (decoder_pre_norms(c))
+        f[k++] = FIELD(norm1, C);
     if (separate_projections(c)) {
         f[k++] = FIELD(q_proj, Q);
         f[k++] = FIELD(k_proj, K);
@@ -154,13 +155,18 @@ slot_fields(const struct decoder_config *c, struct slot_field *f)
     f[k++] = FIELD(q, Q);
     f[k++] = FIELD(context, Q);
     f[k++] = FIELD(attn, C);
+    if (decoder_post_norms(c))
+        f[k++] = FIELD(attn_normed, C);
     f[k++] = FIELD(resid1, C);
-    f[k++] = FIELD(norm2, C);
-    if (c->mlp == DECODER_MLP_SWIGLU)
+    if (decoder_pre_norms(c))
+        f[k++] = FIELD(norm2, C);
+    if (decoder_gated(c))
         f[k++] = FIELD(gate, F);
     f[k++] = FIELD(up, F);
     f[k++] = FIELD(act, F);
     f[k++] = FIELD(mlp, C);
+    if (decoder_post_norms(c))
+        f[k++] = FIELD(mlp_normed, C);
     return k;
 }
 

@@ -34,7 +34,13 @@ pipeline_scaling_of(const struct pipeline *p, struct pipeline_scaling *sc)
     sc->dim = 0;
     sc->spelled[0] = '\0';
     sc->root_of = c->scale_dim > 0 ? c->scale_dim : p->st.shape.head_dim;
-    if (c->scale && !p->scale_without_root) {
+    if (c->scale && !p->scale_without_root && c->scale_dim == 0 && p->scale_scalar > 0.0) {
+        /* (Gemma: its query_pre_attn_scalar in place of the head size) */
+        sc->symbol = "sqrt(query_pre_attn_scalar)";
+        sc->dim = (int)p->scale_scalar;
+        sc->root_of = sc->dim;
+        snprintf(sc->spelled, sizeof sc->spelled, "sqrt(%g)", p->scale_scalar);
+    } else if (c->scale && !p->scale_without_root) {
         sc->symbol = c->scale_dim > 0 ? "sqrt(--scale-dim)" : "sqrt(d_k)";
         sc->dim = c->scale_dim > 0 ? c->scale_dim : p->st.shape.head_dim;
         snprintf(sc->spelled, sizeof sc->spelled, "sqrt(%d)", sc->dim);
@@ -48,6 +54,19 @@ pipeline_scaling_of(const struct pipeline *p, struct pipeline_scaling *sc)
     }
     sc->temperature = c->temperature != 1.0;
     sc->divisor = p->st.divisor;
+}
+
+bool
+pipeline_out_of_window(const struct pipeline *p, int i, int j)
+{
+    return p->window > 0 && p->cfg.mask == ATTN_MASK_CAUSAL && !p->cfg.cross &&
+           i - j >= p->window;
+}
+
+bool
+pipeline_masked(const struct pipeline *p, int i, int j)
+{
+    return attention_masked(&p->cfg, i, j) || pipeline_out_of_window(p, i, j);
 }
 
 /* ------------------------------------------------------ where numbers are */
@@ -262,6 +281,27 @@ stage_view_swiglu(const struct pipeline *p, int head, struct pipeline_view *v)
 }
 
 static void
+stage_view_geglu(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.swiglu;
+}
+
+static void
+stage_view_output_normed(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.output_normed;
+}
+
+static void
+stage_view_mlp_normed(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.mlp_normed;
+}
+
+static void
 stage_view_fc(const struct pipeline *p, int head, struct pipeline_view *v)
 {
     (void)head;
@@ -345,11 +385,48 @@ rms(const struct pipeline *p)
     return p->decoder != NULL && p->decoder->norm == DECODER_NORM_RMS;
 }
 
+/* Whether the model's RMSNorm scales by 1 + w (Gemma). */
+static bool
+plus_one(const struct pipeline *p)
+{
+    return p->decoder != NULL && p->decoder->norm_plus_one;
+}
+
+/* Whether the model has no norms before attention and the MLP (Olmo's post-norm). */
+static bool
+post_only(const struct pipeline *p)
+{
+    return p->decoder != NULL && !decoder_pre_norms(p->decoder);
+}
+
 static const char *
 formula_ln1(const struct pipeline *p)
 {
+    if (plus_one(p))
+        return "RMSNorm(x) = x / sqrt(mean(x^2) + eps) * (1 + w)";
     return rms(p) ? "RMSNorm(x) = x / sqrt(mean(x^2) + eps) * g"
                   : "LayerNorm(x) = (x - mean) / sqrt(var + eps) * g + b";
+}
+
+static const char *
+formula_output_normed(const struct pipeline *p)
+{
+    return plus_one(p) ? "RMSNorm(output) = output / sqrt(mean(output^2) + eps) * (1 + w)"
+                       : "RMSNorm(output) = output / sqrt(mean(output^2) + eps) * g";
+}
+
+static const char *
+formula_mlp_normed(const struct pipeline *p)
+{
+    return plus_one(p) ? "RMSNorm(mlp) = mlp / sqrt(mean(mlp^2) + eps) * (1 + w)"
+                       : "RMSNorm(mlp) = mlp / sqrt(mean(mlp^2) + eps) * g";
+}
+
+static const char *
+formula_geglu(const struct pipeline *p)
+{
+    (void)p;
+    return "GELU(gate) * fc, GELU's tanh approximation";
 }
 
 static const char *
@@ -385,8 +462,7 @@ formula_keys_rotated(const struct pipeline *p)
 static const char *
 formula_gate(const struct pipeline *p)
 {
-    (void)p;
-    return "ln2 W_gate";
+    return post_only(p) ? "residual1 W_gate" : "ln2 W_gate";
 }
 
 static const char *
@@ -415,6 +491,8 @@ projection(const struct pipeline *p, int k)
 
     if (p->qkv_given)
         return "given";
+    if (is_model(p) && post_only(p)) /* (Olmo: the block's input itself) */
+        return p->cfg.qkv_bias ? lin_b[k] : lin[k];
     if (is_model(p) && p->decoder != NULL && p->decoder->positions == DECODER_POSITIONS_ROPE)
         return p->cfg.qkv_bias ? rotary_b[k] : rotary[k];
     if (is_model(p))
@@ -537,8 +615,8 @@ formula_output_dropped(const struct pipeline *p)
 static const char *
 formula_residual1(const struct pipeline *p)
 {
-    (void)p;
-    return "x + output";
+    return p->decoder != NULL && decoder_post_norms(p->decoder) ? "x + output_normed"
+                                                               : "x + output";
 }
 
 static const char *
@@ -550,8 +628,9 @@ formula_ln2(const struct pipeline *p)
 static const char *
 formula_fc(const struct pipeline *p)
 {
-    return p->decoder != NULL && p->decoder->mlp == DECODER_MLP_SWIGLU ? "ln2 W_up"
-                                                                       : "ln2 W_fc + b_fc";
+    if (post_only(p))
+        return "residual1 W_up";
+    return p->decoder != NULL && decoder_gated(p->decoder) ? "ln2 W_up" : "ln2 W_fc + b_fc";
 }
 
 static const char *
@@ -564,6 +643,8 @@ formula_gelu(const struct pipeline *p)
 static const char *
 formula_mlp(const struct pipeline *p)
 {
+    if (p->decoder != NULL && p->decoder->mlp == DECODER_MLP_GEGLU)
+        return "geglu W_down";
     return p->decoder != NULL && p->decoder->mlp == DECODER_MLP_SWIGLU ? "swiglu W_down"
                                                                        : "gelu W_proj + b_proj";
 }
@@ -571,8 +652,8 @@ formula_mlp(const struct pipeline *p)
 static const char *
 formula_residual2(const struct pipeline *p)
 {
-    (void)p;
-    return "residual1 + mlp";
+    return p->decoder != NULL && decoder_post_norms(p->decoder) ? "residual1 + mlp_normed"
+                                                               : "residual1 + mlp";
 }
 
 static const char *
@@ -652,9 +733,17 @@ pipeline_stage_present(const struct pipeline *p, enum pipeline_stage s)
     case NEEDS_ROPE:
         return p->decoder != NULL && p->decoder->positions == DECODER_POSITIONS_ROPE;
     case NEEDS_GATED:
-        return p->decoder != NULL && p->decoder->mlp == DECODER_MLP_SWIGLU;
+        return p->decoder != NULL && decoder_gated(p->decoder);
     case NEEDS_UNGATED:
-        return p->decoder == NULL || p->decoder->mlp != DECODER_MLP_SWIGLU;
+        return p->decoder == NULL || !decoder_gated(p->decoder);
+    case NEEDS_SWIGLU:
+        return p->decoder != NULL && p->decoder->mlp == DECODER_MLP_SWIGLU;
+    case NEEDS_GEGLU:
+        return p->decoder != NULL && p->decoder->mlp == DECODER_MLP_GEGLU;
+    case NEEDS_PRE_NORM:
+        return p->decoder == NULL || decoder_pre_norms(p->decoder);
+    case NEEDS_POST_NORM:
+        return p->decoder != NULL && decoder_post_norms(p->decoder);
     }
     return false;
 }

@@ -532,6 +532,40 @@ print_stage_params(FILE *out, const struct pipeline *p, bool out_proj, int head,
     }
 }
 
+
+/*
+ * Gemma 3's and Olmo 3's parts, the --print header's second lines: which
+ * layers slide and their RoPE, and the block's norms under the file's names.
+ */
+static void
+print_window_parts(FILE *out, const struct decoder_model *m)
+{
+    const struct decoder_config *c = &m->cfg;
+    const struct decoder_rope_scaling *sc = &c->rope_scaling;
+
+    if (c->sliding_window > 0) {
+        fprintf(out, "  sliding layers (each query sees the last %d keys):", c->sliding_window);
+        for (int l = 0; l < c->n_layer; l++)
+            if (decoder_window(c, l) > 0)
+                fprintf(out, " %d", l);
+        fprintf(out, "; full:");
+        for (int l = 0; l < c->n_layer; l++)
+            if (decoder_window(c, l) == 0)
+                fprintf(out, " %d", l);
+        fprintf(out, "\n  RoPE base %g on the sliding layers, %g%s on the full ones\n",
+                c->rope_local_theta > 0.0 ? c->rope_local_theta : c->rope_theta, c->rope_theta,
+                sc->yarn ? " with YaRN" : sc->linear ? " stretched linearly" : sc->llama3 ? " with llama3's stretch" : "");
+    }
+    fprintf(out, "  norms%s:", c->norm_plus_one ? " (scaling by 1 + w)" : "");
+    if (decoder_pre_norms(c))
+        fprintf(out, " ln1 %s,", decoder_part_name(m, ROLE_ATTN_NORM));
+    fprintf(out, " output_normed %s,", decoder_part_name(m, ROLE_ATTN_POST_NORM));
+    if (decoder_pre_norms(c))
+        fprintf(out, " ln2 %s,", decoder_part_name(m, ROLE_FFN_NORM));
+    fprintf(out, " mlp_normed %s%s\n", decoder_part_name(m, ROLE_FFN_POST_NORM),
+            decoder_pre_norms(c) ? "" : "; none before attention or the MLP (post-norm)");
+}
+
 static void
 print_selection(FILE *out, const struct pipeline *p, const struct pipeline_selection *sel,
                 const struct print_options *po)
@@ -592,7 +626,9 @@ print_model_header(FILE *out, const struct pipeline *p, const struct family_deco
                 name, g->model->dec.title, dir, c->n_layer, c->n_head, decoder_head_dim(c), decoder_kv_heads(c), c->n_embd,
                 c->vocab_size, c->n_positions);
         fprintf(out, "  %s\n", about);
-        if (g->model->dec.names == DECODER_NAMES_BOOK)
+        if (c->sliding_window > 0 || decoder_post_norms(c))
+            print_window_parts(out, &g->model->dec);
+        else if (g->model->dec.names == DECODER_NAMES_BOOK)
             fprintf(out, "  the book's names: ln1 is trf_blocks.L.norm1, queries ... output are "
                          "att.W_query, W_key, W_value and out_proj, gate, fc and mlp ff.fc1, fc2 "
                          "and fc3\n");
@@ -627,8 +663,11 @@ print_model_header(FILE *out, const struct pipeline *p, const struct family_deco
                 g->ablated_heads, g->ablated_heads == 1 ? "" : "s",
                 g->ablated_heads == 1 ? "its" : "their");
     pipeline_scaling_of(p, &sc);
-    fprintf(out, "  layer %d of 0-%d, mask %s, scores / %g", p->layer, p->layers - 1,
-            p->cfg.mask == ATTN_MASK_CAUSAL ? "causal" : "none", (double)sc.divisor);
+    fprintf(out, "  layer %d of 0-%d, mask %s", p->layer, p->layers - 1,
+            p->cfg.mask == ATTN_MASK_CAUSAL ? "causal" : "none");
+    if (p->window > 0)
+        fprintf(out, " within a sliding window of %d keys", p->window);
+    fprintf(out, ", scores / %g", (double)sc.divisor);
     if (sc.symbol != NULL)
         fprintf(out, " (%s = %s%s)", sc.symbol, sc.spelled, sc.temperature ? " * T" : "");
     if (p->cfg.temperature != 1.0) {

@@ -9,24 +9,50 @@
 #include <stdio.h>
 
 #include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/kernels/rowops.h"
 #include "render/parts/parts.h"
 
-/* Whether the MLP is SwiGLU's (gate, up, down). */
+/* Whether the MLP is gated (gate, up, down): SwiGLU's, or Gemma's GeGLU. */
 static bool
 gated(const struct pipeline *p)
 {
-    return p->decoder != NULL && p->decoder->mlp == DECODER_MLP_SWIGLU;
+    return p->decoder != NULL && decoder_gated(p->decoder);
+}
+
+/* Whether the gate goes through GELU (Gemma) rather than SiLU. */
+static bool
+geglu(const struct pipeline *p)
+{
+    return p->decoder != NULL && p->decoder->mlp == DECODER_MLP_GEGLU;
+}
+
+/* What the MLP's first layers read: ln2, or (Olmo's post-norm) residual1 itself. */
+static const char *
+mlp_input(const struct pipeline *p)
+{
+    return p->decoder != NULL && !decoder_pre_norms(p->decoder) ? "residual1" : "ln2";
 }
 
 void
 text_gate(const struct pipeline *p, char *buf, size_t size)
 {
     snprintf(buf, size,
-             "SwiGLU's MLP has two first layers side by side. This one, the gate (%s), "
-             "widens each row from %d to %d numbers; after SiLU it decides how much of the "
+             "%s MLP has two first layers side by side. This one, the gate (%s), "
+             "widens each row from %d to %d numbers; after %s it decides how much of the "
              "other one (up, %s) passes, number by number.",
-             inspect_part(p, ROLE_FFN_GATE), p->d_in, p->decoder != NULL ? p->decoder->n_inner : 0,
+             geglu(p) ? "Gemma's" : "SwiGLU's", inspect_part(p, ROLE_FFN_GATE), p->d_in,
+             p->decoder != NULL ? p->decoder->n_inner : 0, geglu(p) ? "GELU" : "SiLU",
              inspect_part(p, ROLE_FFN_UP));
+}
+
+void
+text_geglu(const struct pipeline *p, char *buf, size_t size)
+{
+    (void)p;
+    snprintf(buf, size,
+             "GELU(gate) x up: GELU (its tanh approximation, as GPT-2's) is near 0 for negative "
+             "gates and near x for positive ones, so each gate number opens or shuts its up "
+             "number. The cell panel shows both.");
 }
 
 void
@@ -101,8 +127,8 @@ inspect_fc(struct out *o, const struct cell_at *at)
 {
     const struct pipeline *p = at->p;
 
-    linear_cell(o, at, gated(p) ? "up" : "fc", "ln2", &p->block.ln2, &inspect_block_of(p)->up,
-                MAT_AT(&p->block.fc, at->row, at->col));
+    linear_cell(o, at, gated(p) ? "up" : "fc", mlp_input(p), &p->block.ln2,
+                &inspect_block_of(p)->up, MAT_AT(&p->block.fc, at->row, at->col));
 }
 
 void
@@ -110,8 +136,9 @@ inspect_mlp(struct out *o, const struct cell_at *at)
 {
     const struct pipeline *p = at->p;
 
-    linear_cell(o, at, "mlp", gated(p) ? "swiglu" : "gelu", gated(p) ? &p->block.swiglu : &p->block.gelu,
-                &inspect_block_of(p)->down, MAT_AT(&p->block.mlp, at->row, at->col));
+    linear_cell(o, at, "mlp", geglu(p) ? "geglu" : gated(p) ? "swiglu" : "gelu",
+                gated(p) ? &p->block.swiglu : &p->block.gelu, &inspect_block_of(p)->down,
+                MAT_AT(&p->block.mlp, at->row, at->col));
 }
 
 void
@@ -119,7 +146,7 @@ inspect_gate(struct out *o, const struct cell_at *at)
 {
     const struct pipeline *p = at->p;
 
-    linear_cell(o, at, "gate", "ln2", &p->block.ln2, &inspect_block_of(p)->gate,
+    linear_cell(o, at, "gate", mlp_input(p), &p->block.ln2, &inspect_block_of(p)->gate,
                 MAT_AT(&p->block.gate, at->row, at->col));
 }
 
@@ -136,6 +163,26 @@ inspect_swiglu(struct out *o, const struct cell_at *at)
          inspect_num(a, g), o->times, inspect_num(b, u),
          inspect_num(v, MAT_AT(&p->block.swiglu, at->row, at->col)));
     emit(o, "SiLU(x) = x / (1 + e^-x) = %s: %s\n", inspect_num(c, silu),
+         g > 2.0f    ? "the gate is open, about x itself"
+         : g < -3.0f ? "the gate is shut, about 0"
+                     : "the gate is half open");
+}
+
+void
+inspect_geglu(struct out *o, const struct cell_at *at)
+{
+    const struct pipeline *p = at->p;
+    const float g = MAT_AT(&p->block.gate, at->row, at->col);
+    const float u = MAT_AT(&p->block.fc, at->row, at->col);
+    float gelu;
+    char a[24], b[24], c[24], v[24];
+
+    rowops_gelu(&g, &gelu, 1);
+    emit(o, "geglu[%s][%d] = GELU(gate %s)%sup %s = %s\n", inspect_token(p, at->row), at->col,
+         inspect_num(a, g), o->times, inspect_num(b, u),
+         inspect_num(v, MAT_AT(&p->block.swiglu, at->row, at->col)));
+    emit(o, "GELU(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) = %s: %s\n",
+         inspect_num(c, gelu),
          g > 2.0f    ? "the gate is open, about x itself"
          : g < -3.0f ? "the gate is shut, about 0"
                      : "the gate is half open");

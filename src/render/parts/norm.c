@@ -21,6 +21,14 @@ rms(const struct pipeline *p)
 void
 text_ln1(const struct pipeline *p, char *buf, size_t size)
 {
+    if (p->decoder != NULL && p->decoder->norm_plus_one) {
+        snprintf(buf, size,
+                 "RMSNorm (%s): each token's row divided by its root mean square, then scaled "
+                 "by 1 + w (Gemma stores w centred on 0). The first of a block's four norms: "
+                 "attention reads these rows.",
+                 inspect_part(p, ROLE_ATTN_NORM));
+        return;
+    }
     if (rms(p)) {
         snprintf(buf, size,
                  "RMSNorm (%s): each token's row is divided by its root mean square, then scaled "
@@ -34,6 +42,30 @@ text_ln1(const struct pipeline *p, char *buf, size_t size)
              "then stretched and shifted by two learned vectors (g and b). Attention reads these "
              "rows, not the raw stream: the %d numbers of every token start on the same scale.",
              inspect_part(p, ROLE_ATTN_NORM), p->d_in);
+}
+
+/* The norms of attention's and the MLP's outputs (Gemma's and Olmo's), what they do. */
+void
+text_outnorm(const struct pipeline *p, char *buf, size_t size)
+{
+    snprintf(buf, size,
+             "%s normalises attention's output (%s) before it joins the stream: what attention "
+             "adds comes at one scale whatever the heads made.%s",
+             p->decoder != NULL && decoder_pre_norms(p->decoder) ? "Gemma's third norm"
+                                                                 : "Olmo's post-norm",
+             inspect_part(p, ROLE_ATTN_POST_NORM),
+             p->decoder != NULL && decoder_pre_norms(p->decoder)
+                 ? " With ln1 it sandwiches attention."
+                 : " No norm came before: Q K V read the stream itself.");
+}
+
+void
+text_mlpnorm(const struct pipeline *p, char *buf, size_t size)
+{
+    snprintf(buf, size,
+             "The MLP's output normed the same way (%s), with its own weights, before the second "
+             "residual add: each block's two contributions reach the stream already rescaled.",
+             inspect_part(p, ROLE_FFN_POST_NORM));
 }
 
 void
@@ -119,6 +151,12 @@ inspect_rms_cell(struct out *o, const struct cell_at *at, const char *name, cons
     emit(o, "row %s: mean square %s (over its %d numbers), root %s\n", from,
          inspect_num(m, (float)(sq / c)), c, inspect_num(z, (float)sqrt(sq / c)));
     inspect_num(z, x[j] * inv);
+    if (at->p->decoder != NULL && at->p->decoder->norm_plus_one) {
+        /* (Gemma: the weight is stored centred on 0 and scales by 1 + w) */
+        emit(o, "%s / sqrt(mean square + eps) = %s;\n%s%s(1 + w[%d] %s)\n", inspect_num(v, x[j]),
+             z, z, o->times, j, inspect_num(gv, g[j]));
+        return;
+    }
     emit(o, "%s / sqrt(mean square + eps) = %s;\n%s%sg[%d] %s\n", inspect_num(v, x[j]), z, z,
          o->times, j, inspect_num(gv, g[j]));
 }
@@ -155,6 +193,26 @@ inspect_ln2(struct out *o, const struct cell_at *at)
     layer_norm_cell(o, at, "ln2", "residual1", matrix_row(&p->block.residual1, at->row),
                     p->block.residual1.cols, blk->norm2.scale, blk->norm2.shift,
                     MAT_AT(&p->block.ln2, at->row, at->col));
+}
+
+void
+inspect_outnorm(struct out *o, const struct cell_at *at)
+{
+    const struct pipeline *p = at->p;
+
+    inspect_rms_cell(o, at, "output_normed", "output", matrix_row(&p->st.output, at->row),
+                     p->st.output.cols, inspect_block_of(p)->attn_post.scale, p->decoder->eps,
+                     at->col, MAT_AT(&p->block.output_normed, at->row, at->col));
+}
+
+void
+inspect_mlpnorm(struct out *o, const struct cell_at *at)
+{
+    const struct pipeline *p = at->p;
+
+    inspect_rms_cell(o, at, "mlp_normed", "mlp", matrix_row(&p->block.mlp, at->row),
+                     p->block.mlp.cols, inspect_block_of(p)->mlp_post.scale, p->decoder->eps,
+                     at->col, MAT_AT(&p->block.mlp_normed, at->row, at->col));
 }
 
 void

@@ -61,6 +61,10 @@ void text_final(const struct pipeline *p, char *buf, size_t size);
 void inspect_ln1(struct out *o, const struct cell_at *at);
 void inspect_ln2(struct out *o, const struct cell_at *at);
 void inspect_final(struct out *o, const struct cell_at *at);
+void text_outnorm(const struct pipeline *p, char *buf, size_t size);
+void text_mlpnorm(const struct pipeline *p, char *buf, size_t size);
+void inspect_outnorm(struct out *o, const struct cell_at *at);
+void inspect_mlpnorm(struct out *o, const struct cell_at *at);
 
 /* residual.c */
 /* rope.c: QK-norm and rotary positions. */
@@ -89,6 +93,8 @@ void text_gate(const struct pipeline *p, char *buf, size_t size);
 void text_swiglu(const struct pipeline *p, char *buf, size_t size);
 void inspect_gate(struct out *o, const struct cell_at *at);
 void inspect_swiglu(struct out *o, const struct cell_at *at);
+void text_geglu(const struct pipeline *p, char *buf, size_t size);
+void inspect_geglu(struct out *o, const struct cell_at *at);
 void text_fc(const struct pipeline *p, char *buf, size_t size);
 void text_gelu(const struct pipeline *p, char *buf, size_t size);
 void text_mlp(const struct pipeline *p, char *buf, size_t size);

@@ -10,14 +10,21 @@
 #include "attnscope/families/decoder/family_decoder.h"
 #include "render/parts/parts.h"
 
+/* Whether the block norms attention's and the MLP's outputs before adding them (Gemma, Olmo). */
+static bool
+post(const struct pipeline *p)
+{
+    return p->decoder != NULL && decoder_post_norms(p->decoder);
+}
+
 void
 text_residual1(const struct pipeline *p, char *buf, size_t size)
 {
-    (void)p;
     snprintf(buf, size,
-             "The residual connection: attention's output is added to the block's input, not "
+             "The residual connection: attention's %s is added to the block's input, not "
              "put in its place. What a block adds is a change to the stream; what it leaves "
-             "alone passes through to the next block.");
+             "alone passes through to the next block.",
+             post(p) ? "normed output (output_normed)" : "output");
 }
 
 void
@@ -25,13 +32,15 @@ text_residual2(const struct pipeline *p, char *buf, size_t size)
 {
     if (p->layer + 1 == p->layers)
         snprintf(buf, size,
-                 "The second residual: the MLP's output added to the stream. This is the block's "
-                 "output, the last: the final norm (%s) reads it.",
+                 "The second residual: the MLP's %soutput added to the stream. This is the "
+                 "block's output, the last: the final norm (%s) reads it.",
+                 post(p) ? "normed " : "",
                  inspect_part(p, ROLE_OUTPUT_NORM));
     else
         snprintf(buf, size,
-                 "The second residual: the MLP's output added to the stream. This is the block's "
-                 "output, what layer %d reads.",
+                 "The second residual: the MLP's %soutput added to the stream. This is the "
+                 "block's output, what layer %d reads.",
+                 post(p) ? "normed " : "",
                  p->layer + 1);
 }
 
@@ -54,7 +63,11 @@ inspect_residual1(struct out *o, const struct cell_at *at)
 {
     const struct pipeline *p = at->p;
 
-    sum_cell(o, at, "residual1", "x", &p->inputs, "out", &p->st.output, &p->block.residual1);
+    if (post(p))
+        sum_cell(o, at, "residual1", "x", &p->inputs, "output_normed", &p->block.output_normed,
+                 &p->block.residual1);
+    else
+        sum_cell(o, at, "residual1", "x", &p->inputs, "out", &p->st.output, &p->block.residual1);
     emit(o, "the block's input, plus what attention adds to it.\n");
 }
 
@@ -63,8 +76,8 @@ inspect_residual2(struct out *o, const struct cell_at *at)
 {
     const struct pipeline *p = at->p;
 
-    sum_cell(o, at, "residual2", "residual1", &p->block.residual1, "mlp", &p->block.mlp,
-             &p->block.residual2);
+    sum_cell(o, at, "residual2", "residual1", &p->block.residual1, post(p) ? "mlp_normed" : "mlp",
+             post(p) ? &p->block.mlp_normed : &p->block.mlp, &p->block.residual2);
     if (p->layer + 1 < p->layers)
         emit(o, "what layer %d reads.\n", p->layer + 1);
     else

@@ -18,9 +18,45 @@ model_of(const struct pipeline *p)
     return &pipeline_decoder(p)->model->dec;
 }
 
+/* Whether the layer shown slides (its RoPE is its own: unstretched, its own base). */
+static bool
+sliding(const struct pipeline *p)
+{
+    return decoder_window(&model_of(p)->cfg, p->layer) > 0;
+}
+
+/* The shown layer's frequencies, and the factor its cos and sin are multiplied by (YaRN's). */
+static const float *
+layer_freq(const struct pipeline *p, float *factor)
+{
+    const struct decoder_model *m = model_of(p);
+
+    *factor = !sliding(p) && m->cfg.rope_scaling.yarn ? (float)m->cfg.rope_scaling.attention_factor
+                                                      : 1.0f;
+    return sliding(p) ? m->rope_freq_local : m->rope_freq;
+}
+
+/* The shown layer's RoPE base. */
+static double
+layer_theta(const struct pipeline *p)
+{
+    const struct decoder_config *c = &model_of(p)->cfg;
+
+    return sliding(p) && c->rope_local_theta > 0.0 ? c->rope_local_theta : c->rope_theta;
+}
+
 void
 text_qnorm(const struct pipeline *p, char *buf, size_t size)
 {
+    if (model_of(p)->cfg.qk_norm_full) {
+        snprintf(buf, size,
+                 "QK-norm (%s): each query's %d numbers, all heads together, are divided by "
+                 "their root mean square and scaled by %s's weights, before RoPE. Scores then "
+                 "cannot grow just because a query got long.",
+                 model_of(p)->title, p->st.shape.heads * p->st.shape.head_dim,
+                 inspect_part(p, ROLE_ATTN_Q_NORM));
+        return;
+    }
     snprintf(buf, size,
              "QK-norm (%s): each head's %d numbers of every query are divided by their root "
              "mean square and scaled by %s's %d weights, before RoPE. Scores then cannot grow "
@@ -46,9 +82,12 @@ text_qrope(const struct pipeline *p, char *buf, size_t size)
     snprintf(buf, size,
              "RoPE: instead of adding a position to the token, each query is turned. Column i and "
              "column i + d/2 of a head form a pair, rotated by the angle position x theta^(-2i/d) "
-             "(theta %g): early pairs turn fast, late ones slowly. The cursor's partner is underlined; "
-             "the cell panel turns the pair.",
-             p->decoder != NULL ? p->decoder->rope_theta : 10000.0);
+             "(theta %g%s): early pairs turn fast, late ones slowly. The cursor's partner is "
+             "underlined; the cell panel turns the pair.",
+             layer_theta(p),
+             sliding(p) ? ", this sliding layer's"
+             : model_of(p)->cfg.rope_scaling.yarn ? ", then YaRN's stretch"
+                                                   : "");
 }
 
 void
@@ -72,6 +111,13 @@ qk_norm_cell(struct out *o, const struct cell_at *at, bool keys)
     const struct matrix *in = keys ? &p->st.keys : &p->st.queries;
     const struct matrix *out = keys ? &p->block.k_normed : &p->block.q_normed;
 
+    if (p->decoder->qk_norm_full) { /* (Olmo: the whole row, every head at once) */
+        inspect_rms_cell(o, at, keys ? "k_norm" : "q_norm", keys ? "k" : "q",
+                         matrix_row(in, at->row), in->cols,
+                         keys ? b->k_norm.scale : b->q_norm.scale, p->decoder->eps, at->col,
+                         MAT_AT(out, at->row, at->col));
+        return;
+    }
     emit(o, "%s head %d, its column %d:\n", keys ? "key" : "query", head, at->col % hd);
     inspect_rms_cell(o, at, keys ? "k_norm" : "q_norm", keys ? "k" : "q",
                      matrix_row(in, at->row) + (size_t)head * hd, hd,
@@ -93,11 +139,12 @@ inspect_knorm(struct out *o, const struct cell_at *at)
 
 /* x (a head's d numbers) turned to position pos, its pair t's two values into *lo, *hi. */
 static void
-turn_pair(const float *freq, const float *x, int d, int t, int pos, float *lo, float *hi)
+turn_pair(const float *freq, float factor, const float *x, int d, int t, int pos, float *lo,
+          float *hi)
 {
     const int half = d / 2;
     const float angle = (float)pos * freq[t];
-    const float c = (float)cos((double)angle), s = (float)sin((double)angle);
+    const float c = (float)cos((double)angle) * factor, s = (float)sin((double)angle) * factor;
 
     *lo = x[t] * c - x[t + half] * s;
     *hi = x[t + half] * c + x[t] * s;
@@ -105,14 +152,14 @@ turn_pair(const float *freq, const float *x, int d, int t, int pos, float *lo, f
 
 /* The dot product of a and b (d numbers each) after turning a to pa and b to pb. */
 static double
-turned_dot(const float *freq, const float *a, const float *b, int d, int pa, int pb)
+turned_dot(const float *freq, float factor, const float *a, const float *b, int d, int pa, int pb)
 {
     double sum = 0.0;
 
     for (int t = 0; t < d / 2; t++) {
         float a0, a1, b0, b1;
-        turn_pair(freq, a, d, t, pa, &a0, &a1);
-        turn_pair(freq, b, d, t, pb, &b0, &b1);
+        turn_pair(freq, factor, a, d, t, pa, &a0, &a1);
+        turn_pair(freq, factor, b, d, t, pb, &b0, &b1);
         sum += (double)a0 * b0 + (double)a1 * b1;
     }
     return sum;
@@ -134,9 +181,11 @@ rope_cell(struct out *o, const struct cell_at *at, bool keys)
                                    : (p->block.q_normed.data != NULL ? &p->block.q_normed : &p->st.queries);
     const struct matrix *out = keys ? &p->block.k_rotated : &p->block.q_rotated;
     const float *x = matrix_row(in, at->row) + (size_t)head * hd;
-    const float freq = m->rope_freq[t];
+    float factor;
+    const float *freqs = layer_freq(p, &factor);
+    const float freq = freqs[t];
     const float angle = (float)pos * freq;
-    const float cs = (float)cos((double)angle), sn = (float)sin((double)angle);
+    const float cs = (float)cos((double)angle) * factor, sn = (float)sin((double)angle) * factor;
     const char *name = keys ? "k" : "q";
     char a[24], b[24], v[24], w[24];
 
@@ -146,8 +195,16 @@ rope_cell(struct out *o, const struct cell_at *at, bool keys)
          inspect_num(b, x[t + half]));
     emit(o, "angle = position %d x theta^(-2 x %d / %d) = %d x %.6g = %s rad%s\n", pos, t, hd, pos,
          (double)freq, inspect_num(v, angle),
-         m->cfg.rope_scaling.llama3 ? " (the frequency after Llama 3's stretch)" : "");
-    emit(o, "cos %s, sin %s\n", inspect_num(a, cs), inspect_num(b, sn));
+         sliding(p)                     ? " (this sliding layer's base, unstretched)"
+         : m->cfg.rope_scaling.llama3   ? " (the frequency after Llama 3's stretch)"
+         : m->cfg.rope_scaling.yarn     ? " (the frequency after YaRN's stretch)"
+         : m->cfg.rope_scaling.linear   ? " (the frequency divided by the linear stretch)"
+                                        : "");
+    if (factor != 1.0f)
+        emit(o, "cos %s, sin %s (each times YaRN's attention factor %.6g)\n", inspect_num(a, cs),
+             inspect_num(b, sn), (double)factor);
+    else
+        emit(o, "cos %s, sin %s\n", inspect_num(a, cs), inspect_num(b, sn));
     if (c < half)
         emit(o, "x[%d] cos - x[%d] sin = %s%s%s - %s%s%s\n", t, t + half, inspect_num(a, x[t]),
              o->times, inspect_num(b, cs), inspect_num(v, x[t + half]), o->times,
@@ -165,7 +222,7 @@ rope_cell(struct out *o, const struct cell_at *at, bool keys)
         emit(o, "this query . its own key placed d tokens back (RoPE sees only d):\n");
         for (size_t i = 0; i < sizeof dist / sizeof dist[0]; i++)
             emit(o, "%sd %d: %s", i ? ", " : "", dist[i],
-                 inspect_num(v, (float)turned_dot(m->rope_freq, x, k, hd, pos + dist[i], pos)));
+                 inspect_num(v, (float)turned_dot(freqs, factor, x, k, hd, pos + dist[i], pos)));
         emit(o, "\n");
     }
 }

@@ -38,7 +38,8 @@ _Static_assert(VIEW_MAP_HEATMAPS == MEASURE_COUNT, "the heatmaps come after the 
  * on token 0 shows what it does with the remainder.
  */
 static void
-pool_max(const struct pipeline *p, const float *w, int n, int f, bool skip_first, float *out)
+pool_max(const struct pipeline *p, int window, const float *w, int n, int f, bool skip_first,
+         float *out)
 {
     const int cells = (n + f - 1) / f;
     float top = 0.0f;
@@ -49,7 +50,9 @@ pool_max(const struct pipeline *p, const float *w, int n, int f, bool skip_first
             bool any = false;
             for (int i = bi * f; i < n && i < (bi + 1) * f; i++)
                 for (int j = bj * f; j < n && j < (bj + 1) * f; j++) {
-                    if (attention_masked(&p->cfg, i, j))
+                    /* (the causal mask, and a sliding layer's window: the keys window back) */
+                    if (attention_masked(&p->cfg, i, j) ||
+                        (window > 0 && p->cfg.mask == ATTN_MASK_CAUSAL && i - j >= window))
                         continue;
                     any = true;
                     if (!(skip_first && j == 0) && w[(size_t)i * (size_t)n + (size_t)j] > best)
@@ -119,11 +122,15 @@ draw_head_heatmaps(struct grid *g, struct view *v, const struct pipeline *p, int
         decoder_layer_queries(&m->model->dec, &m->run, l, q, q + nc);
         grid_printf(g, 0, y0, MAP_LABEL_W, style_role(l == v->map_row ? ROLE_TITLE : ROLE_TEXT),
                     "%slayer %d", l == v->map_row ? "\u25b8" : "", l);
+        if (p->decoder->sliding_window > 0 && cells > 1) /* (its kind under its name) */
+            grid_printf(g, 1, y0 + 1, MAP_LABEL_W - 1, style_role(ROLE_DIM), "%s",
+                        decoder_window(p->decoder, l) > 0 ? "sliding" : "full");
         for (int h = 0; h < heads; h++) {
             const int x0 = MAP_LABEL_W + h * pitch;
             decoder_head_weights(&m->model->dec, &m->run, l, h, q, v->work.scratch,
                                  v->work.scratch + nn);
-            pool_max(p, v->work.scratch, n, f, v->skip_first_key, pooled);
+            pool_max(p, m->run.causal ? decoder_window(p->decoder, l) : 0, v->work.scratch, n, f,
+                     v->skip_first_key, pooled);
             for (int i = 0; i < cells; i++)
                 for (int j = 0; j < cells; j++) {
                     struct style st = style_role(ROLE_HEAT);
@@ -208,8 +215,12 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
         view_draw_footer(g, v, g->height - 1);
         return;
     }
+    /* A model with sliding windows says each layer's kind: s slides, F sees everything. */
     for (int l = 0; l < layers; l++)
-        snprintf(v->work.row_label[l], 40, "layer %d", l);
+        snprintf(v->work.row_label[l], 40, "layer %d%s", l,
+                 p->decoder->sliding_window == 0        ? ""
+                 : decoder_window(p->decoder, l) > 0 ? " s"
+                                                     : " F");
     if (v->map_row >= layers)
         v->map_row = layers - 1;
     if (v->map_col >= heads)
@@ -217,9 +228,16 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
     if (!v->present)
         view_draw_knob_bar(g, v, p);
     view_draw_sentence(g, v, p, 1);
-    grid_printf_cut(g, 0, 3, g->width, style_role(ROLE_TITLE),
-                    "Model map: %s, %s (%d layers x %d heads)",
-                    head_measure_name(m), head_measure_description(m), layers, heads);
+    if (p->decoder->sliding_window > 0)
+        grid_printf_cut(g, 0, 3, g->width, style_role(ROLE_TITLE),
+                        "Model map: %s, %s (%d layers x %d heads; s: sliding, the last %d keys; "
+                        "F: full)",
+                        head_measure_name(m), head_measure_description(m), layers, heads,
+                        p->decoder->sliding_window);
+    else
+        grid_printf_cut(g, 0, 3, g->width, style_role(ROLE_TITLE),
+                        "Model map: %s, %s (%d layers x %d heads)",
+                        head_measure_name(m), head_measure_description(m), layers, heads);
     view_draw_keys_hint(g, v, 4,
                         "Tab: the next measure   h: every head   arrows: a head   Enter: open it   L or Esc: back");
     memset(&spec, 0, sizeof spec);

@@ -42,7 +42,7 @@ draw_heaviest(struct grid *g, const struct pipeline *p, const struct matrix *w, 
         for (int j = first; j < end; j++) {
             bool taken = false;
             const float wj = weight_of(w, ks, focus, j);
-            if (ks && attention_masked(&p->cfg, j, focus))
+            if (ks && pipeline_masked(p, j, focus))
                 continue;
             for (int u = 0; u < shown; u++)
                 taken |= order[u] == j;
@@ -122,7 +122,7 @@ draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
         const int qi = ks ? j : focus;
         const int kj = ks ? focus : j;
         const float wt = qi < w.m.rows && kj < w.m.cols ? MAT_AT(&w.m, qi, kj) : 0.0f;
-        const bool hidden = attention_masked(&p->cfg, qi, kj);
+        const bool hidden = pipeline_masked(p, qi, kj);
         struct style st = style_role(hidden ? ROLE_DIM : ROLE_HEAT);
         char mark[16] = "";
         int need;
@@ -162,7 +162,16 @@ draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
         int x0 = heatmap_scale(g, 0, y + 3, g->width, RAMP_SEQUENTIAL, true, v->utf8, "weight ",
                                "0", " ", "1");
         const bool some_dimmed = ks ? focus > 0 : focus < toks->count - 1;
-        if (x0 > 0 && p->cfg.mask == ATTN_MASK_CAUSAL && !p->cfg.cross && some_dimmed)
+        const bool windowed = p->window > 0 && (ks ? toks->count - 1 - focus >= p->window
+                                                    : focus >= p->window);
+        if (x0 > 0 && windowed)
+            grid_printf(g, x0, y + 3, g->width - x0, style_role(ROLE_DIM),
+                        ks ? "   dimmed: the queries before it and those over %d tokens after, "
+                             "which this sliding layer keeps from seeing it"
+                           : "   dimmed: the tokens after it and those over %d back, out of this "
+                             "sliding layer's window",
+                        p->window - 1);
+        else if (x0 > 0 && p->cfg.mask == ATTN_MASK_CAUSAL && !p->cfg.cross && some_dimmed)
             grid_put(g, x0, y + 3, g->width - x0, style_role(ROLE_DIM),
                      ks ? "   dimmed: the queries before it, which the causal mask keeps from seeing it"
                         : "   dimmed: the tokens after it, hidden by the causal mask");

@@ -258,7 +258,7 @@ decoder_family_select_layer(struct pipeline *p, int layer, struct attn_error *er
     const int F = c->n_inner;
     const int Q = decoder_q_width(c);
     const int K = decoder_kv_width(c);
-    const bool gated = c->mlp == DECODER_MLP_SWIGLU;
+    const bool gated = decoder_gated(c);
     const struct matrix none = { 0 };
     /* The layer's every stage, its scores, masked and scaled scores and weights. */
     enum attn_status st = decoder_show_layer(&s->model->dec, &s->run, layer, err);
@@ -266,7 +266,9 @@ decoder_family_select_layer(struct pipeline *p, int layer, struct attn_error *er
     if (st != ATTN_OK)
         return st;
     p->inputs = view(layer == 0 ? s->run.embed : s->run.layers[layer - 1].resid2, n, C);
-    p->block.ln1 = view(l->norm1, n, C);
+    /* (post-norm: attention reads the block's input itself, what the Q K V cells show) */
+    p->block.ln1 = decoder_pre_norms(c) ? view(l->norm1, n, C) : p->inputs;
+    p->window = s->run.causal ? decoder_window(c, layer) : 0;
     p->st.queries = view(l->q_proj, n, Q);
     p->st.keys = view(l->k_proj, n, K);
     p->st.values = view(l->v, n, K);
@@ -288,7 +290,9 @@ decoder_family_select_layer(struct pipeline *p, int layer, struct attn_error *er
     p->st.context = view(l->context, n, Q);
     p->st.output = view(l->attn, n, C);
     p->block.residual1 = view(l->resid1, n, C);
-    p->block.ln2 = view(l->norm2, n, C);
+    p->block.ln2 = decoder_pre_norms(c) ? view(l->norm2, n, C) : p->block.residual1;
+    p->block.output_normed = l->attn_normed != NULL ? view(l->attn_normed, n, C) : none;
+    p->block.mlp_normed = l->mlp_normed != NULL ? view(l->mlp_normed, n, C) : none;
     p->block.gate = gated ? view(l->gate, n, F) : none;
     p->block.fc = view(l->up, n, F);
     p->block.gelu = gated ? none : view(l->act, n, F);
@@ -430,6 +434,7 @@ decoder_family_build(struct pipeline *p, struct family_decoder_state *prev, cons
     p->st.nq = p->st.nk = n;
     p->scale_without_root = !c->scale_attn_weights;
     p->scale_by_layer = c->scale_by_layer;
+    p->scale_scalar = c->attn_scalar;
     p->st.dropout_scale = 1.0f;
     p->st.shape.d_in = c->n_embd;
     p->st.shape.heads = c->n_head;
@@ -483,6 +488,7 @@ const struct family family_decoder = {
         FAMILY_STAGE(STAGE_MLP) | FAMILY_STAGE(STAGE_RESIDUAL2) |
         FAMILY_STAGE(STAGE_QUERIES_NORMED) | FAMILY_STAGE(STAGE_KEYS_NORMED) |
         FAMILY_STAGE(STAGE_QUERIES_ROTATED) | FAMILY_STAGE(STAGE_KEYS_ROTATED) |
-        FAMILY_STAGE(STAGE_GATE) | FAMILY_STAGE(STAGE_SWIGLU),
+        FAMILY_STAGE(STAGE_GATE) | FAMILY_STAGE(STAGE_SWIGLU) | FAMILY_STAGE(STAGE_GEGLU) |
+        FAMILY_STAGE(STAGE_OUTPUT_NORMED) | FAMILY_STAGE(STAGE_MLP_NORMED),
     decoder_family_budget,
 };

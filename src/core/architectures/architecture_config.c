@@ -1,0 +1,210 @@
+/*
+ * architecture_config.c: what the architectures' config.json readers share
+ * (see architecture.h): numbers within bounds, the sizes, the model type,
+ * and RoPE's stretches (Hugging Face's modeling_rope_utils: default,
+ * llama3, linear, yarn), each refused by name when it cannot be computed.
+ */
+#include "config.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attnscope/architectures/architecture.h"
+#include "attnscope/files/jsonfile.h"
+
+const char *
+arch_config_type(json_t *root)
+{
+    json_t *v = json_object_get(root, "model_type");
+    json_t *arch = json_object_get(root, "architectures");
+
+    if (json_is_string(v))
+        return json_string_value(v);
+    for (size_t a = 0; json_is_array(arch) && a < json_array_size(arch); a++) {
+        const char *name = json_string_value(json_array_get(arch, a));
+        const struct architecture *found = name != NULL ? architecture_of_type(name) : NULL;
+        if (found != NULL)
+            return found->model_types[0];
+    }
+    return NULL;
+}
+
+double
+arch_config_number(json_t *obj, const char *path, const char *name, double def, double lo, double hi,
+       struct attn_error *err)
+{
+    json_t *v = json_object_get(obj, name);
+
+    if (v == NULL || json_is_null(v))
+        return def;
+    if (!json_is_number(v) || !(json_number_value(v) >= lo && json_number_value(v) <= hi)) {
+        attn_fail(err, ATTN_EPARSE, "%s: \"%s\" is not a number from %g to %g", path, name, lo,
+                  hi);
+        return NAN;
+    }
+    return json_number_value(v);
+}
+
+/*
+ * The kind of a RoPE object (its rope_type, or its older spelling type), or
+ * NULL when it names none ("(not a string)", which no kind is, for a value
+ * of another type).
+ */
+const char *
+arch_config_rope_kind(json_t *o)
+{
+    json_t *kind = json_object_get(o, "rope_type");
+
+    if (kind == NULL)
+        kind = json_object_get(o, "type");
+    if (kind == NULL || json_is_null(kind))
+        return NULL;
+    return json_is_string(kind) ? json_string_value(kind) : "(not a string)";
+}
+
+/* YaRN's numbers (Hugging Face's _compute_yarn_parameters): absent ones as it defaults them. */
+static enum attn_status
+rope_yarn(json_t *sc, const char *path, const char *name, int max_positions,
+          struct decoder_rope_scaling *r, struct attn_error *err)
+{
+    int truncate;
+
+    static const char *const refused[] = { "mscale", "mscale_all_dim" };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        if (json_object_get(sc, refused[i]) != NULL && !json_is_null(json_object_get(sc, refused[i])))
+            return attn_fail(err, ATTN_EPARSE, "%s: \"%s\" of type yarn: \"%s\" is not supported yet",
+                             path, name, refused[i]);
+    r->yarn = true;
+    r->factor = arch_config_number(sc, path, "factor", NAN, 1.0, 1e6, err);
+    r->original_max = (int)arch_config_number(sc, path, "original_max_position_embeddings", max_positions, 1,
+                                  1 << 24, err);
+    r->beta_fast = arch_config_number(sc, path, "beta_fast", 32.0, 1e-6, 1e6, err);
+    r->beta_slow = arch_config_number(sc, path, "beta_slow", 1.0, 1e-6, 1e6, err);
+    if (isnan(r->beta_fast) || isnan(r->beta_slow) || r->original_max < 1)
+        return ATTN_EPARSE;
+    if (isnan(r->factor))
+        return json_object_get(sc, "factor") == NULL
+                   ? attn_fail(err, ATTN_EPARSE, "%s: \"%s\" of type yarn has no factor", path,
+                               name)
+                   : ATTN_EPARSE;
+    /* Hugging Face stretches by max_position_embeddings / original when both are given. */
+    if (json_object_get(sc, "original_max_position_embeddings") != NULL &&
+        fabs((double)max_positions / r->original_max - r->factor) > 1e-9)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: \"%s\": factor %g, but max_position_embeddings %d / "
+                         "original_max_position_embeddings %d is %g: which one stretches is "
+                         "not clear",
+                         path, name, r->factor, max_positions, r->original_max,
+                         (double)max_positions / r->original_max);
+    r->attention_factor = arch_config_number(sc, path, "attention_factor",
+                                 r->factor <= 1.0 ? 1.0 : 0.1 * log(r->factor) + 1.0, 1e-6, 1e6,
+                                 err);
+    if (isnan(r->attention_factor) ||
+        (truncate = jsonfile_bool(sc, path, "truncate", true, err)) < 0)
+        return ATTN_EPARSE;
+    r->truncate = truncate;
+    return ATTN_OK;
+}
+
+/* Llama 3's four numbers, every one needed. */
+static enum attn_status
+rope_llama3(json_t *sc, const char *path, const char *name, struct decoder_rope_scaling *r,
+            struct attn_error *err)
+{
+    static const char *const keys[] = { "factor", "low_freq_factor", "high_freq_factor",
+                                        "original_max_position_embeddings" };
+
+    r->llama3 = true;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (json_object_get(sc, keys[i]) == NULL)
+            return attn_fail(err, ATTN_EPARSE,
+                             "%s: \"%s\" of type llama3 needs factor, low_freq_factor, "
+                             "high_freq_factor and original_max_position_embeddings (no %s)",
+                             path, name, keys[i]);
+    r->factor = arch_config_number(sc, path, "factor", NAN, 1.0, 1e6, err);
+    r->low_freq_factor = arch_config_number(sc, path, "low_freq_factor", NAN, 1e-6, 1e6, err);
+    r->high_freq_factor = arch_config_number(sc, path, "high_freq_factor", NAN, 1e-6, 1e6, err);
+    r->original_max = (int)arch_config_number(sc, path, "original_max_position_embeddings", 0, 1, 1 << 24,
+                                  err);
+    if (isnan(r->factor) || isnan(r->low_freq_factor) || isnan(r->high_freq_factor) ||
+        r->original_max < 1)
+        return ATTN_EPARSE; /* (number said which) */
+    if (!(r->high_freq_factor > r->low_freq_factor))
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: \"%s\": high_freq_factor must be above low_freq_factor", path,
+                         name);
+    return ATTN_OK;
+}
+
+enum attn_status
+arch_config_rope(json_t *sc, const char *path, const char *name, int max_positions,
+                  struct decoder_rope_scaling *r, struct attn_error *err)
+{
+    const char *kind = arch_config_rope_kind(sc);
+
+    memset(r, 0, sizeof *r);
+    if (kind == NULL || strcmp(kind, "default") == 0)
+        return ATTN_OK;
+    if (strcmp(kind, "llama3") == 0)
+        return rope_llama3(sc, path, name, r, err);
+    if (strcmp(kind, "yarn") == 0)
+        return rope_yarn(sc, path, name, max_positions, r, err);
+    if (strcmp(kind, "linear") == 0) {
+        r->linear = true;
+        r->factor = arch_config_number(sc, path, "factor", NAN, 1e-6, 1e6, err);
+        if (isnan(r->factor))
+            return json_object_get(sc, "factor") == NULL
+                       ? attn_fail(err, ATTN_EPARSE, "%s: \"%s\" of type linear has no factor",
+                                   path, name)
+                       : ATTN_EPARSE;
+        return ATTN_OK;
+    }
+    return attn_fail(err, ATTN_EPARSE,
+                     "%s: \"%s\" of type %s is not supported yet; supported: default, llama3, "
+                     "linear, yarn",
+                     path, name, kind);
+}
+
+enum attn_status
+arch_config_sizes(json_t *root, const char *path, int head_dim, struct decoder_config *c,
+                  struct attn_error *err)
+{
+    json_t *hd = json_object_get(root, "head_dim");
+
+    if ((c->n_embd = jsonfile_int(root, path, "hidden_size", NULL, 1, err)) < 0 ||
+        (c->n_inner = jsonfile_int(root, path, "intermediate_size", NULL, 1, err)) < 0 ||
+        (c->n_layer = jsonfile_int(root, path, "num_hidden_layers", NULL, 1, err)) < 0 ||
+        (c->n_head = jsonfile_int(root, path, "num_attention_heads", NULL, 1, err)) < 0 ||
+        (c->vocab_size = jsonfile_int(root, path, "vocab_size", NULL, 1, err)) < 0 ||
+        (c->n_positions = jsonfile_int(root, path, "max_position_embeddings", NULL, 1, err)) < 0)
+        return ATTN_EPARSE;
+    c->n_kv_head = c->n_head;
+    if (json_object_get(root, "num_key_value_heads") != NULL &&
+        !json_is_null(json_object_get(root, "num_key_value_heads")) &&
+        (c->n_kv_head = jsonfile_int(root, path, "num_key_value_heads", NULL, 1, err)) < 0)
+        return ATTN_EPARSE;
+    if (c->n_head % c->n_kv_head != 0)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: num_attention_heads %d is not a multiple of num_key_value_heads %d",
+                         path, c->n_head, c->n_kv_head);
+    c->head_dim = head_dim;
+    if (hd != NULL && !json_is_null(hd) &&
+        (c->head_dim = jsonfile_int(root, path, "head_dim", NULL, 2, err)) < 0)
+        return ATTN_EPARSE;
+    if (c->head_dim == 0) {
+        if (c->n_embd % c->n_head != 0)
+            return attn_fail(err, ATTN_EPARSE,
+                             "%s: hidden_size %d is not a multiple of num_attention_heads %d, and "
+                             "no head_dim is given",
+                             path, c->n_embd, c->n_head);
+        c->head_dim = c->n_embd / c->n_head;
+    }
+    if (c->head_dim % 2 != 0 || c->head_dim > DECODER_HEAD_DIM_MAX)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: head_dim %d: RoPE turns pairs of an even head of at most %d", path,
+                         c->head_dim, DECODER_HEAD_DIM_MAX);
+    return ATTN_OK;
+}
+

@@ -1,0 +1,310 @@
+/*
+ * gemma_config.c: the config.json of the families with sliding windows
+ * (see gemma.h): Gemma 3's text model (gemma3_text) and Olmo 3 (olmo3),
+ * read and audited as the Llama family's are (llama_config.c): every key
+ * that changes the computation honoured or refused by name.
+ *
+ * What they add to the Llama-style decoder, as Hugging Face's
+ * modeling_gemma3 and modeling_olmo3 compute it:
+ * - layer_types: which layers see only the last sliding_window keys (older
+ *   Gemma configs give sliding_window_pattern instead: every pattern-th
+ *   layer is full; Olmo 3's default is every fourth);
+ * - RoPE per kind of layer: the full layers with rope_theta and its
+ *   rope_scaling (Gemma 3's linear, Olmo 3's YaRN), the sliding ones
+ *   unstretched with Gemma's rope_local_base_freq (Olmo's rope_theta);
+ *   transformers 5 spells both as rope_parameters.full_attention and
+ *   .sliding_attention;
+ * - Gemma 3: embeddings times sqrt(hidden_size), RMSNorm by 1 + w, four
+ *   norms a block, per-head QK-norm, scores divided by
+ *   sqrt(query_pre_attn_scalar), GELU-tanh gated MLP, a tied head,
+ *   final_logit_softcapping;
+ * - Olmo 3: post-norm blocks, QK-norm over the whole projection width.
+ */
+#include "config.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attnscope/architectures/gemma.h"
+#include "attnscope/files/jsonfile.h"
+
+/* Whether a key is there with a value other than null. */
+static bool
+given(json_t *root, const char *key)
+{
+    json_t *v = json_object_get(root, key);
+
+    return v != NULL && !json_is_null(v);
+}
+
+/* Gemma's activation must be GELU's tanh approximation, Olmo's SiLU. */
+static enum attn_status
+activation(json_t *root, const char *path, bool gemma, struct attn_error *err)
+{
+    static const char *const keys[] = { "hidden_activation", "hidden_act" };
+
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        json_t *v = json_object_get(root, keys[i]);
+        const char *name = json_is_string(v) ? json_string_value(v) : "not a string";
+        if (v == NULL || json_is_null(v))
+            continue;
+        if (gemma ? strcmp(name, "gelu_pytorch_tanh") != 0 && strcmp(name, "gelu_new") != 0
+                  : strcmp(name, "silu") != 0)
+            return attn_fail(err, ATTN_EPARSE, "%s: \"%s\" is %s; attnscope computes %s", path,
+                             keys[i], name,
+                             gemma ? "Gemma's MLP with gelu_pytorch_tanh" : "SwiGLU with silu");
+    }
+    return ATTN_OK;
+}
+
+/* The keys that would change the computation in a way attnscope does not compute: refused. */
+static enum attn_status
+refusals(json_t *root, const char *path, struct attn_error *err)
+{
+    double partial = arch_config_number(root, path, "partial_rotary_factor", 1.0, 0.0, 1.0, err);
+    int bidirectional;
+
+    if (isnan(partial))
+        return ATTN_EPARSE;
+    if (partial != 1.0)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: \"partial_rotary_factor\" is %g: rotating part of each head is not "
+                         "supported yet",
+                         path, partial);
+    if (given(root, "attn_logit_softcapping"))
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: \"attn_logit_softcapping\" is set: capping the attention scores is "
+                         "not supported yet (Gemma 3 leaves it null)",
+                         path);
+    if ((bidirectional = jsonfile_bool(root, path, "use_bidirectional_attention", false, err)) != 0) {
+        if (bidirectional > 0)
+            attn_fail(err, ATTN_EPARSE,
+                      "%s: \"use_bidirectional_attention\" is true: attnscope computes the "
+                      "causal decoder",
+                      path);
+        return ATTN_EPARSE;
+    }
+    return ATTN_OK;
+}
+
+/*
+ * Which layers slide: layer_types, else the pattern (Gemma's
+ * sliding_window_pattern, 6 unless given; Olmo's 4): layer i full when
+ * (i + 1) is a multiple of it.
+ */
+static enum attn_status
+layer_kinds(struct decoder_config *c, json_t *root, const char *path, bool gemma,
+            struct attn_error *err)
+{
+    json_t *types = json_object_get(root, "layer_types");
+    bool any = false;
+    int pattern = gemma ? 6 : 4;
+
+    if (c->n_layer > DECODER_LAYERS_SLIDING_MAX)
+        return attn_fail(err, ATTN_EPARSE, "%s: %d layers: attnscope keeps the kinds of at most %d",
+                         path, c->n_layer, DECODER_LAYERS_SLIDING_MAX);
+    if (types != NULL && !json_is_null(types)) {
+        if (!json_is_array(types) || json_array_size(types) != (size_t)c->n_layer)
+            return attn_fail(err, ATTN_EPARSE,
+                             "%s: \"layer_types\" is not a list of num_hidden_layers (%d) kinds",
+                             path, c->n_layer);
+        for (int i = 0; i < c->n_layer; i++) {
+            json_t *t = json_array_get(types, (size_t)i);
+            const char *kind = json_is_string(t) ? json_string_value(t) : "not a string";
+            if (strcmp(kind, "sliding_attention") != 0 && strcmp(kind, "full_attention") != 0)
+                return attn_fail(err, ATTN_EPARSE,
+                                 "%s: \"layer_types\"[%d] is %s; attnscope computes "
+                                 "sliding_attention and full_attention",
+                                 path, i, kind);
+            c->sliding[i] = strcmp(kind, "sliding_attention") == 0;
+            any = any || c->sliding[i];
+        }
+    } else {
+        static const char *const keys[] = { "sliding_window_pattern", "_sliding_window_pattern" };
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            if (given(root, keys[k]) &&
+                (pattern = jsonfile_int(root, path, keys[k], NULL, 1, err)) < 0)
+                return ATTN_EPARSE;
+        for (int i = 0; i < c->n_layer; i++) {
+            c->sliding[i] = (i + 1) % pattern != 0;
+            any = any || c->sliding[i];
+        }
+    }
+    if (!any)
+        return ATTN_OK;
+    /* (absent: both configs' default, 4096; null: no window a sliding layer could use) */
+    c->sliding_window = 4096;
+    if (json_object_get(root, "sliding_window") == NULL)
+        return ATTN_OK;
+    if (!given(root, "sliding_window"))
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: sliding layers, but no \"sliding_window\" says how far they see",
+                         path);
+    if ((c->sliding_window = jsonfile_int(root, path, "sliding_window", NULL, 1, err)) < 0)
+        return ATTN_EPARSE;
+    return ATTN_OK;
+}
+
+/*
+ * transformers 5's rope_parameters by kind of layer: the full layers' theta
+ * and stretch, the sliding layers' theta (unstretched, as both families
+ * turn them).
+ */
+static enum attn_status
+rope_by_kind(struct decoder_config *c, json_t *params, const char *path, struct attn_error *err)
+{
+    json_t *full = json_object_get(params, "full_attention");
+    json_t *sliding = json_object_get(params, "sliding_attention");
+
+    if ((full != NULL && !json_is_object(full)) || (sliding != NULL && !json_is_object(sliding)))
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: \"rope_parameters\"' full_attention and sliding_attention are not "
+                         "objects",
+                         path);
+    if (full != NULL) {
+        c->rope_theta = arch_config_number(full, path, "rope_theta", c->rope_theta, 1.0, 1e12, err);
+        if (isnan(c->rope_theta) ||
+            arch_config_rope(full, path, "rope_parameters.full_attention", c->n_positions,
+                              &c->rope_scaling, err) != ATTN_OK)
+            return ATTN_EPARSE;
+    }
+    if (sliding != NULL) {
+        const char *kind = arch_config_rope_kind(sliding);
+        if (kind != NULL && strcmp(kind, "default") != 0)
+            return attn_fail(err, ATTN_EPARSE,
+                             "%s: \"rope_parameters.sliding_attention\" of type %s: attnscope "
+                             "turns sliding layers unstretched (default)",
+                             path, kind);
+        c->rope_local_theta =
+            arch_config_number(sliding, path, "rope_theta", c->rope_local_theta, 1.0, 1e12, err);
+        if (isnan(c->rope_local_theta))
+            return ATTN_EPARSE;
+    }
+    return ATTN_OK;
+}
+
+/* RoPE: the bases of both kinds of layer and the full layers' stretch, in either spelling. */
+static enum attn_status
+rope(struct decoder_config *c, json_t *root, const char *path, bool gemma, struct attn_error *err)
+{
+    json_t *params = json_object_get(root, "rope_parameters");
+    json_t *sc = json_object_get(root, "rope_scaling");
+
+    c->rope_theta = arch_config_number(root, path, "rope_theta", gemma ? 1000000.0 : 10000.0, 1.0, 1e12,
+                                 err);
+    c->rope_local_theta =
+        gemma ? arch_config_number(root, path, "rope_local_base_freq", 10000.0, 1.0, 1e12, err)
+              : c->rope_theta;
+    if (isnan(c->rope_theta) || isnan(c->rope_local_theta))
+        return ATTN_EPARSE;
+    if (params != NULL && !json_is_null(params)) {
+        if (!json_is_object(params))
+            return attn_fail(err, ATTN_EPARSE, "%s: \"rope_parameters\" is not an object or null",
+                             path);
+        if (json_object_get(params, "full_attention") != NULL ||
+            json_object_get(params, "sliding_attention") != NULL) {
+            if (sc != NULL && !json_is_null(sc))
+                return attn_fail(err, ATTN_EPARSE,
+                                 "%s: both \"rope_scaling\" and \"rope_parameters\" by kind of "
+                                 "layer: which one holds is not clear",
+                                 path);
+            return rope_by_kind(c, params, path, err);
+        }
+        if (sc == NULL || json_is_null(sc))
+            sc = params;
+        if (sc == params && json_object_get(params, "rope_theta") != NULL) {
+            c->rope_theta = arch_config_number(params, path, "rope_theta", 0.0, 1.0, 1e12, err);
+            if (!gemma)
+                c->rope_local_theta = c->rope_theta;
+            if (isnan(c->rope_theta))
+                return ATTN_EPARSE;
+        }
+    }
+    if (sc == NULL || json_is_null(sc))
+        return ATTN_OK;
+    if (!json_is_object(sc))
+        return attn_fail(err, ATTN_EPARSE, "%s: \"rope_scaling\" is not an object or null", path);
+    return arch_config_rope(sc, path, sc == params ? "rope_parameters" : "rope_scaling",
+                             c->n_positions, &c->rope_scaling, err);
+}
+
+/* The parts, and the keys that change them. */
+static enum attn_status
+parts(struct gemma_config *gc, json_t *root, const char *path, struct attn_error *err)
+{
+    struct decoder_config *c = &gc->dec;
+    const bool gemma = strcmp(gc->model_type, "gemma3_text") == 0;
+    double eps, scalar = 0.0, cap = 0.0;
+    int flag;
+
+    if (activation(root, path, gemma, err) != ATTN_OK || refusals(root, path, err) != ATTN_OK ||
+        layer_kinds(c, root, path, gemma, err) != ATTN_OK || rope(c, root, path, gemma, err) != ATTN_OK)
+        return ATTN_EPARSE;
+    c->positions = DECODER_POSITIONS_ROPE;
+    c->norm = DECODER_NORM_RMS;
+    c->scale_attn_weights = true;
+    c->qk_norm = true;
+    if (gemma) {
+        c->mlp = DECODER_MLP_GEGLU;
+        c->block_norms = DECODER_SANDWICH_NORM;
+        c->norm_plus_one = true;
+        /* Hugging Face's embed_scale: hidden_size ** 0.5, a float32 tensor. */
+        c->embed_scale = (float)sqrt((double)c->n_embd);
+        scalar = arch_config_number(root, path, "query_pre_attn_scalar", 256.0, 1e-6, 1e12, err);
+        cap = arch_config_number(root, path, "final_logit_softcapping", 0.0, 0.0, 1e12, err);
+    } else {
+        c->mlp = DECODER_MLP_SWIGLU;
+        c->block_norms = DECODER_POST_NORM;
+        c->qk_norm_full = true;
+    }
+    eps = arch_config_number(root, path, "rms_norm_eps", gemma ? 1e-6 : 1e-5, 1e-30, 1.0, err);
+    if (isnan(eps) || isnan(scalar) || isnan(cap))
+        return ATTN_EPARSE;
+    c->eps = (float)eps;
+    c->attn_scalar = scalar;
+    c->final_softcap = cap;
+    if ((flag = jsonfile_bool(root, path, "tie_word_embeddings", gemma, err)) < 0)
+        return ATTN_EPARSE;
+    c->tied = flag;
+    if ((flag = jsonfile_bool(root, path, "attention_bias", false, err)) < 0)
+        return ATTN_EPARSE;
+    c->bias_qkv = c->bias_o = flag;
+    return ATTN_OK;
+}
+
+enum attn_status
+gemma_config_load(struct gemma_config *gc, const char *path, struct attn_error *err)
+{
+    json_t *root = jsonfile_load(path, JSONFILE_CONFIG_MAX, err);
+    const char *type;
+    enum attn_status rc = ATTN_EPARSE;
+
+    memset(gc, 0, sizeof *gc);
+    gc->bos_token = -1;
+    if (root == NULL)
+        return err != NULL ? err->status : ATTN_EPARSE;
+    type = json_is_object(root) ? arch_config_type(root) : NULL;
+    if (type == NULL || (strcmp(type, "gemma3_text") != 0 && strcmp(type, "olmo3") != 0)) {
+        attn_fail(err, ATTN_EPARSE, "%s: model_type %s, not gemma3_text or olmo3", path,
+                  type != NULL ? type : "(none)");
+        goto done;
+    }
+    snprintf(gc->model_type, sizeof gc->model_type, "%s", type);
+    /* Gemma 3's head_dim defaults to 256 (Gemma3TextConfig); Olmo 3's to hidden / heads. */
+    if (arch_config_sizes(root, path, strcmp(type, "gemma3_text") == 0 ? 256 : 0, &gc->dec,
+                          err) != ATTN_OK ||
+        parts(gc, root, path, err) != ATTN_OK)
+        goto done;
+    {
+        json_t *bos = json_object_get(root, "bos_token_id");
+        if (json_is_integer(bos) && json_integer_value(bos) >= 0 &&
+            json_integer_value(bos) < gc->dec.vocab_size)
+            gc->bos_token = (int)json_integer_value(bos);
+    }
+    rc = ATTN_OK;
+done:
+    json_decref(root);
+    return rc;
+}
