@@ -374,7 +374,7 @@ text_scores(const struct pipeline *p, char *buf, size_t size)
              "normalisation.");
 }
 
-/* The full layers of a model with sliding ones, "layers 2, 5, 8, 11 ..." (the first few). */
+/* The full layers of a model with sliding ones, "5, 11, 17, 23 ..." (the first few). */
 static const char *
 full_layers(const struct decoder_config *c, char *buf, size_t size)
 {
@@ -384,7 +384,7 @@ full_layers(const struct decoder_config *c, char *buf, size_t size)
     buf[0] = '\0';
     for (int l = 0; l < c->n_layer && shown < 4; l++)
         if (decoder_window(c, l) == 0)
-            attn_appendf(buf, size, &at, "%s%d", shown++ ? ", " : "layers ", l);
+            attn_appendf(buf, size, &at, "%s%d", shown++ ? ", " : "", l);
     if (shown == 4)
         attn_appendf(buf, size, &at, " ...");
     return buf;
@@ -404,9 +404,9 @@ text_mask(const struct pipeline *p, char *buf, size_t size)
     else if (p->window > 0)
         snprintf(buf, size,
                  "This layer slides: each token sees only the last %d tokens, itself included; "
-                 "older keys get -inf as the future does. A full layer every few (%s) sees "
-                 "everything, so what a sliding layer drops can still arrive. Its KV cache "
-                 "keeps %d rows.",
+                 "older keys get -inf as the future does. A full layer every few (here %s) sees "
+                 "everything, so what a sliding layer drops can still arrive. Its KV cache need "
+                 "hold only %d rows.",
                  p->window, p->decoder != NULL ? full_layers(p->decoder, full, sizeof full) : "",
                  p->window);
     else if (c->mask == ATTN_MASK_CAUSAL)

@@ -10,6 +10,9 @@
     torch_bench.py llama SHAPE T N...  time a Llama-style forward of SHAPE's sizes
                                    (smollm2-135m, qwen3-0.6b: tests/llama_random.h's
                                    table), random float32 weights, on T threads
+    torch_bench.py gemma SHAPE T N...  the same for Gemma 3 270M's shape (gemma3-270m: every
+                                   sixth layer full, the others sliding over 512 keys;
+                                   gemma3-270m-full: every layer full)
 
 T threads means OPENBLAS_NUM_THREADS=T, set before torch is imported:
 Debian's torch does its matrix products in OpenBLAS, which ignores
@@ -31,7 +34,7 @@ import sys
 import time
 
 if len(sys.argv) > 2:  # before torch loads OpenBLAS (llama: the threads come after the shape)
-    _threads = sys.argv[3] if sys.argv[1] == "llama" else sys.argv[2]
+    _threads = sys.argv[3] if sys.argv[1] in ("llama", "gemma") else sys.argv[2]
     os.environ["OPENBLAS_NUM_THREADS"] = _threads
     os.environ["OMP_NUM_THREADS"] = os.environ.get("TORCH_INTRAOP", _threads)
 
@@ -202,5 +205,61 @@ def llama():
         timed("torch_%s_%d_%d" % (sys.argv[2], threads, n), lambda: run(ids), 1, reps_for(n, 7, 5))
 
 
+def gemma():
+    """Gemma 3's forward (tests/oracle/window_fixtures.py's steps: scaled embeddings, four
+    RMSNorms a block by 1 + w, per-head QK-norm, RoPE of the layer's kind, the sliding layers'
+    band as a mask over the n x n scores as Hugging Face's eager attention makes it, GeGLU,
+    the tied head); the top 5 next tokens of every position, as attnscope keeps them."""
+    C, F_, L, H, KV, hd, V = 640, 2048, 18, 4, 1, 256, 262144
+    window = 0 if sys.argv[2].endswith("-full") else 512
+    kinds = [window > 0 and (l + 1) % 6 != 0 for l in range(L)]
+    eps = 1e-6
+    torch.manual_seed(1)
+    w = lambda *shape: (torch.rand(*shape) * 2 - 1) * 0.05
+    emb = w(V, C)
+    blocks = [dict(n=[w(C) for _ in range(4)], q=w(H * hd, C), k=w(KV * hd, C), v=w(KV * hd, C),
+                   o=w(C, H * hd), qn=w(hd), kn=w(hd), g=w(F_, C), u=w(F_, C), d=w(C, F_))
+              for _ in range(L)]
+    nf = w(C)
+    inv = {s: 1.0 / (t ** (torch.arange(0, hd, 2, dtype=torch.int64).float() / hd))
+           for s, t in ((True, 10000.0), (False, 1000000.0))}
+
+    def rms(x, g):
+        return (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)) * (1.0 + g)
+
+    def run(ids):
+        n = ids.shape[0]
+        rots = {}
+        for s in (True, False):
+            ang = torch.arange(n).float()[:, None] * inv[s][None, :]
+            e = torch.cat((ang, ang), dim=-1)
+            rots[s] = (e.cos(), e.sin())
+        i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
+        masks = {False: j <= i, True: (j <= i) & (i - j < max(window, 1))}
+        x = emb[ids] * torch.tensor(C ** 0.5)
+        for b, s in zip(blocks, kinds):
+            cos, sin = rots[s]
+            rot = lambda t: t * cos + torch.cat((-t[..., hd // 2:], t[..., :hd // 2]), dim=-1) * sin
+            h = rms(x, b["n"][0])
+            q = rms((h @ b["q"].T).view(n, H, hd), b["qn"]).transpose(0, 1)
+            k = rms((h @ b["k"].T).view(n, KV, hd), b["kn"]).transpose(0, 1)
+            v = (h @ b["v"].T).view(n, KV, hd).transpose(0, 1)
+            q, k = rot(q), rot(k)
+            k, v = k.repeat_interleave(H // KV, dim=0), v.repeat_interleave(H // KV, dim=0)
+            att = torch.softmax(((q @ k.transpose(-1, -2)) / hd ** 0.5).masked_fill(~masks[s], float("-inf")), dim=-1)
+            x = x + rms((att @ v).transpose(0, 1).reshape(n, H * hd) @ b["o"].T, b["n"][1])
+            h = rms(x, b["n"][2])
+            m = (torch.nn.functional.gelu(h @ b["g"].T, approximate="tanh") * (h @ b["u"].T)) @ b["d"].T
+            x = x + rms(m, b["n"][3])
+        probs = torch.softmax(rms(x, nf) @ emb.T, dim=-1)
+        return torch.topk(probs, 5, dim=-1)
+
+    threads = int(sys.argv[3])
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+    for n in map(int, sys.argv[4:]):
+        ids = torch.tensor([(i * 7919) % V for i in range(n)])
+        timed("torch_%s_%d_%d" % (sys.argv[2], threads, n), lambda: run(ids), 1, reps_for(n, 3, 1))
+
+
 if __name__ == "__main__":
-    {"book": book, "forward": forward, "gpt2": gpt2, "llama": llama}[sys.argv[1]]()
+    {"book": book, "forward": forward, "gpt2": gpt2, "llama": llama, "gemma": gemma}[sys.argv[1]]()

@@ -228,16 +228,9 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
     if (!v->present)
         view_draw_knob_bar(g, v, p);
     view_draw_sentence(g, v, p, 1);
-    if (p->decoder->sliding_window > 0)
-        grid_printf_cut(g, 0, 3, g->width, style_role(ROLE_TITLE),
-                        "Model map: %s, %s (%d layers x %d heads; s: sliding, the last %d keys; "
-                        "F: full)",
-                        head_measure_name(m), head_measure_description(m), layers, heads,
-                        p->decoder->sliding_window);
-    else
-        grid_printf_cut(g, 0, 3, g->width, style_role(ROLE_TITLE),
-                        "Model map: %s, %s (%d layers x %d heads)",
-                        head_measure_name(m), head_measure_description(m), layers, heads);
+    grid_printf_cut(g, 0, 3, g->width, style_role(ROLE_TITLE),
+                    "Model map: %s, %s (%d layers x %d heads)",
+                    head_measure_name(m), head_measure_description(m), layers, heads);
     view_draw_keys_hint(g, v, 4,
                         "Tab: the next measure   h: every head   arrows: a head   Enter: open it   L or Esc: back");
     memset(&spec, 0, sizeof spec);
@@ -273,8 +266,15 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
     }
     value = MAT_AT(&mat, v->map_row, v->map_col);
     heatmap_format(num, sizeof num, value, 12, 4);
-    grid_printf(g, 0, y + 2, g->width, style_role(ROLE_TEXT), "layer %d, head %d: %s %s",
-                v->map_row, v->map_col, head_measure_name(m), num);
+    if (p->decoder->sliding_window > 0) /* (what the rows' s and F stand for) */
+        grid_printf(g, 0, y + 2, g->width, style_role(ROLE_TEXT), "layer %d (%s), head %d: %s %s",
+                    v->map_row,
+                    decoder_window(p->decoder, v->map_row) > 0 ? "s: sliding, the last keys only"
+                                                                : "F: full, every key",
+                    v->map_col, head_measure_name(m), num);
+    else
+        grid_printf(g, 0, y + 2, g->width, style_role(ROLE_TEXT), "layer %d, head %d: %s %s",
+                    v->map_row, v->map_col, head_measure_name(m), num);
     grid_put(g, 0, y + 3, g->width, style_role(ROLE_DIM),
              m == MEASURE_PREVIOUS    ? "near 1: a previous-token head (each token looks at the one before)"
              : m == MEASURE_INDUCTION ? "high: an induction head (A B ... A looks at B); nan: no token repeats"

@@ -42,7 +42,7 @@ draw_heaviest(struct grid *g, const struct pipeline *p, const struct matrix *w, 
         for (int j = first; j < end; j++) {
             bool taken = false;
             const float wj = weight_of(w, ks, focus, j);
-            if (ks && pipeline_masked(p, j, focus))
+            if (ks ? pipeline_masked(p, j, focus) : pipeline_masked(p, q, j))
                 continue;
             for (int u = 0; u < shown; u++)
                 taken |= order[u] == j;
@@ -166,11 +166,9 @@ draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
                                                     : focus >= p->window);
         if (x0 > 0 && windowed)
             grid_printf(g, x0, y + 3, g->width - x0, style_role(ROLE_DIM),
-                        ks ? "   dimmed: the queries before it and those over %d tokens after, "
-                             "which this sliding layer keeps from seeing it"
-                           : "   dimmed: the tokens after it and those over %d back, out of this "
-                             "sliding layer's window",
-                        p->window - 1);
+                        ks ? "   dimmed: queries before it or over %d after it (their window)"
+                           : "   dimmed: out of this sliding layer's window (the last %d)",
+                        ks ? p->window - 1 : p->window);
         else if (x0 > 0 && p->cfg.mask == ATTN_MASK_CAUSAL && !p->cfg.cross && some_dimmed)
             grid_put(g, x0, y + 3, g->width - x0, style_role(ROLE_DIM),
                      ks ? "   dimmed: the queries before it, which the causal mask keeps from seeing it"
