@@ -78,7 +78,10 @@ static void
 formula_model_qkv(const struct pipeline *p, char *buf, size_t size)
 {
     const bool book = pipeline_decoder(p)->model->dec.names == DECODER_NAMES_BOOK;
-    const char *norm = rms(p) ? "RMSNorm(x)" : "LN1(x)";
+    /* (Olmo's post-norm: the block's input itself) */
+    const char *norm = p->decoder != NULL && !decoder_pre_norms(p->decoder) ? "x"
+                       : rms(p)                                          ? "RMSNorm(x)"
+                                                                         : "LN1(x)";
     const char *t = inspect_block_of(p)->q.out_in ? "^T" : "";
     const bool bias = inspect_block_of(p)->q.b != NULL;
 
@@ -304,8 +307,12 @@ text_model_qkv(const struct pipeline *p, char *buf, size_t size)
                  part(p, ROLE_ATTN_NORM), part(p, ROLE_ATTN_QKV), c->n_head);
         return;
     }
-    attn_appendf(buf, size, &len, "%s (%s), then three layers %s, %s, %s and %s: ",
-                 part(p, ROLE_ATTN_NORM), rms(p) ? "RMSNorm" : "layer norm",
+    if (p->decoder != NULL && !decoder_pre_norms(p->decoder))
+        attn_appendf(buf, size, &len, "The block's input itself (no norm before: post-norm)");
+    else
+        attn_appendf(buf, size, &len, "%s (%s)", part(p, ROLE_ATTN_NORM),
+                     rms(p) ? "RMSNorm" : "layer norm");
+    attn_appendf(buf, size, &len, ", then three layers %s, %s, %s and %s: ",
                  inspect_block_of(p)->q.b != NULL ? "with a bias" : "without bias",
                  part(p, ROLE_ATTN_Q), part(p, ROLE_ATTN_K), part(p, ROLE_ATTN_V));
     if (grouped)
@@ -556,10 +563,11 @@ text_output(const struct pipeline *p, char *buf, size_t size)
 
     if (is_model(p)) {
         snprintf(buf, size,
-                 "%s, a linear layer, mixes the heads' context vectors. Its output is added "
+                 "%s, a linear layer, mixes the heads' context vectors. Its output is %sadded "
                  "to the block's input (the residual), then the MLP follows; the sum of both is "
                  "what the next layer reads.",
-                 part(p, ROLE_ATTN_OUT));
+                 part(p, ROLE_ATTN_OUT),
+                 p->decoder != NULL && decoder_post_norms(p->decoder) ? "normed, then " : "");
         return;
     }
     if (p->st.shape.dropout_output)

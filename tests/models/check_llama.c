@@ -899,7 +899,7 @@ END_TEST
 START_TEST(a_model_larger_than_memory_is_refused_before_reading)
 {
     const struct llama_shape huge = { "huge", "llama", 65536, 65536, 2, 512, 512, 128, 1 << 20,
-                                      4096, 10000.0, 1e-5, 0, 0, 0, 0 };
+                                      4096, 10000.0, 1e-5, 0, 0, 0, 0, 0, 0 };
     struct llama_tensor *t = malloc(64 * sizeof *t);
     const size_t count = llama_tensors(&huge, t);
     char folder[3000], want[64];

@@ -697,6 +697,56 @@ START_TEST(minillama_has_a_previous_token_and_an_induction_head)
 }
 END_TEST
 
+/*
+ * minigemma, the Gemma-3-style model that ships (samples/models/minigemma,
+ * made by tests/oracle/train_minigemma.py): its layer 0 slides over 4 keys,
+ * layer 1 is full.  The map's measures are those the script printed: two
+ * previous-token heads in the sliding layer (0.749, 0.858), no induction
+ * there at all (the copy is 8 tokens back, twice the window: the band's
+ * weights are exactly 0 there), two induction heads in the full layer
+ * (0.956, 0.962); it predicts the repeat, and without both induction heads
+ * it loses most of it.
+ */
+START_TEST(minigemma_copies_in_its_full_layer_only)
+{
+    struct model m;
+    struct pipeline p;
+    unsigned char ablated[8] = { 0 };
+    float prev[8];
+    float ind[8];
+    int right;
+    double before;
+    double after;
+
+    open_shipped(&m, "minigemma");
+    ck_assert_str_eq(m.dec.architecture, "gemma3");
+    ck_assert_int_eq(decoder_window(&m.dec.cfg, 0), 4);
+    ck_assert_int_eq(decoder_window(&m.dec.cfg, 1), 0);
+    minigpt_run(&m, NULL, &p);
+    ck_assert_int_eq(p.st.nq, 17);
+    ck_assert_int_eq(head_measures(&p, MEASURE_PREVIOUS, prev), 0);
+    ck_assert_int_eq(head_measures(&p, MEASURE_INDUCTION, ind), 0);
+    ck_assert_msg(fabsf(prev[0] - 0.749f) < 5e-4f, "previous 0.0: %g", (double)prev[0]);
+    ck_assert_msg(fabsf(prev[2] - 0.858f) < 5e-4f, "previous 0.2: %g", (double)prev[2]);
+    for (int h = 0; h < 4; h++)
+        ck_assert_msg(ind[h] == 0.0f, "induction 0.%d: %g", h, (double)ind[h]);
+    ck_assert_msg(fabsf(ind[4 + 0] - 0.956f) < 5e-4f, "induction 1.0: %g", (double)ind[4]);
+    ck_assert_msg(fabsf(ind[4 + 3] - 0.962f) < 5e-4f, "induction 1.3: %g", (double)ind[7]);
+    before = repeat_probability(&p, &right);
+    ck_assert_int_ge(right, 5);
+    pipeline_destroy(&p);
+    ablated[4 + 0] = ablated[4 + 3] = 1;
+    minigpt_run(&m, ablated, &p);
+    after = repeat_probability(&p, &right);
+    printf("minigemma: the repeat's next word at %.4f, %.4f without heads 1.0 and 1.3\n", before,
+           after);
+    ck_assert_float_ge(before, 0.9);
+    ck_assert_float_lt(after, before / 2);
+    pipeline_destroy(&p);
+    model_close(&m);
+}
+END_TEST
+
 /* A source for the tiny model: GPT-2's family, 4 next tokens kept, sentence. */
 static void
 tiny_source(struct pipeline_source *src, const char *sentence)
@@ -839,6 +889,7 @@ model_suite(void)
     tcase_add_test(tc, exports_every_layer);
     tcase_add_test(tc, minigpt_has_a_previous_token_and_induction_heads);
     tcase_add_test(tc, minillama_has_a_previous_token_and_an_induction_head);
+    tcase_add_test(tc, minigemma_copies_in_its_full_layer_only);
     suite_add_tcase(s, tc);
     return s;
 }

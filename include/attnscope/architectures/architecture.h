@@ -181,6 +181,8 @@ enum attn_status arch_config_rope(json_t *sc, const char *path, const char *name
  */
 enum attn_status arch_config_sizes(json_t *root, const char *path, int head_dim,
                                    struct decoder_config *c, struct attn_error *err);
+/* The token --bos puts first: bos_token_id when it is one of the vocabulary's, else -1. */
+int arch_config_bos(json_t *root, int vocab_size);
 
 /*
  * architecture_gguf.c: a model's description from a GGUF file's metadata, for

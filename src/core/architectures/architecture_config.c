@@ -208,3 +208,14 @@ arch_config_sizes(json_t *root, const char *path, int head_dim, struct decoder_c
     return ATTN_OK;
 }
 
+
+int
+arch_config_bos(json_t *root, int vocab_size)
+{
+    json_t *bos = json_object_get(root, "bos_token_id");
+
+    return json_is_integer(bos) && json_integer_value(bos) >= 0 &&
+                   json_integer_value(bos) < vocab_size
+               ? (int)json_integer_value(bos)
+               : -1;
+}

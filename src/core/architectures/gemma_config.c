@@ -297,12 +297,7 @@ gemma_config_load(struct gemma_config *gc, const char *path, struct attn_error *
                           err) != ATTN_OK ||
         parts(gc, root, path, err) != ATTN_OK)
         goto done;
-    {
-        json_t *bos = json_object_get(root, "bos_token_id");
-        if (json_is_integer(bos) && json_integer_value(bos) >= 0 &&
-            json_integer_value(bos) < gc->dec.vocab_size)
-            gc->bos_token = (int)json_integer_value(bos);
-    }
+    gc->bos_token = arch_config_bos(root, gc->dec.vocab_size);
     rc = ATTN_OK;
 done:
     json_decref(root);

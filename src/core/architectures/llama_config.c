@@ -178,12 +178,7 @@ llama_config_load(struct llama_config *lc, const char *path, struct attn_error *
         llama_parts(lc, root, path, err) != ATTN_OK)
         goto done;
     /* The token --bos puts first (Llama 3's <|begin_of_text|>); a list or null: none. */
-    {
-        json_t *bos = json_object_get(root, "bos_token_id");
-        if (json_is_integer(bos) && json_integer_value(bos) >= 0 &&
-            json_integer_value(bos) < c->vocab_size)
-            lc->bos_token = (int)json_integer_value(bos);
-    }
+    lc->bos_token = arch_config_bos(root, c->vocab_size);
     rc = ATTN_OK;
 done:
     json_decref(root);

@@ -74,11 +74,11 @@ static const struct plain_option plain_options[] = {
     { "source-embeddings", 0, OPT_SOURCE_EMBEDDINGS, "FILE", GROUP_INPUT,
       "the source's vocabulary CSV (default: the sentence's, -e); the same width" },
     { "model", 0, OPT_MODEL, "PATH", GROUP_INPUT,
-      "a trained GPT-2, Llama, Qwen2 or Qwen3: a folder (Hugging Face's, or gpt2/124M as the "
+      "a trained GPT-2, Llama, Qwen2, Qwen3, Gemma 3 or Olmo 3: a folder (Hugging Face's, or gpt2/124M as the "
       "book's chapter 5 downloads it, or LM Studio's of one .gguf), a weights file (model.pth, "
       "qwen3-0.6B.pth, model.safetensors, a GGUF file), a name in the Hugging Face cache (gpt2, "
       "Qwen/Qwen3-0.6B, ...), an Ollama model (qwen3:0.6b) or one that ships (minigpt, "
-      "minillama); default $ATTNSCOPE_MODEL, none for the book's classes" },
+      "minillama, minigemma); default $ATTNSCOPE_MODEL, none for the book's classes" },
     { "layer", 0, OPT_LAYER, "L", GROUP_INPUT,
       "with --model: the layer --print shows (from 0; default 0)" },
     { "top", 0, OPT_TOP, "K", GROUP_INPUT,
