@@ -322,6 +322,17 @@ START_TEST(olmo3_post_norm_and_yarn)
 }
 END_TEST
 
+/*
+ * gemma3-pattern as llama.cpp's converter writes it (tests/oracle/gguf_models.py):
+ * its norms stored as 1 + w, the window and pattern, the sliding layers' RoPE base and
+ * the cap in the metadata; the same stages as the Hugging Face folder's.
+ */
+START_TEST(gemma3_from_a_gguf_file)
+{
+    check_case("gemma3-gguf");
+}
+END_TEST
+
 /* transformers 5's rope_parameters by layer type, YaRN's default attention factor. */
 START_TEST(olmo3_rope_parameters_by_kind)
 {
@@ -940,6 +951,7 @@ llama_suite(void)
     tcase_add_test(t, gemma3_a_pattern_and_capped_logits);
     tcase_add_test(t, olmo3_post_norm_and_yarn);
     tcase_add_test(t, olmo3_rope_parameters_by_kind);
+    tcase_add_test(t, gemma3_from_a_gguf_file);
     tcase_add_test(t, gguf_files_as_llama_cpp_writes_them);
     tcase_add_test(t, a_quantized_gguf_agrees_with_its_dequantized_weights);
     tcase_add_test(t, quantized_blocks_kept_change_no_bit);

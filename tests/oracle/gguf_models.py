@@ -16,6 +16,7 @@ that converter does to the weights restated:
   - the head left out when it is tied to the embedding.
 
   qwen3-gguf, llama-gguf, llama3-gguf, qwen2-gguf: the Hugging Face fixtures of the same name
+  gemma3-gguf: gemma3-pattern as llama.cpp's converter writes a Gemma 3 (gemma3() says how)
       without -gguf (tests/oracle/llama_fixtures.py) in float32 (their BF16 widened exactly), so
       their expected.txt is the same file: copied.
   qwen3-q-gguf: a Qwen3 wide enough for K-quants (C = F = 256, heads of 32) whose matrices are
@@ -145,6 +146,52 @@ def convert(name):
         if arch == "llama" and hf.endswith(("k_proj.weight", "k_proj.bias")):
             t = permute(t, cfg["num_key_value_heads"])
         w.add_tensor(gguf_name(hf), t.astype(np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    shutil.copy(os.path.join(src, "expected.txt"), os.path.join(dst, "expected.txt"))
+    print("wrote", dst)
+
+
+# Gemma 3's names in llama.cpp's conversion (conversion/gemma.py, gguf-py's tensor_mapping).
+GEMMA_NAMES = dict(NAMES, input_layernorm="attn_norm",
+                   post_attention_layernorm="post_attention_norm",
+                   pre_feedforward_layernorm="ffn_norm",
+                   post_feedforward_layernorm="post_ffw_norm")
+
+
+def gemma3():
+    """tests/fixtures/llama/gemma3-pattern as llama.cpp's converter writes a Gemma 3: its norms
+    stored with the 1 of (1 + w) added (conversion/gemma.py's norm_shift, in float32 as the
+    forward adds it), the window, the layers' pattern, the sliding layers' RoPE base and the
+    logits' cap in the metadata; llama.cpp derives the query scale from the head size (the
+    fixture's query_pre_attn_scalar is its head size)."""
+    src, dst = os.path.join(ROOT, "gemma3-pattern"), os.path.join(ROOT, "gemma3-gguf")
+    with open(os.path.join(src, "config.json")) as f:
+        cfg = json.load(f)
+    assert cfg["query_pre_attn_scalar"] == cfg["head_dim"]
+    tensors = read_safetensors(os.path.join(src, "model.safetensors"))
+    os.makedirs(dst, exist_ok=True)
+    w = gguf.GGUFWriter(os.path.join(dst, "model.gguf"), "gemma3")
+    metadata(w, "gemma3", cfg, cfg["head_dim"])
+    w.add_uint32("gemma3.attention.sliding_window", cfg["sliding_window"])
+    # The layers' kinds as a list (what llama.cpp's load_swa_pattern reads first; a count, its
+    # other spelling, would say the same here: every third layer full).
+    w.add_sliding_window_pattern([(l + 1) % cfg["sliding_window_pattern"] != 0
+                                  for l in range(cfg["num_hidden_layers"])])
+    w.add_float32("gemma3.rope.freq_base_swa", cfg["rope_local_base_freq"])
+    w.add_float32("gemma3.final_logit_softcapping", cfg["final_logit_softcapping"])
+    for hf, t in tensors.items():
+        name = ("output_norm.weight" if hf == "model.norm.weight" else
+                "token_embd.weight" if hf == "model.embed_tokens.weight" else
+                "output.weight" if hf == "lm_head.weight" else
+                "blk.%s.%s.%s" % (hf.split(".")[2], GEMMA_NAMES[".".join(hf.split(".")[3:-1])],
+                                  hf.split(".")[-1]))
+        t = t.astype(np.float32)
+        if hf.endswith("norm.weight"):
+            t = t + np.float32(1.0)
+        w.add_tensor(name, t)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
@@ -395,6 +442,7 @@ def main():
     with_tokenizer()
     gpt2()
     minillama_q4()
+    gemma3()
 
 
 if __name__ == "__main__":

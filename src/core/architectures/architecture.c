@@ -120,6 +120,12 @@ architecture_of_tensors(const struct tensor_source *src, const struct architectu
     name = gguf_string(g, "general.architecture");
     if ((*arch = name != NULL ? architecture_of_type(name) : NULL) != NULL)
         return 0;
+    /* (llama.cpp's name for an architecture may be ours, not a config's: gemma3) */
+    for (size_t i = 0; name != NULL && architectures[i] != NULL; i++)
+        if (strcmp(architectures[i]->name, name) == 0) {
+            *arch = architectures[i];
+            return 0;
+        }
     attn_fail(err, ATTN_EPARSE, "%s: general.architecture %s%s%s is not one attnscope reads yet (%s)",
               g->path, name != NULL ? "'" : "", name != NULL ? name : "missing",
               name != NULL ? "'" : "", architecture_types(names, sizeof names));

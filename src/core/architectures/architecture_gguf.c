@@ -29,21 +29,29 @@ size_key(const struct gguf *g, const char *arch, const char *key, bool required,
     return ATTN_OK;
 }
 
-/* Keys that change the computation in ways attnscope does not make: refused by name. */
+/*
+ * Keys that change the computation in ways attnscope does not make: refused
+ * by name; a linear RoPE stretch (Gemma 3's) read into c.
+ */
 static enum attn_status
-refuse_unmade(const struct gguf *g, const char *arch, const struct decoder_config *c,
+refuse_unmade(const struct gguf *g, const char *arch, struct decoder_config *c,
               struct attn_error *err)
 {
     static const char *const unmade[] = { "expert_count", "attention.sliding_window",
                                           "attention.clamp_kqv", "attention.max_alibi_bias",
                                           "logit_scale", "attn_logit_softcapping",
                                           "final_logit_softcapping", NULL };
+    /* Gemma 3's window and cap are its own (gemma.c reads them). */
+    const bool gemma = strcmp(arch, "gemma3") == 0;
     char name[128];
     int64_t n;
     double x;
     const char *s;
 
     for (int k = 0; unmade[k] != NULL; k++) {
+        if (gemma && (strcmp(unmade[k], "attention.sliding_window") == 0 ||
+                      strcmp(unmade[k], "final_logit_softcapping") == 0))
+            continue;
         snprintf(name, sizeof name, "%s.%s", arch, unmade[k]);
         if (gguf_find(g, name) != NULL &&
             !(gguf_int(g, name, &n) && n == 0) && !(gguf_float(g, name, &x) && x == 0.0))
@@ -55,10 +63,19 @@ refuse_unmade(const struct gguf *g, const char *arch, const struct decoder_confi
         return attn_fail(err, ATTN_EPARSE, "%s: %s is false: attnscope shows causal decoders",
                          g->path, name);
     snprintf(name, sizeof name, "%s.rope.scaling.type", arch);
-    if ((s = gguf_string(g, name)) != NULL && strcmp(s, "none") != 0)
+    if ((s = gguf_string(g, name)) != NULL && strcmp(s, "linear") == 0) {
+        /* Gemma 3 4B's: every frequency divided by the factor */
+        snprintf(name, sizeof name, "%s.rope.scaling.factor", arch);
+        if (!gguf_float(g, name, &x) || !(x > 0.0))
+            return attn_fail(err, ATTN_EPARSE, "%s: a linear rope.scaling.type without a "
+                                               "positive %s",
+                             g->path, name);
+        c->rope_scaling.linear = true;
+        c->rope_scaling.factor = x;
+    } else if (s != NULL && strcmp(s, "none") != 0)
         return attn_fail(err, ATTN_EPARSE,
-                         "%s: %s is '%s', which attnscope does not compute (none, or Llama 3's "
-                         "factors in rope_freqs.weight)",
+                         "%s: %s is '%s', which attnscope does not compute (none, linear, or "
+                         "Llama 3's factors in rope_freqs.weight)",
                          g->path, name, s);
     snprintf(name, sizeof name, "%s.rope.dimension_count", arch);
     if (c->positions == DECODER_POSITIONS_ROPE && gguf_int(g, name, &n) &&

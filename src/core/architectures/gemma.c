@@ -5,52 +5,65 @@
  * tok_emb, blocks.N.att.W_query, ff.fc1 the gate, fc2 up, fc3 down), and
  * their sizes from config.json (gemma_config.c), which both layouts need:
  * the book's files have no settings of their own a layer's kind could be
- * read from.
+ * read from; and Gemma 3's GGUF files as llama.cpp writes them (their
+ * metadata and llama.cpp's constants).
  */
 #include "config.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "attnscope/architectures/gemma.h"
 #include "attnscope/files/fileio.h"
+#include "attnscope/files/gguf.h"
+#include "attnscope/files/tensors.h"
 
-#define WINDOW_LINEAR(role, hf, book)                                                      \
+/* A role's names in the three layouts: Hugging Face's, the book's, llama.cpp's (blk.N.). */
+#define WINDOW_LINEAR(role, hf, book, gguf)                                                \
     { role,                                                                                \
       { [ARCH_HF] = { "layers.%d." hf ".weight", "layers.%d." hf ".bias" },              \
-        [ARCH_BOOK] = { "blocks.%d." book ".weight", "blocks.%d." book ".bias" } } }
+        [ARCH_BOOK] = { "blocks.%d." book ".weight", "blocks.%d." book ".bias" },          \
+        [ARCH_GGUF] = { "blk.%d." gguf ".weight", "blk.%d." gguf ".bias" } } }
 /* A norm: Hugging Face's NAME.weight, the book's NAME.SCALE (Gemma's "scale", Olmo's "weight"). */
-#define WINDOW_NORM(role, name, scale)                                                     \
+#define WINDOW_NORM(role, name, scale, gguf)                                               \
     { role,                                                                                \
       { [ARCH_HF] = { "layers.%d." name ".weight", NULL },                                \
-        [ARCH_BOOK] = { "blocks.%d." name "." scale, NULL } } }
+        [ARCH_BOOK] = { "blocks.%d." name "." scale, NULL },                               \
+        [ARCH_GGUF] = { "blk.%d." gguf ".weight", NULL } } }
 #define WINDOW_NAMES(scale)                                                                \
     { ROLE_TOKEN_EMBD,                                                                     \
-      { [ARCH_HF] = { "embed_tokens.weight", NULL }, [ARCH_BOOK] = { "tok_emb.weight", NULL } } }, \
+      { [ARCH_HF] = { "embed_tokens.weight", NULL }, [ARCH_BOOK] = { "tok_emb.weight", NULL },   \
+        [ARCH_GGUF] = { "token_embd.weight", NULL } } },                                   \
     { ROLE_OUTPUT_NORM,                                                                    \
-      { [ARCH_HF] = { "norm.weight", NULL }, [ARCH_BOOK] = { "final_norm." scale, NULL } } }, \
+      { [ARCH_HF] = { "norm.weight", NULL }, [ARCH_BOOK] = { "final_norm." scale, NULL },     \
+        [ARCH_GGUF] = { "output_norm.weight", NULL } } },                                  \
     { ROLE_OUTPUT,                                                                         \
-      { [ARCH_HF] = { "lm_head.weight", NULL }, [ARCH_BOOK] = { "out_head.weight", NULL } } }, \
-    WINDOW_LINEAR(ROLE_ATTN_Q, "self_attn.q_proj", "att.W_query"),                         \
-    WINDOW_LINEAR(ROLE_ATTN_K, "self_attn.k_proj", "att.W_key"),                           \
-    WINDOW_LINEAR(ROLE_ATTN_V, "self_attn.v_proj", "att.W_value"),                         \
-    WINDOW_LINEAR(ROLE_ATTN_OUT, "self_attn.o_proj", "att.out_proj"),                      \
+      { [ARCH_HF] = { "lm_head.weight", NULL }, [ARCH_BOOK] = { "out_head.weight", NULL },    \
+        [ARCH_GGUF] = { "output.weight", NULL } } },                                       \
+    WINDOW_LINEAR(ROLE_ATTN_Q, "self_attn.q_proj", "att.W_query", "attn_q"),               \
+    WINDOW_LINEAR(ROLE_ATTN_K, "self_attn.k_proj", "att.W_key", "attn_k"),                 \
+    WINDOW_LINEAR(ROLE_ATTN_V, "self_attn.v_proj", "att.W_value", "attn_v"),               \
+    WINDOW_LINEAR(ROLE_ATTN_OUT, "self_attn.o_proj", "att.out_proj", "attn_output"),       \
     { ROLE_ATTN_Q_NORM,                                                                    \
       { [ARCH_HF] = { "layers.%d.self_attn.q_norm.weight", NULL },                        \
-        [ARCH_BOOK] = { "blocks.%d.att.q_norm." scale, NULL } } },                         \
+        [ARCH_BOOK] = { "blocks.%d.att.q_norm." scale, NULL },                             \
+        [ARCH_GGUF] = { "blk.%d.attn_q_norm.weight", NULL } } },                           \
     { ROLE_ATTN_K_NORM,                                                                    \
       { [ARCH_HF] = { "layers.%d.self_attn.k_norm.weight", NULL },                        \
-        [ARCH_BOOK] = { "blocks.%d.att.k_norm." scale, NULL } } },                         \
-    WINDOW_NORM(ROLE_ATTN_POST_NORM, "post_attention_layernorm", scale),                   \
-    WINDOW_NORM(ROLE_FFN_POST_NORM, "post_feedforward_layernorm", scale),                  \
-    WINDOW_LINEAR(ROLE_FFN_GATE, "mlp.gate_proj", "ff.fc1"),                               \
-    WINDOW_LINEAR(ROLE_FFN_UP, "mlp.up_proj", "ff.fc2"),                                   \
-    WINDOW_LINEAR(ROLE_FFN_DOWN, "mlp.down_proj", "ff.fc3")
+        [ARCH_BOOK] = { "blocks.%d.att.k_norm." scale, NULL },                             \
+        [ARCH_GGUF] = { "blk.%d.attn_k_norm.weight", NULL } } },                           \
+    WINDOW_NORM(ROLE_ATTN_POST_NORM, "post_attention_layernorm", scale, "post_attention_norm"), \
+    WINDOW_NORM(ROLE_FFN_POST_NORM, "post_feedforward_layernorm", scale, "post_ffw_norm"),      \
+    WINDOW_LINEAR(ROLE_FFN_GATE, "mlp.gate_proj", "ff.fc1", "ffn_gate"),                   \
+    WINDOW_LINEAR(ROLE_FFN_UP, "mlp.up_proj", "ff.fc2", "ffn_up"),                         \
+    WINDOW_LINEAR(ROLE_FFN_DOWN, "mlp.down_proj", "ff.fc3", "ffn_down")
 
 /* Gemma 3's four norms a block: Olmo 3's two and the two before attention and the MLP. */
 static const struct arch_name gemma3_names[] = {
-    WINDOW_NORM(ROLE_ATTN_NORM, "input_layernorm", "scale"),
-    WINDOW_NORM(ROLE_FFN_NORM, "pre_feedforward_layernorm", "scale"),
+    WINDOW_NORM(ROLE_ATTN_NORM, "input_layernorm", "scale", "attn_norm"),
+    WINDOW_NORM(ROLE_FFN_NORM, "pre_feedforward_layernorm", "scale", "ffn_norm"),
     WINDOW_NAMES("scale"),
 };
 static const struct arch_name olmo3_names[] = { WINDOW_NAMES("weight") };
@@ -61,6 +74,7 @@ static const struct arch_layout_of gemma3_layouts[] = {
       DECODER_NAMES_HF, false },
     { ARCH_BOOK, "blocks.0.pre_feedforward_layernorm.scale", { "" }, STORE_OUT_IN,
       DECODER_NAMES_BOOK, false },
+    { ARCH_GGUF, "blk.0.post_ffw_norm.weight", { "" }, STORE_OUT_IN, DECODER_NAMES_GGUF, false },
 };
 static const struct arch_layout_of olmo3_layouts[] = {
     { ARCH_HF, "layers.0.post_feedforward_layernorm.weight", { "model.", "" }, STORE_OUT_IN,
@@ -69,7 +83,65 @@ static const struct arch_layout_of olmo3_layouts[] = {
       DECODER_NAMES_BOOK, false },
 };
 
-/* The sizes and the parts from config.json in dir. */
+/*
+ * A Gemma 3 GGUF file (llama.cpp's conversion): the sizes as every GGUF's
+ * (gguf_describe), Gemma's parts, and what llama.cpp keeps in the metadata
+ * or, where it does not, in its code (src/models/gemma3.cpp): the window,
+ * the layers' pattern (every sixth full unless
+ * gemma3.attention.sliding_window_pattern says), the sliding layers' RoPE
+ * base (10,000 unless rope.freq_base_swa says), the query scale (the head
+ * size's root; 27B's: hidden / heads), the logits' cap.  The norms are
+ * stored with the 1 of (1 + w) already added: they scale by their weights.
+ */
+static enum attn_status
+gemma_gguf(struct arch_loader *ld, struct attn_error *err)
+{
+    struct decoder_config *c = &ld->w.m->cfg;
+    const struct gguf *g = tensors_gguf(&ld->w.src);
+    const struct gguf_kv *kinds;
+    int64_t n, pattern = 6;
+    double x;
+
+    if (gguf_describe(ld, err) != ATTN_OK)
+        return err->status;
+    c->mlp = DECODER_MLP_GEGLU;
+    c->block_norms = DECODER_SANDWICH_NORM;
+    c->qk_norm = true;
+    c->embed_scale = (float)sqrt((double)c->n_embd);
+    c->attn_scalar = c->n_layer == 62 ? (double)(c->n_embd / c->n_head) : decoder_head_dim(c);
+    c->rope_local_theta = gguf_float(g, "gemma3.rope.freq_base_swa", &x) ? x : 10000.0;
+    if (gguf_float(g, "gemma3.final_logit_softcapping", &x) && x > 0.0)
+        c->final_softcap = x;
+    if (!gguf_int(g, "gemma3.attention.sliding_window", &n) || n <= 0)
+        return ATTN_OK;
+    if (n > INT32_MAX || c->n_layer > DECODER_LAYERS_SLIDING_MAX)
+        return attn_fail(err, ATTN_EPARSE, "%s: gemma3.attention.sliding_window %lld over %d "
+                                           "layers: out of range",
+                         g->path, (long long)n, c->n_layer);
+    c->sliding_window = (int)n;
+    kinds = gguf_find(g, "gemma3.attention.sliding_window_pattern");
+    if (kinds != NULL && kinds->ints != NULL) {
+        /* A list of the layers' kinds, true where a layer slides (llama.cpp's get_arr). */
+        if (kinds->count != (size_t)c->n_layer)
+            return attn_fail(err, ATTN_EPARSE,
+                             "%s: gemma3.attention.sliding_window_pattern lists %zu layers of %d",
+                             g->path, kinds->count, c->n_layer);
+        for (int l = 0; l < c->n_layer; l++)
+            c->sliding[l] = kinds->ints[l] != 0;
+        return ATTN_OK;
+    }
+    if (kinds != NULL &&
+        (!gguf_int(g, "gemma3.attention.sliding_window_pattern", &pattern) || pattern < 0))
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: gemma3.attention.sliding_window_pattern is neither a count nor a "
+                         "list of the layers' kinds",
+                         g->path);
+    for (int l = 0; l < c->n_layer; l++) /* (llama.cpp's set_swa_pattern; 0: every layer) */
+        c->sliding[l] = pattern == 0 || (l + 1) % pattern != 0;
+    return ATTN_OK;
+}
+
+/* The sizes and the parts from config.json in dir (or a GGUF's metadata). */
 static enum attn_status
 window_describe(struct arch_loader *ld, const char *dir, const struct arch_options *o,
                 struct attn_error *err)
@@ -79,6 +151,8 @@ window_describe(struct arch_loader *ld, const char *dir, const struct arch_optio
     char path[4096];
 
     (void)o;
+    if (ld->layout->layout == ARCH_GGUF)
+        return gemma_gguf(ld, err);
     if (snprintf(path, sizeof path, "%s/config.json", dir) >= (int)sizeof path)
         return attn_fail(err, ATTN_EIO, "%s: the folder's name is too long", dir);
     if (fileio_absent(path))
