@@ -139,6 +139,13 @@ formula_scaled(const struct pipeline *p, char *buf, size_t size)
     struct pipeline_scaling sc;
 
     pipeline_scaling_of(p, &sc);
+    if (p->decoder != NULL && p->decoder->attn_softcap > 0.0 && sc.symbol != NULL) {
+        /* (Gemma 2: capped after the division, the hidden scores left -inf) */
+        snprintf(buf, size, "%g tanh(w_ij / %s / %g) = %g tanh(w_ij / %.4g / %g)",
+                 p->decoder->attn_softcap, sc.symbol, p->decoder->attn_softcap,
+                 p->decoder->attn_softcap, (double)sc.divisor, p->decoder->attn_softcap);
+        return;
+    }
     if (sc.symbol != NULL && sc.temperature)
         snprintf(buf, size, "w_ij / (%s T) = w_ij / %.4g", sc.symbol, (double)sc.divisor);
     else if (sc.symbol != NULL)
@@ -444,6 +451,15 @@ text_scaled(const struct pipeline *p, char *buf, size_t size)
     struct pipeline_scaling sc;
 
     pipeline_scaling_of(p, &sc);
+    if (p->decoder != NULL && p->decoder->attn_softcap > 0.0) {
+        snprintf(buf, size,
+                 "Divided, then capped: %g tanh(x / %g) keeps every score between -%g and %g "
+                 "(Gemma 2's attn_logit_softcapping), so no key can take all the weight however "
+                 "well it matches. Hidden scores stay -inf.",
+                 p->decoder->attn_softcap, p->decoder->attn_softcap, p->decoder->attn_softcap,
+                 p->decoder->attn_softcap);
+        return;
+    }
     if (sc.root_of == 1 && !p->qkv_given)
         /* The defaults' d_k is 1: the knob would seem broken. */
         snprintf(buf, size,

@@ -363,8 +363,18 @@ inspect_scaled(struct out *o, const struct cell_at *at)
     char b[24];
     char c[24];
 
-    emit(o, "scaled[%s][%s] = %s / %s = %s\n", inspect_token(p, i), inspect_key(p, j),
-         inspect_num(a, MAT_AT(&masked, i, j)), inspect_num(b, p->st.divisor), inspect_num(c, MAT_AT(&scaled, i, j)));
+    if (p->decoder != NULL && p->decoder->attn_softcap > 0.0 && !isinf(MAT_AT(&masked, i, j))) {
+        /* Gemma 2: the division, then the cap. */
+        const float cap = (float)p->decoder->attn_softcap;
+        char d[24];
+        emit(o, "scaled[%s][%s] = %s / %s = %s, capped: %g tanh(%s / %g) = %s\n",
+             inspect_token(p, i), inspect_key(p, j), inspect_num(a, MAT_AT(&masked, i, j)),
+             inspect_num(b, p->st.divisor), inspect_num(d, MAT_AT(&masked, i, j) / p->st.divisor),
+             (double)cap, d, (double)cap, inspect_num(c, MAT_AT(&scaled, i, j)));
+    } else
+        emit(o, "scaled[%s][%s] = %s / %s = %s\n", inspect_token(p, i), inspect_key(p, j),
+             inspect_num(a, MAT_AT(&masked, i, j)), inspect_num(b, p->st.divisor),
+             inspect_num(c, MAT_AT(&scaled, i, j)));
     pipeline_scaling_of(p, &sc);
     if (sc.symbol != NULL)
         emit(o, "divided by %s = %s%s.\n", sc.symbol, sc.spelled,

@@ -23,6 +23,10 @@ modeling_olmo3, 4.5x, and transformers 5's rope_parameters by layer type):
     (linear: inv_freq / factor), the sliding layers with rope_local_base_freq
     unscaled (rotary_emb_local).
   - Gemma3MLP: down_proj(gelu_pytorch_tanh(gate_proj(x)) * up_proj(x)).
+  - Gemma 2 (modeling_gemma2): Gemma 3 without q_norm and k_norm, every other layer sliding
+    (layer 0 first), one rotary embedding for all layers, and eager_attention_forward's
+    softcap: the scaled scores divided by attn_logit_softcapping, tanh, times it, before the
+    mask is added.
   - Gemma3ForCausalLM: logits through the tied embedding, then
     final_logit_softcapping: tanh(logits / cap) * cap when set.
   - Olmo3Attention (Olmo2Attention): q_norm over the whole q_proj output
@@ -85,6 +89,12 @@ CASES = [
                                   beta_slow=1.0), knobs=(False, True, 0.8, [(0, 1), (3, 0)])),
     # transformers 5's spelling: rope_parameters by layer type, YaRN's attention factor left to
     # its default (0.1 ln(factor) + 1), every query head its own key head.
+    # Gemma 2 (modeling_gemma2): no QK-norm, every other layer sliding (its default, no
+    # layer_types), one RoPE base, the scores capped before the mask (attn_logit_softcapping 2:
+    # low enough to bite these scores) and the logits capped too.
+    dict(name="gemma2-capped", arch="gemma2", L=3, H=4, KV=2, C=32, hd=8, F=48, V=40, P=64,
+         dtype="F32", seed=26, tied=True, theta=10000.0, eps=1e-6, window=3, types=None,
+         scalar=8.0, attn_cap=2.0, softcap=5.0, knobs=(True, False, 0.8, [(1, 2)])),
     dict(name="olmo3-params", arch="olmo3", L=2, H=2, KV=2, C=16, hd=8, F=24, V=40, P=64,
          dtype="F32", seed=25, tied=False, theta=500000.0, eps=1e-6, window=3, types=[S, F],
          by_kind=True, scaling=dict(rope_type="yarn", factor=4.0, original_max_position_embeddings=16)),
@@ -153,25 +163,28 @@ def rotate(x, freq, factor):
 def layer_types(c):
     if c.get("types"):
         return c["types"]
-    pattern = c.get("pattern", 6 if c["arch"] == "gemma3" else 4)
+    pattern = c.get("pattern", {"gemma3": 6, "gemma2": 2}.get(c["arch"], 4))
     return [S if (i + 1) % pattern else F for i in range(c["L"])]
 
 
 def attention(c, p, l, h, s, knobs, mask, freqs):
     causal, scaled, temperature, ablated = knobs
-    gemma = c["arch"] == "gemma3"
+    gemma = c["arch"] in ("gemma3", "gemma2")
     n, H, KV, hd, eps = h.shape[0], c["H"], c["KV"], c["hd"], c["eps"]
     lin = lambda t, key: t @ p[(l, key)].T
     q, k, v = lin(h, "q"), lin(h, "k"), lin(h, "v")
     s["q_proj"], s["k_proj"], s["v"] = q, k, v
-    if gemma:
+    if c["arch"] == "gemma2":
+        qh, kh = q.view(n, H, hd).transpose(0, 1), k.view(n, KV, hd).transpose(0, 1)
+    elif gemma:
         qh = gemma_rms(q.view(n, H, hd), p[(l, "q_norm")], eps).transpose(0, 1)
         kh = gemma_rms(k.view(n, KV, hd), p[(l, "k_norm")], eps).transpose(0, 1)
     else:
         qh = rms(q, p[(l, "q_norm")], eps).view(n, H, hd).transpose(0, 1)
         kh = rms(k, p[(l, "k_norm")], eps).view(n, KV, hd).transpose(0, 1)
-    s["q_normed"] = qh.transpose(0, 1).reshape(n, H * hd)
-    s["k_normed"] = kh.transpose(0, 1).reshape(n, KV * hd)
+    if c["arch"] != "gemma2":
+        s["q_normed"] = qh.transpose(0, 1).reshape(n, H * hd)
+        s["k_normed"] = kh.transpose(0, 1).reshape(n, KV * hd)
     vh = v.view(n, KV, hd).transpose(0, 1)
     full, factor, local = freqs
     sliding = layer_types(c)[l] == S
@@ -185,7 +198,10 @@ def attention(c, p, l, h, s, knobs, mask, freqs):
     s["scores"] = scores
     root = math.sqrt(c["scalar"]) if gemma else math.sqrt(hd)
     seen = mask[S if sliding else F]
-    sc = scores.masked_fill(~seen, float("-inf")) / ((root if scaled else 1.0) * temperature)
+    sc = scores / ((root if scaled else 1.0) * temperature)
+    if c.get("attn_cap"):  # (eager_attention_forward: capped, then the mask added)
+        sc = torch.tanh(sc / c["attn_cap"]) * c["attn_cap"]
+    sc = sc.masked_fill(~seen, float("-inf"))
     s["scaled"] = sc
     w = torch.softmax(sc, dim=-1)
     s["weights"] = w
@@ -200,7 +216,7 @@ def attention(c, p, l, h, s, knobs, mask, freqs):
 
 def forward(c, p, ids, knobs):
     causal = knobs[0]
-    gemma = c["arch"] == "gemma3"
+    gemma = c["arch"] in ("gemma3", "gemma2")
     norm = (lambda x, w: gemma_rms(x, w, c["eps"])) if gemma else (lambda x, w: rms(x, w, c["eps"]))
     n = len(ids)
     freqs = frequencies(c)
@@ -275,7 +291,7 @@ def lines_of(c, out, stages_too):
 
 def weights(c, gen):
     L, H, KV, C, Fw, V, hd = c["L"], c["H"], c["KV"], c["C"], c["F"], c["V"], c["hd"]
-    gemma = c["arch"] == "gemma3"
+    gemma = c["arch"] in ("gemma3", "gemma2")
     tensors, p = [], {}
 
     def put(key, name, t):
@@ -296,8 +312,9 @@ def weights(c, gen):
         for key, name, rows in (("q", "q_proj", H * hd), ("k", "k_proj", KV * hd), ("v", "v_proj", KV * hd)):
             put((l, key), hf + "self_attn.%s.weight" % name, draw(gen, rows, C, scale=scale))
         put((l, "o"), hf + "self_attn.o_proj.weight", draw(gen, C, H * hd, scale=scale))
-        put((l, "q_norm"), hf + "self_attn.q_norm.weight", gain(hd if gemma else H * hd))
-        put((l, "k_norm"), hf + "self_attn.k_norm.weight", gain(hd if gemma else KV * hd))
+        if c["arch"] != "gemma2":
+            put((l, "q_norm"), hf + "self_attn.q_norm.weight", gain(hd if gemma else H * hd))
+            put((l, "k_norm"), hf + "self_attn.k_norm.weight", gain(hd if gemma else KV * hd))
         put((l, "attn_post"), hf + "post_attention_layernorm.weight", gain(C))
         if gemma:
             put((l, "norm2"), hf + "pre_feedforward_layernorm.weight", gain(C))
@@ -314,9 +331,11 @@ def weights(c, gen):
 
 
 def config_of(c):
-    gemma = c["arch"] == "gemma3"
-    config = {"architectures": ["Gemma3ForCausalLM" if gemma else "Olmo3ForCausalLM"],
-              "model_type": "gemma3_text" if gemma else "olmo3", "hidden_size": c["C"],
+    gemma = c["arch"] in ("gemma3", "gemma2")
+    config = {"architectures": [{"gemma3": "Gemma3ForCausalLM", "gemma2": "Gemma2ForCausalLM",
+                                 "olmo3": "Olmo3ForCausalLM"}[c["arch"]]],
+              "model_type": {"gemma3": "gemma3_text"}.get(c["arch"], c["arch"]),
+              "hidden_size": c["C"],
               "intermediate_size": c["F"], "num_hidden_layers": c["L"],
               "num_attention_heads": c["H"], "num_key_value_heads": c["KV"],
               "vocab_size": c["V"], "max_position_embeddings": c["P"], "rms_norm_eps": c["eps"],
@@ -325,7 +344,12 @@ def config_of(c):
               "torch_dtype": {"F32": "float32", "BF16": "bfloat16"}[c["dtype"]]}
     if c.get("types"):
         config["layer_types"] = c["types"]
-    if gemma:
+    if c["arch"] == "gemma2":
+        config.update({"head_dim": c["hd"], "hidden_activation": "gelu_pytorch_tanh",
+                       "query_pre_attn_scalar": c["scalar"],
+                       "attn_logit_softcapping": c["attn_cap"],
+                       "final_logit_softcapping": c["softcap"]})
+    elif gemma:
         config.update({"head_dim": c["hd"], "hidden_activation": "gelu_pytorch_tanh",
                        "query_pre_attn_scalar": c["scalar"], "rope_local_base_freq": c["local"],
                        "rope_scaling": c.get("scaling"), "attn_logit_softcapping": None,

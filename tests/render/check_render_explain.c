@@ -734,10 +734,11 @@ START_TEST(a_sliding_models_stages_are_explained)
         const char *dir;
         bool pre; /* ln1 and ln2 */
         bool geglu;
-        int window, full; /* the window, and a full layer */
+        int window, full, slide; /* the window, a full layer and a sliding one */
     } cases[] = {
-        { "tests/fixtures/llama/gemma3-window", true, true, 3, 2 },
-        { "tests/fixtures/llama/olmo3-yarn", false, false, 4, 3 },
+        { "tests/fixtures/llama/gemma3-window", true, true, 3, 2, 1 },
+        { "tests/fixtures/llama/olmo3-yarn", false, false, 4, 3, 1 },
+        { "tests/fixtures/llama/gemma2-capped", true, true, 3, 1, 2 },
     };
     struct attention_config cfg;
 
@@ -759,11 +760,24 @@ START_TEST(a_sliding_models_stages_are_explained)
         for (int s = 0; s < VIEW_STAGE_COUNT; s++)
             if (explain_stage_present(&p, (enum view_stage)s))
                 expect_explained(&p, (enum view_stage)s, 1, 5, 3);
-        /* Layer 1 slides: the band, in the title, the formula, the cells and the matrix. */
+        /* A sliding layer: the band, in the title, the formula, the cells and the matrix. */
+        ck_assert_int_eq(pipeline_select_layer(&p, cases[k].slide, &err), ATTN_OK);
         ck_assert_int_eq(p.window, cases[k].window);
         ck_assert_str_eq(explain_title(&p, VIEW_MASK, buf, sizeof buf),
                          cases[k].window == 3 ? "Sliding-window mask: the last 3 keys"
                                               : "Sliding-window mask: the last 4 keys");
+        if (p.decoder->attn_softcap > 0.0) {
+            /* Gemma 2's cap: in the formula, and a cell worked out to its value. */
+            struct matrix scaled = attention_head(&p.st, p.st.scaled, 0);
+            char want[64];
+            explain_formula(&p, VIEW_SCALED, buf, sizeof buf);
+            ck_assert_msg(strstr(buf, "2 tanh(") != NULL, "%s", buf);
+            inspect_cell(&p, VIEW_SCALED, 0, 4, 3, false, 4, false, buf, sizeof buf);
+            snprintf(want, sizeof want, "capped: 2 tanh(");
+            ck_assert_msg(strstr(buf, want) != NULL, "%s", buf);
+            snprintf(want, sizeof want, ") = %.4f", (double)MAT_AT(&scaled, 4, 3));
+            ck_assert_msg(strstr(buf, want) != NULL, "%s (want '%s')", buf, want);
+        }
         masked = attention_head(&p.st, p.st.masked, 1);
         for (int i = 0; i < masked.rows; i++)
             for (int j = 0; j < masked.cols; j++)

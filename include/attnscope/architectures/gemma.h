@@ -1,6 +1,7 @@
 /*
  * gemma.h: the decoders with sliding windows (issue 40): Gemma 3's text
- * model (gemma3_text: google/gemma-3-270m, -1b) and Olmo 3 (olmo3), from a
+ * model (gemma3_text: google/gemma-3-270m, -1b), Gemma 2 (gemma2) and Olmo 3
+ * (olmo3), from a
  * Hugging Face folder or the book's notebooks' files (ch05/12, ch05/13)
  * with the model's config.json beside them.  The same decoder (decoder.h)
  * with their parts: per-layer sliding windows and RoPE bases, Gemma's
@@ -20,11 +21,12 @@
 /* What a Gemma 3 or Olmo 3 config says. */
 struct gemma_config {
     struct decoder_config dec;
-    char model_type[16]; /* "gemma3_text" or "olmo3" */
+    char model_type[16]; /* "gemma3_text", "gemma2" or "olmo3" */
     int bos_token;       /* bos_token_id, or -1 */
 };
 
-extern const struct architecture arch_gemma3, arch_olmo3;
+/* Gemma 3's text model, Gemma 2 (no QK-norm, capped scores), Olmo 3. */
+extern const struct architecture arch_gemma3, arch_gemma2, arch_olmo3;
 
 /* Reads and audits config.json; errors name the file and the key. */
 enum attn_status gemma_config_load(struct gemma_config *c, const char *path,

@@ -118,6 +118,8 @@ struct decoder_config {
     double attn_scalar;      /* the scores divided by sqrt(this) (Gemma's query_pre_attn_scalar);
                                 0: the head size */
     double final_softcap;    /* logits = cap tanh(logits / cap) (final_logit_softcapping); 0: none */
+    double attn_softcap;     /* the scaled scores = cap tanh(scaled / cap) before the softmax,
+                                the masked ones left -inf (attn_logit_softcapping); 0: none */
     float eps;       /* the norms' epsilon */
     bool scale_attn_weights; /* divide the scores by sqrt(head size) */
     bool scale_by_layer;     /* and by the layer's number + 1 (GPT-2's inverse layer index) */
@@ -397,7 +399,8 @@ struct decoder_layer_stages {
     float *v;       /* (n, K) values: kept for every layer */
     float *scores;  /* (H, n, n) q k^T, before the mask and the scaling */
     float *masked;  /* (H, n, n) the scores, -inf where the causal mask hides a key */
-    float *scaled;  /* (H, n, n) the masked scores divided (decoder_divisor) */
+    float *scaled;  /* (H, n, n) the masked scores divided (decoder_divisor), then capped when
+                       the model caps them (attn_softcap) */
     float *weights; /* (H, n, n) softmax of the masked, scaled scores */
     float *context; /* (n, Q) the weights times the values, heads side by side */
     float *attn;    /* (n, C) the output projection of the context */

@@ -46,6 +46,16 @@ void part_turn(const struct decoder_model *m, int layer, const struct decoder_no
                const float *proj, int n, int heads, int first, float *normed, float *out,
                int threads);
 
+/*
+ * One row of scores into masked, scaled and weights as rowops_softmax makes
+ * them (the keys first .. end - 1 visible, the others -inf), the scaled
+ * ones capped first when c has attn_softcap (Gemma 2: cap tanh(x / cap),
+ * each step in float32 as Hugging Face's eager attention takes it; the
+ * hidden keys stay -inf, as its mask is added after the cap).
+ */
+void part_softmax(const struct decoder_config *c, const float *scores, float *masked,
+                  float *scaled, float *weights, int n, int first, int end, float divisor);
+
 /* y (n, out) = x (n, in) W + b, W as the file stores it. */
 void part_linear(const struct decoder_linear *l, const float *x, int n, float *y, int threads);
 

@@ -12,5 +12,6 @@
 #include "attnscope/architectures/llama.h"
 
 const struct architecture *const architectures[] = {
-    &arch_gpt2, &arch_llama, &arch_qwen2, &arch_qwen3, &arch_gemma3, &arch_olmo3, NULL,
+    &arch_gpt2, &arch_llama, &arch_qwen2, &arch_qwen3, &arch_gemma3, &arch_olmo3,
+    &arch_gemma2, NULL,
 };

@@ -76,6 +76,11 @@ static const struct arch_layout_of gemma3_layouts[] = {
       DECODER_NAMES_BOOK, false },
     { ARCH_GGUF, "blk.0.post_ffw_norm.weight", { "" }, STORE_OUT_IN, DECODER_NAMES_GGUF, false },
 };
+/* Gemma 2: Hugging Face's folders only (its q_norm and k_norm rows unused: it has none). */
+static const struct arch_layout_of gemma2_layouts[] = {
+    { ARCH_HF, "layers.0.pre_feedforward_layernorm.weight", { "model.", "" }, STORE_OUT_IN,
+      DECODER_NAMES_HF, false },
+};
 static const struct arch_layout_of olmo3_layouts[] = {
     { ARCH_HF, "layers.0.post_feedforward_layernorm.weight", { "model.", "" }, STORE_OUT_IN,
       DECODER_NAMES_HF, false },
@@ -175,6 +180,8 @@ window_describe(struct arch_loader *ld, const char *dir, const struct arch_optio
 
 static const char *const gemma3_types[] = { "gemma3_text", NULL };
 static const char *const gemma3_classes[] = { "Gemma3ForCausalLM", NULL };
+static const char *const gemma2_types[] = { "gemma2", NULL };
+static const char *const gemma2_classes[] = { "Gemma2ForCausalLM", NULL };
 static const char *const olmo3_types[] = { "olmo3", NULL };
 static const char *const olmo3_classes[] = { "Olmo3ForCausalLM", NULL };
 
@@ -184,6 +191,10 @@ static const char *const olmo3_classes[] = { "Olmo3ForCausalLM", NULL };
 const struct architecture arch_gemma3 = {
     "gemma3",     "Gemma 3",           gemma3_types,   gemma3_classes, gemma3_layouts,
     COUNT(gemma3_layouts), gemma3_names, COUNT(gemma3_names), true, true, window_describe,
+};
+const struct architecture arch_gemma2 = {
+    "gemma2",     "Gemma 2",           gemma2_types,   gemma2_classes, gemma2_layouts,
+    COUNT(gemma2_layouts), gemma3_names, COUNT(gemma3_names), true, true, window_describe,
 };
 const struct architecture arch_olmo3 = {
     "olmo3",     "Olmo 3",           olmo3_types,   olmo3_classes, olmo3_layouts,

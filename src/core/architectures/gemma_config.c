@@ -1,6 +1,7 @@
 /*
  * gemma_config.c: the config.json of the families with sliding windows
- * (see gemma.h): Gemma 3's text model (gemma3_text) and Olmo 3 (olmo3),
+ * (see gemma.h): Gemma 3's text model (gemma3_text), Gemma 2 (gemma2) and
+ * Olmo 3 (olmo3),
  * read and audited as the Llama family's are (llama_config.c): every key
  * that changes the computation honoured or refused by name.
  *
@@ -29,6 +30,17 @@
 
 #include "attnscope/architectures/gemma.h"
 #include "attnscope/files/jsonfile.h"
+
+/* The three families this file reads. */
+enum window_family { GEMMA3, GEMMA2, OLMO3 };
+
+static enum window_family
+family_of(const char *model_type)
+{
+    return strcmp(model_type, "gemma3_text") == 0 ? GEMMA3
+           : strcmp(model_type, "gemma2") == 0    ? GEMMA2
+                                                  : OLMO3;
+}
 
 /* Whether a key is there with a value other than null. */
 static bool
@@ -73,11 +85,6 @@ refusals(json_t *root, const char *path, struct attn_error *err)
                          "%s: \"partial_rotary_factor\" is %g: rotating part of each head is not "
                          "supported yet",
                          path, partial);
-    if (given(root, "attn_logit_softcapping"))
-        return attn_fail(err, ATTN_EPARSE,
-                         "%s: \"attn_logit_softcapping\" is set: capping the attention scores is "
-                         "not supported yet (Gemma 3 leaves it null)",
-                         path);
     if ((bidirectional = jsonfile_bool(root, path, "use_bidirectional_attention", false, err)) != 0) {
         if (bidirectional > 0)
             attn_fail(err, ATTN_EPARSE,
@@ -90,17 +97,17 @@ refusals(json_t *root, const char *path, struct attn_error *err)
 }
 
 /*
- * Which layers slide: layer_types, else the pattern (Gemma's
- * sliding_window_pattern, 6 unless given; Olmo's 4): layer i full when
- * (i + 1) is a multiple of it.
+ * Which layers slide: layer_types, else the pattern (Gemma 3's
+ * sliding_window_pattern, 6 unless given; Gemma 2's 2, Olmo's 4): layer i
+ * full when (i + 1) is a multiple of it.
  */
 static enum attn_status
-layer_kinds(struct decoder_config *c, json_t *root, const char *path, bool gemma,
+layer_kinds(struct decoder_config *c, json_t *root, const char *path, enum window_family f,
             struct attn_error *err)
 {
     json_t *types = json_object_get(root, "layer_types");
     bool any = false;
-    int pattern = gemma ? 6 : 4;
+    int pattern = f == GEMMA3 ? 6 : f == GEMMA2 ? 2 : 4;
 
     if (c->n_layer > DECODER_LAYERS_SLIDING_MAX)
         return attn_fail(err, ATTN_EPARSE, "%s: %d layers: attnscope keeps the kinds of at most %d",
@@ -185,15 +192,20 @@ rope_by_kind(struct decoder_config *c, json_t *params, const char *path, struct 
     return ATTN_OK;
 }
 
-/* RoPE: the bases of both kinds of layer and the full layers' stretch, in either spelling. */
+/*
+ * RoPE: the bases of both kinds of layer and the full layers' stretch, in
+ * either spelling (Gemma 2 turns every layer with rope_theta).
+ */
 static enum attn_status
-rope(struct decoder_config *c, json_t *root, const char *path, bool gemma, struct attn_error *err)
+rope(struct decoder_config *c, json_t *root, const char *path, enum window_family f,
+     struct attn_error *err)
 {
     json_t *params = json_object_get(root, "rope_parameters");
     json_t *sc = json_object_get(root, "rope_scaling");
+    const bool gemma = f == GEMMA3;
 
-    c->rope_theta = arch_config_number(root, path, "rope_theta", gemma ? 1000000.0 : 10000.0, 1.0, 1e12,
-                                 err);
+    c->rope_theta = arch_config_number(root, path, "rope_theta", gemma ? 1000000.0 : 10000.0,
+                                       1.0, 1e12, err);
     c->rope_local_theta =
         gemma ? arch_config_number(root, path, "rope_local_base_freq", 10000.0, 1.0, 1e12, err)
               : c->rope_theta;
@@ -235,17 +247,18 @@ static enum attn_status
 parts(struct gemma_config *gc, json_t *root, const char *path, struct attn_error *err)
 {
     struct decoder_config *c = &gc->dec;
-    const bool gemma = strcmp(gc->model_type, "gemma3_text") == 0;
-    double eps, scalar = 0.0, cap = 0.0;
+    const enum window_family f = family_of(gc->model_type);
+    const bool gemma = f != OLMO3;
+    double eps, scalar = 0.0, cap = 0.0, attn_cap = 0.0;
     int flag;
 
     if (activation(root, path, gemma, err) != ATTN_OK || refusals(root, path, err) != ATTN_OK ||
-        layer_kinds(c, root, path, gemma, err) != ATTN_OK || rope(c, root, path, gemma, err) != ATTN_OK)
+        layer_kinds(c, root, path, f, err) != ATTN_OK || rope(c, root, path, f, err) != ATTN_OK)
         return ATTN_EPARSE;
     c->positions = DECODER_POSITIONS_ROPE;
     c->norm = DECODER_NORM_RMS;
     c->scale_attn_weights = true;
-    c->qk_norm = true;
+    c->qk_norm = f != GEMMA2; /* (Gemma 2 has none; its scores are capped instead) */
     if (gemma) {
         c->mlp = DECODER_MLP_GEGLU;
         c->block_norms = DECODER_SANDWICH_NORM;
@@ -253,18 +266,23 @@ parts(struct gemma_config *gc, json_t *root, const char *path, struct attn_error
         /* Hugging Face's embed_scale: hidden_size ** 0.5, a float32 tensor. */
         c->embed_scale = (float)sqrt((double)c->n_embd);
         scalar = arch_config_number(root, path, "query_pre_attn_scalar", 256.0, 1e-6, 1e12, err);
-        cap = arch_config_number(root, path, "final_logit_softcapping", 0.0, 0.0, 1e12, err);
+        /* (Gemma2Config's defaults cap the scores at 50 and the logits at 30; Gemma 3's neither) */
+        cap = arch_config_number(root, path, "final_logit_softcapping", f == GEMMA2 ? 30.0 : 0.0,
+                                 0.0, 1e12, err);
+        attn_cap = arch_config_number(root, path, "attn_logit_softcapping",
+                                      f == GEMMA2 ? 50.0 : 0.0, 0.0, 1e12, err);
     } else {
         c->mlp = DECODER_MLP_SWIGLU;
         c->block_norms = DECODER_POST_NORM;
         c->qk_norm_full = true;
     }
     eps = arch_config_number(root, path, "rms_norm_eps", gemma ? 1e-6 : 1e-5, 1e-30, 1.0, err);
-    if (isnan(eps) || isnan(scalar) || isnan(cap))
+    if (isnan(eps) || isnan(scalar) || isnan(cap) || isnan(attn_cap))
         return ATTN_EPARSE;
     c->eps = (float)eps;
     c->attn_scalar = scalar;
     c->final_softcap = cap;
+    c->attn_softcap = attn_cap;
     if ((flag = jsonfile_bool(root, path, "tie_word_embeddings", gemma, err)) < 0)
         return ATTN_EPARSE;
     c->tied = flag;
@@ -286,14 +304,16 @@ gemma_config_load(struct gemma_config *gc, const char *path, struct attn_error *
     if (root == NULL)
         return err != NULL ? err->status : ATTN_EPARSE;
     type = json_is_object(root) ? arch_config_type(root) : NULL;
-    if (type == NULL || (strcmp(type, "gemma3_text") != 0 && strcmp(type, "olmo3") != 0)) {
-        attn_fail(err, ATTN_EPARSE, "%s: model_type %s, not gemma3_text or olmo3", path,
+    if (type == NULL || (strcmp(type, "gemma3_text") != 0 && strcmp(type, "gemma2") != 0 &&
+                         strcmp(type, "olmo3") != 0)) {
+        attn_fail(err, ATTN_EPARSE, "%s: model_type %s, not gemma3_text, gemma2 or olmo3", path,
                   type != NULL ? type : "(none)");
         goto done;
     }
     snprintf(gc->model_type, sizeof gc->model_type, "%s", type);
-    /* Gemma 3's head_dim defaults to 256 (Gemma3TextConfig); Olmo 3's to hidden / heads. */
-    if (arch_config_sizes(root, path, strcmp(type, "gemma3_text") == 0 ? 256 : 0, &gc->dec,
+    /* Gemma's head_dim defaults to 256 (Gemma3TextConfig, Gemma2Config); Olmo 3's to hidden /
+       heads. */
+    if (arch_config_sizes(root, path, strcmp(type, "olmo3") != 0 ? 256 : 0, &gc->dec,
                           err) != ATTN_OK ||
         parts(gc, root, path, err) != ATTN_OK)
         goto done;

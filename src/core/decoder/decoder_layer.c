@@ -68,10 +68,10 @@ head_attention(const struct decoder_model *m, const struct decoder_run *r, int l
                    o->scores + (size_t)keep * (size_t)n, n);
     for (int i = keep; i < n; i++) {
         const size_t row = (size_t)i * (size_t)n;
-        rowops_softmax(o->scores + row, o->masked != NULL ? o->masked + row : scratch,
-                       o->scaled != NULL ? o->scaled + row : scratch + n, o->weights + row, n,
-                       window > 0 && i - window + 1 > 0 ? i - window + 1 : 0,
-                       r->causal ? i + 1 : n, r->divisors[layer]);
+        part_softmax(&m->cfg, o->scores + row, o->masked != NULL ? o->masked + row : scratch,
+                     o->scaled != NULL ? o->scaled + row : scratch + n, o->weights + row, n,
+                     window > 0 && i - window + 1 > 0 ? i - window + 1 : 0,
+                     r->causal ? i + 1 : n, r->divisors[layer]);
     }
 }
 

@@ -218,6 +218,29 @@ part_turn(const struct decoder_model *m, int layer, const struct decoder_norm_we
         memcpy(out, in, count * sizeof *out);
 }
 
+/* ---------------------------------------------------------------- softmax */
+
+void
+part_softmax(const struct decoder_config *c, const float *scores, float *masked, float *scaled,
+             float *weights, int n, int first, int end, float divisor)
+{
+    const float cap = (float)c->attn_softcap;
+
+    if (c->attn_softcap <= 0.0) {
+        rowops_softmax(scores, masked, scaled, weights, n, first, end, divisor);
+        return;
+    }
+    first = first > 0 ? first : 0;
+    end = end < n ? end : n;
+    for (int j = 0; j < n; j++) {
+        const bool seen = j >= first && j < end;
+        masked[j] = seen ? scores[j] : -INFINITY;
+        scaled[j] = seen ? tanhf(scores[j] / divisor / cap) * cap : -INFINITY;
+    }
+    /* (the capped row is its own scores, unmasked and undivided: the same softmax) */
+    rowops_softmax(scaled, scaled, scaled, weights, n, first, end, 1.0f);
+}
+
 /* ---------------------------------------------------------------- linears */
 
 void
@@ -316,8 +339,8 @@ attend_rows(const struct part_attention_args *a, struct decoder_layer_stages *s,
             float *sc = a->scratch + (size_t)h * stride;
             float *w = sc + B * (size_t)n;
             float *rows = w + B * (size_t)n;
-            rowops_softmax(sc, rows, rows + n, w, seen, row_first_key(a, i) - k0, seen,
-                           a->divisor);
+            part_softmax(a->c, sc, rows, rows + n, w, seen, row_first_key(a, i) - k0, seen,
+                         a->divisor);
         }
         linalg_row_nn_heads(hd, seen, h0, h1, group, a->scratch + B * (size_t)n, stride,
                             s->v + (size_t)k0 * K, K, context, (size_t)hd);
@@ -346,7 +369,8 @@ attend_few(const struct part_attention_args *a, struct decoder_layer_stages *s, 
         const int seen = (a->causal ? i + 1 : n) - k0;
         linalg_row_nt(seen, hd, s->q + (size_t)i * Q + h * hd, s->k + (size_t)k0 * K + kv * hd,
                       K, sc);
-        rowops_softmax(sc, rows, rows + n, w, seen, row_first_key(a, i) - k0, seen, a->divisor);
+        part_softmax(a->c, sc, rows, rows + n, w, seen, row_first_key(a, i) - k0, seen,
+                     a->divisor);
         linalg_row_nn(hd, seen, w, s->v + (size_t)k0 * K + kv * hd, K,
                       s->context + (size_t)i * Q + h * hd);
     }
@@ -391,9 +415,9 @@ attend_heads(void *ctx, int h0, int h1)
             linalg_gemm_nt(i1 - i0, keys, hd, s->q + (size_t)i0 * Q + h * hd, Q,
                            s->k + (size_t)k0 * K + kv * hd, K, sc, keys);
             for (int i = i0; i < i1; i++)
-                rowops_softmax(sc + (size_t)(i - i0) * keys, rows, rows + n,
-                               w + (size_t)(i - i0) * keys, keys, row_first_key(a, i) - k0,
-                               (a->causal ? i + 1 : n) - k0, a->divisor);
+                part_softmax(a->c, sc + (size_t)(i - i0) * keys, rows, rows + n,
+                             w + (size_t)(i - i0) * keys, keys, row_first_key(a, i) - k0,
+                             (a->causal ? i + 1 : n) - k0, a->divisor);
             linalg_gemm_nn(i1 - i0, hd, keys, w, keys, s->v + (size_t)k0 * K + kv * hd, K,
                            s->context + (size_t)i0 * Q + h * hd, Q);
             i0 = i1;

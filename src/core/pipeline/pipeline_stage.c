@@ -552,8 +552,13 @@ formula_scaled(const struct pipeline *p)
     struct pipeline_scaling sc;
 
     pipeline_scaling_of(p, &sc);
+    if (p->decoder != NULL && p->decoder->attn_softcap > 0.0) /* (Gemma 2's) */
+        return "cap tanh(masked / divisor / cap): attn_logit_softcapping";
     if (sc.symbol == NULL)
         return sc.temperature ? "masked / T" : "masked (not scaled)";
+    if (p->decoder != NULL && p->scale_scalar > 0.0 && p->cfg.scale_dim == 0)
+        return sc.temperature ? "masked / (sqrt(query_pre_attn_scalar) T)"
+                              : "masked / sqrt(query_pre_attn_scalar)";
     if (p->cfg.scale_dim > 0)
         return sc.temperature ? "masked / (sqrt(--scale-dim) T)" : "masked / sqrt(--scale-dim)";
     return sc.temperature ? "masked / (sqrt(d_k) T)" : "masked / sqrt(d_k)";

@@ -533,6 +533,13 @@ print_stage_params(FILE *out, const struct pipeline *p, bool out_proj, int head,
 }
 
 
+/* The model's cap on its scaled scores (Gemma 2's attn_logit_softcapping), or 0. */
+static double
+c_cap(const struct pipeline *p)
+{
+    return p->decoder != NULL ? p->decoder->attn_softcap : 0.0;
+}
+
 /*
  * Gemma 3's and Olmo 3's parts, the --print header's second lines: which
  * layers slide and their RoPE, and the block's norms under the file's names.
@@ -670,6 +677,8 @@ print_model_header(FILE *out, const struct pipeline *p, const struct family_deco
     fprintf(out, ", scores / %g", (double)sc.divisor);
     if (sc.symbol != NULL)
         fprintf(out, " (%s = %s%s)", sc.symbol, sc.spelled, sc.temperature ? " * T" : "");
+    if (c_cap(p) > 0.0)
+        fprintf(out, ", then capped at %g (attn_logit_softcapping)", c_cap(p));
     if (p->cfg.temperature != 1.0) {
         attn_shortest(num, sizeof num, p->cfg.temperature);
         fprintf(out, ", temperature %s", num);
