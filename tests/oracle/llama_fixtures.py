@@ -233,6 +233,17 @@ def tiny_tokenizer():
     }
 
 
+def write_folder(d, config, tensors):
+    """A Hugging Face folder: config.json, model.safetensors, the tiny tokenizer.json."""
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+        f.write("\n")
+    write_safetensors(os.path.join(d, "model.safetensors"), tensors)
+    with open(os.path.join(d, "tokenizer.json"), "w") as f:
+        json.dump(tiny_tokenizer(), f, ensure_ascii=False)
+        f.write("\n")
+
+
 def make_case(root, c):
     gen = torch.Generator().manual_seed(c["seed"])
     c.setdefault("hd", c["C"] // c["H"])
@@ -327,13 +338,7 @@ def make_case(root, c):
                 json.dump(config, f, indent=2)
                 f.write("\n")
     else:
-        with open(os.path.join(d, "config.json"), "w") as f:
-            json.dump(config, f, indent=2)
-            f.write("\n")
-        write_safetensors(os.path.join(d, "model.safetensors"), tensors)
-        with open(os.path.join(d, "tokenizer.json"), "w") as f:
-            json.dump(tiny_tokenizer(), f, ensure_ascii=False)
-            f.write("\n")
+        write_folder(d, config, tensors)
     with open(os.path.join(d, "expected.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
 

@@ -49,7 +49,6 @@ Run from the top of the source tree with Debian's PyTorch:
 
     /usr/bin/python3 tests/oracle/window_fixtures.py
 """
-import json
 import math
 import os
 import sys
@@ -57,8 +56,8 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpt2_fixtures import stored, write_safetensors  # noqa: E402
-from llama_fixtures import draw, numbers, rms, tiny_tokenizer  # noqa: E402
+from gpt2_fixtures import stored  # noqa: E402
+from llama_fixtures import draw, numbers, rms, write_folder  # noqa: E402
 
 S, F = "sliding_attention", "full_attention"
 CASES = [
@@ -385,13 +384,7 @@ def make_case(root, c):
     lines += lines_of(c, forward(c, p, ids, knobs), False)
     d = os.path.join(root, c["name"])
     os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "config.json"), "w") as f:
-        json.dump(config_of(c), f, indent=2)
-        f.write("\n")
-    write_safetensors(os.path.join(d, "model.safetensors"), tensors)
-    with open(os.path.join(d, "tokenizer.json"), "w") as f:
-        json.dump(tiny_tokenizer(), f, ensure_ascii=False)
-        f.write("\n")
+    write_folder(d, config_of(c), tensors)
     with open(os.path.join(d, "expected.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
 
