@@ -1,12 +1,15 @@
 /*
  * modelfiles.c: fuzzes the JSON files of a model folder that are not
  * weights: the input is a config.json, a NUL byte and a tokenizer.json.
- * Whatever they hold, each loader (GPT-2's and the Llama family's config,
- * the tokenizer.json interpreter) either refuses with a message naming
+ * Whatever they hold, each loader (GPT-2's, the Llama family's and the
+ * sliding-window families' config, the tokenizer.json interpreter) either
+ * refuses with a message naming
  * the file, or gives what the forward pass and the tokenizer rely on: a
  * config whose sizes are positive, whose heads divide n_embd (a Llama's:
  * whose key heads divide its query heads, whose head size is even and
- * within RoPE's table) and whose epsilon is a small positive number; a
+ * within RoPE's table) and whose epsilon is a small positive number (a
+ * Gemma's or Olmo's also: a window of at least one key when a layer
+ * slides, YaRN's and the caps' numbers usable); a
  * tokenizer whose ids for a text are in its vocabulary, and spell the
  * text back when its pipeline changes no text.
  */
@@ -16,6 +19,7 @@
 #include <unistd.h>
 
 #include "attnscope/text/bpe.h"
+#include "attnscope/architectures/gemma.h"
 #include "attnscope/architectures/gpt2.h"
 #include "attnscope/architectures/llama.h"
 #include "fuzz.h"
@@ -62,6 +66,38 @@ check_llama_config(const char *path)
             abort();
     } else if (err.msg[0] == '\0' || strstr(err.msg, path) == NULL) {
         abort();
+    }
+}
+
+/* Gemma 3's, Gemma 2's or Olmo 3's config: the Llama family's rules and the windows'. */
+static void
+check_window_config(const char *path)
+{
+    struct gemma_config c;
+    struct attn_error err;
+    bool slides = false;
+
+    if (gemma_config_load(&c, path, &err) != ATTN_OK) {
+        if (err.msg[0] == '\0' || strstr(err.msg, path) == NULL)
+            abort();
+        return;
+    }
+    {
+        const struct decoder_config *d = &c.dec;
+        const struct decoder_rope_scaling *r = &d->rope_scaling;
+        if (d->n_layer < 1 || d->n_layer > DECODER_LAYERS_SLIDING_MAX || d->n_head < 1 ||
+            d->n_embd < 1 || d->n_kv_head < 1 || d->n_head % d->n_kv_head != 0 ||
+            d->head_dim < 2 || d->head_dim % 2 != 0 || d->head_dim > DECODER_HEAD_DIM_MAX ||
+            !(d->eps > 0.0f) || !(d->rope_theta >= 1.0) || !(d->rope_local_theta >= 1.0) ||
+            d->attn_scalar < 0.0 || d->final_softcap < 0.0 || d->attn_softcap < 0.0 ||
+            (r->yarn && !(r->factor >= 1.0 && r->original_max >= 1 && r->attention_factor > 0.0 &&
+                          r->beta_fast > 0.0 && r->beta_slow > 0.0)) ||
+            (r->linear && !(r->factor > 0.0)))
+            abort();
+        for (int l = 0; l < d->n_layer; l++)
+            slides = slides || d->sliding[l];
+        if (slides && d->sliding_window < 1)
+            abort(); /* a sliding layer always has a window */
     }
 }
 
@@ -118,6 +154,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     check_config(config);
     check_llama_config(config);
+    check_window_config(config);
     check_tokenizer(tokenizer);
     unlink(config);
     unlink(tokenizer);

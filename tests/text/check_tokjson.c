@@ -311,6 +311,52 @@ START_TEST(what_is_not_interpreted_is_refused_by_name)
 END_TEST
 
 /*
+ * Normalizers that would grow a text without end (the fuzzer found a chain
+ * of Replace normalizers with an empty pattern, each putting its content
+ * between every two characters: a hostile tokenizer.json hung the
+ * tokenizer): a pattern that matches the empty string is refused when
+ * read, and a chain that makes the text more than 32 times longer (40 x 40
+ * here) refused when a text is encoded; a Replace that keeps it short is
+ * unchanged.
+ */
+START_TEST(normalizers_that_grow_without_end_are_refused)
+{
+    struct bpe b;
+    struct attn_error err;
+    int *ids, n;
+    char part[512];
+    const char *forty = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+
+    refused(", \"normalizer\": {\"type\": \"Replace\", \"pattern\": {\"String\": \"\"}, "
+            "\"content\": \"ab\"}",
+            "normalizer Replace's pattern matches the empty string");
+    refused(", \"normalizer\": {\"type\": \"Replace\", \"pattern\": {\"Regex\": \"b*\"}, "
+            "\"content\": \"a\"}",
+            "matches the empty string");
+    snprintf(part, sizeof part,
+             ", \"normalizer\": {\"type\": \"Sequence\", \"normalizers\": ["
+             "{\"type\": \"Replace\", \"pattern\": {\"String\": \"a\"}, \"content\": \"%s\"},"
+             "{\"type\": \"Replace\", \"pattern\": {\"String\": \"a\"}, \"content\": \"%s\"}]}",
+             forty, forty);
+    ck_assert_int_eq(load_with(part, &b, &err), ATTN_OK);
+    ck_assert_int_eq(bpe_encode(&b, "ab", 2, 0, &ids, &n, &err), ATTN_OK); /* (1,600 bytes) */
+    ck_assert_int_eq(n, 1600);
+    free(ids);
+    ck_assert_int_ne(bpe_encode(&b, "aaab", 4, 0, &ids, &n, &err), ATTN_OK);
+    ck_assert_msg(strstr(err.msg, "more than 32 times longer") != NULL, "%s", err.msg);
+    bpe_destroy(&b);
+    ck_assert_int_eq(load_with(", \"normalizer\": {\"type\": \"Replace\", \"pattern\": "
+                               "{\"String\": \"b\"}, \"content\": \"ab\"}",
+                               &b, &err),
+                     ATTN_OK);
+    ck_assert_int_eq(bpe_encode(&b, "bb", 2, 0, &ids, &n, &err), ATTN_OK);
+    ck_assert_int_eq(n, 2); /* ab ab */
+    free(ids);
+    bpe_destroy(&b);
+}
+END_TEST
+
+/*
  * A model over characters (no ByteLevel): unknown characters fuse into one
  * unknown token when fuse_unk; Prepend and a BOS template; a Split that
  * removes what it matches and one that keeps each match with the next piece.
@@ -569,6 +615,7 @@ tokjson_suite(void)
     tcase_add_test(t, digits_then_byte_level_ids_are_the_references);
     tcase_add_test(t, every_unicode_digit_is_a_digit);
     tcase_add_test(t, what_is_not_interpreted_is_refused_by_name);
+    tcase_add_test(t, normalizers_that_grow_without_end_are_refused);
     tcase_add_test(t, the_parts_do_what_they_say);
     tcase_add_test(t, splits_are_the_rust_sources);
     tcase_add_test(t, a_pattern_that_gives_up_fails_loudly);

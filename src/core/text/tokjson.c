@@ -200,9 +200,16 @@ split(const pcre2_code *re, enum split_behavior behavior, bool invert, const cha
     return rc;
 }
 
-/* One normalizer on text (malloc'd, NUL-terminated); the new text, or NULL (out of memory). */
+/* The most a chain of normalizers may lengthen a text (NFKD's longest spelling out is 18). */
+#define NORM_GROWTH 32
+
+/*
+ * One normalizer on text (malloc'd, NUL-terminated); the new text, or NULL
+ * (out of memory, or *too_long when a Replace would make it longer than
+ * limit bytes: it is not made).
+ */
 static char *
-normalize_step(const struct norm_step *st, char *text)
+normalize_step(const struct norm_step *st, char *text, size_t limit, bool *too_long)
 {
     utf8proc_uint8_t *r = NULL;
     size_t n = strlen(text);
@@ -253,7 +260,11 @@ normalize_step(const struct norm_step *st, char *text)
             free(out);
             if (rc != PCRE2_ERROR_NOMEMORY)
                 break;
-            size += 1; /* (size is now the length needed) */
+            if (size > limit) { /* (size is now the length needed) */
+                *too_long = true;
+                break;
+            }
+            size += 1;
         }
         free(text);
         return NULL;
@@ -404,8 +415,22 @@ encode_stretch(const struct bpe *b, const struct tokjson *t, const char *s, size
         return attn_fail(err, ATTN_ENOMEM, "out of memory");
     memcpy(text, s, n);
     text[n] = '\0';
-    for (int k = 0; k < t->norms && text != NULL; k++)
-        text = normalize_step(&t->norm[k], text);
+    for (int k = 0; k < t->norms && text != NULL; k++) {
+        /*
+         * A normalizer may lengthen the text (NFKD spells a ligature out,
+         * Replace puts its content for each match), and a chain of them
+         * compounds: past NORM_GROWTH times the text, refused, not encoded.
+         */
+        bool too_long = false;
+        text = normalize_step(&t->norm[k], text, NORM_GROWTH * n + 4096, &too_long);
+        if (too_long || (text != NULL && strlen(text) > NORM_GROWTH * n + 4096)) {
+            free(text);
+            return attn_fail(err, ATTN_ELIMIT,
+                             "the tokenizer's normalizers make this text of %zu bytes more than "
+                             "%d times longer: refused",
+                             n, NORM_GROWTH);
+        }
+    }
     if (text == NULL)
         return attn_fail(err, ATTN_ENOMEM, "out of memory normalizing the text");
     len = strlen(text);

@@ -80,6 +80,20 @@ pattern(json_t *p, const char *path, const char *where, struct attn_error *err)
     return c;
 }
 
+/* Whether re matches the empty string (a Replace that would insert at every position). */
+static bool
+matches_nothing(const pcre2_code *re)
+{
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+    int rc;
+
+    if (md == NULL)
+        return true; /* (no memory to tell: refused, as if it did) */
+    rc = pcre2_match(re, (PCRE2_SPTR) "", 0, 0, 0, md, NULL);
+    pcre2_match_data_free(md);
+    return rc >= 0;
+}
+
 static const char *
 type_of(json_t *o)
 {
@@ -122,6 +136,13 @@ parse_normalizer(struct tokjson *t, json_t *n, const char *path, struct attn_err
         if ((step.re = pattern(json_object_get(n, "pattern"), path, "normalizer Replace", err)) ==
             NULL)
             return ATTN_EPARSE;
+        if (matches_nothing(step.re)) {
+            pcre2_code_free(step.re);
+            return attn_fail(err, ATTN_EPARSE,
+                             "%s: normalizer Replace's pattern matches the empty string: it would "
+                             "put its content between every two characters",
+                             path);
+        }
         step.content = strdup(json_string_value(content));
     } else if (type != NULL && strcmp(type, "Prepend") == 0) {
         json_t *prepend = json_object_get(n, "prepend");
