@@ -166,6 +166,12 @@ void decoder_rope_frequencies_local(const struct decoder_config *c, float *freq)
 
 /* The window layer sees (sliding_window), or 0 for a layer that sees every key before it. */
 int decoder_window(const struct decoder_config *c, int layer);
+/*
+ * The first key query i sees under the causal mask in a window of that many
+ * keys (i - window + 1, or 0 once the window reaches the start; window 0:
+ * every key before it, 0).
+ */
+int decoder_first_key(int window, int i);
 /* Whether c's blocks have a norm before attention and the MLP (all but post-norm). */
 bool decoder_pre_norms(const struct decoder_config *c);
 /* Whether c's blocks norm attention's and the MLP's outputs (sandwich and post-norm). */

@@ -356,6 +356,8 @@ void pipeline_scaling_of(const struct pipeline *p, struct pipeline_scaling *sc);
 bool pipeline_masked(const struct pipeline *p, int i, int j);
 /* Whether key j is hidden from query i by the window alone (before it, not after). */
 bool pipeline_out_of_window(const struct pipeline *p, int i, int j);
+/* The same in a window of that many keys (another layer's: the model map's heads). */
+bool pipeline_window_hides(const struct pipeline *p, int window, int i, int j);
 
 /* What a stage name given by the user (--stage) picks out. */
 struct pipeline_selection {

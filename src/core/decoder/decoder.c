@@ -216,6 +216,12 @@ decoder_window(const struct decoder_config *c, int layer)
                : 0;
 }
 
+int
+decoder_first_key(int window, int i)
+{
+    return window > 0 && i - window + 1 > 0 ? i - window + 1 : 0;
+}
+
 bool
 decoder_pre_norms(const struct decoder_config *c)
 {

@@ -70,8 +70,7 @@ head_attention(const struct decoder_model *m, const struct decoder_run *r, int l
         const size_t row = (size_t)i * (size_t)n;
         part_softmax(&m->cfg, o->scores + row, o->masked != NULL ? o->masked + row : scratch,
                      o->scaled != NULL ? o->scaled + row : scratch + n, o->weights + row, n,
-                     window > 0 && i - window + 1 > 0 ? i - window + 1 : 0,
-                     r->causal ? i + 1 : n, r->divisors[layer]);
+                     decoder_first_key(window, i), r->causal ? i + 1 : n, r->divisors[layer]);
     }
 }
 

@@ -292,12 +292,6 @@ struct heads_job {
 #define PART_ROW_AT_A_TIME 2
 
 /*
- * A few query rows (a written token's, an appended word's) in heads h0 ..
- * h1: each row against the keys and values in place, every head over a
- * block of keys before the next block, so the cache is read once in the
- * order it lies; the same sums as the blocks' products below.
- */
-/*
  * The first key a block of queries from row i0 reads: 0, or under a
  * sliding window the first its block's first query sees (the block's start
  * aligned as the blocks are, so that a row attended alone and in its block
@@ -308,16 +302,22 @@ block_first_key(const struct part_attention_args *a, int i0)
 {
     const int start = (i0 / PART_ATTENTION_ROWS) * PART_ATTENTION_ROWS;
 
-    return a->causal && a->window > 0 && start - a->window + 1 > 0 ? start - a->window + 1 : 0;
+    return a->causal ? decoder_first_key(a->window, start) : 0;
 }
 
 /* The first key query i sees: i - window + 1 under a sliding window, else 0. */
 static int
 row_first_key(const struct part_attention_args *a, int i)
 {
-    return a->causal && a->window > 0 && i - a->window + 1 > 0 ? i - a->window + 1 : 0;
+    return a->causal ? decoder_first_key(a->window, i) : 0;
 }
 
+/*
+ * A few query rows (a written token's, an appended word's) in heads h0 ..
+ * h1: each row against the keys and values in place, every head over a
+ * block of keys before the next block, so the cache is read once in the
+ * order it lies; the same sums as the blocks' products below.
+ */
 static void
 attend_rows(const struct part_attention_args *a, struct decoder_layer_stages *s, int h0, int h1)
 {

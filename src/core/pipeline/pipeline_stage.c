@@ -57,10 +57,16 @@ pipeline_scaling_of(const struct pipeline *p, struct pipeline_scaling *sc)
 }
 
 bool
+pipeline_window_hides(const struct pipeline *p, int window, int i, int j)
+{
+    return window > 0 && p->cfg.mask == ATTN_MASK_CAUSAL && !p->cfg.cross &&
+           j < decoder_first_key(window, i);
+}
+
+bool
 pipeline_out_of_window(const struct pipeline *p, int i, int j)
 {
-    return p->window > 0 && p->cfg.mask == ATTN_MASK_CAUSAL && !p->cfg.cross &&
-           i - j >= p->window;
+    return pipeline_window_hides(p, p->window, i, j);
 }
 
 bool

@@ -51,8 +51,7 @@ pool_max(const struct pipeline *p, int window, const float *w, int n, int f, boo
             for (int i = bi * f; i < n && i < (bi + 1) * f; i++)
                 for (int j = bj * f; j < n && j < (bj + 1) * f; j++) {
                     /* (the causal mask, and a sliding layer's window: the keys window back) */
-                    if (attention_masked(&p->cfg, i, j) ||
-                        (window > 0 && p->cfg.mask == ATTN_MASK_CAUSAL && i - j >= window))
+                    if (attention_masked(&p->cfg, i, j) || pipeline_window_hides(p, window, i, j))
                         continue;
                     any = true;
                     if (!(skip_first && j == 0) && w[(size_t)i * (size_t)n + (size_t)j] > best)
