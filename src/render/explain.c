@@ -388,7 +388,7 @@ text_scores(const struct pipeline *p, char *buf, size_t size)
              "normalisation.");
 }
 
-/* The full layers of a model with sliding ones, "5, 11, 17, 23 ..." (the first few). */
+/* The full layers of a model with sliding ones, "layer 5, 11, 17, 23 ..." (the first few). */
 static const char *
 full_layers(const struct decoder_config *c, char *buf, size_t size)
 {
@@ -398,7 +398,7 @@ full_layers(const struct decoder_config *c, char *buf, size_t size)
     buf[0] = '\0';
     for (int l = 0; l < c->n_layer && shown < 4; l++)
         if (decoder_window(c, l) == 0)
-            attn_appendf(buf, size, &at, "%s%d", shown++ ? ", " : "", l);
+            attn_appendf(buf, size, &at, "%s%d", shown++ ? ", " : "layer ", l);
     if (shown == 4)
         attn_appendf(buf, size, &at, " ...");
     return buf;

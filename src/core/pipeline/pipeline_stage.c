@@ -549,7 +549,10 @@ formula_scores(const struct pipeline *p)
 static const char *
 formula_masked(const struct pipeline *p)
 {
-    return p->cfg.mask == ATTN_MASK_NONE ? "scores (no mask)" : "scores, -inf where j > i";
+    if (p->cfg.mask == ATTN_MASK_NONE)
+        return "scores (no mask)";
+    /* (a sliding layer's: its window's width is in the header and the title) */
+    return p->window > 0 ? "scores, -inf where j > i or j <= i - window" : "scores, -inf where j > i";
 }
 
 static const char *
