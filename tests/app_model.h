@@ -1,6 +1,6 @@
 /*
  * app_model.h: the tests' view of a trained model: the model at path
- * opened (o: its options, or NULL), the view made on sentence with three
+ * opened (o: its options, or NULL) and packed as the view packs it, the view made on sentence with three
  * next tokens a position.  Failures end the test.
  */
 #ifndef ATTNSCOPE_TESTS_APP_MODEL_H
@@ -22,6 +22,8 @@ app_on_model(struct app *app, struct model *m, const char *path, const struct mo
     struct pipeline_source src;
 
     ck_assert_msg(model_open(m, path, o, &err) == ATTN_OK, "%s: %s", path, err.msg);
+    /* (as the view's main does: its weights packed, what it reads its own) */
+    (void)family_decoder_pack_if_room(&m->dec);
     attention_config_init(&cfg);
     memset(&src, 0, sizeof src);
     src.sentence = sentence;

@@ -20,6 +20,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attnscope/decoder/decoder.h"
 #include "attnscope/architectures/gemma.h"
@@ -464,7 +465,7 @@ same_forward(const struct fixture *f, const struct decoder_model *x, const struc
  * some fill whole panels and some are padded, whatever the kernel.
  */
 static void
-pack_replacing_case(const char *name, bool tied)
+pack_replacing_case(const char *name, bool tied, bool mapped)
 {
     struct fixture f;
     struct decoder_model packed;
@@ -472,7 +473,13 @@ pack_replacing_case(const char *name, bool tied)
     const uint16_t *q16;
 
     fixture_open(&f, name);
+    /* (ATTNSCOPE_MMAP=0: every tensor copied into the model's memory, as before mapping) */
+    if (!mapped)
+        setenv("ATTNSCOPE_MMAP", "0", 1);
     ck_assert(architecture_load(&packed, f.dir, &(struct arch_options){ NULL, 0, false }, &err) == ATTN_OK);
+    unsetenv("ATTNSCOPE_MMAP");
+    ck_assert_int_eq(packed.map_count, mapped ? 1 : 0);
+    ck_assert_uint_eq(packed.weights_mapped > 0, mapped);
     /* (a bfloat16 file: its matrices kept so, then packed so) */
     ck_assert_ptr_nonnull(q16 = packed.blocks[0].q.w16);
     ck_assert_ptr_nonnull(packed.wte16);
@@ -485,15 +492,18 @@ pack_replacing_case(const char *name, bool tied)
         ck_assert_ptr_null(packed.wte16); /* (the token rows are read from the head's pack) */
     else
         ck_assert_ptr_nonnull(packed.wte16);
-    /* Over itself exactly when its rows fill whole panels (the kernel's width: 4, 16 or 32). */
+    /*
+     * Over its copy exactly when its rows fill whole panels (the kernel's width: 4, 16 or 32);
+     * a matrix read in place from the file is packed beside it, its pages given back.
+     */
     for (int l = 0; l < packed.cfg.n_layer; l++)
         for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
             const struct decoder_linear *d = decoder_block_linear(&packed.blocks[l], i);
             if (d->packed.data != NULL)
-                ck_assert_msg(d->packed.in_place == (d->out % d->packed.nr == 0),
+                ck_assert_msg(d->packed.in_place == (!mapped && d->out % d->packed.nr == 0),
                               "%s layer %d linear %d", name, l, i);
         }
-    if (strcmp(name, "qwen3") == 0) /* (32 queries wide: whole panels on every kernel) */
+    if (strcmp(name, "qwen3") == 0 && !mapped) /* (32 queries wide: whole panels on every kernel) */
         ck_assert(packed.blocks[0].q.packed.in_place && packed.blocks[0].q.packed.data == q16);
     same_forward(&f, &f.m, &packed, name);
     decoder_destroy(&packed);
@@ -548,8 +558,59 @@ END_TEST
 
 START_TEST(packing_in_place_changes_no_bit)
 {
-    pack_replacing_case("qwen2", false);
-    pack_replacing_case("qwen3", true);
+    for (int mapped = 0; mapped < 2; mapped++) {
+        pack_replacing_case("qwen2", false, mapped);
+        pack_replacing_case("qwen3", true, mapped);
+    }
+}
+END_TEST
+
+/*
+ * A model read in place from its file (mapped), the file cut short under
+ * it (a checkpoint saved over it): the next forward reads zeros where the
+ * pages were, is refused naming the file (not killed by SIGBUS), and the
+ * process goes on.  Pinned first (what the view does once it has packed),
+ * the same truncation changes no bit.
+ */
+START_TEST(a_mapped_file_cut_short_is_refused_not_fatal)
+{
+    char cmd[9000], path[4200];
+    struct fixture f;
+    struct decoder_model m;
+    struct decoder_run r, again;
+    struct attn_error err;
+
+    fixture_open(&f, "qwen3");
+    for (int pinned = 0; pinned < 2; pinned++) {
+        snprintf(cmd, sizeof cmd, "rm -rf '%s/copy' && cp -r '%s' '%s/copy'", dir, f.dir, dir);
+        ck_assert_int_eq(system(cmd), 0);
+        snprintf(path, sizeof path, "%s/copy", dir);
+        ck_assert_msg(architecture_load(&m, path, &(struct arch_options){ NULL, 0, false }, &err) ==
+                          ATTN_OK, "%s", err.msg);
+        ck_assert_int_eq(m.map_count, 1);
+        ck_assert_msg(decoder_forward(&m, f.ids, f.n, f.top, NULL, &r, &err) == ATTN_OK, "%s",
+                      err.msg);
+        if (pinned)
+            decoder_pin_mapped(&m);
+        snprintf(path, sizeof path, "%s/copy/model.safetensors", dir);
+        ck_assert_int_eq(truncate(path, 100), 0);
+        if (!pinned) {
+            ck_assert_int_eq(decoder_forward(&m, f.ids, f.n, f.top, NULL, &again, &err), ATTN_EIO);
+            ck_assert_msg(strstr(err.msg, path) != NULL && strstr(err.msg, "became shorter") != NULL,
+                          "%s", err.msg);
+            /* (it stays refused: the pages are gone) */
+            ck_assert_int_eq(decoder_check_files(&m, &err), ATTN_EIO);
+        } else {
+            ck_assert_msg(decoder_forward(&m, f.ids, f.n, f.top, NULL, &again, &err) == ATTN_OK,
+                          "%s", err.msg);
+            ck_assert_int_eq(memcmp(r.final, again.final,
+                                    (size_t)f.n * (size_t)m.cfg.n_embd * sizeof(float)), 0);
+            decoder_run_destroy(&again);
+        }
+        decoder_run_destroy(&r);
+        decoder_destroy(&m);
+    }
+    fixture_close(&f);
 }
 END_TEST
 
@@ -583,7 +644,9 @@ START_TEST(bf16_weights_kept_give_the_bits_of_converting_first)
 
     fixture_open(&f, "qwen3");
     wide = f.m;
-    wide.weights_map = NULL; /* (the copy borrows f.m's memory and blocks) */
+    wide.weights_map = NULL; /* (the copy borrows f.m's memory, mappings and blocks) */
+    wide.maps = NULL;
+    wide.map_count = 0;
     wide.blocks = malloc((size_t)f.m.cfg.n_layer * sizeof *wide.blocks);
     ck_assert_ptr_nonnull(wide.blocks);
     ck_assert_int_le(f.m.cfg.n_layer, 64);
@@ -603,8 +666,8 @@ START_TEST(bf16_weights_kept_give_the_bits_of_converting_first)
             values += (size_t)d->out * (size_t)d->in;
         }
     /* What was read is the matrices at two bytes each and the norms' floats (64-byte aligned). */
-    ck_assert_uint_ge(f.m.weights_used, values * 2);
-    ck_assert_uint_lt(f.m.weights_used, values * 2 + values / 8);
+    ck_assert_uint_ge(f.m.weights_used + f.m.weights_mapped, values * 2);
+    ck_assert_uint_lt(f.m.weights_used + f.m.weights_mapped, values * 2 + values / 8);
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1) { /* packed: bfloat16 panels against float32 ones */
             ck_assert(decoder_pack(&f.m) && decoder_pack(&wide));
@@ -978,6 +1041,7 @@ llama_suite(void)
     tcase_add_test(t, the_books_llama_without_a_config_is_known_by_its_width);
     tcase_add_test(t, a_books_shapes_are_checked_as_a_config_is);
     tcase_add_test(t, a_model_larger_than_memory_is_refused_before_reading);
+    tcase_add_test(t, a_mapped_file_cut_short_is_refused_not_fatal);
     suite_add_tcase(s, t);
     return s;
 }

@@ -306,7 +306,17 @@ struct decoder_model {
     size_t weights_used;         /* the bytes of it the weights were read into */
     size_t weights_released;     /* the bytes of it given back (decoder_release_unpacked) */
     unsigned char *weights_next; /* where the next tensor goes in it (while loading) */
+    struct filemap **maps;       /* the files whose pages some weights are (filemap.h), */
+    int map_count;               /*   closed with the model */
+    size_t weights_mapped;       /* the bytes of weights read from them in place */
 };
+
+/*
+ * ATTN_OK, or ATTN_EIO naming the file when one of m's mapped files became
+ * shorter while its weights were read from it (filemap.h): what every
+ * computation from m says once it is done, its result dropped.
+ */
+enum attn_status decoder_check_files(const struct decoder_model *m, struct attn_error *err);
 
 /*
  * What screens call role's tensor in m: its files' own short name, or a
@@ -361,6 +371,15 @@ size_t decoder_release_unpacked(struct decoder_model *m);
  * whether everything was packed.
  */
 bool decoder_pack_replacing(struct decoder_model *m);
+
+/*
+ * The weights still read from a mapped file (what was not packed: an
+ * untied embedding, GPT-2's positions) made the process's own pages, so
+ * that the file truncated or saved over later changes nothing (the view
+ * calls it once it has packed; --print reads the file as it computes, and
+ * refuses a run the file shrank under: decoder_check_files).
+ */
+void decoder_pin_mapped(struct decoder_model *m);
 
 /* Weight (in, out) of l: from its f32 copy, or from its pack once that is released. */
 float decoder_linear_at(const struct decoder_linear *l, int in, int out);

@@ -27,6 +27,8 @@ struct weights_loader {
     const char *sizes_from; /* what the shapes are checked against, for messages ("config.json") */
     json_t *read;           /* name -> where in the model's memory (a tensor read for several
                                views, GPT-2's c_attn, is read once) */
+    bool map;               /* tensors the files hold as kept are read in place (tensors_map;
+                               ATTNSCOPE_MMAP=0 copies them) */
     bool keep_quant;        /* quantized matrices read by weights_matrix_any stay quantized */
     bool keep_bf16;         /* bfloat16 matrices read by weights_matrix_kept and weights_linear
                                stay bfloat16 (half the memory; the kernels widen them exactly) */

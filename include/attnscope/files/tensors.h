@@ -28,9 +28,12 @@
 struct tensor_reader;
 
 /* One open file of a source and the reader of its format. */
+struct filemap;
 struct tensor_file {
     const struct tensor_reader *reader;
     void *self;
+    struct filemap *map; /* the file mapped (tensors_map), until taken or closed */
+    bool map_refused;    /* it could not be: its tensors are read */
 };
 
 struct tensor_source {
@@ -71,6 +74,23 @@ enum attn_status tensors_read_f32(const struct tensor_source *s, const struct te
  */
 enum attn_status tensors_read(const struct tensor_source *s, const struct tensor_info *t,
                               enum tensor_dtype as, void *out, struct attn_error *err);
+
+/*
+ * t's values in the file itself, mapped from the page cache (filemap.h),
+ * when they are stored exactly as `as` (a float32 tensor as float32, a
+ * bfloat16 or quantized one as itself), contiguous and aligned, in a format
+ * that keeps tensors as plain bytes (safetensors, GGUF); NULL otherwise,
+ * and then tensors_read copies them.  The memory is private: changes stay
+ * the process's.  It lives until the mapping is closed: with the source,
+ * or by whoever took it (tensors_take_maps).
+ */
+const void *tensors_map(struct tensor_source *s, const struct tensor_info *t,
+                        enum tensor_dtype as);
+/*
+ * The mappings tensors_map made, moved to the caller: up to max of them
+ * into maps (the caller closes each with filemap_close); returns how many.
+ */
+int tensors_take_maps(struct tensor_source *s, struct filemap **maps, int max);
 
 /* How many tensors the source has, and each (in no promised order). */
 int tensors_count(const struct tensor_source *s);

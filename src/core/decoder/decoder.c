@@ -19,6 +19,7 @@
 #include "attnscope/decoder/decoder.h"
 #include "attnscope/decoder/parts.h"
 #include "attnscope/decoder/run.h"
+#include "attnscope/files/filemap.h"
 #include "attnscope/files/tensor.h"
 #include "attnscope/kernels/linalg.h"
 #include "attnscope/kernels/parallel.h"
@@ -380,12 +381,26 @@ decoder_part_name(const struct decoder_model *m, enum arch_role role)
     return m != NULL && m->part_names[role][0] != '\0' ? m->part_names[role] : described[role];
 }
 
+enum attn_status
+decoder_check_files(const struct decoder_model *m, struct attn_error *err)
+{
+    for (int i = 0; i < m->map_count; i++) {
+        const enum attn_status st = filemap_check(m->maps[i], err);
+        if (st != ATTN_OK)
+            return st;
+    }
+    return ATTN_OK;
+}
+
 void
 decoder_destroy(struct decoder_model *m)
 {
     decoder_unpack(m);
     if (m->weights_map != NULL)
         munmap(m->weights_map, m->weights_map_bytes);
+    for (int i = 0; i < m->map_count; i++)
+        filemap_close(m->maps[i]);
+    free(m->maps);
     free(m->blocks);
     memset(m, 0, sizeof *m);
 }

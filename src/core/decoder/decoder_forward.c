@@ -314,7 +314,8 @@ run_layers(const struct decoder_model *m, const int *ids, int from, int layer0,
     }
     progress_end();
     run_expose(c, r);
-    return st;
+    /* (weights read from a file that shrank meanwhile were zeros: the run is refused) */
+    return st == ATTN_OK ? decoder_check_files(m, err) : st;
 }
 
 /*
@@ -511,5 +512,5 @@ decoder_logit_lens(const struct decoder_model *m, const struct decoder_run *r, i
                 (float)((double)rowops_exp(probs[(size_t)l * k + t] - nt[l].max) / nt[l].sum);
     free(x);
     free(nt);
-    return ATTN_OK;
+    return decoder_check_files(m, err);
 }

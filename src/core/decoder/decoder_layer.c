@@ -164,5 +164,5 @@ decoder_show_layer(const struct decoder_model *m, struct decoder_run *r, int lay
     l->masked = job.stages[1];
     l->scaled = job.stages[2];
     l->weights = job.stages[3];
-    return ATTN_OK;
+    return decoder_check_files(m, err);
 }

@@ -16,6 +16,7 @@
 #include "attnscope/decoder/decoder.h"
 #include "attnscope/decoder/parts.h"
 #include "attnscope/decoder/run.h"
+#include "attnscope/files/filemap.h"
 #include "attnscope/files/tensor.h"
 #include "attnscope/kernels/linalg.h"
 #include "attnscope/kernels/parallel.h"
@@ -107,8 +108,8 @@ decoder_pack_transient_bytes(const struct decoder_model *m)
 size_t
 decoder_weights_bytes(const struct decoder_model *m)
 {
-    const size_t read = m->weights_used > m->weights_released ? m->weights_used - m->weights_released
-                                                              : 0;
+    const size_t held = m->weights_used + m->weights_mapped;
+    const size_t read = held > m->weights_released ? held - m->weights_released : 0;
 
     return read + decoder_packed_bytes(m);
 }
@@ -145,10 +146,21 @@ in_mapping(const struct decoder_model *m, const void *p, size_t bytes)
     return m->weights_map != NULL && at >= map && at + bytes <= map + m->weights_map_bytes;
 }
 
+/* Whether the bytes at p are in one of the files the model maps (the page cache's pages). */
+static bool
+in_files(const struct decoder_model *m, const void *p, size_t bytes)
+{
+    for (int i = 0; i < m->map_count; i++)
+        if (filemap_holds(m->maps[i], p, bytes))
+            return true;
+    return false;
+}
+
 /*
  * Gives back the whole pages of the bytes at w inside the weights' mapping
- * (the edges may share a page with a tensor still read); returns the bytes
- * given back.
+ * or a mapped file's (the edges may share a page with a tensor still
+ * read); returns the bytes given back.  A file's pages stay in the page
+ * cache: the process only stops holding them.
  */
 static size_t
 release_bytes(const struct decoder_model *m, const void *w, size_t bytes)
@@ -156,8 +168,8 @@ release_bytes(const struct decoder_model *m, const void *w, size_t bytes)
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
     uintptr_t begin = (uintptr_t)w, end = begin + bytes;
 
-    if (!in_mapping(m, w, bytes))
-        return 0; /* not in the mapping (a test's own arrays): left alone */
+    if (!in_mapping(m, w, bytes) && !in_files(m, w, bytes))
+        return 0; /* in neither (a test's own arrays): left alone */
     begin = (begin + page - 1) / page * page;
     end = end / page * page;
     if (end <= begin || madvise((void *)begin, end - begin, MADV_DONTNEED) != 0)
@@ -297,4 +309,74 @@ decoder_pack_replacing(struct decoder_model *m)
     free(scratch);
     progress_end();
     return all;
+}
+
+/*
+ * The pages of [p, p + bytes) in a mapped file made the process's own, at
+ * the same addresses: copied aside, anonymous memory put over them, copied
+ * back, 16 MiB at a time.  (A private mapping's written pages would not do:
+ * truncating a file takes even those away.)
+ */
+static void
+pin(const struct decoder_model *m, const void *p, size_t bytes)
+{
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const size_t chunk = (size_t)16 << 20;
+    uintptr_t at, end;
+    unsigned char *aside;
+
+    if (p == NULL || bytes == 0 || !in_files(m, p, bytes))
+        return;
+    at = (uintptr_t)p / page * page;
+    end = ((uintptr_t)p + bytes + page - 1) / page * page;
+    if ((aside = malloc(chunk)) == NULL)
+        return; /* (left in the file: a forward then refuses if the file shrinks) */
+    for (; at < end; at += chunk) {
+        const size_t len = end - at < chunk ? end - at : chunk;
+        memcpy(aside, (const void *)at, len);
+        if (mmap((void *)at, len, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS,
+                 -1, 0) == MAP_FAILED)
+            break;
+        memcpy((void *)at, aside, len);
+    }
+    free(aside);
+}
+
+/* The bytes of l's weights as it holds them (its last row's end), or 0. */
+static size_t
+linear_extent(const struct decoder_linear *l)
+{
+    const size_t rows = (size_t)(l->out_in ? l->out : l->in);
+    const size_t cols = (size_t)(l->out_in ? l->in : l->out);
+    const size_t values = rows > 0 ? (rows - 1) * (size_t)l->ld + cols : 0;
+
+    if (l->wq != NULL)
+        return (size_t)l->out * decoder_quant_row_bytes(l->wq_type, l->in);
+    return l->w != NULL ? values * sizeof(float) : l->w16 != NULL ? values * sizeof(uint16_t) : 0;
+}
+
+void
+decoder_pin_mapped(struct decoder_model *m)
+{
+    const struct decoder_config *c = &m->cfg;
+    const size_t C = (size_t)c->n_embd, V = (size_t)c->vocab_size;
+    const size_t outputs = (size_t)decoder_outputs(c);
+
+    if (m->map_count == 0)
+        return;
+    pin(m, m->wte, V * C * sizeof(float));
+    pin(m, m->wte16, V * C * sizeof(uint16_t));
+    pin(m, m->wteq, m->wteq != NULL ? V * decoder_quant_row_bytes(m->wteq_type, c->n_embd) : 0);
+    pin(m, m->wpe, (size_t)c->n_positions * C * sizeof(float));
+    pin(m, m->lm_head, outputs * C * sizeof(float));
+    pin(m, m->lm_head16, outputs * C * sizeof(uint16_t));
+    pin(m, m->lm_headq,
+        m->lm_headq != NULL ? outputs * decoder_quant_row_bytes(m->lm_headq_type, c->n_embd) : 0);
+    for (int l = 0; m->blocks != NULL && l < c->n_layer; l++)
+        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
+            const struct decoder_linear *d = decoder_block_linear(&m->blocks[l], i);
+            pin(m, d->w != NULL ? (const void *)d->w : d->w16 != NULL ? (const void *)d->w16
+                                                                      : (const void *)d->wq,
+                linear_extent(d));
+        }
 }

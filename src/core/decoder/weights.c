@@ -9,6 +9,7 @@
 
 #include "attnscope/base/sysmem.h"
 #include "attnscope/decoder/weights.h"
+#include "attnscope/files/filemap.h"
 #include "attnscope/files/gguf.h"
 
 /* Transparent huge pages come in this size (x86-64, arm64 with 4 KiB pages). */
@@ -23,6 +24,11 @@ weights_open(struct weights_loader *ld, struct decoder_model *m, const char *pat
     memset(ld, 0, sizeof *ld);
     ld->m = m;
     ld->sizes_from = "config.json";
+    {
+        /* ATTNSCOPE_MMAP=0 copies every tensor into the model's memory (to compare) */
+        const char *e = getenv("ATTNSCOPE_MMAP");
+        ld->map = e == NULL || strcmp(e, "0") != 0;
+    }
     if ((st = tensors_open(&ld->src, path, err)) != ATTN_OK)
         return st;
     snprintf(m->source, sizeof m->source, "%s", ld->src.path);
@@ -46,8 +52,18 @@ weights_open(struct weights_loader *ld, struct decoder_model *m, const char *pat
 void
 weights_close(struct weights_loader *ld)
 {
-    if (ld->m != NULL && ld->src.file_count > 0)
-        ld->m->files_read = ld->src.file_count;
+    struct decoder_model *m = ld->m;
+
+    if (m != NULL && ld->src.file_count > 0) {
+        struct filemap **maps = realloc(m->maps, ((size_t)m->map_count + (size_t)ld->src.file_count) *
+                                                     sizeof *maps);
+        m->files_read = ld->src.file_count;
+        /* the mappings the weights point into live as long as the model */
+        if (maps != NULL) {
+            m->maps = maps;
+            m->map_count += tensors_take_maps(&ld->src, maps + m->map_count, ld->src.file_count);
+        }
+    }
     tensors_close(&ld->src);
     json_decref(ld->read);
     ld->read = NULL;
@@ -182,7 +198,7 @@ read_tensor(struct weights_loader *ld, const char *name, int ndim, const int64_t
     const char *file;
     enum tensor_dtype as;
     void *v;
-    bool same = true;
+    bool same = true, in_file;
 
     snprintf(full, sizeof full, "%s%s", ld->prefix, name);
     t = tensors_find(&ld->src, full);
@@ -213,9 +229,15 @@ read_tensor(struct weights_loader *ld, const char *name, int ndim, const int64_t
     {
         json_t *known = json_object_get(ld->read, key);
         if (known != NULL)
-            return (unsigned char *)m->weights_map + json_integer_value(known);
+            return (void *)(uintptr_t)json_integer_value(known);
     }
-    v = weights_alloc(m, as >= TENSOR_Q4_0 ? t->end - t->begin
+    /* a matrix the file holds as kept: its own bytes; else (and vectors) a copy of ours */
+    v = ld->map && ndim >= 2 ? (void *)(uintptr_t)tensors_map(&ld->src, t, as) : NULL;
+    in_file = v != NULL;
+    if (in_file)
+        m->weights_mapped += t->end - t->begin;
+    else
+        v = weights_alloc(m, as >= TENSOR_Q4_0 ? t->end - t->begin
                                            : t->numel * (as == TENSOR_BF16 ? sizeof(uint16_t)
                                                                            : sizeof(float)));
     if (v == NULL) {
@@ -223,11 +245,9 @@ read_tensor(struct weights_loader *ld, const char *name, int ndim, const int64_t
                   t->numel);
         return NULL;
     }
-    if (tensors_read(&ld->src, t, as, v, err) != ATTN_OK)
+    if (!in_file && tensors_read(&ld->src, t, as, v, err) != ATTN_OK)
         return NULL;
-    if (json_object_set_new(ld->read, key,
-                            json_integer((json_int_t)((unsigned char *)v -
-                                                      (unsigned char *)m->weights_map))) != 0) {
+    if (json_object_set_new(ld->read, key, json_integer((json_int_t)(uintptr_t)v)) != 0) {
         attn_fail(err, ATTN_ENOMEM, "%s: out of memory", file);
         return NULL;
     }

@@ -4,12 +4,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "attnscope/files/filemap.h"
 #include "attnscope/files/fileio.h"
 #include "attnscope/files/gguf.h"
 #include "attnscope/files/jsonfile.h"
@@ -31,6 +33,9 @@ struct tensor_reader {
                              void *out, struct attn_error *err);
     const char *(*file_of)(const void *self, const struct tensor_info *t);
     void (*close)(void *self);
+    /* where t's bytes lie in which open file of size *size (tensors_map); NULL: not plainly */
+    bool (*locate)(const void *self, const struct tensor_info *t, int *fd, uint64_t *offset,
+                   uint64_t *size);
 };
 
 static enum attn_status
@@ -65,8 +70,21 @@ st_close(void *self)
     safetensors_close(self);
 }
 
+static bool
+st_locate(const void *self, const struct tensor_info *t, int *fd, uint64_t *offset,
+          uint64_t *size)
+{
+    const struct safetensors *st = self;
+
+    *fd = st->fd;
+    *offset = st->data_start + t->begin;
+    *size = st->data_start + st->data_size;
+    return true;
+}
+
 static const struct tensor_reader safetensors_reader = {
-    "safetensors", sizeof(struct safetensors), st_open, st_catalogue, st_read, st_file_of, st_close
+    "safetensors", sizeof(struct safetensors), st_open, st_catalogue, st_read, st_file_of, st_close,
+    st_locate
 };
 
 static enum attn_status
@@ -106,7 +124,8 @@ static const struct tensor_reader tf_reader = { "TensorFlow checkpoint",
                                                 tf_catalogue,
                                                 tf_read,
                                                 tf_file_of,
-                                                tf_close };
+                                                tf_close,
+                                                NULL };
 
 static enum attn_status
 pt_open(void *self, const char *path, struct attn_error *err)
@@ -146,7 +165,8 @@ static const struct tensor_reader torch_reader = { "PyTorch state dict",
                                                    pt_catalogue,
                                                    pt_read,
                                                    pt_file_of,
-                                                   pt_close };
+                                                   pt_close,
+                                                   NULL };
 
 static enum attn_status
 gg_open(void *self, const char *path, struct attn_error *err)
@@ -180,8 +200,20 @@ gg_close(void *self)
     gguf_close(self);
 }
 
+static bool
+gg_locate(const void *self, const struct tensor_info *t, int *fd, uint64_t *offset,
+          uint64_t *size)
+{
+    const struct gguf *g = self;
+
+    *fd = g->fd;
+    *offset = g->data_start + t->begin;
+    *size = g->file_size;
+    return true;
+}
+
 static const struct tensor_reader gguf_reader = {
-    "GGUF", sizeof(struct gguf), gg_open, gg_catalogue, gg_read, gg_file_of, gg_close
+    "GGUF", sizeof(struct gguf), gg_open, gg_catalogue, gg_read, gg_file_of, gg_close, gg_locate
 };
 
 const struct gguf *
@@ -544,8 +576,10 @@ tensors_open(struct tensor_source *s, const char *path, struct attn_error *err)
 void
 tensors_close(struct tensor_source *s)
 {
-    for (int i = 0; i < s->file_count; i++)
+    for (int i = 0; i < s->file_count; i++) {
+        filemap_close(s->files[i].map);
         s->files[i].reader->close(s->files[i].self);
+    }
     for (int i = 0; i < s->file_capacity; i++)
         free(s->files[i].self);
     free(s->files);
@@ -585,6 +619,63 @@ tensors_read(const struct tensor_source *s, const struct tensor_info *t, enum te
     if (k < 0)
         return attn_fail(err, ATTN_EPARSE, "%s: no tensor '%s'", s->path, t->name);
     return s->files[k].reader->read(s->files[k].self, t, as, out, err);
+}
+
+/* The bytes a plain or quantized tensor of dtype takes, and the alignment its readers need. */
+static size_t
+stored_bytes(const struct tensor_info *t, size_t *align)
+{
+    size_t per = 1;
+    const size_t block = tensor_dtype_block(t->dtype, &per);
+
+    *align = t->dtype == TENSOR_BF16 || t->dtype == TENSOR_F16 ? 2 : 4;
+    return per > 0 && t->numel % per == 0 && t->numel / per <= SIZE_MAX / block
+               ? t->numel / per * block
+               : 0;
+}
+
+const void *
+tensors_map(struct tensor_source *s, const struct tensor_info *t, enum tensor_dtype as)
+{
+    const int k = file_of_name(s, t->name);
+    struct tensor_file *f = k >= 0 ? &s->files[k] : NULL;
+    size_t align = 4;
+    const size_t bytes = stored_bytes(t, &align);
+    uint64_t offset = 0, size = 0;
+    int fd = -1;
+    const uint16_t one = 1;
+    const unsigned char *at;
+
+    /* (the files are little-endian: a big-endian host reads them, converting) */
+    if (*(const unsigned char *)&one != 1 || f == NULL || f->reader->locate == NULL || t->refused != NULL || as != t->dtype ||
+        bytes == 0 || bytes != t->end - t->begin || f->map_refused ||
+        !f->reader->locate(f->self, t, &fd, &offset, &size) || size > SIZE_MAX)
+        return NULL;
+    if (f->map == NULL) {
+        struct attn_error ignored;
+        /* (a file that cannot be mapped is read, as before) */
+        f->map = filemap_open(fd, f->reader->file_of(f->self, t), (size_t)size, &ignored);
+        f->map_refused = f->map == NULL;
+        if (f->map == NULL)
+            return NULL;
+    }
+    if (offset > filemap_len(f->map))
+        return NULL;
+    at = filemap_data(f->map) + offset;
+    return (uintptr_t)at % align == 0 && filemap_holds(f->map, at, bytes) ? at : NULL;
+}
+
+int
+tensors_take_maps(struct tensor_source *s, struct filemap **maps, int max)
+{
+    int n = 0;
+
+    for (int i = 0; i < s->file_count && n < max; i++)
+        if (s->files[i].map != NULL) {
+            maps[n++] = s->files[i].map;
+            s->files[i].map = NULL;
+        }
+    return n;
 }
 
 enum attn_status

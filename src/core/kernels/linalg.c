@@ -440,6 +440,10 @@ panel_bf16(const struct bmat *bm, int p0, int kc, int j0, int w, int nr, void *o
         if (nr == 32 && w == 32 && cpu_isa() == CPU_AVX512) {
             /* Whole blocks of 16 p by vector transposes; the rest below, one by one. */
             done = kc / 16 * 16;
+            /* (the next panel's rows asked for: 32 streams are more than the hardware follows) */
+            for (int j = 0; j < 32; j++)
+                for (int p = 0; p < kc; p += 32)
+                    __builtin_prefetch(src + (size_t)(32 + j) * ldb + (size_t)p);
             for (int pb = 0; pb < done; pb += 16)
                 transpose32x16_bf16_avx512(src + pb, ldb, panel + (size_t)pb * 32);
         }
@@ -544,6 +548,42 @@ gemm_edge_row(const struct kernel *kn, const struct tiles *tl, int kc, const flo
 }
 
 /*
+ * The mc rows of packed A (pa) against one panel of B, w (<= nr) columns
+ * of it, into c: whole tiles in place, an edge through a full-size buffer
+ * by the fewest rows that hold it.
+ */
+static void
+panel_tiles(const struct kernel *kn, const struct tiles *tl, int kc, int mc, const float *pa,
+            const void *panel_b, int w, float *c, int ldc, int accumulate)
+{
+    const int mr = kn->mr;
+    const int nr = kn->nr;
+    float edge[12 * 32];
+
+    for (int ii = 0; ii < mc; ii += mr) {
+        const int h = mc - ii < mr ? mc - ii : mr;
+        float *ct = c + (size_t)ii * (size_t)ldc;
+        const float *panel_a = pa + (size_t)ii * (size_t)kc;
+        if (h == mr && w == nr) {
+            tl->tile(kc, panel_a, panel_b, ct, ldc, accumulate);
+            continue;
+        }
+        for (int i = 0; i < h; i++)
+            for (int j = 0; j < w; j++)
+                edge[i * nr + j] = accumulate ? ct[(size_t)i * (size_t)ldc + (size_t)j] : 0.0f;
+        if (h <= 4 && tl->tile4 != NULL)
+            tl->tile4(kc, panel_a, panel_b, edge, nr, accumulate);
+        else if (h <= 8 && tl->tile8 != NULL)
+            tl->tile8(kc, panel_a, panel_b, edge, nr, accumulate);
+        else
+            tl->tile(kc, panel_a, panel_b, edge, nr, accumulate);
+        for (int i = 0; i < h; i++)
+            for (int j = 0; j < w; j++)
+                ct[(size_t)i * (size_t)ldc + (size_t)j] = edge[i * nr + j];
+    }
+}
+
+/*
  * c (m, n) = a (m, k) . B, with B already packed for this kernel (floats or
  * bfloat16, as bf16 says): columns [j_begin, j_begin + n) of a pack
  * pb_width (padded) columns wide (j_begin a multiple of the panel width), c
@@ -557,7 +597,6 @@ gemm_core(const struct kernel *kn, int m, int n, int k, const float *a, int lda,
     const int nr = kn->nr;
     const struct tiles *tl = bf16 ? &kn->bf16 : &kn->f32;
     const size_t esize = bf16 ? sizeof(uint16_t) : sizeof(float);
-    float edge[12 * 32];
 
     for (int p0 = 0; p0 < k; p0 += KC) {
         const int kc = k - p0 < KC ? k - p0 : KC;
@@ -580,28 +619,8 @@ gemm_core(const struct kernel *kn, int m, int n, int k, const float *a, int lda,
             for (int j0 = 0; j0 < n; j0 += nr) {
                 const void *panel_b = block + (size_t)j0 * (size_t)kc * esize;
                 const int w = n - j0 < nr ? n - j0 : nr;
-                for (int ii = 0; ii < mc; ii += mr) {
-                    const int h = mc - ii < mr ? mc - ii : mr;
-                    float *ct = c + (size_t)(i0 + ii) * (size_t)ldc + (size_t)j0;
-                    const float *panel_a = pa + (size_t)ii * (size_t)kc;
-                    if (h == mr && w == nr) {
-                        tl->tile(kc, panel_a, panel_b, ct, ldc, accumulate);
-                        continue;
-                    }
-                    /* An edge tile goes through a full-size buffer, by the fewest rows that hold it. */
-                    for (int i = 0; i < h; i++)
-                        for (int j = 0; j < w; j++)
-                            edge[i * nr + j] = accumulate ? ct[(size_t)i * (size_t)ldc + (size_t)j] : 0.0f;
-                    if (h <= 4 && tl->tile4 != NULL)
-                        tl->tile4(kc, panel_a, panel_b, edge, nr, accumulate);
-                    else if (h <= 8 && tl->tile8 != NULL)
-                        tl->tile8(kc, panel_a, panel_b, edge, nr, accumulate);
-                    else
-                        tl->tile(kc, panel_a, panel_b, edge, nr, accumulate);
-                    for (int i = 0; i < h; i++)
-                        for (int j = 0; j < w; j++)
-                            ct[(size_t)i * (size_t)ldc + (size_t)j] = edge[i * nr + j];
-                }
+                panel_tiles(kn, tl, kc, mc, pa, panel_b, w, c + (size_t)i0 * (size_t)ldc + (size_t)j0,
+                            ldc, accumulate);
             }
         }
     }
@@ -621,6 +640,50 @@ packed_elems(int n, int k, int nr)
     return (size_t)k * (size_t)((n + nr - 1) / nr * nr);
 }
 
+/* The columns of a few rows' product done together: a block of panels, its C in cache. */
+#define NC 512
+
+/*
+ * c = a . B for no more rows than one block of A (m <= MC), B read once in
+ * place: each panel packed into L1 as it is needed and used at once by
+ * every row, instead of the whole of B packed into memory first and read
+ * back (a prompt of a few tokens reads each weight once: the pack was
+ * twice the traffic).  The same tiles over the same panels as gemm_core's,
+ * so the same bits.
+ */
+static void
+gemm_few_rows(const struct kernel *kn, int m, int n, int k, const float *a, int lda,
+              const struct bmat *b, float *c, int ldc)
+{
+    const int nr = kn->nr;
+    const struct tiles *tl = b->bf16 ? &kn->bf16 : &kn->f32;
+    const size_t esize = b->bf16 ? sizeof(uint16_t) : sizeof(float);
+    const size_t panel_floats = ((size_t)KC * (size_t)nr * esize + 63) / 64 * 16;
+    float *panel = workspace_scratch(workspace_thread(), panel_floats + (size_t)MC * KC);
+    float *pa = panel + panel_floats;
+
+    if (panel == NULL) {
+        gemm_plain(m, n, k, a, lda, b, c, ldc);
+        return;
+    }
+    for (int jc = 0; jc < n; jc += NC) {
+        const int nc = n - jc < NC ? n - jc : NC;
+        for (int p0 = 0; p0 < k; p0 += KC) {
+            const int kc = k - p0 < KC ? k - p0 : KC;
+            const int accumulate = p0 > 0;
+            pack_a(m, kc, kn->mr, a + (size_t)p0, lda, pa);
+            for (int j0 = jc; j0 < jc + nc; j0 += nr) {
+                const int w = jc + nc - j0 < nr ? jc + nc - j0 : nr;
+                (b->bf16 ? panel_bf16 : panel_f32)(b, p0, kc, j0, w, nr, panel);
+                if (m == 1 && tl->row != NULL && w == nr)
+                    tl->row(kc, a + p0, panel, 1, c + j0, accumulate);
+                else
+                    panel_tiles(kn, tl, kc, m, pa, panel, w, c + j0, ldc, accumulate);
+            }
+        }
+    }
+}
+
 static void
 gemm(int m, int n, int k, const float *a, int lda, const struct bmat *b, float *c, int ldc)
 {
@@ -634,6 +697,10 @@ gemm(int m, int n, int k, const float *a, int lda, const struct bmat *b, float *
         return;
     if (k <= 0) {
         zero_c(m, n, c, ldc);
+        return;
+    }
+    if (m <= MC) {
+        gemm_few_rows(kn, m, n, k, a, lda, b, c, ldc);
         return;
     }
     pb = workspace_scratch(workspace_thread(), b_floats + (size_t)MC * KC);

@@ -143,8 +143,13 @@ family_decoder_pack_if_room(struct decoder_model *m)
     /* Packed a layer at a time, each layer's copies given back as its packs are made (or packed
        over them): the packs replace the weights, adding only a layer or the largest matrix
        while they are made; that must fit the four fifths of memory the view budgets. */
-    return (have == 0 || decoder_weights_bytes(m) + decoder_pack_transient_bytes(m) <= have / 10 * 8) &&
-           decoder_pack_replacing(m);
+    const bool packed =
+        (have == 0 || decoder_weights_bytes(m) + decoder_pack_transient_bytes(m) <= have / 10 * 8) &&
+        decoder_pack_replacing(m);
+
+    /* (what the view reads from the files after this is its own: a file saved over changes nothing) */
+    decoder_pin_mapped(m);
+    return packed;
 }
 
 static enum attn_status
