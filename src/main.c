@@ -88,8 +88,26 @@ load_walkthrough(const struct cli_options *o, struct walkthrough *w, bool every_
     return 0;
 }
 
+/*
+ * The view's work between keys: packing the model's weights on a thread of
+ * their own, started once the first frame is drawn, and put in once made.
+ */
+static void
+view_idle(void *ctx)
+{
+    static bool started;
+    struct decoder_model *m = ctx;
+
+    if (!started) {
+        started = true;
+        family_decoder_pack_meanwhile(m);
+        return;
+    }
+    (void)family_decoder_pack_settle(m, false);
+}
+
 static int
-run_tui(const struct cli_options *o, const struct pipeline_source *src)
+run_tui(const struct cli_options *o, const struct pipeline_source *src, struct decoder_model *dec)
 {
     struct app app;
     struct attn_error err;
@@ -107,6 +125,10 @@ run_tui(const struct cli_options *o, const struct pipeline_source *src)
     }
     app.view.present = o->present;
     app.eos = o->eos;
+    if (dec != NULL) {
+        app.idle = view_idle;
+        app.idle_ctx = dec;
+    }
     if (o->layer > 0 && pipeline_select_layer(&app.pipe, o->layer, &err) != ATTN_OK) {
         app_destroy(&app);
         return die(EXIT_INPUT, err.msg);
@@ -450,10 +472,14 @@ run_model(const struct cli_options *o, const char *sentence)
         return die(EXIT_USAGE, msg);
     }
     if (o->mode == CLI_TUI || o->mode == CLI_FIGURE) {
-        /* The view builds its own pipeline from the same source, and runs many forwards. */
-        if (o->mode == CLI_TUI)
+        /*
+         * The view builds its own pipeline from the same source, and runs
+         * many forwards: its weights are packed, on a thread of their own
+         * once the first frame is up (view_idle), or first when it writes.
+         */
+        if (o->mode == CLI_TUI && o->generate > 0)
             (void)family_decoder_pack_if_room(&m.dec);
-        code = run_tui(o, &src);
+        code = run_tui(o, &src, o->mode == CLI_TUI ? &m.dec : NULL);
         free(ablated);
         model_close(&m);
         return code;
@@ -626,7 +652,7 @@ main(int argc, char **argv)
     }
     src = inputs_source(&in, o.sentence, o.source);
     if (o.mode == CLI_TUI || o.mode == CLI_FIGURE) {
-        code = run_tui(&o, &src);
+        code = run_tui(&o, &src, NULL);
         goto out;
     }
     if (o.walkthrough != NULL) {

@@ -800,6 +800,8 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
                 gone = true;
                 break;
             }
+            if (a->idle != NULL)
+                a->idle(a->idle_ctx);
             if (a->writing_on && !dirty) {
                 /* A keeps writing: a token, then its frame, while no key waits. */
                 struct worker_job job = { WORKER_KEY, APP_KEY_WRITE_MORE, 0, 0, NULL, 0 };

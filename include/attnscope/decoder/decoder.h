@@ -309,6 +309,7 @@ struct decoder_model {
     struct filemap **maps;       /* the files whose pages some weights are (filemap.h), */
     int map_count;               /*   closed with the model */
     size_t weights_mapped;       /* the bytes of weights read from them in place */
+    struct decoder_packer *packer; /* packing meanwhile (decoder_packer_start), or NULL */
 };
 
 /*
@@ -380,6 +381,23 @@ bool decoder_pack_replacing(struct decoder_model *m);
  * refuses a run the file shrank under: decoder_check_files).
  */
 void decoder_pin_mapped(struct decoder_model *m);
+
+/*
+ * Packing while the model is in use (the view's first frame is drawn from
+ * the weights as they are, unpacked: the same bits): decoder_packer_start
+ * packs every linear and the head on a thread of its own into packs m does
+ * not see, reading m's weights only; decoder_packer_done says, without
+ * waiting, whether it has finished; decoder_packer_adopt waits for it, and
+ * when every pack was made puts them in m and gives back the weights they
+ * replace (as decoder_pack_replacing does).  m must not be read by anyone
+ * else while it is adopted, nor destroyed before.  Adopting frees p.
+ */
+struct decoder_packer;
+struct decoder_packer *decoder_packer_start(const struct decoder_model *m);
+bool decoder_packer_done(const struct decoder_packer *p);
+bool decoder_packer_adopt(struct decoder_packer *p, struct decoder_model *m);
+/* Stops it as soon as the matrix it is packing is done, and frees it and its packs. */
+void decoder_packer_cancel(struct decoder_packer *p);
 
 /* Weight (in, out) of l: from its f32 copy, or from its pack once that is released. */
 float decoder_linear_at(const struct decoder_linear *l, int in, int out);

@@ -395,6 +395,7 @@ decoder_check_files(const struct decoder_model *m, struct attn_error *err)
 void
 decoder_destroy(struct decoder_model *m)
 {
+    decoder_packer_cancel(m->packer); /* (its thread reads m: stopped and waited for) */
     decoder_unpack(m);
     if (m->weights_map != NULL)
         munmap(m->weights_map, m->weights_map_bytes);

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -379,4 +380,128 @@ decoder_pin_mapped(struct decoder_model *m)
                                                                       : (const void *)d->wq,
                 linear_extent(d));
         }
+}
+
+/* ----------------------------------------------------- packing meanwhile */
+
+struct decoder_packer {
+    pthread_t thread;
+    const struct decoder_model *m; /* read only, by the thread: its weights as they are */
+    struct linalg_packed *lin;     /* (n_layer x DECODER_BLOCK_LINEARS) what the thread packs */
+    struct linalg_packed head;
+    bool ok;                       /* every pack made (the thread's, read once it is joined) */
+    int done;                      /* set by the thread when it ends (atomically) */
+    int stop;                      /* set to make the thread end early (atomically) */
+};
+
+/* Packs l into pk (from its f32 or bfloat16 weights, as pack_linear would); 0 or -1. */
+static int
+pack_into(const struct decoder_linear *l, struct linalg_packed *pk)
+{
+    if (l->packed.data != NULL || (l->w == NULL && l->w16 == NULL))
+        return 0;
+    return l->w != NULL ? linalg_pack(pk, l->out, l->in, l->w, l->ld, l->out_in)
+                        : linalg_pack_bf16(pk, l->out, l->in, l->w16, l->ld, l->out_in);
+}
+
+static void *
+packer_thread(void *arg)
+{
+    struct decoder_packer *p = arg;
+    const struct decoder_model *m = p->m;
+    const int C = m->cfg.n_embd;
+    bool ok = true;
+
+    for (int l = 0; ok && l < m->cfg.n_layer; l++)
+        for (int i = 0; ok && i < DECODER_BLOCK_LINEARS; i++)
+            if (__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE))
+                ok = false;
+            else if (linear_used(&m->cfg, i))
+                ok = pack_into(decoder_block_linear(&m->blocks[l], i),
+                               &p->lin[(size_t)l * DECODER_BLOCK_LINEARS + (size_t)i]) == 0;
+    if (ok && !__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE) && m->head_packed.data == NULL && (m->lm_head != NULL || m->lm_head16 != NULL))
+        ok = (m->lm_head != NULL
+                  ? linalg_pack(&p->head, decoder_outputs(&m->cfg), C, m->lm_head, C, 1)
+                  : linalg_pack_bf16(&p->head, decoder_outputs(&m->cfg), C, m->lm_head16, C, 1)) == 0;
+    p->ok = ok;
+    __atomic_store_n(&p->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* Frees what p made and p. */
+static void
+packer_free(struct decoder_packer *p, size_t count)
+{
+    for (size_t k = 0; k < count; k++)
+        linalg_packed_destroy(&p->lin[k]);
+    linalg_packed_destroy(&p->head);
+    free(p->lin);
+    free(p);
+}
+
+struct decoder_packer *
+decoder_packer_start(const struct decoder_model *m)
+{
+    struct decoder_packer *p = calloc(1, sizeof *p);
+
+    if (p == NULL || m->blocks == NULL) {
+        free(p);
+        return NULL;
+    }
+    p->m = m;
+    p->lin = calloc((size_t)m->cfg.n_layer * DECODER_BLOCK_LINEARS, sizeof *p->lin);
+    if (p->lin == NULL || pthread_create(&p->thread, NULL, packer_thread, p) != 0) {
+        free(p->lin);
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+bool
+decoder_packer_done(const struct decoder_packer *p)
+{
+    return p != NULL && __atomic_load_n(&p->done, __ATOMIC_ACQUIRE) != 0;
+}
+
+bool
+decoder_packer_adopt(struct decoder_packer *p, struct decoder_model *m)
+{
+    const size_t count = (size_t)m->cfg.n_layer * DECODER_BLOCK_LINEARS;
+    bool ok;
+
+    if (p == NULL)
+        return false;
+    pthread_join(p->thread, NULL);
+    ok = p->ok;
+    if (ok) {
+        /* (the packs are m's now, and the weights they replace given back, as decoder_pack_replacing does) */
+        for (int l = 0; l < m->cfg.n_layer; l++) {
+            for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
+                struct linalg_packed *pk = &p->lin[(size_t)l * DECODER_BLOCK_LINEARS + (size_t)i];
+                if (pk->data != NULL) {
+                    decoder_block_linear(&m->blocks[l], i)->packed = *pk;
+                    memset(pk, 0, sizeof *pk);
+                }
+            }
+            release_layer(m, l);
+        }
+        if (p->head.data != NULL) {
+            m->head_packed = p->head;
+            memset(&p->head, 0, sizeof p->head);
+            release_head(m);
+        }
+    }
+    packer_free(p, count);
+    return ok;
+}
+
+void
+decoder_packer_cancel(struct decoder_packer *p)
+{
+    if (p == NULL)
+        return;
+    __atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
+    pthread_join(p->thread, NULL);
+    packer_free(p, (size_t)p->m->cfg.n_layer * DECODER_BLOCK_LINEARS);
 }

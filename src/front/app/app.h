@@ -95,6 +95,12 @@ struct app {
     struct generation *writing;
     bool writing_on;          /* A: keep writing, a token a frame, until a key */
     int eos;                  /* --eos: the token that stops the writing, or -1 */
+    /*
+     * The front end's work for when no key waits and nothing runs (the
+     * view's main: packing the model's weights meanwhile), or NULL.
+     */
+    void (*idle)(void *ctx);
+    void *idle_ctx;
 };
 
 /*

@@ -135,21 +135,51 @@ family_decoder_pipeline_bytes(const struct decoder_config *c, int n, int top)
     return decoder_run_bytes(c, n, top) + nn * 64;
 }
 
-bool
-family_decoder_pack_if_room(struct decoder_model *m)
+/* Whether packing m fits the four fifths of memory the view budgets (family_decoder_pack_if_room). */
+static bool
+room_to_pack(const struct decoder_model *m)
 {
     const size_t have = sysmem_total();
 
+    return have == 0 || decoder_weights_bytes(m) + decoder_pack_transient_bytes(m) <= have / 10 * 8;
+}
+
+bool
+family_decoder_pack_if_room(struct decoder_model *m)
+{
     /* Packed a layer at a time, each layer's copies given back as its packs are made (or packed
        over them): the packs replace the weights, adding only a layer or the largest matrix
        while they are made; that must fit the four fifths of memory the view budgets. */
-    const bool packed =
-        (have == 0 || decoder_weights_bytes(m) + decoder_pack_transient_bytes(m) <= have / 10 * 8) &&
-        decoder_pack_replacing(m);
+    const bool packed = room_to_pack(m) && decoder_pack_replacing(m);
 
     /* (what the view reads from the files after this is its own: a file saved over changes nothing) */
     decoder_pin_mapped(m);
     return packed;
+}
+
+void
+family_decoder_pack_meanwhile(struct decoder_model *m)
+{
+    if (m->packer != NULL)
+        return;
+    if (!room_to_pack(m)) {
+        decoder_pin_mapped(m);
+        return;
+    }
+    m->packer = decoder_packer_start(m);
+    if (m->packer == NULL) /* (no thread: packed now) */
+        (void)family_decoder_pack_if_room(m);
+}
+
+bool
+family_decoder_pack_settle(struct decoder_model *m, bool wait)
+{
+    if (m->packer == NULL || (!wait && !decoder_packer_done(m->packer)))
+        return false;
+    (void)decoder_packer_adopt(m->packer, m);
+    m->packer = NULL;
+    decoder_pin_mapped(m);
+    return true;
 }
 
 static enum attn_status
