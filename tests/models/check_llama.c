@@ -566,6 +566,39 @@ START_TEST(packing_in_place_changes_no_bit)
 END_TEST
 
 /*
+ * Packing on a thread of its own while the model is used (the view's first
+ * frame): a forward meanwhile, unpacked, and after the packs are put in
+ * have the bits of the model read plainly; a packer stopped early leaves
+ * the model as it was.
+ */
+START_TEST(packing_meanwhile_changes_no_bit)
+{
+    struct fixture f;
+    struct decoder_model packed;
+    struct attn_error err;
+    struct decoder_packer *p;
+
+    fixture_open(&f, "qwen3");
+    ck_assert(architecture_load(&packed, f.dir, &(struct arch_options){ NULL, 0, false }, &err) == ATTN_OK);
+    ck_assert_ptr_nonnull(p = decoder_packer_start(&packed));
+    same_forward(&f, &f.m, &packed, "while packing");
+    ck_assert(decoder_packer_adopt(p, &packed));
+    ck_assert(packed.blocks[0].q.packed.bf16 && packed.head_packed.data != NULL);
+    ck_assert_ptr_null(packed.blocks[0].q.w16);
+    ck_assert_ptr_null(packed.lm_head16);
+    same_forward(&f, &f.m, &packed, "packed meanwhile");
+    decoder_destroy(&packed);
+    ck_assert(architecture_load(&packed, f.dir, &(struct arch_options){ NULL, 0, false }, &err) == ATTN_OK);
+    decoder_packer_cancel(decoder_packer_start(&packed));
+    ck_assert_ptr_nonnull(packed.blocks[0].q.w16);
+    ck_assert_ptr_null(packed.blocks[0].q.packed.data);
+    same_forward(&f, &f.m, &packed, "a packer stopped");
+    decoder_destroy(&packed);
+    fixture_close(&f);
+}
+END_TEST
+
+/*
  * A model read in place from its file (mapped), the file cut short under
  * it (a checkpoint saved over it): the next forward reads zeros where the
  * pages were, is refused naming the file (not killed by SIGBUS), and the
@@ -1031,6 +1064,7 @@ llama_suite(void)
     tcase_add_test(t, an_edit_and_threads_change_no_bit);
     tcase_add_test(t, a_window_edited_changes_no_bit);
     tcase_add_test(t, packing_in_place_changes_no_bit);
+    tcase_add_test(t, packing_meanwhile_changes_no_bit);
     tcase_add_test(t, bf16_weights_kept_give_the_bits_of_converting_first);
     tcase_add_test(t, the_lens_last_layer_is_the_next_tokens);
     suite_add_tcase(s, t);
