@@ -23,6 +23,7 @@
 #include "attnscope/files/gguf.h"
 #include "attnscope/text/bpe.h"
 #include "attnscope/text/tokjson.h"
+#include "gguf_writer.h"
 #include "testutil.h"
 
 /*
@@ -201,6 +202,96 @@ START_TEST(gguf_tokenizers_give_the_references_ids)
 {
     check_tokenizer_as("qwen3", true, -1);
     check_tokenizer_as("llama3", true, 128000);
+}
+END_TEST
+
+/* An array of count strings as a GGUF key's value (type 9 of items of type 8). */
+static void
+gw_kv_strs(struct gw *w, const char *key, const char *const *v, uint64_t count)
+{
+    gw_str(w, key);
+    gw_u32(w, 9);
+    gw_u32(w, 8);
+    gw_u64(w, count);
+    for (uint64_t i = 0; i < count; i++)
+        gw_str(w, v[i]);
+}
+
+/*
+ * A GGUF's tokens and merges are read from its arrays as they are (not
+ * through tokenizer.json's objects): a token listed twice, a merge without
+ * its space, or one that makes no token is refused, naming the file and
+ * the key.
+ */
+START_TEST(a_gguf_vocabulary_is_checked_as_read)
+{
+    static const char *const no_space[] = { "ab" };
+    static const char *const no_token[] = { "b a" };
+    static const char *const good[] = { "a b" };
+    const struct {
+        int twice; /* a token listed again at the end */
+        const char *const *merges;
+        const char *want;
+    } cases[] = {
+        { 1, good, "tokenizer.ggml.tokens: tokens 97 and 257 are both 'a'" },
+        { 0, no_space, "tokenizer.ggml.merges: 'ab' is not a merge" },
+        { 0, no_token, "tokenizer.ggml.merges: 'b a' makes a token the vocabulary lacks" },
+    };
+    /* GPT-2's byte characters (byte b: itself when printable, else U+0100 on), then "ab". */
+    char spelled[258][8];
+    const char *tokens[259];
+    char path[512];
+    int extra = 256;
+
+    for (int c = 0; c < 256; c++) {
+        const bool self = (c >= '!' && c <= '~') || (c >= 0xa1 && c <= 0xac) || c >= 0xae;
+        const int cp = self ? c : extra++;
+        if (cp < 0x80)
+            snprintf(spelled[c], sizeof spelled[c], "%c", cp);
+        else
+            snprintf(spelled[c], sizeof spelled[c], "%c%c", 0xc0 | (cp >> 6), 0x80 | (cp & 0x3f));
+        tokens[c] = spelled[c];
+    }
+    tokens[256] = "ab";
+    tokens[257] = "a";
+    snprintf(path, sizeof path, "%s/vocab.gguf", dir);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        struct gw w = { 0 };
+        struct gguf g;
+        struct bpe b;
+        struct attn_error err;
+        gw_header(&w, 0, 4);
+        gw_kv_str(&w, "tokenizer.ggml.model", "gpt2");
+        gw_kv_str(&w, "tokenizer.ggml.pre", "olmo");
+        gw_kv_strs(&w, "tokenizer.ggml.tokens", tokens, 257 + (uint64_t)cases[k].twice);
+        gw_kv_strs(&w, "tokenizer.ggml.merges", cases[k].merges, 1);
+        gw_data(&w, 0);
+        gw_save(&w, path);
+        ck_assert_msg(gguf_open(&g, path, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_int_eq(bpe_load_gguf(&b, &g, &err), ATTN_EPARSE);
+        ck_assert_msg(strstr(err.msg, path) != NULL && strstr(err.msg, cases[k].want) != NULL,
+                      "case %zu: %s", k, err.msg);
+        gguf_close(&g);
+    }
+    {
+        /* (and the good one is read: the byte alphabet is right) */
+        struct gw w = { 0 };
+        struct gguf g;
+        struct bpe b;
+        struct attn_error err;
+        gw_header(&w, 0, 4);
+        gw_kv_str(&w, "tokenizer.ggml.model", "gpt2");
+        gw_kv_str(&w, "tokenizer.ggml.pre", "olmo");
+        gw_kv_strs(&w, "tokenizer.ggml.tokens", tokens, 257);
+        gw_kv_strs(&w, "tokenizer.ggml.merges", good, 1);
+        gw_data(&w, 0);
+        gw_save(&w, path);
+        ck_assert_msg(gguf_open(&g, path, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_msg(bpe_load_gguf(&b, &g, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_int_eq(b.vocab_size, 257);
+        bpe_destroy(&b);
+        gguf_close(&g);
+    }
 }
 END_TEST
 
@@ -610,6 +701,7 @@ tokjson_suite(void)
     tcase_add_test(t, qwen3_ids_are_the_references);
     tcase_add_test(t, llama3_ids_are_the_references);
     tcase_add_test(t, gguf_tokenizers_give_the_references_ids);
+    tcase_add_test(t, a_gguf_vocabulary_is_checked_as_read);
     tcase_add_test(t, a_sentencepiece_gguf_gives_sentencepieces_ids);
     tcase_add_test(t, gemma3_ids_are_the_references);
     tcase_add_test(t, digits_then_byte_level_ids_are_the_references);

@@ -71,24 +71,29 @@ bos_first(int bos, const char *text)
                      "ids", bos, "tokens", text);
 }
 
-/*
- * The tokens as a tokenizer.json's model.vocab (each id's token), and its
- * control (3) and user-defined (4) tokens as added ones: matched in the text
- * whole.
- */
+/* Its control (3) and user-defined (4) tokens as tokenizer.json's added ones: matched whole. */
+static json_t *
+added_of(const struct gguf_kv *tokens, const struct gguf_kv *types)
+{
+    json_t *added = json_array();
+
+    for (size_t i = 0; types != NULL && i < tokens->count; i++)
+        if ((types->ints[i] == 3 || types->ints[i] == 4) && tokens->lens[i] > 0)
+            json_array_append_new(added, json_pack("{s:i, s:s, s:b, s:b, s:b, s:b, s:b}", "id",
+                                                   (int)i, "content", tokens->strs[i], "special",
+                                                   types->ints[i] == 3, "single_word", 0, "lstrip",
+                                                   0, "rstrip", 0, "normalized", 0));
+    return added;
+}
+
+/* The tokens as a tokenizer.json's model.vocab (each id's token), and its added ones. */
 static void
 vocab_of(const struct gguf_kv *tokens, const struct gguf_kv *types, json_t **vocab, json_t **added)
 {
     *vocab = json_object();
-    *added = json_array();
-    for (size_t i = 0; i < tokens->count; i++) {
+    for (size_t i = 0; i < tokens->count; i++)
         json_object_set_new(*vocab, tokens->strs[i], json_integer((json_int_t)i));
-        if (types != NULL && (types->ints[i] == 3 || types->ints[i] == 4) && tokens->lens[i] > 0)
-            json_array_append_new(*added, json_pack("{s:i, s:s, s:b, s:b, s:b, s:b, s:b}", "id",
-                                                    (int)i, "content", tokens->strs[i], "special",
-                                                    types->ints[i] == 3, "single_word", 0, "lstrip",
-                                                    0, "rstrip", 0, "normalized", 0));
-    }
+    *added = added_of(tokens, types);
 }
 
 /* A merge a SentencePiece vocabulary implies: its pieces' ids, the score of what they make. */
@@ -222,7 +227,7 @@ bpe_load_gguf(struct bpe *b, const struct gguf *g, struct attn_error *err)
     const struct gguf_kv *tokens = gguf_find(g, "tokenizer.ggml.tokens");
     const struct gguf_kv *merges = gguf_find(g, "tokenizer.ggml.merges");
     const struct gguf_kv *types = gguf_find(g, "tokenizer.ggml.token_type");
-    json_t *root, *vocab, *merge_list, *added;
+    json_t *root, *added;
     size_t k;
     int64_t bos = -1, add_bos = 0;
     enum attn_status rc;
@@ -254,10 +259,7 @@ bpe_load_gguf(struct bpe *b, const struct gguf *g, struct attn_error *err)
     if (merges == NULL || merges->item != GGUF_STRING)
         return attn_fail(err, ATTN_EPARSE, "%s: no tokenizer.ggml.merges", g->path);
     root = json_object();
-    merge_list = json_array();
-    vocab_of(tokens, types, &vocab, &added);
-    for (size_t i = 0; i < merges->count; i++)
-        json_array_append_new(merge_list, json_string(merges->strs[i]));
+    added = added_of(tokens, types);
     json_object_set_new(root, "added_tokens", added);
     json_object_set_new(root, "normalizer",
                         pres[k].nfc ? json_pack("{s:s}", "type", "NFC") : json_null());
@@ -266,11 +268,14 @@ bpe_load_gguf(struct bpe *b, const struct gguf *g, struct attn_error *err)
         gguf_int(g, "tokenizer.ggml.bos_token_id", &bos) && bos >= 0 &&
         (size_t)bos < tokens->count)
         json_object_set_new(root, "post_processor", bos_first((int)bos, tokens->strs[bos]));
+    /* (the vocabulary and merges read from the file's arrays themselves, not made JSON) */
     json_object_set_new(root, "model",
-                        json_pack("{s:s, s:o, s:o, s:b, s:b}", "type", "BPE", "vocab", vocab,
-                                  "merges", merge_list, "ignore_merges", pres[k].ignore_merges,
-                                  "byte_fallback", 0));
-    rc = bpe_load_tokenizer_root(b, root, g->path, err);
+                        json_pack("{s:s, s:b, s:b}", "type", "BPE", "ignore_merges",
+                                  pres[k].ignore_merges, "byte_fallback", 0));
+    {
+        const struct bpe_lists lists = { tokens->strs, tokens->count, merges->strs, merges->count };
+        rc = bpe_load_tokenizer_lists(b, root, &lists, g->path, err);
+    }
     json_decref(root);
     return rc;
 }

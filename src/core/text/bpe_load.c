@@ -45,6 +45,19 @@ load_json(const char *path, struct attn_error *err)
     return jsonfile_load(path, JSONFILE_VOCAB_MAX, err);
 }
 
+/* Every byte must have its token, or some text could not be encoded. */
+static enum attn_status
+check_bytes(const struct bpe *b, const char *path, struct attn_error *err)
+{
+    for (int c = 0; b->byte_level && c < 256; c++)
+        if (bpe_table_get(b->ids, b->byte_char[c], strlen(b->byte_char[c])) < 0)
+            return attn_fail(err, ATTN_EPARSE,
+                             "%s: no token for the byte 0x%02x ('%s'): not a byte-level BPE "
+                             "vocabulary",
+                             path, c, b->byte_char[c]);
+    return ATTN_OK;
+}
+
 /* The vocabulary from root, a token -> id object (where: its place, for messages). */
 static enum attn_status
 vocab_from_object(struct bpe *b, json_t *root, const char *where, struct attn_error *err)
@@ -76,14 +89,32 @@ vocab_from_object(struct bpe *b, json_t *root, const char *where, struct attn_er
         if (b->token[id] == NULL || bpe_table_put(b->ids, key, strlen(key), (int)id) < 0)
             return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
     }
-    /* Every byte must have its token, or some text could not be encoded. */
-    for (int c = 0; b->byte_level && c < 256; c++)
-        if (bpe_table_get(b->ids, b->byte_char[c], strlen(b->byte_char[c])) < 0)
-            return attn_fail(err, ATTN_EPARSE,
-                             "%s: no token for the byte 0x%02x ('%s'): not a byte-level BPE "
-                             "vocabulary",
-                             path, c, b->byte_char[c]);
-    return ATTN_OK;
+    return check_bytes(b, path, err);
+}
+
+/* The vocabulary from a list, token i the id i's (where: its place, for messages). */
+static enum attn_status
+vocab_from_list(struct bpe *b, char *const *tokens, size_t count, const char *where,
+                struct attn_error *err)
+{
+    if (count == 0 || count > (1u << 24))
+        return attn_fail(err, ATTN_EPARSE, "%s: %zu tokens", where, count);
+    b->vocab_size = (int)count;
+    b->token = calloc(count, sizeof *b->token);
+    b->ids = bpe_table_create(count);
+    if (b->token == NULL || b->ids == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", where);
+    for (size_t i = 0; i < count; i++) {
+        const size_t n = strlen(tokens[i]);
+        const int before = bpe_table_get(b->ids, tokens[i], n);
+        if (before >= 0)
+            return attn_fail(err, ATTN_EPARSE, "%s: tokens %d and %zu are both '%s'", where,
+                             before, i, tokens[i]);
+        b->token[i] = strdup(tokens[i]);
+        if (b->token[i] == NULL || bpe_table_put(b->ids, tokens[i], n, (int)i) < 0)
+            return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", where);
+    }
+    return check_bytes(b, where, err);
 }
 
 static enum attn_status
@@ -345,6 +376,37 @@ merges_from_array(struct bpe *b, json_t *merges, const char *path, struct attn_e
     return ATTN_OK;
 }
 
+/*
+ * Merges "a b", in rank order (a GGUF's tokenizer.ggml.merges; a message
+ * names the key and the merge's text).
+ */
+static enum attn_status
+merges_from_list(struct bpe *b, char *const *merges, size_t count, const char *path,
+                 struct attn_error *err)
+{
+    char where[PATH_MAX + 48];
+
+    snprintf(where, sizeof where, "%s: tokenizer.ggml.merges", path);
+    b->ranks = bpe_table_create(count + 1);
+    if (b->ranks == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
+    for (size_t i = 0; i < count; i++) {
+        const char *space = strchr(merges[i], ' ');
+        enum attn_status rc;
+        if (space == NULL)
+            return attn_fail(err, ATTN_EPARSE, "%s: '%.40s' is not a merge (two tokens and a space)",
+                             where, merges[i]);
+        rc = add_merge(b, merges[i], (size_t)(space - merges[i]), space + 1, strlen(space + 1),
+                       where, err);
+        if (rc != ATTN_OK)
+            return rc;
+    }
+    if (b->merges == 0)
+        return attn_fail(err, ATTN_EPARSE, "%s: no merges: every word would be spelled byte by byte",
+                         path);
+    return ATTN_OK;
+}
+
 /* Whether a pre-tokenizer (or a Sequence of them) of a tokenizer.json is ByteLevel. */
 static bool
 has_byte_level(json_t *pre)
@@ -419,6 +481,13 @@ bpe_load_tokenizer_json(struct bpe *b, const char *path, struct attn_error *err)
 enum attn_status
 bpe_load_tokenizer_root(struct bpe *b, json_t *root, const char *path, struct attn_error *err)
 {
+    return bpe_load_tokenizer_lists(b, root, NULL, path, err);
+}
+
+enum attn_status
+bpe_load_tokenizer_lists(struct bpe *b, json_t *root, const struct bpe_lists *lists,
+                         const char *path, struct attn_error *err)
+{
     json_t *model;
     json_t *type;
     enum attn_status rc;
@@ -440,9 +509,16 @@ bpe_load_tokenizer_root(struct bpe *b, json_t *root, const char *path, struct at
         const bool model_only = pre == NULL;
         b->byte_level = model_only || has_byte_level(pre);
         snprintf(where, sizeof where, "%s: model.vocab", path);
-        rc = vocab_from_object(b, json_object_get(model, "vocab"), where, err);
-        if (rc == ATTN_OK)
-            rc = merges_from_array(b, json_object_get(model, "merges"), path, err);
+        if (lists != NULL) {
+            snprintf(where, sizeof where, "%s: tokenizer.ggml.tokens", path);
+            rc = vocab_from_list(b, lists->tokens, lists->count, where, err);
+            if (rc == ATTN_OK)
+                rc = merges_from_list(b, lists->merges, lists->merge_count, path, err);
+        } else {
+            rc = vocab_from_object(b, json_object_get(model, "vocab"), where, err);
+            if (rc == ATTN_OK)
+                rc = merges_from_array(b, json_object_get(model, "merges"), path, err);
+        }
         if (rc == ATTN_OK)
             rc = model_options(b, model, path, err);
         if (rc == ATTN_OK && !model_only)
