@@ -487,7 +487,8 @@ run_model(const struct cli_options *o, const char *sentence)
     /* Writing runs a forward a token: packing the weights once wins back its 0.3 s at once. */
     if (o->generate > 1)
         (void)family_decoder_pack_if_room(&m.dec);
-    src.room = o->generate > 0 ? o->generate : 0; /* (the run has room for what is written) */
+    /* (the run has room for what is written, and none when nothing is: --print never appends) */
+    src.room = o->generate > 0 ? o->generate : DECODER_NO_ROOM;
     if (pipeline_create(&p, &o->cfg, &src, &err) != ATTN_OK) {
         free(ablated);
         model_close(&m);

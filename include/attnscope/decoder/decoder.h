@@ -521,10 +521,13 @@ struct decoder_knobs {
     /*
      * Not a knob either: the rows of room beyond n a run made anew gets, so
      * that appends grow it in place (generation asks for what it will
-     * write); 0: DECODER_ROOM.  Never past n_positions.
+     * write); 0: DECODER_ROOM; DECODER_NO_ROOM: none (--print, which never
+     * appends, keeps no row it will not fill).  Never past n_positions.
      */
     int room;
 };
+
+#define DECODER_NO_ROOM (-1)
 
 /*
  * The number layer's scores are divided by under k (NULL: the model's own):

@@ -154,7 +154,7 @@ struct pipeline_source {
     int layer;          /* a model's: the layer shown first (out of range: 0), or
                            PIPELINE_NO_LAYER */
     int room;           /* a model's: rows of room beyond the text's for appends (0: the run's
-                           default, DECODER_ROOM) */
+                           default, DECODER_ROOM; -1, DECODER_NO_ROOM: none) */
 };
 
 /* A transformer block's own stages, of the layer shown (views; a model only). */

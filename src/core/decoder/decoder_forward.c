@@ -421,7 +421,7 @@ decoder_forward_from(const struct decoder_model *m, const int *ids, int n, int t
     if (from >= n)
         from = n - 1;
     return forward(m, ids, n, top, k, from > 0 ? prev : NULL, from > 0 ? from : 0, 0,
-                   k != NULL && k->room > 0 ? k->room : DECODER_ROOM, r, err);
+                   k == NULL || k->room == 0 ? DECODER_ROOM : k->room > 0 ? k->room : 0, r, err);
 }
 
 int
