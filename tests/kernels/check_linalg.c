@@ -18,10 +18,15 @@
 #include "attnscope/kernels/workspace.h"
 #include "testutil.h"
 
-/* Shapes that hit full tiles, edge tiles, several row blocks and k blocks. */
+/*
+ * Shapes that hit full tiles, edge tiles, several row blocks and k blocks;
+ * one row and a few against whole panels over several k blocks (a prompt's
+ * product, each panel packed as it is used).
+ */
 static const int shapes[][3] = {
     { 1, 1, 1 },   { 5, 7, 3 },    { 6, 16, 1 },    { 12, 32, 256 }, { 13, 33, 17 },
-    { 25, 49, 257 }, { 97, 50, 300 }, { 100, 65, 513 }, { 200, 3, 2 },
+    { 25, 49, 257 }, { 97, 50, 300 }, { 100, 65, 513 }, { 200, 3, 2 }, { 1, 70, 300 },
+    { 8, 96, 520 },
 };
 
 static void

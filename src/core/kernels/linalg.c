@@ -440,10 +440,10 @@ panel_bf16(const struct bmat *bm, int p0, int kc, int j0, int w, int nr, void *o
         if (nr == 32 && w == 32 && cpu_isa() == CPU_AVX512) {
             /* Whole blocks of 16 p by vector transposes; the rest below, one by one. */
             done = kc / 16 * 16;
-            /* (the next panel's rows asked for: 32 streams are more than the hardware follows) */
+            /* (the rows' next block of k asked for: 32 streams are more than the hardware follows) */
             for (int j = 0; j < 32; j++)
                 for (int p = 0; p < kc; p += 32)
-                    __builtin_prefetch(src + (size_t)(32 + j) * ldb + (size_t)p);
+                    __builtin_prefetch(src + (size_t)j * ldb + (size_t)(kc + p));
             for (int pb = 0; pb < done; pb += 16)
                 transpose32x16_bf16_avx512(src + pb, ldb, panel + (size_t)pb * 32);
         }
@@ -640,46 +640,46 @@ packed_elems(int n, int k, int nr)
     return (size_t)k * (size_t)((n + nr - 1) / nr * nr);
 }
 
-/* The columns of a few rows' product done together: a block of panels, its C in cache. */
-#define NC 512
-
 /*
  * c = a . B for no more rows than one block of A (m <= MC), B read once in
- * place: each panel packed into L1 as it is needed and used at once by
- * every row, instead of the whole of B packed into memory first and read
- * back (a prompt of a few tokens reads each weight once: the pack was
- * twice the traffic).  The same tiles over the same panels as gemm_core's,
- * so the same bits.
+ * place: A packed whole first (every block of k), then each panel of B
+ * packed into L1 a block of k at a time as it is used by every row, so that
+ * each of the panel's rows of weights is read from start to end (a prompt
+ * of a few tokens reads each weight once: packing the whole of B into
+ * memory first and reading it back was twice the traffic).  The same tiles
+ * over the same panels, k in the same order, as gemm_core's: the same bits.
  */
 static void
 gemm_few_rows(const struct kernel *kn, int m, int n, int k, const float *a, int lda,
               const struct bmat *b, float *c, int ldc)
 {
     const int nr = kn->nr;
+    const int m_pad = (m + kn->mr - 1) / kn->mr * kn->mr;
     const struct tiles *tl = b->bf16 ? &kn->bf16 : &kn->f32;
     const size_t esize = b->bf16 ? sizeof(uint16_t) : sizeof(float);
     const size_t panel_floats = ((size_t)KC * (size_t)nr * esize + 63) / 64 * 16;
-    float *panel = workspace_scratch(workspace_thread(), panel_floats + (size_t)MC * KC);
+    float *panel = workspace_scratch(workspace_thread(), panel_floats + (size_t)m_pad * (size_t)k);
     float *pa = panel + panel_floats;
 
     if (panel == NULL) {
         gemm_plain(m, n, k, a, lda, b, c, ldc);
         return;
     }
-    for (int jc = 0; jc < n; jc += NC) {
-        const int nc = n - jc < NC ? n - jc : NC;
+    /* (block p0 of A at pa + p0 * m_pad: pack_a's layout for each) */
+    for (int p0 = 0; p0 < k; p0 += KC)
+        pack_a(m, k - p0 < KC ? k - p0 : KC, kn->mr, a + (size_t)p0, lda,
+               pa + (size_t)p0 * (size_t)m_pad);
+    for (int j0 = 0; j0 < n; j0 += nr) {
+        const int w = n - j0 < nr ? n - j0 : nr;
         for (int p0 = 0; p0 < k; p0 += KC) {
             const int kc = k - p0 < KC ? k - p0 : KC;
             const int accumulate = p0 > 0;
-            pack_a(m, kc, kn->mr, a + (size_t)p0, lda, pa);
-            for (int j0 = jc; j0 < jc + nc; j0 += nr) {
-                const int w = jc + nc - j0 < nr ? jc + nc - j0 : nr;
-                (b->bf16 ? panel_bf16 : panel_f32)(b, p0, kc, j0, w, nr, panel);
-                if (m == 1 && tl->row != NULL && w == nr)
-                    tl->row(kc, a + p0, panel, 1, c + j0, accumulate);
-                else
-                    panel_tiles(kn, tl, kc, m, pa, panel, w, c + j0, ldc, accumulate);
-            }
+            (b->bf16 ? panel_bf16 : panel_f32)(b, p0, kc, j0, w, nr, panel);
+            if (m == 1 && tl->row != NULL && w == nr)
+                tl->row(kc, a + p0, panel, 1, c + j0, accumulate);
+            else
+                panel_tiles(kn, tl, kc, m, pa + (size_t)p0 * (size_t)m_pad, panel, w, c + j0, ldc,
+                            accumulate);
         }
     }
 }
