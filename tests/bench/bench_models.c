@@ -313,7 +313,21 @@ open_llama(const char *dir, struct decoder_model *m)
 {
     struct attn_error err;
 
-    if (architecture_load(m, dir, &(struct arch_options){ NULL, 0, false }, &err) != ATTN_OK) {
+    /* (a .gguf file: read as a file in its folder, as --model reads it) */
+    const size_t len = strlen(dir);
+    const bool gguf = len > 5 && strcmp(dir + len - 5, ".gguf") == 0;
+    char folder[4096];
+
+    snprintf(folder, sizeof folder, "%s", dir);
+    if (gguf) {
+        char *slash = strrchr(folder, '/');
+        if (slash != NULL)
+            *slash = '\0';
+        else
+            snprintf(folder, sizeof folder, ".");
+    }
+    if (architecture_load(m, folder, &(struct arch_options){ gguf ? dir : NULL, 0, false }, &err) !=
+        ATTN_OK) {
         fprintf(stderr, "bench: %s\n", err.msg);
         return 1;
     }
