@@ -323,5 +323,19 @@ wait_screen "taken back: $((written - 1)) written" 2400 || { fail "write: Backsp
 t send-keys q
 restored "write: q after writing" 0 2400
 
+# 22. A model file cut short while the view reads it (its weights mapped from
+# the page cache, then packed): recomputing neither crashes nor hangs; the
+# view goes on (what it reads is its own by then) or says which file shrank,
+# and q gives the terminal back.
+rm -rf "$tmp/cut" && cp -r "$srcdir/samples/models/minillama" "$tmp/cut"
+start 100 30 --model "$tmp/cut"
+truncate -s 100 "$tmp/cut/model.safetensors"
+keys m m
+settle
+checks=$((checks + 1))
+t capture-pane -p | grep -q "sentence:" || { fail "cut: the view is gone after the file shrank:"; screen; }
+keys q
+restored "cut: q after the file shrank" 0
+
 echo "$checks checks, $failures failed"
 [ "$failures" -eq 0 ]

@@ -36,6 +36,7 @@
 #endif
 
 #include "attnscope/base/progress.h"
+#include "attnscope/files/filemap.h"
 #include "attnscope/text/tokenizer.h"
 #include "attnscope/base/utf8.h"
 #include "render/grid.h"
@@ -161,6 +162,20 @@ on_crash(int sig)
 }
 
 /*
+ * A fault's handler: a SIGBUS inside a model file's mapping (the file cut
+ * short while the view reads it) is repaired and the read goes on, the
+ * computation refusing afterwards (filemap.h); any other fault is a crash.
+ */
+static void
+on_fault(int sig, siginfo_t *info, void *uc)
+{
+    (void)uc;
+    if (sig == SIGBUS && info != NULL && filemap_repair(info->si_addr))
+        return;
+    on_crash(sig);
+}
+
+/*
  * Every signal whose default is to end the process: each is caught, the
  * terminal restored, and the signal raised again so that the exit status
  * still names it.  The faults are restored from their handler at once
@@ -192,9 +207,11 @@ catch_signals(void)
         sigaction(fatal_signals[i], &sa, NULL);
     for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
         sigaction(sig, &sa, NULL);
-    sa.sa_handler = on_crash;
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO;
     for (size_t i = 0; i < sizeof fault_signals / sizeof fault_signals[0]; i++)
         sigaction(fault_signals[i], &sa, NULL);
+    sa.sa_flags = 0;
     /* Back from Ctrl-Z: the shell may have turned bracketed paste off meanwhile. */
     sa.sa_handler = on_continue;
     sigaction(SIGCONT, &sa, NULL);

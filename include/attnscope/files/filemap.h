@@ -53,6 +53,14 @@ bool filemap_holds(const struct filemap *fm, const void *p, size_t bytes);
 bool filemap_damaged(const struct filemap *fm);
 
 /*
+ * For a SIGBUS handler of the front end's own (one installed after
+ * filemap's replaces it): when addr is inside one of filemap's mappings,
+ * puts zeros over the rest of it, marks it damaged and returns true (the
+ * read may go on); false for any other address.  Async-signal-safe.
+ */
+bool filemap_repair(const void *addr);
+
+/*
  * ATTN_OK, or ATTN_EIO with err naming fm's file when it is damaged: what
  * a computation from fm returns after it is done.
  */

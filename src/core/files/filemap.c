@@ -54,10 +54,10 @@ not_ours(int sig, siginfo_t *info, void *uc)
     signal(sig, SIG_DFL);
 }
 
-static void
-on_sigbus(int sig, siginfo_t *info, void *uc)
+bool
+filemap_repair(const void *addr)
 {
-    const uintptr_t at = (uintptr_t)info->si_addr;
+    const uintptr_t at = (uintptr_t)addr;
     const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 
     for (int i = 0; i < FILEMAP_SLOTS; i++) {
@@ -68,12 +68,19 @@ on_sigbus(int sig, siginfo_t *info, void *uc)
             /* zeros from the page that failed to the mapping's end: the reads go on */
             if (mmap((void *)from, base + len - from, PROT_READ | PROT_WRITE,
                      MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED)
-                break;
+                return false;
             slots[i].damaged = 1;
-            return;
+            return true;
         }
     }
-    not_ours(sig, info, uc);
+    return false;
+}
+
+static void
+on_sigbus(int sig, siginfo_t *info, void *uc)
+{
+    if (!filemap_repair(info->si_addr))
+        not_ours(sig, info, uc);
 }
 
 /* Installs the handler once (the slots lock held). */
