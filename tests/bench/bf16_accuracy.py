@@ -23,7 +23,6 @@ LLAMA_CPP: llama.cpp's source with a build in build/ (build/bin/libllama.so).
 """
 import csv
 import json
-import math
 import os
 import subprocess
 import sys
@@ -61,21 +60,7 @@ rounded = {k: (bf16(t) if t.ndim == 2 else np.asarray(t, dtype=np.float32)) for 
 
 def write(path, kind):
     w = gguf.GGUFWriter(path, "llama")
-    gguf_models.metadata(w, "llama", cfg, cfg["head_dim"])
-    vocab = dict(tj["model"]["vocab"])
-    added = {a["id"]: a for a in tj["added_tokens"]}
-    for i, a in added.items():
-        vocab[a["content"]] = i
-    rev = {i: t for t, i in vocab.items()}
-    V = cfg["vocab_size"]
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("qwen2")
-    w.add_token_list([rev[i] for i in range(V)])
-    w.add_token_types([gguf.TokenType.CONTROL if i in added else gguf.TokenType.NORMAL
-                       for i in range(V)])
-    w.add_token_merges([m if isinstance(m, str) else " ".join(m) for m in tj["model"]["merges"]])
-    w.add_bos_token_id(cfg["bos_token_id"])
-    w.add_add_bos_token(False)
+    gguf_models.minillama_header(w, cfg, tj)
     for name, t in rounded.items():
         if name.endswith(("q_proj.weight", "q_proj.bias")):
             t = gguf_models.permute(t, cfg["num_attention_heads"])

@@ -390,19 +390,9 @@ def gpt2():
     print("wrote", dst)
 
 
-def minillama_q4():
-    """samples/models/minillama (a float32 safetensors folder) as llama.cpp's converter writes it
-    and llama-quantize quantizes it to Q4_0 (every matrix; the norms and biases kept float32),
-    its tokenizer inside (byte-level BPE, Qwen's pre-tokenizer): what lesson 18 opens."""
-    src = os.path.join("samples", "models", "minillama")
-    dst = os.path.join("samples", "models", "minillama-q4")
-    with open(os.path.join(src, "config.json")) as f:
-        cfg = json.load(f)
-    with open(os.path.join(src, "tokenizer.json")) as f:
-        tj = json.load(f)
-    tensors = read_safetensors(os.path.join(src, "model.safetensors"))
-    os.makedirs(dst, exist_ok=True)
-    w = gguf.GGUFWriter(os.path.join(dst, "model.gguf"), "llama")
+def minillama_header(w, cfg, tj):
+    """minillama's metadata and its tokenizer (tj: its tokenizer.json) into writer w, as
+    llama.cpp's converter writes a byte-level BPE with Qwen's pre-tokenizer."""
     metadata(w, "llama", cfg, cfg["head_dim"])
     vocab = dict(tj["model"]["vocab"])
     added = {a["id"]: a for a in tj["added_tokens"]}
@@ -418,6 +408,22 @@ def minillama_q4():
     w.add_token_merges([m if isinstance(m, str) else " ".join(m) for m in tj["model"]["merges"]])
     w.add_bos_token_id(cfg["bos_token_id"])
     w.add_add_bos_token(False)
+
+
+def minillama_q4():
+    """samples/models/minillama (a float32 safetensors folder) as llama.cpp's converter writes it
+    and llama-quantize quantizes it to Q4_0 (every matrix; the norms and biases kept float32),
+    its tokenizer inside (byte-level BPE, Qwen's pre-tokenizer): what lesson 18 opens."""
+    src = os.path.join("samples", "models", "minillama")
+    dst = os.path.join("samples", "models", "minillama-q4")
+    with open(os.path.join(src, "config.json")) as f:
+        cfg = json.load(f)
+    with open(os.path.join(src, "tokenizer.json")) as f:
+        tj = json.load(f)
+    tensors = read_safetensors(os.path.join(src, "model.safetensors"))
+    os.makedirs(dst, exist_ok=True)
+    w = gguf.GGUFWriter(os.path.join(dst, "model.gguf"), "llama")
+    minillama_header(w, cfg, tj)
     for hf, t in tensors.items():
         if hf.endswith(("q_proj.weight", "q_proj.bias")):
             t = permute(t, cfg["num_attention_heads"])

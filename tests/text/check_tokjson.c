@@ -217,6 +217,21 @@ gw_kv_strs(struct gw *w, const char *key, const char *const *v, uint64_t count)
         gw_str(w, v[i]);
 }
 
+/* A GGUF of a byte-level tokenizer alone: count tokens and one merge, Olmo's pre-tokenizer. */
+static void
+write_vocab(const char *path, const char *const *tokens, int count, const char *const *merges)
+{
+    struct gw w = { 0 };
+
+    gw_header(&w, 0, 4);
+    gw_kv_str(&w, "tokenizer.ggml.model", "gpt2");
+    gw_kv_str(&w, "tokenizer.ggml.pre", "olmo");
+    gw_kv_strs(&w, "tokenizer.ggml.tokens", tokens, (uint64_t)count);
+    gw_kv_strs(&w, "tokenizer.ggml.merges", merges, 1);
+    gw_data(&w, 0);
+    gw_save(&w, path);
+}
+
 /*
  * A GGUF's tokens and merges are read from its arrays as they are (not
  * through tokenizer.json's objects): a token listed twice, a merge without
@@ -256,17 +271,10 @@ START_TEST(a_gguf_vocabulary_is_checked_as_read)
     tokens[257] = "a";
     snprintf(path, sizeof path, "%s/vocab.gguf", dir);
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        struct gw w = { 0 };
         struct gguf g;
         struct bpe b;
         struct attn_error err;
-        gw_header(&w, 0, 4);
-        gw_kv_str(&w, "tokenizer.ggml.model", "gpt2");
-        gw_kv_str(&w, "tokenizer.ggml.pre", "olmo");
-        gw_kv_strs(&w, "tokenizer.ggml.tokens", tokens, 257 + (uint64_t)cases[k].twice);
-        gw_kv_strs(&w, "tokenizer.ggml.merges", cases[k].merges, 1);
-        gw_data(&w, 0);
-        gw_save(&w, path);
+        write_vocab(path, tokens, 257 + cases[k].twice, cases[k].merges);
         ck_assert_msg(gguf_open(&g, path, &err) == ATTN_OK, "%s", err.msg);
         ck_assert_int_eq(bpe_load_gguf(&b, &g, &err), ATTN_EPARSE);
         ck_assert_msg(strstr(err.msg, path) != NULL && strstr(err.msg, cases[k].want) != NULL,
@@ -275,17 +283,10 @@ START_TEST(a_gguf_vocabulary_is_checked_as_read)
     }
     {
         /* (and the good one is read: the byte alphabet is right) */
-        struct gw w = { 0 };
         struct gguf g;
         struct bpe b;
         struct attn_error err;
-        gw_header(&w, 0, 4);
-        gw_kv_str(&w, "tokenizer.ggml.model", "gpt2");
-        gw_kv_str(&w, "tokenizer.ggml.pre", "olmo");
-        gw_kv_strs(&w, "tokenizer.ggml.tokens", tokens, 257);
-        gw_kv_strs(&w, "tokenizer.ggml.merges", good, 1);
-        gw_data(&w, 0);
-        gw_save(&w, path);
+        write_vocab(path, tokens, 257, good);
         ck_assert_msg(gguf_open(&g, path, &err) == ATTN_OK, "%s", err.msg);
         ck_assert_msg(bpe_load_gguf(&b, &g, &err) == ATTN_OK, "%s", err.msg);
         ck_assert_int_eq(b.vocab_size, 257);

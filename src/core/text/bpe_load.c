@@ -326,6 +326,28 @@ bpe_load(struct bpe *b, const char *vocab_path, const char *merges_path, struct 
     return finish(b, rc, err);
 }
 
+/* The merge "a c" (one string, the tokens a space apart) added, the next rank. */
+static enum attn_status
+add_spelled_merge(struct bpe *b, const char *m, const char *where, struct attn_error *err)
+{
+    const char *space = strchr(m, ' ');
+
+    if (space == NULL)
+        return attn_fail(err, ATTN_EPARSE, "%s: '%.40s' is not a merge (two tokens and a space)",
+                         where, m);
+    return add_merge(b, m, (size_t)(space - m), space + 1, strlen(space + 1), where, err);
+}
+
+/* ATTN_OK when merges were read: without any, every word would be spelled byte by byte. */
+static enum attn_status
+some_merges(const struct bpe *b, const char *path, struct attn_error *err)
+{
+    if (b->merges == 0)
+        return attn_fail(err, ATTN_EPARSE, "%s: no merges: every word would be spelled byte by byte",
+                         path);
+    return ATTN_OK;
+}
+
 /* tokenizer.json's merges: "a b" strings (older files) or ["a", "b"] pairs (newer ones). */
 static enum attn_status
 merges_from_array(struct bpe *b, json_t *merges, const char *path, struct attn_error *err)
@@ -341,39 +363,22 @@ merges_from_array(struct bpe *b, json_t *merges, const char *path, struct attn_e
         return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
     json_array_foreach(merges, i, m)
     {
-        const char *a;
-        const char *c;
-        size_t na;
-        size_t nc;
         enum attn_status rc;
         snprintf(where, sizeof where, "%s: model.merges[%zu]", path, i);
         if (json_is_string(m)) {
-            const char *space;
-            a = json_string_value(m);
-            space = strchr(a, ' ');
-            if (space == NULL)
-                return attn_fail(err, ATTN_EPARSE, "%s: '%.40s' is not a merge (two tokens and a "
-                                 "space)", where, a);
-            na = (size_t)(space - a);
-            c = space + 1;
-            nc = strlen(c);
+            rc = add_spelled_merge(b, json_string_value(m), where, err);
         } else if (json_is_array(m) && json_array_size(m) == 2 &&
                    json_is_string(json_array_get(m, 0)) && json_is_string(json_array_get(m, 1))) {
-            a = json_string_value(json_array_get(m, 0));
-            c = json_string_value(json_array_get(m, 1));
-            na = strlen(a);
-            nc = strlen(c);
+            const char *a = json_string_value(json_array_get(m, 0));
+            const char *c = json_string_value(json_array_get(m, 1));
+            rc = add_merge(b, a, strlen(a), c, strlen(c), where, err);
         } else {
             return attn_fail(err, ATTN_EPARSE, "%s: neither \"a b\" nor [\"a\", \"b\"]", where);
         }
-        rc = add_merge(b, a, na, c, nc, where, err);
         if (rc != ATTN_OK)
             return rc;
     }
-    if (b->merges == 0)
-        return attn_fail(err, ATTN_EPARSE, "%s: no merges: every word would be spelled byte by byte",
-                         path);
-    return ATTN_OK;
+    return some_merges(b, path, err);
 }
 
 /*
@@ -391,20 +396,11 @@ merges_from_list(struct bpe *b, char *const *merges, size_t count, const char *p
     if (b->ranks == NULL)
         return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
     for (size_t i = 0; i < count; i++) {
-        const char *space = strchr(merges[i], ' ');
-        enum attn_status rc;
-        if (space == NULL)
-            return attn_fail(err, ATTN_EPARSE, "%s: '%.40s' is not a merge (two tokens and a space)",
-                             where, merges[i]);
-        rc = add_merge(b, merges[i], (size_t)(space - merges[i]), space + 1, strlen(space + 1),
-                       where, err);
+        const enum attn_status rc = add_spelled_merge(b, merges[i], where, err);
         if (rc != ATTN_OK)
             return rc;
     }
-    if (b->merges == 0)
-        return attn_fail(err, ATTN_EPARSE, "%s: no merges: every word would be spelled byte by byte",
-                         path);
-    return ATTN_OK;
+    return some_merges(b, path, err);
 }
 
 /* Whether a pre-tokenizer (or a Sequence of them) of a tokenizer.json is ByteLevel. */
