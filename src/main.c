@@ -244,6 +244,27 @@ resolve_stages(const struct pipeline *p, const struct cli_options *o,
     return 0;
 }
 
+/*
+ * Whether every stage --stage names is one no (H, n, n) attention stage
+ * feeds (tokens, next, lens, or a stage of one matrix, not per head): then
+ * --print need not make the shown layer's scores and weights (n x n for
+ * every head: 67 MB at 512 tokens of Qwen3-0.6B).  Anything else, or a
+ * name not known here, makes them as always.
+ */
+static bool
+shows_no_attention(const struct cli_options *o)
+{
+    for (int i = 0; i < o->stage_count; i++) {
+        enum pipeline_stage st;
+        const char *name = o->stages[i];
+        if (strcmp(name, "tokens") == 0 || strcmp(name, "next") == 0 || strcmp(name, "lens") == 0)
+            continue;
+        if (pipeline_stage_parse(name, &st) != 0 || pipeline_stage_per_head(st))
+            return false;
+    }
+    return o->stage_count > 0;
+}
+
 /* A signal that ends the process outside the interactive view: no half-written export is left. */
 static void
 on_fatal_signal(int sig)
@@ -489,6 +510,7 @@ run_model(const struct cli_options *o, const char *sentence)
         (void)family_decoder_pack_if_room(&m.dec);
     /* (the run has room for what is written, and none when nothing is: --print never appends) */
     src.room = o->generate > 0 ? o->generate : DECODER_NO_ROOM;
+    src.no_attention = o->mode == CLI_PRINT && o->generate == 0 && shows_no_attention(o);
     if (pipeline_create(&p, &o->cfg, &src, &err) != ATTN_OK) {
         free(ablated);
         model_close(&m);

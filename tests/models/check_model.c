@@ -763,6 +763,43 @@ tiny_source(struct pipeline_source *src, const char *sentence)
  * changed token over from the pipeline shown, and gives what a new
  * pipeline gives; a knob change computes everything again.
  */
+/*
+ * --print of stages no attention stage feeds (no_attention): the shown
+ * layer's scores and weights are not made, and every other stage, the
+ * next tokens and another layer shown are the same bits as a pipeline
+ * that made them.
+ */
+START_TEST(a_print_without_attention_stages_changes_no_bit)
+{
+    struct attention_config cfg;
+    struct pipeline_source src;
+    struct pipeline full, lean;
+    struct attn_error err;
+
+    attention_config_init(&cfg);
+    tiny_source(&src, "the cat sat on the mat and the cat");
+    ck_assert_msg(pipeline_create(&full, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    src.no_attention = true;
+    ck_assert_msg(pipeline_create(&lean, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    for (int l = 0; l < tiny.dec.cfg.n_layer; l++) {
+        const struct decoder_run *a = &pipeline_decoder(&full)->run;
+        const struct decoder_run *b = &pipeline_decoder(&lean)->run;
+        const size_t n = (size_t)a->n, C = (size_t)tiny.dec.cfg.n_embd;
+        ck_assert(pipeline_select_layer(&full, l, &err) == ATTN_OK);
+        ck_assert(pipeline_select_layer(&lean, l, &err) == ATTN_OK);
+        ck_assert_ptr_nonnull(full.st.weights);
+        ck_assert_ptr_null(lean.st.weights);
+        ck_assert_ptr_null(lean.st.scores);
+        ck_assert(memcmp(a->layers[l].context, b->layers[l].context, n * C * sizeof(float)) == 0);
+        ck_assert(memcmp(a->layers[l].resid2, b->layers[l].resid2, n * C * sizeof(float)) == 0);
+        ck_assert(memcmp(a->top_probs, b->top_probs, n * 4 * sizeof(float)) == 0);
+        ck_assert(memcmp(a->top_ids, b->top_ids, n * 4 * sizeof(int)) == 0);
+    }
+    pipeline_destroy(&lean);
+    pipeline_destroy(&full);
+}
+END_TEST
+
 START_TEST(an_edit_takes_the_unchanged_rows_over)
 {
     struct attention_config cfg;
@@ -880,6 +917,7 @@ model_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, every_stage_agrees_with_pytorch);
     tcase_add_test(tc, an_edit_takes_the_unchanged_rows_over);
+    tcase_add_test(tc, a_print_without_attention_stages_changes_no_bit);
     tcase_add_test(tc, an_ablation_recomputes_from_its_layer);
     tcase_add_test(tc, the_knobs_that_apply_recompute);
     tcase_add_test(tc, config_keys_that_change_attention);

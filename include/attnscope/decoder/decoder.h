@@ -604,6 +604,9 @@ int decoder_first_ablated_change(const struct decoder_config *c, const unsigned 
  */
 enum attn_status decoder_show_layer(const struct decoder_model *m, struct decoder_run *r,
                                     int layer, struct attn_error *err);
+/* The same, the (H, n, n) stages made only when attention is set (else left NULL). */
+enum attn_status decoder_show_layer_stages(const struct decoder_model *m, struct decoder_run *r,
+                                           int layer, bool attention, struct attn_error *err);
 
 /*
  * The queries (n, Q) of layer into q, made again from its input when it is

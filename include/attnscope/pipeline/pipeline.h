@@ -155,6 +155,9 @@ struct pipeline_source {
                            PIPELINE_NO_LAYER */
     int room;           /* a model's: rows of room beyond the text's for appends (0: the run's
                            default, DECODER_ROOM; -1, DECODER_NO_ROOM: none) */
+    bool no_attention;  /* a model's: the shown layer's (H, n, n) stages (scores, masked,
+                           scaled, weights) not made, their views empty: --print of stages
+                           that do not show them */
 };
 
 /* A transformer block's own stages, of the layer shown (views; a model only). */

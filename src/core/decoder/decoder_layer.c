@@ -132,6 +132,13 @@ enum attn_status
 decoder_show_layer(const struct decoder_model *m, struct decoder_run *r, int layer,
                    struct attn_error *err)
 {
+    return decoder_show_layer_stages(m, r, layer, true, err);
+}
+
+enum attn_status
+decoder_show_layer_stages(const struct decoder_model *m, struct decoder_run *r, int layer,
+                          bool attention, struct attn_error *err)
+{
     const struct decoder_config *c = &m->cfg;
     const int n = r->n;
     struct decoder_layer_stages *l;
@@ -148,6 +155,12 @@ decoder_show_layer(const struct decoder_model *m, struct decoder_run *r, int lay
         run_slot(c, r, RUN_SLOT_SHOWN, layer, &s);
         decoder_run_block(m, r, layer, decoder_layer_input(r, layer), 0, &s, scratch, parallel_threads());
         run_expose(c, r);
+    }
+    if (!attention) {
+        /* (its scores, masked, scaled scores and weights not made: nothing will show them) */
+        l = &r->layers[layer];
+        l->scores = l->masked = l->scaled = l->weights = NULL;
+        return decoder_check_files(m, err);
     }
     if (run_attention(c, r, layer) != 0)
         return attn_fail(err, ATTN_ENOMEM, "out of memory for the attention of layer %d", layer);

@@ -24,6 +24,7 @@ struct family_decoder_state {
     struct decoder_knobs knobs;     /* (knobs.ablated: ablated, below) */
     unsigned char *ablated;         /* (n_layer * n_head) a copy of the source's, or NULL */
     int top;
+    bool no_attention;              /* the source's: the shown layer's n x n stages not made */
     int from;                       /* the first row this run computed (0: all of them) */
     int from_layer;                 /* the first layer it computed (an ablation's; 0: all) */
     float *measures;                /* every head's measures (headmap.h), made when first

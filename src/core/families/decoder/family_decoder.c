@@ -296,7 +296,8 @@ decoder_family_select_layer(struct pipeline *p, int layer, struct attn_error *er
     const bool gated = decoder_gated(c);
     const struct matrix none = { 0 };
     /* The layer's every stage, its scores, masked and scaled scores and weights. */
-    enum attn_status st = decoder_show_layer(&s->model->dec, &s->run, layer, err);
+    enum attn_status st =
+        decoder_show_layer_stages(&s->model->dec, &s->run, layer, !s->no_attention, err);
 
     if (st != ATTN_OK)
         return st;
@@ -442,6 +443,7 @@ decoder_family_build(struct pipeline *p, struct family_decoder_state *prev, cons
     s->knobs = k;
     s->knobs.ablated = NULL;
     s->top = src->top;
+    s->no_attention = src->no_attention;
     if (src->ablated != NULL) {
         s->ablated = malloc((size_t)c->n_layer * (size_t)c->n_head);
         if (s->ablated == NULL)
