@@ -9,10 +9,15 @@
  *
  * (KV: f16, llama.cpp's defaults: a float16 cache, flash attention when
  * it likes; or f32: a float32 cache and flash attention off) prints "position rank id probability" lines, the TOP likeliest tokens of
- * each position, the softmax taken in double over llama.cpp's logits.
+ * each position, the softmax taken in double over llama.cpp's logits, and
+ * on standard error the milliseconds llama_decode took (the forward with
+ * every position's logits, as attnscope's view needs them): the second of
+ * two forwards of the ids, the cache cleared between, so that building the
+ * graph and faulting the weights in are not counted.
  */
 #include <math.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,9 +78,22 @@ main(int argc, char **argv)
         batch.logits[i] = 1;
     }
     batch.n_tokens = n;
-    if (ctx == NULL || llama_decode(ctx, batch) != 0) {
-        fprintf(stderr, "llama_logits: the forward failed\n");
-        return 1;
+    {
+        struct timespec t0, t1;
+        int rc;
+        rc = ctx == NULL ? -1 : llama_decode(ctx, batch);
+        if (rc == 0)
+            llama_memory_clear(llama_get_memory(ctx), true);
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        if (rc == 0)
+            rc = llama_decode(ctx, batch);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (rc != 0) {
+            fprintf(stderr, "llama_logits: the forward failed\n");
+            return 1;
+        }
+        fprintf(stderr, "decode_ms\t%.1f\n",
+                (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
     }
     for (int i = 0; i < n; i++) {
         const float *lg = llama_get_logits_ith(ctx, i);
