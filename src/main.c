@@ -103,7 +103,7 @@ view_idle(void *ctx)
         family_decoder_pack_meanwhile(m);
         return;
     }
-    (void)family_decoder_pack_settle(m, false);
+    (void)family_decoder_pack_settle(m);
 }
 
 static int

@@ -40,27 +40,44 @@ decoder_unpack(struct decoder_model *m)
     linalg_packed_destroy(&m->head_packed);
 }
 
-/* Packs l once (from its f32 or its bfloat16 copy, into a pack of the same type); 0 or -1. */
+/*
+ * Packs l into pk (from its f32 or its bfloat16 copy, into a pack of the
+ * same type) unless it is packed already or has no copy; 0 or -1.
+ */
 static int
-pack_linear(struct decoder_linear *l)
+pack_into(const struct decoder_linear *l, struct linalg_packed *pk)
 {
     if (l->packed.data != NULL || (l->w == NULL && l->w16 == NULL))
         return 0;
-    return l->w != NULL ? linalg_pack(&l->packed, l->out, l->in, l->w, l->ld, l->out_in)
-                        : linalg_pack_bf16(&l->packed, l->out, l->in, l->w16, l->ld, l->out_in);
+    return l->w != NULL ? linalg_pack(pk, l->out, l->in, l->w, l->ld, l->out_in)
+                        : linalg_pack_bf16(pk, l->out, l->in, l->w16, l->ld, l->out_in);
 }
 
-/* Packs the output head once, likewise. */
+/* Packs l once, into its own pack. */
 static int
-pack_head(struct decoder_model *m)
+pack_linear(struct decoder_linear *l)
+{
+    return pack_into(l, &l->packed);
+}
+
+/* The output head packed into pk, likewise (unless packed already or absent). */
+static int
+pack_head_into(const struct decoder_model *m, struct linalg_packed *pk)
 {
     const int C = m->cfg.n_embd;
 
     if (m->head_packed.data != NULL || (m->lm_head == NULL && m->lm_head16 == NULL))
         return 0;
     return m->lm_head != NULL
-               ? linalg_pack(&m->head_packed, decoder_outputs(&m->cfg), C, m->lm_head, C, 1)
-               : linalg_pack_bf16(&m->head_packed, decoder_outputs(&m->cfg), C, m->lm_head16, C, 1);
+               ? linalg_pack(pk, decoder_outputs(&m->cfg), C, m->lm_head, C, 1)
+               : linalg_pack_bf16(pk, decoder_outputs(&m->cfg), C, m->lm_head16, C, 1);
+}
+
+/* Packs the output head once, into the model's head pack. */
+static int
+pack_head(struct decoder_model *m)
+{
+    return pack_head_into(m, &m->head_packed);
 }
 
 /* A pack's bytes beside the weights (none for one made over them). */
@@ -178,6 +195,23 @@ release_bytes(const struct decoder_model *m, const void *w, size_t bytes)
     return end - begin;
 }
 
+/*
+ * The bytes of l's weights as it holds them, or 0: up to its last row's
+ * last value (q, k and v share GPT-2's c_attn rows, so a row of ld values
+ * would reach past k's and v's).
+ */
+static size_t
+linear_extent(const struct decoder_linear *l)
+{
+    const size_t rows = (size_t)(l->out_in ? l->out : l->in);
+    const size_t cols = (size_t)(l->out_in ? l->in : l->out);
+    const size_t values = rows > 0 ? (rows - 1) * (size_t)l->ld + cols : 0;
+
+    if (l->wq != NULL)
+        return (size_t)l->out * decoder_quant_row_bytes(l->wq_type, l->in);
+    return l->w != NULL ? values * sizeof(float) : l->w16 != NULL ? values * sizeof(uint16_t) : 0;
+}
+
 /* Gives back the f32 or bfloat16 copies of layer l's packed linears (a layer's share of
    decoder_release_unpacked). */
 static void
@@ -185,16 +219,10 @@ release_layer(struct decoder_model *m, int l)
 {
     for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
         struct decoder_linear *d = decoder_block_linear(&m->blocks[l], i);
-        /* Its values end at its last row's last one (q, k and v share GPT-2's c_attn rows, so
-           a row of ld values would reach past k's and v's). */
-        const size_t values = d->out_in ? (size_t)(d->out - 1) * (size_t)d->ld + (size_t)d->in
-                                        : (size_t)(d->in - 1) * (size_t)d->ld + (size_t)d->out;
         if (d->packed.data == NULL || (d->w == NULL && d->w16 == NULL))
             continue;
-        if (d->w != NULL)
-            m->weights_released += release_bytes(m, d->w, values * sizeof *d->w);
-        else
-            m->weights_released += release_bytes(m, d->w16, values * sizeof *d->w16);
+        m->weights_released += release_bytes(
+            m, d->w != NULL ? (const void *)d->w : (const void *)d->w16, linear_extent(d));
         d->w = NULL;
         d->w16 = NULL;
     }
@@ -343,19 +371,6 @@ pin(const struct decoder_model *m, const void *p, size_t bytes)
     free(aside);
 }
 
-/* The bytes of l's weights as it holds them (its last row's end), or 0. */
-static size_t
-linear_extent(const struct decoder_linear *l)
-{
-    const size_t rows = (size_t)(l->out_in ? l->out : l->in);
-    const size_t cols = (size_t)(l->out_in ? l->in : l->out);
-    const size_t values = rows > 0 ? (rows - 1) * (size_t)l->ld + cols : 0;
-
-    if (l->wq != NULL)
-        return (size_t)l->out * decoder_quant_row_bytes(l->wq_type, l->in);
-    return l->w != NULL ? values * sizeof(float) : l->w16 != NULL ? values * sizeof(uint16_t) : 0;
-}
-
 void
 decoder_pin_mapped(struct decoder_model *m)
 {
@@ -394,22 +409,11 @@ struct decoder_packer {
     int stop;                      /* set to make the thread end early (atomically) */
 };
 
-/* Packs l into pk (from its f32 or bfloat16 weights, as pack_linear would); 0 or -1. */
-static int
-pack_into(const struct decoder_linear *l, struct linalg_packed *pk)
-{
-    if (l->packed.data != NULL || (l->w == NULL && l->w16 == NULL))
-        return 0;
-    return l->w != NULL ? linalg_pack(pk, l->out, l->in, l->w, l->ld, l->out_in)
-                        : linalg_pack_bf16(pk, l->out, l->in, l->w16, l->ld, l->out_in);
-}
-
 static void *
 packer_thread(void *arg)
 {
     struct decoder_packer *p = arg;
     const struct decoder_model *m = p->m;
-    const int C = m->cfg.n_embd;
     bool ok = true;
 
     for (int l = 0; ok && l < m->cfg.n_layer; l++)
@@ -419,10 +423,8 @@ packer_thread(void *arg)
             else if (linear_used(&m->cfg, i))
                 ok = pack_into(decoder_block_linear(&m->blocks[l], i),
                                &p->lin[(size_t)l * DECODER_BLOCK_LINEARS + (size_t)i]) == 0;
-    if (ok && !__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE) && m->head_packed.data == NULL && (m->lm_head != NULL || m->lm_head16 != NULL))
-        ok = (m->lm_head != NULL
-                  ? linalg_pack(&p->head, decoder_outputs(&m->cfg), C, m->lm_head, C, 1)
-                  : linalg_pack_bf16(&p->head, decoder_outputs(&m->cfg), C, m->lm_head16, C, 1)) == 0;
+    if (ok && !__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE))
+        ok = pack_head_into(m, &p->head) == 0;
     p->ok = ok;
     __atomic_store_n(&p->done, 1, __ATOMIC_RELEASE);
     return NULL;
@@ -475,7 +477,7 @@ decoder_packer_adopt(struct decoder_packer *p, struct decoder_model *m)
     pthread_join(p->thread, NULL);
     ok = p->ok;
     if (ok) {
-        /* (the packs are m's now, and the weights they replace given back, as decoder_pack_replacing does) */
+        /* (the packs are m's now, the weights they replace given back: decoder_pack_replacing's) */
         for (int l = 0; l < m->cfg.n_layer; l++) {
             for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
                 struct linalg_packed *pk = &p->lin[(size_t)l * DECODER_BLOCK_LINEARS + (size_t)i];

@@ -55,8 +55,8 @@ weights_close(struct weights_loader *ld)
     struct decoder_model *m = ld->m;
 
     if (m != NULL && ld->src.file_count > 0) {
-        struct filemap **maps = realloc(m->maps, ((size_t)m->map_count + (size_t)ld->src.file_count) *
-                                                     sizeof *maps);
+        const size_t most = (size_t)m->map_count + (size_t)ld->src.file_count;
+        struct filemap **maps = realloc(m->maps, most * sizeof *maps);
         m->files_read = ld->src.file_count;
         /* the mappings the weights point into live as long as the model */
         if (maps != NULL) {

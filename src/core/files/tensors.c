@@ -647,8 +647,9 @@ tensors_map(struct tensor_source *s, const struct tensor_info *t, enum tensor_dt
     const unsigned char *at;
 
     /* (the files are little-endian: a big-endian host reads them, converting) */
-    if (*(const unsigned char *)&one != 1 || f == NULL || f->reader->locate == NULL || t->refused != NULL || as != t->dtype ||
-        bytes == 0 || bytes != t->end - t->begin || f->map_refused ||
+    if (*(const unsigned char *)&one != 1 || f == NULL || f->reader->locate == NULL ||
+        t->refused != NULL || as != t->dtype || bytes == 0 || bytes != t->end - t->begin ||
+        f->map_refused ||
         !f->reader->locate(f->self, t, &fd, &offset, &size) || size > SIZE_MAX)
         return NULL;
     if (f->map == NULL) {

@@ -440,7 +440,7 @@ panel_bf16(const struct bmat *bm, int p0, int kc, int j0, int w, int nr, void *o
         if (nr == 32 && w == 32 && cpu_isa() == CPU_AVX512) {
             /* Whole blocks of 16 p by vector transposes; the rest below, one by one. */
             done = kc / 16 * 16;
-            /* (the rows' next block of k asked for: 32 streams are more than the hardware follows) */
+            /* (the rows' next block of k asked for: 32 streams are more than hardware follows) */
             for (int j = 0; j < 32; j++)
                 for (int p = 0; p < kc; p += 32)
                     __builtin_prefetch(src + (size_t)j * ldb + (size_t)(kc + p));
@@ -619,8 +619,8 @@ gemm_core(const struct kernel *kn, int m, int n, int k, const float *a, int lda,
             for (int j0 = 0; j0 < n; j0 += nr) {
                 const void *panel_b = block + (size_t)j0 * (size_t)kc * esize;
                 const int w = n - j0 < nr ? n - j0 : nr;
-                panel_tiles(kn, tl, kc, mc, pa, panel_b, w, c + (size_t)i0 * (size_t)ldc + (size_t)j0,
-                            ldc, accumulate);
+                panel_tiles(kn, tl, kc, mc, pa, panel_b, w,
+                            c + (size_t)i0 * (size_t)ldc + (size_t)j0, ldc, accumulate);
             }
         }
     }

@@ -61,13 +61,13 @@ bool family_decoder_pack_if_room(struct decoder_model *m);
  * The same packing on a thread of its own while the model is used as it is
  * (the view draws its first frame meanwhile: a model opens as fast as
  * --print's; the products pack as they go until then, the same bits).
- * family_decoder_pack_settle puts the packs in once they are made (wait:
- * waits for them), then makes what is still read from the files the
- * process's own (decoder_pin_mapped); true when it did.  Call it only
+ * family_decoder_pack_settle, without waiting, puts the packs in once they
+ * are made, then makes what is still read from the files the process's own
+ * (decoder_pin_mapped); true when it did.  Call it only
  * while no forward runs on m (the view: between keys).
  */
 void family_decoder_pack_meanwhile(struct decoder_model *m);
-bool family_decoder_pack_settle(struct decoder_model *m, bool wait);
+bool family_decoder_pack_settle(struct decoder_model *m);
 
 /* The knobs of cfg that a trained model has (mask, scaling, temperature). */
 void family_decoder_knobs_of(const struct attention_config *cfg, struct decoder_knobs *k);

@@ -135,7 +135,7 @@ family_decoder_pipeline_bytes(const struct decoder_config *c, int n, int top)
     return decoder_run_bytes(c, n, top) + nn * 64;
 }
 
-/* Whether packing m fits the four fifths of memory the view budgets (family_decoder_pack_if_room). */
+/* Whether packing m fits the four fifths of memory the view budgets (pack_if_room's rule). */
 static bool
 room_to_pack(const struct decoder_model *m)
 {
@@ -152,7 +152,7 @@ family_decoder_pack_if_room(struct decoder_model *m)
        while they are made; that must fit the four fifths of memory the view budgets. */
     const bool packed = room_to_pack(m) && decoder_pack_replacing(m);
 
-    /* (what the view reads from the files after this is its own: a file saved over changes nothing) */
+    /* (what the view reads from the files is then its own: a file saved over changes nothing) */
     decoder_pin_mapped(m);
     return packed;
 }
@@ -172,9 +172,9 @@ family_decoder_pack_meanwhile(struct decoder_model *m)
 }
 
 bool
-family_decoder_pack_settle(struct decoder_model *m, bool wait)
+family_decoder_pack_settle(struct decoder_model *m)
 {
-    if (m->packer == NULL || (!wait && !decoder_packer_done(m->packer)))
+    if (m->packer == NULL || !decoder_packer_done(m->packer))
         return false;
     (void)decoder_packer_adopt(m->packer, m);
     m->packer = NULL;
