@@ -296,7 +296,7 @@ choose_cells(const struct heatmap_spec *spec, int avail, struct heatmap_geometry
     float lo, hi;
     int w4, w2;
 
-    rowops_range(spec->m->data, matrix_size(spec->m), &lo, &hi);
+    matrix_range(spec->m, &lo, &hi);
     w4 = value_width(lo, hi, 4) + extra;
     w2 = value_width(lo, hi, 2) + extra;
 

@@ -20,6 +20,18 @@ stagemap_range(const float *x, size_t n, float *lo, float *hi)
 }
 
 void
+stagemap_matrix_range(const struct matrix *m, float *lo, float *hi)
+{
+    float a, b;
+
+    matrix_range(m, &a, &b);
+    if (a > b)
+        a = b = 0.0f;
+    *lo = a;
+    *hi = b;
+}
+
+void
 stagemap_widen(const float *x, size_t n, float *lo, float *hi)
 {
     float a, b;
@@ -74,7 +86,7 @@ void
 stagemap_kinds(const void *ctx, int seen[HEAT_ABSENT + 1])
 {
     const struct stagemap *sm = ctx;
-    const int odd = rowops_nonfinite(sm->m.data, matrix_size(&sm->m));
+    const int odd = matrix_nonfinite(&sm->m);
     const enum stage_cells cells = pipeline_stage_cells(sm->stage);
 
     if (sm->mask_matrix || (odd != 0 && cells != CELLS_VALUES)) {
@@ -118,7 +130,7 @@ data_range(const struct stagemap *sm, float *lo, float *hi)
                 stagemap_widen(matrix_row(m, i) + first, (size_t)(end - first), lo, hi);
         }
     } else {
-        rowops_range(m->data, matrix_size(m), lo, hi);
+        matrix_range(m, lo, hi);
     }
     return *lo <= *hi;
 }
@@ -159,23 +171,28 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
         sm->range_skip_first == skip) {
         spec->lo = sm->range_lo;
         spec->hi = sm->range_hi;
-    } else if (skip) {
-        /* Every head's rows from their second key on. */
-        size_t count;
-        const float *all = pipeline_stage_all_heads(p, s, &count);
-        const size_t cols = (size_t)pv.m.cols;
+    } else if (pipeline_stage_per_head(s)) {
+        /* Every head's rows (skip: from their second key on). */
         spec->lo = INFINITY;
         spec->hi = -INFINITY;
-        for (size_t r = 0; r < count / cols; r++)
-            stagemap_widen(all + r * cols + 1, cols - 1, &spec->lo, &spec->hi);
+        for (int h = 0; h < st->shape.heads; h++) {
+            struct pipeline_view hv;
+            pipeline_stage_view(p, s, h, &hv);
+            if (skip) {
+                for (int r = 0; r < hv.m.rows; r++)
+                    stagemap_widen(matrix_row(&hv.m, r) + 1, (size_t)hv.m.cols - 1, &spec->lo,
+                                   &spec->hi);
+            } else {
+                float a, b;
+                matrix_range(&hv.m, &a, &b);
+                spec->lo = a < spec->lo ? a : spec->lo;
+                spec->hi = b > spec->hi ? b : spec->hi;
+            }
+        }
         if (spec->lo > spec->hi)
             spec->lo = spec->hi = 0.0f;
-    } else if (pipeline_stage_per_head(s)) {
-        size_t count;
-        const float *all = pipeline_stage_all_heads(p, s, &count);
-        stagemap_range(all, count, &spec->lo, &spec->hi);
     } else {
-        stagemap_range(pv.m.data, matrix_size(&pv.m), &spec->lo, &spec->hi);
+        stagemap_matrix_range(&pv.m, &spec->lo, &spec->hi);
     }
     /* One head's matrix drawn on the scale of all of them: the legend says so. */
     if (pipeline_stage_per_head(s))
@@ -196,13 +213,17 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
         if (sm->log_scale) {
             /* From the smallest weight above 0 the scale spans (every head's) to its largest. */
             if (sm->range_positive <= 0.0f) {
-                size_t count;
-                const float *all = pipeline_stage_all_heads(p, s, &count);
-                const size_t cols = (size_t)pv.m.cols;
                 float least = INFINITY;
-                for (size_t e = 0; e < count; e++)
-                    if (all[e] > 0.0f && all[e] < least && !(skip && e % cols == 0))
-                        least = all[e];
+                for (int h = 0; h < st->shape.heads; h++) {
+                    struct pipeline_view hv;
+                    pipeline_stage_view(p, s, h, &hv);
+                    for (int r = 0; r < hv.m.rows; r++) {
+                        const float *x = matrix_row(&hv.m, r);
+                        for (int c = skip ? 1 : 0; c < hv.m.cols; c++)
+                            if (x[c] > 0.0f && x[c] < least)
+                                least = x[c];
+                    }
+                }
                 sm->range_positive = isfinite(least) ? least : 0.0f;
             }
             if (sm->range_positive > 0.0f && sm->range_positive < spec->hi) {

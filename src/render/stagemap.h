@@ -52,6 +52,8 @@ void stagemap_widen(const float *x, size_t n, float *lo, float *hi);
 
 /* The finite minimum and maximum of x (0 and 0 when there is none). */
 void stagemap_range(const float *x, size_t n, float *lo, float *hi);
+/* The same of a matrix's elements (its rows, whatever its stride). */
+void stagemap_matrix_range(const struct matrix *m, float *lo, float *hi);
 
 /* The cell kinds of a stage (the heatmap_spec kind callback); ctx is a struct stagemap. */
 enum heat_kind stagemap_kind(const void *ctx, int i, int j);

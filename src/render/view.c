@@ -195,7 +195,7 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
         for (int w = 0; w < 3; w++) {
             float lo;
             float hi;
-            stagemap_range(src[w]->data, matrix_size(src[w]), &lo, &hi);
+            stagemap_matrix_range(src[w], &lo, &hi);
             spec->lo = fminf(spec->lo, lo);
             spec->hi = fmaxf(spec->hi, hi);
         }

@@ -58,7 +58,7 @@ view_cache_spec(struct view *v, const struct pipeline *p, int head, struct heatm
     spec->hi = -INFINITY;
     for (int w = 0; w < 2; w++) {
         float lo, hi;
-        stagemap_range(src[w]->data, matrix_size(src[w]), &lo, &hi);
+        stagemap_matrix_range(src[w], &lo, &hi);
         spec->lo = fminf(spec->lo, lo);
         spec->hi = fmaxf(spec->hi, hi);
     }

@@ -408,8 +408,7 @@ START_TEST(stage_table_is_consistent)
     for (int s = 0; s < STAGE_COUNT; s++) {
         enum pipeline_stage back;
         struct pipeline_view v;
-        size_t count;
-        const float *all = pipeline_stage_all_heads(&p, (enum pipeline_stage)s, &count);
+        float mean[36];
         ck_assert_int_eq(pipeline_stage_parse(pipeline_stage_name((enum pipeline_stage)s), &back), 0);
         ck_assert_int_eq(back, s);
         /* A transformer block's own stages are a trained model's (check_model). */
@@ -429,13 +428,19 @@ START_TEST(stage_table_is_consistent)
         ck_assert_ptr_nonnull(v.row_labels);
         ck_assert_str_ne(pipeline_stage_formula(&p, (enum pipeline_stage)s), "?");
         if (pipeline_stage_per_head((enum pipeline_stage)s)) {
-            ck_assert_ptr_nonnull(all);
-            ck_assert_uint_eq(count, 2u * 6u * 6u);
-            /* Head 1 is the second (nq, nk) block of the stage's buffer. */
-            ck_assert_ptr_eq(v.m.data, all + 36);
+            struct pipeline_view v0;
+            pipeline_stage_view(&p, (enum pipeline_stage)s, 0, &v0);
+            /* Head 1 is the second (nq, nk) block of the stage's buffer, rows nk apart. */
+            ck_assert_ptr_eq(v.m.data, v0.m.data + 36);
+            ck_assert_int_eq(v.m.stride, 6);
             ck_assert_ptr_nonnull(v.col_labels);
+            /* The heads' mean, each cell's heads summed in order, then / H. */
+            ck_assert_int_eq(pipeline_stage_heads_mean(&p, (enum pipeline_stage)s, mean), 0);
+            for (int e = 0; e < 36; e++)
+                ck_assert(mean[e] == (0.0f + v0.m.data[e] + v.m.data[e]) / 2.0f ||
+                          (isnan(mean[e]) && isnan(v0.m.data[e] + v.m.data[e])));
         } else {
-            ck_assert_ptr_null(all);
+            ck_assert_int_eq(pipeline_stage_heads_mean(&p, (enum pipeline_stage)s, mean), -1);
         }
     }
     {

@@ -183,7 +183,13 @@ START_TEST(the_model_map_draws_every_head_when_it_fits)
     ck_assert_ptr_nonnull(weights);
     for (int l = 0; l < a.pipe.layers; l++) {
         ck_assert(pipeline_select_layer(&a.pipe, l, NULL) == ATTN_OK);
-        memcpy(weights + (size_t)l * hnn, a.pipe.st.weights, hnn * sizeof *weights);
+        for (int h = 0; h < heads; h++) {
+            struct pipeline_view v;
+            pipeline_stage_view(&a.pipe, STAGE_WEIGHTS, h, &v);
+            for (int i = 0; i < n; i++)
+                memcpy(weights + ((size_t)(l * heads + h) * n + i) * n, matrix_row(&v.m, i),
+                       (size_t)n * sizeof *weights);
+        }
     }
     ck_assert(pipeline_select_layer(&a.pipe, shown, NULL) == ATTN_OK);
 

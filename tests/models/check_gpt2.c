@@ -23,6 +23,7 @@
 #include "attnscope/files/safetensors.h"
 #include "expected.h"
 #include "gpt2_random.h"
+#include "shown_stage.h"
 #include "testutil.h"
 
 static void
@@ -58,7 +59,11 @@ check_case(const char *name)
         snprintf(what, sizeof what, "%s weights layer %d", name, l);
         ck_assert_msg(decoder_show_layer(&m, &r, l, &err) == ATTN_OK, "%s",
                       err.msg);
-        compare(what, r.layers[l].weights, at, (size_t)m.cfg.n_head * n * n, 1e-5);
+        {
+            float *w = shown_stage(&m.cfg, &r, r.layers[l].weights);
+            compare(what, w, at, (size_t)m.cfg.n_head * n * n, 1e-5);
+            free(w);
+        }
         snprintf(what, sizeof what, "%s resid2 layer %d", name, l);
         compare(what, r.layers[l].resid2, line_of(e.text, "resid2", l), (size_t)n * m.cfg.n_embd, 1e-5);
     }
@@ -164,8 +169,13 @@ START_TEST(a_reused_arena_changes_no_bit)
         const size_t nf = (size_t)n * 4 * C * sizeof(float);
         ck_assert(memcmp(a->norm1, b->norm1, nc) == 0 && memcmp(a->q, b->q, nc) == 0 &&
                   memcmp(a->k, b->k, nc) == 0 && memcmp(a->v, b->v, nc) == 0);
-        ck_assert_msg(memcmp(a->scores, b->scores, nn) == 0, "scores of layer %d", l);
-        ck_assert_msg(memcmp(a->weights, b->weights, nn) == 0, "weights of layer %d", l);
+        {
+            float *sa = shown_stage(&cfg, &fresh, a->scores), *sb = shown_stage(&cfg, &reused, b->scores);
+            float *wa = shown_stage(&cfg, &fresh, a->weights), *wb = shown_stage(&cfg, &reused, b->weights);
+            ck_assert_msg(memcmp(sa, sb, nn) == 0, "scores of layer %d", l);
+            ck_assert_msg(memcmp(wa, wb, nn) == 0, "weights of layer %d", l);
+            free(sa), free(sb), free(wa), free(wb);
+        }
         ck_assert(memcmp(a->context, b->context, nc) == 0 && memcmp(a->attn, b->attn, nc) == 0 &&
                   memcmp(a->resid1, b->resid1, nc) == 0 && memcmp(a->norm2, b->norm2, nc) == 0);
         ck_assert(memcmp(a->up, b->up, nf) == 0 && memcmp(a->act, b->act, nf) == 0);
@@ -208,6 +218,20 @@ START_TEST(a_reused_arena_changes_no_bit)
 }
 END_TEST
 
+/* Whether the shown layer's (H, n, n) stage x of a and y of b hold the same bits. */
+static bool
+same_stage(const struct decoder_config *c, const struct decoder_run *a, const float *x,
+           const struct decoder_run *b, const float *y)
+{
+    float *xs = shown_stage(c, a, x), *ys = shown_stage(c, b, y);
+    const bool same =
+        memcmp(xs, ys, (size_t)c->n_head * (size_t)a->n * (size_t)a->n * sizeof *xs) == 0;
+
+    free(xs);
+    free(ys);
+    return same;
+}
+
 /*
  * Whether every stage of every layer of a and b is the same, bit for bit,
  * the scores and weights made for each layer in turn.
@@ -219,7 +243,6 @@ same_runs(const struct decoder_model *m, struct decoder_run *a, struct decoder_r
     const struct decoder_config *c = &m->cfg;
     const size_t n = (size_t)a->n, C = (size_t)c->n_embd, F = (size_t)c->n_inner;
     const size_t nc = n * C * sizeof(float), nf = n * F * sizeof(float);
-    const size_t hnn = (size_t)c->n_head * n * n * sizeof(float);
 
     if (a->n != b->n || a->top != b->top)
         return snprintf(why, size, "sizes differ"), false;
@@ -243,11 +266,11 @@ same_runs(const struct decoder_model *m, struct decoder_run *a, struct decoder_r
         }
         if (memcmp(x->up, y->up, nf) || memcmp(x->act, y->act, nf))
             return snprintf(why, size, "layer %d: the MLP differs", l), false;
-        if (memcmp(x->scores, y->scores, hnn))
+        if (!same_stage(c, a, x->scores, b, y->scores))
             return snprintf(why, size, "layer %d: scores differ", l), false;
-        if (memcmp(x->masked, y->masked, hnn) || memcmp(x->scaled, y->scaled, hnn))
+        if (!same_stage(c, a, x->masked, b, y->masked) || !same_stage(c, a, x->scaled, b, y->scaled))
             return snprintf(why, size, "layer %d: masked or scaled scores differ", l), false;
-        if (memcmp(x->weights, y->weights, hnn))
+        if (!same_stage(c, a, x->weights, b, y->weights))
             return snprintf(why, size, "layer %d: weights differ", l), false;
     }
     if (memcmp(a->final, b->final, nc))
@@ -556,8 +579,11 @@ START_TEST(the_layer_shown_is_made_again_the_same)
         ck_assert(decoder_show_layer(&m, &r, l, &err) == ATTN_OK);
         ck_assert(memcmp(q, s->q, nc * sizeof *q) == 0);
         ck_assert(r.layers[1 - l].weights == NULL && r.layers[1 - l].norm1 == NULL);
+        /* (the four stages, each head's rows one after another) */
+        float *weights = shown_stage(&cfg, &r, s->weights), *scores = shown_stage(&cfg, &r, s->scores);
+        float *masked = shown_stage(&cfg, &r, s->masked), *scaled = shown_stage(&cfg, &r, s->scaled);
         for (int h = 0; h < 3; h++) {
-            const float *w = s->weights + (size_t)h * n * n;
+            const float *w = weights + (size_t)h * n * n;
             linalg_gemm_nn(n, hd, n, w, n, s->v + h * hd, C, ctx + h * hd, C);
             if (l == 0 && h == 2) /* the ablated head's context is zeroed */
                 for (int i = 0; i < n; i++)
@@ -568,11 +594,12 @@ START_TEST(the_layer_shown_is_made_again_the_same)
             for (int i = 0; i + 1 < n; i++) {
                 const size_t at = ((size_t)h * n + (size_t)i) * n;
                 ck_assert(w[(size_t)i * n + (size_t)n - 1] == 0.0f); /* masked: no weight */
-                ck_assert(isinf(s->masked[at + n - 1]) && isinf(s->scaled[at + n - 1]));
-                ck_assert(s->masked[at] == s->scores[at]);
-                ck_assert(s->scaled[at] == s->masked[at] / r.divisors[l]);
+                ck_assert(isinf(masked[at + n - 1]) && isinf(scaled[at + n - 1]));
+                ck_assert(masked[at] == scores[at]);
+                ck_assert(scaled[at] == masked[at] / r.divisors[l]);
             }
         }
+        free(weights), free(scores), free(masked), free(scaled);
         ck_assert_msg(memcmp(ctx, s->context, nc * sizeof *ctx) == 0,
                       "layer %d: the weights shown did not make the context", l);
     }

@@ -29,6 +29,7 @@
 #include "expected.h"
 #include "llama_random.h"
 #include "pth_writer.h"
+#include "shown_stage.h"
 #include "testutil.h"
 
 #define TOL 1e-5
@@ -125,8 +126,9 @@ outputs(const struct fixture *f, const char *from, const struct decoder_run *r)
  * text's fixture keeps only q, k, the weights, the context and the output.
  */
 static void
-layer_stages(const struct fixture *f, const struct decoder_layer_stages *s, int l)
+layer_stages(const struct fixture *f, const struct decoder_run *r, int l)
 {
+    const struct decoder_layer_stages *s = &r->layers[l];
     const struct decoder_config *c = &f->m.cfg;
     const size_t n = (size_t)f->n, C = (size_t)c->n_embd, F = (size_t)c->n_inner;
     const size_t Q = (size_t)decoder_q_width(c), K = (size_t)decoder_kv_width(c);
@@ -135,7 +137,11 @@ layer_stages(const struct fixture *f, const struct decoder_layer_stages *s, int 
 
     stage(f, f->e.text, "q", l, s->q, n * Q);
     stage(f, f->e.text, "k", l, s->k, n * K);
-    stage(f, f->e.text, "weights", l, s->weights, hnn);
+    {
+        float *w = shown_stage(c, r, s->weights);
+        stage(f, f->e.text, "weights", l, w, hnn);
+        free(w);
+    }
     stage(f, f->e.text, "context", l, s->context, n * Q);
     stage(f, f->e.text, "resid2", l, s->resid2, n * C);
     ck_assert_msg(whole || strstr(f->dir, "long") != NULL, "%s: layer %d's stages", f->dir, l);
@@ -161,13 +167,14 @@ layer_stages(const struct fixture *f, const struct decoder_layer_stages *s, int 
         ck_assert_ptr_null(s->q_normed);
     if (has(f->e.text, "scores", l)) {
         static const char *const names[] = { "scores", "scaled" };
-        const float *got[] = { s->scores, s->scaled };
+        float *got[] = { shown_stage(c, r, s->scores), shown_stage(c, r, s->scaled) };
         for (int i = 0; i < 2; i++) {
             char what[4400];
             const char *at = line_of(f->e.text, names[i], l);
             ck_assert_int_eq((size_t)next_number(&at), hnn);
             snprintf(what, sizeof what, "%s: %s layer %d", f->dir, names[i], l);
             compare_rows(what, got[i], at, hnn, n, TOL);
+            free(got[i]);
         }
     }
     stage(f, f->e.text, "attn", l, s->attn, n * C);
@@ -208,7 +215,7 @@ check_case(const char *name)
         }
         for (int l = 0; l < c->n_layer; l++) {
             ck_assert_msg(decoder_show_layer(&f.m, &r, l, &err) == ATTN_OK, "%s", err.msg);
-            layer_stages(&f, &r.layers[l], l);
+            layer_stages(&f, &r, l);
         }
         outputs(&f, f.e.text, &r);
         decoder_run_destroy(&r);
@@ -234,7 +241,9 @@ check_case(const char *name)
                           "%s", err.msg);
             for (int l = 0; l < c->n_layer; l++) {
                 ck_assert_msg(decoder_show_layer(&f.m, &r, l, &err) == ATTN_OK, "%s", err.msg);
-                stage(&f, knobs_line, "weights", l, r.layers[l].weights, hnn);
+                float *w = shown_stage(c, &r, r.layers[l].weights);
+                stage(&f, knobs_line, "weights", l, w, hnn);
+                free(w);
                 stage(&f, knobs_line, "context", l, r.layers[l].context, n * Q);
                 stage(&f, knobs_line, "resid2", l, r.layers[l].resid2, n * C);
             }
@@ -403,8 +412,13 @@ edit_case(const char *name, int from, int shown)
         ck_assert(decoder_show_layer(&f.m, &edit, shown, &err) == ATTN_OK);
         ck_assert(memcmp(whole.layers[shown].q_normed, edit.layers[shown].q_normed,
                          n * (size_t)decoder_q_width(c) * sizeof(float)) == 0);
-        ck_assert(memcmp(whole.layers[shown].weights, edit.layers[shown].weights,
-                         (size_t)c->n_head * n * n * sizeof(float)) == 0);
+        {
+            float *a = shown_stage(c, &whole, whole.layers[shown].weights);
+            float *b = shown_stage(c, &edit, edit.layers[shown].weights);
+            ck_assert(memcmp(a, b, (size_t)c->n_head * n * n * sizeof(float)) == 0);
+            free(a);
+            free(b);
+        }
         ck_assert(memcmp(whole.top_probs, edit.top_probs, n * (size_t)f.top * sizeof(float)) == 0);
         decoder_run_destroy(&whole);
         decoder_run_destroy(&part);

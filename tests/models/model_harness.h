@@ -9,7 +9,9 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,6 +29,24 @@
 #include "testutil.h"
 
 #define TINY "tests/fixtures/gpt2/tiny"
+
+/* Whether every head of per-head stage s holds the same bits in a and b (its rows, whatever their stride). */
+static inline bool
+same_heads(const struct pipeline *a, const struct pipeline *b, enum pipeline_stage s)
+{
+    for (int h = 0; h < a->st.shape.heads; h++) {
+        struct pipeline_view x, y;
+        pipeline_stage_view(a, s, h, &x);
+        pipeline_stage_view(b, s, h, &y);
+        if (x.m.rows != y.m.rows || x.m.cols != y.m.cols)
+            return false;
+        for (int i = 0; i < x.m.rows; i++)
+            if (memcmp(matrix_row(&x.m, i), matrix_row(&y.m, i), (size_t)x.m.cols * sizeof(float)))
+                return false;
+    }
+    return true;
+}
+
 
 static struct model tiny;
 static struct expected want;

@@ -215,7 +215,9 @@ START_TEST(weights_take_a_log_scale)
     attention_config_init(&cfg);
     cfg.temperature = 0.05; /* weights far apart: a few near 1, many near 0 */
     run(&p, &cfg, "Your journey starts with one step");
-    all = pipeline_stage_all_heads(&p, STAGE_WEIGHTS, &count);
+    /* (the book's stages: every head's (nq, nk) block after the one before) */
+    all = p.st.weights;
+    count = (size_t)p.st.shape.heads * (size_t)p.st.nq * (size_t)p.st.nk;
     for (size_t e = 0; e < count; e++) {
         if (all[e] > 0.0f && all[e] < least)
             least = all[e];

@@ -45,7 +45,9 @@ struct attention_stages {
     struct matrix queries;   /* (nq, d_qkv) all heads side by side */
     struct matrix keys;      /* (nk, d_qkv) */
     struct matrix values;    /* (nk, d_qkv) */
-    float *scores;           /* (H, nq, nk) */
+    int ld;                  /* floats from a row of a per-head stage to the next (>= nk) */
+    size_t head_floats;      /* floats from one head's (nq, nk) stage to the next's */
+    float *scores;           /* (H, nq, nk), each head's rows ld floats apart */
     float *masked;           /* (H, nq, nk) */
     float *scaled;           /* (H, nq, nk) */
     float *weights;          /* (H, nq, nk) */

@@ -440,6 +440,11 @@ struct decoder_layer_stages {
     float *q;       /* (n, Q) the queries the scores read: after QK-norm and RoPE */
     float *k;       /* (n, K) the keys likewise: kept for every layer */
     float *v;       /* (n, K) values: kept for every layer */
+    /*
+     * The shown layer's (H, n, n) stages, laid out with room for the run's
+     * attention_ld tokens: head h's row i at (h * ld + i) * ld (ld = n in a
+     * run made for n tokens only).
+     */
     float *scores;  /* (H, n, n) q k^T, before the mask and the scaling */
     float *masked;  /* (H, n, n) the scores, -inf where the causal mask hides a key */
     float *scaled;  /* (H, n, n) the masked scores divided (decoder_divisor), then capped when
@@ -485,14 +490,16 @@ struct decoder_run {
     /*
      * The shown layer's (H, n, n) scores, masked and scaled scores and
      * weights: four arrays, each a quarter of attention_floats, made by
-     * decoder_show_layer.  They hold layer attention_layer's laid out for
-     * attention_n tokens, of which the first attention_rows rows and
-     * columns are this run's (an edit in place carries the rows before
-     * its first changed token over: only the others are made again).
+     * decoder_show_layer.  They hold layer attention_layer's with room for
+     * attention_ld tokens: head h's row i starts at (h * attention_ld + i)
+     * * attention_ld, so that tokens appended or taken away move nothing.
+     * The first attention_rows rows and columns are this run's (an edit in
+     * place carries the rows before its first changed token over: only
+     * the others are made again).
      */
     float *attention;
     size_t attention_floats;
-    int attention_n, attention_rows, attention_layer;
+    int attention_ld, attention_rows, attention_layer;
     float *arena;                        /* one allocation behind the buffers of n rows */
     void *arena_map;                     /* the mapping it is carved from (munmap), or NULL */
     size_t arena_map_bytes;
@@ -607,6 +614,14 @@ enum attn_status decoder_show_layer(const struct decoder_model *m, struct decode
 /* The same, the (H, n, n) stages made only when attention is set (else left NULL). */
 enum attn_status decoder_show_layer_stages(const struct decoder_model *m, struct decoder_run *r,
                                            int layer, bool attention, struct attn_error *err);
+
+/*
+ * One of the shown layer's (H, n, n) stages of r (r->layers[shown].scores,
+ * masked, scaled or weights: rows r->attention_ld floats apart) into out,
+ * H * n * n floats with no room between rows.
+ */
+void decoder_stage_copy(const struct decoder_config *c, const struct decoder_run *r,
+                        const float *stage, float *out);
 
 /*
  * The queries (n, Q) of layer into q, made again from its input when it is

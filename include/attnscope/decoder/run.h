@@ -81,10 +81,11 @@ size_t run_attention_floats(const struct decoder_config *c, int n);
 
 /*
  * r's memory for layer's (H, n, n) stages, RUN_ATTENTION_STAGES arrays a
- * quarter of r->attention_floats apart, each laid out for r->n tokens:
- * the rows and columns r->attention_rows kept (an edit's, when they are
- * the same layer's) moved from the layout of r->attention_n tokens, none
- * kept for another layer.  -1 when out of memory (none kept).
+ * quarter of r->attention_floats apart, each with room for
+ * r->attention_ld >= r->n tokens (rows attention_ld floats apart): the
+ * rows and columns r->attention_rows kept (an edit's, when they are the
+ * same layer's and still fit; where they were), none kept for another
+ * layer.  -1 when out of memory (none kept).
  */
 int run_attention(const struct decoder_config *c, struct decoder_run *r, int layer);
 

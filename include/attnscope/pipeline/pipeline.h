@@ -321,11 +321,12 @@ void pipeline_stage_view(const struct pipeline *p, enum pipeline_stage s, int he
                          struct pipeline_view *v);
 
 /*
- * Every head of a per-head stage: (H, nq, nk), or NULL for other stages.
- * *count is the number of floats.
+ * The mean over the heads of per-head stage s into mean, (nq, nk) with no
+ * room between rows: each cell's heads summed in order in float, then
+ * divided by H (as attention_heads_mean makes nn-mha's average).  -1 for a
+ * stage that is not per head.
  */
-const float *pipeline_stage_all_heads(const struct pipeline *p, enum pipeline_stage s,
-                                      size_t *count);
+int pipeline_stage_heads_mean(const struct pipeline *p, enum pipeline_stage s, float *mean);
 
 /* The key and value head query head h reads (grouped-query attention); h itself without groups. */
 int pipeline_kv_head(const struct pipeline *p, int h);

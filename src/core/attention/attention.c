@@ -210,6 +210,8 @@ attention_stages_create(struct attention_stages *st, const struct attention_conf
     st->arena = arena;
     st->nq = nq;
     st->nk = nk;
+    st->ld = nk;
+    st->head_floats = (size_t)nq * (size_t)nk;
     st->divisor = (float)st->shape.divisor;
     st->dropout_on = st->shape.dropout_on;
     st->dropout_scale = st->dropout_on ? rng_dropout_scale(cfg->dropout) : 1.0f;
@@ -229,9 +231,8 @@ attention_stages_destroy(struct attention_stages *st)
 struct matrix
 attention_head(const struct attention_stages *st, const float *stage, int head)
 {
-    size_t per_head = (size_t)st->nq * (size_t)st->nk;
-
-    return matrix_view((float *)stage + (size_t)head * per_head, st->nq, st->nk);
+    return matrix_view_strided((float *)stage + (size_t)head * st->head_floats, st->nq, st->nk,
+                               st->ld);
 }
 
 void

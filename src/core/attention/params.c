@@ -37,6 +37,7 @@ add(struct layout *l, const char *name, enum param_role role, int set, bool is_b
     p->fan_in = fan_in;
     p->m.rows = rows;
     p->m.cols = cols;
+    p->m.stride = cols;
 }
 
 /*

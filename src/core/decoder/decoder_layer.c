@@ -23,9 +23,13 @@
 #include "attnscope/kernels/rowops.h"
 #include "decoder_internal.h"
 
-/* Where one head's (n, n) stages go; masked and scaled NULL: into scratch's 2n floats. */
+/*
+ * Where one head's (n, n) stages go, rows ld floats apart; masked and scaled
+ * NULL: into scratch's 2n floats.
+ */
 struct head_out {
     float *scores, *masked, *scaled, *weights;
+    size_t ld;
 };
 
 struct layer_job {
@@ -51,12 +55,14 @@ head_attention(const struct decoder_model *m, const struct decoder_run *r, int l
     const int hd = decoder_head_dim(&m->cfg);
     const float *k = r->layers[layer].k + (size_t)decoder_kv_head_of(&m->cfg, head) * hd;
     const int window = r->causal ? decoder_window(&m->cfg, layer) : 0;
+    const size_t ld = o->ld;
 
     q += (size_t)head * hd;
     if (keep > 0) {
-        linalg_gemm_nt(keep, n - keep, hd, q, Q, k + (size_t)keep * K, K, o->scores + keep, n);
+        linalg_gemm_nt(keep, n - keep, hd, q, Q, k + (size_t)keep * K, K, o->scores + keep,
+                       (int)ld);
         for (int i = 0; i < keep; i++) {
-            const size_t row = (size_t)i * (size_t)n;
+            const size_t row = (size_t)i * ld;
             for (int j = keep; j < n; j++) {
                 o->masked[row + j] = -INFINITY;
                 o->scaled[row + j] = -INFINITY;
@@ -64,10 +70,10 @@ head_attention(const struct decoder_model *m, const struct decoder_run *r, int l
             }
         }
     }
-    linalg_gemm_nt(n - keep, n, hd, q + (size_t)keep * Q, Q, k, K,
-                   o->scores + (size_t)keep * (size_t)n, n);
+    linalg_gemm_nt(n - keep, n, hd, q + (size_t)keep * Q, Q, k, K, o->scores + (size_t)keep * ld,
+                   (int)ld);
     for (int i = keep; i < n; i++) {
-        const size_t row = (size_t)i * (size_t)n;
+        const size_t row = (size_t)i * ld;
         part_softmax(&m->cfg, o->scores + row, o->masked != NULL ? o->masked + row : scratch,
                      o->scaled != NULL ? o->scaled + row : scratch + n, o->weights + row, n,
                      decoder_first_key(window, i), r->causal ? i + 1 : n, r->divisors[layer]);
@@ -78,7 +84,7 @@ void
 decoder_head_weights(const struct decoder_model *m, const struct decoder_run *r, int layer,
                      int head, const float *q, float *w, float *scratch)
 {
-    const struct head_out o = { scratch + 2 * (size_t)r->n, NULL, NULL, w };
+    const struct head_out o = { scratch + 2 * (size_t)r->n, NULL, NULL, w, (size_t)r->n };
 
     head_attention(m, r, layer, head, q, 0, &o, scratch);
 }
@@ -118,14 +124,25 @@ static void
 layer_heads(void *ctx, int h0, int h1)
 {
     const struct layer_job *j = ctx;
-    const size_t hnn = (size_t)j->r->n * (size_t)j->r->n;
+    const size_t ld = (size_t)j->r->attention_ld;
 
     for (int h = h0; h < h1; h++) {
-        const size_t at = (size_t)h * hnn;
+        const size_t at = (size_t)h * ld * ld;
         const struct head_out o = { j->stages[0] + at, j->stages[1] + at, j->stages[2] + at,
-                                    j->stages[3] + at };
+                                    j->stages[3] + at, ld };
         head_attention(j->m, j->r, j->layer, h, j->r->layers[j->layer].q, j->keep, &o, NULL);
     }
+}
+
+void
+decoder_stage_copy(const struct decoder_config *c, const struct decoder_run *r, const float *stage,
+                   float *out)
+{
+    const size_t n = (size_t)r->n, ld = (size_t)r->attention_ld;
+
+    for (size_t h = 0; h < (size_t)c->n_head; h++)
+        for (size_t i = 0; i < n; i++)
+            memcpy(out + (h * n + i) * n, stage + (h * ld + i) * ld, n * sizeof *out);
 }
 
 enum attn_status

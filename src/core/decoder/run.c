@@ -12,7 +12,6 @@
 #include "attnscope/decoder/decoder.h"
 #include "attnscope/decoder/parts.h"
 #include "attnscope/decoder/run.h"
-#include "attnscope/kernels/parallel.h"
 
 /* Transparent huge pages come in this size (x86-64, arm64 with 4 KiB pages). */
 #define HUGE_PAGE ((size_t)2 << 20)
@@ -244,7 +243,7 @@ run_own(const struct decoder_config *c, struct decoder_run *r)
     r->ablated = NULL; /* (the forward's, when the knobs ablate heads) */
     r->attention = NULL;
     r->attention_floats = 0;
-    r->attention_n = r->attention_rows = 0;
+    r->attention_ld = r->attention_rows = 0;
     r->attention_layer = -1;
     return r->layers != NULL && r->divisors != NULL ? 0 : -1;
 }
@@ -477,7 +476,7 @@ run_carry_attention(struct decoder_run *prev, int from, struct decoder_run *r)
     free(r->attention);
     r->attention = prev->attention;
     r->attention_floats = prev->attention_floats;
-    r->attention_n = prev->attention_n;
+    r->attention_ld = prev->attention_ld;
     r->attention_layer = prev->attention_layer;
     r->attention_rows = prev->attention_layer != r->shown ? 0
                         : prev->attention_rows < from ? prev->attention_rows
@@ -487,63 +486,27 @@ run_carry_attention(struct decoder_run *prev, int from, struct decoder_run *r)
     prev->attention_rows = 0;
 }
 
-/* Moves the first rows rows of each head of one (H, n, n) stage from n0 columns to n1. */
-struct relayout {
-    float *stages;
-    size_t quarter;
-    int heads, n0, n1, rows;
-};
-
-static void
-relayout_stages(void *ctx, int s0, int s1)
-{
-    const struct relayout *j = ctx;
-    const size_t n0 = (size_t)j->n0, n1 = (size_t)j->n1;
-    const size_t bytes = (size_t)j->rows * sizeof(float);
-
-    for (int s = s0; s < s1; s++) {
-        float *a = j->stages + (size_t)s * j->quarter;
-        /* Each row lands at or past where it was when n grows, before when it shrinks: go the
-           other way, so that no row is written over before it is moved. */
-        if (n1 > n0) {
-            for (int h = j->heads - 1; h >= 0; h--)
-                for (int i = j->rows - 1; i >= 0; i--)
-                    memmove(a + h * n1 * n1 + i * n1, a + h * n0 * n0 + i * n0, bytes);
-        } else {
-            for (int h = 0; h < j->heads; h++)
-                for (int i = 0; i < j->rows; i++)
-                    memmove(a + h * n1 * n1 + i * n1, a + h * n0 * n0 + i * n0, bytes);
-        }
-    }
-}
-
 int
 run_attention(const struct decoder_config *c, struct decoder_run *r, int layer)
 {
     const int n = r->n;
-    const size_t need = run_attention_floats(c, n);
 
     if (layer != r->attention_layer || r->attention == NULL)
         r->attention_rows = 0;
-    if (r->attention_floats < need) {
+    if (r->attention == NULL || n > r->attention_ld) {
         /* Room for the rows the run has room for, so that the edits after it fit. */
-        const size_t room = run_attention_floats(c, r->cap > n ? r->cap : n);
+        const int ld = r->cap > n ? r->cap : n;
+        const size_t room = run_attention_floats(c, ld);
         free(r->attention);
         r->attention_rows = 0;
         r->attention_floats = 0;
+        r->attention_ld = 0;
         r->attention = malloc(room * sizeof *r->attention);
         if (r->attention == NULL)
             return -1;
         r->attention_floats = room;
+        r->attention_ld = ld;
     }
-    if (r->attention_rows > 0 && r->attention_n != n) {
-        struct relayout job = { r->attention, r->attention_floats / RUN_ATTENTION_STAGES,
-                                c->n_head,   r->attention_n,
-                                n,           r->attention_rows };
-        parallel_for(RUN_ATTENTION_STAGES, (long)c->n_head * r->attention_rows * r->attention_rows,
-                     parallel_threads(), relayout_stages, &job);
-    }
-    r->attention_n = n;
     r->attention_layer = layer;
     return 0;
 }

@@ -795,18 +795,29 @@ pipeline_stage_view(const struct pipeline *p, enum pipeline_stage s, int head,
         stages[s].view(p, head, v);
 }
 
-const float *
-pipeline_stage_all_heads(const struct pipeline *p, enum pipeline_stage s, size_t *count)
+int
+pipeline_stage_heads_mean(const struct pipeline *p, enum pipeline_stage s, float *mean)
 {
+    const int heads = p->st.shape.heads;
     struct pipeline_view v;
 
-    *count = 0;
     if (!pipeline_stage_per_head(s))
-        return NULL;
-    /* Head 0's matrix starts the (H, nq, nk) buffer. */
+        return -1;
     pipeline_stage_view(p, s, 0, &v);
-    *count = (size_t)p->st.shape.heads * (size_t)p->st.nq * (size_t)p->st.nk;
-    return v.m.data;
+    for (size_t e = 0; e < matrix_size(&v.m); e++)
+        mean[e] = 0.0f;
+    for (int h = 0; h < heads; h++) {
+        pipeline_stage_view(p, s, h, &v);
+        for (int i = 0; i < v.m.rows; i++) {
+            const float *x = matrix_row(&v.m, i);
+            float *y = mean + (size_t)i * (size_t)v.m.cols;
+            for (int j = 0; j < v.m.cols; j++)
+                y[j] += x[j];
+        }
+    }
+    for (size_t e = 0; e < matrix_size(&v.m); e++)
+        mean[e] /= (float)heads;
+    return 0;
 }
 
 int

@@ -83,10 +83,11 @@ print_text_table(FILE *out, const struct table *t, int digits)
         label_w = w > label_w ? w : label_w;
     }
     label_w = label_w > LABEL_MAX_WIDTH ? LABEL_MAX_WIDTH : label_w;
-    for (size_t e = 0; e < matrix_size(t->m); e++) {
-        format_value(buf, sizeof buf, t->m->data[e], digits);
-        col_w = (int)strlen(buf) > col_w ? (int)strlen(buf) : col_w;
-    }
+    for (int i = 0; i < t->m->rows; i++)
+        for (int j = 0; j < t->m->cols; j++) {
+            format_value(buf, sizeof buf, MAT_AT(t->m, i, j), digits);
+            col_w = (int)strlen(buf) > col_w ? (int)strlen(buf) : col_w;
+        }
     for (int j = 0; j < t->m->cols; j++) {
         int w;
         index_label(buf, sizeof buf, t->cols, t->col_prefix, j);
@@ -492,7 +493,7 @@ print_param(FILE *out, const struct param *pa, const struct print_options *po)
         const char *row_labels[64];
         struct heatmap_spec spec;
         int rows = pa->m.rows < 64 ? pa->m.rows : 64;
-        struct matrix shown = matrix_view(pa->m.data, rows, pa->m.cols);
+        struct matrix shown = matrix_top(&pa->m, rows);
         for (int i = 0; i < rows; i++) {
             snprintf(labels[i], sizeof labels[i], "r%d", i);
             row_labels[i] = labels[i];
@@ -502,7 +503,7 @@ print_param(FILE *out, const struct param *pa, const struct print_options *po)
         spec.row_labels = row_labels;
         spec.col_prefix = "c";
         spec.ramp = RAMP_DIVERGING;
-        stagemap_range(pa->m.data, matrix_size(&pa->m), &spec.lo, &spec.hi);
+        stagemap_matrix_range(&pa->m, &spec.lo, &spec.hi);
         spec.cursor_row = -1;
         spec.cursor_col = -1;
         spec.max_cell_w = 10;

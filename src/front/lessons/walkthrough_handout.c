@@ -92,12 +92,10 @@ print_sentence_step(FILE *out, const struct pipeline *p, const struct walk_step 
     row = matrix_row(&w.m, q);
     if (mean) {
         /* The heads' mean as the screen makes it (attention_heads_mean), its query's row. */
-        size_t count;
         averaged = malloc((size_t)w.m.rows * (size_t)w.m.cols * sizeof *averaged);
         if (averaged == NULL)
             return;
-        attention_heads_mean(averaged, pipeline_stage_all_heads(p, STAGE_WEIGHTS, &count),
-                             w.m.rows, w.m.cols, heads);
+        pipeline_stage_heads_mean(p, STAGE_WEIGHTS, averaged);
         row = averaged + (size_t)q * (size_t)w.m.cols;
     }
     attention_mask_range(&p->cfg, q, w.m.cols, &first, &end);

@@ -237,7 +237,7 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
     spec.row_labels = (const char *const *)v->work.row_label;
     spec.col_prefix = "h";
     spec.ramp = RAMP_SEQUENTIAL;
-    stagemap_range(mat.data, matrix_size(&mat), &spec.lo, &spec.hi);
+    stagemap_matrix_range(&mat, &spec.lo, &spec.hi);
     if (m != MEASURE_ENTROPY)
         spec.lo = 0.0f; /* proportions: 0 is none */
     spec.cursor_row = v->map_row;

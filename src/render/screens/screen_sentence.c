@@ -91,9 +91,7 @@ draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
     if (v->grid_heads && p->st.shape.heads > 1 &&
         view_reserve_scratch(v, (size_t)w.m.rows * (size_t)w.m.cols) == 0) {
         /* g: the mean of the layer's heads, each key's weight averaged over them. */
-        size_t count;
-        attention_heads_mean(v->work.scratch, pipeline_stage_all_heads(p, STAGE_WEIGHTS, &count),
-                             w.m.rows, w.m.cols, p->st.shape.heads);
+        pipeline_stage_heads_mean(p, STAGE_WEIGHTS, v->work.scratch);
         w.m = matrix_view(v->work.scratch, w.m.rows, w.m.cols);
     }
     if (!v->present)

@@ -312,6 +312,8 @@ decoder_family_select_layer(struct pipeline *p, int layer, struct attn_error *er
     p->block.k_normed = l->k_normed != NULL ? view(l->k_normed, n, K) : none;
     p->block.q_rotated = c->positions == DECODER_POSITIONS_ROPE ? view(l->q, n, Q) : none;
     p->block.k_rotated = c->positions == DECODER_POSITIONS_ROPE ? view(l->k, n, K) : none;
+    p->st.ld = s->run.attention_ld;
+    p->st.head_floats = (size_t)s->run.attention_ld * (size_t)s->run.attention_ld;
     p->st.scores = l->scores;
     p->st.weights = l->weights;
     p->st.dropped = l->weights; /* no dropout: what the context is made from */
