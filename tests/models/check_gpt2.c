@@ -615,6 +615,71 @@ START_TEST(the_layer_shown_is_made_again_the_same)
 }
 END_TEST
 
+/*
+ * An appended token moves no kept row of the shown layer's (H, n, n)
+ * stages: they stay at their addresses (each head's rows attention_ld
+ * floats apart, the run's room), the same bits; only the new row and
+ * column are written, and the whole agrees with a run made afresh.
+ */
+START_TEST(an_appended_token_moves_no_kept_row)
+{
+    const int C = 48, n = 20;
+    const struct decoder_config cfg = {
+        .n_layer = 2, .n_head = 3, .n_embd = C, .n_positions = 128, .vocab_size = 211,
+        .n_inner = 4 * C, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
+        .tied = true,
+    };
+    struct decoder_model m;
+    struct attn_error err;
+    struct decoder_run r, inc, whole;
+    int ids[21];
+    float *before[4];
+    const float *at[4];
+    char why[128];
+
+    gpt2_random_model(&m, &cfg, 0.3f, 41);
+    for (int i = 0; i < 21; i++)
+        ids[i] = (i * 29 + 7) % 211;
+    /* (made as the view makes it, with room to grow: decoder_forward makes none) */
+    ck_assert(decoder_forward_from(&m, ids, n, 2, NULL, NULL, 0, &r, &err) == ATTN_OK);
+    ck_assert(decoder_show_layer(&m, &r, 0, &err) == ATTN_OK);
+    const int ld = r.attention_ld;
+    ck_assert_int_ge(ld, n + 1); /* room for the appended token */
+    {
+        const struct decoder_layer_stages *s = &r.layers[0];
+        const float *stages[4] = { s->scores, s->masked, s->scaled, s->weights };
+        for (int a = 0; a < 4; a++) {
+            at[a] = stages[a];
+            before[a] = shown_stage(&cfg, &r, stages[a]);
+        }
+    }
+    ck_assert(decoder_forward_from(&m, ids, n + 1, 2, NULL, &r, n, &inc, &err) == ATTN_OK);
+    ck_assert_int_eq(inc.attention_rows, n); /* carried over, not made again */
+    ck_assert(decoder_show_layer(&m, &inc, 0, &err) == ATTN_OK);
+    ck_assert_int_eq(inc.attention_ld, ld);
+    {
+        const struct decoder_layer_stages *s = &inc.layers[0];
+        const float *stages[4] = { s->scores, s->masked, s->scaled, s->weights };
+        for (int a = 0; a < 4; a++) {
+            ck_assert_ptr_eq(stages[a], at[a]);
+            for (int h = 0; h < cfg.n_head; h++)
+                for (int i = 0; i < n; i++)
+                    ck_assert_msg(memcmp(before[a] + ((size_t)h * n + i) * n,
+                                         at[a] + ((size_t)h * ld + i) * ld, n * sizeof(float)) == 0,
+                                  "stage %d head %d row %d moved or changed", a, h, i);
+            free(before[a]);
+        }
+    }
+    ck_assert(decoder_forward(&m, ids, n + 1, 2, NULL, &whole, &err) == ATTN_OK);
+    ck_assert_msg(same_runs(&m, &whole, &inc, why, sizeof why), "%s", why);
+    decoder_run_destroy(&inc);
+    decoder_run_destroy(&whole);
+    decoder_run_destroy(&r);
+    decoder_release_spare();
+    gpt2_random_free(&m);
+}
+END_TEST
+
 START_TEST(threads_give_the_same_bits)
 {
     const int C = 192;
@@ -859,6 +924,7 @@ gpt2_suite(void)
     tcase_add_test(tc, threads_give_the_same_bits);
     tcase_add_test(tc, a_reused_arena_changes_no_bit);
     tcase_add_test(tc, an_edit_recomputes_only_what_changed);
+    tcase_add_test(tc, an_appended_token_moves_no_kept_row);
     tcase_add_test(tc, a_stopped_edit_leaves_the_run_shown);
     tcase_add_test(tc, an_ablation_recomputes_from_its_layer);
     tcase_add_test(tc, the_layer_shown_is_made_again_the_same);
