@@ -265,6 +265,20 @@ shows_no_attention(const struct cli_options *o)
     return o->stage_count > 0;
 }
 
+/*
+ * Whether every stage --stage names reads only the tokens and the final
+ * stream (tokens, next): then --print's run need keep no layer
+ * (decoder_knobs.lean: at 512 tokens of Qwen3-0.6B, 226 MB not held).
+ */
+static bool
+shows_no_layer(const struct cli_options *o)
+{
+    for (int i = 0; i < o->stage_count; i++)
+        if (strcmp(o->stages[i], "tokens") != 0 && strcmp(o->stages[i], "next") != 0)
+            return false;
+    return o->stage_count > 0 && o->layer <= 0;
+}
+
 /* A signal that ends the process outside the interactive view: no half-written export is left. */
 static void
 on_fatal_signal(int sig)
@@ -510,7 +524,8 @@ run_model(const struct cli_options *o, const char *sentence)
         (void)family_decoder_pack_if_room(&m.dec);
     /* (the run has room for what is written, and none when nothing is: --print never appends) */
     src.room = o->generate > 0 ? o->generate : DECODER_NO_ROOM;
-    src.no_attention = o->mode == CLI_PRINT && o->generate == 0 && shows_no_attention(o);
+    src.no_attention = o->mode == CLI_PRINT && o->generate < 0 && shows_no_attention(o);
+    src.lean = o->mode == CLI_PRINT && o->generate < 0 && shows_no_layer(o);
     if (pipeline_create(&p, &o->cfg, &src, &err) != ATTN_OK) {
         free(ablated);
         model_close(&m);

@@ -800,6 +800,67 @@ START_TEST(a_print_without_attention_stages_changes_no_bit)
 }
 END_TEST
 
+/*
+ * A lean run (--print of the tokens and next tokens) keeps no layer: one
+ * layer's keys and values, two outputs in turn, no shown slot.  The final
+ * stream and the next tokens are the same bits; a layer, the lens and the
+ * heads' measures are refused, not read from what the last layers left;
+ * an edit of it starts over and agrees with a run made afresh.
+ */
+START_TEST(a_lean_print_keeps_no_layer_and_changes_no_bit)
+{
+    struct attention_config cfg;
+    struct pipeline_source src;
+    struct pipeline full, lean, edited, fresh;
+    struct attn_error err;
+    float measured[64];
+
+    attention_config_init(&cfg);
+    tiny_source(&src, "the cat sat on the mat and the cat");
+    ck_assert_msg(pipeline_create(&full, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    src.lean = true;
+    ck_assert_msg(pipeline_create(&lean, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    {
+        const struct decoder_run *a = &pipeline_decoder(&full)->run;
+        const struct decoder_run *b = &pipeline_decoder(&lean)->run;
+        const size_t n = (size_t)a->n, C = (size_t)tiny.dec.cfg.n_embd;
+        int ids[8];
+        float probs[8];
+        ck_assert(!a->lean && b->lean);
+        ck_assert_uint_lt(b->arena_map_bytes, a->arena_map_bytes);
+        ck_assert(memcmp(a->final, b->final, n * C * sizeof(float)) == 0);
+        ck_assert(memcmp(a->top_probs, b->top_probs, n * 4 * sizeof(float)) == 0);
+        ck_assert(memcmp(a->top_ids, b->top_ids, n * 4 * sizeof(int)) == 0);
+        /* The header's layer, mask and divisor are the first layer's, as the full run says. */
+        ck_assert_int_eq(lean.layer, 0);
+        ck_assert(lean.st.divisor == full.st.divisor && lean.window == full.window);
+        ck_assert_int_eq(decoder_logit_lens(&tiny.dec, b, (int)n - 1, 2, ids, probs, &err),
+                         ATTN_EVALUE);
+        ck_assert_ptr_nonnull(strstr(err.msg, "kept none"));
+    }
+    ck_assert_int_eq(pipeline_select_layer(&lean, 1, &err), ATTN_EVALUE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "kept no layer"));
+    ck_assert_int_eq(head_measures(&lean, MEASURE_PREVIOUS, measured), -1);
+    /* An edit of the lean pipeline (as a view would make it) starts over: a fresh run's bits. */
+    src.lean = false;
+    src.sentence = "the cat sat on the mat and the dog";
+    ck_assert_msg(pipeline_rebuild(&edited, &lean, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(pipeline_create(&fresh, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(pipeline_decoder(&edited)->from, 0);
+    for (int l = 0; l < tiny.dec.cfg.n_layer; l++) {
+        ck_assert(pipeline_select_layer(&edited, l, &err) == ATTN_OK);
+        ck_assert(pipeline_select_layer(&fresh, l, &err) == ATTN_OK);
+        ck_assert(same_heads(&edited, &fresh, STAGE_WEIGHTS));
+        ck_assert(memcmp(edited.block.residual2.data, fresh.block.residual2.data,
+                         matrix_size(&fresh.block.residual2) * sizeof(float)) == 0);
+    }
+    pipeline_destroy(&fresh);
+    pipeline_destroy(&edited);
+    pipeline_destroy(&lean);
+    pipeline_destroy(&full);
+}
+END_TEST
+
 START_TEST(an_edit_takes_the_unchanged_rows_over)
 {
     struct attention_config cfg;
@@ -916,6 +977,7 @@ model_suite(void)
     tcase_add_test(tc, every_stage_agrees_with_pytorch);
     tcase_add_test(tc, an_edit_takes_the_unchanged_rows_over);
     tcase_add_test(tc, a_print_without_attention_stages_changes_no_bit);
+    tcase_add_test(tc, a_lean_print_keeps_no_layer_and_changes_no_bit);
     tcase_add_test(tc, an_ablation_recomputes_from_its_layer);
     tcase_add_test(tc, the_knobs_that_apply_recompute);
     tcase_add_test(tc, config_keys_that_change_attention);

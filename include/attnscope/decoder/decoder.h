@@ -481,6 +481,13 @@ struct decoder_run {
                                             likeliest first */
     float *top_probs;                    /* (n, top) their probabilities */
     int shown;                           /* the layer whose every stage is kept, or -1 */
+    /*
+     * A lean run (decoder_knobs.lean) kept no layer: every layer's keys and
+     * values were made in one layer's memory, their outputs in two, and no
+     * layer is shown; only the final stream and the top next tokens are
+     * its.  A layer shown, the lens and an edit are refused or start over.
+     */
+    bool lean;
     /* What the forward was run with, so that a layer can be made again when asked for. */
     bool causal;
     float *divisors;                     /* (n_layer) each layer's decoder_divisor */
@@ -532,6 +539,13 @@ struct decoder_knobs {
      * appends, keeps no row it will not fill).  Never past n_positions.
      */
     int room;
+    /*
+     * Not a knob: keep no layer (decoder_run.lean), for what reads only the
+     * final stream and the next tokens (--print of tokens and next): at 512
+     * tokens of Qwen3-0.6B the layers' keys, values and outputs (176 MB) and
+     * the shown layer's slot (50 MB) are not held.  The same bits.
+     */
+    bool lean;
 };
 
 #define DECODER_NO_ROOM (-1)

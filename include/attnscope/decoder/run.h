@@ -20,9 +20,12 @@ enum run_slot { RUN_SLOT_SHOWN, RUN_SLOT_WORK };
 
 /*
  * A run with room for cap rows, n of them used, its layer list and knobs'
- * memory allocated; -1 when out of memory (r destroyed).
+ * memory allocated; lean: one layer's keys and values for all, two outputs
+ * taken in turn, no shown slot (decoder_run.lean).  -1 when out of memory
+ * (r destroyed).
  */
-int run_carve(const struct decoder_config *c, int n, int cap, int top, struct decoder_run *r);
+int run_carve(const struct decoder_config *c, int n, int cap, int top, bool lean,
+              struct decoder_run *r);
 
 /* The stages of slot for layer: the slot's buffers, the layer's kept keys, values and output. */
 void run_slot(const struct decoder_config *c, const struct decoder_run *r, enum run_slot slot,

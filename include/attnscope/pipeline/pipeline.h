@@ -158,6 +158,8 @@ struct pipeline_source {
     bool no_attention;  /* a model's: the shown layer's (H, n, n) stages (scores, masked,
                            scaled, weights) not made, their views empty: --print of stages
                            that do not show them */
+    bool lean;          /* a model's: no layer kept, none selected (decoder_knobs.lean):
+                           --print of the tokens and next tokens only */
 };
 
 /* A transformer block's own stages, of the layer shown (views; a model only). */

@@ -362,9 +362,11 @@ forward(const struct decoder_model *m, const int *ids, int n, int top, const str
         if (prev != NULL && from > 0 && layer0 == 0 && room < n / 2)
             room = n / 2;
         const int cap = n + room < c->n_positions ? n + room : c->n_positions;
-        if (run_carve(c, n, cap, top, r) != 0)
+        /* (a lean run only when no row is taken from prev) */
+        const bool lean = k != NULL && k->lean && prev == NULL;
+        if (run_carve(c, n, cap, top, lean, r) != 0)
             return attn_fail(err, ATTN_ENOMEM, "out of memory for the stages of %d tokens", n);
-        r->shown = 0; /* the first layer, where the view and --print open */
+        r->shown = lean ? -1 : 0; /* the first layer, where the view and --print open */
         /* With layer0, every row of prev (the layers from layer0 on are made again over it). */
         if (run_knobs(m, k, r) != 0 ||
             (prev != NULL && (from > 0 || layer0 > 0) &&
@@ -415,7 +417,8 @@ decoder_forward_from(const struct decoder_model *m, const int *ids, int n, int t
     const bool causal = k == NULL || k->causal;
 
     /* Without the mask every row reads every key; a different top changes every row's list. */
-    if (prev == NULL || !causal || prev->top != top || from > prev->n || from > n || from < 0)
+    if (prev == NULL || prev->lean || !causal || prev->top != top || from > prev->n || from > n ||
+        from < 0)
         from = 0;
     /* At least the last row is computed (a run of no new rows is a copy: the same thing). */
     if (from >= n)
@@ -443,7 +446,7 @@ decoder_forward_layers(const struct decoder_model *m, const int *ids, int n, int
                        struct decoder_run *r, struct attn_error *err)
 {
     /* Another length or top: nothing of prev's is this run's. */
-    if (prev == NULL || prev->n != n || prev->top != top || layer < 0)
+    if (prev == NULL || prev->lean || prev->n != n || prev->top != top || layer < 0)
         layer = 0;
     if (layer >= m->cfg.n_layer) /* (no layer changed: the last made again, the same bits) */
         layer = m->cfg.n_layer - 1;
@@ -466,6 +469,9 @@ decoder_logit_lens(const struct decoder_model *m, const struct decoder_run *r, i
 
     if (position < 0 || position >= r->n || k < 1 || k > outputs)
         return attn_fail(err, ATTN_EVALUE, "position %d, %d tokens: out of range", position, k);
+    if (r->lean)
+        return attn_fail(err, ATTN_EVALUE, "the logit lens reads every layer's output; this run "
+                                           "kept none (made for the next tokens only)");
     /*
      * Every layer's stream at the position, read as if it were the last
      * (ln_f, then the head), as the rows of one product: each slice of the

@@ -163,6 +163,9 @@ decoder_show_layer_stages(const struct decoder_model *m, struct decoder_run *r, 
 
     if (layer < 0 || layer >= c->n_layer || r->layers == NULL)
         return attn_fail(err, ATTN_EVALUE, "layer %d: the model has %d", layer, c->n_layer);
+    if (r->lean)
+        return attn_fail(err, ATTN_EVALUE, "layer %d: this run kept no layer (made for the next "
+                                           "tokens only)", layer);
     if (layer != r->shown) {
         /* Not kept: the layer again from its input, every row, into the shown slot. */
         struct decoder_layer_stages s;

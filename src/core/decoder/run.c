@@ -203,16 +203,32 @@ kept_row_floats(const struct decoder_config *c)
     return (size_t)c->n_layer * (2 * (size_t)decoder_kv_width(c) + (size_t)c->n_embd);
 }
 
+/* The floats a lean run's row of keys, values and outputs takes: one layer's, an output more. */
+static size_t
+lean_row_floats(const struct decoder_config *c)
+{
+    return 2 * (size_t)decoder_kv_width(c) + 2 * (size_t)c->n_embd;
+}
+
+/* The slots a run has: the shown layer's and the working one, or a lean run's working one. */
+static size_t
+slot_count(bool lean)
+{
+    return lean ? 1 : 2;
+}
+
 /* The floats a run with room for cap rows takes, in the order run_carve carves them. */
 static size_t
-run_floats(const struct decoder_config *c, int cap, int top)
+run_floats(const struct decoder_config *c, int cap, int top, bool lean)
 {
     const size_t nn = (size_t)cap;
     const size_t C = (size_t)c->n_embd;
 
-    return 3 * nn * C /* tok pos embed */ + nn * kept_row_floats(c) /* k v resid2 */ +
+    return 3 * nn * C /* tok pos embed */ +
+           nn * (lean ? lean_row_floats(c) : kept_row_floats(c)) /* k v resid2 */ +
            nn * C /* final */ + nn * (size_t)top /* probabilities */ +
-           2 * slot_floats(c, cap) /* shown, work */ + nn * RUN_LOGIT_SLICE /* logits */ +
+           slot_count(lean) * slot_floats(c, cap) /* shown, work */ +
+           nn * RUN_LOGIT_SLICE /* logits */ +
            (size_t)c->n_head * part_attention_scratch(cap) /* each head's block of queries */;
 }
 
@@ -225,7 +241,7 @@ run_attention_floats(const struct decoder_config *c, int n)
 size_t
 decoder_run_bytes(const struct decoder_config *c, int n, int top)
 {
-    return (run_floats(c, n, top) + run_attention_floats(c, n) + (size_t)c->n_layer) *
+    return (run_floats(c, n, top, false) + run_attention_floats(c, n) + (size_t)c->n_layer) *
                sizeof(float) +
            ((size_t)n * (size_t)top + 1) * sizeof(int) +
            (size_t)c->n_layer * (sizeof(struct decoder_layer_stages) + (size_t)c->n_head);
@@ -249,7 +265,8 @@ run_own(const struct decoder_config *c, struct decoder_run *r)
 }
 
 int
-run_carve(const struct decoder_config *c, int n, int cap, int top, struct decoder_run *r)
+run_carve(const struct decoder_config *c, int n, int cap, int top, bool lean,
+          struct decoder_run *r)
 {
     const int C = c->n_embd;
     float *at;
@@ -259,7 +276,8 @@ run_carve(const struct decoder_config *c, int n, int cap, int top, struct decode
     r->cap = cap;
     r->top = top;
     r->shown = -1;
-    r->arena = arena_alloc(r, run_floats(c, cap, top) * sizeof(float));
+    r->lean = lean;
+    r->arena = arena_alloc(r, run_floats(c, cap, top, lean) * sizeof(float));
     r->top_ids = malloc(((size_t)cap * (size_t)top + 1) * sizeof *r->top_ids);
     if (run_own(c, r) != 0 || r->arena == NULL || r->top_ids == NULL) {
         decoder_run_destroy(r);
@@ -270,15 +288,25 @@ run_carve(const struct decoder_config *c, int n, int cap, int top, struct decode
     CARVE(r->tok, (size_t)cap * C);
     CARVE(r->pos, (size_t)cap * C);
     CARVE(r->embed, (size_t)cap * C);
-    for (int l = 0; l < c->n_layer; l++) {
+    for (int l = 0; l < (lean ? 1 : c->n_layer); l++) {
         struct decoder_layer_stages *s = &r->layers[l];
         CARVE(s->k, (size_t)cap * (size_t)decoder_kv_width(c));
         CARVE(s->v, (size_t)cap * (size_t)decoder_kv_width(c));
         CARVE(s->resid2, (size_t)cap * C);
     }
+    if (lean) {
+        /* Each layer reads the one before's output: two, in turn; the keys and values one. */
+        float *other;
+        CARVE(other, (size_t)cap * C);
+        for (int l = 1; l < c->n_layer; l++) {
+            r->layers[l].k = r->layers[0].k;
+            r->layers[l].v = r->layers[0].v;
+            r->layers[l].resid2 = l % 2 == 0 ? r->layers[0].resid2 : other;
+        }
+    }
     CARVE(r->final, (size_t)cap * C);
     CARVE(r->top_probs, (size_t)cap * top);
-    CARVE(r->slots, 2 * slot_floats(c, cap));
+    CARVE(r->slots, slot_count(lean) * slot_floats(c, cap));
     /* Then the logits' slice and the heads' scratch (run_scratch). */
 #undef CARVE
     return 0;
@@ -289,7 +317,7 @@ run_scratch(const struct decoder_config *c, const struct decoder_run *r, float *
             float **attention)
 {
     /* After the slots, in run_floats' order. */
-    *logits = r->slots + 2 * slot_floats(c, r->cap);
+    *logits = r->slots + slot_count(r->lean) * slot_floats(c, r->cap);
     *attention = *logits + (size_t)r->cap * RUN_LOGIT_SLICE;
 }
 
@@ -299,7 +327,8 @@ run_slot(const struct decoder_config *c, const struct decoder_run *r, enum run_s
 {
     struct slot_field f[SLOT_FIELDS_MAX];
     const size_t count = slot_fields(c, f);
-    float *at = r->slots + (size_t)slot * slot_floats(c, r->cap);
+    /* (a lean run has the working slot only) */
+    float *at = r->slots + (r->lean ? 0 : (size_t)slot) * slot_floats(c, r->cap);
 
     memset(s, 0, sizeof *s);
     for (size_t e = 0; e < count; e++) {
@@ -318,6 +347,11 @@ run_slot(const struct decoder_config *c, const struct decoder_run *r, enum run_s
 void
 run_expose(const struct decoder_config *c, struct decoder_run *r)
 {
+    if (r->lean) {
+        /* (what the layers' buffers hold now is the last layers': nothing is any layer's) */
+        memset(r->layers, 0, (size_t)c->n_layer * sizeof *r->layers);
+        return;
+    }
     for (int l = 0; l < c->n_layer; l++) {
         struct decoder_layer_stages *s = &r->layers[l];
         struct decoder_layer_stages kept = { 0 };

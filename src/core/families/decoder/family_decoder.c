@@ -282,6 +282,18 @@ view(float *data, int rows, int cols)
     return matrix_view(data, rows, cols);
 }
 
+/* The mask's window and the divisor of layer's scores, as the pipeline says them. */
+static void
+layer_scaling(struct pipeline *p, const struct family_decoder_state *s, int layer)
+{
+    struct decoder_knobs k;
+
+    p->window = s->run.causal ? decoder_window(&s->model->dec.cfg, layer) : 0;
+    family_decoder_knobs_of(&p->cfg, &k);
+    p->st.divisor = decoder_divisor(&s->model->dec, &k, layer);
+    p->st.shape.divisor = p->st.divisor;
+}
+
 static enum attn_status
 decoder_family_select_layer(struct pipeline *p, int layer, struct attn_error *err)
 {
@@ -304,7 +316,7 @@ decoder_family_select_layer(struct pipeline *p, int layer, struct attn_error *er
     p->inputs = view(layer == 0 ? s->run.embed : s->run.layers[layer - 1].resid2, n, C);
     /* (post-norm: attention reads the block's input itself, what the Q K V cells show) */
     p->block.ln1 = decoder_pre_norms(c) ? view(l->norm1, n, C) : p->inputs;
-    p->window = s->run.causal ? decoder_window(c, layer) : 0;
+    layer_scaling(p, s, layer);
     p->st.queries = view(l->q_proj, n, Q);
     p->st.keys = view(l->k_proj, n, K);
     p->st.values = view(l->v, n, K);
@@ -319,12 +331,6 @@ decoder_family_select_layer(struct pipeline *p, int layer, struct attn_error *er
     p->st.dropped = l->weights; /* no dropout: what the context is made from */
     p->st.masked = l->masked;
     p->st.scaled = l->scaled;
-    {
-        struct decoder_knobs k;
-        family_decoder_knobs_of(&p->cfg, &k);
-        p->st.divisor = decoder_divisor(&s->model->dec, &k, layer);
-        p->st.shape.divisor = p->st.divisor;
-    }
     p->st.context = view(l->context, n, Q);
     p->st.output = view(l->attn, n, C);
     p->block.residual1 = view(l->resid1, n, C);
@@ -365,12 +371,13 @@ decoder_family_destroy(struct pipeline *p)
  * Whether prev's run was made by the same model with the same knobs, top
  * and <|endoftext|>, the heads ablated aside: then its rows before an
  * edit's first changed token, and its layers before the first whose
- * ablated heads changed, are what a forward would compute again.
+ * ablated heads changed, are what a forward would compute again (a lean
+ * run kept none of them).
  */
 static bool
 same_computation(const struct family_decoder_state *prev, const struct family_decoder_state *s)
 {
-    return prev != NULL && prev->model == s->model && prev->bos == s->bos &&
+    return prev != NULL && !prev->run.lean && prev->model == s->model && prev->bos == s->bos &&
            prev->top == s->top && prev->knobs.causal == s->knobs.causal &&
            prev->knobs.scaled == s->knobs.scaled &&
            prev->knobs.temperature == s->knobs.temperature;
@@ -440,6 +447,7 @@ decoder_family_build(struct pipeline *p, struct family_decoder_state *prev, cons
     k.ablated = src->ablated;
     k.last_logits = src->last_logits;
     k.room = src->room;
+    k.lean = src->lean;
     for (int e = 0; src->ablated != NULL && e < c->n_layer * c->n_head; e++)
         s->ablated_heads += src->ablated[e] != 0;
     s->knobs = k;
@@ -483,6 +491,12 @@ decoder_family_build(struct pipeline *p, struct family_decoder_state *prev, cons
     p->st.shape.sets = 1;
     p->st.shape.d_set = 3 * c->n_embd;
     p->st.shape.dropout_calls = 1;
+    if (s->run.lean) {
+        /* No layer kept: the first's mask and scaling stand for the model in a header. */
+        p->layer = 0;
+        layer_scaling(p, s, 0);
+        return ATTN_OK;
+    }
     if (src->layer == PIPELINE_NO_LAYER) {
         p->layer = PIPELINE_NO_LAYER; /* (pipeline_select_layer makes one when asked) */
         return ATTN_OK;

@@ -138,7 +138,7 @@ head_measures(const struct pipeline *p, enum head_measure m, float *out)
     const int heads = p->st.shape.heads;
     const size_t per_measure = (size_t)p->layers * (size_t)heads;
 
-    if (g == NULL)
+    if (g == NULL || g->run.lean) /* (a lean run kept no layer to measure) */
         return -1;
     if (g->measures == NULL) {
         const size_t nc = decoder_queries_floats(&g->model->dec.cfg, g->run.n);
