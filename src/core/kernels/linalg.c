@@ -496,6 +496,35 @@ linalg_packed_at(const struct linalg_packed *pk, int j, int p)
                     : ((const float *)pk->data)[row + (size_t)(j - j0)];
 }
 
+#ifdef LINALG_X86
+/*
+ * Four rows of A (row stride lda) into columns i .. i + 3 of a panel of mr:
+ * four values of p at a time, a 4 x 4 transposition in registers, so that
+ * each store writes four consecutive floats (one at a time, every store
+ * strided by the panel's width, the packing took 5-7% of a forward).
+ */
+static void
+pack_a_rows4(int kc, int mr, const float *a, size_t lda, float *dst)
+{
+    int p = 0;
+
+    for (; p + 4 <= kc; p += 4) {
+        __m128 x0 = _mm_loadu_ps(a + p);
+        __m128 x1 = _mm_loadu_ps(a + lda + p);
+        __m128 x2 = _mm_loadu_ps(a + 2 * lda + p);
+        __m128 x3 = _mm_loadu_ps(a + 3 * lda + p);
+        _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
+        _mm_storeu_ps(dst + (size_t)p * (size_t)mr, x0);
+        _mm_storeu_ps(dst + (size_t)(p + 1) * (size_t)mr, x1);
+        _mm_storeu_ps(dst + (size_t)(p + 2) * (size_t)mr, x2);
+        _mm_storeu_ps(dst + (size_t)(p + 3) * (size_t)mr, x3);
+    }
+    for (; p < kc; p++)
+        for (size_t q = 0; q < 4; q++)
+            dst[(size_t)p * (size_t)mr + q] = a[q * lda + (size_t)p];
+}
+#endif
+
 /* A's block (mc, kc) into panels of mr rows: for each p, mr consecutive values. */
 static void
 pack_a(int mc, int kc, int mr, const float *a, int lda, float *out)
@@ -503,10 +532,15 @@ pack_a(int mc, int kc, int mr, const float *a, int lda, float *out)
     for (int i0 = 0; i0 < mc; i0 += mr) {
         int h = mc - i0 < mr ? mc - i0 : mr;
         float *dst = out + (size_t)i0 * (size_t)kc;
-        for (int i = 0; i < h; i++) {
-            const float *src = a + (size_t)(i0 + i) * (size_t)lda;
+        int r = 0;
+#ifdef LINALG_X86
+        for (; r + 4 <= h; r += 4)
+            pack_a_rows4(kc, mr, a + (size_t)(i0 + r) * (size_t)lda, (size_t)lda, dst + r);
+#endif
+        for (; r < h; r++) {
+            const float *src = a + (size_t)(i0 + r) * (size_t)lda;
             for (int p = 0; p < kc; p++)
-                dst[p * mr + i] = src[p];
+                dst[p * mr + r] = src[p];
         }
         for (int i = h; i < mr; i++)
             for (int p = 0; p < kc; p++)
