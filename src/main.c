@@ -90,9 +90,10 @@ load_walkthrough(const struct cli_options *o, struct walkthrough *w, bool every_
 
 /*
  * The view's work between keys: packing the model's weights on a thread of
- * their own, started once the first frame is drawn, and put in once made.
+ * their own, started once the first frame is drawn, and put in once made
+ * (true then).
  */
-static void
+static bool
 view_idle(void *ctx)
 {
     static bool started;
@@ -101,9 +102,9 @@ view_idle(void *ctx)
     if (!started) {
         started = true;
         family_decoder_pack_meanwhile(m);
-        return;
     }
     (void)family_decoder_pack_settle(m);
+    return m->packer == NULL; /* (packed and taken over, or nothing to pack) */
 }
 
 static int

@@ -129,13 +129,13 @@ keys() {
 settle() {
     i=0
     while [ $i -lt 6000 ]; do
-        [ "$(cat "$tmp/keylog" 2>/dev/null || echo 0)" -ge "$sent" ] 2>/dev/null && return 0
+        [ "$(head -n 1 "$tmp/keylog" 2>/dev/null || echo 0)" -ge "$sent" ] 2>/dev/null && return 0
         # Gone (q, a signal): nothing more will be drawn.
         [ -s "$tmp/after" ] && return 0
         sleep 0.02
         i=$((i + 1))
     done
-    fail "attnscope did not read the $sent keys sent (it read $(cat "$tmp/keylog" 2>/dev/null))"
+    fail "attnscope did not read the $sent keys sent (it read $(head -n 1 "$tmp/keylog" 2>/dev/null))"
 }
 
 # expect NAME: appends the screen, under a header, to the scenario's capture.

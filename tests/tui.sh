@@ -225,6 +225,16 @@ keys Escape T Right Right Right
 snap "model: the sentence view, what '·on' attends to"
 keys Escape N
 snap "model: the predictions and the logit lens"
+# The view packs the weights on a thread of its own and takes the packs over
+# between keys: the keylog says "settled" once it has (a state to wait for).
+i=0
+until grep -q '^settled$' "$tmp/keylog" 2>/dev/null; do
+    [ $i -ge 2400 ] && fail "model: the view never said it had taken its packed weights over"
+    sleep 0.05
+    i=$((i + 1))
+done
+keys Down Up
+snap "model: the predictions once the packs are taken over: the same screen"
 finish model
 
 # 17. minigpt, the model that ships: the README's first screen is its map's

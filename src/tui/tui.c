@@ -708,14 +708,16 @@ read_paste(struct worker *w, struct app *a)
 /*
  * For tests that wait for a state, not a time: with ATTNSCOPE_KEYLOG=FILE,
  * after every frame FILE holds the number of keys read before it was drawn
- * (resizes and mouse events not counted).  tests/tmuxlib.sh waits for the
- * count of the keys it sent.
+ * (resizes and mouse events not counted), and a second line "settled" once
+ * the app's work between keys is done (the view's weights packed and taken
+ * over).  tests/tmuxlib.sh waits for the count of the keys it sent; the
+ * benchmark's edits wait to be settled.
  */
 static void
-log_keys(const char *path, unsigned long keys)
+log_keys(const char *path, unsigned long keys, bool settled)
 {
-    char text[32];
-    int n = snprintf(text, sizeof text, "%lu\n", keys);
+    char text[48];
+    int n = snprintf(text, sizeof text, "%lu\n%s", keys, settled ? "settled\n" : "");
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
     if (fd < 0)
@@ -772,6 +774,8 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
     int no_frame_w = 0; /* the screen size no frame could be made for */
     int no_frame_h = 0;
     unsigned long keys_read = 0;
+    unsigned long framed_keys = 0; /* keys_read when the last frame was drawn */
+    bool settled = false; /* the app's work between keys is done (a->idle said so) */
     struct worker *worker;
 
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
@@ -805,8 +809,9 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
             }
             dirty = false;
             batch = 0;
+            framed_keys = keys_read;
             if (keylog != NULL)
-                log_keys(keylog, keys_read);
+                log_keys(keylog, framed_keys, settled);
         }
         wtimeout(stdscr, dirty || a->writing_on ? 0 : TUI_READ_MS);
         status = wget_wch(stdscr, &ch);
@@ -817,8 +822,11 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
                 gone = true;
                 break;
             }
-            if (a->idle != NULL)
-                a->idle(a->idle_ctx);
+            if (a->idle != NULL && a->idle(a->idle_ctx) && !settled) {
+                settled = true;
+                if (keylog != NULL) /* (the keys of the last frame drawn: a frame may be due) */
+                    log_keys(keylog, framed_keys, settled);
+            }
             if (a->writing_on && !dirty) {
                 /* A keeps writing: a token, then its frame, while no key waits. */
                 struct worker_job job = { WORKER_KEY, APP_KEY_WRITE_MORE, 0, 0, NULL, 0 };
@@ -831,6 +839,9 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
         batch++;
         if (!(status == KEY_CODE_YES && (ch == KEY_RESIZE || ch == KEY_MOUSE)))
             keys_read++;
+        /* (keys that come faster than TUI_READ_MS never leave the view idle) */
+        if (a->idle != NULL)
+            settled = a->idle(a->idle_ctx) || settled;
         if (!take_input(worker, a, status, ch)) {
             gone = true;
             break;

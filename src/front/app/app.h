@@ -96,10 +96,13 @@ struct app {
     bool writing_on;          /* A: keep writing, a token a frame, until a key */
     int eos;                  /* --eos: the token that stops the writing, or -1 */
     /*
-     * The front end's work for when no key waits and nothing runs (the
-     * view's main: packing the model's weights meanwhile), or NULL.
+     * The front end's work between keys, when nothing runs: when no key
+     * waits, and before each key is handled (the view's main: packing the
+     * model's weights meanwhile, and taking the packs over once made, which
+     * a steady stream of keys must not put off); cheap when there is
+     * nothing to do.  True once all of that work is done.  NULL: none.
      */
-    void (*idle)(void *ctx);
+    bool (*idle)(void *ctx);
     void *idle_ctx;
 };
 
