@@ -682,6 +682,12 @@ packed_elems(int n, int k, int nr)
 }
 
 /*
+ * The block of k gemm_few_rows packs a panel of B for: its panel (FEW_KC x
+ * 32 floats, 32 KB) stays in L1, where it is used once by every row at once.
+ */
+#define FEW_KC 256
+
+/*
  * c = a . B for no more rows than one block of A (m <= MC), B read once in
  * place: A packed whole first (every block of k), then each panel of B
  * packed into L1 a block of k at a time as it is used by every row, so that
@@ -698,7 +704,7 @@ gemm_few_rows(const struct kernel *kn, int m, int n, int k, const float *a, int 
     const int m_pad = (m + kn->mr - 1) / kn->mr * kn->mr;
     const struct tiles *tl = b->bf16 ? &kn->bf16 : &kn->f32;
     const size_t esize = b->bf16 ? sizeof(uint16_t) : sizeof(float);
-    const size_t panel_floats = ((size_t)KC * (size_t)nr * esize + 63) / 64 * 16;
+    const size_t panel_floats = ((size_t)FEW_KC * (size_t)nr * esize + 63) / 64 * 16;
     float *panel = workspace_scratch(workspace_thread(), panel_floats + (size_t)m_pad * (size_t)k);
     float *pa = panel + panel_floats;
 
@@ -707,13 +713,13 @@ gemm_few_rows(const struct kernel *kn, int m, int n, int k, const float *a, int 
         return;
     }
     /* (block p0 of A at pa + p0 * m_pad: pack_a's layout for each) */
-    for (int p0 = 0; p0 < k; p0 += KC)
-        pack_a(m, k - p0 < KC ? k - p0 : KC, kn->mr, a + (size_t)p0, lda,
+    for (int p0 = 0; p0 < k; p0 += FEW_KC)
+        pack_a(m, k - p0 < FEW_KC ? k - p0 : FEW_KC, kn->mr, a + (size_t)p0, lda,
                pa + (size_t)p0 * (size_t)m_pad);
     for (int j0 = 0; j0 < n; j0 += nr) {
         const int w = n - j0 < nr ? n - j0 : nr;
-        for (int p0 = 0; p0 < k; p0 += KC) {
-            const int kc = k - p0 < KC ? k - p0 : KC;
+        for (int p0 = 0; p0 < k; p0 += FEW_KC) {
+            const int kc = k - p0 < FEW_KC ? k - p0 : FEW_KC;
             const int accumulate = p0 > 0;
             (b->bf16 ? panel_bf16 : panel_f32)(b, p0, kc, j0, w, nr, panel);
             if (m == 1 && tl->row != NULL && w == nr)
