@@ -116,10 +116,12 @@ void attention_attend(struct attention_stages *st, const struct attention_config
 void attention_softmax_rows(const float *x, float *y, int rows, int cols);
 
 /*
- * mean (nq, nk) = the sum over heads of per_head's (heads, nq, nk) matrices,
- * then / heads: the averaged stage (nn.MultiheadAttention's weights), and the
- * mean of the heads the sentence view and handouts show.
+ * mean (nq, nk, no room between rows) = the sum over st's heads of one of
+ * its per-head stages (laid out as attention_head reads it), each cell's
+ * heads added in order in float, then / heads: the averaged stage
+ * (nn.MultiheadAttention's weights), and the mean of the heads the sentence
+ * view and handouts show (pipeline_stage_heads_mean).
  */
-void attention_heads_mean(float *mean, const float *per_head, int nq, int nk, int heads);
+void attention_heads_mean(float *mean, const struct attention_stages *st, const float *stage);
 
 #endif

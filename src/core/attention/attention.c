@@ -406,15 +406,24 @@ dropout_forward(struct attention_stages *st, const struct attention_config *cfg,
  * returns as its weights by default (the sum over the heads, then / H).
  */
 void
-attention_heads_mean(float *averaged, const float *dropped, int nq, int nk, int heads)
+attention_heads_mean(float *averaged, const struct attention_stages *st, const float *stage)
 {
-    const size_t per_head = (size_t)nq * (size_t)nk;
+    const int heads = st->shape.heads;
+    const size_t nk = (size_t)st->nk;
 
-    for (size_t e = 0; e < per_head; e++) {
-        float sum = 0.0f;
-        for (int h = 0; h < heads; h++)
-            sum += dropped[(size_t)h * per_head + e];
-        averaged[e] = sum / (float)heads;
+    /* Each cell's heads in order from 0, a row at a time (each head's rows as it lays them). */
+    for (int i = 0; i < st->nq; i++) {
+        float *out = averaged + (size_t)i * nk;
+        for (size_t j = 0; j < nk; j++)
+            out[j] = 0.0f;
+        for (int h = 0; h < heads; h++) {
+            const struct matrix m = attention_head(st, stage, h);
+            const float *x = matrix_row(&m, i);
+            for (size_t j = 0; j < nk; j++)
+                out[j] += x[j];
+        }
+        for (size_t j = 0; j < nk; j++)
+            out[j] /= (float)heads;
     }
 }
 
@@ -485,7 +494,7 @@ attention_attend(struct attention_stages *st, const struct attention_config *cfg
     if (!s->dropout_output)
         dropout_forward(st, cfg, r);
     if (st->averaged.data != NULL)
-        attention_heads_mean(st->averaged.data, st->dropped, st->nq, st->nk, s->heads);
+        attention_heads_mean(st->averaged.data, st, st->dropped);
     context_forward(st->context.data, st->dropped, st->values.data, cfg, st->nq, st->nk, s->heads,
                     s->head_dim, s->d_qkv);
     output_forward(&st->output, &st->context, ps, attention_variant_has_out_proj(cfg->variant));

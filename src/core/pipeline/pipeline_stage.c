@@ -798,25 +798,13 @@ pipeline_stage_view(const struct pipeline *p, enum pipeline_stage s, int head,
 int
 pipeline_stage_heads_mean(const struct pipeline *p, enum pipeline_stage s, float *mean)
 {
-    const int heads = p->st.shape.heads;
     struct pipeline_view v;
 
     if (!pipeline_stage_per_head(s))
         return -1;
+    /* (head 0's view starts the stage: each head's is attention_head's of it) */
     pipeline_stage_view(p, s, 0, &v);
-    for (size_t e = 0; e < matrix_size(&v.m); e++)
-        mean[e] = 0.0f;
-    for (int h = 0; h < heads; h++) {
-        pipeline_stage_view(p, s, h, &v);
-        for (int i = 0; i < v.m.rows; i++) {
-            const float *x = matrix_row(&v.m, i);
-            float *y = mean + (size_t)i * (size_t)v.m.cols;
-            for (int j = 0; j < v.m.cols; j++)
-                y[j] += x[j];
-        }
-    }
-    for (size_t e = 0; e < matrix_size(&v.m); e++)
-        mean[e] /= (float)heads;
+    attention_heads_mean(mean, &p->st, v.m.data);
     return 0;
 }
 
