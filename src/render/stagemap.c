@@ -173,21 +173,15 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
         spec->hi = sm->range_hi;
     } else if (pipeline_stage_per_head(s)) {
         /* Every head's rows (skip: from their second key on). */
+        const int first = skip ? 1 : 0;
         spec->lo = INFINITY;
         spec->hi = -INFINITY;
         for (int h = 0; h < st->shape.heads; h++) {
             struct pipeline_view hv;
             pipeline_stage_view(p, s, h, &hv);
-            if (skip) {
-                for (int r = 0; r < hv.m.rows; r++)
-                    stagemap_widen(matrix_row(&hv.m, r) + 1, (size_t)hv.m.cols - 1, &spec->lo,
-                                   &spec->hi);
-            } else {
-                float a, b;
-                matrix_range(&hv.m, &a, &b);
-                spec->lo = a < spec->lo ? a : spec->lo;
-                spec->hi = b > spec->hi ? b : spec->hi;
-            }
+            for (int r = 0; r < hv.m.rows; r++)
+                stagemap_widen(matrix_row(&hv.m, r) + first, (size_t)(hv.m.cols - first),
+                               &spec->lo, &spec->hi);
         }
         if (spec->lo > spec->hi)
             spec->lo = spec->hi = 0.0f;
