@@ -759,11 +759,6 @@ tiny_source(struct pipeline_source *src, const char *sentence)
 }
 
 /*
- * The view's edit (pipeline_rebuild) takes the rows before the first
- * changed token over from the pipeline shown, and gives what a new
- * pipeline gives; a knob change computes everything again.
- */
-/*
  * --print of stages no attention stage feeds (no_attention): the shown
  * layer's scores and weights are not made, and every other stage, the
  * next tokens and another layer shown are the same bits as a pipeline
@@ -861,6 +856,11 @@ START_TEST(a_lean_print_keeps_no_layer_and_changes_no_bit)
 }
 END_TEST
 
+/*
+ * The view's edit (pipeline_rebuild) takes the rows before the first
+ * changed token over from the pipeline shown, and gives what a new
+ * pipeline gives; a knob change computes everything again.
+ */
 START_TEST(an_edit_takes_the_unchanged_rows_over)
 {
     struct attention_config cfg;
