@@ -785,7 +785,7 @@ START_TEST(bad_folders_say_what_is_wrong)
     /* 1e-51 is positive as JSON's double and 0 as the float layer norm adds (found by fuzzing). */
     expect_load_error(model_copy("eps", "{\"n_layer\":2,\"n_head\":2,\"n_embd\":8,\"vocab_size\":32,"
                                         "\"n_positions\":16,\"layer_norm_epsilon\":1e-51}"),
-                      "\"layer_norm_epsilon\" is not a small positive number");
+                      "\"layer_norm_epsilon\" is 1e-51, not a number from 1e-30 to 1");
     expect_load_error(model_copy("wide", "{\"n_layer\":2,\"n_head\":2,\"n_embd\":16,"
                                          "\"vocab_size\":32,\"n_positions\":16}"),
                       "tensor 'wte.weight' is (32, 8); config.json makes it (32, 16)");

@@ -27,6 +27,7 @@
 #include "attnscope/architectures/llama.h"
 #include "attnscope/kernels/parallel.h"
 #include "expected.h"
+#include "gguf_edit.h"
 #include "llama_random.h"
 #include "pth_writer.h"
 #include "shown_stage.h"
@@ -1052,6 +1053,115 @@ START_TEST(a_model_larger_than_memory_is_refused_before_reading)
 }
 END_TEST
 
+/*
+ * A GGUF's numbers are checked as config.json's are (issue 48): a head
+ * count of 0 or one that does not divide (llama.cpp's GPT-2 and Gemma 3
+ * files divided by it before any check: SIGFPE), a RoPE base, an epsilon,
+ * a stretch, a window or a cap out of its range, NaN or infinite, a
+ * factor of rope_freqs.weight that is 0 or NaN: each refused naming the
+ * file, the key and the value, never opened to compute nonsense.
+ */
+START_TEST(a_gguf_number_is_checked_as_a_config_is)
+{
+    const struct {
+        const char *fixture, *key;
+        struct ge_value v;
+        const char *says;
+    } cases[] = {
+#define LL "tests/fixtures/llama/llama3-gguf"
+#define GE "tests/fixtures/llama/gemma3-gguf"
+#define G2 "tests/fixtures/formats/gguf"
+        { LL, "llama.attention.head_count", ge_u32(0),
+          "llama.attention.head_count is 0, not a count from 1 to 2^30" },
+        { G2, "gpt2.attention.head_count", ge_u32(0),
+          "gpt2.attention.head_count is 0, not a count from 1" },
+        { GE, "gemma3.attention.head_count", ge_u32(0),
+          "gemma3.attention.head_count is 0, not a count from 1" },
+        { G2, "gpt2.attention.head_count", ge_u32(3),
+          "gpt2.embedding_length 16 is not a multiple of gpt2.attention.head_count 3" },
+        { LL, "llama.attention.head_count_kv", ge_u32(3),
+          "llama.attention.head_count 2 is not a multiple of llama.attention.head_count_kv 3" },
+        { LL, "llama.attention.head_count_kv", ge_u32(0),
+          "llama.attention.head_count_kv is 0" },
+        { LL, "llama.rope.freq_base", ge_f32(0.0f),
+          "llama.rope.freq_base is 0, not a number from 1 to 1e+12" },
+        { LL, "llama.rope.freq_base", ge_i32(-1),
+          "llama.rope.freq_base is -1, not a number" },
+        { LL, "llama.rope.freq_base", ge_f32(NAN),
+          "llama.rope.freq_base is nan, not a number" },
+        { LL, "llama.rope.freq_base", ge_f32(INFINITY),
+          "llama.rope.freq_base is inf, not a number" },
+        { LL, "llama.attention.layer_norm_rms_epsilon", ge_f32(NAN),
+          "llama.attention.layer_norm_rms_epsilon is nan" },
+        { LL, "llama.attention.layer_norm_rms_epsilon", ge_f32(-1e-4f),
+          "llama.attention.layer_norm_rms_epsilon is -0.0001" },
+        { G2, "gpt2.attention.layer_norm_epsilon", ge_f32(0.0f),
+          "gpt2.attention.layer_norm_epsilon is 0, not a number from 1e-30 to 1" },
+        { LL, "llama.rope.freq_base", ge_string("ten"), "llama.rope.freq_base is not a number" },
+        { GE, "gemma3.rope.scaling.factor", ge_f32(INFINITY),
+          "gemma3.rope.scaling.factor is inf, not a number from 1e-06 to 1e+06" },
+        { GE, "gemma3.rope.freq_base_swa", ge_f32(0.0f),
+          "gemma3.rope.freq_base_swa is 0" },
+        { GE, "gemma3.rope.freq_base_swa", ge_f32(NAN),
+          "gemma3.rope.freq_base_swa is nan" },
+        { GE, "gemma3.attention.sliding_window", ge_u32(0),
+          "gemma3.attention.sliding_window is 0, not a count from 1" },
+        { GE, "gemma3.attention.sliding_window", ge_i32(-2),
+          "gemma3.attention.sliding_window is -2, not a count from 1" },
+        { GE, "gemma3.attention.sliding_window", ge_f32(3.0f),
+          "gemma3.attention.sliding_window is not a whole number" },
+        { GE, "gemma3.final_logit_softcapping", ge_f32(NAN),
+          "gemma3.final_logit_softcapping is nan, not a number from 0 to 1e+12" },
+#undef LL
+#undef GE
+#undef G2
+    };
+    char edited[3000], path[4200];
+    struct decoder_model m;
+    struct attn_error err;
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(edited, sizeof edited, "%s/case%zu.gguf", dir, i);
+        snprintf(path, sizeof path, "%s/model.gguf", test_path(cases[i].fixture));
+        if (strstr(cases[i].key, "scaling.factor") != NULL) {
+            /* a linear stretch, as Gemma 3 4B's, whose factor is bad */
+            char step[3000];
+            snprintf(step, sizeof step, "%s/linear.gguf", dir);
+            gguf_edit(path, step, "gemma3.rope.scaling.type", ge_string("linear"));
+            snprintf(path, sizeof path, "%s", step);
+        }
+        gguf_edit(path, edited, cases[i].key, cases[i].v);
+        memset(&err, 0, sizeof err);
+        ck_assert_msg(architecture_load(&m, dir, &(struct arch_options){ edited, 0, false }, &err) !=
+                          ATTN_OK,
+                      "%s = case %zu opened", cases[i].key, i);
+        ck_assert_msg(strstr(err.msg, cases[i].says) != NULL && strstr(err.msg, edited) != NULL,
+                      "case %zu: '%s' does not say '%s' and name the file", i, err.msg,
+                      cases[i].says);
+    }
+    /* Llama 3's stretch kept as factors: one of them 0, then NaN. */
+    for (int k = 0; k < 2; k++) {
+        snprintf(edited, sizeof edited, "%s/factors%d.gguf", dir, k);
+        snprintf(path, sizeof path, "%s/model.gguf", test_path("tests/fixtures/llama/llama3-gguf"));
+        gguf_edit(path, edited, "general.name", ge_string("edited"));
+        gguf_edit_f32(edited, "rope_freqs.weight", 3, k == 0 ? 0.0f : NAN);
+        ck_assert_int_ne(architecture_load(&m, dir, &(struct arch_options){ edited, 0, false }, &err),
+                         ATTN_OK);
+        ck_assert_msg(strstr(err.msg, k == 0 ? "rope_freqs.weight's factor 3 is 0"
+                                             : "rope_freqs.weight's factor 3 is nan") != NULL,
+                      "%s", err.msg);
+    }
+    /* The file unedited opens: the checks refuse only what is wrong. */
+    snprintf(edited, sizeof edited, "%s/plain.gguf", dir);
+    snprintf(path, sizeof path, "%s/model.gguf", test_path("tests/fixtures/llama/gemma3-gguf"));
+    gguf_edit(path, edited, "general.name", ge_string("edited"));
+    ck_assert_msg(architecture_load(&m, dir, &(struct arch_options){ edited, 0, false }, &err) ==
+                      ATTN_OK,
+                  "%s", err.msg);
+    decoder_destroy(&m);
+}
+END_TEST
+
 static Suite *
 llama_suite(void)
 {
@@ -1085,6 +1195,7 @@ llama_suite(void)
     t = tcase_create("config");
     tcase_add_checked_fixture(t, test_tmpdir_setup, test_tmpdir_teardown);
     tcase_add_test(t, the_audit_refuses_by_name);
+    tcase_add_test(t, a_gguf_number_is_checked_as_a_config_is);
     tcase_add_test(t, the_config_says_what_it_changes);
     tcase_add_test(t, the_books_llama_without_a_config_is_known_by_its_width);
     tcase_add_test(t, a_books_shapes_are_checked_as_a_config_is);

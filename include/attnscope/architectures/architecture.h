@@ -155,14 +155,45 @@ int64_t arch_dim(const struct arch_loader *ld, enum arch_role role, int layer, i
 int arch_count_layers(const struct arch_loader *ld);
 
 /*
+ * The range each number of a model's settings must keep, whichever file
+ * says it (a config.json key, a GGUF's metadata): one row each, read by
+ * every reader, so that a value refused in one format is refused in the
+ * other.  A number outside its row's range, NaN or infinite, is refused
+ * with its key's name and value.
+ */
+#define ARCH_BOUND_LIST(X)                                                                   \
+    X(ROPE_BASE, 1.0, 1e12)      /* RoPE's theta: rope_theta, ARCH.rope.freq_base */         \
+    X(NORM_EPS, 1e-30, 1.0)      /* a norm's epsilon */                                      \
+    X(STRETCH, 1e-6, 1e6)        /* a linear stretch of RoPE's frequencies */                \
+    X(STRETCH_UP, 1.0, 1e6)      /* Llama 3's and YaRN's factor */                           \
+    X(ROPE_TUNING, 1e-6, 1e6)    /* their other numbers (low/high factors, betas, scale) */  \
+    X(SOFTCAP, 0.0, 1e12)        /* a cap on the logits or the scores; 0: none */            \
+    X(QUERY_SCALAR, 1e-6, 1e12)  /* Gemma's query_pre_attn_scalar */                         \
+    X(FRACTION, 0.0, 1.0)        /* partial_rotary_factor */                                 \
+    X(POSITIONS, 1, 1 << 24)     /* a RoPE stretch's original context */
+
+enum arch_bound {
+#define ARCH_BOUND_ENUM(name, lo, hi) ARCH_BOUND_##name,
+    ARCH_BOUND_LIST(ARCH_BOUND_ENUM)
+#undef ARCH_BOUND_ENUM
+};
+
+/*
+ * Whether x keeps bound b; when not, err says so: "FILE: KEY is X, not a
+ * number from LO to HI" (key as the file spells it).
+ */
+bool arch_bound_check(double x, enum arch_bound b, const char *file, const char *key,
+                      struct attn_error *err);
+
+/*
  * architecture_config.c: what the config.json readers share.  The number
- * name of obj (def when absent or null) within lo .. hi, NAN with err set
+ * name of obj (def when absent or null) within bound b, NAN with err set
  * naming the file and the key; the model type a config names (model_type,
  * else the model type of an architecture reading one of its classes), or
  * NULL; the kind a RoPE object names (rope_type or type), or NULL.
  */
-double arch_config_number(json_t *obj, const char *path, const char *name, double def, double lo,
-                          double hi, struct attn_error *err);
+double arch_config_number(json_t *obj, const char *path, const char *name, double def,
+                          enum arch_bound b, struct attn_error *err);
 const char *arch_config_type(json_t *root);
 const char *arch_config_rope_kind(json_t *o);
 /*
@@ -197,6 +228,16 @@ int arch_config_bos(json_t *root, int vocab_size);
  * causal, a value width unlike the key's).
  */
 enum attn_status gguf_describe(struct arch_loader *ld, struct attn_error *err);
+struct gguf;
+/*
+ * ARCH.key of g's metadata into *v, left as it is when absent: a count
+ * from least to 2^30 (required: its absence refused), or a number within
+ * bound b; anything else refused with the key's name and value.
+ */
+enum attn_status arch_gguf_count(const struct gguf *g, const char *arch, const char *key,
+                                 bool required, int least, int *v, struct attn_error *err);
+enum attn_status arch_gguf_number(const struct gguf *g, const char *arch, const char *key,
+                                  enum arch_bound b, double *v, struct attn_error *err);
 
 /*
  * After the weights are read: Llama 3's stretched frequencies, which

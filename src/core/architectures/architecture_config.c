@@ -31,20 +31,41 @@ arch_config_type(json_t *root)
     return NULL;
 }
 
+static const struct {
+    double lo, hi;
+} bounds[] = {
+#define ARCH_BOUND_ROW(name, lo, hi) [ARCH_BOUND_##name] = { lo, hi },
+    ARCH_BOUND_LIST(ARCH_BOUND_ROW)
+#undef ARCH_BOUND_ROW
+};
+
+bool
+arch_bound_check(double x, enum arch_bound b, const char *file, const char *key,
+                 struct attn_error *err)
+{
+    if (x >= bounds[b].lo && x <= bounds[b].hi)
+        return true;
+    attn_fail(err, ATTN_EPARSE, "%s: %s is %g, not a number from %g to %g", file, key, x,
+              bounds[b].lo, bounds[b].hi);
+    return false;
+}
+
 double
-arch_config_number(json_t *obj, const char *path, const char *name, double def, double lo, double hi,
-       struct attn_error *err)
+arch_config_number(json_t *obj, const char *path, const char *name, double def, enum arch_bound b,
+                   struct attn_error *err)
 {
     json_t *v = json_object_get(obj, name);
+    char key[128];
 
     if (v == NULL || json_is_null(v))
         return def;
-    if (!json_is_number(v) || !(json_number_value(v) >= lo && json_number_value(v) <= hi)) {
-        attn_fail(err, ATTN_EPARSE, "%s: \"%s\" is not a number from %g to %g", path, name, lo,
-                  hi);
+    snprintf(key, sizeof key, "\"%s\"", name);
+    if (!json_is_number(v)) {
+        attn_fail(err, ATTN_EPARSE, "%s: %s is not a number from %g to %g", path, key,
+                  bounds[b].lo, bounds[b].hi);
         return NAN;
     }
-    return json_number_value(v);
+    return arch_bound_check(json_number_value(v), b, path, key, err) ? json_number_value(v) : NAN;
 }
 
 /*
@@ -77,11 +98,10 @@ rope_yarn(json_t *sc, const char *path, const char *name, int max_positions,
             return attn_fail(err, ATTN_EPARSE, "%s: \"%s\" of type yarn: \"%s\" is not supported yet",
                              path, name, refused[i]);
     r->yarn = true;
-    r->factor = arch_config_number(sc, path, "factor", NAN, 1.0, 1e6, err);
-    r->original_max = (int)arch_config_number(sc, path, "original_max_position_embeddings", max_positions, 1,
-                                  1 << 24, err);
-    r->beta_fast = arch_config_number(sc, path, "beta_fast", 32.0, 1e-6, 1e6, err);
-    r->beta_slow = arch_config_number(sc, path, "beta_slow", 1.0, 1e-6, 1e6, err);
+    r->factor = arch_config_number(sc, path, "factor", NAN, ARCH_BOUND_STRETCH_UP, err);
+    r->original_max = (int)arch_config_number(sc, path, "original_max_position_embeddings", max_positions, ARCH_BOUND_POSITIONS, err);
+    r->beta_fast = arch_config_number(sc, path, "beta_fast", 32.0, ARCH_BOUND_ROPE_TUNING, err);
+    r->beta_slow = arch_config_number(sc, path, "beta_slow", 1.0, ARCH_BOUND_ROPE_TUNING, err);
     if (isnan(r->beta_fast) || isnan(r->beta_slow) || r->original_max < 1)
         return ATTN_EPARSE;
     if (isnan(r->factor))
@@ -99,7 +119,7 @@ rope_yarn(json_t *sc, const char *path, const char *name, int max_positions,
                          path, name, r->factor, max_positions, r->original_max,
                          (double)max_positions / r->original_max);
     r->attention_factor = arch_config_number(sc, path, "attention_factor",
-                                 r->factor <= 1.0 ? 1.0 : 0.1 * log(r->factor) + 1.0, 1e-6, 1e6,
+                                 r->factor <= 1.0 ? 1.0 : 0.1 * log(r->factor) + 1.0, ARCH_BOUND_ROPE_TUNING,
                                  err);
     if (isnan(r->attention_factor) ||
         (truncate = jsonfile_bool(sc, path, "truncate", true, err)) < 0)
@@ -123,10 +143,10 @@ rope_llama3(json_t *sc, const char *path, const char *name, struct decoder_rope_
                              "%s: \"%s\" of type llama3 needs factor, low_freq_factor, "
                              "high_freq_factor and original_max_position_embeddings (no %s)",
                              path, name, keys[i]);
-    r->factor = arch_config_number(sc, path, "factor", NAN, 1.0, 1e6, err);
-    r->low_freq_factor = arch_config_number(sc, path, "low_freq_factor", NAN, 1e-6, 1e6, err);
-    r->high_freq_factor = arch_config_number(sc, path, "high_freq_factor", NAN, 1e-6, 1e6, err);
-    r->original_max = (int)arch_config_number(sc, path, "original_max_position_embeddings", 0, 1, 1 << 24,
+    r->factor = arch_config_number(sc, path, "factor", NAN, ARCH_BOUND_STRETCH_UP, err);
+    r->low_freq_factor = arch_config_number(sc, path, "low_freq_factor", NAN, ARCH_BOUND_ROPE_TUNING, err);
+    r->high_freq_factor = arch_config_number(sc, path, "high_freq_factor", NAN, ARCH_BOUND_ROPE_TUNING, err);
+    r->original_max = (int)arch_config_number(sc, path, "original_max_position_embeddings", 0, ARCH_BOUND_POSITIONS,
                                   err);
     if (isnan(r->factor) || isnan(r->low_freq_factor) || isnan(r->high_freq_factor) ||
         r->original_max < 1)
@@ -153,7 +173,7 @@ arch_config_rope(json_t *sc, const char *path, const char *name, int max_positio
         return rope_yarn(sc, path, name, max_positions, r, err);
     if (strcmp(kind, "linear") == 0) {
         r->linear = true;
-        r->factor = arch_config_number(sc, path, "factor", NAN, 1e-6, 1e6, err);
+        r->factor = arch_config_number(sc, path, "factor", NAN, ARCH_BOUND_STRETCH, err);
         if (isnan(r->factor))
             return json_object_get(sc, "factor") == NULL
                        ? attn_fail(err, ATTN_EPARSE, "%s: \"%s\" of type linear has no factor",

@@ -1,6 +1,7 @@
 /* architecture_gguf.c: a model's description from GGUF metadata (see architecture.h). */
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,10 +10,9 @@
 #include "attnscope/files/gguf.h"
 #include "attnscope/files/tensors.h"
 
-/* ARCH.key's integer into *v: required (absent refused by name) or not (*v kept). */
-static enum attn_status
-size_key(const struct gguf *g, const char *arch, const char *key, bool required, int *v,
-         struct attn_error *err)
+enum attn_status
+arch_gguf_count(const struct gguf *g, const char *arch, const char *key, bool required, int least,
+                int *v, struct attn_error *err)
 {
     char name[128];
     int64_t n;
@@ -23,9 +23,52 @@ size_key(const struct gguf *g, const char *arch, const char *key, bool required,
             return attn_fail(err, ATTN_EPARSE, "%s: no %s in its metadata", g->path, name);
         return ATTN_OK;
     }
-    if (!gguf_int(g, name, &n) || n < 0 || n > (1 << 30))
-        return attn_fail(err, ATTN_EPARSE, "%s: %s is not a count up to 2^30", g->path, name);
+    if (!gguf_int(g, name, &n))
+        return attn_fail(err, ATTN_EPARSE, "%s: %s is not a whole number", g->path, name);
+    if (n < least || n > (1 << 30))
+        return attn_fail(err, ATTN_EPARSE, "%s: %s is %lld, not a count from %d to 2^30", g->path,
+                         name, (long long)n, least);
     *v = (int)n;
+    return ATTN_OK;
+}
+
+enum attn_status
+arch_gguf_number(const struct gguf *g, const char *arch, const char *key, enum arch_bound b,
+                 double *v, struct attn_error *err)
+{
+    char name[128];
+    double x;
+
+    snprintf(name, sizeof name, "%s.%s", arch, key);
+    if (gguf_find(g, name) == NULL)
+        return ATTN_OK;
+    if (!gguf_float(g, name, &x))
+        return attn_fail(err, ATTN_EPARSE, "%s: %s is not a number", g->path, name);
+    if (!arch_bound_check(x, b, g->path, name, err))
+        return err->status;
+    *v = x;
+    return ATTN_OK;
+}
+
+/*
+ * The heads, before anything divides by them: the query heads shared
+ * evenly by the key heads, and the width a multiple of the heads unless a
+ * head's size is given.
+ */
+static enum attn_status
+check_heads(const struct gguf *g, const char *arch, const struct decoder_config *c,
+            struct attn_error *err)
+{
+    if (c->n_kv_head > 0 && c->n_head % c->n_kv_head != 0)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: %s.attention.head_count %d is not a multiple of "
+                         "%s.attention.head_count_kv %d",
+                         g->path, arch, c->n_head, arch, c->n_kv_head);
+    if (c->head_dim == 0 && c->n_embd % c->n_head != 0)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: %s.embedding_length %d is not a multiple of "
+                         "%s.attention.head_count %d, and no %s.attention.key_length is given",
+                         g->path, arch, c->n_embd, arch, c->n_head, arch);
     return ATTN_OK;
 }
 
@@ -66,9 +109,12 @@ refuse_unmade(const struct gguf *g, const char *arch, struct decoder_config *c,
     if ((s = gguf_string(g, name)) != NULL && strcmp(s, "linear") == 0) {
         /* Gemma 3 4B's: every frequency divided by the factor */
         snprintf(name, sizeof name, "%s.rope.scaling.factor", arch);
-        if (!gguf_float(g, name, &x) || !(x > 0.0))
-            return attn_fail(err, ATTN_EPARSE, "%s: a linear rope.scaling.type without a "
-                                               "positive %s",
+        x = NAN;
+        if (arch_gguf_number(g, arch, "rope.scaling.factor", ARCH_BOUND_STRETCH, &x, err) !=
+            ATTN_OK)
+            return err->status;
+        if (isnan(x))
+            return attn_fail(err, ATTN_EPARSE, "%s: a linear rope.scaling.type without %s",
                              g->path, name);
         c->rope_scaling.linear = true;
         c->rope_scaling.factor = x;
@@ -111,21 +157,27 @@ gguf_describe(struct arch_loader *ld, struct attn_error *err)
     c->mlp = gpt2 ? DECODER_MLP_GELU : DECODER_MLP_SWIGLU;
     c->scale_attn_weights = true;
     c->qk_norm = strcmp(arch, "qwen3") == 0;
-    if (size_key(g, arch, "block_count", true, &c->n_layer, err) != ATTN_OK ||
-        size_key(g, arch, "embedding_length", true, &c->n_embd, err) != ATTN_OK ||
-        size_key(g, arch, "feed_forward_length", true, &c->n_inner, err) != ATTN_OK ||
-        size_key(g, arch, "attention.head_count", true, &c->n_head, err) != ATTN_OK ||
-        size_key(g, arch, "attention.head_count_kv", false, &c->n_kv_head, err) != ATTN_OK ||
-        size_key(g, arch, "attention.key_length", false, &c->head_dim, err) != ATTN_OK ||
-        size_key(g, arch, "context_length", true, &c->n_positions, err) != ATTN_OK)
+    if (arch_gguf_count(g, arch, "block_count", true, 1, &c->n_layer, err) != ATTN_OK ||
+        arch_gguf_count(g, arch, "embedding_length", true, 1, &c->n_embd, err) != ATTN_OK ||
+        arch_gguf_count(g, arch, "feed_forward_length", true, 1, &c->n_inner, err) != ATTN_OK ||
+        arch_gguf_count(g, arch, "attention.head_count", true, 1, &c->n_head, err) != ATTN_OK ||
+        arch_gguf_count(g, arch, "attention.head_count_kv", false, 1, &c->n_kv_head, err) !=
+            ATTN_OK ||
+        arch_gguf_count(g, arch, "attention.key_length", false, 1, &c->head_dim, err) !=
+            ATTN_OK ||
+        arch_gguf_count(g, arch, "context_length", true, 1, &c->n_positions, err) != ATTN_OK ||
+        check_heads(g, arch, c, err) != ATTN_OK)
         return err->status;
     c->rope_theta = 10000.0;
-    snprintf(name, sizeof name, "%s.rope.freq_base", arch);
-    if (gguf_float(g, name, &x))
-        c->rope_theta = x;
-    snprintf(name, sizeof name, "%s.attention.layer_norm%s_epsilon", arch, gpt2 ? "" : "_rms");
-    if (!gguf_float(g, name, &x))
-        return attn_fail(err, ATTN_EPARSE, "%s: no %s in its metadata", g->path, name);
+    if (arch_gguf_number(g, arch, "rope.freq_base", ARCH_BOUND_ROPE_BASE, &c->rope_theta, err) !=
+        ATTN_OK)
+        return err->status;
+    snprintf(name, sizeof name, "attention.layer_norm%s_epsilon", gpt2 ? "" : "_rms");
+    x = NAN;
+    if (arch_gguf_number(g, arch, name, ARCH_BOUND_NORM_EPS, &x, err) != ATTN_OK)
+        return err->status;
+    if (isnan(x))
+        return attn_fail(err, ATTN_EPARSE, "%s: no %s.%s in its metadata", g->path, arch, name);
     c->eps = (float)x;
     c->vocab_size = (int)arch_dim(ld, ROLE_TOKEN_EMBD, 0, 0);
     c->tied = !arch_has(ld, ROLE_OUTPUT, 0);
@@ -165,6 +217,15 @@ gguf_rope_factors(struct arch_loader *ld, struct attn_error *err)
         free(f);
         return err->status;
     }
+    for (int i = 0; i < half; i++)
+        if (!(f[i] > 0.0f && isfinite(f[i]))) {
+            attn_fail(err, ATTN_EPARSE,
+                      "%s: rope_freqs.weight's factor %d is %g: each frequency is divided by a "
+                      "positive number",
+                      m->source, i, (double)f[i]);
+            free(f);
+            return err->status;
+        }
     for (int i = 0; i < half; i++)
         m->rope_freq[i] /= f[i];
     free(f);

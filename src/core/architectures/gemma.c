@@ -104,8 +104,7 @@ gemma_gguf(struct arch_loader *ld, struct attn_error *err)
     struct decoder_config *c = &ld->w.m->cfg;
     const struct gguf *g = tensors_gguf(&ld->w.src);
     const struct gguf_kv *kinds;
-    int64_t n, pattern = 6;
-    double x;
+    int64_t pattern = 6;
 
     if (gguf_describe(ld, err) != ATTN_OK)
         return err->status;
@@ -114,16 +113,20 @@ gemma_gguf(struct arch_loader *ld, struct attn_error *err)
     c->qk_norm = true;
     c->embed_scale = (float)sqrt((double)c->n_embd);
     c->attn_scalar = c->n_layer == 62 ? (double)(c->n_embd / c->n_head) : decoder_head_dim(c);
-    c->rope_local_theta = gguf_float(g, "gemma3.rope.freq_base_swa", &x) ? x : 10000.0;
-    if (gguf_float(g, "gemma3.final_logit_softcapping", &x) && x > 0.0)
-        c->final_softcap = x;
-    if (!gguf_int(g, "gemma3.attention.sliding_window", &n) || n <= 0)
+    c->rope_local_theta = 10000.0;
+    if (arch_gguf_number(g, "gemma3", "rope.freq_base_swa", ARCH_BOUND_ROPE_BASE,
+                         &c->rope_local_theta, err) != ATTN_OK ||
+        arch_gguf_number(g, "gemma3", "final_logit_softcapping", ARCH_BOUND_SOFTCAP,
+                         &c->final_softcap, err) != ATTN_OK ||
+        arch_gguf_count(g, "gemma3", "attention.sliding_window", false, 1, &c->sliding_window,
+                        err) != ATTN_OK)
+        return err->status;
+    if (c->sliding_window == 0)
         return ATTN_OK;
-    if (n > INT32_MAX || c->n_layer > DECODER_LAYERS_SLIDING_MAX)
-        return attn_fail(err, ATTN_EPARSE, "%s: gemma3.attention.sliding_window %lld over %d "
-                                           "layers: out of range",
-                         g->path, (long long)n, c->n_layer);
-    c->sliding_window = (int)n;
+    if (c->n_layer > DECODER_LAYERS_SLIDING_MAX)
+        return attn_fail(err, ATTN_EPARSE, "%s: gemma3.attention.sliding_window over %d "
+                                           "layers: attnscope keeps the kinds of at most %d",
+                         g->path, c->n_layer, DECODER_LAYERS_SLIDING_MAX);
     kinds = gguf_find(g, "gemma3.attention.sliding_window_pattern");
     if (kinds != NULL && kinds->ints != NULL) {
         /* A list of the layers' kinds, true where a layer slides (llama.cpp's get_arr). */

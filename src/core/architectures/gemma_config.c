@@ -75,7 +75,7 @@ activation(json_t *root, const char *path, bool gemma, struct attn_error *err)
 static enum attn_status
 refusals(json_t *root, const char *path, struct attn_error *err)
 {
-    double partial = arch_config_number(root, path, "partial_rotary_factor", 1.0, 0.0, 1.0, err);
+    double partial = arch_config_number(root, path, "partial_rotary_factor", 1.0, ARCH_BOUND_FRACTION, err);
     int bidirectional;
 
     if (isnan(partial))
@@ -171,7 +171,7 @@ rope_by_kind(struct decoder_config *c, json_t *params, const char *path, struct 
                          "objects",
                          path);
     if (full != NULL) {
-        c->rope_theta = arch_config_number(full, path, "rope_theta", c->rope_theta, 1.0, 1e12, err);
+        c->rope_theta = arch_config_number(full, path, "rope_theta", c->rope_theta, ARCH_BOUND_ROPE_BASE, err);
         if (isnan(c->rope_theta) ||
             arch_config_rope(full, path, "rope_parameters.full_attention", c->n_positions,
                               &c->rope_scaling, err) != ATTN_OK)
@@ -185,7 +185,7 @@ rope_by_kind(struct decoder_config *c, json_t *params, const char *path, struct 
                              "turns sliding layers unstretched (default)",
                              path, kind);
         c->rope_local_theta =
-            arch_config_number(sliding, path, "rope_theta", c->rope_local_theta, 1.0, 1e12, err);
+            arch_config_number(sliding, path, "rope_theta", c->rope_local_theta, ARCH_BOUND_ROPE_BASE, err);
         if (isnan(c->rope_local_theta))
             return ATTN_EPARSE;
     }
@@ -205,9 +205,9 @@ rope(struct decoder_config *c, json_t *root, const char *path, enum window_famil
     const bool gemma = f == GEMMA3;
 
     c->rope_theta = arch_config_number(root, path, "rope_theta", gemma ? 1000000.0 : 10000.0,
-                                       1.0, 1e12, err);
+                                       ARCH_BOUND_ROPE_BASE, err);
     c->rope_local_theta =
-        gemma ? arch_config_number(root, path, "rope_local_base_freq", 10000.0, 1.0, 1e12, err)
+        gemma ? arch_config_number(root, path, "rope_local_base_freq", 10000.0, ARCH_BOUND_ROPE_BASE, err)
               : c->rope_theta;
     if (isnan(c->rope_theta) || isnan(c->rope_local_theta))
         return ATTN_EPARSE;
@@ -227,7 +227,7 @@ rope(struct decoder_config *c, json_t *root, const char *path, enum window_famil
         if (sc == NULL || json_is_null(sc))
             sc = params;
         if (sc == params && json_object_get(params, "rope_theta") != NULL) {
-            c->rope_theta = arch_config_number(params, path, "rope_theta", 0.0, 1.0, 1e12, err);
+            c->rope_theta = arch_config_number(params, path, "rope_theta", 0.0, ARCH_BOUND_ROPE_BASE, err);
             if (!gemma)
                 c->rope_local_theta = c->rope_theta;
             if (isnan(c->rope_theta))
@@ -265,18 +265,18 @@ parts(struct gemma_config *gc, json_t *root, const char *path, struct attn_error
         c->norm_plus_one = true;
         /* Hugging Face's embed_scale: hidden_size ** 0.5, a float32 tensor. */
         c->embed_scale = (float)sqrt((double)c->n_embd);
-        scalar = arch_config_number(root, path, "query_pre_attn_scalar", 256.0, 1e-6, 1e12, err);
+        scalar = arch_config_number(root, path, "query_pre_attn_scalar", 256.0, ARCH_BOUND_QUERY_SCALAR, err);
         /* (Gemma2Config's defaults cap the scores at 50 and the logits at 30; Gemma 3's neither) */
         cap = arch_config_number(root, path, "final_logit_softcapping", f == GEMMA2 ? 30.0 : 0.0,
-                                 0.0, 1e12, err);
+                                 ARCH_BOUND_SOFTCAP, err);
         attn_cap = arch_config_number(root, path, "attn_logit_softcapping",
-                                      f == GEMMA2 ? 50.0 : 0.0, 0.0, 1e12, err);
+                                      f == GEMMA2 ? 50.0 : 0.0, ARCH_BOUND_SOFTCAP, err);
     } else {
         c->mlp = DECODER_MLP_SWIGLU;
         c->block_norms = DECODER_POST_NORM;
         c->qk_norm_full = true;
     }
-    eps = arch_config_number(root, path, "rms_norm_eps", gemma ? 1e-6 : 1e-5, 1e-30, 1.0, err);
+    eps = arch_config_number(root, path, "rms_norm_eps", gemma ? 1e-6 : 1e-5, ARCH_BOUND_NORM_EPS, err);
     if (isnan(eps) || isnan(scalar) || isnan(cap) || isnan(attn_cap))
         return ATTN_EPARSE;
     c->eps = (float)eps;

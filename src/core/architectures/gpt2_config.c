@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,6 +68,7 @@ gpt2_config_load(struct decoder_config *c, const char *path, struct attn_error *
     json_t *root = jsonfile_load(path, JSONFILE_CONFIG_MAX, err);
     json_t *v;
     int flag;
+    double eps;
     enum attn_status rc = ATTN_EPARSE;
 
     memset(c, 0, sizeof *c);
@@ -99,17 +101,10 @@ gpt2_config_load(struct decoder_config *c, const char *path, struct attn_error *
     if (v != NULL && !json_is_null(v) &&
         (c->n_inner = jsonfile_int(root, path, "n_inner", NULL, 1, err)) < 0)
         goto done;
-    v = json_object_get(root, "layer_norm_epsilon");
-    if (v != NULL) {
-        /* Positive as the float it is used as (1e-51 is 0 there). */
-        if (!json_is_number(v) || !((float)json_number_value(v) > 0.0f) ||
-            json_number_value(v) > 1) {
-            attn_fail(err, ATTN_EPARSE, "%s: \"layer_norm_epsilon\" is not a small positive number",
-                      path);
-            goto done;
-        }
-        c->eps = (float)json_number_value(v);
-    }
+    eps = arch_config_number(root, path, "layer_norm_epsilon", c->eps, ARCH_BOUND_NORM_EPS, err);
+    if (isnan(eps))
+        goto done;
+    c->eps = (float)eps;
     v = json_object_get(root, "activation_function");
     if (v != NULL) {
         bool known = false;

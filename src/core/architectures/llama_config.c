@@ -84,7 +84,7 @@ refusals(json_t *root, const char *path, struct attn_error *err)
                       path);
         return ATTN_EPARSE;
     }
-    partial = arch_config_number(root, path, "partial_rotary_factor", 1.0, 0.0, 1.0, err);
+    partial = arch_config_number(root, path, "partial_rotary_factor", 1.0, ARCH_BOUND_FRACTION, err);
     if (isnan(partial))
         return ATTN_EPARSE;
     if (partial != 1.0)
@@ -124,8 +124,8 @@ llama_parts(struct llama_config *lc, json_t *root, const char *path, struct attn
     params = json_object_get(root, "rope_parameters");
     theta = arch_config_number(json_is_object(params) && json_object_get(params, "rope_theta") != NULL ? params
                                                                                            : root,
-                   path, "rope_theta", 10000.0, 1.0, 1e12, err);
-    eps = arch_config_number(root, path, "rms_norm_eps", 1e-6, 1e-30, 1.0, err);
+                   path, "rope_theta", 10000.0, ARCH_BOUND_ROPE_BASE, err);
+    eps = arch_config_number(root, path, "rms_norm_eps", 1e-6, ARCH_BOUND_NORM_EPS, err);
     if (isnan(theta) || isnan(eps))
         return ATTN_EPARSE;
     c->rope_theta = theta;

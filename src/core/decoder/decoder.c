@@ -33,6 +33,49 @@ decoder_outputs(const struct decoder_config *c)
     return c->n_classes > 0 ? c->n_classes : c->vocab_size;
 }
 
+/*
+ * What the arithmetic divides by, raises to or caps with: finite, and
+ * positive where it divides.  Each reader refuses a bad value by its key
+ * first (architecture.h's bounds); this holds whatever gave the numbers.
+ */
+static enum attn_status
+check_numbers(const struct decoder_config *c, const char *source, const char *from,
+              struct attn_error *err)
+{
+    const bool rope = c->positions == DECODER_POSITIONS_ROPE;
+    const bool stretched =
+        c->rope_scaling.linear || c->rope_scaling.llama3 || c->rope_scaling.yarn;
+    const struct {
+        bool used;
+        double value, least;
+        bool above; /* above least, or at least least */
+        const char *what;
+    } numbers[] = {
+        { true, c->eps, 0.0, true, "the norms' epsilon" },
+        { rope, c->rope_theta, 0.0, true, "RoPE's base" },
+        { rope && c->sliding_window > 0, c->rope_local_theta, 0.0, true,
+          "the sliding layers' RoPE base" },
+        { rope && stretched, c->rope_scaling.factor, 0.0, true, "RoPE's stretch" },
+        { true, c->attn_scalar, 0.0, false, "the scores' divisor" },
+        { true, c->final_softcap, 0.0, false, "the logits' cap" },
+        { true, c->attn_softcap, 0.0, false, "the scores' cap" },
+        { true, c->embed_scale, 0.0, false, "the embeddings' scale" },
+    };
+
+    for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
+        const double x = numbers[i].value;
+        if (numbers[i].used &&
+            !(isfinite(x) && (numbers[i].above ? x > numbers[i].least : x >= numbers[i].least)))
+            return attn_fail(err, ATTN_EPARSE, "%s: %s is %g (from %s): it must be finite and %s",
+                             source, numbers[i].what, x, from,
+                             numbers[i].above ? "positive" : "not negative");
+    }
+    if (c->sliding_window < 0)
+        return attn_fail(err, ATTN_EPARSE, "%s: a window of %d keys (from %s)", source,
+                         c->sliding_window, from);
+    return ATTN_OK;
+}
+
 enum attn_status
 decoder_config_check(const struct decoder_config *c, const char *source, const char *from,
                      struct attn_error *err)
@@ -82,7 +125,7 @@ decoder_config_check(const struct decoder_config *c, const char *source, const c
     if ((int64_t)c->n_head * hd > INT32_MAX / 4)
         return attn_fail(err, ATTN_EPARSE, "%s: %d heads of %d columns (from %s) is too wide",
                          source, c->n_head, hd, from);
-    return ATTN_OK;
+    return check_numbers(c, source, from, err);
 }
 
 int
