@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "attnscope/files/gguf.h"
 #include "attnscope/text/bpe.h"
@@ -311,6 +312,139 @@ START_TEST(a_sentencepiece_gguf_gives_sentencepieces_ids)
     ck_assert(!b.byte_level && b.byte_fallback);
     ck_assert_int_eq(check_ids(&b, "tests/golden/spm-ids.txt", "spm", -1), 86);
     bpe_destroy(&b);
+}
+END_TEST
+
+/* An array of count numbers of GGUF type type (4 bytes each) as a key's value. */
+static void
+gw_kv_array4(struct gw *w, const char *key, uint32_t type, const void *v, uint64_t count)
+{
+    gw_str(w, key);
+    gw_u32(w, 9);
+    gw_u32(w, type);
+    gw_u64(w, count);
+    gw_bytes(w, v, 4 * count);
+}
+
+/*
+ * SentencePiece's merges are implied by its pieces: each split of a piece
+ * into two.  A vocabulary of every prefix of one long piece (1.3 MiB of
+ * pieces, "a" to 1,600 a's) implies 1.28 million merges; made as text
+ * they took 1.2 GiB and 8 s (issue 48), kept as ids they take the file's
+ * order of memory: read under a limit of 192 MiB more than the process
+ * holds, and the long piece is still one token.
+ */
+START_TEST(a_sentencepiece_gguf_takes_memory_linear_in_its_file)
+{
+    enum { LONG = 1600 };
+    const int count = 256 + LONG;
+    char **pieces = malloc((size_t)count * sizeof *pieces);
+    float *scores = malloc((size_t)count * sizeof *scores);
+    int32_t *types = malloc((size_t)count * sizeof *types);
+    char path[512];
+    struct gw w = { 0 };
+    pid_t pid;
+    int status;
+
+    ck_assert(pieces != NULL && scores != NULL && types != NULL);
+    for (int c = 0; c < 256; c++) {
+        pieces[c] = malloc(8);
+        snprintf(pieces[c], 8, "<0x%02X>", c);
+        scores[c] = 0.0f;
+        types[c] = 6; /* a byte */
+    }
+    for (int k = 1; k <= LONG; k++) {
+        pieces[255 + k] = malloc((size_t)k + 1);
+        memset(pieces[255 + k], 'a', (size_t)k);
+        pieces[255 + k][k] = '\0';
+        scores[255 + k] = (float)-k;
+        types[255 + k] = 1; /* a normal piece */
+    }
+    gw_header(&w, 0, 5);
+    gw_kv_str(&w, "tokenizer.ggml.model", "llama");
+    gw_kv_strs(&w, "tokenizer.ggml.tokens", (const char *const *)pieces, (uint64_t)count);
+    gw_kv_array4(&w, "tokenizer.ggml.scores", 6, scores, (uint64_t)count);
+    gw_kv_array4(&w, "tokenizer.ggml.token_type", 5, types, (uint64_t)count);
+    gw_str(&w, "tokenizer.ggml.add_space_prefix");
+    gw_u32(&w, 7);
+    gw_bytes(&w, "", 1); /* false */
+    gw_data(&w, 0);
+    snprintf(path, sizeof path, "%s/spm.gguf", dir);
+    gw_save(&w, path);
+    for (int i = 0; i < count; i++)
+        free(pieces[i]);
+    free(pieces);
+    free(scores);
+    free(types);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        struct gguf g;
+        struct bpe b;
+        struct attn_error err;
+        char text[LONG + 1];
+        int *ids = NULL, n = 0;
+#if !defined(__SANITIZE_ADDRESS__)
+        /* (AddressSanitizer reserves terabytes of address space: RLIMIT_AS cannot be used) */
+        struct rlimit small;
+        small.rlim_cur = small.rlim_max = test_address_space() + ((rlim_t)192 << 20);
+        if (setrlimit(RLIMIT_AS, &small) != 0)
+            _exit(3);
+#endif
+        if (gguf_open(&g, path, &err) != ATTN_OK || bpe_load_gguf(&b, &g, &err) != ATTN_OK) {
+            fprintf(stderr, "%s\n", err.msg);
+            _exit(4);
+        }
+        memset(text, 'a', LONG);
+        if (bpe_encode(&b, text, LONG, 0, &ids, &n, &err) != ATTN_OK || n != 1 ||
+            ids[0] != 255 + LONG || b.merges != LONG * (LONG - 1) / 2)
+            _exit(5);
+        _exit(0);
+    }
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: %d",
+                  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+END_TEST
+
+/*
+ * Pieces none of which splits into two others imply no merges: refused by
+ * name (its empty list of merges was sorted from a null pointer, which
+ * UBSan reports: issue 48).
+ */
+START_TEST(a_sentencepiece_gguf_without_merges_is_refused)
+{
+    const char *pieces[258];
+    char bytes[256][8];
+    float scores[258] = { 0 };
+    int32_t types[258];
+    char path[512];
+    struct gw w = { 0 };
+    struct gguf g;
+    struct bpe b;
+    struct attn_error err;
+
+    for (int c = 0; c < 256; c++) {
+        snprintf(bytes[c], sizeof bytes[c], "<0x%02X>", c);
+        pieces[c] = bytes[c];
+        types[c] = 6;
+    }
+    pieces[256] = "a";
+    pieces[257] = "b";
+    types[256] = types[257] = 1;
+    gw_header(&w, 0, 4);
+    gw_kv_str(&w, "tokenizer.ggml.model", "llama");
+    gw_kv_strs(&w, "tokenizer.ggml.tokens", pieces, 258);
+    gw_kv_array4(&w, "tokenizer.ggml.scores", 6, scores, 258);
+    gw_kv_array4(&w, "tokenizer.ggml.token_type", 5, types, 258);
+    gw_data(&w, 0);
+    snprintf(path, sizeof path, "%s/none.gguf", dir);
+    gw_save(&w, path);
+    ck_assert_msg(gguf_open(&g, path, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(bpe_load_gguf(&b, &g, &err), ATTN_EPARSE);
+    ck_assert_msg(strstr(err.msg, path) != NULL && strstr(err.msg, "no merges") != NULL, "%s",
+                  err.msg);
+    gguf_close(&g);
 }
 END_TEST
 
@@ -704,6 +838,8 @@ tokjson_suite(void)
     tcase_add_test(t, gguf_tokenizers_give_the_references_ids);
     tcase_add_test(t, a_gguf_vocabulary_is_checked_as_read);
     tcase_add_test(t, a_sentencepiece_gguf_gives_sentencepieces_ids);
+    tcase_add_test(t, a_sentencepiece_gguf_takes_memory_linear_in_its_file);
+    tcase_add_test(t, a_sentencepiece_gguf_without_merges_is_refused);
     tcase_add_test(t, gemma3_ids_are_the_references);
     tcase_add_test(t, digits_then_byte_level_ids_are_the_references);
     tcase_add_test(t, every_unicode_digit_is_a_digit);

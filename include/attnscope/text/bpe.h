@@ -21,14 +21,19 @@
 #define BPE_GPT2_PATTERN \
     "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"
 
-struct bpe_table; /* a string -> number hash table (bpe.c) */
+struct bpe_table; /* a string -> number hash table (bpe_table.c) */
+struct bpe_idmap; /* a number -> number hash table (bpe_table.c) */
 struct tokjson;   /* a tokenizer.json's pipeline around the model (tokjson.h) */
 
 struct bpe {
     int vocab_size;
     char **token;              /* (vocab_size) each id's token, as the vocabulary spells it */
     struct bpe_table *ids;     /* token -> id */
-    struct bpe_table *ranks;   /* "a b" -> the merge's rank, from 0 */
+    /*
+     * The merges, by their tokens' ids (bpe_merge_key): each one's rank,
+     * from 0, in the high half, the token it makes in the low one.
+     */
+    struct bpe_idmap *ranks;
     int merges;
     size_t longest;            /* the most bytes a token stands for */
     char **raw;                /* (vocab_size) the bytes each token stands for, or NULL */

@@ -20,6 +20,7 @@
 
 struct symbol {
     size_t at, len; /* in the piece's spelling */
+    int id;         /* the token it is, or -1 */
 };
 
 /* Appends the ids of one piece (its bytes spelled with the byte table, merged) to out. */
@@ -30,6 +31,7 @@ typedef void (*merge_step_fn)(void *ctx, const char *a, size_t na, const char *c
 /* A symbol of a piece being merged: a span of its spelling, in a list. */
 struct node {
     size_t at, len;
+    int id;            /* the token it is, or -1 */
     int prev, next;    /* -1 at the ends */
     unsigned version;  /* changes when the symbol does (a candidate pair naming it is then stale) */
     bool alive;
@@ -40,6 +42,7 @@ struct candidate {
     int rank;
     int left;
     unsigned left_version, right_version;
+    int made; /* the token the merge makes */
 };
 
 static bool
@@ -84,30 +87,18 @@ heap_pop(struct candidate *h, size_t *n)
     return top;
 }
 
-/* The rank of merging node i with the node after it, or -1; pair is room for the two. */
-static int
-pair_rank(const struct bpe *b, const char *w, const struct node *nd, int i, char *pair)
-{
-    const int j = nd[i].next;
-
-    if (j < 0)
-        return -1;
-    memcpy(pair, w + nd[i].at, nd[i].len);
-    pair[nd[i].len] = ' ';
-    memcpy(pair + nd[i].len + 1, w + nd[j].at, nd[j].len);
-    return bpe_table_get(b->ranks, pair, nd[i].len + 1 + nd[j].len);
-}
-
-/* Adds node i and its successor as a candidate, if they are a merge. */
+/* Adds node i and its successor as a candidate, if their tokens are a merge. */
 static void
-offer(const struct bpe *b, const char *w, const struct node *nd, int i, char *pair,
-      struct candidate *h, size_t *n)
+offer(const struct bpe *b, const struct node *nd, int i, struct candidate *h, size_t *n)
 {
-    int r;
+    uint64_t v;
+    int j;
 
-    if (i < 0 || (r = pair_rank(b, w, nd, i, pair)) < 0)
+    if (i < 0 || (j = nd[i].next) < 0 || nd[i].id < 0 || nd[j].id < 0 ||
+        !bpe_idmap_get(b->ranks, bpe_merge_key(nd[i].id, nd[j].id), &v))
         return;
-    heap_push(h, n, (struct candidate){ r, i, nd[i].version, nd[nd[i].next].version });
+    heap_push(h, n, (struct candidate){ (int)(v >> 32), i, nd[i].version, nd[j].version,
+                                        (int)(uint32_t)v });
 }
 
 /*
@@ -115,13 +106,13 @@ offer(const struct bpe *b, const char *w, const struct node *nd, int i, char *pa
  * first, never overlapping), until no pair is a merge: GPT-2's algorithm,
  * with the candidate pairs in a heap so that a piece of n symbols takes
  * O(n log n) work instead of a scan of every pair per merge (a word of a
- * million letters took minutes).  w holds the symbols' text, pair room for
- * two of them.  Returns the symbols left, compacted in sym; step (may be
- * NULL) hears of each merge once, when its rank first applies.
- * -1 when out of memory.
+ * million letters took minutes).  w holds the symbols' text; pairs are
+ * looked up by their tokens' ids.  Returns the symbols left, compacted in
+ * sym; step (may be NULL) hears of each merge once, when its rank first
+ * applies.  -1 when out of memory.
  */
 static long
-merge_symbols(const struct bpe *b, const char *w, struct symbol *sym, size_t count_sym, char *pair,
+merge_symbols(const struct bpe *b, const char *w, struct symbol *sym, size_t count_sym,
               merge_step_fn step, void *ctx)
 {
     struct node *nd;
@@ -141,10 +132,10 @@ merge_symbols(const struct bpe *b, const char *w, struct symbol *sym, size_t cou
         return -1;
     }
     for (size_t i = 0; i < count_sym; i++)
-        nd[i] = (struct node){ sym[i].at, sym[i].len, (int)i - 1,
+        nd[i] = (struct node){ sym[i].at, sym[i].len, sym[i].id, (int)i - 1,
                                i + 1 < count_sym ? (int)i + 1 : -1, 0, true };
     for (size_t i = 0; i + 1 < count_sym; i++)
-        offer(b, w, nd, (int)i, pair, h, &n);
+        offer(b, nd, (int)i, h, &n);
     while (n > 0) {
         struct candidate c = heap_pop(h, &n);
         const int i = c.left;
@@ -157,16 +148,17 @@ merge_symbols(const struct bpe *b, const char *w, struct symbol *sym, size_t cou
             told = c.rank;
         }
         nd[i].len += nd[j].len;
+        nd[i].id = c.made;
         nd[i].version++;
         nd[i].next = nd[j].next;
         if (nd[j].next >= 0)
             nd[nd[j].next].prev = i;
         nd[j].alive = false;
-        offer(b, w, nd, nd[i].prev, pair, h, &n);
-        offer(b, w, nd, i, pair, h, &n);
+        offer(b, nd, nd[i].prev, h, &n);
+        offer(b, nd, i, h, &n);
     }
     for (int i = 0; i >= 0; i = nd[i].next)
-        sym[out++] = (struct symbol){ nd[i].at, nd[i].len };
+        sym[out++] = (struct symbol){ nd[i].at, nd[i].len, nd[i].id };
     free(nd);
     free(h);
     return (long)out;
@@ -199,13 +191,12 @@ bpe_encode_piece(const struct bpe *b, const char *text, size_t n, int **ids, int
     const unsigned char *piece = (const unsigned char *)text;
     char *w = malloc(2 * n + 1);
     struct symbol *sym = malloc((n + 1) * sizeof *sym);
-    char *pair = malloc(4 * n + 2);
     size_t len = 0;
     size_t count_sym = 0;
     bool last_unk = false;
     enum attn_status rc = ATTN_OK;
 
-    if (w == NULL || sym == NULL || pair == NULL) {
+    if (w == NULL || sym == NULL) {
         rc = attn_fail(err, ATTN_ENOMEM, "out of memory");
         goto done;
     }
@@ -223,6 +214,7 @@ bpe_encode_piece(const struct bpe *b, const char *text, size_t n, int **ids, int
         }
         sym[count_sym].at = len;
         sym[count_sym].len = cl;
+        sym[count_sym].id = bpe_table_get(b->ids, w + len, cl);
         count_sym++;
         len += cl;
     }
@@ -235,7 +227,7 @@ bpe_encode_piece(const struct bpe *b, const char *text, size_t n, int **ids, int
         }
     }
     {
-        long left = merge_symbols(b, w, sym, count_sym, pair, NULL, NULL);
+        long left = merge_symbols(b, w, sym, count_sym, NULL, NULL);
         if (left < 0) {
             rc = attn_fail(err, ATTN_ENOMEM, "out of memory");
             goto done;
@@ -243,7 +235,7 @@ bpe_encode_piece(const struct bpe *b, const char *text, size_t n, int **ids, int
         count_sym = (size_t)left;
     }
     for (size_t i = 0; i < count_sym && rc == ATTN_OK; i++) {
-        int id = bpe_table_get(b->ids, w + sym[i].at, sym[i].len);
+        const int id = sym[i].id;
         if (id >= 0) {
             rc = bpe_append_id(ids, count, cap, id, err);
             last_unk = false;
@@ -261,7 +253,6 @@ bpe_encode_piece(const struct bpe *b, const char *text, size_t n, int **ids, int
 done:
     free(w);
     free(sym);
-    free(pair);
     return rc;
 }
 
@@ -399,7 +390,6 @@ bpe_token_story(const struct bpe *b, int id, char *buf, size_t size)
     unsigned char bytes[256];
     int n = bpe_token_bytes(b, id, (char *)bytes, sizeof bytes);
     char w[2 * 256 + 1];
-    char pair[4 * 256 + 2];
     struct symbol sym[256];
     size_t len = 0;
     struct story s = { buf, size, 0 };
@@ -418,11 +408,12 @@ bpe_token_story(const struct bpe *b, int id, char *buf, size_t size)
         story_add(&s, " %s", b->byte_char[bytes[i]]);
         sym[i].at = len;
         sym[i].len = cl;
+        sym[i].id = bpe_table_get(b->ids, b->byte_char[bytes[i]], cl);
         memcpy(w + len, b->byte_char[bytes[i]], cl);
         len += cl;
     }
     story_add(&s, n > 1 ? "; merged by rank:" : "; a byte token: no merges");
-    if (merge_symbols(b, w, sym, (size_t)n, pair, story_step, &s) < 0)
+    if (merge_symbols(b, w, sym, (size_t)n, story_step, &s) < 0)
         return -1;
     story_add(&s, " -> %s (id %d)", b->token[id], id);
     return (int)s.len;

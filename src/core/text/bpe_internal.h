@@ -6,7 +6,9 @@
 #ifndef ATTNSCOPE_BPE_INTERNAL_H
 #define ATTNSCOPE_BPE_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -22,6 +24,23 @@ int bpe_table_get(const struct bpe_table *t, const char *key, size_t n);
  * when out of memory.  (Python's dict and Rust's HashMap, which the
  * reference tokenizers build their tables with, keep the last value given.)
  */
+/*
+ * A number -> number map (a merge's pair of ids -> its rank and the token it
+ * makes; a trie's node and byte -> the next node) of about expected keys
+ * (any key but UINT64_MAX); NULL when out of memory.  put replaces a key's
+ * value (1 then; -1 out of memory), as bpe_table_put does.
+ */
+struct bpe_idmap *bpe_idmap_create(size_t expected);
+void bpe_idmap_destroy(struct bpe_idmap *m);
+bool bpe_idmap_get(const struct bpe_idmap *m, uint64_t key, uint64_t *value);
+int bpe_idmap_put(struct bpe_idmap *m, uint64_t key, uint64_t value);
+/* A merge's key in bpe.ranks: its left token's id, then its right one's. */
+static inline uint64_t
+bpe_merge_key(int a, int c)
+{
+    return (uint64_t)(uint32_t)a << 32 | (uint32_t)c;
+}
+
 /* bpe_load_tokenizer_json's reading of a tokenizer.json's tree (root borrowed; path for messages). */
 enum attn_status bpe_load_tokenizer_root(struct bpe *b, json_t *root, const char *path,
                                          struct attn_error *err);
@@ -36,6 +55,12 @@ struct bpe_lists {
     size_t count;
     char *const *merges;
     size_t merge_count;
+    /*
+     * Or, merges NULL, merge_count triples of ids: a merge's left and right
+     * tokens and the token they make (SentencePiece's, implied by its
+     * pieces), in rank order.
+     */
+    const int *merge_ids;
 };
 enum attn_status bpe_load_tokenizer_lists(struct bpe *b, json_t *root, const struct bpe_lists *lists,
                                           const char *path, struct attn_error *err);

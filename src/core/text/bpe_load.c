@@ -130,9 +130,23 @@ load_vocab(struct bpe *b, const char *path, struct attn_error *err)
     return rc;
 }
 
+/* The merge of tokens a and c into made, the next rank. */
+static enum attn_status
+add_merge_ids(struct bpe *b, int a, int c, int made, const char *where, struct attn_error *err)
+{
+    /* A merge listed twice has the later rank (as GPT-2's encoder's dict and Hugging Face's
+       HashMap keep it). */
+    if (bpe_idmap_put(b->ranks, bpe_merge_key(a, c), (uint64_t)(uint32_t)b->merges << 32 |
+                                                         (uint32_t)made) < 0)
+        return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", where);
+    b->merges++;
+    return ATTN_OK;
+}
+
 /*
  * Adds the merge of tokens a and c (na and nc bytes), the next rank; where
- * names it in messages ("merges.txt:12").
+ * names it in messages ("merges.txt:12").  Both are tokens of the
+ * vocabulary and so is what they make, as Hugging Face's BPE requires.
  */
 static enum attn_status
 add_merge(struct bpe *b, const char *a, size_t na, const char *c, size_t nc, const char *where,
@@ -140,33 +154,31 @@ add_merge(struct bpe *b, const char *a, size_t na, const char *c, size_t nc, con
 {
     char small[512];
     char *joined = small;
-    enum attn_status rc = ATTN_OK;
+    int made, ia, ic;
 
     if (na == 0 || nc == 0 || memchr(a, ' ', na) != NULL || memchr(c, ' ', nc) != NULL)
         return attn_fail(err, ATTN_EPARSE, "%s: '%.*s %.*s' is not a merge (two tokens and a space)",
                          where, (int)(na > 20 ? 20 : na), a, (int)(nc > 20 ? 20 : nc), c);
     /* Tokens of any length the file holds: a long one takes memory of its own. */
-    if (na + 1 + nc >= sizeof small && (joined = malloc(na + 1 + nc)) == NULL)
+    if (na + nc >= sizeof small && (joined = malloc(na + nc)) == NULL)
         return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", where);
     memcpy(joined, a, na);
     memcpy(joined + na, c, nc);
-    /* A merge makes a token of the vocabulary, or encoding would find none. */
-    if (bpe_table_get(b->ids, joined, na + nc) < 0) {
-        rc = attn_fail(err, ATTN_EPARSE, "%s: '%.*s %.*s' makes a token the vocabulary lacks",
-                       where, (int)(na > 20 ? 20 : na), a, (int)(nc > 20 ? 20 : nc), c);
-    } else {
-        /* The ranks' keys are "a c", as merges.txt spells them; a merge listed twice has the
-           later rank (as GPT-2's encoder's dict and Hugging Face's HashMap keep it). */
-        joined[na] = ' ';
-        memcpy(joined + na + 1, c, nc);
-        if (bpe_table_put(b->ranks, joined, na + 1 + nc, b->merges) < 0)
-            rc = attn_fail(err, ATTN_ENOMEM, "%s: out of memory", where);
-        else
-            b->merges++;
-    }
+    made = bpe_table_get(b->ids, joined, na + nc);
     if (joined != small)
         free(joined);
-    return rc;
+    /* A merge makes a token of the vocabulary, or encoding would find none. */
+    if (made < 0)
+        return attn_fail(err, ATTN_EPARSE, "%s: '%.*s %.*s' makes a token the vocabulary lacks",
+                         where, (int)(na > 20 ? 20 : na), a, (int)(nc > 20 ? 20 : nc), c);
+    ia = bpe_table_get(b->ids, a, na);
+    ic = bpe_table_get(b->ids, c, nc);
+    if (ia < 0 || ic < 0)
+        return attn_fail(err, ATTN_EPARSE, "%s: '%.*s %.*s': '%.*s' is not a token of the vocabulary",
+                         where, (int)(na > 20 ? 20 : na), a, (int)(nc > 20 ? 20 : nc), c,
+                         (int)(ia < 0 ? (na > 20 ? 20 : na) : (nc > 20 ? 20 : nc)),
+                         ia < 0 ? a : c);
+    return add_merge_ids(b, ia, ic, made, where, err);
 }
 
 static enum attn_status
@@ -181,7 +193,7 @@ load_merges(struct bpe *b, const char *path, struct attn_error *err)
 
     if (rc != ATTN_OK)
         return rc;
-    b->ranks = bpe_table_create(len / 8);
+    b->ranks = bpe_idmap_create(len / 8);
     if (b->ranks == NULL) {
         free(text);
         return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
@@ -358,7 +370,7 @@ merges_from_array(struct bpe *b, json_t *merges, const char *path, struct attn_e
 
     if (!json_is_array(merges))
         return attn_fail(err, ATTN_EPARSE, "%s: model.merges is not a list of merges", path);
-    b->ranks = bpe_table_create(json_array_size(merges) + 1);
+    b->ranks = bpe_idmap_create(json_array_size(merges) + 1);
     if (b->ranks == NULL)
         return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
     json_array_foreach(merges, i, m)
@@ -383,20 +395,23 @@ merges_from_array(struct bpe *b, json_t *merges, const char *path, struct attn_e
 
 /*
  * Merges "a b", in rank order (a GGUF's tokenizer.ggml.merges; a message
- * names the key and the merge's text).
+ * names the key and the merge's text), or, merges NULL, as triples of ids
+ * (bpe_lists.merge_ids).
  */
 static enum attn_status
-merges_from_list(struct bpe *b, char *const *merges, size_t count, const char *path,
-                 struct attn_error *err)
+merges_from_list(struct bpe *b, char *const *merges, const int *ids, size_t count,
+                 const char *path, struct attn_error *err)
 {
     char where[PATH_MAX + 48];
 
     snprintf(where, sizeof where, "%s: tokenizer.ggml.merges", path);
-    b->ranks = bpe_table_create(count + 1);
+    b->ranks = bpe_idmap_create(count + 1);
     if (b->ranks == NULL)
         return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
     for (size_t i = 0; i < count; i++) {
-        const enum attn_status rc = add_spelled_merge(b, merges[i], where, err);
+        const enum attn_status rc =
+            merges != NULL ? add_spelled_merge(b, merges[i], where, err)
+                           : add_merge_ids(b, ids[3 * i], ids[3 * i + 1], ids[3 * i + 2], where, err);
         if (rc != ATTN_OK)
             return rc;
     }
@@ -509,7 +524,8 @@ bpe_load_tokenizer_lists(struct bpe *b, json_t *root, const struct bpe_lists *li
             snprintf(where, sizeof where, "%s: tokenizer.ggml.tokens", path);
             rc = vocab_from_list(b, lists->tokens, lists->count, where, err);
             if (rc == ATTN_OK)
-                rc = merges_from_list(b, lists->merges, lists->merge_count, path, err);
+                rc = merges_from_list(b, lists->merges, lists->merge_ids, lists->merge_count,
+                                      path, err);
         } else {
             rc = vocab_from_object(b, json_object_get(model, "vocab"), where, err);
             if (rc == ATTN_OK)
@@ -597,7 +613,7 @@ bpe_destroy(struct bpe *b)
     free(b->raw);
     free(b->raw_len);
     bpe_table_destroy(b->ids);
-    bpe_table_destroy(b->ranks);
+    bpe_idmap_destroy(b->ranks);
     if (b->re != NULL)
         pcre2_code_free(b->re);
     tokjson_destroy(b->pipeline);

@@ -118,3 +118,95 @@ bpe_table_put(struct bpe_table *t, const char *key, size_t n, int value)
     t->count++;
     return 0;
 }
+
+/* ------------------------------------------------ number -> number maps */
+
+struct bpe_idmap {
+    size_t cap; /* a power of two */
+    size_t count;
+    uint64_t *keys; /* key + 1; 0: an empty slot */
+    uint64_t *values;
+};
+
+static size_t
+idmap_slot(const struct bpe_idmap *m, uint64_t key)
+{
+    /* (a multiplicative hash: pairs of ids and trie edges are far from uniform) */
+    size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (m->cap - 1);
+
+    while (m->keys[i] != 0 && m->keys[i] != key + 1)
+        i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+struct bpe_idmap *
+bpe_idmap_create(size_t expected)
+{
+    struct bpe_idmap *m = calloc(1, sizeof *m);
+
+    if (m == NULL)
+        return NULL;
+    m->cap = 16;
+    while (m->cap < 2 * expected + 16)
+        m->cap *= 2;
+    m->keys = calloc(m->cap, sizeof *m->keys);
+    m->values = malloc(m->cap * sizeof *m->values);
+    if (m->keys == NULL || m->values == NULL) {
+        bpe_idmap_destroy(m);
+        return NULL;
+    }
+    return m;
+}
+
+void
+bpe_idmap_destroy(struct bpe_idmap *m)
+{
+    if (m == NULL)
+        return;
+    free(m->keys);
+    free(m->values);
+    free(m);
+}
+
+bool
+bpe_idmap_get(const struct bpe_idmap *m, uint64_t key, uint64_t *value)
+{
+    const size_t i = idmap_slot(m, key);
+
+    if (m->keys[i] == 0)
+        return false;
+    *value = m->values[i];
+    return true;
+}
+
+int
+bpe_idmap_put(struct bpe_idmap *m, uint64_t key, uint64_t value)
+{
+    size_t i;
+
+    if (2 * (m->count + 1) > m->cap) {
+        struct bpe_idmap bigger = { m->cap * 2, m->count, calloc(m->cap * 2, sizeof(uint64_t)),
+                                    malloc(m->cap * 2 * sizeof(uint64_t)) };
+        if (bigger.keys == NULL || bigger.values == NULL) {
+            free(bigger.keys);
+            free(bigger.values);
+            return -1;
+        }
+        for (size_t k = 0; k < m->cap; k++)
+            if (m->keys[k] != 0) {
+                const size_t j = idmap_slot(&bigger, m->keys[k] - 1);
+                bigger.keys[j] = m->keys[k];
+                bigger.values[j] = m->values[k];
+            }
+        free(m->keys);
+        free(m->values);
+        *m = bigger;
+    }
+    i = idmap_slot(m, key);
+    m->values[i] = value;
+    if (m->keys[i] != 0)
+        return 1;
+    m->keys[i] = key + 1;
+    m->count++;
+    return 0;
+}
