@@ -269,6 +269,56 @@ START_TEST(bad_rows_and_options_are_refused)
 }
 END_TEST
 
+/*
+ * A temperature so small that logits / T leave float (issue 48: 1e-38
+ * drew token 0, a NaN row's first): the formula's limit, the largest
+ * kept logit, with every probability; a tie shares it; and a temperature
+ * that stays finite still draws as PyTorch does.
+ */
+START_TEST(a_tiny_temperature_draws_the_limit)
+{
+    const float logits[5] = { -2.0f, 4.0f, 6.5f, 1.0f, 6.0f };
+    const float tied[4] = { 3.0f, 7.0f, -1.0f, 7.0f };
+    const double tiny[] = { 1e-38, 1e-300, 5e-324 };
+    float work[15];
+    struct sample_choice c;
+    struct attn_error err;
+    struct rng gen;
+
+    rng_seed(&gen, 7);
+    for (size_t k = 0; k < sizeof tiny / sizeof tiny[0]; k++) {
+        const struct sample_options o = { tiny[k], 0, 1.0 };
+        ck_assert_int_eq(sample_check(&o, 5, &err), ATTN_OK);
+        ck_assert_int_eq(sample_choose(&o, &gen, logits, 5, work, &c, &err), ATTN_OK);
+        ck_assert_msg(c.id == 2, "T %g drew %d", tiny[k], c.id);
+        ck_assert(c.at_limit);
+        ck_assert_float_eq(c.prob, 1.0f);
+        ck_assert_int_eq(c.kept, 1);
+        for (int i = 0; i < 5; i++)
+            ck_assert(isfinite(work[5 + i]));
+    }
+    {
+        /* top-k 2 then the limit: still the largest */
+        const struct sample_options o = { 1e-38, 2, 1.0 };
+        ck_assert_int_eq(sample_choose(&o, &gen, logits, 5, work, &c, &err), ATTN_OK);
+        ck_assert_int_eq(c.id, 2);
+    }
+    for (int draw = 0; draw < 8; draw++) {
+        const struct sample_options o = { 1e-38, 0, 1.0 };
+        ck_assert_int_eq(sample_choose(&o, &gen, tied, 4, work, &c, &err), ATTN_OK);
+        ck_assert(c.id == 1 || c.id == 3);
+        ck_assert_float_eq(c.prob, 0.5f);
+    }
+    {
+        /* 0.01 stays finite: an ordinary draw, sharp enough to be the largest */
+        const struct sample_options o = { 0.01, 0, 1.0 };
+        ck_assert_int_eq(sample_choose(&o, &gen, logits, 5, work, &c, &err), ATTN_OK);
+        ck_assert(!c.at_limit);
+        ck_assert_int_eq(c.id, 2);
+    }
+}
+END_TEST
+
 static Suite *
 sample_suite(void)
 {
@@ -281,6 +331,7 @@ sample_suite(void)
     tcase_add_test(tc, choices_match_pytorch);
     tcase_add_test(tc, choice_explains_itself);
     tcase_add_test(tc, bad_rows_and_options_are_refused);
+    tcase_add_test(tc, a_tiny_temperature_draws_the_limit);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -53,6 +53,11 @@ struct sample_choice {
     float ratio;       /* p / q, the largest of them all (sampling), 0 when greedy */
     float cut_logit;   /* top-k's k-th logit (what stays is at or above it), or -inf */
     float cut_prob;    /* top-p's: the running sum the cut stopped at, or 0 */
+    /*
+     * The temperature was so small that logits / T overflowed float: drawn
+     * from the formula's limit, the largest kept logit (or its ties) alone.
+     */
+    bool at_limit;
     /* The likeliest SAMPLE_SHOWN before the cuts, likeliest first. */
     int shown;
     int top_ids[SAMPLE_SHOWN];

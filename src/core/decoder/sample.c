@@ -297,8 +297,26 @@ sample_choose(const struct sample_options *o, struct rng *gen, const float *logi
     }
     if (sampling) {
         const float t = (float)o->temperature;
-        for (int i = 0; i < n; i++)
+        float most = -INFINITY;
+        bool overflowed = false;
+        for (int i = 0; i < n; i++) {
+            const bool kept = x[i] != -INFINITY;
+            most = kept && x[i] > most ? x[i] : most;
             x[i] = x[i] / t;
+            overflowed = overflowed || (kept && !isfinite(x[i]));
+        }
+        if (overflowed) {
+            /*
+             * A temperature so small that logits / T leave float (1e-38; or
+             * 1e-300, 0 as a float): the softmax would be inf - inf, NaN, and
+             * torch.multinomial refuses it.  The formula's limit as T goes
+             * to 0 is every probability on the largest kept logit (shared
+             * evenly by a tie): that row is drawn from.
+             */
+            for (int i = 0; i < n; i++)
+                x[i] = logits[i] == most ? 0.0f : -INFINITY;
+            c->at_limit = true;
+        }
         if (o->top_p < 1.0)
             top_p_cut(x, n, o->top_p, order, p, &c->cut_prob);
     }

@@ -182,6 +182,11 @@ write_one(struct app *a)
             app_say(a, "wrote %s (id %d, p %.3f, the likeliest): one row a layer from the cache, "
                        "%.*f ms. G again, A keeps writing, Backspace takes it back",
                     shown, c->id, (double)c->prob_plain, ms_digits(s->seconds), s->seconds * 1e3);
+        else if (c->at_limit)
+            app_say(a, "drew %s (id %d, the likeliest): at T %g logits / T overflow float, so "
+                       "the formula's limit, all of p on the largest logit, %.*f ms",
+                    shown, c->id, a->cfg.sample_temperature, ms_digits(s->seconds),
+                    s->seconds * 1e3);
         else
             app_say(a, "drew %s (id %d, rank %d, p %.3f -> %.3f after the cuts and T; q %.3f, "
                        "p/q %.3f the largest), %.*f ms. G again, A keeps writing",

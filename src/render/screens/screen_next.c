@@ -111,6 +111,10 @@ draw_choice(struct grid *g, struct view *v, const struct family_decoder_state *m
     if (!sampling)
         snprintf(how, sizeof how, "greedy: argmax of the logits%s",
                  o->top_k > 0 ? " after top-k" : "");
+    else if (c->at_limit)
+        snprintf(how, sizeof how, "logits / %s overflow float: the limit as T goes to 0, every "
+                                  "p on the largest logit%s",
+                 t, o->top_k > 0 ? " after top-k" : "");
     else
         snprintf(how, sizeof how, "softmax(logits / %s)%s%s, then torch.multinomial: the largest "
                                   "p / q, q ~ Exp(1) a token",
