@@ -121,6 +121,9 @@ printf '{ "example": "cat map",\n  "colour": 1 }\n' >"$tmp/hinted/attnscope.json
 expect 1 "attnscope.json: unknown key \"colour\"" -- --print --model "$tmp/hinted"
 printf '{ "example": "cat map",, }\n' >"$tmp/hinted/attnscope.json"
 expect 1 "attnscope.json:1:" -- --print --model "$tmp/hinted"
+# (what the view would show of it: no control character, issue 48)
+printf '{ "example": "cat map", "knows": "words \\u001b[2J" }\n' >"$tmp/hinted/attnscope.json"
+expect 1 "attnscope.json: \"knows\" holds a control character at byte 6 (0x1b)" -- --print --model "$tmp/hinted"
 # An attnscope.json past config.json's cap is refused before it is read (issue 35: 80 MB took
 # 1.6 GB of memory and 5.7 s).
 awk 'BEGIN { printf "{ \"example\": \"cat map\", \"knows\": \""; for (i = 0; i < 70000; i++) printf "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"; print "\" }" }' >"$tmp/hinted/attnscope.json"
@@ -710,6 +713,27 @@ rm "$tmp/ollama/blobs/sha256-$hex"
 OLLAMA_MODELS="$tmp/ollama" expect 1 "library/tiny/q8 names the weights $tmp/ollama/blobs/sha256-$hex, which is not there (pull it again: \`ollama pull tiny:q8\`)" -- --print --model tiny:q8
 head -c 100 "$gguf/model.gguf" >"$tmp/cut.gguf"
 expect 1 "$tmp/cut.gguf: " -- --print --model "$tmp/cut.gguf"
+
+# A model's file never drives the terminal (issue 48): tokens holding a title-setting OSC and a
+# screen clear, a C1 CSI and a bidi override, one of them the BOS, are printed escaped by --print
+# and --generate (which, at seed 1 and T 1000, writes both of the others).
+mkdir -p "$tmp/esc"
+cp "$src/tests/fixtures/llama/llama-gqa/model.safetensors" "$tmp/esc/"
+sed 's/"vocab_size": 40,/"vocab_size": 40, "bos_token_id": 36,/' \
+    "$src/tests/fixtures/llama/llama-gqa/config.json" >"$tmp/esc/config.json"
+added='{"id": 36, "content": "\\u001b]2;pwned\\u0007\\u001b[2J", "special": true}, {"id": 37, "content": "x\\u009b31m", "special": true}, {"id": 38, "content": "\\u202eevil", "special": true}'
+sed "s/\"added_tokens\": \[\]/\"added_tokens\": [$added]/" "$src/tests/fixtures/llama/llama-gqa/tokenizer.json" \
+    >"$tmp/esc/tokenizer.json"
+count=$((count + 1))
+"$bin" --print --model "$tmp/esc" --bos -s "the cat" >"$tmp/esc.out" 2>&1 &&
+    "$bin" --print --model "$tmp/esc" -s "the cat" --generate 60 --sample-temperature 1000 --seed 1 \
+        >>"$tmp/esc.out" 2>&1 || fail "a model with escapes in its tokens: $(tail -3 "$tmp/esc.out")"
+for bad in 'ESC \033' 'BEL \007' 'CSI \302\233' 'RLO \342\200\256'; do
+    grep -qF "$(printf "${bad#* }")" "$tmp/esc.out" && fail "--print wrote a token's ${bad%% *} as it is"
+done
+for shown in '\x1b]2;pwned\x07\x1b[2J' 'x\xc2\x9b31m' '\xe2\x80\xaeevil'; do
+    grep -qF -- "$shown" "$tmp/esc.out" || fail "--print lacks a token escaped as it should be"
+done
 
 # "Build a Reasoning Model"'s files: tokenizer-base.json and tokenizer-reasoning.json beside
 # qwen3-0.6B-base.pth, -reasoning.pth and RL checkpoints; the one a file's name pairs with.

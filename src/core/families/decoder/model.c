@@ -851,6 +851,19 @@ read_hints(struct model *m, struct attn_error *err)
                           texts[t].key, texts[t].size - 1);
                 return -1;
             }
+            {
+                /* (shown on screen: no control character, but an example's lines and tabs) */
+                const unsigned char *text = (const unsigned char *)json_string_value(v);
+                const size_t len = strlen(json_string_value(v));
+                const size_t safe = utf8_text_span(text, len, t == 0 ? "\n\t" : "");
+                if (safe < len) {
+                    attn_fail(err, ATTN_EPARSE,
+                              "%s: \"%s\" holds a control character at byte %zu (0x%02x)", path,
+                              texts[t].key, safe, text[safe]);
+                    json_decref(root);
+                    return -1;
+                }
+            }
             snprintf(to, texts[t].size, "%s", json_string_value(v));
         }
         if (!known) {
@@ -880,12 +893,49 @@ model_close(struct model *m)
     m->eot = -1;
 }
 
+/*
+ * n bytes as a label into buf: a space as a middle dot (when dots), line
+ * ends and tabs as \\n, \\r, \\t, and every other control character (C0,
+ * DEL, C1, the bidirectional ones) or byte that is not UTF-8 as \\xNN: a
+ * model's file never drives the terminal.
+ */
+static void
+display_bytes(const char *bytes, int n, bool dots, char *buf, size_t size)
+{
+    const unsigned char *s = (const unsigned char *)bytes;
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (int i = 0; i < n;) {
+        const unsigned char c = s[i];
+        char piece[16];
+        int len = utf8_length(s + i, (size_t)(n - i));
+        const int control = utf8_control_length(s + i, (size_t)(n - i));
+        if (c == ' ' && dots)
+            snprintf(piece, sizeof piece, "\xc2\xb7");
+        else if (c == '\n' || c == '\t' || c == '\r')
+            snprintf(piece, sizeof piece, "\\%c", c == '\n' ? 'n' : c == '\t' ? 't' : 'r');
+        else if (len == 0 || control > 0) {
+            /* (each byte of the control character: a C1's two, a bidi mark's three) */
+            len = len == 0 ? 1 : control;
+            piece[0] = '\0';
+            for (int k = 0; k < len; k++)
+                snprintf(piece + strlen(piece), sizeof piece - strlen(piece), "\\x%02x", s[i + k]);
+        } else
+            snprintf(piece, sizeof piece, "%.*s", len, bytes + i);
+        if (used + strlen(piece) + 1 > size)
+            break;
+        memcpy(buf + used, piece, strlen(piece) + 1);
+        used += strlen(piece);
+        i += len;
+    }
+}
+
 char *
 model_token_display(const struct model *m, int id, char *buf, size_t size)
 {
     int n;
     const char *bytes = bpe_token_raw(&m->bpe, id, &n);
-    size_t used = 0;
 
     if (size == 0)
         return buf;
@@ -894,32 +944,10 @@ model_token_display(const struct model *m, int id, char *buf, size_t size)
         snprintf(buf, size, "<%d>", id);
         return buf;
     }
-    if (id == m->eot) {
-        snprintf(buf, size, "%s", m->bpe.token[id]);
-        return buf;
-    }
-    for (int i = 0; i < n;) {
-        const unsigned char c = (unsigned char)bytes[i];
-        char piece[8];
-        int len = utf8_length((const unsigned char *)bytes + i, (size_t)(n - i));
-        if (c == ' ')
-            snprintf(piece, sizeof piece, "\xc2\xb7");
-        else if (c == '\n')
-            snprintf(piece, sizeof piece, "\\n");
-        else if (c == '\t')
-            snprintf(piece, sizeof piece, "\\t");
-        else if (c == '\r')
-            snprintf(piece, sizeof piece, "\\r");
-        else if (c < 0x20 || c == 0x7f || len == 0)
-            snprintf(piece, sizeof piece, "\\x%02x", c);
-        else
-            snprintf(piece, sizeof piece, "%.*s", len, bytes + i);
-        if (used + strlen(piece) + 1 > size)
-            break;
-        memcpy(buf + used, piece, strlen(piece) + 1);
-        used += strlen(piece);
-        i += len > 0 ? len : 1;
-    }
+    if (id == m->eot)
+        display_bytes(m->bpe.token[id], (int)strlen(m->bpe.token[id]), false, buf, size);
+    else
+        display_bytes(bytes, n, true, buf, size);
     return buf;
 }
 
