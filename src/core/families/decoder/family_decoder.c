@@ -85,6 +85,22 @@ encode(const struct pipeline_source *src, int **ids, int *n, struct attn_error *
                          count + (src->bos ? 1 : 0), src->bos ? " with <|endoftext|>" : "",
                          m->name, limit, m->dec.context_from);
     }
+    /*
+     * A tokenizer may list tokens past the embedding's rows (Gemma 3's
+     * 262,145 for 262,144: its <image_soft_token> is the vision model's), as
+     * Hugging Face loads the pair; a text that uses one cannot be read.
+     */
+    for (int i = 0; i < count; i++)
+        if (got[i] >= m->dec.cfg.vocab_size) {
+            char shown[MODEL_TOKEN_DISPLAY_MAX(64)];
+            const int id = got[i];
+            free(got);
+            return attn_fail(err, ATTN_EVALUE,
+                             "the text's token %d, %s (id %d), is past %s's vocabulary: its "
+                             "embedding has %d rows (%s); the tokenizer lists %d tokens",
+                             i, model_token_display(m, id, shown, sizeof shown), id, m->name,
+                             m->dec.cfg.vocab_size, m->dec.described_by, m->bpe.vocab_size);
+        }
     *ids = malloc(((size_t)count + 1) * sizeof **ids);
     if (*ids == NULL) {
         free(got);

@@ -696,6 +696,11 @@ describe_model(struct model *m, const char *tokenizer_from)
                      d->cfg.n_classes);
     attn_appendf(m->about, sizeof m->about, &at, "; tokenizer: %s",
                  tokenizer_from[0] != '\0' ? tokenizer_from : m->tokenizer);
+    if (m->bpe.vocab_size > d->cfg.vocab_size)
+        attn_appendf(m->about, sizeof m->about, &at,
+                     " (%d tokens: ids from %d have no row in the embedding, and a text that "
+                     "uses one is refused)",
+                     m->bpe.vocab_size, d->cfg.vocab_size);
     at = 0;
     if (tokenizer_from[0] != '\0')
         attn_appendf(m->borrowed, sizeof m->borrowed, &at, "tokenizer: %s", tokenizer_from);
@@ -778,14 +783,18 @@ model_open(struct model *m, const char *what, const struct model_options *o,
         bpe_destroy(&m->bpe);
         return rc;
     }
-    if (m->bpe.vocab_size > m->dec.cfg.vocab_size) {
+    /*
+     * A model's own tokenizer may list more tokens than its embedding has
+     * rows (Gemma 3's image token): Hugging Face loads the pair, and only a
+     * text that uses one is refused.  A borrowed one is attnscope's guess,
+     * wrong when it is wider.
+     */
+    if (tokenizer_from[0] != '\0' && m->bpe.vocab_size > m->dec.cfg.vocab_size) {
         rc = attn_fail(err, ATTN_EPARSE,
                        "%s: %d tokens, but the model's vocabulary (%s) has %d: the tokenizer is "
-                       "not this model's%s",
+                       "not this model's (put the model's own beside its weights)",
                        m->tokenizer, m->bpe.vocab_size, m->dec.described_by,
-                       m->dec.cfg.vocab_size,
-                       tokenizer_from[0] != '\0' ? " (put the model's own beside its weights)"
-                                                 : "");
+                       m->dec.cfg.vocab_size);
         model_close(m);
         return rc;
     }
@@ -796,9 +805,10 @@ model_open(struct model *m, const char *what, const struct model_options *o,
     }
     describe_model(m, tokenizer_from);
     /* What --bos puts first: the config's bos_token_id (a Llama's), else <|endoftext|>. */
-    if (m->dec.bos_token >= 0 && m->dec.bos_token < m->bpe.vocab_size)
+    if (m->dec.bos_token >= 0 && m->dec.bos_token < m->bpe.vocab_size &&
+        m->dec.bos_token < m->dec.cfg.vocab_size)
         m->eot = m->dec.bos_token;
-    for (int id = 0; id < m->bpe.vocab_size && m->eot < 0; id++)
+    for (int id = 0; id < m->bpe.vocab_size && id < m->dec.cfg.vocab_size && m->eot < 0; id++)
         if (strcmp(m->bpe.token[id], "<|endoftext|>") == 0)
             m->eot = id;
     if (read_hints(m, err) != 0) {
