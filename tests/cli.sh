@@ -735,6 +735,33 @@ for shown in '\x1b]2;pwned\x07\x1b[2J' 'x\xc2\x9b31m' '\xe2\x80\xaeevil'; do
     grep -qF -- "$shown" "$tmp/esc.out" || fail "--print lacks a token escaped as it should be"
 done
 
+# Ctrl-C while standard output is full (a pager paused, issue 48): the write blocked then goes
+# on, the rows and the text are kept, and the exit is 130.  The reader opens a FIFO and reads
+# nothing until attnscope is blocked writing to it (its /proc syscall: write, fd 1).
+count=$((count + 1))
+mkfifo "$tmp/paused"
+"$bin" --print --model "$src/tests/fixtures/llama/llama-gqa" -s "the cat" --generate 3000 \
+    --sample-temperature 1 >"$tmp/paused" 2>"$tmp/paused.err" &
+writer=$!
+exec 3<"$tmp/paused"
+tries=0
+until [ "$(cut -d' ' -f1,2 "/proc/$writer/syscall" 2>/dev/null)" = "1 0x1" ]; do
+    tries=$((tries + 1))
+    [ "$tries" -gt 6000 ] && break
+    sleep 0.01
+done
+kill -INT "$writer"
+cat <&3 >"$tmp/paused.out"
+exec 3<&-
+wait "$writer"
+status=$?
+if [ "$tries" -gt 6000 ]; then
+    fail "Ctrl-C into a full pipe: attnscope never blocked writing"
+elif [ "$status" -ne 130 ] || ! grep -q "stopped after [0-9]* of 3000 tokens (Ctrl-C): what was written is kept" "$tmp/paused.err" ||
+    ! grep -q "^kv cache: " "$tmp/paused.out" || ! grep -q "^text ([0-9]* tokens of prompt, [0-9]* written):" "$tmp/paused.out"; then
+    fail "Ctrl-C into a full pipe: exit $status, $(cat "$tmp/paused.err"), $(tail -c 300 "$tmp/paused.out")"
+fi
+
 # "Build a Reasoning Model"'s files: tokenizer-base.json and tokenizer-reasoning.json beside
 # qwen3-0.6B-base.pth, -reasoning.pth and RL checkpoints; the one a file's name pairs with.
 mkdir -p "$tmp/reasoning"

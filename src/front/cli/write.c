@@ -154,6 +154,8 @@ write_tokens(FILE *out, struct generation *g, struct pipeline *p,
     progress_reset();
     memset(&stop, 0, sizeof stop);
     stop.sa_handler = on_interrupt;
+    /* A write blocked on a full pipe (a paused pager) goes on after it: nothing is lost. */
+    stop.sa_flags = SA_RESTART;
     sigemptyset(&stop.sa_mask);
     sigaction(SIGINT, &stop, &before);
     st = generation_begin(g, p, &p->cfg, src, room, err);
