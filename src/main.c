@@ -134,7 +134,13 @@ run_tui(const struct cli_options *o, const struct pipeline_source *src, struct d
         app_destroy(&app);
         return die(EXIT_INPUT, err.msg);
     }
-    if (o->generate > 0 && app_write_tokens(&app, o->generate, &err) != ATTN_OK) {
+    /*
+     * --generate: a figure shows the text written; the terminal shows the
+     * writing as it goes (a long one was a blank screen that Ctrl-C ended,
+     * the tokens lost).
+     */
+    if (o->generate > 0 && o->mode == CLI_FIGURE &&
+        app_write_tokens(&app, o->generate, &err) != ATTN_OK) {
         app_destroy(&app);
         return die(EXIT_USAGE, err.msg);
     }
@@ -167,6 +173,8 @@ run_tui(const struct cli_options *o, const struct pipeline_source *src, struct d
         return 0;
     }
     startup_end();
+    if (o->generate > 0)
+        app_write_meanwhile(&app, o->generate);
     st = tui_run(&app, o->mono, &err);
     app_destroy(&app);
     figure_release(); /* (F's fonts) */

@@ -333,6 +333,22 @@ wait_screen "taken back: $((written - 1)) written" 2400 || { fail "write: Backsp
 t send-keys q
 restored "write: q after writing" 0 2400
 
+# 21b. A long --generate in the view (issue 48): the view draws as it writes, and Ctrl-C
+# stops the writing (not attnscope), the view staying on what was written; q restores.
+# (SIGINT to attnscope alone: in the pane's process group it would end the test's sh too,
+# where a terminal's interactive shell ignores it.)
+start 100 30 --model "$srcdir/samples/models/minigpt" --bos -f repeat.txt --generate 100000
+checks=$((checks + 1))
+wait_screen "writing (--generate): [0-9]* written, [0-9]* to go" 2400 ||
+    { fail "write: --generate 100000 did not write as the view drew:"; screen; }
+signal_attnscope INT
+checks=$((checks + 1))
+wait_screen "writing stopped: [0-9]* tokens written" 2400 || { fail "write: Ctrl-C did not stop it:"; screen; }
+checks=$((checks + 1))
+t capture-pane -p | grep -q "sentence:" || { fail "write: Ctrl-C ended the view:"; screen; }
+t send-keys q
+restored "write: q after Ctrl-C stopped the writing" 0 2400
+
 # 22. A model file cut short while the view reads it (its weights mapped from
 # the page cache, then packed): recomputing neither crashes nor hangs; the
 # view goes on (what it reads is its own by then) or says which file shrank,

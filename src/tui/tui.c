@@ -624,6 +624,9 @@ dispatch(struct worker *w, struct app *a, const struct worker_job *job)
     bool quit = false;
     bool stopped = false;
 
+    /* (read before the worker runs: the job may change it) */
+    const bool writing = app_writing(a);
+
     progress_reset();
     if (w == NULL) {
         worker_run(a, job);
@@ -633,7 +636,12 @@ dispatch(struct worker *w, struct app *a, const struct worker_job *job)
     while (!worker_wait(w, TUI_READ_MS)) {
         wint_t ch;
         int status;
-        if (caught_signal) {
+        if (caught_signal == SIGINT && writing) {
+            /* Ctrl-C while the view writes stops the writing, not attnscope */
+            caught_signal = 0;
+            progress_stop();
+            stopped = true;
+        } else if (caught_signal) {
             progress_stop();
             stopped = true;
         }
@@ -788,9 +796,17 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
     atexit(restore_terminal);
     catch_signals();
     worker = worker_start(a);
-    while (!a->quit && !caught_signal) {
+    while (!a->quit) {
         wint_t ch;
         int status;
+        if (caught_signal == SIGINT && app_writing(a)) {
+            /* Ctrl-C while the view writes (A, --generate): the writing stops, the view stays */
+            caught_signal = 0;
+            app_stopped(a);
+            dirty = true;
+        }
+        if (caught_signal)
+            break;
         if (resumed) {
             resumed = 0;
             paste_mode(true);

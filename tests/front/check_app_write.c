@@ -136,6 +136,50 @@ START_TEST(a_keeps_writing_until_a_key)
 }
 END_TEST
 
+/*
+ * --generate in the terminal (issue 48: 100,000 tokens were written before
+ * the first frame, and Ctrl-C lost them): begun at once, a token each time
+ * the terminal asks, stopping at the count or at any key, what was written
+ * kept; the same tokens as writing them all first.
+ */
+START_TEST(generate_in_the_terminal_writes_a_token_a_frame)
+{
+    struct attn_error err;
+    int first[5];
+
+    app_write_meanwhile(&a, 5);
+    ck_assert(a.writing_on);
+    ck_assert_int_eq(a.writing->written, 0);
+    ck_assert_msg(strstr(a.message, "writing (--generate): 5 to go") != NULL, "%s", a.message);
+    for (int i = 0; i < 5; i++) {
+        app_key(&a, APP_KEY_WRITE_MORE);
+        first[i] = last_id();
+    }
+    ck_assert_int_eq(a.writing->written, 5);
+    ck_assert(!a.writing_on);
+    ck_assert_msg(strstr(a.message, "wrote 5 tokens (--generate)") != NULL, "%s", a.message);
+    app_key(&a, APP_KEY_WRITE_MORE); /* (past the count: nothing) */
+    ck_assert_int_eq(a.writing->written, 5);
+    /* The same tokens as --generate writing them all at once (a figure's way). */
+    for (int i = 0; i < 5; i++)
+        app_key(&a, APP_KEY_BACKSPACE);
+    ck_assert_int_eq(app_write_tokens(&a, 5, &err), ATTN_OK);
+    ck_assert_int_eq(last_id(), first[4]);
+    /* Stopped by the terminal (Ctrl-C, Esc) after two: two kept, no more written. */
+    for (int i = 0; i < 5; i++)
+        app_key(&a, APP_KEY_BACKSPACE);
+    app_write_meanwhile(&a, 100000);
+    app_key(&a, APP_KEY_WRITE_MORE);
+    app_key(&a, APP_KEY_WRITE_MORE);
+    app_stopped(&a);
+    ck_assert(!a.writing_on);
+    ck_assert_int_eq(a.writing->written, 2);
+    ck_assert_msg(strstr(a.message, "writing stopped: 2 tokens written") != NULL, "%s", a.message);
+    app_key(&a, APP_KEY_WRITE_MORE);
+    ck_assert_int_eq(a.writing->written, 2);
+}
+END_TEST
+
 /* The writing's knobs change no stage; a model knob or an ablation keeps the written ids. */
 START_TEST(knobs_and_ablations_keep_the_written_text)
 {
@@ -268,6 +312,7 @@ app_write_suite(void)
     tcase_add_test(tc, g_writes_pytorchs_tokens);
     tcase_add_test(tc, backspace_takes_back_and_g_draws_the_same);
     tcase_add_test(tc, a_keeps_writing_until_a_key);
+    tcase_add_test(tc, generate_in_the_terminal_writes_a_token_a_frame);
     tcase_add_test(tc, knobs_and_ablations_keep_the_written_text);
     tcase_add_test(tc, the_kv_stage_shows_the_cache);
     tcase_add_test(tc, generate_option_and_the_end_token);

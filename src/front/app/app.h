@@ -94,6 +94,7 @@ struct app {
     /* A trained model writing (G, A; app_write.c): NULL until the first token. */
     struct generation *writing;
     bool writing_on;          /* A: keep writing, a token a frame, until a key */
+    int write_left;           /* --generate's tokens still to write that way (0: no end) */
     int eos;                  /* --eos: the token that stops the writing, or -1 */
     /*
      * The front end's work between keys, when nothing runs: when no key
@@ -148,8 +149,16 @@ void app_key(struct app *a, int key);
  * model's only.
  */
 enum attn_status app_write_tokens(struct app *a, int count, struct attn_error *err);
+/*
+ * --generate in the terminal: count tokens written as A writes them, a
+ * token a frame from the first frame on, so the view shows the writing as
+ * it goes; any key, Esc or Ctrl-C stops it and keeps what was written.
+ */
+void app_write_meanwhile(struct app *a, int count);
 /* The terminal stopped a job (Esc, q, a signal): the writing stops too. */
 void app_stopped(struct app *a);
+/* Whether the app writes a token a frame (A, or --generate in the terminal). */
+bool app_writing(const struct app *a);
 
 /*
  * Handles pasted text (a terminal's bracketed paste): always sentence text,

@@ -208,6 +208,7 @@ void
 app_keep_writing(struct app *a, int key)
 {
     (void)key;
+    a->write_left = 0;
     a->writing_on = write_one(a) == 0;
     if (a->writing_on && a->view.message != NULL && !a->view.message_is_error)
         app_say(a, "writing: a token a frame; any key stops (Esc just stops)");
@@ -221,10 +222,39 @@ write_more(struct app *a)
         return;
     if (write_one(a) != 0) {
         a->writing_on = false;
+        a->write_left = 0;
+        return;
+    }
+    if (a->write_left > 0) {
+        if (--a->write_left == 0) {
+            a->writing_on = false;
+            app_say(a, "wrote %d token%s (--generate); G writes more, Backspace takes one back",
+                    a->writing->written, a->writing->written == 1 ? "" : "s");
+            return;
+        }
+        app_say(a, "writing (--generate): %d written, %d to go; Esc, Ctrl-C or any key stops",
+                a->writing->written, a->write_left);
         return;
     }
     app_say(a, "writing: %d token%s written; any key stops (Esc just stops)",
             a->writing->written, a->writing->written == 1 ? "" : "s");
+}
+
+void
+app_write_meanwhile(struct app *a, int count)
+{
+    /* (begun now: beginning ends any writing there was, A's flag with it) */
+    if (count <= 0 || begin(a) != 0)
+        return;
+    a->write_left = count;
+    a->writing_on = true;
+    app_say(a, "writing (--generate): %d to go; Esc, Ctrl-C or any key stops", count);
+}
+
+bool
+app_writing(const struct app *a)
+{
+    return a->writing_on;
 }
 
 bool
@@ -261,6 +291,7 @@ app_stopped(struct app *a)
 {
     if (a->writing_on) {
         a->writing_on = false;
+        a->write_left = 0;
         app_say(a, "writing stopped: %d token%s written", a->writing ? a->writing->written : 0,
                 a->writing != NULL && a->writing->written == 1 ? "" : "s");
     }
