@@ -713,6 +713,42 @@ rm "$tmp/ollama/blobs/sha256-$hex"
 OLLAMA_MODELS="$tmp/ollama" expect 1 "library/tiny/q8 names the weights $tmp/ollama/blobs/sha256-$hex, which is not there (pull it again: \`ollama pull tiny:q8\`)" -- --print --model tiny:q8
 head -c 100 "$gguf/model.gguf" >"$tmp/cut.gguf"
 expect 1 "$tmp/cut.gguf: " -- --print --model "$tmp/cut.gguf"
+# A damaged GGUF says what is wrong with it, alone in a folder (LM Studio's) or named, and when
+# no GPT-2 tokenizer could be borrowed (issue 48: "<folder>: no tokenizer ... found no copy").
+mkdir -p "$tmp/lmstudio" "$tmp/v1"
+head -c 3000 "$gguf/model.gguf" >"$tmp/lmstudio/model.gguf"
+cp "$gguf/model.gguf" "$tmp/v1/model.gguf"
+printf '\001' | dd of="$tmp/v1/model.gguf" bs=1 seek=4 conv=notrunc 2>/dev/null
+for what in "$tmp/lmstudio" "$tmp/lmstudio/model.gguf"; do
+    ATTNSCOPE_TOKENIZERS=/nonexistent TIKTOKEN_CACHE_DIR= HF_HUB_CACHE=/nonexistent \
+        expect 1 "$tmp/lmstudio/model.gguf: an array's string (8 bytes at byte 2993) runs past the end of the file (3000 bytes)" -- --print --model "$what"
+done
+ATTNSCOPE_TOKENIZERS=/nonexistent TIKTOKEN_CACHE_DIR= HF_HUB_CACHE=/nonexistent \
+    expect 1 "$tmp/v1/model.gguf: GGUF version 1 (attnscope reads 2 and 3)" -- --print --model "$tmp/v1"
+# An Ollama blob that is there but not a file, or not a GGUF: what it is (issue 48: "not there").
+mkdir -p "$tmp/ollama/manifests/registry.ollama.ai/library/odd"
+odd=fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210
+sed "s/$hex/$odd/g" "$tmp/ollama/manifests/registry.ollama.ai/library/tiny/q8" \
+    >"$tmp/ollama/manifests/registry.ollama.ai/library/odd/latest"
+blob="$tmp/ollama/blobs/sha256-$odd"
+for kind in "/dev/zero:is a device, not a file" "fifo:is a FIFO, not a file" \
+    "folder:is a folder, not a file" "text:"; do
+    rm -rf "$blob"
+    case ${kind%%:*} in
+    /dev/zero) ln -s /dev/zero "$blob" ;;
+    fifo) mkfifo "$blob" ;;
+    folder) mkdir "$blob" ;;
+    text) printf 'not a model at all' >"$blob" ;;
+    esac
+    if [ "${kind%%:*}" = text ]; then
+        OLLAMA_MODELS="$tmp/ollama" ATTNSCOPE_TOKENIZERS=/nonexistent TIKTOKEN_CACHE_DIR= \
+            expect 1 "$blob: " -- --print --model odd
+        grep -q "no tokenizer" "$tmp/err" && fail "--model odd (a blob of text): $(cat "$tmp/err")"
+    else
+        OLLAMA_MODELS="$tmp/ollama" expect 1 "library/odd/latest names the weights $blob: ${kind#*:} (pull it again" -- --print --model odd
+    fi
+done
+rm -rf "$blob"
 
 # A model's file never drives the terminal (issue 48): tokens holding a title-setting OSC and a
 # screen clear, a C1 CSI and a bidi override, one of them the BOS, are printed escaped by --print

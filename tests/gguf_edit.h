@@ -169,14 +169,18 @@ gguf_edit(const char *src, const char *dst, const char *key, struct ge_value v)
     gw_save(&out, dst);
 }
 
-/* In the file at path (a copy), float32 tensor name's element index set to value. */
-static inline void
-gguf_edit_f32(const char *path, const char *name, size_t index, float value)
+/*
+ * In the file at path (a copy), n bytes at byte offset of tensor name's
+ * data overwritten with bytes; returns the tensor's ggml type number.
+ */
+static inline uint32_t
+gguf_edit_tensor(const char *path, const char *name, size_t offset, const void *bytes, size_t n)
 {
     FILE *f = fopen(path, "r+b");
     unsigned char head[24], *b;
     long size;
-    size_t at = 24, alignment = 32, data_at, offset = SIZE_MAX;
+    size_t at = 24, alignment = 32, data_at, where = SIZE_MAX;
+    uint32_t type = 0;
 
     ck_assert_msg(f != NULL, "cannot open %s", path);
     ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
@@ -188,29 +192,37 @@ gguf_edit_f32(const char *path, const char *name, size_t index, float value)
     memcpy(head, b, sizeof head);
     for (uint64_t k = 0; k < ge_u64_at(head + 16); k++) {
         const size_t key_len = (size_t)ge_u64_at(b + at);
-        const uint32_t type = ge_u32_at(b + at + 8 + key_len);
+        const uint32_t kind = ge_u32_at(b + at + 8 + key_len);
         if (key_len == strlen("general.alignment") &&
             memcmp(b + at + 8, "general.alignment", key_len) == 0)
             alignment = ge_u32_at(b + at + 8 + key_len + 4);
         at += 8 + key_len + 4;
-        at += ge_value_size(b + at, type);
+        at += ge_value_size(b + at, kind);
     }
     for (uint64_t t = 0; t < ge_u64_at(head + 8); t++) {
         const size_t name_len = (size_t)ge_u64_at(b + at);
         const uint32_t dims = ge_u32_at(b + at + 8 + name_len);
         const size_t type_at = at + 8 + name_len + 4 + 8 * (size_t)dims;
         if (name_len == strlen(name) && memcmp(b + at + 8, name, name_len) == 0) {
-            ck_assert_uint_eq(ge_u32_at(b + type_at), 0); /* F32 */
-            offset = (size_t)ge_u64_at(b + type_at + 4);
+            type = ge_u32_at(b + type_at);
+            where = (size_t)ge_u64_at(b + type_at + 4);
         }
         at = type_at + 4 + 8;
     }
-    ck_assert_msg(offset != SIZE_MAX, "%s has no tensor %s", path, name);
+    ck_assert_msg(where != SIZE_MAX, "%s has no tensor %s", path, name);
     data_at = (at + alignment - 1) / alignment * alignment;
-    ck_assert_int_eq(fseek(f, (long)(data_at + offset + 4 * index), SEEK_SET), 0);
-    ck_assert_uint_eq(fwrite(&value, 4, 1, f), 1);
+    ck_assert_int_eq(fseek(f, (long)(data_at + where + offset), SEEK_SET), 0);
+    ck_assert_uint_eq(fwrite(bytes, 1, n, f), n);
     ck_assert_int_eq(fclose(f), 0);
     free(b);
+    return type;
+}
+
+/* In the file at path (a copy), float32 tensor name's element index set to value. */
+static inline void
+gguf_edit_f32(const char *path, const char *name, size_t index, float value)
+{
+    ck_assert_uint_eq(gguf_edit_tensor(path, name, 4 * index, &value, 4), 0); /* (F32) */
 }
 
 #endif

@@ -14,6 +14,7 @@
 #include "attnscope/families/decoder/family_decoder.h"
 #include "attnscope/families/decoder/generate.h"
 #include "attnscope/families/decoder/model.h"
+#include "gguf_edit.h"
 #include "testutil.h"
 
 struct gen_case {
@@ -305,6 +306,52 @@ START_TEST(end_token_and_refusals)
 END_TEST
 
 /* The toy has no vocabulary head: writing is refused by name. */
+/*
+ * Logits that are not numbers name the model's file and where its weights
+ * are not numbers (issue 48: "logit 0 of 520 is nan" named nothing): a
+ * GGUF whose first Q8_0 block of layer 0's queries has a NaN scale.
+ */
+START_TEST(logits_that_are_not_numbers_name_the_file_and_the_tensor)
+{
+    static struct model m;
+    const unsigned char nan16[2] = { 0x00, 0x7e }; /* half precision's NaN */
+    const char *tmp = test_tmpdir();
+    char path[400];
+    struct generation g;
+    struct generate_options o;
+    struct pipeline p;
+    struct attention_config cfg;
+    struct pipeline_source src;
+    struct attn_error err;
+    bool ended;
+
+    snprintf(path, sizeof path, "%s/model.gguf", tmp);
+    gguf_edit(test_path("tests/fixtures/llama/qwen3-tok-gguf/model.gguf"), path, "general.name",
+              ge_string("nan"));
+    ck_assert_uint_eq(gguf_edit_tensor(path, "blk.0.attn_q.weight", 0, nan16, 2), 8); /* Q8_0 */
+    ck_assert_msg(model_open(&m, path, NULL, &err) == ATTN_OK, "%s", err.msg);
+    attention_config_init(&cfg);
+    memset(&src, 0, sizeof src);
+    src.family = &family_decoder;
+    src.model = &m;
+    src.top = 3;
+    src.sentence = "the cat";
+    ck_assert_msg(pipeline_create(&p, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    generate_options_init(&o);
+    ck_assert_int_eq(generation_init(&g, &m, &o, &err), ATTN_OK);
+    ck_assert_int_eq(generation_begin(&g, &p, &p.cfg, &src, 0, &err), ATTN_OK);
+    ck_assert_int_eq(generation_write(&g, &p, &p.cfg, &src, &ended, &err), ATTN_EVALUE);
+    ck_assert_msg(strstr(err.msg, path) != NULL && strstr(err.msg, "is nan") != NULL &&
+                      strstr(err.msg, "layer 0's attn_q holds a value that is not finite (row 0, "
+                                      "column 0; its Q8_0 blocks widened") != NULL,
+                  "%s", err.msg);
+    generation_destroy(&g);
+    pipeline_destroy(&p);
+    model_close(&m);
+    test_remove_dir(tmp);
+}
+END_TEST
+
 START_TEST(the_toy_cannot_write)
 {
     static struct model m;
@@ -347,6 +394,7 @@ generate_suite(void)
     tcase_add_test(tc, undo_then_write_draws_the_same);
     tcase_add_test(tc, end_token_and_refusals);
     tcase_add_test(tc, the_toy_cannot_write);
+    tcase_add_test(tc, logits_that_are_not_numbers_name_the_file_and_the_tensor);
     suite_add_tcase(s, tc);
     return s;
 }

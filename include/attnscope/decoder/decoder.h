@@ -325,6 +325,17 @@ enum attn_status decoder_check_files(const struct decoder_model *m, struct attn_
  */
 const char *decoder_part_name(const struct decoder_model *m, enum arch_role role);
 
+/*
+ * Where m's weights hold a value that is not finite (NaN or infinite; a
+ * quantized block whose scale is one widens to such values), said into
+ * what ("layer 3's q_proj holds ..."): the token embedding, every layer's
+ * norms, linears and biases, the final norm, in that order.  False when
+ * every one is finite.  A pass over every weight: for a computation that
+ * has already gone wrong (logits that are not numbers), not for every
+ * open.
+ */
+bool decoder_find_nonfinite(const struct decoder_model *m, char *what, size_t size);
+
 /* Frees what the model holds (its weights and blocks); safe on a model of zeros. */
 void decoder_destroy(struct decoder_model *m);
 

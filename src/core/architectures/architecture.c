@@ -150,13 +150,14 @@ architecture_find(const char *dir, const char *weights, const struct architectur
      */
     if (fileio_absent(path) || (weights != NULL && gguf_file_is(weights))) {
         struct tensor_source src;
-        struct attn_error ignored;
-        int rc = 0;
+        int rc;
         memset(&src, 0, sizeof src);
-        if (tensors_open(&src, weights != NULL ? weights : dir, &ignored) == ATTN_OK) {
-            rc = architecture_of_tensors(&src, arch, err);
-            tensors_close(&src);
-        }
+        /* (weights that cannot be read are the first thing to say: a damaged GGUF is its own
+           problem, not a missing tokenizer's) */
+        if (tensors_open(&src, weights != NULL ? weights : dir, err) != ATTN_OK)
+            return -1;
+        rc = architecture_of_tensors(&src, arch, err);
+        tensors_close(&src);
         return rc;
     }
     {

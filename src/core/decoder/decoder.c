@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -422,6 +423,139 @@ decoder_part_name(const struct decoder_model *m, enum arch_role role)
     if ((unsigned)role >= ARCH_ROLES)
         return "?";
     return m != NULL && m->part_names[role][0] != '\0' ? m->part_names[role] : described[role];
+}
+
+/* A weight's first value that is not finite, into *row, *col; whether there is one. */
+static bool
+linear_nonfinite(const struct decoder_linear *l, int *row, int *col)
+{
+    float *widened = NULL;
+    bool found = false;
+
+    if (l->wq != NULL && (widened = malloc((size_t)l->in * sizeof *widened)) == NULL)
+        return false;
+    for (int out = 0; out < l->out && !found; out++) {
+        if (widened != NULL)
+            decoder_quant_rows(l->wq, l->wq_type, l->in, out, 1, widened);
+        for (int in = 0; in < l->in && !found; in++)
+            if (!isfinite(widened != NULL ? widened[in] : decoder_linear_at(l, in, out))) {
+                *row = out;
+                *col = in;
+                found = true;
+            }
+        for (int o = 0; l->b != NULL && out == 0 && o < l->out && !found; o++)
+            if (!isfinite(l->b[o])) {
+                *row = -1;
+                *col = o;
+                found = true;
+            }
+    }
+    free(widened);
+    return found;
+}
+
+static int
+vector_nonfinite(const float *v, int n)
+{
+    for (int i = 0; v != NULL && i < n; i++)
+        if (!isfinite(v[i]))
+            return i;
+    return -1;
+}
+
+bool
+decoder_find_nonfinite(const struct decoder_model *m, char *what, size_t size)
+{
+    static const enum arch_role roles[DECODER_BLOCK_LINEARS] = {
+        ROLE_ATTN_Q, ROLE_ATTN_K, ROLE_ATTN_V, ROLE_ATTN_OUT,
+        ROLE_FFN_GATE, ROLE_FFN_UP, ROLE_FFN_DOWN,
+    };
+    const struct decoder_config *c = &m->cfg;
+    const int hd = decoder_head_dim(c);
+    const int qk = c->qk_norm_full ? decoder_q_width(c) : hd;
+    float *row = malloc((size_t)c->n_embd * sizeof *row);
+    bool found = false;
+
+    if (row == NULL)
+        return false;
+    for (int id = 0; id < c->vocab_size && !found; id++) {
+        int at;
+        decoder_token_row(m, id, row);
+        if ((at = vector_nonfinite(row, c->n_embd)) >= 0) {
+            snprintf(what, size, "%s holds %g (row %d, column %d)",
+                     decoder_part_name(m, ROLE_TOKEN_EMBD), (double)row[at], id, at);
+            found = true;
+        }
+    }
+    for (int id = 0; !c->tied && id < decoder_outputs(c) && !found; id++) {
+        /* (an untied head: its own rows, in whichever form it is kept) */
+        const size_t at0 = (size_t)id * (size_t)c->n_embd;
+        int at;
+        if (m->lm_headq != NULL)
+            decoder_quant_rows(m->lm_headq, m->lm_headq_type, c->n_embd, id, 1, row);
+        else
+            for (int p = 0; p < c->n_embd; p++)
+                row[p] = m->lm_head != NULL     ? m->lm_head[at0 + (size_t)p]
+                         : m->lm_head16 != NULL ? tensor_bf16_to_f32(m->lm_head16[at0 + (size_t)p])
+                                                : linalg_packed_at(&m->head_packed, id, p);
+        if ((at = vector_nonfinite(row, c->n_embd)) >= 0) {
+            snprintf(what, size, "%s holds %g (row %d, column %d)",
+                     decoder_part_name(m, ROLE_OUTPUT), (double)row[at], id, at);
+            found = true;
+        }
+    }
+    free(row);
+    if (!found && m->wpe != NULL && vector_nonfinite(m->wpe, c->n_positions * c->n_embd) >= 0) {
+        snprintf(what, size, "%s holds a value that is not finite",
+                 decoder_part_name(m, ROLE_POS_EMBD));
+        found = true;
+    }
+    for (int l = 0; l < c->n_layer && !found; l++) {
+        struct decoder_block *b = &m->blocks[l];
+        const struct {
+            const float *v;
+            int n;
+            enum arch_role role;
+        } norms[] = {
+            { b->norm1.scale, c->n_embd, ROLE_ATTN_NORM },   { b->norm1.shift, c->n_embd, ROLE_ATTN_NORM },
+            { b->norm2.scale, c->n_embd, ROLE_FFN_NORM },    { b->norm2.shift, c->n_embd, ROLE_FFN_NORM },
+            { b->q_norm.scale, qk, ROLE_ATTN_Q_NORM },       { b->k_norm.scale, qk, ROLE_ATTN_K_NORM },
+            { b->attn_post.scale, c->n_embd, ROLE_ATTN_POST_NORM },
+            { b->mlp_post.scale, c->n_embd, ROLE_FFN_POST_NORM },
+        };
+        for (size_t k = 0; k < sizeof norms / sizeof norms[0] && !found; k++) {
+            const int at = vector_nonfinite(norms[k].v, norms[k].n);
+            if (at >= 0) {
+                snprintf(what, size, "layer %d's %s holds %g (at %d)", l,
+                         decoder_part_name(m, norms[k].role), (double)norms[k].v[at], at);
+                found = true;
+            }
+        }
+        for (int i = 0; i < DECODER_BLOCK_LINEARS && !found; i++) {
+            const struct decoder_linear *lin = decoder_block_linear(b, i);
+            int r, col;
+            char how[64] = "";
+            if (lin->in == 0 || !linear_nonfinite(lin, &r, &col))
+                continue;
+            if (lin->wq != NULL)
+                snprintf(how, sizeof how, "; its %s blocks widened: a block's scale is not a number",
+                         tensor_dtype_name((enum tensor_dtype)lin->wq_type));
+            if (r < 0)
+                snprintf(what, size, "layer %d's %s's bias holds a value that is not finite (at %d)",
+                         l, decoder_part_name(m, roles[i]), col);
+            else
+                snprintf(what, size, "layer %d's %s holds a value that is not finite (row %d, "
+                                     "column %d%s)",
+                         l, decoder_part_name(m, roles[i]), r, col, how);
+            found = true;
+        }
+    }
+    if (!found && vector_nonfinite(m->final_norm.scale, c->n_embd) >= 0) {
+        snprintf(what, size, "%s holds a value that is not finite",
+                 decoder_part_name(m, ROLE_OUTPUT_NORM));
+        found = true;
+    }
+    return found;
 }
 
 enum attn_status

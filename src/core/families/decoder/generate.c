@@ -190,6 +190,14 @@ generation_write(struct generation *g, struct pipeline *p, const struct attentio
         return attn_fail(err, ATTN_ENOMEM, "out of memory for the text");
     g->before[g->written] = g->gen;
     st = sample_choose(&g->o.sample, &g->gen, g->logits, g->outputs, g->work, &step.choice, err);
+    if (st == ATTN_EVALUE) {
+        /* Logits that are not numbers: which file, and where its weights are not numbers. */
+        char said[sizeof err->msg], where[256];
+        snprintf(said, sizeof said, "%s", err->msg);
+        if (decoder_find_nonfinite(&g->model->dec, where, sizeof where))
+            return attn_fail(err, st, "%s: %s; %s", g->model->dec.source, said, where);
+        return attn_fail(err, st, "%s: %s", g->model->dec.source, said);
+    }
     if (st != ATTN_OK)
         return st;
     if (step.choice.id == g->o.eos) {

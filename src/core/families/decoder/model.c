@@ -464,15 +464,16 @@ static enum attn_status
 gguf_tokenizer(struct model *m, struct attn_error *err)
 {
     struct tensor_source src;
-    struct attn_error ignored;
     const struct gguf *g;
     enum attn_status rc = ATTN_EABSENT;
 
     if (m->weights[0] != '\0' && !gguf_file_is(m->weights))
         return ATTN_EABSENT;
     memset(&src, 0, sizeof src);
-    if (tensors_open(&src, m->weights[0] != '\0' ? m->weights : m->dir, &ignored) != ATTN_OK)
-        return ATTN_EABSENT;
+    /* (weights that cannot be read: their problem is what to say, not the tokenizer's) */
+    if ((rc = tensors_open(&src, m->weights[0] != '\0' ? m->weights : m->dir, err)) != ATTN_OK)
+        return rc;
+    rc = ATTN_EABSENT;
     if ((g = tensors_gguf(&src)) != NULL) {
         snprintf(m->tokenizer, sizeof m->tokenizer, "%s", g->path);
         rc = bpe_load_gguf(&m->bpe, g, err);

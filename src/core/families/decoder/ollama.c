@@ -10,13 +10,16 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "attnscope/families/decoder/model.h"
+#include "attnscope/files/fileio.h"
 #include "attnscope/files/jsonfile.h"
 
 /* What a name means: host, namespace, model and tag ("registry.ollama.ai", "library", ...). */
@@ -117,11 +120,23 @@ model_ollama(const char *what, struct model_place *where, struct attn_error *err
         }
         json_decref(root);
         if (snprintf(blob, sizeof blob, "%s/blobs/sha256-%s", dirs[r], hex) >= (int)sizeof blob ||
-            stat(blob, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+            (stat(blob, &sb) != 0 && errno == ENOENT && fileio_absent(blob))) {
             attn_fail(err, ATTN_EIO, "%s names the weights %s, which is not there (pull it again: "
                                      "`ollama pull %s`)",
                       manifest, blob, what);
             return -1;
+        }
+        {
+            /* There, but what (a FIFO, a folder, a device, a link to nothing): said, never
+               opened in a way that could block. */
+            struct attn_error why;
+            int fd;
+            if (fileio_open_regular(blob, &fd, &why) != ATTN_OK) {
+                attn_fail(err, ATTN_EIO, "%s names the weights %s (pull it again: `ollama pull %s`)",
+                          manifest, why.msg, what);
+                return -1;
+            }
+            close(fd);
         }
         if (snprintf(where->weights, sizeof where->weights, "%s", blob) >=
                 (int)sizeof where->weights ||
