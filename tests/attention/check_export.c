@@ -568,6 +568,8 @@ export_suite(void)
 {
     Suite *s = suite_create("export");
     TCase *tc = tcase_create("export");
+    /* (a hang guard, not a timing: CK_TIMEOUT_MULTIPLIER scales it under the sanitizers) */
+    tcase_set_timeout(tc, 30);
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, export_writes_every_stage_and_parameter);

@@ -223,6 +223,8 @@ knob_suite(void)
 {
     Suite *s = suite_create("knob");
     TCase *tc = tcase_create("knob");
+    /* (a hang guard, not a timing: CK_TIMEOUT_MULTIPLIER scales it under the sanitizers) */
+    tcase_set_timeout(tc, 30);
 
     tcase_add_test(tc, every_row_is_complete);
     tcase_add_test(tc, options_come_from_the_table);

@@ -201,7 +201,11 @@ params_suite(void)
 {
     Suite *s = suite_create("params");
     TCase *tc = tcase_create("params");
+    /* (a hang guard, not a timing: CK_TIMEOUT_MULTIPLIER scales it under the sanitizers) */
+    tcase_set_timeout(tc, 30);
     TCase *files = tcase_create("files");
+    /* (a hang guard, not a timing: CK_TIMEOUT_MULTIPLIER scales it under the sanitizers) */
+    tcase_set_timeout(files, 30);
 
     tcase_add_test(tc, layouts_follow_the_classes);
     tcase_add_test(tc, draws_count_as_pytorch);

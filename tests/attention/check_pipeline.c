@@ -729,7 +729,11 @@ pipeline_suite(void)
 {
     Suite *s = suite_create("pipeline");
     TCase *book_tc = tcase_create("chapter 3 reference");
+    /* (a hang guard, not a timing: CK_TIMEOUT_MULTIPLIER scales it under the sanitizers) */
+    tcase_set_timeout(book_tc, 30);
     TCase *knobs = tcase_create("knobs");
+    /* (a hang guard, not a timing: CK_TIMEOUT_MULTIPLIER scales it under the sanitizers) */
+    tcase_set_timeout(knobs, 30);
 
     tcase_add_checked_fixture(book_tc, setup, teardown);
     tcase_add_test(book_tc, simple_attention);

@@ -731,6 +731,8 @@ pipeline_seams_suite(void)
 {
     Suite *s = suite_create("pipeline_seams");
     TCase *tc = tcase_create("seams");
+    /* (a hang guard, not a timing: CK_TIMEOUT_MULTIPLIER scales it under the sanitizers) */
+    tcase_set_timeout(tc, 30);
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, learned_positions_come_after_the_weights);

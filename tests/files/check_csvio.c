@@ -192,6 +192,8 @@ csvio_suite(void)
 {
     Suite *s = suite_create("csvio");
     TCase *tc = tcase_create("tables");
+    /* (a hang guard, not a timing: CK_TIMEOUT_MULTIPLIER scales it under the sanitizers) */
+    tcase_set_timeout(tc, 30);
 
     tcase_add_checked_fixture(tc, test_tmpdir_setup, test_tmpdir_teardown);
     tcase_add_test(tc, reads_a_plain_table);

@@ -277,6 +277,8 @@ fileio_suite(void)
 {
     Suite *s = suite_create("fileio");
     TCase *tc = tcase_create("fileio");
+    /* (a hang guard, not a timing: CK_TIMEOUT_MULTIPLIER scales it under the sanitizers) */
+    tcase_set_timeout(tc, 30);
 
     tcase_add_checked_fixture(tc, test_tmpdir_setup, test_tmpdir_teardown);
     tcase_add_test(tc, reads_whole_files_within_the_limit);

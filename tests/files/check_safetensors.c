@@ -334,6 +334,8 @@ safetensors_suite(void)
 {
     Suite *s = suite_create("safetensors");
     TCase *tc = tcase_create("safetensors");
+    /* (a hang guard, not a timing: CK_TIMEOUT_MULTIPLIER scales it under the sanitizers) */
+    tcase_set_timeout(tc, 30);
 
     tcase_add_checked_fixture(tc, test_tmpdir_setup, test_tmpdir_teardown);
     tcase_add_test(tc, reads_f32_f16_bf16);

@@ -196,6 +196,8 @@ cli_suite(void)
 {
     Suite *s = suite_create("cli");
     TCase *tc = tcase_create("parse");
+    /* (a hang guard, not a timing: CK_TIMEOUT_MULTIPLIER scales it under the sanitizers) */
+    tcase_set_timeout(tc, 30);
 
     tcase_add_test(tc, defaults_are_the_books_mha);
     tcase_add_test(tc, every_option_reaches_the_config);

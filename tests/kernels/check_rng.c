@@ -349,6 +349,8 @@ rng_suite(void)
 {
     Suite *s = suite_create("rng");
     TCase *tc = tcase_create("pytorch");
+    /* (a hang guard, not a timing: CK_TIMEOUT_MULTIPLIER scales it under the sanitizers) */
+    tcase_set_timeout(tc, 30);
 
     tcase_add_test(tc, mt19937_reference_vectors);
     tcase_add_test(tc, seed_keeps_low_32_bits);

@@ -374,6 +374,8 @@ rowops_suite(void)
 {
     Suite *s = suite_create("rowops");
     TCase *tc = tcase_create("rowops");
+    /* (a hang guard, not a timing: CK_TIMEOUT_MULTIPLIER scales it under the sanitizers) */
+    tcase_set_timeout(tc, 30);
 
     tcase_add_test(tc, exp_is_within_two_ulp);
     tcase_add_test(tc, softmax_matches_double_precision);

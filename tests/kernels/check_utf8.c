@@ -144,6 +144,8 @@ utf8_suite(void)
 {
     Suite *s = suite_create("utf8");
     TCase *tc = tcase_create("utf8");
+    /* (a hang guard, not a timing: CK_TIMEOUT_MULTIPLIER scales it under the sanitizers) */
+    tcase_set_timeout(tc, 30);
 
     tcase_add_test(tc, lengths_accept_utf8_and_refuse_the_rest);
     tcase_add_test(tc, decode_and_encode_round_trip);

@@ -916,6 +916,8 @@ gpt2_suite(void)
 {
     Suite *s = suite_create("gpt2");
     TCase *tc = tcase_create("gpt2");
+    /* (a hang guard, not a timing: CK_TIMEOUT_MULTIPLIER scales it under the sanitizers) */
+    tcase_set_timeout(tc, 30);
 
     tcase_add_checked_fixture(tc, test_tmpdir_setup, test_tmpdir_teardown);
     tcase_add_test(tc, agrees_with_pytorch);

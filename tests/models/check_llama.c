@@ -1193,6 +1193,8 @@ llama_suite(void)
     tcase_add_test(t, the_lens_last_layer_is_the_next_tokens);
     suite_add_tcase(s, t);
     t = tcase_create("config");
+    /* (a hang guard, not a timing: CK_TIMEOUT_MULTIPLIER scales it under the sanitizers) */
+    tcase_set_timeout(t, 60);
     tcase_add_checked_fixture(t, test_tmpdir_setup, test_tmpdir_teardown);
     tcase_add_test(t, the_audit_refuses_by_name);
     tcase_add_test(t, a_gguf_number_is_checked_as_a_config_is);

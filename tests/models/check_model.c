@@ -972,6 +972,8 @@ model_suite(void)
 {
     Suite *s = suite_create("model");
     TCase *tc = tcase_create("tiny");
+    /* (a hang guard, not a timing: CK_TIMEOUT_MULTIPLIER scales it under the sanitizers) */
+    tcase_set_timeout(tc, 30);
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, every_stage_agrees_with_pytorch);

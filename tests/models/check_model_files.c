@@ -910,6 +910,8 @@ model_files_suite(void)
 {
     Suite *s = suite_create("model_files");
     TCase *tc = tcase_create("tiny");
+    /* (a hang guard, not a timing: CK_TIMEOUT_MULTIPLIER scales it under the sanitizers) */
+    tcase_set_timeout(tc, 120);
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, texts_the_model_cannot_read);

@@ -857,6 +857,8 @@ render_suite(void)
 {
     Suite *s = suite_create("render");
     TCase *golden = tcase_create("golden");
+    /* (a hang guard, not a timing: CK_TIMEOUT_MULTIPLIER scales it under the sanitizers) */
+    tcase_set_timeout(golden, 30);
     TCase *units = tcase_create("units");
 
     /* (The size sweep renders some 1,700 frames: room for a loaded machine or the sanitizers.) */

@@ -164,6 +164,8 @@ tokenizer_suite(void)
 {
     Suite *s = suite_create("tokenizer");
     TCase *tc = tcase_create("split");
+    /* (a hang guard, not a timing: CK_TIMEOUT_MULTIPLIER scales it under the sanitizers) */
+    tcase_set_timeout(tc, 30);
 
     tcase_add_test(tc, words_and_punctuation_split);
     tcase_add_test(tc, non_ascii_letters_stay_in_words);

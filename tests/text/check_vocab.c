@@ -170,6 +170,8 @@ vocab_suite(void)
 {
     Suite *s = suite_create("vocab");
     TCase *tc = tcase_create("vocab");
+    /* (a hang guard, not a timing: CK_TIMEOUT_MULTIPLIER scales it under the sanitizers) */
+    tcase_set_timeout(tc, 30);
 
     tcase_add_checked_fixture(tc, test_tmpdir_setup, test_tmpdir_teardown);
     tcase_add_test(tc, builtin_is_the_books_six_words);
