@@ -691,6 +691,8 @@ architecture_load(struct decoder_model *m, const char *dir, const struct arch_op
 {
     const struct architecture *arch;
 
+    memset(m, 0, sizeof *m); /* (a model of zeros when the weights cannot be read) */
+    m->bos_token = -1;
     if (architecture_find(dir, o != NULL ? o->weights : NULL, &arch, err) != 0)
         return err->status;
     return architecture_read(m, arch, dir, o, err);
