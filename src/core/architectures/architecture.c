@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -641,6 +642,33 @@ choose(struct arch_loader *ld, const struct architecture *arch, struct attn_erro
     return -1;
 }
 
+/*
+ * RoPE's frequencies as the numbers made them (a base, a stretch, a
+ * GGUF's factors): each finite and positive, or refused.  The numbers each
+ * passed their bounds; what they make together must too.
+ */
+static int
+check_frequencies(const struct decoder_model *m, const char *from, struct attn_error *err)
+{
+    const int half = decoder_head_dim(&m->cfg) / 2;
+
+    for (int i = 0; m->cfg.positions == DECODER_POSITIONS_ROPE && i < half; i++)
+        if (!(m->rope_freq[i] > 0.0f && isfinite(m->rope_freq[i])) ||
+            (m->cfg.sliding_window > 0 &&
+             !(m->rope_freq_local[i] > 0.0f && isfinite(m->rope_freq_local[i])))) {
+            attn_fail(err, ATTN_EPARSE,
+                      "%s: RoPE's frequency %d is %g (from %s): the base and the stretch make "
+                      "no usable angle",
+                      m->source, i,
+                      (double)(isfinite(m->rope_freq[i]) && m->rope_freq[i] > 0.0f
+                                   ? m->rope_freq_local[i]
+                                   : m->rope_freq[i]),
+                      from);
+            return -1;
+        }
+    return 0;
+}
+
 enum attn_status
 architecture_read(struct decoder_model *m, const struct architecture *arch, const char *dir,
                   const struct arch_options *o, struct attn_error *err)
@@ -673,7 +701,8 @@ architecture_read(struct decoder_model *m, const struct architecture *arch, cons
         goto fail;
     rc = ATTN_EPARSE;
     if (read_tensors(&ld, err) != 0 ||
-        (ld.layout->layout == ARCH_GGUF && gguf_rope_factors(&ld, err) != ATTN_OK))
+        (ld.layout->layout == ARCH_GGUF && gguf_rope_factors(&ld, err) != ATTN_OK) ||
+        check_frequencies(m, ld.w.sizes_from, err) != 0)
         goto fail;
     /* Every weight is in memory of the model's own: the files close. */
     weights_close(&ld.w);

@@ -218,10 +218,10 @@ gguf_rope_factors(struct arch_loader *ld, struct attn_error *err)
         return err->status;
     }
     for (int i = 0; i < half; i++)
-        if (!(f[i] > 0.0f && isfinite(f[i]))) {
+        if (!(f[i] > 0.0f && isfinite(f[i]) && isfinite(m->rope_freq[i] / f[i]))) {
             attn_fail(err, ATTN_EPARSE,
                       "%s: rope_freqs.weight's factor %d is %g: each frequency is divided by a "
-                      "positive number",
+                      "positive number, to a finite one",
                       m->source, i, (double)f[i]);
             free(f);
             return err->status;
