@@ -12,6 +12,8 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "attnscope/files/quants.h"
+#include "attnscope/files/tensor.h"
 #include "attnscope/kernels/cpu.h"
 #include "attnscope/kernels/linalg.h"
 #include "attnscope/kernels/parallel.h"
@@ -153,6 +155,149 @@ check_shape(int m, int n, int k)
 }
 
 /* Every element of a pack read back where pack_b put it: both layouts, edges, several k blocks. */
+/* A random finite half between 2^-12 and 2^-4, either sign (a block's scale). */
+static uint16_t
+random_scale(unsigned *seed)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    return (uint16_t)(((*seed >> 16) & 0x8000) | (3 + (*seed >> 8) % 9) << 10 | ((*seed >> 4) & 0x3ff));
+}
+
+/*
+ * rows x k weights of quant type qt as random blocks (every byte random,
+ * the half-precision scales finite), into blocks; their float32 as the
+ * reference dequantizer gives them, into w.
+ */
+static void
+random_quant(enum quant_type qt, int rows, int k, unsigned seed, unsigned char *blocks, float *w)
+{
+    const size_t per = (size_t)quant_block_values(qt), bytes = quant_block_bytes(qt);
+    const size_t count = (size_t)rows * (size_t)k / per;
+    /* where each type keeps its halves (the blocks' d, and dmin where there is one) */
+    static const struct {
+        int at[2];
+    } halves[QUANT_TYPES] = {
+        [QUANT_Q4_0] = { { 0, -1 } }, [QUANT_Q4_1] = { { 0, 2 } },  [QUANT_Q5_0] = { { 0, -1 } },
+        [QUANT_Q5_1] = { { 0, 2 } },  [QUANT_Q8_0] = { { 0, -1 } }, [QUANT_Q2_K] = { { 80, 82 } },
+        [QUANT_Q3_K] = { { 108, -1 } }, [QUANT_Q4_K] = { { 0, 2 } }, [QUANT_Q5_K] = { { 0, 2 } },
+        [QUANT_Q6_K] = { { 208, -1 } },
+    };
+
+    for (size_t i = 0; i < count * bytes; i++) {
+        seed = seed * 1103515245u + 12345u;
+        blocks[i] = (unsigned char)(seed >> 16);
+    }
+    for (size_t b = 0; b < count; b++)
+        for (int h = 0; h < 2; h++)
+            if (halves[qt].at[h] >= 0) {
+                const uint16_t v = random_scale(&seed);
+                blocks[b * bytes + (size_t)halves[qt].at[h]] = (unsigned char)v;
+                blocks[b * bytes + (size_t)halves[qt].at[h] + 1] = (unsigned char)(v >> 8);
+            }
+    quant_dequantize(qt, blocks, count, w);
+}
+
+/* Whether the n floats at a and b are the same bits. */
+static bool
+same_bits(const float *a, const float *b, size_t n, size_t *at)
+{
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(&a[i], &b[i], sizeof *a) != 0) {
+            *at = i;
+            return false;
+        }
+    return true;
+}
+
+/*
+ * Every ggml block format and half precision, packed in panels of 64 rows
+ * (linalg_pack_q from quant_parts): each weight read back is the
+ * dequantizer's float, and one row, a few rows and more than a block of
+ * rows (MC) multiplied by it are the bits of multiplying the dequantized
+ * matrix, on every instruction set, a last panel only partly filled.
+ */
+START_TEST(quantized_packs_give_the_bits_of_widening_first)
+{
+    enum { N = 2 * 64 + 13, K = 512, M = 200 };
+    const enum cpu_isa best = cpu_isa();
+    unsigned char *blocks = malloc((size_t)N * K * 2);
+    float *w = malloc((size_t)N * K * sizeof *w);
+    float *a = malloc((size_t)M * K * sizeof *a);
+    float *want = malloc((size_t)M * N * sizeof *want);
+    float *got = malloc((size_t)M * N * sizeof *got);
+    unsigned seed = 7;
+
+    ck_assert(blocks != NULL && w != NULL && a != NULL && want != NULL && got != NULL);
+    for (int i = 0; i < M * K; i++) {
+        seed = seed * 1103515245u + 12345u;
+        a[i] = (float)((int)(seed >> 8) % 20001 - 10000) / 4096.0f;
+    }
+    for (int t = 0; t <= QUANT_TYPES; t++) {
+        const bool f16 = t == QUANT_TYPES; /* (the last round: half precision) */
+        const enum linalg_qformat f = f16 ? LINALG_F16 : quant_panel_format((enum quant_type)t);
+        struct linalg_packed pk;
+        if (f16) {
+            uint16_t *h = (uint16_t *)(void *)blocks;
+            for (int i = 0; i < N * K; i++) {
+                h[i] = random_scale(&seed);
+                w[i] = tensor_f16_to_f32(h[i]);
+            }
+        } else {
+            random_quant((enum quant_type)t, N, K, (unsigned)t + 1, blocks, w);
+        }
+        ck_assert_int_eq(linalg_pack_q(&pk, f, N, K), 0);
+        for (int j = 0; j < N; j++) {
+            if (f16) {
+                linalg_pack_q_put_f16(&pk, j, (const uint16_t *)(void *)blocks + (size_t)j * K);
+                continue;
+            }
+            const size_t per = (size_t)quant_block_values((enum quant_type)t);
+            for (int s = 0; s < K / (int)per; s++) {
+                struct linalg_qparts parts;
+                quant_parts((enum quant_type)t,
+                            blocks + ((size_t)j * K / per + (size_t)s) *
+                                         quant_block_bytes((enum quant_type)t),
+                            &parts);
+                linalg_pack_q_put(&pk, j, s, &parts);
+            }
+        }
+        for (int isa = CPU_PORTABLE; isa <= (int)best; isa++) {
+            const int ms[3] = { 1, 5, M };
+            ck_assert_int_eq(cpu_isa_limit((enum cpu_isa)isa), isa);
+            for (int j = 0; j < N; j += 7)
+                for (int p = 0; p < K; p += 3) {
+                    const float v = linalg_packed_at(&pk, j, p);
+                    ck_assert_msg(memcmp(&v, &w[(size_t)j * K + (size_t)p], sizeof v) == 0,
+                                  "format %d, weight (%d, %d): %a, not %a", (int)f, j, p,
+                                  (double)v, (double)w[(size_t)j * K + (size_t)p]);
+                }
+            for (int r = 0; r < 3; r++) {
+                size_t at = 0;
+                linalg_gemm_nt(ms[r], N, K, a, K, w, K, want, N);
+                ck_assert_int_eq(linalg_gemm_packed_cols(ms[r], a, K, &pk, 0, N, got, N), 0);
+                ck_assert_msg(same_bits(want, got, (size_t)ms[r] * N, &at),
+                              "format %d, isa %d, %d rows: element %zu %a, not %a", (int)f, isa,
+                              ms[r], at, (double)got[at], (double)want[at]);
+                /* columns from the second panel on, as a thread's share is */
+                ck_assert_int_eq(linalg_gemm_packed_cols(ms[r], a, K, &pk, 64, N - 64, got, N), 0);
+                for (int i = 0; i < ms[r]; i++)
+                    ck_assert_msg(same_bits(want + (size_t)i * N + 64, got + (size_t)i * N,
+                                            (size_t)(N - 64), &at),
+                                  "format %d, isa %d, %d rows from column 64: row %d", (int)f, isa,
+                                  ms[r], i);
+            }
+        }
+        cpu_isa_limit(best);
+        linalg_packed_destroy(&pk);
+    }
+    free(blocks);
+    free(w);
+    free(a);
+    free(want);
+    free(got);
+}
+END_TEST
+
 START_TEST(a_pack_gives_every_element_back)
 {
     const enum cpu_isa best = cpu_isa();
@@ -521,6 +666,7 @@ linalg_suite(void)
     tcase_add_test(tc, products_are_the_fma_chain_on_every_isa);
     tcase_add_test(tc, a_row_against_the_cache_is_the_chain);
     tcase_add_test(tc, a_pack_gives_every_element_back);
+    tcase_add_test(tc, quantized_packs_give_the_bits_of_widening_first);
     tcase_add_test(tc, an_empty_pack_falls_back);
     tcase_add_test(tc, the_pool_gives_the_chain_from_any_caller);
     tcase_add_test(tc, a_bf16_product_splits_among_threads);

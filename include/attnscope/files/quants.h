@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attnscope/kernels/linalg.h"
+
 enum quant_type {
     QUANT_Q4_0,
     QUANT_Q4_1,
@@ -56,5 +58,15 @@ void quant_dequantize(enum quant_type q, const unsigned char *src, size_t blocks
  */
 bool quant_explain(enum quant_type q, const unsigned char *src, int k, float *scale, float *min,
                    int *level);
+
+/*
+ * The panel format (kernels/linalg.h) a block type is multiplied in, and
+ * one block's parts as that format takes them (linalg_pack_q_put): the
+ * fields the dequantizer reads, each value's level in the block's order.
+ * The scales the formats make from them are quant_dequantize's.
+ */
+struct linalg_qparts;
+enum linalg_qformat quant_panel_format(enum quant_type q);
+void quant_parts(enum quant_type q, const unsigned char *src, struct linalg_qparts *parts);
 
 #endif

@@ -67,17 +67,69 @@ void linalg_gemm_bf16(int trans, int m, int n, int k, const float *a, int lda, c
                       int ldb, float *c, int ldc);
 
 /*
+ * Weights kept in ggml's block formats (a GGUF file's) or in half
+ * precision, packed for the products: LINALG_QROWS rows of W (columns of
+ * the product) at a time, their blocks interleaved so that a vector of
+ * lanes walks that many rows at once in order of k (what llama.cpp's
+ * repack does for its own kernels).  Every weight is widened in registers
+ * to exactly the float32 its format's dequantization gives (files/quants:
+ * scale x level, plus or minus a minimum, one rounding each as the
+ * reference has them), then multiplied in the same chain of FMAs as every
+ * product here: the bits of widening the matrix first.
+ */
+enum linalg_qformat {
+    LINALG_QNONE,
+    LINALG_Q4_0, LINALG_Q4_1, LINALG_Q5_0, LINALG_Q5_1, LINALG_Q8_0,
+    LINALG_Q2_K, LINALG_Q3_K, LINALG_Q4_K, LINALG_Q5_K, LINALG_Q6_K,
+    LINALG_F16,
+    LINALG_QFORMATS
+};
+#define LINALG_QROWS 64
+
+/*
+ * One row's super-group of a quantized format (32 values, 256 for the
+ * K-quants), as files/quants decodes a block: the half-precision scale
+ * and minimum (d, dmin: IEEE half bits; a _1 format's minimum is dmin),
+ * each group's integer scale and minimum (the K-quants'), and every
+ * value's level as the block stores it, before any offset: Q8_0's signed
+ * byte as its bits; 0-15 (Q4), 0-31 (Q5), 0-63 (Q6_K), 0-3 (Q2_K), 0-7
+ * (Q3_K: the two low bits and 4 times the high one).
+ */
+struct linalg_qparts {
+    uint16_t d, dmin;
+    int16_t sc[16], m[16];
+    uint8_t level[256];
+};
+
+/*
  * A right-hand matrix packed once for many products (the weights of a
  * projection): the same products, without repacking B on every call.
  */
 struct linalg_packed {
     int n;       /* columns of the product */
     int k;       /* the shared dimension */
-    int nr;      /* the kernel's panel width it was packed for */
+    int nr;      /* the kernel's panel width it was packed for (LINALG_QROWS for q) */
     bool bf16;   /* data holds bfloat16 patterns (widened as the kernels load them), else floats */
     bool in_place; /* data is the memory B was in (linalg_pack_bf16_in_place): not freed */
+    enum linalg_qformat q; /* or data holds panels of that format (linalg_pack_q) */
     void *data;
 };
+
+/* The values a super-group of format f holds along k (32, 256 for the K-quants). */
+int linalg_qformat_values(enum linalg_qformat f);
+/* The bytes one panel of LINALG_QROWS rows of k values of f takes (k a multiple of the above). */
+size_t linalg_qpanel_bytes(enum linalg_qformat f, int k);
+
+/*
+ * An empty pack of format f for an (n, k) matrix stored (n, k), to be
+ * filled row by row: every super-group s of row j by linalg_pack_q_put
+ * (linalg_pack_q_put_f16: the whole row of half-precision bits).  Rows
+ * never filled hold zeros, which widen to 0.  Returns 0, or -1 when out
+ * of memory or k is not whole super-groups (pk then empty).
+ */
+int linalg_pack_q(struct linalg_packed *pk, enum linalg_qformat f, int n, int k);
+void linalg_pack_q_put(struct linalg_packed *pk, int j, int s, const struct linalg_qparts *parts);
+void linalg_pack_q_put_f16(struct linalg_packed *pk, int j, const uint16_t *halves);
 
 /*
  * Packs B for c = a . B: trans means B is stored (n, k), b[j * ldb + p], as

@@ -491,6 +491,9 @@ pack_any(int k, int n, int nr, const struct bmat *b, void *out)
 float
 linalg_packed_at(const struct linalg_packed *pk, int j, int p)
 {
+    if (pk->q != LINALG_QNONE)
+        return linalg_q_at(pk, j, p);
+    {
     /* Where pack_b put it: p's block of KC, j's panel of nr columns in it, then p, then j. */
     const size_t n_pad = (size_t)((pk->n + pk->nr - 1) / pk->nr * pk->nr);
     const int p0 = p / KC * KC;
@@ -501,6 +504,7 @@ linalg_packed_at(const struct linalg_packed *pk, int j, int p)
 
     return pk->bf16 ? widen(((const uint16_t *)pk->data)[row + (size_t)slot16(j - j0, pk->nr)])
                     : ((const float *)pk->data)[row + (size_t)(j - j0)];
+    }
 }
 
 #ifdef LINALG_X86
@@ -793,8 +797,8 @@ linalg_gemm_bf16(int trans, int m, int n, int k, const float *a, int lda, const 
  * pages (a model's packs are its size again: 4 KiB pages made faulting
  * them in most of the packing's time).  Freed with free().
  */
-static void *
-pack_alloc(size_t bytes)
+void *
+linalg_pack_alloc(size_t bytes)
 {
     const size_t huge = (size_t)2 << 20;
     void *p = NULL;
@@ -818,7 +822,7 @@ pack(struct linalg_packed *pk, int n, int k, const struct bmat *b)
     memset(pk, 0, sizeof *pk);
     if (n <= 0 || k <= 0)
         return 0;
-    pk->data = pack_alloc(packed_elems(n, k, kn->nr) * esize);
+    pk->data = linalg_pack_alloc(packed_elems(n, k, kn->nr) * esize);
     if (pk->data == NULL)
         return -1;
     pk->n = n;
@@ -856,6 +860,8 @@ linalg_packed_bytes(const struct linalg_packed *pk)
 {
     if (pk->data == NULL)
         return 0;
+    if (pk->q != LINALG_QNONE)
+        return linalg_q_bytes(pk);
     return packed_elems(pk->n, pk->k, pk->nr) * (pk->bf16 ? sizeof(uint16_t) : sizeof(float));
 }
 
@@ -893,6 +899,45 @@ linalg_gemm_packed(int m, const float *a, int lda, const struct linalg_packed *p
     return linalg_gemm_packed_cols(m, a, lda, pk, 0, pk->n, c, ldc);
 }
 
+/*
+ * c (m, cols) = a . columns [j0, j0 + cols) of a quantized or half-precision
+ * pack: one row straight from the panels; more through the tiles, each
+ * panel of B widened into L2 as it is used (Goto's order, as gemm_core's;
+ * a panel is widened again for each block of A's rows, a small share of
+ * the products it feeds).  The same chains as widening first.
+ */
+static int
+gemm_q(const struct kernel *kn, int m, const float *a, int lda, const struct linalg_packed *pk,
+       int j0, int cols, float *c, int ldc)
+{
+    const int mr = kn->mr, nr = kn->nr, k = pk->k;
+    const struct tiles *tl = &kn->f32;
+    float *pa, *pb;
+
+    if (m == 1) {
+        linalg_q_rows(pk, j0, cols, a, c);
+        return 0;
+    }
+    pa = workspace_scratch(workspace_thread(), (size_t)MC * KC + (size_t)KC * 32);
+    if (pa == NULL)
+        return -1;
+    pb = pa + (size_t)MC * KC;
+    for (int p0 = 0; p0 < k; p0 += KC) {
+        const int kc = k - p0 < KC ? k - p0 : KC;
+        for (int i0 = 0; i0 < m; i0 += MC) {
+            const int mc = m - i0 < MC ? m - i0 : MC;
+            pack_a(mc, kc, mr, a + (size_t)i0 * (size_t)lda + (size_t)p0, lda, pa);
+            for (int jj = 0; jj < cols; jj += nr) {
+                const int w = cols - jj < nr ? cols - jj : nr;
+                linalg_q_panel(pk, j0 + jj, nr, p0, kc, pb);
+                panel_tiles(kn, tl, kc, mc, pa, pb, w, c + (size_t)i0 * (size_t)ldc + (size_t)jj,
+                            ldc, p0 > 0);
+            }
+        }
+    }
+    return 0;
+}
+
 int
 linalg_gemm_packed_cols(int m, const float *a, int lda, const struct linalg_packed *pk, int j0,
                         int cols, float *c, int ldc)
@@ -900,6 +945,11 @@ linalg_gemm_packed_cols(int m, const float *a, int lda, const struct linalg_pack
     const struct kernel *kn = kernel();
     float *pa;
 
+    if (pk->data != NULL && pk->q != LINALG_QNONE) {
+        if (j0 < 0 || j0 % pk->nr != 0 || cols < 0 || cols > pk->n - j0)
+            return -1;
+        return m <= 0 || cols == 0 ? 0 : gemm_q(kn, m, a, lda, pk, j0, cols, c, ldc);
+    }
     if (pk->data == NULL || pk->nr != kn->nr || j0 < 0 || j0 % pk->nr != 0 || cols < 0 ||
         cols > pk->n - j0)
         return -1;

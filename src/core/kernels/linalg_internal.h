@@ -46,4 +46,22 @@ transpose16_regs(__m512 r[16])
 
 #endif
 
+struct linalg_packed;
+
+/* Memory for a pack (huge pages for a large one); freed with free(). */
+void *linalg_pack_alloc(size_t bytes);
+
+/*
+ * linalg_q.c: a pack of a quantized or half-precision format (pk->q).
+ * linalg_q_rows: y (count) = x (k) . rows [j0, j0 + count) of W, j0 a
+ * multiple of LINALG_QROWS; linalg_q_panel: rows [j0, j0 + nr) of W
+ * (zeros past its n), values [p0, p0 + kc) (whole super-groups), widened
+ * into a float panel of linalg.c's layout (kc x nr); linalg_q_at: one
+ * weight; linalg_q_bytes: the pack's bytes.
+ */
+void linalg_q_rows(const struct linalg_packed *pk, int j0, int count, const float *x, float *y);
+void linalg_q_panel(const struct linalg_packed *pk, int j0, int nr, int p0, int kc, float *out);
+float linalg_q_at(const struct linalg_packed *pk, int j, int p);
+size_t linalg_q_bytes(const struct linalg_packed *pk);
+
 #endif
