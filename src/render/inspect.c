@@ -53,8 +53,11 @@ inspect_quant(struct out *o, const struct decoder_linear *l, int col)
     float scale, min;
     int level;
     char s[24], m[24], w[24];
-    const bool has_min = quant_explain(q, l->wq + (size_t)col * decoder_quant_row_bytes(l->wq_type, l->in),
-                                       0, &scale, &min, &level);
+    /* (from the blocks, or once packed from the panels: the same numbers) */
+    const bool has_min =
+        l->wq != NULL ? quant_explain(q, l->wq + (size_t)col * decoder_quant_row_bytes(l->wq_type, l->in),
+                                      0, &scale, &min, &level)
+                      : linalg_q_explain(&l->packed, col, 0, &scale, &min, &level);
 
     emit(o, "(weights as the file keeps them: %s blocks of %zu; the first, %s = %s%s%d%s%s)\n",
          quant_name(q), per, inspect_num(w, decoder_linear_at(l, 0, col)), inspect_num(s, scale),
@@ -69,8 +72,8 @@ inspect_linear(struct out *o, const float *a, const struct decoder_linear *l, in
     char x[24];
     char y[24];
 
-    if (l->wq != NULL) /* (first: the products may run past the panel) */
-        inspect_quant(o, l, col);
+    if (l->wq_type >= TENSOR_Q4_0 && (l->wq != NULL || l->packed.q != LINALG_QNONE))
+        inspect_quant(o, l, col); /* (first: the products may run past the panel) */
     for (int k = 0; k < l->in; k++) {
         if (k == max_terms && l->in > max_terms + 1) {
             emit(o, " + ... (%d terms in all)", l->in);

@@ -261,6 +261,29 @@ START_TEST(quantized_packs_give_the_bits_of_widening_first)
                 linalg_pack_q_put(&pk, j, s, &parts);
             }
         }
+        if (!f16) {
+            /* a panel at a time: the same bytes */
+            const size_t per = (size_t)quant_block_values((enum quant_type)t);
+            struct linalg_packed again;
+            struct linalg_qparts *parts = malloc(64 * sizeof *parts);
+            ck_assert_ptr_nonnull(parts);
+            ck_assert_int_eq(linalg_pack_q(&again, f, N, K), 0);
+            for (int j0 = 0; j0 < N; j0 += 64)
+                for (int s = 0; s < K / (int)per; s++) {
+                    const int rows = N - j0 < 64 ? N - j0 : 64;
+                    for (int r = 0; r < rows; r++)
+                        quant_parts((enum quant_type)t,
+                                    blocks + ((size_t)(j0 + r) * K / per + (size_t)s) *
+                                                 quant_block_bytes((enum quant_type)t),
+                                    &parts[r]);
+                    linalg_pack_q_put_panel(&again, j0, s, parts, rows);
+                }
+            ck_assert_uint_eq(linalg_packed_bytes(&again), linalg_packed_bytes(&pk));
+            ck_assert_msg(memcmp(again.data, pk.data, linalg_packed_bytes(&pk)) == 0,
+                          "format %d: a panel at a time packs other bytes", (int)f);
+            linalg_packed_destroy(&again);
+            free(parts);
+        }
         for (int isa = CPU_PORTABLE; isa <= (int)best; isa++) {
             const int ms[3] = { 1, 5, M };
             ck_assert_int_eq(cpu_isa_limit((enum cpu_isa)isa), isa);

@@ -571,6 +571,67 @@ START_TEST(quantized_blocks_kept_change_no_bit)
 }
 END_TEST
 
+/*
+ * A GGUF's quantized matrices packed in panels (linalg_pack_q: the view's
+ * and writing's way, issue 49), a layer at a time and on a thread of its
+ * own, each layer's blocks given back: the same bits as the blocks
+ * widened as they are read, for the whole text (the tiles) and for one
+ * token (the one-row kernel), on one thread and two; the packs hold about
+ * what the blocks held.
+ */
+START_TEST(quantized_packs_change_no_bit)
+{
+    struct fixture f;
+    struct decoder_model packed, meanwhile;
+    struct decoder_packer *p;
+    struct attn_error err;
+    char path[4400];
+    size_t before;
+
+    fixture_open(&f, "qwen3-q-gguf");
+    snprintf(path, sizeof path, "%s/model.gguf", f.dir);
+    ck_assert(architecture_load(&packed, f.dir, &(struct arch_options){ path, 0, false }, &err) ==
+              ATTN_OK);
+    ck_assert(architecture_load(&meanwhile, f.dir, &(struct arch_options){ path, 0, false }, &err) ==
+              ATTN_OK);
+    /* the blocks the packs replace (the head tied: the embedding's) */
+    before = (size_t)decoder_outputs(&packed.cfg) *
+             decoder_quant_row_bytes(packed.lm_headq_type, packed.cfg.n_embd);
+    for (int l = 0; l < packed.cfg.n_layer; l++)
+        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
+            const struct decoder_linear *d = decoder_block_linear(&packed.blocks[l], i);
+            if (d->wq != NULL)
+                before += (size_t)d->out * decoder_quant_row_bytes(d->wq_type, d->in);
+        }
+    ck_assert(decoder_pack_replacing(&packed));
+    for (int l = 0; l < packed.cfg.n_layer; l++)
+        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
+            const struct decoder_linear *d = decoder_block_linear(&packed.blocks[l], i);
+            if (d->in == 0 || (i == 4 && !decoder_gated(&packed.cfg)))
+                continue;
+            ck_assert_msg(d->wq == NULL && d->packed.q != LINALG_QNONE, "layer %d linear %d", l, i);
+        }
+    /* (the panels' formats hold what the blocks held, a few percent more where a K-quant's
+       packed 6-bit scales are unpacked to bytes; a small matrix's rows padded to 64) */
+    ck_assert_msg(decoder_packed_bytes(&packed) <= before + before / 10, "%zu bytes, were %zu",
+                  decoder_packed_bytes(&packed), before);
+    ck_assert_ptr_nonnull(p = decoder_packer_start(&meanwhile));
+    ck_assert(decoder_packer_adopt(p, &meanwhile));
+    for (int threads = 1; threads <= 2; threads++) {
+        struct fixture one = f;
+        parallel_set_threads(threads);
+        same_forward(&f, &f.m, &packed, "packed");
+        same_forward(&f, &f.m, &meanwhile, "packed meanwhile");
+        one.n = 1; /* (a single token: the one-row kernel) */
+        same_forward(&one, &f.m, &packed, "one token, packed");
+    }
+    parallel_set_threads(0);
+    decoder_destroy(&packed);
+    decoder_destroy(&meanwhile);
+    fixture_close(&f);
+}
+END_TEST
+
 START_TEST(packing_in_place_changes_no_bit)
 {
     for (int mapped = 0; mapped < 2; mapped++) {
@@ -1185,6 +1246,7 @@ llama_suite(void)
     tcase_add_test(t, gguf_files_as_llama_cpp_writes_them);
     tcase_add_test(t, a_quantized_gguf_agrees_with_its_dequantized_weights);
     tcase_add_test(t, quantized_blocks_kept_change_no_bit);
+    tcase_add_test(t, quantized_packs_change_no_bit);
     tcase_add_test(t, an_edit_and_threads_change_no_bit);
     tcase_add_test(t, a_window_edited_changes_no_bit);
     tcase_add_test(t, packing_in_place_changes_no_bit);

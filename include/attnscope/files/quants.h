@@ -68,5 +68,12 @@ bool quant_explain(enum quant_type q, const unsigned char *src, int k, float *sc
 struct linalg_qparts;
 enum linalg_qformat quant_panel_format(enum quant_type q);
 void quant_parts(enum quant_type q, const unsigned char *src, struct linalg_qparts *parts);
+/*
+ * rows x cols values of type q, stored as rows of blocks at blocks, packed
+ * into pk (linalg_pack_q's panels, on up to threads threads); 0, or -1
+ * when out of memory (pk then empty).
+ */
+int quant_pack(struct linalg_packed *pk, enum quant_type q, const unsigned char *blocks, int rows,
+               int cols, int threads);
 
 #endif

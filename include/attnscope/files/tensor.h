@@ -11,6 +11,7 @@
 #ifndef ATTNSCOPE_TENSOR_H
 #define ATTNSCOPE_TENSOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,6 +66,12 @@ size_t tensor_dtype_size(enum tensor_dtype dtype);
  */
 size_t tensor_dtype_block(enum tensor_dtype dtype, size_t *values);
 const char *tensor_dtype_name(enum tensor_dtype dtype);
+/*
+ * Whether a matrix of dtype is kept as the file's own blocks where a
+ * loader keeps quantized matrices (a GGUF's: ggml's block types, and half
+ * precision, multiplied from its 16-bit patterns as bfloat16 is).
+ */
+bool tensor_dtype_kept_as_blocks(enum tensor_dtype dtype);
 
 /* IEEE half and bfloat16 bit patterns to float32 (exact). */
 float tensor_f16_to_f32(uint16_t h);

@@ -129,7 +129,21 @@ size_t linalg_qpanel_bytes(enum linalg_qformat f, int k);
  */
 int linalg_pack_q(struct linalg_packed *pk, enum linalg_qformat f, int n, int k);
 void linalg_pack_q_put(struct linalg_packed *pk, int j, int s, const struct linalg_qparts *parts);
+/* The same for rows [j0, j0 + rows) of one panel at once (j0 a multiple of LINALG_QROWS, rows at
+   most that): parts[r] is row j0 + r's.  Each byte is written once: the fast way. */
+void linalg_pack_q_put_panel(struct linalg_packed *pk, int j0, int s,
+                             const struct linalg_qparts *parts, int rows);
 void linalg_pack_q_put_f16(struct linalg_packed *pk, int j, const uint16_t *halves);
+/*
+ * What made weight (j, p) of a quantized pack, as files/quants'
+ * quant_explain says it from a block: the scale it multiplies, the
+ * minimum (returning whether the format has one: weight = scale x level -
+ * min for the K-quants, + min for Q4_1 and Q5_1) and the integer level
+ * (its offset applied).  Half precision: the weight itself as the scale,
+ * level 1.
+ */
+bool linalg_q_explain(const struct linalg_packed *pk, int j, int p, float *scale, float *min,
+                      int *level);
 
 /*
  * Packs B for c = a . B: trans means B is stored (n, k), b[j * ldb + p], as

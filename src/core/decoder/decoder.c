@@ -537,7 +537,7 @@ decoder_find_nonfinite(const struct decoder_model *m, char *what, size_t size)
             char how[64] = "";
             if (lin->in == 0 || !linear_nonfinite(lin, &r, &col))
                 continue;
-            if (lin->wq != NULL)
+            if (lin->wq != NULL && lin->wq_type >= TENSOR_Q4_0)
                 snprintf(how, sizeof how, "; its %s blocks widened: a block's scale is not a number",
                          tensor_dtype_name((enum tensor_dtype)lin->wq_type));
             if (r < 0)

@@ -18,6 +18,7 @@
 #include "attnscope/decoder/parts.h"
 #include "attnscope/decoder/run.h"
 #include "attnscope/files/filemap.h"
+#include "attnscope/files/quants.h"
 #include "attnscope/files/tensor.h"
 #include "attnscope/kernels/linalg.h"
 #include "attnscope/kernels/parallel.h"
@@ -41,33 +42,59 @@ decoder_unpack(struct decoder_model *m)
 }
 
 /*
- * Packs l into pk (from its f32 or its bfloat16 copy, into a pack of the
- * same type) unless it is packed already or has no copy; 0 or -1.
+ * A GGUF's quantized or half-precision matrix (out, in), rows of blocks
+ * at q, into panels of its own format (linalg_pack_q), on up to threads
+ * threads; 0 or -1.
  */
 static int
-pack_into(const struct decoder_linear *l, struct linalg_packed *pk)
+pack_blocks(struct linalg_packed *pk, const unsigned char *q, int type, int out, int in,
+            int threads)
 {
-    if (l->packed.data != NULL || (l->w == NULL && l->w16 == NULL))
+    if (type == TENSOR_F16) {
+        if (linalg_pack_q(pk, LINALG_F16, out, in) != 0)
+            return -1;
+        for (int j = 0; j < out; j++)
+            linalg_pack_q_put_f16(pk, j, (const uint16_t *)(const void *)(q + (size_t)j * (size_t)in * 2));
         return 0;
+    }
+    return quant_pack(pk, (enum quant_type)(type - TENSOR_Q4_0), q, out, in, threads);
+}
+
+/*
+ * Packs l into pk (from its f32 or its bfloat16 copy, into a pack of the
+ * same type; from its blocks into their panels) unless it is packed
+ * already or has no copy; 0 or -1.
+ */
+static int
+pack_into(const struct decoder_linear *l, struct linalg_packed *pk, int threads)
+{
+    if (l->packed.data != NULL || (l->w == NULL && l->w16 == NULL && l->wq == NULL))
+        return 0;
+    if (l->wq != NULL)
+        return pack_blocks(pk, l->wq, l->wq_type, l->out, l->in, threads);
     return l->w != NULL ? linalg_pack(pk, l->out, l->in, l->w, l->ld, l->out_in)
                         : linalg_pack_bf16(pk, l->out, l->in, l->w16, l->ld, l->out_in);
 }
 
-/* Packs l once, into its own pack. */
+/* Packs l once, into its own pack (on the products' threads). */
 static int
 pack_linear(struct decoder_linear *l)
 {
-    return pack_into(l, &l->packed);
+    return pack_into(l, &l->packed, parallel_threads());
 }
 
 /* The output head packed into pk, likewise (unless packed already or absent). */
 static int
-pack_head_into(const struct decoder_model *m, struct linalg_packed *pk)
+pack_head_into(const struct decoder_model *m, struct linalg_packed *pk, int threads)
 {
     const int C = m->cfg.n_embd;
 
-    if (m->head_packed.data != NULL || (m->lm_head == NULL && m->lm_head16 == NULL))
+    if (m->head_packed.data != NULL ||
+        (m->lm_head == NULL && m->lm_head16 == NULL && m->lm_headq == NULL))
         return 0;
+    if (m->lm_headq != NULL)
+        return pack_blocks(pk, m->lm_headq, m->lm_headq_type, decoder_outputs(&m->cfg), C,
+                           threads);
     return m->lm_head != NULL
                ? linalg_pack(pk, decoder_outputs(&m->cfg), C, m->lm_head, C, 1)
                : linalg_pack_bf16(pk, decoder_outputs(&m->cfg), C, m->lm_head16, C, 1);
@@ -77,7 +104,7 @@ pack_head_into(const struct decoder_model *m, struct linalg_packed *pk)
 static int
 pack_head(struct decoder_model *m)
 {
-    return pack_head_into(m, &m->head_packed);
+    return pack_head_into(m, &m->head_packed, parallel_threads());
 }
 
 /* A pack's bytes beside the weights (none for one made over them). */
@@ -104,15 +131,20 @@ linear_bytes(const struct decoder_linear *l)
 {
     const size_t values = (size_t)l->out * (size_t)l->in;
 
+    if (l->wq != NULL)
+        return (size_t)l->out * decoder_quant_row_bytes(l->wq_type, l->in);
     return l->w != NULL ? values * sizeof(float) : l->w16 != NULL ? values * sizeof(uint16_t) : 0;
 }
 
 size_t
 decoder_pack_transient_bytes(const struct decoder_model *m)
 {
-    const size_t head = (size_t)decoder_outputs(&m->cfg) * (size_t)m->cfg.n_embd *
-                        (m->lm_head != NULL ? sizeof(float) : sizeof(uint16_t));
-    size_t most = m->lm_head != NULL || m->lm_head16 != NULL ? head : 0;
+    const size_t outputs = (size_t)decoder_outputs(&m->cfg);
+    const size_t head =
+        m->lm_headq != NULL
+            ? outputs * decoder_quant_row_bytes(m->lm_headq_type, m->cfg.n_embd)
+            : outputs * (size_t)m->cfg.n_embd * (m->lm_head != NULL ? sizeof(float) : sizeof(uint16_t));
+    size_t most = m->lm_head != NULL || m->lm_head16 != NULL || m->lm_headq != NULL ? head : 0;
 
     for (int l = 0; m->blocks != NULL && l < m->cfg.n_layer; l++) {
         size_t layer = 0;
@@ -219,12 +251,16 @@ release_layer(struct decoder_model *m, int l)
 {
     for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
         struct decoder_linear *d = decoder_block_linear(&m->blocks[l], i);
-        if (d->packed.data == NULL || (d->w == NULL && d->w16 == NULL))
+        if (d->packed.data == NULL || (d->w == NULL && d->w16 == NULL && d->wq == NULL))
             continue;
-        m->weights_released += release_bytes(
-            m, d->w != NULL ? (const void *)d->w : (const void *)d->w16, linear_extent(d));
+        m->weights_released += release_bytes(m,
+                                             d->w != NULL     ? (const void *)d->w
+                                             : d->w16 != NULL ? (const void *)d->w16
+                                                              : (const void *)d->wq,
+                                             linear_extent(d));
         d->w = NULL;
         d->w16 = NULL;
+        d->wq = NULL; /* (its type stays: what the cell panel names its blocks by) */
     }
 }
 
@@ -237,7 +273,8 @@ release_head(struct decoder_model *m)
 {
     const size_t values = (size_t)decoder_outputs(&m->cfg) * (size_t)m->cfg.n_embd;
     const bool tied = (m->wte != NULL && m->wte == m->lm_head) ||
-                      (m->wte16 != NULL && m->wte16 == m->lm_head16);
+                      (m->wte16 != NULL && m->wte16 == m->lm_head16) ||
+                      (m->wteq != NULL && m->wteq == m->lm_headq);
 
     if (m->head_packed.data == NULL)
         return;
@@ -245,10 +282,15 @@ release_head(struct decoder_model *m)
         m->weights_released += release_bytes(m, m->lm_head, values * sizeof *m->lm_head);
     if (m->lm_head16 != NULL)
         m->weights_released += release_bytes(m, m->lm_head16, values * sizeof *m->lm_head16);
+    if (m->lm_headq != NULL)
+        m->weights_released += release_bytes(
+            m, m->lm_headq,
+            (size_t)decoder_outputs(&m->cfg) * decoder_quant_row_bytes(m->lm_headq_type, m->cfg.n_embd));
     if (tied)
-        m->wte = NULL, m->wte16 = NULL;
+        m->wte = NULL, m->wte16 = NULL, m->wteq = NULL;
     m->lm_head = NULL;
     m->lm_head16 = NULL;
+    m->lm_headq = NULL;
 }
 
 size_t
@@ -422,9 +464,9 @@ packer_thread(void *arg)
                 ok = false;
             else if (linear_used(&m->cfg, i))
                 ok = pack_into(decoder_block_linear(&m->blocks[l], i),
-                               &p->lin[(size_t)l * DECODER_BLOCK_LINEARS + (size_t)i]) == 0;
+                               &p->lin[(size_t)l * DECODER_BLOCK_LINEARS + (size_t)i], 1) == 0;
     if (ok && !__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE))
-        ok = pack_head_into(m, &p->head) == 0;
+        ok = pack_head_into(m, &p->head, 1) == 0;
     p->ok = ok;
     __atomic_store_n(&p->done, 1, __ATOMIC_RELEASE);
     return NULL;

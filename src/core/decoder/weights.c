@@ -220,7 +220,7 @@ read_tensor(struct weights_loader *ld, const char *name, int ndim, const int64_t
     as = TENSOR_F32;
     if (kept != NULL && ld->keep_bf16 && t->dtype == TENSOR_BF16)
         as = TENSOR_BF16;
-    if (kept != NULL && ld->keep_quant && t->dtype >= TENSOR_Q4_0 && t->refused == NULL)
+    if (kept != NULL && ld->keep_quant && tensor_dtype_kept_as_blocks(t->dtype) && t->refused == NULL)
         as = t->dtype;
     if (kept != NULL)
         *kept = as;
@@ -237,9 +237,9 @@ read_tensor(struct weights_loader *ld, const char *name, int ndim, const int64_t
     if (in_file)
         m->weights_mapped += t->end - t->begin;
     else
-        v = weights_alloc(m, as >= TENSOR_Q4_0 ? t->end - t->begin
-                                           : t->numel * (as == TENSOR_BF16 ? sizeof(uint16_t)
-                                                                           : sizeof(float)));
+        v = weights_alloc(m, as >= TENSOR_Q4_0 || as == TENSOR_F16
+                                 ? t->end - t->begin
+                                 : t->numel * (as == TENSOR_BF16 ? sizeof(uint16_t) : sizeof(float)));
     if (v == NULL) {
         attn_fail(err, ATTN_ENOMEM, "%s: out of memory for tensor '%s' (%zu values)", file, full,
                   t->numel);
@@ -291,7 +291,7 @@ weights_matrix_any(struct weights_loader *ld, const char *name, int rows, int co
         return -1;
     if (kept == TENSOR_BF16)
         wm->h = v;
-    else if (kept >= TENSOR_Q4_0)
+    else if (kept != TENSOR_F32) /* (blocks: a quantized type's, or half precision's patterns) */
         wm->q = v, wm->qtype = (int)kept;
     else
         wm->f = v;

@@ -5,6 +5,7 @@
 
 #include "attnscope/files/quants.h"
 #include "attnscope/kernels/linalg.h"
+#include "attnscope/kernels/parallel.h"
 #include "attnscope/files/tensor.h"
 
 #define QK 32   /* the values of a Q4_0 .. Q8_0 block */
@@ -489,4 +490,45 @@ quant_parts(enum quant_type q, const unsigned char *b, struct linalg_qparts *p)
     case QUANT_TYPES:
         break;
     }
+}
+
+struct pack_job {
+    struct linalg_packed *pk;
+    enum quant_type q;
+    const unsigned char *blocks;
+    int rows, cols;
+};
+
+/* Panels [begin, end) of a pack_job: each super-group's 64 rows decoded, then put at once. */
+static void
+pack_panels(void *ctx, int begin, int end)
+{
+    const struct pack_job *j = ctx;
+    const size_t per = (size_t)types[j->q].values, bytes = types[j->q].bytes;
+    const size_t row_bytes = (size_t)j->cols / per * bytes;
+    struct linalg_qparts parts[LINALG_QROWS];
+
+    for (int panel = begin; panel < end; panel++) {
+        const int j0 = panel * LINALG_QROWS;
+        const int rows = j->rows - j0 < LINALG_QROWS ? j->rows - j0 : LINALG_QROWS;
+        for (int s = 0; s < j->cols / (int)per; s++) {
+            for (int r = 0; r < rows; r++)
+                quant_parts(j->q, j->blocks + (size_t)(j0 + r) * row_bytes + (size_t)s * bytes,
+                            &parts[r]);
+            linalg_pack_q_put_panel(j->pk, j0, s, parts, rows);
+        }
+    }
+}
+
+int
+quant_pack(struct linalg_packed *pk, enum quant_type q, const unsigned char *blocks, int rows,
+           int cols, int threads)
+{
+    struct pack_job job = { pk, q, blocks, rows, cols };
+
+    if (linalg_pack_q(pk, quant_panel_format(q), rows, cols) != 0)
+        return -1;
+    parallel_for((rows + LINALG_QROWS - 1) / LINALG_QROWS, (long)LINALG_QROWS * cols * 4, threads,
+                 pack_panels, &job);
+    return 0;
 }

@@ -42,6 +42,12 @@ tensor_dtype_block(enum tensor_dtype dtype, size_t *values)
     return quant_block_bytes(quant_of(dtype));
 }
 
+bool
+tensor_dtype_kept_as_blocks(enum tensor_dtype dtype)
+{
+    return dtype >= TENSOR_Q4_0 || dtype == TENSOR_F16;
+}
+
 const char *
 tensor_dtype_name(enum tensor_dtype dtype)
 {

@@ -718,7 +718,8 @@ tensors_held_bytes(const struct tensor_source *s, bool keep_bf16, bool keep_quan
         for (int t = 0; t < c->count; t++) {
             const struct tensor_info *ti = &c->tensors[t];
             const size_t each = keep_bf16 && ti->dtype == TENSOR_BF16 && ti->ndim >= 2 ? 2 : 4;
-            if (keep_quant && ti->dtype >= TENSOR_Q4_0 && ti->ndim == 2 && ti->refused == NULL) {
+            if (keep_quant && tensor_dtype_kept_as_blocks(ti->dtype) && ti->ndim == 2 &&
+                ti->refused == NULL) {
                 /* (kept as the file's blocks) */
                 if (ti->end - ti->begin > SIZE_MAX - bytes - 64)
                     return SIZE_MAX;

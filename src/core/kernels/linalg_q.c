@@ -217,6 +217,72 @@ linalg_pack_q_put(struct linalg_packed *pk, int j, int s, const struct linalg_qp
 }
 
 void
+linalg_pack_q_put_panel(struct linalg_packed *pk, int j0, int s, const struct linalg_qparts *parts,
+                        int rows)
+{
+    const struct qshape *q = &shapes[pk->q];
+    unsigned char *at = sg_at(pk, j0, s);
+    const int low_mask = (1 << q->bits) - 1;
+
+    for (int r = 0; r < rows; r++) {
+        if (q->halves >= 1)
+            memcpy(at + (size_t)r * 2, &parts[r].d, 2);
+        if (q->halves >= 2)
+            memcpy(at + R * 2 + (size_t)r * 2, &parts[r].dmin, 2);
+    }
+    at += (size_t)q->halves * R * 2;
+    for (int g = 0; g < q->sg / q->g; g++, at += group_bytes(q)) {
+        unsigned char *lv = at + q->gscale;
+        unsigned char *hb = lv + (size_t)q->g * R * (size_t)q->bits / 8;
+        const int base = g * q->g;
+        for (int r = 0; r < rows; r++) {
+            if (q->gscale == 128) {
+                at[r] = (unsigned char)parts[r].sc[g];
+                at[R + r] = (unsigned char)parts[r].m[g];
+            } else if (q->gscale == 64) {
+                at[r] = pk->q == LINALG_Q2_K ? (unsigned char)(parts[r].sc[g] | parts[r].m[g] << 4)
+                                             : (unsigned char)(int8_t)parts[r].sc[g];
+            }
+        }
+        /* each byte of levels composed once, 64 rows' bytes one after another */
+        for (int v = 0; v < q->g; v += 8 / q->bits > 0 ? 8 / q->bits : 1)
+            for (int r = 0; r < rows; r++) {
+                const uint8_t *l = parts[r].level + base + v;
+                switch (q->bits) {
+                case 8:
+                    lv[(size_t)v * R + (size_t)r] = l[0];
+                    break;
+                case 4:
+                    lv[(size_t)(v / 2) * R + (size_t)r] =
+                        (unsigned char)((l[0] & low_mask) | (l[1] & low_mask) << 4);
+                    break;
+                default:
+                    lv[(size_t)(v / 4) * R + (size_t)r] =
+                        (unsigned char)((l[0] & 3) | (l[1] & 3) << 2 | (l[2] & 3) << 4 | (l[3] & 3) << 6);
+                    break;
+                }
+            }
+        if (q->high == 1)
+            for (int v = 0; v < q->g; v += 8)
+                for (int r = 0; r < rows; r++) {
+                    const uint8_t *l = parts[r].level + base + v;
+                    unsigned char b = 0;
+                    for (int i = 0; i < 8; i++)
+                        b = (unsigned char)(b | ((l[i] >> q->bits) & 1) << i);
+                    hb[(size_t)(v / 8) * R + (size_t)r] = b;
+                }
+        else if (q->high == 2)
+            for (int v = 0; v < q->g; v += 4)
+                for (int r = 0; r < rows; r++) {
+                    const uint8_t *l = parts[r].level + base + v;
+                    hb[(size_t)(v / 4) * R + (size_t)r] =
+                        (unsigned char)((l[0] >> q->bits & 3) | (l[1] >> q->bits & 3) << 2 |
+                                        (l[2] >> q->bits & 3) << 4 | (l[3] >> q->bits & 3) << 6);
+                }
+    }
+}
+
+void
 linalg_pack_q_put_f16(struct linalg_packed *pk, int j, const uint16_t *halves)
 {
     const int r = j % R;
@@ -286,6 +352,32 @@ level_float(enum linalg_qformat f, unsigned level)
     }
 }
 
+/* Row r's level bits of value w of a group whose levels are at lv (high bits at hb). */
+static unsigned
+level_bits(const struct qshape *q, const unsigned char *lv, const unsigned char *hb, int r, int w)
+{
+    unsigned l;
+
+    switch (q->bits) {
+    case 8:
+        l = lv[(size_t)w * R + (size_t)r];
+        break;
+    case 4:
+        l = (lv[(size_t)(w / 2) * R + (size_t)r] >> (4 * (w % 2))) & 15;
+        break;
+    case 2:
+        l = (lv[(size_t)(w / 4) * R + (size_t)r] >> (2 * (w % 4))) & 3;
+        break;
+    default:
+        return 0;
+    }
+    if (q->high == 1)
+        l |= ((hb[(size_t)(w / 8) * R + (size_t)r] >> (w % 8)) & 1u) << q->bits;
+    else if (q->high == 2)
+        l |= ((hb[(size_t)(w / 4) * R + (size_t)r] >> (2 * (w % 4))) & 3u) << q->bits;
+    return l;
+}
+
 /*
  * Row r of the panel at p, values [v0, v0 + count) (whole groups apart
  * from where they start and end), widened into out: the scalar reference
@@ -339,21 +431,7 @@ widen_row(enum linalg_qformat f, const unsigned char *panel, int r, int v0, int 
                 *out++ = half_to_float(half_at(lv + ((size_t)w * R + (size_t)r) * 2));
                 continue;
             }
-            switch (q->bits) {
-            case 8:
-                level = lv[(size_t)w * R + (size_t)r];
-                break;
-            case 4:
-                level = (lv[(size_t)(w / 2) * R + (size_t)r] >> (4 * (w % 2))) & 15;
-                break;
-            default:
-                level = (lv[(size_t)(w / 4) * R + (size_t)r] >> (2 * (w % 4))) & 3;
-                break;
-            }
-            if (q->high == 1)
-                level |= ((hb[(size_t)(w / 8) * R + (size_t)r] >> (w % 8)) & 1u) << q->bits;
-            else if (q->high == 2)
-                level |= ((hb[(size_t)(w / 4) * R + (size_t)r] >> (2 * (w % 4))) & 3u) << q->bits;
+            level = level_bits(q, lv, hb, r, w);
             *out++ = q->has_min ? scale * level_float(f, level) + min
                                 : scale * level_float(f, level);
         }
@@ -373,6 +451,46 @@ linalg_q_at(const struct linalg_packed *pk, int j, int p)
 
     widen_row(pk->q, panel_of(pk, j), j % R, p, 1, &w);
     return w;
+}
+
+bool
+linalg_q_explain(const struct linalg_packed *pk, int j, int p, float *scale, float *min, int *level)
+{
+    const struct qshape *q = &shapes[pk->q];
+    const int r = j % R, s = p / q->sg, g = (p % q->sg) / q->g;
+    const unsigned char *sg = panel_of(pk, j) + (size_t)s * sg_bytes(q);
+    const unsigned char *gr = sg + (size_t)q->halves * R * 2 + (size_t)g * group_bytes(q);
+    const unsigned char *lv = gr + q->gscale;
+    const unsigned char *hb = lv + (size_t)q->g * R * (size_t)q->bits / 8;
+    const float d = q->halves >= 1 ? half_to_float(half_at(sg + (size_t)r * 2)) : 0.0f;
+    const float dmin = q->halves >= 2 ? half_to_float(half_at(sg + R * 2 + (size_t)r * 2)) : 0.0f;
+
+    *min = 0.0f;
+    *level = (int)level_float(pk->q, level_bits(q, lv, hb, r, p % q->g));
+    switch (pk->q) {
+    case LINALG_Q4_1:
+    case LINALG_Q5_1:
+        *scale = d, *min = dmin;
+        break;
+    case LINALG_Q2_K:
+        *scale = d * (float)(gr[r] & 15), *min = dmin * (float)(gr[r] >> 4);
+        break;
+    case LINALG_Q3_K:
+    case LINALG_Q6_K:
+        *scale = d * (float)(int8_t)gr[r];
+        break;
+    case LINALG_Q4_K:
+    case LINALG_Q5_K:
+        *scale = d * (float)gr[r], *min = dmin * (float)gr[R + r];
+        break;
+    case LINALG_F16:
+        *scale = linalg_q_at(pk, j, p), *level = 1;
+        break;
+    default:
+        *scale = d;
+        break;
+    }
+    return q->has_min;
 }
 
 /* ------------------------------------------------------------ the kernels */
@@ -462,6 +580,7 @@ group_scales(enum linalg_qformat f, const __m512 d[4], const __m512 dm[4], const
 {
     const __m512 zero = _mm512_setzero_ps();
 
+#pragma GCC unroll 4
     for (int c = 0; c < 4; c++) {
         switch (f) {
         case LINALG_Q4_1:
@@ -490,29 +609,6 @@ group_scales(enum linalg_qformat f, const __m512 d[4], const __m512 dm[4], const
         }
     }
 }
-
-/*
- * The weights of value w of a group (lanes c) into out[c]: its level's
- * float (low part, and high part where the format has one) times the
- * scale, plus the minimum.  lv, hb: the group's levels and high bits.
- */
-#define LEVEL_BODY(F, TL, TH)                                                                     \
-    for (int c = 0; c < 4; c++) {                                                                 \
-        __m512 l;                                                                                 \
-        if (F == LINALG_Q8_0)                                                                     \
-            l = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(                                          \
-                _mm_loadu_si128((const __m128i *)(lv + (size_t)w * R + 16 * c))));                 \
-        else if (shapes[F].bits == 4)                                                             \
-            l = look(lanes(lv + (size_t)(w / 2) * R, c), 4 * (w % 2), TL);                        \
-        else                                                                                      \
-            l = look(lanes(lv + (size_t)(w / 4) * R, c), 2 * (w % 4), TL);                        \
-        if (shapes[F].high == 1)                                                                  \
-            l = _mm512_add_ps(l, look(lanes(hb + (size_t)(w / 8) * R, c), w % 8, TH));             \
-        else if (shapes[F].high == 2)                                                             \
-            l = _mm512_add_ps(l, look(lanes(hb + (size_t)(w / 4) * R, c), 2 * (w % 4), TH));       \
-        out[c] = shapes[F].has_min ? _mm512_add_ps(_mm512_mul_ps(l, sc[c]), mn[c])               \
-                                   : _mm512_mul_ps(l, sc[c]);                                     \
-    }
 
 /* The tables a format's levels are looked up in. */
 __attribute__((target("avx512f"), always_inline)) static inline void
@@ -547,14 +643,20 @@ tables(enum linalg_qformat f, __m512 *tl, __m512 *th)
 
 /*
  * Walks the panel at pn over values [v0, v0 + count) (whole groups), and
- * for each value's weights (four vectors of 16 rows) does BODY with w the
- * value's index in its group and p its index in the walk.  One template
- * for the one-row product and the panels' widening: the same weights.
+ * for each value's weights (four vectors of 16 rows, out[]) does BODY,
+ * with p the value's index in the walk: k in order.  Each vector of level
+ * bytes is loaded once for the values it holds (two for 4-bit levels,
+ * four for 2-bit ones), each vector of high bits once for its eight (or
+ * four).  One template for the one-row product and the panels' widening:
+ * the same weights.
  */
 #define WALK(F, pn, v0, count, BODY)                                                              \
     do {                                                                                          \
         const struct qshape *q_ = &shapes[F];                                                     \
+        const int per_ = q_->bits == 4 ? 2 : q_->bits == 2 ? 4 : 1;                               \
         __m512 tl, th, d[4], dm[4], sc[4], mn[4];                                                 \
+        __m512i lo_[4], hi_[4];                                                                   \
+        _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) lo_[c] = hi_[c] = _mm512_setzero_si512(); \
         tables(F, &tl, &th);                                                                      \
         for (int v_ = (v0); v_ < (v0) + (count); v_ += q_->g) {                                   \
             const unsigned char *sgp = (pn) + (size_t)(v_ / q_->sg) * sg_bytes(q_);               \
@@ -563,21 +665,45 @@ tables(enum linalg_qformat f, __m512 *tl, __m512 *th)
             const unsigned char *lv = gr + q_->gscale;                                            \
             const unsigned char *hb = lv + (size_t)q_->g * R * (size_t)q_->bits / 8;              \
             (void)hb;                                                                             \
-            for (int c = 0; c < 4; c++) {                                                         \
+            _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) {                                                         \
                 d[c] = q_->halves >= 1 ? halves(sgp, c) : _mm512_setzero_ps();                    \
                 dm[c] = q_->halves >= 2 ? halves(sgp + R * 2, c) : _mm512_setzero_ps();           \
             }                                                                                     \
             group_scales(F, d, dm, gr, sc, mn);                                                   \
-            for (int w = 0; w < q_->g; w++) {                                                     \
-                const int p = v_ - (v0) + w;                                                      \
-                __m512 out[4];                                                                    \
-                if (F == LINALG_F16) {                                                            \
-                    for (int c = 0; c < 4; c++)                                                   \
-                        out[c] = halves(lv + (size_t)w * R * 2, c);                               \
-                } else {                                                                          \
-                    LEVEL_BODY(F, tl, th)                                                         \
+            for (int u_ = 0; u_ < q_->g; u_ += per_) {                                            \
+                if (per_ > 1)                                                                     \
+                    _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++)                                                   \
+                        lo_[c] = lanes(lv + (size_t)(u_ / per_) * R, c);                          \
+                if (q_->high == 1 && u_ % 8 == 0)                                                 \
+                    _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++)                                                   \
+                        hi_[c] = lanes(hb + (size_t)(u_ / 8) * R, c);                             \
+                if (q_->high == 2 && u_ % 4 == 0)                                                 \
+                    _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++)                                                   \
+                        hi_[c] = lanes(hb + (size_t)(u_ / 4) * R, c);                             \
+                _Pragma("GCC unroll 4") for (int i_ = 0; i_ < per_; i_++) {                                               \
+                    const int w = u_ + i_;                                                        \
+                    const int p = v_ - (v0) + w;                                                  \
+                    __m512 out[4];                                                                \
+                    _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) {                                                 \
+                        __m512 l;                                                                 \
+                        if (F == LINALG_F16) {                                                    \
+                            out[c] = halves(lv + (size_t)w * R * 2, c);                           \
+                            continue;                                                             \
+                        }                                                                         \
+                        if (F == LINALG_Q8_0)                                                     \
+                            l = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(                          \
+                                _mm_loadu_si128((const __m128i *)(lv + (size_t)w * R + 16 * c)))); \
+                        else                                                                      \
+                            l = look(lo_[c], q_->bits * i_, tl);                                  \
+                        if (q_->high == 1)                                                        \
+                            l = _mm512_add_ps(l, look(hi_[c], w % 8, th));                        \
+                        else if (q_->high == 2)                                                   \
+                            l = _mm512_add_ps(l, look(hi_[c], 2 * (w % 4), th));                 \
+                        out[c] = q_->has_min ? _mm512_add_ps(_mm512_mul_ps(l, sc[c]), mn[c])     \
+                                             : _mm512_mul_ps(l, sc[c]);                           \
+                    }                                                                             \
+                    BODY                                                                          \
                 }                                                                                 \
-                BODY                                                                              \
             }                                                                                     \
         }                                                                                         \
     } while (0)
