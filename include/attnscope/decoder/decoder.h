@@ -407,6 +407,13 @@ struct decoder_packer;
 struct decoder_packer *decoder_packer_start(const struct decoder_model *m);
 bool decoder_packer_done(const struct decoder_packer *p);
 bool decoder_packer_adopt(struct decoder_packer *p, struct decoder_model *m);
+/*
+ * Without waiting: the layers the thread has finished put into m so far,
+ * each layer's weights given back as it is (so that packing meanwhile
+ * holds little more than the model: the packs replace it a layer at a
+ * time); the layers put in, in all.  Only while nothing computes from m.
+ */
+int decoder_packer_adopt_ready(struct decoder_packer *p, struct decoder_model *m);
 /* Stops it as soon as the matrix it is packing is done, and frees it and its packs. */
 void decoder_packer_cancel(struct decoder_packer *p);
 

@@ -122,15 +122,15 @@ size_t linalg_qpanel_bytes(enum linalg_qformat f, int k);
 
 /*
  * An empty pack of format f for an (n, k) matrix stored (n, k), to be
- * filled row by row: every super-group s of row j by linalg_pack_q_put
- * (linalg_pack_q_put_f16: the whole row of half-precision bits).  Rows
- * never filled hold zeros, which widen to 0.  Returns 0, or -1 when out
- * of memory or k is not whole super-groups (pk then empty).
+ * filled: every super-group s of each panel's rows [j0, j0 + rows) (j0 a
+ * multiple of LINALG_QROWS; rows all of the panel's that are in the
+ * matrix) by linalg_pack_q_put_panel, parts[r] row j0 + r's (each byte
+ * written once); a half-precision pack's rows by linalg_pack_q_put_f16,
+ * the whole row's bits.  Rows past n hold zeros, which widen to 0.
+ * Returns 0, or -1 when out of memory or k is not whole super-groups (pk
+ * then empty).
  */
 int linalg_pack_q(struct linalg_packed *pk, enum linalg_qformat f, int n, int k);
-void linalg_pack_q_put(struct linalg_packed *pk, int j, int s, const struct linalg_qparts *parts);
-/* The same for rows [j0, j0 + rows) of one panel at once (j0 a multiple of LINALG_QROWS, rows at
-   most that): parts[r] is row j0 + r's.  Each byte is written once: the fast way. */
 void linalg_pack_q_put_panel(struct linalg_packed *pk, int j0, int s,
                              const struct linalg_qparts *parts, int rows);
 void linalg_pack_q_put_f16(struct linalg_packed *pk, int j, const uint16_t *halves);

@@ -449,6 +449,8 @@ struct decoder_packer {
     bool ok;                       /* every pack made (the thread's, read once it is joined) */
     int done;                      /* set by the thread when it ends (atomically) */
     int stop;                      /* set to make the thread end early (atomically) */
+    int layers_done;               /* the layers whose packs are all made (atomically) */
+    int adopted;                   /* the layers already put in (the caller's) */
 };
 
 static void *
@@ -458,13 +460,16 @@ packer_thread(void *arg)
     const struct decoder_model *m = p->m;
     bool ok = true;
 
-    for (int l = 0; ok && l < m->cfg.n_layer; l++)
+    for (int l = 0; ok && l < m->cfg.n_layer; l++) {
         for (int i = 0; ok && i < DECODER_BLOCK_LINEARS; i++)
             if (__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE))
                 ok = false;
             else if (linear_used(&m->cfg, i))
                 ok = pack_into(decoder_block_linear(&m->blocks[l], i),
                                &p->lin[(size_t)l * DECODER_BLOCK_LINEARS + (size_t)i], 1) == 0;
+        if (ok)
+            __atomic_store_n(&p->layers_done, l + 1, __ATOMIC_RELEASE);
+    }
     if (ok && !__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE))
         ok = pack_head_into(m, &p->head, 1) == 0;
     p->ok = ok;
@@ -508,6 +513,33 @@ decoder_packer_done(const struct decoder_packer *p)
     return p != NULL && __atomic_load_n(&p->done, __ATOMIC_ACQUIRE) != 0;
 }
 
+/* Layers [p->adopted, upto) put into m, the weights their packs replace given back. */
+static void
+adopt_layers(struct decoder_packer *p, struct decoder_model *m, int upto)
+{
+    for (int l = p->adopted; l < upto; l++) {
+        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
+            struct linalg_packed *pk = &p->lin[(size_t)l * DECODER_BLOCK_LINEARS + (size_t)i];
+            if (pk->data != NULL) {
+                decoder_block_linear(&m->blocks[l], i)->packed = *pk;
+                memset(pk, 0, sizeof *pk);
+            }
+        }
+        release_layer(m, l);
+    }
+    p->adopted = upto > p->adopted ? upto : p->adopted;
+}
+
+int
+decoder_packer_adopt_ready(struct decoder_packer *p, struct decoder_model *m)
+{
+    if (p == NULL)
+        return 0;
+    /* (the thread never reads a layer again once it has packed it: these are the caller's) */
+    adopt_layers(p, m, __atomic_load_n(&p->layers_done, __ATOMIC_ACQUIRE));
+    return p->adopted;
+}
+
 bool
 decoder_packer_adopt(struct decoder_packer *p, struct decoder_model *m)
 {
@@ -520,16 +552,7 @@ decoder_packer_adopt(struct decoder_packer *p, struct decoder_model *m)
     ok = p->ok;
     if (ok) {
         /* (the packs are m's now, the weights they replace given back: decoder_pack_replacing's) */
-        for (int l = 0; l < m->cfg.n_layer; l++) {
-            for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
-                struct linalg_packed *pk = &p->lin[(size_t)l * DECODER_BLOCK_LINEARS + (size_t)i];
-                if (pk->data != NULL) {
-                    decoder_block_linear(&m->blocks[l], i)->packed = *pk;
-                    memset(pk, 0, sizeof *pk);
-                }
-            }
-            release_layer(m, l);
-        }
+        adopt_layers(p, m, m->cfg.n_layer);
         if (p->head.data != NULL) {
             m->head_packed = p->head;
             memset(&p->head, 0, sizeof p->head);

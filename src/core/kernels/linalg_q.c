@@ -122,7 +122,11 @@ linalg_pack_q(struct linalg_packed *pk, enum linalg_qformat f, int n, int k)
     pk->data = linalg_pack_alloc(panels_of(n) * linalg_qpanel_bytes(f, k));
     if (pk->data == NULL)
         return -1;
-    memset(pk->data, 0, panels_of(n) * linalg_qpanel_bytes(f, k));
+    /* (only the last panel cleared: its rows past n are never put; the rest is written whole
+       by the puts, and clearing it first cost a second pass over fresh pages) */
+    if (n % R != 0)
+        memset((unsigned char *)pk->data + (panels_of(n) - 1) * linalg_qpanel_bytes(f, k), 0,
+               linalg_qpanel_bytes(f, k));
     pk->n = n;
     pk->k = k;
     pk->nr = R;
@@ -144,76 +148,6 @@ sg_at(const struct linalg_packed *pk, int j, int s)
 
     return (unsigned char *)pk->data + (size_t)(j / R) * linalg_qpanel_bytes(pk->q, pk->k) +
            (size_t)s * sg_bytes(q);
-}
-
-/* Puts a level's low part (bits wide) of row r, value v of a group, into its levels at lv. */
-static void
-put_low(unsigned char *lv, int bits, int r, int v, unsigned level)
-{
-    switch (bits) {
-    case 8:
-        lv[(size_t)v * R + (size_t)r] = (unsigned char)level;
-        break;
-    case 4: {
-        unsigned char *b = &lv[(size_t)(v / 2) * R + (size_t)r];
-        *b = (unsigned char)((*b & (v % 2 ? 0x0f : 0xf0)) | (level & 15) << (4 * (v % 2)));
-        break;
-    }
-    case 2: {
-        unsigned char *b = &lv[(size_t)(v / 4) * R + (size_t)r];
-        const int at = 2 * (v % 4);
-        *b = (unsigned char)((*b & ~(3 << at)) | (level & 3) << at);
-        break;
-    }
-    default:
-        break;
-    }
-}
-
-/* Puts the high part (1 or 2 bits) of row r, value v, into the high bits at hb. */
-static void
-put_high(unsigned char *hb, int high, int r, int v, unsigned h)
-{
-    if (high == 1) {
-        unsigned char *b = &hb[(size_t)(v / 8) * R + (size_t)r];
-        *b = (unsigned char)((*b & ~(1 << (v % 8))) | (h & 1) << (v % 8));
-    } else if (high == 2) {
-        unsigned char *b = &hb[(size_t)(v / 4) * R + (size_t)r];
-        const int at = 2 * (v % 4);
-        *b = (unsigned char)((*b & ~(3 << at)) | (h & 3) << at);
-    }
-}
-
-void
-linalg_pack_q_put(struct linalg_packed *pk, int j, int s, const struct linalg_qparts *parts)
-{
-    const struct qshape *q = &shapes[pk->q];
-    unsigned char *at = sg_at(pk, j, s);
-    const int r = j % R;
-    const int low_mask = (1 << q->bits) - 1;
-
-    if (q->halves >= 1)
-        memcpy(at + (size_t)r * 2, &parts->d, 2);
-    if (q->halves >= 2)
-        memcpy(at + R * 2 + (size_t)r * 2, &parts->dmin, 2);
-    at += (size_t)q->halves * R * 2;
-    for (int g = 0; g < q->sg / q->g; g++, at += group_bytes(q)) {
-        unsigned char *lv = at + q->gscale;
-        unsigned char *hb = lv + (size_t)q->g * R * (size_t)q->bits / 8;
-        if (q->gscale == 128) { /* (Q4_K, Q5_K: a scale and a minimum byte) */
-            at[r] = (unsigned char)parts->sc[g];
-            at[R + r] = (unsigned char)parts->m[g];
-        } else if (q->gscale == 64) {
-            /* Q2_K: scale | minimum << 4 as its block has them; Q3_K, Q6_K: a signed byte */
-            at[r] = pk->q == LINALG_Q2_K ? (unsigned char)(parts->sc[g] | parts->m[g] << 4)
-                                         : (unsigned char)(int8_t)parts->sc[g];
-        }
-        for (int v = 0; v < q->g; v++) {
-            const unsigned level = parts->level[g * q->g + v];
-            put_low(lv, q->bits, r, v, level & (unsigned)low_mask);
-            put_high(hb, q->high, r, v, level >> q->bits);
-        }
-    }
 }
 
 void

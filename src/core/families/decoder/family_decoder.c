@@ -190,7 +190,11 @@ family_decoder_pack_meanwhile(struct decoder_model *m)
 bool
 family_decoder_pack_settle(struct decoder_model *m)
 {
-    if (m->packer == NULL || !decoder_packer_done(m->packer))
+    if (m->packer == NULL)
+        return false;
+    /* (the layers packed so far put in at once: the packs replace the weights as they come) */
+    (void)decoder_packer_adopt_ready(m->packer, m);
+    if (!decoder_packer_done(m->packer))
         return false;
     (void)decoder_packer_adopt(m->packer, m);
     m->packer = NULL;
