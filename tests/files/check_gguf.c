@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "attnscope/files/fileio.h"
+#include "attnscope/kernels/cpu.h"
 #include "attnscope/files/gguf.h"
 #include "attnscope/files/quants.h"
 #include "attnscope/files/tensors.h"
@@ -17,7 +18,8 @@
 #include "testutil.h"
 
 /* Every tensor of quants.gguf read as float32: the same bits as gguf-py's dequantization. */
-START_TEST(every_type_dequantizes_as_ggml_does)
+static void
+check_quants_gguf(void)
 {
     static const char *const names[] = { "F32",  "F16",  "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1",
                                           "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K" };
@@ -56,6 +58,18 @@ START_TEST(every_type_dequantizes_as_ggml_does)
                      "Q4_K 1, Q5_K 1, Q6_K 1, BF16 1");
     free(expected);
     tensors_close(&src);
+}
+
+/* On every instruction set: the common types have vector code of their own. */
+START_TEST(every_type_dequantizes_as_ggml_does)
+{
+    const enum cpu_isa best = cpu_isa();
+
+    for (int isa = CPU_PORTABLE; isa <= (int)best; isa++) {
+        ck_assert_int_eq(cpu_isa_limit((enum cpu_isa)isa), isa);
+        check_quants_gguf();
+    }
+    cpu_isa_limit(best);
 }
 END_TEST
 

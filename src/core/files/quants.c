@@ -3,7 +3,13 @@
 
 #include <string.h>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define QUANTS_X86 1
+#endif
+
 #include "attnscope/files/quants.h"
+#include "attnscope/kernels/cpu.h"
 #include "attnscope/kernels/linalg.h"
 #include "attnscope/kernels/parallel.h"
 #include "attnscope/files/tensor.h"
@@ -221,9 +227,122 @@ q6_k(const unsigned char *b, float *y)
         }
 }
 
+#ifdef QUANTS_X86
+/*
+ * The types of the files people keep (Q4_0, Q8_0, Q4_K, Q6_K) sixteen
+ * values at a time: the scalar code's operations lane for lane (the same
+ * integers, converted exactly, then the same products and difference), so
+ * the same bits; a prompt's forward widens every matrix once.
+ */
+
+/* Sixteen bytes at p as 32-bit lanes (zero- or sign-extended). */
+#define U16X(p) _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p)))
+#define S16X(p) _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(p)))
+
+__attribute__((target("avx512f"))) static void
+q4_0_avx512(const unsigned char *b, float *y)
+{
+    const __m512 d = _mm512_set1_ps(half_at(b));
+    const __m512i v = U16X(b + 2), eight = _mm512_set1_epi32(8);
+
+    _mm512_storeu_ps(y, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(
+                                          _mm512_and_si512(v, _mm512_set1_epi32(15)), eight)), d));
+    _mm512_storeu_ps(y + 16, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(
+                                               _mm512_srli_epi32(v, 4), eight)), d));
+}
+
+__attribute__((target("avx512f"))) static void
+q8_0_avx512(const unsigned char *b, float *y)
+{
+    const __m512 d = _mm512_set1_ps(half_at(b));
+
+    _mm512_storeu_ps(y, _mm512_mul_ps(_mm512_cvtepi32_ps(S16X(b + 2)), d));
+    _mm512_storeu_ps(y + 16, _mm512_mul_ps(_mm512_cvtepi32_ps(S16X(b + 18)), d));
+}
+
+__attribute__((target("avx512f"))) static void
+q4_k_avx512(const unsigned char *b, float *y)
+{
+    const float d = half_at(b), dmin = half_at(b + 2);
+    const unsigned char *qs = b + 16;
+    const __m512i low = _mm512_set1_epi32(15);
+
+    for (int pair = 0; pair < 4; pair++, qs += 32) {
+        int sc, m;
+        __m512 d1, m1, d2, m2;
+        scale_min(2 * pair, b + 4, &sc, &m);
+        d1 = _mm512_set1_ps(d * (float)sc), m1 = _mm512_set1_ps(dmin * (float)m);
+        scale_min(2 * pair + 1, b + 4, &sc, &m);
+        d2 = _mm512_set1_ps(d * (float)sc), m2 = _mm512_set1_ps(dmin * (float)m);
+        for (int h = 0; h < 2; h++) {
+            const __m512i v = U16X(qs + 16 * h);
+            _mm512_storeu_ps(y + 16 * h, _mm512_sub_ps(_mm512_mul_ps(d1, _mm512_cvtepi32_ps(
+                                                                             _mm512_and_si512(v, low))),
+                                                       m1));
+            _mm512_storeu_ps(y + 32 + 16 * h,
+                             _mm512_sub_ps(_mm512_mul_ps(d2, _mm512_cvtepi32_ps(_mm512_srli_epi32(v, 4))),
+                                           m2));
+        }
+        y += 64;
+    }
+}
+
+__attribute__((target("avx512f"))) static void
+q6_k_avx512(const unsigned char *b, float *y)
+{
+    const unsigned char *ql = b, *qh = b + QK_K / 2;
+    const int8_t *sc = (const int8_t *)(b + QK_K / 2 + QK_K / 4);
+    const float d = half_at(b + QK_K / 2 + QK_K / 4 + QK_K / 16);
+    const __m512i low = _mm512_set1_epi32(15), two = _mm512_set1_epi32(3),
+                  off = _mm512_set1_epi32(32);
+
+    for (int half = 0; half < 2; half++, y += 128, ql += 64, qh += 32, sc += 8)
+        for (int l = 0; l < 32; l += 16) {
+            const int s = l / 16;
+            const __m512i a = U16X(ql + l), c = U16X(ql + l + 32), h = U16X(qh + l);
+            const __m512i q1 = _mm512_sub_epi32(
+                _mm512_or_si512(_mm512_and_si512(a, low), _mm512_slli_epi32(_mm512_and_si512(h, two), 4)), off);
+            const __m512i q2 = _mm512_sub_epi32(
+                _mm512_or_si512(_mm512_and_si512(c, low),
+                                _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(h, 2), two), 4)),
+                off);
+            const __m512i q3 = _mm512_sub_epi32(
+                _mm512_or_si512(_mm512_srli_epi32(a, 4),
+                                _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(h, 4), two), 4)),
+                off);
+            const __m512i q4 = _mm512_sub_epi32(
+                _mm512_or_si512(_mm512_srli_epi32(c, 4),
+                                _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(h, 6), two), 4)),
+                off);
+            /* (d * sc first, as the scalar code's left-to-right product has it) */
+            _mm512_storeu_ps(y + l, _mm512_mul_ps(_mm512_set1_ps(d * (float)sc[s]), _mm512_cvtepi32_ps(q1)));
+            _mm512_storeu_ps(y + l + 32,
+                             _mm512_mul_ps(_mm512_set1_ps(d * (float)sc[s + 2]), _mm512_cvtepi32_ps(q2)));
+            _mm512_storeu_ps(y + l + 64,
+                             _mm512_mul_ps(_mm512_set1_ps(d * (float)sc[s + 4]), _mm512_cvtepi32_ps(q3)));
+            _mm512_storeu_ps(y + l + 96,
+                             _mm512_mul_ps(_mm512_set1_ps(d * (float)sc[s + 6]), _mm512_cvtepi32_ps(q4)));
+        }
+}
+#undef U16X
+#undef S16X
+#endif
+
 void
 quant_dequantize(enum quant_type q, const unsigned char *src, size_t blocks, float *out)
 {
+#ifdef QUANTS_X86
+    if (cpu_isa() == CPU_AVX512 &&
+        (q == QUANT_Q4_0 || q == QUANT_Q8_0 || q == QUANT_Q4_K || q == QUANT_Q6_K)) {
+        void (*one)(const unsigned char *, float *) = q == QUANT_Q4_0   ? q4_0_avx512
+                                                      : q == QUANT_Q8_0 ? q8_0_avx512
+                                                      : q == QUANT_Q4_K ? q4_k_avx512
+                                                                        : q6_k_avx512;
+        for (size_t i = 0; i < blocks; i++)
+            one(src + i * types[q].bytes, out + i * (size_t)types[q].values);
+        return;
+    }
+#endif
     for (size_t i = 0; i < blocks; i++) {
         const unsigned char *b = src + i * types[q].bytes;
         float *y = out + i * (size_t)types[q].values;
