@@ -5,9 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 #include "attnscope/files/crc32c.h"
 #include "attnscope/files/quants.h"
 #include "attnscope/files/tensor.h"
+#include "attnscope/kernels/cpu.h"
 
 static const struct {
     const char *name;
@@ -74,7 +79,9 @@ tensor_f16_to_f32(uint16_t h)
     float f;
 
     if (exp == 0x1f) {
-        bits = sign | 0x7f800000u | (man << 13); /* inf, NaN (payload kept) */
+        /* inf, NaN (its payload kept, quieted: what F16C's conversion gives, so the vector
+           code below and this one agree bit for bit) */
+        bits = sign | 0x7f800000u | (man << 13) | (man != 0 ? 0x400000u : 0);
     } else if (exp != 0) {
         bits = sign | ((exp + 112u) << 23) | (man << 13); /* 127 - 15 = 112 */
     } else if (man == 0) {
@@ -92,14 +99,33 @@ tensor_f16_to_f32(uint16_t h)
     return f;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/* Half precision sixteen at a time (F16C's exact conversion; little-endian hosts only). */
+__attribute__((target("avx512f"))) static size_t
+f16_avx512(const unsigned char *src, size_t n, float *out)
+{
+    size_t i = 0;
+
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(out + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(src + 2 * i))));
+    return i;
+}
+#endif
+
 void
 tensor_to_f32(enum tensor_dtype dtype, const unsigned char *src, size_t n, float *out)
 {
+    size_t i = 0;
+
     if (dtype >= TENSOR_Q4_0) {
         quant_dequantize(quant_of(dtype), src, n / (size_t)quant_block_values(quant_of(dtype)), out);
         return;
     }
-    for (size_t i = 0; i < n; i++) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (dtype == TENSOR_F16 && cpu_isa() == CPU_AVX512)
+        i = f16_avx512(src, n, out);
+#endif
+    for (; i < n; i++) {
         if (dtype == TENSOR_F32) {
             /* Byte by byte: never an unaligned dereference, and little-endian on any host. */
             const unsigned char *b = src + 4 * i;

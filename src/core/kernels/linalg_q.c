@@ -238,8 +238,8 @@ half_to_float(uint16_t h)
     uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
     float f;
 
-    if (exp == 0x1f)
-        bits = sign | 0x7f800000u | man << 13;
+    if (exp == 0x1f) /* (a NaN quieted, as F16C's conversion does) */
+        bits = sign | 0x7f800000u | man << 13 | (man != 0 ? 0x400000u : 0);
     else if (exp != 0)
         bits = sign | (exp + 112) << 23 | man << 13;
     else if (man == 0)
