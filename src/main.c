@@ -530,7 +530,7 @@ run_model(const struct cli_options *o, const char *sentence)
     }
     /* Writing runs a forward a token: packing the weights once wins back its 0.3 s at once. */
     if (o->generate > 1)
-        (void)family_decoder_pack_if_room(&m.dec);
+        (void)family_decoder_pack_for_writing(&m.dec);
     /* (the run has room for what is written, and none when nothing is: --print never appends) */
     src.room = o->generate > 0 ? o->generate : DECODER_NO_ROOM;
     src.no_attention = o->mode == CLI_PRINT && o->generate < 0 && shows_no_attention(o);

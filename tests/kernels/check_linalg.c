@@ -247,8 +247,9 @@ START_TEST(quantized_packs_give_the_bits_of_widening_first)
         }
         ck_assert_int_eq(linalg_pack_q(&pk, f, N, K), 0);
         if (f16) {
-            for (int j = 0; j < N; j++)
-                linalg_pack_q_put_f16(&pk, j, (const uint16_t *)(void *)blocks + (size_t)j * K);
+            for (int j0 = 0; j0 < N; j0 += 64)
+                linalg_pack_q_put_f16(&pk, j0, N - j0 < 64 ? N - j0 : 64,
+                                      (const uint16_t *)(void *)blocks + (size_t)j0 * K, K);
         } else {
             const size_t per = (size_t)quant_block_values((enum quant_type)t);
             struct linalg_qparts *parts = malloc(64 * sizeof *parts);
@@ -299,6 +300,38 @@ START_TEST(quantized_packs_give_the_bits_of_widening_first)
     free(a);
     free(want);
     free(got);
+}
+END_TEST
+
+/*
+ * One row against a half-precision matrix read in place (a GGUF's F16,
+ * a written token): the bits of widening it and multiplying, on every
+ * instruction set, rows and k that are not multiples of 16, subnormal
+ * halves among them.
+ */
+START_TEST(a_row_against_half_precision_is_the_chain)
+{
+    enum { N = 37, K = 83 };
+    const enum cpu_isa best = cpu_isa();
+    uint16_t h[N * K];
+    float w[N * K], x[K], want[N], got[N];
+    unsigned seed = 11;
+    size_t at = 0;
+
+    for (int i = 0; i < N * K; i++) {
+        h[i] = i % 29 == 0 ? (uint16_t)(i & 0x3ff) : random_scale(&seed); /* (some subnormal) */
+        w[i] = tensor_f16_to_f32(h[i]);
+    }
+    for (int p = 0; p < K; p++)
+        x[p] = (float)(p % 13) / 7.0f - 0.9f;
+    linalg_gemm_nt(1, N, K, x, K, w, K, want, N);
+    for (int isa = CPU_PORTABLE; isa <= (int)best; isa++) {
+        ck_assert_int_eq(cpu_isa_limit((enum cpu_isa)isa), isa);
+        linalg_row_f16(N, K, x, h, K, got);
+        ck_assert_msg(same_bits(want, got, N, &at), "isa %d: row %zu %a, not %a", isa, at,
+                      (double)got[at], (double)want[at]);
+    }
+    cpu_isa_limit(best);
 }
 END_TEST
 
@@ -671,6 +704,7 @@ linalg_suite(void)
     tcase_add_test(tc, a_row_against_the_cache_is_the_chain);
     tcase_add_test(tc, a_pack_gives_every_element_back);
     tcase_add_test(tc, quantized_packs_give_the_bits_of_widening_first);
+    tcase_add_test(tc, a_row_against_half_precision_is_the_chain);
     tcase_add_test(tc, an_empty_pack_falls_back);
     tcase_add_test(tc, the_pool_gives_the_chain_from_any_caller);
     tcase_add_test(tc, a_bf16_product_splits_among_threads);

@@ -75,5 +75,9 @@ void quant_parts(enum quant_type q, const unsigned char *src, struct linalg_qpar
  */
 int quant_pack(struct linalg_packed *pk, enum quant_type q, const unsigned char *blocks, int rows,
                int cols, int threads);
+/* The same into an empty pack of q's format (linalg_pack_q), its panels [panel0, panel0 + panels)
+   only (blocks: row 0's): a matrix packed a slice at a time, each slice's blocks given back. */
+void quant_pack_panels(struct linalg_packed *pk, enum quant_type q, const unsigned char *blocks,
+                       int panel0, int panels, int threads);
 
 #endif

@@ -45,6 +45,14 @@ void linalg_row_nt(int n, int k, const float *a, const float *b, int ldb, float 
 void linalg_row_nn(int n, int k, const float *a, const float *b, int ldb, float *c);
 
 /*
+ * c (n) = a (k) . b^T for a half-precision b (n, k), rows ldb apart, read
+ * in place (a GGUF's F16 matrix, a written token's product): each element
+ * the chain of FMAs in order of k on b's exact floats, the bits of
+ * widening b first and calling linalg_gemm_nt with m = 1.
+ */
+void linalg_row_f16(int n, int k, const float *a, const uint16_t *b, size_t ldb, float *c);
+
+/*
  * The same for one query row in heads h0 .. h1 at once (a written token's
  * attention in every head), head h reading b's columns of its group, (h /
  * group) k onwards for the keys, (h / group) n onwards for the values:
@@ -125,15 +133,17 @@ size_t linalg_qpanel_bytes(enum linalg_qformat f, int k);
  * filled: every super-group s of each panel's rows [j0, j0 + rows) (j0 a
  * multiple of LINALG_QROWS; rows all of the panel's that are in the
  * matrix) by linalg_pack_q_put_panel, parts[r] row j0 + r's (each byte
- * written once); a half-precision pack's rows by linalg_pack_q_put_f16,
- * the whole row's bits.  Rows past n hold zeros, which widen to 0.
+ * written once); a half-precision pack's by linalg_pack_q_put_f16, those
+ * rows' whole bits (row r at halves + r ld).  Rows past n hold zeros, which widen to 0.
  * Returns 0, or -1 when out of memory or k is not whole super-groups (pk
  * then empty).
  */
 int linalg_pack_q(struct linalg_packed *pk, enum linalg_qformat f, int n, int k);
 void linalg_pack_q_put_panel(struct linalg_packed *pk, int j0, int s,
                              const struct linalg_qparts *parts, int rows);
-void linalg_pack_q_put_f16(struct linalg_packed *pk, int j, const uint16_t *halves);
+void linalg_pack_q_put_f16(struct linalg_packed *pk, int j0, int rows, const uint16_t *halves,
+                           size_t ld);
+
 /*
  * What made weight (j, p) of a quantized pack, as files/quants'
  * quant_explain says it from a block: the scale it multiplies, the

@@ -348,10 +348,34 @@ widen_rows(void *ctx, int begin, int end)
                        j->out + (size_t)begin * (size_t)j->in);
 }
 
+struct half_job {
+    const uint16_t *b;
+    int in, out;
+    const float *x;
+    float *y;
+};
+
+/* Blocks [begin, end) of 16 rows of a half_job (the last may be short). */
+static void
+half_rows_16(void *ctx, int begin, int end)
+{
+    const struct half_job *j = ctx;
+    const int r0 = begin * 16, r1 = end * 16 < j->out ? end * 16 : j->out;
+
+    linalg_row_f16(r1 - r0, j->in, j->x, j->b + (size_t)r0 * (size_t)j->in, (size_t)j->in,
+                   j->y + r0);
+}
+
 int
 decoder_gemm_quant(const unsigned char *q, int type, int n, int out, int in, const float *x,
                    float *y, int ldy, int threads)
 {
+    if (n == 1 && type == TENSOR_F16) {
+        /* (one row against half precision in place: no copy, the file's bytes read once) */
+        struct half_job job = { (const uint16_t *)(const void *)q, in, out, x, y };
+        parallel_for((out + 15) / 16, 16L * in, threads, half_rows_16, &job);
+        return 0;
+    }
     /*
      * Slices of up to 16 MiB of float32: a layer's matrix is most often one
      * slice, so the products pack x once, as for a float32 matrix.

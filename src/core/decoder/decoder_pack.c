@@ -41,60 +41,123 @@ decoder_unpack(struct decoder_model *m)
     linalg_packed_destroy(&m->head_packed);
 }
 
+/* The pages of the weights' mapping or mapped files inside [w, w + bytes) given back (below). */
+static size_t release_bytes(const struct decoder_model *m, const void *w, size_t bytes);
+
+struct halves_job {
+    struct linalg_packed *pk;
+    const unsigned char *q;
+    size_t row_bytes;
+    int panel0;
+};
+
+/* Panels panel0 + [begin, end) of a half-precision matrix put into its pack. */
+static void
+put_halves(void *ctx, int begin, int end)
+{
+    const struct halves_job *h = ctx;
+
+    for (int panel = h->panel0 + begin; panel < h->panel0 + end; panel++) {
+        const int j = panel * LINALG_QROWS;
+        const int rows = h->pk->n - j < LINALG_QROWS ? h->pk->n - j : LINALG_QROWS;
+        linalg_pack_q_put_f16(h->pk, j, rows,
+                              (const uint16_t *)(const void *)(h->q + (size_t)j * h->row_bytes),
+                              (size_t)h->pk->k);
+    }
+}
+
 /*
  * A GGUF's quantized or half-precision matrix (out, in), rows of blocks
  * at q, into panels of its own format (linalg_pack_q), on up to threads
- * threads; 0 or -1.
+ * threads, a slice of about 32 MiB of blocks at a time; with m, each
+ * slice's blocks are given back as soon as it is packed (the pack
+ * replaces them: a matrix is never held twice, the tied head's 280 MB
+ * included).  0 or -1.
  */
 static int
-pack_blocks(struct linalg_packed *pk, const unsigned char *q, int type, int out, int in,
-            int threads)
+pack_blocks(struct decoder_model *m, struct linalg_packed *pk, const unsigned char *q, int type,
+            int out, int in, int threads)
 {
-    if (type == TENSOR_F16) {
-        if (linalg_pack_q(pk, LINALG_F16, out, in) != 0)
-            return -1;
-        for (int j = 0; j < out; j++)
-            linalg_pack_q_put_f16(pk, j, (const uint16_t *)(const void *)(q + (size_t)j * (size_t)in * 2));
-        return 0;
+    const bool f16 = type == TENSOR_F16;
+    const enum quant_type qt = (enum quant_type)(type - TENSOR_Q4_0);
+    const size_t row_bytes = decoder_quant_row_bytes(type, in);
+    const int panels = (out + LINALG_QROWS - 1) / LINALG_QROWS;
+    const size_t most = (size_t)32 << 20;
+    const int slice = most / (LINALG_QROWS * row_bytes) > 0 ? (int)(most / (LINALG_QROWS * row_bytes)) : 1;
+
+    if (linalg_pack_q(pk, f16 ? LINALG_F16 : quant_panel_format(qt), out, in) != 0)
+        return -1;
+    for (int p0 = 0; p0 < panels; p0 += slice) {
+        const int count = panels - p0 < slice ? panels - p0 : slice;
+        const int j0 = p0 * LINALG_QROWS;
+        const int rows = out - j0 < count * LINALG_QROWS ? out - j0 : count * LINALG_QROWS;
+        if (f16) {
+            struct halves_job job = { pk, q, row_bytes, p0 };
+            parallel_for(count, (long)LINALG_QROWS * in, threads, put_halves, &job);
+        } else {
+            quant_pack_panels(pk, qt, q, p0, count, threads);
+        }
+        if (m != NULL)
+            m->weights_released += release_bytes(m, q + (size_t)j0 * row_bytes, (size_t)rows * row_bytes);
     }
-    return quant_pack(pk, (enum quant_type)(type - TENSOR_Q4_0), q, out, in, threads);
+    return 0;
 }
 
 /*
  * Packs l into pk (from its f32 or its bfloat16 copy, into a pack of the
  * same type; from its blocks into their panels) unless it is packed
- * already or has no copy; 0 or -1.
+ * already or has no copy; 0 or -1.  With m (the model l is m's, not read
+ * by anyone meanwhile), blocks are given back as they are packed and l
+ * then holds only its pack.
  */
 static int
-pack_into(const struct decoder_linear *l, struct linalg_packed *pk, int threads)
+pack_into(struct decoder_model *m, struct decoder_linear *l, struct linalg_packed *pk, int threads)
 {
     if (l->packed.data != NULL || (l->w == NULL && l->w16 == NULL && l->wq == NULL))
         return 0;
-    if (l->wq != NULL)
-        return pack_blocks(pk, l->wq, l->wq_type, l->out, l->in, threads);
+    if (l->wq != NULL) {
+        if (pack_blocks(m, pk, l->wq, l->wq_type, l->out, l->in, threads) != 0)
+            return -1;
+        if (m != NULL)
+            l->wq = NULL; /* (its type stays: what the cell panel names its blocks by) */
+        return 0;
+    }
     return l->w != NULL ? linalg_pack(pk, l->out, l->in, l->w, l->ld, l->out_in)
                         : linalg_pack_bf16(pk, l->out, l->in, l->w16, l->ld, l->out_in);
 }
 
-/* Packs l once, into its own pack (on the products' threads). */
+/* Packs l once, into its own pack (on the products' threads); with m, as pack_into says. */
 static int
-pack_linear(struct decoder_linear *l)
+pack_linear(struct decoder_model *m, struct decoder_linear *l)
 {
-    return pack_into(l, &l->packed, parallel_threads());
+    return pack_into(m, l, &l->packed, parallel_threads());
 }
 
-/* The output head packed into pk, likewise (unless packed already or absent). */
+/*
+ * The output head packed into pk, likewise (unless packed already or
+ * absent); with give (m's own, packed as it is replaced), its blocks given
+ * back as they are packed, the embedding's too when tied (its rows are
+ * then read from the pack).
+ */
 static int
-pack_head_into(const struct decoder_model *m, struct linalg_packed *pk, int threads)
+pack_head_into(struct decoder_model *m, struct linalg_packed *pk, int threads, bool give)
 {
     const int C = m->cfg.n_embd;
 
     if (m->head_packed.data != NULL ||
         (m->lm_head == NULL && m->lm_head16 == NULL && m->lm_headq == NULL))
         return 0;
-    if (m->lm_headq != NULL)
-        return pack_blocks(pk, m->lm_headq, m->lm_headq_type, decoder_outputs(&m->cfg), C,
-                           threads);
+    if (m->lm_headq != NULL) {
+        if (pack_blocks(give ? m : NULL, pk, m->lm_headq, m->lm_headq_type,
+                        decoder_outputs(&m->cfg), C, threads) != 0)
+            return -1;
+        if (give) {
+            if (m->wteq == m->lm_headq)
+                m->wteq = NULL;
+            m->lm_headq = NULL;
+        }
+        return 0;
+    }
     return m->lm_head != NULL
                ? linalg_pack(pk, decoder_outputs(&m->cfg), C, m->lm_head, C, 1)
                : linalg_pack_bf16(pk, decoder_outputs(&m->cfg), C, m->lm_head16, C, 1);
@@ -102,9 +165,9 @@ pack_head_into(const struct decoder_model *m, struct linalg_packed *pk, int thre
 
 /* Packs the output head once, into the model's head pack. */
 static int
-pack_head(struct decoder_model *m)
+pack_head(struct decoder_model *m, bool give)
 {
-    return pack_head_into(m, &m->head_packed, parallel_threads());
+    return pack_head_into(m, &m->head_packed, parallel_threads(), give);
 }
 
 /* A pack's bytes beside the weights (none for one made over them). */
@@ -170,7 +233,9 @@ decoder_pack(struct decoder_model *m)
     progress_begin("packing the weights", m->cfg.n_layer + 1);
     for (int l = 0; l < m->cfg.n_layer; l++) {
         for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
-            if (linear_used(&m->cfg, i) && pack_linear(decoder_block_linear(&m->blocks[l], i)) != 0) {
+            if (linear_used(&m->cfg, i) &&
+                pack_into(NULL, decoder_block_linear(&m->blocks[l], i),
+                          &decoder_block_linear(&m->blocks[l], i)->packed, parallel_threads()) != 0) {
                 decoder_unpack(m);
                 progress_end();
                 return false;
@@ -178,7 +243,7 @@ decoder_pack(struct decoder_model *m)
         }
         progress_step(l + 1);
     }
-    if (pack_head(m) != 0) {
+    if (pack_head(m, false) != 0) {
         decoder_unpack(m);
         progress_end();
         return false;
@@ -359,7 +424,7 @@ decoder_pack_replacing(struct decoder_model *m)
             if (!linear_used(c, i))
                 continue;
             pack_linear_over(m, d, scratch);
-            if (pack_linear(d) != 0)
+            if (pack_linear(m, d) != 0)
                 all = false;
         }
         /* (a layer at a time: GPT-2's q, k and v share one tensor's pages) */
@@ -373,7 +438,7 @@ decoder_pack_replacing(struct decoder_model *m)
             m->wte16 = NULL;
         m->lm_head16 = NULL;
     }
-    if (all && pack_head(m) != 0)
+    if (all && pack_head(m, true) != 0)
         all = false;
     if (all)
         release_head(m);
@@ -465,13 +530,13 @@ packer_thread(void *arg)
             if (__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE))
                 ok = false;
             else if (linear_used(&m->cfg, i))
-                ok = pack_into(decoder_block_linear(&m->blocks[l], i),
+                ok = pack_into(NULL, (struct decoder_linear *)decoder_block_linear(&m->blocks[l], i),
                                &p->lin[(size_t)l * DECODER_BLOCK_LINEARS + (size_t)i], 1) == 0;
         if (ok)
             __atomic_store_n(&p->layers_done, l + 1, __ATOMIC_RELEASE);
     }
     if (ok && !__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE))
-        ok = pack_head_into(m, &p->head, 1) == 0;
+        ok = pack_head_into((struct decoder_model *)(uintptr_t)m, &p->head, 1, false) == 0;
     p->ok = ok;
     __atomic_store_n(&p->done, 1, __ATOMIC_RELEASE);
     return NULL;

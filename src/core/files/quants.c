@@ -614,23 +614,23 @@ quant_parts(enum quant_type q, const unsigned char *b, struct linalg_qparts *p)
 struct pack_job {
     struct linalg_packed *pk;
     enum quant_type q;
-    const unsigned char *blocks;
-    int rows, cols;
+    const unsigned char *blocks; /* row 0's */
+    int panel0;
 };
 
-/* Panels [begin, end) of a pack_job: each super-group's 64 rows decoded, then put at once. */
+/* Panels panel0 + [begin, end) of a pack_job: each super-group's 64 rows decoded, then put at once. */
 static void
 pack_panels(void *ctx, int begin, int end)
 {
     const struct pack_job *j = ctx;
     const size_t per = (size_t)types[j->q].values, bytes = types[j->q].bytes;
-    const size_t row_bytes = (size_t)j->cols / per * bytes;
+    const size_t row_bytes = (size_t)j->pk->k / per * bytes;
     struct linalg_qparts parts[LINALG_QROWS];
 
-    for (int panel = begin; panel < end; panel++) {
+    for (int panel = j->panel0 + begin; panel < j->panel0 + end; panel++) {
         const int j0 = panel * LINALG_QROWS;
-        const int rows = j->rows - j0 < LINALG_QROWS ? j->rows - j0 : LINALG_QROWS;
-        for (int s = 0; s < j->cols / (int)per; s++) {
+        const int rows = j->pk->n - j0 < LINALG_QROWS ? j->pk->n - j0 : LINALG_QROWS;
+        for (int s = 0; s < j->pk->k / (int)per; s++) {
             for (int r = 0; r < rows; r++)
                 quant_parts(j->q, j->blocks + (size_t)(j0 + r) * row_bytes + (size_t)s * bytes,
                             &parts[r]);
@@ -639,15 +639,21 @@ pack_panels(void *ctx, int begin, int end)
     }
 }
 
+void
+quant_pack_panels(struct linalg_packed *pk, enum quant_type q, const unsigned char *blocks,
+                  int panel0, int panels, int threads)
+{
+    struct pack_job job = { pk, q, blocks, panel0 };
+
+    parallel_for(panels, (long)LINALG_QROWS * pk->k * 4, threads, pack_panels, &job);
+}
+
 int
 quant_pack(struct linalg_packed *pk, enum quant_type q, const unsigned char *blocks, int rows,
            int cols, int threads)
 {
-    struct pack_job job = { pk, q, blocks, rows, cols };
-
     if (linalg_pack_q(pk, quant_panel_format(q), rows, cols) != 0)
         return -1;
-    parallel_for((rows + LINALG_QROWS - 1) / LINALG_QROWS, (long)LINALG_QROWS * cols * 4, threads,
-                 pack_panels, &job);
+    quant_pack_panels(pk, q, blocks, 0, (rows + LINALG_QROWS - 1) / LINALG_QROWS, threads);
     return 0;
 }

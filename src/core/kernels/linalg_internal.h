@@ -6,6 +6,9 @@
 #ifndef ATTNSCOPE_LINALG_INTERNAL_H
 #define ATTNSCOPE_LINALG_INTERNAL_H
 
+#include <stdint.h>
+#include <string.h>
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define LINALG_X86 1
@@ -22,22 +25,26 @@ transpose16_regs(__m512 r[16])
 {
     __m512 t[16];
 
+#pragma GCC unroll 16
     for (int i = 0; i < 16; i += 2) {
         t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
         t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
     }
+#pragma GCC unroll 16
     for (int i = 0; i < 16; i += 4) {
         r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
         r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
         r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
         r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
     }
+#pragma GCC unroll 16
     for (int i = 0; i < 4; i++) {
         t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
         t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xDD);
         t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
         t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xDD);
     }
+#pragma GCC unroll 16
     for (int i = 0; i < 8; i++) {
         r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
         r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xDD);
@@ -45,6 +52,32 @@ transpose16_regs(__m512 r[16])
 }
 
 #endif
+
+/* The float of IEEE half bits h, exactly as F16C's conversion gives it (a NaN quieted). */
+static inline float
+linalg_half_float(uint16_t h)
+{
+    const uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+    uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
+    float f;
+
+    if (exp == 0x1f)
+        bits = sign | 0x7f800000u | man << 13 | (man != 0 ? 0x400000u : 0);
+    else if (exp != 0)
+        bits = sign | (exp + 112) << 23 | man << 13;
+    else if (man == 0)
+        bits = sign;
+    else {
+        exp = 113; /* (a subnormal: normalised, a power of two down each shift) */
+        while (!(man & 0x400)) {
+            man <<= 1;
+            exp--;
+        }
+        bits = sign | exp << 23 | (man & 0x3ff) << 13;
+    }
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
 
 struct linalg_packed;
 

@@ -217,45 +217,19 @@ linalg_pack_q_put_panel(struct linalg_packed *pk, int j0, int s, const struct li
 }
 
 void
-linalg_pack_q_put_f16(struct linalg_packed *pk, int j, const uint16_t *halves)
+linalg_pack_q_put_f16(struct linalg_packed *pk, int j0, int rows, const uint16_t *halves,
+                      size_t ld)
 {
-    const int r = j % R;
-
+    /* (a 64 x 32 block at a time: the source's rows read across, the panel written in order) */
     for (int s = 0; s < pk->k / 32; s++) {
-        uint16_t *at = (uint16_t *)(void *)sg_at(pk, j, s);
+        uint16_t *at = (uint16_t *)(void *)sg_at(pk, j0, s);
         for (int v = 0; v < 32; v++)
-            at[(size_t)v * R + (size_t)r] = halves[s * 32 + v];
+            for (int r = 0; r < rows; r++)
+                at[(size_t)v * R + (size_t)r] = halves[(size_t)r * ld + (size_t)(s * 32 + v)];
     }
 }
 
 /* ---------------------------------------------------------------- widening */
-
-/* The float of IEEE half bits h (exact): linalg has no files/ to ask. */
-static float
-half_to_float(uint16_t h)
-{
-    const uint32_t sign = (uint32_t)(h & 0x8000) << 16;
-    uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
-    float f;
-
-    if (exp == 0x1f) /* (a NaN quieted, as F16C's conversion does) */
-        bits = sign | 0x7f800000u | man << 13 | (man != 0 ? 0x400000u : 0);
-    else if (exp != 0)
-        bits = sign | (exp + 112) << 23 | man << 13;
-    else if (man == 0)
-        bits = sign;
-    else {
-        /* subnormal: normalise */
-        exp = 113;
-        while (!(man & 0x400)) {
-            man <<= 1;
-            exp--;
-        }
-        bits = sign | exp << 23 | (man & 0x3ff) << 13;
-    }
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
 
 static uint16_t
 half_at(const unsigned char *p)
@@ -332,8 +306,8 @@ widen_row(enum linalg_qformat f, const unsigned char *panel, int r, int v0, int 
         const int end = (v / q->g + 1) * q->g < v0 + count ? (v / q->g + 1) * q->g : v0 + count;
 
         if (f != LINALG_F16) {
-            const float d = half_to_float(half_at(sg + (size_t)r * 2));
-            const float dmin = q->halves >= 2 ? half_to_float(half_at(sg + R * 2 + (size_t)r * 2))
+            const float d = linalg_half_float(half_at(sg + (size_t)r * 2));
+            const float dmin = q->halves >= 2 ? linalg_half_float(half_at(sg + R * 2 + (size_t)r * 2))
                                               : 0.0f;
             switch (f) {
             case LINALG_Q4_1:
@@ -362,7 +336,7 @@ widen_row(enum linalg_qformat f, const unsigned char *panel, int r, int v0, int 
             const int w = v % q->g;
             unsigned level;
             if (f == LINALG_F16) {
-                *out++ = half_to_float(half_at(lv + ((size_t)w * R + (size_t)r) * 2));
+                *out++ = linalg_half_float(half_at(lv + ((size_t)w * R + (size_t)r) * 2));
                 continue;
             }
             level = level_bits(q, lv, hb, r, w);
@@ -396,8 +370,8 @@ linalg_q_explain(const struct linalg_packed *pk, int j, int p, float *scale, flo
     const unsigned char *gr = sg + (size_t)q->halves * R * 2 + (size_t)g * group_bytes(q);
     const unsigned char *lv = gr + q->gscale;
     const unsigned char *hb = lv + (size_t)q->g * R * (size_t)q->bits / 8;
-    const float d = q->halves >= 1 ? half_to_float(half_at(sg + (size_t)r * 2)) : 0.0f;
-    const float dmin = q->halves >= 2 ? half_to_float(half_at(sg + R * 2 + (size_t)r * 2)) : 0.0f;
+    const float d = q->halves >= 1 ? linalg_half_float(half_at(sg + (size_t)r * 2)) : 0.0f;
+    const float dmin = q->halves >= 2 ? linalg_half_float(half_at(sg + R * 2 + (size_t)r * 2)) : 0.0f;
 
     *min = 0.0f;
     *level = (int)level_float(pk->q, level_bits(q, lv, hb, r, p % q->g));

@@ -64,6 +64,44 @@ row_nt_avx512(int n, int k, const float *a, const float *b, int ldb, float *c)
     return j0;
 }
 
+/*
+ * The same for a half-precision b read in place (a GGUF's F16 matrix, a
+ * written token's product): each 16 x 16 block widened (F16C, exact) and
+ * transposed in registers.  Reading b is what limits it.
+ */
+__attribute__((target("avx512f"))) static int
+row_f16_avx512(int n, int k, const float *a, const uint16_t *b, size_t ldb, float *c)
+{
+    int j0 = 0;
+
+    for (; j0 + 16 <= n; j0 += 16) {
+        const uint16_t *b0 = b + (size_t)j0 * ldb;
+        __m512 acc = _mm512_setzero_ps();
+        int p0;
+        for (p0 = 0; p0 + 16 <= k; p0 += 16) {
+            __m512 r[16];
+#pragma GCC unroll 16
+            for (int i = 0; i < 16; i++)
+                r[i] = _mm512_cvtph_ps(
+                    _mm256_loadu_si256((const __m256i *)(b0 + (size_t)i * ldb + (size_t)p0)));
+            transpose16_regs(r);
+#pragma GCC unroll 16
+            for (int q = 0; q < 16; q++)
+                acc = _mm512_fmadd_ps(_mm512_set1_ps(a[p0 + q]), r[q], acc);
+        }
+        if (p0 < k) {
+            float lanes[16];
+            _mm512_storeu_ps(lanes, acc);
+            for (int i = 0; i < 16; i++)
+                for (int p = p0; p < k; p++)
+                    lanes[i] = fmaf(a[p], linalg_half_float(b0[(size_t)i * ldb + (size_t)p]), lanes[i]);
+            acc = _mm512_loadu_ps(lanes);
+        }
+        _mm512_storeu_ps(c + j0, acc);
+    }
+    return j0;
+}
+
 /* 16 columns of b at a time: each lane its column's chain over k, row by row. */
 __attribute__((target("avx512f"))) static int
 row_nn_avx512(int n, int k, const float *a, const float *b, int ldb, float *c)
@@ -225,5 +263,22 @@ linalg_row_nn_heads(int n, int k, int h0, int h1, int group, const float *a, siz
                 acc = fmaf(ah[p], bh[(size_t)p * (size_t)ldb + (size_t)col], acc);
             c[(size_t)h * ldc + (size_t)col] = acc;
         }
+    }
+}
+
+void
+linalg_row_f16(int n, int k, const float *a, const uint16_t *b, size_t ldb, float *c)
+{
+    int j0 = 0;
+
+#ifdef LINALG_X86
+    if (cpu_isa() == CPU_AVX512)
+        j0 = row_f16_avx512(n, k, a, b, ldb, c);
+#endif
+    for (int j = j0; j < n; j++) {
+        float acc = 0.0f;
+        for (int p = 0; p < k; p++)
+            acc = fmaf(a[p], linalg_half_float(b[(size_t)j * ldb + (size_t)p]), acc);
+        c[j] = acc;
     }
 }

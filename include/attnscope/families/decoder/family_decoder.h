@@ -53,9 +53,13 @@ size_t family_decoder_pipeline_bytes(const struct decoder_config *c, int n, int 
  * layer at a time (decoder_pack_replacing), each layer's copies given back
  * as its packs are made (a bfloat16 matrix packed over itself): the packs
  * take the weights' place rather than adding a second copy, even while
- * they are made.  true when everything was packed.
+ * they are made.  true when everything was packed.  The view also makes
+ * what is still read from the files its own (decoder_pin_mapped: a file
+ * saved over then changes nothing); a process that writes and ends
+ * (--generate with --print or --export) need not: family_decoder_pack_for_writing.
  */
 bool family_decoder_pack_if_room(struct decoder_model *m);
+bool family_decoder_pack_for_writing(struct decoder_model *m);
 
 /*
  * The same packing on a thread of its own while the model is used as it is

@@ -173,6 +173,13 @@ family_decoder_pack_if_room(struct decoder_model *m)
     return packed;
 }
 
+bool
+family_decoder_pack_for_writing(struct decoder_model *m)
+{
+    /* (the files' pages stay the files': a half-precision model's 2.5 GB are not copied) */
+    return room_to_pack(m) && decoder_pack_replacing(m);
+}
+
 void
 family_decoder_pack_meanwhile(struct decoder_model *m)
 {
