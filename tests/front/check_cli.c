@@ -157,6 +157,15 @@ START_TEST(bad_options_are_named)
                  "--print", "--head", "1");
     expect_error("'hello': unexpected argument", "hello", NULL, NULL);
     expect_error("--digits 12: give a number from 0 to 9", "--digits", "12", NULL);
+    {
+        struct cli_options o;
+        char err[512];
+        ck_assert_int_eq(parse(&o, err, "--model", "minigpt", "--print", "--stage", "next",
+                               "--top", "0", NULL), -1);
+        ck_assert_msg(strstr(err, "--stage next with --top 0: no next tokens") != NULL, "%s", err);
+        ck_assert_int_eq(parse(&o, err, "--model", "minigpt", "--print", "--stage", "next",
+                               "--top", "1", NULL), 0);
+    }
 }
 END_TEST
 

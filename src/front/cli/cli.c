@@ -82,7 +82,7 @@ static const struct plain_option plain_options[] = {
     { "layer", 0, OPT_LAYER, "L", GROUP_INPUT,
       "with --model: the layer --print shows (from 0; default 0)" },
     { "top", 0, OPT_TOP, "K", GROUP_INPUT,
-      "with --model: the next tokens shown per position (default 5)" },
+      "with --model: the next tokens shown per position (default 5; 0 skips the model's head)" },
     { "bos", 0, OPT_BOS, NULL, GROUP_INPUT,
       "with --model: put <|endoftext|> (a Llama's bos_token_id) before the text, as "
       "interpretability tools do" },
@@ -339,6 +339,11 @@ check_model(struct cli_options *o, const struct knob_setting *settings, int coun
                                   "--no-scale, --temperature, and the writing's --seed, "
                                   "--sample-temperature, --top-k, --top-p)%s",
                                   settings[i].option, env);
+    for (int i = 0; o->top == 0 && i < o->stage_count; i++)
+        if (strcmp(o->stages[i], "next") == 0)
+            return attn_fail_text(err, err_size,
+                                  "--stage next with --top 0: no next tokens to show (--top 0 "
+                                  "skips the model's head); give --top 1 or more");
     return 0;
 }
 
