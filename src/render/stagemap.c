@@ -167,8 +167,9 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
     spec->colour = colour;
     spec->utf8 = utf8;
     skip = sm->skip_first && pipeline_stage_per_head(s) && !mask_matrix && pv.m.cols > 1;
-    if (sm->range_generation == p->generation && sm->range_stage == s &&
-        sm->range_skip_first == skip) {
+    /* (a layer stepped to keeps the generation: its stages are another layer's numbers) */
+    if (sm->range_generation == p->generation && sm->range_layer == p->layer &&
+        sm->range_stage == s && sm->range_skip_first == skip) {
         spec->lo = sm->range_lo;
         spec->hi = sm->range_hi;
     } else if (pipeline_stage_per_head(s)) {
@@ -192,10 +193,11 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
     if (pipeline_stage_per_head(s))
         spec->range_heads = st->shape.heads;
     spec->range_skips_first = skip;
-    if (sm->range_generation != p->generation || sm->range_stage != s ||
-        sm->range_skip_first != skip)
+    if (sm->range_generation != p->generation || sm->range_layer != p->layer ||
+        sm->range_stage != s || sm->range_skip_first != skip)
         sm->range_positive = 0.0f; /* (made again, when a log scale asks for it) */
     sm->range_generation = p->generation;
+    sm->range_layer = p->layer;
     sm->range_stage = s;
     sm->range_skip_first = skip;
     sm->range_lo = spec->lo;

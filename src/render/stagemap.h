@@ -29,8 +29,9 @@ struct stagemap {
     /* The caller's: weights on a logarithmic colour scale (small ones told apart). */
     bool log_scale;
     struct matrix m;   /* what the spec points at */
-    /* The last range computed, for the same pipeline generation and stage. */
+    /* The last range computed, for the same pipeline generation, shown layer and stage. */
     unsigned long range_generation;
+    int range_layer;
     enum pipeline_stage range_stage;
     bool range_skip_first;
     float range_positive; /* the smallest number above 0 the scale spans (a log scale's start) */

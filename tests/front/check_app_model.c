@@ -47,6 +47,62 @@ START_TEST(a_model_steps_through_its_layers)
 }
 END_TEST
 
+/* The colour scale's line of a frame ("min a max b   scale lo hi (all 2 heads)"), copied. */
+static char *
+scale_line(const char *text)
+{
+    const char *at = strstr(text, "(all ");
+    const char *start, *end;
+
+    if (at == NULL)
+        at = strstr(text, "(both heads)");
+    ck_assert_msg(at != NULL, "no scale's legend: %s", text);
+    for (start = at; start > text && start[-1] != '\n'; start--)
+        ;
+    end = strchr(at, '\n');
+    return strndup(start, end != NULL ? (size_t)(end - start) : strlen(start));
+}
+
+/*
+ * Issue 50, item 1: a layer stepped to takes its own colour scale, on the
+ * screen and in the figure (the range was kept per stage, so layer 1 was
+ * drawn on layer 0's).
+ */
+START_TEST(a_layer_stepped_to_takes_its_own_scale)
+{
+    struct app b;
+    struct model m;
+    char *text, *fresh, *here, *there;
+
+    keys("3"); /* the scores: a diverging scale, every head's */
+    text = frame_text(100, 30);
+    there = scale_line(text);
+    free(text);
+    keys(".");
+    text = frame_text(100, 30);
+    here = scale_line(text);
+    free(text);
+    app_on_model(&b, &m, test_path("tests/fixtures/gpt2/tiny"), NULL, "The cat sat on the mat.");
+    app_key(&b, '.'); /* (layer 1 first, then its scores: a scale never made for layer 0) */
+    app_key(&b, '3');
+    fresh = frame_of(&b, 100, 30);
+    ck_assert_msg(strstr(fresh, here) != NULL, "after '.': %s\nopened there: %s", here, fresh);
+    ck_assert_msg(strcmp(here, there) != 0, "both layers on one scale: %s", here);
+    free(fresh);
+    /* and back: layer 0's own again */
+    keys(",");
+    text = frame_text(100, 30);
+    free(here);
+    here = scale_line(text);
+    ck_assert_str_eq(here, there);
+    free(text);
+    free(here);
+    free(there);
+    app_destroy(&b);
+    model_close(&m);
+}
+END_TEST
+
 START_TEST(a_model_keeps_only_the_knobs_it_has)
 {
     struct pipeline_view v;
@@ -855,6 +911,7 @@ app_model_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_checked_fixture(tc, setup_model, teardown_model);
     tcase_add_test(tc, a_model_steps_through_its_layers);
+    tcase_add_test(tc, a_layer_stepped_to_takes_its_own_scale);
     tcase_add_test(tc, a_gguf_says_what_it_holds);
     tcase_add_test(tc, a_model_keeps_only_the_knobs_it_has);
     tcase_add_test(tc, a_model_explains_its_cells);
