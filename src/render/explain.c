@@ -460,7 +460,29 @@ text_scaled(const struct pipeline *p, char *buf, size_t size)
                  p->decoder->attn_softcap);
         return;
     }
-    if (sc.root_of == 1 && !p->qkv_given)
+    if (p->decoder != NULL && sc.dim > 0 && sc.symbol != NULL &&
+        strcmp(sc.symbol, "sqrt(query_pre_attn_scalar)") == 0) {
+        /* A model's own divisor: its config's number, not the head's width (no d or u here). */
+        if (sc.root_of == 1)
+            snprintf(buf, size,
+                     "This model divides by sqrt(query_pre_attn_scalar), its config's number "
+                     "in place of d_k: here sqrt(1) = 1, so dividing changes nothing (its heads "
+                     "are %d wide). Press / to see that it does not.",
+                     p->st.shape.head_dim);
+        else
+            snprintf(buf, size,
+                     "Dot products grow with the vectors' width; this model divides by "
+                     "sqrt(query_pre_attn_scalar) = %s, a number its config sets (its heads are "
+                     "%d wide), to keep softmax soft. Press / to switch it off and compare.",
+                     sc.spelled, p->st.shape.head_dim);
+        return;
+    }
+    if (sc.root_of == 1 && p->decoder != NULL && c->scale)
+        /* (a model's heads one wide: its weights fix d_k, no knob widens them) */
+        snprintf(buf, size,
+                 "Dot products grow with d_k, and dividing by sqrt(d_k) keeps softmax soft. "
+                 "This model's heads are 1 wide and sqrt(1) = 1, so / changes nothing here.");
+    else if (sc.root_of == 1 && !p->qkv_given)
         /* The defaults' d_k is 1: the knob would seem broken. */
         snprintf(buf, size,
                  "Dot products grow with d_k, and dividing by sqrt(d_k) keeps softmax soft. "
@@ -474,7 +496,9 @@ text_scaled(const struct pipeline *p, char *buf, size_t size)
     else
         snprintf(buf, size,
                  "Scaling is off: the scores reach softmax undivided, so rows come out "
-                 "peakier than they should. Press / to divide by sqrt(d_k) again.");
+                 "peakier than they should. Press / to divide by %s again.",
+                 p->decoder != NULL && p->scale_scalar > 0.0 ? "sqrt(query_pre_attn_scalar)"
+                                                             : "sqrt(d_k)");
 }
 
 static void

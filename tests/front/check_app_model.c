@@ -103,6 +103,62 @@ START_TEST(a_layer_stepped_to_takes_its_own_scale)
 }
 END_TEST
 
+/*
+ * Issue 50, item 2: a model's stage text never offers a key the model
+ * refuses, and the scaled stage speaks of the model's own divisor
+ * (minigemma: sqrt(query_pre_attn_scalar), not "d for wider heads").
+ */
+static void
+offered_keys_apply(const char *model_dir, const char *text_in)
+{
+    static const char stages[] = "1234567890";
+    struct app b;
+    struct model m;
+
+    app_on_model(&b, &m, test_path(model_dir), NULL, text_in);
+    for (const char *s = stages; *s; s++) {
+        char *text;
+        const char *at;
+        app_key(&b, (unsigned char)*s);
+        text = frame_of(&b, 160, 50);
+        for (at = text; (at = strstr(at, "ress ")) != NULL; at += 5) {
+            int step;
+            const struct knob *k;
+            if (at[5] == '\0' || (at[6] != ' ' && at[6] != ',' && at[6] != '.'))
+                continue; /* ("press Enter", a word, not a key) */
+            k = knob_for_key((unsigned char)at[5], &step);
+            if (k == NULL)
+                continue; /* (a view's key: m, M, /, ... are knobs; the rest move) */
+            ck_assert_msg(knob_applies(k, &b.pipe), "%s, stage key %c offers '%c', refused: ...%.60s",
+                          model_dir, *s, at[5], at - 20 > text ? at - 20 : text);
+        }
+        free(text);
+    }
+    app_destroy(&b);
+    model_close(&m);
+}
+
+START_TEST(a_models_text_offers_only_its_keys)
+{
+    struct app b;
+    struct model m;
+    char *text;
+
+    offered_keys_apply("samples/models/minigemma", "cat map sun");
+    offered_keys_apply("samples/models/minigpt", "The cat sat");
+    offered_keys_apply("tests/fixtures/gpt2/tiny", "The cat sat");
+    app_on_model(&b, &m, test_path("samples/models/minigemma"), NULL, "cat map sun");
+    app_key(&b, '5');
+    text = frame_of(&b, 100, 30);
+    ck_assert_msg(strstr(text, "sqrt(query_pre_attn_scalar)") != NULL, "%s", text);
+    ck_assert_msg(strstr(text, "d_k is 1") == NULL && strstr(text, "wider heads") == NULL, "%s",
+                  text);
+    free(text);
+    app_destroy(&b);
+    model_close(&m);
+}
+END_TEST
+
 START_TEST(a_model_keeps_only_the_knobs_it_has)
 {
     struct pipeline_view v;
@@ -912,6 +968,7 @@ app_model_suite(void)
     tcase_add_checked_fixture(tc, setup_model, teardown_model);
     tcase_add_test(tc, a_model_steps_through_its_layers);
     tcase_add_test(tc, a_layer_stepped_to_takes_its_own_scale);
+    tcase_add_test(tc, a_models_text_offers_only_its_keys);
     tcase_add_test(tc, a_gguf_says_what_it_holds);
     tcase_add_test(tc, a_model_keeps_only_the_knobs_it_has);
     tcase_add_test(tc, a_model_explains_its_cells);
