@@ -376,6 +376,8 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
         grid_put(g, 0, 2, g->width, style_role(ROLE_DIM), "q quits");
         return;
     }
+    if (v->blank)
+        return; /* (nothing at all: the audience looks at the speaker; any key brings it back) */
     if (v->help) {
         view_draw_help(g, v);
         return;

@@ -105,6 +105,7 @@ struct view {
     const char *const *footer_items; /* the keys the footer names (the front end's table) */
     int footer_count;
     bool present;            /* presentation mode: no bars, big cells, high contrast */
+    bool blank;              /* a lesson's screen blanked (b or ., as presentation programs do) */
     bool paper;              /* drawn for a figure: what is shown is said, never a key */
 
     /* A walkthrough being played (narration NULL: none). */

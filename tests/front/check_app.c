@@ -219,6 +219,60 @@ START_TEST(clicker_keys_and_the_step_list)
 END_TEST
 
 /*
+ * Issue 50, item 3: one stray key never kills the clicker.  In a lesson in
+ * presentation mode PgDn and PgUp step from the step last played even off
+ * the script (after Esc, a stage key, a knob); b and . blank the screen
+ * until the next key, which only brings it back.
+ */
+START_TEST(a_stray_key_never_strands_the_clicker)
+{
+    struct walkthrough w;
+    struct attn_error err;
+    char *text;
+
+    ck_assert_msg(walkthrough_load(&w, test_path("samples/walkthroughs/04-multi-head.walk"), &err) ==
+                      ATTN_OK,
+                  "%s", err.msg);
+    ck_assert_msg(app_play(&a, &w, &err) == ATTN_OK, "%s", err.msg);
+    keys("z");
+    app_key(&a, APP_KEY_PAGE_DOWN);
+    ck_assert_int_eq(a.view.step, 1);
+    /* Esc closes the narration and leaves the script: the clicker still steps from step 2 */
+    app_key(&a, APP_KEY_ESCAPE);
+    ck_assert(!a.view.following);
+    app_key(&a, APP_KEY_PAGE_DOWN);
+    ck_assert_int_eq(a.view.step, 2);
+    ck_assert(a.view.following);
+    /* a stage key off the script, then back */
+    keys("3");
+    ck_assert(!a.view.following);
+    app_key(&a, APP_KEY_PAGE_UP);
+    ck_assert_int_eq(a.view.step, 1);
+    ck_assert(a.view.following);
+    /* b blanks: nothing drawn; the next key only brings the screen back */
+    keys("b");
+    ck_assert(a.view.blank);
+    text = frame_text(100, 30);
+    for (const char *c = text; *c; c++)
+        ck_assert_msg(*c == ' ' || *c == '\n', "a blank screen shows: %s", text);
+    free(text);
+    app_key(&a, APP_KEY_PAGE_DOWN);
+    ck_assert(!a.view.blank);
+    ck_assert_int_eq(a.view.step, 1);
+    keys(".");
+    ck_assert(a.view.blank);
+    keys(".");
+    ck_assert(!a.view.blank);
+    ck_assert(a.view.following);
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, "step 2") != NULL || strstr(text, "2/") != NULL, "%s", text);
+    free(text);
+    app_key(&a, APP_KEY_PAGE_DOWN);
+    ck_assert_int_eq(a.view.step, 2);
+}
+END_TEST
+
+/*
  * On a projector's small screen ] and [ page a long narration and i hides the
  * panel, all without leaving the script; a new step starts at the top of its
  * narration (issue 13, item 16).
@@ -656,6 +710,7 @@ app_suite(void)
     tcase_add_test(tc, keys_that_cannot_act_say_why);
     tcase_add_test(tc, help_scrolls_and_says_there_is_more);
     tcase_add_test(tc, clicker_keys_and_the_step_list);
+    tcase_add_test(tc, a_stray_key_never_strands_the_clicker);
     tcase_add_test(tc, colour_switches_are_on_the_knob_bar);
     tcase_add_test(tc, an_absent_stage_says_why);
     tcase_add_test(tc, narration_pages_and_the_panel_hides);

@@ -142,8 +142,9 @@ clicker(int key)
 /*
  * A lesson's own keys, before the screen's (the stage screen's help rows
  * document them): on the script Space and n go on, Backspace and p back;
- * Enter comes back to the step; in presentation mode a clicker's PgDn,
- * PgUp (and Right, Left) step; l lists the steps.  Any other key that
+ * Enter comes back to the step; in presentation mode a clicker's PgDn and
+ * PgUp always step (Right and Left while on the script), and b or . blank
+ * the screen until the next key; l lists the steps.  Any other key that
  * changes what is shown leaves the script.  True when the key was the
  * lesson's.
  */
@@ -154,8 +155,15 @@ lesson_key(struct app *a, int key, bool had_message)
     const bool forward = key == ' ' || key == 'n';
     const bool back = key == APP_KEY_BACKSPACE || key == 'p';
 
-    if (v->following && v->present && clicker(key) != 0) {
-        /* A clicker's keys move through the steps on every screen. */
+    if (v->present && (key == 'b' || key == '.')) {
+        /* A clicker's blank-screen button, as presentation programs take it. */
+        v->blank = true;
+        return true;
+    }
+    if (v->present && (key == APP_KEY_PAGE_DOWN || key == APP_KEY_PAGE_UP ||
+                       (v->following && clicker(key) != 0))) {
+        /* A clicker's keys move through the steps on every screen, from the step last played
+           even after a stray key left the script: PgDn and PgUp are never the view's here. */
         app_step_to(a, v->step + clicker(key));
         return true;
     }
@@ -253,6 +261,10 @@ app_key(struct app *a, int key)
     if (v->frame.too_small) {
         if (key == 'q')
             a->quit = true;
+        return;
+    }
+    if (v->blank) {
+        v->blank = false; /* any key brings the screen back, and only that */
         return;
     }
     if (app_writing_key(a, key))

@@ -387,8 +387,15 @@ static const struct app_binding stage[] = {
       narration_page },
     { { 0 },
       "PgDn PgUp",
-      "in a walkthrough in presentation mode: next / previous step (a clicker's keys; Right and "
-      "Left too)",
+      "in a walkthrough in presentation mode: next / previous step, even off the script (a "
+      "clicker's keys; Right and Left too, on the script)",
+      NULL,
+      0,
+      NULL },
+    { { 0 },
+      "b .",
+      "in a walkthrough in presentation mode: blank the screen (a clicker's blank button); any "
+      "key brings it back",
       NULL,
       0,
       NULL },
