@@ -312,6 +312,21 @@ t send-keys q
 restored "busy: q while exporting" 0 2400
 [ -z "$(left)" ] || fail "busy: quitting during an export left $(left)"
 
+# 20b. Keys typed while a job runs are not lost (issue 50, item 4: four Spaces on a slow
+# model's lesson advanced three stages): they are handled after it, in order.  A key typed
+# during the export, then Esc: the export stops, and the key then takes the view to its stage.
+start 100 30 --model "$tmp/deep" -f say.txt
+keys X
+checks=$((checks + 1))
+wait_screen "exporting: [0-9]* of 300. Esc stops" 2400 || { fail "held: no busy line:"; screen; }
+t send-keys 6
+t send-keys Escape
+checks=$((checks + 1))
+wait_screen "Layer 0: Attention weights" 2400 ||
+    { fail "held: the key typed during the export was dropped:"; screen; }
+t send-keys q
+restored "held: q after the held key" 0 2400
+
 # 21. A model writing in a real terminal: --generate opens on the text written,
 # A keeps writing a token a frame until Esc (waited for on the screen, a
 # state), what was written stays, Backspace takes a token back, q restores

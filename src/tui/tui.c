@@ -611,18 +611,40 @@ draw_busy(void)
     doupdate();
 }
 
+/* Keys typed while a job ran, given back to the input in order once it is done. */
+#define TUI_HELD_KEYS 64
+struct held_key {
+    int status;
+    wint_t ch;
+};
+
+static void
+give_back(const struct held_key *held, int count)
+{
+    /* (ncurses reads what is pushed back last first: pushed from the last key typed) */
+    for (int i = count - 1; i >= 0; i--) {
+        if (held[i].status == KEY_CODE_YES)
+            (void)ungetch((int)held[i].ch);
+        else
+            (void)unget_wch((wchar_t)held[i].ch);
+    }
+}
+
 /*
  * Hands job to the app, on the worker's thread when there is one.  While
  * it runs past a read's wait the busy line is kept up to date and keys are
  * read: Esc and a signal ask the core to stop (progress_stop()), q does
- * and quits once the job is back.  Other keys pressed meanwhile are
- * dropped: they were typed at a screen that is about to change.
+ * and quits once the job is back.  Other keys pressed meanwhile are kept
+ * and handled after it, in order (four Spaces on a slow model's lesson are
+ * four steps); a click is dropped, its screen about to change.
  */
 static void
 dispatch(struct worker *w, struct app *a, const struct worker_job *job)
 {
     bool quit = false;
     bool stopped = false;
+    struct held_key held[TUI_HELD_KEYS];
+    int held_count = 0;
 
     /* (read before the worker runs: the job may change it) */
     const bool writing = app_writing(a);
@@ -654,8 +676,16 @@ dispatch(struct worker *w, struct app *a, const struct worker_job *job)
         } else if (status == OK && ch == 27) {
             progress_stop();
             stopped = true;
+        } else if (status == KEY_CODE_YES && ch == KEY_MOUSE) {
+            MEVENT ev;
+            (void)getmouse(&ev); /* (a click at a screen about to change: dropped) */
+        } else if (status != ERR && held_count < TUI_HELD_KEYS) {
+            held[held_count].status = status;
+            held[held_count++].ch = ch;
         }
     }
+    if (!quit)
+        give_back(held, held_count);
     progress_reset();
     if (stopped || quit)
         app_stopped(a); /* (A's writing stops with the job; what was written stays) */

@@ -432,6 +432,13 @@ START_TEST(the_predictions_view)
     free(text);
     app_key(&a, APP_KEY_ESCAPE);
     ck_assert(a.view.screen != SCREEN_NEXT);
+    /* w chooses a lesson from the predictions and the map too (issue 50, item 4: lesson 15
+       lands on N, where w did nothing) */
+    keys("Nw");
+    ck_assert(a.view.picker);
+    app_key(&a, APP_KEY_ESCAPE);
+    keys("Lw");
+    ck_assert(a.view.picker);
 }
 END_TEST
 

@@ -39,6 +39,8 @@ void app_step_to(struct app *a, int k);
 
 /* Opens the lesson picker: the installed lessons and those in the folders searched. */
 void app_open_picker(struct app *a);
+/* w, on every screen: the walkthroughs to choose from. */
+void app_lessons_key(struct app *a, int key);
 
 /* Opens the list of the playing lesson's steps (l); says so when none plays. */
 void app_open_step_list(struct app *a);

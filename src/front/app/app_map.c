@@ -99,6 +99,7 @@ static const struct app_binding map[] = {
     { { 'f' }, NULL, "every head's heatmap without the first key in its colour scale", NULL, 0,
       app_skip_first_key },
     { { 'z' }, NULL, "presentation mode", NULL, 0, app_toggle_present },
+    { { 'w' }, NULL, "choose a walkthrough (a scripted lesson)", NULL, 0, app_lessons_key },
     { { 'F' }, NULL, "a figure of the screen (SVG, PNG, PDF)", NULL, 0, app_figure_key },
     { { 'q' }, NULL, "quit", NULL, 0, app_quit },
     { { '?' }, NULL, "the help", NULL, 0, app_show_help },

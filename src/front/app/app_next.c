@@ -80,6 +80,7 @@ static const struct app_binding next[] = {
     { { 'x', 'X' }, NULL, "export the predictions (next.csv, lens.csv) / every stage", NULL, 0,
       app_export_key },
     { { 'z' }, NULL, "presentation mode", NULL, 0, app_toggle_present },
+    { { 'w' }, NULL, "choose a walkthrough (a scripted lesson)", NULL, 0, app_lessons_key },
     { { 'F' }, NULL, "a figure of the screen (SVG, PNG, PDF)", NULL, 0, app_figure_key },
     { { 'q' }, NULL, "quit", NULL, 0, app_quit },
 };

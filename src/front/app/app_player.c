@@ -149,6 +149,13 @@ app_step_to(struct app *a, int k)
         app_complain(a, err.msg);
 }
 
+void
+app_lessons_key(struct app *a, int key)
+{
+    (void)key;
+    app_open_picker(a);
+}
+
 /* Lists the *.walk files of the walkthrough folders for the picker. */
 void
 app_open_picker(struct app *a)

@@ -241,13 +241,6 @@ edit_knob(struct app *a, int key)
     }
 }
 
-static void
-open_lessons(struct app *a, int key)
-{
-    (void)key;
-    app_open_picker(a);
-}
-
 /* ] and [: the next or previous page of a narration longer than its room. */
 static void
 narration_page(struct app *a, int key)
@@ -374,7 +367,7 @@ static const struct app_binding stage[] = {
     { { 0 }, app_knobs_here, NULL, NULL, 0, NULL },
     { { 'x', 'X' }, "x X", "export this stage / every stage to CSV", "x export", 8,
       app_export_key },
-    { { 'w' }, "w", "choose a walkthrough (a scripted lesson)", "w lessons", 9, open_lessons },
+    { { 'w' }, "w", "choose a walkthrough (a scripted lesson)", "w lessons", 9, app_lessons_key },
     { { 0 }, "Space Backspace", "in a walkthrough: next / previous step", NULL, 0, NULL },
     { { 0 }, "Enter", "in a walkthrough: back to the step after exploring", NULL, 0, NULL },
     { { 0 }, "l", "in a walkthrough: the list of its steps (Enter or 1-9 goes to one)", NULL, 0,
