@@ -307,7 +307,16 @@ choose_cells(const struct heatmap_spec *spec, int avail, struct heatmap_geometry
         geo->cell_w = w2;
         geo->decimals = 2;
     } else if (cols * 2 <= avail) {
-        geo->cell_w = avail / cols > 3 ? 3 : avail / cols;
+        /* No numbers: three columns a cell, or as many as the keys' labels want (up to 8) where
+           the room allows, so that a wide screen does not cut "·map" to "·a". */
+        int want = 3;
+        for (int j = 0; spec->col_labels != NULL && j < cols; j++) {
+            const int lw = utf8_width(spec->col_labels[j]) + 1;
+            want = lw > want ? lw : want;
+        }
+        want = want < 8 ? want : 8;
+        want = want < max_w ? want : max_w;
+        geo->cell_w = avail / cols > want ? want : avail / cols;
         geo->decimals = -1;
     } else {
         geo->cell_w = 2;

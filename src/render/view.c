@@ -366,6 +366,7 @@ view_render(struct view *v, const struct pipeline *p, struct grid *g)
     g->high_contrast = v->present;
     v->frame.tiles = 0;
     v->frame.stage_bar_y = -1;
+    v->frame.narration_x = -1;
     for (int k = 0; k < VIEW_STAGE_COUNT; k++)
         v->frame.stage_x[k][0] = v->frame.stage_x[k][1] = -1;
     v->frame.too_small = g->width < VIEW_MIN_WIDTH || g->height < VIEW_MIN_HEIGHT;

@@ -48,6 +48,7 @@ struct view_frame {
     int stage_x[VIEW_STAGE_COUNT][2];           /* its entries' columns [from, to); -1: none */
     int narration_rows;                         /* the narration's body, wrapped */
     int narration_page;                         /* how many of them were shown */
+    int narration_x;                            /* the column the narration starts at; -1: none */
     int map_layers;                             /* layers the map's heatmaps showed at once */
     int heads_first, heads_shown;               /* the grid of heads: which it showed (paged) */
     int next_rows;                              /* positions the predictions showed at once */

@@ -218,6 +218,7 @@ view_draw_narration(struct grid *g, struct view *v, struct rect r)
     struct narration_page pg;
 
     narration_head(v, head, sizeof head);
+    v->frame.narration_x = r.x;
     {
         struct rect hr = { r.x, r.y, r.w, r.h };
         used += view_draw_wrapped(g, hr, style_role(ROLE_INSPECT_TITLE), head);
@@ -284,8 +285,8 @@ view_narration_rows(const struct view *v, int width)
 int
 view_overlay_narration(struct grid *g, struct view *v, int content_y)
 {
-    /* On a projector, lines no longer than presentation mode's stage screen gives. */
-    struct rect nr = { 0, 5, v->present && g->width > 100 ? 100 : g->width, 0 };
+    /* On a projector, lines as long as presentation mode's stage screen gives. */
+    struct rect nr = { 0, 5, v->present ? view_present_text_width(g->width) : g->width, 0 };
 
     if (v->narration == NULL)
         return content_y;

@@ -132,6 +132,10 @@ void view_present_screen(struct view *v, const struct pipeline *p, struct grid *
 
 /* The smallest rectangle of g's rows [0, rows) holding anything but blanks; w 0 when none. */
 struct rect view_inked(const struct grid *g, int rows);
+/* Presentation mode's lines of text on a screen width wide, and the column a lesson's words start at
+   on every screen (so that they do not move from step to step). */
+int view_present_text_width(int width);
+int view_present_text_x(int width);
 
 /* A screen's line of keys under its title: none in presentation mode. */
 void view_draw_keys_hint(struct grid *g, const struct view *v, int y, const char *text);

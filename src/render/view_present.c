@@ -24,6 +24,18 @@
 #define PRESENT_PANEL_MIN_ROWS 3
 #define PRESENT_PANEL_MIN_COLS 36
 
+int
+view_present_text_width(int width)
+{
+    return width - 2 < PRESENT_TEXT_MAX ? width - 2 : PRESENT_TEXT_MAX;
+}
+
+int
+view_present_text_x(int width)
+{
+    return (width - view_present_text_width(width)) / 2;
+}
+
 /* The rows of the matrix with gap blank lines between each two, and its header. */
 static int
 matrix_rows(int n, int gap)
@@ -63,7 +75,7 @@ plan(struct view *v, const struct pipeline *p, const struct grid *g, struct pres
 
     memset(L, 0, sizeof *L);
     L->per_row = 1;
-    L->text_w = W - 2 < PRESENT_TEXT_MAX ? W - 2 : PRESENT_TEXT_MAX;
+    L->text_w = view_present_text_width(W);
     if (view_stage_spec(v, p, v->stage, v->head, &L->spec) != 0)
         return -1;
     n = L->spec.m->rows;
@@ -137,8 +149,8 @@ view_render_present(struct view *v, const struct pipeline *p, struct grid *g)
         return;
     y = L.y;
     if (v->narration != NULL) {
-        struct rect nr = { L.x0, y, L.block_w < W - L.x0 ? L.block_w : W - L.x0, L.text_rows };
-        nr.w = nr.w < L.text_w ? nr.w : L.text_w;
+        /* (at the same column on every step and screen, whatever the matrix's width) */
+        struct rect nr = { view_present_text_x(W), y, L.text_w, L.text_rows };
         view_draw_narration(g, v, nr);
     } else {
         struct rect er = { L.x0, y, L.text_w, L.text_rows };
@@ -211,9 +223,20 @@ view_present_screen(struct view *v, const struct pipeline *p, struct grid *g,
         return;
     }
     sub.high_contrast = g->high_contrast;
+    v->frame.narration_x = -1;
     draw(&sub, v, p);
     ink = view_inked(&sub, body);
     dx = (g->width - ink.w) / 2 - ink.x;
+    if (v->frame.narration_x >= 0) {
+        /* A lesson's words where the stage screen puts them, the rest moved with them (kept on
+           the screen): they stay in place from step to step. */
+        dx = view_present_text_x(g->width) - v->frame.narration_x;
+        if (ink.x + ink.w + dx > g->width)
+            dx = g->width - ink.x - ink.w;
+        if (ink.x + dx < 0)
+            dx = -ink.x;
+        v->frame.narration_x += dx;
+    }
     dy = (body - ink.h) / 2 - ink.y;
     for (int y = ink.y; y < ink.y + ink.h; y++)
         for (int x = ink.x; x < ink.x + ink.w; x++)

@@ -273,6 +273,41 @@ START_TEST(a_stray_key_never_strands_the_clicker)
 END_TEST
 
 /*
+ * Issue 50, item 4: on a projector (120 x 40) a lesson's words stay at one
+ * column from step to step, whatever each screen shows (they moved 2-10
+ * columns), and a mask with room to spare labels its keys with more than
+ * two characters ("<| ca ·a ·u").
+ */
+START_TEST(a_lessons_words_stay_in_place)
+{
+    struct walkthrough w;
+    struct attn_error err;
+    struct grid g;
+    int x = -1;
+
+    ck_assert_msg(walkthrough_load(&w, test_path("samples/walkthroughs/19-sliding-windows.walk"),
+                                   &err) == ATTN_OK,
+                  "%s", err.msg);
+    ck_assert_msg(app_play(&a, &w, &err) == ATTN_OK, "%s", err.msg);
+    keys("z");
+    ck_assert_int_eq(grid_create(&g, 120, 40), 0);
+    for (int step = 0; step < a.walk.count; step++) {
+        app_render(&a, &g);
+        ck_assert_int_ge(a.view.frame.narration_x, 0);
+        if (x < 0)
+            x = a.view.frame.narration_x;
+        ck_assert_msg(a.view.frame.narration_x == x, "step %d: the words at column %d, not %d",
+                      step + 1, a.view.frame.narration_x, x);
+        if (a.view.screen == SCREEN_STAGE && a.view.stage == VIEW_MASK && a.view.frame.tiles == 1)
+            ck_assert_msg(a.view.frame.geo[0].cell_w >= 5, "step %d: cells %d wide", step + 1,
+                          a.view.frame.geo[0].cell_w);
+        app_key(&a, APP_KEY_PAGE_DOWN);
+    }
+    grid_destroy(&g);
+}
+END_TEST
+
+/*
  * On a projector's small screen ] and [ page a long narration and i hides the
  * panel, all without leaving the script; a new step starts at the top of its
  * narration (issue 13, item 16).
@@ -711,6 +746,7 @@ app_suite(void)
     tcase_add_test(tc, help_scrolls_and_says_there_is_more);
     tcase_add_test(tc, clicker_keys_and_the_step_list);
     tcase_add_test(tc, a_stray_key_never_strands_the_clicker);
+    tcase_add_test(tc, a_lessons_words_stay_in_place);
     tcase_add_test(tc, colour_switches_are_on_the_knob_bar);
     tcase_add_test(tc, an_absent_stage_says_why);
     tcase_add_test(tc, narration_pages_and_the_panel_hides);

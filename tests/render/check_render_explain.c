@@ -182,7 +182,7 @@ START_TEST(cut_words_are_abbreviated_apart)
     view_init(&v);
     v.stage = VIEW_WEIGHTS;
     v.grid_heads = true;
-    text = rendered(&p, &v, 70, 24, false);
+    text = rendered(&p, &v, 56, 24, false);
     ck_assert_msg(strstr(text, "Yo jo ss wi on sp") != NULL, "%s", text);
     free(text);
     view_destroy(&v);
