@@ -63,6 +63,36 @@ for pkg in $(grep -o 'apt-get install [a-z0-9 .+-]*' "$src/configure.ac" | sed '
     esac
 done
 
+# The README's counts of walkthroughs are the shipped ones' (issue 50, item 13):
+# "N walkthroughs.  N need no model ... N are on trained models", each word
+# against samples/walkthroughs/ (a lesson on a model names --model in its options).
+spell() {
+    set -- "$1" zero one two three four five six seven eight nine ten eleven twelve \
+        thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty twenty-one \
+        twenty-two twenty-three twenty-four twenty-five
+    n=$1
+    shift
+    [ "$n" -lt "$#" ] || { echo "$n"; return; }
+    shift "$n"
+    echo "$1"
+}
+said() { # the lowercased word before "$1" in the README's lessons section
+    awk '/^## Lessons/ { on = 1; next } on && /^## / { exit } on' "$src/README.md" | tr '\n' ' ' |
+        grep -o "[A-Za-z-]* $1" | head -1 | cut -d' ' -f1 | tr 'A-Z' 'a-z'
+}
+all=$(ls "$src"/samples/walkthroughs/*.walk | wc -l)
+on_model=$(grep -l '^options:.*--model' "$src"/samples/walkthroughs/*.walk | wc -l)
+for pair in "walkthroughs.:$all" "need no model:$((all - on_model))" "are on trained models:$on_model"; do
+    echo x >>"$tmp/count"
+    words=${pair%%:*}
+    want=$(spell "${pair##*:}")
+    got=$(said "$words")
+    if [ "$got" != "$want" ]; then
+        echo "FAIL: README.md says '$got $words' of the lessons; samples/walkthroughs/ has $want"
+        echo x >>"$tmp/failed"
+    fi
+done
+
 count=0
 failures=0
 [ -f "$tmp/count" ] && count=$(wc -l <"$tmp/count")

@@ -843,6 +843,12 @@ explain_title(const struct pipeline *p, enum view_stage s, char *buf, size_t siz
         snprintf(buf, size, "Sliding-window mask: the last %d keys", p->window);
         return buf;
     }
+    if (s == VIEW_MASK && p != NULL && is_model(p) && p->decoder != NULL &&
+        p->decoder->sliding_window > 0) {
+        /* A full layer of a model that slides elsewhere: say so beside the sliding title. */
+        snprintf(buf, size, "Causal mask, a full layer: every key before");
+        return buf;
+    }
     if (p == NULL || !is_model(p) || role_of(s) == ARCH_ROLES) {
         snprintf(buf, size, "%s", title);
         return buf;

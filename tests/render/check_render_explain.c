@@ -725,7 +725,8 @@ panel_has_value(const struct pipeline *p, enum view_stage s, const struct matrix
  * Gemma 3 and Olmo 3 (issue 40): their stages are there or not as their
  * parts are, each explained; a sliding layer's mask is titled, drawn and
  * explained as the band it is (the view's predicate hides exactly the
- * scores the forward made -inf), a full layer's as the causal mask; the
+ * scores the forward made -inf), a full layer's as the causal mask and
+ * titled a full layer beside the sliding ones' title (issue 50, item 12); the
  * new stages' cells are their values, worked out.
  */
 START_TEST(a_sliding_models_stages_are_explained)
@@ -804,7 +805,8 @@ START_TEST(a_sliding_models_stages_are_explained)
         /* A full layer: the causal mask, every key before. */
         ck_assert_int_eq(pipeline_select_layer(&p, cases[k].full, &err), ATTN_OK);
         ck_assert_int_eq(p.window, 0);
-        ck_assert_str_eq(explain_title(&p, VIEW_MASK, buf, sizeof buf), "Causal mask");
+        ck_assert_str_eq(explain_title(&p, VIEW_MASK, buf, sizeof buf),
+                         "Causal mask, a full layer: every key before");
         ck_assert(!pipeline_masked(&p, 5, 0));
         pipeline_destroy(&p);
         model_close(&m);
