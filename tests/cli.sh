@@ -820,6 +820,35 @@ count=$((count + 1))
     grep -qF "tokenizer: $tmp/reasoning/tokenizer-reasoning.json" "$tmp/paired" ||
     fail "--model qwen3-0.6B-base.pth with only tokenizer-reasoning.json: $(head -3 "$tmp/paired")"
 
+# The KV cache by name (issue 50, items 5 and 10): --stage kv (or cache) prints, exports and
+# draws it; a sliding layer's is the ring of its window (minigemma: layer 0 slides over 4 keys).
+gemma="$src/samples/models/minigemma"
+ring_text="cat map sun red fox ink owl jam cat map sun red fox ink owl jam"
+count=$((count + 1))
+"$bin" --model "$gemma" --bos -s "$ring_text" --stage kv --print >"$tmp/kv" 2>&1 &&
+    grep -qF "kv cache of layer 0: 4 of 17 rows (it slides: a ring of its window" "$tmp/kv" &&
+    grep -qF "kv cache, layer 0, key head 1 of 2 (4 x 32): k then v" "$tmp/kv" &&
+    grep -q '^  \[0\]·jam#16 ' "$tmp/kv" && grep -q '^  \[1\]·fox#13 ' "$tmp/kv" ||
+    fail "--stage kv --print, a sliding layer: $(head -12 "$tmp/kv")"
+count=$((count + 1))
+"$bin" --model "$gemma" --bos -s "$ring_text" --stage cache --layer 1 --print >"$tmp/kv" 2>&1 &&
+    grep -qF "kv cache of layer 1: 17 of 17 rows, 4.2 KiB (all 2 layers: 5.2 KiB; every row of every layer: 8.5 KiB)" "$tmp/kv" ||
+    fail "--stage cache --layer 1 --print, a full layer: $(head -12 "$tmp/kv")"
+count=$((count + 1))
+"$bin" --model "$gemma" --bos -s "$ring_text" --stage kv --export "$tmp/kv-export" >/dev/null 2>&1 &&
+    [ "$(sed -n 1p "$tmp/kv-export/layer0/kv_cache.csv" | cut -d, -f1-6)" = "slot,position,id,token,head,k0" ] &&
+    [ "$(wc -l <"$tmp/kv-export/layer0/kv_cache.csv")" -eq 9 ] &&
+    [ "$(wc -l <"$tmp/kv-export/layer1/kv_cache.csv")" -eq 35 ] &&
+    [ "$(sed -n 2p "$tmp/kv-export/layer0/kv_cache.csv" | cut -d, -f1,2,4)" = '0,16," jam"' ] ||
+    fail "--stage kv --export: $(ls -R "$tmp/kv-export" 2>&1; head -3 "$tmp/kv-export/layer0/kv_cache.csv")"
+count=$((count + 1))
+"$bin" --model "$gemma" --bos -s "$ring_text" --stage kv --figure "$tmp/kv.svg" >/dev/null 2>"$tmp/kv-err" &&
+    grep -qF "kv.svg: cache, head 0, " "$tmp/kv-err" && [ -s "$tmp/kv.svg" ] || fail "--stage kv --figure: $(cat "$tmp/kv-err")"
+count=$((count + 1))
+"$bin" --model "$gemma" --bos -s "$ring_text" --generate 3 --print >"$tmp/kv" 2>/dev/null &&
+    grep -qF "kv cache: 2 x (1 full layer x 20 tokens + 1 sliding layer x 4 rows, a ring of each window) x 32 (kv width) x 4 bytes = 6144 bytes (6.0 KiB, 4.0 KiB less than every row of every layer)" "$tmp/kv" ||
+    fail "--generate on a sliding model: the cache's size: $(grep 'kv cache' "$tmp/kv")"
+
 count=$((count + 1))
 "$bin" --help | grep -q -- "--export DIR" || fail "--help"
 "$bin" --version | grep -q "^attnscope [0-9]" || fail "--version"

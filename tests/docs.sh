@@ -93,6 +93,23 @@ for pair in "walkthroughs.:$all" "need no model:$((all - on_model))" "are on tra
     fi
 done
 
+# The README's --generate examples on the shipped models write words, not only
+# line ends (issue 50, item 10): the text after the prompt holds a letter.
+grep -E '^\./attnscope --model samples/.*--generate [0-9]+.*--print' "$src/README.md" |
+while IFS= read -r cmd; do
+    echo x >>"$tmp/count"
+    run=$(printf '%s' "$cmd" | sed "s|^\./attnscope|\"$bin\"|")
+    (cd "$src" && eval "$run") >"$tmp/written" 2>/dev/null
+    written=$(sed -n '/^text ([0-9]* tokens* of prompt/,/^kv cache/p' "$tmp/written" | sed '1d;$d' |
+        tr -d '\n')
+    prompt=$(printf '%s' "$cmd" | sed 's/.* -s "\([^"]*\)".*/\1/')
+    case "${written#"$prompt"}" in
+    *[A-Za-z]*) ;;
+    *) echo "FAIL: README.md: '$cmd' writes no word: '${written#"$prompt"}'"
+       echo x >>"$tmp/failed" ;;
+    esac
+done
+
 count=0
 failures=0
 [ -f "$tmp/count" ] && count=$(wc -l <"$tmp/count")

@@ -419,8 +419,8 @@ text_mask(const struct pipeline *p, char *buf, size_t size)
         snprintf(buf, size,
                  "This layer slides: each token sees only the last %d tokens, itself included; "
                  "older keys get -inf as the future does. A full layer every few (here %s) sees "
-                 "everything, so what a sliding layer drops can still arrive. Its KV cache need "
-                 "hold only %d rows.",
+                 "everything, so what a sliding layer drops can still arrive. Its KV cache holds "
+                 "only %d rows, a ring (the kv cache stage shows it).",
                  p->window, p->decoder != NULL ? full_layers(p->decoder, full, sizeof full) : "",
                  p->window);
     else if (c->mask == ATTN_MASK_CAUSAL)
@@ -645,8 +645,12 @@ BLOCK_FORMULA(gate, STAGE_GATE)
 static void
 formula_cache(const struct pipeline *p, char *buf, size_t size)
 {
-    (void)p;
-    snprintf(buf, size, "cache_l = (K_l, V_l): 2 x n x d_kv floats; a new token adds a row to each");
+    if (p != NULL && p->window > 0)
+        snprintf(buf, size, "cache_l = (K_l, V_l): a ring of 2 x %d x d_kv floats; a new token "
+                            "overwrites slot n mod %d", p->window, p->window);
+    else
+        snprintf(buf, size,
+                 "cache_l = (K_l, V_l): 2 x n x d_kv floats; a new token adds a row to each");
 }
 
 BLOCK_FORMULA(fc, STAGE_FC)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/decoder/generate.h"
 #include "render/view.h"
 #include "render/view_parts.h"
 
@@ -28,8 +29,12 @@ view_cache_spec(struct view *v, const struct pipeline *p, int head, struct heatm
     const int hd = p->st.shape.head_dim;
     const int kv = pipeline_kv_head(p, head);
     const struct matrix *src[2] = { cached_keys(p), &p->st.values };
-    const int n = src[0]->rows;
+    const int all = src[0]->rows;
     const int from = m != NULL ? m->from : 0;
+    /* A sliding layer keeps a ring of its window's rows: shown slot by slot. */
+    const struct decoder_config *c = m != NULL ? &m->model->dec.cfg : NULL;
+    const int n = c != NULL ? generation_cache_rows(c, p->layer, all) : all;
+    const bool ring = n < all;
 
     /* The stage's own spec first (its colours and ramp), then the matrix made here. */
     stagemap_spec(&v->work.map, p, STAGE_KEYS, head, false, v->colour, v->utf8, spec);
@@ -39,12 +44,19 @@ view_cache_spec(struct view *v, const struct pipeline *p, int head, struct heatm
     if (view_reserve_scratch(v, (size_t)n * 2 * (size_t)hd) != 0 ||
         view_group_labels(v, hd, "kv") != 0 || view_reserve_row_labels(v, n) != 0)
         return -1;
-    for (int i = 0; i < n; i++) {
+    for (int r = 0; r < n; r++) {
+        const int i = c != NULL ? generation_cache_position(c, p->layer, all, r) : r;
         for (int w = 0; w < 2; w++)
-            memcpy(v->work.scratch + ((size_t)i * 2 + (size_t)w) * (size_t)hd,
+            memcpy(v->work.scratch + ((size_t)r * 2 + (size_t)w) * (size_t)hd,
                    matrix_row(src[w], i) + (size_t)kv * (size_t)hd, (size_t)hd * sizeof(float));
-        /* Rows this pipeline's forward computed: "+"; the others came from the cache. */
-        snprintf(v->work.row_label[i], 40, "%s%.30s", i >= from ? "+" : "", p->query_labels[i]);
+        /* Rows this pipeline's forward computed: "+"; the others came from the cache.  A
+           ring's rows are its slots: "[2]" holds the position that went there last. */
+        if (ring)
+            snprintf(v->work.row_label[r], 40, "[%d]%s%.24s", r, i >= from ? "+" : "",
+                     p->query_labels[i]);
+        else
+            snprintf(v->work.row_label[r], 40, "%s%.30s", i >= from ? "+" : "",
+                     p->query_labels[i]);
     }
     v->work.map.m = matrix_view(v->work.scratch, n, 2 * hd);
     spec->m = &v->work.map.m;

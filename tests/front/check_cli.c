@@ -190,8 +190,8 @@ START_TEST(help_and_version)
             if (!(isspace((unsigned char)*c) && n > 0 && flat[n - 1] == ' '))
                 flat[n++] = isspace((unsigned char)*c) ? ' ' : *c;
         flat[n] = '\0';
-        ck_assert_msg(strstr(flat, "or lens (the logit lens); without them, the stage the view "
-                                   "opens on --head H") != NULL,
+        ck_assert_msg(strstr(flat, "lens (the logit lens) or kv (the KV cache, also cache); "
+                                   "without them, the stage the view opens on --head H") != NULL,
                       "%s", flat);
         ck_assert_msg(strstr(flat, "(in a clone of the source: man -l doc/attnscope.1).") != NULL,
                       "%s", flat);

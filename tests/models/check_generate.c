@@ -382,6 +382,46 @@ START_TEST(the_toy_cannot_write)
 }
 END_TEST
 
+/*
+ * A sliding layer's cache is a ring of its window (issue 50, item 5): its
+ * rows, which position each slot holds (i mod window, the last window
+ * positions exactly once), and the bytes the rings save.
+ */
+START_TEST(a_sliding_layer_keeps_a_ring_of_its_window)
+{
+    struct decoder_config c;
+
+    memset(&c, 0, sizeof c);
+    c.n_layer = 3;
+    c.n_head = 4;
+    c.n_kv_head = 2;
+    c.head_dim = 8;
+    c.n_embd = 32;
+    c.sliding_window = 4;
+    c.sliding[0] = c.sliding[2] = true;
+    ck_assert_int_eq(generation_cache_rows(&c, 0, 3), 3); /* inside the window: every row */
+    ck_assert_int_eq(generation_cache_rows(&c, 0, 17), 4);
+    ck_assert_int_eq(generation_cache_rows(&c, 1, 17), 17); /* a full layer keeps them all */
+    for (int n = 1; n <= 23; n++) {
+        const int rows = generation_cache_rows(&c, 2, n);
+        bool seen[32] = { false };
+        for (int slot = 0; slot < rows; slot++) {
+            const int i = generation_cache_position(&c, 2, n, slot);
+            ck_assert_msg(i >= n - rows && i < n && !seen[i], "n %d slot %d: %d", n, slot, i);
+            ck_assert_int_eq(i % 4, rows < n ? slot : i % 4);
+            ck_assert_int_eq(rows < n ? i % rows : i, slot);
+            seen[i] = true;
+        }
+    }
+    ck_assert_int_eq(generation_cache_position(&c, 0, 17, 0), 16); /* 16 overwrote 12 */
+    ck_assert_int_eq(generation_cache_position(&c, 0, 17, 1), 13);
+    /* 2 x (4 + 17 + 4) rows x 16 floats x 4 bytes, against 2 x 3 x 17 rows */
+    ck_assert_uint_eq(generation_cache_bytes(&c, 17), (size_t)2 * 25 * 16 * 4);
+    ck_assert_uint_eq(generation_cache_bytes_full(&c, 17), (size_t)2 * 51 * 16 * 4);
+    ck_assert_uint_eq(generation_cache_bytes(&c, 4), generation_cache_bytes_full(&c, 4));
+}
+END_TEST
+
 static Suite *
 generate_suite(void)
 {
@@ -394,6 +434,7 @@ generate_suite(void)
     tcase_add_test(tc, undo_then_write_draws_the_same);
     tcase_add_test(tc, end_token_and_refusals);
     tcase_add_test(tc, the_toy_cannot_write);
+    tcase_add_test(tc, a_sliding_layer_keeps_a_ring_of_its_window);
     tcase_add_test(tc, logits_that_are_not_numbers_name_the_file_and_the_tensor);
     suite_add_tcase(s, tc);
     return s;

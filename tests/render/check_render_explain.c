@@ -760,7 +760,8 @@ START_TEST(a_sliding_models_stages_are_explained)
         ck_assert(!explain_stage_present(&p, VIEW_GELU));
         for (int s = 0; s < VIEW_STAGE_COUNT; s++)
             if (explain_stage_present(&p, (enum view_stage)s))
-                expect_explained(&p, (enum view_stage)s, 1, 5, 3);
+                /* (the kv cache of a sliding layer 1 has its window's rows: 3 or 4) */
+                expect_explained(&p, (enum view_stage)s, 1, s == VIEW_CACHE ? 2 : 5, 3);
         /* A sliding layer: the band, in the title, the formula, the cells and the matrix. */
         ck_assert_int_eq(pipeline_select_layer(&p, cases[k].slide, &err), ATTN_OK);
         ck_assert_int_eq(p.window, cases[k].window);
@@ -792,6 +793,19 @@ START_TEST(a_sliding_models_stages_are_explained)
         ck_assert_msg(strstr(buf, "0 tokens back") && strstr(buf, "visible"), "%s", buf);
         explain_text(&p, VIEW_MASK, buf, sizeof buf);
         ck_assert_msg(strstr(buf, "This layer slides") != NULL, "%s", buf);
+        /* Its KV cache: a ring of the window, said and inspected (issue 50, item 5). */
+        {
+            char want[64];
+            snprintf(want, sizeof want, "keeps a ring of %d slots", cases[k].window);
+            explain_text(&p, VIEW_CACHE, buf, sizeof buf);
+            ck_assert_msg(strstr(buf, want) != NULL, "%s", buf);
+            inspect_cell(&p, VIEW_CACHE, 0, 0, 0, false, 4, false, buf, sizeof buf);
+            /* slot 0 holds the one position of the last window that is 0 mod window */
+            for (int i = p.st.keys.rows - cases[k].window; i < p.st.keys.rows; i++)
+                if (i % cases[k].window == 0)
+                    snprintf(want, sizeof want, "slot 0 of the ring: position %d went there", i);
+            ck_assert_msg(strstr(buf, want) != NULL, "%s", buf);
+        }
         /* The new stages' cells, each its value worked out. */
         panel_has_value(&p, VIEW_OUTNORM, &p.block.output_normed, 2, 3);
         panel_has_value(&p, VIEW_MLPNORM, &p.block.mlp_normed, 2, 3);

@@ -119,6 +119,22 @@ START_TEST(token_limit_is_enforced)
 END_TEST
 
 
+/* Sizes read as people read them: 6.3 MiB, not "6496.0 KiB" (issue 50, item 10). */
+START_TEST(sizes_take_the_unit_that_reads)
+{
+    char out[32];
+
+    ck_assert_str_eq(attn_size_text(out, sizeof out, 0), "0 B");
+    ck_assert_str_eq(attn_size_text(out, sizeof out, 1023), "1023 B");
+    ck_assert_str_eq(attn_size_text(out, sizeof out, 6144), "6.0 KiB");
+    ck_assert_str_eq(attn_size_text(out, sizeof out, 6496 * 1024), "6.3 MiB");
+    /* never "1024.0 KiB": a rounding up to the next unit takes that unit */
+    ck_assert_str_eq(attn_size_text(out, sizeof out, 1024 * 1024 - 1), "1.0 MiB");
+    ck_assert_str_eq(attn_size_text(out, sizeof out, (size_t)3 << 30), "3.0 GiB");
+    ck_assert_str_eq(attn_size_text(out, 5, 6144), "6.0 "); /* cut, never overrun */
+}
+END_TEST
+
 START_TEST(messages_show_control_characters_escaped)
 {
     char out[64];
@@ -173,6 +189,7 @@ tokenizer_suite(void)
     tcase_add_test(tc, bad_sentences_are_refused);
     tcase_add_test(tc, token_limit_is_enforced);
     tcase_add_test(tc, messages_show_control_characters_escaped);
+    tcase_add_test(tc, sizes_take_the_unit_that_reads);
     suite_add_tcase(s, tc);
     return s;
 }

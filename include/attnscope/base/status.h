@@ -54,6 +54,12 @@ void attn_error_clear(struct attn_error *err);
 size_t attn_shortest(char *buf, size_t size, double v);
 
 /*
+ * bytes as people read a size: "824 B", "6.0 KiB", "6.3 MiB", "1.2 GiB"
+ * (binary units, one decimal), into buf; returns buf.
+ */
+const char *attn_size_text(char *buf, size_t size, size_t bytes);
+
+/*
  * Copies src into dst (size bytes, always NUL-terminated) as one line of
  * text that is safe to show: line ends and tabs become \n, \r and \t, and
  * every other control character and every byte that is not valid UTF-8

@@ -383,11 +383,17 @@ struct pipeline_selection {
 #define PIPELINE_SELECT_HEADS ((enum pipeline_stage)(STAGE_COUNT + 2))
 /* And --stage lens: the logit lens after the last token (gpt2_logit_lens). */
 #define PIPELINE_SELECT_LENS ((enum pipeline_stage)(STAGE_COUNT + 3))
+/*
+ * And --stage kv (or cache): each layer's KV cache, the keys as the scores
+ * read them and the values, a sliding layer's ring of its window
+ * (generation_cache_rows).
+ */
+#define PIPELINE_SELECT_CACHE ((enum pipeline_stage)(STAGE_COUNT + 4))
 
 /*
  * Resolves name: a stage ("weights"), one head of a per-head stage
  * ("weights.h1"), a parameter ("W_query.weight"), or on a trained model
- * "tokens", "next" and "heads".  Returns 0, -1 when p has nothing by that
+ * "tokens", "next", "heads", "lens" and "kv" (or "cache").  Returns 0, -1 when p has nothing by that
  * name, or PIPELINE_SELECT_NO_HEAD when it names a head p does not have
  * (heads are 0 .. p->st.shape.heads - 1).
  */

@@ -170,6 +170,26 @@ attn_shortest(char *buf, size_t size, double v)
     return n < 0 ? 0 : (size_t)n;
 }
 
+const char *
+attn_size_text(char *buf, size_t size, size_t bytes)
+{
+    static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB" };
+    double v = (double)bytes;
+    int u = -1;
+
+    if (bytes < 1024) {
+        snprintf(buf, size, "%zu B", bytes);
+        return buf;
+    }
+    /* the unit that leaves under 1024 of it, once rounded to a decimal */
+    while (u < 3 && (u < 0 || v >= 1023.95)) {
+        v /= 1024.0;
+        u++;
+    }
+    snprintf(buf, size, "%.1f %s", v, unit[u]);
+    return buf;
+}
+
 void
 attn_error_clear(struct attn_error *err)
 {

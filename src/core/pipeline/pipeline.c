@@ -292,6 +292,10 @@ pipeline_select(const struct pipeline *p, const char *name, struct pipeline_sele
                                           : PIPELINE_SELECT_LENS;
             return 0;
         }
+        if (strcmp(name, "kv") == 0 || strcmp(name, "cache") == 0) {
+            sel->stage = PIPELINE_SELECT_CACHE;
+            return 0;
+        }
     }
     if (dot != NULL && dot[1] == 'h' && dot[2] >= '0' && dot[2] <= '9' &&
         (size_t)(dot - name) < sizeof base) {

@@ -140,7 +140,9 @@ open_stage(struct app *a, const char *name, struct attn_error *err)
         return open_screen(a, "map", err);
     if (got == 0 && (sel.stage == PIPELINE_SELECT_NEXT || sel.stage == PIPELINE_SELECT_LENS))
         return open_screen(a, "next", err);
-    if (got == 0)
+    if (got == 0 && sel.stage == PIPELINE_SELECT_CACHE)
+        s = VIEW_CACHE;
+    else if (got == 0)
         s = sel.stage == PIPELINE_SELECT_TOKENS ? VIEW_EMBEDDINGS : view_stage_of(&a->pipe, sel.stage);
     else if (explain_stage_parse(name, &vs) == 0 && explain_stage_present(&a->pipe, vs))
         s = vs;

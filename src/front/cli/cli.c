@@ -115,7 +115,8 @@ static const struct plain_option plain_options[] = {
     { "stage", 0, OPT_STAGE, "NAME", GROUP_OUTPUT,
       "only this stage (repeatable), with --print or --export; NAME is a stage (%STAGES%), a "
       "stage of one head (weights.h1), a parameter (W_query.weight), or with --model tokens, "
-      "next (the next tokens), heads (the model map) or lens (the logit lens); without them, "
+      "next (the next tokens), heads (the model map), lens (the logit lens) or kv (the KV "
+      "cache, also cache); without them, "
       "the stage the view opens on" },
     { "head", 0, OPT_HEAD, "H", GROUP_OUTPUT,
       "the head the view opens on; L.H: head H of layer L (with --model)" },
@@ -781,6 +782,7 @@ cli_stage_refused(const struct pipeline *p, const char *name, int got, bool in_v
         attn_fail_text(msg, size,
                        "--stage %s: no such stage here; stages are %s (NAME.hH for one head), %s",
                        name, names,
-                       model ? "and tokens, next, heads (the model map) and lens (the logit lens)"
+                       model ? "and tokens, next, heads (the model map), lens (the logit lens) and kv "
+                               "(the KV cache)"
                              : "and the parameters");
 }

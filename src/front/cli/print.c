@@ -9,6 +9,7 @@
 
 #include "attnscope/files/csvio.h"
 #include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/decoder/generate.h"
 #include "attnscope/families/decoder/headmap.h"
 
 #include "attnscope/base/utf8.h"
@@ -414,7 +415,7 @@ print_stage_list(FILE *out)
                 block ? "models" : "book and models");
     }
     fputs("tokens\tselection\tmodels\nnext\tselection\tmodels\nheads\tselection\tmodels\n"
-          "lens\tselection\tmodels\n",
+          "lens\tselection\tmodels\nkv\tselection\tmodels\n",
           out);
 }
 
@@ -854,6 +855,82 @@ print_model(FILE *out, const struct pipeline *p, const struct print_options *po)
         print_model_selection(out, p, &po->chosen[i], po);
 }
 
+/*
+ * --stage kv: the shown layer's KV cache, a table per key head, a row per
+ * row kept (a sliding layer's ring slot by slot, "[slot]token"), the keys
+ * as the scores read them then the values; the size said first.
+ */
+static void
+print_model_cache(FILE *out, const struct pipeline *p, const struct family_decoder_state *g,
+                  const struct print_options *po)
+{
+    const struct decoder_config *c = &g->model->dec.cfg;
+    const struct matrix *keys = p->block.k_rotated.data != NULL ? &p->block.k_rotated : &p->st.keys;
+    const struct matrix *values = &p->st.values;
+    const int n = keys->rows, hd = p->st.shape.head_dim;
+    const int rows = generation_cache_rows(c, p->layer, n);
+    const int kv_heads = decoder_kv_heads(c);
+    float *data = malloc((size_t)rows * 2 * (size_t)hd * sizeof *data);
+    char **row_names = calloc((size_t)rows, sizeof *row_names);
+    char **col_names = calloc((size_t)hd * 2, sizeof *col_names);
+    char shown[32], full[32], title[256];
+    bool ok = data != NULL && row_names != NULL && col_names != NULL;
+
+    for (int r = 0; ok && r < rows; r++) {
+        const int i = generation_cache_position(c, p->layer, n, r);
+        row_names[r] = malloc(48);
+        ok = row_names[r] != NULL;
+        if (ok && rows < n)
+            snprintf(row_names[r], 48, "[%d]%.32s", r, p->query_labels[i]);
+        else if (ok)
+            snprintf(row_names[r], 48, "%.40s", p->query_labels[i]);
+    }
+    for (int j = 0; ok && j < 2 * hd; j++) {
+        col_names[j] = malloc(16);
+        ok = col_names[j] != NULL;
+        if (ok)
+            snprintf(col_names[j], 16, "%c%d", j < hd ? 'k' : 'v', j % hd);
+    }
+    if (!ok) {
+        fprintf(out, "kv cache: out of memory\n\n");
+        goto done;
+    }
+    if (po->format == PRINT_TEXT)
+        fprintf(out,
+                "kv cache of layer %d: %d of %d rows%s, %s (all %d layers: %s; every row of "
+                "every layer: %s)\n\n",
+                p->layer, rows, n,
+                rows < n ? " (it slides: a ring of its window, position i in slot i mod window)"
+                         : "",
+                attn_size_text(title, sizeof title, 2 * (size_t)rows *
+                                                        (size_t)decoder_kv_width(c) * sizeof(float)),
+                c->n_layer, attn_size_text(shown, sizeof shown, generation_cache_bytes(c, n)),
+                attn_size_text(full, sizeof full, generation_cache_bytes_full(c, n)));
+    for (int h = 0; h < kv_heads; h++) {
+        struct matrix m = matrix_view(data, rows, 2 * hd);
+        struct table t = { title, &m, (const char *const *)row_names, NULL,
+                           (const char *const *)col_names, NULL, NULL };
+        for (int r = 0; r < rows; r++) {
+            const int i = generation_cache_position(c, p->layer, n, r);
+            memcpy(data + (size_t)r * 2 * (size_t)hd, matrix_row(keys, i) + (size_t)h * (size_t)hd,
+                   (size_t)hd * sizeof *data);
+            memcpy(data + ((size_t)r * 2 + 1) * (size_t)hd,
+                   matrix_row(values, i) + (size_t)h * (size_t)hd, (size_t)hd * sizeof *data);
+        }
+        snprintf(title, sizeof title, "kv cache, layer %d, key head %d of %d (%d x %d): k then v",
+                 p->layer, h, kv_heads, rows, 2 * hd);
+        print_table(out, &t, po);
+    }
+done:
+    for (int r = 0; row_names != NULL && r < rows; r++)
+        free(row_names[r]);
+    for (int j = 0; col_names != NULL && j < 2 * hd; j++)
+        free(col_names[j]);
+    free(row_names);
+    free(col_names);
+    free(data);
+}
+
 void
 print_model_selection(FILE *out, const struct pipeline *p, const struct pipeline_selection *sel,
                       const struct print_options *po)
@@ -870,6 +947,8 @@ print_model_selection(FILE *out, const struct pipeline *p, const struct pipeline
         print_model_heads(out, p, po);
     else if (sel->stage == PIPELINE_SELECT_LENS)
         print_model_lens(out, p, g, po);
+    else if (sel->stage == PIPELINE_SELECT_CACHE)
+        print_model_cache(out, p, g, po);
     else
         print_selection(out, p, sel, po);
 }

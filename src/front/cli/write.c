@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "attnscope/base/progress.h"
+#include "attnscope/base/status.h"
 #include "attnscope/base/utf8.h"
 #include "attnscope/files/csvio.h"
 #include "front/cli/write.h"
@@ -209,10 +210,28 @@ put_cache(FILE *out, const struct generation *g)
     const struct decoder_config *c = &g->model->dec.cfg;
     const int n = g->n - g->first;
     const size_t bytes = generation_cache_bytes(c, n);
+    const size_t full = generation_cache_bytes_full(c, n);
+    int ringed = 0;
+    char shown[32], saved[32];
 
-    fprintf(out, "kv cache: 2 x %d layers x %d tokens x %d (kv width) x 4 bytes = %zu bytes "
-                 "(%.1f KiB): the keys and values kept so a written token computes one row\n\n",
-            c->n_layer, n, decoder_kv_width(c), bytes, (double)bytes / 1024.0);
+    for (int l = 0; l < c->n_layer; l++)
+        ringed += generation_cache_rows(c, l, n) < n;
+    if (ringed == 0) {
+        fprintf(out, "kv cache: 2 x %d layers x %d tokens x %d (kv width) x 4 bytes = %zu bytes "
+                     "(%s): the keys and values kept so a written token computes one row\n\n",
+                c->n_layer, n, decoder_kv_width(c), bytes,
+                attn_size_text(shown, sizeof shown, bytes));
+        return;
+    }
+    /* The sliding layers keep a ring of their window (generation_cache_rows). */
+    fprintf(out, "kv cache: 2 x (%d full layer%s x %d tokens + %d sliding layer%s x %d rows, a "
+                 "ring of each window) x %d (kv width) x 4 bytes = %zu bytes (%s, %s less than "
+                 "every row of every layer): the keys and values kept so a written token "
+                 "computes one row\n\n",
+            c->n_layer - ringed, c->n_layer - ringed == 1 ? "" : "s", n, ringed,
+            ringed == 1 ? "" : "s", c->sliding_window, decoder_kv_width(c), bytes,
+            attn_size_text(shown, sizeof shown, bytes),
+            attn_size_text(saved, sizeof saved, full - bytes));
 }
 
 void

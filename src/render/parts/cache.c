@@ -6,38 +6,69 @@
 
 #include <stdio.h>
 
+#include "attnscope/base/status.h"
 #include "attnscope/families/decoder/family_decoder.h"
 #include "attnscope/families/decoder/generate.h"
 #include "render/parts/parts.h"
 
-/* bytes as B, KiB or MiB, into buf (32 bytes). */
+/* bytes as B, KiB, MiB or GiB, into buf (32 bytes). */
 static const char *
 size_text(char *buf, size_t bytes)
 {
-    if (bytes < 1024)
-        snprintf(buf, 32, "%zu B", bytes);
-    else if (bytes < (size_t)1 << 20)
-        snprintf(buf, 32, "%.1f KiB", (double)bytes / 1024.0);
+    return attn_size_text(buf, 32, bytes);
+}
+
+/* The bytes of one layer's cache rows (keys and values, float32). */
+static size_t
+layer_bytes(const struct decoder_config *c, int rows)
+{
+    return 2 * (size_t)rows * (size_t)decoder_kv_width(c) * sizeof(float);
+}
+
+/*
+ * What the shown layer keeps and the whole cache's size: a sliding layer's
+ * ring of its window and what the rings save against every row kept.
+ */
+static void
+cache_size_text(const struct pipeline *p, char *buf, size_t size)
+{
+    const struct family_decoder_state *m = pipeline_decoder(p);
+    const struct decoder_config *c = &m->model->dec.cfg;
+    const int n = m->run.n;
+    const int rows = generation_cache_rows(c, p->layer, n);
+    const size_t bytes = generation_cache_bytes(c, n), full = generation_cache_bytes_full(c, n);
+    char layer[32], all[32], saved[32];
+    size_t used = 0;
+
+    if (decoder_window(c, p->layer) > 0)
+        attn_appendf(buf, size, &used,
+                     "This layer slides: no query reads further back than %d keys, so it keeps a "
+                     "ring of %d slots, position i in slot i mod %d, the oldest overwritten (as "
+                     "Hugging Face's and llama.cpp's sliding caches do): %d of %d rows, %s. ",
+                     decoder_window(c, p->layer), decoder_window(c, p->layer),
+                     decoder_window(c, p->layer), rows, n,
+                     size_text(layer, layer_bytes(c, rows)));
     else
-        snprintf(buf, 32, "%.1f MiB", (double)bytes / (1024.0 * 1024.0));
-    return buf;
+        attn_appendf(buf, size, &used, "%d tokens: %s this layer (2 x tokens x %d x 4 bytes). ",
+                     n, size_text(layer, layer_bytes(c, rows)), decoder_kv_width(c));
+    attn_appendf(buf, size, &used, "All %d layers: %s", c->n_layer, size_text(all, bytes));
+    if (bytes < full)
+        attn_appendf(buf, size, &used, ", %s less than every layer keeping every row (%s)",
+                     size_text(saved, full - bytes), size_text(layer, full));
+    attn_appendf(buf, size, &used, ".");
 }
 
 void
 text_cache(const struct pipeline *p, char *buf, size_t size)
 {
-    const struct family_decoder_state *m = pipeline_decoder(p);
-    const struct decoder_config *c = &m->model->dec.cfg;
-    const int n = m->run.n;
-    char layer[32], all[32];
+    size_t used = 0;
 
-    snprintf(buf, size,
-             "What each layer keeps of the tokens read so far: their keys (as the scores read "
-             "them) and values. A new token computes only its own row in every layer and reads "
-             "the rest from here; rows marked + were computed by the last forward, the others "
-             "reused. %d tokens: %s a layer, %s in all %d layers (2 x tokens x %d x 4 bytes).",
-             n, size_text(layer, generation_cache_bytes(c, n) / (size_t)c->n_layer),
-             size_text(all, generation_cache_bytes(c, n)), c->n_layer, decoder_kv_width(c));
+    attn_appendf(buf, size, &used,
+                 "What each layer keeps of the tokens read so far: their keys (as the scores read "
+                 "them) and values. A new token computes only its own row in every layer and "
+                 "reads the rest from here; rows marked + were computed by the last forward, the "
+                 "others reused. ");
+    cache_size_text(p, buf + used, size - used);
 }
 
 void
@@ -55,23 +86,30 @@ inspect_cache(struct out *o, const struct cell_at *at)
         p->block.k_rotated.data != NULL ? &p->block.k_rotated : &p->st.keys;
     const struct matrix *src = value ? &p->st.values : keys;
     const int n = m->run.n;
-    char v[24], layer[32], all[32];
+    const int rows = generation_cache_rows(c, p->layer, n);
+    int i;
+    char v[24], sizes[512];
 
-    if (at->row < 0 || at->row >= src->rows)
+    if (at->row < 0 || at->row >= rows || n > src->rows)
         return;
-    emit(o, "%s[%s][%d] (layer %d, key head %d) = %s\n", value ? "v" : "k", inspect_token(p, at->row),
-         d, p->layer, kv, inspect_num(v, MAT_AT(src, at->row, kv * hd + d)));
-    if (at->row >= m->from)
+    /* The row shown is a slot of the layer's cache; the position it holds is i. */
+    i = generation_cache_position(c, p->layer, n, at->row);
+    emit(o, "%s[%s][%d] (layer %d, key head %d) = %s\n", value ? "v" : "k", inspect_token(p, i),
+         d, p->layer, kv, inspect_num(v, MAT_AT(src, i, kv * hd + d)));
+    if (rows < n && i >= rows)
+        emit(o, "slot %d of the ring: position %d went there (%d mod %d), overwriting position "
+                "%d\n",
+             at->row, i, i, rows, i - rows);
+    else if (rows < n)
+        emit(o, "slot %d of the ring: position %d went there (%d mod %d)\n", at->row, i, i, rows);
+    if (i >= m->from)
         emit(o, "computed by the last forward (its rows %d to %d of %d)\n", m->from, n - 1, n);
     else
-        emit(o, "reused: computed when '%s' was read, and never again\n",
-             inspect_token(p, at->row));
+        emit(o, "reused: computed when '%s' was read, and never again\n", inspect_token(p, i));
+    cache_size_text(p, sizes, sizeof sizes);
     if (w == NULL || w->written == 0) {
         emit(o, "G writes a token: its row in every layer, the rest read from here\n");
-        emit(o, "the cache: 2 x %d tokens x %d x 4 bytes = %s this layer, %s in all %d layers", n,
-             decoder_kv_width(c),
-             size_text(layer, generation_cache_bytes(c, n) / (size_t)c->n_layer),
-             size_text(all, generation_cache_bytes(c, n)), c->n_layer);
+        emit(o, "%s", sizes);
         return;
     }
     {

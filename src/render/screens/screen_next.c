@@ -76,6 +76,31 @@ draw_before_after(struct grid *g, struct view *v, const struct family_decoder_st
     grid_put_cut(g, x, y, g->width - x, style_role(ROLE_TEXT), line);
 }
 
+/* Whether c was drawn at random (a temperature above 0 that did not overflow). */
+static bool
+draws(const struct generation *w, const struct sample_choice *c)
+{
+    return w->o.sample.temperature > 0.0 && !c->at_limit;
+}
+
+/* The cuts o makes, with their values (" after top-k 25 and top-p 0.9"), into buf. */
+static const char *
+cuts_text(const struct sample_options *o, char *buf, size_t size)
+{
+    char p[32];
+
+    attn_shortest(p, sizeof p, o->top_p);
+    if (o->top_k > 0 && o->top_p < 1.0)
+        snprintf(buf, size, " after top-k %d and top-p %s", o->top_k, p);
+    else if (o->top_k > 0)
+        snprintf(buf, size, " after top-k %d", o->top_k);
+    else if (o->top_p < 1.0)
+        snprintf(buf, size, " after top-p %s", p);
+    else
+        buf[0] = '\0';
+    return buf;
+}
+
 /* The rows draw_choice takes for m's writing: none without a draw to show. */
 static int
 choice_rows(const struct family_decoder_state *m)
@@ -86,7 +111,8 @@ choice_rows(const struct family_decoder_state *m)
     if (w == NULL || (w->written == 0 && !w->ended))
         return 0;
     c = w->ended ? &w->end : &w->steps[w->written - 1].choice;
-    return 2 + (c->shown < 5 ? c->shown : 5);
+    /* a drawn token's caption takes two lines: the cuts, then how torch.multinomial draws */
+    return 2 + (draws(w, c) ? 1 : 0) + (c->shown < 5 ? c->shown : 5);
 }
 
 /*
@@ -103,26 +129,28 @@ draw_choice(struct grid *g, struct view *v, const struct family_decoder_state *m
     const struct sample_choice *c = end ? &w->end : &w->steps[w->written - 1].choice;
     const struct sample_options *o = &w->o.sample;
     const bool sampling = o->temperature > 0.0;
-    const int rows = choice_rows(m) - 2;
-    char how[160], t[32], shown[128];
+    const bool drawn = draws(w, c);
+    const int rows = choice_rows(m) - 2 - (drawn ? 1 : 0);
+    char how[160], t[32], cuts[96], shown[128];
     int x;
 
     attn_shortest(t, sizeof t, o->temperature);
+    cuts_text(o, cuts, sizeof cuts);
     if (!sampling)
-        snprintf(how, sizeof how, "greedy: argmax of the logits%s",
-                 o->top_k > 0 ? " after top-k" : "");
+        snprintf(how, sizeof how, "greedy: argmax of the logits%s", cuts);
     else if (c->at_limit)
         snprintf(how, sizeof how, "logits / %s overflow float: the limit as T goes to 0, every "
                                   "p on the largest logit%s",
-                 t, o->top_k > 0 ? " after top-k" : "");
+                 t, cuts);
     else
-        snprintf(how, sizeof how, "softmax(logits / %s)%s%s, then torch.multinomial: the largest "
-                                  "p / q, q ~ Exp(1) a token",
-                 t, o->top_k > 0 ? " after top-k" : "", o->top_p < 1.0 ? " and top-p" : "");
+        snprintf(how, sizeof how, "softmax(logits / %s)%s", t, cuts);
     x = grid_printf(g, 0, y, g->width, style_role(ROLE_TITLE), "%s %d: ",
                     end ? "The end token's draw, step" : "The draw of step",
                     w->written + (end ? 1 : 0));
     grid_put_cut(g, x, y++, g->width - x, style_role(ROLE_DIM), how);
+    if (drawn)
+        grid_put_cut(g, x, y++, g->width - x, style_role(ROLE_DIM),
+                     "then torch.multinomial: argmax p / q, q ~ Exp(1) per token");
     grid_printf(g, 0, y++, g->width, style_role(ROLE_DIM), "      %-14s %8s %8s %8s %8s", "token",
                 "p (T 1)", "p drawn", "q", "p / q");
     for (int s = 0; s < rows; s++, y++) {

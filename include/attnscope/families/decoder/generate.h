@@ -147,8 +147,21 @@ void generation_rebuilt(struct generation *g, struct pipeline *p);
  */
 enum attn_status generation_measure_uncached(struct generation *g, struct attn_error *err);
 
-/* The cache's bytes for n tokens: keys and values, every layer, float32. */
+/*
+ * The KV cache after n tokens, as a written token reads it.  A full layer
+ * keeps every row; a sliding layer (decoder_window) only its window's last
+ * rows, a ring of window slots: position i in slot i mod window, the
+ * oldest overwritten (as Hugging Face's sliding-window cache and
+ * llama.cpp's keep them), since no later query reads further back.
+ */
+/* The rows layer keeps after n tokens: n, or its window when it slides and n is past it. */
+int generation_cache_rows(const struct decoder_config *c, int layer, int n);
+/* The position held in slot `slot` (0 .. rows - 1) of layer's cache after n tokens. */
+int generation_cache_position(const struct decoder_config *c, int layer, int n, int slot);
+/* The cache's bytes after n tokens: keys and values, every layer's rows, float32. */
 size_t generation_cache_bytes(const struct decoder_config *c, int n);
+/* The same were every layer to keep every row (what the sliding layers' rings save). */
+size_t generation_cache_bytes_full(const struct decoder_config *c, int n);
 
 /*
  * The text's bytes, ids[from .. to) as the tokenizer spells them (a token

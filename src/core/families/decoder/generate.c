@@ -273,8 +273,38 @@ generation_measure_uncached(struct generation *g, struct attn_error *err)
     return ATTN_OK;
 }
 
+int
+generation_cache_rows(const struct decoder_config *c, int layer, int n)
+{
+    const int w = decoder_window(c, layer);
+
+    return w > 0 && n > w ? w : n;
+}
+
+int
+generation_cache_position(const struct decoder_config *c, int layer, int n, int slot)
+{
+    const int rows = generation_cache_rows(c, layer, n);
+    const int first = n - rows; /* the oldest position kept */
+
+    if (rows == n)
+        return slot;
+    /* The ring: position i sits in slot i mod rows; slot s holds the one kept position there. */
+    return first + ((slot - first % rows) % rows + rows) % rows;
+}
+
 size_t
 generation_cache_bytes(const struct decoder_config *c, int n)
+{
+    size_t rows = 0;
+
+    for (int l = 0; l < c->n_layer; l++)
+        rows += (size_t)generation_cache_rows(c, l, n);
+    return 2 * rows * (size_t)decoder_kv_width(c) * sizeof(float);
+}
+
+size_t
+generation_cache_bytes_full(const struct decoder_config *c, int n)
 {
     return 2 * (size_t)c->n_layer * (size_t)n * (size_t)decoder_kv_width(c) * sizeof(float);
 }

@@ -197,6 +197,52 @@ write_model_lens(struct fileio_batch *b, const struct family_decoder_state *g, i
 }
 
 /*
+ * FOLDER/kv_cache.csv: the shown layer's KV cache as a written token reads
+ * it (slot,position,id,token,head,k0..,v0..): a row per row kept and key
+ * head, a sliding layer's ring slot by slot (generation_cache_rows).
+ */
+static enum attn_status
+write_model_cache(struct fileio_batch *b, const struct pipeline *p,
+                  const struct family_decoder_state *g, const char *folder, struct attn_error *err)
+{
+    const struct decoder_config *c = &g->model->dec.cfg;
+    const struct matrix *keys = p->block.k_rotated.data != NULL ? &p->block.k_rotated : &p->st.keys;
+    const int n = keys->rows, hd = p->st.shape.head_dim;
+    const int rows = generation_cache_rows(c, p->layer, n);
+    char path[64];
+    FILE *f;
+    enum attn_status st;
+
+    snprintf(path, sizeof path, "%s/kv_cache.csv", folder);
+    st = fileio_batch_open(b, path, &f, err);
+    if (st != ATTN_OK)
+        return st;
+    fputs("slot,position,id,token,head", f);
+    for (int w = 0; w < 2; w++)
+        for (int d = 0; d < hd; d++)
+            fprintf(f, ",%c%d", w == 0 ? 'k' : 'v', d);
+    fputc('\n', f);
+    for (int r = 0; r < rows; r++) {
+        const int i = generation_cache_position(c, p->layer, n, r);
+        for (int h = 0; h < decoder_kv_heads(c); h++) {
+            fprintf(f, "%d,%d,%d,", r, i, g->ids[i]);
+            write_token_text(f, &g->model->bpe, g->ids[i]);
+            fprintf(f, ",%d", h);
+            for (int w = 0; w < 2; w++) {
+                const float *row = matrix_row(w == 0 ? keys : &p->st.values, i) + (size_t)h * (size_t)hd;
+                for (int d = 0; d < hd; d++) {
+                    char value[32];
+                    csvio_format_value(value, sizeof value, row[d]);
+                    fprintf(f, ",%s", value);
+                }
+            }
+            fputc('\n', f);
+        }
+    }
+    return fileio_batch_close(b, err);
+}
+
+/*
  * The selected stages (all present ones when sel is NULL): each layer's
  * into its folder, a layer at a time (moving to a layer works out its
  * masked scores), then the model-wide ones at the top.
@@ -221,6 +267,10 @@ write_model_stages(struct fileio_batch *b, struct pipeline *p, const struct pipe
         st = pipeline_select_layer(p, l, err);
         for (int i = 0; i < n && st == ATTN_OK; i++) {
             enum pipeline_stage s = sel != NULL ? sel[i].stage : (enum pipeline_stage)i;
+            if (s == PIPELINE_SELECT_CACHE && pipeline_decoder(p) != NULL) {
+                st = write_model_cache(b, p, pipeline_decoder(p), folder, err);
+                continue;
+            }
             if ((unsigned)s < STAGE_COUNT && (sel != NULL ? sel[i].param == NULL
                                                          : pipeline_stage_present(p, s)) &&
                 pipeline_stage_per_layer(p, s))
