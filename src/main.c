@@ -434,7 +434,8 @@ write_model(const struct cli_options *o, const struct model *m, struct pipeline 
             print_model_selection(stdout, p, &chosen[i], &po);
         if (fflush(stdout) != 0 || ferror(stdout))
             code = die(EXIT_INPUT, "cannot write to standard output");
-    } else {
+    }
+    if (code == 0 && (o->mode == CLI_EXPORT || o->print_and_export)) {
         int written = 0;
         struct attn_error xerr;
         if (export_model_written(p, o->stage_count > 0 ? chosen : NULL, o->stage_count, &g,
@@ -456,6 +457,24 @@ write_model(const struct cli_options *o, const struct model *m, struct pipeline 
     }
     generation_destroy(&g);
     return code;
+}
+
+/* --export of a trained model's run: every stage of every layer, or the chosen ones. */
+static int
+export_model_run(const struct cli_options *o, struct pipeline *p,
+                 const struct pipeline_selection *chosen)
+{
+    struct attn_error err;
+    char msg[1024];
+    int written = 0;
+
+    if (export_model(p, o->stage_count > 0 ? chosen : NULL, o->stage_count, o->export_dir,
+                     &written, &err) != ATTN_OK)
+        return die(EXIT_INPUT, err.msg);
+    attn_fail_text(msg, sizeof msg, "wrote %d file%s into %s", written, written == 1 ? "" : "s",
+                   o->export_dir);
+    fprintf(stderr, "attnscope: %s\n", msg);
+    return 0;
 }
 
 /* --print or --export on a trained model (--model). */
@@ -533,8 +552,10 @@ run_model(const struct cli_options *o, const char *sentence)
         (void)family_decoder_pack_for_writing(&m.dec);
     /* (the run has room for what is written, and none when nothing is: --print never appends) */
     src.room = o->generate > 0 ? o->generate : DECODER_NO_ROOM;
-    src.no_attention = o->mode == CLI_PRINT && o->generate < 0 && shows_no_attention(o);
-    src.lean = o->mode == CLI_PRINT && o->generate < 0 && shows_no_layer(o);
+    src.no_attention = o->mode == CLI_PRINT && !o->print_and_export && o->generate < 0 &&
+                       shows_no_attention(o);
+    src.lean = o->mode == CLI_PRINT && !o->print_and_export && o->generate < 0 &&
+               shows_no_layer(o);
     if (pipeline_create(&p, &o->cfg, &src, &err) != ATTN_OK) {
         free(ablated);
         model_close(&m);
@@ -547,15 +568,7 @@ run_model(const struct cli_options *o, const char *sentence)
     } else if (o->generate >= 0) {
         code = write_model(o, &m, &p, &src, chosen);
     } else if (o->mode == CLI_EXPORT) {
-        int written = 0;
-        if (export_model(&p, o->stage_count > 0 ? chosen : NULL, o->stage_count, o->export_dir,
-                         &written, &err) != ATTN_OK) {
-            code = die(EXIT_INPUT, err.msg);
-        } else {
-            attn_fail_text(msg, sizeof msg, "wrote %d file%s into %s", written,
-                           written == 1 ? "" : "s", o->export_dir);
-            fprintf(stderr, "attnscope: %s\n", msg);
-        }
+        code = export_model_run(o, &p, chosen);
     } else {
         struct print_options po;
         bool heatmap_failed = false;
@@ -573,6 +586,8 @@ run_model(const struct cli_options *o, const char *sentence)
             code = die(EXIT_INPUT, "cannot write to standard output");
         else if (heatmap_failed)
             code = die(EXIT_INPUT, "a heatmap could not be drawn: out of memory");
+        if (code == 0 && o->print_and_export)
+            code = export_model_run(o, &p, chosen);
     }
     pipeline_destroy(&p);
     free(ablated);
@@ -715,8 +730,8 @@ main(int argc, char **argv)
         code = die(EXIT_USAGE, msg);
     else if (o.mode == CLI_EXPORT)
         code = export_book(&o, &p, chosen);
-    else
-        code = print_book(&o, &p, chosen, in.vocab.source);
+    else if ((code = print_book(&o, &p, chosen, in.vocab.source)) == 0 && o.print_and_export)
+        code = export_book(&o, &p, chosen);
     pipeline_destroy(&p);
 out:
     inputs_destroy(&in);

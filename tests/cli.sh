@@ -849,6 +849,20 @@ count=$((count + 1))
     grep -qF "kv cache: 2 x (1 full layer x 20 tokens + 1 sliding layer x 4 rows, a ring of each window) x 32 (kv width) x 4 bytes = 6144 bytes (6.0 KiB, 4.0 KiB less than every row of every layer)" "$tmp/kv" ||
     fail "--generate on a sliding model: the cache's size: $(grep 'kv cache' "$tmp/kv")"
 
+# --print and --export in one run (issue 50, item 6): the tables on stdout, the files in the
+# folder, the same numbers; with --generate, generated.csv too.
+count=$((count + 1))
+"$bin" --print --format csv --stage weights.h0 --export "$tmp/both" >"$tmp/both.out" 2>"$tmp/both.err" &&
+    [ -f "$tmp/both/weights.h0.csv" ] && grep -q '^# ' "$tmp/both.out" &&
+    grep -qF "wrote 1 file into $tmp/both" "$tmp/both.err" ||
+    fail "--print --export, the book's: $(cat "$tmp/both.err")"
+count=$((count + 1))
+"$bin" --model "$gemma" --bos -s "cat map sun" --generate 3 --export "$tmp/both-gen" --print \
+    >"$tmp/both.out" 2>"$tmp/both.err" &&
+    grep -q "^text (4 tokens of prompt, 3 written):" "$tmp/both.out" &&
+    [ "$(wc -l <"$tmp/both-gen/generated.csv")" -eq 4 ] && [ -f "$tmp/both-gen/tokens.csv" ] ||
+    fail "--generate --export --print: $(cat "$tmp/both.err"; ls "$tmp/both-gen" 2>&1)"
+
 count=$((count + 1))
 "$bin" --help | grep -q -- "--export DIR" || fail "--help"
 "$bin" --version | grep -q "^attnscope [0-9]" || fail "--version"

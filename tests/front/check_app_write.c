@@ -303,6 +303,42 @@ START_TEST(the_toy_does_not_write)
 }
 END_TEST
 
+/*
+ * X after G writes generated.csv beside every stage, as --generate --export
+ * does (issue 50, item 6: it wrote tokens.csv and 46 more files, no
+ * generated.csv); before any G there is none.
+ */
+START_TEST(x_after_g_exports_what_was_written)
+{
+    char path[512], line[256];
+    FILE *f;
+    int rows = 0;
+
+    keys("X");
+    snprintf(path, sizeof path, "%s/generated.csv", a.export_dir);
+    ck_assert_msg(access(path, F_OK) != 0, "%s before any token was written", path);
+    keys("GGG");
+    ck_assert_int_eq(a.writing->written, 3);
+    keys("X");
+    ck_assert_msg(strstr(a.message, "wrote") != NULL, "%s", a.message);
+    f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "no %s after G G G X: %s", path, a.message);
+    ck_assert(fgets(line, sizeof line, f) != NULL);
+    ck_assert_str_eq(line, "step,position,id,token,probability\n");
+    while (fgets(line, sizeof line, f) != NULL) {
+        char want[32];
+        snprintf(want, sizeof want, "%d,%d,%d,", rows + 1, 4 + rows,
+                 pipeline_decoder(&a.pipe)->ids[4 + rows]);
+        ck_assert_msg(strncmp(line, want, strlen(want)) == 0, "%s (want %s...)", line, want);
+        rows++;
+    }
+    fclose(f);
+    ck_assert_int_eq(rows, 3);
+    snprintf(path, sizeof path, "%s/tokens.csv", a.export_dir);
+    ck_assert(access(path, F_OK) == 0);
+}
+END_TEST
+
 static Suite *
 app_write_suite(void)
 {
@@ -320,6 +356,7 @@ app_write_suite(void)
     tcase_add_test(tc, generate_in_the_terminal_writes_a_token_a_frame);
     tcase_add_test(tc, knobs_and_ablations_keep_the_written_text);
     tcase_add_test(tc, the_kv_stage_shows_the_cache);
+    tcase_add_test(tc, x_after_g_exports_what_was_written);
     tcase_add_test(tc, generate_option_and_the_end_token);
     suite_add_tcase(s, tc);
     tcase_add_checked_fixture(toy, setup, teardown);

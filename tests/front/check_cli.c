@@ -149,7 +149,23 @@ START_TEST(bad_options_are_named)
     expect_error("--mask: 'upper' is not a mask", "--mask", "upper", NULL);
     expect_error("--variant: 'gpt' is not a variant", "--variant", "gpt", NULL);
     expect_error("--rng: 'cuda' is not a generator path", "--rng", "cuda", NULL);
-    expect_error("--print and --export: choose one", "--print", "--export", "d");
+    /* --print and --export go together, in either order (issue 50, item 6); a third is refused. */
+    {
+        struct cli_options o;
+        char err[512];
+        ck_assert_msg(parse(&o, err, "--print", "--export", "d", NULL) == 0, "%s", err);
+        ck_assert(o.mode == CLI_PRINT && o.print_and_export && strcmp(o.export_dir, "d") == 0);
+        ck_assert_msg(parse(&o, err, "--export=d", "--print", NULL) == 0, "%s", err);
+        ck_assert(o.mode == CLI_PRINT && o.print_and_export && strcmp(o.export_dir, "d") == 0);
+        ck_assert_msg(parse(&o, err, "--print", NULL) == 0, "%s", err);
+        ck_assert(!o.print_and_export);
+    }
+    {
+        struct cli_options o;
+        char err[512];
+        ck_assert_int_eq(parse(&o, err, "--print", "--export", "d", "--figure", "f.svg", NULL), -1);
+        ck_assert_msg(strstr(err, "--print and --figure: choose one") != NULL, "%s", err);
+    }
     expect_error("--stage: the view opens on one stage", "--stage", "weights", "--stage=scores");
     expect_error("--print and --figure: choose one", "--figure", "f.svg", "--print");
     expect_error("--figure and --export: choose one", "--figure", "f.svg", "--export=d");

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 
+#include "attnscope/families/decoder/generate.h"
 #include "attnscope/families/decoder/model_export.h"
 #include "attnscope/pipeline/export.h"
 #include "front/app/app_keys.h"
@@ -105,8 +106,12 @@ app_export(struct app *a, bool all)
         return;
     }
     if (all) {
-        st = a->model != NULL ? export_model(&a->pipe, NULL, 0, a->export_dir, &written, &err)
-                              : export_all(&a->pipe, a->export_dir, &written, &err);
+        /* A text the model wrote: generated.csv beside the stages, as --generate --export. */
+        const struct generation *gen =
+            a->writing != NULL && a->writing->written > 0 ? a->writing : NULL;
+        st = a->model != NULL
+                 ? export_model_written(&a->pipe, NULL, 0, gen, a->export_dir, &written, &err)
+                 : export_all(&a->pipe, a->export_dir, &written, &err);
     } else {
         enum pipeline_stage ps = explain_pipeline_stage(&a->pipe, a->view.stage, false);
         if (view_params_shown(&a->view, &a->pipe, a->view.stage)) {

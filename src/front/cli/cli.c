@@ -374,8 +374,9 @@ ablate_option(struct cli_options *o, const char *arg, char *err, size_t err_size
  */
 
 /*
- * --print, --figure or --export: one of them, their argument not empty (arg
- * NULL: none).  Two are refused by name, in that order whichever came first.
+ * --print, --figure or --export: one of them (or --print and --export, both
+ * done), their argument not empty (arg NULL: none).  Two others are refused
+ * by name, in that order whichever came first.
  */
 static int
 output_mode(struct cli_options *o, enum cli_mode mode, const char *arg, char *err,
@@ -400,7 +401,13 @@ output_mode(struct cli_options *o, enum cli_mode mode, const char *arg, char *er
             now = i;
     }
     o->mode = mode;
-    if (had >= 0 && had != now)
+    /* --print and --export together: print, then export the same run (issue 50, item 6). */
+    if (had >= 0 && had != now &&
+        (outputs[had].mode == CLI_PRINT || outputs[now].mode == CLI_PRINT) &&
+        (outputs[had].mode == CLI_EXPORT || outputs[now].mode == CLI_EXPORT)) {
+        o->mode = CLI_PRINT;
+        o->print_and_export = true;
+    } else if (had >= 0 && had != now)
         return attn_fail_text(err, err_size, "--%s and --%s: choose one",
                               outputs[had < now ? had : now].name,
                               outputs[had < now ? now : had].name);

@@ -28,6 +28,7 @@ struct cli_options {
     const char *weights_dir;         /* --weights, or NULL */
     const char *qkv_dir;             /* --qkv: queries.csv, keys.csv, values.csv, or NULL */
     const char *export_dir;          /* --export */
+    bool print_and_export;           /* --print and --export: mode CLI_PRINT, then the export */
     int stage_count;                 /* --stage, in the order given */
     const char *stages[CLI_MAX_STAGES];
     int digits;                      /* decimals printed by --print */
