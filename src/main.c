@@ -125,7 +125,12 @@ run_tui(const struct cli_options *o, const struct pipeline_source *src, struct d
         return die(is_usage_status(st) ? EXIT_USAGE : EXIT_INPUT, err.msg);
     }
     app.view.present = o->present;
-    app.eos = o->eos;
+    if (app.model != NULL && write_end_of(&o->eos, app.model, &app.eos, &err) != ATTN_OK) {
+        if (o->walkthrough != NULL)
+            walkthrough_destroy(&w);
+        app_destroy(&app);
+        return die(EXIT_USAGE, err.msg);
+    }
     if (dec != NULL) {
         app.idle = view_idle;
         app.idle_ctx = dec;
@@ -390,6 +395,7 @@ write_model(const struct cli_options *o, const struct model *m, struct pipeline 
             const struct pipeline_source *src, const struct pipeline_selection *chosen)
 {
     struct generate_options go;
+    struct generate_end end;
     struct generation g;
     struct print_options po;
     struct attn_error err;
@@ -398,7 +404,10 @@ write_model(const struct cli_options *o, const struct model *m, struct pipeline 
     char msg[1024];
     int code = 0;
 
-    write_options_of(&o->cfg, o->eos, &go);
+    st = write_end_of(&o->eos, m, &end, &err);
+    if (st != ATTN_OK)
+        return die(EXIT_USAGE, err.msg);
+    write_options_of(&o->cfg, &end, &go);
     st = generation_init(&g, m, &go, &err);
     if (st != ATTN_OK)
         return die(is_usage_status(st) ? EXIT_USAGE : EXIT_INPUT, err.msg);

@@ -639,7 +639,28 @@ expect 2 "--top-p 0: give a number above 0, at most 1 (1: no cut)" -- --model "$
 expect 2 "--top-p 1.5: give a number above 0, at most 1" -- --model "$ch5" --heads 2 --print --generate 1 --top-p 1.5
 expect 2 "--sample-temperature -1: give 0 (greedy: the likeliest token) or a number above 0" -- --model "$ch5" --heads 2 --print --generate 1 --sample-temperature -1
 expect 2 "--sample-temperature: 'nan' is not a finite number" -- --model "$ch5" --heads 2 --print --generate 1 --sample-temperature nan
-expect 2 "--eos: 'end' is not a whole number" -- --model "$ch5" --heads 2 --print --generate 1 --eos end
+expect 2 "--eos 'no such token': no token of model.pth's tokenizer" -- --model "$ch5" --heads 2 --print --generate 1 --eos 'no such token'
+# --eos by a token's text, as the vocabulary spells it or by its bytes (issue 50, item 7); by
+# default the end tokens the model's files name, said; the book's .pth none.
+count=$((count + 1))
+"$bin" --model "$ch5" --heads 2 -s "Every effort moves you" --generate 5 --eos 'Ċ' --print >"$tmp/gen-text" 2>&1
+grep -qF "; stops at \n (198) (--eos)" "$tmp/gen-text" && grep -qF "the writing stops there (--eos)" "$tmp/gen-text" ||
+    fail "--eos Ċ (GPT-2's spelling of a newline): $(head -3 "$tmp/gen-text")"
+count=$((count + 1))
+"$bin" --model "$ch5" --heads 2 -s "Every effort moves you" --generate 2 --print >"$tmp/gen" 2>&1
+grep -q "^writing 2 tokens as the book's generate does: greedy (argmax of the logits)\$" "$tmp/gen" ||
+    fail "the book's .pth stops at no token by default: $(head -3 "$tmp/gen")"
+count=$((count + 1))
+"$bin" --model "$src/samples/models/minigpt" -s "cat map" --generate 2 --print >"$tmp/gen" 2>&1
+grep -qF "; stops at <|endoftext|> (519) (config.json's eos_token_id; --eos none writes on)" "$tmp/gen" ||
+    fail "a Hugging Face folder's eos_token_id by default: $(head -3 "$tmp/gen")"
+count=$((count + 1))
+"$bin" --model "$src/samples/models/minigpt" -s "cat map" --generate 2 --eos none --print >"$tmp/gen" 2>&1
+grep -q "^writing 2 tokens as the book's generate does: greedy (argmax of the logits)\$" "$tmp/gen" ||
+    fail "--eos none: $(head -3 "$tmp/gen")"
+count=$((count + 1))
+"$bin" --model "$src/samples/models/minigpt" -s "cat map" --generate 2 --eos '<|endoftext|>' --print >"$tmp/gen" 2>&1
+grep -qF "; stops at <|endoftext|> (519) (--eos)" "$tmp/gen" || fail "--eos '<|endoftext|>': $(head -3 "$tmp/gen")"
 expect 2 "--eos 50257: give a token id from 0 to 50256, or none" -- --model "$ch5" --heads 2 --print --generate 1 --eos 50257
 expect 2 "--top-p chooses what a model writes: give --generate N" -- --model "$ch5" --heads 2 --print --top-p 0.5
 expect 0 "wrote 2 files" -- --model "$ch5" --heads 2 --export "$tmp/nothing" --stage heads --generate 0 --eos none

@@ -327,11 +327,21 @@ wait_screen "Layer 0: Attention weights" 2400 ||
 t send-keys q
 restored "held: q after the held key" 0 2400
 
+# 20c. By default the writing stops at the end token the model's files name
+# (minigpt's config.json: <|endoftext|>, its likeliest after this text), and
+# the view says which (issue 50, item 7).
+start 100 30 --model "$srcdir/samples/models/minigpt" --bos -f repeat.txt --generate 3
+checks=$((checks + 1))
+wait_screen "the end token (config.json's eos_token_id)" 2400 ||
+    { fail "write: the model's own end token did not stop it, or was not said:"; screen; }
+t send-keys q
+restored "write: q after the end token" 0 2400
+
 # 21. A model writing in a real terminal: --generate opens on the text written,
 # A keeps writing a token a frame until Esc (waited for on the screen, a
 # state), what was written stays, Backspace takes a token back, q restores
-# the terminal.
-start 100 30 --model "$srcdir/samples/models/minigpt" --bos -f repeat.txt --generate 3
+# the terminal.  (--eos none: the book's generate, which writes on.)
+start 100 30 --model "$srcdir/samples/models/minigpt" --bos -f repeat.txt --generate 3 --eos none
 checks=$((checks + 1))
 wait_screen "(14 of 64 tokens)" || { fail "write: --generate 3 did not open on 14 tokens:"; screen; }
 t send-keys A
@@ -352,7 +362,7 @@ restored "write: q after writing" 0 2400
 # stops the writing (not attnscope), the view staying on what was written; q restores.
 # (SIGINT to attnscope alone: in the pane's process group it would end the test's sh too,
 # where a terminal's interactive shell ignores it.)
-start 100 30 --model "$srcdir/samples/models/minigpt" --bos -f repeat.txt --generate 100000
+start 100 30 --model "$srcdir/samples/models/minigpt" --bos -f repeat.txt --generate 100000 --eos none
 checks=$((checks + 1))
 wait_screen "writing (--generate): [0-9]* written, [0-9]* to go" 2400 ||
     { fail "write: --generate 100000 did not write as the view drew:"; screen; }

@@ -274,7 +274,7 @@ START_TEST(generate_option_and_the_end_token)
 {
     struct attn_error err;
 
-    a.eos = 198; /* greedy writes "\n" first */
+    generate_end_one(&a.eos, 198, "--eos"); /* greedy writes "\n" first */
     ck_assert_int_eq(app_write_tokens(&a, 3, &err), ATTN_OK);
     ck_assert(a.writing->ended);
     ck_assert_int_eq(a.writing->written, 0);
@@ -283,7 +283,7 @@ START_TEST(generate_option_and_the_end_token)
     ck_assert_msg(strstr(a.message, "take it back to write on") != NULL, "%s", a.message);
     app_key(&a, APP_KEY_BACKSPACE);
     ck_assert(!a.writing->ended);
-    a.writing->o.eos = -1;
+    generate_end_one(&a.writing->o.end, -1, "");
     ck_assert_int_eq(app_write_tokens(&a, 3, &err), ATTN_OK);
     ck_assert_int_eq(a.writing->written, 3);
 }

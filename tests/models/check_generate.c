@@ -62,6 +62,7 @@ next_case(FILE *f, struct gen_case *c)
     char line[8192];
     unsigned long long seed;
     int used = 0;
+    int eos;
 
     do {
         if (fgets(line, sizeof line, f) == NULL)
@@ -71,9 +72,10 @@ next_case(FILE *f, struct gen_case *c)
     generate_options_init(&c->o);
     ck_assert_msg(sscanf(line, "case %63s %255s %d %lf %d %lf %llu %d %d --%n", c->name, c->model,
                          &c->heads, &c->o.sample.temperature, &c->o.sample.top_k,
-                         &c->o.sample.top_p, &seed, &c->o.eos, &c->count, &used) == 9,
+                         &c->o.sample.top_p, &seed, &eos, &c->count, &used) == 9,
                   "bad case line: %s", line);
     c->o.seed = seed;
+    generate_end_one(&c->o.end, eos, "--eos");
     c->n_prompt = read_ints(line + used - 2, c->prompt, 64);
     ck_assert(fgets(line, sizeof line, f) != NULL && strncmp(line, "ids", 3) == 0);
     c->n_want = read_ints(line, c->want, 128);
@@ -151,7 +153,7 @@ START_TEST(tokens_match_pytorch)
             /* Stopped where PyTorch stopped: by the end token, or after count. */
             ck_assert_msg(g.written == c.n_want, "%s: wrote %d tokens, PyTorch %d", c.name,
                           g.written, c.n_want);
-            ck_assert(ended == (c.o.eos >= 0 && c.n_want < c.count));
+            ck_assert(ended == (c.o.end.n > 0 && c.n_want < c.count));
         }
         generation_destroy(&g);
         pipeline_destroy(&p);
@@ -277,7 +279,7 @@ START_TEST(end_token_and_refusals)
                   "%s", err.msg);
     build(&p, &m, prompt, 4);
     generate_options_init(&o);
-    o.eos = 198; /* greedy writes "\n" first */
+    generate_end_one(&o.end, 198, "--eos"); /* greedy writes "\n" first */
     ck_assert_int_eq(generation_init(&g, &m, &o, &err), ATTN_OK);
     ck_assert_int_eq(generation_begin(&g, &p, &p.cfg, base_of(&m), 0, &err), ATTN_OK);
     ck_assert_int_eq(generation_write(&g, &p, &p.cfg, base_of(&m), &ended, &err), ATTN_OK);
@@ -285,7 +287,7 @@ START_TEST(end_token_and_refusals)
     ck_assert_int_eq(g.written, 0);
     ck_assert_int_eq(g.end.id, 198);
     ck_assert_int_eq(generation_write(&g, &p, &p.cfg, base_of(&m), &ended, &err), ATTN_EVALUE);
-    ck_assert_msg(strstr(err.msg, "--eos 198") != NULL, "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "the end token 198 (--eos)") != NULL, "%s", err.msg);
     ck_assert_int_eq(generation_undo(&g, &p, &p.cfg, base_of(&m), &err), ATTN_OK);
     ck_assert(!g.ended);
     ck_assert_int_eq(generation_write(&g, &p, &p.cfg, base_of(&m), &ended, &err), ATTN_OK);
@@ -297,7 +299,7 @@ START_TEST(end_token_and_refusals)
     ck_assert_int_eq(generation_init(&g, &m, &o, &err), ATTN_EVALUE);
     ck_assert_msg(strstr(err.msg, "--top-k 50258") != NULL, "%s", err.msg);
     generate_options_init(&o);
-    o.eos = 50257;
+    generate_end_one(&o.end, 50257, "--eos");
     ck_assert_int_eq(generation_init(&g, &m, &o, &err), ATTN_EVALUE);
     ck_assert_msg(strstr(err.msg, "--eos 50257") != NULL, "%s", err.msg);
     pipeline_destroy(&p);
@@ -422,6 +424,77 @@ START_TEST(a_sliding_layer_keeps_a_ring_of_its_window)
 }
 END_TEST
 
+/*
+ * The end tokens a model's own files name (issue 50, item 7), which the
+ * writing stops at unless --eos says otherwise: generation_config.json's
+ * eos_token_id as an id or a list, config.json's when there is no
+ * generation config, a GGUF's eos and eot; a bad one refused by file and
+ * key; the book's .pth none.  And a token found by its text.
+ */
+START_TEST(a_models_files_name_its_end_tokens)
+{
+    static struct model m;
+    struct attn_error err;
+    const char *tmp = test_tmpdir();
+    static const char *const parts[] = { "config.json", "model.safetensors", "vocab.json",
+                                         "merges.txt" };
+    char path[4608], from[4608];
+    const struct model_options mo = { 2, NULL, false };
+
+    /* config.json alone: its eos_token_id (519, the shipped minigpt's <|endoftext|>) */
+    ck_assert_msg(model_open(&m, test_path("samples/models/minigpt"), NULL, &err) == ATTN_OK, "%s",
+                  err.msg);
+    ck_assert_int_eq(m.dec.n_end_tokens, 1);
+    ck_assert_int_eq(m.dec.end_tokens[0], 519);
+    ck_assert_str_eq(m.dec.end_from, "config.json's eos_token_id");
+    ck_assert_int_eq(model_token_find(&m, "<|endoftext|>"), 519);
+    ck_assert_int_eq(model_token_find(&m, "\xc4\xa0sun"), model_token_find(&m, " sun")); /* Ġsun */
+    ck_assert_int_ge(model_token_find(&m, " sun"), 0);
+    ck_assert_int_eq(model_token_find(&m, "no such token"), -1);
+    model_close(&m);
+    /* generation_config.json wins, and may hold a list */
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        char *abs = realpath(test_path("samples/models/minigpt"), NULL);
+        ck_assert_ptr_nonnull(abs);
+        snprintf(from, sizeof from, "%s/%s", abs, parts[i]);
+        free(abs);
+        snprintf(path, sizeof path, "%s/%s", tmp, parts[i]);
+        ck_assert_int_eq(symlink(from, path), 0);
+    }
+    test_write_file(tmp, "generation_config.json", "{\"eos_token_id\": [519, 7]}",
+                    strlen("{\"eos_token_id\": [519, 7]}"));
+    ck_assert_msg(model_open(&m, tmp, NULL, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(m.dec.n_end_tokens, 2);
+    ck_assert_int_eq(m.dec.end_tokens[1], 7);
+    ck_assert_str_eq(m.dec.end_from, "generation_config.json's eos_token_id");
+    model_close(&m);
+    test_write_file(tmp, "generation_config.json", "{\"eos_token_id\": \"</s>\"}",
+                    strlen("{\"eos_token_id\": \"</s>\"}"));
+    ck_assert_int_eq(model_open(&m, tmp, NULL, &err), ATTN_EPARSE);
+    ck_assert_msg(strstr(err.msg, "generation_config.json: eos_token_id: give a token id from 0 "
+                                  "to") != NULL, "%s", err.msg);
+    /* a GGUF: tokenizer.ggml.eos_token_id, then eot_token_id when another */
+    snprintf(path, sizeof path, "%s/eos.gguf", tmp);
+    gguf_edit(test_path("samples/models/minillama-q4/model.gguf"), path,
+              "tokenizer.ggml.eos_token_id", ge_u32(519));
+    snprintf(from, sizeof from, "%s/eot.gguf", tmp);
+    gguf_edit(path, from, "tokenizer.ggml.eot_token_id", ge_u32(3));
+    ck_assert_msg(model_open(&m, from, NULL, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(m.dec.n_end_tokens, 2);
+    ck_assert_int_eq(m.dec.end_tokens[0], 519);
+    ck_assert_int_eq(m.dec.end_tokens[1], 3);
+    ck_assert_str_eq(m.dec.end_from,
+                     "its GGUF's tokenizer.ggml.eos_token_id and tokenizer.ggml.eot_token_id");
+    model_close(&m);
+    /* the book's .pth: none, as the book's generate */
+    ck_assert_msg(model_open(&m, test_path("samples/models/chapter5/model.pth"), &mo, &err) ==
+                      ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(m.dec.n_end_tokens, 0);
+    model_close(&m);
+    test_remove_dir(tmp);
+}
+END_TEST
+
 static Suite *
 generate_suite(void)
 {
@@ -435,6 +508,7 @@ generate_suite(void)
     tcase_add_test(tc, end_token_and_refusals);
     tcase_add_test(tc, the_toy_cannot_write);
     tcase_add_test(tc, a_sliding_layer_keeps_a_ring_of_its_window);
+    tcase_add_test(tc, a_models_files_name_its_end_tokens);
     tcase_add_test(tc, logits_that_are_not_numbers_name_the_file_and_the_tensor);
     suite_add_tcase(s, tc);
     return s;

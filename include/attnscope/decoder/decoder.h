@@ -81,6 +81,8 @@ struct decoder_rope_scaling {
 
 /* The widest head RoPE turns (its frequencies are kept in the model). */
 #define DECODER_HEAD_DIM_MAX 1024
+/* The most end tokens a model names (Llama 3 Instruct: three). */
+#define DECODER_END_MAX 8
 
 struct decoder_config {
     enum decoder_positions positions;
@@ -282,6 +284,15 @@ struct decoder_model {
     char architecture[16];       /* "gpt2", "llama", "qwen2", "qwen3" */
     char title[24];              /* how screens name it: "GPT-2", "Llama", "Qwen3" */
     int bos_token;               /* the config's bos_token_id (what --bos puts first), or -1 */
+    /*
+     * The tokens its own files say end a text, which stop the writing by
+     * default (generation_config.json's eos_token_id, an int or a list; a
+     * GGUF's tokenizer.ggml.eos_token_id and eot_token_id), and which key
+     * named them; none for the book's files.
+     */
+    int end_tokens[DECODER_END_MAX];
+    int n_end_tokens;
+    char end_from[96];
     char described_by[64];       /* what gave the sizes: "config.json", "hparams.json" or
                                     "the tensors' shapes" */
     char heads_from[160];        /* where no file gives the head count, what did, or "" */

@@ -192,6 +192,20 @@ gguf_describe(struct arch_loader *ld, struct attn_error *err)
     m->bos_token = gguf_int(g, "tokenizer.ggml.bos_token_id", &n) && n >= 0 && n < INT32_MAX
                        ? (int)n
                        : -1;
+    /* The end tokens: the eos and, when another, the end of a turn (eot), as llama.cpp stops. */
+    m->n_end_tokens = 0;
+    m->end_from[0] = '\0';
+    {
+        static const char *const keys[] = { "tokenizer.ggml.eos_token_id",
+                                            "tokenizer.ggml.eot_token_id" };
+        for (int k = 0; k < 2; k++)
+            if (gguf_int(g, keys[k], &n) && n >= 0 && n < c->vocab_size &&
+                (m->n_end_tokens == 0 || m->end_tokens[0] != (int)n)) {
+                m->end_tokens[m->n_end_tokens++] = (int)n;
+                snprintf(m->end_from + strlen(m->end_from), sizeof m->end_from - strlen(m->end_from),
+                         "%s%s", k > 0 && m->n_end_tokens > 1 ? " and " : "its GGUF's ", keys[k]);
+            }
+    }
     snprintf(m->described_by, sizeof m->described_by, "its GGUF metadata");
     snprintf(m->context_from, sizeof m->context_from, "%s.context_length in its metadata", arch);
     ld->w.sizes_from = "its GGUF metadata";

@@ -242,7 +242,7 @@ app_init(struct app *a, const struct attention_config *cfg, const struct pipelin
     a->bos = src->bos;
     a->weights_dir = weights_dir;
     a->export_dir = APP_DEFAULT_EXPORT_DIR;
-    a->eos = -1;
+    generate_end_one(&a->eos, -1, "");
     a->sentence = strdup(src->sentence != NULL ? src->sentence : "");
     a->source = src->source != NULL ? strdup(src->source) : NULL;
     a->source_vocab = src->source_vocab;

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "attnscope/families/decoder/generate.h"
 #include "attnscope/pipeline/pipeline.h"
 #include "render/figure.h"
 #include "render/view.h"
@@ -95,7 +96,7 @@ struct app {
     struct generation *writing;
     bool writing_on;          /* A: keep writing, a token a frame, until a key */
     int write_left;           /* --generate's tokens still to write that way (0: no end) */
-    int eos;                  /* --eos: the token that stops the writing, or -1 */
+    struct generate_end eos;  /* the tokens that stop the writing (write_end_of) */
     /*
      * The front end's work between keys, when nothing runs: when no key
      * waits, and before each key is handled (the view's main: packing the

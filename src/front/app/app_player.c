@@ -13,6 +13,7 @@
 #include "attnscope/families/decoder/family_decoder.h"
 #include "attnscope/base/utf8.h"
 #include "front/app/app_internal.h"
+#include "front/cli/write.h"
 
 /* ----------------------------------------------------------- walkthroughs */
 
@@ -31,6 +32,7 @@ play_step(struct app *a, int k, struct attn_error *err)
     char *sentence;
     char *source;
     char *narration = NULL;
+    struct generate_end end;
 
     if (walkthrough_step_pipeline(&a->walk, k, &res, &next, err) != ATTN_OK)
         return -1;
@@ -53,6 +55,16 @@ play_step(struct app *a, int k, struct attn_error *err)
         attn_fail(err, ATTN_ENOMEM, "out of memory");
         return -1;
     }
+    /* The tokens that end its writing: the lesson's --eos, else its model's own. */
+    generate_end_one(&end, -1, "");
+    if (res.model != NULL && write_end_of(&res.opts.eos, res.model, &end, err) != ATTN_OK) {
+        free(sentence);
+        free(source);
+        free(narration);
+        pipeline_destroy(&next);
+        walk_resources_destroy(&res);
+        return -1;
+    }
     app_end_writing(a); /* (the writing shown was the step before's) */
     pipeline_destroy(&a->pipe);
     a->pipe = next;
@@ -64,7 +76,7 @@ play_step(struct app *a, int k, struct attn_error *err)
     /* A step that wrote (--generate): the view goes on from its text (G, Backspace). */
     a->writing = a->res.writing;
     a->res.writing = NULL;
-    a->eos = a->res.opts.eos;
+    a->eos = end;
     a->cfg = res.opts.cfg;
     a->vocab = &a->res.in.vocab;
     a->source_vocab = a->res.in.have_source_vocab ? &a->res.in.source_vocab : NULL;

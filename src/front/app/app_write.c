@@ -34,7 +34,7 @@ options_of(const struct app *a, const struct attention_config *cfg, struct gener
     o->sample.top_k = cfg->top_k;
     o->sample.top_p = cfg->top_p;
     o->seed = cfg->seed;
-    o->eos = a->eos;
+    o->end = a->eos;
 }
 
 /* Whether cfg differs from the app's only in the writing's knobs (and the seed, a model's). */
@@ -163,9 +163,10 @@ write_one(struct app *a)
     }
     if (ended) {
         const struct sample_choice *c = &a->writing->end;
-        app_say(a, "the model chose %s (id %d, p %.3f): the end token (--eos), so the writing "
+        app_say(a, "the model chose %s (id %d, p %.3f): the end token (%s), so the writing "
                    "stops, as the book's generate breaks; Backspace takes the draw back",
-                model_token_display(a->model, c->id, shown, sizeof shown), c->id, (double)c->prob);
+                model_token_display(a->model, c->id, shown, sizeof shown), c->id, (double)c->prob,
+                a->writing->o.end.from[0] != '\0' ? a->writing->o.end.from : "--eos");
         return -1;
     }
     follow_text(a);

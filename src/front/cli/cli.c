@@ -107,9 +107,11 @@ static const struct plain_option plain_options[] = {
       "with --model: write N tokens after the text, one at a time, as the book's generate does "
       "(--print shows each with its probability and rank, --export adds generated.csv; the "
       "view opens on the text written)" },
-    { "eos", 0, OPT_EOS, "ID|none", GROUP_WRITING,
-      "stop writing when the model chooses token ID, which is not written (the book's eos_id; "
-      "default none)" },
+    { "eos", 0, OPT_EOS, "ID|TEXT|none", GROUP_WRITING,
+      "stop writing when the model chooses this token (an id or its text, '<|im_end|>'), which "
+      "is not written (the book's eos_id); default: the end tokens the model's files name "
+      "(generation_config.json's eos_token_id, a GGUF's eos and eot), none for the book's "
+      ".pth" },
     { "print", 0, OPT_PRINT, NULL, GROUP_OUTPUT,
       "print the stages instead of starting the interactive view" },
     { "stage", 0, OPT_STAGE, "NAME", GROUP_OUTPUT,
@@ -348,6 +350,32 @@ check_model(struct cli_options *o, const struct knob_setting *settings, int coun
     return 0;
 }
 
+/*
+ * --eos ID|TEXT|none: a whole number is an id; anything else but none the
+ * text of a token (--eos '<|im_end|>'), looked up once the model is open.
+ */
+static int
+eos_option(struct write_eos *e, const char *arg, char *err, size_t err_size)
+{
+    const char *p = arg;
+
+    memset(e, 0, sizeof *e);
+    e->given = true;
+    e->id = -1;
+    if (strcmp(arg, "none") == 0)
+        return 0;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    if (*p == '\0' && p != arg)
+        return knob_parse_int("--eos", arg, 0, 1 << 30, &e->id, err, err_size);
+    if (arg[0] == '\0' || strlen(arg) >= sizeof e->text)
+        return attn_fail_text(err, err_size,
+                              "--eos: give a token id, a token's text (at most %zu bytes) or none",
+                              sizeof e->text - 1);
+    snprintf(e->text, sizeof e->text, "%s", arg);
+    return 0;
+}
+
 /* --ablate L.H: a head to zero, from 0. */
 static int
 ablate_option(struct cli_options *o, const char *arg, char *err, size_t err_size)
@@ -474,10 +502,7 @@ plain_option(struct cli_options *o, int c, const char *arg, char **argv, char *e
         r = knob_parse_int("--generate", arg, 0, 1000000, &o->generate, err, err_size);
         break;
     case OPT_EOS:
-        o->eos_given = true;
-        o->eos = -1;
-        if (strcmp(arg, "none") != 0)
-            r = knob_parse_int("--eos", arg, 0, 1 << 30, &o->eos, err, err_size);
+        r = eos_option(&o->eos, arg, err, err_size);
         break;
     case OPT_THREADS:
         r = knob_parse_int("--threads", arg, 1, PARALLEL_MAX_THREADS, &o->threads, err, err_size);
@@ -545,14 +570,14 @@ check_writing(const struct cli_options *o, const struct knob_setting *settings, 
     for (int i = 0; i < count && writing == NULL; i++)
         if (KNOB_WRITING_SET & ((uint64_t)1 << (settings[i].knob - knob_table)))
             writing = settings[i].option;
-    if (o->model == NULL && (o->generate >= 0 || o->eos_given || writing != NULL))
+    if (o->model == NULL && (o->generate >= 0 || o->eos.given || writing != NULL))
         return attn_fail_text(err, err_size,
                               "--%s is a trained model's (--model): the book's classes have no "
                               "vocabulary head to write from",
-                              o->generate >= 0 ? "generate" : o->eos_given ? "eos" : writing);
+                              o->generate >= 0 ? "generate" : o->eos.given ? "eos" : writing);
     if (o->model == NULL || o->generate >= 0 || (o->mode != CLI_PRINT && o->mode != CLI_EXPORT))
         return 0;
-    if (writing == NULL && o->eos_given)
+    if (writing == NULL && o->eos.given)
         writing = "eos";
     if (writing == NULL && (o->knobs_given & ((uint64_t)1 << KNOB_SEED)))
         writing = "seed";
@@ -703,7 +728,7 @@ parse(int argc, char **argv, struct cli_options *o, bool lesson, char *err, size
     o->layer = -1;
     o->top = CLI_DEFAULT_TOP;
     o->generate = -1;
-    o->eos = -1;
+    o->eos.id = -1;
 
     settings = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *settings);
     if (settings == NULL)

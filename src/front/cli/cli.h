@@ -20,6 +20,16 @@ enum cli_mode {
 
 #define CLI_MAX_STAGES 64
 
+/*
+ * --eos as given: not given (the model's own end tokens), none (id -1), a
+ * token id, or a token's text (text not empty), looked up in the model.
+ */
+struct write_eos {
+    bool given;
+    int id;
+    char text[128];
+};
+
 struct cli_options {
     enum cli_mode mode;
     struct attention_config cfg;
@@ -61,8 +71,7 @@ struct cli_options {
     const char *query;               /* --query TOKEN or N: the row, or NULL */
     /* Writing (a trained model): */
     int generate;                    /* --generate N: tokens to write, or -1 */
-    int eos;                         /* --eos ID: the token that stops the writing, or -1 */
-    bool eos_given;                  /* --eos was given (none included) */
+    struct write_eos eos;            /* --eos ID|TEXT|none (write_end_of reads it) */
 };
 
 /* The next tokens --print and --export show per position, unless --top says. */

@@ -12,14 +12,50 @@
 #include "front/cli/write.h"
 
 void
-write_options_of(const struct attention_config *cfg, int eos, struct generate_options *o)
+write_options_of(const struct attention_config *cfg, const struct generate_end *end,
+                 struct generate_options *o)
 {
     generate_options_init(o);
     o->sample.temperature = cfg->sample_temperature;
     o->sample.top_k = cfg->top_k;
     o->sample.top_p = cfg->top_p;
     o->seed = cfg->seed;
-    o->eos = eos;
+    if (end != NULL)
+        o->end = *end;
+}
+
+enum attn_status
+write_end_of(const struct write_eos *asked, const struct model *m, struct generate_end *end,
+             struct attn_error *err)
+{
+    const int outputs = decoder_outputs(&m->dec.cfg);
+
+    generate_end_one(end, -1, "");
+    if (!asked->given) {
+        /* The model's own, as Hugging Face's generate stops (those its head can choose). */
+        for (int i = 0; i < m->dec.n_end_tokens && end->n < GENERATE_EOS_MAX; i++)
+            if (m->dec.end_tokens[i] < outputs)
+                end->id[end->n++] = m->dec.end_tokens[i];
+        snprintf(end->from, sizeof end->from, "%s", end->n > 0 ? m->dec.end_from : "");
+        return ATTN_OK;
+    }
+    if (asked->text[0] != '\0') {
+        const int id = model_token_find(m, asked->text);
+        char shown[160];
+        attn_escape_text(shown, sizeof shown, asked->text);
+        if (id < 0 || id >= outputs)
+            return attn_fail(err, ATTN_EVALUE,
+                             "--eos '%s': no token of %s's tokenizer (%s) is spelled so; give "
+                             "its id, its text as the vocabulary spells it, or none",
+                             shown, m->name, m->tokenizer);
+        generate_end_one(end, id, "--eos");
+        return ATTN_OK;
+    }
+    if (asked->id >= outputs)
+        return attn_fail(err, ATTN_EVALUE, "--eos %d: give a token id from 0 to %d, or none",
+                         asked->id, outputs - 1);
+    generate_end_one(end, asked->id, "--eos");
+    return ATTN_OK;
 }
 
 /* text's lines as they are, anything else that is not printable escaped (a model writes any byte). */
@@ -72,8 +108,15 @@ put_method(FILE *out, const struct generation *g, int count)
         fprintf(out, "softmax, a draw (torch.multinomial) after torch.manual_seed(%llu)",
                 (unsigned long long)g->o.seed);
     }
-    if (g->o.eos >= 0)
-        fprintf(out, "; stops at token %d (--eos)", g->o.eos);
+    for (int i = 0; i < g->o.end.n; i++) {
+        char shown[MODEL_TOKEN_DISPLAY_MAX(64)];
+        fprintf(out, "%s%s (%d)", i == 0 ? "; stops at " : " or ",
+                model_token_display(g->model, g->o.end.id[i], shown, sizeof shown),
+                g->o.end.id[i]);
+    }
+    if (g->o.end.n > 0)
+        fprintf(out, " (%s%s)", g->o.end.from,
+                strcmp(g->o.end.from, "--eos") == 0 ? "" : "; --eos none writes on");
     fprintf(out, "\n");
 }
 
@@ -177,9 +220,10 @@ write_tokens(FILE *out, struct generation *g, struct pipeline *p,
             if (out != NULL && po->format != PRINT_CSV) {
                 char shown[MODEL_TOKEN_DISPLAY_MAX(64)];
                 fprintf(out, "  the model chose %s (id %d, p drawn %.*f): the writing stops there "
-                             "(--eos), as the book's generate breaks\n",
+                             "(%s), as the book's generate breaks\n",
                         model_token_display(g->model, g->end.id, shown, sizeof shown),
-                        g->end.id, po->digits, (double)g->end.prob);
+                        g->end.id, po->digits, (double)g->end.prob,
+                        g->o.end.from[0] != '\0' ? g->o.end.from : "--eos");
             }
             break;
         }

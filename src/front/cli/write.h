@@ -9,10 +9,22 @@
 #include <stdio.h>
 
 #include "attnscope/families/decoder/generate.h"
+#include "front/cli/cli.h"
 #include "front/cli/print.h"
 
-/* The writing's options from the command line's knobs (seed included) and --eos. */
-void write_options_of(const struct attention_config *cfg, int eos, struct generate_options *o);
+/* The writing's options from the command line's knobs (seed included) and end (NULL: none). */
+void write_options_of(const struct attention_config *cfg, const struct generate_end *end,
+                      struct generate_options *o);
+
+/*
+ * The end tokens of a writing on m: --eos's (an id, a token's text looked
+ * up in m's tokenizer, or none) when given, else the model's own
+ * (m->dec.end_tokens: generation_config.json's eos_token_id, a GGUF's eos
+ * and eot; none for the book's .pth), end->from naming which.  ATTN_EVALUE
+ * naming the option when no token is so spelled or the id is past the head.
+ */
+enum attn_status write_end_of(const struct write_eos *asked, const struct model *m,
+                              struct generate_end *end, struct attn_error *err);
 
 /*
  * Writes up to count tokens after p's text (p a model's pipeline built

@@ -349,10 +349,13 @@ write_step(struct walk_resources *res, struct pipeline *p, const struct pipeline
            struct attn_error *err)
 {
     struct generate_options o;
+    struct generate_end end;
     enum attn_status st;
     bool ended = false;
 
-    write_options_of(&res->opts.cfg, res->opts.eos, &o);
+    if (write_end_of(&res->opts.eos, res->model, &end, err) != ATTN_OK)
+        return err->status;
+    write_options_of(&res->opts.cfg, &end, &o);
     res->writing = calloc(1, sizeof *res->writing);
     if (res->writing == NULL)
         return attn_fail(err, ATTN_ENOMEM, "out of memory");

@@ -38,14 +38,32 @@
 /* The book's default seed (torch.manual_seed(123) before its examples). */
 #define GENERATE_SEED 123
 
+/* The most end tokens a writing stops at (a model's list: Llama 3's has three). */
+#define GENERATE_EOS_MAX 8
+
+/*
+ * The tokens that stop the writing (the chosen one is not written): none,
+ * the one --eos names, or the model's own (generation_config.json's
+ * eos_token_id, which may be a list; a GGUF's eos and eot tokens).
+ */
+struct generate_end {
+    int id[GENERATE_EOS_MAX];
+    int n;          /* 0: none (the book's default) */
+    char from[96];  /* what named them ("--eos", "generation_config.json's eos_token_id") */
+};
+
 struct generate_options {
     struct sample_options sample;
     uint64_t seed;          /* torch.manual_seed(seed) before the first token */
-    int eos;                /* the token that stops the writing (not written), or -1 */
+    struct generate_end end;
 };
 
 /* Greedy, the book's seed, no end token. */
 void generate_options_init(struct generate_options *o);
+/* e as the one token id (from: who named it), or none when id < 0. */
+void generate_end_one(struct generate_end *e, int id, const char *from);
+/* Whether id is one of e's. */
+bool generate_end_has(const struct generate_end *e, int id);
 
 /* One written token. */
 struct generate_step {

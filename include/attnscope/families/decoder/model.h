@@ -110,6 +110,11 @@ void model_close(struct model *m);
  */
 #define MODEL_TOKEN_DISPLAY_MAX(n) (4 * (size_t)(n) + 16)
 char *model_token_display(const struct model *m, int id, char *buf, size_t size);
+/*
+ * The id of the token spelled text in m's vocabulary, as the vocabulary
+ * spells it ("<|im_end|>", "Ġthe") or by its bytes (" the"); -1 when none.
+ */
+int model_token_find(const struct model *m, const char *text);
 
 /*
  * What output id of the model's head reads as: the token (as

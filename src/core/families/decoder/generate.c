@@ -15,7 +15,27 @@ generate_options_init(struct generate_options *o)
     o->sample.top_k = 0;
     o->sample.top_p = 1.0;
     o->seed = GENERATE_SEED;
-    o->eos = -1;
+    generate_end_one(&o->end, -1, "");
+}
+
+void
+generate_end_one(struct generate_end *e, int id, const char *from)
+{
+    memset(e, 0, sizeof *e);
+    if (id >= 0) {
+        e->id[0] = id;
+        e->n = 1;
+    }
+    snprintf(e->from, sizeof e->from, "%s", from);
+}
+
+bool
+generate_end_has(const struct generate_end *e, int id)
+{
+    for (int i = 0; i < e->n; i++)
+        if (e->id[i] == id)
+            return true;
+    return false;
 }
 
 enum attn_status
@@ -34,9 +54,14 @@ generation_init(struct generation *g, const struct model *m, const struct genera
     st = sample_check(&o->sample, outputs, err);
     if (st != ATTN_OK)
         return st;
-    if (o->eos < -1 || o->eos >= outputs)
-        return attn_fail(err, ATTN_EVALUE, "--eos %d: give a token id from 0 to %d, or none",
-                         o->eos, outputs - 1);
+    if (o->end.n < 0 || o->end.n > GENERATE_EOS_MAX)
+        return attn_fail(err, ATTN_EVALUE, "%d end tokens: at most %d", o->end.n,
+                         GENERATE_EOS_MAX);
+    for (int i = 0; i < o->end.n; i++)
+        if (o->end.id[i] < 0 || o->end.id[i] >= outputs)
+            return attn_fail(err, ATTN_EVALUE, "%s %d: give a token id from 0 to %d, or none",
+                             o->end.from[0] != '\0' ? o->end.from : "--eos", o->end.id[i],
+                             outputs - 1);
     g->model = m;
     g->o = *o;
     g->outputs = outputs;
@@ -184,8 +209,8 @@ generation_write(struct generation *g, struct pipeline *p, const struct attentio
         return attn_fail(err, ATTN_EVALUE, "nothing to continue: no text yet");
     if (g->ended)
         return attn_fail(err, ATTN_EVALUE,
-                         "the model chose the end token (--eos %d): take it back to write on",
-                         g->o.eos);
+                         "the model chose the end token %d (%s): take it back to write on",
+                         g->end.id, g->o.end.from[0] != '\0' ? g->o.end.from : "--eos");
     if (reserve(g, g->n + 1) != 0)
         return attn_fail(err, ATTN_ENOMEM, "out of memory for the text");
     g->before[g->written] = g->gen;
@@ -200,7 +225,7 @@ generation_write(struct generation *g, struct pipeline *p, const struct attentio
     }
     if (st != ATTN_OK)
         return st;
-    if (step.choice.id == g->o.eos) {
+    if (generate_end_has(&g->o.end, step.choice.id)) {
         g->ended = true;
         g->end = step.choice;
         *ended = true;

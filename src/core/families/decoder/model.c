@@ -713,6 +713,78 @@ describe_model(struct model *m, const char *tokenizer_from)
 static int read_hints(struct model *m, struct attn_error *err);
 
 /*
+ * The end tokens a Hugging Face folder names, as its generate stops:
+ * generation_config.json's eos_token_id (an id or a list of them), else
+ * config.json's (what Hugging Face makes the generation config of when the
+ * folder has none).  0, or -1 with err naming the file and the key when
+ * it holds something else or an id outside the vocabulary.
+ */
+static int
+read_end_tokens(struct model *m, struct attn_error *err)
+{
+    static const char *const files[] = { "generation_config.json", "config.json" };
+    struct decoder_model *d = &m->dec;
+    const char *dot = strrchr(m->weights, '.');
+
+    /* A GGUF names its own (architecture_gguf.c); the book's .pth files none, as the book. */
+    if (d->n_end_tokens > 0 || strncmp(d->format, "GGUF", 4) == 0 ||
+        (dot != NULL && strcmp(dot, ".pth") == 0))
+        return 0;
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        char path[MODEL_PATH_MAX + 32];
+        json_t *root, *eos;
+        struct stat st;
+        size_t count;
+        snprintf(path, sizeof path, "%s/%s", m->dir, files[f]);
+        if (stat(path, &st) != 0)
+            continue;
+        root = jsonfile_load(path, JSONFILE_CONFIG_MAX, err);
+        if (root == NULL)
+            return -1;
+        eos = json_is_object(root) ? json_object_get(root, "eos_token_id") : NULL;
+        if (eos == NULL || json_is_null(eos)) {
+            json_decref(root);
+            continue;
+        }
+        count = json_is_array(eos) ? json_array_size(eos) : 1;
+        for (size_t i = 0; i < count; i++) {
+            json_t *v = json_is_array(eos) ? json_array_get(eos, i) : eos;
+            json_int_t id = json_is_integer(v) ? json_integer_value(v) : -1;
+            if (id < 0 || id >= d->cfg.vocab_size || i >= DECODER_END_MAX) {
+                json_decref(root);
+                return attn_fail(err, ATTN_EPARSE,
+                                 "%s: eos_token_id: give a token id from 0 to %d, or a list of "
+                                 "at most %d", path, d->cfg.vocab_size - 1, DECODER_END_MAX),
+                       -1;
+            }
+            d->end_tokens[d->n_end_tokens++] = (int)id;
+        }
+        snprintf(d->end_from, sizeof d->end_from, "%s's eos_token_id", files[f]);
+        json_decref(root);
+        return 0;
+    }
+    return 0;
+}
+
+int
+model_token_find(const struct model *m, const char *text)
+{
+    const size_t len = strlen(text);
+
+    /* As the vocabulary spells it ("<|im_end|>", "Ġthe") first, then by its bytes (" the"). */
+    for (int id = 0; id < m->bpe.vocab_size; id++)
+        if (m->bpe.token[id] != NULL && strcmp(m->bpe.token[id], text) == 0)
+            return id;
+    for (int id = 0; id < m->bpe.vocab_size; id++) {
+        int n = 0;
+        const char *raw = bpe_token_raw(&m->bpe, id, &n);
+        if (raw != NULL && (size_t)n == len && memcmp(raw, text, len) == 0)
+            return id;
+    }
+    return -1;
+}
+
+/*
  * --verify: weights named by their SHA-256 (an Ollama blob, sha256-HEX)
  * hashed and compared with the name; a file not so named is refused (there
  * is nothing to check it against).
@@ -812,7 +884,7 @@ model_open(struct model *m, const char *what, const struct model_options *o,
     for (int id = 0; id < m->bpe.vocab_size && id < m->dec.cfg.vocab_size && m->eot < 0; id++)
         if (strcmp(m->bpe.token[id], "<|endoftext|>") == 0)
             m->eot = id;
-    if (read_hints(m, err) != 0) {
+    if (read_hints(m, err) != 0 || read_end_tokens(m, err) != 0) {
         rc = err->status;
         model_close(m);
         return rc;
