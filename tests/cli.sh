@@ -718,7 +718,10 @@ count=$((count + 1))
 OLLAMA_MODELS="$tmp/ollama" "$bin" --print --model tiny:q8 -s "the cat" >"$tmp/ollama.out" 2>&1 &&
     grep -q "^attnscope: tiny:q8 (Qwen3 from $tmp/ollama/blobs/sha256-$hex" "$tmp/ollama.out" ||
     fail "--model tiny:q8 from Ollama: $(head -2 "$tmp/ollama.out")"
-OLLAMA_MODELS="$tmp/ollama" expect 1 "--model tiny:q4: no such file or folder, and no Ollama model of that name" -- --print --model tiny:q4
+OLLAMA_MODELS="$tmp/ollama" expect 1 "--model tiny:q4: no such file or folder, and no Ollama model of that name: Ollama's folders (OLLAMA_MODELS=$tmp/ollama, " -- --print --model tiny:q4
+# Where it looked and the tags it found of the name (issue 50, item 11).
+OLLAMA_MODELS="$tmp/ollama" expect 1 "/usr/share/ollama/.ollama/models) have tiny:q8, not tiny:q4" -- --print --model tiny:q4
+OLLAMA_MODELS="$tmp/ollama" expect 1 "have no nosuch (\`ollama pull nosuch:7b\` fetches it)" -- --print --model nosuch:7b
 # --verify: the blob hashed against its name (a wrong name refused, the right one read).
 OLLAMA_MODELS="$tmp/ollama" expect 1 "its SHA-256 is " -- --print --verify --model tiny:q8
 real=$(sha256sum "$gguf/model.gguf" | cut -c1-64)
@@ -728,7 +731,19 @@ sed "s/$hex/$real/g" "$tmp/ollama/manifests/registry.ollama.ai/library/tiny/q8" 
     >"$tmp/ollama/manifests/registry.ollama.ai/library/real/latest"
 count=$((count + 1))
 OLLAMA_MODELS="$tmp/ollama" "$bin" --print --stage tokens --verify --model real -s "the cat" \
-    >"$tmp/verified" 2>&1 || fail "--verify --model real: $(head -2 "$tmp/verified")"
+    >"$tmp/verified" 2>&1 && grep -qF "attnscope: --verify: sha256-$real's SHA-256 is the one it is named by: the weights are whole" "$tmp/verified" ||
+    fail "--verify --model real: $(head -2 "$tmp/verified")"
+# LM Studio's publisher/model, under either of its folders: the folder's one GGUF, or the
+# quantizations named when there are several.
+mkdir -p "$tmp/home/.cache/lm-studio/models/pub/tiny-GGUF"
+cp "$gguf/model.gguf" "$tmp/home/.cache/lm-studio/models/pub/tiny-GGUF/tiny-Q8_0.gguf"
+count=$((count + 1))
+HOME="$tmp/home" "$bin" --print --stage tokens --model pub/tiny-GGUF -s "the cat" >"$tmp/lms" 2>&1 &&
+    grep -qF "attnscope: tiny-GGUF (Qwen3 from $tmp/home/.cache/lm-studio/models/pub/tiny-GGUF/tiny-Q8_0.gguf" "$tmp/lms" ||
+    fail "--model pub/tiny-GGUF from LM Studio: $(head -2 "$tmp/lms")"
+cp "$gguf/model.gguf" "$tmp/home/.cache/lm-studio/models/pub/tiny-GGUF/tiny-Q4_K_M.gguf"
+HOME="$tmp/home" expect 2 "pub/tiny-GGUF holds 2 quantizations (" -- --print --model pub/tiny-GGUF
+HOME="$tmp/home" expect 1 "nor in LM Studio's folders ($tmp/home/.lmstudio/models, $tmp/home/.cache/lm-studio/models)" -- --print --model pub/other-GGUF
 expect 2 "--verify works with --model" -- --print --verify
 rm "$tmp/ollama/blobs/sha256-$hex"
 OLLAMA_MODELS="$tmp/ollama" expect 1 "library/tiny/q8 names the weights $tmp/ollama/blobs/sha256-$hex, which is not there (pull it again: \`ollama pull tiny:q8\`)" -- --print --model tiny:q8

@@ -29,7 +29,7 @@ enum attn_status {
     ATTN_ESTOPPED, /* the user stopped it (progress_stop()) */
 };
 
-#define ATTN_ERROR_MAX 512
+#define ATTN_ERROR_MAX 1024
 
 struct attn_error {
     enum attn_status status;

@@ -95,6 +95,22 @@ enum attn_status model_locate(const char *what, struct model_place *where,
  * such model, -1 with err set when its manifest or blob is damaged.
  */
 int model_ollama(const char *what, struct model_place *where, struct attn_error *err);
+/*
+ * Where model_ollama looked for what and what it found of that name, for
+ * a message: "Ollama's folders (OLLAMA_MODELS=..., ...) have qwen3:0.6b,
+ * not qwen3:latest", or "... have no qwen3 (`ollama pull qwen3` fetches
+ * it)"; "" when what cannot be an Ollama name.
+ */
+void model_ollama_looked(const char *what, char *buf, size_t size);
+/*
+ * what as LM Studio's publisher/model (the folder its downloads keep under
+ * ~/.lmstudio/models or ~/.cache/lm-studio/models): 0 with the folder's
+ * one GGUF in where->weights, 1 when neither folder has it (looked says
+ * where it looked), -1 with err set when the folder holds no GGUF or
+ * several quantizations (named, to choose from).
+ */
+int model_lmstudio(const char *what, struct model_place *where, char *looked, size_t looked_size,
+                   struct attn_error *err);
 
 enum attn_status model_open(struct model *m, const char *what, const struct model_options *o,
                             struct attn_error *err);

@@ -277,6 +277,7 @@ model_locate(const char *what, struct model_place *where, struct attn_error *err
     char seen[MODEL_PATH_MAX + 300] = "";
     char why[256] = "";
     char searched[1024] = "";
+    char lmstudio[MODEL_PATH_MAX], ollama[1024];
     size_t at = 0;
     int nroots;
     bool have_cached = false;
@@ -332,6 +333,15 @@ model_locate(const char *what, struct model_place *where, struct attn_error *err
         short_name(what, where->name, sizeof where->name);
         return ATTN_OK;
     }
+    /* LM Studio's publisher/model, then Ollama's NAME[:TAG]. */
+    switch (model_lmstudio(what, where, lmstudio, sizeof lmstudio, err)) {
+    case 0:
+        return ATTN_OK;
+    case -1:
+        return err->status;
+    default:
+        break;
+    }
     switch (model_ollama(what, where, err)) {
     case 0:
         return ATTN_OK;
@@ -340,10 +350,11 @@ model_locate(const char *what, struct model_place *where, struct attn_error *err
     default:
         break;
     }
+    model_ollama_looked(what, ollama, sizeof ollama);
     if (!repo_id(what))
-        return attn_fail(err, ATTN_EIO,
-                         "--model %s: no such file or folder, and no Ollama model of that name",
-                         what);
+        return attn_fail(err, ATTN_EIO, "--model %s: no such file or folder, and no Ollama model "
+                                        "of that name%s%s",
+                         what, ollama[0] != '\0' ? ": " : "", ollama);
     if (seen[0] != '\0')
         return attn_fail(err, ATTN_EIO,
                          "--model %s: %s is in the Hugging Face cache, but %s: download it again "
@@ -354,9 +365,11 @@ model_locate(const char *what, struct model_place *where, struct attn_error *err
     /* (a repository's id is its own example; a bare name, GPT-2's) */
     return attn_fail(err, ATTN_EIO,
                      "--model %s: no such folder, and no download of it in the Hugging Face cache "
-                     "(looked in %s): give the folder, or download it first (for example "
-                     "`huggingface-cli download %s`)",
+                     "(looked in %s)%s%s%s%s: give the folder, or download it first (for "
+                     "example `huggingface-cli download %s`)",
                      what, nroots > 0 ? searched : "no cache folder: HOME is not set",
+                     lmstudio[0] != '\0' ? ", nor in " : "", lmstudio,
+                     ollama[0] != '\0' ? "; " : "", ollama,
                      strchr(what, '/') != NULL ? what : "openai-community/gpt2");
 }
 
@@ -837,8 +850,16 @@ model_open(struct model *m, const char *what, const struct model_options *o,
      * 50,257 tokens) is freed before the weights are read, so the two never
      * add up in the peak.
      */
-    if (o != NULL && o->verify && (rc = verify_blob(m, err)) != ATTN_OK)
-        return rc;
+    if (o != NULL && o->verify) {
+        size_t at = strlen(m->note);
+        const char *base = strrchr(m->weights, '/');
+        if ((rc = verify_blob(m, err)) != ATTN_OK)
+            return rc;
+        /* Said, so that a check that passed is told from one that never ran. */
+        attn_appendf(m->note, sizeof m->note, &at,
+                     "%s--verify: %.80s's SHA-256 is the one it is named by: the weights are "
+                     "whole", at > 0 ? "; " : "", base != NULL ? base + 1 : m->weights);
+    }
     /* The architecture first: only GPT-2's may borrow GPT-2's tokenizer. */
     if (architecture_find(m->dir, m->weights[0] != '\0' ? m->weights : NULL, &arch, err) != 0)
         return err->status;

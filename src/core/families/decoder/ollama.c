@@ -10,6 +10,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -145,6 +146,121 @@ model_ollama(const char *what, struct model_place *where, struct attn_error *err
             attn_fail(err, ATTN_EIO, "%s: the path is too long", blob);
             return -1;
         }
+        return 0;
+    }
+    return 1;
+}
+
+void
+model_ollama_looked(const char *what, char *buf, size_t size)
+{
+    char host[256], ns[256], name[256], tag[256];
+    char dirs[3][MODEL_PATH_MAX];
+    const int n = roots(dirs);
+    size_t at = 0;
+    int tags = 0;
+
+    buf[0] = '\0';
+    if (!parse_name(what, host, ns, name, tag, sizeof host))
+        return;
+    attn_appendf(buf, size, &at, "Ollama's folders (");
+    for (int r = 0; r < n; r++)
+        attn_appendf(buf, size, &at, "%s%s%s", r > 0 ? ", " : "",
+                     r == 0 && getenv("OLLAMA_MODELS") != NULL && getenv("OLLAMA_MODELS")[0] != '\0'
+                         ? "OLLAMA_MODELS="
+                         : "",
+                     dirs[r]);
+    attn_appendf(buf, size, &at, ")");
+    /* The tags each folder has of that name: what `ollama list` would show of it. */
+    for (int r = 0; r < n; r++) {
+        char folder[MODEL_PATH_MAX + 1024];
+        DIR *d;
+        struct dirent *e;
+        if (snprintf(folder, sizeof folder, "%s/manifests/%s/%s/%s", dirs[r], host, ns, name) >=
+                (int)sizeof folder ||
+            (d = opendir(folder)) == NULL)
+            continue;
+        while ((e = readdir(d)) != NULL)
+            if (e->d_name[0] != '.')
+                attn_appendf(buf, size, &at, "%s%s:%s", tags++ == 0 ? " have " : ", ", name,
+                             e->d_name);
+        closedir(d);
+    }
+    if (tags == 0)
+        attn_appendf(buf, size, &at, " have no %s (`ollama pull %s` fetches it)", name, what);
+    else
+        attn_appendf(buf, size, &at, ", not %s:%s", name, tag);
+}
+
+/* LM Studio's models folders, in the order it uses them. */
+static int
+lmstudio_roots(char out[2][MODEL_PATH_MAX])
+{
+    const char *home = getenv("HOME");
+    int n = 0;
+
+    if (home == NULL || home[0] == '\0')
+        return 0;
+    snprintf(out[n++], MODEL_PATH_MAX, "%s/.lmstudio/models", home);
+    snprintf(out[n++], MODEL_PATH_MAX, "%s/.cache/lm-studio/models", home);
+    return n;
+}
+
+int
+model_lmstudio(const char *what, struct model_place *where, char *looked, size_t looked_size,
+               struct attn_error *err)
+{
+    char dirs[2][MODEL_PATH_MAX];
+    const int n = lmstudio_roots(dirs);
+    size_t at = 0;
+    const char *slash = strchr(what, '/');
+
+    looked[0] = '\0';
+    /* publisher/model: a folder of GGUF files, one per quantization */
+    if (slash == NULL || slash == what || strchr(slash + 1, '/') != NULL || slash[1] == '\0' ||
+        strstr(what, "..") != NULL)
+        return 1;
+    attn_appendf(looked, looked_size, &at, "LM Studio's folders (");
+    for (int r = 0; r < n; r++)
+        attn_appendf(looked, looked_size, &at, "%s%s", r > 0 ? ", " : "", dirs[r]);
+    attn_appendf(looked, looked_size, &at, "%s)", n == 0 ? "none: HOME is not set" : "");
+    for (int r = 0; r < n; r++) {
+        char folder[MODEL_PATH_MAX + 512], found[256] = "", names[512] = "";
+        size_t nat = 0;
+        int ggufs = 0;
+        DIR *d;
+        struct dirent *e;
+        if (snprintf(folder, sizeof folder, "%s/%s", dirs[r], what) >= (int)sizeof folder ||
+            (d = opendir(folder)) == NULL)
+            continue;
+        while ((e = readdir(d)) != NULL) {
+            const size_t len = strlen(e->d_name);
+            if (e->d_name[0] == '.' || len < 5 || strcmp(e->d_name + len - 5, ".gguf") != 0 ||
+                strncmp(e->d_name, "mmproj", 6) == 0) /* (a vision projector, not the model) */
+                continue;
+            if (ggufs++ == 0)
+                snprintf(found, sizeof found, "%s", e->d_name);
+            attn_appendf(names, sizeof names, &nat, "%s%s", ggufs > 1 ? ", " : "", e->d_name);
+        }
+        closedir(d);
+        if (ggufs == 0) {
+            attn_fail(err, ATTN_EIO, "--model %s: %s holds no .gguf file (LM Studio's download "
+                                     "is not there)", what, folder);
+            return -1;
+        }
+        if (ggufs > 1) {
+            attn_fail(err, ATTN_EVALUE, "--model %s: %s holds %d quantizations (%s): name one, "
+                                        "--model %s/FILE.gguf",
+                      what, folder, ggufs, names, folder);
+            return -1;
+        }
+        if (snprintf(where->weights, sizeof where->weights, "%s/%s", folder, found) >=
+                (int)sizeof where->weights ||
+            snprintf(where->dir, sizeof where->dir, "%s", folder) >= (int)sizeof where->dir) {
+            attn_fail(err, ATTN_EIO, "%s: the path is too long", folder);
+            return -1;
+        }
+        snprintf(where->name, sizeof where->name, "%.200s", slash + 1);
         return 0;
     }
     return 1;
