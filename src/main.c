@@ -488,9 +488,11 @@ export_model_run(const struct cli_options *o, struct pipeline *p,
 
 /* --print or --export on a trained model (--model). */
 static int
-run_model(const struct cli_options *o, const char *sentence)
+run_model(const struct cli_options *given, const char *sentence)
 {
     static struct model m; /* large (paths); one per process */
+    static struct cli_options own; /* the options with the model's own defaults taken */
+    const struct cli_options *o = given;
     unsigned char *ablated = NULL;
     struct pipeline p;
     struct pipeline_source src;
@@ -514,6 +516,10 @@ run_model(const struct cli_options *o, const char *sentence)
         }
         return die(err.status == ATTN_EVALUE ? EXIT_USAGE : EXIT_INPUT, err.msg);
     }
+    /* An Ollama model's params: the writing's defaults where the command line says nothing. */
+    own = *given;
+    write_take_params(&own, &m);
+    o = &own;
     memset(&src, 0, sizeof src);
     src.sentence = sentence;
     src.bos = o->bos;

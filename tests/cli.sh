@@ -733,6 +733,31 @@ count=$((count + 1))
 OLLAMA_MODELS="$tmp/ollama" "$bin" --print --stage tokens --verify --model real -s "the cat" \
     >"$tmp/verified" 2>&1 && grep -qF "attnscope: --verify: sha256-$real's SHA-256 is the one it is named by: the weights are whole" "$tmp/verified" ||
     fail "--verify --model real: $(head -2 "$tmp/verified")"
+# An Ollama model's params layer (issue 50, item 9): temperature, top_k, top_p as the
+# writing's defaults, stop as end tokens (one token each, else said not taken), num_ctx the
+# context; said on stderr; the command line wins.
+printf '{"temperature":0.6,"top_k":20,"top_p":0.95,"stop":["he","two words"],"num_ctx":8}' \
+    >"$tmp/params.json"
+phex=$(sha256sum "$tmp/params.json" | cut -c1-64)
+cp "$tmp/params.json" "$tmp/ollama/blobs/sha256-$phex"
+mkdir -p "$tmp/ollama/manifests/registry.ollama.ai/library/withparams"
+printf '{"schemaVersion":2,"layers":[{"mediaType":"application/vnd.ollama.image.model","digest":"sha256:%s","size":1},{"mediaType":"application/vnd.ollama.image.params","digest":"sha256:%s","size":1}]}' \
+    "$real" "$phex" >"$tmp/ollama/manifests/registry.ollama.ai/library/withparams/latest"
+count=$((count + 1))
+OLLAMA_MODELS="$tmp/ollama" "$bin" --print --model withparams -s "the cat" --generate 2 >"$tmp/params.out" 2>&1 &&
+    grep -qF "attnscope: Ollama's params for withparams:latest: temperature 0.6 top_k 20 top_p 0.95 stop he, two words (not one token: not taken) num_ctx 8 (the command line wins)" "$tmp/params.out" &&
+    grep -qF "top-k 20 (logits below the likeliest 20's smallest set to -inf), logits / 0.6, top-p 0.95" "$tmp/params.out" &&
+    grep -qF "stops at <|endoftext|> (268) or he (257) (its GGUF's tokenizer.ggml.eos_token_id and the stop of Ollama's params; --eos none writes on)" "$tmp/params.out" ||
+    fail "an Ollama model's params: $(head -5 "$tmp/params.out")"
+count=$((count + 1))
+OLLAMA_MODELS="$tmp/ollama" "$bin" --print --model withparams -s "the cat" --generate 2 --sample-temperature 0 \
+    >"$tmp/params.out" 2>&1 && grep -qF "top-k 20 (logits below the likeliest 20's smallest set to -inf), greedy" "$tmp/params.out" ||
+    fail "the command line over Ollama's params: $(head -5 "$tmp/params.out")"
+count=$((count + 1))
+OLLAMA_MODELS="$tmp/ollama" "$bin" --print --model withparams -s "the cat sat on the mat and the dog sat on the log" \
+    >"$tmp/params.out" 2>&1
+[ $? -eq 2 ] && grep -qF "withparams:latest reads at most 8 (num_ctx in Ollama's params)" "$tmp/params.out" ||
+    fail "num_ctx of Ollama's params: $(cat "$tmp/params.out")"
 # LM Studio's publisher/model, under either of its folders: the folder's one GGUF, or the
 # quantizations named when there are several.
 mkdir -p "$tmp/home/.cache/lm-studio/models/pub/tiny-GGUF"

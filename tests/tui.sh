@@ -337,6 +337,25 @@ wait_screen "the end token (config.json's eos_token_id)" 2400 ||
 t send-keys q
 restored "write: q after the end token" 0 2400
 
+# 20d. An Ollama model's params are said on screen when the view opens (issue 50, item 9).
+mkdir -p "$tmp/ollama/manifests/registry.ollama.ai/library/withparams" "$tmp/ollama/blobs"
+printf '{"temperature":0.6,"top_k":20}' >"$tmp/ollama/params.json"
+ohex=$(sha256sum "$srcdir/tests/fixtures/llama/qwen3-tok-gguf/model.gguf" | cut -c1-64)
+phex=$(sha256sum "$tmp/ollama/params.json" | cut -c1-64)
+cp "$srcdir/tests/fixtures/llama/qwen3-tok-gguf/model.gguf" "$tmp/ollama/blobs/sha256-$ohex"
+cp "$tmp/ollama/params.json" "$tmp/ollama/blobs/sha256-$phex"
+printf '{"layers":[{"mediaType":"application/vnd.ollama.image.model","digest":"sha256:%s"},{"mediaType":"application/vnd.ollama.image.params","digest":"sha256:%s"}]}' \
+    "$ohex" "$phex" >"$tmp/ollama/manifests/registry.ollama.ai/library/withparams/latest"
+TUI_ENV="LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color OLLAMA_MODELS=$tmp/ollama" \
+    start 120 30 --model withparams -s cat
+checks=$((checks + 1))
+wait_screen "Ollama's params for withparams:latest: temperature 0.6 top_k 20" 2400 ||
+    { fail "ollama: the params were not said:"; screen; }
+checks=$((checks + 1))
+wait_screen "j:sample T 0.6 y:top-k 20" 2400 || { fail "ollama: the knobs are not the params':"; screen; }
+t send-keys q
+restored "ollama: q" 0 2400
+
 # 21. A model writing in a real terminal: --generate opens on the text written,
 # A keeps writing a token a frame until Esc (waited for on the screen, a
 # state), what was written stays, Backspace takes a token back, q restores

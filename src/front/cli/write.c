@@ -9,6 +9,7 @@
 #include "attnscope/base/status.h"
 #include "attnscope/base/utf8.h"
 #include "attnscope/files/csvio.h"
+#include "attnscope/pipeline/knob.h"
 #include "front/cli/write.h"
 
 void
@@ -22,6 +23,19 @@ write_options_of(const struct attention_config *cfg, const struct generate_end *
     o->seed = cfg->seed;
     if (end != NULL)
         o->end = *end;
+}
+
+void
+write_take_params(struct cli_options *o, const struct model *m)
+{
+    const struct model_params *p = &m->params;
+
+    if (p->has_temperature && !(o->knobs_given & ((uint64_t)1 << KNOB_SAMPLE_TEMPERATURE)))
+        o->cfg.sample_temperature = p->temperature;
+    if (p->has_top_k && !(o->knobs_given & ((uint64_t)1 << KNOB_TOP_K)))
+        o->cfg.top_k = p->top_k;
+    if (p->has_top_p && !(o->knobs_given & ((uint64_t)1 << KNOB_TOP_P)))
+        o->cfg.top_p = p->top_p;
 }
 
 enum attn_status

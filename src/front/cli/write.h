@@ -23,6 +23,12 @@ void write_options_of(const struct attention_config *cfg, const struct generate_
  * and eot; none for the book's .pth), end->from naming which.  ATTN_EVALUE
  * naming the option when no token is so spelled or the id is past the head.
  */
+/*
+ * An Ollama model's params (m->params) as the writing's defaults: its
+ * temperature, top_k and top_p where the command line gave none.
+ */
+void write_take_params(struct cli_options *o, const struct model *m);
+
 enum attn_status write_end_of(const struct write_eos *asked, const struct model *m,
                               struct generate_end *end, struct attn_error *err);
 

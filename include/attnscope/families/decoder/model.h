@@ -35,6 +35,22 @@ struct model_options {
     bool verify;         /* --verify: an Ollama blob hashed against its sha256-HEX name first */
 };
 
+/*
+ * The settings an Ollama model's params layer gives (its Modelfile's
+ * PARAMETER lines): the defaults of the writing for that model, which the
+ * command line overrides.  Each has_* says whether the layer names it.
+ */
+#define MODEL_STOP_MAX 4
+struct model_params {
+    bool has_temperature, has_top_k, has_top_p;
+    double temperature, top_p;
+    int top_k;
+    int num_ctx;                          /* 0: not given */
+    char stop[MODEL_STOP_MAX][64];        /* the stop strings */
+    int n_stop;
+    char from[MODEL_PATH_MAX + 100];      /* the params blob, or "": none */
+};
+
 struct model {
     char dir[MODEL_PATH_MAX];     /* the folder read (a weights file's own folder) */
     char weights[MODEL_PATH_MAX]; /* the weights file named, or "": the folder's */
@@ -56,6 +72,7 @@ struct model {
     struct decoder_model dec; /* the decoder its files describe (architecture.h reads it) */
     struct bpe bpe;
     int eot;                  /* <|endoftext|>'s id, or -1 when the vocabulary lacks it */
+    struct model_params params; /* Ollama's params layer (model_place's), from empty */
 };
 
 /*
@@ -83,6 +100,7 @@ struct model_place {
      * here that is not a model gives way to the cached one.
      */
     char note[512];
+    struct model_params params; /* an Ollama model's params layer, if any */
 };
 
 enum attn_status model_locate(const char *what, struct model_place *where,

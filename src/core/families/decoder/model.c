@@ -798,6 +798,66 @@ model_token_find(const struct model *m, const char *text)
 }
 
 /*
+ * An Ollama model's params layer (m->params), the part the model itself
+ * takes: its stop strings that are one token each end the writing beside
+ * the file's own end tokens (as Ollama stops at both), num_ctx shortens the
+ * context; said in m->note with the sampling settings the front end takes
+ * as the writing's defaults (the command line wins).
+ */
+static void
+take_params(struct model *m)
+{
+    struct model_params *p = &m->params;
+    struct decoder_model *d = &m->dec;
+    size_t at = strlen(m->note);
+    char num[32];
+    bool stops = false;
+
+    if (p->from[0] == '\0')
+        return;
+    attn_appendf(m->note, sizeof m->note, &at, "%sOllama's params for %.60s:", at > 0 ? "; " : "",
+                 m->name);
+    if (p->has_temperature) {
+        attn_shortest(num, sizeof num, p->temperature);
+        attn_appendf(m->note, sizeof m->note, &at, " temperature %s", num);
+    }
+    if (p->has_top_k)
+        attn_appendf(m->note, sizeof m->note, &at, " top_k %d", p->top_k);
+    if (p->has_top_p) {
+        attn_shortest(num, sizeof num, p->top_p);
+        attn_appendf(m->note, sizeof m->note, &at, " top_p %s", num);
+    }
+    for (int i = 0; i < p->n_stop; i++) {
+        const int id = model_token_find(m, p->stop[i]);
+        char shown[160];
+        attn_escape_text(shown, sizeof shown, p->stop[i]);
+        attn_appendf(m->note, sizeof m->note, &at, "%s%s%s", i == 0 ? " stop " : ", ", shown,
+                     id < 0 ? " (not one token: not taken)" : "");
+        if (id < 0 || id >= d->cfg.vocab_size || d->n_end_tokens == DECODER_END_MAX)
+            continue;
+        for (int k = 0; k < d->n_end_tokens; k++)
+            if (d->end_tokens[k] == id)
+                goto next;
+        d->end_tokens[d->n_end_tokens++] = id;
+        stops = true;
+    next:;
+    }
+    if (stops) {
+        size_t e = strlen(d->end_from);
+        attn_appendf(d->end_from, sizeof d->end_from, &e, "%sthe stop of Ollama's params",
+                     e > 0 ? " and " : "");
+    }
+    if (p->num_ctx > 0) {
+        attn_appendf(m->note, sizeof m->note, &at, " num_ctx %d", p->num_ctx);
+        if (p->num_ctx < d->cfg.n_positions) {
+            d->cfg.n_positions = p->num_ctx;
+            snprintf(d->context_from, sizeof d->context_from, "num_ctx in Ollama's params");
+        }
+    }
+    attn_appendf(m->note, sizeof m->note, &at, " (the command line wins)");
+}
+
+/*
  * --verify: weights named by their SHA-256 (an Ollama blob, sha256-HEX)
  * hashed and compared with the name; a file not so named is refused (there
  * is nothing to check it against).
@@ -844,6 +904,7 @@ model_open(struct model *m, const char *what, const struct model_options *o,
         memcpy(m->weights, place.weights, sizeof m->weights);
         memcpy(m->name, place.name, sizeof m->name);
         memcpy(m->note, place.note, sizeof m->note);
+        m->params = place.params;
     }
     /*
      * The tokenizer first: its JSON tree (a hundred megabytes for GPT-2's
@@ -910,6 +971,7 @@ model_open(struct model *m, const char *what, const struct model_options *o,
         model_close(m);
         return rc;
     }
+    take_params(m);
     return ATTN_OK;
 }
 

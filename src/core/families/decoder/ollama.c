@@ -71,9 +71,9 @@ roots(char out[3][MODEL_PATH_MAX])
     return n;
 }
 
-/* The manifest's model layer's digest (64 hex digits after "sha256:"), into hex. */
+/* The manifest's layer of that media type's digest (64 hex digits after "sha256:"), into hex. */
 static bool
-model_digest(json_t *manifest, char hex[65])
+layer_digest(json_t *manifest, const char *media, char hex[65])
 {
     json_t *layers = json_object_get(manifest, "layers");
 
@@ -81,7 +81,7 @@ model_digest(json_t *manifest, char hex[65])
         json_t *l = json_array_get(layers, i);
         const char *type = json_string_value(json_object_get(l, "mediaType"));
         const char *digest = json_string_value(json_object_get(l, "digest"));
-        if (type == NULL || digest == NULL || strcmp(type, "application/vnd.ollama.image.model") != 0)
+        if (type == NULL || digest == NULL || strcmp(type, media) != 0)
             continue;
         if (strncmp(digest, "sha256:", 7) != 0 || strlen(digest) != 7 + 64 ||
             strspn(digest + 7, "0123456789abcdef") != 64)
@@ -90,6 +90,83 @@ model_digest(json_t *manifest, char hex[65])
         return true;
     }
     return false;
+}
+
+/* A number of the params JSON: a JSON number within [lo, hi]; false when absent. */
+static int
+param_number(json_t *root, const char *key, double lo, double hi, double *v, const char *path,
+             struct attn_error *err)
+{
+    json_t *j = json_object_get(root, key);
+
+    if (j == NULL || json_is_null(j))
+        return 0;
+    if (!json_is_number(j) || json_number_value(j) < lo || json_number_value(j) > hi) {
+        attn_fail(err, ATTN_EPARSE, "%s: %s: give a number from %g to %g", path, key, lo, hi);
+        return -1;
+    }
+    *v = json_number_value(j);
+    return 1;
+}
+
+/*
+ * The params blob (blobs/sha256-HEX, a JSON object) into p: temperature,
+ * top_k, top_p, num_ctx and stop (a string or a list of them) are the
+ * writing's; the other settings (repeat_penalty, min_p ...) attnscope's
+ * sampler has not, and are left.  0, or -1 with err naming the file and key.
+ */
+static int
+read_params(const char *root_dir, const char *hex, struct model_params *p, struct attn_error *err)
+{
+    char path[MODEL_PATH_MAX + 100];
+    json_t *root, *stop;
+    double v;
+    int got;
+
+    memset(p, 0, sizeof *p);
+    if (snprintf(path, sizeof path, "%s/blobs/sha256-%s", root_dir, hex) >= (int)sizeof path)
+        return 0;
+    if ((root = jsonfile_load(path, JSONFILE_CONFIG_MAX, err)) == NULL)
+        return -1;
+    if (!json_is_object(root)) {
+        json_decref(root);
+        attn_fail(err, ATTN_EPARSE, "%s: not an object of parameters (an Ollama params layer)",
+                  path);
+        return -1;
+    }
+    if ((got = param_number(root, "temperature", 0.0, 100.0, &p->temperature, path, err)) < 0)
+        goto bad;
+    p->has_temperature = got == 1;
+    if ((got = param_number(root, "top_p", 0.0, 1.0, &p->top_p, path, err)) < 0)
+        goto bad;
+    /* (top_p 0 and top_k 0 are Ollama's "off") */
+    p->has_top_p = got == 1 && p->top_p > 0.0;
+    if ((got = param_number(root, "top_k", 0.0, 1 << 24, &v, path, err)) < 0)
+        goto bad;
+    p->top_k = (int)v;
+    p->has_top_k = got == 1 && p->top_k > 0;
+    if ((got = param_number(root, "num_ctx", 0.0, 1 << 24, &v, path, err)) < 0)
+        goto bad;
+    p->num_ctx = got == 1 ? (int)v : 0;
+    stop = json_object_get(root, "stop");
+    for (size_t i = 0; stop != NULL && !json_is_null(stop) &&
+                       i < (json_is_array(stop) ? json_array_size(stop) : 1);
+         i++) {
+        const char *s = json_string_value(json_is_array(stop) ? json_array_get(stop, i) : stop);
+        if (s == NULL || s[0] == '\0' || strlen(s) >= sizeof p->stop[0] || p->n_stop == MODEL_STOP_MAX) {
+            attn_fail(err, ATTN_EPARSE, "%s: stop: give at most %d strings of at most %zu bytes",
+                      path, MODEL_STOP_MAX, sizeof p->stop[0] - 1);
+            goto bad;
+        }
+        snprintf(p->stop[p->n_stop++], sizeof p->stop[0], "%s", s);
+    }
+    json_decref(root);
+    snprintf(p->from, sizeof p->from, "%s", path);
+    return 0;
+bad:
+    json_decref(root);
+    memset(p, 0, sizeof *p);
+    return -1;
 }
 
 int
@@ -102,7 +179,7 @@ model_ollama(const char *what, struct model_place *where, struct attn_error *err
     if (!parse_name(what, host, ns, name, tag, sizeof host))
         return 1;
     for (int r = 0; r < n; r++) {
-        char manifest[MODEL_PATH_MAX + 1200], blob[MODEL_PATH_MAX + 100], hex[65];
+        char manifest[MODEL_PATH_MAX + 1200], blob[MODEL_PATH_MAX + 100], hex[65], phex[65];
         struct stat sb;
         json_t *root;
         if (snprintf(manifest, sizeof manifest, "%s/manifests/%s/%s/%s/%s", dirs[r], host, ns,
@@ -111,12 +188,18 @@ model_ollama(const char *what, struct model_place *where, struct attn_error *err
             continue;
         if ((root = jsonfile_load(manifest, JSONFILE_CONFIG_MAX, err)) == NULL)
             return -1;
-        if (!model_digest(root, hex)) {
+        if (!layer_digest(root, "application/vnd.ollama.image.model", hex)) {
             json_decref(root);
             attn_fail(err, ATTN_EPARSE,
                       "%s: no layer of media type application/vnd.ollama.image.model with a "
                       "sha256 digest: not an Ollama model's manifest",
                       manifest);
+            return -1;
+        }
+        /* Its params layer (the Modelfile's PARAMETER lines), when it has one. */
+        if (layer_digest(root, "application/vnd.ollama.image.params", phex) &&
+            read_params(dirs[r], phex, &where->params, err) != 0) {
+            json_decref(root);
             return -1;
         }
         json_decref(root);
