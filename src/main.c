@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -523,7 +524,28 @@ run_model(const struct cli_options *given, const char *sentence)
     memset(&src, 0, sizeof src);
     src.sentence = sentence;
     src.bos = o->bos;
-    if (!o->sentence_given && o->sentence_file == NULL && m.example[0] != '\0') {
+    if (o->chat != NULL) {
+        /* The message in the model's own template: the template says what comes first. */
+        static char *chat_text;
+        const char *kind = NULL;
+        char date[32];
+        time_t now = time(NULL);
+        struct tm tm;
+        strftime(date, sizeof date, "%d %b %Y", localtime_r(&now, &tm));
+        chat_text = model_chat(&m, o->chat, date, &kind, &err);
+        if (chat_text == NULL) {
+            model_close(&m);
+            return die(err.status == ATTN_EVALUE ? EXIT_USAGE : EXIT_INPUT, err.msg);
+        }
+        src.sentence = chat_text;
+        src.bos = false;
+        attn_fail_text(m.chat_used, sizeof m.chat_used,
+                       "chat: the message in the %s chat template (%s), the assistant's turn "
+                       "begun", kind, m.chat_from);
+        if (m.note[0] == '\0')
+            snprintf(m.note, sizeof m.note, "%s", m.chat_used);
+    }
+    if (o->chat == NULL && !o->sentence_given && o->sentence_file == NULL && m.example[0] != '\0') {
         /* No text given: the model's own example (its attnscope.json), not the book's sentence. */
         src.sentence = m.example;
         src.bos = o->bos || m.example_bos;

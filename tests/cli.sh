@@ -758,6 +758,31 @@ OLLAMA_MODELS="$tmp/ollama" "$bin" --print --model withparams -s "the cat sat on
     >"$tmp/params.out" 2>&1
 [ $? -eq 2 ] && grep -qF "withparams:latest reads at most 8 (num_ctx in Ollama's params)" "$tmp/params.out" ||
     fail "num_ctx of Ollama's params: $(cat "$tmp/params.out")"
+# --chat (issue 50, item 8): the message in the model's own template (a folder's
+# chat_template.jinja or tokenizer_config.json's chat_template, a GGUF's), the header saying
+# which; no template, an unknown one, and --chat beside -s refused by name.
+mkdir -p "$tmp/chat"
+for f in config.json model.safetensors tokenizer.json; do cp "$src/samples/models/minillama/$f" "$tmp/chat/"; done
+cp "$src/tests/fixtures/chat/qwen3.jinja" "$tmp/chat/chat_template.jinja"
+count=$((count + 1))
+"$bin" --print --stage tokens --model "$tmp/chat" --chat "cat map" >"$tmp/chat.out" 2>&1 &&
+    grep -qF "  chat: the message in the ChatML chat template (chat_template.jinja), the assistant's turn begun" "$tmp/chat.out" &&
+    [ "$(grep -c '^ *[0-9]* *[0-9]*  \(cat\|·map\)$' "$tmp/chat.out")" -eq 2 ] ||
+    fail "--chat with chat_template.jinja: $(head -12 "$tmp/chat.out")"
+rm "$tmp/chat/chat_template.jinja"
+printf '{"chat_template": "{{ bos_token }}{%% for m in messages %%}<start_of_turn>{{ m.role }}\\n{{ m.content | trim }}<end_of_turn>\\n{%% endfor %%}<start_of_turn>model\\n", "bos_token": "<|endoftext|>"}' \
+    >"$tmp/chat/tokenizer_config.json"
+count=$((count + 1))
+"$bin" --print --stage tokens --model "$tmp/chat" --chat "cat" >"$tmp/chat.out" 2>&1 &&
+    grep -qF "  chat: the message in the Gemma chat template (tokenizer_config.json's chat_template)" "$tmp/chat.out" &&
+    grep -q '^ *0 *519  <|endoftext|>$' "$tmp/chat.out" ||
+    fail "--chat with tokenizer_config.json: $(head -12 "$tmp/chat.out")"
+printf '{"chat_template": "{%% for m in messages %%}### {{ m.role }}: {{ m.content }}{%% endfor %%}"}' >"$tmp/chat/tokenizer_config.json"
+expect 2 "--chat: chat's tokenizer_config.json's chat_template: a chat template of no family attnscope knows (it knows ChatML" -- --print --model "$tmp/chat" --chat hi
+rm "$tmp/chat/tokenizer_config.json"
+expect 2 "--chat: chat has no chat template" -- --print --model "$tmp/chat" --chat hi
+expect 2 "--chat and --sentence: choose one" -- --print --model "$tmp/chat" --chat hi -s hello
+expect 2 "--chat is a trained model's (--model)" -- --print --chat hi
 # LM Studio's publisher/model, under either of its folders: the folder's one GGUF, or the
 # quantizations named when there are several.
 mkdir -p "$tmp/home/.cache/lm-studio/models/pub/tiny-GGUF"

@@ -22,7 +22,7 @@ enum { GE_U32 = 4, GE_I32 = 5, GE_F32 = 6, GE_BOOL = 7, GE_STRING = 8, GE_F64 = 
 /* One value to write: its type and its bytes (a string's without its length). */
 struct ge_value {
     int type; /* -1: remove the key */
-    unsigned char bytes[64];
+    unsigned char bytes[256];
     size_t len;
 };
 

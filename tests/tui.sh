@@ -356,6 +356,22 @@ wait_screen "j:sample T 0.6 y:top-k 20" 2400 || { fail "ollama: the knobs are no
 t send-keys q
 restored "ollama: q" 0 2400
 
+# 20e. :chat in the view (issue 50, item 8): the message in the model's chat template
+# becomes the text, said with the template's family.
+mkdir -p "$tmp/chat"
+for f in config.json model.safetensors tokenizer.json; do cp "$srcdir/samples/models/minillama/$f" "$tmp/chat/"; done
+cp "$srcdir/tests/fixtures/chat/qwen3.jinja" "$tmp/chat/chat_template.jinja"
+start 120 30 --model "$tmp/chat" -s cat
+t send-keys :
+t send-keys 'chat cat map' Enter
+checks=$((checks + 1))
+wait_screen "chat: the message in the ChatML chat template (chat_template.jinja)" 2400 ||
+    { fail "chat: :chat was not said:"; screen; }
+checks=$((checks + 1))
+wait_screen "sentence: < | i m _ s t art | > us e r" 2400 || { fail "chat: the text is not the turn:"; screen; }
+t send-keys q
+restored "chat: q" 0 2400
+
 # 21. A model writing in a real terminal: --generate opens on the text written,
 # A keeps writing a token a frame until Esc (waited for on the screen, a
 # state), what was written stays, Backspace takes a token back, q restores

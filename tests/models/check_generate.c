@@ -486,6 +486,29 @@ START_TEST(a_models_files_name_its_end_tokens)
     ck_assert_str_eq(m.dec.end_from,
                      "its GGUF's tokenizer.ggml.eos_token_id and tokenizer.ggml.eot_token_id");
     model_close(&m);
+    /* its chat template too (issue 50, item 8): tokenizer.chat_template, said from where */
+    {
+        const char *kind = NULL;
+        char *turn;
+        char chatted[4608];
+        snprintf(chatted, sizeof chatted, "%s/chat.gguf", tmp);
+        gguf_edit(path, chatted, "tokenizer.chat_template",
+                  ge_string("{% for m in messages %}<|start_header_id|>{{ m.role }}"
+                            "<|end_header_id|>\n\n{{ m.content | trim }}<|eot_id|>{% endfor %}"));
+        ck_assert_msg(model_open(&m, chatted, NULL, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_str_eq(m.chat_from, "its GGUF's tokenizer.chat_template");
+        turn = model_chat(&m, " cat ", "1 Jan 2026", &kind, &err);
+        ck_assert_msg(turn != NULL, "%s", err.msg);
+        ck_assert_str_eq(kind, "Llama 3");
+        ck_assert_str_eq(turn, "<|start_header_id|>user<|end_header_id|>\n\ncat<|eot_id|>"
+                               "<|start_header_id|>assistant<|end_header_id|>\n\n");
+        free(turn);
+        model_close(&m);
+        ck_assert_msg(model_open(&m, path, NULL, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_ptr_null(model_chat(&m, "cat", "", &kind, &err));
+        ck_assert_msg(strstr(err.msg, "has no chat template") != NULL, "%s", err.msg);
+        model_close(&m);
+    }
     /* the book's .pth: none, as the book's generate */
     ck_assert_msg(model_open(&m, test_path("samples/models/chapter5/model.pth"), &mo, &err) ==
                       ATTN_OK, "%s", err.msg);

@@ -45,6 +45,8 @@ void tokjson_destroy(struct tokjson *t);
 
 /* Whether t leaves the text as it is (bpe_spells_back). */
 bool tokjson_keeps_text(const struct tokjson *t);
+/* The id t's post-processor puts before every text (a BOS template's), or -1. */
+int tokjson_first_id(const struct tokjson *t);
 
 /*
  * The pieces t's pre-tokenizers cut text (len bytes, already normalized,

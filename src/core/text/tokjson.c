@@ -465,6 +465,12 @@ encode_stretch(const struct bpe *b, const struct tokjson *t, const char *s, size
     return rc;
 }
 
+int
+tokjson_first_id(const struct tokjson *t)
+{
+    return t != NULL && t->prefixes > 0 ? t->prefix[0] : -1;
+}
+
 enum attn_status
 tokjson_encode(const struct bpe *b, const struct tokjson *t, const char *text, size_t len,
                int max_tokens, int **ids, int *count, struct attn_error *err)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "attnscope/families/decoder/model_export.h"
 #include "attnscope/pipeline/export.h"
@@ -384,6 +385,49 @@ app_turn(struct app *a, const struct knob *k, int dir)
 }
 
 /*
+ * :chat TEXT: the text as one user message in the model's chat template
+ * (model_chat), with the assistant's turn begun, shown in place of the
+ * text.  -1 (said why) without a model, a template, or a known one.
+ */
+static int
+app_chat(struct app *a, const char *text)
+{
+    struct attn_error err;
+    const char *kind = NULL;
+    const bool bos = a->bos;
+    char date[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    char *turn;
+
+    if (a->model == NULL) {
+        app_complain(a, "chat is a trained model's (--model): the book's classes have no chat "
+                        "template");
+        return -1;
+    }
+    if (text[0] == '\0') {
+        app_complain(a, "chat takes the message: chat What is attention?");
+        return -1;
+    }
+    strftime(date, sizeof date, "%d %b %Y", localtime_r(&now, &tm));
+    turn = model_chat(a->model, text, date, &kind, &err);
+    if (turn == NULL) {
+        app_complain(a, strncmp(err.msg, "--", 2) == 0 ? err.msg + 2 : err.msg);
+        return -1;
+    }
+    a->bos = false; /* (the template says what comes first) */
+    if (app_rebuild(a, &a->cfg, turn) != 0) {
+        a->bos = bos;
+        free(turn);
+        return -1;
+    }
+    free(turn);
+    app_say(a, "chat: the message in the %s chat template (%s), the assistant's turn begun: G "
+               "writes the answer", kind, a->model->chat_from);
+    return 0;
+}
+
+/*
  * A knob set to a typed value, as its command-line option takes it
  * ("seed 789", "temperature 0.5", "--dropout 0.1", "mask off"): the
  * knob's own parser, then the same rebuild as its keys.  Returns -1 (said
@@ -404,8 +448,9 @@ app_set_knob(struct app *a, const char *line)
         at++;
     len = strcspn(at, " =");
     if (len == 0 || len >= sizeof name) {
-        app_complain(a, "type a knob and its value (seed 789, temperature 0.5, mask off) or where "
-                        "to go (5.1, stage weights, query it); Esc cancels");
+        app_complain(a, "type a knob and its value (seed 789, temperature 0.5, mask off), where "
+                        "to go (5.1, stage weights, query it) or a chat message (chat Hi); Esc "
+                        "cancels");
         return -1;
     }
     memcpy(name, at, len);
@@ -415,6 +460,9 @@ app_set_knob(struct app *a, const char *line)
     snprintf(value, sizeof value, "%s", at);
     for (size_t e = strlen(value); e > 0 && value[e - 1] == ' '; e--)
         value[e - 1] = '\0';
+    /* Or a message in the model's chat template, as --chat: the text becomes the turn. */
+    if (strcmp(name, "chat") == 0)
+        return app_chat(a, value);
     /* Or where to look, as the command line says it: head 5.1 (or 5.1 alone), stage, view, query. */
     {
         struct app_start to = { NULL, NULL, NULL, NULL };

@@ -362,7 +362,8 @@ static const struct app_binding stage[] = {
       NULL, 0, log_scale },
     { { ':' }, ":", "set a knob to a value typed as its option takes it (seed 789, temperature 0.5), "
                     "or go to a head (5.1), a stage (stage weights.h2), a screen (view map) or a "
-                    "query (query it)",
+                    "query (query it); with --model, chat TEXT puts a message in its chat "
+                    "template",
       NULL, 0, edit_knob },
     { { 0 }, app_knobs_here, NULL, NULL, 0, NULL },
     { { 'x', 'X' }, "x X", "export this stage / every stage to CSV", "x export", 8,

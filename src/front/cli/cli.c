@@ -48,6 +48,7 @@ enum {
     OPT_QUERY,
     OPT_GENERATE,
     OPT_EOS,
+    OPT_CHAT,
     OPT_KNOB /* + 2 * knob + option: the knobs' options */
 };
 
@@ -66,6 +67,10 @@ static const struct plain_option plain_options[] = {
     { "sentence", 's', 's', "TEXT", GROUP_INPUT, "the sentence (default \"" CLI_DEFAULT_SENTENCE "\")" },
     { "sentence-file", 'f', 'f', "FILE", GROUP_INPUT,
       "read the sentence from FILE (- for standard input; one final newline is dropped)" },
+    { "chat", 0, OPT_CHAT, "TEXT", GROUP_INPUT,
+      "with --model: the text as one user message in the model's own chat template (ChatML, "
+      "Llama 3, Gemma, Phi, Olmo 2, Mistral), with the assistant's turn begun, as Hugging "
+      "Face's apply_chat_template makes it" },
     { "source", 0, OPT_SOURCE, "TEXT", GROUP_INPUT,
       "cross-attention: queries from the sentence (the target), keys and values from TEXT (the "
       "source); no mask" },
@@ -469,6 +474,7 @@ plain_option(struct cli_options *o, int c, const char *arg, char **argv, char *e
         { OPT_HEAD, offsetof(struct cli_options, head), false },
         { OPT_VIEW, offsetof(struct cli_options, view), false },
         { OPT_QUERY, offsetof(struct cli_options, query), false },
+        { OPT_CHAT, offsetof(struct cli_options, chat), false },
         { OPT_BOS, offsetof(struct cli_options, bos), true },
         { OPT_VERIFY, offsetof(struct cli_options, verify), true },
         { OPT_MONO, offsetof(struct cli_options, mono), true },
@@ -646,6 +652,16 @@ check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
                                                : "--qkv");
     if (o->sentence_file != NULL && o->sentence_given)
         return attn_fail_text(err, err_size, "--sentence and --sentence-file: choose one");
+    if (o->chat != NULL && (o->sentence_given || o->sentence_file != NULL))
+        return attn_fail_text(err, err_size, "--chat and --%s: choose one (--chat is the text)",
+                              o->sentence_given ? "sentence" : "sentence-file");
+    if (o->chat != NULL && o->model == NULL)
+        return attn_fail_text(err, err_size,
+                              "--chat is a trained model's (--model): the book's classes have no "
+                              "chat template");
+    if (o->chat != NULL && o->walkthrough != NULL)
+        return attn_fail_text(err, err_size, "--walkthrough: each step gives its own inputs; "
+                                             "drop --chat");
     if (o->source != NULL && o->source_file != NULL)
         return attn_fail_text(err, err_size, "--source and --source-file: choose one");
     if (o->source_embeddings != NULL && o->source == NULL && o->source_file == NULL)

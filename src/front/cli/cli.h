@@ -50,6 +50,7 @@ struct cli_options {
     uint64_t knobs_given;            /* bit k: an option set knob k (enum knob_id) */
     bool sentence_given;             /* -s was given */
     const char *sentence_file;       /* -f: the text from a file ("-": standard input), or NULL */
+    const char *chat;                /* --chat TEXT: a user message in the model's template */
     const char *source;              /* --source: cross-attention's source sentence, or NULL */
     const char *source_file;         /* --source-file: the source from a file, or NULL */
     const char *source_embeddings;   /* --source-embeddings: the source's vocabulary CSV, or NULL */

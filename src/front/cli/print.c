@@ -667,6 +667,8 @@ print_model_header(FILE *out, const struct pipeline *p, const struct family_deco
         fprintf(out, "  Hugging Face's names: ln1 is h.L.ln_1, queries, keys and values attn.c_attn, "
                      "output attn.c_proj, fc and mlp mlp.c_fc and c_proj\n");
     }
+    if (g->model->chat_used[0] != '\0')
+        fprintf(out, "  %s\n", g->model->chat_used);
     if (g->ablated_heads > 0)
         fprintf(out, "  %d head%s ablated (--ablate): %s context zeroed before c_proj\n",
                 g->ablated_heads, g->ablated_heads == 1 ? "" : "s",

@@ -73,7 +73,26 @@ struct model {
     struct bpe bpe;
     int eot;                  /* <|endoftext|>'s id, or -1 when the vocabulary lacks it */
     struct model_params params; /* Ollama's params layer (model_place's), from empty */
+    /*
+     * Its chat template, or NULL: chat_template.jinja, tokenizer_config.json's
+     * chat_template, a GGUF's tokenizer.chat_template, Ollama's template
+     * layer (chat_from names which); chat_bos the bos_token text it puts first.
+     */
+    char *chat_template;
+    char chat_from[160];
+    char chat_bos[64];
+    char chat_used[256]; /* what --chat wrapped the text in ("chat: the message in ..."), or "" */
 };
+
+/*
+ * text as one user message in m's chat template (chat.h) with the
+ * generation prompt, its bos_token left to the tokenizer when the tokenizer
+ * puts it first itself; *kind the template's family.  A string the caller
+ * frees; NULL with err set when m has no template or one of no family
+ * attnscope knows.  date: what Llama 3.1's system block names.
+ */
+char *model_chat(const struct model *m, const char *text, const char *date, const char **kind,
+                 struct attn_error *err);
 
 /*
  * The folder what names: what itself when it is a folder; the file's own
@@ -101,6 +120,7 @@ struct model_place {
      */
     char note[512];
     struct model_params params; /* an Ollama model's params layer, if any */
+    char template_path[MODEL_PATH_MAX + 100]; /* an Ollama model's template layer, or "" */
 };
 
 enum attn_status model_locate(const char *what, struct model_place *where,

@@ -21,6 +21,8 @@
 #include "attnscope/files/gguf.h"
 #include "attnscope/files/tensors.h"
 #include "attnscope/files/jsonfile.h"
+#include "attnscope/text/chat.h"
+#include "attnscope/text/tokjson.h"
 
 /* a and b (and c) into out, or false when they do not fit. */
 static bool
@@ -797,6 +799,118 @@ model_token_find(const struct model *m, const char *text)
     return -1;
 }
 
+/* tokenizer_config.json's bos_token (a string, or an added token's {"content": ...}) into m. */
+static void
+config_bos(struct model *m, json_t *config)
+{
+    json_t *bos = json_object_get(config, "bos_token");
+    const char *s = json_is_string(bos) ? json_string_value(bos)
+                                         : json_string_value(json_object_get(bos, "content"));
+
+    if (s != NULL)
+        snprintf(m->chat_bos, sizeof m->chat_bos, "%s", s);
+}
+
+/*
+ * m's chat template, if its files have one: Ollama's template layer
+ * (ollama, a blob's path, or ""), a GGUF's tokenizer.chat_template, a
+ * folder's chat_template.jinja, or tokenizer_config.json's chat_template
+ * (a string, or a list of named ones: "default" or the first).  And the
+ * bos_token text it puts first.  None is no error (--chat says so); 0, or
+ * -1 with err set when a file is damaged.
+ */
+static int
+read_chat_template(struct model *m, const char *ollama, struct attn_error *err)
+{
+    char path[MODEL_PATH_MAX + 64];
+    size_t len = 0;
+    const char *weights = m->weights[0] != '\0' ? m->weights : NULL;
+
+    if (m->dec.bos_token >= 0 && m->dec.bos_token < m->bpe.vocab_size &&
+        m->bpe.token[m->dec.bos_token] != NULL)
+        snprintf(m->chat_bos, sizeof m->chat_bos, "%s", m->bpe.token[m->dec.bos_token]);
+    if (ollama[0] != '\0') {
+        if (fileio_read_all(ollama, JSONFILE_CONFIG_MAX, &m->chat_template, &len, err) != ATTN_OK)
+            return -1;
+        snprintf(m->chat_from, sizeof m->chat_from, "Ollama's template layer");
+        return 0;
+    }
+    if (weights != NULL && gguf_file_is(weights)) {
+        struct gguf g;
+        const char *s;
+        if (gguf_open(&g, weights, err) != ATTN_OK)
+            return -1;
+        s = gguf_string(&g, "tokenizer.chat_template");
+        m->chat_template = s != NULL ? strdup(s) : NULL;
+        gguf_close(&g);
+        if (s != NULL && m->chat_template == NULL)
+            return attn_fail(err, ATTN_ENOMEM, "out of memory"), -1;
+        snprintf(m->chat_from, sizeof m->chat_from, "its GGUF's tokenizer.chat_template");
+        return 0;
+    }
+    snprintf(path, sizeof path, "%s/chat_template.jinja", m->dir);
+    if (access(path, F_OK) == 0) {
+        if (fileio_read_all(path, JSONFILE_CONFIG_MAX, &m->chat_template, &len, err) != ATTN_OK)
+            return -1;
+        snprintf(m->chat_from, sizeof m->chat_from, "chat_template.jinja");
+    }
+    snprintf(path, sizeof path, "%s/tokenizer_config.json", m->dir);
+    if (access(path, F_OK) == 0) {
+        json_t *config = jsonfile_load(path, JSONFILE_VOCAB_MAX, err), *ct;
+        const char *s = NULL;
+        if (config == NULL)
+            return -1;
+        config_bos(m, config);
+        ct = json_object_get(config, "chat_template");
+        if (json_is_string(ct))
+            s = json_string_value(ct);
+        for (size_t i = 0; json_is_array(ct) && i < json_array_size(ct); i++) {
+            json_t *one = json_array_get(ct, i);
+            const char *name = json_string_value(json_object_get(one, "name"));
+            if (s == NULL || (name != NULL && strcmp(name, "default") == 0))
+                s = json_string_value(json_object_get(one, "template"));
+        }
+        if (s != NULL && m->chat_template == NULL) {
+            if ((m->chat_template = strdup(s)) == NULL) {
+                json_decref(config);
+                return attn_fail(err, ATTN_ENOMEM, "out of memory"), -1;
+            }
+            snprintf(m->chat_from, sizeof m->chat_from, "tokenizer_config.json's chat_template");
+        }
+        json_decref(config);
+    }
+    return 0;
+}
+
+char *
+model_chat(const struct model *m, const char *text, const char *date, const char **kind,
+           struct attn_error *err)
+{
+    struct chat_template t;
+    char what[MODEL_PATH_MAX + 200];
+    char *out;
+
+    if (m->chat_template == NULL)
+        return attn_fail(err, ATTN_EVALUE,
+                         "--chat: %s has no chat template (no chat_template.jinja, no "
+                         "chat_template in tokenizer_config.json, none in a GGUF): it is not an "
+                         "instruction model, or its template was left behind; give the text "
+                         "with -s",
+                         m->name),
+               NULL;
+    snprintf(what, sizeof what, "--chat: %s's %s", m->name, m->chat_from);
+    if (chat_detect(m->chat_template, what, &t, err) != 0)
+        return NULL;
+    /* A tokenizer that puts the BOS first itself (Gemma's) is not given it twice. */
+    if (t.bos && m->bpe.pipeline != NULL && tokjson_first_id(m->bpe.pipeline) >= 0)
+        t.bos = false;
+    out = chat_render(&t, m->chat_bos, date, text);
+    if (out == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory"), NULL;
+    *kind = t.name;
+    return out;
+}
+
 /*
  * An Ollama model's params layer (m->params), the part the model itself
  * takes: its stop strings that are one token each end the writing beside
@@ -890,6 +1004,7 @@ model_open(struct model *m, const char *what, const struct model_options *o,
            struct attn_error *err)
 {
     char tokenizer_from[MODEL_PATH_MAX + 64];
+    char place_template[MODEL_PATH_MAX + 100];
     const struct architecture *arch;
     enum attn_status rc;
 
@@ -905,6 +1020,7 @@ model_open(struct model *m, const char *what, const struct model_options *o,
         memcpy(m->name, place.name, sizeof m->name);
         memcpy(m->note, place.note, sizeof m->note);
         m->params = place.params;
+        snprintf(place_template, sizeof place_template, "%s", place.template_path);
     }
     /*
      * The tokenizer first: its JSON tree (a hundred megabytes for GPT-2's
@@ -972,6 +1088,11 @@ model_open(struct model *m, const char *what, const struct model_options *o,
         return rc;
     }
     take_params(m);
+    if (read_chat_template(m, place_template, err) != 0) {
+        rc = err->status;
+        model_close(m);
+        return rc;
+    }
     return ATTN_OK;
 }
 
@@ -1053,6 +1174,7 @@ read_hints(struct model *m, struct attn_error *err)
 void
 model_close(struct model *m)
 {
+    free(m->chat_template);
     decoder_destroy(&m->dec);
     bpe_destroy(&m->bpe);
     memset(m, 0, sizeof *m);

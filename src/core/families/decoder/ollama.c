@@ -196,6 +196,11 @@ model_ollama(const char *what, struct model_place *where, struct attn_error *err
                       manifest);
             return -1;
         }
+        /* Its template layer (its chat template, Go's text/template), when it has one. */
+        if (layer_digest(root, "application/vnd.ollama.image.template", phex) &&
+            snprintf(where->template_path, sizeof where->template_path, "%s/blobs/sha256-%s",
+                     dirs[r], phex) >= (int)sizeof where->template_path)
+            where->template_path[0] = '\0';
         /* Its params layer (the Modelfile's PARAMETER lines), when it has one. */
         if (layer_digest(root, "application/vnd.ollama.image.params", phex) &&
             read_params(dirs[r], phex, &where->params, err) != 0) {
