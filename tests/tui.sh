@@ -356,6 +356,18 @@ wait_screen "j:sample T 0.6 y:top-k 20" 2400 || { fail "ollama: the knobs are no
 t send-keys q
 restored "ollama: q" 0 2400
 
+# 20f. A sliding model's full layer titles its mask so, beside the sliding one's (issue 50,
+# item 12): minigemma's layer 1 is full, its layer 0 slides.
+start 120 30 --model "$srcdir/samples/models/minigemma" -s cat --stage mask --head 1.0
+checks=$((checks + 1))
+wait_screen "Layer 1: Causal mask, a full layer: every key before" 2400 ||
+    { fail "full layer: the mask's title:"; screen; }
+t send-keys ,
+checks=$((checks + 1))
+wait_screen "Layer 0: Sliding-window mask: the last 4 keys" 2400 || { fail "full layer: layer 0's title:"; screen; }
+t send-keys q
+restored "full layer: q" 0 2400
+
 # 20e. :chat in the view (issue 50, item 8): the message in the model's chat template
 # becomes the text, said with the template's family.
 mkdir -p "$tmp/chat"
