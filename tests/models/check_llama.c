@@ -936,6 +936,13 @@ START_TEST(the_audit_refuses_by_name)
     refused("{\"model_type\": \"llama\", " SIZES ", \"rope_scaling\": {\"rope_type\": \"default\"}, "
             "\"rope_parameters\": {\"rope_type\": \"llama3\"}}",
             "\"rope_scaling\" (default) and \"rope_parameters\" (llama3) disagree");
+    /* One RoPE reader for every architecture (issue 51): Gemma's refuses the same file the
+       Llama reader refuses (it read linear x2 and said nothing). */
+    refused_window("{\"model_type\": \"gemma3_text\", " SIZES ", \"sliding_window\": 4, "
+                   "\"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 2}, "
+                   "\"rope_parameters\": {\"rope_type\": \"yarn\", \"factor\": 2, "
+                   "\"rope_theta\": 10000}}",
+                   "\"rope_scaling\" (linear) and \"rope_parameters\" (yarn) disagree");
 }
 END_TEST
 

@@ -205,6 +205,14 @@ enum attn_status arch_config_rope(json_t *sc, const char *path, const char *name
                                   int max_positions, struct decoder_rope_scaling *r,
                                   struct attn_error *err);
 /*
+ * Which object holds the stretch, for every architecture's reader:
+ * rope_scaling, or (transformers 5's spelling, flat) rope_parameters, into
+ * *sc (NULL: none) and *name.  Refused: rope_parameters that is not an
+ * object or null, and the two naming kinds that disagree.
+ */
+enum attn_status arch_config_rope_pick(json_t *root, const char *path, json_t **sc,
+                                       const char **name, struct attn_error *err);
+/*
  * The sizes every Hugging Face config gives (hidden_size,
  * intermediate_size, num_hidden_layers, num_attention_heads,
  * num_key_value_heads, vocab_size, max_position_embeddings, head_dim: the

@@ -39,8 +39,6 @@ void filemap_close(struct filemap *fm);
 /* The mapping's first byte and its length. */
 unsigned char *filemap_data(const struct filemap *fm);
 size_t filemap_len(const struct filemap *fm);
-/* The file's path, as given to filemap_open. */
-const char *filemap_path(const struct filemap *fm);
 
 /* Whether [p, p + bytes) lies inside fm. */
 bool filemap_holds(const struct filemap *fm, const void *p, size_t bytes);

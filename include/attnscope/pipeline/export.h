@@ -38,7 +38,7 @@ enum attn_status export_stage(const struct pipeline *p, enum pipeline_stage s, c
                               int *written, struct attn_error *err);
 
 /*
- * For the families' own exports (a trained model's: gpt2_export.h): stage
+ * For the families' own exports (a trained model's: model_export.h): stage
  * s of p into the batch, in folder (NULL: the top), one head or every head
  * when head is -1, under export_file_name's names; and the end of a batch,
  * committed when st is ATTN_OK (*written its files) or abandoned.

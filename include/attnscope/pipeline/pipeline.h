@@ -381,7 +381,7 @@ struct pipeline_selection {
 #define PIPELINE_SELECT_NEXT ((enum pipeline_stage)(STAGE_COUNT + 1))
 /* And --stage heads: the model map, one number per head (headmap.h). */
 #define PIPELINE_SELECT_HEADS ((enum pipeline_stage)(STAGE_COUNT + 2))
-/* And --stage lens: the logit lens after the last token (gpt2_logit_lens). */
+/* And --stage lens: the logit lens after the last token (decoder_logit_lens). */
 #define PIPELINE_SELECT_LENS ((enum pipeline_stage)(STAGE_COUNT + 3))
 /*
  * And --stage kv (or cache): each layer's KV cache, the keys as the scores

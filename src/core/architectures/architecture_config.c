@@ -159,6 +159,35 @@ rope_llama3(json_t *sc, const char *path, const char *name, struct decoder_rope_
 }
 
 enum attn_status
+arch_config_rope_pick(json_t *root, const char *path, json_t **sc, const char **name,
+                      struct attn_error *err)
+{
+    json_t *scaling = json_object_get(root, "rope_scaling");
+    json_t *params = json_object_get(root, "rope_parameters");
+
+    *sc = NULL;
+    *name = "rope_scaling";
+    if (params != NULL && !json_is_null(params) && !json_is_object(params))
+        return attn_fail(err, ATTN_EPARSE, "%s: \"rope_parameters\" is not an object or null",
+                         path);
+    if (scaling == NULL || json_is_null(scaling)) {
+        *sc = params != NULL && !json_is_null(params) ? params : NULL;
+        *name = "rope_parameters";
+        return ATTN_OK;
+    }
+    if (json_is_object(scaling) && json_is_object(params) && arch_config_rope_kind(params) != NULL &&
+        (arch_config_rope_kind(scaling) == NULL ||
+         strcmp(arch_config_rope_kind(scaling), arch_config_rope_kind(params)) != 0))
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: \"rope_scaling\" (%s) and \"rope_parameters\" (%s) disagree", path,
+                         arch_config_rope_kind(scaling) != NULL ? arch_config_rope_kind(scaling)
+                                                                : "no rope_type",
+                         arch_config_rope_kind(params));
+    *sc = scaling;
+    return ATTN_OK;
+}
+
+enum attn_status
 arch_config_rope(json_t *sc, const char *path, const char *name, int max_positions,
                   struct decoder_rope_scaling *r, struct attn_error *err)
 {

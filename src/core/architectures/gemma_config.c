@@ -202,6 +202,7 @@ rope(struct decoder_config *c, json_t *root, const char *path, enum window_famil
 {
     json_t *params = json_object_get(root, "rope_parameters");
     json_t *sc = json_object_get(root, "rope_scaling");
+    const char *name = "rope_scaling";
     const bool gemma = f == GEMMA3;
 
     c->rope_theta = arch_config_number(root, path, "rope_theta", gemma ? 1000000.0 : 10000.0,
@@ -224,8 +225,9 @@ rope(struct decoder_config *c, json_t *root, const char *path, enum window_famil
                                  path);
             return rope_by_kind(c, params, path, err);
         }
-        if (sc == NULL || json_is_null(sc))
-            sc = params;
+        /* (the one choice every architecture's reader makes, with its refusals) */
+        if (arch_config_rope_pick(root, path, &sc, &name, err) != ATTN_OK)
+            return err->status;
         if (sc == params && json_object_get(params, "rope_theta") != NULL) {
             c->rope_theta = arch_config_number(params, path, "rope_theta", 0.0, ARCH_BOUND_ROPE_BASE, err);
             if (!gemma)
@@ -238,8 +240,7 @@ rope(struct decoder_config *c, json_t *root, const char *path, enum window_famil
         return ATTN_OK;
     if (!json_is_object(sc))
         return attn_fail(err, ATTN_EPARSE, "%s: \"rope_scaling\" is not an object or null", path);
-    return arch_config_rope(sc, path, sc == params ? "rope_parameters" : "rope_scaling",
-                             c->n_positions, &c->rope_scaling, err);
+    return arch_config_rope(sc, path, name, c->n_positions, &c->rope_scaling, err);
 }
 
 /* The parts, and the keys that change them. */

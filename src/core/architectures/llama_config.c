@@ -36,23 +36,12 @@ llama_knows(const char *model_type)
 static enum attn_status
 rope_scaling(struct decoder_config *c, json_t *root, const char *path, struct attn_error *err)
 {
-    json_t *sc = json_object_get(root, "rope_scaling");
     json_t *params = json_object_get(root, "rope_parameters");
-    const char *name = "rope_scaling";
+    json_t *sc;
+    const char *name;
 
-    if (params != NULL && !json_is_null(params) && !json_is_object(params))
-        return attn_fail(err, ATTN_EPARSE, "%s: \"rope_parameters\" is not an object or null",
-                         path);
-    if (sc == NULL || json_is_null(sc)) {
-        sc = params;
-        name = "rope_parameters";
-    } else if (json_is_object(sc) && json_is_object(params) && arch_config_rope_kind(params) != NULL &&
-               (arch_config_rope_kind(sc) == NULL || strcmp(arch_config_rope_kind(sc), arch_config_rope_kind(params)) != 0)) {
-        return attn_fail(err, ATTN_EPARSE,
-                         "%s: \"rope_scaling\" (%s) and \"rope_parameters\" (%s) disagree", path,
-                         arch_config_rope_kind(sc) != NULL ? arch_config_rope_kind(sc) : "no rope_type",
-                         arch_config_rope_kind(params));
-    }
+    if (arch_config_rope_pick(root, path, &sc, &name, err) != ATTN_OK)
+        return err->status;
     if (sc == NULL || json_is_null(sc))
         return ATTN_OK;
     if (!json_is_object(sc))
@@ -79,8 +68,8 @@ refusals(json_t *root, const char *path, struct attn_error *err)
     if ((sliding = jsonfile_bool(root, path, "use_sliding_window", false, err)) != 0) {
         if (sliding > 0)
             attn_fail(err, ATTN_EPARSE,
-                      "%s: \"use_sliding_window\" is true: attention within a sliding window is "
-                      "not supported yet",
+                      "%s: \"use_sliding_window\" is true: attnscope reads sliding windows in "
+                      "Gemma's and Olmo 3's configs (layer_types), not in Qwen2's",
                       path);
         return ATTN_EPARSE;
     }

@@ -176,12 +176,6 @@ filemap_len(const struct filemap *fm)
     return fm->len;
 }
 
-const char *
-filemap_path(const struct filemap *fm)
-{
-    return fm->path;
-}
-
 bool
 filemap_holds(const struct filemap *fm, const void *p, size_t bytes)
 {

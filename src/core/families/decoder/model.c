@@ -16,364 +16,13 @@
 #include "attnscope/architectures/architecture.h"
 #include "attnscope/base/utf8.h"
 #include "attnscope/families/decoder/model.h"
+#include "core/families/decoder/model_internal.h"
 #include "attnscope/files/digest.h"
 #include "attnscope/files/fileio.h"
 #include "attnscope/files/gguf.h"
 #include "attnscope/files/tensors.h"
 #include "attnscope/files/jsonfile.h"
-#include "attnscope/text/chat.h"
-#include "attnscope/text/tokjson.h"
 
-/* a and b (and c) into out, or false when they do not fit. */
-static bool
-join(char *out, size_t size, const char *a, const char *b, const char *c)
-{
-    int n = snprintf(out, size, "%s%s%s", a, b, c);
-
-    return n >= 0 && (size_t)n < size;
-}
-
-static bool
-is_dir(const char *path)
-{
-    struct stat sb;
-
-    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
-static bool
-is_file(const char *dir, const char *name)
-{
-    char path[MODEL_PATH_MAX + 64];
-    struct stat sb;
-
-    return join(path, sizeof path, dir, "/", name) && stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
-}
-
-/* The last part of a path or repository id, without trailing slashes. */
-static void
-short_name(const char *what, char *name, size_t size)
-{
-    size_t len = strlen(what);
-    const char *start;
-
-    while (len > 1 && what[len - 1] == '/')
-        len--;
-    start = what + len;
-    while (start > what && start[-1] != '/')
-        start--;
-    snprintf(name, size, "%.*s", (int)(len - (size_t)(start - what)), start);
-}
-
-/*
- * In a cached repository folder, the snapshot to read: the one refs/main
- * names, or else the newest holding a config.json.  0, or -1 when none
- * (why then says what the folder holds: an incomplete download is not an
- * absent one).
- */
-static int
-pick_snapshot(const char *repo, char *dir, size_t size, char *why, size_t why_size)
-{
-    char path[MODEL_PATH_MAX];
-    char *rev = NULL;
-    size_t len;
-    struct attn_error ignored;
-    DIR *d;
-    struct dirent *e;
-    time_t newest = 0;
-    bool found = false;
-    int snapshots = 0;
-
-    why[0] = '\0';
-    /*
-     * refs/main through the regular-file check: a FIFO there must not hold
-     * the program up.  A revision it names must be there: another snapshot
-     * (of another revision, maybe another model's sizes) is not read in its
-     * place (issue 35).
-     */
-    if (join(path, sizeof path, repo, "/refs/main", "") &&
-        fileio_read_regular(path, 256, &rev, &len, &ignored) == ATTN_OK) {
-        rev[strcspn(rev, "\r\n")] = '\0';
-        if (rev[0] != '\0' && strchr(rev, '/') == NULL && strcmp(rev, "..") != 0 &&
-            strcmp(rev, ".") != 0 && join(dir, size, repo, "/snapshots/", rev) &&
-            is_file(dir, "config.json")) {
-            free(rev);
-            return 0;
-        }
-        (void)attn_fail_text(why, why_size,
-                             "its refs/main names the snapshot %.64s, which %s", rev,
-                             rev[0] == '\0' || strchr(rev, '/') != NULL || rev[0] == '.'
-                                 ? "is not a revision"
-                                 : "snapshots/ lacks or holds without a config.json");
-        free(rev);
-        return -1;
-    }
-    free(rev);
-    d = join(path, sizeof path, repo, "/snapshots", "") ? opendir(path) : NULL;
-    if (d == NULL) {
-        snprintf(why, why_size, "it has no snapshots/ folder");
-        return -1;
-    }
-    while ((e = readdir(d)) != NULL) {
-        char snap[MODEL_PATH_MAX + 300];
-        struct stat sb;
-        if (e->d_name[0] == '.')
-            continue;
-        snapshots++;
-        if (!join(snap, sizeof snap, path, "/", e->d_name) || !is_file(snap, "config.json") ||
-            stat(snap, &sb) != 0)
-            continue;
-        if ((!found || sb.st_mtime > newest) && join(dir, size, snap, "", "")) {
-            newest = sb.st_mtime;
-            found = true;
-        }
-    }
-    closedir(d);
-    if (!found && snapshots > 0)
-        snprintf(why, why_size,
-                 "none of its %d snapshot%s has a config.json (a file missing, or a link to a blob "
-                 "that is not there: an incomplete download?)",
-                 snapshots, snapshots == 1 ? "" : "s");
-    else if (!found)
-        snprintf(why, why_size, "its snapshots/ folder is empty");
-    return found ? 0 : -1;
-}
-
-/* The Hugging Face cache folders to look in, in the order huggingface_hub uses them. */
-static int
-cache_roots(char roots[][MODEL_PATH_MAX], int max)
-{
-    const char *hub = getenv("HF_HUB_CACHE");
-    const char *home = getenv("HF_HOME");
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    const char *user = getenv("HOME");
-    int n = 0;
-
-    if (hub != NULL && hub[0] != '\0' && n < max)
-        snprintf(roots[n++], MODEL_PATH_MAX, "%s", hub);
-    if (home != NULL && home[0] != '\0' && n < max)
-        snprintf(roots[n++], MODEL_PATH_MAX, "%s/hub", home);
-    if (xdg != NULL && xdg[0] != '\0' && n < max)
-        snprintf(roots[n++], MODEL_PATH_MAX, "%s/huggingface/hub", xdg);
-    if (user != NULL && user[0] != '\0' && n < max)
-        snprintf(roots[n++], MODEL_PATH_MAX, "%s/.cache/huggingface/hub", user);
-    return n;
-}
-
-/* Whether what can be a repository id: NAME or ORG/NAME of letters, digits, '-', '_', '.'. */
-static bool
-repo_id(const char *what)
-{
-    int slashes = 0;
-
-    if (what[0] == '\0' || what[0] == '.' || what[0] == '/')
-        return false;
-    for (const char *c = what; *c != '\0'; c++) {
-        if (*c == '/') {
-            if (++slashes > 1 || c[1] == '\0' || c[1] == '.')
-                return false;
-        } else if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-                     (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.')) {
-            return false;
-        }
-    }
-    return true;
-}
-
-#ifndef PKGDATADIR
-#define PKGDATADIR "/usr/local/share/attnscope"
-#endif
-
-/*
- * Whether what names a weights file: a regular file, or a TensorFlow
- * checkpoint's prefix (what.index is there).
- */
-static bool
-weights_file(const char *what)
-{
-    char index[MODEL_PATH_MAX + 8];
-    struct stat sb;
-
-    if (stat(what, &sb) == 0)
-        return S_ISREG(sb.st_mode);
-    return join(index, sizeof index, what, ".index", "") && stat(index, &sb) == 0 &&
-           S_ISREG(sb.st_mode);
-}
-
-/* Whether nothing is at dir/name. */
-static bool
-fileio_absent_in(const char *dir, const char *name)
-{
-    char path[MODEL_PATH_MAX + 64];
-
-    return join(path, sizeof path, dir, "/", name) && fileio_absent(path);
-}
-
-/*
- * A model that ships with attnscope, by its folder's name: under
- * $ATTNSCOPE_MODELS, the installed samples, beside the program (a build in
- * a clone), or samples/models here.  0 with dir set, or -1.
- */
-static int
-shipped_model(const char *what, char *dir, size_t size)
-{
-    char beside[MODEL_PATH_MAX];
-    const char *roots[4];
-
-    fileio_beside_program("samples/models", beside, sizeof beside);
-    roots[0] = getenv("ATTNSCOPE_MODELS");
-    roots[1] = PKGDATADIR "/samples/models";
-    roots[2] = beside;
-    roots[3] = "samples/models";
-    if (strchr(what, '/') != NULL)
-        return -1;
-    for (int i = 0; i < 4; i++)
-        if (roots[i] != NULL && roots[i][0] != '\0' && join(dir, size, roots[i], "/", what) &&
-            (is_file(dir, "config.json") || is_file(dir, "model.gguf")))
-            return 0;
-    return -1;
-}
-
-/*
- * The cached repository of what (a repository id) under the roots: 0 with
- * dir set, or -1 with *seen set when a repository folder is there but no
- * usable snapshot (why says what is wrong with it).
- */
-static int
-find_cached(const char *what, char roots[][MODEL_PATH_MAX], int nroots, char *dir, size_t size,
-            char *seen, size_t seen_size, char *why, size_t why_size)
-{
-    static const char *const orgs[] = { "", "openai-community/", "distilbert/" };
-    char repo[MODEL_PATH_MAX + 300];
-
-    for (int r = 0; r < nroots; r++)
-        for (size_t o = 0; o < sizeof orgs / sizeof orgs[0]; o++) {
-            char id[600];
-            char reason[200];
-            if (o > 0 && strchr(what, '/') != NULL)
-                break;
-            snprintf(id, sizeof id, "%s%s", orgs[o], what);
-            for (char *c = id; *c != '\0'; c++)
-                if (*c == '/') {
-                    memmove(c + 2, c + 1, strlen(c + 1) + 1);
-                    c[0] = c[1] = '-';
-                    c++;
-                }
-            if (!join(repo, sizeof repo, roots[r], "/models--", id) || !is_dir(repo))
-                continue;
-            if (pick_snapshot(repo, dir, size, reason, sizeof reason) == 0)
-                return 0;
-            if (seen[0] == '\0') {
-                snprintf(seen, seen_size, "%s", repo);
-                snprintf(why, why_size, "%s", reason);
-            }
-        }
-    return -1;
-}
-
-enum attn_status
-model_locate(const char *what, struct model_place *where, struct attn_error *err)
-{
-    char roots[4][MODEL_PATH_MAX];
-    char cached[MODEL_PATH_MAX];
-    char seen[MODEL_PATH_MAX + 300] = "";
-    char why[256] = "";
-    char searched[1024] = "";
-    char lmstudio[MODEL_PATH_MAX], ollama[1024];
-    size_t at = 0;
-    int nroots;
-    bool have_cached = false;
-
-    memset(where, 0, sizeof *where);
-    if (what == NULL || what[0] == '\0')
-        return attn_fail(err, ATTN_EVALUE, "--model: give a model folder or a Hugging Face name");
-    nroots = cache_roots(roots, 4);
-    if (repo_id(what))
-        have_cached = shipped_model(what, cached, sizeof cached) == 0 ||
-                      find_cached(what, roots, nroots, cached, sizeof cached, seen, sizeof seen,
-                                  why, sizeof why) == 0;
-    if (is_dir(what)) {
-        /*
-         * A folder of that name here is read, as a path would be; where it
-         * shadows a model of the same name elsewhere, the note says so.  A
-         * folder that is not a model (no config.json) gives way to the model.
-         */
-        if (have_cached && fileio_absent_in(what, "config.json")) {
-            snprintf(where->dir, sizeof where->dir, "%s", cached);
-            short_name(what, where->name, sizeof where->name);
-            (void)attn_fail_text(where->note, sizeof where->note,
-                     "./%.100s is a folder without config.json: reading the model %.100s from "
-                     "%.240s instead",
-                     what, what, cached);
-            return ATTN_OK;
-        }
-        if (!join(where->dir, sizeof where->dir, what, "", ""))
-            return attn_fail(err, ATTN_EIO, "--model: the folder's name is too long");
-        short_name(what, where->name, sizeof where->name);
-        if (have_cached)
-            (void)attn_fail_text(where->note, sizeof where->note,
-                     "reading the folder ./%.100s here, not the model %.100s in %.230s (give that "
-                     "path to read it)",
-                     what, what, cached);
-        return ATTN_OK;
-    }
-    if (weights_file(what)) {
-        /* A weights file (model.pth, a checkpoint's prefix): its folder holds the rest. */
-        const char *slash = strrchr(what, '/');
-        if (!join(where->weights, sizeof where->weights, what, "", ""))
-            return attn_fail(err, ATTN_EIO, "--model: the file's name is too long");
-        if (slash == NULL)
-            snprintf(where->dir, sizeof where->dir, ".");
-        else
-            snprintf(where->dir, sizeof where->dir, "%.*s", slash == what ? 1 : (int)(slash - what),
-                     what);
-        short_name(what, where->name, sizeof where->name);
-        return ATTN_OK;
-    }
-    if (have_cached) {
-        snprintf(where->dir, sizeof where->dir, "%s", cached);
-        short_name(what, where->name, sizeof where->name);
-        return ATTN_OK;
-    }
-    /* LM Studio's publisher/model, then Ollama's NAME[:TAG]. */
-    switch (model_lmstudio(what, where, lmstudio, sizeof lmstudio, err)) {
-    case 0:
-        return ATTN_OK;
-    case -1:
-        return err->status;
-    default:
-        break;
-    }
-    switch (model_ollama(what, where, err)) {
-    case 0:
-        return ATTN_OK;
-    case -1:
-        return err->status;
-    default:
-        break;
-    }
-    model_ollama_looked(what, ollama, sizeof ollama);
-    if (!repo_id(what))
-        return attn_fail(err, ATTN_EIO, "--model %s: no such file or folder, and no Ollama model "
-                                        "of that name%s%s",
-                         what, ollama[0] != '\0' ? ": " : "", ollama);
-    if (seen[0] != '\0')
-        return attn_fail(err, ATTN_EIO,
-                         "--model %s: %s is in the Hugging Face cache, but %s: download it again "
-                         "(for example `huggingface-cli download %s`)",
-                         what, seen, why, strchr(what, '/') != NULL ? what : "openai-community/gpt2");
-    for (int r = 0; r < nroots; r++)
-        attn_appendf(searched, sizeof searched, &at, "%s%s", r > 0 ? ", " : "", roots[r]);
-    /* (a repository's id is its own example; a bare name, GPT-2's) */
-    return attn_fail(err, ATTN_EIO,
-                     "--model %s: no such folder, and no download of it in the Hugging Face cache "
-                     "(looked in %s)%s%s%s%s: give the folder, or download it first (for "
-                     "example `huggingface-cli download %s`)",
-                     what, nroots > 0 ? searched : "no cache folder: HOME is not set",
-                     lmstudio[0] != '\0' ? ", nor in " : "", lmstudio,
-                     ollama[0] != '\0' ? "; " : "", ollama,
-                     strchr(what, '/') != NULL ? what : "openai-community/gpt2");
-}
 
 /*
  * "Build a Reasoning Model (From Scratch)" saves its Qwen3 files beside
@@ -427,7 +76,7 @@ paired_tokenizer(struct model *m, const char *dir, struct attn_error *err)
                          "%s: no tokenizer.json, and %d tokenizer-*.json files none of which %s's "
                          "name pairs with: rename the one it was trained with tokenizer.json",
                          dir, count, base);
-    if (!join(m->tokenizer, sizeof m->tokenizer, dir, "/", best))
+    if (!model_path_join(m->tokenizer, sizeof m->tokenizer, dir, "/", best))
         return attn_fail(err, ATTN_EIO, "%s: the folder's name is too long", dir);
     (void)attn_fail_text(m->note, sizeof m->note, "%.200s's tokenizer: %.100s (%s)", base, best,
                          why);
@@ -447,20 +96,20 @@ tokenizer_in(struct model *m, const char *dir, struct attn_error *err)
 
     for (size_t i = 0; i < 2; i++) {
         /* Present is anything there: a FIFO or a loop of links is then named for what it is. */
-        bool a = !fileio_absent_in(dir, pairs[i][0]);
-        bool b = !fileio_absent_in(dir, pairs[i][1]);
+        bool a = !model_absent_in(dir, pairs[i][0]);
+        bool b = !model_absent_in(dir, pairs[i][1]);
         if (!a && !b)
             continue;
         if (a != b)
             return attn_fail(err, ATTN_EIO, "%s/%s: missing (%s is there; they come as a pair)",
                              dir, pairs[i][a ? 1 : 0], pairs[i][a ? 0 : 1]);
-        if (!join(m->tokenizer, sizeof m->tokenizer, dir, "/", pairs[i][0]) ||
-            !join(merges, sizeof merges, dir, "/", pairs[i][1]))
+        if (!model_path_join(m->tokenizer, sizeof m->tokenizer, dir, "/", pairs[i][0]) ||
+            !model_path_join(merges, sizeof merges, dir, "/", pairs[i][1]))
             return attn_fail(err, ATTN_EIO, "%s: the folder's name is too long", dir);
         return bpe_load(&m->bpe, m->tokenizer, merges, err);
     }
-    if (!fileio_absent_in(dir, "tokenizer.json")) {
-        if (!join(m->tokenizer, sizeof m->tokenizer, dir, "/tokenizer.json", ""))
+    if (!model_absent_in(dir, "tokenizer.json")) {
+        if (!model_path_join(m->tokenizer, sizeof m->tokenizer, dir, "/tokenizer.json", ""))
             return attn_fail(err, ATTN_EIO, "%s: the folder's name is too long", dir);
         return bpe_load_tokenizer_json(&m->bpe, m->tokenizer, err);
     }
@@ -506,13 +155,13 @@ sibling_gpt2(const char *dir, char *out, size_t size)
     int n;
     bool found = false;
 
-    if (!join(gpt2, sizeof gpt2, dir, "/gpt2", "") || !is_dir(gpt2) ||
+    if (!model_path_join(gpt2, sizeof gpt2, dir, "/gpt2", "") || !model_is_dir(gpt2) ||
         (n = scandir(gpt2, &names, NULL, alphasort)) < 0)
         return false;
     for (int i = 0; i < n; i++) {
         if (!found && names[i]->d_name[0] != '.' &&
-            join(out, size, gpt2, "/", names[i]->d_name) && is_file(out, "encoder.json") &&
-            is_file(out, "vocab.bpe"))
+            model_path_join(out, size, gpt2, "/", names[i]->d_name) && model_has_file(out, "encoder.json") &&
+            model_has_file(out, "vocab.bpe"))
             found = true;
         free(names[i]);
     }
@@ -555,13 +204,13 @@ tiktoken_cache(struct model *m, struct attn_error *err)
             tmp = getenv("TMP");
         if (tmp == NULL || tmp[0] == '\0')
             tmp = "/tmp";
-        if (!join(folder, sizeof folder, tmp, "/data-gym-cache", ""))
+        if (!model_path_join(folder, sizeof folder, tmp, "/data-gym-cache", ""))
             return ATTN_EABSENT;
         dir = folder;
     }
-    if (dir[0] == '\0' || !is_file(dir, encoder_sha1) || !is_file(dir, bpe_sha1) ||
-        !join(m->tokenizer, sizeof m->tokenizer, dir, "/", encoder_sha1) ||
-        !join(merges, sizeof merges, dir, "/", bpe_sha1))
+    if (dir[0] == '\0' || !model_has_file(dir, encoder_sha1) || !model_has_file(dir, bpe_sha1) ||
+        !model_path_join(m->tokenizer, sizeof m->tokenizer, dir, "/", encoder_sha1) ||
+        !model_path_join(merges, sizeof merges, dir, "/", bpe_sha1))
         return ATTN_EABSENT;
     if (!digest_file_is(m->tokenizer, JSONFILE_VOCAB_MAX, encoder_sha256) ||
         !digest_file_is(merges, JSONFILE_VOCAB_MAX, bpe_sha256)) {
@@ -601,8 +250,8 @@ shipped_tokenizer(char *dir, size_t size)
         count = 1;
     }
     for (int i = 0; i < count; i++)
-        if (roots[i][0] != '\0' && join(dir, size, roots[i], "/gpt2", "") &&
-            is_file(dir, "encoder.json") && is_file(dir, "vocab.bpe"))
+        if (roots[i][0] != '\0' && model_path_join(dir, size, roots[i], "/gpt2", "") &&
+            model_has_file(dir, "encoder.json") && model_has_file(dir, "vocab.bpe"))
             return true;
     return false;
 }
@@ -727,249 +376,6 @@ describe_model(struct model *m, const char *tokenizer_from)
 
 static int read_hints(struct model *m, struct attn_error *err);
 
-/*
- * The end tokens a Hugging Face folder names, as its generate stops:
- * generation_config.json's eos_token_id (an id or a list of them), else
- * config.json's (what Hugging Face makes the generation config of when the
- * folder has none).  0, or -1 with err naming the file and the key when
- * it holds something else or an id outside the vocabulary.
- */
-static int
-read_end_tokens(struct model *m, struct attn_error *err)
-{
-    static const char *const files[] = { "generation_config.json", "config.json" };
-    struct decoder_model *d = &m->dec;
-    const char *dot = strrchr(m->weights, '.');
-
-    /* A GGUF names its own (architecture_gguf.c); the book's .pth files none, as the book. */
-    if (d->n_end_tokens > 0 || strncmp(d->format, "GGUF", 4) == 0 ||
-        (dot != NULL && strcmp(dot, ".pth") == 0))
-        return 0;
-    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
-        char path[MODEL_PATH_MAX + 32];
-        json_t *root, *eos;
-        struct stat st;
-        size_t count;
-        snprintf(path, sizeof path, "%s/%s", m->dir, files[f]);
-        if (stat(path, &st) != 0)
-            continue;
-        root = jsonfile_load(path, JSONFILE_CONFIG_MAX, err);
-        if (root == NULL)
-            return -1;
-        eos = json_is_object(root) ? json_object_get(root, "eos_token_id") : NULL;
-        if (eos == NULL || json_is_null(eos)) {
-            json_decref(root);
-            continue;
-        }
-        count = json_is_array(eos) ? json_array_size(eos) : 1;
-        for (size_t i = 0; i < count; i++) {
-            json_t *v = json_is_array(eos) ? json_array_get(eos, i) : eos;
-            json_int_t id = json_is_integer(v) ? json_integer_value(v) : -1;
-            if (id < 0 || id >= d->cfg.vocab_size || i >= DECODER_END_MAX) {
-                json_decref(root);
-                return attn_fail(err, ATTN_EPARSE,
-                                 "%s: eos_token_id: give a token id from 0 to %d, or a list of "
-                                 "at most %d", path, d->cfg.vocab_size - 1, DECODER_END_MAX),
-                       -1;
-            }
-            d->end_tokens[d->n_end_tokens++] = (int)id;
-        }
-        snprintf(d->end_from, sizeof d->end_from, "%s's eos_token_id", files[f]);
-        json_decref(root);
-        return 0;
-    }
-    return 0;
-}
-
-int
-model_token_find(const struct model *m, const char *text)
-{
-    const size_t len = strlen(text);
-
-    /* As the vocabulary spells it ("<|im_end|>", "Ġthe") first, then by its bytes (" the"). */
-    for (int id = 0; id < m->bpe.vocab_size; id++)
-        if (m->bpe.token[id] != NULL && strcmp(m->bpe.token[id], text) == 0)
-            return id;
-    for (int id = 0; id < m->bpe.vocab_size; id++) {
-        int n = 0;
-        const char *raw = bpe_token_raw(&m->bpe, id, &n);
-        if (raw != NULL && (size_t)n == len && memcmp(raw, text, len) == 0)
-            return id;
-    }
-    return -1;
-}
-
-/* tokenizer_config.json's bos_token (a string, or an added token's {"content": ...}) into m. */
-static void
-config_bos(struct model *m, json_t *config)
-{
-    json_t *bos = json_object_get(config, "bos_token");
-    const char *s = json_is_string(bos) ? json_string_value(bos)
-                                         : json_string_value(json_object_get(bos, "content"));
-
-    if (s != NULL)
-        snprintf(m->chat_bos, sizeof m->chat_bos, "%s", s);
-}
-
-/*
- * m's chat template, if its files have one: Ollama's template layer
- * (ollama, a blob's path, or ""), a GGUF's tokenizer.chat_template, a
- * folder's chat_template.jinja, or tokenizer_config.json's chat_template
- * (a string, or a list of named ones: "default" or the first).  And the
- * bos_token text it puts first.  None is no error (--chat says so); 0, or
- * -1 with err set when a file is damaged.
- */
-static int
-read_chat_template(struct model *m, const char *ollama, struct attn_error *err)
-{
-    char path[MODEL_PATH_MAX + 64];
-    size_t len = 0;
-    const char *weights = m->weights[0] != '\0' ? m->weights : NULL;
-
-    if (m->dec.bos_token >= 0 && m->dec.bos_token < m->bpe.vocab_size &&
-        m->bpe.token[m->dec.bos_token] != NULL)
-        snprintf(m->chat_bos, sizeof m->chat_bos, "%s", m->bpe.token[m->dec.bos_token]);
-    if (ollama[0] != '\0') {
-        if (fileio_read_all(ollama, JSONFILE_CONFIG_MAX, &m->chat_template, &len, err) != ATTN_OK)
-            return -1;
-        snprintf(m->chat_from, sizeof m->chat_from, "Ollama's template layer");
-        return 0;
-    }
-    if (weights != NULL && gguf_file_is(weights)) {
-        struct gguf g;
-        const char *s;
-        if (gguf_open(&g, weights, err) != ATTN_OK)
-            return -1;
-        s = gguf_string(&g, "tokenizer.chat_template");
-        m->chat_template = s != NULL ? strdup(s) : NULL;
-        gguf_close(&g);
-        if (s != NULL && m->chat_template == NULL)
-            return attn_fail(err, ATTN_ENOMEM, "out of memory"), -1;
-        snprintf(m->chat_from, sizeof m->chat_from, "its GGUF's tokenizer.chat_template");
-        return 0;
-    }
-    snprintf(path, sizeof path, "%s/chat_template.jinja", m->dir);
-    if (access(path, F_OK) == 0) {
-        if (fileio_read_all(path, JSONFILE_CONFIG_MAX, &m->chat_template, &len, err) != ATTN_OK)
-            return -1;
-        snprintf(m->chat_from, sizeof m->chat_from, "chat_template.jinja");
-    }
-    snprintf(path, sizeof path, "%s/tokenizer_config.json", m->dir);
-    if (access(path, F_OK) == 0) {
-        json_t *config = jsonfile_load(path, JSONFILE_VOCAB_MAX, err), *ct;
-        const char *s = NULL;
-        if (config == NULL)
-            return -1;
-        config_bos(m, config);
-        ct = json_object_get(config, "chat_template");
-        if (json_is_string(ct))
-            s = json_string_value(ct);
-        for (size_t i = 0; json_is_array(ct) && i < json_array_size(ct); i++) {
-            json_t *one = json_array_get(ct, i);
-            const char *name = json_string_value(json_object_get(one, "name"));
-            if (s == NULL || (name != NULL && strcmp(name, "default") == 0))
-                s = json_string_value(json_object_get(one, "template"));
-        }
-        if (s != NULL && m->chat_template == NULL) {
-            if ((m->chat_template = strdup(s)) == NULL) {
-                json_decref(config);
-                return attn_fail(err, ATTN_ENOMEM, "out of memory"), -1;
-            }
-            snprintf(m->chat_from, sizeof m->chat_from, "tokenizer_config.json's chat_template");
-        }
-        json_decref(config);
-    }
-    return 0;
-}
-
-char *
-model_chat(const struct model *m, const char *text, const char *date, const char **kind,
-           struct attn_error *err)
-{
-    struct chat_template t;
-    char what[MODEL_PATH_MAX + 200];
-    char *out;
-
-    if (m->chat_template == NULL)
-        return attn_fail(err, ATTN_EVALUE,
-                         "--chat: %s has no chat template (no chat_template.jinja, no "
-                         "chat_template in tokenizer_config.json, none in a GGUF): it is not an "
-                         "instruction model, or its template was left behind; give the text "
-                         "with -s",
-                         m->name),
-               NULL;
-    snprintf(what, sizeof what, "--chat: %s's %s", m->name, m->chat_from);
-    if (chat_detect(m->chat_template, what, &t, err) != 0)
-        return NULL;
-    /* A tokenizer that puts the BOS first itself (Gemma's) is not given it twice. */
-    if (t.bos && m->bpe.pipeline != NULL && tokjson_first_id(m->bpe.pipeline) >= 0)
-        t.bos = false;
-    out = chat_render(&t, m->chat_bos, date, text);
-    if (out == NULL)
-        return attn_fail(err, ATTN_ENOMEM, "out of memory"), NULL;
-    *kind = t.name;
-    return out;
-}
-
-/*
- * An Ollama model's params layer (m->params), the part the model itself
- * takes: its stop strings that are one token each end the writing beside
- * the file's own end tokens (as Ollama stops at both), num_ctx shortens the
- * context; said in m->note with the sampling settings the front end takes
- * as the writing's defaults (the command line wins).
- */
-static void
-take_params(struct model *m)
-{
-    struct model_params *p = &m->params;
-    struct decoder_model *d = &m->dec;
-    size_t at = strlen(m->note);
-    char num[32];
-    bool stops = false;
-
-    if (p->from[0] == '\0')
-        return;
-    attn_appendf(m->note, sizeof m->note, &at, "%sOllama's params for %.60s:", at > 0 ? "; " : "",
-                 m->name);
-    if (p->has_temperature) {
-        attn_shortest(num, sizeof num, p->temperature);
-        attn_appendf(m->note, sizeof m->note, &at, " temperature %s", num);
-    }
-    if (p->has_top_k)
-        attn_appendf(m->note, sizeof m->note, &at, " top_k %d", p->top_k);
-    if (p->has_top_p) {
-        attn_shortest(num, sizeof num, p->top_p);
-        attn_appendf(m->note, sizeof m->note, &at, " top_p %s", num);
-    }
-    for (int i = 0; i < p->n_stop; i++) {
-        const int id = model_token_find(m, p->stop[i]);
-        char shown[160];
-        attn_escape_text(shown, sizeof shown, p->stop[i]);
-        attn_appendf(m->note, sizeof m->note, &at, "%s%s%s", i == 0 ? " stop " : ", ", shown,
-                     id < 0 ? " (not one token: not taken)" : "");
-        if (id < 0 || id >= d->cfg.vocab_size || d->n_end_tokens == DECODER_END_MAX)
-            continue;
-        for (int k = 0; k < d->n_end_tokens; k++)
-            if (d->end_tokens[k] == id)
-                goto next;
-        d->end_tokens[d->n_end_tokens++] = id;
-        stops = true;
-    next:;
-    }
-    if (stops) {
-        size_t e = strlen(d->end_from);
-        attn_appendf(d->end_from, sizeof d->end_from, &e, "%sthe stop of Ollama's params",
-                     e > 0 ? " and " : "");
-    }
-    if (p->num_ctx > 0) {
-        attn_appendf(m->note, sizeof m->note, &at, " num_ctx %d", p->num_ctx);
-        if (p->num_ctx < d->cfg.n_positions) {
-            d->cfg.n_positions = p->num_ctx;
-            snprintf(d->context_from, sizeof d->context_from, "num_ctx in Ollama's params");
-        }
-    }
-    attn_appendf(m->note, sizeof m->note, &at, " (the command line wins)");
-}
 
 /*
  * --verify: weights named by their SHA-256 (an Ollama blob, sha256-HEX)
@@ -1082,13 +488,13 @@ model_open(struct model *m, const char *what, const struct model_options *o,
     for (int id = 0; id < m->bpe.vocab_size && id < m->dec.cfg.vocab_size && m->eot < 0; id++)
         if (strcmp(m->bpe.token[id], "<|endoftext|>") == 0)
             m->eot = id;
-    if (read_hints(m, err) != 0 || read_end_tokens(m, err) != 0) {
+    if (read_hints(m, err) != 0 || model_read_end_tokens(m, err) != 0) {
         rc = err->status;
         model_close(m);
         return rc;
     }
-    take_params(m);
-    if (read_chat_template(m, place_template, err) != 0) {
+    model_take_params(m);
+    if (model_read_chat_template(m, place_template, err) != 0) {
         rc = err->status;
         model_close(m);
         return rc;
@@ -1113,8 +519,8 @@ read_hints(struct model *m, struct attn_error *err)
                   { "knows", offsetof(struct model, knows), sizeof m->knows } };
     const char *key;
 
-    if (!is_file(m->dir, "attnscope.json") ||
-        !join(path, sizeof path, m->dir, "/", "attnscope.json"))
+    if (!model_has_file(m->dir, "attnscope.json") ||
+        !model_path_join(path, sizeof path, m->dir, "/", "attnscope.json"))
         return 0;
     /* (Through the capped reader: an 80 MB file took 1.6 GB of jansson's memory, issue 35.) */
     root = jsonfile_load(path, JSONFILE_CONFIG_MAX, err);

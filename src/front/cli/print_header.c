@@ -1,0 +1,128 @@
+/* print_header.c: the header of a trained model's --print (see print.h). */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "attnscope/base/status.h"
+#include "attnscope/families/decoder/family_decoder.h"
+#include "front/cli/print.h"
+
+/* The model's cap on its scaled scores (Gemma 2's attn_logit_softcapping), or 0. */
+static double
+c_cap(const struct pipeline *p)
+{
+    return p->decoder != NULL ? p->decoder->attn_softcap : 0.0;
+}
+
+/*
+ * Gemma 3's and Olmo 3's parts, the --print header's second lines: which
+ * layers slide and their RoPE, and the block's norms under the file's names.
+ */
+static void
+print_window_parts(FILE *out, const struct decoder_model *m)
+{
+    const struct decoder_config *c = &m->cfg;
+    const struct decoder_rope_scaling *sc = &c->rope_scaling;
+
+    if (c->sliding_window > 0) {
+        fprintf(out, "  sliding layers (each query sees the last %d keys):", c->sliding_window);
+        for (int l = 0; l < c->n_layer; l++)
+            if (decoder_window(c, l) > 0)
+                fprintf(out, " %d", l);
+        fprintf(out, "; full:");
+        for (int l = 0; l < c->n_layer; l++)
+            if (decoder_window(c, l) == 0)
+                fprintf(out, " %d", l);
+        fprintf(out, "\n  RoPE base %g on the sliding layers, %g%s on the full ones\n",
+                c->rope_local_theta > 0.0 ? c->rope_local_theta : c->rope_theta, c->rope_theta,
+                sc->yarn ? " with YaRN" : sc->linear ? " stretched linearly" : sc->llama3 ? " with llama3's stretch" : "");
+    }
+    fprintf(out, "  norms%s:", c->norm_plus_one ? " (scaling by 1 + w)" : "");
+    if (decoder_pre_norms(c))
+        fprintf(out, " ln1 %s,", decoder_part_name(m, ROLE_ATTN_NORM));
+    fprintf(out, " output_normed %s,", decoder_part_name(m, ROLE_ATTN_POST_NORM));
+    if (decoder_pre_norms(c))
+        fprintf(out, " ln2 %s,", decoder_part_name(m, ROLE_FFN_NORM));
+    fprintf(out, " mlp_normed %s%s\n", decoder_part_name(m, ROLE_FFN_POST_NORM),
+            decoder_pre_norms(c) ? "" : "; none before attention or the MLP (post-norm)");
+}
+
+/* The header of a trained model's --print: what it is, the layer, the knobs. */
+void
+print_model_header(FILE *out, const struct pipeline *p, const struct family_decoder_state *g)
+{
+    const struct decoder_config *c = &g->model->dec.cfg;
+    struct pipeline_scaling sc;
+    char num[32];
+    /* A folder's name may hold anything a file name can: shown escaped, never raw. */
+    char name[4 * sizeof g->model->name];
+    char dir[4 * sizeof g->model->dir];
+
+    char about[4 * sizeof g->model->about];
+
+    attn_escape_text(name, sizeof name, g->model->name);
+    attn_escape_text(dir, sizeof dir,
+                     g->model->weights[0] != '\0' ? g->model->weights : g->model->dir);
+    attn_escape_text(about, sizeof about, g->model->about);
+    if (c->positions == DECODER_POSITIONS_ROPE) {
+        /* A Llama-style model: its architecture, grouped keys, the names its files use. */
+        fprintf(out, "attnscope: %s (%s from %s: %d layers, %d query heads of %d sharing %d key "
+                     "and value heads, n_embd %d, vocabulary %d, context %d)\n",
+                name, g->model->dec.title, dir, c->n_layer, c->n_head, decoder_head_dim(c), decoder_kv_heads(c), c->n_embd,
+                c->vocab_size, c->n_positions);
+        fprintf(out, "  %s\n", about);
+        if (c->sliding_window > 0 || decoder_post_norms(c))
+            print_window_parts(out, &g->model->dec);
+        else if (g->model->dec.names == DECODER_NAMES_BOOK)
+            fprintf(out, "  the book's names: ln1 is trf_blocks.L.norm1, queries ... output are "
+                         "att.W_query, W_key, W_value and out_proj, gate, fc and mlp ff.fc1, fc2 "
+                         "and fc3\n");
+        else if (g->model->dec.names == DECODER_NAMES_GGUF)
+            fprintf(out, "  llama.cpp's names: ln1 is blk.L.attn_norm, queries ... output "
+                         "attn_q ... attn_output, gate, fc and mlp ffn_gate, ffn_up and ffn_down\n");
+        else
+            fprintf(out, "  Hugging Face's names: ln1 is model.layers.L.input_layernorm, queries ... "
+                         "output self_attn.q_proj ... o_proj, gate, fc and mlp mlp.gate_proj, "
+                         "up_proj and down_proj\n");
+    } else {
+    fprintf(out, "attnscope: %s (%s from %s: %d layers, %d heads of %d, n_embd %d, vocabulary "
+                 "%d, context %d%s)\n",
+            name, g->model->dec.title, dir, c->n_layer, c->n_head, c->n_embd / c->n_head, c->n_embd,
+            c->vocab_size, c->n_positions, c->n_classes > 0 ? ", a classifier" : "");
+    fprintf(out, "  %s\n", about);
+    if (g->model->dec.names == DECODER_NAMES_BOOK)
+        fprintf(out, "  the book's GPTModel: ln1 is trf_blocks.L.norm1, queries ... output are "
+                     "att.W_query, W_key, W_value and out_proj, fc and mlp ff.layers.0 and 2\n");
+    else if (g->model->dec.names == DECODER_NAMES_GGUF)
+        fprintf(out, "  llama.cpp's names: ln1 is blk.L.attn_norm, queries, keys and values "
+                     "attn_qkv, output attn_output, fc and mlp ffn_up and ffn_down\n");
+    else if (g->model->dec.names == DECODER_NAMES_OPENAI)
+        fprintf(out, "  OpenAI's names: ln1 is model/hL/ln_1, queries, keys and values "
+                     "attn/c_attn, output attn/c_proj, fc and mlp mlp/c_fc and c_proj\n");
+    else
+        fprintf(out, "  Hugging Face's names: ln1 is h.L.ln_1, queries, keys and values attn.c_attn, "
+                     "output attn.c_proj, fc and mlp mlp.c_fc and c_proj\n");
+    }
+    if (g->model->chat_used[0] != '\0')
+        fprintf(out, "  %s\n", g->model->chat_used);
+    if (g->ablated_heads > 0)
+        fprintf(out, "  %d head%s ablated (--ablate): %s context zeroed before c_proj\n",
+                g->ablated_heads, g->ablated_heads == 1 ? "" : "s",
+                g->ablated_heads == 1 ? "its" : "their");
+    pipeline_scaling_of(p, &sc);
+    fprintf(out, "  layer %d of 0-%d, mask %s", p->layer, p->layers - 1,
+            p->cfg.mask == ATTN_MASK_CAUSAL ? "causal" : "none");
+    if (p->window > 0)
+        fprintf(out, " within a sliding window of %d keys", p->window);
+    fprintf(out, ", scores / %g", (double)sc.divisor);
+    if (sc.symbol != NULL)
+        fprintf(out, " (%s = %s%s)", sc.symbol, sc.spelled, sc.temperature ? " * T" : "");
+    if (c_cap(p) > 0.0)
+        fprintf(out, ", then capped at %g (attn_logit_softcapping)", c_cap(p));
+    if (p->cfg.temperature != 1.0) {
+        attn_shortest(num, sizeof num, p->cfg.temperature);
+        fprintf(out, ", temperature %s", num);
+    }
+    fprintf(out, "\n\n");
+}
