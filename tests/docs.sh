@@ -122,11 +122,36 @@ for file in $(cd "$src" && find src -name '*.c' -o -name '*.h' | grep -v '\.pb-c
     fi
 done
 
+# No comment names a function or a source file that does not exist (issue 51, item 6): every
+# name() a comment gives is in the code (comments stripped by the compiler's preprocessor), and
+# every NAME.c is one of ours (or another project's, named here: llama.cpp's ggml-quants.c,
+# llm.c, htop's CRT.c).
+sources=$(cd "$src" && find src include -name '*.c' -o -name '*.h' | grep -v '\.pb-c\.' | sort)
+for file in $sources; do
+    ${CC:-cc} -fpreprocessed -dD -E -P "$src/$file" 2>/dev/null
+done >"$tmp/code"
+for name in $(cd "$src" && grep -ohE '\b[a-z][a-z0-9]*_[a-z0-9_]+\(\)' $sources | sort -u); do
+    name=${name%"()"}
+    echo x >>"$tmp/count"
+    if ! grep -qw "$name" "$tmp/code"; then
+        echo "FAIL: a comment names $name(), which no code defines or calls"
+        echo x >>"$tmp/failed"
+    fi
+done
+for name in $(cd "$src" && grep -ohE '\b[A-Za-z_][A-Za-z0-9_-]*\.c\b' $sources | sort -u); do
+    case "$name" in ggml-quants.c | llm.c | CRT.c) continue ;; esac
+    echo x >>"$tmp/count"
+    if [ -z "$(cd "$src" && find src tests -name "$name" | head -1)" ]; then
+        echo "FAIL: a comment names $name, which is not a file of attnscope's"
+        echo x >>"$tmp/failed"
+    fi
+done
+
 count=0
 failures=0
 [ -f "$tmp/count" ] && count=$(wc -l <"$tmp/count")
 [ -f "$tmp/failed" ] && failures=$(wc -l <"$tmp/failed")
-echo "$count screens in doc/guide.md, figures and packages in README.md, $failures differ"
+echo "$count checks of the documents against the program and the code, $failures failed"
 
 # The tokenizer files installed for a bare model.pth are the ones their README
 # says, by the SHA-256 sums it records.

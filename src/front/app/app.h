@@ -57,7 +57,7 @@ struct app {
     const struct family *family;             /* the source's (NULL: the book's) */
     const struct model *model;               /* borrowed; a trained model (family_decoder) */
     int top;                                 /* its next tokens per position */
-    bool bos;                                /* <|endoftext|> first */
+    bool bos;                                /* the model's first token first (--bos) */
     unsigned char *ablated;                  /* (layers * heads) a: heads zeroed, or NULL */
     const char *weights_dir;                 /* for messages */
     const char *export_dir;

@@ -89,8 +89,8 @@ static const struct plain_option plain_options[] = {
     { "top", 0, OPT_TOP, "K", GROUP_INPUT,
       "with --model: the next tokens shown per position (default 5; 0 skips the model's head)" },
     { "bos", 0, OPT_BOS, NULL, GROUP_INPUT,
-      "with --model: put <|endoftext|> (a Llama's bos_token_id) before the text, as "
-      "interpretability tools do" },
+      "with --model: put the model's first token before the text (its bos_token_id: "
+      "<|begin_of_text|>, <bos>; GPT-2's <|endoftext|>), as interpretability tools do" },
     { "ablate", 0, OPT_ABLATE, "L.H", GROUP_INPUT,
       "with --model: zero the context of head H of layer L (repeatable), to see what it does" },
     { "classes", 0, OPT_CLASSES, "A,B,...", GROUP_INPUT,

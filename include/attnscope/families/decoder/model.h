@@ -71,7 +71,12 @@ struct model {
     char knows[256];
     struct decoder_model dec; /* the decoder its files describe (architecture.h reads it) */
     struct bpe bpe;
-    int eot;                  /* <|endoftext|>'s id, or -1 when the vocabulary lacks it */
+    /*
+     * The token --bos puts first: the config's bos_token_id (<|begin_of_text|>,
+     * <bos>), else <|endoftext|> (GPT-2's and the book's), or -1 when the
+     * vocabulary has neither.
+     */
+    int first_token;
     struct model_params params; /* Ollama's params layer (model_place's), from empty */
     /*
      * Its chat template, or NULL: chat_template.jinja, tokenizer_config.json's

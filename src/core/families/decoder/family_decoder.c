@@ -44,7 +44,7 @@ family_decoder_knobs_of(const struct attention_config *cfg, struct decoder_knobs
     k->last_logits = NULL;
 }
 
-/* The sentence's ids, <|endoftext|> first with bos; errors say what to change. */
+/* The sentence's ids, the model's first token first with bos; errors say what to change. */
 static enum attn_status
 encode(const struct pipeline_source *src, int **ids, int *n, struct attn_error *err)
 {
@@ -54,11 +54,17 @@ encode(const struct pipeline_source *src, int **ids, int *n, struct attn_error *
     int *got = NULL;
     int count = 0;
     enum attn_status st;
+    char first[MODEL_TOKEN_DISPLAY_MAX(64)] = "";
 
     *ids = NULL;
     *n = 0;
-    if (src->bos && m->eot < 0)
-        return attn_fail(err, ATTN_EVALUE, "--bos: %s's vocabulary has no <|endoftext|>", m->name);
+    if (src->bos && m->first_token >= 0) /* (said as its own tokenizer names it) */
+        model_token_display(m, m->first_token, first, sizeof first);
+    if (src->bos && m->first_token < 0)
+        return attn_fail(err, ATTN_EVALUE,
+                         "--bos: %s's vocabulary has no first token (no bos_token_id in its "
+                         "config, no <|endoftext|>)",
+                         m->name);
     if (text[0] != '\0') {
         /* Encoding stops one past the room: enough to say the text is too long. */
         const int room = limit - (src->bos ? 1 : 0);
@@ -66,10 +72,10 @@ encode(const struct pipeline_source *src, int **ids, int *n, struct attn_error *
                       : ATTN_ELIMIT;
         if (st == ATTN_ELIMIT)
             return attn_fail(err, ATTN_ELIMIT,
-                             "the text is more than %d tokens%s; %s reads at most %d (%s): "
+                             "the text is more than %d tokens%s%s; %s reads at most %d (%s): "
                              "shorten it",
-                             room, src->bos ? " beside <|endoftext|>" : "", m->name, limit,
-                             m->dec.context_from);
+                             room, src->bos ? " beside " : "", src->bos ? first : "", m->name,
+                             limit, m->dec.context_from);
         if (st != ATTN_OK)
             return st;
     }
@@ -81,9 +87,9 @@ encode(const struct pipeline_source *src, int **ids, int *n, struct attn_error *
     if (count + (src->bos ? 1 : 0) > limit) {
         free(got);
         return attn_fail(err, ATTN_ELIMIT,
-                         "the text is %d tokens%s; %s reads at most %d (%s): shorten it",
-                         count + (src->bos ? 1 : 0), src->bos ? " with <|endoftext|>" : "",
-                         m->name, limit, m->dec.context_from);
+                         "the text is %d tokens%s%s; %s reads at most %d (%s): shorten it",
+                         count + (src->bos ? 1 : 0), src->bos ? " with " : "",
+                         src->bos ? first : "", m->name, limit, m->dec.context_from);
     }
     /*
      * A tokenizer may list tokens past the embedding's rows (Gemma 3's
@@ -107,7 +113,7 @@ encode(const struct pipeline_source *src, int **ids, int *n, struct attn_error *
         return attn_fail(err, ATTN_ENOMEM, "out of memory");
     }
     if (src->bos)
-        (*ids)[0] = m->eot;
+        (*ids)[0] = m->first_token;
     if (count > 0)
         memcpy(*ids + (src->bos ? 1 : 0), got, (size_t)count * sizeof *got);
     *n = count + (src->bos ? 1 : 0);

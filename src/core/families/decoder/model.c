@@ -415,7 +415,7 @@ model_open(struct model *m, const char *what, const struct model_options *o,
     enum attn_status rc;
 
     memset(m, 0, sizeof *m);
-    m->eot = -1;
+    m->first_token = -1;
     {
         struct model_place place;
         rc = model_locate(what, &place, err);
@@ -484,10 +484,10 @@ model_open(struct model *m, const char *what, const struct model_options *o,
     /* What --bos puts first: the config's bos_token_id (a Llama's), else <|endoftext|>. */
     if (m->dec.bos_token >= 0 && m->dec.bos_token < m->bpe.vocab_size &&
         m->dec.bos_token < m->dec.cfg.vocab_size)
-        m->eot = m->dec.bos_token;
-    for (int id = 0; id < m->bpe.vocab_size && id < m->dec.cfg.vocab_size && m->eot < 0; id++)
+        m->first_token = m->dec.bos_token;
+    for (int id = 0; id < m->bpe.vocab_size && id < m->dec.cfg.vocab_size && m->first_token < 0; id++)
         if (strcmp(m->bpe.token[id], "<|endoftext|>") == 0)
-            m->eot = id;
+            m->first_token = id;
     if (read_hints(m, err) != 0 || model_read_end_tokens(m, err) != 0) {
         rc = err->status;
         model_close(m);
@@ -584,7 +584,7 @@ model_close(struct model *m)
     decoder_destroy(&m->dec);
     bpe_destroy(&m->bpe);
     memset(m, 0, sizeof *m);
-    m->eot = -1;
+    m->first_token = -1;
 }
 
 /*
@@ -638,7 +638,7 @@ model_token_display(const struct model *m, int id, char *buf, size_t size)
         snprintf(buf, size, "<%d>", id);
         return buf;
     }
-    if (id == m->eot)
+    if (id == m->first_token)
         display_bytes(m->bpe.token[id], (int)strlen(m->bpe.token[id]), false, buf, size);
     else
         display_bytes(bytes, n, true, buf, size);
