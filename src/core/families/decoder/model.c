@@ -16,7 +16,7 @@
 #include "attnscope/architectures/architecture.h"
 #include "attnscope/base/utf8.h"
 #include "attnscope/families/decoder/model.h"
-#include "core/families/decoder/model_internal.h"
+#include "model_internal.h"
 #include "attnscope/files/digest.h"
 #include "attnscope/files/fileio.h"
 #include "attnscope/files/gguf.h"

@@ -18,7 +18,7 @@
 #include "attnscope/files/fileio.h"
 #include "attnscope/files/gguf.h"
 #include "attnscope/files/tensors.h"
-#include "core/families/decoder/model_internal.h"
+#include "model_internal.h"
 
 /* a and b (and c) into out, or false when they do not fit. */
 bool

@@ -18,7 +18,7 @@
 #include "attnscope/files/jsonfile.h"
 #include "attnscope/text/chat.h"
 #include "attnscope/text/tokjson.h"
-#include "core/families/decoder/model_internal.h"
+#include "model_internal.h"
 
 /*
  * The end tokens a Hugging Face folder names, as its generate stops:
