@@ -360,13 +360,6 @@ copy32_avx512(const float *in, size_t ldi, int rows, float *out)
 }
 #endif
 
-/* A right-hand matrix as it is stored: floats or bfloat16, (n, k) when trans, else (k, n). */
-struct bmat {
-    const void *data;
-    bool bf16;
-    int ld;
-    int trans;
-};
 
 /* Its element (j, p), as a float. */
 static float
@@ -471,8 +464,8 @@ panel_bf16(const struct bmat *bm, int p0, int kc, int j0, int w, int nr, void *o
 }
 
 /* B into its panels at out, every block of k and every panel of nr columns in it. */
-static void
-pack_any(int k, int n, int nr, const struct bmat *b, void *out)
+void
+linalg_pack_any(int k, int n, int nr, const struct bmat *b, void *out)
 {
     const size_t n_pad = (size_t)((n + nr - 1) / nr * nr);
     const size_t esize = b->bf16 ? sizeof(uint16_t) : sizeof(float);
@@ -678,12 +671,6 @@ zero_c(int m, int n, float *c, int ldc)
         memset(c + (size_t)i * (size_t)ldc, 0, (size_t)n * sizeof(float));
 }
 
-/* The elements of B's pack (its padded columns times k). */
-static size_t
-packed_elems(int n, int k, int nr)
-{
-    return (size_t)k * (size_t)((n + nr - 1) / nr * nr);
-}
 
 /*
  * The block of k gemm_few_rows packs a panel of B for: its panel (FEW_KC x
@@ -741,7 +728,7 @@ gemm(int m, int n, int k, const float *a, int lda, const struct bmat *b, float *
     const struct kernel *kn = kernel();
     const size_t esize = b->bf16 ? sizeof(uint16_t) : sizeof(float);
     /* B's panels, then A's (rounded to 64 bytes, in floats). */
-    const size_t b_floats = (packed_elems(n, k, kn->nr) * esize + 63) / 64 * 16;
+    const size_t b_floats = (linalg_packed_elems(n, k, kn->nr) * esize + 63) / 64 * 16;
     float *pb;
 
     if (m <= 0 || n <= 0)
@@ -759,7 +746,7 @@ gemm(int m, int n, int k, const float *a, int lda, const struct bmat *b, float *
         gemm_plain(m, n, k, a, lda, b, c, ldc);
         return;
     }
-    pack_any(k, n, kn->nr, b, pb);
+    linalg_pack_any(k, n, kn->nr, b, pb);
     gemm_core(kn, m, n, k, a, lda, pb, b->bf16, (size_t)((n + kn->nr - 1) / kn->nr * kn->nr), 0,
               pb + b_floats, c, ldc);
 }
@@ -792,105 +779,10 @@ linalg_gemm_bf16(int trans, int m, int n, int k, const float *a, int lda, const 
     gemm(m, n, k, a, lda, &bm, c, ldc);
 }
 
-/*
- * Memory for a pack: a large one aligned to and marked for transparent huge
- * pages (a model's packs are its size again: 4 KiB pages made faulting
- * them in most of the packing's time).  Freed with free().
- */
-void *
-linalg_pack_alloc(size_t bytes)
-{
-    const size_t huge = (size_t)2 << 20;
-    void *p = NULL;
-
-    if (bytes < huge)
-        return malloc(bytes);
-    if (posix_memalign(&p, huge, (bytes + huge - 1) / huge * huge) != 0)
-        return NULL;
-#ifdef MADV_HUGEPAGE
-    (void)madvise(p, (bytes + huge - 1) / huge * huge, MADV_HUGEPAGE);
-#endif
-    return p;
-}
-
-static int
-pack(struct linalg_packed *pk, int n, int k, const struct bmat *b)
-{
-    const struct kernel *kn = kernel();
-    const size_t esize = b->bf16 ? sizeof(uint16_t) : sizeof(float);
-
-    memset(pk, 0, sizeof *pk);
-    if (n <= 0 || k <= 0)
-        return 0;
-    pk->data = linalg_pack_alloc(packed_elems(n, k, kn->nr) * esize);
-    if (pk->data == NULL)
-        return -1;
-    pk->n = n;
-    pk->k = k;
-    pk->nr = kn->nr;
-    pk->bf16 = b->bf16;
-    pack_any(k, n, kn->nr, b, pk->data);
-    return 0;
-}
-
 int
-linalg_pack(struct linalg_packed *pk, int n, int k, const float *b, int ldb, int trans)
+linalg_nr(void)
 {
-    const struct bmat bm = { b, false, ldb, trans };
-
-    return pack(pk, n, k, &bm);
-}
-
-int
-linalg_pack_bf16(struct linalg_packed *pk, int n, int k, const uint16_t *b, int ldb, int trans)
-{
-    const struct bmat bm = { b, true, ldb, trans };
-
-    return pack(pk, n, k, &bm);
-}
-
-size_t
-linalg_pack_floats(int n, int k)
-{
-    return n <= 0 || k <= 0 ? 0 : packed_elems(n, k, kernel()->nr);
-}
-
-size_t
-linalg_packed_bytes(const struct linalg_packed *pk)
-{
-    if (pk->data == NULL)
-        return 0;
-    if (pk->q != LINALG_QNONE)
-        return linalg_q_bytes(pk);
-    return packed_elems(pk->n, pk->k, pk->nr) * (pk->bf16 ? sizeof(uint16_t) : sizeof(float));
-}
-
-int
-linalg_pack_bf16_in_place(struct linalg_packed *pk, int n, int k, uint16_t *b, uint16_t *scratch)
-{
-    const struct kernel *kn = kernel();
-    const size_t values = (size_t)n * (size_t)k;
-
-    memset(pk, 0, sizeof *pk);
-    if (n <= 0 || k <= 0 || packed_elems(n, k, kn->nr) != values)
-        return -1;
-    memcpy(scratch, b, values * sizeof *b);
-    pack_any(k, n, kn->nr, &(const struct bmat){ scratch, true, k, 1 }, b);
-    pk->n = n;
-    pk->k = k;
-    pk->nr = kn->nr;
-    pk->bf16 = true;
-    pk->in_place = true;
-    pk->data = b;
-    return 0;
-}
-
-void
-linalg_packed_destroy(struct linalg_packed *pk)
-{
-    if (!pk->in_place)
-        free(pk->data);
-    memset(pk, 0, sizeof *pk);
+    return kernel()->nr;
 }
 
 int
@@ -958,7 +850,7 @@ linalg_gemm_packed_cols(int m, const float *a, int lda, const struct linalg_pack
     pa = workspace_scratch(workspace_thread(), (size_t)MC * KC);
     if (pa == NULL)
         return -1;
-    gemm_core(kn, m, cols, pk->k, a, lda, pk->data, pk->bf16, packed_elems(pk->n, 1, pk->nr), j0,
+    gemm_core(kn, m, cols, pk->k, a, lda, pk->data, pk->bf16, linalg_packed_elems(pk->n, 1, pk->nr), j0,
               pa, c, ldc);
     return 0;
 }

@@ -1,11 +1,13 @@
 /*
  * linalg_internal.h: what the matrix products' files share (linalg.c, the
- * blocked products and packing; linalg_row.c, one row against a matrix in
- * place).  Not for use outside src/core/kernels.
+ * blocked products and the panels' layout; linalg_pack.c, packs made once;
+ * linalg_row.c, one row against a matrix in place).  Not for use outside src/core/kernels.
  */
 #ifndef ATTNSCOPE_LINALG_INTERNAL_H
 #define ATTNSCOPE_LINALG_INTERNAL_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -96,5 +98,26 @@ void linalg_q_rows(const struct linalg_packed *pk, int j0, int count, const floa
 void linalg_q_panel(const struct linalg_packed *pk, int j0, int nr, int p0, int kc, float *out);
 float linalg_q_at(const struct linalg_packed *pk, int j, int p);
 size_t linalg_q_bytes(const struct linalg_packed *pk);
+
+
+/* A right-hand matrix as it is stored: floats or bfloat16, (n, k) when trans, else (k, n). */
+struct bmat {
+    const void *data;
+    bool bf16;
+    int ld;
+    int trans;
+};
+
+/* The elements of B's pack (its padded columns times k). */
+static inline size_t
+linalg_packed_elems(int n, int k, int nr)
+{
+    return (size_t)k * (size_t)((n + nr - 1) / nr * nr);
+}
+
+/* The panel width (NR) of the kernel this machine runs. */
+int linalg_nr(void);
+/* B into its panels at out, every block of k and every panel of nr columns in it (linalg.c). */
+void linalg_pack_any(int k, int n, int nr, const struct bmat *b, void *out);
 
 #endif
