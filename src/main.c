@@ -526,18 +526,18 @@ run_model(const struct cli_options *given, const char *sentence)
     src.bos = o->bos;
     if (o->chat != NULL) {
         /* The message in the model's own template: the template says what comes first. */
-        static char *chat_text;
         const char *kind = NULL;
         char date[32];
         time_t now = time(NULL);
         struct tm tm;
         strftime(date, sizeof date, "%d %b %Y", localtime_r(&now, &tm));
-        chat_text = model_chat(&m, o->chat, date, &kind, &err);
-        if (chat_text == NULL) {
+        /* (kept by the model, freed with it) */
+        m.chat_text = model_chat(&m, o->chat, date, &kind, &err);
+        if (m.chat_text == NULL) {
             model_close(&m);
             return die(err.status == ATTN_EVALUE ? EXIT_USAGE : EXIT_INPUT, err.msg);
         }
-        src.sentence = chat_text;
+        src.sentence = m.chat_text;
         src.bos = false;
         attn_fail_text(m.chat_used, sizeof m.chat_used,
                        "chat: the message in the %s chat template (%s), the assistant's turn "

@@ -48,16 +48,15 @@ inspect_products(struct out *o, const float *a, int sa, const float *b, int sb, 
 static void
 inspect_quant(struct out *o, const struct decoder_linear *l, int col)
 {
-    const enum quant_type q = (enum quant_type)(l->wq_type - TENSOR_Q4_0);
-    const size_t per = (size_t)quant_block_values(q);
     float scale, min;
-    int level;
+    int level, type;
+    bool has_min;
     char s[24], m[24], w[24];
-    /* (from the blocks, or once packed from the panels: the same numbers) */
-    const bool has_min =
-        l->wq != NULL ? quant_explain(q, l->wq + (size_t)col * decoder_quant_row_bytes(l->wq_type, l->in),
-                                      0, &scale, &min, &level)
-                      : linalg_q_explain(&l->packed, col, 0, &scale, &min, &level);
+
+    if (!decoder_linear_block(l, col, &type, &scale, &min, &level, &has_min))
+        return;
+    const enum quant_type q = (enum quant_type)(type - TENSOR_Q4_0);
+    const size_t per = (size_t)quant_block_values(q);
 
     emit(o, "(weights as the file keeps them: %s blocks of %zu; the first, %s = %s%s%d%s%s)\n",
          quant_name(q), per, inspect_num(w, decoder_linear_at(l, 0, col)), inspect_num(s, scale),
@@ -72,8 +71,7 @@ inspect_linear(struct out *o, const float *a, const struct decoder_linear *l, in
     char x[24];
     char y[24];
 
-    if (l->wq_type >= TENSOR_Q4_0 && (l->wq != NULL || l->packed.q != LINALG_QNONE))
-        inspect_quant(o, l, col); /* (first: the products may run past the panel) */
+    inspect_quant(o, l, col); /* (quantized weights: first, the products may run past the panel) */
     for (int k = 0; k < l->in; k++) {
         if (k == max_terms && l->in > max_terms + 1) {
             emit(o, " + ... (%d terms in all)", l->in);

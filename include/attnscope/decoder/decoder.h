@@ -428,8 +428,20 @@ int decoder_packer_adopt_ready(struct decoder_packer *p, struct decoder_model *m
 /* Stops it as soon as the matrix it is packing is done, and frees it and its packs. */
 void decoder_packer_cancel(struct decoder_packer *p);
 
-/* Weight (in, out) of l: from its f32 copy, or from its pack once that is released. */
+/*
+ * Weight (in, out) of l, whatever its storage (float32, bfloat16, quantized
+ * blocks, or its pack once the copy is released): the seam callers read a
+ * weight through, never l->w, w16 or wq themselves.
+ */
 float decoder_linear_at(const struct decoder_linear *l, int in, int out);
+/*
+ * Whether l's weights are quantized blocks (in the file's layout or packed);
+ * then *type is their dtype (tensor.h) and the block that holds weight (0,
+ * out) says how it is made: *scale times *level, then minus (or plus, for
+ * the _1 types) *min when *has_min.  The same numbers either way.
+ */
+bool decoder_linear_block(const struct decoder_linear *l, int out, int *type, float *scale,
+                          float *min, int *level, bool *has_min);
 
 /* Row id of the token embedding (n_embd floats) into row. */
 void decoder_token_row(const struct decoder_model *m, int id, float *row);

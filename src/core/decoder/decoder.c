@@ -21,6 +21,7 @@
 #include "attnscope/decoder/parts.h"
 #include "attnscope/decoder/run.h"
 #include "attnscope/files/filemap.h"
+#include "attnscope/files/quants.h"
 #include "attnscope/files/tensor.h"
 #include "attnscope/kernels/linalg.h"
 #include "attnscope/kernels/parallel.h"
@@ -315,6 +316,22 @@ decoder_linear_at(const struct decoder_linear *l, int in, int out)
         return block[(size_t)in % per];
     }
     return linalg_packed_at(&l->packed, out, in);
+}
+
+bool
+decoder_linear_block(const struct decoder_linear *l, int out, int *type, float *scale, float *min,
+                     int *level, bool *has_min)
+{
+    if (l->wq_type < TENSOR_Q4_0 || (l->wq == NULL && l->packed.q == LINALG_QNONE))
+        return false;
+    *type = l->wq_type;
+    /* (from the blocks, or once packed from the panels: the same numbers) */
+    *has_min = l->wq != NULL
+                   ? quant_explain((enum quant_type)(l->wq_type - TENSOR_Q4_0),
+                                   l->wq + (size_t)out * decoder_quant_row_bytes(l->wq_type, l->in),
+                                   0, scale, min, level)
+                   : linalg_q_explain(&l->packed, out, 0, scale, min, level);
+    return true;
 }
 
 size_t

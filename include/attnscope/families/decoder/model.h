@@ -87,6 +87,7 @@ struct model {
     char chat_from[160];
     char chat_bos[64];
     char chat_used[256]; /* what --chat wrapped the text in ("chat: the message in ..."), or "" */
+    char *chat_text;     /* --chat's text in the template, the run's sentence, or NULL */
 };
 
 /*

@@ -581,6 +581,7 @@ void
 model_close(struct model *m)
 {
     free(m->chat_template);
+    free(m->chat_text);
     decoder_destroy(&m->dec);
     bpe_destroy(&m->bpe);
     memset(m, 0, sizeof *m);
