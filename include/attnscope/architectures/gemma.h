@@ -1,5 +1,5 @@
 /*
- * gemma.h: the decoders with sliding windows (issue 40): Gemma 3's text
+ * gemma.h: the decoders with sliding windows: Gemma 3's text
  * model (gemma3_text: google/gemma-3-270m, -1b), Gemma 2 (gemma2) and Olmo 3
  * (olmo3), from a
  * Hugging Face folder or the book's notebooks' files (ch05/12, ch05/13)

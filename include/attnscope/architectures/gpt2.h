@@ -1,5 +1,5 @@
 /*
- * gpt2.h: a GPT-2 model from the files users have (issue 11).
+ * gpt2.h: a GPT-2 model from the files users have.
  *
  * A model is a folder or a weights file in any format files/tensors.h
  * reads.  Three layouts of tensor names are read, decided by the names

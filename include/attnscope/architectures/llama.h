@@ -1,5 +1,5 @@
 /*
- * llama.h: Llama-style decoders (issue 28): Llama (SmolLM2, TinyLlama,
+ * llama.h: Llama-style decoders: Llama (SmolLM2, TinyLlama,
  * Llama 3.2), Qwen2 (Qwen2.5) and Qwen3, from a Hugging Face folder
  * (config.json and safetensors) or the book's own files (the bonus
  * chapters' model.pth, ch05/07 and ch05/11: tok_emb, trf_blocks.N.att.

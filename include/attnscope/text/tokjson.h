@@ -1,6 +1,6 @@
 /*
  * tokjson.h: the pipeline a Hugging Face tokenizer.json wraps around its BPE
- * model, interpreted from the file rather than written per model (issue 28).
+ * model, interpreted from the file rather than written per model.
  *
  * Encoding a text goes, as Hugging Face's tokenizers library does:
  *   1. added tokens (special ones, "<|im_start|>") are found in the text

@@ -55,9 +55,9 @@ static const struct {
 };
 
 /*
- * A value is 32 bytes (issue 35: 256 with its allocation, so a pickle of 20
- * million None opcodes, 20 KB deflated, took 5 GB): what only storages and
- * tensors have is allocated for them alone, and values come from slabs.
+ * A value is 32 bytes, so that a pickle of millions of small opcodes stays
+ * small: what only storages and tensors have is allocated for them alone,
+ * and values come from slabs.
  */
 struct value {
     unsigned char kind;     /* enum kind */

@@ -184,8 +184,7 @@ block_entries(const unsigned char *b, size_t n, const char *path, const char *wh
  * and names each in the index as it is finished, so the blocks an index
  * names follow each other in the file and none twice: a block must start
  * at or after the end of the one before (next).  So reading every block
- * costs at most the file's bytes (issue 35: 400,000 entries naming one
- * 8 MB block were read 400,000 times).
+ * costs at most the file's bytes, however many entries name one block.
  */
 struct walk {
     const unsigned char *data;

@@ -266,7 +266,7 @@ app_init(struct app *a, const struct attention_config *cfg, const struct pipelin
     /* Start at the beginning of the pipeline (Q, K and V when they are given): Space goes on. */
     a->view.stage = VIEW_EMBEDDINGS;
     view_clamp(&a->view, &a->pipe);
-    /* Say once, plainly, what the toy's numbers are (item 9 of issue 13). */
+    /* Say once, plainly, what the toy's numbers are. */
     if (a->pipe.params.count > 0 && !a->pipe.params_given)
         app_say(a, "untrained weights drawn from seed %llu: the patterns show how attention "
                    "computes, not what words mean. Space: next stage, ?: help",

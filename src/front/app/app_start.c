@@ -71,8 +71,8 @@ count_of(const char *text, const char *end)
 
 /*
  * --head H, or L.H (a layer of a trained model, then its head).  Messages
- * quote what was given whole (issue 35: "1.9" was said as "--head 9", a
- * number past a long as 9223372036854775807).
+ * quote what was given whole ("1.9" is said as "1.9", never "--head 9"; a
+ * number past a long as it was typed).
  */
 static enum attn_status
 open_head(struct app *a, const char *text, struct attn_error *err)
@@ -149,7 +149,7 @@ open_stage(struct app *a, const char *name, struct attn_error *err)
     if (s < 0 && got == 0 && pipeline_decoder(&a->pipe) == NULL)
         for (int t = 0; t < VIEW_STAGE_COUNT; t++)
             if (explain_pipeline_stage(&a->pipe, (enum view_stage)t, false) == sel.stage)
-                /* computed, but not a step of this class on screen (issue 38, item 11) */
+                /* computed, but not a step of this class on screen */
                 return attn_fail(err, ATTN_EVALUE,
                                  "--stage %s: the %s variant's class has no %s step, so the "
                                  "view does not show one (its knob adds it: --mask causal, "

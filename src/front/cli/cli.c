@@ -434,7 +434,7 @@ output_mode(struct cli_options *o, enum cli_mode mode, const char *arg, char *er
             now = i;
     }
     o->mode = mode;
-    /* --print and --export together: print, then export the same run (issue 50, item 6). */
+    /* --print and --export together: print, then export the same run. */
     if (had >= 0 && had != now &&
         (outputs[had].mode == CLI_PRINT || outputs[now].mode == CLI_PRINT) &&
         (outputs[had].mode == CLI_EXPORT || outputs[now].mode == CLI_EXPORT)) {

@@ -522,7 +522,7 @@ read_hints(struct model *m, struct attn_error *err)
     if (!model_has_file(m->dir, "attnscope.json") ||
         !model_path_join(path, sizeof path, m->dir, "/", "attnscope.json"))
         return 0;
-    /* (Through the capped reader: an 80 MB file took 1.6 GB of jansson's memory, issue 35.) */
+    /* (Through the capped reader: jansson takes many times a file's size in memory.) */
     root = jsonfile_load(path, JSONFILE_CONFIG_MAX, err);
     if (root == NULL)
         return -1;

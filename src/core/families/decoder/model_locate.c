@@ -85,7 +85,7 @@ pick_snapshot(const char *repo, char *dir, size_t size, char *why, size_t why_si
      * refs/main through the regular-file check: a FIFO there must not hold
      * the program up.  A revision it names must be there: another snapshot
      * (of another revision, maybe another model's sizes) is not read in its
-     * place (issue 35).
+     * place.
      */
     if (model_path_join(path, sizeof path, repo, "/refs/main", "") &&
         fileio_read_regular(path, 256, &rev, &len, &ignored) == ATTN_OK) {
