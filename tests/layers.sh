@@ -2,7 +2,7 @@
 # layers.sh: no folder reaches up (doc/architecture.md, "The tree").
 #
 # The core's folders are layered, each including only its own and those
-# below it: base < kernels < files < text < attention < decoder <
+# below it: base < kernels < files < formats < text < attention < decoder <
 # architectures < pipeline < families; a family includes no other family
 # (only the registry, families/families.c, names them all), and an
 # architecture no other architecture (its files include architecture.h and
@@ -10,8 +10,8 @@
 # them all).  The core includes nothing of the
 # renderer or the front ends, the renderer nothing of the front ends, and
 # nothing but src/tui/ includes curses.  Every #include of the tree is
-# checked, headers and sources alike; the files folder may also include
-# the messages protoc-c compiles from its .proto files (core/files/*.pb-c.h).
+# checked, headers and sources alike; the formats folder may also include
+# the messages protoc-c compiles from its .proto files (core/formats/*.pb-c.h).
 top=${top_srcdir:-.}
 cd "$top" || exit 1
 fail=0
@@ -21,12 +21,13 @@ rank() {
     base) echo 0 ;;
     kernels) echo 1 ;;
     files) echo 2 ;;
-    text) echo 3 ;;
-    attention) echo 4 ;;
-    decoder) echo 5 ;;
-    architectures) echo 6 ;;
-    pipeline) echo 7 ;;
-    families) echo 8 ;;
+    formats) echo 3 ;;
+    text) echo 4 ;;
+    attention) echo 5 ;;
+    decoder) echo 6 ;;
+    architectures) echo 7 ;;
+    pipeline) echo 8 ;;
+    families) echo 9 ;;
     *) echo 99 ;;
     esac
 }
@@ -40,7 +41,7 @@ folder_of() {
     esac
 }
 
-# (protoc-c's output, src/core/files/*.pb-c.[ch] in a build in the tree, is generated: not checked.)
+# (protoc-c's output, src/core/formats/*.pb-c.[ch] in a build in the tree, is generated: not checked.)
 for f in $(find src/core include/attnscope -name '*.[ch]' ! -name '*.pb-c.[ch]' | sort); do
     rel=${f#src/core/}
     rel=${rel#include/attnscope/}
@@ -63,10 +64,10 @@ for f in $(find src/core include/attnscope -name '*.[ch]' ! -name '*.pb-c.[ch]' 
             echo "$f:$no: includes $inc, outside the tree's layers"; exit 1 ;;
         esac
         case $inc in
-        core/files/*.pb-c.h)
-            # A file format's messages, compiled by protoc-c: the files folder's own.
-            [ "$own_top" = files ] && continue
-            echo "$f:$no: only the files folder reads protoc-c's $inc"; exit 1 ;;
+        core/formats/*.pb-c.h)
+            # A file format's messages, compiled by protoc-c: the formats folder's own.
+            [ "$own_top" = formats ] && continue
+            echo "$f:$no: only the formats folder reads protoc-c's $inc"; exit 1 ;;
         render/* | front/* | tui/*) echo "$f:$no: the core includes $inc" ; exit 1 ;;
         attnscope/*) ;;
         *) echo "$f:$no: includes $inc, outside the tree's layers"; exit 1 ;;

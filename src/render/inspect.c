@@ -8,8 +8,8 @@
 
 #include "attnscope/families/decoder/family_decoder.h"
 #include "render/heatmap.h"
-#include "attnscope/files/quants.h"
-#include "attnscope/files/tensor.h"
+#include "attnscope/formats/quants.h"
+#include "attnscope/formats/tensor.h"
 #include "render/inspect.h"
 #include "render/parts/parts.h"
 

@@ -17,13 +17,11 @@
 #include <fcntl.h>
 #include <langinfo.h>
 #include <locale.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <termios.h>
 #include <unistd.h>
 #include <wchar.h>
 
@@ -41,6 +39,7 @@
 #include "attnscope/base/utf8.h"
 #include "render/grid.h"
 #include "render/palette.h"
+#include "tui/terminal.h"
 #include "tui/tui.h"
 #include "tui/worker.h"
 
@@ -58,219 +57,6 @@
 #define TUI_KEY_PASTE_BEGIN (KEY_MAX + 101)
 #define TUI_KEY_PASTE_END (KEY_MAX + 102)
 #define TUI_PASTE_GAP_MS 500
-
-static volatile sig_atomic_t caught_signal;
-static volatile sig_atomic_t resumed;
-static int curses_active;
-static int paste_active;
-
-static void
-on_signal(int sig)
-{
-    caught_signal = sig;
-}
-
-static void
-on_continue(int sig)
-{
-    (void)sig;
-    resumed = 1;
-}
-
-/* A terminfo string, or fallback when the entry lacks it (screen's entries lack BE and BD). */
-static const char *
-cap_or(const char *name, const char *fallback)
-{
-    char *cap = tigetstr(name);
-
-    return cap == NULL || cap == (char *)-1 ? fallback : cap;
-}
-
-/* Turns bracketed paste on or off; written at once, outside curses' buffer. */
-static void
-paste_mode(bool on)
-{
-    const char *seq = on ? cap_or("BE", "\033[?2004h") : cap_or("BD", "\033[?2004l");
-    size_t len = strlen(seq);
-
-    while (len > 0) {
-        ssize_t n = write(STDOUT_FILENO, seq, len);
-        if (n <= 0)
-            break;
-        seq += n;
-        len -= (size_t)n;
-    }
-    paste_active = on;
-}
-
-static void
-restore_terminal(void)
-{
-    if (curses_active) {
-        char *rmcup = tigetstr("rmcup");
-        curses_active = 0;
-        /* Without an alternate screen (vt100, the Linux console) the last frame would stay. */
-        if (rmcup == NULL || rmcup == (char *)-1) {
-            clear();
-            refresh();
-        }
-        endwin();
-        if (paste_active)
-            paste_mode(false);
-    }
-}
-
-/*
- * What a crash restores with async-signal-safe calls only: the terminal's
- * settings as the shell had them, and the bytes that leave the alternate
- * screen, show the cursor, reset the attributes and turn the mouse and
- * bracketed paste off (made once curses is set up).
- */
-static struct termios shell_tio;
-static int shell_fd = -1, screen_fd = -1;
-static char crash_bytes[256];
-static size_t crash_len;
-
-static void
-add_crash_bytes(const char *cap, const char *fallback)
-{
-    const char *seq = cap != NULL ? cap_or(cap, fallback) : fallback;
-    const size_t n = seq != NULL ? strlen(seq) : 0;
-
-    if (n > 0 && crash_len + n < sizeof crash_bytes) {
-        memcpy(crash_bytes + crash_len, seq, n);
-        crash_len += n;
-    }
-}
-
-/*
- * A fault (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS) means a
- * bug, and the program cannot go on to the loop's endwin(): the terminal is
- * put back here, then the signal ends the process as it would have.
- */
-static void
-on_crash(int sig)
-{
-    if (curses_active) {
-        if (screen_fd >= 0 && crash_len > 0 && write(screen_fd, crash_bytes, crash_len) < 0)
-            crash_len = 0;
-        if (shell_fd >= 0)
-            tcsetattr(shell_fd, TCSANOW, &shell_tio);
-    }
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-/*
- * A fault's handler: a SIGBUS inside a model file's mapping (the file cut
- * short while the view reads it) is repaired and the read goes on, the
- * computation refusing afterwards (filemap.h); any other fault is a crash.
- */
-static void
-on_fault(int sig, siginfo_t *info, void *uc)
-{
-    (void)uc;
-    if (sig == SIGBUS && info != NULL && filemap_repair(info->si_addr))
-        return;
-    on_crash(sig);
-}
-
-/*
- * Every signal whose default is to end the process: each is caught, the
- * terminal restored, and the signal raised again so that the exit status
- * still names it.  The faults are restored from their handler at once
- * (on_crash); the others set a flag the loop sees within a read's wait.
- * SIGXFSZ stays ignored (main.c: a file size limit fails a write instead),
- * SIGKILL and SIGSTOP cannot be caught, SIGTSTP is curses' own.
- */
-static const int fatal_signals[] = {
-    SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGPIPE,
-    SIGVTALRM, SIGPROF, SIGXCPU, SIGIO,
-#ifdef SIGPWR
-    SIGPWR,
-#endif
-#ifdef SIGSTKFLT
-    SIGSTKFLT,
-#endif
-};
-static const int fault_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS };
-
-static void
-catch_signals(void)
-{
-    struct sigaction sa;
-
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++)
-        sigaction(fatal_signals[i], &sa, NULL);
-    for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
-        sigaction(sig, &sa, NULL);
-    sa.sa_sigaction = on_fault;
-    sa.sa_flags = SA_SIGINFO;
-    for (size_t i = 0; i < sizeof fault_signals / sizeof fault_signals[0]; i++)
-        sigaction(fault_signals[i], &sa, NULL);
-    sa.sa_flags = 0;
-    /* Back from Ctrl-Z: the shell may have turned bracketed paste off meanwhile. */
-    sa.sa_handler = on_continue;
-    sigaction(SIGCONT, &sa, NULL);
-}
-
-/*
- * Flow control off: Ctrl-S would freeze the screen until Ctrl-Q.  ncurses
- * restores the settings it found at endwin(); def_prog_mode() makes these
- * the ones it returns to after Ctrl-Z and fg.
- */
-static void
-no_flow_control(void)
-{
-    struct termios tio;
-
-    if (tcgetattr(STDIN_FILENO, &tio) == 0) {
-        tio.c_iflag &= ~(tcflag_t)(IXON | IXOFF);
-        tcsetattr(STDIN_FILENO, TCSANOW, &tio);
-        def_prog_mode();
-    }
-}
-
-/* Whether the terminal on stdin has hung up or failed (its master side closed). */
-static bool
-terminal_gone(void)
-{
-    struct pollfd pfd = { STDIN_FILENO, POLLIN, 0 };
-
-    return poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR | POLLNVAL)) != 0;
-}
-
-static bool
-env_set(const char *name)
-{
-    const char *v = getenv(name);
-    return v != NULL && v[0] != '\0';
-}
-
-/* A "-direct" terminfo entry for $TERM, when COLORTERM promises 24-bit colour. */
-static const char *
-direct_terminal(char *buf, size_t size)
-{
-    const char *colorterm = getenv("COLORTERM");
-    const char *term = getenv("TERM");
-    const char *dash;
-    int errret = 0;
-
-    if (colorterm == NULL || term == NULL ||
-        (strcmp(colorterm, "truecolor") != 0 && strcmp(colorterm, "24bit") != 0))
-        return NULL;
-    if (strstr(term, "-direct") != NULL)
-        return NULL;
-    dash = strchr(term, '-');
-    snprintf(buf, size, "%.*s-direct", dash ? (int)(dash - term) : (int)strlen(term), term);
-    if (setupterm(buf, STDOUT_FILENO, &errret) != OK)
-        return NULL;
-    del_curterm(cur_term);
-    return buf;
-}
 
 struct screen {
     enum palette_depth depth;
@@ -450,7 +236,7 @@ static void
 choose_depth(struct screen *s, bool mono)
 {
     s->depth = DEPTH_MONO;
-    if (mono || env_set("NO_COLOR") || !has_colors())
+    if (mono || terminal_env_set("NO_COLOR") || !has_colors())
         return;
     start_color();
     use_default_colors();
@@ -490,10 +276,8 @@ tui_open(FILE *out, FILE *in, bool mono, struct app *a, struct attn_error *err)
     t->s.utf8 = codeset != NULL && strcmp(codeset, "UTF-8") == 0;
     a->view.utf8 = t->s.utf8;
 
-    direct = direct_terminal(direct_buf, sizeof direct_buf);
-    if (tcgetattr(fileno(in), &shell_tio) == 0)
-        shell_fd = fileno(in);
-    screen_fd = fileno(out);
+    direct = terminal_direct(direct_buf, sizeof direct_buf);
+    terminal_begin(in, out);
     errno = 0;
     t->scr = newterm(direct, out, in);
     if (t->scr == NULL && direct != NULL && errno != ENOMEM)
@@ -529,26 +313,21 @@ tui_open(FILE *out, FILE *in, bool mono, struct app *a, struct attn_error *err)
             return NULL;
         }
     }
-    curses_active = 1;
+    terminal_started();
     cbreak();
     noecho();
     nonl();
-    no_flow_control();
+    terminal_no_flow_control();
     keypad(stdscr, TRUE);
     set_escdelay(25);
     curs_set(0);
     mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED, NULL);
     mouseinterval(0);
-    define_key(cap_or("PS", "\033[200~"), TUI_KEY_PASTE_BEGIN);
-    define_key(cap_or("PE", "\033[201~"), TUI_KEY_PASTE_END);
+    define_key(terminal_cap("PS", "\033[200~"), TUI_KEY_PASTE_BEGIN);
+    define_key(terminal_cap("PE", "\033[201~"), TUI_KEY_PASTE_END);
     define_other_keys();
-    paste_mode(true);
-    crash_len = 0;
-    add_crash_bytes("sgr0", "\033[m");
-    add_crash_bytes("cnorm", "");
-    add_crash_bytes(NULL, "\033[?1000l\033[?1006l"); /* the mouse's reports off */
-    add_crash_bytes("BD", "\033[?2004l");
-    add_crash_bytes("rmcup", "");
+    terminal_paste_mode(true);
+    terminal_crash_bytes();
     /* ncurses reports a resize only when a read returns: keep reads short. */
     wtimeout(stdscr, TUI_READ_MS);
     choose_depth(&t->s, mono);
@@ -582,7 +361,7 @@ tui_close(struct tui *t)
     if (t == NULL)
         return;
     grid_destroy(&t->g);
-    restore_terminal();
+    terminal_restore();
     if (t->scr != NULL)
         delscreen(t->scr);
     free(t);
@@ -658,12 +437,12 @@ dispatch(struct worker *w, struct app *a, const struct worker_job *job)
     while (!worker_wait(w, TUI_READ_MS)) {
         wint_t ch;
         int status;
-        if (caught_signal == SIGINT && writing) {
+        if (terminal_signal() == SIGINT && writing) {
             /* Ctrl-C while the view writes stops the writing, not attnscope */
-            caught_signal = 0;
+            terminal_signal_clear();
             progress_stop();
             stopped = true;
-        } else if (caught_signal) {
+        } else if (terminal_signal()) {
             progress_stop();
             stopped = true;
         }
@@ -823,24 +602,22 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
     t = tui_open(stdout, stdin, mono, a, err);
     if (t == NULL)
         return err != NULL ? err->status : ATTN_EIO;
-    atexit(restore_terminal);
-    catch_signals();
+    atexit(terminal_restore);
+    terminal_catch_signals();
     worker = worker_start(a);
     while (!a->quit) {
         wint_t ch;
         int status;
-        if (caught_signal == SIGINT && app_writing(a)) {
+        if (terminal_signal() == SIGINT && app_writing(a)) {
             /* Ctrl-C while the view writes (A, --generate): the writing stops, the view stays */
-            caught_signal = 0;
+            terminal_signal_clear();
             app_stopped(a);
             dirty = true;
         }
-        if (caught_signal)
+        if (terminal_signal())
             break;
-        if (resumed) {
-            resumed = 0;
-            paste_mode(true);
-        }
+        if (terminal_take_resumed())
+            terminal_paste_mode(true);
         /*
          * Keys already waiting (a paste, a held key) are handled before the
          * next frame, up to TUI_KEYS_PER_FRAME of them: a burst costs one
@@ -895,9 +672,9 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
     }
     worker_stop(worker);
     tui_close(t);
-    if (caught_signal) {
+    if (terminal_signal()) {
         /* The terminal is back; now die of the signal as the sender expects. */
-        int sig = (int)caught_signal;
+        int sig = terminal_signal();
         signal(sig, SIG_DFL);
         raise(sig);
     }

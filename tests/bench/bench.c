@@ -64,7 +64,7 @@
 #endif
 
 #include "attnscope/kernels/cpu.h"
-#include "attnscope/files/tensor.h"
+#include "attnscope/formats/tensor.h"
 #include "attnscope/families/decoder/family_decoder.h"
 #include "attnscope/architectures/gpt2.h"
 #include "attnscope/families/decoder/model.h"

@@ -17,7 +17,7 @@
 #include "attnscope/architectures/architecture.h"
 #include "attnscope/families/decoder/family_decoder.h"
 #include "attnscope/families/decoder/model.h"
-#include "attnscope/files/tensor.h"
+#include "attnscope/formats/tensor.h"
 #include "attnscope/kernels/linalg.h"
 #include "attnscope/kernels/parallel.h"
 #include "../gpt2_random.h"

@@ -1,6 +1,6 @@
 /*
  * check_formats.c: one model in every file format attnscope reads
- * (src/core/files/: tensors.c and its readers), and damaged files of each.
+ * (src/core/formats/: tensors.c and its readers), and damaged files of each.
  *
  * tests/fixtures/formats/ holds a small GPT-2 written by real writers
  * (tests/oracle/format_fixtures.py): as Hugging Face's safetensors, as
@@ -24,11 +24,11 @@
 #include "attnscope/architectures/gpt2.h"
 #include "attnscope/families/decoder/model.h"
 #include "attnscope/files/crc32c.h"
-#include "attnscope/files/pickle.h"
-#include "attnscope/files/sstable.h"
-#include "attnscope/files/torch_zip.h"
-#include "attnscope/files/tensors.h"
-#include "attnscope/files/tf_checkpoint.h"
+#include "attnscope/formats/pickle.h"
+#include "attnscope/formats/sstable.h"
+#include "attnscope/formats/torch_zip.h"
+#include "attnscope/formats/tensors.h"
+#include "attnscope/formats/tf_checkpoint.h"
 #include "expected.h"
 #include "pth_writer.h"
 #include "testutil.h"

@@ -1,5 +1,5 @@
 /*
- * check_gguf.c: GGUF files (src/core/files/gguf.c, quants.c): every ggml
+ * check_gguf.c: GGUF files (src/core/formats/gguf.c, quants.c): every ggml
  * type attnscope reads, dequantized to the bit as llama.cpp's gguf-py does
  * (tests/fixtures/gguf/quants.gguf and quants.expected, written by
  * tests/oracle/gguf_fixtures.py with llama.cpp's own writer); damaged and
@@ -11,9 +11,9 @@
 
 #include "attnscope/files/fileio.h"
 #include "attnscope/kernels/cpu.h"
-#include "attnscope/files/gguf.h"
-#include "attnscope/files/quants.h"
-#include "attnscope/files/tensors.h"
+#include "attnscope/formats/gguf.h"
+#include "attnscope/formats/quants.h"
+#include "attnscope/formats/tensors.h"
 #include "gguf_writer.h"
 #include "testutil.h"
 

@@ -1,5 +1,5 @@
 /*
- * check_safetensors.c: reading .safetensors files (src/core/files/safetensors.c).
+ * check_safetensors.c: reading .safetensors files (src/core/formats/safetensors.c).
  *
  * The files are written here byte by byte from the format's specification
  * (an 8-byte little-endian header length, the JSON header, the data), not
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attnscope/files/safetensors.h"
+#include "attnscope/formats/safetensors.h"
 #include "testutil.h"
 
 /* Writes name: the length of header, header, then len bytes of data. */

@@ -27,8 +27,8 @@
 #include "attnscope/architectures/architecture.h"
 #include "attnscope/decoder/decoder.h"
 #include "attnscope/files/filemap.h"
-#include "attnscope/files/gguf.h"
-#include "attnscope/files/tensors.h"
+#include "attnscope/formats/gguf.h"
+#include "attnscope/formats/tensors.h"
 #include "attnscope/text/bpe.h"
 #include "fuzz.h"
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "attnscope/files/safetensors.h"
+#include "attnscope/formats/safetensors.h"
 #include "fuzz.h"
 
 int

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "attnscope/files/tf_checkpoint.h"
+#include "attnscope/formats/tf_checkpoint.h"
 #include "fuzz.h"
 
 #define DATA_BYTES 65536

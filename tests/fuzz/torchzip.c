@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <zip.h>
 
-#include "attnscope/files/torch_zip.h"
+#include "attnscope/formats/torch_zip.h"
 #include "fuzz.h"
 
 #define STORAGE_BYTES 4096

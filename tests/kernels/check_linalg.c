@@ -12,8 +12,8 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "attnscope/files/quants.h"
-#include "attnscope/files/tensor.h"
+#include "attnscope/formats/quants.h"
+#include "attnscope/formats/tensor.h"
 #include "attnscope/kernels/cpu.h"
 #include "attnscope/kernels/linalg.h"
 #include "attnscope/kernels/parallel.h"

@@ -20,7 +20,7 @@
 #include "attnscope/base/progress.h"
 #include "attnscope/architectures/gpt2.h"
 #include "attnscope/kernels/linalg.h"
-#include "attnscope/files/safetensors.h"
+#include "attnscope/formats/safetensors.h"
 #include "expected.h"
 #include "gpt2_random.h"
 #include "shown_stage.h"

@@ -16,7 +16,7 @@ Writes tests/fixtures/formats/ for tests/check_formats.c:
                     with 256-byte blocks and a restart every 4 keys (so there are
                     several data blocks and restarts), no compression; its values
                     are BundleEntryProto messages serialised by python3-protobuf
-                    from src/core/files/tf_bundle.proto (compiled here by protoc);
+                    from src/core/formats/tf_bundle.proto (compiled here by protoc);
                     each tensor's masked CRC-32C is computed here.
   openai-snappy/    the same checkpoint, its index Snappy-compressed by LevelDB.
   openai-shards/    the same tensors in three data files (num_shards 3), with a

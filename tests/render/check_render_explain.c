@@ -7,7 +7,7 @@
  */
 #include "config.h"
 
-#include "attnscope/files/quants.h"
+#include "attnscope/formats/quants.h"
 #include "render_harness.h"
 
 START_TEST(inspector_spells_out_each_stage)

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "attnscope/files/gguf.h"
+#include "attnscope/formats/gguf.h"
 #include "attnscope/text/bpe.h"
 #include "attnscope/text/tokjson.h"
 #include "gguf_writer.h"

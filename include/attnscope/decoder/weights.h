@@ -18,7 +18,7 @@
 
 #include "attnscope/base/status.h"
 #include "attnscope/decoder/decoder.h"
-#include "attnscope/files/tensors.h"
+#include "attnscope/formats/tensors.h"
 
 struct weights_loader {
     struct decoder_model *m;

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "attnscope/architectures/architecture.h"
-#include "attnscope/files/gguf.h"
+#include "attnscope/formats/gguf.h"
 #include "attnscope/base/progress.h"
 #include "attnscope/files/fileio.h"
 #include "attnscope/files/jsonfile.h"

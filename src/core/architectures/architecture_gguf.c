@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "attnscope/architectures/architecture.h"
-#include "attnscope/files/gguf.h"
-#include "attnscope/files/tensors.h"
+#include "attnscope/formats/gguf.h"
+#include "attnscope/formats/tensors.h"
 
 enum attn_status
 arch_gguf_count(const struct gguf *g, const char *arch, const char *key, bool required, int least,

@@ -17,8 +17,8 @@
 
 #include "attnscope/architectures/gemma.h"
 #include "attnscope/files/fileio.h"
-#include "attnscope/files/gguf.h"
-#include "attnscope/files/tensors.h"
+#include "attnscope/formats/gguf.h"
+#include "attnscope/formats/tensors.h"
 
 /* A role's names in the three layouts: Hugging Face's, the book's, llama.cpp's (blk.N.). */
 #define WINDOW_LINEAR(role, hf, book, gguf)                                                \

@@ -24,7 +24,7 @@
 #include "attnscope/decoder/decoder.h"
 #include "attnscope/decoder/parts.h"
 #include "attnscope/decoder/run.h"
-#include "attnscope/files/tensor.h"
+#include "attnscope/formats/tensor.h"
 #include "attnscope/kernels/linalg.h"
 #include "attnscope/kernels/parallel.h"
 #include "attnscope/kernels/rowops.h"

@@ -10,7 +10,7 @@
 #include "attnscope/base/sysmem.h"
 #include "attnscope/decoder/weights.h"
 #include "attnscope/files/filemap.h"
-#include "attnscope/files/gguf.h"
+#include "attnscope/formats/gguf.h"
 
 /* Transparent huge pages come in this size (x86-64, arm64 with 4 KiB pages). */
 #define HUGE_PAGE ((size_t)2 << 20)

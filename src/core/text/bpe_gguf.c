@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnscope/files/gguf.h"
+#include "attnscope/formats/gguf.h"
 #include "attnscope/text/bpe.h"
 #include "bpe_internal.h"
 

@@ -19,8 +19,8 @@
 #include "model_internal.h"
 #include "attnscope/files/digest.h"
 #include "attnscope/files/fileio.h"
-#include "attnscope/files/gguf.h"
-#include "attnscope/files/tensors.h"
+#include "attnscope/formats/gguf.h"
+#include "attnscope/formats/tensors.h"
 #include "attnscope/files/jsonfile.h"
 
 

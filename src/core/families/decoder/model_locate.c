@@ -16,8 +16,8 @@
 
 #include "attnscope/families/decoder/model.h"
 #include "attnscope/files/fileio.h"
-#include "attnscope/files/gguf.h"
-#include "attnscope/files/tensors.h"
+#include "attnscope/formats/gguf.h"
+#include "attnscope/formats/tensors.h"
 #include "model_internal.h"
 
 /* a and b (and c) into out, or false when they do not fit. */

@@ -14,7 +14,7 @@
 
 #include "attnscope/families/decoder/model.h"
 #include "attnscope/files/fileio.h"
-#include "attnscope/files/gguf.h"
+#include "attnscope/formats/gguf.h"
 #include "attnscope/files/jsonfile.h"
 #include "attnscope/text/chat.h"
 #include "attnscope/text/tokjson.h"

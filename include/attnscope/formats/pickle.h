@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #include "attnscope/base/status.h"
-#include "attnscope/files/tensor.h"
+#include "attnscope/formats/tensor.h"
 
 /*
  * The most values (of any kind) one pickle may make: a state dict makes

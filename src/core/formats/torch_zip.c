@@ -10,8 +10,8 @@
 #include <zip.h>
 
 #include "attnscope/files/fileio.h"
-#include "attnscope/files/pickle.h"
-#include "attnscope/files/torch_zip.h"
+#include "attnscope/formats/pickle.h"
+#include "attnscope/formats/torch_zip.h"
 
 /* libzip's message for an error code. */
 static const char *

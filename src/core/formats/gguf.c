@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "attnscope/files/fileio.h"
-#include "attnscope/files/gguf.h"
+#include "attnscope/formats/gguf.h"
 
 /* ------------------------------------------------------- the ggml types */
 

@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 #include "attnscope/base/status.h"
-#include "attnscope/files/tensor.h"
+#include "attnscope/formats/tensor.h"
 
 /* The largest header attnscope reads (the format's own readers stop at 100 MB). */
 #define SAFETENSORS_HEADER_MAX ((uint64_t)100 * 1000 * 1000)

@@ -13,12 +13,12 @@
 
 #include "attnscope/files/filemap.h"
 #include "attnscope/files/fileio.h"
-#include "attnscope/files/gguf.h"
+#include "attnscope/formats/gguf.h"
 #include "attnscope/files/jsonfile.h"
-#include "attnscope/files/safetensors.h"
-#include "attnscope/files/tensors.h"
-#include "attnscope/files/tf_checkpoint.h"
-#include "attnscope/files/torch_zip.h"
+#include "attnscope/formats/safetensors.h"
+#include "attnscope/formats/tensors.h"
+#include "attnscope/formats/tf_checkpoint.h"
+#include "attnscope/formats/torch_zip.h"
 
 /* ------------------------------------------------------------ the readers */
 

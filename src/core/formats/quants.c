@@ -8,11 +8,11 @@
 #define QUANTS_X86 1
 #endif
 
-#include "attnscope/files/quants.h"
+#include "attnscope/formats/quants.h"
 #include "attnscope/kernels/cpu.h"
 #include "attnscope/kernels/linalg.h"
 #include "attnscope/kernels/parallel.h"
-#include "attnscope/files/tensor.h"
+#include "attnscope/formats/tensor.h"
 
 #define QK 32   /* the values of a Q4_0 .. Q8_0 block */
 #define QK_K 256 /* of a K-quant's */

@@ -23,7 +23,7 @@
 #include <stddef.h>
 
 #include "attnscope/base/status.h"
-#include "attnscope/files/tensor.h"
+#include "attnscope/formats/tensor.h"
 
 struct tensor_reader;
 

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnscope/files/pickle.h"
+#include "attnscope/formats/pickle.h"
 
 enum kind {
     V_MARK,

@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #include "attnscope/base/status.h"
-#include "attnscope/files/tensor.h"
+#include "attnscope/formats/tensor.h"
 
 /* The types of a metadata value, as the file numbers them. */
 enum gguf_type {

@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include "attnscope/files/fileio.h"
-#include "attnscope/files/sstable.h"
-#include "attnscope/files/tf_checkpoint.h"
-#include "core/files/tf_bundle.pb-c.h"
+#include "attnscope/formats/sstable.h"
+#include "attnscope/formats/tf_checkpoint.h"
+#include "core/formats/tf_bundle.pb-c.h"
 
 typedef Attnscope__Tfbundle__BundleHeaderProto header_proto;
 typedef Attnscope__Tfbundle__BundleEntryProto entry_proto;

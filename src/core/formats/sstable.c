@@ -8,7 +8,7 @@
 
 #include "attnscope/base/progress.h"
 #include "attnscope/files/crc32c.h"
-#include "attnscope/files/sstable.h"
+#include "attnscope/formats/sstable.h"
 
 #define FOOTER_LEN 48
 #define TABLE_MAGIC 0xdb4775248b80fb57ull

@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "attnscope/base/status.h"
-#include "attnscope/files/tensor.h"
+#include "attnscope/formats/tensor.h"
 
 /* The largest data.pkl read (a state dict's pickle holds names and numbers: kilobytes). */
 #define TORCH_PICKLE_MAX ((size_t)64 << 20)

@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #include "attnscope/base/status.h"
-#include "attnscope/files/tensor.h"
+#include "attnscope/formats/tensor.h"
 
 /* The largest index read (GPT-2 1558M's is a few tens of kilobytes). */
 #define TF_INDEX_MAX ((size_t)64 << 20)

@@ -10,8 +10,8 @@
 #endif
 
 #include "attnscope/files/crc32c.h"
-#include "attnscope/files/quants.h"
-#include "attnscope/files/tensor.h"
+#include "attnscope/formats/quants.h"
+#include "attnscope/formats/tensor.h"
 #include "attnscope/kernels/cpu.h"
 
 static const struct {

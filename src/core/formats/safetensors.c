@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "attnscope/files/fileio.h"
-#include "attnscope/files/safetensors.h"
+#include "attnscope/formats/safetensors.h"
 
 /* The dtypes a safetensors header may name that attnscope reads. */
 static const struct {
