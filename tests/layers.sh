@@ -107,5 +107,21 @@ if grep -rn '#include.*curses' src/core src/render src/front --include='*.[ch]';
     echo "only src/tui/ talks to curses (above)"
     fail=1
 fi
-[ "$fail" -eq 0 ] && echo "every include follows the layers"
+# Sizes (doc/architecture.md, "Sizes"): a source file of at most 900 lines, a
+# folder of at most 16 of them; past either, a module is split along its seams.
+for f in $(find src -name '*.c' ! -name '*.pb-c.c' | sort); do
+    n=$(wc -l <"$f")
+    if [ "$n" -gt 900 ]; then
+        echo "$f: $n lines, past 900: split it along a seam"
+        fail=1
+    fi
+done
+for d in $(find src -type d | sort); do
+    n=$(find "$d" -maxdepth 1 -name '*.c' ! -name '*.pb-c.c' | wc -l)
+    if [ "$n" -gt 16 ]; then
+        echo "$d: $n .c files, past 16: split the folder"
+        fail=1
+    fi
+done
+[ "$fail" -eq 0 ] && echo "every include follows the layers; no file or folder past its size"
 exit "$fail"
