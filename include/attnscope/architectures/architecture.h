@@ -83,6 +83,39 @@ struct arch_loader {
     const struct arch_layout_of *layout;
 };
 
+/*
+ * The parts an architecture's blocks are built from, the same in every file
+ * format it comes in, and the defaults of the config keys that choose among
+ * them: what each reader (config.json, the book's files, a GGUF's metadata)
+ * starts from (arch_parts_apply) before it fills in the sizes.  A new
+ * architecture of known parts is a row of these, not a reader.
+ */
+struct arch_parts {
+    enum decoder_positions positions;
+    enum decoder_norm norm;
+    enum decoder_mlp mlp;
+    enum decoder_block_norms block_norms;
+    bool qk_norm;        /* an RMSNorm over each head's queries and keys (Qwen3, Gemma 3) */
+    bool qk_norm_full;   /* over the whole queries' and keys' width (Olmo 3) */
+    bool norm_plus_one;  /* RMSNorm scales by 1 + w (Gemma) */
+    bool embed_scaled;   /* the token embeddings times sqrt(width) (Gemma) */
+    bool all_biased;     /* every linear has a bias, whatever the file says (GPT-2) */
+    bool qkv_biased;     /* q, k and v have biases and the output none; attention_bias not read
+                            (Qwen2) */
+    bool mlp_bias_key;   /* mlp_bias read from config.json (Llama) */
+    int head_dim;        /* head_dim's default; 0: width / heads */
+    double eps;          /* the norms' epsilon when the config has none */
+    double rope_theta;   /* rope_theta's default */
+    bool rope_local_key; /* the sliding layers' base from rope_local_base_freq (Gemma 3); else
+                            they turn with rope_theta */
+    int sliding_pattern; /* sliding_window_pattern's default: every this many layers one full */
+    bool tied;           /* tie_word_embeddings' default */
+    double query_scalar; /* query_pre_attn_scalar's default (Gemma); 0: the key is not read */
+    double final_softcap, attn_softcap; /* their keys' defaults (Gemma 2's 30 and 50) */
+    /* GGUF keys (ARCH.key) that its describe reads itself, not refused by the common reader. */
+    const char *const *gguf_own_keys;
+};
+
 struct architecture {
     const char *name;               /* "gpt2", "qwen3": the decoder_model's architecture */
     const char *title;              /* how screens name it: "GPT-2", "Qwen3" */
@@ -101,7 +134,14 @@ struct architecture {
      */
     enum attn_status (*describe)(struct arch_loader *ld, const char *dir,
                                  const struct arch_options *o, struct attn_error *err);
+    struct arch_parts parts; /* its parts, in every format alike */
 };
+
+/*
+ * c's parts from a's list (the kinds, the flags, the defaults a reader then
+ * overrides from its file); the sizes are left as they are.
+ */
+void arch_parts_apply(const struct architecture *a, struct decoder_config *c);
 
 /* Every architecture attnscope reads, in the order files are matched to them; NULL-ended. */
 extern const struct architecture *const architectures[];

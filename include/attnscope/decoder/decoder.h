@@ -429,6 +429,22 @@ int decoder_packer_adopt_ready(struct decoder_packer *p, struct decoder_model *m
 void decoder_packer_cancel(struct decoder_packer *p);
 
 /*
+ * A linear (linear.c, the one seam over its storage): y (n, out) = x (n,
+ * in) W + b, W as the file stores it (its pack, float32, bfloat16 or
+ * quantized blocks: the same bits whichever serves).
+ */
+void decoder_linear_apply(const struct decoder_linear *l, const float *x, int n, float *y,
+                          int threads);
+/* A weight's (or else a bias's, *row -1) first value that is not finite; whether there is one. */
+bool decoder_linear_nonfinite(const struct decoder_linear *l, int *row, int *col);
+/* The dtype's name of l's quantized blocks ("Q4_K"), or NULL when l is not kept quantized. */
+const char *decoder_linear_blocks(const struct decoder_linear *l);
+/*
+ * The bytes of l's rows (stored out by in) as it keeps them, and one row's
+ * size: for putting rows back in another order where they lie.
+ */
+unsigned char *decoder_linear_rows(const struct decoder_linear *l, size_t *row_bytes);
+/*
  * Weight (in, out) of l, whatever its storage (float32, bfloat16, quantized
  * blocks, or its pack once the copy is released): the seam callers read a
  * weight through, never l->w, w16 or wq themselves.
@@ -445,6 +461,15 @@ bool decoder_linear_block(const struct decoder_linear *l, int out, int *type, fl
 
 /* Row id of the token embedding (n_embd floats) into row. */
 void decoder_token_row(const struct decoder_model *m, int id, float *row);
+/* Row id of the head (the output id's n_embd weights) into row, whatever its storage. */
+void decoder_head_row(const struct decoder_model *m, int id, float *row);
+/*
+ * logits (n, vb) = x (n, n_embd) times the head's outputs v0 .. v0 + vb - 1,
+ * through its pack or as kept (NaN when a quantized head finds no memory);
+ * no cap or scale yet.
+ */
+void decoder_head_logits(const struct decoder_model *m, const float *x, int n, int v0, int vb,
+                         float *logits, int threads);
 
 /* Rows r0 .. r0 + count - 1 of quantized (., in) blocks q of dtype type, widened into out. */
 void decoder_quant_rows(const unsigned char *q, int type, int in, int r0, int count, float *out);

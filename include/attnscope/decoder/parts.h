@@ -56,8 +56,7 @@ void part_turn(const struct decoder_model *m, int layer, const struct decoder_no
 void part_softmax(const struct decoder_config *c, const float *scores, float *masked,
                   float *scaled, float *weights, int n, int first, int end, float divisor);
 
-/* y (n, out) = x (n, in) W + b, W as the file stores it. */
-void part_linear(const struct decoder_linear *l, const float *x, int n, float *y, int threads);
+/* (A linear, y = x W + b, is decoder_linear_apply: linear.c, the seam over its storage.) */
 
 /*
  * The attention of one block on x (n, C): its queries, keys and values

@@ -103,6 +103,14 @@ struct weights_matrix {
 int weights_matrix_any(struct weights_loader *ld, const char *name, int rows, int cols,
                        struct weights_matrix *wm, struct attn_error *err);
 
+/*
+ * l: outputs from .. from + out - 1 of wm (stored out by in, rows of in),
+ * with bias (already at from) or NULL: the linear a matrix read makes,
+ * whatever its storage.
+ */
+void decoder_linear_of(const struct weights_matrix *wm, int in, int from, int out,
+                       const float *bias, struct decoder_linear *l);
+
 /* Closes the files (the weights read stay in the model's memory); m->files_read says how many. */
 void weights_close(struct weights_loader *ld);
 

@@ -35,6 +35,34 @@ architecture_of_type(const char *model_type)
     return NULL;
 }
 
+void
+arch_parts_apply(const struct architecture *a, struct decoder_config *c)
+{
+    const struct arch_parts *p = &a->parts;
+
+    c->positions = p->positions;
+    c->norm = p->norm;
+    c->mlp = p->mlp;
+    c->block_norms = p->block_norms;
+    c->qk_norm = p->qk_norm;
+    c->qk_norm_full = p->qk_norm_full;
+    c->norm_plus_one = p->norm_plus_one;
+    c->scale_attn_weights = true;
+    c->eps = (float)p->eps;
+    c->rope_theta = p->rope_theta;
+    c->rope_local_theta = p->rope_theta;
+    c->tied = p->tied;
+    c->attn_scalar = p->query_scalar;
+    c->final_softcap = p->final_softcap;
+    c->attn_softcap = p->attn_softcap;
+    /* Hugging Face's embed_scale: hidden_size ** 0.5, a float32 tensor. */
+    c->embed_scale = p->embed_scaled && c->n_embd > 0 ? (float)sqrt((double)c->n_embd) : 0.0f;
+    if (p->all_biased)
+        c->bias_qkv = c->bias_o = c->bias_mlp = true;
+    if (p->qkv_biased)
+        c->bias_qkv = true;
+}
+
 const char *
 architecture_types(char *buf, size_t size)
 {
@@ -291,13 +319,7 @@ read_linear_part(struct arch_loader *ld, struct decoder_linear *l, enum arch_rol
         struct weights_matrix wm;
         if (weights_matrix_any(&ld->w, w, all, in, &wm, err) != 0)
             return -1;
-        *l = (struct decoder_linear){
-            .w = wm.f != NULL ? wm.f + (size_t)from * (size_t)in : NULL,
-            .w16 = wm.h != NULL ? wm.h + (size_t)from * (size_t)in : NULL,
-            .wq = wm.q != NULL ? wm.q + (size_t)from * decoder_quant_row_bytes(wm.qtype, in) : NULL,
-            .wq_type = wm.qtype,
-            .b = bv, .in = in, .out = out, .ld = in, .out_in = true
-        };
+        decoder_linear_of(&wm, in, from, out, bv, l);
         return 0;
     }
     {
@@ -327,13 +349,9 @@ static int
 unpermute_rows(const struct decoder_linear *l, int heads, int hd, struct attn_error *err)
 {
     /* A row's bytes (elem 1): float32, bfloat16 or quantized blocks. */
-    const size_t row = l->w != NULL    ? (size_t)l->in * sizeof(float)
-                       : l->w16 != NULL ? (size_t)l->in * sizeof(uint16_t)
-                                        : decoder_quant_row_bytes(l->wq_type, l->in);
+    size_t row;
     const size_t elem = 1;
-    unsigned char *w = l->w != NULL      ? (unsigned char *)(uintptr_t)l->w
-                       : l->w16 != NULL ? (unsigned char *)(uintptr_t)l->w16
-                                        : (unsigned char *)(uintptr_t)l->wq;
+    unsigned char *w = decoder_linear_rows(l, &row);
     unsigned char *tmp = malloc((size_t)hd * row * elem);
 
     if (tmp == NULL) {

@@ -77,23 +77,24 @@ check_heads(const struct gguf *g, const char *arch, const struct decoder_config 
  * by name; a linear RoPE stretch (Gemma 3's) read into c.
  */
 static enum attn_status
-refuse_unmade(const struct gguf *g, const char *arch, struct decoder_config *c,
+refuse_unmade(const struct gguf *g, const struct architecture *a, struct decoder_config *c,
               struct attn_error *err)
 {
+    const char *arch = a->name;
     static const char *const unmade[] = { "expert_count", "attention.sliding_window",
                                           "attention.clamp_kqv", "attention.max_alibi_bias",
                                           "logit_scale", "attn_logit_softcapping",
                                           "final_logit_softcapping", NULL };
-    /* Gemma 3's window and cap are its own (gemma.c reads them). */
-    const bool gemma = strcmp(arch, "gemma3") == 0;
     char name[128];
     int64_t n;
     double x;
     const char *s;
 
     for (int k = 0; unmade[k] != NULL; k++) {
-        if (gemma && (strcmp(unmade[k], "attention.sliding_window") == 0 ||
-                      strcmp(unmade[k], "final_logit_softcapping") == 0))
+        bool own = false; /* (a key the architecture's describe reads itself) */
+        for (int o = 0; a->parts.gguf_own_keys != NULL && a->parts.gguf_own_keys[o] != NULL; o++)
+            own = own || strcmp(unmade[k], a->parts.gguf_own_keys[o]) == 0;
+        if (own)
             continue;
         snprintf(name, sizeof name, "%s.%s", arch, unmade[k]);
         if (gguf_find(g, name) != NULL &&
@@ -143,7 +144,7 @@ gguf_describe(struct arch_loader *ld, struct attn_error *err)
     struct decoder_config *c = &m->cfg;
     const struct gguf *g = tensors_gguf(&ld->w.src);
     const char *arch = ld->arch->name;
-    const bool gpt2 = strcmp(arch, "gpt2") == 0;
+    const bool biased = ld->arch->parts.all_biased;
     char name[160];
     double x;
     int64_t n;
@@ -152,11 +153,6 @@ gguf_describe(struct arch_loader *ld, struct attn_error *err)
         return attn_fail(err, ATTN_EPARSE, "%s: llama.cpp's tensor names outside a GGUF file",
                          m->source);
     memset(c, 0, sizeof *c);
-    c->positions = gpt2 ? DECODER_POSITIONS_LEARNED : DECODER_POSITIONS_ROPE;
-    c->norm = gpt2 ? DECODER_NORM_LAYER : DECODER_NORM_RMS;
-    c->mlp = gpt2 ? DECODER_MLP_GELU : DECODER_MLP_SWIGLU;
-    c->scale_attn_weights = true;
-    c->qk_norm = strcmp(arch, "qwen3") == 0;
     if (arch_gguf_count(g, arch, "block_count", true, 1, &c->n_layer, err) != ATTN_OK ||
         arch_gguf_count(g, arch, "embedding_length", true, 1, &c->n_embd, err) != ATTN_OK ||
         arch_gguf_count(g, arch, "feed_forward_length", true, 1, &c->n_inner, err) != ATTN_OK ||
@@ -168,11 +164,16 @@ gguf_describe(struct arch_loader *ld, struct attn_error *err)
         arch_gguf_count(g, arch, "context_length", true, 1, &c->n_positions, err) != ATTN_OK ||
         check_heads(g, arch, c, err) != ATTN_OK)
         return err->status;
+    /* The architecture's parts; the numbers are the metadata's (llama.cpp's defaults) below. */
+    arch_parts_apply(ld->arch, c);
+    c->attn_scalar = 0.0;
+    c->final_softcap = c->attn_softcap = 0.0;
     c->rope_theta = 10000.0;
     if (arch_gguf_number(g, arch, "rope.freq_base", ARCH_BOUND_ROPE_BASE, &c->rope_theta, err) !=
         ATTN_OK)
         return err->status;
-    snprintf(name, sizeof name, "attention.layer_norm%s_epsilon", gpt2 ? "" : "_rms");
+    snprintf(name, sizeof name, "attention.layer_norm%s_epsilon",
+             c->norm == DECODER_NORM_LAYER ? "" : "_rms");
     x = NAN;
     if (arch_gguf_number(g, arch, name, ARCH_BOUND_NORM_EPS, &x, err) != ATTN_OK)
         return err->status;
@@ -181,13 +182,13 @@ gguf_describe(struct arch_loader *ld, struct attn_error *err)
     c->eps = (float)x;
     c->vocab_size = (int)arch_dim(ld, ROLE_TOKEN_EMBD, 0, 0);
     c->tied = !arch_has(ld, ROLE_OUTPUT, 0);
-    c->bias_qkv = gpt2 || (arch_name(ld, ROLE_ATTN_Q, 0, true, name, sizeof name) != NULL &&
+    c->bias_qkv = biased || (arch_name(ld, ROLE_ATTN_Q, 0, true, name, sizeof name) != NULL &&
                            weights_find(&ld->w, name) != NULL);
-    c->bias_o = gpt2 || (arch_name(ld, ROLE_ATTN_OUT, 0, true, name, sizeof name) != NULL &&
+    c->bias_o = biased || (arch_name(ld, ROLE_ATTN_OUT, 0, true, name, sizeof name) != NULL &&
                          weights_find(&ld->w, name) != NULL);
-    c->bias_mlp = gpt2 || (arch_name(ld, ROLE_FFN_UP, 0, true, name, sizeof name) != NULL &&
+    c->bias_mlp = biased || (arch_name(ld, ROLE_FFN_UP, 0, true, name, sizeof name) != NULL &&
                            weights_find(&ld->w, name) != NULL);
-    if (refuse_unmade(g, arch, c, err) != ATTN_OK)
+    if (refuse_unmade(g, ld->arch, c, err) != ATTN_OK)
         return err->status;
     m->bos_token = gguf_int(g, "tokenizer.ggml.bos_token_id", &n) && n >= 0 && n < INT32_MAX
                        ? (int)n

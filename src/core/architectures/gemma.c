@@ -104,14 +104,11 @@ gemma_gguf(struct arch_loader *ld, struct attn_error *err)
     struct decoder_config *c = &ld->w.m->cfg;
     const struct gguf *g = tensors_gguf(&ld->w.src);
     const struct gguf_kv *kinds;
-    int64_t pattern = 6;
+    int64_t pattern = ld->arch->parts.sliding_pattern;
 
-    if (gguf_describe(ld, err) != ATTN_OK)
+    if (gguf_describe(ld, err) != ATTN_OK) /* (the parts are the architecture's: arch_parts) */
         return err->status;
-    c->mlp = DECODER_MLP_GEGLU;
-    c->block_norms = DECODER_SANDWICH_NORM;
-    c->qk_norm = true;
-    c->embed_scale = (float)sqrt((double)c->n_embd);
+    c->norm_plus_one = false; /* (llama.cpp's conversion stores Gemma's norms as 1 + w) */
     c->attn_scalar = c->n_layer == 62 ? (double)(c->n_embd / c->n_head) : decoder_head_dim(c);
     c->rope_local_theta = 10000.0;
     if (arch_gguf_number(g, "gemma3", "rope.freq_base_swa", ARCH_BOUND_ROPE_BASE,
@@ -190,16 +187,34 @@ static const char *const olmo3_classes[] = { "Olmo3ForCausalLM", NULL };
 
 #define COUNT(a) (int)(sizeof(a) / sizeof(a)[0])
 
+/* Gemma 3's window and cap in a GGUF: gemma_gguf reads them. */
+static const char *const gemma3_gguf_keys[] = { "attention.sliding_window",
+                                                "final_logit_softcapping", NULL };
+
 /* Both ship in bfloat16: their matrices stay so, half the memory of float32. */
 const struct architecture arch_gemma3 = {
     "gemma3",     "Gemma 3",           gemma3_types,   gemma3_classes, gemma3_layouts,
     COUNT(gemma3_layouts), gemma3_names, COUNT(gemma3_names), true, true, window_describe,
+    .parts = { .positions = DECODER_POSITIONS_ROPE, .norm = DECODER_NORM_RMS,
+               .mlp = DECODER_MLP_GEGLU, .block_norms = DECODER_SANDWICH_NORM, .qk_norm = true,
+               .norm_plus_one = true, .embed_scaled = true, .head_dim = 256, .eps = 1e-6,
+               .rope_theta = 1000000.0, .rope_local_key = true, .sliding_pattern = 6,
+               .tied = true, .query_scalar = 256.0, .gguf_own_keys = gemma3_gguf_keys },
 };
 const struct architecture arch_gemma2 = {
     "gemma2",     "Gemma 2",           gemma2_types,   gemma2_classes, gemma2_layouts,
     COUNT(gemma2_layouts), gemma3_names, COUNT(gemma3_names), true, true, window_describe,
+    /* (Gemma 2 has no QK-norm; its scores are capped instead: Gemma2Config's 50, logits 30) */
+    .parts = { .positions = DECODER_POSITIONS_ROPE, .norm = DECODER_NORM_RMS,
+               .mlp = DECODER_MLP_GEGLU, .block_norms = DECODER_SANDWICH_NORM,
+               .norm_plus_one = true, .embed_scaled = true, .head_dim = 256, .eps = 1e-6,
+               .rope_theta = 10000.0, .sliding_pattern = 2, .tied = true, .query_scalar = 256.0,
+               .final_softcap = 30.0, .attn_softcap = 50.0 },
 };
 const struct architecture arch_olmo3 = {
     "olmo3",     "Olmo 3",           olmo3_types,   olmo3_classes, olmo3_layouts,
     COUNT(olmo3_layouts), olmo3_names, COUNT(olmo3_names), true, true, window_describe,
+    .parts = { .positions = DECODER_POSITIONS_ROPE, .norm = DECODER_NORM_RMS,
+               .mlp = DECODER_MLP_SWIGLU, .block_norms = DECODER_POST_NORM, .qk_norm = true,
+               .qk_norm_full = true, .eps = 1e-5, .rope_theta = 10000.0, .sliding_pattern = 4 },
 };

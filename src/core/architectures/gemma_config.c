@@ -31,15 +31,13 @@
 #include "attnscope/architectures/gemma.h"
 #include "attnscope/files/jsonfile.h"
 
-/* The three families this file reads. */
-enum window_family { GEMMA3, GEMMA2, OLMO3 };
-
-static enum window_family
-family_of(const char *model_type)
+/* The architecture model_type names when it is one this file reads (gemma.c's), else NULL. */
+static const struct architecture *
+window_of(const char *model_type)
 {
-    return strcmp(model_type, "gemma3_text") == 0 ? GEMMA3
-           : strcmp(model_type, "gemma2") == 0    ? GEMMA2
-                                                  : OLMO3;
+    const struct architecture *a = model_type != NULL ? architecture_of_type(model_type) : NULL;
+
+    return a != NULL && a->describe == arch_gemma3.describe ? a : NULL;
 }
 
 /* Whether a key is there with a value other than null. */
@@ -102,12 +100,12 @@ refusals(json_t *root, const char *path, struct attn_error *err)
  * full when (i + 1) is a multiple of it.
  */
 static enum attn_status
-layer_kinds(struct decoder_config *c, json_t *root, const char *path, enum window_family f,
+layer_kinds(struct decoder_config *c, json_t *root, const char *path, const struct architecture *a,
             struct attn_error *err)
 {
     json_t *types = json_object_get(root, "layer_types");
     bool any = false;
-    int pattern = f == GEMMA3 ? 6 : f == GEMMA2 ? 2 : 4;
+    int pattern = a->parts.sliding_pattern;
 
     if (c->n_layer > DECODER_LAYERS_SLIDING_MAX)
         return attn_fail(err, ATTN_EPARSE, "%s: %d layers: attnscope keeps the kinds of at most %d",
@@ -197,19 +195,20 @@ rope_by_kind(struct decoder_config *c, json_t *params, const char *path, struct 
  * either spelling (Gemma 2 turns every layer with rope_theta).
  */
 static enum attn_status
-rope(struct decoder_config *c, json_t *root, const char *path, enum window_family f,
+rope(struct decoder_config *c, json_t *root, const char *path, const struct architecture *a,
      struct attn_error *err)
 {
     json_t *params = json_object_get(root, "rope_parameters");
     json_t *sc = json_object_get(root, "rope_scaling");
     const char *name = "rope_scaling";
-    const bool gemma = f == GEMMA3;
+    const bool local_key = a->parts.rope_local_key;
 
-    c->rope_theta = arch_config_number(root, path, "rope_theta", gemma ? 1000000.0 : 10000.0,
+    c->rope_theta = arch_config_number(root, path, "rope_theta", a->parts.rope_theta,
                                        ARCH_BOUND_ROPE_BASE, err);
     c->rope_local_theta =
-        gemma ? arch_config_number(root, path, "rope_local_base_freq", 10000.0, ARCH_BOUND_ROPE_BASE, err)
-              : c->rope_theta;
+        local_key ? arch_config_number(root, path, "rope_local_base_freq", 10000.0,
+                                       ARCH_BOUND_ROPE_BASE, err)
+                  : c->rope_theta;
     if (isnan(c->rope_theta) || isnan(c->rope_local_theta))
         return ATTN_EPARSE;
     if (params != NULL && !json_is_null(params)) {
@@ -230,7 +229,7 @@ rope(struct decoder_config *c, json_t *root, const char *path, enum window_famil
             return err->status;
         if (sc == params && json_object_get(params, "rope_theta") != NULL) {
             c->rope_theta = arch_config_number(params, path, "rope_theta", 0.0, ARCH_BOUND_ROPE_BASE, err);
-            if (!gemma)
+            if (!local_key)
                 c->rope_local_theta = c->rope_theta;
             if (isnan(c->rope_theta))
                 return ATTN_EPARSE;
@@ -248,43 +247,33 @@ static enum attn_status
 parts(struct gemma_config *gc, json_t *root, const char *path, struct attn_error *err)
 {
     struct decoder_config *c = &gc->dec;
-    const enum window_family f = family_of(gc->model_type);
-    const bool gemma = f != OLMO3;
-    double eps, scalar = 0.0, cap = 0.0, attn_cap = 0.0;
+    const struct architecture *a = window_of(gc->model_type);
+    const bool gemma = a->parts.mlp == DECODER_MLP_GEGLU;
+    double eps, scalar = 0.0, cap, attn_cap;
     int flag;
 
+    arch_parts_apply(a, c);
     if (activation(root, path, gemma, err) != ATTN_OK || refusals(root, path, err) != ATTN_OK ||
-        layer_kinds(c, root, path, f, err) != ATTN_OK || rope(c, root, path, f, err) != ATTN_OK)
+        layer_kinds(c, root, path, a, err) != ATTN_OK || rope(c, root, path, a, err) != ATTN_OK)
         return ATTN_EPARSE;
-    c->positions = DECODER_POSITIONS_ROPE;
-    c->norm = DECODER_NORM_RMS;
-    c->scale_attn_weights = true;
-    c->qk_norm = f != GEMMA2; /* (Gemma 2 has none; its scores are capped instead) */
-    if (gemma) {
-        c->mlp = DECODER_MLP_GEGLU;
-        c->block_norms = DECODER_SANDWICH_NORM;
-        c->norm_plus_one = true;
-        /* Hugging Face's embed_scale: hidden_size ** 0.5, a float32 tensor. */
-        c->embed_scale = (float)sqrt((double)c->n_embd);
-        scalar = arch_config_number(root, path, "query_pre_attn_scalar", 256.0, ARCH_BOUND_QUERY_SCALAR, err);
-        /* (Gemma2Config's defaults cap the scores at 50 and the logits at 30; Gemma 3's neither) */
-        cap = arch_config_number(root, path, "final_logit_softcapping", f == GEMMA2 ? 30.0 : 0.0,
-                                 ARCH_BOUND_SOFTCAP, err);
-        attn_cap = arch_config_number(root, path, "attn_logit_softcapping",
-                                      f == GEMMA2 ? 50.0 : 0.0, ARCH_BOUND_SOFTCAP, err);
-    } else {
-        c->mlp = DECODER_MLP_SWIGLU;
-        c->block_norms = DECODER_POST_NORM;
-        c->qk_norm_full = true;
-    }
-    eps = arch_config_number(root, path, "rms_norm_eps", gemma ? 1e-6 : 1e-5, ARCH_BOUND_NORM_EPS, err);
+    if (a->parts.query_scalar > 0.0)
+        scalar = arch_config_number(root, path, "query_pre_attn_scalar", a->parts.query_scalar,
+                                    ARCH_BOUND_QUERY_SCALAR, err);
+    /* (Gemma's caps; Olmo's config has none, and its modeling reads none) */
+    cap = gemma ? arch_config_number(root, path, "final_logit_softcapping", a->parts.final_softcap,
+                                     ARCH_BOUND_SOFTCAP, err)
+                : 0.0;
+    attn_cap = gemma ? arch_config_number(root, path, "attn_logit_softcapping",
+                                          a->parts.attn_softcap, ARCH_BOUND_SOFTCAP, err)
+                     : 0.0;
+    eps = arch_config_number(root, path, "rms_norm_eps", a->parts.eps, ARCH_BOUND_NORM_EPS, err);
     if (isnan(eps) || isnan(scalar) || isnan(cap) || isnan(attn_cap))
         return ATTN_EPARSE;
     c->eps = (float)eps;
     c->attn_scalar = scalar;
     c->final_softcap = cap;
     c->attn_softcap = attn_cap;
-    if ((flag = jsonfile_bool(root, path, "tie_word_embeddings", gemma, err)) < 0)
+    if ((flag = jsonfile_bool(root, path, "tie_word_embeddings", a->parts.tied, err)) < 0)
         return ATTN_EPARSE;
     c->tied = flag;
     if ((flag = jsonfile_bool(root, path, "attention_bias", false, err)) < 0)
@@ -305,16 +294,15 @@ gemma_config_load(struct gemma_config *gc, const char *path, struct attn_error *
     if (root == NULL)
         return err != NULL ? err->status : ATTN_EPARSE;
     type = json_is_object(root) ? arch_config_type(root) : NULL;
-    if (type == NULL || (strcmp(type, "gemma3_text") != 0 && strcmp(type, "gemma2") != 0 &&
-                         strcmp(type, "olmo3") != 0)) {
-        attn_fail(err, ATTN_EPARSE, "%s: model_type %s, not gemma3_text, gemma2 or olmo3", path,
-                  type != NULL ? type : "(none)");
+    if (window_of(type) == NULL) {
+        attn_fail(err, ATTN_EPARSE, "%s: model_type %s, not %s, %s or %s", path,
+                  type != NULL ? type : "(none)", arch_gemma3.model_types[0],
+                  arch_gemma2.model_types[0], arch_olmo3.model_types[0]);
         goto done;
     }
     snprintf(gc->model_type, sizeof gc->model_type, "%s", type);
-    /* Gemma's head_dim defaults to 256 (Gemma3TextConfig, Gemma2Config); Olmo 3's to hidden /
-       heads. */
-    if (arch_config_sizes(root, path, strcmp(type, "olmo3") != 0 ? 256 : 0, &gc->dec,
+    /* head_dim's default: Gemma's 256 (Gemma3TextConfig, Gemma2Config); Olmo 3's hidden / heads. */
+    if (arch_config_sizes(root, path, window_of(type)->parts.head_dim, &gc->dec,
                           err) != ATTN_OK ||
         parts(gc, root, path, err) != ATTN_OK)
         goto done;

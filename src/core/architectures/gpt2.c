@@ -202,4 +202,7 @@ const struct architecture arch_gpt2 = {
     false,
     false,
     gpt2_describe,
+    .parts = { .positions = DECODER_POSITIONS_LEARNED, .norm = DECODER_NORM_LAYER,
+               .mlp = DECODER_MLP_GELU, .block_norms = DECODER_PRE_NORM, .all_biased = true,
+               .eps = 1e-5, .rope_theta = 10000.0, .tied = true },
 };

@@ -23,12 +23,7 @@ static const char *const tanh_gelus[] = { "gelu_new", "gelu_pytorch_tanh", "gelu
 void
 gpt2_config_defaults(struct decoder_config *c)
 {
-    c->positions = DECODER_POSITIONS_LEARNED;
-    c->norm = DECODER_NORM_LAYER;
-    c->mlp = DECODER_MLP_GELU;
-    c->eps = 1e-5f;
-    c->scale_attn_weights = true;
-    c->tied = true;
+    arch_parts_apply(&arch_gpt2, c);
     c->n_inner = 4 * c->n_embd;
 }
 

@@ -101,13 +101,9 @@ book_sizes(struct arch_loader *ld, struct attn_error *err)
     c->n_embd = (int)arch_dim(ld, ROLE_TOKEN_EMBD, 0, 1);
     c->n_layer = arch_count_layers(ld);
     c->n_inner = (int)arch_dim(ld, ROLE_FFN_GATE, 0, 0);
-    c->positions = DECODER_POSITIONS_ROPE;
-    c->norm = DECODER_NORM_RMS;
-    c->mlp = DECODER_MLP_SWIGLU;
-    c->scale_attn_weights = true;
+    arch_parts_apply(ld->arch, c);
     c->tied = false; /* (the book's out_head is its own tensor, even when it was tied) */
     if (qwen3) {
-        c->qk_norm = true;
         c->head_dim = (int)arch_dim(ld, ROLE_ATTN_Q_NORM, 0, 0); /* (weights_dim: < 2^31) */
         c->rope_theta = 1000000.0;
         c->eps = 1e-6f;
@@ -193,12 +189,18 @@ static const char *const qwen3_classes[] = { "Qwen3ForCausalLM", NULL };
 const struct architecture arch_llama = {
     "llama",     "Llama",            llama_types,        llama_classes, llama_layouts, COUNT(llama_layouts),
     llama_names, COUNT(llama_names), true,          true,          llama_describe,
+    .parts = { .positions = DECODER_POSITIONS_ROPE, .norm = DECODER_NORM_RMS, .mlp = DECODER_MLP_SWIGLU,
+                .block_norms = DECODER_PRE_NORM, .eps = 1e-6, .rope_theta = 10000.0, .mlp_bias_key = true },
 };
 const struct architecture arch_qwen2 = {
     "qwen2",     "Qwen2",            qwen2_types,        qwen2_classes, qwen2_layouts, COUNT(qwen2_layouts),
     llama_names, COUNT(llama_names), true,          true,          llama_describe,
+    .parts = { .positions = DECODER_POSITIONS_ROPE, .norm = DECODER_NORM_RMS, .mlp = DECODER_MLP_SWIGLU,
+                .block_norms = DECODER_PRE_NORM, .eps = 1e-6, .rope_theta = 10000.0, .qkv_biased = true },
 };
 const struct architecture arch_qwen3 = {
     "qwen3",     "Qwen3",            qwen3_types,        qwen3_classes, qwen3_layouts, COUNT(qwen3_layouts),
     qwen3_names, COUNT(qwen3_names), true,          true,          llama_describe,
+    .parts = { .positions = DECODER_POSITIONS_ROPE, .norm = DECODER_NORM_RMS, .mlp = DECODER_MLP_SWIGLU,
+                .block_norms = DECODER_PRE_NORM, .eps = 1e-6, .rope_theta = 10000.0, .qk_norm = true, .head_dim = 128 },
 };

@@ -13,17 +13,19 @@
 #include "attnscope/architectures/llama.h"
 #include "attnscope/files/jsonfile.h"
 
-/* The model types this family reads, and the class Hugging Face names for each. */
-static const char *const known[] = { "llama", "qwen2", "qwen3" };
-#define KNOWN_COUNT (sizeof known / sizeof known[0])
+/* The architecture model_type names when it is one this file reads (llama.c's), else NULL. */
+static const struct architecture *
+llama_of(const char *model_type)
+{
+    const struct architecture *a = model_type != NULL ? architecture_of_type(model_type) : NULL;
+
+    return a != NULL && a->describe == arch_llama.describe ? a : NULL;
+}
 
 bool
 llama_knows(const char *model_type)
 {
-    for (size_t i = 0; model_type != NULL && i < KNOWN_COUNT; i++)
-        if (strcmp(model_type, known[i]) == 0)
-            return true;
-    return false;
+    return llama_of(model_type) != NULL;
 }
 
 /*
@@ -97,40 +99,33 @@ static enum attn_status
 llama_parts(struct llama_config *lc, json_t *root, const char *path, struct attn_error *err)
 {
     struct decoder_config *c = &lc->dec;
-    const char *type = lc->model_type;
+    const struct architecture *a = llama_of(lc->model_type);
     json_t *params;
     double theta, eps;
     int flag;
 
     if (refusals(root, path, err) != ATTN_OK || rope_scaling(c, root, path, err) != ATTN_OK)
         return ATTN_EPARSE;
-    c->positions = DECODER_POSITIONS_ROPE;
-    c->norm = DECODER_NORM_RMS;
-    c->mlp = DECODER_MLP_SWIGLU;
-    c->scale_attn_weights = true;
-    c->qk_norm = strcmp(type, "qwen3") == 0;
+    arch_parts_apply(a, c);
     /* rope_theta, or (transformers 5) inside rope_parameters. */
     params = json_object_get(root, "rope_parameters");
     theta = arch_config_number(json_is_object(params) && json_object_get(params, "rope_theta") != NULL ? params
                                                                                            : root,
-                   path, "rope_theta", 10000.0, ARCH_BOUND_ROPE_BASE, err);
-    eps = arch_config_number(root, path, "rms_norm_eps", 1e-6, ARCH_BOUND_NORM_EPS, err);
+                   path, "rope_theta", a->parts.rope_theta, ARCH_BOUND_ROPE_BASE, err);
+    eps = arch_config_number(root, path, "rms_norm_eps", a->parts.eps, ARCH_BOUND_NORM_EPS, err);
     if (isnan(theta) || isnan(eps))
         return ATTN_EPARSE;
     c->rope_theta = theta;
     c->eps = (float)eps;
-    if ((flag = jsonfile_bool(root, path, "tie_word_embeddings", false, err)) < 0)
+    if ((flag = jsonfile_bool(root, path, "tie_word_embeddings", a->parts.tied, err)) < 0)
         return ATTN_EPARSE;
     c->tied = flag;
-    if (strcmp(type, "qwen2") == 0) {
-        /* Qwen2's queries, keys and values always have biases, its output projection none. */
-        c->bias_qkv = true;
-    } else {
+    if (!a->parts.qkv_biased) { /* (Qwen2's q, k and v always have biases, its output none) */
         if ((flag = jsonfile_bool(root, path, "attention_bias", false, err)) < 0)
             return ATTN_EPARSE;
         c->bias_qkv = c->bias_o = flag;
     }
-    if (strcmp(type, "llama") == 0) {
+    if (a->parts.mlp_bias_key) {
         if ((flag = jsonfile_bool(root, path, "mlp_bias", false, err)) < 0)
             return ATTN_EPARSE;
         c->bias_mlp = flag;
@@ -162,8 +157,8 @@ llama_config_load(struct llama_config *lc, const char *path, struct attn_error *
         goto done;
     }
     snprintf(lc->model_type, sizeof lc->model_type, "%s", type);
-    /* Qwen3's head_dim defaults to 128 (Qwen3Config); Llama's and Qwen2's to hidden / heads. */
-    if (arch_config_sizes(root, path, strcmp(type, "qwen3") == 0 ? 128 : 0, c, err) != ATTN_OK ||
+    /* head_dim's default: Qwen3's 128 (Qwen3Config); Llama's and Qwen2's hidden / heads. */
+    if (arch_config_sizes(root, path, llama_of(type)->parts.head_dim, c, err) != ATTN_OK ||
         llama_parts(lc, root, path, err) != ATTN_OK)
         goto done;
     /* The token --bos puts first (Llama 3's <|begin_of_text|>); a list or null: none. */

@@ -294,156 +294,7 @@ decoder_block_linear(struct decoder_block *b, int i)
     return i >= 0 && i < DECODER_BLOCK_LINEARS ? all[i] : NULL;
 }
 
-float
-decoder_linear_at(const struct decoder_linear *l, int in, int out)
-{
-    const size_t at = l->out_in ? (size_t)out * (size_t)l->ld + (size_t)in
-                                : (size_t)in * (size_t)l->ld + (size_t)out;
 
-    if (l->w != NULL)
-        return l->w[at];
-    if (l->w16 != NULL)
-        return tensor_bf16_to_f32(l->w16[at]);
-    if (l->wq != NULL) {
-        /* The block that holds it, widened. */
-        size_t per;
-        const size_t bytes = tensor_dtype_block((enum tensor_dtype)l->wq_type, &per);
-        float block[256];
-        tensor_to_f32((enum tensor_dtype)l->wq_type,
-                      l->wq + (size_t)out * decoder_quant_row_bytes(l->wq_type, l->in) +
-                          (size_t)in / per * bytes,
-                      per, block);
-        return block[(size_t)in % per];
-    }
-    return linalg_packed_at(&l->packed, out, in);
-}
-
-bool
-decoder_linear_block(const struct decoder_linear *l, int out, int *type, float *scale, float *min,
-                     int *level, bool *has_min)
-{
-    if (l->wq_type < TENSOR_Q4_0 || (l->wq == NULL && l->packed.q == LINALG_QNONE))
-        return false;
-    *type = l->wq_type;
-    /* (from the blocks, or once packed from the panels: the same numbers) */
-    *has_min = l->wq != NULL
-                   ? quant_explain((enum quant_type)(l->wq_type - TENSOR_Q4_0),
-                                   l->wq + (size_t)out * decoder_quant_row_bytes(l->wq_type, l->in),
-                                   0, scale, min, level)
-                   : linalg_q_explain(&l->packed, out, 0, scale, min, level);
-    return true;
-}
-
-size_t
-decoder_quant_row_bytes(int type, int in)
-{
-    size_t per;
-    const size_t bytes = tensor_dtype_block((enum tensor_dtype)type, &per);
-
-    return (size_t)in / per * bytes;
-}
-
-void
-decoder_quant_rows(const unsigned char *q, int type, int in, int r0, int count, float *out)
-{
-    tensor_to_f32((enum tensor_dtype)type, q + (size_t)r0 * decoder_quant_row_bytes(type, in),
-                  (size_t)count * (size_t)in, out);
-}
-
-struct quant_job {
-    const unsigned char *q;
-    int type, in, r0;
-    float *out;
-};
-
-static void
-widen_rows(void *ctx, int begin, int end)
-{
-    const struct quant_job *j = ctx;
-
-    decoder_quant_rows(j->q, j->type, j->in, j->r0 + begin, end - begin,
-                       j->out + (size_t)begin * (size_t)j->in);
-}
-
-struct half_job {
-    const uint16_t *b;
-    int in, out;
-    const float *x;
-    float *y;
-};
-
-/* Blocks [begin, end) of 16 rows of a half_job (the last may be short). */
-static void
-half_rows_16(void *ctx, int begin, int end)
-{
-    const struct half_job *j = ctx;
-    const int r0 = begin * 16, r1 = end * 16 < j->out ? end * 16 : j->out;
-
-    linalg_row_f16(r1 - r0, j->in, j->x, j->b + (size_t)r0 * (size_t)j->in, (size_t)j->in,
-                   j->y + r0);
-}
-
-int
-decoder_gemm_quant(const unsigned char *q, int type, int n, int out, int in, const float *x,
-                   float *y, int ldy, int threads)
-{
-    if (n == 1 && type == TENSOR_F16) {
-        /* (one row against half precision in place: no copy, the file's bytes read once) */
-        struct half_job job = { (const uint16_t *)(const void *)q, in, out, x, y };
-        parallel_for((out + 15) / 16, 16L * in, threads, half_rows_16, &job);
-        return 0;
-    }
-    /*
-     * Slices of up to 16 MiB of float32: a layer's matrix is most often one
-     * slice, so the products pack x once, as for a float32 matrix.
-     */
-    const size_t most = (size_t)4 << 20;
-    int slice = in > 0 && most / (size_t)in >= 16 ? (int)(most / (size_t)in / 16 * 16) : 16;
-    struct attn_workspace *ws = workspace_thread();
-    float *w;
-
-    if (slice > out)
-        slice = (out + 15) / 16 * 16;
-    /*
-     * The thread's own buffer, kept from call to call (a fresh allocation
-     * of megabytes is fresh pages, each cleared by the kernel: a third of a
-     * written token); no memory for the slice: 16 rows at a time.
-     */
-    if ((w = workspace_widened(ws, (size_t)slice * (size_t)in)) == NULL &&
-        (w = workspace_widened(ws, (size_t)16 * (size_t)in)) != NULL)
-        slice = 16;
-    if (w == NULL)
-        return -1;
-    for (int r0 = 0; r0 < out; r0 += slice) {
-        const int rows = out - r0 < slice ? out - r0 : slice;
-        struct quant_job job = { q, type, in, r0, w };
-        parallel_for(rows, in, threads, widen_rows, &job);
-        parallel_gemm(true, n, rows, in, x, in, w, in, y + r0, ldy, threads);
-    }
-    return 0;
-}
-
-void
-decoder_token_row(const struct decoder_model *m, int id, float *row)
-{
-    const int C = m->cfg.n_embd;
-
-    if (m->wte != NULL) {
-        memcpy(row, m->wte + (size_t)id * (size_t)C, (size_t)C * sizeof *row);
-        return;
-    }
-    if (m->wte16 != NULL) {
-        for (int p = 0; p < C; p++)
-            row[p] = tensor_bf16_to_f32(m->wte16[(size_t)id * (size_t)C + (size_t)p]);
-        return;
-    }
-    if (m->wteq != NULL) {
-        decoder_quant_rows(m->wteq, m->wteq_type, C, id, 1, row);
-        return;
-    }
-    for (int p = 0; p < C; p++) /* (the output head's pack: token id is its column id) */
-        row[p] = linalg_packed_at(&m->head_packed, id, p);
-}
 
 const char *
 decoder_part_name(const struct decoder_model *m, enum arch_role role)
@@ -466,34 +317,6 @@ decoder_part_name(const struct decoder_model *m, enum arch_role role)
     return m != NULL && m->part_names[role][0] != '\0' ? m->part_names[role] : described[role];
 }
 
-/* A weight's first value that is not finite, into *row, *col; whether there is one. */
-static bool
-linear_nonfinite(const struct decoder_linear *l, int *row, int *col)
-{
-    float *widened = NULL;
-    bool found = false;
-
-    if (l->wq != NULL && (widened = malloc((size_t)l->in * sizeof *widened)) == NULL)
-        return false;
-    for (int out = 0; out < l->out && !found; out++) {
-        if (widened != NULL)
-            decoder_quant_rows(l->wq, l->wq_type, l->in, out, 1, widened);
-        for (int in = 0; in < l->in && !found; in++)
-            if (!isfinite(widened != NULL ? widened[in] : decoder_linear_at(l, in, out))) {
-                *row = out;
-                *col = in;
-                found = true;
-            }
-        for (int o = 0; l->b != NULL && out == 0 && o < l->out && !found; o++)
-            if (!isfinite(l->b[o])) {
-                *row = -1;
-                *col = o;
-                found = true;
-            }
-    }
-    free(widened);
-    return found;
-}
 
 static int
 vector_nonfinite(const float *v, int n)
@@ -530,15 +353,8 @@ decoder_find_nonfinite(const struct decoder_model *m, char *what, size_t size)
     }
     for (int id = 0; !c->tied && id < decoder_outputs(c) && !found; id++) {
         /* (an untied head: its own rows, in whichever form it is kept) */
-        const size_t at0 = (size_t)id * (size_t)c->n_embd;
         int at;
-        if (m->lm_headq != NULL)
-            decoder_quant_rows(m->lm_headq, m->lm_headq_type, c->n_embd, id, 1, row);
-        else
-            for (int p = 0; p < c->n_embd; p++)
-                row[p] = m->lm_head != NULL     ? m->lm_head[at0 + (size_t)p]
-                         : m->lm_head16 != NULL ? tensor_bf16_to_f32(m->lm_head16[at0 + (size_t)p])
-                                                : linalg_packed_at(&m->head_packed, id, p);
+        decoder_head_row(m, id, row);
         if ((at = vector_nonfinite(row, c->n_embd)) >= 0) {
             snprintf(what, size, "%s holds %g (row %d, column %d)",
                      decoder_part_name(m, ROLE_OUTPUT), (double)row[at], id, at);
@@ -576,11 +392,11 @@ decoder_find_nonfinite(const struct decoder_model *m, char *what, size_t size)
             const struct decoder_linear *lin = decoder_block_linear(b, i);
             int r, col;
             char how[64] = "";
-            if (lin->in == 0 || !linear_nonfinite(lin, &r, &col))
+            if (lin->in == 0 || !decoder_linear_nonfinite(lin, &r, &col))
                 continue;
-            if (lin->wq != NULL && lin->wq_type >= TENSOR_Q4_0)
+            if (decoder_linear_blocks(lin) != NULL)
                 snprintf(how, sizeof how, "; its %s blocks widened: a block's scale is not a number",
-                         tensor_dtype_name((enum tensor_dtype)lin->wq_type));
+                         decoder_linear_blocks(lin));
             if (r < 0)
                 snprintf(what, size, "layer %d's %s's bias holds a value that is not finite (at %d)",
                          l, decoder_part_name(m, roles[i]), col);

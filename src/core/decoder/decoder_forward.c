@@ -124,18 +124,6 @@ fold_rows(void *ctx, int begin, int end)
                     j->ids + (size_t)i * j->top, j->best + (size_t)i * j->top);
 }
 
-/* Logits v0 .. v0 + vb of n rows of x through a quantized head (NaN when memory runs out). */
-static void
-head_quant(const struct decoder_model *m, int n, int v0, int vb, const float *x, float *logits,
-           int threads)
-{
-    const int C = m->cfg.n_embd;
-
-    if (decoder_gemm_quant(m->lm_headq + (size_t)v0 * decoder_quant_row_bytes(m->lm_headq_type, C),
-                           m->lm_headq_type, n, vb, C, x, logits, vb, threads) != 0)
-        for (size_t i = 0; i < (size_t)n * (size_t)vb; i++)
-            logits[i] = NAN;
-}
 
 /*
  * The top next tokens of every position: the logits through lm_head, a
@@ -171,18 +159,7 @@ run_logits(const struct decoder_model *m, struct decoder_run *r, int row0, float
             free(nt);
             return attn_fail(err, ATTN_ESTOPPED, "stopped while reading the next tokens");
         }
-        if (parallel_gemm_packed(n, final, C, &m->head_packed, v0, vb, logits, vb, threads) != 0) {
-            if (m->lm_head != NULL)
-                parallel_gemm(true, n, vb, C, final, C, m->lm_head + (size_t)v0 * C, C, logits,
-                              vb, threads);
-            else if (m->lm_head16 != NULL)
-                parallel_gemm_bf16(true, n, vb, C, final, C, m->lm_head16 + (size_t)v0 * C, C,
-                                   logits, vb, threads);
-            else if (m->lm_headq != NULL)
-                head_quant(m, n, v0, vb, final, logits, threads);
-            else /* only the pack left (decoder_release_unpacked), and it cannot serve */
-                linalg_gemm_packed_plain(n, final, C, &m->head_packed, v0, vb, logits, vb);
-        }
+        decoder_head_logits(m, final, n, v0, vb, logits, threads);
         finish_logits(m, logits, n, v0, vb);
         if (r->last_logits != NULL)
             memcpy(r->last_logits + v0, logits + (size_t)(n - 1) * (size_t)vb,
@@ -495,18 +472,7 @@ decoder_logit_lens(const struct decoder_model *m, const struct decoder_run *r, i
     }
     for (int v0 = 0; v0 < outputs; v0 += LOGIT_SLICE) {
         const int vb = outputs - v0 < LOGIT_SLICE ? outputs - v0 : LOGIT_SLICE;
-        if (parallel_gemm_packed(L, x, C, &m->head_packed, v0, vb, logits, vb, threads) != 0) {
-            if (m->lm_head != NULL)
-                parallel_gemm(true, L, vb, C, x, C, m->lm_head + (size_t)v0 * C, C, logits, vb,
-                              threads);
-            else if (m->lm_head16 != NULL)
-                parallel_gemm_bf16(true, L, vb, C, x, C, m->lm_head16 + (size_t)v0 * C, C, logits,
-                                   vb, threads);
-            else if (m->lm_headq != NULL)
-                head_quant(m, L, v0, vb, x, logits, threads);
-            else
-                linalg_gemm_packed_plain(L, x, C, &m->head_packed, v0, vb, logits, vb);
-        }
+        decoder_head_logits(m, x, L, v0, vb, logits, threads);
         finish_logits(m, logits, L, v0, vb);
         for (int l = 0; l < L; l++)
             fold_logits(logits + (size_t)l * vb, v0, vb, k, &nt[l], ids + (size_t)l * k,

@@ -112,9 +112,9 @@ decoder_layer_queries(const struct decoder_model *m, const struct decoder_run *r
     }
     if (decoder_pre_norms(c)) {
         part_norm(c, &b->norm1, decoder_layer_input(r, layer), r->n, scratch, threads);
-        part_linear(&b->q, scratch, r->n, q, threads);
+        decoder_linear_apply(&b->q, scratch, r->n, q, threads);
     } else /* (post-norm: the block's input itself) */
-        part_linear(&b->q, decoder_layer_input(r, layer), r->n, q, threads);
+        decoder_linear_apply(&b->q, decoder_layer_input(r, layer), r->n, q, threads);
     /* QK-norm into scratch (the norm's output is read by then), RoPE back into q. */
     if (c->qk_norm || c->positions == DECODER_POSITIONS_ROPE)
         part_turn(m, layer, &b->q_norm, q, r->n, c->n_head, 0, scratch, q, threads);

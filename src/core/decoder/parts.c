@@ -243,29 +243,6 @@ part_softmax(const struct decoder_config *c, const float *scores, float *masked,
 
 /* ---------------------------------------------------------------- linears */
 
-void
-part_linear(const struct decoder_linear *l, const float *x, int n, float *y, int threads)
-{
-    if (parallel_gemm_packed(n, x, l->in, &l->packed, 0, l->out, y, l->out, threads) != 0) {
-        if (l->w != NULL)
-            parallel_gemm(l->out_in, n, l->out, l->in, x, l->in, l->w, l->ld, y, l->out, threads);
-        else if (l->w16 != NULL)
-            parallel_gemm_bf16(l->out_in, n, l->out, l->in, x, l->in, l->w16, l->ld, y, l->out,
-                               threads);
-        else if (l->wq != NULL) {
-            /* (no memory for even 16 widened rows: NaN, seen, rather than other numbers) */
-            if (decoder_gemm_quant(l->wq, l->wq_type, n, l->out, l->in, x, y, l->out, threads) != 0)
-                for (size_t i = 0; i < (size_t)n * (size_t)l->out; i++)
-                    y[i] = NAN;
-        } else /* only the pack left, and it cannot serve (another kernel's, no memory) */
-            linalg_gemm_packed_plain(n, x, l->in, &l->packed, 0, l->out, y, l->out);
-    }
-    if (l->b == NULL) /* (the book's qkv_bias=False) */
-        return;
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < l->out; j++)
-            y[(size_t)i * (size_t)l->out + (size_t)j] += l->b[j];
-}
 
 /* -------------------------------------------------------------- attention */
 
@@ -440,9 +417,9 @@ part_attention(const struct part_attention_args *a, struct decoder_layer_stages 
     const int rows = n - a->from;
     struct heads_job job = { a, s };
 
-    part_linear(&a->b->q, a->x + at, rows, s->q_proj + at_q, threads);
-    part_linear(&a->b->k, a->x + at, rows, s->k_proj + at_k, threads);
-    part_linear(&a->b->v, a->x + at, rows, s->v + at_k, threads);
+    decoder_linear_apply(&a->b->q, a->x + at, rows, s->q_proj + at_q, threads);
+    decoder_linear_apply(&a->b->k, a->x + at, rows, s->k_proj + at_k, threads);
+    decoder_linear_apply(&a->b->v, a->x + at, rows, s->v + at_k, threads);
     if (s->q_proj != s->q) { /* QK-norm and RoPE: the queries and keys the scores read */
         part_turn(a->m, a->layer, &a->b->q_norm, s->q_proj + at_q, rows, c->n_head, a->from,
                   s->q_normed != NULL ? s->q_normed + at_q : NULL, s->q + at_q, threads);
@@ -454,7 +431,7 @@ part_attention(const struct part_attention_args *a, struct decoder_layer_stages 
                  2L * (a->window > 0 && a->window < n ? 2 * a->window : a->causal ? n : 2 * n) *
                      rows * hd,
                  threads, attend_heads, &job);
-    part_linear(&a->b->o, s->context + at_q, rows, s->attn + at, threads);
+    decoder_linear_apply(&a->b->o, s->context + at_q, rows, s->attn + at, threads);
 }
 
 /* -------------------------------------------------------------------- MLP */
@@ -513,21 +490,21 @@ part_mlp(const struct decoder_config *c, const struct decoder_block *b, const fl
 
     switch (c->mlp) {
     case DECODER_MLP_GELU:
-        part_linear(&b->up, x, n, up, threads);
+        decoder_linear_apply(&b->up, x, n, up, threads);
         parallel_for(n, 16L * c->n_inner, threads, gelu_rows, &job);
         break;
     case DECODER_MLP_SWIGLU:
-        part_linear(&b->gate, x, n, gate, threads);
-        part_linear(&b->up, x, n, up, threads);
+        decoder_linear_apply(&b->gate, x, n, gate, threads);
+        decoder_linear_apply(&b->up, x, n, up, threads);
         parallel_for(n, 16L * c->n_inner, threads, swiglu_rows, &glu);
         break;
     case DECODER_MLP_GEGLU:
-        part_linear(&b->gate, x, n, gate, threads);
-        part_linear(&b->up, x, n, up, threads);
+        decoder_linear_apply(&b->gate, x, n, gate, threads);
+        decoder_linear_apply(&b->up, x, n, up, threads);
         parallel_for(n, 16L * c->n_inner, threads, geglu_rows, &glu);
         break;
     }
-    part_linear(&b->down, act, n, out, threads);
+    decoder_linear_apply(&b->down, act, n, out, threads);
 }
 
 void
