@@ -139,13 +139,8 @@ formula_scaled(const struct pipeline *p, char *buf, size_t size)
     struct pipeline_scaling sc;
 
     pipeline_scaling_of(p, &sc);
-    if (p->decoder != NULL && p->decoder->attn_softcap > 0.0 && sc.symbol != NULL) {
-        /* (Gemma 2: capped after the division, the hidden scores left -inf) */
-        snprintf(buf, size, "%g tanh(w_ij / %s / %g) = %g tanh(w_ij / %.4g / %g)",
-                 p->decoder->attn_softcap, sc.symbol, p->decoder->attn_softcap,
-                 p->decoder->attn_softcap, (double)sc.divisor, p->decoder->attn_softcap);
+    if (softcap_formula(p, &sc, buf, size)) /* (render/parts/softcap.c) */
         return;
-    }
     if (sc.symbol != NULL && sc.temperature)
         snprintf(buf, size, "w_ij / (%s T) = w_ij / %.4g", sc.symbol, (double)sc.divisor);
     else if (sc.symbol != NULL)
@@ -451,15 +446,8 @@ text_scaled(const struct pipeline *p, char *buf, size_t size)
     struct pipeline_scaling sc;
 
     pipeline_scaling_of(p, &sc);
-    if (p->decoder != NULL && p->decoder->attn_softcap > 0.0) {
-        snprintf(buf, size,
-                 "Divided, then capped: %g tanh(x / %g) keeps every score between -%g and %g "
-                 "(Gemma 2's attn_logit_softcapping), so no key can take all the weight however "
-                 "well it matches. Hidden scores stay -inf.",
-                 p->decoder->attn_softcap, p->decoder->attn_softcap, p->decoder->attn_softcap,
-                 p->decoder->attn_softcap);
+    if (softcap_text(p, buf, size))
         return;
-    }
     if (p->decoder != NULL && sc.dim > 0 && sc.symbol != NULL &&
         strcmp(sc.symbol, "sqrt(query_pre_attn_scalar)") == 0) {
         /* A model's own divisor: its config's number, not the head's width (no d or u here). */
@@ -672,13 +660,14 @@ struct view_stage_desc {
     const char *title;
     bool per_head;
     enum pipeline_stage stage;
+    enum arch_role role;
     void (*formula)(const struct pipeline *p, char *buf, size_t size);
     void (*text)(const struct pipeline *p, char *buf, size_t size);
 };
 
 static const struct view_stage_desc stages[] = {
-#define VIEW_STAGE_DESC(e, id, key, name, brief, title, per_head, stage) \
-    [e] = { #id, key, name, brief, title, per_head, stage, formula_##id, text_##id },
+#define VIEW_STAGE_DESC(e, id, key, name, brief, title, per_head, stage, role) \
+    [e] = { #id, key, name, brief, title, per_head, stage, role, formula_##id, text_##id },
     VIEW_STAGE_LIST(VIEW_STAGE_DESC)
 #undef VIEW_STAGE_DESC
 };
@@ -811,30 +800,11 @@ explain_pipeline_stage(const struct pipeline *p, enum view_stage s, bool show_ma
     return (unsigned)s < VIEW_STAGE_COUNT ? stages[s].stage : STAGE_OUTPUT;
 }
 
-/* The tensor a model's stage s shows the work of (ARCH_ROLES: none). */
+/* The tensor a model's stage s shows the work of (ARCH_ROLES: none): its row's. */
 static enum arch_role
 role_of(enum view_stage s)
 {
-    switch (s) {
-    case VIEW_LN1:
-        return ROLE_ATTN_NORM;
-    case VIEW_LN2:
-        return ROLE_FFN_NORM;
-    case VIEW_FINAL:
-        return ROLE_OUTPUT_NORM;
-    case VIEW_GATE:
-        return ROLE_FFN_GATE;
-    case VIEW_FC:
-        return ROLE_FFN_UP;
-    case VIEW_MLP:
-        return ROLE_FFN_DOWN;
-    case VIEW_OUTNORM:
-        return ROLE_ATTN_POST_NORM;
-    case VIEW_MLPNORM:
-        return ROLE_FFN_POST_NORM;
-    default:
-        return ARCH_ROLES;
-    }
+    return (unsigned)s < VIEW_STAGE_COUNT ? stages[s].role : ARCH_ROLES;
 }
 
 const char *

@@ -18,7 +18,8 @@
  * The view's stages, one row each; every name table, key binding and
  * mapping of the view is made from these rows.
  * X(enum, id, digit key or 0, name in the stage bar, shorter name, title,
- *   per-head, the pipeline stage it shows)
+ *   per-head, the pipeline stage it shows, the model's tensor whose work it
+ *   shows (its name in the model's files joins the title), or ARCH_ROLES)
  *   id  the name walkthroughs use (stage: qkv) and the suffix of the stage's
  *       functions: formula_ID and text_ID in explain.c, inspect_ID in
  *       inspect.c; a row without them does not compile.
@@ -26,56 +27,56 @@
  */
 #define VIEW_STAGE_LIST(X)                                                                     \
     X(VIEW_EMBEDDINGS, embeddings, '1', "embed", "emb", "Tokens and embeddings", false,          \
-      STAGE_INPUTS)                                                                            \
+      STAGE_INPUTS, ARCH_ROLES)                                                                            \
     X(VIEW_POSITIONAL, positional, 0, "pos", "pos", "Positional encoding", false,                \
-      STAGE_POSITIONAL)                                                                        \
+      STAGE_POSITIONAL, ARCH_ROLES)                                                                        \
     X(VIEW_SOURCE, source, 0, "source", "src", "The source sentence (keys and values)", false,   \
-      STAGE_SOURCE)                                                                            \
-    X(VIEW_LN1, ln1, 0, "ln1", "ln1", "Layer norm", false, STAGE_LN1)                    \
-    X(VIEW_QKV, qkv, '2', "Q K V", "QKV", "Queries, keys and values", true, STAGE_QUERIES)      \
+      STAGE_SOURCE, ARCH_ROLES)                                                                            \
+    X(VIEW_LN1, ln1, 0, "ln1", "ln1", "Layer norm", false, STAGE_LN1, ROLE_ATTN_NORM)                    \
+    X(VIEW_QKV, qkv, '2', "Q K V", "QKV", "Queries, keys and values", true, STAGE_QUERIES, ARCH_ROLES)      \
     X(VIEW_QNORM, qnorm, 0, "q-norm", "qn", "QK-norm: each head's queries normed", false,        \
-      STAGE_QUERIES_NORMED)                                                                    \
+      STAGE_QUERIES_NORMED, ARCH_ROLES)                                                                    \
     X(VIEW_KNORM, knorm, 0, "k-norm", "kn", "QK-norm: each head's keys normed", false,           \
-      STAGE_KEYS_NORMED)                                                                       \
+      STAGE_KEYS_NORMED, ARCH_ROLES)                                                                       \
     X(VIEW_QROPE, qrope, 0, "q RoPE", "qr", "RoPE: the queries turned by their position", false, \
-      STAGE_QUERIES_ROTATED)                                                                   \
+      STAGE_QUERIES_ROTATED, ARCH_ROLES)                                                                   \
     X(VIEW_KROPE, krope, 0, "k RoPE", "kr", "RoPE: the keys turned by their position", false,    \
-      STAGE_KEYS_ROTATED)                                                                      \
+      STAGE_KEYS_ROTATED, ARCH_ROLES)                                                                      \
     X(VIEW_CACHE, cache, 0, "kv cache", "kv", "KV cache: the keys and values kept for the next "   \
-      "token", true, STAGE_KEYS)                                                                 \
-    X(VIEW_SCORES, scores, '3', "scores", "score", "Attention scores", true, STAGE_SCORES)      \
-    X(VIEW_MASK, mask, '4', "mask", "mask", "Causal mask", true, STAGE_MASKED)                  \
-    X(VIEW_SCALED, scaled, '5', "scale", "scale", "Scaling", true, STAGE_SCALED)               \
-    X(VIEW_WEIGHTS, weights, '6', "softmax", "soft", "Attention weights", true, STAGE_WEIGHTS) \
-    X(VIEW_DROPOUT, dropout, '7', "dropout", "drop", "Dropout", true, STAGE_DROPPED)           \
+      "token", true, STAGE_KEYS, ARCH_ROLES)                                                                 \
+    X(VIEW_SCORES, scores, '3', "scores", "score", "Attention scores", true, STAGE_SCORES, ARCH_ROLES)      \
+    X(VIEW_MASK, mask, '4', "mask", "mask", "Causal mask", true, STAGE_MASKED, ARCH_ROLES)                  \
+    X(VIEW_SCALED, scaled, '5', "scale", "scale", "Scaling", true, STAGE_SCALED, ARCH_ROLES)               \
+    X(VIEW_WEIGHTS, weights, '6', "softmax", "soft", "Attention weights", true, STAGE_WEIGHTS, ARCH_ROLES) \
+    X(VIEW_DROPOUT, dropout, '7', "dropout", "drop", "Dropout", true, STAGE_DROPPED, ARCH_ROLES)           \
     X(VIEW_AVERAGE, average, 0, "average", "avg", "Heads averaged (the weights PyTorch returns)", \
-      false, STAGE_AVERAGED)                                                                   \
-    X(VIEW_CONTEXT, context, '8', "context", "ctx", "Context vectors", true, STAGE_CONTEXT)    \
-    X(VIEW_CONCAT, concat, '9', "concat", "cat", "Heads concatenated", false, STAGE_CONTEXT)   \
-    X(VIEW_OUTPUT, output, '0', "output", "out", "Output projection", false, STAGE_OUTPUT)      \
+      false, STAGE_AVERAGED, ARCH_ROLES)                                                                   \
+    X(VIEW_CONTEXT, context, '8', "context", "ctx", "Context vectors", true, STAGE_CONTEXT, ARCH_ROLES)    \
+    X(VIEW_CONCAT, concat, '9', "concat", "cat", "Heads concatenated", false, STAGE_CONTEXT, ARCH_ROLES)   \
+    X(VIEW_OUTPUT, output, '0', "output", "out", "Output projection", false, STAGE_OUTPUT, ARCH_ROLES)      \
     X(VIEW_OUTDROP, outdrop, 0, "out drop", "odrop", "Dropout on the output", false,           \
-      STAGE_OUTPUT_DROPPED)                                                                    \
+      STAGE_OUTPUT_DROPPED, ARCH_ROLES)                                                                    \
     X(VIEW_OUTNORM, outnorm, 0, "out norm", "onorm", "RMSNorm of attention's output", false,     \
-      STAGE_OUTPUT_NORMED)                                                                     \
+      STAGE_OUTPUT_NORMED, ROLE_ATTN_POST_NORM)                                                                     \
     X(VIEW_RESIDUAL1, residual1, 0, "res1", "res1", "Residual: the block's input plus attention",   \
-      false, STAGE_RESIDUAL1)                                                                  \
-    X(VIEW_LN2, ln2, 0, "ln2", "ln2", "Layer norm", false, STAGE_LN2)                    \
-    X(VIEW_GATE, gate, 0, "gate", "gate", "MLP: the gate", false, STAGE_GATE)        \
-    X(VIEW_FC, fc, 0, "fc", "fc", "MLP: the first linear layer", false, STAGE_FC) \
-    X(VIEW_GELU, gelu, 0, "gelu", "gelu", "MLP: GELU", false, STAGE_GELU)                      \
-    X(VIEW_SWIGLU, swiglu, 0, "swiglu", "glu", "MLP: SiLU(gate) times up", false, STAGE_SWIGLU)  \
-    X(VIEW_GEGLU, geglu, 0, "geglu", "glu", "MLP: GELU(gate) times up", false, STAGE_GEGLU)      \
+      false, STAGE_RESIDUAL1, ARCH_ROLES)                                                                  \
+    X(VIEW_LN2, ln2, 0, "ln2", "ln2", "Layer norm", false, STAGE_LN2, ROLE_FFN_NORM)                    \
+    X(VIEW_GATE, gate, 0, "gate", "gate", "MLP: the gate", false, STAGE_GATE, ROLE_FFN_GATE)        \
+    X(VIEW_FC, fc, 0, "fc", "fc", "MLP: the first linear layer", false, STAGE_FC, ROLE_FFN_UP) \
+    X(VIEW_GELU, gelu, 0, "gelu", "gelu", "MLP: GELU", false, STAGE_GELU, ARCH_ROLES)                      \
+    X(VIEW_SWIGLU, swiglu, 0, "swiglu", "glu", "MLP: SiLU(gate) times up", false, STAGE_SWIGLU, ARCH_ROLES)  \
+    X(VIEW_GEGLU, geglu, 0, "geglu", "glu", "MLP: GELU(gate) times up", false, STAGE_GEGLU, ARCH_ROLES)      \
     X(VIEW_MLP, mlp, 0, "mlp", "mlp", "MLP: the second linear layer", false,           \
-      STAGE_MLP)                                                                               \
+      STAGE_MLP, ROLE_FFN_DOWN)                                                                               \
     X(VIEW_MLPNORM, mlpnorm, 0, "mlp norm", "mnorm", "RMSNorm of the MLP's output", false,       \
-      STAGE_MLP_NORMED)                                                                        \
+      STAGE_MLP_NORMED, ROLE_FFN_POST_NORM)                                                                        \
     X(VIEW_RESIDUAL2, residual2, 0, "res2", "res2", "Residual: the block's output", false,      \
-      STAGE_RESIDUAL2)                                                                         \
+      STAGE_RESIDUAL2, ARCH_ROLES)                                                                         \
     X(VIEW_FINAL, final, 0, "ln_f", "lnf", "Final norm, after the last block",     \
-      false, STAGE_FINAL)
+      false, STAGE_FINAL, ROLE_OUTPUT_NORM)
 
 enum view_stage {
-#define VIEW_STAGE_ENUM(e, id, key, name, brief, title, per_head, stage) e,
+#define VIEW_STAGE_ENUM(e, id, key, name, brief, title, per_head, stage, role) e,
     VIEW_STAGE_LIST(VIEW_STAGE_ENUM)
 #undef VIEW_STAGE_ENUM
     VIEW_STAGE_COUNT

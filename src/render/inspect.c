@@ -364,15 +364,7 @@ inspect_scaled(struct out *o, const struct cell_at *at)
     char b[24];
     char c[24];
 
-    if (p->decoder != NULL && p->decoder->attn_softcap > 0.0 && !isinf(MAT_AT(&masked, i, j))) {
-        /* Gemma 2: the division, then the cap. */
-        const float cap = (float)p->decoder->attn_softcap;
-        char d[24];
-        emit(o, "scaled[%s][%s] = %s / %s = %s, capped: %g tanh(%s / %g) = %s\n",
-             inspect_token(p, i), inspect_key(p, j), inspect_num(a, MAT_AT(&masked, i, j)),
-             inspect_num(b, p->st.divisor), inspect_num(d, MAT_AT(&masked, i, j) / p->st.divisor),
-             (double)cap, d, (double)cap, inspect_num(c, MAT_AT(&scaled, i, j)));
-    } else
+    if (!softcap_inspect(o, at, MAT_AT(&masked, i, j), MAT_AT(&scaled, i, j)))
         emit(o, "scaled[%s][%s] = %s / %s = %s\n", inspect_token(p, i), inspect_key(p, j),
              inspect_num(a, MAT_AT(&masked, i, j)), inspect_num(b, p->st.divisor),
              inspect_num(c, MAT_AT(&scaled, i, j)));
@@ -592,7 +584,7 @@ inspect_concat(struct out *o, const struct cell_at *at)
 
 /* One inspector per view stage, named after its row of VIEW_STAGE_LIST. */
 static void (*const inspectors[])(struct out *o, const struct cell_at *c) = {
-#define VIEW_STAGE_INSPECTOR(e, id, key, name, brief, title, per_head, stage) [e] = inspect_##id,
+#define VIEW_STAGE_INSPECTOR(e, id, key, name, brief, title, per_head, stage, role) [e] = inspect_##id,
     VIEW_STAGE_LIST(VIEW_STAGE_INSPECTOR)
 #undef VIEW_STAGE_INSPECTOR
 };

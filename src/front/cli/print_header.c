@@ -7,13 +7,8 @@
 #include "attnscope/base/status.h"
 #include "attnscope/families/decoder/family_decoder.h"
 #include "front/cli/print.h"
+#include "render/parts/parts.h"
 
-/* The model's cap on its scaled scores (Gemma 2's attn_logit_softcapping), or 0. */
-static double
-c_cap(const struct pipeline *p)
-{
-    return p->decoder != NULL ? p->decoder->attn_softcap : 0.0;
-}
 
 /*
  * Gemma 3's and Olmo 3's parts, the --print header's second lines: which
@@ -54,6 +49,7 @@ print_model_header(FILE *out, const struct pipeline *p, const struct family_deco
 {
     const struct decoder_config *c = &g->model->dec.cfg;
     struct pipeline_scaling sc;
+    char capped[96];
     char num[32];
     /* A folder's name may hold anything a file name can: shown escaped, never raw. */
     char name[4 * sizeof g->model->name];
@@ -118,8 +114,7 @@ print_model_header(FILE *out, const struct pipeline *p, const struct family_deco
     fprintf(out, ", scores / %g", (double)sc.divisor);
     if (sc.symbol != NULL)
         fprintf(out, " (%s = %s%s)", sc.symbol, sc.spelled, sc.temperature ? " * T" : "");
-    if (c_cap(p) > 0.0)
-        fprintf(out, ", then capped at %g (attn_logit_softcapping)", c_cap(p));
+    fputs(softcap_print(p, capped, sizeof capped), out); /* (render/parts/softcap.c) */
     if (p->cfg.temperature != 1.0) {
         attn_shortest(num, sizeof num, p->cfg.temperature);
         fprintf(out, ", temperature %s", num);

@@ -66,6 +66,19 @@ void text_mlpnorm(const struct pipeline *p, char *buf, size_t size);
 void inspect_outnorm(struct out *o, const struct cell_at *at);
 void inspect_mlpnorm(struct out *o, const struct cell_at *at);
 
+/*
+ * softcap.c: the cap on the scaled scores (Gemma 2's), said once for every
+ * output.  Each returns false (or writes "") on a model without one.
+ */
+double softcap_of(const struct pipeline *p);
+bool softcap_formula(const struct pipeline *p, const struct pipeline_scaling *sc, char *buf,
+                     size_t size);
+bool softcap_text(const struct pipeline *p, char *buf, size_t size);
+/* The scaled cell (row, col) of at: masked's value divided, then capped into scaled. */
+bool softcap_inspect(struct out *o, const struct cell_at *at, float masked, float scaled);
+/* ", then capped at CAP (attn_logit_softcapping)" for --print's header, or "". */
+const char *softcap_print(const struct pipeline *p, char *buf, size_t size);
+
 /* residual.c */
 /* rope.c: QK-norm and rotary positions. */
 void text_qnorm(const struct pipeline *p, char *buf, size_t size);
