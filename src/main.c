@@ -16,13 +16,13 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "attnscope/families/decoder/model_export.h"
+#include "attnscope/families/model/model_export.h"
 #include "attnscope/pipeline/export.h"
-#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/model/family_model.h"
 #include "attnscope/files/fileio.h"
 #include "attnscope/files/fileio_batch.h"
 #include "attnscope/files/filewrite.h"
-#include "attnscope/families/decoder/model.h"
+#include "attnscope/families/model/model.h"
 #include "attnscope/kernels/parallel.h"
 #include "attnscope/attention/params.h"
 #include "attnscope/text/tokenizer.h"
@@ -102,9 +102,9 @@ view_idle(void *ctx)
 
     if (!started) {
         started = true;
-        family_decoder_pack_meanwhile(m);
+        family_model_pack_meanwhile(m);
     }
-    (void)family_decoder_pack_settle(m);
+    (void)family_model_pack_settle(m);
     return m->packer == NULL; /* (packed and taken over, or nothing to pack) */
 }
 
@@ -555,7 +555,7 @@ run_model(const struct cli_options *given, const char *sentence)
     }
     if (m.note[0] != '\0' && o->mode != CLI_TUI)
         fprintf(stderr, "attnscope: %s\n", m.note); /* (escaped when it was made) */
-    src.family = &family_decoder;
+    src.family = &family_model;
     src.model = &m;
     src.top = o->top;
     if (inputs_ablated_heads(&m, (const int(*)[2])o->ablate, o->ablate_count, &ablated, &err) !=
@@ -578,7 +578,7 @@ run_model(const struct cli_options *given, const char *sentence)
          * once the first frame is up (view_idle), or first when it writes.
          */
         if (o->mode == CLI_TUI && o->generate > 0)
-            (void)family_decoder_pack_if_room(&m.dec);
+            (void)family_model_pack_if_room(&m.dec);
         code = run_tui(o, &src, o->mode == CLI_TUI ? &m.dec : NULL);
         free(ablated);
         model_close(&m);
@@ -586,7 +586,7 @@ run_model(const struct cli_options *given, const char *sentence)
     }
     /* Writing runs a forward a token: packing the weights once wins back its 0.3 s at once. */
     if (o->generate > 1)
-        (void)family_decoder_pack_for_writing(&m.dec);
+        (void)family_model_pack_for_writing(&m.dec);
     /* (the run has room for what is written, and none when nothing is: --print never appends) */
     src.room = o->generate > 0 ? o->generate : DECODER_NO_ROOM;
     src.no_attention = o->mode == CLI_PRINT && !o->print_and_export && o->generate < 0 &&

@@ -9,8 +9,8 @@
 #include <check.h>
 #include <string.h>
 
-#include "attnscope/families/decoder/family_decoder.h"
-#include "attnscope/families/decoder/model.h"
+#include "attnscope/families/model/family_model.h"
+#include "attnscope/families/model/model.h"
 #include "front/app/app.h"
 
 static inline void
@@ -23,11 +23,11 @@ app_on_model(struct app *app, struct model *m, const char *path, const struct mo
 
     ck_assert_msg(model_open(m, path, o, &err) == ATTN_OK, "%s: %s", path, err.msg);
     /* (as the view's main does: its weights packed, what it reads its own) */
-    (void)family_decoder_pack_if_room(&m->dec);
+    (void)family_model_pack_if_room(&m->dec);
     attention_config_init(&cfg);
     memset(&src, 0, sizeof src);
     src.sentence = sentence;
-    src.family = &family_decoder;
+    src.family = &family_model;
     src.model = m;
     src.top = 3;
     ck_assert_msg(app_init(app, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);

@@ -697,7 +697,7 @@ expect 2 "--walkthrough: each step says what it shows; drop --figure" -- --figur
 
 # A GGUF file as llama.cpp keeps one: the model, its quantization mix and its own tokenizer (the
 # file, or LM Studio's folder of one .gguf); a GGUF's damage named by the file.
-gguf="$src/tests/fixtures/llama/qwen3-tok-gguf"
+gguf="$src/tests/fixtures/decoders/qwen3-tok-gguf"
 for what in "$gguf/model.gguf" "$gguf"; do
     count=$((count + 1))
     if "$bin" --print --model "$what" -s "the cat sat on the mat" >"$tmp/gguf" 2>&1; then
@@ -840,11 +840,11 @@ rm -rf "$blob"
 # screen clear, a C1 CSI and a bidi override, one of them the BOS, are printed escaped by --print
 # and --generate (which, at seed 1 and T 1000, writes both of the others).
 mkdir -p "$tmp/esc"
-cp "$src/tests/fixtures/llama/llama-gqa/model.safetensors" "$tmp/esc/"
+cp "$src/tests/fixtures/decoders/llama-gqa/model.safetensors" "$tmp/esc/"
 sed 's/"vocab_size": 40,/"vocab_size": 40, "bos_token_id": 36,/' \
-    "$src/tests/fixtures/llama/llama-gqa/config.json" >"$tmp/esc/config.json"
+    "$src/tests/fixtures/decoders/llama-gqa/config.json" >"$tmp/esc/config.json"
 added='{"id": 36, "content": "\\u001b]2;pwned\\u0007\\u001b[2J", "special": true}, {"id": 37, "content": "x\\u009b31m", "special": true}, {"id": 38, "content": "\\u202eevil", "special": true}'
-sed "s/\"added_tokens\": \[\]/\"added_tokens\": [$added]/" "$src/tests/fixtures/llama/llama-gqa/tokenizer.json" \
+sed "s/\"added_tokens\": \[\]/\"added_tokens\": [$added]/" "$src/tests/fixtures/decoders/llama-gqa/tokenizer.json" \
     >"$tmp/esc/tokenizer.json"
 count=$((count + 1))
 "$bin" --print --model "$tmp/esc" --bos -s "the cat" >"$tmp/esc.out" 2>&1 &&
@@ -862,7 +862,7 @@ done
 # nothing until attnscope is blocked writing to it (its /proc syscall: write, fd 1).
 count=$((count + 1))
 mkfifo "$tmp/paused"
-"$bin" --print --model "$src/tests/fixtures/llama/llama-gqa" -s "the cat" --generate 3000 \
+"$bin" --print --model "$src/tests/fixtures/decoders/llama-gqa" -s "the cat" --generate 3000 \
     --sample-temperature 1 >"$tmp/paused" 2>"$tmp/paused.err" &
 writer=$!
 exec 3<"$tmp/paused"
@@ -888,10 +888,10 @@ fi
 # qwen3-0.6B-base.pth, -reasoning.pth and RL checkpoints; the one a file's name pairs with.
 mkdir -p "$tmp/reasoning"
 for f in qwen3-0.6B-base qwen3-0.6B-reasoning qwen3-0.6B-rlvr-grpo-step00050; do
-    cp "$src/tests/fixtures/llama/qwen3-book/model.pth" "$tmp/reasoning/$f.pth"
+    cp "$src/tests/fixtures/decoders/qwen3-book/model.pth" "$tmp/reasoning/$f.pth"
 done
 for t in base reasoning; do
-    cp "$src/tests/fixtures/llama/qwen3/tokenizer.json" "$tmp/reasoning/tokenizer-$t.json"
+    cp "$src/tests/fixtures/decoders/qwen3/tokenizer.json" "$tmp/reasoning/tokenizer-$t.json"
 done
 for case in "qwen3-0.6B-base tokenizer-base.json" "qwen3-0.6B-reasoning tokenizer-reasoning.json" \
     "qwen3-0.6B-rlvr-grpo-step00050 tokenizer-base.json"; do

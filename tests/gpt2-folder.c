@@ -18,7 +18,7 @@ int
 main(int argc, char **argv)
 {
     struct decoder_config cfg = {
-        .n_layer = 0, .n_head = 0, .n_embd = 0, .n_positions = 0, .vocab_size = 0, .n_inner = 0,
+        .n_layer = 0, .n_head = 0, .d_model = 0, .n_ctx = 0, .vocab_size = 0, .d_mlp = 0,
         .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false, .tied = true,
     };
 
@@ -28,11 +28,11 @@ main(int argc, char **argv)
     }
     cfg.n_layer = atoi(argv[2]);
     cfg.n_head = atoi(argv[3]);
-    cfg.n_embd = atoi(argv[4]);
-    cfg.n_positions = atoi(argv[5]);
+    cfg.d_model = atoi(argv[4]);
+    cfg.n_ctx = atoi(argv[5]);
     cfg.vocab_size = atoi(argv[6]);
-    cfg.n_inner = 4 * cfg.n_embd;
-    if (cfg.n_layer < 1 || cfg.n_head < 1 || cfg.n_embd < cfg.n_head || cfg.n_positions < 1 ||
+    cfg.d_mlp = 4 * cfg.d_model;
+    if (cfg.n_layer < 1 || cfg.n_head < 1 || cfg.d_model < cfg.n_head || cfg.n_ctx < 1 ||
         cfg.vocab_size < 1) {
         fprintf(stderr, "gpt2-folder: every size must be positive, n_embd at least n_head\n");
         return 2;

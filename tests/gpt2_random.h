@@ -49,13 +49,13 @@ gpt2_random_linear(int in, int out, float scale, unsigned *seed)
 static inline void
 gpt2_random_model(struct decoder_model *m, const struct decoder_config *cfg, float scale, unsigned seed)
 {
-    const int C = cfg->n_embd;
+    const int C = cfg->d_model;
 
     memset(m, 0, sizeof *m);
     m->cfg = *cfg;
-    m->wte = gpt2_random_floats((size_t)cfg->vocab_size * C, scale, &seed);
-    m->wpe = gpt2_random_floats((size_t)cfg->n_positions * C, scale, &seed);
-    m->lm_head = m->wte;
+    m->tok_embed = gpt2_random_floats((size_t)cfg->vocab_size * C, scale, &seed);
+    m->pos_embed = gpt2_random_floats((size_t)cfg->n_ctx * C, scale, &seed);
+    m->lm_head = m->tok_embed;
     m->final_norm.scale = gpt2_random_floats(C, scale, &seed);
     m->final_norm.shift = gpt2_random_floats(C, scale, &seed);
     m->blocks = calloc((size_t)cfg->n_layer, sizeof *m->blocks);
@@ -73,16 +73,16 @@ gpt2_random_model(struct decoder_model *m, const struct decoder_config *cfg, flo
         b->o = gpt2_random_linear(C, C, scale, &seed);
         b->norm2.scale = gpt2_random_floats(C, scale, &seed);
         b->norm2.shift = gpt2_random_floats(C, scale, &seed);
-        b->up = gpt2_random_linear(C, cfg->n_inner, scale, &seed);
-        b->down = gpt2_random_linear(cfg->n_inner, C, scale, &seed);
+        b->up = gpt2_random_linear(C, cfg->d_mlp, scale, &seed);
+        b->down = gpt2_random_linear(cfg->d_mlp, C, scale, &seed);
     }
 }
 
 static inline void
 gpt2_random_free(struct decoder_model *m)
 {
-    free((void *)m->wte);
-    free((void *)m->wpe);
+    free((void *)m->tok_embed);
+    free((void *)m->pos_embed);
     free((void *)m->final_norm.scale);
     free((void *)m->final_norm.shift);
     for (int l = 0; l < m->cfg.n_layer; l++) {
@@ -123,8 +123,8 @@ gpt2_random_folder(const char *folder, const struct decoder_config *cfg, float s
         { "ln_2.weight", 1, 0 },      { "ln_2.bias", 1, 0 },          { "mlp.c_fc.weight", 1, 4 },
         { "mlp.c_fc.bias", 4, 0 },    { "mlp.c_proj.weight", 4, 1 },  { "mlp.c_proj.bias", 1, 0 },
     };
-    const size_t C = (size_t)cfg->n_embd;
-    const size_t units[5] = { 0, C, 0, 3 * C, (size_t)cfg->n_inner };
+    const size_t C = (size_t)cfg->d_model;
+    const size_t units[5] = { 0, C, 0, 3 * C, (size_t)cfg->d_mlp };
     const size_t nt = 4 + 12 * (size_t)cfg->n_layer;
     char(*name)[48] = malloc(nt * sizeof *name);
     size_t(*shape)[2] = malloc(nt * sizeof *shape);
@@ -146,7 +146,7 @@ gpt2_random_folder(const char *folder, const struct decoder_config *cfg, float s
 #define GPT2_TENSOR(n, a, b) \
     (snprintf(name[k], sizeof name[k], "%s", (n)), shape[k][0] = (a), shape[k][1] = (b), k++)
     GPT2_TENSOR("wte.weight", (size_t)cfg->vocab_size, C);
-    GPT2_TENSOR("wpe.weight", (size_t)cfg->n_positions, C);
+    GPT2_TENSOR("wpe.weight", (size_t)cfg->n_ctx, C);
     for (int l = 0; l < cfg->n_layer; l++)
         for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
             char n[48];
@@ -202,8 +202,8 @@ gpt2_random_folder(const char *folder, const struct decoder_config *cfg, float s
             "{\"model_type\": \"gpt2\", \"n_layer\": %d, \"n_head\": %d, \"n_embd\": %d, "
             "\"n_positions\": %d, \"vocab_size\": %d, \"n_inner\": %d, "
             "\"layer_norm_epsilon\": 1e-05%s%s}\n",
-            cfg->n_layer, cfg->n_head, cfg->n_embd, cfg->n_positions, cfg->vocab_size,
-            cfg->n_inner, extra != NULL ? ", " : "", extra != NULL ? extra : "");
+            cfg->n_layer, cfg->n_head, cfg->d_model, cfg->n_ctx, cfg->vocab_size,
+            cfg->d_mlp, extra != NULL ? ", " : "", extra != NULL ? extra : "");
     return fclose(f) == 0 ? 0 : -1;
 }
 

@@ -32,7 +32,7 @@ rank() {
     esac
 }
 
-# The folder of a core path below src/core/ or include/attnscope/ ("families/decoder" for a family).
+# The folder of a core path below src/core/ or include/attnscope/ ("families/model" for a family).
 folder_of() {
     case $1 in
     families/*/*) echo "$1" | cut -d/ -f1-2 ;;

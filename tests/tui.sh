@@ -340,9 +340,9 @@ restored "write: q after the end token" 0 2400
 # 20d. An Ollama model's params are said on screen when the view opens (issue 50, item 9).
 mkdir -p "$tmp/ollama/manifests/registry.ollama.ai/library/withparams" "$tmp/ollama/blobs"
 printf '{"temperature":0.6,"top_k":20}' >"$tmp/ollama/params.json"
-ohex=$(sha256sum "$srcdir/tests/fixtures/llama/qwen3-tok-gguf/model.gguf" | cut -c1-64)
+ohex=$(sha256sum "$srcdir/tests/fixtures/decoders/qwen3-tok-gguf/model.gguf" | cut -c1-64)
 phex=$(sha256sum "$tmp/ollama/params.json" | cut -c1-64)
-cp "$srcdir/tests/fixtures/llama/qwen3-tok-gguf/model.gguf" "$tmp/ollama/blobs/sha256-$ohex"
+cp "$srcdir/tests/fixtures/decoders/qwen3-tok-gguf/model.gguf" "$tmp/ollama/blobs/sha256-$ohex"
 cp "$tmp/ollama/params.json" "$tmp/ollama/blobs/sha256-$phex"
 printf '{"layers":[{"mediaType":"application/vnd.ollama.image.model","digest":"sha256:%s"},{"mediaType":"application/vnd.ollama.image.params","digest":"sha256:%s"}]}' \
     "$ohex" "$phex" >"$tmp/ollama/manifests/registry.ollama.ai/library/withparams/latest"

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/model/family_model.h"
 #include "render/explain.h"
 #include "render/parts/parts.h"
 
@@ -621,9 +621,9 @@ text_output(const struct pipeline *p, char *buf, size_t size)
     {                                                                           \
         snprintf(buf, size, "%s", pipeline_stage_formula(p, stage));           \
     }
-BLOCK_FORMULA(ln1, STAGE_LN1)
+BLOCK_FORMULA(ln1, STAGE_PRE_ATTN_NORM)
 BLOCK_FORMULA(residual1, STAGE_RESIDUAL1)
-BLOCK_FORMULA(ln2, STAGE_LN2)
+BLOCK_FORMULA(ln2, STAGE_PRE_MLP_NORM)
 BLOCK_FORMULA(qnorm, STAGE_QUERIES_NORMED)
 BLOCK_FORMULA(knorm, STAGE_KEYS_NORMED)
 BLOCK_FORMULA(qrope, STAGE_QUERIES_ROTATED)
@@ -641,7 +641,7 @@ formula_cache(const struct pipeline *p, char *buf, size_t size)
                  "cache_l = (K_l, V_l): 2 x n x d_kv floats; a new token adds a row to each");
 }
 
-BLOCK_FORMULA(fc, STAGE_FC)
+BLOCK_FORMULA(fc, STAGE_UP)
 BLOCK_FORMULA(gelu, STAGE_GELU)
 BLOCK_FORMULA(swiglu, STAGE_SWIGLU)
 BLOCK_FORMULA(geglu, STAGE_GEGLU)
@@ -829,7 +829,7 @@ explain_title(const struct pipeline *p, enum view_stage s, char *buf, size_t siz
     }
     if (rms(p))
         norm = "RMSNorm";
-    if (s == VIEW_LN1 || s == VIEW_LN2)
+    if (s == VIEW_PRE_ATTN_NORM || s == VIEW_PRE_MLP_NORM)
         snprintf(buf, size, "%s (%s)", norm, part(p, role_of(s)));
     else if (s == VIEW_FINAL)
         snprintf(buf, size, "Final %s (%s), after the last block", rms(p) ? norm : "layer norm",

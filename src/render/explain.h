@@ -32,7 +32,7 @@
       STAGE_POSITIONAL, ARCH_ROLES)                                                                        \
     X(VIEW_SOURCE, source, 0, "source", "src", "The source sentence (keys and values)", false,   \
       STAGE_SOURCE, ARCH_ROLES)                                                                            \
-    X(VIEW_LN1, ln1, 0, "ln1", "ln1", "Layer norm", false, STAGE_LN1, ROLE_ATTN_NORM)                    \
+    X(VIEW_PRE_ATTN_NORM, ln1, 0, "ln1", "ln1", "Layer norm", false, STAGE_PRE_ATTN_NORM, ROLE_ATTN_NORM)                    \
     X(VIEW_QKV, qkv, '2', "Q K V", "QKV", "Queries, keys and values", true, STAGE_QUERIES, ARCH_ROLES)      \
     X(VIEW_QNORM, qnorm, 0, "q-norm", "qn", "QK-norm: each head's queries normed", false,        \
       STAGE_QUERIES_NORMED, ARCH_ROLES)                                                                    \
@@ -60,9 +60,9 @@
       STAGE_OUTPUT_NORMED, ROLE_ATTN_POST_NORM)                                                                     \
     X(VIEW_RESIDUAL1, residual1, 0, "res1", "res1", "Residual: the block's input plus attention",   \
       false, STAGE_RESIDUAL1, ARCH_ROLES)                                                                  \
-    X(VIEW_LN2, ln2, 0, "ln2", "ln2", "Layer norm", false, STAGE_LN2, ROLE_FFN_NORM)                    \
+    X(VIEW_PRE_MLP_NORM, ln2, 0, "ln2", "ln2", "Layer norm", false, STAGE_PRE_MLP_NORM, ROLE_FFN_NORM)                    \
     X(VIEW_GATE, gate, 0, "gate", "gate", "MLP: the gate", false, STAGE_GATE, ROLE_FFN_GATE)        \
-    X(VIEW_FC, fc, 0, "fc", "fc", "MLP: the first linear layer", false, STAGE_FC, ROLE_FFN_UP) \
+    X(VIEW_UP, fc, 0, "fc", "fc", "MLP: the first linear layer", false, STAGE_UP, ROLE_FFN_UP) \
     X(VIEW_GELU, gelu, 0, "gelu", "gelu", "MLP: GELU", false, STAGE_GELU, ARCH_ROLES)                      \
     X(VIEW_SWIGLU, swiglu, 0, "swiglu", "glu", "MLP: SiLU(gate) times up", false, STAGE_SWIGLU, ARCH_ROLES)  \
     X(VIEW_GEGLU, geglu, 0, "geglu", "glu", "MLP: GELU(gate) times up", false, STAGE_GEGLU, ARCH_ROLES)      \

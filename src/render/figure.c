@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "attnscope/base/utf8.h"
-#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/model/family_model.h"
 #include "render/explain.h"
 #include "render/figure.h"
 #include "render/figure_internal.h"
@@ -573,7 +573,7 @@ causal_kind(const void *ctx, int i, int j)
 static int
 draw_overview(struct fig *f, struct view *v, const struct pipeline *p, struct figure_result *res)
 {
-    const struct family_decoder_state *m = pipeline_decoder(p);
+    const struct family_model_state *m = pipeline_decoder(p);
     const int heads = p->st.shape.heads;
     const int n = p->st.nq;
     const size_t nn = (size_t)n * (size_t)n;

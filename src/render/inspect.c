@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/model/family_model.h"
 #include "render/heatmap.h"
 #include "attnscope/formats/quants.h"
 #include "attnscope/formats/tensor.h"
@@ -115,7 +115,7 @@ inspect_embeddings(struct out *o, const struct cell_at *at)
     char v[24];
     char e[24];
     char pe[24];
-    const struct family_decoder_state *g = pipeline_decoder(p);
+    const struct family_model_state *g = pipeline_decoder(p);
 
     if (g != NULL) {
         emit(o, "%s[%d][%d] = %s\n", decoder_part_name(&g->model->dec, ROLE_TOKEN_EMBD), g->ids[i],

@@ -16,7 +16,7 @@
 #include "render/inspect.h"
 #include "render/screens/screen.h"
 #include "render/stagemap.h"
-#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/model/family_model.h"
 #include "render/text.h"
 #include "attnscope/kernels/rowops.h"
 #include "render/view.h"

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/model/family_model.h"
 #include "attnscope/kernels/rowops.h"
 #include "attnscope/pipeline/knob.h"
 #include "render/inspect.h"
@@ -46,7 +46,7 @@ view_draw_knob_bar(struct grid *g, const struct view *v, const struct pipeline *
     grid_fill(g, bar, ' ', style_role(ROLE_BAR));
     if (pipeline_decoder(p) != NULL) {
         /* A trained model: its name and the layer shown come first. */
-        const struct family_decoder_state *m = pipeline_decoder(p);
+        const struct family_model_state *m = pipeline_decoder(p);
         x += grid_printf(g, x, 0, g->width - x, style_role(ROLE_BAR), "%s ", m->model->name);
         x += grid_put(g, x, 0, g->width - x, style_role(ROLE_BAR_KEY), ",.");
         x += grid_printf(g, x, 0, g->width - x, style_role(ROLE_BAR), ":layer %d of 0-%d ",
@@ -319,7 +319,7 @@ view_draw_sentence(struct grid *g, const struct view *v, const struct pipeline *
         /* The tokens, with made-up ones marked '*'; an ellipsis when they do not fit. */
         char count[160];
         int room;
-        const struct family_decoder_state *m = pipeline_decoder(p);
+        const struct family_model_state *m = pipeline_decoder(p);
         if (m != NULL && m->run.top > 0) {
             /* What a language model is asked first: its next token, from every stage. */
             const size_t last = (size_t)(m->run.n - 1) * (size_t)m->run.top;
@@ -327,11 +327,11 @@ view_draw_sentence(struct grid *g, const struct view *v, const struct pipeline *
             model_output_display(m->model, m->run.top_ids[last], next, sizeof next);
             text_percent(percent, sizeof percent, (double)m->run.top_probs[last]);
             snprintf(count, sizeof count, "   (%d of %d tokens)  %s: %.40s %s",
-                     p->tokens.count, m->model->dec.cfg.n_positions,
+                     p->tokens.count, m->model->dec.cfg.n_ctx,
                      model_is_classifier(m->model) ? "class" : "next", next, percent);
         } else if (m != NULL) {
             snprintf(count, sizeof count, "   (%d of %d tokens)", p->tokens.count,
-                     m->model->dec.cfg.n_positions);
+                     m->model->dec.cfg.n_ctx);
         } else {
             snprintf(count, sizeof count, "   (%d tokens, d_in %d)", p->tokens.count, p->d_in);
         }

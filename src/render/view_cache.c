@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attnscope/families/decoder/family_decoder.h"
-#include "attnscope/families/decoder/generate.h"
+#include "attnscope/families/model/family_model.h"
+#include "attnscope/families/model/generate.h"
 #include "render/view.h"
 #include "render/view_parts.h"
 
@@ -25,7 +25,7 @@ cached_keys(const struct pipeline *p)
 int
 view_cache_spec(struct view *v, const struct pipeline *p, int head, struct heatmap_spec *spec)
 {
-    const struct family_decoder_state *m = pipeline_decoder(p);
+    const struct family_model_state *m = pipeline_decoder(p);
     const int hd = p->st.shape.head_dim;
     const int kv = pipeline_kv_head(p, head);
     const struct matrix *src[2] = { cached_keys(p), &p->st.values };

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/model/family_model.h"
 #include "attnscope/kernels/rowops.h"
 #include "attnscope/pipeline/knob.h"
 #include "render/inspect.h"

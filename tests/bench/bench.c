@@ -65,9 +65,9 @@
 
 #include "attnscope/kernels/cpu.h"
 #include "attnscope/formats/tensor.h"
-#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/model/family_model.h"
 #include "attnscope/architectures/gpt2.h"
-#include "attnscope/families/decoder/model.h"
+#include "attnscope/families/model/model.h"
 #include "../gpt2_random.h"
 #include "../llama_random.h"
 #include "attnscope/architectures/llama.h"
@@ -700,7 +700,7 @@ main(int argc, char **argv)
     if (argc >= 3 && strcmp(argv[1], "gpt2-bytes") == 0) {
         /* What attnscope --model keeps for n tokens of GPT-2 small (its family's estimate). */
         const size_t n = (size_t)atoi(argv[2]);
-        printf("gpt2_bytes_%zu\t%zu\n", n, family_decoder_pipeline_bytes(&gpt2_small, (int)n, 5));
+        printf("gpt2_bytes_%zu\t%zu\n", n, family_model_pipeline_bytes(&gpt2_small, (int)n, 5));
         return 0;
     }
     if (argc >= 3 && strcmp(argv[1], "gpt2-folder") == 0)

@@ -17,8 +17,8 @@
 
 /* GPT-2 small's shapes, for every GPT-2 measurement here. */
 static const struct decoder_config gpt2_small __attribute__((unused)) = {
-    .n_layer = 12, .n_head = 12, .n_embd = 768, .n_positions = 1024, .vocab_size = 50257,
-    .n_inner = 4 * 768, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
+    .n_layer = 12, .n_head = 12, .d_model = 768, .n_ctx = 1024, .vocab_size = 50257,
+    .d_mlp = 4 * 768, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
     .tied = true,
 };
 

@@ -11,9 +11,9 @@
 
 #include <jansson.h>
 
-#include "attnscope/families/decoder/family_decoder.h"
-#include "attnscope/families/decoder/generate.h"
-#include "attnscope/families/decoder/model.h"
+#include "attnscope/families/model/family_model.h"
+#include "attnscope/families/model/generate.h"
+#include "attnscope/families/model/model.h"
 #include "bench.h"
 
 /*
@@ -45,7 +45,7 @@ cmd_generate(const char *dir, int n, int count, int rounds)
         fprintf(stderr, "bench: %s\n", err.msg);
         return 1;
     }
-    (void)family_decoder_pack_for_writing(&m.dec); /* as --generate does */
+    (void)family_model_pack_for_writing(&m.dec); /* as --generate does */
     ids = malloc((size_t)n * sizeof *ids);
     if (ids == NULL)
         return 1;
@@ -53,7 +53,7 @@ cmd_generate(const char *dir, int n, int count, int rounds)
         ids[i] = (i * 7919) % m.dec.cfg.vocab_size;
     attention_config_init(&cfg);
     memset(&src, 0, sizeof src);
-    src.family = &family_decoder;
+    src.family = &family_model;
     src.model = &m;
     src.top = 5;
     src.ids = ids;

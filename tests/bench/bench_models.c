@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "attnscope/architectures/architecture.h"
-#include "attnscope/families/decoder/family_decoder.h"
-#include "attnscope/families/decoder/model.h"
+#include "attnscope/families/model/family_model.h"
+#include "attnscope/families/model/model.h"
 #include "attnscope/formats/tensor.h"
 #include "attnscope/kernels/linalg.h"
 #include "attnscope/kernels/parallel.h"
@@ -104,7 +104,7 @@ cmd_gpt2_edit(int n, int reps)
 
     if (reps > MAX_REPS)
         reps = MAX_REPS;
-    if (n < 1 || n + reps > cfg.n_positions)
+    if (n < 1 || n + reps > cfg.n_ctx)
         return 1;
     ids = malloc(((size_t)n + (size_t)reps) * sizeof *ids);
     if (ids == NULL)
@@ -167,7 +167,7 @@ bench_view_open(struct bench_view *b, const char *dir, int n)
         fprintf(stderr, "bench: %s\n", err.msg);
         return -1;
     }
-    (void)family_decoder_pack_if_room(&b->m.dec); /* as the view does */
+    (void)family_model_pack_if_room(&b->m.dec); /* as the view does */
     /* Ten tokens a repetition: GPT-2's BPE reads each " word" and the "." as one. */
     b->sentence = malloc((size_t)n * sizeof words / 10 + sizeof words);
     if (b->sentence == NULL)
@@ -182,7 +182,7 @@ bench_view_open(struct bench_view *b, const char *dir, int n)
     setenv("TERM", "xterm-256color", 1);
     attention_config_init(&b->cfg);
     b->src.sentence = b->sentence;
-    b->src.family = &family_decoder;
+    b->src.family = &family_model;
     b->src.model = &b->m;
     b->src.top = 5;
     b->t = bench_open_view(&b->a, &b->cfg, &b->src, b->in, b->out);
@@ -289,7 +289,7 @@ widened(const uint16_t *h, size_t n)
 static void
 widen_model(struct decoder_model *m)
 {
-    const size_t table = (size_t)m->cfg.vocab_size * (size_t)m->cfg.n_embd;
+    const size_t table = (size_t)m->cfg.vocab_size * (size_t)m->cfg.d_model;
 
     for (int l = 0; l < m->cfg.n_layer; l++)
         for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
@@ -297,11 +297,11 @@ widen_model(struct decoder_model *m)
             if (d->w16 != NULL)
                 d->w = widened(d->w16, (size_t)d->out * (size_t)d->ld), d->w16 = NULL;
         }
-    if (m->wte16 != NULL) {
-        const bool tied = m->lm_head16 == m->wte16;
-        m->wte = widened(m->wte16, table), m->wte16 = NULL;
+    if (m->tok_embed16 != NULL) {
+        const bool tied = m->lm_head16 == m->tok_embed16;
+        m->tok_embed = widened(m->tok_embed16, table), m->tok_embed16 = NULL;
         if (tied)
-            m->lm_head = m->wte, m->lm_head16 = NULL;
+            m->lm_head = m->tok_embed, m->lm_head16 = NULL;
     }
     if (m->lm_head16 != NULL)
         m->lm_head = widened(m->lm_head16, table), m->lm_head16 = NULL;
@@ -352,7 +352,7 @@ cmd_llama(const char *dir, int n, int reps)
     (void)decoder_release_unpacked(&m);
     if (reps > MAX_REPS)
         reps = MAX_REPS;
-    if (n < 1 || n > m.cfg.n_positions || (ids = malloc((size_t)n * sizeof *ids)) == NULL)
+    if (n < 1 || n > m.cfg.n_ctx || (ids = malloc((size_t)n * sizeof *ids)) == NULL)
         return 1;
     for (int i = 0; i < n; i++)
         ids[i] = (i * 7919) % m.cfg.vocab_size;
@@ -419,7 +419,7 @@ cmd_llama_open(const char *dir, const char *mode, int n)
     if (view && !decoder_pack_replacing(&m))
         fprintf(stderr, "bench: not everything was packed\n");
     t_pack = bench_now() - t0;
-    if (n < 1 || n > m.cfg.n_positions || (ids = malloc((size_t)n * sizeof *ids)) == NULL)
+    if (n < 1 || n > m.cfg.n_ctx || (ids = malloc((size_t)n * sizeof *ids)) == NULL)
         return 1;
     for (int i = 0; i < n; i++)
         ids[i] = (i * 7919) % m.cfg.vocab_size;

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "attnscope/architectures/gpt2.h"
-#include "attnscope/families/decoder/model.h"
+#include "attnscope/families/model/model.h"
 #include "attnscope/files/crc32c.h"
 #include "attnscope/formats/pickle.h"
 #include "attnscope/formats/sstable.h"
@@ -69,8 +69,8 @@ stage_size(const struct decoder_config *c, int n, int k)
     const size_t nn = (size_t)n;
 
     return stages[k].shape == 'h'   ? (size_t)c->n_head * nn * nn
-           : stages[k].shape == 'f' ? nn * (size_t)c->n_inner
-                                    : nn * (size_t)c->n_embd;
+           : stages[k].shape == 'f' ? nn * (size_t)c->d_mlp
+                                    : nn * (size_t)c->d_model;
 }
 
 /* The text of expected.txt from the line "case NAME" on. */
@@ -104,7 +104,7 @@ run_and_check_with(const char *path, const struct arch_options *o, const char *w
     at = line_of(from, "top", -1);
     top = (int)next_number(&at);
     ck_assert_msg(decoder_forward(m, ids, n, top, NULL, r, &err) == ATTN_OK, "%s", err.msg);
-    compare("embed", r->embed, line_of(from, "embed", -1), (size_t)n * m->cfg.n_embd, 1e-5);
+    compare("embed", r->embed, line_of(from, "embed", -1), (size_t)n * m->cfg.d_model, 1e-5);
     for (int l = 0; l < m->cfg.n_layer; l++) {
         ck_assert_msg(decoder_show_layer(m, r, l, &err) == ATTN_OK, "%s", err.msg);
         for (size_t k = 0; k < sizeof stages / sizeof stages[0]; k++) {
@@ -114,7 +114,7 @@ run_and_check_with(const char *path, const struct arch_options *o, const char *w
                     stage_size(&m->cfg, n, (int)k), 1e-5);
         }
     }
-    compare("final", r->final, line_of(from, "final", -1), (size_t)n * m->cfg.n_embd, 1e-5);
+    compare("final", r->final, line_of(from, "final", -1), (size_t)n * m->cfg.d_model, 1e-5);
     at = line_of(from, "top", -1);
     next_number(&at);
     for (int i = 0; i < n * top; i++)
@@ -134,7 +134,7 @@ static void
 expect_identical(const char *what, const struct decoder_model *m, struct decoder_run *a,
                  struct decoder_run *b)
 {
-    const size_t row = (size_t)a->n * (size_t)m->cfg.n_embd * sizeof(float);
+    const size_t row = (size_t)a->n * (size_t)m->cfg.d_model * sizeof(float);
 
     ck_assert_msg(memcmp(a->embed, b->embed, row) == 0, "%s: embeddings differ", what);
     for (int l = 0; l < m->cfg.n_layer; l++) {
@@ -398,9 +398,9 @@ START_TEST(state_dicts_agree_with_pytorch)
     ck_assert_str_eq(book.described_by, "the tensors' shapes");
     ck_assert_str_eq(book.heads_from, "2 heads (--heads)");
     ck_assert_int_eq(book.cfg.n_layer, 2);
-    ck_assert_int_eq(book.cfg.n_positions, 16);
+    ck_assert_int_eq(book.cfg.n_ctx, 16);
     ck_assert_int_eq(book.cfg.vocab_size, 64);
-    ck_assert_int_eq(book.cfg.n_inner, 64);
+    ck_assert_int_eq(book.cfg.d_mlp, 64);
     ck_assert_ptr_nonnull(book.blocks[0].q.b);
     for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
         struct decoder_model m;
@@ -814,7 +814,7 @@ START_TEST(a_state_dicts_pickle_takes_little_memory)
     static const char *const files[] = { "tests/fixtures/formats/book/model.pth",
                                          "tests/fixtures/formats/book-optimizer/"
                                          "model_and_optimizer.pth",
-                                         "tests/fixtures/llama/qwen3-book/model.pth" };
+                                         "tests/fixtures/decoders/qwen3-book/model.pth" };
 
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         int code;

@@ -13,10 +13,10 @@
 #include "testutil.h"
 #include "app_model.h"
 #include "gpt2_random.h"
-#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/model/family_model.h"
 #include "attnscope/base/progress.h"
-#include "attnscope/families/decoder/headmap.h"
-#include "attnscope/families/decoder/model.h"
+#include "attnscope/families/model/headmap.h"
+#include "attnscope/families/model/model.h"
 #include "attnscope/text/tokenizer.h"
 #include "front/app/app.h"
 #include "front/app/app_internal.h"
@@ -116,8 +116,8 @@ static inline void
 open_twelve_by_twelve(struct app *b, struct model *m)
 {
     const struct decoder_config shape = {
-        .n_layer = 12, .n_head = 12, .n_embd = 24, .n_positions = 32, .vocab_size = 317,
-        .n_inner = 96, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
+        .n_layer = 12, .n_head = 12, .d_model = 24, .n_ctx = 32, .vocab_size = 317,
+        .d_mlp = 96, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
         .tied = true,
     };
     char folder[600];

@@ -219,7 +219,7 @@ END_TEST
 /* a ablates the head shown; the predictions change, and come back bit for bit with a again. */
 START_TEST(a_model_head_is_ablated_and_restored)
 {
-    const struct family_decoder_state *g = pipeline_decoder(&a.pipe);
+    const struct family_model_state *g = pipeline_decoder(&a.pipe);
     const size_t count = (size_t)g->run.n * (size_t)g->run.top;
     float *before = malloc(count * sizeof *before);
     char *text;
@@ -410,7 +410,7 @@ END_TEST
 /* N: the next tokens after each position and the logit lens, as the core has them. */
 START_TEST(the_predictions_view)
 {
-    const struct family_decoder_state *g = pipeline_decoder(&a.pipe);
+    const struct family_model_state *g = pipeline_decoder(&a.pipe);
     char *text;
     char want[64];
     char tok[64];
@@ -664,7 +664,7 @@ START_TEST(the_predictions_follow_the_position_and_compare_an_ablation)
     struct app b;
     char *text;
     char want[400];
-    const struct family_decoder_state *g;
+    const struct family_model_state *g;
     int before_id;
     float before_prob;
 
@@ -884,8 +884,8 @@ END_TEST
 START_TEST(the_model_map_reaches_every_layer)
 {
     const struct decoder_config shape = {
-        .n_layer = 300, .n_head = 2, .n_embd = 8, .n_positions = 16, .vocab_size = 317,
-        .n_inner = 32, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
+        .n_layer = 300, .n_head = 2, .d_model = 8, .n_ctx = 16, .vocab_size = 317,
+        .d_mlp = 32, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
         .tied = true,
     };
     struct model m;
@@ -945,7 +945,7 @@ START_TEST(a_gguf_says_what_it_holds)
     static struct model m;
     struct app b;
 
-    app_on_model(&b, &m, test_path("tests/fixtures/llama/qwen3-tok-gguf/model.gguf"), NULL, "the cat");
+    app_on_model(&b, &m, test_path("tests/fixtures/decoders/qwen3-tok-gguf/model.gguf"), NULL, "the cat");
     ck_assert_msg(b.view.message != NULL &&
                       strstr(b.view.message, "model.gguf, GGUF: Q8_0 14 tensors, F32 10; its "
                                              "tokenizer inside.") != NULL,

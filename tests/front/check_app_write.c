@@ -9,7 +9,7 @@
 #include "config.h"
 
 #include "app_harness.h"
-#include "attnscope/families/decoder/generate.h"
+#include "attnscope/families/model/generate.h"
 
 /* The view on the shipped chapter-5 model and the book's prompt. */
 static struct model ch5;
@@ -37,7 +37,7 @@ teardown_ch5(void)
 static int
 last_id(void)
 {
-    const struct family_decoder_state *g = pipeline_decoder(&a.pipe);
+    const struct family_model_state *g = pipeline_decoder(&a.pipe);
     return g->ids[g->run.n - 1];
 }
 
@@ -187,7 +187,7 @@ START_TEST(knobs_and_ablations_keep_the_written_text)
 {
     unsigned long shown;
     int ids[12];
-    const struct family_decoder_state *g;
+    const struct family_model_state *g;
 
     for (int i = 0; i < 6; i++)
         keys("G");

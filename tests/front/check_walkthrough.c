@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "attnscope/families/decoder/family_decoder.h"
-#include "attnscope/families/decoder/headmap.h"
+#include "attnscope/families/model/family_model.h"
+#include "attnscope/families/model/headmap.h"
 #include "front/lessons/walkthrough.h"
 #include "render/view.h"
 
@@ -372,7 +372,7 @@ START_TEST(lessons_on_a_model)
     {
         /* Each number is the core's: the layer's weight, the map's (layer 1, head 0), the next token's. */
         struct pipeline_view v;
-        const struct family_decoder_state *g = pipeline_decoder(&p);
+        const struct family_model_state *g = pipeline_decoder(&p);
         pipeline_stage_view(&p, STAGE_WEIGHTS, 1, &v);
         ck_assert_int_eq(head_measures(&p, MEASURE_PREVIOUS, measures), 0);
         ck_assert_float_ne(measures[2], measures[1]); /* layer 1 head 0 is not layer 0 head 1 */

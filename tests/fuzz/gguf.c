@@ -88,8 +88,8 @@ check_model(const struct decoder_model *m)
     const struct decoder_config *c = &m->cfg;
     const int kv = decoder_kv_heads(c);
 
-    if (c->n_layer < 1 || c->n_head < 1 || c->n_embd < 1 || c->n_inner < 1 ||
-        c->vocab_size < 1 || c->n_positions < 1 || kv < 1 || c->n_head % kv != 0 ||
+    if (c->n_layer < 1 || c->n_head < 1 || c->d_model < 1 || c->d_mlp < 1 ||
+        c->vocab_size < 1 || c->n_ctx < 1 || kv < 1 || c->n_head % kv != 0 ||
         decoder_head_dim(c) < 1 || !(c->eps > 0.0f) || !isfinite(c->eps) ||
         c->sliding_window < 0 || !isfinite(c->final_softcap) || c->final_softcap < 0.0 ||
         !isfinite(c->attn_scalar) || c->attn_scalar < 0.0)

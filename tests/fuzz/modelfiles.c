@@ -5,7 +5,7 @@
  * sliding-window families' config, the tokenizer.json interpreter) either
  * refuses with a message naming
  * the file, or gives what the forward pass and the tokenizer rely on: a
- * config whose sizes are positive, whose heads divide n_embd (a Llama's:
+ * config whose sizes are positive, whose heads divide d_model (a Llama's:
  * whose key heads divide its query heads, whose head size is even and
  * within RoPE's table) and whose epsilon is a small positive number (a
  * Gemma's or Olmo's also: a window of at least one key when a layer
@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "attnscope/text/bpe.h"
-#include "attnscope/architectures/gemma.h"
+#include "attnscope/architectures/windowed.h"
 #include "attnscope/architectures/gpt2.h"
 #include "attnscope/architectures/llama.h"
 #include "fuzz.h"
@@ -40,8 +40,8 @@ check_config(const char *path)
     struct attn_error err;
 
     if (gpt2_config_load(&c, path, &err) == ATTN_OK) {
-        if (c.n_layer < 1 || c.n_head < 1 || c.n_embd < 1 || c.n_positions < 1 ||
-            c.vocab_size < 1 || c.n_inner < 1 || c.n_embd % c.n_head != 0 || !(c.eps > 0.0f) ||
+        if (c.n_layer < 1 || c.n_head < 1 || c.d_model < 1 || c.n_ctx < 1 ||
+            c.vocab_size < 1 || c.d_mlp < 1 || c.d_model % c.n_head != 0 || !(c.eps > 0.0f) ||
             c.eps > 1.0f)
             abort();
     } else if (err.msg[0] == '\0' || strstr(err.msg, path) == NULL) {
@@ -57,8 +57,8 @@ check_llama_config(const char *path)
 
     if (llama_config_load(&c, path, &err) == ATTN_OK) {
         const struct decoder_config *d = &c.dec;
-        if (d->n_layer < 1 || d->n_head < 1 || d->n_embd < 1 || d->n_positions < 1 ||
-            d->vocab_size < 1 || d->n_inner < 1 || d->n_kv_head < 1 ||
+        if (d->n_layer < 1 || d->n_head < 1 || d->d_model < 1 || d->n_ctx < 1 ||
+            d->vocab_size < 1 || d->d_mlp < 1 || d->n_kv_head < 1 ||
             d->n_head % d->n_kv_head != 0 || d->head_dim < 2 || d->head_dim % 2 != 0 ||
             d->head_dim > DECODER_HEAD_DIM_MAX || !(d->eps > 0.0f) || !(d->rope_theta >= 1.0) ||
             (d->rope_scaling.llama3 && !(d->rope_scaling.high_freq_factor >
@@ -73,11 +73,11 @@ check_llama_config(const char *path)
 static void
 check_window_config(const char *path)
 {
-    struct gemma_config c;
+    struct windowed_config c;
     struct attn_error err;
     bool slides = false;
 
-    if (gemma_config_load(&c, path, &err) != ATTN_OK) {
+    if (windowed_config_load(&c, path, &err) != ATTN_OK) {
         if (err.msg[0] == '\0' || strstr(err.msg, path) == NULL)
             abort();
         return;
@@ -86,7 +86,7 @@ check_window_config(const char *path)
         const struct decoder_config *d = &c.dec;
         const struct decoder_rope_scaling *r = &d->rope_scaling;
         if (d->n_layer < 1 || d->n_layer > DECODER_LAYERS_SLIDING_MAX || d->n_head < 1 ||
-            d->n_embd < 1 || d->n_kv_head < 1 || d->n_head % d->n_kv_head != 0 ||
+            d->d_model < 1 || d->n_kv_head < 1 || d->n_head % d->n_kv_head != 0 ||
             d->head_dim < 2 || d->head_dim % 2 != 0 || d->head_dim > DECODER_HEAD_DIM_MAX ||
             !(d->eps > 0.0f) || !(d->rope_theta >= 1.0) || !(d->rope_local_theta >= 1.0) ||
             d->attn_scalar < 0.0 || d->final_softcap < 0.0 || d->attn_softcap < 0.0 ||

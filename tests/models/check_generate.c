@@ -11,9 +11,9 @@
 
 #include <math.h>
 
-#include "attnscope/families/decoder/family_decoder.h"
-#include "attnscope/families/decoder/generate.h"
-#include "attnscope/families/decoder/model.h"
+#include "attnscope/families/model/family_model.h"
+#include "attnscope/families/model/generate.h"
+#include "attnscope/families/model/model.h"
 #include "gguf_edit.h"
 #include "testutil.h"
 
@@ -91,7 +91,7 @@ build(struct pipeline *p, const struct model *m, const int *ids, int n)
     struct attention_config cfg;
     struct attn_error err;
     struct pipeline_source src = {
-        .family = &family_decoder, .model = m, .top = 5, .ids = ids, .n_ids = n,
+        .family = &family_model, .model = m, .top = 5, .ids = ids, .n_ids = n,
     };
 
     attention_config_init(&cfg);
@@ -104,7 +104,7 @@ base_of(const struct model *m)
     static struct pipeline_source src;
 
     memset(&src, 0, sizeof src);
-    src.family = &family_decoder;
+    src.family = &family_model;
     src.model = m;
     src.top = 5;
     return &src;
@@ -328,13 +328,13 @@ START_TEST(logits_that_are_not_numbers_name_the_file_and_the_tensor)
     bool ended;
 
     snprintf(path, sizeof path, "%s/model.gguf", tmp);
-    gguf_edit(test_path("tests/fixtures/llama/qwen3-tok-gguf/model.gguf"), path, "general.name",
+    gguf_edit(test_path("tests/fixtures/decoders/qwen3-tok-gguf/model.gguf"), path, "general.name",
               ge_string("nan"));
     ck_assert_uint_eq(gguf_edit_tensor(path, "blk.0.attn_q.weight", 0, nan16, 2), 8); /* Q8_0 */
     ck_assert_msg(model_open(&m, path, NULL, &err) == ATTN_OK, "%s", err.msg);
     attention_config_init(&cfg);
     memset(&src, 0, sizeof src);
-    src.family = &family_decoder;
+    src.family = &family_model;
     src.model = &m;
     src.top = 3;
     src.sentence = "the cat";
@@ -398,7 +398,7 @@ START_TEST(a_sliding_layer_keeps_a_ring_of_its_window)
     c.n_head = 4;
     c.n_kv_head = 2;
     c.head_dim = 8;
-    c.n_embd = 32;
+    c.d_model = 32;
     c.sliding_window = 4;
     c.sliding[0] = c.sliding[2] = true;
     ck_assert_int_eq(generation_cache_rows(&c, 0, 3), 3); /* inside the window: every row */

@@ -65,9 +65,9 @@ check_case(const char *name)
             free(w);
         }
         snprintf(what, sizeof what, "%s resid2 layer %d", name, l);
-        compare(what, r.layers[l].resid2, line_of(e.text, "resid2", l), (size_t)n * m.cfg.n_embd, 1e-5);
+        compare(what, r.layers[l].resid2, line_of(e.text, "resid2", l), (size_t)n * m.cfg.d_model, 1e-5);
     }
-    compare("final", r.final, line_of(e.text, "final", -1), (size_t)n * m.cfg.n_embd, 1e-5);
+    compare("final", r.final, line_of(e.text, "final", -1), (size_t)n * m.cfg.d_model, 1e-5);
     at = line_of(e.text, "top", -1);
     next_number(&at);
     for (int i = 0; i < n * top; i++)
@@ -102,7 +102,7 @@ START_TEST(packing_in_place_keeps_c_attn_whole)
     ck_assert(decoder_forward(&packed, ids, n, 3, NULL, &b, &err) == ATTN_OK);
     for (int l = 0; l < plain.cfg.n_layer; l++)
         ck_assert(memcmp(a.layers[l].resid2, b.layers[l].resid2,
-                         (size_t)n * (size_t)plain.cfg.n_embd * sizeof(float)) == 0);
+                         (size_t)n * (size_t)plain.cfg.d_model * sizeof(float)) == 0);
     ck_assert(memcmp(a.top_probs, b.top_probs, (size_t)n * 3 * sizeof(float)) == 0);
     decoder_run_destroy(&a);
     decoder_run_destroy(&b);
@@ -137,8 +137,8 @@ START_TEST(a_reused_arena_changes_no_bit)
     const int C = 96;
     const int n = 29;
     const struct decoder_config cfg = {
-        .n_layer = 3, .n_head = 4, .n_embd = C, .n_positions = 64, .vocab_size = 701,
-        .n_inner = 4 * C, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
+        .n_layer = 3, .n_head = 4, .d_model = C, .n_ctx = 64, .vocab_size = 701,
+        .d_mlp = 4 * C, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
         .tied = true,
     };
     struct decoder_model m;
@@ -241,7 +241,7 @@ same_runs(const struct decoder_model *m, struct decoder_run *a, struct decoder_r
           size_t size)
 {
     const struct decoder_config *c = &m->cfg;
-    const size_t n = (size_t)a->n, C = (size_t)c->n_embd, F = (size_t)c->n_inner;
+    const size_t n = (size_t)a->n, C = (size_t)c->d_model, F = (size_t)c->d_mlp;
     const size_t nc = n * C * sizeof(float), nf = n * F * sizeof(float);
 
     if (a->n != b->n || a->top != b->top)
@@ -294,8 +294,8 @@ START_TEST(an_edit_recomputes_only_what_changed)
 {
     const int C = 64;
     const struct decoder_config cfg = {
-        .n_layer = 3, .n_head = 4, .n_embd = C, .n_positions = 200, .vocab_size = 509,
-        .n_inner = 4 * C, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = true,
+        .n_layer = 3, .n_head = 4, .d_model = C, .n_ctx = 200, .vocab_size = 509,
+        .d_mlp = 4 * C, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = true,
         .tied = true,
     };
     struct decoder_model m;
@@ -409,8 +409,8 @@ START_TEST(an_ablation_recomputes_from_its_layer)
 {
     const int C = 64;
     const struct decoder_config cfg = {
-        .n_layer = 3, .n_head = 4, .n_embd = C, .n_positions = 96, .vocab_size = 307,
-        .n_inner = 4 * C, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = true,
+        .n_layer = 3, .n_head = 4, .d_model = C, .n_ctx = 96, .vocab_size = 307,
+        .d_mlp = 4 * C, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = true,
         .tied = true,
     };
     struct decoder_model m;
@@ -472,8 +472,8 @@ START_TEST(a_stopped_edit_leaves_the_run_shown)
 {
     const int C = 64;
     const struct decoder_config cfg = {
-        .n_layer = 2, .n_head = 4, .n_embd = C, .n_positions = 128, .vocab_size = 301,
-        .n_inner = 4 * C, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
+        .n_layer = 2, .n_head = 4, .d_model = C, .n_ctx = 128, .vocab_size = 301,
+        .d_mlp = 4 * C, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
         .tied = true,
     };
     struct decoder_model m;
@@ -518,8 +518,8 @@ expect_same_layer(const struct decoder_config *c, const struct decoder_run *a,
                   const struct decoder_run *b, int l)
 {
     const struct decoder_layer_stages *x = &a->layers[l], *y = &b->layers[l];
-    const size_t nc = (size_t)a->n * c->n_embd * sizeof(float);
-    const size_t nf = (size_t)a->n * c->n_inner * sizeof(float);
+    const size_t nc = (size_t)a->n * c->d_model * sizeof(float);
+    const size_t nf = (size_t)a->n * c->d_mlp * sizeof(float);
     const float *const xs[] = { x->norm1, x->q,      x->k,     x->v,   x->context,
                                 x->attn,  x->resid1, x->norm2, x->mlp, x->resid2 };
     const float *const ys[] = { y->norm1, y->q,      y->k,     y->v,   y->context,
@@ -544,8 +544,8 @@ START_TEST(the_layer_shown_is_made_again_the_same)
     const int C = 96;
     const int n = 150; /* three blocks of queries, the last a part */
     const struct decoder_config cfg = {
-        .n_layer = 2, .n_head = 3, .n_embd = C, .n_positions = 160, .vocab_size = 211,
-        .n_inner = 4 * C, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = true,
+        .n_layer = 2, .n_head = 3, .d_model = C, .n_ctx = 160, .vocab_size = 211,
+        .d_mlp = 4 * C, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = true,
         .tied = true,
     };
     const int hd = C / 3;
@@ -625,8 +625,8 @@ START_TEST(an_appended_token_moves_no_kept_row)
 {
     const int C = 48, n = 20;
     const struct decoder_config cfg = {
-        .n_layer = 2, .n_head = 3, .n_embd = C, .n_positions = 128, .vocab_size = 211,
-        .n_inner = 4 * C, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
+        .n_layer = 2, .n_head = 3, .d_model = C, .n_ctx = 128, .vocab_size = 211,
+        .d_mlp = 4 * C, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
         .tied = true,
     };
     struct decoder_model m;
@@ -685,8 +685,8 @@ START_TEST(threads_give_the_same_bits)
     const int C = 192;
     const int n = 37;
     const struct decoder_config cfg = {
-        .n_layer = 2, .n_head = 4, .n_embd = C, .n_positions = 64, .vocab_size = 3001,
-        .n_inner = 4 * C, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
+        .n_layer = 2, .n_head = 4, .d_model = C, .n_ctx = 64, .vocab_size = 3001,
+        .d_mlp = 4 * C, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
         .tied = true,
     };
     struct decoder_model m;
@@ -888,7 +888,7 @@ START_TEST(sharded_checkpoints_load)
     ck_assert_int_eq(parts.files_read, 2);
     ck_assert_int_eq(decoder_forward(&whole, ids, 5, 3, NULL, &a, &err), ATTN_OK);
     ck_assert_int_eq(decoder_forward(&parts, ids, 5, 3, NULL, &b, &err), ATTN_OK);
-    ck_assert(memcmp(a.final, b.final, 5 * (size_t)whole.cfg.n_embd * sizeof(float)) == 0);
+    ck_assert(memcmp(a.final, b.final, 5 * (size_t)whole.cfg.d_model * sizeof(float)) == 0);
     ck_assert(memcmp(a.top_ids, b.top_ids, 15 * sizeof(int)) == 0);
     decoder_run_destroy(&a);
     decoder_run_destroy(&b);

@@ -1,6 +1,6 @@
 /*
  * check_model.c: a trained model through the family seam (model.c,
- * family_decoder.c, export_model): what the front ends see.
+ * family_model.c, export_model): what the front ends see.
  *
  * tests/fixtures/gpt2/tiny/ is a 2-layer GPT-2 with its own byte-level BPE
  * vocabulary, and expected.txt what a float32 PyTorch forward of it
@@ -112,7 +112,7 @@ run_case(const char *name, struct pipeline *p, const char *text)
         }
     }
     src.sentence = text;
-    src.family = &family_decoder;
+    src.family = &family_model;
     src.model = case_model(at);
     src.top = 4;
     ck_assert_msg(pipeline_create(p, &cfg, &src, &err) == ATTN_OK, "%s: %s", name, err.msg);
@@ -176,7 +176,7 @@ check_case(const char *name, bool every_stage)
     char *text = sentence();
     struct pipeline p;
     const char *c = run_case(name, &p, text);
-    const struct family_decoder_state *g = pipeline_decoder(&p);
+    const struct family_model_state *g = pipeline_decoder(&p);
     const char *at = line_of(c, "ids", -1);
     const int n = (int)next_number(&at);
     int top;
@@ -213,15 +213,15 @@ check_case(const char *name, bool every_stage)
         }
         if (!every_stage)
             continue;
-        check_stage(&p, c, "ln1", STAGE_LN1);
+        check_stage(&p, c, "ln1", STAGE_PRE_ATTN_NORM);
         check_stage(&p, c, "q", STAGE_QUERIES);
         check_stage(&p, c, "k", STAGE_KEYS);
         check_stage(&p, c, "v", STAGE_VALUES);
         check_stage(&p, c, "context", STAGE_CONTEXT);
         check_stage(&p, c, "attn", STAGE_OUTPUT);
         check_stage(&p, c, "resid1", STAGE_RESIDUAL1);
-        check_stage(&p, c, "ln2", STAGE_LN2);
-        check_stage(&p, c, "fc", STAGE_FC);
+        check_stage(&p, c, "ln2", STAGE_PRE_MLP_NORM);
+        check_stage(&p, c, "fc", STAGE_UP);
         check_stage(&p, c, "gelu", STAGE_GELU);
         check_stage(&p, c, "mlp", STAGE_MLP);
     }
@@ -230,7 +230,7 @@ check_case(const char *name, bool every_stage)
         pipeline_stage_view(&p, STAGE_FINAL, 0, &f);
         compare("final", f.m.data, line_of(c, "final", -1), matrix_size(&f.m), 1e-5);
     }
-    /* The logit lens at the last position: each layer read through ln_f and wte. */
+    /* The logit lens at the last position: each layer read through ln_f and tok_embed. */
     for (int l = 0; l < p.layers; l++) {
         int lid[2 * 3];
         float lp[2 * 3];
@@ -398,7 +398,7 @@ START_TEST(the_stages_a_model_has)
         src.sentence = "Your journey starts";
         src.vocab = &v;
         ck_assert_int_eq(pipeline_create(&p, &cfg, &src, &err), ATTN_OK);
-        ck_assert(!pipeline_stage_present(&p, STAGE_LN1));
+        ck_assert(!pipeline_stage_present(&p, STAGE_PRE_ATTN_NORM));
         ck_assert(!pipeline_stage_present(&p, STAGE_FINAL));
         ck_assert_int_eq(pipeline_select(&p, "tokens", &sel), -1);
         ck_assert_int_eq(pipeline_select(&p, "ln1", &sel), -1);
@@ -559,7 +559,7 @@ minigpt_run(struct model *m, const unsigned char *ablated, struct pipeline *p)
     attention_config_init(&cfg);
     memset(&src, 0, sizeof src);
     src.sentence = MINIGPT_TEXT;
-    src.family = &family_decoder;
+    src.family = &family_model;
     src.model = m;
     src.top = 3;
     src.bos = true;
@@ -571,7 +571,7 @@ minigpt_run(struct model *m, const unsigned char *ablated, struct pipeline *p)
 static double
 repeat_probability(const struct pipeline *p, int *right)
 {
-    const struct family_decoder_state *g = pipeline_decoder(p);
+    const struct family_model_state *g = pipeline_decoder(p);
     double sum = 0;
 
     *right = 0;
@@ -752,7 +752,7 @@ static void
 tiny_source(struct pipeline_source *src, const char *sentence)
 {
     memset(src, 0, sizeof *src);
-    src->family = &family_decoder;
+    src->family = &family_model;
     src->model = &tiny;
     src->top = 4;
     src->sentence = sentence;
@@ -779,7 +779,7 @@ START_TEST(a_print_without_attention_stages_changes_no_bit)
     for (int l = 0; l < tiny.dec.cfg.n_layer; l++) {
         const struct decoder_run *a = &pipeline_decoder(&full)->run;
         const struct decoder_run *b = &pipeline_decoder(&lean)->run;
-        const size_t n = (size_t)a->n, C = (size_t)tiny.dec.cfg.n_embd;
+        const size_t n = (size_t)a->n, C = (size_t)tiny.dec.cfg.d_model;
         ck_assert(pipeline_select_layer(&full, l, &err) == ATTN_OK);
         ck_assert(pipeline_select_layer(&lean, l, &err) == ATTN_OK);
         ck_assert_ptr_nonnull(full.st.weights);
@@ -818,7 +818,7 @@ START_TEST(a_lean_print_keeps_no_layer_and_changes_no_bit)
     {
         const struct decoder_run *a = &pipeline_decoder(&full)->run;
         const struct decoder_run *b = &pipeline_decoder(&lean)->run;
-        const size_t n = (size_t)a->n, C = (size_t)tiny.dec.cfg.n_embd;
+        const size_t n = (size_t)a->n, C = (size_t)tiny.dec.cfg.d_model;
         int ids[8];
         float probs[8];
         ck_assert(!a->lean && b->lean);
@@ -891,7 +891,7 @@ START_TEST(an_edit_takes_the_unchanged_rows_over)
             ck_assert(same_heads(&edited, &fresh, STAGE_WEIGHTS));
             ck_assert(same_heads(&edited, &fresh, STAGE_MASKED));
             ck_assert(memcmp(a->layers[l].resid2, b->layers[l].resid2,
-                             n * (size_t)c->n_embd * sizeof(float)) == 0);
+                             n * (size_t)c->d_model * sizeof(float)) == 0);
         }
         ck_assert(memcmp(a->top_probs, b->top_probs, n * 4 * sizeof(float)) == 0);
         ck_assert(memcmp(a->top_ids, b->top_ids, n * 4 * sizeof(int)) == 0);
@@ -935,7 +935,7 @@ START_TEST(an_ablation_recomputes_from_its_layer)
     ck_assert_int_eq(pipeline_decoder(&fresh)->from_layer, 0);
     for (int l = 0; l < c->n_layer; l++) {
         const size_t n = (size_t)off.tokens.count;
-        const size_t nc = n * (size_t)c->n_embd * sizeof(float);
+        const size_t nc = n * (size_t)c->d_model * sizeof(float);
         ck_assert(pipeline_select_layer(&off, l, &err) == ATTN_OK);
         ck_assert(pipeline_select_layer(&fresh, l, &err) == ATTN_OK);
         ck_assert(same_heads(&off, &fresh, STAGE_WEIGHTS));

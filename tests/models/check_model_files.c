@@ -1,6 +1,6 @@
 /*
  * check_model_files.c: what a model folder, file or cache name may hold
- * and how attnscope opens it (families/decoder/model.c): tokenizers in every
+ * and how attnscope opens it (families/model/model.c): tokenizers in every
  * form, folders that are not models, files that are not files, configs
  * capped and audited, the Hugging Face cache, a planted tokenizer; a
  * token of 300 bytes.
@@ -119,7 +119,7 @@ START_TEST(a_token_of_300_bytes_keeps_its_text)
     text[301] = '\0';
     attention_config_init(&cfg);
     memset(&src, 0, sizeof src);
-    src.family = &family_decoder;
+    src.family = &family_model;
     src.model = &m;
     src.top = 2;
     src.sentence = text;
@@ -692,7 +692,7 @@ START_TEST(texts_the_model_cannot_read)
 
     attention_config_init(&cfg);
     memset(&src, 0, sizeof src);
-    src.family = &family_decoder;
+    src.family = &family_model;
     src.model = &tiny;
     src.top = 3;
     /* 30 words: more than the 24 positions. */
@@ -789,7 +789,7 @@ START_TEST(the_real_gemma3_tokenizer_is_accepted)
                   "%s", m.about);
     attention_config_init(&cfg);
     memset(&src, 0, sizeof src);
-    src.family = &family_decoder;
+    src.family = &family_model;
     src.model = &m;
     src.top = 3;
     src.sentence = "The cat sat on the mat.";
@@ -863,7 +863,7 @@ START_TEST(exported_tokens_are_utf8)
 
     attention_config_init(&cfg);
     memset(&src, 0, sizeof src);
-    src.family = &family_decoder;
+    src.family = &family_model;
     src.model = &tiny;
     src.top = 4;
     src.sentence = text;

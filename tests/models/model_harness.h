@@ -16,11 +16,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "attnscope/families/decoder/model_export.h"
+#include "attnscope/families/model/model_export.h"
 #include "attnscope/pipeline/export.h"
-#include "attnscope/families/decoder/family_decoder.h"
-#include "attnscope/families/decoder/headmap.h"
-#include "attnscope/families/decoder/model.h"
+#include "attnscope/families/model/family_model.h"
+#include "attnscope/families/model/headmap.h"
+#include "attnscope/families/model/model.h"
 #include "attnscope/files/fileio.h"
 #include "attnscope/files/jsonfile.h"
 #include "attnscope/pipeline/pipeline.h"

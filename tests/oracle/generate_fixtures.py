@@ -21,7 +21,7 @@ The models, float32 forwards of the files attnscope reads:
   GPT-2         Hugging Face GPT-2 folders (tests/fixtures/gpt2/tiny,
                 samples/models/minigpt), Hugging Face's GPT-2 semantics (as
                 gpt2_fixtures.py computes them);
-  Llama, Qwen   samples/models/minillama and tests/fixtures/llama's Llama,
+  Llama, Qwen   samples/models/minillama and tests/fixtures/decoders's Llama,
                 Qwen2 and Qwen3 folders (llama_fixtures.forward's computation).
 
 One case per three lines:
@@ -200,11 +200,11 @@ CASES = [
      [483, 398, 397, 366, 414, 483, 398]),
     ("minillama-k3", "samples/models/minillama", 0, 1.0, 3, 1.0, 42, -1, 70,
      [483, 398, 397, 366, 414, 483, 398]),
-    ("llama-gqa-greedy", "tests/fixtures/llama/llama-gqa", 0, 0.0, 0, 1.0, 123, -1, 20, [3, 17, 5]),
-    ("llama-gqa-t1", "tests/fixtures/llama/llama-gqa", 0, 1.0, 0, 1.0, 123, -1, 20, [3, 17, 5]),
-    ("qwen2-k4", "tests/fixtures/llama/qwen2", 0, 0.7, 4, 1.0, 5, -1, 20, [3, 17, 5, 9]),
-    ("qwen3-greedy", "tests/fixtures/llama/qwen3", 0, 0.0, 0, 1.0, 123, -1, 20, [2, 30]),
-    ("qwen3-p", "tests/fixtures/llama/qwen3", 0, 1.2, 0, 0.8, 9, -1, 20, [2, 30]),
+    ("llama-gqa-greedy", "tests/fixtures/decoders/llama-gqa", 0, 0.0, 0, 1.0, 123, -1, 20, [3, 17, 5]),
+    ("llama-gqa-t1", "tests/fixtures/decoders/llama-gqa", 0, 1.0, 0, 1.0, 123, -1, 20, [3, 17, 5]),
+    ("qwen2-k4", "tests/fixtures/decoders/qwen2", 0, 0.7, 4, 1.0, 5, -1, 20, [3, 17, 5, 9]),
+    ("qwen3-greedy", "tests/fixtures/decoders/qwen3", 0, 0.0, 0, 1.0, 123, -1, 20, [2, 30]),
+    ("qwen3-p", "tests/fixtures/decoders/qwen3", 0, 1.2, 0, 0.8, 9, -1, 20, [2, 30]),
 ]
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes the GGUF models of tests/fixtures/llama/*-gguf/ as llama.cpp's converter would.
+"""Writes the GGUF models of tests/fixtures/decoders/*-gguf/ as llama.cpp's converter would.
 
 Run by hand from the top of the source tree (an oracle, never a build or CI step):
     PYTHONPATH=LLAMA_CPP/gguf-py /usr/bin/python3 tests/oracle/gguf_models.py
@@ -162,7 +162,7 @@ GEMMA_NAMES = dict(NAMES, input_layernorm="attn_norm",
 
 
 def gemma3():
-    """tests/fixtures/llama/gemma3-pattern as llama.cpp's converter writes a Gemma 3: its norms
+    """tests/fixtures/decoders/gemma3-pattern as llama.cpp's converter writes a Gemma 3: its norms
     stored with the 1 of (1 + w) added (conversion/gemma.py's norm_shift, in float32 as the
     forward adds it), the window, the layers' pattern, the sliding layers' RoPE base and the
     logits' cap in the metadata; llama.cpp derives the query scale from the head size (the

@@ -1,6 +1,6 @@
-"""Tiny Llama-style models and PyTorch's forward of them, for tests/check_llama.c.
+"""Tiny Llama-style models and PyTorch's forward of them, for tests/check_architectures.c.
 
-Writes tests/fixtures/llama/CASE/ for each case below: a config.json as
+Writes tests/fixtures/decoders/CASE/ for each case below: a config.json as
 Hugging Face writes one for the architecture, the weights under Hugging
 Face's names in a model.safetensors (gpt2_fixtures.write_safetensors) or
 under the book's names (rasbt's ch05/07 Llama 3.2 and ch05/11 Qwen3

@@ -1,6 +1,6 @@
-"""Tiny Gemma 3 and Olmo 3 models and PyTorch's forward of them, for tests/models/check_llama.c.
+"""Tiny Gemma 3 and Olmo 3 models and PyTorch's forward of them, for tests/models/check_architectures.c.
 
-Writes tests/fixtures/llama/CASE/ for each case below, as llama_fixtures.py
+Writes tests/fixtures/decoders/CASE/ for each case below, as llama_fixtures.py
 does for Llama, Qwen2 and Qwen3 (the same expected.txt lines; see there),
 with two stages more: attn_normed and mlp_normed, the norms of attention's
 and the MLP's outputs before their residual adds.  The texts are longer than

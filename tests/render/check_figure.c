@@ -12,8 +12,8 @@
 
 #include "testutil.h"
 #include "app_model.h"
-#include "attnscope/families/decoder/family_decoder.h"
-#include "attnscope/families/decoder/model.h"
+#include "attnscope/families/model/family_model.h"
+#include "attnscope/families/model/model.h"
 #include "front/app/app.h"
 #include "front/app/app_keys.h"
 #include "render/explain.h"
@@ -341,7 +341,7 @@ START_TEST(a_grid_figure_keeps_the_key_heads)
     struct figure_result res;
     const struct app_start at = { "weights", NULL, "grid", NULL };
 
-    app_on_model(&b, &m, test_path("tests/fixtures/llama/qwen3"), NULL, "the cat sat on the mat");
+    app_on_model(&b, &m, test_path("tests/fixtures/decoders/qwen3"), NULL, "the cat sat on the mat");
     b.view.colour = b.view.utf8 = true;
     ck_assert_msg(app_open_at(&b, &at, &err) == ATTN_OK, "%s", err.msg);
     ck_assert_msg(app_write_figure(&b, in_dir("q.png"), &res, &err) == ATTN_OK, "%s", err.msg);

@@ -392,7 +392,7 @@ model_at_on_layer_1(struct pipeline *p, const struct attention_config *cfg, stru
     ck_assert_msg(model_open(m, path, NULL, &err) == ATTN_OK, "%s", err.msg);
     memset(&src, 0, sizeof src);
     src.sentence = text;
-    src.family = &family_decoder;
+    src.family = &family_model;
     src.model = m;
     src.top = 2;
     ck_assert_msg(pipeline_create(p, cfg, &src, &err) == ATTN_OK, "%s", err.msg);
@@ -573,7 +573,7 @@ START_TEST(a_trained_models_stages_are_explained)
             expect_explained(&p, (enum view_stage)s, 1, 2, 3);
         }
         /* The inspector's numbers are the stages' own (layer norm: spelled from its row). */
-        inspect_cell(&p, VIEW_LN2, 0, 2, 3, false, 4, false, buf, sizeof buf);
+        inspect_cell(&p, VIEW_PRE_MLP_NORM, 0, 2, 3, false, 4, false, buf, sizeof buf);
         ck_assert_msg(strstr(buf, "ln2[\xc2\xb7sat][3] = ") && strstr(buf, "row residual1: mean "),
                       "%s", buf);
         inspect_cell(&p, VIEW_RESIDUAL2, 0, 2, 3, false, 4, false, buf, sizeof buf);
@@ -609,7 +609,7 @@ START_TEST(a_llama_models_stages_are_explained)
         static struct model qwen;
         char want[64], got[32];
         struct matrix scores;
-        model_on_layer_1(&p, &cfg, &qwen, "tests/fixtures/llama/qwen3", "the cat sat on the mat.");
+        model_on_layer_1(&p, &cfg, &qwen, "tests/fixtures/decoders/qwen3", "the cat sat on the mat.");
         for (int s = 0; s < VIEW_STAGE_COUNT; s++) {
             const char *name = explain_stage_name((enum view_stage)s);
             if (s == VIEW_DROPOUT || s == VIEW_OUTDROP || s == VIEW_AVERAGE || s == VIEW_SOURCE ||
@@ -621,7 +621,7 @@ START_TEST(a_llama_models_stages_are_explained)
             ck_assert_msg(explain_stage_present(&p, (enum view_stage)s), "%s", name);
             expect_explained(&p, (enum view_stage)s, 3, 2, 3);
         }
-        inspect_cell(&p, VIEW_LN1, 0, 2, 3, false, 4, false, buf, sizeof buf);
+        inspect_cell(&p, VIEW_PRE_ATTN_NORM, 0, 2, 3, false, 4, false, buf, sizeof buf);
         ck_assert_msg(strstr(buf, "mean square") != NULL, "%s", buf);
         /* Head 3's column 2 of row 4: pair 2, position 4; its own key at distance 0. */
         inspect_cell(&p, VIEW_QROPE, 0, 4, 3 * 8 + 2, false, 4, false, buf, sizeof buf);
@@ -737,9 +737,9 @@ START_TEST(a_sliding_models_stages_are_explained)
         bool geglu;
         int window, full, slide; /* the window, a full layer and a sliding one */
     } cases[] = {
-        { "tests/fixtures/llama/gemma3-window", true, true, 3, 2, 1 },
-        { "tests/fixtures/llama/olmo3-yarn", false, false, 4, 3, 1 },
-        { "tests/fixtures/llama/gemma2-capped", true, true, 3, 1, 2 },
+        { "tests/fixtures/decoders/gemma3-window", true, true, 3, 2, 1 },
+        { "tests/fixtures/decoders/olmo3-yarn", false, false, 4, 3, 1 },
+        { "tests/fixtures/decoders/gemma2-capped", true, true, 3, 1, 2 },
     };
     struct attention_config cfg;
 
@@ -752,8 +752,8 @@ START_TEST(a_sliding_models_stages_are_explained)
         struct matrix masked;
 
         model_on_layer_1(&p, &cfg, &m, cases[k].dir, "the thin in the then the");
-        ck_assert_int_eq(explain_stage_present(&p, VIEW_LN1), cases[k].pre);
-        ck_assert_int_eq(explain_stage_present(&p, VIEW_LN2), cases[k].pre);
+        ck_assert_int_eq(explain_stage_present(&p, VIEW_PRE_ATTN_NORM), cases[k].pre);
+        ck_assert_int_eq(explain_stage_present(&p, VIEW_PRE_MLP_NORM), cases[k].pre);
         ck_assert(explain_stage_present(&p, VIEW_OUTNORM) && explain_stage_present(&p, VIEW_MLPNORM));
         ck_assert_int_eq(explain_stage_present(&p, VIEW_GEGLU), cases[k].geglu);
         ck_assert_int_eq(explain_stage_present(&p, VIEW_SWIGLU), !cases[k].geglu);
@@ -850,13 +850,13 @@ START_TEST(a_models_words_are_its_own)
         const char *qkv; /* in the Q K V stage's formula */
     } cases[] = {
         { "tests/fixtures/gpt2/tiny", gpt2_only, hf_llama, NULL, "Q = LN1(x) W_q + b_q" },
-        { "tests/fixtures/llama/qwen3", hf_llama, gpt2_only, book_names,
+        { "tests/fixtures/decoders/qwen3", hf_llama, gpt2_only, book_names,
           "Q = RMSNorm(x) W_q^T,  K = RMSNorm(x) W_k^T," },
-        { "tests/fixtures/llama/qwen2", hf_llama, gpt2_only, book_names,
+        { "tests/fixtures/decoders/qwen2", hf_llama, gpt2_only, book_names,
           "Q = RMSNorm(x) W_q^T + b_q,  K = RMSNorm(x) W_k^T + b_k," },
-        { "tests/fixtures/llama/qwen3-book", book_names, gpt2_only, hf_llama,
+        { "tests/fixtures/decoders/qwen3-book", book_names, gpt2_only, hf_llama,
           "Q = RMSNorm(x) W_query^T,  K = RMSNorm(x) W_key^T," },
-        { "tests/fixtures/llama/llama-book", book_names, gpt2_only, hf_llama,
+        { "tests/fixtures/decoders/llama-book", book_names, gpt2_only, hf_llama,
           "Q = RMSNorm(x) W_query^T," },
     };
     struct attention_config cfg;
@@ -881,7 +881,7 @@ START_TEST(a_models_words_are_its_own)
             snprintf(from, sizeof from, "%s/%s/config.json", top, cases[k].dir);
             snprintf(to, sizeof to, "%s/config.json", tmp);
             ck_assert(access(from, R_OK) != 0 || symlink(from, to) == 0);
-            snprintf(from, sizeof from, "%s/tests/fixtures/llama/qwen3/tokenizer.json", top);
+            snprintf(from, sizeof from, "%s/tests/fixtures/decoders/qwen3/tokenizer.json", top);
             snprintf(to, sizeof to, "%s/tokenizer.json", tmp);
             ck_assert_int_eq(symlink(from, to), 0);
             model_at_on_layer_1(&p, &cfg, &m, tmp, "the cat sat on the mat.");
@@ -917,7 +917,7 @@ START_TEST(a_cut_explanation_says_so)
     const char *line;
 
     attention_config_init(&cfg);
-    model_on_layer_1(&p, &cfg, &m, "tests/fixtures/llama/qwen3", "the cat sat on the mat.");
+    model_on_layer_1(&p, &cfg, &m, "tests/fixtures/decoders/qwen3", "the cat sat on the mat.");
     view_init(&v);
     v.stage = VIEW_QKV;
     text = rendered(&p, &v, 60, 20, false); /* 2 rows for a text of 5 at this width */
@@ -951,7 +951,7 @@ START_TEST(ropes_pair_is_marked)
     char buf[2048];
 
     attention_config_init(&cfg);
-    model_on_layer_1(&p, &cfg, &m, "tests/fixtures/llama/qwen3", "the cat sat on the mat.");
+    model_on_layer_1(&p, &cfg, &m, "tests/fixtures/decoders/qwen3", "the cat sat on the mat.");
     view_init(&v);
     v.colour = v.utf8 = true;
     explain_text(&p, VIEW_QROPE, buf, sizeof buf);
@@ -996,7 +996,7 @@ START_TEST(a_quantized_weight_says_its_block)
     const struct decoder_linear *q;
 
     attention_config_init(&cfg);
-    model_on_layer_1(&p, &cfg, &m, "tests/fixtures/llama/qwen3-tok-gguf", "the cat sat");
+    model_on_layer_1(&p, &cfg, &m, "tests/fixtures/decoders/qwen3-tok-gguf", "the cat sat");
     q = &m.dec.blocks[1].q;
     ck_assert_ptr_nonnull(q->wq);
     inspect_cell(&p, VIEW_QKV, 0, 1, 0, false, 4, true, buf, sizeof buf);
@@ -1019,8 +1019,8 @@ END_TEST
 START_TEST(packed_weights_read_as_the_f32_ones)
 {
     const struct decoder_config shape = {
-        .n_layer = 2, .n_head = 4, .n_embd = 64, .n_positions = 32, .vocab_size = 317,
-        .n_inner = 256, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
+        .n_layer = 2, .n_head = 4, .d_model = 64, .n_ctx = 32, .vocab_size = 317,
+        .d_mlp = 256, .eps = 1e-5f, .scale_attn_weights = true, .scale_by_layer = false,
         .tied = true,
     };
     const char *tmp = test_tmpdir();
@@ -1041,12 +1041,12 @@ START_TEST(packed_weights_read_as_the_f32_ones)
     ck_assert(decoder_pack(&packed.dec));
     /* Every linear's weights (16 KiB and more) and the embedding: whole pages given back. */
     ck_assert_uint_ge(decoder_release_unpacked(&packed.dec), 2 * 4 * 4096);
-    ck_assert(packed.dec.wte == NULL && packed.dec.lm_head == NULL);
+    ck_assert(packed.dec.tok_embed == NULL && packed.dec.lm_head == NULL);
     ck_assert(packed.dec.blocks[1].q.w == NULL && packed.dec.blocks[1].down.w == NULL);
     attention_config_init(&cfg);
     memset(&src, 0, sizeof src);
     src.sentence = "the cat sat on the mat";
-    src.family = &family_decoder;
+    src.family = &family_model;
     src.top = 3;
     src.model = &plain;
     ck_assert_msg(pipeline_create(&a, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);

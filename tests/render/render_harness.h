@@ -24,9 +24,9 @@
 #include "front/app/app.h"
 #include "testutil.h"
 #include "gpt2_random.h"
-#include "attnscope/families/decoder/family_decoder.h"
-#include "attnscope/families/decoder/model.h"
-#include "attnscope/families/decoder/headmap.h"
+#include "attnscope/families/model/family_model.h"
+#include "attnscope/families/model/model.h"
+#include "attnscope/families/model/headmap.h"
 
 static struct vocab book;
 

@@ -10,7 +10,7 @@
  * Every config.json key that changes the computation is honoured or
  * refused by name, never ignored: rope_scaling (none, "default",
  * "llama3", "linear", "yarn"; others refused), sliding windows (refused
- * when used: gemma.h's architectures have them),
+ * when used: windowed.h's architectures have them),
  * attention_bias, mlp_bias, tie_word_embeddings, hidden_act ("silu"
  * only), head_dim, partial_rotary_factor (1 only), layer_types (full
  * attention only).

@@ -31,7 +31,7 @@
 
 /*
  * How positions enter: learned absolute embeddings added to the tokens'
- * (GPT-2's wpe), or rotary embeddings (RoPE): each head's queries and keys
+ * (GPT-2's pos_embed), or rotary embeddings (RoPE): each head's queries and keys
  * turned, pair (i, i + d/2) by the angle position * theta^(-2i/d), before
  * their scores (Llama's rotate-half form; nothing is added to the tokens).
  */
@@ -90,17 +90,17 @@ struct decoder_config {
     enum decoder_mlp mlp;
     int n_layer;
     int n_head;
-    int n_embd;
-    int n_positions; /* the longest text */
+    int d_model;     /* the width of the residual stream (GPT-2's d_model, hidden_size) */
+    int n_ctx;       /* the longest text (n_ctx, max_position_embeddings) */
     int vocab_size;
-    int n_inner;     /* the MLP's width */
+    int d_mlp;       /* the MLP's width (d_mlp, intermediate_size) */
     /*
      * Grouped-query attention: this many key and value heads, each read by
      * n_head / n_kv_head query heads in turn (query head h reads h / (n_head
      * / n_kv_head)); 0: one per query head.
      */
     int n_kv_head;
-    int head_dim;    /* each head's width; 0: n_embd / n_head */
+    int head_dim;    /* each head's width; 0: d_model / n_head */
     bool qk_norm;    /* an RMSNorm over each head's queries and keys before RoPE (Qwen3) */
     bool qk_norm_full; /* QK-norm over the whole queries' and keys' width, not per head (Olmo) */
     double rope_theta;                   /* RoPE's base (10000 unless the config says) */
@@ -116,7 +116,7 @@ struct decoder_config {
     double rope_local_theta;
     enum decoder_block_norms block_norms;
     bool norm_plus_one;      /* RMSNorm scales by 1 + w (Gemma's zero-centred weights) */
-    float embed_scale;       /* the token embeddings times this (Gemma: sqrt(n_embd)); 0: none */
+    float embed_scale;       /* the token embeddings times this (Gemma: sqrt(d_model)); 0: none */
     double attn_scalar;      /* the scores divided by sqrt(this) (Gemma's query_pre_attn_scalar);
                                 0: the head size */
     double final_softcap;    /* logits = cap tanh(logits / cap) (final_logit_softcapping); 0: none */
@@ -147,7 +147,7 @@ struct decoder_config {
 enum attn_status decoder_config_check(const struct decoder_config *c, const char *source,
                                       const char *from, struct attn_error *err);
 
-/* Each head's width: head_dim, or n_embd / n_head. */
+/* Each head's width: head_dim, or d_model / n_head. */
 int decoder_head_dim(const struct decoder_config *c);
 /* The key and value heads: n_kv_head, or n_head. */
 int decoder_kv_heads(const struct decoder_config *c);
@@ -222,14 +222,14 @@ struct decoder_norm_weights {
 
 struct decoder_block {
     struct decoder_norm_weights norm1;
-    struct decoder_linear q;       /* n_embd -> the queries' width, the heads side by side */
-    struct decoder_linear k, v;    /* n_embd -> the keys' and values' width */
+    struct decoder_linear q;       /* d_model -> the queries' width, the heads side by side */
+    struct decoder_linear k, v;    /* d_model -> the keys' and values' width */
     struct decoder_norm_weights q_norm, k_norm; /* QK-norm's (head size) scales, or NULL */
-    struct decoder_linear o;       /* the attention's output projection: queries' width -> n_embd */
+    struct decoder_linear o;       /* the attention's output projection: queries' width -> d_model */
     struct decoder_norm_weights norm2;
     /* The norms of attention's and the MLP's outputs (sandwich and post-norm), or NULL. */
     struct decoder_norm_weights attn_post, mlp_post;
-    struct decoder_linear gate;    /* SwiGLU's gate (n_embd -> n_inner); unused by GELU */
+    struct decoder_linear gate;    /* SwiGLU's gate (d_model -> d_mlp); unused by GELU */
     struct decoder_linear up, down; /* the MLP */
 };
 
@@ -299,17 +299,17 @@ struct decoder_model {
     char context_from[80];       /* what gave the longest text ("n_positions in config.json",
                                     "pos_emb's rows", "the book's Qwen3 settings") */
     int files_read;              /* how many files they were read from */
-    const float *wte;            /* (vocab_size, n_embd) */
-    const uint16_t *wte16;       /* or it as bfloat16 (kept so, wte NULL) */
-    const float *wpe;            /* (n_positions, n_embd); NULL with RoPE */
+    const float *tok_embed;      /* the token embedding (vocab_size, d_model): GPT-2's tok_embed */
+    const uint16_t *tok_embed16; /* or it as bfloat16 (kept so, tok_embed NULL) */
+    const float *pos_embed;      /* learned positions (n_ctx, d_model): pos_embed; NULL with RoPE */
     float rope_freq[DECODER_HEAD_DIM_MAX / 2]; /* RoPE's (decoder_rope_frequencies) */
     float rope_freq_local[DECODER_HEAD_DIM_MAX / 2]; /* the sliding layers' */
     struct decoder_block *blocks; /* (n_layer) */
     struct decoder_norm_weights final_norm;
-    const float *lm_head;        /* (outputs, n_embd): wte when tied; a classifier's own head */
-    const uint16_t *lm_head16;   /* or it as bfloat16 (wte16 when tied) */
-    const unsigned char *wteq, *lm_headq; /* or either as quantized blocks (wq's rules) */
-    int wteq_type, lm_headq_type;
+    const float *lm_head;        /* (outputs, d_model): tok_embed when tied; a classifier's own head */
+    const uint16_t *lm_head16;   /* or it as bfloat16 (tok_embed16 when tied) */
+    const unsigned char *tok_embedq, *lm_headq; /* or either as quantized blocks (wq's rules) */
+    int tok_embedq_type, lm_headq_type;
     const float *head_bias;      /* (outputs) a classifier head's bias, or NULL */
     struct linalg_packed head_packed; /* lm_head packed once (decoder_pack), or empty */
     void *weights_map;           /* the weights' memory: one mapping, freed with the model */
@@ -459,12 +459,12 @@ float decoder_linear_at(const struct decoder_linear *l, int in, int out);
 bool decoder_linear_block(const struct decoder_linear *l, int out, int *type, float *scale,
                           float *min, int *level, bool *has_min);
 
-/* Row id of the token embedding (n_embd floats) into row. */
+/* Row id of the token embedding (d_model floats) into row. */
 void decoder_token_row(const struct decoder_model *m, int id, float *row);
-/* Row id of the head (the output id's n_embd weights) into row, whatever its storage. */
+/* Row id of the head (the output id's d_model weights) into row, whatever its storage. */
 void decoder_head_row(const struct decoder_model *m, int id, float *row);
 /*
- * logits (n, vb) = x (n, n_embd) times the head's outputs v0 .. v0 + vb - 1,
+ * logits (n, vb) = x (n, d_model) times the head's outputs v0 .. v0 + vb - 1,
  * through its pack or as kept (NaN when a quantized head finds no memory);
  * no cap or scale yet.
  */
@@ -486,8 +486,8 @@ int decoder_gemm_quant(const unsigned char *q, int type, int n, int out, int in,
                        float *y, int ldy, int threads);
 
 /*
- * One block's stages for n tokens, each row-major; H = n_head, C = n_embd,
- * F = n_inner.  A run keeps, for every layer, what an edit's recompute and
+ * One block's stages for n tokens, each row-major; H = n_head, C = d_model,
+ * F = d_mlp.  A run keeps, for every layer, what an edit's recompute and
  * the next layer read: the keys, the values and the block's output.  The
  * other stages are the shown layer's only (decoder_show_layer makes them,
  * the same bits the forward made); for the other layers they are NULL.
@@ -534,10 +534,10 @@ struct decoder_layer_stages {
 struct decoder_run {
     int n;
     int top;                             /* next tokens kept per position */
-    int cap;                             /* the rows the buffers hold (n .. n_positions): an
+    int cap;                             /* the rows the buffers hold (n .. n_ctx): an
                                             edit that appends up to cap grows the run in place */
-    float *tok;                          /* (n, C) wte[id]: the token embeddings */
-    float *pos;                          /* (n, C) wpe[position]: the position embeddings
+    float *tok;                          /* (n, C) tok_embed[id]: the token embeddings */
+    float *pos;                          /* (n, C) pos_embed[position]: the position embeddings
                                             (NULL with RoPE) */
     float *embed;                        /* (n, C) tok + pos (tok with RoPE): the first
                                             block's input */
@@ -602,7 +602,7 @@ struct decoder_knobs {
      * Not a knob either: the rows of room beyond n a run made anew gets, so
      * that appends grow it in place (generation asks for what it will
      * write); 0: DECODER_ROOM; DECODER_NO_ROOM: none (--print, which never
-     * appends, keeps no row it will not fill).  Never past n_positions.
+     * appends, keeps no row it will not fill).  Never past n_ctx.
      */
     int room;
     /*
@@ -626,7 +626,7 @@ float decoder_divisor(const struct decoder_model *m, const struct decoder_knobs 
 
 /*
  * Runs the model over ids (n of them, each below vocab_size, n at most
- * n_positions), keeping the top next tokens of every position.  With k
+ * n_ctx), keeping the top next tokens of every position.  With k
  * NULL: causal, scaled as the model scales, no dropout (evaluation mode).
  * r is the caller's to decoder_run_destroy() when this returns ATTN_OK.
  */

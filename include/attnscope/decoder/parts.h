@@ -4,7 +4,7 @@
  * decoder_forward() is a flat list of calls to them.  A part spreads its
  * rows or heads over threads; every element is computed the same way
  * whichever thread makes it, so any thread count gives the same bits.
- * Shapes: n tokens, C = n_embd, F = n_inner, H = n_head, d the head size
+ * Shapes: n tokens, C = d_model, F = d_mlp, H = n_head, d the head size
  * (decoder_head_dim), Q = H d the queries' width, K the keys' and values'
  * (decoder_kv_width).
  */
@@ -17,8 +17,8 @@
 #include "attnscope/decoder/decoder.h"
 
 /*
- * The positions first .. first + n - 1: tok (n, C) = wte[ids], pos (n, C) =
- * wpe[first ..], embed = tok + pos (learned); with RoPE embed = tok and pos
+ * The positions first .. first + n - 1: tok (n, C) = tok_embed[ids], pos (n, C) =
+ * pos_embed[first ..], embed = tok + pos (learned); with RoPE embed = tok and pos
  * is not written.
  */
 void part_positions(const struct decoder_model *m, const int *ids, int n, float *tok, float *pos,

@@ -86,7 +86,7 @@ struct family {
 /* The book's chapter-3 classes. */
 extern const struct family family_book;
 /* A trained GPT-2 from its files (model.h), every block's stages. */
-extern const struct family family_decoder;
+extern const struct family family_model;
 
 /* Every family attnscope has, NULL-terminated. */
 extern const struct family *const families[];

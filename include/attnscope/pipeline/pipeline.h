@@ -44,7 +44,7 @@ struct model;
     X(STAGE_POSITIONAL, positional, false, CELLS_VALUES, NEEDS_POSITIONAL) \
     X(STAGE_INPUTS, inputs, false, CELLS_VALUES, NEEDS_SENTENCE)           \
     X(STAGE_SOURCE, source, false, CELLS_VALUES, NEEDS_SOURCE)             \
-    X(STAGE_LN1, ln1, false, CELLS_VALUES, NEEDS_PRE_NORM)                 \
+    X(STAGE_PRE_ATTN_NORM, ln1, false, CELLS_VALUES, NEEDS_PRE_NORM)                 \
     X(STAGE_QUERIES, queries, false, CELLS_VALUES, NEEDS_NOTHING)          \
     X(STAGE_KEYS, keys, false, CELLS_VALUES, NEEDS_NOTHING)                \
     X(STAGE_VALUES, values, false, CELLS_VALUES, NEEDS_NOTHING)            \
@@ -64,9 +64,9 @@ struct model;
       NEEDS_OUTPUT_DROPOUT)                                                \
     X(STAGE_OUTPUT_NORMED, output_normed, false, CELLS_VALUES, NEEDS_POST_NORM) \
     X(STAGE_RESIDUAL1, residual1, false, CELLS_VALUES, NEEDS_NOTHING)      \
-    X(STAGE_LN2, ln2, false, CELLS_VALUES, NEEDS_PRE_NORM)                 \
+    X(STAGE_PRE_MLP_NORM, ln2, false, CELLS_VALUES, NEEDS_PRE_NORM)                 \
     X(STAGE_GATE, gate, false, CELLS_VALUES, NEEDS_GATED)                  \
-    X(STAGE_FC, fc, false, CELLS_VALUES, NEEDS_NOTHING)                    \
+    X(STAGE_UP, fc, false, CELLS_VALUES, NEEDS_NOTHING)                    \
     X(STAGE_GELU, gelu, false, CELLS_VALUES, NEEDS_UNGATED)                \
     X(STAGE_SWIGLU, swiglu, false, CELLS_VALUES, NEEDS_SWIGLU)             \
     X(STAGE_GEGLU, geglu, false, CELLS_VALUES, NEEDS_GEGLU)                \
@@ -77,11 +77,11 @@ struct model;
 
 /*
  * The stages of a transformer block beyond attention, and ln_f after the
- * last block: a trained model's (family_decoder), never the book's classes'.
+ * last block: a trained model's (family_model), never the book's classes'.
  */
 #define PIPELINE_BLOCK_STAGES                                                            \
-    (FAMILY_STAGE(STAGE_LN1) | FAMILY_STAGE(STAGE_RESIDUAL1) | FAMILY_STAGE(STAGE_LN2) | \
-     FAMILY_STAGE(STAGE_FC) | FAMILY_STAGE(STAGE_GELU) | FAMILY_STAGE(STAGE_MLP) |       \
+    (FAMILY_STAGE(STAGE_PRE_ATTN_NORM) | FAMILY_STAGE(STAGE_RESIDUAL1) | FAMILY_STAGE(STAGE_PRE_MLP_NORM) | \
+     FAMILY_STAGE(STAGE_UP) | FAMILY_STAGE(STAGE_GELU) | FAMILY_STAGE(STAGE_MLP) |       \
      FAMILY_STAGE(STAGE_RESIDUAL2) | FAMILY_STAGE(STAGE_FINAL) |                         \
      FAMILY_STAGE(STAGE_QUERIES_NORMED) | FAMILY_STAGE(STAGE_KEYS_NORMED) |              \
      FAMILY_STAGE(STAGE_QUERIES_ROTATED) | FAMILY_STAGE(STAGE_KEYS_ROTATED) |            \
@@ -136,7 +136,7 @@ struct pipeline_source {
     const struct attention_params *weights; /* borrowed; NULL: draw from the seed */
     const struct qkv_given *qkv;            /* borrowed; not NULL: Q, K, V given, no sentence */
     const struct family *family;            /* the model family; NULL: the book's */
-    const struct model *model;              /* borrowed; a trained model's files (family_decoder) */
+    const struct model *model;              /* borrowed; a trained model's files (family_model) */
     int top;                                /* next tokens kept per position (a model) */
     bool bos;                               /* put <|endoftext|> first (a model) */
     const unsigned char *ablated;           /* (layers * heads) 1: a head zeroed (a model), or NULL */

@@ -1,7 +1,10 @@
 /*
- * bpe.h: GPT-2's byte-level BPE tokenizer.
+ * bpe.h: BPE tokenizers: GPT-2's byte-level one (and every byte-level
+ * tokenizer.json: Llama 3's, Qwen's), and the character-level merges with
+ * byte fallback that SentencePiece models ship as tokenizer.json (Gemma's,
+ * Llama 2's: byte_level false, <0xNN> tokens for what no token spells).
  *
- * Text is split by GPT-2's pre-tokenizer pattern (PCRE2, in UTF and UCP
+ * GPT-2's own: text is split by GPT-2's pre-tokenizer pattern (PCRE2, in UTF and UCP
  * mode, so \p{L} and \s are Unicode's), each piece's bytes are spelled with
  * GPT-2's byte-to-character table (the printable bytes stand for
  * themselves, the others for U+0100 onwards: a space is 'Ġ'), and the

@@ -56,7 +56,7 @@ arch_parts_apply(const struct architecture *a, struct decoder_config *c)
     c->final_softcap = p->final_softcap;
     c->attn_softcap = p->attn_softcap;
     /* Hugging Face's embed_scale: hidden_size ** 0.5, a float32 tensor. */
-    c->embed_scale = p->embed_scaled && c->n_embd > 0 ? (float)sqrt((double)c->n_embd) : 0.0f;
+    c->embed_scale = p->embed_scaled && c->d_model > 0 ? (float)sqrt((double)c->d_model) : 0.0f;
     if (p->all_biased)
         c->bias_qkv = c->bias_o = c->bias_mlp = true;
     if (p->qkv_biased)
@@ -383,7 +383,7 @@ static int
 read_qkv(struct arch_loader *ld, struct decoder_block *b, int i, struct attn_error *err)
 {
     const struct decoder_config *c = &ld->w.m->cfg;
-    const int C = c->n_embd, Q = decoder_q_width(c), K = decoder_kv_width(c);
+    const int C = c->d_model, Q = decoder_q_width(c), K = decoder_kv_width(c);
     const bool bias = c->bias_qkv;
     char name[160];
 
@@ -432,7 +432,7 @@ static int
 read_layer(struct arch_loader *ld, int i, struct attn_error *err)
 {
     const struct decoder_config *c = &ld->w.m->cfg;
-    const int C = c->n_embd, F = c->n_inner, Q = decoder_q_width(c);
+    const int C = c->d_model, F = c->d_mlp, Q = decoder_q_width(c);
     const bool pre = decoder_pre_norms(c), post = decoder_post_norms(c);
     struct decoder_block *b = &ld->w.m->blocks[i];
 
@@ -462,7 +462,7 @@ read_embedding(struct arch_loader *ld, const char *name, const float **f, const 
     const struct decoder_config *c = &ld->w.m->cfg;
     struct weights_matrix wm;
 
-    if (weights_matrix_any(&ld->w, name, c->vocab_size, c->n_embd, &wm, err) != 0)
+    if (weights_matrix_any(&ld->w, name, c->vocab_size, c->d_model, &wm, err) != 0)
         return -1;
     *f = wm.f;
     *h = wm.h;
@@ -485,10 +485,10 @@ read_head(struct arch_loader *ld, struct attn_error *err)
     char w[160], b[160];
     int rc = -1;
 
-    m->lm_head = m->wte;
-    m->lm_head16 = m->wte16;
-    m->lm_headq = m->wteq;
-    m->lm_headq_type = m->wteq_type;
+    m->lm_head = m->tok_embed;
+    m->lm_head16 = m->tok_embed16;
+    m->lm_headq = m->tok_embedq;
+    m->lm_headq_type = m->tok_embedq_type;
     if (c->tied && c->n_classes == 0)
         return 0;
     if (arch_name(ld, ROLE_OUTPUT, 0, false, w, sizeof w) == NULL) {
@@ -506,7 +506,7 @@ read_head(struct arch_loader *ld, struct attn_error *err)
                       ? "'s \"tie_word_embeddings\": false"
                       : " (a head not tied to the embedding)");
     else if (c->n_classes > 0)
-        rc = (m->lm_head = weights_matrix(&ld->w, w, false, c->n_classes, c->n_embd, err)) ==
+        rc = (m->lm_head = weights_matrix(&ld->w, w, false, c->n_classes, c->d_model, err)) ==
                          NULL ||
                      arch_name(ld, ROLE_OUTPUT, 0, true, b, sizeof b) == NULL ||
                      (m->head_bias = weights_vector(&ld->w, b, c->n_classes, err)) == NULL
@@ -527,19 +527,19 @@ read_tensors(struct arch_loader *ld, struct attn_error *err)
     char name[160];
 
     if (arch_name(ld, ROLE_TOKEN_EMBD, 0, false, name, sizeof name) == NULL ||
-        read_embedding(ld, name, &m->wte, &m->wte16, &m->wteq, &m->wteq_type, err) != 0)
+        read_embedding(ld, name, &m->tok_embed, &m->tok_embed16, &m->tok_embedq, &m->tok_embedq_type, err) != 0)
         return -1;
     switch (c->positions) {
     case DECODER_POSITIONS_LEARNED:
         if (arch_name(ld, ROLE_POS_EMBD, 0, false, name, sizeof name) == NULL ||
-            (m->wpe = weights_matrix(&ld->w, name, false, c->n_positions, c->n_embd, err)) ==
+            (m->pos_embed = weights_matrix(&ld->w, name, false, c->n_ctx, c->d_model, err)) ==
                 NULL)
             return -1;
         break;
     case DECODER_POSITIONS_ROPE:
         break;
     }
-    if (read_norm(ld, &m->final_norm, ROLE_OUTPUT_NORM, 0, c->n_embd, err) != 0)
+    if (read_norm(ld, &m->final_norm, ROLE_OUTPUT_NORM, 0, c->d_model, err) != 0)
         return -1;
     progress_begin("reading the weights", c->n_layer);
     for (int i = 0; i < c->n_layer; i++) {

@@ -222,12 +222,12 @@ arch_config_sizes(json_t *root, const char *path, int head_dim, struct decoder_c
 {
     json_t *hd = json_object_get(root, "head_dim");
 
-    if ((c->n_embd = jsonfile_int(root, path, "hidden_size", NULL, 1, err)) < 0 ||
-        (c->n_inner = jsonfile_int(root, path, "intermediate_size", NULL, 1, err)) < 0 ||
+    if ((c->d_model = jsonfile_int(root, path, "hidden_size", NULL, 1, err)) < 0 ||
+        (c->d_mlp = jsonfile_int(root, path, "intermediate_size", NULL, 1, err)) < 0 ||
         (c->n_layer = jsonfile_int(root, path, "num_hidden_layers", NULL, 1, err)) < 0 ||
         (c->n_head = jsonfile_int(root, path, "num_attention_heads", NULL, 1, err)) < 0 ||
         (c->vocab_size = jsonfile_int(root, path, "vocab_size", NULL, 1, err)) < 0 ||
-        (c->n_positions = jsonfile_int(root, path, "max_position_embeddings", NULL, 1, err)) < 0)
+        (c->n_ctx = jsonfile_int(root, path, "max_position_embeddings", NULL, 1, err)) < 0)
         return ATTN_EPARSE;
     c->n_kv_head = c->n_head;
     if (json_object_get(root, "num_key_value_heads") != NULL &&
@@ -243,12 +243,12 @@ arch_config_sizes(json_t *root, const char *path, int head_dim, struct decoder_c
         (c->head_dim = jsonfile_int(root, path, "head_dim", NULL, 2, err)) < 0)
         return ATTN_EPARSE;
     if (c->head_dim == 0) {
-        if (c->n_embd % c->n_head != 0)
+        if (c->d_model % c->n_head != 0)
             return attn_fail(err, ATTN_EPARSE,
                              "%s: hidden_size %d is not a multiple of num_attention_heads %d, and "
                              "no head_dim is given",
-                             path, c->n_embd, c->n_head);
-        c->head_dim = c->n_embd / c->n_head;
+                             path, c->d_model, c->n_head);
+        c->head_dim = c->d_model / c->n_head;
     }
     if (c->head_dim % 2 != 0 || c->head_dim > DECODER_HEAD_DIM_MAX)
         return attn_fail(err, ATTN_EPARSE,

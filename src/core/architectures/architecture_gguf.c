@@ -64,11 +64,11 @@ check_heads(const struct gguf *g, const char *arch, const struct decoder_config 
                          "%s: %s.attention.head_count %d is not a multiple of "
                          "%s.attention.head_count_kv %d",
                          g->path, arch, c->n_head, arch, c->n_kv_head);
-    if (c->head_dim == 0 && c->n_embd % c->n_head != 0)
+    if (c->head_dim == 0 && c->d_model % c->n_head != 0)
         return attn_fail(err, ATTN_EPARSE,
                          "%s: %s.embedding_length %d is not a multiple of "
                          "%s.attention.head_count %d, and no %s.attention.key_length is given",
-                         g->path, arch, c->n_embd, arch, c->n_head, arch);
+                         g->path, arch, c->d_model, arch, c->n_head, arch);
     return ATTN_OK;
 }
 
@@ -154,14 +154,14 @@ gguf_describe(struct arch_loader *ld, struct attn_error *err)
                          m->source);
     memset(c, 0, sizeof *c);
     if (arch_gguf_count(g, arch, "block_count", true, 1, &c->n_layer, err) != ATTN_OK ||
-        arch_gguf_count(g, arch, "embedding_length", true, 1, &c->n_embd, err) != ATTN_OK ||
-        arch_gguf_count(g, arch, "feed_forward_length", true, 1, &c->n_inner, err) != ATTN_OK ||
+        arch_gguf_count(g, arch, "embedding_length", true, 1, &c->d_model, err) != ATTN_OK ||
+        arch_gguf_count(g, arch, "feed_forward_length", true, 1, &c->d_mlp, err) != ATTN_OK ||
         arch_gguf_count(g, arch, "attention.head_count", true, 1, &c->n_head, err) != ATTN_OK ||
         arch_gguf_count(g, arch, "attention.head_count_kv", false, 1, &c->n_kv_head, err) !=
             ATTN_OK ||
         arch_gguf_count(g, arch, "attention.key_length", false, 1, &c->head_dim, err) !=
             ATTN_OK ||
-        arch_gguf_count(g, arch, "context_length", true, 1, &c->n_positions, err) != ATTN_OK ||
+        arch_gguf_count(g, arch, "context_length", true, 1, &c->n_ctx, err) != ATTN_OK ||
         check_heads(g, arch, c, err) != ATTN_OK)
         return err->status;
     /* The architecture's parts; the numbers are the metadata's (llama.cpp's defaults) below. */

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "attnscope/architectures/gemma.h"
+#include "attnscope/architectures/windowed.h"
 #include "attnscope/architectures/gpt2.h"
 #include "attnscope/architectures/llama.h"
 

@@ -108,13 +108,13 @@ infer_sizes(struct arch_loader *ld, const struct arch_options *o, struct attn_er
                          "give the model's sizes (the embeddings, a first block)",
                          m->source);
     c->vocab_size = (int)v;
-    c->n_embd = (int)width;
-    c->n_positions = (int)ctx;
-    if ((c->n_head = gpt2_heads(0, NULL, o->heads, c->n_embd, m->source, m->heads_from,
+    c->d_model = (int)width;
+    c->n_ctx = (int)ctx;
+    if ((c->n_head = gpt2_heads(0, NULL, o->heads, c->d_model, m->source, m->heads_from,
                                 sizeof m->heads_from, err)) < 0)
         return ATTN_EPARSE;
     gpt2_config_defaults(c);
-    c->n_inner = (int)inner;
+    c->d_mlp = (int)inner;
     c->tied = !book;
     snprintf(m->context_from, sizeof m->context_from, "%s's rows",
              arch_name(ld, ROLE_POS_EMBD, 0, false, name, sizeof name));
@@ -170,7 +170,7 @@ gpt2_describe(struct arch_loader *ld, const char *dir, const struct arch_options
         rc = i == 0 ? gpt2_config_load(&m->cfg, path, err) : gpt2_hparams_load(&m->cfg, path, err);
         if (rc != ATTN_OK)
             return rc;
-        if (gpt2_heads(m->cfg.n_head, path, o->heads, m->cfg.n_embd, m->source, note,
+        if (gpt2_heads(m->cfg.n_head, path, o->heads, m->cfg.d_model, m->source, note,
                        sizeof note, err) < 0)
             return ATTN_EPARSE;
         snprintf(m->described_by, sizeof m->described_by, "%s", files[i]);

@@ -24,16 +24,16 @@ void
 gpt2_config_defaults(struct decoder_config *c)
 {
     arch_parts_apply(&arch_gpt2, c);
-    c->n_inner = 4 * c->n_embd;
+    c->d_mlp = 4 * c->d_model;
 }
 
 /* Checks the sizes read, and the width the heads must divide. */
 static enum attn_status
 check_sizes(const struct decoder_config *c, const char *path, struct attn_error *err)
 {
-    if (c->n_embd % c->n_head != 0)
+    if (c->d_model % c->n_head != 0)
         return attn_fail(err, ATTN_EPARSE, "%s: n_embd %d is not a multiple of n_head %d", path,
-                         c->n_embd, c->n_head);
+                         c->d_model, c->n_head);
     return ATTN_OK;
 }
 
@@ -47,8 +47,8 @@ book_config(struct decoder_config *c, json_t *root, const char *path, struct att
 {
     if ((c->n_layer = jsonfile_int(root, path, "n_layers", NULL, 1, err)) < 0 ||
         (c->n_head = jsonfile_int(root, path, "n_heads", NULL, 1, err)) < 0 ||
-        (c->n_embd = jsonfile_int(root, path, "emb_dim", NULL, 1, err)) < 0 ||
-        (c->n_positions = jsonfile_int(root, path, "context_length", NULL, 1, err)) < 0 ||
+        (c->d_model = jsonfile_int(root, path, "emb_dim", NULL, 1, err)) < 0 ||
+        (c->n_ctx = jsonfile_int(root, path, "context_length", NULL, 1, err)) < 0 ||
         (c->vocab_size = jsonfile_int(root, path, "vocab_size", NULL, 1, err)) < 0 ||
         jsonfile_bool(root, path, "qkv_bias", false, err) < 0)
         return ATTN_EPARSE;
@@ -85,8 +85,8 @@ gpt2_config_load(struct decoder_config *c, const char *path, struct attn_error *
     }
     if ((c->n_layer = jsonfile_int(root, path, "n_layer", NULL, 1, err)) < 0 ||
         (c->n_head = jsonfile_int(root, path, "n_head", NULL, 1, err)) < 0 ||
-        (c->n_embd = jsonfile_int(root, path, "n_embd", NULL, 1, err)) < 0 ||
-        (c->n_positions = jsonfile_int(root, path, "n_positions", "n_ctx", 1, err)) < 0 ||
+        (c->d_model = jsonfile_int(root, path, "n_embd", NULL, 1, err)) < 0 ||
+        (c->n_ctx = jsonfile_int(root, path, "n_positions", "n_ctx", 1, err)) < 0 ||
         (c->vocab_size = jsonfile_int(root, path, "vocab_size", NULL, 1, err)) < 0)
         goto done;
     if (check_sizes(c, path, err) != ATTN_OK)
@@ -94,7 +94,7 @@ gpt2_config_load(struct decoder_config *c, const char *path, struct attn_error *
     gpt2_config_defaults(c);
     v = json_object_get(root, "n_inner");
     if (v != NULL && !json_is_null(v) &&
-        (c->n_inner = jsonfile_int(root, path, "n_inner", NULL, 1, err)) < 0)
+        (c->d_mlp = jsonfile_int(root, path, "n_inner", NULL, 1, err)) < 0)
         goto done;
     eps = arch_config_number(root, path, "layer_norm_epsilon", c->eps, ARCH_BOUND_NORM_EPS, err);
     if (isnan(eps))
@@ -153,8 +153,8 @@ gpt2_hparams_load(struct decoder_config *c, const char *path, struct attn_error 
         attn_fail(err, ATTN_EPARSE, "%s: not a JSON object", path);
     else if ((c->n_layer = jsonfile_int(root, path, "n_layer", NULL, 1, err)) >= 0 &&
              (c->n_head = jsonfile_int(root, path, "n_head", NULL, 1, err)) >= 0 &&
-             (c->n_embd = jsonfile_int(root, path, "n_embd", NULL, 1, err)) >= 0 &&
-             (c->n_positions = jsonfile_int(root, path, "n_ctx", NULL, 1, err)) >= 0 &&
+             (c->d_model = jsonfile_int(root, path, "n_embd", NULL, 1, err)) >= 0 &&
+             (c->n_ctx = jsonfile_int(root, path, "n_ctx", NULL, 1, err)) >= 0 &&
              (c->vocab_size = jsonfile_int(root, path, "n_vocab", NULL, 1, err)) >= 0) {
         gpt2_config_defaults(c);
         rc = check_sizes(c, path, err);

@@ -98,24 +98,24 @@ book_sizes(struct arch_loader *ld, struct attn_error *err)
 
     memset(c, 0, sizeof *c);
     c->vocab_size = (int)arch_dim(ld, ROLE_TOKEN_EMBD, 0, 0);
-    c->n_embd = (int)arch_dim(ld, ROLE_TOKEN_EMBD, 0, 1);
+    c->d_model = (int)arch_dim(ld, ROLE_TOKEN_EMBD, 0, 1);
     c->n_layer = arch_count_layers(ld);
-    c->n_inner = (int)arch_dim(ld, ROLE_FFN_GATE, 0, 0);
+    c->d_mlp = (int)arch_dim(ld, ROLE_FFN_GATE, 0, 0);
     arch_parts_apply(ld->arch, c);
     c->tied = false; /* (the book's out_head is its own tensor, even when it was tied) */
     if (qwen3) {
         c->head_dim = (int)arch_dim(ld, ROLE_ATTN_Q_NORM, 0, 0); /* (weights_dim: < 2^31) */
         c->rope_theta = 1000000.0;
         c->eps = 1e-6f;
-        c->n_positions = 40960;
+        c->n_ctx = 40960;
         snprintf(m->heads_from, sizeof m->heads_from,
                  "the head size from q_norm, the rest from the book's Qwen3 settings (ch05/11)");
         snprintf(m->context_from, sizeof m->context_from, "the book's Qwen3 settings");
     } else {
-        c->head_dim = c->n_embd == 2048 ? 64 : c->n_embd == 3072 ? 128 : 0;
+        c->head_dim = c->d_model == 2048 ? 64 : c->d_model == 3072 ? 128 : 0;
         c->rope_theta = 500000.0;
         c->eps = 1e-5f;
-        c->n_positions = 131072;
+        c->n_ctx = 131072;
         c->rope_scaling = (struct decoder_rope_scaling){
             .llama3 = true, .factor = 32.0, .low_freq_factor = 1.0, .high_freq_factor = 4.0,
             .original_max = 8192 };
@@ -128,7 +128,7 @@ book_sizes(struct arch_loader *ld, struct attn_error *err)
                          "%s: the book's names, but no config.json beside it and not the book's "
                          "Qwen3 or Llama 3.2 1B/3B (width %d): put the model's config.json "
                          "beside it",
-                         m->source, c->n_embd);
+                         m->source, c->d_model);
     if (q_rows % c->head_dim != 0 || k_rows % c->head_dim != 0)
         return attn_fail(err, ATTN_EPARSE,
                          "%s: %s has %lld rows and %s %lld: not whole heads of %d columns (%s)",

@@ -51,7 +51,7 @@ rope_scaling(struct decoder_config *c, json_t *root, const char *path, struct at
     /* (rope_parameters may hold rope_theta alone: the default rotation.) */
     if (arch_config_rope_kind(sc) == NULL && sc != params)
         return attn_fail(err, ATTN_EPARSE, "%s: \"rope_scaling\" has no \"rope_type\"", path);
-    return arch_config_rope(sc, path, name, c->n_positions, &c->rope_scaling, err);
+    return arch_config_rope(sc, path, name, c->n_ctx, &c->rope_scaling, err);
 }
 
 /* The keys that would change the computation in a way attnscope does not compute: refused. */

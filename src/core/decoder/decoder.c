@@ -87,8 +87,8 @@ decoder_config_check(const struct decoder_config *c, const char *source, const c
         const char *what;
     } counts[] = {
         { c->n_layer, "layers" },        { c->n_head, "query heads" },
-        { c->n_embd, "columns of width" }, { c->vocab_size, "tokens in the vocabulary" },
-        { c->n_positions, "positions" }, { c->n_inner, "columns in the MLP" },
+        { c->d_model, "columns of width" }, { c->vocab_size, "tokens in the vocabulary" },
+        { c->n_ctx, "positions" }, { c->d_mlp, "columns in the MLP" },
     };
     const int kv = decoder_kv_heads(c);
     int hd;
@@ -109,11 +109,11 @@ decoder_config_check(const struct decoder_config *c, const char *source, const c
         return attn_fail(err, ATTN_EPARSE,
                          "%s: %d query heads do not share %d key heads evenly (from %s)", source,
                          c->n_head, kv, from);
-    if (c->head_dim < 0 || (c->head_dim == 0 && c->n_embd % c->n_head != 0))
+    if (c->head_dim < 0 || (c->head_dim == 0 && c->d_model % c->n_head != 0))
         return attn_fail(err, ATTN_EPARSE,
                          "%s: the width %d is not a multiple of the %d heads, and no head size "
                          "is given (from %s)",
-                         source, c->n_embd, c->n_head, from);
+                         source, c->d_model, c->n_head, from);
     hd = decoder_head_dim(c);
     if (hd < 1)
         return attn_fail(err, ATTN_EPARSE, "%s: head size %d (from %s): a head has a column",
@@ -133,7 +133,7 @@ decoder_config_check(const struct decoder_config *c, const char *source, const c
 int
 decoder_head_dim(const struct decoder_config *c)
 {
-    return c->head_dim > 0 ? c->head_dim : c->n_embd / c->n_head;
+    return c->head_dim > 0 ? c->head_dim : c->d_model / c->n_head;
 }
 
 int
@@ -337,7 +337,7 @@ decoder_find_nonfinite(const struct decoder_model *m, char *what, size_t size)
     const struct decoder_config *c = &m->cfg;
     const int hd = decoder_head_dim(c);
     const int qk = c->qk_norm_full ? decoder_q_width(c) : hd;
-    float *row = malloc((size_t)c->n_embd * sizeof *row);
+    float *row = malloc((size_t)c->d_model * sizeof *row);
     bool found = false;
 
     if (row == NULL)
@@ -345,7 +345,7 @@ decoder_find_nonfinite(const struct decoder_model *m, char *what, size_t size)
     for (int id = 0; id < c->vocab_size && !found; id++) {
         int at;
         decoder_token_row(m, id, row);
-        if ((at = vector_nonfinite(row, c->n_embd)) >= 0) {
+        if ((at = vector_nonfinite(row, c->d_model)) >= 0) {
             snprintf(what, size, "%s holds %g (row %d, column %d)",
                      decoder_part_name(m, ROLE_TOKEN_EMBD), (double)row[at], id, at);
             found = true;
@@ -355,14 +355,14 @@ decoder_find_nonfinite(const struct decoder_model *m, char *what, size_t size)
         /* (an untied head: its own rows, in whichever form it is kept) */
         int at;
         decoder_head_row(m, id, row);
-        if ((at = vector_nonfinite(row, c->n_embd)) >= 0) {
+        if ((at = vector_nonfinite(row, c->d_model)) >= 0) {
             snprintf(what, size, "%s holds %g (row %d, column %d)",
                      decoder_part_name(m, ROLE_OUTPUT), (double)row[at], id, at);
             found = true;
         }
     }
     free(row);
-    if (!found && m->wpe != NULL && vector_nonfinite(m->wpe, c->n_positions * c->n_embd) >= 0) {
+    if (!found && m->pos_embed != NULL && vector_nonfinite(m->pos_embed, c->n_ctx * c->d_model) >= 0) {
         snprintf(what, size, "%s holds a value that is not finite",
                  decoder_part_name(m, ROLE_POS_EMBD));
         found = true;
@@ -374,11 +374,11 @@ decoder_find_nonfinite(const struct decoder_model *m, char *what, size_t size)
             int n;
             enum arch_role role;
         } norms[] = {
-            { b->norm1.scale, c->n_embd, ROLE_ATTN_NORM },   { b->norm1.shift, c->n_embd, ROLE_ATTN_NORM },
-            { b->norm2.scale, c->n_embd, ROLE_FFN_NORM },    { b->norm2.shift, c->n_embd, ROLE_FFN_NORM },
+            { b->norm1.scale, c->d_model, ROLE_ATTN_NORM },   { b->norm1.shift, c->d_model, ROLE_ATTN_NORM },
+            { b->norm2.scale, c->d_model, ROLE_FFN_NORM },    { b->norm2.shift, c->d_model, ROLE_FFN_NORM },
             { b->q_norm.scale, qk, ROLE_ATTN_Q_NORM },       { b->k_norm.scale, qk, ROLE_ATTN_K_NORM },
-            { b->attn_post.scale, c->n_embd, ROLE_ATTN_POST_NORM },
-            { b->mlp_post.scale, c->n_embd, ROLE_FFN_POST_NORM },
+            { b->attn_post.scale, c->d_model, ROLE_ATTN_POST_NORM },
+            { b->mlp_post.scale, c->d_model, ROLE_FFN_POST_NORM },
         };
         for (size_t k = 0; k < sizeof norms / sizeof norms[0] && !found; k++) {
             const int at = vector_nonfinite(norms[k].v, norms[k].n);
@@ -407,7 +407,7 @@ decoder_find_nonfinite(const struct decoder_model *m, char *what, size_t size)
             found = true;
         }
     }
-    if (!found && vector_nonfinite(m->final_norm.scale, c->n_embd) >= 0) {
+    if (!found && vector_nonfinite(m->final_norm.scale, c->d_model) >= 0) {
         snprintf(what, size, "%s holds a value that is not finite",
                  decoder_part_name(m, ROLE_OUTPUT_NORM));
         found = true;

@@ -137,7 +137,7 @@ run_logits(const struct decoder_model *m, struct decoder_run *r, int row0, float
     const struct decoder_config *c = &m->cfg;
     const int n = r->n - row0;
     const int top = r->top;
-    const int C = c->n_embd;
+    const int C = c->d_model;
     const int outputs = decoder_outputs(c);
     const float *final = r->final + (size_t)row0 * C;
     int *top_ids = r->top_ids + (size_t)row0 * top;
@@ -210,7 +210,7 @@ decoder_run_block(const struct decoder_model *m, const struct decoder_run *r, in
     const struct decoder_config *c = &m->cfg;
     const struct decoder_block *b = &m->blocks[layer];
     const bool pre = decoder_pre_norms(c), post = decoder_post_norms(c);
-    const int C = c->n_embd;
+    const int C = c->d_model;
     const int n = r->n;
     const size_t at = (size_t)from * (size_t)C;
     const size_t rows = (size_t)(n - from);
@@ -232,8 +232,8 @@ decoder_run_block(const struct decoder_model *m, const struct decoder_run *r, in
         part_norm(c, &b->norm2, s->resid1 + at, (int)rows, s->norm2 + at, threads);
     mlp_in = pre ? s->norm2 : s->resid1;
     part_mlp(c, b, mlp_in + at, (int)rows,
-             s->gate != NULL ? s->gate + (size_t)from * c->n_inner : NULL,
-             s->up + (size_t)from * c->n_inner, s->act + (size_t)from * c->n_inner, s->mlp + at,
+             s->gate != NULL ? s->gate + (size_t)from * c->d_mlp : NULL,
+             s->up + (size_t)from * c->d_mlp, s->act + (size_t)from * c->d_mlp, s->mlp + at,
              threads);
     if (post)
         part_norm(c, &b->mlp_post, s->mlp + at, (int)rows, s->mlp_normed + at, threads);
@@ -259,7 +259,7 @@ run_layers(const struct decoder_model *m, const int *ids, int from, int layer0,
            struct decoder_run *r, struct attn_error *err)
 {
     const struct decoder_config *c = &m->cfg;
-    const int C = c->n_embd;
+    const int C = c->d_model;
     const int n = r->n;
     const int threads = parallel_threads();
     const size_t at = (size_t)from * (size_t)C;
@@ -312,9 +312,9 @@ forward(const struct decoder_model *m, const int *ids, int n, int top, const str
     enum attn_status st;
 
     memset(r, 0, sizeof *r);
-    if (n < 1 || n > c->n_positions)
+    if (n < 1 || n > c->n_ctx)
         return attn_fail(err, ATTN_ELIMIT, "%d tokens: the model reads 1 to %d (n_positions)", n,
-                         c->n_positions);
+                         c->n_ctx);
     if (top < 0 || top > decoder_outputs(c))
         top = top < 0 ? 0 : decoder_outputs(c);
     for (int i = 0; i < n; i++)
@@ -338,7 +338,7 @@ forward(const struct decoder_model *m, const int *ids, int n, int top, const str
          */
         if (prev != NULL && from > 0 && layer0 == 0 && room < n / 2)
             room = n / 2;
-        const int cap = n + room < c->n_positions ? n + room : c->n_positions;
+        const int cap = n + room < c->n_ctx ? n + room : c->n_ctx;
         /* (a lean run only when no row is taken from prev) */
         const bool lean = k != NULL && k->lean && prev == NULL;
         if (run_carve(c, n, cap, top, lean, r) != 0)
@@ -436,7 +436,7 @@ decoder_logit_lens(const struct decoder_model *m, const struct decoder_run *r, i
                    int *ids, float *probs, struct attn_error *err)
 {
     const struct decoder_config *c = &m->cfg;
-    const int C = c->n_embd;
+    const int C = c->d_model;
     const int L = c->n_layer;
     const int outputs = decoder_outputs(c);
     const int threads = parallel_threads();

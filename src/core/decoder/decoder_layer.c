@@ -94,7 +94,7 @@ decoder_queries_floats(const struct decoder_config *c, int n)
 {
     const int Q = decoder_q_width(c);
 
-    return (size_t)n * (size_t)(Q > c->n_embd ? Q : c->n_embd);
+    return (size_t)n * (size_t)(Q > c->d_model ? Q : c->d_model);
 }
 
 void

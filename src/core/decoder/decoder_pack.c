@@ -142,7 +142,7 @@ pack_linear(struct decoder_model *m, struct decoder_linear *l)
 static int
 pack_head_into(struct decoder_model *m, struct linalg_packed *pk, int threads, bool give)
 {
-    const int C = m->cfg.n_embd;
+    const int C = m->cfg.d_model;
 
     if (m->head_packed.data != NULL ||
         (m->lm_head == NULL && m->lm_head16 == NULL && m->lm_headq == NULL))
@@ -152,8 +152,8 @@ pack_head_into(struct decoder_model *m, struct linalg_packed *pk, int threads, b
                         decoder_outputs(&m->cfg), C, threads) != 0)
             return -1;
         if (give) {
-            if (m->wteq == m->lm_headq)
-                m->wteq = NULL;
+            if (m->tok_embedq == m->lm_headq)
+                m->tok_embedq = NULL;
             m->lm_headq = NULL;
         }
         return 0;
@@ -205,8 +205,8 @@ decoder_pack_transient_bytes(const struct decoder_model *m)
     const size_t outputs = (size_t)decoder_outputs(&m->cfg);
     const size_t head =
         m->lm_headq != NULL
-            ? outputs * decoder_quant_row_bytes(m->lm_headq_type, m->cfg.n_embd)
-            : outputs * (size_t)m->cfg.n_embd * (m->lm_head != NULL ? sizeof(float) : sizeof(uint16_t));
+            ? outputs * decoder_quant_row_bytes(m->lm_headq_type, m->cfg.d_model)
+            : outputs * (size_t)m->cfg.d_model * (m->lm_head != NULL ? sizeof(float) : sizeof(uint16_t));
     size_t most = m->lm_head != NULL || m->lm_head16 != NULL || m->lm_headq != NULL ? head : 0;
 
     for (int l = 0; m->blocks != NULL && l < m->cfg.n_layer; l++) {
@@ -331,15 +331,15 @@ release_layer(struct decoder_model *m, int l)
 
 /*
  * The output head's own copy once it is packed: the embedding's too when
- * they are one (a tied wte; the token rows are then read from the pack).
+ * they are one (a tied tok_embed; the token rows are then read from the pack).
  */
 static void
 release_head(struct decoder_model *m)
 {
-    const size_t values = (size_t)decoder_outputs(&m->cfg) * (size_t)m->cfg.n_embd;
-    const bool tied = (m->wte != NULL && m->wte == m->lm_head) ||
-                      (m->wte16 != NULL && m->wte16 == m->lm_head16) ||
-                      (m->wteq != NULL && m->wteq == m->lm_headq);
+    const size_t values = (size_t)decoder_outputs(&m->cfg) * (size_t)m->cfg.d_model;
+    const bool tied = (m->tok_embed != NULL && m->tok_embed == m->lm_head) ||
+                      (m->tok_embed16 != NULL && m->tok_embed16 == m->lm_head16) ||
+                      (m->tok_embedq != NULL && m->tok_embedq == m->lm_headq);
 
     if (m->head_packed.data == NULL)
         return;
@@ -350,9 +350,9 @@ release_head(struct decoder_model *m)
     if (m->lm_headq != NULL)
         m->weights_released += release_bytes(
             m, m->lm_headq,
-            (size_t)decoder_outputs(&m->cfg) * decoder_quant_row_bytes(m->lm_headq_type, m->cfg.n_embd));
+            (size_t)decoder_outputs(&m->cfg) * decoder_quant_row_bytes(m->lm_headq_type, m->cfg.d_model));
     if (tied)
-        m->wte = NULL, m->wte16 = NULL, m->wteq = NULL;
+        m->tok_embed = NULL, m->tok_embed16 = NULL, m->tok_embedq = NULL;
     m->lm_head = NULL;
     m->lm_head16 = NULL;
     m->lm_headq = NULL;
@@ -396,8 +396,8 @@ pack_scratch(const struct decoder_model *m)
             if (d->w16 != NULL && (size_t)d->out * (size_t)d->in > most)
                 most = (size_t)d->out * (size_t)d->in;
         }
-    if (m->lm_head16 != NULL && (size_t)decoder_outputs(&m->cfg) * (size_t)m->cfg.n_embd > most)
-        most = (size_t)decoder_outputs(&m->cfg) * (size_t)m->cfg.n_embd;
+    if (m->lm_head16 != NULL && (size_t)decoder_outputs(&m->cfg) * (size_t)m->cfg.d_model > most)
+        most = (size_t)decoder_outputs(&m->cfg) * (size_t)m->cfg.d_model;
     return most > 0 ? malloc(most * sizeof(uint16_t)) : NULL;
 }
 
@@ -433,9 +433,9 @@ decoder_pack_replacing(struct decoder_model *m)
         progress_step(l + 1);
     }
     if (all && m->head_packed.data == NULL &&
-        pack_over(m, &m->head_packed, m->lm_head16, decoder_outputs(c), c->n_embd, scratch)) {
-        if (m->wte16 == m->lm_head16) /* (tied: the token rows are read from the pack) */
-            m->wte16 = NULL;
+        pack_over(m, &m->head_packed, m->lm_head16, decoder_outputs(c), c->d_model, scratch)) {
+        if (m->tok_embed16 == m->lm_head16) /* (tied: the token rows are read from the pack) */
+            m->tok_embed16 = NULL;
         m->lm_head16 = NULL;
     }
     if (all && pack_head(m, true) != 0)
@@ -482,19 +482,19 @@ void
 decoder_pin_mapped(struct decoder_model *m)
 {
     const struct decoder_config *c = &m->cfg;
-    const size_t C = (size_t)c->n_embd, V = (size_t)c->vocab_size;
+    const size_t C = (size_t)c->d_model, V = (size_t)c->vocab_size;
     const size_t outputs = (size_t)decoder_outputs(c);
 
     if (m->map_count == 0)
         return;
-    pin(m, m->wte, V * C * sizeof(float));
-    pin(m, m->wte16, V * C * sizeof(uint16_t));
-    pin(m, m->wteq, m->wteq != NULL ? V * decoder_quant_row_bytes(m->wteq_type, c->n_embd) : 0);
-    pin(m, m->wpe, (size_t)c->n_positions * C * sizeof(float));
+    pin(m, m->tok_embed, V * C * sizeof(float));
+    pin(m, m->tok_embed16, V * C * sizeof(uint16_t));
+    pin(m, m->tok_embedq, m->tok_embedq != NULL ? V * decoder_quant_row_bytes(m->tok_embedq_type, c->d_model) : 0);
+    pin(m, m->pos_embed, (size_t)c->n_ctx * C * sizeof(float));
     pin(m, m->lm_head, outputs * C * sizeof(float));
     pin(m, m->lm_head16, outputs * C * sizeof(uint16_t));
     pin(m, m->lm_headq,
-        m->lm_headq != NULL ? outputs * decoder_quant_row_bytes(m->lm_headq_type, c->n_embd) : 0);
+        m->lm_headq != NULL ? outputs * decoder_quant_row_bytes(m->lm_headq_type, c->d_model) : 0);
     for (int l = 0; m->blocks != NULL && l < c->n_layer; l++)
         for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
             const struct decoder_linear *d = decoder_block_linear(&m->blocks[l], i);

@@ -243,19 +243,19 @@ decoder_linear_rows(const struct decoder_linear *l, size_t *row_bytes)
 void
 decoder_token_row(const struct decoder_model *m, int id, float *row)
 {
-    const int C = m->cfg.n_embd;
+    const int C = m->cfg.d_model;
 
-    if (m->wte != NULL) {
-        memcpy(row, m->wte + (size_t)id * (size_t)C, (size_t)C * sizeof *row);
+    if (m->tok_embed != NULL) {
+        memcpy(row, m->tok_embed + (size_t)id * (size_t)C, (size_t)C * sizeof *row);
         return;
     }
-    if (m->wte16 != NULL) {
+    if (m->tok_embed16 != NULL) {
         for (int p = 0; p < C; p++)
-            row[p] = tensor_bf16_to_f32(m->wte16[(size_t)id * (size_t)C + (size_t)p]);
+            row[p] = tensor_bf16_to_f32(m->tok_embed16[(size_t)id * (size_t)C + (size_t)p]);
         return;
     }
-    if (m->wteq != NULL) {
-        decoder_quant_rows(m->wteq, m->wteq_type, C, id, 1, row);
+    if (m->tok_embedq != NULL) {
+        decoder_quant_rows(m->tok_embedq, m->tok_embedq_type, C, id, 1, row);
         return;
     }
     for (int p = 0; p < C; p++) /* (the output head's pack: token id is its column id) */
@@ -265,7 +265,7 @@ decoder_token_row(const struct decoder_model *m, int id, float *row)
 void
 decoder_head_row(const struct decoder_model *m, int id, float *row)
 {
-    const int C = m->cfg.n_embd;
+    const int C = m->cfg.d_model;
     const size_t at0 = (size_t)id * (size_t)C;
 
     if (m->lm_headq != NULL) {
@@ -283,7 +283,7 @@ static void
 head_quant(const struct decoder_model *m, int n, int v0, int vb, const float *x, float *logits,
            int threads)
 {
-    const int C = m->cfg.n_embd;
+    const int C = m->cfg.d_model;
 
     if (decoder_gemm_quant(m->lm_headq + (size_t)v0 * decoder_quant_row_bytes(m->lm_headq_type, C),
                            m->lm_headq_type, n, vb, C, x, logits, vb, threads) != 0)
@@ -295,7 +295,7 @@ void
 decoder_head_logits(const struct decoder_model *m, const float *x, int n, int v0, int vb,
                     float *logits, int threads)
 {
-    const int C = m->cfg.n_embd;
+    const int C = m->cfg.d_model;
 
     if (parallel_gemm_packed(n, x, C, &m->head_packed, v0, vb, logits, vb, threads) == 0)
         return;

@@ -13,7 +13,7 @@ void
 part_positions(const struct decoder_model *m, const int *ids, int n, float *tok, float *pos,
                float *embed, int first)
 {
-    const int C = m->cfg.n_embd;
+    const int C = m->cfg.d_model;
 
     for (int i = 0; i < n; i++)
         decoder_token_row(m, ids[i], tok + (size_t)i * C);
@@ -29,7 +29,7 @@ part_positions(const struct decoder_model *m, const int *ids, int n, float *tok,
         return;
     }
     for (int i = 0; i < n; i++)
-        memcpy(pos + (size_t)i * C, m->wpe + (size_t)(first + i) * C, (size_t)C * sizeof(float));
+        memcpy(pos + (size_t)i * C, m->pos_embed + (size_t)(first + i) * C, (size_t)C * sizeof(float));
     part_residual(tok, pos, (size_t)n * (size_t)C, embed);
 }
 
@@ -114,9 +114,9 @@ void
 part_norm(const struct decoder_config *c, const struct decoder_norm_weights *w, const float *x,
           int n, float *y, int threads)
 {
-    struct norm_job job = { c, w, x, y, c->n_embd };
+    struct norm_job job = { c, w, x, y, c->d_model };
 
-    parallel_for(n, 8L * c->n_embd, threads, norm_rows, &job);
+    parallel_for(n, 8L * c->d_model, threads, norm_rows, &job);
 }
 
 /*
@@ -411,7 +411,7 @@ part_attention(const struct part_attention_args *a, struct decoder_layer_stages 
     const struct decoder_config *c = a->c;
     const int n = a->n;
     const int hd = decoder_head_dim(c);
-    const size_t at = (size_t)a->from * (size_t)c->n_embd;
+    const size_t at = (size_t)a->from * (size_t)c->d_model;
     const size_t at_q = (size_t)a->from * (size_t)decoder_q_width(c);
     const size_t at_k = (size_t)a->from * (size_t)decoder_kv_width(c);
     const int rows = n - a->from;
@@ -485,23 +485,23 @@ void
 part_mlp(const struct decoder_config *c, const struct decoder_block *b, const float *x, int n,
          float *gate, float *up, float *act, float *out, int threads)
 {
-    struct act_job job = { up, act, c->n_inner };
-    struct swiglu_job glu = { gate, up, act, c->n_inner };
+    struct act_job job = { up, act, c->d_mlp };
+    struct swiglu_job glu = { gate, up, act, c->d_mlp };
 
     switch (c->mlp) {
     case DECODER_MLP_GELU:
         decoder_linear_apply(&b->up, x, n, up, threads);
-        parallel_for(n, 16L * c->n_inner, threads, gelu_rows, &job);
+        parallel_for(n, 16L * c->d_mlp, threads, gelu_rows, &job);
         break;
     case DECODER_MLP_SWIGLU:
         decoder_linear_apply(&b->gate, x, n, gate, threads);
         decoder_linear_apply(&b->up, x, n, up, threads);
-        parallel_for(n, 16L * c->n_inner, threads, swiglu_rows, &glu);
+        parallel_for(n, 16L * c->d_mlp, threads, swiglu_rows, &glu);
         break;
     case DECODER_MLP_GEGLU:
         decoder_linear_apply(&b->gate, x, n, gate, threads);
         decoder_linear_apply(&b->up, x, n, up, threads);
-        parallel_for(n, 16L * c->n_inner, threads, geglu_rows, &glu);
+        parallel_for(n, 16L * c->d_mlp, threads, geglu_rows, &glu);
         break;
     }
     decoder_linear_apply(&b->down, act, n, out, threads);

@@ -116,8 +116,8 @@ arena_alloc(struct decoder_run *r, size_t bytes)
 }
 
 /*
- * The buffers of a slot, each with its width: C = n_embd, Q and K the
- * queries' and keys' widths, F = n_inner.  The projections' outputs,
+ * The buffers of a slot, each with its width: C = d_model, Q and K the
+ * queries' and keys' widths, F = d_mlp.  The projections' outputs,
  * QK-norm's and SwiGLU's gate only where the model has them (without
  * QK-norm and RoPE, q_proj and k_proj are q and k themselves).
  */
@@ -137,7 +137,7 @@ separate_projections(const struct decoder_config *c)
 static size_t
 slot_fields(const struct decoder_config *c, struct slot_field *f)
 {
-    const size_t C = (size_t)c->n_embd, F = (size_t)c->n_inner;
+    const size_t C = (size_t)c->d_model, F = (size_t)c->d_mlp;
     const size_t Q = (size_t)decoder_q_width(c), K = (size_t)decoder_kv_width(c);
     size_t k = 0;
 
@@ -200,14 +200,14 @@ slot_floats(const struct decoder_config *c, int cap)
 static size_t
 kept_row_floats(const struct decoder_config *c)
 {
-    return (size_t)c->n_layer * (2 * (size_t)decoder_kv_width(c) + (size_t)c->n_embd);
+    return (size_t)c->n_layer * (2 * (size_t)decoder_kv_width(c) + (size_t)c->d_model);
 }
 
 /* The floats a lean run's row of keys, values and outputs takes: one layer's, an output more. */
 static size_t
 lean_row_floats(const struct decoder_config *c)
 {
-    return 2 * (size_t)decoder_kv_width(c) + 2 * (size_t)c->n_embd;
+    return 2 * (size_t)decoder_kv_width(c) + 2 * (size_t)c->d_model;
 }
 
 /* The slots a run has: the shown layer's and the working one, or a lean run's working one. */
@@ -222,7 +222,7 @@ static size_t
 run_floats(const struct decoder_config *c, int cap, int top, bool lean)
 {
     const size_t nn = (size_t)cap;
-    const size_t C = (size_t)c->n_embd;
+    const size_t C = (size_t)c->d_model;
 
     return 3 * nn * C /* tok pos embed */ +
            nn * (lean ? lean_row_floats(c) : kept_row_floats(c)) /* k v resid2 */ +
@@ -268,7 +268,7 @@ int
 run_carve(const struct decoder_config *c, int n, int cap, int top, bool lean,
           struct decoder_run *r)
 {
-    const int C = c->n_embd;
+    const int C = c->d_model;
     float *at;
 
     memset(r, 0, sizeof *r);
@@ -377,7 +377,7 @@ struct rows {
 static size_t
 run_rows(const struct decoder_config *c, const struct decoder_run *r, struct rows *out)
 {
-    const size_t C = (size_t)c->n_embd, K = (size_t)decoder_kv_width(c);
+    const size_t C = (size_t)c->d_model, K = (size_t)decoder_kv_width(c);
     size_t k = 0;
 
     out[k++] = (struct rows){ r->tok, C };
@@ -457,7 +457,7 @@ run_aside_save(const struct decoder_config *c, const struct decoder_run *prev, i
                struct run_aside *a)
 {
     const size_t rows = (size_t)(prev->n > from ? prev->n - from : 0);
-    const size_t per_row = slot_row_floats(c) + 4 * (size_t)c->n_embd + kept_row_floats(c) +
+    const size_t per_row = slot_row_floats(c) + 4 * (size_t)c->d_model + kept_row_floats(c) +
                            (size_t)prev->top;
 
     a->rows = malloc((rows * per_row + 1) * sizeof *a->rows);

@@ -6,7 +6,7 @@
 
 #include "attnscope/pipeline/family.h"
 
-const struct family *const families[] = { &family_book, &family_decoder, NULL };
+const struct family *const families[] = { &family_book, &family_model, NULL };
 
 const struct family *
 family_find(const char *name)

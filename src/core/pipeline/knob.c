@@ -301,7 +301,7 @@ bar_seed(const struct pipeline *p, char *full, char *terse)
 static bool
 is_model(const struct pipeline *p)
 {
-    return p != NULL && p->family != NULL && (p->family->stages & FAMILY_STAGE(STAGE_LN1));
+    return p != NULL && p->family != NULL && (p->family->stages & FAMILY_STAGE(STAGE_PRE_ATTN_NORM));
 }
 
 static void

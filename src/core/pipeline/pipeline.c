@@ -283,7 +283,7 @@ pipeline_select(const struct pipeline *p, const char *name, struct pipeline_sele
     }
     if (pipeline_stage_parse(name, &sel->stage) == 0)
         return pipeline_stage_present(p, sel->stage) ? 0 : -1;
-    if (p->layers > 1 || pipeline_stage_present(p, STAGE_LN1)) {
+    if (p->layers > 1 || pipeline_stage_present(p, STAGE_PRE_ATTN_NORM)) {
         if (strcmp(name, "tokens") == 0 || strcmp(name, "next") == 0 ||
             strcmp(name, "heads") == 0 || strcmp(name, "lens") == 0) {
             sel->stage = name[0] == 't'   ? PIPELINE_SELECT_TOKENS

@@ -348,7 +348,7 @@ stage_view_final(const struct pipeline *p, int head, struct pipeline_view *v)
 static bool
 is_model(const struct pipeline *p)
 {
-    return p->family != NULL && (p->family->stages & FAMILY_STAGE(STAGE_LN1)) != 0;
+    return p->family != NULL && (p->family->stages & FAMILY_STAGE(STAGE_PRE_ATTN_NORM)) != 0;
 }
 
 static const char *

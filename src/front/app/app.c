@@ -12,11 +12,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "attnscope/families/decoder/model_export.h"
+#include "attnscope/families/model/model_export.h"
 #include "attnscope/pipeline/export.h"
-#include "attnscope/families/decoder/family_decoder.h"
-#include "attnscope/families/decoder/generate.h"
-#include "attnscope/families/decoder/headmap.h"
+#include "attnscope/families/model/family_model.h"
+#include "attnscope/families/model/generate.h"
+#include "attnscope/families/model/headmap.h"
 #include "attnscope/pipeline/knob.h"
 #include "render/text.h"
 #include "front/app/app_keys.h"
@@ -167,7 +167,7 @@ make_baseline(struct app *a)
 {
     struct pipeline plain;
     struct pipeline_source src;
-    const struct family_decoder_state *g;
+    const struct family_model_state *g;
     struct attn_error err;
     size_t count;
 
@@ -562,7 +562,7 @@ app_step_layer(struct app *a, int key)
 void
 app_ablate(struct app *a, int key)
 {
-    const struct family_decoder_state *g = pipeline_decoder(&a->pipe);
+    const struct family_model_state *g = pipeline_decoder(&a->pipe);
     const int heads = a->pipe.st.shape.heads;
     size_t at;
     char next[64];

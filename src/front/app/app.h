@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "attnscope/families/decoder/generate.h"
+#include "attnscope/families/model/generate.h"
 #include "attnscope/pipeline/pipeline.h"
 #include "render/figure.h"
 #include "render/view.h"
@@ -55,7 +55,7 @@ struct app {
     const struct attention_params *weights;  /* borrowed; NULL: drawn from the seed */
     const struct qkv_given *qkv;             /* borrowed; not NULL: Q, K, V given */
     const struct family *family;             /* the source's (NULL: the book's) */
-    const struct model *model;               /* borrowed; a trained model (family_decoder) */
+    const struct model *model;               /* borrowed; a trained model (family_model) */
     int top;                                 /* its next tokens per position */
     bool bos;                                /* the model's first token first (--bos) */
     unsigned char *ablated;                  /* (layers * heads) a: heads zeroed, or NULL */

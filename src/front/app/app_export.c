@@ -6,8 +6,8 @@
 
 #include <stdio.h>
 
-#include "attnscope/families/decoder/generate.h"
-#include "attnscope/families/decoder/model_export.h"
+#include "attnscope/families/model/generate.h"
+#include "attnscope/families/model/model_export.h"
 #include "attnscope/pipeline/export.h"
 #include "front/app/app_keys.h"
 #include "render/explain.h"

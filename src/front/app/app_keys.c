@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/model/family_model.h"
 #include "attnscope/pipeline/knob.h"
 #include "front/app/app_keys.h"
 

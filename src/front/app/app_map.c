@@ -5,7 +5,7 @@
  */
 #include "config.h"
 
-#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/model/family_model.h"
 #include "front/app/app_keys.h"
 
 static void

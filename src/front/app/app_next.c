@@ -4,7 +4,7 @@
  */
 #include "config.h"
 
-#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/model/family_model.h"
 #include "front/app/app_keys.h"
 
 /* The position whose predictions, before and after and logit lens are shown: the cursor's row. */

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/model/family_model.h"
 #include "attnscope/base/utf8.h"
 #include "front/app/app_internal.h"
 #include "front/cli/write.h"
@@ -85,7 +85,7 @@ play_step(struct app *a, int k, struct attn_error *err)
     a->weights_dir = a->res.opts.weights_dir;
     /* A lesson's step may be on the book's classes or on a trained model: the app follows it. */
     a->model = a->res.model;
-    a->family = a->res.model != NULL ? &family_decoder : NULL;
+    a->family = a->res.model != NULL ? &family_model : NULL;
     a->top = a->res.opts.top;
     a->bos = a->res.opts.bos;
     app_take_ablated(a, a->res.ablated);

@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/model/family_model.h"
 #include "attnscope/pipeline/knob.h"
 #include "front/app/app_keys.h"
 #include "render/explain.h"

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/model/family_model.h"
 #include "front/app/app_internal.h"
 #include "front/cli/cli.h"
 #include "front/app/app_keys.h"

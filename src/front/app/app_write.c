@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnscope/families/decoder/family_decoder.h"
-#include "attnscope/families/decoder/generate.h"
+#include "attnscope/families/model/family_model.h"
+#include "attnscope/families/model/generate.h"
 #include "attnscope/pipeline/knob.h"
 #include "front/app/app_keys.h"
 

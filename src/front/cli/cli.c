@@ -813,7 +813,7 @@ void
 cli_stage_refused(const struct pipeline *p, const char *name, int got, bool in_view, char *msg,
                   size_t size)
 {
-    const bool model = p->layers > 1 || pipeline_stage_present(p, STAGE_LN1);
+    const bool model = p->layers > 1 || pipeline_stage_present(p, STAGE_PRE_ATTN_NORM);
     char names[512];
 
     if (got == PIPELINE_SELECT_NO_HEAD) {

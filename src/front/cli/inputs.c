@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "attnscope/pipeline/knob.h"
-#include "attnscope/families/decoder/model.h"
+#include "attnscope/families/model/model.h"
 
 #include "front/cli/inputs.h"
 

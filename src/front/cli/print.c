@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "attnscope/files/csvio.h"
-#include "attnscope/families/decoder/family_decoder.h"
-#include "attnscope/families/decoder/generate.h"
-#include "attnscope/families/decoder/headmap.h"
+#include "attnscope/families/model/family_model.h"
+#include "attnscope/families/model/generate.h"
+#include "attnscope/families/model/headmap.h"
 
 #include "attnscope/base/utf8.h"
 #include "front/cli/print.h"
@@ -575,7 +575,7 @@ print_pipeline(FILE *out, const struct pipeline *p, const struct print_options *
 
 /* The tokens, with their ids (CSV with --format csv). */
 static void
-print_model_tokens(FILE *out, const struct pipeline *p, const struct family_decoder_state *g,
+print_model_tokens(FILE *out, const struct pipeline *p, const struct family_model_state *g,
                    const struct print_options *po)
 {
     if (po->format == PRINT_CSV) {
@@ -597,7 +597,7 @@ print_model_tokens(FILE *out, const struct pipeline *p, const struct family_deco
 
 /* The likeliest next tokens after every position. */
 static void
-print_model_next(FILE *out, const struct pipeline *p, const struct family_decoder_state *g,
+print_model_next(FILE *out, const struct pipeline *p, const struct family_model_state *g,
                  const struct print_options *po)
 {
     const int top = g->run.top;
@@ -683,7 +683,7 @@ print_model_heads(FILE *out, const struct pipeline *p, const struct print_option
 
 /* The logit lens after the last token: what each layer would predict if it were the last. */
 static void
-print_model_lens(FILE *out, const struct pipeline *p, const struct family_decoder_state *g,
+print_model_lens(FILE *out, const struct pipeline *p, const struct family_model_state *g,
                  const struct print_options *po)
 {
     const int outputs = decoder_outputs(&g->model->dec.cfg);
@@ -723,7 +723,7 @@ print_model_lens(FILE *out, const struct pipeline *p, const struct family_decode
 void
 print_model(FILE *out, const struct pipeline *p, const struct print_options *po)
 {
-    const struct family_decoder_state *g = pipeline_decoder(p);
+    const struct family_model_state *g = pipeline_decoder(p);
 
     if (g == NULL)
         return;
@@ -746,7 +746,7 @@ print_model(FILE *out, const struct pipeline *p, const struct print_options *po)
  * as the scores read them then the values; the size said first.
  */
 static void
-print_model_cache(FILE *out, const struct pipeline *p, const struct family_decoder_state *g,
+print_model_cache(FILE *out, const struct pipeline *p, const struct family_model_state *g,
                   const struct print_options *po)
 {
     const struct decoder_config *c = &g->model->dec.cfg;
@@ -820,7 +820,7 @@ void
 print_model_selection(FILE *out, const struct pipeline *p, const struct pipeline_selection *sel,
                       const struct print_options *po)
 {
-    const struct family_decoder_state *g = pipeline_decoder(p);
+    const struct family_model_state *g = pipeline_decoder(p);
 
     if (g == NULL)
         return;

@@ -38,8 +38,8 @@ int print_width(int terminal_cols, const char *columns_env);
 void print_model(FILE *out, const struct pipeline *p, const struct print_options *po);
 
 /* print_model's header alone: the model, its sizes and names, the layer and the knobs. */
-struct family_decoder_state;
-void print_model_header(FILE *out, const struct pipeline *p, const struct family_decoder_state *g);
+struct family_model_state;
+void print_model_header(FILE *out, const struct pipeline *p, const struct family_model_state *g);
 /* One of print_model's selections (a stage, tokens, next, heads or lens) without the header. */
 void print_model_selection(FILE *out, const struct pipeline *p,
                            const struct pipeline_selection *sel, const struct print_options *po);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "attnscope/base/status.h"
-#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/model/family_model.h"
 #include "front/cli/print.h"
 #include "render/parts/parts.h"
 
@@ -45,7 +45,7 @@ print_window_parts(FILE *out, const struct decoder_model *m)
 
 /* The header of a trained model's --print: what it is, the layer, the knobs. */
 void
-print_model_header(FILE *out, const struct pipeline *p, const struct family_decoder_state *g)
+print_model_header(FILE *out, const struct pipeline *p, const struct family_model_state *g)
 {
     const struct decoder_config *c = &g->model->dec.cfg;
     struct pipeline_scaling sc;
@@ -65,8 +65,8 @@ print_model_header(FILE *out, const struct pipeline *p, const struct family_deco
         /* A Llama-style model: its architecture, grouped keys, the names its files use. */
         fprintf(out, "attnscope: %s (%s from %s: %d layers, %d query heads of %d sharing %d key "
                      "and value heads, n_embd %d, vocabulary %d, context %d)\n",
-                name, g->model->dec.title, dir, c->n_layer, c->n_head, decoder_head_dim(c), decoder_kv_heads(c), c->n_embd,
-                c->vocab_size, c->n_positions);
+                name, g->model->dec.title, dir, c->n_layer, c->n_head, decoder_head_dim(c), decoder_kv_heads(c), c->d_model,
+                c->vocab_size, c->n_ctx);
         fprintf(out, "  %s\n", about);
         if (c->sliding_window > 0 || decoder_post_norms(c))
             print_window_parts(out, &g->model->dec);
@@ -84,8 +84,8 @@ print_model_header(FILE *out, const struct pipeline *p, const struct family_deco
     } else {
     fprintf(out, "attnscope: %s (%s from %s: %d layers, %d heads of %d, n_embd %d, vocabulary "
                  "%d, context %d%s)\n",
-            name, g->model->dec.title, dir, c->n_layer, c->n_head, c->n_embd / c->n_head, c->n_embd,
-            c->vocab_size, c->n_positions, c->n_classes > 0 ? ", a classifier" : "");
+            name, g->model->dec.title, dir, c->n_layer, c->n_head, c->d_model / c->n_head, c->d_model,
+            c->vocab_size, c->n_ctx, c->n_classes > 0 ? ", a classifier" : "");
     fprintf(out, "  %s\n", about);
     if (g->model->dec.names == DECODER_NAMES_BOOK)
         fprintf(out, "  the book's GPTModel: ln1 is trf_blocks.L.norm1, queries ... output are "

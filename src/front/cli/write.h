@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-#include "attnscope/families/decoder/generate.h"
+#include "attnscope/families/model/generate.h"
 #include "front/cli/cli.h"
 #include "front/cli/print.h"
 

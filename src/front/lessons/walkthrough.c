@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "attnscope/files/fileio.h"
-#include "attnscope/families/decoder/headmap.h"
+#include "attnscope/families/model/headmap.h"
 #include "attnscope/text/tokenizer.h"
 #include "attnscope/base/utf8.h"
 #include "render/view.h"

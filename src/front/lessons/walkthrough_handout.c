@@ -14,7 +14,7 @@
 #include "attnscope/files/fileio.h"
 #include "attnscope/text/tokenizer.h"
 #include "attnscope/base/utf8.h"
-#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/model/family_model.h"
 #include "render/view.h"
 #include "front/cli/print.h"
 #include "front/cli/write.h"

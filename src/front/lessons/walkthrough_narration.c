@@ -15,10 +15,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/model/family_model.h"
 #include "attnscope/files/fileio.h"
-#include "attnscope/families/decoder/generate.h"
-#include "attnscope/families/decoder/headmap.h"
+#include "attnscope/families/model/generate.h"
+#include "attnscope/families/model/headmap.h"
 #include "attnscope/text/tokenizer.h"
 #include "attnscope/base/utf8.h"
 #include "render/view.h"
@@ -124,7 +124,7 @@ static int
 next_value(const struct pipeline *p, const struct reference *r, float *value, char *why,
            size_t size)
 {
-    const struct family_decoder_state *m = pipeline_decoder(p);
+    const struct family_model_state *m = pipeline_decoder(p);
     const int top = m->run.top;
     int i = walkthrough_find_label(r->row, (const char *const *)p->query_labels, NULL, m->run.n);
     int k = walkthrough_find_label(r->col, NULL, NULL, top);
@@ -150,7 +150,7 @@ static int
 written_value(const struct pipeline *p, const struct reference *r, float *value, char *why,
               size_t size)
 {
-    const struct family_decoder_state *m = pipeline_decoder(p);
+    const struct family_model_state *m = pipeline_decoder(p);
     const struct generation *g = m != NULL ? m->writing : NULL;
     const struct generate_step *s;
     char *end;
@@ -208,7 +208,7 @@ static int
 cache_value(const struct pipeline *p, const struct reference *r, float *value, char *why,
             size_t size)
 {
-    const struct family_decoder_state *m = pipeline_decoder(p);
+    const struct family_model_state *m = pipeline_decoder(p);
     const struct generation *g = m != NULL ? m->writing : NULL;
 
     if (m == NULL) {

@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/model/family_model.h"
 #include "attnscope/files/fileio.h"
-#include "attnscope/families/decoder/model.h"
+#include "attnscope/families/model/model.h"
 #include "attnscope/text/tokenizer.h"
 #include "attnscope/base/utf8.h"
 #include "render/view.h"
@@ -424,7 +424,7 @@ walk_resources_source(const struct walk_resources *res)
         return inputs_source(&res->in, res->opts.sentence, res->opts.source);
     memset(&src, 0, sizeof src);
     src.sentence = res->opts.sentence;
-    src.family = &family_decoder;
+    src.family = &family_model;
     src.model = res->model;
     src.top = res->opts.top;
     src.bos = res->opts.bos;

@@ -7,8 +7,8 @@
 #include <stdio.h>
 
 #include "attnscope/base/status.h"
-#include "attnscope/families/decoder/family_decoder.h"
-#include "attnscope/families/decoder/generate.h"
+#include "attnscope/families/model/family_model.h"
+#include "attnscope/families/model/generate.h"
 #include "render/parts/parts.h"
 
 /* bytes as B, KiB, MiB or GiB, into buf (32 bytes). */
@@ -32,7 +32,7 @@ layer_bytes(const struct decoder_config *c, int rows)
 static void
 cache_size_text(const struct pipeline *p, char *buf, size_t size)
 {
-    const struct family_decoder_state *m = pipeline_decoder(p);
+    const struct family_model_state *m = pipeline_decoder(p);
     const struct decoder_config *c = &m->model->dec.cfg;
     const int n = m->run.n;
     const int rows = generation_cache_rows(c, p->layer, n);
@@ -75,7 +75,7 @@ void
 inspect_cache(struct out *o, const struct cell_at *at)
 {
     const struct pipeline *p = at->p;
-    const struct family_decoder_state *m = pipeline_decoder(p);
+    const struct family_model_state *m = pipeline_decoder(p);
     const struct decoder_config *c = &m->model->dec.cfg;
     const struct generation *w = m->writing;
     const int hd = p->st.shape.head_dim;

@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/model/family_model.h"
 #include "attnscope/kernels/rowops.h"
 #include "render/parts/parts.h"
 
@@ -41,7 +41,7 @@ text_gate(const struct pipeline *p, char *buf, size_t size)
              "widens each row from %d to %d numbers; after %s it decides how much of the "
              "other one (up, %s) passes, number by number.",
              geglu(p) ? "Gemma's" : "SwiGLU's", inspect_part(p, ROLE_FFN_GATE), p->d_in,
-             p->decoder != NULL ? p->decoder->n_inner : 0, geglu(p) ? "GELU" : "SiLU",
+             p->decoder != NULL ? p->decoder->d_mlp : 0, geglu(p) ? "GELU" : "SiLU",
              inspect_part(p, ROLE_FFN_UP));
 }
 
@@ -68,19 +68,19 @@ text_swiglu(const struct pipeline *p, char *buf, size_t size)
 void
 text_fc(const struct pipeline *p, char *buf, size_t size)
 {
-    const struct family_decoder_state *g = pipeline_decoder(p);
+    const struct family_model_state *g = pipeline_decoder(p);
 
     if (gated(p)) {
         snprintf(buf, size,
                  "The MLP works on each token alone. Its up projection (%s) widens each row "
                  "from %d to %d numbers, beside the gate.",
-                 inspect_part(p, ROLE_FFN_UP), p->d_in, p->decoder->n_inner);
+                 inspect_part(p, ROLE_FFN_UP), p->d_in, p->decoder->d_mlp);
         return;
     }
     snprintf(buf, size,
              "The MLP works on each token alone (no token looks at another here). Its first "
              "linear layer widens each row from %d to %d numbers.",
-             p->d_in, g != NULL ? g->model->dec.cfg.n_inner : 0);
+             p->d_in, g != NULL ? g->model->dec.cfg.d_mlp : 0);
 }
 
 void

@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/model/family_model.h"
 #include "render/parts/parts.h"
 
 /* Whether the model's norms are RMSNorm. */
@@ -221,16 +221,16 @@ inspect_final(struct out *o, const struct cell_at *at)
     const struct pipeline *p = at->p;
     const struct decoder_model *m = &pipeline_decoder(p)->model->dec;
     const struct decoder_run *r = &pipeline_decoder(p)->run;
-    const float *x = r->layers[m->cfg.n_layer - 1].resid2 + (size_t)at->row * (size_t)m->cfg.n_embd;
+    const float *x = r->layers[m->cfg.n_layer - 1].resid2 + (size_t)at->row * (size_t)m->cfg.d_model;
 
     if (rms(p)) {
         inspect_rms_cell(o, at, inspect_part(p, ROLE_OUTPUT_NORM), "residual2 of the last layer", x,
-                         m->cfg.n_embd,
+                         m->cfg.d_model,
                          m->final_norm.scale, m->cfg.eps, at->col,
                          MAT_AT(&p->block.final, at->row, at->col));
         return;
     }
 
-    layer_norm_cell(o, at, inspect_part(p, ROLE_OUTPUT_NORM), "residual2 of the last layer", x, m->cfg.n_embd, m->final_norm.scale,
+    layer_norm_cell(o, at, inspect_part(p, ROLE_OUTPUT_NORM), "residual2 of the last layer", x, m->cfg.d_model, m->final_norm.scale,
                     m->final_norm.shift, MAT_AT(&p->block.final, at->row, at->col));
 }

@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/model/family_model.h"
 #include "render/parts/parts.h"
 
 /* Whether the block norms attention's and the MLP's outputs before adding them (Gemma, Olmo). */

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/model/family_model.h"
 #include "render/parts/parts.h"
 
 static const struct decoder_model *

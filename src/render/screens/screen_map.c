@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnscope/families/decoder/family_decoder.h"
-#include "attnscope/families/decoder/headmap.h"
+#include "attnscope/families/model/family_model.h"
+#include "attnscope/families/model/headmap.h"
 #include "render/stagemap.h"
 #include "render/screens/screen.h"
 #include "render/view_parts.h"
@@ -70,7 +70,7 @@ pool_max(const struct pipeline *p, int window, const float *w, int n, int f, boo
 static void
 draw_head_heatmaps(struct grid *g, struct view *v, const struct pipeline *p, int top)
 {
-    const struct family_decoder_state *m = pipeline_decoder(p);
+    const struct family_model_state *m = pipeline_decoder(p);
     const int heads = p->st.shape.heads;
     const int layers = p->layers;
     const int n = p->st.nq;

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnscope/families/decoder/family_decoder.h"
-#include "attnscope/families/decoder/generate.h"
+#include "attnscope/families/model/family_model.h"
+#include "attnscope/families/model/generate.h"
 #include "render/screens/screen.h"
 #include "render/view_parts.h"
 
@@ -50,7 +50,7 @@ prob_among(const int *ids, const float *probs, int top, int id)
  * model's top ones, below the last of them: "\u2192<0.012").
  */
 static void
-draw_before_after(struct grid *g, struct view *v, const struct family_decoder_state *m, int pos, int y)
+draw_before_after(struct grid *g, struct view *v, const struct family_model_state *m, int pos, int y)
 {
     const int top = m->run.top;
     const int *id = m->run.top_ids + (size_t)pos * (size_t)top;
@@ -103,7 +103,7 @@ cuts_text(const struct sample_options *o, char *buf, size_t size)
 
 /* The rows draw_choice takes for m's writing: none without a draw to show. */
 static int
-choice_rows(const struct family_decoder_state *m)
+choice_rows(const struct family_model_state *m)
 {
     const struct generation *w = m->writing;
     const struct sample_choice *c;
@@ -122,7 +122,7 @@ choice_rows(const struct family_decoder_state *m)
  * marked.
  */
 static int
-draw_choice(struct grid *g, struct view *v, const struct family_decoder_state *m, int y)
+draw_choice(struct grid *g, struct view *v, const struct family_model_state *m, int y)
 {
     const struct generation *w = m->writing;
     const bool end = w->ended;
@@ -188,7 +188,7 @@ draw_choice(struct grid *g, struct view *v, const struct family_decoder_state *m
 static void
 draw_next_view(struct grid *g, struct view *v, const struct pipeline *p)
 {
-    const struct family_decoder_state *m = pipeline_decoder(p);
+    const struct family_model_state *m = pipeline_decoder(p);
     const int outputs = decoder_outputs(&m->model->dec.cfg);
     const int LENS_K = outputs < 3 ? outputs : 3;
     const int top = m->run.top;

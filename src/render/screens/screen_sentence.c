@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "attnscope/base/utf8.h"
-#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/model/family_model.h"
 #include "render/screens/screen.h"
 #include "render/view_parts.h"
 
@@ -72,7 +72,7 @@ draw_heaviest(struct grid *g, const struct pipeline *p, const struct matrix *w, 
 static void
 draw_text_view(struct grid *g, struct view *v, const struct pipeline *p)
 {
-    const struct family_decoder_state *m = pipeline_decoder(p);
+    const struct family_model_state *m = pipeline_decoder(p);
     const bool ks = v->key_side;
     struct pipeline_view w;
     const int q = v->cursor_row < p->st.nq ? v->cursor_row : p->st.nq - 1;

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attnscope/families/decoder/model.h"
+#include "attnscope/families/model/model.h"
 #include "attnscope/files/fileio.h"
 #include "attnscope/formats/gguf.h"
 #include "attnscope/files/jsonfile.h"
@@ -256,8 +256,8 @@ model_take_params(struct model *m)
     }
     if (p->num_ctx > 0) {
         attn_appendf(m->note, sizeof m->note, &at, " num_ctx %d", p->num_ctx);
-        if (p->num_ctx < d->cfg.n_positions) {
-            d->cfg.n_positions = p->num_ctx;
+        if (p->num_ctx < d->cfg.n_ctx) {
+            d->cfg.n_ctx = p->num_ctx;
             snprintf(d->context_from, sizeof d->context_from, "num_ctx in Ollama's params");
         }
     }

@@ -1,5 +1,5 @@
 /*
- * gemma.h: the decoders with sliding windows: Gemma 3's text
+ * windowed.h: the decoders with sliding windows: Gemma 3's text
  * model (gemma3_text: google/gemma-3-270m, -1b), Gemma 2 (gemma2) and Olmo 3
  * (olmo3), from a
  * Hugging Face folder or the book's notebooks' files (ch05/12, ch05/13)
@@ -9,17 +9,17 @@
  * Olmo's post-norm blocks, width-wide QK-norm and YaRN.
  *
  * Every config.json key that changes the computation is honoured or
- * refused by name (gemma_config.c lists them).
+ * refused by name (windowed_config.c lists them).
  */
-#ifndef ATTNSCOPE_GEMMA_H
-#define ATTNSCOPE_GEMMA_H
+#ifndef ATTNSCOPE_WINDOWED_H
+#define ATTNSCOPE_WINDOWED_H
 
 #include "attnscope/architectures/architecture.h"
 #include "attnscope/base/status.h"
 #include "attnscope/decoder/decoder.h"
 
 /* What a Gemma 3 or Olmo 3 config says. */
-struct gemma_config {
+struct windowed_config {
     struct decoder_config dec;
     char model_type[16]; /* "gemma3_text", "gemma2" or "olmo3" */
     int bos_token;       /* bos_token_id, or -1 */
@@ -29,7 +29,7 @@ struct gemma_config {
 extern const struct architecture arch_gemma3, arch_gemma2, arch_olmo3;
 
 /* Reads and audits config.json; errors name the file and the key. */
-enum attn_status gemma_config_load(struct gemma_config *c, const char *path,
+enum attn_status windowed_config_load(struct windowed_config *c, const char *path,
                                    struct attn_error *err);
 
 #endif

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attnscope/families/decoder/model.h"
+#include "attnscope/families/model/model.h"
 #include "attnscope/files/fileio.h"
 #include "attnscope/files/jsonfile.h"
 

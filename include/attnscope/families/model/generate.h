@@ -31,7 +31,7 @@
 #include <stdint.h>
 
 #include "attnscope/decoder/sample.h"
-#include "attnscope/families/decoder/model.h"
+#include "attnscope/families/model/model.h"
 #include "attnscope/kernels/rng.h"
 #include "attnscope/pipeline/pipeline.h"
 
@@ -84,7 +84,7 @@ struct generation {
     int prompt;                /* the prompt's tokens */
     bool bos;                  /* ids[0] is the <|endoftext|> the source put first */
     int first;                 /* the window the model reads: ids[first .. n) */
-    int context;               /* the longest window: the model's n_positions */
+    int context;               /* the longest window: the model's n_ctx */
     int outputs;               /* the head's outputs (the vocabulary) */
     float *logits;             /* (outputs) the window's last position's logits */
     float *next_logits;        /* (outputs) a rebuild's, swapped in when it succeeds */

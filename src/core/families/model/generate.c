@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "attnscope/base/clock.h"
-#include "attnscope/families/decoder/family_decoder.h"
-#include "attnscope/families/decoder/generate.h"
+#include "attnscope/families/model/family_model.h"
+#include "attnscope/families/model/generate.h"
 
 void
 generate_options_init(struct generate_options *o)
@@ -65,7 +65,7 @@ generation_init(struct generation *g, const struct model *m, const struct genera
     g->model = m;
     g->o = *o;
     g->outputs = outputs;
-    g->context = m->dec.cfg.n_positions;
+    g->context = m->dec.cfg.n_ctx;
     g->logits = malloc((size_t)outputs * sizeof *g->logits);
     g->next_logits = malloc((size_t)outputs * sizeof *g->next_logits);
     g->work = malloc(3 * (size_t)outputs * sizeof *g->work);
@@ -112,7 +112,7 @@ generation_rebuilt(struct generation *g, struct pipeline *p)
     g->logits = g->next_logits;
     g->next_logits = t;
     if (pipeline_decoder(p) != NULL)
-        ((struct family_decoder_state *)p->family_state)->writing = g;
+        ((struct family_model_state *)p->family_state)->writing = g;
 }
 
 /* p rebuilt from the generation's window; the new logits swapped in.  p as it was on failure. */
@@ -170,7 +170,7 @@ enum attn_status
 generation_begin(struct generation *g, struct pipeline *p, const struct attention_config *cfg,
                  const struct pipeline_source *base, int room, struct attn_error *err)
 {
-    const struct family_decoder_state *s = pipeline_decoder(p);
+    const struct family_model_state *s = pipeline_decoder(p);
     enum attn_status st;
 
     if (s == NULL)

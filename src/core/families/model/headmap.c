@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnscope/families/decoder/family_decoder.h"
-#include "attnscope/families/decoder/headmap.h"
+#include "attnscope/families/model/family_model.h"
+#include "attnscope/families/model/headmap.h"
 #include "attnscope/kernels/parallel.h"
 
 static const char *const names[] = {
@@ -96,7 +96,7 @@ measure(enum head_measure m, const float *w, const int *ids, int n)
 
 /* Every measure of heads h0..h1 of one layer, each head's weights made again (decoder.h). */
 struct measure_job {
-    const struct family_decoder_state *g;
+    const struct family_model_state *g;
     int layer, heads;
     const float *q; /* (n, C) the layer's queries */
     float *out; /* (MEASURE_COUNT, layers * heads) */
@@ -128,13 +128,13 @@ measure_heads(void *ctx, int h0, int h1)
 int
 head_measures(const struct pipeline *p, enum head_measure m, float *out)
 {
-    const struct family_decoder_state *shown = pipeline_decoder(p);
+    const struct family_model_state *shown = pipeline_decoder(p);
     /*
      * The measures are made once per pipeline, when first asked for, and
      * kept in its state: a cache, which is why a const pipeline's state is
      * written (the pipeline's family_state is the same object).
      */
-    struct family_decoder_state *g = shown != NULL ? p->family_state : NULL;
+    struct family_model_state *g = shown != NULL ? p->family_state : NULL;
     const int heads = p->st.shape.heads;
     const size_t per_measure = (size_t)p->layers * (size_t)heads;
 

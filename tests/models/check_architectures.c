@@ -1,9 +1,11 @@
 /*
- * check_llama.c: Llama-style decoders (src/core/families/llama/, the
- * decoder's RMSNorm, RoPE, grouped-query attention, QK-norm and SwiGLU
- * parts) against PyTorch.
+ * check_architectures.c: every architecture after GPT-2 (check_gpt2.c has
+ * GPT-2's): Llama, Qwen2 and Qwen3, Gemma 2 and 3, Olmo 3, from Hugging
+ * Face folders, the book's files and GGUF (src/core/architectures/, the
+ * decoder's RMSNorm, RoPE, grouped-query attention, QK-norm, SwiGLU, GeGLU,
+ * sliding windows and caps) against PyTorch.
  *
- * tests/fixtures/llama/ holds tiny random models of each architecture and
+ * tests/fixtures/decoders/ holds tiny random models of each architecture and
  * what a float32 PyTorch forward of them computes (tests/oracle/
  * llama_fixtures.py wrote both, with Debian's python3-torch, following
  * Hugging Face's modeling_llama / _qwen2 / _qwen3): Llama with grouped
@@ -23,7 +25,7 @@
 #include <unistd.h>
 
 #include "attnscope/decoder/decoder.h"
-#include "attnscope/architectures/gemma.h"
+#include "attnscope/architectures/windowed.h"
 #include "attnscope/architectures/llama.h"
 #include "attnscope/kernels/parallel.h"
 #include "expected.h"
@@ -53,7 +55,7 @@ fixture_open(struct fixture *f, const char *name)
     bool book = strstr(name, "book") != NULL;
     bool gguf = strstr(name, "gguf") != NULL;
 
-    snprintf(f->dir, sizeof f->dir, "%s/%s", test_path("tests/fixtures/llama"), name);
+    snprintf(f->dir, sizeof f->dir, "%s/%s", test_path("tests/fixtures/decoders"), name);
     snprintf(path, sizeof path, "%s/expected.txt", f->dir);
     expected_load(&f->e, path);
     snprintf(path, sizeof path, "%s/model.%s", f->dir, gguf ? "gguf" : "pth");
@@ -112,7 +114,7 @@ outputs(const struct fixture *f, const char *from, const struct decoder_run *r)
 {
     const char *at;
 
-    compare("final", r->final, line_of(from, "final", -1), (size_t)f->n * f->m.cfg.n_embd, TOL);
+    compare("final", r->final, line_of(from, "final", -1), (size_t)f->n * f->m.cfg.d_model, TOL);
     at = line_of(from, "top", -1);
     next_number(&at);
     for (int i = 0; i < f->n * f->top; i++)
@@ -131,7 +133,7 @@ layer_stages(const struct fixture *f, const struct decoder_run *r, int l)
 {
     const struct decoder_layer_stages *s = &r->layers[l];
     const struct decoder_config *c = &f->m.cfg;
-    const size_t n = (size_t)f->n, C = (size_t)c->n_embd, F = (size_t)c->n_inner;
+    const size_t n = (size_t)f->n, C = (size_t)c->d_model, F = (size_t)c->d_mlp;
     const size_t Q = (size_t)decoder_q_width(c), K = (size_t)decoder_kv_width(c);
     const size_t hnn = (size_t)c->n_head * n * n;
     const bool whole = has(f->e.text, "resid1", l);
@@ -198,7 +200,7 @@ check_case(const char *name)
     fixture_open(&f, name);
     {
         const struct decoder_config *c = &f.m.cfg;
-        const size_t n = (size_t)f.n, C = (size_t)c->n_embd;
+        const size_t n = (size_t)f.n, C = (size_t)c->d_model;
         const size_t Q = (size_t)decoder_q_width(c);
         const size_t hnn = (size_t)c->n_head * n * n;
         at = line_of(f.e.text, "freq", -1);
@@ -406,7 +408,7 @@ edit_case(const char *name, int from, int shown)
                                  n * (size_t)decoder_kv_width(c) * sizeof(float)) == 0,
                           "%s from %d: layer %d's keys", name, from, l);
             ck_assert_msg(memcmp(whole.layers[l].resid2, edit.layers[l].resid2,
-                                 n * (size_t)c->n_embd * sizeof(float)) == 0,
+                                 n * (size_t)c->d_model * sizeof(float)) == 0,
                           "%s from %d: layer %d's output", name, from, l);
         }
         ck_assert(decoder_show_layer(&f.m, &whole, shown, &err) == ATTN_OK);
@@ -463,7 +465,7 @@ same_forward(const struct fixture *f, const struct decoder_model *x, const struc
     ck_assert(decoder_forward(y, f->ids, f->n, f->top, NULL, &b, &err) == ATTN_OK);
     for (int l = 0; l < x->cfg.n_layer; l++)
         ck_assert_msg(memcmp(a.layers[l].resid2, b.layers[l].resid2,
-                             (size_t)f->n * (size_t)x->cfg.n_embd * sizeof(float)) == 0,
+                             (size_t)f->n * (size_t)x->cfg.d_model * sizeof(float)) == 0,
                       "%s: layer %d", what, l);
     ck_assert_msg(memcmp(a.top_probs, b.top_probs, tops * sizeof(float)) == 0, "%s", what);
     ck_assert_msg(memcmp(a.top_ids, b.top_ids, tops * sizeof(int)) == 0, "%s", what);
@@ -497,16 +499,16 @@ pack_replacing_case(const char *name, bool tied, bool mapped)
     ck_assert_uint_eq(packed.weights_mapped > 0, mapped);
     /* (a bfloat16 file: its matrices kept so, then packed so) */
     ck_assert_ptr_nonnull(q16 = packed.blocks[0].q.w16);
-    ck_assert_ptr_nonnull(packed.wte16);
+    ck_assert_ptr_nonnull(packed.tok_embed16);
     ck_assert(decoder_pack_replacing(&packed));
     ck_assert(packed.blocks[0].q.packed.bf16 && packed.head_packed.bf16);
     ck_assert_ptr_null(packed.blocks[0].q.w16);
     ck_assert_ptr_null(packed.blocks[1].gate.w16);
     ck_assert_ptr_null(packed.lm_head16);
     if (tied)
-        ck_assert_ptr_null(packed.wte16); /* (the token rows are read from the head's pack) */
+        ck_assert_ptr_null(packed.tok_embed16); /* (the token rows are read from the head's pack) */
     else
-        ck_assert_ptr_nonnull(packed.wte16);
+        ck_assert_ptr_nonnull(packed.tok_embed16);
     /*
      * Over its copy exactly when its rows fill whole panels (the kernel's width: 4, 16 or 32);
      * a matrix read in place from the file is packed beside it, its pages given back.
@@ -596,7 +598,7 @@ START_TEST(quantized_packs_change_no_bit)
               ATTN_OK);
     /* the blocks the packs replace (the head tied: the embedding's) */
     before = (size_t)decoder_outputs(&packed.cfg) *
-             decoder_quant_row_bytes(packed.lm_headq_type, packed.cfg.n_embd);
+             decoder_quant_row_bytes(packed.lm_headq_type, packed.cfg.d_model);
     for (int l = 0; l < packed.cfg.n_layer; l++)
         for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
             const struct decoder_linear *d = decoder_block_linear(&packed.blocks[l], i);
@@ -718,7 +720,7 @@ START_TEST(a_mapped_file_cut_short_is_refused_not_fatal)
             ck_assert_msg(decoder_forward(&m, f.ids, f.n, f.top, NULL, &again, &err) == ATTN_OK,
                           "%s", err.msg);
             ck_assert_int_eq(memcmp(r.final, again.final,
-                                    (size_t)f.n * (size_t)m.cfg.n_embd * sizeof(float)), 0);
+                                    (size_t)f.n * (size_t)m.cfg.d_model * sizeof(float)), 0);
             decoder_run_destroy(&again);
         }
         decoder_run_destroy(&r);
@@ -765,11 +767,11 @@ START_TEST(bf16_weights_kept_give_the_bits_of_converting_first)
     ck_assert_ptr_nonnull(wide.blocks);
     ck_assert_int_le(f.m.cfg.n_layer, 64);
     memcpy(wide.blocks, f.m.blocks, (size_t)f.m.cfg.n_layer * sizeof *wide.blocks);
-    ck_assert_ptr_nonnull(f.m.wte16);
-    ck_assert_ptr_null(f.m.wte);
-    values = (size_t)f.m.cfg.vocab_size * (size_t)f.m.cfg.n_embd;
-    wide.wte = wide.lm_head = owned[count++] = widened(f.m.wte16, values);
-    wide.wte16 = wide.lm_head16 = NULL;
+    ck_assert_ptr_nonnull(f.m.tok_embed16);
+    ck_assert_ptr_null(f.m.tok_embed);
+    values = (size_t)f.m.cfg.vocab_size * (size_t)f.m.cfg.d_model;
+    wide.tok_embed = wide.lm_head = owned[count++] = widened(f.m.tok_embed16, values);
+    wide.tok_embed16 = wide.lm_head16 = NULL;
     for (int l = 0; l < f.m.cfg.n_layer; l++)
         for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
             struct decoder_linear *d = decoder_block_linear(&wide.blocks[l], i);
@@ -794,10 +796,10 @@ START_TEST(bf16_weights_kept_give_the_bits_of_converting_first)
               decoder_linear_at(&wide.blocks[1].down, 3, 2));
     {
         float r1[256], r2[256];
-        ck_assert_int_le(f.m.cfg.n_embd, 256);
+        ck_assert_int_le(f.m.cfg.d_model, 256);
         decoder_token_row(&f.m, 5, r1);
         decoder_token_row(&wide, 5, r2);
-        ck_assert(memcmp(r1, r2, (size_t)f.m.cfg.n_embd * sizeof(float)) == 0);
+        ck_assert(memcmp(r1, r2, (size_t)f.m.cfg.d_model * sizeof(float)) == 0);
     }
     for (int l = 0; l < f.m.cfg.n_layer; l++)
         for (int i = 0; i < DECODER_BLOCK_LINEARS; i++)
@@ -861,10 +863,10 @@ static void
 refused_window(const char *json, const char *says)
 {
     const char *path = test_write_text(dir, "config.json", json);
-    struct gemma_config c;
+    struct windowed_config c;
     struct attn_error err;
 
-    ck_assert_int_ne(gemma_config_load(&c, path, &err), ATTN_OK);
+    ck_assert_int_ne(windowed_config_load(&c, path, &err), ATTN_OK);
     ck_assert_msg(strstr(err.msg, says) != NULL, "'%s' does not say '%s'", err.msg, says);
 }
 
@@ -998,7 +1000,7 @@ START_TEST(the_books_llama_without_a_config_is_known_by_its_width)
     struct decoder_model m;
     struct attn_error err;
 
-    snprintf(from, sizeof from, "%s/model.pth", test_path("tests/fixtures/llama/llama-book"));
+    snprintf(from, sizeof from, "%s/model.pth", test_path("tests/fixtures/decoders/llama-book"));
     snprintf(to, sizeof to, "%s/llama3.2-1B-instruct.pth", dir);
     snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, to);
     ck_assert_int_eq(system(cmd), 0);
@@ -1141,8 +1143,8 @@ START_TEST(a_gguf_number_is_checked_as_a_config_is)
         struct ge_value v;
         const char *says;
     } cases[] = {
-#define LL "tests/fixtures/llama/llama3-gguf"
-#define GE "tests/fixtures/llama/gemma3-gguf"
+#define LL "tests/fixtures/decoders/llama3-gguf"
+#define GE "tests/fixtures/decoders/gemma3-gguf"
 #define G2 "tests/fixtures/formats/gguf"
         { LL, "llama.attention.head_count", ge_u32(0),
           "llama.attention.head_count is 0, not a count from 1 to 2^30" },
@@ -1215,7 +1217,7 @@ START_TEST(a_gguf_number_is_checked_as_a_config_is)
     /* Llama 3's stretch kept as factors: one of them 0, then NaN. */
     for (int k = 0; k < 2; k++) {
         snprintf(edited, sizeof edited, "%s/factors%d.gguf", dir, k);
-        snprintf(path, sizeof path, "%s/model.gguf", test_path("tests/fixtures/llama/llama3-gguf"));
+        snprintf(path, sizeof path, "%s/model.gguf", test_path("tests/fixtures/decoders/llama3-gguf"));
         gguf_edit(path, edited, "general.name", ge_string("edited"));
         gguf_edit_f32(edited, "rope_freqs.weight", 3, k == 0 ? 0.0f : NAN);
         ck_assert_int_ne(architecture_load(&m, dir, &(struct arch_options){ edited, 0, false }, &err),
@@ -1226,7 +1228,7 @@ START_TEST(a_gguf_number_is_checked_as_a_config_is)
     }
     /* The file unedited opens: the checks refuse only what is wrong. */
     snprintf(edited, sizeof edited, "%s/plain.gguf", dir);
-    snprintf(path, sizeof path, "%s/model.gguf", test_path("tests/fixtures/llama/gemma3-gguf"));
+    snprintf(path, sizeof path, "%s/model.gguf", test_path("tests/fixtures/decoders/gemma3-gguf"));
     gguf_edit(path, edited, "general.name", ge_string("edited"));
     ck_assert_msg(architecture_load(&m, dir, &(struct arch_options){ edited, 0, false }, &err) ==
                       ATTN_OK,

@@ -1,9 +1,10 @@
 /*
- * gemma.c: Gemma 3 (its text model) and Olmo 3 as architectures (see
- * gemma.h and architecture.h): their name tables under Hugging Face's
+ * windowed.c: Gemma 3 (its text model), Gemma 2 and Olmo 3, the decoders
+ * whose layers slide over windows, as architectures (see
+ * windowed.h and architecture.h): their name tables under Hugging Face's
  * names and the book's notebooks' (ch05/12's Gemma 3, ch05/13's Olmo 3:
  * tok_emb, blocks.N.att.W_query, ff.fc1 the gate, fc2 up, fc3 down), and
- * their sizes from config.json (gemma_config.c), which both layouts need:
+ * their sizes from config.json (windowed_config.c), which both layouts need:
  * the book's files have no settings of their own a layer's kind could be
  * read from; and Gemma 3's GGUF files as llama.cpp writes them (their
  * metadata and llama.cpp's constants).
@@ -15,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attnscope/architectures/gemma.h"
+#include "attnscope/architectures/windowed.h"
 #include "attnscope/files/fileio.h"
 #include "attnscope/formats/gguf.h"
 #include "attnscope/formats/tensors.h"
@@ -109,7 +110,7 @@ gemma_gguf(struct arch_loader *ld, struct attn_error *err)
     if (gguf_describe(ld, err) != ATTN_OK) /* (the parts are the architecture's: arch_parts) */
         return err->status;
     c->norm_plus_one = false; /* (llama.cpp's conversion stores Gemma's norms as 1 + w) */
-    c->attn_scalar = c->n_layer == 62 ? (double)(c->n_embd / c->n_head) : decoder_head_dim(c);
+    c->attn_scalar = c->n_layer == 62 ? (double)(c->d_model / c->n_head) : decoder_head_dim(c);
     c->rope_local_theta = 10000.0;
     if (arch_gguf_number(g, "gemma3", "rope.freq_base_swa", ARCH_BOUND_ROPE_BASE,
                          &c->rope_local_theta, err) != ATTN_OK ||
@@ -152,7 +153,7 @@ window_describe(struct arch_loader *ld, const char *dir, const struct arch_optio
                 struct attn_error *err)
 {
     struct decoder_model *m = ld->w.m;
-    struct gemma_config lc;
+    struct windowed_config lc;
     char path[4096];
 
     (void)o;
@@ -165,7 +166,7 @@ window_describe(struct arch_loader *ld, const char *dir, const struct arch_optio
                          "%s: no config.json beside the weights: %s's layers are of two kinds, "
                          "which only its config says (put the model's config.json beside it)",
                          dir, ld->arch->title);
-    if (gemma_config_load(&lc, path, err) != ATTN_OK)
+    if (windowed_config_load(&lc, path, err) != ATTN_OK)
         return err->status;
     if (strcmp(lc.model_type, ld->arch->model_types[0]) != 0)
         return attn_fail(err, ATTN_EPARSE, "%s: model_type %s beside %s's tensor names", path,

@@ -7,10 +7,10 @@
 
 #include "attnscope/base/progress.h"
 #include "attnscope/base/utf8.h"
-#include "attnscope/families/decoder/family_decoder.h"
-#include "attnscope/families/decoder/generate.h"
-#include "attnscope/families/decoder/model_export.h"
-#include "attnscope/families/decoder/headmap.h"
+#include "attnscope/families/model/family_model.h"
+#include "attnscope/families/model/generate.h"
+#include "attnscope/families/model/model_export.h"
+#include "attnscope/families/model/headmap.h"
 #include "attnscope/files/csvio.h"
 #include "attnscope/files/fileio.h"
 #include "attnscope/files/fileio_batch.h"
@@ -71,7 +71,7 @@ write_output_text(FILE *f, const struct model *m, int id)
 
 /* tokens.csv: position,id,token, the token as the text it stands for (write_token_text). */
 static enum attn_status
-write_model_tokens(struct fileio_batch *b, const struct family_decoder_state *g, struct attn_error *err)
+write_model_tokens(struct fileio_batch *b, const struct family_model_state *g, struct attn_error *err)
 {
     FILE *f;
     enum attn_status st = fileio_batch_open(b, "tokens.csv", &f, err);
@@ -89,7 +89,7 @@ write_model_tokens(struct fileio_batch *b, const struct family_decoder_state *g,
 
 /* next.csv: position,rank,id,token,probability, the top K after every position. */
 static enum attn_status
-write_model_next(struct fileio_batch *b, const struct family_decoder_state *g, struct attn_error *err)
+write_model_next(struct fileio_batch *b, const struct family_model_state *g, struct attn_error *err)
 {
     FILE *f;
     char value[32];
@@ -160,7 +160,7 @@ write_model_heads(struct fileio_batch *b, const struct pipeline *p, struct attn_
  * (position,layer,rank,id,token,probability).
  */
 static enum attn_status
-write_model_lens(struct fileio_batch *b, const struct family_decoder_state *g, int position,
+write_model_lens(struct fileio_batch *b, const struct family_model_state *g, int position,
                  struct attn_error *err)
 {
     const int layers = g->model->dec.cfg.n_layer;
@@ -203,7 +203,7 @@ write_model_lens(struct fileio_batch *b, const struct family_decoder_state *g, i
  */
 static enum attn_status
 write_model_cache(struct fileio_batch *b, const struct pipeline *p,
-                  const struct family_decoder_state *g, const char *folder, struct attn_error *err)
+                  const struct family_model_state *g, const char *folder, struct attn_error *err)
 {
     const struct decoder_config *c = &g->model->dec.cfg;
     const struct matrix *keys = p->block.k_rotated.data != NULL ? &p->block.k_rotated : &p->st.keys;
@@ -292,7 +292,7 @@ enum attn_status
 export_model_view(struct pipeline *p, enum export_model_what what, enum pipeline_stage s, int head,
                   int position, const char *dir, int *written, struct attn_error *err)
 {
-    const struct family_decoder_state *g = pipeline_decoder(p);
+    const struct family_model_state *g = pipeline_decoder(p);
     struct fileio_batch b;
     enum attn_status st;
     char folder[32];
@@ -377,7 +377,7 @@ export_model_written(struct pipeline *p, const struct pipeline_selection *sel, i
                      const struct generation *gen, const char *dir, int *written,
                      struct attn_error *err)
 {
-    const struct family_decoder_state *g = pipeline_decoder(p);
+    const struct family_model_state *g = pipeline_decoder(p);
     const int shown = p->layer;
     struct fileio_batch b;
     enum attn_status st;

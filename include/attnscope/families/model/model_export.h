@@ -9,7 +9,7 @@
 #include "attnscope/pipeline/pipeline.h"
 
 /*
- * A trained model's export (family_decoder): tokens.csv (position,id,token),
+ * A trained model's export (family_model): tokens.csv (position,id,token),
  * the model-wide stages (embeddings.csv, positional.csv, final.csv),
  * layerL/ for every layer with its stages under the names above
  * (weights.hH.csv, ln1.csv, residual1.csv, ...), and next.csv

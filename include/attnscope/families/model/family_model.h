@@ -1,19 +1,19 @@
 /*
- * family_decoder.h: what the trained-model family keeps beyond the stages
+ * family_model.h: what the trained-model family keeps beyond the stages
  * every family shares: the token ids and the forward pass (decoder.h)
  * behind them, for the front ends' token ids and next-token predictions.
  */
-#ifndef ATTNSCOPE_FAMILY_DECODER_H
-#define ATTNSCOPE_FAMILY_DECODER_H
+#ifndef ATTNSCOPE_FAMILY_MODEL_H
+#define ATTNSCOPE_FAMILY_MODEL_H
 
 #include <stdbool.h>
 
-#include "attnscope/families/decoder/model.h"
+#include "attnscope/families/model/model.h"
 #include "attnscope/pipeline/pipeline.h"
 
 struct generation;
 
-struct family_decoder_state {
+struct family_model_state {
     const struct model *model; /* borrowed from the pipeline's source */
     int *ids;                  /* (n) the token ids, <|endoftext|> first with bos */
     bool bos;
@@ -38,10 +38,10 @@ struct family_decoder_state {
 };
 
 /* p's model state, or NULL when p is not a trained model's. */
-const struct family_decoder_state *pipeline_decoder(const struct pipeline *p);
+const struct family_model_state *pipeline_decoder(const struct pipeline *p);
 
 /* What a pipeline of n tokens of this model holds beside the weights (its estimate). */
-size_t family_decoder_pipeline_bytes(const struct decoder_config *c, int n, int top);
+size_t family_model_pipeline_bytes(const struct decoder_config *c, int n, int top);
 
 /*
  * The weights packed once for the products, when they and what packing
@@ -56,24 +56,24 @@ size_t family_decoder_pipeline_bytes(const struct decoder_config *c, int n, int 
  * they are made.  true when everything was packed.  The view also makes
  * what is still read from the files its own (decoder_pin_mapped: a file
  * saved over then changes nothing); a process that writes and ends
- * (--generate with --print or --export) need not: family_decoder_pack_for_writing.
+ * (--generate with --print or --export) need not: family_model_pack_for_writing.
  */
-bool family_decoder_pack_if_room(struct decoder_model *m);
-bool family_decoder_pack_for_writing(struct decoder_model *m);
+bool family_model_pack_if_room(struct decoder_model *m);
+bool family_model_pack_for_writing(struct decoder_model *m);
 
 /*
  * The same packing on a thread of its own while the model is used as it is
  * (the view draws its first frame meanwhile: a model opens as fast as
  * --print's; the products pack as they go until then, the same bits).
- * family_decoder_pack_settle, without waiting, puts the packs in once they
+ * family_model_pack_settle, without waiting, puts the packs in once they
  * are made, then makes what is still read from the files the process's own
  * (decoder_pin_mapped); true when it did.  Call it only
  * while no forward runs on m (the view: between keys).
  */
-void family_decoder_pack_meanwhile(struct decoder_model *m);
-bool family_decoder_pack_settle(struct decoder_model *m);
+void family_model_pack_meanwhile(struct decoder_model *m);
+bool family_model_pack_settle(struct decoder_model *m);
 
 /* The knobs of cfg that a trained model has (mask, scaling, temperature). */
-void family_decoder_knobs_of(const struct attention_config *cfg, struct decoder_knobs *k);
+void family_model_knobs_of(const struct attention_config *cfg, struct decoder_knobs *k);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * family_decoder.c: every trained model (GPT-2, Llama, Qwen) behind the family seam (family.h).
+ * family_model.c: every trained model (GPT-2, Llama, Qwen) behind the family seam (family.h).
  *
  * create tokenizes the sentence with the model's BPE, runs the forward
  * pass (decoder.h: every layer's keys, values and output kept, and the
@@ -19,23 +19,23 @@
 #include <unistd.h>
 
 #include "attnscope/base/sysmem.h"
-#include "attnscope/families/decoder/family_decoder.h"
+#include "attnscope/families/model/family_model.h"
 #include "attnscope/kernels/rowops.h"
 
-static struct family_decoder_state *
+static struct family_model_state *
 state(const struct pipeline *p)
 {
-    return (struct family_decoder_state *)p->family_state;
+    return (struct family_model_state *)p->family_state;
 }
 
-const struct family_decoder_state *
+const struct family_model_state *
 pipeline_decoder(const struct pipeline *p)
 {
-    return p != NULL && p->family == &family_decoder ? state(p) : NULL;
+    return p != NULL && p->family == &family_model ? state(p) : NULL;
 }
 
 void
-family_decoder_knobs_of(const struct attention_config *cfg, struct decoder_knobs *k)
+family_model_knobs_of(const struct attention_config *cfg, struct decoder_knobs *k)
 {
     k->causal = cfg->mask != ATTN_MASK_NONE;
     k->scaled = cfg->scale;
@@ -49,7 +49,7 @@ static enum attn_status
 encode(const struct pipeline_source *src, int **ids, int *n, struct attn_error *err)
 {
     const struct model *m = src->model;
-    const int limit = m->dec.cfg.n_positions;
+    const int limit = m->dec.cfg.n_ctx;
     const char *text = src->sentence != NULL ? src->sentence : "";
     int *got = NULL;
     int count = 0;
@@ -132,9 +132,9 @@ given_ids(const struct pipeline_source *src, int **ids, int *n, struct attn_erro
     if (src->n_ids < 1)
         return attn_fail(err, ATTN_EVALUE, "the text is empty: give %s something to read",
                          m->name);
-    if (src->n_ids > m->dec.cfg.n_positions)
+    if (src->n_ids > m->dec.cfg.n_ctx)
         return attn_fail(err, ATTN_ELIMIT, "the text is %d tokens; %s reads at most %d (%s)",
-                         src->n_ids, m->name, m->dec.cfg.n_positions, m->dec.context_from);
+                         src->n_ids, m->name, m->dec.cfg.n_ctx, m->dec.context_from);
     /* (A model's own rows count: one may write an id its tokenizer has no text for, "<id>".) */
     for (int i = 0; i < src->n_ids; i++)
         if (src->ids[i] < 0 || src->ids[i] >= m->dec.cfg.vocab_size)
@@ -149,7 +149,7 @@ given_ids(const struct pipeline_source *src, int **ids, int *n, struct attn_erro
 }
 
 size_t
-family_decoder_pipeline_bytes(const struct decoder_config *c, int n, int top)
+family_model_pipeline_bytes(const struct decoder_config *c, int n, int top)
 {
     const size_t nn = (size_t)n;
 
@@ -167,7 +167,7 @@ room_to_pack(const struct decoder_model *m)
 }
 
 bool
-family_decoder_pack_if_room(struct decoder_model *m)
+family_model_pack_if_room(struct decoder_model *m)
 {
     /* Packed a layer at a time, each layer's copies given back as its packs are made (or packed
        over them): the packs replace the weights, adding only a layer or the largest matrix
@@ -180,14 +180,14 @@ family_decoder_pack_if_room(struct decoder_model *m)
 }
 
 bool
-family_decoder_pack_for_writing(struct decoder_model *m)
+family_model_pack_for_writing(struct decoder_model *m)
 {
     /* (the files' pages stay the files': a half-precision model's 2.5 GB are not copied) */
     return room_to_pack(m) && decoder_pack_replacing(m);
 }
 
 void
-family_decoder_pack_meanwhile(struct decoder_model *m)
+family_model_pack_meanwhile(struct decoder_model *m)
 {
     if (m->packer != NULL)
         return;
@@ -197,11 +197,11 @@ family_decoder_pack_meanwhile(struct decoder_model *m)
     }
     m->packer = decoder_packer_start(m);
     if (m->packer == NULL) /* (no thread: packed now) */
-        (void)family_decoder_pack_if_room(m);
+        (void)family_model_pack_if_room(m);
 }
 
 bool
-family_decoder_pack_settle(struct decoder_model *m)
+family_model_pack_settle(struct decoder_model *m)
 {
     if (m->packer == NULL)
         return false;
@@ -232,9 +232,9 @@ decoder_family_estimate(const struct attention_config *cfg, const struct pipelin
     free(ids);
     /* The rows of room a generation asks for are allocated with the text's. */
     if (src->room > 0)
-        n = n + src->room < src->model->dec.cfg.n_positions ? n + src->room
-                                                            : src->model->dec.cfg.n_positions;
-    *bytes = family_decoder_pipeline_bytes(&src->model->dec.cfg, n, src->top);
+        n = n + src->room < src->model->dec.cfg.n_ctx ? n + src->room
+                                                            : src->model->dec.cfg.n_ctx;
+    *bytes = family_model_pipeline_bytes(&src->model->dec.cfg, n, src->top);
     return ATTN_OK;
 }
 
@@ -317,12 +317,12 @@ view(float *data, int rows, int cols)
 
 /* The mask's window and the divisor of layer's scores, as the pipeline says them. */
 static void
-layer_scaling(struct pipeline *p, const struct family_decoder_state *s, int layer)
+layer_scaling(struct pipeline *p, const struct family_model_state *s, int layer)
 {
     struct decoder_knobs k;
 
     p->window = s->run.causal ? decoder_window(&s->model->dec.cfg, layer) : 0;
-    family_decoder_knobs_of(&p->cfg, &k);
+    family_model_knobs_of(&p->cfg, &k);
     p->st.divisor = decoder_divisor(&s->model->dec, &k, layer);
     p->st.shape.divisor = p->st.divisor;
 }
@@ -330,12 +330,12 @@ layer_scaling(struct pipeline *p, const struct family_decoder_state *s, int laye
 static enum attn_status
 decoder_family_select_layer(struct pipeline *p, int layer, struct attn_error *err)
 {
-    struct family_decoder_state *s = state(p);
+    struct family_model_state *s = state(p);
     const struct decoder_config *c = &s->model->dec.cfg;
     const struct decoder_layer_stages *l = &s->run.layers[layer];
     const int n = s->run.n;
-    const int C = c->n_embd;
-    const int F = c->n_inner;
+    const int C = c->d_model;
+    const int F = c->d_mlp;
     const int Q = decoder_q_width(c);
     const int K = decoder_kv_width(c);
     const bool gated = decoder_gated(c);
@@ -382,7 +382,7 @@ decoder_family_select_layer(struct pipeline *p, int layer, struct attn_error *er
 static void
 decoder_family_destroy(struct pipeline *p)
 {
-    struct family_decoder_state *s = state(p);
+    struct family_model_state *s = state(p);
 
     /* The shared fields are views into the run: nothing of theirs to free. */
     memset(&p->embeddings, 0, sizeof p->embeddings);
@@ -408,7 +408,7 @@ decoder_family_destroy(struct pipeline *p)
  * run kept none of them).
  */
 static bool
-same_computation(const struct family_decoder_state *prev, const struct family_decoder_state *s)
+same_computation(const struct family_model_state *prev, const struct family_model_state *s)
 {
     return prev != NULL && !prev->run.lean && prev->model == s->model && prev->bos == s->bos &&
            prev->top == s->top && prev->knobs.causal == s->knobs.causal &&
@@ -423,7 +423,7 @@ same_computation(const struct family_decoder_state *prev, const struct family_de
  * same), or nothing.
  */
 static enum attn_status
-run_from(struct family_decoder_state *prev, struct family_decoder_state *s, int n, const struct decoder_knobs *k,
+run_from(struct family_model_state *prev, struct family_model_state *s, int n, const struct decoder_knobs *k,
          struct attn_error *err)
 {
     const struct decoder_model *d = &s->model->dec;
@@ -452,12 +452,12 @@ run_from(struct family_decoder_state *prev, struct family_decoder_state *s, int 
  * prev's memory over, only the new pipeline can show it.
  */
 static enum attn_status
-decoder_family_build(struct pipeline *p, struct family_decoder_state *prev, const struct attention_config *cfg,
+decoder_family_build(struct pipeline *p, struct family_model_state *prev, const struct attention_config *cfg,
            const struct pipeline_source *src, struct attn_error *err)
 {
     const struct model *m = src->model;
     struct decoder_knobs k;
-    struct family_decoder_state *s;
+    struct family_model_state *s;
     const struct decoder_config *c;
     enum attn_status st;
     int n;
@@ -476,7 +476,7 @@ decoder_family_build(struct pipeline *p, struct family_decoder_state *prev, cons
     st = src->ids != NULL ? given_ids(src, &s->ids, &n, err) : encode(src, &s->ids, &n, err);
     if (st != ATTN_OK)
         return st;
-    family_decoder_knobs_of(cfg, &k);
+    family_model_knobs_of(cfg, &k);
     k.ablated = src->ablated;
     k.last_logits = src->last_logits;
     k.room = src->room;
@@ -505,24 +505,24 @@ decoder_family_build(struct pipeline *p, struct family_decoder_state *prev, cons
     if (c->positions == DECODER_POSITIONS_ROPE) /* (Qwen2's biased projections, in the formula) */
         p->cfg.qkv_bias = m->dec.blocks[0].q.b != NULL;
     p->cfg.dropout = 0.0;
-    p->d_in = c->n_embd;
+    p->d_in = c->d_model;
     p->layers = c->n_layer;
-    p->embeddings = view(s->run.tok, n, c->n_embd);
+    p->embeddings = view(s->run.tok, n, c->d_model);
     if (p->cfg.positional)
-        p->positional = view(s->run.pos, n, c->n_embd);
-    p->block.final = view(s->run.final, n, c->n_embd);
+        p->positional = view(s->run.pos, n, c->d_model);
+    p->block.final = view(s->run.final, n, c->d_model);
     p->st.nq = p->st.nk = n;
     p->scale_without_root = !c->scale_attn_weights;
     p->scale_by_layer = c->scale_by_layer;
     p->scale_scalar = c->attn_scalar;
     p->st.dropout_scale = 1.0f;
-    p->st.shape.d_in = c->n_embd;
+    p->st.shape.d_in = c->d_model;
     p->st.shape.heads = c->n_head;
     p->st.shape.head_dim = decoder_head_dim(c);
     p->st.shape.d_qkv = decoder_q_width(c);
-    p->st.shape.d_output = c->n_embd;
+    p->st.shape.d_output = c->d_model;
     p->st.shape.sets = 1;
-    p->st.shape.d_set = 3 * c->n_embd;
+    p->st.shape.d_set = 3 * c->d_model;
     p->st.shape.dropout_calls = 1;
     if (s->run.lean) {
         /* No layer kept: the first's mask and scaling stand for the model in a header. */
@@ -550,12 +550,12 @@ static enum attn_status
 decoder_family_rebuild(struct pipeline *p, struct pipeline *prev, const struct attention_config *cfg,
              const struct pipeline_source *src, struct attn_error *err)
 {
-    return decoder_family_build(p, prev != NULL && prev->family == &family_decoder ? state(prev) : NULL, cfg,
+    return decoder_family_build(p, prev != NULL && prev->family == &family_model ? state(prev) : NULL, cfg,
                       src, err);
 }
 
 /* Stages a trained model has: all but the dropout's. */
-const struct family family_decoder = {
+const struct family family_model = {
     "decoder",
     "a trained decoder from its files (GPT-2, Llama, Qwen): every block's stages, layer by layer",
     (FAMILY_STAGE(STAGE_COUNT) - 1) & ~FAMILY_STAGE(STAGE_DROPPED) &
@@ -566,11 +566,11 @@ const struct family family_decoder = {
     decoder_family_destroy,
     decoder_family_estimate,
     decoder_family_select_layer,
-    FAMILY_STAGE(STAGE_INPUTS) | FAMILY_STAGE(STAGE_LN1) | FAMILY_STAGE(STAGE_QUERIES) |
+    FAMILY_STAGE(STAGE_INPUTS) | FAMILY_STAGE(STAGE_PRE_ATTN_NORM) | FAMILY_STAGE(STAGE_QUERIES) |
         FAMILY_STAGE(STAGE_KEYS) | FAMILY_STAGE(STAGE_VALUES) | FAMILY_STAGE(STAGE_SCORES) |
         FAMILY_STAGE(STAGE_MASKED) | FAMILY_STAGE(STAGE_SCALED) | FAMILY_STAGE(STAGE_WEIGHTS) |
         FAMILY_STAGE(STAGE_CONTEXT) | FAMILY_STAGE(STAGE_OUTPUT) | FAMILY_STAGE(STAGE_RESIDUAL1) |
-        FAMILY_STAGE(STAGE_LN2) | FAMILY_STAGE(STAGE_FC) | FAMILY_STAGE(STAGE_GELU) |
+        FAMILY_STAGE(STAGE_PRE_MLP_NORM) | FAMILY_STAGE(STAGE_UP) | FAMILY_STAGE(STAGE_GELU) |
         FAMILY_STAGE(STAGE_MLP) | FAMILY_STAGE(STAGE_RESIDUAL2) |
         FAMILY_STAGE(STAGE_QUERIES_NORMED) | FAMILY_STAGE(STAGE_KEYS_NORMED) |
         FAMILY_STAGE(STAGE_QUERIES_ROTATED) | FAMILY_STAGE(STAGE_KEYS_ROTATED) |

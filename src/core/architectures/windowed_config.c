@@ -1,6 +1,6 @@
 /*
- * gemma_config.c: the config.json of the families with sliding windows
- * (see gemma.h): Gemma 3's text model (gemma3_text), Gemma 2 (gemma2) and
+ * windowed_config.c: the config.json of the families with sliding windows
+ * (see windowed.h): Gemma 3's text model (gemma3_text), Gemma 2 (gemma2) and
  * Olmo 3 (olmo3),
  * read and audited as the Llama family's are (llama_config.c): every key
  * that changes the computation honoured or refused by name.
@@ -28,10 +28,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attnscope/architectures/gemma.h"
+#include "attnscope/architectures/windowed.h"
 #include "attnscope/files/jsonfile.h"
 
-/* The architecture model_type names when it is one this file reads (gemma.c's), else NULL. */
+/* The architecture model_type names when it is one this file reads (windowed.c's), else NULL. */
 static const struct architecture *
 window_of(const char *model_type)
 {
@@ -171,7 +171,7 @@ rope_by_kind(struct decoder_config *c, json_t *params, const char *path, struct 
     if (full != NULL) {
         c->rope_theta = arch_config_number(full, path, "rope_theta", c->rope_theta, ARCH_BOUND_ROPE_BASE, err);
         if (isnan(c->rope_theta) ||
-            arch_config_rope(full, path, "rope_parameters.full_attention", c->n_positions,
+            arch_config_rope(full, path, "rope_parameters.full_attention", c->n_ctx,
                               &c->rope_scaling, err) != ATTN_OK)
             return ATTN_EPARSE;
     }
@@ -239,12 +239,12 @@ rope(struct decoder_config *c, json_t *root, const char *path, const struct arch
         return ATTN_OK;
     if (!json_is_object(sc))
         return attn_fail(err, ATTN_EPARSE, "%s: \"rope_scaling\" is not an object or null", path);
-    return arch_config_rope(sc, path, name, c->n_positions, &c->rope_scaling, err);
+    return arch_config_rope(sc, path, name, c->n_ctx, &c->rope_scaling, err);
 }
 
 /* The parts, and the keys that change them. */
 static enum attn_status
-parts(struct gemma_config *gc, json_t *root, const char *path, struct attn_error *err)
+parts(struct windowed_config *gc, json_t *root, const char *path, struct attn_error *err)
 {
     struct decoder_config *c = &gc->dec;
     const struct architecture *a = window_of(gc->model_type);
@@ -283,7 +283,7 @@ parts(struct gemma_config *gc, json_t *root, const char *path, struct attn_error
 }
 
 enum attn_status
-gemma_config_load(struct gemma_config *gc, const char *path, struct attn_error *err)
+windowed_config_load(struct windowed_config *gc, const char *path, struct attn_error *err)
 {
     json_t *root = jsonfile_load(path, JSONFILE_CONFIG_MAX, err);
     const char *type;
