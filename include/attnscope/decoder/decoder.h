@@ -293,6 +293,7 @@ struct decoder_model {
     int end_tokens[DECODER_END_MAX];
     int n_end_tokens;
     char end_from[96];
+    char *chat_template;         /* a GGUF's tokenizer.chat_template (the model's), or NULL */
     char described_by[64];       /* what gave the sizes: "config.json", "hparams.json" or
                                     "the tensors' shapes" */
     char heads_from[160];        /* where no file gives the head count, what did, or "" */

@@ -193,6 +193,13 @@ gguf_describe(struct arch_loader *ld, struct attn_error *err)
     m->bos_token = gguf_int(g, "tokenizer.ggml.bos_token_id", &n) && n >= 0 && n < INT32_MAX
                        ? (int)n
                        : -1;
+    /* Its chat template, for --chat (the model's own text, kept as written). */
+    {
+        const char *t = gguf_string(g, "tokenizer.chat_template");
+        free(m->chat_template);
+        if ((m->chat_template = t != NULL ? strdup(t) : NULL) == NULL && t != NULL)
+            return attn_fail(err, ATTN_ENOMEM, "out of memory for %s's chat template", g->path);
+    }
     /* The end tokens: the eos and, when another, the end of a turn (eot), as llama.cpp stops. */
     m->n_end_tokens = 0;
     m->end_from[0] = '\0';

@@ -437,5 +437,6 @@ decoder_destroy(struct decoder_model *m)
         filemap_close(m->maps[i]);
     free(m->maps);
     free(m->blocks);
+    free(m->chat_template);
     memset(m, 0, sizeof *m);
 }

@@ -44,6 +44,15 @@ family_model_knobs_of(const struct attention_config *cfg, struct decoder_knobs *
     k->last_logits = NULL;
 }
 
+/* The first token as the model's own tokenizer names it, for a message; "" without --bos. */
+static const char *
+first_shown(const struct model *m, bool bos, char *buf, size_t size)
+{
+    if (!bos || m->first_token < 0)
+        return "";
+    return model_token_display(m, m->first_token, buf, size);
+}
+
 /* The sentence's ids, the model's first token first with bos; errors say what to change. */
 static enum attn_status
 encode(const struct pipeline_source *src, int **ids, int *n, struct attn_error *err)
@@ -58,8 +67,6 @@ encode(const struct pipeline_source *src, int **ids, int *n, struct attn_error *
 
     *ids = NULL;
     *n = 0;
-    if (src->bos && m->first_token >= 0) /* (said as its own tokenizer names it) */
-        model_token_display(m, m->first_token, first, sizeof first);
     if (src->bos && m->first_token < 0)
         return attn_fail(err, ATTN_EVALUE,
                          "--bos: %s's vocabulary has no first token (no bos_token_id in its "
@@ -74,8 +81,9 @@ encode(const struct pipeline_source *src, int **ids, int *n, struct attn_error *
             return attn_fail(err, ATTN_ELIMIT,
                              "the text is more than %d tokens%s%s; %s reads at most %d (%s): "
                              "shorten it",
-                             room, src->bos ? " beside " : "", src->bos ? first : "", m->name,
-                             limit, m->dec.context_from);
+                             room, src->bos ? " beside " : "",
+                             first_shown(m, src->bos, first, sizeof first), m->name, limit,
+                             m->dec.context_from);
         if (st != ATTN_OK)
             return st;
     }
@@ -89,7 +97,8 @@ encode(const struct pipeline_source *src, int **ids, int *n, struct attn_error *
         return attn_fail(err, ATTN_ELIMIT,
                          "the text is %d tokens%s%s; %s reads at most %d (%s): shorten it",
                          count + (src->bos ? 1 : 0), src->bos ? " with " : "",
-                         src->bos ? first : "", m->name, limit, m->dec.context_from);
+                         first_shown(m, src->bos, first, sizeof first), m->name, limit,
+                         m->dec.context_from);
     }
     /*
      * A tokenizer may list tokens past the embedding's rows (Gemma 3's

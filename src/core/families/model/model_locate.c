@@ -276,6 +276,7 @@ model_locate(const char *what, struct model_place *where, struct attn_error *err
     char why[256] = "";
     char searched[1024] = "";
     char lmstudio[MODEL_PATH_MAX], ollama[1024];
+    int found;
     size_t at = 0;
     int nroots;
     bool have_cached = false;
@@ -332,22 +333,11 @@ model_locate(const char *what, struct model_place *where, struct attn_error *err
         return ATTN_OK;
     }
     /* LM Studio's publisher/model, then Ollama's NAME[:TAG]. */
-    switch (model_lmstudio(what, where, lmstudio, sizeof lmstudio, err)) {
-    case 0:
-        return ATTN_OK;
-    case -1:
-        return err->status;
-    default:
-        break;
-    }
-    switch (model_ollama(what, where, err)) {
-    case 0:
-        return ATTN_OK;
-    case -1:
-        return err->status;
-    default:
-        break;
-    }
+    /* Each place answers 0 (found), -1 (err said why not) or 1 (not there: the next). */
+    if ((found = model_lmstudio(what, where, lmstudio, sizeof lmstudio, err)) == 1)
+        found = model_ollama(what, where, err);
+    if (found != 1)
+        return found == 0 ? ATTN_OK : err->status;
     model_ollama_looked(what, ollama, sizeof ollama);
     if (!repo_id(what))
         return attn_fail(err, ATTN_EIO, "--model %s: no such file or folder, and no Ollama model "

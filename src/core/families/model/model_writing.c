@@ -129,14 +129,9 @@ model_read_chat_template(struct model *m, const char *ollama, struct attn_error 
         return 0;
     }
     if (weights != NULL && gguf_file_is(weights)) {
-        struct gguf g;
-        const char *s;
-        if (gguf_open(&g, weights, err) != ATTN_OK)
-            return -1;
-        s = gguf_string(&g, "tokenizer.chat_template");
-        m->chat_template = s != NULL ? strdup(s) : NULL;
-        gguf_close(&g);
-        if (s != NULL && m->chat_template == NULL)
+        /* (read with the rest of its metadata: architecture_gguf.c) */
+        if (m->dec.chat_template != NULL &&
+            (m->chat_template = strdup(m->dec.chat_template)) == NULL)
             return attn_fail(err, ATTN_ENOMEM, "out of memory"), -1;
         snprintf(m->chat_from, sizeof m->chat_from, "its GGUF's tokenizer.chat_template");
         return 0;
