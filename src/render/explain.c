@@ -630,17 +630,6 @@ BLOCK_FORMULA(qrope, STAGE_QUERIES_ROTATED)
 BLOCK_FORMULA(krope, STAGE_KEYS_ROTATED)
 BLOCK_FORMULA(gate, STAGE_GATE)
 
-static void
-formula_cache(const struct pipeline *p, char *buf, size_t size)
-{
-    if (p != NULL && p->window > 0)
-        snprintf(buf, size, "cache_l = (K_l, V_l): a ring of 2 x %d x d_kv floats; a new token "
-                            "overwrites slot n mod %d", p->window, p->window);
-    else
-        snprintf(buf, size,
-                 "cache_l = (K_l, V_l): 2 x n x d_kv floats; a new token adds a row to each");
-}
-
 BLOCK_FORMULA(fc, STAGE_UP)
 BLOCK_FORMULA(gelu, STAGE_GELU)
 BLOCK_FORMULA(swiglu, STAGE_SWIGLU)

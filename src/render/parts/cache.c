@@ -59,6 +59,17 @@ cache_size_text(const struct pipeline *p, char *buf, size_t size)
 }
 
 void
+formula_cache(const struct pipeline *p, char *buf, size_t size)
+{
+    if (p != NULL && p->window > 0)
+        snprintf(buf, size, "cache_l = (K_l, V_l): a ring of 2 x %d x d_kv floats; a new token "
+                            "overwrites slot n mod %d", p->window, p->window);
+    else
+        snprintf(buf, size,
+                 "cache_l = (K_l, V_l): 2 x n x d_kv floats; a new token adds a row to each");
+}
+
+void
 text_cache(const struct pipeline *p, char *buf, size_t size)
 {
     size_t used = 0;

@@ -98,7 +98,8 @@ void text_residual2(const struct pipeline *p, char *buf, size_t size);
 void inspect_residual1(struct out *o, const struct cell_at *at);
 void inspect_residual2(struct out *o, const struct cell_at *at);
 
-/* cache.c: the KV cache stage */
+/* cache.c: the KV cache stage (its formula too: what a ring keeps) */
+void formula_cache(const struct pipeline *p, char *buf, size_t size);
 void text_cache(const struct pipeline *p, char *buf, size_t size);
 void inspect_cache(struct out *o, const struct cell_at *at);
 /* mlp.c */
