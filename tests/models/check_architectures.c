@@ -945,6 +945,16 @@ START_TEST(the_audit_refuses_by_name)
                    "\"rope_parameters\": {\"rope_type\": \"yarn\", \"factor\": 2, "
                    "\"rope_theta\": 10000}}",
                    "\"rope_scaling\" (linear) and \"rope_parameters\" (yarn) disagree");
+    /* ... and every refusal of the one reader holds for both families: a rope_scaling without
+       a kind (the windowed reader took it as plain RoPE). */
+    refused("{\"model_type\": \"llama\", " SIZES ", \"rope_scaling\": {\"factor\": 2}}",
+            "\"rope_scaling\" has no \"rope_type\"");
+    refused_window("{\"model_type\": \"olmo3\", " SIZES ", \"rope_scaling\": {\"factor\": 2}}",
+                   "\"rope_scaling\" has no \"rope_type\"");
+    /* rope_parameters by kind of layer read by the Llama family's reader too (the same code). */
+    refused("{\"model_type\": \"llama\", " SIZES ", \"rope_parameters\": {\"full_attention\": "
+            "{\"rope_type\": \"longrope\"}}}",
+            "\"rope_parameters.full_attention\" of type longrope is not supported yet");
 }
 END_TEST
 
@@ -1240,7 +1250,7 @@ END_TEST
 static Suite *
 llama_suite(void)
 {
-    Suite *s = suite_create("llama");
+    Suite *s = suite_create("architectures");
     TCase *t = tcase_create("core");
 
     tcase_set_timeout(t, 120);

@@ -253,6 +253,18 @@ enum attn_status arch_config_rope(json_t *sc, const char *path, const char *name
 enum attn_status arch_config_rope_pick(json_t *root, const char *path, json_t **sc,
                                        const char **name, struct attn_error *err);
 /*
+ * RoPE from a config, the one reader every architecture's uses: rope_theta
+ * (or inside rope_parameters; c->rope_theta is the default), the sliding
+ * layers' base (rope_local_base_freq when local_key, else rope_theta),
+ * rope_parameters by kind of layer, else the stretch under rope_scaling or
+ * rope_parameters (arch_config_rope_pick, arch_config_rope), with one set
+ * of refusals: which is not an object, a rope_scaling without rope_type,
+ * both spellings disagreeing, a kind not computed, a stretch on sliding
+ * layers.
+ */
+enum attn_status arch_config_rope_read(json_t *root, const char *path, bool local_key,
+                                       struct decoder_config *c, struct attn_error *err);
+/*
  * The sizes every Hugging Face config gives (hidden_size,
  * intermediate_size, num_hidden_layers, num_attention_heads,
  * num_key_value_heads, vocab_size, max_position_embeddings, head_dim: the

@@ -196,9 +196,12 @@ architecture_find(const char *dir, const char *weights, const struct architectur
         if (root == NULL)
             return -1;
         type = type_in(root, arch);
-        /* A config without a type is GPT-2's (the book's GPT_CONFIG saved as JSON, old files). */
+        /*
+         * A config without a type is GPT-2's (the book's GPT_CONFIG saved as
+         * JSON, old files): the registry's first (architectures.c).
+         */
         if (type == NULL)
-            *arch = architecture_of_type("gpt2");
+            *arch = architectures[0];
         if (*arch == NULL) {
             attn_fail(err, ATTN_EPARSE, "%s: model_type %s is not supported yet; supported: %s",
                       path, type, architecture_types(names, sizeof names));

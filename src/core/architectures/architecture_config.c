@@ -268,3 +268,87 @@ arch_config_bos(json_t *root, int vocab_size)
                ? (int)json_integer_value(bos)
                : -1;
 }
+
+/*
+ * transformers 5's rope_parameters by kind of layer: the full layers' theta
+ * and stretch, the sliding layers' theta (unstretched, as both families
+ * turn them).
+ */
+static enum attn_status
+rope_by_kind(struct decoder_config *c, json_t *params, const char *path, struct attn_error *err)
+{
+    json_t *full = json_object_get(params, "full_attention");
+    json_t *sliding = json_object_get(params, "sliding_attention");
+
+    if ((full != NULL && !json_is_object(full)) || (sliding != NULL && !json_is_object(sliding)))
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: \"rope_parameters\"' full_attention and sliding_attention are not "
+                         "objects",
+                         path);
+    if (full != NULL) {
+        c->rope_theta = arch_config_number(full, path, "rope_theta", c->rope_theta, ARCH_BOUND_ROPE_BASE, err);
+        if (isnan(c->rope_theta) ||
+            arch_config_rope(full, path, "rope_parameters.full_attention", c->n_ctx,
+                              &c->rope_scaling, err) != ATTN_OK)
+            return ATTN_EPARSE;
+    }
+    if (sliding != NULL) {
+        const char *kind = arch_config_rope_kind(sliding);
+        if (kind != NULL && strcmp(kind, "default") != 0)
+            return attn_fail(err, ATTN_EPARSE,
+                             "%s: \"rope_parameters.sliding_attention\" of type %s: attnscope "
+                             "turns sliding layers unstretched (default)",
+                             path, kind);
+        c->rope_local_theta =
+            arch_config_number(sliding, path, "rope_theta", c->rope_local_theta, ARCH_BOUND_ROPE_BASE, err);
+        if (isnan(c->rope_local_theta))
+            return ATTN_EPARSE;
+    }
+    return ATTN_OK;
+}
+
+enum attn_status
+arch_config_rope_read(json_t *root, const char *path, bool local_key, struct decoder_config *c,
+                      struct attn_error *err)
+{
+    json_t *params = json_object_get(root, "rope_parameters");
+    json_t *scaling = json_object_get(root, "rope_scaling");
+    json_t *sc;
+    const char *name;
+
+    /* The bases: rope_theta (or inside rope_parameters), and the sliding layers' own. */
+    c->rope_theta = arch_config_number(json_is_object(params) &&
+                                               json_object_get(params, "rope_theta") != NULL
+                                           ? params
+                                           : root,
+                                       path, "rope_theta", c->rope_theta, ARCH_BOUND_ROPE_BASE,
+                                       err);
+    c->rope_local_theta = local_key ? arch_config_number(root, path, "rope_local_base_freq",
+                                                         10000.0, ARCH_BOUND_ROPE_BASE, err)
+                                    : c->rope_theta;
+    if (isnan(c->rope_theta) || isnan(c->rope_local_theta))
+        return ATTN_EPARSE;
+    if (params != NULL && !json_is_null(params) && !json_is_object(params))
+        return attn_fail(err, ATTN_EPARSE, "%s: \"rope_parameters\" is not an object or null",
+                         path);
+    if (json_is_object(params) && (json_object_get(params, "full_attention") != NULL ||
+                                   json_object_get(params, "sliding_attention") != NULL)) {
+        if (scaling != NULL && !json_is_null(scaling))
+            return attn_fail(err, ATTN_EPARSE,
+                             "%s: both \"rope_scaling\" and \"rope_parameters\" by kind of "
+                             "layer: which one holds is not clear",
+                             path);
+        return rope_by_kind(c, params, path, err);
+    }
+    /* The stretch: rope_scaling or rope_parameters, the one choice with its refusals. */
+    if (arch_config_rope_pick(root, path, &sc, &name, err) != ATTN_OK)
+        return err->status;
+    if (sc == NULL || json_is_null(sc))
+        return ATTN_OK;
+    if (!json_is_object(sc))
+        return attn_fail(err, ATTN_EPARSE, "%s: \"%s\" is not an object or null", path, name);
+    /* (rope_parameters may hold rope_theta alone: the default rotation) */
+    if (arch_config_rope_kind(sc) == NULL && sc != params)
+        return attn_fail(err, ATTN_EPARSE, "%s: \"rope_scaling\" has no \"rope_type\"", path);
+    return arch_config_rope(sc, path, name, c->n_ctx, &c->rope_scaling, err);
+}

@@ -78,9 +78,11 @@ gpt2_config_load(struct decoder_config *c, const char *path, struct attn_error *
         goto done;
     }
     v = json_object_get(root, "model_type");
-    if (v != NULL && (!json_is_string(v) || strcmp(json_string_value(v), "gpt2") != 0)) {
-        attn_fail(err, ATTN_EPARSE, "%s: model_type %s is not supported yet; supported: gpt2", path,
-                  json_is_string(v) ? json_string_value(v) : "(not a string)");
+    if (v != NULL &&
+        (!json_is_string(v) || strcmp(json_string_value(v), arch_gpt2.model_types[0]) != 0)) {
+        attn_fail(err, ATTN_EPARSE, "%s: model_type %s is not supported yet; supported: %s", path,
+                  json_is_string(v) ? json_string_value(v) : "(not a string)",
+                  arch_gpt2.model_types[0]);
         goto done;
     }
     if ((c->n_layer = jsonfile_int(root, path, "n_layer", NULL, 1, err)) < 0 ||

@@ -28,32 +28,6 @@ llama_knows(const char *model_type)
     return llama_of(model_type) != NULL;
 }
 
-/*
- * RoPE's scaling: none, "default", Llama 3's stretch, linear or YaRN; any
- * other kind refused by name.  It is rope_scaling, or (transformers 5's
- * spelling) rope_parameters, which holds rope_theta beside it: the same
- * kinds are honoured and refused under either name, and the two may not
- * disagree.
- */
-static enum attn_status
-rope_scaling(struct decoder_config *c, json_t *root, const char *path, struct attn_error *err)
-{
-    json_t *params = json_object_get(root, "rope_parameters");
-    json_t *sc;
-    const char *name;
-
-    if (arch_config_rope_pick(root, path, &sc, &name, err) != ATTN_OK)
-        return err->status;
-    if (sc == NULL || json_is_null(sc))
-        return ATTN_OK;
-    if (!json_is_object(sc))
-        return attn_fail(err, ATTN_EPARSE, "%s: \"%s\" is not an object or null", path, name);
-    /* (rope_parameters may hold rope_theta alone: the default rotation.) */
-    if (arch_config_rope_kind(sc) == NULL && sc != params)
-        return attn_fail(err, ATTN_EPARSE, "%s: \"rope_scaling\" has no \"rope_type\"", path);
-    return arch_config_rope(sc, path, name, c->n_ctx, &c->rope_scaling, err);
-}
-
 /* The keys that would change the computation in a way attnscope does not compute: refused. */
 static enum attn_status
 refusals(json_t *root, const char *path, struct attn_error *err)
@@ -100,22 +74,16 @@ llama_parts(struct llama_config *lc, json_t *root, const char *path, struct attn
 {
     struct decoder_config *c = &lc->dec;
     const struct architecture *a = llama_of(lc->model_type);
-    json_t *params;
-    double theta, eps;
+    double eps;
     int flag;
 
-    if (refusals(root, path, err) != ATTN_OK || rope_scaling(c, root, path, err) != ATTN_OK)
-        return ATTN_EPARSE;
     arch_parts_apply(a, c);
-    /* rope_theta, or (transformers 5) inside rope_parameters. */
-    params = json_object_get(root, "rope_parameters");
-    theta = arch_config_number(json_is_object(params) && json_object_get(params, "rope_theta") != NULL ? params
-                                                                                           : root,
-                   path, "rope_theta", a->parts.rope_theta, ARCH_BOUND_ROPE_BASE, err);
-    eps = arch_config_number(root, path, "rms_norm_eps", a->parts.eps, ARCH_BOUND_NORM_EPS, err);
-    if (isnan(theta) || isnan(eps))
+    if (refusals(root, path, err) != ATTN_OK ||
+        arch_config_rope_read(root, path, a->parts.rope_local_key, c, err) != ATTN_OK)
         return ATTN_EPARSE;
-    c->rope_theta = theta;
+    eps = arch_config_number(root, path, "rms_norm_eps", a->parts.eps, ARCH_BOUND_NORM_EPS, err);
+    if (isnan(eps))
+        return ATTN_EPARSE;
     c->eps = (float)eps;
     if ((flag = jsonfile_bool(root, path, "tie_word_embeddings", a->parts.tied, err)) < 0)
         return ATTN_EPARSE;

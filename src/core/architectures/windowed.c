@@ -112,11 +112,11 @@ gemma_gguf(struct arch_loader *ld, struct attn_error *err)
     c->norm_plus_one = false; /* (llama.cpp's conversion stores Gemma's norms as 1 + w) */
     c->attn_scalar = c->n_layer == 62 ? (double)(c->d_model / c->n_head) : decoder_head_dim(c);
     c->rope_local_theta = 10000.0;
-    if (arch_gguf_number(g, "gemma3", "rope.freq_base_swa", ARCH_BOUND_ROPE_BASE,
+    if (arch_gguf_number(g, ld->arch->name, "rope.freq_base_swa", ARCH_BOUND_ROPE_BASE,
                          &c->rope_local_theta, err) != ATTN_OK ||
-        arch_gguf_number(g, "gemma3", "final_logit_softcapping", ARCH_BOUND_SOFTCAP,
+        arch_gguf_number(g, ld->arch->name, "final_logit_softcapping", ARCH_BOUND_SOFTCAP,
                          &c->final_softcap, err) != ATTN_OK ||
-        arch_gguf_count(g, "gemma3", "attention.sliding_window", false, 1, &c->sliding_window,
+        arch_gguf_count(g, ld->arch->name, "attention.sliding_window", false, 1, &c->sliding_window,
                         err) != ATTN_OK)
         return err->status;
     if (c->sliding_window == 0)

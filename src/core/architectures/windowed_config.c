@@ -152,96 +152,6 @@ layer_kinds(struct decoder_config *c, json_t *root, const char *path, const stru
     return ATTN_OK;
 }
 
-/*
- * transformers 5's rope_parameters by kind of layer: the full layers' theta
- * and stretch, the sliding layers' theta (unstretched, as both families
- * turn them).
- */
-static enum attn_status
-rope_by_kind(struct decoder_config *c, json_t *params, const char *path, struct attn_error *err)
-{
-    json_t *full = json_object_get(params, "full_attention");
-    json_t *sliding = json_object_get(params, "sliding_attention");
-
-    if ((full != NULL && !json_is_object(full)) || (sliding != NULL && !json_is_object(sliding)))
-        return attn_fail(err, ATTN_EPARSE,
-                         "%s: \"rope_parameters\"' full_attention and sliding_attention are not "
-                         "objects",
-                         path);
-    if (full != NULL) {
-        c->rope_theta = arch_config_number(full, path, "rope_theta", c->rope_theta, ARCH_BOUND_ROPE_BASE, err);
-        if (isnan(c->rope_theta) ||
-            arch_config_rope(full, path, "rope_parameters.full_attention", c->n_ctx,
-                              &c->rope_scaling, err) != ATTN_OK)
-            return ATTN_EPARSE;
-    }
-    if (sliding != NULL) {
-        const char *kind = arch_config_rope_kind(sliding);
-        if (kind != NULL && strcmp(kind, "default") != 0)
-            return attn_fail(err, ATTN_EPARSE,
-                             "%s: \"rope_parameters.sliding_attention\" of type %s: attnscope "
-                             "turns sliding layers unstretched (default)",
-                             path, kind);
-        c->rope_local_theta =
-            arch_config_number(sliding, path, "rope_theta", c->rope_local_theta, ARCH_BOUND_ROPE_BASE, err);
-        if (isnan(c->rope_local_theta))
-            return ATTN_EPARSE;
-    }
-    return ATTN_OK;
-}
-
-/*
- * RoPE: the bases of both kinds of layer and the full layers' stretch, in
- * either spelling (Gemma 2 turns every layer with rope_theta).
- */
-static enum attn_status
-rope(struct decoder_config *c, json_t *root, const char *path, const struct architecture *a,
-     struct attn_error *err)
-{
-    json_t *params = json_object_get(root, "rope_parameters");
-    json_t *sc = json_object_get(root, "rope_scaling");
-    const char *name = "rope_scaling";
-    const bool local_key = a->parts.rope_local_key;
-
-    c->rope_theta = arch_config_number(root, path, "rope_theta", a->parts.rope_theta,
-                                       ARCH_BOUND_ROPE_BASE, err);
-    c->rope_local_theta =
-        local_key ? arch_config_number(root, path, "rope_local_base_freq", 10000.0,
-                                       ARCH_BOUND_ROPE_BASE, err)
-                  : c->rope_theta;
-    if (isnan(c->rope_theta) || isnan(c->rope_local_theta))
-        return ATTN_EPARSE;
-    if (params != NULL && !json_is_null(params)) {
-        if (!json_is_object(params))
-            return attn_fail(err, ATTN_EPARSE, "%s: \"rope_parameters\" is not an object or null",
-                             path);
-        if (json_object_get(params, "full_attention") != NULL ||
-            json_object_get(params, "sliding_attention") != NULL) {
-            if (sc != NULL && !json_is_null(sc))
-                return attn_fail(err, ATTN_EPARSE,
-                                 "%s: both \"rope_scaling\" and \"rope_parameters\" by kind of "
-                                 "layer: which one holds is not clear",
-                                 path);
-            return rope_by_kind(c, params, path, err);
-        }
-        /* (the one choice every architecture's reader makes, with its refusals) */
-        if (arch_config_rope_pick(root, path, &sc, &name, err) != ATTN_OK)
-            return err->status;
-        if (sc == params && json_object_get(params, "rope_theta") != NULL) {
-            c->rope_theta = arch_config_number(params, path, "rope_theta", 0.0, ARCH_BOUND_ROPE_BASE, err);
-            if (!local_key)
-                c->rope_local_theta = c->rope_theta;
-            if (isnan(c->rope_theta))
-                return ATTN_EPARSE;
-        }
-    }
-    if (sc == NULL || json_is_null(sc))
-        return ATTN_OK;
-    if (!json_is_object(sc))
-        return attn_fail(err, ATTN_EPARSE, "%s: \"rope_scaling\" is not an object or null", path);
-    return arch_config_rope(sc, path, name, c->n_ctx, &c->rope_scaling, err);
-}
-
 /* The parts, and the keys that change them. */
 static enum attn_status
 parts(struct windowed_config *gc, json_t *root, const char *path, struct attn_error *err)
@@ -254,7 +164,7 @@ parts(struct windowed_config *gc, json_t *root, const char *path, struct attn_er
 
     arch_parts_apply(a, c);
     if (activation(root, path, gemma, err) != ATTN_OK || refusals(root, path, err) != ATTN_OK ||
-        layer_kinds(c, root, path, a, err) != ATTN_OK || rope(c, root, path, a, err) != ATTN_OK)
+        layer_kinds(c, root, path, a, err) != ATTN_OK || arch_config_rope_read(root, path, a->parts.rope_local_key, c, err) != ATTN_OK)
         return ATTN_EPARSE;
     if (a->parts.query_scalar > 0.0)
         scalar = arch_config_number(root, path, "query_pre_attn_scalar", a->parts.query_scalar,
