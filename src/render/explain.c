@@ -29,13 +29,6 @@ part(const struct pipeline *p, enum arch_role role)
     return decoder_part_name(&pipeline_decoder(p)->model->dec, role);
 }
 
-/* Whether the model's norms are RMSNorm (Llama's), not LayerNorm (GPT-2's). */
-static bool
-rms(const struct pipeline *p)
-{
-    return p->decoder != NULL && p->decoder->norm == DECODER_NORM_RMS;
-}
-
 /* Whether the model's queries, keys and values come out of one matrix (GPT-2's c_attn). */
 static bool
 fused_qkv(const struct pipeline *p)
@@ -80,7 +73,7 @@ formula_model_qkv(const struct pipeline *p, char *buf, size_t size)
     const bool book = pipeline_decoder(p)->model->dec.names == DECODER_NAMES_BOOK;
     /* (Olmo's post-norm: the block's input itself) */
     const char *norm = p->decoder != NULL && !decoder_pre_norms(p->decoder) ? "x"
-                       : rms(p)                                          ? "RMSNorm(x)"
+                       : norm_is_rms(p)                                          ? "RMSNorm(x)"
                                                                          : "LN1(x)";
     const char *t = inspect_block_of(p)->q.out_in ? "^T" : "";
     const bool bias = inspect_block_of(p)->q.b != NULL;
@@ -313,7 +306,7 @@ text_model_qkv(const struct pipeline *p, char *buf, size_t size)
         attn_appendf(buf, size, &len, "The block's input itself (no norm before: post-norm)");
     else
         attn_appendf(buf, size, &len, "%s (%s)", part(p, ROLE_ATTN_NORM),
-                     rms(p) ? "RMSNorm" : "layer norm");
+                     norm_is_rms(p) ? "RMSNorm" : "layer norm");
     attn_appendf(buf, size, &len, ", then three layers %s, %s, %s and %s: ",
                  inspect_block_of(p)->q.b != NULL ? "with a bias" : "without bias",
                  part(p, ROLE_ATTN_Q), part(p, ROLE_ATTN_K), part(p, ROLE_ATTN_V));
@@ -816,12 +809,12 @@ explain_title(const struct pipeline *p, enum view_stage s, char *buf, size_t siz
         snprintf(buf, size, "%s", title);
         return buf;
     }
-    if (rms(p))
+    if (norm_is_rms(p))
         norm = "RMSNorm";
     if (s == VIEW_PRE_ATTN_NORM || s == VIEW_PRE_MLP_NORM)
         snprintf(buf, size, "%s (%s)", norm, part(p, role_of(s)));
     else if (s == VIEW_FINAL)
-        snprintf(buf, size, "Final %s (%s), after the last block", rms(p) ? norm : "layer norm",
+        snprintf(buf, size, "Final %s (%s), after the last block", norm_is_rms(p) ? norm : "layer norm",
                  part(p, role_of(s)));
     else
         snprintf(buf, size, "%s (%s)", title, part(p, role_of(s)));

@@ -14,6 +14,7 @@
 
 #include "attnscope/base/utf8.h"
 #include "front/cli/print.h"
+#include "render/parts/parts.h"
 #include "render/grid.h"
 #include "render/heatmap.h"
 #include "render/stagemap.h"
@@ -698,7 +699,7 @@ print_model_lens(FILE *out, const struct pipeline *p, const struct family_model_
             fprintf(out, "logit lens after '%s': each layer's stream through ln_f and the "
                          "classifier head, the classes' probabilities\n",
                     p->query_labels[g->run.n - 1]);
-        else if (g->model->dec.cfg.norm == DECODER_NORM_RMS)
+        else if (norm_is_rms(p))
             fprintf(out, "logit lens after '%s': each layer's stream through the final norm and "
                          "the output matrix, the %d likeliest next tokens\n",
                     p->query_labels[g->run.n - 1], K);

@@ -11,11 +11,16 @@
 #include "attnscope/families/model/family_model.h"
 #include "render/parts/parts.h"
 
-/* Whether the model's norms are RMSNorm. */
-static bool
-rms(const struct pipeline *p)
+bool
+norm_is_rms(const struct pipeline *p)
 {
     return p->decoder != NULL && p->decoder->norm == DECODER_NORM_RMS;
+}
+
+const char *
+norm_final_said(const struct pipeline *p)
+{
+    return norm_is_rms(p) ? "the final norm" : "ln_f";
 }
 
 void
@@ -29,7 +34,7 @@ text_ln1(const struct pipeline *p, char *buf, size_t size)
                  inspect_part(p, ROLE_ATTN_NORM));
         return;
     }
-    if (rms(p)) {
+    if (norm_is_rms(p)) {
         snprintf(buf, size,
                  "RMSNorm (%s): each token's row is divided by its root mean square, then scaled "
                  "by one learned vector (no mean subtracted, no shift: Llama's cheaper norm). "
@@ -71,7 +76,7 @@ text_mlpnorm(const struct pipeline *p, char *buf, size_t size)
 void
 text_ln2(const struct pipeline *p, char *buf, size_t size)
 {
-    if (rms(p)) {
+    if (norm_is_rms(p)) {
         snprintf(buf, size,
                  "A second RMSNorm (%s), with its own scale, before the MLP: the stream with "
                  "attention's contribution in it, rescaled row by row.",
@@ -87,7 +92,7 @@ text_ln2(const struct pipeline *p, char *buf, size_t size)
 void
 text_final(const struct pipeline *p, char *buf, size_t size)
 {
-    if (rms(p)) {
+    if (norm_is_rms(p)) {
         snprintf(buf, size,
                  "After the last block one more RMSNorm (%s); each row times the output matrix "
                  "(the token embedding when tied) gives a logit for every token of the "
@@ -167,7 +172,7 @@ inspect_ln1(struct out *o, const struct cell_at *at)
     const struct pipeline *p = at->p;
     const struct decoder_block *blk = inspect_block_of(p);
 
-    if (rms(p)) {
+    if (norm_is_rms(p)) {
         inspect_rms_cell(o, at, "ln1", "x (the block's input)", matrix_row(&p->inputs, at->row),
                          p->inputs.cols, blk->norm1.scale, p->decoder->eps, at->col,
                          MAT_AT(&p->block.ln1, at->row, at->col));
@@ -184,7 +189,7 @@ inspect_ln2(struct out *o, const struct cell_at *at)
     const struct pipeline *p = at->p;
     const struct decoder_block *blk = inspect_block_of(p);
 
-    if (rms(p)) {
+    if (norm_is_rms(p)) {
         inspect_rms_cell(o, at, "ln2", "residual1", matrix_row(&p->block.residual1, at->row),
                          p->block.residual1.cols, blk->norm2.scale, p->decoder->eps, at->col,
                          MAT_AT(&p->block.ln2, at->row, at->col));
@@ -223,7 +228,7 @@ inspect_final(struct out *o, const struct cell_at *at)
     const struct decoder_run *r = &pipeline_decoder(p)->run;
     const float *x = r->layers[m->cfg.n_layer - 1].resid2 + (size_t)at->row * (size_t)m->cfg.d_model;
 
-    if (rms(p)) {
+    if (norm_is_rms(p)) {
         inspect_rms_cell(o, at, inspect_part(p, ROLE_OUTPUT_NORM), "residual2 of the last layer", x,
                          m->cfg.d_model,
                          m->final_norm.scale, m->cfg.eps, at->col,

@@ -54,7 +54,11 @@ const struct decoder_block *inspect_block_of(const struct pipeline *p);
 /* What the shown model's files call role's tensor ("ln_f", "norm", "final_norm"). */
 const char *inspect_part(const struct pipeline *p, enum arch_role role);
 
-/* norm.c */
+/* norm.c: the norms, and what other screens say of them */
+/* Whether the model's norms are RMSNorm (Llama's), not LayerNorm (GPT-2's). */
+bool norm_is_rms(const struct pipeline *p);
+/* The last norm as a sentence names it: "the final norm" (RMSNorm models) or "ln_f". */
+const char *norm_final_said(const struct pipeline *p);
 void text_ln1(const struct pipeline *p, char *buf, size_t size);
 void text_ln2(const struct pipeline *p, char *buf, size_t size);
 void text_final(const struct pipeline *p, char *buf, size_t size);

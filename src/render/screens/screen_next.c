@@ -12,6 +12,7 @@
 
 #include "attnscope/families/model/family_model.h"
 #include "attnscope/families/model/generate.h"
+#include "render/parts/parts.h"
 #include "render/screens/screen.h"
 #include "render/view_parts.h"
 
@@ -269,9 +270,7 @@ draw_next_view(struct grid *g, struct view *v, const struct pipeline *p)
                         "Logit lens after '%s' (position %d)%s: each layer read through %s as "
                         "if it were the last",
                         p->query_labels[pos], pos, cut,
-                        p->decoder != NULL && p->decoder->norm == DECODER_NORM_RMS
-                            ? "the final norm"
-                            : "ln_f");
+                        norm_final_said(p));
             y++;
             for (int l = lens_first; l < lens_first + shown_layers && y < g->height - 1;
                  l++, y++) {
