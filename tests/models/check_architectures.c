@@ -182,9 +182,19 @@ layer_stages(const struct fixture *f, const struct decoder_run *r, int l)
     }
     stage(f, f->e.text, "attn", l, s->attn, n * C);
     stage(f, f->e.text, "resid1", l, s->resid1, n * C);
-    stage(f, f->e.text, "gate", l, s->gate, n * F);
-    stage(f, f->e.text, "up", l, s->up, n * F);
-    stage(f, f->e.text, "act", l, s->act, n * F);
+    if (decoder_sparse(c, l)) {
+        /* A mixture of experts: the router, and what each token's experts were weighted by. */
+        const size_t E = (size_t)c->n_experts;
+        ck_assert(!has(f->e.text, "gate", l));
+        stage(f, f->e.text, "router_logits", l, s->router_logits, n * E);
+        stage(f, f->e.text, "router", l, s->router, n * E);
+        stage(f, f->e.text, "routed", l, s->routed, n * E);
+    } else {
+        ck_assert(!has(f->e.text, "router", l));
+        stage(f, f->e.text, "gate", l, s->gate, n * F);
+        stage(f, f->e.text, "up", l, s->up, n * F);
+        stage(f, f->e.text, "act", l, s->act, n * F);
+    }
     stage(f, f->e.text, "mlp", l, s->mlp, n * C);
 }
 
@@ -248,6 +258,9 @@ check_case(const char *name)
                 stage(&f, knobs_line, "weights", l, w, hnn);
                 free(w);
                 stage(&f, knobs_line, "context", l, r.layers[l].context, n * Q);
+                if (decoder_sparse(c, l))
+                    stage(&f, knobs_line, "routed", l, r.layers[l].routed,
+                          n * (size_t)c->n_experts);
                 stage(&f, knobs_line, "resid2", l, r.layers[l].resid2, n * C);
             }
             outputs(&f, knobs_line, &r);
@@ -257,6 +270,18 @@ check_case(const char *name)
     }
     fixture_close(&f);
 }
+
+/*
+ * Qwen3-MoE (issue 52): a router's softmax, each token's two likeliest of six
+ * experts renormalised, their SwiGLUs weighted and summed in expert order; a
+ * dense layer between (mlp_only_layers), and a layer whose experts 1 and 3
+ * tie on every token.  Every stage against modeling_qwen3_moe's forward.
+ */
+START_TEST(qwen3_moe_routes_each_token_to_its_experts)
+{
+    check_case("qwen3-moe");
+}
+END_TEST
 
 START_TEST(llama_with_grouped_keys)
 {
@@ -1255,6 +1280,7 @@ llama_suite(void)
 
     tcase_set_timeout(t, 120);
     tcase_add_test(t, llama_with_grouped_keys);
+    tcase_add_test(t, qwen3_moe_routes_each_token_to_its_experts);
     tcase_add_test(t, llama3_stretch_and_biases_over_80_tokens);
     tcase_add_test(t, qwen2);
     tcase_add_test(t, qwen3_qk_norm_and_wide_heads);

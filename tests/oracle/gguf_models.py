@@ -46,7 +46,7 @@ from gguf.quants import dequantize, quantize
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import llama_fixtures as lf  # noqa: E402
 
-ROOT = os.path.join("tests", "fixtures", "llama")
+ROOT = os.path.join("tests", "fixtures", "decoders")
 
 
 def read_safetensors(path):

@@ -390,7 +390,7 @@ def make_case(root, c):
 
 
 def main():
-    root = os.path.join("tests", "fixtures", "llama")
+    root = os.path.join("tests", "fixtures", "decoders")
     for case in CASES:
         make_case(root, dict(case))
         print("wrote", os.path.join(root, case["name"]))

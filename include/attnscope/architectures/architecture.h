@@ -81,6 +81,7 @@ struct arch_loader {
     struct weights_loader w;
     const struct architecture *arch;
     const struct arch_layout_of *layout;
+    int expert; /* the expert a name's second %d means (ROLE_EXPERT_*) */
 };
 
 /*
@@ -112,6 +113,7 @@ struct arch_parts {
     bool tied;           /* tie_word_embeddings' default */
     double query_scalar; /* query_pre_attn_scalar's default (Gemma); 0: the key is not read */
     double final_softcap, attn_softcap; /* their keys' defaults (Gemma 2's 30 and 50) */
+    bool experts;        /* its MLP a mixture of experts in the layers its config says */
     /* GGUF keys (ARCH.key) that its describe reads itself, not refused by the common reader. */
     const char *const *gguf_own_keys;
 };

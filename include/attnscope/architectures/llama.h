@@ -33,6 +33,8 @@ struct llama_config {
 
 /* The architectures: Llama (SmolLM2, Llama 3.x), Qwen2 (Qwen2.5), Qwen3. */
 extern const struct architecture arch_llama, arch_qwen2, arch_qwen3;
+/* Qwen3-MoE (Qwen3-30B-A3B, Qwen3-Coder): Qwen3 with a mixture of experts for its MLPs. */
+extern const struct architecture arch_qwen3_moe;
 
 /* Whether model_type is one of this family's ("llama", "qwen2", "qwen3"). */
 bool llama_knows(const char *model_type);

@@ -129,6 +129,17 @@ struct decoder_config {
     /* Which linears have biases: the queries', keys' and values'; the attention's output; the MLP's. */
     bool bias_qkv, bias_o, bias_mlp;
     /*
+     * A mixture of experts in place of the MLP in the layers marked sparse
+     * (Qwen3-MoE's, OLMoE's, Mixtral's): a router (d_model -> n_experts)
+     * whose softmax picks each token's n_experts_used likeliest experts,
+     * their probabilities divided by their sum when norm_topk, and the
+     * token's output the sum of those experts' SwiGLU MLPs (d_expert wide)
+     * each times its weight.  n_experts 0: none.
+     */
+    int n_experts, n_experts_used, d_expert;
+    bool norm_topk;
+    bool sparse[DECODER_LAYERS_SLIDING_MAX];
+    /*
      * 0: the last norm's output scores the vocabulary (next tokens); else
      * it scores this many classes through a head of their own with a bias
      * (the book's chapter 6 classifier: spam or not).
@@ -178,6 +189,8 @@ int decoder_first_key(int window, int i);
 bool decoder_pre_norms(const struct decoder_config *c);
 /* Whether c's blocks norm attention's and the MLP's outputs (sandwich and post-norm). */
 bool decoder_post_norms(const struct decoder_config *c);
+/* Whether layer's MLP is a mixture of experts. */
+bool decoder_sparse(const struct decoder_config *c, int layer);
 /* Whether c's MLP is gated (SwiGLU or GeGLU). */
 bool decoder_gated(const struct decoder_config *c);
 
@@ -220,6 +233,11 @@ struct decoder_norm_weights {
     const float *scale, *shift;
 };
 
+/* One expert of a mixture: a SwiGLU MLP of d_expert (Qwen3MoeMLP). */
+struct decoder_expert {
+    struct decoder_linear gate, up, down;
+};
+
 struct decoder_block {
     struct decoder_norm_weights norm1;
     struct decoder_linear q;       /* d_model -> the queries' width, the heads side by side */
@@ -231,6 +249,9 @@ struct decoder_block {
     struct decoder_norm_weights attn_post, mlp_post;
     struct decoder_linear gate;    /* SwiGLU's gate (d_model -> d_mlp); unused by GELU */
     struct decoder_linear up, down; /* the MLP */
+    /* A sparse layer's: the router (d_model -> n_experts, no bias) and its n_experts experts. */
+    struct decoder_linear router;
+    struct decoder_expert *experts;
 };
 
 /* The linears of a block, in the order they are packed: q k v o gate up down. */
@@ -261,6 +282,10 @@ enum arch_role {
     ROLE_FFN_GATE,    /* SwiGLU's gate */
     ROLE_FFN_UP,
     ROLE_FFN_DOWN,
+    ROLE_FFN_ROUTER,  /* a sparse layer's router (experts, width) */
+    ROLE_EXPERT_GATE, /* expert e's gate, up and down: a second %d for e in their names */
+    ROLE_EXPERT_UP,
+    ROLE_EXPERT_DOWN,
     ARCH_ROLES
 };
 
@@ -525,7 +550,17 @@ struct decoder_layer_stages {
     float *gate;    /* (n, F) SwiGLU's gate projection, or NULL */
     float *up;      /* (n, F) the MLP's up projection (GPT-2's c_fc) */
     float *act;     /* (n, F) its activation: GELU(up), or SiLU(gate) * up */
-    float *mlp;     /* (n, C) the down projection (GPT-2's c_proj of the MLP) */
+    /*
+     * A sparse layer's router, E = n_experts: its logits, their softmax, and
+     * the weight each expert's output was multiplied by (0 for an expert the
+     * token did not choose); NULL in a model without experts.  In a sparse
+     * layer gate, up and act hold nothing.
+     */
+    float *router_logits; /* (n, E) */
+    float *router;        /* (n, E) */
+    float *routed;        /* (n, E) */
+    float *mlp;     /* (n, C) the down projection (GPT-2's c_proj of the MLP); a sparse layer:
+                       the experts' weighted sum */
     float *mlp_normed; /* (n, C) mlp normed (sandwich and post-norm), or NULL */
     float *resid2;  /* (n, C) resid1 + mlp (mlp_normed): the block's output: kept for every
                        layer */

@@ -104,6 +104,18 @@ void part_attention(const struct part_attention_args *a, struct decoder_layer_st
 void part_mlp(const struct decoder_config *c, const struct decoder_block *b, const float *x, int n,
               float *gate, float *up, float *act, float *out, int threads);
 
+/*
+ * A mixture of experts on x (n, C) in place of the MLP: the router's logits
+ * (n, E), their softmax probs, each token's n_experts_used likeliest
+ * experts and their weights in routed (n, E; 0 where not chosen), divided
+ * by their sum when norm_topk; out (n, C) the sum of the chosen experts'
+ * SwiGLU outputs each times its weight, added in increasing expert order as
+ * Hugging Face's index_add_ does.  Only the chosen experts' rows are
+ * computed.
+ */
+void part_moe(const struct decoder_config *c, const struct decoder_block *b, const float *x, int n,
+              float *logits, float *probs, float *routed, float *out, int threads);
+
 /* y = a + b, count floats: a residual add. */
 void part_residual(const float *a, const float *b, size_t count, float *y);
 

@@ -223,7 +223,7 @@ arch_name(const struct arch_loader *ld, enum arch_role role, int layer, bool bia
             const char *format = bias ? t->bias : t->weight;
             if (format == NULL)
                 return NULL;
-            snprintf(buf, size, format, layer);
+            snprintf(buf, size, format, layer, ld->expert);
             return buf;
         }
     return NULL;
@@ -430,6 +430,31 @@ read_qk_norms(struct arch_loader *ld, struct decoder_block *b, int i, struct att
                : 0;
 }
 
+/* A sparse layer's router and experts (no biases: Qwen3-MoE's, Mixtral's, OLMoE's). */
+static int
+read_experts(struct arch_loader *ld, struct decoder_block *b, int i, struct attn_error *err)
+{
+    const struct decoder_config *c = &ld->w.m->cfg;
+    const int C = c->d_model, E = c->n_experts, FE = c->d_expert;
+
+    if (read_linear(ld, &b->router, ROLE_FFN_ROUTER, i, C, E, false, err) != 0)
+        return -1;
+    if ((b->experts = calloc((size_t)E, sizeof *b->experts)) == NULL) {
+        attn_fail(err, ATTN_ENOMEM, "out of memory for layer %d's %d experts", i, E);
+        return -1;
+    }
+    for (int e = 0; e < E; e++) {
+        struct decoder_expert *x = &b->experts[e];
+        ld->expert = e;
+        if (read_linear(ld, &x->gate, ROLE_EXPERT_GATE, i, C, FE, false, err) != 0 ||
+            read_linear(ld, &x->up, ROLE_EXPERT_UP, i, C, FE, false, err) != 0 ||
+            read_linear(ld, &x->down, ROLE_EXPERT_DOWN, i, FE, C, false, err) != 0)
+            return -1;
+    }
+    ld->expert = 0;
+    return 0;
+}
+
 /* Layer i: its norms, its attention, its MLP, each the parts the description names. */
 static int
 read_layer(struct arch_loader *ld, int i, struct attn_error *err)
@@ -449,6 +474,8 @@ read_layer(struct arch_loader *ld, int i, struct attn_error *err)
         (post && (read_norm(ld, &b->attn_post, ROLE_ATTN_POST_NORM, i, C, err) != 0 ||
                   read_norm(ld, &b->mlp_post, ROLE_FFN_POST_NORM, i, C, err) != 0)))
         return -1;
+    if (decoder_sparse(c, i))
+        return read_experts(ld, b, i, err);
     if (decoder_gated(c) && read_linear(ld, &b->gate, ROLE_FFN_GATE, i, C, F, c->bias_mlp, err) != 0)
         return -1;
     return read_linear(ld, &b->up, ROLE_FFN_UP, i, C, F, c->bias_mlp, err) != 0 ||

@@ -60,6 +60,17 @@
 
 static const struct arch_name llama_names[] = { LLAMA_NAMES("weight") };
 static const struct arch_name qwen3_names[] = { LLAMA_NAMES("scale") };
+/*
+ * Qwen3-MoE: Qwen3's rows, and in a sparse layer the router (mlp.gate) and
+ * each expert's SwiGLU (mlp.experts.E.gate_proj ...: the second %d).
+ */
+static const struct arch_name qwen3_moe_names[] = {
+    LLAMA_NAMES("scale"),
+    LLAMA_LINEAR(ROLE_FFN_ROUTER, "mlp.gate", "ff.gate", "ffn_gate_inp"),
+    { ROLE_EXPERT_GATE, { [ARCH_HF] = { "layers.%d.mlp.experts.%d.gate_proj.weight", NULL } } },
+    { ROLE_EXPERT_UP, { [ARCH_HF] = { "layers.%d.mlp.experts.%d.up_proj.weight", NULL } } },
+    { ROLE_EXPERT_DOWN, { [ARCH_HF] = { "layers.%d.mlp.experts.%d.down_proj.weight", NULL } } },
+};
 
 /* Each marked by a tensor the others lack (Qwen3's q_norm; the book's Llama's nn.RMSNorm). */
 static const struct arch_layout_of llama_layouts[] = {
@@ -72,6 +83,11 @@ static const struct arch_layout_of qwen2_layouts[] = {
     { ARCH_HF, "layers.0.self_attn.q_proj.bias", { "model.", "" }, STORE_OUT_IN,
       DECODER_NAMES_HF, false },
     { ARCH_GGUF, "blk.0.attn_q.bias", { "" }, STORE_OUT_IN, DECODER_NAMES_GGUF, false },
+};
+/* (a config.json names it: its marker is Qwen3's, which comes first in the registry) */
+static const struct arch_layout_of qwen3_moe_layouts[] = {
+    { ARCH_HF, "layers.0.self_attn.q_norm.weight", { "model.", "" }, STORE_OUT_IN,
+      DECODER_NAMES_HF, false },
 };
 static const struct arch_layout_of qwen3_layouts[] = {
     { ARCH_HF, "layers.0.self_attn.q_norm.weight", { "model.", "" }, STORE_OUT_IN,
@@ -182,6 +198,8 @@ static const char *const qwen2_types[] = { "qwen2", NULL };
 static const char *const qwen2_classes[] = { "Qwen2ForCausalLM", NULL };
 static const char *const qwen3_types[] = { "qwen3", NULL };
 static const char *const qwen3_classes[] = { "Qwen3ForCausalLM", NULL };
+static const char *const qwen3_moe_types[] = { "qwen3_moe", NULL };
+static const char *const qwen3_moe_classes[] = { "Qwen3MoeForCausalLM", NULL };
 
 #define COUNT(a) (int)(sizeof(a) / sizeof(a)[0])
 
@@ -203,4 +221,12 @@ const struct architecture arch_qwen3 = {
     qwen3_names, COUNT(qwen3_names), true,          true,          llama_describe,
     .parts = { .positions = DECODER_POSITIONS_ROPE, .norm = DECODER_NORM_RMS, .mlp = DECODER_MLP_SWIGLU,
                 .block_norms = DECODER_PRE_NORM, .eps = 1e-6, .rope_theta = 10000.0, .qk_norm = true, .head_dim = 128 },
+};
+const struct architecture arch_qwen3_moe = {
+    "qwen3_moe", "Qwen3-MoE", qwen3_moe_types, qwen3_moe_classes, qwen3_moe_layouts,
+    COUNT(qwen3_moe_layouts), qwen3_moe_names, COUNT(qwen3_moe_names), true, true,
+    llama_describe,
+    .parts = { .positions = DECODER_POSITIONS_ROPE, .norm = DECODER_NORM_RMS,
+               .mlp = DECODER_MLP_SWIGLU, .block_norms = DECODER_PRE_NORM, .eps = 1e-6,
+               .rope_theta = 10000.0, .qk_norm = true, .head_dim = 128, .experts = true },
 };

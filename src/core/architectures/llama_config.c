@@ -68,6 +68,53 @@ refusals(json_t *root, const char *path, struct attn_error *err)
     return ATTN_OK;
 }
 
+/*
+ * A mixture of experts (Qwen3MoeConfig's keys): num_experts,
+ * num_experts_per_tok, moe_intermediate_size, norm_topk_prob (false unless
+ * given), and which layers are sparse: layer i when it is not in
+ * mlp_only_layers and (i + 1) is a multiple of decoder_sparse_step (1
+ * unless given), as Qwen3MoeDecoderLayer chooses.
+ */
+static enum attn_status
+experts(struct decoder_config *c, json_t *root, const char *path, struct attn_error *err)
+{
+    json_t *dense = json_object_get(root, "mlp_only_layers");
+    int step = 1, flag;
+
+    if ((c->n_experts = jsonfile_int(root, path, "num_experts", NULL, 0, err)) < 0 ||
+        (c->n_experts > 0 &&
+         ((c->n_experts_used = jsonfile_int(root, path, "num_experts_per_tok", NULL, 1, err)) < 0 ||
+          (c->d_expert = jsonfile_int(root, path, "moe_intermediate_size", NULL, 1, err)) < 0)))
+        return ATTN_EPARSE;
+    if (json_object_get(root, "decoder_sparse_step") != NULL &&
+        (step = jsonfile_int(root, path, "decoder_sparse_step", NULL, 1, err)) < 0)
+        return ATTN_EPARSE;
+    if ((flag = jsonfile_bool(root, path, "norm_topk_prob", false, err)) < 0)
+        return ATTN_EPARSE;
+    c->norm_topk = flag;
+    if (c->n_experts > 0 && c->n_experts_used > c->n_experts)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: \"num_experts_per_tok\" is %d, more than the %d experts", path,
+                         c->n_experts_used, c->n_experts);
+    if (c->n_layer > DECODER_LAYERS_SLIDING_MAX)
+        return attn_fail(err, ATTN_EPARSE, "%s: %d layers: attnscope keeps the kinds of at most %d",
+                         path, c->n_layer, DECODER_LAYERS_SLIDING_MAX);
+    if (dense != NULL && !json_is_null(dense) && !json_is_array(dense))
+        return attn_fail(err, ATTN_EPARSE, "%s: \"mlp_only_layers\" is not a list", path);
+    for (int l = 0; l < c->n_layer; l++)
+        c->sparse[l] = c->n_experts > 0 && (l + 1) % step == 0;
+    for (size_t i = 0; json_is_array(dense) && i < json_array_size(dense); i++) {
+        json_t *v = json_array_get(dense, i);
+        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+            json_integer_value(v) >= c->n_layer)
+            return attn_fail(err, ATTN_EPARSE,
+                             "%s: \"mlp_only_layers\"[%zu] is not a layer of 0 to %d", path, i,
+                             c->n_layer - 1);
+        c->sparse[json_integer_value(v)] = false;
+    }
+    return ATTN_OK;
+}
+
 /* Llama's, Qwen2's and Qwen3's parts, and the keys that change them. */
 static enum attn_status
 llama_parts(struct llama_config *lc, json_t *root, const char *path, struct attn_error *err)
@@ -93,6 +140,8 @@ llama_parts(struct llama_config *lc, json_t *root, const char *path, struct attn
             return ATTN_EPARSE;
         c->bias_qkv = c->bias_o = flag;
     }
+    if (a->parts.experts && experts(c, root, path, err) != ATTN_OK)
+        return ATTN_EPARSE;
     if (a->parts.mlp_bias_key) {
         if ((flag = jsonfile_bool(root, path, "mlp_bias", false, err)) < 0)
             return ATTN_EPARSE;

@@ -124,6 +124,15 @@ decoder_config_check(const struct decoder_config *c, const char *source, const c
                          "%s: head size %d (from %s): RoPE turns pairs of columns, of a head of "
                          "at most %d",
                          source, hd, from, DECODER_HEAD_DIM_MAX);
+    if (c->n_experts < 0 ||
+        (c->n_experts > 0 && (c->n_experts_used < 1 || c->n_experts_used > c->n_experts ||
+                              c->d_expert < 1 || c->n_layer > DECODER_LAYERS_SLIDING_MAX)))
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: %d experts, %d chosen per token, each %d wide, over %d layers "
+                         "(from %s): a mixture chooses 1 to all of its experts, each at least "
+                         "a column wide, in at most %d layers",
+                         source, c->n_experts, c->n_experts_used, c->d_expert, c->n_layer, from,
+                         DECODER_LAYERS_SLIDING_MAX);
     if ((int64_t)c->n_head * hd > INT32_MAX / 4)
         return attn_fail(err, ATTN_EPARSE, "%s: %d heads of %d columns (from %s) is too wide",
                          source, c->n_head, hd, from);
@@ -281,6 +290,13 @@ decoder_post_norms(const struct decoder_config *c)
 }
 
 bool
+decoder_sparse(const struct decoder_config *c, int layer)
+{
+    return c->n_experts > 0 && layer >= 0 && layer < c->n_layer &&
+           layer < DECODER_LAYERS_SLIDING_MAX && c->sparse[layer];
+}
+
+bool
 decoder_gated(const struct decoder_config *c)
 {
     return c->mlp != DECODER_MLP_GELU;
@@ -310,6 +326,9 @@ decoder_part_name(const struct decoder_model *m, enum arch_role role)
         [ROLE_FFN_UP] = "the MLP's first layer",     [ROLE_FFN_DOWN] = "the MLP's second layer",
         [ROLE_ATTN_POST_NORM] = "the attention's output norm",
         [ROLE_FFN_POST_NORM] = "the MLP's output norm",
+        [ROLE_FFN_ROUTER] = "the router",            [ROLE_EXPERT_GATE] = "an expert's gate",
+        [ROLE_EXPERT_UP] = "an expert's up projection",
+        [ROLE_EXPERT_DOWN] = "an expert's down projection",
     };
 
     if ((unsigned)role >= ARCH_ROLES)
@@ -436,6 +455,8 @@ decoder_destroy(struct decoder_model *m)
     for (int i = 0; i < m->map_count; i++)
         filemap_close(m->maps[i]);
     free(m->maps);
+    for (int l = 0; m->blocks != NULL && l < m->cfg.n_layer; l++)
+        free(m->blocks[l].experts);
     free(m->blocks);
     free(m->chat_template);
     memset(m, 0, sizeof *m);

@@ -231,10 +231,15 @@ decoder_run_block(const struct decoder_model *m, const struct decoder_run *r, in
     if (pre)
         part_norm(c, &b->norm2, s->resid1 + at, (int)rows, s->norm2 + at, threads);
     mlp_in = pre ? s->norm2 : s->resid1;
-    part_mlp(c, b, mlp_in + at, (int)rows,
-             s->gate != NULL ? s->gate + (size_t)from * c->d_mlp : NULL,
-             s->up + (size_t)from * c->d_mlp, s->act + (size_t)from * c->d_mlp, s->mlp + at,
-             threads);
+    if (decoder_sparse(c, layer)) {
+        const size_t ae = (size_t)from * (size_t)c->n_experts;
+        part_moe(c, b, mlp_in + at, (int)rows, s->router_logits + ae, s->router + ae,
+                 s->routed + ae, s->mlp + at, threads);
+    } else
+        part_mlp(c, b, mlp_in + at, (int)rows,
+                 s->gate != NULL ? s->gate + (size_t)from * c->d_mlp : NULL,
+                 s->up + (size_t)from * c->d_mlp, s->act + (size_t)from * c->d_mlp, s->mlp + at,
+                 threads);
     if (post)
         part_norm(c, &b->mlp_post, s->mlp + at, (int)rows, s->mlp_normed + at, threads);
     part_residual(s->resid1 + at, (post ? s->mlp_normed : s->mlp) + at, rows * C,

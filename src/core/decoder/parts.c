@@ -2,12 +2,15 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attnscope/decoder/parts.h"
 #include "attnscope/kernels/linalg.h"
 #include "attnscope/kernels/parallel.h"
 #include "attnscope/kernels/rowops.h"
+#include "attnscope/kernels/topk.h"
 
 void
 part_positions(const struct decoder_model *m, const int *ids, int n, float *tok, float *pos,
@@ -505,6 +508,72 @@ part_mlp(const struct decoder_config *c, const struct decoder_block *b, const fl
         break;
     }
     decoder_linear_apply(&b->down, act, n, out, threads);
+}
+
+void
+part_moe(const struct decoder_config *c, const struct decoder_block *b, const float *x, int n,
+         float *logits, float *probs, float *routed, float *out, int threads)
+{
+    const int C = c->d_model, E = c->n_experts, K = c->n_experts_used, FE = c->d_expert;
+    const size_t nc = (size_t)n * (size_t)C, nf = (size_t)n * (size_t)FE;
+    float *xs = malloc((2 * nc + 3 * nf) * sizeof *xs);
+    int *chosen = malloc((size_t)n * (size_t)K * sizeof *chosen);
+    int *rows = malloc((size_t)n * sizeof *rows);
+    double *pairs = malloc(2 * (size_t)E * sizeof *pairs);
+
+    if (xs == NULL || chosen == NULL || rows == NULL || pairs == NULL) {
+        /* (no memory for the experts' rows: NaN, seen, rather than other numbers) */
+        for (size_t i = 0; i < nc; i++)
+            out[i] = NAN;
+        goto done;
+    }
+    decoder_linear_apply(&b->router, x, n, logits, threads);
+    memset(routed, 0, (size_t)n * (size_t)E * sizeof *routed);
+    for (int r = 0; r < n; r++) {
+        /* softmax(router_logits, dim=1, dtype=float32), its top k, renormalised or not */
+        const float *l = logits + (size_t)r * E;
+        float *pr = probs + (size_t)r * E;
+        int *ch = chosen + (size_t)r * K;
+        float sum = 0.0f;
+        rowops_softmax(l, (float *)(uintptr_t)l, (float *)(uintptr_t)l, pr, E, 0, E, 1.0f);
+        topk_largest(pr, E, K, ch, pairs); /* (torch.topk's choice, ties included) */
+        for (int t = 0; t < K; t++)
+            sum += pr[ch[t]];
+        for (int t = 0; t < K; t++)
+            routed[(size_t)r * E + ch[t]] = c->norm_topk ? pr[ch[t]] / sum : pr[ch[t]];
+    }
+    memset(out, 0, nc * sizeof *out);
+    /* Each expert on the rows that chose it, in increasing expert order (index_add_'s). */
+    for (int e = 0; e < E; e++) {
+        const struct decoder_expert *ex = &b->experts[e];
+        float *gx = xs, *gy = xs + nc, *gate = xs + 2 * nc, *up = gate + nf, *act = up + nf;
+        int m = 0;
+        for (int r = 0; r < n; r++)
+            for (int t = 0; t < K; t++)
+                if (chosen[(size_t)r * K + t] == e) {
+                    rows[m] = r;
+                    memcpy(gx + (size_t)m * C, x + (size_t)r * C, (size_t)C * sizeof *gx);
+                    m++;
+                }
+        if (m == 0)
+            continue;
+        decoder_linear_apply(&ex->gate, gx, m, gate, threads);
+        decoder_linear_apply(&ex->up, gx, m, up, threads);
+        rowops_swiglu(gate, up, act, (size_t)m * (size_t)FE);
+        decoder_linear_apply(&ex->down, act, m, gy, threads);
+        for (int i = 0; i < m; i++) {
+            const float w = routed[(size_t)rows[i] * E + e];
+            float *o = out + (size_t)rows[i] * C;
+            const float *y = gy + (size_t)i * C;
+            for (int j = 0; j < C; j++)
+                o[j] += y[j] * w;
+        }
+    }
+done:
+    free(xs);
+    free(chosen);
+    free(rows);
+    free(pairs);
 }
 
 void

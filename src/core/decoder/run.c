@@ -125,7 +125,7 @@ struct slot_field {
     size_t at;    /* offsetof(struct decoder_layer_stages, the buffer) */
     size_t width; /* floats a row */
 };
-#define SLOT_FIELDS_MAX 16
+#define SLOT_FIELDS_MAX 24
 #define FIELD(name, w) (struct slot_field){ offsetof(struct decoder_layer_stages, name), (w) }
 
 static bool
@@ -163,6 +163,11 @@ slot_fields(const struct decoder_config *c, struct slot_field *f)
         f[k++] = FIELD(gate, F);
     f[k++] = FIELD(up, F);
     f[k++] = FIELD(act, F);
+    if (c->n_experts > 0) {
+        f[k++] = FIELD(router_logits, (size_t)c->n_experts);
+        f[k++] = FIELD(router, (size_t)c->n_experts);
+        f[k++] = FIELD(routed, (size_t)c->n_experts);
+    }
     f[k++] = FIELD(mlp, C);
     if (decoder_post_norms(c))
         f[k++] = FIELD(mlp_normed, C);
