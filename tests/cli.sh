@@ -949,6 +949,41 @@ count=$((count + 1))
     [ "$(wc -l <"$tmp/both-gen/generated.csv")" -eq 4 ] && [ -f "$tmp/both-gen/tokens.csv" ] ||
     fail "--generate --export --print: $(cat "$tmp/both.err"; ls "$tmp/both-gen" 2>&1)"
 
+# A mixture of experts (issue 52): the router's stage, where each token went, experts.csv.
+moe="${top_srcdir:-.}/tests/fixtures/decoders/qwen3-moe"
+count=$((count + 1))
+"$bin" --model "$moe" -s "the cat sat" --print --stage router >"$tmp/moe.out" 2>"$tmp/moe.err" &&
+    grep -qF "layer 0, router (9 x 6): softmax(ln2 W_router); each token's top k, divided by their sum" "$tmp/moe.out" &&
+    grep -qF "layer 0, each token's 2 of 6 experts, the router's first choice first" "$tmp/moe.out" ||
+    fail "--print --stage router: $(cat "$tmp/moe.err" "$tmp/moe.out")"
+count=$((count + 1))
+"$bin" --model "$moe" -s "the cat sat" --print --stage fc 2>"$tmp/moe.err" >/dev/null;
+grep -qF -- "--stage fc: no such stage here" "$tmp/moe.err" &&
+    "$bin" --model "$moe" -s "the cat sat" --layer 1 --print --stage fc >/dev/null 2>&1 &&
+    ! "$bin" --model "$moe" -s "the cat sat" --layer 1 --print --stage router >/dev/null 2>&1 ||
+    fail "a sparse layer has no fc, a dense one no router: $(cat "$tmp/moe.err")"
+count=$((count + 1))
+"$bin" --model "$moe" -s "the cat sat" --export "$tmp/moe-export" >/dev/null 2>"$tmp/moe.err" &&
+    [ "$(sed -n 1p "$tmp/moe-export/layer0/experts.csv")" = "position,token,rank,expert,weight" ] &&
+    [ ! -f "$tmp/moe-export/layer1/experts.csv" ] && [ -f "$tmp/moe-export/layer1/fc.csv" ] &&
+    [ ! -f "$tmp/moe-export/layer0/fc.csv" ] &&
+    awk -F, 'FNR == 1 { next }
+        FILENAME ~ /router.csv$/ { n = split($0, v, ","); for (e = 2; e <= n; e++) p[FNR - 2, e - 2] = v[e]; rows = FNR - 1; next }
+        { pos = $1 + 0; rank = $(NF - 2) + 0; ex = $(NF - 1) + 0; w = $NF + 0;
+          sum[pos] += w; got[pos, rank] = ex; k[pos]++ }
+        END {
+            if (rows != 9) { print "router.csv rows " rows; exit 1 }
+            for (i = 0; i < rows; i++) {
+                if (k[i] != 2) { print "token " i ": " k[i] " experts"; exit 1 }
+                if (sum[i] < 0.999999 || sum[i] > 1.000001) { print "token " i ": weights sum to " sum[i]; exit 1 }
+                # (the two chosen are the router'"'"'s two likeliest, the likelier first)
+                a = got[i, 0]; b = got[i, 1]
+                if (p[i, a] + 0 < p[i, b] + 0) { print "token " i ": rank order"; exit 1 }
+                for (e = 0; e < 6; e++) if (e != a && e != b && p[i, e] + 0 > p[i, b] + 0) { print "token " i ": expert " e " was likelier"; exit 1 }
+            }
+        }' "$tmp/moe-export/layer0/router.csv" "$tmp/moe-export/layer0/experts.csv" >"$tmp/moe.check" ||
+    fail "--export experts.csv: $(cat "$tmp/moe.err" "$tmp/moe.check"; head -3 "$tmp/moe-export/layer0/experts.csv")"
+
 count=$((count + 1))
 "$bin" --help | grep -q -- "--export DIR" || fail "--help"
 "$bin" --version | grep -q "^attnscope [0-9]" || fail "--version"

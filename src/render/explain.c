@@ -622,6 +622,7 @@ BLOCK_FORMULA(knorm, STAGE_KEYS_NORMED)
 BLOCK_FORMULA(qrope, STAGE_QUERIES_ROTATED)
 BLOCK_FORMULA(krope, STAGE_KEYS_ROTATED)
 BLOCK_FORMULA(gate, STAGE_GATE)
+BLOCK_FORMULA(router, STAGE_ROUTER)
 
 BLOCK_FORMULA(fc, STAGE_UP)
 BLOCK_FORMULA(gelu, STAGE_GELU)
@@ -803,6 +804,10 @@ explain_title(const struct pipeline *p, enum view_stage s, char *buf, size_t siz
         p->decoder->sliding_window > 0) {
         /* A full layer of a model that slides elsewhere: say so beside the sliding title. */
         snprintf(buf, size, "Causal mask, a full layer: every key before");
+        return buf;
+    }
+    if (s == VIEW_MLP && p != NULL && is_model(p) && moe_shown(p)) {
+        snprintf(buf, size, "MLP: the chosen experts' outputs, weighted and added");
         return buf;
     }
     if (p == NULL || !is_model(p) || role_of(s) == ARCH_ROLES) {

@@ -565,7 +565,7 @@ START_TEST(a_trained_models_stages_are_explained)
             if (s == VIEW_DROPOUT || s == VIEW_OUTDROP || s == VIEW_AVERAGE || s == VIEW_SOURCE ||
                 s == VIEW_QNORM || s == VIEW_KNORM || s == VIEW_QROPE || s == VIEW_KROPE ||
                 s == VIEW_GATE || s == VIEW_SWIGLU || s == VIEW_GEGLU || s == VIEW_OUTNORM ||
-                s == VIEW_MLPNORM) {
+                s == VIEW_MLPNORM || s == VIEW_ROUTER) {
                 ck_assert(!explain_stage_present(&p, (enum view_stage)s));
                 continue;
             }
@@ -593,6 +593,65 @@ START_TEST(a_trained_models_stages_are_explained)
 END_TEST
 
 /*
+ * A mixture of experts (issue 52): a sparse layer shows the router and its
+ * MLP as the experts' sum, not one gate and up; a cell of the router says
+ * its logit, its probability and whether its expert was chosen, with the
+ * weight; a cell of the MLP lists the chosen experts' weights and outputs.
+ * The dense layer between shows its gate and up, and no router.
+ */
+START_TEST(a_sparse_layer_shows_its_router)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    struct attn_error err;
+    static struct model moe;
+    int experts[DECODER_EXPERTS_USED_MAX];
+    float weights[DECODER_EXPERTS_USED_MAX];
+    char buf[2048], title[160], want[96];
+    int k;
+
+    attention_config_init(&cfg);
+    model_on_layer_1(&p, &cfg, &moe, "tests/fixtures/decoders/qwen3-moe", "the cat sat on the mat.");
+    /* layer 1 is dense (mlp_only_layers) */
+    ck_assert(!explain_stage_present(&p, VIEW_ROUTER));
+    ck_assert(explain_stage_present(&p, VIEW_UP) && explain_stage_present(&p, VIEW_GATE));
+    ck_assert_int_eq(pipeline_select_layer(&p, 0, &err), ATTN_OK);
+    ck_assert(explain_stage_present(&p, VIEW_ROUTER) && explain_stage_present(&p, VIEW_MLP));
+    ck_assert(!explain_stage_present(&p, VIEW_UP) && !explain_stage_present(&p, VIEW_GATE) &&
+              !explain_stage_present(&p, VIEW_SWIGLU));
+    ck_assert_str_eq(explain_title(&p, VIEW_ROUTER, title, sizeof title),
+                     "Router: each token's experts (gate)");
+    ck_assert_str_eq(explain_title(&p, VIEW_MLP, title, sizeof title),
+                     "MLP: the chosen experts' outputs, weighted and added");
+    explain_text(&p, VIEW_ROUTER, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "against 6 experts") && strstr(buf, "only the 2 likeliest"), "%s",
+                  buf);
+    k = family_model_routes(&p, 3, experts, weights);
+    ck_assert_int_eq(k, 2);
+    ck_assert_float_eq_tol(weights[0] + weights[1], 1.0f, 1e-6f);
+    inspect_cell(&p, VIEW_ROUTER, 0, 3, experts[0], false, 4, false, buf, sizeof buf);
+    snprintf(want, sizeof want, "chosen, the router's choice 1 of 2: its output is weighted %.4f",
+             (double)weights[0]);
+    ck_assert_msg(strstr(buf, want) && strstr(buf, "row e"), "%s (want '%s')", buf, want);
+    for (int e = 0; e < 6; e++)
+        if (e != experts[0] && e != experts[1]) {
+            inspect_cell(&p, VIEW_ROUTER, 0, 3, e, false, 4, false, buf, sizeof buf);
+            snprintf(want, sizeof want, "expert e%d does not run for this token", e);
+            ck_assert_msg(strstr(buf, want) != NULL, "%s", buf);
+            break;
+        }
+    inspect_cell(&p, VIEW_MLP, 0, 3, 5, false, 4, false, buf, sizeof buf);
+    snprintf(want, sizeof want, "  e%d: %.4f * ", experts[0], (double)weights[0]);
+    ck_assert_msg(strstr(buf, want) != NULL, "%s (want '%s')", buf, want);
+    snprintf(want, sizeof want, " = %.4f, the sum over the token's 2 experts",
+             (double)MAT_AT(&p.block.mlp, 3, 5));
+    ck_assert_msg(strstr(buf, want) != NULL, "%s (want '%s')", buf, want);
+    pipeline_destroy(&p);
+    model_close(&moe);
+}
+END_TEST
+
+/*
  * A Llama-style model (Qwen3's parts: RMSNorm, QK-norm, RoPE, grouped keys,
  * SwiGLU) has its own stages and no positional encoding or GELU, each
  * explained and inspected; the RoPE cell's pair and angle, and its score at
@@ -614,7 +673,7 @@ START_TEST(a_llama_models_stages_are_explained)
             const char *name = explain_stage_name((enum view_stage)s);
             if (s == VIEW_DROPOUT || s == VIEW_OUTDROP || s == VIEW_AVERAGE || s == VIEW_SOURCE ||
                 s == VIEW_POSITIONAL || s == VIEW_GELU || s == VIEW_OUTNORM ||
-                s == VIEW_MLPNORM || s == VIEW_GEGLU) {
+                s == VIEW_MLPNORM || s == VIEW_GEGLU || s == VIEW_ROUTER) {
                 ck_assert_msg(!explain_stage_present(&p, (enum view_stage)s), "%s", name);
                 continue;
             }
@@ -1113,6 +1172,7 @@ render_explain_suite(void)
     tcase_add_test(units, lettered_columns_are_numbered_by_group);
     tcase_add_test(units, a_trained_models_stages_are_explained);
     tcase_add_test(units, a_llama_models_stages_are_explained);
+    tcase_add_test(units, a_sparse_layer_shows_its_router);
     tcase_add_test(units, packed_weights_read_as_the_f32_ones);
     tcase_add_test(units, a_models_words_are_its_own);
     tcase_add_test(units, a_sliding_models_stages_are_explained);

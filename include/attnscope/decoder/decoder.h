@@ -81,6 +81,8 @@ struct decoder_rope_scaling {
 
 /* The widest head RoPE turns (its frequencies are kept in the model). */
 #define DECODER_HEAD_DIM_MAX 1024
+/* The most experts a token is sent to (Qwen3-30B-A3B's 8, OLMoE's 8). */
+#define DECODER_EXPERTS_USED_MAX 64
 /* The most end tokens a model names (Llama 3 Instruct: three). */
 #define DECODER_END_MAX 8
 

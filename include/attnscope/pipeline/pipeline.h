@@ -70,6 +70,7 @@ struct model;
     X(STAGE_GELU, gelu, false, CELLS_VALUES, NEEDS_UNGATED)                \
     X(STAGE_SWIGLU, swiglu, false, CELLS_VALUES, NEEDS_SWIGLU)             \
     X(STAGE_GEGLU, geglu, false, CELLS_VALUES, NEEDS_GEGLU)                \
+    X(STAGE_ROUTER, router, false, CELLS_VALUES, NEEDS_EXPERTS)            \
     X(STAGE_MLP, mlp, false, CELLS_VALUES, NEEDS_NOTHING)                  \
     X(STAGE_MLP_NORMED, mlp_normed, false, CELLS_VALUES, NEEDS_POST_NORM)  \
     X(STAGE_RESIDUAL2, residual2, false, CELLS_VALUES, NEEDS_NOTHING)      \
@@ -86,7 +87,8 @@ struct model;
      FAMILY_STAGE(STAGE_QUERIES_NORMED) | FAMILY_STAGE(STAGE_KEYS_NORMED) |              \
      FAMILY_STAGE(STAGE_QUERIES_ROTATED) | FAMILY_STAGE(STAGE_KEYS_ROTATED) |            \
      FAMILY_STAGE(STAGE_GATE) | FAMILY_STAGE(STAGE_SWIGLU) | FAMILY_STAGE(STAGE_GEGLU) |  \
-     FAMILY_STAGE(STAGE_OUTPUT_NORMED) | FAMILY_STAGE(STAGE_MLP_NORMED))
+     FAMILY_STAGE(STAGE_OUTPUT_NORMED) | FAMILY_STAGE(STAGE_MLP_NORMED) |                \
+     FAMILY_STAGE(STAGE_ROUTER))
 
 enum pipeline_stage {
 #define PIPELINE_STAGE_ENUM(e, id, per_head, cells, needs) e,
@@ -120,6 +122,7 @@ enum stage_needs {
     NEEDS_GEGLU,          /* a model whose gate goes through GELU (Gemma) */
     NEEDS_PRE_NORM,       /* a model with norms before attention and the MLP (all but Olmo) */
     NEEDS_POST_NORM,      /* a model that norms attention's and the MLP's outputs (Gemma, Olmo) */
+    NEEDS_EXPERTS,        /* the shown layer of a model is a mixture of experts */
 };
 
 /*
@@ -182,6 +185,15 @@ struct pipeline_block {
     /* Gemma's and Olmo's norms of attention's and the MLP's outputs (empty without): */
     struct matrix output_normed; /* (n, C) */
     struct matrix mlp_normed;    /* (n, C) */
+    /*
+     * A sparse layer's router (empty elsewhere): (n, E) the probabilities
+     * its softmax gave each expert, the weights each chosen expert's output
+     * was multiplied by (0 where not chosen), and the experts' names.
+     */
+    struct matrix router_logits;
+    struct matrix router;
+    struct matrix routed;
+    const char *const *expert_labels; /* (E) "e0", "e1", ... */
 };
 
 struct pipeline {

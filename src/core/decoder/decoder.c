@@ -126,13 +126,14 @@ decoder_config_check(const struct decoder_config *c, const char *source, const c
                          source, hd, from, DECODER_HEAD_DIM_MAX);
     if (c->n_experts < 0 ||
         (c->n_experts > 0 && (c->n_experts_used < 1 || c->n_experts_used > c->n_experts ||
+                              c->n_experts_used > DECODER_EXPERTS_USED_MAX ||
                               c->d_expert < 1 || c->n_layer > DECODER_LAYERS_SLIDING_MAX)))
         return attn_fail(err, ATTN_EPARSE,
                          "%s: %d experts, %d chosen per token, each %d wide, over %d layers "
-                         "(from %s): a mixture chooses 1 to all of its experts, each at least "
-                         "a column wide, in at most %d layers",
+                         "(from %s): a mixture chooses 1 to all of its experts (at most %d), "
+                         "each at least a column wide, in at most %d layers",
                          source, c->n_experts, c->n_experts_used, c->d_expert, c->n_layer, from,
-                         DECODER_LAYERS_SLIDING_MAX);
+                         DECODER_EXPERTS_USED_MAX, DECODER_LAYERS_SLIDING_MAX);
     if ((int64_t)c->n_head * hd > INT32_MAX / 4)
         return attn_fail(err, ATTN_EPARSE, "%s: %d heads of %d columns (from %s) is too wide",
                          source, c->n_head, hd, from);

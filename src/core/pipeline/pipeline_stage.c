@@ -308,6 +308,14 @@ stage_view_mlp_normed(const struct pipeline *p, int head, struct pipeline_view *
 }
 
 static void
+stage_view_router(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.router;
+    v->col_labels = p->block.expert_labels;
+}
+
+static void
 stage_view_fc(const struct pipeline *p, int head, struct pipeline_view *v)
 {
     (void)head;
@@ -640,6 +648,14 @@ formula_ln2(const struct pipeline *p)
 }
 
 static const char *
+formula_router(const struct pipeline *p)
+{
+    return p->decoder != NULL && p->decoder->norm_topk
+               ? "softmax(ln2 W_router); each token's top k, divided by their sum"
+               : "softmax(ln2 W_router); each token's top k weigh their experts";
+}
+
+static const char *
 formula_fc(const struct pipeline *p)
 {
     if (post_only(p))
@@ -657,6 +673,8 @@ formula_gelu(const struct pipeline *p)
 static const char *
 formula_mlp(const struct pipeline *p)
 {
+    if (p->decoder != NULL && decoder_sparse(p->decoder, p->layer))
+        return "sum over the chosen experts e of routed_e (swiglu_e W_down_e)";
     if (p->decoder != NULL && p->decoder->mlp == DECODER_MLP_GEGLU)
         return "geglu W_down";
     return p->decoder != NULL && p->decoder->mlp == DECODER_MLP_SWIGLU ? "swiglu W_down"
@@ -727,6 +745,11 @@ pipeline_stage_present(const struct pipeline *p, enum pipeline_stage s)
 {
     if ((unsigned)s >= STAGE_COUNT || p->family == NULL || !(p->family->stages & FAMILY_STAGE(s)))
         return false;
+    /* A sparse layer's MLP is its experts: no one gate, up or activation of its own. */
+    if (p->decoder != NULL && decoder_sparse(p->decoder, p->layer) &&
+        (s == STAGE_GATE || s == STAGE_UP || s == STAGE_GELU || s == STAGE_SWIGLU ||
+         s == STAGE_GEGLU))
+        return false;
     switch (stages[s].needs) {
     case NEEDS_NOTHING:
         return true;
@@ -758,6 +781,8 @@ pipeline_stage_present(const struct pipeline *p, enum pipeline_stage s)
         return p->decoder == NULL || decoder_pre_norms(p->decoder);
     case NEEDS_POST_NORM:
         return p->decoder != NULL && decoder_post_norms(p->decoder);
+    case NEEDS_EXPERTS:
+        return p->decoder != NULL && decoder_sparse(p->decoder, p->layer);
     }
     return false;
 }

@@ -817,6 +817,32 @@ done:
     free(data);
 }
 
+/*
+ * After the router's table, where each token went: the chosen experts in
+ * the router's order and their weights, as experts.csv lists them.
+ */
+static void
+print_model_experts(FILE *out, const struct pipeline *p, const struct family_model_state *g)
+{
+    const struct decoder_config *c = &g->model->dec.cfg;
+    int experts[DECODER_EXPERTS_USED_MAX];
+    float weights[DECODER_EXPERTS_USED_MAX];
+
+    fprintf(out, "layer %d, each token's %d of %d experts, the router's first choice first "
+                 "(weight: what its output is multiplied by%s)\n",
+            p->layer, c->n_experts_used, c->n_experts,
+            c->norm_topk ? ", the chosen probabilities divided by their sum" : "");
+    for (int i = 0; i < p->block.router.rows; i++) {
+        const int k = family_model_routes(p, i, experts, weights);
+        fprintf(out, "  %4d  ", i);
+        put_label(out, p->query_labels[i], LABEL_MAX_WIDTH, 0);
+        for (int t = 0; t < k; t++)
+            fprintf(out, "  e%d %.4f", experts[t], (double)weights[t]);
+        fputc('\n', out);
+    }
+    fputc('\n', out);
+}
+
 void
 print_model_selection(FILE *out, const struct pipeline *p, const struct pipeline_selection *sel,
                       const struct print_options *po)
@@ -835,8 +861,11 @@ print_model_selection(FILE *out, const struct pipeline *p, const struct pipeline
         print_model_lens(out, p, g, po);
     else if (sel->stage == PIPELINE_SELECT_CACHE)
         print_model_cache(out, p, g, po);
-    else
+    else {
         print_selection(out, p, sel, po);
+        if (sel->param == NULL && sel->stage == STAGE_ROUTER)
+            print_model_experts(out, p, g);
+    }
 }
 
 int

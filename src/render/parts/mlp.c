@@ -96,6 +96,8 @@ text_gelu(const struct pipeline *p, char *buf, size_t size)
 void
 text_mlp(const struct pipeline *p, char *buf, size_t size)
 {
+    if (moe_text_mlp(p, buf, size)) /* (moe.c) */
+        return;
     if (gated(p)) {
         snprintf(buf, size,
                  "The down projection (%s) brings each row back to the stream's width. "
@@ -136,6 +138,8 @@ inspect_mlp(struct out *o, const struct cell_at *at)
 {
     const struct pipeline *p = at->p;
 
+    if (moe_inspect_mlp(o, at)) /* (moe.c) */
+        return;
     linear_cell(o, at, "mlp", geglu(p) ? "geglu" : gated(p) ? "swiglu" : "gelu",
                 gated(p) ? &p->block.swiglu : &p->block.gelu, &inspect_block_of(p)->down,
                 MAT_AT(&p->block.mlp, at->row, at->col));

@@ -83,6 +83,14 @@ bool softcap_inspect(struct out *o, const struct cell_at *at, float masked, floa
 /* ", then capped at CAP (attn_logit_softcapping)" for --print's header, or "". */
 const char *softcap_print(const struct pipeline *p, char *buf, size_t size);
 
+/* moe.c: a mixture of experts (a sparse layer's router, its MLP the experts' sum) */
+bool moe_shown(const struct pipeline *p);
+void text_router(const struct pipeline *p, char *buf, size_t size);
+void inspect_router(struct out *o, const struct cell_at *at);
+/* The MLP stage of a sparse layer (false, nothing written, on a dense one). */
+bool moe_text_mlp(const struct pipeline *p, char *buf, size_t size);
+bool moe_inspect_mlp(struct out *o, const struct cell_at *at);
+
 /* residual.c */
 /* rope.c: QK-norm and rotary positions. */
 void text_qnorm(const struct pipeline *p, char *buf, size_t size);

@@ -37,6 +37,14 @@ struct family_model_state {
     const struct generation *writing;
 };
 
+/*
+ * The experts token position of p's shown layer was sent to, the router's
+ * first choice first (as torch.topk ranked them), into experts and the
+ * weight each one's output was multiplied by into weights (n_experts_used
+ * of each); returns how many, 0 when the shown layer is not sparse.
+ */
+int family_model_routes(const struct pipeline *p, int position, int *experts, float *weights);
+
 /* p's model state, or NULL when p is not a trained model's. */
 const struct family_model_state *pipeline_decoder(const struct pipeline *p);
 

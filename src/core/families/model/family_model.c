@@ -20,6 +20,7 @@
 
 #include "attnscope/base/sysmem.h"
 #include "attnscope/families/model/family_model.h"
+#include "attnscope/kernels/topk.h"
 #include "attnscope/kernels/rowops.h"
 
 static struct family_model_state *
@@ -385,6 +386,11 @@ decoder_family_select_layer(struct pipeline *p, int layer, struct attn_error *er
     p->block.swiglu = gated ? view(l->act, n, F) : none;
     p->block.mlp = view(l->mlp, n, C);
     p->block.residual2 = view(l->resid2, n, C);
+    p->block.router_logits =
+        decoder_sparse(c, layer) ? view(l->router_logits, n, c->n_experts) : none;
+    p->block.router = decoder_sparse(c, layer) ? view(l->router, n, c->n_experts) : none;
+    p->block.routed = decoder_sparse(c, layer) ? view(l->routed, n, c->n_experts) : none;
+    p->block.expert_labels = (const char *const *)s->model->expert_labels;
     return ATTN_OK;
 }
 
@@ -563,6 +569,27 @@ decoder_family_rebuild(struct pipeline *p, struct pipeline *prev, const struct a
                       src, err);
 }
 
+int
+family_model_routes(const struct pipeline *p, int position, int *experts, float *weights)
+{
+    const struct family_model_state *g = pipeline_decoder(p);
+    const struct decoder_config *c = g != NULL ? &g->model->dec.cfg : NULL;
+    double *pairs;
+    int k;
+
+    if (c == NULL || !decoder_sparse(c, p->layer) || p->block.router.data == NULL ||
+        position < 0 || position >= p->block.router.rows)
+        return 0;
+    if ((pairs = malloc(2 * (size_t)c->n_experts * sizeof *pairs)) == NULL)
+        return 0;
+    k = c->n_experts_used;
+    topk_largest(matrix_row(&p->block.router, position), c->n_experts, k, experts, pairs);
+    for (int t = 0; t < k; t++)
+        weights[t] = MAT_AT(&p->block.routed, position, experts[t]);
+    free(pairs);
+    return k;
+}
+
 /* Stages a trained model has: all but the dropout's. */
 const struct family family_model = {
     "decoder",
@@ -584,6 +611,7 @@ const struct family family_model = {
         FAMILY_STAGE(STAGE_QUERIES_NORMED) | FAMILY_STAGE(STAGE_KEYS_NORMED) |
         FAMILY_STAGE(STAGE_QUERIES_ROTATED) | FAMILY_STAGE(STAGE_KEYS_ROTATED) |
         FAMILY_STAGE(STAGE_GATE) | FAMILY_STAGE(STAGE_SWIGLU) | FAMILY_STAGE(STAGE_GEGLU) |
-        FAMILY_STAGE(STAGE_OUTPUT_NORMED) | FAMILY_STAGE(STAGE_MLP_NORMED),
+        FAMILY_STAGE(STAGE_OUTPUT_NORMED) | FAMILY_STAGE(STAGE_MLP_NORMED) |
+        FAMILY_STAGE(STAGE_ROUTER),
     decoder_family_budget,
 };

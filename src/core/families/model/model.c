@@ -405,6 +405,25 @@ verify_blob(const struct model *m, struct attn_error *err)
     return ATTN_OK;
 }
 
+/* A router's column names, "e0" ... (none without experts); -1 with err set. */
+static int
+label_experts(struct model *m, struct attn_error *err)
+{
+    const int E = m->dec.cfg.n_experts;
+
+    if (E <= 0)
+        return 0;
+    if ((m->expert_labels = calloc((size_t)E, sizeof *m->expert_labels)) == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory naming %d experts", E), -1;
+    for (int e = 0; e < E; e++) {
+        char label[16];
+        snprintf(label, sizeof label, "e%d", e);
+        if ((m->expert_labels[e] = strdup(label)) == NULL)
+            return attn_fail(err, ATTN_ENOMEM, "out of memory naming %d experts", E), -1;
+    }
+    return 0;
+}
+
 enum attn_status
 model_open(struct model *m, const char *what, const struct model_options *o,
            struct attn_error *err)
@@ -481,6 +500,11 @@ model_open(struct model *m, const char *what, const struct model_options *o,
         return rc;
     }
     describe_model(m, tokenizer_from);
+    if (label_experts(m, err) != 0) {
+        rc = err->status;
+        model_close(m);
+        return rc;
+    }
     /* What --bos puts first: the config's bos_token_id (a Llama's), else <|endoftext|>. */
     if (m->dec.bos_token >= 0 && m->dec.bos_token < m->bpe.vocab_size &&
         m->dec.bos_token < m->dec.cfg.vocab_size)
@@ -580,6 +604,9 @@ read_hints(struct model *m, struct attn_error *err)
 void
 model_close(struct model *m)
 {
+    for (int e = 0; m->expert_labels != NULL && e < m->dec.cfg.n_experts; e++)
+        free(m->expert_labels[e]);
+    free(m->expert_labels);
     free(m->chat_template);
     free(m->chat_text);
     decoder_destroy(&m->dec);

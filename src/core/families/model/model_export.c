@@ -243,6 +243,43 @@ write_model_cache(struct fileio_batch *b, const struct pipeline *p,
 }
 
 /*
+ * FOLDER/experts.csv: the shown sparse layer's routing, a row per token and
+ * chosen expert (position,token,rank,expert,weight): rank 0 the router's
+ * first choice, weight what that expert's output was multiplied by.
+ */
+static enum attn_status
+write_model_experts(struct fileio_batch *b, const struct pipeline *p,
+                    const struct family_model_state *g, const char *folder, struct attn_error *err)
+{
+    const struct decoder_config *c = &g->model->dec.cfg;
+    int experts[DECODER_EXPERTS_USED_MAX];
+    float weights[DECODER_EXPERTS_USED_MAX];
+    char path[64];
+    FILE *f;
+    enum attn_status st;
+
+    if (c->n_experts_used > DECODER_EXPERTS_USED_MAX)
+        return attn_fail(err, ATTN_ELIMIT, "%d experts a token: experts.csv lists at most %d",
+                         c->n_experts_used, DECODER_EXPERTS_USED_MAX);
+    snprintf(path, sizeof path, "%s/experts.csv", folder);
+    st = fileio_batch_open(b, path, &f, err);
+    if (st != ATTN_OK)
+        return st;
+    fputs("position,token,rank,expert,weight\n", f);
+    for (int i = 0; i < p->block.router.rows; i++) {
+        const int k = family_model_routes(p, i, experts, weights);
+        for (int t = 0; t < k; t++) {
+            char value[32];
+            fprintf(f, "%d,", i);
+            write_token_text(f, &g->model->bpe, g->ids[i]);
+            csvio_format_value(value, sizeof value, weights[t]);
+            fprintf(f, ",%d,%d,%s\n", t, experts[t], value);
+        }
+    }
+    return fileio_batch_close(b, err);
+}
+
+/*
  * The selected stages (all present ones when sel is NULL): each layer's
  * into its folder, a layer at a time (moving to a layer works out its
  * masked scores), then the model-wide ones at the top.
@@ -273,8 +310,11 @@ write_model_stages(struct fileio_batch *b, struct pipeline *p, const struct pipe
             }
             if ((unsigned)s < STAGE_COUNT && (sel != NULL ? sel[i].param == NULL
                                                          : pipeline_stage_present(p, s)) &&
-                pipeline_stage_per_layer(p, s))
+                pipeline_stage_per_layer(p, s)) {
                 st = export_write_stage(b, p, s, sel != NULL ? sel[i].head : -1, folder, err);
+                if (st == ATTN_OK && s == STAGE_ROUTER && pipeline_stage_present(p, s))
+                    st = write_model_experts(b, p, pipeline_decoder(p), folder, err);
+            }
         }
     }
     for (int i = 0; i < n && st == ATTN_OK; i++) {
@@ -312,6 +352,8 @@ export_model_view(struct pipeline *p, enum export_model_what what, enum pipeline
         /* One layer's stage goes in its layer's folder, as --export puts it. */
         st = pipeline_stage_per_layer(p, s) ? export_write_stage(&b, p, s, head, folder, err)
                                             : export_write_stage(&b, p, s, head, NULL, err);
+        if (st == ATTN_OK && s == STAGE_ROUTER)
+            st = write_model_experts(&b, p, g, folder, err);
         break;
     case EXPORT_MODEL_QKV:
         st = export_write_stage(&b, p, STAGE_QUERIES, -1, folder, err);

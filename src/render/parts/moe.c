@@ -1,0 +1,161 @@
+/*
+ * moe.c: a mixture of experts explained (a sparse layer's router and the
+ * weighted sum of its experts): what the router stage shows, a router cell
+ * from its logit to the weight it gives its expert, and an output cell of
+ * the MLP as the chosen experts' outputs each times its weight.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "attnscope/families/model/family_model.h"
+#include "render/parts/parts.h"
+
+/* Whether the shown layer's MLP is a mixture of experts. */
+bool
+moe_shown(const struct pipeline *p)
+{
+    return p->decoder != NULL && decoder_sparse(p->decoder, p->layer);
+}
+
+void
+text_router(const struct pipeline *p, char *buf, size_t size)
+{
+    const struct decoder_config *c = p->decoder;
+
+    if (!moe_shown(p)) {
+        snprintf(buf, size, "This layer's MLP is one MLP for every token: it has no router.");
+        return;
+    }
+    snprintf(buf, size,
+             "A mixture of experts: the router (%s) scores each token against %d experts, a "
+             "softmax makes the scores probabilities, and only the %d likeliest experts run "
+             "for that token. Their outputs are added, each times its weight (%s). Each "
+             "cell is a probability; the cell panel shows whether its expert was chosen.",
+             inspect_part(p, ROLE_FFN_ROUTER), c->n_experts, c->n_experts_used,
+             c->norm_topk ? "its probability divided by the sum of the chosen ones"
+                          : "its probability as it is");
+}
+
+/* Where expert e stands in token i's order (0: the router's first choice), and whether chosen. */
+static int
+rank_of(const struct pipeline *p, int i, int e, bool *chosen)
+{
+    int experts[DECODER_EXPERTS_USED_MAX];
+    float weights[DECODER_EXPERTS_USED_MAX];
+    const int k = family_model_routes(p, i, experts, weights);
+    int above = 0;
+
+    for (int t = 0; t < k; t++)
+        if (experts[t] == e) {
+            *chosen = true;
+            return t;
+        }
+    *chosen = false;
+    for (int f = 0; f < p->block.router.cols; f++)
+        above += MAT_AT(&p->block.router, i, f) > MAT_AT(&p->block.router, i, e);
+    return above;
+}
+
+void
+inspect_router(struct out *o, const struct cell_at *at)
+{
+    const struct pipeline *p = at->p;
+    const struct decoder_config *c = p->decoder;
+    const int i = at->row, e = at->col;
+    const float logit = MAT_AT(&p->block.router_logits, i, e);
+    const float prob = MAT_AT(&p->block.router, i, e);
+    const float w = MAT_AT(&p->block.routed, i, e);
+    float max = -INFINITY;
+    double sum = 0.0;
+    bool chosen;
+    int rank;
+    char a[24], b[24], d[24];
+
+    if (!moe_shown(p))
+        return;
+    for (int f = 0; f < c->n_experts; f++)
+        max = fmaxf(max, MAT_AT(&p->block.router_logits, i, f));
+    for (int f = 0; f < c->n_experts; f++)
+        sum += exp((double)(MAT_AT(&p->block.router_logits, i, f) - max));
+    emit(o, "router[%s][e%d] = e^(logit %s - max %s) / %.4g = %s\n", inspect_token(p, i), e,
+         inspect_num(a, logit), inspect_num(b, max), sum, inspect_num(d, prob));
+    emit(o, "the logit: ln2[%s] . row e%d of the router:\n", inspect_token(p, i), e);
+    inspect_linear(o, matrix_row(&p->block.ln2, i), &inspect_block_of(p)->router, e,
+                   at->max_terms);
+    emit(o, "\n");
+    rank = rank_of(p, i, e, &chosen);
+    if (chosen && c->norm_topk)
+        emit(o, "chosen, the router's choice %d of %d: its output is weighted %s (%s divided "
+                "by the sum of the %d chosen probabilities).\n",
+             rank + 1, c->n_experts_used, inspect_num(a, w), inspect_num(b, prob),
+             c->n_experts_used);
+    else if (chosen)
+        emit(o, "chosen, the router's choice %d of %d: its output is weighted by its "
+                "probability, %s.\n",
+             rank + 1, c->n_experts_used, inspect_num(a, w));
+    else
+        emit(o, "not chosen (%d experts are likelier; %d run): expert e%d does not run for "
+                "this token.\n",
+             rank, c->n_experts_used, e);
+}
+
+bool
+moe_text_mlp(const struct pipeline *p, char *buf, size_t size)
+{
+    if (!moe_shown(p))
+        return false;
+    snprintf(buf, size,
+             "The layer's MLP is its experts: each token's output is the sum of its %d chosen "
+             "experts' outputs (each a SwiGLU MLP of %d: gate, up, down), each times the weight "
+             "the router gave it. The other experts do not run for that token.",
+             p->decoder->n_experts_used, p->decoder->d_expert);
+    return true;
+}
+
+/* Expert x's output column col for input row in (d_model): down(SiLU(gate in) * up in). */
+static float
+expert_cell(const struct decoder_expert *x, const float *in, int d_model, int d_expert, int col)
+{
+    double out = 0.0;
+
+    for (int f = 0; f < d_expert; f++) {
+        float g = 0.0f, u = 0.0f;
+        for (int j = 0; j < d_model; j++) {
+            g += in[j] * decoder_linear_at(&x->gate, j, f);
+            u += in[j] * decoder_linear_at(&x->up, j, f);
+        }
+        out += (double)(g / (1.0f + expf(-g)) * u) * decoder_linear_at(&x->down, f, col);
+    }
+    return (float)out;
+}
+
+bool
+moe_inspect_mlp(struct out *o, const struct cell_at *at)
+{
+    const struct pipeline *p = at->p;
+    const struct decoder_config *c = p->decoder;
+    const struct decoder_block *b;
+    int experts[DECODER_EXPERTS_USED_MAX];
+    float weights[DECODER_EXPERTS_USED_MAX];
+    int k;
+    char v[24], a[24], d[24];
+
+    if (!moe_shown(p))
+        return false;
+    b = inspect_block_of(p);
+    k = family_model_routes(p, at->row, experts, weights);
+    emit(o, "mlp[%s][%d] = %s, the sum over the token's %d experts of weight%sexpert output "
+            "(recomputed here in double sums, to a few units in the last place):\n",
+         inspect_token(p, at->row), at->col,
+         inspect_num(v, MAT_AT(&p->block.mlp, at->row, at->col)), k, o->times);
+    for (int t = 0; t < k; t++) {
+        const float y = expert_cell(&b->experts[experts[t]], matrix_row(&p->block.ln2, at->row),
+                                    c->d_model, c->d_expert, at->col);
+        emit(o, "  e%d: %s%s%s\n", experts[t], inspect_num(a, weights[t]), o->times,
+             inspect_num(d, y));
+    }
+    return true;
+}
