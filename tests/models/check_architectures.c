@@ -283,6 +283,19 @@ START_TEST(qwen3_moe_routes_each_token_to_its_experts)
 }
 END_TEST
 
+/*
+ * OLMoE (QK-norm over the whole projection, every layer sparse, 3 of 8
+ * experts weighted by their probabilities as they are) and Mixtral (Llama's
+ * attention, 2 of 4 experts always renormalised, block_sparse_moe's names):
+ * against modeling_olmoe's and modeling_mixtral's forwards.
+ */
+START_TEST(olmoe_and_mixtral_route_as_their_blocks_do)
+{
+    check_case("olmoe");
+    check_case("mixtral");
+}
+END_TEST
+
 START_TEST(llama_with_grouped_keys)
 {
     check_case("llama-gqa");
@@ -1281,6 +1294,7 @@ llama_suite(void)
     tcase_set_timeout(t, 120);
     tcase_add_test(t, llama_with_grouped_keys);
     tcase_add_test(t, qwen3_moe_routes_each_token_to_its_experts);
+    tcase_add_test(t, olmoe_and_mixtral_route_as_their_blocks_do);
     tcase_add_test(t, llama3_stretch_and_biases_over_80_tokens);
     tcase_add_test(t, qwen2);
     tcase_add_test(t, qwen3_qk_norm_and_wide_heads);

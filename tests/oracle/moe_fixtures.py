@@ -1,4 +1,6 @@
-"""Tiny mixture-of-experts models and PyTorch's forward of them, for check_architectures.c.
+"""Tiny mixture-of-experts models (Qwen3-MoE, OLMoE, Mixtral) and PyTorch's forward of them.
+
+For tests/models/check_architectures.c.
 
 Writes tests/fixtures/decoders/CASE/ as llama_fixtures.py does (config.json,
 model.safetensors, the tiny tokenizer.json, expected.txt with every stage
@@ -25,6 +27,13 @@ modeling_qwen3_moe):
     then for each expert hit, in increasing expert order, its
     down(silu(gate(x)) * up(x)) of moe_intermediate_size times the token's
     weight, index_add_ into zeros.
+  - modeling_olmoe: OlmoeAttention norms the whole projection (q_norm of
+    hidden_size, k_norm of the keys' width) before the heads are split and
+    turned; OlmoeSparseMoeBlock as Qwen3-MoE's (norm_topk_prob false by
+    default); every layer sparse; clip_qkv null (attnscope refuses it set).
+  - modeling_mixtral: Llama's attention; MixtralSparseMoeBlock divides the
+    top k by their sum always; experts w2(silu(w1 x) * w3 x) under
+    block_sparse_moe; every layer sparse.
 
 attnscope's own restatement, never used by the build or by `make check`.
 Run from the top of the source tree with Debian's PyTorch:
@@ -47,9 +56,22 @@ CASES = [
     # tie and torch.topk decides which comes first.
     dict(name="qwen3-moe", arch="qwen3_moe", L=3, H=4, KV=2, C=16, F=24, V=36, P=64, hd=8,
          E=6, K=2, FE=12, norm_topk=True, dense=[1], tie=(2, 1, 3), dtype="F32", seed=21,
-         tied=False, theta=1000000.0, eps=1e-6),
+         tied=False, theta=1000000.0, eps=1e-6,
+         # (its knobs keep the scaling, as llama_fixtures.py's Qwen3 does: unscaled QK-normed
+         # scores at T = 0.7 are so peaked that float32's rounding reaches 2e-5 by layer 2)
+         knobs=(False, True, 0.7, [(0, 1), (2, 0)])),
+    # OLMoE: QK-norm over the whole projection (modeling_olmoe: q_norm of hidden_size, k_norm of
+    # the keys' width, before RoPE), every layer sparse, the chosen probabilities as they are.
+    dict(name="olmoe", arch="olmoe", L=2, H=4, KV=4, C=16, F=24, V=36, P=64, hd=4, E=8, K=3,
+         FE=10, norm_topk=False, dense=[], dtype="BF16", seed=22, tied=False, theta=10000.0,
+         eps=1e-5),
+    # Mixtral: Llama's attention (grouped keys, no QK-norm), every layer sparse, the chosen
+    # probabilities always divided by their sum (MixtralSparseMoeBlock), block_sparse_moe's names.
+    dict(name="mixtral", arch="mixtral", L=2, H=4, KV=2, C=16, F=20, V=36, P=64, hd=4, E=4, K=2,
+         FE=20, norm_topk=True, dense=[], dtype="F32", seed=23, tied=True, theta=1000000.0,
+         eps=1e-5),
 ]
-KNOBS = (False, False, 0.7, [(0, 1), (2, 0)])
+KNOBS = (False, False, 0.7, [(0, 1), (1, 2)])
 STAGES = ["norm1", "q_proj", "k_proj", "v", "q_normed", "k_normed", "q", "k", "scores",
           "scaled", "weights", "context", "attn", "resid1", "norm2", "gate", "up", "act",
           "router_logits", "router", "routed", "mlp", "resid2"]
@@ -102,11 +124,19 @@ def forward(c, p, ids, knobs):
         s["norm1"] = h
         q, k, v = h @ p[(l, "q")].T, h @ p[(l, "k")].T, h @ p[(l, "v")].T
         s["q_proj"], s["k_proj"], s["v"] = q, k, v
-        qh = rms(q.view(n, H, hd).transpose(0, 1), p[(l, "q_norm")], eps)
-        kh = rms(k.view(n, KV, hd).transpose(0, 1), p[(l, "k_norm")], eps)
+        if c["arch"] == "qwen3_moe":
+            qh = rms(q.view(n, H, hd).transpose(0, 1), p[(l, "q_norm")], eps)
+            kh = rms(k.view(n, KV, hd).transpose(0, 1), p[(l, "k_norm")], eps)
+        elif c["arch"] == "olmoe":
+            qh = rms(q, p[(l, "q_norm")], eps).view(n, H, hd).transpose(0, 1)
+            kh = rms(k, p[(l, "k_norm")], eps).view(n, KV, hd).transpose(0, 1)
+        else:
+            qh = q.view(n, H, hd).transpose(0, 1)
+            kh = k.view(n, KV, hd).transpose(0, 1)
         vh = v.view(n, KV, hd).transpose(0, 1)
-        s["q_normed"] = qh.transpose(0, 1).reshape(n, H * hd)
-        s["k_normed"] = kh.transpose(0, 1).reshape(n, KV * hd)
+        if c["arch"] != "mixtral":
+            s["q_normed"] = qh.transpose(0, 1).reshape(n, H * hd)
+            s["k_normed"] = kh.transpose(0, 1).reshape(n, KV * hd)
         qh, kh = rotate(qh, freq), rotate(kh, freq)
         s["q"] = qh.transpose(0, 1).reshape(n, H * hd)
         s["k"] = kh.transpose(0, 1).reshape(n, KV * hd)
@@ -186,49 +216,70 @@ def make_case(root, c):
         put((l, "k"), hf + "self_attn.k_proj.weight", draw(gen, KV * hd, C))
         put((l, "v"), hf + "self_attn.v_proj.weight", draw(gen, KV * hd, C))
         put((l, "o"), hf + "self_attn.o_proj.weight", draw(gen, C, H * hd))
-        put((l, "q_norm"), hf + "self_attn.q_norm.weight", gain(hd))
-        put((l, "k_norm"), hf + "self_attn.k_norm.weight", gain(hd))
+        if c["arch"] == "qwen3_moe":
+            put((l, "q_norm"), hf + "self_attn.q_norm.weight", gain(hd))
+            put((l, "k_norm"), hf + "self_attn.k_norm.weight", gain(hd))
+        elif c["arch"] == "olmoe":
+            put((l, "q_norm"), hf + "self_attn.q_norm.weight", gain(H * hd))
+            put((l, "k_norm"), hf + "self_attn.k_norm.weight", gain(KV * hd))
         put((l, "norm2"), hf + "post_attention_layernorm.weight", gain(C))
         if sparse(c, l):
             router = draw(gen, E, C, scale=0.5)
             if c.get("tie") and c["tie"][0] == l:
                 router[c["tie"][2]] = router[c["tie"][1]]
-            put((l, "router"), hf + "mlp.gate.weight", router)
+            mix = c["arch"] == "mixtral"
+            put((l, "router"), hf + ("block_sparse_moe.gate.weight" if mix else "mlp.gate.weight"),
+                router)
             for e in range(E):
-                ex = hf + "mlp.experts.%d." % e
-                put((l, e, "gate"), ex + "gate_proj.weight", draw(gen, FE, C))
-                put((l, e, "up"), ex + "up_proj.weight", draw(gen, FE, C))
-                put((l, e, "down"), ex + "down_proj.weight", draw(gen, C, FE))
+                ex = hf + ("block_sparse_moe.experts.%d." if mix else "mlp.experts.%d.") % e
+                names = ("w1", "w3", "w2") if mix else ("gate_proj", "up_proj", "down_proj")
+                put((l, e, "gate"), ex + names[0] + ".weight", draw(gen, FE, C))
+                put((l, e, "up"), ex + names[1] + ".weight", draw(gen, FE, C))
+                put((l, e, "down"), ex + names[2] + ".weight", draw(gen, C, FE))
         else:
             put((l, "gate"), hf + "mlp.gate_proj.weight", draw(gen, Fw, C))
             put((l, "up"), hf + "mlp.up_proj.weight", draw(gen, Fw, C))
             put((l, "down"), hf + "mlp.down_proj.weight", draw(gen, C, Fw))
     put("norm", "model.norm.weight", gain(C))
-    put("head", "lm_head.weight", draw(gen, V, C))
+    if c["tied"]:
+        p["head"] = p["embed"]
+    else:
+        put("head", "lm_head.weight", draw(gen, V, C))
 
     ids = [i % V for i in IDS]
     plain = forward(c, p, ids, (True, True, 1.0, []))
     lines = ["ids %d %s" % (len(ids), " ".join(map(str, ids))),
              "freq %d %s" % (hd // 2, numbers(plain["freq"]))]
     lines += lines_of(c, plain, True)
-    knobs = (KNOBS[0], KNOBS[1], KNOBS[2], [a for a in KNOBS[3] if a[0] < L])
+    knobs = c.get("knobs", KNOBS)
+    knobs = (knobs[0], knobs[1], knobs[2], [a for a in knobs[3] if a[0] < L])
     lines.append("knobs %d %d %.9g %s" % (knobs[0], knobs[1], knobs[2],
                                           ",".join("%d.%d" % a for a in knobs[3])))
     lines += lines_of(c, forward(c, p, ids, knobs), False)
 
     d = os.path.join(root, c["name"])
     os.makedirs(d, exist_ok=True)
-    config = {"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe",
-              "hidden_size": C, "intermediate_size": Fw, "num_hidden_layers": L,
-              "num_attention_heads": H, "num_key_value_heads": KV, "head_dim": hd,
-              "vocab_size": V, "max_position_embeddings": c["P"], "rms_norm_eps": c["eps"],
-              "rope_theta": c["theta"], "hidden_act": "silu", "tie_word_embeddings": c["tied"],
-              "attention_bias": False, "use_sliding_window": False, "sliding_window": None,
-              "num_experts": E, "num_experts_per_tok": c["K"], "moe_intermediate_size": FE,
-              "norm_topk_prob": c["norm_topk"], "decoder_sparse_step": c.get("step", 1),
-              "mlp_only_layers": c["dense"], "output_router_logits": False,
+    config = {"hidden_size": C, "num_hidden_layers": L, "num_attention_heads": H,
+              "num_key_value_heads": KV, "vocab_size": V, "max_position_embeddings": c["P"],
+              "rms_norm_eps": c["eps"], "rope_theta": c["theta"], "hidden_act": "silu",
+              "tie_word_embeddings": c["tied"], "attention_bias": False,
+              "num_experts_per_tok": c["K"], "output_router_logits": False,
               "router_aux_loss_coef": 0.001,
               "torch_dtype": {"F32": "float32", "BF16": "bfloat16"}[c["dtype"]]}
+    if c["arch"] == "qwen3_moe":
+        config.update({"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe",
+                       "intermediate_size": Fw, "head_dim": hd, "use_sliding_window": False,
+                       "sliding_window": None, "num_experts": E, "moe_intermediate_size": FE,
+                       "norm_topk_prob": c["norm_topk"], "decoder_sparse_step": c.get("step", 1),
+                       "mlp_only_layers": c["dense"]})
+    elif c["arch"] == "olmoe":
+        config.update({"architectures": ["OlmoeForCausalLM"], "model_type": "olmoe",
+                       "intermediate_size": FE, "num_experts": E,
+                       "norm_topk_prob": c["norm_topk"], "clip_qkv": None})
+    else:
+        config.update({"architectures": ["MixtralForCausalLM"], "model_type": "mixtral",
+                       "intermediate_size": FE, "num_local_experts": E, "sliding_window": None,
+                       "router_jitter_noise": 0.0})
     write_folder(d, config, tensors)
     with open(os.path.join(d, "expected.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")

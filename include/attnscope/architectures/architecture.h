@@ -85,6 +85,20 @@ struct arch_loader {
 };
 
 /*
+ * A mixture of experts' config keys (each architecture names them its own
+ * way): how many experts, each one's width, whether the chosen weights are
+ * divided by their sum (NULL: always, Mixtral's) and that key's default,
+ * and whether some layers are dense (decoder_sparse_step, mlp_only_layers).
+ */
+struct arch_moe_keys {
+    const char *count;   /* "num_experts", "num_local_experts" */
+    const char *width;   /* "moe_intermediate_size", "intermediate_size" */
+    const char *norm;    /* "norm_topk_prob", or NULL: always divided */
+    bool norm_default;
+    bool dense_layers;   /* decoder_sparse_step and mlp_only_layers read (Qwen3-MoE's) */
+};
+
+/*
  * The parts an architecture's blocks are built from, the same in every file
  * format it comes in, and the defaults of the config keys that choose among
  * them: what each reader (config.json, the book's files, a GGUF's metadata)
@@ -113,7 +127,10 @@ struct arch_parts {
     bool tied;           /* tie_word_embeddings' default */
     double query_scalar; /* query_pre_attn_scalar's default (Gemma); 0: the key is not read */
     double final_softcap, attn_softcap; /* their keys' defaults (Gemma 2's 30 and 50) */
-    bool experts;        /* its MLP a mixture of experts in the layers its config says */
+    /* Its MLP a mixture of experts in the layers its config says: the keys that size it. */
+    const struct arch_moe_keys *moe;
+    /* Its config's sliding_window is used when set (Mistral's, Mixtral's): refused then. */
+    bool window_key;
     /* GGUF keys (ARCH.key) that its describe reads itself, not refused by the common reader. */
     const char *const *gguf_own_keys;
 };

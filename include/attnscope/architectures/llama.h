@@ -35,6 +35,8 @@ struct llama_config {
 extern const struct architecture arch_llama, arch_qwen2, arch_qwen3;
 /* Qwen3-MoE (Qwen3-30B-A3B, Qwen3-Coder): Qwen3 with a mixture of experts for its MLPs. */
 extern const struct architecture arch_qwen3_moe;
+/* OLMoE (allenai/OLMoE-1B-7B) and Mixtral (8x7B): mixtures of experts of Llama's kind. */
+extern const struct architecture arch_olmoe, arch_mixtral;
 
 /* Whether model_type is one of this family's ("llama", "qwen2", "qwen3"). */
 bool llama_knows(const char *model_type);

@@ -84,6 +84,19 @@ static const struct arch_layout_of qwen2_layouts[] = {
       DECODER_NAMES_HF, false },
     { ARCH_GGUF, "blk.0.attn_q.bias", { "" }, STORE_OUT_IN, DECODER_NAMES_GGUF, false },
 };
+/* Mixtral: Llama's rows, and the router and experts under block_sparse_moe (w1 gate, w3 up). */
+static const struct arch_name mixtral_names[] = {
+    LLAMA_NAMES("weight"),
+    LLAMA_LINEAR(ROLE_FFN_ROUTER, "block_sparse_moe.gate", "ff.gate", "ffn_gate_inp"),
+    { ROLE_EXPERT_GATE, { [ARCH_HF] = { "layers.%d.block_sparse_moe.experts.%d.w1.weight", NULL } } },
+    { ROLE_EXPERT_UP, { [ARCH_HF] = { "layers.%d.block_sparse_moe.experts.%d.w3.weight", NULL } } },
+    { ROLE_EXPERT_DOWN, { [ARCH_HF] = { "layers.%d.block_sparse_moe.experts.%d.w2.weight", NULL } } },
+};
+static const struct arch_layout_of mixtral_layouts[] = {
+    { ARCH_HF, "layers.0.block_sparse_moe.gate.weight", { "model.", "" }, STORE_OUT_IN,
+      DECODER_NAMES_HF, false },
+};
+
 /* (a config.json names it: its marker is Qwen3's, which comes first in the registry) */
 static const struct arch_layout_of qwen3_moe_layouts[] = {
     { ARCH_HF, "layers.0.self_attn.q_norm.weight", { "model.", "" }, STORE_OUT_IN,
@@ -199,6 +212,18 @@ static const char *const qwen2_classes[] = { "Qwen2ForCausalLM", NULL };
 static const char *const qwen3_types[] = { "qwen3", NULL };
 static const char *const qwen3_classes[] = { "Qwen3ForCausalLM", NULL };
 static const char *const qwen3_moe_types[] = { "qwen3_moe", NULL };
+static const char *const olmoe_types[] = { "olmoe", NULL };
+static const char *const olmoe_classes[] = { "OlmoeForCausalLM", NULL };
+static const char *const mixtral_types[] = { "mixtral", NULL };
+static const char *const mixtral_classes[] = { "MixtralForCausalLM", NULL };
+
+/* Each mixture's keys (Qwen3MoeConfig's, OlmoeConfig's, MixtralConfig's). */
+static const struct arch_moe_keys qwen3_moe_keys = { "num_experts", "moe_intermediate_size",
+                                                     "norm_topk_prob", false, true };
+static const struct arch_moe_keys olmoe_keys = { "num_experts", "intermediate_size",
+                                                 "norm_topk_prob", false, false };
+static const struct arch_moe_keys mixtral_keys = { "num_local_experts", "intermediate_size", NULL,
+                                                   true, false };
 static const char *const qwen3_moe_classes[] = { "Qwen3MoeForCausalLM", NULL };
 
 #define COUNT(a) (int)(sizeof(a) / sizeof(a)[0])
@@ -228,5 +253,21 @@ const struct architecture arch_qwen3_moe = {
     llama_describe,
     .parts = { .positions = DECODER_POSITIONS_ROPE, .norm = DECODER_NORM_RMS,
                .mlp = DECODER_MLP_SWIGLU, .block_norms = DECODER_PRE_NORM, .eps = 1e-6,
-               .rope_theta = 10000.0, .qk_norm = true, .head_dim = 128, .experts = true },
+               .rope_theta = 10000.0, .qk_norm = true, .head_dim = 128, .moe = &qwen3_moe_keys },
+};
+const struct architecture arch_olmoe = {
+    "olmoe", "OLMoE", olmoe_types, olmoe_classes, qwen3_moe_layouts, COUNT(qwen3_moe_layouts),
+    qwen3_moe_names, COUNT(qwen3_moe_names), true, true, llama_describe,
+    /* (QK-norm over the whole projection, as Olmo's) */
+    .parts = { .positions = DECODER_POSITIONS_ROPE, .norm = DECODER_NORM_RMS,
+               .mlp = DECODER_MLP_SWIGLU, .block_norms = DECODER_PRE_NORM, .eps = 1e-5,
+               .rope_theta = 10000.0, .qk_norm = true, .qk_norm_full = true,
+               .moe = &olmoe_keys },
+};
+const struct architecture arch_mixtral = {
+    "mixtral", "Mixtral", mixtral_types, mixtral_classes, mixtral_layouts, COUNT(mixtral_layouts),
+    mixtral_names, COUNT(mixtral_names), true, true, llama_describe,
+    .parts = { .positions = DECODER_POSITIONS_ROPE, .norm = DECODER_NORM_RMS,
+               .mlp = DECODER_MLP_SWIGLU, .block_norms = DECODER_PRE_NORM, .eps = 1e-5,
+               .rope_theta = 1000000.0, .moe = &mixtral_keys, .window_key = true },
 };

@@ -69,27 +69,29 @@ refusals(json_t *root, const char *path, struct attn_error *err)
 }
 
 /*
- * A mixture of experts (Qwen3MoeConfig's keys): num_experts,
- * num_experts_per_tok, moe_intermediate_size, norm_topk_prob (false unless
- * given), and which layers are sparse: layer i when it is not in
- * mlp_only_layers and (i + 1) is a multiple of decoder_sparse_step (1
- * unless given), as Qwen3MoeDecoderLayer chooses.
+ * A mixture of experts under its architecture's keys (k): how many experts
+ * and how wide, num_experts_per_tok, whether the chosen weights are divided
+ * by their sum, and which layers are sparse: every one, or (Qwen3MoeConfig)
+ * layer i when it is not in mlp_only_layers and (i + 1) is a multiple of
+ * decoder_sparse_step (1 unless given), as Qwen3MoeDecoderLayer chooses.
  */
 static enum attn_status
-experts(struct decoder_config *c, json_t *root, const char *path, struct attn_error *err)
+experts(const struct arch_moe_keys *k, struct decoder_config *c, json_t *root, const char *path,
+        struct attn_error *err)
 {
-    json_t *dense = json_object_get(root, "mlp_only_layers");
+    json_t *dense = k->dense_layers ? json_object_get(root, "mlp_only_layers") : NULL;
     int step = 1, flag;
 
-    if ((c->n_experts = jsonfile_int(root, path, "num_experts", NULL, 0, err)) < 0 ||
+    if ((c->n_experts = jsonfile_int(root, path, k->count, NULL, 0, err)) < 0 ||
         (c->n_experts > 0 &&
          ((c->n_experts_used = jsonfile_int(root, path, "num_experts_per_tok", NULL, 1, err)) < 0 ||
-          (c->d_expert = jsonfile_int(root, path, "moe_intermediate_size", NULL, 1, err)) < 0)))
+          (c->d_expert = jsonfile_int(root, path, k->width, NULL, 1, err)) < 0)))
         return ATTN_EPARSE;
-    if (json_object_get(root, "decoder_sparse_step") != NULL &&
+    if (k->dense_layers && json_object_get(root, "decoder_sparse_step") != NULL &&
         (step = jsonfile_int(root, path, "decoder_sparse_step", NULL, 1, err)) < 0)
         return ATTN_EPARSE;
-    if ((flag = jsonfile_bool(root, path, "norm_topk_prob", false, err)) < 0)
+    if ((flag = k->norm != NULL ? jsonfile_bool(root, path, k->norm, k->norm_default, err)
+                                : (int)k->norm_default) < 0)
         return ATTN_EPARSE;
     c->norm_topk = flag;
     if (c->n_experts > 0 && c->n_experts_used > c->n_experts)
@@ -112,6 +114,12 @@ experts(struct decoder_config *c, json_t *root, const char *path, struct attn_er
                              c->n_layer - 1);
         c->sparse[json_integer_value(v)] = false;
     }
+    /* (OLMoE's: its queries, keys and values clamped after QK-norm, a step not computed yet) */
+    if (json_object_get(root, "clip_qkv") != NULL && !json_is_null(json_object_get(root, "clip_qkv")))
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: \"clip_qkv\" is set: clamping the queries, keys and values is not "
+                         "supported yet",
+                         path);
     return ATTN_OK;
 }
 
@@ -140,8 +148,13 @@ llama_parts(struct llama_config *lc, json_t *root, const char *path, struct attn
             return ATTN_EPARSE;
         c->bias_qkv = c->bias_o = flag;
     }
-    if (a->parts.experts && experts(c, root, path, err) != ATTN_OK)
+    if (a->parts.moe != NULL && experts(a->parts.moe, c, root, path, err) != ATTN_OK)
         return ATTN_EPARSE;
+    if (a->parts.window_key && json_is_integer(json_object_get(root, "sliding_window")))
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: \"sliding_window\" is set: attnscope reads sliding windows in "
+                         "Gemma's and Olmo 3's configs (layer_types), not in %s's",
+                         path, a->title);
     if (a->parts.mlp_bias_key) {
         if ((flag = jsonfile_bool(root, path, "mlp_bias", false, err)) < 0)
             return ATTN_EPARSE;
