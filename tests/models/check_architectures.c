@@ -296,6 +296,21 @@ START_TEST(olmoe_and_mixtral_route_as_their_blocks_do)
 }
 END_TEST
 
+/*
+ * The three as llama.cpp's converter writes them (tests/oracle/gguf_models.py):
+ * each layer's experts stacked in one tensor per projection, read as slices;
+ * qwen3moe's experts as wide as expert_feed_forward_length, Mixtral under
+ * llama with expert_count (its q and k rows put back); the same numbers.
+ */
+START_TEST(mixtures_open_from_gguf)
+{
+    check_case("qwen3-moe-sparse");
+    check_case("qwen3-moe-gguf");
+    check_case("olmoe-gguf");
+    check_case("mixtral-gguf");
+}
+END_TEST
+
 START_TEST(llama_with_grouped_keys)
 {
     check_case("llama-gqa");
@@ -1295,6 +1310,7 @@ llama_suite(void)
     tcase_add_test(t, llama_with_grouped_keys);
     tcase_add_test(t, qwen3_moe_routes_each_token_to_its_experts);
     tcase_add_test(t, olmoe_and_mixtral_route_as_their_blocks_do);
+    tcase_add_test(t, mixtures_open_from_gguf);
     tcase_add_test(t, llama3_stretch_and_biases_over_80_tokens);
     tcase_add_test(t, qwen2);
     tcase_add_test(t, qwen3_qk_norm_and_wide_heads);

@@ -26,6 +26,9 @@ that converter does to the weights restated:
   samples/models/minillama-q4: the minillama that ships, in Q4_0 (lesson 18).
   tests/fixtures/formats/gguf: the formats' GPT-2 (tests/fixtures/formats/hf) as GPT2Model
       converts it (its Conv1D matrices transposed), for check_formats.
+  qwen3-moe-gguf, olmoe-gguf, mixtral-gguf: tests/oracle/moe_fixtures.py's qwen3-moe-sparse,
+      olmoe and mixtral as llama.cpp converts a mixture (moe() says how), their expected.txt
+      copied.
   qwen3-tok-gguf: a tiny Qwen3 in Q8_0 carrying a byte-level tokenizer (GPT-2's byte
       characters, a few merges, <|endoftext|> a control token, qwen2's pre-tokenizer): a file
       that --model opens whole.
@@ -441,9 +444,57 @@ def minillama_q4():
     print("wrote", dst)
 
 
+# A mixture's names and keys in llama.cpp's conversion (conversion/qwen.py's Qwen2MoeModel,
+# olmo.py's OlmoeModel, llama.py's LlamaModel for Mixtral): each layer's experts stacked into
+# one 3-d tensor per projection, (experts, out, in) in PyTorch's order (ggml's ne reversed),
+# the router ffn_gate_inp; Mixtral written as the llama architecture with expert_count.
+MOE = {"qwen3_moe": ("qwen3moe", "mlp"), "olmoe": ("olmoe", "mlp"),
+       "mixtral": ("llama", "block_sparse_moe")}
+
+
+def moe(name):
+    src = os.path.join(ROOT, name)
+    dst = os.path.join(ROOT, (name[:-len("-sparse")] if name.endswith("-sparse") else name) + "-gguf")
+    with open(os.path.join(src, "config.json")) as f:
+        cfg = json.load(f)
+    arch, block = MOE[cfg["model_type"]]
+    E = cfg.get("num_experts", cfg.get("num_local_experts"))
+    FE = cfg.get("moe_intermediate_size", cfg["intermediate_size"])
+    hd = cfg.get("head_dim", cfg["hidden_size"] // cfg["num_attention_heads"])
+    tensors = read_safetensors(os.path.join(src, "model.safetensors"))
+    os.makedirs(dst, exist_ok=True)
+    w = gguf.GGUFWriter(os.path.join(dst, "model.gguf"), arch)
+    metadata(w, arch, cfg, hd)
+    w.add_uint32(arch + ".expert_count", E)
+    w.add_uint32(arch + ".expert_used_count", cfg["num_experts_per_tok"])
+    if arch == "qwen3moe":
+        w.add_uint32(arch + ".expert_feed_forward_length", FE)
+    names = ("w1", "w3", "w2") if block == "block_sparse_moe" else ("gate_proj", "up_proj", "down_proj")
+    for l in range(cfg["num_hidden_layers"]):
+        pre = "model.layers.%d.%s." % (l, block)
+        w.add_tensor("blk.%d.ffn_gate_inp.weight" % l, tensors.pop(pre + "gate.weight"))
+        for gname, hname in zip(("ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"), names):
+            stack = np.stack([tensors.pop(pre + "experts.%d.%s.weight" % (e, hname)) for e in range(E)])
+            w.add_tensor("blk.%d.%s.weight" % (l, gname), stack.astype(np.float32))
+    for hf, t in tensors.items():
+        if arch == "llama" and hf.endswith("q_proj.weight"):
+            t = permute(t, cfg["num_attention_heads"])
+        if arch == "llama" and hf.endswith("k_proj.weight"):
+            t = permute(t, cfg["num_key_value_heads"])
+        w.add_tensor(gguf_name(hf), t.astype(np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    shutil.copy(os.path.join(src, "expected.txt"), os.path.join(dst, "expected.txt"))
+    print("wrote", dst)
+
+
 def main():
     for name in ("qwen3", "llama-gqa", "llama3-scaled", "qwen2"):
         convert(name)
+    for name in ("qwen3-moe-sparse", "olmoe", "mixtral"):
+        moe(name)
     quantized_qwen3()
     with_tokenizer()
     gpt2()

@@ -60,6 +60,11 @@ CASES = [
          # (its knobs keep the scaling, as llama_fixtures.py's Qwen3 does: unscaled QK-normed
          # scores at T = 0.7 are so peaked that float32's rounding reaches 2e-5 by layer 2)
          knobs=(False, True, 0.7, [(0, 1), (2, 0)])),
+    # A Qwen3-MoE with every layer sparse and its weights renormalised: what llama.cpp's
+    # qwen3moe computes, so that gguf_models.py converts it (qwen3-moe-gguf).
+    dict(name="qwen3-moe-sparse", arch="qwen3_moe", L=2, H=4, KV=2, C=16, F=24, V=36, P=64,
+         hd=8, E=4, K=2, FE=8, norm_topk=True, dense=[], dtype="F32", seed=24, tied=False,
+         theta=1000000.0, eps=1e-6, knobs=(False, True, 0.7, [(0, 1)])),
     # OLMoE: QK-norm over the whole projection (modeling_olmoe: q_norm of hidden_size, k_norm of
     # the keys' width, before RoPE), every layer sparse, the chosen probabilities as they are.
     dict(name="olmoe", arch="olmoe", L=2, H=4, KV=4, C=16, F=24, V=36, P=64, hd=4, E=8, K=3,

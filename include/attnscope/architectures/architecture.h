@@ -96,6 +96,8 @@ struct arch_moe_keys {
     const char *norm;    /* "norm_topk_prob", or NULL: always divided */
     bool norm_default;
     bool dense_layers;   /* decoder_sparse_step and mlp_only_layers read (Qwen3-MoE's) */
+    bool gguf_norm;      /* a GGUF's chosen weights renormalised (llama.cpp's build_moe_ffn
+                            norm_w for the architecture) */
 };
 
 /*
@@ -154,6 +156,11 @@ struct architecture {
     enum attn_status (*describe)(struct arch_loader *ld, const char *dir,
                                  const struct arch_options *o, struct attn_error *err);
     struct arch_parts parts; /* its parts, in every format alike */
+    /*
+     * A GGUF's general.architecture for it when not its name (Qwen3-MoE's
+     * "qwen3moe"; Mixtral's "llama", told from Llama by its expert_count).
+     */
+    const char *gguf;
 };
 
 /*

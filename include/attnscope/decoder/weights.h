@@ -111,6 +111,14 @@ int weights_matrix_any(struct weights_loader *ld, const char *name, int rows, in
 void decoder_linear_of(const struct weights_matrix *wm, int in, int from, int out,
                        const float *bias, struct decoder_linear *l);
 
+/*
+ * A mixture's stacked experts: one (experts, rows, cols) tensor (a GGUF's
+ * ffn_up_exps), as the model keeps it, read as one matrix of experts x rows
+ * rows, so that expert e is rows e rows .. (e + 1) rows - 1.
+ */
+int weights_experts_any(struct weights_loader *ld, const char *name, int experts, int rows,
+                        int cols, struct weights_matrix *wm, struct attn_error *err);
+
 /* Closes the files (the weights read stay in the model's memory); m->files_read says how many. */
 void weights_close(struct weights_loader *ld);
 

@@ -147,14 +147,30 @@ architecture_of_tensors(const struct tensor_source *src, const struct architectu
         return 0;
     }
     name = gguf_string(g, "general.architecture");
-    if ((*arch = name != NULL ? architecture_of_type(name) : NULL) != NULL)
-        return 0;
-    /* (llama.cpp's name for an architecture may be ours, not a config's: gemma3) */
-    for (size_t i = 0; name != NULL && architectures[i] != NULL; i++)
-        if (strcmp(architectures[i]->name, name) == 0) {
-            *arch = architectures[i];
-            return 0;
-        }
+    /*
+     * llama.cpp's name for an architecture: its gguf name, else its own or a
+     * config's model_type (gemma3, qwen3); one name for two (llama: Llama, and
+     * Mixtral when the file has experts) told apart by ARCH.expert_count.
+     */
+    if (name != NULL) {
+        char key[160];
+        int64_t experts = 0;
+        snprintf(key, sizeof key, "%s.expert_count", name);
+        if (!gguf_int(g, key, &experts))
+            experts = 0;
+        /* (a second pass without the experts: its reader then refuses them by name) */
+        for (int pass = 0; pass < 2; pass++)
+            for (size_t i = 0; architectures[i] != NULL; i++) {
+                const struct architecture *a = architectures[i];
+                const char *gname = a->gguf != NULL ? a->gguf : a->name;
+                if ((strcmp(gname, name) == 0 ||
+                     (a->gguf == NULL && listed(a->model_types, name))) &&
+                    (pass == 1 || (a->parts.moe != NULL) == (experts > 0))) {
+                    *arch = a;
+                    return 0;
+                }
+            }
+    }
     attn_fail(err, ATTN_EPARSE, "%s: general.architecture %s%s%s is not one attnscope reads yet (%s)",
               g->path, name != NULL ? "'" : "", name != NULL ? name : "missing",
               name != NULL ? "'" : "", architecture_types(names, sizeof names));
@@ -430,6 +446,47 @@ read_qk_norms(struct arch_loader *ld, struct decoder_block *b, int i, struct att
                : 0;
 }
 
+/* Whether ld's layout keeps each projection of a layer's experts in one tensor (a GGUF's). */
+static bool
+stacked(const struct arch_loader *ld)
+{
+    for (int i = 0; i < ld->arch->name_count; i++)
+        if (ld->arch->names[i].role == ROLE_EXPERT_UP) {
+            const char *w = ld->arch->names[i].in[ld->layout->layout].weight;
+            const char *first = w != NULL ? strstr(w, "%d") : NULL;
+            return first != NULL && strstr(first + 2, "%d") == NULL;
+        }
+    return false;
+}
+
+/* Layer i's experts from its three stacked tensors, expert e a slice of each. */
+static int
+read_stacked_experts(struct arch_loader *ld, struct decoder_block *b, int i, struct attn_error *err)
+{
+    const struct decoder_config *c = &ld->w.m->cfg;
+    const int C = c->d_model, E = c->n_experts, FE = c->d_expert;
+    const struct {
+        enum arch_role role;
+        int rows, cols;
+    } parts[3] = { { ROLE_EXPERT_GATE, FE, C }, { ROLE_EXPERT_UP, FE, C },
+                   { ROLE_EXPERT_DOWN, C, FE } };
+
+    for (int k = 0; k < 3; k++) {
+        struct weights_matrix wm;
+        char name[160];
+        if (arch_name(ld, parts[k].role, i, false, name, sizeof name) == NULL ||
+            weights_experts_any(&ld->w, name, E, parts[k].rows, parts[k].cols, &wm, err) != 0)
+            return -1;
+        for (int e = 0; e < E; e++) {
+            struct decoder_linear *l = k == 0 ? &b->experts[e].gate
+                                       : k == 1 ? &b->experts[e].up
+                                                : &b->experts[e].down;
+            decoder_linear_of(&wm, parts[k].cols, e * parts[k].rows, parts[k].rows, NULL, l);
+        }
+    }
+    return 0;
+}
+
 /* A sparse layer's router and experts (no biases: Qwen3-MoE's, Mixtral's, OLMoE's). */
 static int
 read_experts(struct arch_loader *ld, struct decoder_block *b, int i, struct attn_error *err)
@@ -443,6 +500,8 @@ read_experts(struct arch_loader *ld, struct decoder_block *b, int i, struct attn
         attn_fail(err, ATTN_ENOMEM, "out of memory for layer %d's %d experts", i, E);
         return -1;
     }
+    if (stacked(ld))
+        return read_stacked_experts(ld, b, i, err);
     for (int e = 0; e < E; e++) {
         struct decoder_expert *x = &b->experts[e];
         ld->expert = e;

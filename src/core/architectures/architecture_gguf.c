@@ -80,7 +80,7 @@ static enum attn_status
 refuse_unmade(const struct gguf *g, const struct architecture *a, struct decoder_config *c,
               struct attn_error *err)
 {
-    const char *arch = a->name;
+    const char *arch = a->gguf != NULL ? a->gguf : a->name;
     static const char *const unmade[] = { "expert_count", "attention.sliding_window",
                                           "attention.clamp_kqv", "attention.max_alibi_bias",
                                           "logit_scale", "attn_logit_softcapping",
@@ -94,6 +94,7 @@ refuse_unmade(const struct gguf *g, const struct architecture *a, struct decoder
         bool own = false; /* (a key the architecture's describe reads itself) */
         for (int o = 0; a->parts.gguf_own_keys != NULL && a->parts.gguf_own_keys[o] != NULL; o++)
             own = own || strcmp(unmade[k], a->parts.gguf_own_keys[o]) == 0;
+        own = own || (a->parts.moe != NULL && strcmp(unmade[k], "expert_count") == 0);
         if (own)
             continue;
         snprintf(name, sizeof name, "%s.%s", arch, unmade[k]);
@@ -137,13 +138,59 @@ refuse_unmade(const struct gguf *g, const struct architecture *a, struct decoder
     return ATTN_OK;
 }
 
+/*
+ * A mixture's experts from ARCH.expert_count, expert_used_count and (each
+ * one's width) expert_feed_forward_length, else feed_forward_length; every
+ * layer sparse, the chosen weights renormalised as llama.cpp's build_moe_ffn
+ * does for the architecture.  Shared experts, a scale on the weights and a
+ * gating other than the softmax are refused by name.
+ */
+static enum attn_status
+gguf_experts(const struct gguf *g, const struct architecture *a, const char *arch,
+             struct decoder_config *c, struct attn_error *err)
+{
+    char name[128];
+    int64_t n;
+    double x;
+
+    c->d_expert = c->d_mlp;
+    if (arch_gguf_count(g, arch, "expert_count", true, 1, &c->n_experts, err) != ATTN_OK ||
+        arch_gguf_count(g, arch, "expert_used_count", true, 1, &c->n_experts_used, err) !=
+            ATTN_OK ||
+        arch_gguf_count(g, arch, "expert_feed_forward_length", false, 1, &c->d_expert, err) !=
+            ATTN_OK)
+        return err->status;
+    snprintf(name, sizeof name, "%s.expert_shared_count", arch);
+    if (gguf_int(g, name, &n) && n != 0)
+        return attn_fail(err, ATTN_EPARSE, "%s: %s is %lld: shared experts are not computed yet",
+                         g->path, name, (long long)n);
+    snprintf(name, sizeof name, "%s.expert_weights_scale", arch);
+    if (gguf_float(g, name, &x) && x != 0.0 && x != 1.0)
+        return attn_fail(err, ATTN_EPARSE, "%s: %s is %g: a scale on the experts' weights is "
+                         "not computed yet", g->path, name, x);
+    snprintf(name, sizeof name, "%s.expert_gating_func", arch);
+    if (gguf_int(g, name, &n) && n != 1)
+        return attn_fail(err, ATTN_EPARSE, "%s: %s is %lld: only the softmax gating (1) is "
+                         "computed", g->path, name, (long long)n);
+    if (c->n_experts_used > c->n_experts)
+        return attn_fail(err, ATTN_EPARSE, "%s: %s.expert_used_count %d is more than its %d "
+                         "experts", g->path, arch, c->n_experts_used, c->n_experts);
+    if (c->n_layer > DECODER_LAYERS_SLIDING_MAX)
+        return attn_fail(err, ATTN_EPARSE, "%s: %d layers of experts: attnscope keeps the kinds "
+                         "of at most %d", g->path, c->n_layer, DECODER_LAYERS_SLIDING_MAX);
+    c->norm_topk = a->parts.moe->gguf_norm;
+    for (int l = 0; l < c->n_layer; l++)
+        c->sparse[l] = true;
+    return ATTN_OK;
+}
+
 enum attn_status
 gguf_describe(struct arch_loader *ld, struct attn_error *err)
 {
     struct decoder_model *m = ld->w.m;
     struct decoder_config *c = &m->cfg;
     const struct gguf *g = tensors_gguf(&ld->w.src);
-    const char *arch = ld->arch->name;
+    const char *arch = ld->arch->gguf != NULL ? ld->arch->gguf : ld->arch->name;
     const bool biased = ld->arch->parts.all_biased;
     char name[160];
     double x;
@@ -189,6 +236,8 @@ gguf_describe(struct arch_loader *ld, struct attn_error *err)
     c->bias_mlp = biased || (arch_name(ld, ROLE_FFN_UP, 0, true, name, sizeof name) != NULL &&
                            weights_find(&ld->w, name) != NULL);
     if (refuse_unmade(g, ld->arch, c, err) != ATTN_OK)
+        return err->status;
+    if (ld->arch->parts.moe != NULL && gguf_experts(g, ld->arch, arch, c, err) != ATTN_OK)
         return err->status;
     m->bos_token = gguf_int(g, "tokenizer.ggml.bos_token_id", &n) && n >= 0 && n < INT32_MAX
                        ? (int)n

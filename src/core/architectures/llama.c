@@ -67,9 +67,12 @@ static const struct arch_name qwen3_names[] = { LLAMA_NAMES("scale") };
 static const struct arch_name qwen3_moe_names[] = {
     LLAMA_NAMES("scale"),
     LLAMA_LINEAR(ROLE_FFN_ROUTER, "mlp.gate", "ff.gate", "ffn_gate_inp"),
-    { ROLE_EXPERT_GATE, { [ARCH_HF] = { "layers.%d.mlp.experts.%d.gate_proj.weight", NULL } } },
-    { ROLE_EXPERT_UP, { [ARCH_HF] = { "layers.%d.mlp.experts.%d.up_proj.weight", NULL } } },
-    { ROLE_EXPERT_DOWN, { [ARCH_HF] = { "layers.%d.mlp.experts.%d.down_proj.weight", NULL } } },
+    { ROLE_EXPERT_GATE, { [ARCH_HF] = { "layers.%d.mlp.experts.%d.gate_proj.weight", NULL },
+                          [ARCH_GGUF] = { "blk.%d.ffn_gate_exps.weight", NULL } } },
+    { ROLE_EXPERT_UP, { [ARCH_HF] = { "layers.%d.mlp.experts.%d.up_proj.weight", NULL },
+                          [ARCH_GGUF] = { "blk.%d.ffn_up_exps.weight", NULL } } },
+    { ROLE_EXPERT_DOWN, { [ARCH_HF] = { "layers.%d.mlp.experts.%d.down_proj.weight", NULL },
+                          [ARCH_GGUF] = { "blk.%d.ffn_down_exps.weight", NULL } } },
 };
 
 /* Each marked by a tensor the others lack (Qwen3's q_norm; the book's Llama's nn.RMSNorm). */
@@ -88,19 +91,24 @@ static const struct arch_layout_of qwen2_layouts[] = {
 static const struct arch_name mixtral_names[] = {
     LLAMA_NAMES("weight"),
     LLAMA_LINEAR(ROLE_FFN_ROUTER, "block_sparse_moe.gate", "ff.gate", "ffn_gate_inp"),
-    { ROLE_EXPERT_GATE, { [ARCH_HF] = { "layers.%d.block_sparse_moe.experts.%d.w1.weight", NULL } } },
-    { ROLE_EXPERT_UP, { [ARCH_HF] = { "layers.%d.block_sparse_moe.experts.%d.w3.weight", NULL } } },
-    { ROLE_EXPERT_DOWN, { [ARCH_HF] = { "layers.%d.block_sparse_moe.experts.%d.w2.weight", NULL } } },
+    { ROLE_EXPERT_GATE, { [ARCH_HF] = { "layers.%d.block_sparse_moe.experts.%d.w1.weight", NULL },
+                          [ARCH_GGUF] = { "blk.%d.ffn_gate_exps.weight", NULL } } },
+    { ROLE_EXPERT_UP, { [ARCH_HF] = { "layers.%d.block_sparse_moe.experts.%d.w3.weight", NULL },
+                          [ARCH_GGUF] = { "blk.%d.ffn_up_exps.weight", NULL } } },
+    { ROLE_EXPERT_DOWN, { [ARCH_HF] = { "layers.%d.block_sparse_moe.experts.%d.w2.weight", NULL },
+                          [ARCH_GGUF] = { "blk.%d.ffn_down_exps.weight", NULL } } },
 };
 static const struct arch_layout_of mixtral_layouts[] = {
     { ARCH_HF, "layers.0.block_sparse_moe.gate.weight", { "model.", "" }, STORE_OUT_IN,
       DECODER_NAMES_HF, false },
+    { ARCH_GGUF, "blk.0.ffn_gate_inp.weight", { "" }, STORE_OUT_IN, DECODER_NAMES_GGUF, true },
 };
 
 /* (a config.json names it: its marker is Qwen3's, which comes first in the registry) */
 static const struct arch_layout_of qwen3_moe_layouts[] = {
     { ARCH_HF, "layers.0.self_attn.q_norm.weight", { "model.", "" }, STORE_OUT_IN,
       DECODER_NAMES_HF, false },
+    { ARCH_GGUF, "blk.0.ffn_gate_inp.weight", { "" }, STORE_OUT_IN, DECODER_NAMES_GGUF, false },
 };
 static const struct arch_layout_of qwen3_layouts[] = {
     { ARCH_HF, "layers.0.self_attn.q_norm.weight", { "model.", "" }, STORE_OUT_IN,
@@ -219,11 +227,11 @@ static const char *const mixtral_classes[] = { "MixtralForCausalLM", NULL };
 
 /* Each mixture's keys (Qwen3MoeConfig's, OlmoeConfig's, MixtralConfig's). */
 static const struct arch_moe_keys qwen3_moe_keys = { "num_experts", "moe_intermediate_size",
-                                                     "norm_topk_prob", false, true };
+                                                     "norm_topk_prob", false, true, true };
 static const struct arch_moe_keys olmoe_keys = { "num_experts", "intermediate_size",
-                                                 "norm_topk_prob", false, false };
+                                                 "norm_topk_prob", false, false, false };
 static const struct arch_moe_keys mixtral_keys = { "num_local_experts", "intermediate_size", NULL,
-                                                   true, false };
+                                                   true, false, true };
 static const char *const qwen3_moe_classes[] = { "Qwen3MoeForCausalLM", NULL };
 
 #define COUNT(a) (int)(sizeof(a) / sizeof(a)[0])
@@ -254,6 +262,7 @@ const struct architecture arch_qwen3_moe = {
     .parts = { .positions = DECODER_POSITIONS_ROPE, .norm = DECODER_NORM_RMS,
                .mlp = DECODER_MLP_SWIGLU, .block_norms = DECODER_PRE_NORM, .eps = 1e-6,
                .rope_theta = 10000.0, .qk_norm = true, .head_dim = 128, .moe = &qwen3_moe_keys },
+    .gguf = "qwen3moe",
 };
 const struct architecture arch_olmoe = {
     "olmoe", "OLMoE", olmoe_types, olmoe_classes, qwen3_moe_layouts, COUNT(qwen3_moe_layouts),
@@ -270,4 +279,5 @@ const struct architecture arch_mixtral = {
     .parts = { .positions = DECODER_POSITIONS_ROPE, .norm = DECODER_NORM_RMS,
                .mlp = DECODER_MLP_SWIGLU, .block_norms = DECODER_PRE_NORM, .eps = 1e-5,
                .rope_theta = 1000000.0, .moe = &mixtral_keys, .window_key = true },
+    .gguf = "llama",
 };

@@ -298,6 +298,26 @@ weights_matrix_any(struct weights_loader *ld, const char *name, int rows, int co
     return 0;
 }
 
+int
+weights_experts_any(struct weights_loader *ld, const char *name, int experts, int rows, int cols,
+                    struct weights_matrix *wm, struct attn_error *err)
+{
+    const int64_t shape[3] = { experts, rows, cols };
+    enum tensor_dtype kept = TENSOR_F32;
+    const void *v = read_tensor(ld, name, 3, shape, &kept, err);
+
+    memset(wm, 0, sizeof *wm);
+    if (v == NULL)
+        return -1;
+    if (kept == TENSOR_BF16)
+        wm->h = v;
+    else if (kept != TENSOR_F32)
+        wm->q = v, wm->qtype = (int)kept;
+    else
+        wm->f = v;
+    return 0;
+}
+
 
 const float *
 weights_vector(struct weights_loader *ld, const char *name, int n, struct attn_error *err)
