@@ -495,6 +495,7 @@ run_model(const struct cli_options *given, const char *sentence)
     static struct cli_options own; /* the options with the model's own defaults taken */
     const struct cli_options *o = given;
     unsigned char *ablated = NULL;
+    unsigned char *experts_off = NULL;
     struct pipeline p;
     struct pipeline_source src;
     struct pipeline_selection chosen[CLI_MAX_STAGES];
@@ -564,10 +565,19 @@ run_model(const struct cli_options *given, const char *sentence)
         return die(is_usage_status(err.status) ? EXIT_USAGE : EXIT_INPUT, err.msg);
     }
     src.ablated = ablated;
+    if (inputs_experts_off(&m, (const int(*)[2])o->experts_off, o->experts_off_count,
+                           &experts_off, &err) != ATTN_OK) {
+        free(ablated);
+        free(experts_off);
+        model_close(&m);
+        return die(is_usage_status(err.status) ? EXIT_USAGE : EXIT_INPUT, err.msg);
+    }
+    src.experts_off = experts_off;
     if (o->layer >= m.dec.cfg.n_layer) {
         attn_fail_text(msg, sizeof msg, "--layer %d: %s has layers 0 to %d", o->layer, m.name,
                        m.dec.cfg.n_layer - 1);
         free(ablated);
+        free(experts_off);
         model_close(&m);
         return die(EXIT_USAGE, msg);
     }
@@ -581,6 +591,7 @@ run_model(const struct cli_options *given, const char *sentence)
             (void)family_model_pack_if_room(&m.dec);
         code = run_tui(o, &src, o->mode == CLI_TUI ? &m.dec : NULL);
         free(ablated);
+        free(experts_off);
         model_close(&m);
         return code;
     }
@@ -595,6 +606,7 @@ run_model(const struct cli_options *given, const char *sentence)
                shows_no_layer(o);
     if (pipeline_create(&p, &o->cfg, &src, &err) != ATTN_OK) {
         free(ablated);
+        free(experts_off);
         model_close(&m);
         return die(is_usage_status(err.status) ? EXIT_USAGE : EXIT_INPUT, err.msg);
     }
@@ -628,6 +640,7 @@ run_model(const struct cli_options *given, const char *sentence)
     }
     pipeline_destroy(&p);
     free(ablated);
+    free(experts_off);
     model_close(&m);
     return code;
 }

@@ -984,6 +984,23 @@ count=$((count + 1))
         }' "$tmp/moe-export/layer0/router.csv" "$tmp/moe-export/layer0/experts.csv" >"$tmp/moe.check" ||
     fail "--export experts.csv: $(cat "$tmp/moe.err" "$tmp/moe.check"; head -3 "$tmp/moe-export/layer0/experts.csv")"
 
+# The expert knob: an expert switched off, said in the header, the next tokens changed; refused
+# on a dense layer, past the experts, or leaving fewer on than a token needs.
+count=$((count + 1))
+"$bin" --model "$moe" -s "the cat sat" --print --stage next >"$tmp/moe-on" 2>/dev/null &&
+    "$bin" --model "$moe" -s "the cat sat" --expert-off 0.0 --expert-off 2.5 --print --stage next \
+        >"$tmp/moe-off" 2>"$tmp/moe.err" &&
+    grep -qF "switched off (--expert-off, their router logits -inf): expert 0 of layer 0 expert 5 of layer 2" "$tmp/moe-off" &&
+    [ "$(grep -c '^ *[0-9]' "$tmp/moe-on")" -eq 9 ] &&
+    [ "$(grep '^ *[0-9]' "$tmp/moe-on")" != "$(grep '^ *[0-9]' "$tmp/moe-off")" ] ||
+    fail "--expert-off: $(cat "$tmp/moe.err"; head -8 "$tmp/moe-off")"
+count=$((count + 1))
+expect 2 "layer 1 of qwen3-moe has one MLP, no experts" -- --model "$moe" -s x --expert-off 1.0 --print
+expect 2 "qwen3-moe has layers 0 to 2 and experts 0 to 5" -- --model "$moe" -s x --expert-off 0.6 --print
+expect 2 "layer 0 would keep 1 experts on; each token is sent to 2" -- --model "$moe" -s x \
+    --expert-off 0.0 --expert-off 0.1 --expert-off 0.2 --expert-off 0.3 --expert-off 0.4 --print
+expect 2 "--expert-off works with --model" -- --expert-off 0.1 --print
+
 count=$((count + 1))
 "$bin" --help | grep -q -- "--export DIR" || fail "--help"
 "$bin" --version | grep -q "^attnscope [0-9]" || fail "--version"

@@ -245,6 +245,70 @@ START_TEST(a_model_head_is_ablated_and_restored)
 }
 END_TEST
 
+/*
+ * a on a mixture's router (issue 52): the expert under the cursor switched
+ * off in the layer shown; no token is sent to it, the predictions are a
+ * fresh forward's with that expert off (the layers before it taken over),
+ * and a again brings them back bit for bit.  The last experts a token needs
+ * stay on.
+ */
+START_TEST(a_switches_an_expert_off_on_the_router)
+{
+    struct app b;
+    struct model m;
+    struct pipeline fresh;
+    struct pipeline_source src;
+    struct attn_error err;
+    const struct family_model_state *g;
+    unsigned char *off;
+    float *before;
+    size_t count;
+
+    app_on_model(&b, &m, test_path("tests/fixtures/decoders/qwen3-moe"), NULL,
+                 "the cat sat on the mat.");
+    g = pipeline_decoder(&b.pipe);
+    count = (size_t)g->run.n * (size_t)g->run.top;
+    before = malloc(count * sizeof *before);
+    memcpy(before, g->run.top_probs, count * sizeof *before);
+    app_key(&b, '.');
+    app_key(&b, '.'); /* layer 2: sparse */
+    b.view.stage = VIEW_ROUTER;
+    b.view.cursor_col = 2;
+    app_key(&b, 'a');
+    g = pipeline_decoder(&b.pipe);
+    ck_assert_msg(strstr(b.message, "expert 2 of layer 2 switched off") != NULL, "%s", b.message);
+    ck_assert_int_eq(g->experts_off_count, 1);
+    for (int i = 0; i < g->run.n; i++)
+        ck_assert(MAT_AT(&b.pipe.block.routed, i, 2) == 0.0f);
+    /* the same as a forward made whole with the expert off */
+    off = calloc((size_t)m.dec.cfg.n_layer * (size_t)m.dec.cfg.n_experts, 1);
+    off[2 * m.dec.cfg.n_experts + 2] = 1;
+    app_source(&b, b.sentence, b.source, b.ablated, &src);
+    src.experts_off = off;
+    ck_assert_msg(pipeline_create(&fresh, &b.cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert(memcmp(pipeline_decoder(&fresh)->run.top_probs, g->run.top_probs,
+                     count * sizeof *before) == 0);
+    ck_assert(memcmp(before, g->run.top_probs, count * sizeof *before) != 0);
+    pipeline_destroy(&fresh);
+    free(off);
+    app_key(&b, 'a');
+    g = pipeline_decoder(&b.pipe);
+    ck_assert_msg(strstr(b.message, "expert 2 of layer 2 back on") != NULL, "%s", b.message);
+    ck_assert(memcmp(before, g->run.top_probs, count * sizeof *before) == 0);
+    /* four of six off: the two a token is sent to stay */
+    for (int e = 0; e < 5; e++) {
+        b.view.cursor_col = e;
+        app_key(&b, 'a');
+    }
+    ck_assert_msg(strstr(b.message, "expert 4 stays on: each token is sent to 2 of the 2 on") !=
+                      NULL,
+                  "%s", b.message);
+    free(before);
+    app_destroy(&b);
+    model_close(&m);
+}
+END_TEST
+
 /* L: the model map; Tab picks the measure, the arrows a head, Enter opens it. */
 START_TEST(the_model_map_opens_a_head)
 {
@@ -981,6 +1045,7 @@ app_model_suite(void)
     tcase_add_test(tc, a_model_explains_its_cells);
     tcase_add_test(tc, a_model_takes_new_sentences);
     tcase_add_test(tc, a_model_head_is_ablated_and_restored);
+    tcase_add_test(tc, a_switches_an_expert_off_on_the_router);
     tcase_add_test(tc, the_model_map_opens_a_head);
     tcase_add_test(tc, the_model_map_draws_every_head_when_it_fits);
     tcase_add_test(tc, the_sentence_view_follows_the_query);

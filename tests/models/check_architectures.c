@@ -267,6 +267,39 @@ check_case(const char *name)
             decoder_run_destroy(&r);
             free(ablated);
         }
+        /* The expert knob: experts switched off, their router logits -inf (a mixture's). */
+        knobs_line = strstr(f.e.text, "\nexperts_off ");
+        if (knobs_line != NULL) {
+            const size_t E = (size_t)c->n_experts;
+            unsigned char *off = calloc((size_t)c->n_layer * E, 1);
+            struct decoder_knobs k = { .causal = true, .scaled = true, .temperature = 1.0,
+                                       .experts_off = off };
+            char *end;
+            at = knobs_line + strlen("\nexperts_off");
+            while (*at == ' ' || *at == ',') {
+                long layer = strtol(at + 1, &end, 10);
+                long expert = strtol(end + 1, &end, 10);
+                off[(size_t)layer * E + (size_t)expert] = 1;
+                at = end;
+            }
+            ck_assert_msg(decoder_forward(&f.m, f.ids, f.n, f.top, &k, &r, &err) == ATTN_OK,
+                          "%s", err.msg);
+            for (int l = 0; l < c->n_layer; l++) {
+                ck_assert_msg(decoder_show_layer(&f.m, &r, l, &err) == ATTN_OK, "%s", err.msg);
+                if (decoder_sparse(c, l)) {
+                    stage(&f, knobs_line, "routed", l, r.layers[l].routed, n * E);
+                    /* (no token sent to an expert switched off) */
+                    for (size_t i = 0; i < n; i++)
+                        for (size_t e = 0; e < E; e++)
+                            ck_assert(!off[(size_t)l * E + e] ||
+                                      r.layers[l].routed[i * E + e] == 0.0f);
+                }
+                stage(&f, knobs_line, "resid2", l, r.layers[l].resid2, n * C);
+            }
+            outputs(&f, knobs_line, &r);
+            decoder_run_destroy(&r);
+            free(off);
+        }
     }
     fixture_close(&f);
 }

@@ -27,6 +27,8 @@ modeling_qwen3_moe):
     then for each expert hit, in increasing expert order, its
     down(silu(gate(x)) * up(x)) of moe_intermediate_size times the token's
     weight, index_add_ into zeros.
+  - The expert knob (an experts_off section): the router's logit of each expert switched off
+    set to -inf before the softmax, as masking router_logits in PyTorch would.
   - modeling_olmoe: OlmoeAttention norms the whole projection (q_norm of
     hidden_size, k_norm of the keys' width) before the heads are split and
     turned; OlmoeSparseMoeBlock as Qwen3-MoE's (norm_topk_prob false by
@@ -59,7 +61,7 @@ CASES = [
          tied=False, theta=1000000.0, eps=1e-6,
          # (its knobs keep the scaling, as llama_fixtures.py's Qwen3 does: unscaled QK-normed
          # scores at T = 0.7 are so peaked that float32's rounding reaches 2e-5 by layer 2)
-         knobs=(False, True, 0.7, [(0, 1), (2, 0)])),
+         knobs=(False, True, 0.7, [(0, 1), (2, 0)]), off=[(0, 0), (2, 2)]),
     # A Qwen3-MoE with every layer sparse and its weights renormalised: what llama.cpp's
     # qwen3moe computes, so that gguf_models.py converts it (qwen3-moe-gguf).
     dict(name="qwen3-moe-sparse", arch="qwen3_moe", L=2, H=4, KV=2, C=16, F=24, V=36, P=64,
@@ -90,10 +92,14 @@ def swiglu(h, g, u, d):
     return (torch.nn.functional.silu(h @ g.T) * (h @ u.T)) @ d.T
 
 
-def moe(c, p, l, h, s):
-    """Qwen3MoeSparseMoeBlock.forward on h (n, C), its stages into s."""
+def moe(c, p, l, h, s, off=()):
+    """Qwen3MoeSparseMoeBlock.forward on h (n, C), its stages into s; experts (l, e) in off
+    switched off: their router logits set to -inf before the softmax."""
     n = h.shape[0]
     logits = h @ p[(l, "router")].T
+    for (ol, oe) in off:
+        if ol == l:
+            logits[:, oe] = float("-inf")
     probs = torch.softmax(logits, dim=1, dtype=torch.float)
     weights, chosen = torch.topk(probs, c["K"], dim=-1)
     if c["norm_topk"]:
@@ -113,7 +119,7 @@ def moe(c, p, l, h, s):
     return out
 
 
-def forward(c, p, ids, knobs):
+def forward(c, p, ids, knobs, off=()):
     causal, scaled, temperature, ablated = knobs
     L, H, KV, hd = c["L"], c["H"], c["KV"], c["hd"]
     eps = c["eps"]
@@ -167,7 +173,7 @@ def forward(c, p, ids, knobs):
         h = rms(x, p[(l, "norm2")], eps)
         s["norm2"] = h
         if sparse(c, l):
-            m = moe(c, p, l, h, s)
+            m = moe(c, p, l, h, s, off)
         else:
             gate, up = h @ p[(l, "gate")].T, h @ p[(l, "up")].T
             act = torch.nn.functional.silu(gate) * up
@@ -261,6 +267,10 @@ def make_case(root, c):
     lines.append("knobs %d %d %.9g %s" % (knobs[0], knobs[1], knobs[2],
                                           ",".join("%d.%d" % a for a in knobs[3])))
     lines += lines_of(c, forward(c, p, ids, knobs), False)
+    if c.get("off"):
+        # The expert knob: the model's own knobs, these experts switched off.
+        lines.append("experts_off %s" % ",".join("%d.%d" % a for a in c["off"]))
+        lines += lines_of(c, forward(c, p, ids, (True, True, 1.0, []), c["off"]), False)
 
     d = os.path.join(root, c["name"])
     os.makedirs(d, exist_ok=True)

@@ -596,6 +596,7 @@ struct decoder_run {
     bool causal;
     float *divisors;                     /* (n_layer) each layer's decoder_divisor */
     unsigned char *ablated;              /* (n_layer * n_head) the knobs' ablated heads, or NULL */
+    unsigned char *experts_off;          /* (n_layer * n_experts) the knobs' experts off, or NULL */
     float *last_logits;                  /* the knobs' last_logits: where the last row's go */
     float *slots;                        /* the shown layer's stages and the forward's own */
     /*
@@ -629,6 +630,12 @@ struct decoder_knobs {
      * before the output projection, as if it had attended to nothing; NULL: none.
      */
     const unsigned char *ablated;
+    /*
+     * (n_layer * n_experts) 1 where an expert is switched off: its router
+     * logit set to -inf before the softmax (as masking it in PyTorch would),
+     * so no token is sent to it; NULL: none.
+     */
+    const unsigned char *experts_off;
     /*
      * Not a knob but an output, for generation: when not NULL, the last
      * position's logits, every output's (decoder_outputs), are written here
@@ -715,6 +722,9 @@ enum attn_status decoder_forward_layers(const struct decoder_model *m, const int
  */
 int decoder_first_ablated_change(const struct decoder_config *c, const unsigned char *a,
                                  const unsigned char *b);
+/* Likewise the first layer whose experts switched off differ ((n_layer * n_experts) each). */
+int decoder_first_expert_change(const struct decoder_config *c, const unsigned char *a,
+                                const unsigned char *b);
 
 /*
  * Makes layer the shown one: its every stage (r->layers[layer]), computed

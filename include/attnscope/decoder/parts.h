@@ -111,10 +111,11 @@ void part_mlp(const struct decoder_config *c, const struct decoder_block *b, con
  * by their sum when norm_topk; out (n, C) the sum of the chosen experts'
  * SwiGLU outputs each times its weight, added in increasing expert order as
  * Hugging Face's index_add_ does.  Only the chosen experts' rows are
- * computed.
+ * computed.  off (E, or NULL): experts switched off, their logits -inf.
  */
 void part_moe(const struct decoder_config *c, const struct decoder_block *b, const float *x, int n,
-              float *logits, float *probs, float *routed, float *out, int threads);
+              const unsigned char *off, float *logits, float *probs, float *routed, float *out,
+              int threads);
 
 /* y = a + b, count floats: a residual add. */
 void part_residual(const float *a, const float *b, size_t count, float *y);

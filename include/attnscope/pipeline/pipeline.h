@@ -143,6 +143,8 @@ struct pipeline_source {
     int top;                                /* next tokens kept per position (a model) */
     bool bos;                               /* put <|endoftext|> first (a model) */
     const unsigned char *ablated;           /* (layers * heads) 1: a head zeroed (a model), or NULL */
+    const unsigned char *experts_off;       /* (layers * experts) 1: an expert switched off (a
+                                               mixture's router never chooses it), or NULL */
     const char *source;                     /* cross-attention: the source sentence, or NULL */
     const struct vocab *source_vocab;       /* borrowed; its vocabulary (NULL: vocab's) */
     /*

@@ -194,6 +194,15 @@ run_knobs(const struct decoder_model *m, const struct decoder_knobs *k, struct d
             return -1;
         memcpy(r->ablated, k->ablated, heads);
     }
+    free(r->experts_off);
+    r->experts_off = NULL;
+    if (k != NULL && k->experts_off != NULL && c->n_experts > 0) {
+        const size_t all = (size_t)c->n_layer * (size_t)c->n_experts;
+        r->experts_off = malloc(all);
+        if (r->experts_off == NULL)
+            return -1;
+        memcpy(r->experts_off, k->experts_off, all);
+    }
     return 0;
 }
 
@@ -233,8 +242,9 @@ decoder_run_block(const struct decoder_model *m, const struct decoder_run *r, in
     mlp_in = pre ? s->norm2 : s->resid1;
     if (decoder_sparse(c, layer)) {
         const size_t ae = (size_t)from * (size_t)c->n_experts;
-        part_moe(c, b, mlp_in + at, (int)rows, s->router_logits + ae, s->router + ae,
-                 s->routed + ae, s->mlp + at, threads);
+        part_moe(c, b, mlp_in + at, (int)rows,
+                 r->experts_off != NULL ? r->experts_off + (size_t)layer * c->n_experts : NULL,
+                 s->router_logits + ae, s->router + ae, s->routed + ae, s->mlp + at, threads);
     } else
         part_mlp(c, b, mlp_in + at, (int)rows,
                  s->gate != NULL ? s->gate + (size_t)from * c->d_mlp : NULL,
@@ -417,6 +427,19 @@ decoder_first_ablated_change(const struct decoder_config *c, const unsigned char
         for (int h = 0; h < c->n_head; h++) {
             const size_t e = (size_t)l * (size_t)c->n_head + (size_t)h;
             if ((a != NULL && a[e]) != (b != NULL && b[e]))
+                return l;
+        }
+    return c->n_layer;
+}
+
+int
+decoder_first_expert_change(const struct decoder_config *c, const unsigned char *a,
+                            const unsigned char *b)
+{
+    for (int l = 0; l < c->n_layer; l++)
+        for (int e = 0; e < c->n_experts; e++) {
+            const size_t at = (size_t)l * (size_t)c->n_experts + (size_t)e;
+            if ((a != NULL && a[at]) != (b != NULL && b[at]))
                 return l;
         }
     return c->n_layer;

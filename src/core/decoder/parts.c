@@ -512,7 +512,8 @@ part_mlp(const struct decoder_config *c, const struct decoder_block *b, const fl
 
 void
 part_moe(const struct decoder_config *c, const struct decoder_block *b, const float *x, int n,
-         float *logits, float *probs, float *routed, float *out, int threads)
+         const unsigned char *off, float *logits, float *probs, float *routed, float *out,
+         int threads)
 {
     const int C = c->d_model, E = c->n_experts, K = c->n_experts_used, FE = c->d_expert;
     const size_t nc = (size_t)n * (size_t)C, nf = (size_t)n * (size_t)FE;
@@ -535,12 +536,16 @@ part_moe(const struct decoder_config *c, const struct decoder_block *b, const fl
         float *pr = probs + (size_t)r * E;
         int *ch = chosen + (size_t)r * K;
         float sum = 0.0f;
+        for (int e = 0; off != NULL && e < E; e++)
+            if (off[e])
+                logits[(size_t)r * E + e] = -INFINITY; /* (the expert knob: never chosen) */
         rowops_softmax(l, (float *)(uintptr_t)l, (float *)(uintptr_t)l, pr, E, 0, E, 1.0f);
         topk_largest(pr, E, K, ch, pairs); /* (torch.topk's choice, ties included) */
         for (int t = 0; t < K; t++)
             sum += pr[ch[t]];
         for (int t = 0; t < K; t++)
-            routed[(size_t)r * E + ch[t]] = c->norm_topk ? pr[ch[t]] / sum : pr[ch[t]];
+            routed[(size_t)r * E + ch[t]] =
+                c->norm_topk && sum > 0.0f ? pr[ch[t]] / sum : pr[ch[t]];
     }
     memset(out, 0, nc * sizeof *out);
     /* Each expert on the rows that chose it, in increasing expert order (index_add_'s). */

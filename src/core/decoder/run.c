@@ -556,6 +556,7 @@ run_unadopt(struct decoder_run *r)
     free(r->layers);
     free(r->divisors);
     free(r->ablated);
+    free(r->experts_off);
     free(r->attention);
     memset(r, 0, sizeof *r);
 }

@@ -77,6 +77,7 @@ app_source(const struct app *a, const char *sentence, const char *source,
         .top = a->top,
         .bos = a->bos,
         .ablated = ablated,
+        .experts_off = a->experts_off,
         .source = source,
         .source_vocab = a->source_vocab,
         .layer = a->pipe.layer, /* a model's new pipeline shows the layer the old one did */
@@ -144,6 +145,13 @@ app_rebuild_with(struct app *a, const struct attention_config *cfg, const char *
         app_say(a, "the weights from %s do not fit this configuration: drawn from seed %llu",
             a->weights_dir ? a->weights_dir : "--weights", (unsigned long long)cfg->seed);
     return 0;
+}
+
+/* Whether the layer shown is a mixture of experts (its router on screen). */
+static bool
+moe_layer_shown(const struct app *a)
+{
+    return a->pipe.decoder != NULL && decoder_sparse(a->pipe.decoder, a->pipe.layer);
 }
 
 /* Whether a head of the trained model is ablated. */
@@ -263,6 +271,11 @@ app_init(struct app *a, const struct attention_config *cfg, const struct pipelin
     }
     /* --ablate's heads, the app's own from here: a toggles them. */
     app_take_ablated(a, src->ablated);
+    if (src->experts_off != NULL && src->model != NULL) {
+        const size_t n = (size_t)src->model->dec.cfg.n_layer * (size_t)src->model->dec.cfg.n_experts;
+        if ((a->experts_off = malloc(n)) != NULL)
+            memcpy(a->experts_off, src->experts_off, n);
+    }
     /* Start at the beginning of the pipeline (Q, K and V when they are given): Space goes on. */
     a->view.stage = VIEW_EMBEDDINGS;
     view_clamp(&a->view, &a->pipe);
@@ -327,6 +340,7 @@ app_destroy(struct app *a)
     free(a->narration);
     free(a->edit);
     free(a->ablated);
+    free(a->experts_off);
     free(a->base_ids);
     free(a->base_probs);
     free((void *)a->step_titles);
@@ -559,6 +573,50 @@ app_step_layer(struct app *a, int key)
 }
 
 /* a: zero the context of the head shown (a model's), or bring it back, and recompute. */
+/*
+ * a on the router stage: the expert of the cell's column switched off in the
+ * layer shown (its router logit -inf), or back on; refused when fewer
+ * experts than a token is sent to would stay on.
+ */
+static void
+toggle_expert(struct app *a, const struct family_model_state *g)
+{
+    const struct decoder_config *c = &g->model->dec.cfg;
+    const int E = c->n_experts, e = a->view.cursor_col;
+    const size_t at = (size_t)a->pipe.layer * (size_t)E + (size_t)e;
+    char next[64];
+    int on = 0;
+
+    if (e < 0 || e >= E)
+        return;
+    if (a->experts_off == NULL &&
+        (a->experts_off = calloc((size_t)c->n_layer * (size_t)E, 1)) == NULL) {
+        app_complain(a, "out of memory");
+        return;
+    }
+    for (int f = 0; f < E; f++)
+        on += !a->experts_off[(size_t)a->pipe.layer * (size_t)E + (size_t)f];
+    if (!a->experts_off[at] && on - 1 < c->n_experts_used) {
+        app_say(a, "expert %d stays on: each token is sent to %d of the %d on", e,
+                c->n_experts_used, on);
+        return;
+    }
+    a->experts_off[at] ^= 1;
+    if (app_rebuild(a, &a->cfg, a->sentence) != 0) {
+        a->experts_off[at] ^= 1;
+        return;
+    }
+    g = pipeline_decoder(&a->pipe);
+    model_output_display(g->model, g->run.top_ids[(size_t)(g->run.n - 1) * (size_t)g->run.top],
+                         next, sizeof next);
+    app_say(a, "expert %d of layer %d %s: the next token is now %s (%.0f%%)", e, a->pipe.layer,
+            a->experts_off[at] ? "switched off (its router logit -inf)" : "back on",
+            g->run.top > 0 ? next : "(none asked for)",
+            g->run.top > 0
+                ? 100.0 * (double)g->run.top_probs[(size_t)(g->run.n - 1) * (size_t)g->run.top]
+                : 0.0);
+}
+
 void
 app_ablate(struct app *a, int key)
 {
@@ -571,6 +629,10 @@ app_ablate(struct app *a, int key)
     if (g == NULL) {
         app_say(a, "a ablates a trained model's head (--model): the book's classes have none to "
                    "learn from");
+        return;
+    }
+    if (a->view.stage == VIEW_ROUTER && moe_layer_shown(a)) {
+        toggle_expert(a, g);
         return;
     }
     if (a->ablated == NULL) {

@@ -59,6 +59,8 @@ struct app {
     int top;                                 /* its next tokens per position */
     bool bos;                                /* the model's first token first (--bos) */
     unsigned char *ablated;                  /* (layers * heads) a: heads zeroed, or NULL */
+    unsigned char *experts_off;              /* (layers * experts) a on the router: experts
+                                                switched off, or NULL */
     const char *weights_dir;                 /* for messages */
     const char *export_dir;
     struct pipeline pipe;

@@ -309,7 +309,7 @@ static const struct app_binding stage[] = {
     { { ',', '.' }, ", .", "with --model: previous / next layer", NULL, 0, app_step_layer },
     { { 'a' },
       "a",
-      "with --model: ablate the head shown (its context zeroed), a again brings it back",
+      "with --model: ablate the head shown (its context zeroed; on the router, switch its expert off), a again brings it back",
       NULL,
       0,
       app_ablate },

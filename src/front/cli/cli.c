@@ -37,6 +37,7 @@ enum {
     OPT_BOS,
     OPT_THREADS,
     OPT_ABLATE,
+    OPT_EXPERT_OFF,
     OPT_SOURCE,
     OPT_SOURCE_FILE,
     OPT_SOURCE_EMBEDDINGS,
@@ -93,6 +94,9 @@ static const struct plain_option plain_options[] = {
       "<|begin_of_text|>, <bos>; GPT-2's <|endoftext|>), as interpretability tools do" },
     { "ablate", 0, OPT_ABLATE, "L.H", GROUP_INPUT,
       "with --model: zero the context of head H of layer L (repeatable), to see what it does" },
+    { "expert-off", 0, OPT_EXPERT_OFF, "L.E", GROUP_INPUT,
+      "with a mixture of experts: switch expert E of layer L off (repeatable): its router logit "
+      "-inf, so no token is sent to it" },
     { "classes", 0, OPT_CLASSES, "A,B,...", GROUP_INPUT,
       "with --model: a classifier's class names, in the order of its outputs (default class 0, "
       "class 1, ...)" },
@@ -381,6 +385,27 @@ eos_option(struct write_eos *e, const char *arg, char *err, size_t err_size)
     return 0;
 }
 
+/* --expert-off L.E: an expert to switch off, from 0. */
+static int
+expert_off_option(struct cli_options *o, const char *arg, char *err, size_t err_size)
+{
+    char *end;
+    long l = strtol(arg, &end, 10);
+    long e = *end == '.' ? strtol(end + 1, &end, 10) : -1;
+
+    if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || l < 0 || e < 0 || l > 100000 ||
+        e > 100000)
+        return attn_fail_text(err, err_size,
+                              "--expert-off %s: give a layer and an expert, from 0: --expert-off 3.7",
+                              arg);
+    if (o->experts_off_count == CLI_MAX_STAGES)
+        return attn_fail_text(err, err_size, "--expert-off: at most %d experts", CLI_MAX_STAGES);
+    o->experts_off[o->experts_off_count][0] = (int)l;
+    o->experts_off[o->experts_off_count][1] = (int)e;
+    o->experts_off_count++;
+    return 0;
+}
+
 /* --ablate L.H: a head to zero, from 0. */
 static int
 ablate_option(struct cli_options *o, const char *arg, char *err, size_t err_size)
@@ -503,6 +528,9 @@ plain_option(struct cli_options *o, int c, const char *arg, char **argv, char *e
         break;
     case OPT_ABLATE:
         r = ablate_option(o, arg, err, err_size);
+        break;
+    case OPT_EXPERT_OFF:
+        r = expert_off_option(o, arg, err, err_size);
         break;
     case OPT_GENERATE:
         r = knob_parse_int("--generate", arg, 0, 1000000, &o->generate, err, err_size);
@@ -684,11 +712,13 @@ check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
     if (check_writing(o, settings, count, err, err_size) != 0)
         return -1;
     if (o->model == NULL && (o->layer >= 0 || o->top != CLI_DEFAULT_TOP || o->bos ||
-                             o->ablate_count > 0 || o->classes != NULL || o->verify))
+                             o->ablate_count > 0 || o->experts_off_count > 0 ||
+                             o->classes != NULL || o->verify))
         return attn_fail_text(err, err_size, "--%s works with --model (a trained GPT-2)",
                               o->layer >= 0          ? "layer"
                               : o->bos               ? "bos"
                               : o->ablate_count > 0  ? "ablate"
+                              : o->experts_off_count > 0 ? "expert-off"
                               : o->classes != NULL   ? "classes"
                               : o->verify            ? "verify"
                                                      : "top");

@@ -63,6 +63,8 @@ struct cli_options {
     int threads;                     /* --threads, or 0: $ATTNSCOPE_THREADS or every core */
     int ablate_count;                /* --ablate L.H, in the order given */
     int ablate[CLI_MAX_STAGES][2];   /* (layer, head) */
+    int experts_off_count;           /* --expert-off L.E, in the order given */
+    int experts_off[CLI_MAX_STAGES][2]; /* (layer, expert) */
     int model_heads;                 /* --heads with --model: the head count no file gives, or 0 */
     const char *classes;             /* --classes A,B: a classifier's class names, or NULL */
     /* Where the view opens (and what --figure draws): */

@@ -57,6 +57,14 @@ struct model;
  * is 0; the caller frees it).  ATTN_EVALUE naming the option when a head is
  * not in m, ATTN_ENOMEM.  main.c and lesson steps share it.
  */
+/*
+ * --expert-off's (layer, expert) pairs as the mask decoder_knobs takes
+ * ((layers * experts) bytes, the caller's to free; NULL when count is 0),
+ * each checked against m: a sparse layer's expert, and as many left on in
+ * each layer as a token is sent to.
+ */
+enum attn_status inputs_experts_off(const struct model *m, const int (*off)[2], int count,
+                                    unsigned char **out, struct attn_error *err);
 enum attn_status inputs_ablated_heads(const struct model *m, const int (*ablate)[2], int count,
                                       unsigned char **out, struct attn_error *err);
 

@@ -106,6 +106,15 @@ print_model_header(FILE *out, const struct pipeline *p, const struct family_mode
         fprintf(out, "  %d head%s ablated (--ablate): %s context zeroed before c_proj\n",
                 g->ablated_heads, g->ablated_heads == 1 ? "" : "s",
                 g->ablated_heads == 1 ? "its" : "their");
+    if (g->experts_off_count > 0) {
+        const int E = c->n_experts;
+        fprintf(out, "  switched off (--expert-off, their router logits -inf):");
+        for (int l = 0; l < c->n_layer; l++)
+            for (int e = 0; e < E; e++)
+                if (g->experts_off[(size_t)l * (size_t)E + (size_t)e])
+                    fprintf(out, " expert %d of layer %d", e, l);
+        fputc('\n', out);
+    }
     pipeline_scaling_of(p, &sc);
     fprintf(out, "  layer %d of 0-%d, mask %s", p->layer, p->layers - 1,
             p->cfg.mask == ATTN_MASK_CAUSAL ? "causal" : "none");

@@ -23,6 +23,8 @@ struct family_model_state {
     /* What the run was made with, so that an edit can take its unchanged rows over. */
     struct decoder_knobs knobs;     /* (knobs.ablated: ablated, below) */
     unsigned char *ablated;         /* (n_layer * n_head) a copy of the source's, or NULL */
+    unsigned char *experts_off;     /* (n_layer * n_experts) a copy of the source's, or NULL */
+    int experts_off_count;          /* how many of them are off */
     int top;
     bool no_attention;              /* the source's: the shown layer's n x n stages not made */
     int from;                       /* the first row this run computed (0: all of them) */

@@ -409,6 +409,7 @@ decoder_family_destroy(struct pipeline *p)
         decoder_run_destroy(&s->run);
         free(s->ids);
         free(s->ablated);
+        free(s->experts_off);
         free(s->measures);
         free(s);
     }
@@ -447,6 +448,10 @@ run_from(struct family_model_state *prev, struct family_model_state *s, int n, c
     if (!same_computation(prev, s))
         return decoder_forward_from(d, s->ids, n, s->top, k, NULL, 0, &s->run, err);
     layer = decoder_first_ablated_change(&d->cfg, prev->ablated, s->ablated);
+    {
+        const int experts = decoder_first_expert_change(&d->cfg, prev->experts_off, s->experts_off);
+        layer = experts < layer ? experts : layer;
+    }
     if (layer < d->cfg.n_layer) {
         if (prev->run.n == n && memcmp(prev->ids, s->ids, (size_t)n * sizeof *s->ids) == 0) {
             s->from_layer = layer;
@@ -493,6 +498,7 @@ decoder_family_build(struct pipeline *p, struct family_model_state *prev, const 
         return st;
     family_model_knobs_of(cfg, &k);
     k.ablated = src->ablated;
+    k.experts_off = c->n_experts > 0 ? src->experts_off : NULL;
     k.last_logits = src->last_logits;
     k.room = src->room;
     k.lean = src->lean;
@@ -500,6 +506,7 @@ decoder_family_build(struct pipeline *p, struct family_model_state *prev, const 
         s->ablated_heads += src->ablated[e] != 0;
     s->knobs = k;
     s->knobs.ablated = NULL;
+    s->knobs.experts_off = NULL;
     s->top = src->top;
     s->no_attention = src->no_attention;
     if (src->ablated != NULL) {
@@ -507,6 +514,14 @@ decoder_family_build(struct pipeline *p, struct family_model_state *prev, const 
         if (s->ablated == NULL)
             return attn_fail(err, ATTN_ENOMEM, "out of memory");
         memcpy(s->ablated, src->ablated, (size_t)c->n_layer * (size_t)c->n_head);
+    }
+    if (k.experts_off != NULL) {
+        const size_t all = (size_t)c->n_layer * (size_t)c->n_experts;
+        if ((s->experts_off = malloc(all)) == NULL)
+            return attn_fail(err, ATTN_ENOMEM, "out of memory");
+        memcpy(s->experts_off, k.experts_off, all);
+        for (size_t e = 0; e < all; e++)
+            s->experts_off_count += s->experts_off[e] != 0;
     }
     st = make_tokens(p, m, s->ids, n, src->bos, err);
     if (st != ATTN_OK)
