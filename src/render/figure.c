@@ -275,7 +275,7 @@ heat_cell(const struct heatmap_spec *s, int i, int j, int decimals, struct rgb *
     *hatch = false;
     *bg = PAPER;
     *fg = INK;
-    if (k == HEAT_VALUE) {
+    if (k == HEAT_VALUE || k == HEAT_CHOSEN) {
         const float v = MAT_AT(s->m, i, j);
         *bg = palette_ramp_rgb(s->ramp, heatmap_level(s, v));
         *fg = palette_text_on(*bg);

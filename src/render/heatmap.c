@@ -384,6 +384,7 @@ draw_cell(struct grid *g, int x, int y, const struct heatmap_spec *spec,
         st = style_role(ROLE_TEXT);
         break;
     case HEAT_VALUE:
+    case HEAT_CHOSEN:
         st.ramp = spec->ramp;
         st.level = heatmap_level(spec, v);
         if (geo->decimals >= 0)
@@ -391,20 +392,29 @@ draw_cell(struct grid *g, int x, int y, const struct heatmap_spec *spec,
         break;
     }
     grid_fill(g, r, ' ', st);
-    if (text[0] != '\0') {
-        int tw = utf8_width(text);
-        int tx = kind == HEAT_VALUE ? x + w - tw : x + (w - tw) / 2;
-        if (kind == HEAT_VALUE && tx < x)
-            tx = x;
-        grid_put(g, tx, y, w, st, text);
-        /* Without colour a glyph of the ramp, before the number, carries the value. */
-        if (kind == HEAT_VALUE && !spec->colour && tx - 2 >= x)
-            grid_set(g, tx - 2, y, palette_ramp_glyph(st.level, spec->utf8), st);
-    } else if (kind == HEAT_VALUE && !spec->colour) {
-        uint32_t glyph = palette_ramp_glyph(st.level, spec->utf8);
-        for (int k = 0; k < w - (w > 1); k++)
-            grid_set(g, x + k, y, glyph, st);
+    {
+        const bool valued = kind == HEAT_VALUE || kind == HEAT_CHOSEN;
+        if (text[0] != '\0') {
+            int tw = utf8_width(text);
+            int tx = valued ? x + w - tw : x + (w - tw) / 2;
+            if (valued && tx < x)
+                tx = x;
+            grid_put(g, tx, y, w, st, text);
+            /* Without colour a glyph of the ramp, before the number, carries the value. */
+            if (valued && !spec->colour && tx - 2 >= x)
+                grid_set(g, tx - 2, y, palette_ramp_glyph(st.level, spec->utf8), st);
+            /* A chosen expert's cell: a mark just before its number. */
+            if (kind == HEAT_CHOSEN && tx - 1 >= x)
+                grid_set(g, tx - 1, y, spec->utf8 ? 0x2022 /* bullet */ : '*', st);
+        } else if (valued && !spec->colour) {
+            uint32_t glyph = palette_ramp_glyph(st.level, spec->utf8);
+            for (int k = 0; k < w - (w > 1); k++)
+                grid_set(g, x + k, y, glyph, st);
+        }
     }
+    /* (a chosen cell too narrow for its number: the mark alone) */
+    if (kind == HEAT_CHOSEN && text[0] == '\0')
+        grid_set(g, x + w / 2, y, spec->utf8 ? 0x2022 /* bullet */ : '*', st);
 }
 
 /*
@@ -758,6 +768,11 @@ heatmap_legend(struct grid *g, int x, int y, int w, const struct heatmap_spec *s
         for (int i = 0; i < spec->m->rows; i++)
             for (int j = 0; j < spec->m->cols; j++)
                 seen[heatmap_kind(spec, i, j)] = 1;
+    if (seen[HEAT_CHOSEN] && used + 3 + 1 + 7 <= w) {
+        used += legend_piece(g, x + used, y, ROLE_DIM, "   ");
+        used += legend_piece(g, x + used, y, ROLE_TEXT, spec->utf8 ? "\xe2\x80\xa2" : "*");
+        used += legend_piece(g, x + used, y, ROLE_DIM, " chosen");
+    }
     for (int k = 1; k < 5; k++) {
         const char *glyph = k == HEAT_NEG_INF ? (spec->utf8 ? "-\xe2\x88\x9e" : "-i")
                             : k == HEAT_MASKED ? (spec->utf8 ? "\xe2\x95\xb1" : "/")

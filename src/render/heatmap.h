@@ -27,6 +27,7 @@ enum heat_kind {
     HEAT_NAN,
     HEAT_ALLOW,    /* the mask itself: this key is visible */
     HEAT_FORBID,   /* the mask itself: this key is hidden */
+    HEAT_CHOSEN,   /* a router's cell whose expert the token was sent to: its value, marked */
     HEAT_ABSENT    /* no number here (a query row past the last query): left blank */
 };
 

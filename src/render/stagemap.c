@@ -52,6 +52,11 @@ stagemap_kind(const void *ctx, int i, int j)
         return pipeline_masked(p, i, j) ? HEAT_FORBID : HEAT_ALLOW;
     switch (pipeline_stage_cells(sm->stage)) {
     case CELLS_VALUES:
+        /* A router's cell: marked where the token was sent to that expert. */
+        if (sm->stage == STAGE_ROUTER && p->block.routed.data != NULL &&
+            i < p->block.routed.rows && j < p->block.routed.cols &&
+            MAT_AT(&p->block.routed, i, j) > 0.0f)
+            return HEAT_CHOSEN;
         return HEAT_VALUE;
     case CELLS_WEIGHTS:
         return pipeline_masked(p, i, j) ? HEAT_MASKED : HEAT_VALUE;
@@ -109,6 +114,7 @@ stagemap_kinds(const void *ctx, int seen[HEAT_ABSENT + 1])
     if ((cells == CELLS_DROPPED || cells == CELLS_DROPPED_VALUES) && sm->p->st.dropout_on)
         seen[HEAT_DROPPED] |= some_cell(sm, HEAT_DROPPED);
     seen[HEAT_VALUE] = 1;
+    seen[HEAT_CHOSEN] |= sm->stage == STAGE_ROUTER;
 }
 
 /* The smallest and largest finite numbers of sm's matrix, the cells the mask hides left out. */

@@ -626,6 +626,41 @@ START_TEST(a_sparse_layer_shows_its_router)
     explain_text(&p, VIEW_ROUTER, buf, sizeof buf);
     ck_assert_msg(strstr(buf, "against 6 experts") && strstr(buf, "only the 2 likeliest"), "%s",
                   buf);
+    /* each expert's load: the tokens sent to it, the busiest first, summing to 2 a token */
+    {
+        const char *at = strstr(buf, "Load (tokens sent): e");
+        int total = 0, last = 1 << 30;
+        char *end;
+        ck_assert_msg(at != NULL, "%s", buf);
+        at += strlen("Load (tokens sent):");
+        while (*at == ' ' || *at == ',') {
+            long load;
+            at += *at == ',' ? 3 : 2; /* past ", e" or " e" */
+            strtol(at, &end, 10);
+            load = strtol(end, &end, 10);
+            ck_assert_int_le(load, last);
+            last = (int)load;
+            total += (int)load;
+            at = end;
+        }
+        ck_assert_int_eq(total, 2 * p.block.routed.rows);
+    }
+    /* the chosen cells marked: two a row, exactly where the weights went */
+    {
+        struct stagemap sm;
+        struct heatmap_spec spec;
+        memset(&sm, 0, sizeof sm);
+        stagemap_spec(&sm, &p, STAGE_ROUTER, 0, false, true, true, &spec);
+        for (int i = 0; i < p.block.router.rows; i++) {
+            int chosen = 0;
+            for (int e = 0; e < 6; e++) {
+                const bool mark = heatmap_kind(&spec, i, e) == HEAT_CHOSEN;
+                chosen += mark;
+                ck_assert(mark == (MAT_AT(&p.block.routed, i, e) > 0.0f));
+            }
+            ck_assert_int_eq(chosen, 2);
+        }
+    }
     k = family_model_routes(&p, 3, experts, weights);
     ck_assert_int_eq(k, 2);
     ck_assert_float_eq_tol(weights[0] + weights[1], 1.0f, 1e-6f);

@@ -840,7 +840,13 @@ print_model_experts(FILE *out, const struct pipeline *p, const struct family_mod
             fprintf(out, "  e%d %.4f", experts[t], (double)weights[t]);
         fputc('\n', out);
     }
-    fputc('\n', out);
+    {
+        char load[512];
+        size_t len = 0;
+        load[0] = '\0';
+        moe_load_text(p, load, sizeof load, &len);
+        fprintf(out, "  %s\n\n", load);
+    }
 }
 
 void

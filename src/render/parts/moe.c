@@ -29,14 +29,57 @@ text_router(const struct pipeline *p, char *buf, size_t size)
         snprintf(buf, size, "This layer's MLP is one MLP for every token: it has no router.");
         return;
     }
-    snprintf(buf, size,
-             "A mixture of experts: the router (%s) scores each token against %d experts, a "
-             "softmax makes the scores probabilities, and only the %d likeliest experts run "
-             "for that token. Their outputs are added, each times its weight (%s). Each "
-             "cell is a probability; the cell panel shows whether its expert was chosen.",
-             inspect_part(p, ROLE_FFN_ROUTER), c->n_experts, c->n_experts_used,
-             c->norm_topk ? "its probability divided by the sum of the chosen ones"
-                          : "its probability as it is");
+    {
+        size_t len = 0;
+        attn_appendf(buf, size, &len,
+                     "A mixture of experts: the router (%s) scores each token against %d experts, "
+                     "a softmax makes the scores probabilities, and only the %d likeliest (marked) "
+                     "run for that token; their outputs are added, each times its weight (%s). ",
+                     inspect_part(p, ROLE_FFN_ROUTER), c->n_experts, c->n_experts_used,
+                     c->norm_topk ? "its probability divided by the sum of the chosen ones"
+                                  : "its probability as it is");
+        moe_load_text(p, buf, size, &len);
+    }
+}
+
+void
+moe_load_text(const struct pipeline *p, char *buf, size_t size, size_t *len)
+{
+    const struct matrix *routed = &p->block.routed;
+    const int E = routed->cols;
+    int *load = calloc((size_t)(E > 0 ? E : 1), sizeof *load);
+    int shown = 0, idle = 0;
+
+    if (load == NULL || routed->data == NULL) {
+        free(load);
+        return;
+    }
+    for (int i = 0; i < routed->rows; i++)
+        for (int e = 0; e < E; e++)
+            load[e] += MAT_AT(routed, i, e) > 0.0f;
+    attn_appendf(buf, size, len, "Load (tokens sent):");
+    /* the busiest first, eight at most */
+    for (; shown < 8; shown++) {
+        int best = -1;
+        for (int e = 0; e < E; e++)
+            if (load[e] > 0 && (best < 0 || load[e] > load[best]))
+                best = e;
+        if (best < 0)
+            break;
+        attn_appendf(buf, size, len, "%s e%d %d", shown > 0 ? "," : "", best, load[best]);
+        load[best] = -load[best]; /* (taken) */
+    }
+    for (int e = 0; e < E; e++) {
+        idle += load[e] == 0;
+        if (load[e] > 0)
+            shown++;
+    }
+    if (shown > 8)
+        attn_appendf(buf, size, len, ", %d more", shown - 8);
+    if (idle > 0)
+        attn_appendf(buf, size, len, "; %d expert%s none", idle, idle == 1 ? "" : "s");
+    attn_appendf(buf, size, len, ".");
+    free(load);
 }
 
 /* Where expert e stands in token i's order (0: the router's first choice), and whether chosen. */
@@ -82,6 +125,10 @@ inspect_router(struct out *o, const struct cell_at *at)
         sum += exp((double)(MAT_AT(&p->block.router_logits, i, f) - max));
     emit(o, "router[%s][e%d] = e^(logit %s - max %s) / %.4g = %s\n", inspect_token(p, i), e,
          inspect_num(a, logit), inspect_num(b, max), sum, inspect_num(d, prob));
+    if (isinf(logit) && logit < 0.0f)
+        emit(o, "expert e%d is switched off (a, --expert-off): its logit is set to -inf, so no "
+                "token is sent to it; the router's own would be\n",
+             e);
     emit(o, "the logit: ln2[%s] . row e%d of the router:\n", inspect_token(p, i), e);
     inspect_linear(o, matrix_row(&p->block.ln2, i), &inspect_block_of(p)->router, e,
                    at->max_terms);

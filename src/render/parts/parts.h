@@ -86,6 +86,8 @@ const char *softcap_print(const struct pipeline *p, char *buf, size_t size);
 /* moe.c: a mixture of experts (a sparse layer's router, its MLP the experts' sum) */
 bool moe_shown(const struct pipeline *p);
 void text_router(const struct pipeline *p, char *buf, size_t size);
+/* "Load (tokens sent): e2 7, e5 6 ...; 2 experts none." appended: each expert's tokens. */
+void moe_load_text(const struct pipeline *p, char *buf, size_t size, size_t *len);
 void inspect_router(struct out *o, const struct cell_at *at);
 /* The MLP stage of a sparse layer (false, nothing written, on a dense one). */
 bool moe_text_mlp(const struct pipeline *p, char *buf, size_t size);
