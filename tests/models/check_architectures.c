@@ -335,6 +335,51 @@ END_TEST
  * qwen3moe's experts as wide as expert_feed_forward_length, Mixtral under
  * llama with expert_count (its q and k rows put back); the same numbers.
  */
+/*
+ * A mixture's experts packed as the dense linears are (their quantized or
+ * bfloat16 blocks in the products' panels, a layer at a time, the copies
+ * given back): the same bits as unpacked, in every layer and the next
+ * tokens; from a Hugging Face folder (BF16, mapped) and from GGUF (stacked
+ * experts, each packed from its slice).
+ */
+static void same_forward(const struct fixture *f, const struct decoder_model *x,
+                         const struct decoder_model *y, const char *what);
+
+static void
+moe_packed_case(const char *name, bool replacing)
+{
+    struct fixture f;
+    struct decoder_model packed;
+    struct attn_error err;
+    const char *gguf = strstr(name, "gguf") != NULL ? "model.gguf" : NULL;
+    char path[4400];
+
+    fixture_open(&f, name);
+    snprintf(path, sizeof path, "%s/%s", f.dir, gguf != NULL ? gguf : "");
+    ck_assert(architecture_load(&packed, f.dir, &(struct arch_options){ gguf != NULL ? path : NULL, 0, false },
+                                &err) == ATTN_OK);
+    ck_assert(replacing ? decoder_pack_replacing(&packed) : decoder_pack(&packed));
+    for (int l = 0; l < packed.cfg.n_layer; l++)
+        if (decoder_sparse(&packed.cfg, l)) {
+            ck_assert_msg(packed.blocks[l].router.packed.data != NULL, "%s: layer %d's router", name, l);
+            for (int e = 0; e < packed.cfg.n_experts; e++)
+                ck_assert_msg(packed.blocks[l].experts[e].up.packed.data != NULL &&
+                                  packed.blocks[l].experts[e].down.packed.data != NULL,
+                              "%s: layer %d expert %d not packed", name, l, e);
+        }
+    same_forward(&f, &f.m, &packed, name);
+    decoder_destroy(&packed);
+    fixture_close(&f);
+}
+
+START_TEST(packed_experts_give_the_same_bits)
+{
+    moe_packed_case("olmoe", true);
+    moe_packed_case("qwen3-moe", false);
+    moe_packed_case("mixtral-gguf", true);
+}
+END_TEST
+
 START_TEST(mixtures_open_from_gguf)
 {
     check_case("qwen3-moe-sparse");
@@ -1344,6 +1389,7 @@ llama_suite(void)
     tcase_add_test(t, qwen3_moe_routes_each_token_to_its_experts);
     tcase_add_test(t, olmoe_and_mixtral_route_as_their_blocks_do);
     tcase_add_test(t, mixtures_open_from_gguf);
+    tcase_add_test(t, packed_experts_give_the_same_bits);
     tcase_add_test(t, llama3_stretch_and_biases_over_80_tokens);
     tcase_add_test(t, qwen2);
     tcase_add_test(t, qwen3_qk_norm_and_wide_heads);

@@ -256,8 +256,15 @@ struct decoder_block {
     struct decoder_expert *experts;
 };
 
-/* The linears of a block, in the order they are packed: q k v o gate up down. */
+/*
+ * The linears of a block, in the order they are packed: q k v o gate up
+ * down (DECODER_BLOCK_LINEARS of them), then in a model with experts its
+ * router and each expert's gate, up and down: decoder_block_linears(c) in
+ * all, the same for every layer; decoder_block_linear gives NULL for one a
+ * layer lacks (a dense layer's experts).
+ */
 #define DECODER_BLOCK_LINEARS 7
+int decoder_block_linears(const struct decoder_config *c);
 struct decoder_linear *decoder_block_linear(struct decoder_block *b, int i);
 
 /*

@@ -308,7 +308,23 @@ decoder_block_linear(struct decoder_block *b, int i)
 {
     struct decoder_linear *all[DECODER_BLOCK_LINEARS] = { &b->q,    &b->k,  &b->v,   &b->o,
                                                           &b->gate, &b->up, &b->down };
-    return i >= 0 && i < DECODER_BLOCK_LINEARS ? all[i] : NULL;
+    if (i >= 0 && i < DECODER_BLOCK_LINEARS)
+        return all[i];
+    if (b->experts == NULL || i < DECODER_BLOCK_LINEARS)
+        return NULL;
+    if (i == DECODER_BLOCK_LINEARS)
+        return &b->router;
+    i -= DECODER_BLOCK_LINEARS + 1; /* (the router's out is the experts' count) */
+    if (i / 3 >= b->router.out)
+        return NULL;
+    return i % 3 == 0 ? &b->experts[i / 3].gate : i % 3 == 1 ? &b->experts[i / 3].up
+                                                             : &b->experts[i / 3].down;
+}
+
+int
+decoder_block_linears(const struct decoder_config *c)
+{
+    return DECODER_BLOCK_LINEARS + (c->n_experts > 0 ? 1 + 3 * c->n_experts : 0);
 }
 
 

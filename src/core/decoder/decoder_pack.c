@@ -32,12 +32,20 @@ linear_used(const struct decoder_config *c, int i)
     return i != 4 || decoder_gated(c);
 }
 
+/* Block l's linear i (decoder_block_linear), or NULL when the layer lacks it. */
+static struct decoder_linear *
+block_linear(const struct decoder_model *m, int l, int i)
+{
+    return decoder_block_linear((struct decoder_block *)(uintptr_t)&m->blocks[l], i);
+}
+
 void
 decoder_unpack(struct decoder_model *m)
 {
     for (int l = 0; m->blocks != NULL && l < m->cfg.n_layer; l++)
-        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++)
-            linalg_packed_destroy(&decoder_block_linear(&m->blocks[l], i)->packed);
+        for (int i = 0; i < decoder_block_linears(&m->cfg); i++)
+            if (block_linear(m, l, i) != NULL)
+                linalg_packed_destroy(&block_linear(m, l, i)->packed);
     linalg_packed_destroy(&m->head_packed);
 }
 
@@ -183,8 +191,9 @@ decoder_packed_bytes(const struct decoder_model *m)
     size_t bytes = own_bytes(&m->head_packed);
 
     for (int l = 0; m->blocks != NULL && l < m->cfg.n_layer; l++)
-        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++)
-            bytes += own_bytes(&decoder_block_linear(&m->blocks[l], i)->packed);
+        for (int i = 0; i < decoder_block_linears(&m->cfg); i++)
+            if (block_linear(m, l, i) != NULL)
+                bytes += own_bytes(&block_linear(m, l, i)->packed);
     return bytes;
 }
 
@@ -211,8 +220,9 @@ decoder_pack_transient_bytes(const struct decoder_model *m)
 
     for (int l = 0; m->blocks != NULL && l < m->cfg.n_layer; l++) {
         size_t layer = 0;
-        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++)
-            layer += linear_bytes(decoder_block_linear(&m->blocks[l], i));
+        for (int i = 0; i < decoder_block_linears(&m->cfg); i++)
+            if (block_linear(m, l, i) != NULL)
+                layer += linear_bytes(block_linear(m, l, i));
         most = layer > most ? layer : most;
     }
     return most;
@@ -232,10 +242,10 @@ decoder_pack(struct decoder_model *m)
 {
     progress_begin("packing the weights", m->cfg.n_layer + 1);
     for (int l = 0; l < m->cfg.n_layer; l++) {
-        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
-            if (linear_used(&m->cfg, i) &&
-                pack_into(NULL, decoder_block_linear(&m->blocks[l], i),
-                          &decoder_block_linear(&m->blocks[l], i)->packed, parallel_threads()) != 0) {
+        for (int i = 0; i < decoder_block_linears(&m->cfg); i++) {
+            if (block_linear(m, l, i) != NULL && linear_used(&m->cfg, i) &&
+                pack_into(NULL, block_linear(m, l, i), &block_linear(m, l, i)->packed,
+                          parallel_threads()) != 0) {
                 decoder_unpack(m);
                 progress_end();
                 return false;
@@ -314,9 +324,9 @@ linear_extent(const struct decoder_linear *l)
 static void
 release_layer(struct decoder_model *m, int l)
 {
-    for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
-        struct decoder_linear *d = decoder_block_linear(&m->blocks[l], i);
-        if (d->packed.data == NULL || (d->w == NULL && d->w16 == NULL && d->wq == NULL))
+    for (int i = 0; i < decoder_block_linears(&m->cfg); i++) {
+        struct decoder_linear *d = block_linear(m, l, i);
+        if (d == NULL || d->packed.data == NULL || (d->w == NULL && d->w16 == NULL && d->wq == NULL))
             continue;
         m->weights_released += release_bytes(m,
                                              d->w != NULL     ? (const void *)d->w
@@ -391,9 +401,9 @@ pack_scratch(const struct decoder_model *m)
     size_t most = 0;
 
     for (int l = 0; m->blocks != NULL && l < m->cfg.n_layer; l++)
-        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
-            const struct decoder_linear *d = decoder_block_linear(&m->blocks[l], i);
-            if (d->w16 != NULL && (size_t)d->out * (size_t)d->in > most)
+        for (int i = 0; i < decoder_block_linears(&m->cfg); i++) {
+            const struct decoder_linear *d = block_linear(m, l, i);
+            if (d != NULL && d->w16 != NULL && (size_t)d->out * (size_t)d->in > most)
                 most = (size_t)d->out * (size_t)d->in;
         }
     if (m->lm_head16 != NULL && (size_t)decoder_outputs(&m->cfg) * (size_t)m->cfg.d_model > most)
@@ -419,9 +429,9 @@ decoder_pack_replacing(struct decoder_model *m)
 
     progress_begin("packing the weights", c->n_layer + 1);
     for (int l = 0; all && l < c->n_layer; l++) {
-        for (int i = 0; all && i < DECODER_BLOCK_LINEARS; i++) {
-            struct decoder_linear *d = decoder_block_linear(&m->blocks[l], i);
-            if (!linear_used(c, i))
+        for (int i = 0; all && i < decoder_block_linears(c); i++) {
+            struct decoder_linear *d = block_linear(m, l, i);
+            if (d == NULL || !linear_used(c, i))
                 continue;
             pack_linear_over(m, d, scratch);
             if (pack_linear(m, d) != 0)
@@ -496,8 +506,10 @@ decoder_pin_mapped(struct decoder_model *m)
     pin(m, m->lm_headq,
         m->lm_headq != NULL ? outputs * decoder_quant_row_bytes(m->lm_headq_type, c->d_model) : 0);
     for (int l = 0; m->blocks != NULL && l < c->n_layer; l++)
-        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
-            const struct decoder_linear *d = decoder_block_linear(&m->blocks[l], i);
+        for (int i = 0; i < decoder_block_linears(c); i++) {
+            const struct decoder_linear *d = block_linear(m, l, i);
+            if (d == NULL)
+                continue;
             pin(m, d->w != NULL ? (const void *)d->w : d->w16 != NULL ? (const void *)d->w16
                                                                       : (const void *)d->wq,
                 linear_extent(d));
@@ -509,7 +521,7 @@ decoder_pin_mapped(struct decoder_model *m)
 struct decoder_packer {
     pthread_t thread;
     const struct decoder_model *m; /* read only, by the thread: its weights as they are */
-    struct linalg_packed *lin;     /* (n_layer x DECODER_BLOCK_LINEARS) what the thread packs */
+    struct linalg_packed *lin;     /* (n_layer x decoder_block_linears) what the thread packs */
     struct linalg_packed head;
     bool ok;                       /* every pack made (the thread's, read once it is joined) */
     int done;                      /* set by the thread when it ends (atomically) */
@@ -526,12 +538,14 @@ packer_thread(void *arg)
     bool ok = true;
 
     for (int l = 0; ok && l < m->cfg.n_layer; l++) {
-        for (int i = 0; ok && i < DECODER_BLOCK_LINEARS; i++)
+        for (int i = 0; ok && i < decoder_block_linears(&m->cfg); i++)
             if (__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE))
                 ok = false;
-            else if (linear_used(&m->cfg, i))
-                ok = pack_into(NULL, (struct decoder_linear *)decoder_block_linear(&m->blocks[l], i),
-                               &p->lin[(size_t)l * DECODER_BLOCK_LINEARS + (size_t)i], 1) == 0;
+            else if (block_linear(m, l, i) != NULL && linear_used(&m->cfg, i))
+                ok = pack_into(NULL, block_linear(m, l, i),
+                               &p->lin[(size_t)l * (size_t)decoder_block_linears(&m->cfg) +
+                                       (size_t)i],
+                               1) == 0;
         if (ok)
             __atomic_store_n(&p->layers_done, l + 1, __ATOMIC_RELEASE);
     }
@@ -563,7 +577,7 @@ decoder_packer_start(const struct decoder_model *m)
         return NULL;
     }
     p->m = m;
-    p->lin = calloc((size_t)m->cfg.n_layer * DECODER_BLOCK_LINEARS, sizeof *p->lin);
+    p->lin = calloc((size_t)m->cfg.n_layer * (size_t)decoder_block_linears(&m->cfg), sizeof *p->lin);
     if (p->lin == NULL || pthread_create(&p->thread, NULL, packer_thread, p) != 0) {
         free(p->lin);
         free(p);
@@ -583,10 +597,11 @@ static void
 adopt_layers(struct decoder_packer *p, struct decoder_model *m, int upto)
 {
     for (int l = p->adopted; l < upto; l++) {
-        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
-            struct linalg_packed *pk = &p->lin[(size_t)l * DECODER_BLOCK_LINEARS + (size_t)i];
-            if (pk->data != NULL) {
-                decoder_block_linear(&m->blocks[l], i)->packed = *pk;
+        for (int i = 0; i < decoder_block_linears(&m->cfg); i++) {
+            struct linalg_packed *pk =
+                &p->lin[(size_t)l * (size_t)decoder_block_linears(&m->cfg) + (size_t)i];
+            if (pk->data != NULL && block_linear(m, l, i) != NULL) {
+                block_linear(m, l, i)->packed = *pk;
                 memset(pk, 0, sizeof *pk);
             }
         }
@@ -608,7 +623,7 @@ decoder_packer_adopt_ready(struct decoder_packer *p, struct decoder_model *m)
 bool
 decoder_packer_adopt(struct decoder_packer *p, struct decoder_model *m)
 {
-    const size_t count = (size_t)m->cfg.n_layer * DECODER_BLOCK_LINEARS;
+    const size_t count = (size_t)m->cfg.n_layer * (size_t)decoder_block_linears(&m->cfg);
     bool ok;
 
     if (p == NULL)
@@ -635,5 +650,5 @@ decoder_packer_cancel(struct decoder_packer *p)
         return;
     __atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
     pthread_join(p->thread, NULL);
-    packer_free(p, (size_t)p->m->cfg.n_layer * DECODER_BLOCK_LINEARS);
+    packer_free(p, (size_t)p->m->cfg.n_layer * (size_t)decoder_block_linears(&p->m->cfg));
 }
