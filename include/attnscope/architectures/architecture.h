@@ -176,6 +176,13 @@ extern const struct architecture *const architectures[];
 const struct architecture *architecture_of_type(const char *model_type);
 /* The model_types every architecture reads, ", " between them, into buf. */
 const char *architecture_types(char *buf, size_t size);
+/*
+ * The architecture model_type names when it is kin's kind (read by the same
+ * describe: the config reader of kin's family asks whether a type is its
+ * own), else NULL.
+ */
+const struct architecture *architecture_of_kin(const char *model_type,
+                                               const struct architecture *kin);
 
 /*
  * The architecture of the model in dir (or the weights file o->weights):
@@ -288,6 +295,8 @@ enum attn_status arch_config_rope_pick(json_t *root, const char *path, json_t **
  * both spellings disagreeing, a kind not computed, a stretch on sliding
  * layers.
  */
+/* partial_rotary_factor other than 1 refused by name (every reader's: not computed yet). */
+enum attn_status arch_config_refuse_partial(json_t *root, const char *path, struct attn_error *err);
 enum attn_status arch_config_rope_read(json_t *root, const char *path, bool local_key,
                                        struct decoder_config *c, struct attn_error *err);
 /*

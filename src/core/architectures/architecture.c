@@ -35,6 +35,14 @@ architecture_of_type(const char *model_type)
     return NULL;
 }
 
+const struct architecture *
+architecture_of_kin(const char *model_type, const struct architecture *kin)
+{
+    const struct architecture *a = model_type != NULL ? architecture_of_type(model_type) : NULL;
+
+    return a != NULL && a->describe == kin->describe ? a : NULL;
+}
+
 void
 arch_parts_apply(const struct architecture *a, struct decoder_config *c)
 {

@@ -352,3 +352,19 @@ arch_config_rope_read(json_t *root, const char *path, bool local_key, struct dec
         return attn_fail(err, ATTN_EPARSE, "%s: \"rope_scaling\" has no \"rope_type\"", path);
     return arch_config_rope(sc, path, name, c->n_ctx, &c->rope_scaling, err);
 }
+
+enum attn_status
+arch_config_refuse_partial(json_t *root, const char *path, struct attn_error *err)
+{
+    const double partial =
+        arch_config_number(root, path, "partial_rotary_factor", 1.0, ARCH_BOUND_FRACTION, err);
+
+    if (isnan(partial))
+        return ATTN_EPARSE;
+    if (partial != 1.0)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: \"partial_rotary_factor\" is %g: rotating part of each head is not "
+                         "supported yet",
+                         path, partial);
+    return ATTN_OK;
+}

@@ -13,13 +13,11 @@
 #include "attnscope/architectures/llama.h"
 #include "attnscope/files/jsonfile.h"
 
-/* The architecture model_type names when it is one this file reads (llama.c's), else NULL. */
+/* The architecture model_type names when it is one this file reads, else NULL. */
 static const struct architecture *
 llama_of(const char *model_type)
 {
-    const struct architecture *a = model_type != NULL ? architecture_of_type(model_type) : NULL;
-
-    return a != NULL && a->describe == arch_llama.describe ? a : NULL;
+    return architecture_of_kin(model_type, &arch_llama);
 }
 
 bool
@@ -34,7 +32,6 @@ refusals(json_t *root, const char *path, struct attn_error *err)
 {
     json_t *v = json_object_get(root, "hidden_act");
     json_t *types = json_object_get(root, "layer_types");
-    double partial;
     int sliding;
 
     if (v != NULL && (!json_is_string(v) || strcmp(json_string_value(v), "silu") != 0))
@@ -49,14 +46,8 @@ refusals(json_t *root, const char *path, struct attn_error *err)
                       path);
         return ATTN_EPARSE;
     }
-    partial = arch_config_number(root, path, "partial_rotary_factor", 1.0, ARCH_BOUND_FRACTION, err);
-    if (isnan(partial))
+    if (arch_config_refuse_partial(root, path, err) != ATTN_OK)
         return ATTN_EPARSE;
-    if (partial != 1.0)
-        return attn_fail(err, ATTN_EPARSE,
-                         "%s: \"partial_rotary_factor\" is %g: rotating part of each head is not "
-                         "supported yet",
-                         path, partial);
     for (size_t i = 0; json_is_array(types) && i < json_array_size(types); i++) {
         json_t *t = json_array_get(types, i);
         if (!json_is_string(t) || strcmp(json_string_value(t), "full_attention") != 0)

@@ -31,13 +31,11 @@
 #include "attnscope/architectures/windowed.h"
 #include "attnscope/files/jsonfile.h"
 
-/* The architecture model_type names when it is one this file reads (windowed.c's), else NULL. */
+/* The architecture model_type names when it is one this file reads, else NULL. */
 static const struct architecture *
 window_of(const char *model_type)
 {
-    const struct architecture *a = model_type != NULL ? architecture_of_type(model_type) : NULL;
-
-    return a != NULL && a->describe == arch_gemma3.describe ? a : NULL;
+    return architecture_of_kin(model_type, &arch_gemma3);
 }
 
 /* Whether a key is there with a value other than null. */
@@ -73,16 +71,10 @@ activation(json_t *root, const char *path, bool gemma, struct attn_error *err)
 static enum attn_status
 refusals(json_t *root, const char *path, struct attn_error *err)
 {
-    double partial = arch_config_number(root, path, "partial_rotary_factor", 1.0, ARCH_BOUND_FRACTION, err);
     int bidirectional;
 
-    if (isnan(partial))
+    if (arch_config_refuse_partial(root, path, err) != ATTN_OK)
         return ATTN_EPARSE;
-    if (partial != 1.0)
-        return attn_fail(err, ATTN_EPARSE,
-                         "%s: \"partial_rotary_factor\" is %g: rotating part of each head is not "
-                         "supported yet",
-                         path, partial);
     if ((bidirectional = jsonfile_bool(root, path, "use_bidirectional_attention", false, err)) != 0) {
         if (bidirectional > 0)
             attn_fail(err, ATTN_EPARSE,

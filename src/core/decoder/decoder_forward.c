@@ -419,30 +419,31 @@ decoder_forward_from(const struct decoder_model *m, const int *ids, int n, int t
                    k == NULL || k->room == 0 ? DECODER_ROOM : k->room > 0 ? k->room : 0, r, err);
 }
 
+/* The first layer whose flags (per of them a layer, NULL: all 0) differ between a and b. */
+static int
+first_change(const unsigned char *a, const unsigned char *b, int layers, int per)
+{
+    for (int l = 0; l < layers; l++)
+        for (int k = 0; k < per; k++) {
+            const size_t at = (size_t)l * (size_t)per + (size_t)k;
+            if ((a != NULL && a[at]) != (b != NULL && b[at]))
+                return l;
+        }
+    return layers;
+}
+
 int
 decoder_first_ablated_change(const struct decoder_config *c, const unsigned char *a,
                              const unsigned char *b)
 {
-    for (int l = 0; l < c->n_layer; l++)
-        for (int h = 0; h < c->n_head; h++) {
-            const size_t e = (size_t)l * (size_t)c->n_head + (size_t)h;
-            if ((a != NULL && a[e]) != (b != NULL && b[e]))
-                return l;
-        }
-    return c->n_layer;
+    return first_change(a, b, c->n_layer, c->n_head);
 }
 
 int
 decoder_first_expert_change(const struct decoder_config *c, const unsigned char *a,
                             const unsigned char *b)
 {
-    for (int l = 0; l < c->n_layer; l++)
-        for (int e = 0; e < c->n_experts; e++) {
-            const size_t at = (size_t)l * (size_t)c->n_experts + (size_t)e;
-            if ((a != NULL && a[at]) != (b != NULL && b[at]))
-                return l;
-        }
-    return c->n_layer;
+    return first_change(a, b, c->n_layer, c->n_experts);
 }
 
 enum attn_status
