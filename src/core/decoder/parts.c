@@ -532,14 +532,14 @@ part_moe(const struct decoder_config *c, const struct decoder_block *b, const fl
     memset(routed, 0, (size_t)n * (size_t)E * sizeof *routed);
     for (int r = 0; r < n; r++) {
         /* softmax(router_logits, dim=1, dtype=float32), its top k, renormalised or not */
-        const float *l = logits + (size_t)r * E;
+        float *l = logits + (size_t)r * E;
         float *pr = probs + (size_t)r * E;
         int *ch = chosen + (size_t)r * K;
         float sum = 0.0f;
         for (int e = 0; off != NULL && e < E; e++)
             if (off[e])
-                logits[(size_t)r * E + e] = -INFINITY; /* (the expert knob: never chosen) */
-        rowops_softmax(l, (float *)(uintptr_t)l, (float *)(uintptr_t)l, pr, E, 0, E, 1.0f);
+                l[e] = -INFINITY; /* (the expert knob: never chosen) */
+        rowops_softmax(l, l, l, pr, E, 0, E, 1.0f);
         topk_largest(pr, E, K, ch, pairs); /* (torch.topk's choice, ties included) */
         for (int t = 0; t < K; t++)
             sum += pr[ch[t]];

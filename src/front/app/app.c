@@ -574,6 +574,24 @@ app_step_layer(struct app *a, int key)
 
 /* a: zero the context of the head shown (a model's), or bring it back, and recompute. */
 /*
+ * What the model now predicts after the last token, for a knob's message:
+ * the likeliest output's display in buf and its probability in percent, or
+ * "(none asked for)" and 0 when the run keeps no next tokens.
+ */
+static const char *
+last_prediction(const struct family_model_state *g, char *buf, size_t size, double *percent)
+{
+    const size_t last = (size_t)(g->run.n - 1) * (size_t)g->run.top;
+
+    *percent = 0.0;
+    if (g->run.top <= 0)
+        return "(none asked for)";
+    model_output_display(g->model, g->run.top_ids[last], buf, size);
+    *percent = 100.0 * (double)g->run.top_probs[last];
+    return buf;
+}
+
+/*
  * a on the router stage: the expert of the cell's column switched off in the
  * layer shown (its router logit -inf), or back on; refused when fewer
  * experts than a token is sent to would stay on.
@@ -607,14 +625,13 @@ toggle_expert(struct app *a, const struct family_model_state *g)
         return;
     }
     g = pipeline_decoder(&a->pipe);
-    model_output_display(g->model, g->run.top_ids[(size_t)(g->run.n - 1) * (size_t)g->run.top],
-                         next, sizeof next);
-    app_say(a, "expert %d of layer %d %s: the next token is now %s (%.0f%%)", e, a->pipe.layer,
-            a->experts_off[at] ? "switched off (its router logit -inf)" : "back on",
-            g->run.top > 0 ? next : "(none asked for)",
-            g->run.top > 0
-                ? 100.0 * (double)g->run.top_probs[(size_t)(g->run.n - 1) * (size_t)g->run.top]
-                : 0.0);
+    {
+        double percent;
+        const char *said = last_prediction(g, next, sizeof next, &percent);
+        app_say(a, "expert %d of layer %d %s: the %s is now %s (%.0f%%)", e, a->pipe.layer,
+                a->experts_off[at] ? "switched off (its router logit -inf)" : "back on",
+                model_is_classifier(g->model) ? "class" : "next token", said, percent);
+    }
 }
 
 void
@@ -649,9 +666,9 @@ app_ablate(struct app *a, int key)
         return;
     }
     g = pipeline_decoder(&a->pipe);
-    model_output_display(g->model, g->run.top_ids[(size_t)(g->run.n - 1) * (size_t)g->run.top],
-                         next, sizeof next);
     {
+        double percent;
+        const char *said = last_prediction(g, next, sizeof next, &percent);
         /* With grouped keys, the key head stays: the heads that share it still read it. */
         const struct decoder_config *c = &g->model->dec.cfg;
         const int others = c->n_head / decoder_kv_heads(c) - 1; /* (the rest of its group) */
@@ -662,11 +679,7 @@ app_ablate(struct app *a, int key)
                      others == 1 ? "reads" : "read");
         app_say(a, "head %d of layer %d %s%s: the %s is now %s (%.0f%%)", a->view.head,
                 a->pipe.layer, a->ablated[at] ? "ablated (its context zeroed)" : "back", shared,
-                model_is_classifier(g->model) ? "class" : "next token",
-                g->run.top > 0 ? next : "(none asked for)",
-                g->run.top > 0
-                    ? 100.0 * (double)g->run.top_probs[(size_t)(g->run.n - 1) * (size_t)g->run.top]
-                    : 0.0);
+                model_is_classifier(g->model) ? "class" : "next token", said, percent);
     }
 }
 
