@@ -108,6 +108,24 @@ has(const char *from, const char *name, int l)
     }
 }
 
+/* The sinks' shares of r's shown layer l (H, n) against the section from `from`, when it has them. */
+static void
+sink_shares(const struct fixture *f, const char *from, const struct decoder_run *r, int l)
+{
+    const size_t H = (size_t)f->m.cfg.n_head, n = (size_t)f->n;
+    float *got;
+
+    if (!f->m.cfg.sinks)
+        return;
+    got = malloc(H * n * sizeof *got);
+    ck_assert_ptr_nonnull(got);
+    for (size_t h = 0; h < H; h++)
+        for (size_t i = 0; i < n; i++)
+            got[h * n + i] = decoder_sink_share(&f->m, r, (int)h, (int)i);
+    stage(f, from, "sink", l, got, H * n);
+    free(got);
+}
+
 /* The top next tokens and the final norm of r against the section from `from`. */
 static void
 outputs(const struct fixture *f, const char *from, const struct decoder_run *r)
@@ -147,6 +165,7 @@ layer_stages(const struct fixture *f, const struct decoder_run *r, int l)
     }
     stage(f, f->e.text, "context", l, s->context, n * Q);
     stage(f, f->e.text, "resid2", l, s->resid2, n * C);
+    sink_shares(f, f->e.text, r, l);
     ck_assert_msg(whole || strstr(f->dir, "long") != NULL, "%s: layer %d's stages", f->dir, l);
     if (!whole)
         return;
@@ -258,6 +277,7 @@ check_case(const char *name)
                 stage(&f, knobs_line, "weights", l, w, hnn);
                 free(w);
                 stage(&f, knobs_line, "context", l, r.layers[l].context, n * Q);
+                sink_shares(&f, knobs_line, &r, l);
                 if (decoder_sparse(c, l))
                     stage(&f, knobs_line, "routed", l, r.layers[l].routed,
                           n * (size_t)c->n_experts);
@@ -300,6 +320,25 @@ check_case(const char *name)
             decoder_run_destroy(&r);
             free(off);
         }
+        /* The sinks switched off: their logits -inf, every row's weights summing to 1. */
+        knobs_line = strstr(f.e.text, "\nsinks_off");
+        ck_assert(c->sinks == (knobs_line != NULL));
+        if (knobs_line != NULL) {
+            struct decoder_knobs k = { .causal = true, .scaled = true, .temperature = 1.0,
+                                       .sinks_off = true };
+            ck_assert_msg(decoder_forward(&f.m, f.ids, f.n, f.top, &k, &r, &err) == ATTN_OK,
+                          "%s", err.msg);
+            for (int l = 0; l < c->n_layer; l++) {
+                ck_assert_msg(decoder_show_layer(&f.m, &r, l, &err) == ATTN_OK, "%s", err.msg);
+                float *w = shown_stage(c, &r, r.layers[l].weights);
+                stage(&f, knobs_line, "weights", l, w, hnn);
+                free(w);
+                sink_shares(&f, knobs_line, &r, l);
+                stage(&f, knobs_line, "resid2", l, r.layers[l].resid2, n * C);
+            }
+            outputs(&f, knobs_line, &r);
+            decoder_run_destroy(&r);
+        }
     }
     fixture_close(&f);
 }
@@ -326,6 +365,22 @@ START_TEST(olmoe_and_mixtral_route_as_their_blocks_do)
 {
     check_case("olmoe");
     check_case("mixtral");
+}
+END_TEST
+
+/*
+ * gpt-oss (modeling_gpt_oss): a sink logit per head joined to every row's
+ * softmax and dropped after it (each row's share checked), biases on q, k,
+ * v and o, every other layer sliding with the full layers' YaRN, the
+ * router's top k logits softmaxed among themselves, the experts' gate and
+ * up interleaved in one tensor and their SwiGLU clamped; the sinks switched
+ * off.  In float32, and as the hub checkpoint keeps the experts: MXFP4
+ * blocks and scales (the rest bfloat16).
+ */
+START_TEST(gpt_oss_sinks_and_clamped_experts)
+{
+    check_case("gpt-oss");
+    check_case("gpt-oss-mxfp4");
 }
 END_TEST
 
@@ -1390,6 +1445,7 @@ llama_suite(void)
     tcase_add_test(t, olmoe_and_mixtral_route_as_their_blocks_do);
     tcase_add_test(t, mixtures_open_from_gguf);
     tcase_add_test(t, packed_experts_give_the_same_bits);
+    tcase_add_test(t, gpt_oss_sinks_and_clamped_experts);
     tcase_add_test(t, llama3_stretch_and_biases_over_80_tokens);
     tcase_add_test(t, qwen2);
     tcase_add_test(t, qwen3_qk_norm_and_wide_heads);

@@ -64,10 +64,13 @@ def write_safetensors(path, tensors):
     for name, t in tensors:
         if t.dtype == torch.float32:
             raw = struct.pack("<%df" % t.numel(), *t.flatten().tolist())
+        elif t.dtype == torch.uint8:  # raw bytes (MXFP4's blocks and scales)
+            raw = bytes(t.flatten().tolist())
         else:  # F16 and BF16: their 16-bit patterns, little-endian
             bits = t.contiguous().view(torch.int16).flatten().tolist()
             raw = struct.pack("<%dh" % len(bits), *bits)
-        dtype = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16"}[t.dtype]
+        dtype = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16",
+                 torch.uint8: "U8"}[t.dtype]
         header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [at, at + len(raw)]}
         blobs.append(raw)
         at += len(raw)

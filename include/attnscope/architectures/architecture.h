@@ -98,6 +98,14 @@ struct arch_moe_keys {
     bool dense_layers;   /* decoder_sparse_step and mlp_only_layers read (Qwen3-MoE's) */
     bool gguf_norm;      /* a GGUF's chosen weights renormalised (llama.cpp's build_moe_ffn
                             norm_w for the architecture) */
+    /*
+     * gpt-oss's: the router's top k logits softmaxed among themselves, biases
+     * on the router and every expert, and the experts' SwiGLU clamped at the
+     * key limit ("swiglu_limit", its default limit_default; alpha from
+     * "swiglu_alpha", 1.702); NULL: none of these.
+     */
+    const char *limit;
+    double limit_default;
 };
 
 /*
@@ -133,6 +141,15 @@ struct arch_parts {
     const struct arch_moe_keys *moe;
     /* Its config's sliding_window is used when set (Mistral's, Mixtral's): refused then. */
     bool window_key;
+    bool attention_bias; /* attention_bias's default (gpt-oss: true) */
+    bool sinks;          /* a learned sink logit per head in every softmax (gpt-oss) */
+    bool sliding_rope_full; /* its sliding layers turn with the full layers' RoPE (gpt-oss) */
+    /*
+     * The stretch of RoPE when its config says none (gpt-oss's YaRN: factor
+     * 32 over 4096 positions, not truncated), which a GGUF's rope.scaling.type
+     * "yarn" is read as too; NULL: none.
+     */
+    const struct decoder_rope_scaling *rope_default;
     /* GGUF keys (ARCH.key) that its describe reads itself, not refused by the common reader. */
     const char *const *gguf_own_keys;
 };
@@ -217,6 +234,30 @@ enum attn_status architecture_load(struct decoder_model *m, const char *dir,
  */
 const char *arch_name(const struct arch_loader *ld, enum arch_role role, int layer, bool bias,
                       char *buf, size_t size);
+
+/*
+ * role's linear of layer (in -> out, its bias when has_bias) into l, as the
+ * layout stores it; 0, or -1 with err set.
+ */
+int arch_read_linear(struct arch_loader *ld, struct decoder_linear *l, enum arch_role role,
+                     int layer, int in, int out, bool has_bias, struct attn_error *err);
+/*
+ * A sparse layer's router and experts (experts.c): one tensor per expert's
+ * projection (Hugging Face's Qwen3-MoE), or each projection of every
+ * expert in one (a GGUF's; gpt-oss's gate_up_proj, in float or in MXFP4's
+ * blocks and scales); the biases when the model has them.
+ */
+int arch_read_experts(struct arch_loader *ld, struct decoder_block *b, int i,
+                      struct attn_error *err);
+
+/*
+ * A mixture of experts under its architecture's keys (k) from a config.json
+ * (root, read from path): how many experts and how wide,
+ * num_experts_per_tok, whether the chosen weights are divided by their sum,
+ * which layers are sparse, gpt-oss's limit; ATTN_EPARSE naming the key.
+ */
+enum attn_status arch_config_experts(const struct arch_moe_keys *k, struct decoder_config *c,
+                                     json_t *root, const char *path, struct attn_error *err);
 
 /* Whether the file has role's weight for layer in ld's layout. */
 bool arch_has(const struct arch_loader *ld, enum arch_role role, int layer);

@@ -26,7 +26,7 @@ struct windowed_config {
 };
 
 /* Gemma 3's text model, Gemma 2 (no QK-norm, capped scores), Olmo 3. */
-extern const struct architecture arch_gemma3, arch_gemma2, arch_olmo3;
+extern const struct architecture arch_gemma3, arch_gemma2, arch_olmo3, arch_gpt_oss;
 
 /* Reads and audits config.json; errors name the file and the key. */
 enum attn_status windowed_config_load(struct windowed_config *c, const char *path,

@@ -142,6 +142,25 @@ struct decoder_config {
     bool norm_topk;
     bool sparse[DECODER_LAYERS_SLIDING_MAX];
     /*
+     * gpt-oss's mixture: the router's top k logits chosen and softmaxed among
+     * themselves (GptOssTopKRouter; the same as their probabilities divided
+     * by their sum, to rounding), and each expert's activation its clamped
+     * SwiGLU: gate = min(gate, limit), up = clamp(up, -limit, limit),
+     * (up + 1) gate sigmoid(alpha gate) (GptOssExperts).  swiglu_limit 0:
+     * SiLU(gate) up.
+     */
+    bool router_topk_softmax;
+    double swiglu_limit, swiglu_alpha;
+    bool bias_experts; /* the router and every expert's projections have biases (gpt-oss) */
+    /*
+     * Attention sinks (gpt-oss): a learned logit per head joins every row's
+     * softmax and is dropped after it, so the row's weights sum to less than
+     * 1; the rest is what the head gave to nothing.
+     */
+    bool sinks;
+    /* The sliding layers turn q and k as the full ones do (gpt-oss: one YaRN for both). */
+    bool sliding_rope_full;
+    /*
      * 0: the last norm's output scores the vocabulary (next tokens); else
      * it scores this many classes through a head of their own with a bias
      * (the book's chapter 6 classifier: spam or not).
@@ -176,7 +195,8 @@ int decoder_kv_width(const struct decoder_config *c);
  * linear or YaRN's stretch when c has it.
  */
 void decoder_rope_frequencies(const struct decoder_config *c, float *freq);
-/* The sliding layers' frequencies: rope_local_theta's, unstretched. */
+/* The sliding layers' frequencies: rope_local_theta's, unstretched (the full ones' when
+   sliding_rope_full). */
 void decoder_rope_frequencies_local(const struct decoder_config *c, float *freq);
 
 /* The window layer sees (sliding_window), or 0 for a layer that sees every key before it. */
@@ -191,6 +211,8 @@ int decoder_first_key(int window, int i);
 bool decoder_pre_norms(const struct decoder_config *c);
 /* Whether c's blocks norm attention's and the MLP's outputs (sandwich and post-norm). */
 bool decoder_post_norms(const struct decoder_config *c);
+/* Whether layer turns q and k with the sliding layers' own frequencies (rope_freq_local). */
+bool decoder_rope_local(const struct decoder_config *c, int layer);
 /* Whether layer's MLP is a mixture of experts. */
 bool decoder_sparse(const struct decoder_config *c, int layer);
 /* Whether c's MLP is gated (SwiGLU or GeGLU). */
@@ -235,9 +257,14 @@ struct decoder_norm_weights {
     const float *scale, *shift;
 };
 
-/* One expert of a mixture: a SwiGLU MLP of d_expert (Qwen3MoeMLP). */
+/*
+ * One expert of a mixture: a SwiGLU MLP of d_expert (Qwen3MoeMLP); or, when
+ * fused, gate holds gate and up interleaved (2 d_expert outputs, gate's at
+ * the even ones: gpt-oss's gate_up_proj) and up is empty.
+ */
 struct decoder_expert {
     struct decoder_linear gate, up, down;
+    bool fused;
 };
 
 struct decoder_block {
@@ -254,6 +281,7 @@ struct decoder_block {
     /* A sparse layer's: the router (d_model -> n_experts, no bias) and its n_experts experts. */
     struct decoder_linear router;
     struct decoder_expert *experts;
+    const float *sinks; /* (n_head) each head's sink logit (cfg.sinks), or NULL */
 };
 
 /*
@@ -295,6 +323,8 @@ enum arch_role {
     ROLE_EXPERT_GATE, /* expert e's gate, up and down: a second %d for e in their names */
     ROLE_EXPERT_UP,
     ROLE_EXPERT_DOWN,
+    ROLE_EXPERT_GATE_UP, /* gate and up in one tensor, interleaved (gpt-oss's gate_up_proj) */
+    ROLE_ATTN_SINKS,  /* (n_head) the sinks' logits */
     ARCH_ROLES
 };
 
@@ -604,6 +634,7 @@ struct decoder_run {
     float *divisors;                     /* (n_layer) each layer's decoder_divisor */
     unsigned char *ablated;              /* (n_layer * n_head) the knobs' ablated heads, or NULL */
     unsigned char *experts_off;          /* (n_layer * n_experts) the knobs' experts off, or NULL */
+    bool sinks_off;                      /* the knobs' sinks_off */
     float *last_logits;                  /* the knobs' last_logits: where the last row's go */
     float *slots;                        /* the shown layer's stages and the forward's own */
     /*
@@ -643,6 +674,7 @@ struct decoder_knobs {
      * so no token is sent to it; NULL: none.
      */
     const unsigned char *experts_off;
+    bool sinks_off;     /* the attention sinks' logits -inf: every row's weights sum to 1 */
     /*
      * Not a knob but an output, for generation: when not NULL, the last
      * position's logits, every output's (decoder_outputs), are written here
@@ -775,6 +807,17 @@ void decoder_layer_queries(const struct decoder_model *m, const struct decoder_r
  */
 void decoder_head_weights(const struct decoder_model *m, const struct decoder_run *r, int layer,
                           int head, const float *q, float *w, float *scratch);
+
+/* Head's sink logit in layer as r's knobs have it: NULL without sinks or with them off. */
+const float *decoder_run_sink(const struct decoder_model *m, const struct decoder_run *r,
+                              int layer, int head);
+/*
+ * The part of row i's softmax head's sink took in the shown layer of r (0
+ * without one): its exponential over the sum of the visible scaled scores'
+ * and its own, as the forward's softmax made them.
+ */
+float decoder_sink_share(const struct decoder_model *m, const struct decoder_run *r, int head,
+                         int i);
 void decoder_run_destroy(struct decoder_run *r);
 /*
  * A destroyed run's memory is kept for the next run (decoder.c: already

@@ -51,10 +51,13 @@ void part_turn(const struct decoder_model *m, int layer, const struct decoder_no
  * them (the keys first .. end - 1 visible, the others -inf), the scaled
  * ones capped first when c has attn_softcap (Gemma 2: cap tanh(x / cap),
  * each step in float32 as Hugging Face's eager attention takes it; the
- * hidden keys stay -inf, as its mask is added after the cap).
+ * hidden keys stay -inf, as its mask is added after the cap).  sink (a
+ * head's sink logit, or NULL): it joins the softmax and is dropped after
+ * it, *share (unless NULL) the part it took (0 without a sink).
  */
 void part_softmax(const struct decoder_config *c, const float *scores, float *masked,
-                  float *scaled, float *weights, int n, int first, int end, float divisor);
+                  float *scaled, float *weights, int n, int first, int end, float divisor,
+                  const float *sink, float *share);
 
 /* (A linear, y = x W + b, is decoder_linear_apply: linear.c, the seam over its storage.) */
 
@@ -92,6 +95,7 @@ struct part_attention_args {
     int from;
     int layer;  /* (its RoPE: a sliding layer's frequencies are its own) */
     int window; /* the keys a query sees under the causal mask (decoder_window); 0: all */
+    const float *sinks; /* (H) each head's sink logit, or NULL: none (or switched off) */
 };
 void part_attention(const struct part_attention_args *a, struct decoder_layer_stages *s,
                     int threads);

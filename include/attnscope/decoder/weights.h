@@ -119,6 +119,16 @@ void decoder_linear_of(const struct weights_matrix *wm, int in, int from, int ou
 int weights_experts_any(struct weights_loader *ld, const char *name, int experts, int rows,
                         int cols, struct weights_matrix *wm, struct attn_error *err);
 
+/*
+ * The tensor name of the given shape as its own bytes (a U8 tensor's:
+ * MXFP4's blocks and scales in a safetensors file), in place where the
+ * files allow; NULL with err set (naming its dtype when it is not U8).
+ */
+const unsigned char *weights_bytes(struct weights_loader *ld, const char *name, int ndim,
+                                   const int64_t *shape, struct attn_error *err);
+/* bytes of the model's own memory (64-byte aligned, freed with it); NULL with err set. */
+void *weights_room(struct weights_loader *ld, size_t bytes, struct attn_error *err);
+
 /* Closes the files (the weights read stay in the model's memory); m->files_read says how many. */
 void weights_close(struct weights_loader *ld);
 

@@ -16,6 +16,11 @@
  *   Q2_K .. Q6_K: 256 values in sub-blocks of 16 or 32, each with its own
  *   6- or 4-bit (or 8-bit, Q6_K) scale (and minimum) of the block's d (and
  *   dmin).
+ *   MXFP4 e (a power of two: 2^(e - 128)), 16 bytes of 4-bit e2m1 codes
+ *         x = kvalue[q] 2^(e - 128), kvalue the codes' values doubled
+ *         (0 1 2 3 4 6 8 12 and their negatives); value j in byte j's low
+ *         nibble, value j + 16 in its high one.  No panel format: a
+ *         product widens its rows a slice at a time.
  */
 #ifndef ATTNSCOPE_QUANTS_H
 #define ATTNSCOPE_QUANTS_H
@@ -37,6 +42,7 @@ enum quant_type {
     QUANT_Q4_K,
     QUANT_Q5_K,
     QUANT_Q6_K,
+    QUANT_MXFP4,
     QUANT_TYPES
 };
 
@@ -44,6 +50,9 @@ enum quant_type {
 int quant_block_values(enum quant_type q);
 size_t quant_block_bytes(enum quant_type q);
 const char *quant_name(enum quant_type q);
+
+/* 2^(e - 128): MXFP4's E8M0 scale e halved, as ggml widens it. */
+float quant_e8m0_half(uint8_t e);
 
 /* blocks blocks of type q at src into out (blocks x quant_block_values floats). */
 void quant_dequantize(enum quant_type q, const unsigned char *src, size_t blocks, float *out);

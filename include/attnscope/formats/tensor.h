@@ -27,6 +27,7 @@ enum tensor_dtype {
     TENSOR_F32,
     TENSOR_F16,
     TENSOR_BF16,
+    TENSOR_U8,      /* raw bytes (gpt-oss's MXFP4 blocks and scales in a safetensors file) */
     TENSOR_Q4_0,
     TENSOR_Q4_1,
     TENSOR_Q5_0,
@@ -37,6 +38,7 @@ enum tensor_dtype {
     TENSOR_Q4_K,
     TENSOR_Q5_K,
     TENSOR_Q6_K,
+    TENSOR_MXFP4,
     TENSOR_DTYPES
 };
 

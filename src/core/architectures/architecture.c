@@ -69,6 +69,17 @@ arch_parts_apply(const struct architecture *a, struct decoder_config *c)
         c->bias_qkv = c->bias_o = c->bias_mlp = true;
     if (p->qkv_biased)
         c->bias_qkv = true;
+    c->bias_qkv = c->bias_qkv || p->attention_bias;
+    c->bias_o = c->bias_o || p->attention_bias;
+    c->sinks = p->sinks;
+    c->sliding_rope_full = p->sliding_rope_full;
+    if (p->rope_default != NULL)
+        c->rope_scaling = *p->rope_default;
+    if (p->moe != NULL && p->moe->limit != NULL) {
+        c->router_topk_softmax = c->bias_experts = true;
+        c->swiglu_limit = p->moe->limit_default;
+        c->swiglu_alpha = 1.702;
+    }
 }
 
 const char *
@@ -359,9 +370,9 @@ read_linear_part(struct arch_loader *ld, struct decoder_linear *l, enum arch_rol
     }
 }
 
-static int
-read_linear(struct arch_loader *ld, struct decoder_linear *l, enum arch_role role, int layer,
-            int in, int out, bool has_bias, struct attn_error *err)
+int
+arch_read_linear(struct arch_loader *ld, struct decoder_linear *l, enum arch_role role, int layer,
+                 int in, int out, bool has_bias, struct attn_error *err)
 {
     return read_linear_part(ld, l, role, layer, in, out, 0, out, has_bias, err);
 }
@@ -422,9 +433,9 @@ read_qkv(struct arch_loader *ld, struct decoder_block *b, int i, struct attn_err
                                         err)
                    ? -1
                    : 0;
-    if (read_linear(ld, &b->q, ROLE_ATTN_Q, i, C, Q, bias, err) ||
-        read_linear(ld, &b->k, ROLE_ATTN_K, i, C, K, bias, err) ||
-        read_linear(ld, &b->v, ROLE_ATTN_V, i, C, K, bias, err))
+    if (arch_read_linear(ld, &b->q, ROLE_ATTN_Q, i, C, Q, bias, err) ||
+        arch_read_linear(ld, &b->k, ROLE_ATTN_K, i, C, K, bias, err) ||
+        arch_read_linear(ld, &b->v, ROLE_ATTN_V, i, C, K, bias, err))
         return -1;
     if (ld->layout->pairs_interleaved)
         return unpermute_rows(&b->q, c->n_head, decoder_head_dim(c), err) ||
@@ -454,74 +465,6 @@ read_qk_norms(struct arch_loader *ld, struct decoder_block *b, int i, struct att
                : 0;
 }
 
-/* Whether ld's layout keeps each projection of a layer's experts in one tensor (a GGUF's). */
-static bool
-stacked(const struct arch_loader *ld)
-{
-    for (int i = 0; i < ld->arch->name_count; i++)
-        if (ld->arch->names[i].role == ROLE_EXPERT_UP) {
-            const char *w = ld->arch->names[i].in[ld->layout->layout].weight;
-            const char *first = w != NULL ? strstr(w, "%d") : NULL;
-            return first != NULL && strstr(first + 2, "%d") == NULL;
-        }
-    return false;
-}
-
-/* Layer i's experts from its three stacked tensors, expert e a slice of each. */
-static int
-read_stacked_experts(struct arch_loader *ld, struct decoder_block *b, int i, struct attn_error *err)
-{
-    const struct decoder_config *c = &ld->w.m->cfg;
-    const int C = c->d_model, E = c->n_experts, FE = c->d_expert;
-    const struct {
-        enum arch_role role;
-        int rows, cols;
-    } parts[3] = { { ROLE_EXPERT_GATE, FE, C }, { ROLE_EXPERT_UP, FE, C },
-                   { ROLE_EXPERT_DOWN, C, FE } };
-
-    for (int k = 0; k < 3; k++) {
-        struct weights_matrix wm;
-        char name[160];
-        if (arch_name(ld, parts[k].role, i, false, name, sizeof name) == NULL ||
-            weights_experts_any(&ld->w, name, E, parts[k].rows, parts[k].cols, &wm, err) != 0)
-            return -1;
-        for (int e = 0; e < E; e++) {
-            struct decoder_linear *l = k == 0 ? &b->experts[e].gate
-                                       : k == 1 ? &b->experts[e].up
-                                                : &b->experts[e].down;
-            decoder_linear_of(&wm, parts[k].cols, e * parts[k].rows, parts[k].rows, NULL, l);
-        }
-    }
-    return 0;
-}
-
-/* A sparse layer's router and experts (no biases: Qwen3-MoE's, Mixtral's, OLMoE's). */
-static int
-read_experts(struct arch_loader *ld, struct decoder_block *b, int i, struct attn_error *err)
-{
-    const struct decoder_config *c = &ld->w.m->cfg;
-    const int C = c->d_model, E = c->n_experts, FE = c->d_expert;
-
-    if (read_linear(ld, &b->router, ROLE_FFN_ROUTER, i, C, E, false, err) != 0)
-        return -1;
-    if ((b->experts = calloc((size_t)E, sizeof *b->experts)) == NULL) {
-        attn_fail(err, ATTN_ENOMEM, "out of memory for layer %d's %d experts", i, E);
-        return -1;
-    }
-    if (stacked(ld))
-        return read_stacked_experts(ld, b, i, err);
-    for (int e = 0; e < E; e++) {
-        struct decoder_expert *x = &b->experts[e];
-        ld->expert = e;
-        if (read_linear(ld, &x->gate, ROLE_EXPERT_GATE, i, C, FE, false, err) != 0 ||
-            read_linear(ld, &x->up, ROLE_EXPERT_UP, i, C, FE, false, err) != 0 ||
-            read_linear(ld, &x->down, ROLE_EXPERT_DOWN, i, FE, C, false, err) != 0)
-            return -1;
-    }
-    ld->expert = 0;
-    return 0;
-}
-
 /* Layer i: its norms, its attention, its MLP, each the parts the description names. */
 static int
 read_layer(struct arch_loader *ld, int i, struct attn_error *err)
@@ -533,7 +476,7 @@ read_layer(struct arch_loader *ld, int i, struct attn_error *err)
 
     if ((pre && read_norm(ld, &b->norm1, ROLE_ATTN_NORM, i, C, err) != 0) ||
         read_qkv(ld, b, i, err) != 0 ||
-        read_linear(ld, &b->o, ROLE_ATTN_OUT, i, Q, C, c->bias_o, err) != 0)
+        arch_read_linear(ld, &b->o, ROLE_ATTN_OUT, i, Q, C, c->bias_o, err) != 0)
         return -1;
     if (c->qk_norm && read_qk_norms(ld, b, i, err) != 0)
         return -1;
@@ -541,12 +484,18 @@ read_layer(struct arch_loader *ld, int i, struct attn_error *err)
         (post && (read_norm(ld, &b->attn_post, ROLE_ATTN_POST_NORM, i, C, err) != 0 ||
                   read_norm(ld, &b->mlp_post, ROLE_FFN_POST_NORM, i, C, err) != 0)))
         return -1;
+    if (c->sinks) {
+        char name[160];
+        if (arch_name(ld, ROLE_ATTN_SINKS, i, false, name, sizeof name) == NULL ||
+            (b->sinks = weights_vector(&ld->w, name, c->n_head, err)) == NULL)
+            return -1;
+    }
     if (decoder_sparse(c, i))
-        return read_experts(ld, b, i, err);
-    if (decoder_gated(c) && read_linear(ld, &b->gate, ROLE_FFN_GATE, i, C, F, c->bias_mlp, err) != 0)
+        return arch_read_experts(ld, b, i, err);
+    if (decoder_gated(c) && arch_read_linear(ld, &b->gate, ROLE_FFN_GATE, i, C, F, c->bias_mlp, err) != 0)
         return -1;
-    return read_linear(ld, &b->up, ROLE_FFN_UP, i, C, F, c->bias_mlp, err) != 0 ||
-                   read_linear(ld, &b->down, ROLE_FFN_DOWN, i, F, C, c->bias_mlp, err) != 0
+    return arch_read_linear(ld, &b->up, ROLE_FFN_UP, i, C, F, c->bias_mlp, err) != 0 ||
+                   arch_read_linear(ld, &b->down, ROLE_FFN_DOWN, i, F, C, c->bias_mlp, err) != 0
                ? -1
                : 0;
 }

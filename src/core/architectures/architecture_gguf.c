@@ -120,6 +120,23 @@ refuse_unmade(const struct gguf *g, const struct architecture *a, struct decoder
                              g->path, name);
         c->rope_scaling.linear = true;
         c->rope_scaling.factor = x;
+    } else if (s != NULL && strcmp(s, "yarn") == 0 && a->parts.rope_default != NULL &&
+               a->parts.rope_default->yarn) {
+        /* gpt-oss's: its config's YaRN (the architecture's), its numbers checked against it */
+        const struct decoder_rope_scaling *y = a->parts.rope_default;
+        static const char *const keys[] = { "rope.scaling.factor",
+                                            "rope.scaling.original_context_length" };
+        for (int k = 0; k < 2; k++) {
+            const double want = k == 0 ? y->factor : (double)y->original_max;
+            snprintf(name, sizeof name, "%s.%s", arch, keys[k]);
+            x = NAN;
+            if (!(gguf_float(g, name, &x) || (gguf_int(g, name, &n) && ((x = (double)n), 1))) ||
+                x != want)
+                return attn_fail(err, ATTN_EPARSE,
+                                 "%s: %s is %g: attnscope computes %s's YaRN with %g", g->path,
+                                 name, x, a->title, want);
+        }
+        c->rope_scaling = *y;
     } else if (s != NULL && strcmp(s, "none") != 0)
         return attn_fail(err, ATTN_EPARSE,
                          "%s: %s is '%s', which attnscope does not compute (none, linear, or "
@@ -169,7 +186,8 @@ gguf_experts(const struct gguf *g, const struct architecture *a, const char *arc
         return attn_fail(err, ATTN_EPARSE, "%s: %s is %g: a scale on the experts' weights is "
                          "not computed yet", g->path, name, x);
     snprintf(name, sizeof name, "%s.expert_gating_func", arch);
-    if (gguf_int(g, name, &n) && n != 1)
+    /* (gpt-oss's top k softmaxed among themselves is its architecture's, whatever this says) */
+    if (a->parts.moe->limit == NULL && gguf_int(g, name, &n) && n != 1)
         return attn_fail(err, ATTN_EPARSE, "%s: %s is %lld: only the softmax gating (1) is "
                          "computed", g->path, name, (long long)n);
     if (c->n_experts_used > c->n_experts)

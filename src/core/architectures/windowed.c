@@ -69,6 +69,41 @@ static const struct arch_name gemma3_names[] = {
 };
 static const struct arch_name olmo3_names[] = { WINDOW_NAMES("weight") };
 
+/*
+ * gpt-oss: Llama's attention with biases and a sink per head, the norm
+ * before the MLP named post_attention_layernorm (llama.cpp: post_attention_norm),
+ * the router mlp.router (ffn_gate_inp) with a bias, the experts' gate and up
+ * in one Hugging Face tensor (gate_up_proj, or its MXFP4 _blocks and
+ * _scales) and apart in a GGUF, every projection with a bias.
+ */
+static const struct arch_name gpt_oss_names[] = {
+    { ROLE_TOKEN_EMBD,
+      { [ARCH_HF] = { "embed_tokens.weight", NULL }, [ARCH_GGUF] = { "token_embd.weight", NULL } } },
+    { ROLE_OUTPUT_NORM,
+      { [ARCH_HF] = { "norm.weight", NULL }, [ARCH_GGUF] = { "output_norm.weight", NULL } } },
+    { ROLE_OUTPUT, { [ARCH_HF] = { "lm_head.weight", NULL }, [ARCH_GGUF] = { "output.weight", NULL } } },
+    WINDOW_NORM(ROLE_ATTN_NORM, "input_layernorm", "weight", "attn_norm"),
+    WINDOW_LINEAR(ROLE_ATTN_Q, "self_attn.q_proj", "att.W_query", "attn_q"),
+    WINDOW_LINEAR(ROLE_ATTN_K, "self_attn.k_proj", "att.W_key", "attn_k"),
+    WINDOW_LINEAR(ROLE_ATTN_V, "self_attn.v_proj", "att.W_value", "attn_v"),
+    WINDOW_LINEAR(ROLE_ATTN_OUT, "self_attn.o_proj", "att.out_proj", "attn_output"),
+    { ROLE_ATTN_SINKS, { [ARCH_HF] = { "layers.%d.self_attn.sinks", NULL },
+                         [ARCH_GGUF] = { "blk.%d.attn_sinks.weight", NULL } } },
+    WINDOW_NORM(ROLE_FFN_NORM, "post_attention_layernorm", "weight", "post_attention_norm"),
+    WINDOW_LINEAR(ROLE_FFN_ROUTER, "mlp.router", "ff.gate", "ffn_gate_inp"),
+    { ROLE_EXPERT_GATE_UP, { [ARCH_HF] = { "layers.%d.mlp.experts.gate_up_proj",
+                                           "layers.%d.mlp.experts.gate_up_proj_bias" } } },
+    { ROLE_EXPERT_GATE, { [ARCH_GGUF] = { "blk.%d.ffn_gate_exps.weight", "blk.%d.ffn_gate_exps.bias" } } },
+    { ROLE_EXPERT_UP, { [ARCH_GGUF] = { "blk.%d.ffn_up_exps.weight", "blk.%d.ffn_up_exps.bias" } } },
+    { ROLE_EXPERT_DOWN, { [ARCH_HF] = { "layers.%d.mlp.experts.down_proj",
+                                        "layers.%d.mlp.experts.down_proj_bias" },
+                          [ARCH_GGUF] = { "blk.%d.ffn_down_exps.weight", "blk.%d.ffn_down_exps.bias" } } },
+};
+static const struct arch_layout_of gpt_oss_layouts[] = {
+    { ARCH_HF, "layers.0.self_attn.sinks", { "model.", "" }, STORE_OUT_IN, DECODER_NAMES_HF, false },
+    { ARCH_GGUF, "blk.0.attn_sinks.weight", { "" }, STORE_OUT_IN, DECODER_NAMES_GGUF, false },
+};
+
 /* Each marked by a tensor the other lacks (Gemma's pre_feedforward_layernorm). */
 static const struct arch_layout_of gemma3_layouts[] = {
     { ARCH_HF, "layers.0.pre_feedforward_layernorm.weight", { "model.", "" }, STORE_OUT_IN,
@@ -147,6 +182,32 @@ gemma_gguf(struct arch_loader *ld, struct attn_error *err)
     return ATTN_OK;
 }
 
+/*
+ * A gpt-oss GGUF file (llama.cpp's conversion): the sizes as every GGUF's,
+ * its window (gpt-oss.attention.sliding_window) over every other layer from
+ * the first (llama.cpp's swa pattern 2), its YaRN as its config's (the
+ * default the architecture carries: the same factor and context the
+ * metadata names, read and checked).
+ */
+static enum attn_status
+gpt_oss_gguf(struct arch_loader *ld, struct attn_error *err)
+{
+    struct decoder_config *c = &ld->w.m->cfg;
+    const struct gguf *g = tensors_gguf(&ld->w.src);
+    const char *arch = ld->arch->gguf;
+
+    if (gguf_describe(ld, err) != ATTN_OK ||
+        arch_gguf_count(g, arch, "attention.sliding_window", true, 1, &c->sliding_window, err) !=
+            ATTN_OK)
+        return err->status;
+    if (c->n_layer > DECODER_LAYERS_SLIDING_MAX)
+        return attn_fail(err, ATTN_EPARSE, "%s: %d layers: attnscope keeps the kinds of at most %d",
+                         g->path, c->n_layer, DECODER_LAYERS_SLIDING_MAX);
+    for (int l = 0; l < c->n_layer; l++)
+        c->sliding[l] = l % 2 == 0;
+    return ATTN_OK;
+}
+
 /* The sizes and the parts from config.json in dir (or a GGUF's metadata). */
 static enum attn_status
 window_describe(struct arch_loader *ld, const char *dir, const struct arch_options *o,
@@ -158,7 +219,7 @@ window_describe(struct arch_loader *ld, const char *dir, const struct arch_optio
 
     (void)o;
     if (ld->layout->layout == ARCH_GGUF)
-        return gemma_gguf(ld, err);
+        return ld->arch == &arch_gpt_oss ? gpt_oss_gguf(ld, err) : gemma_gguf(ld, err);
     if (snprintf(path, sizeof path, "%s/config.json", dir) >= (int)sizeof path)
         return attn_fail(err, ATTN_EIO, "%s: the folder's name is too long", dir);
     if (fileio_absent(path))
@@ -218,4 +279,26 @@ const struct architecture arch_olmo3 = {
     .parts = { .positions = DECODER_POSITIONS_ROPE, .norm = DECODER_NORM_RMS,
                .mlp = DECODER_MLP_SWIGLU, .block_norms = DECODER_POST_NORM, .qk_norm = true,
                .qk_norm_full = true, .eps = 1e-5, .rope_theta = 10000.0, .sliding_pattern = 4 },
+};
+
+static const char *const gpt_oss_types[] = { "gpt_oss", NULL };
+static const char *const gpt_oss_classes[] = { "GptOssForCausalLM", NULL };
+static const char *const gpt_oss_gguf_keys[] = { "attention.sliding_window", NULL };
+/* GptOssExperts' clamp (GptOssConfig's swiglu_limit), its router and experts biased. */
+static const struct arch_moe_keys gpt_oss_keys = { "num_local_experts", "intermediate_size", NULL,
+                                                   false, false, false, "swiglu_limit", 7.0 };
+/* GptOssConfig's rope_parameters when none is given (YaRN, not truncated). */
+static const struct decoder_rope_scaling gpt_oss_yarn = {
+    .yarn = true, .factor = 32.0, .original_max = 4096, .beta_fast = 32.0, .beta_slow = 1.0,
+    .attention_factor = 1.3465735902799727 /* 0.1 ln 32 + 1 */, .truncate = false };
+
+const struct architecture arch_gpt_oss = {
+    "gpt_oss", "gpt-oss", gpt_oss_types, gpt_oss_classes, gpt_oss_layouts, COUNT(gpt_oss_layouts),
+    gpt_oss_names, COUNT(gpt_oss_names), true, true, window_describe,
+    .parts = { .positions = DECODER_POSITIONS_ROPE, .norm = DECODER_NORM_RMS,
+               .mlp = DECODER_MLP_SWIGLU, .block_norms = DECODER_PRE_NORM, .eps = 1e-5,
+               .rope_theta = 150000.0, .sliding_pattern = 2, .moe = &gpt_oss_keys,
+               .attention_bias = true, .sinks = true, .sliding_rope_full = true,
+               .rope_default = &gpt_oss_yarn, .gguf_own_keys = gpt_oss_gguf_keys },
+    .gguf = "gpt-oss",
 };

@@ -19,7 +19,11 @@
  *   norms a block, per-head QK-norm, scores divided by
  *   sqrt(query_pre_attn_scalar), GELU-tanh gated MLP, a tied head,
  *   final_logit_softcapping;
- * - Olmo 3: post-norm blocks, QK-norm over the whole projection width.
+ * - Olmo 3: post-norm blocks, QK-norm over the whole projection width;
+ * - gpt-oss: a sink logit per head in every softmax, biases on q, k, v and
+ *   o (attention_bias, true by default), one YaRN for both kinds of layer
+ *   (rope_scaling, else GptOssConfig's default), every layer a mixture of
+ *   experts (num_local_experts, num_experts_per_tok, swiglu_limit).
  */
 #include "config.h"
 
@@ -151,6 +155,7 @@ parts(struct windowed_config *gc, json_t *root, const char *path, struct attn_er
     struct decoder_config *c = &gc->dec;
     const struct architecture *a = window_of(gc->model_type);
     const bool gemma = a->parts.mlp == DECODER_MLP_GEGLU;
+    /* (gpt-oss: its MLP a mixture, every layer; its scores' divisor the head size's root) */
     double eps, scalar = 0.0, cap, attn_cap;
     int flag;
 
@@ -178,9 +183,11 @@ parts(struct windowed_config *gc, json_t *root, const char *path, struct attn_er
     if ((flag = jsonfile_bool(root, path, "tie_word_embeddings", a->parts.tied, err)) < 0)
         return ATTN_EPARSE;
     c->tied = flag;
-    if ((flag = jsonfile_bool(root, path, "attention_bias", false, err)) < 0)
+    if ((flag = jsonfile_bool(root, path, "attention_bias", a->parts.attention_bias, err)) < 0)
         return ATTN_EPARSE;
     c->bias_qkv = c->bias_o = flag;
+    if (a->parts.moe != NULL && arch_config_experts(a->parts.moe, c, root, path, err) != ATTN_OK)
+        return ATTN_EPARSE;
     return ATTN_OK;
 }
 
@@ -197,9 +204,10 @@ windowed_config_load(struct windowed_config *gc, const char *path, struct attn_e
         return err != NULL ? err->status : ATTN_EPARSE;
     type = json_is_object(root) ? arch_config_type(root) : NULL;
     if (window_of(type) == NULL) {
-        attn_fail(err, ATTN_EPARSE, "%s: model_type %s, not %s, %s or %s", path,
+        attn_fail(err, ATTN_EPARSE, "%s: model_type %s, not %s, %s, %s or %s", path,
                   type != NULL ? type : "(none)", arch_gemma3.model_types[0],
-                  arch_gemma2.model_types[0], arch_olmo3.model_types[0]);
+                  arch_gemma2.model_types[0], arch_olmo3.model_types[0],
+                  arch_gpt_oss.model_types[0]);
         goto done;
     }
     snprintf(gc->model_type, sizeof gc->model_type, "%s", type);

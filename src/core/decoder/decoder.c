@@ -259,6 +259,10 @@ decoder_rope_frequencies(const struct decoder_config *c, float *freq)
 void
 decoder_rope_frequencies_local(const struct decoder_config *c, float *freq)
 {
+    if (c->sliding_rope_full) { /* (gpt-oss: the sliding layers' are the full ones') */
+        decoder_rope_frequencies(c, freq);
+        return;
+    }
     rope_default(c->rope_local_theta > 0.0 ? c->rope_local_theta : c->rope_theta,
                  decoder_head_dim(c), freq);
 }
@@ -288,6 +292,12 @@ bool
 decoder_post_norms(const struct decoder_config *c)
 {
     return c->block_norms != DECODER_PRE_NORM;
+}
+
+bool
+decoder_rope_local(const struct decoder_config *c, int layer)
+{
+    return decoder_window(c, layer) > 0 && !c->sliding_rope_full;
 }
 
 bool
@@ -346,6 +356,8 @@ decoder_part_name(const struct decoder_model *m, enum arch_role role)
         [ROLE_FFN_ROUTER] = "the router",            [ROLE_EXPERT_GATE] = "an expert's gate",
         [ROLE_EXPERT_UP] = "an expert's up projection",
         [ROLE_EXPERT_DOWN] = "an expert's down projection",
+        [ROLE_EXPERT_GATE_UP] = "an expert's gate and up projection",
+        [ROLE_ATTN_SINKS] = "the attention sinks",
     };
 
     if ((unsigned)role >= ARCH_ROLES)

@@ -183,6 +183,7 @@ run_knobs(const struct decoder_model *m, const struct decoder_knobs *k, struct d
     const size_t heads = (size_t)c->n_layer * (size_t)c->n_head;
 
     r->causal = k == NULL || k->causal;
+    r->sinks_off = k != NULL && k->sinks_off;
     r->last_logits = k != NULL ? k->last_logits : NULL;
     for (int l = 0; l < c->n_layer; l++)
         r->divisors[l] = decoder_divisor(m, k, l);
@@ -228,6 +229,7 @@ decoder_run_block(const struct decoder_model *m, const struct decoder_run *r, in
         r->ablated != NULL ? r->ablated + (size_t)layer * (size_t)c->n_head : NULL,
         scratch, part_attention_scratch(r->cap),
         from, layer, r->causal ? decoder_window(c, layer) : 0,
+        r->sinks_off ? NULL : b->sinks,
     };
     const float *mlp_in;
 
@@ -408,9 +410,12 @@ decoder_forward_from(const struct decoder_model *m, const int *ids, int n, int t
 {
     const bool causal = k == NULL || k->causal;
 
-    /* Without the mask every row reads every key; a different top changes every row's list. */
+    /*
+     * Without the mask every row reads every key; a different top changes every row's list;
+     * the sinks switched on or off change every row.
+     */
     if (prev == NULL || prev->lean || !causal || prev->top != top || from > prev->n || from > n ||
-        from < 0)
+        from < 0 || prev->sinks_off != (k != NULL && k->sinks_off))
         from = 0;
     /* At least the last row is computed (a run of no new rows is a copy: the same thing). */
     if (from >= n)

@@ -23,6 +23,35 @@
 #include "attnscope/kernels/rowops.h"
 #include "decoder_internal.h"
 
+const float *
+decoder_run_sink(const struct decoder_model *m, const struct decoder_run *r, int layer, int head)
+{
+    const struct decoder_block *b = &m->blocks[layer];
+
+    return m->cfg.sinks && !r->sinks_off && b->sinks != NULL ? &b->sinks[head] : NULL;
+}
+
+float
+decoder_sink_share(const struct decoder_model *m, const struct decoder_run *r, int head, int i)
+{
+    const int layer = r->shown, n = r->n;
+    const float *sink = layer >= 0 ? decoder_run_sink(m, r, layer, head) : NULL;
+    const size_t ld = (size_t)r->attention_ld;
+    const float *scaled;
+    float max, sum = 0.0f;
+
+    if (sink == NULL || r->layers[layer].scaled == NULL)
+        return 0.0f;
+    scaled = r->layers[layer].scaled + ((size_t)head * ld + (size_t)i) * ld;
+    max = *sink;
+    for (int j = 0; j < n; j++)
+        max = scaled[j] > max ? scaled[j] : max;
+    for (int j = 0; j < n; j++)
+        sum += expf(scaled[j] - max); /* (a hidden key's -inf gives 0) */
+    sum += expf(*sink - max);
+    return expf(*sink - max) * (1.0f / sum);
+}
+
 /*
  * Where one head's (n, n) stages go, rows ld floats apart; masked and scaled
  * NULL: into scratch's 2n floats.
@@ -76,7 +105,8 @@ head_attention(const struct decoder_model *m, const struct decoder_run *r, int l
         const size_t row = (size_t)i * ld;
         part_softmax(&m->cfg, o->scores + row, o->masked != NULL ? o->masked + row : scratch,
                      o->scaled != NULL ? o->scaled + row : scratch + n, o->weights + row, n,
-                     decoder_first_key(window, i), r->causal ? i + 1 : n, r->divisors[layer]);
+                     decoder_first_key(window, i), r->causal ? i + 1 : n, r->divisors[layer],
+                     decoder_run_sink(m, r, layer, head), NULL);
     }
 }
 

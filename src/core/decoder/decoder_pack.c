@@ -124,6 +124,10 @@ pack_into(struct decoder_model *m, struct decoder_linear *l, struct linalg_packe
     if (l->packed.data != NULL || (l->w == NULL && l->w16 == NULL && l->wq == NULL))
         return 0;
     if (l->wq != NULL) {
+        /* (blocks with no panel format, MXFP4's, stay blocks: widened a slice at a time) */
+        if (l->wq_type != TENSOR_F16 &&
+            quant_panel_format((enum quant_type)(l->wq_type - TENSOR_Q4_0)) == LINALG_QNONE)
+            return 0;
         if (pack_blocks(m, pk, l->wq, l->wq_type, l->out, l->in, threads) != 0)
             return -1;
         if (m != NULL)

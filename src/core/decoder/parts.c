@@ -194,7 +194,7 @@ part_rope(const struct decoder_model *m, int layer, const float *x, int n, int h
 {
     const struct decoder_config *c = &m->cfg;
     const int d = decoder_head_dim(c);
-    const bool local = decoder_window(c, layer) > 0;
+    const bool local = decoder_rope_local(c, layer);
     const float factor =
         !local && c->rope_scaling.yarn ? (float)c->rope_scaling.attention_factor : 1.0f;
     struct rope_job job = { local ? m->rope_freq_local : m->rope_freq, factor, x, y, heads, d,
@@ -223,25 +223,56 @@ part_turn(const struct decoder_model *m, int layer, const struct decoder_norm_we
 
 /* ---------------------------------------------------------------- softmax */
 
+/*
+ * The weights of a row beside a sink: its logit joins the visible scaled
+ * scores in the softmax and is dropped after it (Hugging Face's gpt-oss
+ * eager attention: the row's max taken over both, each exponential over
+ * their one sum); *share the sink's part, or nothing when share is NULL.
+ */
+static void
+sink_weights(const float *scaled, float *weights, int n, int first, int end, float sink,
+             float *share)
+{
+    float max = sink, sum = 0.0f, inv;
+
+    for (int j = first; j < end; j++)
+        max = scaled[j] > max ? scaled[j] : max;
+    for (int j = 0; j < n; j++) {
+        weights[j] = j >= first && j < end ? expf(scaled[j] - max) : 0.0f;
+        sum += weights[j];
+    }
+    sum += expf(sink - max);
+    inv = 1.0f / sum;
+    for (int j = first; j < end; j++)
+        weights[j] *= inv;
+    if (share != NULL)
+        *share = expf(sink - max) * inv;
+}
+
 void
 part_softmax(const struct decoder_config *c, const float *scores, float *masked, float *scaled,
-             float *weights, int n, int first, int end, float divisor)
+             float *weights, int n, int first, int end, float divisor, const float *sink,
+             float *share)
 {
     const float cap = (float)c->attn_softcap;
 
-    if (c->attn_softcap <= 0.0) {
+    if (c->attn_softcap <= 0.0)
         rowops_softmax(scores, masked, scaled, weights, n, first, end, divisor);
-        return;
+    else {
+        first = first > 0 ? first : 0;
+        end = end < n ? end : n;
+        for (int j = 0; j < n; j++) {
+            const bool seen = j >= first && j < end;
+            masked[j] = seen ? scores[j] : -INFINITY;
+            scaled[j] = seen ? tanhf(scores[j] / divisor / cap) * cap : -INFINITY;
+        }
+        /* (the capped row is its own scores, unmasked and undivided: the same softmax) */
+        rowops_softmax(scaled, scaled, scaled, weights, n, first, end, 1.0f);
     }
-    first = first > 0 ? first : 0;
-    end = end < n ? end : n;
-    for (int j = 0; j < n; j++) {
-        const bool seen = j >= first && j < end;
-        masked[j] = seen ? scores[j] : -INFINITY;
-        scaled[j] = seen ? tanhf(scores[j] / divisor / cap) * cap : -INFINITY;
-    }
-    /* (the capped row is its own scores, unmasked and undivided: the same softmax) */
-    rowops_softmax(scaled, scaled, scaled, weights, n, first, end, 1.0f);
+    if (sink != NULL)
+        sink_weights(scaled, weights, n, first > 0 ? first : 0, end < n ? end : n, *sink, share);
+    else if (share != NULL)
+        *share = 0.0f;
 }
 
 /* ---------------------------------------------------------------- linears */
@@ -320,7 +351,7 @@ attend_rows(const struct part_attention_args *a, struct decoder_layer_stages *s,
             float *w = sc + B * (size_t)n;
             float *rows = w + B * (size_t)n;
             part_softmax(a->c, sc, rows, rows + n, w, seen, row_first_key(a, i) - k0, seen,
-                         a->divisor);
+                         a->divisor, a->sinks != NULL ? &a->sinks[h] : NULL, NULL);
         }
         linalg_row_nn_heads(hd, seen, h0, h1, group, a->scratch + B * (size_t)n, stride,
                             s->v + (size_t)k0 * K, K, context, (size_t)hd);
@@ -350,7 +381,7 @@ attend_few(const struct part_attention_args *a, struct decoder_layer_stages *s, 
         linalg_row_nt(seen, hd, s->q + (size_t)i * Q + h * hd, s->k + (size_t)k0 * K + kv * hd,
                       K, sc);
         part_softmax(a->c, sc, rows, rows + n, w, seen, row_first_key(a, i) - k0, seen,
-                     a->divisor);
+                     a->divisor, a->sinks != NULL ? &a->sinks[h] : NULL, NULL);
         linalg_row_nn(hd, seen, w, s->v + (size_t)k0 * K + kv * hd, K,
                       s->context + (size_t)i * Q + h * hd);
     }
@@ -397,7 +428,8 @@ attend_heads(void *ctx, int h0, int h1)
             for (int i = i0; i < i1; i++)
                 part_softmax(a->c, sc + (size_t)(i - i0) * keys, rows, rows + n,
                              w + (size_t)(i - i0) * keys, keys, row_first_key(a, i) - k0,
-                             (a->causal ? i + 1 : n) - k0, a->divisor);
+                             (a->causal ? i + 1 : n) - k0, a->divisor,
+                             a->sinks != NULL ? &a->sinks[h] : NULL, NULL);
             linalg_gemm_nn(i1 - i0, hd, keys, w, keys, s->v + (size_t)k0 * K + kv * hd, K,
                            s->context + (size_t)i0 * Q + h * hd, Q);
             i0 = i1;
@@ -510,6 +542,51 @@ part_mlp(const struct decoder_config *c, const struct decoder_block *b, const fl
     decoder_linear_apply(&b->down, act, n, out, threads);
 }
 
+/*
+ * gpt-oss's clamped SwiGLU of one gate and up pair (GptOssExperts, in float32):
+ * (clamp(up) + 1) * min(gate, limit) * sigmoid(alpha min(gate, limit)).
+ */
+static float
+clamped_swiglu(float gate, float up, float limit, float alpha)
+{
+    const float g = gate < limit ? gate : limit;
+    const float u = up < -limit ? -limit : up > limit ? limit : up;
+    const float glu = g * (1.0f / (1.0f + expf(-(g * alpha))));
+
+    return (u + 1.0f) * glu;
+}
+
+/*
+ * An expert's hidden act (m, FE) from its rows x: gate and up (a fused
+ * expert's one product into gate, 2 FE wide, the pairs interleaved), then
+ * SiLU(gate) up, or gpt-oss's clamped SwiGLU when the model has a limit.
+ */
+static void
+expert_hidden(const struct decoder_config *c, const struct decoder_expert *ex, const float *x,
+              int m, float *gate, float *up, float *act, int threads)
+{
+    const size_t FE = (size_t)c->d_expert;
+    const float limit = (float)c->swiglu_limit, alpha = (float)c->swiglu_alpha;
+
+    decoder_linear_apply(&ex->gate, x, m, gate, threads);
+    if (ex->fused) {
+        for (size_t i = 0; i < (size_t)m; i++)
+            for (size_t f = 0; f < FE; f++) {
+                const float g = gate[i * 2 * FE + 2 * f], u = gate[i * 2 * FE + 2 * f + 1];
+                act[i * FE + f] = limit > 0.0f ? clamped_swiglu(g, u, limit, alpha)
+                                               : g / (1.0f + expf(-g)) * u;
+            }
+        return;
+    }
+    decoder_linear_apply(&ex->up, x, m, up, threads);
+    if (limit <= 0.0f) {
+        rowops_swiglu(gate, up, act, (size_t)m * FE);
+        return;
+    }
+    for (size_t e = 0; e < (size_t)m * FE; e++)
+        act[e] = clamped_swiglu(gate[e], up[e], limit, alpha);
+}
+
 void
 part_moe(const struct decoder_config *c, const struct decoder_block *b, const float *x, int n,
          const unsigned char *off, float *logits, float *probs, float *routed, float *out,
@@ -517,7 +594,7 @@ part_moe(const struct decoder_config *c, const struct decoder_block *b, const fl
 {
     const int C = c->d_model, E = c->n_experts, K = c->n_experts_used, FE = c->d_expert;
     const size_t nc = (size_t)n * (size_t)C, nf = (size_t)n * (size_t)FE;
-    float *xs = malloc((2 * nc + 3 * nf) * sizeof *xs);
+    float *xs = malloc((2 * nc + 4 * nf) * sizeof *xs); /* (gate 2 FE wide when fused) */
     int *chosen = malloc((size_t)n * (size_t)K * sizeof *chosen);
     int *rows = malloc((size_t)n * sizeof *rows);
     double *pairs = malloc(2 * (size_t)E * sizeof *pairs);
@@ -540,6 +617,17 @@ part_moe(const struct decoder_config *c, const struct decoder_block *b, const fl
             if (off[e])
                 l[e] = -INFINITY; /* (the expert knob: never chosen) */
         rowops_softmax(l, l, l, pr, E, 0, E, 1.0f);
+        if (c->router_topk_softmax) {
+            /* gpt-oss: the top k of the logits, then a softmax over those k alone */
+            float top[DECODER_EXPERTS_USED_MAX], w[DECODER_EXPERTS_USED_MAX];
+            topk_largest(l, E, K, ch, pairs);
+            for (int t = 0; t < K; t++)
+                top[t] = l[ch[t]];
+            rowops_softmax(top, top, top, w, K, 0, K, 1.0f);
+            for (int t = 0; t < K; t++)
+                routed[(size_t)r * E + ch[t]] = w[t];
+            continue;
+        }
         topk_largest(pr, E, K, ch, pairs); /* (torch.topk's choice, ties included) */
         for (int t = 0; t < K; t++)
             sum += pr[ch[t]];
@@ -551,7 +639,7 @@ part_moe(const struct decoder_config *c, const struct decoder_block *b, const fl
     /* Each expert on the rows that chose it, in increasing expert order (index_add_'s). */
     for (int e = 0; e < E; e++) {
         const struct decoder_expert *ex = &b->experts[e];
-        float *gx = xs, *gy = xs + nc, *gate = xs + 2 * nc, *up = gate + nf, *act = up + nf;
+        float *gx = xs, *gy = xs + nc, *gate = xs + 2 * nc, *up = gate + 2 * nf, *act = up + nf;
         int m = 0;
         for (int r = 0; r < n; r++)
             for (int t = 0; t < K; t++)
@@ -562,9 +650,7 @@ part_moe(const struct decoder_config *c, const struct decoder_block *b, const fl
                 }
         if (m == 0)
             continue;
-        decoder_linear_apply(&ex->gate, gx, m, gate, threads);
-        decoder_linear_apply(&ex->up, gx, m, up, threads);
-        rowops_swiglu(gate, up, act, (size_t)m * (size_t)FE);
+        expert_hidden(c, ex, gx, m, gate, up, act, threads);
         decoder_linear_apply(&ex->down, act, m, gy, threads);
         for (int i = 0; i < m; i++) {
             const float w = routed[(size_t)rows[i] * E + e];

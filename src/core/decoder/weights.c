@@ -189,7 +189,7 @@ shape_text(char *buf, size_t size, const int64_t *shape, int ndim)
  */
 static const void *
 read_tensor(struct weights_loader *ld, const char *name, int ndim, const int64_t *shape,
-            enum tensor_dtype *kept, struct attn_error *err)
+            enum tensor_dtype *kept, bool raw, struct attn_error *err)
 {
     struct decoder_model *m = ld->m;
     char full[160];
@@ -217,7 +217,12 @@ read_tensor(struct weights_loader *ld, const char *name, int ndim, const int64_t
                   shape_text(want, sizeof want, shape, ndim));
         return NULL;
     }
-    as = TENSOR_F32;
+    if (raw && t->dtype != TENSOR_U8) {
+        attn_fail(err, ATTN_EPARSE, "%s: tensor '%s' is %s; its bytes were expected (U8)", file,
+                  full, tensor_dtype_name(t->dtype));
+        return NULL;
+    }
+    as = raw ? TENSOR_U8 : TENSOR_F32;
     if (kept != NULL && ld->keep_bf16 && t->dtype == TENSOR_BF16)
         as = TENSOR_BF16;
     if (kept != NULL && ld->keep_quant && tensor_dtype_kept_as_blocks(t->dtype) && t->refused == NULL)
@@ -239,7 +244,7 @@ read_tensor(struct weights_loader *ld, const char *name, int ndim, const int64_t
     else
         v = weights_alloc(m, as >= TENSOR_Q4_0 || as == TENSOR_F16
                                  ? t->end - t->begin
-                                 : t->numel * (as == TENSOR_BF16 ? sizeof(uint16_t) : sizeof(float)));
+                                 : t->numel * tensor_dtype_size(as));
     if (v == NULL) {
         attn_fail(err, ATTN_ENOMEM, "%s: out of memory for tensor '%s' (%zu values)", file, full,
                   t->numel);
@@ -258,7 +263,7 @@ const float *
 weights_tensor(struct weights_loader *ld, const char *name, int ndim, const int64_t *shape,
                struct attn_error *err)
 {
-    return read_tensor(ld, name, ndim, shape, NULL, err);
+    return read_tensor(ld, name, ndim, shape, NULL, false, err);
 }
 
 int
@@ -284,7 +289,7 @@ weights_matrix_any(struct weights_loader *ld, const char *name, int rows, int co
 {
     const int64_t shape[2] = { rows, cols };
     enum tensor_dtype kept = TENSOR_F32;
-    const void *v = read_tensor(ld, name, 2, shape, &kept, err);
+    const void *v = read_tensor(ld, name, 2, shape, &kept, false, err);
 
     memset(wm, 0, sizeof *wm);
     if (v == NULL)
@@ -304,7 +309,7 @@ weights_experts_any(struct weights_loader *ld, const char *name, int experts, in
 {
     const int64_t shape[3] = { experts, rows, cols };
     enum tensor_dtype kept = TENSOR_F32;
-    const void *v = read_tensor(ld, name, 3, shape, &kept, err);
+    const void *v = read_tensor(ld, name, 3, shape, &kept, false, err);
 
     memset(wm, 0, sizeof *wm);
     if (v == NULL)
@@ -318,6 +323,23 @@ weights_experts_any(struct weights_loader *ld, const char *name, int experts, in
     return 0;
 }
 
+const unsigned char *
+weights_bytes(struct weights_loader *ld, const char *name, int ndim, const int64_t *shape,
+              struct attn_error *err)
+{
+    return read_tensor(ld, name, ndim, shape, NULL, true, err);
+}
+
+void *
+weights_room(struct weights_loader *ld, size_t bytes, struct attn_error *err)
+{
+    void *v = weights_alloc(ld->m, bytes);
+
+    if (v == NULL)
+        attn_fail(err, ATTN_ENOMEM, "%s: out of memory for %zu bytes of weights", ld->m->source,
+                  bytes);
+    return v;
+}
 
 const float *
 weights_vector(struct weights_loader *ld, const char *name, int n, struct attn_error *err)

@@ -36,7 +36,7 @@ static const struct {
     [26] = { "I32", -1 },             [27] = { "I64", -1 },
     [28] = { "F64", -1 },             [29] = { "IQ1_M", -1 },
     [30] = { "BF16", TENSOR_BF16 },   [34] = { "TQ1_0", -1 },
-    [35] = { "TQ2_0", -1 },           [39] = { "MXFP4", -1 },
+    [35] = { "TQ2_0", -1 },           [39] = { "MXFP4", TENSOR_MXFP4 },
 };
 #define GGML_TYPES (int)(sizeof ggml_types / sizeof ggml_types[0])
 

@@ -32,7 +32,33 @@ static const struct {
     [QUANT_Q4_K] = { "Q4_K", QK_K, 4 + 12 + QK_K / 2 },
     [QUANT_Q5_K] = { "Q5_K", QK_K, 4 + 12 + QK_K / 8 + QK_K / 2 },
     [QUANT_Q6_K] = { "Q6_K", QK_K, QK_K / 2 + QK_K / 4 + QK_K / 16 + 2 },
+    [QUANT_MXFP4] = { "MXFP4", QK, 1 + QK / 2 },
 };
+
+/* MXFP4's codes (e2m1) as ggml's kvalues: each value doubled, the scale then halved. */
+static const int8_t mxfp4_values[16] = { 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12 };
+
+/* 2^(e - 128): an E8M0 scale halved (ggml's e8m0_to_fp32_half), exact in float32. */
+float
+quant_e8m0_half(uint8_t e)
+{
+    const uint32_t bits = e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23;
+    float f;
+
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static void
+mxfp4(const unsigned char *b, float *y)
+{
+    const float d = quant_e8m0_half(b[0]);
+
+    for (int j = 0; j < QK / 2; j++) {
+        y[j] = (float)mxfp4_values[b[1 + j] & 0x0f] * d;
+        y[j + QK / 2] = (float)mxfp4_values[b[1 + j] >> 4] * d;
+    }
+}
 
 int
 quant_block_values(enum quant_type q)
@@ -371,6 +397,9 @@ quant_dequantize(enum quant_type q, const unsigned char *src, size_t blocks, flo
         case QUANT_Q6_K:
             q6_k(b, y);
             break;
+        case QUANT_MXFP4:
+            mxfp4(b, y);
+            break;
         case QUANT_TYPES:
             break;
         }
@@ -463,6 +492,10 @@ quant_explain(enum quant_type q, const unsigned char *b, int k, float *scale, fl
         *level = v - 32;
         return false;
     }
+    case QUANT_MXFP4:
+        *scale = quant_e8m0_half(b[0]);
+        *level = mxfp4_values[k < QK / 2 ? b[1 + k] & 0x0f : b[1 + k - QK / 2] >> 4];
+        return false;
     case QUANT_TYPES:
         break;
     }
@@ -606,6 +639,7 @@ quant_parts(enum quant_type q, const unsigned char *b, struct linalg_qparts *p)
             }
         break;
     }
+    case QUANT_MXFP4: /* (no panel format: never packed) */
     case QUANT_TYPES:
         break;
     }

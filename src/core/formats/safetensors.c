@@ -17,7 +17,8 @@
 static const struct {
     const char *name;
     enum tensor_dtype dtype;
-} dtypes[] = { { "F32", TENSOR_F32 }, { "F16", TENSOR_F16 }, { "BF16", TENSOR_BF16 } };
+} dtypes[] = { { "F32", TENSOR_F32 }, { "F16", TENSOR_F16 }, { "BF16", TENSOR_BF16 },
+               { "U8", TENSOR_U8 } };
 
 /* By where they start, then where they end: an empty tensor comes before one that starts there. */
 static int

@@ -18,7 +18,8 @@ static const struct {
     const char *name;
     enum tensor_dtype dtype;
     size_t size;
-} dtypes[] = { { "F32", TENSOR_F32, 4 }, { "F16", TENSOR_F16, 2 }, { "BF16", TENSOR_BF16, 2 } };
+} dtypes[] = { { "F32", TENSOR_F32, 4 }, { "F16", TENSOR_F16, 2 }, { "BF16", TENSOR_BF16, 2 },
+               { "U8", TENSOR_U8, 1 } };
 
 _Static_assert(TENSOR_Q6_K - TENSOR_Q4_0 == QUANT_Q6_K - QUANT_Q4_0 && TENSOR_DTYPES - TENSOR_Q4_0 == QUANT_TYPES,
                "the quantized dtypes are quants.h's, in its order");
@@ -132,6 +133,8 @@ tensor_to_f32(enum tensor_dtype dtype, const unsigned char *src, size_t n, float
             uint32_t bits = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
                             (uint32_t)b[3] << 24;
             memcpy(&out[i], &bits, sizeof out[i]);
+        } else if (dtype == TENSOR_U8) {
+            out[i] = (float)src[i];
         } else {
             uint16_t bits = (uint16_t)(src[2 * i] | (src[2 * i + 1] << 8));
             out[i] = dtype == TENSOR_F16 ? tensor_f16_to_f32(bits) : tensor_bf16_to_f32(bits);

@@ -628,7 +628,7 @@ stored_bytes(const struct tensor_info *t, size_t *align)
     size_t per = 1;
     const size_t block = tensor_dtype_block(t->dtype, &per);
 
-    *align = t->dtype == TENSOR_BF16 || t->dtype == TENSOR_F16 ? 2 : 4;
+    *align = t->dtype == TENSOR_U8 ? 1 : t->dtype == TENSOR_BF16 || t->dtype == TENSOR_F16 ? 2 : 4;
     return per > 0 && t->numel % per == 0 && t->numel / per <= SIZE_MAX / block
                ? t->numel / per * block
                : 0;
@@ -718,9 +718,10 @@ tensors_held_bytes(const struct tensor_source *s, bool keep_bf16, bool keep_quan
         for (int t = 0; t < c->count; t++) {
             const struct tensor_info *ti = &c->tensors[t];
             const size_t each = keep_bf16 && ti->dtype == TENSOR_BF16 && ti->ndim >= 2 ? 2 : 4;
-            if (keep_quant && tensor_dtype_kept_as_blocks(ti->dtype) && ti->ndim == 2 &&
-                ti->refused == NULL) {
-                /* (kept as the file's blocks) */
+            if (((keep_quant && tensor_dtype_kept_as_blocks(ti->dtype)) ||
+                 ti->dtype == TENSOR_U8) &&
+                ti->ndim >= 2 && ti->refused == NULL) {
+                /* (kept as the file's blocks; raw bytes (MXFP4's in a safetensors file) as they are) */
                 if (ti->end - ti->begin > SIZE_MAX - bytes - 64)
                     return SIZE_MAX;
                 bytes += (ti->end - ti->begin + 63) / 64 * 64;

@@ -18,11 +18,11 @@ model_of(const struct pipeline *p)
     return &pipeline_decoder(p)->model->dec;
 }
 
-/* Whether the layer shown slides (its RoPE is its own: unstretched, its own base). */
+/* Whether the layer shown turns with the sliding layers' own RoPE (unstretched, its own base). */
 static bool
 sliding(const struct pipeline *p)
 {
-    return decoder_window(&model_of(p)->cfg, p->layer) > 0;
+    return decoder_rope_local(&model_of(p)->cfg, p->layer);
 }
 
 /* The shown layer's frequencies, and the factor its cos and sin are multiplied by (YaRN's). */
