@@ -375,12 +375,15 @@ END_TEST
  * router's top k logits softmaxed among themselves, the experts' gate and
  * up interleaved in one tensor and their SwiGLU clamped; the sinks switched
  * off.  In float32, and as the hub checkpoint keeps the experts: MXFP4
- * blocks and scales (the rest bfloat16).
+ * blocks and scales (the rest bfloat16); and that one as llama.cpp converts
+ * it (tests/oracle/gguf_models.py's gpt_oss: ggml's MXFP4 blocks, gate and up
+ * apart, the sinks, router and norms under its names).
  */
 START_TEST(gpt_oss_sinks_and_clamped_experts)
 {
     check_case("gpt-oss");
     check_case("gpt-oss-mxfp4");
+    check_case("gpt-oss-gguf"); /* (llama.cpp's layout: gate and up apart, ggml's MXFP4) */
 }
 END_TEST
 

@@ -29,6 +29,8 @@ that converter does to the weights restated:
   qwen3-moe-gguf, olmoe-gguf, mixtral-gguf: tests/oracle/moe_fixtures.py's qwen3-moe-sparse,
       olmoe and mixtral as llama.cpp converts a mixture (moe() says how), their expected.txt
       copied.
+  gpt-oss-gguf: tests/oracle/gptoss_fixtures.py's gpt-oss-mxfp4 as llama.cpp converts a gpt-oss
+      (gpt_oss() says how), its MXFP4 blocks checked against gguf-py's dequantization.
   qwen3-tok-gguf: a tiny Qwen3 in Q8_0 carrying a byte-level tokenizer (GPT-2's byte
       characters, a few merges, <|endoftext|> a control token, qwen2's pre-tokenizer): a file
       that --model opens whole.
@@ -65,6 +67,8 @@ def read_safetensors(path):
         raw = data[b:end]
         if e["dtype"] == "F32":
             a = np.frombuffer(raw, dtype="<f4")
+        elif e["dtype"] == "U8":  # (MXFP4's blocks and scales)
+            a = np.frombuffer(raw, dtype=np.uint8)
         else:  # BF16: its patterns are a float32's upper half
             a = (np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16).view(np.float32)
         out[name] = a.reshape(e["shape"]).copy()
@@ -490,7 +494,81 @@ def moe(name):
     print("wrote", dst)
 
 
+def gpt_oss():
+    """tests/oracle/gptoss_fixtures.py's gpt-oss-mxfp4 as llama.cpp's converter writes a gpt-oss
+    (its GptOssModel): the experts' gate and up apart (gate_up_proj's even rows the gate, odd the
+    up, their biases likewise), each MXFP4 block's nibbles put in ggml's order (value j in byte
+    j's low nibble, j + 16 in its high one; Hugging Face's keeps 2j low and 2j + 1 high), the
+    sinks as attn_sinks, the router as ffn_gate_inp, the norm before the experts
+    post_attention_norm, the window and YaRN in the metadata.  Every expert's blocks are checked
+    here to dequantize (gguf-py's MXFP4) to the very values the Hugging Face fixture's forward
+    used, so expected.txt is copied."""
+    src = os.path.join(ROOT, "gpt-oss-mxfp4")
+    dst = os.path.join(ROOT, "gpt-oss-gguf")
+    arch = "gpt-oss"
+    with open(os.path.join(src, "config.json")) as f:
+        cfg = json.load(f)
+    E, FE, C = cfg["num_local_experts"], cfg["intermediate_size"], cfg["hidden_size"]
+    hd = cfg["head_dim"]
+    t = read_safetensors(os.path.join(src, "model.safetensors"))
+    os.makedirs(dst, exist_ok=True)
+    w = gguf.GGUFWriter(os.path.join(dst, "model.gguf"), arch)
+    metadata(w, arch, cfg, hd)
+    w.add_uint32(arch + ".expert_count", E)
+    w.add_uint32(arch + ".expert_used_count", cfg["num_experts_per_tok"])
+    w.add_uint32(arch + ".expert_feed_forward_length", FE)
+    w.add_uint32(arch + ".attention.sliding_window", cfg["sliding_window"])
+    w.add_string(arch + ".rope.scaling.type", "yarn")
+    w.add_float32(arch + ".rope.scaling.factor", cfg["rope_scaling"]["factor"])
+    w.add_uint32(arch + ".rope.scaling.original_context_length",
+                 cfg["rope_scaling"]["original_max_position_embeddings"])
+    lut = np.array([0, .5, 1, 1.5, 2, 3, 4, 6, -0., -.5, -1, -1.5, -2, -3, -4, -6], np.float32)
+
+    def ggml_blocks(blocks, scales):
+        """(E, out, G, 16) + (E, out, G) in Hugging Face's order -> (E, out, G * 17) ggml bytes,
+        checked against the values transformers' conversion gives."""
+        lo, hi = blocks & 0x0F, blocks >> 4
+        codes = np.stack((lo, hi), axis=-1).reshape(blocks.shape[:-1] + (32,))
+        qs = (codes[..., :16] | (codes[..., 16:] << 4)).astype(np.uint8)
+        out = np.concatenate((scales[..., None], qs), axis=-1)
+        want = np.ldexp(lut[codes], scales[..., None].astype(np.int32) - 127)
+        got = dequantize(out.reshape(-1, 17), Q.MXFP4).reshape(want.shape)
+        assert np.array_equal(got, want), "MXFP4 blocks differ from their values"
+        return out.reshape(blocks.shape[0], blocks.shape[1], -1)
+
+    for l in range(cfg["num_hidden_layers"]):
+        pre = "model.layers.%d." % l
+        ex = pre + "mlp.experts."
+        G = C // 32
+        gu = ggml_blocks(t.pop(ex + "gate_up_proj_blocks").reshape(E, 2 * FE, G, 16),
+                         t.pop(ex + "gate_up_proj_scales").reshape(E, 2 * FE, G))
+        gub = t.pop(ex + "gate_up_proj_bias")
+        for name, rows, bias in (("ffn_gate_exps", gu[:, 0::2], gub[:, 0::2]),
+                                 ("ffn_up_exps", gu[:, 1::2], gub[:, 1::2])):
+            w.add_tensor("blk.%d.%s.weight" % (l, name), np.ascontiguousarray(rows),
+                         raw_dtype=Q.MXFP4)
+            w.add_tensor("blk.%d.%s.bias" % (l, name), np.ascontiguousarray(bias))
+        down = ggml_blocks(t.pop(ex + "down_proj_blocks").reshape(E, C, FE // 32, 16),
+                           t.pop(ex + "down_proj_scales").reshape(E, C, FE // 32))
+        w.add_tensor("blk.%d.ffn_down_exps.weight" % l, down, raw_dtype=Q.MXFP4)
+        w.add_tensor("blk.%d.ffn_down_exps.bias" % l, t.pop(ex + "down_proj_bias"))
+        w.add_tensor("blk.%d.ffn_gate_inp.weight" % l, t.pop(pre + "mlp.router.weight"))
+        w.add_tensor("blk.%d.ffn_gate_inp.bias" % l, t.pop(pre + "mlp.router.bias"))
+        w.add_tensor("blk.%d.attn_sinks.weight" % l, t.pop(pre + "self_attn.sinks"))
+        w.add_tensor("blk.%d.post_attention_norm.weight" % l,
+                     t.pop(pre + "post_attention_layernorm.weight"))
+    for hf, a in t.items():
+        w.add_tensor(gguf_name(hf), a.astype(np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    shutil.copy(os.path.join(src, "expected.txt"), os.path.join(dst, "expected.txt"))
+    print("wrote", dst)
+
+
 def main():
+    gpt_oss()
     for name in ("qwen3", "llama-gqa", "llama3-scaled", "qwen2"):
         convert(name)
     for name in ("qwen3-moe-sparse", "olmoe", "mixtral"):

@@ -122,21 +122,25 @@ refuse_unmade(const struct gguf *g, const struct architecture *a, struct decoder
         c->rope_scaling.factor = x;
     } else if (s != NULL && strcmp(s, "yarn") == 0 && a->parts.rope_default != NULL &&
                a->parts.rope_default->yarn) {
-        /* gpt-oss's: its config's YaRN (the architecture's), its numbers checked against it */
-        const struct decoder_rope_scaling *y = a->parts.rope_default;
-        static const char *const keys[] = { "rope.scaling.factor",
-                                            "rope.scaling.original_context_length" };
-        for (int k = 0; k < 2; k++) {
-            const double want = k == 0 ? y->factor : (double)y->original_max;
-            snprintf(name, sizeof name, "%s.%s", arch, keys[k]);
-            x = NAN;
-            if (!(gguf_float(g, name, &x) || (gguf_int(g, name, &n) && ((x = (double)n), 1))) ||
-                x != want)
-                return attn_fail(err, ATTN_EPARSE,
-                                 "%s: %s is %g: attnscope computes %s's YaRN with %g", g->path,
-                                 name, x, a->title, want);
-        }
-        c->rope_scaling = *y;
+        /*
+         * gpt-oss's: YaRN as its config has it (the architecture's default: betas 32 and 1,
+         * not truncated), the factor and the original context the metadata's
+         */
+        double f = NAN, original = NAN;
+        c->rope_scaling = *a->parts.rope_default;
+        if (arch_gguf_number(g, arch, "rope.scaling.factor", ARCH_BOUND_STRETCH_UP, &f, err) !=
+                ATTN_OK ||
+            arch_gguf_number(g, arch, "rope.scaling.original_context_length", ARCH_BOUND_POSITIONS,
+                             &original, err) != ATTN_OK)
+            return err->status;
+        if (isnan(f) || isnan(original))
+            return attn_fail(err, ATTN_EPARSE,
+                             "%s: a yarn rope.scaling.type without %s.rope.scaling.factor and "
+                             ".original_context_length",
+                             g->path, arch);
+        c->rope_scaling.factor = f;
+        c->rope_scaling.original_max = (int)original;
+        c->rope_scaling.attention_factor = 0.1 * log(f) + 1.0;
     } else if (s != NULL && strcmp(s, "none") != 0)
         return attn_fail(err, ATTN_EPARSE,
                          "%s: %s is '%s', which attnscope does not compute (none, linear, or "
