@@ -573,6 +573,15 @@ run_model(const struct cli_options *given, const char *sentence)
         return die(is_usage_status(err.status) ? EXIT_USAGE : EXIT_INPUT, err.msg);
     }
     src.experts_off = experts_off;
+    if (o->no_sinks && !m.dec.cfg.sinks) {
+        attn_fail_text(msg, sizeof msg, "--no-sinks: %s has no attention sinks (a model with "
+                       "learned sinks, gpt-oss, has)", m.name);
+        free(ablated);
+        free(experts_off);
+        model_close(&m);
+        return die(EXIT_USAGE, msg);
+    }
+    src.sinks_off = o->no_sinks;
     if (o->layer >= m.dec.cfg.n_layer) {
         attn_fail_text(msg, sizeof msg, "--layer %d: %s has layers 0 to %d", o->layer, m.name,
                        m.dec.cfg.n_layer - 1);

@@ -147,7 +147,8 @@ formula_scaled(const struct pipeline *p, char *buf, size_t size)
 static void
 formula_weights(const struct pipeline *p, char *buf, size_t size)
 {
-    (void)p;
+    if (sinks_formula(p, buf, size)) /* (render/parts/sinks.c) */
+        return;
     snprintf(buf, size, "a_ij = exp(s_ij) / sum_k exp(s_ik)");
 }
 
@@ -485,7 +486,8 @@ text_scaled(const struct pipeline *p, char *buf, size_t size)
 static void
 text_weights(const struct pipeline *p, char *buf, size_t size)
 {
-    (void)p;
+    if (sinks_text(p, buf, size))
+        return;
     snprintf(buf, size,
              "Softmax turns each row into proportions that sum to 1: exponentiate, then "
              "divide by the row's sum. The row's maximum is subtracted first (as PyTorch "

@@ -420,7 +420,7 @@ inspect_weights(struct out *o, const struct cell_at *at)
              max == INFINITY    ? "the largest score is +inf and exp(inf - inf) is nan"
              : max == -INFINITY ? "every score in the row is -inf and 0 / 0 is nan"
                                 : "a score in the row is nan");
-    else
+    else if (!sinks_inspect(o, at, (double)max, sum, row[j])) /* (render/parts/sinks.c) */
         emit(o, "\nsum %s; the row's weights sum to 1.\n", inspect_num(a, (float)sum));
 }
 

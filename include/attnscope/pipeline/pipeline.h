@@ -145,6 +145,8 @@ struct pipeline_source {
     const unsigned char *ablated;           /* (layers * heads) 1: a head zeroed (a model), or NULL */
     const unsigned char *experts_off;       /* (layers * experts) 1: an expert switched off (a
                                                mixture's router never chooses it), or NULL */
+    bool sinks_off;                         /* a model's attention sinks switched off (their
+                                               logits -inf: each row's weights sum to 1) */
     const char *source;                     /* cross-attention: the source sentence, or NULL */
     const struct vocab *source_vocab;       /* borrowed; its vocabulary (NULL: vocab's) */
     /*

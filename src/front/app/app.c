@@ -78,6 +78,7 @@ app_source(const struct app *a, const char *sentence, const char *source,
         .bos = a->bos,
         .ablated = ablated,
         .experts_off = a->experts_off,
+        .sinks_off = a->sinks_off,
         .source = source,
         .source_vocab = a->source_vocab,
         .layer = a->pipe.layer, /* a model's new pipeline shows the layer the old one did */
@@ -276,6 +277,7 @@ app_init(struct app *a, const struct attention_config *cfg, const struct pipelin
         if ((a->experts_off = malloc(n)) != NULL)
             memcpy(a->experts_off, src->experts_off, n);
     }
+    a->sinks_off = src->sinks_off;
     /* Start at the beginning of the pipeline (Q, K and V when they are given): Space goes on. */
     a->view.stage = VIEW_EMBEDDINGS;
     view_clamp(&a->view, &a->pipe);
@@ -681,6 +683,32 @@ app_ablate(struct app *a, int key)
                 a->pipe.layer, a->ablated[at] ? "ablated (its context zeroed)" : "back", shared,
                 model_is_classifier(g->model) ? "class" : "next token", said, percent);
     }
+}
+
+void
+app_sinks(struct app *a, int key)
+{
+    const struct family_model_state *g = pipeline_decoder(&a->pipe);
+    char next[64];
+    double percent;
+    const char *said;
+
+    (void)key;
+    if (g == NULL || !g->model->dec.cfg.sinks) {
+        app_say(a, "B switches attention sinks off: a model with learned sinks has them "
+                   "(gpt-oss), and this one has none");
+        return;
+    }
+    a->sinks_off = !a->sinks_off;
+    if (app_rebuild(a, &a->cfg, a->sentence) != 0) {
+        a->sinks_off = !a->sinks_off;
+        return;
+    }
+    g = pipeline_decoder(&a->pipe);
+    said = last_prediction(g, next, sizeof next, &percent);
+    app_say(a, "attention sinks %s: the %s is now %s (%.0f%%)",
+            a->sinks_off ? "off (their logits -inf: every row's weights sum to 1)" : "back on",
+            model_is_classifier(g->model) ? "class" : "next token", said, percent);
 }
 
 /* ---------------------------------------------------------------- export */

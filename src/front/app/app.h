@@ -61,6 +61,7 @@ struct app {
     unsigned char *ablated;                  /* (layers * heads) a: heads zeroed, or NULL */
     unsigned char *experts_off;              /* (layers * experts) a on the router: experts
                                                 switched off, or NULL */
+    bool sinks_off;                          /* B: a model's attention sinks switched off */
     const char *weights_dir;                 /* for messages */
     const char *export_dir;
     struct pipeline pipe;

@@ -85,5 +85,7 @@ void app_turn(struct app *a, const struct knob *k, int dir);
 
 /* a: the head shown ablated, or back (app.c). */
 void app_ablate(struct app *a, int key);
+/* B: a model's attention sinks off (their logits -inf), or back on. */
+void app_sinks(struct app *a, int key);
 
 #endif

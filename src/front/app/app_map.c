@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "attnscope/families/model/family_model.h"
+#include "attnscope/families/model/headmap.h"
 #include "front/app/app_keys.h"
 
 static void
@@ -36,10 +37,13 @@ next_measure(struct app *a, int key)
 {
     struct view *v = &a->view;
 
-    if (key == APP_KEY_TAB)
-        v->map_measure = (v->map_measure + 1) % (VIEW_MAP_HEATMAPS + 1);
-    else
-        v->map_measure = (v->map_measure + VIEW_MAP_HEATMAPS) % (VIEW_MAP_HEATMAPS + 1);
+    do { /* (a measure the model lacks, the sink's, is passed over) */
+        if (key == APP_KEY_TAB)
+            v->map_measure = (v->map_measure + 1) % (VIEW_MAP_HEATMAPS + 1);
+        else
+            v->map_measure = (v->map_measure + VIEW_MAP_HEATMAPS) % (VIEW_MAP_HEATMAPS + 1);
+    } while (v->map_measure < VIEW_MAP_HEATMAPS &&
+             !head_measure_present(&a->pipe, (enum head_measure)v->map_measure));
 }
 
 /* h: every head's heatmap, whichever measure was shown (L remembers the last). */

@@ -313,6 +313,10 @@ static const struct app_binding stage[] = {
       NULL,
       0,
       app_ablate },
+    { { 'B' }, "B",
+      "with --model and learned attention sinks (gpt-oss): switch the sinks off (their logits "
+      "-inf), B again brings them back",
+      NULL, 0, app_sinks },
     { { 'N' },
       "N",
       "with --model: the next tokens after each position, and the logit lens after the last",

@@ -38,6 +38,7 @@ enum {
     OPT_THREADS,
     OPT_ABLATE,
     OPT_EXPERT_OFF,
+    OPT_NO_SINKS,
     OPT_SOURCE,
     OPT_SOURCE_FILE,
     OPT_SOURCE_EMBEDDINGS,
@@ -97,6 +98,9 @@ static const struct plain_option plain_options[] = {
     { "expert-off", 0, OPT_EXPERT_OFF, "L.E", GROUP_INPUT,
       "with a mixture of experts: switch expert E of layer L off (repeatable): its router logit "
       "-inf, so no token is sent to it" },
+    { "no-sinks", 0, OPT_NO_SINKS, NULL, GROUP_INPUT,
+      "with a model of learned attention sinks (gpt-oss): switch them off (their logits -inf), "
+      "so every row's weights sum to 1" },
     { "classes", 0, OPT_CLASSES, "A,B,...", GROUP_INPUT,
       "with --model: a classifier's class names, in the order of its outputs (default class 0, "
       "class 1, ...)" },
@@ -532,6 +536,9 @@ plain_option(struct cli_options *o, int c, const char *arg, char **argv, char *e
     case OPT_EXPERT_OFF:
         r = expert_off_option(o, arg, err, err_size);
         break;
+    case OPT_NO_SINKS:
+        o->no_sinks = true;
+        break;
     case OPT_GENERATE:
         r = knob_parse_int("--generate", arg, 0, 1000000, &o->generate, err, err_size);
         break;
@@ -712,13 +719,14 @@ check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
     if (check_writing(o, settings, count, err, err_size) != 0)
         return -1;
     if (o->model == NULL && (o->layer >= 0 || o->top != CLI_DEFAULT_TOP || o->bos ||
-                             o->ablate_count > 0 || o->experts_off_count > 0 ||
+                             o->ablate_count > 0 || o->experts_off_count > 0 || o->no_sinks ||
                              o->classes != NULL || o->verify))
         return attn_fail_text(err, err_size, "--%s works with --model (a trained GPT-2)",
                               o->layer >= 0          ? "layer"
                               : o->bos               ? "bos"
                               : o->ablate_count > 0  ? "ablate"
                               : o->experts_off_count > 0 ? "expert-off"
+                              : o->no_sinks          ? "no-sinks"
                               : o->classes != NULL   ? "classes"
                               : o->verify            ? "verify"
                                                      : "top");

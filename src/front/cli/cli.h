@@ -64,6 +64,7 @@ struct cli_options {
     int ablate_count;                /* --ablate L.H, in the order given */
     int ablate[CLI_MAX_STAGES][2];   /* (layer, head) */
     int experts_off_count;           /* --expert-off L.E, in the order given */
+    bool no_sinks;                   /* --no-sinks: a model's attention sinks off */
     int experts_off[CLI_MAX_STAGES][2]; /* (layer, expert) */
     int model_heads;                 /* --heads with --model: the head count no file gives, or 0 */
     const char *classes;             /* --classes A,B: a classifier's class names, or NULL */

@@ -19,11 +19,9 @@
 #include "render/heatmap.h"
 #include "render/stagemap.h"
 
-#define LABEL_MAX_WIDTH 12
 
-/* Writes s cut to at most width columns (with '~' when cut), padded on the right. */
-static void
-put_label(FILE *out, const char *s, int width, int right)
+void
+print_label(FILE *out, const char *s, int width, int right)
 {
     int w = utf8_width(s);
     int cut = w > width;
@@ -51,15 +49,6 @@ format_value(char *buf, size_t size, float v, int digits)
         snprintf(buf, size, "%.*f", digits, (double)v);
 }
 
-struct table {
-    const char *title;
-    const struct matrix *m;
-    const char *const *rows;   /* labels, or NULL: prefix + index */
-    const char *row_prefix;
-    const char *const *cols;
-    const char *col_prefix;
-    const unsigned char *mark; /* (rows) 1: append '*' to the row label */
-};
 
 static void
 index_label(char *buf, size_t size, const char *const *names, const char *prefix, int i)
@@ -102,7 +91,7 @@ print_text_table(FILE *out, const struct table *t, int digits)
     for (int j = 0; j < t->m->cols; j++) {
         index_label(buf, sizeof buf, t->cols, t->col_prefix, j);
         fputs("  ", out);
-        put_label(out, buf, col_w, 1);
+        print_label(out, buf, col_w, 1);
     }
     fputc('\n', out);
     for (int i = 0; i < t->m->rows; i++) {
@@ -110,7 +99,7 @@ print_text_table(FILE *out, const struct table *t, int digits)
         if (t->mark != NULL && t->mark[i])
             strncat(buf, "*", sizeof buf - strlen(buf) - 1);
         fputs("  ", out);
-        put_label(out, buf, label_w, 0);
+        print_label(out, buf, label_w, 0);
         for (int j = 0; j < t->m->cols; j++) {
             format_value(buf, sizeof buf, MAT_AT(t->m, i, j), digits);
             fprintf(out, "  %*s", col_w, buf);
@@ -219,7 +208,7 @@ print_other_table(FILE *out, const struct table *t, int digits, enum print_forma
     fputc('\n', out);
 }
 
-static void
+void
 print_table(FILE *out, const struct table *t, const struct print_options *po)
 {
     if (po->format == PRINT_TEXT)
@@ -629,7 +618,7 @@ print_model_next(FILE *out, const struct pipeline *p, const struct family_model_
                 top);
     for (int i = 0; i < p->tokens.count; i++) {
         fprintf(out, "  %4d  ", i);
-        put_label(out, p->tokens.text[i], LABEL_MAX_WIDTH, 0);
+        print_label(out, p->tokens.text[i], LABEL_MAX_WIDTH, 0);
         for (int t = 0; t < top; t++) {
             const int id = g->run.top_ids[(size_t)i * top + t];
             fprintf(out, "  %s %.*f", model_output_display(g->model, id, shown, sizeof shown),
@@ -660,6 +649,8 @@ print_model_heads(FILE *out, const struct pipeline *p, const struct print_option
     for (int k = 0; k < MEASURE_COUNT && labels != NULL; k++) {
         struct table t;
         bool undefined = false;
+        if (!head_measure_present(p, (enum head_measure)k))
+            continue;
         head_measures(p, (enum head_measure)k, m.data);
         for (size_t i = 0; i < (size_t)p->layers * (size_t)heads; i++)
             undefined = undefined || isnan(m.data[i]);
@@ -817,38 +808,6 @@ done:
     free(data);
 }
 
-/*
- * After the router's table, where each token went: the chosen experts in
- * the router's order and their weights, as experts.csv lists them.
- */
-static void
-print_model_experts(FILE *out, const struct pipeline *p, const struct family_model_state *g)
-{
-    const struct decoder_config *c = &g->model->dec.cfg;
-    int experts[DECODER_EXPERTS_USED_MAX];
-    float weights[DECODER_EXPERTS_USED_MAX];
-
-    fprintf(out, "layer %d, each token's %d of %d experts, the router's first choice first "
-                 "(weight: what its output is multiplied by%s)\n",
-            p->layer, c->n_experts_used, c->n_experts,
-            c->norm_topk ? ", the chosen probabilities divided by their sum" : "");
-    for (int i = 0; i < p->block.router.rows; i++) {
-        const int k = family_model_routes(p, i, experts, weights);
-        fprintf(out, "  %4d  ", i);
-        put_label(out, p->query_labels[i], LABEL_MAX_WIDTH, 0);
-        for (int t = 0; t < k; t++)
-            fprintf(out, "  e%d %.4f", experts[t], (double)weights[t]);
-        fputc('\n', out);
-    }
-    {
-        char load[512];
-        size_t len = 0;
-        load[0] = '\0';
-        moe_load_text(p, load, sizeof load, &len);
-        fprintf(out, "  %s\n\n", load);
-    }
-}
-
 void
 print_model_selection(FILE *out, const struct pipeline *p, const struct pipeline_selection *sel,
                       const struct print_options *po)
@@ -871,6 +830,8 @@ print_model_selection(FILE *out, const struct pipeline *p, const struct pipeline
         print_selection(out, p, sel, po);
         if (sel->param == NULL && sel->stage == STAGE_ROUTER)
             print_model_experts(out, p, g);
+        if (sel->param == NULL && sel->stage == STAGE_WEIGHTS)
+            print_model_sinks(out, p, po);
     }
 }
 

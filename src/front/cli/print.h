@@ -10,6 +10,8 @@
 #include "front/cli/print_format.h"
 #include "render/palette.h"
 
+struct family_model_state;
+
 struct print_options {
     int digits;                               /* decimals */
     int count;                                /* 0: every stage and parameter */
@@ -36,6 +38,26 @@ int print_width(int terminal_cols, const char *columns_env);
  * without --stage), then the likeliest next tokens after every position.
  */
 void print_model(FILE *out, const struct pipeline *p, const struct print_options *po);
+
+/* A table of --print: a matrix, its title and labels. */
+struct table {
+    const char *title;
+    const struct matrix *m;
+    const char *const *rows;   /* labels, or NULL: prefix + index */
+    const char *row_prefix;
+    const char *const *cols;
+    const char *col_prefix;
+    const unsigned char *mark; /* (rows) 1: append '*' to the row label */
+};
+/* t in po's format (text, CSV, Markdown, LaTeX). */
+void print_table(FILE *out, const struct table *t, const struct print_options *po);
+/* A label cut to at most width columns (with '~' when cut), padded on the right (or left). */
+#define LABEL_MAX_WIDTH 12
+void print_label(FILE *out, const char *s, int width, int right);
+/* print_parts.c: a mixture's experts after the router's table; the sinks' shares after the
+   weights' (nothing on a model without them). */
+void print_model_experts(FILE *out, const struct pipeline *p, const struct family_model_state *g);
+void print_model_sinks(FILE *out, const struct pipeline *p, const struct print_options *po);
 
 /* print_model's header alone: the model, its sizes and names, the layer and the knobs. */
 struct family_model_state;

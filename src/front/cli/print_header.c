@@ -29,18 +29,36 @@ print_window_parts(FILE *out, const struct decoder_model *m)
         for (int l = 0; l < c->n_layer; l++)
             if (decoder_window(c, l) == 0)
                 fprintf(out, " %d", l);
-        fprintf(out, "\n  RoPE base %g on the sliding layers, %g%s on the full ones\n",
-                c->rope_local_theta > 0.0 ? c->rope_local_theta : c->rope_theta, c->rope_theta,
-                sc->yarn ? " with YaRN" : sc->linear ? " stretched linearly" : sc->llama3 ? " with llama3's stretch" : "");
+        if (c->sliding_rope_full)
+            fprintf(out, "\n  RoPE base %g%s on every layer, the sliding ones too\n", c->rope_theta,
+                    sc->yarn ? " with YaRN" : "");
+        else
+            fprintf(out, "\n  RoPE base %g on the sliding layers, %g%s on the full ones\n",
+                    c->rope_local_theta > 0.0 ? c->rope_local_theta : c->rope_theta,
+                    c->rope_theta,
+                    sc->yarn     ? " with YaRN"
+                    : sc->linear ? " stretched linearly"
+                    : sc->llama3 ? " with llama3's stretch"
+                                 : "");
     }
-    fprintf(out, "  norms%s:", c->norm_plus_one ? " (scaling by 1 + w)" : "");
-    if (decoder_pre_norms(c))
-        fprintf(out, " ln1 %s,", decoder_part_name(m, ROLE_ATTN_NORM));
-    fprintf(out, " output_normed %s,", decoder_part_name(m, ROLE_ATTN_POST_NORM));
-    if (decoder_pre_norms(c))
-        fprintf(out, " ln2 %s,", decoder_part_name(m, ROLE_FFN_NORM));
-    fprintf(out, " mlp_normed %s%s\n", decoder_part_name(m, ROLE_FFN_POST_NORM),
-            decoder_pre_norms(c) ? "" : "; none before attention or the MLP (post-norm)");
+    {
+        /* In the block's order: those it has (a pre-norm block has no output norms). */
+        const bool pre = decoder_pre_norms(c), post = decoder_post_norms(c);
+        const struct {
+            bool has;
+            const char *stage;
+            enum arch_role role;
+        } norms[] = { { pre, "ln1", ROLE_ATTN_NORM }, { post, "output_normed", ROLE_ATTN_POST_NORM },
+                      { pre, "ln2", ROLE_FFN_NORM }, { post, "mlp_normed", ROLE_FFN_POST_NORM } };
+        const char *sep = "";
+        fprintf(out, "  norms%s:", c->norm_plus_one ? " (scaling by 1 + w)" : "");
+        for (size_t k = 0; k < sizeof norms / sizeof norms[0]; k++)
+            if (norms[k].has) {
+                fprintf(out, "%s %s %s", sep, norms[k].stage, decoder_part_name(m, norms[k].role));
+                sep = ",";
+            }
+        fprintf(out, "%s\n", pre ? "" : "; none before attention or the MLP (post-norm)");
+    }
 }
 
 /* The header of a trained model's --print: what it is, the layer, the knobs. */
@@ -115,6 +133,11 @@ print_model_header(FILE *out, const struct pipeline *p, const struct family_mode
                     fprintf(out, " expert %d of layer %d", e, l);
         fputc('\n', out);
     }
+    if (c->sinks)
+        fprintf(out, "  attention sinks: a learned logit per head in every softmax%s\n",
+                g->knobs.sinks_off ? ", switched off (--no-sinks: their logits -inf)"
+                                   : ", dropped after it (a row's weights sum to 1 minus the "
+                                     "sink's share)");
     pipeline_scaling_of(p, &sc);
     fprintf(out, "  layer %d of 0-%d, mask %s", p->layer, p->layers - 1,
             p->cfg.mask == ATTN_MASK_CAUSAL ? "causal" : "none");

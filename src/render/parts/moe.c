@@ -36,8 +36,11 @@ text_router(const struct pipeline *p, char *buf, size_t size)
                      "a softmax makes the scores probabilities, and only the %d likeliest (marked) "
                      "run for that token; their outputs are added, each times its weight (%s). ",
                      inspect_part(p, ROLE_FFN_ROUTER), c->n_experts, c->n_experts_used,
-                     c->norm_topk ? "its probability divided by the sum of the chosen ones"
-                                  : "its probability as it is");
+                     c->router_topk_softmax
+                         ? "a softmax over the chosen logits alone: their probabilities divided "
+                           "by their sum"
+                     : c->norm_topk ? "its probability divided by the sum of the chosen ones"
+                                    : "its probability as it is");
         moe_load_text(p, buf, size, &len);
     }
 }
@@ -134,7 +137,13 @@ inspect_router(struct out *o, const struct cell_at *at)
                    at->max_terms);
     emit(o, "\n");
     rank = rank_of(p, i, e, &chosen);
-    if (chosen && c->norm_topk)
+    if (chosen && c->router_topk_softmax)
+        emit(o, "chosen, the router's choice %d of %d: its output is weighted %s (the softmax of "
+                "its logit over the %d chosen logits: %s divided by the chosen probabilities' "
+                "sum).\n",
+             rank + 1, c->n_experts_used, inspect_num(a, w), c->n_experts_used,
+             inspect_num(b, prob));
+    else if (chosen && c->norm_topk)
         emit(o, "chosen, the router's choice %d of %d: its output is weighted %s (%s divided "
                 "by the sum of the %d chosen probabilities).\n",
              rank + 1, c->n_experts_used, inspect_num(a, w), inspect_num(b, prob),
@@ -156,25 +165,43 @@ moe_text_mlp(const struct pipeline *p, char *buf, size_t size)
         return false;
     snprintf(buf, size,
              "The layer's MLP is its experts: each token's output is the sum of its %d chosen "
-             "experts' outputs (each a SwiGLU MLP of %d: gate, up, down), each times the weight "
+             "experts' outputs (each a SwiGLU MLP of %d: gate, up, down%s), each times the weight "
              "the router gave it. The other experts do not run for that token.",
-             p->decoder->n_experts_used, p->decoder->d_expert);
+             p->decoder->n_experts_used, p->decoder->d_expert,
+             p->decoder->swiglu_limit > 0.0
+                 ? "; gpt-oss's: gate and up clamped, (up + 1) gate sigmoid(1.702 gate), biases"
+                 : "");
     return true;
 }
 
-/* Expert x's output column col for input row in (d_model): down(SiLU(gate in) * up in). */
+/*
+ * Expert x's output column col for input row in (d_model): down(SiLU(gate in) * up in), or
+ * gpt-oss's (its gate and up interleaved in one linear, biases, the clamped SwiGLU).
+ */
 static float
-expert_cell(const struct decoder_expert *x, const float *in, int d_model, int d_expert, int col)
+expert_cell(const struct decoder_config *c, const struct decoder_expert *x, const float *in,
+            int col)
 {
-    double out = 0.0;
+    const float limit = (float)c->swiglu_limit, alpha = (float)c->swiglu_alpha;
+    double out = x->down.b != NULL ? (double)x->down.b[col] : 0.0;
 
-    for (int f = 0; f < d_expert; f++) {
-        float g = 0.0f, u = 0.0f;
-        for (int j = 0; j < d_model; j++) {
-            g += in[j] * decoder_linear_at(&x->gate, j, f);
-            u += in[j] * decoder_linear_at(&x->up, j, f);
+    for (int f = 0; f < c->d_expert; f++) {
+        const int gf = x->fused ? 2 * f : f, uf = x->fused ? 2 * f + 1 : f;
+        const struct decoder_linear *up = x->fused ? &x->gate : &x->up;
+        float g = x->gate.b != NULL ? x->gate.b[gf] : 0.0f;
+        float u = up->b != NULL ? up->b[uf] : 0.0f;
+        float act;
+        for (int j = 0; j < c->d_model; j++) {
+            g += in[j] * decoder_linear_at(&x->gate, j, gf);
+            u += in[j] * decoder_linear_at(up, j, uf);
         }
-        out += (double)(g / (1.0f + expf(-g)) * u) * decoder_linear_at(&x->down, f, col);
+        if (limit > 0.0f) { /* (GptOssExperts: the gate clamped above, up both ways) */
+            g = g < limit ? g : limit;
+            u = u < -limit ? -limit : u > limit ? limit : u;
+            act = (u + 1.0f) * g / (1.0f + expf(-(g * alpha)));
+        } else
+            act = g / (1.0f + expf(-g)) * u;
+        out += (double)act * decoder_linear_at(&x->down, f, col);
     }
     return (float)out;
 }
@@ -199,8 +226,8 @@ moe_inspect_mlp(struct out *o, const struct cell_at *at)
          inspect_token(p, at->row), at->col,
          inspect_num(v, MAT_AT(&p->block.mlp, at->row, at->col)), k, o->times);
     for (int t = 0; t < k; t++) {
-        const float y = expert_cell(&b->experts[experts[t]], matrix_row(&p->block.ln2, at->row),
-                                    c->d_model, c->d_expert, at->col);
+        const float y = expert_cell(c, &b->experts[experts[t]], matrix_row(&p->block.ln2, at->row),
+                                    at->col);
         emit(o, "  e%d: %s%s%s\n", experts[t], inspect_num(a, weights[t]), o->times,
              inspect_num(d, y));
     }

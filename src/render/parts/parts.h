@@ -83,6 +83,25 @@ bool softcap_inspect(struct out *o, const struct cell_at *at, float masked, floa
 /* ", then capped at CAP (attn_logit_softcapping)" for --print's header, or "". */
 const char *softcap_print(const struct pipeline *p, char *buf, size_t size);
 
+/*
+ * sinks.c: learned attention sinks (gpt-oss's), said once for every output.
+ * Each returns false (0, nothing written) on a model without them.
+ */
+bool sinks_shown(const struct pipeline *p);
+/* The part of query row i's softmax head's sink took in the shown layer. */
+float sinks_share(const struct pipeline *p, int head, int i);
+bool sinks_formula(const struct pipeline *p, char *buf, size_t size);
+bool sinks_text(const struct pipeline *p, char *buf, size_t size);
+/* A weight's arithmetic (its row's max and sum of exponentials over the keys) with the sink. */
+bool sinks_inspect(struct out *o, const struct cell_at *at, double max, double sum, float score);
+/* The columns the sink's column beside a head's weights takes, drawn from x (w columns). */
+#define SINKS_MARGIN 7
+int sinks_margin_width(const struct pipeline *p);
+struct grid;
+struct heatmap_geometry;
+void sinks_draw_margin(struct grid *g, const struct pipeline *p, int head,
+                       const struct heatmap_geometry *geo, int x, int w);
+
 /* moe.c: a mixture of experts (a sparse layer's router, its MLP the experts' sum) */
 bool moe_shown(const struct pipeline *p);
 void text_router(const struct pipeline *p, char *buf, size_t size);

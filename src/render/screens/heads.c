@@ -13,6 +13,7 @@
 
 #include "attnscope/base/utf8.h"
 #include "render/stagemap.h"
+#include "render/parts/parts.h"
 #include "render/view_parts.h"
 
 /* How the all-heads grid tiles width w: heads per row and rows of tiles. */
@@ -411,7 +412,18 @@ view_draw_heatmaps(struct grid *g, struct rect r, struct view *v, const struct p
     }
     spec.max_cell_w = max_cell_w;
     spec.row_gap = row_gap;
-    heatmap_render(g, r, &spec, &v->scroll_row, &v->scroll_col, &v->frame.geo[0]);
+    if (v->stage == VIEW_WEIGHTS && r.w > 3 * sinks_margin_width(p)) {
+        /* (a model's learned sinks: each row's share in a column of its own, at the right) */
+        const int margin = sinks_margin_width(p);
+        r.w -= margin;
+        heatmap_render(g, r, &spec, &v->scroll_row, &v->scroll_col, &v->frame.geo[0]);
+        if (margin > 0) {
+            const struct heatmap_geometry *geo = &v->frame.geo[0];
+            const int x = geo->x0 + geo->vis_cols * geo->cell_w + 1;
+            sinks_draw_margin(g, p, v->head, geo, x, r.x + r.w + margin - x);
+        }
+    } else
+        heatmap_render(g, r, &spec, &v->scroll_row, &v->scroll_col, &v->frame.geo[0]);
     v->frame.tile_head[0] = v->head;
     v->frame.tiles = 1;
 }

@@ -279,6 +279,8 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
              : m == MEASURE_INDUCTION ? "high: an induction head (A B ... A looks at B); nan: no token repeats"
              : m == MEASURE_FIRST     ? "high: attention resting on the first token (try --bos)"
              : m == MEASURE_SELF      ? "high: each token looks at itself"
+             : m == MEASURE_SINK      ? "high: the head gives much of its weight to its sink, "
+                                        "to nothing (B on a stage switches the sinks off)"
                                       : "low: focused on few keys; high: spread over many");
     view_draw_footer(g, v, g->height - 1);
 }

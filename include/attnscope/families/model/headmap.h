@@ -25,7 +25,8 @@
     X(MEASURE_PREVIOUS, "previous", "weight on the previous token")                \
     X(MEASURE_FIRST, "first", "weight on the first token (an attention sink)")                         \
     X(MEASURE_SELF, "self", "weight on the token itself")                          \
-    X(MEASURE_INDUCTION, "induction", "weight on what followed the token before")
+    X(MEASURE_INDUCTION, "induction", "weight on what followed the token before")     \
+    X(MEASURE_SINK, "sink", "weight given to the learned sink, to nothing (gpt-oss)")
 
 enum head_measure {
 #define HEAD_MEASURE_ENUM(e, name, desc) e,
@@ -35,6 +36,8 @@ enum head_measure {
 };
 
 const char *head_measure_name(enum head_measure m);
+/* Whether p's model has measure m (the sink's: a model with learned sinks only). */
+bool head_measure_present(const struct pipeline *p, enum head_measure m);
 const char *head_measure_description(enum head_measure m);
 /* The measure called name ("previous"): 0 with *m set, or -1. */
 int head_measure_parse(const char *name, enum head_measure *m);

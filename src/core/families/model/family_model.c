@@ -417,8 +417,8 @@ decoder_family_destroy(struct pipeline *p)
 }
 
 /*
- * Whether prev's run was made by the same model with the same knobs, top
- * and <|endoftext|>, the heads ablated aside: then its rows before an
+ * Whether prev's run was made by the same model with the same knobs (the
+ * sinks on or off among them), top and <|endoftext|>, the heads ablated aside: then its rows before an
  * edit's first changed token, and its layers before the first whose
  * ablated heads changed, are what a forward would compute again (a lean
  * run kept none of them).
@@ -429,7 +429,8 @@ same_computation(const struct family_model_state *prev, const struct family_mode
     return prev != NULL && !prev->run.lean && prev->model == s->model && prev->bos == s->bos &&
            prev->top == s->top && prev->knobs.causal == s->knobs.causal &&
            prev->knobs.scaled == s->knobs.scaled &&
-           prev->knobs.temperature == s->knobs.temperature;
+           prev->knobs.temperature == s->knobs.temperature &&
+           prev->knobs.sinks_off == s->knobs.sinks_off;
 }
 
 /*
@@ -499,6 +500,7 @@ decoder_family_build(struct pipeline *p, struct family_model_state *prev, const 
     family_model_knobs_of(cfg, &k);
     k.ablated = src->ablated;
     k.experts_off = c->n_experts > 0 ? src->experts_off : NULL;
+    k.sinks_off = c->sinks && src->sinks_off;
     k.last_logits = src->last_logits;
     k.room = src->room;
     k.lean = src->lean;

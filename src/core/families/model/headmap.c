@@ -46,8 +46,14 @@ head_measure_parse(const char *name, enum head_measure *m)
 }
 
 /* One head's measure from its (n, n) weights w and the token ids. */
+bool
+head_measure_present(const struct pipeline *p, enum head_measure m)
+{
+    return m != MEASURE_SINK || (p->decoder != NULL && p->decoder->sinks);
+}
+
 static float
-measure(enum head_measure m, const float *w, const int *ids, int n)
+measure(enum head_measure m, const float *w, const int *ids, int n, bool sinks)
 {
     double sum = 0.0;
     int rows = 0;
@@ -82,6 +88,13 @@ measure(enum head_measure m, const float *w, const int *ids, int n)
                     v += (double)row[j];
                     counted = true;
                 }
+            break;
+        case MEASURE_SINK:
+            /* what the row's weights leave of 1: the sink's part (none without sinks) */
+            v = 1.0;
+            for (int j = 0; j < n; j++)
+                v -= (double)row[j];
+            v = sinks ? v : 0.0;
             break;
         case MEASURE_COUNT:
             return NAN;
@@ -120,7 +133,8 @@ measure_heads(void *ctx, int h0, int h1)
         decoder_head_weights(&j->g->model->dec, &j->g->run, j->layer, h, j->q, w, w + nn);
         for (int k = 0; k < MEASURE_COUNT; k++)
             j->out[(size_t)k * j->per_measure + (size_t)(j->layer * j->heads + h)] =
-                measure((enum head_measure)k, w, j->g->ids, n);
+                measure((enum head_measure)k, w, j->g->ids, n,
+                        j->g->model->dec.cfg.sinks && !j->g->run.sinks_off);
     }
     free(w);
 }

@@ -113,7 +113,8 @@ write_model_next(struct fileio_batch *b, const struct family_model_state *g, str
 
 /*
  * heads.csv: the model map, a row per layer and head with every measure
- * (headmap.h): layer,head,entropy,previous,first,self,induction.
+ * (headmap.h): layer,head,entropy,previous,first,self,induction (and sink, a model with
+ * learned sinks).
  */
 static enum attn_status
 write_model_heads(struct fileio_batch *b, const struct pipeline *p, struct attn_error *err)
@@ -132,13 +133,16 @@ write_model_heads(struct fileio_batch *b, const struct pipeline *p, struct attn_
     if (st == ATTN_OK) {
         fputs("layer,head", f);
         for (int k = 0; k < MEASURE_COUNT; k++)
-            fprintf(f, ",%s", head_measure_name((enum head_measure)k));
+            if (head_measure_present(p, (enum head_measure)k))
+                fprintf(f, ",%s", head_measure_name((enum head_measure)k));
         fputc('\n', f);
         for (int l = 0; l < p->layers; l++)
             for (int h = 0; h < heads; h++) {
                 fprintf(f, "%d,%d", l, h);
                 for (int k = 0; k < MEASURE_COUNT; k++) {
                     char value[32];
+                    if (!head_measure_present(p, (enum head_measure)k))
+                        continue;
                     csvio_format_value(value, sizeof value,
                                        m[(size_t)k * cells + (size_t)l * (size_t)heads + (size_t)h]);
                     fprintf(f, ",%s", value);
@@ -280,6 +284,38 @@ write_model_experts(struct fileio_batch *b, const struct pipeline *p,
 }
 
 /*
+ * FOLDER/sinks.csv: a layer with learned sinks, the part of each row's
+ * softmax each head's sink took (head,position,token,share): a row's
+ * weights sum to 1 minus it.  Nothing without sinks (or with them off).
+ */
+static enum attn_status
+write_model_sinks(struct fileio_batch *b, const struct family_model_state *g, const char *folder,
+                  struct attn_error *err)
+{
+    const struct decoder_model *m = &g->model->dec;
+    char path[64];
+    FILE *f;
+    enum attn_status st;
+
+    if (!m->cfg.sinks || g->run.sinks_off)
+        return ATTN_OK;
+    snprintf(path, sizeof path, "%s/sinks.csv", folder);
+    st = fileio_batch_open(b, path, &f, err);
+    if (st != ATTN_OK)
+        return st;
+    fputs("head,position,token,share\n", f);
+    for (int h = 0; h < m->cfg.n_head; h++)
+        for (int i = 0; i < g->run.n; i++) {
+            char value[32];
+            fprintf(f, "%d,%d,", h, i);
+            write_token_text(f, &g->model->bpe, g->ids[i]);
+            csvio_format_value(value, sizeof value, decoder_sink_share(m, &g->run, h, i));
+            fprintf(f, ",%s\n", value);
+        }
+    return fileio_batch_close(b, err);
+}
+
+/*
  * The selected stages (all present ones when sel is NULL): each layer's
  * into its folder, a layer at a time (moving to a layer works out its
  * masked scores), then the model-wide ones at the top.
@@ -314,6 +350,8 @@ write_model_stages(struct fileio_batch *b, struct pipeline *p, const struct pipe
                 st = export_write_stage(b, p, s, sel != NULL ? sel[i].head : -1, folder, err);
                 if (st == ATTN_OK && s == STAGE_ROUTER && pipeline_stage_present(p, s))
                     st = write_model_experts(b, p, pipeline_decoder(p), folder, err);
+                if (st == ATTN_OK && s == STAGE_WEIGHTS)
+                    st = write_model_sinks(b, pipeline_decoder(p), folder, err);
             }
         }
     }
@@ -354,6 +392,8 @@ export_model_view(struct pipeline *p, enum export_model_what what, enum pipeline
                                             : export_write_stage(&b, p, s, head, NULL, err);
         if (st == ATTN_OK && s == STAGE_ROUTER)
             st = write_model_experts(&b, p, g, folder, err);
+        if (st == ATTN_OK && s == STAGE_WEIGHTS)
+            st = write_model_sinks(&b, g, folder, err);
         break;
     case EXPORT_MODEL_QKV:
         st = export_write_stage(&b, p, STAGE_QUERIES, -1, folder, err);
