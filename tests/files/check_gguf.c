@@ -22,7 +22,7 @@ static void
 check_quants_gguf(void)
 {
     static const char *const names[] = { "F32",  "F16",  "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1",
-                                          "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K" };
+                                          "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "MXFP4" };
     struct tensor_source src;
     struct attn_error err;
     char *expected;
@@ -55,7 +55,7 @@ check_quants_gguf(void)
     }
     ck_assert_str_eq(gguf_type_mix(tensors_gguf(&src), mix, sizeof mix),
                      "F32 1 tensor, F16 1, Q4_0 1, Q4_1 1, Q5_0 1, Q5_1 1, Q8_0 1, Q2_K 1, Q3_K 1, "
-                     "Q4_K 1, Q5_K 1, Q6_K 1, BF16 1");
+                     "Q4_K 1, Q5_K 1, Q6_K 1, BF16 1, MXFP4 1");
     free(expected);
     tensors_close(&src);
 }

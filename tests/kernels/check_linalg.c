@@ -236,6 +236,8 @@ START_TEST(quantized_packs_give_the_bits_of_widening_first)
         const bool f16 = t == QUANT_TYPES; /* (the last round: half precision) */
         const enum linalg_qformat f = f16 ? LINALG_F16 : quant_panel_format((enum quant_type)t);
         struct linalg_packed pk;
+        if (f == LINALG_QNONE) /* (MXFP4: no panels; its products widen it, linear.c) */
+            continue;
         if (f16) {
             uint16_t *h = (uint16_t *)(void *)blocks;
             for (int i = 0; i < N * K; i++) {

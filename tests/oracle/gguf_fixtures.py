@@ -11,7 +11,8 @@ ggml-quants.c's dequantize_row_*) gives the expected values.
 
 For each type a tensor of 2 rows x 512 values: F32, F16 and BF16 from random numbers;
 the quantized types as random blocks (any block is a weight), their half-precision
-scales and minimums replaced by random finite ones.  quants.expected holds, for each
+scales and minimums replaced by random finite ones; MXFP4's exponent bytes kept where its
+values are finite (below 252).  quants.expected holds, for each
 tensor in the file's order, its values as little-endian float32 (rows first).
 """
 import struct
@@ -86,6 +87,15 @@ def main():
         blocks = random_blocks(qtype)
         w.add_tensor(qtype.name, blocks, raw_dtype=qtype)
         expected.append(dequantize(blocks, qtype).astype(np.float32).reshape(ROWS, COLS))
+    # MXFP4 (gpt-oss's): random codes, each block's E8M0 exponent byte from the whole range
+    # whose values stay finite (2^(e - 128) times at most 12), its two subnormal ones included.
+    per, size = GGML_QUANT_SIZES[Q.MXFP4]
+    blocks = rng.integers(0, 256, size=(ROWS * COLS // per, size), dtype=np.uint8)
+    blocks[:, 0] = rng.integers(0, 252, size=blocks.shape[0], dtype=np.uint8)
+    blocks[:2, 0] = [0, 1]
+    blocks = blocks.reshape(ROWS, -1)
+    w.add_tensor(Q.MXFP4.name, blocks, raw_dtype=Q.MXFP4)
+    expected.append(dequantize(blocks, Q.MXFP4).astype(np.float32).reshape(ROWS, COLS))
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
