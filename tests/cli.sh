@@ -1001,6 +1001,42 @@ expect 2 "layer 0 would keep 1 experts on; each token is sent to 2" -- --model "
     --expert-off 0.0 --expert-off 0.1 --expert-off 0.2 --expert-off 0.3 --expert-off 0.4 --print
 expect 2 "--expert-off works with --model" -- --expert-off 0.1 --print
 
+# Attention sinks (gpt-oss, issue 52): each row's share after the weights' tables, equal to 1
+# minus the row's weights; sinks.csv; the sinks switched off, said and changing the next tokens.
+oss="${top_srcdir:-.}/tests/fixtures/decoders/gpt-oss"
+count=$((count + 1))
+"$bin" --model "$oss" -s "the cat" --layer 1 --print --stage weights --format csv >"$tmp/oss.csv" \
+    2>"$tmp/oss.err" &&
+    "$bin" --model "$oss" -s "the cat" --layer 1 --print --stage weights >"$tmp/oss.out" 2>>"$tmp/oss.err" &&
+    grep -qF "attention sinks: a learned logit per head in every softmax, dropped after it" "$tmp/oss.out" &&
+    grep -qF "layer 1, the sinks' shares (heads x queries): the part of each row's softmax its head's sink took" "$tmp/oss.out" &&
+    awk '/^  ·the  / && !done { n = 0; for (f = 2; f <= NF; f++) s += $f; row0 = s; done = 1 }
+         /^  h0 / { share = $2 }
+         END { if (share == "" || (1 - row0) - share > 0.0002 || share - (1 - row0) > 0.0002) {
+                   print "head 0 row 0: weights sum " row0 ", sink " share; exit 1 } }' \
+        "$tmp/oss.out" >"$tmp/oss.check" ||
+    fail "--print --stage weights with sinks: $(cat "$tmp/oss.err" "$tmp/oss.check"; head -30 "$tmp/oss.out")"
+count=$((count + 1))
+"$bin" --model "$oss" -s "the cat" --export "$tmp/oss-export" >/dev/null 2>"$tmp/oss.err" &&
+    [ "$(sed -n 1p "$tmp/oss-export/layer0/sinks.csv")" = "head,position,token,share" ] &&
+    [ "$(wc -l <"$tmp/oss-export/layer3/sinks.csv")" -eq $((4 * 5 + 1)) ] &&
+    [ -f "$tmp/oss-export/layer0/experts.csv" ] ||
+    fail "--export sinks.csv: $(cat "$tmp/oss.err"; ls "$tmp/oss-export/layer0")"
+count=$((count + 1))
+"$bin" --model "$oss" -s "the cat sat" --print --stage next >"$tmp/oss-on" 2>/dev/null &&
+    "$bin" --model "$oss" -s "the cat sat" --no-sinks --print --stage next >"$tmp/oss-off" \
+        2>"$tmp/oss.err" &&
+    grep -qF "attention sinks: a learned logit per head in every softmax, switched off (--no-sinks: their logits -inf)" "$tmp/oss-off" &&
+    [ "$(grep '^ *[0-9]' "$tmp/oss-on")" != "$(grep '^ *[0-9]' "$tmp/oss-off")" ] &&
+    "$bin" --model "$oss" -s "the cat" --no-sinks --print --stage weights 2>/dev/null |
+        grep -qvF "the sinks' shares" &&
+    ! "$bin" --model "$oss" -s "the cat" --no-sinks --print --stage weights 2>/dev/null |
+        grep -qF "the sinks' shares" ||
+    fail "--no-sinks: $(cat "$tmp/oss.err"; head -8 "$tmp/oss-off")"
+count=$((count + 1))
+expect 2 "--no-sinks: qwen3-moe has no attention sinks" -- --model "$moe" -s x --no-sinks --print
+expect 2 "--no-sinks works with --model" -- --no-sinks --print
+
 count=$((count + 1))
 "$bin" --help | grep -q -- "--export DIR" || fail "--help"
 "$bin" --version | grep -q "^attnscope [0-9]" || fail "--version"

@@ -9,6 +9,7 @@
 
 #include <math.h>
 
+#include "attnscope/families/model/headmap.h"
 #include "app_harness.h"
 
 START_TEST(a_model_steps_through_its_layers)
@@ -252,6 +253,79 @@ END_TEST
  * and a again brings them back bit for bit.  The last experts a token needs
  * stay on.
  */
+/*
+ * gpt-oss's sinks (issue 52): the weights stage draws each row's share in a
+ * sink column beside the head, B switches them off (the next tokens those of
+ * a forward made whole with them off; the column gone, the rows summing to 1)
+ * and back, the model map's Tab reaches the sink measure; on a model without
+ * sinks B says so and changes nothing.
+ */
+START_TEST(b_switches_the_sinks_off)
+{
+    struct app b;
+    struct model m;
+    struct pipeline fresh;
+    struct pipeline_source src;
+    struct attn_error err;
+    const struct family_model_state *g;
+    float *before;
+    size_t count;
+    char *text, want[32];
+
+    app_on_model(&b, &m, test_path("tests/fixtures/decoders/gpt-oss"), NULL, "the cat sat");
+    g = pipeline_decoder(&b.pipe);
+    count = (size_t)g->run.n * (size_t)g->run.top;
+    before = malloc(count * sizeof *before);
+    memcpy(before, g->run.top_probs, count * sizeof *before);
+    app_key(&b, '6');
+    ck_assert_int_eq(b.view.stage, VIEW_WEIGHTS);
+    text = frame_of(&b, 120, 36);
+    snprintf(want, sizeof want, "%.3f", (double)decoder_sink_share(&m.dec, &g->run, 0, 2));
+    ck_assert_msg(strstr(text, "t#8 sink") != NULL && strstr(text, want + (want[0] == '0')) != NULL,
+                  "%s (want %s)", text, want);
+    free(text);
+    app_key(&b, 'B');
+    g = pipeline_decoder(&b.pipe);
+    ck_assert_msg(strstr(b.message, "attention sinks off") != NULL, "%s", b.message);
+    ck_assert(g->run.sinks_off);
+    app_source(&b, b.sentence, b.source, b.ablated, &src);
+    ck_assert(src.sinks_off);
+    src.sinks_off = true;
+    ck_assert_msg(pipeline_create(&fresh, &b.cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert(memcmp(pipeline_decoder(&fresh)->run.top_probs, g->run.top_probs,
+                     count * sizeof *before) == 0);
+    ck_assert(memcmp(before, g->run.top_probs, count * sizeof *before) != 0);
+    pipeline_destroy(&fresh);
+    text = frame_of(&b, 120, 36);
+    ck_assert_msg(strstr(text, "t#8 sink") == NULL, "%s", text);
+    free(text);
+    app_key(&b, 'B');
+    g = pipeline_decoder(&b.pipe);
+    ck_assert_msg(strstr(b.message, "attention sinks back on") != NULL, "%s", b.message);
+    ck_assert(memcmp(before, g->run.top_probs, count * sizeof *before) == 0);
+    /* the map: Tab from entropy reaches the sink measure before the heatmaps */
+    app_key(&b, 'L');
+    for (int k = 0; k < MEASURE_SINK; k++)
+        app_key(&b, APP_KEY_TAB);
+    ck_assert_int_eq(b.view.map_measure, MEASURE_SINK);
+    free(before);
+    app_destroy(&b);
+    model_close(&m);
+
+    app_on_model(&b, &m, test_path("tests/fixtures/decoders/qwen3-moe"), NULL, "the cat");
+    app_key(&b, 'B');
+    ck_assert_msg(strstr(b.message, "this one has none") != NULL, "%s", b.message);
+    ck_assert(!pipeline_decoder(&b.pipe)->run.sinks_off);
+    /* without sinks, Tab passes the sink measure by: induction, then every head's heatmap */
+    app_key(&b, 'L');
+    for (int k = 0; k < MEASURE_SINK; k++)
+        app_key(&b, APP_KEY_TAB);
+    ck_assert_int_eq(b.view.map_measure, VIEW_MAP_HEATMAPS);
+    app_destroy(&b);
+    model_close(&m);
+}
+END_TEST
+
 START_TEST(a_switches_an_expert_off_on_the_router)
 {
     struct app b;
@@ -1046,6 +1120,7 @@ app_model_suite(void)
     tcase_add_test(tc, a_model_takes_new_sentences);
     tcase_add_test(tc, a_model_head_is_ablated_and_restored);
     tcase_add_test(tc, a_switches_an_expert_off_on_the_router);
+    tcase_add_test(tc, b_switches_the_sinks_off);
     tcase_add_test(tc, the_model_map_opens_a_head);
     tcase_add_test(tc, the_model_map_draws_every_head_when_it_fits);
     tcase_add_test(tc, the_sentence_view_follows_the_query);

@@ -9,6 +9,7 @@
 
 #include "attnscope/formats/quants.h"
 #include "render_harness.h"
+#include "render/parts/parts.h"
 
 START_TEST(inspector_spells_out_each_stage)
 {
@@ -687,6 +688,62 @@ START_TEST(a_sparse_layer_shows_its_router)
 END_TEST
 
 /*
+ * gpt-oss (issue 52): the weights stage's formula and text put the sink in
+ * the softmax, a weight's panel its logit in the sum and the row's share,
+ * which is 1 minus the row's weights; the router says the softmax over the
+ * chosen logits; an MLP cell's panel lists the chosen experts' outputs,
+ * recomputed through the fused, biased, clamped SwiGLU, whose weighted sum is
+ * the cell.
+ */
+START_TEST(gpt_oss_cells_say_the_sink_and_the_clamped_experts)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    static struct model oss;
+    int experts[DECODER_EXPERTS_USED_MAX];
+    float weights[DECODER_EXPERTS_USED_MAX];
+    char buf[4096], want[128];
+    double sum = 0.0, recomputed = 0.0;
+    struct pipeline_view w;
+
+    attention_config_init(&cfg);
+    model_on_layer_1(&p, &cfg, &oss, "tests/fixtures/decoders/gpt-oss", "the cat sat on the mat.");
+    explain_formula(&p, VIEW_WEIGHTS, buf, sizeof buf);
+    ck_assert_str_eq(buf, "a_ij = exp(s_ij) / (sum_k exp(s_ik) + exp(sink_h))");
+    explain_text(&p, VIEW_WEIGHTS, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "Softmax with a sink") != NULL, "%s", buf);
+    pipeline_stage_view(&p, STAGE_WEIGHTS, 2, &w);
+    for (int j = 0; j < w.m.cols; j++)
+        sum += MAT_AT(&w.m, 4, j);
+    ck_assert_float_eq_tol(1.0 - sum, sinks_share(&p, 2, 4), 1e-6);
+    ck_assert_float_gt(sinks_share(&p, 2, 4), 0.001f);
+    inspect_cell(&p, VIEW_WEIGHTS, 2, 4, 1, false, 4, false, buf, sizeof buf);
+    snprintf(want, sizeof want, "The sink took %.4f of the row", (double)sinks_share(&p, 2, 4));
+    ck_assert_msg(strstr(buf, want) != NULL, "%s (want '%s')", buf, want);
+    explain_text(&p, VIEW_ROUTER, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "a softmax over the chosen logits alone") != NULL, "%s", buf);
+    {
+        const int k = family_model_routes(&p, 3, experts, weights);
+        const char *at;
+        ck_assert_int_eq(k, 2);
+        inspect_cell(&p, VIEW_MLP, 0, 3, 5, false, 4, false, buf, sizeof buf);
+        for (int t = 0; t < k; t++) {
+            float wt, y;
+            snprintf(want, sizeof want, "  e%d: ", experts[t]);
+            at = strstr(buf, want);
+            ck_assert_msg(at != NULL, "%s (want '%s')", buf, want);
+            ck_assert_int_eq(sscanf(at + strlen(want), "%f * %f", &wt, &y), 2);
+            recomputed += (double)wt * y;
+        }
+        ck_assert_msg(fabs(recomputed - MAT_AT(&p.block.mlp, 3, 5)) < 2e-4, "%s: %g, not %g", buf,
+                      recomputed, (double)MAT_AT(&p.block.mlp, 3, 5));
+    }
+    pipeline_destroy(&p);
+    model_close(&oss);
+}
+END_TEST
+
+/*
  * A Llama-style model (Qwen3's parts: RMSNorm, QK-norm, RoPE, grouped keys,
  * SwiGLU) has its own stages and no positional encoding or GELU, each
  * explained and inspected; the RoPE cell's pair and angle, and its score at
@@ -1208,6 +1265,7 @@ render_explain_suite(void)
     tcase_add_test(units, a_trained_models_stages_are_explained);
     tcase_add_test(units, a_llama_models_stages_are_explained);
     tcase_add_test(units, a_sparse_layer_shows_its_router);
+    tcase_add_test(units, gpt_oss_cells_say_the_sink_and_the_clamped_experts);
     tcase_add_test(units, packed_weights_read_as_the_f32_ones);
     tcase_add_test(units, a_models_words_are_its_own);
     tcase_add_test(units, a_sliding_models_stages_are_explained);
