@@ -185,8 +185,8 @@ step_directive(struct parser *ps, struct walk_step *s, const char *name, char *v
             enum head_measure measure = MEASURE_ENTROPY;
             if (!heatmaps && m[0] != '\0' && head_measure_parse(m, &measure) != 0)
                 return fail_at(ps, ps->line,
-                               "view: map '%s': the measures are entropy, previous, first, self "
-                               "and induction, or heatmaps",
+                               "view: map '%s': the measures are entropy, previous, first, self, "
+                               "induction and sink, or heatmaps",
                                m);
             s->screen = WALK_SCREEN_MAP;
             s->measure = heatmaps ? VIEW_MAP_HEATMAPS : (int)measure;

@@ -79,6 +79,7 @@ struct walk_resources {
     struct inputs in;          /* what they load */
     const struct model *model; /* --model: a trained model, owned by the walkthrough */
     unsigned char *ablated;    /* its --ablate heads (layers * heads), or NULL */
+    unsigned char *experts_off; /* its --expert-off experts (layers * experts), or NULL */
     int layer;                 /* the layer the step shows */
     struct generation *writing; /* --generate: what the model wrote (the step's pipeline is
                                    its text), or NULL */

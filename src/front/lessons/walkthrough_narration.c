@@ -96,8 +96,8 @@ map_value(const struct pipeline *p, const struct reference *r, float *value, cha
     int h;
 
     if (!known || pipeline_decoder(p) == NULL) {
-        snprintf(why, size, "%s", !known ? "the map's measures are entropy, previous, first, self and "
-                                           "induction"
+        snprintf(why, size, "%s", !known ? "the map's measures are entropy, previous, first, self, "
+                                           "induction and sink"
                                          : "the model map needs a trained model (--model)");
         return -1;
     }

@@ -239,8 +239,13 @@ model_step(const struct walkthrough *w, int k, struct walk_resources *res, int l
         return attn_fail(err, ATTN_EVALUE, "%s:%d: head %d: %s has heads 0 to %d", w->path,
                          s->line, s->head, res->model->name, c->n_head - 1);
     if (inputs_ablated_heads(res->model, (const int(*)[2])res->opts.ablate, res->opts.ablate_count,
-                             &res->ablated, &sub) != ATTN_OK)
+                             &res->ablated, &sub) != ATTN_OK ||
+        inputs_experts_off(res->model, (const int(*)[2])res->opts.experts_off,
+                           res->opts.experts_off_count, &res->experts_off, &sub) != ATTN_OK)
         return attn_fail(err, sub.status, "%s:%d: %s", w->path, line, sub.msg);
+    if (res->opts.no_sinks && !c->sinks)
+        return attn_fail(err, ATTN_EVALUE, "%s:%d: --no-sinks: %s has no attention sinks",
+                         w->path, line, res->model->name);
     return ATTN_OK;
 }
 
@@ -405,6 +410,7 @@ walk_resources_destroy(struct walk_resources *res)
 {
     inputs_destroy(&res->in);
     free(res->ablated);
+    free(res->experts_off);
     if (res->writing != NULL) {
         generation_destroy(res->writing);
         free(res->writing);
@@ -429,6 +435,8 @@ walk_resources_source(const struct walk_resources *res)
     src.top = res->opts.top;
     src.bos = res->opts.bos;
     src.ablated = res->ablated;
+    src.experts_off = res->experts_off;
+    src.sinks_off = res->opts.no_sinks;
     return src;
 }
 
