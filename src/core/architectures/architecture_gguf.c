@@ -235,6 +235,8 @@ gguf_describe(struct arch_loader *ld, struct attn_error *err)
         return err->status;
     /* The architecture's parts; the numbers are the metadata's (llama.cpp's defaults) below. */
     arch_parts_apply(ld->arch, c);
+    /* (a config's default stretch is not a GGUF's: its metadata says, as llama.cpp reads it) */
+    memset(&c->rope_scaling, 0, sizeof c->rope_scaling);
     c->attn_scalar = 0.0;
     c->final_softcap = c->attn_softcap = 0.0;
     c->rope_theta = 10000.0;
