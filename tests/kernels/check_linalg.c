@@ -187,7 +187,12 @@ random_quant(enum quant_type qt, int rows, int k, unsigned seed, unsigned char *
         seed = seed * 1103515245u + 12345u;
         blocks[i] = (unsigned char)(seed >> 16);
     }
-    for (size_t b = 0; b < count; b++)
+    for (size_t b = 0; qt == QUANT_MXFP4 && b < count; b++) {
+        /* (each block's power of two, 2^(e - 128), over the range a panel's half holds) */
+        seed = seed * 1103515245u + 12345u;
+        blocks[b * bytes] = (unsigned char)(104 + (seed >> 16) % 40);
+    }
+    for (size_t b = 0; qt != QUANT_MXFP4 && b < count; b++)
         for (int h = 0; h < 2; h++)
             if (halves[qt].at[h] >= 0) {
                 const uint16_t v = random_scale(&seed);
@@ -216,6 +221,24 @@ same_bits(const float *a, const float *b, size_t n, size_t *at)
  * rows (MC) multiplied by it are the bits of multiplying the dequantized
  * matrix, on every instruction set, a last panel only partly filled.
  */
+/*
+ * MXFP4 goes into panels only when every block's power of two, 2^(e - 128),
+ * is a half's (e from 104 to 143); a matrix with another stays as blocks.
+ */
+START_TEST(mxfp4_packs_only_what_a_half_holds)
+{
+    unsigned char blocks[3 * 17] = { 0 };
+
+    blocks[0] = 104, blocks[17] = 143, blocks[34] = 120;
+    ck_assert(quant_packable(QUANT_MXFP4, blocks, 3));
+    blocks[17] = 144;
+    ck_assert(!quant_packable(QUANT_MXFP4, blocks, 3));
+    blocks[17] = 103;
+    ck_assert(!quant_packable(QUANT_MXFP4, blocks, 3));
+    ck_assert(quant_packable(QUANT_Q4_0, blocks, 2)); /* (the other types: always) */
+}
+END_TEST
+
 START_TEST(quantized_packs_give_the_bits_of_widening_first)
 {
     enum { N = 2 * 64 + 13, K = 512, M = 200 };
@@ -236,8 +259,6 @@ START_TEST(quantized_packs_give_the_bits_of_widening_first)
         const bool f16 = t == QUANT_TYPES; /* (the last round: half precision) */
         const enum linalg_qformat f = f16 ? LINALG_F16 : quant_panel_format((enum quant_type)t);
         struct linalg_packed pk;
-        if (f == LINALG_QNONE) /* (MXFP4: no panels; its products widen it, linear.c) */
-            continue;
         if (f16) {
             uint16_t *h = (uint16_t *)(void *)blocks;
             for (int i = 0; i < N * K; i++) {
@@ -706,6 +727,7 @@ linalg_suite(void)
     tcase_add_test(tc, a_row_against_the_cache_is_the_chain);
     tcase_add_test(tc, a_pack_gives_every_element_back);
     tcase_add_test(tc, quantized_packs_give_the_bits_of_widening_first);
+    tcase_add_test(tc, mxfp4_packs_only_what_a_half_holds);
     tcase_add_test(tc, a_row_against_half_precision_is_the_chain);
     tcase_add_test(tc, an_empty_pack_falls_back);
     tcase_add_test(tc, the_pool_gives_the_chain_from_any_caller);

@@ -19,8 +19,9 @@
  *   MXFP4 e (a power of two: 2^(e - 128)), 16 bytes of 4-bit e2m1 codes
  *         x = kvalue[q] 2^(e - 128), kvalue the codes' values doubled
  *         (0 1 2 3 4 6 8 12 and their negatives); value j in byte j's low
- *         nibble, value j + 16 in its high one.  No panel format: a
- *         product widens its rows a slice at a time.
+ *         nibble, value j + 16 in its high one.  Packed as Q4_0's layout
+ *         with its own table when every power of two is a half's
+ *         (quant_packable), else widened a slice at a time.
  */
 #ifndef ATTNSCOPE_QUANTS_H
 #define ATTNSCOPE_QUANTS_H
@@ -76,6 +77,13 @@ bool quant_explain(enum quant_type q, const unsigned char *src, int k, float *sc
  */
 struct linalg_qparts;
 enum linalg_qformat quant_panel_format(enum quant_type q);
+/*
+ * Whether count blocks of q at blocks go into q's panels exactly: always,
+ * but MXFP4's, whose panels keep each block's power of two as a half
+ * (2^-24 .. 2^15); a matrix with another stays as blocks, widened as the
+ * products read it.
+ */
+bool quant_packable(enum quant_type q, const unsigned char *blocks, size_t count);
 void quant_parts(enum quant_type q, const unsigned char *src, struct linalg_qparts *parts);
 /*
  * rows x cols values of type q, stored as rows of blocks at blocks, packed

@@ -90,6 +90,7 @@ enum linalg_qformat {
     LINALG_Q4_0, LINALG_Q4_1, LINALG_Q5_0, LINALG_Q5_1, LINALG_Q8_0,
     LINALG_Q2_K, LINALG_Q3_K, LINALG_Q4_K, LINALG_Q5_K, LINALG_Q6_K,
     LINALG_F16,
+    LINALG_MXFP4, /* Q4_0's layout, its 4-bit codes e2m1 values (doubled) by table, d a power of two */
     LINALG_QFORMATS
 };
 #define LINALG_QROWS 64

@@ -124,9 +124,11 @@ pack_into(struct decoder_model *m, struct decoder_linear *l, struct linalg_packe
     if (l->packed.data != NULL || (l->w == NULL && l->w16 == NULL && l->wq == NULL))
         return 0;
     if (l->wq != NULL) {
-        /* (blocks with no panel format, MXFP4's, stay blocks: widened a slice at a time) */
+        /* (blocks their panels would not hold exactly stay blocks: widened a slice at a time) */
         if (l->wq_type != TENSOR_F16 &&
-            quant_panel_format((enum quant_type)(l->wq_type - TENSOR_Q4_0)) == LINALG_QNONE)
+            !quant_packable((enum quant_type)(l->wq_type - TENSOR_Q4_0), l->wq,
+                            (size_t)l->out * decoder_quant_row_bytes(l->wq_type, l->in) /
+                                quant_block_bytes((enum quant_type)(l->wq_type - TENSOR_Q4_0))))
             return 0;
         if (pack_blocks(m, pk, l->wq, l->wq_type, l->out, l->in, threads) != 0)
             return -1;

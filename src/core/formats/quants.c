@@ -504,6 +504,18 @@ quant_explain(enum quant_type q, const unsigned char *b, int k, float *scale, fl
     return false;
 }
 
+bool
+quant_packable(enum quant_type q, const unsigned char *blocks, size_t count)
+{
+    if (q != QUANT_MXFP4)
+        return true;
+    /* A half holds 2^-24 .. 2^15 exactly: e from 104 to 143. */
+    for (size_t i = 0; i < count; i++)
+        if (blocks[i * types[q].bytes] < 104 || blocks[i * types[q].bytes] > 143)
+            return false;
+    return true;
+}
+
 enum linalg_qformat
 quant_panel_format(enum quant_type q)
 {
@@ -511,7 +523,7 @@ quant_panel_format(enum quant_type q)
         [QUANT_Q4_0] = LINALG_Q4_0, [QUANT_Q4_1] = LINALG_Q4_1, [QUANT_Q5_0] = LINALG_Q5_0,
         [QUANT_Q5_1] = LINALG_Q5_1, [QUANT_Q8_0] = LINALG_Q8_0, [QUANT_Q2_K] = LINALG_Q2_K,
         [QUANT_Q3_K] = LINALG_Q3_K, [QUANT_Q4_K] = LINALG_Q4_K, [QUANT_Q5_K] = LINALG_Q5_K,
-        [QUANT_Q6_K] = LINALG_Q6_K,
+        [QUANT_Q6_K] = LINALG_Q6_K, [QUANT_MXFP4] = LINALG_MXFP4,
     };
 
     return (unsigned)q < QUANT_TYPES ? formats[q] : LINALG_QNONE;
@@ -639,7 +651,16 @@ quant_parts(enum quant_type q, const unsigned char *b, struct linalg_qparts *p)
             }
         break;
     }
-    case QUANT_MXFP4: /* (no panel format: never packed) */
+    case QUANT_MXFP4: {
+        /* d as a half's bits (2^(e - 128): quant_packable checked it is one), the codes */
+        const int x = (int)b[0] - 128;
+        p->d = (uint16_t)(x >= -14 ? (x + 15) << 10 : 1 << (x + 24));
+        for (int j = 0; j < QK / 2; j++) {
+            p->level[j] = b[1 + j] & 0x0f;
+            p->level[j + QK / 2] = b[1 + j] >> 4;
+        }
+        break;
+    }
     case QUANT_TYPES:
         break;
     }

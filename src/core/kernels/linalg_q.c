@@ -72,7 +72,11 @@ static const struct qshape shapes[LINALG_QFORMATS] = {
     [LINALG_Q5_K] = { 256, 32, 2, 128, 4, 1, true },
     [LINALG_Q6_K] = { 256, 16, 1, 64, 4, 2, false },
     [LINALG_F16] = { 32, 32, 0, 0, 16, 0, false },
+    [LINALG_MXFP4] = { 32, 32, 1, 0, 4, 0, false },
 };
+
+/* MXFP4's codes as ggml's kvalues (e2m1, doubled): the level's float, its d halved to match. */
+static const float mxfp4_levels[16] = { 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12 };
 
 /* The bytes of one group's levels (low and high) for 64 rows. */
 static size_t
@@ -255,6 +259,8 @@ level_float(enum linalg_qformat f, unsigned level)
         return (float)((int)level - 4);
     case LINALG_Q6_K:
         return (float)((int)level - 32);
+    case LINALG_MXFP4:
+        return mxfp4_levels[level & 15];
     default:
         return (float)level;
     }
@@ -450,6 +456,7 @@ panel_portable(const struct linalg_packed *pk, int j0, int nr, int p0, int kc, f
                               e(11), e(12), e(13), e(14), e(15))
 #define E_I(i) (float)(i)
 #define E_I8(i) (float)((i) - 8)
+#define E_MX(i) mxfp4_levels[i]
 #define E_I16(i) (float)((i) - 16)
 #define E_2(i) (float)((i) & 3)
 #define E_H1(i) (float)(16 * ((i) & 1))
@@ -526,6 +533,9 @@ tables(enum linalg_qformat f, __m512 *tl, __m512 *th)
     switch (f) {
     case LINALG_Q4_0:
         *tl = T16(E_I8);
+        break;
+    case LINALG_MXFP4:
+        *tl = T16(E_MX);
         break;
     case LINALG_Q5_0:
         *tl = T16(E_I16), *th = T16(E_H1);
@@ -647,7 +657,7 @@ tables(enum linalg_qformat f, __m512 *tl, __m512 *th)
     }
 
 #define FORMATS(X)                                                                                \
-    X(Q4_0) X(Q4_1) X(Q5_0) X(Q5_1) X(Q8_0) X(Q2_K) X(Q3_K) X(Q4_K) X(Q5_K) X(Q6_K) X(F16)
+    X(Q4_0) X(Q4_1) X(Q5_0) X(Q5_1) X(Q8_0) X(Q2_K) X(Q3_K) X(Q4_K) X(Q5_K) X(Q6_K) X(F16) X(MXFP4)
 #define DEFINE(F) ROWS_FN(rows_##F, LINALG_##F) PANEL_FN(panel_##F, LINALG_##F)
 FORMATS(DEFINE)
 #undef DEFINE
