@@ -2,7 +2,9 @@
 """Writes a GGUF of Qwen3-30B-A3B's shape (width 2048, 32 query heads and 4 key heads of 128,
 QK-norm, 128 experts of 768 a layer, 8 chosen, the vocabulary of 151,936 and the head untied),
 random weights, LAYERS of its 48 layers (default 48: about 18.6 GB in Q4_K_M once llama.cpp's
-llama-quantize has turned the F16 file), its matrices in F16 (or TYPE: Q8_0, F32 ...), the real
+llama-quantize has turned the F16 file), its matrices in F16 (or TYPE: Q8_0, F32 ...; Q4_K as random blocks, which gguf-py cannot
+quantize to: the whole depth written at about the size of llama.cpp's Q4_K_M, no F16 file
+first), the real
 Qwen3 tokenizer inside: what attnscope and llama.cpp write tokens from, side by side
 (doc/performance.md, "Mixtures of experts").  A benchmark's input, not a fixture; never run by
 make.
@@ -44,8 +46,19 @@ w.add_add_bos_token(False)
 
 
 def tensor(name, *shape, scale=0.02, keep=None):
-    x = (rng.standard_normal(shape, dtype=np.float32) * scale)
     k = keep if keep is not None else kind
+    if k == Q.Q4_K:
+        # (gguf-py cannot quantize to Q4_K: random blocks, any block being a weight, their
+        # half-precision d and dmin small, as tests/oracle/gguf_fixtures.py makes them)
+        per, size = gguf.constants.GGML_QUANT_SIZES[k]
+        rows = int(np.prod(shape[:-1]))
+        b = rng.integers(0, 256, size=(rows * shape[-1] // per, size), dtype=np.uint8)
+        for off in (0, 2):
+            b[:, off:off + 2] = (np.abs(rng.standard_normal(b.shape[0])) * 0.0005).astype(
+                np.float16).view(np.uint8).reshape(-1, 2)
+        w.add_tensor(name, b.reshape(*shape[:-1], shape[-1] // per * size), raw_dtype=k)
+        return
+    x = (rng.standard_normal(shape, dtype=np.float32) * scale)
     if k == Q.F32:
         w.add_tensor(name, x)
     elif k == Q.F16:

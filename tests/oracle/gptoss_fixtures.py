@@ -64,6 +64,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpt2_fixtures import stored  # noqa: E402
 from llama_fixtures import draw, numbers, rms, write_folder, IDS, TOP  # noqa: E402
+from window_fixtures import yarn_freq  # noqa: E402
 
 S, F = "sliding_attention", "full_attention"
 CASES = [
@@ -92,20 +93,7 @@ YARN = dict(rope_type="yarn", factor=32.0, beta_fast=32.0, beta_slow=1.0, trunca
 
 def yarn(c):
     """_compute_yarn_parameters (truncate false): the frequencies and the attention factor."""
-    d, theta, factor = c["hd"], c["theta"], YARN["factor"]
-    original = YARN["original_max_position_embeddings"]
-
-    def dim(rot):
-        return (d * math.log(original / (rot * 2 * math.pi))) / (2 * math.log(theta))
-
-    low, high = max(dim(YARN["beta_fast"]), 0), min(dim(YARN["beta_slow"]), d - 1)
-    if low == high:
-        high += 0.001
-    pos = theta ** (torch.arange(0, d, 2).float() / d)
-    extrapolation, interpolation = 1.0 / pos, 1.0 / (factor * pos)
-    ramp = torch.clamp((torch.arange(d // 2, dtype=torch.float32) - low) / (high - low), 0, 1)
-    keep = 1 - ramp
-    return interpolation * (1 - keep) + extrapolation * keep, 0.1 * math.log(factor) + 1.0
+    return yarn_freq(c["theta"], c["hd"], YARN, c["P"])
 
 
 def rotate(x, freq, factor):

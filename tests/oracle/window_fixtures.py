@@ -117,7 +117,8 @@ def default_freq(theta, d):
 
 
 def yarn_freq(theta, d, sc, max_positions):
-    """_compute_yarn_parameters: the frequencies and the attention factor."""
+    """_compute_yarn_parameters: the frequencies and the attention factor (the correction range's
+    bounds rounded outwards unless sc says truncate false, as gpt-oss's does)."""
     factor = sc["factor"]
     original = sc.get("original_max_position_embeddings", max_positions)
     attention = sc.get("attention_factor")
@@ -128,7 +129,10 @@ def yarn_freq(theta, d, sc, max_positions):
     def dim(rot):
         return (d * math.log(original / (rot * 2 * math.pi))) / (2 * math.log(theta))
 
-    low, high = max(math.floor(dim(beta_fast)), 0), min(math.ceil(dim(beta_slow)), d - 1)
+    low, high = dim(beta_fast), dim(beta_slow)
+    if sc.get("truncate", True):
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, d - 1)
     if low == high:
         high += 0.001
     pos = theta ** (torch.arange(0, d, 2).float() / d)
