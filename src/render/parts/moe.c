@@ -135,7 +135,7 @@ inspect_router(struct out *o, const struct cell_at *at)
     emit(o, "the logit: ln2[%s] . row e%d of the router:\n", inspect_token(p, i), e);
     inspect_linear(o, matrix_row(&p->block.ln2, i), &inspect_block_of(p)->router, e,
                    at->max_terms);
-    emit(o, "\n");
+    inspect_bias(o, &inspect_block_of(p)->router, e);
     rank = rank_of(p, i, e, &chosen);
     if (chosen && c->router_topk_softmax)
         emit(o, "chosen, the router's choice %d of %d: its output is weighted %s (the softmax of "
