@@ -1351,6 +1351,7 @@ START_TEST(a_gguf_number_is_checked_as_a_config_is)
 #define LL "tests/fixtures/decoders/llama3-gguf"
 #define GE "tests/fixtures/decoders/gemma3-gguf"
 #define G2 "tests/fixtures/formats/gguf"
+#define OS "tests/fixtures/decoders/gpt-oss-gguf"
         { LL, "llama.attention.head_count", ge_u32(0),
           "llama.attention.head_count is 0, not a count from 1 to 2^30" },
         { G2, "gpt2.attention.head_count", ge_u32(0),
@@ -1392,6 +1393,15 @@ START_TEST(a_gguf_number_is_checked_as_a_config_is)
           "gemma3.attention.sliding_window is not a whole number" },
         { GE, "gemma3.final_logit_softcapping", ge_f32(NAN),
           "gemma3.final_logit_softcapping is nan, not a number from 0 to 1e+12" },
+        { OS, "gpt-oss.rope.scaling.factor", ge_f32(0.5f),
+          "gpt-oss.rope.scaling.factor is 0.5, not a number from 1 to 1e+06" },
+        { OS, "gpt-oss.rope.scaling.original_context_length", ge_removed(),
+          "a yarn rope.scaling.type without gpt-oss.rope.scaling.factor and "
+          ".original_context_length" },
+        { OS, "gpt-oss.rope.scaling.type", ge_string("longrope"),
+          "gpt-oss.rope.scaling.type is 'longrope'" },
+        { OS, "gpt-oss.attention.sliding_window", ge_removed(), "gpt-oss.attention.sliding_window" },
+#undef OS
 #undef LL
 #undef GE
 #undef G2
@@ -1431,6 +1441,15 @@ START_TEST(a_gguf_number_is_checked_as_a_config_is)
                                              : "rope_freqs.weight's factor 3 is nan") != NULL,
                       "%s", err.msg);
     }
+    /* A gpt-oss GGUF naming no stretch turns without one (a config's default YaRN is not a GGUF's). */
+    snprintf(edited, sizeof edited, "%s/plain-rope.gguf", dir);
+    snprintf(path, sizeof path, "%s/model.gguf", test_path("tests/fixtures/decoders/gpt-oss-gguf"));
+    gguf_edit(path, edited, "gpt-oss.rope.scaling.type", ge_removed());
+    ck_assert_msg(architecture_load(&m, dir, &(struct arch_options){ edited, 0, false }, &err) ==
+                      ATTN_OK,
+                  "%s", err.msg);
+    ck_assert(!m.cfg.rope_scaling.yarn && m.cfg.sinks && m.cfg.sliding_rope_full);
+    decoder_destroy(&m);
     /* The file unedited opens: the checks refuse only what is wrong. */
     snprintf(edited, sizeof edited, "%s/plain.gguf", dir);
     snprintf(path, sizeof path, "%s/model.gguf", test_path("tests/fixtures/decoders/gemma3-gguf"));
