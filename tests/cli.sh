@@ -954,7 +954,10 @@ moe="${top_srcdir:-.}/tests/fixtures/decoders/qwen3-moe"
 count=$((count + 1))
 "$bin" --model "$moe" -s "the cat sat" --print --stage router >"$tmp/moe.out" 2>"$tmp/moe.err" &&
     grep -qF "layer 0, router (9 x 6): softmax(ln2 W_router); each token's top k, divided by their sum" "$tmp/moe.out" &&
-    grep -qF "layer 0, each token's 2 of 6 experts, the router's first choice first" "$tmp/moe.out" ||
+    grep -qF "layer 0, each token's 2 of 6 experts, the router's first choice first" "$tmp/moe.out" &&
+    grep -qF "its sparse layers' router is gate, each expert's gate_proj, up_proj and down_proj" "$tmp/moe.out" &&
+    "$bin" --model "${top_srcdir:-.}/tests/fixtures/decoders/gpt-oss" -s "the cat" --print --stage tokens 2>/dev/null |
+        grep -qF "its sparse layers' router is router, each expert's gate_up_proj and down_proj" ||
     fail "--print --stage router: $(cat "$tmp/moe.err" "$tmp/moe.out")"
 count=$((count + 1))
 "$bin" --model "$moe" -s "the cat sat" --print --stage fc 2>"$tmp/moe.err" >/dev/null;

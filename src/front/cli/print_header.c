@@ -99,6 +99,16 @@ print_model_header(FILE *out, const struct pipeline *p, const struct family_mode
             fprintf(out, "  Hugging Face's names: ln1 is model.layers.L.input_layernorm, queries ... "
                          "output self_attn.q_proj ... o_proj, gate, fc and mlp mlp.gate_proj, "
                          "up_proj and down_proj\n");
+        if (c->n_experts > 0) {
+            /* (a mixture's sparse layers have no gate, fc and mlp of their own: these instead) */
+            const struct decoder_model *d = &g->model->dec;
+            const bool fused = d->blocks[0].experts != NULL && d->blocks[0].experts[0].fused;
+            fprintf(out, "  its sparse layers' router is %s, each expert's %s%s%s and %s\n",
+                    decoder_part_name(d, ROLE_FFN_ROUTER),
+                    decoder_part_name(d, fused ? ROLE_EXPERT_GATE_UP : ROLE_EXPERT_GATE),
+                    fused ? "" : ", ", fused ? "" : decoder_part_name(d, ROLE_EXPERT_UP),
+                    decoder_part_name(d, ROLE_EXPERT_DOWN));
+        }
     } else {
     fprintf(out, "attnscope: %s (%s from %s: %d layers, %d heads of %d, n_embd %d, vocabulary "
                  "%d, context %d%s)\n",
