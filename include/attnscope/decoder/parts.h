@@ -52,12 +52,16 @@ void part_turn(const struct decoder_model *m, int layer, const struct decoder_no
  * ones capped first when c has attn_softcap (Gemma 2: cap tanh(x / cap),
  * each step in float32 as Hugging Face's eager attention takes it; the
  * hidden keys stay -inf, as its mask is added after the cap).  sink (a
- * head's sink logit, or NULL): it joins the softmax and is dropped after
- * it, *share (unless NULL) the part it took (0 without a sink).
+ * head's sink logit, or NULL): it joins the softmax and is dropped after it.
  */
 void part_softmax(const struct decoder_config *c, const float *scores, float *masked,
                   float *scaled, float *weights, int n, int first, int end, float divisor,
-                  const float *sink, float *share);
+                  const float *sink);
+/*
+ * The part of a row's softmax its sink took, from the row's n scaled
+ * scores (hidden keys -inf) as part_softmax left them: the same sums.
+ */
+float part_sink_share(const float *scaled, int n, float sink);
 
 /* (A linear, y = x W + b, is decoder_linear_apply: linear.c, the seam over its storage.) */
 

@@ -41,7 +41,7 @@ stacked(const struct arch_loader *ld)
 
 /* The experts' biases of role in layer i, (E, width) floats, or NULL (none: 0 returned). */
 static int
-stacked_bias(struct arch_loader *ld, enum arch_role role, int i, int width, const float **bias,
+experts_bias(struct arch_loader *ld, enum arch_role role, int i, int width, const float **bias,
              struct attn_error *err)
 {
     const struct decoder_config *c = &ld->w.m->cfg;
@@ -77,7 +77,7 @@ read_stacked(struct arch_loader *ld, struct decoder_block *b, int i, struct attn
         char name[160];
         if (arch_name(ld, parts[k].role, i, false, name, sizeof name) == NULL ||
             weights_experts_any(&ld->w, name, E, parts[k].rows, parts[k].cols, &wm, err) != 0 ||
-            stacked_bias(ld, parts[k].role, i, parts[k].rows, &bias, err) != 0)
+            experts_bias(ld, parts[k].role, i, parts[k].rows, &bias, err) != 0)
             return -1;
         for (int e = 0; e < E; e++) {
             struct decoder_linear *l = k == 0 ? &b->experts[e].gate
@@ -135,11 +135,8 @@ read_fused_part(struct arch_loader *ld, struct decoder_block *b, int i, enum arc
                   ld->arch->name);
         return -1;
     }
-    if (c->bias_experts) {
-        if (arch_name(ld, role, i, true, part, sizeof part) == NULL ||
-            (bias = weights_matrix(&ld->w, part, false, E, out, err)) == NULL)
-            return -1;
-    }
+    if (experts_bias(ld, role, i, out, &bias, err) != 0)
+        return -1;
     snprintf(part, sizeof part, "%s_blocks", name);
     blocks = weights_find(&ld->w, name) == NULL && weights_find(&ld->w, part) != NULL;
     if (!blocks) {

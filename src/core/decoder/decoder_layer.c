@@ -34,22 +34,14 @@ decoder_run_sink(const struct decoder_model *m, const struct decoder_run *r, int
 float
 decoder_sink_share(const struct decoder_model *m, const struct decoder_run *r, int head, int i)
 {
-    const int layer = r->shown, n = r->n;
+    const int layer = r->shown;
     const float *sink = layer >= 0 ? decoder_run_sink(m, r, layer, head) : NULL;
     const size_t ld = (size_t)r->attention_ld;
-    const float *scaled;
-    float max, sum = 0.0f;
 
     if (sink == NULL || r->layers[layer].scaled == NULL)
         return 0.0f;
-    scaled = r->layers[layer].scaled + ((size_t)head * ld + (size_t)i) * ld;
-    max = *sink;
-    for (int j = 0; j < n; j++)
-        max = scaled[j] > max ? scaled[j] : max;
-    for (int j = 0; j < n; j++)
-        sum += expf(scaled[j] - max); /* (a hidden key's -inf gives 0) */
-    sum += expf(*sink - max);
-    return expf(*sink - max) * (1.0f / sum);
+    return part_sink_share(r->layers[layer].scaled + ((size_t)head * ld + (size_t)i) * ld, r->n,
+                           *sink);
 }
 
 /*
@@ -106,7 +98,7 @@ head_attention(const struct decoder_model *m, const struct decoder_run *r, int l
         part_softmax(&m->cfg, o->scores + row, o->masked != NULL ? o->masked + row : scratch,
                      o->scaled != NULL ? o->scaled + row : scratch + n, o->weights + row, n,
                      decoder_first_key(window, i), r->causal ? i + 1 : n, r->divisors[layer],
-                     decoder_run_sink(m, r, layer, head), NULL);
+                     decoder_run_sink(m, r, layer, head));
     }
 }
 

@@ -227,11 +227,10 @@ part_turn(const struct decoder_model *m, int layer, const struct decoder_norm_we
  * The weights of a row beside a sink: its logit joins the visible scaled
  * scores in the softmax and is dropped after it (Hugging Face's gpt-oss
  * eager attention: the row's max taken over both, each exponential over
- * their one sum); *share the sink's part, or nothing when share is NULL.
+ * their one sum).
  */
 static void
-sink_weights(const float *scaled, float *weights, int n, int first, int end, float sink,
-             float *share)
+sink_weights(const float *scaled, float *weights, int n, int first, int end, float sink)
 {
     float max = sink, sum = 0.0f, inv;
 
@@ -245,14 +244,25 @@ sink_weights(const float *scaled, float *weights, int n, int first, int end, flo
     inv = 1.0f / sum;
     for (int j = first; j < end; j++)
         weights[j] *= inv;
-    if (share != NULL)
-        *share = expf(sink - max) * inv;
+}
+
+float
+part_sink_share(const float *scaled, int n, float sink)
+{
+    float max = sink, sum = 0.0f;
+
+    /* (sink_weights' sums: a hidden key's -inf adds exp(-inf) = 0, as its 0 weight does) */
+    for (int j = 0; j < n; j++)
+        max = scaled[j] > max ? scaled[j] : max;
+    for (int j = 0; j < n; j++)
+        sum += expf(scaled[j] - max);
+    sum += expf(sink - max);
+    return expf(sink - max) * (1.0f / sum);
 }
 
 void
 part_softmax(const struct decoder_config *c, const float *scores, float *masked, float *scaled,
-             float *weights, int n, int first, int end, float divisor, const float *sink,
-             float *share)
+             float *weights, int n, int first, int end, float divisor, const float *sink)
 {
     const float cap = (float)c->attn_softcap;
 
@@ -270,9 +280,7 @@ part_softmax(const struct decoder_config *c, const float *scores, float *masked,
         rowops_softmax(scaled, scaled, scaled, weights, n, first, end, 1.0f);
     }
     if (sink != NULL)
-        sink_weights(scaled, weights, n, first > 0 ? first : 0, end < n ? end : n, *sink, share);
-    else if (share != NULL)
-        *share = 0.0f;
+        sink_weights(scaled, weights, n, first > 0 ? first : 0, end < n ? end : n, *sink);
 }
 
 /* ---------------------------------------------------------------- linears */
@@ -351,7 +359,7 @@ attend_rows(const struct part_attention_args *a, struct decoder_layer_stages *s,
             float *w = sc + B * (size_t)n;
             float *rows = w + B * (size_t)n;
             part_softmax(a->c, sc, rows, rows + n, w, seen, row_first_key(a, i) - k0, seen,
-                         a->divisor, a->sinks != NULL ? &a->sinks[h] : NULL, NULL);
+                         a->divisor, a->sinks != NULL ? &a->sinks[h] : NULL);
         }
         linalg_row_nn_heads(hd, seen, h0, h1, group, a->scratch + B * (size_t)n, stride,
                             s->v + (size_t)k0 * K, K, context, (size_t)hd);
@@ -381,7 +389,7 @@ attend_few(const struct part_attention_args *a, struct decoder_layer_stages *s, 
         linalg_row_nt(seen, hd, s->q + (size_t)i * Q + h * hd, s->k + (size_t)k0 * K + kv * hd,
                       K, sc);
         part_softmax(a->c, sc, rows, rows + n, w, seen, row_first_key(a, i) - k0, seen,
-                     a->divisor, a->sinks != NULL ? &a->sinks[h] : NULL, NULL);
+                     a->divisor, a->sinks != NULL ? &a->sinks[h] : NULL);
         linalg_row_nn(hd, seen, w, s->v + (size_t)k0 * K + kv * hd, K,
                       s->context + (size_t)i * Q + h * hd);
     }
@@ -429,7 +437,7 @@ attend_heads(void *ctx, int h0, int h1)
                 part_softmax(a->c, sc + (size_t)(i - i0) * keys, rows, rows + n,
                              w + (size_t)(i - i0) * keys, keys, row_first_key(a, i) - k0,
                              (a->causal ? i + 1 : n) - k0, a->divisor,
-                             a->sinks != NULL ? &a->sinks[h] : NULL, NULL);
+                             a->sinks != NULL ? &a->sinks[h] : NULL);
             linalg_gemm_nn(i1 - i0, hd, keys, w, keys, s->v + (size_t)k0 * K + kv * hd, K,
                            s->context + (size_t)i0 * Q + h * hd, Q);
             i0 = i1;

@@ -272,11 +272,7 @@ app_init(struct app *a, const struct attention_config *cfg, const struct pipelin
     }
     /* --ablate's heads, the app's own from here: a toggles them. */
     app_take_ablated(a, src->ablated);
-    if (src->experts_off != NULL && src->model != NULL) {
-        const size_t n = (size_t)src->model->dec.cfg.n_layer * (size_t)src->model->dec.cfg.n_experts;
-        if ((a->experts_off = malloc(n)) != NULL)
-            memcpy(a->experts_off, src->experts_off, n);
-    }
+    app_take_experts_off(a, src->experts_off);
     a->sinks_off = src->sinks_off;
     /* Start at the beginning of the pipeline (Q, K and V when they are given): Space goes on. */
     a->view.stage = VIEW_EMBEDDINGS;
@@ -309,6 +305,18 @@ app_take_ablated(struct app *a, const unsigned char *ablated)
         a->ablated = malloc(n);
         if (a->ablated != NULL)
             memcpy(a->ablated, ablated, n);
+    }
+}
+
+void
+app_take_experts_off(struct app *a, const unsigned char *off)
+{
+    free(a->experts_off);
+    a->experts_off = NULL;
+    if (off != NULL && a->model != NULL) {
+        const size_t n = (size_t)a->model->dec.cfg.n_layer * (size_t)a->model->dec.cfg.n_experts;
+        if ((a->experts_off = malloc(n)) != NULL)
+            memcpy(a->experts_off, off, n);
     }
 }
 

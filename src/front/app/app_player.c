@@ -89,13 +89,8 @@ play_step(struct app *a, int k, struct attn_error *err)
     a->top = a->res.opts.top;
     a->bos = a->res.opts.bos;
     app_take_ablated(a, a->res.ablated);
-    free(a->experts_off); /* (the step's --expert-off and --no-sinks, the app's from here) */
-    a->experts_off = NULL;
-    if (a->res.experts_off != NULL) {
-        const size_t n = (size_t)a->model->dec.cfg.n_layer * (size_t)a->model->dec.cfg.n_experts;
-        if ((a->experts_off = malloc(n)) != NULL)
-            memcpy(a->experts_off, a->res.experts_off, n);
-    }
+    /* (the step's --expert-off and --no-sinks, the app's from here) */
+    app_take_experts_off(a, a->res.experts_off);
     a->sinks_off = a->res.opts.no_sinks;
     free(a->sentence);
     a->sentence = sentence;
