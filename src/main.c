@@ -16,6 +16,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "attnscope/families/model/compare.h"
 #include "attnscope/families/model/model_export.h"
 #include "attnscope/pipeline/export.h"
 #include "attnscope/families/model/family_model.h"
@@ -487,6 +488,87 @@ export_model_run(const struct cli_options *o, struct pipeline *p,
     return 0;
 }
 
+/*
+ * --compare with --print or --export: the second model opened as --model's
+ * is (its messages name --compare), its sizes checked against the first's,
+ * the same source run through it, the two pipelines' ids and stages
+ * checked, then printed or exported three ways.
+ */
+static int
+run_compared(const struct cli_options *o, const struct model *m, struct pipeline *p,
+             const struct pipeline_source *src, const struct pipeline_selection *chosen)
+{
+    static struct model m2; /* large (paths); one per process */
+    struct pipeline_source second = *src;
+    struct pipeline p2;
+    struct compare c;
+    struct attn_error err;
+    char msg[1200];
+    int code = 0;
+
+    attn_error_clear(&err);
+    if (model_open(&m2, o->compare,
+                   &(struct model_options){ o->model_heads, o->classes, o->verify }, &err) !=
+        ATTN_OK) {
+        if (strncmp(err.msg, "--model", 7) == 0)
+            snprintf(msg, sizeof msg, "--compare%s", err.msg + 7);
+        else
+            snprintf(msg, sizeof msg, "--compare %s: %s", o->compare, err.msg);
+        return die(err.status == ATTN_EVALUE ? EXIT_USAGE : EXIT_INPUT, msg);
+    }
+    if (compare_check_models(m, &m2, &err) != ATTN_OK) {
+        attn_fail_text(msg, sizeof msg, "--compare %s: cannot be set beside %s: %s", o->compare,
+                       m->name, err.msg);
+        model_close(&m2);
+        return die(EXIT_USAGE, msg);
+    }
+    second.model = &m2;
+    if (pipeline_create(&p2, &o->cfg, &second, &err) != ATTN_OK) {
+        attn_fail_text(msg, sizeof msg, "--compare %s: %s", o->compare, err.msg);
+        model_close(&m2);
+        return die(is_usage_status(err.status) ? EXIT_USAGE : EXIT_INPUT, msg);
+    }
+    compare_init(&c, p, &p2);
+    if (compare_check(p, &p2, &err) != ATTN_OK || compare_follow(&c, &err) != ATTN_OK) {
+        attn_fail_text(msg, sizeof msg, "--compare %s: cannot be set beside %s: %s", o->compare,
+                       m->name, err.msg);
+        code = die(err.status == ATTN_EVALUE ? EXIT_USAGE : EXIT_INPUT, msg);
+    } else if (o->mode == CLI_PRINT) {
+        struct print_options po;
+        bool heatmap_failed = false;
+        memset(&po, 0, sizeof po);
+        po.digits = o->digits;
+        po.count = o->stage_count;
+        po.chosen = chosen;
+        po.format = o->format;
+        po.heatmap = o->heatmap;
+        if (o->heatmap)
+            heatmap_output(o, &po);
+        po.failed = &heatmap_failed;
+        print_compared(stdout, &c, &po);
+        if (fflush(stdout) != 0 || ferror(stdout))
+            code = die(EXIT_INPUT, "cannot write to standard output");
+        else if (heatmap_failed)
+            code = die(EXIT_INPUT, "a heatmap could not be drawn: out of memory");
+    }
+    if (code == 0 && (o->mode == CLI_EXPORT || o->print_and_export)) {
+        int written = 0;
+        if (export_model_compared(&c, o->stage_count > 0 ? chosen : NULL, o->stage_count, NULL,
+                                  o->export_dir, &written, &err) != ATTN_OK) {
+            code = die(EXIT_INPUT, err.msg);
+        } else {
+            attn_fail_text(msg, sizeof msg, "wrote %d files into %s, %s/compare and "
+                           "%s/difference", written, o->export_dir, o->export_dir,
+                           o->export_dir);
+            fprintf(stderr, "attnscope: %s\n", msg);
+        }
+    }
+    compare_destroy(&c);
+    pipeline_destroy(&p2);
+    model_close(&m2);
+    return code;
+}
+
 /* --print or --export on a trained model (--model). */
 static int
 run_model(const struct cli_options *given, const char *sentence)
@@ -623,6 +705,8 @@ run_model(const struct cli_options *given, const char *sentence)
         code = die(EXIT_INPUT, err.msg);
     } else if (resolve_stages(&p, o, chosen, msg, sizeof msg) != 0) {
         code = die(EXIT_USAGE, msg);
+    } else if (o->compare != NULL && o->generate < 0) {
+        code = run_compared(o, &m, &p, &src, chosen);
     } else if (o->generate >= 0) {
         code = write_model(o, &m, &p, &src, chosen);
     } else if (o->mode == CLI_EXPORT) {

@@ -141,15 +141,62 @@ data_range(const struct stagemap *sm, float *lo, float *hi)
     return *lo <= *hi;
 }
 
+/*
+ * Stage s of head in what sm draws: p's own, or a side of its comparison
+ * (an empty view when the comparison cannot give it: out of memory).
+ */
+static void
+side_view(const struct stagemap *sm, const struct pipeline *p, enum pipeline_stage s, int head,
+          struct pipeline_view *v)
+{
+    if (sm->compare == NULL) {
+        pipeline_stage_view(p, s, head, v);
+        return;
+    }
+    if (compare_stage_view(sm->compare, sm->side, s, head, v, NULL) != ATTN_OK) {
+        pipeline_stage_view(p, s, head, v);
+        v->m.rows = 0;
+        v->m.cols = 0;
+    }
+}
+
+/* The difference's colours: every head's largest change either way, zero in the middle. */
+static void
+difference_range(const struct stagemap *sm, const struct pipeline *p, enum pipeline_stage s,
+                 float *lo, float *hi)
+{
+    const int heads = pipeline_stage_per_head(s) ? p->st.shape.heads : 1;
+    float a = INFINITY, b = -INFINITY, most;
+
+    for (int h = 0; h < heads; h++) {
+        struct pipeline_view hv;
+        side_view(sm, p, s, h, &hv);
+        for (int r = 0; r < hv.m.rows; r++)
+            stagemap_widen(matrix_row(&hv.m, r), (size_t)hv.m.cols, &a, &b);
+    }
+    most = a <= b ? fmaxf(fabsf(a), fabsf(b)) : 0.0f;
+    *lo = -most;
+    *hi = most;
+}
+
 void
 stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage s, int head,
               bool mask_matrix, bool colour, bool utf8, struct heatmap_spec *spec)
 {
     const struct attention_stages *st = &p->st;
+    const bool difference = sm->compare != NULL && sm->side == COMPARE_DIFFERENCE;
+    const unsigned long other = sm->compare != NULL ? sm->compare->b->generation : 0;
     struct pipeline_view pv;
     bool skip;
+    bool cached;
 
-    pipeline_stage_view(p, s, head, &pv);
+    if (sm->compare != NULL)
+        p = compare_side_pipeline(sm->compare, sm->side);
+    cached = sm->range_generation == p->generation && sm->range_other == other &&
+             sm->range_side == sm->side && sm->range_layer == p->layer && sm->range_stage == s;
+    if (difference && !cached)
+        difference_range(sm, p, s, &sm->range_lo, &sm->range_hi);
+    side_view(sm, p, s, head, &pv); /* (after the range: the difference's memory is one head's) */
     sm->p = p;
     sm->stage = s;
     sm->head = head;
@@ -172,10 +219,13 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
     spec->cursor_col = -1;
     spec->colour = colour;
     spec->utf8 = utf8;
-    skip = sm->skip_first && pipeline_stage_per_head(s) && !mask_matrix && pv.m.cols > 1;
+    skip = sm->skip_first && pipeline_stage_per_head(s) && !mask_matrix && pv.m.cols > 1 &&
+           !difference;
     /* (a layer stepped to keeps the generation: its stages are another layer's numbers) */
-    if (sm->range_generation == p->generation && sm->range_layer == p->layer &&
-        sm->range_stage == s && sm->range_skip_first == skip) {
+    if (difference) {
+        spec->lo = sm->range_lo;
+        spec->hi = sm->range_hi;
+    } else if (cached && sm->range_skip_first == skip) {
         spec->lo = sm->range_lo;
         spec->hi = sm->range_hi;
     } else if (pipeline_stage_per_head(s)) {
@@ -185,7 +235,7 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
         spec->hi = -INFINITY;
         for (int h = 0; h < st->shape.heads; h++) {
             struct pipeline_view hv;
-            pipeline_stage_view(p, s, h, &hv);
+            side_view(sm, p, s, h, &hv);
             for (int r = 0; r < hv.m.rows; r++)
                 stagemap_widen(matrix_row(&hv.m, r) + first, (size_t)(hv.m.cols - first),
                                &spec->lo, &spec->hi);
@@ -199,16 +249,18 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
     if (pipeline_stage_per_head(s))
         spec->range_heads = st->shape.heads;
     spec->range_skips_first = skip;
-    if (sm->range_generation != p->generation || sm->range_layer != p->layer ||
-        sm->range_stage != s || sm->range_skip_first != skip)
+    if (!cached || sm->range_skip_first != skip)
         sm->range_positive = 0.0f; /* (made again, when a log scale asks for it) */
     sm->range_generation = p->generation;
+    sm->range_other = other;
+    sm->range_side = sm->side;
     sm->range_layer = p->layer;
     sm->range_stage = s;
     sm->range_skip_first = skip;
     sm->range_lo = spec->lo;
     sm->range_hi = spec->hi;
-    if (pipeline_stage_cells(s) == CELLS_WEIGHTS || pipeline_stage_cells(s) == CELLS_DROPPED) {
+    if (!difference &&
+        (pipeline_stage_cells(s) == CELLS_WEIGHTS || pipeline_stage_cells(s) == CELLS_DROPPED)) {
         /* Proportions: a ramp from 0, not one around it. */
         spec->ramp = RAMP_SEQUENTIAL;
         spec->lo = 0.0f;
@@ -218,7 +270,7 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
                 float least = INFINITY;
                 for (int h = 0; h < st->shape.heads; h++) {
                     struct pipeline_view hv;
-                    pipeline_stage_view(p, s, h, &hv);
+                    side_view(sm, p, s, h, &hv);
                     for (int r = 0; r < hv.m.rows; r++) {
                         const float *x = matrix_row(&hv.m, r);
                         for (int c = skip ? 1 : 0; c < hv.m.cols; c++)

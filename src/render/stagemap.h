@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "attnscope/families/model/compare.h"
 #include "attnscope/pipeline/pipeline.h"
 #include "render/heatmap.h"
 
@@ -28,9 +29,18 @@ struct stagemap {
     bool skip_first;
     /* The caller's: weights on a logarithmic colour scale (small ones told apart). */
     bool log_scale;
+    /*
+     * The caller's: a comparison of two models (compare.h) and which of its
+     * three to draw; NULL: p's own stage.  The difference is drawn on a
+     * diverging ramp centred on zero, weights too, its range every head's.
+     */
+    struct compare *compare;
+    enum compare_side side;
     struct matrix m;   /* what the spec points at */
     /* The last range computed, for the same pipeline generation, shown layer and stage. */
     unsigned long range_generation;
+    unsigned long range_other;      /* the compared model's generation (0: none) */
+    enum compare_side range_side;
     int range_layer;
     enum pipeline_stage range_stage;
     bool range_skip_first;

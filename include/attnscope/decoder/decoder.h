@@ -837,6 +837,15 @@ enum attn_status decoder_logit_lens(const struct decoder_model *m, const struct 
                                     struct attn_error *err);
 
 /*
+ * The logits of rows row0 .. row0 + rows - 1 of r (its final stream through
+ * the head, capped and biased as the forward's next tokens are) for
+ * outputs v0 .. v0 + vb - 1 into logits (rows, vb): what a comparison of two
+ * models reads whole (compare.h), where the forward keeps only the top.
+ */
+void decoder_run_logits(const struct decoder_model *m, const struct decoder_run *r, int row0,
+                        int rows, int v0, int vb, float *logits, int threads);
+
+/*
  * The bytes a run of n tokens keeping top next tokens each takes, with one
  * layer shown (decoder_show_layer).
  */

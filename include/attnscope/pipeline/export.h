@@ -47,6 +47,13 @@ struct fileio_batch;
 enum attn_status export_write_stage(struct fileio_batch *b, const struct pipeline *p,
                                     enum pipeline_stage s, int head, const char *folder,
                                     struct attn_error *err);
+/* One view of stage s (head h's) into the batch under its file's name (a comparison's). */
+enum attn_status export_write_view(struct fileio_batch *b, const struct pipeline_view *v,
+                                   enum pipeline_stage s, int head, const char *folder,
+                                   struct attn_error *err);
+/* The heads export_write_stage writes of s: head alone, or every head of a per-head stage (-1). */
+void export_heads_of(const struct pipeline *p, enum pipeline_stage s, int head, int *first,
+                     int *last);
 enum attn_status export_finish(struct fileio_batch *b, enum attn_status st, int *written,
                                struct attn_error *err);
 

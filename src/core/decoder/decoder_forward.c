@@ -100,6 +100,15 @@ finish_logits(const struct decoder_model *m, float *logits, int rows, int first,
             logits[(size_t)i * (size_t)count + (size_t)j] += m->head_bias[first + j];
 }
 
+void
+decoder_run_logits(const struct decoder_model *m, const struct decoder_run *r, int row0, int rows,
+                   int v0, int vb, float *logits, int threads)
+{
+    decoder_head_logits(m, r->final + (size_t)row0 * (size_t)m->cfg.d_model, rows, v0, vb, logits,
+                        threads);
+    finish_logits(m, logits, rows, v0, vb);
+}
+
 float
 decoder_divisor(const struct decoder_model *m, const struct decoder_knobs *k, int layer)
 {

@@ -33,29 +33,44 @@ write_matrix(struct fileio_batch *b, const char *name, const struct matrix *m,
 }
 
 enum attn_status
+export_write_view(struct fileio_batch *b, const struct pipeline_view *v, enum pipeline_stage s,
+                  int head, const char *folder, struct attn_error *err)
+{
+    struct csvio_labels rows;
+    struct csvio_labels cols;
+    char name[64];
+    char path[96];
+
+    rows.names = v->row_labels;
+    rows.prefix = NULL;
+    cols.names = v->col_labels;
+    cols.prefix = "d";
+    export_file_name(s, head, name, sizeof name);
+    snprintf(path, sizeof path, "%s%s%s", folder != NULL ? folder : "", folder != NULL ? "/" : "",
+             name);
+    return write_matrix(b, path, &v->m, rows, cols, err);
+}
+
+void
+export_heads_of(const struct pipeline *p, enum pipeline_stage s, int head, int *first, int *last)
+{
+    *first = head < 0 ? 0 : head;
+    *last = head >= 0 ? head : pipeline_stage_per_head(s) ? p->st.shape.heads - 1 : 0;
+}
+
+enum attn_status
 export_write_stage(struct fileio_batch *b, const struct pipeline *p, enum pipeline_stage s, int head,
                const char *folder, struct attn_error *err)
 {
-    int first = head < 0 ? 0 : head;
-    int last = head >= 0 ? head : pipeline_stage_per_head(s) ? p->st.shape.heads - 1 : 0;
+    int first, last;
 
+    export_heads_of(p, s, head, &first, &last);
     for (int h = first; h <= last; h++) {
         struct pipeline_view v;
-        struct csvio_labels rows;
-        struct csvio_labels cols;
-        char name[64];
-        char path[96];
         enum attn_status st;
 
         pipeline_stage_view(p, s, h, &v);
-        rows.names = v.row_labels;
-        rows.prefix = NULL;
-        cols.names = v.col_labels;
-        cols.prefix = "d";
-        export_file_name(s, h, name, sizeof name);
-        snprintf(path, sizeof path, "%s%s%s", folder != NULL ? folder : "",
-                 folder != NULL ? "/" : "", name);
-        st = write_matrix(b, path, &v.m, rows, cols, err);
+        st = export_write_view(b, &v, s, h, folder, err);
         if (st != ATTN_OK)
             return st;
     }

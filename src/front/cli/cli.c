@@ -32,6 +32,7 @@ enum {
     OPT_HELP_KEYS,
     OPT_HELP_STAGES,
     OPT_MODEL,
+    OPT_COMPARE,
     OPT_LAYER,
     OPT_TOP,
     OPT_BOS,
@@ -86,6 +87,12 @@ static const struct plain_option plain_options[] = {
       "qwen3-0.6B.pth, model.safetensors, a GGUF file), a name in the Hugging Face cache (gpt2, "
       "Qwen/Qwen3-0.6B, ...), an Ollama model (qwen3:0.6b) or one that ships (minigpt, "
       "minillama, minigemma); default $ATTNSCOPE_MODEL, none for the book's classes" },
+    { "compare", 0, OPT_COMPARE, "PATH", GROUP_INPUT,
+      "with --model: a second model (any form --model takes: a quantized, fine-tuned or "
+      "otherwise trained checkpoint of the same shapes and tokenizer) through the same text; "
+      "every stage three ways (the first's, the second's, second minus first), the heads ranked "
+      "by how much their attention changed, both next-token distributions and their KL "
+      "divergence" },
     { "layer", 0, OPT_LAYER, "L", GROUP_INPUT,
       "with --model: the layer --print shows (from 0; default 0)" },
     { "top", 0, OPT_TOP, "K", GROUP_INPUT,
@@ -493,6 +500,7 @@ plain_option(struct cli_options *o, int c, const char *arg, char **argv, char *e
         { 'e', offsetof(struct cli_options, embeddings), false },
         { 'f', offsetof(struct cli_options, sentence_file), false },
         { OPT_MODEL, offsetof(struct cli_options, model), false },
+        { OPT_COMPARE, offsetof(struct cli_options, compare), false },
         { OPT_CLASSES, offsetof(struct cli_options, classes), false },
         { OPT_SOURCE, offsetof(struct cli_options, source), false },
         { OPT_SOURCE_FILE, offsetof(struct cli_options, source_file), false },
@@ -718,6 +726,12 @@ check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
         return -1;
     if (check_writing(o, settings, count, err, err_size) != 0)
         return -1;
+    if (o->compare != NULL && o->model == NULL)
+        return attn_fail_text(err, err_size, "--compare is a second trained model beside the "
+                                             "first: give --model too");
+    if (o->compare != NULL && o->walkthrough != NULL)
+        return attn_fail_text(err, err_size, "--walkthrough: each step names its models; drop "
+                                             "--compare");
     if (o->model == NULL && (o->layer >= 0 || o->top != CLI_DEFAULT_TOP || o->bos ||
                              o->ablate_count > 0 || o->experts_off_count > 0 || o->no_sinks ||
                              o->classes != NULL || o->verify))
@@ -805,10 +819,14 @@ parse(int argc, char **argv, struct cli_options *o, bool lesson, char *err, size
         }
         /* An empty path would name "/W_query.weight.csv" or a folder: refused as an option. */
         if ((c == 'e' || c == 'f' || c == OPT_WEIGHTS || c == OPT_QKV || c == OPT_WALKTHROUGH ||
-             c == OPT_MODEL || c == OPT_SOURCE_FILE || c == OPT_SOURCE_EMBEDDINGS) &&
+             c == OPT_MODEL || c == OPT_COMPARE || c == OPT_SOURCE_FILE ||
+             c == OPT_SOURCE_EMBEDDINGS) &&
             arg[0] == '\0') {
             r = attn_fail_text(err, err_size, "--%s: the %s name is empty", plain_name(c),
-                               c == OPT_WEIGHTS || c == OPT_QKV || c == OPT_MODEL ? "folder" : "file");
+                               c == OPT_WEIGHTS || c == OPT_QKV || c == OPT_MODEL ||
+                                       c == OPT_COMPARE
+                                   ? "folder"
+                                   : "file");
             break;
         }
         r = plain_option(o, c, arg, argv, err, err_size);

@@ -56,6 +56,7 @@ struct cli_options {
     const char *source_embeddings;   /* --source-embeddings: the source's vocabulary CSV, or NULL */
     const char *model;               /* --model (or $ATTNSCOPE_MODEL): a folder or a name, or NULL */
     bool model_from_env;             /* the model came from $ATTNSCOPE_MODEL */
+    const char *compare;             /* --compare: a second model beside the first, or NULL */
     int layer;                       /* --layer, or -1 */
     int top;                         /* --top: next tokens per position */
     bool bos;                        /* --bos */

@@ -359,27 +359,50 @@ void
 print_stage(FILE *out, const struct pipeline *p, enum pipeline_stage s, int head,
             const struct print_options *po)
 {
+    print_stage_of(out, p, NULL, COMPARE_FIRST, s, head, po);
+}
+
+void
+print_stage_of(FILE *out, const struct pipeline *p, struct compare *c, enum compare_side side,
+               enum pipeline_stage s, int head, const struct print_options *po)
+{
     struct pipeline_view v;
     struct table t;
-    char title[160];
+    char title[320];
+    char who[300] = "";
     const int heads = p->st.shape.heads;
 
     char layer[32] = "";
 
-    pipeline_stage_view(p, s, head, &v);
+    if (c != NULL) {
+        struct attn_error err;
+        const struct family_model_state *g = pipeline_decoder(compare_side_pipeline(c, side));
+        if (compare_stage_view(c, side, s, head, &v, &err) != ATTN_OK) {
+            fprintf(out, "%s: %s\n\n", compare_side_name(side), err.msg);
+            return;
+        }
+        if (side == COMPARE_DIFFERENCE)
+            snprintf(who, sizeof who, "difference (second - first), ");
+        else
+            snprintf(who, sizeof who, "%s (%.200s), ", compare_side_name(side), g->model->name);
+    } else {
+        pipeline_stage_view(p, s, head, &v);
+    }
     if (pipeline_stage_per_layer(p, s))
         snprintf(layer, sizeof layer, "layer %d, ", p->layer);
     if (pipeline_stage_per_head(s) && heads > 1)
-        snprintf(title, sizeof title, "%s%s, head %d of %d (%d x %d): %s", layer,
+        snprintf(title, sizeof title, "%s%s%s, head %d of %d (%d x %d): %s", who, layer,
                  pipeline_stage_name(s), head, heads, v.m.rows, v.m.cols,
                  pipeline_stage_formula(p, s));
     else
-        snprintf(title, sizeof title, "%s%s (%d x %d): %s", layer, pipeline_stage_name(s),
+        snprintf(title, sizeof title, "%s%s%s (%d x %d): %s", who, layer, pipeline_stage_name(s),
                  v.m.rows, v.m.cols, pipeline_stage_formula(p, s));
     if (po->heatmap) {
         struct stagemap sm;
         struct heatmap_spec spec;
         memset(&sm, 0, sizeof sm);
+        sm.compare = c;
+        sm.side = side;
         stagemap_spec(&sm, p, s, head, false, po->depth != DEPTH_MONO, po->utf8, &spec);
         spec.max_cell_w = 10;
         print_heatmap(out, title, &spec, po);

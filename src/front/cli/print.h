@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 
+#include "attnscope/families/model/compare.h"
 #include "attnscope/pipeline/pipeline.h"
 #include "front/cli/print_format.h"
 #include "render/palette.h"
@@ -96,6 +97,20 @@ void print_stage_list(FILE *out);
 
 void print_stage(FILE *out, const struct pipeline *p, enum pipeline_stage s, int head,
                  const struct print_options *po);
+/* The same of one side of a comparison (c NULL: p's own), titled with which it is. */
+void print_stage_of(FILE *out, const struct pipeline *p, struct compare *c,
+                    enum compare_side side, enum pipeline_stage s, int head,
+                    const struct print_options *po);
+
+/*
+ * print_compare.c: --print of two models compared: the first's header and
+ * the second's name, then each selection three ways (a stage: the first's
+ * table, the second's, their difference; next: both models' next tokens and
+ * each position's KL divergence; heads: how much each head changed; lens:
+ * both lenses and where they part); without --stage, the tokens, every
+ * head's weights three ways and the next tokens.
+ */
+void print_compared(FILE *out, struct compare *c, const struct print_options *po);
 
 
 #endif

@@ -36,6 +36,21 @@ enum attn_status export_model_written(struct pipeline *p, const struct pipeline_
                                       int *written, struct attn_error *err);
 
 /*
+ * A comparison's export (compare.h): the first model's files into dir as
+ * export_model_written writes them, with heads-changed.csv
+ * (layer,head,measure: compare_heads_changed) and next-kl.csv
+ * (position,token,kl: compare_next_kl) beside them when the heads or the
+ * next tokens are exported (a whole export: both); the second model's
+ * files into dir/compare; the difference of every stage exported (second
+ * minus first) into dir/difference under the same names.  Each of the
+ * three folders is written all or nothing, the first's first.
+ */
+struct compare;
+enum attn_status export_model_compared(struct compare *c, const struct pipeline_selection *sel,
+                                       int count, const struct generation *gen, const char *dir,
+                                       int *written, struct attn_error *err);
+
+/*
  * What a trained model's view exports with x: the stage shown (in its
  * layer's folder, layerL/weights.hH.csv, as --export names it, or at the
  * top for a model-wide stage), the model map (heads.csv: a row per layer

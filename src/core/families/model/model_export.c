@@ -7,6 +7,7 @@
 
 #include "attnscope/base/progress.h"
 #include "attnscope/base/utf8.h"
+#include "attnscope/families/model/compare.h"
 #include "attnscope/families/model/family_model.h"
 #include "attnscope/families/model/generate.h"
 #include "attnscope/families/model/model_export.h"
@@ -320,9 +321,36 @@ write_model_sinks(struct fileio_batch *b, const struct family_model_state *g, co
  * into its folder, a layer at a time (moving to a layer works out its
  * masked scores), then the model-wide ones at the top.
  */
+/* Stage s (one head, or every head: -1) of a comparison's difference into folder. */
 static enum attn_status
-write_model_stages(struct fileio_batch *b, struct pipeline *p, const struct pipeline_selection *sel,
-                   int count, struct attn_error *err)
+write_difference(struct fileio_batch *b, struct compare *cmp, enum pipeline_stage s, int head,
+                 const char *folder, struct attn_error *err)
+{
+    int first, last;
+    enum attn_status st = ATTN_OK;
+
+    export_heads_of(cmp->a, s, head, &first, &last);
+    for (int h = first; h <= last && st == ATTN_OK; h++) {
+        struct pipeline_view v;
+        st = compare_stage_view(cmp, COMPARE_DIFFERENCE, s, h, &v, err);
+        if (st == ATTN_OK)
+            st = export_write_view(b, &v, s, h, folder, err);
+    }
+    return st;
+}
+
+/* Stage s of p, or of cmp's difference (cmp not NULL: p is its first), into folder (NULL: top). */
+static enum attn_status
+write_one_stage(struct fileio_batch *b, struct pipeline *p, struct compare *cmp,
+                enum pipeline_stage s, int head, const char *folder, struct attn_error *err)
+{
+    return cmp != NULL ? write_difference(b, cmp, s, head, folder, err)
+                       : export_write_stage(b, p, s, head, folder, err);
+}
+
+static enum attn_status
+write_model_stages(struct fileio_batch *b, struct pipeline *p, struct compare *cmp,
+                   const struct pipeline_selection *sel, int count, struct attn_error *err)
 {
     enum attn_status st = ATTN_OK;
     const int n = sel != NULL ? count : STAGE_COUNT;
@@ -340,14 +368,16 @@ write_model_stages(struct fileio_batch *b, struct pipeline *p, const struct pipe
         st = pipeline_select_layer(p, l, err);
         for (int i = 0; i < n && st == ATTN_OK; i++) {
             enum pipeline_stage s = sel != NULL ? sel[i].stage : (enum pipeline_stage)i;
-            if (s == PIPELINE_SELECT_CACHE && pipeline_decoder(p) != NULL) {
+            if (s == PIPELINE_SELECT_CACHE && pipeline_decoder(p) != NULL && cmp == NULL) {
                 st = write_model_cache(b, p, pipeline_decoder(p), folder, err);
                 continue;
             }
             if ((unsigned)s < STAGE_COUNT && (sel != NULL ? sel[i].param == NULL
                                                          : pipeline_stage_present(p, s)) &&
                 pipeline_stage_per_layer(p, s)) {
-                st = export_write_stage(b, p, s, sel != NULL ? sel[i].head : -1, folder, err);
+                st = write_one_stage(b, p, cmp, s, sel != NULL ? sel[i].head : -1, folder, err);
+                if (cmp != NULL)
+                    continue; /* (the routes and sinks are each model's own) */
                 if (st == ATTN_OK && s == STAGE_ROUTER && pipeline_stage_present(p, s))
                     st = write_model_experts(b, p, pipeline_decoder(p), folder, err);
                 if (st == ATTN_OK && s == STAGE_WEIGHTS)
@@ -360,7 +390,7 @@ write_model_stages(struct fileio_batch *b, struct pipeline *p, const struct pipe
         if ((unsigned)s < STAGE_COUNT &&
             (sel != NULL ? sel[i].param == NULL : pipeline_stage_present(p, s)) &&
             !pipeline_stage_per_layer(p, s))
-            st = export_write_stage(b, p, s, sel != NULL ? sel[i].head : -1, NULL, err);
+            st = write_one_stage(b, p, cmp, s, sel != NULL ? sel[i].head : -1, NULL, err);
     }
     progress_end();
     return st;
@@ -454,13 +484,80 @@ export_model(struct pipeline *p, const struct pipeline_selection *sel, int count
     return export_model_written(p, sel, count, NULL, dir, written, err);
 }
 
-enum attn_status
-export_model_written(struct pipeline *p, const struct pipeline_selection *sel, int count,
-                     const struct generation *gen, const char *dir, int *written,
-                     struct attn_error *err)
+/*
+ * heads-changed.csv: layer,head,measure, every head's change between a
+ * comparison's two models (compare_heads_changed).
+ */
+static enum attn_status
+write_heads_changed(struct fileio_batch *b, struct compare *c, struct attn_error *err)
+{
+    const int heads = c->a->st.shape.heads;
+    float *m = malloc(((size_t)c->a->layers * (size_t)heads + 1) * sizeof *m);
+    FILE *f;
+    enum attn_status st;
+
+    if (m == NULL || compare_heads_changed(c, m) != 0) {
+        free(m);
+        return attn_fail(err, ATTN_ENOMEM, "out of memory for the heads' changes");
+    }
+    st = fileio_batch_open(b, "heads-changed.csv", &f, err);
+    if (st == ATTN_OK) {
+        fputs("layer,head,measure\n", f);
+        for (int l = 0; l < c->a->layers; l++)
+            for (int h = 0; h < heads; h++) {
+                char value[32];
+                csvio_format_value(value, sizeof value, m[(size_t)l * (size_t)heads + (size_t)h]);
+                fprintf(f, "%d,%d,%s\n", l, h, value);
+            }
+        st = fileio_batch_close(b, err);
+    }
+    free(m);
+    return st;
+}
+
+/* next-kl.csv: position,token,kl, KL(first || second) of the next tokens (compare_next_kl). */
+static enum attn_status
+write_next_kl(struct fileio_batch *b, const struct compare *c, struct attn_error *err)
+{
+    const struct family_model_state *g = pipeline_decoder(c->a);
+    const int n = g->run.n;
+    float *kl = malloc(((size_t)n + 1) * sizeof *kl);
+    FILE *f;
+    enum attn_status st;
+
+    if (kl == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory for the next tokens' divergence");
+    st = compare_next_kl(c, kl, err);
+    if (st == ATTN_OK)
+        st = fileio_batch_open(b, "next-kl.csv", &f, err);
+    if (st == ATTN_OK) {
+        fputs("position,token,kl\n", f);
+        for (int i = 0; i < n; i++) {
+            char value[32];
+            fprintf(f, "%d,", i);
+            write_token_text(f, &g->model->bpe, g->ids[i]);
+            csvio_format_value(value, sizeof value, kl[i]);
+            fprintf(f, ",%s\n", value);
+        }
+        st = fileio_batch_close(b, err);
+    }
+    free(kl);
+    return st;
+}
+
+/*
+ * What one folder of an export holds: a model's own files (with a
+ * comparison's measures beside them when cmp is given), or the
+ * difference's stages (difference: p is cmp's first).
+ */
+static enum attn_status
+export_folder(struct pipeline *p, struct compare *cmp, bool difference,
+              const struct pipeline_selection *sel, int count, const struct generation *gen,
+              const char *dir, int *written, struct attn_error *err)
 {
     const struct family_model_state *g = pipeline_decoder(p);
     const int shown = p->layer;
+    struct compare *diff = difference ? cmp : NULL;
     struct fileio_batch b;
     enum attn_status st;
 
@@ -474,13 +571,18 @@ export_model_written(struct pipeline *p, const struct pipeline_selection *sel, i
     if (sel == NULL || count == 0) {
         /* A whole model: the layer folders an earlier export made are replaced. */
         fileio_batch_replaces(&b);
-        st = write_model_tokens(&b, g, err);
+        if (!difference)
+            st = write_model_tokens(&b, g, err);
         if (st == ATTN_OK)
-            st = write_model_stages(&b, p, NULL, 0, err);
-        if (st == ATTN_OK && g->run.top > 0)
+            st = write_model_stages(&b, p, diff, NULL, 0, err);
+        if (st == ATTN_OK && g->run.top > 0 && !difference)
             st = write_model_next(&b, g, err);
+        if (st == ATTN_OK && cmp != NULL && !difference)
+            st = write_heads_changed(&b, cmp, err);
+        if (st == ATTN_OK && cmp != NULL && !difference && g->run.top > 0)
+            st = write_next_kl(&b, cmp, err);
     } else {
-        for (int i = 0; i < count && st == ATTN_OK; i++) {
+        for (int i = 0; i < count && st == ATTN_OK && !difference; i++) {
             if (sel[i].stage == PIPELINE_SELECT_TOKENS)
                 st = write_model_tokens(&b, g, err);
             else if (sel[i].stage == PIPELINE_SELECT_NEXT)
@@ -489,13 +591,52 @@ export_model_written(struct pipeline *p, const struct pipeline_selection *sel, i
                 st = write_model_heads(&b, p, err);
             else if (sel[i].stage == PIPELINE_SELECT_LENS)
                 st = write_model_lens(&b, g, g->run.n - 1, err);
+            if (st == ATTN_OK && cmp != NULL && sel[i].stage == PIPELINE_SELECT_HEADS)
+                st = write_heads_changed(&b, cmp, err);
+            if (st == ATTN_OK && cmp != NULL && sel[i].stage == PIPELINE_SELECT_NEXT)
+                st = write_next_kl(&b, cmp, err);
         }
         if (st == ATTN_OK)
-            st = write_model_stages(&b, p, sel, count, err);
+            st = write_model_stages(&b, p, diff, sel, count, err);
     }
-    if (st == ATTN_OK && gen != NULL)
+    if (st == ATTN_OK && gen != NULL && !difference)
         st = write_generated(&b, gen, err);
     if (p->layer != shown && pipeline_select_layer(p, shown, NULL) != ATTN_OK)
         st = attn_fail(err, ATTN_ENOMEM, "out of memory");
     return export_finish(&b, st, written, err);
+}
+
+enum attn_status
+export_model_written(struct pipeline *p, const struct pipeline_selection *sel, int count,
+                     const struct generation *gen, const char *dir, int *written,
+                     struct attn_error *err)
+{
+    return export_folder(p, NULL, false, sel, count, gen, dir, written, err);
+}
+
+enum attn_status
+export_model_compared(struct compare *c, const struct pipeline_selection *sel, int count,
+                      const struct generation *gen, const char *dir, int *written,
+                      struct attn_error *err)
+{
+    char sub[4096];
+    int got = 0;
+    enum attn_status st = export_folder(c->a, c, false, sel, count, gen, dir, written, err);
+
+    if (st == ATTN_OK) {
+        snprintf(sub, sizeof sub, "%s/compare", dir);
+        st = export_folder(c->b, NULL, false, sel, count, NULL, sub, &got, err);
+        if (written != NULL)
+            *written += got;
+    }
+    if (st == ATTN_OK) {
+        snprintf(sub, sizeof sub, "%s/difference", dir);
+        st = export_folder(c->a, c, true, sel, count, NULL, sub, &got, err);
+        if (written != NULL)
+            *written += got;
+    }
+    /* (the second shows the first's layer again: the export moved it through every layer) */
+    if (st == ATTN_OK)
+        st = compare_follow(c, err);
+    return st;
 }

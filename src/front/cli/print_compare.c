@@ -1,0 +1,213 @@
+/* print_compare.c: --print of two models compared (see print.h). */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnscope/families/model/family_model.h"
+#include "attnscope/files/csvio.h"
+#include "front/cli/print.h"
+
+static const char *
+name_of(const struct pipeline *p)
+{
+    return pipeline_decoder(p)->model->name;
+}
+
+/* A selection of each model in turn, each under a line naming it. */
+static void
+print_both(FILE *out, struct compare *c, const struct pipeline_selection *sel,
+           const struct print_options *po)
+{
+    for (int side = COMPARE_FIRST; side <= COMPARE_SECOND; side++) {
+        const struct pipeline *p = compare_side_pipeline(c, (enum compare_side)side);
+        if (po->format == PRINT_TEXT)
+            fprintf(out, "%s (%s):\n", compare_side_name((enum compare_side)side), name_of(p));
+        else if (po->format == PRINT_CSV)
+            fprintf(out, "# %s (%s)\n", compare_side_name((enum compare_side)side), name_of(p));
+        print_model_selection(out, p, sel, po);
+    }
+}
+
+/* Each position's KL(first || second) of the next tokens, with each model's likeliest token. */
+static void
+print_next_kl(FILE *out, struct compare *c, const struct print_options *po)
+{
+    const struct family_model_state *ga = pipeline_decoder(c->a), *gb = pipeline_decoder(c->b);
+    const int n = ga->run.n;
+    float *kl = malloc(((size_t)n + 1) * sizeof *kl);
+    struct attn_error err;
+    char x[256], y[256];
+
+    if (kl == NULL || compare_next_kl(c, kl, &err) != ATTN_OK) {
+        fprintf(out, "next tokens compared: %s\n\n", kl == NULL ? "out of memory" : err.msg);
+        free(kl);
+        return;
+    }
+    if (po->format == PRINT_CSV) {
+        fputs("# next tokens compared\nposition,token,kl\n", out);
+        for (int i = 0; i < n; i++) {
+            char value[32];
+            fprintf(out, "%d,", i);
+            csvio_write_field(out, c->a->tokens.text[i]);
+            csvio_format_value(value, sizeof value, kl[i]);
+            fprintf(out, ",%s\n", value);
+        }
+        fputc('\n', out);
+        free(kl);
+        return;
+    }
+    fprintf(out, "next tokens compared: KL(first || second) in nats over all %d outputs, and "
+                 "each model's likeliest\n",
+            decoder_outputs(&ga->model->dec.cfg));
+    for (int i = 0; i < n; i++) {
+        fprintf(out, "  %4d  ", i);
+        print_label(out, c->a->tokens.text[i], LABEL_MAX_WIDTH, 0);
+        fprintf(out, "  KL %.*f", po->digits, (double)kl[i]);
+        if (ga->run.top > 0)
+            fprintf(out, "  %s / %s",
+                    model_output_display(ga->model, ga->run.top_ids[(size_t)i * ga->run.top], x,
+                                         sizeof x),
+                    model_output_display(gb->model, gb->run.top_ids[(size_t)i * gb->run.top], y,
+                                         sizeof y));
+        fputc('\n', out);
+    }
+    fputc('\n', out);
+    free(kl);
+}
+
+/* How much each head's attention changed, a table of layers x heads, then the most changed. */
+static void
+print_heads_changed(FILE *out, struct compare *c, const struct print_options *po)
+{
+    const int layers = c->a->layers, heads = c->a->st.shape.heads;
+    const size_t count = (size_t)layers * (size_t)heads;
+    struct matrix m;
+    char **labels = calloc((size_t)layers, sizeof *labels);
+    char title[256];
+    struct table t;
+    bool ok = labels != NULL && matrix_create(&m, layers, heads, NULL) == ATTN_OK;
+
+    for (int l = 0; ok && l < layers; l++) {
+        labels[l] = malloc(24);
+        ok = labels[l] != NULL;
+        if (ok)
+            snprintf(labels[l], 24, "layer %d", l);
+    }
+    if (!ok || compare_heads_changed(c, m.data) != 0) {
+        fputs("heads changed: out of memory\n\n", out);
+    } else {
+        snprintf(title, sizeof title, "heads changed: %s (layers x heads)", COMPARE_HEADS_MEASURE);
+        memset(&t, 0, sizeof t);
+        t.title = title;
+        t.m = &m;
+        t.rows = (const char *const *)labels;
+        t.col_prefix = "h";
+        print_table(out, &t, po);
+        if (po->format == PRINT_TEXT) {
+            /* The five that changed most, most first (a layer's earlier head first on a tie). */
+            bool *taken = calloc(count, sizeof *taken);
+            fputs("most changed:", out);
+            for (int k = 0; taken != NULL && k < 5 && (size_t)k < count; k++) {
+                size_t best = count;
+                for (size_t e = 0; e < count; e++)
+                    if (!taken[e] && (best == count || m.data[e] > m.data[best]))
+                        best = e;
+                taken[best] = true;
+                fprintf(out, "  %zu.%zu %.*f", best / (size_t)heads, best % (size_t)heads,
+                        po->digits, (double)m.data[best]);
+            }
+            fputs("\n\n", out);
+            free(taken);
+        }
+    }
+    if (ok)
+        matrix_destroy(&m);
+    for (int l = 0; labels != NULL && l < layers; l++)
+        free(labels[l]);
+    free(labels);
+}
+
+/* Both logit lenses after the last token, and the layer from which they differ. */
+static void
+print_lens_parting(FILE *out, struct compare *c, const struct print_options *po)
+{
+    const int layers = c->a->layers;
+    int *ids = malloc(2 * (size_t)layers * sizeof *ids);
+    int parted;
+    struct attn_error err;
+    char x[256], y[256];
+
+    if (ids == NULL || compare_lens_parting(c, c->a->tokens.count - 1, ids, ids + layers,
+                                            &parted, &err) != ATTN_OK) {
+        fprintf(out, "logit lens compared: %s\n\n", ids == NULL ? "out of memory" : err.msg);
+        free(ids);
+        return;
+    }
+    if (parted < 0)
+        fprintf(out, "logit lens compared: the two agree on the likeliest token at the last "
+                     "layer%s\n\n",
+                ids[layers - 1] == ids[2 * layers - 1] ? "" : "s");
+    else
+        fprintf(out, "logit lens compared: the likeliest tokens part at layer %d (from there to "
+                     "the last, the first says %s, the second %s)\n\n",
+                parted,
+                model_output_display(pipeline_decoder(c->a)->model, ids[layers - 1], x, sizeof x),
+                model_output_display(pipeline_decoder(c->b)->model, ids[2 * layers - 1], y,
+                                     sizeof y));
+    (void)po;
+    free(ids);
+}
+
+/* One selection of a comparison. */
+static void
+print_compared_selection(FILE *out, struct compare *c, const struct pipeline_selection *sel,
+                         const struct print_options *po)
+{
+    if (sel->stage == PIPELINE_SELECT_TOKENS) {
+        print_model_selection(out, c->a, sel, po); /* (the same ids: checked) */
+    } else if (sel->stage == PIPELINE_SELECT_NEXT) {
+        print_both(out, c, sel, po);
+        print_next_kl(out, c, po);
+    } else if (sel->stage == PIPELINE_SELECT_HEADS) {
+        print_heads_changed(out, c, po);
+    } else if (sel->stage == PIPELINE_SELECT_LENS) {
+        print_both(out, c, sel, po);
+        print_lens_parting(out, c, po);
+    } else if (sel->param != NULL || (unsigned)sel->stage >= STAGE_COUNT) {
+        print_both(out, c, sel, po);
+    } else {
+        const int heads = pipeline_stage_per_head(sel->stage) ? c->a->st.shape.heads : 1;
+        const int h0 = sel->head < 0 ? 0 : sel->head;
+        const int h1 = sel->head < 0 ? heads : sel->head + 1;
+        for (int h = h0; h < h1; h++)
+            for (int side = 0; side < COMPARE_SIDES; side++)
+                print_stage_of(out, c->a, c, (enum compare_side)side, sel->stage, h, po);
+    }
+}
+
+void
+print_compared(FILE *out, struct compare *c, const struct print_options *po)
+{
+    (void)compare_follow(c, NULL); /* (the second's header names the first's layer) */
+    if (po->format == PRINT_TEXT || po->heatmap) {
+        print_model_header(out, c->a, pipeline_decoder(c->a));
+        print_model_header(out, c->b, pipeline_decoder(c->b));
+        fprintf(out, "compared: first %s, second %s; each stage three ways: the first's, the "
+                     "second's, their difference (second - first)\n\n",
+                name_of(c->a), name_of(c->b));
+    }
+    if (po->count == 0) {
+        const struct pipeline_selection shown[] = {
+            { PIPELINE_SELECT_TOKENS, -1, NULL },
+            { STAGE_WEIGHTS, -1, NULL },
+            { PIPELINE_SELECT_NEXT, -1, NULL },
+        };
+        for (size_t i = 0; i < sizeof shown / sizeof shown[0]; i++)
+            print_compared_selection(out, c, &shown[i], po);
+        return;
+    }
+    for (int i = 0; i < po->count; i++)
+        print_compared_selection(out, c, &po->chosen[i], po);
+}
