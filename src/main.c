@@ -127,6 +127,17 @@ run_tui(const struct cli_options *o, const struct pipeline_source *src, struct d
         return die(is_usage_status(st) ? EXIT_USAGE : EXIT_INPUT, err.msg);
     }
     app.view.present = o->present;
+    if (o->compare != NULL) {
+        const struct model_options mo = { o->model_heads, o->classes, o->verify };
+        if (app_compare_open(&app, o->compare, &mo, &err) != ATTN_OK) {
+            char msg[1200];
+            if (o->walkthrough != NULL)
+                walkthrough_destroy(&w);
+            app_destroy(&app);
+            attn_fail_text(msg, sizeof msg, "--compare %s: %s", o->compare, err.msg);
+            return die(err.status == ATTN_EVALUE ? EXIT_USAGE : EXIT_INPUT, msg);
+        }
+    }
     if (app.model != NULL && write_end_of(&o->eos, app.model, &app.eos, &err) != ATTN_OK) {
         if (o->walkthrough != NULL)
             walkthrough_destroy(&w);

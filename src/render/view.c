@@ -40,6 +40,8 @@ view_destroy(struct view *v)
     free(v->work.label_text);
     free(v->work.row_label);
     free(v->work.row_label_text);
+    for (int k = 0; k < 3; k++)
+        free(v->work.side[k]);
     memset(v, 0, sizeof *v);
 }
 
@@ -131,6 +133,44 @@ qkv_kind(const void *ctx, int i, int j)
     return i >= w->qkv_rows[j / w->qkv_width] ? HEAT_ABSENT : HEAT_VALUE;
 }
 
+/*
+ * Whole stage s (every head's columns) of the side of v's comparison shown
+ * into *m: p's own matrix, the second model's, or their difference kept in
+ * the view's slot (each of Q, K and V its own); -1 when it cannot be made.
+ */
+static int
+side_matrix(struct view *v, const struct pipeline *p, enum pipeline_stage s, int slot,
+            const struct matrix *own, struct matrix *m)
+{
+    struct pipeline_view pv;
+    size_t need;
+
+    if (v->compare == NULL || v->side == COMPARE_FIRST) {
+        *m = *own;
+        return 0;
+    }
+    if (compare_stage_view(v->compare, v->side, s, 0, &pv, NULL) != ATTN_OK)
+        return -1;
+    if (v->side == COMPARE_SECOND) {
+        *m = pv.m;
+        return 0;
+    }
+    need = (size_t)pv.m.rows * (size_t)pv.m.cols;
+    if (need > v->work.side_cap[slot]) {
+        float *bigger = realloc(v->work.side[slot], need * sizeof *bigger);
+        if (bigger == NULL)
+            return -1;
+        v->work.side[slot] = bigger;
+        v->work.side_cap[slot] = need;
+    }
+    for (int i = 0; i < pv.m.rows; i++)
+        memcpy(v->work.side[slot] + (size_t)i * (size_t)pv.m.cols, matrix_row(&pv.m, i),
+               (size_t)pv.m.cols * sizeof(float));
+    (void)p;
+    *m = matrix_view(v->work.side[slot], pv.m.rows, pv.m.cols);
+    return 0;
+}
+
 int
 view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int head,
                 struct heatmap_spec *spec)
@@ -138,13 +178,18 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
     const struct attention_stages *st = &p->st;
     const int hd = st->shape.head_dim;
     const int n = st->nq;
+    struct matrix qkv[3];
 
+    /* (the parameters and the cache are each model's own: the first's shown) */
+    v->work.map.compare = NULL;
     if (view_params_shown(v, p, s))
         return view_params_spec(v, p, s, head, spec);
     if (s == VIEW_CACHE)
         return view_cache_spec(v, p, head, spec);
     v->work.map.skip_first = v->skip_first_key;
     v->work.map.log_scale = v->log_scale;
+    v->work.map.compare = v->compare;
+    v->work.map.side = v->side;
     if (s != VIEW_QKV && s != VIEW_CONTEXT) {
         enum pipeline_stage ps = explain_pipeline_stage(p, s, v->mask_matrix);
         stagemap_spec(&v->work.map, p, ps, head, s == VIEW_MASK && v->mask_matrix, v->colour, v->utf8,
@@ -164,8 +209,12 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
     /* Both show one head on the scale of the whole matrix (every head). */
     spec->range_heads = st->shape.heads;
     if (s == VIEW_QKV) {
-        const struct matrix *src[3] = { &st->queries, &st->keys, &st->values };
+        const struct matrix *src[3] = { &qkv[0], &qkv[1], &qkv[2] };
         int rows = st->nk > n ? st->nk : n;
+        if (side_matrix(v, p, STAGE_QUERIES, 0, &st->queries, &qkv[0]) != 0 ||
+            side_matrix(v, p, STAGE_KEYS, 1, &st->keys, &qkv[1]) != 0 ||
+            side_matrix(v, p, STAGE_VALUES, 2, &st->values, &qkv[2]) != 0)
+            return -1;
         if (view_reserve_scratch(v, (size_t)rows * 3 * (size_t)hd) != 0 || view_qkv_labels(v, hd) != 0)
             return -1;
         /* With more keys than queries the query columns run out first: those cells are blank. */
@@ -208,13 +257,20 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
                     stagemap_widen(v->work.scratch + ((size_t)i * 3 + (size_t)w) * (size_t)hd,
                                    (size_t)hd, &spec->data_lo, &spec->data_hi);
         spec->data_known = spec->data_lo <= spec->data_hi;
+        if (v->compare != NULL && v->side == COMPARE_DIFFERENCE) {
+            /* (a difference's colours centred on zero) */
+            const float most = fmaxf(fabsf(spec->lo), fabsf(spec->hi));
+            spec->lo = -most;
+            spec->hi = most;
+        }
         return 0;
     }
-    if (view_reserve_scratch(v, (size_t)n * (size_t)hd) != 0)
+    if (view_reserve_scratch(v, (size_t)n * (size_t)hd) != 0 ||
+        side_matrix(v, p, STAGE_CONTEXT, 0, &st->context, &qkv[0]) != 0)
         return -1;
     for (int i = 0; i < n; i++)
         memcpy(v->work.scratch + (size_t)i * (size_t)hd,
-               matrix_row(&st->context, i) + (size_t)head * (size_t)hd, (size_t)hd * sizeof(float));
+               matrix_row(&qkv[0], i) + (size_t)head * (size_t)hd, (size_t)hd * sizeof(float));
     v->work.map.m = matrix_view(v->work.scratch, n, hd);
     rowops_range(v->work.scratch, (size_t)n * (size_t)hd, &spec->data_lo, &spec->data_hi);
     spec->data_known = spec->data_lo <= spec->data_hi;
@@ -313,6 +369,7 @@ view_stage_title(struct view *v, const struct pipeline *p, char *title, size_t t
     int rows = 0;
     int cols = 0;
     char layer[24] = "";
+    char compared[96] = "";
     char name[160];
 
     if (view_params_shown(v, p, v->stage)) {
@@ -323,17 +380,24 @@ view_stage_title(struct view *v, const struct pipeline *p, char *title, size_t t
     explain_formula(p, v->stage, formula, formula_size);
     if (view_stage_spec(v, p, v->stage, v->head, &spec) == 0)
         rows = spec.m->rows, cols = spec.m->cols;
+    if (v->compare != NULL && v->side == COMPARE_DIFFERENCE)
+        snprintf(compared, sizeof compared, "[second - first] ");
+    else if (v->compare != NULL)
+        snprintf(compared, sizeof compared, "[%s: %.60s] ", compare_side_name(v->side),
+                 pipeline_decoder(compare_side_pipeline(v->compare, v->side))->model->name);
     if (pipeline_stage_per_layer(p, explain_pipeline_stage(p, v->stage, false)))
         snprintf(layer, sizeof layer, "Layer %d: ", p->layer);
     if (explain_stage_per_head(v->stage) && p->st.shape.heads > 1)
-        snprintf(title, title_size, "%s%s, head %d of %d (%d x %d)", layer, explain_title(p, v->stage, name, sizeof name),
-                 v->head, p->st.shape.heads, rows, cols);
+        snprintf(title, title_size, "%s%s%s, head %d of %d (%d x %d)", compared, layer,
+                 explain_title(p, v->stage, name, sizeof name), v->head, p->st.shape.heads, rows,
+                 cols);
     else if (v->stage == VIEW_POSITIONAL && pipeline_decoder(p) != NULL)
-        snprintf(title, title_size, "%s%s (%d x %d)", layer,
+        snprintf(title, title_size, "%s%s%s (%d x %d)", compared, layer,
                  p->layer == 0 ? "Position embeddings added: the block's input" : "The block's input",
                  rows, cols);
     else
-        snprintf(title, title_size, "%s%s (%d x %d)", layer, explain_title(p, v->stage, name, sizeof name), rows, cols);
+        snprintf(title, title_size, "%s%s%s (%d x %d)", compared, layer,
+                 explain_title(p, v->stage, name, sizeof name), rows, cols);
     if (v->stage == VIEW_MASK && v->mask_matrix)
         strncat(title, ": the mask itself", title_size - strlen(title) - 1);
 }

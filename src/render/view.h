@@ -73,6 +73,8 @@ struct view_work {
     char **row_label;
     size_t row_label_cap;
     char *row_label_text;
+    float *side[3];    /* a comparison's differences of Q, K and V (or the context), kept */
+    size_t side_cap[3];
     int qkv_rows[3];   /* Q | K | V side by side: the rows each has (fewer queries than keys) */
     int qkv_width;     /* columns each of them takes */
 };
@@ -148,6 +150,13 @@ struct view {
     const char *const *picker_items;
     int picker_count;
     int picker_sel;
+
+    /*
+     * Two models compared (compare.h; the front end's, NULL: one model):
+     * which of the three the stages show, and the header names both.
+     */
+    struct compare *compare;
+    enum compare_side side;
 
     struct view_frame frame; /* what view_render drew, for the front end */
     struct view_work work;   /* view.c's own */

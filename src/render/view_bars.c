@@ -48,6 +48,14 @@ view_draw_knob_bar(struct grid *g, const struct view *v, const struct pipeline *
         /* A trained model: its name and the layer shown come first. */
         const struct family_model_state *m = pipeline_decoder(p);
         x += grid_printf(g, x, 0, g->width - x, style_role(ROLE_BAR), "%s ", m->model->name);
+        if (v->compare != NULL) {
+            /* Which model is which, and which of the three is shown. */
+            x += grid_printf(g, x, 0, g->width - x, style_role(ROLE_BAR), "vs %s ",
+                             pipeline_decoder(v->compare->b)->model->name);
+            x += grid_put(g, x, 0, g->width - x, style_role(ROLE_BAR_KEY), "C");
+            x += grid_printf(g, x, 0, g->width - x, style_role(ROLE_BAR), ":%s ",
+                             compare_side_name(v->side));
+        }
         x += grid_put(g, x, 0, g->width - x, style_role(ROLE_BAR_KEY), ",.");
         x += grid_printf(g, x, 0, g->width - x, style_role(ROLE_BAR), ":layer %d of 0-%d ",
                          p->layer, p->layers - 1);

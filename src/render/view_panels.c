@@ -46,6 +46,35 @@ view_draw_inspector(struct grid *g, struct rect r, struct view *v, const struct 
     if (r.h < 1 || r.w < 10 || v->frame.rows == 0)
         return;
     grid_put(g, r.x, y++, r.w, style_role(ROLE_INSPECT_TITLE), "How this cell is made");
+    if (v->compare != NULL && !view_params_shown(v, p, v->stage) && v->stage != VIEW_CACHE) {
+        /* Both models' numbers for the cell, and their difference; then how the side's is made. */
+        float at[COMPARE_SIDES];
+        const enum compare_side shown = v->side;
+        for (int k = 0; k < COMPARE_SIDES; k++) {
+            struct heatmap_spec spec;
+            v->side = (enum compare_side)k;
+            at[k] = view_stage_spec(v, p, v->stage, v->head, &spec) == 0 &&
+                            v->cursor_row < spec.m->rows && v->cursor_col < spec.m->cols
+                        ? MAT_AT(spec.m, v->cursor_row, v->cursor_col)
+                        : NAN;
+        }
+        v->side = shown;
+        {
+            struct heatmap_spec spec;
+            (void)view_stage_spec(v, p, v->stage, v->head, &spec); /* (the side shown, again) */
+        }
+        for (int k = 0; k < COMPARE_SIDES && y < r.y + r.h; k++) {
+            const struct pipeline *q = compare_side_pipeline(v->compare, (enum compare_side)k);
+            char buf[160];
+            if (k == COMPARE_DIFFERENCE)
+                snprintf(buf, sizeof buf, "second - first  %+.4f", (double)at[k]);
+            else
+                snprintf(buf, sizeof buf, "%-6s %.40s  %.4f", compare_side_name((enum compare_side)k),
+                         pipeline_decoder(q)->model->name, (double)at[k]);
+            grid_put(g, r.x, y++, r.w, style_role(k == (int)shown ? ROLE_TITLE : ROLE_TEXT), buf);
+        }
+        p = compare_side_pipeline(v->compare, shown);
+    }
     if (view_params_shown(v, p, v->stage))
         inspect_param_cell(p, v->stage, v->head, v->cursor_row, v->cursor_col, text, sizeof text);
     else

@@ -238,14 +238,18 @@ START_TEST(the_lenses_part_where_they_stop_agreeing)
     struct compare c;
     struct attn_error err;
     int ids[4], layer;
+    float probs[4];
+    struct compare_lens lens = { { ids, ids + 2 }, { probs, probs + 2 }, -1 };
 
     run(&first, TEXT, NULL, &a);
     run(&second, TEXT, NULL, &b);
     compare_init(&c, &a, &b);
     for (int pos = 0; pos < a.st.nq; pos++) {
         const struct family_model_state *ga = pipeline_decoder(&a), *gb = pipeline_decoder(&b);
-        ck_assert_msg(compare_lens_parting(&c, pos, ids, ids + 2, &layer, &err) == ATTN_OK, "%s",
-                      err.msg);
+        ck_assert_msg(compare_lens_parting(&c, pos, &lens, &err) == ATTN_OK, "%s", err.msg);
+        layer = lens.parted;
+        /* each layer's probability is its likeliest token's, the last the model's own */
+        ck_assert_float_eq_tol(probs[1], ga->run.top_probs[(size_t)pos * 3], 1e-6f);
         /* the last layer's lens is the model's own prediction */
         ck_assert_int_eq(ids[1], ga->run.top_ids[(size_t)pos * 3]);
         ck_assert_int_eq(ids[3], gb->run.top_ids[(size_t)pos * 3]);

@@ -206,6 +206,7 @@ make_baseline(struct app *a)
 void
 app_settle(struct app *a)
 {
+    app_compare_sync(a);
     /* The KV cache shown beside what it saves: the window's forward without it, measured once. */
     if (a->view.screen == SCREEN_STAGE && a->view.stage == VIEW_CACHE && a->writing != NULL &&
         a->writing->written > 0 && !a->writing_on &&
@@ -343,6 +344,7 @@ app_destroy(struct app *a)
         walk_resources_destroy(&a->res);
     app_free_picks(a);
     app_end_writing(a);
+    app_compare_close(a);
     pipeline_destroy(&a->pipe);
     view_destroy(&a->view);
     free(a->sentence);
@@ -360,6 +362,7 @@ app_destroy(struct app *a)
 void
 app_render(struct app *a, struct grid *g)
 {
+    app_compare_sync(a); /* (the second model follows every edit and knob) */
     a->view.edit_text = a->edit;
     a->view.edit_cursor = a->edit_cursor;
     /* A knob or an edit since the step was played: what its narration says may no longer hold. */
@@ -487,6 +490,9 @@ app_set_knob(struct app *a, const char *line)
     /* Or a message in the model's chat template, as --chat: the text becomes the turn. */
     if (strcmp(name, "chat") == 0)
         return app_chat(a, value);
+    /* Or a second model beside the first (compare PATH), or none (compare). */
+    if (strcmp(name, "compare") == 0)
+        return app_compare_command(a, value);
     /* Or where to look, as the command line says it: head 5.1 (or 5.1 alone), stage, view, query. */
     {
         struct app_start to = { NULL, NULL, NULL, NULL };

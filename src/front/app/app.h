@@ -109,6 +109,8 @@ struct app {
      */
     bool (*idle)(void *ctx);
     void *idle_ctx;
+    /* A second model beside the first (--compare, :compare PATH; app_compare.c), or NULL. */
+    struct app_compare *compare;
 };
 
 /*
@@ -146,6 +148,15 @@ enum attn_status app_write_figure(struct app *a, const char *path, struct figure
                                   struct attn_error *err);
 
 /* Handles one key. */
+/*
+ * Opens the model at path (any form --model takes) beside a's as the
+ * second of a comparison (compare.h), the difference shown: refused,
+ * nothing changed, when its sizes, stages or the text's ids differ.
+ */
+struct model_options;
+enum attn_status app_compare_open(struct app *a, const char *path, const struct model_options *mo,
+                                  struct attn_error *err);
+
 void app_key(struct app *a, int key);
 /*
  * Writes count tokens after the text (--generate in the view), as G would

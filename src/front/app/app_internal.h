@@ -28,6 +28,17 @@ int app_rebuild_with(struct app *a, const struct attention_config *cfg, const ch
  */
 int app_set_knob(struct app *a, const char *line);
 
+/* app_compare.c: the second model of a comparison. */
+void app_compare_close(struct app *a);
+/* Builds the second's pipeline again when the first's changed (an edit, a knob). */
+void app_compare_sync(struct app *a);
+/* C: the first's numbers, the second's, their difference. */
+void app_compare_key(struct app *a, int key);
+/* :compare PATH opens one, :compare alone closes it; 0, or -1 (said). */
+int app_compare_command(struct app *a, const char *path);
+/* The pipeline whose numbers the view shows (the first's for the difference). */
+const struct pipeline *app_compare_shown(const struct app *a);
+
 /* Forgets the picker's list of lessons. */
 void app_free_picks(struct app *a);
 

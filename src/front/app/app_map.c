@@ -95,6 +95,8 @@ static const struct app_binding map[] = {
     { { APP_KEY_TAB, APP_KEY_BACKTAB }, NULL, "the next / previous measure", NULL, 0,
       next_measure },
     { { 'h' }, NULL, "every head's heatmap (from any measure)", NULL, 0, heatmaps },
+    { { 'C' }, NULL, "with a second model: its measures, or how much each head changed", NULL, 0,
+      app_compare_key },
     { { APP_KEY_ENTER }, NULL, "open the head", NULL, 0, open_head },
     { { 'L', APP_KEY_ESCAPE }, NULL, "back", NULL, 0, app_close_screen },
     { { 'N', 'T' }, NULL, "the next tokens / the sentence view", NULL, 0, app_screen_key },

@@ -74,6 +74,8 @@ static const struct app_binding next[] = {
     { { 'G' }, NULL, "write the next token: the draw shows below", NULL, 0, app_write_key },
     { { 'A' }, NULL, "keep writing until a key", NULL, 0, app_keep_writing },
     { { APP_KEY_BACKSPACE }, NULL, "take the last written token back", NULL, 0, unwrite },
+    { { 'C' }, NULL, "with a second model: its predictions, or both beside their divergence",
+      NULL, 0, app_compare_key },
     { { 'e' }, NULL, "edit the sentence", NULL, 0, app_edit_sentence },
     { { 'a' }, NULL, "ablate the head shown, or bring it back (the line below compares)", NULL, 0,
       app_ablate },

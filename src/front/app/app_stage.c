@@ -313,6 +313,10 @@ static const struct app_binding stage[] = {
       NULL,
       0,
       app_ablate },
+    { { 'C' }, "C",
+      "with --compare (or :compare PATH): show the first model's numbers, the second's, or "
+      "their difference (second minus first, on colours centred on zero)",
+      NULL, 0, app_compare_key },
     { { 'B' }, "B",
       "with --model and learned attention sinks (gpt-oss): switch the sinks off (their logits "
       "-inf), B again brings them back",

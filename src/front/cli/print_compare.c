@@ -131,33 +131,32 @@ print_heads_changed(FILE *out, struct compare *c, const struct print_options *po
 
 /* Both logit lenses after the last token, and the layer from which they differ. */
 static void
-print_lens_parting(FILE *out, struct compare *c, const struct print_options *po)
+print_lens_parting(FILE *out, struct compare *c)
 {
     const int layers = c->a->layers;
     int *ids = malloc(2 * (size_t)layers * sizeof *ids);
-    int parted;
+    float *probs = malloc(2 * (size_t)layers * sizeof *probs);
+    struct compare_lens lens = { { ids, ids + layers }, { probs, probs + layers }, -1 };
     struct attn_error err;
     char x[256], y[256];
 
-    if (ids == NULL || compare_lens_parting(c, c->a->tokens.count - 1, ids, ids + layers,
-                                            &parted, &err) != ATTN_OK) {
-        fprintf(out, "logit lens compared: %s\n\n", ids == NULL ? "out of memory" : err.msg);
-        free(ids);
-        return;
-    }
-    if (parted < 0)
+    if (ids == NULL || probs == NULL ||
+        compare_lens_parting(c, c->a->tokens.count - 1, &lens, &err) != ATTN_OK) {
+        fprintf(out, "logit lens compared: %s\n\n",
+                ids == NULL || probs == NULL ? "out of memory" : err.msg);
+    } else if (lens.parted < 0) {
         fprintf(out, "logit lens compared: the two agree on the likeliest token at the last "
-                     "layer%s\n\n",
-                ids[layers - 1] == ids[2 * layers - 1] ? "" : "s");
-    else
+                     "layer\n\n");
+    } else {
         fprintf(out, "logit lens compared: the likeliest tokens part at layer %d (from there to "
                      "the last, the first says %s, the second %s)\n\n",
-                parted,
+                lens.parted,
                 model_output_display(pipeline_decoder(c->a)->model, ids[layers - 1], x, sizeof x),
                 model_output_display(pipeline_decoder(c->b)->model, ids[2 * layers - 1], y,
                                      sizeof y));
-    (void)po;
+    }
     free(ids);
+    free(probs);
 }
 
 /* One selection of a comparison. */
@@ -174,7 +173,7 @@ print_compared_selection(FILE *out, struct compare *c, const struct pipeline_sel
         print_heads_changed(out, c, po);
     } else if (sel->stage == PIPELINE_SELECT_LENS) {
         print_both(out, c, sel, po);
-        print_lens_parting(out, c, po);
+        print_lens_parting(out, c);
     } else if (sel->param != NULL || (unsigned)sel->stage >= STAGE_COUNT) {
         print_both(out, c, sel, po);
     } else {

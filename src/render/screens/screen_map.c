@@ -178,6 +178,8 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
     const int heads = p->st.shape.heads;
     const int layers = p->layers;
     const enum head_measure m = (enum head_measure)v->map_measure;
+    const bool changed = v->compare != NULL && v->side == COMPARE_DIFFERENCE;
+    const struct pipeline *shown = v->compare != NULL ? compare_side_pipeline(v->compare, v->side) : p;
     struct heatmap_spec spec;
     struct heatmap_geometry geo;
     struct matrix mat;
@@ -207,7 +209,9 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
         view_reserve_row_labels(v, layers) != 0)
         return;
     mat = matrix_view(v->work.scratch, layers, heads);
-    if (head_measures(p, m, v->work.scratch) != 0) {
+    /* Two models compared: the side's measure, or (the difference) how much each head changed. */
+    if (changed ? compare_heads_changed(v->compare, v->work.scratch) != 0
+                : head_measures(shown, m, v->work.scratch) != 0) {
         view_draw_wrapped(g, (struct rect){ 0, 3, g->width, 2 }, style_role(ROLE_TEXT),
                           "The model map needs memory to make every head's weights again, and "
                           "there is not enough: L or Esc goes back.");
@@ -227,9 +231,19 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
     if (!v->present)
         view_draw_knob_bar(g, v, p);
     view_draw_sentence(g, v, p, 1);
-    grid_printf_cut(g, 0, 3, g->width, style_role(ROLE_TITLE),
-                    "Model map: %s, %s (%d layers x %d heads)",
-                    head_measure_name(m), head_measure_description(m), layers, heads);
+    if (changed)
+        grid_printf_cut(g, 0, 3, g->width, style_role(ROLE_TITLE),
+                        "Model map: how much each head changed, %s (%d layers x %d heads)",
+                        COMPARE_HEADS_MEASURE, layers, heads);
+    else if (v->compare != NULL)
+        grid_printf_cut(g, 0, 3, g->width, style_role(ROLE_TITLE),
+                        "Model map of the %s, %s: %s, %s (%d layers x %d heads)",
+                        compare_side_name(v->side), pipeline_decoder(shown)->model->name,
+                        head_measure_name(m), head_measure_description(m), layers, heads);
+    else
+        grid_printf_cut(g, 0, 3, g->width, style_role(ROLE_TITLE),
+                        "Model map: %s, %s (%d layers x %d heads)",
+                        head_measure_name(m), head_measure_description(m), layers, heads);
     view_draw_keys_hint(g, v, 4,
                         "Tab: the next measure   h: every head   arrows: a head   Enter: open it   L or Esc: back");
     memset(&spec, 0, sizeof spec);
@@ -238,8 +252,8 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
     spec.col_prefix = "h";
     spec.ramp = RAMP_SEQUENTIAL;
     stagemap_matrix_range(&mat, &spec.lo, &spec.hi);
-    if (m != MEASURE_ENTROPY)
-        spec.lo = 0.0f; /* proportions: 0 is none */
+    if (m != MEASURE_ENTROPY || changed)
+        spec.lo = 0.0f; /* proportions (and divergences): 0 is none */
     spec.cursor_row = v->map_row;
     spec.cursor_col = v->map_col;
     spec.max_cell_w = 10;
@@ -265,6 +279,27 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
     }
     value = MAT_AT(&mat, v->map_row, v->map_col);
     heatmap_format(num, sizeof num, value, 12, 4);
+    if (changed) {
+        /* The head at the cursor, and the three that changed most (a head earlier on a tie). */
+        int x = grid_printf(g, 0, y + 2, g->width, style_role(ROLE_TEXT),
+                            "layer %d, head %d changed %s; most: ", v->map_row, v->map_col, num);
+        for (int k = 0, taken[3] = { -1, -1, -1 }; k < 3 && k < layers * heads; k++) {
+            int best = -1;
+            for (int e = 0; e < layers * heads; e++)
+                if (e != taken[0] && e != taken[1] &&
+                    (best < 0 || v->work.scratch[e] > v->work.scratch[best]))
+                    best = e;
+            taken[k] = best;
+            heatmap_format(num, sizeof num, v->work.scratch[best], 12, 4);
+            x += grid_printf(g, x, y + 2, g->width - x, style_role(ROLE_TEXT), "%s%d.%d %s",
+                             k > 0 ? ", " : "", best / heads, best % heads, num);
+        }
+        grid_put(g, 0, y + 3, g->width, style_role(ROLE_DIM),
+                 "0: the two models' weights agree; 1 bit: they share no key (C: each model's "
+                 "own measures)");
+        view_draw_footer(g, v, g->height - 1);
+        return;
+    }
     if (p->decoder->sliding_window > 0) /* (what the rows' s and F stand for) */
         grid_printf(g, 0, y + 2, g->width, style_role(ROLE_TEXT), "layer %d (%s), head %d: %s %s",
                     v->map_row,

@@ -179,6 +179,106 @@ draw_choice(struct grid *g, struct view *v, const struct family_model_state *m, 
     return y;
 }
 
+static void draw_next_of(struct grid *g, struct view *v, const struct pipeline *p,
+                         const struct family_model_state *m);
+
+/*
+ * Two models compared, their difference shown: after each position the
+ * KL divergence of the second's next-token distribution from the first's
+ * (a bar on the text's largest) and each one's likeliest token; below, both
+ * logit lenses after the cursor's position and the layer where they part.
+ */
+static void
+draw_next_compared(struct grid *g, struct view *v, const struct pipeline *p)
+{
+    struct compare *c = v->compare;
+    const struct family_model_state *ma = pipeline_decoder(c->a), *mb = pipeline_decoder(c->b);
+    const int n = ma->run.n, layers = p->layers;
+    const int pos = v->cursor_row >= 0 && v->cursor_row < n ? v->cursor_row : n - 1;
+    const int lens_rows = layers + 2 < g->height / 2 ? layers + 2 : g->height / 2;
+    float *kl = malloc(((size_t)n + 1) * sizeof *kl);
+    int *ids = malloc(2 * ((size_t)layers + 1) * sizeof *ids);
+    float *probs = malloc(2 * ((size_t)layers + 1) * sizeof *probs);
+    struct compare_lens lens = { { ids, ids + layers }, { probs, probs + layers }, -1 };
+    float most = 0.0f;
+    int room, shown_rows, first, y = 5;
+    char x1[128], x2[128];
+
+    if (!v->present)
+        view_draw_knob_bar(g, v, p);
+    view_draw_sentence(g, v, p, 1);
+    view_draw_keys_hint(g, v, 4, "Up Down PgUp PgDn Home End: the position   C: each model's own   "
+                                 "N or Esc: back");
+    if (kl == NULL || ids == NULL || probs == NULL || compare_next_kl(c, kl, NULL) != ATTN_OK) {
+        grid_put(g, 0, 3, g->width, style_role(ROLE_ERROR),
+                 "The two models' next tokens need memory to compare, and there is not enough");
+        goto done;
+    }
+    for (int i = 0; i < n; i++)
+        most = kl[i] > most ? kl[i] : most;
+    y = view_overlay_narration(g, v, y);
+    room = g->height - 2 - lens_rows - y;
+    shown_rows = room < 1 ? 1 : n < room ? n : room;
+    first = v->next_first >= 0 ? v->next_first : n - shown_rows;
+    heatmap_keep_in_sight(&first, shown_rows, n, pos);
+    v->next_first = first;
+    v->frame.next_rows = shown_rows;
+    grid_printf_cut(g, 0, 3, g->width, style_role(ROLE_TITLE),
+                    "Next tokens: KL(first || second) in nats; the likeliest of %s | of %s",
+                    ma->model->name, mb->model->name);
+    for (int i = first; i < first + shown_rows; i++, y++) {
+        const struct style st = style_role(i == pos ? ROLE_TITLE : ROLE_TEXT);
+        const int ta = ma->run.top, tb = mb->run.top;
+        int x = grid_printf(g, 0, y, g->width, st, i == pos ? "%3d\u25b8 " : "%4d ", i);
+        grid_put(g, x, y, 12, st, p->tokens.text[i]);
+        x += 13;
+        x += grid_printf(g, x, y, g->width - x, st, "KL %.4f ", (double)kl[i]);
+        x += put_bar(g, x, y, 10, most > 0.0f ? kl[i] / most : 0.0f, v->utf8);
+        if (ta > 0 && tb > 0)
+            grid_printf(g, x, y, g->width - x, st, " %s %.3f | %s %.3f",
+                        model_output_display(ma->model, ma->run.top_ids[(size_t)i * ta], x1,
+                                             sizeof x1),
+                        (double)ma->run.top_probs[(size_t)i * ta],
+                        model_output_display(mb->model, mb->run.top_ids[(size_t)i * tb], x2,
+                                             sizeof x2),
+                        (double)mb->run.top_probs[(size_t)i * tb]);
+    }
+    y++;
+    if (compare_lens_parting(c, pos, &lens, NULL) != ATTN_OK)
+        goto done;
+    if (lens.parted < 0)
+        grid_printf_cut(g, 0, y++, g->width, style_role(ROLE_TITLE),
+                        "Logit lens after '%s' (position %d), both: they agree at the last layer",
+                        p->query_labels[pos], pos);
+    else
+        grid_printf_cut(g, 0, y++, g->width, style_role(ROLE_TITLE),
+                        "Logit lens after '%s' (position %d), both: the predictions part at "
+                        "layer %d",
+                        p->query_labels[pos], pos, lens.parted);
+    {
+        /* The last layers, or from the layer shown (, .) when it is above them. */
+        const int fit = g->height - 1 - y;
+        const int shown_layers = fit < 1 ? 1 : fit < layers ? fit : layers;
+        int lens_first = layers - shown_layers;
+        if (p->layer < lens_first)
+            lens_first = p->layer;
+        for (int l = lens_first; l < lens_first + shown_layers && y < g->height - 1; l++, y++) {
+            const bool apart = lens.parted >= 0 && l >= lens.parted;
+            grid_printf_cut(g, 0, y, g->width, style_role(apart ? ROLE_TITLE : ROLE_TEXT),
+                            "layer %3d  %s %.3f | %s %.3f%s", l,
+                            model_output_display(ma->model, ids[l], x1, sizeof x1),
+                            (double)probs[l],
+                            model_output_display(mb->model, ids[layers + l], x2, sizeof x2),
+                            (double)probs[layers + l], apart ? "  apart" : "");
+        }
+    }
+done:
+    free(kl);
+    free(ids);
+    free(probs);
+    view_draw_footer(g, v, g->height - 1);
+}
+
 /*
  * The predictions: after each position its likeliest next tokens with
  * probabilities and a bar for the first, scrolled to keep the cursor's
@@ -189,7 +289,23 @@ draw_choice(struct grid *g, struct view *v, const struct family_model_state *m, 
 static void
 draw_next_view(struct grid *g, struct view *v, const struct pipeline *p)
 {
-    const struct family_model_state *m = pipeline_decoder(p);
+    const struct family_model_state *m;
+
+    if (v->compare != NULL && v->side == COMPARE_DIFFERENCE) {
+        draw_next_compared(g, v, p);
+        return;
+    }
+    /* (one model of two: its own predictions and lens) */
+    if (v->compare != NULL)
+        p = compare_side_pipeline(v->compare, v->side);
+    m = pipeline_decoder(p);
+    draw_next_of(g, v, p, m);
+}
+
+static void
+draw_next_of(struct grid *g, struct view *v, const struct pipeline *p,
+             const struct family_model_state *m)
+{
     const int outputs = decoder_outputs(&m->model->dec.cfg);
     const int LENS_K = outputs < 3 ? outputs : 3;
     const int top = m->run.top;

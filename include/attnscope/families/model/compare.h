@@ -51,6 +51,9 @@ struct compare {
     /* The heads' divergences, made once for a and b of these generations. */
     float *changed;
     unsigned long changed_a, changed_b;
+    /* The next tokens' divergences, likewise. */
+    float *kl;
+    unsigned long kl_a, kl_b;
 };
 
 /* c compares a with b (not yet checked: compare_check). */
@@ -108,9 +111,10 @@ int compare_heads_changed(struct compare *c, float *out);
 /*
  * Per position (n floats), KL(first || second) in nats of the two
  * next-token distributions over every output (each position's logits made
- * again from the final stream, a block of rows at a time).
+ * again from the final stream, a block of rows at a time); made once per
+ * pair of pipelines, kept in c.
  */
-enum attn_status compare_next_kl(const struct compare *c, float *kl, struct attn_error *err);
+enum attn_status compare_next_kl(struct compare *c, float *kl, struct attn_error *err);
 
 /*
  * The probability the second model gives token id after position (its
@@ -120,11 +124,17 @@ enum attn_status compare_next_kl(const struct compare *c, float *kl, struct attn
 float compare_second_prob(const struct compare *c, int position, int id);
 
 /*
- * The logit lens of both after position (ids_a and ids_b, n_layer each,
- * get every layer's likeliest token): *layer is the layer from which on
- * the two differ at every layer, or -1 when the last layers agree.
+ * The logit lens of both after position: each model's likeliest token at
+ * every layer and its probability (the caller's arrays, n_layer each: [0]
+ * the first's, [1] the second's), and parted, the layer from which on the
+ * two differ at every layer, or -1 when the last layers agree.
  */
-enum attn_status compare_lens_parting(const struct compare *c, int position, int *ids_a,
-                                      int *ids_b, int *layer, struct attn_error *err);
+struct compare_lens {
+    int *ids[2];
+    float *probs[2];
+    int parted;
+};
+enum attn_status compare_lens_parting(const struct compare *c, int position,
+                                      struct compare_lens *lens, struct attn_error *err);
 
 #endif

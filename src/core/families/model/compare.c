@@ -30,6 +30,7 @@ compare_destroy(struct compare *c)
 {
     free(c->diff);
     free(c->changed);
+    free(c->kl);
     memset(c, 0, sizeof *c);
 }
 
@@ -296,18 +297,27 @@ row_normaliser(const float *logits, int v, double *max, double *lse)
 #define KL_BLOCK 8
 
 enum attn_status
-compare_next_kl(const struct compare *c, float *kl, struct attn_error *err)
+compare_next_kl(struct compare *c, float *out, struct attn_error *err)
 {
     const struct family_model_state *ga = pipeline_decoder(c->a);
     const struct family_model_state *gb = pipeline_decoder(c->b);
     const int v = decoder_outputs(&ga->model->dec.cfg);
     const int n = ga->run.n;
     const int threads = parallel_threads();
-    float *la = malloc(2 * (size_t)KL_BLOCK * (size_t)v * sizeof *la);
-    float *lb = la + (size_t)KL_BLOCK * (size_t)v;
+    float *la, *lb, *kl;
 
-    if (la == NULL)
+    if (c->kl != NULL && c->kl_a == c->a->generation && c->kl_b == c->b->generation) {
+        memcpy(out, c->kl, (size_t)n * sizeof *out);
+        return ATTN_OK;
+    }
+    la = malloc(2 * (size_t)KL_BLOCK * (size_t)v * sizeof *la);
+    kl = malloc(((size_t)n + 1) * sizeof *kl);
+    if (la == NULL || kl == NULL) {
+        free(la);
+        free(kl);
         return attn_fail(err, ATTN_ENOMEM, "out of memory for the next tokens' divergence");
+    }
+    lb = la + (size_t)KL_BLOCK * (size_t)v;
     for (int r0 = 0; r0 < n; r0 += KL_BLOCK) {
         const int rows = n - r0 < KL_BLOCK ? n - r0 : KL_BLOCK;
         decoder_run_logits(&ga->model->dec, &ga->run, r0, rows, 0, v, la, threads);
@@ -325,6 +335,11 @@ compare_next_kl(const struct compare *c, float *kl, struct attn_error *err)
         }
     }
     free(la);
+    free(c->kl);
+    c->kl = kl;
+    c->kl_a = c->a->generation;
+    c->kl_b = c->b->generation;
+    memcpy(out, kl, (size_t)n * sizeof *out);
     return ATTN_OK;
 }
 
@@ -349,21 +364,21 @@ compare_second_prob(const struct compare *c, int position, int id)
 }
 
 enum attn_status
-compare_lens_parting(const struct compare *c, int position, int *ids_a, int *ids_b, int *layer,
+compare_lens_parting(const struct compare *c, int position, struct compare_lens *lens,
                      struct attn_error *err)
 {
     const struct family_model_state *ga = pipeline_decoder(c->a);
     const struct family_model_state *gb = pipeline_decoder(c->b);
     const int layers = c->a->layers;
-    float *probs = malloc(((size_t)layers + 1) * sizeof *probs);
+    const int *ids_a = lens->ids[0], *ids_b = lens->ids[1];
+    int *layer = &lens->parted;
     enum attn_status st;
 
-    if (probs == NULL)
-        return attn_fail(err, ATTN_ENOMEM, "out of memory for the logit lens");
-    st = decoder_logit_lens(&ga->model->dec, &ga->run, position, 1, ids_a, probs, err);
+    st = decoder_logit_lens(&ga->model->dec, &ga->run, position, 1, lens->ids[0], lens->probs[0],
+                            err);
     if (st == ATTN_OK)
-        st = decoder_logit_lens(&gb->model->dec, &gb->run, position, 1, ids_b, probs, err);
-    free(probs);
+        st = decoder_logit_lens(&gb->model->dec, &gb->run, position, 1, lens->ids[1],
+                                lens->probs[1], err);
     /* From the last layer back, while the two differ: where they parted for good. */
     *layer = -1;
     for (int l = layers - 1; st == ATTN_OK && l >= 0 && ids_a[l] != ids_b[l]; l--)

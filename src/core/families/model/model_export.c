@@ -517,7 +517,7 @@ write_heads_changed(struct fileio_batch *b, struct compare *c, struct attn_error
 
 /* next-kl.csv: position,token,kl, KL(first || second) of the next tokens (compare_next_kl). */
 static enum attn_status
-write_next_kl(struct fileio_batch *b, const struct compare *c, struct attn_error *err)
+write_next_kl(struct fileio_batch *b, struct compare *c, struct attn_error *err)
 {
     const struct family_model_state *g = pipeline_decoder(c->a);
     const int n = g->run.n;
