@@ -339,65 +339,6 @@ catch_signals(void)
 }
 
 /*
- * The text of -f FILE or --source-file FILE (option; "-": standard input)
- * in *text (the caller frees), without one final newline (an editor's, not
- * the user's).
- */
-static int
-read_sentence_file(const char *option, const char *path, char **text, struct attn_error *err)
-{
-    size_t len = 0;
-
-    *text = NULL;
-    if (strcmp(path, "-") == 0) {
-        size_t cap = 4096;
-        char *buf = malloc(cap);
-        size_t got;
-        while (buf != NULL && (got = fread(buf + len, 1, cap - len - 1, stdin)) > 0) {
-            len += got;
-            if (len > TOKENIZER_MAX_BYTES) {
-                free(buf);
-                attn_fail(err, ATTN_ELIMIT, "%s -: standard input is longer than %u bytes",
-                          option, TOKENIZER_MAX_BYTES);
-                return -1;
-            }
-            if (cap - len - 1 == 0) {
-                char *bigger = realloc(buf, cap * 2);
-                if (bigger == NULL)
-                    free(buf);
-                buf = bigger;
-                cap *= 2;
-            }
-        }
-        if (buf == NULL) {
-            attn_fail(err, ATTN_ENOMEM, "out of memory");
-            return -1;
-        }
-        if (ferror(stdin)) {
-            free(buf);
-            attn_fail(err, ATTN_EIO, "%s -: cannot read standard input", option);
-            return -1;
-        }
-        buf[len] = '\0';
-        *text = buf;
-    } else if (fileio_read_all(path, TOKENIZER_MAX_BYTES, text, &len, err) != ATTN_OK) {
-        return -1;
-    }
-    if (strlen(*text) != len) {
-        attn_fail(err, ATTN_EPARSE, "%s: holds a NUL byte at byte %zu: not text", path,
-                  strlen(*text));
-        free(*text);
-        *text = NULL;
-        return -1;
-    }
-    if (len > 0 && (*text)[len - 1] == '\n')
-        (*text)[--len] = '\0';
-    if (len > 0 && (*text)[len - 1] == '\r')
-        (*text)[--len] = '\0';
-    return 0;
-}
-
-/*
  * --generate N with --print or --export: the model writes after p's text,
  * --print shows each token as it comes and the whole text (then any
  * --stage of the text written), --export writes the text's files with
@@ -405,7 +346,8 @@ read_sentence_file(const char *option, const char *path, char **text, struct att
  */
 static int
 write_model(const struct cli_options *o, const struct model *m, struct pipeline *p,
-            const struct pipeline_source *src, const struct pipeline_selection *chosen)
+            const struct pipeline_source *src, const struct pipeline_selection *chosen,
+            struct compare *cmp)
 {
     struct generate_options go;
     struct generate_end end;
@@ -433,8 +375,9 @@ write_model(const struct cli_options *o, const struct model *m, struct pipeline 
         /* No layer's n x n stages made for every token: the one asked for, once, at the end. */
         struct pipeline_source writing = *src;
         writing.layer = PIPELINE_NO_LAYER;
-        st = write_tokens(o->mode == CLI_PRINT ? stdout : NULL, &g, p, &writing, o->generate,
-                          &po, &seconds, &err);
+        st = write_tokens(o->mode == CLI_PRINT ? stdout : NULL, &g, p,
+                          cmp != NULL ? cmp->b : NULL, &writing, o->generate, &po, &seconds,
+                          &err);
     }
     if (st == ATTN_OK || st == ATTN_ESTOPPED) {
         struct attn_error lerr;
@@ -452,7 +395,9 @@ write_model(const struct cli_options *o, const struct model *m, struct pipeline 
         write_print_text(stdout, &g, &po);
         po.count = o->stage_count;
         po.chosen = chosen;
-        for (int i = 0; i < o->stage_count; i++)
+        if (cmp != NULL && o->stage_count > 0 && compare_check(p, cmp->b, &err) == ATTN_OK)
+            print_compared(stdout, cmp, &po); /* (the text written, in both) */
+        for (int i = 0; i < o->stage_count && cmp == NULL; i++)
             print_model_selection(stdout, p, &chosen[i], &po);
         if (fflush(stdout) != 0 || ferror(stdout))
             code = die(EXIT_INPUT, "cannot write to standard output");
@@ -460,8 +405,12 @@ write_model(const struct cli_options *o, const struct model *m, struct pipeline 
     if (code == 0 && (o->mode == CLI_EXPORT || o->print_and_export)) {
         int written = 0;
         struct attn_error xerr;
-        if (export_model_written(p, o->stage_count > 0 ? chosen : NULL, o->stage_count, &g,
-                                 o->export_dir, &written, &xerr) != ATTN_OK) {
+        if ((cmp != NULL ? export_model_compared(cmp, o->stage_count > 0 ? chosen : NULL,
+                                                 o->stage_count, &g, o->export_dir, &written,
+                                                 &xerr)
+                         : export_model_written(p, o->stage_count > 0 ? chosen : NULL,
+                                                o->stage_count, &g, o->export_dir, &written,
+                                                &xerr)) != ATTN_OK) {
             code = die(EXIT_INPUT, xerr.msg);
         } else {
             attn_fail_text(msg, sizeof msg, "wrote %d file%s into %s", written,
@@ -544,6 +493,13 @@ run_compared(const struct cli_options *o, const struct model *m, struct pipeline
         attn_fail_text(msg, sizeof msg, "--compare %s: cannot be set beside %s: %s", o->compare,
                        m->name, err.msg);
         code = die(err.status == ATTN_EVALUE ? EXIT_USAGE : EXIT_INPUT, msg);
+    } else if (o->generate >= 0) {
+        /* The first writes; the second reads along, each token's probability to it said. */
+        code = write_model(o, m, p, src, chosen, &c);
+        compare_destroy(&c);
+        pipeline_destroy(&p2);
+        model_close(&m2);
+        return code;
     } else if (o->mode == CLI_PRINT) {
         struct print_options po;
         bool heatmap_failed = false;
@@ -716,10 +672,10 @@ run_model(const struct cli_options *given, const char *sentence)
         code = die(EXIT_INPUT, err.msg);
     } else if (resolve_stages(&p, o, chosen, msg, sizeof msg) != 0) {
         code = die(EXIT_USAGE, msg);
-    } else if (o->compare != NULL && o->generate < 0) {
+    } else if (o->compare != NULL) {
         code = run_compared(o, &m, &p, &src, chosen);
     } else if (o->generate >= 0) {
-        code = write_model(o, &m, &p, &src, chosen);
+        code = write_model(o, &m, &p, &src, chosen, NULL);
     } else if (o->mode == CLI_EXPORT) {
         code = export_model_run(o, &p, chosen);
     } else {
@@ -833,7 +789,7 @@ main(int argc, char **argv)
     if (o.threads > 0)
         parallel_set_threads(o.threads);
     if (o.sentence_file != NULL) {
-        if (read_sentence_file("--sentence-file", o.sentence_file, &file_text, &err) != 0)
+        if (inputs_read_text("--sentence-file", o.sentence_file, &file_text, &err) != 0)
             return die(EXIT_INPUT, err.msg);
         o.sentence = file_text;
     }
@@ -844,7 +800,7 @@ main(int argc, char **argv)
             return die(EXIT_USAGE, "--sentence-file - and --source-file -: only one of them can "
                                    "read standard input");
         }
-        if (read_sentence_file("--source-file", o.source_file, &source_text, &err) != 0) {
+        if (inputs_read_text("--source-file", o.source_file, &source_text, &err) != 0) {
             free(file_text);
             return die(EXIT_INPUT, err.msg);
         }

@@ -125,6 +125,34 @@ count=$((count + 1))
 awk '/^# difference/ { on = 1; next } on && /^$/ { exit } on' "$tmp/csv" >"$tmp/csv.diff"
 [ -s "$tmp/csv.diff" ] || fail "--format csv with --compare printed no difference: $(head -20 "$tmp/csv")"
 
+# --generate with --compare: the first writes, the second reads along; the probability it gave
+# each written token is its own next-token probability after the same text (its --print of
+# that text, run alone), in --print's column and generated.csv's.
+count=$((count + 1))
+prompt="cat map sun red fox ink owl jam cat"
+"$bin" --model minillama --compare minillama-q4 --print --generate 6 -s "$prompt" \
+    >"$tmp/gen" 2>"$tmp/err" || fail "--generate with --compare: $(cat "$tmp/err")"
+grep -q "p second: the probability minillama-q4 gave the token, reading the same text" "$tmp/gen" ||
+    fail "--generate with --compare: no p second: $(head -20 "$tmp/gen")"
+text="$prompt"
+for step in 1 2 3 4 5 6; do
+    count=$((count + 1))
+    row=$(awk -v s="$step" '$1 == s && NF == 9 { print }' "$tmp/gen")
+    token=$(echo "$row" | awk '{ print $4 }')
+    second=$(echo "$row" | awk '{ print $9 }')
+    own=$("$bin" --model minillama-q4 --print --stage next --top 520 -s "$text" 2>/dev/null |
+        awk -v t="$token" 'NF > 2 { last = $0 } END { n = split(last, f, " "); for (i = 3; i < n; i += 2) if (f[i] == t) print f[i + 1] }')
+    [ -n "$second" ] && [ "$second" = "$own" ] ||
+        fail "--generate --compare step $step ($token): p second '$second', minillama-q4 alone '$own'"
+    text="$text ${token#·}"
+done
+count=$((count + 1))
+"$bin" --model minillama --compare minillama-q4 --export "$tmp/genx" --generate 3 --stage tokens \
+    -s "$prompt" 2>"$tmp/err" &&
+    head -1 "$tmp/genx/generated.csv" | grep -qx "step,position,id,token,probability,second_probability" &&
+    [ "$(wc -l <"$tmp/genx/generated.csv")" -eq 4 ] && [ -f "$tmp/genx/compare/tokens.csv" ] ||
+    fail "--export --generate with --compare: $(cat "$tmp/err") $(cat "$tmp/genx/generated.csv")"
+
 # Every form --model takes, as the second model, each holding the first's weights: the
 # difference of identical float32 weights is zero everywhere, whatever the files.
 #   qwen3's Hugging Face folder and its GGUF (tests/oracle/gguf_models.py), the GGUF as a

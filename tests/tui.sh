@@ -384,6 +384,31 @@ wait_screen "sentence: < | i m _ s t art | > us e r" 2400 || { fail "chat: the t
 t send-keys q
 restored "chat: q" 0 2400
 
+# 20f. Two models side by side (issue 53): --compare opens on the difference of the stage,
+# C goes to the first's numbers, the second's and back; the map ranks the heads by their
+# change, the predictions give each position's divergence; :compare alone closes the second,
+# :compare PATH opens it again.
+start 100 30 --model "$srcdir/samples/models/minillama" --compare "$srcdir/samples/models/minillama-q4" \
+    --stage weights --head 1.3
+snap "the difference of head 1.3's weights"
+keys C
+snap "C: the first's"
+keys C
+snap "C: the second's"
+keys C L
+snap "L: how much each head changed"
+keys N
+snap "N: the next tokens' divergence"
+keys Escape :
+keys -l "compare"
+keys Enter
+snap ":compare: closed"
+keys :
+keys -l "compare $srcdir/samples/models/minillama-q4"
+keys Enter
+snap ":compare minillama-q4: open again"
+finish compare
+
 # 21. A model writing in a real terminal: --generate opens on the text written,
 # A keeps writing a token a frame until Esc (waited for on the screen, a
 # state), what was written stays, Backspace takes a token back, q restores

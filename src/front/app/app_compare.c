@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -125,6 +126,25 @@ app_compare_open(struct app *a, const char *path, const struct model_options *mo
     return ATTN_OK;
 }
 
+/*
+ * The token the first model wrote last, as the second saw it: its
+ * probability after the text before it (the second's row before the last;
+ * a step that slid the window read another text: left unsaid).
+ */
+static void
+second_saw_written(struct app *a)
+{
+    struct generation *w = a->writing;
+    struct generate_step *s;
+    const struct family_model_state *g = pipeline_decoder(&a->compare->pipe);
+
+    if (w == NULL || w->written == 0 || g == NULL || g->run.n < 2)
+        return;
+    s = &w->steps[w->written - 1];
+    if (isnan(s->compared_prob) && !s->slid && g->ids[g->run.n - 1] == s->choice.id)
+        s->compared_prob = compare_second_prob(&a->compare->cmp, g->run.n - 2, s->choice.id);
+}
+
 void
 app_compare_sync(struct app *a)
 {
@@ -136,6 +156,8 @@ app_compare_sync(struct app *a)
     if (!build_second(a, &err))
         app_say(a, "compare: %s beside %s: %s; C shows the first until they agree again",
                 a->compare->model.name, a->model->name, a->compare->why);
+    else
+        second_saw_written(a);
     show(a);
 }
 

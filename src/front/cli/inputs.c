@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnscope/files/fileio.h"
 #include "attnscope/pipeline/knob.h"
 #include "attnscope/families/model/model.h"
 
@@ -232,4 +233,63 @@ inputs_experts_off(const struct model *m, const int (*off)[2], int count, unsign
         }
     }
     return ATTN_OK;
+}
+
+/*
+ * The text of -f FILE or --source-file FILE (option; "-": standard input)
+ * in *text (the caller frees), without one final newline (an editor's, not
+ * the user's).
+ */
+int
+inputs_read_text(const char *option, const char *path, char **text, struct attn_error *err)
+{
+    size_t len = 0;
+
+    *text = NULL;
+    if (strcmp(path, "-") == 0) {
+        size_t cap = 4096;
+        char *buf = malloc(cap);
+        size_t got;
+        while (buf != NULL && (got = fread(buf + len, 1, cap - len - 1, stdin)) > 0) {
+            len += got;
+            if (len > TOKENIZER_MAX_BYTES) {
+                free(buf);
+                attn_fail(err, ATTN_ELIMIT, "%s -: standard input is longer than %u bytes",
+                          option, TOKENIZER_MAX_BYTES);
+                return -1;
+            }
+            if (cap - len - 1 == 0) {
+                char *bigger = realloc(buf, cap * 2);
+                if (bigger == NULL)
+                    free(buf);
+                buf = bigger;
+                cap *= 2;
+            }
+        }
+        if (buf == NULL) {
+            attn_fail(err, ATTN_ENOMEM, "out of memory");
+            return -1;
+        }
+        if (ferror(stdin)) {
+            free(buf);
+            attn_fail(err, ATTN_EIO, "%s -: cannot read standard input", option);
+            return -1;
+        }
+        buf[len] = '\0';
+        *text = buf;
+    } else if (fileio_read_all(path, TOKENIZER_MAX_BYTES, text, &len, err) != ATTN_OK) {
+        return -1;
+    }
+    if (strlen(*text) != len) {
+        attn_fail(err, ATTN_EPARSE, "%s: holds a NUL byte at byte %zu: not text", path,
+                  strlen(*text));
+        free(*text);
+        *text = NULL;
+        return -1;
+    }
+    if (len > 0 && (*text)[len - 1] == '\n')
+        (*text)[--len] = '\0';
+    if (len > 0 && (*text)[len - 1] == '\r')
+        (*text)[--len] = '\0';
+    return 0;
 }

@@ -72,4 +72,11 @@ enum attn_status inputs_ablated_heads(const struct model *m, const int (*ablate)
 struct pipeline_source inputs_source(const struct inputs *in, const char *sentence,
                                      const char *source);
 
+/*
+ * The text of -f FILE or --source-file FILE (option names it in messages;
+ * "-": standard input) in *text (the caller frees), without one final
+ * newline (an editor's, not the user's).  0, or -1 with err set.
+ */
+int inputs_read_text(const char *option, const char *path, char **text, struct attn_error *err);
+
 #endif

@@ -1,6 +1,7 @@
 /* write.c: --generate on the command line (see write.h). */
 #include "config.h"
 
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,8 @@
 #include "attnscope/base/progress.h"
 #include "attnscope/base/status.h"
 #include "attnscope/base/utf8.h"
+#include "attnscope/families/model/compare.h"
+#include "attnscope/families/model/family_model.h"
 #include "attnscope/files/csvio.h"
 #include "attnscope/pipeline/knob.h"
 #include "front/cli/write.h"
@@ -135,19 +138,15 @@ put_method(FILE *out, const struct generation *g, int count)
 }
 
 static void
-put_header(FILE *out, const struct generation *g, const struct pipeline *p, int count,
-           const struct print_options *po);
-static void put_step(FILE *out, const struct generation *g, int step,
-                     const struct print_options *po);
-
-static void
-put_header(FILE *out, const struct generation *g, const struct pipeline *p, int count,
-           const struct print_options *po)
+put_header(FILE *out, const struct generation *g, const struct pipeline *p,
+           const struct pipeline *second, int count, const struct print_options *po)
 {
     char *prompt;
 
     if (po->format == PRINT_CSV) {
-        fputs("# generated\nstep,position,id,token,probability\n", out);
+        fputs(second != NULL ? "# generated\nstep,position,id,token,probability,second_probability\n"
+                             : "# generated\nstep,position,id,token,probability\n",
+              out);
         return;
     }
     put_method(out, g, count);
@@ -159,8 +158,11 @@ put_header(FILE *out, const struct generation *g, const struct pipeline *p, int 
     fprintf(out, "\n  p: the token's probability from the logits as they are, rank among all "
                  "(0: the likeliest);\n  p drawn, rank kept: after the cuts and the temperature, "
                  "what it was chosen with\n");
-    fprintf(out, "  %4s  %8s  %6s  %-16s  %8s  %6s  %8s  %9s\n", "step", "position", "id", "token",
-            "p", "rank", "p drawn", "rank kept");
+    if (second != NULL)
+        fprintf(out, "  p second: the probability %s gave the token, reading the same text\n",
+                pipeline_decoder(second)->model->name);
+    fprintf(out, "  %4s  %8s  %6s  %-16s  %8s  %6s  %8s  %9s%s\n", "step", "position", "id",
+            "token", "p", "rank", "p drawn", "rank kept", second != NULL ? "  p second" : "");
     (void)p;
 }
 
@@ -174,7 +176,10 @@ put_step(FILE *out, const struct generation *g, int step, const struct print_opt
     if (po->format == PRINT_CSV) {
         fprintf(out, "%d,%d,%d,", step + 1, s->position, s->choice.id);
         csvio_write_field(out, shown);
-        fprintf(out, ",%.*f\n", po->digits, (double)s->choice.prob);
+        fprintf(out, ",%.*f", po->digits, (double)s->choice.prob);
+        if (!isnan(s->compared_prob))
+            fprintf(out, ",%.*f", po->digits, (double)s->compared_prob);
+        fputc('\n', out);
         return;
     }
     if (s->slid && (step == 0 || !g->steps[step - 1].slid))
@@ -185,8 +190,11 @@ put_step(FILE *out, const struct generation *g, int step, const struct print_opt
     /* (padded by columns on screen: "·" is two bytes, one column) */
     for (int w = utf8_width(shown); w < 16; w++)
         fputc(' ', out);
-    fprintf(out, "  %8.*f  %6d  %8.*f  %9d\n", po->digits, (double)s->choice.prob_plain,
+    fprintf(out, "  %8.*f  %6d  %8.*f  %9d", po->digits, (double)s->choice.prob_plain,
             s->choice.rank, po->digits, (double)s->choice.prob, s->choice.rank_kept);
+    if (!isnan(s->compared_prob))
+        fprintf(out, "  %8.*f", po->digits, (double)s->compared_prob);
+    fputc('\n', out);
 }
 
 /* Ctrl-C while writing: stop at the next step, keep what was written. */
@@ -197,8 +205,29 @@ on_interrupt(int sig)
     progress_stop();
 }
 
+/*
+ * The probability the second model gave the token the writer just wrote
+ * (reading the text the writer chose it after: the second is one token
+ * behind), then the second brought to the writer's text.
+ */
+static enum attn_status
+follow_second(struct generation *g, struct pipeline *p, struct pipeline *second,
+              const struct pipeline_source *src, struct attn_error *err)
+{
+    struct generate_step *s = &g->steps[g->written - 1];
+    struct pipeline_source base = *src;
+    struct compare c;
+
+    compare_init(&c, p, second);
+    s->compared_prob =
+        compare_second_prob(&c, pipeline_decoder(second)->run.n - 1, s->choice.id);
+    compare_destroy(&c);
+    base.model = pipeline_decoder(second)->model;
+    return generation_follow(g, second, &p->cfg, &base, err);
+}
+
 enum attn_status
-write_tokens(FILE *out, struct generation *g, struct pipeline *p,
+write_tokens(FILE *out, struct generation *g, struct pipeline *p, struct pipeline *second,
              const struct pipeline_source *src, int count, const struct print_options *po,
              double *seconds, struct attn_error *err)
 {
@@ -217,8 +246,14 @@ write_tokens(FILE *out, struct generation *g, struct pipeline *p,
     sigemptyset(&stop.sa_mask);
     sigaction(SIGINT, &stop, &before);
     st = generation_begin(g, p, &p->cfg, src, room, err);
+    if (st == ATTN_OK && second != NULL) {
+        /* The second reads the prompt as the writer does (its ids, its window). */
+        struct pipeline_source base = *src;
+        base.model = pipeline_decoder(second)->model;
+        st = generation_follow(g, second, &p->cfg, &base, err);
+    }
     if (st == ATTN_OK && out != NULL)
-        put_header(out, g, p, count, po);
+        put_header(out, g, p, second, count, po);
     for (int i = 0; st == ATTN_OK && i < count; i++) {
         bool ended;
         if (progress_stopped()) {
@@ -242,6 +277,8 @@ write_tokens(FILE *out, struct generation *g, struct pipeline *p,
             break;
         }
         *seconds += g->steps[g->written - 1].seconds;
+        if (second != NULL && (st = follow_second(g, p, second, src, err)) != ATTN_OK)
+            break;
         if (out != NULL) {
             put_step(out, g, g->written - 1, po);
             fflush(out);
@@ -255,7 +292,7 @@ write_tokens(FILE *out, struct generation *g, struct pipeline *p,
 void
 write_print_steps(FILE *out, const struct generation *g, const struct print_options *po)
 {
-    put_header(out, g, NULL, g->written, po);
+    put_header(out, g, NULL, NULL, g->written, po);
     for (int i = 0; i < g->written; i++)
         put_step(out, g, i, po);
     write_print_text(out, g, po);

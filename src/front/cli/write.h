@@ -37,10 +37,13 @@ enum attn_status write_end_of(const struct write_eos *asked, const struct model 
  * from src), g ready (generation_init).  With out not NULL, what --print
  * shows, as it is written.  Ctrl-C stops between tokens (or inside one:
  * that token is not written): ATTN_ESTOPPED, what was written kept in g
- * and p.  *seconds: the forwards' time (what the tokens cost).
+ * and p.  *seconds: the forwards' time (what the tokens cost).  second
+ * (--compare; NULL: none): another model's pipeline of the same text,
+ * kept on the writer's text, each step's compared_prob the probability it
+ * gave the token written.
  */
 enum attn_status write_tokens(FILE *out, struct generation *g, struct pipeline *p,
-                              const struct pipeline_source *src, int count,
+                              struct pipeline *second, const struct pipeline_source *src, int count,
                               const struct print_options *po, double *seconds,
                               struct attn_error *err);
 

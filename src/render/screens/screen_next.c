@@ -112,8 +112,10 @@ choice_rows(const struct family_model_state *m)
     if (w == NULL || (w->written == 0 && !w->ended))
         return 0;
     c = w->ended ? &w->end : &w->steps[w->written - 1].choice;
-    /* a drawn token's caption takes two lines: the cuts, then how torch.multinomial draws */
-    return 2 + (draws(w, c) ? 1 : 0) + (c->shown < 5 ? c->shown : 5);
+    /* a drawn token's caption takes two lines: the cuts, then how torch.multinomial draws;
+       and one for a second model's probability of it */
+    return 2 + (draws(w, c) ? 1 : 0) + (c->shown < 5 ? c->shown : 5) +
+           (!w->ended && !isnan(w->steps[w->written - 1].compared_prob) ? 1 : 0);
 }
 
 /*
@@ -131,7 +133,7 @@ draw_choice(struct grid *g, struct view *v, const struct family_model_state *m, 
     const struct sample_options *o = &w->o.sample;
     const bool sampling = o->temperature > 0.0;
     const bool drawn = draws(w, c);
-    const int rows = choice_rows(m) - 2 - (drawn ? 1 : 0);
+    const int rows = c->shown < 5 ? c->shown : 5; /* (the tokens' rows of choice_rows) */
     char how[160], t[32], cuts[96], shown[128];
     int x;
 
@@ -176,6 +178,13 @@ draw_choice(struct grid *g, struct view *v, const struct family_model_state *m, 
                     "  (chosen: %s, rank %d, p %.4f -> %.4f, q %.3f, p / q %.3f)",
                     model_output_display(m->model, c->id, shown, sizeof shown), c->rank,
                     (double)c->prob_plain, (double)c->prob, (double)c->q, (double)c->ratio);
+    if (!end && v->compare != NULL && !isnan(w->steps[w->written - 1].compared_prob))
+        grid_printf_cut(g, 0, y++, g->width, style_role(ROLE_TITLE),
+                        "  %s gave %s %.4f, reading the same text (%s: %.4f)",
+                        pipeline_decoder(v->compare->b)->model->name,
+                        model_output_display(m->model, c->id, shown, sizeof shown),
+                        (double)w->steps[w->written - 1].compared_prob, m->model->name,
+                        (double)c->prob_plain);
     return y;
 }
 

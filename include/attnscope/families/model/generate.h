@@ -73,6 +73,11 @@ struct generate_step {
     int computed;               /* the rows that forward computed: 1 with the cache, the
                                    whole window when it slid */
     bool slid;                  /* the window moved: the first token dropped, all recomputed */
+    /*
+     * Beside a second model (compare.h): the probability it gave this
+     * token, reading the same text the writer chose it after; NAN: none.
+     */
+    float compared_prob;
 };
 
 struct generation {
@@ -150,6 +155,16 @@ enum attn_status generation_undo(struct generation *g, struct pipeline *p,
  */
 void generation_source(const struct generation *g, const struct pipeline_source *base,
                        const struct pipeline *p, struct pipeline_source *src);
+
+/*
+ * A second model's pipeline p (built from base with the writer's text)
+ * brought to g's text as it is now: its window's ids, built again from
+ * base, the rows it shares with the text before kept (decoder_forward_from);
+ * g's logits are left as they are.  On failure p is as it was.
+ */
+enum attn_status generation_follow(const struct generation *g, struct pipeline *p,
+                                   const struct attention_config *cfg,
+                                   const struct pipeline_source *base, struct attn_error *err);
 
 /*
  * The caller rebuilt its pipeline p from generation_source (a knob changed,

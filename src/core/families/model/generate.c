@@ -1,6 +1,8 @@
 /* generate.c: a trained model writing, one token after another (see generate.h). */
 #include "config.h"
 
+#include <math.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,6 +115,25 @@ generation_rebuilt(struct generation *g, struct pipeline *p)
     g->next_logits = t;
     if (pipeline_decoder(p) != NULL)
         ((struct family_model_state *)p->family_state)->writing = g;
+}
+
+enum attn_status
+generation_follow(const struct generation *g, struct pipeline *p,
+                  const struct attention_config *cfg, const struct pipeline_source *base,
+                  struct attn_error *err)
+{
+    struct pipeline next;
+    struct pipeline_source src;
+    enum attn_status st;
+
+    generation_source(g, base, p, &src);
+    src.last_logits = NULL; /* (the writer's logits are its own) */
+    st = pipeline_rebuild(&next, p, cfg, &src, err);
+    if (st != ATTN_OK)
+        return st;
+    pipeline_destroy(p);
+    *p = next;
+    return ATTN_OK;
 }
 
 /* p rebuilt from the generation's window; the new logits swapped in.  p as it was on failure. */
@@ -245,6 +266,7 @@ generation_write(struct generation *g, struct pipeline *p, const struct attentio
     step.position = g->n - 1;
     step.slid = g->first != first;
     step.computed = pipeline_decoder(p)->run.n - pipeline_decoder(p)->from;
+    step.compared_prob = NAN;
     g->steps[g->written++] = step;
     return ATTN_OK;
 }

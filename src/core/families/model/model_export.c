@@ -1,6 +1,7 @@
 /* model_export.c: a trained model's files (see model_export.h). */
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -455,24 +456,35 @@ export_model_view(struct pipeline *p, enum export_model_what what, enum pipeline
 /*
  * generated.csv: step,position,id,token,probability, a row per written
  * token, the token as tokens.csv writes it, the probability it was drawn
- * with.
+ * with; beside a second model, second_probability, what it gave the token
+ * (generate_step.compared_prob).
  */
 static enum attn_status
 write_generated(struct fileio_batch *b, const struct generation *gen, struct attn_error *err)
 {
     FILE *f;
     char value[32];
+    bool compared = false;
     enum attn_status st = fileio_batch_open(b, "generated.csv", &f, err);
 
     if (st != ATTN_OK)
         return st;
-    fputs("step,position,id,token,probability\n", f);
+    for (int i = 0; i < gen->written; i++)
+        compared = compared || !isnan(gen->steps[i].compared_prob);
+    fputs(compared ? "step,position,id,token,probability,second_probability\n"
+                   : "step,position,id,token,probability\n",
+          f);
     for (int i = 0; i < gen->written; i++) {
         const struct generate_step *s = &gen->steps[i];
         fprintf(f, "%d,%d,%d,", i + 1, s->position, s->choice.id);
         write_token_text(f, &gen->model->bpe, s->choice.id);
         csvio_format_value(value, sizeof value, s->choice.prob);
-        fprintf(f, ",%s\n", value);
+        fprintf(f, ",%s", value);
+        if (compared) {
+            csvio_format_value(value, sizeof value, s->compared_prob);
+            fprintf(f, ",%s", value);
+        }
+        fputc('\n', f);
     }
     return fileio_batch_close(b, err);
 }
