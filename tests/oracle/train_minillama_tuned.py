@@ -16,8 +16,9 @@ heads must change what they look at.  The tokenizer, the shapes and the
 config are minillama's, so that `attnscope --model minillama --compare
 minillama-tuned` sets the two side by side.  At the end it prints the
 measures the lesson quotes (the heads' weight one and two tokens back, the
-repeat's next-word probabilities before and after); tests/models check them
-on the committed files.
+repeat's next-word probabilities before and after); lesson 21
+(samples/walkthroughs/21-fine-tuned.walk) quotes them from the committed
+files, and check_walkthrough checks every number it quotes.
 """
 import json
 import os

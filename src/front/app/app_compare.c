@@ -16,7 +16,9 @@
 #include "front/app/app_internal.h"
 
 struct app_compare {
-    struct model model;     /* the second model's files */
+    struct model own;       /* the second model's files, when the app opened them */
+    const struct model *model; /* the second model: own, or a lesson's (borrowed) */
+    bool owned;
     struct pipeline pipe;   /* its pipeline, of the first's source */
     struct compare cmp;     /* a->pipe beside pipe */
     unsigned long synced;   /* the first's generation pipe was built for */
@@ -30,7 +32,7 @@ static void
 second_source(const struct app *a, struct pipeline_source *src)
 {
     app_source(a, a->sentence, a->source, a->ablated, src);
-    src->model = &a->compare->model;
+    src->model = a->compare->model;
     src->last_logits = NULL; /* (the writing's logits are the first's) */
 }
 
@@ -73,6 +75,8 @@ show(struct app *a)
         a->view.side = COMPARE_FIRST;
 }
 
+static enum attn_status take(struct app *a, struct app_compare *c, struct attn_error *err);
+
 void
 app_compare_close(struct app *a)
 {
@@ -83,7 +87,8 @@ app_compare_close(struct app *a)
     compare_destroy(&c->cmp);
     if (c->pipe.family != NULL)
         pipeline_destroy(&c->pipe);
-    model_close(&c->model);
+    if (c->owned)
+        model_close(&c->own);
     free(c);
     a->compare = NULL;
     show(a);
@@ -101,16 +106,42 @@ app_compare_open(struct app *a, const char *path, const struct model_options *mo
     c = calloc(1, sizeof *c);
     if (c == NULL)
         return attn_fail(err, ATTN_ENOMEM, "out of memory");
-    if (model_open(&c->model, path, mo, err) != ATTN_OK) {
+    if (model_open(&c->own, path, mo, err) != ATTN_OK) {
         free(c);
         return err->status;
     }
-    if (compare_check_models(a->model, &c->model, err) != ATTN_OK) {
-        model_close(&c->model);
+    c->model = &c->own;
+    c->owned = true;
+    if (compare_check_models(a->model, c->model, err) != ATTN_OK) {
+        model_close(&c->own);
         free(c);
         return ATTN_EVALUE;
     }
     snprintf(c->path, sizeof c->path, "%s", path);
+    if (take(a, c, err) != ATTN_OK)
+        return err->status != ATTN_OK ? err->status : ATTN_EVALUE;
+    a->view.side = COMPARE_DIFFERENCE;
+    app_say(a, "%s beside %s: their difference shown (second minus first); C: first, second, "
+               "difference", c->model->name, a->model->name);
+    return ATTN_OK;
+}
+
+enum attn_status
+app_compare_borrow(struct app *a, const struct model *m, struct attn_error *err)
+{
+    struct app_compare *c = calloc(1, sizeof *c);
+
+    if (c == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    c->model = m;
+    snprintf(c->path, sizeof c->path, "%s", m->name);
+    return take(a, c, err);
+}
+
+/* c, its model open, the app's comparison (the one before closed), its pipeline built. */
+static enum attn_status
+take(struct app *a, struct app_compare *c, struct attn_error *err)
+{
     app_compare_close(a);
     a->compare = c;
     compare_init(&c->cmp, &a->pipe, &c->pipe); /* (both stay where they are: rebuilt in place) */
@@ -120,9 +151,6 @@ app_compare_open(struct app *a, const char *path, const struct model_options *mo
         return st;
     }
     show(a);
-    a->view.side = COMPARE_DIFFERENCE;
-    app_say(a, "%s beside %s: their difference shown (second minus first); C: first, second, "
-               "difference", c->model.name, a->model->name);
     return ATTN_OK;
 }
 
@@ -155,7 +183,7 @@ app_compare_sync(struct app *a)
     attn_error_clear(&err);
     if (!build_second(a, &err))
         app_say(a, "compare: %s beside %s: %s; C shows the first until they agree again",
-                a->compare->model.name, a->model->name, a->compare->why);
+                a->compare->model->name, a->model->name, a->compare->why);
     else
         second_saw_written(a);
     show(a);
@@ -179,7 +207,7 @@ app_compare_key(struct app *a, int key)
     a->view.side = (enum compare_side)((a->view.side + 1) % COMPARE_SIDES);
     if (a->view.side == COMPARE_DIFFERENCE)
         app_say(a, "the difference: %s minus %s, cell by cell (red: the second's larger, blue: "
-                   "smaller)", a->compare->model.name, a->model->name);
+                   "smaller)", a->compare->model->name, a->model->name);
     else
         app_say(a, "the %s model: %s", compare_side_name(a->view.side),
                 pipeline_decoder(compare_side_pipeline(&a->compare->cmp, a->view.side))
@@ -197,7 +225,7 @@ app_compare_command(struct app *a, const char *path)
             app_say(a, "compare PATH opens a second model beside the first; none is open");
             return 0;
         }
-        app_say(a, "%s closed: %s alone again", a->compare->model.name, a->model->name);
+        app_say(a, "%s closed: %s alone again", a->compare->model->name, a->model->name);
         app_compare_close(a);
         return 0;
     }

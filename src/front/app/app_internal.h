@@ -30,6 +30,8 @@ int app_set_knob(struct app *a, const char *line);
 
 /* app_compare.c: the second model of a comparison. */
 void app_compare_close(struct app *a);
+/* A lesson's second model (the walkthrough's, borrowed) as the app's comparison. */
+enum attn_status app_compare_borrow(struct app *a, const struct model *m, struct attn_error *err);
 /* Builds the second's pipeline again when the first's changed (an edit, a knob). */
 void app_compare_sync(struct app *a);
 /* C: the first's numbers, the second's, their difference. */

@@ -73,6 +73,8 @@ play_step(struct app *a, int k, struct attn_error *err)
         walk_resources_destroy(&a->res);
     a->res = res;
     a->have_res = true;
+    if (a->res.cmp != NULL)
+        a->res.cmp->a = &a->pipe; /* (the step's pipeline moved into the app) */
     /* A step that wrote (--generate): the view goes on from its text (G, Backspace). */
     a->writing = a->res.writing;
     a->res.writing = NULL;
@@ -121,6 +123,14 @@ play_step(struct app *a, int k, struct attn_error *err)
     a->view.steps = a->walk.count;
     a->view.following = true;
     a->view.narration_scroll = 0;
+    /* A step that compares (--compare) shows the side it names; one that does not, one model. */
+    if (a->res.second != NULL) {
+        struct attn_error cerr;
+        if (app_compare_borrow(a, a->res.second, &cerr) == ATTN_OK)
+            a->view.side = (enum compare_side)s->side;
+    } else {
+        app_compare_close(a);
+    }
     view_clamp(&a->view, &a->pipe);
     a->view.cursor_row = row;
     a->view.cursor_col = col;

@@ -111,6 +111,9 @@ void print_stage_of(FILE *out, const struct pipeline *p, struct compare *c,
  * head's weights three ways and the next tokens.
  */
 void print_compared(FILE *out, struct compare *c, const struct print_options *po);
+/* One of print_compared's selections, without the headers. */
+void print_compared_selection(FILE *out, struct compare *c, const struct pipeline_selection *sel,
+                              const struct print_options *po);
 
 
 #endif

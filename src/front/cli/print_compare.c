@@ -159,8 +159,7 @@ print_lens_parting(FILE *out, struct compare *c)
     free(probs);
 }
 
-/* One selection of a comparison. */
-static void
+void
 print_compared_selection(FILE *out, struct compare *c, const struct pipeline_selection *sel,
                          const struct print_options *po)
 {

@@ -129,6 +129,7 @@ step_directive(struct parser *ps, struct walk_step *s, const char *name, char *v
                 : strcmp(name, "stage") == 0 ? s->stage_line
                 : strcmp(name, "cell") == 0  ? s->cell_line
                 : strcmp(name, "layer") == 0 ? s->layer_line
+                : strcmp(name, "side") == 0  ? s->side_line
                                              : 0;
 
     if (first != 0)
@@ -156,6 +157,14 @@ step_directive(struct parser *ps, struct walk_step *s, const char *name, char *v
             s->layer = (int)n;
             s->layer_line = ps->line;
         }
+    } else if (strcmp(name, "side") == 0) {
+        int k = 0;
+        while (k < COMPARE_SIDES && strcmp(value, compare_side_name((enum compare_side)k)) != 0)
+            k++;
+        if (k == COMPARE_SIDES)
+            return fail_at(ps, ps->line, "side '%s' is not first, second or difference", value);
+        s->side = k;
+        s->side_line = ps->line;
     } else if (strcmp(name, "cell") == 0) {
         char *col = value + strcspn(value, " \t");
         if (*col == '\0')
@@ -196,8 +205,8 @@ step_directive(struct parser *ps, struct walk_step *s, const char *name, char *v
                            value);
     } else {
         return fail_at(ps, ps->line,
-                       "'%s:' is not a step directive (options:, stage:, layer:, head:, cell:, view:); "
-                       "a blank line starts the narration",
+                       "'%s:' is not a step directive (options:, stage:, layer:, head:, cell:, view:, "
+                       "side:); a blank line starts the narration",
                        name);
     }
     return failed ? ATTN_ENOMEM : ATTN_OK;

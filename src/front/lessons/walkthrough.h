@@ -48,6 +48,9 @@ struct walk_step {
     int measure;              /* view: map's measure (enum head_measure) */
     int layer;                /* layer: (a model's), or -1: the options' --layer, else 0 */
     int layer_line;
+    int side;                 /* side: first, second or difference (enum compare_side; a step
+                                 whose options --compare a second model), default first */
+    int side_line;
     char *narration;          /* with {references} */
     int narration_line;
 };
@@ -83,6 +86,11 @@ struct walk_resources {
     int layer;                 /* the layer the step shows */
     struct generation *writing; /* --generate: what the model wrote (the step's pipeline is
                                    its text), or NULL */
+    /* --compare: the second model (the walkthrough's), its pipeline of the step's text, and
+       the comparison the step's pipeline is the first of (its state's compared), or NULL */
+    const struct model *second;
+    struct pipeline *second_pipe;
+    struct compare *cmp;
 };
 
 /*

@@ -115,6 +115,35 @@ print_sentence_step(FILE *out, const struct pipeline *p, const struct walk_step 
     free(averaged);
 }
 
+/*
+ * A step that compares two models and shows the second's numbers or the
+ * difference: its stage that way (Q, K and V one after another), or its
+ * screen's selection (the map: how much each head changed; the
+ * predictions: both, with their divergence).
+ */
+static void
+print_compared_step(FILE *out, struct compare *c, const struct walk_step *s,
+                    enum pipeline_stage ps, const struct print_options *po)
+{
+    const enum compare_side side = (enum compare_side)s->side;
+
+    if (s->screen == WALK_SCREEN_MAP || s->screen == WALK_SCREEN_NEXT) {
+        const struct pipeline_selection sel = {
+            s->screen == WALK_SCREEN_MAP ? PIPELINE_SELECT_HEADS : PIPELINE_SELECT_NEXT, -1, NULL
+        };
+        if (side == COMPARE_SECOND)
+            print_model_selection(out, c->b, &sel, po);
+        else
+            print_compared_selection(out, c, &sel, po);
+    } else if (s->stage == VIEW_QKV) {
+        print_stage_of(out, c->a, c, side, STAGE_QUERIES, s->head, po);
+        print_stage_of(out, c->a, c, side, STAGE_KEYS, s->head, po);
+        print_stage_of(out, c->a, c, side, STAGE_VALUES, s->head, po);
+    } else {
+        print_stage_of(out, c->a, c, side, ps, s->head, po);
+    }
+}
+
 int
 walkthrough_print(FILE *out, const struct walkthrough *w, const struct print_options *po,
                   int width, struct attn_error *err)
@@ -155,7 +184,9 @@ walkthrough_print(FILE *out, const struct walkthrough *w, const struct print_opt
             walk_resources_destroy(&res);
             return -1;
         }
-        if (s->screen == WALK_SCREEN_SENTENCE) {
+        if (res.cmp != NULL && s->side != COMPARE_FIRST) {
+            print_compared_step(out, res.cmp, s, ps, po);
+        } else if (s->screen == WALK_SCREEN_SENTENCE) {
             print_sentence_step(out, &p, s, row < p.st.nq ? row : p.st.nq - 1);
         } else if (s->screen == WALK_SCREEN_NEXT && res.writing != NULL && res.writing->written > 0) {
             /* What the model wrote, as --generate --print shows it. */

@@ -236,6 +236,98 @@ cache_value(const struct pipeline *p, const struct reference *r, float *value, c
     return -1;
 }
 
+static int reference_value(const struct pipeline *p, const struct reference *r, float *value,
+                           char *why, size_t size);
+
+/*
+ * What a comparison's references name (a step with --compare): second:REF
+ * (any reference, of the second model), difference:STAGE[ROW][COLUMN] (the
+ * second's minus the first's), changed[LAYER][HEAD] (how much a head's
+ * weights changed: compare_heads_changed) and kl[TOKEN][nats] (the next
+ * tokens' divergence after a position).  1 when r is none of them.
+ */
+static int
+compared_value(const struct pipeline *p, const struct reference *r, float *value, char *why,
+               size_t size)
+{
+    const struct family_model_state *g = pipeline_decoder(p);
+    struct compare *c = g != NULL ? g->compared : NULL;
+    const bool second = strncmp(r->name, "second:", 7) == 0;
+    const bool difference = strncmp(r->name, "difference:", 11) == 0;
+    const bool changed = strcmp(r->name, "changed") == 0, kl = strcmp(r->name, "kl") == 0;
+    struct reference sub = *r;
+    float *all;
+    int i, j, n;
+
+    if (!second && !difference && !changed && !kl)
+        return 1;
+    if (c == NULL) {
+        snprintf(why, size, "'%s' quotes a second model: give the step --compare MODEL", r->name);
+        return -1;
+    }
+    if (second) {
+        memmove(sub.name, sub.name + 7, strlen(sub.name + 7) + 1);
+        if (compare_follow(c, NULL) != ATTN_OK) {
+            snprintf(why, size, "out of memory");
+            return -1;
+        }
+        return reference_value(c->b, &sub, value, why, size);
+    }
+    if (difference) {
+        struct pipeline_selection sel;
+        struct pipeline_view v;
+        struct attn_error err;
+        const char *name = r->name + 11;
+        if (pipeline_select(p, name, &sel) != 0 || sel.param != NULL ||
+            (unsigned)sel.stage >= STAGE_COUNT) {
+            snprintf(why, size, "difference:%s: the difference is a stage's (weights.h1, scores ...)",
+                     name);
+            return -1;
+        }
+        if (compare_stage_view(c, COMPARE_DIFFERENCE, sel.stage, sel.head < 0 ? 0 : sel.head, &v,
+                               &err) != ATTN_OK) {
+            snprintf(why, size, "%.200s", err.msg);
+            return -1;
+        }
+        i = walkthrough_find_label(r->row, v.row_labels, NULL, v.m.rows);
+        j = walkthrough_find_label(r->col, v.col_labels, v.col_labels ? NULL : "d", v.m.cols);
+        if (i < 0 || j < 0) {
+            snprintf(why, size, "%s has no %s '%s'", name, i < 0 ? "row" : "column",
+                     i < 0 ? r->row : r->col);
+            return -1;
+        }
+        *value = MAT_AT(&v.m, i, j);
+        return 0;
+    }
+    n = changed ? p->layers * p->st.shape.heads : g->run.n;
+    all = malloc(((size_t)n + 1) * sizeof *all);
+    if (all == NULL || (changed ? compare_heads_changed(c, all) != 0
+                                : compare_next_kl(c, all, NULL) != ATTN_OK)) {
+        free(all);
+        snprintf(why, size, "out of memory");
+        return -1;
+    }
+    if (changed) {
+        i = walkthrough_find_label(r->row, NULL, NULL, p->layers);
+        j = walkthrough_find_label(r->col, NULL, "h", p->st.shape.heads);
+    } else {
+        i = walkthrough_find_label(r->row, (const char *const *)p->query_labels, NULL, g->run.n);
+        j = strcmp(r->col, "nats") == 0 ? 0 : -1;
+    }
+    if (i < 0 || j < 0) {
+        free(all);
+        if (changed)
+            snprintf(why, size, "changed has layers 0 to %d and heads 0 to %d", p->layers - 1,
+                     p->st.shape.heads - 1);
+        else
+            snprintf(why, size, "kl[TOKEN][nats]: no token '%s', or not [nats]", r->row);
+        return -1;
+    }
+    *value = all[changed ? i * p->st.shape.heads + j : i];
+    free(all);
+    return 0;
+}
+
 /* The value a reference names in p; returns 0, or -1 with a reason in why. */
 static int
 reference_value(const struct pipeline *p, const struct reference *r, float *value, char *why,
@@ -246,7 +338,10 @@ reference_value(const struct pipeline *p, const struct reference *r, float *valu
     struct pipeline_view v;
     int i;
     int j;
+    const int compared = compared_value(p, r, value, why, size);
 
+    if (compared <= 0)
+        return compared;
     if (strncmp(r->name, "map.", 4) == 0)
         return map_value(p, r, value, why, size);
     if (strcmp(r->name, "written") == 0)
@@ -544,6 +639,13 @@ walkthrough_check_step(const struct walkthrough *w, int k, const struct pipeline
     int row;
     int col;
 
+    if (s->side != COMPARE_FIRST &&
+        (pipeline_decoder(p) == NULL || pipeline_decoder(p)->compared == NULL)) {
+        attn_fail(err, ATTN_EPARSE, "%s:%d: side: %s shows a second model: give the step "
+                                    "--compare MODEL",
+                  w->path, s->side_line, compare_side_name((enum compare_side)s->side));
+        return -1;
+    }
     if (!explain_stage_present(p, s->stage)) {
         attn_fail(err, ATTN_EPARSE, "%s:%d: this configuration has no %s stage", w->path,
                   s->stage_line, explain_stage_name(s->stage));

@@ -320,10 +320,17 @@ walkthrough_resources(const struct walkthrough *w, int k, struct walk_resources 
     }
     attn_error_clear(&sub);
     if (res->opts.model != NULL) {
-        st = lesson_model(w, res->opts.model,
-                          &(struct model_options){ res->opts.model_heads, res->opts.classes,
-                                                   res->opts.verify },
-                          &res->model, &sub);
+        const struct model_options mo = { res->opts.model_heads, res->opts.classes,
+                                          res->opts.verify };
+        st = lesson_model(w, res->opts.model, &mo, &res->model, &sub);
+        /* --compare: the second model, opened once per lesson as the first is */
+        if (st == ATTN_OK && res->opts.compare != NULL)
+            st = lesson_model(w, res->opts.compare, &mo, &res->second, &sub);
+        if (st == ATTN_OK && res->second != NULL && res->opts.generate > 0)
+            st = attn_fail(&sub, ATTN_EVALUE, "--compare: a lesson's step compares a text, it "
+                                              "does not write (drop --generate)");
+        if (st == ATTN_OK && res->second != NULL)
+            st = compare_check_models(res->model, res->second, &sub);
         if (st == ATTN_OK)
             st = model_step(w, k, res, line, err);
         else
@@ -374,6 +381,38 @@ write_step(struct walk_resources *res, struct pipeline *p, const struct pipeline
     return st;
 }
 
+/*
+ * --compare in a step: the second model's pipeline of the same source, at
+ * the step's layer, checked against p's; p's state points at the
+ * comparison (family_model_state.compared), which res owns.
+ */
+static enum attn_status
+compare_step(struct walk_resources *res, struct pipeline *p, const struct pipeline_source *src,
+             struct attn_error *err)
+{
+    struct pipeline_source second = *src;
+    enum attn_status st;
+
+    res->second_pipe = calloc(1, sizeof *res->second_pipe);
+    res->cmp = calloc(1, sizeof *res->cmp);
+    if (res->second_pipe == NULL || res->cmp == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory");
+    second.model = res->second;
+    st = pipeline_create(res->second_pipe, &res->opts.cfg, &second, err);
+    if (st != ATTN_OK) {
+        free(res->second_pipe);
+        res->second_pipe = NULL;
+        return st;
+    }
+    compare_init(res->cmp, p, res->second_pipe);
+    st = compare_check(p, res->second_pipe, err);
+    if (st == ATTN_OK)
+        st = compare_follow(res->cmp, err);
+    if (st == ATTN_OK)
+        ((struct family_model_state *)p->family_state)->compared = res->cmp;
+    return st;
+}
+
 enum attn_status
 walkthrough_step_pipeline(const struct walkthrough *w, int k, struct walk_resources *res,
                           struct pipeline *p, struct attn_error *err)
@@ -397,6 +436,11 @@ walkthrough_step_pipeline(const struct walkthrough *w, int k, struct walk_resour
         if (st != ATTN_OK)
             pipeline_destroy(p);
     }
+    if (st == ATTN_OK && res->second != NULL) {
+        st = compare_step(res, p, &src, &sub);
+        if (st != ATTN_OK)
+            pipeline_destroy(p);
+    }
     if (st != ATTN_OK) {
         /* What the core refuses (an empty sentence, a mismatch) came from the options. */
         attn_fail(err, st, "%s:%d: %s", w->path, options_line(w, k), sub.msg);
@@ -408,6 +452,14 @@ walkthrough_step_pipeline(const struct walkthrough *w, int k, struct walk_resour
 void
 walk_resources_destroy(struct walk_resources *res)
 {
+    if (res->cmp != NULL)
+        compare_destroy(res->cmp);
+    free(res->cmp);
+    if (res->second_pipe != NULL)
+        pipeline_destroy(res->second_pipe);
+    free(res->second_pipe);
+    res->cmp = NULL;
+    res->second_pipe = NULL;
     inputs_destroy(&res->in);
     free(res->ablated);
     free(res->experts_off);

@@ -37,6 +37,13 @@ struct family_model_state {
      * NULL.  Borrowed: the writing outlives the pipelines it builds.
      */
     const struct generation *writing;
+    /*
+     * A comparison this pipeline is the first of (compare.h), set by
+     * whoever compares it with a second model (a lesson's step: its
+     * narration quotes the second's numbers and the difference), or NULL.
+     * Borrowed.
+     */
+    struct compare *compared;
 };
 
 /*
