@@ -137,6 +137,8 @@ run_tui(const struct cli_options *o, const struct pipeline_source *src, struct d
             attn_fail_text(msg, sizeof msg, "--compare %s: %s", o->compare, err.msg);
             return die(err.status == ATTN_EVALUE ? EXIT_USAGE : EXIT_INPUT, msg);
         }
+        if (o->side >= 0)
+            app.view.side = (enum compare_side)o->side;
     }
     if (app.model != NULL && write_end_of(&o->eos, app.model, &app.eos, &err) != ATTN_OK) {
         if (o->walkthrough != NULL)
@@ -512,6 +514,7 @@ run_compared(const struct cli_options *o, const struct model *m, struct pipeline
         if (o->heatmap)
             heatmap_output(o, &po);
         po.failed = &heatmap_failed;
+        po.side = o->side >= 0 ? 1 + o->side : 0;
         print_compared(stdout, &c, &po);
         if (fflush(stdout) != 0 || ferror(stdout))
             code = die(EXIT_INPUT, "cannot write to standard output");

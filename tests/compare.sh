@@ -199,6 +199,20 @@ for pair in "$decoders/qwen3|$tmp/gguf-folder" "$tmp/gguf-folder|$decoders/qwen3
     fi
 done
 
+# --side: one of the three, printed or drawn.
+count=$((count + 1))
+"$bin" --model minillama --compare minillama-q4 --print --stage weights.h1 --side difference \
+    >"$tmp/side" 2>/dev/null
+[ "$(grep -c '^difference (second - first), layer 0, weights, head 1' "$tmp/side")" -eq 1 ] &&
+    ! grep -q '^first (\|^second (' "$tmp/side" || fail "--side difference: $(head -20 "$tmp/side")"
+count=$((count + 1))
+"$bin" --model minillama --compare minillama-q4 --figure "$tmp/second.svg" --stage weights \
+    --side second 2>"$tmp/err" && grep -q "weights, head 0, second, " "$tmp/err" ||
+    fail "--figure --side second: $(cat "$tmp/err")"
+expect 2 "--side chooses one of two models' numbers: give --compare too" -- --model minillama --side first --print
+expect 2 "--side: --export writes all three" -- --model minillama --compare minillama-q4 --side first --export "$tmp/no"
+expect 2 "--side sideways: choose first, second or difference" -- --model minillama --compare minillama-q4 --side sideways --print
+
 # Refused, naming what differs; never aligned silently.
 expect 2 "--compare minigpt: cannot be set beside minillama: key and value heads: 2 in minillama, 4 in minigpt: not the same shapes" \
     -- --model minillama --compare minigpt --print

@@ -555,6 +555,14 @@ draw_stage(struct fig *f, struct view *v, const struct pipeline *p, struct figur
         else
             snprintf(res->what, sizeof res->what, "%s", explain_stage_name(v->stage));
     }
+    if (v->compare != NULL) {
+        /* which of two models' numbers: the difference, the first's or the second's */
+        char said[sizeof res->what];
+        snprintf(said, sizeof said, "%s", res->what);
+        snprintf(res->what, sizeof res->what, "%.100s, %.40s", said,
+                 v->side == COMPARE_DIFFERENCE ? "second minus first"
+                                               : compare_side_name(v->side));
+    }
     draw_legend(f, 0, y, v, p, res);
     return 0;
 }

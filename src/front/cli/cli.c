@@ -13,6 +13,7 @@
 #include "attnscope/pipeline/knob.h"
 #include "attnscope/kernels/parallel.h"
 #include "attnscope/pipeline/pipeline.h"
+#include "attnscope/families/model/compare.h"
 #include "front/cli/cli.h"
 
 /* The options that are not knobs (the knobs' come from knob_table). */
@@ -33,6 +34,7 @@ enum {
     OPT_HELP_STAGES,
     OPT_MODEL,
     OPT_COMPARE,
+    OPT_SIDE,
     OPT_LAYER,
     OPT_TOP,
     OPT_BOS,
@@ -93,6 +95,9 @@ static const struct plain_option plain_options[] = {
       "every stage three ways (the first's, the second's, second minus first), the heads ranked "
       "by how much their attention changed, both next-token distributions and their KL "
       "divergence" },
+    { "side", 0, OPT_SIDE, "SIDE", GROUP_OUTPUT,
+      "with --compare: first, second or difference, the one of the three the view opens on "
+      "(default difference), --figure draws and --print prints (default all three)" },
     { "layer", 0, OPT_LAYER, "L", GROUP_INPUT,
       "with --model: the layer --print shows (from 0; default 0)" },
     { "top", 0, OPT_TOP, "K", GROUP_INPUT,
@@ -535,6 +540,15 @@ plain_option(struct cli_options *o, int c, const char *arg, char **argv, char *e
     case OPT_LAYER:
         r = knob_parse_int("--layer", arg, 0, 100000, &o->layer, err, err_size);
         break;
+    case OPT_SIDE:
+        for (o->side = 0; o->side < COMPARE_SIDES &&
+                          strcmp(arg, compare_side_name((enum compare_side)o->side)) != 0;
+             o->side++)
+            ;
+        if (o->side == COMPARE_SIDES)
+            r = attn_fail_text(err, err_size, "--side %s: choose first, second or difference",
+                               arg);
+        break;
     case OPT_TOP:
         r = knob_parse_int("--top", arg, 0, 1000, &o->top, err, err_size);
         break;
@@ -726,6 +740,12 @@ check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
         return -1;
     if (check_writing(o, settings, count, err, err_size) != 0)
         return -1;
+    if (o->side >= 0 && o->compare == NULL)
+        return attn_fail_text(err, err_size, "--side chooses one of two models' numbers: give "
+                                             "--compare too");
+    if (o->side >= 0 && o->mode == CLI_EXPORT)
+        return attn_fail_text(err, err_size, "--side: --export writes all three (DIR, "
+                                             "DIR/compare, DIR/difference); drop --side");
     if (o->compare != NULL && o->model == NULL)
         return attn_fail_text(err, err_size, "--compare is a second trained model beside the "
                                              "first: give --model too");
@@ -794,6 +814,7 @@ parse(int argc, char **argv, struct cli_options *o, bool lesson, char *err, size
     o->sentence = CLI_DEFAULT_SENTENCE;
     o->digits = 4;
     o->layer = -1;
+    o->side = -1;
     o->top = CLI_DEFAULT_TOP;
     o->generate = -1;
     o->eos.id = -1;

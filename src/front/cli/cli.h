@@ -57,6 +57,8 @@ struct cli_options {
     const char *model;               /* --model (or $ATTNSCOPE_MODEL): a folder or a name, or NULL */
     bool model_from_env;             /* the model came from $ATTNSCOPE_MODEL */
     const char *compare;             /* --compare: a second model beside the first, or NULL */
+    int side;                        /* --side: enum compare_side, or -1 (the view: the
+                                        difference; --print: all three) */
     int layer;                       /* --layer, or -1 */
     int top;                         /* --top: next tokens per position */
     bool bos;                        /* --bos */

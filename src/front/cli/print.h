@@ -24,6 +24,8 @@ struct print_options {
     bool utf8;                                /* heatmap glyphs in UTF-8 */
     int width;                                /* heatmap width in columns */
     bool *failed;                             /* set when a heatmap could not be drawn (may be NULL) */
+    int side;                                 /* with two models: 0 every side, or one,
+                                                 1 + enum compare_side (--side) */
 };
 
 /*

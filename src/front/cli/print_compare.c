@@ -163,6 +163,12 @@ void
 print_compared_selection(FILE *out, struct compare *c, const struct pipeline_selection *sel,
                          const struct print_options *po)
 {
+    if (po->side == 1 + COMPARE_FIRST || po->side == 1 + COMPARE_SECOND) {
+        /* (--side: one model's own, as it prints alone) */
+        print_model_selection(out, compare_side_pipeline(c, (enum compare_side)(po->side - 1)),
+                              sel, po);
+        return;
+    }
     if (sel->stage == PIPELINE_SELECT_TOKENS) {
         print_model_selection(out, c->a, sel, po); /* (the same ids: checked) */
     } else if (sel->stage == PIPELINE_SELECT_NEXT) {
@@ -181,7 +187,8 @@ print_compared_selection(FILE *out, struct compare *c, const struct pipeline_sel
         const int h1 = sel->head < 0 ? heads : sel->head + 1;
         for (int h = h0; h < h1; h++)
             for (int side = 0; side < COMPARE_SIDES; side++)
-                print_stage_of(out, c->a, c, (enum compare_side)side, sel->stage, h, po);
+                if (po->side == 0 || po->side == 1 + side)
+                    print_stage_of(out, c->a, c, (enum compare_side)side, sel->stage, h, po);
     }
 }
 
