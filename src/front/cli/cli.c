@@ -15,6 +15,7 @@
 #include "attnscope/pipeline/pipeline.h"
 #include "attnscope/families/model/compare.h"
 #include "front/cli/cli.h"
+#include "front/cli/cli_internal.h"
 
 /* The options that are not knobs (the knobs' come from knob_table). */
 enum {
@@ -57,18 +58,7 @@ enum {
     OPT_KNOB /* + 2 * knob + option: the knobs' options */
 };
 
-enum usage_group { GROUP_INPUT, GROUP_ATTENTION, GROUP_WRITING, GROUP_OUTPUT };
-
-struct plain_option {
-    const char *name;
-    char short_name;
-    int val;
-    const char *metavar; /* NULL: no argument */
-    enum usage_group group;
-    const char *help;    /* "%STAGES%" stands for the stage names */
-};
-
-static const struct plain_option plain_options[] = {
+const struct plain_option plain_options[] = {
     { "sentence", 's', 's', "TEXT", GROUP_INPUT, "the sentence (default \"" CLI_DEFAULT_SENTENCE "\")" },
     { "sentence-file", 'f', 'f', "FILE", GROUP_INPUT,
       "read the sentence from FILE (- for standard input; one final newline is dropped)" },
@@ -176,8 +166,8 @@ static const struct plain_option plain_options[] = {
     { "version", 0, OPT_VERSION, NULL, GROUP_OUTPUT, "the version" },
 };
 
+const size_t plain_option_count = sizeof plain_options / sizeof plain_options[0];
 #define PLAIN_COUNT (sizeof plain_options / sizeof plain_options[0])
-#define KNOB_OPTIONS (sizeof knob_table[0].options / sizeof knob_table[0].options[0])
 
 /* The long name of the plain option with value val. */
 static const char *
@@ -210,109 +200,6 @@ long_options(void)
                                                 NULL, OPT_KNOB + 2 * k + (int)j };
     }
     return all;
-}
-
-/* ------------------------------------------------------------------ usage */
-
-#define USAGE_HELP_COLUMN 26
-#define USAGE_WIDTH 92
-
-struct usage {
-    char *buf;
-    size_t size;
-    size_t len;
-};
-
-/* Appends to the usage text. */
-#define add(u, ...) attn_appendf((u)->buf, (u)->size, &(u)->len, __VA_ARGS__)
-
-/* One option: its names on the left, its help wrapped in the column on the right. */
-static void
-add_option(struct usage *u, char short_name, const char *name, const char *metavar, const char *help)
-{
-    char left[64];
-    char *text = NULL;
-    const char *t;
-    int col = 0;
-
-    snprintf(left, sizeof left, "  %c%c%s--%s%s%s", short_name ? '-' : ' ',
-             short_name ? short_name : ' ', short_name ? ", " : "  ", name, metavar ? " " : "",
-             metavar ? metavar : "");
-    add(u, "%s", left);
-    col = (int)strlen(left);
-    /* (Of any length: a fixed buffer cut --stage's help mid-word once the stages grew.) */
-    if (strstr(help, "%STAGES%") != NULL) {
-        char names[4096];
-        const char *at = strstr(help, "%STAGES%");
-        if (asprintf(&text, "%.*s%s%s", (int)(at - help), help,
-                     pipeline_stage_names(NULL, " ", names, sizeof names),
-                     at + strlen("%STAGES%")) < 0)
-            text = NULL;
-    }
-    t = text != NULL ? text : help;
-    if (col + 1 > USAGE_HELP_COLUMN) {
-        add(u, "\n");
-        col = 0;
-    }
-    while (*t != '\0') {
-        size_t fit = strlen(t);
-        if (fit > (size_t)(USAGE_WIDTH - USAGE_HELP_COLUMN)) {
-            fit = (size_t)(USAGE_WIDTH - USAGE_HELP_COLUMN);
-            while (fit > 0 && t[fit] != ' ')
-                fit--;
-            if (fit == 0)
-                fit = strcspn(t, " ");
-        }
-        add(u, "%*s%.*s\n", USAGE_HELP_COLUMN - col, "", (int)fit, t);
-        col = 0;
-        t += fit;
-        while (*t == ' ')
-            t++;
-    }
-    free(text);
-}
-
-static void
-add_group(struct usage *u, enum usage_group g, const char *title)
-{
-    add(u, "\n%s:\n", title);
-    for (size_t i = 0; i < PLAIN_COUNT; i++) {
-        const struct plain_option *o = &plain_options[i];
-        if (o->group == g)
-            add_option(u, o->short_name, o->name, o->metavar, o->help);
-    }
-    for (int k = 0; k < KNOB_COUNT; k++) {
-        const struct knob *kn = &knob_table[k];
-        bool in = g == GROUP_INPUT       ? kn->group == KNOB_GROUP_INPUT
-                  : g == GROUP_ATTENTION ? kn->group == KNOB_GROUP_ATTENTION
-                                         : g == GROUP_WRITING && kn->group == KNOB_GROUP_WRITING;
-        for (size_t j = 0; in && j < KNOB_OPTIONS; j++)
-            if (kn->options[j].name != NULL && kn->options[j].help != NULL)
-                add_option(u, 0, kn->options[j].name, kn->options[j].metavar, kn->options[j].help);
-    }
-}
-
-const char *
-cli_usage(void)
-{
-    static char text[16384];
-
-    if (text[0] == '\0') {
-        struct usage u = { text, sizeof text, 0 };
-        add(&u, "Usage: attnscope [options]                 step through attention interactively\n"
-                "       attnscope --print [options]         every stage as text tables\n"
-                "       attnscope --export DIR [options]    every stage and parameter as CSV files\n"
-                "       attnscope --model DIR --print       a trained GPT-2, Llama or Qwen, layer by "
-                "layer\n");
-        add_group(&u, GROUP_INPUT, "Input");
-        add_group(&u, GROUP_ATTENTION, "Attention");
-        add_group(&u, GROUP_WRITING, "Writing (a trained model, --model)");
-        add_group(&u, GROUP_OUTPUT, "Output");
-        add(&u, "\nExit status: 0 on success, 1 when an input or output fails, 2 for a bad option.\n"
-                "See attnscope(1) for the keys, the CSV layouts and examples (in a clone of\n"
-                "the source: man -l doc/attnscope.1).\n");
-    }
-    return text;
 }
 
 /* A knob's option as given: applied once every option is read, in knob priority order. */

@@ -1,0 +1,117 @@
+/* cli_usage.c: --help's text, made from the options' table and the knobs' (see cli.h). */
+#include "config.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnscope/base/status.h"
+#include "attnscope/pipeline/knob.h"
+#include "attnscope/pipeline/pipeline.h"
+#include "front/cli/cli.h"
+#include "front/cli/cli_internal.h"
+
+/* ------------------------------------------------------------------ usage */
+
+#define USAGE_HELP_COLUMN 26
+#define USAGE_WIDTH 92
+
+struct usage {
+    char *buf;
+    size_t size;
+    size_t len;
+};
+
+/* Appends to the usage text. */
+#define add(u, ...) attn_appendf((u)->buf, (u)->size, &(u)->len, __VA_ARGS__)
+
+/* One option: its names on the left, its help wrapped in the column on the right. */
+static void
+add_option(struct usage *u, char short_name, const char *name, const char *metavar, const char *help)
+{
+    char left[64];
+    char *text = NULL;
+    const char *t;
+    int col = 0;
+
+    snprintf(left, sizeof left, "  %c%c%s--%s%s%s", short_name ? '-' : ' ',
+             short_name ? short_name : ' ', short_name ? ", " : "  ", name, metavar ? " " : "",
+             metavar ? metavar : "");
+    add(u, "%s", left);
+    col = (int)strlen(left);
+    /* (Of any length: a fixed buffer cut --stage's help mid-word once the stages grew.) */
+    if (strstr(help, "%STAGES%") != NULL) {
+        char names[4096];
+        const char *at = strstr(help, "%STAGES%");
+        if (asprintf(&text, "%.*s%s%s", (int)(at - help), help,
+                     pipeline_stage_names(NULL, " ", names, sizeof names),
+                     at + strlen("%STAGES%")) < 0)
+            text = NULL;
+    }
+    t = text != NULL ? text : help;
+    if (col + 1 > USAGE_HELP_COLUMN) {
+        add(u, "\n");
+        col = 0;
+    }
+    while (*t != '\0') {
+        size_t fit = strlen(t);
+        if (fit > (size_t)(USAGE_WIDTH - USAGE_HELP_COLUMN)) {
+            fit = (size_t)(USAGE_WIDTH - USAGE_HELP_COLUMN);
+            while (fit > 0 && t[fit] != ' ')
+                fit--;
+            if (fit == 0)
+                fit = strcspn(t, " ");
+        }
+        add(u, "%*s%.*s\n", USAGE_HELP_COLUMN - col, "", (int)fit, t);
+        col = 0;
+        t += fit;
+        while (*t == ' ')
+            t++;
+    }
+    free(text);
+}
+
+static void
+add_group(struct usage *u, enum usage_group g, const char *title)
+{
+    add(u, "\n%s:\n", title);
+    for (size_t i = 0; i < plain_option_count; i++) {
+        const struct plain_option *o = &plain_options[i];
+        if (o->group == g)
+            add_option(u, o->short_name, o->name, o->metavar, o->help);
+    }
+    for (int k = 0; k < KNOB_COUNT; k++) {
+        const struct knob *kn = &knob_table[k];
+        bool in = g == GROUP_INPUT       ? kn->group == KNOB_GROUP_INPUT
+                  : g == GROUP_ATTENTION ? kn->group == KNOB_GROUP_ATTENTION
+                                         : g == GROUP_WRITING && kn->group == KNOB_GROUP_WRITING;
+        for (size_t j = 0; in && j < KNOB_OPTIONS; j++)
+            if (kn->options[j].name != NULL && kn->options[j].help != NULL)
+                add_option(u, 0, kn->options[j].name, kn->options[j].metavar, kn->options[j].help);
+    }
+}
+
+const char *
+cli_usage(void)
+{
+    static char text[16384];
+
+    if (text[0] == '\0') {
+        struct usage u = { text, sizeof text, 0 };
+        add(&u, "Usage: attnscope [options]                 step through attention interactively\n"
+                "       attnscope --print [options]         every stage as text tables\n"
+                "       attnscope --export DIR [options]    every stage and parameter as CSV files\n"
+                "       attnscope --model DIR --print       a trained GPT-2, Llama or Qwen, layer by "
+                "layer\n");
+        add_group(&u, GROUP_INPUT, "Input");
+        add_group(&u, GROUP_ATTENTION, "Attention");
+        add_group(&u, GROUP_WRITING, "Writing (a trained model, --model)");
+        add_group(&u, GROUP_OUTPUT, "Output");
+        add(&u, "\nExit status: 0 on success, 1 when an input or output fails, 2 for a bad option.\n"
+                "See attnscope(1) for the keys, the CSV layouts and examples (in a clone of\n"
+                "the source: man -l doc/attnscope.1).\n");
+    }
+    return text;
+}
+
