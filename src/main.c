@@ -450,6 +450,34 @@ export_model_run(const struct cli_options *o, struct pipeline *p,
     return 0;
 }
 
+/* --print's options for a trained model's run (and two models'), as the command line set them. */
+static void
+model_print_options(const struct cli_options *o, const struct pipeline_selection *chosen,
+                    struct print_options *po, bool *heatmap_failed)
+{
+    memset(po, 0, sizeof *po);
+    po->digits = o->digits;
+    po->count = o->stage_count;
+    po->chosen = chosen;
+    po->format = o->format;
+    po->heatmap = o->heatmap;
+    if (o->heatmap)
+        heatmap_output(o, po);
+    po->failed = heatmap_failed;
+    po->side = o->side >= 0 ? 1 + o->side : 0;
+}
+
+/* What printing to standard output ended with: 0, or the error said. */
+static int
+printed(bool heatmap_failed)
+{
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return die(EXIT_INPUT, "cannot write to standard output");
+    if (heatmap_failed)
+        return die(EXIT_INPUT, "a heatmap could not be drawn: out of memory");
+    return 0;
+}
+
 /*
  * --compare with --print or --export: the second model opened as --model's
  * is (its messages name --compare), its sizes checked against the first's,
@@ -505,21 +533,9 @@ run_compared(const struct cli_options *o, const struct model *m, struct pipeline
     } else if (o->mode == CLI_PRINT) {
         struct print_options po;
         bool heatmap_failed = false;
-        memset(&po, 0, sizeof po);
-        po.digits = o->digits;
-        po.count = o->stage_count;
-        po.chosen = chosen;
-        po.format = o->format;
-        po.heatmap = o->heatmap;
-        if (o->heatmap)
-            heatmap_output(o, &po);
-        po.failed = &heatmap_failed;
-        po.side = o->side >= 0 ? 1 + o->side : 0;
+        model_print_options(o, chosen, &po, &heatmap_failed);
         print_compared(stdout, &c, &po);
-        if (fflush(stdout) != 0 || ferror(stdout))
-            code = die(EXIT_INPUT, "cannot write to standard output");
-        else if (heatmap_failed)
-            code = die(EXIT_INPUT, "a heatmap could not be drawn: out of memory");
+        code = printed(heatmap_failed);
     }
     if (code == 0 && (o->mode == CLI_EXPORT || o->print_and_export)) {
         int written = 0;
@@ -684,20 +700,9 @@ run_model(const struct cli_options *given, const char *sentence)
     } else {
         struct print_options po;
         bool heatmap_failed = false;
-        memset(&po, 0, sizeof po);
-        po.digits = o->digits;
-        po.count = o->stage_count;
-        po.chosen = chosen;
-        po.format = o->format;
-        po.heatmap = o->heatmap;
-        if (o->heatmap)
-            heatmap_output(o, &po);
-        po.failed = &heatmap_failed;
+        model_print_options(o, chosen, &po, &heatmap_failed);
         print_model(stdout, &p, &po);
-        if (fflush(stdout) != 0 || ferror(stdout))
-            code = die(EXIT_INPUT, "cannot write to standard output");
-        else if (heatmap_failed)
-            code = die(EXIT_INPUT, "a heatmap could not be drawn: out of memory");
+        code = printed(heatmap_failed);
         if (code == 0 && o->print_and_export)
             code = export_model_run(o, &p, chosen);
     }
@@ -748,11 +753,7 @@ print_book(const struct cli_options *o, const struct pipeline *p,
         heatmap_output(o, &po);
     po.failed = &heatmap_failed;
     print_pipeline(stdout, p, &po);
-    if (fflush(stdout) != 0 || ferror(stdout))
-        return die(EXIT_INPUT, "cannot write to standard output");
-    if (heatmap_failed)
-        return die(EXIT_INPUT, "a heatmap could not be drawn: out of memory");
-    return 0;
+    return printed(heatmap_failed);
 }
 
 int

@@ -3,35 +3,8 @@
 # --weights round trips, and every kind of bad input giving a one-line error
 # that names the option or the file, row and column, with the right exit code.
 
-set -u
-bin="${top_builddir:-.}/attnscope"
-src="${top_srcdir:-.}"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/attnscope-cli-XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-count=0
-
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
-
-# expect CODE NEEDLE -- ARGS...: exit status CODE and NEEDLE on stderr (one line).
-expect() {
-    code=$1
-    needle=$2
-    shift 3
-    count=$((count + 1))
-    "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
-    got=$?
-    if [ "$got" -ne "$code" ]; then
-        fail "attnscope $*: exit $got, expected $code ($(cat "$tmp/err"))"
-    elif ! grep -qF -- "$needle" "$tmp/err"; then
-        fail "attnscope $*: stderr lacks '$needle': $(cat "$tmp/err")"
-    elif [ "$code" -ne 0 ] && [ "$(grep -c '^attnscope: ' "$tmp/err")" -ne 1 ]; then
-        fail "attnscope $*: expected exactly one error line: $(cat "$tmp/err")"
-    fi
-}
+name=cli
+. "${top_srcdir:-.}/tests/clilib.sh"
 
 # The book's MultiHeadAttention output, first row.
 count=$((count + 1))

@@ -4,33 +4,8 @@
 # subtracted, identical weights in other files differ by nothing, and what
 # cannot be compared is refused naming what differs.
 
-set -u
-bin="${top_builddir:-.}/attnscope"
-src="${top_srcdir:-.}"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/attnscope-compare-XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-count=0
-
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
-
-# expect CODE NEEDLE -- ARGS...: exit status CODE and NEEDLE on stderr.
-expect() {
-    code=$1
-    needle=$2
-    shift 3
-    count=$((count + 1))
-    "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
-    got=$?
-    if [ "$got" -ne "$code" ]; then
-        fail "attnscope $*: exit $got, expected $code ($(cat "$tmp/err"))"
-    elif ! grep -qF -- "$needle" "$tmp/err"; then
-        fail "attnscope $*: stderr lacks '$needle': $(cat "$tmp/err")"
-    fi
-}
+name=compare
+. "${top_srcdir:-.}/tests/clilib.sh"
 
 # subtracted DIR: every file of DIR/difference is DIR/compare's minus DIR's, cell by cell,
 # to float32's rounding (the difference is made in float32; awk works in double), a cell
@@ -215,9 +190,9 @@ expect 2 "--side sideways: choose first, second or difference" -- --model minill
 
 # Refused, naming what differs; never aligned silently.
 expect 2 "--compare minigpt: cannot be set beside minillama: key and value heads: 2 in minillama, 4 in minigpt: not the same shapes" \
-    -- --model minillama --compare minigpt --print
+    -- --model minillama --compare minigpt --print -s "cat map"
 expect 2 "--compare minigemma: cannot be set beside minillama: stage queries_normed: minigemma has it, minillama has not" \
-    -- --model minillama --compare minigemma --print
+    -- --model minillama --compare minigemma --print -s "cat map"
 # The same shapes, another tokenizer: minillama's files with the ids of " map" and " sun"
 # swapped in its vocabulary.
 mkdir -p "$tmp/shifted"
@@ -226,7 +201,7 @@ sed 's/"Ġmap": *398/"Ġmap": 397_/; s/"Ġsun": *397/"Ġsun": 398/; s/397_/397/'
     "$src/samples/models/minillama/tokenizer.json" >"$tmp/shifted/tokenizer.json"
 expect 2 "token 1 is id 398 '·map' to minillama and id 397 '·map' to shifted: their tokenizers differ" \
     -- --model minillama --compare "$tmp/shifted" --print -s "cat map"
-expect 1 "--compare /nonexistent: no such file or folder" -- --model minillama --compare /nonexistent --print
+expect 1 "--compare /nonexistent: no such file or folder" -- --model minillama --compare /nonexistent --print -s cat
 expect 2 "--compare is a second trained model beside the first: give --model too" -- --compare minillama --print
 expect 2 "--compare: the folder name is empty" -- --model minillama --compare "" --print
 

@@ -67,12 +67,13 @@ def passage(rng):
     return " ".join(seq * rng.choice([2, 3]))
 
 
-def contexts(rng, vocab, ranks, eot, n_ctx):
-    """What train() draws from: n_ctx + 1 ids of passages, each after <|endoftext|>."""
+def contexts(rng, vocab, ranks, eot, n_ctx, make=passage):
+    """What train() draws from: n_ctx + 1 ids of passages (make(rng)'s, by default this
+    task's), each after <|endoftext|>."""
     def context():
         ids = []
         while len(ids) < n_ctx + 1:
-            ids += [eot] + encode(passage(rng), vocab, ranks)
+            ids += [eot] + encode(make(rng), vocab, ranks)
         return ids[: n_ctx + 1]
     return context
 

@@ -32,7 +32,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpt2_fixtures import write_safetensors  # noqa: E402
 from gpt2_tiny_model import encode  # noqa: E402
-from train_minigpt import WORDS, tokenizer, train, write_config  # noqa: E402
+from train_minigpt import WORDS, contexts, tokenizer, train, write_config  # noqa: E402
 import train_minillama as base  # noqa: E402
 
 BASE = os.path.join("samples", "models", "minillama")
@@ -46,15 +46,6 @@ def passage(rng):
     """k random words, then every other one of them again: the second task."""
     seq = [rng.choice(WORDS) for _ in range(rng.randint(4, 12))]
     return " ".join(seq + seq[::2])
-
-
-def contexts(rng, vocab, ranks, eot, n_ctx):
-    def context():
-        ids = []
-        while len(ids) < n_ctx + 1:
-            ids += [eot] + encode(passage(rng), vocab, ranks)
-        return ids[: n_ctx + 1]
-    return context
 
 
 def read_safetensors(path):
@@ -136,7 +127,7 @@ def main():
         print("before: layer %d one back %s  two back %s" % (
             layer, " ".join("%.3f" % v for v in one), " ".join("%.3f" % v for v in two)))
     print("before: second pass", " ".join("%.3f" % p for p in second_pass(model, eval_ids)))
-    train(model, contexts(rng, vocab, ranks, eot, base.N_CTX), eval_ids, STEPS)
+    train(model, contexts(rng, vocab, ranks, eot, base.N_CTX, passage), eval_ids, STEPS)
 
     os.makedirs(OUT, exist_ok=True)
     write_safetensors(os.path.join(OUT, "model.safetensors"), model.tensors())

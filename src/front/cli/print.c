@@ -652,25 +652,46 @@ print_model_next(FILE *out, const struct pipeline *p, const struct family_model_
     fputc('\n', out); /* a blank line ends it, as every table */
 }
 
+void
+print_layers_table(FILE *out, const char *title, const struct matrix *m,
+                   const struct print_options *po)
+{
+    char **labels = calloc((size_t)m->rows, sizeof *labels);
+    struct table t;
+    bool ok = labels != NULL;
+
+    for (int l = 0; ok && l < m->rows; l++) {
+        labels[l] = malloc(24);
+        ok = labels[l] != NULL;
+        if (ok)
+            snprintf(labels[l], 24, "layer %d", l);
+    }
+    if (ok) {
+        memset(&t, 0, sizeof t);
+        t.title = title;
+        t.m = m;
+        t.rows = (const char *const *)labels;
+        t.col_prefix = "h";
+        print_table(out, &t, po);
+    } else {
+        fprintf(out, "%s: out of memory\n\n", title);
+    }
+    for (int l = 0; labels != NULL && l < m->rows; l++)
+        free(labels[l]);
+    free(labels);
+}
+
 /* The model map: every measure of every head, a table of layers x heads each. */
 static void
 print_model_heads(FILE *out, const struct pipeline *p, const struct print_options *po)
 {
     const int heads = p->st.shape.heads;
     struct matrix m;
-    char **labels;
     char title[160];
 
     if (matrix_create(&m, p->layers, heads, NULL) != ATTN_OK)
         return;
-    labels = calloc((size_t)p->layers, sizeof *labels);
-    for (int l = 0; labels != NULL && l < p->layers; l++) {
-        labels[l] = malloc(24);
-        if (labels[l] != NULL)
-            snprintf(labels[l], 24, "layer %d", l);
-    }
-    for (int k = 0; k < MEASURE_COUNT && labels != NULL; k++) {
-        struct table t;
+    for (int k = 0; k < MEASURE_COUNT; k++) {
         bool undefined = false;
         if (!head_measure_present(p, (enum head_measure)k))
             continue;
@@ -683,16 +704,8 @@ print_model_heads(FILE *out, const struct pipeline *p, const struct print_option
                  !undefined                        ? ""
                  : k == (int)MEASURE_INDUCTION ? "; nan: no token of the text repeats"
                                                    : "; nan: not defined for this text");
-        memset(&t, 0, sizeof t);
-        t.title = title;
-        t.m = &m;
-        t.rows = (const char *const *)labels;
-        t.col_prefix = "h";
-        print_table(out, &t, po);
+        print_layers_table(out, title, &m, po);
     }
-    for (int l = 0; labels != NULL && l < p->layers; l++)
-        free(labels[l]);
-    free(labels);
     matrix_destroy(&m);
 }
 

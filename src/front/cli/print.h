@@ -52,6 +52,9 @@ struct table {
     const char *col_prefix;
     const unsigned char *mark; /* (rows) 1: append '*' to the row label */
 };
+/* A table of one number per layer and head (rows "layer L", columns "hH"), titled. */
+void print_layers_table(FILE *out, const char *title, const struct matrix *m,
+                        const struct print_options *po);
 /* t in po's format (text, CSV, Markdown, LaTeX). */
 void print_table(FILE *out, const struct table *t, const struct print_options *po);
 /* A label cut to at most width columns (with '~' when cut), padded on the right (or left). */

@@ -84,49 +84,32 @@ print_heads_changed(FILE *out, struct compare *c, const struct print_options *po
     const int layers = c->a->layers, heads = c->a->st.shape.heads;
     const size_t count = (size_t)layers * (size_t)heads;
     struct matrix m;
-    char **labels = calloc((size_t)layers, sizeof *labels);
     char title[256];
-    struct table t;
-    bool ok = labels != NULL && matrix_create(&m, layers, heads, NULL) == ATTN_OK;
 
-    for (int l = 0; ok && l < layers; l++) {
-        labels[l] = malloc(24);
-        ok = labels[l] != NULL;
-        if (ok)
-            snprintf(labels[l], 24, "layer %d", l);
-    }
-    if (!ok || compare_heads_changed(c, m.data) != 0) {
+    if (matrix_create(&m, layers, heads, NULL) != ATTN_OK || compare_heads_changed(c, m.data) != 0) {
         fputs("heads changed: out of memory\n\n", out);
-    } else {
-        snprintf(title, sizeof title, "heads changed: %s (layers x heads)", COMPARE_HEADS_MEASURE);
-        memset(&t, 0, sizeof t);
-        t.title = title;
-        t.m = &m;
-        t.rows = (const char *const *)labels;
-        t.col_prefix = "h";
-        print_table(out, &t, po);
-        if (po->format == PRINT_TEXT) {
-            /* The five that changed most, most first (a layer's earlier head first on a tie). */
-            bool *taken = calloc(count, sizeof *taken);
-            fputs("most changed:", out);
-            for (int k = 0; taken != NULL && k < 5 && (size_t)k < count; k++) {
-                size_t best = count;
-                for (size_t e = 0; e < count; e++)
-                    if (!taken[e] && (best == count || m.data[e] > m.data[best]))
-                        best = e;
-                taken[best] = true;
-                fprintf(out, "  %zu.%zu %.*f", best / (size_t)heads, best % (size_t)heads,
-                        po->digits, (double)m.data[best]);
-            }
-            fputs("\n\n", out);
-            free(taken);
-        }
-    }
-    if (ok)
         matrix_destroy(&m);
-    for (int l = 0; labels != NULL && l < layers; l++)
-        free(labels[l]);
-    free(labels);
+        return;
+    }
+    snprintf(title, sizeof title, "heads changed: %s (layers x heads)", COMPARE_HEADS_MEASURE);
+    print_layers_table(out, title, &m, po);
+    if (po->format == PRINT_TEXT) {
+        /* The five that changed most, most first (a layer's earlier head first on a tie). */
+        bool *taken = calloc(count, sizeof *taken);
+        fputs("most changed:", out);
+        for (int k = 0; taken != NULL && k < 5 && (size_t)k < count; k++) {
+            size_t best = count;
+            for (size_t e = 0; e < count; e++)
+                if (!taken[e] && (best == count || m.data[e] > m.data[best]))
+                    best = e;
+            taken[best] = true;
+            fprintf(out, "  %zu.%zu %.*f", best / (size_t)heads, best % (size_t)heads, po->digits,
+                    (double)m.data[best]);
+        }
+        fputs("\n\n", out);
+        free(taken);
+    }
+    matrix_destroy(&m);
 }
 
 /* Both logit lenses after the last token, and the layer from which they differ. */
