@@ -407,6 +407,14 @@ keys :
 keys -l "compare $srcdir/samples/models/minillama-q4"
 keys Enter
 snap ":compare minillama-q4: open again"
+# x with two models: the stage shown of both and their difference, as --export --compare writes it.
+keys x
+settle
+checks=$((checks + 1))
+[ -f "$tmp/attnscope-export/layer1/weights.h3.csv" ] &&
+    [ -f "$tmp/attnscope-export/compare/layer1/weights.h3.csv" ] &&
+    [ -f "$tmp/attnscope-export/difference/layer1/weights.h3.csv" ] ||
+    { fail "compare: x did not write the three:"; screen; }
 finish compare
 
 # 21. A model writing in a real terminal: --generate opens on the text written,

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 
+#include "attnscope/families/model/compare.h"
 #include "attnscope/families/model/generate.h"
 #include "attnscope/families/model/model_export.h"
 #include "attnscope/pipeline/export.h"
@@ -42,6 +43,40 @@ export_shown_parameters(struct app *a)
 }
 
 /*
+ * x with a second model beside the first: what the screen shows of all
+ * three, as --export --compare --stage writes it (the map: heads.csv and
+ * heads-changed.csv; the predictions: next.csv and next-kl.csv; a stage:
+ * every layer's, the first's, under compare/ the second's, under
+ * difference/ the difference).
+ */
+static void
+export_compared_shown(struct app *a)
+{
+    const struct view *v = &a->view;
+    struct pipeline_selection sel = { STAGE_WEIGHTS, -1, NULL };
+    struct attn_error err;
+    int written = 0;
+
+    if (v->screen == SCREEN_MAP)
+        sel.stage = PIPELINE_SELECT_HEADS;
+    else if (v->screen == SCREEN_NEXT)
+        sel.stage = PIPELINE_SELECT_NEXT;
+    else if (v->stage == VIEW_CACHE)
+        sel.stage = PIPELINE_SELECT_CACHE;
+    else if (v->screen != SCREEN_SENTENCE)
+        sel.stage = explain_pipeline_stage(&a->pipe, v->stage, false);
+    else
+        sel.head = v->head;
+    if (export_model_compared(v->compare, &sel, 1, NULL, a->export_dir, &written, &err) !=
+        ATTN_OK) {
+        app_complain(a, err.msg);
+        return;
+    }
+    app_say(a, "wrote %d files into %s/, %s/compare/ and %s/difference/: the two models' and "
+               "their difference", written, a->export_dir, a->export_dir, a->export_dir);
+}
+
+/*
  * x on a trained model: what the screen shows, named as --export names it
  * (the stage shown in its layer's folder, the map as heads.csv, the
  * predictions as next.csv and lens.csv), beside the files already there.
@@ -57,6 +92,10 @@ export_model_shown(struct app *a)
                                           : explain_pipeline_stage(&a->pipe, v->stage, false);
     char first[64];
 
+    if (v->compare != NULL) {
+        export_compared_shown(a);
+        return;
+    }
     if ((v->screen == SCREEN_MAP)) {
         st = export_model_view(&a->pipe, EXPORT_MODEL_MAP, ps, -1, -1, a->export_dir, &written, &err);
         snprintf(first, sizeof first, "heads.csv (the map)");
