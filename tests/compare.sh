@@ -6,6 +6,8 @@
 
 name=compare
 . "${top_srcdir:-.}/tests/clilib.sh"
+# The models that ship, by their folders (a build tree elsewhere, distcheck's, finds no name).
+models=$(cd "$src/samples/models" && pwd)
 
 # subtracted DIR: every file of DIR/difference is DIR/compare's minus DIR's, cell by cell,
 # to float32's rounding (the difference is made in float32; awk works in double), a cell
@@ -50,7 +52,7 @@ subtracted() {
 
 # A shipped model against its 4-bit GGUF: every stage of every layer exported three ways.
 count=$((count + 1))
-if "$bin" --model minillama --compare minillama-q4 --export "$tmp/q4" 2>"$tmp/err"; then
+if "$bin" --model "$models/minillama" --compare "$models/minillama-q4" --export "$tmp/q4" 2>"$tmp/err"; then
     grep -qF "attnscope: wrote 201 files into $tmp/q4, $tmp/q4/compare and $tmp/q4/difference" "$tmp/err" ||
         fail "--export with --compare: $(cat "$tmp/err")"
     wrong=$(subtracted "$tmp/q4")
@@ -73,7 +75,7 @@ else
 fi
 # A selection: the stages chosen, in each of the three folders, and the changes of the heads.
 count=$((count + 1))
-"$bin" --model minillama --compare minillama-q4 --export "$tmp/sel" --stage weights.h1 --stage heads \
+"$bin" --model "$models/minillama" --compare "$models/minillama-q4" --export "$tmp/sel" --stage weights.h1 --stage heads \
     --stage final 2>"$tmp/err" &&
     [ -f "$tmp/sel/layer1/weights.h1.csv" ] && [ -f "$tmp/sel/compare/layer1/weights.h1.csv" ] &&
     [ -f "$tmp/sel/difference/layer1/weights.h1.csv" ] && [ -f "$tmp/sel/difference/final.csv" ] &&
@@ -83,7 +85,7 @@ count=$((count + 1))
 # --print: each stage three ways, the next tokens of both with their divergence, the heads
 # ranked, where the lenses part.
 count=$((count + 1))
-"$bin" --model minillama --compare minillama-q4 --print --stage weights.h1 --stage next --stage heads \
+"$bin" --model "$models/minillama" --compare "$models/minillama-q4" --print --stage weights.h1 --stage next --stage heads \
     --stage lens >"$tmp/print" 2>"$tmp/err" &&
     grep -q "^first (minillama), layer 0, weights, head 1 of 4 (17 x 17)" "$tmp/print" &&
     grep -q "^second (minillama-q4), layer 0, weights, head 1 of 4 (17 x 17)" "$tmp/print" &&
@@ -95,7 +97,7 @@ count=$((count + 1))
     grep -q "^logit lens compared: " "$tmp/print" || fail "--print with --compare: $(head -c 3000 "$tmp/print") $(cat "$tmp/err")"
 # The printed difference is the export's (the same numbers, --digits 9 against %.9g).
 count=$((count + 1))
-"$bin" --model minillama --compare minillama-q4 --print --stage weights.h1 --layer 1 --format csv \
+"$bin" --model "$models/minillama" --compare "$models/minillama-q4" --print --stage weights.h1 --layer 1 --format csv \
     --digits 9 >"$tmp/csv" 2>/dev/null
 awk '/^# difference/ { on = 1; next } on && /^$/ { exit } on' "$tmp/csv" >"$tmp/csv.diff"
 [ -s "$tmp/csv.diff" ] || fail "--format csv with --compare printed no difference: $(head -20 "$tmp/csv")"
@@ -105,7 +107,7 @@ awk '/^# difference/ { on = 1; next } on && /^$/ { exit } on' "$tmp/csv" >"$tmp/
 # that text, run alone), in --print's column and generated.csv's.
 count=$((count + 1))
 prompt="cat map sun red fox ink owl jam cat"
-"$bin" --model minillama --compare minillama-q4 --print --generate 6 -s "$prompt" \
+"$bin" --model "$models/minillama" --compare "$models/minillama-q4" --print --generate 6 -s "$prompt" \
     >"$tmp/gen" 2>"$tmp/err" || fail "--generate with --compare: $(cat "$tmp/err")"
 grep -q "p second: the probability minillama-q4 gave the token, reading the same text" "$tmp/gen" ||
     fail "--generate with --compare: no p second: $(head -20 "$tmp/gen")"
@@ -115,14 +117,14 @@ for step in 1 2 3 4 5 6; do
     row=$(awk -v s="$step" '$1 == s && NF == 9 { print }' "$tmp/gen")
     token=$(echo "$row" | awk '{ print $4 }')
     second=$(echo "$row" | awk '{ print $9 }')
-    own=$("$bin" --model minillama-q4 --print --stage next --top 520 -s "$text" 2>/dev/null |
+    own=$("$bin" --model "$models/minillama-q4" --print --stage next --top 520 -s "$text" 2>/dev/null |
         awk -v t="$token" 'NF > 2 { last = $0 } END { n = split(last, f, " "); for (i = 3; i < n; i += 2) if (f[i] == t) print f[i + 1] }')
     [ -n "$second" ] && [ "$second" = "$own" ] ||
         fail "--generate --compare step $step ($token): p second '$second', minillama-q4 alone '$own'"
     text="$text ${token#·}"
 done
 count=$((count + 1))
-"$bin" --model minillama --compare minillama-q4 --export "$tmp/genx" --generate 3 --stage tokens \
+"$bin" --model "$models/minillama" --compare "$models/minillama-q4" --export "$tmp/genx" --generate 3 --stage tokens \
     -s "$prompt" 2>"$tmp/err" &&
     head -1 "$tmp/genx/generated.csv" | grep -qx "step,position,id,token,probability,second_probability" &&
     [ "$(wc -l <"$tmp/genx/generated.csv")" -eq 4 ] && [ -f "$tmp/genx/compare/tokens.csv" ] ||
@@ -176,23 +178,23 @@ done
 
 # --side: one of the three, printed or drawn.
 count=$((count + 1))
-"$bin" --model minillama --compare minillama-q4 --print --stage weights.h1 --side difference \
+"$bin" --model "$models/minillama" --compare "$models/minillama-q4" --print --stage weights.h1 --side difference \
     >"$tmp/side" 2>/dev/null
 [ "$(grep -c '^difference (second - first), layer 0, weights, head 1' "$tmp/side")" -eq 1 ] &&
     ! grep -q '^first (\|^second (' "$tmp/side" || fail "--side difference: $(head -20 "$tmp/side")"
 count=$((count + 1))
-"$bin" --model minillama --compare minillama-q4 --figure "$tmp/second.svg" --stage weights \
+"$bin" --model "$models/minillama" --compare "$models/minillama-q4" --figure "$tmp/second.svg" --stage weights \
     --side second 2>"$tmp/err" && grep -q "weights, head 0, second, " "$tmp/err" ||
     fail "--figure --side second: $(cat "$tmp/err")"
-expect 2 "--side chooses one of two models' numbers: give --compare too" -- --model minillama --side first --print
-expect 2 "--side: --export writes all three" -- --model minillama --compare minillama-q4 --side first --export "$tmp/no"
-expect 2 "--side sideways: choose first, second or difference" -- --model minillama --compare minillama-q4 --side sideways --print
+expect 2 "--side chooses one of two models' numbers: give --compare too" -- --model "$models/minillama" --side first --print
+expect 2 "--side: --export writes all three" -- --model "$models/minillama" --compare "$models/minillama-q4" --side first --export "$tmp/no"
+expect 2 "--side sideways: choose first, second or difference" -- --model "$models/minillama" --compare "$models/minillama-q4" --side sideways --print
 
 # Refused, naming what differs; never aligned silently.
-expect 2 "--compare minigpt: cannot be set beside minillama: key and value heads: 2 in minillama, 4 in minigpt: not the same shapes" \
-    -- --model minillama --compare minigpt --print -s "cat map"
-expect 2 "--compare minigemma: cannot be set beside minillama: stage queries_normed: minigemma has it, minillama has not" \
-    -- --model minillama --compare minigemma --print -s "cat map"
+expect 2 "--compare $models/minigpt: cannot be set beside minillama: key and value heads: 2 in minillama, 4 in minigpt: not the same shapes" \
+    -- --model "$models/minillama" --compare "$models/minigpt" --print -s "cat map"
+expect 2 "--compare $models/minigemma: cannot be set beside minillama: stage queries_normed: minigemma has it, minillama has not" \
+    -- --model "$models/minillama" --compare "$models/minigemma" --print -s "cat map"
 # The same shapes, another tokenizer: minillama's files with the ids of " map" and " sun"
 # swapped in its vocabulary.
 mkdir -p "$tmp/shifted"
@@ -200,10 +202,10 @@ cp "$src/samples/models/minillama/config.json" "$src/samples/models/minillama/mo
 sed 's/"Ġmap": *398/"Ġmap": 397_/; s/"Ġsun": *397/"Ġsun": 398/; s/397_/397/' \
     "$src/samples/models/minillama/tokenizer.json" >"$tmp/shifted/tokenizer.json"
 expect 2 "token 1 is id 398 '·map' to minillama and id 397 '·map' to shifted: their tokenizers differ" \
-    -- --model minillama --compare "$tmp/shifted" --print -s "cat map"
-expect 1 "--compare /nonexistent: no such file or folder" -- --model minillama --compare /nonexistent --print -s cat
-expect 2 "--compare is a second trained model beside the first: give --model too" -- --compare minillama --print
-expect 2 "--compare: the folder name is empty" -- --model minillama --compare "" --print
+    -- --model "$models/minillama" --compare "$tmp/shifted" --print -s "cat map"
+expect 1 "--compare /nonexistent: no such file or folder" -- --model "$models/minillama" --compare /nonexistent --print -s cat
+expect 2 "--compare is a second trained model beside the first: give --model too" -- --compare "$models/minillama" --print
+expect 2 "--compare: the folder name is empty" -- --model "$models/minillama" --compare "" --print
 
 echo "$count checks, $failures failed"
 [ "$failures" -eq 0 ]

@@ -189,13 +189,15 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
     struct pipeline_view pv;
     bool skip;
     bool cached;
+    struct stagemap_range *kept;
 
     if (sm->compare != NULL)
         p = compare_side_pipeline(sm->compare, sm->side);
-    cached = sm->range_generation == p->generation && sm->range_other == other &&
-             sm->range_side == sm->side && sm->range_layer == p->layer && sm->range_stage == s;
+    kept = &sm->range[sm->compare != NULL ? sm->side : COMPARE_FIRST];
+    cached = kept->generation == p->generation && kept->other == other &&
+             kept->layer == p->layer && kept->stage == s;
     if (difference && !cached)
-        difference_range(sm, p, s, &sm->range_lo, &sm->range_hi);
+        difference_range(sm, p, s, &kept->lo, &kept->hi);
     side_view(sm, p, s, head, &pv); /* (after the range: the difference's memory is one head's) */
     sm->p = p;
     sm->stage = s;
@@ -223,11 +225,11 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
            !difference;
     /* (a layer stepped to keeps the generation: its stages are another layer's numbers) */
     if (difference) {
-        spec->lo = sm->range_lo;
-        spec->hi = sm->range_hi;
-    } else if (cached && sm->range_skip_first == skip) {
-        spec->lo = sm->range_lo;
-        spec->hi = sm->range_hi;
+        spec->lo = kept->lo;
+        spec->hi = kept->hi;
+    } else if (cached && kept->skip_first == skip) {
+        spec->lo = kept->lo;
+        spec->hi = kept->hi;
     } else if (pipeline_stage_per_head(s)) {
         /* Every head's rows (skip: from their second key on). */
         const int first = skip ? 1 : 0;
@@ -249,16 +251,15 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
     if (pipeline_stage_per_head(s))
         spec->range_heads = st->shape.heads;
     spec->range_skips_first = skip;
-    if (!cached || sm->range_skip_first != skip)
-        sm->range_positive = 0.0f; /* (made again, when a log scale asks for it) */
-    sm->range_generation = p->generation;
-    sm->range_other = other;
-    sm->range_side = sm->side;
-    sm->range_layer = p->layer;
-    sm->range_stage = s;
-    sm->range_skip_first = skip;
-    sm->range_lo = spec->lo;
-    sm->range_hi = spec->hi;
+    if (!cached || kept->skip_first != skip)
+        kept->positive = 0.0f; /* (made again, when a log scale asks for it) */
+    kept->generation = p->generation;
+    kept->other = other;
+    kept->layer = p->layer;
+    kept->stage = s;
+    kept->skip_first = skip;
+    kept->lo = spec->lo;
+    kept->hi = spec->hi;
     if (!difference &&
         (pipeline_stage_cells(s) == CELLS_WEIGHTS || pipeline_stage_cells(s) == CELLS_DROPPED)) {
         /* Proportions: a ramp from 0, not one around it. */
@@ -266,7 +267,7 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
         spec->lo = 0.0f;
         if (sm->log_scale) {
             /* From the smallest weight above 0 the scale spans (every head's) to its largest. */
-            if (sm->range_positive <= 0.0f) {
+            if (kept->positive <= 0.0f) {
                 float least = INFINITY;
                 for (int h = 0; h < st->shape.heads; h++) {
                     struct pipeline_view hv;
@@ -278,11 +279,11 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
                                 least = x[c];
                     }
                 }
-                sm->range_positive = isfinite(least) ? least : 0.0f;
+                kept->positive = isfinite(least) ? least : 0.0f;
             }
-            if (sm->range_positive > 0.0f && sm->range_positive < spec->hi) {
+            if (kept->positive > 0.0f && kept->positive < spec->hi) {
                 /* Four factors of ten at most: below them the darkest colour (1e-20 says nothing). */
-                spec->lo = sm->range_positive > spec->hi * 1e-4f ? sm->range_positive
+                spec->lo = kept->positive > spec->hi * 1e-4f ? kept->positive
                                                                  : spec->hi * 1e-4f;
                 spec->log_scale = true;
             }

@@ -37,16 +37,21 @@ struct stagemap {
     struct compare *compare;
     enum compare_side side;
     struct matrix m;   /* what the spec points at */
-    /* The last range computed, for the same pipeline generation, shown layer and stage. */
-    unsigned long range_generation;
-    unsigned long range_other;      /* the compared model's generation (0: none) */
-    enum compare_side range_side;
-    int range_layer;
-    enum pipeline_stage range_stage;
-    bool range_skip_first;
-    float range_positive; /* the smallest number above 0 the scale spans (a log scale's start) */
-    float range_lo;
-    float range_hi;
+    /*
+     * The last range computed, for the same pipeline generation, shown
+     * layer and stage: one for each side of a comparison (the cell panel
+     * asks all three each frame; [0] without one).
+     */
+    struct stagemap_range {
+        unsigned long generation;
+        unsigned long other;   /* the compared model's generation (0: none) */
+        int layer;
+        enum pipeline_stage stage;
+        bool skip_first;
+        float positive;        /* the smallest number above 0 the scale spans (a log scale's start) */
+        float lo;
+        float hi;
+    } range[COMPARE_SIDES];
 };
 
 /*
