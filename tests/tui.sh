@@ -403,8 +403,11 @@ keys Escape :
 keys -l "compare"
 keys Enter
 snap ":compare: closed"
+# (a path longer than a knob's value: the line once kept 63 bytes of it)
+long="$tmp/a-folder-whose-name-makes-the-typed-path-longer-than-a-knob-value"
+mkdir -p "$long" && ln -s "$srcdir/samples/models/minillama-q4" "$long/minillama-q4"
 keys :
-keys -l "compare $srcdir/samples/models/minillama-q4"
+keys -l "compare $long/minillama-q4"
 keys Enter
 snap ":compare minillama-q4: open again"
 # x with two models: the stage shown of both and their difference, as --export --compare writes it.

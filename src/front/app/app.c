@@ -463,7 +463,8 @@ app_chat(struct app *a, const char *text)
 int
 app_set_knob(struct app *a, const char *line)
 {
-    char name[64], value[KNOB_TEXT_MAX], msg[sizeof a->message];
+    /* (a value as long as a path or a chat message: :compare PATH, :chat TEXT) */
+    char name[64], value[4096], msg[sizeof a->message];
     struct attention_config c = a->cfg;
     const char *at = line;
     size_t len;
@@ -484,6 +485,11 @@ app_set_knob(struct app *a, const char *line)
     name[len] = '\0';
     at += len;
     at += strspn(at, " =");
+    if (strlen(at) >= sizeof value) {
+        app_say(a, "%s: the value is longer than %zu bytes", name, sizeof value - 1);
+        a->view.message_is_error = true;
+        return -1;
+    }
     snprintf(value, sizeof value, "%s", at);
     for (size_t e = strlen(value); e > 0 && value[e - 1] == ' '; e--)
         value[e - 1] = '\0';
