@@ -215,6 +215,20 @@ app_settle(struct app *a)
     if (a->view.screen == SCREEN_NEXT && pipeline_decoder(&a->pipe) != NULL && any_ablated(a) &&
         (a->base_generation != a->pipe.generation || a->base_ids == NULL))
         make_baseline(a);
+    /* Two models' divergences, made once per pair here (the worker's), not in the drawing. */
+    if (a->view.compare != NULL && a->view.side == COMPARE_DIFFERENCE &&
+        (a->view.screen == SCREEN_MAP || a->view.screen == SCREEN_NEXT)) {
+        const size_t n = a->view.screen == SCREEN_MAP
+                             ? (size_t)a->pipe.layers * (size_t)a->pipe.st.shape.heads
+                             : (size_t)pipeline_decoder(&a->pipe)->run.n;
+        float *out = malloc((n + 1) * sizeof *out);
+        /* (kept with the comparison; on no memory the drawing tries again and says so) */
+        if (out != NULL && a->view.screen == SCREEN_MAP)
+            (void)compare_heads_changed(a->view.compare, out);
+        else if (out != NULL)
+            (void)compare_next_kl(a->view.compare, out, NULL);
+        free(out);
+    }
     if (a->view.screen == SCREEN_MAP && pipeline_decoder(&a->pipe) != NULL) {
         float *measures = malloc(((size_t)a->pipe.layers * (size_t)a->pipe.st.shape.heads + 1) *
                                  sizeof *measures);

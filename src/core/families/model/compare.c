@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnscope/base/progress.h"
 #include "attnscope/families/model/compare.h"
 #include "attnscope/families/model/family_model.h"
 #include "attnscope/kernels/parallel.h"
@@ -260,6 +261,9 @@ compare_heads_changed(struct compare *c, float *out)
         }
         for (int l = 0; l < c->a->layers && !job.failed; l++) {
             job.layer = l;
+            job.failed = progress_stopped(); /* (Esc in the view: made again when next asked) */
+            if (job.failed)
+                break;
             decoder_layer_queries(&ga->model->dec, &ga->run, l, q, q + qa);
             decoder_layer_queries(&gb->model->dec, &gb->run, l, q + 2 * qa, q + 2 * qa + qb);
             parallel_for(heads, 8L * ga->run.n * ga->run.n * c->a->st.shape.head_dim,
@@ -320,6 +324,11 @@ compare_next_kl(struct compare *c, float *out, struct attn_error *err)
     lb = la + (size_t)KL_BLOCK * (size_t)v;
     for (int r0 = 0; r0 < n; r0 += KL_BLOCK) {
         const int rows = n - r0 < KL_BLOCK ? n - r0 : KL_BLOCK;
+        if (progress_stopped()) { /* (Esc in the view) */
+            free(la);
+            free(kl);
+            return attn_fail(err, ATTN_ESTOPPED, "stopped comparing the next tokens");
+        }
         decoder_run_logits(&ga->model->dec, &ga->run, r0, rows, 0, v, la, threads);
         decoder_run_logits(&gb->model->dec, &gb->run, r0, rows, 0, v, lb, threads);
         for (int i = 0; i < rows; i++) {
