@@ -133,29 +133,40 @@ qkv_kind(const void *ctx, int i, int j)
     return i >= w->qkv_rows[j / w->qkv_width] ? HEAT_ABSENT : HEAT_VALUE;
 }
 
+/* The matrices the Q | K | V and context views copy a head's columns from (by slot). */
+static const struct matrix *
+qkv_of(const struct pipeline *p, int slot, bool context)
+{
+    return context ? &p->st.context : slot == 0 ? &p->st.queries : slot == 1 ? &p->st.keys
+                                                                             : &p->st.values;
+}
+
 /*
- * Whole stage s (every head's columns) of the side of v's comparison shown
- * into *m: p's own matrix, the second model's, or their difference kept in
- * the view's slot (each of Q, K and V its own); -1 when it cannot be made.
+ * Slot's matrix (queries, keys or values; context) of the side of v's
+ * comparison shown into *m: p's own, the second model's (at p's layer), or
+ * their difference kept in the view's slot, cell by cell as
+ * compare_stage_view makes it; -1 when it cannot be made.
  */
 static int
-side_matrix(struct view *v, const struct pipeline *p, enum pipeline_stage s, int slot,
-            const struct matrix *own, struct matrix *m)
+side_matrix(struct view *v, const struct pipeline *p, int slot, bool context, struct matrix *m)
 {
-    struct pipeline_view pv;
+    const struct matrix *x = qkv_of(p, slot, context), *y;
     size_t need;
 
     if (v->compare == NULL || v->side == COMPARE_FIRST) {
-        *m = *own;
+        *m = *x;
         return 0;
     }
-    if (compare_stage_view(v->compare, v->side, s, 0, &pv, NULL) != ATTN_OK)
+    if (compare_follow(v->compare, NULL) != ATTN_OK)
         return -1;
+    y = qkv_of(v->compare->b, slot, context);
     if (v->side == COMPARE_SECOND) {
-        *m = pv.m;
+        *m = *y;
         return 0;
     }
-    need = (size_t)pv.m.rows * (size_t)pv.m.cols;
+    if (x->rows != y->rows || x->cols != y->cols)
+        return -1;
+    need = (size_t)x->rows * (size_t)x->cols;
     if (need > v->work.side_cap[slot]) {
         float *bigger = realloc(v->work.side[slot], need * sizeof *bigger);
         if (bigger == NULL)
@@ -163,11 +174,11 @@ side_matrix(struct view *v, const struct pipeline *p, enum pipeline_stage s, int
         v->work.side[slot] = bigger;
         v->work.side_cap[slot] = need;
     }
-    for (int i = 0; i < pv.m.rows; i++)
-        memcpy(v->work.side[slot] + (size_t)i * (size_t)pv.m.cols, matrix_row(&pv.m, i),
-               (size_t)pv.m.cols * sizeof(float));
-    (void)p;
-    *m = matrix_view(v->work.side[slot], pv.m.rows, pv.m.cols);
+    for (int i = 0; i < x->rows; i++)
+        for (int j = 0; j < x->cols; j++)
+            v->work.side[slot][(size_t)i * (size_t)x->cols + (size_t)j] =
+                MAT_AT(y, i, j) - MAT_AT(x, i, j);
+    *m = matrix_view(v->work.side[slot], x->rows, x->cols);
     return 0;
 }
 
@@ -211,9 +222,8 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
     if (s == VIEW_QKV) {
         const struct matrix *src[3] = { &qkv[0], &qkv[1], &qkv[2] };
         int rows = st->nk > n ? st->nk : n;
-        if (side_matrix(v, p, STAGE_QUERIES, 0, &st->queries, &qkv[0]) != 0 ||
-            side_matrix(v, p, STAGE_KEYS, 1, &st->keys, &qkv[1]) != 0 ||
-            side_matrix(v, p, STAGE_VALUES, 2, &st->values, &qkv[2]) != 0)
+        if (side_matrix(v, p, 0, false, &qkv[0]) != 0 || side_matrix(v, p, 1, false, &qkv[1]) != 0 ||
+            side_matrix(v, p, 2, false, &qkv[2]) != 0)
             return -1;
         if (view_reserve_scratch(v, (size_t)rows * 3 * (size_t)hd) != 0 || view_qkv_labels(v, hd) != 0)
             return -1;
@@ -266,7 +276,7 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
         return 0;
     }
     if (view_reserve_scratch(v, (size_t)n * (size_t)hd) != 0 ||
-        side_matrix(v, p, STAGE_CONTEXT, 0, &st->context, &qkv[0]) != 0)
+        side_matrix(v, p, 0, true, &qkv[0]) != 0)
         return -1;
     for (int i = 0; i < n; i++)
         memcpy(v->work.scratch + (size_t)i * (size_t)hd,
