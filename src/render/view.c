@@ -227,12 +227,18 @@ view_stage_spec(struct view *v, const struct pipeline *p, enum view_stage s, int
             return -1;
         if (view_reserve_scratch(v, (size_t)rows * 3 * (size_t)hd) != 0 || view_qkv_labels(v, hd) != 0)
             return -1;
-        /* With more keys than queries the query columns run out first: those cells are blank. */
+        /*
+         * With more keys than queries the query columns run out first: those
+         * cells are blank.  K and V are the key head's this head reads
+         * (grouped-query attention: fewer of them), as the cell panel says.
+         */
         for (int i = 0; i < rows; i++)
             for (int w = 0; w < 3; w++)
                 for (int c = 0; c < hd; c++)
                     v->work.scratch[((size_t)i * 3 + (size_t)w) * (size_t)hd + (size_t)c] =
-                        i < src[w]->rows ? MAT_AT(src[w], i, head * hd + c) : 0.0f;
+                        i < src[w]->rows
+                            ? MAT_AT(src[w], i, (w > 0 ? pipeline_kv_head(p, head) : head) * hd + c)
+                            : 0.0f;
         for (int w = 0; w < 3; w++)
             v->work.qkv_rows[w] = src[w]->rows;
         v->work.qkv_width = hd;
