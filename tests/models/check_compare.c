@@ -269,6 +269,23 @@ START_TEST(the_lenses_part_where_they_stop_agreeing)
 }
 END_TEST
 
+/* The heads that changed most: largest first, an earlier one first on a tie, at most count. */
+START_TEST(the_most_changed_heads_are_ranked)
+{
+    const float changed[6] = { 0.1f, 0.4f, 0.2f, 0.4f, 0.0f, 0.3f };
+    int top[5];
+
+    ck_assert_int_eq(compare_most_changed(changed, 6, 4, top), 4);
+    ck_assert_int_eq(top[0], 1);
+    ck_assert_int_eq(top[1], 3);
+    ck_assert_int_eq(top[2], 5);
+    ck_assert_int_eq(top[3], 2);
+    ck_assert_int_eq(compare_most_changed(changed, 2, 5, top), 2);
+    ck_assert_int_eq(top[0], 1);
+    ck_assert_int_eq(top[1], 0);
+}
+END_TEST
+
 /* What cannot be compared is refused, naming what differs. */
 START_TEST(refusals_name_what_differs)
 {
@@ -317,6 +334,7 @@ compare_suite(void)
     tcase_add_test(tc, next_tokens_divergence_is_kl_of_the_logits);
     tcase_add_test(tc, the_lenses_part_where_they_stop_agreeing);
     tcase_add_test(tc, refusals_name_what_differs);
+    tcase_add_test(tc, the_most_changed_heads_are_ranked);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -115,7 +115,8 @@ class Llama(torch.nn.Module):
             x = b(x, keep)
         return rms(x, self.norm) @ self.embed.T
 
-    def tensors(self):
+    def named(self):
+        """Every parameter under its Hugging Face name, in the file's order."""
         out = [("model.embed_tokens.weight", self.embed)]
         for i, b in enumerate(self.layers):
             p = "model.layers.%d." % i
@@ -128,7 +129,10 @@ class Llama(torch.nn.Module):
                     (p + "mlp.gate_proj.weight", b.gate), (p + "mlp.up_proj.weight", b.up),
                     (p + "mlp.down_proj.weight", b.down)]
         out += [("model.norm.weight", self.norm)]
-        return [(n, t.detach().clone().float().contiguous()) for n, t in out]
+        return out
+
+    def tensors(self):
+        return [(n, t.detach().clone().float().contiguous()) for n, t in self.named()]
 
 
 def write_tokenizer_json(out, vocab, merges, eot):

@@ -68,21 +68,8 @@ def read_safetensors(path):
 def load_base(model):
     """minillama's committed weights into model (the names its tensors() writes)."""
     saved = read_safetensors(os.path.join(BASE, "model.safetensors"))
-    own = dict(model.tensors())
-    params = {}
-    params["model.embed_tokens.weight"] = model.embed
-    for i, b in enumerate(model.layers):
-        p = "model.layers.%d." % i
-        params.update({p + "input_layernorm.weight": b.norm1, p + "self_attn.q_proj.weight": b.q,
-                       p + "self_attn.q_proj.bias": b.qb, p + "self_attn.k_proj.weight": b.k,
-                       p + "self_attn.k_proj.bias": b.kb, p + "self_attn.v_proj.weight": b.v,
-                       p + "self_attn.v_proj.bias": b.vb, p + "self_attn.o_proj.weight": b.o,
-                       p + "self_attn.o_proj.bias": b.ob,
-                       p + "post_attention_layernorm.weight": b.norm2,
-                       p + "mlp.gate_proj.weight": b.gate, p + "mlp.up_proj.weight": b.up,
-                       p + "mlp.down_proj.weight": b.down})
-    params["model.norm.weight"] = model.norm
-    assert set(params) == set(saved) == set(own)
+    params = dict(model.named())
+    assert set(params) == set(saved)
     with torch.no_grad():
         for name, t in params.items():
             t.copy_(saved[name])

@@ -24,7 +24,6 @@ struct app_compare {
     unsigned long synced;   /* the first's generation pipe was built for */
     bool aligned;           /* compare_check passed for that generation */
     char why[1100];         /* why not, when not */
-    char path[1024];        /* as given */
 };
 
 /* The second's source: the first's (its text, ids, knobs), with its own model. */
@@ -117,7 +116,6 @@ app_compare_open(struct app *a, const char *path, const struct model_options *mo
         free(c);
         return ATTN_EVALUE;
     }
-    snprintf(c->path, sizeof c->path, "%s", path);
     if (take(a, c, err) != ATTN_OK)
         return err->status != ATTN_OK ? err->status : ATTN_EVALUE;
     a->view.side = COMPARE_DIFFERENCE;
@@ -134,7 +132,6 @@ app_compare_borrow(struct app *a, const struct model *m, struct attn_error *err)
     if (c == NULL)
         return attn_fail(err, ATTN_ENOMEM, "out of memory");
     c->model = m;
-    snprintf(c->path, sizeof c->path, "%s", m->name);
     return take(a, c, err);
 }
 
@@ -235,11 +232,4 @@ app_compare_command(struct app *a, const char *path)
         return -1;
     }
     return 0;
-}
-
-const struct pipeline *
-app_compare_shown(const struct app *a)
-{
-    return a->view.compare != NULL ? compare_side_pipeline(a->view.compare, a->view.side)
-                                   : &a->pipe;
 }

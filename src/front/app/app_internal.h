@@ -38,8 +38,6 @@ void app_compare_sync(struct app *a);
 void app_compare_key(struct app *a, int key);
 /* :compare PATH opens one, :compare alone closes it; 0, or -1 (said). */
 int app_compare_command(struct app *a, const char *path);
-/* The pipeline whose numbers the view shows (the first's for the difference). */
-const struct pipeline *app_compare_shown(const struct app *a);
 
 /* Forgets the picker's list of lessons. */
 void app_free_picks(struct app *a);

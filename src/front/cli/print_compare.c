@@ -95,19 +95,13 @@ print_heads_changed(FILE *out, struct compare *c, const struct print_options *po
     print_layers_table(out, title, &m, po);
     if (po->format == PRINT_TEXT) {
         /* The five that changed most, most first (a layer's earlier head first on a tie). */
-        bool *taken = calloc(count, sizeof *taken);
+        int most[5];
+        const int shown = compare_most_changed(m.data, (int)count, 5, most);
         fputs("most changed:", out);
-        for (int k = 0; taken != NULL && k < 5 && (size_t)k < count; k++) {
-            size_t best = count;
-            for (size_t e = 0; e < count; e++)
-                if (!taken[e] && (best == count || m.data[e] > m.data[best]))
-                    best = e;
-            taken[best] = true;
-            fprintf(out, "  %zu.%zu %.*f", best / (size_t)heads, best % (size_t)heads, po->digits,
-                    (double)m.data[best]);
-        }
+        for (int k = 0; k < shown; k++)
+            fprintf(out, "  %d.%d %.*f", most[k] / heads, most[k] % heads, po->digits,
+                    (double)m.data[most[k]]);
         fputs("\n\n", out);
-        free(taken);
     }
     matrix_destroy(&m);
 }

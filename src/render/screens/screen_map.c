@@ -283,16 +283,12 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
         /* The head at the cursor, and the three that changed most (a head earlier on a tie). */
         int x = grid_printf(g, 0, y + 2, g->width, style_role(ROLE_TEXT),
                             "layer %d, head %d changed %s; most: ", v->map_row, v->map_col, num);
-        for (int k = 0, taken[3] = { -1, -1, -1 }; k < 3 && k < layers * heads; k++) {
-            int best = -1;
-            for (int e = 0; e < layers * heads; e++)
-                if (e != taken[0] && e != taken[1] &&
-                    (best < 0 || v->work.scratch[e] > v->work.scratch[best]))
-                    best = e;
-            taken[k] = best;
-            heatmap_format(num, sizeof num, v->work.scratch[best], 12, 4);
+        int most[3];
+        const int ranked = compare_most_changed(v->work.scratch, layers * heads, 3, most);
+        for (int k = 0; k < ranked; k++) {
+            heatmap_format(num, sizeof num, v->work.scratch[most[k]], 12, 4);
             x += grid_printf(g, x, y + 2, g->width - x, style_role(ROLE_TEXT), "%s%d.%d %s",
-                             k > 0 ? ", " : "", best / heads, best % heads, num);
+                             k > 0 ? ", " : "", most[k] / heads, most[k] % heads, num);
         }
         grid_put(g, 0, y + 3, g->width, style_role(ROLE_DIM),
                  "0: the two models' weights agree; 1 bit: they share no key (C: each model's "

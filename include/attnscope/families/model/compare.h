@@ -104,6 +104,13 @@ const struct pipeline *compare_side_pipeline(const struct compare *c, enum compa
  */
 int compare_heads_changed(struct compare *c, float *out);
 
+/*
+ * The k entries of changed (count of them: compare_heads_changed's) that
+ * are largest, largest first, an earlier one first on a tie, into top;
+ * returns how many (k, or count when fewer).
+ */
+int compare_most_changed(const float *changed, int count, int k, int *top);
+
 /* What compare_heads_changed measures, in a line (its text and files say it). */
 #define COMPARE_HEADS_MEASURE \
     "the mean over rows of the Jensen-Shannon divergence (bits) between the two models' weights"

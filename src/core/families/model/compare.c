@@ -283,6 +283,25 @@ compare_heads_changed(struct compare *c, float *out)
     return 0;
 }
 
+int
+compare_most_changed(const float *changed, int count, int k, int *top)
+{
+    int found = 0;
+
+    for (; found < k && found < count; found++) {
+        int best = -1;
+        for (int e = 0; e < count; e++) {
+            bool taken = false;
+            for (int t = 0; t < found && !taken; t++)
+                taken = top[t] == e;
+            if (!taken && (best < 0 || changed[e] > changed[best]))
+                best = e;
+        }
+        top[found] = best;
+    }
+    return found;
+}
+
 /* A row of logits' largest and the log of its sum of exponentials after that (doubles). */
 static void
 row_normaliser(const float *logits, int v, double *max, double *lse)
