@@ -1013,6 +1013,77 @@ count=$((count + 1))
 expect 2 "--no-sinks: qwen3-moe has no attention sinks" -- --model "$moe" -s x --no-sinks --print
 expect 2 "--no-sinks works with --model" -- --no-sinks --print
 
+# Reliability round six (issue 60).
+# 2. Writing with an expert switched off freed the knobs' copy twice (a release build aborted,
+# exit 134): every way of writing with one off ends well, the text written.
+minimoe="$src/samples/models/minimoe"
+count=$((count + 1))
+"$bin" --model "$minimoe" --expert-off 0.1 --generate 2 --print -s "cat map sun" >"$tmp/off-gen" 2>"$tmp/off-gen.err" &&
+    grep -qF "wrote 2 tokens" "$tmp/off-gen.err" &&
+    "$bin" --model "$minimoe" --expert-off 0.1 --expert-off 1.2 --generate 3 --export "$tmp/off-export" -s "cat map" \
+        >/dev/null 2>>"$tmp/off-gen.err" && [ -f "$tmp/off-export/generated.csv" ] ||
+    fail "--expert-off with --generate: $(cat "$tmp/off-gen.err")"
+# 5. L.E in digits alone: "0." and "0. 1" were read as 0.0 and 0.1.
+for bad in "0." "0. 1" " 0.1" "0.1 " "+0.1" "0.-1" "0..1" "1.2.3"; do
+    expect 2 "--expert-off $bad: give a layer and an expert, from 0: --expert-off 3.7" -- --model "$minimoe" -s x --expert-off "$bad" --print
+    expect 2 "--ablate $bad: give a layer and a head, from 0: --ablate 5.1" -- --model "$minimoe" -s x --ablate "$bad" --print
+done
+# 3. A FIFO where a model's file is meant blocked for ever (chat_template.jinja); one given as
+# --model or --compare was "no such file".  (timeout: a hang fails the check instead of the run.)
+mkdir -p "$tmp/fifo-model"
+cp "$src/samples/models/minillama/"* "$tmp/fifo-model/"
+mkfifo "$tmp/fifo-model/chat_template.jinja" "$tmp/fifo-weights"
+count=$((count + 1))
+timeout 60 "$bin" --model "$tmp/fifo-model" --chat hi --print >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 1 ] && grep -qF "$tmp/fifo-model/chat_template.jinja: is a FIFO, not a file" "$tmp/err" ||
+    fail "a FIFO as chat_template.jinja: $(cat "$tmp/err")"
+expect 1 "--model $tmp/fifo-weights: is a FIFO, not a model's folder or file" -- --model "$tmp/fifo-weights" --print
+expect 1 "--compare $tmp/fifo-weights: is a FIFO, not a model's folder or file" -- --model "$src/samples/models/minillama" --compare "$tmp/fifo-weights" -s "cat" --print
+rm "$tmp/fifo-model/chat_template.jinja"
+mkfifo "$tmp/fifo-model/tokenizer_config.json"
+count=$((count + 1))
+timeout 60 "$bin" --model "$tmp/fifo-model" --chat hi --print >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 1 ] && grep -qF "tokenizer_config.json: is a FIFO, not a file" "$tmp/err" ||
+    fail "a FIFO as tokenizer_config.json: $(cat "$tmp/err")"
+rm "$tmp/fifo-model/tokenizer_config.json"
+# --weights DIR's files are found, not named: a FIFO there is named too.
+"$bin" --export "$tmp/fifo-w" >/dev/null 2>&1
+rm "$tmp/fifo-w/W_query.weight.csv"
+mkfifo "$tmp/fifo-w/W_query.weight.csv"
+count=$((count + 1))
+timeout 60 "$bin" --weights "$tmp/fifo-w" --print >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 1 ] && grep -qF "W_query.weight.csv: is a FIFO, not a file" "$tmp/err" ||
+    fail "a FIFO in a --weights folder: $(cat "$tmp/err")"
+# 9. A chat template of the wrong type was "has no chat template".
+for v in 5 '{"a": 1}' '[{"name": "x"}]' true; do
+    printf '{"chat_template": %s}' "$v" >"$tmp/fifo-model/tokenizer_config.json"
+    expect 2 "fifo-model: tokenizer_config.json's chat_template is there, but " -- --model "$tmp/fifo-model" --chat hi --print
+    grep -q "has no chat template" "$tmp/err" && fail "a chat_template of $v: $(cat "$tmp/err")"
+done
+rm "$tmp/fifo-model/tokenizer_config.json"
+# 6. An Ollama params layer's counts are whole: "num_ctx": 2.5 was used as 2.
+for bad in '"num_ctx":2.5' '"top_k":20.5'; do
+    printf '{%s}' "$bad" >"$tmp/params-bad.json"
+    bhex=$(sha256sum "$tmp/params-bad.json" | cut -c1-64)
+    cp "$tmp/params-bad.json" "$tmp/ollama/blobs/sha256-$bhex"
+    mkdir -p "$tmp/ollama/manifests/registry.ollama.ai/library/badparams"
+    printf '{"schemaVersion":2,"layers":[{"mediaType":"application/vnd.ollama.image.model","digest":"sha256:%s","size":1},{"mediaType":"application/vnd.ollama.image.params","digest":"sha256:%s","size":1}]}' \
+        "$real" "$bhex" >"$tmp/ollama/manifests/registry.ollama.ai/library/badparams/latest"
+    OLLAMA_MODELS="$tmp/ollama" expect 1 "sha256-$bhex: $(echo "$bad" | cut -d'"' -f2): give a whole number from 0 to 16777216" -- --print --model badparams -s "the cat"
+done
+# 7. A quantization attnscope does not read is refused by name (awq was read as MXFP4).
+mkdir -p "$tmp/awq"
+cp "$src/tests/fixtures/decoders/gpt-oss-mxfp4/"* "$tmp/awq/"
+sed 's/"quant_method": "mxfp4"/"quant_method": "awq"/' "$src/tests/fixtures/decoders/gpt-oss-mxfp4/config.json" >"$tmp/awq/config.json"
+expect 1 "awq/config.json: quantization_config's quant_method 'awq' is not one attnscope reads" -- --model "$tmp/awq" -s a --print
+sed 's/"quant_method": "mxfp4"/"quant_method": 4/' "$src/tests/fixtures/decoders/gpt-oss-mxfp4/config.json" >"$tmp/awq/config.json"
+expect 1 "awq/config.json: quantization_config: give an object with a quant_method" -- --model "$tmp/awq" -s a --print
+# 10. A lesson's --compare model not found is the comparison's, not $ATTNSCOPE_MODEL's to set.
+printf 'title: t\noptions: --model %s --compare %s/nowhere -s "cat map"\n\nstep: one\nstage: weights\n\nText.\n' \
+    "$src/samples/models/minillama" "$tmp" >"$tmp/compare-missing.walk"
+ATTNSCOPE_MODEL="$src/samples/models/minigpt" expect 1 "compare-missing.walk:2: --compare $tmp/nowhere: the model to compare with is not on this machine" -- --walkthrough "$tmp/compare-missing.walk" --print
+grep -q "ATTNSCOPE_MODEL" "$tmp/err" && fail "a lesson's missing --compare model: $(cat "$tmp/err")"
+
 count=$((count + 1))
 "$bin" --help | grep -q -- "--export DIR" || fail "--help"
 "$bin" --version | grep -q "^attnscope [0-9]" || fail "--version"

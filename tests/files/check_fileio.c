@@ -1,6 +1,7 @@
 /*
  * check_fileio.c: bounded whole-file reads and all-or-nothing batches of
- * files (src/core/files/fileio.c).  Exports through the whole program are in
+ * files (src/core/files/fileio.c), and a model's JSON files read through
+ * them (jsonfile.c).  Exports through the whole program are in
  * check_export.c; this is the module on its own.
  */
 #include "config.h"
@@ -11,6 +12,7 @@
 
 #include "attnscope/files/fileio.h"
 #include "attnscope/files/fileio_batch.h"
+#include "attnscope/files/jsonfile.h"
 #include "testutil.h"
 
 START_TEST(reads_whole_files_within_the_limit)
@@ -272,6 +274,57 @@ START_TEST(a_new_folder_follows_the_umask)
 }
 END_TEST
 
+/*
+ * An integer too big for 64 bits is a number (issue 60: Llama 3's
+ * tokenizer_config.json holds model_max_length 10^30, and the whole file
+ * was refused as "too big integer"): read as the nearest double, the
+ * integers that fit kept integers, strings that look like numbers kept as
+ * they are, and an error after one still placed at its line and column.
+ */
+START_TEST(json_integers_past_64_bits_are_numbers)
+{
+    const char *text = "{\"model_max_length\": 1000000000000000019884624838656,\n"
+                       " \"fits\": 9223372036854775807, \"past\": 9223372036854775808,\n"
+                       " \"low\": -9223372036854775809, \"s\": \"123456789012345678901234\",\n"
+                       " \"e\": \"\\\"99999999999999999999\", \"real\": 1.5e3, \"list\": [1, "
+                       "123456789012345678901234567890]}";
+    struct attn_error err;
+    json_t *root = jsonfile_parse("t.json", text, strlen(text), &err);
+    json_t *v;
+
+    ck_assert_msg(root != NULL, "%s", err.msg);
+    v = json_object_get(root, "model_max_length");
+    ck_assert(json_is_real(v));
+    ck_assert_double_eq(json_real_value(v), 1e30);
+    ck_assert(json_is_integer(json_object_get(root, "fits")));
+    ck_assert(json_integer_value(json_object_get(root, "fits")) == INT64_MAX);
+    ck_assert(json_is_real(json_object_get(root, "past")));
+    ck_assert_double_eq(json_real_value(json_object_get(root, "past")), 9223372036854775808.0);
+    ck_assert_double_eq(json_real_value(json_object_get(root, "low")), -9223372036854775809.0);
+    ck_assert_str_eq(json_string_value(json_object_get(root, "s")), "123456789012345678901234");
+    ck_assert_str_eq(json_string_value(json_object_get(root, "e")), "\"99999999999999999999");
+    ck_assert_double_eq(json_real_value(json_object_get(root, "real")), 1500.0);
+    ck_assert_double_eq(json_real_value(json_array_get(json_object_get(root, "list"), 1)),
+                        123456789012345678901234567890.0);
+    json_decref(root);
+    /* Errors keep their places in the file, before and after the integers made reals. */
+    {
+        const char *bad = "{\"a\": 100000000000000000000000, \"b\": tru}";
+        const char *later = "{\"a\": 100000000000000000000000,\n \"b\": 1, \"b\": 2}";
+        json_error_t je;
+        char expected[64];
+        ck_assert_ptr_null(jsonfile_parse("bad.json", bad, strlen(bad), &err));
+        /* (a real of the same length in its place: where jansson places the error itself) */
+        ck_assert_ptr_null(json_loads("{\"a\": 1.0000000000000000000000, \"b\": tru}", 0, &je));
+        snprintf(expected, sizeof expected, "bad.json:1:%d: not JSON: ", je.column);
+        ck_assert_msg(strncmp(err.msg, expected, strlen(expected)) == 0, "%s (want %s)", err.msg,
+                      expected);
+        ck_assert_ptr_null(jsonfile_parse("later.json", later, strlen(later), &err));
+        ck_assert_msg(strstr(err.msg, "later.json:2:") == err.msg, "%s", err.msg);
+    }
+}
+END_TEST
+
 static Suite *
 fileio_suite(void)
 {
@@ -287,6 +340,7 @@ fileio_suite(void)
     tcase_add_test(tc, the_users_files_in_layer_folders_stay);
     tcase_add_test(tc, a_smaller_export_leaves_no_stale_layers);
     tcase_add_test(tc, a_new_folder_follows_the_umask);
+    tcase_add_test(tc, json_integers_past_64_bits_are_numbers);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -339,12 +339,42 @@ START_TEST(x_after_g_exports_what_was_written)
 }
 END_TEST
 
+/*
+ * An expert switched off, then writing twice (issue 60: the second G freed
+ * the knobs' copy of the experts switched off a second time: a release
+ * build aborted, ASan named run_unadopt).  Each written token's forward
+ * keeps the expert off, and the text grows a token a key.
+ */
+START_TEST(writing_with_an_expert_off)
+{
+    struct model moe;
+    const struct family_model_state *g;
+
+    app_on_model(&a, &moe, test_path("samples/models/minimoe"), NULL, "cat map sun");
+    ck_assert_int_eq(app_set_knob(&a, "stage router"), 0);
+    keys("a");
+    g = pipeline_decoder(&a.pipe);
+    ck_assert_int_eq(g->experts_off_count, 1);
+    keys("G");
+    keys("G");
+    ck_assert_ptr_nonnull(a.writing);
+    ck_assert_int_eq(a.writing->written, 2);
+    g = pipeline_decoder(&a.pipe);
+    ck_assert_int_eq(g->run.n, 5);
+    ck_assert_int_eq(g->experts_off_count, 1);
+    ck_assert_ptr_nonnull(g->run.experts_off);
+    app_destroy(&a);
+    model_close(&moe);
+}
+END_TEST
+
 static Suite *
 app_write_suite(void)
 {
     Suite *s = suite_create("app_write");
     TCase *tc = tcase_create("write");
     TCase *toy = tcase_create("toy");
+    TCase *moe = tcase_create("experts");
     /* (a hang guard, not a timing: CK_TIMEOUT_MULTIPLIER scales it under the sanitizers) */
     tcase_set_timeout(toy, 30);
 
@@ -362,6 +392,9 @@ app_write_suite(void)
     tcase_add_checked_fixture(toy, setup, teardown);
     tcase_add_test(toy, the_toy_does_not_write);
     suite_add_tcase(s, toy);
+    tcase_set_timeout(moe, 60);
+    tcase_add_test(moe, writing_with_an_expert_off);
+    suite_add_tcase(s, moe);
     return s;
 }
 

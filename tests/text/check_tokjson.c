@@ -460,6 +460,22 @@ START_TEST(gemma3_ids_are_the_references)
 }
 END_TEST
 
+/*
+ * The other tokenizer.json files npm's @lenml packages ship whole (issue
+ * 60): Qwen2.5's, Llama 3.1's and 3.2's, Llama 2's (SentencePiece's BPE in
+ * Hugging Face's form), Gemma 2's (byte fallback without <0x09>: its tab is
+ * a token of its own) and gpt-oss's (o200k).  Each text the reference's ids.
+ */
+START_TEST(every_real_tokenizer_gives_the_references_ids)
+{
+    static const char *const names[] = { "qwen2_5", "llama3_1",    "llama3_2", "llama2",
+                                         "gemma2",  "gptoss",      "gpt4o",    "gpt4",
+                                         "claude",  "deepseek_v3", "mistral_nemo" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        check_tokenizer(names[i]);
+}
+END_TEST
+
 START_TEST(digits_then_byte_level_ids_are_the_references)
 {
     check_tokenizer("digits");
@@ -841,6 +857,7 @@ tokjson_suite(void)
     tcase_add_test(t, a_sentencepiece_gguf_takes_memory_linear_in_its_file);
     tcase_add_test(t, a_sentencepiece_gguf_without_merges_is_refused);
     tcase_add_test(t, gemma3_ids_are_the_references);
+    tcase_add_test(t, every_real_tokenizer_gives_the_references_ids);
     tcase_add_test(t, digits_then_byte_level_ids_are_the_references);
     tcase_add_test(t, every_unicode_digit_is_a_digit);
     tcase_add_test(t, what_is_not_interpreted_is_refused_by_name);

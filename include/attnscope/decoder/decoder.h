@@ -358,6 +358,7 @@ struct decoder_model {
     int n_end_tokens;
     char end_from[96];
     char *chat_template;         /* a GGUF's tokenizer.chat_template (the model's), or NULL */
+    char chat_template_type[16]; /* its type when there but not a string ("UINT32"), else "" */
     char described_by[64];       /* what gave the sizes: "config.json", "hparams.json" or
                                     "the tensors' shapes" */
     char heads_from[160];        /* where no file gives the head count, what did, or "" */

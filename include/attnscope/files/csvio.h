@@ -35,6 +35,13 @@ struct csvio_table {
 /* Parses the CSV file at path.  A UTF-8 byte order mark is skipped. */
 enum attn_status csvio_read_table(const char *path, struct csvio_table *t,
                                   struct attn_error *err);
+/*
+ * The same for a file attnscope found in a folder rather than one the user
+ * named (--weights DIR's files): it must be a regular file, so a FIFO there
+ * is named, never waited on (a named one, `-e <(...)`, is read as a pipe).
+ */
+enum attn_status csvio_read_found(const char *path, struct csvio_table *t,
+                                  struct attn_error *err);
 
 /* Parses len bytes of CSV text at buf; name stands for the file in messages. */
 enum attn_status csvio_parse_table(const char *name, const char *buf, size_t len,

@@ -42,6 +42,12 @@ enum attn_status fileio_open_regular(const char *path, int *fd, struct attn_erro
 enum attn_status fileio_read_regular(const char *path, size_t max_bytes, char **buf,
                                      size_t *len, struct attn_error *err);
 
+/*
+ * What is at path when it is there but neither a regular file nor a folder
+ * ("a FIFO", "a device", "a socket"), else NULL: a name given for a model
+ * is said to be what it is, not looked for elsewhere.
+ */
+const char *fileio_odd_kind(const char *path);
 /* Whether nothing at all is at path (not even a symbolic link to nothing). */
 bool fileio_absent(const char *path);
 /* The process's umask, read without changing it (what a new file's or folder's mode loses). */

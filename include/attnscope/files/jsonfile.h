@@ -24,8 +24,14 @@
 /* vocab.json, encoder.json, tokenizer.json: Gemma 3's tokenizer.json is 33 MB. */
 #define JSONFILE_VOCAB_MAX ((size_t)64 << 20)
 
-/* The JSON of path (at most max_bytes), duplicate keys refused; NULL with err set. */
+/*
+ * The JSON of path (at most max_bytes), duplicate keys refused; NULL with
+ * err set.  An integer too big for 64 bits is a real (JSON has no limit:
+ * Hugging Face writes model_max_length as 10^30 in Llama 3's tokenizer).
+ */
 json_t *jsonfile_load(const char *path, size_t max_bytes, struct attn_error *err);
+/* The same for text already read (path names it in messages). */
+json_t *jsonfile_parse(const char *path, const char *text, size_t len, struct attn_error *err);
 
 /*
  * A config file's fields (path names the file in messages): the integer

@@ -101,6 +101,9 @@ const char *gguf_string(const struct gguf *g, const char *key);
 enum attn_status gguf_read(const struct gguf *g, const struct tensor_info *t, enum tensor_dtype as,
                            void *out, struct attn_error *err);
 
+/* A metadata value type's name as the format's description spells it ("UINT32", "ARRAY"). */
+const char *gguf_type_name(enum gguf_type type);
+
 /* The name of ggml type number type ("Q4_K", "IQ2_XXS"; "type 99" past the known). */
 const char *gguf_ggml_type_name(uint32_t type, char *buf, size_t size);
 

@@ -196,6 +196,39 @@ architecture_of_tensors(const struct tensor_source *src, const struct architectu
     return -1;
 }
 
+/*
+ * A config.json's quantization_config names how its weights are stored:
+ * attnscope reads MXFP4 (gpt-oss's experts as OpenAI ships them) and
+ * weights stored whole; any other method (awq, gptq, fp8, bitsandbytes)
+ * would be read as numbers it is not, so it is refused by name.
+ */
+static bool
+quantization_refused(json_t *root, const char *path, struct attn_error *err)
+{
+    static const char *const read[] = { "mxfp4" };
+    json_t *q = json_object_get(root, "quantization_config");
+    json_t *method = json_object_get(q, "quant_method");
+    char shown[64];
+
+    if (q == NULL || json_is_null(q))
+        return false;
+    if (!json_is_object(q) || !json_is_string(method)) {
+        attn_fail(err, ATTN_EPARSE, "%s: quantization_config: give an object with a "
+                                    "quant_method (attnscope reads mxfp4)", path);
+        return true;
+    }
+    for (size_t i = 0; i < sizeof read / sizeof read[0]; i++)
+        if (strcmp(json_string_value(method), read[i]) == 0)
+            return false;
+    attn_escape_text(shown, sizeof shown, json_string_value(method));
+    attn_fail(err, ATTN_EPARSE,
+              "%s: quantization_config's quant_method '%s' is not one attnscope reads (it reads "
+              "mxfp4, and weights kept in F32, F16 or BF16): give the model unquantized, or a "
+              "GGUF of it",
+              path, shown);
+    return true;
+}
+
 int
 architecture_find(const char *dir, const char *weights, const struct architecture **arch,
                   struct attn_error *err)
@@ -240,6 +273,10 @@ architecture_find(const char *dir, const char *weights, const struct architectur
         if (*arch == NULL) {
             attn_fail(err, ATTN_EPARSE, "%s: model_type %s is not supported yet; supported: %s",
                       path, type, architecture_types(names, sizeof names));
+            json_decref(root);
+            return -1;
+        }
+        if (quantization_refused(root, path, err)) {
             json_decref(root);
             return -1;
         }
@@ -634,6 +671,16 @@ markers(char *buf, size_t size)
                          architectures[i]->layouts[l].marker, architectures[i]->name);
 }
 
+/* The tensor that marks arch's GGUF layout, "blk.0.ffn_gate_inp.weight" (or its first's). */
+static const char *
+gguf_marker(const struct architecture *arch)
+{
+    for (int l = 0; l < arch->layout_count; l++)
+        if (arch->layouts[l].layout == ARCH_GGUF)
+            return arch->layouts[l].marker;
+    return arch->layouts[0].marker;
+}
+
 /*
  * The short name of a tensor named format: the layer's part ("h.%d.",
  * "model/h%d/") and the parameter's ("weight", "/g") left off, then its
@@ -695,6 +742,22 @@ choose(struct arch_loader *ld, const struct architecture *arch, struct attn_erro
         name_parts(ld);
         ld->w.keep_bf16 = arch->keep_bf16;
         return 0;
+    }
+    if (arch != NULL && arch->gguf != NULL && arch->parts.moe != NULL &&
+        tensors_gguf(&ld->w.src) != NULL) {
+        /* (a name two architectures share, told apart by the count: say which key chose) */
+        char key[160];
+        int64_t experts = 0;
+        snprintf(key, sizeof key, "%s.expert_count", arch->gguf);
+        if (gguf_int(tensors_gguf(&ld->w.src), key, &experts) &&
+            strcmp(arch->gguf, arch->name) != 0) {
+            attn_fail(err, ATTN_EPARSE,
+                      "%s: %s is %lld, which makes a %s file %s's, but it has no %s's tensors "
+                      "(no %s): remove the key, or give the experts",
+                      ld->w.m->source, key, (long long)experts, arch->gguf, arch->title,
+                      arch->title, gguf_marker(arch));
+            return -1;
+        }
     }
     markers(names, sizeof names);
     if (arch != NULL)

@@ -383,10 +383,15 @@ arch_config_experts(const struct arch_moe_keys *k, struct decoder_config *c, jso
     json_t *dense = k->dense_layers ? json_object_get(root, "mlp_only_layers") : NULL;
     int step = 1, flag;
 
-    if ((c->n_experts = jsonfile_int(root, path, k->count, NULL, 0, err)) < 0 ||
-        (c->n_experts > 0 &&
-         ((c->n_experts_used = jsonfile_int(root, path, "num_experts_per_tok", NULL, 1, err)) < 0 ||
-          (c->d_expert = jsonfile_int(root, path, k->width, NULL, 1, err)) < 0)))
+    /* (0 experts is no mixture: its layers would be read for an MLP the file never had) */
+    if (json_is_integer(json_object_get(root, k->count)) &&
+        json_integer_value(json_object_get(root, k->count)) == 0)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: \"%s\" is 0: a mixture of experts needs 1 expert or more", path,
+                         k->count);
+    if ((c->n_experts = jsonfile_int(root, path, k->count, NULL, 1, err)) < 0 ||
+        (c->n_experts_used = jsonfile_int(root, path, "num_experts_per_tok", NULL, 1, err)) < 0 ||
+        (c->d_expert = jsonfile_int(root, path, k->width, NULL, 1, err)) < 0)
         return ATTN_EPARSE;
     if (k->dense_layers && json_object_get(root, "decoder_sparse_step") != NULL &&
         (step = jsonfile_int(root, path, "decoder_sparse_step", NULL, 1, err)) < 0)

@@ -269,6 +269,10 @@ gguf_describe(struct arch_loader *ld, struct attn_error *err)
     /* Its chat template, for --chat (the model's own text, kept as written). */
     {
         const char *t = gguf_string(g, "tokenizer.chat_template");
+        const struct gguf_kv *kv = gguf_find(g, "tokenizer.chat_template");
+        /* (a template of another type is said to be so when --chat asks, never refused here) */
+        snprintf(m->chat_template_type, sizeof m->chat_template_type, "%s",
+                 kv != NULL && t == NULL ? gguf_type_name(kv->type) : "");
         free(m->chat_template);
         if ((m->chat_template = t != NULL ? strdup(t) : NULL) == NULL && t != NULL)
             return attn_fail(err, ATTN_ENOMEM, "out of memory for %s's chat template", g->path);

@@ -364,7 +364,7 @@ params_load(struct attention_params *ps, const char *dir, struct attn_error *err
         if (path == NULL)
             return attn_fail(err, ATTN_ENOMEM, "out of memory");
         snprintf(path, len, "%s/%s.csv", dir, p->name);
-        st = csvio_read_table(path, &t, err);
+        st = csvio_read_found(path, &t, err);
         if (st != ATTN_OK) {
             free(path);
             return st;
@@ -444,7 +444,7 @@ params_model_read(const char *dir, struct params_model *m, bool *found, struct a
         free(path);
         return ATTN_OK;
     }
-    st = csvio_read_table(path, &t, err);
+    st = csvio_read_found(path, &t, err);
     if (st != ATTN_OK) {
         free(path);
         return st;

@@ -261,7 +261,9 @@ run_own(const struct decoder_config *c, struct decoder_run *r)
 {
     r->layers = calloc((size_t)c->n_layer, sizeof *r->layers);
     r->divisors = malloc((size_t)c->n_layer * sizeof *r->divisors);
-    r->ablated = NULL; /* (the forward's, when the knobs ablate heads) */
+    /* (the knobs' copies are the forward's, made by run_knobs; an adopting run's are not prev's) */
+    r->ablated = NULL;
+    r->experts_off = NULL;
     r->attention = NULL;
     r->attention_floats = 0;
     r->attention_ld = r->attention_rows = 0;

@@ -243,20 +243,33 @@ csvio_parse_table(const char *name, const char *buf, size_t len, struct csvio_ta
     return st;
 }
 
-enum attn_status
-csvio_read_table(const char *path, struct csvio_table *t, struct attn_error *err)
+static enum attn_status
+read_table(const char *path, bool found, struct csvio_table *t, struct attn_error *err)
 {
     char *buf;
     size_t len;
     enum attn_status st;
 
     memset(t, 0, sizeof *t);
-    st = fileio_read_all(path, CSVIO_MAX_FILE_BYTES, &buf, &len, err);
+    st = found ? fileio_read_regular(path, CSVIO_MAX_FILE_BYTES, &buf, &len, err)
+               : fileio_read_all(path, CSVIO_MAX_FILE_BYTES, &buf, &len, err);
     if (st != ATTN_OK)
         return st;
     st = csvio_parse_table(path, buf, len, t, err);
     free(buf);
     return st;
+}
+
+enum attn_status
+csvio_read_table(const char *path, struct csvio_table *t, struct attn_error *err)
+{
+    return read_table(path, false, t, err);
+}
+
+enum attn_status
+csvio_read_found(const char *path, struct csvio_table *t, struct attn_error *err)
+{
+    return read_table(path, true, t, err);
 }
 
 void

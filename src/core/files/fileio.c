@@ -208,6 +208,16 @@ fileio_pread(int fd, const char *path, void *buf, size_t len, uint64_t offset,
     return ATTN_OK;
 }
 
+const char *
+fileio_odd_kind(const char *path)
+{
+    struct stat st;
+
+    if (stat(path, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+        return NULL;
+    return kind_name(st.st_mode);
+}
+
 bool
 fileio_absent(const char *path)
 {

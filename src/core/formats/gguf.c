@@ -172,6 +172,16 @@ take_string(struct cursor *c, char **s, size_t *len, uint64_t max, const char *w
 
 static const size_t type_sizes[GGUF_TYPES] = { 1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8 };
 
+const char *
+gguf_type_name(enum gguf_type type)
+{
+    static const char *const names[GGUF_TYPES] = { "UINT8",  "INT8",   "UINT16", "INT16",
+                                                   "UINT32", "INT32",  "FLOAT32", "BOOL",
+                                                   "STRING", "ARRAY",  "UINT64", "INT64",
+                                                   "FLOAT64" };
+    return (unsigned)type < GGUF_TYPES ? names[type] : "of an unknown type";
+}
+
 /* A number of type t (size type_sizes[t]) at b as the entry's i, u and f. */
 static void
 number_of(enum gguf_type t, const unsigned char *b, int64_t *i, uint64_t *u, double *f)

@@ -178,11 +178,21 @@ bpe_append_id(int **ids, int *count, size_t *cap, int id, struct attn_error *err
     return ATTN_OK;
 }
 
+/* Whether every one of the len bytes at s has its <0xNN> token. */
+static bool
+has_byte_tokens(const struct bpe *b, const char *s, size_t len)
+{
+    for (size_t k = 0; k < len; k++)
+        if (b->byte_token[(unsigned char)s[k]] < 0)
+            return false;
+    return true;
+}
+
 /*
  * The ids of the n bytes of a piece: spelled with GPT-2's byte characters
  * (byte-level) or as its own UTF-8 characters, merged by rank; a symbol
  * the vocabulary lacks (never, byte-level) is its bytes' <0xNN> tokens
- * (byte fallback) or the unknown token.
+ * (byte fallback, when the vocabulary has each of them) or the unknown token.
  */
 enum attn_status
 bpe_encode_piece(const struct bpe *b, const char *text, size_t n, int **ids, int *count,
@@ -239,7 +249,7 @@ bpe_encode_piece(const struct bpe *b, const char *text, size_t n, int **ids, int
         if (id >= 0) {
             rc = bpe_append_id(ids, count, cap, id, err);
             last_unk = false;
-        } else if (b->byte_fallback) {
+        } else if (b->byte_fallback && has_byte_tokens(b, w + sym[i].at, sym[i].len)) {
             for (size_t k = 0; k < sym[i].len && rc == ATTN_OK; k++)
                 rc = bpe_append_id(ids, count, cap, b->byte_token[(unsigned char)w[sym[i].at + k]], err);
         } else if (b->unk >= 0) {

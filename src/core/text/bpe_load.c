@@ -66,22 +66,36 @@ vocab_from_object(struct bpe *b, json_t *root, const char *where, struct attn_er
     json_t *value;
     const char *path = where;
 
-    if (!json_is_object(root) || json_object_size(root) == 0 ||
-        json_object_size(root) > (1u << 24))
+    const size_t count = json_object_size(root);
+    /*
+     * The ids need not be 0 .. count - 1: GPT-4o's skip 199998 and go on to
+     * 200018 (Hugging Face's vocabulary is a map).  Gaps are unused ids, at
+     * most as many as the tokens, so that a file cannot ask for more room
+     * than its size.
+     */
+    const json_int_t most = 2 * (json_int_t)count + 256;
+    json_int_t top = -1;
+
+    if (!json_is_object(root) || count == 0 || count > (1u << 24))
         return attn_fail(err, ATTN_EPARSE, "%s: not an object of tokens and their ids", path);
-    b->vocab_size = (int)json_object_size(root);
+    json_object_foreach(root, key, value)
+    {
+        json_int_t id = json_is_integer(value) ? json_integer_value(value) : -1;
+        if (id < 0 || id >= most || id >= (1 << 24))
+            return attn_fail(err, ATTN_EPARSE, "%s: token '%s' has id %s, not one from 0 to %lld",
+                             path, key,
+                             json_is_integer(value) ? "out of range" : "that is not a number",
+                             (long long)(most < (1 << 24) ? most - 1 : (1 << 24) - 1));
+        top = id > top ? id : top;
+    }
+    b->vocab_size = (int)top + 1;
     b->token = calloc((size_t)b->vocab_size, sizeof *b->token);
-    b->ids = bpe_table_create((size_t)b->vocab_size);
+    b->ids = bpe_table_create(count);
     if (b->token == NULL || b->ids == NULL)
         return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
     json_object_foreach(root, key, value)
     {
-        json_int_t id = json_is_integer(value) ? json_integer_value(value) : -1;
-        if (id < 0 || id >= b->vocab_size)
-            return attn_fail(err, ATTN_EPARSE, "%s: token '%s' has id %s, not one from 0 to %d",
-                             path, key,
-                             json_is_integer(value) ? "out of range" : "that is not a number",
-                             b->vocab_size - 1);
+        json_int_t id = json_integer_value(value);
         if (b->token[id] != NULL)
             return attn_fail(err, ATTN_EPARSE, "%s: tokens '%s' and '%s' have the same id %lld",
                              path, b->token[id], key, (long long)id);
@@ -89,6 +103,13 @@ vocab_from_object(struct bpe *b, json_t *root, const char *where, struct attn_er
         if (b->token[id] == NULL || bpe_table_put(b->ids, key, strlen(key), (int)id) < 0)
             return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
     }
+    for (int id = 0; id < b->vocab_size; id++)
+        if (b->token[id] == NULL) {
+            char name[32];
+            snprintf(name, sizeof name, "<unused %d>", id);
+            if ((b->token[id] = strdup(name)) == NULL)
+                return attn_fail(err, ATTN_ENOMEM, "%s: out of memory", path);
+        }
     return check_bytes(b, path, err);
 }
 
@@ -462,14 +483,15 @@ model_options(struct bpe *b, json_t *model, const char *path, struct attn_error 
             return attn_fail(err, ATTN_EPARSE, "%s: model.unk_token '%s' is not in the vocabulary",
                              path, json_string_value(unk));
     }
+    /*
+     * A vocabulary may lack some of the 256 (Gemma 2's has no <0x09>, "\t"
+     * being a token of its own): a character needing one is the unknown
+     * token, as Hugging Face's BPE falls back (bpe_encode_piece).
+     */
     for (int c = 0; c < 256 && b->byte_fallback; c++) {
         char name[8];
         snprintf(name, sizeof name, "<0x%02X>", c);
         b->byte_token[c] = bpe_table_get(b->ids, name, 6);
-        if (b->byte_token[c] < 0)
-            return attn_fail(err, ATTN_EPARSE,
-                             "%s: model.byte_fallback is true but the vocabulary has no %s", path,
-                             name);
     }
     return ATTN_OK;
 }

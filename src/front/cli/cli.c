@@ -288,44 +288,43 @@ eos_option(struct write_eos *e, const char *arg, char *err, size_t err_size)
     return 0;
 }
 
-/* --expert-off L.E: an expert to switch off, from 0. */
-static int
-expert_off_option(struct cli_options *o, const char *arg, char *err, size_t err_size)
+/*
+ * L.N, two whole numbers from 0 written in digits alone around one dot
+ * (strtol would take "0." and "0. 1" and " 3.1"); false otherwise.
+ */
+static bool
+layer_dot(const char *arg, int out[2])
 {
-    char *end;
-    long l = strtol(arg, &end, 10);
-    long e = *end == '.' ? strtol(end + 1, &end, 10) : -1;
+    const char *p = arg;
 
-    if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || l < 0 || e < 0 || l > 100000 ||
-        e > 100000)
-        return attn_fail_text(err, err_size,
-                              "--expert-off %s: give a layer and an expert, from 0: --expert-off 3.7",
-                              arg);
-    if (o->experts_off_count == CLI_MAX_STAGES)
-        return attn_fail_text(err, err_size, "--expert-off: at most %d experts", CLI_MAX_STAGES);
-    o->experts_off[o->experts_off_count][0] = (int)l;
-    o->experts_off[o->experts_off_count][1] = (int)e;
-    o->experts_off_count++;
-    return 0;
+    for (int part = 0; part < 2; part++) {
+        long v = 0;
+        const char *start = p;
+        while (*p >= '0' && *p <= '9' && v <= 100000)
+            v = v * 10 + (*p++ - '0');
+        if (p == start || v > 100000 || *p != (part == 0 ? '.' : '\0'))
+            return false;
+        out[part] = (int)v;
+        p++;
+    }
+    return true;
 }
 
-/* --ablate L.H: a head to zero, from 0. */
+/* --expert-off L.E and --ablate L.H: a layer and an expert or head, from 0, into list. */
 static int
-ablate_option(struct cli_options *o, const char *arg, char *err, size_t err_size)
+layer_dot_option(const char *option, const char *what, const char *example, const char *arg,
+                 int list[][2], int *count, char *err, size_t err_size)
 {
-    char *end;
-    long l = strtol(arg, &end, 10);
-    long h = *end == '.' ? strtol(end + 1, &end, 10) : -1;
+    int v[2];
 
-    if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || l < 0 || h < 0 || l > 100000 ||
-        h > 100000)
-        return attn_fail_text(err, err_size, "--ablate %s: give a layer and a head, from 0: --ablate 5.1",
-                              arg);
-    if (o->ablate_count == CLI_MAX_STAGES)
-        return attn_fail_text(err, err_size, "--ablate: at most %d heads", CLI_MAX_STAGES);
-    o->ablate[o->ablate_count][0] = (int)l;
-    o->ablate[o->ablate_count][1] = (int)h;
-    o->ablate_count++;
+    if (!layer_dot(arg, v))
+        return attn_fail_text(err, err_size, "%s %s: give a layer and %s, from 0: %s %s", option,
+                              arg, what, option, example);
+    if (*count == CLI_MAX_STAGES)
+        return attn_fail_text(err, err_size, "%s: at most %d of them", option, CLI_MAX_STAGES);
+    list[*count][0] = v[0];
+    list[*count][1] = v[1];
+    (*count)++;
     return 0;
 }
 
@@ -440,10 +439,12 @@ plain_option(struct cli_options *o, int c, const char *arg, char **argv, char *e
         r = knob_parse_int("--top", arg, 0, 1000, &o->top, err, err_size);
         break;
     case OPT_ABLATE:
-        r = ablate_option(o, arg, err, err_size);
+        r = layer_dot_option("--ablate", "a head", "5.1", arg, o->ablate, &o->ablate_count, err,
+                             err_size);
         break;
     case OPT_EXPERT_OFF:
-        r = expert_off_option(o, arg, err, err_size);
+        r = layer_dot_option("--expert-off", "an expert", "3.7", arg, o->experts_off,
+                             &o->experts_off_count, err, err_size);
         break;
     case OPT_NO_SINKS:
         o->no_sinks = true;

@@ -384,7 +384,11 @@ print_stage_of(FILE *out, const struct pipeline *p, struct compare *c, enum comp
         if (side == COMPARE_DIFFERENCE)
             snprintf(who, sizeof who, "difference (second - first), ");
         else
-            snprintf(who, sizeof who, "%s (%.200s), ", compare_side_name(side), g->model->name);
+        {
+            char name[4 * sizeof g->model->name];
+            attn_escape_text(name, sizeof name, g->model->name);
+            snprintf(who, sizeof who, "%s (%.200s), ", compare_side_name(side), name);
+        }
     } else {
         pipeline_stage_view(p, s, head, &v);
     }

@@ -9,10 +9,18 @@
 #include "attnscope/files/csvio.h"
 #include "front/cli/print.h"
 
-static const char *
+/* A model's name as printed: a folder's name may hold any byte, escapes never go out raw. */
+struct shown_name {
+    char s[1024];
+};
+
+static struct shown_name
 name_of(const struct pipeline *p)
 {
-    return pipeline_decoder(p)->model->name;
+    struct shown_name n;
+
+    attn_escape_text(n.s, sizeof n.s, pipeline_decoder(p)->model->name);
+    return n;
 }
 
 /* A selection of each model in turn, each under a line naming it. */
@@ -23,9 +31,9 @@ print_both(FILE *out, struct compare *c, const struct pipeline_selection *sel,
     for (int side = COMPARE_FIRST; side <= COMPARE_SECOND; side++) {
         const struct pipeline *p = compare_side_pipeline(c, (enum compare_side)side);
         if (po->format == PRINT_TEXT)
-            fprintf(out, "%s (%s):\n", compare_side_name((enum compare_side)side), name_of(p));
+            fprintf(out, "%s (%s):\n", compare_side_name((enum compare_side)side), name_of(p).s);
         else if (po->format == PRINT_CSV)
-            fprintf(out, "# %s (%s)\n", compare_side_name((enum compare_side)side), name_of(p));
+            fprintf(out, "# %s (%s)\n", compare_side_name((enum compare_side)side), name_of(p).s);
         print_model_selection(out, p, sel, po);
     }
 }
@@ -178,7 +186,7 @@ print_compared(FILE *out, struct compare *c, const struct print_options *po)
         print_model_header(out, c->b, pipeline_decoder(c->b));
         fprintf(out, "compared: first %s, second %s; each stage three ways: the first's, the "
                      "second's, their difference (second - first)\n\n",
-                name_of(c->a), name_of(c->b));
+                name_of(c->a).s, name_of(c->b).s);
     }
     if (po->count == 0) {
         const struct pipeline_selection shown[] = {

@@ -158,9 +158,12 @@ put_header(FILE *out, const struct generation *g, const struct pipeline *p,
     fprintf(out, "\n  p: the token's probability from the logits as they are, rank among all "
                  "(0: the likeliest);\n  p drawn, rank kept: after the cuts and the temperature, "
                  "what it was chosen with\n");
-    if (second != NULL)
+    if (second != NULL) {
+        char name[4 * sizeof pipeline_decoder(second)->model->name];
+        attn_escape_text(name, sizeof name, pipeline_decoder(second)->model->name);
         fprintf(out, "  p second: the probability %s gave the token, reading the same text\n",
-                pipeline_decoder(second)->model->name);
+                name);
+    }
     fprintf(out, "  %4s  %8s  %6s  %-16s  %8s  %6s  %8s  %9s%s\n", "step", "position", "id",
             "token", "p", "rank", "p drawn", "rank kept", second != NULL ? "  p second" : "");
     (void)p;

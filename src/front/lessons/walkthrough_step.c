@@ -130,13 +130,13 @@ is_model_path(const char *path)
 /*
  * What to open for a lesson's model: a folder relative to the lesson, else
  * the name itself when --model finds it (a shipped model, a Hugging Face
- * name: opening the name keeps its short name), else the folder
- * $ATTNSCOPE_MODEL names.  0 with target set, or -1 (model_locate's reason in
- * why) when none of them has it.
+ * name: opening the name keeps its short name), else (for the first model,
+ * first true; never for --compare's) the folder $ATTNSCOPE_MODEL names.  0
+ * with target set, or -1 (model_locate's reason in why) when none has it.
  */
 static int
-find_lesson_model(const struct walkthrough *w, const char *what, char *target, size_t size,
-                  struct attn_error *why)
+find_lesson_model(const struct walkthrough *w, const char *what, bool first, char *target,
+                  size_t size, struct attn_error *why)
 {
     char *beside = resolve_path(w, what);
     struct model_place place;
@@ -147,7 +147,7 @@ find_lesson_model(const struct walkthrough *w, const char *what, char *target, s
         snprintf(target, size, "%s", beside);
     else if (model_locate(what, &place, why) == ATTN_OK)
         snprintf(target, size, "%s", what);
-    else if (env != NULL && env[0] != '\0' && strcmp(env, "none") != 0)
+    else if (first && env != NULL && env[0] != '\0' && strcmp(env, "none") != 0)
         snprintf(target, size, "%s", env);
     else
         found = -1;
@@ -156,14 +156,17 @@ find_lesson_model(const struct walkthrough *w, const char *what, char *target, s
 }
 
 /*
- * The model a lesson's --model names, opened once per lesson: a folder
- * relative to the lesson, a shipped model or a Hugging Face name, else the
- * folder $ATTNSCOPE_MODEL names.  ATTN_EABSENT when none of them has it.
+ * The model a lesson's --model (option) or --compare names, opened once
+ * per lesson: a folder relative to the lesson, a shipped model or a Hugging
+ * Face name, else (--model's) the folder $ATTNSCOPE_MODEL names.
+ * ATTN_EABSENT when none of them has it.
  */
 static enum attn_status
-lesson_model(const struct walkthrough *w, const char *what, const struct model_options *mo,
-             const struct model **out, struct attn_error *err)
+lesson_model(const struct walkthrough *w, const char *option, const char *what,
+             const struct model_options *mo, const struct model **out, struct attn_error *err)
 {
+    const bool first = strcmp(option, "--model") == 0;
+
     struct walk_models *ms = w->models;
     char where[MODEL_PATH_MAX];
     struct model *m;
@@ -178,10 +181,17 @@ lesson_model(const struct walkthrough *w, const char *what, const struct model_o
     if (ms == NULL || ms->count == WALK_MODELS_MAX)
         return attn_fail(err, ATTN_ELIMIT, "a lesson uses at most %d models", WALK_MODELS_MAX);
     attn_error_clear(&sub);
-    if (find_lesson_model(w, what, where, sizeof where, &sub) != 0)
+    if (find_lesson_model(w, what, first, where, sizeof where, &sub) != 0) {
+        /* (model_locate speaks of --model: its reason without the option) */
+        const char *why = strncmp(sub.msg, "--model ", 8) == 0 ? sub.msg + 8 : sub.msg;
+        if (!first)
+            return attn_fail(err, ATTN_EABSENT,
+                             "%s %s: the model to compare with is not on this machine (%s); "
+                             "give its folder in the lesson", option, what, why);
         return attn_fail(err, ATTN_EABSENT,
                          "model %s is not on this machine (%s); set ATTNSCOPE_MODEL to its folder",
                          what, sub.msg);
+    }
     m = calloc(1, sizeof *m);
     if (m == NULL)
         return attn_fail(err, ATTN_ENOMEM, "out of memory");
@@ -213,8 +223,10 @@ walkthrough_absent_model(const struct walkthrough *w, char *buf, size_t size)
         return NULL;
     n = split_words(w->options, text, words, WALK_MAX_ARGS);
     for (int i = 0; i + 1 < n; i++)
-        if (strcmp(words[i], "--model") == 0 && strcmp(words[i + 1], "none") != 0 &&
-            find_lesson_model(w, words[i + 1], where, sizeof where, NULL) != 0) {
+        if ((strcmp(words[i], "--model") == 0 || strcmp(words[i], "--compare") == 0) &&
+            strcmp(words[i + 1], "none") != 0 &&
+            find_lesson_model(w, words[i + 1], strcmp(words[i], "--model") == 0, where,
+                              sizeof where, NULL) != 0) {
             snprintf(buf, size, "%s", words[i + 1]);
             return buf;
         }
@@ -322,10 +334,10 @@ walkthrough_resources(const struct walkthrough *w, int k, struct walk_resources 
     if (res->opts.model != NULL) {
         const struct model_options mo = { res->opts.model_heads, res->opts.classes,
                                           res->opts.verify };
-        st = lesson_model(w, res->opts.model, &mo, &res->model, &sub);
+        st = lesson_model(w, "--model", res->opts.model, &mo, &res->model, &sub);
         /* --compare: the second model, opened once per lesson as the first is */
         if (st == ATTN_OK && res->opts.compare != NULL)
-            st = lesson_model(w, res->opts.compare, &mo, &res->second, &sub);
+            st = lesson_model(w, "--compare", res->opts.compare, &mo, &res->second, &sub);
         if (st == ATTN_OK && res->second != NULL && res->opts.generate > 0)
             st = attn_fail(&sub, ATTN_EVALUE, "--compare: a lesson's step compares a text, it "
                                               "does not write (drop --generate)");

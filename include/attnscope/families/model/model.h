@@ -86,6 +86,8 @@ struct model {
      */
     char *chat_template;
     char chat_from[160];
+    char chat_wrong[200]; /* a template there but not one ("tokenizer_config.json's chat_template
+                             is a number"), said by --chat; else "" */
     char chat_bos[64];
     char chat_used[256]; /* what --chat wrapped the text in ("chat: the message in ..."), or "" */
     char *chat_text;     /* --chat's text in the template, the run's sentence, or NULL */

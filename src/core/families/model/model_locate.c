@@ -284,6 +284,9 @@ model_locate(const char *what, struct model_place *where, struct attn_error *err
     memset(where, 0, sizeof *where);
     if (what == NULL || what[0] == '\0')
         return attn_fail(err, ATTN_EVALUE, "--model: give a model folder or a Hugging Face name");
+    if (fileio_odd_kind(what) != NULL)
+        return attn_fail(err, ATTN_EIO, "--model %s: is %s, not a model's folder or file", what,
+                         fileio_odd_kind(what));
     nroots = cache_roots(roots, 4);
     if (repo_id(what))
         have_cached = shipped_model(what, cached, sizeof cached) == 0 ||

@@ -123,7 +123,8 @@ model_read_chat_template(struct model *m, const char *ollama, struct attn_error 
         m->bpe.token[m->dec.bos_token] != NULL)
         snprintf(m->chat_bos, sizeof m->chat_bos, "%s", m->bpe.token[m->dec.bos_token]);
     if (ollama[0] != '\0') {
-        if (fileio_read_all(ollama, JSONFILE_CONFIG_MAX, &m->chat_template, &len, err) != ATTN_OK)
+        if (fileio_read_regular(ollama, JSONFILE_CONFIG_MAX, &m->chat_template, &len, err) !=
+            ATTN_OK)
             return -1;
         snprintf(m->chat_from, sizeof m->chat_from, "Ollama's template layer");
         return 0;
@@ -133,17 +134,21 @@ model_read_chat_template(struct model *m, const char *ollama, struct attn_error 
         if (m->dec.chat_template != NULL &&
             (m->chat_template = strdup(m->dec.chat_template)) == NULL)
             return attn_fail(err, ATTN_ENOMEM, "out of memory"), -1;
+        if (m->dec.chat_template_type[0] != '\0')
+            snprintf(m->chat_wrong, sizeof m->chat_wrong,
+                     "its GGUF's tokenizer.chat_template is there, but of type %s, not a STRING "
+                     "of template text", m->dec.chat_template_type);
         snprintf(m->chat_from, sizeof m->chat_from, "its GGUF's tokenizer.chat_template");
         return 0;
     }
     snprintf(path, sizeof path, "%s/chat_template.jinja", m->dir);
-    if (access(path, F_OK) == 0) {
-        if (fileio_read_all(path, JSONFILE_CONFIG_MAX, &m->chat_template, &len, err) != ATTN_OK)
+    if (!fileio_absent(path)) {
+        if (fileio_read_regular(path, JSONFILE_CONFIG_MAX, &m->chat_template, &len, err) != ATTN_OK)
             return -1;
         snprintf(m->chat_from, sizeof m->chat_from, "chat_template.jinja");
     }
     snprintf(path, sizeof path, "%s/tokenizer_config.json", m->dir);
-    if (access(path, F_OK) == 0) {
+    if (!fileio_absent(path)) {
         json_t *config = jsonfile_load(path, JSONFILE_VOCAB_MAX, err), *ct;
         const char *s = NULL;
         if (config == NULL)
@@ -155,9 +160,17 @@ model_read_chat_template(struct model *m, const char *ollama, struct attn_error 
         for (size_t i = 0; json_is_array(ct) && i < json_array_size(ct); i++) {
             json_t *one = json_array_get(ct, i);
             const char *name = json_string_value(json_object_get(one, "name"));
-            if (s == NULL || (name != NULL && strcmp(name, "default") == 0))
-                s = json_string_value(json_object_get(one, "template"));
+            const char *text = json_string_value(json_object_get(one, "template"));
+            if (text != NULL && (s == NULL || (name != NULL && strcmp(name, "default") == 0)))
+                s = text;
         }
+        if (s == NULL && ct != NULL && !json_is_null(ct))
+            snprintf(m->chat_wrong, sizeof m->chat_wrong,
+                     "tokenizer_config.json's chat_template is there, but %s, not a template's "
+                     "text (a string, or a list of {\"name\", \"template\"})",
+                     json_is_array(ct) ? "a list holding no {\"template\": text}"
+                     : json_is_object(ct) ? "an object" : json_is_number(ct) ? "a number"
+                                                            : "true or false");
         if (s != NULL && m->chat_template == NULL) {
             if ((m->chat_template = strdup(s)) == NULL) {
                 json_decref(config);
@@ -178,6 +191,10 @@ model_chat(const struct model *m, const char *text, const char *date, const char
     char what[MODEL_PATH_MAX + 200];
     char *out;
 
+    if (m->chat_template == NULL && m->chat_wrong[0] != '\0')
+        return attn_fail(err, ATTN_EVALUE, "--chat: %s: %s; give the text with -s", m->name,
+                         m->chat_wrong),
+               NULL;
     if (m->chat_template == NULL)
         return attn_fail(err, ATTN_EVALUE,
                          "--chat: %s has no chat template (no chat_template.jinja, no "

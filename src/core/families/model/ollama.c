@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,17 +93,22 @@ layer_digest(json_t *manifest, const char *media, char hex[65])
     return false;
 }
 
-/* A number of the params JSON: a JSON number within [lo, hi]; false when absent. */
+/*
+ * A number of the params JSON: a JSON number within [lo, hi], whole when
+ * it counts something (num_ctx, top_k); 0 when absent, 1, or -1 with err set.
+ */
 static int
-param_number(json_t *root, const char *key, double lo, double hi, double *v, const char *path,
-             struct attn_error *err)
+param_number(json_t *root, const char *key, double lo, double hi, bool whole, double *v,
+             const char *path, struct attn_error *err)
 {
     json_t *j = json_object_get(root, key);
 
     if (j == NULL || json_is_null(j))
         return 0;
-    if (!json_is_number(j) || json_number_value(j) < lo || json_number_value(j) > hi) {
-        attn_fail(err, ATTN_EPARSE, "%s: %s: give a number from %g to %g", path, key, lo, hi);
+    if (!json_is_number(j) || json_number_value(j) < lo || json_number_value(j) > hi ||
+        (whole && json_number_value(j) != floor(json_number_value(j)))) {
+        attn_fail(err, ATTN_EPARSE, "%s: %s: give a %s from %.15g to %.15g", path, key,
+                  whole ? "whole number" : "number", lo, hi);
         return -1;
     }
     *v = json_number_value(j);
@@ -134,18 +140,18 @@ read_params(const char *root_dir, const char *hex, struct model_params *p, struc
                   path);
         return -1;
     }
-    if ((got = param_number(root, "temperature", 0.0, 100.0, &p->temperature, path, err)) < 0)
+    if ((got = param_number(root, "temperature", 0.0, 100.0, false, &p->temperature, path, err)) < 0)
         goto bad;
     p->has_temperature = got == 1;
-    if ((got = param_number(root, "top_p", 0.0, 1.0, &p->top_p, path, err)) < 0)
+    if ((got = param_number(root, "top_p", 0.0, 1.0, false, &p->top_p, path, err)) < 0)
         goto bad;
     /* (top_p 0 and top_k 0 are Ollama's "off") */
     p->has_top_p = got == 1 && p->top_p > 0.0;
-    if ((got = param_number(root, "top_k", 0.0, 1 << 24, &v, path, err)) < 0)
+    if ((got = param_number(root, "top_k", 0.0, 1 << 24, true, &v, path, err)) < 0)
         goto bad;
     p->top_k = (int)v;
     p->has_top_k = got == 1 && p->top_k > 0;
-    if ((got = param_number(root, "num_ctx", 0.0, 1 << 24, &v, path, err)) < 0)
+    if ((got = param_number(root, "num_ctx", 0.0, 1 << 24, true, &v, path, err)) < 0)
         goto bad;
     p->num_ctx = got == 1 ? (int)v : 0;
     stop = json_object_get(root, "stop");
