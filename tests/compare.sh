@@ -207,5 +207,26 @@ expect 1 "--compare /nonexistent: no such file or folder" -- --model "$models/mi
 expect 2 "--compare is a second trained model beside the first: give --model too" -- --compare "$models/minillama" --print
 expect 2 "--compare: the folder name is empty" -- --model "$models/minillama" --compare "" --print
 
+# A folder's name never goes to the terminal raw (issue 60: --print of a comparison wrote both
+# names as they are, and a name holding OSC 2 retitled the terminal); the view escapes them too.
+odd="$tmp/odd$(printf '\033]2;pwned\007')name"
+mkdir -p "$odd"
+cp "$src/samples/models/minillama/"* "$odd/"
+count=$((count + 1))
+{ "$bin" --model "$models/minillama" --compare "$odd" --print -s "cat map" &&
+    "$bin" --model "$models/minillama" --compare "$odd" --print --stage weights.h0 -s "cat map" &&
+    "$bin" --model "$models/minillama" --compare "$odd" --print --generate 2 -s "cat map" &&
+    "$bin" --model "$models/minillama" --compare "$odd" --print --format csv --stage weights.h0 -s "cat map"; } \
+    >"$tmp/odd.out" 2>&1 || fail "--compare of an odd name: $(tail -3 "$tmp/odd.out")"
+grep -q "$(printf '\033')" "$tmp/odd.out" && fail "--print of a comparison wrote a name's escape as it is"
+grep -qF 'second (odd\x1B]2;pwned\x07name)' "$tmp/odd.out" &&
+    grep -qF 'compared: first minillama, second odd\x1B]2;pwned\x07name' "$tmp/odd.out" ||
+    fail "--print of a comparison: the names escaped: $(grep -a 'compared' "$tmp/odd.out")"
+# Writing with an expert switched off beside a second model (issue 60: a double free).
+count=$((count + 1))
+"$bin" --model "$models/minimoe" --compare "$models/minimoe" --expert-off 0.1 --generate 2 --print \
+    -s "cat map sun" >"$tmp/moe-off" 2>&1 && grep -qF "wrote 2 tokens" "$tmp/moe-off" ||
+    fail "--compare with --expert-off and --generate: $(tail -3 "$tmp/moe-off")"
+
 echo "$count checks, $failures failed"
 [ "$failures" -eq 0 ]

@@ -160,6 +160,26 @@ failures=0
 [ -f "$tmp/failed" ] && failures=$(wc -l <"$tmp/failed")
 echo "$count checks of the documents against the program and the code, $failures failed"
 
+# Every fixture says how it was made (issue 60, item 12): each folder of tests/fixtures (and of
+# its decoders/, formats/ and gpt2/) is named in tests/fixtures/README, and each golden text
+# file's first line names what wrote it.
+made=0
+for d in "$src"/tests/fixtures/*/ "$src"/tests/fixtures/decoders/*/ "$src"/tests/fixtures/formats/*/ \
+    "$src"/tests/fixtures/gpt2/*/; do
+    n=$(basename "$d")
+    grep -qw -- "$n" "$src/tests/fixtures/README" || {
+        echo "FAIL: tests/fixtures/README does not say what made ${d#"$src"/}"
+        made=1
+    }
+done
+for f in "$src"/tests/golden/*.txt "$src"/tests/golden/render/*.txt "$src"/tests/golden/screens/*.txt; do
+    head -n 1 "$f" | grep -qE '^# .*(tests/oracle/|GENERATE=1)' || {
+        echo "FAIL: ${f#"$src"/}: its first line does not say what made it"
+        made=1
+    }
+done
+[ -f "$src/tests/golden/oracle/README" ] || { echo "FAIL: tests/golden/oracle has no README"; made=1; }
+
 # The tokenizer files installed for a bare model.pth are the ones their README
 # says, by the SHA-256 sums it records.
 sums=0
@@ -169,4 +189,4 @@ if [ "$(wc -l <"$tmp/sums")" -ne 2 ] ||
     echo "FAIL: samples/tokenizers/gpt2: the files are not the ones README.md's SHA-256 sums name"
     sums=1
 fi
-[ "$count" -ge 4 ] && [ "$failures" -eq 0 ] && [ "$sums" -eq 0 ]
+[ "$count" -ge 4 ] && [ "$failures" -eq 0 ] && [ "$sums" -eq 0 ] && [ "$made" -eq 0 ]

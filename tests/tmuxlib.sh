@@ -191,23 +191,26 @@ restored() {
     fi
 }
 
-# wait_idle PID [SECONDS]: waits until PID has used no more than one clock
-# tick of CPU time in each of two half-second spells in a row, that is until
-# it has handled every key queued for it and sits waiting for the next;
-# SECONDS at most (default 120).  1 if it never settles or is gone.
-wait_idle() {
-    spent() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
-    last=$(spent "$1")
-    quiet=0
+# drained [SECONDS]: sends F12, a key no scenario sends otherwise, and waits until attnscope has
+# drawn a frame after reading it (the keylog's "last key 276", KEY_F(12), with more keys read
+# than before it): every key queued before it has been read and handled, a state, not a time
+# (a flood of keys can merge escapes, so their count is not known).  SECONDS at most (default
+# 120); 1 if it never does or is gone.
+drained() {
+    before=$(head -n 1 "$tmp/keylog" 2>/dev/null || echo 0)
+    t send-keys F12
     i=0
-    while [ $quiet -lt 2 ]; do
-        [ -n "$last" ] && [ $i -lt $((${2:-120} * 2)) ] || return 1
-        sleep 0.5
-        now=$(spent "$1")
-        if [ -n "$now" ] && [ $((now - last)) -le 1 ]; then quiet=$((quiet + 1)); else quiet=0; fi
-        last=$now
+    while [ $i -lt $((${1:-120} * 50)) ]; do
+        if grep -qx "last key 276" "$tmp/keylog" 2>/dev/null &&
+            [ "$(head -n 1 "$tmp/keylog" 2>/dev/null || echo 0)" -gt "$before" ] 2>/dev/null; then
+            sent=$(head -n 1 "$tmp/keylog")
+            return 0
+        fi
+        [ -s "$tmp/after" ] && return 1
+        sleep 0.02
         i=$((i + 1))
     done
+    return 1
 }
 
 # The attnscope of this scenario: the child of the pane's shell.
@@ -220,8 +223,16 @@ signal_attnscope() {
     pkill -"$1" -P "$(t list-panes -F '#{pane_pid}')" -x attnscope
 }
 
-# resize W H: resizes this scenario's window and lets attnscope redraw.
+# resize W H: resizes this scenario's window and waits until attnscope has drawn a frame of
+# that size (the keylog's "size W H"; two minutes at most), or is gone.
 resize() {
     t resize-window -x "$1" -y "$2"
-    sleep 0.3
+    i=0
+    while [ $i -lt 6000 ]; do
+        grep -qx "size $1 $2" "$tmp/keylog" 2>/dev/null && return 0
+        [ -s "$tmp/after" ] && return 0
+        sleep 0.02
+        i=$((i + 1))
+    done
+    fail "attnscope drew no frame of $1 x $2 after the resize: $(cat "$tmp/keylog" 2>/dev/null)"
 }

@@ -525,16 +525,28 @@ read_paste(struct worker *w, struct app *a)
 /*
  * For tests that wait for a state, not a time: with ATTNSCOPE_KEYLOG=FILE,
  * after every frame FILE holds the number of keys read before it was drawn
- * (resizes and mouse events not counted), and a second line "settled" once
- * the app's work between keys is done (the view's weights packed and taken
- * over).  tests/tmuxlib.sh waits for the count of the keys it sent; the
- * benchmark's edits wait to be settled.
+ * (resizes and mouse events not counted); "size W H", the screen that frame
+ * was drawn for; "last key N" or "last char N", the last key read before it
+ * (a function key's curses code, a character's); and "settled" once the
+ * app's work between keys is done (the view's weights packed and taken
+ * over).  tests/tmuxlib.sh waits for the count of the keys it sent, for a
+ * size after a resize, and for a last key no other sends (F12: after a
+ * flood of keys, every one of them read); the benchmark's edits wait to be
+ * settled.
  */
+struct keylog {
+    unsigned long keys;
+    int width, height;
+    bool function; /* the last key a function key's code (KEY_CODE_YES), else a character */
+    unsigned long last;
+};
+
 static void
-log_keys(const char *path, unsigned long keys, bool settled)
+log_keys(const char *path, const struct keylog *k, bool settled)
 {
-    char text[48];
-    int n = snprintf(text, sizeof text, "%lu\n%s", keys, settled ? "settled\n" : "");
+    char text[128];
+    int n = snprintf(text, sizeof text, "%lu\nsize %d %d\nlast %s %lu\n%s", k->keys, k->width,
+                     k->height, k->function ? "key" : "char", k->last, settled ? "settled\n" : "");
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
     if (fd < 0)
@@ -591,7 +603,9 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
     int no_frame_w = 0; /* the screen size no frame could be made for */
     int no_frame_h = 0;
     unsigned long keys_read = 0;
-    unsigned long framed_keys = 0; /* keys_read when the last frame was drawn */
+    struct keylog framed = { 0 }; /* the keys read when the last frame was drawn */
+    bool last_function = false;
+    unsigned long last_key = 0;
     bool settled = false; /* the app's work between keys is done (a->idle said so) */
     struct worker *worker;
 
@@ -632,9 +646,9 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
             }
             dirty = false;
             batch = 0;
-            framed_keys = keys_read;
+            framed = (struct keylog){ keys_read, COLS, LINES, last_function, last_key };
             if (keylog != NULL)
-                log_keys(keylog, framed_keys, settled);
+                log_keys(keylog, &framed, settled);
         }
         wtimeout(stdscr, dirty || a->writing_on ? 0 : TUI_READ_MS);
         status = wget_wch(stdscr, &ch);
@@ -648,7 +662,7 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
             if (a->idle != NULL && a->idle(a->idle_ctx) && !settled) {
                 settled = true;
                 if (keylog != NULL) /* (the keys of the last frame drawn: a frame may be due) */
-                    log_keys(keylog, framed_keys, settled);
+                    log_keys(keylog, &framed, settled);
             }
             if (a->writing_on && !dirty) {
                 /* A keeps writing: a token, then its frame, while no key waits. */
@@ -660,8 +674,11 @@ tui_run(struct app *a, bool mono, struct attn_error *err)
         }
         dirty = true;
         batch++;
-        if (!(status == KEY_CODE_YES && (ch == KEY_RESIZE || ch == KEY_MOUSE)))
+        if (!(status == KEY_CODE_YES && (ch == KEY_RESIZE || ch == KEY_MOUSE))) {
             keys_read++;
+            last_function = status == KEY_CODE_YES;
+            last_key = (unsigned long)ch;
+        }
         /* (keys that come faster than TUI_READ_MS never leave the view idle) */
         if (a->idle != NULL)
             settled = a->idle(a->idle_ctx) || settled;

@@ -22,6 +22,9 @@ const require = createRequire(path.join(path.resolve(nodeDir), "node_modules", "
 const mod = await import(require.resolve("@huggingface/tokenizers"));
 const Tokenizer = mod.Tokenizer ?? mod.default.Tokenizer;
 const texts = JSON.parse(fs.readFileSync("tests/fixtures/tokenizers/texts.json", "utf8"));
+console.log("# made by tests/oracle/tokenizer_ids.mjs: the ids npm's @huggingface/tokenizers " +
+            "0.2.0 gives each text of tests/fixtures/tokenizers/texts.json, a line per tokenizer " +
+            "and text (NAME INDEX ids)");
 // SmolLM2's kind of pipeline (Digits, each digit a piece, then ByteLevel with GPT-2's pattern)
 // around GPT-2's vocabulary and merges (samples/tokenizers/gpt2), as check_tokjson.c builds it.
 // Its text 16 is left out: its fullwidth digits are digits to Rust's tokenizers
