@@ -9,7 +9,7 @@ src="${top_srcdir:-.}/tests/fuzz"
 bin="${top_builddir:-.}/tests/fuzz"
 failures=0
 
-for name in csv tokenizer walkthrough options keys safetensors bpe modelfiles tfindex torchzip gguf; do
+for name in csv tokenizer walkthrough options keys safetensors bpe modelfiles tfindex torchzip gguf chat; do
     dirs=""
     for d in "$src/corpus/$name" "$src/regressions/$name"; do
         [ -d "$d" ] && dirs="$dirs $d"

@@ -319,6 +319,11 @@ for seq in "[1~:0" "[8~:1" "[7~:0" "[4~:1" "OH:0" "[15~:0" "[99~:0" "[1;5C:0"; d
     wait_screen "$want" || fail "ESC${seq%:*}: the cursor is not where it should be: $(screen | grep 'out\[')"
     screen | grep -q "^Output projection" || fail "ESC${seq%:*}: the stage changed: $(screen | sed -n 4p)"
 done
+# Esc and an arrow at once (issue 60: the arrow, read while looking for a sequence after the
+# Esc, was lost): the Esc is Esc, the arrow moves the cursor.
+t send-keys -l "$esc$esc[C"
+checks=$((checks + 1))
+wait_screen "out\[Your\]\[1\]" || fail "Esc then Right at once: the Right was lost: $(screen | grep 'out\[')"
 keys q
 restored "keys of other terminals" 0
 

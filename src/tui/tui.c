@@ -168,8 +168,11 @@ swallow_sequence(void)
     if (status == ERR)
         return false;
     if (status != OK || (ch != '[' && ch != 'O')) {
+        /* (put back whatever came: a function key too, an arrow pressed right after Esc) */
         if (status == OK)
             unget_wch((wchar_t)ch);
+        else if (status == KEY_CODE_YES)
+            ungetch((int)ch);
         return false;
     }
     /* Parameters and intermediates (0x20-0x3F), then one final byte (0x40-0x7E). */

@@ -39,6 +39,9 @@ USERS = [
     "  Why does the mask hide the future?\n",
     "Übersetze: the cat sat on the mat.",
     "one\ntwo\n\nthree",
+    # (white space Jinja's trim strips beyond ASCII's: an ideographic space, a no-break space,
+    # a separator; issue 60's fuzz run)
+    "\u3000\u00a0\x1e 注意力とは?\u2003\u3000",
 ]
 
 

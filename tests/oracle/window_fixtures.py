@@ -48,6 +48,11 @@ attnscope's own restatement, never used by the build or by `make check`.
 Run from the top of the source tree with Debian's PyTorch:
 
     /usr/bin/python3 tests/oracle/window_fixtures.py
+
+Checked against two independent implementations (`make crosscheck`): the book's own Gemma 3
+and Olmo 3 notebooks (tests/oracle/crosscheck_window.py, logits within 5.6e-6), and
+llama.cpp on gemma3-gguf (tests/oracle/crosscheck_gguf.py, within 3.6e-5: its GELU is a
+table of half-precision values).
 """
 import math
 import os

@@ -1,9 +1,11 @@
 /* chat.c: a user message in its model's chat template (see chat.h). */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnscope/base/utf8.h"
 #include "attnscope/text/chat.h"
 
 const char *
@@ -121,11 +123,41 @@ put(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
     return true;
 }
 
-/* Python's str.strip() of white space, as Jinja's trim (ASCII and the separators \x1c-\x1f). */
+/*
+ * Python's str.isspace(), what Jinja's trim strips (str.strip()): ASCII's
+ * white space, the separators U+001C-001F, and Unicode's (NEL, no-break
+ * space, the ideographic space a CJK keyboard types, ...).
+ */
 static bool
-is_space(unsigned char c)
+is_space(uint32_t c)
 {
-    return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
+    return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f) || c == 0x85 ||
+           c == 0xa0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200a) || c == 0x2028 ||
+           c == 0x2029 || c == 0x202f || c == 0x205f || c == 0x3000;
+}
+
+/* The bytes of the white-space character at s (n bytes left), or 0 when it is none. */
+static int
+space_at(const char *s, size_t n)
+{
+    uint32_t cp;
+    const int len = utf8_length((const unsigned char *)s, n);
+
+    return len > 0 && utf8_decode(s, &cp) == len && is_space(cp) ? len : 0;
+}
+
+/* The bytes of the white-space character ending s + n, or 0. */
+static int
+space_before(const char *s, size_t n)
+{
+    size_t start = n;
+
+    while (start > 0 && n - start < 4 && ((unsigned char)s[start - 1] & 0xc0) == 0x80)
+        start--;
+    if (start == 0)
+        return 0;
+    start--;
+    return space_at(s + start, n - start) == (int)(n - start) ? (int)(n - start) : 0;
 }
 
 char *
@@ -137,12 +169,13 @@ chat_render(const struct chat_template *t, const char *bos, const char *date, co
     bool ok = true;
 
     if (t->trim) {
-        while (n > 0 && is_space((unsigned char)msg[0])) {
-            msg++;
-            n--;
+        int k;
+        while (n > 0 && (k = space_at(msg, n)) > 0) {
+            msg += k;
+            n -= (size_t)k;
         }
-        while (n > 0 && is_space((unsigned char)msg[n - 1]))
-            n--;
+        while (n > 0 && (k = space_before(msg, n)) > 0)
+            n -= (size_t)k;
     }
 #define PUT(s) (ok = ok && put(&out, &len, &cap, (s), strlen(s)))
     PUT("");
