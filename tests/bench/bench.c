@@ -42,6 +42,11 @@
  *                           bytes, peak and steady resident set
  *   (BENCH_F32=1 with llama or llama-open: the bfloat16 matrices widened
  *   to float32 copies first, as attnscope kept them before)
+ *   bench qrows TYPE N K REPS  one row against an (N, K) matrix of random
+ *                           blocks of TYPE (Q4_0 ... Q6_K, MXFP4, F16)
+ *                           packed as a model's are, on one thread, on the
+ *                           instruction set in force (ATTNSCOPE_ISA):
+ *                           ms, then ns a weight and the pack's GB/s
  * Every timing line is "name<TAB>median_ms<TAB>min_ms<TAB>max_ms[<TAB>...]".
  * Not a test: timings belong in doc/performance.md, not in make check.
  */
@@ -64,6 +69,7 @@
 #endif
 
 #include "attnscope/kernels/cpu.h"
+#include "attnscope/formats/quants.h"
 #include "attnscope/formats/tensor.h"
 #include "attnscope/families/model/family_model.h"
 #include "attnscope/architectures/gpt2.h"
@@ -666,6 +672,92 @@ cmd_load(const char *name, const char *path, int reps)
     return 0;
 }
 
+/* ------------------------------------------------------------------ qrows */
+
+/*
+ * One row against an (n, k) matrix of random blocks of a type, packed in
+ * panels as a model's are: the kernel of a written token, alone.
+ */
+static int
+cmd_qrows(const char *type, int n, int k, int reps)
+{
+    static const char *const names[QUANT_TYPES] = { "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0",
+                                                    "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K",
+                                                    "MXFP4" };
+    const bool f16 = strcmp(type, "F16") == 0;
+    int t = -1;
+    double times[MAX_REPS];
+    struct linalg_packed pk;
+    unsigned seed = 1;
+    float *x, *y;
+    char name[64], extra[96];
+
+    for (int i = 0; i < QUANT_TYPES; i++)
+        if (strcmp(type, names[i]) == 0)
+            t = i;
+    if ((t < 0 && !f16) || n <= 0 || k <= 0 || n % LINALG_QROWS != 0 || k % 256 != 0) {
+        fprintf(stderr, "bench: qrows TYPE (Q4_0 ... Q6_K, MXFP4, F16) N K REPS, N a multiple of "
+                        "64 and K of 256\n");
+        return 2;
+    }
+    if (reps > MAX_REPS)
+        reps = MAX_REPS;
+    if (linalg_pack_q(&pk, f16 ? LINALG_F16 : quant_panel_format((enum quant_type)t), n, k) != 0)
+        return 1;
+    if (f16) {
+        uint16_t *h = malloc((size_t)LINALG_QROWS * (size_t)k * sizeof *h);
+        for (int j0 = 0; h != NULL && j0 < n; j0 += LINALG_QROWS) {
+            for (size_t i = 0; i < (size_t)LINALG_QROWS * (size_t)k; i++) {
+                seed = seed * 1103515245u + 12345u;
+                h[i] = (uint16_t)(0x3000 | (seed >> 16 & 0x83ff));
+            }
+            linalg_pack_q_put_f16(&pk, j0, LINALG_QROWS, h, (size_t)k);
+        }
+        free(h);
+    } else {
+        const enum quant_type qt = (enum quant_type)t;
+        const int per = quant_block_values(qt);
+        unsigned char *block = malloc(quant_block_bytes(qt));
+        struct linalg_qparts *parts = malloc(LINALG_QROWS * sizeof *parts);
+        for (int j0 = 0; block != NULL && parts != NULL && j0 < n; j0 += LINALG_QROWS)
+            for (int sg = 0; sg < k / per; sg++) {
+                for (int r = 0; r < LINALG_QROWS; r++) {
+                    for (size_t i = 0; i < quant_block_bytes(qt); i++) {
+                        seed = seed * 1103515245u + 12345u;
+                        block[i] = (unsigned char)(seed >> 16);
+                    }
+                    /* (a finite half-precision scale where every type keeps its first) */
+                    if (qt != QUANT_MXFP4)
+                        block[qt == QUANT_Q6_K ? 209 : qt == QUANT_Q3_K ? 109 : qt == QUANT_Q2_K ? 81 : 1] = 0x30;
+                    quant_parts(qt, block, &parts[r]);
+                }
+                linalg_pack_q_put_panel(&pk, j0, sg, parts, LINALG_QROWS);
+            }
+        free(block);
+        free(parts);
+    }
+    x = malloc((size_t)k * sizeof *x);
+    y = malloc((size_t)n * sizeof *y);
+    if (x == NULL || y == NULL)
+        return 1;
+    for (int i = 0; i < k; i++)
+        x[i] = (float)(i % 7) - 3.0f;
+    for (int r = 0; r < reps; r++) {
+        double t0 = bench_now();
+        linalg_gemm_packed_cols(1, x, k, &pk, 0, n, y, n);
+        times[r] = bench_now() - t0;
+    }
+    qsort(times, (size_t)reps, sizeof *times, bench_cmp_double);
+    snprintf(name, sizeof name, "qrows_%s_%s_%dx%d", type, cpu_isa_name(), n, k);
+    snprintf(extra, sizeof extra, "%.4f\t%.1f", times[reps / 2] * 1e9 / ((double)n * k),
+             (double)linalg_packed_bytes(&pk) / times[reps / 2] / 1e9);
+    bench_report(name, times, reps, extra);
+    linalg_packed_destroy(&pk);
+    free(x);
+    free(y);
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -687,6 +779,8 @@ main(int argc, char **argv)
         return cmd_generate_view(argv[2], atoi(argv[3]), atoi(argv[4]));
     if (argc >= 2 && strcmp(argv[1], "probe") == 0)
         return cmd_probe();
+    if (argc >= 6 && strcmp(argv[1], "qrows") == 0)
+        return cmd_qrows(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
     if (argc >= 2 && strcmp(argv[1], "bandwidth") == 0)
         return cmd_bandwidth();
     if (argc >= 4 && strcmp(argv[1], "forward") == 0)

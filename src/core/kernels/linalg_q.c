@@ -670,18 +670,235 @@ static const rows_fn rows_avx512[LINALG_QFORMATS] = { FORMATS(ROW_ENTRY) };
 static const panel_fn panels_avx512[LINALG_QFORMATS] = { FORMATS(PANEL_ENTRY) };
 #endif
 
+#ifdef LINALG_X86
+/* ------------------------------------------------------------------- AVX2 */
+
+/*
+ * The same walk on eight lanes, over NV of the panel's eight vectors of
+ * rows from vector c0 (the one-row product: 32 rows a pass; a panel of the
+ * tiles: nr / 8).  AVX2 has no 16-entry permute: a level's float is made
+ * by integer arithmetic and a conversion instead (a small integer: exact,
+ * the float the tables hold), MXFP4's by two 8-entry permutes and a blend.
+ */
+
+/* The 8 bytes of lanes c (rows 8c .. 8c + 7) at p, as 32-bit lanes. */
+__attribute__((target("avx2,fma,f16c"), always_inline)) static inline __m256i
+lanes8(const unsigned char *p, int c)
+{
+    return _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p + 8 * c)));
+}
+
+/* The same, the bytes signed. */
+__attribute__((target("avx2,fma,f16c"), always_inline)) static inline __m256i
+slanes8(const unsigned char *p, int c)
+{
+    return _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(p + 8 * c)));
+}
+
+/* The 8 halves of lanes c at p, widened (exact). */
+__attribute__((target("avx2,fma,f16c"), always_inline)) static inline __m256
+halves8(const unsigned char *p, int c)
+{
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 16 * c)));
+}
+
+/* -v, as widen_row negates a minimum (the sign bit flipped: -0 for 0, as C's negation). */
+__attribute__((target("avx2,fma,f16c"), always_inline)) static inline __m256
+negated8(__m256 v)
+{
+    return _mm256_xor_ps(v, _mm256_set1_ps(-0.0f));
+}
+
+/* Group g's scale and minimum for vector c, from d (dmin) and the scale bytes at gr. */
+__attribute__((target("avx2,fma,f16c"), always_inline)) static inline void
+group_scales8(enum linalg_qformat f, __m256 d, __m256 dm, const unsigned char *gr, int c,
+              __m256 *sc, __m256 *mn)
+{
+    switch (f) {
+    case LINALG_Q4_1:
+    case LINALG_Q5_1:
+        *sc = d, *mn = dm;
+        break;
+    case LINALG_Q2_K: {
+        const __m256i b = lanes8(gr, c);
+        *sc = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_and_si256(b, _mm256_set1_epi32(15))));
+        *mn = negated8(_mm256_mul_ps(dm, _mm256_cvtepi32_ps(_mm256_srli_epi32(b, 4))));
+        break;
+    }
+    case LINALG_Q3_K:
+    case LINALG_Q6_K:
+        *sc = _mm256_mul_ps(d, _mm256_cvtepi32_ps(slanes8(gr, c)));
+        break;
+    case LINALG_Q4_K:
+    case LINALG_Q5_K:
+        *sc = _mm256_mul_ps(d, _mm256_cvtepi32_ps(lanes8(gr, c)));
+        *mn = negated8(_mm256_mul_ps(dm, _mm256_cvtepi32_ps(lanes8(gr + R, c))));
+        break;
+    default:
+        *sc = d;
+        break;
+    }
+}
+
+/*
+ * The level (as an integer, its offset applied) of value w of a group, the
+ * i-th of its byte of low bits lo and of high bits hi; MXFP4's is looked up.
+ */
+__attribute__((target("avx2,fma,f16c"), always_inline)) static inline __m256
+level8(enum linalg_qformat f, const struct qshape *q, __m256i lo, __m256i hi, int i, int w)
+{
+    const __m256i m15 = _mm256_set1_epi32(15), m3 = _mm256_set1_epi32(3);
+    __m256i l;
+
+    if (f == LINALG_MXFP4) {
+        const __m256i idx = _mm256_srli_epi32(lo, 4 * i);
+        const __m256 t0 = _mm256_setr_ps(0, 1, 2, 3, 4, 6, 8, 12);
+        const __m256 t1 = _mm256_setr_ps(0, -1, -2, -3, -4, -6, -8, -12);
+        return _mm256_blendv_ps(_mm256_permutevar8x32_ps(t0, idx), _mm256_permutevar8x32_ps(t1, idx),
+                                _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28)));
+    }
+    if (q->bits == 4)
+        l = i == 0 ? _mm256_and_si256(lo, m15) : _mm256_and_si256(_mm256_srli_epi32(lo, 4), m15);
+    else
+        l = _mm256_and_si256(_mm256_srli_epi32(lo, 2 * i), m3);
+    if (q->high == 1)
+        l = _mm256_or_si256(l, _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(hi, w % 8),
+                                                                  _mm256_set1_epi32(1)),
+                                                 q->bits));
+    else if (q->high == 2)
+        l = _mm256_or_si256(l, _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(hi, 2 * (w % 4)), m3),
+                                                 q->bits));
+    switch (f) {
+    case LINALG_Q4_0:
+        l = _mm256_sub_epi32(l, _mm256_set1_epi32(8));
+        break;
+    case LINALG_Q5_0:
+        l = _mm256_sub_epi32(l, _mm256_set1_epi32(16));
+        break;
+    case LINALG_Q3_K:
+        l = _mm256_sub_epi32(l, _mm256_set1_epi32(4));
+        break;
+    case LINALG_Q6_K:
+        l = _mm256_sub_epi32(l, _mm256_set1_epi32(32));
+        break;
+    default:
+        break;
+    }
+    return _mm256_cvtepi32_ps(l);
+}
+
+/* WALK's eight-lane form: NV vectors from c0, out[] their weights of value p. */
+#define WALK8(F, pn, v0, count, c0, NV, BODY)                                                    \
+    do {                                                                                          \
+        const struct qshape *q_ = &shapes[F];                                                     \
+        const int per_ = q_->bits == 4 ? 2 : q_->bits == 2 ? 4 : 1;                               \
+        __m256 sc[NV], mn[NV];                                                                    \
+        __m256i lo_[NV], hi_[NV];                                                                 \
+        _Pragma("GCC unroll 8") for (int c = 0; c < NV; c++) {                                    \
+            lo_[c] = hi_[c] = _mm256_setzero_si256();                                             \
+            sc[c] = mn[c] = _mm256_setzero_ps();                                                  \
+        }                                                                                         \
+        for (int v_ = (v0); v_ < (v0) + (count); v_ += q_->g) {                                   \
+            const unsigned char *sgp = (pn) + (size_t)(v_ / q_->sg) * sg_bytes(q_);               \
+            const unsigned char *gr = sgp + (size_t)q_->halves * R * 2 +                          \
+                                      (size_t)((v_ % q_->sg) / q_->g) * group_bytes(q_);          \
+            const unsigned char *lv = gr + q_->gscale;                                            \
+            const unsigned char *hb = lv + (size_t)q_->g * R * (size_t)q_->bits / 8;              \
+            (void)hb;                                                                             \
+            if (F != LINALG_F16)                                                                  \
+                _Pragma("GCC unroll 8") for (int c = 0; c < NV; c++) {                            \
+                    const __m256 d = q_->halves >= 1 ? halves8(sgp, (c0) + c) : _mm256_setzero_ps(); \
+                    const __m256 dm = q_->halves >= 2 ? halves8(sgp + R * 2, (c0) + c)            \
+                                                      : _mm256_setzero_ps();                      \
+                    group_scales8(F, d, dm, gr, (c0) + c, &sc[c], &mn[c]);                        \
+                }                                                                                 \
+            for (int u_ = 0; u_ < q_->g; u_ += per_) {                                            \
+                if (per_ > 1)                                                                     \
+                    _Pragma("GCC unroll 8") for (int c = 0; c < NV; c++)                          \
+                        lo_[c] = lanes8(lv + (size_t)(u_ / per_) * R, (c0) + c);                  \
+                if (q_->high == 1 && u_ % 8 == 0)                                                 \
+                    _Pragma("GCC unroll 8") for (int c = 0; c < NV; c++)                          \
+                        hi_[c] = lanes8(hb + (size_t)(u_ / 8) * R, (c0) + c);                     \
+                if (q_->high == 2 && u_ % 4 == 0)                                                 \
+                    _Pragma("GCC unroll 8") for (int c = 0; c < NV; c++)                          \
+                        hi_[c] = lanes8(hb + (size_t)(u_ / 4) * R, (c0) + c);                     \
+                _Pragma("GCC unroll 4") for (int i_ = 0; i_ < per_; i_++) {                       \
+                    const int w = u_ + i_;                                                        \
+                    const int p = v_ - (v0) + w;                                                  \
+                    __m256 out[NV];                                                               \
+                    _Pragma("GCC unroll 8") for (int c = 0; c < NV; c++) {                        \
+                        __m256 l;                                                                 \
+                        if (F == LINALG_F16) {                                                    \
+                            out[c] = halves8(lv + (size_t)w * R * 2, (c0) + c);                   \
+                            continue;                                                             \
+                        }                                                                         \
+                        if (F == LINALG_Q8_0)                                                     \
+                            l = _mm256_cvtepi32_ps(slanes8(lv + (size_t)w * R, (c0) + c));        \
+                        else                                                                      \
+                            l = level8(F, q_, lo_[c], hi_[c], i_, w);                             \
+                        out[c] = q_->has_min ? _mm256_add_ps(_mm256_mul_ps(l, sc[c]), mn[c])     \
+                                             : _mm256_mul_ps(l, sc[c]);                           \
+                    }                                                                             \
+                    BODY                                                                          \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+    } while (0)
+
+/* y (the panel's 64 rows) = x . W^T: 32 rows a pass, four chains of eight. */
+#define ROWS8_FN(NAME, F)                                                                         \
+    __attribute__((target("avx2,fma,f16c"))) static void NAME(const unsigned char *pn, int k,     \
+                                                              const float *x, float *y)           \
+    {                                                                                             \
+        for (int half = 0; half < 2; half++) {                                                    \
+            __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;             \
+            WALK8(F, pn, 0, k, 4 * half, 4, {                                                     \
+                const __m256 xp = _mm256_set1_ps(x[p]);                                           \
+                acc0 = _mm256_fmadd_ps(xp, out[0], acc0);                                         \
+                acc1 = _mm256_fmadd_ps(xp, out[1], acc1);                                         \
+                acc2 = _mm256_fmadd_ps(xp, out[2], acc2);                                         \
+                acc3 = _mm256_fmadd_ps(xp, out[3], acc3);                                         \
+            });                                                                                   \
+            _mm256_storeu_ps(y + 32 * half, acc0), _mm256_storeu_ps(y + 32 * half + 8, acc1);     \
+            _mm256_storeu_ps(y + 32 * half + 16, acc2), _mm256_storeu_ps(y + 32 * half + 24, acc3); \
+        }                                                                                         \
+    }
+
+/* A float panel (kc x 16) of the panel's rows from r0 (a multiple of 16), for the AVX2 tiles. */
+#define PANEL8_FN(NAME, F)                                                                        \
+    __attribute__((target("avx2,fma,f16c"))) static void NAME(const unsigned char *pn, int r0,    \
+                                                              int p0, int kc, float *o)           \
+    {                                                                                             \
+        WALK8(F, pn, p0, kc, r0 / 8, 2, {                                                         \
+            _mm256_storeu_ps(o + (size_t)p * 16, out[0]);                                         \
+            _mm256_storeu_ps(o + (size_t)p * 16 + 8, out[1]);                                     \
+        });                                                                                       \
+    }
+
+#define DEFINE8(F) ROWS8_FN(rows8_##F, LINALG_##F) PANEL8_FN(panel8_##F, LINALG_##F)
+FORMATS(DEFINE8)
+#undef DEFINE8
+
+typedef void (*panel8_fn)(const unsigned char *pn, int r0, int p0, int kc, float *o);
+#define ROW8_ENTRY(F) [LINALG_##F] = rows8_##F,
+#define PANEL8_ENTRY(F) [LINALG_##F] = panel8_##F,
+static const rows_fn rows_avx2[LINALG_QFORMATS] = { FORMATS(ROW8_ENTRY) };
+static const panel8_fn panels_avx2[LINALG_QFORMATS] = { FORMATS(PANEL8_ENTRY) };
+#endif
+
 void
 linalg_q_rows(const struct linalg_packed *pk, int j0, int count, const float *x, float *y)
 {
 #ifdef LINALG_X86
-    if (cpu_isa() == CPU_AVX512) {
+    if (cpu_isa() == CPU_AVX512 || cpu_isa() == CPU_AVX2) {
+        const rows_fn fn = cpu_isa() == CPU_AVX512 ? rows_avx512[pk->q] : rows_avx2[pk->q];
         for (int j = j0; j < j0 + count; j += R) {
             const int rows = j0 + count - j < R ? j0 + count - j : R;
             if (rows == R) {
-                rows_avx512[pk->q](panel_of(pk, j), pk->k, x, y + (j - j0));
+                fn(panel_of(pk, j), pk->k, x, y + (j - j0));
             } else {
                 float last[R];
-                rows_avx512[pk->q](panel_of(pk, j), pk->k, x, last);
+                fn(panel_of(pk, j), pk->k, x, last);
                 memcpy(y + (j - j0), last, (size_t)rows * sizeof *last);
             }
         }
@@ -697,6 +914,10 @@ linalg_q_panel(const struct linalg_packed *pk, int j0, int nr, int p0, int kc, f
 #ifdef LINALG_X86
     if (cpu_isa() == CPU_AVX512 && (nr == 16 || nr == 32)) {
         panels_avx512[pk->q](panel_of(pk, j0), j0 % R, nr, p0, kc, out);
+        return;
+    }
+    if (cpu_isa() == CPU_AVX2 && nr == 16) {
+        panels_avx2[pk->q](panel_of(pk, j0), j0 % R, p0, kc, out);
         return;
     }
 #endif
