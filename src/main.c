@@ -24,6 +24,7 @@
 #include "attnscope/files/fileio_batch.h"
 #include "attnscope/files/filewrite.h"
 #include "attnscope/families/model/model.h"
+#include "attnscope/kernels/cpu.h"
 #include "attnscope/kernels/parallel.h"
 #include "attnscope/attention/params.h"
 #include "attnscope/text/tokenizer.h"
@@ -420,10 +421,21 @@ write_model(const struct cli_options *o, const struct model *m, struct pipeline 
             fprintf(stderr, "attnscope: %s\n", msg);
         }
     }
-    if (code == 0 && g.written > 0)
-        fprintf(stderr, "attnscope: wrote %d token%s in %.3f s of forwards (%.1f tokens/s)\n",
-                g.written, g.written == 1 ? "" : "s", seconds,
-                seconds > 0.0 ? g.written / seconds : 0.0);
+    if (code == 0 && g.written > 0) {
+        /* (a slow machine's rate in seconds a token: "0.0 tokens/s" says nothing) */
+        const double each = seconds / g.written;
+        char rate[64], isa[96];
+        if (each >= 1.0)
+            snprintf(rate, sizeof rate, "%.2f s a token", each);
+        else
+            snprintf(rate, sizeof rate, "%.1f ms a token, %.1f tokens/s", each * 1e3,
+                     each > 0.0 ? 1.0 / each : 0.0);
+        fprintf(stderr, "attnscope: wrote %d token%s in %.3f s of forwards (%s; kernels %s, %d "
+                        "thread%s)\n",
+                g.written, g.written == 1 ? "" : "s", seconds, rate,
+                cpu_isa_describe(isa, sizeof isa), parallel_threads(),
+                parallel_threads() == 1 ? "" : "s");
+    }
     if (code == 0 && st == ATTN_ESTOPPED) {
         fprintf(stderr, "attnscope: %s (Ctrl-C): what was written is kept\n", err.msg);
         code = 130;
@@ -780,12 +792,23 @@ main(int argc, char **argv)
             app_print_keys(stdout);
         else if (o.mode == CLI_HELP_STAGES)
             print_stage_list(stdout);
-        else
-            printf("attnscope %s\n", PACKAGE_VERSION);
+        else {
+            char isa[96], why[256];
+            printf("attnscope %s\nkernels: %s, %d thread%s\n", PACKAGE_VERSION,
+                   cpu_isa_describe(isa, sizeof isa), parallel_threads(),
+                   parallel_threads() == 1 ? "" : "s");
+            if (cpu_isa_check(why, sizeof why) != NULL)
+                printf("%s\n", why);
+        }
         return fflush(stdout) == 0 && !ferror(stdout) ? 0
                                                       : die(EXIT_INPUT, "cannot write to standard output");
     }
 
+    {
+        char why[256];
+        if (cpu_isa_check(why, sizeof why) != NULL)
+            fprintf(stderr, "attnscope: %s\n", why);
+    }
     catch_signals();
     if (o.mode == CLI_TUI)
         startup_begin(); /* (a model may take seconds to read before the view can draw) */

@@ -164,7 +164,9 @@ START_TEST(choices_match_pytorch)
 {
     const enum cpu_isa best = cpu_isa();
 
-    for (int isa = CPU_PORTABLE; isa <= (int)best; isa++) {
+    for (int isa = CPU_PORTABLE; isa < CPU_ISAS; isa++) {
+        if (!cpu_isa_has((enum cpu_isa)isa))
+            continue;
         ck_assert_int_eq(cpu_isa_limit((enum cpu_isa)isa), isa);
         check_golden_draws();
     }

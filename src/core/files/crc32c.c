@@ -32,7 +32,9 @@ static uint32_t table[8][256];
 /* shift[k][b]: the register b << 8k becomes after STRIDE zero bytes. */
 static uint32_t shift[4][256];
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+#if defined(__x86_64__) && defined(__GNUC__)
 static int use_hardware;
+#endif
 
 static void
 init(void)
@@ -68,6 +70,7 @@ init(void)
 #endif
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
 /* The register c after STRIDE zero bytes. */
 static uint32_t
 shift_stride(uint32_t c)
@@ -75,6 +78,7 @@ shift_stride(uint32_t c)
     return shift[0][c & 0xff] ^ shift[1][(c >> 8) & 0xff] ^ shift[2][(c >> 16) & 0xff] ^
            shift[3][c >> 24];
 }
+#endif
 
 /* The table's way, on the inverted register c. */
 static uint32_t

@@ -352,18 +352,113 @@ q6_k_avx512(const unsigned char *b, float *y)
 }
 #undef U16X
 #undef S16X
+
+/* The same eight values at a time (AVX2): the same integers, conversions and products. */
+#define U8X(p) _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p)))
+#define S8X(p) _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(p)))
+
+__attribute__((target("avx2,fma"))) static void
+q4_0_avx2(const unsigned char *b, float *y)
+{
+    const __m256 d = _mm256_set1_ps(half_at(b));
+    const __m256i eight = _mm256_set1_epi32(8), low = _mm256_set1_epi32(15);
+
+    for (int h = 0; h < 2; h++) {
+        const __m256i v = U8X(b + 2 + 8 * h);
+        _mm256_storeu_ps(y + 8 * h, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(
+                                                      _mm256_and_si256(v, low), eight)), d));
+        _mm256_storeu_ps(y + 16 + 8 * h, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(
+                                                           _mm256_srli_epi32(v, 4), eight)), d));
+    }
+}
+
+__attribute__((target("avx2,fma"))) static void
+q8_0_avx2(const unsigned char *b, float *y)
+{
+    const __m256 d = _mm256_set1_ps(half_at(b));
+
+    for (int i = 0; i < 4; i++)
+        _mm256_storeu_ps(y + 8 * i, _mm256_mul_ps(_mm256_cvtepi32_ps(S8X(b + 2 + 8 * i)), d));
+}
+
+__attribute__((target("avx2,fma"))) static void
+q4_k_avx2(const unsigned char *b, float *y)
+{
+    const float d = half_at(b), dmin = half_at(b + 2);
+    const unsigned char *qs = b + 16;
+    const __m256i low = _mm256_set1_epi32(15);
+
+    for (int pair = 0; pair < 4; pair++, qs += 32) {
+        int sc, m;
+        __m256 d1, m1, d2, m2;
+        scale_min(2 * pair, b + 4, &sc, &m);
+        d1 = _mm256_set1_ps(d * (float)sc), m1 = _mm256_set1_ps(dmin * (float)m);
+        scale_min(2 * pair + 1, b + 4, &sc, &m);
+        d2 = _mm256_set1_ps(d * (float)sc), m2 = _mm256_set1_ps(dmin * (float)m);
+        for (int h = 0; h < 4; h++) {
+            const __m256i v = U8X(qs + 8 * h);
+            _mm256_storeu_ps(y + 8 * h, _mm256_sub_ps(_mm256_mul_ps(d1, _mm256_cvtepi32_ps(
+                                                                            _mm256_and_si256(v, low))),
+                                                      m1));
+            _mm256_storeu_ps(y + 32 + 8 * h,
+                             _mm256_sub_ps(_mm256_mul_ps(d2, _mm256_cvtepi32_ps(_mm256_srli_epi32(v, 4))),
+                                           m2));
+        }
+        y += 64;
+    }
+}
+
+__attribute__((target("avx2,fma"))) static void
+q6_k_avx2(const unsigned char *b, float *y)
+{
+    const unsigned char *ql = b, *qh = b + QK_K / 2;
+    const int8_t *sc = (const int8_t *)(b + QK_K / 2 + QK_K / 4);
+    const float d = half_at(b + QK_K / 2 + QK_K / 4 + QK_K / 16);
+    const __m256i low = _mm256_set1_epi32(15), two = _mm256_set1_epi32(3),
+                  off = _mm256_set1_epi32(32);
+
+    for (int half = 0; half < 2; half++, y += 128, ql += 64, qh += 32, sc += 8)
+        for (int l = 0; l < 32; l += 8) {
+            const int s = l / 16;
+            const __m256i a = U8X(ql + l), c = U8X(ql + l + 32), h = U8X(qh + l);
+            const __m256i q1 = _mm256_sub_epi32(
+                _mm256_or_si256(_mm256_and_si256(a, low), _mm256_slli_epi32(_mm256_and_si256(h, two), 4)), off);
+            const __m256i q2 = _mm256_sub_epi32(
+                _mm256_or_si256(_mm256_and_si256(c, low),
+                                _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(h, 2), two), 4)),
+                off);
+            const __m256i q3 = _mm256_sub_epi32(
+                _mm256_or_si256(_mm256_srli_epi32(a, 4),
+                                _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(h, 4), two), 4)),
+                off);
+            const __m256i q4 = _mm256_sub_epi32(
+                _mm256_or_si256(_mm256_srli_epi32(c, 4),
+                                _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(h, 6), two), 4)),
+                off);
+            _mm256_storeu_ps(y + l, _mm256_mul_ps(_mm256_set1_ps(d * (float)sc[s]), _mm256_cvtepi32_ps(q1)));
+            _mm256_storeu_ps(y + l + 32,
+                             _mm256_mul_ps(_mm256_set1_ps(d * (float)sc[s + 2]), _mm256_cvtepi32_ps(q2)));
+            _mm256_storeu_ps(y + l + 64,
+                             _mm256_mul_ps(_mm256_set1_ps(d * (float)sc[s + 4]), _mm256_cvtepi32_ps(q3)));
+            _mm256_storeu_ps(y + l + 96,
+                             _mm256_mul_ps(_mm256_set1_ps(d * (float)sc[s + 6]), _mm256_cvtepi32_ps(q4)));
+        }
+}
+#undef U8X
+#undef S8X
 #endif
 
 void
 quant_dequantize(enum quant_type q, const unsigned char *src, size_t blocks, float *out)
 {
 #ifdef QUANTS_X86
-    if (cpu_isa() == CPU_AVX512 &&
+    if ((cpu_isa() == CPU_AVX512 || cpu_isa() == CPU_AVX2) &&
         (q == QUANT_Q4_0 || q == QUANT_Q8_0 || q == QUANT_Q4_K || q == QUANT_Q6_K)) {
-        void (*one)(const unsigned char *, float *) = q == QUANT_Q4_0   ? q4_0_avx512
-                                                      : q == QUANT_Q8_0 ? q8_0_avx512
-                                                      : q == QUANT_Q4_K ? q4_k_avx512
-                                                                        : q6_k_avx512;
+        const bool wide = cpu_isa() == CPU_AVX512;
+        void (*one)(const unsigned char *, float *) = q == QUANT_Q4_0 ? (wide ? q4_0_avx512 : q4_0_avx2)
+                                                      : q == QUANT_Q8_0 ? (wide ? q8_0_avx512 : q8_0_avx2)
+                                                      : q == QUANT_Q4_K ? (wide ? q4_k_avx512 : q4_k_avx2)
+                                                                        : (wide ? q6_k_avx512 : q6_k_avx2);
         for (size_t i = 0; i < blocks; i++)
             one(src + i * types[q].bytes, out + i * (size_t)types[q].values);
         return;

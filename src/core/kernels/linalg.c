@@ -52,259 +52,11 @@
 #define MC 192
 
 
-/* c (mr, nr, row stride ldc) = c (when accumulate) + pa (kc, mr) . pb (kc, nr, floats or bf16) */
-typedef void (*tile_fn)(int kc, const float *pa, const void *pb, float *c, int ldc, int accumulate);
-
-/* c (panels * 32) = c (when accumulate) + a (kc) . panels of pb: one row of A, unpacked. */
-typedef void (*row_fn)(int kc, const float *a, const void *pb, int panels, float *c,
-                       int accumulate);
-
-/* A kernel's tiles for one type of B. */
-struct tiles {
-    tile_fn tile;
-    /* The same for the first 4 and the first 8 rows of a panel (NULL: tile, every row). */
-    tile_fn tile4, tile8;
-    /* One row of A against whole panels of 32 columns (NULL: the tiles). */
-    row_fn row;
-};
-
-struct kernel {
-    int mr;
-    int nr;
-    struct tiles f32, bf16;
-};
-
-/* The float32 whose upper half is h (exact). */
-static inline float
-widen(uint16_t h)
-{
-    const uint32_t bits = (uint32_t)h << 16;
-    float f;
-
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-/* --------------------------------------------------------------- portable */
-
-/* Where column j of a bfloat16 panel row of nr values is stored (the interleaving above). */
-static inline int
-slot16(int j, int nr)
-{
-    return j < nr / 2 ? 2 * j : 2 * (j - nr / 2) + 1;
-}
-
-#define TILE_PORTABLE(NAME, TYPE, LOAD)                                                            \
-    static void NAME(int kc, const float *pa, const void *pbv, float *c, int ldc, int accumulate)  \
-    {                                                                                              \
-        const TYPE *pb = pbv;                                                                      \
-        float acc[4][4];                                                                           \
-                                                                                                   \
-        for (int i = 0; i < 4; i++)                                                                \
-            for (int j = 0; j < 4; j++)                                                            \
-                acc[i][j] = accumulate ? c[i * ldc + j] : 0.0f;                                    \
-        for (int p = 0; p < kc; p++)                                                               \
-            for (int i = 0; i < 4; i++)                                                            \
-                for (int j = 0; j < 4; j++)                                                        \
-                    acc[i][j] = fmaf(pa[p * 4 + i], LOAD(pb, p * 4, j), acc[i][j]);                \
-        for (int i = 0; i < 4; i++)                                                                \
-            for (int j = 0; j < 4; j++)                                                            \
-                c[i * ldc + j] = acc[i][j];                                                        \
-    }
-#define AT_F32(pb, row, j) pb[(row) + (j)]
-#define AT_BF16(pb, row, j) widen(pb[(row) + slot16(j, 4)])
-TILE_PORTABLE(tile_portable, float, AT_F32)
-TILE_PORTABLE(tile16_portable, uint16_t, AT_BF16)
-#undef AT_F32
-#undef AT_BF16
-
-#ifdef LINALG_X86
-/* ------------------------------------------------------------------ AVX2 */
-
-/* B's row at pb + at as b0 (columns 0-7) and b1 (8-15): floats, or 16 interleaved bfloat16. */
-#define ROW16_F32(pb, at, b0, b1)                                                                  \
-    const __m256 b0 = _mm256_loadu_ps((const float *)(pb) + (at));                                 \
-    const __m256 b1 = _mm256_loadu_ps((const float *)(pb) + (at) + 8);
-#define ROW16_BF16(pb, at, b0, b1)                                                                 \
-    const __m256i b0##b1 = _mm256_loadu_si256((const __m256i *)((const uint16_t *)(pb) + (at)));   \
-    const __m256 b0 = _mm256_castsi256_ps(_mm256_slli_epi32(b0##b1, 16));                           \
-    const __m256 b1 = _mm256_castsi256_ps(_mm256_and_si256(b0##b1, _mm256_set1_epi32(-65536)));
-
-#define TILE_AVX2(NAME, ROW16)                                                                        \
-    __attribute__((target("avx2,fma"))) static void NAME(int kc, const float *pa, const void *pb,  \
-                                                         float *c, int ldc, int accumulate)        \
-    {                                                                                              \
-        __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;                         \
-                                                                                                   \
-        if (accumulate) {                                                                          \
-            c00 = _mm256_loadu_ps(c + 0 * ldc), c01 = _mm256_loadu_ps(c + 0 * ldc + 8);            \
-            c10 = _mm256_loadu_ps(c + 1 * ldc), c11 = _mm256_loadu_ps(c + 1 * ldc + 8);            \
-            c20 = _mm256_loadu_ps(c + 2 * ldc), c21 = _mm256_loadu_ps(c + 2 * ldc + 8);            \
-            c30 = _mm256_loadu_ps(c + 3 * ldc), c31 = _mm256_loadu_ps(c + 3 * ldc + 8);            \
-            c40 = _mm256_loadu_ps(c + 4 * ldc), c41 = _mm256_loadu_ps(c + 4 * ldc + 8);            \
-            c50 = _mm256_loadu_ps(c + 5 * ldc), c51 = _mm256_loadu_ps(c + 5 * ldc + 8);            \
-        } else {                                                                                   \
-            c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = c40 = c41 = c50 = c51 =                \
-                _mm256_setzero_ps();                                                               \
-        }                                                                                          \
-        for (int p = 0; p < kc; p++) {                                                             \
-            ROW16(pb, p * 16, b0, b1)                                                              \
-            const float *a = pa + p * 6;                                                           \
-            __m256 ai;                                                                             \
-            ai = _mm256_broadcast_ss(a + 0), c00 = _mm256_fmadd_ps(ai, b0, c00),                   \
-            c01 = _mm256_fmadd_ps(ai, b1, c01);                                                    \
-            ai = _mm256_broadcast_ss(a + 1), c10 = _mm256_fmadd_ps(ai, b0, c10),                   \
-            c11 = _mm256_fmadd_ps(ai, b1, c11);                                                    \
-            ai = _mm256_broadcast_ss(a + 2), c20 = _mm256_fmadd_ps(ai, b0, c20),                   \
-            c21 = _mm256_fmadd_ps(ai, b1, c21);                                                    \
-            ai = _mm256_broadcast_ss(a + 3), c30 = _mm256_fmadd_ps(ai, b0, c30),                   \
-            c31 = _mm256_fmadd_ps(ai, b1, c31);                                                    \
-            ai = _mm256_broadcast_ss(a + 4), c40 = _mm256_fmadd_ps(ai, b0, c40),                   \
-            c41 = _mm256_fmadd_ps(ai, b1, c41);                                                    \
-            ai = _mm256_broadcast_ss(a + 5), c50 = _mm256_fmadd_ps(ai, b0, c50),                   \
-            c51 = _mm256_fmadd_ps(ai, b1, c51);                                                    \
-        }                                                                                          \
-        _mm256_storeu_ps(c + 0 * ldc, c00), _mm256_storeu_ps(c + 0 * ldc + 8, c01);                \
-        _mm256_storeu_ps(c + 1 * ldc, c10), _mm256_storeu_ps(c + 1 * ldc + 8, c11);                \
-        _mm256_storeu_ps(c + 2 * ldc, c20), _mm256_storeu_ps(c + 2 * ldc + 8, c21);                \
-        _mm256_storeu_ps(c + 3 * ldc, c30), _mm256_storeu_ps(c + 3 * ldc + 8, c31);                \
-        _mm256_storeu_ps(c + 4 * ldc, c40), _mm256_storeu_ps(c + 4 * ldc + 8, c41);                \
-        _mm256_storeu_ps(c + 5 * ldc, c50), _mm256_storeu_ps(c + 5 * ldc + 8, c51);                \
-    }
-TILE_AVX2(tile_avx2, ROW16_F32)
-TILE_AVX2(tile16_avx2, ROW16_BF16)
-
-/* ---------------------------------------------------------------- AVX-512 */
-
-#define ROWS12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
-#define ROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
-#define ROWS4(X) X(0) X(1) X(2) X(3)
-
-/*
- * c (R, 32) = c (when accumulate) + pa (kc, R of a 12-row panel) . pb (kc,
- * 32): the 12-row tile, and the 8- and 4-row tiles that finish a product
- * whose rows are not a multiple of 12 (16 rows: 12 + 4 computed, not 12 +
- * 12).  They read the same packed panels (12 wide, zero past the rows);
- * each element is the same chain of FMAs in order of k.
- */
-#define TILE_AVX512(NAME, ROWS, ROW32)                                                              \
-    __attribute__((target("avx512f"))) static void NAME(int kc, const float *pa, const void *pb,  \
-                                                        float *c, int ldc, int accumulate)         \
-    {                                                                                             \
-        ROWS(DECLARE)                                                                             \
-        if (accumulate) {                                                                         \
-            ROWS(LOAD)                                                                            \
-        } else {                                                                                  \
-            ROWS(ZERO)                                                                            \
-        }                                                                                         \
-        for (int p = 0; p < kc; p++) {                                                            \
-            ROW32(pb, p * 32, b0, b1)                                                             \
-            const float *a = pa + p * 12;                                                         \
-            __m512 ai;                                                                            \
-            ROWS(STEP)                                                                            \
-        }                                                                                         \
-        ROWS(STORE)                                                                               \
-    }
-#define DECLARE(i) __m512 c##i##0, c##i##1;
-#define LOAD(i) c##i##0 = _mm512_loadu_ps(c + i * ldc), c##i##1 = _mm512_loadu_ps(c + i * ldc + 16);
-#define ZERO(i) c##i##0 = c##i##1 = _mm512_setzero_ps();
-#define STEP(i)                                                                                   \
-    ai = _mm512_set1_ps(a[i]), c##i##0 = _mm512_fmadd_ps(ai, b0, c##i##0),                        \
-    c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1);
-#define STORE(i) _mm512_storeu_ps(c + i * ldc, c##i##0), _mm512_storeu_ps(c + i * ldc + 16, c##i##1);
-/* B's row at pb + at as b0 (columns 0-15) and b1 (16-31): floats, or 32 interleaved bfloat16. */
-#define ROW32_F32(pb, at, b0, b1)                                                                 \
-    const __m512 b0 = _mm512_loadu_ps((const float *)(pb) + (at));                                \
-    const __m512 b1 = _mm512_loadu_ps((const float *)(pb) + (at) + 16);
-#define ROW32_BF16(pb, at, b0, b1)                                                                \
-    const __m512i b0##b1 = _mm512_loadu_si512((const uint16_t *)(pb) + (at));                     \
-    const __m512 b0 = _mm512_castsi512_ps(_mm512_slli_epi32(b0##b1, 16));                          \
-    const __m512 b1 = _mm512_castsi512_ps(_mm512_and_si512(b0##b1, _mm512_set1_epi32(-65536)));
-TILE_AVX512(tile_avx512, ROWS12, ROW32_F32)
-TILE_AVX512(tile8_avx512, ROWS8, ROW32_F32)
-TILE_AVX512(tile4_avx512, ROWS4, ROW32_F32)
-TILE_AVX512(tile16_avx512, ROWS12, ROW32_BF16)
-TILE_AVX512(tile16_8_avx512, ROWS8, ROW32_BF16)
-TILE_AVX512(tile16_4_avx512, ROWS4, ROW32_BF16)
-
-/*
- * One row of A (a written token's: a matrix-vector product), four panels of
- * B at once: eight independent chains in flight where a tile of one row
- * would have two, so that reading B is what limits it.  Each column is
- * still its own chain of FMAs in order of k: the same bits as the tiles.
- * a is the row itself (not packed), panels kc * 32 apart.
- */
-#define ROW_AVX512(NAME, ROW32, TYPE)                                                              \
-    __attribute__((target("avx512f"))) static void NAME(int kc, const float *a, const void *pbv,  \
-                                                        int panels, float *c, int accumulate)     \
-    {                                                                                             \
-        const TYPE *pb = pbv;                                                                     \
-        const size_t step = (size_t)kc * 32;                                                      \
-        for (int q = 0; q + 4 <= panels; q += 4) {                                                \
-            const TYPE *b = pb + (size_t)q * step;                                                \
-            float *cq = c + q * 32;                                                               \
-            __m512 c0, c1, c2, c3, c4, c5, c6, c7;                                                \
-            if (accumulate) {                                                                     \
-                c0 = _mm512_loadu_ps(cq), c1 = _mm512_loadu_ps(cq + 16);                          \
-                c2 = _mm512_loadu_ps(cq + 32), c3 = _mm512_loadu_ps(cq + 48);                     \
-                c4 = _mm512_loadu_ps(cq + 64), c5 = _mm512_loadu_ps(cq + 80);                     \
-                c6 = _mm512_loadu_ps(cq + 96), c7 = _mm512_loadu_ps(cq + 112);                    \
-            } else {                                                                              \
-                c0 = c1 = c2 = c3 = c4 = c5 = c6 = c7 = _mm512_setzero_ps();                      \
-            }                                                                                     \
-            for (int p = 0; p < kc; p++) {                                                        \
-                const __m512 ap = _mm512_set1_ps(a[p]);                                           \
-                ROW32(b, (size_t)p * 32, b0, b1)                                                  \
-                ROW32(b + step, (size_t)p * 32, b2, b3)                                           \
-                ROW32(b + 2 * step, (size_t)p * 32, b4, b5)                                       \
-                ROW32(b + 3 * step, (size_t)p * 32, b6, b7)                                       \
-                c0 = _mm512_fmadd_ps(ap, b0, c0), c1 = _mm512_fmadd_ps(ap, b1, c1);               \
-                c2 = _mm512_fmadd_ps(ap, b2, c2), c3 = _mm512_fmadd_ps(ap, b3, c3);               \
-                c4 = _mm512_fmadd_ps(ap, b4, c4), c5 = _mm512_fmadd_ps(ap, b5, c5);               \
-                c6 = _mm512_fmadd_ps(ap, b6, c6), c7 = _mm512_fmadd_ps(ap, b7, c7);               \
-            }                                                                                     \
-            _mm512_storeu_ps(cq, c0), _mm512_storeu_ps(cq + 16, c1);                              \
-            _mm512_storeu_ps(cq + 32, c2), _mm512_storeu_ps(cq + 48, c3);                         \
-            _mm512_storeu_ps(cq + 64, c4), _mm512_storeu_ps(cq + 80, c5);                         \
-            _mm512_storeu_ps(cq + 96, c6), _mm512_storeu_ps(cq + 112, c7);                        \
-        }                                                                                         \
-        for (int q = panels / 4 * 4; q < panels; q++) {                                           \
-            const TYPE *b = pb + (size_t)q * step;                                                \
-            float *cq = c + q * 32;                                                               \
-            __m512 c0 = accumulate ? _mm512_loadu_ps(cq) : _mm512_setzero_ps();                   \
-            __m512 c1 = accumulate ? _mm512_loadu_ps(cq + 16) : _mm512_setzero_ps();              \
-            for (int p = 0; p < kc; p++) {                                                        \
-                const __m512 ap = _mm512_set1_ps(a[p]);                                           \
-                ROW32(b, (size_t)p * 32, b0, b1)                                                  \
-                c0 = _mm512_fmadd_ps(ap, b0, c0), c1 = _mm512_fmadd_ps(ap, b1, c1);               \
-            }                                                                                     \
-            _mm512_storeu_ps(cq, c0), _mm512_storeu_ps(cq + 16, c1);                              \
-        }                                                                                         \
-    }
-ROW_AVX512(row_avx512, ROW32_F32, float)
-ROW_AVX512(row16_avx512, ROW32_BF16, uint16_t)
-#undef DECLARE
-#undef LOAD
-#undef ZERO
-#undef STEP
-#undef STORE
-#endif
-
-static const struct kernel kernels[] = {
-    [CPU_PORTABLE] = { 4, 4, { tile_portable, NULL, NULL, NULL },
-                       { tile16_portable, NULL, NULL, NULL } },
-#ifdef LINALG_X86
-    [CPU_AVX2] = { 6, 16, { tile_avx2, NULL, NULL, NULL }, { tile16_avx2, NULL, NULL, NULL } },
-    [CPU_AVX512] = { 12, 32,
-                     { tile_avx512, tile4_avx512, tile8_avx512, row_avx512 },
-                     { tile16_avx512, tile16_4_avx512, tile16_8_avx512, row16_avx512 } },
-#endif
-};
 
 static const struct kernel *
 kernel(void)
 {
-    return &kernels[cpu_isa()];
+    return &linalg_kernels[cpu_isa()];
 }
 
 /* ---------------------------------------------------------------- packing */
@@ -368,7 +120,7 @@ bmat_at(const struct bmat *b, int j, int p)
     const size_t at = b->trans ? (size_t)j * (size_t)b->ld + (size_t)p
                                : (size_t)p * (size_t)b->ld + (size_t)j;
 
-    return b->bf16 ? widen(((const uint16_t *)b->data)[at]) : ((const float *)b->data)[at];
+    return b->bf16 ? linalg_bf16_float(((const uint16_t *)b->data)[at]) : ((const float *)b->data)[at];
 }
 
 /*
@@ -495,7 +247,7 @@ linalg_packed_at(const struct linalg_packed *pk, int j, int p)
 
     const size_t row = (size_t)p0 * n_pad + (size_t)j0 * (size_t)kc + (size_t)(p - p0) * (size_t)pk->nr;
 
-    return pk->bf16 ? widen(((const uint16_t *)pk->data)[row + (size_t)slot16(j - j0, pk->nr)])
+    return pk->bf16 ? linalg_bf16_float(((const uint16_t *)pk->data)[row + (size_t)slot16(j - j0, pk->nr)])
                     : ((const float *)pk->data)[row + (size_t)(j - j0)];
     }
 }

@@ -11,9 +11,15 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "attnscope/kernels/cpu.h"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define LINALG_X86 1
+#endif
+#if defined(__aarch64__) && defined(__GNUC__)
+#include <arm_neon.h>
+#define LINALG_NEON 1
 #endif
 
 #ifdef LINALG_X86
@@ -53,6 +59,37 @@ transpose16_regs(__m512 r[16])
     }
 }
 
+/*
+ * The same for an 8 x 8 block of AVX2 lanes: pairs interleaved, pairs of
+ * pairs, then the 128-bit halves exchanged.  Only moves numbers.
+ */
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+transpose8_regs(__m256 r[8])
+{
+    __m256 t[8];
+
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i += 4) {
+        r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+        r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+        r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) {
+        t[i] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x20);
+        t[i + 4] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x31);
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++)
+        r[i] = t[i];
+}
+
 #endif
 
 /* The float of IEEE half bits h, exactly as F16C's conversion gives it (a NaN quieted). */
@@ -82,6 +119,53 @@ linalg_half_float(uint16_t h)
 }
 
 struct linalg_packed;
+
+/*
+ * The products' micro-kernels (linalg_tiles.c: portable, AVX2, AVX-512,
+ * NEON), each a tile of C kept in registers over k, and the drivers
+ * (linalg.c) that pack and walk the blocks for them.
+ */
+/* c (mr, nr, row stride ldc) = c (when accumulate) + pa (kc, mr) . pb (kc, nr, floats or bf16) */
+typedef void (*tile_fn)(int kc, const float *pa, const void *pb, float *c, int ldc, int accumulate);
+
+/* c (panels * nr) = c (when accumulate) + a (kc) . panels of pb: one row of A, unpacked. */
+typedef void (*row_fn)(int kc, const float *a, const void *pb, int panels, float *c,
+                       int accumulate);
+
+/* A kernel's tiles for one type of B. */
+struct tiles {
+    tile_fn tile;
+    /* The same for the first 4 and the first 8 rows of a panel (NULL: tile, every row). */
+    tile_fn tile4, tile8;
+    /* One row of A against whole panels of nr columns (NULL: the tiles). */
+    row_fn row;
+};
+
+struct kernel {
+    int mr;
+    int nr;
+    struct tiles f32, bf16;
+};
+
+/* The float32 whose upper half is h (exact): a bfloat16 widened. */
+static inline float
+linalg_bf16_float(uint16_t h)
+{
+    const uint32_t bits = (uint32_t)h << 16;
+    float f;
+
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+/* Where column j of a bfloat16 panel row of nr values is stored (the interleaving, linalg.c). */
+static inline int
+slot16(int j, int nr)
+{
+    return j < nr / 2 ? 2 * j : 2 * (j - nr / 2) + 1;
+}
+
+/* Each instruction set's micro-kernels (linalg_tiles.c), indexed by enum cpu_isa. */
+extern const struct kernel linalg_kernels[CPU_ISAS];
 
 /* Memory for a pack (huge pages for a large one); freed with free(). */
 void *linalg_pack_alloc(size_t bytes);

@@ -140,6 +140,7 @@ mt_twist(struct rng *r)
 #else
         /* fall through */
 #endif
+    case CPU_NEON: /* (the portable loop: the same numbers) */
     case CPU_PORTABLE:
         for (int i = 0; i < RNG_MT_N; i++)
             twist_one(r->state, i);
@@ -260,6 +261,7 @@ uniform_from_state(const uint32_t *state, float *out, size_t n, float width, flo
 #else
         /* fall through */
 #endif
+    case CPU_NEON: /* (the portable loop: the same numbers) */
     case CPU_PORTABLE:
         uniform_portable(state, out, n, width, from);
         break;

@@ -315,6 +315,7 @@ rowops_softmax(const float *scores, float *masked, float *scaled, float *weights
 #else
         /* fall through */
 #endif
+    case CPU_NEON: /* (no NEON code here yet: the portable loops, the same bits) */
     case CPU_PORTABLE:
         softmax_portable(scores, masked, scaled, weights, visible, divisor);
         break;
@@ -388,6 +389,7 @@ rowops_sum_exp(const float *x, int n, float max)
 #else
         /* fall through */
 #endif
+    case CPU_NEON: /* (no NEON code here yet: the portable loops, the same bits) */
     case CPU_PORTABLE:
         break;
     }
@@ -479,6 +481,7 @@ rowops_gelu(const float *x, float *y, size_t n)
 #else
         /* fall through */
 #endif
+    case CPU_NEON: /* (no NEON code here yet: the portable loops, the same bits) */
     case CPU_PORTABLE:
         for (size_t j = 0; j < n; j++)
             y[j] = gelu_one(x[j]);
@@ -559,6 +562,7 @@ rowops_swiglu(const float *gate, const float *up, float *y, size_t n)
 #else
         /* fall through */
 #endif
+    case CPU_NEON: /* (no NEON code here yet: the portable loops, the same bits) */
     case CPU_PORTABLE:
         for (size_t j = 0; j < n; j++)
             y[j] = swiglu_one(gate[j], up[j]);
@@ -657,6 +661,7 @@ range_any(const float *x, size_t n, float *lo, float *hi)
 #else
         /* fall through */
 #endif
+    case CPU_NEON: /* (no NEON code here yet: the portable loops, the same bits) */
     case CPU_PORTABLE:
         break;
     }
@@ -747,6 +752,7 @@ rowops_nonfinite(const float *x, size_t n)
 #else
         /* fall through */
 #endif
+    case CPU_NEON: /* (no NEON code here yet: the portable loops, the same bits) */
     case CPU_PORTABLE:
         break;
     }
