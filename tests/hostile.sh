@@ -21,7 +21,7 @@ alive() {
 shows() {
     checks=$((checks + 1))
     # The state first (a start-up line may hold the screen still before the view draws).
-    wait_screen "$2" 200 || true
+    wait_text "$2" 200 || true
     screen >"$tmp/screen"
     grep -qF -- "$2" "$tmp/screen" || fail "$1: the screen lacks '$2': $(head -5 "$tmp/screen")"
 }

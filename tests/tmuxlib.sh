@@ -34,12 +34,21 @@ stop_server() {
     t kill-server 2>/dev/null
     [ -n "$left" ] || return 0
     i=0
-    while kill -0 $left 2>/dev/null && [ $i -lt 40 ]; do
-        sleep 0.05
+    while running $left && [ $i -lt 200 ]; do
+        sleep 0.01
         i=$((i + 1))
     done
     kill -9 $left 2>/dev/null
     return 0
+}
+# running PID...: one of them has not exited (a zombie has: its parent, the pane's shell, is
+# gone too, and whoever inherits it may take a second or two to reap it).
+running() {
+    for pid in "$@"; do
+        state=$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null)
+        [ -n "$state" ] && [ "$state" != Z ] && return 0
+    done
+    return 1
 }
 cleanup() { stop_server; rm -rf "$tmp"; }
 # Each scenario gets a server of its own: restarting one on the same socket races.
@@ -50,18 +59,20 @@ fail() {
     failures=$((failures + 1))
 }
 
-# Waits until the screen stops changing, then prints it.
+# Waits until tmux's copy of the screen stops changing (attnscope has said, by then, that it
+# drew the frame: settle), then prints it.
 screen() {
     prev=""
     i=0
-    while [ $i -lt 60 ]; do
+    while [ $i -lt 300 ]; do
         cur=$(t capture-pane -p 2>/dev/null)
-        if [ -n "$cur" ] && [ "$cur" = "$prev" ]; then
+        # (two captures alike, the first compared with the second: a blank screen is stable too)
+        if [ $i -gt 0 ] && [ "$cur" = "$prev" ]; then
             printf '%s\n' "$cur"
             return
         fi
         prev=$cur
-        sleep 0.05
+        sleep 0.01
         i=$((i + 1))
     done
     printf '%s\n' "$prev"
@@ -80,25 +91,37 @@ start() {
     sent=0
     t new -d -x "$w" -y "$h" -c "$tmp" \
         "env ${TUI_ENV:-LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color} ATTNSCOPE_WALKTHROUGHS=${WALKS:-$srcdir/samples/walkthroughs} ATTNSCOPE_KEYLOG=$tmp/keylog sh -c 'stty -g > $tmp/before; ${WRAP:-} \"$bin\" $*; echo \$? > $tmp/rc; stty -g > $tmp/after; sleep 30'"
-    wait_screen "${READY:-sentence:}"
+    if [ "${READY-unset}" = "" ]; then
+        # (nothing to read on the screen, a window too small to draw in: the first frame is said)
+        i=0
+        while [ $i -lt 6000 ] && [ ! -s "$tmp/keylog" ] && [ ! -s "$tmp/after" ]; do
+            sleep 0.01
+            i=$((i + 1))
+        done
+    else
+        wait_screen "${READY:-sentence:}"
+    fi
 }
 
 # poll_screen WANT PATTERN TRIES: waits until grep PATTERN on the screen exits
-# WANT (0: it matches, 1: it does not), checking every 0.05 s, TRIES times
-# at most; 1 if it never does.
+# WANT (0: it matches, 1: it does not), checking every 0.01 s, 5 TRIES times
+# at most (TRIES counts twentieths of a second); 1 if it never does.
 poll_screen() {
     i=0
     while :; do
-        t capture-pane -p 2>/dev/null | grep -q -- "$2"
+        t capture-pane -p 2>/dev/null | grep -q ${GREP_F:-} -- "$2"
         [ $? -eq "$1" ] && return 0
-        [ $i -ge "$3" ] && return 1
-        sleep 0.05
+        [ $i -ge $(($3 * 5)) ] && return 1
+        sleep 0.01
         i=$((i + 1))
     done
 }
 
 # wait_screen PATTERN [TRIES]: until the screen matches PATTERN (default 100 tries).
 wait_screen() { poll_screen 0 "$1" "${2:-100}"; }
+
+# wait_text TEXT [TRIES]: the same for TEXT as it is (not a pattern: brackets are brackets).
+wait_text() { GREP_F=-F poll_screen 0 "$1" "${2:-100}"; }
 
 # wait_gone PATTERN [TRIES]: the opposite, until the screen no longer matches.
 wait_gone() { poll_screen 1 "$1" "${2:-100}"; }
@@ -158,12 +181,12 @@ finish() {
 }
 
 # wait_exit [TRIES]: waits until attnscope has exited and the shell recorded
-# the terminal settings, checking every 0.05 s, TRIES times at most (default
-# 400: a sanitizer build on a loaded machine may take seconds to exit).
+# the terminal settings, checking every 0.01 s, 5 TRIES times at most (default
+# 400, 20 s: a sanitizer build on a loaded machine may take seconds to exit).
 wait_exit() {
     i=0
-    while [ $i -lt "${1:-400}" ] && [ ! -s "$tmp/after" ]; do
-        sleep 0.05
+    while [ $i -lt $((${1:-400} * 5)) ] && [ ! -s "$tmp/after" ]; do
+        sleep 0.01
         i=$((i + 1))
     done
 }
@@ -192,7 +215,7 @@ restored() {
 }
 
 # drained [SECONDS]: sends F12, a key no scenario sends otherwise, and waits until attnscope has
-# drawn a frame after reading it (the keylog's "last key 276", KEY_F(12), with more keys read
+# drawn a frame after reading one (the keylog's "last key 276", KEY_F(12), with more keys read
 # than before it): every key queued before it has been read and handled, a state, not a time
 # (a flood of keys can merge escapes, so their count is not known).  SECONDS at most (default
 # 120); 1 if it never does or is gone.
@@ -201,6 +224,9 @@ drained() {
     t send-keys F12
     i=0
     while [ $i -lt $((${1:-120} * 50)) ]; do
+        # (an F12 right after a flood's Escapes may be read into an escape sequence of theirs,
+        # as a terminal's would: every two seconds another, so one is read as F12)
+        [ $i -gt 0 ] && [ $((i % 100)) -eq 0 ] && t send-keys F12
         if grep -qx "last key 276" "$tmp/keylog" 2>/dev/null &&
             [ "$(head -n 1 "$tmp/keylog" 2>/dev/null || echo 0)" -gt "$before" ] 2>/dev/null; then
             sent=$(head -n 1 "$tmp/keylog")

@@ -323,13 +323,16 @@ level8(enum linalg_qformat f, const struct qshape *q, __m256i lo, __m256i hi, in
         l = i == 0 ? _mm256_and_si256(lo, m15) : _mm256_and_si256(_mm256_srli_epi32(lo, 4), m15);
     else
         l = _mm256_and_si256(_mm256_srli_epi32(lo, 2 * i), m3);
-    if (q->high == 1)
-        l = _mm256_or_si256(l, _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(hi, w % 8),
-                                                                  _mm256_set1_epi32(1)),
-                                                 q->bits));
-    else if (q->high == 2)
-        l = _mm256_or_si256(l, _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(hi, 2 * (w % 4)), m3),
-                                                 q->bits));
+    /* (the high bits moved straight to their place above the low ones: a shift and a mask) */
+    if (q->high == 1) {
+        const int from = w % 8, to = q->bits;
+        const __m256i at = from <= to ? _mm256_slli_epi32(hi, to - from) : _mm256_srli_epi32(hi, from - to);
+        l = _mm256_or_si256(l, _mm256_and_si256(at, _mm256_set1_epi32(1 << to)));
+    } else if (q->high == 2) {
+        const int from = 2 * (w % 4), to = q->bits;
+        const __m256i at = from <= to ? _mm256_slli_epi32(hi, to - from) : _mm256_srli_epi32(hi, from - to);
+        l = _mm256_or_si256(l, _mm256_and_si256(at, _mm256_set1_epi32(3 << to)));
+    }
     switch (f) {
     case LINALG_Q4_0:
         l = _mm256_sub_epi32(l, _mm256_set1_epi32(8));
