@@ -52,6 +52,18 @@ die(int code, const char *msg)
     return code;
 }
 
+/* What the command line adds to the model's files: the first's (--model) or the second's. */
+static struct model_options
+model_options_of(const struct cli_options *o, bool second)
+{
+    const int arith = second && o->compare_arith >= 0 ? o->compare_arith : o->arith;
+    struct model_options mo = { o->model_heads, o->classes, o->verify, NULL };
+
+    if (arith == CLI_ARITH_INT8)
+        mo.int8 = second && o->compare_arith >= 0 ? "--compare-arith int8" : "--arith int8";
+    return mo;
+}
+
 static int
 is_usage_status(enum attn_status st)
 {
@@ -129,7 +141,7 @@ run_tui(const struct cli_options *o, const struct pipeline_source *src, struct d
     }
     app.view.present = o->present;
     if (o->compare != NULL) {
-        const struct model_options mo = { o->model_heads, o->classes, o->verify };
+        const struct model_options mo = model_options_of(o, true);
         if (app_compare_open(&app, o->compare, &mo, &err) != ATTN_OK) {
             char msg[1200];
             if (o->walkthrough != NULL)
@@ -507,11 +519,10 @@ run_compared(const struct cli_options *o, const struct model *m, struct pipeline
     struct attn_error err;
     char msg[1200];
     int code = 0;
+    const struct model_options mo = model_options_of(o, true);
 
     attn_error_clear(&err);
-    if (model_open(&m2, o->compare,
-                   &(struct model_options){ o->model_heads, o->classes, o->verify }, &err) !=
-        ATTN_OK) {
+    if (model_open(&m2, o->compare, &mo, &err) != ATTN_OK) {
         if (strncmp(err.msg, "--model", 7) == 0)
             snprintf(msg, sizeof msg, "--compare%s", err.msg + 7);
         else
@@ -582,12 +593,11 @@ run_model(const struct cli_options *given, const char *sentence)
     struct attn_error err;
     char msg[1024];
     int code = 0;
+    const struct model_options mo = model_options_of(given, false);
 
     attn_error_clear(&err);
     /* A value of an option the files contradict (--heads, --classes) is the user's to change. */
-    if (model_open(&m, o->model,
-                   &(struct model_options){ o->model_heads, o->classes, o->verify }, &err) !=
-        ATTN_OK) {
+    if (model_open(&m, o->model, &mo, &err) != ATTN_OK) {
         /* The model's name came from the environment, not the command line: say so. */
         if (o->model_from_env && strncmp(err.msg, "--model", 7) == 0) {
             char said[sizeof err.msg + 32];

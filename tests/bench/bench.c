@@ -47,6 +47,7 @@
  *                           packed as a model's are, on one thread, on the
  *                           instruction set in force (ATTNSCOPE_ISA):
  *                           ms, then ns a weight and the pack's GB/s
+ *                           (BENCH_INT8=1: the opt-in int8 arithmetic)
  * Every timing line is "name<TAB>median_ms<TAB>min_ms<TAB>max_ms[<TAB>...]".
  * Not a test: timings belong in doc/performance.md, not in make check.
  */
@@ -740,6 +741,7 @@ cmd_qrows(const char *type, int n, int k, int reps)
     y = malloc((size_t)n * sizeof *y);
     if (x == NULL || y == NULL)
         return 1;
+    pk.int8 = getenv("BENCH_INT8") != NULL;
     for (int i = 0; i < k; i++)
         x[i] = (float)(i % 7) - 3.0f;
     for (int r = 0; r < reps; r++) {
@@ -748,7 +750,8 @@ cmd_qrows(const char *type, int n, int k, int reps)
         times[r] = bench_now() - t0;
     }
     qsort(times, (size_t)reps, sizeof *times, bench_cmp_double);
-    snprintf(name, sizeof name, "qrows_%s_%s_%dx%d", type, cpu_isa_name(), n, k);
+    snprintf(name, sizeof name, "qrows_%s_%s%s_%dx%d", type, cpu_isa_name(), pk.int8 ? "_int8" : "",
+             n, k);
     snprintf(extra, sizeof extra, "%.4f\t%.1f", times[reps / 2] * 1e9 / ((double)n * k),
              (double)linalg_packed_bytes(&pk) / times[reps / 2] / 1e9);
     bench_report(name, times, reps, extra);

@@ -41,7 +41,11 @@ cmd_generate(const char *dir, int n, int count, int rounds)
 
     if (count < 1 || rounds < 1 || (size_t)count * (size_t)rounds > MAX_REPS)
         return 1;
-    if (model_open(&m, dir, NULL, &err) != ATTN_OK) {
+    /* (BENCH_INT8=1: the opt-in int8 arithmetic, as --arith int8 asks) */
+    if (model_open(&m, dir,
+                   &(struct model_options){ 0, NULL, false,
+                                            getenv("BENCH_INT8") != NULL ? "BENCH_INT8" : NULL },
+                   &err) != ATTN_OK) {
         fprintf(stderr, "bench: %s\n", err.msg);
         return 1;
     }

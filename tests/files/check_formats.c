@@ -525,7 +525,7 @@ START_TEST(the_chapter5_sample_agrees_with_pytorch)
     struct model m;
     struct decoder_run r;
     struct attn_error err;
-    const struct model_options o = { 2, NULL, false };
+    const struct model_options o = { 2, NULL, false, NULL };
     const char *sentence = "Every stage of every layer agrees with PyTorch";
     const char *at;
     int *ids = NULL;

@@ -17,7 +17,7 @@ static struct model ch5;
 static void
 setup_ch5(void)
 {
-    const struct model_options mo = { 2, NULL, false };
+    const struct model_options mo = { 2, NULL, false, NULL };
 
     test_tmpdir_setup();
     app_on_model(&a, &ch5, test_path("samples/models/chapter5/model.pth"), &mo,

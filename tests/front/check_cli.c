@@ -171,6 +171,23 @@ START_TEST(bad_options_are_named)
     expect_error("--figure and --export: choose one", "--figure", "f.svg", "--export=d");
     expect_error("--head says where the view opens, or what --figure draws; with --print",
                  "--print", "--head", "1");
+    /* The arithmetic of a quantized model's products (issue 61): named, refused without its model. */
+    expect_error("--arith fast: choose exact or int8", "--model", "m", "--arith=fast");
+    expect_error("--compare-arith int4: choose exact or int8", "--compare-arith", "int4", NULL);
+    expect_error("--arith works with --model", "--arith", "int8", NULL);
+    expect_error("--compare-arith is the second model's arithmetic: give --compare too",
+                 "--model", "m", "--compare-arith=int8");
+    {
+        struct cli_options o;
+        char err[512];
+        ck_assert_msg(parse(&o, err, "--model", "m", NULL) == 0, "%s", err);
+        ck_assert_int_eq(o.arith, CLI_ARITH_EXACT);
+        ck_assert_int_eq(o.compare_arith, -1);
+        ck_assert_msg(parse(&o, err, "--model", "m", "--compare", "m", "--arith", "int8",
+                            "--compare-arith", "exact", NULL) == 0, "%s", err);
+        ck_assert_int_eq(o.arith, CLI_ARITH_INT8);
+        ck_assert_int_eq(o.compare_arith, CLI_ARITH_EXACT);
+    }
     expect_error("'hello': unexpected argument", "hello", NULL, NULL);
     expect_error("--digits 12: give a number from 0 to 9", "--digits", "12", NULL);
     {

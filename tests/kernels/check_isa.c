@@ -226,6 +226,76 @@ quantized_packs(void)
     free(a), free(w), free(want), free(got);
 }
 
+/*
+ * The opt-in int8 arithmetic (llama.cpp's): on every path the portable
+ * code's bits, and within the activations' rounding of the exact products.
+ */
+static void
+int8_packs(void)
+{
+    enum { N = 64 + 20, K = 512, M = 3 };
+    static const enum quant_type types[] = { QUANT_Q4_0, QUANT_Q8_0, QUANT_Q4_K, QUANT_Q6_K };
+    const enum cpu_isa isa = cpu_isa();
+    float *a = malloc((size_t)M * K * sizeof *a), *w = malloc((size_t)N * K * sizeof *w);
+    float *exact = malloc((size_t)M * N * sizeof *exact), *want = malloc((size_t)M * N * sizeof *want);
+    float *got = malloc((size_t)M * N * sizeof *got);
+
+    fill(a, (size_t)M * K);
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        const enum quant_type qt = types[t];
+        const size_t per = (size_t)quant_block_values(qt);
+        unsigned char *blocks = random_blocks(qt, N, K);
+        struct linalg_qparts *parts = malloc(64 * sizeof *parts);
+        struct linalg_packed pk;
+        float worst = 0.0f, largest = 0.0f;
+        quant_dequantize(qt, blocks, (size_t)N * K / per, w);
+        CHECK(linalg_pack_q(&pk, quant_panel_format(qt), N, K) == 0, "pack");
+        for (int j0 = 0; j0 < N; j0 += 64)
+            for (int sgi = 0; sgi < K / (int)per; sgi++) {
+                const int rows = N - j0 < 64 ? N - j0 : 64;
+                for (int r = 0; r < rows; r++)
+                    quant_parts(qt, blocks + ((size_t)(j0 + r) * K / per + (size_t)sgi) * quant_block_bytes(qt),
+                                &parts[r]);
+                linalg_pack_q_put_panel(&pk, j0, sgi, parts, rows);
+            }
+        reference_nt(M, N, K, a, w, exact);
+        pk.int8 = true;
+        cpu_isa_limit(CPU_PORTABLE);
+        CHECK(linalg_gemm_packed_cols(M, a, K, &pk, 0, N, want, N) == 0, "int8 portable");
+        cpu_isa_limit(isa);
+        CHECK(linalg_gemm_packed_cols(M, a, K, &pk, 0, N, got, N) == 0, "int8");
+        CHECK(first_difference(want, got, (size_t)M * N) < 0, "int8 type %d: not the portable bits", (int)qt);
+        /* (one row alone: its outputs a function of that row) */
+        CHECK(linalg_gemm_packed_cols(1, a + K, K, &pk, 0, N, got, N) == 0, "int8 one row");
+        CHECK(first_difference(want + N, got, (size_t)N) < 0, "int8 type %d: a row alone differs", (int)qt);
+        if (quant_int8_by_rows(qt)) {
+            /* (the blocks where they lie, a row at a time: the panels' bits) */
+            unsigned char *mem = aligned_alloc(64, linalg_q8_bytes(K));
+            struct linalg_q8 x;
+            for (int i = 0; i < M; i++) {
+                linalg_q8_quantize(quant_panel_format(qt), a + (size_t)i * K, K, mem, &x);
+                quant_int8_rows(qt, blocks, (size_t)K / per * quant_block_bytes(qt), N, K, &x, got);
+                CHECK(first_difference(want + (size_t)i * N, got, (size_t)N) < 0,
+                      "int8 type %d: row %d from the blocks differs", (int)qt, i);
+            }
+            CHECK(quant_int8_product(qt, blocks, N, K, M, a, K, got, N, 2) == 0, "int8 product");
+            CHECK(first_difference(want, got, (size_t)M * N) < 0, "int8 type %d: the product differs",
+                  (int)qt);
+            free(mem);
+        }
+        for (size_t i = 0; i < (size_t)M * N; i++) {
+            worst = fabsf(want[i] - exact[i]) > worst ? fabsf(want[i] - exact[i]) : worst;
+            largest = fabsf(exact[i]) > largest ? fabsf(exact[i]) : largest;
+        }
+        CHECK(worst <= 0.02f * largest && worst > 0.0f, "int8 type %d: %g from the exact (largest %g)",
+              (int)qt, (double)worst, (double)largest);
+        linalg_packed_destroy(&pk);
+        free(blocks);
+        free(parts);
+    }
+    free(a), free(w), free(exact), free(want), free(got);
+}
+
 /* One query against a cache in place: a head, every head (keys shared in groups), half precision. */
 static void
 rows_against_a_cache(void)
@@ -355,6 +425,7 @@ main(void)
               cpu_isa_label((enum cpu_isa)isa));
         products();
         quantized_packs();
+        int8_packs();
         rows_against_a_cache();
         conversions(dequant, f16, (const unsigned char *const *)blocks, halves, NQ);
         row_operations(x, rows, NR);

@@ -834,6 +834,71 @@ START_TEST(quantized_packs_change_no_bit)
 }
 END_TEST
 
+/*
+ * The opt-in int8 arithmetic (--arith int8): put in the matrices it reads
+ * (qwen3-q-gguf's Q8_0, Q4_0, Q4_K and Q6_K), not the others (Q4_1, Q5_0,
+ * Q5_1, Q2_K, Q3_K, Q5_K); the same bits from the blocks and from the
+ * packs, on one thread and two, for the text and for one token; near the
+ * exact forward but not it; and a model never asked for it stays exact.
+ */
+START_TEST(the_int8_arithmetic_is_the_same_whichever_serves)
+{
+    struct fixture f;
+    struct decoder_model blocks, packed;
+    struct decoder_run exact, int8;
+    struct attn_error err;
+    char path[4400];
+    int of, put = 0, want = 0;
+
+    fixture_open(&f, "qwen3-q-gguf");
+    snprintf(path, sizeof path, "%s/model.gguf", f.dir);
+    ck_assert(architecture_load(&blocks, f.dir, &(struct arch_options){ path, 0, false }, &err) ==
+              ATTN_OK);
+    ck_assert(architecture_load(&packed, f.dir, &(struct arch_options){ path, 0, false }, &err) ==
+              ATTN_OK);
+    for (int l = 0; l < blocks.cfg.n_layer; l++)
+        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
+            const struct decoder_linear *d = decoder_block_linear(&blocks.blocks[l], i);
+            want += d->in > 0 && (d->wq_type == TENSOR_Q8_0 || d->wq_type == TENSOR_Q4_0 ||
+                                  d->wq_type == TENSOR_Q4_K || d->wq_type == TENSOR_Q6_K);
+        }
+    want += blocks.lm_headq_type == TENSOR_Q8_0 || blocks.lm_headq_type == TENSOR_Q4_0 ||
+            blocks.lm_headq_type == TENSOR_Q4_K || blocks.lm_headq_type == TENSOR_Q6_K;
+    put = decoder_use_int8(&blocks, &of);
+    ck_assert_int_eq(put, want);
+    ck_assert_msg(put > 0 && put < of, "%d of %d", put, of);
+    ck_assert_int_eq(decoder_use_int8(&packed, &of), want);
+    ck_assert(decoder_pack_replacing(&packed));
+    for (int threads = 1; threads <= 2; threads++) {
+        struct fixture one = f;
+        parallel_set_threads(threads);
+        same_forward(&f, &blocks, &packed, "int8: blocks and packs");
+        one.n = 1;
+        same_forward(&one, &blocks, &packed, "int8: one token");
+    }
+    parallel_set_threads(0);
+    ck_assert(decoder_forward(&f.m, f.ids, f.n, f.top, NULL, &exact, &err) == ATTN_OK);
+    ck_assert(decoder_forward(&blocks, f.ids, f.n, f.top, NULL, &int8, &err) == ATTN_OK);
+    {
+        const size_t tops = (size_t)f.n * (size_t)f.top;
+        float worst = 0.0f;
+        for (size_t i = 0; i < tops; i++)
+            worst = fmaxf(worst, fabsf(exact.top_probs[i] - int8.top_probs[i]));
+        ck_assert_msg(worst > 0.0f && worst < 0.02f, "int8 %g from the exact", (double)worst);
+    }
+    /* (the model opened plainly: every matrix exact, check_case's numbers) */
+    ck_assert(!f.m.head_int8);
+    for (int l = 0; l < f.m.cfg.n_layer; l++)
+        for (int i = 0; i < DECODER_BLOCK_LINEARS; i++)
+            ck_assert(!decoder_block_linear(&f.m.blocks[l], i)->int8);
+    decoder_run_destroy(&exact);
+    decoder_run_destroy(&int8);
+    decoder_destroy(&blocks);
+    decoder_destroy(&packed);
+    fixture_close(&f);
+}
+END_TEST
+
 START_TEST(packing_in_place_changes_no_bit)
 {
     for (int mapped = 0; mapped < 2; mapped++) {
@@ -1508,6 +1573,7 @@ llama_suite(void)
     tcase_add_test(t, a_quantized_gguf_agrees_with_its_dequantized_weights);
     tcase_add_test(t, quantized_blocks_kept_change_no_bit);
     tcase_add_test(t, quantized_packs_change_no_bit);
+    tcase_add_test(t, the_int8_arithmetic_is_the_same_whichever_serves);
     tcase_add_test(t, an_edit_and_threads_change_no_bit);
     tcase_add_test(t, a_window_edited_changes_no_bit);
     tcase_add_test(t, packing_in_place_changes_no_bit);

@@ -119,7 +119,7 @@ START_TEST(tokens_match_pytorch)
     ck_assert_msg(f != NULL, "cannot open tests/fixtures/generate/cases.txt");
     while (next_case(f, &c)) {
         static struct model m;
-        struct model_options mo = { c.heads, NULL, false };
+        struct model_options mo = { c.heads, NULL, false, NULL };
         struct generation g;
         struct pipeline p;
         struct attn_error err;
@@ -171,7 +171,7 @@ END_TEST
 START_TEST(one_row_a_token_until_the_window_slides)
 {
     static struct model m;
-    struct model_options mo = { 2, NULL, false };
+    struct model_options mo = { 2, NULL, false, NULL };
     const int prompt[4] = { 6109, 3626, 6100, 345 };
     struct generate_options o;
     struct generation g;
@@ -266,7 +266,7 @@ END_TEST
 START_TEST(end_token_and_refusals)
 {
     static struct model m;
-    struct model_options mo = { 2, NULL, false };
+    struct model_options mo = { 2, NULL, false, NULL };
     const int prompt[4] = { 6109, 3626, 6100, 345 };
     struct generate_options o;
     struct generation g;
@@ -357,7 +357,7 @@ END_TEST
 START_TEST(the_toy_cannot_write)
 {
     static struct model m;
-    struct model_options mo = { 2, NULL, false };
+    struct model_options mo = { 2, NULL, false, NULL };
     struct attention_config cfg;
     struct generate_options o;
     struct generation g;
@@ -439,7 +439,7 @@ START_TEST(a_models_files_name_its_end_tokens)
     static const char *const parts[] = { "config.json", "model.safetensors", "vocab.json",
                                          "merges.txt" };
     char path[4608], from[4608];
-    const struct model_options mo = { 2, NULL, false };
+    const struct model_options mo = { 2, NULL, false, NULL };
 
     /* config.json alone: its eos_token_id (519, the shipped minigpt's <|endoftext|>) */
     ck_assert_msg(model_open(&m, test_path("samples/models/minigpt"), NULL, &err) == ATTN_OK, "%s",

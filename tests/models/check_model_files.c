@@ -625,7 +625,7 @@ START_TEST(a_planted_tokenizer_is_passed_over)
     const char *tmp = test_tmpdir();
     static const char encoder[] = "6c7ea1a7e38e3a7f062df639a5b80947f075ffe6";
     static const char merges[] = "6d1cbeee0f20b3d9449abfede4726ed8212e3aee";
-    const struct model_options o = { 2, NULL, false };
+    const struct model_options o = { 2, NULL, false, NULL };
     char path[600], cache[400];
     struct model m;
     struct attn_error err;

@@ -250,6 +250,12 @@ struct decoder_linear {
      * the products then pack w on every call.  The same bits either way.
      */
     struct linalg_packed packed;
+    /*
+     * Its products in the opt-in int8 arithmetic (--arith int8,
+     * decoder_use_int8): llama.cpp's, not the exact one; from its pack or
+     * its blocks alike (the same bits).
+     */
+    bool int8;
 };
 
 /* A norm's weights: LayerNorm's scale (gamma) and shift (beta); RMSNorm's scale (no shift). */
@@ -378,6 +384,7 @@ struct decoder_model {
     int tok_embedq_type, lm_headq_type;
     const float *head_bias;      /* (outputs) a classifier head's bias, or NULL */
     struct linalg_packed head_packed; /* lm_head packed once (decoder_pack), or empty */
+    bool head_int8;              /* the head's products in the int8 arithmetic (decoder_use_int8) */
     void *weights_map;           /* the weights' memory: one mapping, freed with the model */
     size_t weights_map_bytes;
     size_t weights_used;         /* the bytes of it the weights were read into */
@@ -501,6 +508,14 @@ void decoder_packer_cancel(struct decoder_packer *p);
  */
 void decoder_linear_apply(const struct decoder_linear *l, const float *x, int n, float *y,
                           int threads);
+/*
+ * Puts every matrix of m the int8 arithmetic reads (quantized Q4_0, Q8_0,
+ * Q4_K or Q6_K) into it: llama.cpp's arithmetic (linalg.h), opt-in, never
+ * the default; the rest stay exact.  Returns how many it put, *of of how
+ * many matrices (the linears and the head).
+ */
+int decoder_use_int8(struct decoder_model *m, int *of);
+
 /* A weight's (or else a bias's, *row -1) first value that is not finite; whether there is one. */
 bool decoder_linear_nonfinite(const struct decoder_linear *l, int *row, int *col);
 /* The dtype's name of l's quantized blocks ("Q4_K"), or NULL when l is not kept quantized. */
@@ -550,6 +565,13 @@ size_t decoder_quant_row_bytes(int type, int in);
  */
 int decoder_gemm_quant(const unsigned char *q, int type, int n, int out, int in, const float *x,
                        float *y, int ldy, int threads);
+/*
+ * The same product in the int8 arithmetic (decoder_use_int8) for a type it
+ * reads: a slice of W's rows put into panels at a time, the same bits as
+ * from W's pack.  -1 for another type or when memory runs out.
+ */
+int decoder_gemm_quant_int8(const unsigned char *q, int type, int n, int out, int in,
+                            const float *x, float *y, int ldy, int threads);
 
 /*
  * One block's stages for n tokens, each row-major; H = n_head, C = d_model,

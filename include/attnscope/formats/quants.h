@@ -97,4 +97,20 @@ int quant_pack(struct linalg_packed *pk, enum quant_type q, const unsigned char 
 void quant_pack_panels(struct linalg_packed *pk, enum quant_type q, const unsigned char *blocks,
                        int panel0, int panels, int threads);
 
+/*
+ * The opt-in int8 arithmetic (kernels/linalg.h's linalg_q8) on blocks as
+ * they lie (quants_int8.c): whether type q is read so (Q4_K, Q6_K; the
+ * others through their panels); y[r] = row r of rows x k values at blocks
+ * (row_bytes apart) times the rounded row x; and y (n, out) = x (n, in,
+ * rows ldx apart) times W^T for W (out, in) of q's blocks, on up to
+ * threads threads (0, or -1 for another type or no memory).  The bits of
+ * the panels' int8 kernels for the same rows.
+ */
+struct linalg_q8;
+bool quant_int8_by_rows(enum quant_type q);
+void quant_int8_rows(enum quant_type q, const unsigned char *blocks, size_t row_bytes, int rows, int k,
+                     const struct linalg_q8 *x, float *y);
+int quant_int8_product(enum quant_type q, const unsigned char *w, int out, int in, int n,
+                       const float *x, int ldx, float *y, int ldy, int threads);
+
 #endif

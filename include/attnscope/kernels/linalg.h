@@ -121,8 +121,44 @@ struct linalg_packed {
     bool bf16;   /* data holds bfloat16 patterns (widened as the kernels load them), else floats */
     bool in_place; /* data is the memory B was in (linalg_pack_bf16_in_place): not freed */
     enum linalg_qformat q; /* or data holds panels of that format (linalg_pack_q) */
+    /*
+     * Its products in llama.cpp's arithmetic (the opt-in --arith int8):
+     * each row of activations rounded to 8-bit blocks, levels multiplied in
+     * integers (linalg_q_int8_rows).  Only for a format linalg_q_int8_reads;
+     * otherwise, and by default, the exact arithmetic.
+     */
+    bool int8;
     void *data;
 };
+
+/*
+ * A row of k activations rounded to 8-bit blocks as ggml rounds them (the
+ * int8 arithmetic's): Q8_K's blocks of 256 for the K-quants, Q8_0's of 32
+ * for Q4_0 and Q8_0.  The values, each block's float scale, the sum of
+ * each 16 values, and the values in pairs: values 2i and 2i + 1 as two
+ * 16-bit halves for Q8_0 (vpmaddwd's), as two bytes side by side, twice,
+ * for the others (vpmaddubsw's).
+ */
+struct linalg_q8 {
+    int8_t *q;      /* (k) */
+    float *d;       /* (k / block) */
+    int32_t *sums;  /* (k / 16) */
+    int32_t *pairs; /* (k / 2) */
+};
+/* The bytes linalg_q8_quantize needs for a row of k (64-byte aligned when mem is). */
+size_t linalg_q8_bytes(int k);
+/* x (k, a multiple of f's block) rounded for format f's weights, into mem (linalg_q8_bytes). */
+void linalg_q8_quantize(enum linalg_qformat f, const float *x, int k, void *mem, struct linalg_q8 *r);
+
+/* Whether the opt-in int8 arithmetic reads format f (Q4_0, Q8_0, Q4_K, Q6_K). */
+bool linalg_q_int8_reads(enum linalg_qformat f);
+/*
+ * c (m, cols) = a . columns [j0, j0 + cols) of the pack in the int8
+ * arithmetic; each row's outputs a function of that row alone.  0, or -1
+ * (c untouched) for a format it does not read or no memory.
+ */
+int linalg_q_int8_rows(int m, const float *a, int lda, const struct linalg_packed *pk, int j0,
+                       int cols, float *c, int ldc);
 
 /* The values a super-group of format f holds along k (32, 256 for the K-quants). */
 int linalg_qformat_values(enum linalg_qformat f);

@@ -123,6 +123,9 @@ pack_into(struct decoder_model *m, struct decoder_linear *l, struct linalg_packe
 {
     if (l->packed.data != NULL || (l->w == NULL && l->w16 == NULL && l->wq == NULL))
         return 0;
+    /* (the int8 arithmetic reads Q4_K and Q6_K where they lie: no pack) */
+    if (l->int8 && l->wq != NULL && quant_int8_by_rows((enum quant_type)(l->wq_type - TENSOR_Q4_0)))
+        return 0;
     if (l->wq != NULL) {
         /* (blocks their panels would not hold exactly stay blocks: widened a slice at a time) */
         if (l->wq_type != TENSOR_F16 &&
@@ -160,6 +163,9 @@ pack_head_into(struct decoder_model *m, struct linalg_packed *pk, int threads, b
 
     if (m->head_packed.data != NULL ||
         (m->lm_head == NULL && m->lm_head16 == NULL && m->lm_headq == NULL))
+        return 0;
+    if (m->lm_headq != NULL && m->head_int8 &&
+        quant_int8_by_rows((enum quant_type)(m->lm_headq_type - TENSOR_Q4_0)))
         return 0;
     if (m->lm_headq != NULL) {
         if (pack_blocks(give ? m : NULL, pk, m->lm_headq, m->lm_headq_type,

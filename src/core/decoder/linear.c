@@ -22,10 +22,33 @@
 #include "attnscope/kernels/parallel.h"
 #include "attnscope/kernels/workspace.h"
 
+/* Whether the int8 arithmetic reads blocks of dtype type (tensor.h). */
+static bool
+int8_reads(int type)
+{
+    return type >= TENSOR_Q4_0 && type < TENSOR_DTYPES &&
+           linalg_q_int8_reads(quant_panel_format((enum quant_type)(type - TENSOR_Q4_0)));
+}
+
+/* l's product in the int8 arithmetic, from its pack or its blocks; 0, or -1 when neither serves. */
+static int
+apply_int8(const struct decoder_linear *l, const float *x, int n, float *y, int threads)
+{
+    struct linalg_packed pk = l->packed;
+
+    pk.int8 = true;
+    if (parallel_gemm_packed(n, x, l->in, &pk, 0, l->out, y, l->out, threads) == 0)
+        return 0;
+    return l->wq != NULL
+               ? decoder_gemm_quant_int8(l->wq, l->wq_type, n, l->out, l->in, x, y, l->out, threads)
+               : -1;
+}
+
 void
 decoder_linear_apply(const struct decoder_linear *l, const float *x, int n, float *y, int threads)
 {
-    if (parallel_gemm_packed(n, x, l->in, &l->packed, 0, l->out, y, l->out, threads) != 0) {
+    if ((!l->int8 || apply_int8(l, x, n, y, threads) != 0) &&
+        parallel_gemm_packed(n, x, l->in, &l->packed, 0, l->out, y, l->out, threads) != 0) {
         if (l->w != NULL)
             parallel_gemm(l->out_in, n, l->out, l->in, x, l->in, l->w, l->ld, y, l->out, threads);
         else if (l->w16 != NULL)
@@ -278,6 +301,60 @@ decoder_head_row(const struct decoder_model *m, int id, float *row)
                                         : linalg_packed_at(&m->head_packed, id, p);
 }
 
+int
+decoder_use_int8(struct decoder_model *m, int *of)
+{
+    int put = 0, all = 0;
+
+    for (int l = 0; m->blocks != NULL && l < m->cfg.n_layer; l++)
+        for (int i = 0; i < decoder_block_linears(&m->cfg); i++) {
+            struct decoder_linear *lin = decoder_block_linear(&m->blocks[l], i);
+            if (lin == NULL || lin->out == 0)
+                continue;
+            all++;
+            lin->int8 = int8_reads(lin->wq_type) && (lin->wq != NULL || lin->packed.data != NULL);
+            put += lin->int8;
+        }
+    all++;
+    m->head_int8 = int8_reads(m->lm_headq_type) && (m->lm_headq != NULL || m->head_packed.data != NULL);
+    put += m->head_int8;
+    *of = all;
+    return put;
+}
+
+int
+decoder_gemm_quant_int8(const unsigned char *q, int type, int n, int out, int in, const float *x,
+                        float *y, int ldy, int threads)
+{
+    const size_t row_bytes = decoder_quant_row_bytes(type, in);
+    const size_t most = (size_t)4 << 20;
+    const enum quant_type qt = (enum quant_type)(type - TENSOR_Q4_0);
+    int slice;
+
+    if (!int8_reads(type) || in <= 0)
+        return -1;
+    /* (Q4_K and Q6_K a row at a time where they lie, as llama.cpp reads them) */
+    if (quant_int8_by_rows(qt))
+        return quant_int8_product(qt, q, out, in, n, x, in, y, ldy, threads);
+    /* (slices of whole panels, about 4 MiB of blocks each) */
+    slice = (int)(most / ((size_t)LINALG_QROWS * row_bytes)) * LINALG_QROWS;
+    if (slice < LINALG_QROWS)
+        slice = LINALG_QROWS;
+    for (int r0 = 0; r0 < out; r0 += slice) {
+        const int rows = out - r0 < slice ? out - r0 : slice;
+        struct linalg_packed pk;
+        int rc;
+        if (quant_pack(&pk, qt, q + (size_t)r0 * row_bytes, rows, in, threads) != 0)
+            return -1;
+        pk.int8 = true;
+        rc = parallel_gemm_packed(n, x, in, &pk, 0, rows, y + r0, ldy, threads);
+        linalg_packed_destroy(&pk);
+        if (rc != 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* Logits v0 .. v0 + vb of n rows of x through a quantized head (NaN when memory runs out). */
 static void
 head_quant(const struct decoder_model *m, int n, int v0, int vb, const float *x, float *logits,
@@ -297,6 +374,17 @@ decoder_head_logits(const struct decoder_model *m, const float *x, int n, int v0
 {
     const int C = m->cfg.d_model;
 
+    if (m->head_int8) {
+        struct linalg_packed pk = m->head_packed;
+        pk.int8 = true;
+        if (parallel_gemm_packed(n, x, C, &pk, v0, vb, logits, vb, threads) == 0)
+            return;
+        /* (from the blocks: each logit a function of its own row alone, wherever a slice starts) */
+        if (m->lm_headq != NULL &&
+            decoder_gemm_quant_int8(m->lm_headq + (size_t)v0 * decoder_quant_row_bytes(m->lm_headq_type, C),
+                                    m->lm_headq_type, n, vb, C, x, logits, vb, threads) == 0)
+            return;
+    }
     if (parallel_gemm_packed(n, x, C, &m->head_packed, v0, vb, logits, vb, threads) == 0)
         return;
     if (m->lm_head != NULL)

@@ -592,7 +592,11 @@ linalg_gemm_packed_cols(int m, const float *a, int lda, const struct linalg_pack
     if (pk->data != NULL && pk->q != LINALG_QNONE) {
         if (j0 < 0 || j0 % pk->nr != 0 || cols < 0 || cols > pk->n - j0)
             return -1;
-        return m <= 0 || cols == 0 ? 0 : gemm_q(kn, m, a, lda, pk, j0, cols, c, ldc);
+        if (m <= 0 || cols == 0)
+            return 0;
+        if (pk->int8 && linalg_q_int8_rows(m, a, lda, pk, j0, cols, c, ldc) == 0)
+            return 0;
+        return gemm_q(kn, m, a, lda, pk, j0, cols, c, ldc);
     }
     if (pk->data == NULL || pk->nr != kn->nr || j0 < 0 || j0 % pk->nr != 0 || cols < 0 ||
         cols > pk->n - j0)

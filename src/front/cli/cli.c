@@ -40,6 +40,8 @@ enum {
     OPT_TOP,
     OPT_BOS,
     OPT_THREADS,
+    OPT_ARITH,
+    OPT_COMPARE_ARITH,
     OPT_ABLATE,
     OPT_EXPERT_OFF,
     OPT_NO_SINKS,
@@ -111,6 +113,14 @@ const struct plain_option plain_options[] = {
       "reading them (gigabytes: Ollama checked them when it pulled them)" },
     { "threads", 0, OPT_THREADS, "N", GROUP_INPUT,
       "with --model: threads for the forward pass (default $ATTNSCOPE_THREADS, or every core)" },
+    { "arith", 0, OPT_ARITH, "exact|int8", GROUP_INPUT,
+      "with --model: the arithmetic of a quantized model's products: exact (the default: each "
+      "weight widened, products in float32, PyTorch's numbers) or int8 (llama.cpp's: the "
+      "activations rounded to 8 bits, the products in integers; faster, not exact) for its "
+      "Q4_0, Q8_0, Q4_K and Q6_K matrices" },
+    { "compare-arith", 0, OPT_COMPARE_ARITH, "exact|int8", GROUP_INPUT,
+      "with --compare: the second model's arithmetic (default --arith's); --compare of the same "
+      "file with --compare-arith int8 shows what the int8 arithmetic changes" },
     { "embeddings", 'e', 'e', "FILE", GROUP_INPUT,
       "vocabulary CSV: token,v1,...,vd (default: the book's six words)" },
     { "weights", 0, OPT_WEIGHTS, "DIR", GROUP_INPUT,
@@ -458,6 +468,16 @@ plain_option(struct cli_options *o, int c, const char *arg, char **argv, char *e
     case OPT_THREADS:
         r = knob_parse_int("--threads", arg, 1, PARALLEL_MAX_THREADS, &o->threads, err, err_size);
         break;
+    case OPT_ARITH:
+    case OPT_COMPARE_ARITH: {
+        int *into = c == OPT_ARITH ? &o->arith : &o->compare_arith;
+        if (strcmp(arg, "exact") == 0 || strcmp(arg, "int8") == 0)
+            *into = strcmp(arg, "int8") == 0 ? CLI_ARITH_INT8 : CLI_ARITH_EXACT;
+        else
+            r = attn_fail_text(err, err_size, "--%s %s: choose exact or int8",
+                               c == OPT_ARITH ? "arith" : "compare-arith", arg);
+        break;
+    }
     case OPT_PRINT:
         r = output_mode(o, CLI_PRINT, NULL, err, err_size);
         break;
@@ -637,12 +657,15 @@ check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
     if (o->compare != NULL && o->model == NULL)
         return attn_fail_text(err, err_size, "--compare is a second trained model beside the "
                                              "first: give --model too");
+    if (o->compare_arith >= 0 && o->compare == NULL)
+        return attn_fail_text(err, err_size, "--compare-arith is the second model's arithmetic: "
+                                             "give --compare too");
     if (o->compare != NULL && o->walkthrough != NULL)
         return attn_fail_text(err, err_size, "--walkthrough: each step names its models; drop "
                                              "--compare");
     if (o->model == NULL && (o->layer >= 0 || o->top != CLI_DEFAULT_TOP || o->bos ||
                              o->ablate_count > 0 || o->experts_off_count > 0 || o->no_sinks ||
-                             o->classes != NULL || o->verify))
+                             o->classes != NULL || o->verify || o->arith != CLI_ARITH_EXACT))
         return attn_fail_text(err, err_size, "--%s works with --model (a trained GPT-2)",
                               o->layer >= 0          ? "layer"
                               : o->bos               ? "bos"
@@ -651,6 +674,7 @@ check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
                               : o->no_sinks          ? "no-sinks"
                               : o->classes != NULL   ? "classes"
                               : o->verify            ? "verify"
+                              : o->arith != CLI_ARITH_EXACT ? "arith"
                                                      : "top");
     if (o->qkv_dir != NULL && (o->sentence_given || o->sentence_file != NULL ||
                                (o->knobs_given & ((uint64_t)1 << KNOB_POSITIONAL)))) {
@@ -703,6 +727,7 @@ parse(int argc, char **argv, struct cli_options *o, bool lesson, char *err, size
     o->digits = 4;
     o->layer = -1;
     o->side = -1;
+    o->compare_arith = -1;
     o->top = CLI_DEFAULT_TOP;
     o->generate = -1;
     o->eos.id = -1;

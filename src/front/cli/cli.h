@@ -19,6 +19,8 @@ enum cli_mode {
 };
 
 #define CLI_MAX_STAGES 64
+/* --arith's two: the exact arithmetic (the default) and llama.cpp's int8 one. */
+enum { CLI_ARITH_EXACT, CLI_ARITH_INT8 };
 
 /*
  * --eos as given: not given (the model's own end tokens), none (id -1), a
@@ -64,6 +66,8 @@ struct cli_options {
     bool bos;                        /* --bos */
     bool verify;                     /* --verify: an Ollama blob's SHA-256 checked */
     int threads;                     /* --threads, or 0: $ATTNSCOPE_THREADS or every core */
+    int arith;                       /* --arith: CLI_ARITH_EXACT (the default) or _INT8 */
+    int compare_arith;               /* --compare-arith, or -1: --arith's */
     int ablate_count;                /* --ablate L.H, in the order given */
     int ablate[CLI_MAX_STAGES][2];   /* (layer, head) */
     int experts_off_count;           /* --expert-off L.E, in the order given */

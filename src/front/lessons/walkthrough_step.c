@@ -96,6 +96,7 @@ options_line(const struct walkthrough *w, int k)
 struct walk_models {
     int count;
     char *what[WALK_MODELS_MAX];
+    bool int8[WALK_MODELS_MAX]; /* opened in the int8 arithmetic (--arith int8) */
     struct model *model[WALK_MODELS_MAX];
 };
 
@@ -174,7 +175,7 @@ lesson_model(const struct walkthrough *w, const char *option, const char *what,
     enum attn_status st;
 
     for (int i = 0; ms != NULL && i < ms->count; i++)
-        if (strcmp(ms->what[i], what) == 0) {
+        if (strcmp(ms->what[i], what) == 0 && ms->int8[i] == (mo->int8 != NULL)) {
             *out = ms->model[i];
             return ATTN_OK;
         }
@@ -206,6 +207,7 @@ lesson_model(const struct walkthrough *w, const char *option, const char *what,
         free(m);
         return attn_fail(err, ATTN_ENOMEM, "out of memory");
     }
+    ms->int8[ms->count] = mo->int8 != NULL;
     ms->model[ms->count++] = m;
     *out = m;
     return ATTN_OK;
@@ -332,12 +334,20 @@ walkthrough_resources(const struct walkthrough *w, int k, struct walk_resources 
     }
     attn_error_clear(&sub);
     if (res->opts.model != NULL) {
-        const struct model_options mo = { res->opts.model_heads, res->opts.classes,
-                                          res->opts.verify };
+        const int second_arith = res->opts.compare_arith >= 0 ? res->opts.compare_arith
+                                                              : res->opts.arith;
+        const struct model_options mo = {
+            res->opts.model_heads, res->opts.classes, res->opts.verify,
+            res->opts.arith == CLI_ARITH_INT8 ? "--arith int8" : NULL
+        };
+        const struct model_options mo2 = {
+            res->opts.model_heads, res->opts.classes, res->opts.verify,
+            second_arith == CLI_ARITH_INT8 ? "--compare-arith int8" : NULL
+        };
         st = lesson_model(w, "--model", res->opts.model, &mo, &res->model, &sub);
         /* --compare: the second model, opened once per lesson as the first is */
         if (st == ATTN_OK && res->opts.compare != NULL)
-            st = lesson_model(w, "--compare", res->opts.compare, &mo, &res->second, &sub);
+            st = lesson_model(w, "--compare", res->opts.compare, &mo2, &res->second, &sub);
         if (st == ATTN_OK && res->second != NULL && res->opts.generate > 0)
             st = attn_fail(&sub, ATTN_EVALUE, "--compare: a lesson's step compares a text, it "
                                               "does not write (drop --generate)");

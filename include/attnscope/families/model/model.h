@@ -33,6 +33,11 @@ struct model_options {
     int heads;           /* --heads N: the head count where no file gives it (0: none) */
     const char *classes; /* --classes a,b,...: a classifier's class names (NULL: class 0, ...) */
     bool verify;         /* --verify: an Ollama blob hashed against its sha256-HEX name first */
+    /*
+     * The option that asked for the int8 arithmetic ("--arith int8",
+     * "--compare-arith int8"; decoder_use_int8), or NULL: the exact one.
+     */
+    const char *int8;
 };
 
 /*

@@ -424,6 +424,35 @@ label_experts(struct model *m, struct attn_error *err)
     return 0;
 }
 
+/*
+ * The int8 arithmetic (said asks for it) put in every matrix of m that it
+ * reads, and said in m's name ("NAME [int8]"), description and note; 0, or
+ * -1 when m has none.
+ */
+static int
+use_int8(struct model *m, const char *said, struct attn_error *err)
+{
+    int of;
+    const int put = decoder_use_int8(&m->dec, &of);
+    size_t at = strlen(m->about), noted = strlen(m->note);
+
+    if (put == 0)
+        return attn_fail(err, ATTN_EVALUE,
+                         "%s: %s has no matrix in Q4_0, Q8_0, Q4_K or Q6_K blocks, the ones the "
+                         "int8 arithmetic reads: its products are exact already",
+                         said, m->name);
+    attn_appendf(m->about, sizeof m->about, &at,
+                 "; int8 arithmetic (%s, llama.cpp's: not exact) in %d of its %d matrices%s", said,
+                 put, of, put < of ? ", the rest exact" : "");
+    attn_appendf(m->note, sizeof m->note, &noted,
+                 "%s%s: llama.cpp's arithmetic in %d of %d matrices, not the exact one",
+                 noted > 0 ? "; " : "", said, put, of);
+    /* (named so wherever the model is: the same file exact and in int8 told apart) */
+    at = strlen(m->name);
+    attn_appendf(m->name, sizeof m->name, &at, " [int8]");
+    return 0;
+}
+
 enum attn_status
 model_open(struct model *m, const char *what, const struct model_options *o,
            struct attn_error *err)
@@ -500,6 +529,11 @@ model_open(struct model *m, const char *what, const struct model_options *o,
         return rc;
     }
     describe_model(m, tokenizer_from);
+    if (o != NULL && o->int8 != NULL && use_int8(m, o->int8, err) != 0) {
+        rc = err->status;
+        model_close(m);
+        return rc;
+    }
     if (label_experts(m, err) != 0) {
         rc = err->status;
         model_close(m);
