@@ -674,9 +674,11 @@ legend_piece(struct grid *g, int x, int y, enum palette_role role, const char *t
     return g != NULL ? grid_put(g, x, y, INT_MAX / 2, style_role(role), text) : utf8_width(text);
 }
 
-int
-heatmap_scale(struct grid *g, int x, int y, int w, enum palette_ramp ramp, bool colour, bool utf8,
-              const char *before, const char *lo, const char *after, const char *hi)
+/* heatmap_scale over the ramp's levels from0 .. to (0 .. 255). */
+static int
+scale_levels(struct grid *g, int x, int y, int w, enum palette_ramp ramp, bool colour, bool utf8,
+             int from, int to, const char *before, const char *lo, const char *after,
+             const char *hi)
 {
     char piece[64];
     int used = 0;
@@ -688,7 +690,7 @@ heatmap_scale(struct grid *g, int x, int y, int w, enum palette_ramp ramp, bool 
     for (int k = 0; k < 16; k++, used++) {
         struct style st = style_role(ROLE_HEAT);
         st.ramp = ramp;
-        st.level = k * 255 / 15;
+        st.level = from + k * (to - from) / 15;
         if (g != NULL)
             grid_set(g, x + used, y, colour ? ' ' : palette_ramp_glyph(st.level, utf8), st);
     }
@@ -696,12 +698,54 @@ heatmap_scale(struct grid *g, int x, int y, int w, enum palette_ramp ramp, bool 
     return used + legend_piece(g, x + used, y, ROLE_DIM, piece);
 }
 
-/* The spec's scale (heatmap_scale). */
+int
+heatmap_scale(struct grid *g, int x, int y, int w, enum palette_ramp ramp, bool colour, bool utf8,
+              const char *before, const char *lo, const char *after, const char *hi)
+{
+    return scale_levels(g, x, y, w, ramp, colour, utf8, 0, 255, before, lo, after, hi);
+}
+
+/*
+ * The values the legend's swatches span, and their levels: a diverging
+ * ramp's colours are centred on zero (heatmap_level), so its scale runs
+ * -m .. m with white in the middle, or, when every number is one sign, only
+ * the half they use: 0 (white) .. m, or -m .. 0.  The swatches are then the
+ * very colours the cells take (issue 62, item 1).
+ */
+static void
+scale_span(const struct heatmap_spec *spec, float *lo, float *hi, int *from, int *to)
+{
+    *lo = spec->lo;
+    *hi = spec->hi;
+    *from = 0;
+    *to = 255;
+    if (spec->ramp == RAMP_DIVERGING || spec->ramp == RAMP_DIVERGING_HC) {
+        const float m = fmaxf(fabsf(spec->lo), fabsf(spec->hi));
+        const float dlo = spec->data_known ? spec->data_lo : spec->lo;
+        const float dhi = spec->data_known ? spec->data_hi : spec->hi;
+        *lo = -m;
+        *hi = m;
+        if (dlo >= 0.0f && spec->lo >= 0.0f) {
+            *lo = 0.0f;
+            *from = heatmap_level(spec, 0.0f);
+        } else if (dhi <= 0.0f && spec->hi <= 0.0f) {
+            *hi = 0.0f;
+            *to = heatmap_level(spec, 0.0f);
+        }
+    }
+}
+
+/* The spec's scale (heatmap_scale), over the levels scale_span gives. */
 static int
 legend_scale(struct grid *g, int x, int y, int w, const struct heatmap_spec *spec,
              const char *before, const char *lo, const char *after, const char *hi)
 {
-    return heatmap_scale(g, x, y, w, spec->ramp, spec->colour, spec->utf8, before, lo, after, hi);
+    float slo, shi;
+    int from, to;
+
+    scale_span(spec, &slo, &shi, &from, &to);
+    return scale_levels(g, x, y, w, spec->ramp, spec->colour, spec->utf8, from, to, before, lo,
+                        after, hi);
 }
 
 int
@@ -718,17 +762,23 @@ heatmap_legend(struct grid *g, int x, int y, int w, const struct heatmap_spec *s
     static const enum palette_role roles[] = { ROLE_TEXT, ROLE_NEG_INF, ROLE_MASKED, ROLE_DROPPED,
                                                ROLE_NAN };
 
-    heatmap_format(lo, sizeof lo, spec->lo, 10, 4);
-    heatmap_format(hi, sizeof hi, spec->hi, 10, 4);
+    float slo, shi;
+    int from, to;
+    bool data_known = spec->data_known;
+
+    scale_span(spec, &slo, &shi, &from, &to);
+    heatmap_format(lo, sizeof lo, slo, 10, 4);
+    heatmap_format(hi, sizeof hi, shi, 10, 4);
     if (spec->log_scale)
         snprintf(lo, sizeof lo, "%.1e", (double)spec->lo); /* (a small weight: 0.0000 in 4 places) */
-    if (spec->data_known) {
-        heatmap_format(dlo, sizeof dlo, spec->data_lo, 10, 4);
-        heatmap_format(dhi, sizeof dhi, spec->data_hi, 10, 4);
-    }
+    /* The numbers' range: the data's when known, else the range the colours were fitted to. */
+    heatmap_format(dlo, sizeof dlo, data_known ? spec->data_lo : spec->lo, 10, 4);
+    heatmap_format(dhi, sizeof dhi, data_known ? spec->data_hi : spec->hi, 10, 4);
+    if (!data_known && (slo != spec->lo || shi != spec->hi))
+        data_known = true; /* (the scale widened to be centred on zero) */
     /* The scale's range said apart only where it reads differently from the numbers'. */
-    if (spec->data_known && (strcmp(dlo, lo) != 0 || strcmp(dhi, hi) != 0 ||
-                             spec->range_skips_first)) {
+    if (data_known && (strcmp(dlo, lo) != 0 || strcmp(dhi, hi) != 0 ||
+                       spec->range_skips_first)) {
         /* The numbers' own range, then the scale's: "min a max b   scale lo ▒ hi". */
         snprintf(piece, sizeof piece, "min %s max %s", dlo, dhi);
         if (utf8_width(piece) > w)

@@ -179,13 +179,127 @@ START_TEST(the_legend_gives_the_data_range)
     snprintf(want, sizeof want, "min %.4f max %.4f   scale 0.0000 ", (double)lo, (double)hi);
     ck_assert_msg(strncmp(line, want, strlen(want)) == 0, "%s (want %s)", line, want);
     pipeline_destroy(&p);
-    /* One head's scores: the scale is the data's range, "min ... max" as ever. */
+    /*
+     * One head's scores, here all positive: coloured around zero, so the
+     * scale runs from 0 (white) to their largest (issue 62, item 1).
+     */
     cfg.heads = 1;
     cfg.d_out = 2;
     run(&p, &cfg, "Your journey starts with one step");
+    lo = INFINITY;
+    hi = -INFINITY;
+    for (int i = 0; i < p.st.nq; i++)
+        for (int j = 0; j < p.st.nk; j++) {
+            const float v = p.st.scores[(size_t)i * (size_t)p.st.nk + (size_t)j];
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+        }
+    ck_assert(lo > 0.0f);
     legend_line(&p, VIEW_SCORES, line, sizeof line);
-    ck_assert_msg(strstr(line, "scale") == NULL && strstr(line, " max ") != NULL, "%s", line);
+    snprintf(want, sizeof want, "min %.4f max %.4f   scale 0.0000 ", (double)lo, (double)hi);
+    ck_assert_msg(strncmp(line, want, strlen(want)) == 0, "%s (want %s)", line, want);
+    snprintf(want, sizeof want, " %.4f", (double)hi);
+    ck_assert_msg(strstr(line + 30, want) != NULL, "%s", line);
     pipeline_destroy(&p);
+}
+END_TEST
+
+/*
+ * The legend's swatches are the colours the cells take (issue 62, item 1:
+ * the toy's embeddings, all positive, were coloured around zero while the
+ * legend's blue end stood for their smallest).  A diverging ramp's scale is
+ * -m .. m, white at 0; a stage of one sign shows the half it uses, from 0.
+ * Read from the grid's cells, not only the text.
+ */
+static void
+legend_swatches(const struct heatmap_spec *spec, char *text, size_t size, int *first, int *last,
+                int *count)
+{
+    struct grid g;
+    int x = 0;
+
+    ck_assert_int_eq(grid_create(&g, 120, 1), 0);
+    ck_assert_int_gt(heatmap_legend(&g, 0, 0, 120, spec), 0);
+    *count = 0;
+    for (int i = 0; i < g.width && (size_t)x + 5 < size; i++) {
+        const struct cell *c = grid_at(&g, i, 0);
+        if (c->role == ROLE_HEAT) {
+            *last = c->level;
+            if ((*count)++ == 0)
+                *first = c->level;
+        }
+        if (c->ch != GRID_CONTINUATION)
+            x += utf8_encode(c->ch, text + x);
+    }
+    text[x] = '\0';
+    grid_destroy(&g);
+}
+
+START_TEST(the_legends_colours_are_the_cells)
+{
+    static const float one_sign[] = { 0.05f, 0.43f, 0.89f, 0.55f };
+    static const float mixed[] = { -0.30f, 0.43f, 0.89f, 0.10f };
+    static const float negative[] = { -0.05f, -0.43f, -0.89f, -0.55f };
+    const float *data[] = { one_sign, mixed, negative };
+    float cells[4];
+    struct matrix m = matrix_view(cells, 2, 2);
+    struct heatmap_spec spec;
+    char text[512];
+    int first = -1, last = -1, count = 0;
+
+    for (int k = 0; k < 3; k++) {
+        float lo = INFINITY, hi = -INFINITY;
+        for (int e = 0; e < 4; e++) {
+            cells[e] = data[k][e];
+            lo = fminf(lo, data[k][e]);
+            hi = fmaxf(hi, data[k][e]);
+        }
+        memset(&spec, 0, sizeof spec);
+        spec.m = &m;
+        spec.ramp = RAMP_DIVERGING;
+        spec.colour = true;
+        spec.lo = lo; /* as the view sets it: the numbers' range */
+        spec.hi = hi;
+        spec.cursor_row = spec.cursor_col = -1;
+        legend_swatches(&spec, text, sizeof text, &first, &last, &count);
+        ck_assert_int_eq(count, 16);
+        if (k == 0) {
+            /* From white (0's colour) to the largest's: the smallest's colour is near white. */
+            ck_assert_int_eq(first, heatmap_level(&spec, 0.0f));
+            ck_assert_int_eq(last, heatmap_level(&spec, 0.89f));
+            ck_assert_int_lt(heatmap_level(&spec, 0.05f) - first, 10);
+            ck_assert_msg(strstr(text, "min 0.0500 max 0.8900   scale 0.0000 ") == text, "%s", text);
+            ck_assert_msg(strstr(text, " 0.8900") != NULL, "%s", text);
+        } else if (k == 1) {
+            /* Both signs: the whole ramp, -m .. m, its middle white. */
+            ck_assert_int_eq(first, heatmap_level(&spec, -0.89f));
+            ck_assert_int_eq(last, heatmap_level(&spec, 0.89f));
+            ck_assert_int_eq(first, 0);
+            ck_assert_int_eq(heatmap_level(&spec, 0.0f), 128);
+            ck_assert_msg(strstr(text, "min -0.3000 max 0.8900   scale -0.8900 ") == text, "%s",
+                          text);
+        } else {
+            ck_assert_int_eq(first, heatmap_level(&spec, -0.89f));
+            ck_assert_int_eq(last, heatmap_level(&spec, 0.0f));
+            ck_assert_msg(strstr(text, "scale -0.8900 ") != NULL && strstr(text, " 0.0000") != NULL,
+                          "%s", text);
+        }
+    }
+    /* The sequential ramp keeps its range: weights from 0 to their largest, as before. */
+    m = matrix_view(cells, 1, 2);
+    cells[0] = 0.2f;
+    cells[1] = 0.6f;
+    memset(&spec, 0, sizeof spec);
+    spec.m = &m;
+    spec.ramp = RAMP_SEQUENTIAL;
+    spec.colour = true;
+    spec.lo = 0.2f;
+    spec.hi = 0.6f;
+    spec.cursor_row = spec.cursor_col = -1;
+    legend_swatches(&spec, text, sizeof text, &first, &last, &count);
+    ck_assert_int_eq(first, 0);
+    ck_assert_int_eq(last, 255);
+    ck_assert_msg(strstr(text, "min 0.2000 ") == text, "%s", text);
 }
 END_TEST
 
@@ -886,6 +1000,7 @@ render_suite(void)
     tcase_add_test(units, huge_grids_are_refused);
     tcase_add_test(units, the_legend_names_the_kinds_every_cell_has);
     tcase_add_test(units, the_legend_gives_the_data_range);
+    tcase_add_test(units, the_legends_colours_are_the_cells);
     tcase_add_test(units, the_first_key_can_leave_the_scale);
     tcase_add_test(units, weights_take_a_log_scale);
     suite_add_tcase(s, units);
