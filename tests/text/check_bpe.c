@@ -166,6 +166,14 @@ START_TEST(a_token_tells_how_it_was_made)
     ck_assert_int_gt(bpe_token_story(&gpt2, 64, story, sizeof story), 0); /* 'a' */
     ck_assert_msg(strstr(story, "a byte token: no merges") != NULL, "%s", story);
     ck_assert_int_eq(bpe_token_story(&gpt2, -1, story, sizeof story), -1);
+    /*
+     * A special token tells no merge story (issue 62, item 2: <|endoftext|>
+     * read "e+n (17) en+d (196) -> <|endoftext|>"): its bytes never merge
+     * into it; it is matched whole.
+     */
+    ck_assert_int_gt(bpe_token_story(&gpt2, 50256, story, sizeof story), 0);
+    ck_assert_msg(strcmp(story, "<|endoftext|> (id 50256) is a special token: matched whole in "
+                                "the text, never merged from its bytes") == 0, "%s", story);
 }
 END_TEST
 

@@ -476,6 +476,44 @@ START_TEST(every_real_tokenizer_gives_the_references_ids)
 }
 END_TEST
 
+/*
+ * The cell panel's story of a special token (issue 62, item 2): Qwen3's
+ * <|im_start|> and Llama 3's <|begin_of_text|> are added tokens, matched
+ * whole; an ordinary token still tells its merges.
+ */
+START_TEST(special_tokens_tell_no_merges)
+{
+    static const char *const names[] = { "qwen3", "llama3" };
+    static const char *const specials[] = { "<|im_start|>", "<|begin_of_text|>" };
+
+    for (int k = 0; k < 2; k++) {
+        struct bpe b;
+        struct attn_error err;
+        char story[512], want[128];
+        int id = -1;
+        int *ids = NULL;
+        int n = 0;
+
+        ck_assert_msg(bpe_load_tokenizer_json(&b, tokenizer_file(names[k]), &err) == ATTN_OK, "%s",
+                      err.msg);
+        for (int i = 0; i < b.vocab_size; i++)
+            if (b.token[i] != NULL && strcmp(b.token[i], specials[k]) == 0)
+                id = i;
+        ck_assert_int_ge(id, 0);
+        ck_assert_int_gt(bpe_token_story(&b, id, story, sizeof story), 0);
+        snprintf(want, sizeof want, "%s (id %d) is a special token: matched whole", specials[k], id);
+        ck_assert_msg(strncmp(story, want, strlen(want)) == 0, "%s", story);
+        ck_assert(strstr(story, "merged by rank") == NULL);
+        ck_assert_int_eq(bpe_encode(&b, " cat", 4, 0, &ids, &n, &err), ATTN_OK);
+        ck_assert_int_ge(n, 1);
+        ck_assert_int_gt(bpe_token_story(&b, ids[n - 1], story, sizeof story), 0);
+        ck_assert_msg(strstr(story, "merged by rank:") != NULL, "%s", story);
+        free(ids);
+        bpe_destroy(&b);
+    }
+}
+END_TEST
+
 START_TEST(digits_then_byte_level_ids_are_the_references)
 {
     check_tokenizer("digits");
@@ -858,6 +896,7 @@ tokjson_suite(void)
     tcase_add_test(t, a_sentencepiece_gguf_without_merges_is_refused);
     tcase_add_test(t, gemma3_ids_are_the_references);
     tcase_add_test(t, every_real_tokenizer_gives_the_references_ids);
+    tcase_add_test(t, special_tokens_tell_no_merges);
     tcase_add_test(t, digits_then_byte_level_ids_are_the_references);
     tcase_add_test(t, every_unicode_digit_is_a_digit);
     tcase_add_test(t, what_is_not_interpreted_is_refused_by_name);

@@ -112,8 +112,10 @@ enum attn_status bpe_encode(const struct bpe *b, const char *text, size_t len, i
  * How token id is made, into buf: its bytes, GPT-2's characters for them,
  * and the merges that join those characters, in the order the merges'
  * ranks apply them ("bytes 20 63 61 74; as characters Ġ c a t; merged by
- * rank: Ġ+c (9) a+t (4) Ġc+at (11) -> Ġcat (id 267)").  Returns its
- * length, or -1 for an unknown id.
+ * rank: Ġ+c (9) a+t (4) Ġc+at (11) -> Ġcat (id 267)"); of a special
+ * token (an added one, or one its bytes do not merge into), that it is
+ * matched whole and never merged.  Returns its length, or -1 for an
+ * unknown id.
  */
 int bpe_token_story(const struct bpe *b, int id, char *buf, size_t size);
 

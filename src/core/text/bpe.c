@@ -422,9 +422,28 @@ bpe_token_story(const struct bpe *b, int id, char *buf, size_t size)
         memcpy(w + len, b->byte_char[bytes[i]], cl);
         len += cl;
     }
-    story_add(&s, n > 1 ? "; merged by rank:" : "; a byte token: no merges");
-    if (merge_symbols(b, w, sym, (size_t)n, story_step, &s) < 0)
-        return -1;
-    story_add(&s, " -> %s (id %d)", b->token[id], id);
+    /*
+     * A special (added) token is matched whole in the text and never made by
+     * merges; nor is a token its bytes do not merge into (GPT-2's
+     * <|endoftext|>, which vocab.json holds as a token of its own).
+     */
+    if (b->added == NULL || !b->added[id]) {
+        struct symbol left[256];
+        long count;
+        memcpy(left, sym, (size_t)n * sizeof *sym);
+        count = merge_symbols(b, w, left, (size_t)n, NULL, NULL);
+        if (count < 0)
+            return -1;
+        if (count == 1 && left[0].id == id) {
+            story_add(&s, n > 1 ? "; merged by rank:" : "; a byte token: no merges");
+            if (merge_symbols(b, w, sym, (size_t)n, story_step, &s) < 0)
+                return -1;
+            story_add(&s, " -> %s (id %d)", b->token[id], id);
+            return (int)s.len;
+        }
+    }
+    s.len = 0;
+    story_add(&s, "%s (id %d) is a special token: matched whole in the text, never merged from "
+                  "its bytes", b->token[id], id);
     return (int)s.len;
 }
