@@ -420,6 +420,22 @@ checks=$((checks + 1))
     { fail "compare: x did not write the three:"; screen; }
 finish compare
 
+# 20g. The header's next token is the side shown's (issue 62, item 3): minillama-tuned predicts
+# ·map where minillama says <|endoftext|>; the difference names both, first | second.
+start 100 30 --model "$srcdir/samples/models/minillama" --compare "$srcdir/samples/models/minillama-tuned" \
+    --side second
+checks=$((checks + 1))
+wait_text "next: ·map 100%" || { fail "compare: --side second's header is not the second's:"; screen; }
+keys C
+checks=$((checks + 1))
+wait_text "next: <|endoftext|> 50% | ·map 100%" || { fail "compare: the difference's header:"; screen; }
+keys C
+checks=$((checks + 1))
+wait_gone "50% | ·map" && wait_text "next: <|endoftext|> 50%" ||
+    { fail "compare: the first's header:"; screen; }
+t send-keys q
+restored "compare header: q" 0 2400
+
 # 21. A model writing in a real terminal: --generate opens on the text written,
 # A keeps writing a token a frame until Esc (waited for on the screen, a
 # state), what was written stays, Backspace takes a token back, q restores

@@ -303,6 +303,18 @@ view_draw_editor(struct grid *g, struct view *v, const struct pipeline *p)
     draw_editor(g, v, x, 1, max_rows > 1 ? max_rows : 1);
 }
 
+/* A model's most likely next token after the text, and its probability: "·map 99.89%". */
+static void
+top_next(const struct family_model_state *m, char *buf, size_t size)
+{
+    const size_t last = (size_t)(m->run.n - 1) * (size_t)m->run.top;
+    char next[64], percent[24];
+
+    model_output_display(m->model, m->run.top_ids[last], next, sizeof next);
+    text_percent(percent, sizeof percent, (double)m->run.top_probs[last]);
+    snprintf(buf, size, "%.40s %s", next, percent);
+}
+
 void
 view_draw_sentence(struct grid *g, const struct view *v, const struct pipeline *p, int y)
 {
@@ -325,18 +337,29 @@ view_draw_sentence(struct grid *g, const struct view *v, const struct pipeline *
     }
     {
         /* The tokens, with made-up ones marked '*'; an ellipsis when they do not fit. */
-        char count[160];
+        char count[240];
         int room;
         const struct family_model_state *m = pipeline_decoder(p);
+        const struct family_model_state *m2 =
+            v->compare != NULL && v->compare->b != NULL ? pipeline_decoder(v->compare->b) : NULL;
         if (m != NULL && m->run.top > 0) {
-            /* What a language model is asked first: its next token, from every stage. */
-            const size_t last = (size_t)(m->run.n - 1) * (size_t)m->run.top;
-            char next[64], percent[24];
-            model_output_display(m->model, m->run.top_ids[last], next, sizeof next);
-            text_percent(percent, sizeof percent, (double)m->run.top_probs[last]);
-            snprintf(count, sizeof count, "   (%d of %d tokens)  %s: %.40s %s",
-                     p->tokens.count, m->model->dec.cfg.n_ctx,
-                     model_is_classifier(m->model) ? "class" : "next", next, percent);
+            /*
+             * What a language model is asked first: its next token, from every
+             * stage; compared, the side shown's, or both beside the difference
+             * (issue 62, item 3).
+             */
+            char next[170], next2[80];
+            top_next(m, next, sizeof next);
+            if (m2 != NULL && m2->run.top > 0 && v->side != COMPARE_FIRST) {
+                top_next(m2, next2, sizeof next2);
+                if (v->side == COMPARE_SECOND)
+                    snprintf(next, sizeof next, "%s", next2);
+                else
+                    snprintf(next + strlen(next), sizeof next - strlen(next), " | %s", next2);
+            }
+            snprintf(count, sizeof count, "   (%d of %d tokens)  %s: %s", p->tokens.count,
+                     m->model->dec.cfg.n_ctx, model_is_classifier(m->model) ? "class" : "next",
+                     next);
         } else if (m != NULL) {
             snprintf(count, sizeof count, "   (%d of %d tokens)", p->tokens.count,
                      m->model->dec.cfg.n_ctx);
