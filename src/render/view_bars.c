@@ -64,6 +64,16 @@ view_draw_knob_bar(struct grid *g, const struct view *v, const struct pipeline *
             x += grid_printf(g, x, 0, g->width - x, style_role(ROLE_BAR), ":%d head%s off ",
                              m->ablated_heads, m->ablated_heads == 1 ? "" : "s");
         }
+        /* What else is switched off says so too (issue 62, item 4): experts, the sinks. */
+        if (m->experts_off_count > 0) {
+            x += grid_put(g, x, 0, g->width - x, style_role(ROLE_BAR_KEY), "a");
+            x += grid_printf(g, x, 0, g->width - x, style_role(ROLE_BAR), ":%d expert%s off ",
+                             m->experts_off_count, m->experts_off_count == 1 ? "" : "s");
+        }
+        if (m->model->dec.cfg.sinks && m->run.sinks_off) {
+            x += grid_put(g, x, 0, g->width - x, style_role(ROLE_BAR_KEY), "B");
+            x += grid_printf(g, x, 0, g->width - x, style_role(ROLE_BAR), ":sinks off ");
+        }
     }
     {
         /* The colour switches that are on: first, so they are never cut off. */

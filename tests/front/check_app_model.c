@@ -288,6 +288,11 @@ START_TEST(b_switches_the_sinks_off)
     g = pipeline_decoder(&b.pipe);
     ck_assert_msg(strstr(b.message, "attention sinks off") != NULL, "%s", b.message);
     ck_assert(g->run.sinks_off);
+    text = frame_of(&b, 120, 36);
+    ck_assert_msg(strstr(text, "B:sinks off ") != NULL && strstr(text, "B:sinks off ") <
+                                                             strchr(text, '\n'),
+                  "%s", text);
+    free(text);
     app_source(&b, b.sentence, b.source, b.ablated, &src);
     ck_assert(src.sinks_off);
     src.sinks_off = true;
@@ -348,7 +353,23 @@ START_TEST(a_switches_an_expert_off_on_the_router)
     app_key(&b, '.'); /* layer 2: sparse */
     b.view.stage = VIEW_ROUTER;
     b.view.cursor_col = 2;
-    app_key(&b, 'a');
+    {
+        /*
+         * The router's own logit for the cursor's token before the switch:
+         * the panel gives it once the expert is off (issue 62, item 4), and
+         * the knob bar says an expert is off.
+         */
+        char *text, want[96];
+        snprintf(want, sizeof want, "the router's own logit would be %.4f",
+                 (double)MAT_AT(&b.pipe.block.router_logits, b.view.cursor_row, 2));
+        app_key(&b, 'a');
+        text = frame_of(&b, 120, 40);
+        ck_assert_msg(strstr(text, want) != NULL, "%s (want %s)", text, want);
+        ck_assert_msg(strstr(text, "a:1 expert off ") != NULL && strstr(text, "a:1 expert off ") <
+                                                                    strchr(text, '\n'),
+                      "%s", text);
+        free(text);
+    }
     g = pipeline_decoder(&b.pipe);
     ck_assert_msg(strstr(b.message, "expert 2 of layer 2 switched off") != NULL, "%s", b.message);
     ck_assert_int_eq(g->experts_off_count, 1);

@@ -128,10 +128,19 @@ inspect_router(struct out *o, const struct cell_at *at)
         sum += exp((double)(MAT_AT(&p->block.router_logits, i, f) - max));
     emit(o, "router[%s][e%d] = e^(logit %s - max %s) / %.4g = %s\n", inspect_token(p, i), e,
          inspect_num(a, logit), inspect_num(b, max), sum, inspect_num(d, prob));
-    if (isinf(logit) && logit < 0.0f)
+    if (isinf(logit) && logit < 0.0f) {
+        /* The router's own logit, made as the product makes it: a chain in order of k, then the bias. */
+        const struct decoder_linear *r = &inspect_block_of(p)->router;
+        const float *x = matrix_row(&p->block.ln2, i);
+        float own = 0.0f;
+        for (int k = 0; k < r->in; k++)
+            own = fmaf(x[k], decoder_linear_at(r, k, e), own);
+        if (r->b != NULL)
+            own += r->b[e];
         emit(o, "expert e%d is switched off (a, --expert-off): its logit is set to -inf, so no "
-                "token is sent to it; the router's own would be\n",
-             e);
+                "token is sent to it; the router's own logit would be %s, made as follows.\n",
+             e, inspect_num(a, own));
+    }
     emit(o, "the logit: ln2[%s] . row e%d of the router:\n", inspect_token(p, i), e);
     inspect_linear(o, matrix_row(&p->block.ln2, i), &inspect_block_of(p)->router, e,
                    at->max_terms);
