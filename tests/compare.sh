@@ -184,8 +184,13 @@ count=$((count + 1))
     ! grep -q '^first (\|^second (' "$tmp/side" || fail "--side difference: $(head -20 "$tmp/side")"
 count=$((count + 1))
 "$bin" --model "$models/minillama" --compare "$models/minillama-q4" --figure "$tmp/second.svg" --stage weights \
-    --side second 2>"$tmp/err" && grep -q "weights, head 0, second, " "$tmp/err" ||
+    --side second 2>"$tmp/err" && grep -q "weights, head 0, second: minillama-q4, " "$tmp/err" ||
     fail "--figure --side second: $(cat "$tmp/err")"
+# A figure of two models names them (issue 62, item 5): the difference as SECOND minus FIRST.
+expect 0 "wrote $tmp/diff.svg: weights, head 0, minillama-tuned minus minillama, " -- \
+    --model "$models/minillama" --compare "$models/minillama-tuned" --stage weights -s "cat map" --figure "$tmp/diff.svg"
+expect 0 "wrote $tmp/second.png: weights, head 0, second: minillama-tuned, " -- \
+    --model "$models/minillama" --compare "$models/minillama-tuned" --side second --stage weights -s "cat map" --figure "$tmp/second.png"
 expect 2 "--side chooses one of two models' numbers: give --compare too" -- --model "$models/minillama" --side first --print
 expect 2 "--side: --export writes all three" -- --model "$models/minillama" --compare "$models/minillama-q4" --side first --export "$tmp/no"
 expect 2 "--side sideways: choose first, second or difference" -- --model "$models/minillama" --compare "$models/minillama-q4" --side sideways --print

@@ -496,9 +496,11 @@ draw_stage(struct fig *f, struct view *v, const struct pipeline *p, struct figur
     if (view_showing_grid(v, p) && view_stage_spec(v, p, v->stage, 0, &spec) == 0) {
         char layer[24] = "";
         char name[160];
+        char compared[128];
+        view_compared(v, compared, sizeof compared);
         if (pipeline_decoder(p) != NULL)
             snprintf(layer, sizeof layer, "Layer %d: ", p->layer);
-        snprintf(title, sizeof title, "%s%s, all %d heads (%d x %d each)", layer,
+        snprintf(title, sizeof title, "%s%s%s, all %d heads (%d x %d each)", compared, layer,
                  explain_title(p, v->stage, name, sizeof name), p->st.shape.heads, spec.m->rows,
                  spec.m->cols);
         if (p->decoder != NULL && decoder_kv_heads(p->decoder) < p->decoder->n_head)
@@ -559,9 +561,14 @@ draw_stage(struct fig *f, struct view *v, const struct pipeline *p, struct figur
         /* which of two models' numbers: the difference, the first's or the second's */
         char said[sizeof res->what];
         snprintf(said, sizeof said, "%s", res->what);
-        snprintf(res->what, sizeof res->what, "%.100s, %.40s", said,
-                 v->side == COMPARE_DIFFERENCE ? "second minus first"
-                                               : compare_side_name(v->side));
+        if (v->side == COMPARE_DIFFERENCE)
+            snprintf(res->what, sizeof res->what, "%.100s, %.48s minus %.48s", said,
+                     pipeline_decoder(v->compare->b)->model->name,
+                     pipeline_decoder(v->compare->a)->model->name);
+        else
+            snprintf(res->what, sizeof res->what, "%.100s, %.40s: %.48s", said,
+                     compare_side_name(v->side),
+                     pipeline_decoder(compare_side_pipeline(v->compare, v->side))->model->name);
     }
     draw_legend(f, 0, y, v, p, res);
     return 0;

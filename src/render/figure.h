@@ -34,7 +34,7 @@ struct figure_result {
     int png_scale;
     int heatmaps;                /* heatmaps drawn cell by cell (0: drawn from the screen) */
     struct figure_cells first;   /* the first one's cells */
-    char what[160];              /* "layer 0 weights, head 1" */
+    char what[256];              /* "layer 0 weights, head 1" */
     char legend[256];            /* the legend's words under the heatmap ("" when none) */
     char title[320];             /* the title's words */
     char names[512];             /* the heatmaps' names, ", " between ("head 0 k0, head 1 k0") */

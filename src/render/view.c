@@ -378,6 +378,20 @@ view_key_head(const struct pipeline *p, int head, char *buf, size_t size)
 }
 
 void
+view_compared(const struct view *v, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (v->compare == NULL)
+        return;
+    if (v->side == COMPARE_DIFFERENCE)
+        snprintf(buf, size, "[%.48s - %.48s] ", pipeline_decoder(v->compare->b)->model->name,
+                 pipeline_decoder(v->compare->a)->model->name);
+    else
+        snprintf(buf, size, "[%s: %.60s] ", compare_side_name(v->side),
+                 pipeline_decoder(compare_side_pipeline(v->compare, v->side))->model->name);
+}
+
+void
 view_stage_title(struct view *v, const struct pipeline *p, char *title, size_t title_size,
                  char *formula, size_t formula_size)
 {
@@ -385,7 +399,7 @@ view_stage_title(struct view *v, const struct pipeline *p, char *title, size_t t
     int rows = 0;
     int cols = 0;
     char layer[24] = "";
-    char compared[96] = "";
+    char compared[128] = "";
     char name[160];
 
     if (view_params_shown(v, p, v->stage)) {
@@ -396,11 +410,7 @@ view_stage_title(struct view *v, const struct pipeline *p, char *title, size_t t
     explain_formula(p, v->stage, formula, formula_size);
     if (view_stage_spec(v, p, v->stage, v->head, &spec) == 0)
         rows = spec.m->rows, cols = spec.m->cols;
-    if (v->compare != NULL && v->side == COMPARE_DIFFERENCE)
-        snprintf(compared, sizeof compared, "[second - first] ");
-    else if (v->compare != NULL)
-        snprintf(compared, sizeof compared, "[%s: %.60s] ", compare_side_name(v->side),
-                 pipeline_decoder(compare_side_pipeline(v->compare, v->side))->model->name);
+    view_compared(v, compared, sizeof compared);
     if (pipeline_stage_per_layer(p, explain_pipeline_stage(p, v->stage, false)))
         snprintf(layer, sizeof layer, "Layer %d: ", p->layer);
     if (explain_stage_per_head(v->stage) && p->st.shape.heads > 1)

@@ -90,6 +90,11 @@ int view_narration_rows(const struct view *v, int width);
  */
 const char *view_key_head(const struct pipeline *p, int head, char *buf, size_t size);
 
+/*
+ * Which of two models' numbers are shown, for a title: "[second: NAME] ",
+ * "[SECOND - FIRST] " (the difference, by the models' names), or "" alone.
+ */
+void view_compared(const struct view *v, char *buf, size_t size);
 /* The stage's title ("Attention weights, head 0 of 2 (6 x 6)") and formula. */
 void view_stage_title(struct view *v, const struct pipeline *p, char *title, size_t title_size,
                       char *formula, size_t formula_size);
