@@ -843,6 +843,17 @@ main(int argc, char **argv)
         }
         o.source = source_text;
     }
+    if (o.walkthrough != NULL && o.model != NULL) {
+        /* A lesson opens its own model: the same one given again is no fault (issue 62, item 6). */
+        const int same = o.model_from_env ? 1 : walkthrough_model_given(o.walkthrough, o.model,
+                                                                         msg, sizeof msg);
+        if (same != 1) {
+            free(file_text);
+            free(source_text);
+            return die(same == 0 ? EXIT_USAGE : EXIT_INPUT, msg);
+        }
+        o.model = NULL;
+    }
     if (o.model != NULL) {
         code = run_model(&o, o.sentence);
         free(file_text);

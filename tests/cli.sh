@@ -375,6 +375,22 @@ count=$((count + 1))
     [ "$(wc -c <"$tmp/handout.txt")" -lt 20000 ] ||
     fail "lesson 08's handout prints what its steps show: $(head -c 3000 "$tmp/handout.txt")"
 
+# A lesson's own model given again is no fault (issue 62, item 6): by its name or its folder,
+# the same handout; another model, or a lesson on the book's classes, is refused naming both.
+count=$((count + 1))
+"$bin" --model minigpt --walkthrough 08-minigpt-heads --print >"$tmp/handout2.txt" 2>&1 &&
+    cmp -s "$tmp/handout.txt" "$tmp/handout2.txt" ||
+    fail "--model minigpt --walkthrough 08-minigpt-heads: $(head -c 600 "$tmp/handout2.txt")"
+count=$((count + 1))
+"$bin" --model "$src/samples/models/minigpt" --walkthrough "$src/samples/walkthroughs/08-minigpt-heads.walk" \
+    --print >"$tmp/handout2.txt" 2>&1 && cmp -s "$tmp/handout.txt" "$tmp/handout2.txt" ||
+    fail "--model (its folder) --walkthrough 08: $(head -c 600 "$tmp/handout2.txt")"
+expect 2 "--walkthrough 08-minigpt-heads opens its own model, minigpt; --model minillama is another: drop --model, or give the lesson's" -- \
+    --model minillama --walkthrough 08-minigpt-heads --print
+expect 2 "--walkthrough 01-no-weights is a lesson on the book's classes; drop --model minigpt" -- \
+    --model minigpt --walkthrough 01-no-weights --print
+expect 1 "--model nowhere-model" -- --model nowhere-model --walkthrough 08-minigpt-heads --print
+
 # A handout reads right on paper: no keys to press, no cursor or panel to look
 # at; a step that shows every head on screen prints every head (item 18).
 for lesson in "$src"/samples/walkthroughs/*.walk; do

@@ -243,7 +243,6 @@ check_model(struct cli_options *o, const struct knob_setting *settings, int coun
                         : o->source_embeddings != NULL ? "--source-embeddings"
                         : o->weights_dir != NULL ? "--weights"
                         : o->qkv_dir != NULL     ? "--qkv"
-                        : o->walkthrough != NULL ? "--walkthrough"
                                                  : NULL;
 
     if (input != NULL)

@@ -111,6 +111,14 @@ void walk_resources_destroy(struct walk_resources *res);
  * The picker marks such lessons without opening any model.
  */
 const char *walkthrough_absent_model(const struct walkthrough *w, char *buf, size_t size);
+/*
+ * Whether --model what is the lesson's own model (its header options'
+ * --model, found as the lesson finds it): 1 when both name the same folder
+ * or file, 0 when they differ or the lesson opens none (its name, or "", in
+ * lesson), -1 when what is not found (model_locate's reason in err).
+ */
+int walkthrough_same_model(const struct walkthrough *w, const char *what, char *lesson,
+                           size_t size, struct attn_error *err);
 
 /* The empty set of models a walkthrough's steps open (NULL: out of memory), and its end. */
 struct walk_models *walk_models_new(void);
@@ -190,6 +198,13 @@ int walkthrough_dirs(const char **dirs, int max);
  * ".walk") in one of walkthrough_dirs().  Writes the path into buf.
  */
 int walkthrough_find(const char *name, char *buf, size_t size);
+/*
+ * --walkthrough name given with --model what (issue 62, item 6): 1 when
+ * what is the lesson's own model (the lesson opens it; --model may be
+ * dropped), else 0 with why in msg (a lesson for the book's classes, or one
+ * on another model), or -1 when the lesson or the model cannot be read.
+ */
+int walkthrough_model_given(const char *name, const char *what, char *msg, size_t size);
 
 /*
  * The names of the lessons in the lessons folders (without .walk), sorted,

@@ -126,3 +126,32 @@ walkthrough_names(char *buf, size_t size)
     }
     return (size_t)count;
 }
+
+int
+walkthrough_model_given(const char *name, const char *what, char *msg, size_t size)
+{
+    char path[4096];
+    char lesson[256];
+    struct walkthrough w;
+    struct attn_error err;
+    int same;
+
+    attn_error_clear(&err);
+    if (walkthrough_find(name, path, sizeof path) != 0)
+        return attn_fail_text(msg, size, "--walkthrough %s: no such file, and no lesson of that "
+                                         "name", name), -1;
+    if (walkthrough_load(&w, path, &err) != ATTN_OK)
+        return attn_fail_text(msg, size, "%s", err.msg), -1;
+    same = walkthrough_same_model(&w, what, lesson, sizeof lesson, &err);
+    walkthrough_destroy(&w);
+    if (same < 0)
+        return attn_fail_text(msg, size, "%s", err.msg), -1;
+    if (same == 0 && lesson[0] == '\0')
+        attn_fail_text(msg, size, "--walkthrough %s is a lesson on the book's classes; drop "
+                                  "--model %s", name, what);
+    else if (same == 0)
+        attn_fail_text(msg, size, "--walkthrough %s opens its own model, %s; --model %s is "
+                                  "another: drop --model, or give the lesson's", name,
+                       strrchr(lesson, '/') != NULL ? strrchr(lesson, '/') + 1 : lesson, what);
+    return same;
+}

@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -233,6 +234,52 @@ walkthrough_absent_model(const struct walkthrough *w, char *buf, size_t size)
             return buf;
         }
     return NULL;
+}
+
+/* The folder (and weights file) a model name or path opens, made absolute, into buf. */
+static int
+model_identity(const char *what, char *buf, size_t size, struct attn_error *err)
+{
+    struct model_place *place = malloc(sizeof *place);
+    char dir[PATH_MAX];
+    int rc = -1;
+
+    if (place == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory"), -1;
+    if (model_locate(what, place, err) == ATTN_OK && realpath(place->dir, dir) != NULL) {
+        snprintf(buf, size, "%s|%s", dir, strrchr(place->weights, '/') != NULL
+                                              ? strrchr(place->weights, '/') + 1
+                                              : place->weights);
+        rc = 0;
+    }
+    free(place);
+    return rc;
+}
+
+int
+walkthrough_same_model(const struct walkthrough *w, const char *what, char *lesson, size_t size,
+                       struct attn_error *err)
+{
+    char text[1024];
+    char *words[WALK_MAX_ARGS];
+    char where[MODEL_PATH_MAX];
+    char mine[PATH_MAX + MODEL_PATH_MAX + 2], theirs[PATH_MAX + MODEL_PATH_MAX + 2];
+    int n = 0;
+
+    lesson[0] = '\0';
+    if (w->options != NULL && strlen(w->options) < sizeof text)
+        n = split_words(w->options, text, words, WALK_MAX_ARGS);
+    for (int i = 0; i + 1 < n; i++)
+        if (strcmp(words[i], "--model") == 0 && strcmp(words[i + 1], "none") != 0) {
+            snprintf(lesson, size, "%s", words[i + 1]);
+            if (model_identity(what, mine, sizeof mine, err) != 0)
+                return -1;
+            if (find_lesson_model(w, words[i + 1], false, where, sizeof where, NULL) != 0)
+                return 0;
+            return model_identity(where, theirs, sizeof theirs, NULL) == 0 &&
+                   strcmp(mine, theirs) == 0;
+        }
+    return 0;
 }
 
 /* A model step's --ablate heads and layer, checked against the model. */
