@@ -135,6 +135,19 @@ START_TEST(bad_options_are_named)
 {
     expect_error("--bogus: unknown option", "--bogus", NULL, NULL);
     expect_error("-x: unknown option", "-x", NULL, NULL);
+    /* The nearest option suggested (issue 62, item 7); a far one is not. */
+    expect_error("--sentance: unknown option; did you mean --sentence?", "--sentance", "x", NULL);
+    expect_error("--modle: unknown option; did you mean --model?", "--modle=m", NULL, NULL);
+    expect_error("--sentenec-file: unknown option; did you mean --sentence-file?",
+                 "--sentenec-file", "f", NULL);
+    {
+        struct cli_options o;
+        char err[512];
+        ck_assert_int_eq(parse(&o, err, "--bogus", NULL), -1);
+        ck_assert_msg(strcmp(err, "--bogus: unknown option") == 0, "%s", err);
+        ck_assert_int_eq(parse(&o, err, "--s", "x", NULL), -1);
+        ck_assert_msg(strstr(err, "--s: which option? it begins --sentence, ") == err, "%s", err);
+    }
     expect_error("--heads needs a value", "--heads", NULL, NULL);
     expect_error("--heads 0: give a number from 1 to 256", "--heads", "0", NULL);
     expect_error("--d-out: 'two' is not a whole number", "--d-out", "two", NULL);
