@@ -711,6 +711,9 @@ OLLAMA_MODELS="$tmp/ollama" expect 1 "--model tiny:q4: no such file or folder, a
 # Where it looked and the tags it found of the name (issue 50, item 11).
 OLLAMA_MODELS="$tmp/ollama" expect 1 "/usr/share/ollama/.ollama/models) have tiny:q8, not tiny:q4" -- --print --model tiny:q4
 OLLAMA_MODELS="$tmp/ollama" expect 1 "have no nosuch (\`ollama pull nosuch:7b\` fetches it)" -- --print --model nosuch:7b
+# A bare name beside its tags (issue 62, item 8): the tag is what was meant, not a download.
+OLLAMA_MODELS="$tmp/ollama" expect 1 "/usr/share/ollama/.ollama/models) have tiny:q8, not tiny:latest: name the tag, as in \`--model tiny:q8\`" -- --print --model tiny
+grep -q "huggingface" "$tmp/err" && fail "--model tiny (Ollama has tiny:q8) suggests a download: $(cat "$tmp/err")"
 # --verify: the blob hashed against its name (a wrong name refused, the right one read).
 OLLAMA_MODELS="$tmp/ollama" expect 1 "its SHA-256 is " -- --print --verify --model tiny:q8
 real=$(sha256sum "$gguf/model.gguf" | cut -c1-64)

@@ -151,9 +151,10 @@ int model_ollama(const char *what, struct model_place *where, struct attn_error 
  * Where model_ollama looked for what and what it found of that name, for
  * a message: "Ollama's folders (OLLAMA_MODELS=..., ...) have qwen3:0.6b,
  * not qwen3:latest", or "... have no qwen3 (`ollama pull qwen3` fetches
- * it)"; "" when what cannot be an Ollama name.
+ * it)"; "" when what cannot be an Ollama name.  Returns how many tags of
+ * that name it found, the first of them ("qwen3:0.6b") into first.
  */
-void model_ollama_looked(const char *what, char *buf, size_t size);
+int model_ollama_looked(const char *what, char *buf, size_t size, char *first, size_t first_size);
 /*
  * what as LM Studio's publisher/model (the folder its downloads keep under
  * ~/.lmstudio/models or ~/.cache/lm-studio/models): 0 with the folder's

@@ -275,7 +275,7 @@ model_locate(const char *what, struct model_place *where, struct attn_error *err
     char seen[MODEL_PATH_MAX + 300] = "";
     char why[256] = "";
     char searched[1024] = "";
-    char lmstudio[MODEL_PATH_MAX], ollama[1024];
+    char lmstudio[MODEL_PATH_MAX], ollama[1024], tagged[256];
     int found;
     size_t at = 0;
     int nroots;
@@ -341,7 +341,14 @@ model_locate(const char *what, struct model_place *where, struct attn_error *err
         found = model_ollama(what, where, err);
     if (found != 1)
         return found == 0 ? ATTN_OK : err->status;
-    model_ollama_looked(what, ollama, sizeof ollama);
+    /*
+     * A bare name whose tags Ollama has (issue 62, item 8: `--model qwen3`
+     * beside qwen3:0.6b): one of them is what was meant, not a download.
+     */
+    if (model_ollama_looked(what, ollama, sizeof ollama, tagged, sizeof tagged) > 0 &&
+        strchr(what, ':') == NULL)
+        return attn_fail(err, ATTN_EIO, "--model %s: %s: name the tag, as in `--model %s`", what,
+                         ollama, tagged);
     if (!repo_id(what))
         return attn_fail(err, ATTN_EIO, "--model %s: no such file or folder, and no Ollama model "
                                         "of that name%s%s",

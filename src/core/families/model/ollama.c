@@ -245,8 +245,8 @@ model_ollama(const char *what, struct model_place *where, struct attn_error *err
     return 1;
 }
 
-void
-model_ollama_looked(const char *what, char *buf, size_t size)
+int
+model_ollama_looked(const char *what, char *buf, size_t size, char *first, size_t first_size)
 {
     char host[256], ns[256], name[256], tag[256];
     char dirs[3][MODEL_PATH_MAX];
@@ -255,8 +255,9 @@ model_ollama_looked(const char *what, char *buf, size_t size)
     int tags = 0;
 
     buf[0] = '\0';
+    first[0] = '\0';
     if (!parse_name(what, host, ns, name, tag, sizeof host))
-        return;
+        return 0;
     attn_appendf(buf, size, &at, "Ollama's folders (");
     for (int r = 0; r < n; r++)
         attn_appendf(buf, size, &at, "%s%s%s", r > 0 ? ", " : "",
@@ -275,15 +276,19 @@ model_ollama_looked(const char *what, char *buf, size_t size)
             (d = opendir(folder)) == NULL)
             continue;
         while ((e = readdir(d)) != NULL)
-            if (e->d_name[0] != '.')
+            if (e->d_name[0] != '.') {
+                if (tags == 0)
+                    snprintf(first, first_size, "%.120s:%.120s", name, e->d_name);
                 attn_appendf(buf, size, &at, "%s%s:%s", tags++ == 0 ? " have " : ", ", name,
                              e->d_name);
+            }
         closedir(d);
     }
     if (tags == 0)
         attn_appendf(buf, size, &at, " have no %s (`ollama pull %s` fetches it)", name, what);
     else
         attn_appendf(buf, size, &at, ", not %s:%s", name, tag);
+    return tags;
 }
 
 /* LM Studio's models folders, in the order it uses them. */
