@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 
+#include "attnscope/architectures/architecture.h"
 #include "front/cli/cli.h"
 #include "testutil.h"
 
@@ -220,6 +221,8 @@ START_TEST(help_and_version)
     struct cli_options o;
     char err[512];
 
+    /* (the shipped models as --model finds them from any build folder: distcheck's too) */
+    setenv("ATTNSCOPE_MODELS", test_path("samples/models"), 1);
     ck_assert_int_eq(parse(&o, err, "--heads", "2", "--help", NULL), 0);
     ck_assert_int_eq(o.mode, CLI_HELP);
     ck_assert_int_eq(parse(&o, err, "--version", NULL), 0);
@@ -241,6 +244,31 @@ START_TEST(help_and_version)
                       "%s", flat);
         ck_assert_msg(strstr(flat, "(in a clone of the source: man -l doc/attnscope.1).") != NULL,
                       "%s", flat);
+        /*
+         * --model's lists are the tables' (issue 62, item 10): every family it
+         * opens by its title, every model that ships (samples/models, as
+         * --model finds them) by its folder's name.
+         */
+        for (int i = 0; architectures[i] != NULL; i++) {
+            char want[64];
+            snprintf(want, sizeof want, "%s%s", architectures[i]->title,
+                     architectures[i + 1] == NULL ? ":" : architectures[i + 2] == NULL ? " or"
+                                                                                       : ",");
+            ck_assert_msg(strstr(flat, want) != NULL, "no '%s' in --model's help: %s", want, flat);
+        }
+        {
+            static const char *const shipped[] = { "chapter5", "minigemma", "minigpt", "minillama",
+                                                   "minillama-q4", "minillama-tuned", "minimoe" };
+            const char *ships = strstr(flat, "that ships (");
+            ck_assert_ptr_nonnull(ships);
+            for (size_t k = 0; k < sizeof shipped / sizeof shipped[0]; k++) {
+                char want[64];
+                snprintf(want, sizeof want, "%s%s", shipped[k],
+                         k + 1 == sizeof shipped / sizeof shipped[0] ? ")" : k + 2 == sizeof shipped / sizeof shipped[0] ? " and " : ", ");
+                ck_assert_msg(strstr(ships, want) != NULL && strstr(ships, want) < strchr(ships, ')') + 1,
+                              "no '%s' in: %.300s", want, ships);
+            }
+        }
         free(flat);
     }
 }

@@ -76,11 +76,11 @@ const struct plain_option plain_options[] = {
     { "source-embeddings", 0, OPT_SOURCE_EMBEDDINGS, "FILE", GROUP_INPUT,
       "the source's vocabulary CSV (default: the sentence's, -e); the same width" },
     { "model", 0, OPT_MODEL, "PATH", GROUP_INPUT,
-      "a trained GPT-2, Llama, Qwen2, Qwen3, Gemma 3 or Olmo 3: a folder (Hugging Face's, or gpt2/124M as the "
+      "a trained %FAMILIES%: a folder (Hugging Face's, or gpt2/124M as the "
       "book's chapter 5 downloads it, or LM Studio's of one .gguf), a weights file (model.pth, "
       "qwen3-0.6B.pth, model.safetensors, a GGUF file), a name in the Hugging Face cache (gpt2, "
-      "Qwen/Qwen3-0.6B, ...), an Ollama model (qwen3:0.6b) or one that ships (minigpt, "
-      "minillama, minigemma); default $ATTNSCOPE_MODEL, none for the book's classes" },
+      "Qwen/Qwen3-0.6B, ...), an Ollama model (qwen3:0.6b) or one that ships (%SHIPPED%); "
+      "default $ATTNSCOPE_MODEL, none for the book's classes" },
     { "compare", 0, OPT_COMPARE, "PATH", GROUP_INPUT,
       "with --model: a second model (any form --model takes: a quantized, fine-tuned or "
       "otherwise trained checkpoint of the same shapes and tokenizer) through the same text; "

@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnscope/architectures/architecture.h"
 #include "attnscope/base/status.h"
+#include "attnscope/families/model/model.h"
 #include "attnscope/pipeline/knob.h"
 #include "attnscope/pipeline/pipeline.h"
 #include "front/cli/cli.h"
@@ -26,6 +28,57 @@ struct usage {
 /* Appends to the usage text. */
 #define add(u, ...) attn_appendf((u)->buf, (u)->size, &(u)->len, __VA_ARGS__)
 
+/* The families --model opens, by the architecture table's titles: "GPT-2, Llama, ... or gpt-oss". */
+static const char *
+family_titles(char *buf, size_t size)
+{
+    size_t at = 0;
+    int n = 0;
+
+    while (architectures[n] != NULL)
+        n++;
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++)
+        attn_appendf(buf, size, &at, "%s%s", i == 0 ? "" : i == n - 1 ? " or " : ", ",
+                     architectures[i]->title);
+    return buf;
+}
+
+/*
+ * help with its lists put in from the tables that decide them (issue 62,
+ * item 10): %STAGES% the stages, %FAMILIES% the architectures --model
+ * opens, %SHIPPED% the models that ship.  Of any length (a fixed buffer cut
+ * --stage's help mid-word once the stages grew); NULL when help has none.
+ */
+static char *
+expand_lists(const char *help)
+{
+    static const char *const marks[] = { "%STAGES%", "%FAMILIES%", "%SHIPPED%" };
+    char *text = NULL;
+
+    for (size_t k = 0; k < sizeof marks / sizeof marks[0]; k++) {
+        const char *from = text != NULL ? text : help;
+        const char *at = strstr(from, marks[k]);
+        char list[4096];
+        char *made;
+        if (at == NULL)
+            continue;
+        if (k == 0)
+            pipeline_stage_names(NULL, " ", list, sizeof list);
+        else if (k == 1)
+            family_titles(list, sizeof list);
+        else if (model_shipped_names(list, sizeof list) == 0)
+            snprintf(list, sizeof list, "minigpt, minillama, ...");
+        if (asprintf(&made, "%.*s%s%s", (int)(at - from), from, list, at + strlen(marks[k])) < 0)
+            made = NULL;
+        free(text);
+        text = made;
+        if (text == NULL)
+            return NULL;
+    }
+    return text;
+}
+
 /* One option: its names on the left, its help wrapped in the column on the right. */
 static void
 add_option(struct usage *u, char short_name, const char *name, const char *metavar, const char *help)
@@ -40,15 +93,7 @@ add_option(struct usage *u, char short_name, const char *name, const char *metav
              metavar ? metavar : "");
     add(u, "%s", left);
     col = (int)strlen(left);
-    /* (Of any length: a fixed buffer cut --stage's help mid-word once the stages grew.) */
-    if (strstr(help, "%STAGES%") != NULL) {
-        char names[4096];
-        const char *at = strstr(help, "%STAGES%");
-        if (asprintf(&text, "%.*s%s%s", (int)(at - help), help,
-                     pipeline_stage_names(NULL, " ", names, sizeof names),
-                     at + strlen("%STAGES%")) < 0)
-            text = NULL;
-    }
+    text = expand_lists(help);
     t = text != NULL ? text : help;
     if (col + 1 > USAGE_HELP_COLUMN) {
         add(u, "\n");

@@ -139,6 +139,12 @@ struct model_place {
 
 enum attn_status model_locate(const char *what, struct model_place *where,
                               struct attn_error *err);
+/*
+ * The models that ship with attnscope, by folder name, as --model finds
+ * them (the first of its places that has any): "chapter5, minigemma, ...
+ * and minimoe" into buf; returns how many.
+ */
+int model_shipped_names(char *buf, size_t size);
 
 /* Opens the model what names (model_locate), with o's additions (NULL: none). */
 /*

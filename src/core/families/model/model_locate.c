@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,24 +211,74 @@ model_absent_in(const char *dir, const char *name)
  * $ATTNSCOPE_MODELS, the installed samples, beside the program (a build in
  * a clone), or samples/models here.  0 with dir set, or -1.
  */
+static void
+shipped_roots(const char *roots[4], char beside[MODEL_PATH_MAX])
+{
+    fileio_beside_program("samples/models", beside, MODEL_PATH_MAX);
+    roots[0] = getenv("ATTNSCOPE_MODELS");
+    roots[1] = PKGDATADIR "/samples/models";
+    roots[2] = beside;
+    roots[3] = "samples/models";
+}
+
+static bool
+is_shipped(const char *dir)
+{
+    return model_has_file(dir, "config.json") || model_has_file(dir, "model.gguf") ||
+           model_has_file(dir, "model.pth");
+}
+
 static int
 shipped_model(const char *what, char *dir, size_t size)
 {
     char beside[MODEL_PATH_MAX];
     const char *roots[4];
 
-    fileio_beside_program("samples/models", beside, sizeof beside);
-    roots[0] = getenv("ATTNSCOPE_MODELS");
-    roots[1] = PKGDATADIR "/samples/models";
-    roots[2] = beside;
-    roots[3] = "samples/models";
+    shipped_roots(roots, beside);
     if (strchr(what, '/') != NULL)
         return -1;
     for (int i = 0; i < 4; i++)
         if (roots[i] != NULL && roots[i][0] != '\0' && model_path_join(dir, size, roots[i], "/", what) &&
-            (model_has_file(dir, "config.json") || model_has_file(dir, "model.gguf")))
+            is_shipped(dir))
             return 0;
     return -1;
+}
+
+static int
+by_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int
+model_shipped_names(char *buf, size_t size)
+{
+    char beside[MODEL_PATH_MAX];
+    const char *roots[4];
+    char *names[64];
+    int n = 0;
+    size_t at = 0;
+
+    shipped_roots(roots, beside);
+    buf[0] = '\0';
+    for (int i = 0; i < 4 && n == 0; i++) {
+        DIR *d = roots[i] != NULL && roots[i][0] != '\0' ? opendir(roots[i]) : NULL;
+        struct dirent *e;
+        while (d != NULL && (e = readdir(d)) != NULL && n < 64) {
+            char dir[MODEL_PATH_MAX];
+            if (e->d_name[0] != '.' && model_path_join(dir, sizeof dir, roots[i], "/", e->d_name) &&
+                is_shipped(dir) && (names[n] = strdup(e->d_name)) != NULL)
+                n++;
+        }
+        if (d != NULL)
+            closedir(d);
+    }
+    qsort(names, (size_t)n, sizeof *names, by_name);
+    for (int i = 0; i < n; i++) {
+        attn_appendf(buf, size, &at, "%s%s", i == 0 ? "" : i == n - 1 ? " and " : ", ", names[i]);
+        free(names[i]);
+    }
+    return n;
 }
 
 /*
