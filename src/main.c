@@ -844,7 +844,7 @@ main(int argc, char **argv)
         o.source = source_text;
     }
     if (o.walkthrough != NULL && o.model != NULL) {
-        /* A lesson opens its own model: the same one given again is no fault (issue 62, item 6). */
+        /* A lesson opens its own model: the same one given again is no fault. */
         const int same = o.model_from_env ? 1 : walkthrough_model_given(o.walkthrough, o.model,
                                                                          msg, sizeof msg);
         if (same != 1) {

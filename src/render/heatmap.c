@@ -710,7 +710,7 @@ heatmap_scale(struct grid *g, int x, int y, int w, enum palette_ramp ramp, bool 
  * ramp's colours are centred on zero (heatmap_level), so its scale runs
  * -m .. m with white in the middle, or, when every number is one sign, only
  * the half they use: 0 (white) .. m, or -m .. 0.  The swatches are then the
- * very colours the cells take (issue 62, item 1).
+ * very colours the cells take.
  */
 static void
 scale_span(const struct heatmap_spec *spec, float *lo, float *hi, int *from, int *to)

@@ -64,7 +64,7 @@ view_draw_knob_bar(struct grid *g, const struct view *v, const struct pipeline *
             x += grid_printf(g, x, 0, g->width - x, style_role(ROLE_BAR), ":%d head%s off ",
                              m->ablated_heads, m->ablated_heads == 1 ? "" : "s");
         }
-        /* What else is switched off says so too (issue 62, item 4): experts, the sinks. */
+        /* What else is switched off says so too: experts, the sinks. */
         if (m->experts_off_count > 0) {
             x += grid_put(g, x, 0, g->width - x, style_role(ROLE_BAR_KEY), "a");
             x += grid_printf(g, x, 0, g->width - x, style_role(ROLE_BAR), ":%d expert%s off ",
@@ -355,8 +355,7 @@ view_draw_sentence(struct grid *g, const struct view *v, const struct pipeline *
         if (m != NULL && m->run.top > 0) {
             /*
              * What a language model is asked first: its next token, from every
-             * stage; compared, the side shown's, or both beside the difference
-             * (issue 62, item 3).
+             * stage; compared, the side shown's, or both beside the difference.
              */
             char next[170], next2[80];
             top_next(m, next, sizeof next);

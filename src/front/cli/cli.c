@@ -239,7 +239,7 @@ edit_distance(const char *a, size_t na, const char *b, size_t nb)
 }
 
 /*
- * An unknown long option (issue 62, item 7): "--sentance: unknown option;
+ * An unknown long option: "--sentance: unknown option;
  * did you mean --sentence?", the nearest option by edit distance (one edit
  * in a name of under 8 letters, one in four in a longer), or every option
  * a prefix could be.

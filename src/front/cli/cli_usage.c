@@ -45,10 +45,10 @@ family_titles(char *buf, size_t size)
 }
 
 /*
- * help with its lists put in from the tables that decide them (issue 62,
- * item 10): %STAGES% the stages, %FAMILIES% the architectures --model
- * opens, %SHIPPED% the models that ship.  Of any length (a fixed buffer cut
- * --stage's help mid-word once the stages grew); NULL when help has none.
+ * help with its lists put in from the tables that decide them: %STAGES%
+ * the stages, %FAMILIES% the architectures --model opens, %SHIPPED% the
+ * models that ship.  Of any length (a fixed buffer cut --stage's help
+ * mid-word once the stages grew); NULL when help has none.
  */
 static char *
 expand_lists(const char *help)

@@ -199,7 +199,7 @@ int walkthrough_dirs(const char **dirs, int max);
  */
 int walkthrough_find(const char *name, char *buf, size_t size);
 /*
- * --walkthrough name given with --model what (issue 62, item 6): 1 when
+ * --walkthrough name given with --model what: 1 when
  * what is the lesson's own model (the lesson opens it; --model may be
  * dropped), else 0 with why in msg (a lesson for the book's classes, or one
  * on another model), or -1 when the lesson or the model cannot be read.

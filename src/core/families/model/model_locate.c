@@ -393,7 +393,7 @@ model_locate(const char *what, struct model_place *where, struct attn_error *err
     if (found != 1)
         return found == 0 ? ATTN_OK : err->status;
     /*
-     * A bare name whose tags Ollama has (issue 62, item 8: `--model qwen3`
+     * A bare name whose tags Ollama has (`--model qwen3`
      * beside qwen3:0.6b): one of them is what was meant, not a download.
      */
     if (model_ollama_looked(what, ollama, sizeof ollama, tagged, sizeof tagged) > 0 &&
