@@ -110,6 +110,17 @@ while IFS= read -r cmd; do
     esac
 done
 
+# Its Tests section names every test program and script: a test added says what it proves.
+tests_section=$(sed -n '/^## Tests/,/^## [A-Z]/p' "$src/doc/architecture.md")
+for file in $(cd "$src" && find tests -maxdepth 2 \( -name 'check_*.c' -o -name '*.sh' \) | sort); do
+    name=$(basename "$file")
+    name=${name%.*}
+    echo x >>"$tmp/count"
+    if ! printf '%s\n' "$tests_section" | grep -q "\b$name\b"; then
+        echo "FAIL: doc/architecture.md's Tests section does not name $file"
+        echo x >>"$tmp/failed"
+    fi
+done
 # doc/architecture.md names every source file (issue 51, item 6): a file added is placed in the
 # map of the code, or this fails.
 for file in $(cd "$src" && find src -name '*.c' -o -name '*.h' | grep -v '\.pb-c\.' | sort); do

@@ -113,6 +113,8 @@ struct view {
 
     /* A walkthrough being played (narration NULL: none). */
     const char *narration;   /* the step's narration, its references resolved */
+    const char *narration_bare; /* the same without what speaks of the cell panel, for a
+                                   layout that leaves the panel out (NULL: the narration) */
     bool narration_stale;    /* computed again since the step (a knob, an edit): it may not hold */
     const char *walk_title;
     const char *step_title;

@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "attnscope/base/utf8.h"
@@ -138,15 +139,51 @@ plan(struct view *v, const struct pipeline *p, const struct grid *g, struct pres
     return 0;
 }
 
+/* The frame as plan laid it out. */
+static void
+draw_present(struct view *v, const struct pipeline *p, struct grid *g,
+             const struct present_layout *lp);
+
 void
 view_render_present(struct view *v, const struct pipeline *p, struct grid *g)
 {
-    struct present_layout L;
+    struct present_layout *L = malloc(sizeof *L);
+    const char *full = v->narration;
+
+    if (L == NULL)
+        return;
+    if (plan(v, p, g, L) != 0) {
+        free(L);
+        return;
+    }
+    /*
+     * Words never point at what the layout left out: with no room for the
+     * cell panel, the step's narration without what speaks of it, and the
+     * layout made again for it (which the shorter words may give the panel
+     * room in: it is shown then, unspoken of).
+     */
+    if (full != NULL && v->narration_bare != NULL && L->panel_rows == 0 && L->panel_w == 0 &&
+        strcmp(full, v->narration_bare) != 0) {
+        v->narration = v->narration_bare;
+        if (plan(v, p, g, L) != 0) {
+            v->narration = full;
+            free(L);
+            return;
+        }
+    }
+    draw_present(v, p, g, L);
+    v->narration = full;
+    free(L);
+}
+
+static void
+draw_present(struct view *v, const struct pipeline *p, struct grid *g,
+             const struct present_layout *lp)
+{
+    const struct present_layout L = *lp;
     const int W = g->width;
     int y;
 
-    if (plan(v, p, g, &L) != 0)
-        return;
     y = L.y;
     if (v->narration != NULL) {
         /* (at the same column on every step and screen, whatever the matrix's width) */

@@ -322,7 +322,7 @@ START_TEST(narration_pages_and_the_panel_hides)
                                    &err) == ATTN_OK,
                   "%s", err.msg);
     ck_assert_msg(app_play(&a, &w, &err) == ATTN_OK, "%s", err.msg);
-    ck_assert_int_eq(grid_create(&g, 64, 17), 0);
+    ck_assert_int_eq(grid_create(&g, 60, 17), 0);
     keys("z   "); /* presentation mode, step 4: dropout, a long narration */
     ck_assert_int_eq(a.view.step, 3);
     app_render(&a, &g);

@@ -309,6 +309,44 @@ START_TEST(the_clicker_walks_every_screen_and_each_is_presentable)
 }
 END_TEST
 
+/*
+ * A step's words never point at what the layout left out (issue 62, item
+ * 12): lesson 08's first step speaks of the cell panel, which presentation
+ * mode at 100x30 has no room for, nor the view with i; where the panel is
+ * shown (the view, presentation mode at 200x60), the words say it.
+ */
+START_TEST(a_steps_words_speak_of_the_panel_only_when_it_is_shown)
+{
+    struct walkthrough w;
+    struct attn_error err;
+    char *text;
+    const char *said = "how BPE built it";
+
+    ck_assert_msg(walkthrough_load(&w, test_path("samples/walkthroughs/08-minigpt-heads.walk"),
+                                   &err) == ATTN_OK,
+                  "%s", err.msg);
+    ck_assert_msg(app_play(&a, &w, &err) == ATTN_OK, "%s", err.msg);
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, said) != NULL && strstr(text, "How this cell is made") != NULL,
+                  "%s", text);
+    free(text);
+    keys("i"); /* the panel hidden */
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, said) == NULL && strstr(text, "How this cell is made") == NULL,
+                  "%s", text);
+    free(text);
+    keys("i");
+    keys("z"); /* presenting: at 100x30 the matrix leaves no room for the panel */
+    text = frame_text(100, 30);
+    ck_assert_msg(strstr(text, said) == NULL, "%s", text);
+    ck_assert_msg(strstr(text, "as in its training.") != NULL, "%s", text);
+    free(text);
+    text = frame_text(200, 60); /* room for it: shown, and spoken of */
+    ck_assert_msg(strstr(text, said) != NULL, "%s", text);
+    free(text);
+}
+END_TEST
+
 /* A key a lesson's words name, by its name there ("Tab", "the arrows", "e"); 0 for none. */
 static int
 named_key(const char *word, int *more)
@@ -431,6 +469,11 @@ START_TEST(every_key_a_lesson_quotes_works_where_it_is_quoted)
             int n;
             app_step_to(&b, k);
             ck_assert_int_eq(b.view.step, k);
+            /* What speaks of the cell panel is in {panel: ...}: a screen without it hears none. */
+            ck_assert_ptr_nonnull(b.narration_bare);
+            ck_assert_msg(strstr(b.narration_bare, "panel") == NULL,
+                          "%s step %d (%s) speaks of the panel outside {panel: ...}: %s",
+                          e->d_name, k + 1, b.walk.steps[k].title, b.narration_bare);
             n = quoted_keys(b.walk.steps[k].narration, keys, 32);
             for (int i = 0; i < n; i++) {
                 ck_assert_msg(app_key_answered(&b, keys[i]),
@@ -735,6 +778,7 @@ app_screens_suite(void)
     tcase_add_test(tc, the_help_shows_every_key_whole);
     tcase_add_test(tc, every_key_a_lesson_quotes_works_where_it_is_quoted);
     tcase_add_test(tc, the_clicker_walks_every_screen_and_each_is_presentable);
+    tcase_add_test(tc, a_steps_words_speak_of_the_panel_only_when_it_is_shown);
     tcase_add_test(tc, every_heads_heatmap_at_any_size);
     tcase_add_test(tc, the_grid_of_twelve_heads_is_usable);
     tcase_add_test(tc, cross_attention_keys);

@@ -364,6 +364,7 @@ app_destroy(struct app *a)
     free(a->sentence);
     free(a->source);
     free(a->narration);
+    free(a->narration_bare);
     free(a->edit);
     free(a->ablated);
     free(a->experts_off);

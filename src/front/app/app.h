@@ -79,6 +79,7 @@ struct app {
     struct walk_resources res;
     bool have_res;
     char *narration; /* the step's, rendered (walkthrough_narrate) */
+    char *narration_bare; /* the same for a screen with no cell panel (WALK_VIEW_BARE) */
 
     /*
      * The predictions without the ablated heads (the N screen compares):

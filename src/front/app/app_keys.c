@@ -196,6 +196,7 @@ lesson_key(struct app *a, int key, bool had_message)
     if (key == APP_KEY_ESCAPE && v->narration != NULL && !had_message) {
         /* The narration closed; the lesson stays: Enter (or l) brings its step back. */
         v->narration = NULL;
+        v->narration_bare = NULL;
         v->following = false;
         app_say(a, "narration closed: Enter brings step %d back, w another lesson", v->step + 1);
         return true;

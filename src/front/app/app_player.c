@@ -32,6 +32,7 @@ play_step(struct app *a, int k, struct attn_error *err)
     char *sentence;
     char *source;
     char *narration = NULL;
+    char *bare = NULL;
     struct generate_end end;
 
     if (walkthrough_step_pipeline(&a->walk, k, &res, &next, err) != ATTN_OK)
@@ -39,7 +40,9 @@ play_step(struct app *a, int k, struct attn_error *err)
     /* Checked as it is played: a lesson of hundreds of long steps starts at once. */
     if (walkthrough_check_step(&a->walk, k, &next, err) < 0 ||
         walkthrough_cell(&a->walk, k, &next, &row, &col, err) != 0 ||
-        (narration = walkthrough_narrate(&a->walk, k, &next, WALK_VIEW, err)) == NULL) {
+        (narration = walkthrough_narrate(&a->walk, k, &next, WALK_VIEW, err)) == NULL ||
+        (bare = walkthrough_narrate(&a->walk, k, &next, WALK_VIEW_BARE, err)) == NULL) {
+        free(narration);
         pipeline_destroy(&next);
         walk_resources_destroy(&res);
         return -1;
@@ -50,6 +53,7 @@ play_step(struct app *a, int k, struct attn_error *err)
         free(sentence);
         free(source);
         free(narration);
+        free(bare);
         pipeline_destroy(&next);
         walk_resources_destroy(&res);
         attn_fail(err, ATTN_ENOMEM, "out of memory");
@@ -61,6 +65,7 @@ play_step(struct app *a, int k, struct attn_error *err)
         free(sentence);
         free(source);
         free(narration);
+        free(bare);
         pipeline_destroy(&next);
         walk_resources_destroy(&res);
         return -1;
@@ -100,6 +105,8 @@ play_step(struct app *a, int k, struct attn_error *err)
     a->source = source;
     free(a->narration);
     a->narration = narration;
+    free(a->narration_bare);
+    a->narration_bare = bare;
 
     a->view.stage = s->stage;
     a->view.head = s->head;
@@ -117,6 +124,7 @@ play_step(struct app *a, int k, struct attn_error *err)
     a->view.map_row = a->pipe.layer;
     a->view.map_col = s->head;
     a->view.narration = a->narration;
+    a->view.narration_bare = a->narration_bare;
     a->view.walk_title = a->walk.title;
     a->view.step_title = s->title;
     a->view.step = k;

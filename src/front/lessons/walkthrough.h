@@ -143,13 +143,16 @@ struct pipeline_source walk_resources_source(const struct walk_resources *res);
 int walkthrough_cell(const struct walkthrough *w, int k, const struct pipeline *p, int *row,
                      int *col, struct attn_error *err);
 
-/* Who a narration is for: the interactive view, or a handout on paper. */
-enum walk_audience { WALK_VIEW, WALK_PAPER };
+/*
+ * Who a narration is for: the interactive view, the view with no cell panel
+ * on the screen (its {panel: ...} spans left out), or a handout on paper.
+ */
+enum walk_audience { WALK_VIEW, WALK_PAPER, WALK_VIEW_BARE };
 
 /*
  * Step k's narration for audience, with every reference replaced by its
  * value from p, the `quotes` marks removed and only that audience's
- * {view: ...} or {paper: ...} spans kept, however long, in a string the
+ * {view: ...}, {paper: ...} or {panel: ...} spans kept, however long, in a string the
  * caller frees.  NULL with path:line in err for a reference p has no value
  * for or a span left open.
  */

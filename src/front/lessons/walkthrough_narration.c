@@ -395,14 +395,23 @@ line_of(const struct walk_step *s, const char *at)
  * rendered length, however much of it fitted.  Returns the references
  * seen, or -1 with err set.
  */
-/* The audience marks: {view: ...} is said on screen only, {paper: ...} in handouts only. */
+/*
+ * The audience marks: {view: ...} is said on screen only, {paper: ...} in
+ * handouts only, {panel: ...} on screen only when the cell panel is there
+ * to look at (not in presentation mode's layout that leaves it out, nor
+ * with i).  Each mark's audiences, as bits of enum walk_audience.
+ */
 static const struct {
     const char *mark;
-    enum walk_audience audience;
-} audience_marks[] = {{"{view:", WALK_VIEW}, {"{paper:", WALK_PAPER}};
+    unsigned audiences;
+} audience_marks[] = {
+    { "{view:", 1u << WALK_VIEW | 1u << WALK_VIEW_BARE },
+    { "{paper:", 1u << WALK_PAPER },
+    { "{panel:", 1u << WALK_VIEW },
+};
 
-/* The audience of the span c starts, and its mark's length in *skip; -1 when c starts none. */
-static int
+/* The audiences of the span c starts, and its mark's length in *skip; 0 when c starts none. */
+static unsigned
 audience_span(const char *c, size_t *skip)
 {
     for (size_t i = 0; i < sizeof audience_marks / sizeof audience_marks[0]; i++) {
@@ -411,10 +420,10 @@ audience_span(const char *c, size_t *skip)
             *skip = n;
             while (c[*skip] == ' ')
                 (*skip)++;
-            return (int)audience_marks[i].audience;
+            return audience_marks[i].audiences;
         }
     }
-    return -1;
+    return 0;
 }
 
 /*
@@ -562,8 +571,8 @@ walk_narration(const struct walkthrough *w, int k, const struct pipeline *p,
         } else if (*c == '\n') {
             put_shown(&n, ' ');
             c++;
-        } else if (*c == '{' && !quoted && span == NULL && audience_span(c, &skip) >= 0) {
-            n.shown = audience_span(c, &skip) == (int)audience;
+        } else if (*c == '{' && !quoted && span == NULL && audience_span(c, &skip) != 0) {
+            n.shown = (audience_span(c, &skip) >> audience) & 1u;
             span = c;
             c += skip;
         } else if (*c == '}' && !quoted && span != NULL) {

@@ -95,13 +95,20 @@ stage_draw(struct grid *g, struct view *v, const struct pipeline *p)
     }
     y++;
     if (v->narration != NULL) {
-        /* The lesson's words replace the stage's own explanation. */
+        /*
+         * The lesson's words replace the stage's own explanation; with the
+         * cell panel hidden (i), without what speaks of it.
+         */
+        const char *full = v->narration;
         int cap = g->height / 3;
         struct rect nr = { 0, y, g->width, 0 };
+        if (v->hide_panel && v->narration_bare != NULL)
+            v->narration = v->narration_bare;
         nr.h = view_narration_rows(v, g->width);
         if (nr.h > cap)
             nr.h = cap;
         explain_rows = view_draw_narration(g, v, nr);
+        v->narration = full;
     } else {
         view_explain_text(v, p, text, sizeof text);
         explain_rows = view_count_wrapped(text, g->width);
