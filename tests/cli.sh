@@ -377,6 +377,8 @@ count=$((count + 1))
 
 # A lesson's own model given again is no fault (issue 62, item 6): by its name or its folder,
 # the same handout; another model, or a lesson on the book's classes, is refused naming both.
+# (A build outside the source tree, distcheck's, finds lessons and models by name through the variables.)
+export ATTNSCOPE_WALKTHROUGHS="$src/samples/walkthroughs" ATTNSCOPE_MODELS="$src/samples/models"
 count=$((count + 1))
 "$bin" --model minigpt --walkthrough 08-minigpt-heads --print >"$tmp/handout2.txt" 2>&1 &&
     cmp -s "$tmp/handout.txt" "$tmp/handout2.txt" ||
@@ -390,6 +392,7 @@ expect 2 "--walkthrough 08-minigpt-heads opens its own model, minigpt; --model m
 expect 2 "--walkthrough 01-no-weights is a lesson on the book's classes; drop --model minigpt" -- \
     --model minigpt --walkthrough 01-no-weights --print
 expect 1 "--model nowhere-model" -- --model nowhere-model --walkthrough 08-minigpt-heads --print
+unset ATTNSCOPE_WALKTHROUGHS ATTNSCOPE_MODELS
 
 # A handout reads right on paper: no keys to press, no cursor or panel to look
 # at; a step that shows every head on screen prints every head (item 18).
