@@ -107,6 +107,66 @@ if grep -rn '#include.*curses' src/core src/render src/front --include='*.[ch]';
     echo "only src/tui/ talks to curses (above)"
     fail=1
 fi
+# The calls follow the layers too (the includes above cannot see a call made
+# through a declaration a lower header carries): from the built objects'
+# symbols (nm), no object references a symbol defined in a folder above its
+# own, a family another family's (the registry, families/families.o, names
+# them all and every family may call it), an
+# architecture another architecture's (the shared architecture*.o, experts.o
+# and the registry aside), the core the renderer's or the front ends', the
+# renderer the front ends'.
+build=${top_builddir:-.}
+objects=$(cd "$build" && find src/core src/render src/front -name '*.o' 2>/dev/null | sort)
+if [ -z "$objects" ]; then
+    echo "no built objects under $build/src: build attnscope before tests/layers.sh"
+    fail=1
+fi
+for o in $objects; do
+    case $o in
+    src/core/families/*/*) folder=$(echo "$o" | cut -d/ -f3-4) ;;
+    src/core/*) folder=$(echo "$o" | cut -d/ -f3) ;;
+    src/render/*) folder=render ;;
+    *) folder=front ;;
+    esac
+    nm -g --defined-only "$build/$o" | awk -v o="$o" -v f="$folder" 'NF == 3 && $2 ~ /[TDBRCVWG]/ { print "D", $3, f, o }'
+    nm -u "$build/$o" | awk -v o="$o" -v f="$folder" '{ print "U", $NF, f, o }'
+done >"${TMPDIR:-/tmp}/layers-syms.$$"
+awk '
+function top(f) { sub(/\/.*/, "", f); return f }
+function rank(f,  t) {
+    t = top(f)
+    if (t == "base") return 0; if (t == "kernels") return 1; if (t == "files") return 2
+    if (t == "formats") return 3; if (t == "text") return 4; if (t == "attention") return 5
+    if (t == "decoder") return 6; if (t == "architectures") return 7; if (t == "pipeline") return 8
+    if (t == "families") return 9; if (t == "render") return 20; if (t == "front") return 30
+    return 99
+}
+function stem(o) { sub(/.*\//, "", o); sub(/[._].*/, "", o); return o }
+function shared(s) { return s == "architecture" || s == "architectures" || s == "experts" }
+$1 == "D" { folder[$2] = $3; object[$2] = $4; next }
+{ uses[++n] = $0 }
+END {
+    bad = 0
+    for (i = 1; i <= n; i++) {
+        split(uses[i], u, " ")
+        s = u[2]
+        if (!(s in folder))
+            continue
+        to = folder[s]; from = u[3]
+        if (rank(to) > rank(from)) {
+            print u[4] ": " from " calls up to " to ": " s " (" object[s] ")"; bad = 1
+        } else if (top(to) == "families" && top(from) == "families" && to != from &&
+                   to != "families" && u[4] !~ /families\/families\.o$/) {
+            print u[4] ": a family uses another family'"'"'s " s " (" object[s] ")"; bad = 1
+        } else if (top(to) == "architectures" && top(from) == "architectures" &&
+                   !shared(stem(u[4])) && !shared(stem(object[s])) && stem(u[4]) != stem(object[s])) {
+            print u[4] ": an architecture uses another'"'"'s " s " (" object[s] ")"; bad = 1
+        }
+    }
+    exit bad
+}' "${TMPDIR:-/tmp}/layers-syms.$$" || fail=1
+rm -f "${TMPDIR:-/tmp}/layers-syms.$$"
+
 # Sizes (doc/architecture.md, "Sizes"): a source file of at most 900 lines, a
 # folder of at most 16 of them; past either, a module is split along its seams.
 for f in $(find src -name '*.c' ! -name '*.pb-c.c' | sort); do
@@ -123,5 +183,5 @@ for d in $(find src -type d | sort); do
         fail=1
     fi
 done
-[ "$fail" -eq 0 ] && echo "every include follows the layers; no file or folder past its size"
+[ "$fail" -eq 0 ] && echo "every include and every call follows the layers; no file or folder past its size"
 exit "$fail"

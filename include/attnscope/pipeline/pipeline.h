@@ -254,11 +254,17 @@ struct pipeline {
 #define PIPELINE_MAX_BYTES ((size_t)2 << 30)
 
 /*
- * Runs the whole pipeline for cfg on src.  On failure p is left empty (safe
- * to destroy) and err says why.
+ * Runs the whole pipeline for cfg on src, with src's family (the book's
+ * classes when src->family is NULL).  On failure p is left empty (safe to
+ * destroy) and err says why.  The registry (families/families.c) defines
+ * this and pipeline_rebuild: it is the one that knows the default family;
+ * they hand it to pipeline_create_as and pipeline_rebuild_as.
  */
 enum attn_status pipeline_create(struct pipeline *p, const struct attention_config *cfg,
                                  const struct pipeline_source *src, struct attn_error *err);
+enum attn_status pipeline_create_as(struct pipeline *p, const struct family *f,
+                                    const struct attention_config *cfg,
+                                    const struct pipeline_source *src, struct attn_error *err);
 void pipeline_destroy(struct pipeline *p);
 
 /*
@@ -269,6 +275,9 @@ void pipeline_destroy(struct pipeline *p);
 enum attn_status pipeline_rebuild(struct pipeline *p, struct pipeline *prev,
                                   const struct attention_config *cfg,
                                   const struct pipeline_source *src, struct attn_error *err);
+enum attn_status pipeline_rebuild_as(struct pipeline *p, struct pipeline *prev,
+                                     const struct family *f, const struct attention_config *cfg,
+                                     const struct pipeline_source *src, struct attn_error *err);
 
 /*
  * Whether going from p's knobs to cfg changes only the stages after the

@@ -72,10 +72,9 @@ check_budget(const struct family *f, const struct attention_config *cfg,
 }
 
 enum attn_status
-pipeline_create(struct pipeline *p, const struct attention_config *cfg,
-                const struct pipeline_source *src, struct attn_error *err)
+pipeline_create_as(struct pipeline *p, const struct family *f, const struct attention_config *cfg,
+                   const struct pipeline_source *src, struct attn_error *err)
 {
-    const struct family *f = src->family != NULL ? src->family : &family_book;
     enum attn_status st;
     size_t bytes;
 
@@ -92,10 +91,10 @@ pipeline_create(struct pipeline *p, const struct attention_config *cfg,
 }
 
 enum attn_status
-pipeline_rebuild(struct pipeline *p, struct pipeline *prev, const struct attention_config *cfg,
-                 const struct pipeline_source *src, struct attn_error *err)
+pipeline_rebuild_as(struct pipeline *p, struct pipeline *prev, const struct family *f,
+                    const struct attention_config *cfg, const struct pipeline_source *src,
+                    struct attn_error *err)
 {
-    const struct family *f = src->family != NULL ? src->family : &family_book;
     enum attn_status st;
     size_t bytes;
 
@@ -104,7 +103,7 @@ pipeline_rebuild(struct pipeline *p, struct pipeline *prev, const struct attenti
     if (st != ATTN_OK)
         return st;
     if (prev == NULL || prev->family != f || f->rebuild == NULL)
-        return pipeline_create(p, cfg, src, err);
+        return pipeline_create_as(p, f, cfg, src, err);
     begin(p, f, cfg);
     p->bytes = bytes;
     st = f->rebuild(p, prev, cfg, src, err);
