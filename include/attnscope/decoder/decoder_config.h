@@ -1,0 +1,206 @@
+/*
+ * decoder_config.h: what a decoder is made of (see decoder.h): the kinds of
+ * its parts (positions, norms, MLP, where the norms sit), its sizes, and
+ * what follows from them (head widths, windows, RoPE's frequencies).
+ */
+#ifndef ATTNSCOPE_DECODER_CONFIG_H
+#define ATTNSCOPE_DECODER_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "attnscope/base/status.h"
+
+/*
+ * How positions enter: learned absolute embeddings added to the tokens'
+ * (GPT-2's pos_embed), or rotary embeddings (RoPE): each head's queries and keys
+ * turned, pair (i, i + d/2) by the angle position * theta^(-2i/d), before
+ * their scores (Llama's rotate-half form; nothing is added to the tokens).
+ */
+enum decoder_positions { DECODER_POSITIONS_LEARNED, DECODER_POSITIONS_ROPE };
+/*
+ * The norms: LayerNorm (the mean subtracted, divided by the root of the
+ * biased variance + eps, scaled and shifted), or RMSNorm (divided by the
+ * root of the mean square + eps, scaled).
+ */
+enum decoder_norm { DECODER_NORM_LAYER, DECODER_NORM_RMS };
+/*
+ * The MLP: up, GELU (the tanh approximation), down; or SwiGLU:
+ * down(SiLU(gate) * up); or GeGLU (Gemma): down(GELU(gate) * up), GELU in
+ * its tanh approximation.
+ */
+enum decoder_mlp { DECODER_MLP_GELU, DECODER_MLP_SWIGLU, DECODER_MLP_GEGLU };
+/*
+ * Where a block's norms sit: before attention and before the MLP (GPT-2,
+ * Llama: "pre-norm"); there and also on attention's and the MLP's outputs
+ * before each residual add (Gemma 3's four norms: "sandwich"); or only on
+ * those outputs (Olmo 2 and 3: "post-norm", the block's input read as it
+ * is).
+ */
+enum decoder_block_norms { DECODER_PRE_NORM, DECODER_SANDWICH_NORM, DECODER_POST_NORM };
+
+/*
+ * The stretch of the rotary frequencies (rope_scaling): Llama 3's ("llama3"),
+ * linear (every frequency divided by factor: Gemma 3's global layers), or
+ * YaRN ("yarn": Olmo 3's; the frequencies between beta_fast and beta_slow
+ * rotations over original_max blended from factor's division to none, and
+ * cos and sin times attention_factor).
+ */
+struct decoder_rope_scaling {
+    bool llama3;              /* false: the frequencies as theta gives them */
+    bool linear, yarn;
+    double factor;            /* the long wavelengths' frequencies divided by this */
+    double low_freq_factor;   /* wavelengths above original / low are long */
+    double high_freq_factor;  /* wavelengths below original / high are short: kept */
+    int original_max;         /* original_max_position_embeddings */
+    double beta_fast, beta_slow; /* YaRN's rotation bounds (32 and 1 unless the config says) */
+    double attention_factor;  /* YaRN's scale of cos and sin */
+    bool truncate;            /* YaRN's bounds rounded outwards to whole dimensions */
+};
+
+/* The most layers a model with sliding windows may have (its per-layer kinds are kept). */
+#define DECODER_LAYERS_SLIDING_MAX 512
+
+/* The widest head RoPE turns (its frequencies are kept in the model). */
+#define DECODER_HEAD_DIM_MAX 1024
+/* The most experts a token is sent to (Qwen3-30B-A3B's 8, OLMoE's 8). */
+#define DECODER_EXPERTS_USED_MAX 64
+/* The most end tokens a model names (Llama 3 Instruct: three). */
+#define DECODER_END_MAX 8
+
+struct decoder_config {
+    enum decoder_positions positions;
+    enum decoder_norm norm;
+    enum decoder_mlp mlp;
+    int n_layer;
+    int n_head;
+    int d_model;     /* the width of the residual stream (GPT-2's d_model, hidden_size) */
+    int n_ctx;       /* the longest text (n_ctx, max_position_embeddings) */
+    int vocab_size;
+    int d_mlp;       /* the MLP's width (d_mlp, intermediate_size) */
+    /*
+     * Grouped-query attention: this many key and value heads, each read by
+     * n_head / n_kv_head query heads in turn (query head h reads h / (n_head
+     * / n_kv_head)); 0: one per query head.
+     */
+    int n_kv_head;
+    int head_dim;    /* each head's width; 0: d_model / n_head */
+    bool qk_norm;    /* an RMSNorm over each head's queries and keys before RoPE (Qwen3) */
+    bool qk_norm_full; /* QK-norm over the whole queries' and keys' width, not per head (Olmo) */
+    double rope_theta;                   /* RoPE's base (10000 unless the config says) */
+    struct decoder_rope_scaling rope_scaling;
+    /*
+     * Sliding-window attention: query i sees keys i - sliding_window < j <= i
+     * in the layers marked sliding (Hugging Face's layer_types); 0: none.
+     * Those layers turn q and k with rope_local_theta, unstretched (Gemma
+     * 3's rope_local_base_freq; Olmo 3's rope_theta without its YaRN).
+     */
+    int sliding_window;
+    bool sliding[DECODER_LAYERS_SLIDING_MAX];
+    double rope_local_theta;
+    enum decoder_block_norms block_norms;
+    bool norm_plus_one;      /* RMSNorm scales by 1 + w (Gemma's zero-centred weights) */
+    float embed_scale;       /* the token embeddings times this (Gemma: sqrt(d_model)); 0: none */
+    double attn_scalar;      /* the scores divided by sqrt(this) (Gemma's query_pre_attn_scalar);
+                                0: the head size */
+    double final_softcap;    /* logits = cap tanh(logits / cap) (final_logit_softcapping); 0: none */
+    double attn_softcap;     /* the scaled scores = cap tanh(scaled / cap) before the softmax,
+                                the masked ones left -inf (attn_logit_softcapping); 0: none */
+    float eps;       /* the norms' epsilon */
+    bool scale_attn_weights; /* divide the scores by sqrt(head size) */
+    bool scale_by_layer;     /* and by the layer's number + 1 (GPT-2's inverse layer index) */
+    bool tied;               /* the logits through the token embedding */
+    /* Which linears have biases: the queries', keys' and values'; the attention's output; the MLP's. */
+    bool bias_qkv, bias_o, bias_mlp;
+    /*
+     * A mixture of experts in place of the MLP in the layers marked sparse
+     * (Qwen3-MoE's, OLMoE's, Mixtral's): a router (d_model -> n_experts)
+     * whose softmax picks each token's n_experts_used likeliest experts,
+     * their probabilities divided by their sum when norm_topk, and the
+     * token's output the sum of those experts' SwiGLU MLPs (d_expert wide)
+     * each times its weight.  n_experts 0: none.
+     */
+    int n_experts, n_experts_used, d_expert;
+    bool norm_topk;
+    bool sparse[DECODER_LAYERS_SLIDING_MAX];
+    /*
+     * gpt-oss's mixture: the router's top k logits chosen and softmaxed among
+     * themselves (GptOssTopKRouter; the same as their probabilities divided
+     * by their sum, to rounding), and each expert's activation its clamped
+     * SwiGLU: gate = min(gate, limit), up = clamp(up, -limit, limit),
+     * (up + 1) gate sigmoid(alpha gate) (GptOssExperts).  swiglu_limit 0:
+     * SiLU(gate) up.
+     */
+    bool router_topk_softmax;
+    double swiglu_limit, swiglu_alpha;
+    bool bias_experts; /* the router and every expert's projections have biases (gpt-oss) */
+    /*
+     * Attention sinks (gpt-oss): a learned logit per head joins every row's
+     * softmax and is dropped after it, so the row's weights sum to less than
+     * 1; the rest is what the head gave to nothing.
+     */
+    bool sinks;
+    /* The sliding layers turn q and k as the full ones do (gpt-oss: one YaRN for both). */
+    bool sliding_rope_full;
+    /*
+     * 0: the last norm's output scores the vocabulary (next tokens); else
+     * it scores this many classes through a head of their own with a bias
+     * (the book's chapter 6 classifier: spam or not).
+     */
+    int n_classes;
+};
+
+/*
+ * Whether c's sizes fit together, whatever gave them (a config file or the
+ * tensors' shapes): at least one layer, head, key head, token, position
+ * and MLP column; the query heads sharing the key heads evenly; a head
+ * size given or dividing the width; with RoPE, an even head of at most
+ * DECODER_HEAD_DIM_MAX.  ATTN_EPARSE with "SOURCE: ... (from FROM)" when
+ * not: source names the file, from what gave the sizes.
+ */
+enum attn_status decoder_config_check(const struct decoder_config *c, const char *source,
+                                      const char *from, struct attn_error *err);
+
+/* Each head's width: head_dim, or d_model / n_head. */
+int decoder_head_dim(const struct decoder_config *c);
+/* The key and value heads: n_kv_head, or n_head. */
+int decoder_kv_heads(const struct decoder_config *c);
+/* The key and value head query head h reads. */
+int decoder_kv_head_of(const struct decoder_config *c, int h);
+/* The queries' width (n_head * head size) and the keys' and values' (n_kv_head * head size). */
+int decoder_q_width(const struct decoder_config *c);
+int decoder_kv_width(const struct decoder_config *c);
+
+/*
+ * RoPE's frequencies of c into freq (head size / 2 of them), as Hugging
+ * Face's Llama makes them in float32: 1 / theta^(2i/d), then llama3's,
+ * linear or YaRN's stretch when c has it.
+ */
+void decoder_rope_frequencies(const struct decoder_config *c, float *freq);
+/* The sliding layers' frequencies: rope_local_theta's, unstretched (the full ones' when
+   sliding_rope_full). */
+void decoder_rope_frequencies_local(const struct decoder_config *c, float *freq);
+
+/* The window layer sees (sliding_window), or 0 for a layer that sees every key before it. */
+int decoder_window(const struct decoder_config *c, int layer);
+/*
+ * The first key query i sees under the causal mask in a window of that many
+ * keys (i - window + 1, or 0 once the window reaches the start; window 0:
+ * every key before it, 0).
+ */
+int decoder_first_key(int window, int i);
+/* Whether c's blocks have a norm before attention and the MLP (all but post-norm). */
+bool decoder_pre_norms(const struct decoder_config *c);
+/* Whether c's blocks norm attention's and the MLP's outputs (sandwich and post-norm). */
+bool decoder_post_norms(const struct decoder_config *c);
+/* Whether layer turns q and k with the sliding layers' own frequencies (rope_freq_local). */
+bool decoder_rope_local(const struct decoder_config *c, int layer);
+/* Whether layer's MLP is a mixture of experts. */
+bool decoder_sparse(const struct decoder_config *c, int layer);
+/* Whether c's MLP is gated (SwiGLU or GeGLU). */
+bool decoder_gated(const struct decoder_config *c);
+
+/* What each position's output scores: vocab_size next tokens, or n_classes classes. */
+int decoder_outputs(const struct decoder_config *c);
+
+#endif

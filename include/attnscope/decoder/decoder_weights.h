@@ -1,0 +1,369 @@
+/*
+ * decoder_weights.h: a decoder's weights (see decoder.h): its linear maps as
+ * the file stores them (float, bfloat16, half or quantized blocks, packed
+ * once for the kernels), each block's, the model that holds them, and the
+ * products over them.
+ */
+#ifndef ATTNSCOPE_DECODER_MODEL_WEIGHTS_H
+#define ATTNSCOPE_DECODER_MODEL_WEIGHTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "attnscope/base/status.h"
+#include "attnscope/decoder/decoder_config.h"
+#include "attnscope/kernels/linalg.h"
+
+/*
+ * y = x W + b with W as the file stores it: (in, out) rows of ld floats, or
+ * (out, in) when out_in; b NULL: no bias (the book's qkv_bias=False).
+ */
+struct decoder_linear {
+    const float *w;
+    /*
+     * Or the weights as bfloat16 patterns (a bfloat16 model's, kept as they
+     * ship: half the memory), in w's layout, w then NULL; the products widen
+     * them exactly, the same bits as converting them first.
+     */
+    const uint16_t *w16;
+    /*
+     * Or ggml's quantized blocks (a GGUF file's, kept as they ship: about
+     * its file's size), stored (out, in) with ld = in, wq_type their dtype
+     * (tensor.h); the products widen a slice of rows at a time, the same
+     * bits as widening them all first.  w and w16 then NULL.
+     */
+    const unsigned char *wq;
+    int wq_type;
+    const float *b;
+    int in, out;
+    int ld;
+    bool out_in;
+    /*
+     * w packed once in the products' own layout (decoder_pack), or empty:
+     * the products then pack w on every call.  The same bits either way.
+     */
+    struct linalg_packed packed;
+    /*
+     * Its products in the opt-in int8 arithmetic (--arith int8,
+     * decoder_use_int8): llama.cpp's, not the exact one; from its pack or
+     * its blocks alike (the same bits).
+     */
+    bool int8;
+};
+
+/* A norm's weights: LayerNorm's scale (gamma) and shift (beta); RMSNorm's scale (no shift). */
+struct decoder_norm_weights {
+    const float *scale, *shift;
+};
+
+/*
+ * One expert of a mixture: a SwiGLU MLP of d_expert (Qwen3MoeMLP); or, when
+ * fused, gate holds gate and up interleaved (2 d_expert outputs, gate's at
+ * the even ones: gpt-oss's gate_up_proj) and up is empty.
+ */
+struct decoder_expert {
+    struct decoder_linear gate, up, down;
+    bool fused;
+};
+
+struct decoder_block {
+    struct decoder_norm_weights norm1;
+    struct decoder_linear q;       /* d_model -> the queries' width, the heads side by side */
+    struct decoder_linear k, v;    /* d_model -> the keys' and values' width */
+    struct decoder_norm_weights q_norm, k_norm; /* QK-norm's (head size) scales, or NULL */
+    struct decoder_linear o;       /* the attention's output projection: queries' width -> d_model */
+    struct decoder_norm_weights norm2;
+    /* The norms of attention's and the MLP's outputs (sandwich and post-norm), or NULL. */
+    struct decoder_norm_weights attn_post, mlp_post;
+    struct decoder_linear gate;    /* SwiGLU's gate (d_model -> d_mlp); unused by GELU */
+    struct decoder_linear up, down; /* the MLP */
+    /* A sparse layer's: the router (d_model -> n_experts, no bias) and its n_experts experts. */
+    struct decoder_linear router;
+    struct decoder_expert *experts;
+    const float *sinks; /* (n_head) each head's sink logit (cfg.sinks), or NULL */
+};
+
+/*
+ * The linears of a block, in the order they are packed: q k v o gate up
+ * down (DECODER_BLOCK_LINEARS of them), then in a model with experts its
+ * router and each expert's gate, up and down: decoder_block_linears(c) in
+ * all, the same for every layer; decoder_block_linear gives NULL for one a
+ * layer lacks (a dense layer's experts).
+ */
+#define DECODER_BLOCK_LINEARS 7
+int decoder_block_linears(const struct decoder_config *c);
+struct decoder_linear *decoder_block_linear(struct decoder_block *b, int i);
+
+/*
+ * The roles of a decoder's tensors: the rows of an architecture's name
+ * table (architecture.h).  Per layer roles have %d for the layer in their
+ * names.  A role a layout lacks is NULL there.
+ */
+enum arch_role {
+    ROLE_TOKEN_EMBD,  /* (vocab, width) */
+    ROLE_POS_EMBD,    /* (context, width): learned positions */
+    ROLE_OUTPUT_NORM, /* the final norm */
+    ROLE_OUTPUT,      /* (outputs, width): the head, read without the layout's prefix */
+    ROLE_ATTN_NORM,   /* the norm before attention */
+    ROLE_ATTN_QKV,    /* queries, keys and values in one matrix (GPT-2's c_attn) */
+    ROLE_ATTN_Q,
+    ROLE_ATTN_K,
+    ROLE_ATTN_V,
+    ROLE_ATTN_OUT,
+    ROLE_ATTN_Q_NORM, /* QK-norm's scales (a head's width) */
+    ROLE_ATTN_K_NORM,
+    ROLE_FFN_NORM,    /* the norm before the MLP */
+    ROLE_ATTN_POST_NORM, /* the norm of attention's output (Gemma 3, Olmo 3) */
+    ROLE_FFN_POST_NORM,  /* the norm of the MLP's output */
+    ROLE_FFN_GATE,    /* SwiGLU's gate */
+    ROLE_FFN_UP,
+    ROLE_FFN_DOWN,
+    ROLE_FFN_ROUTER,  /* a sparse layer's router (experts, width) */
+    ROLE_EXPERT_GATE, /* expert e's gate, up and down: a second %d for e in their names */
+    ROLE_EXPERT_UP,
+    ROLE_EXPERT_DOWN,
+    ROLE_EXPERT_GATE_UP, /* gate and up in one tensor, interleaved (gpt-oss's gate_up_proj) */
+    ROLE_ATTN_SINKS,  /* (n_head) the sinks' logits */
+    ARCH_ROLES
+};
+
+/* Whose names the weights were read under: Hugging Face's, the book's GPTModel's, OpenAI's. */
+enum decoder_names { DECODER_NAMES_HF, DECODER_NAMES_BOOK, DECODER_NAMES_OPENAI, DECODER_NAMES_GGUF };
+
+struct decoder_model {
+    struct decoder_config cfg;
+    enum decoder_names names;
+    /*
+     * What the screens call each role's tensor: the name its files give it
+     * with the layer and the parameter left off ("c_attn", "q_proj",
+     * "W_query", "ff.layers.0"), "" where they have none (architecture_read
+     * fills them; decoder_part_name reads them).
+     */
+    char part_names[ARCH_ROLES][32];
+    char source[4096];           /* the weights' file (for messages) */
+    char format[176];            /* its format ("safetensors", "TensorFlow checkpoint", "GGUF: Q4_K
+                                    168 tensors, Q6_K 29, F32 57", "PyTorch
+                                    state dict (its model_state_dict)") */
+    char architecture[16];       /* "gpt2", "llama", "qwen2", "qwen3" */
+    char title[24];              /* how screens name it: "GPT-2", "Llama", "Qwen3" */
+    int bos_token;               /* the config's bos_token_id (what --bos puts first), or -1 */
+    /*
+     * The tokens its own files say end a text, which stop the writing by
+     * default (generation_config.json's eos_token_id, an int or a list; a
+     * GGUF's tokenizer.ggml.eos_token_id and eot_token_id), and which key
+     * named them; none for the book's files.
+     */
+    int end_tokens[DECODER_END_MAX];
+    int n_end_tokens;
+    char end_from[96];
+    char *chat_template;         /* a GGUF's tokenizer.chat_template (the model's), or NULL */
+    char chat_template_type[16]; /* its type when there but not a string ("UINT32"), else "" */
+    char described_by[64];       /* what gave the sizes: "config.json", "hparams.json" or
+                                    "the tensors' shapes" */
+    char heads_from[160];        /* where no file gives the head count, what did, or "" */
+    char context_from[80];       /* what gave the longest text ("n_positions in config.json",
+                                    "pos_emb's rows", "the book's Qwen3 settings") */
+    int files_read;              /* how many files they were read from */
+    const float *tok_embed;      /* the token embedding (vocab_size, d_model): GPT-2's tok_embed */
+    const uint16_t *tok_embed16; /* or it as bfloat16 (kept so, tok_embed NULL) */
+    const float *pos_embed;      /* learned positions (n_ctx, d_model): pos_embed; NULL with RoPE */
+    float rope_freq[DECODER_HEAD_DIM_MAX / 2]; /* RoPE's (decoder_rope_frequencies) */
+    float rope_freq_local[DECODER_HEAD_DIM_MAX / 2]; /* the sliding layers' */
+    struct decoder_block *blocks; /* (n_layer) */
+    struct decoder_norm_weights final_norm;
+    const float *lm_head;        /* (outputs, d_model): tok_embed when tied; a classifier's own head */
+    const uint16_t *lm_head16;   /* or it as bfloat16 (tok_embed16 when tied) */
+    const unsigned char *tok_embedq, *lm_headq; /* or either as quantized blocks (wq's rules) */
+    int tok_embedq_type, lm_headq_type;
+    const float *head_bias;      /* (outputs) a classifier head's bias, or NULL */
+    struct linalg_packed head_packed; /* lm_head packed once (decoder_pack), or empty */
+    bool head_int8;              /* the head's products in the int8 arithmetic (decoder_use_int8) */
+    void *weights_map;           /* the weights' memory: one mapping, freed with the model */
+    size_t weights_map_bytes;
+    size_t weights_used;         /* the bytes of it the weights were read into */
+    size_t weights_released;     /* the bytes of it given back (decoder_release_unpacked) */
+    unsigned char *weights_next; /* where the next tensor goes in it (while loading) */
+    struct filemap **maps;       /* the files whose pages some weights are (filemap.h), */
+    int map_count;               /*   closed with the model */
+    size_t weights_mapped;       /* the bytes of weights read from them in place */
+    struct decoder_packer *packer; /* packing meanwhile (decoder_packer_start), or NULL */
+};
+
+/*
+ * ATTN_OK, or ATTN_EIO naming the file when one of m's mapped files became
+ * shorter while its weights were read from it (filemap.h): what every
+ * computation from m says once it is done, its result dropped.
+ */
+enum attn_status decoder_check_files(const struct decoder_model *m, struct attn_error *err);
+
+/*
+ * What screens call role's tensor in m: its files' own short name, or a
+ * description ("the query projection") for a model whose files named none.
+ */
+const char *decoder_part_name(const struct decoder_model *m, enum arch_role role);
+
+/*
+ * Where m's weights hold a value that is not finite (NaN or infinite; a
+ * quantized block whose scale is one widens to such values), said into
+ * what ("layer 3's q_proj holds ..."): the token embedding, every layer's
+ * norms, linears and biases, the final norm, in that order.  False when
+ * every one is finite.  A pass over every weight: for a computation that
+ * has already gone wrong (logits that are not numbers), not for every
+ * open.
+ */
+bool decoder_find_nonfinite(const struct decoder_model *m, char *what, size_t size);
+
+/* Frees what the model holds (its weights and blocks); safe on a model of zeros. */
+void decoder_destroy(struct decoder_model *m);
+
+/*
+ * Packs every linear's weights and the output head once, in the layout the
+ * matrix products read (linalg_pack), so that a forward does not repack
+ * them on every call (a third of a 64-token GPT-2 forward).  A copy beside
+ * the weights, of their type (GPT-2 small's floats: 475 MB more; a
+ * bfloat16 model's linears stay bfloat16).  Returns
+ * false, leaving the model as it was, when memory runs out; the forward
+ * then packs as it goes, with the same bits.
+ */
+bool decoder_pack(struct decoder_model *m);
+/* The bytes the model's packs hold beside its weights (0 before decoder_pack; none for a pack
+   made over its own copy). */
+size_t decoder_packed_bytes(const struct decoder_model *m);
+/*
+ * The bytes of weights the model holds: what was read (less what was given
+ * back) and the packs.
+ */
+size_t decoder_weights_bytes(const struct decoder_model *m);
+/*
+ * The most decoder_pack_replacing holds beside the weights while it packs
+ * (an upper bound): a layer's packs before its copies are given back, or
+ * the largest matrix (the output head) copied aside or packed beside.
+ */
+size_t decoder_pack_transient_bytes(const struct decoder_model *m);
+
+/*
+ * After decoder_pack: gives the f32 copies of what was packed (every
+ * linear's weights, and the token embedding when it is the output head)
+ * back to the system, so that the packed ones replace them rather than add
+ * to them (GPT-2 small: 475 MB).  Their pointers become NULL; everything
+ * reads them through decoder_linear_at and decoder_token_row, the same
+ * numbers.  Returns the bytes given back (m->weights_released).
+ */
+size_t decoder_release_unpacked(struct decoder_model *m);
+
+/*
+ * decoder_pack and decoder_release_unpacked at once, a layer at a time:
+ * each layer's f32 copies are given back as soon as its packs are made, so
+ * that opening never holds the whole model twice (the peak is the packs
+ * and one layer's copies).  When memory runs out, what is packed stays
+ * packed and the rest is read from its f32 copies (the same bits); returns
+ * whether everything was packed.
+ */
+bool decoder_pack_replacing(struct decoder_model *m);
+
+/*
+ * The weights still read from a mapped file (what was not packed: an
+ * untied embedding, GPT-2's positions) made the process's own pages, so
+ * that the file truncated or saved over later changes nothing (the view
+ * calls it once it has packed; --print reads the file as it computes, and
+ * refuses a run the file shrank under: decoder_check_files).
+ */
+void decoder_pin_mapped(struct decoder_model *m);
+
+/*
+ * Packing while the model is in use (the view's first frame is drawn from
+ * the weights as they are, unpacked: the same bits): decoder_packer_start
+ * packs every linear and the head on a thread of its own into packs m does
+ * not see, reading m's weights only; decoder_packer_done says, without
+ * waiting, whether it has finished; decoder_packer_adopt waits for it, and
+ * when every pack was made puts them in m and gives back the weights they
+ * replace (as decoder_pack_replacing does).  m must not be read by anyone
+ * else while it is adopted, nor destroyed before.  Adopting frees p.
+ */
+struct decoder_packer;
+struct decoder_packer *decoder_packer_start(const struct decoder_model *m);
+bool decoder_packer_done(const struct decoder_packer *p);
+bool decoder_packer_adopt(struct decoder_packer *p, struct decoder_model *m);
+/*
+ * Without waiting: the layers the thread has finished put into m so far,
+ * each layer's weights given back as it is (so that packing meanwhile
+ * holds little more than the model: the packs replace it a layer at a
+ * time); the layers put in, in all.  Only while nothing computes from m.
+ */
+int decoder_packer_adopt_ready(struct decoder_packer *p, struct decoder_model *m);
+/* Stops it as soon as the matrix it is packing is done, and frees it and its packs. */
+void decoder_packer_cancel(struct decoder_packer *p);
+
+/*
+ * A linear (linear.c, the one seam over its storage): y (n, out) = x (n,
+ * in) W + b, W as the file stores it (its pack, float32, bfloat16 or
+ * quantized blocks: the same bits whichever serves).
+ */
+void decoder_linear_apply(const struct decoder_linear *l, const float *x, int n, float *y,
+                          int threads);
+/*
+ * Puts every matrix of m the int8 arithmetic reads (quantized Q4_0, Q8_0,
+ * Q4_K or Q6_K) into it: llama.cpp's arithmetic (linalg.h), opt-in, never
+ * the default; the rest stay exact.  Returns how many it put, *of of how
+ * many matrices (the linears and the head).
+ */
+int decoder_use_int8(struct decoder_model *m, int *of);
+
+/* A weight's (or else a bias's, *row -1) first value that is not finite; whether there is one. */
+bool decoder_linear_nonfinite(const struct decoder_linear *l, int *row, int *col);
+/* The dtype's name of l's quantized blocks ("Q4_K"), or NULL when l is not kept quantized. */
+const char *decoder_linear_blocks(const struct decoder_linear *l);
+/*
+ * The bytes of l's rows (stored out by in) as it keeps them, and one row's
+ * size: for putting rows back in another order where they lie.
+ */
+unsigned char *decoder_linear_rows(const struct decoder_linear *l, size_t *row_bytes);
+/*
+ * Weight (in, out) of l, whatever its storage (float32, bfloat16, quantized
+ * blocks, or its pack once the copy is released): the seam callers read a
+ * weight through, never l->w, w16 or wq themselves.
+ */
+float decoder_linear_at(const struct decoder_linear *l, int in, int out);
+/*
+ * Whether l's weights are quantized blocks (in the file's layout or packed);
+ * then *type is their dtype (tensor.h) and the block that holds weight (0,
+ * out) says how it is made: *scale times *level, then minus (or plus, for
+ * the _1 types) *min when *has_min.  The same numbers either way.
+ */
+bool decoder_linear_block(const struct decoder_linear *l, int out, int *type, float *scale,
+                          float *min, int *level, bool *has_min);
+
+/* Row id of the token embedding (d_model floats) into row. */
+void decoder_token_row(const struct decoder_model *m, int id, float *row);
+/* Row id of the head (the output id's d_model weights) into row, whatever its storage. */
+void decoder_head_row(const struct decoder_model *m, int id, float *row);
+/*
+ * logits (n, vb) = x (n, d_model) times the head's outputs v0 .. v0 + vb - 1,
+ * through its pack or as kept (NaN when a quantized head finds no memory);
+ * no cap or scale yet.
+ */
+void decoder_head_logits(const struct decoder_model *m, const float *x, int n, int v0, int vb,
+                         float *logits, int threads);
+
+/* Rows r0 .. r0 + count - 1 of quantized (., in) blocks q of dtype type, widened into out. */
+void decoder_quant_rows(const unsigned char *q, int type, int in, int r0, int count, float *out);
+/* The bytes of one row of in values of quantized dtype type. */
+size_t decoder_quant_row_bytes(int type, int in);
+
+/*
+ * y (n, out) = x (n, in) . W^T for W (out, in) quantized blocks: a slice of
+ * W's rows widened at a time (on the threads) and multiplied as float32;
+ * y's leading dimension ldy.  The same bits as widening W first.  -1 when
+ * memory runs out.
+ */
+int decoder_gemm_quant(const unsigned char *q, int type, int n, int out, int in, const float *x,
+                       float *y, int ldy, int threads);
+/*
+ * The same product in the int8 arithmetic (decoder_use_int8) for a type it
+ * reads: a slice of W's rows put into panels at a time, the same bits as
+ * from W's pack.  -1 for another type or when memory runs out.
+ */
+int decoder_gemm_quant_int8(const unsigned char *q, int type, int n, int out, int in,
+                            const float *x, float *y, int ldy, int threads);
+
+#endif
