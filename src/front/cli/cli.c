@@ -212,68 +212,6 @@ long_options(void)
     return all;
 }
 
-/* The edit distance of a and b (insertions, deletions, substitutions, swaps of two), at most 63 bytes. */
-static int
-edit_distance(const char *a, size_t na, const char *b, size_t nb)
-{
-    int d[64][64];
-
-    if (na > 63 || nb > 63)
-        return 64;
-    for (size_t i = 0; i <= na; i++)
-        for (size_t j = 0; j <= nb; j++) {
-            int best;
-            if (i == 0 || j == 0) {
-                d[i][j] = (int)(i + j);
-                continue;
-            }
-            best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            best = d[i - 1][j] + 1 < best ? d[i - 1][j] + 1 : best;
-            best = d[i][j - 1] + 1 < best ? d[i][j - 1] + 1 : best;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-                d[i - 2][j - 2] + 1 < best)
-                best = d[i - 2][j - 2] + 1;
-            d[i][j] = best;
-        }
-    return d[na][nb];
-}
-
-/*
- * An unknown long option: "--sentance: unknown option;
- * did you mean --sentence?", the nearest option by edit distance (one edit
- * in a name of under 8 letters, one in four in a longer), or every option
- * a prefix could be.
- */
-static int
-unknown_option(const char *given, char *err, size_t size)
-{
-    const struct option *all = long_options();
-    const char *name = given + 2;
-    const size_t n = strcspn(name, "=");
-    const char *best = NULL;
-    int best_d = 64;
-    char also[256] = "";
-    int prefixed = 0;
-
-    for (const struct option *op = all; op->name != NULL; op++) {
-        const int dist = edit_distance(name, n, op->name, strlen(op->name));
-        if (n > 0 && strncmp(op->name, name, n) == 0) {
-            if (prefixed++ < 6)
-                attn_appendf(also, sizeof also, &(size_t){ strlen(also) }, "%s--%s",
-                             prefixed > 1 ? ", " : "", op->name);
-        }
-        if (dist < best_d)
-            best_d = dist, best = op->name;
-    }
-    if (prefixed > 1)
-        return attn_fail_text(err, size, "%.*s: which option? it begins %s%s", (int)(n + 2), given,
-                              also, prefixed > 6 ? ", ..." : "");
-    if (best != NULL && n >= 3 && best_d <= (n >= 8 ? (int)n / 4 : 1))
-        return attn_fail_text(err, size, "%.*s: unknown option; did you mean --%s?", (int)(n + 2),
-                              given, best);
-    return attn_fail_text(err, size, "%s: unknown option", given);
-}
-
 /* A knob's option as given: applied once every option is read, in knob priority order. */
 struct knob_setting {
     const struct knob *knob;
@@ -448,12 +386,10 @@ output_mode(struct cli_options *o, enum cli_mode mode, const char *arg, char *er
     return 0;
 }
 
-static int
-plain_option(struct cli_options *o, int c, const char *arg, char **argv, char *err, size_t err_size)
+/* Whether c only names a file, a folder or a text, or turns something on: then it is set. */
+static bool
+simple_option(struct cli_options *o, int c, const char *arg)
 {
-    int r = 0;
-
-    /* The options that only name a file, a folder or a text, or turn something on. */
     static const struct {
         int opt;
         size_t field;
@@ -487,8 +423,18 @@ plain_option(struct cli_options *o, int c, const char *arg, char **argv, char *e
                 *(bool *)(void *)((char *)o + simple[i].field) = true;
             else
                 *(const char **)(void *)((char *)o + simple[i].field) = arg;
-            return 0;
+            return true;
         }
+    return false;
+}
+
+static int
+plain_option(struct cli_options *o, int c, const char *arg, char **argv, char *err, size_t err_size)
+{
+    int r = 0;
+
+    if (simple_option(o, c, arg))
+        return 0;
     switch (c) {
     case 's':
         o->sentence = arg;
@@ -583,7 +529,7 @@ plain_option(struct cli_options *o, int c, const char *arg, char **argv, char *e
         if (optopt != 0 && optopt < 256)
             r = attn_fail_text(err, err_size, "-%c: unknown option", optopt);
         else if (strncmp(argv[optind - 1], "--", 2) == 0)
-            r = unknown_option(argv[optind - 1], err, err_size);
+            r = cli_unknown_option(long_options(), argv[optind - 1], err, err_size);
         else
             r = attn_fail_text(err, err_size, "%s: unknown option", argv[optind - 1]);
         break;
@@ -667,65 +613,16 @@ check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
                               : o->view != NULL ? "view"
                               : o->query != NULL ? "query"
                                                  : "figure");
-    /* Options that would be accepted and then ignored are refused instead. */
-    if (o->walkthrough != NULL && o->sentence_file != NULL)
-        return attn_fail_text(err, err_size,
-                              "--walkthrough: each step gives its own inputs; drop --sentence-file");
-    if (o->walkthrough != NULL && (o->embeddings || o->sentence_given || o->weights_dir || o->qkv_dir))
-        return attn_fail_text(err, err_size,
-                              "--walkthrough: each step gives its own inputs; drop %s",
-                              o->embeddings    ? "--embeddings"
-                              : o->sentence_given ? "--sentence"
-                              : o->weights_dir ? "--weights"
-                                               : "--qkv");
-    if (o->sentence_file != NULL && o->sentence_given)
-        return attn_fail_text(err, err_size, "--sentence and --sentence-file: choose one");
-    if (o->chat != NULL && (o->sentence_given || o->sentence_file != NULL))
-        return attn_fail_text(err, err_size, "--chat and --%s: choose one (--chat is the text)",
-                              o->sentence_given ? "sentence" : "sentence-file");
-    if (o->chat != NULL && o->model == NULL)
-        return attn_fail_text(err, err_size,
-                              "--chat is a trained model's (--model): the book's classes have no "
-                              "chat template");
-    if (o->chat != NULL && o->walkthrough != NULL)
-        return attn_fail_text(err, err_size, "--walkthrough: each step gives its own inputs; "
-                                             "drop --chat");
-    if (o->source != NULL && o->source_file != NULL)
-        return attn_fail_text(err, err_size, "--source and --source-file: choose one");
-    if (o->source_embeddings != NULL && o->source == NULL && o->source_file == NULL)
-        return attn_fail_text(err, err_size,
-                              "--source-embeddings is the source sentence's vocabulary: give "
-                              "--source or --source-file");
-    if (o->walkthrough != NULL && (o->source != NULL || o->source_file != NULL))
-        return attn_fail_text(err, err_size,
-                              "--walkthrough: each step gives its own inputs; drop %s",
-                              o->source != NULL ? "--source" : "--source-file");
-    if (o->qkv_dir != NULL && (o->source != NULL || o->source_file != NULL))
-        return attn_fail_text(err, err_size,
-                              "--qkv gives Q, K and V directly, from no sentence: drop %s",
-                              o->source != NULL ? "--source" : "--source-file");
+    if (cli_check_texts(o, err, err_size) != 0)
+        return -1;
     /* Across sentences: set before the knobs; the variant (given or the default) then has no mask. */
     o->cfg.cross = o->source != NULL || o->source_file != NULL;
     attention_config_set_variant(&o->cfg, o->cfg.variant);
     if (o->model != NULL && check_model(o, settings, count, err, err_size) != 0)
         return -1;
-    if (check_writing(o, settings, count, err, err_size) != 0)
+    if (check_writing(o, settings, count, err, err_size) != 0 ||
+        cli_check_compare(o, err, err_size) != 0)
         return -1;
-    if (o->side >= 0 && o->compare == NULL)
-        return attn_fail_text(err, err_size, "--side chooses one of two models' numbers: give "
-                                             "--compare too");
-    if (o->side >= 0 && o->mode == CLI_EXPORT)
-        return attn_fail_text(err, err_size, "--side: --export writes all three (DIR, "
-                                             "DIR/compare, DIR/difference); drop --side");
-    if (o->compare != NULL && o->model == NULL)
-        return attn_fail_text(err, err_size, "--compare is a second trained model beside the "
-                                             "first: give --model too");
-    if (o->compare_arith >= 0 && o->compare == NULL)
-        return attn_fail_text(err, err_size, "--compare-arith is the second model's arithmetic: "
-                                             "give --compare too");
-    if (o->compare != NULL && o->walkthrough != NULL)
-        return attn_fail_text(err, err_size, "--walkthrough: each step names its models; drop "
-                                             "--compare");
     if (o->model == NULL && (o->layer >= 0 || o->top != CLI_DEFAULT_TOP || o->bos ||
                              o->ablate_count > 0 || o->experts_off_count > 0 || o->no_sinks ||
                              o->classes != NULL || o->verify || o->arith != CLI_ARITH_EXACT))

@@ -1,6 +1,7 @@
 /* cli_usage.c: --help's text, made from the options' table and the knobs' (see cli.h). */
 #include "config.h"
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,69 @@
 #include "attnscope/pipeline/pipeline.h"
 #include "front/cli/cli.h"
 #include "front/cli/cli_internal.h"
+
+/* --------------------------------------------------------- unknown options */
+
+/* The edit distance of a and b (insertions, deletions, substitutions, swaps of two), at most 63 bytes. */
+static int
+edit_distance(const char *a, size_t na, const char *b, size_t nb)
+{
+    int d[64][64];
+
+    if (na > 63 || nb > 63)
+        return 64;
+    for (size_t i = 0; i <= na; i++)
+        for (size_t j = 0; j <= nb; j++) {
+            int best;
+            if (i == 0 || j == 0) {
+                d[i][j] = (int)(i + j);
+                continue;
+            }
+            best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            best = d[i - 1][j] + 1 < best ? d[i - 1][j] + 1 : best;
+            best = d[i][j - 1] + 1 < best ? d[i][j - 1] + 1 : best;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[na][nb];
+}
+
+/*
+ * An unknown long option: "--sentance: unknown option;
+ * did you mean --sentence?", the nearest option by edit distance (one edit
+ * in a name of under 8 letters, one in four in a longer), or every option
+ * a prefix could be.
+ */
+int
+cli_unknown_option(const struct option *all, const char *given, char *err, size_t size)
+{
+    const char *name = given + 2;
+    const size_t n = strcspn(name, "=");
+    const char *best = NULL;
+    int best_d = 64;
+    char also[256] = "";
+    int prefixed = 0;
+
+    for (const struct option *op = all; op->name != NULL; op++) {
+        const int dist = edit_distance(name, n, op->name, strlen(op->name));
+        if (n > 0 && strncmp(op->name, name, n) == 0) {
+            if (prefixed++ < 6)
+                attn_appendf(also, sizeof also, &(size_t){ strlen(also) }, "%s--%s",
+                             prefixed > 1 ? ", " : "", op->name);
+        }
+        if (dist < best_d)
+            best_d = dist, best = op->name;
+    }
+    if (prefixed > 1)
+        return attn_fail_text(err, size, "%.*s: which option? it begins %s%s", (int)(n + 2), given,
+                              also, prefixed > 6 ? ", ..." : "");
+    if (best != NULL && n >= 3 && best_d <= (n >= 8 ? (int)n / 4 : 1))
+        return attn_fail_text(err, size, "%.*s: unknown option; did you mean --%s?", (int)(n + 2),
+                              given, best);
+    return attn_fail_text(err, size, "%s: unknown option", given);
+}
 
 /* ------------------------------------------------------------------ usage */
 
