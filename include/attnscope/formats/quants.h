@@ -84,6 +84,8 @@ enum linalg_qformat quant_panel_format(enum quant_type q);
  * products read it.
  */
 bool quant_packable(enum quant_type q, const unsigned char *blocks, size_t count);
+/* A K-quant's 6-bit scale and minimum of sub-block j from its 12 packed bytes (Q4_K, Q5_K). */
+void quant_scale_min(int j, const unsigned char *q, int *scale, int *min);
 void quant_parts(enum quant_type q, const unsigned char *src, struct linalg_qparts *parts);
 /*
  * rows x cols values of type q, stored as rows of blocks at blocks, packed
