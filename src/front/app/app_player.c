@@ -17,6 +17,35 @@
 
 /* ----------------------------------------------------------- walkthroughs */
 
+/* The view as step k (s) shows it: its stage, head, cell, screen and words. */
+static void
+step_view(struct app *a, const struct walk_step *s, int k, int row, int col)
+{
+    a->view.stage = s->stage;
+    a->view.head = s->head;
+    a->view.cursor_row = row;
+    a->view.cursor_col = col;
+    a->view.grid_heads = s->grid;
+    a->view.mask_matrix = s->mask_matrix;
+    a->view.param_matrix = s->param_matrix;
+    a->view.param_stage = s->stage;
+    a->view.screen = s->screen == WALK_SCREEN_SENTENCE ? SCREEN_SENTENCE
+                     : s->screen == WALK_SCREEN_MAP    ? SCREEN_MAP
+                     : s->screen == WALK_SCREEN_NEXT   ? SCREEN_NEXT
+                                                       : SCREEN_STAGE;
+    a->view.map_measure = s->measure;
+    a->view.map_row = a->pipe.layer;
+    a->view.map_col = s->head;
+    a->view.narration = a->narration;
+    a->view.narration_bare = a->narration_bare;
+    a->view.walk_title = a->walk.title;
+    a->view.step_title = s->title;
+    a->view.step = k;
+    a->view.steps = a->walk.count;
+    a->view.following = true;
+    a->view.narration_scroll = 0;
+}
+
 /*
  * Builds step k: its own inputs, its configuration, its stage, head and
  * cell, and its narration.  On failure the screen stays as it was.
@@ -108,29 +137,7 @@ play_step(struct app *a, int k, struct attn_error *err)
     free(a->narration_bare);
     a->narration_bare = bare;
 
-    a->view.stage = s->stage;
-    a->view.head = s->head;
-    a->view.cursor_row = row;
-    a->view.cursor_col = col;
-    a->view.grid_heads = s->grid;
-    a->view.mask_matrix = s->mask_matrix;
-    a->view.param_matrix = s->param_matrix;
-    a->view.param_stage = s->stage;
-    a->view.screen = s->screen == WALK_SCREEN_SENTENCE ? SCREEN_SENTENCE
-                     : s->screen == WALK_SCREEN_MAP    ? SCREEN_MAP
-                     : s->screen == WALK_SCREEN_NEXT   ? SCREEN_NEXT
-                                                       : SCREEN_STAGE;
-    a->view.map_measure = s->measure;
-    a->view.map_row = a->pipe.layer;
-    a->view.map_col = s->head;
-    a->view.narration = a->narration;
-    a->view.narration_bare = a->narration_bare;
-    a->view.walk_title = a->walk.title;
-    a->view.step_title = s->title;
-    a->view.step = k;
-    a->view.steps = a->walk.count;
-    a->view.following = true;
-    a->view.narration_scroll = 0;
+    step_view(a, s, k, row, col);
     /* A step that compares (--compare) shows the side it names; one that does not, one model. */
     if (a->res.second != NULL) {
         struct attn_error cerr;

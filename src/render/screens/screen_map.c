@@ -168,6 +168,58 @@ draw_head_heatmaps(struct grid *g, struct view *v, const struct pipeline *p, int
 }
 
 /*
+ * Below the model map's legend at row y: the head at the cursor, what its
+ * measure's value means (or, two models compared, the heads that changed
+ * most), then the footer.
+ */
+static void
+draw_map_cursor(struct grid *g, struct view *v, const struct pipeline *p, const struct matrix *mat,
+                bool changed, int y)
+{
+    const int heads = p->st.shape.heads;
+    const int layers = p->layers;
+    const enum head_measure m = (enum head_measure)v->map_measure;
+    char num[32];
+    const float value = MAT_AT(mat, v->map_row, v->map_col);
+    heatmap_format(num, sizeof num, value, 12, 4);
+    if (changed) {
+        /* The head at the cursor, and the three that changed most (a head earlier on a tie). */
+        int x = grid_printf(g, 0, y + 2, g->width, style_role(ROLE_TEXT),
+                            "layer %d, head %d changed %s; most: ", v->map_row, v->map_col, num);
+        int most[3];
+        const int ranked = compare_most_changed(v->work.scratch, layers * heads, 3, most);
+        for (int k = 0; k < ranked; k++) {
+            heatmap_format(num, sizeof num, v->work.scratch[most[k]], 12, 4);
+            x += grid_printf(g, x, y + 2, g->width - x, style_role(ROLE_TEXT), "%s%d.%d %s",
+                             k > 0 ? ", " : "", most[k] / heads, most[k] % heads, num);
+        }
+        grid_put(g, 0, y + 3, g->width, style_role(ROLE_DIM),
+                 "0: the two models' weights agree; 1 bit: they share no key (C: each model's "
+                 "own measures)");
+        view_draw_footer(g, v, g->height - 1);
+        return;
+    }
+    if (p->decoder->sliding_window > 0) /* (what the rows' s and F stand for) */
+        grid_printf(g, 0, y + 2, g->width, style_role(ROLE_TEXT), "layer %d (%s), head %d: %s %s",
+                    v->map_row,
+                    decoder_window(p->decoder, v->map_row) > 0 ? "s: sliding, the last keys only"
+                                                                : "F: full, every key",
+                    v->map_col, head_measure_name(m), num);
+    else
+        grid_printf(g, 0, y + 2, g->width, style_role(ROLE_TEXT), "layer %d, head %d: %s %s",
+                    v->map_row, v->map_col, head_measure_name(m), num);
+    grid_put(g, 0, y + 3, g->width, style_role(ROLE_DIM),
+             m == MEASURE_PREVIOUS    ? "near 1: a previous-token head (each token looks at the one before)"
+             : m == MEASURE_INDUCTION ? "high: an induction head (A B ... A looks at B); nan: no token repeats"
+             : m == MEASURE_FIRST     ? "high: attention resting on the first token (try --bos)"
+             : m == MEASURE_SELF      ? "high: each token looks at itself"
+             : m == MEASURE_SINK      ? "high: the head gives much of its weight to its sink, "
+                                        "to nothing (B on a stage switches the sinks off)"
+                                      : "low: focused on few keys; high: spread over many");
+    view_draw_footer(g, v, g->height - 1);
+}
+
+/*
  * The model map: every layer (rows) and head (columns) of a trained model as
  * one number, the measure chosen with Tab (headmap.h), the cursor on one
  * head; Enter opens it.
@@ -187,8 +239,6 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
     int scroll_row = 0;
     int scroll_col = 0;
     int y;
-    float value;
-    char num[32];
 
     if (v->map_measure == VIEW_MAP_HEATMAPS) {
         int top;
@@ -277,43 +327,8 @@ draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
     } else {
         heatmap_legend(g, 0, y, g->width, &spec);
     }
-    value = MAT_AT(&mat, v->map_row, v->map_col);
-    heatmap_format(num, sizeof num, value, 12, 4);
-    if (changed) {
-        /* The head at the cursor, and the three that changed most (a head earlier on a tie). */
-        int x = grid_printf(g, 0, y + 2, g->width, style_role(ROLE_TEXT),
-                            "layer %d, head %d changed %s; most: ", v->map_row, v->map_col, num);
-        int most[3];
-        const int ranked = compare_most_changed(v->work.scratch, layers * heads, 3, most);
-        for (int k = 0; k < ranked; k++) {
-            heatmap_format(num, sizeof num, v->work.scratch[most[k]], 12, 4);
-            x += grid_printf(g, x, y + 2, g->width - x, style_role(ROLE_TEXT), "%s%d.%d %s",
-                             k > 0 ? ", " : "", most[k] / heads, most[k] % heads, num);
-        }
-        grid_put(g, 0, y + 3, g->width, style_role(ROLE_DIM),
-                 "0: the two models' weights agree; 1 bit: they share no key (C: each model's "
-                 "own measures)");
-        view_draw_footer(g, v, g->height - 1);
-        return;
-    }
-    if (p->decoder->sliding_window > 0) /* (what the rows' s and F stand for) */
-        grid_printf(g, 0, y + 2, g->width, style_role(ROLE_TEXT), "layer %d (%s), head %d: %s %s",
-                    v->map_row,
-                    decoder_window(p->decoder, v->map_row) > 0 ? "s: sliding, the last keys only"
-                                                                : "F: full, every key",
-                    v->map_col, head_measure_name(m), num);
-    else
-        grid_printf(g, 0, y + 2, g->width, style_role(ROLE_TEXT), "layer %d, head %d: %s %s",
-                    v->map_row, v->map_col, head_measure_name(m), num);
-    grid_put(g, 0, y + 3, g->width, style_role(ROLE_DIM),
-             m == MEASURE_PREVIOUS    ? "near 1: a previous-token head (each token looks at the one before)"
-             : m == MEASURE_INDUCTION ? "high: an induction head (A B ... A looks at B); nan: no token repeats"
-             : m == MEASURE_FIRST     ? "high: attention resting on the first token (try --bos)"
-             : m == MEASURE_SELF      ? "high: each token looks at itself"
-             : m == MEASURE_SINK      ? "high: the head gives much of its weight to its sink, "
-                                        "to nothing (B on a stage switches the sinks off)"
-                                      : "low: focused on few keys; high: spread over many");
-    view_draw_footer(g, v, g->height - 1);
+    draw_map_cursor(g, v, p, &mat, changed, y);
+
 }
 
 static bool
