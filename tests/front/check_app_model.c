@@ -376,8 +376,8 @@ START_TEST(a_switches_an_expert_off_on_the_router)
     for (int i = 0; i < g->run.n; i++)
         ck_assert(MAT_AT(&b.pipe.block.routed, i, 2) == 0.0f);
     /* the same as a forward made whole with the expert off */
-    off = calloc((size_t)m.dec.cfg.n_layer * (size_t)m.dec.cfg.n_experts, 1);
-    off[2 * m.dec.cfg.n_experts + 2] = 1;
+    off = calloc((size_t)m.dec.cfg.n_layer * (size_t)m.dec.cfg.moe.n_experts, 1);
+    off[2 * m.dec.cfg.moe.n_experts + 2] = 1;
     app_source(&b, b.sentence, b.source, b.ablated, &src);
     src.experts_off = off;
     ck_assert_msg(pipeline_create(&fresh, &b.cfg, &src, &err) == ATTN_OK, "%s", err.msg);

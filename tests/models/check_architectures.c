@@ -203,7 +203,7 @@ layer_stages(const struct fixture *f, const struct decoder_run *r, int l)
     stage(f, f->e.text, "resid1", l, s->resid1, n * C);
     if (decoder_sparse(c, l)) {
         /* A mixture of experts: the router, and what each token's experts were weighted by. */
-        const size_t E = (size_t)c->n_experts;
+        const size_t E = (size_t)c->moe.n_experts;
         ck_assert(!has(f->e.text, "gate", l));
         stage(f, f->e.text, "router_logits", l, s->router_logits, n * E);
         stage(f, f->e.text, "router", l, s->router, n * E);
@@ -280,7 +280,7 @@ check_case(const char *name)
                 sink_shares(&f, knobs_line, &r, l);
                 if (decoder_sparse(c, l))
                     stage(&f, knobs_line, "routed", l, r.layers[l].routed,
-                          n * (size_t)c->n_experts);
+                          n * (size_t)c->moe.n_experts);
                 stage(&f, knobs_line, "resid2", l, r.layers[l].resid2, n * C);
             }
             outputs(&f, knobs_line, &r);
@@ -290,7 +290,7 @@ check_case(const char *name)
         /* The expert knob: experts switched off, their router logits -inf (a mixture's). */
         knobs_line = strstr(f.e.text, "\nexperts_off ");
         if (knobs_line != NULL) {
-            const size_t E = (size_t)c->n_experts;
+            const size_t E = (size_t)c->moe.n_experts;
             unsigned char *off = calloc((size_t)c->n_layer * E, 1);
             struct decoder_knobs k = { .causal = true, .scaled = true, .temperature = 1.0,
                                        .experts_off = off };
@@ -420,7 +420,7 @@ moe_packed_case(const char *name, bool replacing)
     for (int l = 0; l < packed.cfg.n_layer; l++)
         if (decoder_sparse(&packed.cfg, l)) {
             ck_assert_msg(packed.blocks[l].router.packed.data != NULL, "%s: layer %d's router", name, l);
-            for (int e = 0; e < packed.cfg.n_experts; e++) {
+            for (int e = 0; e < packed.cfg.moe.n_experts; e++) {
                 const struct decoder_expert *x = &packed.blocks[l].experts[e];
                 ck_assert_msg(x->gate.packed.data != NULL &&
                                   (x->fused || x->up.packed.data != NULL) &&

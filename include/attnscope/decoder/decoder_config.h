@@ -65,6 +65,35 @@ struct decoder_rope_scaling {
 #define DECODER_HEAD_DIM_MAX 1024
 /* The most experts a token is sent to (Qwen3-30B-A3B's 8, OLMoE's 8). */
 #define DECODER_EXPERTS_USED_MAX 64
+/*
+ * A mixture of experts (struct decoder_config's moe), in place of the MLP in
+ * the layers marked sparse.
+ */
+struct decoder_moe {
+    /*
+     * A mixture of experts in place of the MLP in the layers marked sparse
+     * (Qwen3-MoE's, OLMoE's, Mixtral's): a router (d_model -> n_experts)
+     * whose softmax picks each token's n_experts_used likeliest experts,
+     * their probabilities divided by their sum when norm_topk, and the
+     * token's output the sum of those experts' SwiGLU MLPs (d_expert wide)
+     * each times its weight.  n_experts 0: none.
+     */
+    int n_experts, n_experts_used, d_expert;
+    bool norm_topk;
+    bool sparse[DECODER_LAYERS_SLIDING_MAX];
+    /*
+     * gpt-oss's mixture: the router's top k logits chosen and softmaxed among
+     * themselves (GptOssTopKRouter; the same as their probabilities divided
+     * by their sum, to rounding), and each expert's activation its clamped
+     * SwiGLU: gate = min(gate, limit), up = clamp(up, -limit, limit),
+     * (up + 1) gate sigmoid(alpha gate) (GptOssExperts).  swiglu_limit 0:
+     * SiLU(gate) up.
+     */
+    bool router_topk_softmax;
+    double swiglu_limit, swiglu_alpha;
+    bool bias_experts; /* the router and every expert's projections have biases (gpt-oss) */
+};
+
 /* The most end tokens a model names (Llama 3 Instruct: three). */
 #define DECODER_END_MAX 8
 
@@ -112,28 +141,7 @@ struct decoder_config {
     bool tied;               /* the logits through the token embedding */
     /* Which linears have biases: the queries', keys' and values'; the attention's output; the MLP's. */
     bool bias_qkv, bias_o, bias_mlp;
-    /*
-     * A mixture of experts in place of the MLP in the layers marked sparse
-     * (Qwen3-MoE's, OLMoE's, Mixtral's): a router (d_model -> n_experts)
-     * whose softmax picks each token's n_experts_used likeliest experts,
-     * their probabilities divided by their sum when norm_topk, and the
-     * token's output the sum of those experts' SwiGLU MLPs (d_expert wide)
-     * each times its weight.  n_experts 0: none.
-     */
-    int n_experts, n_experts_used, d_expert;
-    bool norm_topk;
-    bool sparse[DECODER_LAYERS_SLIDING_MAX];
-    /*
-     * gpt-oss's mixture: the router's top k logits chosen and softmaxed among
-     * themselves (GptOssTopKRouter; the same as their probabilities divided
-     * by their sum, to rounding), and each expert's activation its clamped
-     * SwiGLU: gate = min(gate, limit), up = clamp(up, -limit, limit),
-     * (up + 1) gate sigmoid(alpha gate) (GptOssExperts).  swiglu_limit 0:
-     * SiLU(gate) up.
-     */
-    bool router_topk_softmax;
-    double swiglu_limit, swiglu_alpha;
-    bool bias_experts; /* the router and every expert's projections have biases (gpt-oss) */
+    struct decoder_moe moe; /* a mixture of experts in place of the MLP; n_experts 0: none */
     /*
      * Attention sinks (gpt-oss): a learned logit per head joins every row's
      * softmax and is dropped after it, so the row's weights sum to less than

@@ -76,9 +76,9 @@ arch_parts_apply(const struct architecture *a, struct decoder_config *c)
     if (p->rope_default != NULL)
         c->rope_scaling = *p->rope_default;
     if (p->moe != NULL && p->moe->limit != NULL) {
-        c->router_topk_softmax = c->bias_experts = true;
-        c->swiglu_limit = p->moe->limit_default;
-        c->swiglu_alpha = 1.702;
+        c->moe.router_topk_softmax = c->moe.bias_experts = true;
+        c->moe.swiglu_limit = p->moe->limit_default;
+        c->moe.swiglu_alpha = 1.702;
     }
 }
 

@@ -389,9 +389,9 @@ arch_config_experts(const struct arch_moe_keys *k, struct decoder_config *c, jso
         return attn_fail(err, ATTN_EPARSE,
                          "%s: \"%s\" is 0: a mixture of experts needs 1 expert or more", path,
                          k->count);
-    if ((c->n_experts = jsonfile_int(root, path, k->count, NULL, 1, err)) < 0 ||
-        (c->n_experts_used = jsonfile_int(root, path, "num_experts_per_tok", NULL, 1, err)) < 0 ||
-        (c->d_expert = jsonfile_int(root, path, k->width, NULL, 1, err)) < 0)
+    if ((c->moe.n_experts = jsonfile_int(root, path, k->count, NULL, 1, err)) < 0 ||
+        (c->moe.n_experts_used = jsonfile_int(root, path, "num_experts_per_tok", NULL, 1, err)) < 0 ||
+        (c->moe.d_expert = jsonfile_int(root, path, k->width, NULL, 1, err)) < 0)
         return ATTN_EPARSE;
     if (k->dense_layers && json_object_get(root, "decoder_sparse_step") != NULL &&
         (step = jsonfile_int(root, path, "decoder_sparse_step", NULL, 1, err)) < 0)
@@ -399,18 +399,18 @@ arch_config_experts(const struct arch_moe_keys *k, struct decoder_config *c, jso
     if ((flag = k->norm != NULL ? jsonfile_bool(root, path, k->norm, k->norm_default, err)
                                 : (int)k->norm_default) < 0)
         return ATTN_EPARSE;
-    c->norm_topk = flag;
-    if (c->n_experts > 0 && c->n_experts_used > c->n_experts)
+    c->moe.norm_topk = flag;
+    if (c->moe.n_experts > 0 && c->moe.n_experts_used > c->moe.n_experts)
         return attn_fail(err, ATTN_EPARSE,
                          "%s: \"num_experts_per_tok\" is %d, more than the %d experts", path,
-                         c->n_experts_used, c->n_experts);
+                         c->moe.n_experts_used, c->moe.n_experts);
     if (c->n_layer > DECODER_LAYERS_SLIDING_MAX)
         return attn_fail(err, ATTN_EPARSE, "%s: %d layers: attnscope keeps the kinds of at most %d",
                          path, c->n_layer, DECODER_LAYERS_SLIDING_MAX);
     if (dense != NULL && !json_is_null(dense) && !json_is_array(dense))
         return attn_fail(err, ATTN_EPARSE, "%s: \"mlp_only_layers\" is not a list", path);
     for (int l = 0; l < c->n_layer; l++)
-        c->sparse[l] = c->n_experts > 0 && (l + 1) % step == 0;
+        c->moe.sparse[l] = c->moe.n_experts > 0 && (l + 1) % step == 0;
     for (size_t i = 0; json_is_array(dense) && i < json_array_size(dense); i++) {
         json_t *v = json_array_get(dense, i);
         if (!json_is_integer(v) || json_integer_value(v) < 0 ||
@@ -418,14 +418,14 @@ arch_config_experts(const struct arch_moe_keys *k, struct decoder_config *c, jso
             return attn_fail(err, ATTN_EPARSE,
                              "%s: \"mlp_only_layers\"[%zu] is not a layer of 0 to %d", path, i,
                              c->n_layer - 1);
-        c->sparse[json_integer_value(v)] = false;
+        c->moe.sparse[json_integer_value(v)] = false;
     }
     if (k->limit != NULL) { /* gpt-oss's clamped SwiGLU */
-        c->swiglu_limit = arch_config_number(root, path, k->limit, k->limit_default,
+        c->moe.swiglu_limit = arch_config_number(root, path, k->limit, k->limit_default,
                                              ARCH_BOUND_ROPE_TUNING, err);
-        c->swiglu_alpha = arch_config_number(root, path, "swiglu_alpha", 1.702,
+        c->moe.swiglu_alpha = arch_config_number(root, path, "swiglu_alpha", 1.702,
                                              ARCH_BOUND_ROPE_TUNING, err);
-        if (isnan(c->swiglu_limit) || isnan(c->swiglu_alpha))
+        if (isnan(c->moe.swiglu_limit) || isnan(c->moe.swiglu_alpha))
             return ATTN_EPARSE;
     }
     /* (OLMoE's: its queries, keys and values clamped after QK-norm, a step not computed yet) */

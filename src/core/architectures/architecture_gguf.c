@@ -174,11 +174,11 @@ gguf_experts(const struct gguf *g, const struct architecture *a, const char *arc
     int64_t n;
     double x;
 
-    c->d_expert = c->d_mlp;
-    if (arch_gguf_count(g, arch, "expert_count", true, 1, &c->n_experts, err) != ATTN_OK ||
-        arch_gguf_count(g, arch, "expert_used_count", true, 1, &c->n_experts_used, err) !=
+    c->moe.d_expert = c->d_mlp;
+    if (arch_gguf_count(g, arch, "expert_count", true, 1, &c->moe.n_experts, err) != ATTN_OK ||
+        arch_gguf_count(g, arch, "expert_used_count", true, 1, &c->moe.n_experts_used, err) !=
             ATTN_OK ||
-        arch_gguf_count(g, arch, "expert_feed_forward_length", false, 1, &c->d_expert, err) !=
+        arch_gguf_count(g, arch, "expert_feed_forward_length", false, 1, &c->moe.d_expert, err) !=
             ATTN_OK)
         return err->status;
     snprintf(name, sizeof name, "%s.expert_shared_count", arch);
@@ -194,15 +194,15 @@ gguf_experts(const struct gguf *g, const struct architecture *a, const char *arc
     if (a->parts.moe->limit == NULL && gguf_int(g, name, &n) && n != 1)
         return attn_fail(err, ATTN_EPARSE, "%s: %s is %lld: only the softmax gating (1) is "
                          "computed", g->path, name, (long long)n);
-    if (c->n_experts_used > c->n_experts)
+    if (c->moe.n_experts_used > c->moe.n_experts)
         return attn_fail(err, ATTN_EPARSE, "%s: %s.expert_used_count %d is more than its %d "
-                         "experts", g->path, arch, c->n_experts_used, c->n_experts);
+                         "experts", g->path, arch, c->moe.n_experts_used, c->moe.n_experts);
     if (c->n_layer > DECODER_LAYERS_SLIDING_MAX)
         return attn_fail(err, ATTN_EPARSE, "%s: %d layers of experts: attnscope keeps the kinds "
                          "of at most %d", g->path, c->n_layer, DECODER_LAYERS_SLIDING_MAX);
-    c->norm_topk = a->parts.moe->gguf_norm;
+    c->moe.norm_topk = a->parts.moe->gguf_norm;
     for (int l = 0; l < c->n_layer; l++)
-        c->sparse[l] = true;
+        c->moe.sparse[l] = true;
     return ATTN_OK;
 }
 

@@ -48,14 +48,14 @@ experts_bias(struct arch_loader *ld, enum arch_role role, int i, int width, cons
     char name[160];
 
     *bias = NULL;
-    if (!c->bias_experts)
+    if (!c->moe.bias_experts)
         return 0;
     if (arch_name(ld, role, i, true, name, sizeof name) == NULL) {
         attn_fail(err, ATTN_EPARSE, "%s: %s's names in this layout have no experts' biases",
                   ld->w.m->source, ld->arch->name);
         return -1;
     }
-    return (*bias = weights_matrix(&ld->w, name, false, c->n_experts, width, err)) == NULL ? -1
+    return (*bias = weights_matrix(&ld->w, name, false, c->moe.n_experts, width, err)) == NULL ? -1
                                                                                           : 0;
 }
 
@@ -64,7 +64,7 @@ static int
 read_stacked(struct arch_loader *ld, struct decoder_block *b, int i, struct attn_error *err)
 {
     const struct decoder_config *c = &ld->w.m->cfg;
-    const int C = c->d_model, E = c->n_experts, FE = c->d_expert;
+    const int C = c->d_model, E = c->moe.n_experts, FE = c->moe.d_expert;
     const struct {
         enum arch_role role;
         int rows, cols;
@@ -123,7 +123,7 @@ read_fused_part(struct arch_loader *ld, struct decoder_block *b, int i, enum arc
                 int in, int out, struct attn_error *err)
 {
     const struct decoder_config *c = &ld->w.m->cfg;
-    const int E = c->n_experts;
+    const int E = c->moe.n_experts;
     struct weights_matrix wm = { 0 };
     const float *bias = NULL;
     char name[160], part[192];
@@ -188,10 +188,10 @@ int
 arch_read_experts(struct arch_loader *ld, struct decoder_block *b, int i, struct attn_error *err)
 {
     const struct decoder_config *c = &ld->w.m->cfg;
-    const int C = c->d_model, E = c->n_experts, FE = c->d_expert;
+    const int C = c->d_model, E = c->moe.n_experts, FE = c->moe.d_expert;
     char name[160];
 
-    if (arch_read_linear(ld, &b->router, ROLE_FFN_ROUTER, i, C, E, c->bias_experts, err) != 0)
+    if (arch_read_linear(ld, &b->router, ROLE_FFN_ROUTER, i, C, E, c->moe.bias_experts, err) != 0)
         return -1;
     if ((b->experts = calloc((size_t)E, sizeof *b->experts)) == NULL) {
         attn_fail(err, ATTN_ENOMEM, "out of memory for layer %d's %d experts", i, E);
@@ -207,9 +207,9 @@ arch_read_experts(struct arch_loader *ld, struct decoder_block *b, int i, struct
     for (int e = 0; e < E; e++) {
         struct decoder_expert *x = &b->experts[e];
         ld->expert = e;
-        if (arch_read_linear(ld, &x->gate, ROLE_EXPERT_GATE, i, C, FE, c->bias_experts, err) != 0 ||
-            arch_read_linear(ld, &x->up, ROLE_EXPERT_UP, i, C, FE, c->bias_experts, err) != 0 ||
-            arch_read_linear(ld, &x->down, ROLE_EXPERT_DOWN, i, FE, C, c->bias_experts, err) != 0)
+        if (arch_read_linear(ld, &x->gate, ROLE_EXPERT_GATE, i, C, FE, c->moe.bias_experts, err) != 0 ||
+            arch_read_linear(ld, &x->up, ROLE_EXPERT_UP, i, C, FE, c->moe.bias_experts, err) != 0 ||
+            arch_read_linear(ld, &x->down, ROLE_EXPERT_DOWN, i, FE, C, c->moe.bias_experts, err) != 0)
             return -1;
     }
     ld->expert = 0;

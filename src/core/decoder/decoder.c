@@ -124,15 +124,15 @@ decoder_config_check(const struct decoder_config *c, const char *source, const c
                          "%s: head size %d (from %s): RoPE turns pairs of columns, of a head of "
                          "at most %d",
                          source, hd, from, DECODER_HEAD_DIM_MAX);
-    if (c->n_experts < 0 ||
-        (c->n_experts > 0 && (c->n_experts_used < 1 || c->n_experts_used > c->n_experts ||
-                              c->n_experts_used > DECODER_EXPERTS_USED_MAX ||
-                              c->d_expert < 1 || c->n_layer > DECODER_LAYERS_SLIDING_MAX)))
+    if (c->moe.n_experts < 0 ||
+        (c->moe.n_experts > 0 && (c->moe.n_experts_used < 1 || c->moe.n_experts_used > c->moe.n_experts ||
+                              c->moe.n_experts_used > DECODER_EXPERTS_USED_MAX ||
+                              c->moe.d_expert < 1 || c->n_layer > DECODER_LAYERS_SLIDING_MAX)))
         return attn_fail(err, ATTN_EPARSE,
                          "%s: %d experts, %d chosen per token, each %d wide, over %d layers "
                          "(from %s): a mixture chooses 1 to all of its experts (at most %d), "
                          "each at least a column wide, in at most %d layers",
-                         source, c->n_experts, c->n_experts_used, c->d_expert, c->n_layer, from,
+                         source, c->moe.n_experts, c->moe.n_experts_used, c->moe.d_expert, c->n_layer, from,
                          DECODER_EXPERTS_USED_MAX, DECODER_LAYERS_SLIDING_MAX);
     if ((int64_t)c->n_head * hd > INT32_MAX / 4)
         return attn_fail(err, ATTN_EPARSE, "%s: %d heads of %d columns (from %s) is too wide",
@@ -303,8 +303,8 @@ decoder_rope_local(const struct decoder_config *c, int layer)
 bool
 decoder_sparse(const struct decoder_config *c, int layer)
 {
-    return c->n_experts > 0 && layer >= 0 && layer < c->n_layer &&
-           layer < DECODER_LAYERS_SLIDING_MAX && c->sparse[layer];
+    return c->moe.n_experts > 0 && layer >= 0 && layer < c->n_layer &&
+           layer < DECODER_LAYERS_SLIDING_MAX && c->moe.sparse[layer];
 }
 
 bool
@@ -334,7 +334,7 @@ decoder_block_linear(struct decoder_block *b, int i)
 int
 decoder_block_linears(const struct decoder_config *c)
 {
-    return DECODER_BLOCK_LINEARS + (c->n_experts > 0 ? 1 + 3 * c->n_experts : 0);
+    return DECODER_BLOCK_LINEARS + (c->moe.n_experts > 0 ? 1 + 3 * c->moe.n_experts : 0);
 }
 
 

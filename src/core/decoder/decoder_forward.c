@@ -206,8 +206,8 @@ run_knobs(const struct decoder_model *m, const struct decoder_knobs *k, struct d
     }
     free(r->experts_off);
     r->experts_off = NULL;
-    if (k != NULL && k->experts_off != NULL && c->n_experts > 0) {
-        const size_t all = (size_t)c->n_layer * (size_t)c->n_experts;
+    if (k != NULL && k->experts_off != NULL && c->moe.n_experts > 0) {
+        const size_t all = (size_t)c->n_layer * (size_t)c->moe.n_experts;
         r->experts_off = malloc(all);
         if (r->experts_off == NULL)
             return -1;
@@ -252,9 +252,9 @@ decoder_run_block(const struct decoder_model *m, const struct decoder_run *r, in
         part_norm(c, &b->norm2, s->resid1 + at, (int)rows, s->norm2 + at, threads);
     mlp_in = pre ? s->norm2 : s->resid1;
     if (decoder_sparse(c, layer)) {
-        const size_t ae = (size_t)from * (size_t)c->n_experts;
+        const size_t ae = (size_t)from * (size_t)c->moe.n_experts;
         part_moe(c, b, mlp_in + at, (int)rows,
-                 r->experts_off != NULL ? r->experts_off + (size_t)layer * c->n_experts : NULL,
+                 r->experts_off != NULL ? r->experts_off + (size_t)layer * c->moe.n_experts : NULL,
                  s->router_logits + ae, s->router + ae, s->routed + ae, s->mlp + at, threads);
     } else
         part_mlp(c, b, mlp_in + at, (int)rows,
@@ -457,7 +457,7 @@ int
 decoder_first_expert_change(const struct decoder_config *c, const unsigned char *a,
                             const unsigned char *b)
 {
-    return first_change(a, b, c->n_layer, c->n_experts);
+    return first_change(a, b, c->n_layer, c->moe.n_experts);
 }
 
 enum attn_status

@@ -573,8 +573,8 @@ static void
 expert_hidden(const struct decoder_config *c, const struct decoder_expert *ex, const float *x,
               int m, float *gate, float *up, float *act, int threads)
 {
-    const size_t FE = (size_t)c->d_expert;
-    const float limit = (float)c->swiglu_limit, alpha = (float)c->swiglu_alpha;
+    const size_t FE = (size_t)c->moe.d_expert;
+    const float limit = (float)c->moe.swiglu_limit, alpha = (float)c->moe.swiglu_alpha;
 
     decoder_linear_apply(&ex->gate, x, m, gate, threads);
     if (ex->fused) {
@@ -600,7 +600,7 @@ part_moe(const struct decoder_config *c, const struct decoder_block *b, const fl
          const unsigned char *off, float *logits, float *probs, float *routed, float *out,
          int threads)
 {
-    const int C = c->d_model, E = c->n_experts, K = c->n_experts_used, FE = c->d_expert;
+    const int C = c->d_model, E = c->moe.n_experts, K = c->moe.n_experts_used, FE = c->moe.d_expert;
     const size_t nc = (size_t)n * (size_t)C, nf = (size_t)n * (size_t)FE;
     float *xs = malloc((2 * nc + 4 * nf) * sizeof *xs); /* (gate 2 FE wide when fused) */
     int *chosen = malloc((size_t)n * (size_t)K * sizeof *chosen);
@@ -625,7 +625,7 @@ part_moe(const struct decoder_config *c, const struct decoder_block *b, const fl
             if (off[e])
                 l[e] = -INFINITY; /* (the expert knob: never chosen) */
         rowops_softmax(l, l, l, pr, E, 0, E, 1.0f);
-        if (c->router_topk_softmax) {
+        if (c->moe.router_topk_softmax) {
             /* gpt-oss: the top k of the logits, then a softmax over those k alone */
             float top[DECODER_EXPERTS_USED_MAX], w[DECODER_EXPERTS_USED_MAX];
             topk_largest(l, E, K, ch, pairs);
@@ -641,7 +641,7 @@ part_moe(const struct decoder_config *c, const struct decoder_block *b, const fl
             sum += pr[ch[t]];
         for (int t = 0; t < K; t++)
             routed[(size_t)r * E + ch[t]] =
-                c->norm_topk && sum > 0.0f ? pr[ch[t]] / sum : pr[ch[t]];
+                c->moe.norm_topk && sum > 0.0f ? pr[ch[t]] / sum : pr[ch[t]];
     }
     memset(out, 0, nc * sizeof *out);
     /* Each expert on the rows that chose it, in increasing expert order (index_add_'s). */

@@ -163,10 +163,10 @@ slot_fields(const struct decoder_config *c, struct slot_field *f)
         f[k++] = FIELD(gate, F);
     f[k++] = FIELD(up, F);
     f[k++] = FIELD(act, F);
-    if (c->n_experts > 0) {
-        f[k++] = FIELD(router_logits, (size_t)c->n_experts);
-        f[k++] = FIELD(router, (size_t)c->n_experts);
-        f[k++] = FIELD(routed, (size_t)c->n_experts);
+    if (c->moe.n_experts > 0) {
+        f[k++] = FIELD(router_logits, (size_t)c->moe.n_experts);
+        f[k++] = FIELD(router, (size_t)c->moe.n_experts);
+        f[k++] = FIELD(routed, (size_t)c->moe.n_experts);
     }
     f[k++] = FIELD(mlp, C);
     if (decoder_post_norms(c))

@@ -311,9 +311,9 @@ formula_ln2(const struct pipeline *p)
 static const char *
 formula_router(const struct pipeline *p)
 {
-    if (p->decoder != NULL && p->decoder->router_topk_softmax) /* (gpt-oss's, with its bias) */
+    if (p->decoder != NULL && p->decoder->moe.router_topk_softmax) /* (gpt-oss's, with its bias) */
         return "softmax(ln2 W_router + b); each token's top k logits softmaxed among themselves";
-    return p->decoder != NULL && p->decoder->norm_topk
+    return p->decoder != NULL && p->decoder->moe.norm_topk
                ? "softmax(ln2 W_router); each token's top k, divided by their sum"
                : "softmax(ln2 W_router); each token's top k weigh their experts";
 }

@@ -329,7 +329,7 @@ app_take_experts_off(struct app *a, const unsigned char *off)
     free(a->experts_off);
     a->experts_off = NULL;
     if (off != NULL && a->model != NULL) {
-        const size_t n = (size_t)a->model->dec.cfg.n_layer * (size_t)a->model->dec.cfg.n_experts;
+        const size_t n = (size_t)a->model->dec.cfg.n_layer * (size_t)a->model->dec.cfg.moe.n_experts;
         if ((a->experts_off = malloc(n)) != NULL)
             memcpy(a->experts_off, off, n);
     }
@@ -637,7 +637,7 @@ static void
 toggle_expert(struct app *a, const struct family_model_state *g)
 {
     const struct decoder_config *c = &g->model->dec.cfg;
-    const int E = c->n_experts, e = a->view.cursor_col;
+    const int E = c->moe.n_experts, e = a->view.cursor_col;
     const size_t at = (size_t)a->pipe.layer * (size_t)E + (size_t)e;
     char next[64];
     int on = 0;
@@ -651,9 +651,9 @@ toggle_expert(struct app *a, const struct family_model_state *g)
     }
     for (int f = 0; f < E; f++)
         on += !a->experts_off[(size_t)a->pipe.layer * (size_t)E + (size_t)f];
-    if (!a->experts_off[at] && on - 1 < c->n_experts_used) {
+    if (!a->experts_off[at] && on - 1 < c->moe.n_experts_used) {
         app_say(a, "expert %d stays on: each token is sent to %d of the %d on", e,
-                c->n_experts_used, on);
+                c->moe.n_experts_used, on);
         return;
     }
     a->experts_off[at] ^= 1;

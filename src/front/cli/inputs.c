@@ -200,36 +200,36 @@ inputs_experts_off(const struct model *m, const int (*off)[2], int count, unsign
     *out = NULL;
     if (count == 0)
         return ATTN_OK;
-    if (c->n_experts == 0)
+    if (c->moe.n_experts == 0)
         return attn_fail(err, ATTN_EVALUE,
                          "--expert-off %d.%d: %s is not a mixture of experts", off[0][0],
                          off[0][1], m->name);
     for (int i = 0; i < count; i++) {
-        if (off[i][0] >= c->n_layer || off[i][1] >= c->n_experts)
+        if (off[i][0] >= c->n_layer || off[i][1] >= c->moe.n_experts)
             return attn_fail(err, ATTN_EVALUE,
                              "--expert-off %d.%d: %s has layers 0 to %d and experts 0 to %d",
-                             off[i][0], off[i][1], m->name, c->n_layer - 1, c->n_experts - 1);
+                             off[i][0], off[i][1], m->name, c->n_layer - 1, c->moe.n_experts - 1);
         if (!decoder_sparse(c, off[i][0]))
             return attn_fail(err, ATTN_EVALUE,
                              "--expert-off %d.%d: layer %d of %s has one MLP, no experts",
                              off[i][0], off[i][1], off[i][0], m->name);
     }
-    *out = calloc((size_t)c->n_layer * (size_t)c->n_experts, 1);
+    *out = calloc((size_t)c->n_layer * (size_t)c->moe.n_experts, 1);
     if (*out == NULL)
         return attn_fail(err, ATTN_ENOMEM, "out of memory");
     for (int i = 0; i < count; i++)
-        (*out)[off[i][0] * c->n_experts + off[i][1]] = 1;
+        (*out)[off[i][0] * c->moe.n_experts + off[i][1]] = 1;
     for (int l = 0; l < c->n_layer; l++) {
         int on = 0;
-        for (int e = 0; e < c->n_experts; e++)
-            on += !(*out)[l * c->n_experts + e];
-        if (on < c->n_experts_used) {
+        for (int e = 0; e < c->moe.n_experts; e++)
+            on += !(*out)[l * c->moe.n_experts + e];
+        if (on < c->moe.n_experts_used) {
             free(*out);
             *out = NULL;
             return attn_fail(err, ATTN_EVALUE,
                              "--expert-off: layer %d would keep %d experts on; each token is sent "
                              "to %d",
-                             l, on, c->n_experts_used);
+                             l, on, c->moe.n_experts_used);
         }
     }
     return ATTN_OK;

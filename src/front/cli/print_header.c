@@ -99,7 +99,7 @@ print_model_header(FILE *out, const struct pipeline *p, const struct family_mode
             fprintf(out, "  Hugging Face's names: ln1 is model.layers.L.input_layernorm, queries ... "
                          "output self_attn.q_proj ... o_proj, gate, fc and mlp mlp.gate_proj, "
                          "up_proj and down_proj\n");
-        if (c->n_experts > 0) {
+        if (c->moe.n_experts > 0) {
             /* (a mixture's sparse layers have no gate, fc and mlp of their own: these instead) */
             const struct decoder_model *d = &g->model->dec;
             const bool fused = d->blocks[0].experts != NULL && d->blocks[0].experts[0].fused;
@@ -135,7 +135,7 @@ print_model_header(FILE *out, const struct pipeline *p, const struct family_mode
                 g->ablated_heads, g->ablated_heads == 1 ? "" : "s",
                 g->ablated_heads == 1 ? "its" : "their");
     if (g->experts_off_count > 0) {
-        const int E = c->n_experts;
+        const int E = c->moe.n_experts;
         fprintf(out, "  switched off (--expert-off, their router logits -inf):");
         for (int l = 0; l < c->n_layer; l++)
             for (int e = 0; e < E; e++)

@@ -26,9 +26,9 @@ print_model_experts(FILE *out, const struct pipeline *p, const struct family_mod
 
     fprintf(out, "layer %d, each token's %d of %d experts, the router's first choice first "
                  "(weight: what its output is multiplied by%s)\n",
-            p->layer, c->n_experts_used, c->n_experts,
-            c->router_topk_softmax ? ", the softmax of the chosen logits among themselves"
-            : c->norm_topk         ? ", the chosen probabilities divided by their sum"
+            p->layer, c->moe.n_experts_used, c->moe.n_experts,
+            c->moe.router_topk_softmax ? ", the softmax of the chosen logits among themselves"
+            : c->moe.norm_topk         ? ", the chosen probabilities divided by their sum"
                                    : "");
     for (int i = 0; i < p->block.router.rows; i++) {
         const int k = family_model_routes(p, i, experts, weights);

@@ -35,11 +35,11 @@ text_router(const struct pipeline *p, char *buf, size_t size)
                      "A mixture of experts: the router (%s) scores each token against %d experts, "
                      "a softmax makes the scores probabilities, and only the %d likeliest (marked) "
                      "run for that token; their outputs are added, each times its weight (%s). ",
-                     inspect_part(p, ROLE_FFN_ROUTER), c->n_experts, c->n_experts_used,
-                     c->router_topk_softmax
+                     inspect_part(p, ROLE_FFN_ROUTER), c->moe.n_experts, c->moe.n_experts_used,
+                     c->moe.router_topk_softmax
                          ? "a softmax over the chosen logits alone: their probabilities divided "
                            "by their sum"
-                     : c->norm_topk ? "its probability divided by the sum of the chosen ones"
+                     : c->moe.norm_topk ? "its probability divided by the sum of the chosen ones"
                                     : "its probability as it is");
         moe_load_text(p, buf, size, &len);
     }
@@ -122,9 +122,9 @@ inspect_router(struct out *o, const struct cell_at *at)
 
     if (!moe_shown(p))
         return;
-    for (int f = 0; f < c->n_experts; f++)
+    for (int f = 0; f < c->moe.n_experts; f++)
         max = fmaxf(max, MAT_AT(&p->block.router_logits, i, f));
-    for (int f = 0; f < c->n_experts; f++)
+    for (int f = 0; f < c->moe.n_experts; f++)
         sum += exp((double)(MAT_AT(&p->block.router_logits, i, f) - max));
     emit(o, "router[%s][e%d] = e^(logit %s - max %s) / %.4g = %s\n", inspect_token(p, i), e,
          inspect_num(a, logit), inspect_num(b, max), sum, inspect_num(d, prob));
@@ -146,25 +146,25 @@ inspect_router(struct out *o, const struct cell_at *at)
                    at->max_terms);
     inspect_bias(o, &inspect_block_of(p)->router, e);
     rank = rank_of(p, i, e, &chosen);
-    if (chosen && c->router_topk_softmax)
+    if (chosen && c->moe.router_topk_softmax)
         emit(o, "chosen, the router's choice %d of %d: its output is weighted %s (the softmax of "
                 "its logit over the %d chosen logits: %s divided by the chosen probabilities' "
                 "sum).\n",
-             rank + 1, c->n_experts_used, inspect_num(a, w), c->n_experts_used,
+             rank + 1, c->moe.n_experts_used, inspect_num(a, w), c->moe.n_experts_used,
              inspect_num(b, prob));
-    else if (chosen && c->norm_topk)
+    else if (chosen && c->moe.norm_topk)
         emit(o, "chosen, the router's choice %d of %d: its output is weighted %s (%s divided "
                 "by the sum of the %d chosen probabilities).\n",
-             rank + 1, c->n_experts_used, inspect_num(a, w), inspect_num(b, prob),
-             c->n_experts_used);
+             rank + 1, c->moe.n_experts_used, inspect_num(a, w), inspect_num(b, prob),
+             c->moe.n_experts_used);
     else if (chosen)
         emit(o, "chosen, the router's choice %d of %d: its output is weighted by its "
                 "probability, %s.\n",
-             rank + 1, c->n_experts_used, inspect_num(a, w));
+             rank + 1, c->moe.n_experts_used, inspect_num(a, w));
     else
         emit(o, "not chosen (%d experts are likelier; %d run): expert e%d does not run for "
                 "this token.\n",
-             rank, c->n_experts_used, e);
+             rank, c->moe.n_experts_used, e);
 }
 
 bool
@@ -176,8 +176,8 @@ moe_text_mlp(const struct pipeline *p, char *buf, size_t size)
              "The layer's MLP is its experts: each token's output is the sum of its %d chosen "
              "experts' outputs (each a SwiGLU MLP of %d: gate, up, down%s), each times the weight "
              "the router gave it. The other experts do not run for that token.",
-             p->decoder->n_experts_used, p->decoder->d_expert,
-             p->decoder->swiglu_limit > 0.0
+             p->decoder->moe.n_experts_used, p->decoder->moe.d_expert,
+             p->decoder->moe.swiglu_limit > 0.0
                  ? "; gpt-oss's: gate and up clamped, (up + 1) gate sigmoid(1.702 gate), biases"
                  : "");
     return true;
@@ -191,10 +191,10 @@ static float
 expert_cell(const struct decoder_config *c, const struct decoder_expert *x, const float *in,
             int col)
 {
-    const float limit = (float)c->swiglu_limit, alpha = (float)c->swiglu_alpha;
+    const float limit = (float)c->moe.swiglu_limit, alpha = (float)c->moe.swiglu_alpha;
     double out = x->down.b != NULL ? (double)x->down.b[col] : 0.0;
 
-    for (int f = 0; f < c->d_expert; f++) {
+    for (int f = 0; f < c->moe.d_expert; f++) {
         const int gf = x->fused ? 2 * f : f, uf = x->fused ? 2 * f + 1 : f;
         const struct decoder_linear *up = x->fused ? &x->gate : &x->up;
         float g = x->gate.b != NULL ? x->gate.b[gf] : 0.0f;

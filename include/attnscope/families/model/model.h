@@ -66,7 +66,7 @@ struct model {
     char borrowed[768];       /* what of that was not the model's own files (a tokenizer
                                  borrowed, the heads from --heads or GPT-2's sizes), or "" */
     char class_names[MODEL_CLASSES_MAX][48]; /* a classifier's (decoder cfg.n_classes) */
-    char **expert_labels;     /* (dec.cfg.n_experts) "e0", "e1" ...: a router's columns, or NULL */
+    char **expert_labels;     /* (dec.cfg.moe.n_experts) "e0", "e1" ...: a router's columns, or NULL */
     /*
      * What the folder's attnscope.json says of the model, or "": the text
      * to open on when none is given (example, with <|endoftext|> first when

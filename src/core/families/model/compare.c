@@ -63,9 +63,9 @@ compare_check_models(const struct model *ma, const struct model *mb, struct attn
             { "head size", decoder_head_dim(ca), decoder_head_dim(cb) },
             { "width (d_model)", ca->d_model, cb->d_model },
             { "MLP width", ca->d_mlp, cb->d_mlp },
-            { "experts", ca->n_experts, cb->n_experts },
-            { "experts a token", ca->n_experts_used, cb->n_experts_used },
-            { "expert width", ca->d_expert, cb->d_expert },
+            { "experts", ca->moe.n_experts, cb->moe.n_experts },
+            { "experts a token", ca->moe.n_experts_used, cb->moe.n_experts_used },
+            { "expert width", ca->moe.d_expert, cb->moe.d_expert },
             { "outputs (vocabulary or classes)", decoder_outputs(ca), decoder_outputs(cb) },
         };
         for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)

@@ -387,9 +387,9 @@ decoder_family_select_layer(struct pipeline *p, int layer, struct attn_error *er
     p->block.mlp = view(l->mlp, n, C);
     p->block.residual2 = view(l->resid2, n, C);
     p->block.router_logits =
-        decoder_sparse(c, layer) ? view(l->router_logits, n, c->n_experts) : none;
-    p->block.router = decoder_sparse(c, layer) ? view(l->router, n, c->n_experts) : none;
-    p->block.routed = decoder_sparse(c, layer) ? view(l->routed, n, c->n_experts) : none;
+        decoder_sparse(c, layer) ? view(l->router_logits, n, c->moe.n_experts) : none;
+    p->block.router = decoder_sparse(c, layer) ? view(l->router, n, c->moe.n_experts) : none;
+    p->block.routed = decoder_sparse(c, layer) ? view(l->routed, n, c->moe.n_experts) : none;
     p->block.expert_labels = (const char *const *)s->model->expert_labels;
     return ATTN_OK;
 }
@@ -499,7 +499,7 @@ decoder_family_build(struct pipeline *p, struct family_model_state *prev, const 
         return st;
     family_model_knobs_of(cfg, &k);
     k.ablated = src->ablated;
-    k.experts_off = c->n_experts > 0 ? src->experts_off : NULL;
+    k.experts_off = c->moe.n_experts > 0 ? src->experts_off : NULL;
     k.sinks_off = c->sinks && src->sinks_off;
     k.last_logits = src->last_logits;
     k.room = src->room;
@@ -518,7 +518,7 @@ decoder_family_build(struct pipeline *p, struct family_model_state *prev, const 
         memcpy(s->ablated, src->ablated, (size_t)c->n_layer * (size_t)c->n_head);
     }
     if (k.experts_off != NULL) {
-        const size_t all = (size_t)c->n_layer * (size_t)c->n_experts;
+        const size_t all = (size_t)c->n_layer * (size_t)c->moe.n_experts;
         if ((s->experts_off = malloc(all)) == NULL)
             return attn_fail(err, ATTN_ENOMEM, "out of memory");
         memcpy(s->experts_off, k.experts_off, all);
@@ -597,10 +597,10 @@ family_model_routes(const struct pipeline *p, int position, int *experts, float 
     if (c == NULL || !decoder_sparse(c, p->layer) || p->block.router.data == NULL ||
         position < 0 || position >= p->block.router.rows)
         return 0;
-    if ((pairs = malloc(2 * (size_t)c->n_experts * sizeof *pairs)) == NULL)
+    if ((pairs = malloc(2 * (size_t)c->moe.n_experts * sizeof *pairs)) == NULL)
         return 0;
-    k = c->n_experts_used;
-    topk_largest(matrix_row(&p->block.router, position), c->n_experts, k, experts, pairs);
+    k = c->moe.n_experts_used;
+    topk_largest(matrix_row(&p->block.router, position), c->moe.n_experts, k, experts, pairs);
     for (int t = 0; t < k; t++)
         weights[t] = MAT_AT(&p->block.routed, position, experts[t]);
     free(pairs);

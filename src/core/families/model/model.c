@@ -409,7 +409,7 @@ verify_blob(const struct model *m, struct attn_error *err)
 static int
 label_experts(struct model *m, struct attn_error *err)
 {
-    const int E = m->dec.cfg.n_experts;
+    const int E = m->dec.cfg.moe.n_experts;
 
     if (E <= 0)
         return 0;
@@ -638,7 +638,7 @@ read_hints(struct model *m, struct attn_error *err)
 void
 model_close(struct model *m)
 {
-    for (int e = 0; m->expert_labels != NULL && e < m->dec.cfg.n_experts; e++)
+    for (int e = 0; m->expert_labels != NULL && e < m->dec.cfg.moe.n_experts; e++)
         free(m->expert_labels[e]);
     free(m->expert_labels);
     free(m->chat_template);

@@ -264,9 +264,9 @@ write_model_experts(struct fileio_batch *b, const struct pipeline *p,
     FILE *f;
     enum attn_status st;
 
-    if (c->n_experts_used > DECODER_EXPERTS_USED_MAX)
+    if (c->moe.n_experts_used > DECODER_EXPERTS_USED_MAX)
         return attn_fail(err, ATTN_ELIMIT, "%d experts a token: experts.csv lists at most %d",
-                         c->n_experts_used, DECODER_EXPERTS_USED_MAX);
+                         c->moe.n_experts_used, DECODER_EXPERTS_USED_MAX);
     snprintf(path, sizeof path, "%s/experts.csv", folder);
     st = fileio_batch_open(b, path, &f, err);
     if (st != ATTN_OK)
