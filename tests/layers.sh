@@ -167,15 +167,38 @@ END {
 }' "${TMPDIR:-/tmp}/layers-syms.$$" || fail=1
 rm -f "${TMPDIR:-/tmp}/layers-syms.$$"
 
-# Sizes (doc/architecture.md, "Sizes"): a source file of at most 900 lines, a
-# folder of at most 16 of them; past either, a module is split along its seams.
-for f in $(find src -name '*.c' ! -name '*.pb-c.c' | sort); do
+# Sizes (doc/architecture.md, "Sizes"): a source file under 800 lines, a
+# function of at most 120, a folder of at most 16 files; past any, a module
+# is split along its seams.  The files still past 800 are listed with the
+# size they may not grow past, until each is split.
+grown() {
+    case $1 in
+    src/core/formats/pickle.c) echo 891 ;;
+    src/core/architectures/architecture.c) echo 855 ;;
+    src/render/explain.c) echo 845 ;;
+    src/render/heatmap.c) echo 839 ;;
+    *) echo 799 ;;
+    esac
+}
+for f in $(find src include -name '*.[ch]' ! -name '*.pb-c.[ch]' | sort); do
     n=$(wc -l <"$f")
-    if [ "$n" -gt 900 ]; then
-        echo "$f: $n lines, past 900: split it along a seam"
+    if [ "$n" -gt "$(grown "$f")" ]; then
+        echo "$f: $n lines, past $(grown "$f"): split it along a seam"
         fail=1
     fi
+    # A function: its name's line, then a brace alone in column 0, to the brace that closes it there.
+    awk -v f="$f" '/^\{/ { start = NR; name = prev }
+                   /^\}/ && start { if (NR - start + 1 > 120) { print f ":" start ": " name ": " NR - start + 1 " lines, past 120: split it"; bad = 1 } start = 0 }
+                   { prev = $0 } END { exit bad }' "$f" || fail=1
 done
+# No config struct of 40 fields: a part's settings are a member of their own (struct decoder_moe).
+fields=$(awk '/^struct decoder_config \{/ { inside = 1; next } inside && /^\};/ { inside = 0 }
+              inside && /^    [a-z].*;/ { sub(/\/\*.*/, ""); n += gsub(/,/, ",") + 1 } END { print n + 0 }' \
+             include/attnscope/decoder/decoder_config.h)
+if [ "$fields" -ge 40 ]; then
+    echo "include/attnscope/decoder/decoder_config.h: struct decoder_config has $fields fields, 40 or more: group a part's into a member"
+    fail=1
+fi
 for d in $(find src -type d | sort); do
     n=$(find "$d" -maxdepth 1 -name '*.c' ! -name '*.pb-c.c' | wc -l)
     if [ "$n" -gt 16 ]; then
@@ -183,5 +206,5 @@ for d in $(find src -type d | sort); do
         fail=1
     fi
 done
-[ "$fail" -eq 0 ] && echo "every include and every call follows the layers; no file or folder past its size"
+[ "$fail" -eq 0 ] && echo "every include and every call follows the layers; no file, function, folder or config past its size"
 exit "$fail"
