@@ -205,6 +205,14 @@ bool decoder_post_norms(const struct decoder_config *c);
 bool decoder_rope_local(const struct decoder_config *c, int layer);
 /* Whether layer's MLP is a mixture of experts. */
 bool decoder_sparse(const struct decoder_config *c, int layer);
+/*
+ * The experts of layer left on by off (n_layer x n_experts flags, 1: off;
+ * NULL: none off), and the first layer whose experts on are fewer than a
+ * token is sent to (n_experts_used), with *on their count; -1: none.  The
+ * one rule every switch of experts keeps (--expert-off, a in the view).
+ */
+int decoder_experts_on(const struct decoder_config *c, const unsigned char *off, int layer);
+int decoder_experts_too_few(const struct decoder_config *c, const unsigned char *off, int *on);
 /* Whether c's MLP is gated (SwiGLU or GeGLU). */
 bool decoder_gated(const struct decoder_config *c);
 

@@ -307,6 +307,25 @@ decoder_sparse(const struct decoder_config *c, int layer)
            layer < DECODER_LAYERS_SLIDING_MAX && c->moe.sparse[layer];
 }
 
+int
+decoder_experts_on(const struct decoder_config *c, const unsigned char *off, int layer)
+{
+    int on = 0;
+
+    for (int e = 0; e < c->moe.n_experts; e++)
+        on += off == NULL || !off[(size_t)layer * (size_t)c->moe.n_experts + (size_t)e];
+    return on;
+}
+
+int
+decoder_experts_too_few(const struct decoder_config *c, const unsigned char *off, int *on)
+{
+    for (int l = 0; l < c->n_layer; l++)
+        if (decoder_sparse(c, l) && (*on = decoder_experts_on(c, off, l)) < c->moe.n_experts_used)
+            return l;
+    return -1;
+}
+
 bool
 decoder_gated(const struct decoder_config *c)
 {

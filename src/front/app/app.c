@@ -640,7 +640,7 @@ toggle_expert(struct app *a, const struct family_model_state *g)
     const int E = c->moe.n_experts, e = a->view.cursor_col;
     const size_t at = (size_t)a->pipe.layer * (size_t)E + (size_t)e;
     char next[64];
-    int on = 0;
+    int on;
 
     if (e < 0 || e >= E)
         return;
@@ -649,8 +649,7 @@ toggle_expert(struct app *a, const struct family_model_state *g)
         app_complain(a, "out of memory");
         return;
     }
-    for (int f = 0; f < E; f++)
-        on += !a->experts_off[(size_t)a->pipe.layer * (size_t)E + (size_t)f];
+    on = decoder_experts_on(c, a->experts_off, a->pipe.layer);
     if (!a->experts_off[at] && on - 1 < c->moe.n_experts_used) {
         app_say(a, "expert %d stays on: each token is sent to %d of the %d on", e,
                 c->moe.n_experts_used, on);

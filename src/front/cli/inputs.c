@@ -219,11 +219,10 @@ inputs_experts_off(const struct model *m, const int (*off)[2], int count, unsign
         return attn_fail(err, ATTN_ENOMEM, "out of memory");
     for (int i = 0; i < count; i++)
         (*out)[off[i][0] * c->moe.n_experts + off[i][1]] = 1;
-    for (int l = 0; l < c->n_layer; l++) {
+    {
         int on = 0;
-        for (int e = 0; e < c->moe.n_experts; e++)
-            on += !(*out)[l * c->moe.n_experts + e];
-        if (on < c->moe.n_experts_used) {
+        const int l = decoder_experts_too_few(c, *out, &on);
+        if (l >= 0) {
             free(*out);
             *out = NULL;
             return attn_fail(err, ATTN_EVALUE,
