@@ -155,6 +155,11 @@ struct decoder_config {
      * it scores this many classes through a head of their own with a bias
      * (the book's chapter 6 classifier: spam or not).
      */
+    /*
+     * What mixes the tokens in each layer (mixer.h's table): 0, softmax
+     * attention, in every layer of every architecture so far.
+     */
+    unsigned char mixer[DECODER_LAYERS_SLIDING_MAX];
     int n_classes;
 };
 
@@ -205,6 +210,11 @@ bool decoder_post_norms(const struct decoder_config *c);
 bool decoder_rope_local(const struct decoder_config *c, int layer);
 /* Whether layer's MLP is a mixture of experts. */
 bool decoder_sparse(const struct decoder_config *c, int layer);
+/*
+ * The key and value rows layer keeps for n tokens: n, or a sliding layer's
+ * window once the text is longer (a ring).
+ */
+int decoder_kept_rows(const struct decoder_config *c, int layer, int n);
 /*
  * The experts of layer left on by off (n_layer x n_experts flags, 1: off;
  * NULL: none off), and the first layer whose experts on are fewer than a

@@ -18,6 +18,7 @@
 
 #include "attnscope/base/progress.h"
 #include "attnscope/decoder/decoder.h"
+#include "attnscope/decoder/mixer.h"
 #include "attnscope/decoder/parts.h"
 #include "attnscope/decoder/run.h"
 #include "attnscope/files/filemap.h"
@@ -134,6 +135,12 @@ decoder_config_check(const struct decoder_config *c, const char *source, const c
                          "each at least a column wide, in at most %d layers",
                          source, c->moe.n_experts, c->moe.n_experts_used, c->moe.d_expert, c->n_layer, from,
                          DECODER_EXPERTS_USED_MAX, DECODER_LAYERS_SLIDING_MAX);
+    for (int l = 0; l < c->n_layer && l < DECODER_LAYERS_SLIDING_MAX; l++)
+        if (decoder_mixer(c->mixer[l]) == NULL)
+            return attn_fail(err, ATTN_EPARSE,
+                             "%s: layer %d's mixer is number %d (from %s): attnscope has no such "
+                             "mixer",
+                             source, l, c->mixer[l], from);
     if ((int64_t)c->n_head * hd > INT32_MAX / 4)
         return attn_fail(err, ATTN_EPARSE, "%s: %d heads of %d columns (from %s) is too wide",
                          source, c->n_head, hd, from);
@@ -305,6 +312,14 @@ decoder_sparse(const struct decoder_config *c, int layer)
 {
     return c->moe.n_experts > 0 && layer >= 0 && layer < c->n_layer &&
            layer < DECODER_LAYERS_SLIDING_MAX && c->moe.sparse[layer];
+}
+
+int
+decoder_kept_rows(const struct decoder_config *c, int layer, int n)
+{
+    const int w = decoder_window(c, layer);
+
+    return w > 0 && n > w ? w : n;
 }
 
 int

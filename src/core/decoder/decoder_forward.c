@@ -22,6 +22,7 @@
 
 #include "attnscope/base/progress.h"
 #include "attnscope/decoder/decoder.h"
+#include "attnscope/decoder/mixer.h"
 #include "attnscope/decoder/parts.h"
 #include "attnscope/decoder/run.h"
 #include "attnscope/formats/tensor.h"
@@ -244,7 +245,7 @@ decoder_run_block(const struct decoder_model *m, const struct decoder_run *r, in
 
     if (pre)
         part_norm(c, &b->norm1, x + at, (int)rows, s->norm1 + at, threads);
-    part_attention(&attention, s, threads);
+    decoder_mixer_of(c, layer)->forward(&attention, s, threads);
     if (post)
         part_norm(c, &b->attn_post, s->attn + at, (int)rows, s->attn_normed + at, threads);
     part_residual(x + at, (post ? s->attn_normed : s->attn) + at, rows * C, s->resid1 + at);

@@ -9,6 +9,7 @@
 #include "attnscope/base/clock.h"
 #include "attnscope/families/model/family_model.h"
 #include "attnscope/families/model/generate.h"
+#include "attnscope/decoder/mixer.h"
 
 void
 generate_options_init(struct generate_options *o)
@@ -323,9 +324,7 @@ generation_measure_uncached(struct generation *g, struct attn_error *err)
 int
 generation_cache_rows(const struct decoder_config *c, int layer, int n)
 {
-    const int w = decoder_window(c, layer);
-
-    return w > 0 && n > w ? w : n;
+    return decoder_kept_rows(c, layer, n);
 }
 
 int
@@ -343,11 +342,12 @@ generation_cache_position(const struct decoder_config *c, int layer, int n, int 
 size_t
 generation_cache_bytes(const struct decoder_config *c, int n)
 {
-    size_t rows = 0;
+    size_t floats = 0;
 
+    /* What each layer's mixer keeps: attention its keys and values. */
     for (int l = 0; l < c->n_layer; l++)
-        rows += (size_t)generation_cache_rows(c, l, n);
-    return 2 * rows * (size_t)decoder_kv_width(c) * sizeof(float);
+        floats += decoder_mixer_of(c, l)->kept_floats(c, l, n);
+    return floats * sizeof(float);
 }
 
 size_t

@@ -1,0 +1,46 @@
+/*
+ * mixer.h: what mixes the tokens in a decoder layer, as a slot the block
+ * calls (see decoder.h).  Softmax attention, with its masks, softcap and
+ * sinks, is one mixer; a layer of another kind (a linear recurrence with a
+ * state, a latent cache, a cache shared with another layer) is another,
+ * named by the layer's entry in struct decoder_config's mixer.
+ *
+ * A mixer says what it computes (forward: the rows from .. n - 1 of its
+ * output, s->attn (n, C), from its input a->x (n, C)), what it keeps
+ * between tokens (kept_floats: for n tokens of layer, in floats; the cache
+ * screen and --generate's summary read it), and in words what that is.
+ */
+#ifndef ATTNSCOPE_DECODER_MIXER_H
+#define ATTNSCOPE_DECODER_MIXER_H
+
+#include <stddef.h>
+
+#include "attnscope/decoder/decoder_config.h"
+#include "attnscope/decoder/decoder_run.h"
+#include "attnscope/decoder/parts.h"
+
+/* The mixers a process can hold: the built-in ones and those added. */
+#define DECODER_MIXERS_MAX 8
+
+struct decoder_mixer {
+    const char *name;  /* "attention" */
+    const char *keeps; /* "keys and values": what kept_floats counts */
+    void (*forward)(const struct part_attention_args *a, struct decoder_layer_stages *s,
+                    int threads);
+    size_t (*kept_floats)(const struct decoder_config *c, int layer, int n);
+};
+
+/* The built-in mixers' ids (struct decoder_config's mixer[layer]). */
+enum { DECODER_MIXER_ATTENTION = 0 };
+
+/* Layer's mixer: c->mixer[layer]'s (decoder_config_check refuses an id no mixer has). */
+const struct decoder_mixer *decoder_mixer_of(const struct decoder_config *c, int layer);
+/* The mixer of id, or NULL. */
+const struct decoder_mixer *decoder_mixer(int id);
+/*
+ * Adds a mixer to the table, before any forward uses it (a test's, or a
+ * kind a build adds): its id, or -1 when the table is full.
+ */
+int decoder_mixer_add(const struct decoder_mixer *m);
+
+#endif
