@@ -39,6 +39,7 @@
 #include "tui/startup.h"
 #include "tui/tui.h"
 #include "front/lessons/walkthrough.h"
+#include "attnscope/families/model/switches.h"
 #include "main_internal.h"
 
 /*
@@ -313,33 +314,21 @@ model_text(const struct cli_options *o, struct model *m, const char *sentence,
 }
 
 /*
- * The model's switches the options set (heads ablated, experts off, sinks
- * off) checked against it and put in src, and --layer checked.  0, or the
- * exit code of the error already said; *ablated and *experts_off are the
+ * The model's switches the options set (switches.h: heads ablated, experts
+ * off, sinks off) checked against it and put in src, and --layer checked.
+ * 0, or the exit code of the error already said; the masks are the
  * caller's to free either way.
  */
 static int
 model_switches(const struct cli_options *o, const struct model *m, struct pipeline_source *src,
-               unsigned char **ablated, unsigned char **experts_off)
+               struct model_switch_masks *masks)
 {
     struct attn_error err;
     char msg[1024];
 
     attn_error_clear(&err);
-    if (inputs_ablated_heads(m, (const int(*)[2])o->ablate, o->ablate_count, ablated, &err) !=
-        ATTN_OK)
+    if (model_switches_apply(m, &o->switches, masks, src, &err) != ATTN_OK)
         return die(is_usage_status(err.status) ? EXIT_USAGE : EXIT_INPUT, err.msg);
-    src->ablated = *ablated;
-    if (inputs_experts_off(m, (const int(*)[2])o->experts_off, o->experts_off_count,
-                           experts_off, &err) != ATTN_OK)
-        return die(is_usage_status(err.status) ? EXIT_USAGE : EXIT_INPUT, err.msg);
-    src->experts_off = *experts_off;
-    if (o->no_sinks && !m->dec.cfg.sinks) {
-        attn_fail_text(msg, sizeof msg, "--no-sinks: %s has no attention sinks (a model with "
-                       "learned sinks, gpt-oss, has)", m->name);
-        return die(EXIT_USAGE, msg);
-    }
-    src->sinks_off = o->no_sinks;
     if (o->layer >= m->dec.cfg.n_layer) {
         attn_fail_text(msg, sizeof msg, "--layer %d: %s has layers 0 to %d", o->layer, m->name,
                        m->dec.cfg.n_layer - 1);
@@ -355,8 +344,7 @@ run_model(const struct cli_options *given, const char *sentence)
     static struct model m; /* large (paths); one per process */
     static struct cli_options own; /* the options with the model's own defaults taken */
     const struct cli_options *o = given;
-    unsigned char *ablated = NULL;
-    unsigned char *experts_off = NULL;
+    struct model_switch_masks masks = { { NULL } };
     struct pipeline p;
     struct pipeline_source src;
     struct pipeline_selection chosen[CLI_MAX_STAGES];
@@ -390,9 +378,8 @@ run_model(const struct cli_options *given, const char *sentence)
     src.family = &family_model;
     src.model = &m;
     src.top = o->top;
-    if ((code = model_switches(o, &m, &src, &ablated, &experts_off)) != 0) {
-        free(ablated);
-        free(experts_off);
+    if ((code = model_switches(o, &m, &src, &masks)) != 0) {
+        model_switch_masks_free(&masks);
         model_close(&m);
         return code;
     }
@@ -405,8 +392,7 @@ run_model(const struct cli_options *given, const char *sentence)
         if (o->mode == CLI_TUI && o->generate > 0)
             (void)family_model_pack_if_room(&m.dec);
         code = run_tui(o, &src, o->mode == CLI_TUI ? &m.dec : NULL);
-        free(ablated);
-        free(experts_off);
+        model_switch_masks_free(&masks);
         model_close(&m);
         return code;
     }
@@ -420,8 +406,7 @@ run_model(const struct cli_options *given, const char *sentence)
     src.lean = o->mode == CLI_PRINT && !o->print_and_export && o->generate < 0 &&
                shows_no_layer(o);
     if (pipeline_create(&p, &o->cfg, &src, &err) != ATTN_OK) {
-        free(ablated);
-        free(experts_off);
+        model_switch_masks_free(&masks);
         model_close(&m);
         return die(is_usage_status(err.status) ? EXIT_USAGE : EXIT_INPUT, err.msg);
     }
@@ -445,8 +430,7 @@ run_model(const struct cli_options *given, const char *sentence)
             code = export_model_run(o, &p, chosen);
     }
     pipeline_destroy(&p);
-    free(ablated);
-    free(experts_off);
+    model_switch_masks_free(&masks);
     model_close(&m);
     return code;
 }

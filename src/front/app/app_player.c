@@ -124,10 +124,13 @@ play_step(struct app *a, int k, struct attn_error *err)
     a->family = a->res.model != NULL ? &family_model : NULL;
     a->top = a->res.opts.top;
     a->bos = a->res.opts.bos;
-    app_take_ablated(a, a->res.ablated);
-    /* (the step's --expert-off and --no-sinks, the app's from here) */
-    app_take_experts_off(a, a->res.experts_off);
-    a->sinks_off = a->res.opts.no_sinks;
+    {
+        /* (the step's switches, --ablate, --expert-off and --no-sinks, the app's from here) */
+        const struct pipeline_source step = walk_resources_source(&a->res);
+        app_take_ablated(a, step.ablated);
+        app_take_experts_off(a, step.experts_off);
+        a->sinks_off = step.sinks_off;
+    }
     free(a->sentence);
     a->sentence = sentence;
     free(a->source);

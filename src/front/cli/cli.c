@@ -14,6 +14,7 @@
 #include "attnscope/kernels/parallel.h"
 #include "attnscope/pipeline/pipeline.h"
 #include "attnscope/families/model/compare.h"
+#include "attnscope/families/model/switches.h"
 #include "front/cli/cli.h"
 #include "front/cli/cli_internal.h"
 
@@ -42,9 +43,7 @@ enum {
     OPT_THREADS,
     OPT_ARITH,
     OPT_COMPARE_ARITH,
-    OPT_ABLATE,
-    OPT_EXPERT_OFF,
-    OPT_NO_SINKS,
+    OPT_SWITCHES, /* where the model's switches stand in plain_options */
     OPT_SOURCE,
     OPT_SOURCE_FILE,
     OPT_SOURCE_EMBEDDINGS,
@@ -57,7 +56,8 @@ enum {
     OPT_GENERATE,
     OPT_EOS,
     OPT_CHAT,
-    OPT_KNOB /* + 2 * knob + option: the knobs' options */
+    OPT_SWITCH, /* + switch: a trained model's switches (switches.h's table) */
+    OPT_KNOB = OPT_SWITCH + SWITCH_COUNT /* + 2 * knob + option: the knobs' options */
 };
 
 const struct plain_option plain_options[] = {
@@ -97,14 +97,8 @@ const struct plain_option plain_options[] = {
     { "bos", 0, OPT_BOS, NULL, GROUP_INPUT,
       "with --model: put the model's first token before the text (its bos_token_id: "
       "<|begin_of_text|>, <bos>; GPT-2's <|endoftext|>), as interpretability tools do" },
-    { "ablate", 0, OPT_ABLATE, "L.H", GROUP_INPUT,
-      "with --model: zero the context of head H of layer L (repeatable), to see what it does" },
-    { "expert-off", 0, OPT_EXPERT_OFF, "L.E", GROUP_INPUT,
-      "with a mixture of experts: switch expert E of layer L off (repeatable): its router logit "
-      "-inf, so no token is sent to it" },
-    { "no-sinks", 0, OPT_NO_SINKS, NULL, GROUP_INPUT,
-      "with a model of learned attention sinks (gpt-oss): switch them off (their logits -inf), "
-      "so every row's weights sum to 1" },
+    /* (a trained model's switches, --ablate ..., from their table: switches.h) */
+    { NULL, 0, OPT_SWITCHES, NULL, GROUP_INPUT, NULL },
     { "classes", 0, OPT_CLASSES, "A,B,...", GROUP_INPUT,
       "with --model: a classifier's class names, in the order of its outputs (default class 0, "
       "class 1, ...)" },
@@ -183,8 +177,10 @@ const size_t plain_option_count = sizeof plain_options / sizeof plain_options[0]
 static const char *
 plain_name(int val)
 {
+    if (val >= OPT_SWITCH && val < OPT_SWITCH + SWITCH_COUNT)
+        return model_switch_table[val - OPT_SWITCH].option;
     for (size_t i = 0; i < PLAIN_COUNT; i++)
-        if (plain_options[i].val == val)
+        if (plain_options[i].val == val && plain_options[i].name != NULL)
             return plain_options[i].name;
     return "?";
 }
@@ -193,12 +189,18 @@ plain_name(int val)
 static const struct option *
 long_options(void)
 {
-    static struct option all[PLAIN_COUNT + KNOB_COUNT * KNOB_OPTIONS + 1];
+    static struct option all[PLAIN_COUNT + SWITCH_COUNT + KNOB_COUNT * KNOB_OPTIONS + 1];
 
     if (all[0].name == NULL) {
         size_t n = 0;
+        for (int sw = 0; sw < SWITCH_COUNT; sw++)
+            all[n++] = (struct option){ model_switch_table[sw].option,
+                                        model_switch_table[sw].metavar ? required_argument
+                                                                       : no_argument,
+                                        NULL, OPT_SWITCH + sw };
         for (size_t i = 0; i < PLAIN_COUNT; i++)
-            all[n++] = (struct option){ plain_options[i].name,
+            if (plain_options[i].name != NULL)
+                all[n++] = (struct option){ plain_options[i].name,
                                         plain_options[i].metavar ? required_argument : no_argument,
                                         NULL, plain_options[i].val };
         for (int k = 0; k < KNOB_COUNT; k++)
@@ -294,46 +296,6 @@ eos_option(struct write_eos *e, const char *arg, char *err, size_t err_size)
                               "--eos: give a token id, a token's text (at most %zu bytes) or none",
                               sizeof e->text - 1);
     snprintf(e->text, sizeof e->text, "%s", arg);
-    return 0;
-}
-
-/*
- * L.N, two whole numbers from 0 written in digits alone around one dot
- * (strtol would take "0." and "0. 1" and " 3.1"); false otherwise.
- */
-static bool
-layer_dot(const char *arg, int out[2])
-{
-    const char *p = arg;
-
-    for (int part = 0; part < 2; part++) {
-        long v = 0;
-        const char *start = p;
-        while (*p >= '0' && *p <= '9' && v <= 100000)
-            v = v * 10 + (*p++ - '0');
-        if (p == start || v > 100000 || *p != (part == 0 ? '.' : '\0'))
-            return false;
-        out[part] = (int)v;
-        p++;
-    }
-    return true;
-}
-
-/* --expert-off L.E and --ablate L.H: a layer and an expert or head, from 0, into list. */
-static int
-layer_dot_option(const char *option, const char *what, const char *example, const char *arg,
-                 int list[][2], int *count, char *err, size_t err_size)
-{
-    int v[2];
-
-    if (!layer_dot(arg, v))
-        return attn_fail_text(err, err_size, "%s %s: give a layer and %s, from 0: %s %s", option,
-                              arg, what, option, example);
-    if (*count == CLI_MAX_STAGES)
-        return attn_fail_text(err, err_size, "%s: at most %d of them", option, CLI_MAX_STAGES);
-    list[*count][0] = v[0];
-    list[*count][1] = v[1];
-    (*count)++;
     return 0;
 }
 
@@ -435,6 +397,9 @@ plain_option(struct cli_options *o, int c, const char *arg, char **argv, char *e
 
     if (simple_option(o, c, arg))
         return 0;
+    if (c >= OPT_SWITCH && c < OPT_SWITCH + SWITCH_COUNT)
+        return model_switch_parse(&o->switches, (enum model_switch_id)(c - OPT_SWITCH), arg, err,
+                                  err_size);
     switch (c) {
     case 's':
         o->sentence = arg;
@@ -454,17 +419,6 @@ plain_option(struct cli_options *o, int c, const char *arg, char **argv, char *e
         break;
     case OPT_TOP:
         r = knob_parse_int("--top", arg, 0, 1000, &o->top, err, err_size);
-        break;
-    case OPT_ABLATE:
-        r = layer_dot_option("--ablate", "a head", "5.1", arg, o->ablate, &o->ablate_count, err,
-                             err_size);
-        break;
-    case OPT_EXPERT_OFF:
-        r = layer_dot_option("--expert-off", "an expert", "3.7", arg, o->experts_off,
-                             &o->experts_off_count, err, err_size);
-        break;
-    case OPT_NO_SINKS:
-        o->no_sinks = true;
         break;
     case OPT_GENERATE:
         r = knob_parse_int("--generate", arg, 0, 1000000, &o->generate, err, err_size);
@@ -624,14 +578,13 @@ check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
         cli_check_compare(o, err, err_size) != 0)
         return -1;
     if (o->model == NULL && (o->layer >= 0 || o->top != CLI_DEFAULT_TOP || o->bos ||
-                             o->ablate_count > 0 || o->experts_off_count > 0 || o->no_sinks ||
-                             o->classes != NULL || o->verify || o->arith != CLI_ARITH_EXACT))
+                             model_switch_given(&o->switches) >= 0 || o->classes != NULL ||
+                             o->verify || o->arith != CLI_ARITH_EXACT))
         return attn_fail_text(err, err_size, "--%s works with --model (a trained GPT-2)",
                               o->layer >= 0          ? "layer"
                               : o->bos               ? "bos"
-                              : o->ablate_count > 0  ? "ablate"
-                              : o->experts_off_count > 0 ? "expert-off"
-                              : o->no_sinks          ? "no-sinks"
+                              : model_switch_given(&o->switches) >= 0
+                                  ? model_switch_table[model_switch_given(&o->switches)].option
                               : o->classes != NULL   ? "classes"
                               : o->verify            ? "verify"
                               : o->arith != CLI_ARITH_EXACT ? "arith"

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attnscope/families/model/switches.h"
 #include "attnscope/attention/attention_config.h"
 #include "front/cli/print_format.h"
 
@@ -68,11 +69,7 @@ struct cli_options {
     int threads;                     /* --threads, or 0: $ATTNSCOPE_THREADS or every core */
     int arith;                       /* --arith: CLI_ARITH_EXACT (the default) or _INT8 */
     int compare_arith;               /* --compare-arith, or -1: --arith's */
-    int ablate_count;                /* --ablate L.H, in the order given */
-    int ablate[CLI_MAX_STAGES][2];   /* (layer, head) */
-    int experts_off_count;           /* --expert-off L.E, in the order given */
-    bool no_sinks;                   /* --no-sinks: a model's attention sinks off */
-    int experts_off[CLI_MAX_STAGES][2]; /* (layer, expert) */
+    struct model_switches_given switches; /* --ablate, --expert-off, --no-sinks (switches.h) */
     int model_heads;                 /* --heads with --model: the head count no file gives, or 0 */
     const char *classes;             /* --classes A,B: a classifier's class names, or NULL */
     /* Where the view opens (and what --figure draws): */

@@ -12,6 +12,7 @@
 #include "attnscope/families/model/model.h"
 #include "attnscope/pipeline/knob.h"
 #include "attnscope/pipeline/pipeline.h"
+#include "attnscope/families/model/switches.h"
 #include "front/cli/cli.h"
 #include "front/cli/cli_internal.h"
 
@@ -187,7 +188,11 @@ add_group(struct usage *u, enum usage_group g, const char *title)
     add(u, "\n%s:\n", title);
     for (size_t i = 0; i < plain_option_count; i++) {
         const struct plain_option *o = &plain_options[i];
-        if (o->group == g)
+        if (o->group == g && o->name == NULL) /* (the model's switches stand here) */
+            for (int sw = 0; sw < SWITCH_COUNT; sw++)
+                add_option(u, 0, model_switch_table[sw].option, model_switch_table[sw].metavar,
+                           model_switch_table[sw].help);
+        else if (o->group == g)
             add_option(u, o->short_name, o->name, o->metavar, o->help);
     }
     for (int k = 0; k < KNOB_COUNT; k++) {

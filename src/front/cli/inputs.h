@@ -51,22 +51,6 @@ void inputs_destroy(struct inputs *in);
 
 struct model;
 
-/*
- * A trained model's --ablate L.H heads (count pairs), checked against m:
- * *out gets layers * heads bytes, 1 for each head to zero (NULL when count
- * is 0; the caller frees it).  ATTN_EVALUE naming the option when a head is
- * not in m, ATTN_ENOMEM.  main.c and lesson steps share it.
- */
-/*
- * --expert-off's (layer, expert) pairs as the mask decoder_knobs takes
- * ((layers * experts) bytes, the caller's to free; NULL when count is 0),
- * each checked against m: a sparse layer's expert, and as many left on in
- * each layer as a token is sent to.
- */
-enum attn_status inputs_experts_off(const struct model *m, const int (*off)[2], int count,
-                                    unsigned char **out, struct attn_error *err);
-enum attn_status inputs_ablated_heads(const struct model *m, const int (*ablate)[2], int count,
-                                      unsigned char **out, struct attn_error *err);
 
 /* The pipeline source for sentence (and source, across sentences, or NULL) and the loaded inputs. */
 struct pipeline_source inputs_source(const struct inputs *in, const char *sentence,

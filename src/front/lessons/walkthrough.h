@@ -81,8 +81,7 @@ struct walk_resources {
     char *paths[4];            /* resolved -e, --qkv, --weights, --source-embeddings */
     struct inputs in;          /* what they load */
     const struct model *model; /* --model: a trained model, owned by the walkthrough */
-    unsigned char *ablated;    /* its --ablate heads (layers * heads), or NULL */
-    unsigned char *experts_off; /* its --expert-off experts (layers * experts), or NULL */
+    struct model_switch_masks switches; /* its --ablate heads, --expert-off experts (switches.h) */
     int layer;                 /* the layer the step shows */
     struct generation *writing; /* --generate: what the model wrote (the step's pipeline is
                                    its text), or NULL */

@@ -282,7 +282,7 @@ walkthrough_same_model(const struct walkthrough *w, const char *what, char *less
     return 0;
 }
 
-/* A model step's --ablate heads and layer, checked against the model. */
+/* A model step's switches (--ablate ...) and layer, checked against the model. */
 static enum attn_status
 model_step(const struct walkthrough *w, int k, struct walk_resources *res, int line,
            struct attn_error *err)
@@ -290,6 +290,7 @@ model_step(const struct walkthrough *w, int k, struct walk_resources *res, int l
     const struct decoder_config *c = &res->model->dec.cfg;
     const struct walk_step *s = &w->steps[k];
     struct attn_error sub;
+    struct pipeline_source unused; /* (the step's source is made later: walk_resources_source) */
 
     res->layer = s->layer >= 0 ? s->layer : res->opts.layer >= 0 ? res->opts.layer : 0;
     if (res->layer >= c->n_layer)
@@ -299,14 +300,9 @@ model_step(const struct walkthrough *w, int k, struct walk_resources *res, int l
     if (s->head >= c->n_head)
         return attn_fail(err, ATTN_EVALUE, "%s:%d: head %d: %s has heads 0 to %d", w->path,
                          s->line, s->head, res->model->name, c->n_head - 1);
-    if (inputs_ablated_heads(res->model, (const int(*)[2])res->opts.ablate, res->opts.ablate_count,
-                             &res->ablated, &sub) != ATTN_OK ||
-        inputs_experts_off(res->model, (const int(*)[2])res->opts.experts_off,
-                           res->opts.experts_off_count, &res->experts_off, &sub) != ATTN_OK)
+    if (model_switches_apply(res->model, &res->opts.switches, &res->switches, &unused, &sub) !=
+        ATTN_OK)
         return attn_fail(err, sub.status, "%s:%d: %s", w->path, line, sub.msg);
-    if (res->opts.no_sinks && !c->sinks)
-        return attn_fail(err, ATTN_EVALUE, "%s:%d: --no-sinks: %s has no attention sinks",
-                         w->path, line, res->model->name);
     return ATTN_OK;
 }
 
@@ -530,8 +526,7 @@ walk_resources_destroy(struct walk_resources *res)
     res->cmp = NULL;
     res->second_pipe = NULL;
     inputs_destroy(&res->in);
-    free(res->ablated);
-    free(res->experts_off);
+    model_switch_masks_free(&res->switches);
     if (res->writing != NULL) {
         generation_destroy(res->writing);
         free(res->writing);
@@ -555,9 +550,7 @@ walk_resources_source(const struct walk_resources *res)
     src.model = res->model;
     src.top = res->opts.top;
     src.bos = res->opts.bos;
-    src.ablated = res->ablated;
-    src.experts_off = res->experts_off;
-    src.sinks_off = res->opts.no_sinks;
+    model_switches_source(&res->opts.switches, &res->switches, &src);
     return src;
 }
 
