@@ -39,11 +39,28 @@ struct arch_tensor {
     const char *bias; /* NULL: the layout has none for this role */
 };
 
-/* A row of a name table: a role, and its tensors in each layout. */
+/*
+ * A row of a name table: a role, and its tensors in each layout.  A row
+ * that gives no GGUF name takes llama.cpp's for its role (arch_gguf_names);
+ * ARCH_NO_TENSOR says the layout has none where that map has one.
+ */
 struct arch_name {
     enum arch_role role;
     struct arch_tensor in[ARCH_LAYOUTS];
 };
+#define ARCH_NO_TENSOR ""
+
+/* llama.cpp's name of every role's tensors in a GGUF (blk.N.attn_q.weight ...), one map. */
+extern const struct arch_tensor arch_gguf_names[ARCH_ROLES];
+/*
+ * The rows architectures build on (architecture_names.c): Llama's (Llama,
+ * Qwen2, Mixtral, gpt-oss) and Qwen3's (its book's norms' "scale";
+ * Qwen3-MoE, OLMoE).
+ */
+#define ARCH_LLAMA_ROWS 14
+#define ARCH_QWEN3_ROWS 14
+extern const struct arch_name arch_llama_rows[ARCH_LLAMA_ROWS];
+extern const struct arch_name arch_qwen3_rows[ARCH_QWEN3_ROWS];
 
 /* How a layout stores a linear's matrix. */
 enum arch_storage {
@@ -178,7 +195,22 @@ struct architecture {
      * "qwen3moe"; Mixtral's "llama", told from Llama by its expert_count).
      */
     const char *gguf;
+    /*
+     * The rows it builds on, and names its differences from: its rows are
+     * base's, each replaced by a row of names of the same role, then names'
+     * others (as Hugging Face's modular files write a model as another's
+     * diff).  NULL: names alone.
+     */
+    const struct arch_name *base;
+    int base_count;
 };
+
+/*
+ * a's name table as it reads files: base's rows with its own differences,
+ * every GGUF name filled in from arch_gguf_names, ARCH_NO_TENSOR made NULL;
+ * made once, kept for the process.
+ */
+const struct arch_name *arch_rows(const struct architecture *a, int *count);
 
 /*
  * c's parts from a's list (the kinds, the flags, the defaults a reader then
@@ -267,6 +299,10 @@ int64_t arch_dim(const struct arch_loader *ld, enum arch_role role, int layer, i
 
 /* How many layers the file has (counted by each layer's first role of the table). */
 int arch_count_layers(const struct arch_loader *ld);
+/* The first per-layer role of ld's table its layout has: what counts the layers. */
+enum arch_role arch_layer_role(const struct arch_loader *ld);
+/* The screens' short name of every role ld's layout has, into the model (its part_names). */
+void arch_name_parts(struct arch_loader *ld);
 
 /*
  * The range each number of a model's settings must keep, whichever file

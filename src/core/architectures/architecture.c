@@ -285,65 +285,6 @@ architecture_find(const char *dir, const char *weights, const struct architectur
     }
 }
 
-const char *
-arch_name(const struct arch_loader *ld, enum arch_role role, int layer, bool bias, char *buf,
-          size_t size)
-{
-    for (int i = 0; i < ld->arch->name_count; i++)
-        if (ld->arch->names[i].role == role) {
-            const struct arch_tensor *t = &ld->arch->names[i].in[ld->layout->layout];
-            const char *format = bias ? t->bias : t->weight;
-            if (format == NULL)
-                return NULL;
-            snprintf(buf, size, format, layer, ld->expert);
-            return buf;
-        }
-    return NULL;
-}
-
-bool
-arch_has(const struct arch_loader *ld, enum arch_role role, int layer)
-{
-    char name[160];
-
-    return arch_name(ld, role, layer, false, name, sizeof name) != NULL &&
-           weights_find(&ld->w, name) != NULL;
-}
-
-int64_t
-arch_dim(const struct arch_loader *ld, enum arch_role role, int layer, int d)
-{
-    char name[160];
-
-    return arch_name(ld, role, layer, false, name, sizeof name) != NULL
-               ? weights_dim(&ld->w, name, d)
-               : -1;
-}
-
-/* The first per-layer role of the table that ld's layout has: what counts the layers. */
-static enum arch_role
-layer_role(const struct arch_loader *ld)
-{
-    for (int i = 0; i < ld->arch->name_count; i++) {
-        const struct arch_tensor *t = &ld->arch->names[i].in[ld->layout->layout];
-        if (t->weight != NULL && strstr(t->weight, "%d") != NULL)
-            return ld->arch->names[i].role;
-    }
-    return ROLE_ATTN_NORM;
-}
-
-int
-arch_count_layers(const struct arch_loader *ld)
-{
-    const enum arch_role role = layer_role(ld);
-
-    for (int i = 0; i < ld->arch->name_count; i++)
-        if (ld->arch->names[i].role == role && ld->arch->names[i].in[ld->layout->layout].weight)
-            return weights_count_blocks(&ld->w, ld->arch->names[i].in[ld->layout->layout].weight,
-                                        1 << 24);
-    return 0;
-}
-
 /* ---------------------------------------------------------------- the walk */
 
 /* role's norm for layer: its scale, and its shift when it is a LayerNorm. */
@@ -645,7 +586,7 @@ static int
 check_layers(struct arch_loader *ld, struct attn_error *err)
 {
     const struct decoder_model *m = ld->w.m;
-    const enum arch_role role = layer_role(ld);
+    const enum arch_role role = arch_layer_role(ld);
     char name[160];
     int have;
 
@@ -681,52 +622,6 @@ gguf_marker(const struct architecture *arch)
     return arch->layouts[0].marker;
 }
 
-/*
- * The short name of a tensor named format: the layer's part ("h.%d.",
- * "model/h%d/") and the parameter's ("weight", "/g") left off, then its
- * last part ("attn.c_attn" -> "c_attn"), or the whole when that is a
- * number (the book's "ff.layers.0").
- */
-static void
-short_name(const char *format, char *buf, size_t size)
-{
-    const char *from = strstr(format, "%d");
-    const char *end = format + strlen(format);
-    const char *last;
-
-    from = from != NULL ? from + 3 : format; /* past "%d." or "%d/" */
-    if (from > end)
-        from = end;
-    for (const char *s = end; s > from; s--)
-        if (s[-1] == '.' || s[-1] == '/') {
-            /* "model/wte" keeps its last part: a name only, no parameter. */
-            if (strcmp(s, "weight") == 0 || strcmp(s, "bias") == 0 || strcmp(s, "scale") == 0 ||
-                strcmp(s, "shift") == 0 || strlen(s) == 1)
-                end = s - 1;
-            break;
-        }
-    for (last = end; last > from && last[-1] != '.' && last[-1] != '/'; last--)
-        ;
-    if (last < end && last[0] >= '0' && last[0] <= '9')
-        last = from;
-    snprintf(buf, size, "%.*s", (int)(end - last), last);
-}
-
-/* The screens' name of every role ld's layout has (decoder_model's part_names). */
-static void
-name_parts(struct arch_loader *ld)
-{
-    struct decoder_model *m = ld->w.m;
-
-    memset(m->part_names, 0, sizeof m->part_names);
-    for (int i = 0; i < ld->arch->name_count; i++) {
-        const char *w = ld->arch->names[i].in[ld->layout->layout].weight;
-        if (w != NULL)
-            short_name(w, m->part_names[ld->arch->names[i].role],
-                       sizeof m->part_names[ld->arch->names[i].role]);
-    }
-}
-
 /* The architecture and layout of the file ld reads; -1 with err set when its names are none. */
 static int
 choose(struct arch_loader *ld, const struct architecture *arch, struct attn_error *err)
@@ -739,7 +634,7 @@ choose(struct arch_loader *ld, const struct architecture *arch, struct attn_erro
         (ld->layout = layout_in(&ld->w.src, arch, ld->w.prefix, sizeof ld->w.prefix)) != NULL) {
         ld->arch = arch;
         ld->w.m->names = ld->layout->names;
-        name_parts(ld);
+        arch_name_parts(ld);
         ld->w.keep_bf16 = arch->keep_bf16;
         return 0;
     }

@@ -30,9 +30,12 @@
 static bool
 stacked(const struct arch_loader *ld)
 {
-    for (int i = 0; i < ld->arch->name_count; i++)
-        if (ld->arch->names[i].role == ROLE_EXPERT_UP) {
-            const char *w = ld->arch->names[i].in[ld->layout->layout].weight;
+    int count;
+    const struct arch_name *rows = arch_rows(ld->arch, &count);
+
+    for (int i = 0; i < count; i++)
+        if (rows[i].role == ROLE_EXPERT_UP) {
+            const char *w = rows[i].in[ld->layout->layout].weight;
             const char *first = w != NULL ? strstr(w, "%d") : NULL;
             return first != NULL && strstr(first + 2, "%d") == NULL;
         }

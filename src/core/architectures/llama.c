@@ -13,66 +13,25 @@
 #include "attnscope/files/fileio.h"
 
 /*
- * The rows Llama and Qwen3 share: Hugging Face's names (the head lm_head,
- * the rest under model. or not), and the book's (ch05/07's Llama 3.2,
- * ch05/11's Qwen3: tok_emb, trf_blocks.N.att.W_query, ff.fc1 the gate,
- * fc2 up, fc3 down) with the book's norms' weight NORM: nn.RMSNorm's
- * "weight" in its Llama, its own RMSNorm's "scale" in its Qwen3.
+ * Llama's and Qwen3's rows are architecture_names.c's (arch_llama_rows,
+ * arch_qwen3_rows: Hugging Face's, the book's and the GGUF's names); a
+ * mixture adds its router and experts to them.
  */
-#define LLAMA_LINEAR(role, hf, book, gguf)                                                 \
-    { role,                                                                                \
-      { [ARCH_HF] = { "layers.%d." hf ".weight", "layers.%d." hf ".bias" },              \
-        [ARCH_BOOK] = { "trf_blocks.%d." book ".weight", "trf_blocks.%d." book ".bias" },  \
-        [ARCH_GGUF] = { "blk.%d." gguf ".weight", "blk.%d." gguf ".bias" } } }
-#define LLAMA_NAMES(norm)                                                                  \
-    { ROLE_TOKEN_EMBD,                                                                     \
-      { [ARCH_HF] = { "embed_tokens.weight", NULL }, [ARCH_BOOK] = { "tok_emb.weight", NULL },   \
-        [ARCH_GGUF] = { "token_embd.weight", NULL } } },                                   \
-    { ROLE_OUTPUT_NORM,                                                                    \
-      { [ARCH_HF] = { "norm.weight", NULL }, [ARCH_BOOK] = { "final_norm." norm, NULL },     \
-        [ARCH_GGUF] = { "output_norm.weight", NULL } } },                                  \
-    { ROLE_OUTPUT,                                                                         \
-      { [ARCH_HF] = { "lm_head.weight", NULL }, [ARCH_BOOK] = { "out_head.weight", NULL },    \
-        [ARCH_GGUF] = { "output.weight", NULL } } },                                       \
-    { ROLE_ATTN_NORM,                                                                      \
-      { [ARCH_HF] = { "layers.%d.input_layernorm.weight", NULL },                         \
-        [ARCH_BOOK] = { "trf_blocks.%d.norm1." norm, NULL },                               \
-        [ARCH_GGUF] = { "blk.%d.attn_norm.weight", NULL } } },                             \
-    LLAMA_LINEAR(ROLE_ATTN_Q, "self_attn.q_proj", "att.W_query", "attn_q"),                \
-    LLAMA_LINEAR(ROLE_ATTN_K, "self_attn.k_proj", "att.W_key", "attn_k"),                  \
-    LLAMA_LINEAR(ROLE_ATTN_V, "self_attn.v_proj", "att.W_value", "attn_v"),                \
-    LLAMA_LINEAR(ROLE_ATTN_OUT, "self_attn.o_proj", "att.out_proj", "attn_output"),        \
-    { ROLE_ATTN_Q_NORM,                                                                    \
-      { [ARCH_HF] = { "layers.%d.self_attn.q_norm.weight", NULL },                        \
-        [ARCH_BOOK] = { "trf_blocks.%d.att.q_norm.scale", NULL },                          \
-        [ARCH_GGUF] = { "blk.%d.attn_q_norm.weight", NULL } } },                           \
-    { ROLE_ATTN_K_NORM,                                                                    \
-      { [ARCH_HF] = { "layers.%d.self_attn.k_norm.weight", NULL },                        \
-        [ARCH_BOOK] = { "trf_blocks.%d.att.k_norm.scale", NULL },                          \
-        [ARCH_GGUF] = { "blk.%d.attn_k_norm.weight", NULL } } },                           \
-    { ROLE_FFN_NORM,                                                                       \
-      { [ARCH_HF] = { "layers.%d.post_attention_layernorm.weight", NULL },                \
-        [ARCH_BOOK] = { "trf_blocks.%d.norm2." norm, NULL },                               \
-        [ARCH_GGUF] = { "blk.%d.ffn_norm.weight", NULL } } },                              \
-    LLAMA_LINEAR(ROLE_FFN_GATE, "mlp.gate_proj", "ff.fc1", "ffn_gate"),                    \
-    LLAMA_LINEAR(ROLE_FFN_UP, "mlp.up_proj", "ff.fc2", "ffn_up"),                          \
-    LLAMA_LINEAR(ROLE_FFN_DOWN, "mlp.down_proj", "ff.fc3", "ffn_down")
-
-static const struct arch_name llama_names[] = { LLAMA_NAMES("weight") };
-static const struct arch_name qwen3_names[] = { LLAMA_NAMES("scale") };
-/*
- * Qwen3-MoE: Qwen3's rows, and in a sparse layer the router (mlp.gate) and
- * each expert's SwiGLU (mlp.experts.E.gate_proj ...: the second %d).
- */
+#define EXPERT_ROW(role, hf) { role, { [ARCH_HF] = { "layers.%d." hf ".weight", NULL } } }
+/* Qwen3-MoE: in a sparse layer the router (mlp.gate) and each expert's SwiGLU (the second %d). */
 static const struct arch_name qwen3_moe_names[] = {
-    LLAMA_NAMES("scale"),
-    LLAMA_LINEAR(ROLE_FFN_ROUTER, "mlp.gate", "ff.gate", "ffn_gate_inp"),
-    { ROLE_EXPERT_GATE, { [ARCH_HF] = { "layers.%d.mlp.experts.%d.gate_proj.weight", NULL },
-                          [ARCH_GGUF] = { "blk.%d.ffn_gate_exps.weight", NULL } } },
-    { ROLE_EXPERT_UP, { [ARCH_HF] = { "layers.%d.mlp.experts.%d.up_proj.weight", NULL },
-                          [ARCH_GGUF] = { "blk.%d.ffn_up_exps.weight", NULL } } },
-    { ROLE_EXPERT_DOWN, { [ARCH_HF] = { "layers.%d.mlp.experts.%d.down_proj.weight", NULL },
-                          [ARCH_GGUF] = { "blk.%d.ffn_down_exps.weight", NULL } } },
+    { ROLE_FFN_ROUTER, { [ARCH_HF] = { "layers.%d.mlp.gate.weight", "layers.%d.mlp.gate.bias" } } },
+    EXPERT_ROW(ROLE_EXPERT_GATE, "mlp.experts.%d.gate_proj"),
+    EXPERT_ROW(ROLE_EXPERT_UP, "mlp.experts.%d.up_proj"),
+    EXPERT_ROW(ROLE_EXPERT_DOWN, "mlp.experts.%d.down_proj"),
+};
+/* Mixtral: the router and experts under block_sparse_moe (w1 gate, w3 up, w2 down). */
+static const struct arch_name mixtral_names[] = {
+    { ROLE_FFN_ROUTER, { [ARCH_HF] = { "layers.%d.block_sparse_moe.gate.weight",
+                                       "layers.%d.block_sparse_moe.gate.bias" } } },
+    EXPERT_ROW(ROLE_EXPERT_GATE, "block_sparse_moe.experts.%d.w1"),
+    EXPERT_ROW(ROLE_EXPERT_UP, "block_sparse_moe.experts.%d.w3"),
+    EXPERT_ROW(ROLE_EXPERT_DOWN, "block_sparse_moe.experts.%d.w2"),
 };
 
 /* Each marked by a tensor the others lack (Qwen3's q_norm; the book's Llama's nn.RMSNorm). */
@@ -86,17 +45,6 @@ static const struct arch_layout_of qwen2_layouts[] = {
     { ARCH_HF, "layers.0.self_attn.q_proj.bias", { "model.", "" }, STORE_OUT_IN,
       DECODER_NAMES_HF, false },
     { ARCH_GGUF, "blk.0.attn_q.bias", { "" }, STORE_OUT_IN, DECODER_NAMES_GGUF, false },
-};
-/* Mixtral: Llama's rows, and the router and experts under block_sparse_moe (w1 gate, w3 up). */
-static const struct arch_name mixtral_names[] = {
-    LLAMA_NAMES("weight"),
-    LLAMA_LINEAR(ROLE_FFN_ROUTER, "block_sparse_moe.gate", "ff.gate", "ffn_gate_inp"),
-    { ROLE_EXPERT_GATE, { [ARCH_HF] = { "layers.%d.block_sparse_moe.experts.%d.w1.weight", NULL },
-                          [ARCH_GGUF] = { "blk.%d.ffn_gate_exps.weight", NULL } } },
-    { ROLE_EXPERT_UP, { [ARCH_HF] = { "layers.%d.block_sparse_moe.experts.%d.w3.weight", NULL },
-                          [ARCH_GGUF] = { "blk.%d.ffn_up_exps.weight", NULL } } },
-    { ROLE_EXPERT_DOWN, { [ARCH_HF] = { "layers.%d.block_sparse_moe.experts.%d.w2.weight", NULL },
-                          [ARCH_GGUF] = { "blk.%d.ffn_down_exps.weight", NULL } } },
 };
 static const struct arch_layout_of mixtral_layouts[] = {
     { ARCH_HF, "layers.0.block_sparse_moe.gate.weight", { "model.", "" }, STORE_OUT_IN,
@@ -240,21 +188,24 @@ static const char *const qwen3_moe_classes[] = { "Qwen3MoeForCausalLM", NULL };
 /* These models ship in bfloat16: their matrices stay so, half the memory of float32. */
 const struct architecture arch_llama = {
     "llama",     "Llama",            llama_types,        llama_classes, llama_layouts, COUNT(llama_layouts),
-    llama_names, COUNT(llama_names), true,          true,          llama_describe,
+    NULL, 0, true,          true,          llama_describe,
     .parts = { .positions = DECODER_POSITIONS_ROPE, .norm = DECODER_NORM_RMS, .mlp = DECODER_MLP_SWIGLU,
                 .block_norms = DECODER_PRE_NORM, .eps = 1e-6, .rope_theta = 10000.0, .mlp_bias_key = true },
+    .base = arch_llama_rows, .base_count = ARCH_LLAMA_ROWS,
 };
 const struct architecture arch_qwen2 = {
     "qwen2",     "Qwen2",            qwen2_types,        qwen2_classes, qwen2_layouts, COUNT(qwen2_layouts),
-    llama_names, COUNT(llama_names), true,          true,          llama_describe,
+    NULL, 0, true,          true,          llama_describe,
     .parts = { .positions = DECODER_POSITIONS_ROPE, .norm = DECODER_NORM_RMS, .mlp = DECODER_MLP_SWIGLU,
                 .block_norms = DECODER_PRE_NORM, .eps = 1e-6, .rope_theta = 10000.0, .qkv_biased = true },
+    .base = arch_llama_rows, .base_count = ARCH_LLAMA_ROWS,
 };
 const struct architecture arch_qwen3 = {
     "qwen3",     "Qwen3",            qwen3_types,        qwen3_classes, qwen3_layouts, COUNT(qwen3_layouts),
-    qwen3_names, COUNT(qwen3_names), true,          true,          llama_describe,
+    NULL, 0, true,          true,          llama_describe,
     .parts = { .positions = DECODER_POSITIONS_ROPE, .norm = DECODER_NORM_RMS, .mlp = DECODER_MLP_SWIGLU,
                 .block_norms = DECODER_PRE_NORM, .eps = 1e-6, .rope_theta = 10000.0, .qk_norm = true, .head_dim = 128 },
+    .base = arch_qwen3_rows, .base_count = ARCH_QWEN3_ROWS,
 };
 const struct architecture arch_qwen3_moe = {
     "qwen3_moe", "Qwen3-MoE", qwen3_moe_types, qwen3_moe_classes, qwen3_moe_layouts,
@@ -264,6 +215,7 @@ const struct architecture arch_qwen3_moe = {
                .mlp = DECODER_MLP_SWIGLU, .block_norms = DECODER_PRE_NORM, .eps = 1e-6,
                .rope_theta = 10000.0, .qk_norm = true, .head_dim = 128, .moe = &qwen3_moe_keys },
     .gguf = "qwen3moe",
+    .base = arch_qwen3_rows, .base_count = ARCH_QWEN3_ROWS,
 };
 const struct architecture arch_olmoe = {
     "olmoe", "OLMoE", olmoe_types, olmoe_classes, qwen3_moe_layouts, COUNT(qwen3_moe_layouts),
@@ -273,6 +225,7 @@ const struct architecture arch_olmoe = {
                .mlp = DECODER_MLP_SWIGLU, .block_norms = DECODER_PRE_NORM, .eps = 1e-5,
                .rope_theta = 10000.0, .qk_norm = true, .qk_norm_full = true,
                .moe = &olmoe_keys },
+    .base = arch_qwen3_rows, .base_count = ARCH_QWEN3_ROWS,
 };
 const struct architecture arch_mixtral = {
     "mixtral", "Mixtral", mixtral_types, mixtral_classes, mixtral_layouts, COUNT(mixtral_layouts),
@@ -281,4 +234,5 @@ const struct architecture arch_mixtral = {
                .mlp = DECODER_MLP_SWIGLU, .block_norms = DECODER_PRE_NORM, .eps = 1e-5,
                .rope_theta = 1000000.0, .moe = &mixtral_keys, .window_key = true },
     .gguf = "llama",
+    .base = arch_llama_rows, .base_count = ARCH_LLAMA_ROWS,
 };

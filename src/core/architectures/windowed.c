@@ -21,76 +21,62 @@
 #include "attnscope/formats/gguf.h"
 #include "attnscope/formats/tensors.h"
 
-/* A role's names in the three layouts: Hugging Face's, the book's, llama.cpp's (blk.N.). */
-#define WINDOW_LINEAR(role, hf, book, gguf)                                                \
+/*
+ * A role's names in Hugging Face's layout and the book's; a GGUF's are
+ * llama.cpp's for the role (arch_gguf_names).
+ */
+#define WINDOW_LINEAR(role, hf, book)                                                      \
     { role,                                                                                \
       { [ARCH_HF] = { "layers.%d." hf ".weight", "layers.%d." hf ".bias" },              \
-        [ARCH_BOOK] = { "blocks.%d." book ".weight", "blocks.%d." book ".bias" },          \
-        [ARCH_GGUF] = { "blk.%d." gguf ".weight", "blk.%d." gguf ".bias" } } }
+        [ARCH_BOOK] = { "blocks.%d." book ".weight", "blocks.%d." book ".bias" } } }
 /* A norm: Hugging Face's NAME.weight, the book's NAME.SCALE (Gemma's "scale", Olmo's "weight"). */
-#define WINDOW_NORM(role, name, scale, gguf)                                               \
+#define WINDOW_NORM(role, name, scale)                                                     \
     { role,                                                                                \
       { [ARCH_HF] = { "layers.%d." name ".weight", NULL },                                \
-        [ARCH_BOOK] = { "blocks.%d." name "." scale, NULL },                               \
-        [ARCH_GGUF] = { "blk.%d." gguf ".weight", NULL } } }
+        [ARCH_BOOK] = { "blocks.%d." name "." scale, NULL } } }
 #define WINDOW_NAMES(scale)                                                                \
     { ROLE_TOKEN_EMBD,                                                                     \
-      { [ARCH_HF] = { "embed_tokens.weight", NULL }, [ARCH_BOOK] = { "tok_emb.weight", NULL },   \
-        [ARCH_GGUF] = { "token_embd.weight", NULL } } },                                   \
+      { [ARCH_HF] = { "embed_tokens.weight", NULL }, [ARCH_BOOK] = { "tok_emb.weight", NULL } } }, \
     { ROLE_OUTPUT_NORM,                                                                    \
-      { [ARCH_HF] = { "norm.weight", NULL }, [ARCH_BOOK] = { "final_norm." scale, NULL },     \
-        [ARCH_GGUF] = { "output_norm.weight", NULL } } },                                  \
+      { [ARCH_HF] = { "norm.weight", NULL }, [ARCH_BOOK] = { "final_norm." scale, NULL } } }, \
     { ROLE_OUTPUT,                                                                         \
-      { [ARCH_HF] = { "lm_head.weight", NULL }, [ARCH_BOOK] = { "out_head.weight", NULL },    \
-        [ARCH_GGUF] = { "output.weight", NULL } } },                                       \
-    WINDOW_LINEAR(ROLE_ATTN_Q, "self_attn.q_proj", "att.W_query", "attn_q"),               \
-    WINDOW_LINEAR(ROLE_ATTN_K, "self_attn.k_proj", "att.W_key", "attn_k"),                 \
-    WINDOW_LINEAR(ROLE_ATTN_V, "self_attn.v_proj", "att.W_value", "attn_v"),               \
-    WINDOW_LINEAR(ROLE_ATTN_OUT, "self_attn.o_proj", "att.out_proj", "attn_output"),       \
+      { [ARCH_HF] = { "lm_head.weight", NULL }, [ARCH_BOOK] = { "out_head.weight", NULL } } }, \
+    WINDOW_LINEAR(ROLE_ATTN_Q, "self_attn.q_proj", "att.W_query"),                         \
+    WINDOW_LINEAR(ROLE_ATTN_K, "self_attn.k_proj", "att.W_key"),                           \
+    WINDOW_LINEAR(ROLE_ATTN_V, "self_attn.v_proj", "att.W_value"),                         \
+    WINDOW_LINEAR(ROLE_ATTN_OUT, "self_attn.o_proj", "att.out_proj"),                      \
     { ROLE_ATTN_Q_NORM,                                                                    \
       { [ARCH_HF] = { "layers.%d.self_attn.q_norm.weight", NULL },                        \
-        [ARCH_BOOK] = { "blocks.%d.att.q_norm." scale, NULL },                             \
-        [ARCH_GGUF] = { "blk.%d.attn_q_norm.weight", NULL } } },                           \
+        [ARCH_BOOK] = { "blocks.%d.att.q_norm." scale, NULL } } },                         \
     { ROLE_ATTN_K_NORM,                                                                    \
       { [ARCH_HF] = { "layers.%d.self_attn.k_norm.weight", NULL },                        \
-        [ARCH_BOOK] = { "blocks.%d.att.k_norm." scale, NULL },                             \
-        [ARCH_GGUF] = { "blk.%d.attn_k_norm.weight", NULL } } },                           \
-    WINDOW_NORM(ROLE_ATTN_POST_NORM, "post_attention_layernorm", scale, "post_attention_norm"), \
-    WINDOW_NORM(ROLE_FFN_POST_NORM, "post_feedforward_layernorm", scale, "post_ffw_norm"),      \
-    WINDOW_LINEAR(ROLE_FFN_GATE, "mlp.gate_proj", "ff.fc1", "ffn_gate"),                   \
-    WINDOW_LINEAR(ROLE_FFN_UP, "mlp.up_proj", "ff.fc2", "ffn_up"),                         \
-    WINDOW_LINEAR(ROLE_FFN_DOWN, "mlp.down_proj", "ff.fc3", "ffn_down")
+        [ARCH_BOOK] = { "blocks.%d.att.k_norm." scale, NULL } } },                         \
+    WINDOW_NORM(ROLE_ATTN_POST_NORM, "post_attention_layernorm", scale),                   \
+    WINDOW_NORM(ROLE_FFN_POST_NORM, "post_feedforward_layernorm", scale),                  \
+    WINDOW_LINEAR(ROLE_FFN_GATE, "mlp.gate_proj", "ff.fc1"),                               \
+    WINDOW_LINEAR(ROLE_FFN_UP, "mlp.up_proj", "ff.fc2"),                                   \
+    WINDOW_LINEAR(ROLE_FFN_DOWN, "mlp.down_proj", "ff.fc3")
 
 /* Gemma 3's four norms a block: Olmo 3's two and the two before attention and the MLP. */
 static const struct arch_name gemma3_names[] = {
-    WINDOW_NORM(ROLE_ATTN_NORM, "input_layernorm", "scale", "attn_norm"),
-    WINDOW_NORM(ROLE_FFN_NORM, "pre_feedforward_layernorm", "scale", "ffn_norm"),
+    WINDOW_NORM(ROLE_ATTN_NORM, "input_layernorm", "scale"),
+    WINDOW_NORM(ROLE_FFN_NORM, "pre_feedforward_layernorm", "scale"),
     WINDOW_NAMES("scale"),
 };
 static const struct arch_name olmo3_names[] = { WINDOW_NAMES("weight") };
 
 /*
- * gpt-oss: Llama's attention with biases and a sink per head, the norm
- * before the MLP named post_attention_layernorm (llama.cpp: post_attention_norm),
- * the router mlp.router (ffn_gate_inp) with a bias, the experts' gate and up
- * in one Hugging Face tensor (gate_up_proj, or its MXFP4 _blocks and
- * _scales) and apart in a GGUF, every projection with a bias.
+ * gpt-oss: Llama's rows (its HF names) and what differs: a sink per head,
+ * the norm before the MLP named post_attention_norm in a GGUF (llama.cpp's
+ * post_attention_norm), the router mlp.router with a bias, the experts' gate
+ * and up in one Hugging Face tensor (gate_up_proj, or its MXFP4 _blocks and
+ * _scales) and apart in a GGUF, every expert projection with a bias.
  */
 static const struct arch_name gpt_oss_names[] = {
-    { ROLE_TOKEN_EMBD,
-      { [ARCH_HF] = { "embed_tokens.weight", NULL }, [ARCH_GGUF] = { "token_embd.weight", NULL } } },
-    { ROLE_OUTPUT_NORM,
-      { [ARCH_HF] = { "norm.weight", NULL }, [ARCH_GGUF] = { "output_norm.weight", NULL } } },
-    { ROLE_OUTPUT, { [ARCH_HF] = { "lm_head.weight", NULL }, [ARCH_GGUF] = { "output.weight", NULL } } },
-    WINDOW_NORM(ROLE_ATTN_NORM, "input_layernorm", "weight", "attn_norm"),
-    WINDOW_LINEAR(ROLE_ATTN_Q, "self_attn.q_proj", "att.W_query", "attn_q"),
-    WINDOW_LINEAR(ROLE_ATTN_K, "self_attn.k_proj", "att.W_key", "attn_k"),
-    WINDOW_LINEAR(ROLE_ATTN_V, "self_attn.v_proj", "att.W_value", "attn_v"),
-    WINDOW_LINEAR(ROLE_ATTN_OUT, "self_attn.o_proj", "att.out_proj", "attn_output"),
-    { ROLE_ATTN_SINKS, { [ARCH_HF] = { "layers.%d.self_attn.sinks", NULL },
-                         [ARCH_GGUF] = { "blk.%d.attn_sinks.weight", NULL } } },
-    WINDOW_NORM(ROLE_FFN_NORM, "post_attention_layernorm", "weight", "post_attention_norm"),
-    WINDOW_LINEAR(ROLE_FFN_ROUTER, "mlp.router", "ff.gate", "ffn_gate_inp"),
+    { ROLE_ATTN_SINKS, { [ARCH_HF] = { "layers.%d.self_attn.sinks", NULL } } },
+    { ROLE_FFN_NORM, { [ARCH_HF] = { "layers.%d.post_attention_layernorm.weight", NULL },
+                       [ARCH_GGUF] = { "blk.%d.post_attention_norm.weight", NULL } } },
+    { ROLE_FFN_ROUTER, { [ARCH_HF] = { "layers.%d.mlp.router.weight", "layers.%d.mlp.router.bias" } } },
     { ROLE_EXPERT_GATE_UP, { [ARCH_HF] = { "layers.%d.mlp.experts.gate_up_proj",
                                            "layers.%d.mlp.experts.gate_up_proj_bias" } } },
     { ROLE_EXPERT_GATE, { [ARCH_GGUF] = { "blk.%d.ffn_gate_exps.weight", "blk.%d.ffn_gate_exps.bias" } } },
@@ -295,6 +281,7 @@ static const struct decoder_rope_scaling gpt_oss_yarn = {
 const struct architecture arch_gpt_oss = {
     "gpt_oss", "gpt-oss", gpt_oss_types, gpt_oss_classes, gpt_oss_layouts, COUNT(gpt_oss_layouts),
     gpt_oss_names, COUNT(gpt_oss_names), true, true, window_describe,
+    .base = arch_llama_rows, .base_count = ARCH_LLAMA_ROWS,
     .parts = { .positions = DECODER_POSITIONS_ROPE, .norm = DECODER_NORM_RMS,
                .mlp = DECODER_MLP_SWIGLU, .block_norms = DECODER_PRE_NORM, .eps = 1e-5,
                .rope_theta = 150000.0, .sliding_pattern = 2, .moe = &gpt_oss_keys,
