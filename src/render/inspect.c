@@ -293,140 +293,9 @@ inspect_qkv(struct out *o, const struct cell_at *at)
     }
 }
 
-static void
-inspect_scores(struct out *o, const struct cell_at *at)
-{
-    const struct pipeline *p = at->p;
-    const int head = at->head;
-    const int i = at->row;
-    const int j = at->col;
-    const int max_terms = at->max_terms;
-    const struct attention_shape *s = &p->st.shape;
-    const int hd = s->head_dim;
-    struct matrix scores = attention_head(&p->st, p->st.scores, head);
-    char v[24];
-
-    emit(o, "score[%s][%s] = q_%s . k_%s = %s\n", inspect_token(p, i), inspect_key(p, j), inspect_token(p, i),
-         inspect_key(p, j), inspect_num(v, MAT_AT(&scores, i, j)));
-    if (p->block.q_rotated.data != NULL)
-        emit(o, "(the queries and keys after RoPE%s; key head %d)\n",
-             p->block.q_normed.data != NULL ? " and QK-norm" : "", pipeline_kv_head(p, head));
-    inspect_products(o, matrix_row(pipeline_scored_queries(p), i) + head * hd, 1,
-                     matrix_row(pipeline_scored_keys(p), j) + pipeline_kv_head(p, head) * hd, 1, hd,
-                     max_terms);
-    emit(o, "\n");
-}
-
-static void
-inspect_mask(struct out *o, const struct cell_at *at)
-{
-    const struct pipeline *p = at->p;
-    const int head = at->head;
-    const int i = at->row;
-    const int j = at->col;
-    const bool mask_matrix = at->mask_matrix;
-    struct matrix masked = attention_head(&p->st, p->st.masked, head);
-    char v[24];
-    bool hidden = attention_masked(&p->cfg, i, j);
-
-    if (pipeline_out_of_window(p, i, j))
-        emit(o, "'%s' is %d tokens back from '%s'; this layer sees the last %d: hidden, the "
-                "score becomes -inf.\n",
-             inspect_key(p, j), i - j, inspect_token(p, i), p->window);
-    else if (p->cfg.mask == ATTN_MASK_NONE)
-        emit(o, "no mask: '%s' sees '%s'%s.\n", inspect_token(p, i), inspect_key(p, j),
-             j > i ? ", a token after it" : "");
-    else if (hidden)
-        emit(o, "'%s' comes after '%s' (%d > %d): hidden, the score becomes -inf.\n", inspect_key(p, j),
-             inspect_token(p, i), j, i);
-    else if (p->window > 0)
-        emit(o, "'%s' is %d tokens back from '%s', within the last %d this layer sees: visible, "
-                "the score stays.\n",
-             inspect_key(p, j), i - j, inspect_token(p, i), p->window);
-    else
-        emit(o, "'%s' is at or before '%s' (%d <= %d): visible, the score stays.\n", inspect_key(p, j),
-             inspect_token(p, i), j, i);
-    if (!mask_matrix)
-        emit(o, "masked[%s][%s] = %s\n", inspect_token(p, i), inspect_key(p, j), inspect_num(v, MAT_AT(&masked, i, j)));
-}
-
-static void
-inspect_scaled(struct out *o, const struct cell_at *at)
-{
-    const struct pipeline *p = at->p;
-    const int head = at->head;
-    const int i = at->row;
-    const int j = at->col;
-    struct matrix masked = attention_head(&p->st, p->st.masked, head);
-    struct matrix scaled = attention_head(&p->st, p->st.scaled, head);
-    struct pipeline_scaling sc;
-    char a[24];
-    char b[24];
-    char c[24];
-
-    if (!softcap_inspect(o, at, MAT_AT(&masked, i, j), MAT_AT(&scaled, i, j)))
-        emit(o, "scaled[%s][%s] = %s / %s = %s\n", inspect_token(p, i), inspect_key(p, j),
-             inspect_num(a, MAT_AT(&masked, i, j)), inspect_num(b, p->st.divisor),
-             inspect_num(c, MAT_AT(&scaled, i, j)));
-    pipeline_scaling_of(p, &sc);
-    if (sc.symbol != NULL)
-        emit(o, "divided by %s = %s%s.\n", sc.symbol, sc.spelled,
-             sc.temperature ? " times the temperature" : "");
-    else
-        emit(o, "scaling is off%s.\n", sc.temperature ? ": divided by T only" : "");
-}
-
-static void
-inspect_weights(struct out *o, const struct cell_at *at)
-{
-    const struct pipeline *p = at->p;
-    const int head = at->head;
-    const int i = at->row;
-    const int j = at->col;
-    const int max_terms = at->max_terms;
-    struct matrix scaled = attention_head(&p->st, p->st.scaled, head);
-    struct matrix weights = attention_head(&p->st, p->st.weights, head);
-    const float *row = matrix_row(&scaled, i);
-    const int n = scaled.cols;
-    float max = -INFINITY;
-    double sum = 0.0;
-    char a[24];
-    char b[24];
-    char c[24];
-    int shown = 0;
-
-    for (int k = 0; k < n; k++)
-        if (row[k] > max)
-            max = row[k];
-    for (int k = 0; k < n; k++)
-        sum += exp((double)row[k] - (double)max);
-    emit(o, "weight[%s][%s] = exp(%s - max) / sum = %s\n", inspect_token(p, i), inspect_key(p, j),
-         inspect_num(a, row[j]), inspect_num(b, MAT_AT(&weights, i, j)));
-    emit(o, "row '%s': max %s; exp(s - max) per key:\n", inspect_token(p, i), inspect_num(a, max));
-    for (int k = 0; k < n && shown < max_terms; k++) {
-        if (n > max_terms && k != j && k > max_terms - 2)
-            continue;
-        emit(o, "%s%s %s", shown ? ", " : "", inspect_key(p, k),
-             row[k] == -INFINITY ? "0 (-inf)" : inspect_num(c, (float)exp((double)row[k] - (double)max)));
-        shown++;
-    }
-    if (shown < n)
-        emit(o, ", ... (%d keys)", n);
-    if (isnan(sum) || isinf(max))
-        /* exp(inf - inf) or 0/0: the row is NaN, in PyTorch too; say why instead of "sums to 1". */
-        emit(o, "\nsum %s: %s, so every weight in the row is nan (PyTorch's softmax "
-                "gives nan too). Smaller inputs or a larger divisor keep scores finite.\n",
-             inspect_num(a, (float)sum),
-             max == INFINITY    ? "the largest score is +inf and exp(inf - inf) is nan"
-             : max == -INFINITY ? "every score in the row is -inf and 0 / 0 is nan"
-                                : "a score in the row is nan");
-    else if (!sinks_inspect(o, at, (double)max, sum, row[j])) /* (render/parts/sinks.c) */
-        emit(o, "\nsum %s; the row's weights sum to 1.\n", inspect_num(a, (float)sum));
-}
-
 /* The uniform number behind dropout's decision e, and the decision. */
-static void
-emit_draw(struct out *o, const struct pipeline *p, size_t e)
+void
+inspect_draw(struct out *o, const struct pipeline *p, size_t e)
 {
     const struct attention_stages *st = &p->st;
     char c[24];
@@ -437,41 +306,6 @@ emit_draw(struct out *o, const struct pipeline *p, size_t e)
     else
         emit(o, "draw u = %.4f >= 1 - p = %g: dropped, set to 0\n", (double)st->draw[e],
              1.0 - p->cfg.dropout);
-}
-
-static void
-inspect_dropout(struct out *o, const struct cell_at *at)
-{
-    const struct pipeline *p = at->p;
-    const int head = at->head;
-    const int i = at->row;
-    const int j = at->col;
-    const struct attention_stages *st = &p->st;
-    struct matrix weights = attention_head(st, st->weights, head);
-    struct matrix dropped = attention_head(st, st->dropped, head);
-    size_t e = (size_t)head * (size_t)st->nq * (size_t)st->nk + (size_t)i * (size_t)st->nk + (size_t)j;
-    double before = 0.0;
-    double after = 0.0;
-    char a[24];
-    char b[24];
-    char c[24];
-
-    if (!st->dropout_on) {
-        emit(o, "dropped[%s][%s] = weight %s: %s.\n", inspect_token(p, i), inspect_key(p, j),
-             inspect_num(a, MAT_AT(&weights, i, j)),
-             p->cfg.train ? "p = 0, nothing is dropped" : "evaluation mode, nothing is dropped");
-        return;
-    }
-    for (int k = 0; k < st->nk; k++) {
-        before += MAT_AT(&weights, i, k);
-        after += MAT_AT(&dropped, i, k);
-    }
-    emit_draw(o, p, e);
-    emit(o, "dropped[%s][%s] = %s%s%s = %s\n", inspect_token(p, i), inspect_key(p, j),
-         inspect_num(a, MAT_AT(&weights, i, j)), o->times, st->keep[e] ? inspect_num(c, st->dropout_scale) : "0",
-         inspect_num(b, MAT_AT(&dropped, i, j)));
-    emit(o, "row '%s' sums to %s now (it was %s).\n", inspect_token(p, i), inspect_num(a, (float)after),
-         inspect_num(b, (float)before));
 }
 
 /* Spells out head's context column c of row i. */
@@ -558,7 +392,7 @@ inspect_outdrop(struct out *o, const struct cell_at *at)
              p->cfg.train ? "p = 0, nothing is dropped" : "evaluation mode, nothing is dropped");
         return;
     }
-    emit_draw(o, p, e);
+    inspect_draw(o, p, e);
     emit(o, "out'[%s][%d] = %s%s%s = %s\n", inspect_token(p, i), c, inspect_num(a, MAT_AT(&st->output, i, c)),
          o->times, st->keep[e] ? inspect_num(d, st->dropout_scale) : "0",
          inspect_num(b, MAT_AT(&st->output_dropped, i, c)));

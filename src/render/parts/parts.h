@@ -49,6 +49,8 @@ void inspect_bias(struct out *o, const struct decoder_linear *l, int col);
 /* The labels of query (row) i and key (column) j. */
 const char *inspect_token(const struct pipeline *p, int i);
 const char *inspect_key(const struct pipeline *p, int j);
+/* The uniform number behind dropout's decision e (weights or output), and the decision. */
+void inspect_draw(struct out *o, const struct pipeline *p, size_t e);
 /* The decoder block of the layer shown (a model's). */
 const struct decoder_block *inspect_block_of(const struct pipeline *p);
 /* What the shown model's files call role's tensor ("ln_f", "norm", "final_norm"). */
@@ -130,6 +132,23 @@ void text_residual1(const struct pipeline *p, char *buf, size_t size);
 void text_residual2(const struct pipeline *p, char *buf, size_t size);
 void inspect_residual1(struct out *o, const struct cell_at *at);
 void inspect_residual2(struct out *o, const struct cell_at *at);
+
+/* attention.c: softmax attention's n x n stages (scores, mask, scaling, weights, dropout) */
+void formula_scores(const struct pipeline *p, char *buf, size_t size);
+void formula_mask(const struct pipeline *p, char *buf, size_t size);
+void formula_scaled(const struct pipeline *p, char *buf, size_t size);
+void formula_weights(const struct pipeline *p, char *buf, size_t size);
+void formula_dropout(const struct pipeline *p, char *buf, size_t size);
+void text_scores(const struct pipeline *p, char *buf, size_t size);
+void text_mask(const struct pipeline *p, char *buf, size_t size);
+void text_scaled(const struct pipeline *p, char *buf, size_t size);
+void text_weights(const struct pipeline *p, char *buf, size_t size);
+void text_dropout(const struct pipeline *p, char *buf, size_t size);
+void inspect_scores(struct out *o, const struct cell_at *at);
+void inspect_mask(struct out *o, const struct cell_at *at);
+void inspect_scaled(struct out *o, const struct cell_at *at);
+void inspect_weights(struct out *o, const struct cell_at *at);
+void inspect_dropout(struct out *o, const struct cell_at *at);
 
 /* cache.c: the KV cache stage (its formula too: what a ring keeps) */
 void formula_cache(const struct pipeline *p, char *buf, size_t size);
