@@ -18,21 +18,7 @@
 #include <string.h>
 
 #include "attnscope/formats/pickle.h"
-
-enum kind {
-    V_MARK,
-    V_NONE,
-    V_BOOL,
-    V_INT,
-    V_FLOAT,
-    V_STR,
-    V_TUPLE,
-    V_LIST,
-    V_DICT,
-    V_GLOBAL,
-    V_STORAGE,
-    V_TENSOR,
-};
+#include "pickle_internal.h"
 
 /* The globals a state dict names, the only ones the machine knows. */
 enum global {
@@ -54,50 +40,8 @@ static const struct {
     { "torch", "BFloat16Storage", G_BFLOAT16_STORAGE },
 };
 
-/*
- * A value is 32 bytes, so that a pickle of millions of small opcodes stays
- * small: what only storages and tensors have is allocated for them alone,
- * and values come from slabs.
- */
-struct value {
-    unsigned char kind;     /* enum kind */
-    uint32_t count, cap;    /* V_TUPLE, V_LIST, V_DICT: the items */
-    union {
-        int64_t i;              /* V_INT, V_BOOL; V_GLOBAL: enum global */
-        double f;               /* V_FLOAT */
-        struct {
-            char *s;            /* V_STR (NUL-terminated; len bytes) */
-            size_t len;
-        } str;
-        struct value **items;   /* V_TUPLE, V_LIST; V_DICT: key, value, key, value ... */
-        struct pickle_tensor *t; /* V_STORAGE: storage, dtype, storage_numel; V_TENSOR: all */
-    } u;
-};
-
-/* Values are made SLAB_VALUES at a time; the machine frees the slabs at the end. */
-#define SLAB_VALUES 1024
-struct slab {
-    struct slab *next;
-    struct value v[SLAB_VALUES];
-};
-
-struct machine {
-    const unsigned char *p, *end, *start;
-    const char *path;
-    struct attn_error *err;
-    struct slab *slabs;   /* every value made (the newest slab first), freed at the end */
-    size_t slab_used;     /* values taken from the newest slab */
-    size_t values;        /* values made */
-    size_t bytes, bytes_max; /* memory the machine holds, and what a pickle of its size may */
-    struct value **stack;
-    size_t depth, stack_cap;
-    struct value **memo;
-    size_t memo_cap;
-    size_t memo_next; /* MEMOIZE's next index */
-};
-
 /* Values no opcode changes are shared, not made: the mark, None, True, False, (). */
-static struct value mark = { V_MARK, 0, 0, { 0 } };
+struct value pickle_mark = { V_MARK, 0, 0, { 0 } };
 static struct value none = { V_NONE, 0, 0, { 0 } };
 static struct value true_value = { V_BOOL, 0, 0, { .i = 1 } };
 static struct value false_value = { V_BOOL, 0, 0, { .i = 0 } };
@@ -110,8 +54,8 @@ static struct value empty_tuple = { V_TUPLE, 0, 0, { 0 } };
 static struct value small_ints[256] = { INT64(0), INT64(64), INT64(128), INT64(192) };
 
 /* -1 with the message: the pickle's file, the byte, what is wrong. */
-static int
-fail(struct machine *m, const char *fmt, const char *what)
+int
+pickle_fail(struct machine *m, const char *fmt, const char *what)
 {
     attn_fail(m->err, ATTN_EPARSE, "%s: data.pkl, byte %zu: %s%s", m->path,
               (size_t)(m->p - m->start), fmt, what != NULL ? what : "");
@@ -167,7 +111,7 @@ make(struct machine *m, enum kind kind)
     struct value *v;
 
     if (m->values >= PICKLE_VALUES_MAX) {
-        fail(m, "more values than a state dict makes", NULL);
+        pickle_fail(m, "more values than a state dict makes", NULL);
         return NULL;
     }
     if (m->slabs == NULL || m->slab_used == SLAB_VALUES) {
@@ -208,7 +152,7 @@ push(struct machine *m, struct value *v)
     if (v == NULL)
         return -1;
     if (m->depth >= PICKLE_STACK_MAX)
-        return fail(m, "the stack grows deeper than a state dict's", NULL);
+        return pickle_fail(m, "the stack grows deeper than a state dict's", NULL);
     if (grow(m, (void **)&m->stack, &m->stack_cap, m->depth + 1, sizeof *m->stack) != 0)
         return -1;
     m->stack[m->depth++] = v;
@@ -218,8 +162,8 @@ push(struct machine *m, struct value *v)
 static struct value *
 pop(struct machine *m)
 {
-    if (m->depth == 0 || m->stack[m->depth - 1] == &mark) {
-        fail(m, "an opcode takes a value from an empty stack", NULL);
+    if (m->depth == 0 || m->stack[m->depth - 1] == &pickle_mark) {
+        pickle_fail(m, "an opcode takes a value from an empty stack", NULL);
         return NULL;
     }
     return m->stack[--m->depth];
@@ -228,8 +172,8 @@ pop(struct machine *m)
 static struct value *
 top(struct machine *m)
 {
-    if (m->depth == 0 || m->stack[m->depth - 1] == &mark) {
-        fail(m, "an opcode reads a value from an empty stack", NULL);
+    if (m->depth == 0 || m->stack[m->depth - 1] == &pickle_mark) {
+        pickle_fail(m, "an opcode reads a value from an empty stack", NULL);
         return NULL;
     }
     return m->stack[m->depth - 1];
@@ -240,11 +184,11 @@ static int
 since_mark(struct machine *m, size_t *first)
 {
     for (size_t k = m->depth; k > 0; k--)
-        if (m->stack[k - 1] == &mark) {
+        if (m->stack[k - 1] == &pickle_mark) {
             *first = k;
             return 0;
         }
-    return fail(m, "an opcode wants a mark and there is none", NULL);
+    return pickle_fail(m, "an opcode wants a mark and there is none", NULL);
 }
 
 static int
@@ -292,7 +236,7 @@ take(struct machine *m, size_t n)
     const unsigned char *at = m->p;
 
     if ((size_t)(m->end - m->p) < n) {
-        fail(m, "the pickle ends inside an opcode", NULL);
+        pickle_fail(m, "the pickle ends inside an opcode", NULL);
         return NULL;
     }
     m->p += n;
@@ -319,7 +263,7 @@ memo_put(struct machine *m, uint64_t index)
         return -1;
     /* A pickler numbers what it memoizes from 0, each a value made before. */
     if (index > m->values + 16)
-        return fail(m, "a memo index past the values made so far", NULL);
+        return pickle_fail(m, "a memo index past the values made so far", NULL);
     if (grow(m, (void **)&m->memo, &m->memo_cap, (size_t)index + 1, sizeof *m->memo) != 0)
         return -1;
     /* Entries never written read as absent. */
@@ -333,7 +277,7 @@ static int
 memo_get(struct machine *m, uint64_t index)
 {
     if (index >= m->memo_cap || m->memo[index] == NULL)
-        return fail(m, "a memo entry is read before it is written", NULL);
+        return pickle_fail(m, "a memo entry is read before it is written", NULL);
     return push(m, m->memo[index]);
 }
 
@@ -406,7 +350,7 @@ global_lines(struct machine *m)
     const unsigned char *nl2;
 
     if (nl1 == NULL || (nl2 = memchr(nl1 + 1, '\n', (size_t)(m->end - nl1 - 1))) == NULL)
-        return fail(m, "GLOBAL's module and name do not end", NULL);
+        return pickle_fail(m, "GLOBAL's module and name do not end", NULL);
     name = nl1 + 1;
     m->p = nl2 + 1;
     return global(m, (const char *)module, (size_t)(nl1 - module), (const char *)name,
@@ -433,17 +377,17 @@ persistent(struct machine *m)
     if (id->kind != V_TUPLE || id->count != 5 || id->u.items[0]->kind != V_STR ||
         strcmp(id->u.items[0]->u.str.s, "storage") != 0 || id->u.items[1]->kind != V_GLOBAL ||
         id->u.items[2]->kind != V_STR || !is_int(id->u.items[4]))
-        return fail(m, "a persistent id that is not a storage's ('storage', type, key, location, "
+        return pickle_fail(m, "a persistent id that is not a storage's ('storage', type, key, location, "
                        "size)",
                     NULL);
     type = id->u.items[1];
     key = id->u.items[2];
     if (type->u.i != G_FLOAT_STORAGE && type->u.i != G_HALF_STORAGE &&
         type->u.i != G_BFLOAT16_STORAGE)
-        return fail(m, "a storage of a type that is not one", NULL);
+        return pickle_fail(m, "a storage of a type that is not one", NULL);
     if (id->u.items[4]->u.i < 0 || key->u.str.len == 0 || key->u.str.len > 64 ||
         strchr(key->u.str.s, '/') != NULL || memchr(key->u.str.s, '\0', key->u.str.len))
-        return fail(m, "a storage's key or size is not one", NULL);
+        return pickle_fail(m, "a storage's key or size is not one", NULL);
     if ((s = make(m, V_STORAGE)) == NULL || make_tensor(m, s) != 0)
         return -1;
     s->u.t->storage = key->u.str.s;
@@ -478,14 +422,14 @@ rebuild_tensor(struct machine *m, const struct value *args)
 
     if (args->count < 6 || args->count > 7 || args->u.items[0]->kind != V_STORAGE ||
         !is_int(args->u.items[1]) || args->u.items[1]->u.i < 0)
-        return fail(m, "_rebuild_tensor_v2 is not given a storage and an offset", NULL);
+        return pickle_fail(m, "_rebuild_tensor_v2 is not given a storage and an offset", NULL);
     if ((t = make(m, V_TENSOR)) == NULL || make_tensor(m, t) != 0)
         return -1;
     *t->u.t = *args->u.items[0]->u.t;
     t->u.t->offset = args->u.items[1]->u.i;
     n = dims(args->u.items[2], t->u.t->shape);
     if (n < 0 || dims(args->u.items[3], stride) != n)
-        return fail(m, "a tensor's size and strides are not tuples of as many counts (at most 8)",
+        return pickle_fail(m, "a tensor's size and strides are not tuples of as many counts (at most 8)",
                     NULL);
     t->u.t->ndim = n;
     memcpy(t->u.t->stride, stride, sizeof stride);
@@ -502,15 +446,15 @@ reduce(struct machine *m)
     if (args == NULL || callable == NULL)
         return -1;
     if (callable->kind != V_GLOBAL || args->kind != V_TUPLE)
-        return fail(m, "REDUCE of something that is not a known name and its arguments", NULL);
+        return pickle_fail(m, "REDUCE of something that is not a known name and its arguments", NULL);
     if (callable->u.i == G_ORDERED_DICT) {
         if (args->count != 0)
-            return fail(m, "OrderedDict is given items (state dicts fill it with SETITEMS)", NULL);
+            return pickle_fail(m, "OrderedDict is given items (state dicts fill it with SETITEMS)", NULL);
         return push(m, make(m, V_DICT));
     }
     if (callable->u.i == G_REBUILD_TENSOR)
         return rebuild_tensor(m, args);
-    return fail(m, "a storage type is called", NULL);
+    return pickle_fail(m, "a storage type is called", NULL);
 }
 
 /*
@@ -522,15 +466,15 @@ fill(struct machine *m, size_t at, size_t first, size_t keep, enum kind want)
 {
     struct value *into = m->stack[at];
 
-    if (into == &mark || into->kind != want)
-        return fail(m, want == V_DICT ? "SETITEMS into something that is not a dict"
+    if (into == &pickle_mark || into->kind != want)
+        return pickle_fail(m, want == V_DICT ? "SETITEMS into something that is not a dict"
                                       : "APPENDS into something that is not a list",
                     NULL);
     if (want == V_DICT && (m->depth - first) % 2 != 0)
-        return fail(m, "SETITEMS with a key and no value", NULL);
+        return pickle_fail(m, "SETITEMS with a key and no value", NULL);
     for (size_t k = first; k < m->depth; k++) {
-        if (m->stack[k] == &mark)
-            return fail(m, "a mark among the items", NULL);
+        if (m->stack[k] == &pickle_mark)
+            return pickle_fail(m, "a mark among the items", NULL);
         if (append(m, into, m->stack[k]) != 0)
             return -1;
     }
@@ -570,10 +514,10 @@ static int
 small_tuple(struct machine *m, size_t n)
 {
     if (m->depth < n)
-        return fail(m, "a tuple of more values than the stack has", NULL);
+        return pickle_fail(m, "a tuple of more values than the stack has", NULL);
     for (size_t k = m->depth - n; k < m->depth; k++)
-        if (m->stack[k] == &mark)
-            return fail(m, "a tuple takes a mark", NULL);
+        if (m->stack[k] == &pickle_mark)
+            return pickle_fail(m, "a tuple takes a mark", NULL);
     return tuple_of(m, m->depth - n, m->depth - n);
 }
 
@@ -589,7 +533,7 @@ long1(struct machine *m)
         return -1;
     n = *b;
     if (n > 8)
-        return fail(m, "an integer wider than 64 bits", NULL);
+        return pickle_fail(m, "an integer wider than 64 bits", NULL);
     if ((b = take(m, n)) == NULL)
         return -1;
     u = little(b, (int)n);
@@ -625,7 +569,7 @@ stack_global(struct machine *m)
     if (module == NULL)
         return -1;
     if (module->kind != V_STR || name->kind != V_STR)
-        return fail(m, "STACK_GLOBAL of something that is not two names", NULL);
+        return pickle_fail(m, "STACK_GLOBAL of something that is not two names", NULL);
     return global(m, module->u.str.s, module->u.str.len, name->u.str.s, name->u.str.len);
 }
 
@@ -636,12 +580,12 @@ unknown_opcode(struct machine *m, unsigned char op)
     char what[64];
 
     snprintf(what, sizeof what, "0x%02x (%s)", op, opcode_name(op));
-    return fail(m, "the pickle uses an opcode a state dict does not: ", what);
+    return pickle_fail(m, "the pickle uses an opcode a state dict does not: ", what);
 }
 
 /* One opcode: 0 to go on, 1 at STOP, -1 on an error. */
-static int
-step(struct machine *m)
+int
+pickle_step(struct machine *m)
 {
     const unsigned char op = *m->p++;
     const unsigned char *b;
@@ -652,13 +596,13 @@ step(struct machine *m)
     case 0x80: /* PROTO */
         if ((b = take(m, 1)) == NULL)
             return -1;
-        return *b >= 2 && *b <= 5 ? 0 : fail(m, "a pickle protocol other than 2 to 5", NULL);
+        return *b >= 2 && *b <= 5 ? 0 : pickle_fail(m, "a pickle protocol other than 2 to 5", NULL);
     case 0x95: /* FRAME */
         return take(m, 8) == NULL ? -1 : 0;
     case '.': /* STOP */
         return 1;
     case '(': /* MARK */
-        return push(m, &mark);
+        return push(m, &pickle_mark);
     case ')': /* EMPTY_TUPLE */
         return push(m, &empty_tuple);
     case ']': /* EMPTY_LIST */
@@ -675,18 +619,18 @@ step(struct machine *m)
         return small_tuple(m, (size_t)(op - 0x84));
     case 'a': /* APPEND */
         if (m->depth < 2)
-            return fail(m, "APPEND without a list and a value", NULL);
+            return pickle_fail(m, "APPEND without a list and a value", NULL);
         return fill(m, m->depth - 2, m->depth - 1, m->depth - 1, V_LIST);
     case 'e': /* APPENDS */
     case 'u': /* SETITEMS: the list or dict is below the mark; the mark goes */
         if (since_mark(m, &first) != 0)
             return -1;
         if (first < 2)
-            return fail(m, "a mark with nothing below it to fill", NULL);
+            return pickle_fail(m, "a mark with nothing below it to fill", NULL);
         return fill(m, first - 2, first, first - 1, op == 'e' ? V_LIST : V_DICT);
     case 's': /* SETITEM */
         if (m->depth < 3)
-            return fail(m, "SETITEM without a dict, a key and a value", NULL);
+            return pickle_fail(m, "SETITEM without a dict, a key and a value", NULL);
         return fill(m, m->depth - 3, m->depth - 2, m->depth - 2, V_DICT);
     case 'q': /* BINPUT */
         return (b = take(m, 1)) == NULL ? -1 : memo_put(m, *b);
@@ -716,7 +660,7 @@ step(struct machine *m)
         if ((b = take(m, 8)) == NULL)
             return -1;
         if (little(b, 8) > (uint64_t)(m->end - m->p))
-            return fail(m, "the pickle ends inside an opcode", NULL);
+            return pickle_fail(m, "the pickle ends inside an opcode", NULL);
         return string(m, (size_t)little(b, 8));
     case 'N': /* NONE */
         return push(m, &none);
@@ -736,156 +680,10 @@ step(struct machine *m)
         if ((v = pop(m)) == NULL || top(m) == NULL)
             return -1;
         if (top(m)->kind != V_DICT || v->kind != V_DICT)
-            return fail(m, "BUILD of something that is not a dict's attributes", NULL);
+            return pickle_fail(m, "BUILD of something that is not a dict's attributes", NULL);
         return 0;
     default:
         m->p--;
         return unknown_opcode(m, op);
     }
-}
-
-/* Frees what a value holds beside itself. */
-static void
-forget(struct value *v)
-{
-    switch ((enum kind)v->kind) {
-    case V_STR:
-        free(v->u.str.s);
-        break;
-    case V_TUPLE:
-    case V_LIST:
-    case V_DICT:
-        free(v->u.items);
-        break;
-    case V_STORAGE:
-    case V_TENSOR:
-        free(v->u.t);
-        break;
-    case V_MARK:
-    case V_NONE:
-    case V_BOOL:
-    case V_INT:
-    case V_FLOAT:
-    case V_GLOBAL:
-        break;
-    }
-}
-
-/* The value of key in dict d, or NULL. */
-static const struct value *
-lookup(const struct value *d, const char *key)
-{
-    for (size_t k = 0; k + 1 < d->count; k += 2)
-        if (d->u.items[k]->kind == V_STR && strcmp(d->u.items[k]->u.str.s, key) == 0)
-            return d->u.items[k + 1];
-    return NULL;
-}
-
-/* The state dict: the tensors of d, each named by its string key. */
-static enum attn_status
-take_state_dict(struct machine *m, const struct value *d, struct pickle_state_dict *sd)
-{
-    size_t tensors = 0;
-
-    for (size_t k = 0; k + 1 < d->count; k += 2)
-        tensors += d->u.items[k + 1]->kind == V_TENSOR;
-    if (tensors == 0)
-        return attn_fail(m->err, ATTN_EPARSE,
-                         "%s: holds no tensors by name: not a state dict (save "
-                         "model.state_dict())",
-                         m->path);
-    sd->tensors = calloc(tensors, sizeof *sd->tensors);
-    if (sd->tensors == NULL)
-        return attn_fail(m->err, ATTN_ENOMEM, "%s: out of memory", m->path);
-    for (size_t k = 0; k + 1 < d->count; k += 2) {
-        const struct value *key = d->u.items[k];
-        const struct value *t = d->u.items[k + 1];
-        struct pickle_tensor *out = &sd->tensors[sd->count];
-        if (t->kind != V_TENSOR)
-            continue;
-        if (key->kind != V_STR || key->u.str.len == 0 ||
-            memchr(key->u.str.s, '\0', key->u.str.len) != NULL)
-            return attn_fail(m->err, ATTN_EPARSE,
-                             "%s: a tensor of the state dict is not named by a string", m->path);
-        *out = *t->u.t;
-        out->name = strdup(key->u.str.s);
-        out->storage = strdup(t->u.t->storage);
-        sd->count++;
-        if (out->name == NULL || out->storage == NULL)
-            return attn_fail(m->err, ATTN_ENOMEM, "%s: out of memory", m->path);
-    }
-    return ATTN_OK;
-}
-
-enum attn_status
-pickle_state_dict(const unsigned char *data, size_t len, const char *path,
-                  struct pickle_state_dict *sd, struct attn_error *err)
-{
-    static const char *const nested[] = { "model_state_dict", "state_dict", "model" };
-    struct machine m;
-    const struct value *result = NULL;
-    enum attn_status rc = ATTN_EPARSE;
-    int r = 0;
-
-    memset(sd, 0, sizeof *sd);
-    memset(&m, 0, sizeof m);
-    m.p = m.start = data;
-    m.end = data + len;
-    m.path = path;
-    m.err = err;
-    m.bytes_max = pickle_memory_max(len);
-    while (r == 0) {
-        if (m.p >= m.end) {
-            fail(&m, "the pickle ends without STOP", NULL);
-            r = -1;
-            break;
-        }
-        r = step(&m);
-    }
-    if (r == 1) {
-        if (m.depth != 1 || m.stack[0] == &mark)
-            fail(&m, "STOP leaves other than one value", NULL);
-        else
-            result = m.stack[0];
-    }
-    if (result != NULL && result->kind != V_DICT) {
-        attn_fail(err, ATTN_EPARSE, "%s: holds a %s, not a state dict (save model.state_dict())",
-                  path, result->kind == V_TENSOR ? "single tensor" : "value of another kind");
-        result = NULL;
-    }
-    for (size_t k = 0; result != NULL && k < sizeof nested / sizeof nested[0]; k++) {
-        const struct value *inner = lookup(result, nested[k]);
-        if (inner != NULL && inner->kind == V_DICT) {
-            result = inner;
-            sd->under = nested[k];
-            break;
-        }
-    }
-    if (result != NULL)
-        rc = take_state_dict(&m, result, sd);
-    /* The newest slab holds slab_used values, every older one is full. */
-    for (size_t used = m.slab_used; m.slabs != NULL; used = SLAB_VALUES) {
-        struct slab *next = m.slabs->next;
-        for (size_t k = 0; k < used; k++)
-            forget(&m.slabs->v[k]);
-        free(m.slabs);
-        m.slabs = next;
-    }
-    free(m.stack);
-    free(m.memo);
-    if (rc != ATTN_OK)
-        pickle_state_dict_free(sd);
-    sd->memory = m.bytes;
-    return rc;
-}
-
-void
-pickle_state_dict_free(struct pickle_state_dict *sd)
-{
-    for (int i = 0; sd->tensors != NULL && i < sd->count; i++) {
-        free(sd->tensors[i].name);
-        free(sd->tensors[i].storage);
-    }
-    free(sd->tensors);
-    memset(sd, 0, sizeof *sd);
 }
