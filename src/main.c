@@ -153,7 +153,7 @@ run_tui(const struct cli_options *o, const struct pipeline_source *src, struct d
         if (o->side >= 0)
             app.view.side = (enum compare_side)o->side;
     }
-    if (app.model != NULL && write_end_of(&o->eos, app.model, &app.eos, &err) != ATTN_OK) {
+    if (app.src.model != NULL && write_end_of(&o->eos, app.src.model, &app.eos, &err) != ATTN_OK) {
         if (o->walkthrough != NULL)
             walkthrough_destroy(&w);
         app_destroy(&app);

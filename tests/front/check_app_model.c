@@ -293,7 +293,7 @@ START_TEST(b_switches_the_sinks_off)
                                                              strchr(text, '\n'),
                   "%s", text);
     free(text);
-    app_source(&b, b.sentence, b.source, b.ablated, &src);
+    app_source(&b, b.sentence, b.source, b.switches.mask[SWITCH_ABLATE], &src);
     ck_assert(src.sinks_off);
     src.sinks_off = true;
     ck_assert_msg(pipeline_create(&fresh, &b.cfg, &src, &err) == ATTN_OK, "%s", err.msg);
@@ -378,7 +378,7 @@ START_TEST(a_switches_an_expert_off_on_the_router)
     /* the same as a forward made whole with the expert off */
     off = calloc((size_t)m.dec.cfg.n_layer * (size_t)m.dec.cfg.moe.n_experts, 1);
     off[2 * m.dec.cfg.moe.n_experts + 2] = 1;
-    app_source(&b, b.sentence, b.source, b.ablated, &src);
+    app_source(&b, b.sentence, b.source, b.switches.mask[SWITCH_ABLATE], &src);
     src.experts_off = off;
     ck_assert_msg(pipeline_create(&fresh, &b.cfg, &src, &err) == ATTN_OK, "%s", err.msg);
     ck_assert(memcmp(pipeline_decoder(&fresh)->run.top_probs, g->run.top_probs,

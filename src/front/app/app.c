@@ -67,23 +67,13 @@ void
 app_source(const struct app *a, const char *sentence, const char *source,
             const unsigned char *ablated, struct pipeline_source *src)
 {
-    const struct pipeline_source base = {
-        .sentence = sentence,
-        .vocab = a->vocab,
-        .weights = a->weights,
-        .qkv = a->qkv,
-        .family = a->family,
-        .model = a->model,
-        .top = a->top,
-        .bos = a->bos,
-        .ablated = ablated,
-        .experts_off = a->experts_off,
-        .sinks_off = a->sinks_off,
-        .source = source,
-        .source_vocab = a->source_vocab,
-        .layer = a->pipe.layer, /* a model's new pipeline shows the layer the old one did */
-    };
+    struct pipeline_source base = a->src;
 
+    base.sentence = sentence;
+    base.source = source;
+    base.ablated = ablated;
+    base.experts_off = a->switches.mask[SWITCH_EXPERT_OFF];
+    base.layer = a->pipe.layer; /* a model's new pipeline shows the layer the old one did */
     *src = base;
     /* While the model has written, its text is its ids (not always what the text encodes to). */
     if (a->writing != NULL && a->writing->n > 0 && sentence == a->sentence && source == a->source)
@@ -103,17 +93,17 @@ app_rebuild_with(struct app *a, const struct attention_config *cfg, const char *
     /* The writing's knobs change no stage: the next draw only. */
     if (!new_text && app_writing_knobs(a, cfg, &result))
         return result;
-    app_source(a, sentence, source, a->ablated, &src);
-    if (a->weights != NULL) {
+    app_source(a, sentence, source, a->switches.mask[SWITCH_ABLATE], &src);
+    if (a->src.weights != NULL) {
         struct attention_params layout;
-        if (params_create(&layout, cfg, a->vocab->dim, &err) == ATTN_OK) {
-            if (!params_same_layout(&layout, a->weights))
+        if (params_create(&layout, cfg, a->src.vocab->dim, &err) == ATTN_OK) {
+            if (!params_same_layout(&layout, a->src.weights))
                 src.weights = NULL;
             params_destroy(&layout);
         }
     }
     attn_error_clear(&err);
-    if (sentence == a->sentence && source == a->source && src.weights == a->weights &&
+    if (sentence == a->sentence && source == a->source && src.weights == a->src.weights &&
         pipeline_attend_only(&a->pipe, cfg)) {
         /* Only the stages after the projections change: recompute those in place. */
         if (pipeline_reattend(&a->pipe, cfg, &err) != ATTN_OK) {
@@ -142,7 +132,7 @@ app_rebuild_with(struct app *a, const struct attention_config *cfg, const char *
     hold_text(&a->sentence, sentence);
     hold_text(&a->source, source);
     view_clamp(&a->view, &a->pipe);
-    if (a->weights != NULL && src.weights == NULL)
+    if (a->src.weights != NULL && src.weights == NULL)
         app_say(a, "the weights from %s do not fit this configuration: drawn from seed %llu",
             a->weights_dir ? a->weights_dir : "--weights", (unsigned long long)cfg->seed);
     return 0;
@@ -161,8 +151,8 @@ any_ablated(const struct app *a)
 {
     const size_t n = (size_t)a->pipe.layers * (size_t)a->pipe.st.shape.heads;
 
-    for (size_t i = 0; a->ablated != NULL && i < n; i++)
-        if (a->ablated[i])
+    for (size_t i = 0; a->switches.mask[SWITCH_ABLATE] != NULL && i < n; i++)
+        if (a->switches.mask[SWITCH_ABLATE][i])
             return true;
     return false;
 }
@@ -258,19 +248,29 @@ app_init(struct app *a, const struct attention_config *cfg, const struct pipelin
     view_init(&a->view);
     a->view.help_lines = app_help(&a->view.help_count);
     a->cfg = *cfg;
-    a->vocab = src->vocab;
-    a->weights = src->weights;
-    a->qkv = src->qkv;
-    a->family = src->family;
-    a->model = src->model;
-    a->top = src->top;
-    a->bos = src->bos;
+    a->src = *src;
+    /*
+     * What one pipeline alone is made with is not kept: the text (the app's
+     * own copies below), the switches' masks (the app's, once the pipeline
+     * is made), the ids written, where the last logits go, the room, the
+     * layer shown and --print's leaner runs.
+     */
+    a->src.sentence = NULL;
+    a->src.source = NULL;
+    a->src.ablated = NULL;
+    a->src.experts_off = NULL;
+    a->src.ids = NULL;
+    a->src.n_ids = 0;
+    a->src.last_logits = NULL;
+    a->src.layer = 0;
+    a->src.room = 0;
+    a->src.no_attention = false;
+    a->src.lean = false;
     a->weights_dir = weights_dir;
     a->export_dir = APP_DEFAULT_EXPORT_DIR;
     generate_end_one(&a->eos, -1, "");
     a->sentence = strdup(src->sentence != NULL ? src->sentence : "");
     a->source = src->source != NULL ? strdup(src->source) : NULL;
-    a->source_vocab = src->source_vocab;
     if (a->sentence == NULL || (src->source != NULL && a->source == NULL)) {
         free(a->sentence);
         free(a->source);
@@ -288,7 +288,6 @@ app_init(struct app *a, const struct attention_config *cfg, const struct pipelin
     /* --ablate's heads, the app's own from here: a toggles them. */
     app_take_ablated(a, src->ablated);
     app_take_experts_off(a, src->experts_off);
-    a->sinks_off = src->sinks_off;
     /* Start at the beginning of the pipeline (Q, K and V when they are given): Space goes on. */
     a->view.stage = VIEW_EMBEDDINGS;
     view_clamp(&a->view, &a->pipe);
@@ -313,25 +312,25 @@ app_init(struct app *a, const struct attention_config *cfg, const struct pipelin
 void
 app_take_ablated(struct app *a, const unsigned char *ablated)
 {
-    free(a->ablated);
-    a->ablated = NULL;
+    free(a->switches.mask[SWITCH_ABLATE]);
+    a->switches.mask[SWITCH_ABLATE] = NULL;
     if (ablated != NULL && pipeline_decoder(&a->pipe) != NULL) {
         const size_t n = (size_t)a->pipe.layers * (size_t)a->pipe.st.shape.heads;
-        a->ablated = malloc(n);
-        if (a->ablated != NULL)
-            memcpy(a->ablated, ablated, n);
+        a->switches.mask[SWITCH_ABLATE] = malloc(n);
+        if (a->switches.mask[SWITCH_ABLATE] != NULL)
+            memcpy(a->switches.mask[SWITCH_ABLATE], ablated, n);
     }
 }
 
 void
 app_take_experts_off(struct app *a, const unsigned char *off)
 {
-    free(a->experts_off);
-    a->experts_off = NULL;
-    if (off != NULL && a->model != NULL) {
-        const size_t n = (size_t)a->model->dec.cfg.n_layer * (size_t)a->model->dec.cfg.moe.n_experts;
-        if ((a->experts_off = malloc(n)) != NULL)
-            memcpy(a->experts_off, off, n);
+    free(a->switches.mask[SWITCH_EXPERT_OFF]);
+    a->switches.mask[SWITCH_EXPERT_OFF] = NULL;
+    if (off != NULL && a->src.model != NULL) {
+        const size_t n = (size_t)a->src.model->dec.cfg.n_layer * (size_t)a->src.model->dec.cfg.moe.n_experts;
+        if ((a->switches.mask[SWITCH_EXPERT_OFF] = malloc(n)) != NULL)
+            memcpy(a->switches.mask[SWITCH_EXPERT_OFF], off, n);
     }
 }
 
@@ -366,8 +365,7 @@ app_destroy(struct app *a)
     free(a->narration);
     free(a->narration_bare);
     free(a->edit);
-    free(a->ablated);
-    free(a->experts_off);
+    model_switch_masks_free(&a->switches);
     free(a->base_ids);
     free(a->base_probs);
     free((void *)a->step_titles);
@@ -436,13 +434,13 @@ app_chat(struct app *a, const char *text)
 {
     struct attn_error err;
     const char *kind = NULL;
-    const bool bos = a->bos;
+    const bool bos = a->src.bos;
     char date[32];
     time_t now = time(NULL);
     struct tm tm;
     char *turn;
 
-    if (a->model == NULL) {
+    if (a->src.model == NULL) {
         app_complain(a, "chat is a trained model's (--model): the book's classes have no chat "
                         "template");
         return -1;
@@ -452,20 +450,20 @@ app_chat(struct app *a, const char *text)
         return -1;
     }
     strftime(date, sizeof date, "%d %b %Y", localtime_r(&now, &tm));
-    turn = model_chat(a->model, text, date, &kind, &err);
+    turn = model_chat(a->src.model, text, date, &kind, &err);
     if (turn == NULL) {
         app_complain(a, strncmp(err.msg, "--", 2) == 0 ? err.msg + 2 : err.msg);
         return -1;
     }
-    a->bos = false; /* (the template says what comes first) */
+    a->src.bos = false; /* (the template says what comes first) */
     if (app_rebuild(a, &a->cfg, turn) != 0) {
-        a->bos = bos;
+        a->src.bos = bos;
         free(turn);
         return -1;
     }
     free(turn);
     app_say(a, "chat: the message in the %s chat template (%s), the assistant's turn begun: G "
-               "writes the answer", kind, a->model->chat_from);
+               "writes the answer", kind, a->src.model->chat_from);
     return 0;
 }
 
@@ -644,20 +642,20 @@ toggle_expert(struct app *a, const struct family_model_state *g)
 
     if (e < 0 || e >= E)
         return;
-    if (a->experts_off == NULL &&
-        (a->experts_off = calloc((size_t)c->n_layer * (size_t)E, 1)) == NULL) {
+    if (a->switches.mask[SWITCH_EXPERT_OFF] == NULL &&
+        (a->switches.mask[SWITCH_EXPERT_OFF] = calloc((size_t)c->n_layer * (size_t)E, 1)) == NULL) {
         app_complain(a, "out of memory");
         return;
     }
-    on = decoder_experts_on(c, a->experts_off, a->pipe.layer);
-    if (!a->experts_off[at] && on - 1 < c->moe.n_experts_used) {
+    on = decoder_experts_on(c, a->switches.mask[SWITCH_EXPERT_OFF], a->pipe.layer);
+    if (!a->switches.mask[SWITCH_EXPERT_OFF][at] && on - 1 < c->moe.n_experts_used) {
         app_say(a, "expert %d stays on: each token is sent to %d of the %d on", e,
                 c->moe.n_experts_used, on);
         return;
     }
-    a->experts_off[at] ^= 1;
+    a->switches.mask[SWITCH_EXPERT_OFF][at] ^= 1;
     if (app_rebuild(a, &a->cfg, a->sentence) != 0) {
-        a->experts_off[at] ^= 1;
+        a->switches.mask[SWITCH_EXPERT_OFF][at] ^= 1;
         return;
     }
     g = pipeline_decoder(&a->pipe);
@@ -665,7 +663,7 @@ toggle_expert(struct app *a, const struct family_model_state *g)
         double percent;
         const char *said = last_prediction(g, next, sizeof next, &percent);
         app_say(a, "expert %d of layer %d %s: the %s is now %s (%.0f%%)", e, a->pipe.layer,
-                a->experts_off[at] ? "switched off (its router logit -inf)" : "back on",
+                a->switches.mask[SWITCH_EXPERT_OFF][at] ? "switched off (its router logit -inf)" : "back on",
                 model_is_classifier(g->model) ? "class" : "next token", said, percent);
     }
 }
@@ -688,17 +686,17 @@ app_ablate(struct app *a, int key)
         toggle_expert(a, g);
         return;
     }
-    if (a->ablated == NULL) {
-        a->ablated = calloc((size_t)a->pipe.layers * (size_t)heads, 1);
-        if (a->ablated == NULL) {
+    if (a->switches.mask[SWITCH_ABLATE] == NULL) {
+        a->switches.mask[SWITCH_ABLATE] = calloc((size_t)a->pipe.layers * (size_t)heads, 1);
+        if (a->switches.mask[SWITCH_ABLATE] == NULL) {
             app_complain(a, "out of memory");
             return;
         }
     }
     at = (size_t)a->pipe.layer * (size_t)heads + (size_t)a->view.head;
-    a->ablated[at] ^= 1;
+    a->switches.mask[SWITCH_ABLATE][at] ^= 1;
     if (app_rebuild(a, &a->cfg, a->sentence) != 0) {
-        a->ablated[at] ^= 1;
+        a->switches.mask[SWITCH_ABLATE][at] ^= 1;
         return;
     }
     g = pipeline_decoder(&a->pipe);
@@ -709,12 +707,12 @@ app_ablate(struct app *a, int key)
         const struct decoder_config *c = &g->model->dec.cfg;
         const int others = c->n_head / decoder_kv_heads(c) - 1; /* (the rest of its group) */
         char shared[96] = "";
-        if (others > 0 && a->ablated[at])
+        if (others > 0 && a->switches.mask[SWITCH_ABLATE][at])
             snprintf(shared, sizeof shared, "; key head %d stays, %d other head%s %s it",
                      decoder_kv_head_of(c, a->view.head), others, others == 1 ? "" : "s",
                      others == 1 ? "reads" : "read");
         app_say(a, "head %d of layer %d %s%s: the %s is now %s (%.0f%%)", a->view.head,
-                a->pipe.layer, a->ablated[at] ? "ablated (its context zeroed)" : "back", shared,
+                a->pipe.layer, a->switches.mask[SWITCH_ABLATE][at] ? "ablated (its context zeroed)" : "back", shared,
                 model_is_classifier(g->model) ? "class" : "next token", said, percent);
     }
 }
@@ -733,15 +731,15 @@ app_sinks(struct app *a, int key)
                    "(gpt-oss), and this one has none");
         return;
     }
-    a->sinks_off = !a->sinks_off;
+    a->src.sinks_off = !a->src.sinks_off;
     if (app_rebuild(a, &a->cfg, a->sentence) != 0) {
-        a->sinks_off = !a->sinks_off;
+        a->src.sinks_off = !a->src.sinks_off;
         return;
     }
     g = pipeline_decoder(&a->pipe);
     said = last_prediction(g, next, sizeof next, &percent);
     app_say(a, "attention sinks %s: the %s is now %s (%.0f%%)",
-            a->sinks_off ? "off (their logits -inf: every row's weights sum to 1)" : "back on",
+            a->src.sinks_off ? "off (their logits -inf: every row's weights sum to 1)" : "back on",
             model_is_classifier(g->model) ? "class" : "next token", said, percent);
 }
 

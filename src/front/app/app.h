@@ -50,18 +50,19 @@ struct app {
     struct attention_config cfg;
     char *sentence;
     char *source;                            /* cross-attention's source sentence, or NULL */
-    const struct vocab *vocab;               /* borrowed */
-    const struct vocab *source_vocab;        /* borrowed; the source's (NULL: vocab) */
-    const struct attention_params *weights;  /* borrowed; NULL: drawn from the seed */
-    const struct qkv_given *qkv;             /* borrowed; not NULL: Q, K, V given */
-    const struct family *family;             /* the source's (NULL: the book's) */
-    const struct model *model;               /* borrowed; a trained model (family_model) */
-    int top;                                 /* its next tokens per position */
-    bool bos;                                /* the model's first token first (--bos) */
-    unsigned char *ablated;                  /* (layers * heads) a: heads zeroed, or NULL */
-    unsigned char *experts_off;              /* (layers * experts) a on the router: experts
-                                                switched off, or NULL */
-    bool sinks_off;                          /* B: a model's attention sinks switched off */
+    /*
+     * What the pipeline is made of (pipeline.h; its vocabularies, weights,
+     * Q/K/V, family and model borrowed): app_source makes a pipeline's from
+     * it with the text, the switches' masks below and the layer shown.  B
+     * sets its sinks_off.
+     */
+    struct pipeline_source src;
+    /*
+     * The app's own switches' masks (switches.h): a on a head zeroes it
+     * (SWITCH_ABLATE, layers * heads), a on the router switches an expert
+     * off (SWITCH_EXPERT_OFF, layers * experts); NULL: none.
+     */
+    struct model_switch_masks switches;
     const char *weights_dir;                 /* for messages */
     const char *export_dir;
     struct pipeline pipe;

@@ -30,7 +30,7 @@ struct app_compare {
 static void
 second_source(const struct app *a, struct pipeline_source *src)
 {
-    app_source(a, a->sentence, a->source, a->ablated, src);
+    app_source(a, a->sentence, a->source, a->switches.mask[SWITCH_ABLATE], src);
     src->model = a->compare->model;
     src->last_logits = NULL; /* (the writing's logits are the first's) */
 }
@@ -99,7 +99,7 @@ app_compare_open(struct app *a, const char *path, const struct model_options *mo
 {
     struct app_compare *c;
 
-    if (a->model == NULL || pipeline_decoder(&a->pipe) == NULL)
+    if (a->src.model == NULL || pipeline_decoder(&a->pipe) == NULL)
         return attn_fail(err, ATTN_EVALUE, "compare: a trained model beside another (--model "
                                            "first): the book's classes have no second");
     c = calloc(1, sizeof *c);
@@ -111,7 +111,7 @@ app_compare_open(struct app *a, const char *path, const struct model_options *mo
     }
     c->model = &c->own;
     c->owned = true;
-    if (compare_check_models(a->model, c->model, err) != ATTN_OK) {
+    if (compare_check_models(a->src.model, c->model, err) != ATTN_OK) {
         model_close(&c->own);
         free(c);
         return ATTN_EVALUE;
@@ -120,7 +120,7 @@ app_compare_open(struct app *a, const char *path, const struct model_options *mo
         return err->status != ATTN_OK ? err->status : ATTN_EVALUE;
     a->view.side = COMPARE_DIFFERENCE;
     app_say(a, "%s beside %s: their difference shown (second minus first); C: first, second, "
-               "difference", c->model->name, a->model->name);
+               "difference", c->model->name, a->src.model->name);
     return ATTN_OK;
 }
 
@@ -180,7 +180,7 @@ app_compare_sync(struct app *a)
     attn_error_clear(&err);
     if (!build_second(a, &err))
         app_say(a, "compare: %s beside %s: %s; C shows the first until they agree again",
-                a->compare->model->name, a->model->name, a->compare->why);
+                a->compare->model->name, a->src.model->name, a->compare->why);
     else
         second_saw_written(a);
     show(a);
@@ -204,7 +204,7 @@ app_compare_key(struct app *a, int key)
     a->view.side = (enum compare_side)((a->view.side + 1) % COMPARE_SIDES);
     if (a->view.side == COMPARE_DIFFERENCE)
         app_say(a, "the difference: %s minus %s, cell by cell (red: the second's larger, blue: "
-                   "smaller)", a->compare->model->name, a->model->name);
+                   "smaller)", a->compare->model->name, a->src.model->name);
     else
         app_say(a, "the %s model: %s", compare_side_name(a->view.side),
                 pipeline_decoder(compare_side_pipeline(&a->compare->cmp, a->view.side))
@@ -222,7 +222,7 @@ app_compare_command(struct app *a, const char *path)
             app_say(a, "compare PATH opens a second model beside the first; none is open");
             return 0;
         }
-        app_say(a, "%s closed: %s alone again", a->compare->model->name, a->model->name);
+        app_say(a, "%s closed: %s alone again", a->compare->model->name, a->src.model->name);
         app_compare_close(a);
         return 0;
     }

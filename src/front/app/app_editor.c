@@ -207,7 +207,7 @@ app_paste(struct app *a, const char *text, size_t len)
 
     if (v->frame.too_small)
         return;
-    if (a->qkv != NULL) {
+    if (a->src.qkv != NULL) {
         app_complain(a, "Q, K and V are given directly: there is no sentence to paste into");
         return;
     }

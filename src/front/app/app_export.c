@@ -140,7 +140,7 @@ app_export(struct app *a, bool all)
     int written = 0;
     enum attn_status st;
 
-    if (!all && a->model != NULL) {
+    if (!all && a->src.model != NULL) {
         export_model_shown(a);
         return;
     }
@@ -148,7 +148,7 @@ app_export(struct app *a, bool all)
         /* A text the model wrote: generated.csv beside the stages, as --generate --export. */
         const struct generation *gen =
             a->writing != NULL && a->writing->written > 0 ? a->writing : NULL;
-        st = a->model != NULL
+        st = a->src.model != NULL
                  ? export_model_written(&a->pipe, NULL, 0, gen, a->export_dir, &written, &err)
                  : export_all(&a->pipe, a->export_dir, &written, &err);
     } else {

@@ -44,7 +44,7 @@ void app_free_picks(struct app *a);
 
 /* The app's own copy of ablated heads for its model pipeline (layers * heads; NULL: none). */
 void app_take_ablated(struct app *a, const unsigned char *ablated);
-/* A copy of off (layers * experts of a->model) as the app's experts off, or none. */
+/* A copy of off (layers * experts of a->src.model) as the app's experts off, or none. */
 void app_take_experts_off(struct app *a, const unsigned char *off);
 
 /* Shows step k of the walkthrough being played; before the first or past the last it says so. */

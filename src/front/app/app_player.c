@@ -114,22 +114,22 @@ play_step(struct app *a, int k, struct attn_error *err)
     a->res.writing = NULL;
     a->eos = end;
     a->cfg = res.opts.cfg;
-    a->vocab = &a->res.in.vocab;
-    a->source_vocab = a->res.in.have_source_vocab ? &a->res.in.source_vocab : NULL;
-    a->weights = a->res.in.have_weights ? &a->res.in.weights : NULL;
-    a->qkv = a->res.in.have_qkv ? &a->res.in.qkv : NULL;
+    a->src.vocab = &a->res.in.vocab;
+    a->src.source_vocab = a->res.in.have_source_vocab ? &a->res.in.source_vocab : NULL;
+    a->src.weights = a->res.in.have_weights ? &a->res.in.weights : NULL;
+    a->src.qkv = a->res.in.have_qkv ? &a->res.in.qkv : NULL;
     a->weights_dir = a->res.opts.weights_dir;
     /* A lesson's step may be on the book's classes or on a trained model: the app follows it. */
-    a->model = a->res.model;
-    a->family = a->res.model != NULL ? &family_model : NULL;
-    a->top = a->res.opts.top;
-    a->bos = a->res.opts.bos;
+    a->src.model = a->res.model;
+    a->src.family = a->res.model != NULL ? &family_model : NULL;
+    a->src.top = a->res.opts.top;
+    a->src.bos = a->res.opts.bos;
     {
         /* (the step's switches, --ablate, --expert-off and --no-sinks, the app's from here) */
         const struct pipeline_source step = walk_resources_source(&a->res);
         app_take_ablated(a, step.ablated);
         app_take_experts_off(a, step.experts_off);
-        a->sinks_off = step.sinks_off;
+        a->src.sinks_off = step.sinks_off;
     }
     free(a->sentence);
     a->sentence = sentence;

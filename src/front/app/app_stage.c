@@ -135,7 +135,7 @@ show_parameters(struct app *a, int key)
     char why[160];
 
     (void)key;
-    if (a->model != NULL) {
+    if (a->src.model != NULL) {
         app_complain(a, "W shows the book's classes' parameters; a trained model's stay in its "
                         "file: the panel below shows each cell's products with them");
         return;
@@ -172,7 +172,7 @@ void
 app_edit_sentence(struct app *a, int key)
 {
     (void)key;
-    if (a->qkv != NULL) {
+    if (a->src.qkv != NULL) {
         app_complain(a, "Q, K and V are given directly: there is no sentence to edit");
         return;
     }

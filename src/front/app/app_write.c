@@ -61,7 +61,7 @@ app_writing_knobs(struct app *a, const struct attention_config *cfg, int *result
          cfg->top_p == a->cfg.top_p && cfg->seed == a->cfg.seed))
         return false; /* (nothing of the writing's changed: a rebuild asked for, as it was) */
     options_of(a, cfg, &o);
-    if (sample_check(&o.sample, decoder_outputs(&a->model->dec.cfg), &err) != ATTN_OK) {
+    if (sample_check(&o.sample, decoder_outputs(&a->src.model->dec.cfg), &err) != ATTN_OK) {
         app_complain(a, err.msg);
         *result = -1;
         return true;
@@ -92,7 +92,7 @@ begin(struct app *a)
 
     if (a->writing != NULL && a->writing->n > 0)
         return 0;
-    if (a->model == NULL || pipeline_decoder(&a->pipe) == NULL) {
+    if (a->src.model == NULL || pipeline_decoder(&a->pipe) == NULL) {
         app_complain(a, "G writes with a trained model (--model): the book's classes have no "
                         "vocabulary head to write from");
         return -1;
@@ -104,8 +104,8 @@ begin(struct app *a)
         return -1;
     }
     options_of(a, &a->cfg, &o);
-    app_source(a, a->sentence, a->source, a->ablated, &src);
-    if (generation_init(a->writing, a->model, &o, &err) != ATTN_OK ||
+    app_source(a, a->sentence, a->source, a->switches.mask[SWITCH_ABLATE], &src);
+    if (generation_init(a->writing, a->src.model, &o, &err) != ATTN_OK ||
         generation_begin(a->writing, &a->pipe, &a->cfg, &src, 0, &err) != ATTN_OK) {
         app_end_writing(a);
         app_complain(a, err.msg);
@@ -150,7 +150,7 @@ write_one(struct app *a)
 
     if (begin(a) != 0)
         return -1;
-    app_source(a, a->sentence, a->source, a->ablated, &src);
+    app_source(a, a->sentence, a->source, a->switches.mask[SWITCH_ABLATE], &src);
     st = generation_write(a->writing, &a->pipe, &a->cfg, &src, &ended, &err);
     if (st == ATTN_ESTOPPED) {
         app_say(a, "stopped: the token under way was not written (%d written)",
@@ -165,7 +165,7 @@ write_one(struct app *a)
         const struct sample_choice *c = &a->writing->end;
         app_say(a, "the model chose %s (id %d, p %.3f): the end token (%s), so the writing "
                    "stops, as the book's generate breaks; Backspace takes the draw back",
-                model_token_display(a->model, c->id, shown, sizeof shown), c->id, (double)c->prob,
+                model_token_display(a->src.model, c->id, shown, sizeof shown), c->id, (double)c->prob,
                 a->writing->o.end.from[0] != '\0' ? a->writing->o.end.from : "--eos");
         return -1;
     }
@@ -173,7 +173,7 @@ write_one(struct app *a)
     {
         const struct generate_step *s = &a->writing->steps[a->writing->written - 1];
         const struct sample_choice *c = &s->choice;
-        model_token_display(a->model, c->id, shown, sizeof shown);
+        model_token_display(a->src.model, c->id, shown, sizeof shown);
         if (s->slid)
             app_say(a, "wrote %s (id %d, p %.3f): past the context of %d, the model reads the "
                        "last %d and computed them all again (%.*f ms)",
@@ -272,7 +272,7 @@ app_unwrite(struct app *a)
     struct attn_error err;
     const bool was_end = a->writing->ended;
 
-    app_source(a, a->sentence, a->source, a->ablated, &src);
+    app_source(a, a->sentence, a->source, a->switches.mask[SWITCH_ABLATE], &src);
     if (generation_undo(a->writing, &a->pipe, &a->cfg, &src, &err) != ATTN_OK) {
         app_complain(a, err.msg);
         return;
