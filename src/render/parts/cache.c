@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "attnscope/base/status.h"
+#include "attnscope/decoder/mixer.h"
 #include "attnscope/families/model/family_model.h"
 #include "attnscope/families/model/generate.h"
 #include "render/parts/parts.h"
@@ -18,11 +19,11 @@ size_text(char *buf, size_t bytes)
     return attn_size_text(buf, 32, bytes);
 }
 
-/* The bytes of one layer's cache rows (keys and values, float32). */
+/* What layer keeps for n tokens, in bytes: its mixer says (attention: its keys and values). */
 static size_t
-layer_bytes(const struct decoder_config *c, int rows)
+layer_bytes(const struct decoder_config *c, int layer, int n)
 {
-    return 2 * (size_t)rows * (size_t)decoder_kv_width(c) * sizeof(float);
+    return decoder_mixer_of(c, layer)->kept_floats(c, layer, n) * sizeof(float);
 }
 
 /*
@@ -47,10 +48,10 @@ cache_size_text(const struct pipeline *p, char *buf, size_t size)
                      "Hugging Face's and llama.cpp's sliding caches do): %d of %d rows, %s. ",
                      decoder_window(c, p->layer), decoder_window(c, p->layer),
                      decoder_window(c, p->layer), rows, n,
-                     size_text(layer, layer_bytes(c, rows)));
+                     size_text(layer, layer_bytes(c, p->layer, n)));
     else
         attn_appendf(buf, size, &used, "%d tokens: %s this layer (2 x tokens x %d x 4 bytes). ",
-                     n, size_text(layer, layer_bytes(c, rows)), decoder_kv_width(c));
+                     n, size_text(layer, layer_bytes(c, p->layer, n)), decoder_kv_width(c));
     attn_appendf(buf, size, &used, "All %d layers: %s", c->n_layer, size_text(all, bytes));
     if (bytes < full)
         attn_appendf(buf, size, &used, ", %s less than every layer keeping every row (%s)",
