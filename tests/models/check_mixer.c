@@ -45,7 +45,7 @@ running_kept(const struct decoder_config *c, int layer, int n)
 }
 
 static const struct decoder_mixer mean_mixer = { "running mean", "the sum so far", running_mean,
-                                                 running_kept };
+                                                 running_kept, false };
 
 enum { N = 9 };
 
@@ -106,6 +106,10 @@ START_TEST(a_mixer_added_mixes_its_layer_only)
         }
     ck_assert_msg(worst < 1e-5, "the running mean is off by %g", worst);
     ck_assert_int_ne(memcmp(base.layers[1].resid2, mixed.layers[1].resid2, N * C * sizeof(float)), 0);
+    /* Shown, the mixed layer has no softmax weights to make; attention's layer has them. */
+    ck_assert_ptr_nonnull(base.layers[1].weights);
+    ck_assert_ptr_null(mixed.layers[1].scores);
+    ck_assert_ptr_null(mixed.layers[1].weights);
     /* The cache holds what each layer's mixer keeps: one row for the mean, not layer 1's keys and values. */
     ck_assert_uint_eq(generation_cache_bytes(c, N),
                       attention_bytes - 2u * N * (size_t)decoder_kv_width(c) * 4u + C * 4u);

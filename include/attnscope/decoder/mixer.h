@@ -13,6 +13,7 @@
 #ifndef ATTNSCOPE_DECODER_MIXER_H
 #define ATTNSCOPE_DECODER_MIXER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "attnscope/decoder/decoder_config.h"
@@ -28,6 +29,12 @@ struct decoder_mixer {
     void (*forward)(const struct part_attention_args *a, struct decoder_layer_stages *s,
                     int threads);
     size_t (*kept_floats)(const struct decoder_config *c, int layer, int n);
+    /*
+     * Whether it has softmax attention's (H, n, n) stages (scores, masked,
+     * scaled, weights), which decoder_show_layer makes from the layer's
+     * queries and keys; false: they stay NULL for its layers.
+     */
+    bool weights;
 };
 
 /* The built-in mixers' ids (struct decoder_config's mixer[layer]). */

@@ -15,6 +15,7 @@
 
 #include "attnscope/base/progress.h"
 #include "attnscope/decoder/decoder.h"
+#include "attnscope/decoder/mixer.h"
 #include "attnscope/decoder/parts.h"
 #include "attnscope/decoder/run.h"
 #include "attnscope/formats/tensor.h"
@@ -198,8 +199,9 @@ decoder_show_layer_stages(const struct decoder_model *m, struct decoder_run *r, 
         decoder_run_block(m, r, layer, decoder_layer_input(r, layer), 0, &s, scratch, parallel_threads());
         run_expose(c, r);
     }
-    if (!attention) {
-        /* (its scores, masked, scaled scores and weights not made: nothing will show them) */
+    if (!attention || !decoder_mixer_of(c, layer)->weights) {
+        /* (its scores, masked, scaled scores and weights not made: nothing will show them, or
+           the layer's mixer has none) */
         l = &r->layers[layer];
         l->scores = l->masked = l->scaled = l->weights = NULL;
         return decoder_check_files(m, err);
