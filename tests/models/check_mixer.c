@@ -10,14 +10,21 @@
 #include "config.h"
 
 #include <check.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attnscope/decoder/decoder.h"
 #include "attnscope/decoder/mixer.h"
 #include "attnscope/families/model/generate.h"
+#include "attnscope/families/model/headmap.h"
 #include "attnscope/families/model/model.h"
+#include "attnscope/pipeline/export.h"
+#include "front/app/app.h"
+#include "front/cli/print.h"
 #include "model_harness.h"
+#include "render/grid.h"
 
 /* Output row i: the mean of input rows 0 .. i (each row's own sum, in order). */
 static void
@@ -136,6 +143,118 @@ START_TEST(a_mixer_no_table_has_is_refused)
 }
 END_TEST
 
+/* minillama with the running mean in layer 1: its pipeline at layer 1. */
+static void
+mixed_pipeline(struct model *m, struct pipeline *p)
+{
+    struct pipeline_source src;
+    struct attention_config cfg;
+    struct attn_error err;
+    const int id = decoder_mixer_add(&mean_mixer);
+
+    ck_assert_int_ge(id, 1);
+    open_minillama(m);
+    m->dec.cfg.mixer[1] = (unsigned char)id;
+    memset(&src, 0, sizeof src);
+    src.sentence = "cat map sun red fox";
+    src.family = &family_model;
+    src.model = m;
+    src.top = 5;
+    src.layer = 1;
+    attention_config_init(&cfg);
+    ck_assert_msg(pipeline_create(p, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(p->layer, 1);
+}
+
+/*
+ * The mixed layer through the screens: none of attention's stages there
+ * (layer 0 keeps them); --print shows its output, --export writes its
+ * stages and no queries or weights, and the view draws every stage it
+ * steps to.
+ */
+START_TEST(a_mixed_layer_prints_exports_and_draws)
+{
+    static struct model m;
+    struct pipeline p;
+    struct attn_error err;
+    struct print_options po;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f;
+    char path[600];
+    int written = 0;
+
+    mixed_pipeline(&m, &p);
+    ck_assert(!pipeline_stage_present(&p, STAGE_WEIGHTS));
+    ck_assert(!pipeline_stage_present(&p, STAGE_QUERIES));
+    ck_assert(pipeline_stage_present(&p, STAGE_OUTPUT));
+    ck_assert(pipeline_stage_present(&p, STAGE_RESIDUAL1));
+    memset(&po, 0, sizeof po);
+    po.digits = 3;
+    f = open_memstream(&text, &len);
+    print_model(f, &p, &po);
+    fclose(f);
+    ck_assert_msg(strstr(text, "layer 1, output (5 x 64)") != NULL, "%.1500s", text);
+    ck_assert_msg(strstr(text, "layer 1, weights") == NULL, "%.1500s", text);
+    free(text);
+    ck_assert_msg(export_all(&p, dir, &written, &err) == ATTN_OK, "%s", err.msg);
+    snprintf(path, sizeof path, "%s/output.csv", dir);
+    ck_assert_int_eq(access(path, R_OK), 0);
+    snprintf(path, sizeof path, "%s/queries.csv", dir);
+    ck_assert_int_ne(access(path, F_OK), 0);
+    {
+        /* The map: the mixed layer's heads have no weights to measure, layer 0's have. */
+        float prev[8];
+        ck_assert_int_eq(m.dec.cfg.n_head, 4);
+        ck_assert_int_eq(head_measures(&p, MEASURE_PREVIOUS, prev), 0);
+        ck_assert(!isnan(prev[0]) && isnan(prev[4]) && isnan(prev[7]));
+    }
+    /* Layer 0 is attention's: its stages are there. */
+    ck_assert_int_eq(pipeline_select_layer(&p, 0, &err), ATTN_OK);
+    ck_assert(pipeline_stage_present(&p, STAGE_WEIGHTS));
+    pipeline_destroy(&p);
+    model_close(&m);
+}
+END_TEST
+
+START_TEST(the_view_steps_through_a_mixed_layer)
+{
+    static struct model m;
+    static struct app a;
+    struct pipeline p;
+    struct attn_error err;
+    struct pipeline_source src;
+    struct attention_config cfg;
+    struct grid g;
+
+    mixed_pipeline(&m, &p);
+    pipeline_destroy(&p);
+    memset(&src, 0, sizeof src);
+    src.sentence = "cat map sun red fox";
+    src.family = &family_model;
+    src.model = &m;
+    src.top = 5;
+    attention_config_init(&cfg);
+    ck_assert_msg(app_init(&a, &cfg, &src, NULL, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(grid_create(&g, 100, 30), 0);
+    app_key(&a, '.'); /* layer 1, the mixed one */
+    ck_assert_int_eq(a.pipe.layer, 1);
+    for (int k = 0; k < 40; k++) {
+        app_render(&a, &g);
+        app_key(&a, ' ');
+    }
+    for (int k = 0; k < 40; k++) {
+        app_key(&a, 'p');
+        app_render(&a, &g);
+    }
+    app_key(&a, 'L'); /* the model map: layer 1's heads have no weights to measure */
+    app_render(&a, &g);
+    grid_destroy(&g);
+    app_destroy(&a);
+    model_close(&m);
+}
+END_TEST
+
 static Suite *
 mixer_suite(void)
 {
@@ -144,8 +263,12 @@ mixer_suite(void)
 
     /* (a hang guard, not a timing: CK_TIMEOUT_MULTIPLIER scales it under the sanitizers) */
     tcase_set_timeout(tc, 30);
+    /* (each test in a folder of its own, `dir`, removed after it) */
+    tcase_add_checked_fixture(tc, test_tmpdir_setup, test_tmpdir_teardown);
     tcase_add_test(tc, a_mixer_added_mixes_its_layer_only);
     tcase_add_test(tc, a_mixer_no_table_has_is_refused);
+    tcase_add_test(tc, a_mixed_layer_prints_exports_and_draws);
+    tcase_add_test(tc, the_view_steps_through_a_mixed_layer);
     suite_add_tcase(s, tc);
     return s;
 }

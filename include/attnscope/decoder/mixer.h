@@ -30,11 +30,13 @@ struct decoder_mixer {
                     int threads);
     size_t (*kept_floats)(const struct decoder_config *c, int layer, int n);
     /*
-     * Whether it has softmax attention's (H, n, n) stages (scores, masked,
-     * scaled, weights), which decoder_show_layer makes from the layer's
-     * queries and keys; false: they stay NULL for its layers.
+     * Whether its layers' stages are attention's (the queries, keys and
+     * values, the (H, n, n) scores, masked, scaled and weights, which
+     * decoder_show_layer makes from the queries and keys, the context);
+     * false: it makes only its output (s->attn), the (H, n, n) stages stay
+     * NULL, and the pipeline has none of attention's stages at its layers.
      */
-    bool weights;
+    bool attention_stages;
 };
 
 /* The built-in mixers' ids (struct decoder_config's mixer[layer]). */

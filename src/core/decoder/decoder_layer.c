@@ -199,7 +199,7 @@ decoder_show_layer_stages(const struct decoder_model *m, struct decoder_run *r, 
         decoder_run_block(m, r, layer, decoder_layer_input(r, layer), 0, &s, scratch, parallel_threads());
         run_expose(c, r);
     }
-    if (!attention || !decoder_mixer_of(c, layer)->weights) {
+    if (!attention || !decoder_mixer_of(c, layer)->attention_stages) {
         /* (its scores, masked, scaled scores and weights not made: nothing will show them, or
            the layer's mixer has none) */
         l = &r->layers[layer];

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attnscope/decoder/mixer.h"
 #include "attnscope/pipeline/pipeline.h"
 
 struct stage_desc {
@@ -394,6 +395,10 @@ bool
 pipeline_stage_present(const struct pipeline *p, enum pipeline_stage s)
 {
     if ((unsigned)s >= STAGE_COUNT || p->family == NULL || !(p->family->stages & FAMILY_STAGE(s)))
+        return false;
+    /* A layer of a mixer that is not attention has none of attention's stages, only its output. */
+    if (p->decoder != NULL && !decoder_mixer_of(p->decoder, p->layer)->attention_stages &&
+        s >= STAGE_QUERIES && s <= STAGE_CONTEXT)
         return false;
     /* A sparse layer's MLP is its experts: no one gate, up or activation of its own. */
     if (p->decoder != NULL && decoder_sparse(p->decoder, p->layer) &&

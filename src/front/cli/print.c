@@ -565,7 +565,9 @@ print_model(FILE *out, const struct pipeline *p, const struct print_options *po)
     if (po->format == PRINT_TEXT || po->heatmap)
         print_model_header(out, p, g);
     if (po->count == 0) {
-        struct pipeline_selection sel = { STAGE_WEIGHTS, -1, NULL };
+        /* Every head's weights; a layer whose mixer has none (mixer.h), its output. */
+        const struct pipeline_selection sel = {
+            pipeline_stage_present(p, STAGE_WEIGHTS) ? STAGE_WEIGHTS : STAGE_OUTPUT, -1, NULL };
         print_model_tokens(out, p, g, po);
         print_selection(out, p, &sel, po);
         print_model_next(out, p, g, po);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "attnscope/families/model/family_model.h"
+#include "attnscope/decoder/mixer.h"
 #include "attnscope/families/model/headmap.h"
 #include "attnscope/kernels/parallel.h"
 
@@ -167,6 +168,13 @@ head_measures(const struct pipeline *p, enum head_measure m, float *out)
         }
         for (int l = 0; l < p->layers && !job.failed; l++) {
             job.layer = l;
+            if (!decoder_mixer_of(&g->model->dec.cfg, l)->attention_stages) {
+                /* (a layer whose mixer has no softmax weights has none to measure: nan) */
+                for (int k = 0; k < MEASURE_COUNT; k++)
+                    for (int h = 0; h < heads; h++)
+                        job.out[(size_t)k * per_measure + (size_t)(l * heads + h)] = NAN;
+                continue;
+            }
             decoder_layer_queries(&g->model->dec, &g->run, l, q, q + nc);
             parallel_for(heads, 4L * g->run.n * g->run.n * p->st.shape.head_dim,
                          parallel_threads(), measure_heads, &job);
