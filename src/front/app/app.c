@@ -627,54 +627,51 @@ last_prediction(const struct family_model_state *g, char *buf, size_t size, doub
 }
 
 /*
- * a on the router stage: the expert of the cell's column switched off in the
- * layer shown (its router logit -inf), or back on; refused when fewer
- * experts than a token is sent to would stay on.
+ * Flips switch id (switches.h) at (layer, index) and remakes the pipeline;
+ * the flip undone when that fails.  True when it took: g is then the new
+ * pipeline's and *next / *percent what the model now predicts.
  */
-static void
-toggle_expert(struct app *a, const struct family_model_state *g)
+static bool
+flip_switch(struct app *a, enum model_switch_id id, int layer, int index,
+            const struct family_model_state **g, char *next, size_t size, double *percent,
+            const char **said)
 {
-    const struct decoder_config *c = &g->model->dec.cfg;
-    const int E = c->moe.n_experts, e = a->view.cursor_col;
-    const size_t at = (size_t)a->pipe.layer * (size_t)E + (size_t)e;
-    char next[64];
-    int on;
+    char why[160];
+    const int r = model_switch_flip((*g)->model, &a->switches, &a->src.sinks_off, id, layer,
+                                    index, why, sizeof why);
 
-    if (e < 0 || e >= E)
-        return;
-    if (a->switches.mask[SWITCH_EXPERT_OFF] == NULL &&
-        (a->switches.mask[SWITCH_EXPERT_OFF] = calloc((size_t)c->n_layer * (size_t)E, 1)) == NULL) {
+    if (r < 0)
         app_complain(a, "out of memory");
-        return;
-    }
-    on = decoder_experts_on(c, a->switches.mask[SWITCH_EXPERT_OFF], a->pipe.layer);
-    if (!a->switches.mask[SWITCH_EXPERT_OFF][at] && on - 1 < c->moe.n_experts_used) {
-        app_say(a, "expert %d stays on: each token is sent to %d of the %d on", e,
-                c->moe.n_experts_used, on);
-        return;
-    }
-    a->switches.mask[SWITCH_EXPERT_OFF][at] ^= 1;
+    else if (r == 0 && why[0] != '\0')
+        app_say(a, "%s", why);
+    if (r <= 0)
+        return false;
     if (app_rebuild(a, &a->cfg, a->sentence) != 0) {
-        a->switches.mask[SWITCH_EXPERT_OFF][at] ^= 1;
-        return;
+        (void)model_switch_flip((*g)->model, &a->switches, &a->src.sinks_off, id, layer, index,
+                                why, sizeof why);
+        return false;
     }
-    g = pipeline_decoder(&a->pipe);
-    {
-        double percent;
-        const char *said = last_prediction(g, next, sizeof next, &percent);
-        app_say(a, "expert %d of layer %d %s: the %s is now %s (%.0f%%)", e, a->pipe.layer,
-                a->switches.mask[SWITCH_EXPERT_OFF][at] ? "switched off (its router logit -inf)" : "back on",
-                model_is_classifier(g->model) ? "class" : "next token", said, percent);
-    }
+    *g = pipeline_decoder(&a->pipe);
+    *said = last_prediction(*g, next, size, percent);
+    return true;
+}
+
+/* What the model now predicts is a class or a next token. */
+static const char *
+predicted(const struct family_model_state *g)
+{
+    return model_is_classifier(g->model) ? "class" : "next token";
 }
 
 void
 app_ablate(struct app *a, int key)
 {
     const struct family_model_state *g = pipeline_decoder(&a->pipe);
-    const int heads = a->pipe.st.shape.heads;
-    size_t at;
+    const int layer = a->pipe.layer;
     char next[64];
+    double percent;
+    const char *said;
+    bool on;
 
     (void)key;
     if (g == NULL) {
@@ -683,37 +680,30 @@ app_ablate(struct app *a, int key)
         return;
     }
     if (a->view.stage == VIEW_ROUTER && moe_layer_shown(a)) {
-        toggle_expert(a, g);
-        return;
-    }
-    if (a->switches.mask[SWITCH_ABLATE] == NULL) {
-        a->switches.mask[SWITCH_ABLATE] = calloc((size_t)a->pipe.layers * (size_t)heads, 1);
-        if (a->switches.mask[SWITCH_ABLATE] == NULL) {
-            app_complain(a, "out of memory");
+        /* a on the router: the expert of the cell's column switched off in the layer shown. */
+        const int e = a->view.cursor_col;
+        if (!flip_switch(a, SWITCH_EXPERT_OFF, layer, e, &g, next, sizeof next, &percent, &said))
             return;
-        }
-    }
-    at = (size_t)a->pipe.layer * (size_t)heads + (size_t)a->view.head;
-    a->switches.mask[SWITCH_ABLATE][at] ^= 1;
-    if (app_rebuild(a, &a->cfg, a->sentence) != 0) {
-        a->switches.mask[SWITCH_ABLATE][at] ^= 1;
+        on = model_switch_on(g->model, &a->switches, false, SWITCH_EXPERT_OFF, layer, e);
+        app_say(a, "expert %d of layer %d %s: the %s is now %s (%.0f%%)", e, layer,
+                on ? "switched off (its router logit -inf)" : "back on", predicted(g), said,
+                percent);
         return;
     }
-    g = pipeline_decoder(&a->pipe);
+    if (!flip_switch(a, SWITCH_ABLATE, layer, a->view.head, &g, next, sizeof next, &percent, &said))
+        return;
+    on = model_switch_on(g->model, &a->switches, false, SWITCH_ABLATE, layer, a->view.head);
     {
-        double percent;
-        const char *said = last_prediction(g, next, sizeof next, &percent);
         /* With grouped keys, the key head stays: the heads that share it still read it. */
         const struct decoder_config *c = &g->model->dec.cfg;
         const int others = c->n_head / decoder_kv_heads(c) - 1; /* (the rest of its group) */
         char shared[96] = "";
-        if (others > 0 && a->switches.mask[SWITCH_ABLATE][at])
+        if (others > 0 && on)
             snprintf(shared, sizeof shared, "; key head %d stays, %d other head%s %s it",
                      decoder_kv_head_of(c, a->view.head), others, others == 1 ? "" : "s",
                      others == 1 ? "reads" : "read");
-        app_say(a, "head %d of layer %d %s%s: the %s is now %s (%.0f%%)", a->view.head,
-                a->pipe.layer, a->switches.mask[SWITCH_ABLATE][at] ? "ablated (its context zeroed)" : "back", shared,
-                model_is_classifier(g->model) ? "class" : "next token", said, percent);
+        app_say(a, "head %d of layer %d %s%s: the %s is now %s (%.0f%%)", a->view.head, layer,
+                on ? "ablated (its context zeroed)" : "back", shared, predicted(g), said, percent);
     }
 }
 
@@ -726,21 +716,16 @@ app_sinks(struct app *a, int key)
     const char *said;
 
     (void)key;
-    if (g == NULL || !g->model->dec.cfg.sinks) {
+    if (g == NULL) {
         app_say(a, "B switches attention sinks off: a model with learned sinks has them "
                    "(gpt-oss), and this one has none");
         return;
     }
-    a->src.sinks_off = !a->src.sinks_off;
-    if (app_rebuild(a, &a->cfg, a->sentence) != 0) {
-        a->src.sinks_off = !a->src.sinks_off;
+    if (!flip_switch(a, SWITCH_NO_SINKS, 0, 0, &g, next, sizeof next, &percent, &said))
         return;
-    }
-    g = pipeline_decoder(&a->pipe);
-    said = last_prediction(g, next, sizeof next, &percent);
     app_say(a, "attention sinks %s: the %s is now %s (%.0f%%)",
             a->src.sinks_off ? "off (their logits -inf: every row's weights sum to 1)" : "back on",
-            model_is_classifier(g->model) ? "class" : "next token", said, percent);
+            predicted(g), said, percent);
 }
 
 /* ---------------------------------------------------------------- export */

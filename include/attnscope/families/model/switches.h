@@ -76,5 +76,17 @@ enum attn_status model_switches_apply(const struct model *m, const struct model_
 void model_switches_source(const struct model_switches_given *g,
                            const struct model_switch_masks *masks, struct pipeline_source *src);
 void model_switch_masks_free(struct model_switch_masks *masks);
+/*
+ * The view's flip of switch id on m at (layer, index): a head zeroed or
+ * back, an expert off or back, the sinks (*flag) off or back.  1 flipped
+ * (the mask made when there was none); 0 refused, why says why (the sinks
+ * of a model without any; an expert a token needs to stay on); -1 out of
+ * memory.  Flipping again undoes it.
+ */
+int model_switch_flip(const struct model *m, struct model_switch_masks *masks, bool *flag,
+                      enum model_switch_id id, int layer, int index, char *why, size_t size);
+/* Whether (layer, index) of switch id is on in masks (or *flag for one without a mask). */
+bool model_switch_on(const struct model *m, const struct model_switch_masks *masks, bool flag,
+                     enum model_switch_id id, int layer, int index);
 
 #endif

@@ -1,6 +1,7 @@
 /* switches.c: a trained model's switches, one table (see switches.h). */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -190,4 +191,61 @@ model_switch_masks_free(struct model_switch_masks *masks)
         free(masks->mask[i]);
         masks->mask[i] = NULL;
     }
+}
+
+/* How many flags a layer of switch id's mask has (heads, experts); 0: no mask. */
+static int
+per_layer(const struct model *m, enum model_switch_id id)
+{
+    return id == SWITCH_ABLATE       ? m->dec.cfg.n_head
+           : id == SWITCH_EXPERT_OFF ? m->dec.cfg.moe.n_experts
+                                     : 0;
+}
+
+bool
+model_switch_on(const struct model *m, const struct model_switch_masks *masks, bool flag,
+                enum model_switch_id id, int layer, int index)
+{
+    const int per = per_layer(m, id);
+
+    if (per == 0)
+        return flag;
+    return masks->mask[id] != NULL && masks->mask[id][(size_t)layer * (size_t)per + (size_t)index];
+}
+
+int
+model_switch_flip(const struct model *m, struct model_switch_masks *masks, bool *flag,
+                  enum model_switch_id id, int layer, int index, char *why, size_t size)
+{
+    const struct decoder_config *c = &m->dec.cfg;
+    const int per = per_layer(m, id);
+    size_t at;
+
+    if (size > 0)
+        why[0] = '\0';
+    if (id == SWITCH_NO_SINKS) {
+        if (!c->sinks) {
+            attn_fail_text(why, size, "B switches attention sinks off: a model with learned "
+                                      "sinks has them (gpt-oss), and this one has none");
+            return 0;
+        }
+        *flag = !*flag;
+        return 1;
+    }
+    if (layer < 0 || layer >= c->n_layer || index < 0 || index >= per)
+        return 0;
+    if (masks->mask[id] == NULL &&
+        (masks->mask[id] = calloc((size_t)c->n_layer * (size_t)per, 1)) == NULL)
+        return -1;
+    at = (size_t)layer * (size_t)per + (size_t)index;
+    if (id == SWITCH_EXPERT_OFF && !masks->mask[id][at]) {
+        const int on = decoder_experts_on(c, masks->mask[id], layer);
+        if (on - 1 < c->moe.n_experts_used) {
+            attn_fail_text(why, size, "expert %d stays on: each token is sent to %d of the %d on",
+                           index, c->moe.n_experts_used, on);
+            return 0;
+        }
+    }
+    masks->mask[id][at] ^= 1;
+    return 1;
 }
