@@ -2,7 +2,7 @@
 # layers.sh: no folder reaches up (doc/architecture.md, "The tree").
 #
 # The core's folders are layered, each including only its own and those
-# below it: base < kernels < files < formats < text < attention < decoder <
+# below it: base < kernels < files < formats < text < storage < attention < decoder <
 # architectures < pipeline < families; a family includes no other family
 # (only the registry, families/families.c, names them all), and an
 # architecture no other architecture (its files include architecture.h and
@@ -23,11 +23,12 @@ rank() {
     files) echo 2 ;;
     formats) echo 3 ;;
     text) echo 4 ;;
-    attention) echo 5 ;;
-    decoder) echo 6 ;;
-    architectures) echo 7 ;;
-    pipeline) echo 8 ;;
-    families) echo 9 ;;
+    storage) echo 5 ;;
+    attention) echo 6 ;;
+    decoder) echo 7 ;;
+    architectures) echo 8 ;;
+    pipeline) echo 9 ;;
+    families) echo 10 ;;
     *) echo 99 ;;
     esac
 }
@@ -136,9 +137,10 @@ function top(f) { sub(/\/.*/, "", f); return f }
 function rank(f,  t) {
     t = top(f)
     if (t == "base") return 0; if (t == "kernels") return 1; if (t == "files") return 2
-    if (t == "formats") return 3; if (t == "text") return 4; if (t == "attention") return 5
-    if (t == "decoder") return 6; if (t == "architectures") return 7; if (t == "pipeline") return 8
-    if (t == "families") return 9; if (t == "render") return 20; if (t == "front") return 30
+    if (t == "formats") return 3; if (t == "text") return 4; if (t == "storage") return 5
+    if (t == "attention") return 6; if (t == "decoder") return 7; if (t == "architectures") return 8
+    if (t == "pipeline") return 9; if (t == "families") return 10; if (t == "render") return 20
+    if (t == "front") return 30
     return 99
 }
 function stem(o) { sub(/.*\//, "", o); sub(/[._].*/, "", o); return o }

@@ -63,7 +63,7 @@ void part_softmax(const struct decoder_config *c, const float *scores, float *ma
  */
 float part_sink_share(const float *scaled, int n, float sink);
 
-/* (A linear, y = x W + b, is decoder_linear_apply: linear.c, the seam over its storage.) */
+/* (A linear, y = x W + b, is decoder_linear_apply: storage/linear.c, the seam over its storage.) */
 
 /*
  * The attention of one block on x (n, C): its queries, keys and values
