@@ -2,8 +2,8 @@
 # layers.sh: no folder reaches up (doc/architecture.md, "The tree").
 #
 # The core's folders are layered, each including only its own and those
-# below it: base < kernels < files < formats < text < storage < attention < decoder <
-# architectures < pipeline < families; a family includes no other family
+# below it: base < kernels < files < locate < formats < text < storage <
+# attention < decoder < architectures < pipeline < families; a family includes no other family
 # (only the registry, families/families.c, names them all), and an
 # architecture no other architecture (its files include architecture.h and
 # their own header; only the registry, architectures/architectures.c, names
@@ -21,14 +21,15 @@ rank() {
     base) echo 0 ;;
     kernels) echo 1 ;;
     files) echo 2 ;;
-    formats) echo 3 ;;
-    text) echo 4 ;;
-    storage) echo 5 ;;
-    attention) echo 6 ;;
-    decoder) echo 7 ;;
-    architectures) echo 8 ;;
-    pipeline) echo 9 ;;
-    families) echo 10 ;;
+    locate) echo 3 ;;
+    formats) echo 4 ;;
+    text) echo 5 ;;
+    storage) echo 6 ;;
+    attention) echo 7 ;;
+    decoder) echo 8 ;;
+    architectures) echo 9 ;;
+    pipeline) echo 10 ;;
+    families) echo 11 ;;
     *) echo 99 ;;
     esac
 }
@@ -137,9 +138,10 @@ function top(f) { sub(/\/.*/, "", f); return f }
 function rank(f,  t) {
     t = top(f)
     if (t == "base") return 0; if (t == "kernels") return 1; if (t == "files") return 2
-    if (t == "formats") return 3; if (t == "text") return 4; if (t == "storage") return 5
-    if (t == "attention") return 6; if (t == "decoder") return 7; if (t == "architectures") return 8
-    if (t == "pipeline") return 9; if (t == "families") return 10; if (t == "render") return 20
+    if (t == "locate") return 3; if (t == "formats") return 4; if (t == "text") return 5
+    if (t == "storage") return 6; if (t == "attention") return 7; if (t == "decoder") return 8
+    if (t == "architectures") return 9; if (t == "pipeline") return 10; if (t == "families") return 11
+    if (t == "render") return 20
     if (t == "front") return 30
     return 99
 }

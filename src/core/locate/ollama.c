@@ -20,9 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attnscope/families/model/model.h"
 #include "attnscope/files/fileio.h"
 #include "attnscope/files/jsonfile.h"
+#include "attnscope/locate/locate.h"
 
 /* What a name means: host, namespace, model and tag ("registry.ollama.ai", "library", ...). */
 static bool
