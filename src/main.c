@@ -23,7 +23,7 @@
 #include "attnscope/files/fileio.h"
 #include "attnscope/files/fileio_batch.h"
 #include "attnscope/files/filewrite.h"
-#include "attnscope/families/model/model.h"
+#include "attnscope/models/model.h"
 #include "attnscope/kernels/cpu.h"
 #include "attnscope/kernels/parallel.h"
 #include "attnscope/attention/params.h"

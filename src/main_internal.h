@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "attnscope/families/model/model.h"
+#include "attnscope/models/model.h"
 #include "attnscope/pipeline/pipeline.h"
 #include "front/cli/cli.h"
 #include "front/cli/print.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "attnscope/families/model/family_model.h"
-#include "attnscope/families/model/model.h"
+#include "attnscope/models/model.h"
 #include "front/app/app.h"
 
 static inline void

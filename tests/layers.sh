@@ -3,7 +3,7 @@
 #
 # The core's folders are layered, each including only its own and those
 # below it: base < kernels < files < locate < formats < text < storage <
-# attention < decoder < architectures < pipeline < families; a family includes no other family
+# attention < decoder < architectures < models < pipeline < families; a family includes no other family
 # (only the registry, families/families.c, names them all), and an
 # architecture no other architecture (its files include architecture.h and
 # their own header; only the registry, architectures/architectures.c, names
@@ -28,8 +28,9 @@ rank() {
     attention) echo 7 ;;
     decoder) echo 8 ;;
     architectures) echo 9 ;;
-    pipeline) echo 10 ;;
-    families) echo 11 ;;
+    models) echo 10 ;;
+    pipeline) echo 11 ;;
+    families) echo 12 ;;
     *) echo 99 ;;
     esac
 }
@@ -140,7 +141,8 @@ function rank(f,  t) {
     if (t == "base") return 0; if (t == "kernels") return 1; if (t == "files") return 2
     if (t == "locate") return 3; if (t == "formats") return 4; if (t == "text") return 5
     if (t == "storage") return 6; if (t == "attention") return 7; if (t == "decoder") return 8
-    if (t == "architectures") return 9; if (t == "pipeline") return 10; if (t == "families") return 11
+    if (t == "architectures") return 9; if (t == "models") return 10; if (t == "pipeline") return 11
+    if (t == "families") return 12
     if (t == "render") return 20
     if (t == "front") return 30
     return 99

@@ -74,7 +74,7 @@
 #include "attnscope/formats/tensor.h"
 #include "attnscope/families/model/family_model.h"
 #include "attnscope/architectures/gpt2.h"
-#include "attnscope/families/model/model.h"
+#include "attnscope/models/model.h"
 #include "../gpt2_random.h"
 #include "../llama_random.h"
 #include "attnscope/architectures/llama.h"

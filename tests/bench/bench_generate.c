@@ -13,7 +13,7 @@
 
 #include "attnscope/families/model/family_model.h"
 #include "attnscope/families/model/generate.h"
-#include "attnscope/families/model/model.h"
+#include "attnscope/models/model.h"
 #include "bench.h"
 
 /*

@@ -16,7 +16,7 @@
 
 #include "attnscope/architectures/architecture.h"
 #include "attnscope/families/model/family_model.h"
-#include "attnscope/families/model/model.h"
+#include "attnscope/models/model.h"
 #include "attnscope/formats/tensor.h"
 #include "attnscope/kernels/linalg.h"
 #include "attnscope/kernels/parallel.h"

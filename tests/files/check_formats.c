@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "attnscope/architectures/gpt2.h"
-#include "attnscope/families/model/model.h"
+#include "attnscope/models/model.h"
 #include "attnscope/files/crc32c.h"
 #include "attnscope/formats/pickle.h"
 #include "attnscope/formats/sstable.h"

@@ -16,7 +16,7 @@
 #include "attnscope/families/model/family_model.h"
 #include "attnscope/base/progress.h"
 #include "attnscope/families/model/headmap.h"
-#include "attnscope/families/model/model.h"
+#include "attnscope/models/model.h"
 #include "attnscope/text/tokenizer.h"
 #include "front/app/app.h"
 #include "front/app/app_internal.h"

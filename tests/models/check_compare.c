@@ -18,7 +18,7 @@
 
 #include "attnscope/families/model/compare.h"
 #include "attnscope/families/model/family_model.h"
-#include "attnscope/families/model/model.h"
+#include "attnscope/models/model.h"
 #include "attnscope/pipeline/pipeline.h"
 #include "testutil.h"
 

@@ -19,7 +19,7 @@
 #include "attnscope/decoder/mixer.h"
 #include "attnscope/families/model/generate.h"
 #include "attnscope/families/model/headmap.h"
-#include "attnscope/families/model/model.h"
+#include "attnscope/models/model.h"
 #include "attnscope/pipeline/export.h"
 #include "front/app/app.h"
 #include "front/cli/print.h"

@@ -1,6 +1,6 @@
 /*
  * check_model_files.c: what a model folder, file or cache name may hold
- * and how attnscope opens it (families/model/model.c): tokenizers in every
+ * and how attnscope opens it (models/model.c): tokenizers in every
  * form, folders that are not models, files that are not files, configs
  * capped and audited, the Hugging Face cache, a planted tokenizer; a
  * token of 300 bytes.

@@ -20,7 +20,7 @@
 #include "attnscope/pipeline/export.h"
 #include "attnscope/families/model/family_model.h"
 #include "attnscope/families/model/headmap.h"
-#include "attnscope/families/model/model.h"
+#include "attnscope/models/model.h"
 #include "attnscope/files/fileio.h"
 #include "attnscope/files/jsonfile.h"
 #include "attnscope/pipeline/pipeline.h"

@@ -13,7 +13,7 @@
 #include "testutil.h"
 #include "app_model.h"
 #include "attnscope/families/model/family_model.h"
-#include "attnscope/families/model/model.h"
+#include "attnscope/models/model.h"
 #include "front/app/app.h"
 #include "front/app/app_keys.h"
 #include "render/explain.h"

@@ -25,7 +25,7 @@
 #include "testutil.h"
 #include "gpt2_random.h"
 #include "attnscope/families/model/family_model.h"
-#include "attnscope/families/model/model.h"
+#include "attnscope/models/model.h"
 #include "attnscope/families/model/headmap.h"
 
 static struct vocab book;

@@ -9,7 +9,7 @@
 
 #include "attnscope/architectures/architecture.h"
 #include "attnscope/base/status.h"
-#include "attnscope/families/model/model.h"
+#include "attnscope/models/model.h"
 #include "attnscope/pipeline/knob.h"
 #include "attnscope/pipeline/pipeline.h"
 #include "attnscope/families/model/switches.h"

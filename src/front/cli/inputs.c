@@ -7,7 +7,7 @@
 
 #include "attnscope/files/fileio.h"
 #include "attnscope/pipeline/knob.h"
-#include "attnscope/families/model/model.h"
+#include "attnscope/models/model.h"
 
 #include "front/cli/inputs.h"
 

@@ -17,7 +17,7 @@
 
 #include "attnscope/families/model/family_model.h"
 #include "attnscope/files/fileio.h"
-#include "attnscope/families/model/model.h"
+#include "attnscope/models/model.h"
 #include "attnscope/text/tokenizer.h"
 #include "attnscope/base/utf8.h"
 #include "render/view.h"

@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include "attnscope/families/model/model.h"
+#include "attnscope/models/model.h"
 #include "attnscope/pipeline/pipeline.h"
 
 struct generation;

@@ -31,7 +31,7 @@
 #include <stdint.h>
 
 #include "attnscope/decoder/sample.h"
-#include "attnscope/families/model/model.h"
+#include "attnscope/models/model.h"
 #include "attnscope/kernels/rng.h"
 #include "attnscope/pipeline/pipeline.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "attnscope/decoder/decoder.h"
-#include "attnscope/families/model/model.h"
+#include "attnscope/models/model.h"
 #include "attnscope/families/model/switches.h"
 
 /* --ablate L.H: each head in m, one mask of layers x heads. */

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attnscope/families/model/model.h"
+#include "attnscope/models/model.h"
 #include "attnscope/files/fileio.h"
 #include "attnscope/formats/gguf.h"
 #include "attnscope/files/jsonfile.h"

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attnscope/families/model/model.h"
+#include "attnscope/models/model.h"
 #include "attnscope/files/fileio.h"
 #include "attnscope/formats/gguf.h"
 #include "attnscope/formats/tensors.h"

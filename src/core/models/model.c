@@ -15,7 +15,7 @@
 
 #include "attnscope/architectures/architecture.h"
 #include "attnscope/base/utf8.h"
-#include "attnscope/families/model/model.h"
+#include "attnscope/models/model.h"
 #include "model_internal.h"
 #include "attnscope/files/digest.h"
 #include "attnscope/files/fileio.h"

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "attnscope/families/model/model.h"
+#include "attnscope/models/model.h"
 
 /* The path helpers model_locate.c and model.c share. */
 /* a and b (and c) into out, or false when they do not fit. */
