@@ -208,7 +208,8 @@ struct architecture {
 /*
  * a's name table as it reads files: base's rows with its own differences,
  * every GGUF name filled in from arch_gguf_names, ARCH_NO_TENSOR made NULL;
- * made once, kept for the process.
+ * made once, kept for the process (a's address names it: an architecture
+ * is a static table, never one made and freed).
  */
 const struct arch_name *arch_rows(const struct architecture *a, int *count);
 
