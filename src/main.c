@@ -52,6 +52,17 @@ die(int code, const char *msg)
     return code;
 }
 
+void
+said_written(int written, const char *dir)
+{
+    char msg[1200];
+
+    /* The folder is what the user typed: escaped like every message. */
+    attn_fail_text(msg, sizeof msg, "wrote %d file%s into %s", written, written == 1 ? "" : "s",
+                   dir);
+    fprintf(stderr, "attnscope: %s\n", msg);
+}
+
 /* What the command line adds to the model's files: the first's (--model) or the second's. */
 struct model_options
 model_options_of(const struct cli_options *o, bool second)
@@ -359,7 +370,6 @@ export_book(const struct cli_options *o, const struct pipeline *p,
             const struct pipeline_selection *chosen)
 {
     struct attn_error err;
-    char msg[1024];
     int written = 0;
     enum attn_status st =
         o->stage_count > 0 ? export_selection(p, chosen, o->stage_count, o->export_dir, &written, &err)
@@ -367,10 +377,7 @@ export_book(const struct cli_options *o, const struct pipeline *p,
 
     if (st != ATTN_OK)
         return die(EXIT_INPUT, err.msg);
-    /* The folder is what the user typed: escaped like every message. */
-    attn_fail_text(msg, sizeof msg, "wrote %d file%s into %s", written, written == 1 ? "" : "s",
-                   o->export_dir);
-    fprintf(stderr, "attnscope: %s\n", msg);
+    said_written(written, o->export_dir);
     return 0;
 }
 

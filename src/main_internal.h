@@ -18,6 +18,8 @@ enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
 /* Says msg (escaped) on standard error and gives code back. */
 int die(int code, const char *msg);
+/* "attnscope: wrote N files into DIR" on standard error, DIR escaped. */
+void said_written(int written, const char *dir);
 /* Whether a status from a pipeline or a model's check is the options' fault (exit 2). */
 int is_usage_status(enum attn_status st);
 /* What the command line adds to the model's files: the first's (--model) or the second's. */

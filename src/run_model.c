@@ -60,7 +60,6 @@ write_model(const struct cli_options *o, const struct model *m, struct pipeline 
     struct attn_error err;
     enum attn_status st;
     double seconds;
-    char msg[1024];
     int code = 0;
 
     st = write_end_of(&o->eos, m, &end, &err);
@@ -117,9 +116,7 @@ write_model(const struct cli_options *o, const struct model *m, struct pipeline 
                                                 &xerr)) != ATTN_OK) {
             code = die(EXIT_INPUT, xerr.msg);
         } else {
-            attn_fail_text(msg, sizeof msg, "wrote %d file%s into %s", written,
-                           written == 1 ? "" : "s", o->export_dir);
-            fprintf(stderr, "attnscope: %s\n", msg);
+            said_written(written, o->export_dir);
         }
     }
     if (code == 0 && g.written > 0) {
@@ -151,15 +148,12 @@ export_model_run(const struct cli_options *o, struct pipeline *p,
                  const struct pipeline_selection *chosen)
 {
     struct attn_error err;
-    char msg[1024];
     int written = 0;
 
     if (export_model(p, o->stage_count > 0 ? chosen : NULL, o->stage_count, o->export_dir,
                      &written, &err) != ATTN_OK)
         return die(EXIT_INPUT, err.msg);
-    attn_fail_text(msg, sizeof msg, "wrote %d file%s into %s", written, written == 1 ? "" : "s",
-                   o->export_dir);
-    fprintf(stderr, "attnscope: %s\n", msg);
+    said_written(written, o->export_dir);
     return 0;
 }
 

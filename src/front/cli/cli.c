@@ -538,6 +538,8 @@ static int
 check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
             const struct knob_setting *settings, int count, char *err, size_t err_size)
 {
+    const int sw = model_switch_given(&o->switches); /* the first switch given, or -1 */
+
     if (optind < argc)
         return attn_fail_text(err, err_size,
                     "'%s': unexpected argument (give the sentence with -s \"...\")", argv[optind]);
@@ -577,14 +579,12 @@ check_modes(int argc, char **argv, struct cli_options *o, bool variant_given,
     if (check_writing(o, settings, count, err, err_size) != 0 ||
         cli_check_compare(o, err, err_size) != 0)
         return -1;
-    if (o->model == NULL && (o->layer >= 0 || o->top != CLI_DEFAULT_TOP || o->bos ||
-                             model_switch_given(&o->switches) >= 0 || o->classes != NULL ||
-                             o->verify || o->arith != CLI_ARITH_EXACT))
+    if (o->model == NULL && (o->layer >= 0 || o->top != CLI_DEFAULT_TOP || o->bos || sw >= 0 ||
+                             o->classes != NULL || o->verify || o->arith != CLI_ARITH_EXACT))
         return attn_fail_text(err, err_size, "--%s works with --model (a trained GPT-2)",
                               o->layer >= 0          ? "layer"
                               : o->bos               ? "bos"
-                              : model_switch_given(&o->switches) >= 0
-                                  ? model_switch_table[model_switch_given(&o->switches)].option
+                              : sw >= 0              ? model_switch_table[sw].option
                               : o->classes != NULL   ? "classes"
                               : o->verify            ? "verify"
                               : o->arith != CLI_ARITH_EXACT ? "arith"
