@@ -751,6 +751,8 @@ START_TEST(quantized_blocks_kept_change_no_bit)
         for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
             const struct decoder_linear *k = decoder_block_linear(&f.m.blocks[l], i);
             const struct decoder_linear *w = decoder_block_linear(&wide.blocks[l], i);
+            if (k->in == 0) /* (a part the model lacks: Gated DeltaNet's in attention layers) */
+                continue;
             for (int c = 0; c < 5; c++) {
                 const int in = (c * 97) % k->in, out = (c * 131 + l) % k->out;
                 const float a = decoder_linear_at(k, in, out), b = decoder_linear_at(w, in, out);
@@ -1035,6 +1037,8 @@ START_TEST(bf16_weights_kept_give_the_bits_of_converting_first)
     for (int l = 0; l < f.m.cfg.n_layer; l++)
         for (int i = 0; i < DECODER_BLOCK_LINEARS; i++) {
             struct decoder_linear *d = decoder_block_linear(&wide.blocks[l], i);
+            if (d->in == 0) /* (a part the model lacks) */
+                continue;
             ck_assert_ptr_null(d->w);
             ck_assert_ptr_nonnull(d->w16);
             d->w = owned[count++] = widened(d->w16, (size_t)d->out * (size_t)d->ld);

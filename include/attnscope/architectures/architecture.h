@@ -203,6 +203,13 @@ struct architecture {
      */
     const struct arch_name *base;
     int base_count;
+    /*
+     * The tensors of a layer whose mixer is not attention (Qwen3.5's Gated
+     * DeltaNet: arch_read_gdn), into b; 0, or -1 with err set.  NULL: every
+     * layer attends.
+     */
+    int (*read_mixer)(struct arch_loader *ld, struct decoder_block *b, int layer,
+                      struct attn_error *err);
 };
 
 /*

@@ -94,6 +94,19 @@ struct decoder_moe {
     bool bias_experts; /* the router and every expert's projections have biases (gpt-oss) */
 };
 
+/*
+ * Gated DeltaNet (Qwen3.5's linear attention, decoder/gdn.c), the mixer of
+ * the layers whose mixer[] is DECODER_MIXER_GDN: k_heads key heads of
+ * k_dim (the queries' heads too) and v_heads value heads of v_dim, value
+ * head j reading key head j / (v_heads / k_heads); a causal depthwise
+ * convolution of conv taps over the queries, keys and values.  v_heads 0:
+ * none.
+ */
+struct decoder_gdn {
+    int k_heads, v_heads, k_dim, v_dim, conv;
+};
+#define DECODER_GDN_CONV_MAX 16
+
 /* The most end tokens a model names (Llama 3 Instruct: three). */
 #define DECODER_END_MAX 8
 
@@ -117,6 +130,12 @@ struct decoder_config {
     bool qk_norm;    /* an RMSNorm over each head's queries and keys before RoPE (Qwen3) */
     bool qk_norm_full; /* QK-norm over the whole queries' and keys' width, not per head (Olmo) */
     double rope_theta;                   /* RoPE's base (10000 unless the config says) */
+    /*
+     * The columns of each head RoPE turns, the first ones (Qwen3.5's
+     * partial_rotary_factor: a quarter), the pairs (t, t + rope_dim / 2) and
+     * the frequencies over rope_dim; 0: the whole head.
+     */
+    int rope_dim;
     struct decoder_rope_scaling rope_scaling;
     /*
      * Sliding-window attention: query i sees keys i - sliding_window < j <= i
@@ -148,6 +167,13 @@ struct decoder_config {
      * 1; the rest is what the head gave to nothing.
      */
     bool sinks;
+    /*
+     * The query projection gives each head its query and an output gate of
+     * the same width side by side (Qwen3.5's attn_output_gate): the
+     * context times sigmoid(gate) before the output projection.
+     */
+    bool attn_gate;
+    struct decoder_gdn gdn; /* the linear-attention layers' sizes; v_heads 0: none */
     /* The sliding layers turn q and k as the full ones do (gpt-oss: one YaRN for both). */
     bool sliding_rope_full;
     /*
@@ -223,6 +249,16 @@ int decoder_kept_rows(const struct decoder_config *c, int layer, int n);
  */
 int decoder_experts_on(const struct decoder_config *c, const unsigned char *off, int layer);
 int decoder_experts_too_few(const struct decoder_config *c, const unsigned char *off, int *on);
+/* The columns of a head RoPE turns: rope_dim, or the whole head. */
+int decoder_rope_dim(const struct decoder_config *c);
+/* Gated DeltaNet's widths: the keys' (and queries') k_heads k_dim, the values' v_heads v_dim,
+   the convolved channels 2 keys + values. */
+int decoder_gdn_key_width(const struct decoder_config *c);
+int decoder_gdn_value_width(const struct decoder_config *c);
+int decoder_gdn_conv_width(const struct decoder_config *c);
+/* Whether layer's mixer is softmax attention (its q, k, v and weights), not another kind. */
+bool decoder_attends(const struct decoder_config *c, int layer);
+
 /* Whether c's MLP is gated (SwiGLU or GeGLU). */
 bool decoder_gated(const struct decoder_config *c);
 

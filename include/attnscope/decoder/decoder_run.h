@@ -46,6 +46,29 @@ struct decoder_layer_stages {
                        the model caps them (attn_softcap) */
     float *weights; /* (H, n, n) softmax of the masked, scaled scores */
     float *context; /* (n, Q) the weights times the values, heads side by side */
+    /*
+     * With an output gate (attn_gate): each head's gate, the second half of
+     * its q_proj columns (q_proj holds the queries only), and the context
+     * times sigmoid(gate), what the output projection reads; else NULL.
+     */
+    float *q_full;  /* (n, 2 Q) the projection's output, a head's query then its gate */
+    float *q_gate;  /* (n, Q) */
+    float *gated;   /* (n, Q) */
+    /*
+     * A Gated DeltaNet layer's steps (gdn.c), Kq = k_heads k_dim, Vw =
+     * v_heads v_dim, Hv = v_heads; NULL in a model without it (in its
+     * attention layers they hold nothing).
+     */
+    struct decoder_gdn_stages {
+        float *mixed;  /* (n, 2 Kq + Vw) in_proj_qkv's output: queries, keys, values */
+        float *conv;   /* (n, 2 Kq + Vw) its causal convolution, through SiLU */
+        float *q, *k;  /* (n, Kq) the queries and keys L2-normed (the queries / sqrt(k_dim)) */
+        float *z;      /* (n, Vw) the output gate's projection */
+        float *beta;   /* (n, Hv) sigmoid(b): how much each token writes */
+        float *decay;  /* (n, Hv) g = -exp(A_log) softplus(a + dt_bias): log of the forgetting */
+        float *out;    /* (n, Vw) o = S q, each value head's read of its state */
+        float *normed; /* (n, Vw) o RMS-normed times w, times silu(z) */
+    } gdn;
     float *attn;    /* (n, C) the output projection of the context */
     float *attn_normed; /* (n, C) attn normed (sandwich and post-norm), or NULL */
     float *resid1;  /* (n, C) the block's input + attn (attn_normed) */

@@ -30,6 +30,19 @@ struct decoder_expert {
     bool fused;
 };
 
+/*
+ * A Gated DeltaNet layer's own weights (decoder_gdn; its output projection
+ * is the block's o): the queries', keys' and values' projection side by
+ * side (in_proj_qkv), the output gate's (in_proj_z), beta's and the
+ * decay's (in_proj_b, in_proj_a: one per value head), the convolution's
+ * taps (conv channels, conv taps each), dt_bias and A_log (a value head's
+ * each), the gated norm's scale (a value head's width).
+ */
+struct decoder_gdn_weights {
+    struct decoder_linear qkv, z, b, a;
+    const float *conv, *dt_bias, *a_log, *norm;
+};
+
 struct decoder_block {
     struct decoder_norm_weights norm1;
     struct decoder_linear q;       /* d_model -> the queries' width, the heads side by side */
@@ -45,16 +58,17 @@ struct decoder_block {
     struct decoder_linear router;
     struct decoder_expert *experts;
     const float *sinks; /* (n_head) each head's sink logit (cfg.sinks), or NULL */
+    struct decoder_gdn_weights gdn; /* a linear-attention layer's; else empty */
 };
 
 /*
  * The linears of a block, in the order they are packed: q k v o gate up
- * down (DECODER_BLOCK_LINEARS of them), then in a model with experts its
+ * down, Gated DeltaNet's qkv z b a (DECODER_BLOCK_LINEARS of them), then in a model with experts its
  * router and each expert's gate, up and down: decoder_block_linears(c) in
  * all, the same for every layer; decoder_block_linear gives NULL for one a
  * layer lacks (a dense layer's experts).
  */
-#define DECODER_BLOCK_LINEARS 7
+#define DECODER_BLOCK_LINEARS 11
 int decoder_block_linears(const struct decoder_config *c);
 struct decoder_linear *decoder_block_linear(struct decoder_block *b, int i);
 
@@ -88,6 +102,16 @@ enum arch_role {
     ROLE_EXPERT_DOWN,
     ROLE_EXPERT_GATE_UP, /* gate and up in one tensor, interleaved (gpt-oss's gate_up_proj) */
     ROLE_ATTN_SINKS,  /* (n_head) the sinks' logits */
+    /* A Gated DeltaNet layer's (decoder_gdn_weights): */
+    ROLE_GDN_QKV,     /* its queries', keys' and values' projection */
+    ROLE_GDN_Z,       /* the output gate's */
+    ROLE_GDN_B,       /* beta's */
+    ROLE_GDN_A,       /* the decay's */
+    ROLE_GDN_CONV,    /* the convolution's taps (channels, 1, taps) */
+    ROLE_GDN_DT_BIAS, /* (value heads) */
+    ROLE_GDN_A_LOG,   /* (value heads) */
+    ROLE_GDN_NORM,    /* the gated norm's scale (a value head's width) */
+    ROLE_GDN_OUT,     /* its output projection */
     ARCH_ROLES
 };
 

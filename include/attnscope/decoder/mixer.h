@@ -37,10 +37,20 @@ struct decoder_mixer {
      * NULL, and the pipeline has none of attention's stages at its layers.
      */
     bool attention_stages;
+    /*
+     * Whether it reads every row of its input, whatever row a run starts
+     * from (it keeps no rows of its own between runs: a recurrence made
+     * again from the start): the block then norms every row for it, and
+     * its forward is called from row 0.
+     */
+    bool whole;
 };
 
 /* The built-in mixers' ids (struct decoder_config's mixer[layer]). */
-enum { DECODER_MIXER_ATTENTION = 0 };
+enum { DECODER_MIXER_ATTENTION = 0, DECODER_MIXER_GDN = 1 };
+
+/* Gated DeltaNet (gdn.c): Qwen3.5's linear attention, its state made again from the start. */
+extern const struct decoder_mixer decoder_mixer_gdn;
 
 /* Layer's mixer: c->mixer[layer]'s (decoder_config_check refuses an id no mixer has). */
 const struct decoder_mixer *decoder_mixer_of(const struct decoder_config *c, int layer);

@@ -23,7 +23,7 @@
 struct weights_loader {
     struct decoder_model *m;
     struct tensor_source src;
-    char prefix[16];        /* put before every name looked for ("transformer.", or "") */
+    char prefix[32];        /* put before every name looked for ("transformer.", or "") */
     const char *sizes_from; /* what the shapes are checked against, for messages ("config.json") */
     json_t *read;           /* name -> where in the model's memory (a tensor read for several
                                views, GPT-2's c_attn, is read once) */

@@ -411,7 +411,8 @@ read_qkv(struct arch_loader *ld, struct decoder_block *b, int i, struct attn_err
                                         err)
                    ? -1
                    : 0;
-    if (arch_read_linear(ld, &b->q, ROLE_ATTN_Q, i, C, Q, bias, err) ||
+    /* (with an output gate, q_proj is each head's query and gate: twice as wide) */
+    if (arch_read_linear(ld, &b->q, ROLE_ATTN_Q, i, C, c->attn_gate ? 2 * Q : Q, bias, err) ||
         arch_read_linear(ld, &b->k, ROLE_ATTN_K, i, C, K, bias, err) ||
         arch_read_linear(ld, &b->v, ROLE_ATTN_V, i, C, K, bias, err))
         return -1;
@@ -452,11 +453,18 @@ read_layer(struct arch_loader *ld, int i, struct attn_error *err)
     const bool pre = decoder_pre_norms(c), post = decoder_post_norms(c);
     struct decoder_block *b = &ld->w.m->blocks[i];
 
-    if ((pre && read_norm(ld, &b->norm1, ROLE_ATTN_NORM, i, C, err) != 0) ||
-        read_qkv(ld, b, i, err) != 0 ||
-        arch_read_linear(ld, &b->o, ROLE_ATTN_OUT, i, Q, C, c->bias_o, err) != 0)
+    if (pre && read_norm(ld, &b->norm1, ROLE_ATTN_NORM, i, C, err) != 0)
         return -1;
-    if (c->qk_norm && read_qk_norms(ld, b, i, err) != 0)
+    if (!decoder_attends(c, i)) { /* (a mixer of its own: its architecture reads its tensors) */
+        if (ld->arch->read_mixer == NULL)
+            return attn_fail(err, ATTN_EPARSE, "%s: layer %d's mixer has no reader in %s",
+                             ld->w.m->source, i, ld->arch->name),
+                   -1;
+        if (ld->arch->read_mixer(ld, b, i, err) != 0)
+            return -1;
+    } else if (read_qkv(ld, b, i, err) != 0 ||
+               arch_read_linear(ld, &b->o, ROLE_ATTN_OUT, i, Q, C, c->bias_o, err) != 0 ||
+               (c->qk_norm && read_qk_norms(ld, b, i, err) != 0))
         return -1;
     if ((pre && read_norm(ld, &b->norm2, ROLE_FFN_NORM, i, C, err) != 0) ||
         (post && (read_norm(ld, &b->attn_post, ROLE_ATTN_POST_NORM, i, C, err) != 0 ||
@@ -672,7 +680,7 @@ choose(struct arch_loader *ld, const struct architecture *arch, struct attn_erro
 static int
 check_frequencies(const struct decoder_model *m, const char *from, struct attn_error *err)
 {
-    const int half = decoder_head_dim(&m->cfg) / 2;
+    const int half = decoder_rope_dim(&m->cfg) / 2;
 
     for (int i = 0; m->cfg.positions == DECODER_POSITIONS_ROPE && i < half; i++)
         if (!(m->rope_freq[i] > 0.0f && isfinite(m->rope_freq[i])) ||

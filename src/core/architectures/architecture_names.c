@@ -41,6 +41,16 @@ const struct arch_tensor arch_gguf_names[ARCH_ROLES] = {
     [ROLE_EXPERT_DOWN] = GGUF_ONE("ffn_down_exps"),
     [ROLE_EXPERT_GATE_UP] = { NULL, NULL },
     [ROLE_ATTN_SINKS] = GGUF_ONE("attn_sinks"),
+    /* (llama.cpp's qwen35 names for Gated DeltaNet's) */
+    [ROLE_GDN_QKV] = GGUF_ONE("attn_qkv"),
+    [ROLE_GDN_Z] = GGUF_ONE("attn_gate"),
+    [ROLE_GDN_B] = GGUF_ONE("ssm_beta"),
+    [ROLE_GDN_A] = GGUF_ONE("ssm_alpha"),
+    [ROLE_GDN_CONV] = GGUF_ONE("ssm_conv1d"),
+    [ROLE_GDN_DT_BIAS] = { "blk.%d.ssm_dt.bias", NULL },
+    [ROLE_GDN_A_LOG] = { "blk.%d.ssm_a", NULL },
+    [ROLE_GDN_NORM] = GGUF_ONE("ssm_norm"),
+    [ROLE_GDN_OUT] = GGUF_ONE("ssm_out"),
 };
 
 /*

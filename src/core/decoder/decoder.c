@@ -79,6 +79,44 @@ check_numbers(const struct decoder_config *c, const char *source, const char *fr
     return ATTN_OK;
 }
 
+/*
+ * Every layer's mixer one attnscope has; Gated DeltaNet's sizes whole (value
+ * heads sharing the key heads evenly) when a layer has it; a partial RoPE
+ * an even part of the head.
+ */
+static enum attn_status
+check_mixers(const struct decoder_config *c, const char *source, const char *from,
+             struct attn_error *err)
+{
+    const struct decoder_gdn *g = &c->gdn;
+    bool gdn = false;
+
+    for (int l = 0; l < c->n_layer && l < DECODER_LAYERS_SLIDING_MAX; l++) {
+        if (decoder_mixer(c->mixer[l]) == NULL)
+            return attn_fail(err, ATTN_EPARSE,
+                             "%s: layer %d's mixer is number %d (from %s): attnscope has no such "
+                             "mixer",
+                             source, l, c->mixer[l], from);
+        gdn = gdn || c->mixer[l] == DECODER_MIXER_GDN;
+    }
+    if (gdn && (g->k_heads < 1 || g->v_heads < 1 || g->k_dim < 1 || g->v_dim < 1 ||
+                g->conv < 1 || g->conv > DECODER_GDN_CONV_MAX || g->v_heads % g->k_heads != 0 ||
+                (int64_t)g->v_heads * g->v_dim > INT32_MAX / 8 ||
+                (int64_t)g->k_heads * g->k_dim > INT32_MAX / 8))
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: linear attention of %d key heads of %d and %d value heads of %d, "
+                         "a convolution of %d taps (from %s): each at least 1 (at most %d taps), "
+                         "the value heads a multiple of the key heads",
+                         source, g->k_heads, g->k_dim, g->v_heads, g->v_dim, g->conv, from,
+                         DECODER_GDN_CONV_MAX);
+    if (c->rope_dim < 0 || c->rope_dim % 2 != 0 || c->rope_dim > decoder_head_dim(c))
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: RoPE on %d columns of heads of %d (from %s): an even part of the "
+                         "head",
+                         source, c->rope_dim, decoder_head_dim(c), from);
+    return ATTN_OK;
+}
+
 enum attn_status
 decoder_config_check(const struct decoder_config *c, const char *source, const char *from,
                      struct attn_error *err)
@@ -135,12 +173,8 @@ decoder_config_check(const struct decoder_config *c, const char *source, const c
                          "each at least a column wide, in at most %d layers",
                          source, c->moe.n_experts, c->moe.n_experts_used, c->moe.d_expert, c->n_layer, from,
                          DECODER_EXPERTS_USED_MAX, DECODER_LAYERS_SLIDING_MAX);
-    for (int l = 0; l < c->n_layer && l < DECODER_LAYERS_SLIDING_MAX; l++)
-        if (decoder_mixer(c->mixer[l]) == NULL)
-            return attn_fail(err, ATTN_EPARSE,
-                             "%s: layer %d's mixer is number %d (from %s): attnscope has no such "
-                             "mixer",
-                             source, l, c->mixer[l], from);
+    if (check_mixers(c, source, from, err) != ATTN_OK)
+        return ATTN_EPARSE;
     if ((int64_t)c->n_head * hd > INT32_MAX / 4)
         return attn_fail(err, ATTN_EPARSE, "%s: %d heads of %d columns (from %s) is too wide",
                          source, c->n_head, hd, from);
@@ -247,7 +281,7 @@ rope_yarn(const struct decoder_config *c, int d, float *freq)
 void
 decoder_rope_frequencies(const struct decoder_config *c, float *freq)
 {
-    const int d = decoder_head_dim(c);
+    const int d = decoder_rope_dim(c);
     const struct decoder_rope_scaling *sc = &c->rope_scaling;
 
     if (sc->yarn) {
@@ -271,7 +305,7 @@ decoder_rope_frequencies_local(const struct decoder_config *c, float *freq)
         return;
     }
     rope_default(c->rope_local_theta > 0.0 ? c->rope_local_theta : c->rope_theta,
-                 decoder_head_dim(c), freq);
+                 decoder_rope_dim(c), freq);
 }
 
 int
@@ -347,11 +381,44 @@ decoder_gated(const struct decoder_config *c)
     return c->mlp != DECODER_MLP_GELU;
 }
 
+int
+decoder_rope_dim(const struct decoder_config *c)
+{
+    return c->rope_dim > 0 ? c->rope_dim : decoder_head_dim(c);
+}
+
+int
+decoder_gdn_key_width(const struct decoder_config *c)
+{
+    return c->gdn.k_heads * c->gdn.k_dim;
+}
+
+int
+decoder_gdn_value_width(const struct decoder_config *c)
+{
+    return c->gdn.v_heads * c->gdn.v_dim;
+}
+
+int
+decoder_gdn_conv_width(const struct decoder_config *c)
+{
+    return 2 * decoder_gdn_key_width(c) + decoder_gdn_value_width(c);
+}
+
+bool
+decoder_attends(const struct decoder_config *c, int layer)
+{
+    return layer < 0 || layer >= DECODER_LAYERS_SLIDING_MAX ||
+           c->mixer[layer] == DECODER_MIXER_ATTENTION;
+}
+
 struct decoder_linear *
 decoder_block_linear(struct decoder_block *b, int i)
 {
-    struct decoder_linear *all[DECODER_BLOCK_LINEARS] = { &b->q,    &b->k,  &b->v,   &b->o,
-                                                          &b->gate, &b->up, &b->down };
+    struct decoder_linear *all[DECODER_BLOCK_LINEARS] = {
+        &b->q, &b->k, &b->v, &b->o, &b->gate, &b->up, &b->down,
+        &b->gdn.qkv, &b->gdn.z, &b->gdn.b, &b->gdn.a,
+    };
     if (i >= 0 && i < DECODER_BLOCK_LINEARS)
         return all[i];
     if (b->experts == NULL || i < DECODER_BLOCK_LINEARS)
@@ -392,6 +459,12 @@ decoder_part_name(const struct decoder_model *m, enum arch_role role)
         [ROLE_EXPERT_DOWN] = "an expert's down projection",
         [ROLE_EXPERT_GATE_UP] = "an expert's gate and up projection",
         [ROLE_ATTN_SINKS] = "the attention sinks",
+        [ROLE_GDN_QKV] = "the linear attention's QKV projection",
+        [ROLE_GDN_Z] = "the linear attention's output gate",
+        [ROLE_GDN_B] = "beta's projection",          [ROLE_GDN_A] = "the decay's projection",
+        [ROLE_GDN_CONV] = "the convolution",         [ROLE_GDN_DT_BIAS] = "dt_bias",
+        [ROLE_GDN_A_LOG] = "A_log",                  [ROLE_GDN_NORM] = "the gated norm",
+        [ROLE_GDN_OUT] = "the linear attention's output projection",
     };
 
     if ((unsigned)role >= ARCH_ROLES)
@@ -415,6 +488,7 @@ decoder_find_nonfinite(const struct decoder_model *m, char *what, size_t size)
     static const enum arch_role roles[DECODER_BLOCK_LINEARS] = {
         ROLE_ATTN_Q, ROLE_ATTN_K, ROLE_ATTN_V, ROLE_ATTN_OUT,
         ROLE_FFN_GATE, ROLE_FFN_UP, ROLE_FFN_DOWN,
+        ROLE_GDN_QKV, ROLE_GDN_Z, ROLE_GDN_B, ROLE_GDN_A,
     };
     const struct decoder_config *c = &m->cfg;
     const int hd = decoder_head_dim(c);

@@ -234,18 +234,22 @@ decoder_run_block(const struct decoder_model *m, const struct decoder_run *r, in
     const int n = r->n;
     const size_t at = (size_t)from * (size_t)C;
     const size_t rows = (size_t)(n - from);
+    const struct decoder_mixer *mixer = decoder_mixer_of(c, layer);
+    /* (a mixer that keeps no rows reads them all: every row normed for it) */
+    const int mix_from = mixer->whole ? 0 : from;
+    const size_t mix_at = (size_t)mix_from * (size_t)C;
     const struct part_attention_args attention = {
         m, c, b, pre ? s->norm1 : x, n, r->causal, r->divisors[layer],
         r->ablated != NULL ? r->ablated + (size_t)layer * (size_t)c->n_head : NULL,
         scratch, part_attention_scratch(r->cap),
-        from, layer, r->causal ? decoder_window(c, layer) : 0,
+        mix_from, layer, r->causal ? decoder_window(c, layer) : 0,
         r->sinks_off ? NULL : b->sinks,
     };
     const float *mlp_in;
 
     if (pre)
-        part_norm(c, &b->norm1, x + at, (int)rows, s->norm1 + at, threads);
-    decoder_mixer_of(c, layer)->forward(&attention, s, threads);
+        part_norm(c, &b->norm1, x + mix_at, n - mix_from, s->norm1 + mix_at, threads);
+    mixer->forward(&attention, s, threads);
     if (post)
         part_norm(c, &b->attn_post, s->attn + at, (int)rows, s->attn_normed + at, threads);
     part_residual(x + at, (post ? s->attn_normed : s->attn) + at, rows * C, s->resid1 + at);

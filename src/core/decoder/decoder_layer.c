@@ -115,7 +115,7 @@ decoder_head_weights(const struct decoder_model *m, const struct decoder_run *r,
 size_t
 decoder_queries_floats(const struct decoder_config *c, int n)
 {
-    const int Q = decoder_q_width(c);
+    const int Q = decoder_q_width(c) * (c->attn_gate ? 2 : 1);
 
     return (size_t)n * (size_t)(Q > c->d_model ? Q : c->d_model);
 }
@@ -138,6 +138,11 @@ decoder_layer_queries(const struct decoder_model *m, const struct decoder_run *r
         decoder_linear_apply(&b->q, scratch, r->n, q, threads);
     } else /* (post-norm: the block's input itself) */
         decoder_linear_apply(&b->q, decoder_layer_input(r, layer), r->n, q, threads);
+    if (c->attn_gate) { /* (each head's query, its gate left behind: moved down in order) */
+        const size_t hd = (size_t)decoder_head_dim(c);
+        for (size_t e = 0; e < (size_t)r->n * (size_t)c->n_head; e++)
+            memmove(q + e * hd, q + 2 * e * hd, hd * sizeof *q);
+    }
     /* QK-norm into scratch (the norm's output is read by then), RoPE back into q. */
     if (c->qk_norm || c->positions == DECODER_POSITIONS_ROPE)
         part_turn(m, layer, &b->q_norm, q, r->n, c->n_head, 0, scratch, q, threads);

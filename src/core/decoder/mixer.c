@@ -14,11 +14,12 @@ attention_kept(const struct decoder_config *c, int layer, int n)
 }
 
 static const struct decoder_mixer attention = {
-    "attention", "keys and values", part_attention, attention_kept, true,
+    "attention", "keys and values", part_attention, attention_kept, true, false,
 };
 
-static const struct decoder_mixer *mixers[DECODER_MIXERS_MAX] = { &attention };
-static int mixer_count = 1;
+static const struct decoder_mixer *mixers[DECODER_MIXERS_MAX] = { &attention,
+                                                                   &decoder_mixer_gdn };
+static int mixer_count = 2;
 
 const struct decoder_mixer *
 decoder_mixer(int id)

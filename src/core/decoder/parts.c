@@ -149,13 +149,14 @@ struct rope_job {
     const float *x;
     float *y;
     int heads, d, first;
+    int rot; /* the first columns turned (decoder_rope_dim); the others copied */
 };
 
 static void
 rope_rows(void *ctx, int begin, int end)
 {
     const struct rope_job *j = ctx;
-    const int half = j->d / 2;
+    const int half = j->rot / 2;
     const size_t width = (size_t)j->heads * (size_t)j->d;
     float cs[DECODER_HEAD_DIM_MAX / 2], sn[DECODER_HEAD_DIM_MAX / 2];
 
@@ -184,6 +185,8 @@ rope_rows(void *ctx, int begin, int end)
                 y[t] = lo + lo_s;
                 y[t + half] = hi + hi_s;
             }
+            if (j->rot < j->d && y != x)
+                memcpy(y + j->rot, x + j->rot, (size_t)(j->d - j->rot) * sizeof *y);
         }
     }
 }
@@ -198,7 +201,7 @@ part_rope(const struct decoder_model *m, int layer, const float *x, int n, int h
     const float factor =
         !local && c->rope_scaling.yarn ? (float)c->rope_scaling.attention_factor : 1.0f;
     struct rope_job job = { local ? m->rope_freq_local : m->rope_freq, factor, x, y, heads, d,
-                            first };
+                            first, decoder_rope_dim(c) };
 
     parallel_for(n, 6L * heads * d, threads, rope_rows, &job);
 }
@@ -448,6 +451,30 @@ attend_heads(void *ctx, int h0, int h1)
     }
 }
 
+/*
+ * A gated query projection (attn_gate): 2 d columns a head, its query then
+ * its gate (Qwen3.5's q_proj viewed (heads, 2 d) and chunked), into q_proj
+ * and q_gate, rows from .. n - 1.
+ */
+static void
+attention_gate_split(const struct part_attention_args *a, struct decoder_layer_stages *s,
+                     int rows, int threads)
+{
+    const struct decoder_config *c = a->c;
+    const int hd = decoder_head_dim(c), Q = decoder_q_width(c);
+    const size_t at_q = (size_t)a->from * (size_t)Q;
+    float *both = s->q_full + 2 * at_q;
+
+    decoder_linear_apply(&a->b->q, a->x + (size_t)a->from * c->d_model, rows, both, threads);
+    for (int i = 0; i < rows; i++)
+        for (int h = 0; h < c->n_head; h++) {
+            const float *head = both + ((size_t)i * 2 * Q + (size_t)h * 2 * hd);
+            memcpy(s->q_proj + at_q + (size_t)i * Q + (size_t)h * hd, head, (size_t)hd * sizeof *head);
+            memcpy(s->q_gate + at_q + (size_t)i * Q + (size_t)h * hd, head + hd,
+                   (size_t)hd * sizeof *head);
+        }
+}
+
 void
 part_attention(const struct part_attention_args *a, struct decoder_layer_stages *s, int threads)
 {
@@ -460,7 +487,10 @@ part_attention(const struct part_attention_args *a, struct decoder_layer_stages 
     const int rows = n - a->from;
     struct heads_job job = { a, s };
 
-    decoder_linear_apply(&a->b->q, a->x + at, rows, s->q_proj + at_q, threads);
+    if (c->attn_gate)
+        attention_gate_split(a, s, rows, threads);
+    else
+        decoder_linear_apply(&a->b->q, a->x + at, rows, s->q_proj + at_q, threads);
     decoder_linear_apply(&a->b->k, a->x + at, rows, s->k_proj + at_k, threads);
     decoder_linear_apply(&a->b->v, a->x + at, rows, s->v + at_k, threads);
     if (s->q_proj != s->q) { /* QK-norm and RoPE: the queries and keys the scores read */
@@ -474,7 +504,11 @@ part_attention(const struct part_attention_args *a, struct decoder_layer_stages 
                  2L * (a->window > 0 && a->window < n ? 2 * a->window : a->causal ? n : 2 * n) *
                      rows * hd,
                  threads, attend_heads, &job);
-    decoder_linear_apply(&a->b->o, s->context + at_q, rows, s->attn + at, threads);
+    if (c->attn_gate) /* (Qwen3.5: the context times sigmoid(gate), as torch.sigmoid) */
+        for (size_t e = at_q; e < (size_t)n * (size_t)decoder_q_width(c); e++)
+            s->gated[e] = s->context[e] * (1.0f / (1.0f + expf(-s->q_gate[e])));
+    decoder_linear_apply(&a->b->o, (c->attn_gate ? s->gated : s->context) + at_q, rows,
+                         s->attn + at, threads);
 }
 
 /* -------------------------------------------------------------------- MLP */

@@ -125,7 +125,7 @@ struct slot_field {
     size_t at;    /* offsetof(struct decoder_layer_stages, the buffer) */
     size_t width; /* floats a row */
 };
-#define SLOT_FIELDS_MAX 24
+#define SLOT_FIELDS_MAX 32
 #define FIELD(name, w) (struct slot_field){ offsetof(struct decoder_layer_stages, name), (w) }
 
 static bool
@@ -153,6 +153,23 @@ slot_fields(const struct decoder_config *c, struct slot_field *f)
     }
     f[k++] = FIELD(q, Q);
     f[k++] = FIELD(context, Q);
+    if (c->attn_gate) {
+        f[k++] = FIELD(q_full, 2 * Q);
+        f[k++] = FIELD(q_gate, Q);
+        f[k++] = FIELD(gated, Q);
+    }
+    if (c->gdn.v_heads > 0) {
+        const size_t Kq = (size_t)decoder_gdn_key_width(c), Vw = (size_t)decoder_gdn_value_width(c);
+        f[k++] = FIELD(gdn.mixed, 2 * Kq + Vw);
+        f[k++] = FIELD(gdn.conv, 2 * Kq + Vw);
+        f[k++] = FIELD(gdn.q, Kq);
+        f[k++] = FIELD(gdn.k, Kq);
+        f[k++] = FIELD(gdn.z, Vw);
+        f[k++] = FIELD(gdn.beta, (size_t)c->gdn.v_heads);
+        f[k++] = FIELD(gdn.decay, (size_t)c->gdn.v_heads);
+        f[k++] = FIELD(gdn.out, Vw);
+        f[k++] = FIELD(gdn.normed, Vw);
+    }
     f[k++] = FIELD(attn, C);
     if (decoder_post_norms(c))
         f[k++] = FIELD(attn_normed, C);

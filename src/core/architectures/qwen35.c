@@ -1,0 +1,275 @@
+/*
+ * qwen35.c: Qwen3.5 and Qwen3.6 (Hugging Face's Qwen3_5ForCausalLM, and
+ * Qwen3_5ForConditionalGeneration's text model): three Gated DeltaNet
+ * layers (decoder/gdn.c) to one of gated full attention, as its
+ * layer_types say.  Its parts are Qwen3's with every RMSNorm zero-centred
+ * (1 + w; the gated norm's plain w), RoPE on the first quarter of each
+ * head (partial_rotary_factor), and the query projection giving each head
+ * an output gate beside its query (attn_output_gate).
+ *
+ * Read from config.json, flat or under text_config (its tensors under
+ * model.language_model., the vision tower's model.visual.* and the
+ * multi-token head's mtp.* beside them, never read).  Its rope_parameters'
+ * mrope_section splits the rotated columns among three position ids (time,
+ * height, width): for text the three are the token's position, so the
+ * rotation is RoPE's, whatever the sections.
+ */
+#include "config.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attnscope/architectures/qwen35.h"
+#include "attnscope/decoder/mixer.h"
+#include "attnscope/files/fileio.h"
+#include "attnscope/files/jsonfile.h"
+
+#define GDN_ROW(role, hf) { role, { [ARCH_HF] = { "layers.%d.linear_attn." hf, NULL } } }
+/* Its differences from Qwen3's rows: the linear-attention layers' tensors. */
+static const struct arch_name qwen35_names[] = {
+    GDN_ROW(ROLE_GDN_QKV, "in_proj_qkv.weight"), GDN_ROW(ROLE_GDN_Z, "in_proj_z.weight"),
+    GDN_ROW(ROLE_GDN_B, "in_proj_b.weight"),     GDN_ROW(ROLE_GDN_A, "in_proj_a.weight"),
+    GDN_ROW(ROLE_GDN_CONV, "conv1d.weight"),     GDN_ROW(ROLE_GDN_DT_BIAS, "dt_bias"),
+    GDN_ROW(ROLE_GDN_A_LOG, "A_log"),            GDN_ROW(ROLE_GDN_NORM, "norm.weight"),
+    GDN_ROW(ROLE_GDN_OUT, "out_proj.weight"),
+};
+
+/* Every layer has its input norm; the text model's tensors are under language_model. */
+static const struct arch_layout_of qwen35_layouts[] = {
+    { ARCH_HF, "layers.0.input_layernorm.weight", { "model.language_model.", "model.", "" },
+      STORE_OUT_IN, DECODER_NAMES_HF, false },
+};
+
+/* The keys the text config is read from: text_config's, or the file's own when flat. */
+static json_t *
+text_of(json_t *root)
+{
+    json_t *t = json_object_get(root, "text_config");
+
+    return json_is_object(t) ? t : root;
+}
+
+/* Which layers are Gated DeltaNet: layer_types, else every full_attention_interval-th is full. */
+static enum attn_status
+layer_kinds(json_t *text, const char *path, struct decoder_config *c, struct attn_error *err)
+{
+    json_t *types = json_object_get(text, "layer_types");
+    int every = 4;
+
+    if (c->n_layer > DECODER_LAYERS_SLIDING_MAX)
+        return attn_fail(err, ATTN_EPARSE, "%s: %d layers: attnscope keeps the kinds of at most %d",
+                         path, c->n_layer, DECODER_LAYERS_SLIDING_MAX);
+    if (types != NULL && !json_is_null(types)) {
+        if (!json_is_array(types) || json_array_size(types) != (size_t)c->n_layer)
+            return attn_fail(err, ATTN_EPARSE,
+                             "%s: \"layer_types\" is not a list of %d kinds, one a layer", path,
+                             c->n_layer);
+        for (int l = 0; l < c->n_layer; l++) {
+            const char *k = json_string_value(json_array_get(types, (size_t)l));
+            if (k != NULL && strcmp(k, "linear_attention") == 0)
+                c->mixer[l] = DECODER_MIXER_GDN;
+            else if (k != NULL && strcmp(k, "full_attention") == 0)
+                c->mixer[l] = DECODER_MIXER_ATTENTION;
+            else
+                return attn_fail(err, ATTN_EPARSE,
+                                 "%s: \"layer_types\"[%d] is %s: Qwen3.5's layers are "
+                                 "linear_attention or full_attention",
+                                 path, l, k != NULL ? k : "not a string");
+        }
+        return ATTN_OK;
+    }
+    if (json_object_get(text, "full_attention_interval") != NULL &&
+        (every = jsonfile_int(text, path, "full_attention_interval", NULL, 1, err)) < 0)
+        return ATTN_EPARSE;
+    for (int l = 0; l < c->n_layer; l++)
+        c->mixer[l] = (l + 1) % every != 0 ? DECODER_MIXER_GDN : DECODER_MIXER_ATTENTION;
+    return ATTN_OK;
+}
+
+/* An int key of text, def when absent (Qwen3_5TextConfig's defaults); -1 with err set. */
+static int
+int_key(json_t *text, const char *path, const char *key, int def, struct attn_error *err)
+{
+    return json_object_get(text, key) == NULL ? def : jsonfile_int(text, path, key, NULL, 1, err);
+}
+
+/* RoPE: its base, no stretch, the first partial_rotary_factor of each head (0.25 by default). */
+static enum attn_status
+rope(json_t *text, const char *path, struct decoder_config *c, struct attn_error *err)
+{
+    json_t *params = json_object_get(text, "rope_parameters");
+    json_t *from = json_is_object(params) && json_object_get(params, "partial_rotary_factor")
+                       ? params
+                       : text;
+    double part;
+
+    if (arch_config_rope_read(text, path, false, c, err) != ATTN_OK)
+        return ATTN_EPARSE;
+    if (c->rope_scaling.llama3 || c->rope_scaling.linear || c->rope_scaling.yarn)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: a stretched RoPE in Qwen3.5's config is not supported yet", path);
+    part = arch_config_number(from, path, "partial_rotary_factor", 0.25, ARCH_BOUND_FRACTION, err);
+    if (isnan(part))
+        return ATTN_EPARSE;
+    /* (Hugging Face's int(head_dim * partial_rotary_factor)) */
+    c->rope_dim = (int)(decoder_head_dim(c) * part);
+    if (c->rope_dim < 2 || c->rope_dim % 2 != 0)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: \"partial_rotary_factor\" %g of heads of %d turns %d columns: RoPE "
+                         "turns pairs",
+                         path, part, decoder_head_dim(c), c->rope_dim);
+    return ATTN_OK;
+}
+
+/* The tie: the file's own (the whole model's) over text_config's; the two disagreeing refused. */
+static int
+tie(json_t *root, json_t *text, const char *path, struct attn_error *err)
+{
+    const int outer = root != text && json_object_get(root, "tie_word_embeddings") != NULL
+                          ? jsonfile_bool(root, path, "tie_word_embeddings", false, err)
+                          : -2;
+    const int inner = jsonfile_bool(text, path, "tie_word_embeddings", false, err);
+
+    if (outer == -1 || inner < 0)
+        return -1;
+    if (outer >= 0 && json_object_get(text, "tie_word_embeddings") != NULL && outer != inner) {
+        attn_fail(err, ATTN_EPARSE,
+                  "%s: \"tie_word_embeddings\" is %s, and %s in text_config: which holds is not "
+                  "clear",
+                  path, outer ? "true" : "false", inner ? "true" : "false");
+        return -1;
+    }
+    return outer >= 0 ? outer : inner;
+}
+
+/* The text model's description from config.json at path. */
+static enum attn_status
+describe_config(struct arch_loader *ld, json_t *root, const char *path, struct attn_error *err)
+{
+    struct decoder_model *m = ld->w.m;
+    struct decoder_config *c = &m->cfg;
+    json_t *text = text_of(root);
+    json_t *act = json_object_get(text, "hidden_act");
+    double eps;
+    int flag;
+
+    memset(c, 0, sizeof *c);
+    if (arch_config_sizes(text, path, 256, c, err) != ATTN_OK)
+        return ATTN_EPARSE;
+    arch_parts_apply(ld->arch, c);
+    if (act != NULL && (!json_is_string(act) || strcmp(json_string_value(act), "silu") != 0))
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: \"hidden_act\" is %s; Qwen3.5's MLP and convolution are silu's",
+                         path, json_is_string(act) ? json_string_value(act) : "not a string");
+    eps = arch_config_number(text, path, "rms_norm_eps", 1e-6, ARCH_BOUND_NORM_EPS, err);
+    if (isnan(eps) || rope(text, path, c, err) != ATTN_OK || layer_kinds(text, path, c, err))
+        return ATTN_EPARSE;
+    c->eps = (float)eps;
+    if ((flag = tie(root, text, path, err)) < 0)
+        return ATTN_EPARSE;
+    c->tied = flag;
+    if ((flag = jsonfile_bool(text, path, "attention_bias", false, err)) < 0)
+        return ATTN_EPARSE;
+    if (flag)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: \"attention_bias\" is true: Qwen3.5's projections have no biases "
+                         "in attnscope yet",
+                         path);
+    if ((flag = jsonfile_bool(text, path, "attn_output_gate", true, err)) < 0)
+        return ATTN_EPARSE;
+    c->attn_gate = flag;
+    if ((c->gdn.k_heads = int_key(text, path, "linear_num_key_heads", 16, err)) < 0 ||
+        (c->gdn.v_heads = int_key(text, path, "linear_num_value_heads", 32, err)) < 0 ||
+        (c->gdn.k_dim = int_key(text, path, "linear_key_head_dim", 128, err)) < 0 ||
+        (c->gdn.v_dim = int_key(text, path, "linear_value_head_dim", 128, err)) < 0 ||
+        (c->gdn.conv = int_key(text, path, "linear_conv_kernel_dim", 4, err)) < 0)
+        return ATTN_EPARSE;
+    m->bos_token = arch_config_bos(text, c->vocab_size);
+    return ATTN_OK;
+}
+
+/* The sizes from config.json: Qwen3.5 has no other description. */
+static enum attn_status
+qwen35_describe(struct arch_loader *ld, const char *dir, const struct arch_options *o,
+                struct attn_error *err)
+{
+    struct decoder_model *m = ld->w.m;
+    char path[4096];
+    json_t *root;
+    enum attn_status rc;
+
+    (void)o;
+    if (snprintf(path, sizeof path, "%s/config.json", dir) >= (int)sizeof path)
+        return attn_fail(err, ATTN_EIO, "%s: the folder's name is too long", dir);
+    if (fileio_absent(path))
+        return attn_fail(err, ATTN_EPARSE, "%s: no config.json beside the weights", dir);
+    if ((root = jsonfile_load(path, JSONFILE_CONFIG_MAX, err)) == NULL)
+        return err->status;
+    rc = json_is_object(root) ? describe_config(ld, root, path, err)
+                              : attn_fail(err, ATTN_EPARSE, "%s: not a JSON object", path);
+    json_decref(root);
+    if (rc != ATTN_OK)
+        return rc;
+    snprintf(m->described_by, sizeof m->described_by, "config.json");
+    snprintf(m->context_from, sizeof m->context_from, "max_position_embeddings in config.json");
+    ld->w.sizes_from = "config.json";
+    return ATTN_OK;
+}
+
+/* A vector of role's for layer i, of n floats; NULL with err set. */
+static const float *
+vector(struct arch_loader *ld, enum arch_role role, int i, int n, struct attn_error *err)
+{
+    char name[160];
+
+    if (arch_name(ld, role, i, false, name, sizeof name) == NULL) {
+        attn_fail(err, ATTN_EPARSE, "%s: %s's names have no tensor for this part",
+                  ld->w.m->source, ld->arch->name);
+        return NULL;
+    }
+    return weights_vector(&ld->w, name, n, err);
+}
+
+int
+arch_read_gdn(struct arch_loader *ld, struct decoder_block *b, int i, struct attn_error *err)
+{
+    const struct decoder_config *c = &ld->w.m->cfg;
+    struct decoder_gdn_weights *g = &b->gdn;
+    const int C = c->d_model, D = decoder_gdn_conv_width(c), Vw = decoder_gdn_value_width(c);
+    const int Hv = c->gdn.v_heads;
+    char name[160];
+
+    if (arch_read_linear(ld, &g->qkv, ROLE_GDN_QKV, i, C, D, false, err) ||
+        arch_read_linear(ld, &g->z, ROLE_GDN_Z, i, C, Vw, false, err) ||
+        arch_read_linear(ld, &g->b, ROLE_GDN_B, i, C, Hv, false, err) ||
+        arch_read_linear(ld, &g->a, ROLE_GDN_A, i, C, Hv, false, err) ||
+        arch_read_linear(ld, &b->o, ROLE_GDN_OUT, i, Vw, C, false, err))
+        return -1;
+    /* (nn.Conv1d's weight: (channels, 1, taps)) */
+    if (arch_name(ld, ROLE_GDN_CONV, i, false, name, sizeof name) == NULL ||
+        (g->conv = weights_tensor(&ld->w, name, 3,
+                                  (const int64_t[]){ D, 1, c->gdn.conv }, err)) == NULL)
+        return -1;
+    return (g->dt_bias = vector(ld, ROLE_GDN_DT_BIAS, i, Hv, err)) == NULL ||
+                   (g->a_log = vector(ld, ROLE_GDN_A_LOG, i, Hv, err)) == NULL ||
+                   (g->norm = vector(ld, ROLE_GDN_NORM, i, c->gdn.v_dim, err)) == NULL
+               ? -1
+               : 0;
+}
+
+static const char *const qwen35_types[] = { "qwen3_5", "qwen3_5_text", NULL };
+static const char *const qwen35_classes[] = { "Qwen3_5ForConditionalGeneration",
+                                              "Qwen3_5ForCausalLM", NULL };
+
+/* Shipped in bfloat16: its matrices stay so. */
+const struct architecture arch_qwen35 = {
+    "qwen3_5", "Qwen3.5", qwen35_types, qwen35_classes, qwen35_layouts, 1, qwen35_names,
+    (int)(sizeof qwen35_names / sizeof qwen35_names[0]), true, true, qwen35_describe,
+    .parts = { .positions = DECODER_POSITIONS_ROPE, .norm = DECODER_NORM_RMS,
+               .mlp = DECODER_MLP_SWIGLU, .block_norms = DECODER_PRE_NORM, .eps = 1e-6,
+               .rope_theta = 10000000.0, .qk_norm = true, .norm_plus_one = true,
+               .head_dim = 256 },
+    .base = arch_qwen3_rows, .base_count = ARCH_QWEN3_ROWS, .read_mixer = arch_read_gdn,
+};

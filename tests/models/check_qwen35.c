@@ -1,0 +1,316 @@
+/*
+ * check_qwen35.c: Qwen3.5 opened from Hugging Face's folders (flat
+ * Qwen3_5ForCausalLM, and the whole model's Qwen3_5ForConditionalGeneration
+ * with text_config and its vision and MTP tensors beside), every stage of
+ * its Gated DeltaNet layers and of its gated full-attention layer against
+ * tests/oracle/qwen35_fixtures.py's PyTorch forward (1e-5), an edit and two
+ * threads giving the same bits, and its config's refusals naming the key.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "attnscope/architectures/architecture.h"
+#include "attnscope/decoder/decoder.h"
+#include "attnscope/decoder/mixer.h"
+#include "attnscope/kernels/parallel.h"
+#include "expected.h"
+#include "shown_stage.h"
+#include "testutil.h"
+
+#define TOL 1e-5
+#define MAX_IDS 64
+
+struct fixture {
+    char dir[4200];
+    struct decoder_model m;
+    struct expected e;
+    int ids[MAX_IDS];
+    int n, top;
+};
+
+static void
+fixture_open(struct fixture *f, const char *name)
+{
+    char path[4400];
+    struct attn_error err;
+    const char *at;
+
+    snprintf(f->dir, sizeof f->dir, "%s/%s", test_path("tests/fixtures/decoders"), name);
+    snprintf(path, sizeof path, "%s/expected.txt", f->dir);
+    expected_load(&f->e, path);
+    ck_assert_msg(architecture_load(&f->m, f->dir, NULL, &err) == ATTN_OK, "%s: %s", name,
+                  err.msg);
+    at = line_of(f->e.text, "ids", -1);
+    f->n = (int)next_number(&at);
+    ck_assert_int_le(f->n, MAX_IDS);
+    for (int i = 0; i < f->n; i++)
+        f->ids[i] = (int)next_number(&at);
+    at = line_of(f->e.text, "top", -1);
+    f->top = (int)next_number(&at);
+}
+
+static void
+fixture_close(struct fixture *f)
+{
+    decoder_destroy(&f->m);
+    free(f->e.text);
+}
+
+/* Stage name of layer l (count floats at got) against its line. */
+static void
+stage(const struct fixture *f, const char *name, int l, const float *got, size_t count)
+{
+    char what[4400];
+    const char *at = line_of(f->e.text, name, l);
+
+    ck_assert_msg(got != NULL, "%s layer %d: no buffer", name, l);
+    ck_assert_int_eq((size_t)next_number(&at), count);
+    snprintf(what, sizeof what, "%s: %s layer %d", f->dir, name, l);
+    compare(what, got, at, count, TOL);
+}
+
+/* A Gated DeltaNet layer's every step. */
+static void
+deltanet_stages(const struct fixture *f, const struct decoder_layer_stages *s, int l)
+{
+    const struct decoder_config *c = &f->m.cfg;
+    const size_t n = (size_t)f->n, Kq = (size_t)decoder_gdn_key_width(c);
+    const size_t Vw = (size_t)decoder_gdn_value_width(c), D = (size_t)decoder_gdn_conv_width(c);
+    const size_t Hv = (size_t)c->gdn.v_heads;
+
+    stage(f, "gdn_mixed", l, s->gdn.mixed, n * D);
+    stage(f, "gdn_conv", l, s->gdn.conv, n * D);
+    stage(f, "gdn_q", l, s->gdn.q, n * Kq);
+    stage(f, "gdn_k", l, s->gdn.k, n * Kq);
+    stage(f, "gdn_z", l, s->gdn.z, n * Vw);
+    stage(f, "gdn_beta", l, s->gdn.beta, n * Hv);
+    stage(f, "gdn_decay", l, s->gdn.decay, n * Hv);
+    stage(f, "gdn_out", l, s->gdn.out, n * Vw);
+    stage(f, "gdn_normed", l, s->gdn.normed, n * Vw);
+    ck_assert_ptr_null(s->weights);
+}
+
+/* The gated full-attention layer's: the query and its gate apart, RoPE on a quarter. */
+static void
+attention_stages(const struct fixture *f, const struct decoder_run *r, int l)
+{
+    const struct decoder_layer_stages *s = &r->layers[l];
+    const struct decoder_config *c = &f->m.cfg;
+    const size_t n = (size_t)f->n, Q = (size_t)decoder_q_width(c);
+    const size_t K = (size_t)decoder_kv_width(c);
+    float *w = shown_stage(c, r, s->weights);
+
+    stage(f, "q_proj", l, s->q_proj, n * Q);
+    stage(f, "q_gate", l, s->q_gate, n * Q);
+    stage(f, "k_proj", l, s->k_proj, n * K);
+    stage(f, "v", l, s->v, n * K);
+    stage(f, "q_normed", l, s->q_normed, n * Q);
+    stage(f, "k_normed", l, s->k_normed, n * K);
+    stage(f, "q", l, s->q, n * Q);
+    stage(f, "k", l, s->k, n * K);
+    stage(f, "weights", l, w, (size_t)c->n_head * n * n);
+    stage(f, "context", l, s->context, n * Q);
+    stage(f, "gated", l, s->gated, n * Q);
+    free(w);
+}
+
+/* Every layer shown in turn, each of its stages against the fixture, then the outputs. */
+static void
+check_case(const char *name)
+{
+    struct fixture f;
+    struct decoder_run r;
+    struct attn_error err;
+    const char *at;
+
+    fixture_open(&f, name);
+    {
+        const struct decoder_config *c = &f.m.cfg;
+        const size_t n = (size_t)f.n, C = (size_t)c->d_model, F = (size_t)c->d_mlp;
+        ck_assert(decoder_forward(&f.m, f.ids, f.n, f.top, NULL, &r, &err) == ATTN_OK);
+        at = line_of(f.e.text, "kinds", -1);
+        ck_assert_int_eq((int)next_number(&at), c->n_layer);
+        for (int l = 0; l < c->n_layer; l++) {
+            const struct decoder_layer_stages *s = &r.layers[l];
+            const bool gdn = next_number(&at) != 0;
+            ck_assert_msg(decoder_attends(c, l) == !gdn, "%s: layer %d's kind", name, l);
+            ck_assert_msg(decoder_show_layer(&f.m, &r, l, &err) == ATTN_OK, "%s", err.msg);
+            stage(&f, "norm1", l, s->norm1, n * C);
+            if (gdn)
+                deltanet_stages(&f, s, l);
+            else
+                attention_stages(&f, &r, l);
+            stage(&f, "attn", l, s->attn, n * C);
+            stage(&f, "resid1", l, s->resid1, n * C);
+            stage(&f, "norm2", l, s->norm2, n * C);
+            stage(&f, "gate", l, s->gate, n * F);
+            stage(&f, "up", l, s->up, n * F);
+            stage(&f, "act", l, s->act, n * F);
+            stage(&f, "mlp", l, s->mlp, n * C);
+            stage(&f, "resid2", l, s->resid2, n * C);
+        }
+        compare("final", r.final, line_of(f.e.text, "final", -1), n * C, TOL);
+        at = line_of(f.e.text, "top", -1);
+        next_number(&at);
+        for (size_t i = 0; i < n * (size_t)f.top; i++)
+            ck_assert_msg(r.top_ids[i] == (int)next_number(&at), "%s: top token %zu", name, i);
+        compare("next-token probabilities", r.top_probs, at, n * (size_t)f.top, TOL);
+        decoder_run_destroy(&r);
+    }
+    fixture_close(&f);
+}
+
+START_TEST(a_flat_qwen35_every_stage)
+{
+    check_case("qwen35");
+}
+END_TEST
+
+START_TEST(the_whole_models_text_every_stage)
+{
+    struct fixture f;
+
+    check_case("qwen35-vl");
+    fixture_open(&f, "qwen35-vl");
+    /* (two value heads to a key head; an untied head; the kinds from the interval) */
+    ck_assert_int_eq(f.m.cfg.gdn.v_heads, 2 * f.m.cfg.gdn.k_heads);
+    ck_assert(!f.m.cfg.tied);
+    ck_assert_int_eq(f.m.cfg.rope_dim, 2);
+    ck_assert_str_eq(f.m.title, "Qwen3.5");
+    fixture_close(&f);
+}
+END_TEST
+
+/*
+ * The text less its last four tokens, then the whole from it on two threads,
+ * against the whole on one: the same bits in every layer (the DeltaNet
+ * layers' state made again from the start), and an appended token's too.
+ */
+START_TEST(an_edit_and_threads_change_no_bit)
+{
+    static const char *const cases[] = { "qwen35", "qwen35-vl" };
+
+    for (size_t k = 0; k < 2; k++) {
+        struct fixture f;
+        struct decoder_run whole, part, edit;
+        struct attn_error err;
+        fixture_open(&f, cases[k]);
+        const struct decoder_config *c = &f.m.cfg;
+        const size_t n = (size_t)f.n;
+        parallel_set_threads(1);
+        ck_assert(decoder_forward(&f.m, f.ids, f.n, f.top, NULL, &whole, &err) == ATTN_OK);
+        parallel_set_threads(2);
+        ck_assert(decoder_forward(&f.m, f.ids, f.n - 4, f.top, NULL, &part, &err) == ATTN_OK);
+        ck_assert(decoder_show_layer(&f.m, &part, 0, &err) == ATTN_OK);
+        ck_assert(decoder_forward_from(&f.m, f.ids, f.n, f.top, NULL, &part, f.n - 4, &edit,
+                                       &err) == ATTN_OK);
+        for (int l = 0; l < c->n_layer; l++)
+            ck_assert_msg(memcmp(whole.layers[l].resid2, edit.layers[l].resid2,
+                                 n * (size_t)c->d_model * sizeof(float)) == 0,
+                          "%s: layer %d's output", cases[k], l);
+        ck_assert(memcmp(whole.top_probs, edit.top_probs, n * (size_t)f.top * sizeof(float)) == 0);
+        ck_assert(memcmp(whole.top_ids, edit.top_ids, n * (size_t)f.top * sizeof(int)) == 0);
+        decoder_run_destroy(&whole);
+        decoder_run_destroy(&part);
+        decoder_run_destroy(&edit);
+        parallel_set_threads(0);
+        fixture_close(&f);
+    }
+}
+END_TEST
+
+/*
+ * The flat fixture's config.json with key's value replaced by value (JSON),
+ * beside a link to its weights, in a folder of the test's own: its path into out.
+ */
+static void
+edited_config(const char *key, const char *value, char *out, size_t size)
+{
+    char src[8800], needle[128], *at, *end;
+    struct expected text;
+    FILE *f;
+
+    snprintf(src, sizeof src, "%s/qwen35/config.json", test_path("tests/fixtures/decoders"));
+    expected_load(&text, src);
+    snprintf(out, size, "%s/edited", dir);
+    (void)mkdir(out, 0755);
+    snprintf(needle, sizeof needle, "\"%s\": ", key);
+    at = strstr(text.text, needle);
+    ck_assert_msg(at != NULL, "no %s", key);
+    at += strlen(needle);
+    end = at;
+    if (*end == '[')
+        end = strchr(end, ']') + 1;
+    else
+        while (*end != ',' && *end != '\n' && *end != '}')
+            end++;
+    snprintf(src, sizeof src, "%s/config.json", out);
+    f = fopen(src, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "%.*s%s%s", (int)(at - text.text), text.text, value, end);
+    fclose(f);
+    free(text.text);
+    snprintf(src, sizeof src, "%s/model.safetensors", out);
+    if (access(src, F_OK) != 0) {
+        char weights[4400], whole[PATH_MAX];
+        snprintf(weights, sizeof weights, "%s/qwen35/model.safetensors",
+                 test_path("tests/fixtures/decoders"));
+        ck_assert(realpath(weights, whole) != NULL);
+        ck_assert(symlink(whole, src) == 0);
+    }
+}
+
+START_TEST(the_config_refuses_by_name)
+{
+    static const struct {
+        const char *key, *value, *says;
+    } cases[] = {
+        { "layer_types", "[\"linear_attention\", \"mamba\", \"linear_attention\", \"full_attention\"]",
+          "\"layer_types\"[1] is mamba" },
+        { "layer_types", "[\"linear_attention\"]", "not a list of 4 kinds" },
+        { "linear_num_value_heads", "3", "a multiple of the key heads" },
+        { "hidden_act", "\"gelu\"", "\"hidden_act\" is gelu" },
+        { "partial_rotary_factor", "0.1", "turns 1 columns" },
+        { "attention_bias", "true", "\"attention_bias\" is true" },
+    };
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char d[4400];
+        struct decoder_model m;
+        struct attn_error err;
+        edited_config(cases[i].key, cases[i].value, d, sizeof d);
+        ck_assert_msg(architecture_load(&m, d, NULL, &err) != ATTN_OK, "%s accepted",
+                      cases[i].key);
+        ck_assert_msg(strstr(err.msg, cases[i].says) != NULL && strstr(err.msg, "config.json"),
+                      "%s: %s", cases[i].key, err.msg);
+    }
+}
+END_TEST
+
+static Suite *
+qwen35_suite(void)
+{
+    Suite *s = suite_create("qwen35");
+    TCase *t = tcase_create("forward");
+
+    tcase_set_timeout(t, 60);
+    tcase_add_test(t, a_flat_qwen35_every_stage);
+    tcase_add_test(t, the_whole_models_text_every_stage);
+    tcase_add_test(t, an_edit_and_threads_change_no_bit);
+    suite_add_tcase(s, t);
+    t = tcase_create("config");
+    tcase_set_timeout(t, 60);
+    tcase_add_checked_fixture(t, test_tmpdir_setup, test_tmpdir_teardown);
+    tcase_add_test(t, the_config_refuses_by_name);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+TEST_MAIN(qwen35_suite)
