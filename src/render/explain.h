@@ -53,6 +53,26 @@
       false, STAGE_AVERAGED, ARCH_ROLES)                                                                   \
     X(VIEW_CONTEXT, context, '8', "context", "ctx", "Context vectors", true, STAGE_CONTEXT, ARCH_ROLES)    \
     X(VIEW_CONCAT, concat, '9', "concat", "cat", "Heads concatenated", false, STAGE_CONTEXT, ARCH_ROLES)   \
+    X(VIEW_ATTN_GATE, attn_gate, 0, "gate", "gate", "The output gate, beside each query", false, \
+      STAGE_ATTN_GATE, ROLE_ATTN_Q)                                                           \
+    X(VIEW_GATED, gated, 0, "gated", "gtd", "The context through its gate", false, STAGE_GATED, \
+      ARCH_ROLES)                                                                             \
+    X(VIEW_DELTA_QKV, delta_qkv, 0, "Q K V", "QKV", "Linear attention: queries, keys, values", \
+      false, STAGE_DELTA_QKV, ROLE_GDN_QKV)                                                   \
+    X(VIEW_DELTA_CONV, delta_conv, 0, "conv", "conv", "A short convolution over the tokens", \
+      false, STAGE_DELTA_CONV, ROLE_GDN_CONV)                                                 \
+    X(VIEW_DELTA_Q, delta_q, 0, "q", "q", "Linear attention: the queries, normed", false,   \
+      STAGE_DELTA_Q, ARCH_ROLES)                                                              \
+    X(VIEW_DELTA_K, delta_k, 0, "k", "k", "Linear attention: the keys, normed", false,      \
+      STAGE_DELTA_K, ARCH_ROLES)                                                              \
+    X(VIEW_BETA, beta, 0, "beta", "beta", "How much each token writes", false, STAGE_BETA,  \
+      ROLE_GDN_B)                                                                             \
+    X(VIEW_DECAY, decay, 0, "decay", "decay", "How fast each head forgets", false,          \
+      STAGE_DECAY, ROLE_GDN_A)                                                                \
+    X(VIEW_DELTA_READ, delta_read, 0, "read", "read", "The state read by each query", false, \
+      STAGE_DELTA_READ, ARCH_ROLES)                                                           \
+    X(VIEW_DELTA_NORMED, delta_normed, 0, "gated norm", "gnorm", "The read, normed and gated", \
+      false, STAGE_DELTA_NORMED, ROLE_GDN_NORM)                                               \
     X(VIEW_OUTPUT, output, '0', "output", "out", "Output projection", false, STAGE_OUTPUT, ARCH_ROLES)      \
     X(VIEW_OUTDROP, outdrop, 0, "out drop", "odrop", "Dropout on the output", false,           \
       STAGE_OUTPUT_DROPPED, ARCH_ROLES)                                                                    \

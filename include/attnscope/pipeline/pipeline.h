@@ -59,6 +59,16 @@ struct model;
     X(STAGE_DROPPED, dropped, true, CELLS_DROPPED, NEEDS_WEIGHT_DROPOUT)   \
     X(STAGE_AVERAGED, averaged, false, CELLS_WEIGHTS, NEEDS_AVERAGE)       \
     X(STAGE_CONTEXT, context, false, CELLS_VALUES, NEEDS_NOTHING)          \
+    X(STAGE_ATTN_GATE, attn_gate, false, CELLS_VALUES, NEEDS_ATTN_GATE)    \
+    X(STAGE_GATED, gated, false, CELLS_VALUES, NEEDS_ATTN_GATE)            \
+    X(STAGE_DELTA_QKV, delta_qkv, false, CELLS_VALUES, NEEDS_DELTANET)     \
+    X(STAGE_DELTA_CONV, delta_conv, false, CELLS_VALUES, NEEDS_DELTANET)   \
+    X(STAGE_DELTA_Q, delta_q, false, CELLS_VALUES, NEEDS_DELTANET)         \
+    X(STAGE_DELTA_K, delta_k, false, CELLS_VALUES, NEEDS_DELTANET)         \
+    X(STAGE_BETA, beta, false, CELLS_VALUES, NEEDS_DELTANET)               \
+    X(STAGE_DECAY, decay, false, CELLS_VALUES, NEEDS_DELTANET)             \
+    X(STAGE_DELTA_READ, delta_read, false, CELLS_VALUES, NEEDS_DELTANET)   \
+    X(STAGE_DELTA_NORMED, delta_normed, false, CELLS_VALUES, NEEDS_DELTANET) \
     X(STAGE_OUTPUT, output, false, CELLS_VALUES, NEEDS_NOTHING)            \
     X(STAGE_OUTPUT_DROPPED, output_dropped, false, CELLS_DROPPED_VALUES,   \
       NEEDS_OUTPUT_DROPOUT)                                                \
@@ -88,7 +98,15 @@ struct model;
      FAMILY_STAGE(STAGE_QUERIES_ROTATED) | FAMILY_STAGE(STAGE_KEYS_ROTATED) |            \
      FAMILY_STAGE(STAGE_GATE) | FAMILY_STAGE(STAGE_SWIGLU) | FAMILY_STAGE(STAGE_GEGLU) |  \
      FAMILY_STAGE(STAGE_OUTPUT_NORMED) | FAMILY_STAGE(STAGE_MLP_NORMED) |                \
-     FAMILY_STAGE(STAGE_ROUTER))
+     FAMILY_STAGE(STAGE_ROUTER) | PIPELINE_MIXER_STAGES)
+
+/* The stages of the layers' mixers beyond softmax attention's (Qwen3.5's gate, Gated DeltaNet). */
+#define PIPELINE_MIXER_STAGES                                                            \
+    (FAMILY_STAGE(STAGE_ATTN_GATE) | FAMILY_STAGE(STAGE_GATED) |                         \
+     FAMILY_STAGE(STAGE_DELTA_QKV) | FAMILY_STAGE(STAGE_DELTA_CONV) |                    \
+     FAMILY_STAGE(STAGE_DELTA_Q) | FAMILY_STAGE(STAGE_DELTA_K) | FAMILY_STAGE(STAGE_BETA) | \
+     FAMILY_STAGE(STAGE_DECAY) | FAMILY_STAGE(STAGE_DELTA_READ) |                        \
+     FAMILY_STAGE(STAGE_DELTA_NORMED))
 
 enum pipeline_stage {
 #define PIPELINE_STAGE_ENUM(e, id, per_head, cells, needs) e,
@@ -123,6 +141,8 @@ enum stage_needs {
     NEEDS_PRE_NORM,       /* a model with norms before attention and the MLP (all but Olmo) */
     NEEDS_POST_NORM,      /* a model that norms attention's and the MLP's outputs (Gemma, Olmo) */
     NEEDS_EXPERTS,        /* the shown layer of a model is a mixture of experts */
+    NEEDS_ATTN_GATE,      /* the shown layer attends through an output gate (Qwen3.5) */
+    NEEDS_DELTANET,       /* the shown layer's mixer is Gated DeltaNet (Qwen3.5) */
 };
 
 /*
@@ -198,6 +218,16 @@ struct pipeline_block {
     struct matrix router;
     struct matrix routed;
     const char *const *expert_labels; /* (E) "e0", "e1", ... */
+    /* An attention layer's output gate (n, H d) and the context times sigmoid(it) (n, H d). */
+    struct matrix attn_gate, gated;
+    /*
+     * A Gated DeltaNet layer's steps (decoder_gdn_stages): the projection
+     * and its convolution (n, 2 Kq + Vw), the normed queries and keys (n,
+     * Kq), beta and the decay (n, Hv), each value head's read o (n, Vw) and
+     * its gated norm (n, Vw).
+     */
+    struct matrix delta_qkv, delta_conv, delta_q, delta_k, beta, decay, delta_read,
+        delta_normed;
 };
 
 struct pipeline {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attnscope/decoder/mixer.h"
 #include "attnscope/pipeline/pipeline.h"
 
 /* ----------------------------------------------------------------- formulas */
@@ -281,8 +282,82 @@ formula_context(const struct pipeline *p)
 }
 
 static const char *
+formula_attn_gate(const struct pipeline *p)
+{
+    (void)p;
+    return "ln1 W_q, each head's second half: its output gate";
+}
+
+static const char *
+formula_gated(const struct pipeline *p)
+{
+    (void)p;
+    return "context * sigmoid(attn_gate)";
+}
+
+static const char *
+formula_delta_qkv(const struct pipeline *p)
+{
+    (void)p;
+    return "ln1 W_qkv: queries | keys | values";
+}
+
+static const char *
+formula_delta_conv(const struct pipeline *p)
+{
+    (void)p;
+    return "SiLU(sum over the last taps of delta_qkv, one filter per channel)";
+}
+
+static const char *
+formula_delta_q(const struct pipeline *p)
+{
+    (void)p;
+    return "q / |q| / sqrt(d_k), from delta_conv";
+}
+
+static const char *
+formula_delta_k(const struct pipeline *p)
+{
+    (void)p;
+    return "k / |k|, from delta_conv";
+}
+
+static const char *
+formula_beta(const struct pipeline *p)
+{
+    (void)p;
+    return "sigmoid(ln1 W_b)";
+}
+
+static const char *
+formula_decay(const struct pipeline *p)
+{
+    (void)p;
+    return "g = -exp(A_log) softplus(ln1 W_a + dt_bias)";
+}
+
+static const char *
+formula_delta_read(const struct pipeline *p)
+{
+    (void)p;
+    return "S = e^g S (I - beta k k^T) + beta v k^T;  o = S q";
+}
+
+static const char *
+formula_delta_normed(const struct pipeline *p)
+{
+    (void)p;
+    return "RMSNorm(o) w * SiLU(ln1 W_z)";
+}
+
+static const char *
 formula_output(const struct pipeline *p)
 {
+    if (p->decoder != NULL && decoder_mixer_of(p->decoder, p->layer) == &decoder_mixer_gdn)
+        return "delta_normed W_out";
+    if (p->decoder != NULL && p->decoder->attn_gate)
+        return "gated W_o";
     if (is_model(p))
         return "context W_o + b_o";
     return attention_variant_has_out_proj(p->cfg.variant) ? "context W_o^T + b_o"

@@ -239,6 +239,82 @@ stage_view_context(const struct pipeline *p, int head, struct pipeline_view *v)
 }
 
 static void
+stage_view_attn_gate(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.attn_gate;
+    v->col_group = head_columns(p);
+}
+
+static void
+stage_view_gated(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.gated;
+    v->col_group = head_columns(p);
+}
+
+static void
+stage_view_delta_qkv(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.delta_qkv;
+}
+
+static void
+stage_view_delta_conv(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.delta_conv;
+}
+
+static void
+stage_view_delta_q(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.delta_q;
+    v->col_group = p->decoder != NULL ? p->decoder->gdn.k_dim : 0;
+}
+
+static void
+stage_view_delta_k(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.delta_k;
+    v->col_group = p->decoder != NULL ? p->decoder->gdn.k_dim : 0;
+}
+
+static void
+stage_view_beta(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.beta;
+}
+
+static void
+stage_view_decay(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.decay;
+}
+
+static void
+stage_view_delta_read(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.delta_read;
+    v->col_group = p->decoder != NULL ? p->decoder->gdn.v_dim : 0;
+}
+
+static void
+stage_view_delta_normed(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.delta_normed;
+    v->col_group = p->decoder != NULL ? p->decoder->gdn.v_dim : 0;
+}
+
+static void
 stage_view_output(const struct pipeline *p, int head, struct pipeline_view *v)
 {
     (void)head;
@@ -438,6 +514,10 @@ pipeline_stage_present(const struct pipeline *p, enum pipeline_stage s)
         return p->decoder != NULL && decoder_post_norms(p->decoder);
     case NEEDS_EXPERTS:
         return p->decoder != NULL && decoder_sparse(p->decoder, p->layer);
+    case NEEDS_ATTN_GATE:
+        return p->decoder != NULL && p->decoder->attn_gate && decoder_attends(p->decoder, p->layer);
+    case NEEDS_DELTANET:
+        return p->decoder != NULL && decoder_mixer_of(p->decoder, p->layer) == &decoder_mixer_gdn;
     }
     return false;
 }

@@ -168,4 +168,26 @@ void inspect_fc(struct out *o, const struct cell_at *at);
 void inspect_gelu(struct out *o, const struct cell_at *at);
 void inspect_mlp(struct out *o, const struct cell_at *at);
 
+/* deltanet.c: Gated DeltaNet's stages, and the output gate of its full-attention layers */
+void text_attn_gate(const struct pipeline *p, char *buf, size_t size);
+void inspect_attn_gate(struct out *o, const struct cell_at *at);
+void text_gated(const struct pipeline *p, char *buf, size_t size);
+void inspect_gated(struct out *o, const struct cell_at *at);
+void text_delta_qkv(const struct pipeline *p, char *buf, size_t size);
+void inspect_delta_qkv(struct out *o, const struct cell_at *at);
+void text_delta_conv(const struct pipeline *p, char *buf, size_t size);
+void inspect_delta_conv(struct out *o, const struct cell_at *at);
+void text_delta_q(const struct pipeline *p, char *buf, size_t size);
+void inspect_delta_q(struct out *o, const struct cell_at *at);
+void text_delta_k(const struct pipeline *p, char *buf, size_t size);
+void inspect_delta_k(struct out *o, const struct cell_at *at);
+void text_beta(const struct pipeline *p, char *buf, size_t size);
+void inspect_beta(struct out *o, const struct cell_at *at);
+void text_decay(const struct pipeline *p, char *buf, size_t size);
+void inspect_decay(struct out *o, const struct cell_at *at);
+void text_delta_read(const struct pipeline *p, char *buf, size_t size);
+void inspect_delta_read(struct out *o, const struct cell_at *at);
+void text_delta_normed(const struct pipeline *p, char *buf, size_t size);
+void inspect_delta_normed(struct out *o, const struct cell_at *at);
+
 #endif

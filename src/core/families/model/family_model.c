@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "attnscope/base/sysmem.h"
+#include "attnscope/decoder/mixer.h"
 #include "attnscope/families/model/family_model.h"
 #include "attnscope/kernels/topk.h"
 #include "attnscope/kernels/rowops.h"
@@ -337,6 +338,29 @@ layer_scaling(struct pipeline *p, const struct family_model_state *s, int layer)
     p->st.shape.divisor = p->st.divisor;
 }
 
+/* The stages of the shown layer's mixer beyond attention's: the output gate, Gated DeltaNet's. */
+static void
+mixer_views(struct pipeline *p, const struct decoder_config *c,
+            const struct decoder_layer_stages *l, int n)
+{
+    const int Q = decoder_q_width(c), Kq = decoder_gdn_key_width(c);
+    const int Vw = decoder_gdn_value_width(c), D = decoder_gdn_conv_width(c);
+    const int Hv = c->gdn.v_heads;
+    const bool gdn = decoder_mixer_of(c, p->layer) == &decoder_mixer_gdn;
+    const struct matrix none = { 0 };
+
+    p->block.attn_gate = l->q_gate != NULL ? view(l->q_gate, n, Q) : none;
+    p->block.gated = l->gated != NULL ? view(l->gated, n, Q) : none;
+    p->block.delta_qkv = gdn ? view(l->gdn.mixed, n, D) : none;
+    p->block.delta_conv = gdn ? view(l->gdn.conv, n, D) : none;
+    p->block.delta_q = gdn ? view(l->gdn.q, n, Kq) : none;
+    p->block.delta_k = gdn ? view(l->gdn.k, n, Kq) : none;
+    p->block.beta = gdn ? view(l->gdn.beta, n, Hv) : none;
+    p->block.decay = gdn ? view(l->gdn.decay, n, Hv) : none;
+    p->block.delta_read = gdn ? view(l->gdn.out, n, Vw) : none;
+    p->block.delta_normed = gdn ? view(l->gdn.normed, n, Vw) : none;
+}
+
 static enum attn_status
 decoder_family_select_layer(struct pipeline *p, int layer, struct attn_error *err)
 {
@@ -391,6 +415,7 @@ decoder_family_select_layer(struct pipeline *p, int layer, struct attn_error *er
     p->block.router = decoder_sparse(c, layer) ? view(l->router, n, c->moe.n_experts) : none;
     p->block.routed = decoder_sparse(c, layer) ? view(l->routed, n, c->moe.n_experts) : none;
     p->block.expert_labels = (const char *const *)s->model->expert_labels;
+    mixer_views(p, c, l, n);
     return ATTN_OK;
 }
 
@@ -629,6 +654,6 @@ const struct family family_model = {
         FAMILY_STAGE(STAGE_QUERIES_ROTATED) | FAMILY_STAGE(STAGE_KEYS_ROTATED) |
         FAMILY_STAGE(STAGE_GATE) | FAMILY_STAGE(STAGE_SWIGLU) | FAMILY_STAGE(STAGE_GEGLU) |
         FAMILY_STAGE(STAGE_OUTPUT_NORMED) | FAMILY_STAGE(STAGE_MLP_NORMED) |
-        FAMILY_STAGE(STAGE_ROUTER),
+        FAMILY_STAGE(STAGE_ROUTER) | PIPELINE_MIXER_STAGES,
     decoder_family_budget,
 };
