@@ -19,7 +19,11 @@
 #include "attnscope/architectures/architecture.h"
 #include "attnscope/decoder/decoder.h"
 #include "attnscope/decoder/mixer.h"
+#include "attnscope/families/model/family_model.h"
 #include "attnscope/kernels/parallel.h"
+#include "attnscope/models/model.h"
+#include "attnscope/pipeline/export.h"
+#include "attnscope/pipeline/pipeline.h"
 #include "expected.h"
 #include "shown_stage.h"
 #include "testutil.h"
@@ -294,6 +298,61 @@ START_TEST(the_config_refuses_by_name)
 }
 END_TEST
 
+/*
+ * Through the pipeline every front end reads: a DeltaNet layer has its own
+ * stages and none of attention's, their numbers the fixture's; --export
+ * writes them; the full layer has its gate and gated context.
+ */
+START_TEST(the_stages_reach_every_front_end)
+{
+    static struct model m;
+    struct fixture f;
+    struct pipeline p;
+    struct pipeline_source src;
+    struct attention_config cfg;
+    struct attn_error err;
+    struct pipeline_view v;
+    char path[4400];
+    int written = 0;
+
+    fixture_open(&f, "qwen35");
+    ck_assert_msg(model_open(&m, f.dir, NULL, &err) == ATTN_OK, "%s", err.msg);
+    memset(&src, 0, sizeof src);
+    src.family = &family_model;
+    src.model = &m;
+    src.ids = f.ids;
+    src.n_ids = f.n;
+    src.top = f.top;
+    src.layer = 0;
+    attention_config_init(&cfg);
+    ck_assert_msg(pipeline_create(&p, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert(!pipeline_stage_present(&p, STAGE_QUERIES));
+    ck_assert(!pipeline_stage_present(&p, STAGE_WEIGHTS));
+    ck_assert(!pipeline_stage_present(&p, STAGE_ATTN_GATE));
+    for (int s = STAGE_DELTA_QKV; s <= STAGE_DELTA_NORMED; s++)
+        ck_assert_msg(pipeline_stage_present(&p, (enum pipeline_stage)s), "%s",
+                      pipeline_stage_name((enum pipeline_stage)s));
+    pipeline_stage_view(&p, STAGE_BETA, 0, &v);
+    stage(&f, "gdn_beta", 0, v.m.data, (size_t)f.n * (size_t)m.dec.cfg.gdn.v_heads);
+    pipeline_stage_view(&p, STAGE_DELTA_READ, 0, &v);
+    stage(&f, "gdn_out", 0, v.m.data, (size_t)f.n * (size_t)decoder_gdn_value_width(&m.dec.cfg));
+    ck_assert_msg(export_all(&p, dir, &written, &err) == ATTN_OK, "%s", err.msg);
+    snprintf(path, sizeof path, "%s/decay.csv", dir);
+    ck_assert_int_eq(access(path, R_OK), 0);
+    snprintf(path, sizeof path, "%s/queries.csv", dir);
+    ck_assert_int_ne(access(path, F_OK), 0);
+    ck_assert_int_eq(pipeline_select_layer(&p, 3, &err), ATTN_OK);
+    ck_assert(pipeline_stage_present(&p, STAGE_WEIGHTS));
+    ck_assert(!pipeline_stage_present(&p, STAGE_BETA));
+    pipeline_stage_view(&p, STAGE_GATED, 0, &v);
+    stage(&f, "gated", 3, v.m.data, (size_t)f.n * (size_t)decoder_q_width(&m.dec.cfg));
+    ck_assert_str_eq(pipeline_stage_formula(&p, STAGE_OUTPUT), "gated W_o");
+    pipeline_destroy(&p);
+    model_close(&m);
+    fixture_close(&f);
+}
+END_TEST
+
 static Suite *
 qwen35_suite(void)
 {
@@ -309,6 +368,7 @@ qwen35_suite(void)
     tcase_set_timeout(t, 60);
     tcase_add_checked_fixture(t, test_tmpdir_setup, test_tmpdir_teardown);
     tcase_add_test(t, the_config_refuses_by_name);
+    tcase_add_test(t, the_stages_reach_every_front_end);
     suite_add_tcase(s, t);
     return s;
 }
