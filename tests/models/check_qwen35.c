@@ -20,6 +20,7 @@
 #include "attnscope/decoder/decoder.h"
 #include "attnscope/decoder/mixer.h"
 #include "attnscope/families/model/family_model.h"
+#include "attnscope/families/model/switches.h"
 #include "attnscope/kernels/parallel.h"
 #include "attnscope/models/model.h"
 #include "attnscope/pipeline/export.h"
@@ -348,6 +349,26 @@ START_TEST(the_stages_reach_every_front_end)
     stage(&f, "gated", 3, v.m.data, (size_t)f.n * (size_t)decoder_q_width(&m.dec.cfg));
     ck_assert_str_eq(pipeline_stage_formula(&p, STAGE_OUTPUT), "gated W_o");
     pipeline_destroy(&p);
+    {
+        /* A DeltaNet layer has no attention heads: ablating one is refused, on the command
+           line and in the view; the full layer's are ablated. */
+        struct model_switches_given g;
+        struct model_switch_masks masks;
+        char why[256];
+        bool flag = false;
+        memset(&g, 0, sizeof g);
+        memset(&masks, 0, sizeof masks);
+        ck_assert_int_eq(model_switch_parse(&g, SWITCH_ABLATE, "0.1", why, sizeof why), 0);
+        ck_assert(model_switches_apply(&m, &g, &masks, &src, &err) != ATTN_OK);
+        ck_assert_str_eq(err.msg, "--ablate 0.1: qwen35's layer 0 is Gated DeltaNet, not softmax "
+                                  "attention: it has no attention heads to ablate");
+        model_switch_masks_free(&masks);
+        memset(&masks, 0, sizeof masks);
+        ck_assert_int_eq(model_switch_flip(&m, &masks, &flag, SWITCH_ABLATE, 1, 0, why, sizeof why), 0);
+        ck_assert_msg(strstr(why, "no attention heads") != NULL, "%s", why);
+        ck_assert_int_eq(model_switch_flip(&m, &masks, &flag, SWITCH_ABLATE, 3, 1, why, sizeof why), 1);
+        model_switch_masks_free(&masks);
+    }
     model_close(&m);
     fixture_close(&f);
 }

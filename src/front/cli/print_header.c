@@ -131,9 +131,10 @@ print_model_header(FILE *out, const struct pipeline *p, const struct family_mode
     if (g->model->chat_used[0] != '\0')
         fprintf(out, "  %s\n", g->model->chat_used);
     if (g->ablated_heads > 0)
-        fprintf(out, "  %d head%s ablated (--ablate): %s context zeroed before c_proj\n",
+        fprintf(out, "  %d head%s ablated (--ablate): %s context zeroed before %s\n",
                 g->ablated_heads, g->ablated_heads == 1 ? "" : "s",
-                g->ablated_heads == 1 ? "its" : "their");
+                g->ablated_heads == 1 ? "its" : "their",
+                decoder_part_name(&g->model->dec, ROLE_ATTN_OUT));
     if (g->experts_off_count > 0) {
         const int E = c->moe.n_experts;
         fprintf(out, "  switched off (--expert-off, their router logits -inf):");

@@ -7,7 +7,23 @@
 
 #include "attnscope/decoder/decoder.h"
 #include "attnscope/models/model.h"
+#include "attnscope/decoder/mixer.h"
 #include "attnscope/families/model/switches.h"
+
+/*
+ * Whether layer of c has no attention heads to ablate (its mixer is not
+ * attention: Qwen3.5's Gated DeltaNet), said into why.
+ */
+static bool
+no_heads(const struct decoder_config *c, int layer, char *why, size_t size)
+{
+    if (decoder_attends(c, layer))
+        return false;
+    attn_fail_text(why, size,
+                   "layer %d is %s, not softmax attention: it has no attention heads to ablate",
+                   layer, decoder_mixer_of(c, layer)->name);
+    return true;
+}
 
 /* --ablate L.H: each head in m, one mask of layers x heads. */
 static enum attn_status
@@ -21,6 +37,12 @@ check_ablate(const struct model *m, const int (*at)[2], int count, unsigned char
         if (at[i][0] >= layers || at[i][1] >= heads)
             return attn_fail(err, ATTN_EVALUE, "--ablate %d.%d: %s has layers 0 to %d and heads 0 to %d",
                              at[i][0], at[i][1], m->name, layers - 1, heads - 1);
+    for (int i = 0; i < count; i++) {
+        char why[160];
+        if (no_heads(&m->dec.cfg, at[i][0], why, sizeof why))
+            return attn_fail(err, ATTN_EVALUE, "--ablate %d.%d: %s's %s", at[i][0], at[i][1],
+                             m->name, why);
+    }
     if ((*mask = calloc((size_t)layers * (size_t)heads, 1)) == NULL)
         return attn_fail(err, ATTN_ENOMEM, "out of memory");
     for (int i = 0; i < count; i++)
@@ -233,6 +255,8 @@ model_switch_flip(const struct model *m, struct model_switch_masks *masks, bool 
         return 1;
     }
     if (layer < 0 || layer >= c->n_layer || index < 0 || index >= per)
+        return 0;
+    if (id == SWITCH_ABLATE && no_heads(c, layer, why, size))
         return 0;
     if (masks->mask[id] == NULL &&
         (masks->mask[id] = calloc((size_t)c->n_layer * (size_t)per, 1)) == NULL)
