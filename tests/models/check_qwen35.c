@@ -194,6 +194,35 @@ START_TEST(the_whole_models_text_every_stage)
 END_TEST
 
 /*
+ * Its kinds not three to one (layer_types), two value heads to a key head
+ * of the same width, a whole MTP layer beside; then the same model as
+ * llama.cpp's converter writes it (tests/oracle/gguf_models.py): its
+ * numbers the same, each value head's where the file tiles it.
+ */
+START_TEST(a_gguf_as_llama_cpp_converts_it)
+{
+    struct fixture f;
+
+    check_case("qwen35-gqa");
+    check_case("qwen35-gguf");
+    fixture_open(&f, "qwen35-gguf");
+    /* (the MTP layer past the model's own is not one of its layers) */
+    ck_assert_int_eq(f.m.cfg.n_layer, 4);
+    ck_assert(f.m.cfg.gdn.tiled);
+    ck_assert_int_eq(f.m.cfg.gdn.v_heads, 2 * f.m.cfg.gdn.k_heads);
+    ck_assert_int_eq(decoder_gdn_key_head(&f.m.cfg, 1), 1);
+    ck_assert_int_eq(f.m.cfg.rope_dim, 4);
+    ck_assert(!f.m.cfg.norm_plus_one);
+    ck_assert(!f.m.cfg.tied);
+    fixture_close(&f);
+    fixture_open(&f, "qwen35-gqa");
+    ck_assert(!f.m.cfg.gdn.tiled);
+    ck_assert_int_eq(decoder_gdn_key_head(&f.m.cfg, 1), 0);
+    fixture_close(&f);
+}
+END_TEST
+
+/*
  * The text less its last four tokens, then the whole from it on two threads,
  * against the whole on one: the same bits in every layer (the DeltaNet
  * layers' state made again from the start), and an appended token's too.
@@ -383,6 +412,7 @@ qwen35_suite(void)
     tcase_set_timeout(t, 60);
     tcase_add_test(t, a_flat_qwen35_every_stage);
     tcase_add_test(t, the_whole_models_text_every_stage);
+    tcase_add_test(t, a_gguf_as_llama_cpp_converts_it);
     tcase_add_test(t, an_edit_and_threads_change_no_bit);
     suite_add_tcase(s, t);
     t = tcase_create("config");

@@ -31,6 +31,9 @@ that converter does to the weights restated:
       copied.
   gpt-oss-gguf: tests/oracle/gptoss_fixtures.py's gpt-oss-mxfp4 as llama.cpp converts a gpt-oss
       (gpt_oss() says how), its MXFP4 blocks checked against gguf-py's dequantization.
+  qwen35-gguf: tests/oracle/qwen35_fixtures.py's qwen35-gqa as llama.cpp converts a Qwen3.5
+      (qwen35() says how), its expected.txt the HF fixture's with each value head's numbers
+      moved to the file's order.
   qwen3-tok-gguf: a tiny Qwen3 in Q8_0 carrying a byte-level tokenizer (GPT-2's byte
       characters, a few merges, <|endoftext|> a control token, qwen2's pre-tokenizer): a file
       that --model opens whole.
@@ -567,7 +570,137 @@ def gpt_oss():
     print("wrote", dst)
 
 
+# Qwen3.5's names (conversion/qwen.py's Qwen3_5TextModel, gguf-py's tensor_mapping for QWEN35).
+QWEN35_NAMES = dict(NAMES, post_attention_layernorm="post_attention_norm",
+                    **{"linear_attn.in_proj_qkv": "attn_qkv", "linear_attn.in_proj_z": "attn_gate",
+                       "linear_attn.in_proj_b": "ssm_beta", "linear_attn.in_proj_a": "ssm_alpha",
+                       "linear_attn.conv1d": "ssm_conv1d", "linear_attn.norm": "ssm_norm",
+                       "linear_attn.out_proj": "ssm_out"})
+# The multi-token head's own tensors (_QwenMtpMixin.filter_tensors' remapper).
+QWEN35_MTP = {"fc": "nextn.eh_proj", "pre_fc_norm_embedding": "nextn.enorm",
+              "pre_fc_norm_hidden": "nextn.hnorm", "norm": "nextn.shared_head_norm"}
+
+
+def tiled(t, dim, kh, per, width):
+    """Value heads from grouped by key head (Hugging Face's) to tiled (llama.cpp's), along dim:
+    _LinearAttentionVReorderBase._reorder_v_heads, restated."""
+    shape = list(t.shape)
+    dim = dim % len(shape)
+    t = t.reshape(shape[:dim] + [kh, per, width] + shape[dim + 1:])
+    return np.ascontiguousarray(np.swapaxes(t, dim, dim + 1)).reshape(shape)
+
+
+def tiled_line(values, shape, axis, kh, per, width):
+    """An expected.txt line's numbers (of shape) with its value-head axis tiled."""
+    return tiled(np.array(values, dtype=np.float64).reshape(shape), axis, kh, per, width).ravel()
+
+
+def qwen35(name="qwen35-gqa", out="qwen35-gguf"):
+    """A Qwen3.5 as llama.cpp's converter writes one (conversion/qwen.py: Qwen3NextModel,
+    _LinearAttentionVReorderBase, _Qwen35MRopeMixin, _QwenMtpMixin, restated): every norm but
+    the gated one stored with its 1 added (in float32, as the forward adds it); A_log stored as
+    -exp(A_log) (ssm_a), dt_bias as ssm_dt.bias, the convolution squeezed to (channels, taps);
+    the value heads tiled across the key heads where Hugging Face groups them (the v rows of
+    in_proj_qkv and of the convolution, in_proj_z, in_proj_b, in_proj_a, A_log, dt_bias, and
+    out_proj's columns); the MTP layer as layer L (blk.L.*, its own as blk.L.nextn.*), counted
+    in block_count and named by nextn_predict_layers; layer_types as recurrent_layers (one
+    bool a layer, the MTP layer's false); the rotated columns as rope.dimension_count."""
+    src, dst = os.path.join(ROOT, name), os.path.join(ROOT, out)
+    with open(os.path.join(src, "config.json")) as f:
+        cfg = json.load(f)
+    cfg = cfg.get("text_config", cfg)
+    L, hd = cfg["num_hidden_layers"], cfg["head_dim"]
+    kh, vh = cfg["linear_num_key_heads"], cfg["linear_num_value_heads"]
+    dk, dv, per = cfg["linear_key_head_dim"], cfg["linear_value_head_dim"], vh // kh
+    rope = cfg["rope_parameters"]
+    tensors = read_safetensors(os.path.join(src, "model.safetensors"))
+    mtp = 1 + max(int(n.split(".")[2]) for n in tensors if n.startswith("mtp.layers."))
+    os.makedirs(dst, exist_ok=True)
+    w = gguf.GGUFWriter(os.path.join(dst, "model.gguf"), "qwen35")
+    metadata(w, "qwen35", dict(cfg, num_hidden_layers=L + mtp, rope_theta=rope["rope_theta"]), hd)
+    w.add_uint32("qwen35.rope.dimension_count", int(hd * rope["partial_rotary_factor"]))
+    w.add_rope_dimension_sections((rope["mrope_section"] + [0, 0, 0, 0])[:4])
+    w.add_ssm_conv_kernel(cfg["linear_conv_kernel_dim"])
+    w.add_ssm_state_size(dk)
+    w.add_ssm_group_count(kh)
+    w.add_ssm_time_step_rank(vh)
+    w.add_ssm_inner_size(dv * vh)
+    w.add_recurrent_layers([t == "linear_attention" for t in cfg["layer_types"]] + [False] * mtp)
+    w.add_full_attention_interval(cfg.get("full_attention_interval", 4))
+    w.add_nextn_predict_layers(mtp)
+    for hf, t in tensors.items():
+        t = t.astype(np.float32)
+        parts = hf.split(".")
+        if hf.startswith("mtp.") and parts[1] == "layers":
+            hf = "model.layers.%d.%s" % (L + int(parts[2]), ".".join(parts[3:]))
+        elif hf.startswith("mtp."):
+            w.add_tensor("blk.%d.%s.weight" % (L, QWEN35_MTP[parts[1]]), t + np.float32(1.0))
+            continue
+        hf = hf.replace("model.language_model.", "model.")
+        if hf in ("model.embed_tokens.weight", "model.norm.weight", "lm_head.weight"):
+            w.add_tensor(gguf_name(hf), t + np.float32(1.0) if hf == "model.norm.weight" else t)
+            continue
+        parts = hf.split(".")
+        layer, rest, kind = int(parts[2]), ".".join(parts[3:-1]), parts[-1]
+        if rest.startswith("linear_attn") and per > 1:
+            part = parts[4]
+            if part == "in_proj_qkv":
+                t = np.concatenate([t[:2 * kh * dk], tiled(t[2 * kh * dk:], 0, kh, per, dv)])
+            elif part == "conv1d":
+                t = np.concatenate([t[:2 * kh * dk], tiled(t[2 * kh * dk:], 0, kh, per, dv)])
+            elif part == "in_proj_z":
+                t = tiled(t, 0, kh, per, dv)
+            elif part in ("in_proj_b", "in_proj_a", "A_log", "dt_bias"):
+                t = tiled(t, 0, kh, per, 1)
+            elif part == "out_proj":
+                t = tiled(t, 1, kh, per, dv)
+        if rest == "linear_attn" and kind == "A_log":
+            w.add_tensor("blk.%d.ssm_a" % layer, -np.exp(t.astype(np.float32)))
+            continue
+        if rest == "linear_attn" and kind == "dt_bias":
+            w.add_tensor("blk.%d.ssm_dt.bias" % layer, t)
+            continue
+        if rest == "linear_attn.conv1d":
+            t = t.reshape(t.shape[0], t.shape[-1])
+        if kind == "weight" and rest.endswith("norm") and rest != "linear_attn.norm":
+            t = t + np.float32(1.0)
+        w.add_tensor("blk.%d.%s.%s" % (layer, QWEN35_NAMES[rest], kind), t)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    # Its numbers are the Hugging Face fixture's, each value head's moved to where the file
+    # keeps it (mixed and conv: their v columns; z, out, normed: (n, heads, dv); beta, decay:
+    # (n, heads); effective: (heads, n, n)).
+    D, Kq, lines = 2 * kh * dk + vh * dv, 2 * kh * dk, []
+    with open(os.path.join(src, "expected.txt")) as f:
+        for line in f:
+            words = line.split()
+            if words[0] in ("gdn_mixed", "gdn_conv", "gdn_z", "gdn_out", "gdn_normed", "gdn_beta",
+                            "gdn_decay", "effective") and per > 1:
+                count, values = int(words[2]), [float(x) for x in words[3:]]
+                if words[0] in ("gdn_mixed", "gdn_conv"):
+                    rows = np.array(values).reshape(count // D, D)
+                    rows = np.concatenate([rows[:, :Kq], tiled(rows[:, Kq:], 1, kh, per, dv)], 1)
+                    values = rows.ravel()
+                elif words[0] in ("gdn_z", "gdn_out", "gdn_normed"):
+                    values = tiled_line(values, (count // (vh * dv), vh * dv), 1, kh, per, dv)
+                elif words[0] in ("gdn_beta", "gdn_decay"):
+                    values = tiled_line(values, (count // vh, vh), 1, kh, per, 1)
+                else:
+                    values = tiled_line(values, (vh, count // vh), 0, kh, per, 1)
+                line = "%s %s %d %s\n" % (words[0], words[1], count, lf.numbers(torch.tensor(values)))
+            lines.append(line)
+    with open(os.path.join(dst, "expected.txt"), "w") as f:
+        f.writelines(lines)
+    print("wrote", dst)
+
+
 def main():
+    if sys.argv[1:] == ["qwen35"]:  # (that one alone; the others' files as they are)
+        qwen35()
+        return
+    qwen35()
     gpt_oss()
     for name in ("qwen3", "llama-gqa", "llama3-scaled", "qwen2"):
         convert(name)

@@ -70,6 +70,13 @@ CASES = [
     # heads to a key head, an untied head, vision and MTP tensors beside the text model's.
     dict(name="qwen35-vl", nested=True, L=4, H=4, KV=2, C=32, F=40, V=36, P=256, hd=8,
          kh=2, vh=4, dk=8, dv=4, taps=4, seed=42, tied=False, types=False),
+    # Flat, its kinds not three to one (layer_types says), two value heads to a key head of
+    # the same width (as Qwen3.5's files have them, and llama.cpp's reader requires), and a
+    # whole multi-token-prediction layer beside: tests/oracle/gguf_models.py converts it to
+    # qwen35-gguf as llama.cpp does.
+    dict(name="qwen35-gqa", nested=False, L=4, H=4, KV=2, C=32, F=48, V=36, P=256, hd=16,
+         kh=2, vh=4, dk=8, dv=8, taps=4, seed=43, tied=False, types=True, kinds=[1, 0, 1, 0],
+         mtp=True),
 ]
 IDS = [3, 17, 5, 5, 0, 21, 9, 30, 2, 11, 8]
 TOP = 3
@@ -210,7 +217,9 @@ def forward(c, p, ids):
 
 
 def kinds(c):
-    """1 for a Gated DeltaNet layer: three of them to one full layer."""
+    """1 for a Gated DeltaNet layer: the case's own, else three of them to one full layer."""
+    if "kinds" in c:
+        return list(c["kinds"])
     return [1 if (i + 1) % 4 else 0 for i in range(c["L"])]
 
 
@@ -272,6 +281,21 @@ def make_case(root, c):
         tensors.append(("model.visual.blocks.0.attn.qkv.weight", draw(24, 8)))
         tensors.append(("mtp.fc.weight", draw(C, 2 * C)))
         tensors.append(("mtp.layers.0.input_layernorm.weight", draw(C)))
+    if c.get("mtp"):  # a whole MTP layer, as the hub's files have one (never read by a forward)
+        for name, shape in (("fc.weight", (C, 2 * C)), ("pre_fc_norm_embedding.weight", (C,)),
+                            ("pre_fc_norm_hidden.weight", (C,)), ("norm.weight", (C,)),
+                            ("layers.0.input_layernorm.weight", (C,)),
+                            ("layers.0.post_attention_layernorm.weight", (C,)),
+                            ("layers.0.self_attn.q_proj.weight", (2 * H * d, C)),
+                            ("layers.0.self_attn.k_proj.weight", (KV * d, C)),
+                            ("layers.0.self_attn.v_proj.weight", (KV * d, C)),
+                            ("layers.0.self_attn.o_proj.weight", (C, H * d)),
+                            ("layers.0.self_attn.q_norm.weight", (d,)),
+                            ("layers.0.self_attn.k_norm.weight", (d,)),
+                            ("layers.0.mlp.gate_proj.weight", (F, C)),
+                            ("layers.0.mlp.up_proj.weight", (F, C)),
+                            ("layers.0.mlp.down_proj.weight", (C, F))):
+            tensors.append(("mtp." + name, draw(*shape, scale=0.2)))
     text = {
         "model_type": "qwen3_5_text", "vocab_size": V, "hidden_size": C,
         "intermediate_size": F, "num_hidden_layers": L, "num_attention_heads": H,

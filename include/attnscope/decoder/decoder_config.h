@@ -98,12 +98,15 @@ struct decoder_moe {
  * Gated DeltaNet (Qwen3.5's linear attention, decoder/gdn.c), the mixer of
  * the layers whose mixer[] is DECODER_MIXER_GDN: k_heads key heads of
  * k_dim (the queries' heads too) and v_heads value heads of v_dim, value
- * head j reading key head j / (v_heads / k_heads); a causal depthwise
+ * head j reading key head j / (v_heads / k_heads) as Hugging Face groups
+ * them, or j % k_heads where tiled (llama.cpp's GGUF lays the value heads
+ * across the key heads: decoder_gdn_key_head); a causal depthwise
  * convolution of conv taps over the queries, keys and values.  v_heads 0:
  * none.
  */
 struct decoder_gdn {
     int k_heads, v_heads, k_dim, v_dim, conv;
+    bool tiled;
 };
 #define DECODER_GDN_CONV_MAX 16
 
@@ -254,6 +257,8 @@ int decoder_rope_dim(const struct decoder_config *c);
 /* Gated DeltaNet's widths: the keys' (and queries') k_heads k_dim, the values' v_heads v_dim,
    the convolved channels 2 keys + values. */
 int decoder_gdn_key_width(const struct decoder_config *c);
+/* The key head a Gated DeltaNet value head h reads, as the file lays them out. */
+int decoder_gdn_key_head(const struct decoder_config *c, int h);
 int decoder_gdn_value_width(const struct decoder_config *c);
 int decoder_gdn_conv_width(const struct decoder_config *c);
 /* Whether layer's mixer is softmax attention (its q, k, v and weights), not another kind. */

@@ -41,6 +41,7 @@ struct decoder_expert {
 struct decoder_gdn_weights {
     struct decoder_linear qkv, z, b, a;
     const float *conv, *dt_bias, *a_log, *norm;
+    bool a_negated; /* a_log holds -exp(A_log) (llama.cpp's ssm_a), not A_log */
 };
 
 struct decoder_block {

@@ -72,6 +72,16 @@ check_heads(const struct gguf *g, const char *arch, const struct decoder_config 
     return ATTN_OK;
 }
 
+/* Whether key (after "ARCH.") is one a's describe reads itself. */
+static bool
+own_key(const struct architecture *a, const char *key)
+{
+    for (int o = 0; a->parts.gguf_own_keys != NULL && a->parts.gguf_own_keys[o] != NULL; o++)
+        if (strcmp(key, a->parts.gguf_own_keys[o]) == 0)
+            return true;
+    return false;
+}
+
 /*
  * Keys that change the computation in ways attnscope does not make: refused
  * by name; a linear RoPE stretch (Gemma 3's) read into c.
@@ -91,9 +101,7 @@ refuse_unmade(const struct gguf *g, const struct architecture *a, struct decoder
     const char *s;
 
     for (int k = 0; unmade[k] != NULL; k++) {
-        bool own = false; /* (a key the architecture's describe reads itself) */
-        for (int o = 0; a->parts.gguf_own_keys != NULL && a->parts.gguf_own_keys[o] != NULL; o++)
-            own = own || strcmp(unmade[k], a->parts.gguf_own_keys[o]) == 0;
+        bool own = own_key(a, unmade[k]);
         own = own || (a->parts.moe != NULL && strcmp(unmade[k], "expert_count") == 0);
         if (own)
             continue;
@@ -147,8 +155,8 @@ refuse_unmade(const struct gguf *g, const struct architecture *a, struct decoder
                          "Llama 3's factors in rope_freqs.weight)",
                          g->path, name, s);
     snprintf(name, sizeof name, "%s.rope.dimension_count", arch);
-    if (c->positions == DECODER_POSITIONS_ROPE && gguf_int(g, name, &n) &&
-        n != decoder_head_dim(c))
+    if (c->positions == DECODER_POSITIONS_ROPE && !own_key(a, "rope.dimension_count") &&
+        gguf_int(g, name, &n) && n != decoder_head_dim(c))
         return attn_fail(err, ATTN_EPARSE,
                          "%s: %s is %lld: RoPE over part of each head (of %d) is not computed yet",
                          g->path, name, (long long)n, decoder_head_dim(c));

@@ -13,6 +13,15 @@
  * mrope_section splits the rotated columns among three position ids (time,
  * height, width): for text the three are the token's position, so the
  * rotation is RoPE's, whatever the sections.
+ *
+ * Or from a GGUF as llama.cpp's converter writes one (general.architecture
+ * qwen35): its norms stored with the 1 added (the gated norm's not),
+ * A_log stored as -exp(A_log) (ssm_a), the convolution squeezed to
+ * (channels, taps), the value heads tiled across the key heads (value
+ * head j reads key head j % k_heads), the layers' kinds in
+ * attention.recurrent_layers (else every full_attention_interval-th full),
+ * and the multi-token head's layers past the model's own, counted in
+ * block_count and named by nextn_predict_layers: never read.
  */
 #include "config.h"
 
@@ -25,6 +34,7 @@
 #include "attnscope/decoder/mixer.h"
 #include "attnscope/files/fileio.h"
 #include "attnscope/files/jsonfile.h"
+#include "attnscope/formats/gguf.h"
 
 #define GDN_ROW(role, hf) { role, { [ARCH_HF] = { "layers.%d.linear_attn." hf, NULL } } }
 /* Its differences from Qwen3's rows: the linear-attention layers' tensors. */
@@ -34,12 +44,17 @@ static const struct arch_name qwen35_names[] = {
     GDN_ROW(ROLE_GDN_CONV, "conv1d.weight"),     GDN_ROW(ROLE_GDN_DT_BIAS, "dt_bias"),
     GDN_ROW(ROLE_GDN_A_LOG, "A_log"),            GDN_ROW(ROLE_GDN_NORM, "norm.weight"),
     GDN_ROW(ROLE_GDN_OUT, "out_proj.weight"),
+    /* (its norm before the MLP is llama.cpp's post_attention_norm, as Qwen3-Next's) */
+    { ROLE_FFN_NORM,
+      { [ARCH_HF] = { "layers.%d.post_attention_layernorm.weight", NULL },
+        [ARCH_GGUF] = { "blk.%d.post_attention_norm.weight", NULL } } },
 };
 
 /* Every layer has its input norm; the text model's tensors are under language_model. */
 static const struct arch_layout_of qwen35_layouts[] = {
     { ARCH_HF, "layers.0.input_layernorm.weight", { "model.language_model.", "model.", "" },
       STORE_OUT_IN, DECODER_NAMES_HF, false },
+    { ARCH_GGUF, "blk.0.attn_norm.weight", { "" }, STORE_OUT_IN, DECODER_NAMES_GGUF, false },
 };
 
 /* The keys the text config is read from: text_config's, or the file's own when flat. */
@@ -190,7 +205,77 @@ describe_config(struct arch_loader *ld, json_t *root, const char *path, struct a
     return ATTN_OK;
 }
 
-/* The sizes from config.json: Qwen3.5 has no other description. */
+/* The layers' kinds from recurrent_layers (one a layer, the MTP's past them), else the interval. */
+static enum attn_status
+gguf_kinds(const struct gguf *g, struct decoder_config *c, int all, struct attn_error *err)
+{
+    const struct gguf_kv *kinds = gguf_find(g, "qwen35.attention.recurrent_layers");
+    int every = 4;
+
+    if (c->n_layer > DECODER_LAYERS_SLIDING_MAX)
+        return attn_fail(err, ATTN_EPARSE, "%s: %d layers: attnscope keeps the kinds of at most %d",
+                         g->path, c->n_layer, DECODER_LAYERS_SLIDING_MAX);
+    if (kinds != NULL) {
+        if (kinds->ints == NULL || kinds->count != (size_t)all)
+            return attn_fail(err, ATTN_EPARSE,
+                             "%s: qwen35.attention.recurrent_layers is not a list of %d bools, "
+                             "one a layer of qwen35.block_count",
+                             g->path, all);
+        for (int l = 0; l < c->n_layer; l++)
+            c->mixer[l] = kinds->ints[l] != 0 ? DECODER_MIXER_GDN : DECODER_MIXER_ATTENTION;
+        return ATTN_OK;
+    }
+    if (arch_gguf_count(g, "qwen35", "full_attention_interval", false, 1, &every, err) != ATTN_OK)
+        return err->status;
+    for (int l = 0; l < c->n_layer; l++)
+        c->mixer[l] = (l + 1) % every != 0 ? DECODER_MIXER_GDN : DECODER_MIXER_ATTENTION;
+    return ATTN_OK;
+}
+
+/* A GGUF's description: every GGUF's sizes, then Gated DeltaNet's and what llama.cpp changed. */
+static enum attn_status
+describe_gguf(struct arch_loader *ld, struct attn_error *err)
+{
+    struct decoder_config *c = &ld->w.m->cfg;
+    const struct gguf *g = tensors_gguf(&ld->w.src);
+    int nextn = 0, inner = 0, all;
+
+    if (gguf_describe(ld, err) != ATTN_OK)
+        return err->status;
+    all = c->n_layer;
+    if (arch_gguf_count(g, "qwen35", "nextn_predict_layers", false, 0, &nextn, err) != ATTN_OK)
+        return err->status;
+    if (nextn >= all)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: qwen35.nextn_predict_layers %d leaves none of its %d layers",
+                         g->path, nextn, all);
+    c->n_layer = all - nextn; /* (the MTP head's layers: never run) */
+    c->rope_dim = decoder_head_dim(c);
+    if (arch_gguf_count(g, "qwen35", "ssm.conv_kernel", true, 1, &c->gdn.conv, err) ||
+        arch_gguf_count(g, "qwen35", "ssm.state_size", true, 1, &c->gdn.k_dim, err) ||
+        arch_gguf_count(g, "qwen35", "ssm.group_count", true, 1, &c->gdn.k_heads, err) ||
+        arch_gguf_count(g, "qwen35", "ssm.time_step_rank", true, 1, &c->gdn.v_heads, err) ||
+        arch_gguf_count(g, "qwen35", "ssm.inner_size", true, 1, &inner, err) ||
+        arch_gguf_count(g, "qwen35", "rope.dimension_count", false, 2, &c->rope_dim, err))
+        return err->status;
+    if (inner % c->gdn.v_heads != 0)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: qwen35.ssm.inner_size %d is not a multiple of "
+                         "qwen35.ssm.time_step_rank %d",
+                         g->path, inner, c->gdn.v_heads);
+    c->gdn.v_dim = inner / c->gdn.v_heads;
+    if (c->rope_dim > decoder_head_dim(c) || c->rope_dim % 2 != 0)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: qwen35.rope.dimension_count %d: RoPE turns pairs of a head's %d "
+                         "columns",
+                         g->path, c->rope_dim, decoder_head_dim(c));
+    c->gdn.tiled = true;
+    c->attn_gate = true;     /* (llama.cpp's qwen35 always gates) */
+    c->norm_plus_one = false; /* (its norms are stored with the 1 added) */
+    return gguf_kinds(g, c, all, err);
+}
+
+/* The sizes from config.json, or from a GGUF's metadata. */
 static enum attn_status
 qwen35_describe(struct arch_loader *ld, const char *dir, const struct arch_options *o,
                 struct attn_error *err)
@@ -201,6 +286,8 @@ qwen35_describe(struct arch_loader *ld, const char *dir, const struct arch_optio
     enum attn_status rc;
 
     (void)o;
+    if (ld->layout->layout == ARCH_GGUF)
+        return describe_gguf(ld, err);
     if (snprintf(path, sizeof path, "%s/config.json", dir) >= (int)sizeof path)
         return attn_fail(err, ATTN_EIO, "%s: the folder's name is too long", dir);
     if (fileio_absent(path))
@@ -239,6 +326,7 @@ arch_read_gdn(struct arch_loader *ld, struct decoder_block *b, int i, struct att
     struct decoder_gdn_weights *g = &b->gdn;
     const int C = c->d_model, D = decoder_gdn_conv_width(c), Vw = decoder_gdn_value_width(c);
     const int Hv = c->gdn.v_heads;
+    const bool gguf = ld->layout->layout == ARCH_GGUF;
     char name[160];
 
     if (arch_read_linear(ld, &g->qkv, ROLE_GDN_QKV, i, C, D, false, err) ||
@@ -247,11 +335,13 @@ arch_read_gdn(struct arch_loader *ld, struct decoder_block *b, int i, struct att
         arch_read_linear(ld, &g->a, ROLE_GDN_A, i, C, Hv, false, err) ||
         arch_read_linear(ld, &b->o, ROLE_GDN_OUT, i, Vw, C, false, err))
         return -1;
-    /* (nn.Conv1d's weight: (channels, 1, taps)) */
+    /* (nn.Conv1d's weight: (channels, 1, taps); llama.cpp's squeezed to (channels, taps)) */
     if (arch_name(ld, ROLE_GDN_CONV, i, false, name, sizeof name) == NULL ||
-        (g->conv = weights_tensor(&ld->w, name, 3,
-                                  (const int64_t[]){ D, 1, c->gdn.conv }, err)) == NULL)
+        (g->conv = gguf ? weights_tensor(&ld->w, name, 2, (const int64_t[]){ D, c->gdn.conv }, err)
+                        : weights_tensor(&ld->w, name, 3,
+                                         (const int64_t[]){ D, 1, c->gdn.conv }, err)) == NULL)
         return -1;
+    g->a_negated = gguf; /* (llama.cpp's ssm_a: -exp(A_log)) */
     return (g->dt_bias = vector(ld, ROLE_GDN_DT_BIAS, i, Hv, err)) == NULL ||
                    (g->a_log = vector(ld, ROLE_GDN_A_LOG, i, Hv, err)) == NULL ||
                    (g->norm = vector(ld, ROLE_GDN_NORM, i, c->gdn.v_dim, err)) == NULL
@@ -263,13 +353,18 @@ static const char *const qwen35_types[] = { "qwen3_5", "qwen3_5_text", NULL };
 static const char *const qwen35_classes[] = { "Qwen3_5ForConditionalGeneration",
                                               "Qwen3_5ForCausalLM", NULL };
 
+/* The GGUF keys its describe reads itself (RoPE over a quarter of each head). */
+static const char *const qwen35_gguf_own[] = { "rope.dimension_count", NULL };
+
 /* Shipped in bfloat16: its matrices stay so. */
 const struct architecture arch_qwen35 = {
-    "qwen3_5", "Qwen3.5", qwen35_types, qwen35_classes, qwen35_layouts, 1, qwen35_names,
+    "qwen3_5", "Qwen3.5", qwen35_types, qwen35_classes, qwen35_layouts,
+    (int)(sizeof qwen35_layouts / sizeof qwen35_layouts[0]), qwen35_names,
     (int)(sizeof qwen35_names / sizeof qwen35_names[0]), true, true, qwen35_describe,
     .parts = { .positions = DECODER_POSITIONS_ROPE, .norm = DECODER_NORM_RMS,
                .mlp = DECODER_MLP_SWIGLU, .block_norms = DECODER_PRE_NORM, .eps = 1e-6,
                .rope_theta = 10000000.0, .qk_norm = true, .norm_plus_one = true,
-               .head_dim = 256 },
+               .head_dim = 256, .gguf_own_keys = qwen35_gguf_own },
+    .gguf = "qwen35",
     .base = arch_qwen3_rows, .base_count = ARCH_QWEN3_ROWS, .read_mixer = arch_read_gdn,
 };

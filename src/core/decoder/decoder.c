@@ -394,6 +394,12 @@ decoder_gdn_key_width(const struct decoder_config *c)
 }
 
 int
+decoder_gdn_key_head(const struct decoder_config *c, int h)
+{
+    return c->gdn.tiled ? h % c->gdn.k_heads : h / (c->gdn.v_heads / c->gdn.k_heads);
+}
+
+int
 decoder_gdn_value_width(const struct decoder_config *c)
 {
     return c->gdn.v_heads * c->gdn.v_dim;

@@ -97,7 +97,8 @@ gdn_rows(void *ctx, int begin, int end)
             const float b = s->gdn.beta[(size_t)t * Hv + h]; /* (b's projection, made in place) */
             const float a = s->gdn.decay[(size_t)t * Hv + h];
             s->gdn.beta[(size_t)t * Hv + h] = 1.0f / (1.0f + expf(-b));
-            s->gdn.decay[(size_t)t * Hv + h] = -expf(w->a_log[h]) * softplus(a + w->dt_bias[h]);
+            const float A = w->a_negated ? w->a_log[h] : -expf(w->a_log[h]);
+            s->gdn.decay[(size_t)t * Hv + h] = A * softplus(a + w->dt_bias[h]);
         }
     }
 }
@@ -116,12 +117,12 @@ gdn_heads(void *ctx, int h0, int h1)
     const struct decoder_layer_stages *s = j->s;
     const int n = j->a->n, Hv = c->gdn.v_heads, dk = c->gdn.k_dim, dv = c->gdn.v_dim;
     const int D = decoder_gdn_conv_width(c), Kq = decoder_gdn_key_width(c);
-    const int Vw = decoder_gdn_value_width(c), per = Hv / c->gdn.k_heads;
+    const int Vw = decoder_gdn_value_width(c);
     const size_t state = (size_t)dk * (size_t)dv;
     float *S = j->states + (size_t)h0 * state;
 
     for (int h = h0; h < h1; h++) {
-        const int kh = h / per;
+        const int kh = decoder_gdn_key_head(c, h);
         memset(S, 0, (size_t)dk * (size_t)dv * sizeof *S);
         for (int t = 0; t < n; t++) {
             const float *q = s->gdn.q + (size_t)t * Kq + (size_t)kh * dk;

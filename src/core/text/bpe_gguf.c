@@ -29,6 +29,15 @@
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+"    \
     "[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
 
+/*
+ * Qwen3.5's: Qwen2's with a letter's combining marks (\p{M}) kept in its
+ * word (its tokenizer.json's regex, as llama.cpp's llama-vocab.cpp quotes
+ * it for the pre name "qwen35").
+ */
+#define QWEN35_PATTERN                                                                          \
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?"           \
+    "[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
+
 /* The pre-tokenizers attnscope knows by tokenizer.ggml.pre's names. */
 static const struct {
     const char *name;
@@ -43,6 +52,8 @@ static const struct {
     { "llama-bpe", LLAMA3_PATTERN, false, true, false },
     { "llama3", LLAMA3_PATTERN, false, true, false },
     { "qwen2", QWEN2_PATTERN, false, false, true },
+    /* (NFC as Qwen2's and Qwen3's tokenizer.json have it) */
+    { "qwen35", QWEN35_PATTERN, false, false, true },
 };
 
 /* The tokenizer.json's pre_tokenizer for pres[k]. */

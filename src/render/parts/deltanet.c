@@ -17,7 +17,7 @@
 static const struct decoder_gdn *
 sizes(const struct pipeline *p)
 {
-    static const struct decoder_gdn none = { 1, 1, 1, 1, 1 };
+    static const struct decoder_gdn none = { 1, 1, 1, 1, 1, false };
 
     return p->decoder != NULL && p->decoder->gdn.v_heads > 0 ? &p->decoder->gdn : &none;
 }
@@ -289,7 +289,7 @@ inspect_delta_read(struct out *o, const struct cell_at *at)
     emit(o, "delta_read[%s][%d] = %s: value head %d's state read along query head %d\n",
          inspect_token(p, at->row), at->col,
          inspect_num(v, MAT_AT(&p->block.delta_read, at->row, at->col)), at->col / g->v_dim,
-         at->col / g->v_dim / (g->v_heads / g->k_heads));
+         g->tiled ? at->col / g->v_dim % g->k_heads : at->col / g->v_dim / (g->v_heads / g->k_heads));
     emit(o, "this token wrote with beta %s after a decay e^g = %s\n",
          inspect_num(b, MAT_AT(&p->block.beta, at->row, at->col / g->v_dim)),
          inspect_num(e, expf(MAT_AT(&p->block.decay, at->row, at->col / g->v_dim))));
