@@ -26,6 +26,7 @@
 #include "attnscope/pipeline/export.h"
 #include "attnscope/pipeline/pipeline.h"
 #include "expected.h"
+#include "gguf_edit.h"
 #include "shown_stage.h"
 #include "testutil.h"
 
@@ -333,6 +334,43 @@ END_TEST
  * stages and none of attention's, their numbers the fixture's; --export
  * writes them; the full layer has its gate and gated context.
  */
+/*
+ * A GGUF's keys refused by name, each in a copy of qwen35-gguf with that
+ * key changed; recurrent_layers taken away leaves the interval's kinds,
+ * whose layer 1 then lacks its DeltaNet tensors (named).
+ */
+START_TEST(the_gguf_refuses_by_name)
+{
+    static const struct {
+        const char *key;
+        struct ge_value v;
+        const char *says;
+    } cases[] = {
+        { "qwen35.ssm.inner_size", { GE_U32, { 30 }, 4 }, "not a multiple of qwen35.ssm.time_step_rank 4" },
+        { "qwen35.nextn_predict_layers", { GE_U32, { 5 }, 4 }, "leaves none of its 5 layers" },
+        { "qwen35.rope.dimension_count", { GE_U32, { 3 }, 4 }, "RoPE turns pairs" },
+        { "qwen35.ssm.state_size", { -1, { 0 }, 0 }, "no qwen35.ssm.state_size" },
+        { "qwen35.attention.recurrent_layers", { GE_U32, { 1 }, 4 }, "not a list of 5 bools" },
+        { "qwen35.attention.recurrent_layers", { -1, { 0 }, 0 }, "blk.1.attn_qkv.weight" },
+    };
+    char edited[3000], path[4200];
+
+    snprintf(path, sizeof path, "%s/qwen35-gguf/model.gguf", test_path("tests/fixtures/decoders"));
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct decoder_model m;
+        struct attn_error err;
+        snprintf(edited, sizeof edited, "%s/case%zu.gguf", dir, i);
+        gguf_edit(path, edited, cases[i].key, cases[i].v);
+        memset(&err, 0, sizeof err);
+        ck_assert_msg(architecture_load(&m, dir, &(struct arch_options){ edited, 0, false }, &err) !=
+                          ATTN_OK,
+                      "%s: case %zu opened", cases[i].key, i);
+        ck_assert_msg(strstr(err.msg, cases[i].says) != NULL && strstr(err.msg, edited) != NULL,
+                      "%s: %s", cases[i].key, err.msg);
+    }
+}
+END_TEST
+
 START_TEST(the_stages_reach_every_front_end)
 {
     static struct model m;
@@ -419,6 +457,7 @@ qwen35_suite(void)
     tcase_set_timeout(t, 60);
     tcase_add_checked_fixture(t, test_tmpdir_setup, test_tmpdir_teardown);
     tcase_add_test(t, the_config_refuses_by_name);
+    tcase_add_test(t, the_gguf_refuses_by_name);
     tcase_add_test(t, the_stages_reach_every_front_end);
     suite_add_tcase(s, t);
     return s;
