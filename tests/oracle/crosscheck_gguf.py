@@ -5,7 +5,7 @@ in PyTorch, and check_architectures holds attnscope to them to 1e-5; gguf_models
 same weights as llama.cpp's converter does (tests/fixtures/decoders/*-gguf).  A misreading of a
 modeling file would be in the restatement and in attnscope alike.  llama.cpp computes each
 architecture on its own (src/models/llama.cpp, qwen2.cpp, qwen3.cpp, qwen3moe.cpp, gemma3.cpp,
-olmoe.cpp): this script runs it on each fixture's GGUF, through libllama
+olmoe.cpp, qwen35.cpp): this script runs it on each fixture's GGUF, through libllama
 (tests/bench/llama_logits.c, float32 keys and values, no flash attention), on the fixture's own
 token ids, and compares its three likeliest next tokens at every position, and their
 probabilities, with the restatement's (expected.txt's first `top` line, which attnscope
@@ -27,6 +27,12 @@ restatement's likeliest three tokens at every position; the probabilities within
 (Llama), 2.3e-7 (Llama 3's stretched RoPE, 80 tokens), 1.6e-7 (Qwen2), 9.8e-8 (Qwen3),
 1.1e-7 (Qwen3-MoE), 1.3e-7 (OLMoE), 3.0e-7 (Mixtral), 3.3e-6 (Qwen3 in Q8_0 ... Q6_K),
 3.6e-5 (Gemma 3, llama.cpp's table GELU).
+
+Run 2026-12-03 (the same llama.cpp, its qwen35 model: src/models/qwen35.cpp): qwen35-gguf, a
+Qwen3.5 of two Gated DeltaNet and two gated full-attention layers, two value heads to a key
+head, gives the restatement's likeliest three tokens at all 11 positions, the probabilities
+within 1.1e-6.  The same file written without the value heads tiled is 0.31 off: the check
+sees the layout.
 """
 import os
 import subprocess
@@ -43,7 +49,7 @@ FIXTURES = os.path.join("tests", "fixtures", "decoders")
 # GGML_GELU_FP16), about 3e-5 here; the restatement's and attnscope's GELU is tanh's in float32.
 CASES = [("llama-gguf", 1e-5), ("llama3-gguf", 1e-5), ("qwen2-gguf", 1e-5), ("qwen3-gguf", 1e-5),
          ("gemma3-gguf", 2e-4), ("qwen3-moe-gguf", 1e-5), ("olmoe-gguf", 1e-5),
-         ("mixtral-gguf", 1e-5), ("qwen3-q-gguf", 2e-3)]
+         ("mixtral-gguf", 1e-5), ("qwen3-q-gguf", 2e-3), ("qwen35-gguf", 1e-5)]
 
 
 def expected(name):

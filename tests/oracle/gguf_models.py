@@ -120,7 +120,7 @@ def gguf_name(hf):
     return "blk.%s.%s.%s" % (layer, NAMES[rest], kind)
 
 
-def metadata(w, arch, cfg, hd):
+def metadata(w, arch, cfg, hd, rot=None):
     w.add_uint32(arch + ".block_count", cfg["num_hidden_layers"])
     w.add_uint32(arch + ".context_length", cfg["max_position_embeddings"])
     w.add_uint32(arch + ".embedding_length", cfg["hidden_size"])
@@ -131,7 +131,7 @@ def metadata(w, arch, cfg, hd):
     w.add_float32(arch + ".attention.layer_norm_rms_epsilon", cfg["rms_norm_eps"])
     w.add_uint32(arch + ".attention.key_length", hd)
     w.add_uint32(arch + ".attention.value_length", hd)
-    w.add_uint32(arch + ".rope.dimension_count", hd)
+    w.add_uint32(arch + ".rope.dimension_count", hd if rot is None else rot)
     w.add_uint32("general.file_type", 0)
 
 
@@ -617,8 +617,8 @@ def qwen35(name="qwen35-gqa", out="qwen35-gguf"):
     mtp = 1 + max(int(n.split(".")[2]) for n in tensors if n.startswith("mtp.layers."))
     os.makedirs(dst, exist_ok=True)
     w = gguf.GGUFWriter(os.path.join(dst, "model.gguf"), "qwen35")
-    metadata(w, "qwen35", dict(cfg, num_hidden_layers=L + mtp, rope_theta=rope["rope_theta"]), hd)
-    w.add_uint32("qwen35.rope.dimension_count", int(hd * rope["partial_rotary_factor"]))
+    metadata(w, "qwen35", dict(cfg, num_hidden_layers=L + mtp, rope_theta=rope["rope_theta"]), hd,
+             int(hd * rope["partial_rotary_factor"]))
     w.add_rope_dimension_sections((rope["mrope_section"] + [0, 0, 0, 0])[:4])
     w.add_ssm_conv_kernel(cfg["linear_conv_kernel_dim"])
     w.add_ssm_state_size(dk)

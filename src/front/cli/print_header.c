@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "attnscope/base/status.h"
+#include "attnscope/decoder/mixer.h"
 #include "attnscope/families/model/family_model.h"
 #include "front/cli/print.h"
 #include "render/parts/parts.h"
@@ -61,6 +62,25 @@ print_window_parts(FILE *out, const struct decoder_model *m)
     }
 }
 
+/* Which layers are Gated DeltaNet, their sizes, how a value head finds its key head, their names. */
+static void
+print_gdn_parts(FILE *out, const struct decoder_model *d)
+{
+    const struct decoder_config *c = &d->cfg;
+
+    fprintf(out, "  Gated DeltaNet on layers");
+    for (int l = 0; l < c->n_layer; l++)
+        if (!decoder_attends(c, l))
+            fprintf(out, " %d", l);
+    fprintf(out, " (%d key heads of %d, %d value heads of %d, value head j reading key head %s; "
+                 "a convolution of %d taps): %s, %s, %s, %s, %s\n",
+            c->gdn.k_heads, c->gdn.k_dim, c->gdn.v_heads, c->gdn.v_dim,
+            c->gdn.tiled ? "j % key heads (tiled)" : "j / (value heads / key heads)", c->gdn.conv,
+            decoder_part_name(d, ROLE_GDN_QKV), decoder_part_name(d, ROLE_GDN_Z),
+            decoder_part_name(d, ROLE_GDN_B), decoder_part_name(d, ROLE_GDN_A),
+            decoder_part_name(d, ROLE_GDN_OUT));
+}
+
 /* The header of a trained model's --print: what it is, the layer, the knobs. */
 void
 print_model_header(FILE *out, const struct pipeline *p, const struct family_model_state *g)
@@ -99,6 +119,8 @@ print_model_header(FILE *out, const struct pipeline *p, const struct family_mode
             fprintf(out, "  Hugging Face's names: ln1 is model.layers.L.input_layernorm, queries ... "
                          "output self_attn.q_proj ... o_proj, gate, fc and mlp mlp.gate_proj, "
                          "up_proj and down_proj\n");
+        if (c->gdn.v_heads > 0)
+            print_gdn_parts(out, &g->model->dec);
         if (c->moe.n_experts > 0) {
             /* (a mixture's sparse layers have no gate, fc and mlp of their own: these instead) */
             const struct decoder_model *d = &g->model->dec;
@@ -149,6 +171,13 @@ print_model_header(FILE *out, const struct pipeline *p, const struct family_mode
                 g->knobs.sinks_off ? ", switched off (--no-sinks: their logits -inf)"
                                    : ", dropped after it (a row's weights sum to 1 minus the "
                                      "sink's share)");
+    if (p->decoder != NULL && !decoder_mixer_of(p->decoder, p->layer)->attention_stages) {
+        /* (a layer that mixes the tokens otherwise has no scores, mask or scaling to say) */
+        const struct decoder_mixer *mx = decoder_mixer_of(p->decoder, p->layer);
+        fprintf(out, "  layer %d of 0-%d: %s, no scores: it keeps %s\n\n", p->layer,
+                p->layers - 1, mx->name, mx->keeps);
+        return;
+    }
     pipeline_scaling_of(p, &sc);
     fprintf(out, "  layer %d of 0-%d, mask %s", p->layer, p->layers - 1,
             p->cfg.mask == ATTN_MASK_CAUSAL ? "causal" : "none");
