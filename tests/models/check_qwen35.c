@@ -226,8 +226,72 @@ END_TEST
 /*
  * The text less its last four tokens, then the whole from it on two threads,
  * against the whole on one: the same bits in every layer (the DeltaNet
- * layers' state made again from the start), and an appended token's too.
+ * layers going on from the state and window the first run kept), and an
+ * appended token's too.
  */
+/* Whether run a's and b's layer outputs and next tokens are the same bits over n rows. */
+static bool
+same_run(const struct decoder_config *c, const struct decoder_run *a, const struct decoder_run *b,
+         size_t n)
+{
+    for (int l = 0; l < c->n_layer; l++)
+        if (memcmp(a->layers[l].resid2, b->layers[l].resid2,
+                   n * (size_t)c->d_model * sizeof(float)) != 0)
+            return false;
+    return memcmp(a->top_probs, b->top_probs, n * (size_t)a->top * sizeof(float)) == 0 &&
+           memcmp(a->top_ids, b->top_ids, n * (size_t)a->top * sizeof(int)) == 0;
+}
+
+/*
+ * Writing: the text's last six tokens appended one at a time, each run
+ * from the one before (in its memory when it has room, else copied): each
+ * the whole forward's bits, every DeltaNet layer's state having read every
+ * row (kept_rows); then an edit of an earlier token, whose state is made
+ * again from row 0, and a token appended after it: the same bits again.
+ */
+START_TEST(writing_token_by_token_is_the_whole_forward)
+{
+    static const char *const cases[] = { "qwen35", "qwen35-gguf" };
+
+    for (size_t k = 0; k < 2; k++) {
+        struct fixture f;
+        struct decoder_run run, next, whole;
+        struct attn_error err;
+        int ids[MAX_IDS];
+        fixture_open(&f, cases[k]);
+        const struct decoder_config *c = &f.m.cfg;
+        ck_assert(decoder_forward(&f.m, f.ids, f.n - 6, f.top, NULL, &run, &err) == ATTN_OK);
+        for (int n = f.n - 5; n <= f.n; n++) {
+            ck_assert(decoder_forward_from(&f.m, f.ids, n, f.top, NULL, &run, n - 1, &next,
+                                           &err) == ATTN_OK);
+            decoder_run_destroy(&run);
+            run = next;
+            ck_assert(decoder_forward(&f.m, f.ids, n, f.top, NULL, &whole, &err) == ATTN_OK);
+            ck_assert_msg(same_run(c, &whole, &run, (size_t)n), "%s: %d tokens written",
+                          cases[k], n);
+            decoder_run_destroy(&whole);
+            for (int l = 0; l < c->n_layer; l++)
+                ck_assert_int_eq(run.layers[l].kept_rows, decoder_attends(c, l) ? 0 : n);
+        }
+        /* token 2 changed: every DeltaNet state is made again from the start */
+        memcpy(ids, f.ids, (size_t)f.n * sizeof *ids);
+        ids[2] = (ids[2] + 1) % c->vocab_size;
+        ck_assert(decoder_forward_from(&f.m, ids, f.n - 1, f.top, NULL, &run, 2, &next, &err) ==
+                  ATTN_OK);
+        decoder_run_destroy(&run);
+        ck_assert(decoder_forward_from(&f.m, ids, f.n, f.top, NULL, &next, f.n - 1, &run, &err) ==
+                  ATTN_OK);
+        decoder_run_destroy(&next);
+        ck_assert(decoder_forward(&f.m, ids, f.n, f.top, NULL, &whole, &err) == ATTN_OK);
+        ck_assert_msg(same_run(c, &whole, &run, (size_t)f.n), "%s: an edit, then a token",
+                      cases[k]);
+        decoder_run_destroy(&whole);
+        decoder_run_destroy(&run);
+        fixture_close(&f);
+    }
+}
+END_TEST
+
 START_TEST(an_edit_and_threads_change_no_bit)
 {
     static const char *const cases[] = { "qwen35", "qwen35-vl" };
@@ -452,6 +516,7 @@ qwen35_suite(void)
     tcase_add_test(t, the_whole_models_text_every_stage);
     tcase_add_test(t, a_gguf_as_llama_cpp_converts_it);
     tcase_add_test(t, an_edit_and_threads_change_no_bit);
+    tcase_add_test(t, writing_token_by_token_is_the_whole_forward);
     suite_add_tcase(s, t);
     t = tcase_create("config");
     tcase_set_timeout(t, 60);

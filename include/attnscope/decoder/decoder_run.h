@@ -90,6 +90,15 @@ struct decoder_layer_stages {
     float *mlp_normed; /* (n, C) mlp normed (sandwich and post-norm), or NULL */
     float *resid2;  /* (n, C) resid1 + mlp (mlp_normed): the block's output: kept for every
                        layer */
+    /*
+     * What a mixer that keeps a state of its own (decoder_mixer.keeps_state:
+     * Gated DeltaNet's states and its convolution's last inputs) keeps
+     * between runs, its kept_floats; and how many rows it has read: a run
+     * from that row on continues it, any other makes it again from row 0
+     * (-1: none is valid).  NULL and 0 at an attention layer.
+     */
+    float *kept;
+    int kept_rows;
 };
 
 /* A forward pass over n tokens: what every layer needs kept, the shown layer, the top next tokens. */

@@ -44,12 +44,20 @@ struct decoder_mixer {
      * its forward is called from row 0.
      */
     bool whole;
+    /*
+     * Whether it keeps a state of its own between runs, of kept_floats(c,
+     * layer, 0) floats, the same at any length (struct
+     * decoder_layer_stages' kept, handed in as part_attention_args' kept):
+     * a run whose first new row is the one the state has read up to calls
+     * its forward from that row, any other from row 0 (every row normed).
+     */
+    bool keeps_state;
 };
 
 /* The built-in mixers' ids (struct decoder_config's mixer[layer]). */
 enum { DECODER_MIXER_ATTENTION = 0, DECODER_MIXER_GDN = 1 };
 
-/* Gated DeltaNet (gdn.c): Qwen3.5's linear attention, its state made again from the start. */
+/* Gated DeltaNet (gdn.c): Qwen3.5's linear attention, its state kept between runs. */
 extern const struct decoder_mixer decoder_mixer_gdn;
 
 /* Layer's mixer: c->mixer[layer]'s (decoder_config_check refuses an id no mixer has). */

@@ -100,6 +100,13 @@ struct part_attention_args {
     int layer;  /* (its RoPE: a sliding layer's frequencies are its own) */
     int window; /* the keys a query sees under the causal mask (decoder_window); 0: all */
     const float *sinks; /* (H) each head's sink logit, or NULL: none (or switched off) */
+    /*
+     * A mixer's own kept state (decoder_mixer.keeps_state) and the rows it
+     * has read (the layer's, updated by the forward); from is that count, or
+     * 0 (made again).  NULL for the others.
+     */
+    float *kept;
+    int *kept_rows;
 };
 void part_attention(const struct part_attention_args *a, struct decoder_layer_stages *s,
                     int threads);

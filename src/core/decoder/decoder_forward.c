@@ -235,8 +235,13 @@ decoder_run_block(const struct decoder_model *m, const struct decoder_run *r, in
     const size_t at = (size_t)from * (size_t)C;
     const size_t rows = (size_t)(n - from);
     const struct decoder_mixer *mixer = decoder_mixer_of(c, layer);
-    /* (a mixer that keeps no rows reads them all: every row normed for it) */
-    const int mix_from = mixer->whole ? 0 : from;
+    /*
+     * (a mixer that keeps no rows reads them all: every row normed for it;
+     * one with a state of its own goes on from it when it has read the rows
+     * before from, else makes it again from row 0)
+     */
+    const int mix_from =
+        mixer->whole || (mixer->keeps_state && r->layers[layer].kept_rows != from) ? 0 : from;
     const size_t mix_at = (size_t)mix_from * (size_t)C;
     const struct part_attention_args attention = {
         m, c, b, pre ? s->norm1 : x, n, r->causal, r->divisors[layer],
@@ -244,6 +249,7 @@ decoder_run_block(const struct decoder_model *m, const struct decoder_run *r, in
         scratch, part_attention_scratch(r->cap),
         mix_from, layer, r->causal ? decoder_window(c, layer) : 0,
         r->sinks_off ? NULL : b->sinks,
+        r->layers[layer].kept, &r->layers[layer].kept_rows,
     };
     const float *mlp_in;
 

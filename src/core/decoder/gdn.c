@@ -12,8 +12,12 @@
  * causal depthwise convolution through SiLU, q and k L2-normed (eps 1e-6,
  * inside the root), q / sqrt(k_dim), beta = sigmoid(b), g = -exp(A_log)
  * softplus(a + dt_bias), the recurrence, an RMSNorm of o times w times
- * silu(z), out_proj.  The state is made again from the first token on
- * every run (whole): nothing is kept between runs but the block's output.
+ * silu(z), out_proj.  Each value head's state, and the convolution's
+ * last taps - 1 inputs, are kept between runs (keeps_state): a run whose
+ * first new row is the one they have read up to (a token written, an edit
+ * of the last tokens after one of the whole) goes on from them, reading
+ * neither the prompt nor its projections again; any other run makes them
+ * again from the first token.  The two give the same bits.
  */
 #include "config.h"
 
@@ -56,7 +60,23 @@ struct gdn_job {
     const struct part_attention_args *a;
     struct decoder_layer_stages *s;
     float *states; /* (v_heads, k_dim, v_dim): each head's state as it goes */
+    /* (taps - 1, channels) the projections of the rows from - taps + 1 .. from - 1 (0: none) */
+    const float *window;
 };
+
+/* The convolution's input at row src of job j: this run's, the kept window's, or none. */
+static const float *
+mixed_row(const struct gdn_job *j, int src)
+{
+    const struct decoder_config *c = j->a->c;
+    const int D = decoder_gdn_conv_width(c), from = j->a->from;
+
+    if (src >= from)
+        return j->s->gdn.mixed + (size_t)src * D;
+    if (src < 0)
+        return NULL;
+    return j->window + (size_t)(src - from + c->gdn.conv - 1) * D;
+}
 
 /*
  * Rows begin .. end: the convolution of the projections over the taps
@@ -73,15 +93,16 @@ gdn_rows(void *ctx, int begin, int end)
     const int D = decoder_gdn_conv_width(c), Kq = decoder_gdn_key_width(c);
     const int taps = c->gdn.conv, Hv = c->gdn.v_heads, dk = c->gdn.k_dim;
 
-    for (int t = begin; t < end; t++) {
+    for (int t = begin + j->a->from; t < end + j->a->from; t++) {
         float *conv = s->gdn.conv + (size_t)t * D;
+        const float *in[DECODER_GDN_CONV_MAX];
+        for (int i = 0; i < taps; i++)
+            in[i] = mixed_row(j, t - (taps - 1) + i);
         for (int ch = 0; ch < D; ch++) {
             float sum = 0.0f;
-            for (int i = 0; i < taps; i++) {
-                const int src = t - (taps - 1) + i;
-                if (src >= 0)
-                    sum += w->conv[(size_t)ch * taps + i] * s->gdn.mixed[(size_t)src * D + ch];
-            }
+            for (int i = 0; i < taps; i++)
+                if (in[i] != NULL)
+                    sum += w->conv[(size_t)ch * taps + i] * in[i][ch];
             conv[ch] = silu(sum);
         }
         memcpy(s->gdn.q + (size_t)t * Kq, conv, (size_t)Kq * sizeof *conv);
@@ -104,9 +125,9 @@ gdn_rows(void *ctx, int begin, int end)
 }
 
 /*
- * Value heads h0 .. h1: each one's state from the first token on, its read
- * o at every row, then o's gated norm.  S is held (k_dim, v_dim) as
- * Hugging Face's, in the job's states.
+ * Value heads h0 .. h1: each one's state from the kept one (zeros at row
+ * 0) over the rows from a->from on, its read o at each, then o's gated
+ * norm.  S is held (k_dim, v_dim) as Hugging Face's, in the job's states.
  */
 static void
 gdn_heads(void *ctx, int h0, int h1)
@@ -123,8 +144,9 @@ gdn_heads(void *ctx, int h0, int h1)
 
     for (int h = h0; h < h1; h++) {
         const int kh = decoder_gdn_key_head(c, h);
-        memset(S, 0, (size_t)dk * (size_t)dv * sizeof *S);
-        for (int t = 0; t < n; t++) {
+        if (j->a->from == 0)
+            memset(S, 0, (size_t)dk * (size_t)dv * sizeof *S);
+        for (int t = j->a->from; t < n; t++) {
             const float *q = s->gdn.q + (size_t)t * Kq + (size_t)kh * dk;
             const float *k = s->gdn.k + (size_t)t * Kq + (size_t)kh * dk;
             const float *v = s->gdn.conv + (size_t)t * D + 2 * (size_t)Kq + (size_t)h * dv;
@@ -164,30 +186,69 @@ gdn_heads(void *ctx, int h0, int h1)
     }
 }
 
+/*
+ * The convolution's last taps - 1 inputs after the run's n rows, into the
+ * kept window (from the rows this run made, or the window it read).
+ */
+static void
+keep_window(const struct gdn_job *j, float *window, float *scratch)
+{
+    const struct decoder_config *c = j->a->c;
+    const int D = decoder_gdn_conv_width(c), taps = c->gdn.conv, n = j->a->n;
+
+    for (int i = 0; i < taps - 1; i++) {
+        const float *row = mixed_row(j, n - (taps - 1) + i);
+        if (row != NULL)
+            memcpy(scratch + (size_t)i * D, row, (size_t)D * sizeof *row);
+        else
+            memset(scratch + (size_t)i * D, 0, (size_t)D * sizeof *scratch);
+    }
+    memcpy(window, scratch, (size_t)(taps - 1) * (size_t)D * sizeof *window);
+}
+
 static void
 gdn_forward(const struct part_attention_args *a, struct decoder_layer_stages *s, int threads)
 {
     const struct decoder_config *c = a->c;
     const struct decoder_gdn_weights *w = &a->b->gdn;
-    const int n = a->n, Hv = c->gdn.v_heads;
+    const int n = a->n, Hv = c->gdn.v_heads, from = a->from, C = c->d_model;
+    const int D = decoder_gdn_conv_width(c), Vw = decoder_gdn_value_width(c);
     const size_t states = (size_t)Hv * (size_t)c->gdn.k_dim * (size_t)c->gdn.v_dim;
-    struct gdn_job job = { a, s, malloc(states * sizeof(float)) };
+    const size_t window = (size_t)(c->gdn.conv - 1) * (size_t)D;
+    /* (a state kept by the run, else one of this run's own: the test's mixers have none) */
+    float *own = a->kept == NULL ? malloc((states + window + 1) * sizeof(float)) : NULL;
+    float *kept = a->kept != NULL ? a->kept : own;
+    float *scratch = malloc((window + 1) * sizeof(float));
+    struct gdn_job job = { a, s, kept, kept + states };
 
-    if (job.states == NULL) { /* (the run's numbers say so: not numbers) */
-        for (size_t e = 0; e < (size_t)n * (size_t)c->d_model; e++)
+    if (kept == NULL || scratch == NULL || (from > 0 && a->kept == NULL)) {
+        /* (the run's numbers say so: not numbers) */
+        for (size_t e = (size_t)from * (size_t)C; e < (size_t)n * (size_t)C; e++)
             s->attn[e] = NAN;
+        free(own);
+        free(scratch);
         return;
     }
-
-    /* (whole: every row from the first, a->from is 0) */
-    decoder_linear_apply(&w->qkv, a->x, n, s->gdn.mixed, threads);
-    decoder_linear_apply(&w->z, a->x, n, s->gdn.z, threads);
-    decoder_linear_apply(&w->b, a->x, n, s->gdn.beta, threads);
-    decoder_linear_apply(&w->a, a->x, n, s->gdn.decay, threads);
-    parallel_for(n, 4L * c->gdn.conv * decoder_gdn_conv_width(c), threads, gdn_rows, &job);
-    parallel_for(Hv, 4L * n * c->gdn.k_dim * c->gdn.v_dim, threads, gdn_heads, &job);
-    free(job.states);
-    decoder_linear_apply(&a->b->o, s->gdn.normed, n, s->attn, threads);
+    if (a->kept_rows != NULL)
+        *a->kept_rows = -1; /* (until the state has read every row) */
+    /* The rows from `from` on: the state and the window hold what the rows before left. */
+    decoder_linear_apply(&w->qkv, a->x + (size_t)from * C, n - from, s->gdn.mixed + (size_t)from * D,
+                         threads);
+    decoder_linear_apply(&w->z, a->x + (size_t)from * C, n - from, s->gdn.z + (size_t)from * Vw,
+                         threads);
+    decoder_linear_apply(&w->b, a->x + (size_t)from * C, n - from, s->gdn.beta + (size_t)from * Hv,
+                         threads);
+    decoder_linear_apply(&w->a, a->x + (size_t)from * C, n - from,
+                         s->gdn.decay + (size_t)from * Hv, threads);
+    parallel_for(n - from, 4L * c->gdn.conv * D, threads, gdn_rows, &job);
+    parallel_for(Hv, 4L * (n - from) * c->gdn.k_dim * c->gdn.v_dim, threads, gdn_heads, &job);
+    keep_window(&job, kept + states, scratch);
+    decoder_linear_apply(&a->b->o, s->gdn.normed + (size_t)from * Vw, n - from,
+                         s->attn + (size_t)from * C, threads);
+    if (a->kept_rows != NULL)
+        *a->kept_rows = n;
+    free(own);
+    free(scratch);
 }
 
 /* A state per value head and the convolution's last inputs: the same at any length. */
@@ -202,5 +263,5 @@ gdn_kept(const struct decoder_config *c, int layer, int n)
 
 const struct decoder_mixer decoder_mixer_gdn = {
     "Gated DeltaNet", "a state per value head and the convolution's last inputs", gdn_forward,
-    gdn_kept, false, true,
+    gdn_kept, false, false, true,
 };

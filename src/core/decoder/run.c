@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include "attnscope/decoder/decoder.h"
+#include "attnscope/decoder/mixer.h"
 #include "attnscope/decoder/parts.h"
 #include "attnscope/decoder/run.h"
 
@@ -232,6 +233,26 @@ lean_row_floats(const struct decoder_config *c)
     return 2 * (size_t)decoder_kv_width(c) + 2 * (size_t)c->d_model;
 }
 
+/* The floats layer's mixer keeps of its own (a state the same at any length), or 0. */
+static size_t
+state_floats(const struct decoder_config *c, int layer)
+{
+    const struct decoder_mixer *mx = decoder_mixer_of(c, layer);
+
+    return mx->keeps_state ? mx->kept_floats(c, layer, 0) : 0;
+}
+
+/* Every layer's own kept state. */
+static size_t
+states_floats(const struct decoder_config *c)
+{
+    size_t floats = 0;
+
+    for (int l = 0; l < c->n_layer; l++)
+        floats += state_floats(c, l);
+    return floats;
+}
+
 /* The slots a run has: the shown layer's and the working one, or a lean run's working one. */
 static size_t
 slot_count(bool lean)
@@ -250,7 +271,7 @@ run_floats(const struct decoder_config *c, int cap, int top, bool lean)
            nn * (lean ? lean_row_floats(c) : kept_row_floats(c)) /* k v resid2 */ +
            nn * C /* final */ + nn * (size_t)top /* probabilities */ +
            slot_count(lean) * slot_floats(c, cap) /* shown, work */ +
-           nn * RUN_LOGIT_SLICE /* logits */ +
+           states_floats(c) /* the mixers' own states */ + nn * RUN_LOGIT_SLICE /* logits */ +
            (size_t)c->n_head * part_attention_scratch(cap) /* each head's block of queries */;
 }
 
@@ -331,6 +352,13 @@ run_carve(const struct decoder_config *c, int n, int cap, int top, bool lean,
     CARVE(r->final, (size_t)cap * C);
     CARVE(r->top_probs, (size_t)cap * top);
     CARVE(r->slots, slot_count(lean) * slot_floats(c, cap));
+    for (int l = 0; l < c->n_layer; l++) {
+        /* (a lean run's too: a state is the same size at any length) */
+        const size_t floats = state_floats(c, l);
+        r->layers[l].kept_rows = floats > 0 ? -1 : 0;
+        if (floats > 0)
+            CARVE(r->layers[l].kept, floats);
+    }
     /* Then the logits' slice and the heads' scratch (run_scratch). */
 #undef CARVE
     return 0;
@@ -340,8 +368,8 @@ void
 run_scratch(const struct decoder_config *c, const struct decoder_run *r, float **logits,
             float **attention)
 {
-    /* After the slots, in run_floats' order. */
-    *logits = r->slots + slot_count(r->lean) * slot_floats(c, r->cap);
+    /* After the slots and the states, in run_floats' order. */
+    *logits = r->slots + slot_count(r->lean) * slot_floats(c, r->cap) + states_floats(c);
     *attention = *logits + (size_t)r->cap * RUN_LOGIT_SLICE;
 }
 
@@ -362,6 +390,8 @@ run_slot(const struct decoder_config *c, const struct decoder_run *r, enum run_s
     s->k = r->layers[layer].k;
     s->v = r->layers[layer].v;
     s->resid2 = r->layers[layer].resid2;
+    s->kept = r->layers[layer].kept;
+    s->kept_rows = r->layers[layer].kept_rows;
     if (!separate_projections(c)) {
         s->q_proj = s->q;
         s->k_proj = s->k;
@@ -384,6 +414,8 @@ run_expose(const struct decoder_config *c, struct decoder_run *r)
         kept.k = s->k;
         kept.v = s->v;
         kept.resid2 = s->resid2;
+        kept.kept = s->kept;
+        kept.kept_rows = s->kept_rows;
         *s = kept; /* (the scores and weights: NULL until made) */
     }
 }
@@ -449,6 +481,15 @@ run_take_rows(const struct decoder_config *c, const struct decoder_run *prev, in
         memcpy(list[most + e].p, list[e].p, (size_t)from * list[e].width * sizeof(float));
     memcpy(r->top_ids, prev->top_ids, (size_t)from * (size_t)r->top * sizeof *r->top_ids);
     free(list);
+    /* A mixer's state goes on from prev's when it has read exactly the rows kept. */
+    for (int l = 0; l < c->n_layer; l++) {
+        const size_t floats = state_floats(c, l);
+        if (floats == 0 || prev->layers[l].kept == NULL)
+            continue;
+        r->layers[l].kept_rows = prev->layers[l].kept_rows == from ? from : -1;
+        if (r->layers[l].kept_rows == from)
+            memcpy(r->layers[l].kept, prev->layers[l].kept, floats * sizeof(float));
+    }
     return 0;
 }
 
@@ -508,6 +549,10 @@ run_aside_restore(const struct decoder_config *c, struct decoder_run *prev, int 
     memcpy(prev->top_ids + (size_t)from * (size_t)prev->top, a->ids,
            rows * (size_t)prev->top * sizeof *a->ids);
     run_aside_free(a);
+    /* (a mixer's state in the same memory may hold the stopped edit's rows: made again next) */
+    for (int l = 0; l < c->n_layer; l++)
+        if (prev->layers[l].kept != NULL)
+            prev->layers[l].kept_rows = -1;
 }
 
 int
@@ -524,6 +569,8 @@ run_adopt(const struct decoder_config *c, const struct decoder_run *prev, int n,
         r->layers[l].k = prev->layers[l].k;
         r->layers[l].v = prev->layers[l].v;
         r->layers[l].resid2 = prev->layers[l].resid2;
+        r->layers[l].kept = prev->layers[l].kept;
+        r->layers[l].kept_rows = prev->layers[l].kept_rows;
     }
     return 0;
 }
