@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnscope/decoder/mixer.h"
 #include "attnscope/files/csvio.h"
 #include "attnscope/families/model/family_model.h"
 #include "attnscope/families/model/generate.h"
@@ -597,6 +598,24 @@ print_model_cache(FILE *out, const struct pipeline *p, const struct family_model
     char **col_names = calloc((size_t)hd * 2, sizeof *col_names);
     char shown[32], full[32], title[256];
     bool ok = data != NULL && row_names != NULL && col_names != NULL;
+    const struct decoder_mixer *mx = decoder_mixer_of(c, p->layer);
+
+    if (mx->keeps_state) {
+        /* (a layer that keeps a state of its own has no keys and values to show: its size) */
+        char at32k[32], full32k[32];
+        if (po->format == PRINT_TEXT)
+            fprintf(out,
+                    "kept by layer %d (%s): %s, %s at any length; all %d layers: %s (at 32768 "
+                    "tokens: %s; every layer keeping keys and values: %s, at 32768: %s)\n\n",
+                    p->layer, mx->name, mx->keeps,
+                    attn_size_text(title, sizeof title,
+                                   mx->kept_floats(c, p->layer, n) * sizeof(float)),
+                    c->n_layer, attn_size_text(shown, sizeof shown, generation_cache_bytes(c, n)),
+                    attn_size_text(at32k, sizeof at32k, generation_cache_bytes(c, 32768)),
+                    attn_size_text(full, sizeof full, generation_cache_bytes_full(c, n)),
+                    attn_size_text(full32k, sizeof full32k, generation_cache_bytes_full(c, 32768)));
+        goto done;
+    }
 
     for (int r = 0; ok && r < rows; r++) {
         const int i = generation_cache_position(c, p->layer, n, r);

@@ -41,7 +41,16 @@ cache_size_text(const struct pipeline *p, char *buf, size_t size)
     char layer[32], all[32], saved[32];
     size_t used = 0;
 
-    if (decoder_window(c, p->layer) > 0)
+    if (decoder_mixer_of(c, p->layer)->keeps_state)
+        attn_appendf(buf, size, &used,
+                     "This layer is %s: it keeps %s, %s whatever the length, no keys or values "
+                     "(at 32768 tokens all %d layers keep %s, where keys and values in every "
+                     "layer would take %s). ",
+                     decoder_mixer_of(c, p->layer)->name, decoder_mixer_of(c, p->layer)->keeps,
+                     size_text(layer, layer_bytes(c, p->layer, n)), c->n_layer,
+                     size_text(all, generation_cache_bytes(c, 32768)),
+                     size_text(saved, generation_cache_bytes_full(c, 32768)));
+    else if (decoder_window(c, p->layer) > 0)
         attn_appendf(buf, size, &used,
                      "This layer slides: no query reads further back than %d keys, so it keeps a "
                      "ring of %d slots, position i in slot i mod %d, the oldest overwritten (as "
