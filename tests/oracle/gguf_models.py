@@ -612,9 +612,10 @@ def qwen35(name="qwen35-gqa", out="qwen35-gguf"):
     L, hd = cfg["num_hidden_layers"], cfg["head_dim"]
     kh, vh = cfg["linear_num_key_heads"], cfg["linear_num_value_heads"]
     dk, dv, per = cfg["linear_key_head_dim"], cfg["linear_value_head_dim"], vh // kh
-    rope = cfg["rope_parameters"]
+    rope = dict(cfg["rope_parameters"])
+    rope.setdefault("mrope_section", [11, 11, 10])  # (_Qwen35MRopeMixin's default)
     tensors = read_safetensors(os.path.join(src, "model.safetensors"))
-    mtp = 1 + max(int(n.split(".")[2]) for n in tensors if n.startswith("mtp.layers."))
+    mtp = 1 + max([int(n.split(".")[2]) for n in tensors if n.startswith("mtp.layers.")] or [-1])
     os.makedirs(dst, exist_ok=True)
     w = gguf.GGUFWriter(os.path.join(dst, "model.gguf"), "qwen35")
     metadata(w, "qwen35", dict(cfg, num_hidden_layers=L + mtp, rope_theta=rope["rope_theta"]), hd,
@@ -625,9 +626,11 @@ def qwen35(name="qwen35-gqa", out="qwen35-gguf"):
     w.add_ssm_group_count(kh)
     w.add_ssm_time_step_rank(vh)
     w.add_ssm_inner_size(dv * vh)
-    w.add_recurrent_layers([t == "linear_attention" for t in cfg["layer_types"]] + [False] * mtp)
+    if "layer_types" in cfg:
+        w.add_recurrent_layers([t == "linear_attention" for t in cfg["layer_types"]] + [False] * mtp)
     w.add_full_attention_interval(cfg.get("full_attention_interval", 4))
-    w.add_nextn_predict_layers(mtp)
+    if mtp > 0:
+        w.add_nextn_predict_layers(mtp)
     for hf, t in tensors.items():
         t = t.astype(np.float32)
         parts = hf.split(".")
