@@ -358,11 +358,17 @@ bpe_load_gguf(struct bpe *b, const struct gguf *g, struct attn_error *err)
     for (k = 0; k < sizeof pres / sizeof pres[0]; k++)
         if (pre != NULL && strcmp(pre, pres[k].name) == 0)
             break;
-    if (k == sizeof pres / sizeof pres[0])
+    if (k == sizeof pres / sizeof pres[0]) {
+        /* (the names from the table; the file's own escaped: it may hold anything) */
+        char known[256] = "", shown[96];
+        for (size_t i = 0; i < sizeof pres / sizeof pres[0]; i++)
+            snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "",
+                     pres[i].name);
+        attn_escape_text(shown, sizeof shown, pre != NULL ? pre : "(missing)");
         return attn_fail(err, ATTN_EPARSE,
-                         "%s: tokenizer.ggml.pre '%s' is not one attnscope knows (gpt-2, olmo, "
-                         "smollm, llama-bpe, qwen2)",
-                         g->path, pre != NULL ? pre : "(missing)");
+                         "%s: tokenizer.ggml.pre '%s' is not one attnscope knows (%s)", g->path,
+                         shown, known);
+    }
     if (merges == NULL || merges->item != GGUF_STRING)
         return attn_fail(err, ATTN_EPARSE, "%s: no tokenizer.ggml.merges", g->path);
     root = json_object();
