@@ -23,7 +23,6 @@
 
 #include <math.h>
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "attnscope/decoder/decoder.h"
@@ -188,10 +187,11 @@ gdn_heads(void *ctx, int h0, int h1)
 
 /*
  * The convolution's last taps - 1 inputs after the run's n rows, into the
- * kept window (from the rows this run made, or the window it read).
+ * kept window in place: from the rows this run made, or from the window's
+ * own later rows (row i reads row i + n - from, never one already written).
  */
 static void
-keep_window(const struct gdn_job *j, float *window, float *scratch)
+keep_window(const struct gdn_job *j, float *window)
 {
     const struct decoder_config *c = j->a->c;
     const int D = decoder_gdn_conv_width(c), taps = c->gdn.conv, n = j->a->n;
@@ -199,11 +199,10 @@ keep_window(const struct gdn_job *j, float *window, float *scratch)
     for (int i = 0; i < taps - 1; i++) {
         const float *row = mixed_row(j, n - (taps - 1) + i);
         if (row != NULL)
-            memcpy(scratch + (size_t)i * D, row, (size_t)D * sizeof *row);
+            memmove(window + (size_t)i * D, row, (size_t)D * sizeof *row);
         else
-            memset(scratch + (size_t)i * D, 0, (size_t)D * sizeof *scratch);
+            memset(window + (size_t)i * D, 0, (size_t)D * sizeof *window);
     }
-    memcpy(window, scratch, (size_t)(taps - 1) * (size_t)D * sizeof *window);
 }
 
 static void
@@ -214,23 +213,15 @@ gdn_forward(const struct part_attention_args *a, struct decoder_layer_stages *s,
     const int n = a->n, Hv = c->gdn.v_heads, from = a->from, C = c->d_model;
     const int D = decoder_gdn_conv_width(c), Vw = decoder_gdn_value_width(c);
     const size_t states = (size_t)Hv * (size_t)c->gdn.k_dim * (size_t)c->gdn.v_dim;
-    const size_t window = (size_t)(c->gdn.conv - 1) * (size_t)D;
-    /* (a state kept by the run, else one of this run's own: the test's mixers have none) */
-    float *own = a->kept == NULL ? malloc((states + window + 1) * sizeof(float)) : NULL;
-    float *kept = a->kept != NULL ? a->kept : own;
-    float *scratch = malloc((window + 1) * sizeof(float));
-    struct gdn_job job = { a, s, kept, kept + states };
 
-    if (kept == NULL || scratch == NULL || (from > 0 && a->kept == NULL)) {
-        /* (the run's numbers say so: not numbers) */
+    if (a->kept == NULL || a->kept_rows == NULL) {
+        /* (every run carves its state, keeps_state: without one the numbers say so) */
         for (size_t e = (size_t)from * (size_t)C; e < (size_t)n * (size_t)C; e++)
             s->attn[e] = NAN;
-        free(own);
-        free(scratch);
         return;
     }
-    if (a->kept_rows != NULL)
-        *a->kept_rows = -1; /* (until the state has read every row) */
+    struct gdn_job job = { a, s, a->kept, a->kept + states };
+    *a->kept_rows = -1; /* (until the state has read every row) */
     /* The rows from `from` on: the state and the window hold what the rows before left. */
     decoder_linear_apply(&w->qkv, a->x + (size_t)from * C, n - from, s->gdn.mixed + (size_t)from * D,
                          threads);
@@ -242,13 +233,10 @@ gdn_forward(const struct part_attention_args *a, struct decoder_layer_stages *s,
                          s->gdn.decay + (size_t)from * Hv, threads);
     parallel_for(n - from, 4L * c->gdn.conv * D, threads, gdn_rows, &job);
     parallel_for(Hv, 4L * (n - from) * c->gdn.k_dim * c->gdn.v_dim, threads, gdn_heads, &job);
-    keep_window(&job, kept + states, scratch);
+    keep_window(&job, a->kept + states);
     decoder_linear_apply(&a->b->o, s->gdn.normed + (size_t)from * Vw, n - from,
                          s->attn + (size_t)from * C, threads);
-    if (a->kept_rows != NULL)
-        *a->kept_rows = n;
-    free(own);
-    free(scratch);
+    *a->kept_rows = n;
 }
 
 /* A state per value head and the convolution's last inputs: the same at any length. */
