@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attnscope/decoder/mixer.h"
 #include "attnscope/families/model/family_model.h"
 #include "render/explain.h"
 #include "render/parts/parts.h"
@@ -127,7 +128,12 @@ formula_output(const struct pipeline *p, char *buf, size_t size)
 {
     const struct attention_config *c = &p->cfg;
 
-    if (is_model(p))
+    if (is_model(p) && p->decoder != NULL &&
+        (decoder_mixer_of(p->decoder, p->layer) == &decoder_mixer_gdn ||
+         p->decoder->attn_gate))
+        /* (what its projection reads: the gated norm's output, or the gated context) */
+        snprintf(buf, size, "out = %s", pipeline_stage_formula(p, STAGE_OUTPUT));
+    else if (is_model(p))
         snprintf(buf, size, "out = Z W_o%s%s", inspect_block_of(p)->o.out_in ? "^T" : "",
                  inspect_block_of(p)->o.b != NULL ? " + b_o" : "");
     else
@@ -432,6 +438,7 @@ BLOCK_FORMULA(delta_q, STAGE_DELTA_Q)
 BLOCK_FORMULA(delta_k, STAGE_DELTA_K)
 BLOCK_FORMULA(beta, STAGE_BETA)
 BLOCK_FORMULA(decay, STAGE_DECAY)
+BLOCK_FORMULA(effective, STAGE_EFFECTIVE)
 BLOCK_FORMULA(delta_read, STAGE_DELTA_READ)
 BLOCK_FORMULA(delta_normed, STAGE_DELTA_NORMED)
 
@@ -572,6 +579,16 @@ bool
 explain_stage_per_head(enum view_stage s)
 {
     return (unsigned)s < VIEW_STAGE_COUNT && stages[s].per_head;
+}
+
+int
+explain_stage_heads(const struct pipeline *p, enum view_stage s)
+{
+    const enum pipeline_stage ps = explain_pipeline_stage(p, s, false);
+
+    /* (Q K V, the context and the cache are split by head in the columns of one matrix) */
+    return explain_stage_per_head(s) && pipeline_stage_per_head(ps) ? pipeline_stage_heads(p, ps)
+                                                                   : p->st.shape.heads;
 }
 
 enum pipeline_stage

@@ -69,6 +69,8 @@
       ROLE_GDN_B)                                                                             \
     X(VIEW_DECAY, decay, 0, "decay", "decay", "How fast each head forgets", false,          \
       STAGE_DECAY, ROLE_GDN_A)                                                                \
+    X(VIEW_EFFECTIVE, effective, 0, "M", "M", "Linear attention as attention: what each token " \
+      "gives each query", true, STAGE_EFFECTIVE, ARCH_ROLES)                                   \
     X(VIEW_DELTA_READ, delta_read, 0, "read", "read", "The state read by each query", false, \
       STAGE_DELTA_READ, ARCH_ROLES)                                                           \
     X(VIEW_DELTA_NORMED, delta_normed, 0, "gated norm", "gnorm", "The read, normed and gated", \
@@ -122,6 +124,12 @@ bool explain_stage_present(const struct pipeline *p, enum view_stage s);
 
 /* Whether the stage has one matrix per head. */
 bool explain_stage_per_head(enum view_stage s);
+/*
+ * The heads Tab goes through on view stage s at p's shown layer: a per-head
+ * stage's own (pipeline_stage_heads: a DeltaNet layer's value heads for
+ * its effective attention), else the layer's attention heads.
+ */
+int explain_stage_heads(const struct pipeline *p, enum view_stage s);
 
 /*
  * The pipeline stage whose numbers a view stage shows on p (QKV shows

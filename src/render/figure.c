@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "attnscope/base/utf8.h"
+#include "attnscope/decoder/mixer.h"
 #include "attnscope/families/model/family_model.h"
 #include "render/explain.h"
 #include "render/figure.h"
@@ -450,7 +451,7 @@ draw_legend(struct fig *f, double x, double y, struct view *v, const struct pipe
     v->frame.geo[0].vis_rows = spec.m->rows;
     v->frame.geo[0].vis_cols = spec.m->cols;
     v->frame.heads_first = 0;
-    v->frame.heads_shown = p->st.shape.heads;
+    v->frame.heads_shown = explain_stage_heads(p, v->stage);
     view_draw_legend(&g, 0, 0, g.width, v, p);
     v->frame.geo[0] = saved;
     v->frame.heads_first = heads_first;
@@ -501,9 +502,14 @@ draw_stage(struct fig *f, struct view *v, const struct pipeline *p, struct figur
         if (pipeline_decoder(p) != NULL)
             snprintf(layer, sizeof layer, "Layer %d: ", p->layer);
         snprintf(title, sizeof title, "%s%s%s, all %d heads (%d x %d each)", compared, layer,
-                 explain_title(p, v->stage, name, sizeof name), p->st.shape.heads, spec.m->rows,
-                 spec.m->cols);
-        if (p->decoder != NULL && decoder_kv_heads(p->decoder) < p->decoder->n_head)
+                 explain_title(p, v->stage, name, sizeof name), explain_stage_heads(p, v->stage),
+                 spec.m->rows, spec.m->cols);
+        if (p->decoder != NULL && decoder_mixer_of(p->decoder, p->layer) == &decoder_mixer_gdn) {
+            if (p->decoder->gdn.k_heads < p->decoder->gdn.v_heads)
+                attn_appendf(title, sizeof title, &(size_t){ strlen(title) },
+                             "; k0-k%d: the %d key heads they read", p->decoder->gdn.k_heads - 1,
+                             p->decoder->gdn.k_heads);
+        } else if (p->decoder != NULL && decoder_kv_heads(p->decoder) < p->decoder->n_head)
             attn_appendf(title, sizeof title, &(size_t){ strlen(title) },
                          "; k0-k%d: the %d key and value heads they share",
                          decoder_kv_heads(p->decoder) - 1, decoder_kv_heads(p->decoder));
@@ -515,7 +521,7 @@ draw_stage(struct fig *f, struct view *v, const struct pipeline *p, struct figur
     text_at(f, 0, y, f->sans, TEAL, 0, formula);
     y += th + 10;
     if (view_showing_grid(v, p)) {
-        const int heads = p->st.shape.heads;
+        const int heads = explain_stage_heads(p, v->stage);
         const int per_row = heads_per_row(heads);
         double pw = 0;
         double ph = 0;
@@ -551,7 +557,7 @@ draw_stage(struct fig *f, struct view *v, const struct pipeline *p, struct figur
         draw_heatmap(f, 0, y, &spec, &hs, &res->first, &hw, &hh);
         res->heatmaps = 1;
         y += hh + FIG_GAP;
-        if (explain_stage_per_head(v->stage) && p->st.shape.heads > 1)
+        if (explain_stage_per_head(v->stage) && explain_stage_heads(p, v->stage) > 1)
             snprintf(res->what, sizeof res->what, "%s, head %d", explain_stage_name(v->stage),
                      v->head);
         else

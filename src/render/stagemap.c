@@ -59,6 +59,7 @@ stagemap_kind(const void *ctx, int i, int j)
             return HEAT_CHOSEN;
         return HEAT_VALUE;
     case CELLS_WEIGHTS:
+    case CELLS_SIGNED:
         return pipeline_masked(p, i, j) ? HEAT_MASKED : HEAT_VALUE;
     case CELLS_DROPPED:
         if (pipeline_masked(p, i, j))
@@ -109,7 +110,7 @@ stagemap_kinds(const void *ctx, int seen[HEAT_ABSENT + 1])
     /* Values alone (every cell's kind is its value's), or masked and dropped cells looked for. */
     seen[HEAT_NAN] |= (odd & ROWOPS_NAN) != 0;
     seen[HEAT_NEG_INF] |= (odd & ROWOPS_NEG_INF) != 0;
-    if (cells == CELLS_WEIGHTS || cells == CELLS_DROPPED)
+    if (cells == CELLS_WEIGHTS || cells == CELLS_DROPPED || cells == CELLS_SIGNED)
         seen[HEAT_MASKED] |= some_cell(sm, HEAT_MASKED);
     if ((cells == CELLS_DROPPED || cells == CELLS_DROPPED_VALUES) && sm->p->st.dropout_on)
         seen[HEAT_DROPPED] |= some_cell(sm, HEAT_DROPPED);
@@ -128,7 +129,7 @@ data_range(const struct stagemap *sm, float *lo, float *hi)
     *hi = -INFINITY;
     if (sm->mask_matrix || m->rows == 0 || m->cols == 0)
         return false;
-    if (cells == CELLS_WEIGHTS || cells == CELLS_DROPPED) {
+    if (cells == CELLS_WEIGHTS || cells == CELLS_DROPPED || cells == CELLS_SIGNED) {
         for (int i = 0; i < m->rows; i++) {
             int first, end;
             attention_mask_range(&sm->p->cfg, i, m->cols, &first, &end);
@@ -165,7 +166,7 @@ static void
 difference_range(const struct stagemap *sm, const struct pipeline *p, enum pipeline_stage s,
                  float *lo, float *hi)
 {
-    const int heads = pipeline_stage_per_head(s) ? p->st.shape.heads : 1;
+    const int heads = pipeline_stage_heads(p, s);
     float a = INFINITY, b = -INFINITY, most;
 
     for (int h = 0; h < heads; h++) {
@@ -235,7 +236,7 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
         const int first = skip ? 1 : 0;
         spec->lo = INFINITY;
         spec->hi = -INFINITY;
-        for (int h = 0; h < st->shape.heads; h++) {
+        for (int h = 0; h < pipeline_stage_heads(p, s); h++) {
             struct pipeline_view hv;
             side_view(sm, p, s, h, &hv);
             for (int r = 0; r < hv.m.rows; r++)
@@ -244,12 +245,18 @@ stagemap_spec(struct stagemap *sm, const struct pipeline *p, enum pipeline_stage
         }
         if (spec->lo > spec->hi)
             spec->lo = spec->hi = 0.0f;
+        if (pipeline_stage_cells(s) == CELLS_SIGNED) {
+            /* Signed mixing: 0 in the middle of the colours, the largest either way at the ends. */
+            const float most = fmaxf(fabsf(spec->lo), fabsf(spec->hi));
+            spec->lo = -most;
+            spec->hi = most;
+        }
     } else {
         stagemap_matrix_range(&pv.m, &spec->lo, &spec->hi);
     }
     /* One head's matrix drawn on the scale of all of them: the legend says so. */
     if (pipeline_stage_per_head(s))
-        spec->range_heads = st->shape.heads;
+        spec->range_heads = pipeline_stage_heads(p, s);
     spec->range_skips_first = skip;
     if (!cached || kept->skip_first != skip)
         kept->positive = 0.0f; /* (made again, when a log scale asks for it) */

@@ -16,6 +16,7 @@
 #include "render/inspect.h"
 #include "render/screens/screen.h"
 #include "render/stagemap.h"
+#include "attnscope/decoder/mixer.h"
 #include "attnscope/families/model/family_model.h"
 #include "render/text.h"
 #include "attnscope/kernels/rowops.h"
@@ -342,8 +343,8 @@ view_clamp(struct view *v, const struct pipeline *p)
     /* The parameters (W) belong to the stage they were asked on: another stage leaves them. */
     if (v->param_matrix && v->stage != v->param_stage)
         v->param_matrix = false;
-    if (v->head >= p->st.shape.heads)
-        v->head = p->st.shape.heads - 1;
+    if (v->head >= explain_stage_heads(p, v->stage))
+        v->head = explain_stage_heads(p, v->stage) - 1;
     if (v->head < 0)
         v->head = 0;
     shape_of(v, p, &rows, &cols);
@@ -372,7 +373,11 @@ const char *
 view_key_head(const struct pipeline *p, int head, char *buf, size_t size)
 {
     buf[0] = '\0';
-    if (p->decoder != NULL && decoder_kv_heads(p->decoder) < p->decoder->n_head)
+    if (p->decoder != NULL && decoder_mixer_of(p->decoder, p->layer) == &decoder_mixer_gdn) {
+        /* (a DeltaNet layer's heads are its value heads, each reading a key head) */
+        if (p->decoder->gdn.k_heads < p->decoder->gdn.v_heads)
+            snprintf(buf, size, " k%d", decoder_gdn_key_head(p->decoder, head));
+    } else if (p->decoder != NULL && decoder_kv_heads(p->decoder) < p->decoder->n_head)
         snprintf(buf, size, " k%d", pipeline_kv_head(p, head));
     return buf;
 }
@@ -413,9 +418,10 @@ view_stage_title(struct view *v, const struct pipeline *p, char *title, size_t t
     view_compared(v, compared, sizeof compared);
     if (pipeline_stage_per_layer(p, explain_pipeline_stage(p, v->stage, false)))
         snprintf(layer, sizeof layer, "Layer %d: ", p->layer);
-    if (explain_stage_per_head(v->stage) && p->st.shape.heads > 1)
+    if (explain_stage_per_head(v->stage) && explain_stage_heads(p, v->stage) > 1)
         snprintf(title, title_size, "%s%s%s, head %d of %d (%d x %d)", compared, layer,
-                 explain_title(p, v->stage, name, sizeof name), v->head, p->st.shape.heads, rows,
+                 explain_title(p, v->stage, name, sizeof name), v->head,
+                 explain_stage_heads(p, v->stage), rows,
                  cols);
     else if (v->stage == VIEW_POSITIONAL && pipeline_decoder(p) != NULL)
         snprintf(title, title_size, "%s%s%s (%d x %d)", compared, layer,

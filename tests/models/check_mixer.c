@@ -52,7 +52,7 @@ running_kept(const struct decoder_config *c, int layer, int n)
 }
 
 static const struct decoder_mixer mean_mixer = { "running mean", "the sum so far", running_mean,
-                                                 running_kept, false, true, false };
+                                                 running_kept, false, true, false, NULL, NULL };
 
 enum { N = 9 };
 

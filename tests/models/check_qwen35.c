@@ -82,10 +82,26 @@ stage(const struct fixture *f, const char *name, int l, const float *got, size_t
     compare(what, got, at, count, TOL);
 }
 
+/* The shown DeltaNet layer's (Hv, n, n) effective attention, rows next to one another. */
+static float *
+effective_rows(const struct decoder_config *c, const struct decoder_run *r, const float *all)
+{
+    const size_t n = (size_t)r->n, ld = (size_t)r->attention_ld, Hv = (size_t)c->gdn.v_heads;
+    float *out = malloc((Hv * n * n + 1) * sizeof *out);
+
+    ck_assert_ptr_nonnull(out);
+    ck_assert_ptr_nonnull(all);
+    for (size_t h = 0; h < Hv; h++)
+        for (size_t i = 0; i < n; i++)
+            memcpy(out + (h * n + i) * n, all + (h * ld + i) * ld, n * sizeof *out);
+    return out;
+}
+
 /* A Gated DeltaNet layer's every step. */
 static void
-deltanet_stages(const struct fixture *f, const struct decoder_layer_stages *s, int l)
+deltanet_stages(const struct fixture *f, const struct decoder_run *r, int l)
 {
+    const struct decoder_layer_stages *s = &r->layers[l];
     const struct decoder_config *c = &f->m.cfg;
     const size_t n = (size_t)f->n, Kq = (size_t)decoder_gdn_key_width(c);
     const size_t Vw = (size_t)decoder_gdn_value_width(c), D = (size_t)decoder_gdn_conv_width(c);
@@ -101,6 +117,12 @@ deltanet_stages(const struct fixture *f, const struct decoder_layer_stages *s, i
     stage(f, "gdn_out", l, s->gdn.out, n * Vw);
     stage(f, "gdn_normed", l, s->gdn.normed, n * Vw);
     ck_assert_ptr_null(s->weights);
+    {
+        /* The effective attention: the oracle's from the products of the updates, in double. */
+        float *m = effective_rows(c, r, s->gdn.effective);
+        stage(f, "effective", l, m, Hv * n * n);
+        free(m);
+    }
 }
 
 /* The gated full-attention layer's: the query and its gate apart, RoPE on a quarter. */
@@ -150,7 +172,7 @@ check_case(const char *name)
             ck_assert_msg(decoder_show_layer(&f.m, &r, l, &err) == ATTN_OK, "%s", err.msg);
             stage(&f, "norm1", l, s->norm1, n * C);
             if (gdn)
-                deltanet_stages(&f, s, l);
+                deltanet_stages(&f, &r, l);
             else
                 attention_stages(&f, &r, l);
             stage(&f, "attn", l, s->attn, n * C);
@@ -311,6 +333,22 @@ START_TEST(an_edit_and_threads_change_no_bit)
         ck_assert(decoder_forward_from(&f.m, f.ids, f.n, f.top, NULL, &part, f.n - 4, &edit,
                                        &err) == ATTN_OK);
         ck_assert_msg(same_run(c, &whole, &edit, n), "%s: an edit on two threads", cases[k]);
+        {
+            /* The shown layer's effective attention: the rows before the edit kept, the rest
+               made on two threads, the same bits as the whole made on one. */
+            const size_t cells = (size_t)c->gdn.v_heads * n * n;
+            float *a, *b;
+            ck_assert(decoder_show_layer(&f.m, &edit, 0, &err) == ATTN_OK);
+            ck_assert_int_eq(edit.attention_rows, f.n);
+            b = effective_rows(c, &edit, edit.layers[0].gdn.effective);
+            parallel_set_threads(1);
+            ck_assert(decoder_show_layer(&f.m, &whole, 0, &err) == ATTN_OK);
+            a = effective_rows(c, &whole, whole.layers[0].gdn.effective);
+            ck_assert_msg(memcmp(a, b, cells * sizeof *a) == 0, "%s: effective after the edit",
+                          cases[k]);
+            free(a);
+            free(b);
+        }
         decoder_run_destroy(&whole);
         decoder_run_destroy(&part);
         decoder_run_destroy(&edit);
@@ -461,10 +499,28 @@ START_TEST(the_stages_reach_every_front_end)
                       pipeline_stage_name((enum pipeline_stage)s));
     pipeline_stage_view(&p, STAGE_BETA, 0, &v);
     stage(&f, "gdn_beta", 0, v.m.data, (size_t)f.n * (size_t)m.dec.cfg.gdn.v_heads);
+    ck_assert_int_eq(pipeline_stage_heads(&p, STAGE_EFFECTIVE), m.dec.cfg.gdn.v_heads);
+    ck_assert_int_eq(pipeline_stage_cells(STAGE_EFFECTIVE), CELLS_SIGNED);
+    {
+        /* Each head's view is its n x n, the oracle's numbers (head 1's row 3 here). */
+        const char *at = line_of(f.e.text, "effective", 0);
+        const int n = f.n;
+        float want = 0.0f;
+        pipeline_stage_view(&p, STAGE_EFFECTIVE, 1, &v);
+        ck_assert_int_eq(v.m.rows, n);
+        ck_assert_int_eq(v.m.cols, n);
+        next_number(&at);
+        for (int e = 0; e <= (1 * n + 3) * n + 2; e++)
+            want = (float)next_number(&at);
+        ck_assert_double_eq_tol(MAT_AT(&v.m, 3, 2), want, TOL);
+        ck_assert_float_eq(MAT_AT(&v.m, 2, 3), 0.0f); /* (a later token: nothing yet) */
+    }
     pipeline_stage_view(&p, STAGE_DELTA_READ, 0, &v);
     stage(&f, "gdn_out", 0, v.m.data, (size_t)f.n * (size_t)decoder_gdn_value_width(&m.dec.cfg));
     ck_assert_msg(export_all(&p, dir, &written, &err) == ATTN_OK, "%s", err.msg);
     snprintf(path, sizeof path, "%s/decay.csv", dir);
+    ck_assert_int_eq(access(path, R_OK), 0);
+    snprintf(path, sizeof path, "%s/effective.h1.csv", dir);
     ck_assert_int_eq(access(path, R_OK), 0);
     snprintf(path, sizeof path, "%s/queries.csv", dir);
     ck_assert_int_ne(access(path, F_OK), 0);

@@ -67,8 +67,9 @@ CASES = [
     dict(name="qwen35", nested=False, L=4, H=2, KV=1, C=32, F=48, V=36, P=256, hd=16,
          kh=2, vh=2, dk=8, dv=8, taps=4, seed=41, tied=True, types=True),
     # Nested (the whole model's config): the kinds from full_attention_interval, two value
-    # heads to a key head, an untied head, vision and MTP tensors beside the text model's.
-    dict(name="qwen35-vl", nested=True, L=4, H=4, KV=2, C=32, F=40, V=36, P=256, hd=8,
+    # heads to a key head, more value heads than attention heads (as Qwen3.5-0.8B's 16 to
+    # 8), an untied head, vision and MTP tensors beside the text model's.
+    dict(name="qwen35-vl", nested=True, L=4, H=2, KV=1, C=32, F=40, V=36, P=256, hd=8,
          kh=2, vh=4, dk=8, dv=4, taps=4, seed=42, tied=False, types=False),
     # Flat, its kinds not three to one (layer_types says), two value heads to a key head of
     # the same width (as Qwen3.5's files have them, and llama.cpp's reader requires), and a

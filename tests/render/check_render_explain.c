@@ -601,6 +601,52 @@ START_TEST(a_trained_models_stages_are_explained)
 END_TEST
 
 /*
+ * A Gated DeltaNet layer (Qwen3.5's, the whole model's folder: four value
+ * heads, two attention heads): each of its stages explained and inspected;
+ * the effective attention has the value heads' count, and a cell's panel
+ * takes it apart into the decay and the corrections that give its number.
+ */
+START_TEST(a_deltanet_layer_is_explained)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    struct attn_error err;
+    static struct model q;
+    struct pipeline_view v;
+    char buf[2048], want[96], num[32];
+
+    attention_config_init(&cfg);
+    model_on_layer_1(&p, &cfg, &q, "tests/fixtures/decoders/qwen35-vl", "our journey");
+    ck_assert_int_eq(pipeline_select_layer(&p, 0, &err), ATTN_OK);
+    for (int s = 0; s < VIEW_STAGE_COUNT; s++)
+        if (mixers_own((enum view_stage)s) && s != VIEW_ATTN_GATE && s != VIEW_GATED) {
+            ck_assert_msg(explain_stage_present(&p, (enum view_stage)s), "%s",
+                          explain_stage_name((enum view_stage)s));
+            expect_explained(&p, (enum view_stage)s, 1, 5, 2);
+        }
+    ck_assert(!explain_stage_present(&p, VIEW_WEIGHTS));
+    ck_assert_int_eq(explain_stage_heads(&p, VIEW_EFFECTIVE), p.decoder->gdn.v_heads);
+    ck_assert_int_gt(p.decoder->gdn.v_heads, p.st.shape.heads);
+    /* head 3 (beyond the attention heads), query 5, token 2: its number, then its parts' */
+    pipeline_stage_view(&p, STAGE_EFFECTIVE, 3, &v);
+    heatmap_format(num, sizeof num, MAT_AT(&v.m, 5, 2), 23, 4);
+    inspect_cell(&p, VIEW_EFFECTIVE, 3, 5, 2, false, 4, false, buf, sizeof buf);
+    snprintf(want, sizeof want, "] = %s: how much of ", num);
+    ck_assert_msg(strstr(buf, want) != NULL, "%s (want '%s')", buf, want);
+    snprintf(want, sizeof want, ") = %s\n", num);
+    ck_assert_msg(strstr(buf, "the 3 tokens since: decay e^(") != NULL && strstr(buf, want) != NULL,
+                  "%s (want '%s')", buf, want);
+    ck_assert_msg(strstr(buf, "the largest, times the decay:") != NULL, "%s", buf);
+    inspect_cell(&p, VIEW_EFFECTIVE, 3, 2, 5, false, 4, false, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "comes later: the state has not read it yet") != NULL, "%s", buf);
+    inspect_cell(&p, VIEW_EFFECTIVE, 3, 4, 4, false, 4, false, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "its own token: no decay") != NULL, "%s", buf);
+    pipeline_destroy(&p);
+    model_close(&q);
+}
+END_TEST
+
+/*
  * A mixture of experts (issue 52): a sparse layer shows the router and its
  * MLP as the experts' sum, not one gate and up; a cell of the router says
  * its logit, its probability and whether its expert was chosen, with the
@@ -1257,6 +1303,7 @@ render_explain_suite(void)
     tcase_set_timeout(units, 120);
     tcase_add_checked_fixture(units, setup, teardown);
     tcase_add_test(units, inspector_spells_out_each_stage);
+    tcase_add_test(units, a_deltanet_layer_is_explained);
     tcase_add_test(units, scaling_is_described_once);
     tcase_add_test(units, inspector_explains_nan_rows);
     tcase_add_test(units, positional_encoding_in_the_order_it_is_computed);

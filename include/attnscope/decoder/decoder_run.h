@@ -68,6 +68,11 @@ struct decoder_layer_stages {
         float *decay;  /* (n, Hv) g = -exp(A_log) softplus(a + dt_bias): log of the forgetting */
         float *out;    /* (n, Vw) o = S q, each value head's read of its state */
         float *normed; /* (n, Vw) o RMS-normed times w, times silu(z) */
+        /*
+         * The shown layer's (Hv, n, n) effective attention M (laid out as
+         * the scores are): o_t = sum_s M[t, s] v_s; NULL in another layer.
+         */
+        float *effective;
     } gdn;
     float *attn;    /* (n, C) the output projection of the context */
     float *attn_normed; /* (n, C) attn normed (sandwich and post-norm), or NULL */

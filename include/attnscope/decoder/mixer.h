@@ -52,6 +52,16 @@ struct decoder_mixer {
      * its forward from that row, any other from row 0 (every row normed).
      */
     bool keeps_state;
+    /*
+     * A mixer with a per-head stage of its own for the shown layer (Gated
+     * DeltaNet's effective attention): its heads (heads(c), each an n x n
+     * matrix, rows the queries and columns the tokens read), made by show
+     * into out for the rows keep .. n - 1 (head h's row i at (h ld + i) ld)
+     * from the layer's stages l; 0 or -1 when out of memory.  NULL: none.
+     */
+    int (*heads)(const struct decoder_config *c);
+    int (*show)(const struct decoder_config *c, const struct decoder_layer_stages *l, int n,
+                int keep, float *out, size_t ld, int threads);
 };
 
 /* The built-in mixers' ids (struct decoder_config's mixer[layer]). */
@@ -59,6 +69,39 @@ enum { DECODER_MIXER_ATTENTION = 0, DECODER_MIXER_GDN = 1 };
 
 /* Gated DeltaNet (gdn.c): Qwen3.5's linear attention, its state kept between runs. */
 extern const struct decoder_mixer decoder_mixer_gdn;
+
+/*
+ * One cell M[t, s] of a DeltaNet value head's effective attention, taken
+ * apart: M[t, s] = beta_s k_s^T P q_t, where P is the product over the
+ * tokens r in (s, t] of e^(g_r) (I - beta_r k_r k_r^T).  The decays are
+ * numbers, so M = e^(sum g) (beta_s k_s . q_t + the sum of each token r's
+ * correction c_r), c_r = -beta_s beta_r (k_r . u_r)(k_s . k_r), u_r the
+ * query as the corrections of the tokens after r left it.  In double.
+ */
+struct decoder_gdn_cell {
+    double beta;            /* beta_s: how strongly token s wrote its value */
+    double kq;              /* k_s . q_t: the cell of plain linear attention */
+    double plain_undecayed; /* beta_s k_s . q_t */
+    int between;            /* t - s: the tokens whose decay and correction it went through */
+    double log_decay;       /* the sum of g_r over r in (s, t] */
+    double decay;           /* e^ of it: how much of token s's write is left at t */
+    double corrected;       /* the sum of the corrections c_r */
+    double value;           /* decay (plain_undecayed + corrected): the cell */
+};
+
+/* A DeltaNet layer's rows: q and k (n, k_heads k_dim), beta and the decay (n, v_heads). */
+struct decoder_gdn_rows {
+    const float *q, *k, *beta, *decay;
+};
+
+/*
+ * Head h's cell (t, s) of rows (all 0 where s > t), and each token r's
+ * correction into corrections[t - r] (t - s of them; NULL: not wanted).
+ * 0, or -1 out of memory.
+ */
+int decoder_gdn_effective_cell(const struct decoder_config *c, const struct decoder_gdn_rows *rows,
+                               int h, int t, int s, double *corrections,
+                               struct decoder_gdn_cell *cell);
 
 /* Layer's mixer: c->mixer[layer]'s (decoder_config_check refuses an id no mixer has). */
 const struct decoder_mixer *decoder_mixer_of(const struct decoder_config *c, int layer);

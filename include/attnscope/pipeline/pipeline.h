@@ -67,6 +67,7 @@ struct model;
     X(STAGE_DELTA_K, delta_k, false, CELLS_VALUES, NEEDS_DELTANET)         \
     X(STAGE_BETA, beta, false, CELLS_VALUES, NEEDS_DELTANET)               \
     X(STAGE_DECAY, decay, false, CELLS_VALUES, NEEDS_DELTANET)             \
+    X(STAGE_EFFECTIVE, effective, true, CELLS_SIGNED, NEEDS_DELTANET)      \
     X(STAGE_DELTA_READ, delta_read, false, CELLS_VALUES, NEEDS_DELTANET)   \
     X(STAGE_DELTA_NORMED, delta_normed, false, CELLS_VALUES, NEEDS_DELTANET) \
     X(STAGE_OUTPUT, output, false, CELLS_VALUES, NEEDS_NOTHING)            \
@@ -105,7 +106,8 @@ struct model;
     (FAMILY_STAGE(STAGE_ATTN_GATE) | FAMILY_STAGE(STAGE_GATED) |                         \
      FAMILY_STAGE(STAGE_DELTA_QKV) | FAMILY_STAGE(STAGE_DELTA_CONV) |                    \
      FAMILY_STAGE(STAGE_DELTA_Q) | FAMILY_STAGE(STAGE_DELTA_K) | FAMILY_STAGE(STAGE_BETA) | \
-     FAMILY_STAGE(STAGE_DECAY) | FAMILY_STAGE(STAGE_DELTA_READ) |                        \
+     FAMILY_STAGE(STAGE_DECAY) | FAMILY_STAGE(STAGE_EFFECTIVE) |                         \
+     FAMILY_STAGE(STAGE_DELTA_READ) |                                                     \
      FAMILY_STAGE(STAGE_DELTA_NORMED))
 
 enum pipeline_stage {
@@ -121,6 +123,8 @@ enum stage_cells {
     CELLS_WEIGHTS, /* proportions in [0, 1]; cells the mask hides are masked */
     CELLS_DROPPED, /* weights after dropout: masked cells and dropped ones */
     CELLS_DROPPED_VALUES, /* values after dropout (the notes' output): dropped ones */
+    CELLS_SIGNED,  /* a causal mixing of any sign, rows not summing to 1 (Gated DeltaNet's
+                      effective attention): the mask's cells masked, colours around 0 */
 };
 
 /* When a pipeline has a stage. */
@@ -228,6 +232,11 @@ struct pipeline_block {
      */
     struct matrix delta_qkv, delta_conv, delta_q, delta_k, beta, decay, delta_read,
         delta_normed;
+    /*
+     * Its (Hv, n, n) effective attention M, laid out as the scores (st.ld):
+     * o_t = sum_s M[t, s] v_s; NULL when not made.
+     */
+    const float *effective;
 };
 
 struct pipeline {
@@ -360,6 +369,12 @@ const char *pipeline_stage_name(enum pipeline_stage s);
 /* The stage's formula under p's variant and knobs ("Q = x W_q^T", "out = context"). */
 const char *pipeline_stage_formula(const struct pipeline *p, enum pipeline_stage s);
 bool pipeline_stage_per_head(enum pipeline_stage s);
+/*
+ * The heads of stage s at p's shown layer: the layer's attention heads, a
+ * mixer's own (a DeltaNet layer's value heads for effective); 1 for a
+ * stage that is not per head.
+ */
+int pipeline_stage_heads(const struct pipeline *p, enum pipeline_stage s);
 enum stage_cells pipeline_stage_cells(enum pipeline_stage s);
 /* Returns 0 and sets *s if name is a stage's name, -1 otherwise. */
 int pipeline_stage_parse(const char *name, enum pipeline_stage *s);

@@ -187,6 +187,7 @@ decoder_show_layer_stages(const struct decoder_model *m, struct decoder_run *r, 
     const struct decoder_config *c = &m->cfg;
     const int n = r->n;
     struct decoder_layer_stages *l;
+    const struct decoder_mixer *mixer;
     struct layer_job job = { m, r, layer, 0, { NULL } };
 
     if (layer < 0 || layer >= c->n_layer || r->layers == NULL)
@@ -204,10 +205,12 @@ decoder_show_layer_stages(const struct decoder_model *m, struct decoder_run *r, 
         decoder_run_block(m, r, layer, decoder_layer_input(r, layer), 0, &s, scratch, parallel_threads());
         run_expose(c, r);
     }
-    if (!attention || !decoder_mixer_of(c, layer)->attention_stages) {
+    mixer = decoder_mixer_of(c, layer);
+    l = &r->layers[layer];
+    l->gdn.effective = NULL;
+    if (!attention || (!mixer->attention_stages && mixer->show == NULL)) {
         /* (its scores, masked, scaled scores and weights not made: nothing will show them, or
            the layer's mixer has none) */
-        l = &r->layers[layer];
         l->scores = l->masked = l->scaled = l->weights = NULL;
         return decoder_check_files(m, err);
     }
@@ -215,6 +218,16 @@ decoder_show_layer_stages(const struct decoder_model *m, struct decoder_run *r, 
         return attn_fail(err, ATTN_ENOMEM, "out of memory for the attention of layer %d", layer);
     /* Only a causal run's rows are kept by an edit (decoder_forward_from). */
     job.keep = r->causal ? r->attention_rows : 0;
+    if (!mixer->attention_stages) {
+        /* The mixer's own per-head stage, where attention's scores would be. */
+        l->scores = l->masked = l->scaled = l->weights = NULL;
+        if (mixer->show(c, l, n, job.keep, r->attention, (size_t)r->attention_ld,
+                        parallel_threads()) != 0)
+            return attn_fail(err, ATTN_ENOMEM, "out of memory for the heads of layer %d", layer);
+        r->attention_rows = n;
+        l->gdn.effective = r->attention;
+        return decoder_check_files(m, err);
+    }
     for (int a = 0; a < RUN_ATTENTION_STAGES; a++)
         job.stages[a] = r->attention + (size_t)a * (r->attention_floats / RUN_ATTENTION_STAGES);
     if (job.keep < n)

@@ -23,6 +23,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attnscope/decoder/decoder.h"
@@ -249,7 +250,147 @@ gdn_kept(const struct decoder_config *c, int layer, int n)
            (size_t)(c->gdn.conv - 1) * (size_t)decoder_gdn_conv_width(c);
 }
 
+/* ------------------------------------------------- the effective attention */
+
+/*
+ * x . y over w floats in 8 partial sums added in a fixed order: the same
+ * bits whether or not the compiler puts the lanes in one register.
+ */
+static float
+lane_dot(const float *x, const float *y, int w)
+{
+    float lane[8] = { 0 };
+    int i = 0;
+
+    for (; i + 8 <= w; i += 8)
+        for (int e = 0; e < 8; e++)
+            lane[e] += x[i + e] * y[i + e];
+    for (; i < w; i++)
+        lane[i & 7] += x[i] * y[i];
+    return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+}
+
+struct effective_job {
+    const struct decoder_config *c;
+    const struct decoder_layer_stages *l;
+    int n, keep;
+    float *out;
+    size_t ld;
+    float *walk; /* (v_heads, k_dim): each head's r as it goes */
+};
+
+/*
+ * Value heads h0 .. h1, rows keep .. n - 1: row t is what each token s <= t
+ * gives o_t of its value, M[t, s] = beta_s k_s . r_s, r_t = q_t, walked back
+ * one token at a time: r_{s-1} = e^(g_s) (r_s - beta_s k_s (k_s . r_s)), the
+ * decay and the delta correction of token s on the way from s to t
+ * (decoder_gdn_effective_cell spells one cell out).  Tokens after t: 0.
+ */
+static void
+effective_heads(void *ctx, int h0, int h1)
+{
+    const struct effective_job *j = ctx;
+    const struct decoder_config *c = j->c;
+    const struct decoder_layer_stages *l = j->l;
+    const int Hv = c->gdn.v_heads, dk = c->gdn.k_dim, Kq = decoder_gdn_key_width(c);
+
+    for (int h = h0; h < h1; h++) {
+        const int kh = decoder_gdn_key_head(c, h);
+        float *r = j->walk + (size_t)h * dk;
+        for (int t = j->keep; t < j->n; t++) {
+            float *row = j->out + ((size_t)h * j->ld + (size_t)t) * j->ld;
+            memcpy(r, l->gdn.q + (size_t)t * Kq + (size_t)kh * dk, (size_t)dk * sizeof *r);
+            for (int src = t; src >= 0; src--) {
+                const float *k = l->gdn.k + (size_t)src * Kq + (size_t)kh * dk;
+                const float beta = l->gdn.beta[(size_t)src * Hv + h];
+                const float kr = lane_dot(k, r, dk);
+                row[src] = beta * kr;
+                if (src > 0) {
+                    const float e = expf(l->gdn.decay[(size_t)src * Hv + h]);
+                    const float bkr = beta * kr;
+                    for (int i = 0; i < dk; i++)
+                        r[i] = e * (r[i] - bkr * k[i]);
+                }
+            }
+            for (int src = t + 1; src < j->n; src++)
+                row[src] = 0.0f;
+        }
+    }
+}
+
+static int
+gdn_heads_count(const struct decoder_config *c)
+{
+    return c->gdn.v_heads;
+}
+
+static int
+gdn_show(const struct decoder_config *c, const struct decoder_layer_stages *l, int n, int keep,
+         float *out, size_t ld, int threads)
+{
+    struct effective_job job = { c, l, n, keep, out, ld, NULL };
+
+    if (keep >= n)
+        return 0;
+    job.walk = malloc((size_t)c->gdn.v_heads * (size_t)c->gdn.k_dim * sizeof *job.walk);
+    if (job.walk == NULL)
+        return -1;
+    parallel_for(c->gdn.v_heads, 2L * (n - keep) * n * c->gdn.k_dim, threads, effective_heads,
+                 &job);
+    free(job.walk);
+    return 0;
+}
+
+int
+decoder_gdn_effective_cell(const struct decoder_config *c, const struct decoder_gdn_rows *rows,
+                           int h, int t, int s, double *corrections, struct decoder_gdn_cell *cell)
+{
+    const int Hv = c->gdn.v_heads, dk = c->gdn.k_dim, Kq = decoder_gdn_key_width(c);
+    const int kh = decoder_gdn_key_head(c, h);
+    const float *q = rows->q + (size_t)t * Kq + (size_t)kh * dk;
+    const float *ks = rows->k + (size_t)s * Kq + (size_t)kh * dk;
+    double *u, g = 0.0, ksq = 0.0, sum = 0.0;
+
+    memset(cell, 0, sizeof *cell);
+    if (s > t || s < 0)
+        return 0;
+    u = malloc((size_t)dk * sizeof *u);
+    if (u == NULL)
+        return -1;
+    cell->beta = rows->beta[(size_t)s * Hv + h];
+    for (int i = 0; i < dk; i++) {
+        u[i] = q[i];
+        ksq += (double)ks[i] * q[i];
+    }
+    cell->kq = ksq;
+    cell->plain_undecayed = cell->beta * ksq;
+    /* u: the walk without its decays; token r's correction moves beta_s k_s . u by c_r. */
+    for (int r = t; r > s; r--) {
+        const float *kr = rows->k + (size_t)r * Kq + (size_t)kh * dk;
+        const double br = rows->beta[(size_t)r * Hv + h];
+        double kru = 0.0, ksr = 0.0;
+        for (int i = 0; i < dk; i++) {
+            kru += (double)kr[i] * u[i];
+            ksr += (double)ks[i] * kr[i];
+        }
+        const double cr = -cell->beta * br * kru * ksr;
+        if (corrections != NULL)
+            corrections[t - r] = cr;
+        sum += cr;
+        for (int i = 0; i < dk; i++)
+            u[i] -= br * kr[i] * kru;
+        g += rows->decay[(size_t)r * Hv + h];
+    }
+    free(u);
+    cell->between = t - s;
+    cell->log_decay = g;
+    cell->decay = exp(g);
+    cell->corrected = sum;
+    cell->value = cell->decay * (cell->plain_undecayed + sum);
+    return 0;
+}
+
 const struct decoder_mixer decoder_mixer_gdn = {
     "Gated DeltaNet", "a state per value head and the convolution's last inputs", gdn_forward,
-    gdn_kept, false, false, true,
+    gdn_kept, false, false, true, gdn_heads_count, gdn_show,
 };

@@ -14,7 +14,7 @@ attention_kept(const struct decoder_config *c, int layer, int n)
 }
 
 static const struct decoder_mixer attention = {
-    "attention", "keys and values", part_attention, attention_kept, true, false, false,
+    "attention", "keys and values", part_attention, attention_kept, true, false, false, NULL, NULL,
 };
 
 static const struct decoder_mixer *mixers[DECODER_MIXERS_MAX] = { &attention,

@@ -278,7 +278,15 @@ run_floats(const struct decoder_config *c, int cap, int top, bool lean)
 size_t
 run_attention_floats(const struct decoder_config *c, int n)
 {
-    return RUN_ATTENTION_STAGES * (size_t)c->n_head * (size_t)n * (size_t)n;
+    /* (or a mixer's own per-head stage in the same room: Gated DeltaNet's v_heads) */
+    size_t heads = RUN_ATTENTION_STAGES * (size_t)c->n_head;
+
+    for (int l = 0; l < c->n_layer; l++) {
+        const struct decoder_mixer *m = decoder_mixer_of(c, l);
+        if (m->heads != NULL && (size_t)m->heads(c) > heads)
+            heads = (size_t)m->heads(c);
+    }
+    return heads * (size_t)n * (size_t)n;
 }
 
 size_t

@@ -55,7 +55,7 @@ void
 export_heads_of(const struct pipeline *p, enum pipeline_stage s, int head, int *first, int *last)
 {
     *first = head < 0 ? 0 : head;
-    *last = head >= 0 ? head : pipeline_stage_per_head(s) ? p->st.shape.heads - 1 : 0;
+    *last = head >= 0 ? head : pipeline_stage_heads(p, s) - 1;
 }
 
 enum attn_status

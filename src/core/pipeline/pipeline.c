@@ -304,7 +304,7 @@ pipeline_select(const struct pipeline *p, const char *name, struct pipeline_sele
         base[dot - name] = '\0';
         if (*end == '\0' && pipeline_stage_parse(base, &sel->stage) == 0 &&
             pipeline_stage_per_head(sel->stage) && pipeline_stage_present(p, sel->stage)) {
-            if (h >= p->st.shape.heads)
+            if (h >= pipeline_stage_heads(p, sel->stage))
                 return PIPELINE_SELECT_NO_HEAD;
             sel->head = (int)h;
             return 0;

@@ -338,6 +338,13 @@ formula_decay(const struct pipeline *p)
 }
 
 static const char *
+formula_effective(const struct pipeline *p)
+{
+    (void)p;
+    return "M[t,s] = beta_s k_s . (prod over r in (s,t] of e^g_r (I - beta_r k_r k_r^T)) q_t";
+}
+
+static const char *
 formula_delta_read(const struct pipeline *p)
 {
     (void)p;

@@ -186,6 +186,8 @@ stage_view_keys_rotated(const struct pipeline *p, int head, struct pipeline_view
 static void
 one_head(const struct pipeline *p, const float *all, int head, struct pipeline_view *v)
 {
+    if (all == NULL)
+        return;
     if (head < 0 || head >= p->st.shape.heads)
         head = 0;
     v->m = attention_head(&p->st, all, head);
@@ -296,6 +298,17 @@ stage_view_decay(const struct pipeline *p, int head, struct pipeline_view *v)
 {
     (void)head;
     v->m = p->block.decay;
+}
+
+static void
+stage_view_effective(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    if (p->block.effective == NULL)
+        return;
+    if (head < 0 || head >= pipeline_stage_heads(p, STAGE_EFFECTIVE))
+        head = 0;
+    v->m = attention_head(&p->st, p->block.effective, head);
+    v->col_labels = p->key_labels;
 }
 
 static void
@@ -556,15 +569,44 @@ pipeline_stage_view(const struct pipeline *p, enum pipeline_stage s, int head,
 }
 
 int
+pipeline_stage_heads(const struct pipeline *p, enum pipeline_stage s)
+{
+    const struct decoder_mixer *m;
+
+    if (!pipeline_stage_per_head(s))
+        return 1;
+    if (s != STAGE_EFFECTIVE || p->decoder == NULL)
+        return p->st.shape.heads;
+    m = decoder_mixer_of(p->decoder, p->layer);
+    return m->heads != NULL ? m->heads(p->decoder) : 1;
+}
+
+int
 pipeline_stage_heads_mean(const struct pipeline *p, enum pipeline_stage s, float *mean)
 {
     struct pipeline_view v;
+    const int heads = pipeline_stage_heads(p, s);
 
     if (!pipeline_stage_per_head(s))
         return -1;
-    /* (head 0's view starts the stage: each head's is attention_head's of it) */
+    if (heads == p->st.shape.heads) {
+        /* (head 0's view starts the stage: each head's is attention_head's of it) */
+        pipeline_stage_view(p, s, 0, &v);
+        attention_heads_mean(mean, &p->st, v.m.data);
+        return 0;
+    }
+    /* A mixer's own heads: each cell's summed in order in float, then divided, as above. */
     pipeline_stage_view(p, s, 0, &v);
-    attention_heads_mean(mean, &p->st, v.m.data);
+    for (int i = 0; i < v.m.rows; i++)
+        for (int j = 0; j < v.m.cols; j++) {
+            float sum = 0.0f;
+            for (int h = 0; h < heads; h++) {
+                struct pipeline_view hv;
+                pipeline_stage_view(p, s, h, &hv);
+                sum += MAT_AT(&hv.m, i, j);
+            }
+            mean[(size_t)i * (size_t)v.m.cols + (size_t)j] = sum / (float)heads;
+        }
     return 0;
 }
 

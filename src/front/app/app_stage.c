@@ -67,7 +67,9 @@ static void
 next_head(struct app *a, int key)
 {
     struct view *v = &a->view;
-    const int heads = a->pipe.st.shape.heads;
+    /* (a stage's own heads: a DeltaNet layer's value heads may outnumber attention's) */
+    const int heads = explain_stage_per_head(v->stage) ? explain_stage_heads(&a->pipe, v->stage)
+                                                        : a->pipe.st.shape.heads;
     char title[160];
 
     v->head = (v->head + (key == APP_KEY_TAB ? 1 : heads - 1)) % heads;
@@ -106,7 +108,8 @@ toggle_grid(struct app *a, int key)
 
     (void)key;
     v->grid_heads = !v->grid_heads;
-    if (v->grid_heads && a->pipe.st.shape.heads == 1)
+    if (v->grid_heads && explain_stage_heads(&a->pipe, v->stage) == 1 &&
+        explain_stage_per_head(v->stage))
         app_say(a, "one head: the grid shows it alone");
     else if (v->grid_heads && !explain_stage_per_head(v->stage))
         app_say(a, "grid on: it shows on the per-head stages (2-8)");

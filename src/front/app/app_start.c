@@ -222,9 +222,9 @@ figure_name(const struct app *a, char *buf, size_t size)
         snprintf(buf, size, "figure-next");
     else if (v->screen == SCREEN_SENTENCE)
         snprintf(buf, size, "figure-%ssentence-h%d", layer, v->head);
-    else if (v->grid_heads && explain_stage_per_head(v->stage) && p->st.shape.heads > 1)
+    else if (v->grid_heads && explain_stage_per_head(v->stage) && explain_stage_heads(p, v->stage) > 1)
         snprintf(buf, size, "figure-%s%s-heads", layer, explain_stage_name(v->stage));
-    else if (explain_stage_per_head(v->stage) && p->st.shape.heads > 1)
+    else if (explain_stage_per_head(v->stage) && explain_stage_heads(p, v->stage) > 1)
         snprintf(buf, size, "figure-%s%s-h%d", layer, explain_stage_name(v->stage), v->head);
     else
         snprintf(buf, size, "figure-%s%s", layer, explain_stage_name(v->stage));

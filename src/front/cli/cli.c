@@ -720,8 +720,19 @@ cli_stage_refused(const struct pipeline *p, const char *name, int got, bool in_v
     char names[512];
 
     if (got == PIPELINE_SELECT_NO_HEAD) {
+        /* (the stage's own heads: NAME.hH) */
+        const char *dot = strstr(name, ".h");
+        char base[64];
+        enum pipeline_stage st;
+        int heads = p->st.shape.heads;
+        if (dot != NULL && (size_t)(dot - name) < sizeof base) {
+            memcpy(base, name, (size_t)(dot - name));
+            base[dot - name] = '\0';
+            if (pipeline_stage_parse(base, &st) == 0)
+                heads = pipeline_stage_heads(p, st);
+        }
         attn_fail_text(msg, size, "--stage %s: head out of range; the heads are 0-%d", name,
-                       p->st.shape.heads - 1);
+                       heads - 1);
         return;
     }
     pipeline_stage_names(p, ", ", names, sizeof names);

@@ -174,7 +174,7 @@ print_stage_of(FILE *out, const struct pipeline *p, struct compare *c, enum comp
     struct table t;
     char title[320];
     char who[300] = "";
-    const int heads = p->st.shape.heads;
+    const int heads = pipeline_stage_heads(p, s);
 
     char layer[32] = "";
 
@@ -281,9 +281,9 @@ print_stage_window(FILE *out, const struct pipeline *p, enum pipeline_stage s, i
         col_names[j] = names[j];
     }
     part = matrix_view(data, rows, cols);
-    if (pipeline_stage_per_head(s) && p->st.shape.heads > 1)
+    if (pipeline_stage_per_head(s) && pipeline_stage_heads(p, s) > 1)
         snprintf(title, sizeof title, "%s, head %d of %d: rows %d-%d and columns %d-%d of %d x %d",
-                 pipeline_stage_name(s), head, p->st.shape.heads, row0, row0 + rows - 1, col0,
+                 pipeline_stage_name(s), head, pipeline_stage_heads(p, s), row0, row0 + rows - 1, col0,
                  col0 + cols - 1, v.m.rows, v.m.cols);
     else
         snprintf(title, sizeof title, "%s: rows %d-%d and columns %d-%d of %d x %d",
@@ -364,7 +364,7 @@ print_selection(FILE *out, const struct pipeline *p, const struct pipeline_selec
     if (sel->param != NULL) {
         print_param(out, sel->param, po);
     } else if (pipeline_stage_per_head(sel->stage) && sel->head < 0) {
-        for (int h = 0; h < p->st.shape.heads; h++)
+        for (int h = 0; h < pipeline_stage_heads(p, sel->stage); h++)
             print_stage(out, p, sel->stage, h, po);
     } else {
         print_stage(out, p, sel->stage, sel->head < 0 ? 0 : sel->head, po);

@@ -167,7 +167,7 @@ print_compared_selection(FILE *out, struct compare *c, const struct pipeline_sel
     } else if (sel->param != NULL || (unsigned)sel->stage >= STAGE_COUNT) {
         print_both(out, c, sel, po);
     } else {
-        const int heads = pipeline_stage_per_head(sel->stage) ? c->a->st.shape.heads : 1;
+        const int heads = pipeline_stage_heads(c->a, sel->stage);
         const int h0 = sel->head < 0 ? 0 : sel->head;
         const int h1 = sel->head < 0 ? heads : sel->head + 1;
         for (int h = h0; h < h1; h++)

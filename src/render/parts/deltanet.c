@@ -9,7 +9,9 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
+#include "attnscope/decoder/mixer.h"
 #include "attnscope/families/model/family_model.h"
 #include "render/parts/parts.h"
 
@@ -264,6 +266,94 @@ inspect_decay(struct out *o, const struct cell_at *at)
          inspect_num(y, a), inspect_num(z, w->dt_bias[at->col]), inspect_num(v, g));
     emit(o, "the state is kept times e^g = %s at this token: %s\n", inspect_num(e, expf(g)),
          expf(g) > 0.9f ? "it remembers" : expf(g) < 0.2f ? "it forgets almost everything" : "it fades");
+}
+
+void
+text_effective(const struct pipeline *p, char *buf, size_t size)
+{
+    (void)p;
+    snprintf(buf, size,
+             "No scores here, but the layer still mixes the tokens: each read is exactly a sum "
+             "of the tokens' values, o_t = sum_s M[t,s] v_s. M is what each earlier token gives "
+             "the query: its beta, its key against the query, shrunk by every decay since and "
+             "corrected by every later token that wrote along a key like its own. Unlike "
+             "softmax weights it can be negative and a row need not sum to 1: blue takes away, "
+             "red adds.");
+}
+
+/* The corrections of the tokens between, largest first, the first few named. */
+static void
+largest_corrections(struct out *o, const struct cell_at *at, const double *c, int count,
+                    double decay)
+{
+    enum { SHOWN = 3 };
+    int best[SHOWN], found = 0;
+    char v[24];
+
+    for (int k = 0; k < SHOWN && k < count; k++) {
+        int pick = -1;
+        for (int r = 0; r < count; r++) {
+            bool taken = false;
+            for (int e = 0; e < found; e++)
+                taken = taken || best[e] == r;
+            if (!taken && (pick < 0 || fabs(c[r]) > fabs(c[pick])))
+                pick = r;
+        }
+        best[found++] = pick;
+    }
+    emit(o, "the largest, times the decay:");
+    for (int k = 0; k < found; k++)
+        emit(o, "%s %s %s", k > 0 ? "," : "", inspect_token(at->p, at->row - best[k]),
+             inspect_num(v, (float)(c[best[k]] * decay)));
+    emit(o, "%s\n", count > found ? ", ..." : "");
+}
+
+void
+inspect_effective(struct out *o, const struct cell_at *at)
+{
+    const struct pipeline *p = at->p;
+    const struct decoder_gdn_rows rows = { p->block.delta_q.data, p->block.delta_k.data,
+                                           p->block.beta.data, p->block.decay.data };
+    struct pipeline_view pv;
+    struct decoder_gdn_cell cell;
+    double *corr = NULL;
+    char a[24], b[24], c[24], d[24], v[24];
+
+    pipeline_stage_view(p, STAGE_EFFECTIVE, at->head, &pv);
+    emit(o, "M[%s][%s] = %s: how much of %s's value head %d reads at %s\n",
+         inspect_token(p, at->row), inspect_key(p, at->col),
+         inspect_num(v, MAT_AT(&pv.m, at->row, at->col)), inspect_key(p, at->col), at->head,
+         inspect_token(p, at->row));
+    if (at->col > at->row) {
+        emit(o, "%s comes later: the state has not read it yet (0)\n", inspect_key(p, at->col));
+        return;
+    }
+    if (at->row > at->col)
+        corr = malloc((size_t)(at->row - at->col) * sizeof *corr);
+    if ((at->row > at->col && corr == NULL) ||
+        decoder_gdn_effective_cell(p->decoder, &rows, at->head, at->row, at->col, corr, &cell) != 0) {
+        free(corr);
+        emit(o, "(out of memory for its parts)\n");
+        return;
+    }
+    emit(o, "%s wrote with beta %s; its key . this query = %s: beta k.q = %s\n",
+         inspect_key(p, at->col), inspect_num(a, (float)cell.beta), inspect_num(b, (float)cell.kq),
+         inspect_num(c, (float)cell.plain_undecayed));
+    if (cell.between == 0) {
+        emit(o, "its own token: no decay and no correction since it wrote\n");
+        free(corr);
+        return;
+    }
+    emit(o, "the %d token%s since: decay e^(%s) = %s, corrections %s\n", cell.between,
+         cell.between == 1 ? "" : "s", inspect_num(a, (float)cell.log_decay),
+         inspect_num(b, (float)cell.decay), inspect_num(c, (float)cell.corrected));
+    emit(o, "M = %s%s(%s + %s) = %s\n", inspect_num(a, (float)cell.decay), o->times,
+         inspect_num(b, (float)cell.plain_undecayed), inspect_num(c, (float)cell.corrected),
+         inspect_num(d, (float)cell.value));
+    emit(o, "(a later token corrects it where its key is like %s's: it overwrites that "
+            "direction of the state)\n", inspect_key(p, at->col));
+    largest_corrections(o, at, corr, cell.between, cell.decay);
+    free(corr);
 }
 
 void

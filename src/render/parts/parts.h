@@ -185,6 +185,8 @@ void text_beta(const struct pipeline *p, char *buf, size_t size);
 void inspect_beta(struct out *o, const struct cell_at *at);
 void text_decay(const struct pipeline *p, char *buf, size_t size);
 void inspect_decay(struct out *o, const struct cell_at *at);
+void text_effective(const struct pipeline *p, char *buf, size_t size);
+void inspect_effective(struct out *o, const struct cell_at *at);
 void text_delta_read(const struct pipeline *p, char *buf, size_t size);
 void inspect_delta_read(struct out *o, const struct cell_at *at);
 void text_delta_normed(const struct pipeline *p, char *buf, size_t size);

@@ -30,7 +30,7 @@ view_tile_layout(int w, int heads, int *tiles, int *per_row, int *tile_rows)
 bool
 view_showing_grid(const struct view *v, const struct pipeline *p)
 {
-    return v->grid_heads && explain_stage_per_head(v->stage) && p->st.shape.heads > 1;
+    return v->grid_heads && explain_stage_per_head(v->stage) && explain_stage_heads(p, v->stage) > 1;
 }
 
 
@@ -100,7 +100,7 @@ static void
 compact_layout(struct view *v, const struct pipeline *p, int w, int h, struct compact *c)
 {
     struct heatmap_spec spec;
-    const int heads = p->st.shape.heads;
+    const int heads = explain_stage_heads(p, v->stage);
     int rows = p->st.nq;
     int cols = p->st.nk;
     int avail;
@@ -154,7 +154,7 @@ grid_is_compact(struct view *v, const struct pipeline *p, int w, int h, int per_
 {
     struct heatmap_spec spec;
     struct heatmap_geometry geo;
-    const int heads = p->st.shape.heads < VIEW_MAX_TILES ? p->st.shape.heads : VIEW_MAX_TILES;
+    const int heads = explain_stage_heads(p, v->stage) < VIEW_MAX_TILES ? explain_stage_heads(p, v->stage) : VIEW_MAX_TILES;
     const int tile_rows = (heads + per_row - 1) / per_row;
     const struct rect r = { 0, 0, w / per_row - 1, h / tile_rows - 1 };
 
@@ -196,7 +196,7 @@ choose_per_row(struct view *v, const struct pipeline *p, int w, int h)
     int best_decimals = -2;
     const int rows = p->st.nq;
 
-    view_tile_layout(w, p->st.shape.heads, &tiles, &most, &tile_rows);
+    view_tile_layout(w, explain_stage_heads(p, v->stage), &tiles, &most, &tile_rows);
     for (int per_row = most; per_row >= 1; per_row--) {
         int cap;
         int decimals;
@@ -239,7 +239,7 @@ heat_fit(struct view *v, const struct pipeline *p, int w, int h, struct heat_fit
     f->per_row = 1;
     f->width = 0;
     if (grid) {
-        view_tile_layout(w, p->st.shape.heads, &tiles, &f->per_row, &tile_rows);
+        view_tile_layout(w, explain_stage_heads(p, v->stage), &tiles, &f->per_row, &tile_rows);
         f->per_row = view_choose_per_row(v, p, w, h);
         tw = w / f->per_row;
         tile_rows = (tiles + f->per_row - 1) / f->per_row;
@@ -313,7 +313,7 @@ view_panel_beside(struct view *v, const struct pipeline *p, int width, int heigh
 static void
 draw_compact(struct grid *g, struct rect r, struct view *v, const struct pipeline *p)
 {
-    const int heads = p->st.shape.heads;
+    const int heads = explain_stage_heads(p, v->stage);
     struct compact c;
     struct heatmap_spec spec;
     char buf[16];
@@ -351,7 +351,7 @@ view_draw_heatmaps(struct grid *g, struct rect r, struct view *v, const struct p
                    int per_row, int max_cell_w, int row_gap)
 {
     struct heatmap_spec spec;
-    const int heads = p->st.shape.heads;
+    const int heads = explain_stage_heads(p, v->stage);
     char buf[16];
 
     v->frame.tiles = 0;
@@ -449,11 +449,11 @@ view_draw_legend(struct grid *g, int x0, int y, int w, struct view *v, const str
         snprintf(where, sizeof where, "rows %d-%d of %d, cols %d-%d of %d", geo->row0 + 1,
                  geo->row0 + geo->vis_rows, spec.m->rows, geo->col0 + 1, geo->col0 + geo->vis_cols,
                  spec.m->cols);
-    if (view_showing_grid(v, p) && v->frame.heads_shown < p->st.shape.heads) {
+    if (view_showing_grid(v, p) && v->frame.heads_shown < explain_stage_heads(p, v->stage)) {
         const size_t used = strlen(where);
         snprintf(where + used, sizeof where - used, "%sheads %d-%d of %d%s", used ? ", " : "",
                  v->frame.heads_first, v->frame.heads_first + v->frame.heads_shown - 1,
-                 p->st.shape.heads, v->paper ? "" : " (Tab)");
+                 explain_stage_heads(p, v->stage), v->paper ? "" : " (Tab)");
     }
     heatmap_legend(g, x0, y, where[0] ? w - (int)strlen(where) - 1 : w, &spec);
     if (where[0])

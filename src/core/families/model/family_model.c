@@ -359,6 +359,7 @@ mixer_views(struct pipeline *p, const struct decoder_config *c,
     p->block.decay = gdn ? view(l->gdn.decay, n, Hv) : none;
     p->block.delta_read = gdn ? view(l->gdn.out, n, Vw) : none;
     p->block.delta_normed = gdn ? view(l->gdn.normed, n, Vw) : none;
+    p->block.effective = gdn ? l->gdn.effective : NULL;
 }
 
 static enum attn_status

@@ -373,9 +373,9 @@ write_model_stages(struct fileio_batch *b, struct pipeline *p, struct compare *c
                 st = write_model_cache(b, p, pipeline_decoder(p), folder, err);
                 continue;
             }
-            if ((unsigned)s < STAGE_COUNT && (sel != NULL ? sel[i].param == NULL
-                                                         : pipeline_stage_present(p, s)) &&
-                pipeline_stage_per_layer(p, s)) {
+            /* (a stage only some layers have, a DeltaNet layer's or a sparse one's: theirs) */
+            if ((unsigned)s < STAGE_COUNT && (sel == NULL || sel[i].param == NULL) &&
+                pipeline_stage_present(p, s) && pipeline_stage_per_layer(p, s)) {
                 st = write_one_stage(b, p, cmp, s, sel != NULL ? sel[i].head : -1, folder, err);
                 if (cmp != NULL)
                     continue; /* (the routes and sinks are each model's own) */
