@@ -25,6 +25,7 @@
 
 #include "attnscope/base/utf8.h"
 #include "attnscope/decoder/mixer.h"
+#include "attnscope/families/model/headmap.h"
 #include "attnscope/families/model/family_model.h"
 #include "render/explain.h"
 #include "render/figure.h"
@@ -595,10 +596,9 @@ static int
 draw_overview(struct fig *f, struct view *v, const struct pipeline *p, struct figure_result *res)
 {
     const struct family_model_state *m = pipeline_decoder(p);
-    const int heads = p->st.shape.heads;
+    const int heads = head_map_heads(p);
     const int n = p->st.nq;
     const size_t nn = (size_t)n * (size_t)n;
-    const size_t nc = decoder_queries_floats(&m->model->dec.cfg, n);
     struct heat_style hs = { 0, 0, -1, false };
     struct heatmap_spec spec;
     struct matrix w;
@@ -608,9 +608,7 @@ draw_overview(struct fig *f, struct view *v, const struct pipeline *p, struct fi
     double label_w = 0;
     double y;
 
-    if (view_reserve_scratch(v, 2 * nn + 2 * (size_t)n + 2 * nc) != 0)
-        return -1;
-    float *q = v->work.scratch + 2 * nn + 2 * (size_t)n;
+    (void)m;
     w = matrix_view(v->work.scratch, n, n);
     memset(&spec, 0, sizeof spec);
     spec.m = &w;
@@ -646,17 +644,24 @@ draw_overview(struct fig *f, struct view *v, const struct pipeline *p, struct fi
         char label[24];
         snprintf(label, sizeof label, "layer %d", l);
         text_at(f, 0, ly + (n * hs.ch - th) / 2, f->sans, INK, 0, label);
-        decoder_layer_queries(&m->model->dec, &m->run, l, q, q + nc);
-        for (int h = 0; h < heads; h++) {
+        /* (a DeltaNet layer's heads: the shares of their effective attention) */
+        struct head_map_layer hl;
+        if (head_map_layer_open(&hl, p, l) != 0 ||
+            view_reserve_scratch(v, nn + head_map_layer_scratch(&hl)) != 0) {
+            head_map_layer_close(&hl);
+            return -1;
+        }
+        w.data = v->work.scratch;
+        for (int h = 0; h < hl.heads; h++) {
             struct figure_cells cells;
             double hw;
             double hh;
-            decoder_head_weights(&m->model->dec, &m->run, l, h, q, v->work.scratch,
-                                 v->work.scratch + nn);
+            (void)head_map_layer_head(&hl, h, v->work.scratch, v->work.scratch + nn);
             draw_heatmap(f, label_w + h * (n * hs.cw + 6), ly, &spec, &hs, &cells, &hw, &hh);
             if (l == 0 && h == 0)
                 res->first = cells;
         }
+        head_map_layer_close(&hl);
     }
     res->heatmaps = p->layers * heads;
     snprintf(res->what, sizeof res->what, "every head's weights, %d layers x %d heads", p->layers,

@@ -24,7 +24,7 @@
 #define VIEW_MIN_HEIGHT 16
 
 /* The model map's choice after its measures (enum head_measure): every head's weights, small. */
-#define VIEW_MAP_HEATMAPS 6
+#define VIEW_MAP_HEATMAPS 8
 
 /* The all-heads grid shows at most this many heads at once. */
 #define VIEW_MAX_TILES 16

@@ -10,6 +10,7 @@
 
 #include <check.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "attnscope/decoder/decoder.h"
 #include "attnscope/decoder/mixer.h"
 #include "attnscope/families/model/family_model.h"
+#include "attnscope/families/model/headmap.h"
 #include "attnscope/families/model/switches.h"
 #include "attnscope/kernels/parallel.h"
 #include "attnscope/models/model.h"
@@ -556,6 +558,88 @@ START_TEST(the_stages_reach_every_front_end)
 }
 END_TEST
 
+/*
+ * The model map on a hybrid: a column for each of the DeltaNet layers' value
+ * heads (four, where the full layer has two: nan beyond them); a DeltaNet
+ * head's measures read each query's shares of its effective attention, here
+ * checked against the oracle's M of qwen35-vl's layer 1 (the self and reach
+ * of head 3); its memory from its decays; the same numbers whichever layer
+ * is shown (a layer not shown is made again from its input).
+ */
+START_TEST(the_model_map_reads_deltanet_heads)
+{
+    static struct model m;
+    struct fixture f;
+    struct pipeline p;
+    struct pipeline_source src;
+    struct attention_config cfg;
+    struct attn_error err;
+    float self[16], reach[16], memory[16], again[16];
+
+    fixture_open(&f, "qwen35-vl");
+    ck_assert_msg(model_open(&m, f.dir, NULL, &err) == ATTN_OK, "%s", err.msg);
+    memset(&src, 0, sizeof src);
+    src.family = &family_model;
+    src.model = &m;
+    src.ids = f.ids;
+    src.n_ids = f.n;
+    src.top = f.top;
+    src.layer = 3;
+    attention_config_init(&cfg);
+    ck_assert_msg(pipeline_create(&p, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(head_map_heads(&p), 4);
+    ck_assert(head_measure_present(&p, MEASURE_REACH) && head_measure_present(&p, MEASURE_MEMORY));
+    ck_assert_int_eq(head_measures(&p, MEASURE_SELF, self), 0);
+    ck_assert_int_eq(head_measures(&p, MEASURE_REACH, reach), 0);
+    ck_assert_int_eq(head_measures(&p, MEASURE_MEMORY, memory), 0);
+    ck_assert(isnan(self[3 * 4 + 2]) && isnan(memory[3 * 4 + 0]) && !isnan(self[3 * 4 + 1]));
+    {
+        /* The oracle's M of layer 1, head 3: self and reach from its shares. */
+        const int n = f.n, h = 3;
+        const char *at = line_of(f.e.text, "effective", 1);
+        double *M = malloc((size_t)4 * n * n * sizeof *M), want_self = 0.0, want_reach = 0.0;
+        ck_assert_ptr_nonnull(M);
+        ck_assert_int_eq((int)next_number(&at), 4 * n * n);
+        for (int e = 0; e < 4 * n * n; e++)
+            M[e] = next_number(&at);
+        for (int i = 1; i < n; i++) {
+            const double *row = M + ((size_t)h * n + i) * n;
+            double sum = 0.0;
+            for (int j = 0; j < n; j++)
+                sum += fabs(row[j]);
+            want_self += fabs(row[i]) / sum;
+            for (int j = 0; j < i; j++)
+                want_reach += fabs(row[j]) / sum * (i - j);
+        }
+        ck_assert_double_eq_tol(self[1 * 4 + h], want_self / (n - 1), 1e-4);
+        ck_assert_double_eq_tol(reach[1 * 4 + h], want_reach / (n - 1), 1e-4);
+        free(M);
+    }
+    {
+        /* memory: ln 2 over the mean of -g, the oracle's decays of layer 1 */
+        const char *at = line_of(f.e.text, "gdn_decay", 1);
+        double sum = 0.0;
+        const int n = f.n, Hv = 4;
+        ck_assert_int_eq((int)next_number(&at), n * Hv);
+        for (int e = 0; e < n * Hv; e++) {
+            const double g = next_number(&at);
+            if (e % Hv == 2)
+                sum -= g;
+        }
+        ck_assert_double_eq_tol(memory[1 * 4 + 2], log(2.0) / (sum / n), 1e-4);
+    }
+    pipeline_destroy(&p);
+    src.layer = 1; /* (layer 1 shown: its own rows, not made again) */
+    ck_assert_msg(pipeline_create(&p, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(head_measures(&p, MEASURE_SELF, again), 0);
+    for (int e = 0; e < 16; e++)
+        ck_assert_msg((isnan(again[e]) && isnan(self[e])) || again[e] == self[e], "cell %d", e);
+    pipeline_destroy(&p);
+    model_close(&m);
+    fixture_close(&f);
+}
+END_TEST
+
 static Suite *
 qwen35_suite(void)
 {
@@ -575,6 +659,7 @@ qwen35_suite(void)
     tcase_add_test(t, the_config_refuses_by_name);
     tcase_add_test(t, the_gguf_refuses_by_name);
     tcase_add_test(t, the_stages_reach_every_front_end);
+    tcase_add_test(t, the_model_map_reads_deltanet_heads);
     suite_add_tcase(s, t);
     return s;
 }

@@ -95,6 +95,21 @@ struct decoder_gdn_rows {
 };
 
 /*
+ * Value head h's effective attention M, rows keep .. n - 1 of out (row t at
+ * out + t ld; tokens after t 0), walk k_dim floats of scratch.
+ */
+void decoder_gdn_effective_head(const struct decoder_config *c, const struct decoder_gdn_rows *rows,
+                                int h, int n, int keep, float *out, size_t ld, float *walk);
+/*
+ * DeltaNet layer's rows of run r: the shown layer's own, or made again from
+ * the layer's input into *made (the caller frees it; NULL when shown).
+ * 0, or -1 out of memory.
+ */
+struct decoder_model;
+int decoder_gdn_layer_rows(const struct decoder_model *m, const struct decoder_run *r, int layer,
+                           float **made, struct decoder_gdn_rows *rows);
+
+/*
  * Head h's cell (t, s) of rows (all 0 where s > t), and each token r's
  * correction into corrections[t - r] (t - s of them; NULL: not wanted).
  * 0, or -1 out of memory.

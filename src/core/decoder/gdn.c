@@ -29,6 +29,7 @@
 #include "attnscope/decoder/decoder.h"
 #include "attnscope/decoder/mixer.h"
 #include "attnscope/kernels/parallel.h"
+#include "decoder_internal.h"
 
 /* torch's softplus (beta 1, threshold 20): x itself above the threshold. */
 static float
@@ -270,52 +271,56 @@ lane_dot(const float *x, const float *y, int w)
     return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
 }
 
+void
+decoder_gdn_effective_head(const struct decoder_config *c, const struct decoder_gdn_rows *rows,
+                           int h, int n, int keep, float *out, size_t ld, float *walk)
+{
+    const int Hv = c->gdn.v_heads, dk = c->gdn.k_dim, Kq = decoder_gdn_key_width(c);
+    const int kh = decoder_gdn_key_head(c, h);
+
+    /*
+     * Row t: M[t, s] = beta_s k_s . r_s, r_t = q_t walked back one token at
+     * a time, r_{s-1} = e^(g_s) (r_s - beta_s k_s (k_s . r_s)): the decay
+     * and the delta correction of token s on the way from s to t.
+     */
+    for (int t = keep; t < n; t++) {
+        float *row = out + (size_t)t * ld;
+        memcpy(walk, rows->q + (size_t)t * Kq + (size_t)kh * dk, (size_t)dk * sizeof *walk);
+        for (int src = t; src >= 0; src--) {
+            const float *k = rows->k + (size_t)src * Kq + (size_t)kh * dk;
+            const float beta = rows->beta[(size_t)src * Hv + h];
+            const float kr = lane_dot(k, walk, dk);
+            row[src] = beta * kr;
+            if (src > 0) {
+                const float e = expf(rows->decay[(size_t)src * Hv + h]);
+                const float bkr = beta * kr;
+                for (int i = 0; i < dk; i++)
+                    walk[i] = e * (walk[i] - bkr * k[i]);
+            }
+        }
+        for (int src = t + 1; src < n; src++)
+            row[src] = 0.0f;
+    }
+}
+
 struct effective_job {
     const struct decoder_config *c;
-    const struct decoder_layer_stages *l;
+    struct decoder_gdn_rows rows;
     int n, keep;
     float *out;
     size_t ld;
-    float *walk; /* (v_heads, k_dim): each head's r as it goes */
+    float *walk; /* (v_heads, k_dim): each head's walk */
 };
 
-/*
- * Value heads h0 .. h1, rows keep .. n - 1: row t is what each token s <= t
- * gives o_t of its value, M[t, s] = beta_s k_s . r_s, r_t = q_t, walked back
- * one token at a time: r_{s-1} = e^(g_s) (r_s - beta_s k_s (k_s . r_s)), the
- * decay and the delta correction of token s on the way from s to t
- * (decoder_gdn_effective_cell spells one cell out).  Tokens after t: 0.
- */
 static void
 effective_heads(void *ctx, int h0, int h1)
 {
     const struct effective_job *j = ctx;
-    const struct decoder_config *c = j->c;
-    const struct decoder_layer_stages *l = j->l;
-    const int Hv = c->gdn.v_heads, dk = c->gdn.k_dim, Kq = decoder_gdn_key_width(c);
 
-    for (int h = h0; h < h1; h++) {
-        const int kh = decoder_gdn_key_head(c, h);
-        float *r = j->walk + (size_t)h * dk;
-        for (int t = j->keep; t < j->n; t++) {
-            float *row = j->out + ((size_t)h * j->ld + (size_t)t) * j->ld;
-            memcpy(r, l->gdn.q + (size_t)t * Kq + (size_t)kh * dk, (size_t)dk * sizeof *r);
-            for (int src = t; src >= 0; src--) {
-                const float *k = l->gdn.k + (size_t)src * Kq + (size_t)kh * dk;
-                const float beta = l->gdn.beta[(size_t)src * Hv + h];
-                const float kr = lane_dot(k, r, dk);
-                row[src] = beta * kr;
-                if (src > 0) {
-                    const float e = expf(l->gdn.decay[(size_t)src * Hv + h]);
-                    const float bkr = beta * kr;
-                    for (int i = 0; i < dk; i++)
-                        r[i] = e * (r[i] - bkr * k[i]);
-                }
-            }
-            for (int src = t + 1; src < j->n; src++)
-                row[src] = 0.0f;
-        }
-    }
+    for (int h = h0; h < h1; h++)
+        decoder_gdn_effective_head(j->c, &j->rows, h, j->n, j->keep,
+                                   j->out + (size_t)h * j->ld * j->ld, j->ld,
+                                   j->walk + (size_t)h * j->c->gdn.k_dim);
 }
 
 static int
@@ -328,7 +333,8 @@ static int
 gdn_show(const struct decoder_config *c, const struct decoder_layer_stages *l, int n, int keep,
          float *out, size_t ld, int threads)
 {
-    struct effective_job job = { c, l, n, keep, out, ld, NULL };
+    struct effective_job job = { c, { l->gdn.q, l->gdn.k, l->gdn.beta, l->gdn.decay }, n, keep,
+                                 out, ld, NULL };
 
     if (keep >= n)
         return 0;
@@ -338,6 +344,49 @@ gdn_show(const struct decoder_config *c, const struct decoder_layer_stages *l, i
     parallel_for(c->gdn.v_heads, 2L * (n - keep) * n * c->gdn.k_dim, threads, effective_heads,
                  &job);
     free(job.walk);
+    return 0;
+}
+
+int
+decoder_gdn_layer_rows(const struct decoder_model *m, const struct decoder_run *r, int layer,
+                       float **made, struct decoder_gdn_rows *rows)
+{
+    const struct decoder_config *c = &m->cfg;
+    const struct decoder_block *b = &m->blocks[layer];
+    const int n = r->n, threads = parallel_threads();
+    const size_t C = (size_t)c->d_model, D = (size_t)decoder_gdn_conv_width(c);
+    const size_t Kq = (size_t)decoder_gdn_key_width(c), Hv = (size_t)c->gdn.v_heads;
+    struct decoder_layer_stages s;
+    struct part_attention_args args;
+    struct gdn_job job;
+    float *x;
+
+    *made = NULL;
+    if (layer == r->shown) {
+        const struct decoder_layer_stages *l = &r->layers[layer];
+        *rows = (struct decoder_gdn_rows){ l->gdn.q, l->gdn.k, l->gdn.beta, l->gdn.decay };
+        return 0;
+    }
+    x = malloc((size_t)n * (C + 2 * D + 2 * Kq + 2 * Hv) * sizeof *x + 1);
+    if (x == NULL)
+        return -1;
+    memset(&s, 0, sizeof s);
+    s.gdn.mixed = x + (size_t)n * C;
+    s.gdn.conv = s.gdn.mixed + (size_t)n * D;
+    s.gdn.q = s.gdn.conv + (size_t)n * D;
+    s.gdn.k = s.gdn.q + (size_t)n * Kq;
+    s.gdn.beta = s.gdn.k + (size_t)n * Kq;
+    s.gdn.decay = s.gdn.beta + (size_t)n * Hv;
+    /* The forward's own steps up to beta and the decay, from row 0 (no state needed). */
+    part_norm(c, &b->norm1, decoder_layer_input(r, layer), n, x, threads);
+    decoder_linear_apply(&b->gdn.qkv, x, n, s.gdn.mixed, threads);
+    decoder_linear_apply(&b->gdn.b, x, n, s.gdn.beta, threads);
+    decoder_linear_apply(&b->gdn.a, x, n, s.gdn.decay, threads);
+    args = (struct part_attention_args){ .m = m, .c = c, .b = b, .n = n };
+    job = (struct gdn_job){ &args, &s, NULL, NULL };
+    parallel_for(n, 4L * c->gdn.conv * (long)D, threads, gdn_rows, &job);
+    *made = x;
+    *rows = (struct decoder_gdn_rows){ s.gdn.q, s.gdn.k, s.gdn.beta, s.gdn.decay };
     return 0;
 }
 

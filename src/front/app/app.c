@@ -209,7 +209,7 @@ app_settle(struct app *a)
     if (a->view.compare != NULL && a->view.side == COMPARE_DIFFERENCE &&
         (a->view.screen == SCREEN_MAP || a->view.screen == SCREEN_NEXT)) {
         const size_t n = a->view.screen == SCREEN_MAP
-                             ? (size_t)a->pipe.layers * (size_t)a->pipe.st.shape.heads
+                             ? (size_t)a->pipe.layers * (size_t)head_map_heads(&a->pipe)
                              : (size_t)pipeline_decoder(&a->pipe)->run.n;
         float *out = malloc((n + 1) * sizeof *out);
         /* (kept with the comparison; on no memory the drawing tries again and says so) */
@@ -220,7 +220,7 @@ app_settle(struct app *a)
         free(out);
     }
     if (a->view.screen == SCREEN_MAP && pipeline_decoder(&a->pipe) != NULL) {
-        float *measures = malloc(((size_t)a->pipe.layers * (size_t)a->pipe.st.shape.heads + 1) *
+        float *measures = malloc(((size_t)a->pipe.layers * (size_t)head_map_heads(&a->pipe) + 1) *
                                  sizeof *measures);
         /* (kept with the pipeline; on no memory the drawing tries again and says so) */
         if (measures != NULL)

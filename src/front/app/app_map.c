@@ -13,7 +13,7 @@ static void
 pick_head(struct app *a, int key)
 {
     struct view *v = &a->view;
-    const int heads = a->pipe.st.shape.heads;
+    const int heads = head_map_heads(&a->pipe);
 
     if (key == APP_KEY_PAGE_UP || key == APP_KEY_PAGE_DOWN) {
         /* A page of the layers the heatmaps show (one on the measures' table). */
@@ -67,7 +67,8 @@ open_head(struct app *a, int key)
         return;
     }
     v->head = v->map_col;
-    v->stage = VIEW_WEIGHTS;
+    /* (a DeltaNet layer's head: its effective attention) */
+    v->stage = explain_stage_present(&a->pipe, VIEW_EFFECTIVE) ? VIEW_EFFECTIVE : VIEW_WEIGHTS;
     v->grid_heads = false;
     v->screen = SCREEN_STAGE;
     view_clamp(v, &a->pipe);

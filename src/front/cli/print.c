@@ -493,7 +493,7 @@ print_layers_table(FILE *out, const char *title, const struct matrix *m,
 static void
 print_model_heads(FILE *out, const struct pipeline *p, const struct print_options *po)
 {
-    const int heads = p->st.shape.heads;
+    const int heads = head_map_heads(p);
     struct matrix m;
     char title[160];
 

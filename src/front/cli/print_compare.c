@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnscope/families/model/headmap.h"
 #include "attnscope/families/model/family_model.h"
 #include "attnscope/files/csvio.h"
 #include "front/cli/print.h"
@@ -89,7 +90,7 @@ print_next_kl(FILE *out, struct compare *c, const struct print_options *po)
 static void
 print_heads_changed(FILE *out, struct compare *c, const struct print_options *po)
 {
-    const int layers = c->a->layers, heads = c->a->st.shape.heads;
+    const int layers = c->a->layers, heads = head_map_heads(c->a);
     const size_t count = (size_t)layers * (size_t)heads;
     struct matrix m;
     char title[256];

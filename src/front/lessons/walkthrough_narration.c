@@ -88,7 +88,7 @@ parse_reference(const char *s, size_t len, struct reference *r)
 static int
 map_value(const struct pipeline *p, const struct reference *r, float *value, char *why, size_t size)
 {
-    const int heads = p->st.shape.heads;
+    const int heads = head_map_heads(p);
     enum head_measure m;
     const bool known = head_measure_parse(r->name + 4, &m) == 0;
     float *all;
@@ -97,7 +97,7 @@ map_value(const struct pipeline *p, const struct reference *r, float *value, cha
 
     if (!known || pipeline_decoder(p) == NULL) {
         snprintf(why, size, "%s", !known ? "the map's measures are entropy, previous, first, self, "
-                                           "induction and sink"
+                                           "induction, sink, reach and memory"
                                          : "the model map needs a trained model (--model)");
         return -1;
     }
@@ -299,7 +299,7 @@ compared_value(const struct pipeline *p, const struct reference *r, float *value
         *value = MAT_AT(&v.m, i, j);
         return 0;
     }
-    n = changed ? p->layers * p->st.shape.heads : g->run.n;
+    n = changed ? p->layers * head_map_heads(p) : g->run.n;
     all = malloc(((size_t)n + 1) * sizeof *all);
     if (all == NULL || (changed ? compare_heads_changed(c, all) != 0
                                 : compare_next_kl(c, all, NULL) != ATTN_OK)) {
@@ -309,7 +309,7 @@ compared_value(const struct pipeline *p, const struct reference *r, float *value
     }
     if (changed) {
         i = walkthrough_find_label(r->row, NULL, NULL, p->layers);
-        j = walkthrough_find_label(r->col, NULL, "h", p->st.shape.heads);
+        j = walkthrough_find_label(r->col, NULL, "h", head_map_heads(p));
     } else {
         i = walkthrough_find_label(r->row, (const char *const *)p->query_labels, NULL, g->run.n);
         j = strcmp(r->col, "nats") == 0 ? 0 : -1;
@@ -318,12 +318,12 @@ compared_value(const struct pipeline *p, const struct reference *r, float *value
         free(all);
         if (changed)
             snprintf(why, size, "changed has layers 0 to %d and heads 0 to %d", p->layers - 1,
-                     p->st.shape.heads - 1);
+                     head_map_heads(p) - 1);
         else
             snprintf(why, size, "kl[TOKEN][nats]: no token '%s', or not [nats]", r->row);
         return -1;
     }
-    *value = all[changed ? i * p->st.shape.heads + j : i];
+    *value = all[changed ? i * head_map_heads(p) + j : i];
     free(all);
     return 0;
 }

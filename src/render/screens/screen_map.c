@@ -70,8 +70,7 @@ pool_max(const struct pipeline *p, int window, const float *w, int n, int f, boo
 static void
 draw_head_heatmaps(struct grid *g, struct view *v, const struct pipeline *p, int top)
 {
-    const struct family_model_state *m = pipeline_decoder(p);
-    const int heads = p->st.shape.heads;
+    const int heads = head_map_heads(p);
     const int layers = p->layers;
     const int n = p->st.nq;
     const int room_h = g->height - 3 - top; /* under them: the caption and the cursor's line */
@@ -106,29 +105,31 @@ draw_head_heatmaps(struct grid *g, struct view *v, const struct pipeline *p, int
     v->frame.map_layers = shown;
     pitch = cells + 1; /* tiles side by side, a blank column between */
 
-    /* A head's weights at a time, made again from the queries and kept keys (decoder.h). */
-    const size_t nc = decoder_queries_floats(&m->model->dec.cfg, n);
+    /* A head's weights at a time, made again (headmap.h: a DeltaNet head's shares of M). */
     const size_t nn = (size_t)n * (size_t)n;
-    if (view_reserve_scratch(v, 2 * nn + 2 * (size_t)n + 2 * nc + (size_t)cells * (size_t)cells) != 0)
-        return;
-    float *q = v->work.scratch + 2 * nn + 2 * (size_t)n;
-    float *pooled = q + 2 * nc;
     for (int h = 0; h < heads; h++)
         grid_printf(g, MAP_LABEL_W + h * pitch, top, pitch - 1 > 2 ? pitch - 1 : 3,
                     style_role(h == v->map_col ? ROLE_TITLE : ROLE_DIM), "h%d", h);
     for (int l = first; l < first + shown; l++) {
         const int y0 = top + 1 + (l - first) * (cells + 1);
-        decoder_layer_queries(&m->model->dec, &m->run, l, q, q + nc);
+        struct head_map_layer hl;
+        float *pooled;
+        if (head_map_layer_open(&hl, p, l) != 0 ||
+            view_reserve_scratch(v, nn + head_map_layer_scratch(&hl) + (size_t)cells * (size_t)cells) !=
+                0) {
+            head_map_layer_close(&hl);
+            return;
+        }
+        pooled = v->work.scratch + nn + head_map_layer_scratch(&hl);
         grid_printf(g, 0, y0, MAP_LABEL_W, style_role(l == v->map_row ? ROLE_TITLE : ROLE_TEXT),
                     "%slayer %d", l == v->map_row ? "\u25b8" : "", l);
         if (p->decoder->sliding_window > 0 && cells > 1) /* (its kind under its name) */
             grid_printf(g, 1, y0 + 1, MAP_LABEL_W - 1, style_role(ROLE_DIM), "%s",
                         decoder_window(p->decoder, l) > 0 ? "sliding" : "full");
-        for (int h = 0; h < heads; h++) {
+        for (int h = 0; h < hl.heads; h++) {
             const int x0 = MAP_LABEL_W + h * pitch;
-            decoder_head_weights(&m->model->dec, &m->run, l, h, q, v->work.scratch,
-                                 v->work.scratch + nn);
-            pool_max(p, m->run.causal ? decoder_window(p->decoder, l) : 0, v->work.scratch, n, f,
+            (void)head_map_layer_head(&hl, h, v->work.scratch, v->work.scratch + nn);
+            pool_max(p, hl.g->run.causal ? decoder_window(p->decoder, l) : 0, v->work.scratch, n, f,
                      v->skip_first_key, pooled);
             for (int i = 0; i < cells; i++)
                 for (int j = 0; j < cells; j++) {
@@ -144,6 +145,7 @@ draw_head_heatmaps(struct grid *g, struct view *v, const struct pipeline *p, int
                              v->colour ? ' ' : palette_ramp_glyph(st.level, v->utf8), st);
                 }
         }
+        head_map_layer_close(&hl);
     }
     {
         const int y = top + 1 + shown * (cells + 1);
@@ -176,7 +178,7 @@ static void
 draw_map_cursor(struct grid *g, struct view *v, const struct pipeline *p, const struct matrix *mat,
                 bool changed, int y)
 {
-    const int heads = p->st.shape.heads;
+    const int heads = head_map_heads(p);
     const int layers = p->layers;
     const enum head_measure m = (enum head_measure)v->map_measure;
     char num[32];
@@ -215,6 +217,10 @@ draw_map_cursor(struct grid *g, struct view *v, const struct pipeline *p, const 
              : m == MEASURE_SELF      ? "high: each token looks at itself"
              : m == MEASURE_SINK      ? "high: the head gives much of its weight to its sink, "
                                         "to nothing (B on a stage switches the sinks off)"
+             : m == MEASURE_REACH     ? "tokens back, weighted: low reads the last few, high reaches "
+                                        "far (a DeltaNet head: its shares of M)"
+             : m == MEASURE_MEMORY    ? "tokens until half of a write has decayed: low forgets "
+                                        "fast; nan: a softmax head, which keeps every key"
                                       : "low: focused on few keys; high: spread over many");
     view_draw_footer(g, v, g->height - 1);
 }
@@ -227,7 +233,7 @@ draw_map_cursor(struct grid *g, struct view *v, const struct pipeline *p, const 
 static void
 draw_model_map(struct grid *g, struct view *v, const struct pipeline *p)
 {
-    const int heads = p->st.shape.heads;
+    const int heads = head_map_heads(p);
     const int layers = p->layers;
     const enum head_measure m = (enum head_measure)v->map_measure;
     const bool changed = v->compare != NULL && v->side == COMPARE_DIFFERENCE;

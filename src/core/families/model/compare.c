@@ -8,6 +8,7 @@
 #include "attnscope/base/progress.h"
 #include "attnscope/families/model/compare.h"
 #include "attnscope/families/model/family_model.h"
+#include "attnscope/families/model/headmap.h"
 #include "attnscope/kernels/parallel.h"
 
 static const char *const side_names[COMPARE_SIDES] = { "first", "second", "difference" };
@@ -197,9 +198,8 @@ js_divergence(const float *p, const float *q, int n, bool sinks)
 }
 
 struct changed_job {
-    const struct family_model_state *ga, *gb;
+    const struct head_map_layer *a, *b; /* the layer's heads in each model */
     int layer, heads;
-    const float *qa, *qb; /* (n, Q) the layer's queries in each model */
     bool sinks;
     float *out; /* (layers * heads) */
     bool failed;
@@ -209,10 +209,11 @@ static void
 changed_heads(void *ctx, int h0, int h1)
 {
     struct changed_job *j = ctx;
-    const int n = j->ga->run.n;
+    const int n = j->a->g->run.n;
     const size_t nn = (size_t)n * (size_t)n;
-    float *wa = malloc((4 * nn + 4 * (size_t)n) * sizeof *wa);
-    float *wb = wa + 2 * nn + 2 * (size_t)n;
+    const size_t sa = head_map_layer_scratch(j->a), sb = head_map_layer_scratch(j->b);
+    float *wa = malloc((2 * nn + sa + sb + 1) * sizeof *wa);
+    float *wb = wa + nn + sa;
 
     if (wa == NULL) {
         j->failed = true;
@@ -220,11 +221,11 @@ changed_heads(void *ctx, int h0, int h1)
     }
     for (int h = h0; h < h1; h++) {
         double sum = 0.0;
-        decoder_head_weights(&j->ga->model->dec, &j->ga->run, j->layer, h, j->qa, wa, wa + nn);
-        decoder_head_weights(&j->gb->model->dec, &j->gb->run, j->layer, h, j->qb, wb, wb + nn);
+        (void)head_map_layer_head(j->a, h, wa, wa + nn);
+        (void)head_map_layer_head(j->b, h, wb, wb + nn);
         for (int i = 0; i < n; i++)
             sum += js_divergence(wa + (size_t)i * (size_t)n, wb + (size_t)i * (size_t)n, n,
-                                 j->sinks);
+                                 j->sinks && !j->a->deltanet);
         j->out[(size_t)j->layer * (size_t)j->heads + (size_t)h] = (float)(sum / n);
     }
     free(wa);
@@ -241,35 +242,43 @@ compare_heads_changed(struct compare *c, float *out)
 {
     const struct family_model_state *ga = pipeline_decoder(c->a);
     const struct family_model_state *gb = pipeline_decoder(c->b);
-    const int heads = c->a->st.shape.heads;
+    const int heads = head_map_heads(c->a);
     const size_t count = (size_t)c->a->layers * (size_t)heads;
 
     if (ga == NULL || gb == NULL || ga->run.lean || gb->run.lean)
         return -1;
     if (c->changed == NULL || c->changed_a != c->a->generation ||
         c->changed_b != c->b->generation) {
-        const size_t qa = decoder_queries_floats(&ga->model->dec.cfg, ga->run.n);
-        const size_t qb = decoder_queries_floats(&gb->model->dec.cfg, gb->run.n);
-        float *q = malloc((2 * qa + 2 * qb + 1) * sizeof *q);
-        struct changed_job job = { ga, gb, 0, heads, q, q + 2 * qa,
-                                   run_has_sinks(ga) || run_has_sinks(gb), NULL, false };
+        struct changed_job job = { NULL, NULL, 0, heads, run_has_sinks(ga) || run_has_sinks(gb),
+                                   NULL, false };
         job.out = malloc((count + 1) * sizeof *job.out);
-        if (q == NULL || job.out == NULL) {
-            free(q);
-            free(job.out);
+        if (job.out == NULL)
             return -1;
-        }
+        for (size_t e = 0; e < count; e++)
+            job.out[e] = NAN; /* (a head one model's layer lacks) */
         for (int l = 0; l < c->a->layers && !job.failed; l++) {
+            struct head_map_layer la, lb;
+            int both;
             job.layer = l;
             job.failed = progress_stopped(); /* (Esc in the view: made again when next asked) */
             if (job.failed)
                 break;
-            decoder_layer_queries(&ga->model->dec, &ga->run, l, q, q + qa);
-            decoder_layer_queries(&gb->model->dec, &gb->run, l, q + 2 * qa, q + 2 * qa + qb);
-            parallel_for(heads, 8L * ga->run.n * ga->run.n * c->a->st.shape.head_dim,
-                         parallel_threads(), changed_heads, &job);
+            if (head_map_layer_open(&la, c->a, l) != 0 || head_map_layer_open(&lb, c->b, l) != 0) {
+                head_map_layer_close(&la);
+                job.failed = true;
+                break;
+            }
+            job.a = &la;
+            job.b = &lb;
+            both = la.heads < lb.heads ? la.heads : lb.heads;
+            if (both > heads)
+                both = heads;
+            if (la.deltanet == lb.deltanet && both > 0)
+                parallel_for(both, 8L * ga->run.n * ga->run.n * c->a->st.shape.head_dim,
+                             parallel_threads(), changed_heads, &job);
+            head_map_layer_close(&la);
+            head_map_layer_close(&lb);
         }
-        free(q);
         if (job.failed) {
             free(job.out);
             return -1;

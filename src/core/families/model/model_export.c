@@ -121,7 +121,7 @@ write_model_next(struct fileio_batch *b, const struct family_model_state *g, str
 static enum attn_status
 write_model_heads(struct fileio_batch *b, const struct pipeline *p, struct attn_error *err)
 {
-    const int heads = p->st.shape.heads;
+    const int heads = head_map_heads(p);
     const size_t cells = (size_t)p->layers * (size_t)heads;
     float *m = malloc((size_t)MEASURE_COUNT * cells * sizeof *m);
     FILE *f;
@@ -503,7 +503,7 @@ export_model(struct pipeline *p, const struct pipeline_selection *sel, int count
 static enum attn_status
 write_heads_changed(struct fileio_batch *b, struct compare *c, struct attn_error *err)
 {
-    const int heads = c->a->st.shape.heads;
+    const int heads = head_map_heads(c->a);
     float *m = malloc(((size_t)c->a->layers * (size_t)heads + 1) * sizeof *m);
     FILE *f;
     enum attn_status st;
