@@ -470,6 +470,20 @@ START_TEST(the_gguf_refuses_by_name)
 }
 END_TEST
 
+/* The pipeline's source for model m on fixture f's ids, showing layer first. */
+static void
+model_source(struct pipeline_source *src, const struct model *m, const struct fixture *f,
+             int layer)
+{
+    memset(src, 0, sizeof *src);
+    src->family = &family_model;
+    src->model = m;
+    src->ids = f->ids;
+    src->n_ids = f->n;
+    src->top = f->top;
+    src->layer = layer;
+}
+
 START_TEST(the_stages_reach_every_front_end)
 {
     static struct model m;
@@ -484,13 +498,7 @@ START_TEST(the_stages_reach_every_front_end)
 
     fixture_open(&f, "qwen35");
     ck_assert_msg(model_open(&m, f.dir, NULL, &err) == ATTN_OK, "%s", err.msg);
-    memset(&src, 0, sizeof src);
-    src.family = &family_model;
-    src.model = &m;
-    src.ids = f.ids;
-    src.n_ids = f.n;
-    src.top = f.top;
-    src.layer = 0;
+    model_source(&src, &m, &f, 0);
     attention_config_init(&cfg);
     ck_assert_msg(pipeline_create(&p, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
     ck_assert(!pipeline_stage_present(&p, STAGE_QUERIES));
@@ -578,13 +586,7 @@ START_TEST(the_model_map_reads_deltanet_heads)
 
     fixture_open(&f, "qwen35-vl");
     ck_assert_msg(model_open(&m, f.dir, NULL, &err) == ATTN_OK, "%s", err.msg);
-    memset(&src, 0, sizeof src);
-    src.family = &family_model;
-    src.model = &m;
-    src.ids = f.ids;
-    src.n_ids = f.n;
-    src.top = f.top;
-    src.layer = 3;
+    model_source(&src, &m, &f, 3);
     attention_config_init(&cfg);
     ck_assert_msg(pipeline_create(&p, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
     ck_assert_int_eq(head_map_heads(&p), 4);
