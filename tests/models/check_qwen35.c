@@ -636,6 +636,19 @@ START_TEST(the_model_map_reads_deltanet_heads)
     ck_assert_int_eq(head_measures(&p, MEASURE_SELF, again), 0);
     for (int e = 0; e < 16; e++)
         ck_assert_msg((isnan(again[e]) && isnan(self[e])) || again[e] == self[e], "cell %d", e);
+    {
+        /* The mean over the four value heads (more than the two attention heads), cell (5, 2). */
+        float *mean = malloc((size_t)f.n * (size_t)f.n * sizeof *mean), want = 0.0f;
+        struct pipeline_view hv;
+        ck_assert_ptr_nonnull(mean);
+        ck_assert_int_eq(pipeline_stage_heads_mean(&p, STAGE_EFFECTIVE, mean), 0);
+        for (int h = 0; h < 4; h++) {
+            pipeline_stage_view(&p, STAGE_EFFECTIVE, h, &hv);
+            want += MAT_AT(&hv.m, 5, 2);
+        }
+        ck_assert_float_eq(mean[5 * f.n + 2], want / 4.0f);
+        free(mean);
+    }
     pipeline_destroy(&p);
     model_close(&m);
     fixture_close(&f);

@@ -597,16 +597,16 @@ pipeline_stage_heads_mean(const struct pipeline *p, enum pipeline_stage s, float
     }
     /* A mixer's own heads: each cell's summed in order in float, then divided, as above. */
     pipeline_stage_view(p, s, 0, &v);
-    for (int i = 0; i < v.m.rows; i++)
-        for (int j = 0; j < v.m.cols; j++) {
-            float sum = 0.0f;
-            for (int h = 0; h < heads; h++) {
-                struct pipeline_view hv;
-                pipeline_stage_view(p, s, h, &hv);
-                sum += MAT_AT(&hv.m, i, j);
-            }
-            mean[(size_t)i * (size_t)v.m.cols + (size_t)j] = sum / (float)heads;
-        }
+    memset(mean, 0, (size_t)v.m.rows * (size_t)v.m.cols * sizeof *mean);
+    for (int h = 0; h < heads; h++) {
+        struct pipeline_view hv;
+        pipeline_stage_view(p, s, h, &hv);
+        for (int i = 0; i < v.m.rows; i++)
+            for (int j = 0; j < v.m.cols; j++)
+                mean[(size_t)i * (size_t)v.m.cols + (size_t)j] += MAT_AT(&hv.m, i, j);
+    }
+    for (size_t e = 0; e < (size_t)v.m.rows * (size_t)v.m.cols; e++)
+        mean[e] /= (float)heads;
     return 0;
 }
 
