@@ -1114,6 +1114,32 @@ START_TEST(a_gguf_says_what_it_holds)
 }
 END_TEST
 
+/* A folder holding a GGUF and a tokenizer.json beside it: the view names the file it read. */
+START_TEST(a_gguf_folder_names_its_tokenizer_file)
+{
+    static struct model m;
+    struct app b;
+    const char *tmp = test_tmpdir();
+    char path[512], gguf[512], real[PATH_MAX];
+
+    snprintf(gguf, sizeof gguf, "%s/model.gguf", tmp);
+    ck_assert_int_eq(
+        symlink(realpath(test_path("tests/fixtures/decoders/qwen3-tok-gguf/model.gguf"), real), gguf),
+        0);
+    snprintf(path, sizeof path, "%s/tokenizer.json", tmp);
+    ck_assert_int_eq(symlink(realpath(test_path("tests/fixtures/decoders/qwen3/tokenizer.json"), real),
+                             path),
+                     0);
+    app_on_model(&b, &m, tmp, NULL, "the cat");
+    ck_assert_msg(b.view.message != NULL &&
+                      strstr(b.view.message, "its tokenizer from tokenizer.json.") != NULL,
+                  "%s", b.view.message != NULL ? b.view.message : "(none)");
+    app_destroy(&b);
+    model_close(&m);
+    test_remove_dir(dir);
+}
+END_TEST
+
 static Suite *
 app_model_suite(void)
 {
@@ -1136,6 +1162,7 @@ app_model_suite(void)
     tcase_add_test(tc, a_layer_stepped_to_takes_its_own_scale);
     tcase_add_test(tc, a_models_text_offers_only_its_keys);
     tcase_add_test(tc, a_gguf_says_what_it_holds);
+    tcase_add_test(tc, a_gguf_folder_names_its_tokenizer_file);
     tcase_add_test(tc, a_model_keeps_only_the_knobs_it_has);
     tcase_add_test(tc, a_model_explains_its_cells);
     tcase_add_test(tc, a_model_takes_new_sentences);

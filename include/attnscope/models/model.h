@@ -149,4 +149,7 @@ char *model_output_display(const struct model *m, int id, char *buf, size_t size
 /* Whether the model's head scores classes (chapter 6's classifier) rather than next tokens. */
 bool model_is_classifier(const struct model *m);
 
+/* Whether its tokenizer came from inside its GGUF weights (not a tokenizer file beside them). */
+bool model_tokenizer_inside(const struct model *m);
+
 #endif

@@ -713,6 +713,12 @@ model_is_classifier(const struct model *m)
     return m->dec.cfg.n_classes > 0;
 }
 
+bool
+model_tokenizer_inside(const struct model *m)
+{
+    return m->tokenizer[0] != '\0' && gguf_file_is(m->tokenizer);
+}
+
 char *
 model_output_display(const struct model *m, int id, char *buf, size_t size)
 {

@@ -298,10 +298,14 @@ app_init(struct app *a, const struct attention_config *cfg, const struct pipelin
                 (unsigned long long)cfg->seed);
     else if (src->model != NULL && src->model->note[0] != '\0')
         app_say(a, "%s", src->model->note);
-    else if (src->model != NULL && strncmp(src->model->dec.format, "GGUF", 4) == 0)
+    else if (src->model != NULL && strncmp(src->model->dec.format, "GGUF", 4) == 0) {
         /* What a local model's file holds: its quantization mix (the header line of --print). */
-        app_say(a, "%s, %s; its tokenizer inside. Space: next stage, ?: help", src->model->name,
-                src->model->dec.format);
+        const char *tok = strrchr(src->model->tokenizer, '/');
+        const bool inside = model_tokenizer_inside(src->model);
+        app_say(a, "%s, %s; its tokenizer %s%s. Space: next stage, ?: help", src->model->name,
+                src->model->dec.format, inside ? "inside" : "from ",
+                inside ? "" : tok != NULL ? tok + 1 : src->model->tokenizer);
+    }
     else if (src->model != NULL && src->model->borrowed[0] != '\0')
         app_say(a, "%s. Space: next stage, ?: help", src->model->borrowed);
     else
