@@ -638,6 +638,13 @@ explain_title(const struct pipeline *p, enum view_stage s, char *buf, size_t siz
         snprintf(buf, size, "MLP: the chosen experts' outputs, weighted and added");
         return buf;
     }
+    if (s == VIEW_RESIDUAL1 && p != NULL && is_model(p) && p->decoder != NULL &&
+        !decoder_attends(p->decoder, p->layer)) {
+        /* (a layer another mixer mixes: Gated DeltaNet's output, not attention's) */
+        snprintf(buf, size, "Residual: the block's input plus %s's output",
+                 decoder_mixer_of(p->decoder, p->layer)->name);
+        return buf;
+    }
     if (p == NULL || !is_model(p) || role_of(s) == ARCH_ROLES) {
         snprintf(buf, size, "%s", title);
         return buf;

@@ -641,6 +641,17 @@ START_TEST(a_deltanet_layer_is_explained)
     ck_assert_msg(strstr(buf, "comes later: the state has not read it yet") != NULL, "%s", buf);
     inspect_cell(&p, VIEW_EFFECTIVE, 3, 4, 4, false, 4, false, buf, sizeof buf);
     ck_assert_msg(strstr(buf, "its own token: no decay") != NULL, "%s", buf);
+    /* beta's and the decay's columns are the value heads */
+    pipeline_stage_view(&p, STAGE_DECAY, 0, &v);
+    ck_assert_int_eq(v.m.cols, 4);
+    ck_assert(v.col_labels != NULL);
+    ck_assert_str_eq(v.col_labels[3], "h3");
+    /* The residual adds what the layer's mixer gave: DeltaNet's here, attention's at layer 3. */
+    ck_assert_str_eq(explain_title(&p, VIEW_RESIDUAL1, buf, sizeof buf),
+                     "Residual: the block's input plus Gated DeltaNet's output");
+    ck_assert_int_eq(pipeline_select_layer(&p, 3, &err), ATTN_OK);
+    ck_assert_str_eq(explain_title(&p, VIEW_RESIDUAL1, buf, sizeof buf),
+                     "Residual: the block's input plus attention");
     pipeline_destroy(&p);
     model_close(&q);
 }

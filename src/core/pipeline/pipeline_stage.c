@@ -286,11 +286,33 @@ stage_view_delta_k(const struct pipeline *p, int head, struct pipeline_view *v)
     v->col_group = p->decoder != NULL ? p->decoder->gdn.k_dim : 0;
 }
 
+/*
+ * A per-head column's label ("h0" ...): beta's and the decay's columns are a
+ * DeltaNet layer's value heads.
+ */
+#define HEAD_LABEL(n) "h" #n
+#define HEAD_LABELS_TEN(t)                                                                  \
+    HEAD_LABEL(t##0), HEAD_LABEL(t##1), HEAD_LABEL(t##2), HEAD_LABEL(t##3), HEAD_LABEL(t##4), \
+        HEAD_LABEL(t##5), HEAD_LABEL(t##6), HEAD_LABEL(t##7), HEAD_LABEL(t##8), HEAD_LABEL(t##9)
+static const char *const head_labels[] = {
+    "h0", "h1", "h2", "h3", "h4", "h5", "h6", "h7", "h8", "h9", HEAD_LABELS_TEN(1),
+    HEAD_LABELS_TEN(2), HEAD_LABELS_TEN(3), HEAD_LABELS_TEN(4), HEAD_LABELS_TEN(5),
+    HEAD_LABELS_TEN(6), HEAD_LABELS_TEN(7), HEAD_LABELS_TEN(8), HEAD_LABELS_TEN(9),
+    HEAD_LABELS_TEN(10), HEAD_LABELS_TEN(11), HEAD_LABELS_TEN(12),
+};
+
+static const char *const *
+head_label_columns(int cols)
+{
+    return cols <= (int)(sizeof head_labels / sizeof head_labels[0]) ? head_labels : NULL;
+}
+
 static void
 stage_view_beta(const struct pipeline *p, int head, struct pipeline_view *v)
 {
     (void)head;
     v->m = p->block.beta;
+    v->col_labels = head_label_columns(v->m.cols);
 }
 
 static void
@@ -298,6 +320,7 @@ stage_view_decay(const struct pipeline *p, int head, struct pipeline_view *v)
 {
     (void)head;
     v->m = p->block.decay;
+    v->col_labels = head_label_columns(v->m.cols);
 }
 
 static void
