@@ -710,6 +710,21 @@ count=$((count + 1))
 OLLAMA_MODELS="$tmp/ollama" "$bin" --print --model tiny:q8 -s "the cat" >"$tmp/ollama.out" 2>&1 &&
     grep -q "^attnscope: tiny:q8 (Qwen3 from $tmp/ollama/blobs/sha256-$hex" "$tmp/ollama.out" ||
     fail "--model tiny:q8 from Ollama: $(head -2 "$tmp/ollama.out")"
+# A qwen3.5 blob as Ollama's own converter writes its library's (tests/fixtures/decoders/
+# qwen35-ollama): opened by its name, the layers' kinds from its head_count_kv, what it holds
+# beside the text model said.
+q35hex=abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789
+cp "$src/tests/fixtures/decoders/qwen35-ollama/model.gguf" "$tmp/ollama/blobs/sha256-$q35hex"
+mkdir -p "$tmp/ollama/manifests/registry.ollama.ai/library/qwen3.5"
+sed "s/$hex/$q35hex/g" "$tmp/ollama/manifests/registry.ollama.ai/library/tiny/q8" \
+    >"$tmp/ollama/manifests/registry.ollama.ai/library/qwen3.5/tiny"
+count=$((count + 1))
+OLLAMA_MODELS="$tmp/ollama" "$bin" --print --model qwen3.5:tiny --stage next -s '"! #"!' \
+    >"$tmp/q35.out" 2>&1 &&
+    grep -q "^attnscope: qwen3.5:tiny (Qwen3.5 from $tmp/ollama/blobs/sha256-$q35hex" "$tmp/q35.out" &&
+    grep -q "not read: the vision tower's 5 tensors and the multi-token head's 15 tensors" "$tmp/q35.out" &&
+    grep -q "Gated DeltaNet on layers 0 2 " "$tmp/q35.out" ||
+    fail "--model qwen3.5:tiny from Ollama: $(head -4 "$tmp/q35.out")"
 OLLAMA_MODELS="$tmp/ollama" expect 1 "--model tiny:q4: no such file or folder, and no Ollama model of that name: Ollama's folders (OLLAMA_MODELS=$tmp/ollama, " -- --print --model tiny:q4
 # Where it looked and the tags it found of the name (issue 50, item 11).
 OLLAMA_MODELS="$tmp/ollama" expect 1 "/usr/share/ollama/.ollama/models) have tiny:q8, not tiny:q4" -- --print --model tiny:q4

@@ -59,6 +59,21 @@ ge_string(const char *s)
     return x;
 }
 
+/* An array of n 32-bit unsigned counts (GGUF's array type 9). */
+static inline struct ge_value
+ge_u32s(const uint32_t *v, size_t n)
+{
+    struct ge_value x = { 9, { 0 }, 4 + 8 + 4 * n };
+    const uint32_t item = GE_U32;
+    const uint64_t count = n;
+
+    ck_assert_uint_le(x.len, sizeof x.bytes);
+    memcpy(x.bytes, &item, 4);
+    memcpy(x.bytes + 4, &count, 8);
+    memcpy(x.bytes + 12, v, 4 * n);
+    return x;
+}
+
 static inline struct ge_value
 ge_removed(void)
 {

@@ -470,6 +470,69 @@ START_TEST(the_gguf_refuses_by_name)
 }
 END_TEST
 
+/*
+ * The same model as Ollama's own converter writes its library's qwen3.5
+ * blobs (tests/oracle/gguf_models.py's qwen35_ollama): the layers' kinds
+ * only in head_count_kv, one count a layer (not three to one), dt_bias as
+ * blk.N.ssm_dt, the value heads tiled as ssm.v_head_reordered says, the
+ * MTP head's and a vision tower's tensors beside: every stage the same
+ * numbers as llama.cpp's form, what is not read said; then its keys
+ * changed, each refused by name, or (v_head_reordered false) read so.
+ */
+START_TEST(ollamas_own_form_opens)
+{
+    static const uint32_t uneven[] = { 0, 2, 0, 1 }, none[] = { 0, 0, 0, 0 }, three[] = { 0, 2, 0 };
+    static const struct {
+        const char *key;
+        struct ge_value v;
+        const char *says;
+    } cases[] = {
+        { "qwen35.attention.head_count_kv", { 0 }, "head_count_kv[3] is 1: attnscope reads one" },
+        { "qwen35.attention.head_count_kv", { 0 }, "is 0 on every layer: no layer attends" },
+        { "qwen35.attention.head_count_kv", { 0 }, "a list of 3, not a count for each of its 4" },
+        { "qwen35.ssm.v_head_reordered", { GE_U32, { 1 }, 4 }, "v_head_reordered is not a bool" },
+    };
+    struct fixture f;
+    struct decoder_model m;
+    struct attn_error err;
+    char edited[3000], path[4200];
+
+    check_case("qwen35-ollama");
+    fixture_open(&f, "qwen35-ollama");
+    ck_assert_int_eq(f.m.cfg.n_layer, 4);
+    ck_assert_int_eq(f.m.cfg.n_kv_head, 2);
+    for (int l = 0; l < 4; l++)
+        ck_assert_int_eq(decoder_attends(&f.m.cfg, l), l % 2 == 1);
+    ck_assert(f.m.cfg.gdn.tiled);
+    ck_assert_str_eq(f.m.left_alone,
+                     "the vision tower's 5 tensors and the multi-token head's 15 tensors");
+    fixture_close(&f);
+    snprintf(path, sizeof path, "%s/qwen35-ollama/model.gguf", test_path("tests/fixtures/decoders"));
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct ge_value v = i == 0 ? ge_u32s(uneven, 4)
+                            : i == 1 ? ge_u32s(none, 4)
+                            : i == 2 ? ge_u32s(three, 3)
+                                     : cases[i].v;
+        snprintf(edited, sizeof edited, "%s/case%zu.gguf", dir, i);
+        gguf_edit(path, edited, cases[i].key, v);
+        memset(&err, 0, sizeof err);
+        ck_assert_msg(architecture_load(&m, dir, &(struct arch_options){ edited, 0, false }, &err) !=
+                          ATTN_OK,
+                      "%s: case %zu opened", cases[i].key, i);
+        ck_assert_msg(strstr(err.msg, cases[i].says) != NULL && strstr(err.msg, edited) != NULL,
+                      "%s: %s", cases[i].key, err.msg);
+    }
+    snprintf(edited, sizeof edited, "%s/grouped.gguf", dir);
+    gguf_edit(path, edited, "qwen35.ssm.v_head_reordered", (struct ge_value){ GE_BOOL, { 0 }, 1 });
+    ck_assert_msg(architecture_load(&m, dir, &(struct arch_options){ edited, 0, false }, &err) ==
+                      ATTN_OK,
+                  "%s", err.msg);
+    ck_assert(!m.cfg.gdn.tiled);
+    ck_assert_int_eq(decoder_gdn_key_head(&m.cfg, 1), 0);
+    decoder_destroy(&m);
+}
+END_TEST
+
 /* The pipeline's source for model m on fixture f's ids, showing layer first. */
 static void
 model_source(struct pipeline_source *src, const struct model *m, const struct fixture *f,
@@ -673,6 +736,7 @@ qwen35_suite(void)
     tcase_add_checked_fixture(t, test_tmpdir_setup, test_tmpdir_teardown);
     tcase_add_test(t, the_config_refuses_by_name);
     tcase_add_test(t, the_gguf_refuses_by_name);
+    tcase_add_test(t, ollamas_own_form_opens);
     tcase_add_test(t, the_stages_reach_every_front_end);
     tcase_add_test(t, the_model_map_reads_deltanet_heads);
     suite_add_tcase(s, t);

@@ -34,6 +34,9 @@ that converter does to the weights restated:
   qwen35-gguf: tests/oracle/qwen35_fixtures.py's qwen35-gqa as llama.cpp converts a Qwen3.5
       (qwen35() says how), its expected.txt the HF fixture's with each value head's numbers
       moved to the file's order.
+  qwen35-ollama: the same model as Ollama's own converter writes the qwen3.5 blobs its library
+      serves (qwen35_ollama() says how): one head_count_kv a layer, ssm_dt without .bias,
+      the MTP head's mtp.* and a vision tower's v.* tensors in the same file.
   qwen3-tok-gguf: a tiny Qwen3 in Q8_0 carrying a byte-level tokenizer (GPT-2's byte
       characters, a few merges, <|endoftext|> a control token, qwen2's pre-tokenizer): a file
       that --model opens whole.
@@ -699,11 +702,127 @@ def qwen35(name="qwen35-gqa", out="qwen35-gguf"):
     print("wrote", dst)
 
 
+# Ollama's converter's renames (convert/convert_qwen3next.go's Replacements, which it uses for
+# qwen3_5 too), applied as it applies them: anywhere in a name, each at most once, in order.
+OLLAMA_QWEN35 = [("lm_head", "output"), ("model.embed_tokens", "token_embd"),
+                 ("model.norm", "output_norm"), ("model.layers", "blk"),
+                 ("input_layernorm", "attn_norm"),
+                 ("post_attention_layernorm", "post_attention_norm"),
+                 ("self_attn.q_proj", "attn_q"), ("self_attn.q_norm", "attn_q_norm"),
+                 ("self_attn.k_proj", "attn_k"), ("self_attn.k_norm", "attn_k_norm"),
+                 ("self_attn.v_proj", "attn_v"), ("self_attn.o_proj", "attn_output"),
+                 ("linear_attn.in_proj_qkv", "attn_qkv"), ("linear_attn.in_proj_z", "attn_gate"),
+                 ("linear_attn.in_proj_a", "ssm_alpha"), ("linear_attn.in_proj_b", "ssm_beta"),
+                 ("linear_attn.conv1d", "ssm_conv1d"), ("linear_attn.dt_bias", "ssm_dt"),
+                 ("linear_attn.A_log", "ssm_a"), ("linear_attn.norm", "ssm_norm"),
+                 ("linear_attn.out_proj", "ssm_out"), ("mlp.down_proj", "ffn_down"),
+                 ("mlp.gate_proj", "ffn_gate"), ("mlp.up_proj", "ffn_up")]
+
+
+def ollama_name(hf):
+    name = hf.replace("model.language_model.", "model.")
+    for a, b in OLLAMA_QWEN35:
+        name = name.replace(a, b, 1)
+    return name
+
+
+def qwen35_ollama(name="qwen35-gqa", out="qwen35-ollama"):
+    """The same Qwen3.5 as Ollama's own converter writes it for its library (its
+    convert_qwen3next.go, which converts qwen3_5 too, restated): block_count the model's own
+    layers, attention.head_count_kv one count a layer (0 on a DeltaNet layer: the only place
+    the layers' kinds are, when the config had layer_types), the rope sections three times
+    (mrope_sections, rope.mrope_section, rope.dimension_sections) and mrope_interleaved,
+    ssm.v_head_reordered true with the value heads tiled as llama.cpp tiles them, dt_bias as
+    blk.N.ssm_dt (no .bias), ssm_a as -exp(A_log), the norms but ssm_norm with their 1 added,
+    the convolution squeezed, a byte-level tokenizer of pre qwen35; the MTP head's tensors kept under
+    mtp.* (renamed in place: mtp.layers.0.attn_q.weight ...) and a vision tower's under v.*,
+    both in the same file.  Its expected.txt is qwen35-gguf's (the same tiling)."""
+    src, dst = os.path.join(ROOT, name), os.path.join(ROOT, out)
+    with open(os.path.join(src, "config.json")) as f:
+        cfg = json.load(f)
+    cfg = cfg.get("text_config", cfg)
+    L, hd = cfg["num_hidden_layers"], cfg["head_dim"]
+    kh, vh = cfg["linear_num_key_heads"], cfg["linear_num_value_heads"]
+    dk, dv, per = cfg["linear_key_head_dim"], cfg["linear_value_head_dim"], vh // kh
+    rope = cfg["rope_parameters"]
+    types = cfg["layer_types"]
+    tensors = read_safetensors(os.path.join(src, "model.safetensors"))
+    os.makedirs(dst, exist_ok=True)
+    w = gguf.GGUFWriter(os.path.join(dst, "model.gguf"), "qwen35")
+    a = "qwen35."
+    w.add_uint32(a + "block_count", L)
+    w.add_uint32(a + "context_length", cfg["max_position_embeddings"])
+    w.add_uint32(a + "embedding_length", cfg["hidden_size"])
+    w.add_uint32(a + "feed_forward_length", cfg["intermediate_size"])
+    w.add_uint32(a + "attention.head_count", cfg["num_attention_heads"])
+    w.add_uint32(a + "attention.key_length", hd)
+    w.add_uint32(a + "attention.value_length", hd)
+    w.add_float32(a + "attention.layer_norm_rms_epsilon", cfg["rms_norm_eps"])
+    w.add_float32(a + "rope.freq_base", rope["rope_theta"])
+    w.add_uint32(a + "rope.dimension_count", int(hd * rope["partial_rotary_factor"]))
+    for key in ("mrope_sections", "rope.mrope_section", "rope.dimension_sections"):
+        w.add_array(a + key, rope["mrope_section"])
+    w.add_bool(a + "rope.mrope_interleaved", True)
+    w.add_uint32(a + "ssm.inner_size", dv * vh)
+    w.add_uint32(a + "ssm.state_size", dk)
+    w.add_uint32(a + "ssm.group_count", kh)
+    w.add_uint32(a + "ssm.time_step_rank", vh)
+    w.add_uint32(a + "ssm.conv_kernel", cfg["linear_conv_kernel_dim"])
+    w.add_bool(a + "ssm.v_head_reordered", True)
+    w.add_array(a + "attention.head_count_kv",
+                [cfg["num_key_value_heads"] if t == "full_attention" else 0 for t in types])
+    w.add_uint32("general.file_type", 0)
+    # A byte-level tokenizer as Qwen3.5's (pre qwen35), bigger than this model's 36 rows: a
+    # text of its first bytes' characters ("!#$%") reads ids the embedding has.
+    tokens = byte_chars() + ["!#", "<|endoftext|>"]
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("qwen35")
+    w.add_token_list(tokens)
+    w.add_token_types([gguf.TokenType.NORMAL] * (len(tokens) - 1) + [gguf.TokenType.CONTROL])
+    w.add_token_merges(["! #"])
+    w.add_eos_token_id(len(tokens) - 1)
+    for hf, t in tensors.items():
+        t = t.astype(np.float32)
+        gname = ollama_name(hf)
+        parts = hf.replace("model.language_model.", "model.").split(".")
+        if hf.startswith("model.") and len(parts) > 4 and parts[3] == "linear_attn" and per > 1:
+            part = parts[4]
+            if part in ("in_proj_qkv", "conv1d"):
+                t = np.concatenate([t[:2 * kh * dk], tiled(t[2 * kh * dk:], 0, kh, per, dv)])
+            elif part == "in_proj_z":
+                t = tiled(t, 0, kh, per, dv)
+            elif part in ("in_proj_b", "in_proj_a", "A_log", "dt_bias"):
+                t = tiled(t, 0, kh, per, 1)
+            elif part == "out_proj":
+                t = tiled(t, 1, kh, per, dv)
+        if gname.endswith(".ssm_a"):
+            t = -np.exp(t)
+        if gname.endswith(".ssm_conv1d.weight"):
+            t = t.reshape(t.shape[0], t.shape[-1])
+        if gname.endswith("_norm.weight") and not gname.endswith(".ssm_norm.weight"):
+            t = t + np.float32(1.0)
+        w.add_tensor(gname, t)
+    # A vision tower's tensors beside the text model's (Ollama's v.* names), as its blobs have.
+    gen = np.random.default_rng(44)
+    for vname, shape in (("v.patch_embed.weight", (8, 3, 2, 4)), ("v.blk.0.attn_q.weight", (8, 8)),
+                         ("v.blk.0.attn_k.weight", (8, 8)), ("v.blk.0.attn_v.weight", (8, 8)),
+                         ("v.merger.mlp.0.weight", (32, 32))):
+        w.add_tensor(vname, gen.standard_normal(shape).astype(np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    shutil.copy(os.path.join(ROOT, "qwen35-gguf", "expected.txt"), os.path.join(dst, "expected.txt"))
+    print("wrote", dst)
+
+
 def main():
-    if sys.argv[1:] == ["qwen35"]:  # (that one alone; the others' files as they are)
+    if sys.argv[1:] == ["qwen35"]:  # (those alone; the others' files as they are)
         qwen35()
+        qwen35_ollama()
         return
     qwen35()
+    qwen35_ollama()
     gpt_oss()
     for name in ("qwen3", "llama-gqa", "llama3-scaled", "qwen2"):
         convert(name)

@@ -150,6 +150,8 @@ struct decoder_model {
     char described_by[64];       /* what gave the sizes: "config.json", "hparams.json" or
                                     "the tensors' shapes" */
     char heads_from[160];        /* where no file gives the head count, what did, or "" */
+    char left_alone[160];        /* what the file holds beside the text model, never read (a
+                                    vision tower's tensors, a multi-token head's), or "" */
     char context_from[80];       /* what gave the longest text ("n_positions in config.json",
                                     "pos_emb's rows", "the book's Qwen3 settings") */
     int files_read;              /* how many files they were read from */

@@ -72,6 +72,43 @@ check_heads(const struct gguf *g, const char *arch, const struct decoder_config 
     return ATTN_OK;
 }
 
+/*
+ * ARCH.attention.head_count_kv into c->n_kv_head: one count, or one a layer
+ * (Ollama's converter writes it so, 0 on a layer without attention: a
+ * Qwen3.5's DeltaNet layers), whose attention layers all share one count.
+ */
+static enum attn_status
+kv_heads(const struct gguf *g, const char *arch, struct decoder_config *c, struct attn_error *err)
+{
+    char name[128];
+    const struct gguf_kv *kv;
+    int64_t n = 0;
+
+    snprintf(name, sizeof name, "%s.attention.head_count_kv", arch);
+    if ((kv = gguf_find(g, name)) == NULL || kv->type != GGUF_ARRAY)
+        return arch_gguf_count(g, arch, "attention.head_count_kv", false, 1, &c->n_kv_head, err);
+    if (kv->ints == NULL || kv->count != (size_t)c->n_layer)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: %s is a list of %zu, not a count for each of its %d layers",
+                         g->path, name, kv->count, c->n_layer);
+    for (int l = 0; l < c->n_layer; l++) {
+        const int64_t v = kv->ints[l];
+        if (v < 0 || v > (1 << 30) || (v != 0 && n != 0 && v != n))
+            return attn_fail(err, ATTN_EPARSE,
+                             "%s: %s[%d] is %lld%s", g->path, name, l, (long long)v,
+                             v < 0 || v > (1 << 30)
+                                 ? ", not a count"
+                                 : ": attnscope reads one count of key heads for every attention "
+                                   "layer");
+        n = v != 0 ? v : n;
+    }
+    if (n == 0)
+        return attn_fail(err, ATTN_EPARSE, "%s: %s is 0 on every layer: no layer attends",
+                         g->path, name);
+    c->n_kv_head = (int)n;
+    return ATTN_OK;
+}
+
 /* Whether key (after "ARCH.") is one a's describe reads itself. */
 static bool
 own_key(const struct architecture *a, const char *key)
@@ -234,8 +271,7 @@ gguf_describe(struct arch_loader *ld, struct attn_error *err)
         arch_gguf_count(g, arch, "embedding_length", true, 1, &c->d_model, err) != ATTN_OK ||
         arch_gguf_count(g, arch, "feed_forward_length", true, 1, &c->d_mlp, err) != ATTN_OK ||
         arch_gguf_count(g, arch, "attention.head_count", true, 1, &c->n_head, err) != ATTN_OK ||
-        arch_gguf_count(g, arch, "attention.head_count_kv", false, 1, &c->n_kv_head, err) !=
-            ATTN_OK ||
+        kv_heads(g, arch, c, err) != ATTN_OK ||
         arch_gguf_count(g, arch, "attention.key_length", false, 1, &c->head_dim, err) !=
             ATTN_OK ||
         arch_gguf_count(g, arch, "context_length", true, 1, &c->n_ctx, err) != ATTN_OK ||

@@ -28,6 +28,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attnscope/architectures/qwen35.h"
@@ -205,11 +206,16 @@ describe_config(struct arch_loader *ld, json_t *root, const char *path, struct a
     return ATTN_OK;
 }
 
-/* The layers' kinds from recurrent_layers (one a layer, the MTP's past them), else the interval. */
+/*
+ * The layers' kinds from recurrent_layers (one a layer, the MTP's past
+ * them), else from head_count_kv when it is one count a layer (Ollama's:
+ * 0 on a DeltaNet layer), else the interval.
+ */
 static enum attn_status
 gguf_kinds(const struct gguf *g, struct decoder_config *c, int all, struct attn_error *err)
 {
     const struct gguf_kv *kinds = gguf_find(g, "qwen35.attention.recurrent_layers");
+    const struct gguf_kv *kv = gguf_find(g, "qwen35.attention.head_count_kv");
     int every = 4;
 
     if (c->n_layer > DECODER_LAYERS_SLIDING_MAX)
@@ -225,6 +231,11 @@ gguf_kinds(const struct gguf *g, struct decoder_config *c, int all, struct attn_
             c->mixer[l] = kinds->ints[l] != 0 ? DECODER_MIXER_GDN : DECODER_MIXER_ATTENTION;
         return ATTN_OK;
     }
+    if (kv != NULL && kv->ints != NULL && kv->count == (size_t)c->n_layer) {
+        for (int l = 0; l < c->n_layer; l++)
+            c->mixer[l] = kv->ints[l] == 0 ? DECODER_MIXER_GDN : DECODER_MIXER_ATTENTION;
+        return ATTN_OK;
+    }
     if (arch_gguf_count(g, "qwen35", "full_attention_interval", false, 1, &every, err) != ATTN_OK)
         return err->status;
     for (int l = 0; l < c->n_layer; l++)
@@ -238,6 +249,7 @@ describe_gguf(struct arch_loader *ld, struct attn_error *err)
 {
     struct decoder_config *c = &ld->w.m->cfg;
     const struct gguf *g = tensors_gguf(&ld->w.src);
+    const struct gguf_kv *reordered;
     int nextn = 0, inner = 0, all;
 
     if (gguf_describe(ld, err) != ATTN_OK)
@@ -269,10 +281,41 @@ describe_gguf(struct arch_loader *ld, struct attn_error *err)
                          "%s: qwen35.rope.dimension_count %d: RoPE turns pairs of a head's %d "
                          "columns",
                          g->path, c->rope_dim, decoder_head_dim(c));
-    c->gdn.tiled = true;
+    /* (llama.cpp's converter tiles the value heads; Ollama's says so, or that it did not) */
+    reordered = gguf_find(g, "qwen35.ssm.v_head_reordered");
+    if (reordered != NULL && reordered->type != GGUF_BOOL)
+        return attn_fail(err, ATTN_EPARSE, "%s: qwen35.ssm.v_head_reordered is not a bool",
+                         g->path);
+    c->gdn.tiled = reordered == NULL || reordered->i != 0;
     c->attn_gate = true;     /* (llama.cpp's qwen35 always gates) */
     c->norm_plus_one = false; /* (its norms are stored with the 1 added) */
     return gguf_kinds(g, c, all, err);
+}
+
+/*
+ * What the weights hold beside the text model, into m->left_alone: the
+ * vision tower (model.visual.*, Ollama's v.*) and the multi-token head
+ * (mtp.*; llama.cpp's, the blk.N.* past the model's own layers).  Once the
+ * sizes are read.
+ */
+static void
+say_left_alone(struct arch_loader *ld)
+{
+    int vision = 0, mtp = 0;
+    char v[48] = "", h[48] = "";
+
+    for (int i = 0; i < tensors_count(&ld->w.src); i++) {
+        const char *name = tensors_at(&ld->w.src, i)->name;
+        vision += strncmp(name, "model.visual.", 13) == 0 || strncmp(name, "v.", 2) == 0;
+        mtp += strncmp(name, "mtp.", 4) == 0 ||
+               (strncmp(name, "blk.", 4) == 0 && atoi(name + 4) >= ld->w.m->cfg.n_layer);
+    }
+    if (vision > 0)
+        snprintf(v, sizeof v, "the vision tower's %d tensors", vision);
+    if (mtp > 0)
+        snprintf(h, sizeof h, "the multi-token head's %d tensors", mtp);
+    snprintf(ld->w.m->left_alone, sizeof ld->w.m->left_alone, "%s%s%s", v,
+             vision > 0 && mtp > 0 ? " and " : "", h);
 }
 
 /* The sizes from config.json, or from a GGUF's metadata. */
@@ -286,8 +329,12 @@ qwen35_describe(struct arch_loader *ld, const char *dir, const struct arch_optio
     enum attn_status rc;
 
     (void)o;
-    if (ld->layout->layout == ARCH_GGUF)
-        return describe_gguf(ld, err);
+    if (ld->layout->layout == ARCH_GGUF) {
+        if (describe_gguf(ld, err) != ATTN_OK)
+            return err->status;
+        say_left_alone(ld);
+        return ATTN_OK;
+    }
     if (snprintf(path, sizeof path, "%s/config.json", dir) >= (int)sizeof path)
         return attn_fail(err, ATTN_EIO, "%s: the folder's name is too long", dir);
     if (fileio_absent(path))
@@ -299,6 +346,7 @@ qwen35_describe(struct arch_loader *ld, const char *dir, const struct arch_optio
     json_decref(root);
     if (rc != ATTN_OK)
         return rc;
+    say_left_alone(ld);
     snprintf(m->described_by, sizeof m->described_by, "config.json");
     snprintf(m->context_from, sizeof m->context_from, "max_position_embeddings in config.json");
     ld->w.sizes_from = "config.json";
@@ -342,7 +390,13 @@ arch_read_gdn(struct arch_loader *ld, struct decoder_block *b, int i, struct att
                                          (const int64_t[]){ D, 1, c->gdn.conv }, err)) == NULL)
         return -1;
     g->a_negated = gguf; /* (llama.cpp's ssm_a: -exp(A_log)) */
-    return (g->dt_bias = vector(ld, ROLE_GDN_DT_BIAS, i, Hv, err)) == NULL ||
+    /* (Ollama's converter names dt_bias blk.N.ssm_dt, without llama.cpp's .bias) */
+    snprintf(name, sizeof name, "blk.%d.ssm_dt", i);
+    if (gguf && weights_find(&ld->w, name) != NULL)
+        g->dt_bias = weights_vector(&ld->w, name, Hv, err);
+    else
+        g->dt_bias = vector(ld, ROLE_GDN_DT_BIAS, i, Hv, err);
+    return g->dt_bias == NULL ||
                    (g->a_log = vector(ld, ROLE_GDN_A_LOG, i, Hv, err)) == NULL ||
                    (g->norm = vector(ld, ROLE_GDN_NORM, i, c->gdn.v_dim, err)) == NULL
                ? -1

@@ -356,6 +356,8 @@ describe_model(struct model *m, const char *tokenizer_from)
                  d->format, d->described_by);
     if (d->heads_from[0] != '\0')
         attn_appendf(m->about, sizeof m->about, &at, ", %s", d->heads_from);
+    if (d->left_alone[0] != '\0')
+        attn_appendf(m->about, sizeof m->about, &at, "; not read: %s", d->left_alone);
     if (d->cfg.n_classes > 0)
         attn_appendf(m->about, sizeof m->about, &at, "; a classifier of %d classes",
                      d->cfg.n_classes);
