@@ -29,26 +29,38 @@ write_file(const char *path, const void *data, size_t size)
     return fclose(f) == 0 && ok ? 0 : -1;
 }
 
+static char prefix[4096];
+static char index_path[4200];
+static char shard_path[4200];
+
+/* The checkpoint's two files, removed when the fuzzer ends (it runs in $TMPDIR, else /tmp). */
+static void
+remove_files(void)
+{
+    unlink(index_path);
+    unlink(shard_path);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static char prefix[64];
-    static char index[80];
-    static char shard[96];
     static unsigned char bytes[DATA_BYTES];
     struct tf_checkpoint ck;
     struct attn_error err;
 
     if (prefix[0] == '\0') {
-        snprintf(prefix, sizeof prefix, "/tmp/attnscope-fuzz-tf-%ld", (long)getpid());
-        snprintf(index, sizeof index, "%s.index", prefix);
-        snprintf(shard, sizeof shard, "%s.data-00000-of-00001", prefix);
+        const char *tmp = getenv("TMPDIR");
+        snprintf(prefix, sizeof prefix, "%s/attnscope-fuzz-tf-%ld",
+                 tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp", (long)getpid());
+        snprintf(index_path, sizeof index_path, "%s.index", prefix);
+        snprintf(shard_path, sizeof shard_path, "%s.data-00000-of-00001", prefix);
         for (size_t i = 0; i < DATA_BYTES; i++)
             bytes[i] = (unsigned char)(i * 2654435761u >> 13);
-        if (write_file(shard, bytes, sizeof bytes) != 0)
+        if (write_file(shard_path, bytes, sizeof bytes) != 0)
             return 0;
+        atexit(remove_files);
     }
-    if (write_file(index, data, size) != 0)
+    if (write_file(index_path, data, size) != 0)
         return 0;
     if (tf_checkpoint_open(&ck, prefix, &err) == ATTN_OK) {
         for (int i = 0; i < ck.cat.count; i++) {
@@ -74,6 +86,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (err.msg[0] == '\0' || strstr(err.msg, prefix) == NULL) {
         abort(); /* a refusal always says why, and names the file */
     }
-    unlink(index);
+    unlink(index_path);
     return 0;
 }

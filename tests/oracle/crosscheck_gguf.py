@@ -35,6 +35,7 @@ within 1.1e-6.  The same file written without the value heads tiled is 0.31 off:
 sees the layout.
 """
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -137,6 +138,7 @@ def main():
               % (name, len(ids), "the same likeliest tokens" if differ == 0 else
                  "%d ranks differ" % differ, k, worst, tol))
     print("%d of %d files agree with llama.cpp" % (len(CASES) - bad, len(CASES)))
+    shutil.rmtree(OUT)  # (its build and the files it wrote: nothing left in the temporary folder)
     sys.exit(1 if bad else 0)
 
 
