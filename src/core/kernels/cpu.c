@@ -9,6 +9,9 @@
 #if defined(__aarch64__) && defined(__linux__)
 #include <sys/auxv.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
 
 #include "attnscope/kernels/cpu.h"
 
@@ -18,6 +21,17 @@ static pthread_once_t decided = PTHREAD_ONCE_INIT;
 static const char *const names[CPU_ISAS] = {
     [CPU_PORTABLE] = "portable", [CPU_NEON] = "neon", [CPU_AVX2] = "avx2", [CPU_AVX512] = "avx512",
 };
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* F16C, from CPUID leaf 1 (ECX bit 29): clang 14's __builtin_cpu_supports does not know it. */
+static bool
+has_f16c(void)
+{
+    unsigned a, b, c, d;
+
+    return __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & (1u << 29)) != 0;
+}
+#endif
 
 bool
 cpu_isa_has(enum cpu_isa isa)
@@ -35,8 +49,7 @@ cpu_isa_has(enum cpu_isa isa)
     case CPU_AVX512:
 #if defined(__x86_64__) && defined(__GNUC__)
         /* (F16C too: the half-precision kernels widen with it) */
-        if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") ||
-            !__builtin_cpu_supports("f16c"))
+        if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !has_f16c())
             return false;
         return isa == CPU_AVX2 || __builtin_cpu_supports("avx512f");
 #else
