@@ -1114,29 +1114,30 @@ START_TEST(a_gguf_says_what_it_holds)
 }
 END_TEST
 
-/* A folder holding a GGUF and a tokenizer.json beside it: the view names the file it read. */
+/*
+ * A folder holding a GGUF and a tokenizer.json beside it (in the test's own
+ * folder): the view names the file it read.
+ */
 START_TEST(a_gguf_folder_names_its_tokenizer_file)
 {
     static struct model m;
     struct app b;
-    const char *tmp = test_tmpdir();
     char path[512], gguf[512], real[PATH_MAX];
 
-    snprintf(gguf, sizeof gguf, "%s/model.gguf", tmp);
+    snprintf(gguf, sizeof gguf, "%s/model.gguf", dir);
     ck_assert_int_eq(
         symlink(realpath(test_path("tests/fixtures/decoders/qwen3-tok-gguf/model.gguf"), real), gguf),
         0);
-    snprintf(path, sizeof path, "%s/tokenizer.json", tmp);
+    snprintf(path, sizeof path, "%s/tokenizer.json", dir);
     ck_assert_int_eq(symlink(realpath(test_path("tests/fixtures/decoders/qwen3/tokenizer.json"), real),
                              path),
                      0);
-    app_on_model(&b, &m, tmp, NULL, "the cat");
+    app_on_model(&b, &m, dir, NULL, "the cat");
     ck_assert_msg(b.view.message != NULL &&
                       strstr(b.view.message, "its tokenizer from tokenizer.json.") != NULL,
                   "%s", b.view.message != NULL ? b.view.message : "(none)");
     app_destroy(&b);
     model_close(&m);
-    test_remove_dir(dir);
 }
 END_TEST
 

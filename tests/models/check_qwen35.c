@@ -434,6 +434,28 @@ END_TEST
  * writes them; the full layer has its gate and gated context.
  */
 /*
+ * The GGUF at path copied (case i, into the test's folder) with key given
+ * v: refused, the message saying says and naming the copy.
+ */
+static void
+expect_edit_refused(const char *path, size_t i, const char *key, struct ge_value v,
+                    const char *says)
+{
+    struct decoder_model m;
+    struct attn_error err;
+    char edited[3000];
+
+    snprintf(edited, sizeof edited, "%s/case%zu.gguf", dir, i);
+    gguf_edit(path, edited, key, v);
+    memset(&err, 0, sizeof err);
+    ck_assert_msg(architecture_load(&m, dir, &(struct arch_options){ edited, 0, false }, &err) !=
+                      ATTN_OK,
+                  "%s: case %zu opened", key, i);
+    ck_assert_msg(strstr(err.msg, says) != NULL && strstr(err.msg, edited) != NULL, "%s: %s", key,
+                  err.msg);
+}
+
+/*
  * A GGUF's keys refused by name, each in a copy of qwen35-gguf with that
  * key changed; recurrent_layers taken away leaves the interval's kinds,
  * whose layer 1 then lacks its DeltaNet tensors (named).
@@ -452,21 +474,11 @@ START_TEST(the_gguf_refuses_by_name)
         { "qwen35.attention.recurrent_layers", { GE_U32, { 1 }, 4 }, "not a list of 5 bools" },
         { "qwen35.attention.recurrent_layers", { -1, { 0 }, 0 }, "blk.1.attn_qkv.weight" },
     };
-    char edited[3000], path[4200];
+    char path[4200];
 
     snprintf(path, sizeof path, "%s/qwen35-gguf/model.gguf", test_path("tests/fixtures/decoders"));
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct decoder_model m;
-        struct attn_error err;
-        snprintf(edited, sizeof edited, "%s/case%zu.gguf", dir, i);
-        gguf_edit(path, edited, cases[i].key, cases[i].v);
-        memset(&err, 0, sizeof err);
-        ck_assert_msg(architecture_load(&m, dir, &(struct arch_options){ edited, 0, false }, &err) !=
-                          ATTN_OK,
-                      "%s: case %zu opened", cases[i].key, i);
-        ck_assert_msg(strstr(err.msg, cases[i].says) != NULL && strstr(err.msg, edited) != NULL,
-                      "%s: %s", cases[i].key, err.msg);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        expect_edit_refused(path, i, cases[i].key, cases[i].v, cases[i].says);
 }
 END_TEST
 
@@ -508,20 +520,13 @@ START_TEST(ollamas_own_form_opens)
                      "the vision tower's 5 tensors and the multi-token head's 15 tensors");
     fixture_close(&f);
     snprintf(path, sizeof path, "%s/qwen35-ollama/model.gguf", test_path("tests/fixtures/decoders"));
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct ge_value v = i == 0 ? ge_u32s(uneven, 4)
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        expect_edit_refused(path, i, cases[i].key,
+                            i == 0   ? ge_u32s(uneven, 4)
                             : i == 1 ? ge_u32s(none, 4)
                             : i == 2 ? ge_u32s(three, 3)
-                                     : cases[i].v;
-        snprintf(edited, sizeof edited, "%s/case%zu.gguf", dir, i);
-        gguf_edit(path, edited, cases[i].key, v);
-        memset(&err, 0, sizeof err);
-        ck_assert_msg(architecture_load(&m, dir, &(struct arch_options){ edited, 0, false }, &err) !=
-                          ATTN_OK,
-                      "%s: case %zu opened", cases[i].key, i);
-        ck_assert_msg(strstr(err.msg, cases[i].says) != NULL && strstr(err.msg, edited) != NULL,
-                      "%s: %s", cases[i].key, err.msg);
-    }
+                                     : cases[i].v,
+                            cases[i].says);
     snprintf(edited, sizeof edited, "%s/grouped.gguf", dir);
     gguf_edit(path, edited, "qwen35.ssm.v_head_reordered", (struct ge_value){ GE_BOOL, { 0 }, 1 });
     ck_assert_msg(architecture_load(&m, dir, &(struct arch_options){ edited, 0, false }, &err) ==

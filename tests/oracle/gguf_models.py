@@ -593,6 +593,21 @@ def tiled(t, dim, kh, per, width):
     return np.ascontiguousarray(np.swapaxes(t, dim, dim + 1)).reshape(shape)
 
 
+def tiled_part(part, t, kh, per, dk, dv):
+    """A linear_attn tensor (part: in_proj_qkv, conv1d, ...) with its value heads tiled: the
+    v rows of in_proj_qkv and of the convolution, in_proj_z's rows, one row a head of
+    in_proj_b, in_proj_a, A_log and dt_bias, and out_proj's columns; the norm as it is."""
+    if part in ("in_proj_qkv", "conv1d"):
+        return np.concatenate([t[:2 * kh * dk], tiled(t[2 * kh * dk:], 0, kh, per, dv)])
+    if part == "in_proj_z":
+        return tiled(t, 0, kh, per, dv)
+    if part in ("in_proj_b", "in_proj_a", "A_log", "dt_bias"):
+        return tiled(t, 0, kh, per, 1)
+    if part == "out_proj":
+        return tiled(t, 1, kh, per, dv)
+    return t
+
+
 def tiled_line(values, shape, axis, kh, per, width):
     """An expected.txt line's numbers (of shape) with its value-head axis tiled."""
     return tiled(np.array(values, dtype=np.float64).reshape(shape), axis, kh, per, width).ravel()
@@ -649,17 +664,7 @@ def qwen35(name="qwen35-gqa", out="qwen35-gguf"):
         parts = hf.split(".")
         layer, rest, kind = int(parts[2]), ".".join(parts[3:-1]), parts[-1]
         if rest.startswith("linear_attn") and per > 1:
-            part = parts[4]
-            if part == "in_proj_qkv":
-                t = np.concatenate([t[:2 * kh * dk], tiled(t[2 * kh * dk:], 0, kh, per, dv)])
-            elif part == "conv1d":
-                t = np.concatenate([t[:2 * kh * dk], tiled(t[2 * kh * dk:], 0, kh, per, dv)])
-            elif part == "in_proj_z":
-                t = tiled(t, 0, kh, per, dv)
-            elif part in ("in_proj_b", "in_proj_a", "A_log", "dt_bias"):
-                t = tiled(t, 0, kh, per, 1)
-            elif part == "out_proj":
-                t = tiled(t, 1, kh, per, dv)
+            t = tiled_part(parts[4], t, kh, per, dk, dv)
         if rest == "linear_attn" and kind == "A_log":
             w.add_tensor("blk.%d.ssm_a" % layer, -np.exp(t.astype(np.float32)))
             continue
@@ -786,15 +791,7 @@ def qwen35_ollama(name="qwen35-gqa", out="qwen35-ollama"):
         gname = ollama_name(hf)
         parts = hf.replace("model.language_model.", "model.").split(".")
         if hf.startswith("model.") and len(parts) > 4 and parts[3] == "linear_attn" and per > 1:
-            part = parts[4]
-            if part in ("in_proj_qkv", "conv1d"):
-                t = np.concatenate([t[:2 * kh * dk], tiled(t[2 * kh * dk:], 0, kh, per, dv)])
-            elif part == "in_proj_z":
-                t = tiled(t, 0, kh, per, dv)
-            elif part in ("in_proj_b", "in_proj_a", "A_log", "dt_bias"):
-                t = tiled(t, 0, kh, per, 1)
-            elif part == "out_proj":
-                t = tiled(t, 1, kh, per, dv)
+            t = tiled_part(parts[4], t, kh, per, dk, dv)
         if gname.endswith(".ssm_a"):
             t = -np.exp(t)
         if gname.endswith(".ssm_conv1d.weight"):

@@ -231,7 +231,7 @@ gguf_kinds(const struct gguf *g, struct decoder_config *c, int all, struct attn_
             c->mixer[l] = kinds->ints[l] != 0 ? DECODER_MIXER_GDN : DECODER_MIXER_ATTENTION;
         return ATTN_OK;
     }
-    if (kv != NULL && kv->ints != NULL && kv->count == (size_t)c->n_layer) {
+    if (kv != NULL && kv->ints != NULL && kv->count == (size_t)all) {
         for (int l = 0; l < c->n_layer; l++)
             c->mixer[l] = kv->ints[l] == 0 ? DECODER_MIXER_GDN : DECODER_MIXER_ATTENTION;
         return ATTN_OK;
