@@ -85,6 +85,8 @@
     X(VIEW_PRE_MLP_NORM, ln2, 0, "ln2", "ln2", "Layer norm", false, STAGE_PRE_MLP_NORM, ROLE_FFN_NORM)                    \
     X(VIEW_ROUTER, router, 0, "router", "rtr", "Router: each token's experts", false,          \
       STAGE_ROUTER, ROLE_FFN_ROUTER)                                                           \
+    X(VIEW_SHARED, shared, 0, "shared", "shex", "The shared expert, for every token", false,  \
+      STAGE_SHARED, ROLE_SHARED_DOWN)                                                          \
     X(VIEW_GATE, gate, 0, "gate", "gate", "MLP: the gate", false, STAGE_GATE, ROLE_FFN_GATE)        \
     X(VIEW_UP, fc, 0, "fc", "fc", "MLP: the first linear layer", false, STAGE_UP, ROLE_FFN_UP) \
     X(VIEW_GELU, gelu, 0, "gelu", "gelu", "MLP: GELU", false, STAGE_GELU, ARCH_ROLES)                      \

@@ -151,6 +151,21 @@ attention_stages(const struct fixture *f, const struct decoder_run *r, int l)
     free(w);
 }
 
+/* A mixture's (Qwen3.5-MoE's): the router, the weights it gave, the shared expert and its gate. */
+static void
+mixture_stages(const struct fixture *f, const struct decoder_run *r, int l)
+{
+    const struct decoder_layer_stages *s = &r->layers[l];
+    const struct decoder_config *c = &f->m.cfg;
+    const size_t n = (size_t)f->n, E = (size_t)c->moe.n_experts;
+
+    stage(f, "router_logits", l, s->router_logits, n * E);
+    stage(f, "router", l, s->router, n * E);
+    stage(f, "routed", l, s->routed, n * E);
+    stage(f, "shared_gate", l, s->shared_gate, n);
+    stage(f, "shared", l, s->shared, n * (size_t)c->d_model);
+}
+
 /* Every layer shown in turn, each of its stages against the fixture, then the outputs. */
 static void
 check_case(const char *name)
@@ -180,9 +195,13 @@ check_case(const char *name)
             stage(&f, "attn", l, s->attn, n * C);
             stage(&f, "resid1", l, s->resid1, n * C);
             stage(&f, "norm2", l, s->norm2, n * C);
-            stage(&f, "gate", l, s->gate, n * F);
-            stage(&f, "up", l, s->up, n * F);
-            stage(&f, "act", l, s->act, n * F);
+            if (decoder_sparse(c, l))
+                mixture_stages(&f, &r, l);
+            else {
+                stage(&f, "gate", l, s->gate, n * F);
+                stage(&f, "up", l, s->up, n * F);
+                stage(&f, "act", l, s->act, n * F);
+            }
             stage(&f, "mlp", l, s->mlp, n * C);
             stage(&f, "resid2", l, s->resid2, n * C);
         }
@@ -214,6 +233,40 @@ START_TEST(the_whole_models_text_every_stage)
     ck_assert(!f.m.cfg.tied);
     ck_assert_int_eq(f.m.cfg.rope_dim, 2);
     ck_assert_str_eq(f.m.title, "Qwen3.5");
+    fixture_close(&f);
+}
+END_TEST
+
+/*
+ * Qwen3.5-MoE's whole model (Qwen3.6-35B-A3B's form): every MLP a mixture,
+ * its experts stacked as the hub keeps them, a shared expert behind a
+ * sigmoid gate; two experts' router rows the same in layer 0 (a tie).
+ */
+START_TEST(a_mixture_with_a_shared_expert_every_stage)
+{
+    struct fixture f;
+
+    check_case("qwen35-moe");
+    fixture_open(&f, "qwen35-moe");
+    ck_assert_str_eq(f.m.title, "Qwen3.5-MoE");
+    ck_assert_int_eq(f.m.cfg.moe.n_experts, 4);
+    ck_assert_int_eq(f.m.cfg.moe.n_experts_used, 2);
+    ck_assert_int_eq(f.m.cfg.moe.d_expert, 16);
+    ck_assert_int_eq(f.m.cfg.moe.d_shared, 24);
+    ck_assert(f.m.cfg.moe.norm_topk);
+    for (int l = 0; l < f.m.cfg.n_layer; l++)
+        ck_assert(decoder_sparse(&f.m.cfg, l));
+    /* (the vision tower's tensors beside the text model's, said so) */
+    ck_assert_ptr_nonnull(strstr(f.m.left_alone, "vision tower"));
+    fixture_close(&f);
+    /* The same model as llama.cpp's converter writes it: qwen35moe, no feed_forward_length. */
+    check_case("qwen35moe-gguf");
+    fixture_open(&f, "qwen35moe-gguf");
+    ck_assert_str_eq(f.m.title, "Qwen3.5-MoE");
+    ck_assert_int_eq(f.m.cfg.moe.d_shared, 24);
+    ck_assert_int_eq(f.m.cfg.d_mlp, 16);
+    ck_assert(f.m.cfg.moe.norm_topk);
+    ck_assert(f.m.cfg.gdn.tiled);
     fixture_close(&f);
 }
 END_TEST
@@ -733,6 +786,7 @@ qwen35_suite(void)
     tcase_add_test(t, a_flat_qwen35_every_stage);
     tcase_add_test(t, the_whole_models_text_every_stage);
     tcase_add_test(t, a_gguf_as_llama_cpp_converts_it);
+    tcase_add_test(t, a_mixture_with_a_shared_expert_every_stage);
     tcase_add_test(t, an_edit_and_threads_change_no_bit);
     tcase_add_test(t, writing_token_by_token_is_the_whole_forward);
     suite_add_tcase(s, t);

@@ -127,7 +127,8 @@ def metadata(w, arch, cfg, hd, rot=None):
     w.add_uint32(arch + ".block_count", cfg["num_hidden_layers"])
     w.add_uint32(arch + ".context_length", cfg["max_position_embeddings"])
     w.add_uint32(arch + ".embedding_length", cfg["hidden_size"])
-    w.add_uint32(arch + ".feed_forward_length", cfg["intermediate_size"])
+    if "intermediate_size" in cfg:
+        w.add_uint32(arch + ".feed_forward_length", cfg["intermediate_size"])
     w.add_uint32(arch + ".attention.head_count", cfg["num_attention_heads"])
     w.add_uint32(arch + ".attention.head_count_kv", cfg["num_key_value_heads"])
     w.add_float32(arch + ".rope.freq_base", cfg["rope_theta"])
@@ -579,6 +580,12 @@ QWEN35_NAMES = dict(NAMES, post_attention_layernorm="post_attention_norm",
                        "linear_attn.in_proj_b": "ssm_beta", "linear_attn.in_proj_a": "ssm_alpha",
                        "linear_attn.conv1d": "ssm_conv1d", "linear_attn.norm": "ssm_norm",
                        "linear_attn.out_proj": "ssm_out"})
+# Qwen3.5-MoE's mixture (Qwen2MoeModel's names; the shared expert's gate kept (1, width) in
+# float32, as base.py's prepare_tensors keeps FFN_GATE_INP_SHEXP).
+QWEN35_NAMES.update({"mlp.gate": "ffn_gate_inp", "mlp.shared_expert.gate_proj": "ffn_gate_shexp",
+                     "mlp.shared_expert.up_proj": "ffn_up_shexp",
+                     "mlp.shared_expert.down_proj": "ffn_down_shexp",
+                     "mlp.shared_expert_gate": "ffn_gate_inp_shexp"})
 # The multi-token head's own tensors (_QwenMtpMixin.filter_tensors' remapper).
 QWEN35_MTP = {"fc": "nextn.eh_proj", "pre_fc_norm_embedding": "nextn.enorm",
               "pre_fc_norm_hidden": "nextn.hnorm", "norm": "nextn.shared_head_norm"}
@@ -613,6 +620,17 @@ def tiled_line(values, shape, axis, kh, per, width):
     return tiled(np.array(values, dtype=np.float64).reshape(shape), axis, kh, per, width).ravel()
 
 
+def experts_stacked(w, layer, kind, t):
+    """transformers' stacked experts (mlp.experts.gate_up_proj, .down_proj) as Qwen2MoeModel's
+    modify_tensors writes them: gate_up split on its rows into ffn_gate_exps and ffn_up_exps."""
+    if kind == "gate_up_proj":
+        half = t.shape[1] // 2
+        w.add_tensor("blk.%d.ffn_gate_exps.weight" % layer, np.ascontiguousarray(t[:, :half]))
+        w.add_tensor("blk.%d.ffn_up_exps.weight" % layer, np.ascontiguousarray(t[:, half:]))
+    else:
+        w.add_tensor("blk.%d.ffn_down_exps.weight" % layer, t)
+
+
 def qwen35(name="qwen35-gqa", out="qwen35-gguf"):
     """A Qwen3.5 as llama.cpp's converter writes one (conversion/qwen.py: Qwen3NextModel,
     _LinearAttentionVReorderBase, _Qwen35MRopeMixin, _QwenMtpMixin, restated): every norm but
@@ -635,8 +653,15 @@ def qwen35(name="qwen35-gqa", out="qwen35-gguf"):
     tensors = read_safetensors(os.path.join(src, "model.safetensors"))
     mtp = 1 + max([int(n.split(".")[2]) for n in tensors if n.startswith("mtp.layers.")] or [-1])
     os.makedirs(dst, exist_ok=True)
-    w = gguf.GGUFWriter(os.path.join(dst, "model.gguf"), "qwen35")
-    metadata(w, "qwen35", dict(cfg, num_hidden_layers=L + mtp, rope_theta=rope["rope_theta"]), hd,
+    arch = "qwen35moe" if "num_experts" in cfg else "qwen35"
+    w = gguf.GGUFWriter(os.path.join(dst, "model.gguf"), arch)
+    if arch == "qwen35moe":
+        # (no intermediate_size in its config: no feed_forward_length, as TextModel writes none)
+        w.add_expert_count(cfg["num_experts"])
+        w.add_expert_used_count(cfg["num_experts_per_tok"])
+        w.add_expert_feed_forward_length(cfg["moe_intermediate_size"])
+        w.add_expert_shared_feed_forward_length(cfg["shared_expert_intermediate_size"])
+    metadata(w, arch, dict(cfg, num_hidden_layers=L + mtp, rope_theta=rope["rope_theta"]), hd,
              int(hd * rope["partial_rotary_factor"]))
     w.add_rope_dimension_sections((rope["mrope_section"] + [0, 0, 0, 0])[:4])
     w.add_ssm_conv_kernel(cfg["linear_conv_kernel_dim"])
@@ -652,6 +677,8 @@ def qwen35(name="qwen35-gqa", out="qwen35-gguf"):
     for hf, t in tensors.items():
         t = t.astype(np.float32)
         parts = hf.split(".")
+        if hf.startswith("model.visual."):  # (the vision tower goes to its own mmproj file)
+            continue
         if hf.startswith("mtp.") and parts[1] == "layers":
             hf = "model.layers.%d.%s" % (L + int(parts[2]), ".".join(parts[3:]))
         elif hf.startswith("mtp."):
@@ -663,6 +690,9 @@ def qwen35(name="qwen35-gqa", out="qwen35-gguf"):
             continue
         parts = hf.split(".")
         layer, rest, kind = int(parts[2]), ".".join(parts[3:-1]), parts[-1]
+        if rest == "mlp.experts":
+            experts_stacked(w, layer, kind, t)
+            continue
         if rest.startswith("linear_attn") and per > 1:
             t = tiled_part(parts[4], t, kh, per, dk, dv)
         if rest == "linear_attn" and kind == "A_log":
@@ -817,9 +847,11 @@ def main():
     if sys.argv[1:] == ["qwen35"]:  # (those alone; the others' files as they are)
         qwen35()
         qwen35_ollama()
+        qwen35("qwen35-moe", "qwen35moe-gguf")
         return
     qwen35()
     qwen35_ollama()
+    qwen35("qwen35-moe", "qwen35moe-gguf")
     gpt_oss()
     for name in ("qwen3", "llama-gqa", "llama3-scaled", "qwen2"):
         convert(name)

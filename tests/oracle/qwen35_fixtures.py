@@ -78,6 +78,13 @@ CASES = [
     dict(name="qwen35-gqa", nested=False, L=4, H=4, KV=2, C=32, F=48, V=36, P=256, hd=16,
          kh=2, vh=4, dk=8, dv=8, taps=4, seed=43, tied=False, types=True, kinds=[1, 0, 1, 0],
          mtp=True),
+    # Qwen3.5-MoE's whole model (Qwen3_5MoeForConditionalGeneration, as Qwen3.6-35B-A3B
+    # ships): every MLP a mixture of E experts, K a token, their projections stacked as the
+    # hub's files keep them (gate_up_proj, down_proj), a shared expert behind a sigmoid gate,
+    # no intermediate_size; layer 0's router rows for experts 1 and 2 equal (a tie).
+    dict(name="qwen35-moe", nested=True, L=4, H=2, KV=1, C=32, F=0, V=36, P=256, hd=16,
+         kh=2, vh=4, dk=8, dv=8, taps=4, seed=44, tied=False, types=True, kinds=[1, 1, 1, 0],
+         moe=dict(E=4, K=2, FE=16, FS=24)),
 ]
 IDS = [3, 17, 5, 5, 0, 21, 9, 30, 2, 11, 8]
 TOP = 3
@@ -88,6 +95,8 @@ GDN_STAGES = ["norm1", "gdn_mixed", "gdn_conv", "gdn_q", "gdn_k", "gdn_z", "gdn_
 FULL_STAGES = ["norm1", "q_proj", "q_gate", "k_proj", "v", "q_normed", "k_normed", "q", "k",
                "weights", "context", "gated"]
 BLOCK_STAGES = ["attn", "resid1", "norm2", "gate", "up", "act", "mlp", "resid2"]
+MOE_STAGES = ["attn", "resid1", "norm2", "router_logits", "router", "routed", "shared_gate",
+              "shared", "mlp", "resid2"]
 
 
 def rms1(x, w, eps=EPS):
@@ -189,6 +198,32 @@ def attention(c, p, l, h, s, freq):
     return s["gated"] @ p[(l, "o")].T
 
 
+def mixture(c, p, l, h, s):
+    """Qwen3_5MoeSparseMoeBlock: the shared expert, the router (softmax, top k, divided by
+    their sum), each chosen expert in increasing order added by index_add_, then the shared
+    expert's output times sigmoid(shared_expert_gate(x)) added to their sum."""
+    m = c["moe"]
+    n, silu = h.shape[0], torch.nn.functional.silu
+    shared = (silu(h @ p[(l, "sh_gate")].T) * (h @ p[(l, "sh_up")].T)) @ p[(l, "sh_down")].T
+    logits = h @ p[(l, "router")].T
+    probs = torch.softmax(logits, dtype=torch.float, dim=-1)
+    top, chosen = torch.topk(probs, m["K"], dim=-1)
+    top = top / top.sum(dim=-1, keepdim=True)
+    s["router_logits"], s["router"] = logits, probs
+    s["routed"] = torch.zeros(n, m["E"]).scatter(1, chosen, top)
+    out = torch.zeros(n, c["C"])
+    for e in range(m["E"]):
+        pos, tok = torch.where((chosen == e).T)
+        if len(tok) == 0:
+            continue
+        gate, up = torch.nn.functional.linear(h[tok], p[(l, "gate_up")][e]).chunk(2, dim=-1)
+        y = torch.nn.functional.linear(silu(gate) * up, p[(l, "experts_down")][e])
+        out.index_add_(0, tok, y * top[tok, pos, None])
+    s["shared_gate"] = torch.sigmoid(h @ p[(l, "sh_router")].T)
+    s["shared"] = s["shared_gate"] * shared
+    return out + s["shared"]
+
+
 def forward(c, p, ids):
     rot = int(c["hd"] * 0.25)
     freq = 1.0 / (THETA ** (torch.arange(0, rot, 2, dtype=torch.int64).float() / rot))
@@ -205,10 +240,13 @@ def forward(c, p, ids):
         s["resid1"] = x
         h = rms1(x, p[(l, "norm2")])
         s["norm2"] = h
-        gate, up = h @ p[(l, "gate")].T, h @ p[(l, "up")].T
-        s["gate"], s["up"] = gate, up
-        s["act"] = torch.nn.functional.silu(gate) * up
-        s["mlp"] = s["act"] @ p[(l, "down")].T
+        if "moe" in c:
+            s["mlp"] = mixture(c, p, l, h, s)
+        else:
+            gate, up = h @ p[(l, "gate")].T, h @ p[(l, "up")].T
+            s["gate"], s["up"] = gate, up
+            s["act"] = torch.nn.functional.silu(gate) * up
+            s["mlp"] = s["act"] @ p[(l, "down")].T
         x = x + s["mlp"]
         s["resid2"] = x
         out[l] = s
@@ -269,9 +307,23 @@ def make_case(root, c):
             put((l, "o"), sa + "o_proj.weight", draw(C, H * d))
             put((l, "q_norm"), sa + "q_norm.weight", draw(d, scale=0.2))
             put((l, "k_norm"), sa + "k_norm.weight", draw(d, scale=0.2))
-        put((l, "gate"), at + "mlp.gate_proj.weight", draw(F, C))
-        put((l, "up"), at + "mlp.up_proj.weight", draw(F, C))
-        put((l, "down"), at + "mlp.down_proj.weight", draw(C, F))
+        if "moe" in c:
+            m = c["moe"]
+            E, FE, FS = m["E"], m["FE"], m["FS"]
+            router = draw(E, C, scale=0.5)
+            if l == 0:
+                router[2] = router[1]  # (a tie between two experts' probabilities)
+            put((l, "router"), at + "mlp.gate.weight", router)
+            put((l, "gate_up"), at + "mlp.experts.gate_up_proj", draw(E, 2 * FE, C))
+            put((l, "experts_down"), at + "mlp.experts.down_proj", draw(E, C, FE))
+            put((l, "sh_gate"), at + "mlp.shared_expert.gate_proj.weight", draw(FS, C))
+            put((l, "sh_up"), at + "mlp.shared_expert.up_proj.weight", draw(FS, C))
+            put((l, "sh_down"), at + "mlp.shared_expert.down_proj.weight", draw(C, FS))
+            put((l, "sh_router"), at + "mlp.shared_expert_gate.weight", draw(1, C, scale=0.5))
+        else:
+            put((l, "gate"), at + "mlp.gate_proj.weight", draw(F, C))
+            put((l, "up"), at + "mlp.up_proj.weight", draw(F, C))
+            put((l, "down"), at + "mlp.down_proj.weight", draw(C, F))
     put("norm", pre + "norm.weight", draw(C, scale=0.2))
     if c["tied"]:
         p["head"] = p["embed"]
@@ -310,11 +362,24 @@ def make_case(root, c):
                             "partial_rotary_factor": 0.25},
         "eos_token_id": 1,
     }
+    if "moe" in c:  # (Qwen3_5MoeTextConfig has no intermediate_size)
+        m = c["moe"]
+        del text["intermediate_size"]
+        text.update(model_type="qwen3_5_moe_text", num_experts=m["E"], num_experts_per_tok=m["K"],
+                    moe_intermediate_size=m["FE"], shared_expert_intermediate_size=m["FS"],
+                    router_aux_loss_coef=0.001)
     if c["types"]:
         text["layer_types"] = ["linear_attention" if k else "full_attention" for k in kinds(c)]
     else:
         text["full_attention_interval"] = 4
-    if c["nested"]:
+    if c["nested"] and "moe" in c:
+        config = {"architectures": ["Qwen3_5MoeForConditionalGeneration"],
+                  "model_type": "qwen3_5_moe", "tie_word_embeddings": c["tied"],
+                  "text_config": text,
+                  "vision_config": {"model_type": "qwen3_5_moe", "depth": 1, "hidden_size": 8,
+                                    "num_heads": 2, "out_hidden_size": C},
+                  "image_token_id": 33, "video_token_id": 34}
+    elif c["nested"]:
         config = {"architectures": ["Qwen3_5ForConditionalGeneration"], "model_type": "qwen3_5",
                   "tie_word_embeddings": c["tied"], "text_config": text,
                   "vision_config": {"model_type": "qwen3_5", "depth": 1, "hidden_size": 8,
@@ -336,7 +401,8 @@ def make_case(root, c):
              "kinds %d %s" % (L, " ".join(map(str, kinds(c)))),
              "embed %s" % numbers(out["embed"])]
     for l in range(L):
-        names = (GDN_STAGES + ["effective"] if kinds(c)[l] else FULL_STAGES) + BLOCK_STAGES
+        names = ((GDN_STAGES + ["effective"] if kinds(c)[l] else FULL_STAGES) +
+                 (MOE_STAGES if "moe" in c else BLOCK_STAGES))
         for name in names:
             t = out[l][name]
             lines.append("%s %d %d %s" % (name, l, t.numel(), numbers(t)))

@@ -573,7 +573,8 @@ START_TEST(a_trained_models_stages_are_explained)
             if (s == VIEW_DROPOUT || s == VIEW_OUTDROP || s == VIEW_AVERAGE || s == VIEW_SOURCE ||
                 s == VIEW_QNORM || s == VIEW_KNORM || s == VIEW_QROPE || s == VIEW_KROPE ||
                 s == VIEW_GATE || s == VIEW_SWIGLU || s == VIEW_GEGLU || s == VIEW_OUTNORM ||
-                s == VIEW_MLPNORM || s == VIEW_ROUTER || mixers_own((enum view_stage)s)) {
+                s == VIEW_MLPNORM || s == VIEW_ROUTER || s == VIEW_SHARED ||
+                mixers_own((enum view_stage)s)) {
                 ck_assert(!explain_stage_present(&p, (enum view_stage)s));
                 continue;
             }
@@ -752,6 +753,44 @@ START_TEST(a_sparse_layer_shows_its_router)
 END_TEST
 
 /*
+ * Qwen3.5-MoE's shared expert: its own stage, whose text gives its width
+ * and the gates' range and whose cell panel is the gate times the expert's
+ * output, recomputed; the MLP's panel adds it to the chosen experts'.
+ */
+START_TEST(a_shared_expert_is_a_stage_of_its_own)
+{
+    struct attention_config cfg;
+    struct pipeline p;
+    static struct model moe;
+    char buf[2048];
+    const char *at;
+    float gate, out;
+
+    attention_config_init(&cfg);
+    model_on_layer_1(&p, &cfg, &moe, "tests/fixtures/decoders/qwen35-moe", "abcab");
+    ck_assert(explain_stage_present(&p, VIEW_SHARED) && explain_stage_present(&p, VIEW_ROUTER));
+    explain_text(&p, VIEW_SHARED, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "A shared expert: one more SwiGLU MLP of 24") != NULL, "%s", buf);
+    explain_formula(&p, VIEW_SHARED, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "sigmoid(ln2 w_shared_gate)") == buf, "%s", buf);
+    inspect_cell(&p, VIEW_SHARED, 0, 2, 7, false, 4, false, buf, sizeof buf);
+    at = strstr(buf, "= gate ");
+    ck_assert_msg(at != NULL, "%s", buf);
+    ck_assert_int_eq(sscanf(at, "= gate %f * the shared expert's output %f", &gate, &out), 2);
+    ck_assert_float_gt(gate, 0.0f);
+    ck_assert_float_lt(gate, 1.0f);
+    ck_assert_float_eq_tol(gate, MAT_AT(&p.block.shared_gate, 2, 0), 1e-4f);
+    ck_assert_float_eq_tol(gate * out, MAT_AT(&p.block.shared, 2, 7), 1e-4f);
+    inspect_cell(&p, VIEW_MLP, 0, 2, 7, false, 4, false, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "plus the shared expert's: ") != NULL, "%s", buf);
+    explain_text(&p, VIEW_MLP, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "the shared expert's output") != NULL, "%s", buf);
+    pipeline_destroy(&p);
+    model_close(&moe);
+}
+END_TEST
+
+/*
  * gpt-oss (issue 52): the weights stage's formula and text put the sink in
  * the softmax, a weight's panel its logit in the sum and the row's share,
  * which is 1 minus the row's weights; the router says the softmax over the
@@ -829,7 +868,7 @@ START_TEST(a_llama_models_stages_are_explained)
             const char *name = explain_stage_name((enum view_stage)s);
             if (s == VIEW_DROPOUT || s == VIEW_OUTDROP || s == VIEW_AVERAGE || s == VIEW_SOURCE ||
                 s == VIEW_POSITIONAL || s == VIEW_GELU || s == VIEW_OUTNORM ||
-                s == VIEW_MLPNORM || s == VIEW_GEGLU || s == VIEW_ROUTER ||
+                s == VIEW_MLPNORM || s == VIEW_GEGLU || s == VIEW_ROUTER || s == VIEW_SHARED ||
                 mixers_own((enum view_stage)s)) {
                 ck_assert_msg(!explain_stage_present(&p, (enum view_stage)s), "%s", name);
                 continue;
@@ -1331,6 +1370,7 @@ render_explain_suite(void)
     tcase_add_test(units, a_trained_models_stages_are_explained);
     tcase_add_test(units, a_llama_models_stages_are_explained);
     tcase_add_test(units, a_sparse_layer_shows_its_router);
+    tcase_add_test(units, a_shared_expert_is_a_stage_of_its_own);
     tcase_add_test(units, gpt_oss_cells_say_the_sink_and_the_clamped_experts);
     tcase_add_test(units, packed_weights_read_as_the_f32_ones);
     tcase_add_test(units, a_models_words_are_its_own);

@@ -123,6 +123,20 @@ struct arch_moe_keys {
      */
     const char *limit;
     double limit_default;
+    /*
+     * A shared expert's width (Qwen3-Next's and Qwen3.5-MoE's
+     * "shared_expert_intermediate_size"; a GGUF's
+     * expert_shared_feed_forward_length), or NULL: none.
+     */
+    const char *shared;
+    /*
+     * Hugging Face's names (the layer's %d) of every expert's projections
+     * stacked as transformers keeps them: gate_up (experts, 2 width, in), each
+     * expert's gate its first width rows and its up the rest, and down
+     * (experts, in, width); used when the file has them (Qwen3.5-MoE's hub
+     * checkpoints), else the per-expert names.  NULL: never stacked so.
+     */
+    const char *stacked_gate_up, *stacked_down;
 };
 
 /*

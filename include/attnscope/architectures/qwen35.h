@@ -8,6 +8,7 @@
 #include "attnscope/architectures/architecture.h"
 
 extern const struct architecture arch_qwen35;
+extern const struct architecture arch_qwen35_moe;
 
 /*
  * A Gated DeltaNet layer's tensors (decoder_gdn_weights, and its output

@@ -92,6 +92,13 @@ struct decoder_moe {
     bool router_topk_softmax;
     double swiglu_limit, swiglu_alpha;
     bool bias_experts; /* the router and every expert's projections have biases (gpt-oss) */
+    /*
+     * A shared expert beside the routed ones (Qwen3-Next's, Qwen3.5-MoE's):
+     * a SwiGLU MLP of d_shared every token goes through, its output times
+     * sigmoid(x . w) of its own gate (one number a token) and added to the
+     * routed experts' sum.  0: none.
+     */
+    int d_shared;
 };
 
 /*

@@ -90,6 +90,12 @@ struct decoder_layer_stages {
     float *router_logits; /* (n, E) */
     float *router;        /* (n, E) */
     float *routed;        /* (n, E) */
+    /*
+     * A shared expert's (moe.d_shared > 0): its gate's sigmoid, one a token,
+     * and its output times that, which mlp holds added to the routed sum.
+     */
+    float *shared_gate;   /* (n, 1) */
+    float *shared;        /* (n, C) */
     float *mlp;     /* (n, C) the down projection (GPT-2's c_proj of the MLP); a sparse layer:
                        the experts' weighted sum */
     float *mlp_normed; /* (n, C) mlp normed (sandwich and post-norm), or NULL */

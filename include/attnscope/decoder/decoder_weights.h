@@ -58,6 +58,9 @@ struct decoder_block {
     /* A sparse layer's: the router (d_model -> n_experts, no bias) and its n_experts experts. */
     struct decoder_linear router;
     struct decoder_expert *experts;
+    /* Its shared expert (moe.d_shared wide) and that expert's gate (d_model -> 1), or empty. */
+    struct decoder_expert shared;
+    struct decoder_linear shared_gate;
     const float *sinks; /* (n_head) each head's sink logit (cfg.sinks), or NULL */
     struct decoder_gdn_weights gdn; /* a linear-attention layer's; else empty */
 };
@@ -65,7 +68,8 @@ struct decoder_block {
 /*
  * The linears of a block, in the order they are packed: q k v o gate up
  * down, Gated DeltaNet's qkv z b a (DECODER_BLOCK_LINEARS of them), then in a model with experts its
- * router and each expert's gate, up and down: decoder_block_linears(c) in
+ * router and each expert's gate, up and down, then a shared expert's gate,
+ * up and down and its own gate when it has one: decoder_block_linears(c) in
  * all, the same for every layer; decoder_block_linear gives NULL for one a
  * layer lacks (a dense layer's experts).
  */
@@ -102,6 +106,10 @@ enum arch_role {
     ROLE_EXPERT_UP,
     ROLE_EXPERT_DOWN,
     ROLE_EXPERT_GATE_UP, /* gate and up in one tensor, interleaved (gpt-oss's gate_up_proj) */
+    ROLE_SHARED_GATE, /* the shared expert's gate, up and down projections */
+    ROLE_SHARED_UP,
+    ROLE_SHARED_DOWN,
+    ROLE_SHARED_ROUTER, /* the shared expert's own gate: (1, width), or (width) in a GGUF */
     ROLE_ATTN_SINKS,  /* (n_head) the sinks' logits */
     /* A Gated DeltaNet layer's (decoder_gdn_weights): */
     ROLE_GDN_QKV,     /* its queries', keys' and values' projection */

@@ -132,6 +132,16 @@ void part_moe(const struct decoder_config *c, const struct decoder_block *b, con
               const unsigned char *off, float *logits, float *probs, float *routed, float *out,
               int threads);
 
+/*
+ * A shared expert on x (n, C) beside the routed ones (moe.d_shared > 0):
+ * its gate's sigmoid(x . w) into gate (n), its SwiGLU output times that
+ * into shared (n, C), and shared added to out (n, C), the routed experts'
+ * sum, as Qwen2MoeSparseMoeBlock adds them.
+ */
+void part_shared_expert(const struct decoder_config *c, const struct decoder_block *b,
+                        const float *x, int n, float *gate, float *shared, float *out,
+                        int threads);
+
 /* y = a + b, count floats: a residual add. */
 void part_residual(const float *a, const float *b, size_t count, float *y);
 

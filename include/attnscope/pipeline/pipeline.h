@@ -82,6 +82,7 @@ struct model;
     X(STAGE_SWIGLU, swiglu, false, CELLS_VALUES, NEEDS_SWIGLU)             \
     X(STAGE_GEGLU, geglu, false, CELLS_VALUES, NEEDS_GEGLU)                \
     X(STAGE_ROUTER, router, false, CELLS_VALUES, NEEDS_EXPERTS)            \
+    X(STAGE_SHARED, shared, false, CELLS_VALUES, NEEDS_SHARED_EXPERT)      \
     X(STAGE_MLP, mlp, false, CELLS_VALUES, NEEDS_NOTHING)                  \
     X(STAGE_MLP_NORMED, mlp_normed, false, CELLS_VALUES, NEEDS_POST_NORM)  \
     X(STAGE_RESIDUAL2, residual2, false, CELLS_VALUES, NEEDS_NOTHING)      \
@@ -99,7 +100,7 @@ struct model;
      FAMILY_STAGE(STAGE_QUERIES_ROTATED) | FAMILY_STAGE(STAGE_KEYS_ROTATED) |            \
      FAMILY_STAGE(STAGE_GATE) | FAMILY_STAGE(STAGE_SWIGLU) | FAMILY_STAGE(STAGE_GEGLU) |  \
      FAMILY_STAGE(STAGE_OUTPUT_NORMED) | FAMILY_STAGE(STAGE_MLP_NORMED) |                \
-     FAMILY_STAGE(STAGE_ROUTER) | PIPELINE_MIXER_STAGES)
+     FAMILY_STAGE(STAGE_ROUTER) | FAMILY_STAGE(STAGE_SHARED) | PIPELINE_MIXER_STAGES)
 
 /* The stages of the layers' mixers beyond softmax attention's (Qwen3.5's gate, Gated DeltaNet). */
 #define PIPELINE_MIXER_STAGES                                                            \
@@ -145,6 +146,7 @@ enum stage_needs {
     NEEDS_PRE_NORM,       /* a model with norms before attention and the MLP (all but Olmo) */
     NEEDS_POST_NORM,      /* a model that norms attention's and the MLP's outputs (Gemma, Olmo) */
     NEEDS_EXPERTS,        /* the shown layer of a model is a mixture of experts */
+    NEEDS_SHARED_EXPERT,  /* ... with a shared expert beside the routed ones (Qwen3.5-MoE) */
     NEEDS_ATTN_GATE,      /* the shown layer attends through an output gate (Qwen3.5) */
     NEEDS_DELTANET,       /* the shown layer's mixer is Gated DeltaNet (Qwen3.5) */
 };
@@ -222,6 +224,8 @@ struct pipeline_block {
     struct matrix router;
     struct matrix routed;
     const char *const *expert_labels; /* (E) "e0", "e1", ... */
+    /* Its shared expert's output times its gate (n, C), and that gate (n, 1); or empty. */
+    struct matrix shared, shared_gate;
     /* An attention layer's output gate (n, H d) and the context times sigmoid(it) (n, H d). */
     struct matrix attn_gate, gated;
     /*

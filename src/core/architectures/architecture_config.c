@@ -420,6 +420,9 @@ arch_config_experts(const struct arch_moe_keys *k, struct decoder_config *c, jso
                              c->n_layer - 1);
         c->moe.sparse[json_integer_value(v)] = false;
     }
+    if (k->shared != NULL &&
+        (c->moe.d_shared = jsonfile_int(root, path, k->shared, NULL, 1, err)) < 0)
+        return ATTN_EPARSE;
     if (k->limit != NULL) { /* gpt-oss's clamped SwiGLU */
         c->moe.swiglu_limit = arch_config_number(root, path, k->limit, k->limit_default,
                                              ARCH_BOUND_ROPE_TUNING, err);

@@ -226,10 +226,20 @@ gguf_experts(const struct gguf *g, const struct architecture *a, const char *arc
         arch_gguf_count(g, arch, "expert_feed_forward_length", false, 1, &c->moe.d_expert, err) !=
             ATTN_OK)
         return err->status;
+    if (c->moe.d_expert == 0)
+        return attn_fail(err, ATTN_EPARSE, "%s: no %s.expert_feed_forward_length nor "
+                         "%s.feed_forward_length: how wide its experts are is not said",
+                         g->path, arch, arch);
     snprintf(name, sizeof name, "%s.expert_shared_count", arch);
-    if (gguf_int(g, name, &n) && n != 0)
-        return attn_fail(err, ATTN_EPARSE, "%s: %s is %lld: shared experts are not computed yet",
-                         g->path, name, (long long)n);
+    /* (a shared expert is its architecture's: one, its width this key's, else the MLP's) */
+    if (gguf_int(g, name, &n) && n != 0 && (a->parts.moe->shared == NULL || n != 1))
+        return attn_fail(err, ATTN_EPARSE, "%s: %s is %lld: %s are not computed yet", g->path,
+                         name, (long long)n,
+                         a->parts.moe->shared == NULL ? "shared experts" : "more than one");
+    if (a->parts.moe->shared != NULL &&
+        arch_gguf_count(g, arch, "expert_shared_feed_forward_length", false, 1, &c->moe.d_shared,
+                        err) != ATTN_OK)
+        return err->status;
     snprintf(name, sizeof name, "%s.expert_weights_scale", arch);
     if (gguf_float(g, name, &x) && x != 0.0 && x != 1.0)
         return attn_fail(err, ATTN_EPARSE, "%s: %s is %g: a scale on the experts' weights is "
@@ -269,7 +279,8 @@ gguf_describe(struct arch_loader *ld, struct attn_error *err)
     memset(c, 0, sizeof *c);
     if (arch_gguf_count(g, arch, "block_count", true, 1, &c->n_layer, err) != ATTN_OK ||
         arch_gguf_count(g, arch, "embedding_length", true, 1, &c->d_model, err) != ATTN_OK ||
-        arch_gguf_count(g, arch, "feed_forward_length", true, 1, &c->d_mlp, err) != ATTN_OK ||
+        arch_gguf_count(g, arch, "feed_forward_length", ld->arch->parts.moe == NULL, 1, &c->d_mlp,
+                        err) != ATTN_OK ||
         arch_gguf_count(g, arch, "attention.head_count", true, 1, &c->n_head, err) != ATTN_OK ||
         kv_heads(g, arch, c, err) != ATTN_OK ||
         arch_gguf_count(g, arch, "attention.key_length", false, 1, &c->head_dim, err) !=
@@ -307,6 +318,8 @@ gguf_describe(struct arch_loader *ld, struct attn_error *err)
         return err->status;
     if (ld->arch->parts.moe != NULL && gguf_experts(g, ld->arch, arch, c, err) != ATTN_OK)
         return err->status;
+    if (c->d_mlp == 0) /* (every layer's MLP a mixture: llama.cpp's n_ff then unused) */
+        c->d_mlp = c->moe.d_expert;
     m->bos_token = gguf_int(g, "tokenizer.ggml.bos_token_id", &n) && n >= 0 && n < INT32_MAX
                        ? (int)n
                        : -1;

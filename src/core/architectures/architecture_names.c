@@ -40,6 +40,10 @@ const struct arch_tensor arch_gguf_names[ARCH_ROLES] = {
     [ROLE_EXPERT_UP] = GGUF_ONE("ffn_up_exps"),
     [ROLE_EXPERT_DOWN] = GGUF_ONE("ffn_down_exps"),
     [ROLE_EXPERT_GATE_UP] = { NULL, NULL },
+    [ROLE_SHARED_GATE] = GGUF_ONE("ffn_gate_shexp"),
+    [ROLE_SHARED_UP] = GGUF_ONE("ffn_up_shexp"),
+    [ROLE_SHARED_DOWN] = GGUF_ONE("ffn_down_shexp"),
+    [ROLE_SHARED_ROUTER] = GGUF_ONE("ffn_gate_inp_shexp"),
     [ROLE_ATTN_SINKS] = GGUF_ONE("attn_sinks"),
     /* (llama.cpp's qwen35 names for Gated DeltaNet's) */
     [ROLE_GDN_QKV] = GGUF_ONE("attn_qkv"),

@@ -6,6 +6,9 @@
  * - each projection of every expert stacked in one tensor (a GGUF's
  *   ffn_gate_exps, (experts, rows, cols) in ggml's blocks or floats; gpt-oss's
  *   biases beside them, (experts, rows));
+ * - transformers' own stacking (Qwen3.5-MoE's hub checkpoints): gate_up_proj
+ *   (experts, 2 width, in), an expert's gate its first width rows and its up
+ *   the rest, and down_proj (experts, in, width);
  * - gpt-oss's Hugging Face tensors: gate and up in one gate_up_proj,
  *   interleaved (gate the even outputs), stored in -> out, (experts, in,
  *   2 width), and down_proj (experts, width, in); or, in its hub checkpoint,
@@ -90,6 +93,62 @@ read_stacked(struct arch_loader *ld, struct decoder_block *b, int i, struct attn
                               bias != NULL ? bias + (size_t)e * (size_t)parts[k].rows : NULL, l);
         }
     }
+    return 0;
+}
+
+/* Layer i's experts from transformers' stacked gate_up_proj and down_proj (the keys' names). */
+static int
+read_halves(struct arch_loader *ld, struct decoder_block *b, int i, struct attn_error *err)
+{
+    const struct decoder_config *c = &ld->w.m->cfg;
+    const struct arch_moe_keys *k = ld->arch->parts.moe;
+    const int C = c->d_model, E = c->moe.n_experts, FE = c->moe.d_expert;
+    struct weights_matrix gate_up, down;
+    char name[160];
+
+    snprintf(name, sizeof name, k->stacked_gate_up, i);
+    if (weights_experts_any(&ld->w, name, E, 2 * FE, C, &gate_up, err) != 0)
+        return -1;
+    snprintf(name, sizeof name, k->stacked_down, i);
+    if (weights_experts_any(&ld->w, name, E, C, FE, &down, err) != 0)
+        return -1;
+    /* (what the screens call them: each expert's rows of the two) */
+    snprintf(ld->w.m->part_names[ROLE_EXPERT_GATE], sizeof ld->w.m->part_names[0],
+             "gate_up_proj[:%d]", FE);
+    snprintf(ld->w.m->part_names[ROLE_EXPERT_UP], sizeof ld->w.m->part_names[0],
+             "gate_up_proj[%d:]", FE);
+    snprintf(ld->w.m->part_names[ROLE_EXPERT_DOWN], sizeof ld->w.m->part_names[0], "down_proj");
+    for (int e = 0; e < E; e++) {
+        decoder_linear_of(&gate_up, C, 2 * e * FE, FE, NULL, &b->experts[e].gate);
+        decoder_linear_of(&gate_up, C, 2 * e * FE + FE, FE, NULL, &b->experts[e].up);
+        decoder_linear_of(&down, FE, e * C, C, NULL, &b->experts[e].down);
+    }
+    return 0;
+}
+
+/*
+ * Layer i's shared expert and its gate: (1, in) as nn.Linear keeps it, or
+ * a GGUF's vector of in (llama.cpp's ffn_gate_inp_shexp).
+ */
+static int
+read_shared(struct arch_loader *ld, struct decoder_block *b, int i, struct attn_error *err)
+{
+    const struct decoder_config *c = &ld->w.m->cfg;
+    const int C = c->d_model, FS = c->moe.d_shared;
+    const struct tensor_info *t;
+    const float *v;
+    char name[160];
+
+    if (arch_read_linear(ld, &b->shared.gate, ROLE_SHARED_GATE, i, C, FS, false, err) != 0 ||
+        arch_read_linear(ld, &b->shared.up, ROLE_SHARED_UP, i, C, FS, false, err) != 0 ||
+        arch_read_linear(ld, &b->shared.down, ROLE_SHARED_DOWN, i, FS, C, false, err) != 0)
+        return -1;
+    if (arch_name(ld, ROLE_SHARED_ROUTER, i, false, name, sizeof name) == NULL ||
+        (t = weights_find(&ld->w, name)) == NULL || t->ndim != 1)
+        return arch_read_linear(ld, &b->shared_gate, ROLE_SHARED_ROUTER, i, C, 1, false, err);
+    if ((v = weights_vector(&ld->w, name, C, err)) == NULL)
+        return -1;
+    b->shared_gate = (struct decoder_linear){ .w = v, .in = C, .out = 1, .ld = C, .out_in = true };
     return 0;
 }
 
@@ -191,6 +250,7 @@ int
 arch_read_experts(struct arch_loader *ld, struct decoder_block *b, int i, struct attn_error *err)
 {
     const struct decoder_config *c = &ld->w.m->cfg;
+    const struct arch_moe_keys *k = ld->arch->parts.moe;
     const int C = c->d_model, E = c->moe.n_experts, FE = c->moe.d_expert;
     char name[160];
 
@@ -199,6 +259,13 @@ arch_read_experts(struct arch_loader *ld, struct decoder_block *b, int i, struct
     if ((b->experts = calloc((size_t)E, sizeof *b->experts)) == NULL) {
         attn_fail(err, ATTN_ENOMEM, "out of memory for layer %d's %d experts", i, E);
         return -1;
+    }
+    if (c->moe.d_shared > 0 && read_shared(ld, b, i, err) != 0)
+        return -1;
+    if (k != NULL && k->stacked_gate_up != NULL && ld->layout->layout == ARCH_HF) {
+        snprintf(name, sizeof name, k->stacked_gate_up, i);
+        if (weights_find(&ld->w, name) != NULL)
+            return read_halves(ld, b, i, err);
     }
     if (arch_name(ld, ROLE_EXPERT_GATE_UP, i, false, name, sizeof name) != NULL)
         return read_fused_part(ld, b, i, ROLE_EXPERT_GATE_UP, C, 2 * FE, err) != 0 ||

@@ -175,12 +175,14 @@ static const char *const mixtral_classes[] = { "MixtralForCausalLM", NULL };
 
 /* Each mixture's keys (Qwen3MoeConfig's, OlmoeConfig's, MixtralConfig's). */
 static const struct arch_moe_keys qwen3_moe_keys = { "num_experts", "moe_intermediate_size",
-                                                     "norm_topk_prob", false, true, true, NULL, 0.0 };
+                                                     "norm_topk_prob", false, true, true, NULL, 0.0,
+                                                     NULL, NULL, NULL };
 static const struct arch_moe_keys olmoe_keys = { "num_experts", "intermediate_size",
                                                  "norm_topk_prob", false, false, false, NULL,
-                                                 0.0 };
+                                                 0.0, NULL, NULL, NULL };
 static const struct arch_moe_keys mixtral_keys = { "num_local_experts", "intermediate_size", NULL,
-                                                   true, false, true, NULL, 0.0 };
+                                                   true, false, true, NULL, 0.0, NULL, NULL,
+                                                   NULL };
 static const char *const qwen3_moe_classes[] = { "Qwen3MoeForCausalLM", NULL };
 
 #define COUNT(a) (int)(sizeof(a) / sizeof(a)[0])

@@ -39,16 +39,34 @@
 
 #define GDN_ROW(role, hf) { role, { [ARCH_HF] = { "layers.%d.linear_attn." hf, NULL } } }
 /* Its differences from Qwen3's rows: the linear-attention layers' tensors. */
-static const struct arch_name qwen35_names[] = {
-    GDN_ROW(ROLE_GDN_QKV, "in_proj_qkv.weight"), GDN_ROW(ROLE_GDN_Z, "in_proj_z.weight"),
-    GDN_ROW(ROLE_GDN_B, "in_proj_b.weight"),     GDN_ROW(ROLE_GDN_A, "in_proj_a.weight"),
-    GDN_ROW(ROLE_GDN_CONV, "conv1d.weight"),     GDN_ROW(ROLE_GDN_DT_BIAS, "dt_bias"),
-    GDN_ROW(ROLE_GDN_A_LOG, "A_log"),            GDN_ROW(ROLE_GDN_NORM, "norm.weight"),
-    GDN_ROW(ROLE_GDN_OUT, "out_proj.weight"),
-    /* (its norm before the MLP is llama.cpp's post_attention_norm, as Qwen3-Next's) */
-    { ROLE_FFN_NORM,
-      { [ARCH_HF] = { "layers.%d.post_attention_layernorm.weight", NULL },
-        [ARCH_GGUF] = { "blk.%d.post_attention_norm.weight", NULL } } },
+#define QWEN35_ROWS                                                                          \
+    GDN_ROW(ROLE_GDN_QKV, "in_proj_qkv.weight"), GDN_ROW(ROLE_GDN_Z, "in_proj_z.weight"),     \
+    GDN_ROW(ROLE_GDN_B, "in_proj_b.weight"),     GDN_ROW(ROLE_GDN_A, "in_proj_a.weight"),     \
+    GDN_ROW(ROLE_GDN_CONV, "conv1d.weight"),     GDN_ROW(ROLE_GDN_DT_BIAS, "dt_bias"),        \
+    GDN_ROW(ROLE_GDN_A_LOG, "A_log"),            GDN_ROW(ROLE_GDN_NORM, "norm.weight"),       \
+    GDN_ROW(ROLE_GDN_OUT, "out_proj.weight"),                                                \
+    /* (its norm before the MLP is llama.cpp's post_attention_norm, as Qwen3-Next's) */       \
+    { ROLE_FFN_NORM,                                                                         \
+      { [ARCH_HF] = { "layers.%d.post_attention_layernorm.weight", NULL },                   \
+        [ARCH_GGUF] = { "blk.%d.post_attention_norm.weight", NULL } } }
+static const struct arch_name qwen35_names[] = { QWEN35_ROWS };
+
+/*
+ * Qwen3.5-MoE's: every layer's MLP a mixture, its gate mlp.gate choosing, each
+ * expert's projections (or all of them stacked: the keys' names), and a
+ * shared expert behind its own sigmoid gate.
+ */
+#define MLP_ROW(role, hf) { role, { [ARCH_HF] = { "layers.%d.mlp." hf ".weight", NULL } } }
+static const struct arch_name qwen35_moe_names[] = {
+    QWEN35_ROWS,
+    MLP_ROW(ROLE_FFN_ROUTER, "gate"),
+    MLP_ROW(ROLE_EXPERT_GATE, "experts.%d.gate_proj"),
+    MLP_ROW(ROLE_EXPERT_UP, "experts.%d.up_proj"),
+    MLP_ROW(ROLE_EXPERT_DOWN, "experts.%d.down_proj"),
+    MLP_ROW(ROLE_SHARED_GATE, "shared_expert.gate_proj"),
+    MLP_ROW(ROLE_SHARED_UP, "shared_expert.up_proj"),
+    MLP_ROW(ROLE_SHARED_DOWN, "shared_expert.down_proj"),
+    MLP_ROW(ROLE_SHARED_ROUTER, "shared_expert_gate"),
 };
 
 /* Every layer has its input norm; the text model's tensors are under language_model. */
@@ -160,6 +178,32 @@ tie(json_t *root, json_t *text, const char *path, struct attn_error *err)
     return outer >= 0 ? outer : inner;
 }
 
+/*
+ * The sizes; in a mixture, its experts too, and the MLP's width the
+ * experts' when the config gives none (Qwen3.5-MoE's has no
+ * intermediate_size: every layer is sparse).
+ */
+static enum attn_status
+sizes(const struct architecture *a, json_t *text, const char *path, struct decoder_config *c,
+      struct attn_error *err)
+{
+    json_t *t = text;
+    enum attn_status rc;
+
+    if (a->parts.moe != NULL && json_object_get(text, "intermediate_size") == NULL &&
+        json_object_get(text, a->parts.moe->width) != NULL) {
+        if ((t = json_copy(text)) == NULL)
+            return attn_fail(err, ATTN_ENOMEM, "out of memory reading %s", path);
+        json_object_set(t, "intermediate_size", json_object_get(text, a->parts.moe->width));
+    }
+    rc = arch_config_sizes(t, path, 256, c, err);
+    if (t != text)
+        json_decref(t);
+    if (rc != ATTN_OK || a->parts.moe == NULL)
+        return rc;
+    return arch_config_experts(a->parts.moe, c, text, path, err);
+}
+
 /* The text model's description from config.json at path. */
 static enum attn_status
 describe_config(struct arch_loader *ld, json_t *root, const char *path, struct attn_error *err)
@@ -172,7 +216,7 @@ describe_config(struct arch_loader *ld, json_t *root, const char *path, struct a
     int flag;
 
     memset(c, 0, sizeof *c);
-    if (arch_config_sizes(text, path, 256, c, err) != ATTN_OK)
+    if (sizes(ld->arch, text, path, c, err) != ATTN_OK)
         return ATTN_EPARSE;
     arch_parts_apply(ld->arch, c);
     if (act != NULL && (!json_is_string(act) || strcmp(json_string_value(act), "silu") != 0))
@@ -212,11 +256,17 @@ describe_config(struct arch_loader *ld, json_t *root, const char *path, struct a
  * 0 on a DeltaNet layer), else the interval.
  */
 static enum attn_status
-gguf_kinds(const struct gguf *g, struct decoder_config *c, int all, struct attn_error *err)
+gguf_kinds(const struct gguf *g, const char *arch, struct decoder_config *c, int all,
+           struct attn_error *err)
 {
-    const struct gguf_kv *kinds = gguf_find(g, "qwen35.attention.recurrent_layers");
-    const struct gguf_kv *kv = gguf_find(g, "qwen35.attention.head_count_kv");
+    char key[80];
+    const struct gguf_kv *kinds, *kv;
     int every = 4;
+
+    snprintf(key, sizeof key, "%s.attention.recurrent_layers", arch);
+    kinds = gguf_find(g, key);
+    snprintf(key, sizeof key, "%s.attention.head_count_kv", arch);
+    kv = gguf_find(g, key);
 
     if (c->n_layer > DECODER_LAYERS_SLIDING_MAX)
         return attn_fail(err, ATTN_EPARSE, "%s: %d layers: attnscope keeps the kinds of at most %d",
@@ -224,9 +274,9 @@ gguf_kinds(const struct gguf *g, struct decoder_config *c, int all, struct attn_
     if (kinds != NULL) {
         if (kinds->ints == NULL || kinds->count != (size_t)all)
             return attn_fail(err, ATTN_EPARSE,
-                             "%s: qwen35.attention.recurrent_layers is not a list of %d bools, "
-                             "one a layer of qwen35.block_count",
-                             g->path, all);
+                             "%s: %s.attention.recurrent_layers is not a list of %d bools, "
+                             "one a layer of %s.block_count",
+                             g->path, arch, all, arch);
         for (int l = 0; l < c->n_layer; l++)
             c->mixer[l] = kinds->ints[l] != 0 ? DECODER_MIXER_GDN : DECODER_MIXER_ATTENTION;
         return ATTN_OK;
@@ -236,7 +286,7 @@ gguf_kinds(const struct gguf *g, struct decoder_config *c, int all, struct attn_
             c->mixer[l] = kv->ints[l] == 0 ? DECODER_MIXER_GDN : DECODER_MIXER_ATTENTION;
         return ATTN_OK;
     }
-    if (arch_gguf_count(g, "qwen35", "full_attention_interval", false, 1, &every, err) != ATTN_OK)
+    if (arch_gguf_count(g, arch, "full_attention_interval", false, 1, &every, err) != ATTN_OK)
         return err->status;
     for (int l = 0; l < c->n_layer; l++)
         c->mixer[l] = (l + 1) % every != 0 ? DECODER_MIXER_GDN : DECODER_MIXER_ATTENTION;
@@ -249,47 +299,52 @@ describe_gguf(struct arch_loader *ld, struct attn_error *err)
 {
     struct decoder_config *c = &ld->w.m->cfg;
     const struct gguf *g = tensors_gguf(&ld->w.src);
+    const char *arch = ld->arch->gguf;
     const struct gguf_kv *reordered;
+    char key[80];
     int nextn = 0, inner = 0, all;
 
     if (gguf_describe(ld, err) != ATTN_OK)
         return err->status;
     all = c->n_layer;
-    if (arch_gguf_count(g, "qwen35", "nextn_predict_layers", false, 0, &nextn, err) != ATTN_OK)
+    if (arch_gguf_count(g, arch, "nextn_predict_layers", false, 0, &nextn, err) != ATTN_OK)
         return err->status;
     if (nextn >= all)
         return attn_fail(err, ATTN_EPARSE,
-                         "%s: qwen35.nextn_predict_layers %d leaves none of its %d layers",
-                         g->path, nextn, all);
+                         "%s: %s.nextn_predict_layers %d leaves none of its %d layers", g->path,
+                         arch, nextn, all);
     c->n_layer = all - nextn; /* (the MTP head's layers: never run) */
     c->rope_dim = decoder_head_dim(c);
-    if (arch_gguf_count(g, "qwen35", "ssm.conv_kernel", true, 1, &c->gdn.conv, err) ||
-        arch_gguf_count(g, "qwen35", "ssm.state_size", true, 1, &c->gdn.k_dim, err) ||
-        arch_gguf_count(g, "qwen35", "ssm.group_count", true, 1, &c->gdn.k_heads, err) ||
-        arch_gguf_count(g, "qwen35", "ssm.time_step_rank", true, 1, &c->gdn.v_heads, err) ||
-        arch_gguf_count(g, "qwen35", "ssm.inner_size", true, 1, &inner, err) ||
-        arch_gguf_count(g, "qwen35", "rope.dimension_count", false, 2, &c->rope_dim, err))
+    if (arch_gguf_count(g, arch, "ssm.conv_kernel", true, 1, &c->gdn.conv, err) ||
+        arch_gguf_count(g, arch, "ssm.state_size", true, 1, &c->gdn.k_dim, err) ||
+        arch_gguf_count(g, arch, "ssm.group_count", true, 1, &c->gdn.k_heads, err) ||
+        arch_gguf_count(g, arch, "ssm.time_step_rank", true, 1, &c->gdn.v_heads, err) ||
+        arch_gguf_count(g, arch, "ssm.inner_size", true, 1, &inner, err) ||
+        arch_gguf_count(g, arch, "rope.dimension_count", false, 2, &c->rope_dim, err))
         return err->status;
     if (inner % c->gdn.v_heads != 0)
         return attn_fail(err, ATTN_EPARSE,
-                         "%s: qwen35.ssm.inner_size %d is not a multiple of "
-                         "qwen35.ssm.time_step_rank %d",
-                         g->path, inner, c->gdn.v_heads);
+                         "%s: %s.ssm.inner_size %d is not a multiple of %s.ssm.time_step_rank %d",
+                         g->path, arch, inner, arch, c->gdn.v_heads);
     c->gdn.v_dim = inner / c->gdn.v_heads;
     if (c->rope_dim > decoder_head_dim(c) || c->rope_dim % 2 != 0)
         return attn_fail(err, ATTN_EPARSE,
-                         "%s: qwen35.rope.dimension_count %d: RoPE turns pairs of a head's %d "
+                         "%s: %s.rope.dimension_count %d: RoPE turns pairs of a head's %d "
                          "columns",
-                         g->path, c->rope_dim, decoder_head_dim(c));
+                         g->path, arch, c->rope_dim, decoder_head_dim(c));
     /* (llama.cpp's converter tiles the value heads; Ollama's says so, or that it did not) */
-    reordered = gguf_find(g, "qwen35.ssm.v_head_reordered");
+    snprintf(key, sizeof key, "%s.ssm.v_head_reordered", arch);
+    reordered = gguf_find(g, key);
     if (reordered != NULL && reordered->type != GGUF_BOOL)
-        return attn_fail(err, ATTN_EPARSE, "%s: qwen35.ssm.v_head_reordered is not a bool",
-                         g->path);
+        return attn_fail(err, ATTN_EPARSE, "%s: %s is not a bool", g->path, key);
     c->gdn.tiled = reordered == NULL || reordered->i != 0;
     c->attn_gate = true;     /* (llama.cpp's qwen35 always gates) */
     c->norm_plus_one = false; /* (its norms are stored with the 1 added) */
-    return gguf_kinds(g, c, all, err);
+    /* (a shared expert whose width the metadata does not say: llama.cpp's n_ff, as it reads it) */
+    if (c->moe.n_experts > 0 && c->moe.d_shared == 0 &&
+        weights_find(&ld->w, "blk.0.ffn_up_shexp.weight") != NULL)
+        c->moe.d_shared = c->d_mlp;
+    return gguf_kinds(g, arch, c, all, err);
 }
 
 /*
@@ -404,6 +459,19 @@ arch_read_gdn(struct arch_loader *ld, struct decoder_block *b, int i, struct att
 }
 
 static const char *const qwen35_types[] = { "qwen3_5", "qwen3_5_text", NULL };
+static const char *const qwen35_moe_types[] = { "qwen3_5_moe", "qwen3_5_moe_text", NULL };
+static const char *const qwen35_moe_classes[] = { "Qwen3_5MoeForConditionalGeneration",
+                                                  "Qwen3_5MoeForCausalLM", NULL };
+/*
+ * Qwen3_5MoeTextConfig's: the chosen weights always divided by their sum
+ * (Qwen3VLMoeTextTopKRouter; it has no norm_topk_prob), every layer sparse
+ * (no decoder_sparse_step nor mlp_only_layers), a shared expert.
+ */
+static const struct arch_moe_keys qwen35_moe_keys = {
+    "num_experts", "moe_intermediate_size", NULL, true, false, true, NULL, 0.0,
+    "shared_expert_intermediate_size", "layers.%d.mlp.experts.gate_up_proj",
+    "layers.%d.mlp.experts.down_proj",
+};
 static const char *const qwen35_classes[] = { "Qwen3_5ForConditionalGeneration",
                                               "Qwen3_5ForCausalLM", NULL };
 
@@ -420,5 +488,18 @@ const struct architecture arch_qwen35 = {
                .rope_theta = 10000000.0, .qk_norm = true, .norm_plus_one = true,
                .head_dim = 256, .gguf_own_keys = qwen35_gguf_own },
     .gguf = "qwen35",
+    .base = arch_qwen3_rows, .base_count = ARCH_QWEN3_ROWS, .read_mixer = arch_read_gdn,
+};
+
+/* Qwen3.5-MoE and Qwen3.6-35B-A3B: Qwen3.5's layers, each MLP a mixture with a shared expert. */
+const struct architecture arch_qwen35_moe = {
+    "qwen3_5_moe", "Qwen3.5-MoE", qwen35_moe_types, qwen35_moe_classes, qwen35_layouts,
+    (int)(sizeof qwen35_layouts / sizeof qwen35_layouts[0]), qwen35_moe_names,
+    (int)(sizeof qwen35_moe_names / sizeof qwen35_moe_names[0]), true, true, qwen35_describe,
+    .parts = { .positions = DECODER_POSITIONS_ROPE, .norm = DECODER_NORM_RMS,
+               .mlp = DECODER_MLP_SWIGLU, .block_norms = DECODER_PRE_NORM, .eps = 1e-6,
+               .rope_theta = 10000000.0, .qk_norm = true, .norm_plus_one = true,
+               .head_dim = 256, .gguf_own_keys = qwen35_gguf_own, .moe = &qwen35_moe_keys },
+    .gguf = "qwen35moe",
     .base = arch_qwen3_rows, .base_count = ARCH_QWEN3_ROWS, .read_mixer = arch_read_gdn,
 };

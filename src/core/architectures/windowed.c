@@ -272,7 +272,8 @@ static const char *const gpt_oss_classes[] = { "GptOssForCausalLM", NULL };
 static const char *const gpt_oss_gguf_keys[] = { "attention.sliding_window", NULL };
 /* GptOssExperts' clamp (GptOssConfig's swiglu_limit), its router and experts biased. */
 static const struct arch_moe_keys gpt_oss_keys = { "num_local_experts", "intermediate_size", NULL,
-                                                   false, false, false, "swiglu_limit", 7.0 };
+                                                   false, false, false, "swiglu_limit", 7.0,
+                                                   NULL, NULL, NULL };
 /* GptOssConfig's rope_parameters when none is given (YaRN, not truncated). */
 static const struct decoder_rope_scaling gpt_oss_yarn = {
     .yarn = true, .factor = 32.0, .original_max = 4096, .beta_fast = 32.0, .beta_slow = 1.0,

@@ -432,8 +432,13 @@ decoder_block_linear(struct decoder_block *b, int i)
     if (i == DECODER_BLOCK_LINEARS)
         return &b->router;
     i -= DECODER_BLOCK_LINEARS + 1; /* (the router's out is the experts' count) */
-    if (i / 3 >= b->router.out)
-        return NULL;
+    if (i / 3 >= b->router.out) {
+        /* (then the shared expert's three and its gate, when it has them) */
+        struct decoder_linear *shared[4] = { &b->shared.gate, &b->shared.up, &b->shared.down,
+                                             &b->shared_gate };
+        i -= 3 * b->router.out;
+        return i < 4 && b->shared_gate.out > 0 ? shared[i] : NULL;
+    }
     return i % 3 == 0 ? &b->experts[i / 3].gate : i % 3 == 1 ? &b->experts[i / 3].up
                                                              : &b->experts[i / 3].down;
 }
@@ -441,7 +446,8 @@ decoder_block_linear(struct decoder_block *b, int i)
 int
 decoder_block_linears(const struct decoder_config *c)
 {
-    return DECODER_BLOCK_LINEARS + (c->moe.n_experts > 0 ? 1 + 3 * c->moe.n_experts : 0);
+    return DECODER_BLOCK_LINEARS + (c->moe.n_experts > 0 ? 1 + 3 * c->moe.n_experts : 0) +
+           (c->moe.n_experts > 0 && c->moe.d_shared > 0 ? 4 : 0);
 }
 
 
@@ -464,6 +470,10 @@ decoder_part_name(const struct decoder_model *m, enum arch_role role)
         [ROLE_EXPERT_UP] = "an expert's up projection",
         [ROLE_EXPERT_DOWN] = "an expert's down projection",
         [ROLE_EXPERT_GATE_UP] = "an expert's gate and up projection",
+        [ROLE_SHARED_GATE] = "the shared expert's gate",
+        [ROLE_SHARED_UP] = "the shared expert's up projection",
+        [ROLE_SHARED_DOWN] = "the shared expert's down projection",
+        [ROLE_SHARED_ROUTER] = "the shared expert's own gate",
         [ROLE_ATTN_SINKS] = "the attention sinks",
         [ROLE_GDN_QKV] = "the linear attention's QKV projection",
         [ROLE_GDN_Z] = "the linear attention's output gate",

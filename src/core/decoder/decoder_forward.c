@@ -267,6 +267,9 @@ decoder_run_block(const struct decoder_model *m, const struct decoder_run *r, in
         part_moe(c, b, mlp_in + at, (int)rows,
                  r->experts_off != NULL ? r->experts_off + (size_t)layer * c->moe.n_experts : NULL,
                  s->router_logits + ae, s->router + ae, s->routed + ae, s->mlp + at, threads);
+        if (c->moe.d_shared > 0)
+            part_shared_expert(c, b, mlp_in + at, (int)rows, s->shared_gate + from,
+                               s->shared + at, s->mlp + at, threads);
     } else
         part_mlp(c, b, mlp_in + at, (int)rows,
                  s->gate != NULL ? s->gate + (size_t)from * c->d_mlp : NULL,

@@ -710,6 +710,35 @@ done:
 }
 
 void
+part_shared_expert(const struct decoder_config *c, const struct decoder_block *b, const float *x,
+                   int n, float *gate, float *shared, float *out, int threads)
+{
+    const size_t C = (size_t)c->d_model, FS = (size_t)c->moe.d_shared, nf = (size_t)n * FS;
+    float *hidden = malloc(3 * nf * sizeof *hidden);
+
+    if (hidden == NULL) {
+        /* (no memory for its rows: NaN, seen, rather than other numbers) */
+        for (size_t e = 0; e < (size_t)n * C; e++)
+            shared[e] = out[e] = NAN;
+        return;
+    }
+    decoder_linear_apply(&b->shared.gate, x, n, hidden, threads);
+    decoder_linear_apply(&b->shared.up, x, n, hidden + nf, threads);
+    rowops_swiglu(hidden, hidden + nf, hidden + 2 * nf, nf);
+    decoder_linear_apply(&b->shared.down, hidden + 2 * nf, n, shared, threads);
+    decoder_linear_apply(&b->shared_gate, x, n, gate, threads);
+    for (size_t r = 0; r < (size_t)n; r++) {
+        /* sigmoid(shared_expert_gate(x)) * shared_expert(x), added to the routed experts' sum */
+        gate[r] = 1.0f / (1.0f + expf(-gate[r]));
+        for (size_t j = 0; j < C; j++) {
+            shared[r * C + j] *= gate[r];
+            out[r * C + j] += shared[r * C + j];
+        }
+    }
+    free(hidden);
+}
+
+void
 part_residual(const float *a, const float *b, size_t count, float *y)
 {
     for (size_t e = 0; e < count; e++)

@@ -126,7 +126,7 @@ struct slot_field {
     size_t at;    /* offsetof(struct decoder_layer_stages, the buffer) */
     size_t width; /* floats a row */
 };
-#define SLOT_FIELDS_MAX 32
+#define SLOT_FIELDS_MAX 40
 #define FIELD(name, w) (struct slot_field){ offsetof(struct decoder_layer_stages, name), (w) }
 
 static bool
@@ -185,6 +185,10 @@ slot_fields(const struct decoder_config *c, struct slot_field *f)
         f[k++] = FIELD(router_logits, (size_t)c->moe.n_experts);
         f[k++] = FIELD(router, (size_t)c->moe.n_experts);
         f[k++] = FIELD(routed, (size_t)c->moe.n_experts);
+        if (c->moe.d_shared > 0) {
+            f[k++] = FIELD(shared_gate, 1);
+            f[k++] = FIELD(shared, C);
+        }
     }
     f[k++] = FIELD(mlp, C);
     if (decoder_post_norms(c))

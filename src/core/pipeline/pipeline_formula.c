@@ -401,6 +401,14 @@ formula_router(const struct pipeline *p)
 }
 
 static const char *
+formula_shared(const struct pipeline *p)
+{
+    (void)p;
+    return "sigmoid(ln2 w_shared_gate) (SiLU(ln2 W_gate) * ln2 W_up) W_down, the shared "
+           "expert's";
+}
+
+static const char *
 formula_fc(const struct pipeline *p)
 {
     if (post_only(p))

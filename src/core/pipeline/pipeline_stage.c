@@ -429,6 +429,13 @@ stage_view_router(const struct pipeline *p, int head, struct pipeline_view *v)
 }
 
 static void
+stage_view_shared(const struct pipeline *p, int head, struct pipeline_view *v)
+{
+    (void)head;
+    v->m = p->block.shared;
+}
+
+static void
 stage_view_fc(const struct pipeline *p, int head, struct pipeline_view *v)
 {
     (void)head;
@@ -550,6 +557,9 @@ pipeline_stage_present(const struct pipeline *p, enum pipeline_stage s)
         return p->decoder != NULL && decoder_post_norms(p->decoder);
     case NEEDS_EXPERTS:
         return p->decoder != NULL && decoder_sparse(p->decoder, p->layer);
+    case NEEDS_SHARED_EXPERT:
+        return p->decoder != NULL && decoder_sparse(p->decoder, p->layer) &&
+               p->decoder->moe.d_shared > 0;
     case NEEDS_ATTN_GATE:
         return p->decoder != NULL && p->decoder->attn_gate && decoder_attends(p->decoder, p->layer);
     case NEEDS_DELTANET:

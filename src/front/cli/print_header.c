@@ -130,6 +130,12 @@ print_model_header(FILE *out, const struct pipeline *p, const struct family_mode
                     decoder_part_name(d, fused ? ROLE_EXPERT_GATE_UP : ROLE_EXPERT_GATE),
                     fused ? "" : ", ", fused ? "" : decoder_part_name(d, ROLE_EXPERT_UP),
                     decoder_part_name(d, ROLE_EXPERT_DOWN));
+            if (c->moe.d_shared > 0)
+                fprintf(out, "  and a shared expert for every token (%s, %s and %s), times "
+                             "the sigmoid of %s\n",
+                        decoder_part_name(d, ROLE_SHARED_GATE), decoder_part_name(d, ROLE_SHARED_UP),
+                        decoder_part_name(d, ROLE_SHARED_DOWN),
+                        decoder_part_name(d, ROLE_SHARED_ROUTER));
         }
     } else {
     fprintf(out, "attnscope: %s (%s from %s: %d layers, %d heads of %d, n_embd %d, vocabulary "

@@ -167,6 +167,9 @@ inspect_router(struct out *o, const struct cell_at *at)
              rank, c->moe.n_experts_used, e);
 }
 
+static float expert_cell(const struct decoder_config *c, const struct decoder_expert *x,
+                         int width, const float *in, int col);
+
 bool
 moe_text_mlp(const struct pipeline *p, char *buf, size_t size)
 {
@@ -175,12 +178,66 @@ moe_text_mlp(const struct pipeline *p, char *buf, size_t size)
     snprintf(buf, size,
              "The layer's MLP is its experts: each token's output is the sum of its %d chosen "
              "experts' outputs (each a SwiGLU MLP of %d: gate, up, down%s), each times the weight "
-             "the router gave it. The other experts do not run for that token.",
+             "the router gave it. The other experts do not run for that token.%s",
              p->decoder->moe.n_experts_used, p->decoder->moe.d_expert,
              p->decoder->moe.swiglu_limit > 0.0
                  ? "; gpt-oss's: gate and up clamped, (up + 1) gate sigmoid(1.702 gate), biases"
+                 : "",
+             p->decoder->moe.d_shared > 0
+                 ? " Then the shared expert's output (the stage before) is added: it runs for "
+                   "every token."
                  : "");
     return true;
+}
+
+void
+text_shared(const struct pipeline *p, char *buf, size_t size)
+{
+    const struct matrix *g = &p->block.shared_gate;
+    size_t len = 0;
+    float lo = INFINITY, hi = -INFINITY;
+
+    if (!moe_shown(p) || g->data == NULL) {
+        snprintf(buf, size, "This layer has no shared expert.");
+        return;
+    }
+    for (int i = 0; i < g->rows; i++) {
+        lo = fminf(lo, MAT_AT(g, i, 0));
+        hi = fmaxf(hi, MAT_AT(g, i, 0));
+    }
+    attn_appendf(buf, size, &len,
+                 "A shared expert: one more SwiGLU MLP of %d that every token goes through, "
+                 "whichever experts the router chose, its output times a gate of its own, "
+                 "sigmoid(ln2 . %s), one number a token (here from %.3f to %.3f). The MLP's "
+                 "output is the routed experts' sum plus this.",
+                 p->decoder->moe.d_shared, inspect_part(p, ROLE_SHARED_ROUTER), (double)lo,
+                 (double)hi);
+}
+
+void
+inspect_shared(struct out *o, const struct cell_at *at)
+{
+    const struct pipeline *p = at->p;
+    const struct decoder_config *c = p->decoder;
+    const struct decoder_block *b;
+    const float *x;
+    double raw = 0.0;
+    char v[24], a[24], d[24];
+
+    if (!moe_shown(p) || p->block.shared_gate.data == NULL)
+        return;
+    b = inspect_block_of(p);
+    x = matrix_row(&p->block.ln2, at->row);
+    for (int k = 0; k < c->d_model; k++)
+        raw += (double)x[k] * decoder_linear_at(&b->shared_gate, k, 0);
+    emit(o, "shared[%s][%d] = %s = gate %s%sthe shared expert's output %s (recomputed here in "
+            "double sums, to a few units in the last place)\n",
+         inspect_token(p, at->row), at->col,
+         inspect_num(v, MAT_AT(&p->block.shared, at->row, at->col)),
+         inspect_num(a, MAT_AT(&p->block.shared_gate, at->row, 0)), o->times,
+         inspect_num(d, expert_cell(c, &b->shared, c->moe.d_shared, x, at->col)));
+    emit(o, "the gate: sigmoid(ln2[%s] . %s) = sigmoid(%.6g)\n", inspect_token(p, at->row),
+         inspect_part(p, ROLE_SHARED_ROUTER), raw);
 }
 
 /*
@@ -188,13 +245,13 @@ moe_text_mlp(const struct pipeline *p, char *buf, size_t size)
  * gpt-oss's (its gate and up interleaved in one linear, biases, the clamped SwiGLU).
  */
 static float
-expert_cell(const struct decoder_config *c, const struct decoder_expert *x, const float *in,
-            int col)
+expert_cell(const struct decoder_config *c, const struct decoder_expert *x, int width,
+            const float *in, int col)
 {
     const float limit = (float)c->moe.swiglu_limit, alpha = (float)c->moe.swiglu_alpha;
     double out = x->down.b != NULL ? (double)x->down.b[col] : 0.0;
 
-    for (int f = 0; f < c->moe.d_expert; f++) {
+    for (int f = 0; f < width; f++) {
         const int gf = x->fused ? 2 * f : f, uf = x->fused ? 2 * f + 1 : f;
         const struct decoder_linear *up = x->fused ? &x->gate : &x->up;
         float g = x->gate.b != NULL ? x->gate.b[gf] : 0.0f;
@@ -235,10 +292,13 @@ moe_inspect_mlp(struct out *o, const struct cell_at *at)
          inspect_token(p, at->row), at->col,
          inspect_num(v, MAT_AT(&p->block.mlp, at->row, at->col)), k, o->times);
     for (int t = 0; t < k; t++) {
-        const float y = expert_cell(c, &b->experts[experts[t]], matrix_row(&p->block.ln2, at->row),
-                                    at->col);
+        const float y = expert_cell(c, &b->experts[experts[t]], c->moe.d_expert,
+                                    matrix_row(&p->block.ln2, at->row), at->col);
         emit(o, "  e%d: %s%s%s\n", experts[t], inspect_num(a, weights[t]), o->times,
              inspect_num(d, y));
     }
+    if (p->block.shared.data != NULL)
+        emit(o, "  plus the shared expert's: %s\n",
+             inspect_num(a, MAT_AT(&p->block.shared, at->row, at->col)));
     return true;
 }

@@ -110,6 +110,9 @@ void text_router(const struct pipeline *p, char *buf, size_t size);
 /* "Load (tokens sent): e2 7, e5 6 ...; 2 experts none." appended: each expert's tokens. */
 void moe_load_text(const struct pipeline *p, char *buf, size_t size, size_t *len);
 void inspect_router(struct out *o, const struct cell_at *at);
+/* The shared expert's stage: its gated output for every token. */
+void text_shared(const struct pipeline *p, char *buf, size_t size);
+void inspect_shared(struct out *o, const struct cell_at *at);
 /* The MLP stage of a sparse layer (false, nothing written, on a dense one). */
 bool moe_text_mlp(const struct pipeline *p, char *buf, size_t size);
 bool moe_inspect_mlp(struct out *o, const struct cell_at *at);

@@ -416,6 +416,11 @@ decoder_family_select_layer(struct pipeline *p, int layer, struct attn_error *er
     p->block.router = decoder_sparse(c, layer) ? view(l->router, n, c->moe.n_experts) : none;
     p->block.routed = decoder_sparse(c, layer) ? view(l->routed, n, c->moe.n_experts) : none;
     p->block.expert_labels = (const char *const *)s->model->expert_labels;
+    if (decoder_sparse(c, layer) && c->moe.d_shared > 0) {
+        p->block.shared = view(l->shared, n, C);
+        p->block.shared_gate = view(l->shared_gate, n, 1);
+    } else
+        p->block.shared = p->block.shared_gate = none;
     mixer_views(p, c, l, n);
     return ATTN_OK;
 }
@@ -655,6 +660,6 @@ const struct family family_model = {
         FAMILY_STAGE(STAGE_QUERIES_ROTATED) | FAMILY_STAGE(STAGE_KEYS_ROTATED) |
         FAMILY_STAGE(STAGE_GATE) | FAMILY_STAGE(STAGE_SWIGLU) | FAMILY_STAGE(STAGE_GEGLU) |
         FAMILY_STAGE(STAGE_OUTPUT_NORMED) | FAMILY_STAGE(STAGE_MLP_NORMED) |
-        FAMILY_STAGE(STAGE_ROUTER) | PIPELINE_MIXER_STAGES,
+        FAMILY_STAGE(STAGE_ROUTER) | FAMILY_STAGE(STAGE_SHARED) | PIPELINE_MIXER_STAGES,
     decoder_family_budget,
 };
