@@ -663,8 +663,8 @@ START_TEST(the_stages_reach_every_front_end)
     ck_assert_str_eq(pipeline_stage_formula(&p, STAGE_OUTPUT), "gated W_o");
     pipeline_destroy(&p);
     {
-        /* A DeltaNet layer has no attention heads: ablating one is refused, on the command
-           line and in the view; the full layer's are ablated. */
+        /* A DeltaNet layer's heads are its value heads: each ablated, on the command line and
+           in the view, as the full layer's are; one past them refused. */
         struct model_switches_given g;
         struct model_switch_masks masks;
         char why[256];
@@ -672,17 +672,78 @@ START_TEST(the_stages_reach_every_front_end)
         memset(&g, 0, sizeof g);
         memset(&masks, 0, sizeof masks);
         ck_assert_int_eq(model_switch_parse(&g, SWITCH_ABLATE, "0.1", why, sizeof why), 0);
+        ck_assert_msg(model_switches_apply(&m, &g, &masks, &src, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert(masks.mask[SWITCH_ABLATE][1]);
+        model_switch_masks_free(&masks);
+        memset(&g, 0, sizeof g);
+        memset(&masks, 0, sizeof masks);
+        ck_assert_int_eq(model_switch_parse(&g, SWITCH_ABLATE, "0.2", why, sizeof why), 0);
         ck_assert(model_switches_apply(&m, &g, &masks, &src, &err) != ATTN_OK);
-        ck_assert_str_eq(err.msg, "--ablate 0.1: qwen35's layer 0 is Gated DeltaNet, not softmax "
-                                  "attention: it has no attention heads to ablate");
+        ck_assert_str_eq(err.msg, "--ablate 0.2: qwen35 has layers 0 to 3 and heads 0 to 1");
         model_switch_masks_free(&masks);
         memset(&masks, 0, sizeof masks);
-        ck_assert_int_eq(model_switch_flip(&m, &masks, &flag, SWITCH_ABLATE, 1, 0, why, sizeof why), 0);
-        ck_assert_msg(strstr(why, "no attention heads") != NULL, "%s", why);
+        ck_assert_int_eq(model_switch_flip(&m, &masks, &flag, SWITCH_ABLATE, 1, 0, why, sizeof why), 1);
         ck_assert_int_eq(model_switch_flip(&m, &masks, &flag, SWITCH_ABLATE, 3, 1, why, sizeof why), 1);
+        ck_assert_int_eq(model_switch_flip(&m, &masks, &flag, SWITCH_ABLATE, 3, 2, why, sizeof why), 0);
         model_switch_masks_free(&masks);
     }
     model_close(&m);
+    fixture_close(&f);
+}
+END_TEST
+
+/*
+ * A DeltaNet value head ablated: its read zeroed, so its gated norm adds
+ * nothing, the other heads' reads the same bits, the layer's output and
+ * the next tokens changed; on qwen35-vl (four value heads, two attention
+ * heads) heads 2 and 3 of a DeltaNet layer are its own, a full layer's
+ * head 2 is past its heads, refused by name.
+ */
+START_TEST(a_deltanet_head_ablated_reads_nothing)
+{
+    struct fixture f;
+    struct decoder_run whole, cut;
+    struct decoder_knobs k;
+    struct attn_error err;
+    unsigned char *off;
+
+    fixture_open(&f, "qwen35-vl");
+    {
+        const struct decoder_config *c = &f.m.cfg;
+        const int slots = decoder_head_slots(c), dv = c->gdn.v_dim;
+        const size_t Vw = (size_t)decoder_gdn_value_width(c);
+        ck_assert_int_eq(slots, 4);
+        ck_assert_int_eq(decoder_layer_heads(c, 1), 4);
+        ck_assert_int_eq(decoder_layer_heads(c, 3), 2);
+        off = calloc((size_t)c->n_layer * (size_t)slots, 1);
+        ck_assert_ptr_nonnull(off);
+        off[1 * slots + 3] = 1; /* layer 1's value head 3 */
+        k = (struct decoder_knobs){ .causal = true, .scaled = true, .temperature = 1.0 };
+        ck_assert(decoder_forward(&f.m, f.ids, f.n, f.top, NULL, &whole, &err) == ATTN_OK);
+        k.ablated = off;
+        ck_assert(decoder_forward(&f.m, f.ids, f.n, f.top, &k, &cut, &err) == ATTN_OK);
+        for (int l = 0; l < 2; l++)
+            ck_assert(decoder_show_layer(&f.m, l == 0 ? &whole : &cut, 1, &err) == ATTN_OK);
+        for (int t = 0; t < f.n; t++) {
+            const float *a = whole.layers[1].gdn.out + (size_t)t * Vw;
+            const float *b = cut.layers[1].gdn.out + (size_t)t * Vw;
+            ck_assert(memcmp(a, b, 3 * (size_t)dv * sizeof *a) == 0);
+            for (int j = 0; j < dv; j++) {
+                ck_assert_float_eq(b[3 * dv + j], 0.0f);
+                ck_assert_float_eq(cut.layers[1].gdn.normed[(size_t)t * Vw + 3 * (size_t)dv + j],
+                                   0.0f);
+            }
+        }
+        ck_assert(memcmp(whole.layers[0].resid2, cut.layers[0].resid2,
+                         (size_t)f.n * (size_t)c->d_model * sizeof(float)) == 0);
+        ck_assert(memcmp(whole.layers[1].attn, cut.layers[1].attn,
+                         (size_t)f.n * (size_t)c->d_model * sizeof(float)) != 0);
+        ck_assert(memcmp(whole.top_probs, cut.top_probs,
+                         (size_t)f.n * (size_t)f.top * sizeof(float)) != 0);
+        decoder_run_destroy(&whole);
+        decoder_run_destroy(&cut);
+        free(off);
+    }
     fixture_close(&f);
 }
 END_TEST
@@ -787,6 +848,7 @@ qwen35_suite(void)
     tcase_add_test(t, the_whole_models_text_every_stage);
     tcase_add_test(t, a_gguf_as_llama_cpp_converts_it);
     tcase_add_test(t, a_mixture_with_a_shared_expert_every_stage);
+    tcase_add_test(t, a_deltanet_head_ablated_reads_nothing);
     tcase_add_test(t, an_edit_and_threads_change_no_bit);
     tcase_add_test(t, writing_token_by_token_is_the_whole_forward);
     suite_add_tcase(s, t);

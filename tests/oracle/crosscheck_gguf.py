@@ -50,7 +50,8 @@ FIXTURES = os.path.join("tests", "fixtures", "decoders")
 # GGML_GELU_FP16), about 3e-5 here; the restatement's and attnscope's GELU is tanh's in float32.
 CASES = [("llama-gguf", 1e-5), ("llama3-gguf", 1e-5), ("qwen2-gguf", 1e-5), ("qwen3-gguf", 1e-5),
          ("gemma3-gguf", 2e-4), ("qwen3-moe-gguf", 1e-5), ("olmoe-gguf", 1e-5),
-         ("mixtral-gguf", 1e-5), ("qwen3-q-gguf", 2e-3), ("qwen35-gguf", 1e-5)]
+         ("mixtral-gguf", 1e-5), ("qwen3-q-gguf", 2e-3), ("qwen35-gguf", 1e-5),
+         ("qwen35moe-gguf", 1e-5)]
 
 
 def expected(name):

@@ -270,6 +270,14 @@ int decoder_gdn_value_width(const struct decoder_config *c);
 int decoder_gdn_conv_width(const struct decoder_config *c);
 /* Whether layer's mixer is softmax attention (its q, k, v and weights), not another kind. */
 bool decoder_attends(const struct decoder_config *c, int layer);
+/* Layer's own heads: its attention heads, or a Gated DeltaNet layer's value heads. */
+int decoder_layer_heads(const struct decoder_config *c, int layer);
+/*
+ * The heads a layer's switches are numbered over, the same in every layer
+ * (the stride of an ablation mask, n_layer of them): the attention heads,
+ * or Gated DeltaNet's value heads when a model has more.
+ */
+int decoder_head_slots(const struct decoder_config *c);
 
 /* Whether c's MLP is gated (SwiGLU or GeGLU). */
 bool decoder_gated(const struct decoder_config *c);

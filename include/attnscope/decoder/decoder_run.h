@@ -139,7 +139,8 @@ struct decoder_run {
     /* What the forward was run with, so that a layer can be made again when asked for. */
     bool causal;
     float *divisors;                     /* (n_layer) each layer's decoder_divisor */
-    unsigned char *ablated;              /* (n_layer * n_head) the knobs' ablated heads, or NULL */
+    unsigned char *ablated;              /* (n_layer * decoder_head_slots) the knobs' ablated heads,
+                                            or NULL */
     unsigned char *experts_off;          /* (n_layer * n_experts) the knobs' experts off, or NULL */
     bool sinks_off;                      /* the knobs' sinks_off */
     float *last_logits;                  /* the knobs' last_logits: where the last row's go */
@@ -171,8 +172,10 @@ struct decoder_knobs {
     bool scaled;        /* divide the scores as the model does */
     double temperature; /* > 0 */
     /*
-     * (n_layer * n_head) 1 where a head is ablated: its context is zeroed
-     * before the output projection, as if it had attended to nothing; NULL: none.
+     * (n_layer * decoder_head_slots) 1 where a head is ablated: its context
+     * is zeroed before the output projection, as if it had attended to
+     * nothing (a Gated DeltaNet layer's value head: its read o zeroed before
+     * the gated norm, its state still kept); NULL: none.
      */
     const unsigned char *ablated;
     /*

@@ -418,6 +418,18 @@ decoder_attends(const struct decoder_config *c, int layer)
            c->mixer[layer] == DECODER_MIXER_ATTENTION;
 }
 
+int
+decoder_layer_heads(const struct decoder_config *c, int layer)
+{
+    return decoder_attends(c, layer) ? c->n_head : c->gdn.v_heads;
+}
+
+int
+decoder_head_slots(const struct decoder_config *c)
+{
+    return c->gdn.v_heads > c->n_head ? c->gdn.v_heads : c->n_head;
+}
+
 struct decoder_linear *
 decoder_block_linear(struct decoder_block *b, int i)
 {

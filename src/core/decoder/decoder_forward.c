@@ -190,7 +190,7 @@ static int
 run_knobs(const struct decoder_model *m, const struct decoder_knobs *k, struct decoder_run *r)
 {
     const struct decoder_config *c = &m->cfg;
-    const size_t heads = (size_t)c->n_layer * (size_t)c->n_head;
+    const size_t heads = (size_t)c->n_layer * (size_t)decoder_head_slots(c);
 
     r->causal = k == NULL || k->causal;
     r->sinks_off = k != NULL && k->sinks_off;
@@ -245,7 +245,7 @@ decoder_run_block(const struct decoder_model *m, const struct decoder_run *r, in
     const size_t mix_at = (size_t)mix_from * (size_t)C;
     const struct part_attention_args attention = {
         m, c, b, pre ? s->norm1 : x, n, r->causal, r->divisors[layer],
-        r->ablated != NULL ? r->ablated + (size_t)layer * (size_t)c->n_head : NULL,
+        r->ablated != NULL ? r->ablated + (size_t)layer * (size_t)decoder_head_slots(c) : NULL,
         scratch, part_attention_scratch(r->cap),
         mix_from, layer, r->causal ? decoder_window(c, layer) : 0,
         r->sinks_off ? NULL : b->sinks,
@@ -464,7 +464,7 @@ int
 decoder_first_ablated_change(const struct decoder_config *c, const unsigned char *a,
                              const unsigned char *b)
 {
-    return first_change(a, b, c->n_layer, c->n_head);
+    return first_change(a, b, c->n_layer, decoder_head_slots(c));
 }
 
 int

@@ -168,7 +168,8 @@ gdn_heads(void *ctx, int h0, int h1)
                 float sum = 0.0f;
                 for (int i = 0; i < dk; i++)
                     sum += S[(size_t)i * dv + jv] * q[i];
-                o[jv] = sum;
+                /* (an ablated head: its read zeroed, its state kept going) */
+                o[jv] = j->a->ablated != NULL && j->a->ablated[h] ? 0.0f : sum;
             }
             {
                 /* Qwen3_5RMSNormGated: o rsqrt(mean(o^2) + eps), times w, times silu(z). */

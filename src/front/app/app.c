@@ -149,7 +149,9 @@ moe_layer_shown(const struct app *a)
 static bool
 any_ablated(const struct app *a)
 {
-    const size_t n = (size_t)a->pipe.layers * (size_t)a->pipe.st.shape.heads;
+    const size_t n = a->pipe.decoder != NULL
+                         ? (size_t)a->pipe.layers * (size_t)decoder_head_slots(a->pipe.decoder)
+                         : 0;
 
     for (size_t i = 0; a->switches.mask[SWITCH_ABLATE] != NULL && i < n; i++)
         if (a->switches.mask[SWITCH_ABLATE][i])
@@ -318,8 +320,8 @@ app_take_ablated(struct app *a, const unsigned char *ablated)
 {
     free(a->switches.mask[SWITCH_ABLATE]);
     a->switches.mask[SWITCH_ABLATE] = NULL;
-    if (ablated != NULL && pipeline_decoder(&a->pipe) != NULL) {
-        const size_t n = (size_t)a->pipe.layers * (size_t)a->pipe.st.shape.heads;
+    if (ablated != NULL && a->pipe.decoder != NULL) {
+        const size_t n = (size_t)a->pipe.layers * (size_t)decoder_head_slots(a->pipe.decoder);
         a->switches.mask[SWITCH_ABLATE] = malloc(n);
         if (a->switches.mask[SWITCH_ABLATE] != NULL)
             memcpy(a->switches.mask[SWITCH_ABLATE], ablated, n);

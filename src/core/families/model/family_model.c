@@ -535,7 +535,7 @@ decoder_family_build(struct pipeline *p, struct family_model_state *prev, const 
     k.last_logits = src->last_logits;
     k.room = src->room;
     k.lean = src->lean;
-    for (int e = 0; src->ablated != NULL && e < c->n_layer * c->n_head; e++)
+    for (int e = 0; src->ablated != NULL && e < c->n_layer * decoder_head_slots(c); e++)
         s->ablated_heads += src->ablated[e] != 0;
     s->knobs = k;
     s->knobs.ablated = NULL;
@@ -543,10 +543,10 @@ decoder_family_build(struct pipeline *p, struct family_model_state *prev, const 
     s->top = src->top;
     s->no_attention = src->no_attention;
     if (src->ablated != NULL) {
-        s->ablated = malloc((size_t)c->n_layer * (size_t)c->n_head);
+        s->ablated = malloc((size_t)c->n_layer * (size_t)decoder_head_slots(c));
         if (s->ablated == NULL)
             return attn_fail(err, ATTN_ENOMEM, "out of memory");
-        memcpy(s->ablated, src->ablated, (size_t)c->n_layer * (size_t)c->n_head);
+        memcpy(s->ablated, src->ablated, (size_t)c->n_layer * (size_t)decoder_head_slots(c));
     }
     if (k.experts_off != NULL) {
         const size_t all = (size_t)c->n_layer * (size_t)c->moe.n_experts;

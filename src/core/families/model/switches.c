@@ -11,27 +11,32 @@
 #include "attnscope/families/model/switches.h"
 
 /*
- * Whether layer of c has no attention heads to ablate (its mixer is not
- * attention: Qwen3.5's Gated DeltaNet), said into why.
+ * Whether head is past layer's own of c (a Gated DeltaNet layer numbers its
+ * value heads, an attention layer its heads), said into why.
  */
 static bool
-no_heads(const struct decoder_config *c, int layer, char *why, size_t size)
+no_head(const struct decoder_config *c, int layer, int head, char *why, size_t size)
 {
-    if (decoder_attends(c, layer))
+    const int heads = decoder_layer_heads(c, layer);
+
+    if (head < heads)
         return false;
-    attn_fail_text(why, size,
-                   "layer %d is %s, not softmax attention: it has no attention heads to ablate",
-                   layer, decoder_mixer_of(c, layer)->name);
+    attn_fail_text(why, size, "layer %d (%s) has %s 0 to %d", layer,
+                   decoder_mixer_of(c, layer)->name,
+                   decoder_attends(c, layer) ? "heads" : "value heads", heads - 1);
     return true;
 }
 
-/* --ablate L.H: each head in m, one mask of layers x heads. */
+/*
+ * --ablate L.H: each head in m, one mask of layers x head slots; a Gated
+ * DeltaNet layer's head is a value head, whose read is zeroed.
+ */
 static enum attn_status
 check_ablate(const struct model *m, const int (*at)[2], int count, unsigned char **mask,
              struct attn_error *err)
 {
     const int layers = m->dec.cfg.n_layer;
-    const int heads = m->dec.cfg.n_head;
+    const int heads = decoder_head_slots(&m->dec.cfg);
 
     for (int i = 0; i < count; i++)
         if (at[i][0] >= layers || at[i][1] >= heads)
@@ -39,7 +44,7 @@ check_ablate(const struct model *m, const int (*at)[2], int count, unsigned char
                              at[i][0], at[i][1], m->name, layers - 1, heads - 1);
     for (int i = 0; i < count; i++) {
         char why[160];
-        if (no_heads(&m->dec.cfg, at[i][0], why, sizeof why))
+        if (no_head(&m->dec.cfg, at[i][0], at[i][1], why, sizeof why))
             return attn_fail(err, ATTN_EVALUE, "--ablate %d.%d: %s's %s", at[i][0], at[i][1],
                              m->name, why);
     }
@@ -219,7 +224,7 @@ model_switch_masks_free(struct model_switch_masks *masks)
 static int
 per_layer(const struct model *m, enum model_switch_id id)
 {
-    return id == SWITCH_ABLATE       ? m->dec.cfg.n_head
+    return id == SWITCH_ABLATE       ? decoder_head_slots(&m->dec.cfg)
            : id == SWITCH_EXPERT_OFF ? m->dec.cfg.moe.n_experts
                                      : 0;
 }
@@ -256,7 +261,7 @@ model_switch_flip(const struct model *m, struct model_switch_masks *masks, bool 
     }
     if (layer < 0 || layer >= c->n_layer || index < 0 || index >= per)
         return 0;
-    if (id == SWITCH_ABLATE && no_heads(c, layer, why, size))
+    if (id == SWITCH_ABLATE && no_head(c, layer, index, why, size))
         return 0;
     if (masks->mask[id] == NULL &&
         (masks->mask[id] = calloc((size_t)c->n_layer * (size_t)per, 1)) == NULL)
