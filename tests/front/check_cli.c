@@ -258,7 +258,8 @@ START_TEST(help_and_version)
         }
         {
             static const char *const shipped[] = { "chapter5", "minigemma", "minigpt", "minillama",
-                                                   "minillama-q4", "minillama-tuned", "minimoe" };
+                                                   "minillama-q4", "minillama-tuned", "minimoe",
+                                                   "miniqwen35" };
             const char *ships = strstr(flat, "that ships (");
             ck_assert_ptr_nonnull(ships);
             for (size_t k = 0; k < sizeof shipped / sizeof shipped[0]; k++) {

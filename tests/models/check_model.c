@@ -699,6 +699,56 @@ START_TEST(minillama_has_a_previous_token_and_an_induction_head)
 END_TEST
 
 /*
+ * miniqwen35, the Qwen3.5-style hybrid that ships (samples/models/miniqwen35,
+ * made by tests/oracle/train_miniqwen35.py): three Gated DeltaNet layers to
+ * one of full attention.  It predicts the repeat, and the copying is a
+ * DeltaNet layer's: without layer 1's four value heads it is gone, without
+ * the full layer's four heads it stays.  The map's induction measure of
+ * layer 1's heads 0 and 1 (their shares of |M| on what followed the earlier
+ * copy) is the one the script printed: 0.3055 and 0.2957.
+ */
+START_TEST(miniqwen35_copies_in_a_deltanet_layer)
+{
+    struct model m;
+    struct pipeline p;
+    unsigned char ablated[16] = { 0 };
+    float ind[16];
+    int right;
+    double before, without_deltanet, without_full;
+
+    open_shipped(&m, "miniqwen35");
+    ck_assert_str_eq(m.dec.architecture, "qwen3_5");
+    for (int l = 0; l < 4; l++)
+        ck_assert(decoder_attends(&m.dec.cfg, l) == (l == 3));
+    minigpt_run(&m, NULL, &p);
+    ck_assert_int_eq(head_measures(&p, MEASURE_INDUCTION, ind), 0);
+    ck_assert_msg(fabsf(ind[4 + 0] - 0.3055f) < 5e-4f, "induction 1.0: %g", (double)ind[4]);
+    ck_assert_msg(fabsf(ind[4 + 1] - 0.2957f) < 5e-4f, "induction 1.1: %g", (double)ind[5]);
+    before = repeat_probability(&p, &right);
+    ck_assert_int_eq(right, 6);
+    pipeline_destroy(&p);
+    for (int h = 0; h < 4; h++)
+        ablated[4 + h] = 1;
+    minigpt_run(&m, ablated, &p);
+    without_deltanet = repeat_probability(&p, &right);
+    pipeline_destroy(&p);
+    memset(ablated, 0, sizeof ablated);
+    for (int h = 0; h < 4; h++)
+        ablated[12 + h] = 1;
+    minigpt_run(&m, ablated, &p);
+    without_full = repeat_probability(&p, &right);
+    ck_assert_int_eq(right, 6);
+    printf("miniqwen35: the repeat's next word at %.4f, %.4f without layer 1's heads, %.4f "
+           "without layer 3's\n", before, without_deltanet, without_full);
+    ck_assert_float_ge(before, 0.95);
+    ck_assert_float_lt(without_deltanet, 0.1);
+    ck_assert_float_ge(without_full, 0.9);
+    pipeline_destroy(&p);
+    model_close(&m);
+}
+END_TEST
+
+/*
  * minigemma, the Gemma-3-style model that ships (samples/models/minigemma,
  * made by tests/oracle/train_minigemma.py): its layer 0 slides over 4 keys,
  * layer 1 is full.  The map's measures are those the script printed: two
@@ -991,6 +1041,7 @@ model_suite(void)
     tcase_add_test(tc, minigpt_has_a_previous_token_and_induction_heads);
     tcase_add_test(tc, minillama_has_a_previous_token_and_an_induction_head);
     tcase_add_test(tc, minigemma_copies_in_its_full_layer_only);
+    tcase_add_test(tc, miniqwen35_copies_in_a_deltanet_layer);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -5,11 +5,15 @@ attnscope's own code; Debian's python3-torch, from the top of the source tree:
 
     /usr/bin/python3 tests/oracle/train_miniqwen35.py
 
-(about 25 minutes on one core, 0.3 s a step; seeded: on the same machine and
-torch it writes the same files again).  Not yet run to its end: the model is
-not shipped, no lesson opens it and no test asserts its numbers.  A
-60-step run's map, printed by this script, matched attnscope's --stage heads
-to 4 decimals on every DeltaNet head.
+(about 100 minutes on one core of a 2-core AMD EPYC, 1.2 s a step; seeded:
+on the same machine and torch it writes the same files again).  Its run of
+2026-12-04 wrote the shipped samples/models/miniqwen35/ (loss 2.10 at the
+last step, near what the task allows: a passage's first copy cannot be
+predicted).  The map it printed is attnscope's --stage heads to 4 decimals;
+tests/models/check_model.c asserts layer 1's induction (0.3055, 0.2957) and
+that the copying is that DeltaNet layer's: with its four value heads
+ablated the repeat's next word falls from 0.986 to 0.040, with the full
+layer's four heads ablated it stays at 0.948.  Lesson 22 walks through it.
 
 minigpt's task (tests/oracle/train_minigpt.py: passages of 3 to 12 random
 three-letter words said two or three times, joined by <|endoftext|>) on
