@@ -33,6 +33,14 @@ Qwen3.5 of two Gated DeltaNet and two gated full-attention layers, two value hea
 head, gives the restatement's likeliest three tokens at all 11 positions, the probabilities
 within 1.1e-6.  The same file written without the value heads tiled is 0.31 off: the check
 sees the layout.
+
+Run 2026-12-04 (the same llama.cpp, src/models/qwen35moe.cpp, this session's AVX2 build):
+qwen35moe-gguf, a Qwen3.5-MoE of 4 experts (2 a token) and a shared expert, gives the
+restatement's likeliest three tokens at all 11 positions, the probabilities within 0.017:
+its layer 0 gives two experts the same router row on purpose (torch.topk's choice between
+equal probabilities, which attnscope follows), and llama.cpp's argsort breaks that tie the
+other way.  The same model with the tie undone (that row times 1.05, written and converted
+the same way) agrees within 1.1e-6, so its tolerance here is the tie's, 0.02.
 """
 import os
 import shutil
@@ -51,7 +59,7 @@ FIXTURES = os.path.join("tests", "fixtures", "decoders")
 CASES = [("llama-gguf", 1e-5), ("llama3-gguf", 1e-5), ("qwen2-gguf", 1e-5), ("qwen3-gguf", 1e-5),
          ("gemma3-gguf", 2e-4), ("qwen3-moe-gguf", 1e-5), ("olmoe-gguf", 1e-5),
          ("mixtral-gguf", 1e-5), ("qwen3-q-gguf", 2e-3), ("qwen35-gguf", 1e-5),
-         ("qwen35moe-gguf", 1e-5)]
+         ("qwen35moe-gguf", 0.02)]
 
 
 def expected(name):
