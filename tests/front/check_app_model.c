@@ -160,6 +160,34 @@ START_TEST(a_models_text_offers_only_its_keys)
 }
 END_TEST
 
+/* a on a Gated DeltaNet layer ablates the value head shown: its read zeroed, and a brings it back. */
+START_TEST(a_deltanet_head_is_ablated_and_restored)
+{
+    struct app b;
+    struct model m;
+    const struct family_model_state *g;
+    float before;
+
+    app_on_model(&b, &m, test_path("samples/models/miniqwen35"), NULL, "cat map sun cat map");
+    g = pipeline_decoder(&b.pipe);
+    ck_assert(!decoder_attends(&m.dec.cfg, b.pipe.layer));
+    before = g->run.top_probs[0];
+    app_key(&b, 'a');
+    g = pipeline_decoder(&b.pipe);
+    ck_assert_int_eq(g->ablated_heads, 1);
+    ck_assert_msg(strstr(b.message, "head 0 of layer 0 ablated (its read of the state zeroed); "
+                                    "key head 0 stays, 1 other head reads it") != NULL,
+                  "%s", b.message);
+    ck_assert(g->run.top_probs[0] != before);
+    app_key(&b, 'a');
+    g = pipeline_decoder(&b.pipe);
+    ck_assert_int_eq(g->ablated_heads, 0);
+    ck_assert_float_eq(g->run.top_probs[0], before);
+    app_destroy(&b);
+    model_close(&m);
+}
+END_TEST
+
 START_TEST(a_model_keeps_only_the_knobs_it_has)
 {
     struct pipeline_view v;
@@ -1162,6 +1190,7 @@ app_model_suite(void)
     tcase_add_test(tc, a_model_steps_through_its_layers);
     tcase_add_test(tc, a_layer_stepped_to_takes_its_own_scale);
     tcase_add_test(tc, a_models_text_offers_only_its_keys);
+    tcase_add_test(tc, a_deltanet_head_is_ablated_and_restored);
     tcase_add_test(tc, a_gguf_says_what_it_holds);
     tcase_add_test(tc, a_gguf_folder_names_its_tokenizer_file);
     tcase_add_test(tc, a_model_keeps_only_the_knobs_it_has);

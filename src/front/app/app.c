@@ -702,14 +702,21 @@ app_ablate(struct app *a, int key)
     {
         /* With grouped keys, the key head stays: the heads that share it still read it. */
         const struct decoder_config *c = &g->model->dec.cfg;
-        const int others = c->n_head / decoder_kv_heads(c) - 1; /* (the rest of its group) */
+        const bool attends = decoder_attends(c, layer);
+        /* (the rest of its group: a DeltaNet layer's value heads share a key head too) */
+        const int others = attends ? c->n_head / decoder_kv_heads(c) - 1
+                                   : c->gdn.v_heads / c->gdn.k_heads - 1;
         char shared[96] = "";
         if (others > 0 && on)
             snprintf(shared, sizeof shared, "; key head %d stays, %d other head%s %s it",
-                     decoder_kv_head_of(c, a->view.head), others, others == 1 ? "" : "s",
-                     others == 1 ? "reads" : "read");
+                     attends ? decoder_kv_head_of(c, a->view.head)
+                             : decoder_gdn_key_head(c, a->view.head),
+                     others, others == 1 ? "" : "s", others == 1 ? "reads" : "read");
         app_say(a, "head %d of layer %d %s%s: the %s is now %s (%.0f%%)", a->view.head, layer,
-                on ? "ablated (its context zeroed)" : "back", shared, predicted(g), said, percent);
+                !on       ? "back"
+                : attends ? "ablated (its context zeroed)"
+                          : "ablated (its read of the state zeroed)",
+                shared, predicted(g), said, percent);
     }
 }
 
