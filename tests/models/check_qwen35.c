@@ -272,6 +272,28 @@ START_TEST(a_mixture_with_a_shared_expert_every_stage)
 END_TEST
 
 /*
+ * Qwen3-Next: each DeltaNet layer's projections fused per key head
+ * (in_proj_qkvz, in_proj_ba), one tensor an expert, layer 1 dense
+ * (mlp_only_layers): every stage as Qwen3.5's, the value heads grouped.
+ */
+START_TEST(qwen3_next_fused_projections_every_stage)
+{
+    struct fixture f;
+
+    check_case("qwen3-next");
+    fixture_open(&f, "qwen3-next");
+    ck_assert_str_eq(f.m.title, "Qwen3-Next");
+    ck_assert(!f.m.cfg.gdn.tiled);
+    ck_assert(decoder_sparse(&f.m.cfg, 0) && !decoder_sparse(&f.m.cfg, 1));
+    ck_assert(decoder_sparse(&f.m.cfg, 2) && decoder_sparse(&f.m.cfg, 3));
+    ck_assert_int_eq(f.m.cfg.d_mlp, 40);
+    ck_assert_int_eq(f.m.cfg.moe.d_shared, 24);
+    ck_assert_int_eq(f.m.cfg.rope_dim, 4);
+    fixture_close(&f);
+}
+END_TEST
+
+/*
  * Its kinds not three to one (layer_types), two value heads to a key head
  * of the same width, a whole MTP layer beside; then the same model as
  * llama.cpp's converter writes it (tests/oracle/gguf_models.py): its
@@ -849,6 +871,7 @@ qwen35_suite(void)
     tcase_add_test(t, a_gguf_as_llama_cpp_converts_it);
     tcase_add_test(t, a_mixture_with_a_shared_expert_every_stage);
     tcase_add_test(t, a_deltanet_head_ablated_reads_nothing);
+    tcase_add_test(t, qwen3_next_fused_projections_every_stage);
     tcase_add_test(t, an_edit_and_threads_change_no_bit);
     tcase_add_test(t, writing_token_by_token_is_the_whole_forward);
     suite_add_tcase(s, t);

@@ -85,6 +85,13 @@ CASES = [
     dict(name="qwen35-moe", nested=True, L=4, H=2, KV=1, C=32, F=0, V=36, P=256, hd=16,
          kh=2, vh=4, dk=8, dv=8, taps=4, seed=44, tied=False, types=True, kinds=[1, 1, 1, 0],
          moe=dict(E=4, K=2, FE=16, FS=24)),
+    # Qwen3-Next (Qwen3NextForCausalLM, flat): the same layers with each DeltaNet layer's
+    # projections fused as its files keep them (in_proj_qkvz, in_proj_ba: grouped per key
+    # head), one tensor an expert, and layer 1 dense (mlp_only_layers), an MLP of
+    # intermediate_size.
+    dict(name="qwen3-next", nested=False, L=4, H=2, KV=1, C=32, F=40, V=36, P=256, hd=16,
+         kh=2, vh=4, dk=8, dv=8, taps=4, seed=45, tied=False, types=False, fused=True,
+         dense=[1], moe=dict(E=4, K=2, FE=16, FS=24)),
 ]
 IDS = [3, 17, 5, 5, 0, 21, 9, 30, 2, 11, 8]
 TOP = 3
@@ -240,7 +247,7 @@ def forward(c, p, ids):
         s["resid1"] = x
         h = rms1(x, p[(l, "norm2")])
         s["norm2"] = h
-        if "moe" in c:
+        if "moe" in c and l not in c.get("dense", []):
             s["mlp"] = mixture(c, p, l, h, s)
         else:
             gate, up = h @ p[(l, "gate")].T, h @ p[(l, "up")].T
@@ -260,6 +267,26 @@ def kinds(c):
     if "kinds" in c:
         return list(c["kinds"])
     return [1 if (i + 1) % 4 else 0 for i in range(c["L"])]
+
+
+def fuse(tensors, la, kh, per, dk, dv):
+    """A layer's in_proj_qkv, in_proj_z, in_proj_b and in_proj_a (already in tensors) as
+    Qwen3-Next keeps them: in_proj_qkvz, each key head's q, k, then its value heads' v and z;
+    in_proj_ba, each key head's value heads' b, then their a (the inverse of
+    Qwen3NextGatedDeltaNet.fix_query_key_value_ordering)."""
+    t = dict(tensors)
+    qkv, z = t[la + "in_proj_qkv.weight"], t[la + "in_proj_z.weight"]
+    b, a = t[la + "in_proj_b.weight"], t[la + "in_proj_a.weight"]
+    Kq, pv = kh * dk, per * dv
+    rows, ba = [], []
+    for h in range(kh):
+        rows += [qkv[h * dk:(h + 1) * dk], qkv[Kq + h * dk:Kq + (h + 1) * dk],
+                 qkv[2 * Kq + h * pv:2 * Kq + (h + 1) * pv], z[h * pv:(h + 1) * pv]]
+        ba += [b[h * per:(h + 1) * per], a[h * per:(h + 1) * per]]
+    keep = [(n, x) for n, x in tensors if n not in (la + "in_proj_qkv.weight",
+            la + "in_proj_z.weight", la + "in_proj_b.weight", la + "in_proj_a.weight")]
+    tensors[:] = keep + [(la + "in_proj_qkvz.weight", torch.cat(rows).contiguous()),
+                         (la + "in_proj_ba.weight", torch.cat(ba).contiguous())]
 
 
 def make_case(root, c):
@@ -299,6 +326,8 @@ def make_case(root, c):
             put((l, "dt_bias"), la + "dt_bias", draw(vh, scale=0.5))
             put((l, "gnorm"), la + "norm.weight", 1.0 + draw(dv, scale=0.2))
             put((l, "out"), la + "out_proj.weight", draw(C, vh * dv))
+            if c.get("fused"):
+                fuse(tensors, la, kh, vh // kh, dk, dv)
         else:
             sa = at + "self_attn."
             put((l, "q"), sa + "q_proj.weight", draw(2 * H * d, C))
@@ -307,7 +336,7 @@ def make_case(root, c):
             put((l, "o"), sa + "o_proj.weight", draw(C, H * d))
             put((l, "q_norm"), sa + "q_norm.weight", draw(d, scale=0.2))
             put((l, "k_norm"), sa + "k_norm.weight", draw(d, scale=0.2))
-        if "moe" in c:
+        if "moe" in c and l not in c.get("dense", []):
             m = c["moe"]
             E, FE, FS = m["E"], m["FE"], m["FS"]
             router = draw(E, C, scale=0.5)
@@ -316,6 +345,14 @@ def make_case(root, c):
             put((l, "router"), at + "mlp.gate.weight", router)
             put((l, "gate_up"), at + "mlp.experts.gate_up_proj", draw(E, 2 * FE, C))
             put((l, "experts_down"), at + "mlp.experts.down_proj", draw(E, C, FE))
+            if c.get("fused"):  # (one tensor an expert, as Qwen3-Next's files keep them)
+                gu, dn = tensors[-2][1], tensors[-1][1]
+                del tensors[-2:]
+                for e in range(E):
+                    ex = at + "mlp.experts.%d." % e
+                    tensors += [(ex + "gate_proj.weight", gu[e, :FE].contiguous()),
+                                (ex + "up_proj.weight", gu[e, FE:].contiguous()),
+                                (ex + "down_proj.weight", dn[e].contiguous())]
             put((l, "sh_gate"), at + "mlp.shared_expert.gate_proj.weight", draw(FS, C))
             put((l, "sh_up"), at + "mlp.shared_expert.up_proj.weight", draw(FS, C))
             put((l, "sh_down"), at + "mlp.shared_expert.down_proj.weight", draw(C, FS))
@@ -368,6 +405,11 @@ def make_case(root, c):
         text.update(model_type="qwen3_5_moe_text", num_experts=m["E"], num_experts_per_tok=m["K"],
                     moe_intermediate_size=m["FE"], shared_expert_intermediate_size=m["FS"],
                     router_aux_loss_coef=0.001)
+    if c.get("fused"):  # (Qwen3NextConfig's keys, as Qwen3-Next-80B-A3B's config.json has them)
+        del text["rope_parameters"], text["mtp_num_hidden_layers"], text["attn_output_gate"]
+        text.update(model_type="qwen3_next", intermediate_size=c["F"], decoder_sparse_step=1,
+                    mlp_only_layers=c["dense"], norm_topk_prob=True, rope_theta=THETA,
+                    partial_rotary_factor=0.25)
     if c["types"]:
         text["layer_types"] = ["linear_attention" if k else "full_attention" for k in kinds(c)]
     else:
@@ -386,7 +428,8 @@ def make_case(root, c):
                                     "num_heads": 2, "out_hidden_size": C},
                   "image_token_id": 33, "video_token_id": 34}
     else:
-        config = dict(text, architectures=["Qwen3_5ForCausalLM"])
+        config = dict(text, architectures=["Qwen3NextForCausalLM" if c.get("fused")
+                                           else "Qwen3_5ForCausalLM"])
     d_ = os.path.join(root, c["name"])
     os.makedirs(d_, exist_ok=True)
     with open(os.path.join(d_, "config.json"), "w") as f:
@@ -402,7 +445,7 @@ def make_case(root, c):
              "embed %s" % numbers(out["embed"])]
     for l in range(L):
         names = ((GDN_STAGES + ["effective"] if kinds(c)[l] else FULL_STAGES) +
-                 (MOE_STAGES if "moe" in c else BLOCK_STAGES))
+                 (MOE_STAGES if "moe" in c and l not in c.get("dense", []) else BLOCK_STAGES))
         for name in names:
             t = out[l][name]
             lines.append("%s %d %d %s" % (name, l, t.numel(), numbers(t)))

@@ -9,6 +9,7 @@
 
 extern const struct architecture arch_qwen35;
 extern const struct architecture arch_qwen35_moe;
+extern const struct architecture arch_qwen3_next;
 
 /*
  * A Gated DeltaNet layer's tensors (decoder_gdn_weights, and its output

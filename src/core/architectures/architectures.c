@@ -15,5 +15,5 @@
 const struct architecture *const architectures[] = {
     &arch_gpt2, &arch_llama, &arch_qwen2, &arch_qwen3, &arch_gemma3, &arch_olmo3,
     &arch_gemma2, &arch_qwen3_moe, &arch_olmoe, &arch_mixtral, &arch_gpt_oss, &arch_qwen35,
-    &arch_qwen35_moe, NULL,
+    &arch_qwen35_moe, &arch_qwen3_next, NULL,
 };

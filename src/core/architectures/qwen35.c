@@ -422,6 +422,85 @@ vector(struct arch_loader *ld, enum arch_role role, int i, int n, struct attn_er
     return weights_vector(&ld->w, name, n, err);
 }
 
+/*
+ * count rows of wm (C wide) into the model's own memory, row rows[k] its
+ * k-th, as l: a fused projection's parts put back where Qwen3.5 keeps them.
+ */
+static int
+gather_rows(struct arch_loader *ld, const struct weights_matrix *wm, int C, const int *rows,
+            int count, struct decoder_linear *l, struct attn_error *err)
+{
+    const size_t elem = wm->f != NULL ? sizeof(float) : sizeof(uint16_t), row = (size_t)C * elem;
+    const unsigned char *src = wm->f != NULL ? (const unsigned char *)wm->f
+                                             : (const unsigned char *)wm->h;
+    unsigned char *dst;
+
+    if (src == NULL)
+        return attn_fail(err, ATTN_EPARSE, "%s: Qwen3-Next's fused projections in quantized "
+                         "blocks are not read yet", ld->w.m->source), -1;
+    if ((dst = weights_room(&ld->w, (size_t)count * row, err)) == NULL)
+        return -1;
+    for (int k = 0; k < count; k++)
+        memcpy(dst + (size_t)k * row, src + (size_t)rows[k] * row, row);
+    *l = (struct decoder_linear){ .w = wm->f != NULL ? (const float *)(void *)dst : NULL,
+                                  .w16 = wm->h != NULL ? (const uint16_t *)(void *)dst : NULL,
+                                  .in = C, .out = count, .ld = C, .out_in = true };
+    return 0;
+}
+
+/*
+ * Qwen3-Next's in_proj_qkvz and in_proj_ba of layer i (Qwen3NextGatedDeltaNet's
+ * fix_query_key_value_ordering, restated): each key head's rows are its q
+ * (k_dim), its k (k_dim), then its value heads' v and z (per v_dim each), and
+ * in_proj_ba each key head's value heads' b, then their a; gathered into
+ * Qwen3.5's qkv (every q, every k, every v), z, b and a, the value heads
+ * grouped by key head as Hugging Face groups them.
+ */
+static int
+read_fused(struct arch_loader *ld, struct decoder_gdn_weights *g, int i, struct attn_error *err)
+{
+    const struct decoder_config *c = &ld->w.m->cfg;
+    const int C = c->d_model, kh = c->gdn.k_heads, per = c->gdn.v_heads / c->gdn.k_heads;
+    const int dk = c->gdn.k_dim, pv = per * c->gdn.v_dim, G = 2 * dk + 2 * pv;
+    const int D = decoder_gdn_conv_width(c);
+    struct weights_matrix qkvz, ba;
+    char name[160];
+    int *rows = malloc((size_t)D * sizeof *rows), n = 0, rc = -1;
+
+    if (rows == NULL)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory"), -1;
+    snprintf(name, sizeof name, "layers.%d.linear_attn.in_proj_qkvz.weight", i);
+    if (weights_matrix_any(&ld->w, name, kh * G, C, &qkvz, err) != 0)
+        goto done;
+    snprintf(name, sizeof name, "layers.%d.linear_attn.in_proj_ba.weight", i);
+    if (weights_matrix_any(&ld->w, name, kh * 2 * per, C, &ba, err) != 0)
+        goto done;
+    for (int part = 0; part < 3; part++) /* q, k, v */
+        for (int h = 0; h < kh; h++)
+            for (int r = 0; r < (part < 2 ? dk : pv); r++)
+                rows[n++] = h * G + part * dk + r;
+    if (gather_rows(ld, &qkvz, C, rows, n, &g->qkv, err) != 0)
+        goto done;
+    n = 0;
+    for (int h = 0; h < kh; h++)
+        for (int r = 0; r < pv; r++)
+            rows[n++] = h * G + 2 * dk + pv + r;
+    if (gather_rows(ld, &qkvz, C, rows, n, &g->z, err) != 0)
+        goto done;
+    for (int part = 0; part < 2; part++) { /* b, a */
+        n = 0;
+        for (int h = 0; h < kh; h++)
+            for (int r = 0; r < per; r++)
+                rows[n++] = h * 2 * per + part * per + r;
+        if (gather_rows(ld, &ba, C, rows, n, part == 0 ? &g->b : &g->a, err) != 0)
+            goto done;
+    }
+    rc = 0;
+done:
+    free(rows);
+    return rc;
+}
+
 int
 arch_read_gdn(struct arch_loader *ld, struct decoder_block *b, int i, struct attn_error *err)
 {
@@ -432,11 +511,16 @@ arch_read_gdn(struct arch_loader *ld, struct decoder_block *b, int i, struct att
     const bool gguf = ld->layout->layout == ARCH_GGUF;
     char name[160];
 
-    if (arch_read_linear(ld, &g->qkv, ROLE_GDN_QKV, i, C, D, false, err) ||
-        arch_read_linear(ld, &g->z, ROLE_GDN_Z, i, C, Vw, false, err) ||
-        arch_read_linear(ld, &g->b, ROLE_GDN_B, i, C, Hv, false, err) ||
-        arch_read_linear(ld, &g->a, ROLE_GDN_A, i, C, Hv, false, err) ||
-        arch_read_linear(ld, &b->o, ROLE_GDN_OUT, i, Vw, C, false, err))
+    snprintf(name, sizeof name, "layers.%d.linear_attn.in_proj_qkvz.weight", i);
+    if (!gguf && weights_find(&ld->w, name) != NULL) { /* (Qwen3-Next's fused projections) */
+        if (read_fused(ld, g, i, err) != 0 ||
+            arch_read_linear(ld, &b->o, ROLE_GDN_OUT, i, Vw, C, false, err))
+            return -1;
+    } else if (arch_read_linear(ld, &g->qkv, ROLE_GDN_QKV, i, C, D, false, err) ||
+               arch_read_linear(ld, &g->z, ROLE_GDN_Z, i, C, Vw, false, err) ||
+               arch_read_linear(ld, &g->b, ROLE_GDN_B, i, C, Hv, false, err) ||
+               arch_read_linear(ld, &g->a, ROLE_GDN_A, i, C, Hv, false, err) ||
+               arch_read_linear(ld, &b->o, ROLE_GDN_OUT, i, Vw, C, false, err))
         return -1;
     /* (nn.Conv1d's weight: (channels, 1, taps); llama.cpp's squeezed to (channels, taps)) */
     if (arch_name(ld, ROLE_GDN_CONV, i, false, name, sizeof name) == NULL ||
@@ -488,6 +572,31 @@ const struct architecture arch_qwen35 = {
                .rope_theta = 10000000.0, .qk_norm = true, .norm_plus_one = true,
                .head_dim = 256, .gguf_own_keys = qwen35_gguf_own },
     .gguf = "qwen35",
+    .base = arch_qwen3_rows, .base_count = ARCH_QWEN3_ROWS, .read_mixer = arch_read_gdn,
+};
+
+static const char *const qwen3_next_types[] = { "qwen3_next", NULL };
+static const char *const qwen3_next_classes[] = { "Qwen3NextForCausalLM", NULL };
+/*
+ * Qwen3NextConfig's: norm_topk_prob (true by default), its sparse layers
+ * every decoder_sparse_step-th less mlp_only_layers (the others an MLP of
+ * intermediate_size), a shared expert; experts one tensor each, or stacked.
+ */
+static const struct arch_moe_keys qwen3_next_keys = {
+    "num_experts", "moe_intermediate_size", "norm_topk_prob", true, true, true, NULL, 0.0,
+    "shared_expert_intermediate_size", "layers.%d.mlp.experts.gate_up_proj",
+    "layers.%d.mlp.experts.down_proj",
+};
+
+/* Qwen3-Next: Qwen3.5-MoE's layers with the DeltaNet projections fused (read_fused). */
+const struct architecture arch_qwen3_next = {
+    "qwen3_next", "Qwen3-Next", qwen3_next_types, qwen3_next_classes, qwen35_layouts,
+    (int)(sizeof qwen35_layouts / sizeof qwen35_layouts[0]), qwen35_moe_names,
+    (int)(sizeof qwen35_moe_names / sizeof qwen35_moe_names[0]), true, true, qwen35_describe,
+    .parts = { .positions = DECODER_POSITIONS_ROPE, .norm = DECODER_NORM_RMS,
+               .mlp = DECODER_MLP_SWIGLU, .block_norms = DECODER_PRE_NORM, .eps = 1e-6,
+               .rope_theta = 10000000.0, .qk_norm = true, .norm_plus_one = true,
+               .head_dim = 256, .gguf_own_keys = qwen35_gguf_own, .moe = &qwen3_next_keys },
     .base = arch_qwen3_rows, .base_count = ARCH_QWEN3_ROWS, .read_mixer = arch_read_gdn,
 };
 
