@@ -562,15 +562,19 @@ static const char *const qwen35_classes[] = { "Qwen3_5ForConditionalGeneration",
 /* The GGUF keys its describe reads itself (RoPE over a quarter of each head). */
 static const char *const qwen35_gguf_own[] = { "rope.dimension_count", NULL };
 
+/* The parts of every architecture here, its mixture's keys (or NULL) the one difference. */
+#define QWEN35_PARTS(moe_keys)                                                                \
+    { .positions = DECODER_POSITIONS_ROPE, .norm = DECODER_NORM_RMS,                           \
+      .mlp = DECODER_MLP_SWIGLU, .block_norms = DECODER_PRE_NORM, .eps = 1e-6,                 \
+      .rope_theta = 10000000.0, .qk_norm = true, .norm_plus_one = true, .head_dim = 256,       \
+      .gguf_own_keys = qwen35_gguf_own, .moe = (moe_keys) }
+
 /* Shipped in bfloat16: its matrices stay so. */
 const struct architecture arch_qwen35 = {
     "qwen3_5", "Qwen3.5", qwen35_types, qwen35_classes, qwen35_layouts,
     (int)(sizeof qwen35_layouts / sizeof qwen35_layouts[0]), qwen35_names,
     (int)(sizeof qwen35_names / sizeof qwen35_names[0]), true, true, qwen35_describe,
-    .parts = { .positions = DECODER_POSITIONS_ROPE, .norm = DECODER_NORM_RMS,
-               .mlp = DECODER_MLP_SWIGLU, .block_norms = DECODER_PRE_NORM, .eps = 1e-6,
-               .rope_theta = 10000000.0, .qk_norm = true, .norm_plus_one = true,
-               .head_dim = 256, .gguf_own_keys = qwen35_gguf_own },
+    .parts = QWEN35_PARTS(NULL),
     .gguf = "qwen35",
     .base = arch_qwen3_rows, .base_count = ARCH_QWEN3_ROWS, .read_mixer = arch_read_gdn,
 };
@@ -593,10 +597,7 @@ const struct architecture arch_qwen3_next = {
     "qwen3_next", "Qwen3-Next", qwen3_next_types, qwen3_next_classes, qwen35_layouts,
     (int)(sizeof qwen35_layouts / sizeof qwen35_layouts[0]), qwen35_moe_names,
     (int)(sizeof qwen35_moe_names / sizeof qwen35_moe_names[0]), true, true, qwen35_describe,
-    .parts = { .positions = DECODER_POSITIONS_ROPE, .norm = DECODER_NORM_RMS,
-               .mlp = DECODER_MLP_SWIGLU, .block_norms = DECODER_PRE_NORM, .eps = 1e-6,
-               .rope_theta = 10000000.0, .qk_norm = true, .norm_plus_one = true,
-               .head_dim = 256, .gguf_own_keys = qwen35_gguf_own, .moe = &qwen3_next_keys },
+    .parts = QWEN35_PARTS(&qwen3_next_keys),
     .base = arch_qwen3_rows, .base_count = ARCH_QWEN3_ROWS, .read_mixer = arch_read_gdn,
 };
 
@@ -605,10 +606,7 @@ const struct architecture arch_qwen35_moe = {
     "qwen3_5_moe", "Qwen3.5-MoE", qwen35_moe_types, qwen35_moe_classes, qwen35_layouts,
     (int)(sizeof qwen35_layouts / sizeof qwen35_layouts[0]), qwen35_moe_names,
     (int)(sizeof qwen35_moe_names / sizeof qwen35_moe_names[0]), true, true, qwen35_describe,
-    .parts = { .positions = DECODER_POSITIONS_ROPE, .norm = DECODER_NORM_RMS,
-               .mlp = DECODER_MLP_SWIGLU, .block_norms = DECODER_PRE_NORM, .eps = 1e-6,
-               .rope_theta = 10000000.0, .qk_norm = true, .norm_plus_one = true,
-               .head_dim = 256, .gguf_own_keys = qwen35_gguf_own, .moe = &qwen35_moe_keys },
+    .parts = QWEN35_PARTS(&qwen35_moe_keys),
     .gguf = "qwen35moe",
     .base = arch_qwen3_rows, .base_count = ARCH_QWEN3_ROWS, .read_mixer = arch_read_gdn,
 };
