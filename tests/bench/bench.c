@@ -691,6 +691,8 @@ cmd_qrows(const char *type, int n, int k, int reps)
     struct linalg_packed pk;
     unsigned seed = 1;
     float *x, *y;
+    unsigned char *raw = NULL;
+    bool by_rows;
     char name[64], extra[96];
 
     for (int i = 0; i < QUANT_TYPES; i++)
@@ -718,11 +720,13 @@ cmd_qrows(const char *type, int n, int k, int reps)
     } else {
         const enum quant_type qt = (enum quant_type)t;
         const int per = quant_block_values(qt);
-        unsigned char *block = malloc(quant_block_bytes(qt));
+        const size_t row_bytes = (size_t)(k / per) * quant_block_bytes(qt);
         struct linalg_qparts *parts = malloc(LINALG_QROWS * sizeof *parts);
-        for (int j0 = 0; block != NULL && parts != NULL && j0 < n; j0 += LINALG_QROWS)
+        raw = malloc((size_t)n * row_bytes);
+        for (int j0 = 0; raw != NULL && parts != NULL && j0 < n; j0 += LINALG_QROWS)
             for (int sg = 0; sg < k / per; sg++) {
                 for (int r = 0; r < LINALG_QROWS; r++) {
+                    unsigned char *block = raw + (size_t)(j0 + r) * row_bytes + (size_t)sg * quant_block_bytes(qt);
                     for (size_t i = 0; i < quant_block_bytes(qt); i++) {
                         seed = seed * 1103515245u + 12345u;
                         block[i] = (unsigned char)(seed >> 16);
@@ -734,7 +738,6 @@ cmd_qrows(const char *type, int n, int k, int reps)
                 }
                 linalg_pack_q_put_panel(&pk, j0, sg, parts, LINALG_QROWS);
             }
-        free(block);
         free(parts);
     }
     x = malloc((size_t)k * sizeof *x);
@@ -744,9 +747,14 @@ cmd_qrows(const char *type, int n, int k, int reps)
     pk.int8 = getenv("BENCH_INT8") != NULL;
     for (int i = 0; i < k; i++)
         x[i] = (float)(i % 7) - 3.0f;
+    /* (the int8 arithmetic reads Q4_K and Q6_K where they lie, as a model does) */
+    by_rows = pk.int8 && raw != NULL && quant_int8_by_rows((enum quant_type)t);
     for (int r = 0; r < reps; r++) {
         double t0 = bench_now();
-        linalg_gemm_packed_cols(1, x, k, &pk, 0, n, y, n);
+        if (by_rows)
+            quant_int8_product((enum quant_type)t, raw, n, k, 1, x, k, y, n, 1);
+        else
+            linalg_gemm_packed_cols(1, x, k, &pk, 0, n, y, n);
         times[r] = bench_now() - t0;
     }
     qsort(times, (size_t)reps, sizeof *times, bench_cmp_double);
@@ -756,6 +764,7 @@ cmd_qrows(const char *type, int n, int k, int reps)
              (double)linalg_packed_bytes(&pk) / times[reps / 2] / 1e9);
     bench_report(name, times, reps, extra);
     linalg_packed_destroy(&pk);
+    free(raw);
     free(x);
     free(y);
     return 0;

@@ -296,6 +296,37 @@ int8_packs(void)
     free(a), free(w), free(exact), free(want), free(got);
 }
 
+/*
+ * The int8 rows from the blocks over a longer k (11 super-blocks: a run of
+ * eight and a short one, the kernels' two cases): the portable bits.
+ */
+static void
+int8_long_rows(void)
+{
+    enum { N = 9, K = 256 * 11 };
+    static const enum quant_type types[] = { QUANT_Q4_K, QUANT_Q6_K };
+    const enum cpu_isa isa = cpu_isa();
+    float *a = malloc(K * sizeof *a), want[N], got[N];
+    unsigned char *mem = aligned_alloc(64, linalg_q8_bytes(K));
+    struct linalg_q8 x;
+
+    fill(a, K);
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        const enum quant_type qt = types[t];
+        const size_t row_bytes = (size_t)K / 256 * quant_block_bytes(qt);
+        unsigned char *blocks = random_blocks(qt, N, K);
+        linalg_q8_quantize(quant_panel_format(qt), a, K, mem, &x);
+        cpu_isa_limit(CPU_PORTABLE);
+        quant_int8_rows(qt, blocks, row_bytes, N, K, &x, want);
+        cpu_isa_limit(isa);
+        quant_int8_rows(qt, blocks, row_bytes, N, K, &x, got);
+        CHECK(first_difference(want, got, N) < 0, "int8 type %d: a row of %d differs", (int)qt, K);
+        free(blocks);
+    }
+    free(a);
+    free(mem);
+}
+
 /* One query against a cache in place: a head, every head (keys shared in groups), half precision. */
 static void
 rows_against_a_cache(void)
@@ -426,6 +457,7 @@ main(void)
         products();
         quantized_packs();
         int8_packs();
+        int8_long_rows();
         rows_against_a_cache();
         conversions(dequant, f16, (const unsigned char *const *)blocks, halves, NQ);
         row_operations(x, rows, NR);

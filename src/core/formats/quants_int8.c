@@ -94,15 +94,24 @@ row_portable(enum quant_type q, const unsigned char *row, int k, const struct li
 }
 
 #ifdef INT8_X86
+/*
+ * The x86 kernels read a row's blocks in order: each super-block gives its
+ * integer sums in a vector (the AVX2 and AVX-512 bodies below), eight
+ * blocks' vectors are reduced together and their float factors made in
+ * eight lanes, each lane the portable code's operations on the same
+ * numbers; then the portable chain of fma, block by block: the same bits.
+ */
+
 /* ------------------------------------------------------------------- AVX2 */
 
-__attribute__((target("avx2"), always_inline)) static inline int32_t
-hsum_epi32(__m256i v)
+/* Eight vectors' sums, lane r the sum of v[r]'s lanes. */
+__attribute__((target("avx2"), always_inline)) static inline __m256i
+hsum8_epi32(const __m256i v[8])
 {
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
-    return _mm_cvtsi128_si32(s);
+    const __m256i a = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
+    const __m256i b = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
+    /* (a: rows 0-3's sums of lanes 0-3, then of lanes 4-7; b: rows 4-7's) */
+    return _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20), _mm256_permute2x128_si256(a, b, 0x31));
 }
 
 static uint16_t
@@ -111,108 +120,325 @@ bits_at(const unsigned char *p)
     return (uint16_t)(p[0] | p[1] << 8);
 }
 
-/*
- * A Q4_K row: each super-block's 8 scales and minimums (6 bits, packed in
- * 12 bytes) taken apart, the minimums' share summed in scalars; 64 levels
- * a 32-byte load (the low nibbles one group's, the high the next's), each
- * nibble times its activation and pairs added by vpmaddubsw (at most
- * 2 x 15 x 127), the group's scale by vpmaddwd.
- */
-__attribute__((target("avx2,fma"))) static float
-row_q4_k_avx2(const unsigned char *row, int k, const struct linalg_q8 *x)
+/* A super-block's 12 bytes of 6-bit scales and minimums at s: bytes 0-7 the
+   eight scales, 8-15 the eight minimums (ggml's packing, taken apart in
+   32-bit words). */
+__attribute__((target("avx2"), always_inline)) static inline __m128i
+q4_k_scales(const unsigned char *s)
 {
-    const __m256i m15 = _mm256_set1_epi8(15);
-    float acc = 0.0f;
+    uint32_t u[3];
+    memcpy(u, s, sizeof u);
+    return _mm_setr_epi32((int)(u[0] & 0x3f3f3f3fu),
+                          (int)((u[2] & 0x0f0f0f0fu) | (u[0] >> 6 & 0x03030303u) << 4),
+                          (int)(u[1] & 0x3f3f3f3fu),
+                          (int)((u[2] >> 4 & 0x0f0f0f0fu) | (u[1] >> 6 & 0x03030303u) << 4));
+}
 
-    for (int b = 0; b < k / QK_K; b++) {
-        const unsigned char *blk = row + (size_t)b * 144;
-        const unsigned char *s = blk + 4, *qs = blk + 16;
-        const int8_t *xq = x->q + b * QK_K;
-        const int32_t *xs = x->sums + b * (QK_K / 16);
-        int sc[8], m[8];
-        int32_t summ = 0;
-        __m256i sum = _mm256_setzero_si256();
-        for (int j = 0; j < 4; j++) {
-            sc[j] = s[j] & 63;
-            m[j] = s[j + 4] & 63;
-            sc[j + 4] = (s[j + 8] & 15) | (s[j] >> 6) << 4;
-            m[j + 4] = (s[j + 8] >> 4) | (s[j + 4] >> 6) << 4;
-        }
-        for (int j = 0; j < 8; j++)
-            summ += m[j] * (xs[2 * j] + xs[2 * j + 1]);
-        for (int it = 0; it < 4; it++) {
-            const __m256i q4 = _mm256_loadu_si256((const __m256i *)(const void *)(qs + 32 * it));
-            const __m256i lo = _mm256_and_si256(q4, m15);
-            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q4, 4), m15);
-            const __m256i a_lo = _mm256_loadu_si256((const __m256i *)(const void *)(xq + 64 * it));
-            const __m256i a_hi = _mm256_loadu_si256((const __m256i *)(const void *)(xq + 64 * it + 32));
-            const __m256i p_lo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, a_lo),
-                                                   _mm256_set1_epi16((short)sc[2 * it]));
-            const __m256i p_hi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, a_hi),
-                                                   _mm256_set1_epi16((short)sc[2 * it + 1]));
-            sum = _mm256_add_epi32(sum, _mm256_add_epi32(p_lo, p_hi));
-        }
-        acc = block_step(QUANT_Q4_K, acc, x->d[b], tensor_f16_to_f32(bits_at(blk)),
-                         tensor_f16_to_f32(bits_at(blk + 2)), hsum_epi32(sum), summ);
-    }
-    return acc;
+/* The minimums' eight products with their groups' activation sums (xs: 16 sums of 16). */
+__attribute__((target("avx2"), always_inline)) static inline __m256i
+q4_k_mins(__m128i scm, const int32_t *xs)
+{
+    /* (hadd's pairs come out as groups 0 1 4 5 | 2 3 6 7: put back in order) */
+    const __m256i pairs = _mm256_permute4x64_epi64(
+        _mm256_hadd_epi32(_mm256_loadu_si256((const __m256i *)(const void *)xs),
+                          _mm256_loadu_si256((const __m256i *)(const void *)(xs + 8))),
+        0xd8);
+    return _mm256_mullo_epi32(_mm256_cvtepu8_epi32(_mm_srli_si128(scm, 8)), pairs);
+}
+
+/* The vpshufb control that spreads 16-bit lane g of each 128 bits over its eight. */
+__attribute__((target("avx2"), always_inline)) static inline __m256i
+spread16(int g)
+{
+    return _mm256_set1_epi16((short)(0x0100 + 0x0202 * g));
+}
+
+/* Q6_K's -32 offset: 32 sc_g times group g's 16 activations' sum, in eight lanes. */
+__attribute__((target("avx2"), always_inline)) static inline __m256i
+q6_k_offset(__m128i scb, const int32_t *xs)
+{
+    const __m256i lo = _mm256_mullo_epi32(_mm256_cvtepi8_epi32(scb),
+                                          _mm256_loadu_si256((const __m256i *)(const void *)xs));
+    const __m256i hi = _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_srli_si128(scb, 8)),
+                                          _mm256_loadu_si256((const __m256i *)(const void *)(xs + 8)));
+    return _mm256_slli_epi32(_mm256_add_epi32(lo, hi), 5);
 }
 
 /*
- * A Q6_K row: 128 values a half, four 32-value runs of a 6-bit level (its
- * low four bits in ql, its high two in qh), each run two groups of 16
- * whose scales vpshufb spreads over the run's lanes; the -32 offset's
- * share (32 sc_g times the group's activation sum) taken once a block.
+ * A Q4_K super-block's sums: each group's 6-bit scale (widened to 16-bit
+ * lanes) spread over a vector by vpshufb; 64 levels a 32-byte load (the
+ * low nibbles one group's, the high the next's), each nibble times its
+ * activation and pairs added by vpmaddubsw (at most 2 x 15 x 127), the
+ * group's scale by vpmaddwd.  *mins: the minimums' share.
  */
-__attribute__((target("avx2,fma"))) static float
-row_q6_k_avx2(const unsigned char *row, int k, const struct linalg_q8 *x)
+__attribute__((target("avx2"), always_inline)) static inline __m256i
+q4_k_sums_avx2(const unsigned char *blk, const int8_t *xq, const int32_t *xs, __m256i *mins)
+{
+    const __m256i m15 = _mm256_set1_epi8(15);
+    const unsigned char *qs = blk + 16;
+    const __m128i scm = q4_k_scales(blk + 4);
+    const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scm));
+    __m256i sum = _mm256_setzero_si256();
+
+#pragma GCC unroll 4
+    for (int it = 0; it < 4; it++) {
+        const __m256i q4 = _mm256_loadu_si256((const __m256i *)(const void *)(qs + 32 * it));
+        const __m256i lo = _mm256_and_si256(q4, m15);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q4, 4), m15);
+        const __m256i a_lo = _mm256_loadu_si256((const __m256i *)(const void *)(xq + 64 * it));
+        const __m256i a_hi = _mm256_loadu_si256((const __m256i *)(const void *)(xq + 64 * it + 32));
+        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(lo, a_lo),
+                                                      _mm256_shuffle_epi8(sc, spread16(2 * it))));
+        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(hi, a_hi),
+                                                      _mm256_shuffle_epi8(sc, spread16(2 * it + 1))));
+    }
+    *mins = q4_k_mins(scm, xs);
+    return sum;
+}
+
+/* The control spreading 16-bit lane 4 hi + c of each 128 bits over 128-bit lane c's eight. */
+__attribute__((target("avx2"), always_inline)) static inline __m256i
+spread16_lanes(int g0)
+{
+    return _mm256_setr_epi64x(0x0100010001000100 + 0x0202020202020202 * g0,
+                              0x0100010001000100 + 0x0202020202020202 * g0,
+                              0x0100010001000100 + 0x0202020202020202 * (g0 + 1),
+                              0x0100010001000100 + 0x0202020202020202 * (g0 + 1));
+}
+
+/*
+ * A Q6_K super-block's sums, 128 values a half: four 32-value runs of a
+ * 6-bit level (its low four bits in ql, its high two in qh), each run two
+ * groups of 16 whose scales (the half's eight, widened to 16-bit lanes in
+ * both 128 bits) vpshufb spreads; the offset's share taken off.
+ */
+__attribute__((target("avx2"), always_inline)) static inline __m256i
+q6_k_sums_avx2(const unsigned char *blk, const int8_t *xq, const int32_t *xs, __m256i *mins)
 {
     const __m256i m15 = _mm256_set1_epi8(15), m3 = _mm256_set1_epi8(3);
-    float acc = 0.0f;
+    const __m128i scb = _mm_loadu_si128((const __m128i *)(const void *)(blk + 192));
+    const __m256i scales[2] = { _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(scb)),
+                                _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(_mm_srli_si128(scb, 8))) };
+    __m256i sum = _mm256_setzero_si256();
 
-    for (int b = 0; b < k / QK_K; b++) {
-        const unsigned char *blk = row + (size_t)b * 210;
-        const __m128i scb = _mm_loadu_si128((const __m128i *)(const void *)(blk + 192));
-        const int8_t *xq = x->q + b * QK_K;
-        const __m256i sums_lo = _mm256_loadu_si256((const __m256i *)(const void *)(x->sums + b * 16));
-        const __m256i sums_hi = _mm256_loadu_si256((const __m256i *)(const void *)(x->sums + b * 16 + 8));
-        const __m256i offset = _mm256_add_epi32(
-            _mm256_mullo_epi32(_mm256_cvtepi8_epi32(scb), sums_lo),
-            _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_srli_si128(scb, 8)), sums_hi));
-        __m256i sum = _mm256_setzero_si256();
-        for (int half = 0; half < 2; half++) {
-            const unsigned char *ql = blk + 64 * half, *qh = blk + 128 + 32 * half;
-            const __m256i l0 = _mm256_loadu_si256((const __m256i *)(const void *)ql);
-            const __m256i l1 = _mm256_loadu_si256((const __m256i *)(const void *)(ql + 32));
-            const __m256i h = _mm256_loadu_si256((const __m256i *)(const void *)qh);
-            const __m256i q[4] = {
-                _mm256_or_si256(_mm256_and_si256(l0, m15), _mm256_slli_epi16(_mm256_and_si256(h, m3), 4)),
-                _mm256_or_si256(_mm256_and_si256(l1, m15),
-                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2), m3), 4)),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m15),
-                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 4), m3), 4)),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m15),
-                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 6), m3), 4)),
-            };
-            for (int r = 0; r < 4; r++) {
-                /* (groups g and g + 1: their scales in the low eight lanes and the high eight) */
-                const int g = 8 * half + 2 * r;
-                const __m128i spread = _mm_shuffle_epi8(
-                    scb, _mm_set_epi8((char)(g + 1), (char)(g + 1), (char)(g + 1), (char)(g + 1),
-                                      (char)(g + 1), (char)(g + 1), (char)(g + 1), (char)(g + 1),
-                                      (char)g, (char)g, (char)g, (char)g, (char)g, (char)g,
-                                      (char)g, (char)g));
-                const __m256i a = _mm256_loadu_si256(
-                    (const __m256i *)(const void *)(xq + 128 * half + 32 * r));
-                sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(q[r], a),
-                                                              _mm256_cvtepi8_epi16(spread)));
-            }
+#pragma GCC unroll 2
+    for (int half = 0; half < 2; half++) {
+        const unsigned char *ql = blk + 64 * half, *qh = blk + 128 + 32 * half;
+        const __m256i l0 = _mm256_loadu_si256((const __m256i *)(const void *)ql);
+        const __m256i l1 = _mm256_loadu_si256((const __m256i *)(const void *)(ql + 32));
+        const __m256i h = _mm256_loadu_si256((const __m256i *)(const void *)qh);
+        const __m256i q[4] = {
+            _mm256_or_si256(_mm256_and_si256(l0, m15), _mm256_slli_epi16(_mm256_and_si256(h, m3), 4)),
+            _mm256_or_si256(_mm256_and_si256(l1, m15),
+                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2), m3), 4)),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m15),
+                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 4), m3), 4)),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m15),
+                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 6), m3), 4)),
+        };
+#pragma GCC unroll 4
+        for (int r = 0; r < 4; r++) {
+            /* (groups 2r and 2r + 1 of the half: their scales in the low 128 bits and the high) */
+            const __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(xq + 128 * half + 32 * r));
+            sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(q[r], a),
+                                                          _mm256_shuffle_epi8(scales[half], spread16_lanes(2 * r))));
         }
-        sum = _mm256_sub_epi32(sum, _mm256_slli_epi32(offset, 5));
-        acc = block_step(QUANT_Q6_K, acc, x->d[b], tensor_f16_to_f32(bits_at(blk + 208)), 0.0f,
-                         hsum_epi32(sum), 0);
+    }
+    *mins = _mm256_setzero_si256();
+    return _mm256_sub_epi32(sum, q6_k_offset(scb, xs));
+}
+
+/* ---------------------------------------------------------------- AVX-512 */
+
+/* The vpshufb control that spreads 16-bit lane ga over the low 256 bits, gb over the high. */
+__attribute__((target("avx512f,avx512bw"), always_inline)) static inline __m512i
+spread16x2(int ga, int gb)
+{
+    return _mm512_inserti64x4(_mm512_castsi256_si512(spread16(ga)), spread16(gb), 1);
+}
+
+/* 32 activations at p and 32 at p + gap, one vector. */
+__attribute__((target("avx512f,avx512bw"), always_inline)) static inline __m512i
+two_runs(const int8_t *p, int gap)
+{
+    return _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)p)),
+        _mm256_loadu_si256((const __m256i *)(const void *)(p + gap)), 1);
+}
+
+/* v's sixteen lanes added into eight. */
+__attribute__((target("avx512f"), always_inline)) static inline __m256i
+fold512(__m512i v)
+{
+    return _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+}
+
+/*
+ * A Q4_K super-block's sums, 128 levels a 64-byte load: its low nibbles
+ * groups 4h and 4h + 2, its high ones 4h + 1 and 4h + 3, the activations
+ * of each pair put side by side to match.
+ */
+__attribute__((target("avx512f,avx512bw,avx2"), always_inline)) static inline __m256i
+q4_k_sums_avx512(const unsigned char *blk, const int8_t *xq, const int32_t *xs, __m256i *mins)
+{
+    const __m512i m15 = _mm512_set1_epi8(15);
+    const unsigned char *qs = blk + 16;
+    const __m128i scm = q4_k_scales(blk + 4);
+    const __m512i sc = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(scm));
+    __m512i sum = _mm512_setzero_si512();
+
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++) {
+        const __m512i q4 = _mm512_loadu_si512((const void *)(qs + 64 * h));
+        const __m512i lo = _mm512_and_si512(q4, m15);
+        const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(q4, 4), m15);
+        sum = _mm512_add_epi32(sum, _mm512_madd_epi16(_mm512_maddubs_epi16(lo, two_runs(xq + 128 * h, 64)),
+                                                      _mm512_shuffle_epi8(sc, spread16x2(4 * h, 4 * h + 2))));
+        sum = _mm512_add_epi32(
+            sum, _mm512_madd_epi16(_mm512_maddubs_epi16(hi, two_runs(xq + 128 * h + 32, 64)),
+                                   _mm512_shuffle_epi8(sc, spread16x2(4 * h + 1, 4 * h + 3))));
+    }
+    *mins = q4_k_mins(scm, xs);
+    return fold512(sum);
+}
+
+/*
+ * A Q6_K super-block's sums, 64 levels a vector: a half's first 64 levels
+ * are ql's low nibbles with qh's bits 0-1 (its first 32) and 2-3 (the
+ * next), its last 64 ql's high nibbles with bits 4-5 and 6-7; each 128
+ * bits one group of 16, its scale spread by vpshufb.
+ */
+__attribute__((target("avx512f,avx512bw,avx2"), always_inline)) static inline __m256i
+q6_k_sums_avx512(const unsigned char *blk, const int8_t *xq, const int32_t *xs, __m256i *mins)
+{
+    const __m512i m15 = _mm512_set1_epi8(15), m3 = _mm512_set1_epi8(3);
+    const __m512i lanes4 = _mm512_inserti64x4(_mm512_castsi256_si512(spread16_lanes(0)), spread16_lanes(2), 1);
+    const __m512i lanes4_hi = _mm512_add_epi8(lanes4, _mm512_set1_epi8(8));
+    const __m128i scb = _mm_loadu_si128((const __m128i *)(const void *)(blk + 192));
+    /* (each half's eight scales as 16-bit lanes in every 128 bits) */
+    const __m512i scales[2] = { _mm512_broadcast_i32x4(_mm_cvtepi8_epi16(scb)),
+                                _mm512_broadcast_i32x4(_mm_cvtepi8_epi16(_mm_srli_si128(scb, 8))) };
+    __m512i sum = _mm512_setzero_si512();
+
+#pragma GCC unroll 2
+    for (int half = 0; half < 2; half++) {
+        const __m512i l = _mm512_loadu_si512((const void *)(blk + 64 * half));
+        const __m256i h = _mm256_loadu_si256((const __m256i *)(const void *)(blk + 128 + 32 * half));
+        const __m512i hz = _mm512_inserti64x4(_mm512_castsi256_si512(h), _mm256_srli_epi16(h, 2), 1);
+        const __m512i q01 = _mm512_or_si512(_mm512_and_si512(l, m15),
+                                            _mm512_slli_epi16(_mm512_and_si512(hz, m3), 4));
+        const __m512i q23 = _mm512_or_si512(
+            _mm512_and_si512(_mm512_srli_epi16(l, 4), m15),
+            _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(hz, 4), m3), 4));
+        sum = _mm512_add_epi32(
+            sum, _mm512_madd_epi16(_mm512_maddubs_epi16(q01, _mm512_loadu_si512((const void *)(xq + 128 * half))),
+                                   _mm512_shuffle_epi8(scales[half], lanes4)));
+        sum = _mm512_add_epi32(
+            sum, _mm512_madd_epi16(
+                     _mm512_maddubs_epi16(q23, _mm512_loadu_si512((const void *)(xq + 128 * half + 64))),
+                     _mm512_shuffle_epi8(scales[half], lanes4_hi)));
+    }
+    *mins = _mm256_setzero_si256();
+    return _mm256_sub_epi32(fold512(sum), q6_k_offset(scb, xs));
+}
+
+/* ------------------------------------------------------ the rows' drivers */
+
+/* block_step's two fma, in order, over a run's factors f (d8 d, sumi, -(d8 dmin), summ). */
+__attribute__((target("fma"), always_inline)) static inline float
+int8_chain(float acc, float f[4][8], int run, bool dmin)
+{
+    for (int i = 0; i < run; i++) {
+        acc = fmaf(f[0][i], f[1][i], acc);
+        if (dmin)
+            acc = fmaf(f[2][i], f[3][i], acc);
     }
     return acc;
+}
+/*
+ * ROW(NAME): a row of a format against x, its blocks read in order (one
+ * stream: the hardware's prefetch keeps up; eight rows read side by side
+ * a block at a time ran at half the bandwidth).  Eight blocks' integer
+ * sums are reduced together and their float factors made in eight lanes;
+ * then the portable code's chain of fma, block by block, run behind the
+ * next eight blocks' sums so that the two overlap.  BODY is the
+ * format's super-block sums on an instruction set, BYTES its block, D_AT
+ * the offset of its d, DMIN whether a dmin follows it.
+ */
+#define INT8_ROW(NAME, TARGET, BODY, BYTES, D_AT, DMIN)                                           \
+    __attribute__((target(TARGET))) static float NAME(const unsigned char *row, int k,           \
+                                                      const struct linalg_q8 *x)                 \
+    {                                                                                             \
+        const int nb = k / QK_K;                                                                  \
+        float acc = 0.0f, f[2][4][8];                                                             \
+        int prev = 0;                                                                             \
+        for (int b0 = 0; b0 < nb; b0 += 8) {                                                      \
+            const int run = nb - b0 < 8 ? nb - b0 : 8, cur = (b0 / 8) & 1;                        \
+            __m256i sums[8], mins[8];                                                             \
+            uint16_t d[8] = { 0 }, dmin[8] = { 0 };                                               \
+            float d8[8] = { 0 };                                                                  \
+            for (int i = 0; i < 8; i++) {                                                         \
+                sums[i] = mins[i] = _mm256_setzero_si256();                                       \
+                if (i < run) {                                                                    \
+                    const unsigned char *blk = row + (size_t)(b0 + i) * BYTES;                    \
+                    sums[i] = BODY(blk, x->q + (b0 + i) * QK_K, x->sums + (b0 + i) * (QK_K / 16), \
+                                   &mins[i]);                                                     \
+                    d[i] = bits_at(blk + D_AT);                                                   \
+                    dmin[i] = DMIN ? bits_at(blk + D_AT + 2) : 0;                                 \
+                    d8[i] = x->d[b0 + i];                                                         \
+                }                                                                                 \
+            }                                                                                     \
+            {                                                                                     \
+                const __m256 dv = _mm256_loadu_ps(d8);                                            \
+                _mm256_storeu_ps(f[cur][0], _mm256_mul_ps(dv, _mm256_cvtph_ps(_mm_loadu_si128(   \
+                                                                  (const __m128i *)(const void *)d)))); \
+                _mm256_storeu_ps(f[cur][1], _mm256_cvtepi32_ps(hsum8_epi32(sums)));               \
+                if (DMIN) {                                                                       \
+                    _mm256_storeu_ps(f[cur][2], _mm256_xor_ps(_mm256_set1_ps(-0.0f),              \
+                                                              _mm256_mul_ps(dv, _mm256_cvtph_ps(_mm_loadu_si128( \
+                                                                                    (const __m128i *)(const void *)dmin))))); \
+                    _mm256_storeu_ps(f[cur][3], _mm256_cvtepi32_ps(hsum8_epi32(mins)));           \
+                }                                                                                 \
+            }                                                                                     \
+            /* (the run before's chain, behind this run's sums: the two overlap) */               \
+            if (b0 > 0)                                                                           \
+                acc = int8_chain(acc, f[prev], 8, DMIN);                                          \
+            prev = cur;                                                                           \
+            if (b0 + 8 >= nb)                                                                     \
+                acc = int8_chain(acc, f[cur], run, DMIN);                                         \
+        }                                                                                         \
+        return acc;                                                                               \
+    }
+
+INT8_ROW(q4_k_avx2, "avx2,fma,f16c", q4_k_sums_avx2, 144, 0, 1)
+INT8_ROW(q6_k_avx2, "avx2,fma,f16c", q6_k_sums_avx2, 210, 208, 0)
+INT8_ROW(q4_k_avx512, "avx512f,avx512bw,avx2,fma,f16c", q4_k_sums_avx512, 144, 0, 1)
+INT8_ROW(q6_k_avx512, "avx512f,avx512bw,avx2,fma,f16c", q6_k_sums_avx512, 210, 208, 0)
+
+/* Whether the AVX-512 bodies can run: AVX-512BW's byte and word products. */
+static bool
+int8_avx512(void)
+{
+    static int has = -1;
+    if (has < 0)
+        has = __builtin_cpu_supports("avx512bw") ? 1 : 0;
+    return has == 1;
+}
+
+/* Rows of q against x by the widest x86 kernels the chosen path allows; false on the portable. */
+static bool
+rows_x86(enum quant_type q, const unsigned char *blocks, size_t row_bytes, int rows, int k,
+         const struct linalg_q8 *x, float *y)
+{
+    const bool wide = cpu_isa() == CPU_AVX512 && int8_avx512(), q4 = q == QUANT_Q4_K;
+
+    if (cpu_isa() != CPU_AVX2 && cpu_isa() != CPU_AVX512)
+        return false;
+    for (int r = 0; r < rows; r++) {
+        const unsigned char *row = blocks + (size_t)r * row_bytes;
+        y[r] = wide ? (q4 ? q4_k_avx512 : q6_k_avx512)(row, k, x) : (q4 ? q4_k_avx2 : q6_k_avx2)(row, k, x);
+    }
+    return true;
 }
 #endif
 
@@ -220,16 +446,12 @@ void
 quant_int8_rows(enum quant_type q, const unsigned char *blocks, size_t row_bytes, int rows, int k,
                 const struct linalg_q8 *x, float *y)
 {
-    for (int r = 0; r < rows; r++) {
-        const unsigned char *row = blocks + (size_t)r * row_bytes;
 #ifdef INT8_X86
-        if (cpu_isa() == CPU_AVX2 || cpu_isa() == CPU_AVX512) {
-            y[r] = q == QUANT_Q4_K ? row_q4_k_avx2(row, k, x) : row_q6_k_avx2(row, k, x);
-            continue;
-        }
+    if (rows_x86(q, blocks, row_bytes, rows, k, x, y))
+        return;
 #endif
-        y[r] = row_portable(q, row, k, x);
-    }
+    for (int r = 0; r < rows; r++)
+        y[r] = row_portable(q, blocks + (size_t)r * row_bytes, k, x);
 }
 
 struct int8_job {
