@@ -129,7 +129,12 @@ tables(enum linalg_qformat f, __m512 *tl, __m512 *th)
  * with p the value's index in the walk: k in order.  Each vector of level
  * bytes is loaded once for the values it holds (two for 4-bit levels,
  * four for 2-bit ones), each vector of high bits once for its eight (or
- * four).  One template for the one-row product and the panels' widening:
+ * four).  A weight with a minimum is one fma, scale x level + minimum,
+ * where the portable code rounds a product and then a sum: the product is
+ * exact (a half's 11 bits times a scale's 6 or fewer times a level's 5 or
+ * fewer fit a float's 24), so the one rounding is the sum's, the same
+ * bits.  (Where a super-group's d and dmin are both not finite, a NaN
+ * either way, its payload perhaps another.)  One template for the one-row product and the panels' widening:
  * the same weights.
  */
 #define WALK(F, pn, v0, count, BODY)                                                              \
@@ -184,7 +189,7 @@ tables(enum linalg_qformat f, __m512 *tl, __m512 *th)
                             l = _mm512_add_ps(l, look(hi_[c], w % 8, th));                        \
                         else if (q_->high == 2)                                                   \
                             l = _mm512_add_ps(l, look(hi_[c], 2 * (w % 4), th));                 \
-                        out[c] = q_->has_min ? _mm512_add_ps(_mm512_mul_ps(l, sc[c]), mn[c])     \
+                        out[c] = q_->has_min ? _mm512_fmadd_ps(l, sc[c], mn[c])                  \
                                              : _mm512_mul_ps(l, sc[c]);                           \
                     }                                                                             \
                     BODY                                                                          \
