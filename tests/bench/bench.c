@@ -47,7 +47,9 @@
  *                           packed as a model's are, on one thread, on the
  *                           instruction set in force (ATTNSCOPE_ISA):
  *                           ms, then ns a weight and the pack's GB/s
- *                           (BENCH_INT8=1: the opt-in int8 arithmetic)
+ *                           (BENCH_INT8=1: the opt-in int8 arithmetic, on
+ *                           Q4_K and Q6_K from the blocks as a model reads
+ *                           them; BENCH_PANELS=1 beside it: from the panels)
  * Every timing line is "name<TAB>median_ms<TAB>min_ms<TAB>max_ms[<TAB>...]".
  * Not a test: timings belong in doc/performance.md, not in make check.
  */
@@ -748,7 +750,7 @@ cmd_qrows(const char *type, int n, int k, int reps)
     for (int i = 0; i < k; i++)
         x[i] = (float)(i % 7) - 3.0f;
     /* (the int8 arithmetic reads Q4_K and Q6_K where they lie, as a model does) */
-    by_rows = pk.int8 && raw != NULL && quant_int8_by_rows((enum quant_type)t);
+    by_rows = pk.int8 && raw != NULL && quant_int8_by_rows((enum quant_type)t) && getenv("BENCH_PANELS") == NULL;
     for (int r = 0; r < reps; r++) {
         double t0 = bench_now();
         if (by_rows)
