@@ -332,6 +332,22 @@ shows_no_layer(const struct cli_options *o)
     return o->stage_count > 0 && o->layer <= 0;
 }
 
+/*
+ * Whether no stage --stage names (or --print's default, the weights) reads
+ * the next tokens: then --print's forward makes the last position's only
+ * (decoder_knobs.next_later; at 512 tokens of Llama 3.2 1B a fifth of the
+ * forward).  Not when they are read: made later, the head would be read
+ * twice.
+ */
+bool
+shows_no_next(const struct cli_options *o)
+{
+    for (int i = 0; i < o->stage_count; i++)
+        if (strcmp(o->stages[i], "next") == 0)
+            return false;
+    return true;
+}
+
 /* A signal that ends the process outside the interactive view: no half-written export is left. */
 static void
 on_fatal_signal(int sig)

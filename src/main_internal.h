@@ -30,6 +30,7 @@ int resolve_stages(const struct pipeline *p, const struct cli_options *o,
 /* Whether every --stage named needs no (H, n, n) attention stage, or no layer kept. */
 bool shows_no_attention(const struct cli_options *o);
 bool shows_no_layer(const struct cli_options *o);
+bool shows_no_next(const struct cli_options *o);
 /* Where --print's heatmap goes and in which colours. */
 void heatmap_output(const struct cli_options *o, struct print_options *po);
 /* --print's exit: 0, or the code of a heatmap that could not be drawn or a stdout that failed. */

@@ -908,6 +908,69 @@ START_TEST(a_lean_print_keeps_no_layer_and_changes_no_bit)
 END_TEST
 
 /*
+ * The next tokens left for later (pipeline_source.next_later, the view's
+ * and --print's of other stages): the forward makes the last position's;
+ * the others' are DECODER_NEXT_LATER until family_model_next_tokens, then
+ * every row is what the forward making them all gives, bit for bit, also
+ * after an edit that took the rows before it over (some of them made,
+ * some not).
+ */
+START_TEST(the_next_tokens_left_for_later_are_the_same_bits)
+{
+    struct attention_config cfg;
+    struct pipeline_source src;
+    struct pipeline full, later, edited, fresh;
+    struct attn_error err;
+
+    attention_config_init(&cfg);
+    tiny_source(&src, "the cat sat on the mat");
+    ck_assert_msg(pipeline_create(&full, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    src.next_later = true;
+    ck_assert_msg(pipeline_create(&later, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    {
+        const struct decoder_run *a = &pipeline_decoder(&full)->run;
+        const struct decoder_run *b = &pipeline_decoder(&later)->run;
+        const size_t n = (size_t)a->n, top = (size_t)a->top;
+        ck_assert_uint_gt(n, 2);
+        for (size_t i = 0; i + 1 < n; i++)
+            ck_assert_int_eq(b->top_ids[i * top], DECODER_NEXT_LATER);
+        ck_assert(memcmp(a->top_ids + (n - 1) * top, b->top_ids + (n - 1) * top, top * sizeof(int)) == 0);
+        ck_assert(memcmp(a->top_probs + (n - 1) * top, b->top_probs + (n - 1) * top,
+                         top * sizeof(float)) == 0);
+        ck_assert_int_eq(family_model_next_tokens(&later), 0);
+        ck_assert(memcmp(a->top_ids, b->top_ids, n * top * sizeof(int)) == 0);
+        ck_assert(memcmp(a->top_probs, b->top_probs, n * top * sizeof(float)) == 0);
+    }
+    /* An edit of a pipeline whose rows were not all made: the rows it takes over stay so. */
+    src.sentence = "the cat sat on the mat and the cat";
+    ck_assert_msg(pipeline_rebuild(&edited, &full, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(pipeline_decoder(&edited)->from, 0); /* (full made every row: not the same) */
+    pipeline_destroy(&edited);
+    src.sentence = "the cat sat on the mat";
+    pipeline_destroy(&later);
+    ck_assert_msg(pipeline_create(&later, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    src.sentence = "the cat sat on the mat and the cat";
+    ck_assert_msg(pipeline_rebuild(&edited, &later, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(pipeline_decoder(&edited)->from, later.tokens.count);
+    src.next_later = false;
+    ck_assert_msg(pipeline_create(&fresh, &cfg, &src, &err) == ATTN_OK, "%s", err.msg);
+    {
+        const struct decoder_run *a = &pipeline_decoder(&fresh)->run;
+        const struct decoder_run *b = &pipeline_decoder(&edited)->run;
+        const size_t n = (size_t)a->n, top = (size_t)a->top;
+        ck_assert_int_eq(b->top_ids[0], DECODER_NEXT_LATER);
+        ck_assert_int_eq(family_model_next_tokens(&edited), 0);
+        ck_assert(memcmp(a->top_ids, b->top_ids, n * top * sizeof(int)) == 0);
+        ck_assert(memcmp(a->top_probs, b->top_probs, n * top * sizeof(float)) == 0);
+    }
+    pipeline_destroy(&fresh);
+    pipeline_destroy(&edited);
+    pipeline_destroy(&later);
+    pipeline_destroy(&full);
+}
+END_TEST
+
+/*
  * The view's edit (pipeline_rebuild) takes the rows before the first
  * changed token over from the pipeline shown, and gives what a new
  * pipeline gives; a knob change computes everything again.
@@ -1029,6 +1092,7 @@ model_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, every_stage_agrees_with_pytorch);
     tcase_add_test(tc, an_edit_takes_the_unchanged_rows_over);
+    tcase_add_test(tc, the_next_tokens_left_for_later_are_the_same_bits);
     tcase_add_test(tc, a_print_without_attention_stages_changes_no_bit);
     tcase_add_test(tc, a_lean_print_keeps_no_layer_and_changes_no_bit);
     tcase_add_test(tc, an_ablation_recomputes_from_its_layer);

@@ -126,7 +126,9 @@ struct decoder_run {
     struct decoder_layer_stages *layers; /* (n_layer) */
     float *final;                        /* (n, C) the final norm's output */
     int *top_ids;                        /* (n, top) the likeliest next tokens (or classes),
-                                            likeliest first */
+                                            likeliest first; a row whose first is
+                                            DECODER_NEXT_LATER is not made yet
+                                            (decoder_knobs.next_later) */
     float *top_probs;                    /* (n, top) their probabilities */
     int shown;                           /* the layer whose every stage is kept, or -1 */
     /*
@@ -137,6 +139,7 @@ struct decoder_run {
      */
     bool lean;
     /* What the forward was run with, so that a layer can be made again when asked for. */
+    bool next_later; /* decoder_knobs.next_later */
     bool causal;
     float *divisors;                     /* (n_layer) each layer's decoder_divisor */
     unsigned char *ablated;              /* (n_layer * decoder_head_slots) the knobs' ablated heads,
@@ -206,9 +209,19 @@ struct decoder_knobs {
      * the shown layer's slot (50 MB) are not held.  The same bits.
      */
     bool lean;
+    /*
+     * Not a knob: the forward makes the last position's next tokens only,
+     * the other rows' when a front end asks (decoder_run_next_tokens): at
+     * 512 tokens of Llama 3.2 1B the head's other 511 rows are a fifth of
+     * the forward, and the view's first frame and --print of other stages
+     * show none of them.  The same bits, whenever made.
+     */
+    bool next_later;
 };
 
 #define DECODER_NO_ROOM (-1)
+/* A row of decoder_run.top_ids not made yet (its first id). */
+#define DECODER_NEXT_LATER (-2)
 
 /*
  * The number layer's scores are divided by under k (NULL: the model's own):
@@ -345,6 +358,15 @@ void decoder_release_spare(void);
 enum attn_status decoder_logit_lens(const struct decoder_model *m, const struct decoder_run *r,
                                     int position, int k, int *ids, float *probs,
                                     struct attn_error *err);
+
+/*
+ * The next tokens of r's rows the forward left for later (decoder_knobs
+ * next_later), made now from the final stream it kept: every row's then
+ * what a forward making them all gives.  ATTN_OK when every row is made;
+ * else (no memory, stopped) the rows not made stay so.
+ */
+enum attn_status decoder_run_next_tokens(const struct decoder_model *m, struct decoder_run *r,
+                                         struct attn_error *err);
 
 /*
  * The logits of rows row0 .. row0 + rows - 1 of r (its final stream through

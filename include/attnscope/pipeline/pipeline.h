@@ -193,6 +193,8 @@ struct pipeline_source {
                            that do not show them */
     bool lean;          /* a model's: no layer kept, none selected (decoder_knobs.lean):
                            --print of the tokens and next tokens only */
+    bool next_later;    /* a model's: the forward makes the last position's next tokens, the
+                           others' when asked for (family_model_next_tokens): the front ends */
 };
 
 /* A transformer block's own stages, of the layer shown (views; a model only). */

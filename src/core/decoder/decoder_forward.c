@@ -136,16 +136,16 @@ fold_rows(void *ctx, int begin, int end)
 
 
 /*
- * The top next tokens of every position: the logits through lm_head, a
- * slice of the vocabulary at a time, folded into each row's running
- * softmax and top k.  ATTN_ESTOPPED when a stop is asked for.
+ * The top next tokens of positions row0 .. row0 + n - 1: the logits
+ * through lm_head, a slice of the vocabulary at a time, folded into each
+ * row's running softmax and top k.  ATTN_ESTOPPED when a stop is asked
+ * for (the rows' ids then those of no token, -1).
  */
 static enum attn_status
-run_logits(const struct decoder_model *m, struct decoder_run *r, int row0, float *logits,
+run_logits(const struct decoder_model *m, struct decoder_run *r, int row0, int n, float *logits,
            int threads, struct attn_error *err)
 {
     const struct decoder_config *c = &m->cfg;
-    const int n = r->n - row0;
     const int top = r->top;
     const int C = c->d_model;
     const int outputs = decoder_outputs(c);
@@ -171,7 +171,7 @@ run_logits(const struct decoder_model *m, struct decoder_run *r, int row0, float
         }
         decoder_head_logits(m, final, n, v0, vb, logits, threads);
         finish_logits(m, logits, n, v0, vb);
-        if (r->last_logits != NULL)
+        if (r->last_logits != NULL && row0 + n == r->n)
             memcpy(r->last_logits + v0, logits + (size_t)(n - 1) * (size_t)vb,
                    (size_t)vb * sizeof *logits);
         parallel_for(n, 4L * vb, threads, fold_rows, &job);
@@ -185,6 +185,35 @@ run_logits(const struct decoder_model *m, struct decoder_run *r, int row0, float
     return ATTN_OK;
 }
 
+enum attn_status
+decoder_run_next_tokens(const struct decoder_model *m, struct decoder_run *r, struct attn_error *err)
+{
+    enum attn_status st = ATTN_OK;
+    float *logits, *scratch;
+
+    if (r->top <= 0)
+        return ATTN_OK;
+    run_scratch(&m->cfg, r, &logits, &scratch);
+    (void)scratch;
+    for (int i = 0; i < r->n && st == ATTN_OK;) {
+        int end = i;
+        while (end < r->n && r->top_ids[(size_t)end * (size_t)r->top] == DECODER_NEXT_LATER)
+            end++;
+        if (end == i) {
+            i++;
+            continue;
+        }
+        progress_begin("reading the next tokens", 1);
+        st = run_logits(m, r, i, end - i, logits, parallel_threads(), err);
+        progress_end();
+        if (st != ATTN_OK)
+            for (int row = i; row < end; row++)
+                r->top_ids[(size_t)row * (size_t)r->top] = DECODER_NEXT_LATER;
+        i = end;
+    }
+    return st == ATTN_OK ? decoder_check_files(m, err) : st;
+}
+
 /* The knobs the forward runs with, kept in r for the layers made again later; -1: no memory. */
 static int
 run_knobs(const struct decoder_model *m, const struct decoder_knobs *k, struct decoder_run *r)
@@ -192,6 +221,7 @@ run_knobs(const struct decoder_model *m, const struct decoder_knobs *k, struct d
     const struct decoder_config *c = &m->cfg;
     const size_t heads = (size_t)c->n_layer * (size_t)decoder_head_slots(c);
 
+    r->next_later = k != NULL && k->next_later;
     r->causal = k == NULL || k->causal;
     r->sinks_off = k != NULL && k->sinks_off;
     r->last_logits = k != NULL ? k->last_logits : NULL;
@@ -326,8 +356,13 @@ run_layers(const struct decoder_model *m, const int *ids, int from, int layer0,
         progress_step(c->n_layer);
         part_norm(c, &m->final_norm, r->layers[c->n_layer - 1].resid2 + at, n - from,
                   r->final + at, threads);
-        if (r->top > 0)
-            st = run_logits(m, r, from, logits, threads, err);
+        if (r->top > 0) {
+            /* (with next_later, the rows before the last left for decoder_run_next_tokens) */
+            const int later = r->next_later && n - 1 > from ? n - 1 - from : 0;
+            for (int i = from; i < from + later; i++)
+                r->top_ids[(size_t)i * (size_t)r->top] = DECODER_NEXT_LATER;
+            st = run_logits(m, r, from + later, n - from - later, logits, threads, err);
+        }
     }
     progress_end();
     run_expose(c, r);

@@ -183,6 +183,7 @@ make_baseline(struct app *a)
     if (pipeline_create(&plain, &a->cfg, &src, &err) != ATTN_OK)
         return; /* (the N screen then shows no comparison) */
     g = pipeline_decoder(&plain);
+    (void)family_model_next_tokens(&plain); /* (every row's, compared on the N screen) */
     count = (size_t)g->run.n * (size_t)g->run.top;
     a->base_ids = malloc(count * sizeof *a->base_ids + 1);
     a->base_probs = malloc(count * sizeof *a->base_probs + 1);

@@ -427,6 +427,10 @@ print_model_next(FILE *out, const struct pipeline *p, const struct family_model_
 
     if (top == 0)
         return;
+    if (family_model_next_tokens(p) != 0) {
+        fputs("next tokens: they could not be made (out of memory)\n\n", out);
+        return;
+    }
     if (po->format == PRINT_CSV) {
         fputs(classes ? "# classes\nposition,rank,id,class,probability\n"
                       : "# next tokens\nposition,rank,id,token,probability\n",

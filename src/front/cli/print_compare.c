@@ -49,6 +49,8 @@ print_next_kl(FILE *out, struct compare *c, const struct print_options *po)
     struct attn_error err;
     char x[256], y[256];
 
+    (void)family_model_next_tokens(c->a);
+    (void)family_model_next_tokens(c->b);
     if (kl == NULL || compare_next_kl(c, kl, &err) != ATTN_OK) {
         fprintf(out, "next tokens compared: %s\n\n", kl == NULL ? "out of memory" : err.msg);
         free(kl);

@@ -127,6 +127,11 @@ next_value(const struct pipeline *p, const struct reference *r, float *value, ch
     const struct family_model_state *m = pipeline_decoder(p);
     const int top = m->run.top;
     int i = walkthrough_find_label(r->row, (const char *const *)p->query_labels, NULL, m->run.n);
+
+    if (family_model_next_tokens(p) != 0) {
+        snprintf(why, size, "the next tokens could not be made (out of memory)");
+        return -1;
+    }
     int k = walkthrough_find_label(r->col, NULL, NULL, top);
 
     if (i < 0 || k < 0) {

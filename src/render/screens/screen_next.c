@@ -300,6 +300,12 @@ draw_next_view(struct grid *g, struct view *v, const struct pipeline *p)
 {
     const struct family_model_state *m;
 
+    /* (every position's next tokens, those the forward left for later made now) */
+    (void)family_model_next_tokens(p);
+    if (v->compare != NULL) {
+        (void)family_model_next_tokens(v->compare->a);
+        (void)family_model_next_tokens(v->compare->b);
+    }
     if (v->compare != NULL && v->side == COMPARE_DIFFERENCE) {
         draw_next_compared(g, v, p);
         return;

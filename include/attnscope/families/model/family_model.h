@@ -57,6 +57,16 @@ int family_model_routes(const struct pipeline *p, int position, int *experts, fl
 /* p's model state, or NULL when p is not a trained model's. */
 const struct family_model_state *pipeline_decoder(const struct pipeline *p);
 
+/*
+ * Every position's next tokens of p's run made, those its source left for
+ * later (pipeline_source.next_later): what reads them all (the next-token
+ * screen and table, the export, a lesson's numbers) asks first.  A cache
+ * in p's state, as the head measures are.  0, or -1 when they could not
+ * be made (no memory, stopped): those rows' first id stays
+ * DECODER_NEXT_LATER.  p not a model's: 0.
+ */
+int family_model_next_tokens(const struct pipeline *p);
+
 /* What a pipeline of n tokens of this model holds beside the weights (its estimate). */
 size_t family_model_pipeline_bytes(const struct decoder_config *c, int n, int top);
 

@@ -461,7 +461,8 @@ same_computation(const struct family_model_state *prev, const struct family_mode
            prev->top == s->top && prev->knobs.causal == s->knobs.causal &&
            prev->knobs.scaled == s->knobs.scaled &&
            prev->knobs.temperature == s->knobs.temperature &&
-           prev->knobs.sinks_off == s->knobs.sinks_off;
+           prev->knobs.sinks_off == s->knobs.sinks_off &&
+           prev->knobs.next_later == s->knobs.next_later;
 }
 
 /*
@@ -535,6 +536,7 @@ decoder_family_build(struct pipeline *p, struct family_model_state *prev, const 
     k.last_logits = src->last_logits;
     k.room = src->room;
     k.lean = src->lean;
+    k.next_later = src->next_later;
     for (int e = 0; src->ablated != NULL && e < c->n_layer * decoder_head_slots(c); e++)
         s->ablated_heads += src->ablated[e] != 0;
     s->knobs = k;
@@ -663,3 +665,16 @@ const struct family family_model = {
         FAMILY_STAGE(STAGE_ROUTER) | FAMILY_STAGE(STAGE_SHARED) | PIPELINE_MIXER_STAGES,
     decoder_family_budget,
 };
+
+int
+family_model_next_tokens(const struct pipeline *p)
+{
+    const struct family_model_state *shown = pipeline_decoder(p);
+    /* (the rows made are kept in p's state: a cache, which is why a const pipeline's is written) */
+    struct family_model_state *g = shown != NULL ? p->family_state : NULL;
+    struct attn_error err;
+
+    if (g == NULL)
+        return 0;
+    return decoder_run_next_tokens(&g->model->dec, &g->run, &err) == ATTN_OK ? 0 : -1;
+}

@@ -91,12 +91,16 @@ write_model_tokens(struct fileio_batch *b, const struct family_model_state *g, s
 
 /* next.csv: position,rank,id,token,probability, the top K after every position. */
 static enum attn_status
-write_model_next(struct fileio_batch *b, const struct family_model_state *g, struct attn_error *err)
+write_model_next(struct fileio_batch *b, const struct pipeline *p, struct attn_error *err)
 {
+    const struct family_model_state *g = pipeline_decoder(p);
     FILE *f;
     char value[32];
-    enum attn_status st = fileio_batch_open(b, "next.csv", &f, err);
+    enum attn_status st;
 
+    if (family_model_next_tokens(p) != 0)
+        return attn_fail(err, ATTN_ENOMEM, "out of memory for the next tokens");
+    st = fileio_batch_open(b, "next.csv", &f, err);
     if (st != ATTN_OK)
         return st;
     fputs(model_is_classifier(g->model) ? "position,rank,id,class,probability\n"
@@ -445,7 +449,7 @@ export_model_view(struct pipeline *p, enum export_model_what what, enum pipeline
         st = write_model_heads(&b, p, err);
         break;
     case EXPORT_MODEL_NEXT:
-        st = write_model_next(&b, g, err);
+        st = write_model_next(&b, p, err);
         if (st == ATTN_OK)
             st = write_model_lens(&b, g, position, err);
         break;
@@ -588,7 +592,7 @@ export_folder(struct pipeline *p, struct compare *cmp, bool difference,
         if (st == ATTN_OK)
             st = write_model_stages(&b, p, diff, NULL, 0, err);
         if (st == ATTN_OK && g->run.top > 0 && !difference)
-            st = write_model_next(&b, g, err);
+            st = write_model_next(&b, p, err);
         if (st == ATTN_OK && cmp != NULL && !difference)
             st = write_heads_changed(&b, cmp, err);
         if (st == ATTN_OK && cmp != NULL && !difference && g->run.top > 0)
@@ -598,7 +602,7 @@ export_folder(struct pipeline *p, struct compare *cmp, bool difference,
             if (sel[i].stage == PIPELINE_SELECT_TOKENS)
                 st = write_model_tokens(&b, g, err);
             else if (sel[i].stage == PIPELINE_SELECT_NEXT)
-                st = write_model_next(&b, g, err);
+                st = write_model_next(&b, p, err);
             else if (sel[i].stage == PIPELINE_SELECT_HEADS)
                 st = write_model_heads(&b, p, err);
             else if (sel[i].stage == PIPELINE_SELECT_LENS)
