@@ -355,8 +355,9 @@ int8_chain(float acc, float f[4][8], int run, bool dmin)
     }
     return acc;
 }
+
 /*
- * ROW(NAME): a row of a format against x, its blocks read in order (one
+ * INT8_ROW(NAME): a row of a format against x, its blocks read in order (one
  * stream: the hardware's prefetch keeps up; eight rows read side by side
  * a block at a time ran at half the bandwidth).  Eight blocks' integer
  * sums are reduced together and their float factors made in eight lanes;
@@ -371,7 +372,6 @@ int8_chain(float acc, float f[4][8], int run, bool dmin)
     {                                                                                             \
         const int nb = k / QK_K;                                                                  \
         float acc = 0.0f, f[2][4][8];                                                             \
-        int prev = 0;                                                                             \
         for (int b0 = 0; b0 < nb; b0 += 8) {                                                      \
             const int run = nb - b0 < 8 ? nb - b0 : 8, cur = (b0 / 8) & 1;                        \
             __m256i sums[8], mins[8];                                                             \
@@ -402,8 +402,7 @@ int8_chain(float acc, float f[4][8], int run, bool dmin)
             }                                                                                     \
             /* (the run before's chain, behind this run's sums: the two overlap) */               \
             if (b0 > 0)                                                                           \
-                acc = int8_chain(acc, f[prev], 8, DMIN);                                          \
-            prev = cur;                                                                           \
+                acc = int8_chain(acc, f[cur ^ 1], 8, DMIN);                                       \
             if (b0 + 8 >= nb)                                                                     \
                 acc = int8_chain(acc, f[cur], run, DMIN);                                         \
         }                                                                                         \

@@ -134,8 +134,8 @@ tables(enum linalg_qformat f, __m512 *tl, __m512 *th)
  * exact (a half's 11 bits times a scale's 6 or fewer times a level's 5 or
  * fewer fit a float's 24), so the one rounding is the sum's, the same
  * bits.  (Where a super-group's d and dmin are both not finite, a NaN
- * either way, its payload perhaps another.)  One template for the one-row product and the panels' widening:
- * the same weights.
+ * either way, its payload perhaps another.)  One template for the
+ * one-row product and the panels' widening: the same weights.
  */
 #define WALK(F, pn, v0, count, BODY)                                                              \
     do {                                                                                          \

@@ -127,16 +127,15 @@ next_value(const struct pipeline *p, const struct reference *r, float *value, ch
     const struct family_model_state *m = pipeline_decoder(p);
     const int top = m->run.top;
     int i = walkthrough_find_label(r->row, (const char *const *)p->query_labels, NULL, m->run.n);
-
-    if (family_model_next_tokens(p) != 0) {
-        snprintf(why, size, "the next tokens could not be made (out of memory)");
-        return -1;
-    }
     int k = walkthrough_find_label(r->col, NULL, NULL, top);
 
     if (i < 0 || k < 0) {
         snprintf(why, size, "next has a row per token and %d likeliest tokens (0 to %d; --top)",
                  top, top - 1);
+        return -1;
+    }
+    if (family_model_next_tokens(p) != 0) {
+        snprintf(why, size, "the next tokens could not be made (out of memory)");
         return -1;
     }
     *value = m->run.top_probs[(size_t)i * (size_t)top + (size_t)k];
