@@ -293,6 +293,70 @@ START_TEST(qwen3_next_fused_projections_every_stage)
 }
 END_TEST
 
+/* Every weight of l within Q8_0's rounding of ref's (a block's scale, an fp16, over 127 levels). */
+static void
+within_q8_0(const struct decoder_linear *l, const struct decoder_linear *ref, const char *what)
+{
+    ck_assert_int_eq(l->in, ref->in);
+    ck_assert_int_eq(l->out, ref->out);
+    ck_assert_ptr_nonnull(l->wq);
+    for (int o = 0; o < ref->out; o++)
+        for (int b = 0; b < ref->in; b += 32) {
+            float top = 0.0f;
+            for (int i = b; i < b + 32 && i < ref->in; i++)
+                top = fmaxf(top, fabsf(decoder_linear_at(ref, i, o)));
+            for (int i = b; i < b + 32 && i < ref->in; i++)
+                ck_assert_msg(fabsf(decoder_linear_at(l, i, o) - decoder_linear_at(ref, i, o)) <=
+                                  0.6f * top / 127.0f,
+                              "%s: row %d column %d: %g, not %g's Q8_0", what, o, i,
+                              (double)decoder_linear_at(l, i, o),
+                              (double)decoder_linear_at(ref, i, o));
+        }
+}
+
+/*
+ * Qwen3-Next as llama.cpp's converter writes it (qwen3next): attn_qkv and
+ * attn_gate apart, ssm_ba as in_proj_ba, the value heads grouped (not tiled
+ * as its Qwen3.5's are); the older form with in_proj_qkvz whole (ssm_in);
+ * every stage against the Hugging Face fixture's forward.  Then the file
+ * llama-quantize made of it in Q8_0: the b and a taken from ssm_ba's blocks
+ * (and the rest) the float file's weights within Q8_0's rounding.
+ */
+START_TEST(qwen3_next_from_a_gguf_every_stage)
+{
+    static const char *const forms[] = { "qwen3next-gguf", "qwen3next-legacy-gguf" };
+    struct decoder_model q8;
+    struct attn_error err;
+    struct fixture f;
+    char path[4400];
+
+    check_case("qwen3-next-moe");
+    for (int k = 0; k < 2; k++) {
+        check_case(forms[k]);
+        fixture_open(&f, forms[k]);
+        ck_assert_str_eq(f.m.title, "Qwen3-Next");
+        ck_assert(!f.m.cfg.gdn.tiled);
+        for (int l = 0; l < f.m.cfg.n_layer; l++)
+            ck_assert(decoder_sparse(&f.m.cfg, l));
+        ck_assert_int_eq(f.m.cfg.moe.d_shared, 24);
+        ck_assert_int_eq(f.m.cfg.rope_dim, 4);
+        fixture_close(&f);
+    }
+    fixture_open(&f, "qwen3next-gguf");
+    snprintf(path, sizeof path, "%s/qwen3next-q8-gguf", test_path("tests/fixtures/decoders"));
+    ck_assert_msg(architecture_load(&q8, path, NULL, &err) == ATTN_OK, "%s", err.msg);
+    for (int l = 0; l < 3; l++) { /* (the DeltaNet layers) */
+        const struct decoder_gdn_weights *g = &q8.blocks[l].gdn, *r = &f.m.blocks[l].gdn;
+        within_q8_0(&g->b, &r->b, "b");
+        within_q8_0(&g->a, &r->a, "a");
+        within_q8_0(&g->qkv, &r->qkv, "qkv");
+        within_q8_0(&g->z, &r->z, "z");
+    }
+    decoder_destroy(&q8);
+    fixture_close(&f);
+}
+END_TEST
+
 /*
  * Its kinds not three to one (layer_types), two value heads to a key head
  * of the same width, a whole MTP layer beside; then the same model as
@@ -872,6 +936,7 @@ qwen35_suite(void)
     tcase_add_test(t, a_mixture_with_a_shared_expert_every_stage);
     tcase_add_test(t, a_deltanet_head_ablated_reads_nothing);
     tcase_add_test(t, qwen3_next_fused_projections_every_stage);
+    tcase_add_test(t, qwen3_next_from_a_gguf_every_stage);
     tcase_add_test(t, an_edit_and_threads_change_no_bit);
     tcase_add_test(t, writing_token_by_token_is_the_whole_forward);
     suite_add_tcase(s, t);

@@ -37,6 +37,9 @@ that converter does to the weights restated:
   qwen35-ollama: the same model as Ollama's own converter writes the qwen3.5 blobs its library
       serves (qwen35_ollama() says how): one head_count_kv a layer, ssm_dt without .bias,
       the MTP head's mtp.* and a vision tower's v.* tensors in the same file.
+  qwen3next-gguf: tests/oracle/qwen35_fixtures.py's qwen3-next-moe as llama.cpp converts a
+      Qwen3-Next (qwen3next() says how), its expected.txt copied; qwen3next-legacy-gguf the
+      same with in_proj_qkvz whole (ssm_in), as the converter wrote it before.
   qwen3-tok-gguf: a tiny Qwen3 in Q8_0 carrying a byte-level tokenizer (GPT-2's byte
       characters, a few merges, <|endoftext|> a control token, qwen2's pre-tokenizer): a file
       that --model opens whole.
@@ -740,6 +743,84 @@ def qwen35(name="qwen35-gqa", out="qwen35-gguf", with_mtp=True):
     print("wrote", dst)
 
 
+def qwen3next(name="qwen3-next-moe", out="qwen3next-gguf", legacy=False):
+    """A Qwen3-Next as llama.cpp's converter writes one (conversion/qwen.py: Qwen3NextModel
+    over Qwen2MoeModel, restated): in_proj_qkvz taken apart per key head into attn_qkv (every
+    q, every k, then the value heads' v, grouped by key head as Hugging Face groups them: no
+    tiling, which only the Qwen3.5 converters do) and attn_gate (the z rows); in_proj_ba kept
+    as it is, ssm_ba (each key head's value heads' b, then their a); A_log as -exp(A_log)
+    (ssm_a), dt_bias as ssm_dt.bias, the convolution squeezed; every norm but the gated one
+    with its 1 added; the experts stacked (ffn_*_exps), the shared expert's tensors *_shexp;
+    the kinds from full_attention_interval (no layer_types in its config); the rotated columns
+    as rope.dimension_count.  Its numbers are the Hugging Face fixture's: copied.  legacy:
+    in_proj_qkvz kept whole as ssm_in, as the converter wrote Qwen3-Next before it split it
+    (llama.cpp still reads such files, src/models/qwen3next.cpp's "legacy path")."""
+    src, dst = os.path.join(ROOT, name), os.path.join(ROOT, out)
+    with open(os.path.join(src, "config.json")) as f:
+        cfg = json.load(f)
+    L, hd, E = cfg["num_hidden_layers"], cfg["head_dim"], cfg["num_experts"]
+    kh, vh = cfg["linear_num_key_heads"], cfg["linear_num_value_heads"]
+    dk, dv, per = cfg["linear_key_head_dim"], cfg["linear_value_head_dim"], vh // kh
+    tensors = read_safetensors(os.path.join(src, "model.safetensors"))
+    os.makedirs(dst, exist_ok=True)
+    arch = "qwen3next"
+    w = gguf.GGUFWriter(os.path.join(dst, "model.gguf"), arch)
+    w.add_expert_count(E)
+    w.add_expert_used_count(cfg["num_experts_per_tok"])
+    w.add_expert_feed_forward_length(cfg["moe_intermediate_size"])
+    w.add_expert_shared_feed_forward_length(cfg["shared_expert_intermediate_size"])
+    metadata(w, arch, cfg, hd, int(hd * cfg["partial_rotary_factor"]))
+    w.add_ssm_conv_kernel(cfg["linear_conv_kernel_dim"])
+    w.add_ssm_state_size(dk)
+    w.add_ssm_group_count(kh)
+    w.add_ssm_time_step_rank(vh)
+    w.add_ssm_inner_size(dv * vh)
+    w.add_full_attention_interval(cfg.get("full_attention_interval", 4))
+    G = 2 * dk + 2 * per * dv  # (one key head's rows of in_proj_qkvz: q, k, its v's, its z's)
+    for l in range(L):
+        pre = "model.layers.%d.mlp." % l
+        for gname, hname in (("ffn_gate_exps", "gate_proj"), ("ffn_up_exps", "up_proj"),
+                             ("ffn_down_exps", "down_proj")):
+            stack = np.stack([tensors.pop(pre + "experts.%d.%s.weight" % (e, hname))
+                              for e in range(E)])
+            w.add_tensor("blk.%d.%s.weight" % (l, gname), stack.astype(np.float32))
+    for hf, t in tensors.items():
+        t = t.astype(np.float32)
+        if hf in ("model.embed_tokens.weight", "model.norm.weight", "lm_head.weight"):
+            w.add_tensor(gguf_name(hf), t + np.float32(1.0) if hf == "model.norm.weight" else t)
+            continue
+        parts = hf.split(".")
+        layer, rest, kind = int(parts[2]), ".".join(parts[3:-1]), parts[-1]
+        blk = "blk.%d." % layer
+        if rest == "linear_attn.in_proj_qkvz" and legacy:
+            w.add_tensor(blk + "ssm_in.weight", t)
+        elif rest == "linear_attn.in_proj_qkvz":
+            g = t.reshape(kh, G, t.shape[1])
+            q, k = g[:, :dk], g[:, dk:2 * dk]
+            v, z = g[:, 2 * dk:2 * dk + per * dv], g[:, 2 * dk + per * dv:]
+            flat = [x.reshape(-1, t.shape[1]) for x in (q, k, v, z)]
+            w.add_tensor(blk + "attn_qkv.weight", np.ascontiguousarray(np.concatenate(flat[:3])))
+            w.add_tensor(blk + "attn_gate.weight", np.ascontiguousarray(flat[3]))
+        elif rest == "linear_attn.in_proj_ba":
+            w.add_tensor(blk + "ssm_ba.weight", t)
+        elif rest == "linear_attn" and kind == "A_log":
+            w.add_tensor(blk + "ssm_a", -np.exp(t))
+        elif rest == "linear_attn" and kind == "dt_bias":
+            w.add_tensor(blk + "ssm_dt.bias", t)
+        elif rest == "linear_attn.conv1d":
+            w.add_tensor(blk + "ssm_conv1d.weight", t.reshape(t.shape[0], t.shape[-1]))
+        else:
+            if kind == "weight" and rest.endswith("norm") and rest != "linear_attn.norm":
+                t = t + np.float32(1.0)
+            w.add_tensor("%s%s.%s" % (blk, QWEN35_NAMES[rest], kind), t)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    shutil.copy(os.path.join(src, "expected.txt"), os.path.join(dst, "expected.txt"))
+    print("wrote", dst)
+
+
 # Ollama's converter's renames (convert/convert_qwen3next.go's Replacements, which it uses for
 # qwen3_5 too), applied as it applies them: anywhere in a name, each at most once, in order.
 OLLAMA_QWEN35 = [("lm_head", "output"), ("model.embed_tokens", "token_embd"),
@@ -847,14 +928,21 @@ def qwen35_ollama(name="qwen35-gqa", out="qwen35-ollama"):
 
 
 def main():
+    if sys.argv[1:] == ["qwen3next"]:
+        qwen3next()
+        qwen3next(out="qwen3next-legacy-gguf", legacy=True)
+        return
     if sys.argv[1:] == ["qwen35"]:  # (those alone; the others' files as they are)
         qwen35()
         qwen35_ollama()
         qwen35("qwen35-moe", "qwen35moe-gguf", with_mtp=False)
+        qwen3next()
         return
     qwen35()
     qwen35_ollama()
     qwen35("qwen35-moe", "qwen35moe-gguf", with_mtp=False)
+    qwen3next()
+    qwen3next(out="qwen3next-legacy-gguf", legacy=True)
     gpt_oss()
     for name in ("qwen3", "llama-gqa", "llama3-scaled", "qwen2"):
         convert(name)

@@ -49,7 +49,7 @@ writes anything: two forms of the same layer agreeing.
 attnscope's own restatement, never used by the build or by `make check`.
 Run from the top of the source tree with Debian's PyTorch:
 
-    /usr/bin/python3 tests/oracle/qwen35_fixtures.py
+    /usr/bin/python3 tests/oracle/qwen35_fixtures.py [CASE ...]
 """
 import json
 import math
@@ -92,6 +92,12 @@ CASES = [
     dict(name="qwen3-next", nested=False, L=4, H=2, KV=1, C=32, F=40, V=36, P=256, hd=16,
          kh=2, vh=4, dk=8, dv=8, taps=4, seed=45, tied=False, types=False, fused=True,
          dense=[1], moe=dict(E=4, K=2, FE=16, FS=24)),
+    # Qwen3-Next with every MLP a mixture, as Qwen3-Next-80B-A3B's are and llama.cpp's
+    # qwen3next requires, and no tie between experts (llama.cpp breaks one its own way):
+    # tests/oracle/gguf_models.py converts it to qwen3next-gguf.
+    dict(name="qwen3-next-moe", nested=False, L=4, H=2, KV=1, C=32, F=40, V=36, P=256, hd=16,
+         kh=2, vh=4, dk=8, dv=8, taps=4, seed=46, tied=False, types=False, fused=True,
+         dense=[], tie=False, moe=dict(E=4, K=2, FE=16, FS=24)),
 ]
 IDS = [3, 17, 5, 5, 0, 21, 9, 30, 2, 11, 8]
 TOP = 3
@@ -340,7 +346,7 @@ def make_case(root, c):
             m = c["moe"]
             E, FE, FS = m["E"], m["FE"], m["FS"]
             router = draw(E, C, scale=0.5)
-            if l == 0:
+            if l == 0 and c.get("tie", True):
                 router[2] = router[1]  # (a tie between two experts' probabilities)
             put((l, "router"), at + "mlp.gate.weight", router)
             put((l, "gate_up"), at + "mlp.experts.gate_up_proj", draw(E, 2 * FE, C))
@@ -460,7 +466,9 @@ def make_case(root, c):
 def main():
     torch.set_num_threads(1)
     root = os.path.join("tests", "fixtures", "decoders")
-    for c in CASES:
+    for c in CASES:  # (the cases named, or all)
+        if sys.argv[1:] and c["name"] not in sys.argv[1:]:
+            continue
         make_case(root, c)
         print("wrote", os.path.join(root, c["name"]))
 

@@ -21,7 +21,8 @@
  * head j reads key head j % k_heads), the layers' kinds in
  * attention.recurrent_layers (else every full_attention_interval-th full),
  * and the multi-token head's layers past the model's own, counted in
- * block_count and named by nextn_predict_layers: never read.
+ * block_count and named by nextn_predict_layers: never read.  Qwen3-Next's
+ * GGUF (qwen3next) keeps its value heads grouped, and ssm_ba fused.
  */
 #include "config.h"
 
@@ -337,7 +338,8 @@ describe_gguf(struct arch_loader *ld, struct attn_error *err)
     reordered = gguf_find(g, key);
     if (reordered != NULL && reordered->type != GGUF_BOOL)
         return attn_fail(err, ATTN_EPARSE, "%s: %s is not a bool", g->path, key);
-    c->gdn.tiled = reordered == NULL || reordered->i != 0;
+    /* (its Qwen3-Next converter groups them, as Hugging Face does) */
+    c->gdn.tiled = reordered != NULL ? reordered->i != 0 : ld->arch != &arch_qwen3_next;
     c->attn_gate = true;     /* (llama.cpp's qwen35 always gates) */
     c->norm_plus_one = false; /* (its norms are stored with the 1 added) */
     /* (a shared expert whose width the metadata does not say: llama.cpp's n_ff, as it reads it) */
@@ -425,55 +427,99 @@ vector(struct arch_loader *ld, enum arch_role role, int i, int n, struct attn_er
 /*
  * count rows of wm (C wide) into the model's own memory, row rows[k] its
  * k-th, as l: a fused projection's parts put back where Qwen3.5 keeps them.
+ * A quantized row is its blocks, moved whole.
  */
 static int
 gather_rows(struct arch_loader *ld, const struct weights_matrix *wm, int C, const int *rows,
             int count, struct decoder_linear *l, struct attn_error *err)
 {
-    const size_t elem = wm->f != NULL ? sizeof(float) : sizeof(uint16_t), row = (size_t)C * elem;
-    const unsigned char *src = wm->f != NULL ? (const unsigned char *)wm->f
-                                             : (const unsigned char *)wm->h;
+    const size_t row = wm->f != NULL   ? (size_t)C * sizeof(float)
+                       : wm->h != NULL ? (size_t)C * sizeof(uint16_t)
+                                       : decoder_quant_row_bytes(wm->qtype, C);
+    const unsigned char *src = wm->f != NULL   ? (const unsigned char *)wm->f
+                               : wm->h != NULL ? (const unsigned char *)wm->h
+                                               : wm->q;
+    struct weights_matrix moved = *wm;
     unsigned char *dst;
 
-    if (src == NULL)
-        return attn_fail(err, ATTN_EPARSE, "%s: Qwen3-Next's fused projections in quantized "
-                         "blocks are not read yet", ld->w.m->source), -1;
+    if (src == NULL || row == 0)
+        return attn_fail(err, ATTN_EPARSE, "%s: a fused projection in a form attnscope does "
+                         "not take apart", ld->w.m->source), -1;
     if ((dst = weights_room(&ld->w, (size_t)count * row, err)) == NULL)
         return -1;
     for (int k = 0; k < count; k++)
         memcpy(dst + (size_t)k * row, src + (size_t)rows[k] * row, row);
-    *l = (struct decoder_linear){ .w = wm->f != NULL ? (const float *)(void *)dst : NULL,
-                                  .w16 = wm->h != NULL ? (const uint16_t *)(void *)dst : NULL,
-                                  .in = C, .out = count, .ld = C, .out_in = true };
+    moved.f = wm->f != NULL ? (const float *)(void *)dst : NULL;
+    moved.h = wm->h != NULL ? (const uint16_t *)(void *)dst : NULL;
+    moved.q = wm->q != NULL && moved.f == NULL && moved.h == NULL ? dst : NULL;
+    decoder_linear_of(&moved, C, 0, count, NULL, l);
+    return 0;
+}
+
+/*
+ * The b and a of in_proj_ba (Hugging Face's; llama.cpp's ssm_ba, the same
+ * rows), named: each key head's value heads' b, then their a, gathered into
+ * g's b and a (value heads grouped by key head).
+ */
+static int
+split_ba(struct arch_loader *ld, struct decoder_gdn_weights *g, const char *name, int *rows,
+         struct attn_error *err)
+{
+    const struct decoder_config *c = &ld->w.m->cfg;
+    const int C = c->d_model, kh = c->gdn.k_heads, per = c->gdn.v_heads / c->gdn.k_heads;
+    struct weights_matrix ba;
+
+    if (weights_matrix_any(&ld->w, name, kh * 2 * per, C, &ba, err) != 0)
+        return -1;
+    for (int part = 0; part < 2; part++) { /* b, a */
+        int n = 0;
+        for (int h = 0; h < kh; h++)
+            for (int r = 0; r < per; r++)
+                rows[n++] = h * 2 * per + part * per + r;
+        if (gather_rows(ld, &ba, C, rows, n, part == 0 ? &g->b : &g->a, err) != 0)
+            return -1;
+    }
     return 0;
 }
 
 /*
  * Qwen3-Next's in_proj_qkvz and in_proj_ba of layer i (Qwen3NextGatedDeltaNet's
- * fix_query_key_value_ordering, restated): each key head's rows are its q
- * (k_dim), its k (k_dim), then its value heads' v and z (per v_dim each), and
- * in_proj_ba each key head's value heads' b, then their a; gathered into
- * Qwen3.5's qkv (every q, every k, every v), z, b and a, the value heads
- * grouped by key head as Hugging Face groups them.
+ * fix_query_key_value_ordering, restated), or a GGUF's: llama.cpp's converter
+ * writes attn_qkv and attn_gate apart and ssm_ba as in_proj_ba (its older one
+ * in_proj_qkvz as it is, ssm_in).  In in_proj_qkvz each key head's rows are
+ * its q (k_dim), its k (k_dim), then its value heads' v and z (per v_dim
+ * each); gathered into Qwen3.5's qkv (every q, every k, every v) and z, the
+ * value heads grouped by key head as Hugging Face groups them.
  */
 static int
 read_fused(struct arch_loader *ld, struct decoder_gdn_weights *g, int i, struct attn_error *err)
 {
     const struct decoder_config *c = &ld->w.m->cfg;
+    const bool gguf = ld->layout->layout == ARCH_GGUF;
     const int C = c->d_model, kh = c->gdn.k_heads, per = c->gdn.v_heads / c->gdn.k_heads;
     const int dk = c->gdn.k_dim, pv = per * c->gdn.v_dim, G = 2 * dk + 2 * pv;
     const int D = decoder_gdn_conv_width(c);
-    struct weights_matrix qkvz, ba;
+    struct weights_matrix qkvz;
     char name[160];
-    int *rows = malloc((size_t)D * sizeof *rows), n = 0, rc = -1;
+    int *rows = malloc((size_t)(D + 2 * c->gdn.v_heads) * sizeof *rows), n = 0, rc = -1;
 
     if (rows == NULL)
         return attn_fail(err, ATTN_ENOMEM, "out of memory"), -1;
-    snprintf(name, sizeof name, "layers.%d.linear_attn.in_proj_qkvz.weight", i);
-    if (weights_matrix_any(&ld->w, name, kh * G, C, &qkvz, err) != 0)
+    snprintf(name, sizeof name, gguf ? "blk.%d.ssm_ba.weight" : "layers.%d.linear_attn.in_proj_ba.weight", i);
+    if (split_ba(ld, g, name, rows, err) != 0)
         goto done;
-    snprintf(name, sizeof name, "layers.%d.linear_attn.in_proj_ba.weight", i);
-    if (weights_matrix_any(&ld->w, name, kh * 2 * per, C, &ba, err) != 0)
+    snprintf(name, sizeof name, "blk.%d.ssm_in.weight", i);
+    if (gguf && weights_find(&ld->w, name) == NULL) { /* (attn_qkv and attn_gate apart) */
+        rc = arch_read_linear(ld, &g->qkv, ROLE_GDN_QKV, i, C, D, false, err) ||
+                     arch_read_linear(ld, &g->z, ROLE_GDN_Z, i, C, c->gdn.v_heads * c->gdn.v_dim,
+                                      false, err)
+                 ? -1
+                 : 0;
+        goto done;
+    }
+    if (!gguf)
+        snprintf(name, sizeof name, "layers.%d.linear_attn.in_proj_qkvz.weight", i);
+    if (weights_matrix_any(&ld->w, name, kh * G, C, &qkvz, err) != 0)
         goto done;
     for (int part = 0; part < 3; part++) /* q, k, v */
         for (int h = 0; h < kh; h++)
@@ -485,17 +531,7 @@ read_fused(struct arch_loader *ld, struct decoder_gdn_weights *g, int i, struct 
     for (int h = 0; h < kh; h++)
         for (int r = 0; r < pv; r++)
             rows[n++] = h * G + 2 * dk + pv + r;
-    if (gather_rows(ld, &qkvz, C, rows, n, &g->z, err) != 0)
-        goto done;
-    for (int part = 0; part < 2; part++) { /* b, a */
-        n = 0;
-        for (int h = 0; h < kh; h++)
-            for (int r = 0; r < per; r++)
-                rows[n++] = h * 2 * per + part * per + r;
-        if (gather_rows(ld, &ba, C, rows, n, part == 0 ? &g->b : &g->a, err) != 0)
-            goto done;
-    }
-    rc = 0;
+    rc = gather_rows(ld, &qkvz, C, rows, n, &g->z, err);
 done:
     free(rows);
     return rc;
@@ -511,8 +547,9 @@ arch_read_gdn(struct arch_loader *ld, struct decoder_block *b, int i, struct att
     const bool gguf = ld->layout->layout == ARCH_GGUF;
     char name[160];
 
-    snprintf(name, sizeof name, "layers.%d.linear_attn.in_proj_qkvz.weight", i);
-    if (!gguf && weights_find(&ld->w, name) != NULL) { /* (Qwen3-Next's fused projections) */
+    snprintf(name, sizeof name,
+             gguf ? "blk.%d.ssm_ba.weight" : "layers.%d.linear_attn.in_proj_qkvz.weight", i);
+    if (weights_find(&ld->w, name) != NULL) { /* (Qwen3-Next's fused projections) */
         if (read_fused(ld, g, i, err) != 0 ||
             arch_read_linear(ld, &b->o, ROLE_GDN_OUT, i, Vw, C, false, err))
             return -1;
@@ -598,6 +635,7 @@ const struct architecture arch_qwen3_next = {
     (int)(sizeof qwen35_layouts / sizeof qwen35_layouts[0]), qwen35_moe_names,
     (int)(sizeof qwen35_moe_names / sizeof qwen35_moe_names[0]), true, true, qwen35_describe,
     .parts = QWEN35_PARTS(&qwen3_next_keys),
+    .gguf = "qwen3next",
     .base = arch_qwen3_rows, .base_count = ARCH_QWEN3_ROWS, .read_mixer = arch_read_gdn,
 };
 
