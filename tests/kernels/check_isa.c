@@ -23,6 +23,7 @@
 #include "attnscope/formats/quants.h"
 #include "attnscope/formats/tensor.h"
 #include "attnscope/kernels/cpu.h"
+#include "attnscope/kernels/deltarule.h"
 #include "attnscope/kernels/linalg.h"
 #include "attnscope/kernels/rowops.h"
 
@@ -420,6 +421,53 @@ row_operations(const float *x, const float *want, int n)
     free(s), free(m), free(d), free(wt);
 }
 
+/*
+ * The delta rule's step on a state of 7 rows of dv columns (a full run of
+ * every path's lanes and a tail, or a tail alone), three tokens on, against
+ * the portable path's bits; then against the rule written column by column
+ * as the recurrence is (the bits the kernel promises).
+ */
+static void
+delta_rule_steps(enum cpu_isa isa)
+{
+    static const int widths[] = { 128, 37, 3 };
+    enum { DK = 7, DV = 128 };
+    float S[DK * DV], P[DK * DV], C[DK * DV], q[DK], k[DK], v[DV];
+    float o[DV], d[DV], po[DV], pd[DV];
+
+    for (int w = 0; w < 3; w++) {
+        const int dv = widths[w];
+        fill(S, DK * dv);
+        memcpy(P, S, sizeof S);
+        memcpy(C, S, sizeof S);
+        for (int t = 0; t < 3; t++) {
+            const float decay = 0.9f - 0.1f * (float)t, beta = 0.3f + 0.2f * (float)t;
+            fill(q, DK), fill(k, DK), fill(v, dv);
+            deltarule_step(S, o, d, q, k, v, decay, beta, DK, dv);
+            cpu_isa_limit(CPU_PORTABLE);
+            deltarule_step(P, po, pd, q, k, v, decay, beta, DK, dv);
+            cpu_isa_limit(isa);
+            CHECK(first_difference(P, S, (size_t)DK * dv) < 0, "delta rule state, width %d", dv);
+            CHECK(first_difference(po, o, (size_t)dv) < 0, "delta rule read, width %d", dv);
+            /* (the recurrence one column at a time: decay all, then each column's mem and update) */
+            for (int e = 0; e < DK * dv; e++)
+                C[e] *= decay;
+            for (int j = 0; j < dv; j++) {
+                float mem = 0.0f, delta, sum = 0.0f;
+                for (int i = 0; i < DK; i++)
+                    mem += C[i * dv + j] * k[i];
+                delta = (v[j] - mem) * beta;
+                for (int i = 0; i < DK; i++)
+                    C[i * dv + j] += k[i] * delta;
+                for (int i = 0; i < DK; i++)
+                    sum += C[i * dv + j] * q[i];
+                CHECK(memcmp(&sum, &o[j], sizeof sum) == 0, "delta rule column %d, width %d", j, dv);
+            }
+            CHECK(first_difference(C, S, (size_t)DK * dv) < 0, "delta rule columns, width %d", dv);
+        }
+    }
+}
+
 int
 main(void)
 {
@@ -461,6 +509,7 @@ main(void)
         rows_against_a_cache();
         conversions(dequant, f16, (const unsigned char *const *)blocks, halves, NQ);
         row_operations(x, rows, NR);
+        delta_rule_steps((enum cpu_isa)isa);
         printf("check_isa: %s: the portable bits\n", cpu_isa_name());
         isas++;
     }

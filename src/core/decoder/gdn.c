@@ -28,6 +28,7 @@
 
 #include "attnscope/decoder/decoder.h"
 #include "attnscope/decoder/mixer.h"
+#include "attnscope/kernels/deltarule.h"
 #include "attnscope/kernels/parallel.h"
 #include "decoder_internal.h"
 
@@ -151,38 +152,24 @@ gdn_heads(void *ctx, int h0, int h1)
             const float *q = s->gdn.q + (size_t)t * Kq + (size_t)kh * dk;
             const float *k = s->gdn.k + (size_t)t * Kq + (size_t)kh * dk;
             const float *v = s->gdn.conv + (size_t)t * D + 2 * (size_t)Kq + (size_t)h * dv;
-            const float decay = expf(s->gdn.decay[(size_t)t * Hv + h]);
-            const float beta = s->gdn.beta[(size_t)t * Hv + h];
+            const float *z = s->gdn.z + (size_t)t * Vw + (size_t)h * dv;
             float *o = s->gdn.out + (size_t)t * Vw + (size_t)h * dv;
-            for (size_t e = 0; e < (size_t)dk * (size_t)dv; e++)
-                S[e] *= decay;
-            for (int jv = 0; jv < dv; jv++) {
-                float mem = 0.0f, delta;
-                for (int i = 0; i < dk; i++)
-                    mem += S[(size_t)i * dv + jv] * k[i];
-                delta = (v[jv] - mem) * beta;
-                for (int i = 0; i < dk; i++)
-                    S[(size_t)i * dv + jv] += k[i] * delta;
-            }
-            for (int jv = 0; jv < dv; jv++) {
-                float sum = 0.0f;
-                for (int i = 0; i < dk; i++)
-                    sum += S[(size_t)i * dv + jv] * q[i];
-                /* (an ablated head: its read zeroed, its state kept going) */
-                o[jv] = j->a->ablated != NULL && j->a->ablated[h] ? 0.0f : sum;
-            }
-            {
-                /* Qwen3_5RMSNormGated: o rsqrt(mean(o^2) + eps), times w, times silu(z). */
-                const float *z = s->gdn.z + (size_t)t * Vw + (size_t)h * dv;
-                float *y = s->gdn.normed + (size_t)t * Vw + (size_t)h * dv;
-                double sq = 0.0;
-                float inv;
-                for (int jv = 0; jv < dv; jv++)
-                    sq += (double)o[jv] * (double)o[jv];
-                inv = 1.0f / sqrtf((float)(sq / dv) + c->eps);
-                for (int jv = 0; jv < dv; jv++)
-                    y[jv] = w->norm[jv] * (o[jv] * inv) * silu(z[jv]);
-            }
+            float *y = s->gdn.normed + (size_t)t * Vw + (size_t)h * dv;
+            double sq = 0.0;
+            float inv;
+
+            /* (y holds delta until the norm writes it) */
+            deltarule_step(S, o, y, q, k, v, expf(s->gdn.decay[(size_t)t * Hv + h]),
+                           s->gdn.beta[(size_t)t * Hv + h], dk, dv);
+            /* (an ablated head: its read zeroed, its state kept going) */
+            if (j->a->ablated != NULL && j->a->ablated[h])
+                memset(o, 0, (size_t)dv * sizeof *o);
+            /* Qwen3_5RMSNormGated: o rsqrt(mean(o^2) + eps), times w, times silu(z). */
+            for (int jv = 0; jv < dv; jv++)
+                sq += (double)o[jv] * (double)o[jv];
+            inv = 1.0f / sqrtf((float)(sq / dv) + c->eps);
+            for (int jv = 0; jv < dv; jv++)
+                y[jv] = w->norm[jv] * (o[jv] * inv) * silu(z[jv]);
         }
         S += state;
     }
