@@ -455,6 +455,65 @@ START_TEST(writing_token_by_token_is_the_whole_forward)
 }
 END_TEST
 
+/* Gated DeltaNet's forward, counting its calls (the mixer below). */
+static int gdn_calls;
+
+static void
+counted_gdn(const struct part_attention_args *a, struct decoder_layer_stages *s, int threads)
+{
+    gdn_calls++;
+    decoder_mixer_gdn.forward(a, s, threads);
+}
+
+/*
+ * A run of no new rows (the same text again, as a writing's start makes it
+ * to take its logits): no layer is made again, not a DeltaNet layer from
+ * row 0 (its state has read the last row, so going on from it is not
+ * possible); the whole forward's bits, its state still the one that read
+ * every row, and a token appended after it the whole forward's bits too.
+ */
+START_TEST(a_run_of_no_new_rows_makes_no_layer)
+{
+    struct fixture f;
+    struct decoder_run ref, prev, same, next;
+    struct attn_error err;
+    struct decoder_mixer counting = decoder_mixer_gdn;
+    int id, deltanet = 0;
+
+    counting.forward = counted_gdn;
+    id = decoder_mixer_add(&counting);
+    ck_assert_int_ge(id, 0);
+    fixture_open(&f, "qwen35");
+    struct decoder_config *c = &f.m.cfg;
+    for (int l = 0; l < c->n_layer; l++)
+        if (c->mixer[l] == DECODER_MIXER_GDN) {
+            c->mixer[l] = (unsigned char)id;
+            deltanet++;
+        }
+    ck_assert_int_gt(deltanet, 0);
+    ck_assert(decoder_forward(&f.m, f.ids, f.n - 1, f.top, NULL, &ref, &err) == ATTN_OK);
+    ck_assert(decoder_forward(&f.m, f.ids, f.n - 1, f.top, NULL, &prev, &err) == ATTN_OK);
+    ck_assert_int_eq(gdn_calls, 2 * deltanet);
+    gdn_calls = 0;
+    ck_assert(decoder_forward_from(&f.m, f.ids, f.n - 1, f.top, NULL, &prev, f.n - 1, &same,
+                                   &err) == ATTN_OK);
+    ck_assert_int_eq(gdn_calls, 0);
+    ck_assert(same_run(c, &ref, &same, (size_t)f.n - 1));
+    for (int l = 0; l < c->n_layer; l++)
+        ck_assert_int_eq(same.layers[l].kept_rows, decoder_attends(c, l) ? 0 : f.n - 1);
+    decoder_run_destroy(&ref);
+    ck_assert(decoder_forward_from(&f.m, f.ids, f.n, f.top, NULL, &same, f.n - 1, &next, &err) ==
+              ATTN_OK);
+    ck_assert_int_eq(gdn_calls, deltanet); /* (the appended row only: each layer once) */
+    ck_assert(decoder_forward(&f.m, f.ids, f.n, f.top, NULL, &ref, &err) == ATTN_OK);
+    ck_assert(same_run(c, &ref, &next, (size_t)f.n));
+    decoder_run_destroy(&ref);
+    decoder_run_destroy(&same);
+    decoder_run_destroy(&next);
+    fixture_close(&f);
+}
+END_TEST
+
 START_TEST(an_edit_and_threads_change_no_bit)
 {
     static const char *const cases[] = { "qwen35", "qwen35-vl" };
@@ -937,6 +996,7 @@ qwen35_suite(void)
     tcase_add_test(t, a_deltanet_head_ablated_reads_nothing);
     tcase_add_test(t, qwen3_next_fused_projections_every_stage);
     tcase_add_test(t, qwen3_next_from_a_gguf_every_stage);
+    tcase_add_test(t, a_run_of_no_new_rows_makes_no_layer);
     tcase_add_test(t, an_edit_and_threads_change_no_bit);
     tcase_add_test(t, writing_token_by_token_is_the_whole_forward);
     suite_add_tcase(s, t);

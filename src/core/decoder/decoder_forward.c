@@ -381,8 +381,10 @@ forward(const struct decoder_model *m, const int *ids, int n, int top, const str
         struct attn_error *err)
 {
     const struct decoder_config *c = &m->cfg;
-    const bool in_place =
-        prev != NULL && from > 0 && layer0 == 0 && prev->arena != NULL && prev->cap >= n;
+    /* (layer0 == n_layer: no layer made, only the final norm and the head from `from` on) */
+    const bool none_new = layer0 == c->n_layer;
+    const bool in_place = prev != NULL && from > 0 && (layer0 == 0 || none_new) &&
+                          prev->arena != NULL && prev->cap >= n;
     struct run_aside aside;
     enum attn_status st;
 
@@ -411,7 +413,7 @@ forward(const struct decoder_model *m, const int *ids, int n, int top, const str
          * grows with the text (half of it more), so that a text written token
          * by token is copied a logarithmic number of times, not every 64.
          */
-        if (prev != NULL && from > 0 && layer0 == 0 && room < n / 2)
+        if (prev != NULL && from > 0 && (layer0 == 0 || none_new) && room < n / 2)
             room = n / 2;
         const int cap = n + room < c->n_ctx ? n + room : c->n_ctx;
         /* (a lean run only when no row is taken from prev) */
@@ -427,7 +429,7 @@ forward(const struct decoder_model *m, const int *ids, int n, int top, const str
             return attn_fail(err, ATTN_ENOMEM, "out of memory for the stages of %d tokens", n);
         }
     }
-    st = run_layers(m, ids, layer0 > 0 ? 0 : from, layer0, r, err);
+    st = run_layers(m, ids, layer0 > 0 && !none_new ? 0 : from, layer0, r, err);
     if (in_place) {
         if (st != ATTN_OK) {
             run_unadopt(r);
@@ -475,10 +477,18 @@ decoder_forward_from(const struct decoder_model *m, const int *ids, int n, int t
     if (prev == NULL || prev->lean || !causal || prev->top != top || from > prev->n || from > n ||
         from < 0 || prev->sinks_off != (k != NULL && k->sinks_off))
         from = 0;
-    /* At least the last row is computed (a run of no new rows is a copy: the same thing). */
+    /*
+     * No new rows: every layer's rows are prev's, a mixer's state has read
+     * them all, and only the last row's final norm and head are made again
+     * (its logits for a writing: the bits prev made).  Remaking the last row
+     * through the layers would send a mixer whose state has read it back to
+     * row 0.
+     */
+    const int layer0 = from >= n && n > 1 && prev != NULL && prev->n == n ? m->cfg.n_layer : 0;
     if (from >= n)
         from = n - 1;
-    return forward(m, ids, n, top, k, from > 0 ? prev : NULL, from > 0 ? from : 0, 0,
+    return forward(m, ids, n, top, k, from > 0 ? prev : NULL, from > 0 ? from : 0,
+                   from > 0 ? layer0 : 0,
                    k == NULL || k->room == 0 ? DECODER_ROOM : k->room > 0 ? k->room : 0, r, err);
 }
 
