@@ -621,6 +621,15 @@ count=$((count + 1))
 [ "$(grep -c "the text is past the model's context of 64 tokens" "$tmp/gen")" -eq 1 ] &&
     grep -qF "text (4 tokens of prompt, 62 written):" "$tmp/gen" &&
     grep -qF "kv cache: 2 x 2 layers x 64 tokens x 16 (kv width)" "$tmp/gen" || fail "--generate past the context: $(tail -5 "$tmp/gen")"
+# A Qwen3.5 (tests/fixtures/decoders/qwen35: DeltaNet layers 0-2, one full layer): the cache is
+# the full layer's keys and values beside each DeltaNet layer's state, which does not grow.  By
+# hand from its config: 2 x 11 rows x 16 (1 key head of 16) x 4 = 1408 bytes; a state 2 value heads
+# x 8 x 8 = 128 floats and the convolution's 3 last inputs of 48 channels (q, k, v: 3 x 2 x 8) =
+# 144 floats: 1088 bytes, three of them 3264; at 32768 rows 4194304 + 3264 bytes, 4.0 MiB.
+count=$((count + 1))
+"$bin" --model "$src/tests/fixtures/decoders/qwen35" -s "the cat sat" --generate 2 --print >"$tmp/gen" 2>/dev/null
+grep -qF "kv cache: 1 attention layer's keys and values (1408 bytes: 2 x 11 tokens x 16 (kv width) x 4 bytes a layer) + 3 Gated DeltaNet layers' states (a state per value head and the convolution's last inputs: 1.1 KiB each, the same at any length) = 4672 bytes (4.6 KiB; at 32768 tokens: 4.0 MiB)" "$tmp/gen" ||
+    fail "--generate on a Qwen3.5: the cache's size: $(grep 'kv cache' "$tmp/gen")"
 # Bad input, named.
 expect 2 "--generate is a trained model's (--model): the book's classes have no vocabulary head to write from" -- --print --generate 3
 expect 2 "--top-k is a trained model's (--model)" -- --print --top-k 3

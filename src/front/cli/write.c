@@ -9,6 +9,7 @@
 #include "attnscope/base/progress.h"
 #include "attnscope/base/status.h"
 #include "attnscope/base/utf8.h"
+#include "attnscope/decoder/mixer.h"
 #include "attnscope/families/model/compare.h"
 #include "attnscope/families/model/family_model.h"
 #include "attnscope/files/csvio.h"
@@ -301,6 +302,41 @@ write_print_steps(FILE *out, const struct generation *g, const struct print_opti
     write_print_text(out, g, po);
 }
 
+/*
+ * A model with layers that keep a state of their own (Gated DeltaNet's):
+ * the attention layers' keys and values beside those states, whose size
+ * does not grow with the text.
+ */
+static void
+put_cache_states(FILE *out, const struct decoder_config *c, int n, size_t bytes)
+{
+    int attends = 0, stateful = 0, one = -1;
+    size_t kv = 0;
+    char shown[32], each[32], at32k[32];
+
+    for (int l = 0; l < c->n_layer; l++) {
+        const struct decoder_mixer *mx = decoder_mixer_of(c, l);
+        if (mx->keeps_state) {
+            stateful++;
+            one = one < 0 ? l : one;
+        } else {
+            attends++;
+            kv += mx->kept_floats(c, l, n) * sizeof(float);
+        }
+    }
+    fprintf(out, "kv cache: %d attention %s keys and values (%zu bytes: 2 x %d tokens x %d "
+                 "(kv width) x 4 bytes a layer) + %d %s %s states (%s: %s each, the same at "
+                 "any length) = %zu bytes (%s; at 32768 tokens: %s): what a written token reads "
+                 "instead of the text\n\n",
+            attends, attends == 1 ? "layer's" : "layers'", kv, n, decoder_kv_width(c), stateful,
+            decoder_mixer_of(c, one)->name, stateful == 1 ? "layer's" : "layers'",
+            decoder_mixer_of(c, one)->keeps,
+            attn_size_text(each, sizeof each,
+                           decoder_mixer_of(c, one)->kept_floats(c, one, n) * sizeof(float)),
+            bytes, attn_size_text(shown, sizeof shown, bytes),
+            attn_size_text(at32k, sizeof at32k, generation_cache_bytes(c, 32768)));
+}
+
 /* What the cache held for the last token read: its formula and size. */
 static void
 put_cache(FILE *out, const struct generation *g)
@@ -312,8 +348,13 @@ put_cache(FILE *out, const struct generation *g)
     int ringed = 0;
     char shown[32], saved[32];
 
-    for (int l = 0; l < c->n_layer; l++)
+    for (int l = 0; l < c->n_layer; l++) {
+        if (decoder_mixer_of(c, l)->keeps_state) {
+            put_cache_states(out, c, n, bytes);
+            return;
+        }
         ringed += generation_cache_rows(c, l, n) < n;
+    }
     if (ringed == 0) {
         fprintf(out, "kv cache: 2 x %d layers x %d tokens x %d (kv width) x 4 bytes = %zu bytes "
                      "(%s): the keys and values kept so a written token computes one row\n\n",
