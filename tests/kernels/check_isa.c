@@ -298,32 +298,37 @@ int8_packs(void)
 }
 
 /*
- * The int8 rows from the blocks over a longer k (11 super-blocks: a run of
- * eight and a short one, the kernels' two cases): the portable bits.
+ * The int8 rows from the blocks over other lengths: 11 super-blocks (a run
+ * of eight and a short one, the row kernel's two cases) and 1, 3 and 4 (the
+ * short rows taken two at a time, an odd count's last row alone): the
+ * portable bits.
  */
 static void
 int8_long_rows(void)
 {
-    enum { N = 9, K = 256 * 11 };
+    enum { N = 9, MOST = 256 * 11 };
     static const enum quant_type types[] = { QUANT_Q4_K, QUANT_Q6_K };
+    static const int lengths[] = { 256 * 11, 256, 256 * 3, 256 * 4 };
     const enum cpu_isa isa = cpu_isa();
-    float *a = malloc(K * sizeof *a), want[N], got[N];
-    unsigned char *mem = aligned_alloc(64, linalg_q8_bytes(K));
+    float *a = malloc(MOST * sizeof *a), want[N], got[N];
+    unsigned char *mem = aligned_alloc(64, linalg_q8_bytes(MOST));
     struct linalg_q8 x;
 
-    fill(a, K);
-    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
-        const enum quant_type qt = types[t];
-        const size_t row_bytes = (size_t)K / 256 * quant_block_bytes(qt);
-        unsigned char *blocks = random_blocks(qt, N, K);
-        linalg_q8_quantize(quant_panel_format(qt), a, K, mem, &x);
-        cpu_isa_limit(CPU_PORTABLE);
-        quant_int8_rows(qt, blocks, row_bytes, N, K, &x, want);
-        cpu_isa_limit(isa);
-        quant_int8_rows(qt, blocks, row_bytes, N, K, &x, got);
-        CHECK(first_difference(want, got, N) < 0, "int8 type %d: a row of %d differs", (int)qt, K);
-        free(blocks);
-    }
+    fill(a, MOST);
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+        for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
+            const enum quant_type qt = types[t];
+            const int K = lengths[l];
+            const size_t row_bytes = (size_t)K / 256 * quant_block_bytes(qt);
+            unsigned char *blocks = random_blocks(qt, N, K);
+            linalg_q8_quantize(quant_panel_format(qt), a, K, mem, &x);
+            cpu_isa_limit(CPU_PORTABLE);
+            quant_int8_rows(qt, blocks, row_bytes, N, K, &x, want);
+            cpu_isa_limit(isa);
+            quant_int8_rows(qt, blocks, row_bytes, N, K, &x, got);
+            CHECK(first_difference(want, got, N) < 0, "int8 type %d: a row of %d differs", (int)qt, K);
+            free(blocks);
+        }
     free(a);
     free(mem);
 }

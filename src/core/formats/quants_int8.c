@@ -409,10 +409,65 @@ int8_chain(float acc, float f[4][8], int run, bool dmin)
         return acc;                                                                               \
     }
 
+/*
+ * INT8_PAIR(NAME): two rows of at most four blocks each (a hidden size of
+ * up to 1024, Qwen3.5-0.8B's) at once: the first row's sums in lanes 0-3,
+ * the second's in 4-7, one reduction and one set of factors for both, and
+ * the two rows' chains side by side, neither waiting on the other.  Each
+ * chain is INT8_ROW's for its row, the same steps in the same order.
+ */
+#define INT8_PAIR(NAME, TARGET, BODY, BYTES, D_AT, DMIN)                                          \
+    __attribute__((target(TARGET))) static void NAME(const unsigned char *row, size_t row_bytes, \
+                                                     int k, const struct linalg_q8 *x, float *y)  \
+    {                                                                                             \
+        const int nb = k / QK_K;                                                                  \
+        float f[4][8], a0 = 0.0f, a1 = 0.0f;                                                      \
+        __m256i sums[8], mins[8];                                                                 \
+        uint16_t d[8] = { 0 }, dmin[8] = { 0 };                                                   \
+        float d8[8] = { 0 };                                                                      \
+        for (int i = 0; i < 8; i++) {                                                             \
+            const int b = i & 3;                                                                  \
+            sums[i] = mins[i] = _mm256_setzero_si256();                                           \
+            if (b < nb) {                                                                         \
+                const unsigned char *blk = row + (i >> 2) * row_bytes + (size_t)b * BYTES;        \
+                sums[i] = BODY(blk, x->q + b * QK_K, x->sums + b * (QK_K / 16), &mins[i]);        \
+                d[i] = bits_at(blk + D_AT);                                                       \
+                dmin[i] = DMIN ? bits_at(blk + D_AT + 2) : 0;                                     \
+                d8[i] = x->d[b];                                                                  \
+            }                                                                                     \
+        }                                                                                         \
+        {                                                                                         \
+            const __m256 dv = _mm256_loadu_ps(d8);                                                \
+            _mm256_storeu_ps(f[0], _mm256_mul_ps(dv, _mm256_cvtph_ps(_mm_loadu_si128(            \
+                                                     (const __m128i *)(const void *)d))));        \
+            _mm256_storeu_ps(f[1], _mm256_cvtepi32_ps(hsum8_epi32(sums)));                        \
+            if (DMIN) {                                                                           \
+                _mm256_storeu_ps(f[2], _mm256_xor_ps(_mm256_set1_ps(-0.0f),                       \
+                                                     _mm256_mul_ps(dv, _mm256_cvtph_ps(_mm_loadu_si128( \
+                                                                           (const __m128i *)(const void *)dmin))))); \
+                _mm256_storeu_ps(f[3], _mm256_cvtepi32_ps(hsum8_epi32(mins)));                    \
+            }                                                                                     \
+        }                                                                                         \
+        for (int i = 0; i < nb; i++) {                                                            \
+            a0 = fmaf(f[0][i], f[1][i], a0);                                                      \
+            a1 = fmaf(f[0][4 + i], f[1][4 + i], a1);                                              \
+            if (DMIN) {                                                                           \
+                a0 = fmaf(f[2][i], f[3][i], a0);                                                  \
+                a1 = fmaf(f[2][4 + i], f[3][4 + i], a1);                                          \
+            }                                                                                     \
+        }                                                                                         \
+        y[0] = a0;                                                                                \
+        y[1] = a1;                                                                                \
+    }
+
 INT8_ROW(q4_k_avx2, "avx2,fma,f16c", q4_k_sums_avx2, 144, 0, 1)
 INT8_ROW(q6_k_avx2, "avx2,fma,f16c", q6_k_sums_avx2, 210, 208, 0)
 INT8_ROW(q4_k_avx512, "avx512f,avx512bw,avx2,fma,f16c", q4_k_sums_avx512, 144, 0, 1)
 INT8_ROW(q6_k_avx512, "avx512f,avx512bw,avx2,fma,f16c", q6_k_sums_avx512, 210, 208, 0)
+INT8_PAIR(q4_k_pair_avx2, "avx2,fma,f16c", q4_k_sums_avx2, 144, 0, 1)
+INT8_PAIR(q6_k_pair_avx2, "avx2,fma,f16c", q6_k_sums_avx2, 210, 208, 0)
+INT8_PAIR(q4_k_pair_avx512, "avx512f,avx512bw,avx2,fma,f16c", q4_k_sums_avx512, 144, 0, 1)
+INT8_PAIR(q6_k_pair_avx512, "avx512f,avx512bw,avx2,fma,f16c", q6_k_sums_avx512, 210, 208, 0)
 
 /* Whether the AVX-512 bodies can run: AVX-512BW's byte and word products. */
 static bool
@@ -433,6 +488,19 @@ rows_x86(enum quant_type q, const unsigned char *blocks, size_t row_bytes, int r
 
     if (cpu_isa() != CPU_AVX2 && cpu_isa() != CPU_AVX512)
         return false;
+    if (k / QK_K <= 4) {
+        /* (short rows two at a time: a row's own reduction and chain were most of its time) */
+        int r = 0;
+        for (; r + 2 <= rows; r += 2) {
+            const unsigned char *row = blocks + (size_t)r * row_bytes;
+            (wide ? (q4 ? q4_k_pair_avx512 : q6_k_pair_avx512) : (q4 ? q4_k_pair_avx2 : q6_k_pair_avx2))(
+                row, row_bytes, k, x, y + r);
+        }
+        if (r < rows)
+            y[r] = wide ? (q4 ? q4_k_avx512 : q6_k_avx512)(blocks + (size_t)r * row_bytes, k, x)
+                        : (q4 ? q4_k_avx2 : q6_k_avx2)(blocks + (size_t)r * row_bytes, k, x);
+        return true;
+    }
     for (int r = 0; r < rows; r++) {
         const unsigned char *row = blocks + (size_t)r * row_bytes;
         y[r] = wide ? (q4 ? q4_k_avx512 : q6_k_avx512)(row, k, x) : (q4 ? q4_k_avx2 : q6_k_avx2)(row, k, x);
