@@ -380,7 +380,7 @@ run_model(const struct cli_options *given, const char *sentence)
     /* (the head's rows but the last made when a screen reads them: the view's first frame
        shows none; --print when no stage it prints reads them) */
     src.next_later = o->mode == CLI_TUI || o->mode == CLI_FIGURE ||
-                     (o->mode == CLI_PRINT && !o->print_and_export && o->generate < 0 &&
+                     (o->mode == CLI_PRINT && !o->print_and_export &&
                       o->compare == NULL && shows_no_next(o));
     if (o->mode == CLI_TUI || o->mode == CLI_FIGURE) {
         /*
