@@ -80,49 +80,28 @@ step_portable(float *restrict S, float *restrict o, float *restrict delta,
 }
 
 #ifdef DELTARULE_X86
-__attribute__((target("avx2"))) static void
-step_avx2(float *restrict S, float *restrict o, float *restrict delta, const float *restrict q,
-          const float *restrict k, const float *restrict v, float decay, float beta, int dk,
-          int dv)
-{
-    const __m256 dc = _mm256_set1_ps(decay);
+/* An x86 step: P the intrinsics' prefix (_mm256, _mm512), VT its vector, LANES its floats. */
+#define DELTARULE_X86_STEP(NAME, TARGET, LANES, VT, P)                                            \
+    __attribute__((target(TARGET))) static void NAME(                                             \
+        float *restrict S, float *restrict o, float *restrict delta, const float *restrict q,     \
+        const float *restrict k, const float *restrict v, float decay, float beta, int dk, int dv) \
+    {                                                                                             \
+        const VT dc = P##_set1_ps(decay);                                                         \
+        DELTARULE_BODY(                                                                           \
+            LANES,                                                                                \
+            P##_storeu_ps(o + j, P##_add_ps(P##_loadu_ps(o + j),                                   \
+                                            P##_mul_ps(P##_mul_ps(P##_loadu_ps(row + j), dc),      \
+                                                       P##_set1_ps(ki)))),                         \
+            {                                                                                     \
+                const VT s = P##_add_ps(P##_mul_ps(P##_loadu_ps(row + j), dc),                    \
+                                        P##_mul_ps(P##_set1_ps(ki), P##_loadu_ps(delta + j)));    \
+                P##_storeu_ps(row + j, s);                                                        \
+                P##_storeu_ps(o + j, P##_add_ps(P##_loadu_ps(o + j), P##_mul_ps(s, P##_set1_ps(qi)))); \
+            })                                                                                    \
+    }
 
-    DELTARULE_BODY(
-        8,
-        _mm256_storeu_ps(o + j, _mm256_add_ps(_mm256_loadu_ps(o + j),
-                                              _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(row + j), dc),
-                                                            _mm256_set1_ps(ki)))),
-        {
-            const __m256 s = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(row + j), dc),
-                                           _mm256_mul_ps(_mm256_set1_ps(ki),
-                                                         _mm256_loadu_ps(delta + j)));
-            _mm256_storeu_ps(row + j, s);
-            _mm256_storeu_ps(o + j, _mm256_add_ps(_mm256_loadu_ps(o + j),
-                                                  _mm256_mul_ps(s, _mm256_set1_ps(qi))));
-        })
-}
-
-__attribute__((target("avx512f"))) static void
-step_avx512(float *restrict S, float *restrict o, float *restrict delta, const float *restrict q,
-            const float *restrict k, const float *restrict v, float decay, float beta, int dk,
-            int dv)
-{
-    const __m512 dc = _mm512_set1_ps(decay);
-
-    DELTARULE_BODY(
-        16,
-        _mm512_storeu_ps(o + j, _mm512_add_ps(_mm512_loadu_ps(o + j),
-                                              _mm512_mul_ps(_mm512_mul_ps(_mm512_loadu_ps(row + j), dc),
-                                                            _mm512_set1_ps(ki)))),
-        {
-            const __m512 s = _mm512_add_ps(_mm512_mul_ps(_mm512_loadu_ps(row + j), dc),
-                                           _mm512_mul_ps(_mm512_set1_ps(ki),
-                                                         _mm512_loadu_ps(delta + j)));
-            _mm512_storeu_ps(row + j, s);
-            _mm512_storeu_ps(o + j, _mm512_add_ps(_mm512_loadu_ps(o + j),
-                                                  _mm512_mul_ps(s, _mm512_set1_ps(qi))));
-        })
-}
+DELTARULE_X86_STEP(step_avx2, "avx2", 8, __m256, _mm256)
+DELTARULE_X86_STEP(step_avx512, "avx512f", 16, __m512, _mm512)
 #endif
 
 #ifdef DELTARULE_NEON
@@ -151,30 +130,19 @@ void
 deltarule_step(float *S, float *o, float *delta, const float *q, const float *k, const float *v,
                float decay, float beta, int dk, int dv)
 {
-    switch (cpu_isa()) {
-    case CPU_AVX512:
+    const enum cpu_isa isa = cpu_isa();
+
 #ifdef DELTARULE_X86
-        step_avx512(S, o, delta, q, k, v, decay, beta, dk, dv);
-        return;
-#else
-        /* fall through: no vector code for this processor family */
-#endif
-    case CPU_AVX2:
-#ifdef DELTARULE_X86
-        step_avx2(S, o, delta, q, k, v, decay, beta, dk, dv);
-        return;
-#else
-        /* fall through */
-#endif
-    case CPU_NEON:
-#ifdef DELTARULE_NEON
-        step_neon(S, o, delta, q, k, v, decay, beta, dk, dv);
-        return;
-#else
-        /* fall through */
-#endif
-    case CPU_PORTABLE:
-        step_portable(S, o, delta, q, k, v, decay, beta, dk, dv);
+    if (isa == CPU_AVX512 || isa == CPU_AVX2) {
+        (isa == CPU_AVX512 ? step_avx512 : step_avx2)(S, o, delta, q, k, v, decay, beta, dk, dv);
         return;
     }
+#endif
+#ifdef DELTARULE_NEON
+    if (isa == CPU_NEON) {
+        step_neon(S, o, delta, q, k, v, decay, beta, dk, dv);
+        return;
+    }
+#endif
+    step_portable(S, o, delta, q, k, v, decay, beta, dk, dv);
 }
