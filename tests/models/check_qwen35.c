@@ -528,8 +528,21 @@ START_TEST(an_edit_and_threads_change_no_bit)
         parallel_set_threads(1);
         ck_assert(decoder_forward(&f.m, f.ids, f.n, f.top, NULL, &whole, &err) == ATTN_OK);
         parallel_set_threads(2);
-        ck_assert(decoder_forward(&f.m, f.ids, f.n - 4, f.top, NULL, &part, &err) == ATTN_OK);
+        /* (with room past its text, as a view's run has: the edit is made in its memory and
+           keeps the shown layer's rows before it) */
+        ck_assert(decoder_forward_from(&f.m, f.ids, f.n - 4, f.top, NULL, NULL, 0, &part, &err) ==
+                  ATTN_OK);
         ck_assert(decoder_show_layer(&f.m, &part, 0, &err) == ATTN_OK);
+        {
+            /* (the kept rows' columns past their text not zero, as reused memory may hold:
+               the edit's longer rows must write them) */
+            const size_t ld = (size_t)part.attention_ld;
+            float *e = part.layers[0].gdn.effective;
+            for (size_t h = 0; h < (size_t)c->gdn.v_heads; h++)
+                for (size_t i = 0; i < n - 4; i++)
+                    for (size_t j = n - 4; j < ld; j++)
+                        e[(h * ld + i) * ld + j] = NAN;
+        }
         ck_assert(decoder_forward_from(&f.m, f.ids, f.n, f.top, NULL, &part, f.n - 4, &edit,
                                        &err) == ATTN_OK);
         ck_assert_msg(same_run(c, &whole, &edit, n), "%s: an edit on two threads", cases[k]);
@@ -538,6 +551,7 @@ START_TEST(an_edit_and_threads_change_no_bit)
                made on two threads, the same bits as the whole made on one. */
             const size_t cells = (size_t)c->gdn.v_heads * n * n;
             float *a, *b;
+            ck_assert_int_eq(edit.attention_rows, f.n - 4); /* (the rows before the edit kept) */
             ck_assert(decoder_show_layer(&f.m, &edit, 0, &err) == ATTN_OK);
             ck_assert_int_eq(edit.attention_rows, f.n);
             b = effective_rows(c, &edit, edit.layers[0].gdn.effective);

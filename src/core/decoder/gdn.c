@@ -269,8 +269,11 @@ decoder_gdn_effective_head(const struct decoder_config *c, const struct decoder_
     /*
      * Row t: M[t, s] = beta_s k_s . r_s, r_t = q_t walked back one token at
      * a time, r_{s-1} = e^(g_s) (r_s - beta_s k_s (k_s . r_s)): the decay
-     * and the delta correction of token s on the way from s to t.
+     * and the delta correction of token s on the way from s to t.  The rows
+     * kept (before keep) get the new columns, keep .. n - 1: all after them.
      */
+    for (int t = 0; t < keep; t++)
+        memset(out + (size_t)t * ld + keep, 0, (size_t)(n - keep) * sizeof *out);
     for (int t = keep; t < n; t++) {
         float *row = out + (size_t)t * ld;
         memcpy(walk, rows->q + (size_t)t * Kq + (size_t)kh * dk, (size_t)dk * sizeof *walk);
