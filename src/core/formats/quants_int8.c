@@ -344,6 +344,26 @@ q6_k_sums_avx512(const unsigned char *blk, const int8_t *xq, const int32_t *xs, 
 
 /* ------------------------------------------------------ the rows' drivers */
 
+/*
+ * Eight blocks' float factors from their integer sums, lane i block i's:
+ * f[0] d8 d, f[1] its sum, and with a minimum f[2] -(d8 dmin), f[3] its sum.
+ */
+__attribute__((target("avx2,fma,f16c"), always_inline)) static inline void
+int8_factors(float f[4][8], const float d8[8], const uint16_t d[8], const uint16_t dmin[8],
+             const __m256i sums[8], const __m256i mins[8], bool with_min)
+{
+    const __m256 dv = _mm256_loadu_ps(d8);
+
+    _mm256_storeu_ps(f[0], _mm256_mul_ps(dv, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)d))));
+    _mm256_storeu_ps(f[1], _mm256_cvtepi32_ps(hsum8_epi32(sums)));
+    if (with_min) {
+        _mm256_storeu_ps(f[2], _mm256_xor_ps(_mm256_set1_ps(-0.0f),
+                                             _mm256_mul_ps(dv, _mm256_cvtph_ps(_mm_loadu_si128(
+                                                                   (const __m128i *)(const void *)dmin)))));
+        _mm256_storeu_ps(f[3], _mm256_cvtepi32_ps(hsum8_epi32(mins)));
+    }
+}
+
 /* block_step's two fma, in order, over a run's factors f (d8 d, sumi, -(d8 dmin), summ). */
 __attribute__((target("fma"), always_inline)) static inline float
 int8_chain(float acc, float f[4][8], int run, bool dmin)
@@ -388,18 +408,7 @@ int8_chain(float acc, float f[4][8], int run, bool dmin)
                     d8[i] = x->d[b0 + i];                                                         \
                 }                                                                                 \
             }                                                                                     \
-            {                                                                                     \
-                const __m256 dv = _mm256_loadu_ps(d8);                                            \
-                _mm256_storeu_ps(f[cur][0], _mm256_mul_ps(dv, _mm256_cvtph_ps(_mm_loadu_si128(   \
-                                                                  (const __m128i *)(const void *)d)))); \
-                _mm256_storeu_ps(f[cur][1], _mm256_cvtepi32_ps(hsum8_epi32(sums)));               \
-                if (DMIN) {                                                                       \
-                    _mm256_storeu_ps(f[cur][2], _mm256_xor_ps(_mm256_set1_ps(-0.0f),              \
-                                                              _mm256_mul_ps(dv, _mm256_cvtph_ps(_mm_loadu_si128( \
-                                                                                    (const __m128i *)(const void *)dmin))))); \
-                    _mm256_storeu_ps(f[cur][3], _mm256_cvtepi32_ps(hsum8_epi32(mins)));           \
-                }                                                                                 \
-            }                                                                                     \
+            int8_factors(f[cur], d8, d, dmin, sums, mins, DMIN);                                  \
             /* (the run before's chain, behind this run's sums: the two overlap) */               \
             if (b0 > 0)                                                                           \
                 acc = int8_chain(acc, f[cur ^ 1], 8, DMIN);                                       \
@@ -436,18 +445,7 @@ int8_chain(float acc, float f[4][8], int run, bool dmin)
                 d8[i] = x->d[b];                                                                  \
             }                                                                                     \
         }                                                                                         \
-        {                                                                                         \
-            const __m256 dv = _mm256_loadu_ps(d8);                                                \
-            _mm256_storeu_ps(f[0], _mm256_mul_ps(dv, _mm256_cvtph_ps(_mm_loadu_si128(            \
-                                                     (const __m128i *)(const void *)d))));        \
-            _mm256_storeu_ps(f[1], _mm256_cvtepi32_ps(hsum8_epi32(sums)));                        \
-            if (DMIN) {                                                                           \
-                _mm256_storeu_ps(f[2], _mm256_xor_ps(_mm256_set1_ps(-0.0f),                       \
-                                                     _mm256_mul_ps(dv, _mm256_cvtph_ps(_mm_loadu_si128( \
-                                                                           (const __m128i *)(const void *)dmin))))); \
-                _mm256_storeu_ps(f[3], _mm256_cvtepi32_ps(hsum8_epi32(mins)));                    \
-            }                                                                                     \
-        }                                                                                         \
+        int8_factors(f, d8, d, dmin, sums, mins, DMIN);                                           \
         for (int i = 0; i < nb; i++) {                                                            \
             a0 = fmaf(f[0][i], f[1][i], a0);                                                      \
             a1 = fmaf(f[0][4 + i], f[1][4 + i], a1);                                              \

@@ -324,15 +324,14 @@ put_cache_states(FILE *out, const struct decoder_config *c, int n, size_t bytes)
             kv += mx->kept_floats(c, l, n) * sizeof(float);
         }
     }
+    const struct decoder_mixer *st = decoder_mixer_of(c, one);
     fprintf(out, "kv cache: %d attention %s keys and values (%zu bytes: 2 x %d tokens x %d "
                  "(kv width) x 4 bytes a layer) + %d %s %s states (%s: %s each, the same at "
                  "any length) = %zu bytes (%s; at 32768 tokens: %s): what a written token reads "
                  "instead of the text\n\n",
             attends, attends == 1 ? "layer's" : "layers'", kv, n, decoder_kv_width(c), stateful,
-            decoder_mixer_of(c, one)->name, stateful == 1 ? "layer's" : "layers'",
-            decoder_mixer_of(c, one)->keeps,
-            attn_size_text(each, sizeof each,
-                           decoder_mixer_of(c, one)->kept_floats(c, one, n) * sizeof(float)),
+            st->name, stateful == 1 ? "layer's" : "layers'", st->keeps,
+            attn_size_text(each, sizeof each, st->kept_floats(c, one, n) * sizeof(float)),
             bytes, attn_size_text(shown, sizeof shown, bytes),
             attn_size_text(at32k, sizeof at32k, generation_cache_bytes(c, 32768)));
 }
