@@ -1246,7 +1246,7 @@ START_TEST(the_config_says_what_it_changes)
     ck_assert_int_eq(llama_config_load(&c, path, &err), ATTN_OK);
     ck_assert_str_eq(c.model_type, "qwen3");
     ck_assert_int_eq(c.dec.head_dim, 128);
-    ck_assert(c.dec.qk_norm && c.dec.tied && !c.dec.bias_qkv);
+    ck_assert(c.dec.qk_norm && c.dec.tied && !c.dec.bias.qkv);
     ck_assert(c.dec.rope_theta == 1e6);
     /* bos_token_id (what --bos puts first), when it is a token of the vocabulary. */
     path = test_write_text(dir, "config.json",
@@ -1255,7 +1255,7 @@ START_TEST(the_config_says_what_it_changes)
     ck_assert_int_eq(c.bos_token, 7);
     path = test_write_text(dir, "config.json", "{\"model_type\": \"qwen2\", " SIZES "}");
     ck_assert_int_eq(llama_config_load(&c, path, &err), ATTN_OK);
-    ck_assert(c.dec.bias_qkv && !c.dec.bias_o && !c.dec.qk_norm && !c.dec.tied);
+    ck_assert(c.dec.bias.qkv && !c.dec.bias.o && !c.dec.qk_norm && !c.dec.tied);
     ck_assert_int_eq(c.bos_token, -1);
     ck_assert_int_eq(decoder_head_dim(&c.dec), 4);
     ck_assert_int_eq(decoder_kv_head_of(&c.dec, 3), 1);

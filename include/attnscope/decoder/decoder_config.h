@@ -117,6 +117,41 @@ struct decoder_gdn {
 };
 #define DECODER_GDN_CONV_MAX 16
 
+/*
+ * What differs from layer to layer, or one layer takes from another
+ * (Gemma 4's; all 0 in every other model): struct decoder_config's lw.
+ */
+struct decoder_layerwise {
+    /*
+     * Gemma 4's full-attention layers (those not marked sliding): heads of
+     * their own width (global_head_dim) and, where given, their own count
+     * of key heads (num_global_key_value_heads); 0: head_dim's, n_kv_head's.
+     * Their RoPE is proportional when rope_angles > 0: only the first
+     * rope_angles of a head's d / 2 pairs (t, t + d / 2) turned, by
+     * 1 / theta^(2t / d) over the whole head; the rest left as they are.
+     */
+    int full_head_dim, full_kv_head, rope_angles;
+    /*
+     * Keys and values shared across layers (Gemma 4's num_kv_shared_layers):
+     * the last kv_shared layers make no keys or values of their own and read
+     * those of the last layer before them of their own kind (sliding or
+     * full); their MLPs are d_mlp_shared wide (use_double_wide_mlp: twice
+     * d_mlp; 0: d_mlp).  0: none shared.
+     */
+    int kv_shared, d_mlp_shared;
+    bool v_norm;     /* the values RMS-normed per head, without a weight (Gemma 4) */
+    /*
+     * Per-layer embeddings (Gemma 4's hidden_size_per_layer_input): each
+     * token's ple_dim columns for every layer from a table of their own
+     * (times sqrt(ple_dim)), plus the embedding's projection (times
+     * 1 / sqrt(d_model), RMS-normed), the sum times 1 / sqrt(2); each
+     * layer after its MLP adds proj(GELU(gate(x)) * its columns), normed.
+     * 0: none.
+     */
+    int ple_dim;
+    bool layer_scalar; /* each layer's output times a scalar of its own (Gemma 4's layer_scalar) */
+};
+
 /* The most end tokens a model names (Llama 3 Instruct: three). */
 #define DECODER_END_MAX 8
 
@@ -169,7 +204,9 @@ struct decoder_config {
     bool scale_by_layer;     /* and by the layer's number + 1 (GPT-2's inverse layer index) */
     bool tied;               /* the logits through the token embedding */
     /* Which linears have biases: the queries', keys' and values'; the attention's output; the MLP's. */
-    bool bias_qkv, bias_o, bias_mlp;
+    struct decoder_biases {
+        bool qkv, o, mlp;
+    } bias;
     struct decoder_moe moe; /* a mixture of experts in place of the MLP; n_experts 0: none */
     /*
      * Attention sinks (gpt-oss): a learned logit per head joins every row's
@@ -197,6 +234,7 @@ struct decoder_config {
      */
     unsigned char mixer[DECODER_LAYERS_SLIDING_MAX];
     int n_classes;
+    struct decoder_layerwise lw; /* Gemma 4's: what differs by layer or is shared; zeros: none */
 };
 
 /*
@@ -210,8 +248,29 @@ struct decoder_config {
 enum attn_status decoder_config_check(const struct decoder_config *c, const char *source,
                                       const char *from, struct attn_error *err);
 
-/* Each head's width: head_dim, or d_model / n_head. */
+/* Each head's width: head_dim, or d_model / n_head (a sliding layer's, where full ones differ). */
 int decoder_head_dim(const struct decoder_config *c);
+/*
+ * Layer's own: its heads' width, key heads, queries' and keys' widths, the
+ * key head query head h reads, and its MLP's width (Gemma 4's full and
+ * shared layers differ from the others).
+ */
+int decoder_layer_head_dim(const struct decoder_config *c, int layer);
+int decoder_layer_kv_heads(const struct decoder_config *c, int layer);
+int decoder_layer_q_width(const struct decoder_config *c, int layer);
+int decoder_layer_kv_width(const struct decoder_config *c, int layer);
+int decoder_layer_kv_head_of(const struct decoder_config *c, int layer, int h);
+int decoder_layer_mlp(const struct decoder_config *c, int layer);
+/* The widest of any layer: head, queries, keys, MLP (what a buffer for every layer holds). */
+int decoder_head_dim_max(const struct decoder_config *c);
+int decoder_q_width_max(const struct decoder_config *c);
+int decoder_kv_width_max(const struct decoder_config *c);
+int decoder_mlp_max(const struct decoder_config *c);
+/*
+ * The layer whose keys and values layer reads: itself, or for a layer that
+ * shares (kv_shared), the last layer before the shared ones of its kind.
+ */
+int decoder_kv_source(const struct decoder_config *c, int layer);
 /* The key and value heads: n_kv_head, or n_head. */
 int decoder_kv_heads(const struct decoder_config *c);
 /* The key and value head query head h reads. */

@@ -99,6 +99,14 @@ struct decoder_layer_stages {
     float *mlp;     /* (n, C) the down projection (GPT-2's c_proj of the MLP); a sparse layer:
                        the experts' weighted sum */
     float *mlp_normed; /* (n, C) mlp normed (sandwich and post-norm), or NULL */
+    /*
+     * Gemma 4's per-layer embedding in the layer (cfg.ple_dim; else NULL):
+     * GELU(gate(x)) times the layer's per-layer input, its projection back,
+     * and that normed (what the layer adds before its scalar).
+     */
+    float *ple_act;    /* (n, P) */
+    float *ple_out;    /* (n, C) */
+    float *ple_normed; /* (n, C) */
     float *resid2;  /* (n, C) resid1 + mlp (mlp_normed): the block's output: kept for every
                        layer */
     /*
@@ -123,6 +131,12 @@ struct decoder_run {
                                             (NULL with RoPE) */
     float *embed;                        /* (n, C) tok + pos (tok with RoPE): the first
                                             block's input */
+    /*
+     * Gemma 4's per-layer inputs (cfg.ple_dim; else NULL): (n, n_layer, P),
+     * each token's row of the per-layer table (scaled) and the embedding's
+     * projection (scaled, normed), their sum times 1 / sqrt(2).
+     */
+    float *ple;
     struct decoder_layer_stages *layers; /* (n_layer) */
     float *final;                        /* (n, C) the final norm's output */
     int *top_ids;                        /* (n, top) the likeliest next tokens (or classes),

@@ -63,6 +63,14 @@ struct decoder_block {
     struct decoder_linear shared_gate;
     const float *sinks; /* (n_head) each head's sink logit (cfg.sinks), or NULL */
     struct decoder_gdn_weights gdn; /* a linear-attention layer's; else empty */
+    /*
+     * Gemma 4's per-layer embedding in this layer (cfg.ple_dim): its gate
+     * (d_model -> ple_dim), projection (ple_dim -> d_model) and the norm of
+     * that; and the layer's output scalar (cfg.layer_scalar; else 1).
+     */
+    struct decoder_linear ple_gate, ple_proj;
+    struct decoder_norm_weights ple_norm;
+    float scalar;
 };
 
 /*
@@ -121,6 +129,14 @@ enum arch_role {
     ROLE_GDN_A_LOG,   /* (value heads) */
     ROLE_GDN_NORM,    /* the gated norm's scale (a value head's width) */
     ROLE_GDN_OUT,     /* its output projection */
+    /* Gemma 4's per-layer embeddings (cfg.ple_dim) and layer scalars: */
+    ROLE_PLE_EMBD,       /* (vocab, n_layer ple_dim) every layer's columns of each token */
+    ROLE_PLE_MODEL_PROJ, /* the embedding's projection (n_layer ple_dim, width) */
+    ROLE_PLE_PROJ_NORM,  /* that projection's norm (ple_dim) */
+    ROLE_PLE_GATE,       /* a layer's gate (ple_dim, width) */
+    ROLE_PLE_PROJ,       /* its projection back (width, ple_dim) */
+    ROLE_PLE_NORM,       /* the norm of that (width) */
+    ROLE_LAYER_SCALAR,   /* the layer's output scalar (1) */
     ARCH_ROLES
 };
 
@@ -169,6 +185,17 @@ struct decoder_model {
     float rope_freq[DECODER_HEAD_DIM_MAX / 2]; /* RoPE's (decoder_rope_frequencies) */
     float rope_freq_local[DECODER_HEAD_DIM_MAX / 2]; /* the sliding layers' */
     struct decoder_block *blocks; /* (n_layer) */
+    /*
+     * Gemma 4's per-layer embeddings (cfg.ple_dim): the table (vocab_size,
+     * n_layer ple_dim) as the file keeps it, the embedding's projection and
+     * its norm; empty without.
+     */
+    const float *ple_embed;
+    const uint16_t *ple_embed16;
+    const unsigned char *ple_embedq;
+    int ple_embedq_type;
+    struct decoder_linear ple_model_proj;
+    struct decoder_norm_weights ple_proj_norm;
     struct decoder_norm_weights final_norm;
     const float *lm_head;        /* (outputs, d_model): tok_embed when tied; a classifier's own head */
     const uint16_t *lm_head16;   /* or it as bfloat16 (tok_embed16 when tied) */

@@ -116,8 +116,8 @@ void part_attention(const struct part_attention_args *a, struct decoder_layer_st
  * with SwiGLU SiLU(gate) * up (gate (n, F) its own projection; unused by
  * GELU), or with GeGLU GELU(gate) * up, down (n, C) into out.
  */
-void part_mlp(const struct decoder_config *c, const struct decoder_block *b, const float *x, int n,
-              float *gate, float *up, float *act, float *out, int threads);
+void part_mlp(const struct decoder_config *c, const struct decoder_block *b, int layer,
+              const float *x, int n, float *gate, float *up, float *act, float *out, int threads);
 
 /*
  * A mixture of experts on x (n, C) in place of the MLP: the router's logits
@@ -144,5 +144,23 @@ void part_shared_expert(const struct decoder_config *c, const struct decoder_blo
 
 /* y = a + b, count floats: a residual add. */
 void part_residual(const float *a, const float *b, size_t count, float *y);
+
+/*
+ * Gemma 4's per-layer inputs of n tokens ids (cfg.ple_dim P): embed (n, C),
+ * the scaled embedding, through the model's projection times 1 / sqrt(C),
+ * each layer's P columns RMS-normed, plus the token's row of the per-layer
+ * table times sqrt(P), the sum times 1 / sqrt(2), into ple (n, n_layer P).
+ * 0, or -1 out of memory.
+ */
+int part_ple_inputs(const struct decoder_model *m, const int *ids, int n, const float *embed,
+                    float *ple, int threads);
+/*
+ * The end of layer's block on rows from .. n - 1 of s->resid2, in place:
+ * with per-layer embeddings, + norm(proj(GELU(gate(x)) * the layer's
+ * columns of ple)) (s->ple_act, ple_out, ple_normed); then times the
+ * layer's scalar (cfg.layer_scalar).
+ */
+void part_layer_out(const struct decoder_model *m, int layer, const float *ple, int n,
+                    struct decoder_layer_stages *s, int from, int threads);
 
 #endif

@@ -66,11 +66,11 @@ arch_parts_apply(const struct architecture *a, struct decoder_config *c)
     /* Hugging Face's embed_scale: hidden_size ** 0.5, a float32 tensor. */
     c->embed_scale = p->embed_scaled && c->d_model > 0 ? (float)sqrt((double)c->d_model) : 0.0f;
     if (p->all_biased)
-        c->bias_qkv = c->bias_o = c->bias_mlp = true;
+        c->bias.qkv = c->bias.o = c->bias.mlp = true;
     if (p->qkv_biased)
-        c->bias_qkv = true;
-    c->bias_qkv = c->bias_qkv || p->attention_bias;
-    c->bias_o = c->bias_o || p->attention_bias;
+        c->bias.qkv = true;
+    c->bias.qkv = c->bias.qkv || p->attention_bias;
+    c->bias.o = c->bias.o || p->attention_bias;
     c->sinks = p->sinks;
     c->sliding_rope_full = p->sliding_rope_full;
     if (p->rope_default != NULL)
@@ -399,10 +399,12 @@ static int
 read_qkv(struct arch_loader *ld, struct decoder_block *b, int i, struct attn_error *err)
 {
     const struct decoder_config *c = &ld->w.m->cfg;
-    const int C = c->d_model, Q = decoder_q_width(c), K = decoder_kv_width(c);
-    const bool bias = c->bias_qkv;
+    const int C = c->d_model, Q = decoder_layer_q_width(c, i), K = decoder_layer_kv_width(c, i);
+    const bool bias = c->bias.qkv;
     char name[160];
 
+    if (decoder_kv_source(c, i) != i) /* (a layer that shares: its queries only) */
+        return arch_read_linear(ld, &b->q, ROLE_ATTN_Q, i, C, Q, bias, err) != 0 ? -1 : 0;
     if (arch_name(ld, ROLE_ATTN_QKV, i, false, name, sizeof name) != NULL)
         return read_linear_part(ld, &b->q, ROLE_ATTN_QKV, i, C, Q + 2 * K, 0, Q, bias, err) ||
                        read_linear_part(ld, &b->k, ROLE_ATTN_QKV, i, C, Q + 2 * K, Q, K, bias,
@@ -417,8 +419,9 @@ read_qkv(struct arch_loader *ld, struct decoder_block *b, int i, struct attn_err
         arch_read_linear(ld, &b->v, ROLE_ATTN_V, i, C, K, bias, err))
         return -1;
     if (ld->layout->pairs_interleaved)
-        return unpermute_rows(&b->q, c->n_head, decoder_head_dim(c), err) ||
-                       unpermute_rows(&b->k, decoder_kv_heads(c), decoder_head_dim(c), err)
+        return unpermute_rows(&b->q, c->n_head, decoder_layer_head_dim(c, i), err) ||
+                       unpermute_rows(&b->k, decoder_layer_kv_heads(c, i),
+                                      decoder_layer_head_dim(c, i), err)
                    ? -1
                    : 0;
     return 0;
@@ -429,14 +432,17 @@ static int
 read_qk_norms(struct arch_loader *ld, struct decoder_block *b, int i, struct attn_error *err)
 {
     const struct decoder_config *c = &ld->w.m->cfg;
-    const int hd = decoder_head_dim(c);
+    const int hd = decoder_layer_head_dim(c, i);
     char name[160];
 
-    return arch_name(ld, ROLE_ATTN_Q_NORM, i, false, name, sizeof name) == NULL ||
-                   (b->q_norm.scale = weights_vector(&ld->w, name,
-                                                     c->qk_norm_full ? decoder_q_width(c) : hd,
-                                                     err)) == NULL ||
-                   arch_name(ld, ROLE_ATTN_K_NORM, i, false, name, sizeof name) == NULL ||
+    if (arch_name(ld, ROLE_ATTN_Q_NORM, i, false, name, sizeof name) == NULL ||
+        (b->q_norm.scale = weights_vector(&ld->w, name,
+                                          c->qk_norm_full ? decoder_q_width(c) : hd, err)) ==
+            NULL)
+        return -1;
+    if (decoder_kv_source(c, i) != i) /* (a layer that shares makes no keys to norm) */
+        return 0;
+    return arch_name(ld, ROLE_ATTN_K_NORM, i, false, name, sizeof name) == NULL ||
                    (b->k_norm.scale = weights_vector(&ld->w, name,
                                                      c->qk_norm_full ? decoder_kv_width(c) : hd,
                                                      err)) == NULL
@@ -449,7 +455,7 @@ static int
 read_layer(struct arch_loader *ld, int i, struct attn_error *err)
 {
     const struct decoder_config *c = &ld->w.m->cfg;
-    const int C = c->d_model, F = c->d_mlp, Q = decoder_q_width(c);
+    const int C = c->d_model, F = decoder_layer_mlp(c, i), Q = decoder_layer_q_width(c, i);
     const bool pre = decoder_pre_norms(c), post = decoder_post_norms(c);
     struct decoder_block *b = &ld->w.m->blocks[i];
 
@@ -463,7 +469,7 @@ read_layer(struct arch_loader *ld, int i, struct attn_error *err)
         if (ld->arch->read_mixer(ld, b, i, err) != 0)
             return -1;
     } else if (read_qkv(ld, b, i, err) != 0 ||
-               arch_read_linear(ld, &b->o, ROLE_ATTN_OUT, i, Q, C, c->bias_o, err) != 0 ||
+               arch_read_linear(ld, &b->o, ROLE_ATTN_OUT, i, Q, C, c->bias.o, err) != 0 ||
                (c->qk_norm && read_qk_norms(ld, b, i, err) != 0))
         return -1;
     if ((pre && read_norm(ld, &b->norm2, ROLE_FFN_NORM, i, C, err) != 0) ||
@@ -478,10 +484,10 @@ read_layer(struct arch_loader *ld, int i, struct attn_error *err)
     }
     if (decoder_sparse(c, i))
         return arch_read_experts(ld, b, i, err);
-    if (decoder_gated(c) && arch_read_linear(ld, &b->gate, ROLE_FFN_GATE, i, C, F, c->bias_mlp, err) != 0)
+    if (decoder_gated(c) && arch_read_linear(ld, &b->gate, ROLE_FFN_GATE, i, C, F, c->bias.mlp, err) != 0)
         return -1;
-    return arch_read_linear(ld, &b->up, ROLE_FFN_UP, i, C, F, c->bias_mlp, err) != 0 ||
-                   arch_read_linear(ld, &b->down, ROLE_FFN_DOWN, i, F, C, c->bias_mlp, err) != 0
+    return arch_read_linear(ld, &b->up, ROLE_FFN_UP, i, C, F, c->bias.mlp, err) != 0 ||
+                   arch_read_linear(ld, &b->down, ROLE_FFN_DOWN, i, F, C, c->bias.mlp, err) != 0
                ? -1
                : 0;
 }
@@ -683,7 +689,8 @@ check_frequencies(const struct decoder_model *m, const char *from, struct attn_e
     const int half = decoder_rope_dim(&m->cfg) / 2;
 
     for (int i = 0; m->cfg.positions == DECODER_POSITIONS_ROPE && i < half; i++)
-        if (!(m->rope_freq[i] > 0.0f && isfinite(m->rope_freq[i])) ||
+        if ((!(m->rope_freq[i] > 0.0f && isfinite(m->rope_freq[i])) &&
+             (m->cfg.lw.rope_angles == 0 || i < m->cfg.lw.rope_angles)) ||
             (m->cfg.sliding_window > 0 &&
              !(m->rope_freq_local[i] > 0.0f && isfinite(m->rope_freq_local[i])))) {
             attn_fail(err, ATTN_EPARSE,

@@ -308,11 +308,11 @@ gguf_describe(struct arch_loader *ld, struct attn_error *err)
     c->eps = (float)x;
     c->vocab_size = (int)arch_dim(ld, ROLE_TOKEN_EMBD, 0, 0);
     c->tied = !arch_has(ld, ROLE_OUTPUT, 0);
-    c->bias_qkv = biased || (arch_name(ld, ROLE_ATTN_Q, 0, true, name, sizeof name) != NULL &&
+    c->bias.qkv = biased || (arch_name(ld, ROLE_ATTN_Q, 0, true, name, sizeof name) != NULL &&
                            weights_find(&ld->w, name) != NULL);
-    c->bias_o = biased || (arch_name(ld, ROLE_ATTN_OUT, 0, true, name, sizeof name) != NULL &&
+    c->bias.o = biased || (arch_name(ld, ROLE_ATTN_OUT, 0, true, name, sizeof name) != NULL &&
                          weights_find(&ld->w, name) != NULL);
-    c->bias_mlp = biased || (arch_name(ld, ROLE_FFN_UP, 0, true, name, sizeof name) != NULL &&
+    c->bias.mlp = biased || (arch_name(ld, ROLE_FFN_UP, 0, true, name, sizeof name) != NULL &&
                            weights_find(&ld->w, name) != NULL);
     if (refuse_unmade(g, ld->arch, c, err) != ATTN_OK)
         return err->status;

@@ -55,6 +55,14 @@ const struct arch_tensor arch_gguf_names[ARCH_ROLES] = {
     [ROLE_GDN_A_LOG] = { "blk.%d.ssm_a", NULL },
     [ROLE_GDN_NORM] = GGUF_ONE("ssm_norm"),
     [ROLE_GDN_OUT] = GGUF_ONE("ssm_out"),
+    /* (llama.cpp's gemma4 names) */
+    [ROLE_PLE_EMBD] = { "per_layer_token_embd.weight", NULL },
+    [ROLE_PLE_MODEL_PROJ] = { "per_layer_model_proj.weight", NULL },
+    [ROLE_PLE_PROJ_NORM] = { "per_layer_proj_norm.weight", NULL },
+    [ROLE_PLE_GATE] = GGUF_ONE("inp_gate"),
+    [ROLE_PLE_PROJ] = GGUF_ONE("proj"),
+    [ROLE_PLE_NORM] = GGUF_ONE("post_norm"),
+    [ROLE_LAYER_SCALAR] = GGUF_ONE("layer_output_scale"),
 };
 
 /*

@@ -138,7 +138,7 @@ book_extras(struct arch_loader *ld)
     const int64_t rows = arch_dim(ld, ROLE_OUTPUT, 0, 0);
 
     c->tied = false; /* (the GPTModel's out_head is its own, whatever a config says) */
-    c->bias_qkv = arch_name(ld, ROLE_ATTN_Q, 0, true, name, sizeof name) != NULL &&
+    c->bias.qkv = arch_name(ld, ROLE_ATTN_Q, 0, true, name, sizeof name) != NULL &&
                   weights_find(&ld->w, name) != NULL;
     if (rows > 0 && rows < c->vocab_size &&
         arch_name(ld, ROLE_OUTPUT, 0, true, name, sizeof name) != NULL &&
@@ -181,7 +181,7 @@ gpt2_describe(struct arch_loader *ld, const char *dir, const struct arch_options
     if (rc == ATTN_EABSENT && (rc = infer_sizes(ld, o, err)) != ATTN_OK)
         return rc;
     /* Every linear of GPT-2 has a bias (the book's queries, keys and values where they do). */
-    m->cfg.bias_qkv = m->cfg.bias_o = m->cfg.bias_mlp = true;
+    m->cfg.bias.qkv = m->cfg.bias.o = m->cfg.bias.mlp = true;
     if (ld->layout->layout == ARCH_BOOK)
         book_extras(ld);
     return ATTN_OK;

@@ -126,7 +126,7 @@ book_sizes(struct arch_loader *ld, struct attn_error *err)
         return attn_fail(err, ATTN_EPARSE,
                          "%s: 0 key heads (from the keys' %lld rows): a model has at least one",
                          m->source, (long long)k_rows);
-    c->bias_qkv = arch_name(ld, ROLE_ATTN_Q, 0, true, name, sizeof name) != NULL &&
+    c->bias.qkv = arch_name(ld, ROLE_ATTN_Q, 0, true, name, sizeof name) != NULL &&
                   weights_find(&ld->w, name) != NULL;
     snprintf(m->described_by, sizeof m->described_by, "the tensors' shapes");
     ld->w.sizes_from = "the tensors' shapes";

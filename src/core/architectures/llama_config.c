@@ -82,7 +82,7 @@ llama_parts(struct llama_config *lc, json_t *root, const char *path, struct attn
     if (!a->parts.qkv_biased) { /* (Qwen2's q, k and v always have biases, its output none) */
         if ((flag = jsonfile_bool(root, path, "attention_bias", false, err)) < 0)
             return ATTN_EPARSE;
-        c->bias_qkv = c->bias_o = flag;
+        c->bias.qkv = c->bias.o = flag;
     }
     if (a->parts.moe != NULL && arch_config_experts(a->parts.moe, c, root, path, err) != ATTN_OK)
         return ATTN_EPARSE;
@@ -94,7 +94,7 @@ llama_parts(struct llama_config *lc, json_t *root, const char *path, struct attn
     if (a->parts.mlp_bias_key) {
         if ((flag = jsonfile_bool(root, path, "mlp_bias", false, err)) < 0)
             return ATTN_EPARSE;
-        c->bias_mlp = flag;
+        c->bias.mlp = flag;
     }
     return ATTN_OK;
 }

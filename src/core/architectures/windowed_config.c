@@ -185,7 +185,7 @@ parts(struct windowed_config *gc, json_t *root, const char *path, struct attn_er
     c->tied = flag;
     if ((flag = jsonfile_bool(root, path, "attention_bias", a->parts.attention_bias, err)) < 0)
         return ATTN_EPARSE;
-    c->bias_qkv = c->bias_o = flag;
+    c->bias.qkv = c->bias.o = flag;
     if (a->parts.moe != NULL && arch_config_experts(a->parts.moe, c, root, path, err) != ATTN_OK)
         return ATTN_EPARSE;
     return ATTN_OK;

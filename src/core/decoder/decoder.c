@@ -117,6 +117,36 @@ check_mixers(const struct decoder_config *c, const char *source, const char *fro
     return ATTN_OK;
 }
 
+/* Gemma 4's sizes: the full layers' heads, the shared layers and the per-layer embeddings. */
+static enum attn_status
+check_shared(const struct decoder_config *c, const char *source, const char *from,
+             struct attn_error *err)
+{
+    const int hd = c->lw.full_head_dim, kv = c->lw.full_kv_head;
+
+    if (hd < 0 || (hd > 0 && (hd % 2 != 0 || hd > DECODER_HEAD_DIM_MAX)) || kv < 0 ||
+        (kv > 0 && c->n_head % kv != 0) || c->lw.rope_angles < 0 ||
+        c->lw.rope_angles > (hd > 0 ? hd : decoder_head_dim(c)) / 2)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: full layers of heads of %d, %d key heads, %d pairs turned (from "
+                         "%s): an even head of at most %d, key heads that divide the %d query "
+                         "heads, at most half the head turned",
+                         source, hd, kv, c->lw.rope_angles, from, DECODER_HEAD_DIM_MAX, c->n_head);
+    if (c->lw.kv_shared < 0 || c->lw.kv_shared >= c->n_layer || c->lw.d_mlp_shared < 0 || c->lw.ple_dim < 0)
+        return attn_fail(err, ATTN_EPARSE,
+                         "%s: %d of %d layers sharing keys and values, an MLP of %d there, "
+                         "per-layer embeddings of %d (from %s): fewer shared than the layers, "
+                         "none negative",
+                         source, c->lw.kv_shared, c->n_layer, c->lw.d_mlp_shared, c->lw.ple_dim, from);
+    for (int l = c->n_layer - c->lw.kv_shared; c->lw.kv_shared > 0 && l < c->n_layer; l++)
+        if (decoder_kv_source(c, l) == l)
+            return attn_fail(err, ATTN_EPARSE,
+                             "%s: layer %d shares the keys and values of an earlier %s layer "
+                             "(from %s), and no layer before the shared ones is one",
+                             source, l, decoder_window(c, l) > 0 ? "sliding" : "full", from);
+    return ATTN_OK;
+}
+
 enum attn_status
 decoder_config_check(const struct decoder_config *c, const char *source, const char *from,
                      struct attn_error *err)
@@ -173,9 +203,10 @@ decoder_config_check(const struct decoder_config *c, const char *source, const c
                          "each at least a column wide, in at most %d layers",
                          source, c->moe.n_experts, c->moe.n_experts_used, c->moe.d_expert, c->n_layer, from,
                          DECODER_EXPERTS_USED_MAX, DECODER_LAYERS_SLIDING_MAX);
-    if (check_mixers(c, source, from, err) != ATTN_OK)
+    if (check_mixers(c, source, from, err) != ATTN_OK ||
+        check_shared(c, source, from, err) != ATTN_OK)
         return ATTN_EPARSE;
-    if ((int64_t)c->n_head * hd > INT32_MAX / 4)
+    if ((int64_t)c->n_head * (hd > c->lw.full_head_dim ? hd : c->lw.full_head_dim) > INT32_MAX / 4)
         return attn_fail(err, ATTN_EPARSE, "%s: %d heads of %d columns (from %s) is too wide",
                          source, c->n_head, hd, from);
     return check_numbers(c, source, from, err);
@@ -210,6 +241,102 @@ int
 decoder_kv_width(const struct decoder_config *c)
 {
     return decoder_kv_heads(c) * decoder_head_dim(c);
+}
+
+/* Whether layer is one of Gemma 4's full-attention layers with heads of their own. */
+static bool
+own_full_heads(const struct decoder_config *c, int layer)
+{
+    return c->lw.full_head_dim > 0 && layer >= 0 && layer < c->n_layer &&
+           !(layer < DECODER_LAYERS_SLIDING_MAX && c->sliding[layer]);
+}
+
+int
+decoder_layer_head_dim(const struct decoder_config *c, int layer)
+{
+    return own_full_heads(c, layer) ? c->lw.full_head_dim : decoder_head_dim(c);
+}
+
+int
+decoder_layer_kv_heads(const struct decoder_config *c, int layer)
+{
+    return own_full_heads(c, layer) && c->lw.full_kv_head > 0 ? c->lw.full_kv_head
+                                                           : decoder_kv_heads(c);
+}
+
+int
+decoder_layer_q_width(const struct decoder_config *c, int layer)
+{
+    return c->n_head * decoder_layer_head_dim(c, layer);
+}
+
+int
+decoder_layer_kv_width(const struct decoder_config *c, int layer)
+{
+    return decoder_layer_kv_heads(c, layer) * decoder_layer_head_dim(c, layer);
+}
+
+int
+decoder_layer_kv_head_of(const struct decoder_config *c, int layer, int h)
+{
+    return h / (c->n_head / decoder_layer_kv_heads(c, layer));
+}
+
+int
+decoder_layer_mlp(const struct decoder_config *c, int layer)
+{
+    return c->lw.d_mlp_shared > 0 && c->lw.kv_shared > 0 && layer >= c->n_layer - c->lw.kv_shared
+               ? c->lw.d_mlp_shared
+               : c->d_mlp;
+}
+
+/* The largest of what f gives for every layer. */
+static int
+widest(const struct decoder_config *c, int (*f)(const struct decoder_config *, int))
+{
+    int most = f(c, 0);
+
+    for (int l = 1; l < c->n_layer; l++)
+        if (f(c, l) > most)
+            most = f(c, l);
+    return most;
+}
+
+int
+decoder_head_dim_max(const struct decoder_config *c)
+{
+    return widest(c, decoder_layer_head_dim);
+}
+
+int
+decoder_q_width_max(const struct decoder_config *c)
+{
+    return widest(c, decoder_layer_q_width);
+}
+
+int
+decoder_kv_width_max(const struct decoder_config *c)
+{
+    return widest(c, decoder_layer_kv_width);
+}
+
+int
+decoder_mlp_max(const struct decoder_config *c)
+{
+    return widest(c, decoder_layer_mlp);
+}
+
+int
+decoder_kv_source(const struct decoder_config *c, int layer)
+{
+    const int first = c->n_layer - c->lw.kv_shared;
+
+    if (c->lw.kv_shared <= 0 || layer < first || layer >= c->n_layer)
+        return layer;
+    for (int l = first - 1; l >= 0; l--)
+        if ((decoder_window(c, l) > 0) == (decoder_window(c, layer) > 0))
+            return l;
+    return layer; /* (decoder_config_check refuses a shared layer with no such layer before) */
 }
 
 /* The unstretched frequencies of base theta: 1 / theta^(2t / d), each step in float32. */
@@ -286,6 +413,16 @@ decoder_rope_frequencies(const struct decoder_config *c, float *freq)
 
     if (sc->yarn) {
         rope_yarn(c, d, freq);
+        return;
+    }
+    if (c->lw.rope_angles > 0) {
+        /* Proportional (Gemma 4's full layers): the first pairs over the whole head, then none. */
+        const int whole = c->lw.full_head_dim > 0 ? c->lw.full_head_dim : decoder_head_dim(c);
+        rope_default(c->rope_theta, whole, freq);
+        for (int t = c->lw.rope_angles; t < whole / 2; t++)
+            freq[t] = 0.0f;
+        for (int t = 0; sc->linear && t < c->lw.rope_angles; t++)
+            freq[t] /= (float)sc->factor;
         return;
     }
     rope_default(c->rope_theta, d, freq);
@@ -493,6 +630,13 @@ decoder_part_name(const struct decoder_model *m, enum arch_role role)
         [ROLE_GDN_CONV] = "the convolution",         [ROLE_GDN_DT_BIAS] = "dt_bias",
         [ROLE_GDN_A_LOG] = "A_log",                  [ROLE_GDN_NORM] = "the gated norm",
         [ROLE_GDN_OUT] = "the linear attention's output projection",
+        [ROLE_PLE_EMBD] = "the per-layer embeddings",
+        [ROLE_PLE_MODEL_PROJ] = "the per-layer projection of the embedding",
+        [ROLE_PLE_PROJ_NORM] = "the per-layer projection's norm",
+        [ROLE_PLE_GATE] = "the per-layer input gate",
+        [ROLE_PLE_PROJ] = "the per-layer projection",
+        [ROLE_PLE_NORM] = "the per-layer output norm",
+        [ROLE_LAYER_SCALAR] = "the layer scalar",
     };
 
     if ((unsigned)role >= ARCH_ROLES)

@@ -114,7 +114,8 @@ float
 decoder_divisor(const struct decoder_model *m, const struct decoder_knobs *k, int layer)
 {
     /* sqrt(head size), or Gemma's sqrt(query_pre_attn_scalar). */
-    const double by = m->cfg.attn_scalar > 0.0 ? m->cfg.attn_scalar : (double)decoder_head_dim(&m->cfg);
+    const double by = m->cfg.attn_scalar > 0.0 ? m->cfg.attn_scalar
+                                               : (double)decoder_layer_head_dim(&m->cfg, layer);
     const double root = m->cfg.scale_attn_weights ? sqrt(by) : 1.0;
     const double own = m->cfg.scale_by_layer ? root * (double)(layer + 1) : root;
 
@@ -301,14 +302,18 @@ decoder_run_block(const struct decoder_model *m, const struct decoder_run *r, in
             part_shared_expert(c, b, mlp_in + at, (int)rows, s->shared_gate + from,
                                s->shared + at, s->mlp + at, threads);
     } else
-        part_mlp(c, b, mlp_in + at, (int)rows,
-                 s->gate != NULL ? s->gate + (size_t)from * c->d_mlp : NULL,
-                 s->up + (size_t)from * c->d_mlp, s->act + (size_t)from * c->d_mlp, s->mlp + at,
-                 threads);
+    {
+        const size_t F = (size_t)decoder_layer_mlp(c, layer);
+        part_mlp(c, b, layer, mlp_in + at, (int)rows,
+                 s->gate != NULL ? s->gate + (size_t)from * F : NULL, s->up + (size_t)from * F,
+                 s->act + (size_t)from * F, s->mlp + at, threads);
+    }
     if (post)
         part_norm(c, &b->mlp_post, s->mlp + at, (int)rows, s->mlp_normed + at, threads);
     part_residual(s->resid1 + at, (post ? s->mlp_normed : s->mlp) + at, rows * C,
                   s->resid2 + at);
+    if (c->lw.ple_dim > 0 || c->lw.layer_scalar) /* (Gemma 4's per-layer embedding and scalar) */
+        part_layer_out(m, layer, r->ple, n, s, from, threads);
 }
 
 /* The input of layer: the embeddings, or the layer before's output. */
@@ -338,8 +343,14 @@ run_layers(const struct decoder_model *m, const int *ids, int from, int layer0,
     enum attn_status st = ATTN_OK;
 
     run_scratch(c, r, &logits, &scratch);
-    if (layer0 == 0)
+    if (layer0 == 0) {
         part_positions(m, ids + from, n - from, r->tok + at, r->pos + at, r->embed + at, from);
+        if (c->lw.ple_dim > 0 &&
+            part_ple_inputs(m, ids + from, n - from, r->embed + at,
+                            r->ple + (size_t)from * (size_t)c->n_layer * (size_t)c->lw.ple_dim,
+                            threads) != 0)
+            return attn_fail(err, ATTN_ENOMEM, "out of memory for the per-layer embeddings");
+    }
     /* A step per layer and one for the logits: a front end shows it, and may stop it between. */
     progress_begin("running the model", c->n_layer + 1);
     for (int l = layer0; l < c->n_layer; l++) {
@@ -417,7 +428,8 @@ forward(const struct decoder_model *m, const int *ids, int n, int top, const str
             room = n / 2;
         const int cap = n + room < c->n_ctx ? n + room : c->n_ctx;
         /* (a lean run only when no row is taken from prev) */
-        const bool lean = k != NULL && k->lean && prev == NULL;
+        /* (and not with keys and values shared: a layer reads an earlier one's, kept) */
+        const bool lean = k != NULL && k->lean && prev == NULL && c->lw.kv_shared == 0;
         if (run_carve(c, n, cap, top, lean, r) != 0)
             return attn_fail(err, ATTN_ENOMEM, "out of memory for the stages of %d tokens", n);
         r->shown = lean ? -1 : 0; /* the first layer, where the view and --print open */

@@ -72,10 +72,11 @@ head_attention(const struct decoder_model *m, const struct decoder_run *r, int l
                const float *q, int keep, const struct head_out *o, float *scratch)
 {
     const int n = r->n;
-    const int Q = decoder_q_width(&m->cfg);
-    const int K = decoder_kv_width(&m->cfg);
-    const int hd = decoder_head_dim(&m->cfg);
-    const float *k = r->layers[layer].k + (size_t)decoder_kv_head_of(&m->cfg, head) * hd;
+    const int Q = decoder_layer_q_width(&m->cfg, layer);
+    const int K = decoder_layer_kv_width(&m->cfg, layer);
+    const int hd = decoder_layer_head_dim(&m->cfg, layer);
+    const float *k =
+        r->layers[layer].k + (size_t)decoder_layer_kv_head_of(&m->cfg, layer, head) * hd;
     const int window = r->causal ? decoder_window(&m->cfg, layer) : 0;
     const size_t ld = o->ld;
 
@@ -115,7 +116,7 @@ decoder_head_weights(const struct decoder_model *m, const struct decoder_run *r,
 size_t
 decoder_queries_floats(const struct decoder_config *c, int n)
 {
-    const int Q = decoder_q_width(c) * (c->attn_gate ? 2 : 1);
+    const int Q = decoder_q_width_max(c) * (c->attn_gate ? 2 : 1);
 
     return (size_t)n * (size_t)(Q > c->d_model ? Q : c->d_model);
 }
@@ -127,7 +128,7 @@ decoder_layer_queries(const struct decoder_model *m, const struct decoder_run *r
     const struct decoder_config *c = &m->cfg;
     const struct decoder_block *b = &m->blocks[layer];
     const int threads = parallel_threads();
-    const size_t count = (size_t)r->n * (size_t)decoder_q_width(c);
+    const size_t count = (size_t)r->n * (size_t)decoder_layer_q_width(c, layer);
 
     if (layer == r->shown) {
         memcpy(q, r->layers[layer].q, count * sizeof *q);
@@ -139,7 +140,7 @@ decoder_layer_queries(const struct decoder_model *m, const struct decoder_run *r
     } else /* (post-norm: the block's input itself) */
         decoder_linear_apply(&b->q, decoder_layer_input(r, layer), r->n, q, threads);
     if (c->attn_gate) { /* (each head's query, its gate left behind: moved down in order) */
-        const size_t hd = (size_t)decoder_head_dim(c);
+        const size_t hd = (size_t)decoder_layer_head_dim(c, layer);
         for (size_t e = 0; e < (size_t)r->n * (size_t)c->n_head; e++)
             memmove(q + e * hd, q + 2 * e * hd, hd * sizeof *q);
     }
@@ -231,7 +232,7 @@ decoder_show_layer_stages(const struct decoder_model *m, struct decoder_run *r, 
     for (int a = 0; a < RUN_ATTENTION_STAGES; a++)
         job.stages[a] = r->attention + (size_t)a * (r->attention_floats / RUN_ATTENTION_STAGES);
     if (job.keep < n)
-        parallel_for(c->n_head, 2L * (n - job.keep) * n * decoder_head_dim(c),
+        parallel_for(c->n_head, 2L * (n - job.keep) * n * decoder_layer_head_dim(c, layer),
                      parallel_threads(), layer_heads, &job);
     r->attention_rows = n;
     l = &r->layers[layer];

@@ -10,7 +10,11 @@
 static size_t
 attention_kept(const struct decoder_config *c, int layer, int n)
 {
-    return 2 * (size_t)decoder_kept_rows(c, layer, n) * (size_t)decoder_kv_width(c);
+    /* (a layer that shares keys and values keeps none of its own) */
+    return decoder_kv_source(c, layer) != layer
+               ? 0
+               : 2 * (size_t)decoder_kept_rows(c, layer, n) *
+                     (size_t)decoder_layer_kv_width(c, layer);
 }
 
 static const struct decoder_mixer attention = {

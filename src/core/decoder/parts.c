@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "attnscope/decoder/parts.h"
+#include "attnscope/formats/tensor.h"
 #include "attnscope/kernels/linalg.h"
 #include "attnscope/kernels/parallel.h"
 #include "attnscope/kernels/rowops.h"
@@ -77,7 +78,10 @@ rms_norm(const float *x, int n, int c, const float *g, float eps, bool plus_one,
         for (int j = 0; j < c; j++)
             sq += (double)row[j] * (double)row[j];
         inv = 1.0f / sqrtf((float)(sq / c) + eps);
-        if (plus_one)
+        if (g == NULL) /* (Gemma 4's v_norm: no scale) */
+            for (int j = 0; j < c; j++)
+                out[j] = row[j] * inv;
+        else if (plus_one)
             for (int j = 0; j < c; j++)
                 out[j] = (1.0f + g[j]) * (row[j] * inv);
         else
@@ -128,12 +132,11 @@ part_norm(const struct decoder_config *c, const struct decoder_norm_weights *w, 
  */
 static void
 part_head_norm(const struct decoder_config *c, const struct decoder_norm_weights *w,
-               const float *x, int n, int heads, float *y, int threads)
+               const float *x, int n, int heads, int d, float *y, int threads)
 {
     const struct decoder_config rms = { .norm = DECODER_NORM_RMS,
                                         .eps = c->eps,
                                         .norm_plus_one = c->norm_plus_one };
-    const int d = decoder_head_dim(c);
     const int width = c->qk_norm_full ? heads * d : d;
     const int rows = c->qk_norm_full ? n : n * heads;
     struct norm_job job = { &rms, w, x, y, width };
@@ -196,12 +199,12 @@ part_rope(const struct decoder_model *m, int layer, const float *x, int n, int h
           float *y, int threads)
 {
     const struct decoder_config *c = &m->cfg;
-    const int d = decoder_head_dim(c);
+    const int d = decoder_layer_head_dim(c, layer);
     const bool local = decoder_rope_local(c, layer);
     const float factor =
         !local && c->rope_scaling.yarn ? (float)c->rope_scaling.attention_factor : 1.0f;
     struct rope_job job = { local ? m->rope_freq_local : m->rope_freq, factor, x, y, heads, d,
-                            first, decoder_rope_dim(c) };
+                            first, c->rope_dim > 0 ? c->rope_dim : d };
 
     parallel_for(n, 6L * heads * d, threads, rope_rows, &job);
 }
@@ -211,11 +214,12 @@ part_turn(const struct decoder_model *m, int layer, const struct decoder_norm_we
           const float *proj, int n, int heads, int first, float *normed, float *out, int threads)
 {
     const struct decoder_config *c = &m->cfg;
-    const size_t count = (size_t)n * (size_t)heads * (size_t)decoder_head_dim(c);
+    const int d = decoder_layer_head_dim(c, layer);
+    const size_t count = (size_t)n * (size_t)heads * (size_t)d;
     const float *in = proj;
 
     if (c->qk_norm) {
-        part_head_norm(c, norm, proj, n, heads, normed, threads);
+        part_head_norm(c, norm, proj, n, heads, d, normed, threads);
         in = normed;
     }
     if (c->positions == DECODER_POSITIONS_ROPE)
@@ -344,10 +348,10 @@ static void
 attend_rows(const struct part_attention_args *a, struct decoder_layer_stages *s, int h0, int h1)
 {
     const int n = a->n;
-    const int Q = decoder_q_width(a->c);
-    const int K = decoder_kv_width(a->c);
-    const int hd = decoder_head_dim(a->c);
-    const int group = a->c->n_head / decoder_kv_heads(a->c);
+    const int Q = decoder_layer_q_width(a->c, a->layer);
+    const int K = decoder_layer_kv_width(a->c, a->layer);
+    const int hd = decoder_layer_head_dim(a->c, a->layer);
+    const int group = a->c->n_head / decoder_layer_kv_heads(a->c, a->layer);
     const size_t B = PART_ATTENTION_ROWS;
     const size_t stride = a->scratch_stride;
 
@@ -378,10 +382,10 @@ attend_few(const struct part_attention_args *a, struct decoder_layer_stages *s, 
            int i1)
 {
     const int n = a->n;
-    const int Q = decoder_q_width(a->c);
-    const int K = decoder_kv_width(a->c);
-    const int hd = decoder_head_dim(a->c);
-    const int kv = decoder_kv_head_of(a->c, h);
+    const int Q = decoder_layer_q_width(a->c, a->layer);
+    const int K = decoder_layer_kv_width(a->c, a->layer);
+    const int hd = decoder_layer_head_dim(a->c, a->layer);
+    const int kv = decoder_layer_kv_head_of(a->c, a->layer, h);
     const int k0 = block_first_key(a, i0);
     float *sc = a->scratch + (size_t)h * a->scratch_stride;
     float *w = sc + (size_t)PART_ATTENTION_ROWS * (size_t)n;
@@ -405,9 +409,9 @@ attend_heads(void *ctx, int h0, int h1)
     const struct part_attention_args *a = j->a;
     struct decoder_layer_stages *s = j->s;
     const int n = a->n;
-    const int Q = decoder_q_width(a->c);
-    const int K = decoder_kv_width(a->c);
-    const int hd = decoder_head_dim(a->c);
+    const int Q = decoder_layer_q_width(a->c, a->layer);
+    const int K = decoder_layer_kv_width(a->c, a->layer);
+    const int hd = decoder_layer_head_dim(a->c, a->layer);
     const int B = PART_ATTENTION_ROWS;
 
     if (n - a->from <= PART_ROW_AT_A_TIME) {
@@ -415,7 +419,7 @@ attend_heads(void *ctx, int h0, int h1)
         return;
     }
     for (int h = h0; h < h1; h++) {
-        const int kv = decoder_kv_head_of(a->c, h);
+        const int kv = decoder_layer_kv_head_of(a->c, a->layer, h);
         float *sc = a->scratch + (size_t)h * a->scratch_stride;
         float *w = sc + (size_t)B * (size_t)n;
         float *rows = w + (size_t)B * (size_t)n;
@@ -461,7 +465,7 @@ attention_gate_split(const struct part_attention_args *a, struct decoder_layer_s
                      int rows, int threads)
 {
     const struct decoder_config *c = a->c;
-    const int hd = decoder_head_dim(c), Q = decoder_q_width(c);
+    const int hd = decoder_layer_head_dim(c, a->layer), Q = decoder_layer_q_width(c, a->layer);
     const size_t at_q = (size_t)a->from * (size_t)Q;
     float *both = s->q_full + 2 * at_q;
 
@@ -475,37 +479,58 @@ attention_gate_split(const struct part_attention_args *a, struct decoder_layer_s
         }
 }
 
+/*
+ * Gemma 4's v_norm: each value head's rows RMS-normed, no scale, in place
+ * (Gemma4RMSNorm with_scale=False).
+ */
+static void
+values_normed(const struct part_attention_args *a, float *v, int rows, int threads)
+{
+    const int d = decoder_layer_head_dim(a->c, a->layer);
+    const struct decoder_norm_weights none = { NULL, NULL };
+
+    part_head_norm(a->c, &none, v, rows, decoder_layer_kv_heads(a->c, a->layer), d, v, threads);
+}
+
 void
 part_attention(const struct part_attention_args *a, struct decoder_layer_stages *s, int threads)
 {
     const struct decoder_config *c = a->c;
     const int n = a->n;
-    const int hd = decoder_head_dim(c);
+    const int hd = decoder_layer_head_dim(c, a->layer);
+    const int Q = decoder_layer_q_width(c, a->layer);
     const size_t at = (size_t)a->from * (size_t)c->d_model;
-    const size_t at_q = (size_t)a->from * (size_t)decoder_q_width(c);
-    const size_t at_k = (size_t)a->from * (size_t)decoder_kv_width(c);
+    const size_t at_q = (size_t)a->from * (size_t)Q;
+    const size_t at_k = (size_t)a->from * (size_t)decoder_layer_kv_width(c, a->layer);
     const int rows = n - a->from;
+    /* (a layer that shares reads an earlier layer's keys and values, made by then: s->k, s->v) */
+    const bool own_kv = decoder_kv_source(c, a->layer) == a->layer;
     struct heads_job job = { a, s };
 
     if (c->attn_gate)
         attention_gate_split(a, s, rows, threads);
     else
         decoder_linear_apply(&a->b->q, a->x + at, rows, s->q_proj + at_q, threads);
-    decoder_linear_apply(&a->b->k, a->x + at, rows, s->k_proj + at_k, threads);
-    decoder_linear_apply(&a->b->v, a->x + at, rows, s->v + at_k, threads);
+    if (own_kv) {
+        decoder_linear_apply(&a->b->k, a->x + at, rows, s->k_proj + at_k, threads);
+        decoder_linear_apply(&a->b->v, a->x + at, rows, s->v + at_k, threads);
+        if (c->lw.v_norm)
+            values_normed(a, s->v + at_k, rows, threads);
+    }
     if (s->q_proj != s->q) { /* QK-norm and RoPE: the queries and keys the scores read */
         part_turn(a->m, a->layer, &a->b->q_norm, s->q_proj + at_q, rows, c->n_head, a->from,
                   s->q_normed != NULL ? s->q_normed + at_q : NULL, s->q + at_q, threads);
-        part_turn(a->m, a->layer, &a->b->k_norm, s->k_proj + at_k, rows, decoder_kv_heads(c),
-                  a->from,
-                  s->k_normed != NULL ? s->k_normed + at_k : NULL, s->k + at_k, threads);
+        if (own_kv)
+            part_turn(a->m, a->layer, &a->b->k_norm, s->k_proj + at_k, rows,
+                      decoder_layer_kv_heads(c, a->layer), a->from,
+                      s->k_normed != NULL ? s->k_normed + at_k : NULL, s->k + at_k, threads);
     }
     parallel_for(c->n_head,
                  2L * (a->window > 0 && a->window < n ? 2 * a->window : a->causal ? n : 2 * n) *
                      rows * hd,
                  threads, attend_heads, &job);
     if (c->attn_gate) /* (Qwen3.5: the context times sigmoid(gate), as torch.sigmoid) */
-        for (size_t e = at_q; e < (size_t)n * (size_t)decoder_q_width(c); e++)
+        for (size_t e = at_q; e < (size_t)n * (size_t)Q; e++)
             s->gated[e] = s->context[e] * (1.0f / (1.0f + expf(-s->q_gate[e])));
     decoder_linear_apply(&a->b->o, (c->attn_gate ? s->gated : s->context) + at_q, rows,
                          s->attn + at, threads);
@@ -559,26 +584,27 @@ geglu_rows(void *ctx, int begin, int end)
 }
 
 void
-part_mlp(const struct decoder_config *c, const struct decoder_block *b, const float *x, int n,
-         float *gate, float *up, float *act, float *out, int threads)
+part_mlp(const struct decoder_config *c, const struct decoder_block *b, int layer, const float *x,
+         int n, float *gate, float *up, float *act, float *out, int threads)
 {
-    struct act_job job = { up, act, c->d_mlp };
-    struct swiglu_job glu = { gate, up, act, c->d_mlp };
+    const int F = decoder_layer_mlp(c, layer);
+    struct act_job job = { up, act, F };
+    struct swiglu_job glu = { gate, up, act, F };
 
     switch (c->mlp) {
     case DECODER_MLP_GELU:
         decoder_linear_apply(&b->up, x, n, up, threads);
-        parallel_for(n, 16L * c->d_mlp, threads, gelu_rows, &job);
+        parallel_for(n, 16L * F, threads, gelu_rows, &job);
         break;
     case DECODER_MLP_SWIGLU:
         decoder_linear_apply(&b->gate, x, n, gate, threads);
         decoder_linear_apply(&b->up, x, n, up, threads);
-        parallel_for(n, 16L * c->d_mlp, threads, swiglu_rows, &glu);
+        parallel_for(n, 16L * F, threads, swiglu_rows, &glu);
         break;
     case DECODER_MLP_GEGLU:
         decoder_linear_apply(&b->gate, x, n, gate, threads);
         decoder_linear_apply(&b->up, x, n, up, threads);
-        parallel_for(n, 16L * c->d_mlp, threads, geglu_rows, &glu);
+        parallel_for(n, 16L * F, threads, geglu_rows, &glu);
         break;
     }
     decoder_linear_apply(&b->down, act, n, out, threads);

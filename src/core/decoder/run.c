@@ -138,8 +138,9 @@ separate_projections(const struct decoder_config *c)
 static size_t
 slot_fields(const struct decoder_config *c, struct slot_field *f)
 {
-    const size_t C = (size_t)c->d_model, F = (size_t)c->d_mlp;
-    const size_t Q = (size_t)decoder_q_width(c), K = (size_t)decoder_kv_width(c);
+    /* (the widest layer's: Gemma 4's full and shared layers are wider than the others) */
+    const size_t C = (size_t)c->d_model, F = (size_t)decoder_mlp_max(c);
+    const size_t Q = (size_t)decoder_q_width_max(c), K = (size_t)decoder_kv_width_max(c);
     size_t k = 0;
 
     if (decoder_pre_norms(c))
@@ -193,6 +194,11 @@ slot_fields(const struct decoder_config *c, struct slot_field *f)
     f[k++] = FIELD(mlp, C);
     if (decoder_post_norms(c))
         f[k++] = FIELD(mlp_normed, C);
+    if (c->lw.ple_dim > 0) {
+        f[k++] = FIELD(ple_act, (size_t)c->lw.ple_dim);
+        f[k++] = FIELD(ple_out, C);
+        f[k++] = FIELD(ple_normed, C);
+    }
     return k;
 }
 
@@ -227,14 +233,19 @@ slot_floats(const struct decoder_config *c, int cap)
 static size_t
 kept_row_floats(const struct decoder_config *c)
 {
-    return (size_t)c->n_layer * (2 * (size_t)decoder_kv_width(c) + (size_t)c->d_model);
+    size_t floats = (size_t)c->n_layer * (size_t)c->d_model;
+
+    for (int l = 0; l < c->n_layer; l++) /* (a layer that shares keeps none of its own) */
+        if (decoder_kv_source(c, l) == l)
+            floats += 2 * (size_t)decoder_layer_kv_width(c, l);
+    return floats;
 }
 
 /* The floats a lean run's row of keys, values and outputs takes: one layer's, an output more. */
 static size_t
 lean_row_floats(const struct decoder_config *c)
 {
-    return 2 * (size_t)decoder_kv_width(c) + 2 * (size_t)c->d_model;
+    return 2 * (size_t)decoder_kv_width_max(c) + 2 * (size_t)c->d_model;
 }
 
 /* The floats layer's mixer keeps of its own (a state the same at any length), or 0. */
@@ -273,6 +284,7 @@ run_floats(const struct decoder_config *c, int cap, int top, bool lean)
 
     return 3 * nn * C /* tok pos embed */ +
            nn * (lean ? lean_row_floats(c) : kept_row_floats(c)) /* k v resid2 */ +
+           nn * (size_t)c->n_layer * (size_t)c->lw.ple_dim /* the per-layer inputs */ +
            nn * C /* final */ + nn * (size_t)top /* probabilities */ +
            slot_count(lean) * slot_floats(c, cap) /* shown, work */ +
            states_floats(c) /* the mixers' own states */ + nn * RUN_LOGIT_SLICE /* logits */ +
@@ -347,10 +359,20 @@ run_carve(const struct decoder_config *c, int n, int cap, int top, bool lean,
     CARVE(r->embed, (size_t)cap * C);
     for (int l = 0; l < (lean ? 1 : c->n_layer); l++) {
         struct decoder_layer_stages *s = &r->layers[l];
-        CARVE(s->k, (size_t)cap * (size_t)decoder_kv_width(c));
-        CARVE(s->v, (size_t)cap * (size_t)decoder_kv_width(c));
+        const int from = decoder_kv_source(c, l);
+        if (from == l || lean) {
+            const size_t K = lean ? (size_t)decoder_kv_width_max(c)
+                                  : (size_t)decoder_layer_kv_width(c, l);
+            CARVE(s->k, (size_t)cap * K);
+            CARVE(s->v, (size_t)cap * K);
+        } else { /* (a layer that shares: its source's, the cache not made twice) */
+            s->k = r->layers[from].k;
+            s->v = r->layers[from].v;
+        }
         CARVE(s->resid2, (size_t)cap * C);
     }
+    if (c->lw.ple_dim > 0)
+        CARVE(r->ple, (size_t)cap * (size_t)c->n_layer * (size_t)c->lw.ple_dim);
     if (lean) {
         /* Each layer reads the one before's output: two, in turn; the keys and values one. */
         float *other;
@@ -445,15 +467,20 @@ struct rows {
 static size_t
 run_rows(const struct decoder_config *c, const struct decoder_run *r, struct rows *out)
 {
-    const size_t C = (size_t)c->d_model, K = (size_t)decoder_kv_width(c);
+    const size_t C = (size_t)c->d_model;
     size_t k = 0;
 
     out[k++] = (struct rows){ r->tok, C };
     out[k++] = (struct rows){ r->pos, C };
     out[k++] = (struct rows){ r->embed, C };
+    if (r->ple != NULL)
+        out[k++] = (struct rows){ r->ple, (size_t)c->n_layer * (size_t)c->lw.ple_dim };
     for (int l = 0; l < c->n_layer; l++) {
-        out[k++] = (struct rows){ r->layers[l].k, K };
-        out[k++] = (struct rows){ r->layers[l].v, K };
+        const size_t K = (size_t)decoder_layer_kv_width(c, l);
+        if (decoder_kv_source(c, l) == l) { /* (a shared layer's are its source's rows) */
+            out[k++] = (struct rows){ r->layers[l].k, K };
+            out[k++] = (struct rows){ r->layers[l].v, K };
+        }
         out[k++] = (struct rows){ r->layers[l].resid2, C };
     }
     out[k++] = (struct rows){ r->final, C };
@@ -473,7 +500,7 @@ run_rows(const struct decoder_config *c, const struct decoder_run *r, struct row
 static size_t
 run_rows_max(const struct decoder_config *c)
 {
-    return 5 + 3 * (size_t)c->n_layer + SLOT_FIELDS_MAX;
+    return 6 + 3 * (size_t)c->n_layer + SLOT_FIELDS_MAX;
 }
 
 int
