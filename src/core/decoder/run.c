@@ -562,7 +562,7 @@ run_aside_save(const struct decoder_config *c, const struct decoder_run *prev, i
 {
     const size_t rows = (size_t)(prev->n > from ? prev->n - from : 0);
     const size_t per_row = slot_row_floats(c) + 4 * (size_t)c->d_model + kept_row_floats(c) +
-                           (size_t)prev->top;
+                           (size_t)c->n_layer * (size_t)c->lw.ple_dim + (size_t)prev->top;
 
     a->rows = malloc((rows * per_row + 1) * sizeof *a->rows);
     a->ids = malloc((rows * (size_t)prev->top + 1) * sizeof *a->ids);
