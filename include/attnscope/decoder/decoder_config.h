@@ -261,8 +261,7 @@ int decoder_layer_q_width(const struct decoder_config *c, int layer);
 int decoder_layer_kv_width(const struct decoder_config *c, int layer);
 int decoder_layer_kv_head_of(const struct decoder_config *c, int layer, int h);
 int decoder_layer_mlp(const struct decoder_config *c, int layer);
-/* The widest of any layer: head, queries, keys, MLP (what a buffer for every layer holds). */
-int decoder_head_dim_max(const struct decoder_config *c);
+/* The widest of any layer: queries, keys, MLP (what a buffer for every layer holds). */
 int decoder_q_width_max(const struct decoder_config *c);
 int decoder_kv_width_max(const struct decoder_config *c);
 int decoder_mlp_max(const struct decoder_config *c);

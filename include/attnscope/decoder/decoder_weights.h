@@ -329,6 +329,13 @@ void decoder_packer_cancel(struct decoder_packer *p);
 int decoder_use_int8(struct decoder_model *m, int *of);
 
 
+/*
+ * Row id of a (rows, width) table kept as float32 f, bfloat16 h or
+ * quantized blocks q of qtype (whichever is not NULL) into row; false when
+ * none is (the token embedding, Gemma 4's per-layer table).
+ */
+bool decoder_table_row(const float *f, const uint16_t *h, const unsigned char *q, int qtype,
+                       int width, int id, float *row);
 /* Row id of the token embedding (d_model floats) into row. */
 void decoder_token_row(const struct decoder_model *m, int id, float *row);
 /* Row id of the head (the output id's d_model weights) into row, whatever its storage. */

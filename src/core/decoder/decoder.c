@@ -303,12 +303,6 @@ widest(const struct decoder_config *c, int (*f)(const struct decoder_config *, i
 }
 
 int
-decoder_head_dim_max(const struct decoder_config *c)
-{
-    return widest(c, decoder_layer_head_dim);
-}
-
-int
 decoder_q_width_max(const struct decoder_config *c)
 {
     return widest(c, decoder_layer_q_width);

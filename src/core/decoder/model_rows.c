@@ -35,24 +35,32 @@ decoder_linear_of(const struct weights_matrix *wm, int in, int from, int out, co
 
 /* ---------------------------------------------- the embedding and the head */
 
+bool
+decoder_table_row(const float *f, const uint16_t *h, const unsigned char *q, int qtype, int width,
+                  int id, float *row)
+{
+    const size_t at = (size_t)id * (size_t)width;
+
+    if (f != NULL)
+        memcpy(row, f + at, (size_t)width * sizeof *row);
+    else if (h != NULL)
+        for (int p = 0; p < width; p++)
+            row[p] = tensor_bf16_to_f32(h[at + (size_t)p]);
+    else if (q != NULL)
+        decoder_quant_rows(q, qtype, width, id, 1, row);
+    else
+        return false;
+    return true;
+}
+
 void
 decoder_token_row(const struct decoder_model *m, int id, float *row)
 {
     const int C = m->cfg.d_model;
 
-    if (m->tok_embed != NULL) {
-        memcpy(row, m->tok_embed + (size_t)id * (size_t)C, (size_t)C * sizeof *row);
+    if (decoder_table_row(m->tok_embed, m->tok_embed16, m->tok_embedq, m->tok_embedq_type, C, id,
+                          row))
         return;
-    }
-    if (m->tok_embed16 != NULL) {
-        for (int p = 0; p < C; p++)
-            row[p] = tensor_bf16_to_f32(m->tok_embed16[(size_t)id * (size_t)C + (size_t)p]);
-        return;
-    }
-    if (m->tok_embedq != NULL) {
-        decoder_quant_rows(m->tok_embedq, m->tok_embedq_type, C, id, 1, row);
-        return;
-    }
     for (int p = 0; p < C; p++) /* (the output head's pack: token id is its column id) */
         row[p] = linalg_packed_at(&m->head_packed, id, p);
 }

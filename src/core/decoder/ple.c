@@ -13,23 +13,7 @@
 #include <string.h>
 
 #include "attnscope/decoder/parts.h"
-#include "attnscope/formats/tensor.h"
 #include "attnscope/kernels/rowops.h"
-
-/* Row id of the per-layer table (vocab, width) in whichever form the model keeps it. */
-static void
-ple_row(const struct decoder_model *m, int id, int width, float *row)
-{
-    const size_t at = (size_t)id * (size_t)width;
-
-    if (m->ple_embed != NULL)
-        memcpy(row, m->ple_embed + at, (size_t)width * sizeof *row);
-    else if (m->ple_embed16 != NULL)
-        for (int p = 0; p < width; p++)
-            row[p] = tensor_bf16_to_f32(m->ple_embed16[at + (size_t)p]);
-    else
-        decoder_quant_rows(m->ple_embedq, m->ple_embedq_type, width, id, 1, row);
-}
 
 int
 part_ple_inputs(const struct decoder_model *m, const int *ids, int n, const float *embed,
@@ -53,7 +37,8 @@ part_ple_inputs(const struct decoder_model *m, const int *ids, int n, const floa
     part_norm(&rms, &m->ple_proj_norm, ple, n * c->n_layer, ple, threads);
     for (int i = 0; i < n; i++) {
         float *out = ple + (size_t)i * (size_t)width;
-        ple_row(m, ids[i], width, row);
+        (void)decoder_table_row(m->ple_embed, m->ple_embed16, m->ple_embedq, m->ple_embedq_type,
+                                width, ids[i], row);
         for (int e = 0; e < width; e++)
             out[e] = (out[e] + row[e] * tok_scale) * half;
     }
